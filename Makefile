@@ -1,0 +1,144 @@
+# dssm - one non-recursive Makefile; everything it builds goes under $(BUILD).
+#
+#   make            libraries, the dssm command, examples, tests, benchmarks
+#   make test       install missing Debian packages, build, run every test
+#                   (plain, ASan+UBSan, TSan, clang, aarch64/armhf under qemu)
+#   make demo       run the examples end to end on this machine
+#   make bench      benchmarks, each beside its baseline (ratios)
+#   make install PREFIX=/usr/local
+#
+# Variant builds call this Makefile again with another BUILD and flags.
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+AR ?= ar
+BUILD ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+OPT ?= -O2 -g
+SANFLAGS ?=
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -Iinclude
+CFLAGS_ALL = $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(CFLAGS)
+LDLIBS_ALL = -pthread -lm -lrt $(LDLIBS)
+CMOCKA_LIBS ?= -lcmocka
+
+CORE_SRC := $(wildcard ssmcore/*.c)
+COMPAT_SRC := compat/ssm_compat.c
+TOOL_SRC := $(wildcard tools/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+EXAMPLE_SRC := $(wildcard examples/*.c)
+BENCH_SRC := $(wildcard bench/bench_*.c)
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+
+LIBDSSM := $(BUILD)/libdssm.a
+LIBDSSM_SO := $(BUILD)/libdssm.so
+LIBSSM := $(BUILD)/libssm.a
+LIBSSM_SO := $(BUILD)/libssm.so
+DSSM_BIN := $(BUILD)/dssm
+TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+EXAMPLES := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all libs test check check-unit demo bench install uninstall clean deps
+
+all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
+libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
+
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+$(LIBDSSM): $(CORE_OBJ)
+	$(AR) rcs $@ $^
+$(LIBDSSM_SO): $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -o $@ $^ $(LDLIBS_ALL)
+# libssm carries libdssm inside, so SSM programs link with -lssm alone.
+$(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
+	$(AR) rcs $@ $^
+$(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ)
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -o $@ $^ $(LDLIBS_ALL)
+
+$(DSSM_BIN): $(TOOL_OBJ) $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
+
+$(BUILD)/examples/%: examples/%.c $(LIBDSSM) $(wildcard examples/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
+
+$(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
+
+# ---- tests ----
+
+deps:
+	@bash scripts/deps.sh
+
+# Run the unit and multi-process tests of one build.
+check-unit: $(TESTS) $(DSSM_BIN) $(EXAMPLES)
+	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS)
+
+# TSan: only the concurrency tests (the rest run under ASan+UBSan).
+TSAN_TESTS := test_concurrency test_wait
+check-tsan:
+	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
+	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)
+	@BUILD=build/tsan TSAN_OPTIONS="halt_on_error=1" bash tests/run-tests.sh $(TSAN_TESTS:%=build/tsan/tests/%)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@echo "== unit + multi-process tests (gcc -O2)"
+	@$(MAKE) --no-print-directory check-unit
+	@echo "== same tests under AddressSanitizer + UBSan (clang)"
+	@$(MAKE) --no-print-directory BUILD=build/asan CC=clang OPT="-O1 -g" \
+	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
+	@echo "== concurrency tests under ThreadSanitizer (clang)"
+	@$(MAKE) --no-print-directory check-tsan
+	@echo "== command-line integration tests"
+	@bash tests/cli-test.sh build/dssm
+	@echo "== SSM 1.0.6 program built against the installed library"
+	@bash tests/install-test.sh
+	@echo "== cross builds under qemu-user (aarch64, armhf)"
+	@bash tests/cross-test.sh
+	@echo "== all tests passed"
+
+demo: all
+	@bash examples/demo.sh
+
+bench: all
+	@bash bench/run.sh
+
+# ---- install ----
+
+install: libs $(DSSM_BIN)
+	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
+	install -m 644 include/ssm.h include/ssm-time.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBDSSM_SO) $(DESTDIR)$(PREFIX)/lib/libdssm.so.0
+	install -m 755 $(LIBSSM_SO) $(DESTDIR)$(PREFIX)/lib/libssm.so.0
+	ln -sf libdssm.so.0 $(DESTDIR)$(PREFIX)/lib/libdssm.so
+	ln -sf libssm.so.0 $(DESTDIR)$(PREFIX)/lib/libssm.so
+	install -m 755 $(DSSM_BIN) $(DESTDIR)$(PREFIX)/bin/dssm
+	for pc in dssm ssm; do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
+	  scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
+
+uninstall:
+	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
+	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/lib/libdssm.* \
+	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm \
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc
+
+clean:
+	rm -rf build

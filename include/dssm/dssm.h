@@ -1,0 +1,280 @@
+/*
+ * dssm.h - timestamped shared-memory streams (ssmcore, libdssm).
+ *
+ * A *stream* is a named ring buffer in POSIX shared memory. Exactly one process
+ * writes it; any number of processes read it, at memory speed, without ever
+ * blocking the writer. Every sample carries the time it was *measured*
+ * (dssm_time_t, nanoseconds of CLOCK_REALTIME) and a 64-bit transaction id
+ * (TID) that counts samples from 0. The ring keeps the last `slots - 1`
+ * samples: the history.
+ *
+ * A sensor handler:
+ *
+ *     dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+ *     cfg.max_size = sizeof(struct odom);
+ *     cfg.life = 5.0;  cfg.cycle = 0.005;      // 5 s of history at 200 Hz
+ *     cfg.type = "example/Odometry";
+ *     dssm_stream *s;
+ *     int rc = dssm_create("odom", 0, &cfg, &s);
+ *     if (rc < 0) { fprintf(stderr, "%s\n", dssm_last_error()); exit(1); }
+ *     for (;;) { struct odom o = measure(); dssm_write(s, &o, sizeof o, o_time); }
+ *
+ * A reader pairing by measurement time:
+ *
+ *     dssm_stream *odom;
+ *     dssm_open("odom", 0, DSSM_READ, &odom);
+ *     struct odom o; dssm_sample_info si;
+ *     rc = dssm_read_time(odom, scan_time, &o, sizeof o, &si); // newest with time <= t
+ *
+ * Errors. Every call returns 0 (or a non-negative value it documents) on
+ * success and a negative DSSM_E* code on failure. dssm_strerror() names the
+ * code; dssm_last_error() gives a sentence about the last failure in this
+ * thread ("stream 'odom:0' exists with max_size 64, asked 128"). The library
+ * never prints, exits or aborts.
+ *
+ * Threads. A dssm_stream handle is used by one thread at a time (it keeps the
+ * read position of read_next/read_back). Open one handle per thread.
+ *
+ * Names. NAME is 1..63 characters of [A-Za-z0-9_.-], not "." or "..", and not
+ * starting with '.'; ID is 0..2^31-1. The environment variable DSSM_NAMESPACE
+ * ([A-Za-z0-9_-], up to 31 characters, default "default") selects an isolated
+ * set of streams: tests set it to run in parallel without colliding.
+ */
+#ifndef DSSM_DSSM_H
+#define DSSM_DSSM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ---------------------------------------------------------------- */
+
+enum {
+	DSSM_OK = 0,
+	DSSM_EINVAL = -1,      /* an argument is out of range or NULL */
+	DSSM_ENAME = -2,       /* a stream name, id or namespace is not valid */
+	DSSM_ENOENT = -3,      /* no such stream */
+	DSSM_ELAYOUT = -4,     /* the stream exists with a different layout */
+	DSSM_EBUSY = -5,       /* the stream already has a live writer */
+	DSSM_ENODATA = -6,     /* the stream holds no sample yet */
+	DSSM_ETOOOLD = -7,     /* the sample left the history (overwritten) */
+	DSSM_EFUTURE = -8,     /* the sample is not written yet */
+	DSSM_ETIMEDOUT = -9,   /* a wait ended without the awaited sample */
+	DSSM_EBACKWARDS = -10, /* a timestamp older than the previous sample's */
+	DSSM_ETOOBIG = -11,    /* a sample or property larger than the stream allows */
+	DSSM_EPERM = -12,      /* not opened for writing, or the OS denied access */
+	DSSM_ENOMEM = -13,     /* out of memory (process or /dev/shm) */
+	DSSM_ESYS = -14,       /* a system call failed; dssm_last_error() says which */
+	DSSM_ECORRUPT = -15,   /* a shared segment is not a dssm stream or is damaged */
+	DSSM_ESTATE = -16,     /* the call does not fit the handle's state */
+	DSSM_EAGAIN = -17,     /* try again: a concurrent update kept changing */
+	DSSM_ERRNO_MIN = -17
+};
+
+/* The name of an error code ("DSSM_ETOOOLD: sample left the history"). */
+const char *dssm_strerror(int code);
+/* A sentence about the last failure in the calling thread (never NULL). */
+const char *dssm_last_error(void);
+
+/* ---- time ------------------------------------------------------------------ */
+
+/* Nanoseconds since the Unix epoch of CLOCK_REALTIME: what chrony keeps in
+ * step across hosts, so samples from different hosts can be paired. */
+typedef int64_t dssm_time_t;
+
+#define DSSM_NSEC_PER_SEC INT64_C(1000000000)
+#define DSSM_TIME_MAX INT64_MAX
+
+dssm_time_t dssm_now(void);
+double dssm_time_to_sec(dssm_time_t t);
+/* Seconds to nanoseconds, rounded to the nearest; saturates at the int64 range. */
+dssm_time_t dssm_time_from_sec(double sec);
+
+/* ---- streams --------------------------------------------------------------- */
+
+typedef struct dssm_stream dssm_stream;
+
+#define DSSM_NAME_MAX 63      /* characters in a stream name */
+#define DSSM_NAMESPACE_MAX 31 /* characters in DSSM_NAMESPACE */
+#define DSSM_TYPE_MAX 63      /* characters in a type name */
+#define DSSM_ENCODING_MAX 31  /* characters in an encoding name */
+
+/* How to create a stream. Start from DSSM_STREAM_CONFIG_INIT. */
+typedef struct dssm_stream_config {
+	size_t max_size;          /* largest sample in bytes (1 .. 1 GiB), required */
+	double life;              /* seconds of history to keep */
+	double cycle;             /* seconds between samples (the fastest rate) */
+	uint32_t slots;           /* or: the slot count itself (overrides life/cycle) */
+	const char *type;         /* what the bytes are, e.g. "sensor_msgs/Imu" ("" ok) */
+	const char *encoding;     /* how they are encoded, e.g. "ros1", "cdr", "raw" */
+	const char *schema;       /* schema text (message definition), may be NULL */
+	size_t property_capacity; /* bytes reserved for the property blob */
+	unsigned mode;            /* permission bits of the segment */
+} dssm_stream_config;
+
+#define DSSM_STREAM_CONFIG_INIT {0, 0.0, 0.0, 0, "", "raw", NULL, 65536, 0660}
+
+/* Slot count SSM 1.0.6 gives for life and cycle: (int)(1.2 * life / cycle) + 1.
+ * The history is one slot less (one is kept for the write in progress). */
+uint32_t dssm_slots_for(double life, double cycle);
+
+/* Create stream NAME:ID and open it for writing. If it exists with the same
+ * layout (max_size and slot count; type and encoding when given) it is opened
+ * as it is, data kept. A different layout gives DSSM_ELAYOUT naming what
+ * differs; a live writer elsewhere gives DSSM_EBUSY. A writer that died is
+ * replaced (its half-written sample, if any, is never seen by readers). */
+int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
+
+#define DSSM_READ 1
+#define DSSM_WRITE 2
+/* Open an existing stream. flags: DSSM_READ, or DSSM_WRITE (reads allowed too). */
+int dssm_open(const char *name, int id, int flags, dssm_stream **out);
+/* Close a handle; a writer gives the stream up. NULL is allowed. */
+void dssm_close(dssm_stream *s);
+
+/* ---- writing --------------------------------------------------------------- */
+
+/* Append a sample of len bytes (0 .. max_size) measured at time t. Returns
+ * its TID (>= 0) or an error: DSSM_EBACKWARDS if t is older than the previous
+ * sample's time, DSSM_ETOOBIG, DSSM_EPERM for a read-only handle. Never blocks
+ * on readers; pays a system call only when a reader is asleep in a wait. */
+int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
+
+/* Zero-copy write: borrow the next slot, fill it, then commit. Until commit,
+ * readers do not see the slot; the oldest sample of the history stays
+ * readable. *buf receives max_size writable bytes. */
+int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);
+int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t);
+/* Give a borrowed slot back without writing. */
+int dssm_write_abandon(dssm_stream *s);
+
+/* ---- reading --------------------------------------------------------------- */
+
+/* What a read found. len is the sample's full length; at most the caller's
+ * capacity was copied (copied says how much). */
+typedef struct dssm_sample_info {
+	uint64_t tid;
+	dssm_time_t time;
+	size_t len;
+	size_t copied;
+} dssm_sample_info;
+
+/* Each read copies at most cap bytes into buf (buf may be NULL when cap is 0),
+ * fills *info (may be NULL), sets this handle's read position to the sample,
+ * and never returns a torn sample. Errors: DSSM_ENODATA (empty stream). */
+
+/* The newest sample. */
+int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
+/* Sample `tid`: DSSM_EFUTURE if not written yet, DSSM_ETOOOLD if it left the history. */
+int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
+/* The newest sample with time <= t. t newer than every sample: the newest.
+ * t older than the whole history: DSSM_ETOOOLD. Binary search, O(log slots). */
+int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info);
+/* The sample after the one this handle read last (the oldest in the history
+ * if it read none). If the writer overwrote samples this handle had not read
+ * yet, it skips to the oldest kept and stores their count in *missed (may be
+ * NULL); otherwise *missed is 0. DSSM_EFUTURE when there is nothing newer. */
+int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
+/* The sample before the one this handle read last (the newest if none):
+ * DSSM_ETOOOLD past the start of the history. */
+int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
+
+/* The samples around t, for interpolation: *before = newest with time <= t,
+ * *after = the next one (time > t). If t is newer than every sample, returns
+ * DSSM_EFUTURE with *before filled (the newest); older than the history:
+ * DSSM_ETOOOLD. The two are read consistently (the same writer state). */
+int dssm_read_bracket(dssm_stream *s, dssm_time_t t,
+                      void *before, size_t before_cap, dssm_sample_info *before_info,
+                      void *after, size_t after_cap, dssm_sample_info *after_info);
+
+/* The TIDs of the oldest and newest sample kept. DSSM_ENODATA when empty. */
+int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest);
+
+/* ---- zero-copy reading ----------------------------------------------------- */
+
+/* A view points into the ring: no copy. The writer may overwrite the slot at
+ * any time, so after using the bytes call dssm_view_check(): 0 means every
+ * byte read through the view was the sample's; DSSM_ETOOOLD means it was
+ * overwritten meanwhile and what was read must be discarded. */
+typedef struct dssm_view {
+	const void *data;
+	size_t len;
+	uint64_t tid;
+	dssm_time_t time;
+} dssm_view;
+
+int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v);
+int dssm_view_last(dssm_stream *s, dssm_view *v);
+int dssm_view_check(dssm_stream *s, const dssm_view *v);
+
+/* ---- waiting --------------------------------------------------------------- */
+
+/* Wait until sample `tid` exists (returns 0 at once if it does). Spins for a
+ * short while (dssm_set_spin), then sleeps on a futex. timeout < 0: forever.
+ * DSSM_ETIMEDOUT when it passed. */
+int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout);
+/* Wait for a sample newer than the one this handle read last (any sample if
+ * it read none). */
+int dssm_wait_new(dssm_stream *s, dssm_time_t timeout);
+/* Wait until the newest sample's time is >= t. */
+int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout);
+/* How long waits spin before sleeping, in nanoseconds (default 20000).
+ * 0 sleeps at once: best when cores are scarce. */
+void dssm_set_spin(dssm_stream *s, dssm_time_t spin);
+
+/* ---- metadata -------------------------------------------------------------- */
+
+/* What `dssm ls` shows about a stream. */
+typedef struct dssm_stream_info {
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	char type[DSSM_TYPE_MAX + 1];
+	char encoding[DSSM_ENCODING_MAX + 1];
+	size_t max_size;
+	uint32_t slots;             /* ring slots; the history is slots - 1 samples */
+	double life, cycle;         /* as created (seconds; 0 when slots were given) */
+	size_t schema_len;
+	size_t property_len, property_capacity;
+	unsigned mode;              /* permission bits */
+	pid_t writer_pid;           /* 0: no writer */
+	int writer_alive;           /* 1 live, 0 dead or none */
+	int writer_crashed;         /* the last writer died without closing */
+	uint64_t count;             /* samples written (TID of the next) */
+	uint64_t tid_oldest, tid_newest; /* valid when count > 0 */
+	dssm_time_t time_oldest, time_newest;
+	double rate_hz;             /* over the history; 0 with fewer than 2 samples */
+	size_t segment_bytes;       /* size of the shared segment */
+} dssm_stream_info;
+
+int dssm_info(dssm_stream *s, dssm_stream_info *info);
+/* The schema text given at creation (NUL-terminated, "" if none). */
+const char *dssm_schema(dssm_stream *s);
+/* Replace the property blob (SSM's property: calibration, frame ids, ...).
+ * Any handle may set it; readers never see a half-written property. */
+int dssm_property_set(dssm_stream *s, const void *data, size_t len);
+/* Copy at most cap bytes of the property; *len receives its full length. */
+int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
+
+/* ---- this host's streams --------------------------------------------------- */
+
+/* All streams of the current namespace, sorted by name then id. Free with
+ * free(). Returns the count (>= 0) or an error. */
+int dssm_list(dssm_stream_info **out);
+/* Remove NAME:ID. Processes that have it open keep their mapping. */
+int dssm_remove(const char *name, int id);
+/* Remove streams whose writer died without closing, and half-created
+ * segments. With all_idle, also streams that have no writer. Returns how
+ * many were removed. */
+int dssm_cleanup(int all_idle);
+
+/* Parse "NAME" or "NAME:ID" (ID defaults to 0). name must hold DSSM_NAME_MAX+1. */
+int dssm_parse_address(const char *text, char *name, int *id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,114 @@
+/*
+ * ssm.h - source compatibility with the C API of SSM 1.0.6 (openspur/ssm).
+ *
+ * Programs written for SSM compile against this header unchanged and link
+ * with -lssm (dssm's libssm, which carries libdssm inside). What differs:
+ *   - no ssm-coordinator daemon: initSSM() always succeeds;
+ *   - streams are dssm streams ("dssm ls" lists them), so SSM and dssm
+ *     programs share them; samples are never read torn;
+ *   - createSSM() on an existing stream with the same size and history keeps
+ *     its data (SSM zeroed the timestamps); a different size fails;
+ *   - SSM_tid is SSM's int: these calls see TIDs modulo 2^31 after 2^31
+ *     samples; dssm's own API has 64-bit TIDs.
+ * Semantics kept exactly: (int)(1.2 * life / cycle) + 1 slots; tid_bottom =
+ * tid_top - num + 2 (never below 0); errors -1 future, -2 past, -3 no data;
+ * readSSM_time(t) reads the newest sample with time <= t, the newest when t
+ * is newer than all or t <= 0.
+ */
+#ifndef DSSM_SSM_H
+#define DSSM_SSM_H
+
+#include <stddef.h>
+
+#include "ssm-time.h"
+
+#ifndef __GNUC__
+#define __attribute__(x)
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SSM_SNAME_MAX 32
+#define createSSM_time(n, u, s, l, c) createSSM(n, u, s, l, c)
+
+typedef enum {
+	SSM_READ = 0x20,
+	SSM_WRITE = 0x40,
+	SSM_EXCLUSIVE = 0x80,
+	SSM_MODE_MASK = 0xe0
+} SSM_open_mode;
+
+enum {
+	SSM_ERROR_FUTURE = -1,  /* newer than the newest sample */
+	SSM_ERROR_PAST = -2,    /* left the history */
+	SSM_ERROR_NO_DATA = -3  /* nothing written yet (or a bad sid) */
+};
+
+typedef char *SSM_sid; /* a stream handle; 0 on failure */
+typedef int SSM_tid;
+
+/* Prints the last error to stderr. */
+void errSSM(void);
+/* 1 on success. No daemon is needed. */
+int initSSM(void);
+int endSSM(void);
+
+/* Create NAME:ID with `size`-byte samples and (int)(1.2*life/cycle)+1 slots,
+ * opened for writing. 0 on failure (errSSM tells why). */
+SSM_sid createSSM(const char *stream_name, int stream_id, size_t stream_size, ssmTimeT life,
+                  ssmTimeT cycle) __attribute__((warn_unused_result));
+int releaseSSM(SSM_sid *sid);
+/* Open for reading; writes are allowed when no other writer lives. */
+SSM_sid openSSM(const char *stream_name, int stream_id, char open_mode)
+	__attribute__((warn_unused_result));
+int closeSSM(SSM_sid *sid);
+
+/* The newest TID with time <= ytime; the newest if ytime is newer than all. */
+SSM_tid getTID(SSM_sid sid, ssmTimeT ytime);
+SSM_tid getTID_top(SSM_sid sid);
+SSM_tid getTID_bottom(SSM_sid sid);
+/* Wait up to 1 s for TID tid: 1 arrived, 0 timed out, -1 error. */
+int waitTID(SSM_sid sid, SSM_tid tid);
+
+/* Read TID tid (tid < 0: the newest) into data (the stream's size). */
+SSM_tid readSSM(SSM_sid sid, void *data, ssmTimeT *ytime, SSM_tid tid)
+	__attribute__((warn_unused_result));
+SSM_tid readSSM_time(SSM_sid sid, void *data, ssmTimeT ytime, ssmTimeT *ret_time)
+	__attribute__((warn_unused_result));
+SSM_tid readSSMP(SSM_sid sid, void *adata, ssmTimeT *ytime, SSM_tid tid,
+                 void (*callback)(const void *ssmp, void *data, void *user_data),
+                 void *user_data) __attribute__((warn_unused_result));
+SSM_tid readSSMP_time(SSM_sid sid, void *adata, ssmTimeT ytime, ssmTimeT *ret_time,
+                      void (*callback)(const void *ssmp, void *data, void *user_data),
+                      void *user_data) __attribute__((warn_unused_result));
+
+/* Write a sample stamped ytime; returns its TID (negative on error). */
+SSM_tid writeSSM_time(SSM_sid sid, const void *data, ssmTimeT ytime);
+SSM_tid writeSSM(SSM_sid sid, const void *data, ssmTimeT ytime);
+SSM_tid writeSSMP(SSM_sid sid, const void *adata, ssmTimeT ytime,
+                  void (*callback)(void *ssmp, const void *data, void *user_data),
+                  void *user_data);
+SSM_tid writeSSMP_time(SSM_sid sid, const void *adata, ssmTimeT ytime,
+                       void (*callback)(void *ssmp, const void *data, void *user_data),
+                       void *user_data);
+
+/* Property of NAME:ID: 1 on success, 0 on failure. */
+int set_propertySSM(const char *stream_name, int stream_id, const void *data, size_t size);
+int get_propertySSM(const char *stream_name, int stream_id, void *data);
+
+/* Streams of this host: count; n-th name, id and size (returns the size,
+ * negative if there is none); info by name (returns the size). */
+int getSSM_num(void);
+int getSSM_name(int n, char *stream_name, int *stream_id, size_t *size);
+int getSSM_info(const char *stream_name, int stream_id, size_t *size, int *num, double *cycle,
+                size_t *property_size);
+
+/* Kept for linking; does nothing and returns 0. */
+int damp(SSM_sid sid, int mode, int num);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+/*
+ * internal.h - helpers shared by the ssmcore sources; not installed.
+ */
+#ifndef DSSM_INTERNAL_H
+#define DSSM_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/dssm.h"
+#include "layout.h"
+
+/* error.c: record a sentence for dssm_last_error() and return code. */
+int dssm__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a failed system call: appends strerror(errno). */
+int dssm__fail_errno(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* name.c */
+int dssm__check_name(const char *name, int id);
+/* The current namespace (DSSM_NAMESPACE or "default"); DSSM_ENAME if invalid. */
+int dssm__namespace(char out[DSSM_NAMESPACE_MAX + 1]);
+/* "/dssm:NS:NAME:ID" for shm_open. */
+int dssm__segment_name(const char *name, int id, char *out, size_t cap);
+#define DSSM_SEGMENT_PREFIX "dssm:"
+#define DSSM_SEGMENT_NAME_MAX 160
+
+/* owner.c: writer identity that survives pid reuse. */
+uint64_t dssm__owner_self(void);
+int dssm__owner_alive(uint64_t owner);
+pid_t dssm__owner_pid(uint64_t owner);
+
+/* stream.c */
+int dssm__map_segment(const char *segname, dssm_stream **out);
+int dssm__acquire_writer(dssm_stream *s);
+
+/* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
+int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
+
+/* seqlock copies: plain memcpy, or atomic byte copies under ThreadSanitizer
+ * (which cannot see that the seqlock discards racy copies). */
+void dssm__copy_out(void *dst, const void *slot, size_t n);
+void dssm__copy_in(void *slot, const void *src, size_t n);
+
+/* wait.c: wake sleeping readers after a commit (cheap when none sleep). */
+void dssm__wake(struct dssm_shm_header *h);
+
+/* time.c */
+dssm_time_t dssm__monotonic(void);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * layout.h - the shared-memory layout of one stream, and the process-local handle.
+ *
+ * Every process that maps a stream sees these bytes, so the layout is fixed
+ * to the byte and checked with _Static_assert below; docs/design.md describes
+ * it field by field together with the ordering argument for each atomic.
+ * The segment is host-local, so fields use the host's byte order.
+ *
+ *   offset 0              header (struct dssm_shm_header, 576 bytes)
+ *   times_offset          int64 times[slots]   compact copy of each slot's time
+ *   schema_offset         schema text, NUL-terminated
+ *   property_offset       property blob, property_capacity bytes
+ *   slots_offset          slots[slots], each slot_stride bytes:
+ *                           struct dssm_slot_header (64 bytes) + data (max_size,
+ *                           rounded up to 64)
+ */
+#ifndef DSSM_LAYOUT_H
+#define DSSM_LAYOUT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/dssm.h"
+
+/* A 64-bit atomic that is not lock-free would be emulated with a process-local
+ * lock by libatomic: useless across processes. Every target we build for
+ * (x86_64, aarch64, armv7 with ldrexd/strexd) has it lock-free. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
+
+#define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
+#define DSSM_LAYOUT_VERSION 1u
+#define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
+#define DSSM_SLOT_HEADER 64u
+#define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
+#define DSSM_MAX_SLOTS (UINT32_C(1) << 28)
+#define DSSM_MAX_PROPERTY (UINT64_C(16) << 20)
+#define DSSM_MAX_SCHEMA (UINT64_C(16) << 20)
+
+/* The writer's identity: pid in the low 22 bits (Linux pids are < 2^22),
+ * the process start time (clock ticks after boot) above, so a pid reused by
+ * another process is not mistaken for the writer. 0 = no writer. */
+#define DSSM_OWNER_PID_BITS 22
+
+struct dssm_shm_header {
+	/* --- immutable after creation (magic is stored last, with release) --- */
+	_Atomic uint32_t magic;       /* DSSM_MAGIC once the segment is ready */
+	uint32_t version;             /* DSSM_LAYOUT_VERSION */
+	uint32_t header_bytes;        /* sizeof(struct dssm_shm_header) */
+	uint32_t slots;               /* ring slots (>= 2) */
+	uint64_t max_size;            /* largest sample */
+	uint64_t slot_stride;         /* bytes from one slot to the next */
+	uint64_t times_offset;
+	uint64_t slots_offset;
+	uint64_t schema_offset;
+	uint64_t schema_len;          /* without the NUL */
+	uint64_t property_offset;
+	uint64_t property_capacity;
+	uint64_t segment_bytes;       /* total size of the segment */
+	int64_t life_ns;              /* as created; 0 if slots were given */
+	int64_t cycle_ns;
+	int32_t id;
+	uint32_t mode;
+	char name[64];
+	char ns[32];
+	char type[64];
+	char encoding[32];
+	uint8_t pad0[16];
+	/* --- line 320: written by the writer for every sample --- */
+	_Atomic uint64_t commit;      /* samples committed = newest TID + 1 */
+	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
+	_Atomic int64_t last_time;    /* time of the newest committed sample */
+	_Atomic uint32_t wake_seq;    /* futex word: bumped when waiters are woken */
+	uint32_t pad1;
+	uint8_t pad2[32];
+	/* --- line 384: writer ownership --- */
+	_Atomic uint64_t owner;       /* see DSSM_OWNER_PID_BITS; 0 = none */
+	_Atomic uint32_t crashed;     /* 1: a writer was replaced or found dead */
+	uint32_t pad3;
+	uint8_t pad4[48];
+	/* --- line 448: readers asleep in a futex wait --- */
+	_Atomic uint32_t waiters;
+	uint32_t pad5;
+	uint8_t pad6[56];
+	/* --- line 512: the property blob's seqlock --- */
+	_Atomic uint64_t property_seq; /* odd while being replaced */
+	_Atomic uint64_t property_len;
+	_Atomic uint64_t property_lock; /* owner word of the process replacing it */
+	uint8_t pad7[40];
+};
+
+_Static_assert(sizeof(struct dssm_shm_header) == 576, "header size");
+_Static_assert(offsetof(struct dssm_shm_header, max_size) == 16, "max_size");
+_Static_assert(offsetof(struct dssm_shm_header, life_ns) == 88, "life_ns");
+_Static_assert(offsetof(struct dssm_shm_header, id) == 104, "id");
+_Static_assert(offsetof(struct dssm_shm_header, name) == 112, "name");
+_Static_assert(offsetof(struct dssm_shm_header, ns) == 176, "ns");
+_Static_assert(offsetof(struct dssm_shm_header, type) == 208, "type");
+_Static_assert(offsetof(struct dssm_shm_header, encoding) == 272, "encoding");
+_Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
+_Static_assert(offsetof(struct dssm_shm_header, claim) == 328, "claim");
+_Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
+_Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 344, "wake_seq");
+_Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
+_Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
+_Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
+_Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
+_Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");
+_Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property_lock");
+
+struct dssm_slot_header {
+	_Atomic uint64_t tid;         /* TID of the sample in the slot */
+	_Atomic int64_t time;
+	_Atomic uint64_t len;
+	uint8_t pad[40];
+};
+_Static_assert(sizeof(struct dssm_slot_header) == DSSM_SLOT_HEADER, "slot header");
+
+/* The process-local handle behind dssm_stream. */
+struct dssm_stream {
+	struct dssm_shm_header *hdr;
+	size_t map_bytes;
+	_Atomic int64_t *times;
+	unsigned char *slots;
+	uint64_t stride;
+	uint64_t num;                 /* slots, widened */
+	uint64_t max_size;
+	/* writer state */
+	int writable;
+	uint64_t owner_word;          /* our owner word while we are the writer */
+	int borrowed;
+	dssm_time_t last_time;        /* time of the last sample we committed */
+	/* reader state */
+	int has_pos;
+	uint64_t pos;                 /* TID this handle read last */
+	dssm_time_t spin;
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+};
+
+static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)
+{
+	return (struct dssm_slot_header *)(s->slots + (tid % s->num) * s->stride);
+}
+
+static inline unsigned char *slot_data(const dssm_stream *s, uint64_t tid)
+{
+	return s->slots + (tid % s->num) * s->stride + DSSM_SLOT_HEADER;
+}
+
+/* The oldest TID kept when `commit` samples are committed: one slot stays
+ * back for the write in progress, as in SSM (tid_bottom = top - num + 2). */
+static inline uint64_t oldest_kept(uint64_t commit, uint64_t num)
+{
+	return commit > num - 1 ? commit - (num - 1) : 0;
+}
+
+/* Has the writer claimed (started to overwrite) the slot of `tid`?
+ * claim = T + 1 while T is written; T's slot is tid's when T = tid + num. */
+static inline int overwritten(uint64_t claim, uint64_t tid, uint64_t num)
+{
+	return claim > tid + num;
+}
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * meta.c - what a stream is: info, schema, the property blob; and the list of
+ * this host's streams with removal and crash cleanup.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define SHM_DIR "/dev/shm"
+
+int dssm_info(dssm_stream *s, dssm_stream_info *info)
+{
+	if (!s || !info)
+		return dssm__fail(DSSM_EINVAL, "NULL stream or info");
+	const struct dssm_shm_header *h = s->hdr;
+	memset(info, 0, sizeof *info);
+	memcpy(info->name, h->name, sizeof info->name);
+	info->id = h->id;
+	memcpy(info->type, h->type, sizeof info->type);
+	memcpy(info->encoding, h->encoding, sizeof info->encoding);
+	info->max_size = (size_t)h->max_size;
+	info->slots = h->slots;
+	info->life = dssm_time_to_sec(h->life_ns);
+	info->cycle = dssm_time_to_sec(h->cycle_ns);
+	info->schema_len = (size_t)h->schema_len;
+	info->property_len = (size_t)atomic_load_explicit(&h->property_len, memory_order_relaxed);
+	info->property_capacity = (size_t)h->property_capacity;
+	info->mode = h->mode;
+	info->segment_bytes = s->map_bytes;
+	uint64_t owner = atomic_load_explicit(&h->owner, memory_order_relaxed);
+	info->writer_pid = dssm__owner_pid(owner);
+	info->writer_alive = dssm__owner_alive(owner);
+	info->writer_crashed = (owner != 0 && !info->writer_alive) ||
+	                       atomic_load_explicit(&h->crashed, memory_order_relaxed);
+	uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
+	info->count = commit;
+	if (commit == 0)
+		return 0;
+	/* Times of the ends; retried if the writer laps while we look. */
+	for (int i = 0; i < 16; i++) {
+		uint64_t lo = oldest_kept(commit, s->num), hi = commit - 1;
+		info->tid_oldest = lo;
+		info->tid_newest = hi;
+		info->time_oldest = atomic_load_explicit(&s->times[lo % s->num], memory_order_relaxed);
+		info->time_newest = atomic_load_explicit(&s->times[hi % s->num], memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		if (!overwritten(atomic_load_explicit(&h->claim, memory_order_relaxed), lo, s->num))
+			break;
+		commit = atomic_load_explicit(&h->commit, memory_order_acquire);
+	}
+	dssm_time_t span = info->time_newest - info->time_oldest;
+	if (info->tid_newest > info->tid_oldest && span > 0)
+		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) / dssm_time_to_sec(span);
+	return 0;
+}
+
+const char *dssm_schema(dssm_stream *s)
+{
+	if (!s)
+		return "";
+	return (const char *)s->hdr + s->hdr->schema_offset;
+}
+
+/* The property lock: an owner word, so a setter that died is replaced. */
+static int lock_property(dssm_stream *s)
+{
+	struct dssm_shm_header *h = s->hdr;
+	uint64_t me = dssm__owner_self();
+	for (int i = 0; i < 100000; i++) {
+		uint64_t cur = atomic_load_explicit(&h->property_lock, memory_order_relaxed);
+		if (cur != 0 && dssm__owner_alive(cur) && cur != me) {
+			usleep(10);
+			continue;
+		}
+		if (atomic_compare_exchange_weak_explicit(&h->property_lock, &cur, me,
+		                                          memory_order_acquire, memory_order_relaxed)) {
+			/* A dead setter may have left the sequence odd: make it odd now
+			 * either way, and even when we are done. */
+			uint64_t seq = atomic_load_explicit(&h->property_seq, memory_order_relaxed);
+			atomic_store_explicit(&h->property_seq, seq | 1, memory_order_relaxed);
+			atomic_thread_fence(memory_order_release);
+			return 0;
+		}
+	}
+	return dssm__fail(DSSM_EAGAIN, "property of '%s:%d' is being set by another process",
+	                  s->name, s->id);
+}
+
+int dssm_property_set(dssm_stream *s, const void *data, size_t len)
+{
+	if (!s || (len && !data))
+		return dssm__fail(DSSM_EINVAL, "NULL stream or data");
+	struct dssm_shm_header *h = s->hdr;
+	if (len > h->property_capacity)
+		return dssm__fail(DSSM_ETOOBIG, "property of %zu bytes for '%s:%d' whose capacity is %llu",
+		                  len, s->name, s->id, (unsigned long long)h->property_capacity);
+	int rc = lock_property(s);
+	if (rc < 0)
+		return rc;
+	if (len)
+		dssm__copy_in((unsigned char *)h + h->property_offset, data, len);
+	atomic_store_explicit(&h->property_len, len, memory_order_relaxed);
+	uint64_t seq = atomic_load_explicit(&h->property_seq, memory_order_relaxed);
+	atomic_store_explicit(&h->property_seq, seq + 1, memory_order_release);
+	atomic_store_explicit(&h->property_lock, 0, memory_order_release);
+	return 0;
+}
+
+int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
+{
+	if (!s || (cap && !buf))
+		return dssm__fail(DSSM_EINVAL, "NULL stream or buffer");
+	struct dssm_shm_header *h = s->hdr;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t seq = atomic_load_explicit(&h->property_seq, memory_order_acquire);
+		if (seq & 1) {
+			usleep(1);
+			continue;
+		}
+		uint64_t n = atomic_load_explicit(&h->property_len, memory_order_relaxed);
+		if (n > h->property_capacity)
+			n = h->property_capacity;
+		size_t copy = n < cap ? (size_t)n : cap;
+		if (copy)
+			dssm__copy_out(buf, (unsigned char *)h + h->property_offset, copy);
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&h->property_seq, memory_order_relaxed) == seq) {
+			if (len)
+				*len = (size_t)n;
+			return 0;
+		}
+	}
+	return dssm__fail(DSSM_EAGAIN, "property of '%s:%d' kept changing while read", s->name,
+	                  s->id);
+}
+
+/* ---- listing ---- */
+
+/* Calls fn for each segment file of the current namespace. */
+static int each_segment(int (*fn)(const char *seg, void *arg), void *arg)
+{
+	char ns[DSSM_NAMESPACE_MAX + 1], prefix[64];
+	int rc = dssm__namespace(ns);
+	if (rc < 0)
+		return rc;
+	size_t plen = (size_t)snprintf(prefix, sizeof prefix, DSSM_SEGMENT_PREFIX "%s:", ns);
+	DIR *d = opendir(SHM_DIR);
+	if (!d)
+		return dssm__fail_errno(DSSM_ESYS, "opendir " SHM_DIR);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, prefix, plen) != 0)
+			continue;
+		char seg[DSSM_SEGMENT_NAME_MAX + 2];
+		if (strlen(e->d_name) >= DSSM_SEGMENT_NAME_MAX)
+			continue;
+		snprintf(seg, sizeof seg, "/%s", e->d_name);
+		if ((rc = fn(seg, arg)) < 0)
+			break;
+	}
+	closedir(d);
+	return rc < 0 ? rc : 0;
+}
+
+struct list_acc {
+	dssm_stream_info *v;
+	size_t n, cap;
+};
+
+static int list_one(const char *seg, void *arg)
+{
+	struct list_acc *a = arg;
+	dssm_stream *s;
+	if (dssm__map_segment(seg, &s) < 0)
+		return 0; /* half-created or foreign: not listed, `dssm cleanup` sees it */
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		dssm_stream_info *v = realloc(a->v, cap * sizeof *v);
+		if (!v) {
+			dssm_close(s);
+			return dssm__fail(DSSM_ENOMEM, "out of memory listing streams");
+		}
+		a->v = v;
+		a->cap = cap;
+	}
+	dssm_info(s, &a->v[a->n++]);
+	dssm_close(s);
+	return 0;
+}
+
+static int by_name_id(const void *x, const void *y)
+{
+	const dssm_stream_info *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : (a->id > b->id) - (a->id < b->id);
+}
+
+int dssm_list(dssm_stream_info **out)
+{
+	if (!out)
+		return dssm__fail(DSSM_EINVAL, "dssm_list: NULL out");
+	struct list_acc a = {0};
+	int rc = each_segment(list_one, &a);
+	if (rc < 0) {
+		free(a.v);
+		return rc;
+	}
+	if (a.n)
+		qsort(a.v, a.n, sizeof *a.v, by_name_id);
+	*out = a.v;
+	return (int)a.n;
+}
+
+int dssm_remove(const char *name, int id)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX];
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0)
+		return rc;
+	if (shm_unlink(seg) < 0) {
+		if (errno == ENOENT)
+			return dssm__fail(DSSM_ENOENT, "no stream '%s:%d'", name, id);
+		if (errno == EACCES)
+			return dssm__fail_errno(DSSM_EPERM, "removing '%s:%d'", name, id);
+		return dssm__fail_errno(DSSM_ESYS, "removing '%s:%d'", name, id);
+	}
+	return 0;
+}
+
+struct cleanup_acc {
+	int all_idle;
+	int removed;
+};
+
+static int cleanup_one(const char *seg, void *arg)
+{
+	struct cleanup_acc *a = arg;
+	dssm_stream *s;
+	int rc = dssm__map_segment(seg, &s);
+	int remove = 0;
+	if (rc == DSSM_ECORRUPT) {
+		remove = 1; /* half-created by a creator that died, or damaged */
+	} else if (rc == 0) {
+		uint64_t owner = atomic_load_explicit(&s->hdr->owner, memory_order_relaxed);
+		remove = owner ? !dssm__owner_alive(owner) : a->all_idle;
+		dssm_close(s);
+	}
+	if (remove && shm_unlink(seg) == 0)
+		a->removed++;
+	return 0;
+}
+
+int dssm_cleanup(int all_idle)
+{
+	struct cleanup_acc a = {all_idle, 0};
+	int rc = each_segment(cleanup_one, &a);
+	return rc < 0 ? rc : a.removed;
+}

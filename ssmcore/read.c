@@ -1,0 +1,327 @@
+/*
+ * read.c - the readers' side: copies that are never torn, and time lookups.
+ *
+ * A read of sample k is a seqlock read keyed on the header's claim counter:
+ *   1. commit (acquire) says which TIDs exist: [oldest_kept(commit), commit-1].
+ *   2. copy the slot's header fields and data.
+ *   3. acquire fence, then claim: if the writer has claimed k's slot for
+ *      k + slots (claim > k + slots), the copy may be torn and is discarded as
+ *      DSSM_ETOOOLD. Otherwise no byte of it was written after step 1.
+ * Readers write nothing shared, so any number of them never slow the writer.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define DSSM_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DSSM_TSAN 1
+#endif
+#endif
+
+#ifdef DSSM_TSAN
+/* ThreadSanitizer cannot know that a seqlock throws racy copies away, so
+ * under it the data moves through relaxed atomics: same protocol, no report. */
+void dssm__copy_out(void *dst, const void *slot, size_t n)
+{
+	unsigned char *d = dst;
+	const unsigned char *p = slot;
+	for (size_t i = 0; i < n; i++)
+		d[i] = __atomic_load_n(&p[i], __ATOMIC_RELAXED);
+}
+void dssm__copy_in(void *slot, const void *src, size_t n)
+{
+	unsigned char *d = slot;
+	const unsigned char *p = src;
+	for (size_t i = 0; i < n; i++)
+		__atomic_store_n(&d[i], p[i], __ATOMIC_RELAXED);
+}
+#else
+void dssm__copy_out(void *dst, const void *slot, size_t n)
+{
+	memcpy(dst, slot, n);
+}
+void dssm__copy_in(void *slot, const void *src, size_t n)
+{
+	memcpy(slot, src, n);
+}
+#endif
+
+static uint64_t load_commit(const dssm_stream *s)
+{
+	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
+}
+
+/* Did the copy made since the last load_commit() survive? */
+static int still_valid(const dssm_stream *s, uint64_t tid)
+{
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t claim = atomic_load_explicit(&s->hdr->claim, memory_order_relaxed);
+	return !overwritten(claim, tid, s->num);
+}
+
+static int range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
+{
+	if (commit == 0)
+		return dssm__fail(DSSM_ENODATA, "stream '%s:%d' holds no sample yet", s->name, s->id);
+	if (tid >= commit)
+		return dssm__fail(DSSM_EFUTURE, "TID %llu of '%s:%d' is not written yet (newest %llu)",
+		                  (unsigned long long)tid, s->name, s->id,
+		                  (unsigned long long)(commit - 1));
+	return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' left the history (oldest kept %llu)",
+	                  (unsigned long long)tid, s->name, s->id,
+	                  (unsigned long long)oldest_kept(commit, s->num));
+}
+
+int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
+{
+	uint64_t commit = load_commit(s);
+	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
+		return range_error(s, tid, commit);
+	const struct dssm_slot_header *sh = slot_header(s, tid);
+	dssm_time_t time = atomic_load_explicit(&sh->time, memory_order_relaxed);
+	uint64_t len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+	/* A torn len could be anything: bound it before copying. */
+	if (len > s->max_size)
+		len = s->max_size;
+	size_t n = len < cap ? (size_t)len : cap;
+	if (n)
+		dssm__copy_out(buf, slot_data(s, tid), n);
+	if (!still_valid(s, tid))
+		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while read",
+		                  (unsigned long long)tid, s->name, s->id);
+	if (info) {
+		info->tid = tid;
+		info->time = time;
+		info->len = (size_t)len;
+		info->copied = n;
+	}
+	s->has_pos = 1;
+	s->pos = tid;
+	return 0;
+}
+
+static int check_reader(dssm_stream *s, void *buf, size_t cap)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	if (cap && !buf)
+		return dssm__fail(DSSM_EINVAL, "NULL buffer with capacity %zu", cap);
+	return 0;
+}
+
+/* Retry a read that lost a race against a lapping writer. The copy is
+ * retried only when the sample asked for still exists by another route
+ * (the newest, or a time lookup); a fixed TID that was overwritten is final. */
+#define READ_RETRIES 64
+
+int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	int rc = check_reader(s, buf, cap);
+	for (int i = 0; rc == 0 && i < READ_RETRIES; i++) {
+		uint64_t commit = load_commit(s);
+		if (commit == 0)
+			return range_error(s, 0, 0);
+		rc = dssm__read_at(s, commit - 1, buf, cap, info);
+		if (rc != DSSM_ETOOOLD)
+			return rc;
+		rc = 0;
+	}
+	return rc < 0 ? rc : dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping", s->name, s->id);
+}
+
+int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
+{
+	int rc = check_reader(s, buf, cap);
+	return rc < 0 ? rc : dssm__read_at(s, tid, buf, cap, info);
+}
+
+static dssm_time_t time_of(const dssm_stream *s, uint64_t tid)
+{
+	return atomic_load_explicit(&s->times[tid % s->num], memory_order_relaxed);
+}
+
+/* The newest TID with time <= t, by binary search over the compact times
+ * table. Returns 0 and *found, or DSSM_ENODATA / DSSM_ETOOOLD, or
+ * DSSM_EAGAIN when the writer lapped the search (caller retries). */
+static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *found, uint64_t *commit_out)
+{
+	uint64_t commit = load_commit(s);
+	if (commit == 0)
+		return range_error(s, 0, 0);
+	uint64_t lo = oldest_kept(commit, s->num), hi = commit - 1;
+	*commit_out = commit;
+	if (time_of(s, hi) <= t) {
+		*found = hi; /* the newest slot is not claimed before commit+1 */
+		return 0;
+	}
+	if (time_of(s, lo) > t) {
+		if (!still_valid(s, lo))
+			return DSSM_EAGAIN;
+		return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
+		                  (long long)t, s->name, s->id);
+	}
+	/* Invariant: time(lo) <= t < time(hi). */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (time_of(s, mid) <= t)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* Every probe was at a TID >= the first lo; if that one is intact, all were. */
+	if (!still_valid(s, oldest_kept(commit, s->num)))
+		return DSSM_EAGAIN;
+	*found = lo;
+	return 0;
+}
+
+int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info)
+{
+	int rc = check_reader(s, buf, cap);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint64_t tid = 0, commit;
+		rc = find_time(s, t, &tid, &commit);
+		if (rc == 0)
+			rc = dssm__read_at(s, tid, buf, cap, info);
+		if (rc != DSSM_EAGAIN && rc != DSSM_ETOOOLD)
+			return rc;
+		/* ETOOOLD from find_time itself is final; from the copy it is a race. */
+		if (rc == DSSM_ETOOOLD && time_of(s, oldest_kept(load_commit(s), s->num)) > t)
+			return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
+			                  (long long)t, s->name, s->id);
+	}
+	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a time lookup", s->name, s->id);
+}
+
+int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed)
+{
+	int rc = check_reader(s, buf, cap);
+	if (rc < 0)
+		return rc;
+	uint64_t lost = 0;
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint64_t commit = load_commit(s);
+		if (commit == 0)
+			return range_error(s, 0, 0);
+		uint64_t oldest = oldest_kept(commit, s->num);
+		uint64_t want = s->has_pos ? s->pos + 1 : oldest;
+		if (want < oldest) {
+			lost += oldest - want;
+			want = oldest;
+			s->pos = want - 1; /* what we skipped counts as passed */
+		}
+		rc = dssm__read_at(s, want, buf, cap, info);
+		if (rc != DSSM_ETOOOLD)
+			break;
+		/* Overwritten during the copy: the next oldest is still ahead. */
+		s->has_pos = 1;
+		s->pos = want;
+		lost++;
+	}
+	if (missed)
+		*missed = lost;
+	return rc;
+}
+
+int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	int rc = check_reader(s, buf, cap);
+	if (rc < 0)
+		return rc;
+	if (!s->has_pos)
+		return dssm_read_last(s, buf, cap, info);
+	if (s->pos == 0)
+		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor", s->name, s->id);
+	return dssm__read_at(s, s->pos - 1, buf, cap, info);
+}
+
+int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
+                      dssm_sample_info *before_info, void *after, size_t after_cap,
+                      dssm_sample_info *after_info)
+{
+	int rc = check_reader(s, before, before_cap);
+	if (rc == 0)
+		rc = check_reader(s, after, after_cap);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < READ_RETRIES; i++) {
+		dssm_sample_info bi;
+		if ((rc = dssm_read_time(s, t, before, before_cap, &bi)) < 0)
+			return rc;
+		if (before_info)
+			*before_info = bi;
+		rc = dssm__read_at(s, bi.tid + 1, after, after_cap, after_info);
+		if (rc == DSSM_EFUTURE)
+			return dssm__fail(DSSM_EFUTURE, "time %lld is newer than every sample of '%s:%d'",
+			                  (long long)t, s->name, s->id);
+		if (rc != DSSM_ETOOOLD)
+			return rc;
+	}
+	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a bracket read", s->name, s->id);
+}
+
+int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	uint64_t commit = load_commit(s);
+	if (commit == 0)
+		return range_error(s, 0, 0);
+	if (oldest)
+		*oldest = oldest_kept(commit, s->num);
+	if (newest)
+		*newest = commit - 1;
+	return 0;
+}
+
+/* ---- views ---- */
+
+int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
+{
+	if (!s || !v)
+		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
+	uint64_t commit = load_commit(s);
+	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
+		return range_error(s, tid, commit);
+	const struct dssm_slot_header *sh = slot_header(s, tid);
+	v->time = atomic_load_explicit(&sh->time, memory_order_relaxed);
+	uint64_t len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+	v->len = (size_t)(len > s->max_size ? s->max_size : len);
+	v->data = slot_data(s, tid);
+	v->tid = tid;
+	if (!still_valid(s, tid))
+		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while viewed",
+		                  (unsigned long long)tid, s->name, s->id);
+	s->has_pos = 1;
+	s->pos = tid;
+	return 0;
+}
+
+int dssm_view_last(dssm_stream *s, dssm_view *v)
+{
+	if (!s || !v)
+		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
+	int rc = DSSM_ETOOOLD;
+	for (int i = 0; rc == DSSM_ETOOOLD && i < READ_RETRIES; i++) {
+		uint64_t commit = load_commit(s);
+		if (commit == 0)
+			return range_error(s, 0, 0);
+		rc = dssm_view_tid(s, commit - 1, v);
+	}
+	return rc;
+}
+
+int dssm_view_check(dssm_stream *s, const dssm_view *v)
+{
+	if (!s || !v)
+		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
+	if (!still_valid(s, v->tid))
+		return dssm__fail(DSSM_ETOOOLD, "view of TID %llu of '%s:%d' was overwritten",
+		                  (unsigned long long)v->tid, s->name, s->id);
+	return 0;
+}

@@ -1,0 +1,404 @@
+/*
+ * stream.c - creating, opening and closing streams; the single-writer rule.
+ *
+ * Creation is race-free without a daemon: the creator makes the segment with
+ * O_EXCL, sizes and fills it, and publishes it by storing the magic number
+ * last (release). Anyone who finds the segment already there waits for the
+ * magic (acquire) and then checks that the layout is the one asked for.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define READY_WAIT_NS (2 * DSSM_NSEC_PER_SEC)
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
+
+uint32_t dssm_slots_for(double life, double cycle)
+{
+	if (!(life > 0) || !(cycle > 0) || life < cycle)
+		return 0;
+	/* Evaluated exactly as SSM does: 1.2 * (life / cycle) + 1, truncated.
+	 * (1.2 * life / cycle gives 12 for 1.0 / 0.1; SSM gives 13.) */
+	double n = 1.2 * (life / cycle) + 1.0;
+	if (n > (double)DSSM_MAX_SLOTS)
+		return 0;
+	return (uint32_t)(int)n;
+}
+
+/* Sizes and offsets of a segment, from a validated config. */
+struct plan {
+	uint32_t slots;
+	uint64_t max_size, stride, times_off, schema_off, schema_len, prop_off, prop_cap;
+	uint64_t slots_off, total;
+};
+
+static int plan_layout(const char *name, int id, const dssm_stream_config *c, struct plan *p)
+{
+	if (c->max_size == 0 || c->max_size > DSSM_MAX_SAMPLE)
+		return dssm__fail(DSSM_EINVAL, "max_size %zu of '%s:%d' is outside 1..%llu", c->max_size,
+		                  name, id, (unsigned long long)DSSM_MAX_SAMPLE);
+	if (c->slots) {
+		if (c->slots < 2 || c->slots > DSSM_MAX_SLOTS)
+			return dssm__fail(DSSM_EINVAL, "slots %u of '%s:%d' is outside 2..%u", c->slots,
+			                  name, id, DSSM_MAX_SLOTS);
+		p->slots = c->slots;
+	} else {
+		if (!(c->cycle > 0) || !(c->life > 0) || c->life < c->cycle || !isfinite(c->life))
+			return dssm__fail(DSSM_EINVAL,
+			                  "life %g and cycle %g of '%s:%d': need 0 < cycle <= life", c->life,
+			                  c->cycle, name, id);
+		p->slots = dssm_slots_for(c->life, c->cycle);
+		if (p->slots < 2)
+			return dssm__fail(DSSM_EINVAL, "life %g / cycle %g of '%s:%d' gives %u slots",
+			                  c->life, c->cycle, name, id, p->slots);
+	}
+	const char *type = c->type ? c->type : "";
+	const char *enc = c->encoding ? c->encoding : "";
+	if (strlen(type) > DSSM_TYPE_MAX)
+		return dssm__fail(DSSM_EINVAL, "type name of '%s:%d' longer than %d", name, id,
+		                  DSSM_TYPE_MAX);
+	if (strlen(enc) > DSSM_ENCODING_MAX)
+		return dssm__fail(DSSM_EINVAL, "encoding of '%s:%d' longer than %d", name, id,
+		                  DSSM_ENCODING_MAX);
+	p->schema_len = c->schema ? strlen(c->schema) : 0;
+	if (p->schema_len > DSSM_MAX_SCHEMA)
+		return dssm__fail(DSSM_ETOOBIG, "schema of '%s:%d' is %llu bytes; at most %llu", name,
+		                  id, (unsigned long long)p->schema_len,
+		                  (unsigned long long)DSSM_MAX_SCHEMA);
+	if (c->property_capacity > DSSM_MAX_PROPERTY)
+		return dssm__fail(DSSM_ETOOBIG, "property_capacity of '%s:%d' is %zu; at most %llu",
+		                  name, id, c->property_capacity, (unsigned long long)DSSM_MAX_PROPERTY);
+	p->max_size = c->max_size;
+	p->stride = DSSM_SLOT_HEADER + round_up(c->max_size, DSSM_ALIGN);
+	p->times_off = round_up(sizeof(struct dssm_shm_header), DSSM_ALIGN);
+	p->schema_off = round_up(p->times_off + 8ull * p->slots, DSSM_ALIGN);
+	p->prop_off = round_up(p->schema_off + p->schema_len + 1, DSSM_ALIGN);
+	p->prop_cap = c->property_capacity;
+	p->slots_off = round_up(p->prop_off + p->prop_cap, 4096);
+	/* Both factors are bounded (2^28 slots, 2^30 + 128 bytes), so no overflow. */
+	p->total = p->slots_off + (uint64_t)p->slots * p->stride;
+	if (p->total > (uint64_t)SIZE_MAX / 2 || (off_t)p->total < 0)
+		return dssm__fail(DSSM_ENOMEM, "'%s:%d' needs %llu bytes: too large for this machine",
+		                  name, id, (unsigned long long)p->total);
+	return 0;
+}
+
+static void fill_header(struct dssm_shm_header *h, const char *name, int id,
+                        const dssm_stream_config *c, const struct plan *p, const char *ns,
+                        unsigned char *base)
+{
+	h->version = DSSM_LAYOUT_VERSION;
+	h->header_bytes = sizeof *h;
+	h->slots = p->slots;
+	h->max_size = p->max_size;
+	h->slot_stride = p->stride;
+	h->times_offset = p->times_off;
+	h->slots_offset = p->slots_off;
+	h->schema_offset = p->schema_off;
+	h->schema_len = p->schema_len;
+	h->property_offset = p->prop_off;
+	h->property_capacity = p->prop_cap;
+	h->segment_bytes = p->total;
+	h->life_ns = c->slots ? 0 : dssm_time_from_sec(c->life);
+	h->cycle_ns = c->slots ? 0 : dssm_time_from_sec(c->cycle);
+	h->id = id;
+	h->mode = c->mode & 0777;
+	/* Lengths were checked by plan_layout; the segment starts zeroed. */
+	snprintf(h->name, sizeof h->name, "%s", name);
+	snprintf(h->ns, sizeof h->ns, "%s", ns);
+	snprintf(h->type, sizeof h->type, "%s", c->type ? c->type : "");
+	snprintf(h->encoding, sizeof h->encoding, "%s", c->encoding ? c->encoding : "");
+	if (p->schema_len)
+		memcpy(base + p->schema_off, c->schema, p->schema_len);
+	atomic_store_explicit(&h->last_time, INT64_MIN, memory_order_relaxed);
+	/* Publish: everything above happens-before any reader's acquire of magic. */
+	atomic_store_explicit(&h->magic, DSSM_MAGIC, memory_order_release);
+}
+
+/* Check every offset of a mapped header against the mapping, so that a
+ * damaged or hostile segment gives DSSM_ECORRUPT rather than a crash. */
+static int validate_header(const struct dssm_shm_header *h, size_t bytes, const char *seg)
+{
+	if (h->version != DSSM_LAYOUT_VERSION)
+		return dssm__fail(DSSM_ECORRUPT, "%s: layout version %u, this library reads %u", seg,
+		                  h->version, DSSM_LAYOUT_VERSION);
+	uint64_t stride_min = DSSM_SLOT_HEADER + h->max_size;
+	int bad = h->header_bytes != sizeof *h || h->slots < 2 || h->slots > DSSM_MAX_SLOTS ||
+	          h->max_size == 0 || h->max_size > DSSM_MAX_SAMPLE || h->slot_stride < stride_min ||
+	          h->slot_stride % DSSM_ALIGN || h->segment_bytes != bytes ||
+	          h->times_offset < sizeof *h || h->times_offset + 8ull * h->slots > bytes ||
+	          h->schema_offset + h->schema_len + 1 > bytes ||
+	          h->property_capacity > DSSM_MAX_PROPERTY ||
+	          h->property_offset + h->property_capacity > bytes ||
+	          h->slots_offset + (uint64_t)h->slots * h->slot_stride > bytes ||
+	          h->times_offset % 8 || h->slots_offset % DSSM_ALIGN ||
+	          memchr(h->name, 0, sizeof h->name) == NULL ||
+	          memchr(h->type, 0, sizeof h->type) == NULL ||
+	          memchr(h->encoding, 0, sizeof h->encoding) == NULL;
+	if (bad)
+		return dssm__fail(DSSM_ECORRUPT, "%s: header offsets do not fit the %zu-byte segment",
+		                  seg, bytes);
+	return 0;
+}
+
+static dssm_stream *handle_for(unsigned char *base, size_t bytes)
+{
+	dssm_stream *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	struct dssm_shm_header *h = (struct dssm_shm_header *)base;
+	s->hdr = h;
+	s->map_bytes = bytes;
+	s->times = (_Atomic int64_t *)(base + h->times_offset);
+	s->slots = base + h->slots_offset;
+	s->stride = h->slot_stride;
+	s->num = h->slots;
+	s->max_size = h->max_size;
+	s->spin = 20000;
+	s->last_time = INT64_MIN;
+	memcpy(s->name, h->name, sizeof s->name);
+	s->id = h->id;
+	return s;
+}
+
+static void sleep_ns(long ns)
+{
+	struct timespec ts = {0, ns};
+	nanosleep(&ts, NULL);
+}
+
+/* Map an existing segment once its creator has published it. */
+int dssm__map_segment(const char *seg, dssm_stream **out)
+{
+	int fd = shm_open(seg, O_RDWR, 0);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return dssm__fail(DSSM_ENOENT, "no stream %s", seg + 1 + strlen(DSSM_SEGMENT_PREFIX));
+		if (errno == EACCES)
+			return dssm__fail_errno(DSSM_EPERM, "opening %s", seg);
+		return dssm__fail_errno(DSSM_ESYS, "shm_open %s", seg);
+	}
+	dssm_time_t deadline = dssm__monotonic() + READY_WAIT_NS;
+	struct stat st;
+	int rc = 0;
+	unsigned char *base = MAP_FAILED;
+	for (;;) {
+		if (fstat(fd, &st) < 0) {
+			rc = dssm__fail_errno(DSSM_ESYS, "fstat %s", seg);
+			break;
+		}
+		if ((size_t)st.st_size >= sizeof(struct dssm_shm_header)) {
+			base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			if (base == MAP_FAILED) {
+				rc = dssm__fail_errno(DSSM_ESYS, "mmap %s", seg);
+				break;
+			}
+			struct dssm_shm_header *h = (struct dssm_shm_header *)base;
+			uint32_t magic = atomic_load_explicit(&h->magic, memory_order_acquire);
+			if (magic == DSSM_MAGIC)
+				break;
+			uint64_t owner = atomic_load_explicit(&h->owner, memory_order_relaxed);
+			if (magic != 0 || (owner && !dssm__owner_alive(owner))) {
+				rc = dssm__fail(DSSM_ECORRUPT,
+				                "%s is not a complete dssm stream (creator died?); "
+				                "`dssm cleanup` removes it",
+				                seg);
+				break;
+			}
+			munmap(base, (size_t)st.st_size);
+			base = MAP_FAILED;
+		}
+		if (dssm__monotonic() > deadline) {
+			rc = dssm__fail(DSSM_ECORRUPT, "%s was not initialised within 2 s", seg);
+			break;
+		}
+		sleep_ns(1000000);
+	}
+	close(fd);
+	if (rc == 0)
+		rc = validate_header((struct dssm_shm_header *)base, (size_t)st.st_size, seg);
+	dssm_stream *s = NULL;
+	if (rc == 0 && !(s = handle_for(base, (size_t)st.st_size)))
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a handle");
+	if (rc < 0) {
+		if (base != MAP_FAILED)
+			munmap(base, (size_t)st.st_size);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+/* Create and publish a new segment; DSSM_ELAYOUT-free path. Returns 1 if the
+ * segment existed already (nothing created), 0 if created, or an error. */
+static int create_segment(const char *seg, const char *name, int id, const dssm_stream_config *c,
+                          const struct plan *p, const char *ns, uint64_t me)
+{
+	mode_t mode = (mode_t)(c->mode & 0777);
+	int fd = shm_open(seg, O_RDWR | O_CREAT | O_EXCL, mode);
+	if (fd < 0) {
+		if (errno == EEXIST)
+			return 1;
+		if (errno == EACCES)
+			return dssm__fail_errno(DSSM_EPERM, "creating %s", seg);
+		return dssm__fail_errno(DSSM_ESYS, "shm_open %s", seg);
+	}
+	int rc = 0;
+	unsigned char *base = MAP_FAILED;
+	/* The umask must not narrow what the caller asked for. */
+	if (fchmod(fd, mode) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "fchmod %s", seg);
+	else if (ftruncate(fd, (off_t)p->total) < 0)
+		rc = dssm__fail_errno(DSSM_ENOMEM, "sizing %s to %llu bytes", seg,
+		                      (unsigned long long)p->total);
+	else if ((base = mmap(NULL, p->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+	         MAP_FAILED)
+		rc = dssm__fail_errno(DSSM_ENOMEM, "mmap %s", seg);
+	if (rc == 0) {
+		struct dssm_shm_header *h = (struct dssm_shm_header *)base;
+		/* Known owner first: a creator that dies now leaves a segment that
+		 * openers and `dssm cleanup` can tell is abandoned. */
+		atomic_store_explicit(&h->owner, me, memory_order_relaxed);
+		/* Reserve the memory now: a full /dev/shm must fail here with an
+		 * error, not later as SIGBUS inside a write. */
+		int err = posix_fallocate(fd, 0, (off_t)p->total);
+		if (err) {
+			errno = err;
+			rc = dssm__fail_errno(DSSM_ENOMEM, "reserving %llu bytes for %s",
+			                      (unsigned long long)p->total, seg);
+		} else {
+			fill_header(h, name, id, c, p, ns, base);
+		}
+		munmap(base, p->total);
+	}
+	close(fd);
+	if (rc < 0)
+		shm_unlink(seg);
+	return rc;
+}
+
+static int compare_layout(const dssm_stream *s, const dssm_stream_config *c, const struct plan *p)
+{
+	const struct dssm_shm_header *h = s->hdr;
+	if (h->max_size != p->max_size)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with max_size %llu, asked %llu",
+		                  s->name, s->id, (unsigned long long)h->max_size,
+		                  (unsigned long long)p->max_size);
+	if (h->slots != p->slots)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %u slots, asked %u",
+		                  s->name, s->id, h->slots, p->slots);
+	if (c->type && *c->type && strcmp(h->type, c->type) != 0)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with type '%s', asked '%s'",
+		                  s->name, s->id, h->type, c->type);
+	if (c->encoding && *c->encoding && strcmp(h->encoding, c->encoding) != 0)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with encoding '%s', asked '%s'",
+		                  s->name, s->id, h->encoding, c->encoding);
+	return 0;
+}
+
+int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX], ns[DSSM_NAMESPACE_MAX + 1];
+	struct plan p = {0};
+	if (!cfg || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_create: NULL config or out");
+	*out = NULL;
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0 || (rc = dssm__namespace(ns)) < 0 || (rc = plan_layout(name, id, cfg, &p)) < 0)
+		return rc;
+	uint64_t me = dssm__owner_self();
+	int existed = create_segment(seg, name, id, cfg, &p, ns, me);
+	if (existed < 0)
+		return existed;
+	dssm_stream *s;
+	if ((rc = dssm__map_segment(seg, &s)) < 0)
+		return rc;
+	if (!existed) {
+		/* We created it: we are its writer already. */
+		s->writable = 1;
+		s->owner_word = me;
+	} else if ((rc = compare_layout(s, cfg, &p)) < 0 || (rc = dssm__acquire_writer(s)) < 0) {
+		dssm_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int dssm_open(const char *name, int id, int flags, dssm_stream **out)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX];
+	if (!out)
+		return dssm__fail(DSSM_EINVAL, "dssm_open: NULL out");
+	*out = NULL;
+	if (flags != DSSM_READ && flags != DSSM_WRITE && flags != (DSSM_READ | DSSM_WRITE))
+		return dssm__fail(DSSM_EINVAL, "dssm_open: flags %d; use DSSM_READ or DSSM_WRITE",
+		                  flags);
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0)
+		return rc;
+	dssm_stream *s;
+	if ((rc = dssm__map_segment(seg, &s)) < 0)
+		return rc;
+	if ((flags & DSSM_WRITE) && (rc = dssm__acquire_writer(s)) < 0) {
+		dssm_close(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+/* Become the stream's only writer, replacing a writer that died. */
+int dssm__acquire_writer(dssm_stream *s)
+{
+	struct dssm_shm_header *h = s->hdr;
+	uint64_t me = dssm__owner_self();
+	for (int attempt = 0; attempt < 100; attempt++) {
+		uint64_t cur = atomic_load_explicit(&h->owner, memory_order_acquire);
+		if (cur != 0 && dssm__owner_alive(cur)) {
+			pid_t pid = dssm__owner_pid(cur);
+			return dssm__fail(DSSM_EBUSY, "stream '%s:%d' is written by pid %d%s", s->name,
+			                  s->id, (int)pid,
+			                  pid == getpid() ? " (this process, another handle)" : "");
+		}
+		/* acq_rel: we see the dead writer's last commit before we go on. */
+		if (atomic_compare_exchange_strong_explicit(&h->owner, &cur, me, memory_order_acq_rel,
+		                                            memory_order_acquire)) {
+			if (cur != 0)
+				atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
+			s->writable = 1;
+			s->owner_word = me;
+			s->last_time = atomic_load_explicit(&h->last_time, memory_order_relaxed);
+			return 0;
+		}
+	}
+	return dssm__fail(DSSM_EAGAIN, "stream '%s:%d': writer ownership kept changing", s->name,
+	                  s->id);
+}
+
+void dssm_close(dssm_stream *s)
+{
+	if (!s)
+		return;
+	if (s->writable) {
+		uint64_t me = s->owner_word;
+		/* release: our last commit is visible to the next writer's acquire. */
+		atomic_compare_exchange_strong_explicit(&s->hdr->owner, &me, 0, memory_order_release,
+		                                        memory_order_relaxed);
+	}
+	munmap(s->hdr, s->map_bytes);
+	free(s);
+}

@@ -1,0 +1,129 @@
+/*
+ * wait.c - waiting for new samples: spin briefly, then sleep on a futex.
+ *
+ * The writer must not pay a system call when nobody sleeps, so sleepers
+ * announce themselves in `waiters` and the writer wakes only when it is
+ * non-zero. The lost-wakeup argument (docs/design.md, "Waiting") is the
+ * store-buffering pattern with a seq_cst fence on each side:
+ *
+ *   waiter:  waiters += 1; fence(seq_cst); seq = wake_seq; check commit;
+ *            futex_wait(&wake_seq, seq)
+ *   writer:  commit = T + 1 (release); fence(seq_cst); if (waiters) {
+ *            wake_seq += 1; futex_wake(&wake_seq, all) }
+ *
+ * Either the waiter's check sees the new commit, or the writer sees
+ * waiters > 0 and bumps wake_seq after the waiter read it, so the waiter's
+ * futex_wait returns at once (value changed) or is woken.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	/* Not FUTEX_PRIVATE: the word is shared between processes. */
+	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+void dssm__wake(struct dssm_shm_header *h)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&h->waiters, memory_order_relaxed) == 0)
+		return;
+	atomic_fetch_add_explicit(&h->wake_seq, 1, memory_order_relaxed);
+	futex(&h->wake_seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void dssm_set_spin(dssm_stream *s, dssm_time_t spin)
+{
+	if (s)
+		s->spin = spin < 0 ? 0 : spin;
+}
+
+/* Is the condition met? Checked against the newest committed state. */
+typedef int (*ready_fn)(dssm_stream *s, uint64_t arg);
+
+static int tid_ready(dssm_stream *s, uint64_t tid)
+{
+	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire) > tid;
+}
+
+static int time_ready(dssm_stream *s, uint64_t t)
+{
+	if (atomic_load_explicit(&s->hdr->commit, memory_order_acquire) == 0)
+		return 0;
+	return atomic_load_explicit(&s->hdr->last_time, memory_order_relaxed) >= (dssm_time_t)t;
+}
+
+static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)
+{
+	struct dssm_shm_header *h = s->hdr;
+	if (ready(s, arg))
+		return 0;
+	dssm_time_t start = dssm__monotonic();
+	dssm_time_t deadline = timeout < 0 ? INT64_MAX : start + timeout;
+	/* Spin: a sample due within microseconds is caught without a context switch. */
+	dssm_time_t spin_end = start + (s->spin < timeout || timeout < 0 ? s->spin : timeout);
+	for (unsigned i = 0;; i++) {
+		for (int k = 0; k < 64; k++) {
+			if (ready(s, arg))
+				return 0;
+			cpu_relax();
+		}
+		if ((i & 3) == 0 && dssm__monotonic() >= spin_end)
+			break;
+	}
+	for (;;) {
+		atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		uint32_t seq = atomic_load_explicit(&h->wake_seq, memory_order_relaxed);
+		int done = ready(s, arg);
+		dssm_time_t now = dssm__monotonic();
+		if (!done && now < deadline) {
+			dssm_time_t left = deadline - now;
+			struct timespec ts = {(time_t)(left / DSSM_NSEC_PER_SEC),
+			                      (long)(left % DSSM_NSEC_PER_SEC)};
+			futex(&h->wake_seq, FUTEX_WAIT, seq, timeout < 0 ? NULL : &ts);
+		}
+		atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
+		if (done || ready(s, arg))
+			return 0;
+		if (dssm__monotonic() >= deadline)
+			return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d' within %.3f s", s->name,
+			                  s->id, (double)timeout / 1e9);
+	}
+}
+
+int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	return wait_until(s, tid_ready, tid, timeout);
+}
+
+int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	return wait_until(s, tid_ready, s->has_pos ? s->pos + 1 : 0, timeout);
+}
+
+int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	return wait_until(s, time_ready, (uint64_t)t, timeout);
+}

@@ -1,0 +1,280 @@
+/*
+ * test_read.c - read semantics: read_last, read_tid, read_time, read_next,
+ * read_back, bracket, views and TID ranges, including wrap-around and TIDs
+ * beyond 2^32.
+ */
+#include "../ssmcore/layout.h"
+#include "testutil.h"
+
+#define MS INT64_C(1000000)
+
+/* A stream with `slots` slots and samples 0..n-1 at times 1000 + 10*tid ms. */
+static dssm_stream *filled(const char *name, uint32_t slots, uint64_t n)
+{
+	dssm_stream *s = testutil_create(name, 64, slots);
+	for (uint64_t i = 0; i < n; i++) {
+		char buf[64];
+		testutil_fill(buf, sizeof buf, i);
+		assert_int_equal(dssm_write(s, buf, sizeof buf, (1000 + 10 * (dssm_time_t)i) * MS),
+		                 (int64_t)i);
+	}
+	return s;
+}
+
+static void test_empty_stream(void **state)
+{
+	(void)state;
+	dssm_stream *s = testutil_create("empty", 16, 8);
+	char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), DSSM_ENODATA);
+	assert_int_equal(dssm_read_time(s, 5, buf, sizeof buf, &si), DSSM_ENODATA);
+	assert_int_equal(dssm_read_tid(s, 0, buf, sizeof buf, &si), DSSM_ENODATA);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, NULL), DSSM_ENODATA);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ENODATA);
+	assert_int_equal(dssm_read_bracket(s, 5, buf, 16, &si, buf, 16, &si), DSSM_ENODATA);
+	assert_int_equal(dssm_tid_range(s, NULL, NULL), DSSM_ENODATA);
+	dssm_view v;
+	assert_int_equal(dssm_view_last(s, &v), DSSM_ENODATA);
+	assert_non_null(strstr(dssm_last_error(), "no sample"));
+	dssm_close(s);
+}
+
+static void test_read_time_cases(void **state)
+{
+	(void)state;
+	dssm_stream *s = filled("rt", 16, 10); /* times 1000..1090 ms */
+	char buf[64];
+	dssm_sample_info si;
+	/* exact match */
+	assert_int_equal(dssm_read_time(s, 1050 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 5);
+	assert_true(testutil_check(buf, 64, 5));
+	/* between samples: the one before */
+	assert_int_equal(dssm_read_time(s, 1057 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(si.time, 1050 * MS);
+	/* newer than everything: the newest */
+	assert_int_equal(dssm_read_time(s, 5000 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 9);
+	/* the oldest exactly, and before the history */
+	assert_int_equal(dssm_read_time(s, 1000 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 0);
+	assert_int_equal(dssm_read_time(s, 999 * MS, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	assert_non_null(strstr(dssm_last_error(), "older than the history"));
+	/* a short buffer gets a prefix and the full length */
+	assert_int_equal(dssm_read_time(s, 1020 * MS, buf, 8, &si), 0);
+	assert_int_equal(si.len, 64);
+	assert_int_equal(si.copied, 8);
+	assert_int_equal(dssm_read_time(s, 1020 * MS, NULL, 8, &si), DSSM_EINVAL);
+	dssm_close(s);
+}
+
+static void test_equal_timestamps(void **state)
+{
+	(void)state;
+	dssm_stream *s = testutil_create("eq", 8, 16);
+	dssm_write(s, "a", 1, 10);
+	dssm_write(s, "b", 1, 20);
+	dssm_write(s, "c", 1, 20);
+	dssm_write(s, "d", 1, 30);
+	dssm_sample_info si;
+	char c;
+	/* the newest of the equal ones */
+	assert_int_equal(dssm_read_time(s, 20, &c, 1, &si), 0);
+	assert_int_equal(si.tid, 2);
+	assert_int_equal(c, 'c');
+	assert_int_equal(dssm_read_time(s, 29, &c, 1, &si), 0);
+	assert_int_equal(si.tid, 2);
+	dssm_close(s);
+}
+
+static void test_read_tid_and_range(void **state)
+{
+	(void)state;
+	/* 8 slots keep 7 samples: after 20 writes, TIDs 13..19. */
+	dssm_stream *s = filled("rtid", 8, 20);
+	uint64_t lo, hi;
+	assert_int_equal(dssm_tid_range(s, &lo, &hi), 0);
+	assert_int_equal(lo, 13);
+	assert_int_equal(hi, 19);
+	char buf[64];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 12, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	assert_non_null(strstr(dssm_last_error(), "oldest kept 13"));
+	assert_int_equal(dssm_read_tid(s, 20, buf, sizeof buf, &si), DSSM_EFUTURE);
+	for (uint64_t t = 13; t <= 19; t++) {
+		assert_int_equal(dssm_read_tid(s, t, buf, sizeof buf, &si), 0);
+		assert_int_equal(si.tid, t);
+		assert_true(testutil_check(buf, 64, t));
+	}
+	/* read_time at the edge of the wrapped history */
+	assert_int_equal(dssm_read_time(s, (1000 + 10 * 13) * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 13);
+	assert_int_equal(dssm_read_time(s, (1000 + 10 * 13) * MS - 1, buf, sizeof buf, &si),
+	                 DSSM_ETOOOLD);
+	dssm_close(s);
+}
+
+static void test_wraparound_many_times(void **state)
+{
+	(void)state;
+	/* 5 slots, 10,000 samples: 2,000 laps; check every lookup against a
+	 * brute-force answer over the history after each write. */
+	dssm_stream *s = testutil_create("wrap", 64, 5);
+	char buf[64];
+	dssm_sample_info si;
+	for (uint64_t i = 0; i < 10000; i++) {
+		testutil_fill(buf, sizeof buf, i);
+		dssm_time_t t = (dssm_time_t)(i * 10 + (i % 7)); /* irregular, increasing */
+		assert_int_equal(dssm_write(s, buf, sizeof buf, t), (int64_t)i);
+		uint64_t lo = i >= 4 ? i - 3 : 0;
+		uint64_t lo_got, hi_got;
+		assert_int_equal(dssm_tid_range(s, &lo_got, &hi_got), 0);
+		assert_int_equal(lo_got, lo);
+		assert_int_equal(hi_got, i);
+		for (uint64_t k = lo; k <= i; k++) {
+			dssm_time_t tk = (dssm_time_t)(k * 10 + (k % 7));
+			assert_int_equal(dssm_read_time(s, tk, buf, sizeof buf, &si), 0);
+			assert_int_equal(si.tid, k);
+			assert_true(testutil_check(buf, 64, k));
+		}
+	}
+	dssm_close(s);
+}
+
+static void test_tids_beyond_2_32(void **state)
+{
+	(void)state;
+	dssm_stream *s = testutil_create("big", 16, 8);
+	/* Start the counters just below 2^32 (as if 4 billion samples had been
+	 * written, 50 days at 1 kHz) rather than writing them all. */
+	const uint64_t start = (UINT64_C(1) << 32) - 3;
+	struct dssm_shm_header *h = s->hdr;
+	atomic_store(&h->commit, start);
+	atomic_store(&h->claim, start);
+	char buf[16];
+	for (uint64_t i = 0; i < 20; i++) {
+		testutil_fill(buf, sizeof buf, start + i);
+		assert_int_equal(dssm_write(s, buf, sizeof buf, (dssm_time_t)(100 + i)),
+		                 (int64_t)(start + i));
+	}
+	uint64_t lo, hi;
+	assert_int_equal(dssm_tid_range(s, &lo, &hi), 0);
+	assert_int_equal(hi, start + 19);
+	assert_int_equal(lo, start + 13);
+	assert_true(hi > UINT32_MAX);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_time(s, 115, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, start + 15);
+	assert_true(testutil_check(buf, 16, start + 15));
+	assert_int_equal(dssm_read_tid(s, start + 12, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	dssm_close(s);
+}
+
+static void test_next_and_back(void **state)
+{
+	(void)state;
+	dssm_stream *s = filled("nb", 8, 3);
+	char buf[64];
+	dssm_sample_info si;
+	uint64_t missed = 99;
+	/* A fresh handle's read_next starts at the oldest kept. */
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 0);
+	assert_int_equal(missed, 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 1);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 2);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 1);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	/* Fall behind: 20 more samples overwrite what the handle had not read. */
+	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
+	for (uint64_t i = 3; i < 23; i++)
+		dssm_write(s, buf, 8, (1000 + 10 * (dssm_time_t)i) * MS);
+	/* history is now 16..22: TIDs 3..15 (13 samples) were missed */
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 16);
+	assert_int_equal(missed, 13);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 17);
+	assert_int_equal(missed, 0);
+	/* read_back past the start of the history */
+	assert_int_equal(dssm_read_tid(s, 16, buf, sizeof buf, &si), 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	/* read_back on a fresh handle is read_last */
+	dssm_stream *r;
+	assert_int_equal(dssm_open("nb", 0, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_read_back(r, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 22);
+	dssm_close(r);
+	dssm_close(s);
+}
+
+static void test_bracket(void **state)
+{
+	(void)state;
+	dssm_stream *s = filled("br", 16, 10);
+	char a[64], b[64];
+	dssm_sample_info ai, bi;
+	assert_int_equal(dssm_read_bracket(s, 1043 * MS, a, 64, &ai, b, 64, &bi), 0);
+	assert_int_equal(ai.tid, 4);
+	assert_int_equal(bi.tid, 5);
+	assert_true(testutil_check(a, 64, 4) && testutil_check(b, 64, 5));
+	assert_true(ai.time <= 1043 * MS && bi.time > 1043 * MS);
+	/* exact hit: before is the sample itself */
+	assert_int_equal(dssm_read_bracket(s, 1040 * MS, a, 64, &ai, b, 64, &bi), 0);
+	assert_int_equal(ai.tid, 4);
+	assert_int_equal(bi.tid, 5);
+	/* newer than all: EFUTURE with before = newest */
+	assert_int_equal(dssm_read_bracket(s, 2000 * MS, a, 64, &ai, b, 64, &bi), DSSM_EFUTURE);
+	assert_int_equal(ai.tid, 9);
+	assert_int_equal(dssm_read_bracket(s, 10 * MS, a, 64, &ai, b, 64, &bi), DSSM_ETOOOLD);
+	dssm_close(s);
+}
+
+static void test_views(void **state)
+{
+	(void)state;
+	dssm_stream *s = filled("view", 4, 3);
+	dssm_view v;
+	assert_int_equal(dssm_view_last(s, &v), 0);
+	assert_int_equal(v.tid, 2);
+	assert_int_equal(v.len, 64);
+	assert_true(testutil_check(v.data, v.len, 2));
+	assert_int_equal(dssm_view_check(s, &v), 0);
+	assert_int_equal(dssm_view_tid(s, 0, &v), 0);
+	assert_true(testutil_check(v.data, v.len, 0));
+	assert_int_equal(dssm_view_check(s, &v), 0);
+	/* TID 0 leaves the history but its slot is still intact... */
+	char buf[64] = {0};
+	dssm_write(s, buf, 64, 2000 * MS);
+	assert_int_equal(dssm_view_check(s, &v), 0);
+	/* ...until the writer claims the slot again: then the check says so. */
+	dssm_write(s, buf, 64, 2001 * MS);
+	assert_int_equal(dssm_view_check(s, &v), DSSM_ETOOOLD);
+	assert_int_equal(dssm_view_tid(s, 9, &v), DSSM_EFUTURE);
+	dssm_close(s);
+}
+
+int main(void)
+{
+	testutil_namespace("read");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_empty_stream, testutil_reset),
+		cmocka_unit_test_setup(test_read_time_cases, testutil_reset),
+		cmocka_unit_test_setup(test_equal_timestamps, testutil_reset),
+		cmocka_unit_test_setup(test_read_tid_and_range, testutil_reset),
+		cmocka_unit_test_setup(test_wraparound_many_times, testutil_reset),
+		cmocka_unit_test_setup(test_tids_beyond_2_32, testutil_reset),
+		cmocka_unit_test_setup(test_next_and_back, testutil_reset),
+		cmocka_unit_test_setup(test_bracket, testutil_reset),
+		cmocka_unit_test_setup(test_views, testutil_reset),
+	};
+	return cmocka_run_group_tests_name("read", tests, NULL, NULL);
+}
