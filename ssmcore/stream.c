@@ -185,8 +185,13 @@ int dssm__map_segment(const char *seg, dssm_stream **out)
 {
 	int fd = shm_open(seg, O_RDWR, 0);
 	if (fd < 0) {
-		if (errno == ENOENT)
-			return dssm__fail(DSSM_ENOENT, "no stream %s", seg + 1 + strlen(DSSM_SEGMENT_PREFIX));
+		if (errno == ENOENT) {
+			/* seg is "/dssm:NS:NAME:ID": say it as NAME:ID in namespace NS. */
+			const char *ns = seg + 1 + strlen(DSSM_SEGMENT_PREFIX);
+			const char *rest = strchr(ns, ':');
+			return dssm__fail(DSSM_ENOENT, "no stream '%s' in namespace '%.*s'",
+			                  rest ? rest + 1 : ns, rest ? (int)(rest - ns) : 0, ns);
+		}
 		if (errno == EACCES)
 			return dssm__fail_errno(DSSM_EPERM, "opening %s", seg);
 		return dssm__fail_errno(DSSM_ESYS, "shm_open %s", seg);

@@ -1,0 +1,69 @@
+/*
+ * robot.h - the sample types the examples share, and their small helpers.
+ *
+ * Samples are plain C structs written as bytes: fine between processes on
+ * one host (same compiler, same endianness). Give each stream a type name so
+ * tools and recordings know what the bytes are.
+ */
+#ifndef EXAMPLES_ROBOT_H
+#define EXAMPLES_ROBOT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dssm/dssm.h"
+
+/* Wheel odometry: pose in the odometry frame and velocities. */
+struct odometry {
+	double x, y, theta; /* m, m, rad */
+	double v, w;        /* m/s, rad/s */
+};
+#define ODOMETRY_TYPE "example/Odometry"
+
+/* A 2-D laser scan: ~4 KiB, like a 1000-beam LiDAR. */
+#define SCAN_BEAMS 1000
+struct scan {
+	uint32_t seq;
+	uint32_t beams;
+	float angle_min, angle_step; /* rad */
+	float ranges[SCAN_BEAMS];    /* m */
+};
+#define SCAN_TYPE "example/Scan"
+
+/* Ctrl-C / SIGTERM ends the loops cleanly. */
+static volatile sig_atomic_t example_stop;
+static void example_on_signal(int sig)
+{
+	(void)sig;
+	example_stop = 1;
+}
+static inline void example_catch_signals(void)
+{
+	signal(SIGINT, example_on_signal);
+	signal(SIGTERM, example_on_signal);
+}
+
+/* "--seconds N" (0 or absent: run until Ctrl-C). */
+static inline double example_seconds(int argc, char **argv)
+{
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--seconds"))
+			return atof(argv[i + 1]);
+	return 0;
+}
+
+/* Sleep until an absolute CLOCK_MONOTONIC time, so rates do not drift. */
+static inline void example_sleep_until(struct timespec *next, long period_ns)
+{
+	next->tv_nsec += period_ns;
+	while (next->tv_nsec >= 1000000000L) {
+		next->tv_nsec -= 1000000000L;
+		next->tv_sec++;
+	}
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, next, NULL);
+}
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * cli.h - what the `dssm` subcommands share: the command table, option
+ * helpers, formatting of sizes, ages and rates, and SIGINT/SIGTERM handling.
+ */
+#ifndef DSSM_CLI_H
+#define DSSM_CLI_H
+
+#include <signal.h>
+#include <stdio.h>
+
+#include "dssm/dssm.h"
+
+struct cli_command {
+	const char *name;
+	const char *summary;
+	int (*run)(int argc, char **argv);
+	void (*help)(FILE *out);
+};
+
+/* Subcommands (each in its own file). */
+int cmd_ls(int argc, char **argv);
+void help_ls(FILE *out);
+int cmd_info(int argc, char **argv);
+void help_info(FILE *out);
+int cmd_cat(int argc, char **argv);
+void help_cat(FILE *out);
+int cmd_top(int argc, char **argv);
+void help_top(FILE *out);
+int cmd_rm(int argc, char **argv);
+void help_rm(FILE *out);
+int cmd_cleanup(int argc, char **argv);
+void help_cleanup(FILE *out);
+int cmd_write(int argc, char **argv);
+void help_write(FILE *out);
+
+/* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
+#define EXIT_USAGE 2
+
+/* Print "dssm CMD: message" to stderr and return 1. */
+int cli_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Report a failed dssm call with dssm_last_error() and return 1. */
+int cli_dssm_error(const char *cmd, int rc);
+/* Bad usage: the message, then "see dssm CMD --help"; returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 if argv has -h or --help. */
+int cli_wants_help(int argc, char **argv);
+
+/* Open NAME[:ID]; on failure print why and return NULL. */
+dssm_stream *cli_open(const char *cmd, const char *address, int flags);
+
+/* "1.5 KiB", "300 KiB", "12 MiB" */
+void cli_format_bytes(char *out, size_t cap, double bytes);
+/* "0.2s", "3m12s", "2h05m", "-" for never */
+void cli_format_age(char *out, size_t cap, dssm_time_t age);
+/* ISO-8601 UTC with nanoseconds: 2026-11-22T03:14:36.123456789Z */
+void cli_format_time(char *out, size_t cap, dssm_time_t t);
+
+/* SIGINT/SIGTERM set cli_stop (installed without SA_RESTART so waits wake). */
+extern volatile sig_atomic_t cli_stop;
+void cli_catch_signals(void);
+
+/* Parse a number option; print a usage error and return -1 if it is not one. */
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out);
+
+#endif

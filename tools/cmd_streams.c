@@ -1,0 +1,267 @@
+/*
+ * cmd_streams.c - `dssm ls`, `info`, `top`, `rm`, `cleanup`: looking at and
+ * tidying the streams of this host.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void writer_text(const dssm_stream_info *s, char *out, size_t cap)
+{
+	if (s->writer_pid == 0)
+		snprintf(out, cap, "none");
+	else if (s->writer_alive)
+		snprintf(out, cap, "%d", (int)s->writer_pid);
+	else
+		snprintf(out, cap, "%d dead", (int)s->writer_pid);
+}
+
+/* Seconds of history the ring holds: as created, or from the measured rate. */
+static double history_seconds(const dssm_stream_info *s)
+{
+	if (s->life > 0)
+		return s->life;
+	if (s->rate_hz > 0)
+		return (double)(s->slots - 1) / s->rate_hz;
+	return 0;
+}
+
+static void print_table_header(FILE *out)
+{
+	fprintf(out, "%-24s %-20s %9s %7s %8s %-21s %9s %8s %s\n", "STREAM", "TYPE", "SIZE",
+	        "SLOTS", "HISTORY", "TIDS", "RATE Hz", "AGE", "WRITER");
+}
+
+static void print_row(FILE *out, const dssm_stream_info *s, double rate, dssm_time_t now)
+{
+	char addr[80], size[16], tids[48], age[16], writer[32], hist[16];
+	snprintf(addr, sizeof addr, "%s:%d", s->name, s->id);
+	cli_format_bytes(size, sizeof size, (double)s->max_size);
+	if (s->count)
+		snprintf(tids, sizeof tids, "%llu-%llu", (unsigned long long)s->tid_oldest,
+		         (unsigned long long)s->tid_newest);
+	else
+		snprintf(tids, sizeof tids, "-");
+	if (s->count)
+		cli_format_age(age, sizeof age, now - s->time_newest);
+	else
+		snprintf(age, sizeof age, "-");
+	double h = history_seconds(s);
+	if (h > 0)
+		snprintf(hist, sizeof hist, "%.1fs", h);
+	else
+		snprintf(hist, sizeof hist, "-");
+	writer_text(s, writer, sizeof writer);
+	fprintf(out, "%-24s %-20.20s %9s %7u %8s %-21s %9.1f %8s %s\n", addr,
+	        s->type[0] ? s->type : "-", size, s->slots, hist, tids, rate, age, writer);
+}
+
+void help_ls(FILE *out)
+{
+	fprintf(out, "usage: dssm ls\n\n"
+	             "Lists the streams of this host (of DSSM_NAMESPACE): name:id, type, largest\n"
+	             "sample, ring slots, seconds of history, the TIDs kept, the write rate over\n"
+	             "the history, the age of the newest sample, and the writer's pid ('dead'\n"
+	             "when it died without closing; 'none' when no process writes).\n\n"
+	             "example:\n  dssm ls\n");
+}
+
+int cmd_ls(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return cli_usage("ls", "takes no arguments");
+	dssm_stream_info *v;
+	int n = dssm_list(&v);
+	if (n < 0)
+		return cli_dssm_error("ls", n);
+	dssm_time_t now = dssm_now();
+	print_table_header(stdout);
+	for (int i = 0; i < n; i++)
+		print_row(stdout, &v[i], v[i].rate_hz, now);
+	free(v);
+	return 0;
+}
+
+void help_info(FILE *out)
+{
+	fprintf(out, "usage: dssm info NAME[:ID]\n\n"
+	             "Everything about one stream: layout, metadata, schema, property size,\n"
+	             "TID and time range, rate, writer.\n\n"
+	             "example:\n  dssm info scan:0\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+	if (argc != 2)
+		return cli_usage("info", "needs one stream NAME[:ID]");
+	dssm_stream *s = cli_open("info", argv[1], DSSM_READ);
+	if (!s)
+		return 1;
+	dssm_stream_info i;
+	dssm_info(s, &i);
+	char size[16], seg[16], writer[32], t0[48], t1[48];
+	cli_format_bytes(size, sizeof size, (double)i.max_size);
+	cli_format_bytes(seg, sizeof seg, (double)i.segment_bytes);
+	writer_text(&i, writer, sizeof writer);
+	printf("stream:      %s:%d\n", i.name, i.id);
+	printf("type:        %s\n", i.type[0] ? i.type : "-");
+	printf("encoding:    %s\n", i.encoding[0] ? i.encoding : "-");
+	printf("max size:    %zu bytes (%s)\n", i.max_size, size);
+	printf("slots:       %u (history of %u samples)\n", i.slots, i.slots - 1);
+	if (i.life > 0)
+		printf("life/cycle:  %.3f s / %.6f s\n", i.life, i.cycle);
+	printf("segment:     %s, mode %04o\n", seg, i.mode);
+	printf("writer:      %s%s\n", writer, i.writer_crashed ? " (a writer crashed before)" : "");
+	printf("written:     %llu samples\n", (unsigned long long)i.count);
+	if (i.count) {
+		cli_format_time(t0, sizeof t0, i.time_oldest);
+		cli_format_time(t1, sizeof t1, i.time_newest);
+		printf("tids:        %llu .. %llu\n", (unsigned long long)i.tid_oldest,
+		       (unsigned long long)i.tid_newest);
+		printf("times:       %s .. %s (%.3f s)\n", t0, t1,
+		       dssm_time_to_sec(i.time_newest - i.time_oldest));
+		printf("rate:        %.2f Hz\n", i.rate_hz);
+	}
+	printf("property:    %zu of %zu bytes\n", i.property_len, i.property_capacity);
+	const char *schema = dssm_schema(s);
+	printf("schema:      %s\n", *schema ? "" : "-");
+	if (*schema) {
+		/* indent each line of the schema */
+		for (const char *p = schema; *p;) {
+			const char *nl = strchr(p, '\n');
+			int len = nl ? (int)(nl - p) : (int)strlen(p);
+			printf("  %.*s\n", len, p);
+			p += len + (nl ? 1 : 0);
+		}
+	}
+	dssm_close(s);
+	return 0;
+}
+
+void help_top(FILE *out)
+{
+	fprintf(out, "usage: dssm top [-d SECONDS] [-n ITERATIONS]\n\n"
+	             "Shows every stream's write rate, measured over each interval (default 1 s),\n"
+	             "refreshed until Ctrl-C (or -n times). On a terminal the screen is redrawn.\n\n"
+	             "example:\n  dssm top -d 0.5\n");
+}
+
+/* Rate measured between two listings of the same stream. */
+static double interval_rate(const dssm_stream_info *prev, int nprev, const dssm_stream_info *cur,
+                            double seconds)
+{
+	for (int i = 0; i < nprev; i++)
+		if (prev[i].id == cur->id && !strcmp(prev[i].name, cur->name))
+			return cur->count >= prev[i].count ? (double)(cur->count - prev[i].count) / seconds
+			                                   : 0;
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	double interval = 1.0;
+	long iterations = -1;
+	int opt;
+	static const struct option longopts[] = {{"delay", required_argument, 0, 'd'},
+	                                         {"iterations", required_argument, 0, 'n'},
+	                                         {0, 0, 0, 0}};
+	while ((opt = getopt_long(argc, argv, "d:n:", longopts, NULL)) != -1) {
+		if (opt == 'd' && cli_parse_double("top", "-d", optarg, &interval) < 0)
+			return EXIT_USAGE;
+		if (opt == 'n' && cli_parse_long("top", "-n", optarg, &iterations) < 0)
+			return EXIT_USAGE;
+		if (opt == '?')
+			return cli_usage("top", "unknown option");
+	}
+	if (!(interval > 0))
+		return cli_usage("top", "-d must be > 0");
+	cli_catch_signals();
+	int tty = isatty(STDOUT_FILENO);
+	dssm_stream_info *prev = NULL;
+	int nprev = dssm_list(&prev);
+	if (nprev < 0)
+		return cli_dssm_error("top", nprev);
+	dssm_time_t last = dssm_now();
+	for (long it = 0; !cli_stop && (iterations < 0 || it < iterations); it++) {
+		struct timespec ts = {(time_t)interval, (long)((interval - (time_t)interval) * 1e9)};
+		nanosleep(&ts, NULL);
+		if (cli_stop)
+			break;
+		dssm_stream_info *cur;
+		int n = dssm_list(&cur);
+		if (n < 0) {
+			free(prev);
+			return cli_dssm_error("top", n);
+		}
+		dssm_time_t now = dssm_now();
+		double secs = dssm_time_to_sec(now - last);
+		if (tty)
+			fputs("\033[H\033[2J", stdout);
+		printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, interval);
+		print_table_header(stdout);
+		for (int i = 0; i < n; i++)
+			print_row(stdout, &cur[i], interval_rate(prev, nprev, &cur[i], secs), now);
+		fflush(stdout);
+		free(prev);
+		prev = cur;
+		nprev = n;
+		last = now;
+	}
+	free(prev);
+	return 0;
+}
+
+void help_rm(FILE *out)
+{
+	fprintf(out, "usage: dssm rm NAME[:ID]...\n\n"
+	             "Removes streams. Processes that have them open keep their mapping until\n"
+	             "they close; new opens fail.\n\n"
+	             "example:\n  dssm rm odom scan:1\n");
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage("rm", "needs at least one stream NAME[:ID]");
+	int status = 0;
+	for (int i = 1; i < argc; i++) {
+		char name[DSSM_NAME_MAX + 1];
+		int id;
+		int rc = dssm_parse_address(argv[i], name, &id);
+		if (rc == 0)
+			rc = dssm_remove(name, id);
+		if (rc < 0)
+			status = cli_dssm_error("rm", rc);
+	}
+	return status;
+}
+
+void help_cleanup(FILE *out)
+{
+	fprintf(out, "usage: dssm cleanup [--all-idle]\n\n"
+	             "Removes streams whose writer died without closing, and segments left\n"
+	             "half-created or damaged. With --all-idle, also streams no process writes.\n"
+	             "Prints how many it removed.\n\n"
+	             "example:\n  dssm cleanup\n");
+}
+
+int cmd_cleanup(int argc, char **argv)
+{
+	int all_idle = 0;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--all-idle"))
+			all_idle = 1;
+		else
+			return cli_usage("cleanup", "unknown argument '%s'", argv[i]);
+	}
+	int n = dssm_cleanup(all_idle);
+	if (n < 0)
+		return cli_dssm_error("cleanup", n);
+	printf("removed %d stream%s\n", n, n == 1 ? "" : "s");
+	return 0;
+}

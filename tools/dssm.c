@@ -1,0 +1,215 @@
+/*
+ * dssm.c - the `dssm` command: git-style subcommands over libdssm, and the
+ * helpers they share (errors, formatting, signals).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const struct cli_command commands[] = {
+	{"ls", "list the streams of this host", cmd_ls, help_ls},
+	{"info", "everything about one stream", cmd_info, help_info},
+	{"cat", "print samples of a stream (--follow for new ones)", cmd_cat, help_cat},
+	{"top", "live write rates of all streams", cmd_top, help_top},
+	{"write", "write a sample from the command line or stdin", cmd_write, help_write},
+	{"rm", "remove streams", cmd_rm, help_rm},
+	{"cleanup", "remove streams whose writer died", cmd_cleanup, help_cleanup},
+};
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+static void usage(FILE *out)
+{
+	fprintf(out, "usage: dssm COMMAND [ARGS...]\n\n"
+	             "Timestamped shared-memory streams. Commands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\nStreams are named NAME[:ID] (ID defaults to 0). DSSM_NAMESPACE in the\n"
+	             "environment selects an isolated set of streams.\n\n"
+	             "examples:\n"
+	             "  dssm ls\n"
+	             "  dssm cat odom --follow --format json\n"
+	             "  dssm help cat\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "-h") || !strcmp(name, "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(name, "--version")) {
+		printf("dssm 0.1.0\n");
+		return 0;
+	}
+	int help = !strcmp(name, "help");
+	if (help) {
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		name = argv[2];
+	}
+	for (size_t i = 0; i < NCOMMANDS; i++) {
+		if (strcmp(commands[i].name, name) != 0)
+			continue;
+		if (help || cli_wants_help(argc - 1, argv + 1)) {
+			commands[i].help(stdout);
+			return 0;
+		}
+		return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "dssm: unknown command '%s'\n\n", name);
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+/* ---- shared helpers ---- */
+
+int cli_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "dssm %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_dssm_error(const char *cmd, int rc)
+{
+	(void)rc;
+	return cli_error(cmd, "%s", dssm_last_error());
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "dssm %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n(see: dssm %s --help)\n", cmd);
+	return EXIT_USAGE;
+}
+
+int cli_wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
+			return 1;
+	return 0;
+}
+
+dssm_stream *cli_open(const char *cmd, const char *address, int flags)
+{
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	dssm_stream *s = NULL;
+	int rc = dssm_parse_address(address, name, &id);
+	if (rc == 0)
+		rc = dssm_open(name, id, flags, &s);
+	if (rc < 0) {
+		cli_dssm_error(cmd, rc);
+		return NULL;
+	}
+	return s;
+}
+
+void cli_format_bytes(char *out, size_t cap, double bytes)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(out, cap, "%.0f %s", bytes, units[u]);
+	else
+		snprintf(out, cap, bytes < 10 ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+void cli_format_age(char *out, size_t cap, dssm_time_t age)
+{
+	double s = dssm_time_to_sec(age);
+	if (s < 0)
+		snprintf(out, cap, "-%.1fs", -s); /* sample stamped in the future */
+	else if (s < 60)
+		snprintf(out, cap, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(out, cap, "%dm%02ds", (int)s / 60, (int)s % 60);
+	else if (s < 86400 * 3)
+		snprintf(out, cap, "%dh%02dm", (int)(s / 3600), ((int)s % 3600) / 60);
+	else
+		snprintf(out, cap, "%dd", (int)(s / 86400));
+}
+
+void cli_format_time(char *out, size_t cap, dssm_time_t t)
+{
+	time_t sec = (time_t)(t / DSSM_NSEC_PER_SEC);
+	long ns = (long)(t % DSSM_NSEC_PER_SEC);
+	if (ns < 0) {
+		ns += DSSM_NSEC_PER_SEC;
+		sec--;
+	}
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char date[32];
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, cap, "%s.%09ldZ", date, ns);
+}
+
+volatile sig_atomic_t cli_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	cli_stop = 1;
+}
+
+void cli_catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(text ? text : "", &end);
+	if (!text || !*text || *end || errno) {
+		cli_usage(cmd, "%s needs a number, got '%s'", opt, text ? text : "");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text ? text : "", &end, 10);
+	if (!text || !*text || *end || errno) {
+		cli_usage(cmd, "%s needs a whole number, got '%s'", opt, text ? text : "");
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
