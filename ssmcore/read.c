@@ -143,6 +143,16 @@ static dssm_time_t time_of(const dssm_stream *s, uint64_t tid)
 	return atomic_load_explicit(&s->times[tid % s->num], memory_order_relaxed);
 }
 
+/* Time of the sample `off` places after the one in slot `base`: the search
+ * walks slot positions, not TIDs, to avoid a 64-bit division per probe. */
+static dssm_time_t time_at(const dssm_stream *s, uint64_t base, uint64_t off)
+{
+	uint64_t slot = base + off;
+	if (slot >= s->num)
+		slot -= s->num;
+	return atomic_load_explicit(&s->times[slot], memory_order_relaxed);
+}
+
 /* The newest TID with time <= t, by binary search over the compact times
  * table. Returns 0 and *found, or DSSM_ENODATA / DSSM_ETOOOLD, or
  * DSSM_EAGAIN when the writer lapped the search (caller retries). */
@@ -163,18 +173,20 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *found, uint64_t *c
 		return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
 		                  (long long)t, s->name, s->id);
 	}
-	/* Invariant: time(lo) <= t < time(hi). */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (time_of(s, mid) <= t)
-			lo = mid;
+	/* Invariant: time(first + a) <= t < time(first + b), as offsets from the
+	 * oldest kept sample, whose slot is `base`. */
+	uint64_t first = lo, base = lo % s->num, a = 0, b = hi - lo;
+	while (b - a > 1) {
+		uint64_t mid = a + (b - a) / 2;
+		if (time_at(s, base, mid) <= t)
+			a = mid;
 		else
-			hi = mid;
+			b = mid;
 	}
-	/* Every probe was at a TID >= the first lo; if that one is intact, all were. */
-	if (!still_valid(s, oldest_kept(commit, s->num)))
+	/* Every probe was at a TID >= first; if that one is intact, all were. */
+	if (!still_valid(s, first))
 		return DSSM_EAGAIN;
-	*found = lo;
+	*found = first + a;
 	return 0;
 }
 

@@ -4,16 +4,18 @@
  * The writer must not pay a system call when nobody sleeps, so sleepers
  * announce themselves in `waiters` and the writer wakes only when it is
  * non-zero. The lost-wakeup argument (docs/design.md, "Waiting") is the
- * store-buffering pattern with a seq_cst fence on each side:
+ * store-buffering pattern, made safe by sequential consistency on each side:
  *
- *   waiter:  waiters += 1; fence(seq_cst); seq = wake_seq; check commit;
- *            futex_wait(&wake_seq, seq)
- *   writer:  commit = T + 1 (release); fence(seq_cst); if (waiters) {
+ *   waiter:  waiters += 1 (seq_cst); fence(seq_cst); seq = wake_seq;
+ *            check commit; futex_wait(&wake_seq, seq)
+ *   writer:  commit = T + 1 (seq_cst store); if (waiters (seq_cst load)) {
  *            wake_seq += 1; futex_wake(&wake_seq, all) }
  *
- * Either the waiter's check sees the new commit, or the writer sees
- * waiters > 0 and bumps wake_seq after the waiter read it, so the waiter's
- * futex_wait returns at once (value changed) or is woken.
+ * In the single total order S either the waiter's fence comes before the
+ * writer's load of waiters (which then sees the increment and wakes), or
+ * the writer's store of commit comes before the fence (and the waiter's
+ * check sees the new commit). If the writer bumps wake_seq after the waiter
+ * read it, futex_wait returns at once because the value changed.
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,8 +42,7 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 
 void dssm__wake(struct dssm_shm_header *h)
 {
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&h->waiters, memory_order_relaxed) == 0)
+	if (atomic_load_explicit(&h->waiters, memory_order_seq_cst) == 0)
 		return;
 	atomic_fetch_add_explicit(&h->wake_seq, 1, memory_order_relaxed);
 	futex(&h->wake_seq, FUTEX_WAKE, INT_MAX, NULL);
@@ -77,7 +78,7 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 	dssm_time_t deadline = timeout < 0 ? INT64_MAX : start + timeout;
 	/* Spin: a sample due within microseconds is caught without a context switch. */
 	dssm_time_t spin_end = start + (s->spin < timeout || timeout < 0 ? s->spin : timeout);
-	for (unsigned i = 0;; i++) {
+	for (unsigned i = 0; s->spin > 0; i++) {
 		for (int k = 0; k < 64; k++) {
 			if (ready(s, arg))
 				return 0;

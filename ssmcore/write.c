@@ -6,8 +6,8 @@
  *      byte of the new data will, after its acquire fence, see the claim and
  *      discard its copy of the old sample T - slots.
  *   2. fill the slot's data, its header (tid, time, len) and times[T % slots].
- *   3. commit := T + 1 (release): readers that acquire the new commit see all
- *      of step 2. Then wake sleeping readers, if any.
+ *   3. commit := T + 1 (seq_cst, so at least release): readers that acquire
+ *      the new commit see all of step 2. Then wake sleeping readers, if any.
  * The writer never waits for readers and never takes a lock.
  */
 #include <string.h>
@@ -42,7 +42,10 @@ static int64_t publish(dssm_stream *s, uint64_t tid, size_t len, dssm_time_t t)
 	atomic_store_explicit(&sh->len, (uint64_t)len, memory_order_relaxed);
 	atomic_store_explicit(&s->times[tid % s->num], t, memory_order_relaxed);
 	atomic_store_explicit(&h->last_time, t, memory_order_relaxed);
-	atomic_store_explicit(&h->commit, tid + 1, memory_order_release);
+	/* seq_cst (not just release): with dssm__wake's seq_cst load of waiters
+	 * this is the writer's half of the lost-wakeup argument in wait.c. On
+	 * x86 it is one xchg, on ARMv8 an stlr: cheaper than a separate fence. */
+	atomic_store_explicit(&h->commit, tid + 1, memory_order_seq_cst);
 	s->last_time = t;
 	dssm__wake(h);
 	return (int64_t)tid;
