@@ -2,12 +2,17 @@
 # run-tests.sh TEST... - run test binaries, each in its own namespace, and
 # print one closing line "N passed, N failed".
 set -u
+# --qemu PROGRAM (anywhere in the arguments) runs each test under it.
+runner=() list=()
+while [ $# -gt 0 ]; do
+	if [ "$1" = --qemu ]; then runner=("$2"); shift 2; else list+=("$1"); shift; fi
+done
 passed=0 failed=0 failures=()
-for t in "$@"; do
+for t in "${list[@]}"; do
 	name=$(basename "$t")
 	log=$(mktemp)
 	start=$(date +%s.%N)
-	if "$t" >"$log" 2>&1; then
+	if "${runner[@]}" "$t" >"$log" 2>&1; then
 		passed=$((passed + 1))
 		printf '  ok    %-28s %5.1fs\n' "$name" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')"
 	else

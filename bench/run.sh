@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# run.sh - `make bench`: every benchmark beside its baseline in one run, then
+# the ping-pong latency distributions drawn with gnuplot (installed if missing).
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+out=$BUILD/bench
+mkdir -p "$out"
+"$BUILD/bench/bench_core" --out "$out" "$@" | tee "$out/bench_core.txt"
+
+if ! command -v gnuplot >/dev/null; then
+	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
+		{ echo "(gnuplot not available: no plot)"; exit 0; }
+fi
+for tag in spin-cross block-cross block-same; do
+	[ -s "$out/pingpong-$tag-dssm.dat" ] || continue
+	gnuplot <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/pingpong-$tag.png"
+set title "64 B round trip, $tag: dssm streams vs plain shared memory"
+set xlabel "round trip (us)"; set ylabel "count"; set logscale y
+set style fill transparent solid 0.5 noborder
+stats "$out/pingpong-$tag-plain.dat" using (\$1/1000) nooutput name "P"
+lim = P_median * 8
+bw = lim / 120.0
+bin(x) = bw * floor(x / bw) + bw / 2
+set xrange [0:lim]
+plot "$out/pingpong-$tag-dssm.dat" using (bin(\$1/1000)):(1) smooth frequency with boxes title "dssm", \
+     "$out/pingpong-$tag-plain.dat" using (bin(\$1/1000)):(1) smooth frequency with boxes title "plain"
+GP
+	echo "plot: $out/pingpong-$tag.png"
+done

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# cli-test.sh DSSM - integration tests of the `dssm` command as a user runs
+# it: real processes, real shared memory, checked on what they print.
+set -u
+DSSM=${1:-build/dssm}
+BUILD=$(dirname "$DSSM")
+export DSSM_NAMESPACE=cli-$$
+passed=0 failed=0
+tmp=$(mktemp -d)
+cleanup() {
+	DSSM_NAMESPACE=$DSSM_NAMESPACE "$DSSM" cleanup --all-idle >/dev/null 2>&1
+	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE:" ); do rm -f "/dev/shm/$s"; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+check() { # check NAME COMMAND... : passes when the command succeeds
+	local name=$1; shift
+	if "$@" >"$tmp/out" 2>&1; then
+		passed=$((passed + 1)); echo "  ok    $name"
+	else
+		failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$tmp/out" | tail -15
+	fi
+}
+has() { grep -q -- "$1" "$2"; }
+
+t_help() {
+	"$DSSM" --help | grep -q "examples:" || return 1
+	for c in ls info cat top write rm cleanup; do
+		"$DSSM" $c --help | grep -q "example" || { echo "no example in $c --help"; return 1; }
+		"$DSSM" help $c | grep -q "usage: dssm $c" || return 1
+	done
+}
+t_unknown() { "$DSSM" frobnicate 2>"$tmp/e"; [ $? -eq 2 ] && has "unknown command" "$tmp/e"; }
+t_write_ls() {
+	[ "$("$DSSM" write note hello --create 64)" = 0 ] || return 1
+	[ "$("$DSSM" write note world)" = 1 ] || return 1
+	printf 'abc' | "$DSSM" write note >/dev/null || return 1
+	"$DSSM" ls >"$tmp/ls"; cat "$tmp/ls"
+	grep -E "^note:0 +- +64 B +121 +10.0s +0-2 " "$tmp/ls"
+}
+t_cat() {
+	"$DSSM" cat note -n 0 >"$tmp/c" 2>"$tmp/e" || return 1
+	has "|hello|" "$tmp/c" && has "|abc|" "$tmp/c" && has "3 samples, 13 B, 0 missed" "$tmp/e"
+}
+t_cat_json() {
+	"$DSSM" cat note -n 2 --format json >"$tmp/j" 2>/dev/null || return 1
+	[ "$(wc -l <"$tmp/j")" -eq 2 ] && has '"tid":1,' "$tmp/j" && has '"data_hex":"616263"' "$tmp/j"
+}
+t_cat_raw() { [ "$("$DSSM" cat note --format raw 2>/dev/null)" = abc ]; }
+t_cat_errors() {
+	"$DSSM" cat note --format xml 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	"$DSSM" cat nosuch 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream 'nosuch:0'" "$tmp/e" || return 1
+	"$DSSM" cat 'bad/name' 2>"$tmp/e"; [ $? -eq 1 ] && has "character 0x2f" "$tmp/e" || return 1
+	"$DSSM" cat note:x 2>"$tmp/e"; [ $? -eq 1 ] && has "not a number" "$tmp/e"
+}
+t_write_errors() {
+	"$DSSM" write note "$(head -c 65 /dev/zero | tr '\0' x)" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
+	has "max_size is 64" "$tmp/e" || return 1
+	"$DSSM" write note x --time 1 2>"$tmp/e"; [ $? -eq 1 ] && has "older than the previous" "$tmp/e" || return 1
+	"$DSSM" write note x --create 128 2>"$tmp/e"; [ $? -eq 1 ] && has "max_size 64, asked 128" "$tmp/e"
+}
+t_info() {
+	"$DSSM" info note >"$tmp/i" || return 1
+	has "slots:       121 (history of 120 samples)" "$tmp/i" && has "written:     3 samples" "$tmp/i"
+}
+t_follow() {
+	"$DSSM" cat note --follow -n 0 --format json >"$tmp/f" 2>"$tmp/fe" &
+	local pid=$!
+	sleep 0.3
+	for w in one two three; do "$DSSM" write note $w >/dev/null; done
+	sleep 0.3
+	kill -INT $pid; wait $pid; local rc=$?
+	cat "$tmp/f" "$tmp/fe"
+	[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/f")" -eq 6 ] && has "6 samples" "$tmp/fe" && has '"data_hex":"7468726565"' "$tmp/f"
+}
+t_top() {
+	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
+	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
+}
+t_crash_cleanup() {
+	"$BUILD/examples/odometry" >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.3
+	"$DSSM" ls | grep -E "^odom:0 .* $pid\$" || return 1
+	kill -9 $pid; wait $pid 2>/dev/null
+	"$DSSM" ls | tee "$tmp/l" | grep -E "^odom:0 .* $pid dead\$" || return 1
+	"$DSSM" cat odom --format json >/dev/null 2>&1 || return 1   # data still readable
+	"$DSSM" cleanup | grep -q "removed 1 stream$" || return 1
+	! "$DSSM" ls | grep -q "^odom:0"
+}
+t_rm() {
+	"$DSSM" rm note || return 1
+	"$DSSM" rm note 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream 'note:0'" "$tmp/e"
+}
+t_sigterm_summary() {
+	"$DSSM" write pulse x --create 8 >/dev/null || return 1
+	"$DSSM" cat pulse --follow >/dev/null 2>"$tmp/s" &
+	local pid=$!; sleep 0.3; kill -TERM $pid; wait $pid
+	has "1 samples" "$tmp/s"
+}
+
+check "dssm --help and every command's --help" t_help
+check "unknown command exits 2" t_unknown
+check "write --create, then ls shows it" t_write_ls
+check "cat prints the history and a summary" t_cat
+check "cat --format json" t_cat_json
+check "cat --format raw" t_cat_raw
+check "cat: bad format, missing stream, bad names" t_cat_errors
+check "write: too big, backwards, layout mismatch" t_write_errors
+check "info" t_info
+check "cat --follow prints new samples until SIGINT" t_follow
+check "top -n 1" t_top
+check "killed writer shows dead; cleanup removes it" t_crash_cleanup
+check "rm" t_rm
+check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
+echo "cli: $passed passed, $failed failed"
+[ $failed -eq 0 ]
