@@ -74,14 +74,19 @@ int main(int argc, char **argv)
 
 /* ---- shared helpers ---- */
 
+static void vreport(const char *cmd, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "dssm %s: ", cmd);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "dssm %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(cmd, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -94,11 +99,10 @@ int cli_dssm_error(const char *cmd, int rc)
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	fprintf(stderr, "dssm %s: ", cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(cmd, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\n(see: dssm %s --help)\n", cmd);
+	fprintf(stderr, "(see: dssm %s --help)\n", cmd);
 	return EXIT_USAGE;
 }
 
