@@ -23,12 +23,13 @@ OPT ?= -O2 -g
 SANFLAGS ?=
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -fPIC -pthread -Iinclude
 CFLAGS_ALL = $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(CFLAGS)
-LDLIBS_ALL = -pthread -lm -lrt $(LDLIBS)
+LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
+EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
-CORE_SRC := $(wildcard ssmcore/*.c)
+CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c)
 COMPAT_SRC := compat/ssm_compat.c
-TOOL_SRC := $(wildcard tools/*.c)
+TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -51,7 +52,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h tools/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -66,7 +67,7 @@ $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -o $@ $^ $(LDLIBS_ALL)
 
 $(DSSM_BIN): $(TOOL_OBJ) $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)

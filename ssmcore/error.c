@@ -31,6 +31,8 @@ static const char *const error_names[] = {
 	[15] = "DSSM_ECORRUPT: not a dssm stream, or damaged",
 	[16] = "DSSM_ESTATE: call does not fit the handle's state",
 	[17] = "DSSM_EAGAIN: concurrent update, try again",
+	[18] = "DSSM_EPROTO: wire protocol violation",
+	[19] = "DSSM_ECONN: connection failed or lost",
 };
 
 const char *dssm_strerror(int code)

@@ -34,6 +34,9 @@ pid_t dssm__owner_pid(uint64_t owner);
 int dssm__map_segment(const char *segname, dssm_stream **out);
 int dssm__acquire_writer(dssm_stream *s);
 
+/* read.c: make the next read_next start at TID `next` (reporting as
+ * missed whatever left the history before it). */
+void dssm__set_next(dssm_stream *s, uint64_t next);
 /* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
 

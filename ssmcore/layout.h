@@ -137,6 +137,9 @@ struct dssm_stream {
 	dssm_time_t spin;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
+	/* set for a stream reached through a proxy (connector/remote.c); then
+	 * the shared-memory fields above are unused */
+	struct dssm_remote *remote;
 };
 
 static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../connector/remote.h"
+#include "../connector/wire.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define DSSM_TSAN 1
@@ -119,6 +121,8 @@ static int check_reader(dssm_stream *s, void *buf, size_t cap)
 
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
+	if (s && s->remote && (buf || !cap))
+		return dssm__remote_read(s, WIRE_READ_LAST, 0, buf, cap, info, NULL, 0, NULL, NULL);
 	int rc = check_reader(s, buf, cap);
 	for (int i = 0; rc == 0 && i < READ_RETRIES; i++) {
 		uint64_t commit = load_commit(s);
@@ -134,6 +138,8 @@ int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 
 int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
 {
+	if (s && s->remote && (buf || !cap))
+		return dssm__remote_read(s, WIRE_READ_TID, tid, buf, cap, info, NULL, 0, NULL, NULL);
 	int rc = check_reader(s, buf, cap);
 	return rc < 0 ? rc : dssm__read_at(s, tid, buf, cap, info);
 }
@@ -192,6 +198,9 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *found, uint64_t *c
 
 int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info)
 {
+	if (s && s->remote && (buf || !cap))
+		return dssm__remote_read(s, WIRE_READ_TIME, (uint64_t)t, buf, cap, info, NULL, 0, NULL,
+		                         NULL);
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -212,6 +221,8 @@ int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sa
 
 int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed)
 {
+	if (s && s->remote && (buf || !cap))
+		return dssm__remote_read(s, WIRE_READ_NEXT, 0, buf, cap, info, NULL, 0, NULL, missed);
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -240,8 +251,34 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 	return rc;
 }
 
+void dssm__set_next(dssm_stream *s, uint64_t next)
+{
+	/* pos = next - 1, wrapping to UINT64_MAX for 0: read_next adds 1. */
+	s->has_pos = 1;
+	s->pos = next - 1;
+}
+
+int dssm_subscribe(dssm_stream *s, int from, uint64_t tid)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	if (from != DSSM_FROM_NOW && from != DSSM_FROM_TID && from != DSSM_FROM_OLDEST)
+		return dssm__fail(DSSM_EINVAL, "dssm_subscribe: from %d", from);
+	if (s->remote)
+		return dssm__remote_subscribe(s, from, tid);
+	if (from == DSSM_FROM_OLDEST)
+		s->has_pos = 0;
+	else
+		dssm__set_next(s, from == DSSM_FROM_TID
+		                      ? tid
+		                      : atomic_load_explicit(&s->hdr->commit, memory_order_acquire));
+	return 0;
+}
+
 int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
+	if (s && s->remote && (buf || !cap))
+		return dssm__remote_read(s, WIRE_READ_BACK, 0, buf, cap, info, NULL, 0, NULL, NULL);
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -256,6 +293,9 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before
                       dssm_sample_info *before_info, void *after, size_t after_cap,
                       dssm_sample_info *after_info)
 {
+	if (s && s->remote && (before || !before_cap) && (after || !after_cap))
+		return dssm__remote_read(s, WIRE_READ_BRACKET, (uint64_t)t, before, before_cap,
+		                         before_info, after, after_cap, after_info, NULL);
 	int rc = check_reader(s, before, before_cap);
 	if (rc == 0)
 		rc = check_reader(s, after, after_cap);
@@ -279,6 +319,17 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before
 
 int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
 {
+	if (s && s->remote) {
+		dssm_stream_info info;
+		int rc = dssm__remote_info(s, &info);
+		if (rc == 0 && info.count == 0)
+			rc = dssm__fail(DSSM_ENODATA, "stream '%s:%d' holds no sample yet", s->name, s->id);
+		if (rc == 0 && oldest)
+			*oldest = info.tid_oldest;
+		if (rc == 0 && newest)
+			*newest = info.tid_newest;
+		return rc;
+	}
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	uint64_t commit = load_commit(s);
@@ -295,6 +346,9 @@ int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
 
 int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 {
+	if (s && s->remote)
+		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
+		                  s->name, s->id);
 	if (!s || !v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
 	uint64_t commit = load_commit(s);
@@ -316,6 +370,9 @@ int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 
 int dssm_view_last(dssm_stream *s, dssm_view *v)
 {
+	if (s && s->remote)
+		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
+		                  s->name, s->id);
 	if (!s || !v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
 	int rc = DSSM_ETOOOLD;
@@ -330,6 +387,9 @@ int dssm_view_last(dssm_stream *s, dssm_view *v)
 
 int dssm_view_check(dssm_stream *s, const dssm_view *v)
 {
+	if (s && s->remote)
+		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
+		                  s->name, s->id);
 	if (!s || !v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
 	if (!still_valid(s, v->tid))

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "../connector/remote.h"
+#include "../connector/wire.h"
 
 #define READY_WAIT_NS (2 * DSSM_NSEC_PER_SEC)
 
@@ -396,6 +398,10 @@ int dssm__acquire_writer(dssm_stream *s)
 
 void dssm_close(dssm_stream *s)
 {
+	if (s && s->remote) {
+		dssm__remote_close(s);
+		return;
+	}
 	if (!s)
 		return;
 	if (s->writable) {

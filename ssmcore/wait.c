@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "../connector/remote.h"
+#include "../connector/wire.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -110,6 +112,8 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 
 int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 {
+	if (s && s->remote)
+		return dssm__remote_wait(s, WIRE_WAIT_TID, tid, timeout);
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, tid_ready, tid, timeout);
@@ -117,6 +121,8 @@ int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 
 int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 {
+	if (s && s->remote)
+		return dssm__remote_wait(s, WIRE_WAIT_NEW, 0, timeout);
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, tid_ready, s->has_pos ? s->pos + 1 : 0, timeout);
@@ -124,6 +130,8 @@ int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
 {
+	if (s && s->remote)
+		return dssm__remote_wait(s, WIRE_WAIT_TIME, (uint64_t)t, timeout);
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, time_ready, (uint64_t)t, timeout);

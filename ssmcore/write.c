@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../connector/remote.h"
+#include "../connector/wire.h"
 
 static int check_writer(dssm_stream *s)
 {
@@ -66,6 +68,8 @@ static int check_sample(dssm_stream *s, size_t len, dssm_time_t t)
 
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 {
+	if (s && s->remote)
+		return dssm__remote_write(s, data, len, t);
 	int rc = check_writer(s);
 	if (rc < 0)
 		return rc;
@@ -84,6 +88,8 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 {
+	if (s && s->remote && buf)
+		return dssm__remote_borrow(s, buf, capacity);
 	int rc = check_writer(s);
 	if (rc < 0)
 		return rc;
@@ -102,6 +108,8 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 
 int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 {
+	if (s && s->remote)
+		return dssm__remote_commit(s, len, t);
 	int rc = check_writer(s);
 	if (rc < 0)
 		return rc;
@@ -119,6 +127,8 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 
 int dssm_write_abandon(dssm_stream *s)
 {
+	if (s && s->remote)
+		return dssm__remote_abandon(s);
 	int rc = check_writer(s);
 	if (rc < 0)
 		return rc;

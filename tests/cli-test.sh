@@ -51,7 +51,9 @@ t_cat_raw() { [ "$("$DSSM" cat note --format raw 2>/dev/null)" = abc ]; }
 t_cat_errors() {
 	"$DSSM" cat note --format xml 2>"$tmp/e"; [ $? -eq 2 ] || return 1
 	"$DSSM" cat nosuch 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream 'nosuch:0'" "$tmp/e" || return 1
-	"$DSSM" cat 'bad/name' 2>"$tmp/e"; [ $? -eq 1 ] && has "character 0x2f" "$tmp/e" || return 1
+	"$DSSM" cat 'bad*name' 2>"$tmp/e"; [ $? -eq 1 ] && has "character 0x2a" "$tmp/e" || return 1
+	"$DSSM" cat 'no-such-host.invalid:5800/x' 2>"$tmp/e"; [ $? -eq 1 ] && has "cannot resolve" "$tmp/e" || return 1
+	"$DSSM" cat '127.0.0.1:1/x' 2>"$tmp/e"; [ $? -eq 1 ] && has "Connection refused" "$tmp/e" || return 1
 	"$DSSM" cat note:x 2>"$tmp/e"; [ $? -eq 1 ] && has "not a number" "$tmp/e"
 }
 t_write_errors() {

@@ -32,6 +32,10 @@ int cmd_cleanup(int argc, char **argv);
 void help_cleanup(FILE *out);
 int cmd_write(int argc, char **argv);
 void help_write(FILE *out);
+int cmd_proxy(int argc, char **argv);
+void help_proxy(FILE *out);
+int cmd_ping(int argc, char **argv);
+void help_ping(FILE *out);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2
@@ -45,7 +49,7 @@ int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
 /* 1 if argv has -h or --help. */
 int cli_wants_help(int argc, char **argv);
 
-/* Open NAME[:ID]; on failure print why and return NULL. */
+/* Open NAME[:ID] or HOST:PORT/NAME[:ID]; on failure print why and return NULL. */
 dssm_stream *cli_open(const char *cmd, const char *address, int flags);
 
 /* "1.5 KiB", "300 KiB", "12 MiB" */

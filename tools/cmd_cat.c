@@ -62,7 +62,7 @@ static void print_sample(FILE *out, enum format f, const unsigned char *p,
 void help_cat(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm cat NAME[:ID] [-n N] [--follow] [--format hex|raw|json]\n\n"
+	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format hex|raw|json]\n\n"
 	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring.\n"
@@ -72,7 +72,8 @@ void help_cat(FILE *out)
 	        "examples:\n"
 	        "  dssm cat odom\n"
 	        "  dssm cat scan:1 -n 10 --format json\n"
-	        "  dssm cat odom --follow --format raw > odom.bin\n");
+	        "  dssm cat odom --follow --format raw > odom.bin\n"
+	        "  dssm cat robot.local:5800/scan --follow\n");
 }
 
 int cmd_cat(int argc, char **argv)
@@ -125,23 +126,26 @@ int cmd_cat(int argc, char **argv)
 	cli_catch_signals();
 	uint64_t printed = 0, bytes = 0, missed_total = 0;
 	int status = 0;
-	/* The first sample to print: the last N of the history. */
+	/* The first sample to print: the last N of the history. Subscribing
+	 * there makes a remote proxy push samples instead of answering a round
+	 * trip per sample; locally it just positions the handle. */
 	uint64_t oldest = 0, newest = 0;
-	int first = dssm_tid_range(s, &oldest, &newest) == 0;
+	int have = dssm_tid_range(s, &oldest, &newest) == 0;
 	uint64_t start_tid = oldest;
-	if (first && last_n != 0 && newest - oldest + 1 > (uint64_t)last_n)
+	if (have && last_n != 0 && newest - oldest + 1 > (uint64_t)last_n)
 		start_tid = newest + 1 - (uint64_t)last_n;
-	int rc;
-	while (!cli_stop) {
+	int rc = have ? dssm_subscribe(s, DSSM_FROM_TID, start_tid)
+	              : dssm_subscribe(s, DSSM_FROM_OLDEST, 0);
+	if (rc < 0)
+		status = cli_dssm_error("cat", rc);
+	if (!have && !follow) {
+		fprintf(stderr, "dssm cat: %s has no samples yet\n", argv[optind]);
+		cli_stop = 1;
+	}
+	while (!cli_stop && status == 0) {
 		dssm_sample_info si;
 		uint64_t missed = 0;
-		if (first) {
-			/* If it was overwritten meanwhile, read_next starts at the oldest. */
-			rc = dssm_read_tid(s, start_tid, buf, info.max_size, &si);
-			first = 0;
-		} else {
-			rc = dssm_read_next(s, buf, info.max_size, &si, &missed);
-		}
+		rc = dssm_read_next(s, buf, info.max_size, &si, &missed);
 		if (rc == 0) {
 			print_sample(stdout, f, buf, &si, missed);
 			printed++;
@@ -151,22 +155,17 @@ int cmd_cat(int argc, char **argv)
 				break;
 			continue;
 		}
-		if (rc == DSSM_ETOOOLD)
-			continue; /* lapped while positioning: read_next catches up */
-		if (!follow) {
-			if (rc != DSSM_ENODATA && rc != DSSM_EFUTURE)
-				status = cli_dssm_error("cat", rc);
-			else if (rc == DSSM_ENODATA)
-				fprintf(stderr, "dssm cat: %s has no samples yet\n", argv[optind]);
-			break;
-		}
-		if (rc != DSSM_ENODATA && rc != DSSM_EFUTURE) {
+		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT) {
 			status = cli_dssm_error("cat", rc);
 			break;
 		}
 		fflush(stdout);
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
-		dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
+		rc = dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
+		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA) {
+			status = cli_dssm_error("cat", rc);
+			break;
+		}
 	}
 	fflush(stdout);
 	char b[16];

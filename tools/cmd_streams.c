@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 
 static void writer_text(const dssm_stream_info *s, char *out, size_t cap)
 {
@@ -62,21 +63,21 @@ static void print_row(FILE *out, const dssm_stream_info *s, double rate, dssm_ti
 
 void help_ls(FILE *out)
 {
-	fprintf(out, "usage: dssm ls\n\n"
-	             "Lists the streams of this host (of DSSM_NAMESPACE): name:id, type, largest\n"
+	fprintf(out, "usage: dssm ls [HOST:PORT]\n\n"
+	             "Lists the streams of this host (of DSSM_NAMESPACE), or of the proxy at\n"
+	             "HOST:PORT: name:id, type, largest\n"
 	             "sample, ring slots, seconds of history, the TIDs kept, the write rate over\n"
 	             "the history, the age of the newest sample, and the writer's pid ('dead'\n"
 	             "when it died without closing; 'none' when no process writes).\n\n"
-	             "example:\n  dssm ls\n");
+	             "examples:\n  dssm ls\n  dssm ls robot.local:5800\n");
 }
 
 int cmd_ls(int argc, char **argv)
 {
-	(void)argv;
-	if (argc > 1)
-		return cli_usage("ls", "takes no arguments");
+	if (argc > 2)
+		return cli_usage("ls", "takes at most one HOST:PORT");
 	dssm_stream_info *v;
-	int n = dssm_list(&v);
+	int n = argc == 2 ? dssm_list_remote(argv[1], &v) : dssm_list(&v);
 	if (n < 0)
 		return cli_dssm_error("ls", n);
 	dssm_time_t now = dssm_now();
@@ -89,7 +90,7 @@ int cmd_ls(int argc, char **argv)
 
 void help_info(FILE *out)
 {
-	fprintf(out, "usage: dssm info NAME[:ID]\n\n"
+	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID]\n\n"
 	             "Everything about one stream: layout, metadata, schema, property size,\n"
 	             "TID and time range, rate, writer.\n\n"
 	             "example:\n  dssm info scan:0\n");

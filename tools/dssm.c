@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 
 static const struct cli_command commands[] = {
 	{"ls", "list the streams of this host", cmd_ls, help_ls},
@@ -18,6 +19,8 @@ static const struct cli_command commands[] = {
 	{"write", "write a sample from the command line or stdin", cmd_write, help_write},
 	{"rm", "remove streams", cmd_rm, help_rm},
 	{"cleanup", "remove streams whose writer died", cmd_cleanup, help_cleanup},
+	{"proxy", "serve this host's streams to other hosts over TCP", cmd_proxy, help_proxy},
+	{"ping", "clock offset and round trip to a proxy", cmd_ping, help_ping},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -27,8 +30,9 @@ static void usage(FILE *out)
 	             "Timestamped shared-memory streams. Commands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\nStreams are named NAME[:ID] (ID defaults to 0). DSSM_NAMESPACE in the\n"
-	             "environment selects an isolated set of streams.\n\n"
+	fprintf(out, "\nStreams are named NAME[:ID] (ID defaults to 0), or HOST:PORT/NAME[:ID]\n"
+	             "through a `dssm proxy` on another host. DSSM_NAMESPACE in the environment\n"
+	             "selects an isolated set of streams.\n\n"
 	             "examples:\n"
 	             "  dssm ls\n"
 	             "  dssm cat odom --follow --format json\n"
@@ -116,12 +120,8 @@ int cli_wants_help(int argc, char **argv)
 
 dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 {
-	char name[DSSM_NAME_MAX + 1];
-	int id;
 	dssm_stream *s = NULL;
-	int rc = dssm_parse_address(address, name, &id);
-	if (rc == 0)
-		rc = dssm_open(name, id, flags, &s);
+	int rc = dssm_open_address(address, flags, &s);
 	if (rc < 0) {
 		cli_dssm_error(cmd, rc);
 		return NULL;

@@ -72,7 +72,9 @@ enum {
 	DSSM_ECORRUPT = -15,   /* a shared segment is not a dssm stream or is damaged */
 	DSSM_ESTATE = -16,     /* the call does not fit the handle's state */
 	DSSM_EAGAIN = -17,     /* try again: a concurrent update kept changing */
-	DSSM_ERRNO_MIN = -17
+	DSSM_EPROTO = -18,     /* a peer broke the wire protocol (docs/protocol.md) */
+	DSSM_ECONN = -19,      /* connecting failed, or the connection was lost */
+	DSSM_ERRNO_MIN = -19
 };
 
 /* The name of an error code ("DSSM_ETOOOLD: sample left the history"). */
@@ -190,6 +192,17 @@ int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 int dssm_read_bracket(dssm_stream *s, dssm_time_t t,
                       void *before, size_t before_cap, dssm_sample_info *before_info,
                       void *after, size_t after_cap, dssm_sample_info *after_info);
+
+/* Where the next dssm_read_next starts: after the newest sample now
+ * (DSSM_FROM_NOW), at TID `tid` (DSSM_FROM_TID: resume after the last one
+ * handled; what left the history is reported as missed), or at the oldest
+ * kept (DSSM_FROM_OLDEST). On a remote handle (connector.h) it also makes
+ * the proxy push every new sample, so read_next and wait_new cost no round
+ * trip. */
+#define DSSM_FROM_NOW 0
+#define DSSM_FROM_TID 1
+#define DSSM_FROM_OLDEST 2
+int dssm_subscribe(dssm_stream *s, int from, uint64_t tid);
 
 /* The TIDs of the oldest and newest sample kept. DSSM_ENODATA when empty. */
 int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest);

@@ -1,0 +1,327 @@
+/*
+ * wire.c - little-endian field encoding, bounded decoding, frame parsing and
+ * the protocol's composite records (docs/protocol.md, sections 1-2).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "wire.h"
+
+/* ---- frames ---- */
+
+int wire_known_type(uint16_t type)
+{
+	uint16_t base = type & 0x7fff;
+	if (type == WIRE_DATA || type == WIRE_ERROR)
+		return 1;
+	return base >= WIRE_HELLO && base <= WIRE_INFO;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+long wire_parse_frame(const uint8_t *buf, size_t avail, uint32_t max_payload,
+                      struct wire_header *h)
+{
+	if (avail < WIRE_HEADER)
+		return 0;
+	h->length = get32(buf);
+	h->type = get16(buf + 4);
+	h->flags = get16(buf + 6);
+	h->request_id = get32(buf + 8);
+	if (h->length > max_payload)
+		return dssm__fail(DSSM_EPROTO, "frame of %u payload bytes exceeds the limit of %u",
+		                  h->length, max_payload);
+	if (h->flags != 0)
+		return dssm__fail(DSSM_EPROTO, "frame flags 0x%04x are not 0", h->flags);
+	if (!wire_known_type(h->type))
+		return dssm__fail(DSSM_EPROTO, "unknown frame type 0x%04x", h->type);
+	if (avail - WIRE_HEADER < h->length)
+		return 0;
+	return (long)(WIRE_HEADER + h->length);
+}
+
+/* ---- writing ---- */
+
+void wbuf_free(struct wbuf *w)
+{
+	free(w->data);
+	memset(w, 0, sizeof *w);
+}
+
+void wbuf_reset(struct wbuf *w)
+{
+	w->len = 0;
+	w->oom = 0;
+}
+
+static uint8_t *grow(struct wbuf *w, size_t n)
+{
+	if (w->oom)
+		return NULL;
+	if (w->len + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 256;
+		while (cap < w->len + n)
+			cap *= 2;
+		uint8_t *d = realloc(w->data, cap);
+		if (!d) {
+			w->oom = 1;
+			return NULL;
+		}
+		w->data = d;
+		w->cap = cap;
+	}
+	uint8_t *p = w->data + w->len;
+	w->len += n;
+	return p;
+}
+
+void wbuf_bytes(struct wbuf *w, const void *p, size_t n)
+{
+	uint8_t *d = grow(w, n);
+	if (d && n)
+		memcpy(d, p, n);
+}
+
+static void put_le(struct wbuf *w, uint64_t v, int n)
+{
+	uint8_t *d = grow(w, (size_t)n);
+	for (int i = 0; d && i < n; i++)
+		d[i] = (uint8_t)(v >> (8 * i));
+}
+
+void wbuf_u8(struct wbuf *w, uint8_t v) { put_le(w, v, 1); }
+void wbuf_u16(struct wbuf *w, uint16_t v) { put_le(w, v, 2); }
+void wbuf_u32(struct wbuf *w, uint32_t v) { put_le(w, v, 4); }
+void wbuf_u64(struct wbuf *w, uint64_t v) { put_le(w, v, 8); }
+void wbuf_i32(struct wbuf *w, int32_t v) { put_le(w, (uint32_t)v, 4); }
+void wbuf_i64(struct wbuf *w, int64_t v) { put_le(w, (uint64_t)v, 8); }
+
+void wbuf_str(struct wbuf *w, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (n > UINT16_MAX)
+		n = UINT16_MAX;
+	wbuf_u16(w, (uint16_t)n);
+	wbuf_bytes(w, s, n);
+}
+
+void wbuf_blob(struct wbuf *w, const void *p, size_t n)
+{
+	wbuf_u32(w, (uint32_t)n);
+	wbuf_bytes(w, p, n);
+}
+
+size_t wire_frame_begin(struct wbuf *w, uint16_t type, uint32_t request_id)
+{
+	size_t start = w->len;
+	wbuf_u32(w, 0); /* length, patched by wire_frame_end */
+	wbuf_u16(w, type);
+	wbuf_u16(w, 0);
+	wbuf_u32(w, request_id);
+	return start;
+}
+
+int wire_frame_end(struct wbuf *w, size_t start)
+{
+	if (w->oom)
+		return dssm__fail(DSSM_ENOMEM, "out of memory encoding a frame");
+	uint32_t len = (uint32_t)(w->len - start - WIRE_HEADER);
+	for (int i = 0; i < 4; i++)
+		w->data[start + (size_t)i] = (uint8_t)(len >> (8 * i));
+	return 0;
+}
+
+/* ---- reading ---- */
+
+const uint8_t *rbuf_bytes(struct rbuf *r, size_t n)
+{
+	if (r->bad || r->left < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	const uint8_t *p = r->p;
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+static uint64_t get_le(struct rbuf *r, int n)
+{
+	const uint8_t *p = rbuf_bytes(r, (size_t)n);
+	uint64_t v = 0;
+	for (int i = 0; p && i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+uint8_t rbuf_u8(struct rbuf *r) { return (uint8_t)get_le(r, 1); }
+uint16_t rbuf_u16(struct rbuf *r) { return (uint16_t)get_le(r, 2); }
+uint32_t rbuf_u32(struct rbuf *r) { return (uint32_t)get_le(r, 4); }
+uint64_t rbuf_u64(struct rbuf *r) { return get_le(r, 8); }
+int32_t rbuf_i32(struct rbuf *r) { return (int32_t)(uint32_t)get_le(r, 4); }
+int64_t rbuf_i64(struct rbuf *r) { return (int64_t)get_le(r, 8); }
+
+void rbuf_str(struct rbuf *r, char *out, size_t cap)
+{
+	uint16_t n = rbuf_u16(r);
+	const uint8_t *p = rbuf_bytes(r, n);
+	if (!p || n >= cap) {
+		r->bad = 1;
+		if (cap)
+			out[0] = '\0';
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len)
+{
+	*len = rbuf_u32(r);
+	const uint8_t *p = rbuf_bytes(r, *len);
+	if (!p)
+		*len = 0;
+	return p;
+}
+
+int rbuf_end(struct rbuf *r, const char *what)
+{
+	if (r->bad)
+		return dssm__fail(DSSM_EPROTO, "%s: frame too short or a field too long", what);
+	if (r->left)
+		return dssm__fail(DSSM_EPROTO, "%s: %zu unexpected bytes at the end", what, r->left);
+	return 0;
+}
+
+/* ---- records ---- */
+
+void wire_put_info(struct wbuf *w, const dssm_stream_info *i)
+{
+	wbuf_str(w, i->name);
+	wbuf_u32(w, (uint32_t)i->id);
+	wbuf_str(w, i->type);
+	wbuf_str(w, i->encoding);
+	wbuf_u64(w, i->max_size);
+	wbuf_u32(w, i->slots);
+	wbuf_i64(w, dssm_time_from_sec(i->life));
+	wbuf_i64(w, dssm_time_from_sec(i->cycle));
+	wbuf_u64(w, i->count);
+	wbuf_u64(w, i->tid_oldest);
+	wbuf_u64(w, i->tid_newest);
+	wbuf_i64(w, i->time_oldest);
+	wbuf_i64(w, i->time_newest);
+	wbuf_u64(w, (uint64_t)(i->rate_hz * 1000.0 + 0.5));
+	wbuf_i32(w, (int32_t)i->writer_pid);
+	wbuf_u8(w, (uint8_t)i->writer_alive);
+	wbuf_u8(w, (uint8_t)i->writer_crashed);
+	wbuf_u64(w, i->schema_len);
+	wbuf_u64(w, i->property_len);
+	wbuf_u64(w, i->property_capacity);
+	wbuf_u32(w, i->mode);
+	wbuf_u64(w, i->segment_bytes);
+}
+
+void wire_get_info(struct rbuf *r, dssm_stream_info *i)
+{
+	memset(i, 0, sizeof *i);
+	rbuf_str(r, i->name, sizeof i->name);
+	i->id = (int)rbuf_u32(r);
+	rbuf_str(r, i->type, sizeof i->type);
+	rbuf_str(r, i->encoding, sizeof i->encoding);
+	i->max_size = (size_t)rbuf_u64(r);
+	i->slots = rbuf_u32(r);
+	i->life = dssm_time_to_sec(rbuf_i64(r));
+	i->cycle = dssm_time_to_sec(rbuf_i64(r));
+	i->count = rbuf_u64(r);
+	i->tid_oldest = rbuf_u64(r);
+	i->tid_newest = rbuf_u64(r);
+	i->time_oldest = rbuf_i64(r);
+	i->time_newest = rbuf_i64(r);
+	i->rate_hz = (double)rbuf_u64(r) / 1000.0;
+	i->writer_pid = (pid_t)rbuf_i32(r);
+	i->writer_alive = rbuf_u8(r);
+	i->writer_crashed = rbuf_u8(r);
+	i->schema_len = (size_t)rbuf_u64(r);
+	i->property_len = (size_t)rbuf_u64(r);
+	i->property_capacity = (size_t)rbuf_u64(r);
+	i->mode = rbuf_u32(r);
+	i->segment_bytes = (size_t)rbuf_u64(r);
+}
+
+void wire_put_config(struct wbuf *w, const dssm_stream_config *c)
+{
+	wbuf_u64(w, c->max_size);
+	wbuf_u32(w, c->slots);
+	wbuf_i64(w, dssm_time_from_sec(c->life));
+	wbuf_i64(w, dssm_time_from_sec(c->cycle));
+	wbuf_str(w, c->type);
+	wbuf_str(w, c->encoding);
+	wbuf_blob(w, c->schema, c->schema ? strlen(c->schema) : 0);
+	wbuf_u32(w, (uint32_t)c->property_capacity);
+	wbuf_u32(w, c->mode);
+}
+
+void wire_get_config(struct rbuf *r, dssm_stream_config *c, char *type, char *encoding,
+                     char **schema)
+{
+	c->max_size = (size_t)rbuf_u64(r);
+	c->slots = rbuf_u32(r);
+	c->life = dssm_time_to_sec(rbuf_i64(r));
+	c->cycle = dssm_time_to_sec(rbuf_i64(r));
+	rbuf_str(r, type, DSSM_TYPE_MAX + 1);
+	rbuf_str(r, encoding, DSSM_ENCODING_MAX + 1);
+	uint32_t n;
+	const uint8_t *p = rbuf_blob(r, &n);
+	*schema = NULL;
+	if (p && n) {
+		*schema = malloc((size_t)n + 1);
+		if (*schema) {
+			memcpy(*schema, p, n);
+			(*schema)[n] = '\0';
+		} else {
+			r->bad = 1;
+		}
+	}
+	c->type = type;
+	c->encoding = encoding;
+	c->schema = *schema;
+	c->property_capacity = rbuf_u32(r);
+	c->mode = rbuf_u32(r);
+}
+
+void wire_put_sample(struct wbuf *w, const dssm_sample_info *si, const void *data)
+{
+	wbuf_u64(w, si->tid);
+	wbuf_i64(w, si->time);
+	wbuf_u32(w, (uint32_t)si->len);
+	wbuf_blob(w, data, si->copied);
+}
+
+void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data)
+{
+	si->tid = rbuf_u64(r);
+	si->time = rbuf_i64(r);
+	si->len = rbuf_u32(r);
+	uint32_t n;
+	*data = rbuf_blob(r, &n);
+	si->copied = n;
+	if (n > si->len)
+		r->bad = 1;
+}
+
+void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message)
+{
+	size_t f = wire_frame_begin(w, WIRE_ERROR, request_id);
+	wbuf_i32(w, code);
+	wbuf_str(w, message);
+	wire_frame_end(w, f);
+}

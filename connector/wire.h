@@ -1,0 +1,134 @@
+/*
+ * wire.h - encoding and decoding of the wire protocol (docs/protocol.md),
+ * shared by the proxy and the connector.
+ *
+ * Writing appends little-endian fields to a growable buffer. Reading takes
+ * fields from a bounded view; any underflow marks the view bad, so a decoder
+ * reads every field first and checks once at the end (wire_rend). The frame
+ * parser is a pure function of the bytes received so far.
+ */
+#ifndef DSSM_WIRE_H
+#define DSSM_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/dssm.h"
+
+#define WIRE_MAGIC 0x4d535344u
+#define WIRE_VERSION 1
+#define WIRE_HEADER 12
+#define WIRE_DEFAULT_MAX_PAYLOAD (64u << 20)
+#define WIRE_NONCE 32
+
+enum wire_type {
+	WIRE_HELLO = 0x0001,
+	WIRE_AUTH = 0x0002,
+	WIRE_PING = 0x0003,
+	WIRE_LIST = 0x0004,
+	WIRE_OPEN = 0x0005,
+	WIRE_CLOSE = 0x0006,
+	WIRE_READ = 0x0007,
+	WIRE_WRITE = 0x0008,
+	WIRE_WAIT = 0x0009,
+	WIRE_SUBSCRIBE = 0x000a,
+	WIRE_UNSUBSCRIBE = 0x000b,
+	WIRE_PROPERTY_GET = 0x000c,
+	WIRE_PROPERTY_SET = 0x000d,
+	WIRE_INFO = 0x000e,
+	WIRE_REPLY = 0x8000,
+	WIRE_DATA = 0x8100,
+	WIRE_ERROR = 0xffff,
+};
+
+enum wire_read_op { WIRE_READ_LAST, WIRE_READ_TID, WIRE_READ_TIME, WIRE_READ_NEXT,
+                    WIRE_READ_BACK, WIRE_READ_BRACKET };
+enum wire_wait_op { WIRE_WAIT_TID, WIRE_WAIT_NEW, WIRE_WAIT_TIME };
+enum wire_sub_from { WIRE_SUB_NOW, WIRE_SUB_TID, WIRE_SUB_OLDEST };
+#define WIRE_OPEN_READ 1
+#define WIRE_OPEN_WRITE 2
+#define WIRE_OPEN_CREATE 4
+
+struct wire_header {
+	uint32_t length;
+	uint16_t type;
+	uint16_t flags;
+	uint32_t request_id;
+};
+
+/* Parse a frame header from the first `avail` bytes. Returns the whole
+ * frame's size when all of it is there, 0 when more bytes are needed, or
+ * DSSM_EPROTO (with dssm_last_error() saying why) for a frame that may never
+ * be accepted: oversized, unknown type, non-zero flags. */
+long wire_parse_frame(const uint8_t *buf, size_t avail, uint32_t max_payload,
+                      struct wire_header *h);
+/* Is `type` one a peer may send? (requests from clients; replies, DATA and
+ * ERROR from proxies) */
+int wire_known_type(uint16_t type);
+
+/* ---- writing ---- */
+
+struct wbuf {
+	uint8_t *data;
+	size_t len, cap;
+	int oom;
+};
+
+void wbuf_free(struct wbuf *w);
+void wbuf_reset(struct wbuf *w);
+void wbuf_bytes(struct wbuf *w, const void *p, size_t n);
+void wbuf_u8(struct wbuf *w, uint8_t v);
+void wbuf_u16(struct wbuf *w, uint16_t v);
+void wbuf_u32(struct wbuf *w, uint32_t v);
+void wbuf_u64(struct wbuf *w, uint64_t v);
+void wbuf_i32(struct wbuf *w, int32_t v);
+void wbuf_i64(struct wbuf *w, int64_t v);
+void wbuf_str(struct wbuf *w, const char *s);
+void wbuf_blob(struct wbuf *w, const void *p, size_t n);
+/* Start a frame; returns its offset for wire_frame_end. */
+size_t wire_frame_begin(struct wbuf *w, uint16_t type, uint32_t request_id);
+/* Patch the frame's length; DSSM_ENOMEM if a write ran out of memory. */
+int wire_frame_end(struct wbuf *w, size_t start);
+
+/* ---- reading ---- */
+
+struct rbuf {
+	const uint8_t *p;
+	size_t left;
+	int bad;
+};
+
+static inline struct rbuf rbuf_of(const uint8_t *p, size_t n)
+{
+	struct rbuf r = {p, n, 0};
+	return r;
+}
+uint8_t rbuf_u8(struct rbuf *r);
+uint16_t rbuf_u16(struct rbuf *r);
+uint32_t rbuf_u32(struct rbuf *r);
+uint64_t rbuf_u64(struct rbuf *r);
+int32_t rbuf_i32(struct rbuf *r);
+int64_t rbuf_i64(struct rbuf *r);
+const uint8_t *rbuf_bytes(struct rbuf *r, size_t n);
+/* A str into out (NUL-terminated); bad if it does not fit in cap. */
+void rbuf_str(struct rbuf *r, char *out, size_t cap);
+/* A blob, pointing into the frame. */
+const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len);
+/* 0 if every field was there and nothing is left over, else DSSM_EPROTO. */
+int rbuf_end(struct rbuf *r, const char *what);
+
+/* ---- records ---- */
+
+void wire_put_info(struct wbuf *w, const dssm_stream_info *i);
+void wire_get_info(struct rbuf *r, dssm_stream_info *i);
+void wire_put_config(struct wbuf *w, const dssm_stream_config *c);
+/* Strings point into `strings` (3 buffers: type, encoding, schema). */
+void wire_get_config(struct rbuf *r, dssm_stream_config *c, char *type, char *encoding,
+                     char **schema);
+void wire_put_sample(struct wbuf *w, const dssm_sample_info *si, const void *data);
+/* Fills *si; *data points into the frame (si->copied bytes). */
+void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data);
+/* An ERROR frame. */
+void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * connector.h - streams on other hosts, through `dssm proxy`, with the same
+ * calls as local streams.
+ *
+ * A stream address is "NAME[:ID]" (this host) or "HOST:PORT/NAME[:ID]"
+ * (through the proxy at HOST:PORT; HOST may be a name, an IPv4 address or
+ * [an IPv6 address]). Switching a program from a local stream to a remote
+ * one is one line:
+ *
+ *     dssm_open("odom", 0, DSSM_READ, &s);                        // local
+ *     dssm_open_address("robot.local:5800/odom", DSSM_READ, &s);  // remote
+ *
+ * after which dssm_read_last/_tid/_time/_next/_back/_bracket, dssm_write,
+ * dssm_wait_*, dssm_info, dssm_property_* and dssm_close work unchanged and
+ * return the same error codes (plus DSSM_ECONN when the proxy cannot be
+ * reached within the handle's timeout). Zero-copy views are local-only
+ * (DSSM_ESTATE): mirror the stream (`dssm mirror`) to read it in place.
+ *
+ * Each remote handle has its own TCP connection. Every call has a timeout
+ * (default 5 s, dssm_set_timeout). A lost connection is re-established on
+ * the next call, with backoff, re-opening the stream; a subscription resumes
+ * from the TID after the last one received, so nothing still inside the
+ * ring's history is lost across a proxy restart or a network cut.
+ *
+ * Clocks: on connecting, the connector measures the offset between the
+ * proxy's clock and this host's with the NTP four-timestamp exchange and keeps
+ * the minimum-delay estimate (dssm_clock_of). Timestamps are passed through
+ * unchanged: hosts are expected to be in step (chrony); the estimate tells
+ * whether they are.
+ *
+ * Authentication: if the proxy requires a secret, the connector reads it
+ * from the file named by DSSM_SECRET_FILE (mode 0600).
+ */
+#ifndef DSSM_CONNECTOR_H
+#define DSSM_CONNECTOR_H
+
+#include "dssm/dssm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DSSM_DEFAULT_PORT 5800
+
+/* Open a stream by address; flags as dssm_open. */
+int dssm_open_address(const char *address, int flags, dssm_stream **out);
+/* Create (or reopen) a stream by address, as dssm_create. */
+int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm_stream **out);
+/* 1 if the handle reaches its stream through a proxy. */
+int dssm_is_remote(dssm_stream *s);
+/* Timeout for each call on a remote handle (default 5 s; < 0: none). */
+void dssm_set_timeout(dssm_stream *s, dssm_time_t timeout);
+
+/* Clock estimate of a remote handle's proxy: offset = proxy clock - local
+ * clock, accurate to +-delay/2. DSSM_ESTATE for a local handle. */
+int dssm_clock_of(dssm_stream *s, dssm_time_t *offset, dssm_time_t *delay);
+
+/* The streams of the proxy at "HOST:PORT". Free with free(). Returns the count. */
+int dssm_list_remote(const char *host_port, dssm_stream_info **out);
+
+/* Measure the clock of the proxy at "HOST:PORT" with `count` exchanges:
+ * best (minimum-delay) offset and delay, and the round-trip times' minimum
+ * and median. */
+typedef struct dssm_ping_result {
+	dssm_time_t offset, delay;
+	dssm_time_t rtt_min, rtt_median;
+	int count;
+} dssm_ping_result;
+int dssm_ping_remote(const char *host_port, int count, dssm_ping_result *result);
+
+/* Split an address: 1 if remote (host_port filled), 0 if local; name/id
+ * always. host_port must hold 300 bytes, name DSSM_NAME_MAX + 1. */
+int dssm_split_address(const char *address, char *host_port, char *name, int *id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

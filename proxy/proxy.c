@@ -1,0 +1,1087 @@
+/*
+ * proxy.c - the dssm proxy: one libevent loop serving many clients.
+ *
+ * Each client is a bufferevent. Complete frames are parsed (wire.c) and
+ * dispatched to a handler per message type; replies are appended to the
+ * client's output. Nothing in the loop blocks: reads and writes of rings are
+ * memory copies, and waiting for new samples is done by one watcher thread
+ * per watched stream, which sleeps in dssm_wait_tid (the ring's futex) and
+ * wakes the loop with event_active(). The loop then pushes subscription DATA
+ * and finishes WAITs. Memory per client is bounded: a subscription only
+ * reads from its ring while the client's unsent output is below a limit, and
+ * resumes (reporting what it missed) when the output drains.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../connector/auth.h"
+#include "../connector/wire.h"
+#include "../ssmcore/internal.h"
+#include "proxy.h"
+
+/* A big sample is admitted to a client's output only while less than this is
+ * queued, so a 1 MB camera stream cannot bury a 1 kHz IMU behind many frames. */
+#define BIG_SAMPLE (64u << 10)
+#define BIG_QUEUE (1u << 20)
+
+struct proxy;
+
+/* A stream some client waits on or subscribes to; one watcher thread. */
+struct watch {
+	struct proxy *px;
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	dssm_stream *s;          /* the watcher thread's own handle */
+	pthread_t thread;
+	atomic_int stop;
+	int refs;
+	struct event *wake;      /* made active by the thread */
+	uint64_t first;          /* first TID the thread waits for */
+	struct watch *next;
+};
+
+struct handle {
+	dssm_stream *s;          /* reads, writes, read position */
+	struct watch *watch;     /* while subscribed or waiting */
+	/* subscription */
+	dssm_stream *sub;        /* its own read position */
+	uint32_t sub_request, sub_max;
+	unsigned char *sub_buf;
+	/* pending WAIT */
+	int waiting;
+	uint32_t wait_request;
+	uint8_t wait_op;
+	uint64_t wait_arg;
+	struct event *wait_timer;
+};
+
+struct client {
+	struct proxy *px;
+	struct bufferevent *bev;
+	char peer[64];
+	int hello, authed, closing;
+	uint8_t nonce[WIRE_NONCE];
+	uint32_t peer_max_payload;
+	struct handle **handles;
+	struct client *next, *prev;
+	struct wbuf out;         /* scratch for encoding one frame */
+};
+
+struct proxy {
+	struct proxy_config cfg;
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct client *clients;
+	int nclients;
+	struct watch *watches;
+	/* totals for the summary */
+	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
+};
+
+static void logf_(struct proxy *px, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void logf_(struct proxy *px, int level, const char *fmt, ...)
+{
+	if (level > px->cfg.verbose)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "dssm proxy: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* ---- output ---- */
+
+static void send_frame(struct client *c, struct wbuf *w)
+{
+	if (w->oom) {
+		wbuf_reset(w);
+		return;
+	}
+	bufferevent_write(c->bev, w->data, w->len);
+	c->px->frames_out++;
+	c->px->bytes_out += w->len;
+	wbuf_reset(w);
+}
+
+static void send_error(struct client *c, uint32_t req, int code, const char *msg)
+{
+	wire_put_error(&c->out, req, code, msg);
+	send_frame(c, &c->out);
+}
+
+static size_t unsent(struct client *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/* ---- watches: a thread per watched stream ---- */
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	/* From where the loop stood when it created the watch: a sample written
+	 * before the thread got to run is still announced. */
+	uint64_t next = w->first, newest;
+	while (!atomic_load(&w->stop)) {
+		/* 100 ms bounds how long a stop request waits, not latency. */
+		if (dssm_wait_tid(w->s, next, 100 * 1000 * 1000) < 0)
+			continue;
+		if (dssm_tid_range(w->s, NULL, &newest) == 0)
+			next = newest + 1;
+		event_active(w->wake, EV_READ, 0);
+	}
+	return NULL;
+}
+
+static void service_handle(struct client *c, struct handle *h);
+
+static void on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct watch *w = arg;
+	/* service_handle may drop references to w (never free it: watches are
+	 * reaped by the once-a-second tick), and may not free clients. */
+	for (struct client *c = w->px->clients; c && w->refs > 0; c = c->next)
+		for (int i = 0; i < w->px->cfg.max_handles; i++)
+			if (c->handles[i] && c->handles[i]->watch == w)
+				service_handle(c, c->handles[i]);
+}
+
+static struct watch *watch_get(struct proxy *px, dssm_stream *s)
+{
+	dssm_stream_info info;
+	dssm_info(s, &info);
+	for (struct watch *w = px->watches; w; w = w->next)
+		if (w->refs > 0 && w->id == info.id && !strcmp(w->name, info.name)) {
+			w->refs++;
+			return w;
+		}
+	struct watch *w = calloc(1, sizeof *w);
+	if (!w)
+		return NULL;
+	w->px = px;
+	snprintf(w->name, sizeof w->name, "%s", info.name);
+	w->id = info.id;
+	if (dssm_open(info.name, info.id, DSSM_READ, &w->s) < 0) {
+		free(w);
+		return NULL;
+	}
+	dssm_set_spin(w->s, 0);
+	dssm_stream_info now;
+	dssm_info(w->s, &now);
+	w->first = now.count;
+	w->wake = event_new(px->base, -1, 0, on_watch, w);
+	if (!w->wake || pthread_create(&w->thread, NULL, watch_thread, w) != 0) {
+		if (w->wake)
+			event_free(w->wake);
+		dssm_close(w->s);
+		free(w);
+		return NULL;
+	}
+	w->refs = 1;
+	w->next = px->watches;
+	px->watches = w;
+	return w;
+}
+
+/* Drop a reference; the last one asks the thread to stop. The watch is
+ * freed later by watch_reap, outside any callback that may still hold it. */
+static void watch_put(struct proxy *px, struct watch *w)
+{
+	(void)px;
+	if (w && --w->refs == 0)
+		atomic_store(&w->stop, 1);
+}
+
+/* Free watches nobody uses; `all` at shutdown. */
+static void watch_reap(struct proxy *px, int all)
+{
+	for (struct watch **p = &px->watches; *p;) {
+		struct watch *w = *p;
+		if (w->refs > 0 && !all) {
+			p = &w->next;
+			continue;
+		}
+		atomic_store(&w->stop, 1);
+		pthread_join(w->thread, NULL);
+		event_free(w->wake);
+		dssm_close(w->s);
+		*p = w->next;
+		free(w);
+	}
+}
+
+/* ---- handles ---- */
+
+static void handle_unwatch(struct client *c, struct handle *h)
+{
+	if (h->sub || h->waiting)
+		return;
+	watch_put(c->px, h->watch);
+	h->watch = NULL;
+}
+
+static int handle_watch(struct client *c, struct handle *h)
+{
+	if (h->watch)
+		return 0;
+	h->watch = watch_get(c->px, h->s);
+	return h->watch ? 0 : dssm__fail(DSSM_ENOMEM, "cannot start a watcher for the stream");
+}
+
+static void handle_free(struct client *c, struct handle *h)
+{
+	if (!h)
+		return;
+	if (h->wait_timer)
+		event_free(h->wait_timer);
+	h->waiting = 0;
+	if (h->sub)
+		dssm_close(h->sub);
+	h->sub = NULL;
+	free(h->sub_buf);
+	handle_unwatch(c, h);
+	dssm_close(h->s);
+	free(h);
+}
+
+static struct handle *handle_of(struct client *c, uint32_t id)
+{
+	if (id >= (uint32_t)c->px->cfg.max_handles || !c->handles[id]) {
+		dssm__fail(DSSM_EINVAL, "no open handle %u on this connection", id);
+		return NULL;
+	}
+	return c->handles[id];
+}
+
+/* Push what a subscription may send now; finish a WAIT whose condition holds. */
+static void service_handle(struct client *c, struct handle *h)
+{
+	if (h->sub) {
+		for (;;) {
+			size_t queued = unsent(c);
+			dssm_sample_info si;
+			uint64_t missed = 0;
+			/* Peek the size first: admission depends on it. */
+			if (queued >= c->px->cfg.max_unsent)
+				break;
+			int rc = dssm_read_next(h->sub, h->sub_buf, h->sub_max, &si, &missed);
+			if (rc < 0)
+				break;
+			if (si.copied >= BIG_SAMPLE && queued > BIG_QUEUE) {
+				/* Put it back: read it again once the output drained. */
+				dssm__set_next(h->sub, si.tid);
+				break;
+			}
+			size_t f = wire_frame_begin(&c->out, WIRE_DATA, h->sub_request);
+			uint32_t id = 0;
+			for (int i = 0; i < c->px->cfg.max_handles; i++)
+				if (c->handles[i] == h)
+					id = (uint32_t)i;
+			wbuf_u32(&c->out, id);
+			wbuf_u64(&c->out, missed);
+			wire_put_sample(&c->out, &si, h->sub_buf);
+			wire_frame_end(&c->out, f);
+			send_frame(c, &c->out);
+		}
+	}
+	if (h->waiting) {
+		int rc;
+		switch (h->wait_op) {
+		case WIRE_WAIT_TID:
+			rc = dssm_wait_tid(h->s, h->wait_arg, 0);
+			break;
+		case WIRE_WAIT_NEW:
+			rc = dssm_wait_new(h->s, 0);
+			break;
+		default:
+			rc = dssm_wait_time(h->s, (dssm_time_t)h->wait_arg, 0);
+		}
+		if (rc == 0) {
+			h->waiting = 0;
+			if (h->wait_timer)
+				event_del(h->wait_timer);
+			size_t f = wire_frame_begin(&c->out, WIRE_WAIT | WIRE_REPLY, h->wait_request);
+			wire_frame_end(&c->out, f);
+			send_frame(c, &c->out);
+			handle_unwatch(c, h);
+		}
+	}
+}
+
+static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct client *c = arg;
+	dssm_time_t now = dssm__monotonic();
+	(void)now;
+	for (int i = 0; i < c->px->cfg.max_handles; i++) {
+		struct handle *h = c->handles[i];
+		if (!h || !h->waiting || evtimer_pending(h->wait_timer, NULL))
+			continue;
+		service_handle(c, h); /* one last check */
+		if (!h->waiting)
+			continue;
+		h->waiting = 0;
+		send_error(c, h->wait_request, DSSM_ETIMEDOUT, "wait timed out");
+		handle_unwatch(c, h);
+	}
+}
+
+/* ---- request handlers: each returns 0 or a DSSM_E* (sent as ERROR) ---- */
+
+static int reply_empty(struct client *c, const struct wire_header *hd)
+{
+	size_t f = wire_frame_begin(&c->out, hd->type | WIRE_REPLY, hd->request_id);
+	int rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t magic = rbuf_u32(r);
+	uint16_t vmin = rbuf_u16(r), vmax = rbuf_u16(r);
+	uint32_t maxp = rbuf_u32(r);
+	char name[256];
+	rbuf_str(r, name, sizeof name);
+	int rc = rbuf_end(r, "HELLO");
+	if (rc < 0)
+		return rc;
+	if (magic != WIRE_MAGIC)
+		return dssm__fail(DSSM_EPROTO, "HELLO magic 0x%08x is not 0x%08x", magic, WIRE_MAGIC);
+	if (vmin > WIRE_VERSION || vmax < WIRE_VERSION)
+		return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u", vmin,
+		                  vmax, WIRE_VERSION);
+	if (maxp < 4096)
+		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
+	c->hello = 1;
+	c->peer_max_payload = maxp;
+	c->authed = c->px->cfg.secret == NULL;
+	if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
+		return dssm__fail_errno(DSSM_ESYS, "getrandom");
+	logf_(c->px, 1, "%s: hello from '%s'", c->peer, name);
+	size_t f = wire_frame_begin(&c->out, WIRE_HELLO | WIRE_REPLY, hd->request_id);
+	wbuf_u16(&c->out, WIRE_VERSION);
+	wbuf_u8(&c->out, c->px->cfg.secret ? 1 : 0);
+	wbuf_u32(&c->out, c->px->cfg.max_payload);
+	wbuf_i64(&c->out, dssm_now());
+	wbuf_bytes(&c->out, c->nonce, sizeof c->nonce);
+	char host[128];
+	gethostname(host, sizeof host);
+	host[sizeof host - 1] = '\0';
+	wbuf_str(&c->out, host);
+	rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	const uint8_t *cnonce = rbuf_bytes(r, WIRE_NONCE), *proof = rbuf_bytes(r, AUTH_MAC);
+	int rc = rbuf_end(r, "AUTH");
+	if (rc < 0)
+		return rc;
+	if (!c->px->cfg.secret)
+		return dssm__fail(DSSM_ESTATE, "this proxy needs no AUTH");
+	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
+	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
+	if (!auth_equal(expect, proof, AUTH_MAC)) {
+		c->closing = 1;
+		return dssm__fail(DSSM_EPERM, "wrong secret");
+	}
+	c->authed = 1;
+	auth_proof(c->px->cfg.secret, AUTH_SERVER, cnonce, c->nonce, server_proof);
+	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
+	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
+	rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_ping(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	dssm_time_t t2 = dssm_now();
+	int64_t t1 = rbuf_i64(r);
+	int rc = rbuf_end(r, "PING");
+	if (rc < 0)
+		return rc;
+	size_t f = wire_frame_begin(&c->out, WIRE_PING | WIRE_REPLY, hd->request_id);
+	wbuf_i64(&c->out, t1);
+	wbuf_i64(&c->out, t2);
+	wbuf_i64(&c->out, dssm_now());
+	rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_list(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	int rc = rbuf_end(r, "LIST");
+	if (rc < 0)
+		return rc;
+	dssm_stream_info *v;
+	int n = dssm_list(&v);
+	if (n < 0)
+		return n;
+	size_t f = wire_frame_begin(&c->out, WIRE_LIST | WIRE_REPLY, hd->request_id);
+	wbuf_u32(&c->out, (uint32_t)n);
+	for (int i = 0; i < n; i++)
+		wire_put_info(&c->out, &v[i]);
+	free(v);
+	rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t handle_id,
+                      dssm_stream *s)
+{
+	dssm_stream_info info;
+	dssm_info(s, &info);
+	size_t f = wire_frame_begin(&c->out, type | WIRE_REPLY, req);
+	if (handle_id >= 0)
+		wbuf_u32(&c->out, (uint32_t)handle_id);
+	wire_put_info(&c->out, &info);
+	if (type == WIRE_OPEN)
+		wbuf_blob(&c->out, dssm_schema(s), info.schema_len);
+	int rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint8_t flags = rbuf_u8(r);
+	char name[DSSM_NAME_MAX + 1], type[DSSM_TYPE_MAX + 1], enc[DSSM_ENCODING_MAX + 1];
+	rbuf_str(r, name, sizeof name);
+	int id = (int)rbuf_u32(r);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	char *schema = NULL;
+	if (flags & WIRE_OPEN_CREATE)
+		wire_get_config(r, &cfg, type, enc, &schema);
+	int rc = rbuf_end(r, "OPEN");
+	int slot = -1;
+	for (int i = 0; rc == 0 && i < c->px->cfg.max_handles && slot < 0; i++)
+		if (!c->handles[i])
+			slot = i;
+	if (rc == 0 && slot < 0)
+		rc = dssm__fail(DSSM_ENOMEM, "this connection has %d streams open, the limit",
+		                c->px->cfg.max_handles);
+	if (rc == 0 && (flags & ~7) )
+		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x", flags);
+	dssm_stream *s = NULL;
+	if (rc == 0) {
+		if (flags & WIRE_OPEN_CREATE)
+			rc = dssm_create(name, id, &cfg, &s);
+		else
+			rc = dssm_open(name, id, (flags & WIRE_OPEN_WRITE) ? DSSM_WRITE : DSSM_READ, &s);
+	}
+	free(schema);
+	if (rc < 0)
+		return rc;
+	struct handle *h = calloc(1, sizeof *h);
+	if (!h) {
+		dssm_close(s);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a handle");
+	}
+	dssm_set_spin(s, 0);
+	h->s = s;
+	h->wait_timer = evtimer_new(c->px->base, on_wait_timeout, c);
+	c->handles[slot] = h;
+	logf_(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
+	      (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
+	return reply_info(c, WIRE_OPEN, hd->request_id, slot, s);
+}
+
+static int do_close(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	int rc = rbuf_end(r, "CLOSE");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	c->handles[id] = NULL;
+	handle_free(c, h);
+	return reply_empty(c, hd);
+}
+
+static int do_read(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	uint8_t op = rbuf_u8(r);
+	uint64_t arg = rbuf_u64(r);
+	uint32_t max_bytes = rbuf_u32(r);
+	int rc = rbuf_end(r, "READ");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	dssm_stream_info info;
+	dssm_info(h->s, &info);
+	size_t cap = max_bytes < info.max_size ? max_bytes : info.max_size;
+	if (cap > c->peer_max_payload - 64)
+		cap = c->peer_max_payload - 64;
+	unsigned char *a = malloc(cap ? cap : 1), *b = NULL;
+	if (!a)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", cap);
+	dssm_sample_info si[2];
+	uint64_t missed = 0;
+	int count = 1, status = 0;
+	switch (op) {
+	case WIRE_READ_LAST:
+		rc = dssm_read_last(h->s, a, cap, &si[0]);
+		break;
+	case WIRE_READ_TID:
+		rc = dssm_read_tid(h->s, arg, a, cap, &si[0]);
+		break;
+	case WIRE_READ_TIME:
+		rc = dssm_read_time(h->s, (dssm_time_t)arg, a, cap, &si[0]);
+		break;
+	case WIRE_READ_NEXT:
+		rc = dssm_read_next(h->s, a, cap, &si[0], &missed);
+		break;
+	case WIRE_READ_BACK:
+		rc = dssm_read_back(h->s, a, cap, &si[0]);
+		break;
+	case WIRE_READ_BRACKET:
+		if (!(b = malloc(cap ? cap : 1))) {
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+			break;
+		}
+		rc = dssm_read_bracket(h->s, (dssm_time_t)arg, a, cap, &si[0], b, cap, &si[1]);
+		count = 2;
+		if (rc == DSSM_EFUTURE) {
+			status = rc;
+			count = 1;
+			rc = 0;
+		}
+		break;
+	default:
+		rc = dssm__fail(DSSM_EPROTO, "READ op %u", op);
+	}
+	if (rc == 0) {
+		size_t f = wire_frame_begin(&c->out, WIRE_READ | WIRE_REPLY, hd->request_id);
+		wbuf_i32(&c->out, status);
+		wbuf_u64(&c->out, missed);
+		wbuf_u8(&c->out, (uint8_t)count);
+		wire_put_sample(&c->out, &si[0], a);
+		if (count == 2)
+			wire_put_sample(&c->out, &si[1], b);
+		rc = wire_frame_end(&c->out, f);
+		send_frame(c, &c->out);
+	}
+	free(a);
+	free(b);
+	return rc;
+}
+
+static int do_write(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	int64_t t = rbuf_i64(r);
+	uint32_t len;
+	const uint8_t *data = rbuf_blob(r, &len);
+	int rc = rbuf_end(r, "WRITE");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	int64_t tid = dssm_write(h->s, data, len, t);
+	if (tid < 0)
+		return (int)tid;
+	size_t f = wire_frame_begin(&c->out, WIRE_WRITE | WIRE_REPLY, hd->request_id);
+	wbuf_u64(&c->out, (uint64_t)tid);
+	rc = wire_frame_end(&c->out, f);
+	send_frame(c, &c->out);
+	return rc;
+}
+
+static int do_wait(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	uint8_t op = rbuf_u8(r);
+	uint64_t arg = rbuf_u64(r);
+	int64_t timeout = rbuf_i64(r);
+	int rc = rbuf_end(r, "WAIT");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	if (op > WIRE_WAIT_TIME)
+		return dssm__fail(DSSM_EPROTO, "WAIT op %u", op);
+	if (h->waiting)
+		return dssm__fail(DSSM_ESTATE, "handle %u is waiting already", id);
+	if ((rc = handle_watch(c, h)) < 0)
+		return rc;
+	h->waiting = 1;
+	h->wait_request = hd->request_id;
+	h->wait_op = op;
+	h->wait_arg = arg;
+	if (timeout >= 0) {
+		struct timeval tv = {(time_t)(timeout / DSSM_NSEC_PER_SEC),
+		                     (suseconds_t)(timeout % DSSM_NSEC_PER_SEC / 1000)};
+		evtimer_add(h->wait_timer, &tv);
+	}
+	service_handle(c, h); /* maybe done already */
+	return 0;
+}
+
+static int do_subscribe(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	uint8_t from = rbuf_u8(r);
+	uint64_t arg = rbuf_u64(r);
+	uint32_t max_bytes = rbuf_u32(r);
+	int rc = rbuf_end(r, "SUBSCRIBE");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	if (h->sub)
+		return dssm__fail(DSSM_ESTATE, "handle %u is subscribed already", id);
+	if (from > WIRE_SUB_OLDEST)
+		return dssm__fail(DSSM_EPROTO, "SUBSCRIBE from %u", from);
+	dssm_stream_info info;
+	dssm_info(h->s, &info);
+	h->sub_max = max_bytes < info.max_size ? max_bytes : (uint32_t)info.max_size;
+	if (h->sub_max > c->peer_max_payload - 64)
+		h->sub_max = c->peer_max_payload - 64;
+	h->sub_buf = malloc(h->sub_max ? h->sub_max : 1);
+	if (!h->sub_buf)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a subscription");
+	if ((rc = dssm_open(info.name, info.id, DSSM_READ, &h->sub)) < 0)
+		return rc;
+	if (from == WIRE_SUB_NOW)
+		dssm__set_next(h->sub, info.count);
+	else if (from == WIRE_SUB_TID)
+		dssm__set_next(h->sub, arg);
+	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
+	h->sub_request = hd->request_id;
+	if ((rc = handle_watch(c, h)) < 0)
+		return rc;
+	rc = reply_empty(c, hd);
+	service_handle(c, h);
+	return rc;
+}
+
+static int do_unsubscribe(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	int rc = rbuf_end(r, "UNSUBSCRIBE");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	if (h->sub) {
+		dssm_close(h->sub);
+		h->sub = NULL;
+		free(h->sub_buf);
+		h->sub_buf = NULL;
+		handle_unwatch(c, h);
+	}
+	return reply_empty(c, hd);
+}
+
+static int do_property(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	uint32_t len = 0;
+	const uint8_t *data = NULL;
+	if (hd->type == WIRE_PROPERTY_SET)
+		data = rbuf_blob(r, &len);
+	int rc = rbuf_end(r, "PROPERTY");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	if (hd->type == WIRE_PROPERTY_SET) {
+		if ((rc = dssm_property_set(h->s, data, len)) < 0)
+			return rc;
+		return reply_empty(c, hd);
+	}
+	size_t n = 0;
+	if ((rc = dssm_property_get(h->s, NULL, 0, &n)) < 0)
+		return rc;
+	unsigned char *buf = malloc(n ? n : 1);
+	if (!buf)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	rc = dssm_property_get(h->s, buf, n, &n);
+	if (rc == 0) {
+		size_t f = wire_frame_begin(&c->out, WIRE_PROPERTY_GET | WIRE_REPLY, hd->request_id);
+		wbuf_blob(&c->out, buf, n);
+		rc = wire_frame_end(&c->out, f);
+		send_frame(c, &c->out);
+	}
+	free(buf);
+	return rc;
+}
+
+static int do_info(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	uint32_t id = rbuf_u32(r);
+	int rc = rbuf_end(r, "INFO");
+	if (rc < 0)
+		return rc;
+	struct handle *h = handle_of(c, id);
+	if (!h)
+		return DSSM_EINVAL;
+	return reply_info(c, WIRE_INFO, hd->request_id, -1, h->s);
+}
+
+/* ---- connections ---- */
+
+static void client_free(struct client *c)
+{
+	struct proxy *px = c->px;
+	for (int i = 0; i < px->cfg.max_handles; i++)
+		handle_free(c, c->handles[i]);
+	free(c->handles);
+	bufferevent_free(c->bev);
+	wbuf_free(&c->out);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		px->clients = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	px->nclients--;
+	free(c);
+}
+
+/* A connection ends: a peer closing is routine (logged with -v); anything
+ * else is logged with its reason and counted as dropped. */
+static void client_end(struct client *c, int routine, const char *why)
+{
+	logf_(c->px, routine ? 1 : 0, "%s: %s: %s", c->peer, routine ? "closed" : "dropped", why);
+	if (!routine)
+		c->px->dropped++;
+	client_free(c);
+}
+
+/* Handle one complete frame. Returns -1 if the connection must close. */
+static int dispatch(struct client *c, const struct wire_header *hd, const uint8_t *payload)
+{
+	struct rbuf r = rbuf_of(payload, hd->length);
+	int rc;
+	if (hd->type & WIRE_REPLY)
+		rc = dssm__fail(DSSM_EPROTO, "a client may not send type 0x%04x", hd->type);
+	else if (!c->hello && hd->type != WIRE_HELLO)
+		rc = dssm__fail(DSSM_EPROTO, "the first frame must be HELLO");
+	else if (c->hello && !c->authed && hd->type != WIRE_AUTH)
+		rc = dssm__fail(DSSM_EPERM, "this proxy needs AUTH first");
+	else {
+		switch (hd->type) {
+		case WIRE_HELLO: rc = c->hello ? dssm__fail(DSSM_EPROTO, "second HELLO") : do_hello(c, hd, &r); break;
+		case WIRE_AUTH: rc = do_auth(c, hd, &r); break;
+		case WIRE_PING: rc = do_ping(c, hd, &r); break;
+		case WIRE_LIST: rc = do_list(c, hd, &r); break;
+		case WIRE_OPEN: rc = do_open(c, hd, &r); break;
+		case WIRE_CLOSE: rc = do_close(c, hd, &r); break;
+		case WIRE_READ: rc = do_read(c, hd, &r); break;
+		case WIRE_WRITE: rc = do_write(c, hd, &r); break;
+		case WIRE_WAIT: rc = do_wait(c, hd, &r); break;
+		case WIRE_SUBSCRIBE: rc = do_subscribe(c, hd, &r); break;
+		case WIRE_UNSUBSCRIBE: rc = do_unsubscribe(c, hd, &r); break;
+		case WIRE_PROPERTY_GET:
+		case WIRE_PROPERTY_SET: rc = do_property(c, hd, &r); break;
+		case WIRE_INFO: rc = do_info(c, hd, &r); break;
+		default: rc = dssm__fail(DSSM_EPROTO, "a client may not send type 0x%04x", hd->type);
+		}
+	}
+	if (rc == 0)
+		return 0;
+	send_error(c, hd->request_id, rc, dssm_last_error());
+	if (rc == DSSM_EPROTO || rc == DSSM_EPERM || c->closing) {
+		logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
+		c->px->dropped++;
+		c->closing = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void on_flushed_close(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	struct client *c = arg;
+	if (unsent(c) == 0)
+		client_free(c);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+	struct client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	if (c->closing)
+		return;
+	for (;;) {
+		uint8_t head[WIRE_HEADER];
+		size_t avail = evbuffer_get_length(in);
+		if (avail < WIRE_HEADER)
+			break;
+		evbuffer_copyout(in, head, WIRE_HEADER);
+		struct wire_header hd;
+		long n = wire_parse_frame(head, WIRE_HEADER, c->px->cfg.max_payload, &hd);
+		if (n < 0) {
+			send_error(c, 0, (int)n, dssm_last_error());
+			logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
+			c->px->dropped++;
+			c->closing = 1;
+			break;
+		}
+		size_t total = WIRE_HEADER + (size_t)hd.length;
+		if (avail < total)
+			break;
+		const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)total);
+		c->px->frames_in++;
+		c->px->bytes_in += total;
+		int keep = dispatch(c, &hd, frame + WIRE_HEADER);
+		evbuffer_drain(in, total);
+		if (keep < 0)
+			break;
+	}
+	if (c->closing) {
+		/* Let the ERROR go out, then close. */
+		bufferevent_disable(bev, EV_READ);
+		bufferevent_setcb(bev, NULL, on_flushed_close, NULL, c);
+		if (unsent(c) == 0)
+			client_free(c);
+	}
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	struct client *c = arg;
+	/* Output drained below the low-water mark: subscriptions may go on. */
+	for (int i = 0; i < c->px->cfg.max_handles; i++)
+		if (c->handles[i] && c->handles[i]->sub)
+			service_handle(c, c->handles[i]);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	struct client *c = arg;
+	if (what & BEV_EVENT_EOF)
+		client_end(c, 1, "by the peer");
+	else if (what & BEV_EVENT_TIMEOUT)
+		client_end(c, 0, c->hello ? "idle timeout" : "no HELLO within 10 s");
+	else if (what & BEV_EVENT_ERROR)
+		client_end(c, 0, strerror(EVUTIL_SOCKET_ERROR()));
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
+                      void *arg)
+{
+	(void)l;
+	(void)len;
+	struct proxy *px = arg;
+	char peer[64] = "?";
+	if (sa->sa_family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)sa;
+		char ip[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+		snprintf(peer, sizeof peer, "%s:%d", ip, ntohs(in->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		struct sockaddr_in6 *in = (struct sockaddr_in6 *)sa;
+		char ip[INET6_ADDRSTRLEN];
+		inet_ntop(AF_INET6, &in->sin6_addr, ip, sizeof ip);
+		snprintf(peer, sizeof peer, "[%s]:%d", ip, ntohs(in->sin6_port));
+	}
+	if (px->nclients >= px->cfg.max_clients) {
+		logf_(px, 0, "%s: refused: %d clients, the limit", peer, px->cfg.max_clients);
+		struct wbuf w = {0};
+		wire_put_error(&w, 0, DSSM_EBUSY, "too many clients");
+		if (write(fd, w.data, w.len) < 0) { /* best effort */ }
+		wbuf_free(&w);
+		evutil_closesocket(fd);
+		px->dropped++;
+		return;
+	}
+	struct client *c = calloc(1, sizeof *c);
+	if (c)
+		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
+	if (c)
+		c->bev = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (!c || !c->handles || !c->bev) {
+		if (c) {
+			free(c->handles);
+			free(c);
+		}
+		evutil_closesocket(fd);
+		return;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+	c->px = px;
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->next = px->clients;
+	if (px->clients)
+		px->clients->prev = c;
+	px->clients = c;
+	px->nclients++;
+	px->accepted++;
+	/* libevent reads 4 KiB per callback by default: far too little for
+	 * camera-sized frames. */
+	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	bufferevent_set_max_single_write(c->bev, 1 << 20);
+	bufferevent_setwatermark(c->bev, EV_WRITE, px->cfg.max_unsent / 2, 0);
+	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+	struct timeval hello_timeout = {10, 0};
+	bufferevent_set_timeouts(c->bev, &hello_timeout, NULL);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	logf_(px, 1, "%s: connected", peer);
+}
+
+/* After HELLO the read timeout is lifted (idle clients are fine; dead ones
+ * are found by TCP keepalive). */
+static void lift_timeouts(struct proxy *px)
+{
+	for (struct client *c = px->clients; c; c = c->next)
+		if (c->hello)
+			bufferevent_set_timeouts(c->bev, NULL, NULL);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	lift_timeouts(arg);
+	watch_reap(arg, 0);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	struct proxy *px = arg;
+	logf_(px, 0, "%s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	event_base_loopbreak(px->base);
+}
+
+static int is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr) >> 24) == 127;
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+int proxy_run(const struct proxy_config *cfg_in)
+{
+	struct proxy px;
+	memset(&px, 0, sizeof px);
+	px.cfg = *cfg_in;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof ss);
+	int sslen;
+	char spec[300];
+	const char *host = px.cfg.host ? px.cfg.host : "127.0.0.1";
+	snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, px.cfg.port);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)px.cfg.port);
+		sslen = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)px.cfg.port);
+		sslen = sizeof *v6;
+	} else {
+		fprintf(stderr, "dssm proxy: cannot parse listen address '%s' (use an IP address)\n", host);
+		return 2;
+	}
+	if (!is_loopback((struct sockaddr *)&ss) && !px.cfg.secret) {
+		fprintf(stderr, "dssm proxy: listening on %s (not loopback) needs --secret-file: anyone "
+		                "who can reach the port could read and write every stream\n", host);
+		return 2;
+	}
+	evthread_use_pthreads();
+	px.base = event_base_new();
+	if (!px.base) {
+		fprintf(stderr, "dssm proxy: event_base_new failed\n");
+		return 1;
+	}
+	px.listener = evconnlistener_new_bind(px.base, on_accept, &px,
+	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+	                                      (struct sockaddr *)&ss, sslen);
+	if (!px.listener) {
+		fprintf(stderr, "dssm proxy: cannot listen on %s: %s\n", spec, strerror(errno));
+		event_base_free(px.base);
+		return 1;
+	}
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof bound;
+	getsockname(evconnlistener_get_fd(px.listener), (struct sockaddr *)&bound, &blen);
+	int port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+	                                              : ((struct sockaddr_in *)&bound)->sin_port);
+	if (px.cfg.port_file) {
+		FILE *f = fopen(px.cfg.port_file, "w");
+		if (f) {
+			fprintf(f, "%d\n", port);
+			fclose(f);
+		}
+	}
+	char ns[DSSM_NAMESPACE_MAX + 1] = "?";
+	dssm__namespace(ns);
+	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s (Ctrl-C stops)\n", ns, host,
+	        port, px.cfg.secret ? ", secret required" : "");
+	struct event *sigint = evsignal_new(px.base, SIGINT, on_signal, &px);
+	struct event *sigterm = evsignal_new(px.base, SIGTERM, on_signal, &px);
+	struct event *tick = event_new(px.base, -1, EV_PERSIST, on_tick, &px);
+	struct timeval second = {1, 0};
+	event_add(sigint, NULL);
+	event_add(sigterm, NULL);
+	event_add(tick, &second);
+	signal(SIGPIPE, SIG_IGN);
+	dssm_time_t start = dssm_now();
+	event_base_dispatch(px.base);
+	while (px.clients)
+		client_free(px.clients);
+	watch_reap(&px, 1);
+	event_free(sigint);
+	event_free(sigterm);
+	event_free(tick);
+	evconnlistener_free(px.listener);
+	event_base_free(px.base);
+	fprintf(stderr,
+	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
+	        "in, %llu frames / %llu bytes out\n",
+	        (unsigned long long)px.accepted, (unsigned long long)px.dropped,
+	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)px.frames_in,
+	        (unsigned long long)px.bytes_in, (unsigned long long)px.frames_out,
+	        (unsigned long long)px.bytes_out);
+	return 0;
+}

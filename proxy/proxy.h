@@ -1,0 +1,28 @@
+/*
+ * proxy.h - `dssm proxy`: serves this host's streams over TCP
+ * (docs/protocol.md) with one libevent loop for every client.
+ */
+#ifndef DSSM_PROXY_H
+#define DSSM_PROXY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct proxy_config {
+	const char *host;          /* address to listen on (default 127.0.0.1) */
+	int port;                  /* default 5800; 0 picks a free port */
+	const char *secret;        /* shared secret; required unless loopback */
+	uint32_t max_payload;      /* largest frame payload accepted */
+	int max_clients;
+	int max_handles;           /* open streams per client */
+	size_t max_unsent;         /* queued output per client */
+	int verbose;
+	const char *port_file;     /* write the bound port here (for tests) */
+};
+
+#define PROXY_DEFAULT_PORT 5800
+
+/* Runs until SIGINT/SIGTERM; prints a summary. 0 on a clean stop. */
+int proxy_run(const struct proxy_config *cfg);
+
+#endif

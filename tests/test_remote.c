@@ -1,0 +1,610 @@
+/*
+ * test_remote.c - the real `dssm proxy` binary on loopback and the connector:
+ * the read semantics give the same answers as local calls; remote writes;
+ * waits; subscriptions in order, complete, and resumed across a proxy
+ * restart; hostile frames; many clients; the shared secret.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "../connector/wire.h"
+#include "dssm/connector.h"
+#include "testutil.h"
+
+#define MS INT64_C(1000000)
+
+static pid_t proxy_pid;
+static int proxy_port;
+static char proxy_bin[512];
+
+/* Start the proxy binary; port 0 picks a free one unless `port` is given. */
+static pid_t start_proxy(int port, const char *secret_file, const char *listen, int *bound)
+{
+	char port_file[64], port_arg[16];
+	snprintf(port_file, sizeof port_file, "/tmp/dssm-test-port-%d", (int)getpid());
+	unlink(port_file);
+	snprintf(port_arg, sizeof port_arg, "%d", port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		const char *argv[16] = {proxy_bin, "proxy", "--port", port_arg, "--port-file", port_file,
+		                        "--listen", listen ? listen : "127.0.0.1"};
+		int n = 8;
+		if (secret_file) {
+			argv[n++] = "--secret-file";
+			argv[n++] = secret_file;
+		}
+		argv[n] = NULL;
+		execv(proxy_bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		FILE *f = fopen(port_file, "r");
+		if (f) {
+			int p = 0;
+			int ok = fscanf(f, "%d", &p) == 1;
+			fclose(f);
+			if (ok && p > 0) {
+				*bound = p;
+				unlink(port_file);
+				return pid;
+			}
+		}
+		int status;
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			*bound = -WEXITSTATUS(status);
+			return -1;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	return -1;
+}
+
+static void stop_proxy(pid_t pid, int sig)
+{
+	kill(pid, sig);
+	waitpid(pid, NULL, 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *build = getenv("BUILD");
+	snprintf(proxy_bin, sizeof proxy_bin, "%s/dssm", build ? build : "build");
+	proxy_pid = start_proxy(0, NULL, NULL, &proxy_port);
+	return proxy_pid > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	stop_proxy(proxy_pid, SIGTERM);
+	return 0;
+}
+
+static char *addr(const char *name)
+{
+	static char buf[4][128];
+	static int k;
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof buf[k], "127.0.0.1:%d/%s", proxy_port, name);
+	return buf[k];
+}
+
+static dssm_stream *open_remote(const char *name, int flags)
+{
+	dssm_stream *s = NULL;
+	int rc = dssm_open_address(addr(name), flags, &s);
+	if (rc < 0)
+		fail_msg("open %s: %s", addr(name), dssm_last_error());
+	return s;
+}
+
+/* Same call on both handles: same return code, same sample. */
+#define SAME(call_local, call_remote)                                                              \
+	do {                                                                                           \
+		memset(lb, 0, sizeof lb);                                                                  \
+		memset(rb, 0, sizeof rb);                                                                  \
+		memset(&li, 0, sizeof li);                                                                 \
+		memset(&ri, 0, sizeof ri);                                                                 \
+		int lrc = (call_local), rrc = (call_remote);                                               \
+		assert_int_equal(lrc, rrc);                                                                \
+		if (lrc == 0) {                                                                            \
+			assert_int_equal(li.tid, ri.tid);                                                      \
+			assert_int_equal(li.time, ri.time);                                                    \
+			assert_int_equal(li.len, ri.len);                                                      \
+			assert_int_equal(li.copied, ri.copied);                                                \
+			assert_memory_equal(lb, rb, sizeof lb);                                                \
+		}                                                                                          \
+	} while (0)
+
+static void test_same_answers(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("sem", 64, 8);
+	dssm_stream *l, *r;
+	assert_int_equal(dssm_open("sem", 0, DSSM_READ, &l), 0);
+	r = open_remote("sem", DSSM_READ);
+	assert_true(dssm_is_remote(r));
+	unsigned char lb[64], rb[64];
+	dssm_sample_info li, ri;
+	/* empty stream */
+	SAME(dssm_read_last(l, lb, 64, &li), dssm_read_last(r, rb, 64, &ri));
+	SAME(dssm_read_time(l, 5, lb, 64, &li), dssm_read_time(r, 5, rb, 64, &ri));
+	SAME(dssm_read_tid(l, 0, lb, 64, &li), dssm_read_tid(r, 0, rb, 64, &ri));
+	assert_int_equal(dssm_tid_range(r, NULL, NULL), DSSM_ENODATA);
+	/* 20 samples in 8 slots: history 13..19, times 100*tid ms */
+	for (uint64_t i = 0; i < 20; i++) {
+		unsigned char buf[64];
+		testutil_fill(buf, sizeof buf, i);
+		dssm_write(w, buf, 40 + i, (dssm_time_t)i * 100 * MS);
+	}
+	SAME(dssm_read_last(l, lb, 64, &li), dssm_read_last(r, rb, 64, &ri));
+	for (uint64_t t = 10; t < 22; t++)
+		SAME(dssm_read_tid(l, t, lb, 64, &li), dssm_read_tid(r, t, rb, 64, &ri));
+	dssm_time_t times[] = {0, 1299 * MS, 1300 * MS, 1350 * MS, 1900 * MS, 5000 * MS};
+	for (size_t k = 0; k < sizeof times / sizeof *times; k++)
+		SAME(dssm_read_time(l, times[k], lb, 64, &li), dssm_read_time(r, times[k], rb, 64, &ri));
+	/* short buffers */
+	SAME(dssm_read_last(l, lb, 5, &li), dssm_read_last(r, rb, 5, &ri));
+	/* next / back positions are kept per handle */
+	SAME(dssm_read_tid(l, 14, lb, 64, &li), dssm_read_tid(r, 14, rb, 64, &ri));
+	SAME(dssm_read_next(l, lb, 64, &li, NULL), dssm_read_next(r, rb, 64, &ri, NULL));
+	SAME(dssm_read_back(l, lb, 64, &li), dssm_read_back(r, rb, 64, &ri));
+	SAME(dssm_read_back(l, lb, 64, &li), dssm_read_back(r, rb, 64, &ri));
+	SAME(dssm_read_back(l, lb, 64, &li), dssm_read_back(r, rb, 64, &ri)); /* too old */
+	/* bracket */
+	unsigned char la[64] = {0}, ra[64] = {0};
+	dssm_sample_info lai, rai;
+	SAME(dssm_read_bracket(l, 1450 * MS, lb, 64, &li, la, 64, &lai),
+	     dssm_read_bracket(r, 1450 * MS, rb, 64, &ri, ra, 64, &rai));
+	assert_int_equal(lai.tid, rai.tid);
+	assert_memory_equal(la, ra, 64);
+	SAME(dssm_read_bracket(l, 9000 * MS, lb, 64, &li, la, 64, &lai),
+	     dssm_read_bracket(r, 9000 * MS, rb, 64, &ri, ra, 64, &rai));
+	assert_int_equal(li.tid, 19); /* EFUTURE with the newest filled */
+	assert_int_equal(ri.tid, 19);
+	/* range and info */
+	uint64_t lo, hi;
+	assert_int_equal(dssm_tid_range(r, &lo, &hi), 0);
+	assert_int_equal(lo, 13);
+	assert_int_equal(hi, 19);
+	dssm_stream_info a, b;
+	dssm_info(l, &a);
+	dssm_info(r, &b);
+	assert_string_equal(a.name, b.name);
+	assert_int_equal(a.count, b.count);
+	assert_int_equal(a.slots, b.slots);
+	assert_int_equal(a.writer_pid, b.writer_pid);
+	/* property set remotely, read locally */
+	assert_int_equal(dssm_property_set(r, "calib", 5), 0);
+	char prop[16];
+	size_t plen;
+	assert_int_equal(dssm_property_get(l, prop, sizeof prop, &plen), 0);
+	assert_int_equal(plen, 5);
+	assert_int_equal(dssm_property_get(r, prop, sizeof prop, &plen), 0);
+	assert_memory_equal(prop, "calib", 5);
+	/* views are local-only; writes need a writable handle */
+	dssm_view v;
+	assert_int_equal(dssm_view_last(r, &v), DSSM_ESTATE);
+	assert_int_equal(dssm_write(r, "x", 1, 1), DSSM_EPERM);
+	/* clock estimate on loopback: tiny */
+	dssm_time_t off, delay;
+	assert_int_equal(dssm_clock_of(r, &off, &delay), 0);
+	assert_true(off < 5 * MS && off > -5 * MS && delay >= 0);
+	assert_int_equal(dssm_clock_of(l, &off, &delay), DSSM_ESTATE);
+	dssm_close(r);
+	dssm_close(l);
+	dssm_close(w);
+}
+
+static void test_remote_write_and_create(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 32;
+	cfg.life = 1.0;
+	cfg.cycle = 0.1;
+	cfg.type = "test/Remote";
+	cfg.schema = "int32 a\n";
+	dssm_stream *w;
+	assert_int_equal(dssm_create_address(addr("rw"), &cfg, &w), 0);
+	assert_string_equal(dssm_schema(w), "int32 a\n");
+	assert_int_equal(dssm_write(w, "hello", 5, 1000), 0);
+	assert_int_equal(dssm_write(w, "world", 5, 2000), 1);
+	assert_int_equal(dssm_write(w, "old", 3, 1500), DSSM_EBACKWARDS);
+	assert_non_null(strstr(dssm_last_error(), "older than the previous"));
+	char big[33] = {0};
+	assert_int_equal(dssm_write(w, big, 33, 3000), DSSM_ETOOBIG);
+	/* zero-copy API works remotely too (a local buffer, sent on commit) */
+	void *slot;
+	size_t cap;
+	assert_int_equal(dssm_write_borrow(w, &slot, &cap), 0);
+	assert_int_equal(cap, 32);
+	memcpy(slot, "borrowed", 8);
+	assert_int_equal(dssm_write_commit(w, 8, 3000), 2);
+	/* the local view of the same stream */
+	dssm_stream *l;
+	assert_int_equal(dssm_open("rw", 0, DSSM_READ, &l), 0);
+	char buf[32];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(l, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	assert_memory_equal(buf, "borrowed", 8);
+	dssm_stream_info info;
+	dssm_info(l, &info);
+	assert_string_equal(info.type, "test/Remote");
+	/* one writer: a second remote writer is refused with the same code */
+	dssm_stream *w2 = NULL;
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_WRITE, &w2), DSSM_EBUSY);
+	/* closing the remote writer releases the stream at once */
+	dssm_close(w);
+	usleep(100000);
+	assert_int_equal(dssm_open("rw", 0, DSSM_WRITE, &w2), 0);
+	dssm_close(w2);
+	dssm_close(l);
+	/* unknown streams and bad names: the local codes */
+	assert_int_equal(dssm_open_address(addr("nosuch"), DSSM_READ, &w2), DSSM_ENOENT);
+	assert_int_equal(dssm_open_address(addr("bad*"), DSSM_READ, &w2), DSSM_ENAME);
+}
+
+struct writer_arg {
+	const char *name;
+	int count;
+	dssm_time_t gap;
+};
+
+static void *local_writer(void *p)
+{
+	struct writer_arg *a = p;
+	dssm_stream *w;
+	if (dssm_open(a->name, 0, DSSM_WRITE, &w) < 0)
+		return (void *)1;
+	for (int i = 0; i < a->count; i++) {
+		uint64_t v = (uint64_t)i;
+		dssm_write(w, &v, sizeof v, dssm_now());
+		if (a->gap) {
+			struct timespec ts = {0, (long)a->gap};
+			nanosleep(&ts, NULL);
+		}
+	}
+	dssm_close(w);
+	return NULL;
+}
+
+static void test_remote_waits(void **state)
+{
+	(void)state;
+	dssm_stream *c = testutil_create("wt", 16, 64);
+	dssm_close(c);
+	dssm_stream *r = open_remote("wt", DSSM_READ);
+	dssm_time_t t0 = dssm_now();
+	assert_int_equal(dssm_wait_tid(r, 0, 100 * MS), DSSM_ETIMEDOUT);
+	assert_true(dssm_now() - t0 >= 90 * MS);
+	struct writer_arg a = {"wt", 5, 20 * MS};
+	pthread_t th;
+	pthread_create(&th, NULL, local_writer, &a);
+	assert_int_equal(dssm_wait_tid(r, 4, 5 * DSSM_NSEC_PER_SEC), 0);
+	pthread_join(th, NULL);
+	dssm_sample_info si;
+	uint64_t v;
+	assert_int_equal(dssm_read_last(r, &v, sizeof v, &si), 0);
+	assert_int_equal(v, 4);
+	assert_int_equal(dssm_wait_new(r, 50 * MS), DSSM_ETIMEDOUT);
+	assert_int_equal(dssm_wait_time(r, si.time, 0), 0);
+	dssm_close(r);
+}
+
+static void test_subscription_complete_in_order(void **state)
+{
+	(void)state;
+	const int N = 20000;
+	dssm_stream *c = testutil_create("sub", 8, 65536);
+	dssm_close(c);
+	dssm_stream *r = open_remote("sub", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	struct writer_arg a = {"sub", N, 0};
+	pthread_t th;
+	pthread_create(&th, NULL, local_writer, &a);
+	uint64_t expect = 0, missed_total = 0;
+	dssm_time_t deadline = dssm_now() + 20 * DSSM_NSEC_PER_SEC;
+	while (expect < (uint64_t)N && dssm_now() < deadline) {
+		uint64_t v, missed;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, &v, sizeof v, &si, &missed);
+		if (rc == DSSM_EFUTURE) {
+			dssm_wait_new(r, 100 * MS);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		missed_total += missed;
+		assert_int_equal(si.tid, expect + missed);
+		assert_int_equal(v, si.tid);
+		expect = si.tid + 1;
+	}
+	pthread_join(th, NULL);
+	print_message("subscription: %llu samples received in order, %llu missed\n",
+	              (unsigned long long)expect, (unsigned long long)missed_total);
+	assert_int_equal(expect, N);
+	assert_int_equal(missed_total, 0);
+	dssm_close(r);
+}
+
+static void test_slow_subscriber_told_what_it_missed(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("slow", 8, 16);
+	for (uint64_t i = 0; i < 100; i++)
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i);
+	dssm_stream *r = open_remote("slow", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 50), 0);
+	uint64_t v, missed;
+	dssm_sample_info si;
+	assert_int_equal(dssm_wait_new(r, DSSM_NSEC_PER_SEC), 0);
+	assert_int_equal(dssm_read_next(r, &v, sizeof v, &si, &missed), 0);
+	/* 16 slots keep 85..99: 50..84 are gone */
+	assert_int_equal(si.tid, 85);
+	assert_int_equal(missed, 35);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+static void test_proxy_restart_loses_nothing(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("rs", 8, 4096);
+	dssm_stream *r = open_remote("rs", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	uint64_t next = 0;
+	for (uint64_t i = 0; i < 100; i++)
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i);
+	while (next < 50) {
+		uint64_t v, missed;
+		dssm_sample_info si;
+		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
+			assert_int_equal(si.tid, next);
+			next++;
+		} else {
+			dssm_wait_new(r, 100 * MS);
+		}
+	}
+	/* The proxy dies; samples keep coming; a new proxy on the same port. */
+	stop_proxy(proxy_pid, SIGKILL);
+	for (uint64_t i = 100; i < 300; i++)
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i);
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(proxy_port, port);
+	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
+	uint64_t missed_total = 0;
+	while (next < 300 && dssm_now() < deadline) {
+		uint64_t v, missed;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, &v, sizeof v, &si, &missed);
+		if (rc == 0) {
+			missed_total += missed;
+			assert_int_equal(si.tid, next);
+			assert_int_equal(v, next);
+			next++;
+		} else {
+			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
+		}
+	}
+	assert_int_equal(next, 300);
+	assert_int_equal(missed_total, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+/* A raw TCP connection to the proxy, to send what no connector would. */
+static int raw_connect(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)proxy_port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	struct timeval tv = {5, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return fd;
+}
+
+/* Read until EOF; return the first frame's type (or -1) and its error code. */
+static int raw_expect_error_and_close(int fd, int *code)
+{
+	uint8_t buf[4096];
+	size_t n = 0;
+	ssize_t k;
+	while ((k = read(fd, buf + n, sizeof buf - n)) > 0)
+		n += (size_t)k;
+	close(fd);
+	struct wire_header h;
+	if (wire_parse_frame(buf, n, 1 << 20, &h) <= 0)
+		return -1;
+	struct rbuf r = rbuf_of(buf + WIRE_HEADER, h.length);
+	*code = rbuf_i32(&r);
+	return h.type;
+}
+
+static void raw_hello(struct wbuf *w)
+{
+	size_t f = wire_frame_begin(w, WIRE_HELLO, 1);
+	wbuf_u32(w, WIRE_MAGIC);
+	wbuf_u16(w, 1);
+	wbuf_u16(w, 1);
+	wbuf_u32(w, 1 << 20);
+	wbuf_str(w, "raw test");
+	wire_frame_end(w, f);
+}
+
+static void test_hostile_frames(void **state)
+{
+	(void)state;
+	int code;
+	/* garbage */
+	int fd = raw_connect();
+	assert_int_equal(write(fd, "GET / HTTP/1.1\r\n\r\n", 18), 18);
+	assert_int_equal(raw_expect_error_and_close(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	/* oversized length */
+	fd = raw_connect();
+	uint8_t huge[12] = {0xff, 0xff, 0xff, 0x7f, 0x01, 0, 0, 0, 1, 0, 0, 0};
+	assert_int_equal(write(fd, huge, sizeof huge), 12);
+	assert_int_equal(raw_expect_error_and_close(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	/* a request before HELLO */
+	fd = raw_connect();
+	struct wbuf w = {0};
+	size_t f = wire_frame_begin(&w, WIRE_LIST, 5);
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	assert_int_equal(raw_expect_error_and_close(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	/* a HELLO whose payload is truncated (length says less than needed) */
+	fd = raw_connect();
+	wbuf_reset(&w);
+	f = wire_frame_begin(&w, WIRE_HELLO, 1);
+	wbuf_u32(&w, WIRE_MAGIC);
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	assert_int_equal(raw_expect_error_and_close(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	/* random bytes after a good HELLO */
+	for (int round = 0; round < 20; round++) {
+		fd = raw_connect();
+		wbuf_reset(&w);
+		raw_hello(&w);
+		uint8_t junk[256];
+		for (size_t i = 0; i < sizeof junk; i++)
+			junk[i] = (uint8_t)(rand() & 0xff);
+		junk[6] = junk[7] = 0;
+		junk[0] = 200; /* a plausible length */
+		junk[1] = junk[2] = junk[3] = 0;
+		wbuf_bytes(&w, junk, sizeof junk);
+		if (write(fd, w.data, w.len) < 0) { /* the proxy may close first */ }
+		shutdown(fd, SHUT_WR);
+		uint8_t sink[8192];
+		while (read(fd, sink, sizeof sink) > 0) {
+		}
+		close(fd);
+	}
+	/* a connector killed in the middle of a WRITE frame writes nothing */
+	dssm_stream *l = testutil_create("half", 64, 8);
+	dssm_close(l);
+	fd = raw_connect();
+	wbuf_reset(&w);
+	raw_hello(&w);
+	f = wire_frame_begin(&w, WIRE_OPEN, 2);
+	wbuf_u8(&w, WIRE_OPEN_WRITE);
+	wbuf_str(&w, "half");
+	wbuf_u32(&w, 0);
+	wire_frame_end(&w, f);
+	f = wire_frame_begin(&w, WIRE_WRITE, 3);
+	wbuf_u32(&w, 0);
+	wbuf_i64(&w, 1);
+	wbuf_blob(&w, "0123456789abcdef0123456789abcdef", 32);
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len - 10), (ssize_t)(w.len - 10));
+	usleep(200000);
+	close(fd);
+	usleep(200000);
+	assert_int_equal(dssm_open("half", 0, DSSM_WRITE, &l), 0); /* writer released */
+	assert_int_equal(dssm_read_last(l, NULL, 0, NULL), DSSM_ENODATA);
+	dssm_close(l);
+	wbuf_free(&w);
+	/* and the proxy still serves */
+	dssm_stream_info *v;
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", proxy_port);
+	assert_true(dssm_list_remote(hp, &v) >= 1);
+	free(v);
+}
+
+static void test_many_clients(void **state)
+{
+	(void)state;
+	enum { CLIENTS = 200 };
+	dssm_stream *w = testutil_create("many", 16, 64);
+	dssm_write(w, "shared", 6, 1);
+	static dssm_stream *r[CLIENTS];
+	for (int i = 0; i < CLIENTS; i++)
+		r[i] = open_remote("many", DSSM_READ);
+	for (int i = 0; i < CLIENTS; i++) {
+		char buf[16];
+		dssm_sample_info si;
+		assert_int_equal(dssm_read_last(r[i], buf, sizeof buf, &si), 0);
+		assert_memory_equal(buf, "shared", 6);
+	}
+	for (int i = 0; i < CLIENTS; i++)
+		dssm_close(r[i]);
+	dssm_close(w);
+}
+
+static void test_secret(void **state)
+{
+	(void)state;
+	char good[64], bad[64];
+	snprintf(good, sizeof good, "/tmp/dssm-secret-%d", (int)getpid());
+	snprintf(bad, sizeof bad, "/tmp/dssm-wrong-%d", (int)getpid());
+	FILE *f = fopen(good, "w");
+	fputs("correct horse battery staple\n", f);
+	fclose(f);
+	chmod(good, 0600);
+	f = fopen(bad, "w");
+	fputs("wrong\n", f);
+	fclose(f);
+	chmod(bad, 0600);
+	int port;
+	/* not loopback without a secret: refused */
+	pid_t pid = start_proxy(0, NULL, "0.0.0.0", &port);
+	assert_int_equal(pid, -1);
+	assert_int_equal(port, -2);
+	pid = start_proxy(0, good, NULL, &port);
+	assert_true(pid > 0);
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	dssm_stream_info *v;
+	unsetenv("DSSM_SECRET_FILE");
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "DSSM_SECRET_FILE"));
+	setenv("DSSM_SECRET_FILE", bad, 1);
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "wrong secret"));
+	setenv("DSSM_SECRET_FILE", good, 1);
+	int n = dssm_list_remote(hp, &v);
+	assert_true(n >= 0);
+	free(v);
+	/* a secret file others can read is refused */
+	chmod(good, 0644);
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "readable by others"));
+	unsetenv("DSSM_SECRET_FILE");
+	stop_proxy(pid, SIGTERM);
+	unlink(good);
+	unlink(bad);
+}
+
+int main(void)
+{
+	testutil_namespace("remote");
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_same_answers, testutil_reset),
+		cmocka_unit_test_setup(test_remote_write_and_create, testutil_reset),
+		cmocka_unit_test_setup(test_remote_waits, testutil_reset),
+		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
+		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
+		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
+		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
+		cmocka_unit_test_setup(test_many_clients, testutil_reset),
+		cmocka_unit_test_setup(test_secret, testutil_reset),
+	};
+	return cmocka_run_group_tests_name("remote", tests, setup, teardown);
+}

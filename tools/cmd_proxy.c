@@ -1,0 +1,130 @@
+/*
+ * cmd_proxy.c - `dssm proxy` (serve this host's streams over TCP) and
+ * `dssm ping` (measure a proxy's clock offset and round trip).
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../connector/auth.h"
+#include "../proxy/proxy.h"
+#include "cli.h"
+#include "dssm/connector.h"
+
+void help_proxy(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
+	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
+	        "                  [--port-file FILE] [-v]\n\n"
+	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
+	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
+	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
+	        "secret (--secret-file, mode 0600), proven by both sides with HMAC-SHA256\n"
+	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
+	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
+	        "examples:\n"
+	        "  dssm proxy\n"
+	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n",
+	        PROXY_DEFAULT_PORT);
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	struct proxy_config cfg = {"127.0.0.1", PROXY_DEFAULT_PORT, NULL, 64u << 20, 256, 64,
+	                           8u << 20, 0, NULL};
+	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
+	                                         {"port", required_argument, 0, 'p'},
+	                                         {"secret-file", required_argument, 0, 's'},
+	                                         {"max-clients", required_argument, 0, 'c'},
+	                                         {"max-streams", required_argument, 0, 'm'},
+	                                         {"max-frame", required_argument, 0, 'f'},
+	                                         {"port-file", required_argument, 0, 'P'},
+	                                         {"verbose", no_argument, 0, 'v'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	long v;
+	char *secret = NULL;
+	while ((opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'l': cfg.host = optarg; break;
+		case 'P': cfg.port_file = optarg; break;
+		case 'v': cfg.verbose++; break;
+		case 's':
+			free(secret);
+			if (!(secret = auth_read_secret(optarg)))
+				return cli_dssm_error("proxy", DSSM_EINVAL);
+			cfg.secret = secret;
+			break;
+		case 'p': case 'c': case 'm': case 'f':
+			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
+				return EXIT_USAGE;
+			if (opt == 'p' && (v < 0 || v > 65535))
+				return cli_usage("proxy", "--port must be 0..65535");
+			if (opt != 'p' && v < 1)
+				return cli_usage("proxy", "limits must be >= 1");
+			if (opt == 'p') cfg.port = (int)v;
+			if (opt == 'c') cfg.max_clients = (int)v;
+			if (opt == 'm') cfg.max_handles = (int)v;
+			if (opt == 'f') {
+				if (v < 4096 || v > (1L << 30) + (1L << 20))
+					return cli_usage("proxy", "--max-frame must be 4096 .. 1 GiB + 1 MiB");
+				cfg.max_payload = (uint32_t)v;
+			}
+			break;
+		default:
+			return cli_usage("proxy", "unknown option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
+	int rc = proxy_run(&cfg);
+	free(secret);
+	return rc;
+}
+
+void help_ping(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm ping HOST:PORT [-n COUNT] [--max-offset MS]\n\n"
+	        "Measures the clock offset between this host and the proxy's with the NTP\n"
+	        "four-timestamp exchange (COUNT exchanges, default 16; the minimum-delay one\n"
+	        "is kept) and the round trip. Warns, and exits 1, when the offset exceeds\n"
+	        "--max-offset (default 1 ms): the hosts are not in step (see README: chrony).\n\n"
+	        "example:\n  dssm ping robot.local:5800\n");
+}
+
+int cmd_ping(int argc, char **argv)
+{
+	long count = 16;
+	double max_offset_ms = 1.0;
+	static const struct option longopts[] = {{"max-offset", required_argument, 0, 'o'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+		if (opt == 'n' && cli_parse_long("ping", "-n", optarg, &count) < 0)
+			return EXIT_USAGE;
+		if (opt == 'o' && cli_parse_double("ping", "--max-offset", optarg, &max_offset_ms) < 0)
+			return EXIT_USAGE;
+		if (opt == '?')
+			return cli_usage("ping", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage("ping", "needs HOST:PORT");
+	if (count < 1 || count > 64)
+		return cli_usage("ping", "-n must be 1..64");
+	dssm_ping_result r;
+	int rc = dssm_ping_remote(argv[optind], (int)count, &r);
+	if (rc < 0)
+		return cli_dssm_error("ping", rc);
+	double off = (double)r.offset / 1e6, err = (double)r.delay / 2e6;
+	printf("%s: clock offset %+.3f ms +- %.3f ms (proxy minus local), round trip min %.1f us, "
+	       "median %.1f us (%d exchanges)\n",
+	       argv[optind], off, err, (double)r.rtt_min / 1e3, (double)r.rtt_median / 1e3, r.count);
+	if (off > max_offset_ms || off < -max_offset_ms) {
+		fprintf(stderr, "dssm ping: warning: clocks differ by %.3f ms (> %.3f ms): the hosts are "
+		                "not in step; set up chrony (README)\n", off, max_offset_ms);
+		return 1;
+	}
+	return 0;
+}
