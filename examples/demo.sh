@@ -8,17 +8,20 @@ BUILD=${BUILD:-build}
 export DSSM_NAMESPACE=demo-$$
 SECONDS_TO_RUN=${DEMO_SECONDS:-4}
 dssm=$BUILD/dssm
+tmp=$(mktemp -d)
 cleanup() {
 	kill "${pids[@]}" 2>/dev/null || true
 	wait 2>/dev/null || true
 	$dssm rm odom scan 2>/dev/null || true
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-far $dssm rm odom 2>/dev/null || true
+	rm -rf "$tmp"
 }
 pids=()
 trap cleanup EXIT
 
 echo "== starting the sensor handlers for ${SECONDS_TO_RUN} s (namespace $DSSM_NAMESPACE)"
-$BUILD/examples/odometry --seconds $((SECONDS_TO_RUN + 1)) & pids+=($!)
-$BUILD/examples/lidar --seconds $((SECONDS_TO_RUN + 1)) & pids+=($!)
+$BUILD/examples/odometry --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
+$BUILD/examples/lidar --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
 sleep 0.3
 
 echo "== localizer: each scan paired with odometry by measurement time (every 8th line shown)"
@@ -33,7 +36,18 @@ $dssm info scan
 echo
 echo "== dssm cat odom -n 2 --format json"
 $dssm cat odom -n 2 --format json
-wait "${pids[@]}"
-pids=()
+
+echo
+echo "== dssm proxy: the same streams over TCP (loopback, a free port)"
+$dssm proxy --port 0 --port-file "$tmp/port" 2>"$tmp/proxy.log" & pids+=($!)
+for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+far=127.0.0.1:$(cat "$tmp/port")
+echo "== dssm ping $far"
+$dssm ping "$far"
+echo "== a remote reader: dssm cat $far/scan --format json (first 120 characters)"
+$dssm cat "$far/scan" --format json 2>/dev/null | cut -c1-120
+echo "== dssm mirror $far/odom for 1.5 s, into another namespace (as another host would)"
+DSSM_NAMESPACE=$DSSM_NAMESPACE-far timeout -s INT 1.5 $dssm mirror "$far/odom" --quiet || true
+DSSM_NAMESPACE=$DSSM_NAMESPACE-far $dssm ls
 echo
 echo "== demo finished"

@@ -36,6 +36,8 @@ int cmd_proxy(int argc, char **argv);
 void help_proxy(FILE *out);
 int cmd_ping(int argc, char **argv);
 void help_ping(FILE *out);
+int cmd_mirror(int argc, char **argv);
+void help_mirror(FILE *out);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2
