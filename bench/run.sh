@@ -7,6 +7,8 @@ BUILD=${BUILD:-build}
 out=$BUILD/bench
 mkdir -p "$out"
 "$BUILD/bench/bench_core" --out "$out" "$@" | tee "$out/bench_core.txt"
+echo
+"$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
 
 if ! command -v gnuplot >/dev/null; then
 	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -50,7 +50,9 @@ struct dssm_remote {
 	char *secret;
 	struct wbuf out;
 	uint8_t *in;
-	size_t in_len, in_cap, in_used; /* bytes buffered; bytes of the last frame consumed */
+	/* received bytes: in[in_start..in_end); the frame returned last
+	 * (in_used bytes at in_start) is consumed by the next recv_frame */
+	size_t in_start, in_end, in_cap, in_used;
 	/* subscription */
 	int subscribed;
 	uint32_t sub_request;
@@ -143,7 +145,7 @@ static void disconnect(struct dssm_remote *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
-	r->in_len = r->in_used = 0;
+	r->in_start = r->in_end = r->in_used = 0;
 }
 
 static int send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline)
@@ -167,39 +169,52 @@ static int send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time
 	return 0;
 }
 
-/* The next complete frame; payload valid until the next call. */
+/* The next complete frame; payload valid until the next call. To leave a
+ * frame for the next call instead (peek), set r->in_used = 0 after it. */
 static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload,
                       dssm_time_t deadline)
 {
-	if (r->in_used) {
-		memmove(r->in, r->in + r->in_used, r->in_len - r->in_used);
-		r->in_len -= r->in_used;
-		r->in_used = 0;
-	}
+	r->in_start += r->in_used;
+	r->in_used = 0;
+	if (r->in_start == r->in_end)
+		r->in_start = r->in_end = 0;
 	for (;;) {
-		long n = wire_parse_frame(r->in, r->in_len, OUR_MAX_PAYLOAD, h);
+		size_t have = r->in_end - r->in_start;
+		long n = wire_parse_frame(r->in + r->in_start, have, OUR_MAX_PAYLOAD, h);
 		if (n < 0) {
 			disconnect(r);
 			return (int)n;
 		}
 		if (n > 0) {
-			*payload = r->in + WIRE_HEADER;
+			*payload = r->in + r->in_start + WIRE_HEADER;
 			r->in_used = (size_t)n;
 			return 0;
 		}
-		size_t want = r->in_len >= WIRE_HEADER ? WIRE_HEADER + (size_t)h->length : 65536;
-		if (want < r->in_len + 65536)
-			want = r->in_len + 65536;
-		if (want > r->in_cap) {
-			uint8_t *p = realloc(r->in, want);
-			if (!p)
-				return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", want);
-			r->in = p;
-			r->in_cap = want;
+		/* Room for the whole frame (and then some) after in_start; compact
+		 * (moving less than one frame) or grow only when there is not. */
+		size_t need = have >= WIRE_HEADER ? WIRE_HEADER + (size_t)h->length : WIRE_HEADER;
+		if (need < 65536)
+			need = 65536;
+		if (r->in_start + need > r->in_cap) {
+			if (need <= r->in_cap) {
+				memmove(r->in, r->in + r->in_start, have);
+			} else {
+				size_t cap = 4 * need;
+				uint8_t *p = malloc(cap);
+				if (!p)
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", need);
+				if (have)
+					memcpy(p, r->in + r->in_start, have);
+				free(r->in);
+				r->in = p;
+				r->in_cap = cap;
+			}
+			r->in_start = 0;
+			r->in_end = have;
 		}
-		ssize_t k = recv(r->fd, r->in + r->in_len, r->in_cap - r->in_len, 0);
+		ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
 		if (k > 0) {
-			r->in_len += (size_t)k;
+			r->in_end += (size_t)k;
 			continue;
 		}
 		if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -216,7 +231,18 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 	}
 }
 
-static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t len)
+/* Where a read_next wants its sample: a DATA frame arriving while nothing
+ * is queued is copied there directly instead of through the queue. */
+struct direct {
+	void *buf;
+	size_t cap;
+	dssm_sample_info *info;
+	uint64_t *missed;
+	int done;
+};
+
+static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t len,
+                      struct direct *d)
 {
 	struct rbuf rb = rbuf_of(payload, len);
 	rbuf_u32(&rb); /* handle: one per connection */
@@ -227,6 +253,20 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	int rc = rbuf_end(&rb, "DATA");
 	if (rc < 0)
 		return rc;
+	r->next_tid = si.tid + 1;
+	r->have_next = 1;
+	if (d && !d->done && !r->head) {
+		size_t n = si.copied < d->cap ? si.copied : d->cap;
+		if (n)
+			memcpy(d->buf, data, n);
+		si.copied = n;
+		if (d->info)
+			*d->info = si;
+		if (d->missed)
+			*d->missed = missed;
+		d->done = 1;
+		return 0;
+	}
 	struct pushed *p = malloc(sizeof *p + si.copied);
 	if (!p)
 		return dssm__fail(DSSM_ENOMEM, "out of memory queueing a sample");
@@ -239,8 +279,6 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	else
 		r->head = p;
 	r->tail = p;
-	r->next_tid = si.tid + 1;
-	r->have_next = 1;
 	return 0;
 }
 
@@ -255,7 +293,7 @@ static int await_reply(struct dssm_remote *r, uint32_t request, uint16_t type,
 		if (rc < 0)
 			return rc;
 		if (h.type == WIRE_DATA) {
-			if ((rc = queue_push(r, payload, h.length)) < 0)
+			if ((rc = queue_push(r, payload, h.length, NULL)) < 0)
 				return rc;
 			continue;
 		}
@@ -847,12 +885,13 @@ static int pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *i
 static int frame_buffered(struct dssm_remote *r)
 {
 	struct wire_header h;
-	return wire_parse_frame(r->in + r->in_used, r->in_len - r->in_used, OUR_MAX_PAYLOAD, &h) != 0;
+	size_t start = r->in_start + r->in_used;
+	return wire_parse_frame(r->in + start, r->in_end - start, OUR_MAX_PAYLOAD, &h) != 0;
 }
 
 /* Take the next pushed sample that has arrived, waiting until `deadline`
- * (0: do not wait). */
-static int drain_socket(struct dssm_remote *r, dssm_time_t deadline)
+ * (0: do not wait); into d if given and nothing is queued, else the queue. */
+static int drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct direct *d)
 {
 	while (r->fd >= 0) {
 		if (!frame_buffered(r)) {
@@ -870,11 +909,8 @@ static int drain_socket(struct dssm_remote *r, dssm_time_t deadline)
 		                                                   : deadline);
 		if (rc < 0)
 			return rc;
-		if (h.type == WIRE_DATA) {
-			if ((rc = queue_push(r, payload, h.length)) < 0)
-				return rc;
-			return 0;
-		}
+		if (h.type == WIRE_DATA)
+			return queue_push(r, payload, h.length, d);
 		/* anything else is a late reply to a timed-out call: skip it */
 	}
 	return dssm__fail(DSSM_ECONN, "not connected to %s:%s", r->host, r->port);
@@ -886,14 +922,18 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
 {
 	struct dssm_remote *r = s->remote;
 	if (op == WIRE_READ_NEXT && r->subscribed) {
-		if (!r->head && r->fd >= 0)
-			drain_socket(r, 0);
-		if (!r->head && r->fd < 0) {
+		if (r->head)
+			return pop_pushed(s, buf, cap, info, missed);
+		if (r->fd < 0) {
 			int rc = establish(s, deadline_of(r));
 			if (rc < 0)
 				return rc;
 		}
-		return pop_pushed(s, buf, cap, info, missed);
+		struct direct d = {buf, cap, info, missed, 0};
+		int rc = drain_socket(r, 0, &d);
+		if (rc < 0)
+			return rc;
+		return d.done ? 0 : pop_pushed(s, buf, cap, info, missed);
 	}
 	struct req_ctx c = {0};
 	c.op = op;
@@ -1007,22 +1047,26 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 {
 	struct dssm_remote *r = s->remote;
 	if (op == WIRE_WAIT_NEW && r->subscribed) {
-		if (r->head)
-			return 0;
-		if (r->fd < 0) {
+		if (r->fd < 0 && !r->head) {
 			int rc = establish(s, deadline_of(r));
 			if (rc < 0)
 				return rc;
 		}
 		dssm_time_t deadline = timeout < 0 ? INT64_MAX : dssm__monotonic() + timeout;
 		while (!r->head) {
-			int rc = drain_socket(r, deadline == INT64_MAX ? INT64_MAX
-			                                               : (deadline > dssm__monotonic() ? deadline : 0));
-			if (rc < 0)
-				return rc;
-			if (!r->head && dssm__monotonic() >= deadline)
+			struct wire_header h;
+			const uint8_t *payload;
+			int rc = recv_frame(r, &h, &payload, deadline);
+			if (rc == DSSM_ETIMEDOUT)
 				return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d' within %.3f s",
 				                  s->name, s->id, (double)timeout / 1e9);
+			if (rc < 0)
+				return rc;
+			if (h.type == WIRE_DATA) {
+				r->in_used = 0; /* leave it for read_next, which copies it once */
+				return 0;
+			}
+			/* a late reply to a call that timed out: dropped */
 		}
 		return 0;
 	}

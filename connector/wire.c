@@ -325,3 +325,34 @@ void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *m
 	wbuf_str(w, message);
 	wire_frame_end(w, f);
 }
+
+static uint8_t *le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+	return p + n;
+}
+
+size_t wire_sample_prefix(uint8_t *out, uint32_t request, int data_frame, uint32_t handle,
+                          int32_t status, uint64_t missed, const dssm_sample_info *si)
+{
+	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
+	uint8_t *p = out;
+	p = le(p, prefix - WIRE_HEADER + si->copied, 4);
+	p = le(p, data_frame ? WIRE_DATA : (WIRE_READ | WIRE_REPLY), 2);
+	p = le(p, 0, 2);
+	p = le(p, request, 4);
+	if (data_frame) {
+		p = le(p, handle, 4);
+		p = le(p, missed, 8);
+	} else {
+		p = le(p, (uint32_t)status, 4);
+		p = le(p, missed, 8);
+		p = le(p, 1, 1); /* one sample */
+	}
+	p = le(p, si->tid, 8);
+	p = le(p, (uint64_t)si->time, 8);
+	p = le(p, si->len, 4);
+	p = le(p, si->copied, 4);
+	return (size_t)(p - out);
+}

@@ -128,6 +128,14 @@ void wire_get_config(struct rbuf *r, dssm_stream_config *c, char *type, char *en
 void wire_put_sample(struct wbuf *w, const dssm_sample_info *si, const void *data);
 /* Fills *si; *data points into the frame (si->copied bytes). */
 void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data);
+/* The bytes of a READ reply (one sample) or DATA push that come before the
+ * sample's data, so the data can be read straight into the output buffer
+ * behind them. Returns the prefix length (WIRE_READ_PREFIX or
+ * WIRE_DATA_PREFIX); the frame's length covers si->copied data bytes. */
+#define WIRE_READ_PREFIX 49
+#define WIRE_DATA_PREFIX 48
+size_t wire_sample_prefix(uint8_t *out, uint32_t request, int data_frame, uint32_t handle,
+                          int32_t status, uint64_t missed, const dssm_sample_info *si);
 /* An ERROR frame. */
 void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message);
 

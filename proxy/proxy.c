@@ -62,7 +62,7 @@ struct handle {
 	/* subscription */
 	dssm_stream *sub;        /* its own read position */
 	uint32_t sub_request, sub_max;
-	unsigned char *sub_buf;
+	uint32_t id;             /* its number on the connection */
 	/* pending WAIT */
 	int waiting;
 	uint32_t wait_request;
@@ -258,7 +258,6 @@ static void handle_free(struct client *c, struct handle *h)
 	if (h->sub)
 		dssm_close(h->sub);
 	h->sub = NULL;
-	free(h->sub_buf);
 	handle_unwatch(c, h);
 	dssm_close(h->s);
 	free(h);
@@ -273,35 +272,102 @@ static struct handle *handle_of(struct client *c, uint32_t id)
 	return c->handles[id];
 }
 
+/* Read one sample straight into the client's output buffer, behind its
+ * frame prefix: no intermediate copies of camera-sized samples. `read`
+ * fills the sample; returns its result (nothing is queued on error). */
+static void free_block(const void *data, size_t len, void *block)
+{
+	(void)data;
+	(void)len;
+	free(block);
+}
+
+typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
+                             uint64_t *missed, uint64_t arg);
+
+static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_reader read,
+                       uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
+                       dssm_sample_info *si_out)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
+	dssm_sample_info si;
+	uint64_t missed = 0;
+	int rc;
+	if (cap >= BIG_SAMPLE) {
+		/* Big: a block of its own, handed to the evbuffer by reference.
+		 * (Reserving contiguous space in the evbuffer instead makes libevent
+		 * realign the previous frame with a memmove of the same size.) */
+		uint8_t *block = malloc(prefix + cap);
+		if (!block)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
+		if ((rc = read(s, block + prefix, cap, &si, &missed, arg)) < 0) {
+			free(block);
+			return rc;
+		}
+		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
+		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
+			free(block);
+			return dssm__fail(DSSM_ENOMEM, "out of memory queueing a frame");
+		}
+	} else {
+		struct evbuffer_iovec v;
+		if (evbuffer_reserve_space(out, (ev_ssize_t)(prefix + cap), &v, 1) < 1 ||
+		    v.iov_len < prefix + cap)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
+		if ((rc = read(s, (uint8_t *)v.iov_base + prefix, cap, &si, &missed, arg)) < 0) {
+			v.iov_len = 0;
+			evbuffer_commit_space(out, &v, 1);
+			return rc;
+		}
+		wire_sample_prefix(v.iov_base, request, data_frame, handle, 0, missed, &si);
+		v.iov_len = prefix + si.copied;
+		evbuffer_commit_space(out, &v, 1);
+	}
+	c->px->frames_out++;
+	c->px->bytes_out += prefix + si.copied;
+	if (si_out)
+		*si_out = si;
+	return 0;
+}
+
+static int rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
+{
+	(void)a;
+	return dssm_read_next(s, b, cap, si, m);
+}
+static int rd_last(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
+{
+	(void)m, (void)a;
+	return dssm_read_last(s, b, cap, si);
+}
+static int rd_tid(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
+{
+	(void)m;
+	return dssm_read_tid(s, a, b, cap, si);
+}
+static int rd_time(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
+{
+	(void)m;
+	return dssm_read_time(s, (dssm_time_t)a, b, cap, si);
+}
+static int rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
+{
+	(void)m, (void)a;
+	return dssm_read_back(s, b, cap, si);
+}
+
 /* Push what a subscription may send now; finish a WAIT whose condition holds. */
 static void service_handle(struct client *c, struct handle *h)
 {
 	if (h->sub) {
-		for (;;) {
-			size_t queued = unsent(c);
-			dssm_sample_info si;
-			uint64_t missed = 0;
-			/* Peek the size first: admission depends on it. */
-			if (queued >= c->px->cfg.max_unsent)
+		/* A big sample goes out only while little is queued, so it cannot
+		 * bury small ones behind it; small ones up to max_unsent. */
+		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
+		while (unsent(c) < limit) {
+			if (send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
+			                NULL) < 0)
 				break;
-			int rc = dssm_read_next(h->sub, h->sub_buf, h->sub_max, &si, &missed);
-			if (rc < 0)
-				break;
-			if (si.copied >= BIG_SAMPLE && queued > BIG_QUEUE) {
-				/* Put it back: read it again once the output drained. */
-				dssm__set_next(h->sub, si.tid);
-				break;
-			}
-			size_t f = wire_frame_begin(&c->out, WIRE_DATA, h->sub_request);
-			uint32_t id = 0;
-			for (int i = 0; i < c->px->cfg.max_handles; i++)
-				if (c->handles[i] == h)
-					id = (uint32_t)i;
-			wbuf_u32(&c->out, id);
-			wbuf_u64(&c->out, missed);
-			wire_put_sample(&c->out, &si, h->sub_buf);
-			wire_frame_end(&c->out, f);
-			send_frame(c, &c->out);
 		}
 	}
 	if (h->waiting) {
@@ -507,6 +573,7 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 	}
 	dssm_set_spin(s, 0);
 	h->s = s;
+	h->id = (uint32_t)slot;
 	h->wait_timer = evtimer_new(c->px->base, on_wait_timeout, c);
 	c->handles[slot] = h;
 	logf_(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
@@ -540,53 +607,31 @@ static int do_read(struct client *c, const struct wire_header *hd, struct rbuf *
 	struct handle *h = handle_of(c, id);
 	if (!h)
 		return DSSM_EINVAL;
-	dssm_stream_info info;
-	dssm_info(h->s, &info);
-	size_t cap = max_bytes < info.max_size ? max_bytes : info.max_size;
+	size_t cap = max_bytes < h->s->max_size ? max_bytes : (size_t)h->s->max_size;
 	if (cap > c->peer_max_payload - 64)
 		cap = c->peer_max_payload - 64;
-	unsigned char *a = malloc(cap ? cap : 1), *b = NULL;
-	if (!a)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", cap);
+	static const sample_reader direct[] = {
+		[WIRE_READ_LAST] = rd_last, [WIRE_READ_TID] = rd_tid, [WIRE_READ_TIME] = rd_time,
+		[WIRE_READ_NEXT] = rd_next, [WIRE_READ_BACK] = rd_back};
+	if (op < WIRE_READ_BRACKET)
+		return send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0, NULL);
+	if (op != WIRE_READ_BRACKET)
+		return dssm__fail(DSSM_EPROTO, "READ op %u", op);
+	/* bracket: two samples, through a scratch buffer */
+	unsigned char *a = malloc(cap ? cap : 1), *b = malloc(cap ? cap : 1);
 	dssm_sample_info si[2];
-	uint64_t missed = 0;
-	int count = 1, status = 0;
-	switch (op) {
-	case WIRE_READ_LAST:
-		rc = dssm_read_last(h->s, a, cap, &si[0]);
-		break;
-	case WIRE_READ_TID:
-		rc = dssm_read_tid(h->s, arg, a, cap, &si[0]);
-		break;
-	case WIRE_READ_TIME:
-		rc = dssm_read_time(h->s, (dssm_time_t)arg, a, cap, &si[0]);
-		break;
-	case WIRE_READ_NEXT:
-		rc = dssm_read_next(h->s, a, cap, &si[0], &missed);
-		break;
-	case WIRE_READ_BACK:
-		rc = dssm_read_back(h->s, a, cap, &si[0]);
-		break;
-	case WIRE_READ_BRACKET:
-		if (!(b = malloc(cap ? cap : 1))) {
-			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-			break;
-		}
-		rc = dssm_read_bracket(h->s, (dssm_time_t)arg, a, cap, &si[0], b, cap, &si[1]);
-		count = 2;
-		if (rc == DSSM_EFUTURE) {
-			status = rc;
-			count = 1;
-			rc = 0;
-		}
-		break;
-	default:
-		rc = dssm__fail(DSSM_EPROTO, "READ op %u", op);
+	int status = 0, count = 2;
+	rc = a && b ? dssm_read_bracket(h->s, (dssm_time_t)arg, a, cap, &si[0], b, cap, &si[1])
+	            : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == DSSM_EFUTURE) {
+		status = rc;
+		count = 1;
+		rc = 0;
 	}
 	if (rc == 0) {
 		size_t f = wire_frame_begin(&c->out, WIRE_READ | WIRE_REPLY, hd->request_id);
 		wbuf_i32(&c->out, status);
-		wbuf_u64(&c->out, missed);
+		wbuf_u64(&c->out, 0);
 		wbuf_u8(&c->out, (uint8_t)count);
 		wire_put_sample(&c->out, &si[0], a);
 		if (count == 2)
@@ -670,12 +715,9 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 		return dssm__fail(DSSM_EPROTO, "SUBSCRIBE from %u", from);
 	dssm_stream_info info;
 	dssm_info(h->s, &info);
-	h->sub_max = max_bytes < info.max_size ? max_bytes : (uint32_t)info.max_size;
+	h->sub_max = max_bytes < h->s->max_size ? max_bytes : (uint32_t)h->s->max_size;
 	if (h->sub_max > c->peer_max_payload - 64)
 		h->sub_max = c->peer_max_payload - 64;
-	h->sub_buf = malloc(h->sub_max ? h->sub_max : 1);
-	if (!h->sub_buf)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a subscription");
 	if ((rc = dssm_open(info.name, info.id, DSSM_READ, &h->sub)) < 0)
 		return rc;
 	if (from == WIRE_SUB_NOW)
@@ -703,8 +745,6 @@ static int do_unsubscribe(struct client *c, const struct wire_header *hd, struct
 	if (h->sub) {
 		dssm_close(h->sub);
 		h->sub = NULL;
-		free(h->sub_buf);
-		h->sub_buf = NULL;
 		handle_unwatch(c, h);
 	}
 	return reply_empty(c, hd);

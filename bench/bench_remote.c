@@ -1,0 +1,474 @@
+/*
+ * bench_remote.c - proxy + connector beside raw TCP, measured in one run on
+ * loopback with the real `dssm proxy` binary.
+ *
+ *   1. round trip: remote read_last of 64 B vs a raw TCP ping-pong of 64 B;
+ *   2. streaming 300 KiB samples through a subscription vs a raw TCP stream
+ *      of the same bytes (throughput);
+ *   3. write-to-delivery latency of a 1 kHz 64 B subscription vs raw TCP
+ *      one-way, alone and beside a 30 Hz 1 MiB stream to the same process;
+ *   4. proxy CPU time per delivered sample.
+ * Where each process ran is printed: on two cores placement alone moves round
+ * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick]
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dssm/connector.h"
+#include "dssm/dssm.h"
+
+static int quick;
+static char proxy_addr[64];
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_remote: %s: %s\n", what, dssm_last_error());
+	exit(1);
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof set, &set);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(double *v, int n, int p)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return v[(size_t)n * (size_t)p / 100];
+}
+
+/* ---- raw TCP baselines: a server process on loopback ---- */
+
+static int listen_any(int *port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	bind(fd, (struct sockaddr *)&sa, sizeof sa);
+	listen(fd, 4);
+	socklen_t len = sizeof sa;
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int connect_to(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+		return -1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	while (n) {
+		ssize_t k = read(fd, p, n);
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t n)
+{
+	const unsigned char *p = buf;
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+enum server_kind { ECHO64, STREAM, ONEWAY };
+
+/* Fork a raw TCP server of the given kind on `cpu`; returns its port. */
+static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count, int *port)
+{
+	int lfd = listen_any(port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pin(cpu);
+		/* STREAM sends `count` different slices of a buffer as large as the
+		 * ring, so both sides read their bytes from memory, not cache; it is
+		 * filled before the client starts its clock (the "ready" byte). */
+		unsigned char *buf = calloc(1, kind == STREAM ? bytes * (size_t)count : bytes);
+		if (kind == STREAM)
+			memset(buf, 1, bytes * (size_t)count);
+		int fd = accept(lfd, NULL, NULL), one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (kind == STREAM && write_full(fd, "r", 1) < 0)
+			_exit(1);
+		for (int i = 0; i < count; i++) {
+			if (kind == ECHO64) {
+				if (read_full(fd, buf, 64) < 0 || write_full(fd, buf, 64) < 0)
+					break;
+			} else if (kind == STREAM) {
+				if (write_full(fd, buf + (size_t)i * bytes, bytes) < 0)
+					break;
+			} else {
+				double t = mono_ns();
+				memcpy(buf, &t, sizeof t);
+				if (write_full(fd, buf, 64) < 0)
+					break;
+				struct timespec ts = {0, 1000000};
+				nanosleep(&ts, NULL);
+			}
+		}
+		_exit(0);
+	}
+	close(lfd);
+	return pid;
+}
+
+/* ---- the proxy ---- */
+
+static pid_t start_proxy(const char *bin, int cpu)
+{
+	char port_file[64];
+	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-port-%d", (int)getpid());
+	unlink(port_file);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pin(cpu);
+		execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		FILE *f = fopen(port_file, "r");
+		int port = 0;
+		if (f) {
+			int ok = fscanf(f, "%d", &port) == 1;
+			fclose(f);
+			if (ok && port > 0) {
+				snprintf(proxy_addr, sizeof proxy_addr, "127.0.0.1:%d", port);
+				unlink(port_file);
+				return pid;
+			}
+		}
+		usleep(10000);
+	}
+	fprintf(stderr, "bench_remote: the proxy did not start\n");
+	exit(1);
+}
+
+static double cpu_seconds(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	unsigned long ut = 0, st = 0;
+	if (p)
+		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static dssm_stream *make_stream(const char *name, size_t size, uint32_t slots)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = size;
+	cfg.slots = slots;
+	dssm_stream *s;
+	dssm_remove(name, 0);
+	if (dssm_create(name, 0, &cfg, &s) < 0)
+		die("create");
+	return s;
+}
+
+static dssm_stream *open_far(const char *name)
+{
+	char a[128];
+	snprintf(a, sizeof a, "%s/%s", proxy_addr, name);
+	dssm_stream *s;
+	if (dssm_open_address(a, DSSM_READ, &s) < 0)
+		die("open remote");
+	return s;
+}
+
+/* ---- 1. round trip ---- */
+
+static void bench_round_trip(int cpu_client, int cpu_server, const char *label)
+{
+	int n = quick ? 2000 : 20000;
+	dssm_stream *w = make_stream("rt64", 64, 16);
+	char payload[64] = {1};
+	dssm_write(w, payload, 64, 1);
+	dssm_stream *r = open_far("rt64");
+	double *ours = malloc(sizeof(double) * (size_t)n), *base = malloc(sizeof(double) * (size_t)n);
+	pin(cpu_client);
+	int port;
+	pid_t srv = raw_server(ECHO64, cpu_server, 64, n + 100, &port);
+	int fd = connect_to(port);
+	for (int i = 0; i < n + 100; i++) {
+		double t0 = mono_ns();
+		write_full(fd, payload, 64);
+		read_full(fd, payload, 64);
+		if (i >= 100)
+			base[i - 100] = mono_ns() - t0;
+	}
+	close(fd);
+	waitpid(srv, NULL, 0);
+	for (int i = 0; i < n + 100; i++) {
+		double t0 = mono_ns();
+		if (dssm_read_last(r, payload, 64, NULL) < 0)
+			die("read_last");
+		if (i >= 100)
+			ours[i - 100] = mono_ns() - t0;
+	}
+	double o50 = pct(ours, n, 50), o99 = pct(ours, n, 99), b50 = pct(base, n, 50), b99 = pct(base, n, 99);
+	printf("  %-30s read_last p50 %6.1f us p99 %6.1f us | raw TCP p50 %6.1f us p99 %6.1f us | "
+	       "p50 ratio %.2fx\n",
+	       label, o50 / 1e3, o99 / 1e3, b50 / 1e3, b99 / 1e3, o50 / b50);
+	free(ours);
+	free(base);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+/* ---- 2. streaming 300 KiB ---- */
+
+static void bench_stream(void)
+{
+	const size_t size = 300 * 1024;
+	const int count = quick ? 60 : 250;
+	dssm_stream *w = make_stream("big", size, (uint32_t)count + 2);
+	unsigned char *buf = calloc(1, size);
+	for (int i = 0; i < count; i++)
+		dssm_write(w, buf, size, i);
+	pin(0);
+	/* raw TCP: the same bytes, in 300 KiB writes */
+	int port;
+	pid_t srv = raw_server(STREAM, 1, size, count, &port);
+	int fd = connect_to(port);
+	read_full(fd, buf, 1); /* the server is ready */
+	double t0 = mono_ns();
+	for (int i = 0; i < count; i++)
+		read_full(fd, buf, size);
+	double raw = mono_ns() - t0;
+	close(fd);
+	waitpid(srv, NULL, 0);
+	dssm_stream *r = open_far("big");
+	t0 = mono_ns();
+	dssm_subscribe(r, DSSM_FROM_OLDEST, 0);
+	int got = 0;
+	while (got < count) {
+		dssm_sample_info si;
+		if (dssm_read_next(r, buf, size, &si, NULL) == 0)
+			got++;
+		else if (dssm_wait_new(r, DSSM_NSEC_PER_SEC) < 0)
+			break;
+	}
+	double ours = mono_ns() - t0;
+	double mb = (double)size * count / 1e6;
+	printf("  300 KiB samples, %d of them: subscription %7.0f MB/s | raw TCP %7.0f MB/s | "
+	       "throughput ratio %.2fx\n",
+	       count, mb / (ours / 1e9), mb / (raw / 1e9), raw / ours);
+	free(buf);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+/* ---- 3. write-to-delivery latency ---- */
+
+struct big_writer {
+	atomic_int stop;
+	int frames;
+};
+
+static void *big_stream_writer(void *p)
+{
+	struct big_writer *b = p;
+	dssm_stream *w;
+	if (dssm_open("cam", 0, DSSM_WRITE, &w) < 0)
+		return NULL;
+	unsigned char *buf = calloc(1, 1 << 20);
+	while (!atomic_load(&b->stop)) {
+		dssm_write(w, buf, 1 << 20, dssm_now());
+		b->frames++;
+		struct timespec ts = {0, 33 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	free(buf);
+	dssm_close(w);
+	return NULL;
+}
+
+static void *big_stream_reader(void *p)
+{
+	struct big_writer *b = p;
+	dssm_stream *r = open_far("cam");
+	unsigned char *buf = malloc(1 << 20);
+	dssm_subscribe(r, DSSM_FROM_NOW, 0);
+	while (!atomic_load(&b->stop)) {
+		if (dssm_read_next(r, buf, 1 << 20, NULL, NULL) < 0)
+			dssm_wait_new(r, 100 * 1000 * 1000);
+	}
+	free(buf);
+	dssm_close(r);
+	return NULL;
+}
+
+/* A child writes a 64 B sample every 1 ms carrying its CLOCK_MONOTONIC. */
+static pid_t small_writer(int count)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		pin(1);
+		dssm_stream *w;
+		if (dssm_open("imu", 0, DSSM_WRITE, &w) < 0)
+			_exit(1);
+		usleep(200000); /* let the subscriber settle */
+		for (int i = 0; i < count; i++) {
+			unsigned char buf[64] = {0};
+			double t = mono_ns();
+			memcpy(buf, &t, sizeof t);
+			dssm_write(w, buf, 64, dssm_now());
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		dssm_close(w);
+		_exit(0);
+	}
+	return pid;
+}
+
+static void measure_latency(const char *label, int with_big, pid_t proxy)
+{
+	int n = quick ? 500 : 3000;
+	dssm_stream *c = make_stream("imu", 64, 4096);
+	dssm_close(c);
+	dssm_stream *big = make_stream("cam", 1 << 20, 16);
+	dssm_close(big);
+	struct big_writer b = {0};
+	pthread_t tw, tr;
+	if (with_big) {
+		pthread_create(&tr, NULL, big_stream_reader, &b);
+		pthread_create(&tw, NULL, big_stream_writer, &b);
+	}
+	dssm_stream *r = open_far("imu");
+	dssm_subscribe(r, DSSM_FROM_NOW, 0);
+	double cpu0 = cpu_seconds(proxy);
+	pid_t wpid = small_writer(n);
+	double *lat = malloc(sizeof(double) * (size_t)n);
+	int got = 0;
+	while (got < n) {
+		unsigned char buf[64];
+		if (dssm_read_next(r, buf, 64, NULL, NULL) == 0) {
+			double t;
+			memcpy(&t, buf, sizeof t);
+			lat[got++] = mono_ns() - t;
+		} else if (dssm_wait_new(r, 2 * DSSM_NSEC_PER_SEC) < 0) {
+			break;
+		}
+	}
+	double cpu = cpu_seconds(proxy) - cpu0;
+	waitpid(wpid, NULL, 0);
+	atomic_store(&b.stop, 1);
+	if (with_big) {
+		pthread_join(tw, NULL);
+		pthread_join(tr, NULL);
+	}
+	/* raw TCP one-way, same pacing */
+	int port;
+	pid_t srv = raw_server(ONEWAY, 1, 64, n, &port);
+	int fd = connect_to(port);
+	double *base = malloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		unsigned char buf[64];
+		if (read_full(fd, buf, 64) < 0)
+			break;
+		double t;
+		memcpy(&t, buf, sizeof t);
+		base[i] = mono_ns() - t;
+	}
+	close(fd);
+	waitpid(srv, NULL, 0);
+	if (got < n) {
+		printf("  %s: only %d of %d samples arrived\n", label, got, n);
+		return;
+	}
+	double o50 = pct(lat, n, 50), o99 = pct(lat, n, 99), b50 = pct(base, n, 50), b99 = pct(base, n, 99);
+	printf("  %-34s p50 %6.1f us p99 %7.1f us | raw TCP one-way p50 %6.1f us p99 %7.1f us | "
+	       "p50 ratio %.2fx | proxy CPU %.1f us/sample%s\n",
+	       label, o50 / 1e3, o99 / 1e3, b50 / 1e3, b99 / 1e3, o50 / b50, cpu * 1e6 / n,
+	       with_big ? "" : "");
+	if (with_big)
+		printf("  %-34s (%d frames of 1 MiB delivered meanwhile)\n", "", b.frames);
+	free(lat);
+	free(base);
+	dssm_close(r);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_remote DSSM_BINARY [--quick]\n");
+		return 2;
+	}
+	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	char ns[32];
+	snprintf(ns, sizeof ns, "bench-r-%d", (int)getpid());
+	setenv("DSSM_NAMESPACE", ns, 1);
+	signal(SIGPIPE, SIG_IGN);
+	pid_t proxy = start_proxy(argv[1], 1);
+	printf("proxy + connector benchmark, loopback (ratios = dssm / raw TCP; proxy on cpu 1)\n");
+	printf("round trip, 64 B:\n");
+	bench_round_trip(0, 1, "client cpu 0, server cpu 1");
+	bench_round_trip(1, 1, "client cpu 1, server cpu 1");
+	printf("streaming (client cpu 0, server cpu 1):\n");
+	bench_stream();
+	printf("write-to-delivery, 64 B at 1 kHz (writer cpu 1, subscriber cpu 0):\n");
+	pin(0);
+	measure_latency("alone", 0, proxy);
+	measure_latency("beside a 30 Hz 1 MiB stream", 1, proxy);
+	kill(proxy, SIGTERM);
+	waitpid(proxy, NULL, 0);
+	return 0;
+}
