@@ -106,6 +106,8 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
+	@echo "== wire codec fuzzing (libFuzzer, 10 s)"
+	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
 	@echo "== SSM 1.0.6 program built against the installed library"

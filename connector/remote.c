@@ -180,7 +180,8 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 		r->in_start = r->in_end = 0;
 	for (;;) {
 		size_t have = r->in_end - r->in_start;
-		long n = wire_parse_frame(r->in + r->in_start, have, OUR_MAX_PAYLOAD, h);
+		/* (no pointer arithmetic on the NULL buffer of a new connection) */
+		long n = have ? wire_parse_frame(r->in + r->in_start, have, OUR_MAX_PAYLOAD, h) : 0;
 		if (n < 0) {
 			disconnect(r);
 			return (int)n;
@@ -886,7 +887,8 @@ static int frame_buffered(struct dssm_remote *r)
 {
 	struct wire_header h;
 	size_t start = r->in_start + r->in_used;
-	return wire_parse_frame(r->in + start, r->in_end - start, OUR_MAX_PAYLOAD, &h) != 0;
+	return r->in_end > start &&
+	       wire_parse_frame(r->in + start, r->in_end - start, OUR_MAX_PAYLOAD, &h) != 0;
 }
 
 /* Take the next pushed sample that has arrived, waiting until `deadline`
