@@ -110,6 +110,8 @@ test: deps
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
+	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"
 	@bash tests/install-test.sh
 	@echo "== cross builds under qemu-user (aarch64, armhf)"

@@ -575,7 +575,9 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 		if (r->backoff > 5 * DSSM_NSEC_PER_SEC)
 			r->backoff = 5 * DSSM_NSEC_PER_SEC;
 		r->next_attempt = dssm__monotonic() + r->backoff;
-		return dssm__fail(saved, "%s", msg);
+		if (strstr(msg, r->host))
+			return dssm__fail(saved, "%s", msg);
+		return dssm__fail(saved, "proxy %s:%s: %s", r->host, r->port, msg);
 	}
 	r->backoff = 0;
 	r->offset = pr.offset;

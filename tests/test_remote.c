@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +32,7 @@ static pid_t start_proxy(int port, const char *secret_file, const char *listen, 
 	snprintf(port_arg, sizeof port_arg, "%d", port);
 	pid_t pid = fork();
 	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* a crashed test leaves no proxy behind */
 		const char *argv[16] = {proxy_bin, "proxy", "--port", port_arg, "--port-file", port_file,
 		                        "--listen", listen ? listen : "127.0.0.1"};
 		int n = 8;
