@@ -13,6 +13,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -485,9 +486,19 @@ static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *
 	return rc;
 }
 
+/* DSSM_TEST_CLOCK_OFFSET (ns) shifts the clock this proxy reports in PING
+ * replies: how the tests check the connector's offset estimator against a
+ * known offset, since CI cannot step the real clock. */
+static dssm_time_t test_clock_offset(void)
+{
+	const char *e = getenv("DSSM_TEST_CLOCK_OFFSET");
+	return e ? (dssm_time_t)strtoll(e, NULL, 10) : 0;
+}
+
 static int do_ping(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
-	dssm_time_t t2 = dssm_now();
+	dssm_time_t skew = test_clock_offset();
+	dssm_time_t t2 = dssm_now() + skew;
 	int64_t t1 = rbuf_i64(r);
 	int rc = rbuf_end(r, "PING");
 	if (rc < 0)
@@ -495,7 +506,7 @@ static int do_ping(struct client *c, const struct wire_header *hd, struct rbuf *
 	size_t f = wire_frame_begin(&c->out, WIRE_PING | WIRE_REPLY, hd->request_id);
 	wbuf_i64(&c->out, t1);
 	wbuf_i64(&c->out, t2);
-	wbuf_i64(&c->out, dssm_now());
+	wbuf_i64(&c->out, dssm_now() + skew);
 	rc = wire_frame_end(&c->out, f);
 	send_frame(c, &c->out);
 	return rc;
@@ -536,6 +547,21 @@ static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t han
 	return rc;
 }
 
+/* The proxy's write rules (--read-only, --allow-write GLOB). */
+static int may_write(struct proxy *px, const char *name, int id)
+{
+	char addr[DSSM_NAME_MAX + 16];
+	snprintf(addr, sizeof addr, "%s:%d", name, id);
+	if (px->cfg.read_only)
+		return dssm__fail(DSSM_EPERM, "this proxy is read-only; '%s' cannot be written", addr);
+	if (!px->cfg.n_allow_write)
+		return 0;
+	for (int i = 0; i < px->cfg.n_allow_write; i++)
+		if (fnmatch(px->cfg.allow_write[i], addr, 0) == 0)
+			return 0;
+	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
+}
+
 static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint8_t flags = rbuf_u8(r);
@@ -554,8 +580,10 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 	if (rc == 0 && slot < 0)
 		rc = dssm__fail(DSSM_ENOMEM, "this connection has %d streams open, the limit",
 		                c->px->cfg.max_handles);
-	if (rc == 0 && (flags & ~7) )
+	if (rc == 0 && (flags & ~7))
 		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x", flags);
+	if (rc == 0 && (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)))
+		rc = may_write(c->px, name, id);
 	dssm_stream *s = NULL;
 	if (rc == 0) {
 		if (flags & WIRE_OPEN_CREATE)
@@ -764,7 +792,8 @@ static int do_property(struct client *c, const struct wire_header *hd, struct rb
 	if (!h)
 		return DSSM_EINVAL;
 	if (hd->type == WIRE_PROPERTY_SET) {
-		if ((rc = dssm_property_set(h->s, data, len)) < 0)
+		if ((rc = may_write(c->px, h->s->name, h->s->id)) < 0 ||
+		    (rc = dssm_property_set(h->s, data, len)) < 0)
 			return rc;
 		return reply_empty(c, hd);
 	}

@@ -18,6 +18,9 @@ struct proxy_config {
 	size_t max_unsent;         /* queued output per client */
 	int verbose;
 	const char *port_file;     /* write the bound port here (for tests) */
+	const char **allow_write;  /* globs of NAME:ID clients may write; NULL: all */
+	int n_allow_write;
+	int read_only;             /* no client may write anything */
 };
 
 #define PROXY_DEFAULT_PORT 5800

@@ -24,6 +24,8 @@ static int proxy_port;
 static char proxy_bin[512];
 
 /* Start the proxy binary; port 0 picks a free one unless `port` is given. */
+static const char *extra_args[4]; /* more proxy arguments for the next start */
+
 static pid_t start_proxy(int port, const char *secret_file, const char *listen, int *bound)
 {
 	char port_file[64], port_arg[16];
@@ -40,6 +42,8 @@ static pid_t start_proxy(int port, const char *secret_file, const char *listen, 
 			argv[n++] = "--secret-file";
 			argv[n++] = secret_file;
 		}
+		for (int i = 0; i < 4 && extra_args[i]; i++)
+			argv[n++] = extra_args[i];
 		argv[n] = NULL;
 		execv(proxy_bin, (char *const *)argv);
 		_exit(127);
@@ -593,6 +597,81 @@ static void test_secret(void **state)
 	unlink(bad);
 }
 
+static void test_write_rules(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("cam_result", 16, 8), *b = testutil_create("odom", 16, 8);
+	dssm_close(a);
+	dssm_close(b);
+	int port;
+	extra_args[0] = "--allow-write";
+	extra_args[1] = "cam*";
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	char a1[128], a2[128];
+	snprintf(a1, sizeof a1, "127.0.0.1:%d/cam_result", port);
+	snprintf(a2, sizeof a2, "127.0.0.1:%d/odom", port);
+	dssm_stream *w = NULL, *r = NULL;
+	assert_int_equal(dssm_open_address(a1, DSSM_WRITE, &w), 0);
+	assert_int_equal(dssm_write(w, "ok", 2, 1), 0);
+	assert_int_equal(dssm_open_address(a2, DSSM_WRITE, &r), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "--allow-write"));
+	assert_int_equal(dssm_open_address(a2, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_property_set(r, "x", 1), DSSM_EPERM); /* also a write */
+	dssm_close(r);
+	dssm_close(w);
+	stop_proxy(pid, SIGTERM);
+	extra_args[0] = "--read-only";
+	pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = NULL;
+	snprintf(a1, sizeof a1, "127.0.0.1:%d/cam_result", port);
+	assert_int_equal(dssm_open_address(a1, DSSM_WRITE, &w), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "read-only"));
+	stop_proxy(pid, SIGTERM);
+}
+
+static void test_clock_offset_estimate(void **state)
+{
+	(void)state;
+	/* A proxy whose clock is 3.5 ms ahead: the estimate must find it, to
+	 * within the error bound it reports. */
+	const dssm_time_t injected = 3500 * 1000;
+	setenv("DSSM_TEST_CLOCK_OFFSET", "3500000", 1);
+	int port;
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	unsetenv("DSSM_TEST_CLOCK_OFFSET");
+	assert_true(pid > 0);
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp, 16, &res), 0);
+	dssm_time_t err = res.offset - injected;
+	print_message("injected +3.500 ms, estimated %+.3f ms +- %.3f ms\n", (double)res.offset / 1e6,
+	              (double)res.delay / 2e6);
+	assert_true(err <= res.delay / 2 + 1000 && -err <= res.delay / 2 + 1000);
+	assert_true(res.rtt_min > 0 && res.rtt_median >= res.rtt_min);
+	/* the same estimate on a stream handle */
+	dssm_stream *s = testutil_create("clk", 8, 4);
+	dssm_close(s);
+	char a[128];
+	snprintf(a, sizeof a, "%s/clk", hp);
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &s), 0);
+	dssm_time_t off, delay;
+	dssm_clock_of(s, &off, &delay);
+	assert_true(off - injected <= delay / 2 + 1000 && injected - off <= delay / 2 + 1000);
+	dssm_close(s);
+	/* dssm ping warns (exit 1) past --max-offset, and not below it */
+	char cmd[700];
+	snprintf(cmd, sizeof cmd, "%s ping %s -n 4 >/dev/null 2>&1", proxy_bin, hp);
+	int rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 1);
+	snprintf(cmd, sizeof cmd, "%s ping %s -n 4 --max-offset 10 >/dev/null 2>&1", proxy_bin, hp);
+	rc = system(cmd);
+	assert_int_equal(WEXITSTATUS(rc), 0);
+	stop_proxy(pid, SIGTERM);
+}
+
 int main(void)
 {
 	testutil_namespace("remote");
@@ -607,6 +686,8 @@ int main(void)
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
+		cmocka_unit_test_setup(test_write_rules, testutil_reset),
+		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("remote", tests, setup, teardown);
 }

@@ -16,23 +16,26 @@ void help_proxy(FILE *out)
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
-	        "                  [--port-file FILE] [-v]\n\n"
+	        "                  [--read-only | --allow-write GLOB...] [--port-file FILE] [-v]\n\n"
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
 	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
 	        "secret (--secret-file, mode 0600), proven by both sides with HMAC-SHA256\n"
 	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
+	        "Writes: all streams by default; --read-only refuses every write, and\n"
+	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
 	        "examples:\n"
 	        "  dssm proxy\n"
-	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n",
+	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
+	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
 	        PROXY_DEFAULT_PORT);
 }
 
 int cmd_proxy(int argc, char **argv)
 {
 	struct proxy_config cfg = {"127.0.0.1", PROXY_DEFAULT_PORT, NULL, 64u << 20, 256, 64,
-	                           8u << 20, 0, NULL};
+	                           8u << 20, 0, NULL, NULL, 0, 0};
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
 	                                         {"secret-file", required_argument, 0, 's'},
@@ -41,6 +44,8 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"max-frame", required_argument, 0, 'f'},
 	                                         {"port-file", required_argument, 0, 'P'},
 	                                         {"verbose", no_argument, 0, 'v'},
+	                                         {"read-only", no_argument, 0, 'R'},
+	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	long v;
@@ -50,6 +55,15 @@ int cmd_proxy(int argc, char **argv)
 		case 'l': cfg.host = optarg; break;
 		case 'P': cfg.port_file = optarg; break;
 		case 'v': cfg.verbose++; break;
+		case 'R': cfg.read_only = 1; break;
+		case 'W': {
+			const char **a = realloc(cfg.allow_write, sizeof *a * (size_t)(cfg.n_allow_write + 1));
+			if (!a)
+				return cli_error("proxy", "out of memory");
+			a[cfg.n_allow_write++] = optarg;
+			cfg.allow_write = a;
+			break;
+		}
 		case 's':
 			free(secret);
 			if (!(secret = auth_read_secret(optarg)))
@@ -78,7 +92,10 @@ int cmd_proxy(int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
+	if (cfg.read_only && cfg.n_allow_write)
+		return cli_usage("proxy", "--read-only and --allow-write exclude each other");
 	int rc = proxy_run(&cfg);
+	free(cfg.allow_write);
 	free(secret);
 	return rc;
 }
