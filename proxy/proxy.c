@@ -276,11 +276,50 @@ static struct handle *handle_of(struct client *c, uint32_t id)
 /* Read one sample straight into the client's output buffer, behind its
  * frame prefix: no intermediate copies of camera-sized samples. `read`
  * fills the sample; returns its result (nothing is queued on error). */
+/* Blocks for big frames are recycled: a malloc/free of a few hundred KiB
+ * per frame costs page faults (glibc returns such chunks to the kernel).
+ * Only the loop thread takes and returns blocks, so the pool needs no lock. */
+#define POOL_BLOCKS 16
+static struct {
+	void *block[POOL_BLOCKS];
+	size_t size[POOL_BLOCKS];
+	int n;
+} pool;
+
+static void *block_get(size_t size)
+{
+	for (int i = 0; i < pool.n; i++)
+		if (pool.size[i] >= size) {
+			void *b = pool.block[i];
+			pool.block[i] = pool.block[--pool.n];
+			pool.size[i] = pool.size[pool.n];
+			return b;
+		}
+	/* remember the size in front of the block */
+	size_t *b = malloc(sizeof(size_t) * 2 + size);
+	if (!b)
+		return NULL;
+	b[0] = size;
+	return b + 2;
+}
+
 static void free_block(const void *data, size_t len, void *block)
 {
 	(void)data;
 	(void)len;
-	free(block);
+	size_t *b = (size_t *)block - 2;
+	if (pool.n < POOL_BLOCKS) {
+		pool.block[pool.n] = block;
+		pool.size[pool.n++] = b[0];
+	} else {
+		free(b);
+	}
+}
+
+static void pool_drain(void)
+{
+	while (pool.n)
+		free((size_t *)pool.block[--pool.n] - 2);
 }
 
 typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
@@ -299,16 +338,16 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 		/* Big: a block of its own, handed to the evbuffer by reference.
 		 * (Reserving contiguous space in the evbuffer instead makes libevent
 		 * realign the previous frame with a memmove of the same size.) */
-		uint8_t *block = malloc(prefix + cap);
+		uint8_t *block = block_get(prefix + cap);
 		if (!block)
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
 		if ((rc = read(s, block + prefix, cap, &si, &missed, arg)) < 0) {
-			free(block);
+			free_block(NULL, 0, block);
 			return rc;
 		}
 		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
 		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
-			free(block);
+			free_block(NULL, 0, block);
 			return dssm__fail(DSSM_ENOMEM, "out of memory queueing a frame");
 		}
 	} else {
@@ -1140,6 +1179,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 	while (px.clients)
 		client_free(px.clients);
 	watch_reap(&px, 1);
+	pool_drain();
 	event_free(sigint);
 	event_free(sigterm);
 	event_free(tick);
