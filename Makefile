@@ -27,7 +27,7 @@ LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
-CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c)
+CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c)
 COMPAT_SRC := compat/ssm_compat.c
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -52,7 +52,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h tools/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

@@ -1,0 +1,105 @@
+/*
+ * container.h - recordings on disk: indexed topic containers
+ * (docs/container-format.md).
+ *
+ * A container is a directory with, per stream, an append-only data file and a
+ * time index. Writing:
+ *
+ *     dssm_container *c;
+ *     dssm_container_create("run-42", &c);
+ *     int odom = dssm_container_add_stream(c, &info, schema, prop, prop_len);
+ *     dssm_container_append(c, odom, tid, time, data, len);   // repeatedly
+ *     dssm_container_close(c);                                 // syncs, marks CLOSED
+ *
+ * Reading (also while it is being written, and after a crash):
+ *
+ *     dssm_container_open("run-42", &c);
+ *     dssm_query *q;
+ *     dssm_query_open(c, NULL, 0, t0, t1, &q);         // all streams, merged by time
+ *     dssm_record rec;
+ *     while (dssm_query_next(q, &rec) > 0) use(rec.stream, rec.time, rec.data, rec.len);
+ *     dssm_query_close(q);
+ *     dssm_container_close(c);
+ *
+ * Errors are negative DSSM_E* codes (dssm.h); DSSM_ECORRUPT names the file
+ * and offset. A damaged tail is dropped on open, never returned.
+ */
+#ifndef DSSM_CONTAINER_H
+#define DSSM_CONTAINER_H
+
+#include "dssm/dssm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct dssm_container dssm_container;
+
+/* ---- writing ---- */
+
+/* Create DIR (must not exist, or be an empty directory). */
+int dssm_container_create(const char *dir, dssm_container **out);
+/* Describe a stream; returns its index in the container (>= 0). */
+int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
+                              const char *schema, const void *property, size_t property_len);
+/* Append one sample; times must not decrease within a stream. */
+int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
+                          const void *data, size_t len);
+/* fdatasync every stream's data, then index. Called by append at least
+ * every sync interval (dssm_container_set_sync; default 1 s; 0: every append). */
+int dssm_container_sync(dssm_container *c);
+void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
+
+/* ---- reading ---- */
+
+/* Open for reading; recovers the tails (see the format document). */
+int dssm_container_open(const char *dir, dssm_container **out);
+/* See what was appended (and new streams) since open or the last refresh. */
+int dssm_container_refresh(dssm_container *c);
+
+/* What a container holds about one stream. */
+typedef struct dssm_recorded {
+	dssm_stream_info info;      /* as recorded; count etc. refer to the ring */
+	uint64_t count;             /* samples in the container */
+	dssm_time_t first, last;    /* their time range (valid when count > 0) */
+	uint64_t bytes;             /* data bytes */
+	uint64_t dropped_tail;      /* index entries dropped by recovery */
+} dssm_recorded;
+
+int dssm_container_stream_count(dssm_container *c);
+int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
+/* Schema and property as recorded (valid while the container is open). */
+const char *dssm_container_schema(dssm_container *c, int stream);
+const void *dssm_container_property(dssm_container *c, int stream, size_t *len);
+/* The index of stream NAME:ID, or DSSM_ENOENT. */
+int dssm_container_find(dssm_container *c, const char *name, int id);
+/* 1 if the recorder closed the container cleanly. */
+int dssm_container_closed(dssm_container *c);
+
+/* Close a writer (sync, CLOSED) or a reader. */
+int dssm_container_close(dssm_container *c);
+
+/* ---- queries ---- */
+
+typedef struct dssm_query dssm_query;
+
+typedef struct dssm_record {
+	int stream;
+	uint64_t tid;
+	dssm_time_t time;
+	size_t len;
+	const void *data;           /* valid until the next dssm_query_next */
+} dssm_record;
+
+/* Samples of the given streams (NULL/0: all) with start <= time <= end,
+ * merged by time. */
+int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
+                    dssm_time_t end, dssm_query **out);
+/* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
+int dssm_query_next(dssm_query *q, dssm_record *rec);
+void dssm_query_close(dssm_query *q);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,768 @@
+/*
+ * container.c - writing, recovering and querying indexed topic containers
+ * (docs/container-format.md): per stream an append-only data file of
+ * CRC-checked records and a 32-byte-per-entry time index.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "../connector/wire.h"
+#include "../ssmcore/internal.h"
+#include "dssm/container.h"
+
+#define META_MAGIC 0x4d4d5344u
+#define RECORD_MAGIC 0x43525344u
+#define RECORD_HEADER 32
+#define ENTRY 32
+#define DEFAULT_SYNC DSSM_NSEC_PER_SEC
+
+struct cstream {
+	dssm_stream_info info;
+	char *schema;
+	uint8_t *prop;
+	size_t prop_len;
+	int data_fd, index_fd;
+	uint64_t count;          /* valid index entries */
+	uint64_t data_end;       /* end of the last valid record */
+	dssm_time_t first, last;
+	uint64_t dropped;
+};
+
+struct dssm_container {
+	char *dir;
+	int writing;
+	struct cstream *s;
+	int n, cap;
+	dssm_time_t sync_interval, last_sync;
+	int closed;
+};
+
+/* ---- CRC-32C ---- */
+
+static uint32_t crc_table[256];
+
+static void crc_init(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+		for (int k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+		crc_table[i] = c;
+	}
+}
+
+static uint32_t crc_update(uint32_t crc, const void *data, size_t n)
+{
+	const uint8_t *p = data;
+	if (!crc_table[1])
+		crc_init();
+	for (size_t i = 0; i < n; i++)
+		crc = crc_table[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+	return crc;
+}
+
+/* ---- little-endian helpers for fixed layouts ---- */
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p)
+{
+	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static char *path_of(const dssm_container *c, int stream, const char *ext)
+{
+	char *p = NULL;
+	if (stream < 0) {
+		if (asprintf(&p, "%s/%s", c->dir, ext) < 0)
+			p = NULL;
+	} else if (asprintf(&p, "%s/streams/%04d.%s", c->dir, stream, ext) < 0) {
+		p = NULL;
+	}
+	return p;
+}
+
+static int write_all(int fd, const void *buf, size_t n, const char *what)
+{
+	const uint8_t *p = buf;
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS, "writing %s", what);
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t k = pread(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+static struct cstream *stream_new(dssm_container *c)
+{
+	if (c->n == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 8;
+		struct cstream *s = realloc(c->s, sizeof *s * (size_t)cap);
+		if (!s)
+			return NULL;
+		c->s = s;
+		c->cap = cap;
+	}
+	struct cstream *s = &c->s[c->n];
+	memset(s, 0, sizeof *s);
+	s->data_fd = s->index_fd = -1;
+	return s;
+}
+
+static void stream_free(struct cstream *s)
+{
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+	if (s->index_fd >= 0)
+		close(s->index_fd);
+	free(s->schema);
+	free(s->prop);
+}
+
+static dssm_container *container_new(const char *dir, int writing)
+{
+	dssm_container *c = calloc(1, sizeof *c);
+	if (!c || !(c->dir = strdup(dir))) {
+		free(c);
+		return NULL;
+	}
+	c->writing = writing;
+	c->sync_interval = DEFAULT_SYNC;
+	return c;
+}
+
+/* ---- writing ---- */
+
+int dssm_container_create(const char *dir, dssm_container **out)
+{
+	if (!dir || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_create: NULL argument");
+	*out = NULL;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return dssm__fail_errno(DSSM_ESYS, "creating %s", dir);
+	dssm_container *c = container_new(dir, 1);
+	if (!c)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	char *cpath = path_of(c, -1, "CONTAINER"), *spath = path_of(c, -1, "streams");
+	int rc = 0;
+	struct stat st;
+	if (!cpath || !spath)
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	else if (stat(cpath, &st) == 0)
+		rc = dssm__fail(DSSM_ELAYOUT, "%s is a container already; record into a new directory",
+		                dir);
+	else if (mkdir(spath, 0755) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", spath);
+	if (rc == 0) {
+		int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		char host[128] = "?", text[300];
+		gethostname(host, sizeof host);
+		host[sizeof host - 1] = '\0';
+		int n = snprintf(text, sizeof text, "dssm-container 1\nhost %s\ncreated %lld\n", host,
+		                 (long long)dssm_now());
+		if (fd < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", cpath);
+		else {
+			rc = write_all(fd, text, (size_t)n, cpath);
+			if (rc == 0 && fsync(fd) < 0)
+				rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", cpath);
+			close(fd);
+		}
+	}
+	free(cpath);
+	free(spath);
+	if (rc < 0) {
+		dssm_container_close(c);
+		return rc;
+	}
+	c->last_sync = dssm__monotonic();
+	*out = c;
+	return 0;
+}
+
+static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
+                     const void *prop, size_t plen)
+{
+	wbuf_u32(w, META_MAGIC);
+	wbuf_u32(w, 1);
+	wbuf_str(w, i->name);
+	wbuf_u32(w, (uint32_t)i->id);
+	wbuf_str(w, i->type);
+	wbuf_str(w, i->encoding);
+	wbuf_u64(w, i->max_size);
+	wbuf_u32(w, i->slots);
+	wbuf_i64(w, dssm_time_from_sec(i->life));
+	wbuf_i64(w, dssm_time_from_sec(i->cycle));
+	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
+	wbuf_blob(w, prop, plen);
+}
+
+int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
+                              const char *schema, const void *property, size_t property_len)
+{
+	if (!c || !info || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: not a writer");
+	struct cstream *s = stream_new(c);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int idx = c->n;
+	struct wbuf w = {0};
+	put_meta(&w, info, schema, property, property_len);
+	char *meta = path_of(c, idx, "meta"), *tmp = path_of(c, idx, "meta.tmp");
+	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
+	int rc = (!meta || !tmp || !data || !index || w.oom) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	/* data and index first, then the meta that makes the stream visible */
+	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", data);
+	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", index);
+	if (rc == 0) {
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (fd < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", tmp);
+		else {
+			rc = write_all(fd, w.data, w.len, tmp);
+			if (rc == 0 && fsync(fd) < 0)
+				rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
+			close(fd);
+			if (rc == 0 && rename(tmp, meta) < 0)
+				rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
+		}
+	}
+	free(meta);
+	free(tmp);
+	free(data);
+	free(index);
+	wbuf_free(&w);
+	if (rc < 0) {
+		stream_free(s);
+		return rc;
+	}
+	s->info = *info;
+	s->last = INT64_MIN;
+	c->n++;
+	return idx;
+}
+
+int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
+                          const void *data, size_t len)
+{
+	if (!c || !c->writing || stream < 0 || stream >= c->n || (len && !data))
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: bad container, stream or data");
+	struct cstream *s = &c->s[stream];
+	if (len > UINT32_MAX)
+		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes: records hold at most 4 GiB", len);
+	if (s->count && time < s->last)
+		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
+		                  stream, (long long)time, (long long)s->last);
+	uint8_t head[RECORD_HEADER] = {0}, entry[ENTRY];
+	static const uint8_t zeros[8] = {0};
+	put32(head, RECORD_MAGIC);
+	put32(head + 4, (uint32_t)len);
+	put64(head + 8, tid);
+	put64(head + 16, (uint64_t)time);
+	uint32_t crc = crc_update(crc_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
+	put32(head + 24, crc);
+	size_t pad = (8 - len % 8) % 8;
+	struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
+	size_t total = RECORD_HEADER + len + pad;
+	ssize_t k = writev(s->data_fd, iov, 3);
+	if (k != (ssize_t)total) {
+		/* Put the file back where it was: no half record before the next. */
+		int saved = errno;
+		if (ftruncate(s->data_fd, (off_t)s->data_end) == 0)
+			lseek(s->data_fd, (off_t)s->data_end, SEEK_SET);
+		errno = k < 0 ? saved : ENOSPC;
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
+		                        "appending to stream %d of %s", stream, c->dir);
+	}
+	put64(entry, (uint64_t)time);
+	put64(entry + 8, tid);
+	put64(entry + 16, s->data_end);
+	put32(entry + 24, (uint32_t)len);
+	put32(entry + 28, crc_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
+	int rc = write_all(s->index_fd, entry, ENTRY, "an index");
+	if (rc < 0)
+		return rc;
+	if (!s->count)
+		s->first = time;
+	s->count++;
+	s->last = time;
+	s->data_end += total;
+	if (c->sync_interval == 0 || dssm__monotonic() - c->last_sync >= c->sync_interval)
+		return dssm_container_sync(c);
+	return 0;
+}
+
+int dssm_container_sync(dssm_container *c)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
+	/* every data file before any index that may point into it */
+	for (int i = 0; i < c->n; i++)
+		if (fdatasync(c->s[i].data_fd) < 0)
+			return dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
+	for (int i = 0; i < c->n; i++)
+		if (fdatasync(c->s[i].index_fd) < 0)
+			return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
+	c->last_sync = dssm__monotonic();
+	return 0;
+}
+
+void dssm_container_set_sync(dssm_container *c, dssm_time_t interval)
+{
+	if (c)
+		c->sync_interval = interval < 0 ? 0 : interval;
+}
+
+/* ---- reading ---- */
+
+static int read_file(const char *path, uint8_t **out, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || st.st_size > (64 << 20)) {
+		close(fd);
+		return -1;
+	}
+	*len = (size_t)st.st_size;
+	*out = malloc(*len ? *len : 1);
+	int rc = *out && pread_all(fd, *out, *len, 0) == 0 ? 0 : -1;
+	close(fd);
+	if (rc < 0)
+		free(*out);
+	return rc;
+}
+
+static int load_meta(dssm_container *c, int idx, struct cstream *s, const char *path)
+{
+	uint8_t *buf;
+	size_t len;
+	if (read_file(path, &buf, &len) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
+	struct rbuf r = rbuf_of(buf, len);
+	uint32_t magic = rbuf_u32(&r), version = rbuf_u32(&r);
+	rbuf_str(&r, s->info.name, sizeof s->info.name);
+	s->info.id = (int)rbuf_u32(&r);
+	rbuf_str(&r, s->info.type, sizeof s->info.type);
+	rbuf_str(&r, s->info.encoding, sizeof s->info.encoding);
+	s->info.max_size = (size_t)rbuf_u64(&r);
+	s->info.slots = rbuf_u32(&r);
+	s->info.life = dssm_time_to_sec(rbuf_i64(&r));
+	s->info.cycle = dssm_time_to_sec(rbuf_i64(&r));
+	uint32_t n;
+	const uint8_t *schema = rbuf_blob(&r, &n);
+	s->schema = malloc((size_t)n + 1);
+	if (s->schema) {
+		if (n)
+			memcpy(s->schema, schema, n);
+		s->schema[n] = '\0';
+	}
+	const uint8_t *prop = rbuf_blob(&r, &n);
+	s->prop = malloc(n ? n : 1);
+	if (s->prop && n)
+		memcpy(s->prop, prop, n);
+	s->prop_len = n;
+	s->info.schema_len = s->schema ? strlen(s->schema) : 0;
+	s->info.property_len = n;
+	int rc = rbuf_end(&r, path) < 0
+	             ? dssm__fail(DSSM_ECORRUPT, "%s: truncated or damaged stream description", path)
+	             : 0;
+	free(buf);
+	if (rc == 0 && (magic != META_MAGIC || version != 1))
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: not a dssm stream description (magic 0x%08x, "
+		                "version %u)", path, magic, version);
+	(void)c;
+	(void)idx;
+	return rc == 0 && (!s->schema || !s->prop) ? dssm__fail(DSSM_ENOMEM, "out of memory") : rc;
+}
+
+/* Does index entry `e` (its 32 bytes in buf) point at an intact record? */
+static int entry_valid(struct cstream *s, uint64_t e, const uint8_t *buf, uint64_t data_size)
+{
+	if (crc_update(0xffffffffu, buf, 28) ^ 0xffffffffu ^ get32(buf + 28))
+		return 0;
+	uint64_t off = get64(buf + 16);
+	uint32_t len = get32(buf + 24);
+	if (off % 8 || off + RECORD_HEADER + len > data_size)
+		return 0;
+	uint8_t head[RECORD_HEADER];
+	if (pread_all(s->data_fd, head, RECORD_HEADER, off) < 0)
+		return 0;
+	if (get32(head) != RECORD_MAGIC || get32(head + 4) != len || get64(head + 8) != get64(buf + 8) ||
+	    get64(head + 16) != get64(buf))
+		return 0;
+	/* the data's CRC too: the tail is where a torn write would be */
+	uint8_t *data = malloc(len ? len : 1);
+	int ok = data && pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
+	         (crc_update(crc_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu) ==
+	             get32(head + 24);
+	free(data);
+	(void)e;
+	return ok;
+}
+
+/* Count the valid entries, checking only from the end backwards. */
+static int recover_tail(struct cstream *s)
+{
+	struct stat ist, dst;
+	if (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0)
+		return dssm__fail_errno(DSSM_ESYS, "fstat");
+	uint64_t entries = (uint64_t)ist.st_size / ENTRY;
+	uint8_t buf[ENTRY];
+	uint64_t from = s->count; /* entries known good (refresh) */
+	while (entries > from) {
+		if (pread_all(s->index_fd, buf, ENTRY, (entries - 1) * ENTRY) == 0 &&
+		    entry_valid(s, entries - 1, buf, (uint64_t)dst.st_size))
+			break;
+		entries--;
+		s->dropped++;
+	}
+	if (entries == s->count)
+		return 0;
+	s->count = entries;
+	s->last = (dssm_time_t)get64(buf);
+	s->data_end = get64(buf + 16) + RECORD_HEADER + get32(buf + 24);
+	s->data_end += (8 - s->data_end % 8) % 8;
+	if (from == 0 && pread_all(s->index_fd, buf, ENTRY, 0) == 0)
+		s->first = (dssm_time_t)get64(buf);
+	return 0;
+}
+
+static int open_streams(dssm_container *c)
+{
+	for (;;) {
+		char *meta = path_of(c, c->n, "meta");
+		if (!meta)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (access(meta, F_OK) != 0) {
+			free(meta);
+			return 0;
+		}
+		struct cstream *s = stream_new(c);
+		char *data = path_of(c, c->n, "data"), *index = path_of(c, c->n, "index");
+		int rc = s && data && index ? load_meta(c, c->n, s, meta) : dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
+			rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
+		if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
+			rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
+		if (rc == 0)
+			rc = recover_tail(s);
+		free(meta);
+		free(data);
+		free(index);
+		if (rc < 0) {
+			if (s)
+				stream_free(s);
+			return rc;
+		}
+		c->n++;
+	}
+}
+
+int dssm_container_open(const char *dir, dssm_container **out)
+{
+	if (!dir || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_open: NULL argument");
+	*out = NULL;
+	dssm_container *c = container_new(dir, 0);
+	if (!c)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	char *cpath = path_of(c, -1, "CONTAINER");
+	uint8_t *text = NULL;
+	size_t len = 0;
+	int rc = 0;
+	if (!cpath || read_file(cpath, &text, &len) < 0)
+		rc = dssm__fail(errno == ENOENT ? DSSM_ENOENT : DSSM_ECORRUPT,
+		                "%s is not a dssm container (no readable CONTAINER file)", dir);
+	else if (len < 17 || memcmp(text, "dssm-container 1\n", 17) != 0)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: CONTAINER does not start with 'dssm-container 1'",
+		                cpath);
+	free(text);
+	free(cpath);
+	if (rc == 0)
+		rc = open_streams(c);
+	if (rc == 0) {
+		char *closed = path_of(c, -1, "CLOSED");
+		c->closed = closed && access(closed, F_OK) == 0;
+		free(closed);
+	}
+	if (rc < 0) {
+		dssm_container_close(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int dssm_container_refresh(dssm_container *c)
+{
+	if (!c || c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
+	for (int i = 0; i < c->n; i++) {
+		int rc = recover_tail(&c->s[i]);
+		if (rc < 0)
+			return rc;
+	}
+	int rc = open_streams(c);
+	char *closed = path_of(c, -1, "CLOSED");
+	c->closed = closed && access(closed, F_OK) == 0;
+	free(closed);
+	return rc;
+}
+
+int dssm_container_stream_count(dssm_container *c)
+{
+	return c ? c->n : DSSM_EINVAL;
+}
+
+int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
+{
+	if (!c || !out || stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+	struct cstream *s = &c->s[stream];
+	out->info = s->info;
+	out->count = s->count;
+	out->first = s->first;
+	out->last = s->last;
+	out->bytes = s->data_end;
+	out->dropped_tail = s->dropped;
+	return 0;
+}
+
+const char *dssm_container_schema(dssm_container *c, int stream)
+{
+	if (!c || stream < 0 || stream >= c->n || !c->s[stream].schema)
+		return "";
+	return c->s[stream].schema;
+}
+
+const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
+{
+	if (!c || stream < 0 || stream >= c->n) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = c->s[stream].prop_len;
+	return c->s[stream].prop;
+}
+
+int dssm_container_find(dssm_container *c, const char *name, int id)
+{
+	for (int i = 0; c && name && i < c->n; i++)
+		if (c->s[i].info.id == id && !strcmp(c->s[i].info.name, name))
+			return i;
+	return dssm__fail(DSSM_ENOENT, "no stream '%s:%d' in the container", name ? name : "", id);
+}
+
+int dssm_container_closed(dssm_container *c)
+{
+	return c && c->closed;
+}
+
+int dssm_container_close(dssm_container *c)
+{
+	if (!c)
+		return 0;
+	int rc = 0;
+	if (c->writing && c->dir) {
+		rc = dssm_container_sync(c);
+		char *closed = path_of(c, -1, "CLOSED");
+		int fd = closed ? open(closed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+		if (fd >= 0) {
+			char text[64];
+			int n = snprintf(text, sizeof text, "closed %lld\n", (long long)dssm_now());
+			if (write_all(fd, text, (size_t)n, closed) == 0)
+				fsync(fd);
+			close(fd);
+		}
+		free(closed);
+	}
+	for (int i = 0; i < c->n; i++)
+		stream_free(&c->s[i]);
+	free(c->s);
+	free(c->dir);
+	free(c);
+	return rc;
+}
+
+/* ---- queries ---- */
+
+struct cursor {
+	int stream;
+	uint64_t next, end;  /* entries [next, end) */
+	dssm_time_t time;    /* time of entry `next` */
+	uint8_t entry[ENTRY];
+};
+
+struct dssm_query {
+	dssm_container *c;
+	struct cursor *cur;
+	int n;
+	dssm_time_t start, stop;
+	uint8_t *buf;
+	size_t cap;
+};
+
+static int load_entry(struct dssm_query *q, struct cursor *k)
+{
+	struct cstream *s = &q->c->s[k->stream];
+	if (k->next >= k->end)
+		return 0;
+	if (pread_all(s->index_fd, k->entry, ENTRY, k->next * ENTRY) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
+	if (crc_update(0xffffffffu, k->entry, 28) ^ 0xffffffffu ^ get32(k->entry + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
+		                  q->c->dir, (unsigned long long)k->next, k->stream);
+	k->time = (dssm_time_t)get64(k->entry);
+	if (k->time > q->stop)
+		k->end = k->next; /* past the range: this stream is done */
+	return 0;
+}
+
+/* First entry with time >= t: a binary search over the index. */
+static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t t)
+{
+	struct cstream *s = &q->c->s[k->stream];
+	uint64_t lo = 0, hi = s->count;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		uint8_t e[ENTRY];
+		if (pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
+		if ((dssm_time_t)get64(e) < t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	k->next = lo;
+	k->end = s->count;
+	return load_entry(q, k);
+}
+
+int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
+                    dssm_time_t end, dssm_query **out)
+{
+	if (!c || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_open: NULL argument");
+	struct dssm_query *q = calloc(1, sizeof *q);
+	int n = streams && nstreams > 0 ? nstreams : c->n;
+	if (!q || !(q->cur = calloc((size_t)(n ? n : 1), sizeof *q->cur))) {
+		free(q);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	q->c = c;
+	q->n = n;
+	q->start = start;
+	q->stop = end;
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		int sidx = streams && nstreams > 0 ? streams[i] : i;
+		if (sidx < 0 || sidx >= c->n)
+			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
+		else {
+			q->cur[i].stream = sidx;
+			rc = seek_time(q, &q->cur[i], start);
+		}
+	}
+	if (rc < 0) {
+		dssm_query_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+int dssm_query_next(dssm_query *q, dssm_record *rec)
+{
+	if (!q || !rec)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	struct cursor *best = NULL;
+	for (int i = 0; i < q->n; i++) {
+		struct cursor *k = &q->cur[i];
+		if (k->next < k->end && (!best || k->time < best->time))
+			best = k;
+	}
+	if (!best)
+		return 0;
+	struct cstream *s = &q->c->s[best->stream];
+	uint64_t off = get64(best->entry + 16);
+	uint32_t len = get32(best->entry + 24);
+	if (len + (size_t)RECORD_HEADER > q->cap) {
+		uint8_t *b = realloc(q->buf, len + (size_t)RECORD_HEADER);
+		if (!b)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte record", len);
+		q->buf = b;
+		q->cap = len + (size_t)RECORD_HEADER;
+	}
+	if (pread_all(s->data_fd, q->buf, RECORD_HEADER + (size_t)len, off) < 0)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is cut short",
+		                  q->c->dir, best->stream, (unsigned long long)off);
+	uint8_t *h = q->buf;
+	uint32_t crc = crc_update(crc_update(0xffffffffu, h + 4, 20), h + RECORD_HEADER, len) ^ 0xffffffffu;
+	if (get32(h) != RECORD_MAGIC || get32(h + 4) != len || get64(h + 16) != get64(best->entry) ||
+	    crc != get32(h + 24))
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is damaged "
+		                  "(magic, length, time or CRC)",
+		                  q->c->dir, best->stream, (unsigned long long)off);
+	rec->stream = best->stream;
+	rec->tid = get64(h + 8);
+	rec->time = (dssm_time_t)get64(h + 16);
+	rec->len = len;
+	rec->data = h + RECORD_HEADER;
+	best->next++;
+	int rc = load_entry(q, best);
+	return rc < 0 ? rc : 1;
+}
+
+void dssm_query_close(dssm_query *q)
+{
+	if (!q)
+		return;
+	free(q->cur);
+	free(q->buf);
+	free(q);
+}
