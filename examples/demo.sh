@@ -38,6 +38,13 @@ echo "== dssm cat odom -n 2 --format json"
 $dssm cat odom -n 2 --format json
 
 echo
+echo "== dssm record -o <dir> --all for 1 s, then dssm info <dir> and a query"
+$dssm record -o "$tmp/recording" --all --duration 1 2>&1 | tail -3
+$dssm info "$tmp/recording"
+echo "== dssm query <dir> --streams scan --latest 0.1 (first 100 characters)"
+$dssm query "$tmp/recording" --streams scan --latest 0.1 2>&1 | cut -c1-100
+
+echo
 echo "== dssm proxy: the same streams over TCP (loopback, a free port)"
 $dssm proxy --port 0 --port-file "$tmp/port" 2>"$tmp/proxy.log" & pids+=($!)
 for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.05; done

@@ -26,7 +26,7 @@ has() { grep -q -- "$1" "$2"; }
 
 t_help() {
 	"$DSSM" --help | grep -q "examples:" || return 1
-	for c in ls info cat top write rm cleanup; do
+	for c in ls info cat top write rm cleanup proxy ping mirror record query; do
 		"$DSSM" $c --help | grep -q "example" || { echo "no example in $c --help"; return 1; }
 		"$DSSM" help $c | grep -q "usage: dssm $c" || return 1
 	done
@@ -102,6 +102,39 @@ t_sigterm_summary() {
 	has "1 samples" "$tmp/s"
 }
 
+t_record_query() {
+	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.3
+	"$DSSM" record -o "$tmp/rec" odom --duration 1.5 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
+	"$DSSM" info "$tmp/rec" | tee "$tmp/i"
+	grep -E "^odom:0 +example/Odometry +[0-9]+ " "$tmp/i" || return 1
+	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
+	[ "$n" -ge 250 ] && [ "$n" -le 320 ] || { echo "recorded $n samples in 1.5 s at 200 Hz"; return 1; }
+	"$DSSM" query "$tmp/rec" --streams odom --latest 0.1 >"$tmp/q" 2>"$tmp/qe" || return 1
+	local k; k=$(wc -l <"$tmp/q")
+	[ "$k" -ge 19 ] && [ "$k" -le 22 ] || { echo "--latest 0.1 gave $k samples"; return 1; }
+	has '"stream":"odom:0"' "$tmp/q" || return 1
+	"$DSSM" query "$tmp/rec" --streams nope 2>"$tmp/qe"; [ $? -eq 1 ] && has "no stream" "$tmp/qe" || return 1
+	"$DSSM" record -o "$tmp/rec" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "container already" "$tmp/qe" || return 1
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	"$DSSM" rm odom
+}
+t_killed_recorder() {
+	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.3
+	"$DSSM" record -o "$tmp/rec2" odom --sync 0 2>/dev/null &
+	local rp=$!
+	sleep 1; kill -9 $rp; wait $rp 2>/dev/null
+	"$DSSM" info "$tmp/rec2" | tee "$tmp/i"
+	has "being recorded, or the recorder died" "$tmp/i" || return 1
+	"$DSSM" query "$tmp/rec2" >/dev/null 2>"$tmp/qe" || return 1
+	cat "$tmp/qe"
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	"$DSSM" rm odom
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -116,5 +149,7 @@ check "top -n 1" t_top
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
+check "record --duration, info DIR, query --latest" t_record_query
+check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -38,6 +38,12 @@ int cmd_ping(int argc, char **argv);
 void help_ping(FILE *out);
 int cmd_mirror(int argc, char **argv);
 void help_mirror(FILE *out);
+int cmd_record(int argc, char **argv);
+void help_record(FILE *out);
+int cmd_query(int argc, char **argv);
+void help_query(FILE *out);
+/* `dssm info DIR` on a container (cmd_query.c) */
+int cli_container_info(const char *dir);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2
@@ -64,6 +70,13 @@ void cli_format_time(char *out, size_t cap, dssm_time_t t);
 /* SIGINT/SIGTERM set cli_stop (installed without SA_RESTART so waits wake). */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
+
+/* Sample output shared by cat and query: a header line and a hex dump, the
+ * raw bytes, or one JSON object per line. stream may be NULL. */
+enum cli_format { FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
+void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
+                      const dssm_sample_info *si, uint64_t missed);
+int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
 
 /* Parse a number option; print a usage error and return -1 if it is not one. */
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);

@@ -9,8 +9,6 @@
 
 #include "cli.h"
 
-enum format { FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
-
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
 	for (size_t off = 0; off < n; off += 16) {
@@ -30,9 +28,10 @@ static void print_hex(FILE *out, const unsigned char *p, size_t n)
 	}
 }
 
-static void print_sample(FILE *out, enum format f, const unsigned char *p,
-                         const dssm_sample_info *si, uint64_t missed)
+void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
+                      const dssm_sample_info *si, uint64_t missed)
 {
+	const unsigned char *p = data;
 	char when[48];
 	cli_format_time(when, sizeof when, si->time);
 	switch (f) {
@@ -40,7 +39,10 @@ static void print_sample(FILE *out, enum format f, const unsigned char *p,
 		fwrite(p, 1, si->copied, out);
 		break;
 	case FORMAT_JSON:
-		fprintf(out, "{\"tid\":%llu,\"time_ns\":%lld,\"time\":\"%s\",\"len\":%zu",
+		fputc('{', out);
+		if (stream)
+			fprintf(out, "\"stream\":\"%s\",", stream);
+		fprintf(out, "\"tid\":%llu,\"time_ns\":%lld,\"time\":\"%s\",\"len\":%zu",
 		        (unsigned long long)si->tid, (long long)si->time, when, si->len);
 		if (missed)
 			fprintf(out, ",\"missed_before\":%llu", (unsigned long long)missed);
@@ -53,8 +55,8 @@ static void print_sample(FILE *out, enum format f, const unsigned char *p,
 		if (missed)
 			fprintf(out, "# missed %llu samples (overwritten before they were read)\n",
 			        (unsigned long long)missed);
-		fprintf(out, "tid %llu  time %s  len %zu\n", (unsigned long long)si->tid, when,
-		        si->len);
+		fprintf(out, "%s%stid %llu  time %s  len %zu\n", stream ? stream : "", stream ? "  " : "",
+		        (unsigned long long)si->tid, when, si->len);
 		print_hex(out, p, si->copied);
 	}
 }
@@ -80,7 +82,7 @@ int cmd_cat(int argc, char **argv)
 {
 	long last_n = 1;
 	int follow = 0;
-	enum format f = FORMAT_HEX;
+	enum cli_format f = FORMAT_HEX;
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
 	                                         {"format", required_argument, 0, 'F'},
 	                                         {"count", required_argument, 0, 'n'},
@@ -98,14 +100,8 @@ int cmd_cat(int argc, char **argv)
 				return cli_usage("cat", "-n must be >= 0");
 			break;
 		case 'F':
-			if (!strcmp(optarg, "hex"))
-				f = FORMAT_HEX;
-			else if (!strcmp(optarg, "raw"))
-				f = FORMAT_RAW;
-			else if (!strcmp(optarg, "json"))
-				f = FORMAT_JSON;
-			else
-				return cli_usage("cat", "unknown format '%s' (hex, raw or json)", optarg);
+			if (cli_parse_format("cat", optarg, &f) < 0)
+				return EXIT_USAGE;
 			break;
 		default:
 			return cli_usage("cat", "unknown option");
@@ -147,7 +143,7 @@ int cmd_cat(int argc, char **argv)
 		uint64_t missed = 0;
 		rc = dssm_read_next(s, buf, info.max_size, &si, &missed);
 		if (rc == 0) {
-			print_sample(stdout, f, buf, &si, missed);
+			cli_print_sample(stdout, f, NULL, buf, &si, missed);
 			printed++;
 			bytes += si.copied;
 			missed_total += missed;
@@ -249,5 +245,18 @@ int cmd_write(int argc, char **argv)
 	if (tid < 0)
 		return cli_dssm_error("write", (int)tid);
 	printf("%lld\n", (long long)tid);
+	return 0;
+}
+
+int cli_parse_format(const char *cmd, const char *text, enum cli_format *f)
+{
+	if (!strcmp(text, "hex"))
+		*f = FORMAT_HEX;
+	else if (!strcmp(text, "raw"))
+		*f = FORMAT_RAW;
+	else if (!strcmp(text, "json"))
+		*f = FORMAT_JSON;
+	else
+		return cli_usage(cmd, "unknown format '%s' (hex, raw or json)", text), -1;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -90,16 +91,23 @@ int cmd_ls(int argc, char **argv)
 
 void help_info(FILE *out)
 {
-	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID]\n\n"
+	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR\n\n"
 	             "Everything about one stream: layout, metadata, schema, property size,\n"
-	             "TID and time range, rate, writer.\n\n"
-	             "example:\n  dssm info scan:0\n");
+	             "TID and time range, rate, writer. Given a recording directory, its streams:\n"
+	             "samples, time range, bytes, rate.\n\n"
+	             "examples:\n  dssm info scan:0\n  dssm info run1\n");
 }
 
 int cmd_info(int argc, char **argv)
 {
 	if (argc != 2)
-		return cli_usage("info", "needs one stream NAME[:ID]");
+		return cli_usage("info", "needs one stream NAME[:ID] or a recording DIR");
+	/* A directory holding a CONTAINER file is a recording; else a stream. */
+	char marker[4200];
+	struct stat st;
+	snprintf(marker, sizeof marker, "%s/CONTAINER", argv[1]);
+	if (stat(marker, &st) == 0)
+		return cli_container_info(argv[1]);
 	dssm_stream *s = cli_open("info", argv[1], DSSM_READ);
 	if (!s)
 		return 1;

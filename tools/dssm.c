@@ -22,6 +22,8 @@ static const struct cli_command commands[] = {
 	{"proxy", "serve this host's streams to other hosts over TCP", cmd_proxy, help_proxy},
 	{"ping", "clock offset and round trip to a proxy", cmd_ping, help_ping},
 	{"mirror", "keep a local copy of a remote stream", cmd_mirror, help_mirror},
+	{"record", "record streams into a container on disk", cmd_record, help_record},
+	{"query", "samples of a recording by stream and time", cmd_query, help_query},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
