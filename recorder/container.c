@@ -22,6 +22,9 @@
 #define RECORD_HEADER 32
 #define ENTRY 32
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
+#define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
+#define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
+#define INDEX_RESERVE (256 << 10)      /* disk reserved ahead of the index */
 
 struct cstream {
 	dssm_stream_info info;
@@ -29,8 +32,14 @@ struct cstream {
 	uint8_t *prop;
 	size_t prop_len;
 	int data_fd, index_fd;
-	uint64_t count;          /* valid index entries */
+	uint64_t count;          /* valid index entries (a writer: appended ones) */
 	uint64_t data_end;       /* end of the last valid record */
+	/* writer: small records gather in dbuf; index entries wait in ibuf until
+	 * the data they point to is synced, so an entry never outlives its data */
+	uint8_t *dbuf, *ibuf;
+	size_t dlen, ilen, icap;
+	uint64_t flushed;        /* data bytes written to the file */
+	uint64_t index_flushed;  /* index bytes written to the file */
 	dssm_time_t first, last;
 	uint64_t dropped;
 };
@@ -150,6 +159,8 @@ static struct cstream *stream_new(dssm_container *c)
 
 static void stream_free(struct cstream *s)
 {
+	free(s->dbuf);
+	free(s->ibuf);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)
@@ -171,6 +182,16 @@ static dssm_container *container_new(const char *dir, int writing)
 }
 
 /* ---- writing ---- */
+
+/* Keep disk blocks allocated ahead of the index (without growing the file):
+ * when data fills the disk, the entries for what was written still fit. */
+static void reserve_index(struct cstream *s)
+{
+	if (fallocate(s->index_fd, FALLOC_FL_KEEP_SIZE, (off_t)s->index_flushed, INDEX_RESERVE) < 0) {
+		/* not supported everywhere; the reserve is a best effort */
+	}
+}
+
 
 int dssm_container_create(const char *dir, dssm_container **out)
 {
@@ -279,8 +300,36 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	}
 	s->info = *info;
 	s->last = INT64_MIN;
+	reserve_index(s);
 	c->n++;
 	return idx;
+}
+
+/* Write the gathered small records. On failure the file is cut back to the
+ * last whole record and the entries of lost records are forgotten. */
+static int flush_data(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->dlen)
+		return 0;
+	char what[64];
+	snprintf(what, sizeof what, "stream %d of the recording", idx);
+	int rc = write_all(s->data_fd, s->dbuf, s->dlen, what);
+	if (rc == 0) {
+		s->flushed += s->dlen;
+		s->dlen = 0;
+		return 0;
+	}
+	if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+		lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+	size_t keep = 0;
+	while (keep < s->ilen && get64(s->ibuf + keep + 16) < s->flushed)
+		keep += ENTRY;
+	s->count -= (s->ilen - keep) / ENTRY;
+	s->ilen = keep;
+	s->data_end = s->flushed;
+	s->dlen = 0;
+	return rc;
 }
 
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
@@ -294,7 +343,17 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	if (s->count && time < s->last)
 		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
 		                  stream, (long long)time, (long long)s->last);
-	uint8_t head[RECORD_HEADER] = {0}, entry[ENTRY];
+	if (!s->dbuf && !(s->dbuf = malloc(DATA_BUFFER)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a write buffer");
+	if (s->ilen + ENTRY > s->icap) {
+		size_t cap = s->icap ? s->icap * 2 : 4096;
+		uint8_t *p = realloc(s->ibuf, cap);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for index entries");
+		s->ibuf = p;
+		s->icap = cap;
+	}
+	uint8_t head[RECORD_HEADER] = {0};
 	static const uint8_t zeros[8] = {0};
 	put32(head, RECORD_MAGIC);
 	put32(head + 4, (uint32_t)len);
@@ -302,33 +361,47 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	put64(head + 16, (uint64_t)time);
 	uint32_t crc = crc_update(crc_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
 	put32(head + 24, crc);
-	size_t pad = (8 - len % 8) % 8;
-	struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
-	size_t total = RECORD_HEADER + len + pad;
-	ssize_t k = writev(s->data_fd, iov, 3);
-	if (k != (ssize_t)total) {
-		/* Put the file back where it was: no half record before the next. */
-		int saved = errno;
-		if (ftruncate(s->data_fd, (off_t)s->data_end) == 0)
-			lseek(s->data_fd, (off_t)s->data_end, SEEK_SET);
-		errno = k < 0 ? saved : ENOSPC;
-		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
-		                        "appending to stream %d of %s", stream, c->dir);
+	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
+	int rc = 0;
+	if (s->dlen + total > DATA_BUFFER)
+		rc = flush_data(c, stream);
+	if (rc == 0 && total > DATA_BUFFER / 2) {
+		/* big: straight to the file */
+		struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
+		ssize_t k = writev(s->data_fd, iov, 3);
+		if (k != (ssize_t)total) {
+			int saved = k < 0 ? errno : ENOSPC;
+			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+			errno = saved;
+			return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
+			                        "appending to stream %d of %s", stream, c->dir);
+		}
+		s->flushed += total;
+	} else if (rc == 0) {
+		uint8_t *p = s->dbuf + s->dlen;
+		memcpy(p, head, RECORD_HEADER);
+		if (len)
+			memcpy(p + RECORD_HEADER, data, len);
+		memset(p + RECORD_HEADER + len, 0, pad);
+		s->dlen += total;
 	}
+	if (rc < 0)
+		return rc;
+	uint8_t *entry = s->ibuf + s->ilen;
 	put64(entry, (uint64_t)time);
 	put64(entry + 8, tid);
 	put64(entry + 16, s->data_end);
 	put32(entry + 24, (uint32_t)len);
 	put32(entry + 28, crc_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
-	int rc = write_all(s->index_fd, entry, ENTRY, "an index");
-	if (rc < 0)
-		return rc;
+	s->ilen += ENTRY;
 	if (!s->count)
 		s->first = time;
 	s->count++;
 	s->last = time;
 	s->data_end += total;
-	if (c->sync_interval == 0 || dssm__monotonic() - c->last_sync >= c->sync_interval)
+	if (c->sync_interval == 0 || s->ilen >= INDEX_PENDING_MAX ||
+	    dssm__monotonic() - c->last_sync >= c->sync_interval)
 		return dssm_container_sync(c);
 	return 0;
 }
@@ -337,13 +410,32 @@ int dssm_container_sync(dssm_container *c)
 {
 	if (!c || !c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
-	/* every data file before any index that may point into it */
-	for (int i = 0; i < c->n; i++)
+	/* 1. every record reaches its file and the disk ... */
+	for (int i = 0; i < c->n; i++) {
+		int rc = flush_data(c, i);
+		if (rc < 0)
+			return rc;
 		if (fdatasync(c->s[i].data_fd) < 0)
 			return dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
-	for (int i = 0; i < c->n; i++)
-		if (fdatasync(c->s[i].index_fd) < 0)
+	}
+	/* 2. ... before the index entries that point to them are written */
+	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		if (!s->ilen)
+			continue;
+		int rc = write_all(s->index_fd, s->ibuf, s->ilen, "an index");
+		if (rc < 0) {
+			/* Cut back to whole entries, so later ones stay aligned. */
+			if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
+				lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+			return rc;
+		}
+		s->index_flushed += s->ilen;
+		s->ilen = 0;
+		reserve_index(s);
+		if (fdatasync(s->index_fd) < 0)
 			return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
+	}
 	c->last_sync = dssm__monotonic();
 	return 0;
 }
