@@ -9,6 +9,8 @@ mkdir -p "$out"
 "$BUILD/bench/bench_core" --out "$out" "$@" | tee "$out/bench_core.txt"
 echo
 "$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
+echo
+"$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 
 if ! command -v gnuplot >/dev/null; then
 	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -48,6 +48,9 @@ void dssm__copy_in(void *slot, const void *src, size_t n);
 /* wait.c: wake sleeping readers after a commit (cheap when none sleep). */
 void dssm__wake(struct dssm_shm_header *h);
 
+/* recorder/container.c: CRC-32C (Castagnoli) of n bytes. */
+uint32_t dssm__crc32c(const void *data, size_t n);
+
 /* time.c */
 dssm_time_t dssm__monotonic(void);
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "../ssmcore/internal.h"
 #include "dssm/container.h"
 #include "testutil.h"
 
@@ -325,6 +326,16 @@ static void test_damaged_files(void **state)
 	assert_non_null(strstr(dssm_last_error(), "0000.meta"));
 }
 
+static void test_crc32c_vectors(void **state)
+{
+	(void)state;
+	/* the check value of CRC-32C, and one that needs every slice */
+	assert_int_equal(dssm__crc32c("123456789", 9), 0xe3069283u);
+	uint8_t zeros[32] = {0};
+	assert_int_equal(dssm__crc32c(zeros, 32), 0x8a9136aau);
+	assert_int_equal(dssm__crc32c("", 0), 0);
+}
+
 static void test_bad_appends(void **state)
 {
 	(void)state;
@@ -396,6 +407,7 @@ int main(void)
 		cmocka_unit_test(test_read_while_writing),
 		cmocka_unit_test(test_killed_recorder),
 		cmocka_unit_test(test_damaged_files),
+		cmocka_unit_test(test_crc32c_vectors),
 		cmocka_unit_test(test_bad_appends),
 		cmocka_unit_test(test_full_disk),
 	};

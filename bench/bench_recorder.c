@@ -1,0 +1,257 @@
+/*
+ * bench_recorder.c - containers beside their baselines, in one run:
+ *   1. recording 300 KiB samples vs writing the same bytes with write()
+ *      (what `dd bs=300K conv=fdatasync` does) to the same filesystem;
+ *   2. small samples (64 B) per second;
+ *   3. open time of a 10 MB and a 200 MB container (should be flat);
+ *   4. a 10 s window of a small topic, and a whole small topic, vs a
+ *      brute-force sequential scan of every record (how an unindexed,
+ *      interleaved log is read).
+ * Warm page cache. Usage: bench_recorder [DIR] [--quick]
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dssm/container.h"
+#include "dssm/dssm.h"
+
+static int quick;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_recorder: %s: %s\n", what, dssm_last_error());
+	exit(1);
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench_recorder: could not remove %s\n", path);
+}
+
+static dssm_stream_info info_of(const char *name)
+{
+	dssm_stream_info i;
+	memset(&i, 0, sizeof i);
+	snprintf(i.name, sizeof i.name, "%s", name);
+	snprintf(i.encoding, sizeof i.encoding, "raw");
+	return i;
+}
+
+static void bench_large(const char *root)
+{
+	const size_t size = 300 * 1024;
+	const int count = quick ? 100 : 400;
+	unsigned char *buf = malloc(size);
+	memset(buf, 7, size);
+	char dir[512], file[512];
+	snprintf(dir, sizeof dir, "%s/large", root);
+	snprintf(file, sizeof file, "%s/large.dd", root);
+	double best_ours = 1e9, best_base = 1e9;
+	for (int round = 0; round < 3; round++) {
+		rm_rf(dir);
+		unlink(file);
+		double t0 = now_s();
+		dssm_container *c;
+		if (dssm_container_create(dir, &c) < 0)
+			die("create");
+		dssm_stream_info i = info_of("camera");
+		dssm_container_add_stream(c, &i, NULL, NULL, 0);
+		for (int k = 0; k < count; k++)
+			if (dssm_container_append(c, 0, (uint64_t)k, k, buf, size) < 0)
+				die("append");
+		dssm_container_close(c); /* syncs */
+		double t1 = now_s();
+		int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		for (int k = 0; k < count; k++)
+			if (write(fd, buf, size) != (ssize_t)size)
+				die("write");
+		fdatasync(fd);
+		close(fd);
+		double t2 = now_s();
+		best_ours = t1 - t0 < best_ours ? t1 - t0 : best_ours;
+		best_base = t2 - t1 < best_base ? t2 - t1 : best_base;
+	}
+	double mb = (double)size * count / 1e6;
+	printf("  record %d x 300 KiB: %7.0f MB/s | write()+fdatasync %7.0f MB/s | throughput ratio "
+	       "%.2fx (target >= 0.8)\n",
+	       count, mb / best_ours, mb / best_base, best_base / best_ours);
+	rm_rf(dir);
+	unlink(file);
+	free(buf);
+}
+
+static void bench_small(const char *root)
+{
+	const int count = quick ? 500000 : 3000000;
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/small", root);
+	rm_rf(dir);
+	dssm_container *c;
+	if (dssm_container_create(dir, &c) < 0)
+		die("create");
+	dssm_stream_info i = info_of("imu");
+	dssm_container_add_stream(c, &i, NULL, NULL, 0);
+	unsigned char buf[64] = {1};
+	double t0 = now_s();
+	for (int k = 0; k < count; k++)
+		if (dssm_container_append(c, 0, (uint64_t)k, k, buf, sizeof buf) < 0)
+			die("append");
+	dssm_container_close(c);
+	double t = now_s() - t0;
+	printf("  record %d x 64 B: %.2f M samples/s (target >= 1 M/s)\n", count, count / t / 1e6);
+	rm_rf(dir);
+}
+
+/* A container with a 1 kHz IMU, a 30 Hz 64 KiB camera and a 10 Hz text topic. */
+static void make_mixed(const char *dir, double seconds)
+{
+	rm_rf(dir);
+	dssm_container *c;
+	if (dssm_container_create(dir, &c) < 0)
+		die("create");
+	const char *names[] = {"imu", "camera", "text"};
+	for (int s = 0; s < 3; s++) {
+		dssm_stream_info i = info_of(names[s]);
+		dssm_container_add_stream(c, &i, NULL, NULL, 0);
+	}
+	unsigned char *img = calloc(1, 64 * 1024);
+	unsigned char small[64] = {0};
+	dssm_time_t step = DSSM_NSEC_PER_SEC / 1000; /* 1 ms */
+	long ticks = (long)(seconds * 1000);
+	for (long k = 0; k < ticks; k++) {
+		dssm_time_t t = k * step;
+		dssm_container_append(c, 0, (uint64_t)k, t, small, 48);
+		if (k % 33 == 0)
+			dssm_container_append(c, 1, (uint64_t)k / 33, t, img, 64 * 1024);
+		if (k % 100 == 0)
+			dssm_container_append(c, 2, (uint64_t)k / 100, t, small, 20);
+	}
+	dssm_container_close(c);
+	free(img);
+}
+
+static double time_open(const char *dir, int reps)
+{
+	double best = 1e9;
+	for (int r = 0; r < reps; r++) {
+		double t0 = now_s();
+		dssm_container *c;
+		if (dssm_container_open(dir, &c) < 0)
+			die("open");
+		dssm_recorded rec;
+		for (int s = 0; s < dssm_container_stream_count(c); s++)
+			dssm_container_stream(c, s, &rec);
+		dssm_container_close(c);
+		double t = now_s() - t0;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/* The unindexed baseline: read every record of every stream file in order. */
+static long brute_scan(const char *dir, int want_stream, dssm_time_t t0, dssm_time_t t1)
+{
+	long hits = 0;
+	unsigned char *buf = malloc(1 << 20);
+	for (int s = 0; s < 3; s++) {
+		char path[600];
+		snprintf(path, sizeof path, "%s/streams/%04d.data", dir, s);
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			continue;
+		unsigned char h[32];
+		while (fread(h, 1, 32, f) == 32) {
+			uint32_t len = (uint32_t)h[4] | (uint32_t)h[5] << 8 | (uint32_t)h[6] << 16 | (uint32_t)h[7] << 24;
+			int64_t t;
+			memcpy(&t, h + 16, 8);
+			size_t padded = (len + 7) / 8 * 8;
+			if (fread(buf, 1, padded, f) != padded)
+				break;
+			if (s == want_stream && t >= t0 && t <= t1)
+				hits++;
+		}
+		fclose(f);
+	}
+	free(buf);
+	return hits;
+}
+
+static void bench_queries(const char *root)
+{
+	char small_dir[512], big_dir[512];
+	snprintf(small_dir, sizeof small_dir, "%s/mixed-small", root);
+	snprintf(big_dir, sizeof big_dir, "%s/mixed-big", root);
+	make_mixed(small_dir, 5);                    /* ~10 MB */
+	make_mixed(big_dir, quick ? 30 : 100);       /* ~60 / 200 MB */
+	double o_small = time_open(small_dir, 20), o_big = time_open(big_dir, 20);
+	printf("  open: 10 MB container %.1f us, %s container %.1f us: ratio %.2fx (flat = 1)\n",
+	       o_small * 1e6, quick ? "60 MB" : "200 MB", o_big * 1e6, o_big / o_small);
+	dssm_container *c;
+	if (dssm_container_open(big_dir, &c) < 0)
+		die("open");
+	dssm_time_t t0 = 20 * DSSM_NSEC_PER_SEC, t1 = 30 * DSSM_NSEC_PER_SEC;
+	struct { const char *label; dssm_time_t a, b; } cases[] = {
+		{"small topic, a 10 s window", t0, t1},
+		{"small topic, all of it", INT64_MIN, INT64_MAX},
+	};
+	for (int k = 0; k < 2; k++) {
+		double best_q = 1e9, best_b = 1e9;
+		long n = 0, m = 0;
+		for (int r = 0; r < 3; r++) {
+			double a = now_s();
+			int s = 2;
+			dssm_query *q;
+			dssm_query_open(c, &s, 1, cases[k].a, cases[k].b, &q);
+			dssm_record rec;
+			n = 0;
+			while (dssm_query_next(q, &rec) > 0)
+				n++;
+			dssm_query_close(q);
+			double b = now_s();
+			m = brute_scan(big_dir, 2, cases[k].a, cases[k].b);
+			double e = now_s();
+			best_q = b - a < best_q ? b - a : best_q;
+			best_b = e - b < best_b ? e - b : best_b;
+		}
+		printf("  %-28s query %8.1f us (%ld samples) | sequential scan %8.1f us (%ld) | "
+		       "speed-up %.0fx\n",
+		       cases[k].label, best_q * 1e6, n, best_b * 1e6, m, best_b / best_q);
+	}
+	dssm_container_close(c);
+	rm_rf(small_dir);
+	rm_rf(big_dir);
+}
+
+int main(int argc, char **argv)
+{
+	const char *root = "build/bench/recorder";
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else
+			root = argv[i];
+	}
+	mkdir("build", 0755);
+	mkdir("build/bench", 0755);
+	mkdir(root, 0755);
+	printf("recorder benchmark in %s (warm page cache; ratios in one run)\n", root);
+	bench_large(root);
+	bench_small(root);
+	bench_queries(root);
+	return 0;
+}
