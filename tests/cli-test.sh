@@ -26,7 +26,7 @@ has() { grep -q -- "$1" "$2"; }
 
 t_help() {
 	"$DSSM" --help | grep -q "examples:" || return 1
-	for c in ls info cat top write rm cleanup proxy ping mirror record query; do
+	for c in ls info cat top write rm cleanup proxy ping mirror record query play; do
 		"$DSSM" $c --help | grep -q "example" || { echo "no example in $c --help"; return 1; }
 		"$DSSM" help $c | grep -q "usage: dssm $c" || return 1
 	done
@@ -119,6 +119,17 @@ t_record_query() {
 	"$DSSM" record -o "$tmp/rec" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "container already" "$tmp/qe" || return 1
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
 	"$DSSM" rm odom
+	# play it back into a fresh namespace: same samples, same timestamps, paced
+	local t0=$SECONDS
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/rec" --speed 2 2>"$tmp/p" || { cat "$tmp/p"; return 1; }
+	cat "$tmp/p"
+	has "wrote $n samples" "$tmp/p" || return 1
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" cat odom -n 0 --format json >"$tmp/pc" 2>/dev/null
+	"$DSSM" query "$tmp/rec" --format json 2>/dev/null | sed 's/"stream":"odom:0",//' >"$tmp/qc"
+	local played recorded
+	played=$(sed 's/"tid":[0-9]*,//' "$tmp/pc" | md5sum) recorded=$(sed 's/"tid":[0-9]*,//' "$tmp/qc" | md5sum)
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" rm odom
+	[ "$played" = "$recorded" ] || { echo "played samples differ from the recording"; return 1; }
 }
 t_killed_recorder() {
 	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
@@ -149,7 +160,7 @@ check "top -n 1" t_top
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
-check "record --duration, info DIR, query --latest" t_record_query
+check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

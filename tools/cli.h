@@ -42,6 +42,8 @@ int cmd_record(int argc, char **argv);
 void help_record(FILE *out);
 int cmd_query(int argc, char **argv);
 void help_query(FILE *out);
+int cmd_play(int argc, char **argv);
+void help_play(FILE *out);
 /* `dssm info DIR` on a container (cmd_query.c) */
 int cli_container_info(const char *dir);
 

@@ -24,6 +24,7 @@ static const struct cli_command commands[] = {
 	{"mirror", "keep a local copy of a remote stream", cmd_mirror, help_mirror},
 	{"record", "record streams into a container on disk", cmd_record, help_record},
 	{"query", "samples of a recording by stream and time", cmd_query, help_query},
+	{"play", "write a recording back into rings, paced", cmd_play, help_play},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

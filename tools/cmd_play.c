@@ -1,0 +1,179 @@
+/*
+ * cmd_play.c - `dssm play`: write a recording back into rings with its
+ * original pacing (scaled by --speed), keeping the recorded timestamps or
+ * shifting them to now.
+ */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "dssm/container.h"
+
+void help_play(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm play DIR [--streams A,B,...] [--speed X] [--now] [--loop]\n"
+	        "                 [--start T] [--end T]\n\n"
+	        "Writes the recording's samples into rings of the same names, layouts, types,\n"
+	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
+	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
+	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
+	        "again and again, shifting each pass after the previous one. --start/--end\n"
+	        "(seconds since the epoch) cut a time range. Status per second; Ctrl-C stops\n"
+	        "with a summary.\n\n"
+	        "examples:\n"
+	        "  dssm play run1\n"
+	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n");
+}
+
+static int selected(const dssm_recorded *r, const char *list)
+{
+	if (!list)
+		return 1;
+	char *copy = strdup(list), *save = NULL, addr[DSSM_NAME_MAX + 16];
+	snprintf(addr, sizeof addr, "%s:%d", r->info.name, r->info.id);
+	int hit = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
+		hit = fnmatch(t, addr, 0) == 0 || fnmatch(t, r->info.name, 0) == 0;
+	free(copy);
+	return hit;
+}
+
+/* Sleep until CLOCK_MONOTONIC reaches `when` (ns), or a signal. */
+static void sleep_until(dssm_time_t when)
+{
+	struct timespec ts = {(time_t)(when / DSSM_NSEC_PER_SEC), (long)(when % DSSM_NSEC_PER_SEC)};
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static dssm_time_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (dssm_time_t)ts.tv_sec * DSSM_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+int cmd_play(int argc, char **argv)
+{
+	const char *list = NULL;
+	double speed = 1.0, start = -1e18, end = 1e18;
+	int now = 0, loop = 0;
+	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
+	                                         {"speed", required_argument, 0, 'x'},
+	                                         {"now", no_argument, 0, 'n'},
+	                                         {"loop", no_argument, 0, 'l'},
+	                                         {"start", required_argument, 0, 'a'},
+	                                         {"end", required_argument, 0, 'e'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &speed) < 0) ||
+		    (opt == 'a' && cli_parse_double("play", "--start", optarg, &start) < 0) ||
+		    (opt == 'e' && cli_parse_double("play", "--end", optarg, &end) < 0))
+			return EXIT_USAGE;
+		if (opt == 's')
+			list = optarg;
+		else if (opt == 'n')
+			now = 1;
+		else if (opt == 'l')
+			loop = 1;
+		else if (opt == '?')
+			return cli_usage("play", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage("play", "needs one recording DIR");
+	if (!(speed > 0))
+		return cli_usage("play", "--speed must be > 0");
+	dssm_container *c;
+	int rc = dssm_container_open(argv[optind], &c);
+	if (rc < 0)
+		return cli_dssm_error("play", rc);
+	int n = dssm_container_stream_count(c), ns = 0, status = 0;
+	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
+	dssm_stream **rings = calloc((size_t)(n ? n : 1), sizeof *rings);
+	dssm_time_t first = INT64_MAX, last = INT64_MIN;
+	for (int i = 0; i < n && status == 0; i++) {
+		dssm_recorded r;
+		dssm_container_stream(c, i, &r);
+		if (!selected(&r, list) || !r.count)
+			continue;
+		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+		cfg.max_size = r.info.max_size ? r.info.max_size : 1;
+		cfg.slots = r.info.slots >= 2 ? r.info.slots : 1000;
+		cfg.type = r.info.type;
+		cfg.encoding = r.info.encoding;
+		cfg.schema = dssm_container_schema(c, i);
+		size_t plen;
+		const void *prop = dssm_container_property(c, i, &plen);
+		if (plen > cfg.property_capacity)
+			cfg.property_capacity = plen;
+		if ((rc = dssm_create(r.info.name, r.info.id, &cfg, &rings[i])) < 0) {
+			status = cli_dssm_error("play", rc);
+			break;
+		}
+		if (plen)
+			dssm_property_set(rings[i], prop, plen);
+		sel[ns++] = i;
+		first = r.first < first ? r.first : first;
+		last = r.last > last ? r.last : last;
+	}
+	if (status == 0 && ns == 0)
+		status = cli_error("play", "nothing to play in %s%s%s", argv[optind], list ? " for " : "",
+		                   list ? list : "");
+	cli_catch_signals();
+	dssm_time_t t0 = dssm_time_from_sec(start), t1 = dssm_time_from_sec(end);
+	if (t0 < first)
+		t0 = first;
+	uint64_t played = 0, bytes = 0;
+	dssm_time_t wall_start = dssm_now(), report = mono();
+	for (int pass = 0; status == 0 && !cli_stop && (pass == 0 || loop); pass++) {
+		dssm_query *q;
+		if ((rc = dssm_query_open(c, sel, ns, t0, t1, &q)) < 0) {
+			status = cli_dssm_error("play", rc);
+			break;
+		}
+		dssm_time_t pass_mono = mono();
+		/* each loop pass is stamped after the previous one */
+		dssm_time_t span = (last < t1 ? last : t1) - t0 + 1;
+		dssm_time_t shift = now ? dssm_now() - t0 : (dssm_time_t)pass * span;
+		dssm_record rec;
+		while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
+			dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - t0) / speed);
+			sleep_until(due);
+			if (cli_stop)
+				break;
+			int64_t w = dssm_write(rings[rec.stream], rec.data, rec.len, rec.time + shift);
+			if (w < 0) {
+				status = cli_dssm_error("play", (int)w);
+				break;
+			}
+			played++;
+			bytes += rec.len;
+			if (mono() - report >= DSSM_NSEC_PER_SEC) {
+				char b[16];
+				cli_format_bytes(b, sizeof b, (double)bytes);
+				fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
+				        pass + 1, (unsigned long long)played, b, dssm_time_to_sec(rec.time - t0),
+				        dssm_time_to_sec(span));
+				report = mono();
+			}
+		}
+		if (rc < 0 && status == 0)
+			status = cli_dssm_error("play", rc);
+		dssm_query_close(q);
+	}
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)bytes);
+	fprintf(stderr, "\r\033[Kdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
+	        (unsigned long long)played, b, ns, ns == 1 ? "" : "s",
+	        dssm_time_to_sec(dssm_now() - wall_start));
+	for (int i = 0; i < n; i++)
+		dssm_close(rings[i]);
+	free(rings);
+	free(sel);
+	dssm_container_close(c);
+	return status;
+}
