@@ -146,6 +146,34 @@ t_killed_recorder() {
 	"$DSSM" rm odom
 }
 
+t_split_and_snapshot() {
+	"$BUILD/examples/odometry" --seconds 6 >/dev/null 2>&1 &
+	local pid=$!
+	sleep 0.3
+	"$DSSM" record -o "$tmp/roll" odom --split-duration 0.5 --max-splits 2 --duration 1.8 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
+	tail -2 "$tmp/r"
+	ls "$tmp/roll"
+	[ "$(ls "$tmp/roll" | wc -l)" -eq 2 ] && [ -d "$tmp/roll/part-0004" ] && [ -d "$tmp/roll/part-0003" ] || return 1
+	"$DSSM" info "$tmp/roll/part-0003" | grep -E "^odom:0 +example/Odometry +(9[0-9]|10[0-9]|11[0-9]) " || return 1
+	"$DSSM" record -o "$tmp/snaps" odom --snapshot 2>"$tmp/s" &
+	local rp=$!
+	sleep 1
+	"$DSSM" record --trigger || return 1
+	sleep 0.5
+	kill -USR1 $rp
+	sleep 0.5
+	kill -INT $rp; wait $rp
+	cat "$tmp/s"
+	[ -d "$tmp/snaps/snapshot-0001" ] && [ -d "$tmp/snaps/snapshot-0002" ] || return 1
+	"$DSSM" info "$tmp/snaps/snapshot-0002" | tee "$tmp/i"
+	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
+	# the odometry ran ~4 s (5 s ring): the snapshot holds all of it
+	[ "$n" -ge 500 ] && [ "$n" -le 1200 ] || { echo "snapshot held $n samples"; return 1; }
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	"$DSSM" rm odom
+	"$DSSM" rm dssm.record-trigger
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -162,5 +190,6 @@ check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
 check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
+check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

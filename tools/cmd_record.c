@@ -4,22 +4,34 @@
  * behind a ring's history, which is counted per stream), with a live status
  * line and a summary on SIGINT/SIGTERM.
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "cli.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 
+/* the stream `dssm record --trigger` writes to wake snapshot recorders */
+#define TRIGGER_STREAM "dssm.record-trigger"
+
 struct recorded_stream {
 	char address[DSSM_NAME_MAX + 320];
 	dssm_stream *s;
-	int index;                 /* in the container */
+	int index;                 /* in the current container */
+	dssm_stream_info info;     /* kept to describe it again in each split */
+	char *schema;
+	unsigned char *prop;
+	size_t plen;
 	pthread_t thread;
 	_Atomic uint64_t count, bytes, lost;
 	uint64_t last_count;
@@ -29,6 +41,15 @@ struct recorded_stream {
 
 struct recorder {
 	dssm_container *c;
+	const char *dir;
+	dssm_time_t sync;
+	/* splits: DIR/part-NNNN containers, a new one by time or size */
+	double split_secs;
+	uint64_t split_bytes;
+	long max_splits;
+	int part;
+	dssm_time_t part_start;
+	_Atomic uint64_t part_bytes;
 	pthread_mutex_t lock;      /* the container is not thread-safe */
 	struct recorded_stream **v;
 	int n, cap;
@@ -41,7 +62,10 @@ void help_record(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm record -o DIR [--all] [STREAM...] [--from-oldest] [--duration S]\n"
-	        "                   [--limit N] [--sync S]\n\n"
+	        "                   [--limit N] [--sync S] [--min-free MIB]\n"
+	        "                   [--split-duration S | --split-size MIB [--max-splits N]]\n"
+	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
+	        "       dssm record --trigger\n\n"
 	        "Records streams into a new container DIR (docs/container-format.md). STREAM is\n"
 	        "NAME[:ID], a glob such as 'cam*' (matched against NAME:ID and NAME), or\n"
 	        "HOST:PORT/NAME[:ID] through a proxy. --all records every stream, including\n"
@@ -49,11 +73,20 @@ void help_record(FILE *out)
 	        "the recorder falls behind a ring's history, which is counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
 	        "N samples; --duration stops after S seconds; --sync sets how often data is\n"
-	        "made durable (default 1 s; 0: every sample). Shows a status line per second;\n"
-	        "Ctrl-C or SIGTERM closes the container and prints a summary.\n\n"
+	        "made durable (default 1 s; 0: every sample); --min-free stops cleanly when\n"
+	        "the disk's free space falls below MIB. With --split-duration or --split-size,\n"
+	        "DIR holds part-0001, part-0002, ... containers with no gap between them;\n"
+	        "--max-splits N keeps only the newest N (a rolling window).\n"
+	        "--snapshot records nothing until triggered (SIGUSR1, or `dssm record\n"
+	        "--trigger` from any process): then it writes what the rings hold - the last\n"
+	        "seconds before the event - into DIR/snapshot-NNNN, and waits again.\n"
+	        "Shows a status line per second; Ctrl-C or SIGTERM closes the container and\n"
+	        "prints a summary.\n\n"
 	        "examples:\n"
 	        "  dssm record -o run1 --all\n"
-	        "  dssm record -o run2 odom 'scan*' --duration 60\n");
+	        "  dssm record -o run2 odom 'scan*' --duration 60\n"
+	        "  dssm record -o rolling --all --split-duration 60 --max-splits 10\n"
+	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n");
 }
 
 static void *record_thread(void *arg)
@@ -86,6 +119,7 @@ static void *record_thread(void *arg)
 			break;
 		atomic_fetch_add(&rs->lost, missed);
 		atomic_fetch_add(&rs->bytes, si.copied);
+		atomic_fetch_add(&r->part_bytes, si.copied);
 		if (atomic_fetch_add(&rs->count, 1) + 1 >= (uint64_t)r->limit && r->limit > 0)
 			atomic_store(&rs->done, 1);
 	}
@@ -132,13 +166,18 @@ static int start_stream(struct recorder *r, const char *given)
 	unsigned char *prop = NULL;
 	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (prop = malloc(plen)))
 		dssm_property_get(rs->s, prop, plen, &plen);
+	rs->info = info;
+	rs->schema = strdup(dssm_schema(rs->s));
+	rs->prop = prop;
+	rs->plen = plen;
 	pthread_mutex_lock(&r->lock);
-	rs->index = dssm_container_add_stream(r->c, &info, dssm_schema(rs->s), prop, plen);
+	rs->index = dssm_container_add_stream(r->c, &info, rs->schema, prop, plen);
 	pthread_mutex_unlock(&r->lock);
-	free(prop);
 	if (rs->index < 0) {
 		int err = rs->index;
 		dssm_close(rs->s);
+		free(rs->schema);
+		free(rs->prop);
 		free(rs);
 		return cli_dssm_error("record", err);
 	}
@@ -170,7 +209,7 @@ static int scan_streams(struct recorder *r, char **patterns, int npatterns, int 
 	for (int i = 0; i < n; i++) {
 		char addr[DSSM_NAME_MAX + 16];
 		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
-		int want = all;
+		int want = all && strcmp(v[i].name, TRIGGER_STREAM) != 0;
 		for (int k = 0; k < npatterns && !want; k++)
 			want = fnmatch(patterns[k], addr, 0) == 0 || fnmatch(patterns[k], v[i].name, 0) == 0;
 		if (want && !already(r, addr))
@@ -178,6 +217,72 @@ static int scan_streams(struct recorder *r, char **patterns, int npatterns, int 
 	}
 	free(v);
 	return status;
+}
+
+/* The container for the current part: DIR itself, or DIR/part-NNNN. */
+static int open_part(struct recorder *r)
+{
+	char path[4200];
+	if (r->split_secs > 0 || r->split_bytes > 0) {
+		snprintf(path, sizeof path, "%s/part-%04d", r->dir, r->part);
+		if (r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
+			return cli_error("record", "cannot create %s: %s", r->dir, strerror(errno));
+	} else {
+		snprintf(path, sizeof path, "%s", r->dir);
+	}
+	int rc = dssm_container_create(path, &r->c);
+	if (rc < 0)
+		return cli_dssm_error("record", rc);
+	dssm_container_set_sync(r->c, r->sync);
+	for (int i = 0; i < r->n; i++) {
+		struct recorded_stream *rs = r->v[i];
+		rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+		if (rs->index < 0)
+			return cli_dssm_error("record", rs->index);
+	}
+	r->part_start = dssm_now();
+	atomic_store(&r->part_bytes, 0);
+	return 0;
+}
+
+static void remove_tree(const char *path)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "\ndssm record: could not remove %s\n", path);
+}
+
+/* Close the part and start the next; drop the oldest beyond --max-splits. */
+static int rotate(struct recorder *r)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = dssm_container_close(r->c);
+	r->c = NULL;
+	r->part++;
+	int status = rc < 0 ? cli_dssm_error("record", rc) : open_part(r);
+	pthread_mutex_unlock(&r->lock);
+	if (status == 0 && r->max_splits > 0 && r->part > r->max_splits) {
+		char old[4200];
+		snprintf(old, sizeof old, "%s/part-%04d", r->dir, r->part - (int)r->max_splits);
+		remove_tree(old);
+	}
+	return status;
+}
+
+static int split_due(struct recorder *r, dssm_time_t now)
+{
+	return (r->split_secs > 0 && dssm_time_to_sec(now - r->part_start) >= r->split_secs) ||
+	       (r->split_bytes > 0 && atomic_load(&r->part_bytes) >= r->split_bytes);
+}
+
+/* Free bytes on the recording's filesystem, or UINT64_MAX if unknown. */
+static uint64_t free_bytes(const char *dir)
+{
+	struct statvfs sv;
+	if (statvfs(dir, &sv) < 0)
+		return UINT64_MAX;
+	return (uint64_t)sv.f_bavail * sv.f_frsize;
 }
 
 static void status_line(struct recorder *r, double secs)
@@ -198,15 +303,173 @@ static void status_line(struct recorder *r, double secs)
 	        r->n, rate, (unsigned long long)count, b, (unsigned long long)lost);
 }
 
+/* ---- snapshot mode ---- */
+
+static volatile sig_atomic_t usr1;
+static void on_usr1(int sig)
+{
+	(void)sig;
+	usr1 = 1;
+}
+
+/* `dssm record --trigger`: one sample into the trigger stream. */
+static int send_trigger(void)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 8;
+	cfg.slots = 16;
+	cfg.type = "dssm/RecordTrigger";
+	dssm_stream *t = NULL;
+	int rc = DSSM_EBUSY;
+	for (int i = 0; i < 50 && rc == DSSM_EBUSY; i++) {
+		rc = dssm_create(TRIGGER_STREAM, 0, &cfg, &t);
+		if (rc == DSSM_EBUSY)
+			usleep(10000); /* another trigger is being sent */
+	}
+	if (rc == 0) {
+		int64_t w = dssm_write(t, "snap", 4, dssm_now());
+		rc = w < 0 ? (int)w : 0;
+		dssm_close(t);
+	}
+	if (rc < 0)
+		return cli_dssm_error("record", rc);
+	printf("triggered a snapshot\n");
+	return 0;
+}
+
+/* Copy what one ring holds now into the container. */
+static uint64_t snapshot_stream(dssm_container *c, const char *addr, uint64_t *bytes)
+{
+	dssm_stream *s = cli_open("record", addr, DSSM_READ);
+	if (!s)
+		return 0;
+	dssm_stream_info info;
+	dssm_info(s, &info);
+	size_t plen = 0;
+	unsigned char *prop = NULL;
+	if (dssm_property_get(s, NULL, 0, &plen) == 0 && plen && (prop = malloc(plen)))
+		dssm_property_get(s, prop, plen, &plen);
+	int idx = dssm_container_add_stream(c, &info, dssm_schema(s), prop, plen);
+	free(prop);
+	uint64_t n = 0, oldest, newest;
+	unsigned char *buf = malloc(info.max_size ? info.max_size : 1);
+	if (idx >= 0 && buf && dssm_tid_range(s, &oldest, &newest) == 0 &&
+	    dssm_subscribe(s, DSSM_FROM_OLDEST, 0) == 0) {
+		dssm_sample_info si;
+		while (dssm_read_next(s, buf, info.max_size, &si, NULL) == 0) {
+			if (dssm_container_append(c, idx, si.tid, si.time, buf, si.copied) < 0)
+				break;
+			n++;
+			*bytes += si.copied;
+			if (si.tid >= newest)
+				break; /* what the ring held at the trigger */
+		}
+	}
+	free(buf);
+	dssm_close(s);
+	return n;
+}
+
+static int take_snapshot(const char *dir, int number, char **patterns, int npatterns, int all)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/snapshot-%04d", dir, number);
+	dssm_container *c;
+	int rc = dssm_container_create(path, &c);
+	if (rc < 0)
+		return cli_dssm_error("record", rc);
+	dssm_container_set_sync(c, DSSM_NSEC_PER_SEC * 3600); /* one sync, at close */
+	dssm_time_t t0 = dssm_now();
+	uint64_t samples = 0, bytes = 0;
+	int streams = 0;
+	dssm_stream_info *v;
+	int n = dssm_list(&v);
+	for (int i = 0; i < n; i++) {
+		char addr[DSSM_NAME_MAX + 16];
+		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
+		if (!strcmp(v[i].name, TRIGGER_STREAM))
+			continue;
+		int want = all;
+		for (int k = 0; k < npatterns && !want; k++)
+			want = fnmatch(patterns[k], addr, 0) == 0 || fnmatch(patterns[k], v[i].name, 0) == 0;
+		if (!want)
+			continue;
+		samples += snapshot_stream(c, addr, &bytes);
+		streams++;
+	}
+	if (n >= 0)
+		free(v);
+	rc = dssm_container_close(c);
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)bytes);
+	fprintf(stderr, "dssm record: snapshot %s: %llu samples (%s) from %d streams in %.0f ms\n",
+	        path, (unsigned long long)samples, b, streams, dssm_time_to_sec(dssm_now() - t0) * 1e3);
+	return rc < 0 ? cli_dssm_error("record", rc) : 0;
+}
+
+/* Wait for triggers (SIGUSR1 or `dssm record --trigger`); on each, write
+ * what the rings hold now (their last seconds) into DIR/snapshot-NNNN. */
+static int run_snapshots(const char *dir, char **patterns, int npatterns, int all)
+{
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return cli_error("record", "cannot create %s: %s", dir, strerror(errno));
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 8;
+	cfg.slots = 16;
+	cfg.type = "dssm/RecordTrigger";
+	dssm_stream *t = NULL;
+	int rc = dssm_create(TRIGGER_STREAM, 0, &cfg, &t);
+	if (rc == 0) {
+		dssm_close(t); /* let --trigger be its writer */
+		rc = dssm_open(TRIGGER_STREAM, 0, DSSM_READ, &t);
+	} else if (rc == DSSM_EBUSY) {
+		rc = dssm_open(TRIGGER_STREAM, 0, DSSM_READ, &t);
+	}
+	if (rc < 0)
+		return cli_dssm_error("record", rc);
+	dssm_subscribe(t, DSSM_FROM_NOW, 0);
+	cli_catch_signals();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_usr1;
+	sigaction(SIGUSR1, &sa, NULL);
+	fprintf(stderr, "dssm record: snapshot mode: SIGUSR1 (kill -USR1 %d) or `dssm record "
+	                "--trigger` writes the rings' contents to %s/snapshot-NNNN\n",
+	        (int)getpid(), dir);
+	int number = 0, status = 0;
+	while (!cli_stop && status == 0) {
+		dssm_sample_info si;
+		int fire = usr1;
+		while (dssm_read_next(t, NULL, 0, &si, NULL) == 0)
+			fire = 1;
+		if (fire) {
+			usr1 = 0;
+			status = take_snapshot(dir, ++number, patterns, npatterns, all);
+			continue;
+		}
+		dssm_wait_new(t, DSSM_NSEC_PER_SEC / 5);
+	}
+	dssm_close(t);
+	fprintf(stderr, "dssm record: %d snapshots in %s\n", number, dir);
+	return status;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *dir = NULL;
-	int all = 0;
+	int all = 0, snapshot = 0;
 	double duration = 0, sync = 1.0;
 	struct recorder r;
 	memset(&r, 0, sizeof r);
+	double split_mb = 0, min_free_mb = 0;
 	static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
 	                                         {"all", no_argument, 0, 'a'},
+	                                         {"split-duration", required_argument, 0, 'D'},
+	                                         {"split-size", required_argument, 0, 'S'},
+	                                         {"max-splits", required_argument, 0, 'M'},
+	                                         {"min-free", required_argument, 0, 'F'},
+	                                         {"snapshot", no_argument, 0, 'P'},
+	                                         {"trigger", no_argument, 0, 'T'},
 	                                         {"from-oldest", no_argument, 0, 'O'},
 	                                         {"duration", required_argument, 0, 'd'},
 	                                         {"limit", required_argument, 0, 'l'},
@@ -230,6 +493,27 @@ int cmd_record(int argc, char **argv)
 			if (cli_parse_double("record", "--sync", optarg, &sync) < 0 || sync < 0)
 				return cli_usage("record", "--sync needs seconds >= 0");
 			break;
+		case 'D':
+			if (cli_parse_double("record", "--split-duration", optarg, &r.split_secs) < 0 ||
+			    !(r.split_secs > 0))
+				return cli_usage("record", "--split-duration needs seconds > 0");
+			break;
+		case 'S':
+			if (cli_parse_double("record", "--split-size", optarg, &split_mb) < 0 || !(split_mb > 0))
+				return cli_usage("record", "--split-size needs MiB > 0");
+			r.split_bytes = (uint64_t)(split_mb * 1048576.0);
+			break;
+		case 'M':
+			if (cli_parse_long("record", "--max-splits", optarg, &r.max_splits) < 0 ||
+			    r.max_splits < 1)
+				return cli_usage("record", "--max-splits needs a count >= 1");
+			break;
+		case 'F':
+			if (cli_parse_double("record", "--min-free", optarg, &min_free_mb) < 0 || min_free_mb < 0)
+				return cli_usage("record", "--min-free needs MiB >= 0");
+			break;
+		case 'P': snapshot = 1; break;
+		case 'T': return send_trigger();
 		default:
 			return cli_usage("record", "unknown option");
 		}
@@ -238,10 +522,16 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("record", "needs -o DIR");
 	if (!all && optind >= argc)
 		return cli_usage("record", "needs STREAM arguments or --all");
-	int rc = dssm_container_create(dir, &r.c);
-	if (rc < 0)
-		return cli_dssm_error("record", rc);
-	dssm_container_set_sync(r.c, dssm_time_from_sec(sync));
+	if (r.max_splits && !r.split_secs && !r.split_bytes)
+		return cli_usage("record", "--max-splits needs --split-duration or --split-size");
+	r.dir = dir;
+	r.sync = dssm_time_from_sec(sync);
+	r.part = 1;
+	if (snapshot)
+		return run_snapshots(dir, argv + optind, argc - optind, all);
+	if (open_part(&r) != 0)
+		return 1;
+	int rc;
 	pthread_mutex_init(&r.lock, NULL);
 	cli_catch_signals();
 	/* explicit addresses (remote ones, or exact names) start at once */
@@ -258,6 +548,15 @@ int cmd_record(int argc, char **argv)
 		dssm_time_t now = dssm_now();
 		if (duration > 0 && dssm_time_to_sec(now - start) >= duration)
 			break;
+		if (split_due(&r, now) && rotate(&r) != 0) {
+			status = 1;
+			break;
+		}
+		if (min_free_mb > 0 && free_bytes(dir) < (uint64_t)(min_free_mb * 1048576.0)) {
+			fprintf(stderr, "\ndssm record: stopping: less than %.0f MiB free on %s (--min-free)\n",
+			        min_free_mb, dir);
+			break;
+		}
 		if (now - last >= DSSM_NSEC_PER_SEC) {
 			scan_streams(&r, patterns, npatterns, all); /* streams that appeared since */
 			status_line(&r, dssm_time_to_sec(now - last));
@@ -286,6 +585,8 @@ int cmd_record(int argc, char **argv)
 		bytes += rs->bytes;
 		lost += rs->lost;
 		dssm_close(rs->s);
+		free(rs->schema);
+		free(rs->prop);
 		free(rs);
 	}
 	free(r.v);
@@ -294,9 +595,12 @@ int cmd_record(int argc, char **argv)
 		status = cli_dssm_error("record", rc);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost\n", dir,
+	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost%s\n", dir,
 	        (unsigned long long)count, b, dssm_time_to_sec(dssm_now() - start),
-	        (unsigned long long)lost);
+	        (unsigned long long)lost, r.part > 1 ? "" : "");
+	if (r.split_secs > 0 || r.split_bytes > 0)
+		fprintf(stderr, "dssm record: %d parts (%s/part-NNNN)%s\n", r.part, dir,
+		        r.max_splits ? ", the oldest removed beyond --max-splits" : "");
 	pthread_mutex_destroy(&r.lock);
 	return status;
 }
