@@ -10,6 +10,9 @@
  * Warm page cache. Usage: bench_recorder [DIR] [--quick]
  */
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,9 +240,125 @@ static void bench_queries(const char *root)
 	rm_rf(big_dir);
 }
 
+/* The robot mix: a 10 kHz IMU (64 B) and two 30 Hz 300 KiB cameras written by
+ * another process, recorded by the real `dssm record`. Reports loss and the
+ * recorder's CPU time as a share of one core. */
+static void write_robot_mix(double seconds)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	dssm_stream *imu, *cam[2];
+	cfg.max_size = 64;
+	cfg.life = 2;
+	cfg.cycle = 0.0001;
+	if (dssm_create("imu", 0, &cfg, &imu) < 0)
+		die("create imu");
+	cfg.max_size = 300 * 1024;
+	cfg.life = 2;
+	cfg.cycle = 1.0 / 30;
+	if (dssm_create("cam", 0, &cfg, &cam[0]) < 0 || dssm_create("cam", 1, &cfg, &cam[1]) < 0)
+		die("create cameras");
+	unsigned char *img = calloc(1, 300 * 1024), small[64] = {0};
+	double t0 = now_s();
+	long imu_n = 0, cam_n = 0;
+	for (;;) {
+		double el = now_s() - t0;
+		if (el >= seconds)
+			break;
+		/* catch up to the rate: sleeping 100 us is not precise here */
+		while (imu_n < (long)(el * 10000))
+			dssm_write(imu, small, sizeof small, dssm_now()), imu_n++;
+		while (cam_n < (long)(el * 30)) {
+			dssm_write(cam[0], img, 300 * 1024, dssm_now());
+			dssm_write(cam[1], img, 300 * 1024, dssm_now());
+			cam_n++;
+		}
+		struct timespec ts = {0, 100000};
+		nanosleep(&ts, NULL);
+	}
+	dssm_close(imu);
+	dssm_close(cam[0]);
+	dssm_close(cam[1]);
+	free(img);
+}
+
+static void bench_robot_mix(const char *root, const char *dssm_bin)
+{
+	double seconds = quick ? 3 : 10;
+	char dir[512], dur[32];
+	snprintf(dir, sizeof dir, "%s/mix", root);
+	snprintf(dur, sizeof dur, "%.1f", seconds + 1.0);
+	rm_rf(dir);
+	dssm_remove("imu", 0);
+	dssm_remove("cam", 0);
+	dssm_remove("cam", 1);
+	/* the streams exist before the recorder starts */
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	dssm_stream *tmp;
+	cfg.max_size = 64; cfg.life = 2; cfg.cycle = 0.0001;
+	dssm_create("imu", 0, &cfg, &tmp); dssm_close(tmp);
+	cfg.max_size = 300 * 1024; cfg.life = 2; cfg.cycle = 1.0 / 30;
+	dssm_create("cam", 0, &cfg, &tmp); dssm_close(tmp);
+	dssm_create("cam", 1, &cfg, &tmp); dssm_close(tmp);
+	pid_t rec = fork();
+	if (rec == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execl(dssm_bin, dssm_bin, "record", "-o", dir, "imu", "cam:0", "cam:1", "--duration", dur,
+		      (char *)NULL);
+		_exit(127);
+	}
+	usleep(300000);
+	pid_t w = fork();
+	if (w == 0) {
+		write_robot_mix(seconds);
+		_exit(0);
+	}
+	waitpid(w, NULL, 0);
+	int status;
+	struct rusage ru;
+	wait4(rec, &status, 0, &ru);
+	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+	             ru.ru_stime.tv_usec * 1e-6;
+	dssm_container *c;
+	if (dssm_container_open(dir, &c) < 0)
+		die("open mix");
+	uint64_t counts[3] = {0};
+	for (int s = 0; s < 3; s++) {
+		dssm_recorded r;
+		dssm_container_stream(c, s, &r);
+		counts[s] = r.count;
+	}
+	dssm_container_close(c);
+	dssm_stream *h;
+	uint64_t written[3] = {0};
+	const char *names[3] = {"imu", "cam", "cam"};
+	for (int s = 0; s < 3; s++)
+		if (dssm_open(names[s], s == 2 ? 1 : 0, DSSM_READ, &h) == 0) {
+			dssm_stream_info i;
+			dssm_info(h, &i);
+			written[s] = i.count;
+			dssm_close(h);
+		}
+	uint64_t lost = 0;
+	for (int s = 0; s < 3; s++)
+		lost += written[s] - counts[s];
+	printf("  robot mix (10 kHz IMU + 2 x 30 Hz 300 KiB cameras, %.0f s): recorded %llu + %llu + %llu "
+	       "samples, %llu lost; recorder CPU %.1f%% of one core (target < 25%%)\n",
+	       seconds, (unsigned long long)counts[0], (unsigned long long)counts[1],
+	       (unsigned long long)counts[2], (unsigned long long)lost, cpu / (seconds + 1.0) * 100);
+	dssm_remove("imu", 0);
+	dssm_remove("cam", 0);
+	dssm_remove("cam", 1);
+	rm_rf(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const char *root = "build/bench/recorder";
+	const char *dssm_bin = "build/dssm";
+	char ns[32];
+	snprintf(ns, sizeof ns, "bench-rec-%d", (int)getpid());
+	setenv("DSSM_NAMESPACE", ns, 1);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
@@ -253,5 +372,7 @@ int main(int argc, char **argv)
 	bench_large(root);
 	bench_small(root);
 	bench_queries(root);
+	if (access(dssm_bin, X_OK) == 0)
+		bench_robot_mix(root, dssm_bin);
 	return 0;
 }
