@@ -99,5 +99,30 @@ t_partition() {
 	[ $rc -ne 0 ] && [ $took -le 8 ]
 }
 check "a partitioned proxy: calls fail within their timeout, no hang" t_partition
+t_delay() {
+	# 20 ms on every packet h2 sends: this kernel has no netem, so an NFQUEUE
+	# program holds them (tests/net/nfq_delay.c; needs libnetfilter-queue)
+	if ! gcc -O2 -o "$tmp/nfq_delay" tests/net/nfq_delay.c -lnetfilter_queue 2>/dev/null ||
+		! command -v iptables >/dev/null; then
+		echo "skipped: no libnetfilter-queue-dev or iptables"; return 0
+	fi
+	on h2 iptables -A OUTPUT -o eth0 -j NFQUEUE --queue-num 0 || return 1
+	ip netns exec "${P}h2" "$tmp/nfq_delay" 0 20000 0 & local nfq=$!
+	sleep 0.3
+	on h2 "$dssm" ping 10.77.0.1:5800 -n 8 --max-offset 1000 >"$tmp/p" 2>&1
+	local rc=$?
+	kill $nfq; wait $nfq 2>/dev/null
+	on h2 iptables -D OUTPUT -o eth0 -j NFQUEUE --queue-num 0
+	cat "$tmp/p"
+	[ $rc -eq 0 ] || return 1
+	# one-way delay makes the estimate off by half of it: within the bound it reports
+	awk '/clock offset/ {
+		off = $4 + 0; err = $7 + 0; rtt = $15 + 0
+		if (rtt < 20000) { print "round trip " rtt " us < 20 ms"; exit 1 }
+		if (off < 0) off = -off
+		if (off > err + 1.0) { print "offset " off " ms outside +- " err " ms"; exit 1 }
+	}' "$tmp/p"
+}
+check "20 ms one-way delay: ping sees it, the offset stays within its bound" t_delay
 echo "net: $passed passed, $failed failed"
 [ $failed -eq 0 ]
