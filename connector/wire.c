@@ -204,7 +204,7 @@ int rbuf_end(struct rbuf *r, const char *what)
 
 /* ---- records ---- */
 
-void wire_put_info(struct wbuf *w, const dssm_stream_info *i)
+void wire_put_layout(struct wbuf *w, const dssm_stream_info *i)
 {
 	wbuf_str(w, i->name);
 	wbuf_u32(w, (uint32_t)i->id);
@@ -214,6 +214,23 @@ void wire_put_info(struct wbuf *w, const dssm_stream_info *i)
 	wbuf_u32(w, i->slots);
 	wbuf_i64(w, dssm_time_from_sec(i->life));
 	wbuf_i64(w, dssm_time_from_sec(i->cycle));
+}
+
+void wire_get_layout(struct rbuf *r, dssm_stream_info *i)
+{
+	rbuf_str(r, i->name, sizeof i->name);
+	i->id = (int)rbuf_u32(r);
+	rbuf_str(r, i->type, sizeof i->type);
+	rbuf_str(r, i->encoding, sizeof i->encoding);
+	i->max_size = (size_t)rbuf_u64(r);
+	i->slots = rbuf_u32(r);
+	i->life = dssm_time_to_sec(rbuf_i64(r));
+	i->cycle = dssm_time_to_sec(rbuf_i64(r));
+}
+
+void wire_put_info(struct wbuf *w, const dssm_stream_info *i)
+{
+	wire_put_layout(w, i);
 	wbuf_u64(w, i->count);
 	wbuf_u64(w, i->tid_oldest);
 	wbuf_u64(w, i->tid_newest);
@@ -233,14 +250,7 @@ void wire_put_info(struct wbuf *w, const dssm_stream_info *i)
 void wire_get_info(struct rbuf *r, dssm_stream_info *i)
 {
 	memset(i, 0, sizeof *i);
-	rbuf_str(r, i->name, sizeof i->name);
-	i->id = (int)rbuf_u32(r);
-	rbuf_str(r, i->type, sizeof i->type);
-	rbuf_str(r, i->encoding, sizeof i->encoding);
-	i->max_size = (size_t)rbuf_u64(r);
-	i->slots = rbuf_u32(r);
-	i->life = dssm_time_to_sec(rbuf_i64(r));
-	i->cycle = dssm_time_to_sec(rbuf_i64(r));
+	wire_get_layout(r, i);
 	i->count = rbuf_u64(r);
 	i->tid_oldest = rbuf_u64(r);
 	i->tid_newest = rbuf_u64(r);

@@ -119,6 +119,10 @@ int rbuf_end(struct rbuf *r, const char *what);
 
 /* ---- records ---- */
 
+/* A stream's identity and layout: name, id, type, encoding, max_size, slots,
+ * life and cycle (the head of INFO, and of a container's .meta). */
+void wire_put_layout(struct wbuf *w, const dssm_stream_info *i);
+void wire_get_layout(struct rbuf *r, dssm_stream_info *i);
 void wire_put_info(struct wbuf *w, const dssm_stream_info *i);
 void wire_get_info(struct rbuf *r, dssm_stream_info *i);
 void wire_put_config(struct wbuf *w, const dssm_stream_config *c);

@@ -299,14 +299,7 @@ static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *sche
 {
 	wbuf_u32(w, META_MAGIC);
 	wbuf_u32(w, 1);
-	wbuf_str(w, i->name);
-	wbuf_u32(w, (uint32_t)i->id);
-	wbuf_str(w, i->type);
-	wbuf_str(w, i->encoding);
-	wbuf_u64(w, i->max_size);
-	wbuf_u32(w, i->slots);
-	wbuf_i64(w, dssm_time_from_sec(i->life));
-	wbuf_i64(w, dssm_time_from_sec(i->cycle));
+	wire_put_layout(w, i);
 	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
 	wbuf_blob(w, prop, plen);
 }
@@ -529,14 +522,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s, const char *
 		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
 	struct rbuf r = rbuf_of(buf, len);
 	uint32_t magic = rbuf_u32(&r), version = rbuf_u32(&r);
-	rbuf_str(&r, s->info.name, sizeof s->info.name);
-	s->info.id = (int)rbuf_u32(&r);
-	rbuf_str(&r, s->info.type, sizeof s->info.type);
-	rbuf_str(&r, s->info.encoding, sizeof s->info.encoding);
-	s->info.max_size = (size_t)rbuf_u64(&r);
-	s->info.slots = rbuf_u32(&r);
-	s->info.life = dssm_time_to_sec(rbuf_i64(&r));
-	s->info.cycle = dssm_time_to_sec(rbuf_i64(&r));
+	wire_get_layout(&r, &s->info);
 	uint32_t n;
 	const uint8_t *schema = rbuf_blob(&r, &n);
 	s->schema = malloc((size_t)n + 1);

@@ -3,7 +3,6 @@
  * original pacing (scaled by --speed), keeping the recorded timestamps or
  * shifting them to now.
  */
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +26,6 @@ void help_play(FILE *out)
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n");
-}
-
-static int selected(const dssm_recorded *r, const char *list)
-{
-	if (!list)
-		return 1;
-	char *copy = strdup(list), *save = NULL, addr[DSSM_NAME_MAX + 16];
-	snprintf(addr, sizeof addr, "%s:%d", r->info.name, r->info.id);
-	int hit = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = fnmatch(t, addr, 0) == 0 || fnmatch(t, r->info.name, 0) == 0;
-	free(copy);
-	return hit;
 }
 
 /* Sleep until CLOCK_MONOTONIC reaches `when` (ns), or a signal. */
@@ -98,7 +84,7 @@ int cmd_play(int argc, char **argv)
 	for (int i = 0; i < n && status == 0; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
-		if (!selected(&r, list) || !r.count)
+		if (!cli_stream_selected(&r.info, list) || !r.count)
 			continue;
 		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 		cfg.max_size = r.info.max_size ? r.info.max_size : 1;

@@ -26,16 +26,16 @@ void help_query(FILE *out)
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n");
 }
 
-static int matches(const dssm_recorded *r, const char *list)
+int cli_stream_selected(const dssm_stream_info *info, const char *list)
 {
 	if (!list)
 		return 1;
 	char *copy = strdup(list), *save = NULL;
 	char addr[DSSM_NAME_MAX + 16];
-	snprintf(addr, sizeof addr, "%s:%d", r->info.name, r->info.id);
+	snprintf(addr, sizeof addr, "%s:%d", info->name, info->id);
 	int hit = 0;
 	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = fnmatch(t, addr, 0) == 0 || fnmatch(t, r->info.name, 0) == 0;
+		hit = fnmatch(t, addr, 0) == 0 || fnmatch(t, info->name, 0) == 0;
 	free(copy);
 	return hit;
 }
@@ -77,7 +77,7 @@ int cmd_query(int argc, char **argv)
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
 		snprintf(labels[i], sizeof labels[i], "%s:%d", r.info.name, r.info.id);
-		if (!matches(&r, list))
+		if (!cli_stream_selected(&r.info, list))
 			continue;
 		sel[ns++] = i;
 		if (r.count && r.last > newest)
