@@ -59,8 +59,8 @@ struct dssm_remote {
 	uint64_t next_tid;             /* TID after the last one received */
 	int have_next;
 	struct pushed *head, *tail;
-	/* clock */
-	dssm_time_t offset, delay;
+	/* clock: the minimum-delay estimate, and when it was taken (monotonic) */
+	dssm_time_t offset, delay, clock_at, checked_at;
 	/* cache */
 	dssm_stream_info info;
 	char *schema;
@@ -582,7 +582,30 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 	r->backoff = 0;
 	r->offset = pr.offset;
 	r->delay = pr.delay;
+	r->clock_at = r->checked_at = dssm__monotonic();
 	return 0;
+}
+
+#define CLOCK_RECHECK (30 * DSSM_NSEC_PER_SEC)
+#define CLOCK_MAX_AGE (300 * DSSM_NSEC_PER_SEC)
+
+/* Every 30 s of use, two more exchanges: a lower-delay estimate replaces the
+ * kept one, and any estimate replaces one older than 5 minutes (clocks drift;
+ * an old minimum says little about now). */
+static void recheck_clock(struct dssm_remote *r, dssm_time_t deadline)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (r->fd < 0 || r->subscribed || now - r->checked_at < CLOCK_RECHECK)
+		return; /* (a subscribed connection carries pushes; it is measured on reconnect) */
+	r->checked_at = now;
+	dssm_ping_result pr;
+	if (measure_clock(r, 2, &pr, deadline) < 0)
+		return;
+	if (pr.delay <= r->delay || now - r->clock_at > CLOCK_MAX_AGE) {
+		r->offset = pr.offset;
+		r->delay = pr.delay;
+		r->clock_at = now;
+	}
 }
 
 /* The arguments and results of one request on a stream. */
@@ -613,6 +636,7 @@ static int with_connection(dssm_stream *s, request_fn fn, struct req_ctx *ctx)
 		int rc = establish(s, deadline);
 		if (rc < 0)
 			return rc;
+		recheck_clock(r, deadline);
 		rc = fn(s, ctx, deadline);
 		/* A lost link before the answer: the request may or may not have
 		 * been applied; reads are retried, writes are reported. */

@@ -22,9 +22,10 @@
  * from the TID after the last one received, so nothing still inside the
  * ring's history is lost across a proxy restart or a network cut.
  *
- * Clocks: on connecting, the connector measures the offset between the
- * proxy's clock and this host's with the NTP four-timestamp exchange and keeps
- * the minimum-delay estimate (dssm_clock_of). Timestamps are passed through
+ * Clocks: on connecting, and again every 30 s while the handle is used, the
+ * connector measures the offset between the proxy's clock and this host's
+ * with the NTP four-timestamp exchange and keeps the minimum-delay estimate
+ * (dssm_clock_of; a newer one replaces it after 5 minutes). Timestamps are passed through
  * unchanged: hosts are expected to be in step (chrony); the estimate tells
  * whether they are.
  *
