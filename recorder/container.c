@@ -795,24 +795,35 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 	return 0;
 }
 
-/* First entry with time >= t: a binary search over the index. */
-static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t t)
+/* The first entry whose time is >= t (after = 0) or > t (after = 1): a
+ * binary search over the index. */
+static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t *at)
 {
-	struct cstream *s = &q->c->s[k->stream];
+	struct cstream *s = &q->c->s[stream];
 	uint64_t lo = 0, hi = s->count;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		uint8_t e[ENTRY];
 		if (pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)
-			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
-		if ((dssm_time_t)get64(e) < t)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", stream);
+		dssm_time_t et = (dssm_time_t)get64(e);
+		if (after ? et <= t : et < t)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	k->next = lo;
-	k->end = s->count;
-	return load_entry(q, k);
+	*at = lo;
+	return 0;
+}
+
+static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)
+{
+	int rc = search_time(q, k->stream, start, 0, &k->next);
+	if (rc == 0)
+		rc = search_time(q, k->stream, stop, 1, &k->end);
+	if (rc == 0 && k->end < k->next)
+		k->end = k->next;
+	return rc < 0 ? rc : load_entry(q, k);
 }
 
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
@@ -837,7 +848,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
 		else {
 			q->cur[i].stream = sidx;
-			rc = seek_time(q, &q->cur[i], start);
+			rc = seek_time(q, &q->cur[i], start, end);
 		}
 	}
 	if (rc < 0) {
@@ -888,6 +899,16 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	best->next++;
 	int rc = load_entry(q, best);
 	return rc < 0 ? rc : 1;
+}
+
+int64_t dssm_query_remaining(dssm_query *q)
+{
+	if (!q)
+		return dssm__fail(DSSM_EINVAL, "NULL query");
+	int64_t n = 0;
+	for (int i = 0; i < q->n; i++)
+		n += (int64_t)(q->cur[i].end - q->cur[i].next);
+	return n;
 }
 
 void dssm_query_close(dssm_query *q)

@@ -116,6 +116,10 @@ t_record_query() {
 	[ "$k" -ge 19 ] && [ "$k" -le 22 ] || { echo "--latest 0.1 gave $k samples"; return 1; }
 	has '"stream":"odom:0"' "$tmp/q" || return 1
 	"$DSSM" query "$tmp/rec" --streams nope 2>"$tmp/qe"; [ $? -eq 1 ] && has "no stream" "$tmp/qe" || return 1
+	# extract the last 0.1 s into a new container: the same samples come back out of it
+	"$DSSM" query "$tmp/rec" --streams odom --latest 0.1 --output "$tmp/cut" 2>/dev/null || return 1
+	"$DSSM" query "$tmp/cut" >"$tmp/q2" 2>/dev/null || return 1
+	cmp "$tmp/q" "$tmp/q2" || { echo "extracted samples differ"; return 1; }
 	"$DSSM" record -o "$tmp/rec" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "container already" "$tmp/qe" || return 1
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
 	"$DSSM" rm odom

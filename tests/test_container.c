@@ -109,6 +109,10 @@ static void check_query(dssm_container *c, const struct rec *v, int n, int mask,
 			streams[ns++] = s;
 	dssm_query *q;
 	assert_int_equal(dssm_query_open(c, streams, ns, t0, t1, &q), 0);
+	int64_t expected = 0;
+	for (int i = 0; i < n; i++)
+		expected += (mask & (1 << v[i].stream)) && v[i].time >= t0 && v[i].time <= t1;
+	assert_int_equal(dssm_query_remaining(q), expected);
 	int k = 0;
 	dssm_record r;
 	uint8_t expect[8192];

@@ -6,7 +6,10 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <termios.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "dssm/container.h"
@@ -21,18 +24,11 @@ void help_play(FILE *out)
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
 	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
 	        "again and again, shifting each pass after the previous one. --start/--end\n"
-	        "(seconds since the epoch) cut a time range. Status per second; Ctrl-C stops\n"
-	        "with a summary.\n\n"
+	        "(seconds since the epoch) cut a time range. On a terminal, space pauses and\n"
+	        "resumes, q quits. Status per second; Ctrl-C stops with a summary.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n");
-}
-
-/* Sleep until CLOCK_MONOTONIC reaches `when` (ns), or a signal. */
-static void sleep_until(dssm_time_t when)
-{
-	struct timespec ts = {(time_t)(when / DSSM_NSEC_PER_SEC), (long)(when % DSSM_NSEC_PER_SEC)};
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
 static dssm_time_t mono(void)
@@ -40,6 +36,65 @@ static dssm_time_t mono(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (dssm_time_t)ts.tv_sec * DSSM_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Keys on a terminal: space pauses and resumes, q quits. */
+static struct termios saved_tty;
+static int keys;
+
+static void keys_on(void)
+{
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tty) < 0)
+		return;
+	struct termios raw = saved_tty;
+	raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+	raw.c_cc[VMIN] = 0;
+	raw.c_cc[VTIME] = 0;
+	keys = tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0;
+	if (keys)
+		fprintf(stderr, "dssm play: space pauses and resumes, q quits\n");
+}
+
+static void keys_off(void)
+{
+	if (keys)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
+}
+
+/* Wait until CLOCK_MONOTONIC reaches `when` plus the time spent paused;
+ * returns the pause time added while waiting. */
+static dssm_time_t wait_until(dssm_time_t when)
+{
+	dssm_time_t paused = 0;
+	int pausing = 0;
+	dssm_time_t pause_start = 0;
+	for (;;) {
+		dssm_time_t now = mono();
+		if (cli_stop || (!pausing && now >= when + paused))
+			return paused;
+		int ms = pausing ? 200 : (int)((when + paused - now + 999999) / 1000000);
+		if (!keys) {
+			struct timespec ts = {(time_t)((when - now) / DSSM_NSEC_PER_SEC),
+			                      (long)((when - now) % DSSM_NSEC_PER_SEC)};
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+		char c;
+		if (poll(&p, 1, ms) > 0 && read(STDIN_FILENO, &c, 1) == 1) {
+			if (c == 'q') {
+				cli_stop = 1;
+			} else if (c == ' ') {
+				pausing = !pausing;
+				if (pausing) {
+					pause_start = mono();
+					fprintf(stderr, "\rdssm play: paused (space resumes)\033[K");
+				} else {
+					paused += mono() - pause_start;
+				}
+			}
+		}
+	}
 }
 
 int cmd_play(int argc, char **argv)
@@ -122,13 +177,14 @@ int cmd_play(int argc, char **argv)
 			break;
 		}
 		dssm_time_t pass_mono = mono();
+		keys_on();
 		/* each loop pass is stamped after the previous one */
 		dssm_time_t span = (last < t1 ? last : t1) - t0 + 1;
 		dssm_time_t shift = now ? dssm_now() - t0 : (dssm_time_t)pass * span;
 		dssm_record rec;
 		while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
 			dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - t0) / speed);
-			sleep_until(due);
+			pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
 			if (cli_stop)
 				break;
 			int64_t w = dssm_write(rings[rec.stream], rec.data, rec.len, rec.time + shift);
@@ -150,6 +206,7 @@ int cmd_play(int argc, char **argv)
 		if (rc < 0 && status == 0)
 			status = cli_dssm_error("play", rc);
 		dssm_query_close(q);
+		keys_off();
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "dssm/container.h"
@@ -14,16 +15,18 @@ void help_query(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm query DIR [--streams A,B,...] [--start T] [--end T] [--latest S]\n"
-	        "                  [--format json|hex|raw]\n\n"
+	        "                  [--format json|hex|raw | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
 	        "(default: all); --start/--end are seconds since the epoch; --latest S is the\n"
 	        "last S seconds before the newest selected sample. Format: json lines with\n"
-	        "the stream, tid, time and data (default), hex, or raw bytes.\n"
-	        "A count goes to stderr at the end.\n\n"
+	        "the stream, tid, time and data (default), hex, or raw bytes; or --output\n"
+	        "extracts them into a new container. A progress line shows on a terminal\n"
+	        "for large outputs; a count goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
-	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n");
+	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
+	        "  dssm query run1 --streams imu --output imu-only\n");
 }
 
 int cli_stream_selected(const dssm_stream_info *info, const char *list)
@@ -42,7 +45,7 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list)
 
 int cmd_query(int argc, char **argv)
 {
-	const char *list = NULL;
+	const char *list = NULL, *output = NULL;
 	double start = -1e18, end = 1e18, latest = -1;
 	enum cli_format f = FORMAT_JSON;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
@@ -50,6 +53,7 @@ int cmd_query(int argc, char **argv)
 	                                         {"end", required_argument, 0, 'e'},
 	                                         {"latest", required_argument, 0, 'l'},
 	                                         {"format", required_argument, 0, 'f'},
+	                                         {"output", required_argument, 0, 'o'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -60,6 +64,8 @@ int cmd_query(int argc, char **argv)
 			return EXIT_USAGE;
 		if (opt == 's')
 			list = optarg;
+		if (opt == 'o')
+			output = optarg;
 		if (opt == '?')
 			return cli_usage("query", "unknown option");
 	}
@@ -96,6 +102,23 @@ int cmd_query(int argc, char **argv)
 	rc = ns ? dssm_query_open(c, sel, ns, t0, t1, &q) : 0;
 	uint64_t count = 0, bytes = 0;
 	int status = 0;
+	dssm_container *out = NULL;
+	int *out_index = calloc((size_t)(n ? n : 1), sizeof *out_index);
+	if (rc == 0 && output && (rc = dssm_container_create(output, &out)) == 0) {
+		/* the selected streams, described as in the source */
+		for (int i = 0; i < ns && rc >= 0; i++) {
+			dssm_recorded r;
+			size_t plen;
+			dssm_container_stream(c, sel[i], &r);
+			const void *prop = dssm_container_property(c, sel[i], &plen);
+			rc = out_index[sel[i]] =
+			    dssm_container_add_stream(out, &r.info, dssm_container_schema(c, sel[i]), prop, plen);
+		}
+		rc = rc < 0 ? rc : 0;
+	}
+	int64_t total = ns && rc == 0 ? dssm_query_remaining(q) : 0;
+	int progress = isatty(STDERR_FILENO) && (output || !isatty(STDOUT_FILENO)) && total > 10000;
+	dssm_time_t shown = 0;
 	cli_catch_signals();
 	while (ns && rc == 0 && !cli_stop) {
 		dssm_record rec;
@@ -104,11 +127,29 @@ int cmd_query(int argc, char **argv)
 			rc = k;
 			break;
 		}
-		dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
-		cli_print_sample(stdout, f, labels[rec.stream], rec.data, &si, 0);
+		if (out) {
+			if ((rc = dssm_container_append(out, out_index[rec.stream], rec.tid, rec.time, rec.data,
+			                                rec.len)) < 0)
+				break;
+		} else {
+			dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
+			cli_print_sample(stdout, f, labels[rec.stream], rec.data, &si, 0);
+		}
 		count++;
 		bytes += rec.len;
+		if (progress && dssm_now() - shown > DSSM_NSEC_PER_SEC / 4) {
+			fprintf(stderr, "\rdssm query: %llu / %lld samples (%.0f%%)\033[K",
+			        (unsigned long long)count, (long long)total, 100.0 * (double)count / (double)total);
+			shown = dssm_now();
+		}
 	}
+	if (progress)
+		fputs("\r\033[K", stderr);
+	if (out) {
+		int crc = dssm_container_close(out);
+		rc = rc < 0 ? rc : crc;
+	}
+	free(out_index);
 	if (rc < 0)
 		status = cli_dssm_error("query", rc);
 	if (ns)
@@ -116,8 +157,8 @@ int cmd_query(int argc, char **argv)
 	fflush(stdout); /* before the summary, so the two never interleave */
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s\n", (unsigned long long)count, b,
-	        ns, ns == 1 ? "" : "s");
+	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n", (unsigned long long)count,
+	        b, ns, ns == 1 ? "" : "s", output ? " into " : "", output ? output : "");
 	free(sel);
 	free(labels);
 	dssm_container_close(c);

@@ -97,6 +97,9 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
+/* How many samples the query has still to return (two binary searches per
+ * stream at open: known without reading them). */
+int64_t dssm_query_remaining(dssm_query *q);
 void dssm_query_close(dssm_query *q);
 
 #ifdef __cplusplus
