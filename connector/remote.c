@@ -837,6 +837,69 @@ int dssm_ping_remote(const char *host_port, int count, dssm_ping_result *result)
 	return rc;
 }
 
+int dssm_query_remote(const char *host_port, const char *recording, const dssm_remote_query *q,
+                      dssm_record_fn fn, void *user, dssm_remote_query_result *result)
+{
+	if (!host_port || !recording || !q || !fn)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_remote: NULL argument");
+	struct dssm_remote r;
+	int rc = connect_bare(host_port, &r);
+	uint32_t req = 0;
+	if (rc == 0) {
+		size_t f;
+		req = begin(&r, WIRE_RQUERY, &f);
+		wbuf_str(&r.out, recording);
+		wbuf_str(&r.out, q->streams ? q->streams : "");
+		wbuf_i64(&r.out, q->start);
+		wbuf_i64(&r.out, q->end);
+		wbuf_u8(&r.out, (uint8_t)q->mode);
+		wbuf_i64(&r.out, q->span);
+		wbuf_u64(&r.out, q->bandwidth);
+		wbuf_u32(&r.out, q->max_bytes ? q->max_bytes : UINT32_MAX);
+		wire_frame_end(&r.out, f);
+		rc = send_all(&r, r.out.data, r.out.len, deadline_of(&r));
+	}
+	while (rc == 0) {
+		struct wire_header h;
+		const uint8_t *payload;
+		/* each frame within the timeout; the whole query may take longer */
+		if ((rc = recv_frame(&r, &h, &payload, deadline_of(&r))) < 0)
+			break;
+		struct rbuf rb = rbuf_of(payload, h.length);
+		if (h.type == WIRE_ERROR) {
+			int code = rbuf_i32(&rb);
+			char msg[512];
+			rbuf_str(&rb, msg, sizeof msg);
+			rc = dssm__fail(code < 0 && code >= DSSM_ERRNO_MIN ? code : DSSM_EPROTO, "%s (proxy %s)",
+			                msg, host_port);
+		} else if (h.type == WIRE_RRECORD && h.request_id == req) {
+			char stream[DSSM_NAME_MAX + 16];
+			dssm_sample_info si;
+			rbuf_str(&rb, stream, sizeof stream);
+			si.tid = rbuf_u64(&rb);
+			si.time = rbuf_i64(&rb);
+			si.len = rbuf_u32(&rb);
+			uint32_t n;
+			const uint8_t *data = rbuf_blob(&rb, &n);
+			si.copied = n;
+			if ((rc = rbuf_end(&rb, "RRECORD")) == 0 && fn(user, stream, &si, data) != 0)
+				break;
+		} else if (h.type == (WIRE_RQUERY | WIRE_REPLY) && h.request_id == req) {
+			dssm_remote_query_result res;
+			res.count = rbuf_u64(&rb);
+			res.bytes = rbuf_u64(&rb);
+			res.start = rbuf_i64(&rb);
+			if ((rc = rbuf_end(&rb, "RQUERY reply")) == 0 && result)
+				*result = res;
+			break;
+		} else {
+			rc = dssm__fail(DSSM_EPROTO, "unexpected frame type 0x%04x during a query", h.type);
+		}
+	}
+	bare_free(&r);
+	return rc;
+}
+
 /* ---- stream calls ---- */
 
 

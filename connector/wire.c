@@ -13,9 +13,9 @@
 int wire_known_type(uint16_t type)
 {
 	uint16_t base = type & 0x7fff;
-	if (type == WIRE_DATA || type == WIRE_ERROR)
+	if (type == WIRE_DATA || type == WIRE_RRECORD || type == WIRE_ERROR)
 		return 1;
-	return base >= WIRE_HELLO && base <= WIRE_INFO;
+	return base >= WIRE_HELLO && base <= WIRE_RQUERY;
 }
 
 static uint32_t get32(const uint8_t *p)

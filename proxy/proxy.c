@@ -33,6 +33,8 @@
 
 #include "../connector/auth.h"
 #include "../connector/wire.h"
+#include "../tools/cli.h"
+#include "dssm/container.h"
 #include "../ssmcore/internal.h"
 #include "proxy.h"
 
@@ -72,8 +74,18 @@ struct handle {
 	struct event *wait_timer;
 };
 
+/* A query of a recording, sent as RRECORD pushes while the output drains. */
+struct rquery {
+	dssm_container *c;
+	dssm_query *q;
+	uint32_t request, max_bytes;
+	uint64_t count, bytes;
+	dssm_time_t start;
+};
+
 struct client {
 	struct proxy *px;
+	struct rquery *rq;
 	struct bufferevent *bev;
 	char peer[64];
 	int hello, authed, closing;
@@ -865,6 +877,125 @@ static int do_info(struct client *c, const struct wire_header *hd, struct rbuf *
 	return reply_info(c, WIRE_INFO, hd->request_id, -1, h->s);
 }
 
+/* ---- queries of recordings (ROSfs's query-history, -latest, -auto) ---- */
+
+static void rquery_free(struct rquery *rq)
+{
+	if (!rq)
+		return;
+	dssm_query_close(rq->q);
+	dssm_container_close(rq->c);
+	free(rq);
+}
+
+static void service_rquery(struct client *c)
+{
+	struct rquery *rq = c->rq;
+	while (rq && unsent(c) < c->px->cfg.max_unsent) {
+		dssm_record rec;
+		int rc = dssm_query_next(rq->q, &rec);
+		if (rc < 0) {
+			send_error(c, rq->request, rc, dssm_last_error());
+		} else if (rc == 0) {
+			size_t f = wire_frame_begin(&c->out, WIRE_RQUERY | WIRE_REPLY, rq->request);
+			wbuf_u64(&c->out, rq->count);
+			wbuf_u64(&c->out, rq->bytes);
+			wbuf_i64(&c->out, rq->start);
+			wire_frame_end(&c->out, f);
+			send_frame(c, &c->out);
+		} else {
+			dssm_recorded r;
+			dssm_container_stream(rq->c, rec.stream, &r);
+			char label[DSSM_NAME_MAX + 16];
+			snprintf(label, sizeof label, "%s:%d", r.info.name, r.info.id);
+			size_t n = rec.len < rq->max_bytes ? rec.len : rq->max_bytes;
+			size_t f = wire_frame_begin(&c->out, WIRE_RRECORD, rq->request);
+			wbuf_str(&c->out, label);
+			wbuf_u64(&c->out, rec.tid);
+			wbuf_i64(&c->out, rec.time);
+			wbuf_u32(&c->out, (uint32_t)rec.len);
+			wbuf_blob(&c->out, rec.data, n);
+			wire_frame_end(&c->out, f);
+			send_frame(c, &c->out);
+			rq->count++;
+			rq->bytes += n;
+			continue;
+		}
+		rquery_free(rq);
+		c->rq = rq = NULL;
+	}
+}
+
+static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf *r)
+{
+	char name[256], list[1024];
+	rbuf_str(r, name, sizeof name);
+	rbuf_str(r, list, sizeof list);
+	int64_t start = rbuf_i64(r), end = rbuf_i64(r);
+	uint8_t mode = rbuf_u8(r);
+	int64_t arg = rbuf_i64(r);
+	uint64_t bandwidth = rbuf_u64(r);
+	uint32_t max_bytes = rbuf_u32(r);
+	int rc = rbuf_end(r, "RQUERY");
+	if (rc < 0)
+		return rc;
+	if (!c->px->cfg.recordings)
+		return dssm__fail(DSSM_EPERM, "this proxy serves no recordings (dssm proxy --recordings DIR)");
+	if (!name[0] || name[0] == '.' || strchr(name, '/'))
+		return dssm__fail(DSSM_ENAME, "recording name '%s': a directory name inside the served "
+		                  "directory, without '/' and not starting with '.'", name);
+	if (mode > WIRE_RQ_AUTO)
+		return dssm__fail(DSSM_EPROTO, "RQUERY mode %u", mode);
+	if (c->rq)
+		return dssm__fail(DSSM_ESTATE, "this connection has a query running");
+	char path[4200];
+	snprintf(path, sizeof path, "%s/%s", c->px->cfg.recordings, name);
+	struct rquery *rq = calloc(1, sizeof *rq);
+	if (!rq)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if ((rc = dssm_container_open(path, &rq->c)) < 0) {
+		free(rq);
+		return rc;
+	}
+	int n = dssm_container_stream_count(rq->c), ns = 0;
+	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
+	dssm_time_t newest = INT64_MIN;
+	for (int i = 0; sel && i < n; i++) {
+		dssm_recorded rec;
+		dssm_container_stream(rq->c, i, &rec);
+		if (!cli_stream_selected(&rec.info, list[0] ? list : NULL))
+			continue;
+		sel[ns++] = i;
+		if (rec.count && rec.last > newest)
+			newest = rec.last;
+	}
+	if (mode == WIRE_RQ_LATEST && newest != INT64_MIN) {
+		start = newest - arg;
+		end = INT64_MAX;
+	} else if (mode == WIRE_RQ_AUTO) {
+		/* as much of the newest data as the link carries in the deadline */
+		double budget = (double)(bandwidth ? bandwidth : 10000000u) * dssm_time_to_sec(arg);
+		rc = dssm_container_budget_start(rq->c, sel, ns, (uint64_t)budget, &start);
+		end = INT64_MAX;
+	}
+	rq->start = start;
+	rq->request = hd->request_id;
+	rq->max_bytes = max_bytes < c->peer_max_payload - 4096 ? max_bytes : c->peer_max_payload - 4096;
+	if (rc == 0 && ns == 0)
+		rc = dssm__fail(DSSM_ENOENT, "no stream of %s matches '%s'", name, list);
+	if (rc == 0)
+		rc = dssm_query_open(rq->c, sel, ns, start, end, &rq->q);
+	free(sel);
+	if (rc < 0) {
+		rquery_free(rq);
+		return rc;
+	}
+	logf_(c->px, 1, "%s: query of %s", c->peer, name);
+	c->rq = rq;
+	service_rquery(c);
+	return 0;
+}
+
 /* ---- connections ---- */
 
 static void client_free(struct client *c)
@@ -872,6 +1003,7 @@ static void client_free(struct client *c)
 	struct proxy *px = c->px;
 	for (int i = 0; i < px->cfg.max_handles; i++)
 		handle_free(c, c->handles[i]);
+	rquery_free(c->rq);
 	free(c->handles);
 	bufferevent_free(c->bev);
 	wbuf_free(&c->out);
@@ -922,6 +1054,7 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 		case WIRE_PROPERTY_GET:
 		case WIRE_PROPERTY_SET: rc = do_property(c, hd, &r); break;
 		case WIRE_INFO: rc = do_info(c, hd, &r); break;
+		case WIRE_RQUERY: rc = do_rquery(c, hd, &r); break;
 		default: rc = dssm__fail(DSSM_EPROTO, "a client may not send type 0x%04x", hd->type);
 		}
 	}
@@ -990,7 +1123,9 @@ static void on_write(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
 	struct client *c = arg;
-	/* Output drained below the low-water mark: subscriptions may go on. */
+	/* Output drained below the low-water mark: subscriptions and a query
+	 * of a recording may go on. */
+	service_rquery(c);
 	for (int i = 0; i < c->px->cfg.max_handles; i++)
 		if (c->handles[i] && c->handles[i]->sub)
 			service_handle(c, c->handles[i]);

@@ -21,6 +21,7 @@ struct proxy_config {
 	const char **allow_write;  /* globs of NAME:ID clients may write; NULL: all */
 	int n_allow_write;
 	int read_only;             /* no client may write anything */
+	const char *recordings;    /* directory of containers served to RQUERY */
 };
 
 #define PROXY_DEFAULT_PORT 5800

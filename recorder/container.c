@@ -901,6 +901,47 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	return rc < 0 ? rc : 1;
 }
 
+int dssm_container_budget_start(dssm_container *c, const int *streams, int nstreams,
+                                uint64_t budget, dssm_time_t *start)
+{
+	if (!c || !start)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_budget_start: NULL argument");
+	int n = streams && nstreams > 0 ? nstreams : c->n;
+	uint64_t *pos = calloc((size_t)(n ? n : 1), sizeof *pos);
+	if (!pos)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++)
+		pos[i] = c->s[streams && nstreams > 0 ? streams[i] : i].count;
+	uint64_t used = 0;
+	*start = INT64_MAX;
+	/* Walk back from the newest sample of all streams, merged by time. */
+	for (;;) {
+		int best = -1;
+		dssm_time_t bt = INT64_MIN;
+		uint8_t e[ENTRY], be[ENTRY];
+		for (int i = 0; i < n; i++) {
+			struct cstream *s = &c->s[streams && nstreams > 0 ? streams[i] : i];
+			if (!pos[i] || pread_all(s->index_fd, e, ENTRY, (pos[i] - 1) * ENTRY) < 0)
+				continue;
+			if ((dssm_time_t)get64(e) > bt) {
+				bt = (dssm_time_t)get64(e);
+				best = i;
+				memcpy(be, e, ENTRY);
+			}
+		}
+		if (best < 0)
+			break;
+		uint64_t cost = get32(be + 24) + 64; /* the sample and its framing */
+		if (used + cost > budget && used > 0)
+			break;
+		used += cost;
+		*start = bt;
+		pos[best]--;
+	}
+	free(pos);
+	return 0;
+}
+
 int64_t dssm_query_remaining(dssm_query *q)
 {
 	if (!q)

@@ -15,6 +15,7 @@
 
 #include "../connector/wire.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 #include "testutil.h"
 
 #define MS INT64_C(1000000)
@@ -672,6 +673,108 @@ static void test_clock_offset_estimate(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
+struct collected {
+	int n;
+	uint64_t tids[4096];
+	char streams[4096][8];
+};
+
+static int collect(void *user, const char *stream, const dssm_sample_info *si, const void *data)
+{
+	struct collected *c = user;
+	uint64_t v;
+	memcpy(&v, data, sizeof v);
+	if (v != si->tid || c->n >= 4096)
+		return 1; /* the payload names its TID */
+	snprintf(c->streams[c->n], sizeof c->streams[0], "%s", stream);
+	c->tids[c->n++] = si->tid;
+	return 0;
+}
+
+static void test_remote_queries_of_recordings(void **state)
+{
+	(void)state;
+	char dir[128], rec[160];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-recs-%d", (int)getpid());
+	snprintf(rec, sizeof rec, "%s/run", dir);
+	mkdir(dir, 0755);
+	/* a recording still being written: two streams, 1 kHz and 10 Hz */
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	dssm_stream_info a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	strcpy(a.name, "imu");
+	strcpy(b.name, "gps");
+	b.id = 1;
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	assert_int_equal(dssm_container_add_stream(c, &b, NULL, NULL, 0), 1);
+	for (uint64_t k = 0; k < 2000; k++) {
+		dssm_container_append(c, 0, k, (dssm_time_t)k * MS, &k, sizeof k);
+		if (k % 100 == 0) {
+			uint64_t g = k / 100;
+			dssm_container_append(c, 1, g, (dssm_time_t)k * MS, &g, sizeof g);
+		}
+	}
+	dssm_container_sync(c); /* not closed: still "being recorded" */
+	int port;
+	extra_args[0] = "--recordings";
+	extra_args[1] = dir;
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	static struct collected got;
+	dssm_remote_query_result res;
+	/* history: a window of the small stream */
+	dssm_remote_query q = {"gps:1", DSSM_RQ_HISTORY, 500 * MS, 999 * MS, 0, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 5); /* 500, 600, 700, 800, 900 ms */
+	assert_int_equal(got.tids[0], 5);
+	assert_string_equal(got.streams[0], "gps:1");
+	assert_int_equal(res.count, 5);
+	/* latest: the last 10 ms of both, merged in time order */
+	q = (dssm_remote_query){NULL, DSSM_RQ_LATEST, 0, 0, 10 * MS, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 11); /* imu 1989..1999 */
+	assert_int_equal(got.tids[10], 1999);
+	/* auto: 1 kB/s for 100 ms = 100 bytes of budget, 72 per imu sample:
+	 * only the newest one fits */
+	q = (dssm_remote_query){"imu", DSSM_RQ_AUTO, 0, 0, 100 * MS, 1000, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.tids[0], 1999);
+	/* more appended and synced: the next query sees it */
+	for (uint64_t k = 2000; k < 2010; k++)
+		dssm_container_append(c, 0, k, (dssm_time_t)k * MS, &k, sizeof k);
+	dssm_container_sync(c);
+	q = (dssm_remote_query){"imu:0", DSSM_RQ_LATEST, 0, 0, 0, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 1);
+	assert_int_equal(got.tids[0], 2009);
+	/* names that would leave the served directory; unknown ones */
+	assert_int_equal(dssm_query_remote(hp, "../etc", &q, collect, &got, &res), DSSM_ENAME);
+	assert_int_equal(dssm_query_remote(hp, ".hidden", &q, collect, &got, &res), DSSM_ENAME);
+	assert_int_equal(dssm_query_remote(hp, "nope", &q, collect, &got, &res), DSSM_ENOENT);
+	q.streams = "nothing*";
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_ENOENT);
+	stop_proxy(pid, SIGTERM);
+	/* a proxy not told to serve recordings refuses */
+	q.streams = NULL;
+	char hp0[64];
+	snprintf(hp0, sizeof hp0, "127.0.0.1:%d", proxy_port);
+	assert_int_equal(dssm_query_remote(hp0, "run", &q, collect, &got, &res), DSSM_EPERM);
+	dssm_container_close(c);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	testutil_namespace("remote");
@@ -688,6 +791,7 @@ int main(void)
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
+		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("remote", tests, setup, teardown);
 }

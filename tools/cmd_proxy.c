@@ -16,7 +16,8 @@ void help_proxy(FILE *out)
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
-	        "                  [--read-only | --allow-write GLOB...] [--port-file FILE] [-v]\n\n"
+	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
+	        "                  [--port-file FILE] [-v]\n\n"
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
 	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
@@ -24,6 +25,8 @@ void help_proxy(FILE *out)
 	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
 	        "Writes: all streams by default; --read-only refuses every write, and\n"
 	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
+	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
+	        "`dssm query HOST:PORT/NAME`: history, latest, and deadline-bounded queries.\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
 	        "examples:\n"
 	        "  dssm proxy\n"
@@ -35,7 +38,7 @@ void help_proxy(FILE *out)
 int cmd_proxy(int argc, char **argv)
 {
 	struct proxy_config cfg = {"127.0.0.1", PROXY_DEFAULT_PORT, NULL, 64u << 20, 256, 64,
-	                           8u << 20, 0, NULL, NULL, 0, 0};
+	                           8u << 20, 0, NULL, NULL, 0, 0, NULL};
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
 	                                         {"secret-file", required_argument, 0, 's'},
@@ -46,6 +49,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {"read-only", no_argument, 0, 'R'},
 	                                         {"allow-write", required_argument, 0, 'W'},
+	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	long v;
@@ -56,6 +60,7 @@ int cmd_proxy(int argc, char **argv)
 		case 'P': cfg.port_file = optarg; break;
 		case 'v': cfg.verbose++; break;
 		case 'R': cfg.read_only = 1; break;
+		case 'r': cfg.recordings = optarg; break;
 		case 'W': {
 			const char **a = realloc(cfg.allow_write, sizeof *a * (size_t)(cfg.n_allow_write + 1));
 			if (!a)

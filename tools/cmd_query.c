@@ -9,12 +9,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 #include "dssm/container.h"
 
 void help_query(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm query DIR [--streams A,B,...] [--start T] [--end T] [--latest S]\n"
+	        "usage: dssm query DIR|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
+	        "                  [--latest S] [--deadline S [--bandwidth MBPS]]\n"
 	        "                  [--format json|hex|raw | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
@@ -22,11 +24,15 @@ void help_query(FILE *out)
 	        "last S seconds before the newest selected sample. Format: json lines with\n"
 	        "the stream, tid, time and data (default), hex, or raw bytes; or --output\n"
 	        "extracts them into a new container. A progress line shows on a terminal\n"
-	        "for large outputs; a count goes to stderr at the end.\n\n"
+	        "for large outputs; a count goes to stderr at the end.\n"
+	        "HOST:PORT/NAME queries recording NAME served by `dssm proxy --recordings DIR`\n"
+	        "(also while it is recorded); there --deadline S asks for only as much of\n"
+	        "the newest data as --bandwidth (MB/s, default 10) carries in S seconds.\n\n"
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
-	        "  dssm query run1 --streams imu --output imu-only\n");
+	        "  dssm query run1 --streams imu --output imu-only\n"
+	        "  dssm query robot.local:5800/run1 --streams scan --deadline 0.2 --bandwidth 2\n");
 }
 
 int cli_stream_selected(const dssm_stream_info *info, const char *list)
@@ -43,10 +49,51 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list)
 	return hit;
 }
 
+struct remote_print {
+	enum cli_format f;
+};
+
+static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
+{
+	struct remote_print *p = user;
+	cli_print_sample(stdout, p->f, stream, data, si, 0);
+	return cli_stop;
+}
+
+/* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
+static int query_remote(const char *address, const char *list, double start, double end,
+                        double latest, double deadline, double bandwidth_mb, enum cli_format f)
+{
+	const char *slash = strrchr(address, '/');
+	char hp[300];
+	snprintf(hp, sizeof hp, "%.*s", (int)(slash - address), address);
+	dssm_remote_query q = {list, DSSM_RQ_HISTORY, dssm_time_from_sec(start), dssm_time_from_sec(end),
+	                       0, (uint64_t)(bandwidth_mb * 1e6), 0};
+	if (deadline > 0) {
+		q.mode = DSSM_RQ_AUTO;
+		q.span = dssm_time_from_sec(deadline);
+	} else if (latest >= 0) {
+		q.mode = DSSM_RQ_LATEST;
+		q.span = dssm_time_from_sec(latest);
+	}
+	struct remote_print p = {f};
+	dssm_remote_query_result res = {0, 0, 0};
+	cli_catch_signals();
+	int rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
+	fflush(stdout);
+	if (rc < 0)
+		return cli_dssm_error("query", rc);
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)res.bytes);
+	fprintf(stderr, "dssm query: %llu samples, %s from %s\n", (unsigned long long)res.count, b,
+	        address);
+	return 0;
+}
+
 int cmd_query(int argc, char **argv)
 {
 	const char *list = NULL, *output = NULL;
-	double start = -1e18, end = 1e18, latest = -1;
+	double start = -1e18, end = 1e18, latest = -1, deadline = -1, bandwidth_mb = 0;
 	enum cli_format f = FORMAT_JSON;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"start", required_argument, 0, 'a'},
@@ -54,13 +101,17 @@ int cmd_query(int argc, char **argv)
 	                                         {"latest", required_argument, 0, 'l'},
 	                                         {"format", required_argument, 0, 'f'},
 	                                         {"output", required_argument, 0, 'o'},
+	                                         {"deadline", required_argument, 0, 'd'},
+	                                         {"bandwidth", required_argument, 0, 'b'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if ((opt == 'a' && cli_parse_double("query", "--start", optarg, &start) < 0) ||
 		    (opt == 'e' && cli_parse_double("query", "--end", optarg, &end) < 0) ||
 		    (opt == 'l' && cli_parse_double("query", "--latest", optarg, &latest) < 0) ||
-		    (opt == 'f' && cli_parse_format("query", optarg, &f) < 0))
+		    (opt == 'f' && cli_parse_format("query", optarg, &f) < 0) ||
+		    (opt == 'd' && cli_parse_double("query", "--deadline", optarg, &deadline) < 0) ||
+		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &bandwidth_mb) < 0))
 			return EXIT_USAGE;
 		if (opt == 's')
 			list = optarg;
@@ -71,6 +122,15 @@ int cmd_query(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage("query", "needs one recording DIR");
+	/* HOST:PORT/NAME that is not a local path: a recording served by a proxy */
+	const char *slash = strrchr(argv[optind], '/');
+	if (slash && access(argv[optind], F_OK) != 0 && memchr(argv[optind], ':', (size_t)(slash - argv[optind]))) {
+		if (output)
+			return cli_usage("query", "--output works on local recordings");
+		return query_remote(argv[optind], list, start, end, latest, deadline, bandwidth_mb, f);
+	}
+	if (deadline > 0)
+		return cli_usage("query", "--deadline is for recordings served by a proxy");
 	dssm_container *c;
 	int rc = dssm_container_open(argv[optind], &c);
 	if (rc < 0)

@@ -69,6 +69,30 @@ typedef struct dssm_ping_result {
 } dssm_ping_result;
 int dssm_ping_remote(const char *host_port, int count, dssm_ping_result *result);
 
+/* Query a recording served by a proxy (`dssm proxy --recordings DIR`), also
+ * one still being recorded; ROSfs's query-history, query-latest and
+ * query-auto. fn is called for each sample in time order; a non-zero return
+ * stops (the connection is then closed). */
+#define DSSM_RQ_HISTORY 0 /* start <= time <= end */
+#define DSSM_RQ_LATEST 1  /* the last `span` ns before the newest sample */
+#define DSSM_RQ_AUTO 2    /* the newest samples that `bandwidth` carries in `span` ns */
+typedef struct dssm_remote_query {
+	const char *streams;   /* comma-separated NAME[:ID] globs; NULL: all */
+	int mode;
+	dssm_time_t start, end;
+	dssm_time_t span;
+	uint64_t bandwidth;    /* bytes/s (DSSM_RQ_AUTO; 0: 10 MB/s) */
+	uint32_t max_bytes;    /* per sample (0: all of it) */
+} dssm_remote_query;
+typedef struct dssm_remote_query_result {
+	uint64_t count, bytes;
+	dssm_time_t start;     /* the start time the proxy used */
+} dssm_remote_query_result;
+typedef int (*dssm_record_fn)(void *user, const char *stream, const dssm_sample_info *si,
+                              const void *data);
+int dssm_query_remote(const char *host_port, const char *recording, const dssm_remote_query *q,
+                      dssm_record_fn fn, void *user, dssm_remote_query_result *result);
+
 /* Split an address: 1 if remote (host_port filled), 0 if local; name/id
  * always. host_port must hold 300 bytes, name DSSM_NAME_MAX + 1. */
 int dssm_split_address(const char *address, char *host_port, char *name, int *id);

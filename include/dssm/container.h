@@ -97,6 +97,11 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
+/* The start time from which the newest samples of the streams (NULL/0: all)
+ * fit in `budget` bytes: for queries that must answer within a deadline over
+ * a link of known bandwidth (ROSfs's query-auto). INT64_MAX if empty. */
+int dssm_container_budget_start(dssm_container *c, const int *streams, int nstreams,
+                                uint64_t budget, dssm_time_t *start);
 /* How many samples the query has still to return (two binary searches per
  * stream at open: known without reading them). */
 int64_t dssm_query_remaining(dssm_query *q);
