@@ -23,6 +23,15 @@ check() { # check NAME COMMAND... : passes when the command succeeds
 	fi
 }
 has() { grep -q -- "$1" "$2"; }
+# wait (up to 5 s) until stream $1 exists and holds a sample: a started
+# handler may take a while on a loaded machine
+wait_stream() {
+	for _ in $(seq 100); do
+		"$DSSM" cat "$1" >/dev/null 2>&1 && return 0
+		sleep 0.05
+	done
+	echo "stream $1 never appeared"; return 1
+}
 
 t_help() {
 	"$DSSM" --help | grep -q "examples:" || return 1
@@ -83,7 +92,7 @@ t_top() {
 t_crash_cleanup() {
 	"$BUILD/examples/odometry" >/dev/null 2>&1 &
 	local pid=$!
-	sleep 0.3
+	wait_stream odom || return 1
 	"$DSSM" ls | grep -E "^odom:0 .* $pid\$" || return 1
 	kill -9 $pid; wait $pid 2>/dev/null
 	"$DSSM" ls | tee "$tmp/l" | grep -E "^odom:0 .* $pid dead\$" || return 1
@@ -105,15 +114,16 @@ t_sigterm_summary() {
 t_record_query() {
 	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
 	local pid=$!
-	sleep 0.3
+	wait_stream odom || return 1
 	"$DSSM" record -o "$tmp/rec" odom --duration 1.5 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
 	"$DSSM" info "$tmp/rec" | tee "$tmp/i"
 	grep -E "^odom:0 +example/Odometry +[0-9]+ " "$tmp/i" || return 1
 	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
-	[ "$n" -ge 250 ] && [ "$n" -le 320 ] || { echo "recorded $n samples in 1.5 s at 200 Hz"; return 1; }
+	# 1.5 s at 200 Hz, give or take the recorder's 0.1 s timer and a loaded machine
+	[ "$n" -ge 200 ] && [ "$n" -le 400 ] || { echo "recorded $n samples in 1.5 s at 200 Hz"; return 1; }
 	"$DSSM" query "$tmp/rec" --streams odom --latest 0.1 >"$tmp/q" 2>"$tmp/qe" || return 1
 	local k; k=$(wc -l <"$tmp/q")
-	[ "$k" -ge 19 ] && [ "$k" -le 22 ] || { echo "--latest 0.1 gave $k samples"; return 1; }
+	[ "$k" -ge 15 ] && [ "$k" -le 25 ] || { echo "--latest 0.1 gave $k samples"; return 1; }
 	has '"stream":"odom:0"' "$tmp/q" || return 1
 	"$DSSM" query "$tmp/rec" --streams nope 2>"$tmp/qe"; [ $? -eq 1 ] && has "no stream" "$tmp/qe" || return 1
 	# extract the last 0.1 s into a new container: the same samples come back out of it
@@ -138,7 +148,7 @@ t_record_query() {
 t_killed_recorder() {
 	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
 	local pid=$!
-	sleep 0.3
+	wait_stream odom || return 1
 	"$DSSM" record -o "$tmp/rec2" odom --sync 0 2>/dev/null &
 	local rp=$!
 	sleep 1; kill -9 $rp; wait $rp 2>/dev/null
@@ -152,13 +162,15 @@ t_killed_recorder() {
 
 t_split_and_snapshot() {
 	"$BUILD/examples/odometry" --seconds 6 >/dev/null 2>&1 &
-	local pid=$!
-	sleep 0.3
+	local pid=$! n
+	wait_stream odom || return 1
 	"$DSSM" record -o "$tmp/roll" odom --split-duration 0.5 --max-splits 2 --duration 1.8 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
 	tail -2 "$tmp/r"
 	ls "$tmp/roll"
 	[ "$(ls "$tmp/roll" | wc -l)" -eq 2 ] && [ -d "$tmp/roll/part-0004" ] && [ -d "$tmp/roll/part-0003" ] || return 1
-	"$DSSM" info "$tmp/roll/part-0003" | grep -E "^odom:0 +example/Odometry +(9[0-9]|10[0-9]|11[0-9]) " || return 1
+	# a 0.5 s part at 200 Hz: about 100 samples (the split timer ticks every 0.1 s)
+	n=$("$DSSM" info "$tmp/roll/part-0003" | awk '/^odom:0/ {print $3}')
+	[ "$n" -ge 60 ] && [ "$n" -le 160 ] || { echo "part-0003 holds $n samples"; return 1; }
 	"$DSSM" record -o "$tmp/snaps" odom --snapshot 2>"$tmp/s" &
 	local rp=$!
 	sleep 1
@@ -170,9 +182,9 @@ t_split_and_snapshot() {
 	cat "$tmp/s"
 	[ -d "$tmp/snaps/snapshot-0001" ] && [ -d "$tmp/snaps/snapshot-0002" ] || return 1
 	"$DSSM" info "$tmp/snaps/snapshot-0002" | tee "$tmp/i"
-	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
+	n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
 	# the odometry ran ~4 s (5 s ring): the snapshot holds all of it
-	[ "$n" -ge 500 ] && [ "$n" -le 1200 ] || { echo "snapshot held $n samples"; return 1; }
+	[ "$n" -ge 300 ] && [ "$n" -le 1200 ] || { echo "snapshot held $n samples"; return 1; }
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
 	"$DSSM" rm odom
 	"$DSSM" rm dssm.record-trigger

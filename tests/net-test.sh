@@ -69,7 +69,13 @@ on h1 env DSSM_NAMESPACE=net-a "$dssm" proxy --listen 10.77.0.1 --port 5800 --se
 on h1 env DSSM_NAMESPACE=net-a "$PWD/$BUILD/examples/odometry" --seconds 10 2>/dev/null &
 sleep 0.5
 
-t_list() { on h2 env DSSM_NAMESPACE=net-b "$dssm" ls 10.77.0.1:5800 | grep -q "^odom:0"; }
+t_list() { # (the handler and the proxy may take a moment to start)
+	for _ in $(seq 50); do
+		on h2 env DSSM_NAMESPACE=net-b "$dssm" ls 10.77.0.1:5800 2>/dev/null | grep -q "^odom:0" && return 0
+		sleep 0.1
+	done
+	on h2 env DSSM_NAMESPACE=net-b "$dssm" ls 10.77.0.1:5800; return 1
+}
 check "remote ls across the veth, with the shared secret" t_list
 
 # (not through `on`: $! must be the mirror itself, not a subshell, for kill)
