@@ -66,9 +66,23 @@ static int tid_ready(dssm_stream *s, uint64_t tid)
 
 static int time_ready(dssm_stream *s, uint64_t t)
 {
-	if (atomic_load_explicit(&s->hdr->commit, memory_order_acquire) == 0)
-		return 0;
-	return atomic_load_explicit(&s->hdr->last_time, memory_order_relaxed) >= (dssm_time_t)t;
+	/* The time of the newest *committed* sample, read through commit's
+	 * acquire: what a read right after the wait will find. (The header's
+	 * last_time may already hold the time of a sample whose commit this
+	 * thread does not see yet.) */
+	for (;;) {
+		uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
+		if (commit == 0)
+			return 0;
+		dssm_time_t newest =
+		    atomic_load_explicit(&s->times[(commit - 1) % s->num], memory_order_relaxed);
+		/* as in read.c: the entry is the sample's unless the writer has
+		 * claimed its slot again since */
+		atomic_thread_fence(memory_order_acquire);
+		uint64_t claim = atomic_load_explicit(&s->hdr->claim, memory_order_relaxed);
+		if (!overwritten(claim, commit - 1, s->num))
+			return newest >= (dssm_time_t)t;
+	}
 }
 
 static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)

@@ -88,6 +88,47 @@ static void test_waits_spinning(void **state)
 	run_waits(50 * 1000 * 1000);
 }
 
+static void *fast_writer(void *p)
+{
+	int n = *(int *)p;
+	dssm_stream *w;
+	if (dssm_open("fast", 0, DSSM_WRITE, &w) < 0)
+		return (void *)1;
+	for (int i = 1; i <= n; i++)
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i);
+	dssm_close(w);
+	return NULL;
+}
+
+/* Regression: wait_time used the header's last_time, which a reader may see
+ * before the commit it belongs to; a read_last right after a successful
+ * wait then found an older sample. What a wait promises, a read must see. */
+static void test_wait_time_agrees_with_reads(void **state)
+{
+	(void)state;
+	dssm_stream *c = testutil_create("fast", 8, 64), *r;
+	dssm_close(c);
+	assert_int_equal(dssm_open("fast", 0, DSSM_READ, &r), 0);
+	dssm_set_spin(r, 1000 * 1000);
+	int n = 200000;
+	pthread_t th;
+	pthread_create(&th, NULL, fast_writer, &n);
+	int checks = 0;
+	for (dssm_time_t t = 1; t <= n; t += 1 + (t % 7)) {
+		if (dssm_wait_time(r, t, 5 * DSSM_NSEC_PER_SEC) < 0)
+			fail_msg("wait_time(%lld): %s", (long long)t, dssm_last_error());
+		dssm_sample_info si;
+		assert_int_equal(dssm_read_last(r, NULL, 0, &si), 0);
+		if (si.time < t)
+			fail_msg("waited for time %lld, then read_last found %lld", (long long)t,
+			         (long long)si.time);
+		checks++;
+	}
+	pthread_join(th, NULL);
+	assert_true(checks > 1000);
+	dssm_close(r);
+}
+
 static void test_wait_errors(void **state)
 {
 	(void)state;
@@ -107,6 +148,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_waits_sleeping, testutil_reset),
 		cmocka_unit_test_setup(test_waits_spinning, testutil_reset),
+		cmocka_unit_test_setup(test_wait_time_agrees_with_reads, testutil_reset),
 		cmocka_unit_test_setup(test_wait_errors, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("wait", tests, NULL, NULL);
