@@ -388,7 +388,12 @@ int dssm__acquire_writer(dssm_stream *s)
 				atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
 			s->writable = 1;
 			s->owner_word = me;
-			s->last_time = atomic_load_explicit(&h->last_time, memory_order_relaxed);
+			/* The newest committed sample's time (a writer that died between
+			 * storing last_time and committing must not constrain us). */
+			uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
+			s->last_time = commit ? atomic_load_explicit(&s->times[(commit - 1) % s->num],
+			                                             memory_order_relaxed)
+			                      : INT64_MIN;
 			return 0;
 		}
 	}
