@@ -56,7 +56,7 @@ static dssm_stream_info info_of(const char *name)
 	return i;
 }
 
-static void bench_large(const char *root)
+static void bench_large(const char *root, int direct)
 {
 	const size_t size = 300 * 1024;
 	const int count = quick ? 100 : 400;
@@ -73,6 +73,7 @@ static void bench_large(const char *root)
 		dssm_container *c;
 		if (dssm_container_create(dir, &c) < 0)
 			die("create");
+		dssm_container_set_direct(c, direct);
 		dssm_stream_info i = info_of("camera");
 		dssm_container_add_stream(c, &i, NULL, NULL, 0);
 		for (int k = 0; k < count; k++)
@@ -91,9 +92,9 @@ static void bench_large(const char *root)
 		best_base = t2 - t1 < best_base ? t2 - t1 : best_base;
 	}
 	double mb = (double)size * count / 1e6;
-	printf("  record %d x 300 KiB: %7.0f MB/s | write()+fdatasync %7.0f MB/s | throughput ratio "
+	printf("  record %d x 300 KiB%s: %7.0f MB/s | write()+fdatasync %7.0f MB/s | throughput ratio "
 	       "%.2fx (target >= 0.8)\n",
-	       count, mb / best_ours, mb / best_base, best_base / best_ours);
+	       count, direct ? ", O_DIRECT" : "", mb / best_ours, mb / best_base, best_base / best_ours);
 	rm_rf(dir);
 	unlink(file);
 	free(buf);
@@ -400,7 +401,8 @@ int main(int argc, char **argv)
 	mkdir("build/bench", 0755);
 	mkdir(root, 0755);
 	printf("recorder benchmark in %s (ratios in one run)\n", root);
-	bench_large(root);
+	bench_large(root, 0);
+	bench_large(root, 1);
 	bench_small(root);
 	bench_queries(root);
 	if (access(dssm_bin, X_OK) == 0)

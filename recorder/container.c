@@ -25,6 +25,8 @@
 #define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
 #define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
 #define INDEX_RESERVE (256 << 10)      /* disk reserved ahead of the index */
+#define DIRECT_BLOCK 4096u
+#define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
 
 struct cstream {
 	dssm_stream_info info;
@@ -40,6 +42,7 @@ struct cstream {
 	size_t dlen, ilen, icap;
 	uint64_t flushed;        /* data bytes written to the file */
 	uint64_t index_flushed;  /* index bytes written to the file */
+	int direct_fd;           /* O_DIRECT descriptor of .data, or -1 */
 	dssm_time_t first, last;
 	uint64_t dropped;
 };
@@ -51,6 +54,7 @@ struct dssm_container {
 	int n, cap;
 	dssm_time_t sync_interval, last_sync;
 	int closed;
+	int direct;              /* write big records with O_DIRECT */
 };
 
 /* ---- CRC-32C ----
@@ -207,12 +211,14 @@ static struct cstream *stream_new(dssm_container *c)
 	}
 	struct cstream *s = &c->s[c->n];
 	memset(s, 0, sizeof *s);
-	s->data_fd = s->index_fd = -1;
+	s->data_fd = s->index_fd = s->direct_fd = -1;
 	return s;
 }
 
 static void stream_free(struct cstream *s)
 {
+	if (s->direct_fd >= 0)
+		close(s->direct_fd);
 	free(s->dbuf);
 	free(s->ibuf);
 	if (s->data_fd >= 0)
@@ -348,6 +354,14 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	s->info = *info;
 	s->last = INT64_MIN;
 	reserve_index(s);
+	if (c->direct) {
+		/* A second descriptor for big records; where the filesystem refuses
+		 * O_DIRECT (tmpfs), they are written the ordinary way. */
+		char *data_path = path_of(c, idx, "data");
+		if (data_path)
+			s->direct_fd = open(data_path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+		free(data_path);
+	}
 	c->n++;
 	return idx;
 }
@@ -377,6 +391,53 @@ static int flush_data(dssm_container *c, int idx)
 	s->data_end = s->flushed;
 	s->dlen = 0;
 	return rc;
+}
+
+/* Append a record with O_DIRECT at the next block boundary. *total becomes
+ * the bytes it takes from the current end (the zero gap included), and
+ * s->data_end moves to where the record starts. */
+static int write_direct(dssm_container *c, int stream, const uint8_t *head, const void *data,
+                        size_t len, size_t *total)
+{
+	struct cstream *s = &c->s[stream];
+	int rc = flush_data(c, stream); /* gathered small records go first */
+	if (rc < 0)
+		return rc;
+	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
+	size_t gap = (size_t)(start - s->flushed);
+	static const uint8_t zeros[DIRECT_BLOCK];
+	if (gap && write_all(s->data_fd, zeros, gap, "a block gap") < 0)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
+		                        "appending to stream %d of %s", stream, c->dir);
+	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
+	uint8_t *buf;
+	if (posix_memalign((void **)&buf, DIRECT_BLOCK, size) != 0)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte record", size);
+	memcpy(buf, head, RECORD_HEADER);
+	memcpy(buf + RECORD_HEADER, data, len);
+	memset(buf + RECORD_HEADER + len, 0, size - RECORD_HEADER - len);
+	ssize_t k = pwrite(s->direct_fd, buf, size, (off_t)start);
+	free(buf);
+	if (k != (ssize_t)size) {
+		int saved = k < 0 ? errno : ENOSPC;
+		if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+			lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+		errno = saved;
+		return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
+		                        "appending to stream %d of %s (O_DIRECT)", stream, c->dir);
+	}
+	/* the buffered descriptor continues after it */
+	lseek(s->data_fd, (off_t)(start + size), SEEK_SET);
+	s->flushed = start + size;
+	s->data_end = start;
+	*total = size;
+	return 0;
+}
+
+void dssm_container_set_direct(dssm_container *c, int on)
+{
+	if (c)
+		c->direct = on;
 }
 
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
@@ -412,7 +473,13 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	int rc = 0;
 	if (s->dlen + total > DATA_BUFFER)
 		rc = flush_data(c, stream);
-	if (rc == 0 && total > DATA_BUFFER / 2) {
+	if (rc == 0 && s->direct_fd >= 0 && total >= DIRECT_MIN) {
+		/* big, O_DIRECT: the record starts on a block boundary (zero words
+		 * before it) and fills whole blocks (zero words after it) */
+		rc = write_direct(c, stream, head, data, len, &total);
+		if (rc < 0)
+			return rc;
+	} else if (rc == 0 && total > DATA_BUFFER / 2) {
 		/* big: straight to the file */
 		struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
 		ssize_t k = writev(s->data_fd, iov, 3);

@@ -138,6 +138,9 @@ t_record_query() {
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/rec" --speed 2 2>"$tmp/p" || { cat "$tmp/p"; return 1; }
 	cat "$tmp/p"
 	has "wrote $n samples" "$tmp/p" || return 1
+	# pacing: 1.5 s recorded, played at 2x: about 0.75 s
+	local took; took=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/p")
+	awk -v t="$took" 'BEGIN { exit !(t >= 0.55 && t <= 1.3) }' || { echo "2x play of 1.5 s took $took s"; return 1; }
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" cat odom -n 0 --format json >"$tmp/pc" 2>/dev/null
 	"$DSSM" query "$tmp/rec" --format json 2>/dev/null | sed 's/"stream":"odom:0",//' >"$tmp/qc"
 	local played recorded

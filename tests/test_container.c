@@ -66,11 +66,14 @@ static int by_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+static int use_direct; /* write big records with O_DIRECT */
+
 /* Write N records over 3 streams; return them in the expected merged order. */
 static struct rec *write_random(const char *dir, int n, dssm_container **keep_open)
 {
 	dssm_container *c;
 	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_direct(c, use_direct);
 	const char *names[] = {"imu", "camera", "text"};
 	for (int s = 0; s < 3; s++) {
 		dssm_stream_info i = stream_info(names[s], s);
@@ -81,11 +84,12 @@ static struct rec *write_random(const char *dir, int n, dssm_container **keep_op
 	struct rec *v = calloc((size_t)n, sizeof *v);
 	dssm_time_t t[3] = {1000, 1000, 1000};
 	uint64_t tid[3] = {5, 0, 100};
-	uint8_t buf[8192];
+	static uint8_t buf[200000];
 	for (int k = 0; k < n; k++) {
 		int s = (int)(rnd() % 3);
 		t[s] += (dssm_time_t)(rnd() % 50); /* equal times happen */
-		size_t len = s == 1 ? rnd() % 8192 : rnd() % 64;
+		size_t len = s == 1 ? (use_direct && k % 3 == 0 ? 65536 + rnd() % 100000 : rnd() % 8192)
+		                    : rnd() % 64;
 		fill(buf, len, s, tid[s]);
 		assert_int_equal(dssm_container_append(c, s, tid[s], t[s], buf, len), 0);
 		v[k] = (struct rec){s, tid[s], (uint64_t)k, t[s], len};
@@ -115,7 +119,7 @@ static void check_query(dssm_container *c, const struct rec *v, int n, int mask,
 	assert_int_equal(dssm_query_remaining(q), expected);
 	int k = 0;
 	dssm_record r;
-	uint8_t expect[8192];
+	static uint8_t expect[200000];
 	for (;;) {
 		while (k < n && (!(mask & (1 << v[k].stream)) || v[k].time < t0 || v[k].time > t1))
 			k++;
@@ -165,6 +169,27 @@ static void test_round_trip_and_ranges(void **state)
 		check_query(c, v, n, 1 + (int)(rnd() % 7), a, b);
 	}
 	check_query(c, v, n, 7, 5, 10); /* before everything */
+	dssm_container_close(c);
+	free(v);
+}
+
+static void test_direct_io(void **state)
+{
+	(void)state;
+	/* big records through O_DIRECT, interleaved with gathered small ones */
+	char dir[300];
+	dir_for(dir, sizeof dir, "direct");
+	use_direct = 1;
+	const int n = 600;
+	struct rec *v = write_random(dir, n, NULL);
+	use_direct = 0;
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	check_query(c, v, n, 7, INT64_MIN, INT64_MAX);
+	for (int i = 0; i < 50; i++) {
+		dssm_time_t a = 1000 + (dssm_time_t)(rnd() % 12000), b = a + (dssm_time_t)(rnd() % 4000);
+		check_query(c, v, n, 1 + (int)(rnd() % 7), a, b);
+	}
 	dssm_container_close(c);
 	free(v);
 }
@@ -408,6 +433,7 @@ int main(void)
 	mkdir(root, 0755);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_and_ranges),
+		cmocka_unit_test(test_direct_io),
 		cmocka_unit_test(test_read_while_writing),
 		cmocka_unit_test(test_killed_recorder),
 		cmocka_unit_test(test_damaged_files),

@@ -48,6 +48,7 @@ struct recorder {
 	uint64_t split_bytes;
 	long max_splits;
 	int part;
+	int direct;                /* O_DIRECT for big samples */
 	dssm_time_t part_start;
 	_Atomic uint64_t part_bytes;
 	pthread_mutex_t lock;      /* the container is not thread-safe */
@@ -62,7 +63,7 @@ void help_record(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm record -o DIR [--all] [STREAM...] [--from-oldest] [--duration S]\n"
-	        "                   [--limit N] [--sync S] [--min-free MIB]\n"
+	        "                   [--limit N] [--sync S] [--min-free MIB] [--direct]\n"
 	        "                   [--split-duration S | --split-size MIB [--max-splits N]]\n"
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
 	        "       dssm record --trigger\n\n"
@@ -74,7 +75,8 @@ void help_record(FILE *out)
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
 	        "N samples; --duration stops after S seconds; --sync sets how often data is\n"
 	        "made durable (default 1 s; 0: every sample); --min-free stops cleanly when\n"
-	        "the disk's free space falls below MIB. With --split-duration or --split-size,\n"
+	        "the disk's free space falls below MIB; --direct writes samples of 64 KiB and\n"
+	        "more with O_DIRECT (no page cache). With --split-duration or --split-size,\n"
 	        "DIR holds part-0001, part-0002, ... containers with no gap between them;\n"
 	        "--max-splits N keeps only the newest N (a rolling window).\n"
 	        "--snapshot records nothing until triggered (SIGUSR1, or `dssm record\n"
@@ -234,6 +236,7 @@ static int open_part(struct recorder *r)
 	if (rc < 0)
 		return cli_dssm_error("record", rc);
 	dssm_container_set_sync(r->c, r->sync);
+	dssm_container_set_direct(r->c, r->direct);
 	for (int i = 0; i < r->n; i++) {
 		struct recorded_stream *rs = r->v[i];
 		rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
@@ -469,6 +472,7 @@ int cmd_record(int argc, char **argv)
 	                                         {"max-splits", required_argument, 0, 'M'},
 	                                         {"min-free", required_argument, 0, 'F'},
 	                                         {"snapshot", no_argument, 0, 'P'},
+	                                         {"direct", no_argument, 0, 'X'},
 	                                         {"trigger", no_argument, 0, 'T'},
 	                                         {"from-oldest", no_argument, 0, 'O'},
 	                                         {"duration", required_argument, 0, 'd'},
@@ -513,6 +517,7 @@ int cmd_record(int argc, char **argv)
 				return cli_usage("record", "--min-free needs MiB >= 0");
 			break;
 		case 'P': snapshot = 1; break;
+		case 'X': r.direct = 1; break;
 		case 'T': return send_trigger();
 		default:
 			return cli_usage("record", "unknown option");

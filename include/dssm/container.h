@@ -49,6 +49,10 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
  * every sync interval (dssm_container_set_sync; default 1 s; 0: every append). */
 int dssm_container_sync(dssm_container *c);
 void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
+/* Write records of 64 KiB and more with O_DIRECT (block-aligned, no page
+ * cache), for streams added after this call. Where the filesystem refuses
+ * O_DIRECT they are written the ordinary way. */
+void dssm_container_set_direct(dssm_container *c, int on);
 
 /* ---- reading ---- */
 
