@@ -746,10 +746,7 @@ int dssm_clock_of(dssm_stream *s, dssm_time_t *offset, dssm_time_t *delay)
 void dssm__remote_close(dssm_stream *s)
 {
 	struct dssm_remote *r = s->remote;
-	if (r->fd >= 0 && r->handle) {
-		/* Best effort: the proxy closes everything when the socket goes. */
-	}
-	disconnect(r);
+	disconnect(r); /* the proxy closes the handle when the socket goes */
 	while (r->head) {
 		struct pushed *p = r->head;
 		r->head = p->next;

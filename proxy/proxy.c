@@ -451,8 +451,6 @@ static void on_wait_timeout(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct client *c = arg;
-	dssm_time_t now = dssm__monotonic();
-	(void)now;
 	for (int i = 0; i < c->px->cfg.max_handles; i++) {
 		struct handle *h = c->handles[i];
 		if (!h || !h->waiting || evtimer_pending(h->wait_timer, NULL))

@@ -35,16 +35,21 @@ void help_query(FILE *out)
 	        "  dssm query robot.local:5800/run1 --streams scan --deadline 0.2 --bandwidth 2\n");
 }
 
+int cli_pattern_matches(const char *pattern, const char *name, int id)
+{
+	char addr[DSSM_NAME_MAX + 16];
+	snprintf(addr, sizeof addr, "%s:%d", name, id);
+	return fnmatch(pattern, addr, 0) == 0 || fnmatch(pattern, name, 0) == 0;
+}
+
 int cli_stream_selected(const dssm_stream_info *info, const char *list)
 {
 	if (!list)
 		return 1;
 	char *copy = strdup(list), *save = NULL;
-	char addr[DSSM_NAME_MAX + 16];
-	snprintf(addr, sizeof addr, "%s:%d", info->name, info->id);
 	int hit = 0;
 	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = fnmatch(t, addr, 0) == 0 || fnmatch(t, info->name, 0) == 0;
+		hit = cli_pattern_matches(t, info->name, info->id);
 	free(copy);
 	return hit;
 }

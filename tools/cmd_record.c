@@ -5,7 +5,6 @@
  * line and a summary on SIGINT/SIGTERM.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -200,6 +199,17 @@ static int start_stream(struct recorder *r, const char *given)
 	return 0;
 }
 
+/* Is the stream asked for (never the trigger stream by --all)? */
+static int wanted(const dssm_stream_info *s, char **patterns, int npatterns, int all)
+{
+	if (all)
+		return strcmp(s->name, TRIGGER_STREAM) != 0;
+	for (int k = 0; k < npatterns; k++)
+		if (cli_pattern_matches(patterns[k], s->name, s->id))
+			return 1;
+	return 0;
+}
+
 /* Start every local stream matching one of the patterns. */
 static int scan_streams(struct recorder *r, char **patterns, int npatterns, int all)
 {
@@ -211,10 +221,7 @@ static int scan_streams(struct recorder *r, char **patterns, int npatterns, int 
 	for (int i = 0; i < n; i++) {
 		char addr[DSSM_NAME_MAX + 16];
 		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
-		int want = all && strcmp(v[i].name, TRIGGER_STREAM) != 0;
-		for (int k = 0; k < npatterns && !want; k++)
-			want = fnmatch(patterns[k], addr, 0) == 0 || fnmatch(patterns[k], v[i].name, 0) == 0;
-		if (want && !already(r, addr))
+		if (wanted(&v[i], patterns, npatterns, all) && !already(r, addr))
 			status |= start_stream(r, addr);
 	}
 	free(v);
@@ -390,12 +397,7 @@ static int take_snapshot(const char *dir, int number, char **patterns, int npatt
 	for (int i = 0; i < n; i++) {
 		char addr[DSSM_NAME_MAX + 16];
 		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
-		if (!strcmp(v[i].name, TRIGGER_STREAM))
-			continue;
-		int want = all;
-		for (int k = 0; k < npatterns && !want; k++)
-			want = fnmatch(patterns[k], addr, 0) == 0 || fnmatch(patterns[k], v[i].name, 0) == 0;
-		if (!want)
+		if (!strcmp(v[i].name, TRIGGER_STREAM) || !wanted(&v[i], patterns, npatterns, all))
 			continue;
 		samples += snapshot_stream(c, addr, &bytes);
 		streams++;
@@ -600,9 +602,9 @@ int cmd_record(int argc, char **argv)
 		status = cli_dssm_error("record", rc);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost%s\n", dir,
+	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost\n", dir,
 	        (unsigned long long)count, b, dssm_time_to_sec(dssm_now() - start),
-	        (unsigned long long)lost, r.part > 1 ? "" : "");
+	        (unsigned long long)lost);
 	if (r.split_secs > 0 || r.split_bytes > 0)
 		fprintf(stderr, "dssm record: %d parts (%s/part-NNNN)%s\n", r.part, dir,
 		        r.max_splits ? ", the oldest removed beyond --max-splits" : "");
