@@ -30,6 +30,7 @@ CMOCKA_LIBS ?= -lcmocka
 CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c)
 COMPAT_SRC := compat/ssm_compat.c
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
+BRIDGE_SRC := $(wildcard bridge/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -37,6 +38,9 @@ BENCH_SRC := $(wildcard bench/bench_*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
+# bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
+BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz
 
 LIBDSSM := $(BUILD)/libdssm.a
 LIBDSSM_SO := $(BUILD)/libdssm.so
@@ -52,7 +56,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -66,8 +70,13 @@ $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -o $@ $^ $(LDLIBS_ALL)
 
-$(DSSM_BIN): $(TOOL_OBJ) $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(LDLIBS_ALL)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+
+# The bridge tests link the bridge objects (they are not part of libdssm).
+$(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)

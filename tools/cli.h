@@ -44,6 +44,10 @@ int cmd_query(int argc, char **argv);
 void help_query(FILE *out);
 int cmd_play(int argc, char **argv);
 void help_play(FILE *out);
+int cmd_import(int argc, char **argv);
+void help_import(FILE *out);
+int cmd_export(int argc, char **argv);
+void help_export(FILE *out);
 /* Does glob `pattern` match NAME:ID or NAME? */
 int cli_pattern_matches(const char *pattern, const char *name, int id);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
+#include "../bridge/bridge.h"
 
 void help_query(FILE *out)
 {
@@ -239,18 +240,19 @@ int cli_container_info(const char *dir)
 	int n = dssm_container_stream_count(c);
 	printf("recording:   %s (%s)\n", dir,
 	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
-	printf("%-24s %-22s %10s %10s %9s %9s %s\n", "STREAM", "TYPE", "SAMPLES", "ON DISK", "SECONDS",
-	       "RATE Hz", "FIRST");
+	printf("%-24s %-24s %-22s %10s %10s %9s %9s %s\n", "STREAM", "TOPIC", "TYPE", "SAMPLES",
+	       "ON DISK", "SECONDS", "RATE Hz", "FIRST");
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
-		char addr[DSSM_NAME_MAX + 16], b[16], first[48] = "-";
+		char addr[DSSM_NAME_MAX + 16], b[16], first[48] = "-", topic[256];
+		bridge_stream_topic(c, i, topic, sizeof topic);
 		snprintf(addr, sizeof addr, "%s:%d", r.info.name, r.info.id);
 		cli_format_bytes(b, sizeof b, (double)r.bytes);
 		double secs = r.count > 1 ? dssm_time_to_sec(r.last - r.first) : 0;
 		if (r.count)
 			cli_format_time(first, sizeof first, r.first);
-		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %s%s\n", addr,
+		printf("%-24s %-24s %-22.22s %10llu %10s %9.2f %9.1f %s%s\n", addr, topic,
 		       r.info.type[0] ? r.info.type : "-", (unsigned long long)r.count, b, secs,
 		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first,
 		       r.dropped_tail ? "  (damaged tail dropped)" : "");

@@ -25,6 +25,8 @@ static const struct cli_command commands[] = {
 	{"record", "record streams into a container on disk", cmd_record, help_record},
 	{"query", "samples of a recording by stream and time", cmd_query, help_query},
 	{"play", "write a recording back into rings, paced", cmd_play, help_play},
+	{"import", "a ROS bag or MCAP file into a recording", cmd_import, help_import},
+	{"export", "a recording into a ROS bag or MCAP file", cmd_export, help_export},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

@@ -1,0 +1,160 @@
+/*
+ * bridge.h - ROS1 bags and MCAP files in and out of containers
+ * (docs/bridges.md).
+ *
+ * Readers walk a whole file once and hand what they find to a sink: each
+ * channel (a bag connection, an MCAP channel with its schema) before its
+ * first message, then messages in file order. Import is a reader with a sink
+ * that writes a container; the fuzz targets use a sink that only counts.
+ *
+ * Writers take channels and time-ordered messages and produce files that the
+ * standard tools open: chunked, compressed, indexed (bag index records and
+ * chunk infos; MCAP message indexes, chunk indexes, statistics and summary).
+ *
+ * Every function returns 0 or a negative DSSM_E* code, with
+ * dssm_last_error() naming the file, the offset and what was wrong there.
+ */
+#ifndef DSSM_BRIDGE_H
+#define DSSM_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/container.h"
+
+/* ---- what readers report ---- */
+
+struct bridge_channel {
+	uint32_t id;                 /* the file's connection or channel id */
+	const char *topic;
+	const char *type;            /* ROS type, MCAP schema name ("" if none) */
+	const char *encoding;        /* message encoding: "ros1", "cdr", "json", ... */
+	const char *schema_encoding; /* "ros1msg", "ros2msg", "protobuf", ... ("" none) */
+	const uint8_t *schema;       /* message definition / schema data */
+	size_t schema_len;
+	/* Everything else, as ROS connection-header fields (u32 length +
+	 * "key=value"): md5sum, callerid, latching; MCAP channel metadata as
+	 * "meta.KEY=value". */
+	const uint8_t *fields;
+	size_t fields_len;
+};
+
+struct bridge_sink {
+	void *ctx;
+	int (*channel)(void *ctx, const struct bridge_channel *ch);
+	/* `channel` is a bridge_channel.id reported before. */
+	int (*message)(void *ctx, uint32_t channel, int64_t time, const void *data, size_t len);
+};
+
+struct bridge_read_stats {
+	uint64_t messages, bytes, chunks, channels;
+	int indexed;          /* the file had its index / summary */
+	uint64_t file_bytes;
+	/* Where a file that was never closed (a crashed recorder) stopped being
+	 * readable, and why; 0 when it was read to its end. */
+	uint64_t stopped_at;
+	char stop_reason[256];
+};
+
+/* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
+ * without index records: a bag whose recorder crashed is read up to its
+ * last whole record). */
+int bag_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
+int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
+                    const struct bridge_sink *sink, struct bridge_read_stats *st);
+
+/* Read a whole MCAP file (chunked or not; none, lz4 or zstd; summary optional). */
+int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
+int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
+                     const struct bridge_sink *sink, struct bridge_read_stats *st);
+
+/* A whole file mapped read-only (mapped.c). */
+int bridge_map(const char *path, const uint8_t **buf, size_t *len);
+void bridge_unmap(const uint8_t *buf, size_t len);
+
+/* ---- compression (codec.c) ---- */
+
+enum bridge_codec { BRIDGE_NONE, BRIDGE_LZ4, BRIDGE_BZ2, BRIDGE_ZSTD };
+
+/* The codec a format's compression name stands for, or -1. Bags say
+ * "none"/"lz4"/"bz2"; MCAP says ""/"lz4"/"zstd". */
+int bridge_codec_parse(const char *name, int mcap);
+const char *bridge_codec_name(enum bridge_codec codec, int mcap);
+/* Decompress exactly `out_len` bytes; anything else is DSSM_ECORRUPT. */
+int bridge_decompress(enum bridge_codec codec, const uint8_t *in, size_t in_len, uint8_t *out,
+                      size_t out_len, const char *what);
+/* Compress into a malloc'd buffer. */
+int bridge_compress(enum bridge_codec codec, const uint8_t *in, size_t in_len, uint8_t **out,
+                    size_t *out_len);
+/* The largest decompressed chunk a reader accepts (hostile sizes). */
+extern size_t bridge_max_chunk;
+
+/* ---- writers ---- */
+
+struct bag_writer;
+int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_bytes,
+                    struct bag_writer **out);
+/* A connection; `fields` are extra header fields as in bridge_channel. */
+int bag_writer_connection(struct bag_writer *w, const char *topic, const char *type,
+                          const char *md5sum, const char *definition, const uint8_t *fields,
+                          size_t fields_len);
+/* Times must not decrease across calls. */
+int bag_writer_message(struct bag_writer *w, int connection, int64_t time, const void *data,
+                       size_t len);
+/* Writes the index and the header; frees w even on error. */
+int bag_writer_close(struct bag_writer *w);
+
+struct mcap_writer;
+int mcap_writer_open(const char *path, const char *profile, enum bridge_codec codec,
+                     size_t chunk_bytes, struct mcap_writer **out);
+/* Returns the schema id (> 0). */
+int mcap_writer_schema(struct mcap_writer *w, const char *name, const char *encoding,
+                       const uint8_t *data, size_t len);
+/* `metadata` as "KEY=value" fields (u32 length each); schema_id 0: none. */
+int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
+                        const char *encoding, const uint8_t *metadata, size_t metadata_len);
+int mcap_writer_message(struct mcap_writer *w, int channel, uint32_t sequence, int64_t log_time,
+                        int64_t publish_time, const void *data, size_t len);
+int mcap_writer_close(struct mcap_writer *w);
+
+/* ---- header fields (fields.c): u32 length + "key=value", as ROS writes them ---- */
+
+/* The value of `key` (not NUL-terminated), or NULL. */
+const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, size_t *value_len);
+/* 0 if the fields are well formed, else DSSM_ECORRUPT naming `what`. */
+int bridge_fields_check(const uint8_t *fields, size_t len, const char *what);
+struct wbuf;
+void bridge_field_put(struct wbuf *w, const char *key, const void *value, size_t len);
+void bridge_field_str(struct wbuf *w, const char *key, const char *value);
+
+/* ---- container import / export (import.c, export.c) ---- */
+
+struct bridge_import_options {
+	/* called now and then with what was read so far */
+	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
+	void *ctx;
+};
+/* FORMAT: "bag" or "mcap" (NULL: by the file's first bytes). DIR must not
+ * exist. What was read before an error stays in DIR. */
+int bridge_import(const char *path, const char *format, const char *dir,
+                  const struct bridge_import_options *o, struct bridge_read_stats *st);
+
+struct bridge_export_stats {
+	uint64_t messages, bytes, streams, file_bytes;
+};
+struct bridge_export_options {
+	int mcap;              /* 1: MCAP, 0: ROS bag */
+	enum bridge_codec codec;
+	size_t chunk_bytes;    /* 0: 768 KiB */
+	int64_t start, end;    /* time range (inclusive) */
+	const int *streams;    /* container stream indexes; NULL: all */
+	int nstreams;
+	void (*progress)(void *ctx, const struct bridge_export_stats *sofar);
+	void *ctx;
+};
+/* The topic export gives stream `stream` of c. */
+int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap);
+int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
+                  struct bridge_export_stats *st);
+
+#endif

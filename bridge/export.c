@@ -1,0 +1,254 @@
+/*
+ * export.c - a container (or some of its streams, over a time range) into a
+ * ROS bag or an MCAP file.
+ *
+ * What a stream was called and how it was typed comes from its property when
+ * it was imported (docs/bridges.md), and from its layout when it was recorded
+ * from a ring: topic "/NAME" (id 0) or "/NAME_ID", the ring's type, encoding
+ * and schema. A ring stream typed "std_msgs/String" with encoding "ros1" and
+ * the message definition as its schema reads back in rosbag as the messages
+ * it carried.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+#include "../connector/wire.h"
+#include "../ssmcore/internal.h"
+
+struct export_channel {
+	char *topic, *type, *encoding, *schema_encoding, *md5sum;
+	const uint8_t *schema;
+	size_t schema_len;
+	struct wbuf extra;          /* the other fields, as KEY=value */
+	int out;                    /* connection / channel in the output */
+	uint32_t sequence;
+};
+
+static char *property_string(const uint8_t *prop, size_t len, const char *key, const char *dflt)
+{
+	size_t n;
+	const uint8_t *v = prop ? bridge_field(prop, len, key, &n) : NULL;
+	if (!v) {
+		v = (const uint8_t *)dflt;
+		n = strlen(dflt);
+	}
+	char *s = malloc(n + 1);
+	if (s) {
+		memcpy(s, v, n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+/* The topic of a stream recorded from a ring. */
+static void ring_topic(const dssm_stream_info *info, char *out, size_t cap)
+{
+	if (info->id == 0)
+		snprintf(out, cap, "/%s", info->name);
+	else
+		snprintf(out, cap, "/%s_%d", info->name, info->id);
+}
+
+int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
+{
+	dssm_recorded r;
+	int rc = dssm_container_stream(c, stream, &r);
+	if (rc < 0)
+		return rc;
+	size_t plen = 0, n;
+	const uint8_t *prop = dssm_container_property(c, stream, &plen);
+	const uint8_t *v = prop && bridge_fields_check(prop, plen, "property") == 0
+	                   ? bridge_field(prop, plen, "topic", &n) : NULL;
+	if (v)
+		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
+	else
+		ring_topic(&r.info, out, cap);
+	return 0;
+}
+
+static int describe(dssm_container *c, int stream, int mcap, struct export_channel *ch)
+{
+	dssm_recorded r;
+	int rc = dssm_container_stream(c, stream, &r);
+	if (rc < 0)
+		return rc;
+	size_t plen = 0;
+	const uint8_t *prop = dssm_container_property(c, stream, &plen);
+	if (prop && bridge_fields_check(prop, plen, "property") < 0)
+		prop = NULL;        /* a ring's own property blob, not header fields */
+	char topic[DSSM_NAME_MAX + 16];
+	ring_topic(&r.info, topic, sizeof topic);
+	const char *enc = r.info.encoding[0] ? r.info.encoding : "";
+	ch->topic = property_string(prop, plen, "topic", topic);
+	ch->type = property_string(prop, plen, "type", r.info.type);
+	ch->encoding = property_string(prop, plen, "encoding", enc);
+	ch->schema_encoding = property_string(prop, plen, "schema_encoding",
+	                                      !strcmp(enc, "ros1") ? "ros1msg"
+	                                      : !strcmp(enc, "cdr") ? "ros2msg" : "");
+	ch->md5sum = property_string(prop, plen, "md5sum", "*");
+	if (!ch->topic || !ch->type || !ch->encoding || !ch->schema_encoding || !ch->md5sum)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	const char *text = dssm_container_schema(c, stream);
+	ch->schema = (const uint8_t *)text;
+	ch->schema_len = text ? strlen(text) : 0;
+	if (prop && !ch->schema_len) {
+		size_t n;
+		const uint8_t *bin = bridge_field(prop, plen, "schema_data", &n);
+		if (bin) {
+			ch->schema = bin;
+			ch->schema_len = n;
+		}
+	}
+	/* the remaining fields: bag header fields as they were, MCAP metadata
+	 * under its own keys */
+	static const char *const own[] = {"topic", "type", "encoding", "schema_encoding",
+	                                  "schema_data", "md5sum"};
+	for (size_t at = 0; prop && at + 4 <= plen;) {
+		const uint8_t *f = prop + at + 4;
+		uint32_t n = (uint32_t)f[-4] | (uint32_t)f[-3] << 8 | (uint32_t)f[-2] << 16 |
+		             (uint32_t)f[-1] << 24;
+		at += 4 + n;
+		int skip = 0;
+		for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+			size_t k = strlen(own[i]);
+			skip |= n > k && f[k] == '=' && !memcmp(f, own[i], k);
+		}
+		if (skip)
+			continue;
+		int meta = mcap && n > 5 && !memcmp(f, "meta.", 5);
+		wbuf_u32(&ch->extra, meta ? n - 5 : n);
+		wbuf_bytes(&ch->extra, meta ? f + 5 : f, meta ? n - 5 : n);
+	}
+	/* an MCAP reader of ros1 data looks for the md5sum in the metadata */
+	if (mcap && strcmp(ch->md5sum, "*") != 0)
+		bridge_field_str(&ch->extra, "md5sum", ch->md5sum);
+	return ch->extra.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+}
+
+static void channel_free(struct export_channel *ch)
+{
+	free(ch->topic);
+	free(ch->type);
+	free(ch->encoding);
+	free(ch->schema_encoding);
+	free(ch->md5sum);
+	wbuf_free(&ch->extra);
+}
+
+/* ros1 / ros2 when every channel says so, else no profile. */
+static const char *profile_of(const struct export_channel *chs, int n)
+{
+	int ros1 = n > 0, ros2 = n > 0;
+	for (int i = 0; i < n; i++) {
+		ros1 &= !strcmp(chs[i].encoding, "ros1");
+		ros2 &= !strcmp(chs[i].encoding, "cdr");
+	}
+	return ros1 ? "ros1" : ros2 ? "ros2" : "";
+}
+
+static int add_channel(struct export_channel *ch, int mcap, struct bag_writer *bag,
+                       struct mcap_writer *mw)
+{
+	if (!mcap) {
+		char *def = malloc(ch->schema_len + 1);
+		if (!def)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		memcpy(def, ch->schema, ch->schema_len);
+		def[ch->schema_len] = 0;
+		int rc = bag_writer_connection(bag, ch->topic, ch->type[0] ? ch->type : "dssm/Raw",
+		                               ch->md5sum, def, ch->extra.data, ch->extra.len);
+		free(def);
+		return rc;
+	}
+	int schema = 0;
+	if (ch->type[0] || ch->schema_len) {
+		schema = mcap_writer_schema(mw, ch->type, ch->schema_encoding, ch->schema,
+		                            ch->schema_len);
+		if (schema < 0)
+			return schema;
+	}
+	return mcap_writer_channel(mw, schema, ch->topic, ch->encoding, ch->extra.data,
+	                           ch->extra.len);
+}
+
+int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
+                  struct bridge_export_stats *st)
+{
+	struct bridge_export_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof *st);
+	int total = dssm_container_stream_count(c);
+	if (total < 0)
+		return total;
+	int n = o->streams ? o->nstreams : total;
+	struct export_channel *chs = calloc((size_t)(n ? n : 1), sizeof *chs);
+	int *out_of = calloc((size_t)(total ? total : 1), sizeof *out_of);
+	if (!chs || !out_of) {
+		free(chs);
+		free(out_of);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		int stream = o->streams ? o->streams[i] : i;
+		if (stream < 0 || stream >= total)
+			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+		else
+			rc = describe(c, stream, o->mcap, &chs[i]);
+	}
+	struct bag_writer *bag = NULL;
+	struct mcap_writer *mw = NULL;
+	if (rc == 0)
+		rc = o->mcap ? mcap_writer_open(path, profile_of(chs, n), o->codec, o->chunk_bytes, &mw)
+		             : bag_writer_open(path, o->codec, o->chunk_bytes, &bag);
+	for (int i = 0; i < n && rc == 0; i++) {
+		rc = add_channel(&chs[i], o->mcap, bag, mw);
+		if (rc >= 0) {
+			chs[i].out = rc;
+			out_of[o->streams ? o->streams[i] : i] = i;
+			rc = 0;
+		}
+	}
+	dssm_query *q = NULL;
+	if (rc == 0)
+		rc = dssm_query_open(c, o->streams, o->streams ? o->nstreams : 0, o->start, o->end, &q);
+	dssm_record rec;
+	while (rc == 0) {
+		int got = dssm_query_next(q, &rec);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		struct export_channel *ch = &chs[out_of[rec.stream]];
+		rc = o->mcap ? mcap_writer_message(mw, ch->out, ch->sequence++, rec.time, rec.time,
+		                                   rec.data, rec.len)
+		             : bag_writer_message(bag, ch->out, rec.time, rec.data, rec.len);
+		st->messages++;
+		st->bytes += rec.len;
+		if (o->progress && (st->messages & 0x3ff) == 0)
+			o->progress(o->ctx, st);
+	}
+	dssm_query_close(q);
+	int crc = o->mcap ? mcap_writer_close(mw) : bag_writer_close(bag);
+	if (rc == 0)
+		rc = crc;
+	if (rc < 0 && (bag || mw))
+		remove(path);   /* no half-written file that looks like a bag */
+	st->streams = (uint64_t)n;
+	for (int i = 0; i < n; i++)
+		channel_free(&chs[i]);
+	free(chs);
+	free(out_of);
+	if (rc == 0) {
+		FILE *f = fopen(path, "rbe");
+		if (f) {
+			fseeko(f, 0, SEEK_END);
+			st->file_bytes = (uint64_t)ftello(f);
+			fclose(f);
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,197 @@
+/*
+ * import.c - a bag or MCAP file into a new container, in one pass.
+ *
+ * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
+ * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
+ * channels whose topics give the same name get ids 0, 1, ... The container
+ * keeps the type and encoding in the layout, the message definition or
+ * schema text as the schema, and everything else about the channel, the
+ * exact topic first, in the property as header fields (docs/bridges.md), so
+ * that export can give it back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bridge.h"
+#include "../connector/wire.h"
+#include "../ssmcore/internal.h"
+
+struct import_stream {
+	int stream;             /* container index; -1: unknown channel id */
+	int64_t last;
+	uint64_t count;
+	char topic[96];
+};
+
+struct importer {
+	dssm_container *c;
+	struct import_stream *by_id;   /* indexed by the file's channel id */
+	uint32_t nids;
+	const struct bridge_import_options *o;
+	struct bridge_read_stats progress;
+};
+
+/* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
+static void topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1])
+{
+	while (*topic == '/')
+		topic++;
+	size_t n = 0;
+	for (; *topic && n < DSSM_NAME_MAX; topic++) {
+		char c = *topic;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		         c == '_' || c == '-' || c == '.';
+		name[n++] = c == '/' ? '.' : ok ? c : '_';
+	}
+	name[n] = 0;
+	if (n == 0)
+		strcpy(name, "topic");
+	else if (name[0] == '.')
+		name[0] = '_';  /* "//x" or "/.x": names may not start with '.' */
+}
+
+static int schema_is_text(const struct bridge_channel *ch)
+{
+	return ch->schema_len == 0 || !memchr(ch->schema, 0, ch->schema_len);
+}
+
+/* The property: the exact topic, type and encodings, binary schemas, and
+ * every field the source gave (less the message definition, kept as the
+ * schema). */
+static void build_property(const struct bridge_channel *ch, struct wbuf *p)
+{
+	bridge_field_str(p, "topic", ch->topic);
+	bridge_field_str(p, "type", ch->type);
+	bridge_field_str(p, "encoding", ch->encoding);
+	bridge_field_str(p, "schema_encoding", ch->schema_encoding);
+	if (!schema_is_text(ch))
+		bridge_field_put(p, "schema_data", ch->schema, ch->schema_len);
+	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
+	                                   "message_definition"};
+	for (size_t at = 0; at + 4 <= ch->fields_len;) {
+		const uint8_t *f = ch->fields + at + 4;
+		uint32_t n = (uint32_t)f[-4] | (uint32_t)f[-3] << 8 | (uint32_t)f[-2] << 16 |
+		             (uint32_t)f[-1] << 24;
+		if (n > ch->fields_len - at - 4)
+			break;
+		int dup = 0;
+		for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
+			size_t k = strlen(kept[i]);
+			dup |= n > k && f[k] == '=' && !memcmp(f, kept[i], k);
+		}
+		if (!dup) {
+			wbuf_u32(p, n);
+			wbuf_bytes(p, f, n);
+		}
+		at += 4 + n;
+	}
+}
+
+static int on_channel(void *ctx, const struct bridge_channel *ch)
+{
+	struct importer *im = ctx;
+	if (ch->id >= im->nids) {
+		uint32_t n = ch->id + 64;
+		struct import_stream *p = realloc(im->by_id, n * sizeof *p);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		for (uint32_t i = im->nids; i < n; i++)
+			p[i].stream = -1;
+		im->by_id = p;
+		im->nids = n;
+	}
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	topic_to_name(ch->topic, info.name);
+	/* the next free id under that name */
+	while (dssm_container_find(im->c, info.name, info.id) >= 0)
+		info.id++;
+	snprintf(info.type, sizeof info.type, "%s", ch->type);
+	snprintf(info.encoding, sizeof info.encoding, "%s", ch->encoding);
+	char *schema = NULL;
+	if (schema_is_text(ch)) {
+		if (!(schema = malloc(ch->schema_len + 1)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		memcpy(schema, ch->schema, ch->schema_len);
+		schema[ch->schema_len] = 0;
+		info.schema_len = ch->schema_len;
+	}
+	struct wbuf prop = {0};
+	build_property(ch, &prop);
+	int rc = prop.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	                  : dssm_container_add_stream(im->c, &info, schema, prop.data, prop.len);
+	free(schema);
+	wbuf_free(&prop);
+	if (rc < 0)
+		return rc;
+	struct import_stream *s = &im->by_id[ch->id];
+	s->stream = rc;
+	s->last = INT64_MIN;
+	s->count = 0;
+	snprintf(s->topic, sizeof s->topic, "%s", ch->topic);
+	return 0;
+}
+
+static int on_message(void *ctx, uint32_t channel, int64_t time, const void *data, size_t len)
+{
+	struct importer *im = ctx;
+	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
+	if (!s || s->stream < 0)
+		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
+	if (time < s->last)
+		return dssm__fail(DSSM_EBACKWARDS, "topic %s: a message at %lld.%09lld comes after one "
+		                  "at %lld.%09lld; containers keep each stream in time order, and "
+		                  "this file does not", s->topic,
+		                  (long long)(time / DSSM_NSEC_PER_SEC),
+		                  (long long)(time % DSSM_NSEC_PER_SEC),
+		                  (long long)(s->last / DSSM_NSEC_PER_SEC),
+		                  (long long)(s->last % DSSM_NSEC_PER_SEC));
+	s->last = time;
+	int rc = dssm_container_append(im->c, s->stream, s->count++, time, data, len);
+	if (rc < 0)
+		return rc;
+	im->progress.messages++;
+	im->progress.bytes += len;
+	if (im->o && im->o->progress && (im->progress.messages & 0x3ff) == 0)
+		im->o->progress(im->o->ctx, &im->progress);
+	return 0;
+}
+
+/* "bag" or "mcap", by the file's first bytes. */
+static const char *sniff(const char *path)
+{
+	FILE *f = fopen(path, "rbe");
+	if (!f)
+		return NULL;
+	char head[13] = {0};
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13))
+		return "bag";
+	if (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8))
+		return "mcap";
+	return "";
+}
+
+int bridge_import(const char *path, const char *format, const char *dir,
+                  const struct bridge_import_options *o, struct bridge_read_stats *st)
+{
+	if (!format && !(format = sniff(path)))
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	int mcap = !strcmp(format, "mcap");
+	if (!mcap && strcmp(format, "bag"))
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0) nor an MCAP file", path);
+	struct importer im = {.o = o};
+	int rc = dssm_container_create(dir, &im.c);
+	if (rc < 0)
+		return rc;
+	/* an import can be repeated: sync at the end, not every second */
+	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
+	struct bridge_sink sink = {&im, on_channel, on_message};
+	rc = mcap ? mcap_read_file(path, &sink, st) : bag_read_file(path, &sink, st);
+	/* what was read before an error stays in the (closed) container */
+	int crc = dssm_container_close(im.c);
+	free(im.by_id);
+	return rc < 0 ? rc : crc;
+}

@@ -1,0 +1,271 @@
+/*
+ * cmd_bridge.c - `dssm import` (a ROS bag or MCAP file into a container) and
+ * `dssm export` (a container, or part of it, into a bag or MCAP file).
+ */
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../bridge/bridge.h"
+
+void help_import(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm import FILE -o DIR [--format bag|mcap] [--quiet]\n\n"
+	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
+	        "its index, e.g. from a recorder that died) or an MCAP file (chunked or not;\n"
+	        "none, lz4 or zstd; with or without summary) into a new container DIR, in one\n"
+	        "pass. Each connection or channel becomes a stream named after its topic\n"
+	        "(/camera/image_raw -> camera.image_raw:0) that keeps the type, encoding,\n"
+	        "message definition or schema, md5sum, callerid and channel metadata, so that\n"
+	        "`dssm export` gives them back. The format is found from the file's first\n"
+	        "bytes unless --format says. Progress shows on a terminal; a table of the\n"
+	        "streams follows.\n\n"
+	        "examples:\n"
+	        "  dssm import run.bag -o run\n"
+	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n");
+}
+
+void help_export(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap)\n"
+	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
+	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n\n"
+	        "Writes a recording, or the chosen streams over start <= time <= end (seconds\n"
+	        "since the epoch), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
+	        "PlotJuggler open: chunked (768 KiB by default), compressed (bags: lz4, bz2\n"
+	        "or none, default lz4; MCAP: zstd, lz4 or none, default zstd) and fully\n"
+	        "indexed (MCAP with its summary). --streams takes NAME[:ID] globs, --topics\n"
+	        "topic globs. Imported streams get their topic, type and schema back; streams\n"
+	        "recorded from rings become topic /NAME with the ring's type, encoding and\n"
+	        "schema (a ring typed std_msgs/String, encoding ros1, schema its message\n"
+	        "definition, reads back in rosbag as std_msgs/String).\n\n"
+	        "examples:\n"
+	        "  dssm export run --bag run.bag\n"
+	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n");
+}
+
+struct progress {
+	const char *cmd;
+	dssm_time_t started, shown;
+	uint64_t total_bytes;
+};
+
+static void show(struct progress *p, uint64_t messages, uint64_t bytes)
+{
+	dssm_time_t now = dssm_now();
+	if (now - p->shown < DSSM_NSEC_PER_SEC / 4)
+		return;
+	p->shown = now;
+	double secs = dssm_time_to_sec(now - p->started);
+	char b[16], rate[16];
+	cli_format_bytes(b, sizeof b, (double)bytes);
+	cli_format_bytes(rate, sizeof rate, secs > 0 ? (double)bytes / secs : 0);
+	fprintf(stderr, "\rdssm %s: %llu messages, %s (%s/s)\033[K", p->cmd,
+	        (unsigned long long)messages, b, rate);
+}
+
+static void import_progress(void *ctx, const struct bridge_read_stats *s)
+{
+	show(ctx, s->messages, s->bytes);
+}
+
+static void export_progress(void *ctx, const struct bridge_export_stats *s)
+{
+	show(ctx, s->messages, s->bytes);
+}
+
+static void summary(const char *cmd, uint64_t messages, uint64_t bytes, dssm_time_t started,
+                    const char *what)
+{
+	double secs = dssm_time_to_sec(dssm_now() - started);
+	char b[16], rate[16];
+	cli_format_bytes(b, sizeof b, (double)bytes);
+	cli_format_bytes(rate, sizeof rate, secs > 0 ? (double)bytes / secs : 0);
+	fprintf(stderr, "dssm %s: %llu messages, %s %s in %.2f s (%s/s)\n", cmd,
+	        (unsigned long long)messages, b, what, secs, rate);
+}
+
+static void print_streams(const char *dir)
+{
+	dssm_container *c;
+	if (dssm_container_open(dir, &c) < 0)
+		return;
+	int n = dssm_container_stream_count(c);
+	printf("%-28s %-28s %-26s %9s %10s\n", "STREAM", "TOPIC", "TYPE", "MESSAGES", "BYTES");
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		char addr[DSSM_NAME_MAX + 16], topic[256], b[16];
+		dssm_container_stream(c, i, &r);
+		bridge_stream_topic(c, i, topic, sizeof topic);
+		snprintf(addr, sizeof addr, "%s:%d", r.info.name, r.info.id);
+		cli_format_bytes(b, sizeof b, (double)r.bytes);
+		printf("%-28s %-28s %-26s %9llu %10s\n", addr, topic, r.info.type[0] ? r.info.type : "-",
+		       (unsigned long long)r.count, b);
+	}
+	dssm_container_close(c);
+}
+
+int cmd_import(int argc, char **argv)
+{
+	const char *dir = NULL, *format = NULL;
+	int quiet = 0;
+	static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+	                                         {"format", required_argument, 0, 'f'},
+	                                         {"quiet", no_argument, 0, 'q'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "o:q", longopts, NULL)) != -1) {
+		if (opt == 'o')
+			dir = optarg;
+		else if (opt == 'f')
+			format = optarg;
+		else if (opt == 'q')
+			quiet = 1;
+		else
+			return cli_usage("import", "unknown option");
+	}
+	if (optind != argc - 1 || !dir)
+		return cli_usage("import", "give one FILE and -o DIR");
+	if (format && strcmp(format, "bag") && strcmp(format, "mcap"))
+		return cli_usage("import", "--format is bag or mcap, not '%s'", format);
+	struct progress p = {"import", dssm_now(), 0, 0};
+	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
+	struct bridge_read_stats st;
+	memset(&st, 0, sizeof st);
+	int rc = bridge_import(argv[optind], format, dir, &o, &st);
+	if (o.progress)
+		fputs("\r\033[K", stderr);
+	if (rc < 0) {
+		cli_dssm_error("import", rc);
+		if (st.messages)
+			fprintf(stderr, "dssm import: %s keeps the %llu messages read before the error\n",
+			        dir, (unsigned long long)st.messages);
+		return 1;
+	}
+	if (!quiet)
+		print_streams(dir);
+	fflush(stdout);     /* the table before the summary */
+	if (st.stopped_at)
+		fprintf(stderr, "dssm import: %s was not closed by its recorder; read up to byte %llu "
+		        "of %llu (%s)\n", argv[optind], (unsigned long long)st.stopped_at,
+		        (unsigned long long)st.file_bytes, st.stop_reason);
+	char what[64];
+	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
+	         (unsigned long long)st.chunks);
+	summary("import", st.messages, st.bytes, p.started, what);
+	return 0;
+}
+
+/* Does the stream's topic match one of the comma-separated globs? */
+static int topic_selected(dssm_container *c, int stream, const char *list)
+{
+	char topic[256];
+	if (bridge_stream_topic(c, stream, topic, sizeof topic) < 0)
+		return 0;
+	char *copy = strdup(list), *save = NULL;
+	int hit = 0;
+	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
+		hit = fnmatch(t, topic, 0) == 0;
+	free(copy);
+	return hit;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	const char *bag = NULL, *mcap = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
+	double start = -1e18, end = 1e18;
+	long chunk = 0;
+	static const struct option longopts[] = {{"bag", required_argument, 0, 'b'},
+	                                         {"mcap", required_argument, 0, 'm'},
+	                                         {"compression", required_argument, 0, 'c'},
+	                                         {"chunk-size", required_argument, 0, 'k'},
+	                                         {"streams", required_argument, 0, 's'},
+	                                         {"topics", required_argument, 0, 't'},
+	                                         {"start", required_argument, 0, 'a'},
+	                                         {"end", required_argument, 0, 'e'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'b')
+			bag = optarg;
+		else if (opt == 'm')
+			mcap = optarg;
+		else if (opt == 'c')
+			compression = optarg;
+		else if (opt == 's')
+			streams = optarg;
+		else if (opt == 't')
+			topics = optarg;
+		else if ((opt == 'k' && cli_parse_long("export", "--chunk-size", optarg, &chunk) < 0) ||
+		         (opt == 'a' && cli_parse_double("export", "--start", optarg, &start) < 0) ||
+		         (opt == 'e' && cli_parse_double("export", "--end", optarg, &end) < 0))
+			return EXIT_USAGE;
+		else if (opt == '?')
+			return cli_usage("export", "unknown option");
+	}
+	if (optind != argc - 1 || !!bag == !!mcap)
+		return cli_usage("export", "give one DIR and one of --bag OUT or --mcap OUT");
+	if (chunk < 0 || chunk > (1L << 30))
+		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
+	struct bridge_export_options o;
+	memset(&o, 0, sizeof o);
+	o.mcap = mcap != NULL;
+	o.codec = o.mcap ? BRIDGE_ZSTD : BRIDGE_LZ4;
+	if (compression) {
+		int codec = !strcmp(compression, "none") ? BRIDGE_NONE
+		            : bridge_codec_parse(compression, o.mcap);
+		if (codec < 0)
+			return cli_usage("export", "%s chunks are compressed with %s, not '%s'",
+			                 o.mcap ? "MCAP" : "bag", o.mcap ? "zstd, lz4 or none" : "lz4, bz2 or none",
+			                 compression);
+		o.codec = (enum bridge_codec)codec;
+	}
+	o.chunk_bytes = (size_t)chunk;
+	o.start = start <= -1e18 ? INT64_MIN : dssm_time_from_sec(start);
+	o.end = end >= 1e18 ? INT64_MAX : dssm_time_from_sec(end);
+	const char *dir = argv[optind];
+	dssm_container *c;
+	int rc = dssm_container_open(dir, &c);
+	if (rc < 0)
+		return cli_dssm_error("export", rc);
+	int n = dssm_container_stream_count(c), ns = 0;
+	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
+	for (int i = 0; sel && i < n; i++) {
+		dssm_recorded r;
+		if (dssm_container_stream(c, i, &r) == 0 && cli_stream_selected(&r.info, streams) &&
+		    (!topics || topic_selected(c, i, topics)))
+			sel[ns++] = i;
+	}
+	if (!sel || ns == 0) {
+		free(sel);
+		dssm_container_close(c);
+		return cli_error("export", "no stream of %s matches", dir);
+	}
+	o.streams = sel;
+	o.nstreams = ns;
+	struct progress p = {"export", dssm_now(), 0, 0};
+	if (isatty(STDERR_FILENO)) {
+		o.progress = export_progress;
+		o.ctx = &p;
+	}
+	struct bridge_export_stats st;
+	const char *out = o.mcap ? mcap : bag;
+	rc = bridge_export(c, out, &o, &st);
+	if (o.progress)
+		fputs("\r\033[K", stderr);
+	free(sel);
+	dssm_container_close(c);
+	if (rc < 0)
+		return cli_dssm_error("export", rc);
+	char what[320], fb[16];
+	cli_format_bytes(fb, sizeof fb, (double)st.file_bytes);
+	snprintf(what, sizeof what, "from %d stream%s into %s (%s, %s)", ns, ns == 1 ? "" : "s", out,
+	         fb, o.codec == BRIDGE_NONE ? "uncompressed" : bridge_codec_name(o.codec, 1));
+	summary("export", st.messages, st.bytes, p.started, what);
+	return 0;
+}
