@@ -115,10 +115,12 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
-	@echo "== wire codec fuzzing (libFuzzer, 10 s)"
+	@echo "== fuzzing the wire codec and the bag/MCAP readers (libFuzzer, 10 s each)"
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
+	@bash tests/bridge-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
 	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"

@@ -47,6 +47,8 @@ struct bag_reader {
 	uint32_t nreported;
 	uint8_t *chunk;
 	size_t chunk_cap;
+	uint64_t index_pos;
+	uint32_t chunk_count, chunk_infos;  /* as the header says; as found */
 };
 
 static uint32_t le32(const uint8_t *p)
@@ -288,8 +290,10 @@ static int on_bag_header(struct bag_reader *r, const struct record *rec)
 		rc = fixed_field(r, rec, "file", "conn_count", 4, &conns);
 	if (rc == 0)
 		rc = fixed_field(r, rec, "file", "chunk_count", 4, &chunks);
-	if (rc == 0)
-		r->st->indexed = le64(pos) != 0;
+	if (rc == 0) {
+		r->index_pos = le64(pos);
+		r->chunk_count = le32(chunks);
+	}
 	return rc;
 }
 
@@ -326,14 +330,14 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 			case OP_CHUNK: rc = on_chunk(&r, &rec); break;
 			case OP_CONNECTION: rc = on_connection(&r, &rec, "file"); break;
 			case OP_MSG_DATA: rc = on_message(&r, &rec, "file"); break;
-			case OP_INDEX_DATA:
-			case OP_CHUNK_INFO: break;      /* the reader walks the chunks themselves */
+			case OP_INDEX_DATA: break;      /* the reader walks the chunks themselves */
+			case OP_CHUNK_INFO: r.chunk_infos++; break;
 			default:
 				rc = dssm__fail(DSSM_ECORRUPT, "%s: record at byte %zu has unknown op 0x%02x",
 				                what, at, rec.op);
 			}
 		}
-		if (rc == DSSM_ECORRUPT && seen_header && !st->indexed) {
+		if (rc == DSSM_ECORRUPT && seen_header && r.index_pos == 0) {
 			/* A bag without an index was not closed: what follows the last
 			 * whole record may be a compressed chunk that was never
 			 * finished. Keep what was read and say where it stopped. */
@@ -349,14 +353,20 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 	if (rc >= 0 && !seen_header)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: no bag header record (the file is cut short "
 		                "at %zu bytes)", what, len);
-	if (rc >= 0 && at < len) {
-		st->indexed = 0;        /* cut short: whatever index it claims is gone */
-		if (!st->stopped_at) {
-			st->stopped_at = at;
-			snprintf(st->stop_reason, sizeof st->stop_reason,
-			         "the record at byte %zu is cut short (the file ends at %zu)", at, len);
-		}
+	/* indexed: the header points at an index, and all of it is there */
+	st->indexed = rc >= 0 && at == len && r.index_pos != 0 && r.index_pos < len &&
+	              r.chunk_infos == r.chunk_count;
+	st->unclosed = seen_header && r.index_pos == 0;
+	if (rc >= 0 && at < len && !st->stopped_at) {
+		st->stopped_at = at;
+		snprintf(st->stop_reason, sizeof st->stop_reason,
+		         "the record at byte %zu is cut short (the file ends at %zu)", at, len);
 	}
+	if (rc >= 0 && st->stopped_at && !st->unclosed)
+		/* A closed bag that ends early was damaged after it was written
+		 * (a copy cut short): an error, though what was read is kept. */
+		rc = dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but %s",
+		                what, (unsigned long long)r.index_pos, st->stop_reason);
 	free(r.reported);
 	free(r.chunk);
 	return rc < 0 ? rc : 0;

@@ -50,8 +50,11 @@ struct bridge_read_stats {
 	uint64_t messages, bytes, chunks, channels;
 	int indexed;          /* the file had its index / summary */
 	uint64_t file_bytes;
-	/* Where a file that was never closed (a crashed recorder) stopped being
-	 * readable, and why; 0 when it was read to its end. */
+	/* The writer never closed the file (a crashed recorder): a bag without
+	 * its index position, an MCAP file without its footer. */
+	int unclosed;
+	/* Where such a file stopped being readable, and why; 0 when it was
+	 * read to its end. */
 	uint64_t stopped_at;
 	char stop_reason[256];
 };
@@ -126,6 +129,10 @@ int bridge_fields_check(const uint8_t *fields, size_t len, const char *what);
 struct wbuf;
 void bridge_field_put(struct wbuf *w, const char *key, const void *value, size_t len);
 void bridge_field_str(struct wbuf *w, const char *key, const char *value);
+
+/* The md5sum ROS 1 gives TYPE, from its full message definition
+ * (ros1_md5.c); DSSM_ENOENT if a type it uses is not defined in it. */
+int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
 
 /* ---- container import / export (import.c, export.c) ---- */
 

@@ -87,7 +87,11 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	ch->schema_encoding = property_string(prop, plen, "schema_encoding",
 	                                      !strcmp(enc, "ros1") ? "ros1msg"
 	                                      : !strcmp(enc, "cdr") ? "ros2msg" : "");
-	ch->md5sum = property_string(prop, plen, "md5sum", "*");
+	ch->md5sum = property_string(prop, plen, "md5sum", "");
+	if (ch->md5sum && !ch->md5sum[0]) {
+		free(ch->md5sum);       /* MCAP files keep it in the channel metadata */
+		ch->md5sum = property_string(prop, plen, "meta.md5sum", "*");
+	}
 	if (!ch->topic || !ch->type || !ch->encoding || !ch->schema_encoding || !ch->md5sum)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	const char *text = dssm_container_schema(c, stream);
@@ -101,8 +105,8 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 			ch->schema_len = n;
 		}
 	}
-	/* the remaining fields: bag header fields as they were, MCAP metadata
-	 * under its own keys */
+	/* the remaining fields: bag header fields as they were, MCAP channel
+	 * metadata without its "meta." prefix, for either output */
 	static const char *const own[] = {"topic", "type", "encoding", "schema_encoding",
 	                                  "schema_data", "md5sum"};
 	for (size_t at = 0; prop && at + 4 <= plen;) {
@@ -110,16 +114,28 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 		uint32_t n = (uint32_t)f[-4] | (uint32_t)f[-3] << 8 | (uint32_t)f[-2] << 16 |
 		             (uint32_t)f[-1] << 24;
 		at += 4 + n;
+		int meta = n > 5 && !memcmp(f, "meta.", 5);
+		if (meta) {
+			f += 5;
+			n -= 5;
+		}
 		int skip = 0;
 		for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
 			size_t k = strlen(own[i]);
 			skip |= n > k && f[k] == '=' && !memcmp(f, own[i], k);
 		}
-		if (skip)
-			continue;
-		int meta = mcap && n > 5 && !memcmp(f, "meta.", 5);
-		wbuf_u32(&ch->extra, meta ? n - 5 : n);
-		wbuf_bytes(&ch->extra, meta ? f + 5 : f, meta ? n - 5 : n);
+		if (!skip) {
+			wbuf_u32(&ch->extra, n);
+			wbuf_bytes(&ch->extra, f, n);
+		}
+	}
+	/* a ring stream of ROS 1 messages: the md5sum from its definition */
+	char md5[33];
+	if (!strcmp(ch->md5sum, "*") && !strcmp(ch->encoding, "ros1") && ch->type[0] && text &&
+	    bridge_ros1_md5(ch->type, text, md5) == 0) {
+		free(ch->md5sum);
+		if (!(ch->md5sum = strdup(md5)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	/* an MCAP reader of ros1 data looks for the md5sum in the metadata */
 	if (mcap && strcmp(ch->md5sum, "*") != 0)

@@ -34,8 +34,10 @@ struct mcap_reader {
 	const char *what;
 	const struct bridge_sink *sink;
 	struct bridge_read_stats *st;
-	struct schema *schemas[65536];  /* by id; 0 is "no schema" */
-	uint8_t channels[65536];        /* 1: reported to the sink */
+	struct schema **schemas;        /* by id; 0 is "no schema" */
+	uint32_t nschemas;
+	uint8_t *channels;              /* by id, 1: reported to the sink */
+	uint32_t nchannels;
 	uint8_t *chunk;
 	size_t chunk_cap;
 };
@@ -62,6 +64,23 @@ static int bad_record(struct mcap_reader *r, const char *kind, const char *where
 {
 	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at %s byte %llu %s", r->what, kind, where,
 	                  (unsigned long long)at, why);
+}
+
+/* Grow a by-id table (ids are u16) so that id is in it. */
+static int reserve(void **table, uint32_t *n, size_t elem, uint16_t id)
+{
+	if (id < *n)
+		return 0;
+	uint32_t want = id + 1u < 64 ? 64 : (uint32_t)id * 2 + 1;
+	if (want > 65536)
+		want = 65536;
+	uint8_t *p = realloc(*table, want * elem);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	memset(p + *n * elem, 0, (want - *n) * elem);
+	*table = p;
+	*n = want;
+	return 0;
 }
 
 static void schema_free(struct schema *s)
@@ -93,6 +112,10 @@ static int on_schema(struct mcap_reader *r, struct rbuf b, const char *where, ui
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	memcpy(s->data, data, s->len);
+	if (reserve((void **)&r->schemas, &r->nschemas, sizeof *r->schemas, id) < 0) {
+		schema_free(s);
+		return DSSM_ENOMEM;
+	}
 	/* The same schema may be repeated (in chunks and in the summary). */
 	schema_free(r->schemas[id]);
 	r->schemas[id] = s;
@@ -128,7 +151,9 @@ static int on_channel(struct mcap_reader *r, struct rbuf b, const char *where, u
 	struct wbuf fields = {0};
 	int rc = metadata_fields(&b, &fields) < 0 || b.bad ? bad_record(r, "channel", where, at,
 	                                                                 "is cut short") : 0;
-	const struct schema *s = schema_id ? r->schemas[schema_id] : NULL;
+	const struct schema *s = schema_id && schema_id < r->nschemas ? r->schemas[schema_id] : NULL;
+	if (rc == 0)
+		rc = reserve((void **)&r->channels, &r->nchannels, 1, id);
 	if (rc == 0 && schema_id && !s)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: channel %u ('%s') at %s byte %llu refers to "
 		                "schema %u, which no schema record defined before it", r->what, id,
@@ -158,7 +183,7 @@ static int on_message(struct mcap_reader *r, struct rbuf b, const char *where, u
 	(void)rbuf_u64(&b);             /* publish time */
 	if (b.bad)
 		return bad_record(r, "message", where, at, "is cut short");
-	if (!r->channels[channel])
+	if (channel >= r->nchannels || !r->channels[channel])
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is on channel %u, which "
 		                  "no channel record defined before it", r->what, where,
 		                  (unsigned long long)at, channel);
@@ -328,6 +353,7 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	if (rc == 0) {
 		/* no Data End or Footer: a writer that did not finish */
 		st->indexed = 0;
+		st->unclosed = 1;
 		st->stopped_at = end;
 		snprintf(st->stop_reason, sizeof st->stop_reason, end < len
 		         ? "the record at byte %zu is cut short: the file was not closed"
@@ -336,8 +362,10 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 		st->indexed = has_summary(buf, len);
 		rc = 0;
 	}
-	for (size_t i = 0; i < 65536; i++)
+	for (uint32_t i = 0; i < r->nschemas; i++)
 		schema_free(r->schemas[i]);
+	free(r->schemas);
+	free(r->channels);
 	free(r->chunk);
 	free(r);
 	return rc;

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# fuzz-test.sh [SECONDS] - build the wire codec's libFuzzer target with
-# clang (ASan + UBSan) and run it briefly from a seed corpus of valid frames.
+# fuzz-test.sh [SECONDS] - build the libFuzzer targets with clang (ASan +
+# UBSan) and run each briefly from seeds: the wire codec from valid frames,
+# the bag and MCAP readers from small bags and MCAP files (real ones, and
+# our exports of a real one).
 # Skips, saying why, if clang's fuzzer runtime is missing.
 set -u
 cd "$(dirname "$0")/.."
@@ -17,12 +19,41 @@ fi
 printf '\x08\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x15\xcd\x5b\x07\x00\x00\x00\x00' >"$out/corpus/ping"
 printf '\x12\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00DSSM\x01\x00\x01\x00\x00\x00\x10\x00\x02\x00hi' >"$out/corpus/hello"
 printf '\x09\x00\x00\x00\xff\xff\x00\x00\x07\x00\x00\x00\xf9\xff\xff\xff\x03\x00bad' >"$out/corpus/error"
-if "$out/fuzz_wire" -max_total_time="$secs" -max_len=4096 "$out/corpus" >"$out/fuzz.log" 2>&1; then
-	runs=$(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | tail -1)
-	echo "  ok    fuzz_wire: ${runs:-done} in ${secs}s, no crash"
-	echo "fuzz: 1 passed, 0 failed"
+status=0 passed=0 failed=0
+run() { # run NAME CORPUS MAXLEN
+	if "$out/$1" -max_total_time="$secs" -max_len="$3" -rss_limit_mb=2048 "$2" >"$out/$1.log" 2>&1; then
+		runs=$(grep -o 'Done [0-9]* runs' "$out/$1.log" | tail -1)
+		echo "  ok    $1: ${runs:-done} in ${secs}s, no crash"
+		passed=$((passed + 1))
+	else
+		echo "  FAIL  $1"; tail -30 "$out/$1.log"
+		failed=$((failed + 1)); status=1
+	fi
+}
+run fuzz_wire "$out/corpus" 4096
+
+# The readers: seeds are small real MCAP files and small bags exported from
+# a real one (uncompressed, lz4, bz2) when the dssm command is built.
+bridge_src="bridge/bag_read.c bridge/mcap_read.c bridge/codec.c bridge/fields.c bridge/mapped.c connector/wire.c ssmcore/error.c ssmcore/time.c"
+if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm \
+	>"$out/build-bridge.log" 2>&1; then
+	mkdir -p "$out/bridge-corpus"
+	rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+	cp "$rec"/*.mcap "$out/bridge-corpus/" 2>/dev/null
+	if [ -x build/dssm ] && [ -f "$rec/example.bag" ]; then
+		rm -rf "$out/seed.d"
+		build/dssm import "$rec/example.bag" -o "$out/seed.d" -q >/dev/null 2>&1
+		for c in none lz4 bz2; do
+			build/dssm export "$out/seed.d" --bag "$out/bridge-corpus/seed-$c.bag" --compression $c \
+				--topics /tf_static,/turtle1/cmd_vel --end 1396293891 --chunk-size 2048 2>/dev/null
+		done
+		build/dssm export "$out/seed.d" --mcap "$out/bridge-corpus/seed.mcap" \
+			--topics /tf_static,/turtle1/cmd_vel --end 1396293891 --chunk-size 2048 2>/dev/null
+	fi
+	run fuzz_bridge "$out/bridge-corpus" 65536
 else
-	echo "  FAIL  fuzz_wire"; tail -30 "$out/fuzz.log"
-	echo "fuzz: 0 passed, 1 failed"
-	exit 1
+	echo "  FAIL  fuzz_bridge: cannot build ($(tail -1 "$out/build-bridge.log"))"
+	failed=$((failed + 1)); status=1
 fi
+echo "fuzz: $passed passed, $failed failed"
+exit $status

@@ -150,10 +150,13 @@ int cmd_import(int argc, char **argv)
 	if (!quiet)
 		print_streams(dir);
 	fflush(stdout);     /* the table before the summary */
-	if (st.stopped_at)
+	if (st.unclosed && st.stopped_at)
 		fprintf(stderr, "dssm import: %s was not closed by its recorder; read up to byte %llu "
 		        "of %llu (%s)\n", argv[optind], (unsigned long long)st.stopped_at,
 		        (unsigned long long)st.file_bytes, st.stop_reason);
+	else if (st.unclosed)
+		fprintf(stderr, "dssm import: %s was not closed by its recorder (no index); read all "
+		        "%llu bytes\n", argv[optind], (unsigned long long)st.file_bytes);
 	char what[64];
 	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
 	         (unsigned long long)st.chunks);

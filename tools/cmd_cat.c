@@ -177,27 +177,38 @@ void help_write(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm write NAME[:ID] [TEXT] [--create SIZE] [--life S] [--cycle S]\n"
-	        "                  [--time SECONDS]\n\n"
+	        "                  [--type T] [--encoding E] [--schema-file F] [--time SECONDS]\n\n"
 	        "Writes one sample, stamped now (or --time, seconds since the epoch): TEXT,\n"
 	        "or standard input when TEXT is absent. With --create SIZE the stream is\n"
 	        "created if missing (history --life seconds at --cycle, default 10 s at 0.1 s).\n"
-	        "Prints the sample's TID.\n\n"
+	        "--type, --encoding and --schema-file (the message definition) describe a\n"
+	        "stream being created, for recordings and `dssm export`. Prints the TID.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
-	        "  date | dssm write note\n");
+	        "  date | dssm write note\n"
+	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
+	        "      --encoding ros1 --schema-file String.msg\n");
 }
 
 int cmd_write(int argc, char **argv)
 {
 	double create_size = 0, life = 10, cycle = 0.1, when = 0;
 	int have_time = 0;
+	const char *type = "", *encoding = "", *schema_file = NULL;
 	static const struct option longopts[] = {{"create", required_argument, 0, 'c'},
 	                                         {"life", required_argument, 0, 'l'},
 	                                         {"cycle", required_argument, 0, 'y'},
 	                                         {"time", required_argument, 0, 't'},
+	                                         {"type", required_argument, 0, 'T'},
+	                                         {"encoding", required_argument, 0, 'E'},
+	                                         {"schema-file", required_argument, 0, 'S'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'T' || opt == 'E' || opt == 'S') {
+			*(opt == 'T' ? &type : opt == 'E' ? &encoding : &schema_file) = optarg;
+			continue;
+		}
 		double *dst = opt == 'c' ? &create_size : opt == 'l' ? &life : opt == 'y' ? &cycle : &when;
 		if (opt == '?')
 			return cli_usage("write", "unknown option");
@@ -218,9 +229,25 @@ int cmd_write(int argc, char **argv)
 		cfg.max_size = (size_t)create_size;
 		cfg.life = life;
 		cfg.cycle = cycle;
-		cfg.type = "";
-		cfg.encoding = "";
+		cfg.type = type;
+		cfg.encoding = encoding;
+		char *schema = NULL;
+		if (schema_file) {
+			FILE *f = fopen(schema_file, "r");
+			size_t n = 0;
+			schema = f ? calloc(1, 1 << 20) : NULL;
+			if (schema)
+				n = fread(schema, 1, (1 << 20) - 1, f);
+			if (f)
+				fclose(f);
+			if (!schema || n == (1 << 20) - 1) {
+				free(schema);
+				return cli_error("write", "cannot read the schema from %s", schema_file);
+			}
+			cfg.schema = schema;
+		}
 		rc = dssm_create(name, id, &cfg, &s);
+		free(schema);
 	} else {
 		rc = dssm_open(name, id, DSSM_WRITE, &s);
 	}

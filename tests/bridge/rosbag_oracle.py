@@ -12,6 +12,14 @@ bridge tests to compare with what dssm imported and exported.
   rosbag_oracle.py container DIR DSSM  the same lines as `messages`, from
                                        `dssm query DIR` (topics from
                                        `dssm info DIR`)
+  rosbag_oracle.py window BAG TOPICS START_NS END_NS
+                                       `messages` of topics (comma-separated)
+                                       with START <= time <= END
+  rosbag_oracle.py crashed OUT COMPRESSION
+                                       write a bag and die before closing it,
+                                       as a killed recorder leaves one
+  rosbag_oracle.py reindex SRC OUT     rosbag's own repair of a crashed bag
+  rosbag_oracle.py backwards OUT       a bag whose /odom goes back in time
 """
 import hashlib
 import json
@@ -27,11 +35,15 @@ def text(v):
     return v.decode() if isinstance(v, bytes) else v
 
 
-def bag_messages(path):
+def bag_messages(path, topics=None, start=None, end=None):
     import rosbag
+    import rospy
     out = []
+    if start is not None:
+        start, end = rospy.Time(nsecs=start), rospy.Time(nsecs=end)
     with rosbag.Bag(path) as bag:
-        for topic, msg, t in bag.read_messages(raw=True):
+        for topic, msg, t in bag.read_messages(topics=topics, start_time=start, end_time=end,
+                                               raw=True):
             data = msg[1]
             out.append((topic, t.to_nsec(), len(data), sha(data)))
     return out
@@ -70,10 +82,55 @@ def container_messages(directory, dssm):
     return out
 
 
+def write_crashed(path, compression):
+    import os
+    import rosbag
+    import rospy
+    from std_msgs.msg import String
+    from geometry_msgs.msg import Vector3
+    bag = rosbag.Bag(path, 'w', compression=compression, chunk_threshold=4096)
+    for i in range(500):
+        t = rospy.Time(1700000000, i * 1000000)
+        bag.write('/chatter', String(data='message %d' % i), t)
+        bag.write('/vec', Vector3(x=i, y=2 * i, z=3 * i), t)
+    bag._file.flush()
+    os._exit(0)  # no close: no index, the last chunk unfinished
+
+
+def reindex(src, out):
+    import shutil
+    import rosbag
+    shutil.copyfile(src, out)
+    with rosbag.Bag(out, 'a', allow_unindexed=True) as bag:
+        for _ in bag.reindex():
+            pass
+
+
+def write_backwards(path):
+    import rosbag
+    import rospy
+    from std_msgs.msg import String
+    with rosbag.Bag(path, 'w') as bag:
+        bag.write('/odom', String(data='later'), rospy.Time(1700000002, 0))
+        bag.write('/odom', String(data='earlier'), rospy.Time(1700000001, 0))
+
+
 def main():
     mode = sys.argv[1]
     if mode == 'messages':
         lines = sorted(bag_messages(sys.argv[2]))
+    elif mode == 'window':
+        lines = sorted(bag_messages(sys.argv[2], sys.argv[3].split(','), int(sys.argv[4]),
+                                    int(sys.argv[5])))
+    elif mode == 'crashed':
+        write_crashed(sys.argv[2], sys.argv[3])
+        return
+    elif mode == 'reindex':
+        reindex(sys.argv[2], sys.argv[3])
+        return
+    elif mode == 'backwards':
+        write_backwards(sys.argv[2])
+        return
     elif mode == 'container':
         lines = sorted(container_messages(sys.argv[2], sys.argv[3]))
     elif mode == 'connections':

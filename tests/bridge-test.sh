@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# bridge-test.sh [DSSM] - `dssm import` and `dssm export` against tools no one
+# here wrote: Debian's python3-rosbag reads every bag (the real recordings in
+# ../shared/data/recordings, our exports, a bag its own writer left unclosed)
+# and the npm @mcap/core indexed reader reads our MCAP exports (when npm can
+# install it; skipped, saying so, when not).
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
+tmp=$(mktemp -d /tmp/dssm-bridge-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export DSSM_NAMESPACE=bridgetest$$
+passed=0 failed=0
+
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+same() { # same NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
+}
+
+if [ ! -d "$rec" ]; then
+	echo "  skip: no recordings at $rec"; exit 0
+fi
+
+# ---- bags: import equals rosbag; export reads back in rosbag as the same ----
+for f in example.bag example-lz4.bag example-bz2.bag tilt_laser.bag; do
+	$oracle messages "$rec/$f" >"$tmp/want"
+	$oracle connections "$rec/$f" >"$tmp/want-conn"
+	"$dssm" import "$rec/$f" -o "$tmp/$f.d" -q >/dev/null 2>"$tmp/err" || { bad "import $f: $(cat "$tmp/err")"; continue; }
+	$oracle container "$tmp/$f.d" "$dssm" >"$tmp/got"
+	same "import $f: topics, times, bytes as rosbag reads them" "$tmp/want" "$tmp/got"
+	for comp in lz4 bz2 none; do
+		"$dssm" export "$tmp/$f.d" --bag "$tmp/out.bag" --compression $comp --chunk-size 65536 2>/dev/null ||
+			{ bad "export $f ($comp)"; continue; }
+		$oracle messages "$tmp/out.bag" >"$tmp/got"
+		same "export $f as a $comp bag: rosbag reads the same messages" "$tmp/want" "$tmp/got"
+	done
+	$oracle connections "$tmp/out.bag" >"$tmp/got-conn"
+	same "export $f: types, md5sums, definitions, callerids kept" "$tmp/want-conn" "$tmp/got-conn"
+	n=$($oracle deserialize "$tmp/out.bag" 2>&1)
+	[ "$n" = "$(wc -l <"$tmp/want")" ] && ok "export $f: rosbag deserializes all $n messages" ||
+		bad "export $f: rosbag deserialize: $n"
+done
+
+# ---- a time window and a topic selection, against rosbag's own selection ----
+start=1396293890000000000 end=1396293895500000000
+$oracle window "$rec/example.bag" /turtle1/pose,/tf $start $end >"$tmp/want"
+"$dssm" export "$tmp/example.bag.d" --bag "$tmp/win.bag" --topics '/turtle1/pose,/tf' \
+	--start 1396293890 --end 1396293895.5 2>/dev/null
+$oracle messages "$tmp/win.bag" >"$tmp/got"
+same "export --topics --start --end equals rosbag's window" "$tmp/want" "$tmp/got"
+
+# ---- a bag whose writer never closed it, against rosbag's own reindex ----
+for comp in none lz4 bz2; do
+	$oracle crashed "$tmp/crash.bag" $comp
+	$oracle reindex "$tmp/crash.bag" "$tmp/reindexed.bag"
+	$oracle messages "$tmp/reindexed.bag" >"$tmp/want"
+	rm -rf "$tmp/crash.d"
+	if "$dssm" import "$tmp/crash.bag" -o "$tmp/crash.d" -q >/dev/null 2>"$tmp/err" &&
+		grep -q "was not closed" "$tmp/err"; then
+		$oracle container "$tmp/crash.d" "$dssm" >"$tmp/got"
+		# everything rosbag's reindex recovers, and maybe a last whole record it drops
+		lost=$(comm -23 "$tmp/want" "$tmp/got" | wc -l) extra=$(comm -13 "$tmp/want" "$tmp/got" | wc -l)
+		[ "$lost" -eq 0 ] && [ "$extra" -le 1 ] &&
+			ok "unclosed $comp bag: all $(wc -l <"$tmp/want") messages rosbag's reindex recovers (+$extra), no reindex" ||
+			bad "unclosed $comp bag: $lost missing, $extra extra"
+	else
+		bad "unclosed $comp bag: $(cat "$tmp/err")"
+	fi
+done
+
+# ---- bad input: clear errors, exit status 1, never a crash ----
+$oracle backwards "$tmp/back.bag"
+"$dssm" import "$tmp/back.bag" -o "$tmp/back.d" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "topic /odom" "$tmp/err" && ok "a topic going back in time: $(head -1 "$tmp/err" | cut -c1-90)..." ||
+	bad "backwards bag: $(cat "$tmp/err")"
+head -c 100000 "$rec/example-bz2.bag" >"$tmp/cut.bag"
+"$dssm" import "$tmp/cut.bag" -o "$tmp/cut.d" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "is cut short" "$tmp/err" && ok "a cut compressed chunk: $(head -1 "$tmp/err" | cut -c1-90)..." ||
+	bad "cut bag (exit $rc): $(cat "$tmp/err")"
+head -c 3000 /dev/urandom >"$tmp/noise.mcap"
+"$dssm" import "$tmp/noise.mcap" -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "neither" "$tmp/err" && ok "random bytes: $(cat "$tmp/err" | cut -c1-80)" || bad "noise: $(cat "$tmp/err")"
+"$dssm" export "$tmp/example.bag.d" --bag /nonexistent/dir/x.bag 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "creating /nonexistent" "$tmp/err" && ok "export to a bad path names it" || bad "bad path: $(cat "$tmp/err")"
+"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/x.mcap" --compression bz2 2>"$tmp/err"
+[ $? -eq 2 ] && ok "bz2 for MCAP is refused as usage" || bad "bz2 mcap: $(cat "$tmp/err")"
+
+# ---- MCAP: round trips through every codec, and bag -> MCAP -> bag ----
+for f in talker.mcap topics_and_services.mcap; do
+	"$dssm" import "$rec/$f" -o "$tmp/$f.d" -q >/dev/null 2>&1 || { bad "import $f"; continue; }
+	"$dssm" query "$tmp/$f.d" >"$tmp/want" 2>/dev/null
+	[ "$(wc -l <"$tmp/want")" -gt 0 ] || bad "import $f: empty"
+	for comp in zstd lz4 none; do
+		rm -rf "$tmp/rt.d"
+		"$dssm" export "$tmp/$f.d" --mcap "$tmp/rt.mcap" --compression $comp 2>/dev/null &&
+			"$dssm" import "$tmp/rt.mcap" -o "$tmp/rt.d" -q >/dev/null 2>&1
+		"$dssm" query "$tmp/rt.d" >"$tmp/got" 2>/dev/null
+		same "$f -> container -> $comp MCAP -> container" "$tmp/want" "$tmp/got"
+	done
+done
+"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/ex.mcap" --chunk-size 32768 2>/dev/null
+rm -rf "$tmp/ex.d"
+"$dssm" import "$tmp/ex.mcap" -o "$tmp/ex.d" -q >/dev/null 2>&1
+"$dssm" export "$tmp/ex.d" --bag "$tmp/ex.bag" 2>/dev/null
+$oracle messages "$rec/example.bag" >"$tmp/want"
+$oracle messages "$tmp/ex.bag" >"$tmp/got"
+same "bag -> MCAP -> bag: rosbag reads the same messages" "$tmp/want" "$tmp/got"
+$oracle connections "$rec/example.bag" >"$tmp/want"
+$oracle connections "$tmp/ex.bag" >"$tmp/got"
+same "bag -> MCAP -> bag: md5sums, definitions, callerids kept" "$tmp/want" "$tmp/got"
+
+# ---- a ring typed as a ROS message, recorded, exported, read by rosbag ----
+printf 'string data\n' >"$tmp/String.msg"
+for w in hello world; do
+	printf "\\$(printf %03o ${#w})\\0\\0\\0$w" |
+		"$dssm" write chatter --create 64 --type std_msgs/String --encoding ros1 --schema-file "$tmp/String.msg" >/dev/null
+done
+"$dssm" record -o "$tmp/ring.d" chatter --from-oldest --duration 0.3 >/dev/null 2>&1
+"$dssm" rm chatter >/dev/null 2>&1
+"$dssm" export "$tmp/ring.d" --bag "$tmp/ring.bag" 2>/dev/null
+got=$(/usr/bin/python3 -c "
+import rosbag, sys
+b = rosbag.Bag('$tmp/ring.bag')
+print(' '.join('%s:%s:%s' % (t, m._type, m.data) for t, m, _ in b.read_messages()))
+print(b._connections[0].header['md5sum'].decode())" 2>&1)
+want="/chatter:std_msgs/String:hello /chatter:std_msgs/String:world
+992ce8a1687cec8c8bd883ec73ca41d1"
+[ "$got" = "$want" ] && ok "a ring of std_msgs/String exports to a bag rosbag reads (md5 computed)" ||
+	bad "ring export: $got"
+
+# ---- our MCAP files in the npm @mcap/core indexed reader (Foxglove's) ----
+if node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err"); then
+	for comp in zstd lz4 none; do
+		"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/js.mcap" --compression $comp --chunk-size 20000 2>/dev/null
+		NODE_PATH=$node_path node tests/bridge/mcap_check.mjs "$tmp/js.mcap" >"$tmp/got" 2>&1
+		tail -1 "$tmp/got" | grep -q "total 8647 chunks [0-9]* statistics 8647" &&
+			ok "@mcap/core reads our $comp MCAP through its summary: $(tail -1 "$tmp/got")" ||
+			bad "@mcap/core $comp: $(tail -3 "$tmp/got")"
+	done
+	NODE_PATH=$node_path node tests/bridge/mcap_check.mjs "$rec/talker.mcap" >"$tmp/want" 2>&1
+	"$dssm" export "$tmp/talker.mcap.d" --mcap "$tmp/talker.mcap" 2>/dev/null
+	NODE_PATH=$node_path node tests/bridge/mcap_check.mjs "$tmp/talker.mcap" >"$tmp/got" 2>&1
+	head -n -1 "$tmp/want" >"$tmp/want2"
+	head -n -1 "$tmp/got" >"$tmp/got2"
+	same "talker.mcap and our export of it, as @mcap/core reads them" "$tmp/want2" "$tmp/got2"
+else
+	echo "  skip  @mcap/core checks: $(tail -1 "$tmp/npm.err")"
+fi
+
+echo "bridge: $passed passed, $failed failed"
+[ $failed -eq 0 ]
