@@ -90,6 +90,11 @@ $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
 
+# The recordings benchmark also times SQLite (rosbag2's storage).
+$(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
+
 # ---- tests ----
 
 deps:

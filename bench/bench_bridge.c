@@ -1,0 +1,248 @@
+/*
+ * bench_bridge.c - the C side of the recordings benchmark (bench/bridge/run.sh):
+ *
+ *   bench_bridge dssm DIR STREAM START_NS END_NS   open a container, query
+ *   bench_bridge sqlite DB TOPIC START_NS END_NS   the same on SQLite with
+ *                                                  rosbag2's schema
+ *   bench_bridge mksqlite DIR DB                   fill that database from a
+ *                                                  container
+ *   bench_bridge evict PATH...                     drop files from the page
+ *                                                  cache (cold runs)
+ *
+ * The readers print "open_seconds query_seconds count bytes", as the Python,
+ * C++ and JavaScript peers do, timed inside the process. Every reader hands
+ * each message's bytes to the caller; here a byte per 64 is read so that the
+ * data is really fetched.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dssm/container.h"
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static volatile uint8_t touched;
+
+static void touch(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint8_t x = 0;
+	for (size_t i = 0; i < len; i += 64)
+		x ^= p[i];
+	touched = x;
+}
+
+static int fail(const char *what, const char *why)
+{
+	fprintf(stderr, "bench_bridge: %s: %s\n", what, why);
+	return 1;
+}
+
+static int read_dssm(const char *dir, const char *stream, int64_t start, int64_t end)
+{
+	double t0 = now();
+	dssm_container *c;
+	if (dssm_container_open(dir, &c) < 0)
+		return fail(dir, dssm_last_error());
+	double t1 = now();
+	int idx = dssm_container_find(c, stream, 0);
+	if (idx < 0)
+		return fail(stream, dssm_last_error());
+	dssm_query *q;
+	if (dssm_query_open(c, &idx, 1, start, end, &q) < 0)
+		return fail(dir, dssm_last_error());
+	dssm_record rec;
+	unsigned long long count = 0, bytes = 0;
+	int rc;
+	while ((rc = dssm_query_next(q, &rec)) > 0) {
+		touch(rec.data, rec.len);
+		count++;
+		bytes += rec.len;
+	}
+	dssm_query_close(q);
+	double t2 = now();
+	dssm_container_close(c);
+	if (rc < 0)
+		return fail(dir, dssm_last_error());
+	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	return 0;
+}
+
+/* rosbag2's sqlite3 storage: opening a bag reads its topics and counts the
+ * messages of each (its metadata query); reading filters by topic and time
+ * through the timestamp index. */
+static int read_sqlite(const char *db, const char *topic, int64_t start, int64_t end)
+{
+	double t0 = now();
+	sqlite3 *s;
+	if (sqlite3_open_v2(db, &s, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return fail(db, sqlite3_errmsg(s));
+	sqlite3_stmt *st;
+	const char *meta = "SELECT topics.name, topics.type, topics.serialization_format, "
+	                   "COUNT(messages.id), MIN(messages.timestamp), MAX(messages.timestamp) "
+	                   "FROM messages JOIN topics ON topics.id = messages.topic_id "
+	                   "GROUP BY topics.name";
+	if (sqlite3_prepare_v2(s, meta, -1, &st, NULL) != SQLITE_OK)
+		return fail(db, sqlite3_errmsg(s));
+	while (sqlite3_step(st) == SQLITE_ROW)
+		;
+	sqlite3_finalize(st);
+	double t1 = now();
+	const char *sql = "SELECT messages.timestamp, messages.data FROM messages JOIN topics ON "
+	                  "messages.topic_id = topics.id WHERE topics.name = ? AND "
+	                  "messages.timestamp >= ? AND messages.timestamp <= ? "
+	                  "ORDER BY messages.timestamp, messages.id";
+	if (sqlite3_prepare_v2(s, sql, -1, &st, NULL) != SQLITE_OK)
+		return fail(db, sqlite3_errmsg(s));
+	sqlite3_bind_text(st, 1, topic, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, start);
+	sqlite3_bind_int64(st, 3, end);
+	unsigned long long count = 0, bytes = 0;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const void *data = sqlite3_column_blob(st, 1);
+		size_t len = (size_t)sqlite3_column_bytes(st, 1);
+		touch(data, len);
+		count++;
+		bytes += len;
+	}
+	sqlite3_finalize(st);
+	double t2 = now();
+	sqlite3_close(s);
+	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	return 0;
+}
+
+static int exec(sqlite3 *s, const char *sql)
+{
+	char *err = NULL;
+	if (sqlite3_exec(s, sql, NULL, NULL, &err) != SQLITE_OK) {
+		fprintf(stderr, "bench_bridge: sqlite: %s\n", err);
+		sqlite3_free(err);
+		return -1;
+	}
+	return 0;
+}
+
+static int make_sqlite(const char *dir, const char *db)
+{
+	dssm_container *c;
+	if (dssm_container_open(dir, &c) < 0)
+		return fail(dir, dssm_last_error());
+	unlink(db);
+	sqlite3 *s;
+	if (sqlite3_open(db, &s) != SQLITE_OK)
+		return fail(db, sqlite3_errmsg(s));
+	if (exec(s, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
+	            "CREATE TABLE schema(schema_version INTEGER PRIMARY KEY, ros_distro TEXT NOT NULL);"
+	            "CREATE TABLE metadata(id INTEGER PRIMARY KEY, metadata_version INTEGER NOT NULL,"
+	            " metadata TEXT NOT NULL);"
+	            "CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,"
+	            " serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL);"
+	            "CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL,"
+	            " timestamp INTEGER NOT NULL, data BLOB NOT NULL);"
+	            "CREATE INDEX timestamp_idx ON messages (timestamp ASC);") < 0)
+		return 1;
+	int n = dssm_container_stream_count(c);
+	sqlite3_stmt *topic, *msg;
+	sqlite3_prepare_v2(s, "INSERT INTO topics VALUES (?, ?, ?, 'ros1', '')", -1, &topic, NULL);
+	sqlite3_prepare_v2(s, "INSERT INTO messages (topic_id, timestamp, data) VALUES (?, ?, ?)", -1,
+	                   &msg, NULL);
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		dssm_container_stream(c, i, &r);
+		char name[DSSM_NAME_MAX + 2] = "/";
+		strcat(name, r.info.name);
+		for (char *p = name; *p; p++)
+			if (*p == '.')
+				*p = '/';
+		sqlite3_bind_int(topic, 1, i + 1);
+		sqlite3_bind_text(topic, 2, name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(topic, 3, r.info.type, -1, SQLITE_TRANSIENT);
+		sqlite3_step(topic);
+		sqlite3_reset(topic);
+	}
+	/* in time order, as rosbag2 records */
+	dssm_query *q;
+	dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q);
+	dssm_record rec;
+	while (dssm_query_next(q, &rec) > 0) {
+		sqlite3_bind_int(msg, 1, rec.stream + 1);
+		sqlite3_bind_int64(msg, 2, rec.time);
+		sqlite3_bind_blob(msg, 3, rec.data, (int)rec.len, SQLITE_STATIC);
+		if (sqlite3_step(msg) != SQLITE_DONE)
+			return fail(db, sqlite3_errmsg(s));
+		sqlite3_reset(msg);
+	}
+	dssm_query_close(q);
+	sqlite3_finalize(topic);
+	sqlite3_finalize(msg);
+	int rc = exec(s, "COMMIT;");
+	sqlite3_close(s);
+	dssm_container_close(c);
+	return rc < 0;
+}
+
+static void evict(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *e;
+		while (d && (e = readdir(d))) {
+			if (e->d_name[0] == '.')
+				continue;
+			char sub[4096];
+			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+			evict(sub);
+		}
+		if (d)
+			closedir(d);
+		return;
+	}
+	int fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		fdatasync(fd);
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 6 && !strcmp(argv[1], "dssm"))
+		return read_dssm(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
+	if (argc == 6 && !strcmp(argv[1], "sqlite"))
+		return read_sqlite(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
+	if (argc == 4 && !strcmp(argv[1], "mksqlite"))
+		return make_sqlite(argv[2], argv[3]);
+	if (argc >= 2 && !strcmp(argv[1], "evict")) {
+		for (int i = 2; i < argc; i++)
+			evict(argv[i]);
+		/* and the whole page cache, where allowed (root) */
+		FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
+		if (f) {
+			fputs("3\n", f);
+			fclose(f);
+		}
+		return 0;
+	}
+	fprintf(stderr, "usage: bench_bridge dssm DIR STREAM START_NS END_NS\n"
+	                "       bench_bridge sqlite DB TOPIC START_NS END_NS\n"
+	                "       bench_bridge mksqlite DIR DB\n"
+	                "       bench_bridge evict PATH...\n");
+	return 2;
+}
