@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# run.sh - the recordings benchmark of issue #5, side by side in one run on
+# the same data, cold and warm page cache:
+#
+#   a robot bag written by python3-rosbag (200 Hz IMU, 300 KiB images, 10 Hz
+#   text, 50 Hz poses; DSSM_BENCH_SECONDS long, default 500 s = ~225 MB),
+#   imported with `dssm import` (timed against copying the file), then read by
+#     dssm         the container (bench_bridge dssm)
+#     rosbag-cpp   Debian's C++ rosbag (librosbag-storage-dev), on the bag
+#     rosbag-py    Debian's python3-rosbag, on the bag
+#     sqlite       SQLite with rosbag2's schema and its timestamp index
+#     mcap-js      npm @mcap/core's indexed reader, on our (uncompressed)
+#                  MCAP export of the container
+#   for: open; a 10 s window of the small topic, of the IMU and of the images;
+#   the whole small topic, IMU and image topics.
+# Every reader times itself inside its process (no interpreter start-up) and
+# prints "open query count bytes"; the counts must agree. Medians of 3 runs;
+# cold runs drop the page cache first (root) or the files' pages (fadvise).
+# Prints the table and the ratios; writes $out/bridge.txt.
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+out=$BUILD/bench/bridge
+mkdir -p "$out"
+secs=${DSSM_BENCH_SECONDS:-500}
+runs=${DSSM_BENCH_RUNS:-3}
+dssm=$BUILD/dssm
+bb=$BUILD/bench/bench_bridge
+
+bash bench/bridge/peers.sh debian || echo "(some Debian peers are missing; their columns stay empty)"
+readers="dssm"
+inc="-I/usr/include/pluginlib -I/usr/include/class_loader -I/usr/include/rcpputils -I/usr/include/rcutils -I/usr/include/ament_index_cpp"
+libs="-lrosbag_storage -lroscpp_serialization -lrostime -lcpp_common -lconsole_bridge -lboost_filesystem -lclass_loader -lrcpputils -lrcutils -lament_index_cpp"
+if g++ -O2 $inc -o "$out/rosbag_cpp" bench/bridge/rosbag_cpp.cpp $libs 2>"$out/rosbag_cpp.log"; then
+	readers="$readers rosbag-cpp"
+else
+	echo "(C++ rosbag peer does not build: $(grep -m1 error "$out/rosbag_cpp.log"))"
+fi
+/usr/bin/python3 -c 'import rosbag' 2>/dev/null && readers="$readers rosbag-py"
+readers="$readers sqlite"
+node_path=$(bash bench/bridge/peers.sh node 2>"$out/npm.err") && readers="$readers mcap-js" ||
+	echo "(no @mcap/core: $(tail -1 "$out/npm.err"))"
+
+data=$out/data
+mkdir -p "$data"
+bag=$data/robot-$secs.bag
+if [ ! -s "$bag" ]; then
+	echo "writing a ${secs} s robot bag with python3-rosbag ..."
+	/usr/bin/python3 bench/bridge/gen_bag.py "$bag.tmp" "$secs" && mv "$bag.tmp" "$bag"
+fi
+dir=$data/robot.d mcap=$data/robot.mcap db=$data/robot.db3
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# ---- import, against copying the same bytes (both warm) ----
+cat "$bag" >/dev/null
+rm -rf "$dir" "$data/copy.bag"
+t0=$(now); cp "$bag" "$data/copy.bag"; sync "$data/copy.bag" 2>/dev/null || sync; t1=$(now)
+"$dssm" import "$bag" -o "$dir" -q >/dev/null 2>"$out/import.log"; sync; t2=$(now)
+rm -f "$data/copy.bag"
+copy_s=$(elapsed "$t0" "$t1") import_s=$(elapsed "$t1" "$t2")
+"$dssm" export "$dir" --mcap "$mcap" --compression none 2>/dev/null
+"$bb" mksqlite "$dir" "$db"
+mb=$(($(stat -c %s "$bag") / 1000000))
+
+# ---- the reads ----
+t0ns=1700000000000000000
+w0=$((t0ns + secs / 2 * 1000000000)) w1=$((t0ns + (secs / 2 + 10) * 1000000000))
+all0=0 all1=9000000000000000000
+cases="small-10s:text:$w0:$w1 imu-10s:imu:$w0:$w1 image-10s:camera/image:$w0:$w1
+small-all:text:$all0:$all1 imu-all:imu:$all0:$all1 image-all:camera/image:$all0:$all1"
+
+run_reader() { # reader topic start end -> "open query count bytes"
+	local r=$1 topic=$2 a=$3 b=$4
+	case $r in
+	dssm) "$bb" dssm "$dir" "$(tr / . <<<"$topic")" "$a" "$b" ;;
+	rosbag-cpp) "$out/rosbag_cpp" "$bag" "/$topic" "$a" "$b" ;;
+	rosbag-py) /usr/bin/python3 bench/bridge/rosbag_py.py "$bag" "/$topic" "$a" "$b" ;;
+	sqlite) "$bb" sqlite "$db" "/$topic" "$a" "$b" ;;
+	mcap-js) NODE_PATH=$node_path node bench/bridge/mcap_js.mjs "$mcap" "/$topic" "$a" "$b" ;;
+	esac
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'; }
+
+results=$out/results.tsv
+: >"$results"
+for cache in warm cold; do
+	for c in $cases; do
+		IFS=: read -r name topic a b <<<"$c"
+		for r in $readers; do
+			[ $cache = warm ] && run_reader "$r" "$topic" "$a" "$b" >/dev/null 2>&1
+			opens=() queries=() count=
+			for _ in $(seq "$runs"); do
+				[ $cache = cold ] && "$bb" evict "$bag" "$dir" "$mcap" "$db"
+				if line=$(run_reader "$r" "$topic" "$a" "$b" 2>>"$out/errors.log"); then
+					read -r o q n _ <<<"$line"
+					opens+=("$o") queries+=("$q") count=$n
+				fi
+			done
+			[ ${#opens[@]} -gt 0 ] || continue
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$cache" "$name" "$r" \
+				"$(printf '%s\n' "${opens[@]}" | median)" "$(printf '%s\n' "${queries[@]}" | median)" \
+				"$count" >>"$results"
+		done
+	done
+done
+
+# page-cache read speed of the image data, for the whole-topic extraction
+img=$("$dssm" info "$dir" | awk '$1 == "camera.image:0" { print NR - 3 }')
+imgfile=$(printf '%s/streams/%04d.data' "$dir" "$img")
+cat "$imgfile" >/dev/null
+t0=$(now); cat "$imgfile" >/dev/null; t1=$(now)
+cat_s=$(elapsed "$t0" "$t1")
+
+{
+	echo "recordings: a ${mb} MB robot bag (${secs} s: 200 Hz IMU, 300 KiB images, 10 Hz text, 50 Hz poses)"
+	awk -v c="$copy_s" -v i="$import_s" 'BEGIN { printf "import (bag -> container, synced): %.2f s; copying the bag (cp + sync): %.2f s; ratio %.2fx\n", i, c, i / c }'
+	echo "seconds (median of $runs; each reader timed inside its own process); ratio = best peer / dssm"
+	for cache in warm cold; do
+		echo
+		printf '%-6s %-10s' "$cache" "case"
+		for r in $readers; do printf ' %11s' "$r"; done
+		printf ' %9s %s\n' "ratio" "(best peer)"
+		for what in open small-10s imu-10s image-10s small-all imu-all image-all; do
+			printf '%-6s %-10s' "" "$what"
+			awk -F'\t' -v cache=$cache -v what=$what -v readers="$readers" '
+				BEGIN { n = split(readers, R, " ") }
+				$1 == cache && (what == "open" ? $2 == "small-10s" : $2 == what) {
+					t[$3] = (what == "open") ? $4 : $5; cnt[$3] = $6 }
+				END {
+					best = ""; bt = 1e99
+					for (i = 1; i <= n; i++) {
+						r = R[i]
+						if (r in t) printf " %11.6f", t[r]; else printf " %11s", "-"
+						if (r != "dssm" && (r in t) && t[r] < bt) { bt = t[r]; best = r }
+					}
+					if (("dssm" in t) && best != "" && t["dssm"] > 0)
+						printf " %8.1fx (%s)", bt / t["dssm"], best
+					for (i = 1; i <= n; i++) if ((R[i] in cnt) && cnt[R[i]] != cnt["dssm"]) printf "  COUNT MISMATCH %s=%s", R[i], cnt[R[i]]
+					printf "\n"
+				}' "$results"
+		done
+	done
+	echo
+	awk -F'\t' -v cat_s="$cat_s" -v f="$imgfile" '$1 == "warm" && $2 == "image-all" && $3 == "dssm" {
+		printf "whole image topic, warm: dssm %.3f s vs cat of its data file %.3f s (page-cache read): %.2fx\n", $5, cat_s, $5 / cat_s }' "$results"
+	awk -F'\t' '$2 == "small-10s" && $3 == "rosbag-cpp" { c[$1] = $4 } $2 == "small-10s" && $3 == "dssm" { d[$1] = $4 }
+		END { for (k in d) if (k in c) printf "open, %s: %.0fx faster than C++ rosbag (target 100x)\n", k, c[k] / d[k] }' "$results"
+} | tee "$out/bridge.txt"
