@@ -11,6 +11,8 @@ echo
 "$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
 echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
+echo
+BUILD=$BUILD bash bench/bridge/run.sh
 
 if ! command -v gnuplot >/dev/null; then
 	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo

@@ -47,6 +47,7 @@ struct cstream {
 	dssm_time_t first, last;
 	uint64_t dropped;
 	int trusted;             /* reader of a CLOSED container */
+	uint32_t max_len;        /* writer: the largest record */
 };
 
 struct dssm_container {
@@ -312,25 +313,14 @@ static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *sche
 	wbuf_blob(w, prop, plen);
 }
 
-int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
-                              const char *schema, const void *property, size_t property_len)
+/* Write NNNN.meta atomically: a temporary file, synced, renamed. */
+static int write_meta(dssm_container *c, int idx, const dssm_stream_info *info, const char *schema,
+                      const void *prop, size_t plen)
 {
-	if (!c || !info || !c->writing)
-		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: not a writer");
-	struct cstream *s = stream_new(c);
-	if (!s)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	int idx = c->n;
 	struct wbuf w = {0};
-	put_meta(&w, info, schema, property, property_len);
+	put_meta(&w, info, schema, prop, plen);
 	char *meta = path_of(c, idx, "meta"), *tmp = path_of(c, idx, "meta.tmp");
-	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
-	int rc = (!meta || !tmp || !data || !index || w.oom) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
-	/* data and index first, then the meta that makes the stream visible */
-	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", data);
-	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
-		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", index);
+	int rc = !meta || !tmp || w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	if (rc == 0) {
 		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0)
@@ -346,9 +336,40 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	}
 	free(meta);
 	free(tmp);
+	wbuf_free(&w);
+	return rc;
+}
+
+int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
+                              const char *schema, const void *property, size_t property_len)
+{
+	if (!c || !info || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: not a writer");
+	struct cstream *s = stream_new(c);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int idx = c->n;
+	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
+	int rc = (!data || !index) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	/* data and index first, then the meta that makes the stream visible */
+	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", data);
+	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", index);
+	if (rc == 0)
+		rc = write_meta(c, idx, info, schema, property, property_len);
+	/* a stream added without a sample size (an import) gets the largest
+	 * sample's size written into its meta at close, for `dssm play` */
+	if (rc == 0 && info->max_size == 0 &&
+	    (!(s->schema = strdup(schema ? schema : "")) ||
+	     !(s->prop = malloc(property_len ? property_len : 1))))
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0 && s->prop) {
+		memcpy(s->prop, property, property_len);
+		s->prop_len = property_len;
+	}
 	free(data);
 	free(index);
-	wbuf_free(&w);
 	if (rc < 0) {
 		stream_free(s);
 		return rc;
@@ -453,6 +474,8 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	if (s->count && time < s->last)
 		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
 		                  stream, (long long)time, (long long)s->last);
+	if (len > s->max_len)
+		s->max_len = (uint32_t)len;
 	if (!s->dbuf && !(s->dbuf = malloc(DATA_BUFFER)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a write buffer");
 	if (s->ilen + ENTRY > s->icap) {
@@ -819,6 +842,14 @@ int dssm_container_close(dssm_container *c)
 	int rc = 0;
 	if (c->writing && c->dir) {
 		rc = dssm_container_sync(c);
+		for (int i = 0; i < c->n && rc == 0; i++) {
+			struct cstream *s = &c->s[i];
+			if (s->info.max_size == 0 && s->max_len > 0) {
+				dssm_stream_info info = s->info;
+				info.max_size = s->max_len;
+				rc = write_meta(c, i, &info, s->schema, s->prop, s->prop_len);
+			}
+		}
 		char *closed = path_of(c, -1, "CLOSED");
 		int fd = closed ? open(closed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
 		if (fd >= 0) {
@@ -843,7 +874,7 @@ int dssm_container_close(dssm_container *c)
 /* A query reads ahead: index entries a window at a time, and small records a
  * block at a time (records of a stream lie one after another in its .data),
  * so a window of small samples costs a few reads, not two per sample. */
-#define INDEX_WINDOW 256            /* entries */
+#define INDEX_WINDOW 256            /* entries (8 KiB) */
 #define DATA_WINDOW (256u << 10)    /* bytes */
 
 struct cursor {
@@ -893,12 +924,13 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 
 /* The first entry whose time is >= t (after = 0) or > t (after = 1): a
  * binary search over the index, the last steps within one read. */
-static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t *at)
+static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
+                       uint64_t *at)
 {
 	struct cstream *s = &q->c->s[stream];
-	uint64_t lo = 0, hi = s->count;
-	uint8_t e[ENTRY], win[64 * ENTRY];
-	while (hi - lo > 64) {
+	uint64_t lo = from, hi = s->count;
+	uint8_t e[ENTRY], win[256 * ENTRY];
+	while (hi - lo > 256) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)
 			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", stream);
@@ -923,17 +955,31 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 
 static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)
 {
-	int rc = search_time(q, k->stream, start, 0, &k->next);
+	struct cstream *s = &q->c->s[k->stream];
+	int rc = search_time(q, k->stream, start, 0, 0, &k->next);
 	if (rc == 0)
-		rc = search_time(q, k->stream, stop, 1, &k->end);
+		rc = stop < start ? (k->end = k->next, 0)
+		                  : search_time(q, k->stream, stop, 1, k->next, &k->end);
 	if (rc == 0 && k->end < k->next)
 		k->end = k->next;
 	/* where the range's data ends, so that read-ahead stops there */
 	uint8_t e[ENTRY];
 	if (rc == 0 && k->end > k->next &&
-	    pread_all(q->c->s[k->stream].index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
+	    pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
 		k->data_stop = get64(e + 16) + RECORD_HEADER + get32(e + 24);
-	return rc < 0 ? rc : load_entry(q, k);
+	if (rc == 0)
+		rc = load_entry(q, k);
+	/* On a cold cache, ask for the whole range at once (the disk works on
+	 * all of it while the first records are read); big ranges are left to
+	 * the kernel's own sequential read-ahead. */
+	uint64_t first = get64(k->entry + 16);
+	if (rc == 0 && k->end > k->next && k->data_stop > first &&
+	    k->data_stop - first <= (32u << 20)) {
+		posix_fadvise(s->data_fd, (off_t)first, (off_t)(k->data_stop - first), POSIX_FADV_WILLNEED);
+		posix_fadvise(s->index_fd, (off_t)(k->next * ENTRY), (off_t)((k->end - k->next) * ENTRY),
+		              POSIX_FADV_WILLNEED);
+	}
+	return rc;
 }
 
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,

@@ -132,6 +132,11 @@ want="/chatter:std_msgs/String:hello /chatter:std_msgs/String:world
 [ "$got" = "$want" ] && ok "a ring of std_msgs/String exports to a bag rosbag reads (md5 computed)" ||
 	bad "ring export: $got"
 
+# ---- an imported bag played back into rings (sizes known from the import) ----
+out=$("$dssm" play "$tmp/tilt_laser.bag.d" --speed 100 2>&1 | tail -1)
+case $out in *"wrote 4093 samples"*) ok "dssm play of an imported bag: $out" ;; *) bad "play: $out" ;; esac
+"$dssm" ls 2>/dev/null | awk 'NR > 1 { print $1 }' | xargs -r "$dssm" rm >/dev/null 2>&1
+
 # ---- our MCAP files in the npm @mcap/core indexed reader (Foxglove's) ----
 if node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err"); then
 	for comp in zstd lz4 none; do

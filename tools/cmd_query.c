@@ -240,8 +240,8 @@ int cli_container_info(const char *dir)
 	int n = dssm_container_stream_count(c);
 	printf("recording:   %s (%s)\n", dir,
 	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
-	printf("%-24s %-24s %-22s %10s %10s %9s %9s %s\n", "STREAM", "TOPIC", "TYPE", "SAMPLES",
-	       "ON DISK", "SECONDS", "RATE Hz", "FIRST");
+	printf("%-24s %-22s %10s %10s %9s %9s %-30s %s\n", "STREAM", "TYPE", "SAMPLES", "ON DISK",
+	       "SECONDS", "RATE Hz", "FIRST", "TOPIC (export)");
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
@@ -252,9 +252,9 @@ int cli_container_info(const char *dir)
 		double secs = r.count > 1 ? dssm_time_to_sec(r.last - r.first) : 0;
 		if (r.count)
 			cli_format_time(first, sizeof first, r.first);
-		printf("%-24s %-24s %-22.22s %10llu %10s %9.2f %9.1f %s%s\n", addr, topic,
+		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %-30s %s%s\n", addr,
 		       r.info.type[0] ? r.info.type : "-", (unsigned long long)r.count, b, secs,
-		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first,
+		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first, topic,
 		       r.dropped_tail ? "  (damaged tail dropped)" : "");
 	}
 	dssm_container_close(c);

@@ -70,8 +70,8 @@ def container_messages(directory, dssm):
     topic_of = {}
     for line in info.splitlines():
         parts = line.split()
-        if len(parts) >= 2 and ':' in parts[0] and parts[1].startswith('/'):
-            topic_of[parts[0]] = parts[1]
+        if len(parts) >= 2 and ':' in parts[0] and parts[-1].startswith('/'):
+            topic_of[parts[0]] = parts[-1]
     q = subprocess.run([dssm, 'query', directory, '--format', 'json'], check=True,
                        capture_output=True, text=True).stdout
     out = []
