@@ -364,7 +364,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	    (!(s->schema = strdup(schema ? schema : "")) ||
 	     !(s->prop = malloc(property_len ? property_len : 1))))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-	if (rc == 0 && s->prop) {
+	if (rc == 0 && s->prop && property_len) {
 		memcpy(s->prop, property, property_len);
 		s->prop_len = property_len;
 	}
