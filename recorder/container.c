@@ -47,7 +47,9 @@ struct cstream {
 	dssm_time_t first, last;
 	uint64_t dropped;
 	int trusted;             /* reader of a CLOSED container */
+	int lazy;                /* reader: .data/.index not opened yet (CLOSED summary) */
 	uint32_t max_len;        /* writer: the largest record */
+	uint64_t record_end;     /* writer: end of the last record (as a reader sees it) */
 };
 
 struct dssm_container {
@@ -57,6 +59,7 @@ struct dssm_container {
 	int n, cap;
 	dssm_time_t sync_interval, last_sync;
 	int closed;
+	char *summary;           /* reader: the text of CLOSED */
 	int direct;              /* write big records with O_DIRECT */
 };
 
@@ -534,6 +537,7 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	put32(entry + 24, (uint32_t)len);
 	put32(entry + 28, crc_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
 	s->ilen += ENTRY;
+	s->record_end = s->data_end + RECORD_HEADER + len + pad;
 	if (!s->count)
 		s->first = time;
 	s->count++;
@@ -700,6 +704,54 @@ static int recover_tail(struct cstream *s)
 	return 0;
 }
 
+/* Open a stream's .data and .index (a reader of a CLOSED container opens
+ * them at its first query of the stream). */
+static int stream_files(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->lazy)
+		return 0;
+	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
+	int rc = data && index ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
+	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
+		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
+	/* Files shorter than CLOSED says were damaged after the recording was
+	 * closed: find their intact part the way a crashed recording's is. */
+	struct stat ist, dst;
+	if (rc == 0 && (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0))
+		rc = dssm__fail_errno(DSSM_ESYS, "fstat %s", index);
+	free(data);
+	free(index);
+	if (rc < 0)
+		return rc;
+	s->lazy = 0;
+	if ((uint64_t)ist.st_size < s->count * ENTRY || (uint64_t)dst.st_size < s->data_end) {
+		s->trusted = 0;
+		s->count = 0;
+		return recover_tail(s);
+	}
+	return 0;
+}
+
+/* The summary line of stream idx in CLOSED: 1 if found. */
+static int closed_summary(const char *text, int idx, struct cstream *s)
+{
+	char key[32];
+	snprintf(key, sizeof key, "\nstream %d ", idx);
+	const char *p = text ? strstr(text, key) : NULL;
+	unsigned long long count, end;
+	long long first, last;
+	if (!p || sscanf(p + strlen(key), "%llu %lld %lld %llu", &count, &first, &last, &end) != 4)
+		return 0;
+	s->count = count;
+	s->first = first;
+	s->last = last;
+	s->data_end = end;
+	return 1;
+}
+
 static int open_streams(dssm_container *c)
 {
 	for (;;) {
@@ -715,6 +767,14 @@ static int open_streams(dssm_container *c)
 			s->trusted = c->closed;
 		char *data = path_of(c, c->n, "data"), *index = path_of(c, c->n, "index");
 		int rc = s && data && index ? load_meta(c, c->n, s, meta) : dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (rc == 0 && c->closed && closed_summary(c->summary, c->n, s)) {
+			s->lazy = 1;
+			free(meta);
+			free(data);
+			free(index);
+			c->n++;
+			continue;
+		}
 		if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
 			rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
 		if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
@@ -754,8 +814,16 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	free(text);
 	free(cpath);
 	if (rc == 0) {
+		/* CLOSED, with the streams' summaries when a recent writer made it */
 		char *closed = path_of(c, -1, "CLOSED");
-		c->closed = closed && access(closed, F_OK) == 0;
+		uint8_t *sum = NULL;
+		size_t sum_len = 0;
+		c->closed = closed && read_file(closed, &sum, &sum_len) == 0;
+		if (c->closed && (c->summary = malloc(sum_len + 1))) {
+			memcpy(c->summary, sum, sum_len);
+			c->summary[sum_len] = 0;
+		}
+		free(sum);
 		free(closed);
 	}
 	if (rc == 0)
@@ -773,7 +841,9 @@ int dssm_container_refresh(dssm_container *c)
 	if (!c || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
 	for (int i = 0; i < c->n; i++) {
-		int rc = recover_tail(&c->s[i]);
+		int rc = stream_files(c, i);
+		if (rc == 0)
+			rc = recover_tail(&c->s[i]);
 		if (rc < 0)
 			return rc;
 	}
@@ -793,6 +863,8 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 {
 	if (!c || !out || stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+	/* a closed container's figures come from CLOSED until the stream's
+	 * files are opened (its first query) */
 	struct cstream *s = &c->s[stream];
 	out->info = s->info;
 	out->count = s->count;
@@ -851,12 +923,25 @@ int dssm_container_close(dssm_container *c)
 			}
 		}
 		char *closed = path_of(c, -1, "CLOSED");
-		int fd = closed ? open(closed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+		/* not after a failed sync: CLOSED promises that everything is on disk */
+		int fd = closed && rc == 0 ? open(closed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
 		if (fd >= 0) {
-			char text[64];
-			int n = snprintf(text, sizeof text, "closed %lld\n", (long long)dssm_now());
-			if (write_all(fd, text, (size_t)n, closed) == 0)
+			/* the time, and each stream's summary, so that a reader opens
+			 * without touching the streams' files (container-format.md) */
+			struct wbuf w = {0};
+			char line[160];
+			int n = snprintf(line, sizeof line, "closed %lld\n", (long long)dssm_now());
+			wbuf_bytes(&w, line, (size_t)n);
+			for (int i = 0; i < c->n; i++) {
+				struct cstream *s = &c->s[i];
+				n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
+				             (unsigned long long)s->count, (long long)s->first,
+				             (long long)s->last, (unsigned long long)s->record_end);
+				wbuf_bytes(&w, line, (size_t)n);
+			}
+			if (rc == 0 && !w.oom && write_all(fd, w.data, w.len, closed) == 0)
 				fsync(fd);
+			wbuf_free(&w);
 			close(fd);
 		}
 		free(closed);
@@ -865,6 +950,7 @@ int dssm_container_close(dssm_container *c)
 		stream_free(&c->s[i]);
 	free(c->s);
 	free(c->dir);
+	free(c->summary);
 	free(c);
 	return rc;
 }
@@ -1002,7 +1088,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 		int sidx = streams && nstreams > 0 ? streams[i] : i;
 		if (sidx < 0 || sidx >= c->n)
 			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
-		else {
+		else if ((rc = stream_files(c, sidx)) == 0) {
 			q->cur[i].stream = sidx;
 			rc = seek_time(q, &q->cur[i], start, end);
 		}
@@ -1099,8 +1185,16 @@ int dssm_container_budget_start(dssm_container *c, const int *streams, int nstre
 	uint64_t *pos = calloc((size_t)(n ? n : 1), sizeof *pos);
 	if (!pos)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++)
-		pos[i] = c->s[streams && nstreams > 0 ? streams[i] : i].count;
+	for (int i = 0; i < n; i++) {
+		int idx = streams && nstreams > 0 ? streams[i] : i;
+		int rc = idx >= 0 && idx < c->n ? stream_files(c, idx)
+		                                : dssm__fail(DSSM_EINVAL, "no stream %d in the container", idx);
+		if (rc < 0) {
+			free(pos);
+			return rc;
+		}
+		pos[i] = c->s[idx].count;
+	}
 	uint64_t used = 0;
 	*start = INT64_MAX;
 	/* Walk back from the newest sample of all streams, merged by time. */

@@ -307,10 +307,8 @@ static void test_damaged_files(void **state)
 	fwrite("garbage-garbage-garbage", 1, 23, f);
 	fclose(f);
 	assert_int_equal(dssm_container_open(dir, &c), 0);
-	dssm_container_stream(c, 1, &rec);
-	assert_int_equal(rec.dropped_tail, 1);
-	dssm_container_stream(c, 0, &rec);
-	assert_int_equal(rec.dropped_tail, 0); /* a partial entry is not an entry */
+	/* the recording was closed: open trusts CLOSED; the first query of a
+	 * stream finds files shorter than CLOSED says and recovers their tail */
 	dssm_query *q;
 	dssm_record r;
 	int rc;
@@ -319,6 +317,10 @@ static void test_damaged_files(void **state)
 	}
 	assert_int_equal(rc, 0); /* everything returned was intact */
 	dssm_query_close(q);
+	dssm_container_stream(c, 1, &rec);
+	assert_int_equal(rec.dropped_tail, 1);
+	dssm_container_stream(c, 0, &rec);
+	assert_int_equal(rec.dropped_tail, 0); /* a partial entry is not an entry */
 	dssm_container_close(c);
 	/* a bit flipped inside an early record: found when read, named */
 	snprintf(path, sizeof path, "%s/streams/0002.data", dir);
