@@ -49,6 +49,9 @@ struct bag_reader {
 	size_t chunk_cap;
 	uint64_t index_pos;
 	uint32_t chunk_count, chunk_infos;  /* as the header says; as found */
+	const uint8_t *file;                /* the whole bag, for looking ahead */
+	size_t file_len, scan_at;           /* chunks before scan_at were submitted */
+	struct inflater *pool;
 };
 
 static uint32_t le32(const uint8_t *p)
@@ -239,15 +242,16 @@ static int walk_chunk(struct bag_reader *r, const uint8_t *buf, size_t len, uint
 	return 0;
 }
 
-static int on_chunk(struct bag_reader *r, const struct record *rec)
+/* A chunk's codec and uncompressed size, checked. */
+static int chunk_params(struct bag_reader *r, const struct record *rec, int *codec, size_t *size)
 {
 	const uint8_t *sizep;
 	int rc = fixed_field(r, rec, "file", "size", 4, &sizep);
 	if (rc < 0)
 		return rc;
 	char *compression = field_string(rec->header, rec->header_len, "compression");
-	int codec = compression ? bridge_codec_parse(compression, 0) : -1;
-	if (codec < 0) {
+	*codec = compression ? bridge_codec_parse(compression, 0) : -1;
+	if (*codec < 0) {
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%s' is not "
 		                "none, lz4 or bz2", r->what, (unsigned long long)rec->at,
 		                compression ? compression : "(missing)");
@@ -255,30 +259,75 @@ static int on_chunk(struct bag_reader *r, const struct record *rec)
 		return rc;
 	}
 	free(compression);
-	size_t size = le32(sizep);
-	r->st->chunks++;
-	if (codec == BRIDGE_NONE) {
-		if (size != rec->data_len)
-			return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk at byte %llu holds %u "
-			                  "bytes; its header says %zu", r->what,
-			                  (unsigned long long)rec->at, rec->data_len, size);
-		return walk_chunk(r, rec->data, size, rec->at);
-	}
-	if (size > bridge_max_chunk)
+	*size = le32(sizep);
+	if (*codec == BRIDGE_NONE && *size != rec->data_len)
+		return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk at byte %llu holds %u "
+		                  "bytes; its header says %zu", r->what,
+		                  (unsigned long long)rec->at, rec->data_len, *size);
+	if (*size > bridge_max_chunk)
 		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %zu bytes "
 		                  "uncompressed; at most %zu are accepted", r->what,
-		                  (unsigned long long)rec->at, size, bridge_max_chunk);
-	if (size > r->chunk_cap) {
-		uint8_t *p = realloc(r->chunk, size);
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", size);
-		r->chunk = p;
-		r->chunk_cap = size;
+		                  (unsigned long long)rec->at, *size, bridge_max_chunk);
+	return 0;
+}
+
+/* Submit the compressed chunks ahead of the reader to the worker threads,
+ * while there is room. A record that does not parse stops the look-ahead;
+ * the reader reports it when it gets there. */
+static void look_ahead(struct bag_reader *r)
+{
+	while (r->pool && r->scan_at < r->file_len && inflater_room(r->pool) > 0) {
+		struct record rec;
+		int codec;
+		size_t size;
+		if (record_at(r, r->file, r->file_len, r->scan_at, "file", &rec) <= 0)
+			break;
+		if (rec.op == OP_CHUNK) {
+			if (chunk_params(r, &rec, &codec, &size) < 0)
+				break;
+			char what[128];
+			snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what,
+			         (unsigned long long)rec.at);
+			if (codec != BRIDGE_NONE &&
+			    inflater_submit(r->pool, rec.at, (enum bridge_codec)codec, rec.data,
+			                    rec.data_len, size, 0, what) < 0)
+				break;
+		}
+		r->scan_at = record_end(&rec);
 	}
-	char what[128];
-	snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)rec->at);
-	rc = bridge_decompress((enum bridge_codec)codec, rec->data, rec->data_len, r->chunk, size, what);
-	return rc < 0 ? rc : walk_chunk(r, r->chunk, size, rec->at);
+}
+
+static int on_chunk(struct bag_reader *r, const struct record *rec)
+{
+	int codec;
+	size_t size;
+	int rc = chunk_params(r, rec, &codec, &size);
+	if (rc < 0)
+		return rc;
+	r->st->chunks++;
+	if (codec == BRIDGE_NONE)
+		return walk_chunk(r, rec->data, size, rec->at);
+	const uint8_t *out;
+	look_ahead(r);
+	if (r->pool && rec->at < r->scan_at) {
+		/* submitted by the look-ahead: its worker may be done already */
+		rc = inflater_take(r->pool, rec->at, &out);
+	} else {
+		if (size > r->chunk_cap) {
+			uint8_t *p = realloc(r->chunk, size);
+			if (!p)
+				return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", size);
+			r->chunk = p;
+			r->chunk_cap = size;
+		}
+		char what[128];
+		snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what,
+		         (unsigned long long)rec->at);
+		rc = bridge_decompress((enum bridge_codec)codec, rec->data, rec->data_len, r->chunk,
+		                       size, what);
+		out = r->chunk;
+	}
+	return rc < 0 ? rc : walk_chunk(r, out, size, rec->at);
 }
 
 /* The bag header: where the index is (0 while recording). */
@@ -308,7 +357,10 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 	if (len < BAG_MAGIC_LEN || memcmp(buf, BAG_MAGIC, BAG_MAGIC_LEN) != 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s is not a ROS bag v2.0 (it does not start with "
 		                  "\"#ROSBAG V2.0\")", what);
-	struct bag_reader r = {.what = what, .sink = sink, .st = st};
+	struct bag_reader r = {.what = what, .sink = sink, .st = st, .file = buf, .file_len = len,
+	                       .scan_at = BAG_MAGIC_LEN};
+	if (bridge_threads != 0 && inflater_new(bridge_threads, &r.pool) < 0)
+		r.pool = NULL;  /* decompress on this thread */
 	size_t at = BAG_MAGIC_LEN;
 	int rc = 0, seen_header = 0;
 	while (at < len) {
@@ -367,6 +419,7 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 		 * (a copy cut short): an error, though what was read is kept. */
 		rc = dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but %s",
 		                what, (unsigned long long)r.index_pos, st->stop_reason);
+	inflater_free(r.pool);
 	free(r.reported);
 	free(r.chunk);
 	return rc < 0 ? rc : 0;

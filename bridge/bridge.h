@@ -92,6 +92,21 @@ int bridge_compress(enum bridge_codec codec, const uint8_t *in, size_t in_len, u
 /* The largest decompressed chunk a reader accepts (hostile sizes). */
 extern size_t bridge_max_chunk;
 
+/* Chunks decompressed on worker threads, taken back in submission order
+ * (inflater.c). threads < 0: one per core (at most 4; none on one core). */
+struct inflater;
+int inflater_new(int threads, struct inflater **out);
+int inflater_room(struct inflater *p);
+/* `tag` names the chunk (its offset); `crc` is the CRC-32 the output must
+ * have (0: not checked). `in` must stay valid until taken. */
+int inflater_submit(struct inflater *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
+                    size_t in_len, size_t out_len, uint32_t crc, const char *what);
+/* The oldest chunk's output (valid until the next take); its tag must be `tag`. */
+int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out);
+void inflater_free(struct inflater *p);
+/* Threads the readers use (-1: one per core; tests set 0 or more). */
+extern int bridge_threads;
+
 /* ---- writers ---- */
 
 struct bag_writer;

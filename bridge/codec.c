@@ -14,6 +14,7 @@
 #include "../ssmcore/internal.h"
 
 size_t bridge_max_chunk = (size_t)1 << 30;
+int bridge_threads = -1;
 
 int bridge_codec_parse(const char *name, int mcap)
 {

@@ -40,6 +40,9 @@ struct mcap_reader {
 	uint32_t nchannels;
 	uint8_t *chunk;
 	size_t chunk_cap;
+	const uint8_t *file;            /* the whole file, for looking ahead */
+	size_t file_len, scan_at;       /* chunks before scan_at were submitted */
+	struct inflater *pool;
 };
 
 /* A string field (u32 length + bytes) into a malloc'd C string. */
@@ -199,12 +202,21 @@ static int on_message(struct mcap_reader *r, struct rbuf b, const char *where, u
 static int walk_records(struct mcap_reader *r, const uint8_t *buf, size_t len, const char *where,
                         int in_chunk);
 
-static int on_chunk(struct mcap_reader *r, struct rbuf b, uint64_t at)
+struct chunk_params {
+	uint64_t size;
+	uint32_t crc;
+	int codec;
+	const uint8_t *records;
+	size_t records_len;
+};
+
+/* A chunk record's fields, checked. */
+static int chunk_params(struct mcap_reader *r, struct rbuf b, uint64_t at, struct chunk_params *c)
 {
 	(void)rbuf_u64(&b);             /* message start time */
 	(void)rbuf_u64(&b);             /* message end time */
-	uint64_t size = rbuf_u64(&b);
-	uint32_t crc = rbuf_u32(&b);
+	c->size = rbuf_u64(&b);
+	c->crc = rbuf_u32(&b);
 	char *compression = take_string(&b);
 	uint64_t records_len = rbuf_u64(&b);
 	if (b.bad || records_len != b.left) {
@@ -212,44 +224,97 @@ static int on_chunk(struct mcap_reader *r, struct rbuf b, uint64_t at)
 		return bad_record(r, "chunk", "file", at, b.bad ? "is cut short"
 		                  : "has a records length that does not match the record's");
 	}
-	int codec = bridge_codec_parse(compression, 1);
-	if (codec < 0) {
+	c->codec = bridge_codec_parse(compression, 1);
+	if (c->codec < 0) {
 		int rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%s' is not "
 		                    "none, lz4 or zstd", r->what, (unsigned long long)at, compression);
 		free(compression);
 		return rc;
 	}
 	free(compression);
-	if (size > bridge_max_chunk)
+	if (c->size > bridge_max_chunk)
 		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %llu bytes "
 		                  "uncompressed; at most %zu are accepted", r->what,
-		                  (unsigned long long)at, (unsigned long long)size, bridge_max_chunk);
-	const uint8_t *records = b.p;
-	if (codec != BRIDGE_NONE) {
-		if (size > r->chunk_cap) {
-			uint8_t *p = realloc(r->chunk, size);
-			if (!p)
-				return dssm__fail(DSSM_ENOMEM, "out of memory for a %llu-byte chunk",
-				                  (unsigned long long)size);
-			r->chunk = p;
-			r->chunk_cap = size;
-		}
-		char what[128];
-		snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
-		int rc = bridge_decompress((enum bridge_codec)codec, b.p, b.left, r->chunk, size, what);
-		if (rc < 0)
-			return rc;
-		records = r->chunk;
-	} else if (size != b.left) {
+		                  (unsigned long long)at, (unsigned long long)c->size, bridge_max_chunk);
+	if (c->codec == BRIDGE_NONE && c->size != b.left)
 		return bad_record(r, "chunk", "file", at, "is uncompressed but its sizes differ");
+	c->records = b.p;
+	c->records_len = b.left;
+	return 0;
+}
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Submit the compressed chunks ahead of the reader to the worker threads
+ * (see bag_read.c). */
+static void look_ahead(struct mcap_reader *r)
+{
+	while (r->pool && r->scan_at < r->file_len && inflater_room(r->pool) > 0) {
+		size_t at = r->scan_at;
+		if (r->file_len - at < 9)
+			break;
+		uint8_t op = r->file[at];
+		uint64_t n = le64_at(r->file + at + 1);
+		if (n > r->file_len - at - 9 || op == MCAP_DATA_END || op == MCAP_FOOTER)
+			break;
+		if (op == MCAP_CHUNK) {
+			struct chunk_params c;
+			if (chunk_params(r, rbuf_of(r->file + at + 9, (size_t)n), at, &c) < 0)
+				break;
+			char what[128];
+			snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
+			if (c.codec != BRIDGE_NONE &&
+			    inflater_submit(r->pool, at, (enum bridge_codec)c.codec, c.records, c.records_len,
+			                    (size_t)c.size, c.crc, what) < 0)
+				break;
+		}
+		r->scan_at = at + 9 + (size_t)n;
 	}
-	if (crc != 0 && (uint32_t)crc32(0, records, (uInt)size) != crc)
-		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu fails its CRC-32 check",
-		                  r->what, (unsigned long long)at);
+}
+
+static int on_chunk(struct mcap_reader *r, struct rbuf b, uint64_t at)
+{
+	struct chunk_params c;
+	int rc = chunk_params(r, b, at, &c);
+	if (rc < 0)
+		return rc;
+	const uint8_t *records = c.records;
+	char what[128];
+	snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
+	look_ahead(r);
+	if (c.codec != BRIDGE_NONE && r->pool && at < r->scan_at) {
+		/* submitted by the look-ahead; the worker checked the CRC */
+		if ((rc = inflater_take(r->pool, at, &records)) < 0)
+			return rc;
+	} else {
+		if (c.codec != BRIDGE_NONE) {
+			if (c.size > r->chunk_cap) {
+				uint8_t *p = realloc(r->chunk, c.size);
+				if (!p)
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %llu-byte chunk",
+					                  (unsigned long long)c.size);
+				r->chunk = p;
+				r->chunk_cap = c.size;
+			}
+			rc = bridge_decompress((enum bridge_codec)c.codec, c.records, c.records_len,
+			                       r->chunk, c.size, what);
+			if (rc < 0)
+				return rc;
+			records = r->chunk;
+		}
+		if (c.crc != 0 && (uint32_t)crc32(0, records, (uInt)c.size) != c.crc)
+			return dssm__fail(DSSM_ECORRUPT, "%s fails its CRC-32 check", what);
+	}
 	r->st->chunks++;
 	char where[64];
 	snprintf(where, sizeof where, "chunk %llu,", (unsigned long long)at);
-	return walk_records(r, records, size, where, 1);
+	return walk_records(r, records, c.size, where, 1);
 }
 
 /* Records of buf[0..len): the data section (in_chunk 0) or a chunk. Returns
@@ -341,6 +406,10 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	r->what = what;
 	r->sink = sink;
 	r->st = st;
+	r->file = buf;
+	r->file_len = len;
+	if (bridge_threads != 0 && inflater_new(bridge_threads, &r->pool) < 0)
+		r->pool = NULL;     /* decompress on this thread */
 	/* the header: skip it (profile and library are informational) */
 	struct rbuf h = rbuf_of(buf + 9, 8);
 	uint64_t hlen = rbuf_u64(&h);
@@ -348,8 +417,10 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	size_t end = 0;
 	if (hlen > len - 17)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", what);
-	else
+	else {
+		r->scan_at = 17 + (size_t)hlen;
 		rc = walk(r, buf, len, 17 + (size_t)hlen, "file", 0, &end);
+	}
 	if (rc == 0) {
 		/* no Data End or Footer: a writer that did not finish */
 		st->indexed = 0;
@@ -362,6 +433,7 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 		st->indexed = has_summary(buf, len);
 		rc = 0;
 	}
+	inflater_free(r->pool);
 	for (uint32_t i = 0; i < r->nschemas; i++)
 		schema_free(r->schemas[i]);
 	free(r->schemas);

@@ -1,0 +1,215 @@
+/*
+ * inflater.c - compressed chunks decompressed on worker threads, handed
+ * back in the order they were submitted.
+ *
+ * A reader walks its file in order; when it meets a compressed chunk, the
+ * next chunks are already being decompressed on the other cores (the reader
+ * looks ahead and submits them). Measured on a bz2 bag, decompression is
+ * most of an import's time; the container writes stay on the reader's
+ * thread, in file order. With one core (or threads = 0) a chunk is simply
+ * decompressed when it is taken.
+ *
+ * Slots form a ring: `head` is the oldest job not yet taken, `tail` the
+ * next free slot. A taken slot's buffer stays valid until the next take.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "bridge.h"
+#include "../ssmcore/internal.h"
+
+enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+struct job {
+	enum job_state state;
+	uint64_t tag;
+	enum bridge_codec codec;
+	const uint8_t *in;
+	size_t in_len, out_len;
+	uint32_t crc;               /* CRC-32 the output must have (0: none) */
+	uint8_t *out;
+	size_t out_cap;
+	int rc;
+	char what[128];
+	char error[512];
+};
+
+struct inflater {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	pthread_t *threads;
+	int nthreads, stopping;
+	struct job *jobs;
+	int nslots, head, tail, count;   /* count: submitted, not taken */
+	int held;                        /* slot handed out by the last take, or -1 */
+};
+
+/* Decompress one job (on whichever thread runs it). */
+static void run_job(struct job *j)
+{
+	j->rc = 0;
+	if (j->out_len > j->out_cap) {
+		uint8_t *p = realloc(j->out, j->out_len);
+		if (!p) {
+			j->rc = dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", j->out_len);
+			snprintf(j->error, sizeof j->error, "%s", dssm_last_error());
+			return;
+		}
+		j->out = p;
+		j->out_cap = j->out_len;
+	}
+	j->rc = bridge_decompress(j->codec, j->in, j->in_len, j->out, j->out_len, j->what);
+	if (j->rc == 0 && j->crc && (uint32_t)crc32(0, j->out, (uInt)j->out_len) != j->crc)
+		j->rc = dssm__fail(DSSM_ECORRUPT, "%s fails its CRC-32 check", j->what);
+	if (j->rc < 0)
+		snprintf(j->error, sizeof j->error, "%s", dssm_last_error());
+}
+
+static void *worker(void *arg)
+{
+	struct inflater *p = arg;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		struct job *j = NULL;
+		for (int k = 0, i = p->head; k < p->count; k++, i = (i + 1) % p->nslots)
+			if (p->jobs[i].state == JOB_QUEUED) {
+				j = &p->jobs[i];
+				break;
+			}
+		if (!j) {
+			if (p->stopping)
+				break;
+			pthread_cond_wait(&p->work, &p->lock);
+			continue;
+		}
+		j->state = JOB_RUNNING;
+		pthread_mutex_unlock(&p->lock);
+		run_job(j);
+		pthread_mutex_lock(&p->lock);
+		j->state = JOB_DONE;
+		pthread_cond_broadcast(&p->done);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+int inflater_new(int threads, struct inflater **out)
+{
+	if (threads < 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		threads = n > 1 ? (int)(n < 4 ? n : 4) : 0;
+	}
+	struct inflater *p = calloc(1, sizeof *p);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	p->nslots = threads ? 2 * threads + 1 : 1;
+	p->held = -1;
+	p->jobs = calloc((size_t)p->nslots, sizeof *p->jobs);
+	p->threads = calloc((size_t)(threads ? threads : 1), sizeof *p->threads);
+	if (!p->jobs || !p->threads) {
+		inflater_free(p);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	for (int i = 0; i < threads; i++) {
+		if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
+			break;      /* fewer workers still work; none: take decompresses */
+		p->nthreads++;
+	}
+	*out = p;
+	return 0;
+}
+
+/* Free slots: a held slot is released by the next take, so it counts. */
+int inflater_room(struct inflater *p)
+{
+	pthread_mutex_lock(&p->lock);
+	int room = p->nslots - p->count - (p->held >= 0);
+	pthread_mutex_unlock(&p->lock);
+	return room;
+}
+
+int inflater_submit(struct inflater *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
+                    size_t in_len, size_t out_len, uint32_t crc, const char *what)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->count + (p->held >= 0) >= p->nslots) {
+		pthread_mutex_unlock(&p->lock);
+		return dssm__fail(DSSM_EINVAL, "inflater_submit: no free slot");
+	}
+	struct job *j = &p->jobs[p->tail];
+	j->tag = tag;
+	j->codec = codec;
+	j->in = in;
+	j->in_len = in_len;
+	j->out_len = out_len;
+	j->crc = crc;
+	snprintf(j->what, sizeof j->what, "%s", what);
+	j->state = JOB_QUEUED;
+	p->tail = (p->tail + 1) % p->nslots;
+	p->count++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	return 0;
+}
+
+int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->held >= 0) {
+		p->jobs[p->held].state = JOB_FREE;
+		p->held = -1;
+	}
+	if (p->count == 0 || p->jobs[p->head].tag != tag) {
+		pthread_mutex_unlock(&p->lock);
+		return dssm__fail(DSSM_EINVAL, "inflater_take: chunk %llu was not submitted next",
+		                  (unsigned long long)tag);
+	}
+	struct job *j = &p->jobs[p->head];
+	if (p->nthreads == 0 && j->state == JOB_QUEUED) {
+		j->state = JOB_RUNNING;
+		pthread_mutex_unlock(&p->lock);
+		run_job(j);
+		pthread_mutex_lock(&p->lock);
+		j->state = JOB_DONE;
+	}
+	while (j->state != JOB_DONE)
+		pthread_cond_wait(&p->done, &p->lock);
+	p->held = p->head;
+	p->head = (p->head + 1) % p->nslots;
+	p->count--;
+	pthread_mutex_unlock(&p->lock);
+	*out = j->out;
+	return j->rc < 0 ? dssm__fail(j->rc, "%s", j->error) : 0;
+}
+
+void inflater_free(struct inflater *p)
+{
+	if (!p)
+		return;
+	if (p->threads && p->jobs) {
+		pthread_mutex_lock(&p->lock);
+		p->stopping = 1;
+		pthread_cond_broadcast(&p->work);
+		pthread_mutex_unlock(&p->lock);
+		for (int i = 0; i < p->nthreads; i++)
+			pthread_join(p->threads[i], NULL);
+		/* workers may still be running jobs nobody took: joined above,
+		 * after they finished them (a worker leaves only when none is
+		 * queued) */
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->work);
+		pthread_cond_destroy(&p->done);
+	}
+	for (int i = 0; p->jobs && i < p->nslots; i++)
+		free(p->jobs[i].out);
+	free(p->jobs);
+	free(p->threads);
+	free(p);
+}
