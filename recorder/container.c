@@ -22,6 +22,8 @@
 #define RECORD_MAGIC 0x43525344u
 #define RECORD_HEADER 32
 #define ENTRY 32
+#define SPARSE_STRIDE 256   /* entries between the times a writer keeps */
+#define SPARSE_MAX 1024     /* times per stream in CLOSED, at most */
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
 #define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
 #define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
@@ -50,6 +52,11 @@ struct cstream {
 	int lazy;                /* reader: .data/.index not opened yet (CLOSED summary) */
 	uint32_t max_len;        /* writer: the largest record */
 	uint64_t record_end;     /* writer: end of the last record (as a reader sees it) */
+	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
+	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
+	 * query's binary search starts within one stride of its answer. */
+	int64_t *sparse;
+	uint64_t nsparse, sparse_cap, stride;
 };
 
 struct dssm_container {
@@ -233,6 +240,7 @@ static void stream_free(struct cstream *s)
 		close(s->index_fd);
 	free(s->schema);
 	free(s->prop);
+	free(s->sparse);
 }
 
 static dssm_container *container_new(const char *dir, int writing)
@@ -538,6 +546,17 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	put32(entry + 28, crc_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
 	s->ilen += ENTRY;
 	s->record_end = s->data_end + RECORD_HEADER + len + pad;
+	if (s->count % SPARSE_STRIDE == 0) {
+		if (s->nsparse == s->sparse_cap) {
+			uint64_t cap = s->sparse_cap ? 2 * s->sparse_cap : 64;
+			int64_t *p = realloc(s->sparse, cap * sizeof *p);
+			if (!p)
+				return dssm__fail(DSSM_ENOMEM, "out of memory for the time summary");
+			s->sparse = p;
+			s->sparse_cap = cap;
+		}
+		s->sparse[s->nsparse++] = time;
+	}
 	if (!s->count)
 		s->first = time;
 	s->count++;
@@ -749,6 +768,32 @@ static int closed_summary(const char *text, int idx, struct cstream *s)
 	s->first = first;
 	s->last = last;
 	s->data_end = end;
+	/* the sparse times, when the writer kept them */
+	snprintf(key, sizeof key, "\nsparse %d ", idx);
+	p = strstr(text, key);
+	unsigned long long stride;
+	int used;
+	if (p && sscanf(p + strlen(key), "%llu%n", &stride, &used) == 1 && stride > 0) {
+		const char *q = p + strlen(key) + used;
+		uint64_t n = count ? (count - 1) / stride + 1 : 0;
+		int64_t *t = n ? malloc(n * sizeof *t) : NULL;
+		uint64_t k = 0;
+		while (t && k < n) {
+			char *end_num;
+			long long v = strtoll(q, &end_num, 10);
+			if (end_num == q || *q == '\n')
+				break;
+			t[k++] = v;
+			q = end_num;
+		}
+		if (t && k == n) {
+			s->sparse = t;
+			s->nsparse = n;
+			s->stride = stride;
+		} else {
+			free(t);    /* not as expected: search without it */
+		}
+	}
 	return 1;
 }
 
@@ -938,6 +983,20 @@ int dssm_container_close(dssm_container *c)
 				             (unsigned long long)s->count, (long long)s->first,
 				             (long long)s->last, (unsigned long long)s->record_end);
 				wbuf_bytes(&w, line, (size_t)n);
+				/* every f-th kept time, at most SPARSE_MAX of them */
+				uint64_t f = 1;
+				while (s->nsparse / f > SPARSE_MAX)
+					f *= 2;
+				if (s->nsparse > 1) {
+					n = snprintf(line, sizeof line, "sparse %d %llu", i,
+					             (unsigned long long)(SPARSE_STRIDE * f));
+					wbuf_bytes(&w, line, (size_t)n);
+					for (uint64_t k = 0; k < s->nsparse; k += f) {
+						n = snprintf(line, sizeof line, " %lld", (long long)s->sparse[k]);
+						wbuf_bytes(&w, line, (size_t)n);
+					}
+					wbuf_u8(&w, '\n');
+				}
 			}
 			if (rc == 0 && !w.oom && write_all(fd, w.data, w.len, closed) == 0)
 				fsync(fd);
@@ -982,14 +1041,28 @@ struct dssm_query {
 	struct cursor *cur;
 	int n;
 	dssm_time_t start, stop;
+	/* the index entries the last search read: [wlo, whi) of stream wstream */
+	uint8_t win[256 * ENTRY];
+	int wstream;
+	uint64_t wlo, whi;
 };
+
+/* Index entry i of a stream from the last search's window, if it is there. */
+static const uint8_t *from_window(struct dssm_query *q, int stream, uint64_t i)
+{
+	return q->wstream == stream && i >= q->wlo && i < q->whi ? q->win + (i - q->wlo) * ENTRY
+	                                                          : NULL;
+}
 
 static int load_entry(struct dssm_query *q, struct cursor *k)
 {
 	struct cstream *s = &q->c->s[k->stream];
 	if (k->next >= k->end)
 		return 0;
-	if (k->next < k->ibase || k->next >= k->ibase + k->icount) {
+	const uint8_t *w = from_window(q, k->stream, k->next);
+	if (w && (k->next < k->ibase || k->next >= k->ibase + k->icount)) {
+		memcpy(k->entry, w, ENTRY);
+	} else if (k->next < k->ibase || k->next >= k->ibase + k->icount) {
 		uint64_t n = k->end - k->next < INDEX_WINDOW ? k->end - k->next : INDEX_WINDOW;
 		if (!k->ibuf && !(k->ibuf = malloc(INDEX_WINDOW * ENTRY)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a query");
@@ -998,7 +1071,8 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 		k->ibase = k->next;
 		k->icount = (uint32_t)n;
 	}
-	memcpy(k->entry, k->ibuf + (k->next - k->ibase) * ENTRY, ENTRY);
+	if (!w || (k->next >= k->ibase && k->next < k->ibase + k->icount))
+		memcpy(k->entry, k->ibuf + (k->next - k->ibase) * ENTRY, ENTRY);
 	if (crc_update(0xffffffffu, k->entry, 28) ^ 0xffffffffu ^ get32(k->entry + 28))
 		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
 		                  q->c->dir, (unsigned long long)k->next, k->stream);
@@ -1015,7 +1089,28 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 {
 	struct cstream *s = &q->c->s[stream];
 	uint64_t lo = from, hi = s->count;
-	uint8_t e[ENTRY], win[256 * ENTRY];
+	uint8_t e[ENTRY], *win = q->win;
+	if (s->sparse && s->nsparse) {
+		/* the last kept time before the answer bounds it within a stride */
+		uint64_t a = 0, b = s->nsparse;  /* first kept index whose time fails the test */
+		while (a < b) {
+			uint64_t m = a + (b - a) / 2;
+			if (after ? s->sparse[m] <= t : s->sparse[m] < t)
+				a = m + 1;
+			else
+				b = m;
+		}
+		uint64_t slo = a ? (a - 1) * s->stride : 0;
+		uint64_t shi = a < s->nsparse ? a * s->stride : s->count;
+		if (shi > s->count)
+			shi = s->count;
+		if (slo > lo)
+			lo = slo;
+		if (shi < hi)
+			hi = shi;
+		if (hi < lo)
+			hi = lo;
+	}
 	while (hi - lo > 256) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)
@@ -1026,8 +1121,14 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 		else
 			hi = mid;
 	}
-	if (hi > lo && pread_all(s->index_fd, win, (size_t)(hi - lo) * ENTRY, lo * ENTRY) < 0)
-		return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", stream);
+	if (hi > lo && !(q->wstream == stream && lo >= q->wlo && hi <= q->whi)) {
+		if (pread_all(s->index_fd, win, (size_t)(hi - lo) * ENTRY, lo * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", stream);
+		q->wstream = stream;
+		q->wlo = lo;
+		q->whi = hi;
+	}
+	win = q->win + (hi > lo ? (lo - q->wlo) * ENTRY : 0);
 	uint64_t i = 0;
 	while (lo + i < hi) {
 		dssm_time_t et = (dssm_time_t)get64(win + i * ENTRY);
@@ -1050,21 +1151,24 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 		k->end = k->next;
 	/* where the range's data ends, so that read-ahead stops there */
 	uint8_t e[ENTRY];
-	if (rc == 0 && k->end > k->next &&
+	const uint8_t *last = rc == 0 && k->end > k->next ? from_window(q, k->stream, k->end - 1) : NULL;
+	if (!last && rc == 0 && k->end > k->next &&
 	    pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
-		k->data_stop = get64(e + 16) + RECORD_HEADER + get32(e + 24);
+		last = e;
+	if (last)
+		k->data_stop = get64(last + 16) + RECORD_HEADER + get32(last + 24);
 	if (rc == 0)
 		rc = load_entry(q, k);
 	/* On a cold cache, ask for the whole range at once (the disk works on
 	 * all of it while the first records are read); big ranges are left to
 	 * the kernel's own sequential read-ahead. */
 	uint64_t first = get64(k->entry + 16);
-	if (rc == 0 && k->end > k->next && k->data_stop > first &&
-	    k->data_stop - first <= (32u << 20)) {
+	if (rc == 0 && k->end > k->next && k->data_stop > first + DATA_WINDOW &&
+	    k->data_stop - first <= (32u << 20))
 		posix_fadvise(s->data_fd, (off_t)first, (off_t)(k->data_stop - first), POSIX_FADV_WILLNEED);
+	if (rc == 0 && k->end - k->next > INDEX_WINDOW && k->end - k->next <= (1u << 20))
 		posix_fadvise(s->index_fd, (off_t)(k->next * ENTRY), (off_t)((k->end - k->next) * ENTRY),
 		              POSIX_FADV_WILLNEED);
-	}
 	return rc;
 }
 
@@ -1083,6 +1187,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 	q->n = n;
 	q->start = start;
 	q->stop = end;
+	q->wstream = -1;
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
 		int sidx = streams && nstreams > 0 ? streams[i] : i;
@@ -1101,6 +1206,18 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 	return 0;
 }
 
+#define SMALL_WINDOW (64u << 10)
+
+static void window_free(struct cursor *k)
+{
+	if (k->dbuf && k->dcap > SMALL_WINDOW)
+		munmap(k->dbuf, k->dcap);
+	else
+		free(k->dbuf);
+	k->dbuf = NULL;
+	k->dcap = 0;
+}
+
 /* The record at off (len data bytes) from the cursor's data window, read
  * ahead up to DATA_WINDOW bytes of the range when records are small. */
 static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, uint32_t len,
@@ -1117,15 +1234,16 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	if (want < need)
 		want = need;
 	if (want > k->dcap) {
-		/* MAP_POPULATE: the pages are made in one go, not one fault each,
-		 * which on a virtual machine costs more than the read itself */
+		/* Big windows: MAP_POPULATE makes the pages in one go, not one
+		 * fault each, which on a virtual machine costs more than the read
+		 * itself; small ones come from the heap. */
 		size_t cap = (want + 4095) & ~(size_t)4095;
-		void *b = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		               -1, 0);
-		if (b == MAP_FAILED)
+		void *b = cap > SMALL_WINDOW ? mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)
+		                             : malloc(cap);
+		if (!b || b == MAP_FAILED)
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte record", len);
-		if (k->dbuf)
-			munmap(k->dbuf, k->dcap);
+		window_free(k);
 		k->dbuf = b;
 		k->dcap = cap;
 	}
@@ -1241,8 +1359,7 @@ void dssm_query_close(dssm_query *q)
 		return;
 	for (int i = 0; i < q->n; i++) {
 		free(q->cur[i].ibuf);
-		if (q->cur[i].dbuf)
-			munmap(q->cur[i].dbuf, q->cur[i].dcap);
+		window_free(&q->cur[i]);
 	}
 	free(q->cur);
 	free(q);

@@ -62,6 +62,29 @@ rm -f "$data/copy.bag"
 copy_s=$(elapsed "$t0" "$t1") import_s=$(elapsed "$t1" "$t2")
 "$dssm" export "$dir" --mcap "$mcap" --compression none 2>/dev/null
 "$bb" mksqlite "$dir" "$db"
+
+# ---- compressed inputs: decompression on worker threads vs on the reader's ----
+threads_rows=()
+for fmt in bag:lz4 bag:bz2 mcap:zstd mcap:lz4; do
+	IFS=: read -r kind codec <<<"$fmt"
+	f=$data/robot-$codec.$kind
+	[ -s "$f" ] || "$dssm" export "$dir" --$kind "$f" --compression $codec 2>/dev/null
+	row="$kind $codec"
+	for t in 0 default; do
+		best=
+		for _ in 1 2 3; do
+			rm -rf "$data/t.d"
+			a=$(now)
+			if [ $t = 0 ]; then "$dssm" import "$f" -o "$data/t.d" -q --threads 0 >/dev/null 2>&1
+			else "$dssm" import "$f" -o "$data/t.d" -q >/dev/null 2>&1; fi
+			e=$(elapsed "$a" "$(now)")
+			best=$(printf '%s\n%s\n' "$best" "$e" | sed '/^$/d' | sort -g | head -1)
+		done
+		row="$row $best"
+	done
+	threads_rows+=("$row")
+done
+rm -rf "$data/t.d"
 mb=$(($(stat -c %s "$bag") / 1000000))
 
 # ---- the reads ----
@@ -116,6 +139,11 @@ cat_s=$(elapsed "$t0" "$t1")
 {
 	echo "recordings: a ${mb} MB robot bag (${secs} s: 200 Hz IMU, 300 KiB images, 10 Hz text, 50 Hz poses)"
 	awk -v c="$copy_s" -v i="$import_s" 'BEGIN { printf "import (bag -> container, synced): %.2f s; copying the bag (cp + sync): %.2f s; ratio %.2fx\n", i, c, i / c }'
+	echo "import of compressed copies (dssm export), best of 3, seconds: on the reader's thread / on worker threads ($(nproc) cores):"
+	for row in "${threads_rows[@]}"; do
+		read -r kind codec one many <<<"$row"
+		awk -v k="$kind" -v c="$codec" -v a="$one" -v b="$many" 'BEGIN { printf "  %-4s %-4s %6.2f / %6.2f  (%.2fx)\n", k, c, a, b, a / b }'
+	done
 	echo "seconds (median of $runs; each reader timed inside its own process); ratio = best peer / dssm"
 	for cache in warm cold; do
 		echo
