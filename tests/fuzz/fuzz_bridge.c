@@ -40,6 +40,7 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	bridge_max_chunk = 8u << 20; /* hostile sizes fail fast instead of allocating */
+	bridge_threads = 0;          /* one input, one thread: fast and deterministic */
 	struct bridge_sink sink = {NULL, on_channel, on_message};
 	struct bridge_read_stats st;
 	if (size >= 1 && data[0] == '#')
