@@ -51,7 +51,7 @@ struct bag_reader {
 	uint32_t chunk_count, chunk_infos;  /* as the header says; as found */
 	const uint8_t *file;                /* the whole bag, for looking ahead */
 	size_t file_len, scan_at;           /* chunks before scan_at were submitted */
-	struct inflater *pool;
+	struct chunk_pool *pool;
 };
 
 static uint32_t le32(const uint8_t *p)
@@ -276,7 +276,7 @@ static int chunk_params(struct bag_reader *r, const struct record *rec, int *cod
  * the reader reports it when it gets there. */
 static void look_ahead(struct bag_reader *r)
 {
-	while (r->pool && r->scan_at < r->file_len && inflater_room(r->pool) > 0) {
+	while (r->pool && r->scan_at < r->file_len && chunk_pool_room(r->pool) > 0) {
 		struct record rec;
 		int codec;
 		size_t size;
@@ -289,7 +289,7 @@ static void look_ahead(struct bag_reader *r)
 			snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what,
 			         (unsigned long long)rec.at);
 			if (codec != BRIDGE_NONE &&
-			    inflater_submit(r->pool, rec.at, (enum bridge_codec)codec, rec.data,
+			    chunk_pool_submit(r->pool, rec.at, (enum bridge_codec)codec, rec.data,
 			                    rec.data_len, size, 0, what) < 0)
 				break;
 		}
@@ -311,7 +311,7 @@ static int on_chunk(struct bag_reader *r, const struct record *rec)
 	look_ahead(r);
 	if (r->pool && rec->at < r->scan_at) {
 		/* submitted by the look-ahead: its worker may be done already */
-		rc = inflater_take(r->pool, rec->at, &out);
+		rc = chunk_pool_take(r->pool, rec->at, &out);
 	} else {
 		if (size > r->chunk_cap) {
 			uint8_t *p = realloc(r->chunk, size);
@@ -359,7 +359,7 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 		                  "\"#ROSBAG V2.0\")", what);
 	struct bag_reader r = {.what = what, .sink = sink, .st = st, .file = buf, .file_len = len,
 	                       .scan_at = BAG_MAGIC_LEN};
-	if (bridge_threads != 0 && inflater_new(bridge_threads, &r.pool) < 0)
+	if (bridge_threads != 0 && chunk_pool_new(bridge_threads, &r.pool) < 0)
 		r.pool = NULL;  /* decompress on this thread */
 	size_t at = BAG_MAGIC_LEN;
 	int rc = 0, seen_header = 0;
@@ -419,7 +419,7 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 		 * (a copy cut short): an error, though what was read is kept. */
 		rc = dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but %s",
 		                what, (unsigned long long)r.index_pos, st->stop_reason);
-	inflater_free(r.pool);
+	chunk_pool_free(r.pool);
 	free(r.reported);
 	free(r.chunk);
 	return rc < 0 ? rc : 0;

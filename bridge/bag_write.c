@@ -28,6 +28,16 @@ struct bag_conn {
 	uint32_t in_chunk;          /* messages in the chunk being built */
 };
 
+/* A chunk handed to the pool for compression, waiting to be written. */
+struct pending {
+	uint64_t seq;
+	size_t raw_len;
+	int64_t start, end;
+	struct wbuf index;          /* its index data records */
+	struct wbuf counts;         /* (conn, count) pairs for its chunk info */
+	uint32_t nconn;
+};
+
 struct bag_writer {
 	FILE *f;
 	char *path;
@@ -41,6 +51,11 @@ struct bag_writer {
 	struct wbuf chunk_infos;    /* records for the index section */
 	uint32_t nchunks;
 	int failed;
+	/* compression on worker threads; chunks written in order */
+	struct chunk_pool *pool;
+	struct pending *pending;    /* a ring of pool-size entries */
+	int npending_cap, pending_head, npending;
+	uint64_t next_seq;
 };
 
 static int put(struct bag_writer *w, const void *p, size_t n)
@@ -127,9 +142,15 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 	w->codec = codec;
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->last_time = INT64_MIN;
-	w->f = fopen(path, "wbe");
+	int prc = chunk_pool_new(codec == BRIDGE_NONE ? 0 : bridge_threads, &w->pool);
+	w->npending_cap = 16;
+	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
+	w->f = w->pending ? fopen(path, "wbe") : NULL;
 	if (!w->f) {
-		int rc = dssm__fail_errno(DSSM_ESYS, "creating %s", path);
+		int rc = w->pending ? dssm__fail_errno(DSSM_ESYS, "creating %s", path)
+		                    : dssm__fail(DSSM_ENOMEM, "out of memory");
+		chunk_pool_free(w->pool);
+		free(w->pending);
 		free(w->path);
 		free(w);
 		return rc;
@@ -140,7 +161,7 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 		rc = write_bag_header(w, 0);
 	if (rc < 0) {
 		bag_writer_close(w);
-		remove(path);
+		bridge_remove_partial(path);
 		return rc;
 	}
 	*out = w;
@@ -187,25 +208,66 @@ int bag_writer_connection(struct bag_writer *w, const char *topic, const char *t
 	return w->nconns++;
 }
 
+/* Write out the oldest compressed chunk: the chunk record, its index data
+ * records, and its chunk info for the index section. */
+static int write_pending(struct bag_writer *w)
+{
+	struct pending *pc = &w->pending[w->pending_head];
+	const uint8_t *z;
+	size_t zlen;
+	int rc = chunk_pool_take_compressed(w->pool, pc->seq, &z, &zlen, NULL);
+	uint64_t chunk_pos = w->pos;
+	struct wbuf out = {0}, h = {0};
+	if (rc == 0) {
+		field_u8(&h, "op", 0x05);
+		bridge_field_str(&h, "compression", bridge_codec_name(w->codec, 0));
+		field_u32(&h, "size", (uint32_t)pc->raw_len);
+		record(&out, &h, z, zlen);
+		wbuf_bytes(&out, pc->index.data, pc->index.len);
+		wbuf_reset(&h);
+		field_u8(&h, "op", 0x06);
+		field_u32(&h, "ver", 1);
+		field_u64(&h, "chunk_pos", chunk_pos);
+		field_time(&h, "start_time", pc->start);
+		field_time(&h, "end_time", pc->end);
+		field_u32(&h, "count", pc->nconn);
+		record(&w->chunk_infos, &h, pc->counts.data, pc->counts.len);
+		rc = out.oom || h.oom || w->chunk_infos.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+		                                            : put(w, out.data, out.len);
+	}
+	chunk_pool_release(w->pool);
+	wbuf_free(&out);
+	wbuf_free(&h);
+	wbuf_free(&pc->index);
+	wbuf_free(&pc->counts);
+	w->pending_head = (w->pending_head + 1) % w->npending_cap;
+	w->npending--;
+	if (rc == 0)
+		w->nchunks++;
+	else
+		w->failed = 1;
+	return rc;
+}
+
+/* Hand the chunk being built to the pool; write out what is done when the
+ * pool is full. */
 static int flush_chunk(struct bag_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	uint8_t *z;
-	size_t zlen;
-	int rc = bridge_compress(w->codec, w->chunk.data, w->chunk.len, &z, &zlen);
-	if (rc < 0)
-		return rc;
-	uint64_t chunk_pos = w->pos;
-	struct wbuf out = {0}, h = {0};
-	field_u8(&h, "op", 0x05);
-	bridge_field_str(&h, "compression", bridge_codec_name(w->codec, 0));
-	field_u32(&h, "size", (uint32_t)w->chunk.len);
-	record(&out, &h, z, zlen);
-	free(z);
+	while (w->npending > 0 && (w->npending >= w->npending_cap || chunk_pool_room(w->pool) == 0)) {
+		int rc = write_pending(w);
+		if (rc < 0)
+			return rc;
+	}
+	struct pending *pc = &w->pending[(w->pending_head + w->npending) % w->npending_cap];
+	memset(pc, 0, sizeof *pc);
+	pc->seq = w->next_seq++;
+	pc->raw_len = w->chunk.len;
+	pc->start = w->chunk_start;
+	pc->end = w->chunk_end;
 	/* one index data record per connection in this chunk */
-	struct wbuf counts = {0};
-	uint32_t nconn = 0;
+	struct wbuf h = {0};
 	for (int i = 0; i < w->nconns; i++) {
 		struct bag_conn *c = &w->conns[i];
 		if (!c->in_chunk)
@@ -215,30 +277,26 @@ static int flush_chunk(struct bag_writer *w)
 		field_u32(&h, "ver", 1);
 		field_u32(&h, "conn", (uint32_t)i);
 		field_u32(&h, "count", c->in_chunk);
-		record(&out, &h, c->index.data, c->index.len);
-		wbuf_u32(&counts, (uint32_t)i);
-		wbuf_u32(&counts, c->in_chunk);
-		nconn++;
+		record(&pc->index, &h, c->index.data, c->index.len);
+		wbuf_u32(&pc->counts, (uint32_t)i);
+		wbuf_u32(&pc->counts, c->in_chunk);
+		pc->nconn++;
 		wbuf_reset(&c->index);
 		c->in_chunk = 0;
 	}
-	/* and its chunk info, for the index section */
-	wbuf_reset(&h);
-	field_u8(&h, "op", 0x06);
-	field_u32(&h, "ver", 1);
-	field_u64(&h, "chunk_pos", chunk_pos);
-	field_time(&h, "start_time", w->chunk_start);
-	field_time(&h, "end_time", w->chunk_end);
-	field_u32(&h, "count", nconn);
-	record(&w->chunk_infos, &h, counts.data, counts.len);
-	rc = out.oom || h.oom || counts.oom || w->chunk_infos.oom
-	     ? dssm__fail(DSSM_ENOMEM, "out of memory") : put(w, out.data, out.len);
-	wbuf_free(&out);
+	int oom = h.oom || pc->index.oom || pc->counts.oom;
 	wbuf_free(&h);
-	wbuf_free(&counts);
-	wbuf_reset(&w->chunk);
-	w->nchunks++;
-	return rc;
+	if (oom) {
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->counts);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	/* the pool owns the chunk's bytes now; the next chunk gets a new buffer */
+	uint8_t *raw = w->chunk.data;
+	size_t raw_len = w->chunk.len;
+	memset(&w->chunk, 0, sizeof w->chunk);
+	w->npending++;
+	return chunk_pool_submit_compress(w->pool, pc->seq, w->codec, raw, raw_len, 0);
 }
 
 int bag_writer_message(struct bag_writer *w, int connection, int64_t time, const void *data,
@@ -313,8 +371,17 @@ int bag_writer_close(struct bag_writer *w)
 	int rc = w->failed ? DSSM_ESYS : 0;
 	if (rc == 0)
 		rc = flush_chunk(w);
+	while (rc == 0 && w->npending > 0)
+		rc = write_pending(w);
 	if (rc == 0)
 		rc = write_index(w);
+	chunk_pool_free(w->pool);   /* after a failure: waits for its workers */
+	for (int i = 0; i < w->npending; i++) {
+		struct pending *pc = &w->pending[(w->pending_head + i) % w->npending_cap];
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->counts);
+	}
+	free(w->pending);
 	if (fclose(w->f) != 0 && rc == 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "writing %s", w->path);
 	for (int i = 0; i < w->nconns; i++) {

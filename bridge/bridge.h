@@ -74,6 +74,8 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 /* A whole file mapped read-only (mapped.c). */
 int bridge_map(const char *path, const uint8_t **buf, size_t *len);
 void bridge_unmap(const uint8_t *buf, size_t len);
+/* Remove an output that could not be finished, if it is a regular file. */
+void bridge_remove_partial(const char *path);
 
 /* ---- compression (codec.c) ---- */
 
@@ -93,18 +95,26 @@ int bridge_compress(enum bridge_codec codec, const uint8_t *in, size_t in_len, u
 extern size_t bridge_max_chunk;
 
 /* Chunks decompressed on worker threads, taken back in submission order
- * (inflater.c). threads < 0: one per core (at most 4; none on one core). */
-struct inflater;
-int inflater_new(int threads, struct inflater **out);
-int inflater_room(struct inflater *p);
+ * (chunk_pool.c). threads < 0: one per core (at most 4; none on one core). */
+struct chunk_pool;
+int chunk_pool_new(int threads, struct chunk_pool **out);
+int chunk_pool_room(struct chunk_pool *p);
 /* `tag` names the chunk (its offset); `crc` is the CRC-32 the output must
  * have (0: not checked). `in` must stay valid until taken. */
-int inflater_submit(struct inflater *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
+int chunk_pool_submit(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
                     size_t in_len, size_t out_len, uint32_t crc, const char *what);
 /* The oldest chunk's output (valid until the next take); its tag must be `tag`. */
-int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out);
-void inflater_free(struct inflater *p);
-/* Threads the readers use (-1: one per core; tests set 0 or more). */
+int chunk_pool_take(struct chunk_pool *p, uint64_t tag, const uint8_t **out);
+/* Writers: compress `in` (the pool frees it); want_crc: also the CRC-32 of
+ * the uncompressed bytes (MCAP). Taken back in order with its size. */
+int chunk_pool_submit_compress(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec,
+                               uint8_t *in, size_t in_len, int want_crc);
+/* Done with the taken chunk's output before the next take. */
+void chunk_pool_release(struct chunk_pool *p);
+int chunk_pool_take_compressed(struct chunk_pool *p, uint64_t tag, const uint8_t **out,
+                               size_t *out_len, uint32_t *crc);
+void chunk_pool_free(struct chunk_pool *p);
+/* Threads the readers and writers use (-1: one per core; tests set 0 or more). */
 extern int bridge_threads;
 
 /* ---- writers ---- */

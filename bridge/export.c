@@ -252,7 +252,7 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	if (rc == 0)
 		rc = crc;
 	if (rc < 0 && (bag || mw))
-		remove(path);   /* no half-written file that looks like a bag */
+		bridge_remove_partial(path);   /* no half-written file that looks like a bag */
 	st->streams = (uint64_t)n;
 	for (int i = 0; i < n; i++)
 		channel_free(&chs[i]);

@@ -1,7 +1,8 @@
 /*
- * mapped.c - a whole input file mapped read-only, for the readers, which
- * walk it front to back once (MADV_SEQUENTIAL lets the kernel read ahead
- * and drop what was read).
+ * mapped.c - the bridges' files: a whole input file mapped read-only, for
+ * the readers, which walk it front to back once (MADV_SEQUENTIAL lets the
+ * kernel read ahead and drop what was read); and removing an output that
+ * could not be finished.
  */
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -46,4 +47,13 @@ void bridge_unmap(const uint8_t *buf, size_t len)
 {
 	if (buf && len)
 		munmap((void *)(uintptr_t)buf, len);
+}
+
+void bridge_remove_partial(const char *path)
+{
+	/* only a regular file: `dssm export --bag /dev/full` must not remove
+	 * the device */
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		unlink(path);
 }

@@ -42,7 +42,7 @@ struct mcap_reader {
 	size_t chunk_cap;
 	const uint8_t *file;            /* the whole file, for looking ahead */
 	size_t file_len, scan_at;       /* chunks before scan_at were submitted */
-	struct inflater *pool;
+	struct chunk_pool *pool;
 };
 
 /* A string field (u32 length + bytes) into a malloc'd C string. */
@@ -255,7 +255,7 @@ static uint64_t le64_at(const uint8_t *p)
  * (see bag_read.c). */
 static void look_ahead(struct mcap_reader *r)
 {
-	while (r->pool && r->scan_at < r->file_len && inflater_room(r->pool) > 0) {
+	while (r->pool && r->scan_at < r->file_len && chunk_pool_room(r->pool) > 0) {
 		size_t at = r->scan_at;
 		if (r->file_len - at < 9)
 			break;
@@ -270,7 +270,7 @@ static void look_ahead(struct mcap_reader *r)
 			char what[128];
 			snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
 			if (c.codec != BRIDGE_NONE &&
-			    inflater_submit(r->pool, at, (enum bridge_codec)c.codec, c.records, c.records_len,
+			    chunk_pool_submit(r->pool, at, (enum bridge_codec)c.codec, c.records, c.records_len,
 			                    (size_t)c.size, c.crc, what) < 0)
 				break;
 		}
@@ -290,7 +290,7 @@ static int on_chunk(struct mcap_reader *r, struct rbuf b, uint64_t at)
 	look_ahead(r);
 	if (c.codec != BRIDGE_NONE && r->pool && at < r->scan_at) {
 		/* submitted by the look-ahead; the worker checked the CRC */
-		if ((rc = inflater_take(r->pool, at, &records)) < 0)
+		if ((rc = chunk_pool_take(r->pool, at, &records)) < 0)
 			return rc;
 	} else {
 		if (c.codec != BRIDGE_NONE) {
@@ -408,7 +408,7 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	r->st = st;
 	r->file = buf;
 	r->file_len = len;
-	if (bridge_threads != 0 && inflater_new(bridge_threads, &r->pool) < 0)
+	if (bridge_threads != 0 && chunk_pool_new(bridge_threads, &r->pool) < 0)
 		r->pool = NULL;     /* decompress on this thread */
 	/* the header: skip it (profile and library are informational) */
 	struct rbuf h = rbuf_of(buf + 9, 8);
@@ -433,7 +433,7 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 		st->indexed = has_summary(buf, len);
 		rc = 0;
 	}
-	inflater_free(r->pool);
+	chunk_pool_free(r->pool);
 	for (uint32_t i = 0; i < r->nschemas; i++)
 		schema_free(r->schemas[i]);
 	free(r->schemas);

@@ -33,6 +33,15 @@ struct mcap_channel {
 	uint64_t count;             /* messages in the file */
 };
 
+/* A chunk handed to the pool for compression, waiting to be written. */
+struct pending {
+	uint64_t seq;
+	size_t raw_len;
+	int64_t start, end;
+	struct wbuf index;          /* its Message Index records */
+	struct wbuf offsets;        /* (channel u16, offset in `index` u64) */
+};
+
 struct mcap_writer {
 	FILE *f;
 	char *path;
@@ -50,6 +59,11 @@ struct mcap_writer {
 	uint64_t messages;
 	int64_t first, last;
 	int failed;
+	/* compression on worker threads; chunks written in order */
+	struct chunk_pool *pool;
+	struct pending *pending;    /* a ring */
+	int npending_cap, pending_head, npending;
+	uint64_t next_seq;
 };
 
 static int put(struct mcap_writer *w, const void *p, size_t n)
@@ -106,8 +120,14 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->first = INT64_MAX;
 	w->last = INT64_MIN;
-	if (!(w->f = fopen(path, "wbe"))) {
-		int rc = dssm__fail_errno(DSSM_ESYS, "creating %s", path);
+	int prc = chunk_pool_new(bridge_threads, &w->pool);
+	w->npending_cap = 16;
+	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
+	if (!w->pending || !(w->f = fopen(path, "wbe"))) {
+		int rc = w->pending ? dssm__fail_errno(DSSM_ESYS, "creating %s", path)
+		                    : dssm__fail(DSSM_ENOMEM, "out of memory");
+		chunk_pool_free(w->pool);
+		free(w->pending);
 		free(w->path);
 		free(w);
 		return rc;
@@ -123,7 +143,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	if (rc < 0) {
 		w->failed = 1;
 		mcap_writer_close(w);
-		remove(path);
+		bridge_remove_partial(path);
 		return rc;
 	}
 	*out = w;
@@ -186,61 +206,106 @@ int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
 	return rc < 0 ? rc : id;
 }
 
+/* Write out the oldest compressed chunk, its Message Indexes, and keep its
+ * Chunk Index for the summary. */
+static int write_pending(struct mcap_writer *w)
+{
+	struct pending *pc = &w->pending[w->pending_head];
+	const uint8_t *z;
+	size_t zlen;
+	uint32_t crc = 0;
+	int rc = chunk_pool_take_compressed(w->pool, pc->seq, &z, &zlen, &crc);
+	uint64_t chunk_pos = w->pos;
+	struct wbuf b = {0}, offsets = {0};
+	if (rc == 0) {
+		size_t at = record_begin(&b, OP_CHUNK);
+		wbuf_u64(&b, (uint64_t)pc->start);
+		wbuf_u64(&b, (uint64_t)pc->end);
+		wbuf_u64(&b, pc->raw_len);
+		wbuf_u32(&b, crc);
+		put_string(&b, bridge_codec_name(w->codec, 1));
+		wbuf_u64(&b, zlen);
+		wbuf_bytes(&b, z, zlen);
+		record_end(&b, at);
+		uint64_t chunk_len = b.len;
+		/* the Message Indexes follow; their offsets are now known */
+		struct rbuf r = rbuf_of(pc->offsets.data, pc->offsets.len);
+		while (r.left >= 10) {
+			uint16_t ch = rbuf_u16(&r);
+			uint64_t rel = rbuf_u64(&r);
+			wbuf_u16(&offsets, ch);
+			wbuf_u64(&offsets, chunk_pos + chunk_len + rel);
+		}
+		wbuf_bytes(&b, pc->index.data, pc->index.len);
+		struct wbuf *ci = &w->chunk_indexes;
+		at = record_begin(ci, OP_CHUNK_INDEX);
+		wbuf_u64(ci, (uint64_t)pc->start);
+		wbuf_u64(ci, (uint64_t)pc->end);
+		wbuf_u64(ci, chunk_pos);
+		wbuf_u64(ci, chunk_len);
+		wbuf_blob(ci, offsets.data, offsets.len);
+		wbuf_u64(ci, pc->index.len);
+		put_string(ci, bridge_codec_name(w->codec, 1));
+		wbuf_u64(ci, zlen);
+		wbuf_u64(ci, pc->raw_len);
+		record_end(ci, at);
+		rc = ci->oom || offsets.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : put_buf(w, &b);
+	}
+	chunk_pool_release(w->pool);
+	wbuf_free(&b);
+	wbuf_free(&offsets);
+	wbuf_free(&pc->index);
+	wbuf_free(&pc->offsets);
+	w->pending_head = (w->pending_head + 1) % w->npending_cap;
+	w->npending--;
+	if (rc == 0)
+		w->nchunks++;
+	else
+		w->failed = 1;
+	return rc;
+}
+
+/* Hand the chunk being built to the pool; write out what is done when the
+ * pool is full. */
 static int flush_chunk(struct mcap_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	uint8_t *z;
-	size_t zlen;
-	int rc = bridge_compress(w->codec, w->chunk.data, w->chunk.len, &z, &zlen);
-	if (rc < 0)
-		return rc;
-	uint64_t chunk_pos = w->pos;
-	struct wbuf b = {0}, offsets = {0};
-	size_t at = record_begin(&b, OP_CHUNK);
-	wbuf_u64(&b, (uint64_t)w->chunk_start);
-	wbuf_u64(&b, (uint64_t)w->chunk_end);
-	wbuf_u64(&b, w->chunk.len);
-	wbuf_u32(&b, (uint32_t)crc32(0, w->chunk.data, (uInt)w->chunk.len));
-	put_string(&b, bridge_codec_name(w->codec, 1));
-	wbuf_u64(&b, zlen);
-	wbuf_bytes(&b, z, zlen);
-	record_end(&b, at);
-	free(z);
-	uint64_t chunk_len = b.len, index_start = chunk_pos + b.len;
+	while (w->npending > 0 && (w->npending >= w->npending_cap || chunk_pool_room(w->pool) == 0)) {
+		int rc = write_pending(w);
+		if (rc < 0)
+			return rc;
+	}
+	struct pending *pc = &w->pending[(w->pending_head + w->npending) % w->npending_cap];
+	memset(pc, 0, sizeof *pc);
+	pc->seq = w->next_seq++;
+	pc->raw_len = w->chunk.len;
+	pc->start = w->chunk_start;
+	pc->end = w->chunk_end;
 	/* a Message Index per channel in the chunk */
 	for (int i = 0; i < w->nchans; i++) {
 		struct mcap_channel *c = &w->chans[i];
 		if (c->index.len == 0)
 			continue;
-		wbuf_u16(&offsets, (uint16_t)i);
-		wbuf_u64(&offsets, chunk_pos + b.len);
-		at = record_begin(&b, OP_MESSAGE_INDEX);
-		wbuf_u16(&b, (uint16_t)i);
-		wbuf_blob(&b, c->index.data, c->index.len);
-		record_end(&b, at);
+		wbuf_u16(&pc->offsets, (uint16_t)i);
+		wbuf_u64(&pc->offsets, pc->index.len);
+		size_t at = record_begin(&pc->index, OP_MESSAGE_INDEX);
+		wbuf_u16(&pc->index, (uint16_t)i);
+		wbuf_blob(&pc->index, c->index.data, c->index.len);
+		record_end(&pc->index, at);
 		wbuf_reset(&c->index);
 	}
-	uint64_t index_len = chunk_pos + b.len - index_start;
-	/* and the Chunk Index that points at them, for the summary */
-	struct wbuf *ci = &w->chunk_indexes;
-	at = record_begin(ci, OP_CHUNK_INDEX);
-	wbuf_u64(ci, (uint64_t)w->chunk_start);
-	wbuf_u64(ci, (uint64_t)w->chunk_end);
-	wbuf_u64(ci, chunk_pos);
-	wbuf_u64(ci, chunk_len);
-	wbuf_blob(ci, offsets.data, offsets.len);
-	wbuf_u64(ci, index_len);
-	put_string(ci, bridge_codec_name(w->codec, 1));
-	wbuf_u64(ci, zlen);
-	wbuf_u64(ci, w->chunk.len);
-	record_end(ci, at);
-	wbuf_free(&offsets);
-	rc = ci->oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : put_buf(w, &b);
-	wbuf_free(&b);
-	wbuf_reset(&w->chunk);
-	w->nchunks++;
-	return rc;
+	if (pc->index.oom || pc->offsets.oom) {
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->offsets);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	/* the pool owns the chunk's bytes now (and computes their CRC) */
+	uint8_t *raw = w->chunk.data;
+	size_t raw_len = w->chunk.len;
+	memset(&w->chunk, 0, sizeof w->chunk);
+	w->npending++;
+	return chunk_pool_submit_compress(w->pool, pc->seq, w->codec, raw, raw_len, 1);
 }
 
 int mcap_writer_message(struct mcap_writer *w, int channel, uint32_t sequence, int64_t log_time,
@@ -342,8 +407,17 @@ int mcap_writer_close(struct mcap_writer *w)
 	int rc = w->failed ? DSSM_ESYS : 0;
 	if (rc == 0)
 		rc = flush_chunk(w);
+	while (rc == 0 && w->npending > 0)
+		rc = write_pending(w);
 	if (rc == 0)
 		rc = write_summary(w);
+	chunk_pool_free(w->pool);   /* after a failure: waits for its workers */
+	for (int i = 0; i < w->npending; i++) {
+		struct pending *pc = &w->pending[(w->pending_head + i) % w->npending_cap];
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->offsets);
+	}
+	free(w->pending);
 	if (fclose(w->f) != 0 && rc == 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "writing %s", w->path);
 	for (int i = 0; i < w->nchans; i++)

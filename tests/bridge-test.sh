@@ -86,6 +86,15 @@ head -c 3000 /dev/urandom >"$tmp/noise.mcap"
 [ $? -eq 1 ] && grep -q "neither" "$tmp/err" && ok "random bytes: $(cat "$tmp/err" | cut -c1-80)" || bad "noise: $(cat "$tmp/err")"
 "$dssm" export "$tmp/example.bag.d" --bag /nonexistent/dir/x.bag 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "creating /nonexistent" "$tmp/err" && ok "export to a bad path names it" || bad "bad path: $(cat "$tmp/err")"
+if [ -c /dev/full ]; then
+	# a full disk: the error says so; the output is not removed unless it is a
+	# regular file (this once removed /dev/full itself)
+	for f in bag mcap; do
+		"$dssm" export "$tmp/example.bag.d" --$f /dev/full --chunk-size 5000 2>"$tmp/err"
+		[ $? -eq 1 ] && grep -q "No space left" "$tmp/err" && [ -c /dev/full ] &&
+			ok "export --$f to a full disk: $(cat "$tmp/err")" || bad "full disk ($f): $(cat "$tmp/err")"
+	done
+fi
 "$dssm" export "$tmp/example.bag.d" --mcap "$tmp/x.mcap" --compression bz2 2>"$tmp/err"
 [ $? -eq 2 ] && ok "bz2 for MCAP is refused as usage" || bad "bz2 mcap: $(cat "$tmp/err")"
 

@@ -34,7 +34,7 @@ run fuzz_wire "$out/corpus" 4096
 
 # The readers: seeds are small real MCAP files and small bags exported from
 # a real one (uncompressed, lz4, bz2) when the dssm command is built.
-bridge_src="bridge/bag_read.c bridge/mcap_read.c bridge/codec.c bridge/fields.c bridge/mapped.c bridge/inflater.c connector/wire.c ssmcore/error.c ssmcore/time.c"
+bridge_src="bridge/bag_read.c bridge/mcap_read.c bridge/codec.c bridge/fields.c bridge/mapped.c bridge/chunk_pool.c connector/wire.c ssmcore/error.c ssmcore/time.c"
 if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm -pthread \
 	>"$out/build-bridge.log" 2>&1; then
 	mkdir -p "$out/bridge-corpus"

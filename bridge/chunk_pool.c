@@ -1,13 +1,15 @@
 /*
- * inflater.c - compressed chunks decompressed on worker threads, handed
- * back in the order they were submitted.
+ * chunk_pool.c - chunks decompressed (readers) or compressed (writers) on
+ * worker threads, handed back in the order they were submitted.
  *
  * A reader walks its file in order; when it meets a compressed chunk, the
  * next chunks are already being decompressed on the other cores (the reader
  * looks ahead and submits them). Measured on a bz2 bag, decompression is
  * most of an import's time; the container writes stay on the reader's
  * thread, in file order. With one core (or threads = 0) a chunk is simply
- * decompressed when it is taken.
+ * decompressed when it is taken. Writers submit each finished chunk for
+ * compression and write the chunks out in order as they come back, so
+ * compressing one chunk overlaps filling the next (bz2 is slow).
  *
  * Slots form a ring: `head` is the oldest job not yet taken, `tail` the
  * next free slot. A taken slot's buffer stays valid until the next take.
@@ -26,6 +28,7 @@ enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 
 struct job {
 	enum job_state state;
+	int compress;               /* 1: in (owned) -> out (malloc'd, out_len) */
 	uint64_t tag;
 	enum bridge_codec codec;
 	const uint8_t *in;
@@ -38,7 +41,7 @@ struct job {
 	char error[512];
 };
 
-struct inflater {
+struct chunk_pool {
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
 	pthread_t *threads;
@@ -52,6 +55,24 @@ struct inflater {
 static void run_job(struct job *j)
 {
 	j->rc = 0;
+	if (j->compress) {
+		uint8_t *z = NULL;
+		size_t zlen = 0;
+		j->rc = bridge_compress(j->codec, j->in, j->in_len, &z, &zlen);
+		if (j->rc == 0 && j->crc)
+			j->crc = (uint32_t)crc32(0, j->in, (uInt)j->in_len);
+		free((void *)(uintptr_t)j->in);
+		j->in = NULL;
+		if (j->rc < 0) {
+			snprintf(j->error, sizeof j->error, "%s", dssm_last_error());
+			return;
+		}
+		free(j->out);
+		j->out = z;
+		j->out_len = zlen;
+		j->out_cap = zlen;
+		return;
+	}
 	if (j->out_len > j->out_cap) {
 		uint8_t *p = realloc(j->out, j->out_len);
 		if (!p) {
@@ -71,7 +92,7 @@ static void run_job(struct job *j)
 
 static void *worker(void *arg)
 {
-	struct inflater *p = arg;
+	struct chunk_pool *p = arg;
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		struct job *j = NULL;
@@ -97,13 +118,13 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int inflater_new(int threads, struct inflater **out)
+int chunk_pool_new(int threads, struct chunk_pool **out)
 {
 	if (threads < 0) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		threads = n > 1 ? (int)(n < 4 ? n : 4) : 0;
 	}
-	struct inflater *p = calloc(1, sizeof *p);
+	struct chunk_pool *p = calloc(1, sizeof *p);
 	if (!p)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	p->nslots = threads ? 2 * threads + 1 : 1;
@@ -111,7 +132,7 @@ int inflater_new(int threads, struct inflater **out)
 	p->jobs = calloc((size_t)p->nslots, sizeof *p->jobs);
 	p->threads = calloc((size_t)(threads ? threads : 1), sizeof *p->threads);
 	if (!p->jobs || !p->threads) {
-		inflater_free(p);
+		chunk_pool_free(p);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	pthread_mutex_init(&p->lock, NULL);
@@ -127,7 +148,7 @@ int inflater_new(int threads, struct inflater **out)
 }
 
 /* Free slots: a held slot is released by the next take, so it counts. */
-int inflater_room(struct inflater *p)
+int chunk_pool_room(struct chunk_pool *p)
 {
 	pthread_mutex_lock(&p->lock);
 	int room = p->nslots - p->count - (p->held >= 0);
@@ -135,15 +156,16 @@ int inflater_room(struct inflater *p)
 	return room;
 }
 
-int inflater_submit(struct inflater *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
-                    size_t in_len, size_t out_len, uint32_t crc, const char *what)
+static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_codec codec,
+                  const uint8_t *in, size_t in_len, size_t out_len, uint32_t crc, const char *what)
 {
 	pthread_mutex_lock(&p->lock);
 	if (p->count + (p->held >= 0) >= p->nslots) {
 		pthread_mutex_unlock(&p->lock);
-		return dssm__fail(DSSM_EINVAL, "inflater_submit: no free slot");
+		return dssm__fail(DSSM_EINVAL, "chunk_pool_submit: no free slot");
 	}
 	struct job *j = &p->jobs[p->tail];
+	j->compress = compress;
 	j->tag = tag;
 	j->codec = codec;
 	j->in = in;
@@ -159,7 +181,45 @@ int inflater_submit(struct inflater *p, uint64_t tag, enum bridge_codec codec, c
 	return 0;
 }
 
-int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out)
+int chunk_pool_submit(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
+                      size_t in_len, size_t out_len, uint32_t crc, const char *what)
+{
+	return submit(p, 0, tag, codec, in, in_len, out_len, crc, what);
+}
+
+int chunk_pool_submit_compress(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec,
+                               uint8_t *in, size_t in_len, int want_crc)
+{
+	int rc = submit(p, 1, tag, codec, in, in_len, 0, want_crc ? 1 : 0, "compressing a chunk");
+	if (rc < 0)
+		free(in);
+	return rc;
+}
+
+int chunk_pool_take_compressed(struct chunk_pool *p, uint64_t tag, const uint8_t **out,
+                               size_t *out_len, uint32_t *crc)
+{
+	int rc = chunk_pool_take(p, tag, out);
+	if (p->held < 0)
+		return rc;      /* not the chunk submitted next */
+	struct job *j = &p->jobs[p->held];
+	*out_len = j->out_len;
+	if (crc)
+		*crc = j->crc;
+	return rc;
+}
+
+void chunk_pool_release(struct chunk_pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->held >= 0) {
+		p->jobs[p->held].state = JOB_FREE;
+		p->held = -1;
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int chunk_pool_take(struct chunk_pool *p, uint64_t tag, const uint8_t **out)
 {
 	pthread_mutex_lock(&p->lock);
 	if (p->held >= 0) {
@@ -168,7 +228,7 @@ int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out)
 	}
 	if (p->count == 0 || p->jobs[p->head].tag != tag) {
 		pthread_mutex_unlock(&p->lock);
-		return dssm__fail(DSSM_EINVAL, "inflater_take: chunk %llu was not submitted next",
+		return dssm__fail(DSSM_EINVAL, "chunk_pool_take: chunk %llu was not submitted next",
 		                  (unsigned long long)tag);
 	}
 	struct job *j = &p->jobs[p->head];
@@ -189,7 +249,7 @@ int inflater_take(struct inflater *p, uint64_t tag, const uint8_t **out)
 	return j->rc < 0 ? dssm__fail(j->rc, "%s", j->error) : 0;
 }
 
-void inflater_free(struct inflater *p)
+void chunk_pool_free(struct chunk_pool *p)
 {
 	if (!p)
 		return;
@@ -207,8 +267,11 @@ void inflater_free(struct inflater *p)
 		pthread_cond_destroy(&p->work);
 		pthread_cond_destroy(&p->done);
 	}
-	for (int i = 0; p->jobs && i < p->nslots; i++)
+	for (int i = 0; p->jobs && i < p->nslots; i++) {
 		free(p->jobs[i].out);
+		if (p->jobs[i].compress)
+			free((void *)(uintptr_t)p->jobs[i].in);   /* never run */
+	}
 	free(p->jobs);
 	free(p->threads);
 	free(p);
