@@ -36,13 +36,14 @@ void help_export(FILE *out)
 	fprintf(out,
 	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap)\n"
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
-	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n\n"
+	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
+	        "                   [--threads N]\n\n"
 	        "Writes a recording, or the chosen streams over start <= time <= end (seconds\n"
 	        "since the epoch), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
 	        "PlotJuggler open: chunked (768 KiB by default), compressed (bags: lz4, bz2\n"
 	        "or none, default lz4; MCAP: zstd, lz4 or none, default zstd) and fully\n"
-	        "indexed (MCAP with its summary); chunks are compressed on one thread per\n"
-	        "core. --streams takes NAME[:ID] globs, --topics topic globs. Imported\n"
+	        "indexed (MCAP with its summary); chunks are compressed on --threads workers\n"
+	        "(default one per core, at most 4; 0: none). --streams takes NAME[:ID] globs, --topics topic globs. Imported\n"
 	        "streams get their topic, type and schema back; streams recorded from rings\n"
 	        "become topic /NAME with the ring's type, encoding and schema (a ring typed\n"
 	        "std_msgs/String, encoding ros1, schema its message definition, reads back\n"
@@ -202,10 +203,18 @@ int cmd_export(int argc, char **argv)
 	                                         {"topics", required_argument, 0, 't'},
 	                                         {"start", required_argument, 0, 'a'},
 	                                         {"end", required_argument, 0, 'e'},
+	                                         {"threads", required_argument, 0, 'T'},
 	                                         {0, 0, 0, 0}};
 	int opt;
+	long threads = -1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (opt == 'b')
+		if (opt == 'T') {
+			if (cli_parse_long("export", "--threads", optarg, &threads) < 0)
+				return EXIT_USAGE;
+			if (threads < 0 || threads > 64)
+				return cli_usage("export", "--threads is 0 to 64");
+			bridge_threads = (int)threads;
+		} else if (opt == 'b')
 			bag = optarg;
 		else if (opt == 'm')
 			mcap = optarg;

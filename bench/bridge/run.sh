@@ -64,11 +64,20 @@ copy_s=$(elapsed "$t0" "$t1") import_s=$(elapsed "$t1" "$t2")
 "$bb" mksqlite "$dir" "$db"
 
 # ---- compressed inputs: decompression on worker threads vs on the reader's ----
-threads_rows=()
+threads_rows=() export_rows=()
 for fmt in bag:lz4 bag:bz2 mcap:zstd mcap:lz4; do
 	IFS=: read -r kind codec <<<"$fmt"
 	f=$data/robot-$codec.$kind
-	[ -s "$f" ] || "$dssm" export "$dir" --$kind "$f" --compression $codec 2>/dev/null
+	# export, on one thread and on worker threads
+	erow="$kind $codec"
+	for t in 0 default; do
+		rm -f "$f"
+		a=$(now)
+		if [ $t = 0 ]; then "$dssm" export "$dir" --$kind "$f" --compression $codec --threads 0 2>/dev/null
+		else "$dssm" export "$dir" --$kind "$f" --compression $codec 2>/dev/null; fi
+		erow="$erow $(elapsed "$a" "$(now)")"
+	done
+	export_rows+=("$erow")
 	row="$kind $codec"
 	for t in 0 default; do
 		best=
@@ -141,6 +150,11 @@ cat_s=$(elapsed "$t0" "$t1")
 	awk -v c="$copy_s" -v i="$import_s" 'BEGIN { printf "import (bag -> container, synced): %.2f s; copying the bag (cp + sync): %.2f s; ratio %.2fx\n", i, c, i / c }'
 	echo "import of compressed copies (dssm export), best of 3, seconds: on the reader's thread / on worker threads ($(nproc) cores):"
 	for row in "${threads_rows[@]}"; do
+		read -r kind codec one many <<<"$row"
+		awk -v k="$kind" -v c="$codec" -v a="$one" -v b="$many" 'BEGIN { printf "  %-4s %-4s %6.2f / %6.2f  (%.2fx)\n", k, c, a, b, a / b }'
+	done
+	echo "export of the container into compressed files, seconds: one thread / worker threads:"
+	for row in "${export_rows[@]}"; do
 		read -r kind codec one many <<<"$row"
 		awk -v k="$kind" -v c="$codec" -v a="$one" -v b="$many" 'BEGIN { printf "  %-4s %-4s %6.2f / %6.2f  (%.2fx)\n", k, c, a, b, a / b }'
 	done
