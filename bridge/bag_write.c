@@ -142,7 +142,7 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 	w->codec = codec;
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->last_time = INT64_MIN;
-	int prc = chunk_pool_new(codec == BRIDGE_NONE ? 0 : bridge_threads, &w->pool);
+	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
 	w->npending_cap = 16;
 	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
 	w->f = w->pending ? fopen(path, "wbe") : NULL;

@@ -116,6 +116,9 @@ int chunk_pool_take_compressed(struct chunk_pool *p, uint64_t tag, const uint8_t
 void chunk_pool_free(struct chunk_pool *p);
 /* Threads the readers and writers use (-1: one per core; tests set 0 or more). */
 extern int bridge_threads;
+/* The workers a writer uses for codec: bridge_threads when set, else one
+ * per core for bz2 and none for the fast codecs. */
+int bridge_writer_threads(enum bridge_codec codec);
 
 /* ---- writers ---- */
 

@@ -120,7 +120,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->first = INT64_MAX;
 	w->last = INT64_MIN;
-	int prc = chunk_pool_new(bridge_threads, &w->pool);
+	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
 	w->npending_cap = 16;
 	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
 	if (!w->pending || !(w->f = fopen(path, "wbe"))) {
