@@ -43,6 +43,9 @@ $dssm record -o "$tmp/recording" --all --duration 1 2>&1 | tail -3
 $dssm info "$tmp/recording"
 echo "== dssm query <dir> --streams scan --latest 0.1 (first 100 characters)"
 $dssm query "$tmp/recording" --streams scan --latest 0.1 2>&1 | cut -c1-100
+echo "== dssm export <dir> --mcap, and dssm import of it back into a container"
+$dssm export "$tmp/recording" --mcap "$tmp/recording.mcap"
+$dssm import "$tmp/recording.mcap" -o "$tmp/from-mcap" -q
 
 echo
 echo "== dssm proxy: the same streams over TCP (loopback, a free port)"
