@@ -185,24 +185,14 @@ int bag_writer_connection(struct bag_writer *w, const char *topic, const char *t
 	bridge_field_str(&c->header, "md5sum", md5sum && *md5sum ? md5sum : "*");
 	bridge_field_str(&c->header, "message_definition", definition ? definition : "");
 	/* the rest of what the source said about it (callerid, latching, ...) */
-	static const char *const own[] = {"topic", "type", "md5sum", "message_definition"};
-	for (size_t at = 0; fields && at + 4 <= fields_len;) {
-		uint32_t n = (uint32_t)fields[at] | (uint32_t)fields[at + 1] << 8 |
-		             (uint32_t)fields[at + 2] << 16 | (uint32_t)fields[at + 3] << 24;
-		if (n > fields_len - at - 4)
-			break;
-		const uint8_t *f = fields + at + 4;
-		int skip = 0;
-		for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
-			size_t k = strlen(own[i]);
-			skip |= n > k && f[k] == '=' && !memcmp(f, own[i], k);
-		}
-		if (!skip) {
+	static const char *const own[] = {"topic", "type", "md5sum", "message_definition", NULL};
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t at = 0; bridge_field_next(fields, fields_len, &at, &f, &n);)
+		if (!bridge_field_key_in(f, n, own)) {
 			wbuf_u32(&c->header, n);
 			wbuf_bytes(&c->header, f, n);
 		}
-		at += 4 + n;
-	}
 	if (c->header.oom)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	return w->nconns++;

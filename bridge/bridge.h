@@ -150,6 +150,12 @@ int mcap_writer_close(struct mcap_writer *w);
 
 /* ---- header fields (fields.c): u32 length + "key=value", as ROS writes them ---- */
 
+/* The field at *at: 1 with *field (n bytes, "key=value") and *at moved
+ * past it; 0 at the end or at a length that runs past len. */
+int bridge_field_next(const uint8_t *fields, size_t len, size_t *at, const uint8_t **field,
+                      uint32_t *n);
+/* Is the field's key one of `keys` (a NULL-terminated list)? */
+int bridge_field_key_in(const uint8_t *field, uint32_t n, const char *const *keys);
 /* The value of `key` (not NUL-terminated), or NULL. */
 const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, size_t *value_len);
 /* 0 if the fields are well formed, else DSSM_ECORRUPT naming `what`. */

@@ -108,23 +108,15 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	/* the remaining fields: bag header fields as they were, MCAP channel
 	 * metadata without its "meta." prefix, for either output */
 	static const char *const own[] = {"topic", "type", "encoding", "schema_encoding",
-	                                  "schema_data", "md5sum"};
-	for (size_t at = 0; prop && at + 4 <= plen;) {
-		const uint8_t *f = prop + at + 4;
-		uint32_t n = (uint32_t)f[-4] | (uint32_t)f[-3] << 8 | (uint32_t)f[-2] << 16 |
-		             (uint32_t)f[-1] << 24;
-		at += 4 + n;
-		int meta = n > 5 && !memcmp(f, "meta.", 5);
-		if (meta) {
+	                                  "schema_data", "md5sum", NULL};
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t at = 0; bridge_field_next(prop, plen, &at, &f, &n);) {
+		if (n > 5 && !memcmp(f, "meta.", 5)) {
 			f += 5;
 			n -= 5;
 		}
-		int skip = 0;
-		for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
-			size_t k = strlen(own[i]);
-			skip |= n > k && f[k] == '=' && !memcmp(f, own[i], k);
-		}
-		if (!skip) {
+		if (!bridge_field_key_in(f, n, own)) {
 			wbuf_u32(&ch->extra, n);
 			wbuf_bytes(&ch->extra, f, n);
 		}

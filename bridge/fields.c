@@ -37,21 +37,44 @@ int bridge_fields_check(const uint8_t *fields, size_t len, const char *what)
 	return 0;
 }
 
+int bridge_field_next(const uint8_t *fields, size_t len, size_t *at, const uint8_t **field,
+                      uint32_t *n)
+{
+	if (!fields || *at > len || len - *at < 4)
+		return 0;
+	uint32_t k = le32(fields + *at);
+	if (k > len - *at - 4)
+		return 0;
+	*field = fields + *at + 4;
+	*n = k;
+	*at += 4 + (size_t)k;
+	return 1;
+}
+
+static int has_key(const uint8_t *f, uint32_t n, const char *key)
+{
+	size_t k = strlen(key);
+	return n > k && f[k] == '=' && memcmp(f, key, k) == 0;
+}
+
+int bridge_field_key_in(const uint8_t *f, uint32_t n, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (has_key(f, n, *keys))
+			return 1;
+	return 0;
+}
+
 const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, size_t *value_len)
 {
 	size_t klen = strlen(key), at = 0;
-	while (len - at >= 4) {
-		uint32_t n = le32(fields + at);
-		at += 4;
-		if (n > len - at)
-			return NULL;
-		const uint8_t *f = fields + at;
-		if (n > klen && f[klen] == '=' && memcmp(f, key, klen) == 0) {
+	const uint8_t *f;
+	uint32_t n;
+	while (bridge_field_next(fields, len, &at, &f, &n))
+		if (has_key(f, n, key)) {
 			*value_len = n - klen - 1;
 			return f + klen + 1;
 		}
-		at += n;
-	}
 	return NULL;
 }
 

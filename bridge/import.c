@@ -68,24 +68,14 @@ static void build_property(const struct bridge_channel *ch, struct wbuf *p)
 	if (!schema_is_text(ch))
 		bridge_field_put(p, "schema_data", ch->schema, ch->schema_len);
 	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
-	                                   "message_definition"};
-	for (size_t at = 0; at + 4 <= ch->fields_len;) {
-		const uint8_t *f = ch->fields + at + 4;
-		uint32_t n = (uint32_t)f[-4] | (uint32_t)f[-3] << 8 | (uint32_t)f[-2] << 16 |
-		             (uint32_t)f[-1] << 24;
-		if (n > ch->fields_len - at - 4)
-			break;
-		int dup = 0;
-		for (size_t i = 0; i < sizeof kept / sizeof *kept; i++) {
-			size_t k = strlen(kept[i]);
-			dup |= n > k && f[k] == '=' && !memcmp(f, kept[i], k);
-		}
-		if (!dup) {
+	                                   "message_definition", NULL};
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t at = 0; bridge_field_next(ch->fields, ch->fields_len, &at, &f, &n);)
+		if (!bridge_field_key_in(f, n, kept)) {
 			wbuf_u32(p, n);
 			wbuf_bytes(p, f, n);
 		}
-		at += 4 + n;
-	}
 }
 
 static int on_channel(void *ctx, const struct bridge_channel *ch)

@@ -331,10 +331,7 @@ static int walk(struct mcap_reader *r, const uint8_t *buf, size_t len, size_t st
 			break;
 		}
 		uint8_t op = buf[at];
-		uint64_t n = (uint64_t)buf[at + 1] | (uint64_t)buf[at + 2] << 8 |
-		             (uint64_t)buf[at + 3] << 16 | (uint64_t)buf[at + 4] << 24 |
-		             (uint64_t)buf[at + 5] << 32 | (uint64_t)buf[at + 6] << 40 |
-		             (uint64_t)buf[at + 7] << 48 | (uint64_t)buf[at + 8] << 56;
+		uint64_t n = le64_at(buf + at + 1);
 		if (n > len - at - 9) {
 			rc = in_chunk ? bad_record(r, "last", where, at, "runs past the chunk's end") : 0;
 			break;      /* in the file: a writer that died mid-record */

@@ -186,17 +186,14 @@ int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
 	put_string(&b, topic);
 	put_string(&b, encoding);
 	/* metadata: the "KEY=value" fields as map<string, string> */
-	for (size_t off = 0; metadata && off + 4 <= metadata_len;) {
-		uint32_t n = (uint32_t)metadata[off] | (uint32_t)metadata[off + 1] << 8 |
-		             (uint32_t)metadata[off + 2] << 16 | (uint32_t)metadata[off + 3] << 24;
-		if (n > metadata_len - off - 4)
-			break;
-		const uint8_t *f = metadata + off + 4, *eq = memchr(f, '=', n);
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t off = 0; bridge_field_next(metadata, metadata_len, &off, &f, &n);) {
+		const uint8_t *eq = memchr(f, '=', n);
 		if (eq) {
 			wbuf_blob(&map, f, (size_t)(eq - f));
 			wbuf_blob(&map, eq + 1, n - (size_t)(eq - f) - 1);
 		}
-		off += 4 + n;
 	}
 	wbuf_blob(&b, map.data, map.len);
 	wbuf_free(&map);
