@@ -3,8 +3,9 @@
 # with, and print where they are:
 #   node   npm @mcap/core (with fzstd and lz4js for its chunks) under
 #          build/peers/npm; prints the node_modules path
-#   debian python3-rosbag, librosbag-storage-dev (C++ rosbag), g++, sqlite3,
-#          libsqlite3-dev, nodejs/npm from Debian if node is missing
+#   debian python3-rosbag, librosbag-storage-dev (C++ rosbag) and what its
+#          headers include, g++, sqlite3, libsqlite3-dev, nodejs/npm from
+#          Debian if node is missing
 # Exits non-zero, saying why on stderr, when a peer cannot be had.
 set -u
 cd "$(dirname "$0")/../.."
@@ -28,8 +29,11 @@ node)
 	realpath "$dir/node_modules"
 	;;
 debian)
+	# librosbag-storage-dev's headers also need these (Debian builds it against
+	# ROS 2's pluginlib)
 	pk=(python3-rosbag python3-roslz4 python3-sensor-msgs python3-geometry-msgs librosbag-storage-dev
-	    g++ sqlite3 libsqlite3-dev)
+	    pluginlib-dev libclass-loader-dev librcpputils-dev librcutils-dev libament-index-cpp-dev
+	    libboost-filesystem-dev g++ sqlite3 libsqlite3-dev)
 	missing=()
 	for p in "${pk[@]}"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
