@@ -28,9 +28,9 @@ struct bag_conn {
 	uint32_t in_chunk;          /* messages in the chunk being built */
 };
 
-/* A chunk handed to the pool for compression, waiting to be written. */
+/* A chunk handed to the pool for compression, waiting to be written (the
+ * pool hands it back with the compressed bytes, in order). */
 struct pending {
-	uint64_t seq;
 	size_t raw_len;
 	int64_t start, end;
 	struct wbuf index;          /* its index data records */
@@ -51,11 +51,7 @@ struct bag_writer {
 	struct wbuf chunk_infos;    /* records for the index section */
 	uint32_t nchunks;
 	int failed;
-	/* compression on worker threads; chunks written in order */
-	struct chunk_pool *pool;
-	struct pending *pending;    /* a ring of pool-size entries */
-	int npending_cap, pending_head, npending;
-	uint64_t next_seq;
+	struct chunk_pool *pool;    /* compression, on worker threads for bz2 */
 };
 
 static int put(struct bag_writer *w, const void *p, size_t n)
@@ -143,14 +139,10 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->last_time = INT64_MIN;
 	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
-	w->npending_cap = 16;
-	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
-	w->f = w->pending ? fopen(path, "wbe") : NULL;
+	w->f = prc == 0 ? fopen(path, "wbe") : NULL;
 	if (!w->f) {
-		int rc = w->pending ? dssm__fail_errno(DSSM_ESYS, "creating %s", path)
-		                    : dssm__fail(DSSM_ENOMEM, "out of memory");
+		int rc = prc == 0 ? dssm__fail_errno(DSSM_ESYS, "creating %s", path) : prc;
 		chunk_pool_free(w->pool);
-		free(w->pending);
 		free(w->path);
 		free(w);
 		return rc;
@@ -202,10 +194,14 @@ int bag_writer_connection(struct bag_writer *w, const char *topic, const char *t
  * records, and its chunk info for the index section. */
 static int write_pending(struct bag_writer *w)
 {
-	struct pending *pc = &w->pending[w->pending_head];
+	struct pending *pc = NULL;
 	const uint8_t *z;
 	size_t zlen;
-	int rc = chunk_pool_take_compressed(w->pool, pc->seq, &z, &zlen, NULL);
+	int rc = chunk_pool_take_compressed(w->pool, &z, &zlen, NULL, (void **)&pc);
+	if (!pc)
+		return rc;
+	if (w->failed && rc == 0)
+		rc = DSSM_ESYS;     /* after a failed write: only free what is left */
 	uint64_t chunk_pos = w->pos;
 	struct wbuf out = {0}, h = {0};
 	if (rc == 0) {
@@ -230,8 +226,7 @@ static int write_pending(struct bag_writer *w)
 	wbuf_free(&h);
 	wbuf_free(&pc->index);
 	wbuf_free(&pc->counts);
-	w->pending_head = (w->pending_head + 1) % w->npending_cap;
-	w->npending--;
+	free(pc);
 	if (rc == 0)
 		w->nchunks++;
 	else
@@ -245,14 +240,14 @@ static int flush_chunk(struct bag_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	while (w->npending > 0 && (w->npending >= w->npending_cap || chunk_pool_room(w->pool) == 0)) {
+	while (chunk_pool_room(w->pool) == 0) {
 		int rc = write_pending(w);
 		if (rc < 0)
 			return rc;
 	}
-	struct pending *pc = &w->pending[(w->pending_head + w->npending) % w->npending_cap];
-	memset(pc, 0, sizeof *pc);
-	pc->seq = w->next_seq++;
+	struct pending *pc = calloc(1, sizeof *pc);
+	if (!pc)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	pc->raw_len = w->chunk.len;
 	pc->start = w->chunk_start;
 	pc->end = w->chunk_end;
@@ -279,14 +274,20 @@ static int flush_chunk(struct bag_writer *w)
 	if (oom) {
 		wbuf_free(&pc->index);
 		wbuf_free(&pc->counts);
+		free(pc);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	/* the pool owns the chunk's bytes now; the next chunk gets a new buffer */
 	uint8_t *raw = w->chunk.data;
 	size_t raw_len = w->chunk.len;
 	memset(&w->chunk, 0, sizeof w->chunk);
-	w->npending++;
-	return chunk_pool_submit_compress(w->pool, pc->seq, w->codec, raw, raw_len, 0);
+	int rc = chunk_pool_submit_compress(w->pool, w->codec, raw, raw_len, 0, pc);
+	if (rc < 0) {
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->counts);
+		free(pc);
+	}
+	return rc;
 }
 
 int bag_writer_message(struct bag_writer *w, int connection, int64_t time, const void *data,
@@ -361,17 +362,16 @@ int bag_writer_close(struct bag_writer *w)
 	int rc = w->failed ? DSSM_ESYS : 0;
 	if (rc == 0)
 		rc = flush_chunk(w);
-	while (rc == 0 && w->npending > 0)
-		rc = write_pending(w);
+	/* every chunk still in the pool: written, or after a failure freed */
+	if (rc < 0)
+		w->failed = 1;
+	while (chunk_pool_pending(w->pool) > 0) {
+		int prc = write_pending(w);
+		rc = rc < 0 ? rc : prc;
+	}
 	if (rc == 0)
 		rc = write_index(w);
-	chunk_pool_free(w->pool);   /* after a failure: waits for its workers */
-	for (int i = 0; i < w->npending; i++) {
-		struct pending *pc = &w->pending[(w->pending_head + i) % w->npending_cap];
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->counts);
-	}
-	free(w->pending);
+	chunk_pool_free(w->pool);
 	if (fclose(w->f) != 0 && rc == 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "writing %s", w->path);
 	for (int i = 0; i < w->nconns; i++) {

@@ -106,13 +106,16 @@ int chunk_pool_submit(struct chunk_pool *p, uint64_t tag, enum bridge_codec code
 /* The oldest chunk's output (valid until the next take); its tag must be `tag`. */
 int chunk_pool_take(struct chunk_pool *p, uint64_t tag, const uint8_t **out);
 /* Writers: compress `in` (the pool frees it); want_crc: also the CRC-32 of
- * the uncompressed bytes (MCAP). Taken back in order with its size. */
-int chunk_pool_submit_compress(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec,
-                               uint8_t *in, size_t in_len, int want_crc);
+ * the uncompressed bytes (MCAP). Taken back in order with its size and the
+ * writer's `meta` (what it needs to write the chunk out). */
+int chunk_pool_submit_compress(struct chunk_pool *p, enum bridge_codec codec, uint8_t *in,
+                               size_t in_len, int want_crc, void *meta);
+/* Jobs submitted and not taken yet. */
+int chunk_pool_pending(struct chunk_pool *p);
 /* Done with the taken chunk's output before the next take. */
 void chunk_pool_release(struct chunk_pool *p);
-int chunk_pool_take_compressed(struct chunk_pool *p, uint64_t tag, const uint8_t **out,
-                               size_t *out_len, uint32_t *crc);
+int chunk_pool_take_compressed(struct chunk_pool *p, const uint8_t **out, size_t *out_len,
+                               uint32_t *crc, void **meta);
 void chunk_pool_free(struct chunk_pool *p);
 /* Threads the readers and writers use (-1: one per core; tests set 0 or more). */
 extern int bridge_threads;

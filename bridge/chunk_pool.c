@@ -29,6 +29,7 @@ enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
 struct job {
 	enum job_state state;
 	int compress;               /* 1: in (owned) -> out (malloc'd, out_len) */
+	void *meta;                 /* the writer's, handed back with the output */
 	uint64_t tag;
 	enum bridge_codec codec;
 	const uint8_t *in;
@@ -49,6 +50,7 @@ struct chunk_pool {
 	struct job *jobs;
 	int nslots, head, tail, count;   /* count: submitted, not taken */
 	int held;                        /* slot handed out by the last take, or -1 */
+	uint64_t next_tag;               /* for compression jobs, which are not named */
 };
 
 /* Decompress one job (on whichever thread runs it). */
@@ -167,7 +169,8 @@ int chunk_pool_room(struct chunk_pool *p)
 }
 
 static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_codec codec,
-                  const uint8_t *in, size_t in_len, size_t out_len, uint32_t crc, const char *what)
+                  const uint8_t *in, size_t in_len, size_t out_len, uint32_t crc, const char *what,
+                  void *meta)
 {
 	pthread_mutex_lock(&p->lock);
 	if (p->count + (p->held >= 0) >= p->nslots) {
@@ -176,6 +179,7 @@ static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_
 	}
 	struct job *j = &p->jobs[p->tail];
 	j->compress = compress;
+	j->meta = meta;
 	j->tag = tag;
 	j->codec = codec;
 	j->in = in;
@@ -194,26 +198,40 @@ static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_
 int chunk_pool_submit(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec, const uint8_t *in,
                       size_t in_len, size_t out_len, uint32_t crc, const char *what)
 {
-	return submit(p, 0, tag, codec, in, in_len, out_len, crc, what);
+	return submit(p, 0, tag, codec, in, in_len, out_len, crc, what, NULL);
 }
 
-int chunk_pool_submit_compress(struct chunk_pool *p, uint64_t tag, enum bridge_codec codec,
-                               uint8_t *in, size_t in_len, int want_crc)
+int chunk_pool_submit_compress(struct chunk_pool *p, enum bridge_codec codec, uint8_t *in,
+                               size_t in_len, int want_crc, void *meta)
 {
-	int rc = submit(p, 1, tag, codec, in, in_len, 0, want_crc ? 1 : 0, "compressing a chunk");
+	uint64_t tag = p->next_tag++;
+	int rc = submit(p, 1, tag, codec, in, in_len, 0, want_crc ? 1 : 0, "compressing a chunk",
+	                meta);
 	if (rc < 0)
 		free(in);
 	return rc;
 }
 
-int chunk_pool_take_compressed(struct chunk_pool *p, uint64_t tag, const uint8_t **out,
-                               size_t *out_len, uint32_t *crc)
+int chunk_pool_pending(struct chunk_pool *p)
 {
+	pthread_mutex_lock(&p->lock);
+	int n = p->count;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+int chunk_pool_take_compressed(struct chunk_pool *p, const uint8_t **out, size_t *out_len,
+                               uint32_t *crc, void **meta)
+{
+	pthread_mutex_lock(&p->lock);
+	uint64_t tag = p->count ? p->jobs[p->head].tag : 0;
+	pthread_mutex_unlock(&p->lock);
 	int rc = chunk_pool_take(p, tag, out);
 	if (p->held < 0)
-		return rc;      /* not the chunk submitted next */
+		return rc;      /* nothing was submitted */
 	struct job *j = &p->jobs[p->held];
 	*out_len = j->out_len;
+	*meta = j->meta;
 	if (crc)
 		*crc = j->crc;
 	return rc;

@@ -33,9 +33,9 @@ struct mcap_channel {
 	uint64_t count;             /* messages in the file */
 };
 
-/* A chunk handed to the pool for compression, waiting to be written. */
+/* A chunk handed to the pool for compression, waiting to be written (the
+ * pool hands it back with the compressed bytes, in order). */
 struct pending {
-	uint64_t seq;
 	size_t raw_len;
 	int64_t start, end;
 	struct wbuf index;          /* its Message Index records */
@@ -59,11 +59,7 @@ struct mcap_writer {
 	uint64_t messages;
 	int64_t first, last;
 	int failed;
-	/* compression on worker threads; chunks written in order */
-	struct chunk_pool *pool;
-	struct pending *pending;    /* a ring */
-	int npending_cap, pending_head, npending;
-	uint64_t next_seq;
+	struct chunk_pool *pool;    /* compression (and CRCs), on workers for bz2 */
 };
 
 static int put(struct mcap_writer *w, const void *p, size_t n)
@@ -121,13 +117,9 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	w->first = INT64_MAX;
 	w->last = INT64_MIN;
 	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
-	w->npending_cap = 16;
-	w->pending = prc == 0 ? calloc((size_t)w->npending_cap, sizeof *w->pending) : NULL;
-	if (!w->pending || !(w->f = fopen(path, "wbe"))) {
-		int rc = w->pending ? dssm__fail_errno(DSSM_ESYS, "creating %s", path)
-		                    : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (prc < 0 || !(w->f = fopen(path, "wbe"))) {
+		int rc = prc == 0 ? dssm__fail_errno(DSSM_ESYS, "creating %s", path) : prc;
 		chunk_pool_free(w->pool);
-		free(w->pending);
 		free(w->path);
 		free(w);
 		return rc;
@@ -207,11 +199,15 @@ int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
  * Chunk Index for the summary. */
 static int write_pending(struct mcap_writer *w)
 {
-	struct pending *pc = &w->pending[w->pending_head];
+	struct pending *pc = NULL;
 	const uint8_t *z;
 	size_t zlen;
 	uint32_t crc = 0;
-	int rc = chunk_pool_take_compressed(w->pool, pc->seq, &z, &zlen, &crc);
+	int rc = chunk_pool_take_compressed(w->pool, &z, &zlen, &crc, (void **)&pc);
+	if (!pc)
+		return rc;
+	if (w->failed && rc == 0)
+		rc = DSSM_ESYS;     /* after a failed write: only free what is left */
 	uint64_t chunk_pos = w->pos;
 	struct wbuf b = {0}, offsets = {0};
 	if (rc == 0) {
@@ -253,8 +249,7 @@ static int write_pending(struct mcap_writer *w)
 	wbuf_free(&offsets);
 	wbuf_free(&pc->index);
 	wbuf_free(&pc->offsets);
-	w->pending_head = (w->pending_head + 1) % w->npending_cap;
-	w->npending--;
+	free(pc);
 	if (rc == 0)
 		w->nchunks++;
 	else
@@ -268,14 +263,14 @@ static int flush_chunk(struct mcap_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	while (w->npending > 0 && (w->npending >= w->npending_cap || chunk_pool_room(w->pool) == 0)) {
+	while (chunk_pool_room(w->pool) == 0) {
 		int rc = write_pending(w);
 		if (rc < 0)
 			return rc;
 	}
-	struct pending *pc = &w->pending[(w->pending_head + w->npending) % w->npending_cap];
-	memset(pc, 0, sizeof *pc);
-	pc->seq = w->next_seq++;
+	struct pending *pc = calloc(1, sizeof *pc);
+	if (!pc)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	pc->raw_len = w->chunk.len;
 	pc->start = w->chunk_start;
 	pc->end = w->chunk_end;
@@ -295,14 +290,20 @@ static int flush_chunk(struct mcap_writer *w)
 	if (pc->index.oom || pc->offsets.oom) {
 		wbuf_free(&pc->index);
 		wbuf_free(&pc->offsets);
+		free(pc);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	/* the pool owns the chunk's bytes now (and computes their CRC) */
 	uint8_t *raw = w->chunk.data;
 	size_t raw_len = w->chunk.len;
 	memset(&w->chunk, 0, sizeof w->chunk);
-	w->npending++;
-	return chunk_pool_submit_compress(w->pool, pc->seq, w->codec, raw, raw_len, 1);
+	int rc = chunk_pool_submit_compress(w->pool, w->codec, raw, raw_len, 1, pc);
+	if (rc < 0) {
+		wbuf_free(&pc->index);
+		wbuf_free(&pc->offsets);
+		free(pc);
+	}
+	return rc;
 }
 
 int mcap_writer_message(struct mcap_writer *w, int channel, uint32_t sequence, int64_t log_time,
@@ -404,17 +405,16 @@ int mcap_writer_close(struct mcap_writer *w)
 	int rc = w->failed ? DSSM_ESYS : 0;
 	if (rc == 0)
 		rc = flush_chunk(w);
-	while (rc == 0 && w->npending > 0)
-		rc = write_pending(w);
+	/* every chunk still in the pool: written, or after a failure freed */
+	if (rc < 0)
+		w->failed = 1;
+	while (chunk_pool_pending(w->pool) > 0) {
+		int prc = write_pending(w);
+		rc = rc < 0 ? rc : prc;
+	}
 	if (rc == 0)
 		rc = write_summary(w);
-	chunk_pool_free(w->pool);   /* after a failure: waits for its workers */
-	for (int i = 0; i < w->npending; i++) {
-		struct pending *pc = &w->pending[(w->pending_head + i) % w->npending_cap];
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->offsets);
-	}
-	free(w->pending);
+	chunk_pool_free(w->pool);
 	if (fclose(w->f) != 0 && rc == 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "writing %s", w->path);
 	for (int i = 0; i < w->nchans; i++)
