@@ -427,12 +427,5 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 
 int bag_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
-	const uint8_t *buf;
-	size_t len;
-	int rc = bridge_map(path, &buf, &len);
-	if (rc < 0)
-		return rc;
-	rc = bag_read_memory(buf, len, path, sink, st);
-	bridge_unmap(buf, len);
-	return rc;
+	return bridge_read_mapped(path, bag_read_memory, sink, st);
 }

@@ -74,6 +74,11 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 /* A whole file mapped read-only (mapped.c). */
 int bridge_map(const char *path, const uint8_t **buf, size_t *len);
 void bridge_unmap(const uint8_t *buf, size_t len);
+/* Map path and read it with a reader's *_read_memory. */
+typedef int (*bridge_read_fn)(const uint8_t *buf, size_t len, const char *what,
+                              const struct bridge_sink *sink, struct bridge_read_stats *st);
+int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_sink *sink,
+                       struct bridge_read_stats *st);
 /* Remove an output that could not be finished, if it is a regular file. */
 void bridge_remove_partial(const char *path);
 

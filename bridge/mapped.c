@@ -57,3 +57,16 @@ void bridge_remove_partial(const char *path)
 	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		unlink(path);
 }
+
+int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_sink *sink,
+                       struct bridge_read_stats *st)
+{
+	const uint8_t *buf;
+	size_t len;
+	int rc = bridge_map(path, &buf, &len);
+	if (rc < 0)
+		return rc;
+	rc = read(buf, len, path, sink, st);
+	bridge_unmap(buf, len);
+	return rc;
+}

@@ -442,12 +442,5 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 
 int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
-	const uint8_t *buf;
-	size_t len;
-	int rc = bridge_map(path, &buf, &len);
-	if (rc < 0)
-		return rc;
-	rc = mcap_read_memory(buf, len, path, sink, st);
-	bridge_unmap(buf, len);
-	return rc;
+	return bridge_read_mapped(path, mcap_read_memory, sink, st);
 }

@@ -1,34 +1,11 @@
 // mcap_check.mjs FILE - read an MCAP file with the npm @mcap/core indexed
 // reader (the one Foxglove uses), through its summary: print one line per
 // topic "topic schema encoding count first_ns last_ns sha1" and the totals.
-// Run with NODE_PATH pointing at a node_modules holding @mcap/core, fzstd
-// and lz4js (bench/bridge/peers.sh installs them).
-import { createRequire } from "node:module";
-import { open } from "node:fs/promises";
+// Run with NODE_PATH as mcap_open.mjs says.
 import { createHash } from "node:crypto";
+import { openIndexed } from "./mcap_open.mjs";
 
-const require = createRequire(process.env.NODE_PATH + "/");
-const { McapIndexedReader } = require("@mcap/core");
-const fzstd = require("fzstd");
-const lz4 = require("lz4js");
-
-const fh = await open(process.argv[2], "r");
-const size = BigInt((await fh.stat()).size);
-const readable = {
-  size: async () => size,
-  read: async (offset, length) => {
-    const buf = new Uint8Array(Number(length));
-    await fh.read(buf, 0, Number(length), Number(offset));
-    return buf;
-  },
-};
-const reader = await McapIndexedReader.Initialize({
-  readable,
-  decompressHandlers: {
-    zstd: (data, n) => fzstd.decompress(data, new Uint8Array(Number(n))),
-    lz4: (data) => Uint8Array.from(lz4.decompress(data)),
-  },
-});
+const { reader, close } = await openIndexed(process.argv[2]);
 const topics = new Map();
 for (const ch of reader.channelsById.values()) {
   const schema = reader.schemasById.get(ch.schemaId);
@@ -49,4 +26,4 @@ const lines = [...topics.values()].filter((t) => t.n > 0)
   .sort();
 console.log(lines.join("\n"));
 console.log(`total ${total} chunks ${reader.chunkIndexes.length} statistics ${reader.statistics ? reader.statistics.messageCount : "none"}`);
-await fh.close();
+await close();
