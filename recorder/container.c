@@ -1014,6 +1014,55 @@ int dssm_container_close(dssm_container *c)
 	return rc;
 }
 
+/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
+static int stream_file_name(const char *name)
+{
+	size_t digits = strspn(name, "0123456789");
+	const char *ext = name + digits;
+	return digits >= 4 && (!strcmp(ext, ".meta") || !strcmp(ext, ".data") ||
+	                       !strcmp(ext, ".index") || !strcmp(ext, ".meta.tmp"));
+}
+
+int dssm_container_remove(const char *dir)
+{
+	if (!dir)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_remove: NULL directory");
+	dssm_container c = {.dir = (char *)dir};
+	char *cpath = path_of(&c, -1, "CONTAINER"), *spath = path_of(&c, -1, "streams");
+	char *closed = path_of(&c, -1, "CLOSED");
+	int rc = cpath && spath && closed ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0 && access(cpath, F_OK) != 0)
+		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm container (no CONTAINER file); "
+		                "not removing it", dir);
+	DIR *d = rc == 0 ? opendir(spath) : NULL;
+	for (struct dirent *e; d && rc == 0 && (e = readdir(d));) {
+		char *file = NULL;
+		if (!stream_file_name(e->d_name))
+			continue;
+		if (asprintf(&file, "%s/%s", spath, e->d_name) < 0)
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+		else if (unlink(file) < 0 && errno != ENOENT)
+			rc = dssm__fail_errno(DSSM_ESYS, "removing %s", file);
+		free(file);
+	}
+	if (d)
+		closedir(d);
+	if (rc == 0 && rmdir(spath) < 0 && errno != ENOENT)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
+		                      "container's)", spath);
+	if (rc == 0 && unlink(closed) < 0 && errno != ENOENT)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s", closed);
+	if (rc == 0 && unlink(cpath) < 0 && errno != ENOENT)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s", cpath);
+	if (rc == 0 && rmdir(dir) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
+		                      "container's)", dir);
+	free(cpath);
+	free(spath);
+	free(closed);
+	return rc;
+}
+
 /* ---- queries ---- */
 
 /* A query reads ahead: index entries a window at a time, and small records a

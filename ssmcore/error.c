@@ -33,6 +33,8 @@ static const char *const error_names[] = {
 	[17] = "DSSM_EAGAIN: concurrent update, try again",
 	[18] = "DSSM_EPROTO: wire protocol violation",
 	[19] = "DSSM_ECONN: connection failed or lost",
+	[20] = "DSSM_ENOSPC: disk full",
+	[21] = "DSSM_EAUTH: authentication failed",
 };
 
 const char *dssm_strerror(int code)

@@ -255,14 +255,6 @@ static int open_part(struct recorder *r)
 	return 0;
 }
 
-static void remove_tree(const char *path)
-{
-	char cmd[4300];
-	snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", path);
-	if (system(cmd) != 0)
-		fprintf(stderr, "\ndssm record: could not remove %s\n", path);
-}
-
 /* Close the part and start the next; drop the oldest beyond --max-splits. */
 static int rotate(struct recorder *r)
 {
@@ -275,7 +267,8 @@ static int rotate(struct recorder *r)
 	if (status == 0 && r->max_splits > 0 && r->part > r->max_splits) {
 		char old[4200];
 		snprintf(old, sizeof old, "%s/part-%04d", r->dir, r->part - (int)r->max_splits);
-		remove_tree(old);
+		if (dssm_container_remove(old) < 0)
+			fprintf(stderr, "\ndssm record: %s\n", dssm_last_error());
 	}
 	return status;
 }

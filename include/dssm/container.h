@@ -83,6 +83,13 @@ int dssm_container_closed(dssm_container *c);
 /* Close a writer (sync, CLOSED) or a reader. */
 int dssm_container_close(dssm_container *c);
 
+/* Remove the container DIR (not open anywhere): only the files the format
+ * names (CONTAINER, CLOSED, streams/NNNN.meta|data|index and a leftover
+ * NNNN.meta.tmp), then streams/ and DIR if that left them empty. Anything
+ * else in DIR stays, and the call says so (DSSM_ESYS). DSSM_ENOENT if DIR
+ * is not a container. For rolling windows of parts and failed imports. */
+int dssm_container_remove(const char *dir);
+
 /* ---- queries ---- */
 
 typedef struct dssm_query dssm_query;

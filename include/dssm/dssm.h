@@ -74,7 +74,9 @@ enum {
 	DSSM_EAGAIN = -17,     /* try again: a concurrent update kept changing */
 	DSSM_EPROTO = -18,     /* a peer broke the wire protocol (docs/protocol.md) */
 	DSSM_ECONN = -19,      /* connecting failed, or the connection was lost */
-	DSSM_ERRNO_MIN = -19
+	DSSM_ENOSPC = -20,     /* the disk (or the file system) is full */
+	DSSM_EAUTH = -21,      /* authentication failed: wrong secret, or a peer that did not prove it */
+	DSSM_ERRNO_MIN = -21
 };
 
 /* The name of an error code ("DSSM_ETOOOLD: sample left the history"). */
