@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 #include "../ssmcore/internal.h"
 #include "dssm/container.h"
 
+#define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` */
 #define META_MAGIC 0x4d4d5344u
+#define META_VERSION 2          /* version 2 ends with a CRC-32C */
 #define RECORD_MAGIC 0x43525344u
 #define RECORD_HEADER 32
 #define ENTRY 32
@@ -27,7 +30,10 @@
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
 #define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
 #define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
-#define INDEX_RESERVE (256 << 10)      /* disk reserved ahead of the index */
+#define INDEX_RESERVE (256u << 10)     /* disk reserved ahead of the index */
+#define DATA_RESERVE (1u << 20)        /* disk reserved ahead of the data, per step */
+#define SUMMARY_RESERVE (4u << 10)     /* RESERVE: room for CLOSED ... */
+#define SUMMARY_PER_STREAM (24u << 10) /* ... and each stream's lines in it */
 #define DIRECT_BLOCK 4096u
 #define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
 
@@ -52,6 +58,15 @@ struct cstream {
 	int lazy;                /* reader: .data/.index not opened yet (CLOSED summary) */
 	uint32_t max_len;        /* writer: the largest record */
 	uint64_t record_end;     /* writer: end of the last record (as a reader sees it) */
+	/* writer: disk allocated ahead of .data and .index (UINT64_MAX where the
+	 * file system cannot reserve), so that what was accepted always fits */
+	uint64_t data_reserved, index_reserved;
+	/* writer: what is durable (synced data, then synced entries): CLOSED
+	 * describes exactly this, even after a failed sync */
+	uint64_t durable_count, durable_end;
+	dssm_time_t durable_last;
+	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
+	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
 	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
 	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
 	 * query's binary search starts within one stride of its answer. */
@@ -68,6 +83,11 @@ struct dssm_container {
 	int closed;
 	char *summary;           /* reader: the text of CLOSED */
 	int direct;              /* write big records with O_DIRECT */
+	int version;             /* reader: CONTAINER's format version */
+	int salvage;             /* reader: queries read damaged streams' intact part */
+	char *note;              /* reader: what was wrong with CLOSED, or NULL */
+	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 };
 
 /* ---- CRC-32C ----
@@ -189,7 +209,7 @@ static int write_all(int fd, const void *buf, size_t n, const char *what)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS, "writing %s", what);
+			return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "writing %s", what);
 		p += k;
 		n -= (size_t)k;
 	}
@@ -241,6 +261,7 @@ static void stream_free(struct cstream *s)
 	free(s->schema);
 	free(s->prop);
 	free(s->sparse);
+	free(s->damage);
 }
 
 static dssm_container *container_new(const char *dir, int writing)
@@ -255,45 +276,184 @@ static dssm_container *container_new(const char *dir, int writing)
 	return c;
 }
 
+/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
+static int stream_file_name(const char *name)
+{
+	size_t digits = strspn(name, "0123456789");
+	const char *ext = name + digits;
+	return digits >= 4 && (!strcmp(ext, ".meta") || !strcmp(ext, ".data") ||
+	                       !strcmp(ext, ".index") || !strcmp(ext, ".meta.tmp"));
+}
+
+static void container_free(dssm_container *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		stream_free(&c->s[i]);
+	free(c->s);
+	free(c->dir);
+	free(c->summary);
+	free(c->note);
+	free(c);
+}
+
 /* ---- writing ---- */
 
-/* Keep disk blocks allocated ahead of the index (without growing the file):
- * when data fills the disk, the entries for what was written still fit. */
-static void reserve_index(struct cstream *s)
+/* Allocate disk blocks for a file to grow to `upto` bytes, in steps of at
+ * least `step` (FALLOC_FL_KEEP_SIZE: the size readers see does not change).
+ * A sample is accepted only once the blocks for its record and its index
+ * entry are held, so a full disk refuses the next sample (DSSM_ENOSPC)
+ * instead of losing samples that were already accepted. Where the file
+ * system cannot reserve, *reserved becomes UINT64_MAX and a failed write is
+ * handled as it happens (flush_data counts out what it lost). */
+static int reserve_space(const dssm_container *c, const struct cstream *s, int fd,
+                         uint64_t *reserved, uint64_t upto, uint64_t step, const char *what)
 {
-	if (fallocate(s->index_fd, FALLOC_FL_KEEP_SIZE, (off_t)s->index_flushed, INDEX_RESERVE) < 0) {
-		/* not supported everywhere; the reserve is a best effort */
+	if (upto <= *reserved)
+		return 0;
+	uint64_t need = upto - *reserved, len = need > step ? need : step;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)len) == 0 ||
+	    (errno == ENOSPC && len > need &&
+	     fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)(len = need)) == 0)) {
+		*reserved += len;
+		return 0;
+	}
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		*reserved = UINT64_MAX;
+		return 0;
+	}
+	return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+	                        "%s: disk full: no room for another sample of '%s:%d' (%llu bytes "
+	                        "for its %s)", c->dir, s->info.name, s->info.id,
+	                        (unsigned long long)need, what);
+}
+
+/* Give back the blocks reserved past a file's end (best effort). ext4 frees
+ * them on a truncate to the same size, tmpfs on a hole punched past the end. */
+static void release_space(int fd, uint64_t reserved)
+{
+	struct stat st;
+	if (fd < 0 || reserved == UINT64_MAX || fstat(fd, &st) < 0 || (uint64_t)st.st_size >= reserved)
+		return;
+	if (ftruncate(fd, st.st_size) < 0 ||
+	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+	              (off_t)(reserved - (uint64_t)st.st_size)) < 0) {
+		/* the blocks stay allocated; nothing is lost */
 	}
 }
 
+/* RESERVE holds disk space for what close writes (CLOSED, rewritten .meta
+ * files): it is removed just before, so a recording that filled the disk
+ * still closes. Grown by `add` bytes. */
+static int grow_reserve(dssm_container *c, uint64_t add)
+{
+	char *path = path_of(c, -1, "RESERVE");
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+	int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)(c->reserve_len + add));
+	if (fd >= 0)
+		close(fd);
+	int rc = 0;
+	if (!path)
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	else if (err) {
+		errno = err;
+		rc = dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+		                      "%s: reserving %llu bytes for the recording's summary", path,
+		                      (unsigned long long)(c->reserve_len + add));
+	} else {
+		c->reserve_len += add;
+	}
+	free(path);
+	return rc;
+}
+
+/* 1 if DIR holds nothing, 0 if it holds something (its name in *first),
+ * -1 if it cannot be read. */
+static int dir_empty(const char *dir, char *first, size_t cap)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int empty = 1;
+	for (struct dirent *e; empty && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(first, cap, "%s", e->d_name);
+			empty = 0;
+		}
+	closedir(d);
+	return empty;
+}
+
+int dssm_container_check_output(const char *dir)
+{
+	struct stat st;
+	char first[256];
+	if (!dir)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_check_output: NULL directory");
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT ? 0 : dssm__fail_errno(DSSM_ESYS, "checking %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return dssm__fail(DSSM_ELAYOUT, "%s exists and is not a directory: a recording goes "
+		                  "into a new or empty directory", dir);
+	int e = dir_empty(dir, first, sizeof first);
+	if (e < 0)
+		return dssm__fail_errno(DSSM_ESYS, "reading %s", dir);
+	if (!e && !strcmp(first, "CONTAINER"))
+		return dssm__fail(DSSM_ELAYOUT, "%s is a recording already: a recording goes into a "
+		                  "new or empty directory", dir);
+	if (!e)
+		return dssm__fail(DSSM_ELAYOUT, "%s is not empty (it holds '%s'): a recording goes "
+		                  "into a new or empty directory", dir, first);
+	return 0;
+}
+
+/* Refuse an output that is not a new or empty directory, before anything
+ * is written (a refused command must leave what it refused untouched);
+ * make it if it is new. */
+static int check_output(const char *dir, int *made)
+{
+	*made = 0;
+	int rc = dssm_container_check_output(dir);
+	if (rc < 0 || access(dir, F_OK) == 0)
+		return rc;
+	if (mkdir(dir, 0755) < 0)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", dir);
+	*made = 1;
+	return 0;
+}
+
+static void sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
 
 int dssm_container_create(const char *dir, dssm_container **out)
 {
 	if (!dir || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_create: NULL argument");
 	*out = NULL;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return dssm__fail_errno(DSSM_ESYS, "creating %s", dir);
+	int made;
+	int rc = check_output(dir, &made);
+	if (rc < 0)
+		return rc;
 	dssm_container *c = container_new(dir, 1);
-	if (!c)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	char *cpath = path_of(c, -1, "CONTAINER"), *spath = path_of(c, -1, "streams");
-	int rc = 0;
-	struct stat st;
+	char *cpath = c ? path_of(c, -1, "CONTAINER") : NULL, *spath = c ? path_of(c, -1, "streams") : NULL;
 	if (!cpath || !spath)
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-	else if (stat(cpath, &st) == 0)
-		rc = dssm__fail(DSSM_ELAYOUT, "%s is a container already; record into a new directory",
-		                dir);
 	else if (mkdir(spath, 0755) < 0)
-		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", spath);
+		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", spath);
 	if (rc == 0) {
 		int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		char host[128] = "?", text[300];
 		gethostname(host, sizeof host);
 		host[sizeof host - 1] = '\0';
-		int n = snprintf(text, sizeof text, "dssm-container 1\nhost %s\ncreated %lld\n", host,
-		                 (long long)dssm_now());
+		int n = snprintf(text, sizeof text, "dssm-container %d\nhost %s\ncreated %lld\n",
+		                 FORMAT_VERSION, host, (long long)dssm_now());
 		if (fd < 0)
 			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", cpath);
 		else {
@@ -303,25 +463,46 @@ int dssm_container_create(const char *dir, dssm_container **out)
 			close(fd);
 		}
 	}
+	if (rc == 0)
+		rc = grow_reserve(c, SUMMARY_RESERVE);
+	if (rc == 0)
+		sync_dir(dir);
+	if (rc < 0 && c) {
+		/* take back what this call made, and nothing else */
+		char *reserve = path_of(c, -1, "RESERVE");
+		if (reserve)
+			unlink(reserve);
+		free(reserve);
+		if (cpath)
+			unlink(cpath);
+		if (spath)
+			rmdir(spath);
+		if (made)
+			rmdir(dir);
+	}
 	free(cpath);
 	free(spath);
-	if (rc < 0) {
-		dssm_container_close(c);
-		return rc;
+	if (rc < 0 || !c) {
+		container_free(c);
+		return rc < 0 ? rc : dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	c->last_sync = dssm__monotonic();
 	*out = c;
 	return 0;
 }
 
+/* The .meta bytes: the layout, schema and property, then a CRC-32C of all
+ * that precedes it (format version 2). */
 static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
                      const void *prop, size_t plen)
 {
 	wbuf_u32(w, META_MAGIC);
-	wbuf_u32(w, 1);
+	wbuf_u32(w, META_VERSION);
 	wire_put_layout(w, i);
 	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
 	wbuf_blob(w, prop, plen);
+	if (!w->oom)
+		wbuf_u32(w, dssm__crc32c(w->data, w->len));
 }
 
 /* Write NNNN.meta atomically: a temporary file, synced, renamed. */
@@ -343,6 +524,8 @@ static int write_meta(dssm_container *c, int idx, const dssm_stream_info *info, 
 			close(fd);
 			if (rc == 0 && rename(tmp, meta) < 0)
 				rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
+			if (rc < 0)
+				unlink(tmp);
 		}
 	}
 	free(meta);
@@ -356,6 +539,9 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 {
 	if (!c || !info || !c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: not a writer");
+	if (property_len && !property)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: NULL property of %zu bytes",
+		                  property_len);
 	struct cstream *s = stream_new(c);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
@@ -363,10 +549,15 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
 	int rc = (!data || !index) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	/* data and index first, then the meta that makes the stream visible */
-	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", data);
-	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", index);
+	/* room for this stream's lines in CLOSED and a rewrite of its meta */
+	s->meta_len = 64 + strlen(info->name) + strlen(info->type) + strlen(info->encoding) +
+	              (schema ? strlen(schema) : 0) + property_len;
+	if (rc == 0)
+		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
 	if (rc == 0)
 		rc = write_meta(c, idx, info, schema, property, property_len);
 	/* a stream added without a sample size (an import) gets the largest
@@ -379,6 +570,13 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 		memcpy(s->prop, property, property_len);
 		s->prop_len = property_len;
 	}
+	if (rc < 0) {
+		/* no half-added stream stays behind */
+		if (s->data_fd >= 0 && data)
+			unlink(data);
+		if (s->index_fd >= 0 && index)
+			unlink(index);
+	}
 	free(data);
 	free(index);
 	if (rc < 0) {
@@ -386,8 +584,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 		return rc;
 	}
 	s->info = *info;
-	s->last = INT64_MIN;
-	reserve_index(s);
+	s->last = s->durable_last = INT64_MIN;
 	if (c->direct) {
 		/* A second descriptor for big records; where the filesystem refuses
 		 * O_DIRECT (tmpfs), they are written the ordinary way. */
@@ -400,8 +597,33 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	return idx;
 }
 
-/* Write the gathered small records. On failure the file is cut back to the
- * last whole record and the entries of lost records are forgotten. */
+/* The end, padding included, of the record an index entry points to. */
+static uint64_t entry_record_end(const uint8_t *e)
+{
+	uint64_t end = get64(e + 16) + RECORD_HEADER + get32(e + 24);
+	return end + (8 - end % 8) % 8;
+}
+
+/* Forget the pending index entries from byte `keep` of ibuf on: their
+ * records did not reach the file. What the stream reports goes back to its
+ * last record that did. */
+static void drop_pending(struct cstream *s, size_t keep)
+{
+	s->count -= (s->ilen - keep) / ENTRY;
+	s->ilen = keep;
+	s->nsparse = (s->count + SPARSE_STRIDE - 1) / SPARSE_STRIDE;
+	if (keep) {
+		s->last = (dssm_time_t)get64(s->ibuf + keep - ENTRY);
+		s->record_end = entry_record_end(s->ibuf + keep - ENTRY);
+	} else {
+		s->last = s->durable_last;
+		s->record_end = s->durable_end;
+	}
+}
+
+/* Write the gathered small records. On failure (only where the disk could
+ * not be reserved, or on an I/O error) the file is cut back to the last
+ * whole record, and the entries of the lost records are counted out. */
 static int flush_data(dssm_container *c, int idx)
 {
 	struct cstream *s = &c->s[idx];
@@ -420,11 +642,14 @@ static int flush_data(dssm_container *c, int idx)
 	size_t keep = 0;
 	while (keep < s->ilen && get64(s->ibuf + keep + 16) < s->flushed)
 		keep += ENTRY;
-	s->count -= (s->ilen - keep) / ENTRY;
-	s->ilen = keep;
+	uint64_t lost = (s->ilen - keep) / ENTRY;
+	drop_pending(s, keep);
 	s->data_end = s->flushed;
 	s->dlen = 0;
-	return rc;
+	char why[256];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
+	                  s->info.name, s->info.id, (unsigned long long)lost, why);
 }
 
 /* Append a record with O_DIRECT at the next block boundary. *total becomes
@@ -440,9 +665,8 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
 	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	size_t gap = (size_t)(start - s->flushed);
 	static const uint8_t zeros[DIRECT_BLOCK];
-	if (gap && write_all(s->data_fd, zeros, gap, "a block gap") < 0)
-		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
-		                        "appending to stream %d of %s", stream, c->dir);
+	if (gap && (rc = write_all(s->data_fd, zeros, gap, "a block gap")) < 0)
+		return rc;
 	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	uint8_t *buf;
 	if (posix_memalign((void **)&buf, DIRECT_BLOCK, size) != 0)
@@ -457,7 +681,7 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
 		if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
 			lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
 		errno = saved;
-		return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
+		return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
 		                        "appending to stream %d of %s (O_DIRECT)", stream, c->dir);
 	}
 	/* the buffered descriptor continues after it */
@@ -474,21 +698,9 @@ void dssm_container_set_direct(dssm_container *c, int on)
 		c->direct = on;
 }
 
-int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
-                          const void *data, size_t len)
+/* Room for one more entry in ibuf, and one more time in the sparse list. */
+static int grow_pending(struct cstream *s)
 {
-	if (!c || !c->writing || stream < 0 || stream >= c->n || (len && !data))
-		return dssm__fail(DSSM_EINVAL, "dssm_container_append: bad container, stream or data");
-	struct cstream *s = &c->s[stream];
-	if (len > UINT32_MAX)
-		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes: records hold at most 4 GiB", len);
-	if (s->count && time < s->last)
-		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
-		                  stream, (long long)time, (long long)s->last);
-	if (len > s->max_len)
-		s->max_len = (uint32_t)len;
-	if (!s->dbuf && !(s->dbuf = malloc(DATA_BUFFER)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a write buffer");
 	if (s->ilen + ENTRY > s->icap) {
 		size_t cap = s->icap ? s->icap * 2 : 4096;
 		uint8_t *p = realloc(s->ibuf, cap);
@@ -497,6 +709,50 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		s->ibuf = p;
 		s->icap = cap;
 	}
+	if (s->count % SPARSE_STRIDE == 0 && s->nsparse == s->sparse_cap) {
+		uint64_t cap = s->sparse_cap ? 2 * s->sparse_cap : 64;
+		int64_t *p = realloc(s->sparse, cap * sizeof *p);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the time summary");
+		s->sparse = p;
+		s->sparse_cap = cap;
+	}
+	if (!s->dbuf && !(s->dbuf = malloc(DATA_BUFFER)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a write buffer");
+	return 0;
+}
+
+int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
+                          const void *data, size_t len)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: not a container being written");
+	if (stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: %s has no stream %d (it has %d)",
+		                  c->dir, stream, c->n);
+	if (len && !data)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: NULL data of %zu bytes", len);
+	struct cstream *s = &c->s[stream];
+	if (len > UINT32_MAX - 64)
+		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes: records hold at most 4 GiB", len);
+	if (s->count && time < s->last)
+		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
+		                  stream, (long long)time, (long long)s->last);
+	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
+	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
+	/* accepted only with room on disk for its record and its entry */
+	int rc = grow_pending(s);
+	if (rc == 0)
+		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
+		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0), DATA_RESERVE,
+		                   "record");
+	if (rc == 0)
+		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
+		                   s->index_flushed + s->ilen + ENTRY, INDEX_RESERVE, "index entry");
+	if (rc < 0)
+		return rc;
+	if (len > s->max_len)
+		s->max_len = (uint32_t)len;
 	uint8_t head[RECORD_HEADER] = {0};
 	static const uint8_t zeros[8] = {0};
 	put32(head, RECORD_MAGIC);
@@ -505,16 +761,12 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	put64(head + 16, (uint64_t)time);
 	uint32_t crc = crc_update(crc_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
 	put32(head + 24, crc);
-	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
-	int rc = 0;
 	if (s->dlen + total > DATA_BUFFER)
 		rc = flush_data(c, stream);
-	if (rc == 0 && s->direct_fd >= 0 && total >= DIRECT_MIN) {
+	if (rc == 0 && direct) {
 		/* big, O_DIRECT: the record starts on a block boundary (zero words
 		 * before it) and fills whole blocks (zero words after it) */
 		rc = write_direct(c, stream, head, data, len, &total);
-		if (rc < 0)
-			return rc;
 	} else if (rc == 0 && total > DATA_BUFFER / 2) {
 		/* big: straight to the file */
 		struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
@@ -524,10 +776,11 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
 				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
 			errno = saved;
-			return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOMEM : DSSM_ESYS,
-			                        "appending to stream %d of %s", stream, c->dir);
+			rc = dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+			                      "appending to stream %d of %s", stream, c->dir);
+		} else {
+			s->flushed += total;
 		}
-		s->flushed += total;
 	} else if (rc == 0) {
 		uint8_t *p = s->dbuf + s->dlen;
 		memcpy(p, head, RECORD_HEADER);
@@ -546,17 +799,8 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	put32(entry + 28, crc_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
 	s->ilen += ENTRY;
 	s->record_end = s->data_end + RECORD_HEADER + len + pad;
-	if (s->count % SPARSE_STRIDE == 0) {
-		if (s->nsparse == s->sparse_cap) {
-			uint64_t cap = s->sparse_cap ? 2 * s->sparse_cap : 64;
-			int64_t *p = realloc(s->sparse, cap * sizeof *p);
-			if (!p)
-				return dssm__fail(DSSM_ENOMEM, "out of memory for the time summary");
-			s->sparse = p;
-			s->sparse_cap = cap;
-		}
+	if (s->count % SPARSE_STRIDE == 0)
 		s->sparse[s->nsparse++] = time;
-	}
 	if (!s->count)
 		s->first = time;
 	s->count++;
@@ -568,36 +812,69 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	return 0;
 }
 
+/* Write and sync a stream's pending index entries (its data is synced). */
+static int flush_index(dssm_container *c, int i)
+{
+	struct cstream *s = &c->s[i];
+	if (!s->ilen)
+		return 0;
+	int rc = write_all(s->index_fd, s->ibuf, s->ilen, "an index");
+	if (rc < 0) {
+		/* Cut back to whole entries, so later ones stay aligned; the
+		 * entries stay pending for the next sync. */
+		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
+			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+		return rc;
+	}
+	if (fdatasync(s->index_fd) < 0) {
+		/* written but not known durable: not counted as durable */
+		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
+			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+		return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
+	}
+	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
+	s->index_flushed += s->ilen;
+	s->durable_count = s->index_flushed / ENTRY;
+	s->durable_last = (dssm_time_t)get64(last);
+	s->durable_end = entry_record_end(last);
+	s->ilen = 0;
+	return 0;
+}
+
 int dssm_container_sync(dssm_container *c)
 {
 	if (!c || !c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
-	/* 1. every record reaches its file and the disk ... */
+	/* Each stream on its own: one that cannot be written does not keep
+	 * the others' samples from the disk. The first error is returned. */
+	int first = 0;
+	char why[512] = "";
 	for (int i = 0; i < c->n; i++) {
+		/* 1. the stream's records reach its file and the disk ... */
 		int rc = flush_data(c, i);
-		if (rc < 0)
-			return rc;
-		if (fdatasync(c->s[i].data_fd) < 0)
-			return dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
-	}
-	/* 2. ... before the index entries that point to them are written */
-	for (int i = 0; i < c->n; i++) {
-		struct cstream *s = &c->s[i];
-		if (!s->ilen)
-			continue;
-		int rc = write_all(s->index_fd, s->ibuf, s->ilen, "an index");
-		if (rc < 0) {
-			/* Cut back to whole entries, so later ones stay aligned. */
-			if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
-				lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
-			return rc;
+		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
+		/* 2. ... before the index entries that point to them */
+		if (rc == 0)
+			rc = flush_index(c, i);
+		if (rc < 0 && first == 0) {
+			first = rc;
+			snprintf(why, sizeof why, "%s", dssm_last_error());
 		}
-		s->index_flushed += s->ilen;
-		s->ilen = 0;
-		reserve_index(s);
-		if (fdatasync(s->index_fd) < 0)
-			return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
 	}
+	c->last_sync = dssm__monotonic();
+	return first < 0 ? dssm__fail(first, "%s", why) : 0;
+}
+
+int dssm_container_sync_if_due(dssm_container *c)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_sync_if_due: not a writer");
+	if (dssm__monotonic() - c->last_sync < c->sync_interval)
+		return 0;
+	for (int i = 0; i < c->n; i++)
+		if (c->s[i].dlen || c->s[i].ilen)
+			return dssm_container_sync(c);
 	c->last_sync = dssm__monotonic();
 	return 0;
 }
@@ -618,6 +895,7 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size > (64 << 20)) {
 		close(fd);
+		errno = EFBIG;
 		return -1;
 	}
 	*len = (size_t)st.st_size;
@@ -629,50 +907,81 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	return rc;
 }
 
-static int load_meta(dssm_container *c, int idx, struct cstream *s, const char *path)
+/* Names, types and encodings are text: no control bytes. */
+static int is_text(const char *p)
 {
-	uint8_t *buf;
-	size_t len;
-	if (read_file(path, &buf, &len) < 0)
-		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
-	struct rbuf r = rbuf_of(buf, len);
-	uint32_t magic = rbuf_u32(&r), version = rbuf_u32(&r);
-	wire_get_layout(&r, &s->info);
-	uint32_t n;
-	const uint8_t *schema = rbuf_blob(&r, &n);
-	s->schema = malloc((size_t)n + 1);
-	if (s->schema) {
-		if (n)
-			memcpy(s->schema, schema, n);
-		s->schema[n] = '\0';
+	for (; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return 0;
+	return 1;
+}
+
+/* NNNN.meta: version 1 (older writers, no checksum) or 2 (a CRC-32C of
+ * everything before it at the end). DSSM_ENOENT if it is missing,
+ * DSSM_ECORRUPT if damaged, DSSM_ELAYOUT if a newer dssm wrote it. */
+static int load_meta(dssm_container *c, int idx, struct cstream *s)
+{
+	char *path = path_of(c, idx, "meta");
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	if (rc == 0 && read_file(path, &buf, &len) < 0) {
+		rc = errno == ENOENT ? dssm__fail(DSSM_ENOENT, "%s is missing", path)
+		                     : dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
+		buf = NULL;
 	}
-	const uint8_t *prop = rbuf_blob(&r, &n);
-	s->prop = malloc(n ? n : 1);
-	if (s->prop && n)
-		memcpy(s->prop, prop, n);
-	s->prop_len = n;
-	s->info.schema_len = s->schema ? strlen(s->schema) : 0;
-	s->info.property_len = n;
-	int rc = rbuf_end(&r, path) < 0
-	             ? dssm__fail(DSSM_ECORRUPT, "%s: truncated or damaged stream description", path)
-	             : 0;
+	uint32_t magic = rc == 0 && len >= 8 ? get32(buf) : 0, version = rc == 0 && len >= 8 ? get32(buf + 4) : 0;
+	size_t body = len;
+	if (rc == 0 && magic != META_MAGIC)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: not a dssm stream description (%zu bytes, magic "
+		                "0x%08x, expected 0x%08x)", path, len, magic, META_MAGIC);
+	else if (rc == 0 && version > META_VERSION)
+		rc = dssm__fail(DSSM_ELAYOUT, "%s: written by a newer dssm (stream description version "
+		                "%u; this reader knows 1 to %d)", path, version, META_VERSION);
+	else if (rc == 0 && version == 0)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: stream description version 0 is not valid", path);
+	else if (rc == 0 && version >= 2 &&
+	         (len < 12 || dssm__crc32c(buf, len - 4) != get32(buf + len - 4)))
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: checksum mismatch: the stream description is "
+		                "damaged", path);
+	if (rc == 0 && version >= 2)
+		body = len - 4;
+	if (rc == 0) {
+		struct rbuf r = rbuf_of(buf + 8, body - 8);
+		wire_get_layout(&r, &s->info);
+		uint32_t ns, np;
+		const uint8_t *schema = rbuf_blob(&r, &ns), *prop = rbuf_blob(&r, &np);
+		if (rbuf_end(&r, path) < 0)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: truncated or damaged stream description", path);
+		else if (!is_text(s->info.name) || !is_text(s->info.type) || !is_text(s->info.encoding))
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: the stream's name, type or encoding holds "
+			                "control bytes: damaged", path);
+		else if (!(s->schema = malloc((size_t)ns + 1)) || !(s->prop = malloc(np ? np : 1)))
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (rc == 0) {
+			if (ns)
+				memcpy(s->schema, schema, ns);
+			s->schema[ns] = '\0';
+			if (np)
+				memcpy(s->prop, prop, np);
+			s->prop_len = np;
+			s->info.schema_len = strlen(s->schema);
+			s->info.property_len = np;
+		}
+	}
 	free(buf);
-	if (rc == 0 && (magic != META_MAGIC || version != 1))
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: not a dssm stream description (magic 0x%08x, "
-		                "version %u)", path, magic, version);
-	(void)c;
-	(void)idx;
-	return rc == 0 && (!s->schema || !s->prop) ? dssm__fail(DSSM_ENOMEM, "out of memory") : rc;
+	free(path);
+	return rc;
 }
 
 /* Does index entry `e` (its 32 bytes in buf) point at an intact record? */
-static int entry_valid(struct cstream *s, uint64_t e, const uint8_t *buf, uint64_t data_size)
+static int entry_valid(struct cstream *s, const uint8_t *buf, uint64_t data_size)
 {
 	if (crc_update(0xffffffffu, buf, 28) ^ 0xffffffffu ^ get32(buf + 28))
 		return 0;
 	uint64_t off = get64(buf + 16);
 	uint32_t len = get32(buf + 24);
-	if (off % 8 || off + RECORD_HEADER + len > data_size)
+	if (off % 8 || off > data_size || data_size - off < RECORD_HEADER + (uint64_t)len)
 		return 0;
 	/* A container closed cleanly had every record and entry synced before
 	 * CLOSED was written: the entry's CRC and bounds are enough at open
@@ -686,13 +995,13 @@ static int entry_valid(struct cstream *s, uint64_t e, const uint8_t *buf, uint64
 	if (get32(head) != RECORD_MAGIC || get32(head + 4) != len || get64(head + 8) != get64(buf + 8) ||
 	    get64(head + 16) != get64(buf))
 		return 0;
-	/* the data's CRC too: the tail is where a torn write would be */
+	/* the data's CRC too: the tail is where a torn write would be (len is
+	 * bounded by the file's size above) */
 	uint8_t *data = malloc(len ? len : 1);
 	int ok = data && pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
 	         (crc_update(crc_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu) ==
 	             get32(head + 24);
 	free(data);
-	(void)e;
 	return ok;
 }
 
@@ -707,7 +1016,7 @@ static int recover_tail(struct cstream *s)
 	uint64_t from = s->count; /* entries known good (refresh) */
 	while (entries > from) {
 		if (pread_all(s->index_fd, buf, ENTRY, (entries - 1) * ENTRY) == 0 &&
-		    entry_valid(s, entries - 1, buf, (uint64_t)dst.st_size))
+		    entry_valid(s, buf, (uint64_t)dst.st_size))
 			break;
 		entries--;
 		s->dropped++;
@@ -716,45 +1025,92 @@ static int recover_tail(struct cstream *s)
 		return 0;
 	s->count = entries;
 	s->last = (dssm_time_t)get64(buf);
-	s->data_end = get64(buf + 16) + RECORD_HEADER + get32(buf + 24);
-	s->data_end += (8 - s->data_end % 8) % 8;
+	s->data_end = entry_record_end(buf);
 	if (from == 0 && pread_all(s->index_fd, buf, ENTRY, 0) == 0)
 		s->first = (dssm_time_t)get64(buf);
 	return 0;
 }
 
-/* Open a stream's .data and .index (a reader of a CLOSED container opens
- * them at its first query of the stream). */
-static int stream_files(dssm_container *c, int idx)
+static int open_files(dssm_container *c, int idx, struct cstream *s)
 {
-	struct cstream *s = &c->s[idx];
-	if (!s->lazy)
-		return 0;
 	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
 	int rc = data && index ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
 		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
 	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
 		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
-	/* Files shorter than CLOSED says were damaged after the recording was
-	 * closed: find their intact part the way a crashed recording's is. */
-	struct stat ist, dst;
-	if (rc == 0 && (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0))
-		rc = dssm__fail_errno(DSSM_ESYS, "fstat %s", index);
 	free(data);
 	free(index);
-	if (rc < 0)
-		return rc;
-	s->lazy = 0;
-	if ((uint64_t)ist.st_size < s->count * ENTRY || (uint64_t)dst.st_size < s->data_end) {
-		s->trusted = 0;
-		s->count = 0;
-		return recover_tail(s);
-	}
-	return 0;
+	return rc;
 }
 
-/* The summary line of stream idx in CLOSED: 1 if found. */
+/* Mark a stream damaged: `what` says what is wrong, by file. */
+static void set_damage(dssm_container *c, int idx, struct cstream *s, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void set_damage(dssm_container *c, int idx, struct cstream *s, const char *fmt, ...)
+{
+	char text[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	free(s->damage);
+	if (asprintf(&s->damage, "%s/streams/%04d: %s", c->dir, idx, text) < 0)
+		s->damage = NULL;
+}
+
+/* Forget what CLOSED said of a stream and find its intact part from its
+ * files, as for a recording whose recorder died. */
+static int recover_from_files(dssm_container *c, int idx, struct cstream *s, const char *why)
+{
+	uint64_t said = s->count;
+	s->trusted = 0;
+	s->lazy = 0;
+	s->count = 0;
+	s->dropped = 0;
+	s->first = s->last = 0;
+	s->data_end = 0;
+	free(s->sparse);
+	s->sparse = NULL;
+	s->nsparse = 0;
+	int rc = s->data_fd >= 0 ? 0 : open_files(c, idx, s);
+	if (rc == 0)
+		rc = recover_tail(s);
+	if (rc == 0 && s->count < said)
+		set_damage(c, idx, s, "%s: %llu of the %llu samples the recording's summary lists are "
+		           "intact", why, (unsigned long long)s->count, (unsigned long long)said);
+	return rc;
+}
+
+/* Open a stream's .data and .index (a reader of a CLOSED container opens
+ * them at its first query of the stream), checking that the first and
+ * last index entries are what CLOSED says. */
+static int stream_files(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->lazy)
+		return 0;
+	int rc = open_files(c, idx, s);
+	if (rc < 0) {
+		s->lazy = 0;
+		set_damage(c, idx, s, "%s", dssm_last_error());
+		s->count = 0;
+		return 0;
+	}
+	s->lazy = 0;
+	if (!s->count)
+		return 0;
+	uint8_t a[ENTRY], b[ENTRY];
+	struct stat dst;
+	int ok = fstat(s->data_fd, &dst) == 0 && pread_all(s->index_fd, a, ENTRY, 0) == 0 &&
+	         pread_all(s->index_fd, b, ENTRY, (s->count - 1) * ENTRY) == 0 &&
+	         entry_valid(s, a, (uint64_t)dst.st_size) && entry_valid(s, b, (uint64_t)dst.st_size) &&
+	         (dssm_time_t)get64(a) == s->first && (dssm_time_t)get64(b) == s->last &&
+	         entry_record_end(b) == s->data_end;
+	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
+}
+
+/* The summary line of stream idx in CLOSED: 1 if found and consistent. */
 static int closed_summary(const char *text, int idx, struct cstream *s)
 {
 	char key[32];
@@ -764,78 +1120,196 @@ static int closed_summary(const char *text, int idx, struct cstream *s)
 	long long first, last;
 	if (!p || sscanf(p + strlen(key), "%llu %lld %lld %llu", &count, &first, &last, &end) != 4)
 		return 0;
+	if (count && first > last)
+		return 0;
 	s->count = count;
 	s->first = first;
 	s->last = last;
 	s->data_end = end;
-	/* the sparse times, when the writer kept them */
-	snprintf(key, sizeof key, "\nsparse %d ", idx);
-	p = strstr(text, key);
-	unsigned long long stride;
-	int used;
-	if (p && sscanf(p + strlen(key), "%llu%n", &stride, &used) == 1 && stride > 0) {
-		const char *q = p + strlen(key) + used;
-		uint64_t n = count ? (count - 1) / stride + 1 : 0;
-		int64_t *t = n ? malloc(n * sizeof *t) : NULL;
-		uint64_t k = 0;
-		while (t && k < n) {
-			char *end_num;
-			long long v = strtoll(q, &end_num, 10);
-			if (end_num == q || *q == '\n')
-				break;
-			t[k++] = v;
-			q = end_num;
-		}
-		if (t && k == n) {
-			s->sparse = t;
-			s->nsparse = n;
-			s->stride = stride;
-		} else {
-			free(t);    /* not as expected: search without it */
-		}
-	}
 	return 1;
 }
 
-static int open_streams(dssm_container *c)
+/* The sparse times of stream idx in CLOSED, when the writer kept them and
+ * they fit the stream (read after its count was checked against its files,
+ * so their number is bounded by the index's size). */
+static void closed_sparse(const char *text, int idx, struct cstream *s)
 {
-	for (;;) {
-		char *meta = path_of(c, c->n, "meta");
-		if (!meta)
-			return dssm__fail(DSSM_ENOMEM, "out of memory");
-		if (access(meta, F_OK) != 0) {
-			free(meta);
+	char key[32];
+	snprintf(key, sizeof key, "\nsparse %d ", idx);
+	const char *p = strstr(text, key);
+	unsigned long long stride;
+	int used;
+	if (!p || sscanf(p + strlen(key), "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
+		return;
+	const char *q = p + strlen(key) + used;
+	uint64_t n = (s->count - 1) / stride + 1;
+	int64_t *t = malloc(n * sizeof *t);
+	uint64_t k = 0;
+	while (t && k < n) {
+		char *end_num;
+		long long v = strtoll(q, &end_num, 10);
+		if (end_num == q || *q == '\n')
+			break;
+		/* inside the stream's range, never decreasing, the first exact */
+		if (v < s->first || v > s->last || (k && v < t[k - 1]) || (k == 0 && v != s->first))
+			break;
+		t[k++] = v;
+		q = end_num;
+	}
+	if (t && k == n) {
+		s->sparse = t;
+		s->nsparse = n;
+		s->stride = stride;
+	} else {
+		free(t); /* not as expected: search without it */
+	}
+}
+
+/* Does a stream's CLOSED summary fit its files' sizes? (Two stats, no
+ * reads: opening a closed recording stays O(streams).) */
+static int summary_fits(dssm_container *c, int idx, const struct cstream *s)
+{
+	char *data = path_of(c, idx, "data"), *index = path_of(c, idx, "index");
+	struct stat ist, dst;
+	int ok = data && index && stat(index, &ist) == 0 && stat(data, &dst) == 0 &&
+	         (uint64_t)ist.st_size == s->count * ENTRY && s->count <= UINT64_MAX / ENTRY &&
+	         (uint64_t)dst.st_size >= s->data_end;
+	free(data);
+	free(index);
+	return ok;
+}
+
+/* Does streams/ hold files of stream idx that are not empty? */
+static int has_stream_files(dssm_container *c, int idx)
+{
+	static const char *const ext[] = {"data", "index"};
+	int found = 0;
+	for (int i = 0; i < 2 && !found; i++) {
+		char *path = path_of(c, idx, ext[i]);
+		struct stat st;
+		found = path && stat(path, &st) == 0 && st.st_size > 0;
+		free(path);
+	}
+	return found;
+}
+
+/* One past the highest stream number among the files in streams/. */
+static int stream_files_count(dssm_container *c)
+{
+	char *spath = path_of(c, -1, "streams");
+	DIR *d = spath ? opendir(spath) : NULL;
+	free(spath);
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));) {
+		if (!stream_file_name(e->d_name))
+			continue;
+		long k = strtol(e->d_name, NULL, 10);
+		if (k >= n && k < 1000000)
+			n = (int)k + 1;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Read the description of stream c->n and add it: from CLOSED's summary
+ * when it fits the files, else from the files' tails. A stream whose files
+ * are damaged is added all the same, with what is wrong in s->damage, so it
+ * is reported by its number and never hides the streams after it. */
+static int add_read_stream(dssm_container *c)
+{
+	int idx = c->n;
+	struct cstream *s = stream_new(c);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	s->trusted = c->summary != NULL;
+	int rc = load_meta(c, idx, s);
+	if (rc == DSSM_ENOMEM) {
+		stream_free(s);
+		return rc;
+	}
+	c->n++;
+	if (rc < 0) {
+		set_damage(c, idx, s, "%s", dssm_last_error());
+		return 0;
+	}
+	if (s->trusted && closed_summary(c->summary, idx, s)) {
+		if (summary_fits(c, idx, s)) {
+			closed_sparse(c->summary, idx, s);
+			s->lazy = 1;
 			return 0;
 		}
-		struct cstream *s = stream_new(c);
-		if (s)
-			s->trusted = c->closed;
-		char *data = path_of(c, c->n, "data"), *index = path_of(c, c->n, "index");
-		int rc = s && data && index ? load_meta(c, c->n, s, meta) : dssm__fail(DSSM_ENOMEM, "out of memory");
-		if (rc == 0 && c->closed && closed_summary(c->summary, c->n, s)) {
-			s->lazy = 1;
-			free(meta);
-			free(data);
-			free(index);
-			c->n++;
-			continue;
-		}
-		if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
-			rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
-		if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
-			rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
+		rc = recover_from_files(c, idx, s, "the files' sizes disagree with the summary");
+	} else {
+		s->trusted = 0;
+		s->count = 0;
+		rc = open_files(c, idx, s);
 		if (rc == 0)
 			rc = recover_tail(s);
-		free(meta);
-		free(data);
-		free(index);
-		if (rc < 0) {
-			if (s)
-				stream_free(s);
-			return rc;
-		}
-		c->n++;
 	}
+	if (rc == DSSM_ENOMEM)
+		return rc;
+	if (rc < 0) {
+		set_damage(c, idx, s, "%s", dssm_last_error());
+		s->count = 0;
+	}
+	return 0;
+}
+
+/* Add the streams from c->n on. A number without a .meta is a stream
+ * being added right now (the last one, its files still empty), or one whose
+ * description was lost: reported as damaged, the streams after it kept. */
+static int open_streams(dssm_container *c)
+{
+	int n = stream_files_count(c);
+	if (c->summary_streams > n)
+		n = c->summary_streams;
+	while (c->n < n) {
+		int idx = c->n;
+		char *meta = path_of(c, idx, "meta");
+		int present = meta && access(meta, F_OK) == 0;
+		free(meta);
+		if (!present && idx == n - 1 && idx >= c->summary_streams && !has_stream_files(c, idx))
+			return 0;
+		int rc = add_read_stream(c);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* CLOSED: its text when its checksum holds (format 2), or when an older
+ * writer made it without one (format 1). A damaged CLOSED is not used: the
+ * streams are read from their files, and c->note says so. */
+static void load_closed(dssm_container *c)
+{
+	char *closed = path_of(c, -1, "CLOSED");
+	uint8_t *sum = NULL;
+	size_t len = 0;
+	c->closed = closed && read_file(closed, &sum, &len) == 0;
+	free(closed);
+	if (!c->closed)
+		return;
+	const char *crc = NULL;
+	for (size_t i = len; i > 0 && !crc; i--)
+		if (i == len || sum[i - 1] == '\n')
+			crc = len - i >= 13 && !memcmp(sum + i, "crc ", 4) ? (const char *)sum + i : NULL;
+	unsigned want;
+	int ok = c->version < 2 ||
+	         (crc && sscanf(crc + 4, "%8x", &want) == 1 &&
+	          dssm__crc32c(sum, (size_t)((const uint8_t *)crc - sum)) == want);
+	if (ok && (c->summary = malloc(len + 1))) {
+		memcpy(c->summary, sum, len);
+		c->summary[len] = '\0';
+		const char *p = strstr(c->summary, "\nstreams ");
+		int n;
+		if (p && sscanf(p + 9, "%d", &n) == 1 && n >= 0 && n < 1000000)
+			c->summary_streams = n;
+	} else if (!ok && asprintf(&c->note, "%s/CLOSED is damaged (checksum); every stream was "
+	                                     "read from its files", c->dir) < 0) {
+		c->note = NULL;
+	}
+	free(sum);
 }
 
 int dssm_container_open(const char *dir, dssm_container **out)
@@ -849,32 +1323,30 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	char *cpath = path_of(c, -1, "CONTAINER");
 	uint8_t *text = NULL;
 	size_t len = 0;
-	int rc = 0;
-	if (!cpath || read_file(cpath, &text, &len) < 0)
+	int rc = 0, version = 0;
+	struct stat st;
+	if (stat(dir, &st) < 0)
+		rc = dssm__fail_errno(DSSM_ENOENT, "%s", dir);
+	else if (!S_ISDIR(st.st_mode))
+		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm recording (not a directory)", dir);
+	else if (!cpath || read_file(cpath, &text, &len) < 0)
 		rc = dssm__fail(errno == ENOENT ? DSSM_ENOENT : DSSM_ECORRUPT,
-		                "%s is not a dssm container (no readable CONTAINER file)", dir);
-	else if (len < 17 || memcmp(text, "dssm-container 1\n", 17) != 0)
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: CONTAINER does not start with 'dssm-container 1'",
-		                cpath);
+		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
+	else if (len < 17 || memcmp(text, "dssm-container ", 15) != 0 ||
+	         sscanf((const char *)text + 15, "%d", &version) != 1 || version < 1)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: does not start with 'dssm-container N'", cpath);
+	else if (version > FORMAT_VERSION)
+		rc = dssm__fail(DSSM_ELAYOUT, "%s: written by a newer dssm (container format %d; this "
+		                "reader knows 1 to %d)", cpath, version, FORMAT_VERSION);
 	free(text);
 	free(cpath);
+	c->version = version;
 	if (rc == 0) {
-		/* CLOSED, with the streams' summaries when a recent writer made it */
-		char *closed = path_of(c, -1, "CLOSED");
-		uint8_t *sum = NULL;
-		size_t sum_len = 0;
-		c->closed = closed && read_file(closed, &sum, &sum_len) == 0;
-		if (c->closed && (c->summary = malloc(sum_len + 1))) {
-			memcpy(c->summary, sum, sum_len);
-			c->summary[sum_len] = 0;
-		}
-		free(sum);
-		free(closed);
-	}
-	if (rc == 0)
+		load_closed(c);
 		rc = open_streams(c);
+	}
 	if (rc < 0) {
-		dssm_container_close(c);
+		container_free(c);
 		return rc;
 	}
 	*out = c;
@@ -886,17 +1358,16 @@ int dssm_container_refresh(dssm_container *c)
 	if (!c || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
 	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
 		int rc = stream_files(c, i);
-		if (rc == 0)
-			rc = recover_tail(&c->s[i]);
+		if (rc == 0 && !s->damage && s->data_fd >= 0)
+			rc = recover_tail(s);
 		if (rc < 0)
 			return rc;
 	}
-	int rc = open_streams(c);
-	char *closed = path_of(c, -1, "CLOSED");
-	c->closed = closed && access(closed, F_OK) == 0;
-	free(closed);
-	return rc;
+	if (!c->closed)
+		load_closed(c);
+	return open_streams(c);
 }
 
 int dssm_container_stream_count(dssm_container *c)
@@ -917,7 +1388,19 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 	out->last = s->last;
 	out->bytes = s->data_end;
 	out->dropped_tail = s->dropped;
+	out->damage = s->damage;
 	return 0;
+}
+
+const char *dssm_container_warning(dssm_container *c)
+{
+	return c ? c->note : NULL;
+}
+
+void dssm_container_set_salvage(dssm_container *c, int on)
+{
+	if (c)
+		c->salvage = on;
 }
 
 const char *dssm_container_schema(dssm_container *c, int stream)
@@ -952,75 +1435,116 @@ int dssm_container_closed(dssm_container *c)
 	return c && c->closed;
 }
 
+/* CLOSED (format version 2): what is durable of each stream - exactly what
+ * its files hold, also after a failed sync - and a CRC-32C of the text. */
+static int write_closed(dssm_container *c)
+{
+	struct wbuf w = {0};
+	char line[160];
+	int n = snprintf(line, sizeof line, "closed %lld\nstreams %d\n", (long long)dssm_now(), c->n);
+	wbuf_bytes(&w, line, (size_t)n);
+	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		uint64_t count = s->durable_count;
+		n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
+		             (unsigned long long)count, count ? (long long)s->first : 0LL,
+		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
+		wbuf_bytes(&w, line, (size_t)n);
+		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
+		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;
+		if (kept > s->nsparse)
+			kept = s->nsparse;
+		while (kept / f > SPARSE_MAX)
+			f *= 2;
+		if (kept > 1) {
+			n = snprintf(line, sizeof line, "sparse %d %llu", i,
+			             (unsigned long long)(SPARSE_STRIDE * f));
+			wbuf_bytes(&w, line, (size_t)n);
+			for (uint64_t k = 0; k < kept; k += f) {
+				n = snprintf(line, sizeof line, " %lld", (long long)s->sparse[k]);
+				wbuf_bytes(&w, line, (size_t)n);
+			}
+			wbuf_u8(&w, '\n');
+		}
+	}
+	if (!w.oom) {
+		n = snprintf(line, sizeof line, "crc %08x\n", dssm__crc32c(w.data, w.len));
+		wbuf_bytes(&w, line, (size_t)n);
+	}
+	char *path = path_of(c, -1, "CLOSED"), *tmp = path_of(c, -1, "CLOSED.tmp");
+	int rc = w.oom || !path || !tmp ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	int fd = rc == 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+	if (rc == 0 && fd < 0)
+		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", tmp);
+	if (fd >= 0) {
+		rc = write_all(fd, w.data, w.len, tmp);
+		if (rc == 0 && fsync(fd) < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
+		close(fd);
+		if (rc == 0 && rename(tmp, path) < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
+		if (rc < 0)
+			unlink(tmp);
+		else
+			sync_dir(c->dir);
+	}
+	free(path);
+	free(tmp);
+	wbuf_free(&w);
+	return rc;
+}
+
+/* Sync, give back the space kept for the end, rewrite the metas of streams
+ * added without a sample size, then CLOSED. Every step runs whatever failed
+ * before it (CLOSED then says what the files hold); the first error wins. */
+static int close_writer(dssm_container *c)
+{
+	int first = dssm_container_sync(c);
+	char why[512] = "";
+	if (first < 0)
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+	char *reserve = path_of(c, -1, "RESERVE");
+	if (reserve)
+		unlink(reserve);
+	free(reserve);
+	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		release_space(s->data_fd, s->data_reserved);
+		release_space(s->index_fd, s->index_reserved);
+		if (s->info.max_size == 0 && s->max_len > 0) {
+			dssm_stream_info info = s->info;
+			info.max_size = s->max_len;
+			int rc = write_meta(c, i, &info, s->schema, s->prop, s->prop_len);
+			if (rc < 0 && first == 0) {
+				first = rc;
+				snprintf(why, sizeof why, "%s", dssm_last_error());
+			}
+		}
+	}
+	int rc = write_closed(c);
+	if (rc < 0 && first == 0)
+		return rc;
+	return first < 0 ? dssm__fail(first, "%s", why) : 0;
+}
+
 int dssm_container_close(dssm_container *c)
 {
 	if (!c)
 		return 0;
-	int rc = 0;
-	if (c->writing && c->dir) {
-		rc = dssm_container_sync(c);
-		for (int i = 0; i < c->n && rc == 0; i++) {
-			struct cstream *s = &c->s[i];
-			if (s->info.max_size == 0 && s->max_len > 0) {
-				dssm_stream_info info = s->info;
-				info.max_size = s->max_len;
-				rc = write_meta(c, i, &info, s->schema, s->prop, s->prop_len);
-			}
-		}
-		char *closed = path_of(c, -1, "CLOSED");
-		/* not after a failed sync: CLOSED promises that everything is on disk */
-		int fd = closed && rc == 0 ? open(closed, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-		if (fd >= 0) {
-			/* the time, and each stream's summary, so that a reader opens
-			 * without touching the streams' files (container-format.md) */
-			struct wbuf w = {0};
-			char line[160];
-			int n = snprintf(line, sizeof line, "closed %lld\n", (long long)dssm_now());
-			wbuf_bytes(&w, line, (size_t)n);
-			for (int i = 0; i < c->n; i++) {
-				struct cstream *s = &c->s[i];
-				n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
-				             (unsigned long long)s->count, (long long)s->first,
-				             (long long)s->last, (unsigned long long)s->record_end);
-				wbuf_bytes(&w, line, (size_t)n);
-				/* every f-th kept time, at most SPARSE_MAX of them */
-				uint64_t f = 1;
-				while (s->nsparse / f > SPARSE_MAX)
-					f *= 2;
-				if (s->nsparse > 1) {
-					n = snprintf(line, sizeof line, "sparse %d %llu", i,
-					             (unsigned long long)(SPARSE_STRIDE * f));
-					wbuf_bytes(&w, line, (size_t)n);
-					for (uint64_t k = 0; k < s->nsparse; k += f) {
-						n = snprintf(line, sizeof line, " %lld", (long long)s->sparse[k]);
-						wbuf_bytes(&w, line, (size_t)n);
-					}
-					wbuf_u8(&w, '\n');
-				}
-			}
-			if (rc == 0 && !w.oom && write_all(fd, w.data, w.len, closed) == 0)
-				fsync(fd);
-			wbuf_free(&w);
-			close(fd);
-		}
-		free(closed);
-	}
-	for (int i = 0; i < c->n; i++)
-		stream_free(&c->s[i]);
-	free(c->s);
-	free(c->dir);
-	free(c->summary);
-	free(c);
+	int rc = c->writing ? close_writer(c) : 0;
+	container_free(c);
 	return rc;
 }
 
-/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
-static int stream_file_name(const char *name)
+/* Remove DIR/NAME if it is there. */
+static int remove_file(const dssm_container *c, const char *name)
 {
-	size_t digits = strspn(name, "0123456789");
-	const char *ext = name + digits;
-	return digits >= 4 && (!strcmp(ext, ".meta") || !strcmp(ext, ".data") ||
-	                       !strcmp(ext, ".index") || !strcmp(ext, ".meta.tmp"));
+	char *path = path_of(c, -1, name);
+	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	         : unlink(path) < 0 && errno != ENOENT ? dssm__fail_errno(DSSM_ESYS, "removing %s", path)
+	                                               : 0;
+	free(path);
+	return rc;
 }
 
 int dssm_container_remove(const char *dir)
@@ -1029,8 +1553,7 @@ int dssm_container_remove(const char *dir)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_remove: NULL directory");
 	dssm_container c = {.dir = (char *)dir};
 	char *cpath = path_of(&c, -1, "CONTAINER"), *spath = path_of(&c, -1, "streams");
-	char *closed = path_of(&c, -1, "CLOSED");
-	int rc = cpath && spath && closed ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = cpath && spath ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0 && access(cpath, F_OK) != 0)
 		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm container (no CONTAINER file); "
 		                "not removing it", dir);
@@ -1050,16 +1573,14 @@ int dssm_container_remove(const char *dir)
 	if (rc == 0 && rmdir(spath) < 0 && errno != ENOENT)
 		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
 		                      "container's)", spath);
-	if (rc == 0 && unlink(closed) < 0 && errno != ENOENT)
-		rc = dssm__fail_errno(DSSM_ESYS, "removing %s", closed);
-	if (rc == 0 && unlink(cpath) < 0 && errno != ENOENT)
-		rc = dssm__fail_errno(DSSM_ESYS, "removing %s", cpath);
+	static const char *const own[] = {"CLOSED", "CLOSED.tmp", "RESERVE", "CONTAINER"};
+	for (size_t i = 0; rc == 0 && i < sizeof own / sizeof own[0]; i++)
+		rc = remove_file(&c, own[i]);
 	if (rc == 0 && rmdir(dir) < 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
 		                      "container's)", dir);
 	free(cpath);
 	free(spath);
-	free(closed);
 	return rc;
 }
 
@@ -1242,7 +1763,10 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 		int sidx = streams && nstreams > 0 ? streams[i] : i;
 		if (sidx < 0 || sidx >= c->n)
 			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
-		else if ((rc = stream_files(c, sidx)) == 0) {
+		else if ((rc = stream_files(c, sidx)) == 0 && c->s[sidx].damage && !c->salvage)
+			rc = dssm__fail(DSSM_ECORRUPT, "stream '%s:%d' is damaged: %s",
+			                c->s[sidx].info.name, c->s[sidx].info.id, c->s[sidx].damage);
+		else if (rc == 0) {
 			q->cur[i].stream = sidx;
 			rc = seek_time(q, &q->cur[i], start, end);
 		}
@@ -1323,6 +1847,12 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		return 0;
 	uint64_t off = get64(best->entry + 16);
 	uint32_t len = get32(best->entry + 24);
+	uint64_t data_end = q->c->s[best->stream].data_end;
+	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
+		                  "data's end (offset %llu, %u bytes, data ends at %llu)", q->c->dir,
+		                  best->stream, (unsigned long long)best->next, (unsigned long long)off,
+		                  len, (unsigned long long)data_end);
 	uint8_t *h = NULL;
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)

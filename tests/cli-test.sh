@@ -130,7 +130,16 @@ t_record_query() {
 	"$DSSM" query "$tmp/rec" --streams odom --latest 0.1 --output "$tmp/cut" 2>/dev/null || return 1
 	"$DSSM" query "$tmp/cut" >"$tmp/q2" 2>/dev/null || return 1
 	cmp "$tmp/q" "$tmp/q2" || { echo "extracted samples differ"; return 1; }
-	"$DSSM" record -o "$tmp/rec" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "container already" "$tmp/qe" || return 1
+	# refused outputs are left untouched: a recording, a non-empty directory
+	local before; before=$(ls -l --time-style=+%s.%N "$tmp/rec" "$tmp/rec/streams" | md5sum)
+	"$DSSM" record -o "$tmp/rec" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "is a recording already" "$tmp/qe" || return 1
+	"$DSSM" query "$tmp/rec" --output "$tmp/rec" 2>"$tmp/qe"; [ $? -eq 1 ] && has "is a recording already" "$tmp/qe" || return 1
+	[ "$(ls -l --time-style=+%s.%N "$tmp/rec" "$tmp/rec/streams" | md5sum)" = "$before" ] || { echo "a refused command changed the recording"; return 1; }
+	mkdir "$tmp/full" && echo mine >"$tmp/full/notes"
+	"$DSSM" record -o "$tmp/full" odom 2>"$tmp/qe"; [ $? -eq 1 ] && has "not empty (it holds 'notes')" "$tmp/qe" || return 1
+	[ "$(ls "$tmp/full")" = notes ] || { echo "a refused record wrote into a non-empty directory"; return 1; }
+	"$DSSM" record -o "$tmp/new" nosuchstream 2>"$tmp/qe"; [ $? -eq 1 ] || return 1
+	[ ! -e "$tmp/new" ] || { echo "record of a missing stream created its output"; return 1; }
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
 	"$DSSM" rm odom
 	# play it back into a fresh namespace: same samples, same timestamps, paced

@@ -307,20 +307,28 @@ static void test_damaged_files(void **state)
 	fwrite("garbage-garbage-garbage", 1, 23, f);
 	fclose(f);
 	assert_int_equal(dssm_container_open(dir, &c), 0);
-	/* the recording was closed: open trusts CLOSED; the first query of a
-	 * stream finds files shorter than CLOSED says and recovers their tail */
+	/* the recording was closed, but its files no longer fit CLOSED: open
+	 * reads them instead; stream 1 lost a sample, and says so by name */
+	dssm_container_stream(c, 1, &rec);
+	assert_int_equal(rec.dropped_tail, 1);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "0001"));
+	dssm_container_stream(c, 0, &rec);
+	assert_int_equal(rec.dropped_tail, 0); /* a partial entry is not an entry */
+	assert_null(rec.damage);
 	dssm_query *q;
 	dssm_record r;
 	int rc;
+	/* a damaged stream is refused by name, never silently shortened ... */
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "camera:1"));
+	/* ... unless its intact part is asked for */
+	dssm_container_set_salvage(c, 1);
 	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
 	while ((rc = dssm_query_next(q, &r)) == 1) {
 	}
 	assert_int_equal(rc, 0); /* everything returned was intact */
 	dssm_query_close(q);
-	dssm_container_stream(c, 1, &rec);
-	assert_int_equal(rec.dropped_tail, 1);
-	dssm_container_stream(c, 0, &rec);
-	assert_int_equal(rec.dropped_tail, 0); /* a partial entry is not an entry */
 	dssm_container_close(c);
 	/* a bit flipped inside an early record: found when read, named */
 	snprintf(path, sizeof path, "%s/streams/0002.data", dir);
@@ -340,7 +348,7 @@ static void test_damaged_files(void **state)
 	dssm_container_close(c);
 	/* not a container; a damaged CONTAINER; creating over a container */
 	assert_int_equal(dssm_container_open(root, &c), DSSM_ENOENT);
-	assert_non_null(strstr(dssm_last_error(), "not a dssm container"));
+	assert_non_null(strstr(dssm_last_error(), "not a dssm recording"));
 	snprintf(path, sizeof path, "%s/CONTAINER", dir);
 	f = fopen(path, "w");
 	fputs("something else\n", f);
@@ -353,8 +361,14 @@ static void test_damaged_files(void **state)
 	free(v);
 	snprintf(path, sizeof path, "%s/streams/0000.meta", dir);
 	assert_int_equal(truncate(path, 10), 0);
-	assert_int_equal(dssm_container_open(dir, &c), DSSM_ECORRUPT);
-	assert_non_null(strstr(dssm_last_error(), "0000.meta"));
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_container_stream(c, 0, &rec);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "0000.meta"));
+	dssm_container_stream(c, 1, &rec); /* the others are all there */
+	assert_null(rec.damage);
+	assert_string_equal(rec.info.name, "camera");
+	dssm_container_close(c);
 }
 
 static void test_crc32c_vectors(void **state)
@@ -408,14 +422,17 @@ static void test_full_disk(void **state)
 		if ((rc = dssm_container_append(c, 0, k, (dssm_time_t)k, buf, sizeof buf)) < 0)
 			break;
 	}
-	assert_int_equal(rc, DSSM_ENOMEM);
-	assert_non_null(strstr(dssm_last_error(), "No space"));
-	dssm_container_close(c);
-	/* everything appended before the disk filled is there and intact */
+	assert_int_equal(rc, DSSM_ENOSPC);
+	assert_non_null(strstr(dssm_last_error(), "disk full"));
+	assert_non_null(strstr(dssm_last_error(), "cam:0"));
+	/* the container still closes: CLOSED has room kept for it */
+	assert_int_equal(dssm_container_close(c), 0);
+	/* everything accepted before the disk filled is there and intact */
 	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_true(dssm_container_closed(c));
 	dssm_recorded rec;
 	dssm_container_stream(c, 0, &rec);
-	assert_true(rec.count >= k - 1 && rec.count <= k);
+	assert_int_equal(rec.count, k);
 	dssm_query *q;
 	dssm_record r;
 	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
@@ -427,6 +444,312 @@ static void test_full_disk(void **state)
 	dssm_query_close(q);
 	dssm_container_close(c);
 	umount(mnt);
+}
+
+
+/* Mount a small tmpfs at root/NAME (skips the test where that is refused). */
+static void small_disk(char *mnt, size_t cap, const char *name, const char *size)
+{
+	char opts[64];
+	dir_for(mnt, cap, name);
+	mkdir(mnt, 0755);
+	snprintf(opts, sizeof opts, "size=%s", size);
+	if (mount("tmpfs", mnt, "tmpfs", 0, opts) < 0) {
+		print_message("skipped: cannot mount a small tmpfs here (%s)\n", strerror(errno));
+		skip();
+	}
+}
+
+/* Several streams, buffered (the default sync interval), one disk: each
+ * stream's accepted count is what the closed container holds - a full disk
+ * refuses new samples and never takes back accepted ones. */
+static void test_full_disk_counts(void **state)
+{
+	(void)state;
+	for (int direct = 0; direct < 2; direct++) {
+		char mnt[300], dir[400];
+		small_disk(mnt, sizeof mnt, direct ? "tiny-d" : "tiny-b", "1m");
+		snprintf(dir, sizeof dir, "%s/rec", mnt);
+		dssm_container *c;
+		assert_int_equal(dssm_container_create(dir, &c), 0);
+		dssm_container_set_direct(c, direct);
+		uint64_t accepted[3] = {0, 0, 0};
+		for (int s = 0; s < 3; s++) {
+			dssm_stream_info i = stream_info(s == 0 ? "a" : s == 1 ? "b" : "c", s);
+			assert_int_equal(dssm_container_add_stream(c, &i, "schema", "p", 1), s);
+		}
+		static uint8_t buf[70000];
+		int full = 0;
+		for (uint64_t k = 0; full < 3 && k < 100000; k++) {
+			int s = (int)(k % 3);
+			size_t len = s == 0 ? 100 : s == 1 ? 3000 : 66000;
+			fill(buf, len, s, accepted[s]);
+			int rc = dssm_container_append(c, s, accepted[s], (dssm_time_t)k, buf, len);
+			if (rc == 0)
+				accepted[s]++;
+			else {
+				assert_int_equal(rc, DSSM_ENOSPC);
+				full++;
+			}
+		}
+		assert_int_equal(full, 3);
+		assert_int_equal(dssm_container_close(c), 0);
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		assert_true(dssm_container_closed(c));
+		for (int s = 0; s < 3; s++) {
+			dssm_recorded rec;
+			dssm_container_stream(c, s, &rec);
+			assert_int_equal(rec.count, accepted[s]);
+			assert_null(rec.damage);
+			dssm_query *q;
+			dssm_record r;
+			assert_int_equal(dssm_query_open(c, &s, 1, INT64_MIN, INT64_MAX, &q), 0);
+			uint64_t n = 0;
+			int rc;
+			while ((rc = dssm_query_next(q, &r)) == 1)
+				assert_int_equal(r.tid, n++);
+			assert_int_equal(rc, 0);
+			assert_int_equal(n, accepted[s]);
+			dssm_query_close(q);
+		}
+		dssm_container_close(c);
+		umount(mnt);
+	}
+}
+
+/* A refused create writes nothing: not into a recording (finished or still
+ * being written), nor into a directory that holds anything else. */
+static void test_refused_create(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "crashed");
+	pid_t pid = fork();
+	if (pid == 0) {
+		/* a recorder that dies without closing */
+		dssm_container *c;
+		dssm_stream_info i = stream_info("x", 0);
+		if (dssm_container_create(dir, &c) < 0 || dssm_container_add_stream(c, &i, NULL, NULL, 0) < 0 ||
+		    dssm_container_append(c, 0, 1, 10, "abc", 3) < 0 || dssm_container_sync(c) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "is a recording already"));
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	assert_int_equal(access(path, F_OK), -1); /* still not closed */
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_false(dssm_container_closed(c));
+	dssm_recorded rec;
+	dssm_container_stream(c, 0, &rec);
+	assert_int_equal(rec.count, 1);
+	dssm_container_close(c);
+	/* a directory with something else in it */
+	dir_for(dir, sizeof dir, "other");
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/notes.txt", dir);
+	FILE *f = fopen(path, "w");
+	fputs("mine\n", f);
+	fclose(f);
+	assert_int_equal(dssm_container_check_output(dir), DSSM_ELAYOUT);
+	assert_int_equal(dssm_container_create(dir, &c), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "notes.txt"));
+	snprintf(path, sizeof path, "%s/CONTAINER", dir);
+	assert_int_equal(access(path, F_OK), -1);
+	/* remove takes only a container's own files */
+	assert_int_equal(dssm_container_remove(dir), DSSM_ENOENT);
+	snprintf(path, sizeof path, "%s/notes.txt", dir);
+	assert_int_equal(access(path, F_OK), 0);
+	dir_for(dir, sizeof dir, "crashed");
+	assert_int_equal(dssm_container_remove(dir), 0);
+	assert_int_equal(access(dir, F_OK), -1);
+	/* an empty directory is fine, a file is not */
+	dir_for(dir, sizeof dir, "empty");
+	mkdir(dir, 0755);
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_create(path, &c), DSSM_ELAYOUT);
+}
+
+/* Samples appended and then no more: durable and visible within the sync
+ * interval when the writer's timer calls sync_if_due. */
+static void test_sync_when_quiet(void **state)
+{
+	(void)state;
+	char dir[300];
+	dir_for(dir, sizeof dir, "quiet");
+	dssm_container *w, *r;
+	assert_int_equal(dssm_container_create(dir, &w), 0);
+	dssm_stream_info i = stream_info("q", 0);
+	assert_int_equal(dssm_container_add_stream(w, &i, NULL, NULL, 0), 0);
+	dssm_container_set_sync(w, DSSM_NSEC_PER_SEC / 20);
+	assert_int_equal(dssm_container_sync(w), 0);
+	for (int k = 0; k < 5; k++)
+		assert_int_equal(dssm_container_append(w, 0, (uint64_t)k, k, "x", 1), 0);
+	assert_int_equal(dssm_container_open(dir, &r), 0);
+	dssm_recorded rec;
+	dssm_container_stream(r, 0, &rec);
+	assert_int_equal(rec.count, 0); /* not yet synced */
+	usleep(60 * 1000);
+	assert_int_equal(dssm_container_sync_if_due(w), 0);
+	assert_int_equal(dssm_container_refresh(r), 0);
+	dssm_container_stream(r, 0, &rec);
+	assert_int_equal(rec.count, 5);
+	dssm_container_close(r);
+	assert_int_equal(dssm_container_close(w), 0);
+}
+
+/* Rewrite CLOSED with a valid checksum (as a careless tool could). */
+static void write_closed(const char *dir, const char *body)
+{
+	char path[400];
+	static char text[65536];
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	snprintf(text, sizeof text, "%s", body);
+	size_t n = strlen(text);
+	snprintf(text + n, sizeof text - n, "crc %08x\n", dssm__crc32c(text, n));
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	static char buf[65536];
+	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	buf[n] = 0;
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/* Every byte a reader trusts is checked: .meta and CLOSED checksums, CLOSED
+ * against the files, a missing .meta, a newer format. */
+static void test_checked_summary(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "sum");
+	struct rec *v = write_random(dir, 2000, NULL);
+	dssm_container *c;
+	dssm_recorded rec;
+	uint64_t counts[3];
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	for (int s = 0; s < 3; s++) {
+		dssm_container_stream(c, s, &rec);
+		counts[s] = rec.count;
+	}
+	dssm_container_close(c);
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	char saved[65536];
+	snprintf(saved, sizeof saved, "%s", slurp(path));
+	/* a count of 2^64-1 without a valid checksum: not used at all */
+	char *text = strdup(saved);
+	char *line = strstr(text, "\nstream 0 ");
+	assert_non_null(line);
+	memcpy(line + 10, "18446744073709551615", 20);
+	FILE *f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_non_null(dssm_container_warning(c));
+	for (int s = 0; s < 3; s++) {
+		dssm_container_stream(c, s, &rec);
+		assert_int_equal(rec.count, counts[s]);
+	}
+	check_query(c, v, 2000, 7, INT64_MIN, INT64_MAX);
+	dssm_container_close(c);
+	/* a lowered count with a valid checksum: it does not fit the index */
+	static char body[65536];
+	snprintf(body, sizeof body, "%s", saved);
+	*strstr(body, "crc ") = 0;
+	line = strstr(body, "\nstream 1 ");
+	char *num = line + 10;
+	char *after = strchr(num, ' ');
+	static char lowered[65536];
+	snprintf(lowered, sizeof lowered, "%.*s%llu%s", (int)(num - body), body,
+	         (unsigned long long)counts[1] / 2, after);
+	write_closed(dir, lowered);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_container_stream(c, 1, &rec);
+	assert_int_equal(rec.count, counts[1]);
+	check_query(c, v, 2000, 7, INT64_MIN, INT64_MAX);
+	dssm_container_close(c);
+	/* zeroed sparse times with a valid checksum: not used for searching */
+	snprintf(body, sizeof body, "%s", saved);
+	*strstr(body, "crc ") = 0;
+	assert_non_null(strstr(body, "\nsparse "));
+	for (char *p = strstr(body, "\nsparse "); p; p = strstr(p + 1, "\nsparse ")) {
+		char *q = strchr(p + 9, ' ') + 1;   /* after the index */
+		q = strchr(q, ' ');                  /* after the stride */
+		for (; q && *q && *q != '\n'; q++)
+			if (*q >= '1' && *q <= '9')
+				*q = '0';
+	}
+	write_closed(dir, body);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	for (int k = 0; k < 20; k++) {
+		dssm_time_t a = v[rnd() % 2000].time, b = v[rnd() % 2000].time;
+		check_query(c, v, 2000, (int)(rnd() % 7) + 1, a < b ? a : b, a < b ? b : a);
+	}
+	dssm_container_close(c);
+	write_closed(dir, strstr(saved, "crc ") ? (*strstr(saved, "crc ") = 0, saved) : saved);
+	/* a flipped bit in a .meta: that stream is damaged, by name of its file;
+	 * the others are intact, and JSON-unsafe names never come out */
+	snprintf(path, sizeof path, "%s/streams/0001.meta", dir);
+	f = fopen(path, "r+");
+	fseek(f, 12, SEEK_SET);
+	int ch = fgetc(f);
+	fseek(f, 12, SEEK_SET);
+	fputc(ch ^ 0x01, f);
+	fclose(f);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_container_stream(c, 1, &rec);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "checksum"));
+	int s1 = 1;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &s1, 1, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	check_query(c, v, 2000, 5, INT64_MIN, INT64_MAX);
+	dssm_container_close(c);
+	/* a missing .meta: its stream is listed as damaged, the others stay */
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/streams/0000.meta", dir);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 3);
+	dssm_container_stream(c, 0, &rec);
+	assert_non_null(strstr(rec.damage, "missing"));
+	dssm_container_stream(c, 2, &rec);
+	assert_null(rec.damage);
+	assert_int_equal(rec.count, counts[2]);
+	check_query(c, v, 2000, 4, INT64_MIN, INT64_MAX);
+	dssm_container_close(c);
+	/* a truncated .data of a closed recording: counted as what is intact */
+	snprintf(path, sizeof path, "%s/streams/0002.data", dir);
+	struct stat st;
+	stat(path, &st);
+	assert_int_equal(truncate(path, st.st_size / 2), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_container_stream(c, 2, &rec);
+	assert_true(rec.count < counts[2]);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "intact"));
+	dssm_container_close(c);
+	free(text);
+	free(v);
+	/* a newer format: refused, saying so */
+	snprintf(path, sizeof path, "%s/CONTAINER", dir);
+	f = fopen(path, "w");
+	fputs("dssm-container 9\n", f);
+	fclose(f);
+	assert_int_equal(dssm_container_open(dir, &c), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "newer"));
 }
 
 int main(void)
@@ -442,6 +765,10 @@ int main(void)
 		cmocka_unit_test(test_crc32c_vectors),
 		cmocka_unit_test(test_bad_appends),
 		cmocka_unit_test(test_full_disk),
+		cmocka_unit_test(test_full_disk_counts),
+		cmocka_unit_test(test_refused_create),
+		cmocka_unit_test(test_sync_when_quiet),
+		cmocka_unit_test(test_checked_summary),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

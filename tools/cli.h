@@ -53,6 +53,12 @@ int cli_pattern_matches(const char *pattern, const char *name, int id);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
 /* `dssm info DIR` on a container (cmd_query.c) */
+/* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
+struct dssm_recorded;
+void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
+/* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
+void cli_json_string(FILE *out, const char *text);
+size_t cli_utf8_length(const unsigned char *p);
 int cli_container_info(const char *dir);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */

@@ -141,16 +141,25 @@ int cmd_query(int argc, char **argv)
 	int rc = dssm_container_open(argv[optind], &c);
 	if (rc < 0)
 		return cli_dssm_error("query", rc);
-	int n = dssm_container_stream_count(c), ns = 0;
+	int n = dssm_container_stream_count(c), ns = 0, damaged = 0;
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
 	dssm_time_t newest = INT64_MIN;
 	char (*labels)[DSSM_NAME_MAX + 16] = calloc((size_t)(n ? n : 1), sizeof *labels);
+	if (dssm_container_warning(c))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(c));
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
-		snprintf(labels[i], sizeof labels[i], "%s:%d", r.info.name, r.info.id);
-		if (!cli_stream_selected(&r.info, list))
+		cli_recorded_label(&r, i, labels[i], sizeof labels[i]);
+		if (!cli_stream_selected(&r.info, list) && !(r.damage && !list))
 			continue;
+		if (r.damage) {
+			/* said, never silently left out: its intact part is returned,
+			 * and the exit status is 1 */
+			fprintf(stderr, "dssm query: warning: %s is damaged: %s; only its intact part "
+			        "is returned\n", labels[i], r.damage);
+			damaged = 1;
+		}
 		sel[ns++] = i;
 		if (r.count && r.last > newest)
 			newest = r.last;
@@ -165,6 +174,7 @@ int cmd_query(int argc, char **argv)
 	if (latest >= 0 && newest != INT64_MIN)
 		t0 = newest - dssm_time_from_sec(latest);
 	dssm_query *q;
+	dssm_container_set_salvage(c, 1);
 	rc = ns ? dssm_query_open(c, sel, ns, t0, t1, &q) : 0;
 	uint64_t count = 0, bytes = 0;
 	int status = 0;
@@ -228,7 +238,15 @@ int cmd_query(int argc, char **argv)
 	free(sel);
 	free(labels);
 	dssm_container_close(c);
-	return status;
+	return status ? status : damaged;
+}
+
+void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)
+{
+	if (r->info.name[0])
+		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
+	else
+		snprintf(out, cap, "#%04d", index); /* its description is lost */
 }
 
 int cli_container_info(const char *dir)
@@ -237,9 +255,11 @@ int cli_container_info(const char *dir)
 	int rc = dssm_container_open(dir, &c);
 	if (rc < 0)
 		return cli_dssm_error("info", rc);
-	int n = dssm_container_stream_count(c);
+	int n = dssm_container_stream_count(c), damaged = 0;
 	printf("recording:   %s (%s)\n", dir,
 	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
+	if (dssm_container_warning(c))
+		printf("warning:     %s\n", dssm_container_warning(c));
 	printf("%-24s %-22s %10s %10s %9s %9s %-30s %s\n", "STREAM", "TYPE", "SAMPLES", "ON DISK",
 	       "SECONDS", "RATE Hz", "FIRST", "TOPIC (export)");
 	for (int i = 0; i < n; i++) {
@@ -247,16 +267,25 @@ int cli_container_info(const char *dir)
 		dssm_container_stream(c, i, &r);
 		char addr[DSSM_NAME_MAX + 16], b[16], first[48] = "-", topic[256];
 		bridge_stream_topic(c, i, topic, sizeof topic);
-		snprintf(addr, sizeof addr, "%s:%d", r.info.name, r.info.id);
+		cli_recorded_label(&r, i, addr, sizeof addr);
 		cli_format_bytes(b, sizeof b, (double)r.bytes);
 		double secs = r.count > 1 ? dssm_time_to_sec(r.last - r.first) : 0;
 		if (r.count)
 			cli_format_time(first, sizeof first, r.first);
-		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %-30s %s%s\n", addr,
+		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %-30s %s%s%s\n", addr,
 		       r.info.type[0] ? r.info.type : "-", (unsigned long long)r.count, b, secs,
 		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first, topic,
-		       r.dropped_tail ? "  (damaged tail dropped)" : "");
+		       r.dropped_tail ? "  (damaged tail dropped)" : "", r.damage ? "  DAMAGED" : "");
+		damaged |= r.damage != NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		char addr[DSSM_NAME_MAX + 16];
+		dssm_container_stream(c, i, &r);
+		cli_recorded_label(&r, i, addr, sizeof addr);
+		if (r.damage)
+			printf("damaged:     %s: %s\n", addr, r.damage);
 	}
 	dssm_container_close(c);
-	return 0;
+	return damaged;
 }

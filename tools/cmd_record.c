@@ -33,7 +33,10 @@ struct recorded_stream {
 	size_t plen;
 	pthread_t thread;
 	_Atomic uint64_t count, bytes, lost;
+	_Atomic uint64_t unstored;  /* read from the ring, refused by the container */
+	uint64_t kept;             /* what the recording holds, counted after close */
 	uint64_t last_count;
+	int started;               /* its thread runs */
 	atomic_int done;           /* reached --limit, or failed */
 	char error[256];
 };
@@ -56,7 +59,18 @@ struct recorder {
 	int from_oldest;
 	long limit;
 	atomic_int stop;
+	char stop_reason[600];     /* why the recorder stopped early (disk full ...) */
 };
+
+/* Stop every thread; the first reason given is the one reported. */
+static void stop_recording(struct recorder *r, const char *why)
+{
+	pthread_mutex_lock(&r->lock);
+	if (!r->stop_reason[0] && why)
+		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
+	pthread_mutex_unlock(&r->lock);
+	atomic_store(&r->stop, 1);
+}
 
 void help_record(FILE *out)
 {
@@ -114,10 +128,17 @@ static void *record_thread(void *arg)
 		if (rc < 0)
 			break;
 		pthread_mutex_lock(&r->lock);
-		rc = dssm_container_append(r->c, rs->index, si.tid, si.time, buf, si.copied);
+		/* no container: a split could not open the next part (stopping) */
+		rc = r->c ? dssm_container_append(r->c, rs->index, si.tid, si.time, buf, si.copied)
+		          : DSSM_ESTATE;
 		pthread_mutex_unlock(&r->lock);
-		if (rc < 0)
+		if (rc < 0) {
+			atomic_fetch_add(&rs->unstored, 1);
+			atomic_fetch_add(&rs->lost, missed);
+			if (rc == DSSM_ESTATE)
+				rc = 0;
 			break;
+		}
 		atomic_fetch_add(&rs->lost, missed);
 		atomic_fetch_add(&rs->bytes, si.copied);
 		atomic_fetch_add(&r->part_bytes, si.copied);
@@ -127,8 +148,8 @@ static void *record_thread(void *arg)
 	if (rc < 0) {
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 		atomic_store(&rs->done, 1);
-		if (rc == DSSM_ENOMEM) /* the disk is full: stop everything cleanly */
-			atomic_store(&r->stop, 1);
+		if (rc == DSSM_ENOSPC) /* the disk is full: stop everything cleanly */
+			stop_recording(r, rs->error);
 	}
 	free(buf);
 	return NULL;
@@ -142,46 +163,51 @@ static int already(struct recorder *r, const char *address)
 	return 0;
 }
 
-static int start_stream(struct recorder *r, const char *given)
+/* Start draining a registered stream, adding it to the current part first
+ * unless open_part did (`add`). */
+static int begin_stream(struct recorder *r, struct recorded_stream *rs, int add)
+{
+	pthread_mutex_lock(&r->lock);
+	if (add)
+		rs->index = r->c ? dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop,
+		                                             rs->plen)
+		                 : DSSM_ESTATE;
+	pthread_mutex_unlock(&r->lock);
+	if (rs->index < 0) {
+		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
+		atomic_store(&rs->done, 1);
+		if (rs->index == DSSM_ENOSPC)
+			stop_recording(r, rs->error);
+		return cli_error("record", "%s: %s", rs->address, rs->error);
+	}
+	void **arg = malloc(2 * sizeof *arg);
+	if (!arg)
+		return cli_error("record", "out of memory");
+	arg[0] = r;
+	arg[1] = rs;
+	if (pthread_create(&rs->thread, NULL, record_thread, arg) != 0) {
+		free(arg);
+		return cli_error("record", "cannot start a thread for %s", rs->address);
+	}
+	rs->started = 1;
+	fprintf(stderr, "dssm record: recording %s (%s)\n", rs->address,
+	        rs->info.type[0] ? rs->info.type : "-");
+	return 0;
+}
+
+/* Open a stream and register it (*out); not yet recorded. */
+static int open_stream(struct recorder *r, const char *given, struct recorded_stream **out)
 {
 	/* one spelling per local stream: "odom" and "odom:0" are the same */
 	char address[DSSM_NAME_MAX + 320], name[DSSM_NAME_MAX + 1];
 	int id;
+	*out = NULL;
 	if (!strchr(given, '/') && dssm_parse_address(given, name, &id) == 0)
 		snprintf(address, sizeof address, "%s:%d", name, id);
 	else
 		snprintf(address, sizeof address, "%s", given);
 	if (already(r, address))
 		return 0;
-	struct recorded_stream *rs = calloc(1, sizeof *rs);
-	if (!rs)
-		return cli_error("record", "out of memory");
-	snprintf(rs->address, sizeof rs->address, "%s", address);
-	if (!(rs->s = cli_open("record", address, DSSM_READ))) {
-		free(rs);
-		return 1;
-	}
-	dssm_stream_info info;
-	dssm_info(rs->s, &info);
-	size_t plen = 0;
-	unsigned char *prop = NULL;
-	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (prop = malloc(plen)))
-		dssm_property_get(rs->s, prop, plen, &plen);
-	rs->info = info;
-	rs->schema = strdup(dssm_schema(rs->s));
-	rs->prop = prop;
-	rs->plen = plen;
-	pthread_mutex_lock(&r->lock);
-	rs->index = dssm_container_add_stream(r->c, &info, rs->schema, prop, plen);
-	pthread_mutex_unlock(&r->lock);
-	if (rs->index < 0) {
-		int err = rs->index;
-		dssm_close(rs->s);
-		free(rs->schema);
-		free(rs->prop);
-		free(rs);
-		return cli_dssm_error("record", err);
-	}
 	if (r->n == r->cap) {
 		int cap = r->cap ? r->cap * 2 : 8;
 		struct recorded_stream **v = realloc(r->v, sizeof *v * (size_t)cap);
@@ -190,13 +216,33 @@ static int start_stream(struct recorder *r, const char *given)
 		r->v = v;
 		r->cap = cap;
 	}
+	struct recorded_stream *rs = calloc(1, sizeof *rs);
+	if (!rs)
+		return cli_error("record", "out of memory");
+	snprintf(rs->address, sizeof rs->address, "%s", address);
+	if (!(rs->s = cli_open("record", address, DSSM_READ))) {
+		free(rs);
+		return 1;
+	}
+	dssm_info(rs->s, &rs->info);
+	size_t plen = 0;
+	unsigned char *prop = NULL;
+	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (prop = malloc(plen)))
+		dssm_property_get(rs->s, prop, plen, &plen);
+	rs->schema = strdup(dssm_schema(rs->s));
+	rs->prop = prop;
+	rs->plen = prop ? plen : 0;
 	r->v[r->n++] = rs;
-	void **arg = malloc(2 * sizeof *arg);
-	arg[0] = r;
-	arg[1] = rs;
-	pthread_create(&rs->thread, NULL, record_thread, arg);
-	fprintf(stderr, "dssm record: recording %s (%s)\n", address, info.type[0] ? info.type : "-");
+	*out = rs;
 	return 0;
+}
+
+/* A stream found while recording: opened, added and started at once. */
+static int start_stream(struct recorder *r, const char *given)
+{
+	struct recorded_stream *rs;
+	int status = open_stream(r, given, &rs);
+	return status == 0 && rs ? begin_stream(r, rs, 1) : status;
 }
 
 /* Is the stream asked for (never the trigger stream by --all)? */
@@ -228,49 +274,83 @@ static int scan_streams(struct recorder *r, char **patterns, int npatterns, int 
 	return status;
 }
 
-/* The container for the current part: DIR itself, or DIR/part-NNNN. */
+static int splitting(const struct recorder *r)
+{
+	return r->split_secs > 0 || r->split_bytes > 0;
+}
+
+static void part_path(const struct recorder *r, int part, char *path, size_t cap)
+{
+	if (splitting(r))
+		snprintf(path, cap, "%s/part-%04d", r->dir, part);
+	else
+		snprintf(path, cap, "%s", r->dir);
+}
+
+/* The container for the current part (DIR itself, or DIR/part-NNNN), with
+ * every registered stream. Called with r->lock held, or before any thread
+ * runs. A part that cannot be made whole is removed again: it holds no
+ * sample, and a part with only some of the streams would mislead. */
 static int open_part(struct recorder *r)
 {
 	char path[4200];
-	if (r->split_secs > 0 || r->split_bytes > 0) {
-		snprintf(path, sizeof path, "%s/part-%04d", r->dir, r->part);
-		if (r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
-			return cli_error("record", "cannot create %s: %s", r->dir, strerror(errno));
-	} else {
-		snprintf(path, sizeof path, "%s", r->dir);
-	}
+	part_path(r, r->part, path, sizeof path);
+	if (splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
+		return cli_error("record", "cannot create %s: %s", r->dir, strerror(errno));
 	int rc = dssm_container_create(path, &r->c);
-	if (rc < 0)
-		return cli_dssm_error("record", rc);
+	if (rc < 0) {
+		r->c = NULL;
+		return rc;
+	}
 	dssm_container_set_sync(r->c, r->sync);
 	dssm_container_set_direct(r->c, r->direct);
-	for (int i = 0; i < r->n; i++) {
+	for (int i = 0; i < r->n && rc >= 0; i++) {
 		struct recorded_stream *rs = r->v[i];
-		rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
-		if (rs->index < 0)
-			return cli_dssm_error("record", rs->index);
+		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+	}
+	if (rc < 0) {
+		/* (closing and removing an empty part keep the error's text) */
+		dssm_container_close(r->c);
+		dssm_container_remove(path);
+		r->c = NULL;
+		return rc;
 	}
 	r->part_start = dssm_now();
 	atomic_store(&r->part_bytes, 0);
 	return 0;
 }
 
-/* Close the part and start the next; drop the oldest beyond --max-splits. */
+/* Close the part and start the next; drop the oldest beyond --max-splits.
+ * If the next part cannot be opened (a full disk), the recording stops with
+ * every part that exists closed. */
 static int rotate(struct recorder *r)
 {
 	pthread_mutex_lock(&r->lock);
 	int rc = dssm_container_close(r->c);
 	r->c = NULL;
-	r->part++;
-	int status = rc < 0 ? cli_dssm_error("record", rc) : open_part(r);
+	char why[600] = "";
+	if (rc < 0)
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+	if (rc == 0) {
+		r->part++;
+		rc = open_part(r);
+		if (rc < 0) {
+			snprintf(why, sizeof why, "cannot start part %d: %s", r->part, dssm_last_error());
+			r->part--; /* it was removed */
+		}
+	}
 	pthread_mutex_unlock(&r->lock);
-	if (status == 0 && r->max_splits > 0 && r->part > r->max_splits) {
+	if (rc < 0) {
+		stop_recording(r, why);
+		return 1;
+	}
+	if (r->max_splits > 0 && r->part > r->max_splits) {
 		char old[4200];
-		snprintf(old, sizeof old, "%s/part-%04d", r->dir, r->part - (int)r->max_splits);
+		part_path(r, r->part - (int)r->max_splits, old, sizeof old);
 		if (dssm_container_remove(old) < 0)
 			fprintf(stderr, "\ndssm record: %s\n", dssm_last_error());
 	}
-	return status;
+	return 0;
 }
 
 static int split_due(struct recorder *r, dssm_time_t now)
@@ -452,6 +532,93 @@ static int run_snapshots(const char *dir, char **patterns, int npatterns, int al
 	return status;
 }
 
+/* Stop the threads, close the current part, and count what the recording
+ * holds by reading it back: the summary reports what queries will return. */
+static int finish(struct recorder *r)
+{
+	atomic_store(&r->stop, 1);
+	for (int i = 0; i < r->n; i++)
+		if (r->v[i]->started)
+			pthread_join(r->v[i]->thread, NULL);
+	int status = 0;
+	if (r->c) {
+		int rc = dssm_container_close(r->c);
+		r->c = NULL;
+		if (rc < 0) {
+			if (rc == DSSM_ENOSPC)
+				stop_recording(r, dssm_last_error());
+			status = cli_dssm_error("record", rc);
+		}
+	}
+	for (int i = 0; i < r->n; i++) {
+		struct recorded_stream *rs = r->v[i];
+		dssm_close(rs->s);
+		free(rs->schema);
+		free(rs->prop);
+		rs->s = NULL;
+		rs->schema = NULL;
+		rs->prop = NULL;
+	}
+	return status;
+}
+
+/* Add up, per recorded stream, the samples the parts on disk hold. */
+static int count_kept(struct recorder *r)
+{
+	int parts = 0;
+	int first = r->max_splits > 0 && r->part > r->max_splits ? r->part - (int)r->max_splits + 1 : 1;
+	for (int p = first; p <= r->part; p++) {
+		char path[4200];
+		part_path(r, p, path, sizeof path);
+		dssm_container *c;
+		if (dssm_container_open(path, &c) < 0)
+			continue;
+		parts++;
+		for (int i = 0; i < r->n; i++) {
+			int k = dssm_container_find(c, r->v[i]->info.name, r->v[i]->info.id);
+			dssm_recorded rec;
+			if (k >= 0 && dssm_container_stream(c, k, &rec) == 0)
+				r->v[i]->kept += rec.count;
+		}
+		dssm_container_close(c);
+	}
+	return parts;
+}
+
+static void summarize(struct recorder *r, double secs)
+{
+	int parts = count_kept(r);
+	uint64_t count = 0, bytes = 0, lost = 0, kept = 0;
+	for (int i = 0; i < r->n; i++) {
+		struct recorded_stream *rs = r->v[i];
+		char b[16], held[64] = "", unstored[64] = "";
+		cli_format_bytes(b, sizeof b, (double)rs->bytes);
+		if (rs->kept != rs->count)
+			snprintf(held, sizeof held, "  (%llu in the %s)", (unsigned long long)rs->kept,
+			         r->max_splits ? "parts kept" : "recording");
+		if (rs->unstored)
+			snprintf(unstored, sizeof unstored, "  %llu not stored",
+			         (unsigned long long)rs->unstored);
+		fprintf(stderr, "  %-32s %10llu samples %10s %8llu lost%s%s%s%s\n", rs->address,
+		        (unsigned long long)rs->count, b, (unsigned long long)rs->lost, held, unstored,
+		        rs->error[0] ? "  error: " : "", rs->error);
+		count += rs->count;
+		bytes += rs->bytes;
+		lost += rs->lost + rs->unstored;
+		kept += rs->kept;
+	}
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)bytes);
+	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost\n", r->dir,
+	        (unsigned long long)count, b, secs, (unsigned long long)lost);
+	if (splitting(r))
+		fprintf(stderr, "dssm record: %d part%s (%s/part-NNNN)%s\n", parts, parts == 1 ? "" : "s",
+		        r->dir, r->max_splits ? ", the oldest removed beyond --max-splits" : "");
+	if (r->stop_reason[0])
+		fprintf(stderr, "dssm record: stopped early: %s\ndssm record: %s holds %llu samples, "
+		        "every part closed\n", r->stop_reason, r->dir, (unsigned long long)kept);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	const char *dir = NULL;
@@ -527,39 +694,61 @@ int cmd_record(int argc, char **argv)
 	r.dir = dir;
 	r.sync = dssm_time_from_sec(sync);
 	r.part = 1;
+	/* refuse before anything is written: the output must be new or empty */
+	if (dssm_container_check_output(dir) < 0)
+		return cli_dssm_error("record", DSSM_ELAYOUT);
 	if (snapshot)
 		return run_snapshots(dir, argv + optind, argc - optind, all);
-	if (open_part(&r) != 0)
-		return 1;
-	int rc;
 	pthread_mutex_init(&r.lock, NULL);
-	cli_catch_signals();
-	/* explicit addresses (remote ones, or exact names) start at once */
+	/* explicit addresses (remote ones, or exact names) are opened first: a
+	 * name that does not resolve is refused before DIR is made */
 	char **patterns = argv + optind;
 	int npatterns = argc - optind, status = 0;
-	for (int i = 0; i < npatterns; i++)
-		if (strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?["))
-			status |= start_stream(&r, patterns[i]);
+	for (int i = 0; i < npatterns; i++) {
+		struct recorded_stream *rs;
+		if ((strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")) &&
+		    open_stream(&r, patterns[i], &rs) != 0)
+			status = 1;
+	}
+	int rc = status ? 0 : open_part(&r);
+	if (status || rc < 0) {
+		if (rc < 0)
+			cli_dssm_error("record", rc);
+		finish(&r);
+		return 1;
+	}
+	cli_catch_signals();
+	for (int i = 0; i < r.n; i++)
+		status |= begin_stream(&r, r.v[i], 0);
 	status |= scan_streams(&r, patterns, npatterns, all);
 	dssm_time_t start = dssm_now(), last = start;
+	int progress = isatty(STDERR_FILENO);
 	while (!cli_stop && !atomic_load(&r.stop)) {
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		dssm_time_t now = dssm_now();
 		if (duration > 0 && dssm_time_to_sec(now - start) >= duration)
 			break;
-		if (split_due(&r, now) && rotate(&r) != 0) {
-			status = 1;
+		if (split_due(&r, now) && rotate(&r) != 0)
+			break;
+		/* samples drained before the rings went quiet reach the disk and
+		 * the readers within the sync interval, not with the next sample */
+		pthread_mutex_lock(&r.lock);
+		rc = r.c ? dssm_container_sync_if_due(r.c) : 0;
+		pthread_mutex_unlock(&r.lock);
+		if (rc < 0) {
+			stop_recording(&r, dssm_last_error());
 			break;
 		}
 		if (min_free_mb > 0 && free_bytes(dir) < (uint64_t)(min_free_mb * 1048576.0)) {
-			fprintf(stderr, "\ndssm record: stopping: less than %.0f MiB free on %s (--min-free)\n",
-			        min_free_mb, dir);
+			fprintf(stderr, "%sdssm record: stopping: less than %.0f MiB free on %s (--min-free)\n",
+			        progress ? "\n" : "", min_free_mb, dir);
 			break;
 		}
 		if (now - last >= DSSM_NSEC_PER_SEC) {
 			scan_streams(&r, patterns, npatterns, all); /* streams that appeared since */
-			status_line(&r, dssm_time_to_sec(now - last));
+			if (progress)
+				status_line(&r, dssm_time_to_sec(now - last));
 			last = now;
 		}
 		int active = 0;
@@ -568,39 +757,17 @@ int cmd_record(int argc, char **argv)
 		if (r.n && !active && !all)
 			break; /* every stream reached --limit (or failed) */
 	}
-	atomic_store(&r.stop, 1);
-	uint64_t count = 0, bytes = 0, lost = 0;
-	fprintf(stderr, "\r\033[K");
+	if (progress)
+		fprintf(stderr, "\r\033[K");
+	status |= finish(&r);
+	summarize(&r, dssm_time_to_sec(dssm_now() - start));
+	if (r.stop_reason[0])
+		status = 1;
 	for (int i = 0; i < r.n; i++) {
-		struct recorded_stream *rs = r.v[i];
-		pthread_join(rs->thread, NULL);
-		char b[16];
-		cli_format_bytes(b, sizeof b, (double)rs->bytes);
-		fprintf(stderr, "  %-32s %10llu samples %10s %8llu lost%s%s\n", rs->address,
-		        (unsigned long long)rs->count, b, (unsigned long long)rs->lost,
-		        rs->error[0] ? "  error: " : "", rs->error);
-		if (rs->error[0])
-			status = 1;
-		count += rs->count;
-		bytes += rs->bytes;
-		lost += rs->lost;
-		dssm_close(rs->s);
-		free(rs->schema);
-		free(rs->prop);
-		free(rs);
+		status |= r.v[i]->error[0] != 0;
+		free(r.v[i]);
 	}
 	free(r.v);
-	rc = dssm_container_close(r.c);
-	if (rc < 0)
-		status = cli_dssm_error("record", rc);
-	char b[16];
-	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost\n", dir,
-	        (unsigned long long)count, b, dssm_time_to_sec(dssm_now() - start),
-	        (unsigned long long)lost);
-	if (r.split_secs > 0 || r.split_bytes > 0)
-		fprintf(stderr, "dssm record: %d parts (%s/part-NNNN)%s\n", r.part, dir,
-		        r.max_splits ? ", the oldest removed beyond --max-splits" : "");
 	pthread_mutex_destroy(&r.lock);
 	return status;
 }

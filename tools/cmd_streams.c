@@ -102,11 +102,9 @@ int cmd_info(int argc, char **argv)
 {
 	if (argc != 2)
 		return cli_usage("info", "needs one stream NAME[:ID] or a recording DIR");
-	/* A directory holding a CONTAINER file is a recording; else a stream. */
-	char marker[4200];
+	/* A directory is a recording (or says why it is not one); else a stream. */
 	struct stat st;
-	snprintf(marker, sizeof marker, "%s/CONTAINER", argv[1]);
-	if (stat(marker, &st) == 0)
+	if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
 		return cli_container_info(argv[1]);
 	dssm_stream *s = cli_open("info", argv[1], DSSM_READ);
 	if (!s)

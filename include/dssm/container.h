@@ -23,6 +23,21 @@
  *
  * Errors are negative DSSM_E* codes (dssm.h); DSSM_ECORRUPT names the file
  * and offset. A damaged tail is dropped on open, never returned.
+ *
+ * What a writer promises: a sample is accepted (append returns 0) only when
+ * the disk space for its record and index entry is reserved, so a full disk
+ * refuses the next sample with DSSM_ENOSPC and never takes back one already
+ * accepted; accepted samples are durable and visible to readers within the
+ * sync interval (call dssm_container_sync_if_due from a timer when samples
+ * stop coming); close writes CLOSED, which lists exactly what the files
+ * hold, even after a failed sync.
+ *
+ * What a reader checks: every .meta's CRC, CLOSED's CRC and its figures
+ * against the files' sizes (a summary that does not fit is not used: the
+ * stream is read from its files). A stream whose files are damaged is still
+ * listed, with `damage` saying what is wrong; queries refuse it
+ * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
+ * its intact part.
  */
 #ifndef DSSM_CONTAINER_H
 #define DSSM_CONTAINER_H
@@ -37,18 +52,27 @@ typedef struct dssm_container dssm_container;
 
 /* ---- writing ---- */
 
-/* Create DIR (must not exist, or be an empty directory). */
+/* Create DIR, which must not exist or be an empty directory (else
+ * DSSM_ELAYOUT, and nothing is written). DSSM_ENOSPC if the disk is full. */
 int dssm_container_create(const char *dir, dssm_container **out);
+/* 0 if DIR could become a recording (absent, or an empty directory), else
+ * DSSM_ELAYOUT saying what is there. Writes nothing: for commands that
+ * must refuse before they start. */
+int dssm_container_check_output(const char *dir);
 /* Describe a stream; returns its index in the container (>= 0). */
 int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
                               const char *schema, const void *property, size_t property_len);
-/* Append one sample; times must not decrease within a stream. */
+/* Append one sample; times must not decrease within a stream. DSSM_ENOSPC
+ * (nothing written, earlier samples kept) when the disk is full. */
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
                           const void *data, size_t len);
 /* fdatasync every stream's data, then index. Called by append at least
  * every sync interval (dssm_container_set_sync; default 1 s; 0: every append). */
 int dssm_container_sync(dssm_container *c);
 void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
+/* Sync if the interval has passed and anything waits: for a recorder whose
+ * samples stopped coming, so they still reach the disk and the readers. */
+int dssm_container_sync_if_due(dssm_container *c);
 /* Write records of 64 KiB and more with O_DIRECT (block-aligned, no page
  * cache), for streams added after this call. Where the filesystem refuses
  * O_DIRECT they are written the ordinary way. */
@@ -68,6 +92,9 @@ typedef struct dssm_recorded {
 	dssm_time_t first, last;    /* their time range (valid when count > 0) */
 	uint64_t bytes;             /* data bytes */
 	uint64_t dropped_tail;      /* index entries dropped by recovery */
+	const char *damage;         /* NULL, or what is wrong with the stream's files
+	                               (then info may be empty and count is what is
+	                               intact); valid while the container is open */
 } dssm_recorded;
 
 int dssm_container_stream_count(dssm_container *c);
@@ -79,6 +106,11 @@ const void *dssm_container_property(dssm_container *c, int stream, size_t *len);
 int dssm_container_find(dssm_container *c, const char *name, int id);
 /* 1 if the recorder closed the container cleanly. */
 int dssm_container_closed(dssm_container *c);
+/* NULL, or a sentence about damage to the container as a whole (a CLOSED
+ * whose checksum fails: the streams were then read from their files). */
+const char *dssm_container_warning(dssm_container *c);
+/* Let queries read the intact part of damaged streams (default: refused). */
+void dssm_container_set_salvage(dssm_container *c, int on);
 
 /* Close a writer (sync, CLOSED) or a reader. */
 int dssm_container_close(dssm_container *c);
