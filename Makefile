@@ -124,6 +124,8 @@ test: deps
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== recordings: quiet rings, full disks, splits, damaged files"
+	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"

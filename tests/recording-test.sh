@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# recording-test.sh DSSM - recordings a user can trust, checked as a user
+# sees them: what `dssm record` counts is what the recording holds when
+# rings go quiet, when the disk fills (ext4 with O_DIRECT, tmpfs), when a
+# split meets a full disk; damaged files are reported by name; JSON output
+# stays JSON. Full-disk checks need root (a loop-mounted ext4 image, else a
+# small tmpfs) and skip, saying so, without it.
+set -u
+DSSM=$(realpath "${1:-build/dssm}")
+BUILD=$(dirname "$DSSM")
+export DSSM_NAMESPACE=rec-$$
+passed=0 failed=0 skipped=0
+tmp=$(mktemp -d)
+mounts=()
+cleanup() {
+	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
+	"$DSSM" cleanup --all-idle >/dev/null 2>&1
+	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE:"); do rm -f "/dev/shm/$s"; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+check() { # check NAME COMMAND... : passes when the command succeeds (77: skipped)
+	local name=$1; shift
+	"$@" >"$tmp/out" 2>&1
+	local rc=$?
+	if [ $rc -eq 0 ]; then
+		passed=$((passed + 1)); echo "  ok    $name"
+	elif [ $rc -eq 77 ]; then
+		skipped=$((skipped + 1)); echo "  skip  $name: $(tail -1 "$tmp/out")"
+	else
+		failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$tmp/out" | tail -25
+	fi
+}
+has() { grep -q -- "$1" "$2"; }
+
+# small_disk DIR MIB: a small file system at DIR: ext4 on a loop device
+# (real O_DIRECT), else tmpfs. Sets FS; returns 77 when neither mounts.
+small_disk() {
+	mkdir -p "$1"
+	local img="$tmp/img.$RANDOM"
+	if truncate -s "${2}M" "$img" && mkfs.ext4 -q -F "$img" >/dev/null 2>&1 &&
+		mount -o loop "$img" "$1" 2>/dev/null; then
+		FS=ext4
+	elif mount -t tmpfs -o "size=${2}m" tmpfs "$1" 2>/dev/null; then
+		FS=tmpfs
+	else
+		echo "cannot mount a small file system here (needs root)"; return 77
+	fi
+	mounts+=("$1")
+}
+
+# flood NAME COUNT BYTES: COUNT samples of random BYTES each
+flood() {
+	for _ in $(seq "$2"); do
+		head -c "$3" /dev/urandom | "$DSSM" write "$1" >/dev/null || return 1
+	done
+}
+
+# the per-stream count a recording holds, from `dssm info DIR`
+held() { "$DSSM" info "$1" | awk -v s="$2" '$1 == s {print $3}'; }
+
+# summary_agrees LOG DIR STREAM...: the recorder's count of each stream is
+# what the recording holds, and the summary says nothing else
+summary_agrees() {
+	local log=$1 dir=$2; shift 2
+	! has " in the recording)" "$log" || { echo "recorder and recording disagree"; return 1; }
+	for s in "$@"; do
+		local said; said=$(awk -v s="$s" '$1 == s {print $2}' "$log")
+		[ -n "$said" ] || { echo "no summary line for $s"; return 1; }
+		if [ -d "$dir/part-0001" ]; then
+			local sum=0
+			for p in "$dir"/part-*; do sum=$((sum + $(held "$p" "$s"))); done
+			[ "$said" = "$sum" ] || { echo "$s: recorder said $said, parts hold $sum"; return 1; }
+		else
+			[ "$said" = "$(held "$dir" "$s")" ] || { echo "$s: recorder said $said, recording holds $(held "$dir" "$s")"; return 1; }
+		fi
+	done
+}
+
+# Samples drained before a ring went quiet reach readers and the disk within
+# the sync interval: a live query sees them, and so does a reader after the
+# recorder is killed.
+t_quiet_ring() {
+	"$BUILD/examples/odometry" --seconds 0.6 >/dev/null 2>&1 &
+	local wpid=$!
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	"$DSSM" record -o "$tmp/quiet" odom --from-oldest --sync 0.2 2>"$tmp/qlog" &
+	local rpid=$!
+	wait $wpid
+	local written; written=$("$DSSM" info odom | awk '/^written:/ {print $2}')
+	sleep 1.5 # the ring is quiet: only the sync timer can make the rest durable
+	local live; live=$("$DSSM" query "$tmp/quiet" 2>/dev/null | wc -l)
+	kill -KILL $rpid; wait $rpid 2>/dev/null
+	local after; after=$(held "$tmp/quiet" odom:0)
+	echo "written $written, live query $live, after SIGKILL $after"
+	[ "$live" = "$written" ] && [ "$after" = "$written" ]
+}
+
+# The disk fills while recording: the recorder stops by itself, says "disk
+# full" and what was kept, closes the recording, and its counts are what
+# the recording holds.
+full_disk() { # full_disk NAME [--direct]
+	small_disk "$tmp/$1" 4 || return $?
+	echo "file system: $FS"
+	head -c 100 /dev/urandom | "$DSSM" write big --create 70000 --life 4 --cycle 0.01 >/dev/null
+	head -c 10 /dev/urandom | "$DSSM" write small --create 64 --life 4 --cycle 0.01 >/dev/null
+	"$DSSM" record -o "$tmp/$1/rec" big small --sync 0.2 "${@:2}" 2>"$tmp/$1.log" &
+	local rpid=$!
+	sleep 0.3
+	flood big 200 66000 & local f1=$!
+	flood small 400 40 & local f2=$!
+	for _ in $(seq 300); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
+	kill $f1 $f2 2>/dev/null; wait $f1 $f2 2>/dev/null
+	kill -0 $rpid 2>/dev/null && { echo "the recorder did not stop on a full disk"; kill $rpid; return 1; }
+	wait $rpid; local rc=$?
+	cat "$tmp/$1.log"
+	"$DSSM" rm big; "$DSSM" rm small
+	[ $rc -eq 1 ] || { echo "exit status $rc on a full disk"; return 1; }
+	has "disk full" "$tmp/$1.log" && has "every part closed" "$tmp/$1.log" || return 1
+	"$DSSM" info "$tmp/$1/rec" | tee "$tmp/$1.info"
+	has "(closed)" "$tmp/$1.info" || return 1
+	summary_agrees "$tmp/$1.log" "$tmp/$1/rec" big:0 small:0 || return 1
+	[ "$(held "$tmp/$1/rec" big:0)" -gt 10 ] || { echo "too little was recorded to test"; return 1; }
+	# every sample comes back intact
+	local n; n=$("$DSSM" query "$tmp/$1/rec" --format json 2>/dev/null | wc -l)
+	[ "$n" = $(($(held "$tmp/$1/rec" big:0) + $(held "$tmp/$1/rec" small:0))) ]
+}
+t_full_disk() { full_disk disk1; }
+t_full_disk_direct() { full_disk disk2 --direct; }
+
+# Splits on a disk that fills: every part that exists is closed and holds
+# every stream; the part count and the counts are what is on disk.
+t_full_disk_splits() {
+	small_disk "$tmp/disk3" 4 || return $?
+	head -c 100 /dev/urandom | "$DSSM" write big --create 70000 --life 4 --cycle 0.01 >/dev/null
+	head -c 10 /dev/urandom | "$DSSM" write small --create 64 --life 4 --cycle 0.01 >/dev/null
+	head -c 10 /dev/urandom | "$DSSM" write other --create 64 --life 4 --cycle 0.01 >/dev/null
+	"$DSSM" record -o "$tmp/disk3/rec" big small other --sync 0.2 --split-size 0.5 2>"$tmp/s.log" &
+	local rpid=$!
+	sleep 0.3
+	flood big 200 66000 & local f1=$!
+	flood small 400 40 & local f2=$!
+	for _ in $(seq 300); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
+	kill $f1 $f2 2>/dev/null; wait $f1 $f2 2>/dev/null
+	kill -0 $rpid 2>/dev/null && { echo "the recorder did not stop on a full disk"; kill $rpid; return 1; }
+	wait $rpid
+	cat "$tmp/s.log"
+	"$DSSM" rm big; "$DSSM" rm small; "$DSSM" rm other
+	has "disk full" "$tmp/s.log" && has "every part closed" "$tmp/s.log" || return 1
+	local parts; parts=$(ls -d "$tmp/disk3/rec"/part-* | wc -l)
+	has "dssm record: $parts parts" "$tmp/s.log" || { echo "$parts parts on disk"; return 1; }
+	[ "$parts" -ge 2 ] || { echo "only $parts part: nothing split"; return 1; }
+	for p in "$tmp/disk3/rec"/part-*; do
+		"$DSSM" info "$p" >"$tmp/pi" || { cat "$tmp/pi"; return 1; }
+		has "(closed)" "$tmp/pi" || { echo "$p is not closed"; return 1; }
+		[ "$(grep -cE '^(big|small|other):0 ' "$tmp/pi")" = 3 ] || { echo "$p lacks streams"; cat "$tmp/pi"; return 1; }
+	done
+	summary_agrees "$tmp/s.log" "$tmp/disk3/rec" big:0 small:0 other:0
+}
+
+# Damage is reported by name and never answered as if nothing were wrong;
+# JSON output stays valid JSON whatever the files hold.
+t_damage_reported() {
+	"$BUILD/examples/odometry" --seconds 0.4 >/dev/null 2>&1 &
+	local wpid=$!
+	head -c 10 /dev/urandom | "$DSSM" write note --create 64 >/dev/null
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	"$DSSM" record -o "$tmp/dmg" odom note --from-oldest --duration 0.6 2>/dev/null || return 1
+	wait $wpid
+	"$DSSM" rm note
+	# a flipped byte in the name of stream 0: reported, exit 1, JSON valid
+	cp -r "$tmp/dmg" "$tmp/dmg1"
+	printf '\x01' | dd of="$tmp/dmg1/streams/0000.meta" bs=1 seek=12 conv=notrunc 2>/dev/null
+	"$DSSM" info "$tmp/dmg1" >"$tmp/i1"; local rc=$?
+	cat "$tmp/i1"
+	[ $rc -eq 1 ] && has "DAMAGED" "$tmp/i1" && has "checksum" "$tmp/i1" && has "^note:0 " "$tmp/i1" || return 1
+	"$DSSM" query "$tmp/dmg1" --format json >"$tmp/j1" 2>"$tmp/e1"; rc=$?
+	cat "$tmp/e1"
+	[ $rc -eq 1 ] && has "damaged" "$tmp/e1" || return 1
+	python3 -c 'import json,sys; [json.loads(l) for l in open(sys.argv[1])]' "$tmp/j1" || return 1
+	# a missing .meta hides nothing else
+	cp -r "$tmp/dmg" "$tmp/dmg2"
+	rm "$tmp/dmg2/streams/0000.meta"
+	"$DSSM" info "$tmp/dmg2" >"$tmp/i2"; rc=$?
+	cat "$tmp/i2"
+	[ $rc -eq 1 ] && has "^#0000 .*DAMAGED" "$tmp/i2" && has "missing" "$tmp/i2" && has "^note:0 " "$tmp/i2" || return 1
+	# a truncated .data of a closed recording: counted as what is intact
+	cp -r "$tmp/dmg" "$tmp/dmg3"
+	local full; full=$(held "$tmp/dmg3" odom:0)
+	truncate -s 2000 "$tmp/dmg3/streams/0000.data"
+	"$DSSM" info "$tmp/dmg3" >"$tmp/i3"; rc=$?
+	cat "$tmp/i3"
+	[ $rc -eq 1 ] && [ "$(held "$tmp/dmg3" odom:0)" -lt "$full" ] && has "intact" "$tmp/i3" || return 1
+	"$DSSM" query "$tmp/dmg3" --streams odom >"$tmp/q3" 2>"$tmp/e3"; rc=$?
+	[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/q3")" = "$(held "$tmp/dmg3" odom:0)" ] && has "damaged" "$tmp/e3"
+}
+
+t_not_a_recording() {
+	mkdir -p "$tmp/plain"
+	"$DSSM" info "$tmp/plain" 2>"$tmp/e"; [ $? -eq 1 ] && has "not a dssm recording" "$tmp/e" || { cat "$tmp/e"; return 1; }
+	! has "resolve" "$tmp/e"
+}
+
+check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring
+check "full disk: the recorder stops, counts agree, closed" t_full_disk
+check "full disk with --direct: counts agree, closed" t_full_disk_direct
+check "full disk during splits: every part closed and whole" t_full_disk_splits
+check "damaged files reported by name, JSON stays valid" t_damage_reported
+check "info on a directory that is not a recording" t_not_a_recording
+echo "recording: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
