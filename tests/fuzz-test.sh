@@ -55,5 +55,38 @@ else
 	echo "  FAIL  fuzz_bridge: cannot build ($(tail -1 "$out/build-bridge.log"))"
 	failed=$((failed + 1)); status=1
 fi
+# The container reader: seeds are real recordings packed as directory images
+# ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
+if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c recorder/container.c connector/wire.c \
+	ssmcore/error.c ssmcore/time.c -lm >"$out/build-container.log" 2>&1; then
+	mkdir -p "$out/container-corpus"
+	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
+		python3 - "$@" <<'PY'
+import struct, sys, os
+d, a, b, out = sys.argv[1:5]
+files = ["CONTAINER", "CLOSED", f"streams/{a}.meta", f"streams/{a}.data", f"streams/{a}.index",
+         f"streams/{b}.meta", f"streams/{b}.data", f"streams/{b}.index"]
+with open(out, "wb") as o:
+    for i, f in enumerate(files):
+        p = os.path.join(d, f)
+        if os.path.exists(p):
+            data = open(p, "rb").read()
+            o.write(struct.pack("<BI", i, len(data)) + data)
+PY
+	}
+	if [ -x build/dssm ] && [ -d "$out/seed.d" ]; then
+		rm -rf "$out/seed-c.d" "$out/seed-open.d"
+		# 0000 a few big samples, 0001 many small ones (sparse times in CLOSED)
+		build/dssm query "$out/seed.d" --streams 'rosout:0,turtle1.color_sensor:0' \
+			--end 1396293898 --output "$out/seed-c.d" 2>/dev/null
+		pack "$out/seed-c.d" 0000 0001 "$out/container-corpus/closed"
+		cp -r "$out/seed-c.d" "$out/seed-open.d" && rm -f "$out/seed-open.d/CLOSED"
+		pack "$out/seed-open.d" 0000 0001 "$out/container-corpus/open"
+	fi
+	run fuzz_container "$out/container-corpus" 200000
+else
+	echo "  FAIL  fuzz_container: cannot build ($(tail -1 "$out/build-container.log"))"
+	failed=$((failed + 1)); status=1
+fi
 echo "fuzz: $passed passed, $failed failed"
 exit $status
