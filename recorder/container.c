@@ -1079,6 +1079,9 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 	if (rc == 0 && s->count < said)
 		set_damage(c, idx, s, "%s: %llu of the %llu samples the recording's summary lists are "
 		           "intact", why, (unsigned long long)s->count, (unsigned long long)said);
+	else if (rc == 0 && s->count && s->first > s->last)
+		set_damage(c, idx, s, "its index goes back in time (first entry %lld, last %lld)",
+		           (long long)s->first, (long long)s->last);
 	return rc;
 }
 
@@ -1246,6 +1249,11 @@ static int add_read_stream(dssm_container *c)
 		rc = open_files(c, idx, s);
 		if (rc == 0)
 			rc = recover_tail(s);
+	}
+	if (rc == 0 && s->count && s->first > s->last) {
+		set_damage(c, idx, s, "its index goes back in time (first entry %lld, last %lld)",
+		           (long long)s->first, (long long)s->last);
+		return 0;
 	}
 	if (rc == DSSM_ENOMEM)
 		return rc;
@@ -1604,6 +1612,10 @@ struct cursor {
 	size_t dcap, dlen;
 	uint64_t doff;
 	uint64_t data_stop;  /* where the range's last record ends in .data */
+	/* what the previous record returned leaves for the next: entries of a
+	 * sound index never go back in time or in the file */
+	dssm_time_t min_time;
+	uint64_t min_off;
 };
 
 struct dssm_query {
@@ -1768,6 +1780,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 			                c->s[sidx].info.name, c->s[sidx].info.id, c->s[sidx].damage);
 		else if (rc == 0) {
 			q->cur[i].stream = sidx;
+			q->cur[i].min_time = INT64_MIN;
 			rc = seek_time(q, &q->cur[i], start, end);
 		}
 	}
@@ -1848,6 +1861,12 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	uint64_t off = get64(best->entry + 16);
 	uint32_t len = get32(best->entry + 24);
 	uint64_t data_end = q->c->s[best->stream].data_end;
+	if (off < best->min_off || best->time < best->min_time)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu goes back (time %lld, "
+		                  "offset %llu, after time %lld, offset %llu): the index is damaged",
+		                  q->c->dir, best->stream, (unsigned long long)best->next,
+		                  (long long)best->time, (unsigned long long)off,
+		                  (long long)best->min_time, (unsigned long long)best->min_off);
 	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
 		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
 		                  "data's end (offset %llu, %u bytes, data ends at %llu)", q->c->dir,
@@ -1868,6 +1887,8 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	rec->time = (dssm_time_t)get64(h + 16);
 	rec->len = len;
 	rec->data = h + RECORD_HEADER;
+	best->min_time = rec->time;
+	best->min_off = off + RECORD_HEADER + len;
 	best->next++;
 	int rc = load_entry(q, best);
 	return rc < 0 ? rc : 1;

@@ -83,6 +83,7 @@ PY
 		cp -r "$out/seed-c.d" "$out/seed-open.d" && rm -f "$out/seed-open.d/CLOSED"
 		pack "$out/seed-open.d" 0000 0001 "$out/container-corpus/open"
 	fi
+	cp tests/fuzz/regressions/container-* "$out/container-corpus/" # what it found before
 	run fuzz_container "$out/container-corpus" 200000
 else
 	echo "  FAIL  fuzz_container: cannot build ($(tail -1 "$out/build-container.log"))"
