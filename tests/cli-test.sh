@@ -116,6 +116,8 @@ t_record_query() {
 	local pid=$!
 	wait_stream odom || return 1
 	"$DSSM" record -o "$tmp/rec" odom --duration 1.5 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
+	# a log file gets lines, never a terminal's status line
+	! grep -q $'[\r\033]' "$tmp/r" || { echo "terminal control bytes in record's log"; return 1; }
 	"$DSSM" info "$tmp/rec" | tee "$tmp/i"
 	grep -E "^odom:0 +example/Odometry +[0-9]+ " "$tmp/i" || return 1
 	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
@@ -147,6 +149,7 @@ t_record_query() {
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/rec" --speed 2 2>"$tmp/p" || { cat "$tmp/p"; return 1; }
 	cat "$tmp/p"
 	has "wrote $n samples" "$tmp/p" || return 1
+	! grep -q $'[\r\033]' "$tmp/p" || { echo "terminal control bytes in play's log"; return 1; }
 	# pacing: 1.5 s recorded, played at 2x: about 0.75 s
 	local took; took=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/p")
 	awk -v t="$took" 'BEGIN { exit !(t >= 0.55 && t <= 1.3) }' || { echo "2x play of 1.5 s took $took s"; return 1; }
@@ -202,6 +205,22 @@ t_split_and_snapshot() {
 	"$DSSM" rm dssm.record-trigger
 }
 
+# A reader of our output that goes away ends a following command at once
+# (before the fix: 10 minutes writing into a closed pipe).
+t_closed_pipe() {
+	"$BUILD/examples/odometry" --seconds 15 >/dev/null 2>&1 &
+	local pid=$!
+	wait_stream odom || return 1
+	local n; n=$(timeout 10 "$DSSM" cat odom --follow --format json 2>"$tmp/pe" | head -3 | wc -l)
+	local rc=${PIPESTATUS[0]}
+	timeout 10 "$DSSM" top -d 0.1 2>/dev/null | head -1 >/dev/null
+	local rc2=${PIPESTATUS[0]}
+	kill $pid 2>/dev/null; wait $pid 2>/dev/null
+	"$DSSM" rm odom
+	echo "cat: $n lines, exit $rc; top: exit $rc2"; cat "$tmp/pe"
+	[ "$n" = 3 ] && [ "$rc" = 0 ] && [ "$rc2" = 0 ] && has "samples" "$tmp/pe"
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -216,6 +235,7 @@ check "top -n 1" t_top
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
+check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot

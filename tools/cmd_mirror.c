@@ -121,6 +121,8 @@ int cmd_mirror(int argc, char **argv)
 	fprintf(stderr, "dssm mirror: %s -> %s (clock offset %+.3f ms +- %.3f ms)\n", source, as,
 	        (double)offset / 1e6, (double)delay / 2e6);
 	cli_catch_signals();
+	/* a status line only on a terminal; in a log, one line per outage */
+	int progress = !quiet && isatty(STDERR_FILENO), warned = 0;
 	unsigned char *buf = malloc(li.max_size ? li.max_size : 1);
 	uint64_t copied = 0, bytes = 0, lost = 0, skipped = 0, last_copied = 0;
 	dssm_time_t start = dssm_now(), last_status = start, last_prop = start;
@@ -130,6 +132,7 @@ int cmd_mirror(int argc, char **argv)
 		uint64_t missed = 0;
 		rc = dssm_read_next(remote, buf, li.max_size, &si, &missed);
 		if (rc == 0) {
+			warned = 0;
 			lost += missed;
 			int64_t w = dssm_write(local, buf, si.copied, si.time);
 			if (w == DSSM_EBACKWARDS) {
@@ -144,9 +147,10 @@ int cmd_mirror(int argc, char **argv)
 		} else if (rc == DSSM_EFUTURE || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN) {
 			/* ECONN: the connector reconnects (with backoff) on the next call */
 			rc = dssm_wait_new(remote, DSSM_NSEC_PER_SEC / 5);
-			if (rc == DSSM_ECONN && !quiet) {
+			if (rc == DSSM_ECONN && progress)
 				fprintf(stderr, "\rdssm mirror: %s; retrying\033[K", dssm_last_error());
-			}
+			else if (rc == DSSM_ECONN && !quiet && !warned++)
+				fprintf(stderr, "dssm mirror: %s; retrying\n", dssm_last_error());
 		} else {
 			status = cli_dssm_error("mirror", rc);
 			break;
@@ -156,7 +160,7 @@ int cmd_mirror(int argc, char **argv)
 			copy_property(remote, local);
 			last_prop = now;
 		}
-		if (!quiet && now - last_status > DSSM_NSEC_PER_SEC) {
+		if (progress && now - last_status > DSSM_NSEC_PER_SEC) {
 			char b[16];
 			cli_format_bytes(b, sizeof b, (double)bytes);
 			fprintf(stderr, "\rdssm mirror: %.1f samples/s, %llu samples, %s, %llu lost\033[K",
@@ -170,7 +174,7 @@ int cmd_mirror(int argc, char **argv)
 	cli_format_bytes(b, sizeof b, (double)bytes);
 	fprintf(stderr, "%sdssm mirror: copied %llu samples (%s) in %.1f s, %llu lost beyond the "
 	                "remote history, %llu already present\n",
-	        quiet ? "" : "\r\033[K", (unsigned long long)copied, b,
+	        progress ? "\r\033[K" : "", (unsigned long long)copied, b,
 	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)lost,
 	        (unsigned long long)skipped);
 	free(buf);

@@ -165,6 +165,7 @@ int cmd_play(int argc, char **argv)
 		status = cli_error("play", "nothing to play in %s%s%s", argv[optind], list ? " for " : "",
 		                   list ? list : "");
 	cli_catch_signals();
+	int progress = isatty(STDERR_FILENO); /* a status line only on a terminal */
 	dssm_time_t t0 = dssm_time_from_sec(start), t1 = dssm_time_from_sec(end);
 	if (t0 < first)
 		t0 = first;
@@ -194,7 +195,7 @@ int cmd_play(int argc, char **argv)
 			}
 			played++;
 			bytes += rec.len;
-			if (mono() - report >= DSSM_NSEC_PER_SEC) {
+			if (progress && mono() - report >= DSSM_NSEC_PER_SEC) {
 				char b[16];
 				cli_format_bytes(b, sizeof b, (double)bytes);
 				fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
@@ -210,7 +211,8 @@ int cmd_play(int argc, char **argv)
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "\r\033[Kdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
+	fprintf(stderr, "%sdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
+	        progress ? "\r\033[K" : "",
 	        (unsigned long long)played, b, ns, ns == 1 ? "" : "s",
 	        dssm_time_to_sec(dssm_now() - wall_start));
 	for (int i = 0; i < n; i++)

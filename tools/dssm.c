@@ -195,7 +195,11 @@ void cli_catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	/* The reader of our output went away (`dssm cat -f | head`): stop as
+	 * on Ctrl-C, with the summary, instead of writing into a closed pipe
+	 * for ever. Sockets never raise it: the connector sends with
+	 * MSG_NOSIGNAL, and the proxy ignores it for its own. */
+	sigaction(SIGPIPE, &sa, NULL);
 }
 
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out)
