@@ -1,0 +1,136 @@
+/*
+ * store.h - what the container files share inside the library: the
+ * on-disk constants of docs/container-format.md, the writer's and reader's
+ * state of a container and its streams, and the helpers every part uses.
+ *
+ *   container.c        the object: paths, files, life, accessors, removal
+ *   container_write.c  create, append, sync, close (CLOSED)
+ *   container_open.c   open, recover, check CLOSED against the files
+ *   container_query.c  time-range queries merged across streams
+ *   crc32c.c           CRC-32C
+ */
+#ifndef DSSM_RECORDER_STORE_H
+#define DSSM_RECORDER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/container.h"
+
+#define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` */
+#define META_MAGIC 0x4d4d5344u
+#define META_VERSION 2          /* version 2 ends with a CRC-32C */
+#define RECORD_MAGIC 0x43525344u
+#define RECORD_HEADER 32
+#define ENTRY 32
+#define SPARSE_STRIDE 256   /* entries between the times a writer keeps */
+#define SPARSE_MAX 1024     /* times per stream in CLOSED, at most */
+#define DEFAULT_SYNC DSSM_NSEC_PER_SEC
+#define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
+#define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
+#define INDEX_RESERVE (256u << 10)     /* disk reserved ahead of the index */
+#define DATA_RESERVE (1u << 20)        /* disk reserved ahead of the data, per step */
+#define SUMMARY_RESERVE (4u << 10)     /* RESERVE: room for CLOSED ... */
+#define SUMMARY_PER_STREAM (24u << 10) /* ... and each stream's lines in it */
+#define DIRECT_BLOCK 4096u
+#define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
+
+struct cstream {
+	dssm_stream_info info;
+	char *schema;
+	uint8_t *prop;
+	size_t prop_len;
+	int data_fd, index_fd;
+	uint64_t count;          /* valid index entries (a writer: appended ones) */
+	uint64_t data_end;       /* end of the last valid record */
+	/* writer: small records gather in dbuf; index entries wait in ibuf until
+	 * the data they point to is synced, so an entry never outlives its data */
+	uint8_t *dbuf, *ibuf;
+	size_t dlen, ilen, icap;
+	uint64_t flushed;        /* data bytes written to the file */
+	uint64_t index_flushed;  /* index bytes written to the file */
+	int direct_fd;           /* O_DIRECT descriptor of .data, or -1 */
+	dssm_time_t first, last;
+	uint64_t dropped;
+	int trusted;             /* reader of a CLOSED container */
+	int lazy;                /* reader: .data/.index not opened yet (CLOSED summary) */
+	uint32_t max_len;        /* writer: the largest record */
+	uint64_t record_end;     /* writer: end of the last record (as a reader sees it) */
+	/* writer: disk allocated ahead of .data and .index (UINT64_MAX where the
+	 * file system cannot reserve), so that what was accepted always fits */
+	uint64_t data_reserved, index_reserved;
+	/* writer: what is durable (synced data, then synced entries): CLOSED
+	 * describes exactly this, even after a failed sync */
+	uint64_t durable_count, durable_end;
+	dssm_time_t durable_last;
+	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
+	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
+	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
+	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
+	 * query's binary search starts within one stride of its answer. */
+	int64_t *sparse;
+	uint64_t nsparse, sparse_cap, stride;
+};
+
+struct dssm_container {
+	char *dir;
+	int writing;
+	struct cstream *s;
+	int n, cap;
+	dssm_time_t sync_interval, last_sync;
+	int closed;
+	char *summary;           /* reader: the text of CLOSED */
+	int direct;              /* write big records with O_DIRECT */
+	int version;             /* reader: CONTAINER's format version */
+	int salvage;             /* reader: queries read damaged streams' intact part */
+	char *note;              /* reader: what was wrong with CLOSED, or NULL */
+	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
+};
+
+/* ---- little-endian fields of the fixed layouts ---- */
+
+static inline void le_put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline void le_put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint32_t le_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t le_get64(const uint8_t *p)
+{
+	return (uint64_t)le_get32(p) | (uint64_t)le_get32(p + 4) << 32;
+}
+
+/* CRC-32C: raw state in, raw state out (start at 0xffffffff, xor the end);
+ * dssm__crc32c (ssmcore/internal.h) is the whole computation. */
+uint32_t dssm__crc32c_update(uint32_t crc, const void *data, size_t n);
+
+/* DIR/EXT for stream < 0, else DIR/streams/NNNN.EXT; malloc'd, NULL if out of memory. */
+char *dssm__store_path(const dssm_container *c, int stream, const char *ext);
+/* write(2) all of it: DSSM_ENOSPC on a full disk, DSSM_ESYS otherwise. */
+int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what);
+/* pread(2) all of it: 0, or -1 (short file or error). */
+int dssm__store_pread_all(int fd, void *buf, size_t n, uint64_t off);
+dssm_container *dssm__store_new(const char *dir, int writing);
+void dssm__store_free(dssm_container *c);
+/* A new zeroed stream at c->s[c->n] (not counted until c->n++), or NULL. */
+struct cstream *dssm__store_stream_new(dssm_container *c);
+void dssm__store_stream_free(struct cstream *s);
+/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
+int dssm__store_stream_file_name(const char *name);
+/* The end, padding included, of the record an index entry points to. */
+uint64_t dssm__store_entry_end(const uint8_t *entry);
+/* Open a stream's files for reading if not yet (container_open.c). */
+int dssm__store_stream_files(dssm_container *c, int idx);
+/* Sync, write CLOSED and give back reserved space (container_write.c). */
+int dssm__store_close_writer(dssm_container *c);
+
+#endif
