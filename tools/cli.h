@@ -48,8 +48,6 @@ int cmd_import(int argc, char **argv);
 void help_import(FILE *out);
 int cmd_export(int argc, char **argv);
 void help_export(FILE *out);
-/* Does glob `pattern` match NAME:ID or NAME? */
-int cli_pattern_matches(const char *pattern, const char *name, int id);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
 /* `dssm info DIR` on a container (cmd_query.c) */

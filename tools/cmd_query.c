@@ -2,7 +2,6 @@
  * cmd_query.c - `dssm query`: samples of a recording by stream and time
  * range, merged in time order; and `dssm info DIR`, a recording's streams.
  */
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "cli.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
+#include "dssm/recorder.h"
 #include "../bridge/bridge.h"
 
 void help_query(FILE *out)
@@ -36,23 +36,10 @@ void help_query(FILE *out)
 	        "  dssm query robot.local:5800/run1 --streams scan --deadline 0.2 --bandwidth 2\n");
 }
 
-int cli_pattern_matches(const char *pattern, const char *name, int id)
-{
-	char addr[DSSM_NAME_MAX + 16];
-	snprintf(addr, sizeof addr, "%s:%d", name, id);
-	return fnmatch(pattern, addr, 0) == 0 || fnmatch(pattern, name, 0) == 0;
-}
-
+/* (the matching itself is the library's: recorder.h) */
 int cli_stream_selected(const dssm_stream_info *info, const char *list)
 {
-	if (!list)
-		return 1;
-	char *copy = strdup(list), *save = NULL;
-	int hit = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = cli_pattern_matches(t, info->name, info->id);
-	free(copy);
-	return hit;
+	return dssm_name_list_matches(list, info->name, info->id);
 }
 
 struct remote_print {

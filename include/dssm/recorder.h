@@ -1,0 +1,123 @@
+/*
+ * recorder.h - record rings into containers from any program: the engine
+ * behind `dssm record` (docs/container-format.md for what it writes).
+ *
+ *     dssm_recorder_config cfg;
+ *     dssm_recorder_config_init(&cfg);
+ *     cfg.dir = "run-42";
+ *     dssm_recorder *r;
+ *     dssm_recorder_create(&cfg, &r);      // refuses a DIR that is not new or empty
+ *     dssm_recorder_add(r, "odom");        // NAME[:ID] or HOST:PORT/NAME[:ID]
+ *     dssm_recorder_add_matching(r, "cam*");   // globs: streams now and later
+ *     dssm_recorder_start(r);              // the first part, a thread per stream
+ *     while (!done && dssm_recorder_poll(r) == 0)
+ *             usleep(100000);              // splits, syncs, free space, new streams
+ *     dssm_recorder_stop(r);               // joins, closes, counts what is kept
+ *     dssm_recorder_stats st;
+ *     for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) use(&st);
+ *     dssm_recorder_free(r);
+ *
+ * Each stream is drained by TID on its own thread, so nothing is missed
+ * unless the recorder falls behind a ring's history (counted in `lost`).
+ * What it promises:
+ * - nothing is written before dssm_recorder_start: a refused start (a
+ *   stream that does not open, an output that is not new or empty) leaves
+ *   the file system as it was;
+ * - samples reach the disk and readers within `sync`, also when rings go
+ *   quiet (dssm_recorder_poll syncs);
+ * - a full disk, a failed split or `min_free` stop the recording by itself
+ *   (poll returns 1, dssm_recorder_stopped says why) with every part closed;
+ * - after stop, `kept` is read back from the parts on disk: it is what
+ *   queries return. `recorded` differs from it only when parts were rotated
+ *   away (max_splits) or damaged after the fact.
+ *
+ * Caveats: one recorder per output directory; the calls are not meant to be
+ * made from several threads at once (the recorder's own threads are
+ * synchronised inside). Errors are negative DSSM_E* codes (dssm.h).
+ */
+#ifndef DSSM_RECORDER_H
+#define DSSM_RECORDER_H
+
+#include "dssm/dssm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stream `dssm record --trigger` writes to wake snapshot recorders;
+ * `all` never records it. */
+#define DSSM_RECORD_TRIGGER "dssm.record-trigger"
+
+typedef struct dssm_recorder dssm_recorder;
+
+typedef struct dssm_recorder_config {
+	const char *dir;            /* the recording, or the directory of its parts */
+	dssm_time_t sync;           /* how often data is made durable; 0: every sample */
+	dssm_time_t split_duration; /* a new part after this long (0: none) */
+	uint64_t split_bytes;       /* ... or after this many data bytes (0: none) */
+	unsigned max_splits;        /* keep only the newest N parts (0: all) */
+	int direct;                 /* samples of 64 KiB and more with O_DIRECT */
+	int from_oldest;            /* start with what the rings hold, not from now */
+	int all;                    /* every local stream, also ones that appear later */
+	uint64_t limit;             /* stop a stream after N samples (0: no limit) */
+	uint64_t min_free;          /* stop cleanly below this many free bytes (0: no check) */
+	/* called (from the caller's thread) when a stream starts being recorded */
+	void (*on_stream)(void *user, const char *address, const dssm_stream_info *info);
+	void *user;
+} dssm_recorder_config;
+
+/* Defaults: sync 1 s, no splits, no limits. */
+void dssm_recorder_config_init(dssm_recorder_config *cfg);
+
+/* Check the configuration and the output (new or empty; nothing written). */
+int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out);
+/* Record one stream. Before start it is only opened (a stream that does not
+ * open is refused then, before anything is written); after, it joins the
+ * current part at once. Adding a stream twice is a no-op. */
+int dssm_recorder_add(dssm_recorder *r, const char *address);
+/* Record every local stream matching the glob (against NAME:ID and NAME):
+ * those there now, and those that appear later (found by poll). */
+int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
+/* Create the first part and start draining. */
+int dssm_recorder_start(dssm_recorder *r);
+/* Call every ~100 ms: starts a new part when one is due, makes samples
+ * durable when rings went quiet, checks min_free, finds new matching
+ * streams. 0: recording; 1: it stopped by itself (see dssm_recorder_stopped). */
+int dssm_recorder_poll(dssm_recorder *r);
+/* Why it stopped by itself (a full disk, min_free, a failed split), or
+ * NULL: still recording, or every stream reached its limit. */
+const char *dssm_recorder_stopped(dssm_recorder *r);
+/* Stop the threads, close the part, count what the parts on disk hold.
+ * Returns the first error closing met (the counts are still made). */
+int dssm_recorder_stop(dssm_recorder *r);
+
+typedef struct dssm_recorder_stats {
+	const char *address;        /* as recorded: NAME:ID or HOST:PORT/NAME:ID */
+	dssm_stream_info info;      /* the ring's, when recording started */
+	uint64_t recorded;          /* samples the recording accepted */
+	uint64_t bytes;             /* their data bytes */
+	uint64_t lost;              /* overwritten in the ring before they were read */
+	uint64_t unstored;          /* read, but refused by the recording (it stopped) */
+	uint64_t kept;              /* after stop: what the parts on disk hold */
+	int done;                   /* reached the limit, or failed */
+	const char *error;          /* NULL, or why this stream stopped */
+} dssm_recorder_stats;
+
+int dssm_recorder_stream_count(dssm_recorder *r);
+/* Figures of stream i (0 .. count-1); DSSM_EINVAL past the end. Counts are
+ * live while recording. */
+int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out);
+/* The current part number (1, 2, ...), or after stop the parts on disk. */
+int dssm_recorder_parts(dssm_recorder *r);
+void dssm_recorder_free(dssm_recorder *r);
+
+/* 1 if stream NAME:ID matches PATTERN, a glob tried against "NAME:ID" and
+ * against NAME ("cam*", "odom:1", "imu"). */
+int dssm_name_matches(const char *pattern, const char *name, int id);
+/* 1 if it matches one of LIST's comma-separated patterns (NULL: all). */
+int dssm_name_list_matches(const char *list, const char *name, int id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,225 @@
+/*
+ * test_recorder.c - the recorder engine (include/dssm/recorder.h) from a
+ * program: refusals that write nothing, draining rings written by threads,
+ * limits, parts by size with a rolling window, counts read back from disk,
+ * and the name patterns.
+ */
+#include <pthread.h>
+#include <sys/stat.h>
+
+#include "dssm/container.h"
+#include "dssm/recorder.h"
+#include "testutil.h"
+
+static char root[256];
+
+static void dir_for(char *out, size_t cap, const char *name)
+{
+	snprintf(out, cap, "%s/%s", root, name);
+}
+
+static int announced;
+static void on_stream(void *user, const char *address, const dssm_stream_info *info)
+{
+	(void)address;
+	(void)info;
+	(*(int *)user)++;
+}
+
+struct writer {
+	dssm_stream *s;
+	int n;
+	size_t size;
+};
+
+static void *write_samples(void *arg)
+{
+	struct writer *w = arg;
+	dssm_stream *s = w->s;
+	uint8_t buf[4096] = {0};
+	for (int k = 0; k < w->n; k++) {
+		memcpy(buf, &k, sizeof k);
+		dssm_write(s, buf, w->size, dssm_now());
+		if (k % 50 == 0)
+			usleep(1000); /* a sensor's pace, so the recorder keeps up */
+	}
+	return NULL;
+}
+
+/* Wait (up to 10 s) until every stream reached `want` samples. */
+static void wait_recorded(dssm_recorder *r, uint64_t want)
+{
+	for (int t = 0; t < 1000; t++) {
+		uint64_t least = UINT64_MAX;
+		dssm_recorder_stats st;
+		for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++)
+			if (st.recorded < least)
+				least = st.recorded;
+		if (least != UINT64_MAX && least >= want)
+			return;
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		usleep(10000);
+	}
+	fail_msg("the recorder did not reach %llu samples", (unsigned long long)want);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), DSSM_EINVAL);
+	/* a non-empty output */
+	dir_for(dir, sizeof dir, "busy");
+	mkdir(dir, 0755);
+	snprintf(path, sizeof path, "%s/x", dir);
+	fclose(fopen(path, "w"));
+	cfg.dir = dir;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), DSSM_ELAYOUT);
+	/* a stream that does not open: refused before anything is written */
+	dir_for(dir, sizeof dir, "never");
+	cfg.dir = dir;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "nosuch"), DSSM_ENOENT);
+	dssm_recorder_free(r);
+	assert_int_equal(access(dir, F_OK), -1);
+	/* max_splits without splits; negative sync */
+	cfg.max_splits = 3;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), DSSM_EINVAL);
+	cfg.max_splits = 0;
+	cfg.sync = -1;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), DSSM_EINVAL);
+}
+
+static void test_drain_and_limit(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("rec-a", 64, 4096), *b = testutil_create("rec-b", 64, 4096);
+	char dir[300];
+	dir_for(dir, sizeof dir, "drain");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.limit = 500;
+	cfg.on_stream = on_stream;
+	cfg.user = &announced;
+	announced = 0;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-a"), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-a:0"), 0); /* the same stream */
+	assert_int_equal(dssm_recorder_add_matching(r, "rec-b*"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	assert_int_equal(dssm_recorder_stream_count(r), 2);
+	assert_int_equal(announced, 2);
+	pthread_t ta, tb;
+	struct writer wa = {a, 700, 64}, wb = {b, 300, 16};
+	pthread_create(&ta, NULL, write_samples, &wa);
+	pthread_create(&tb, NULL, write_samples, &wb);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	wait_recorded(r, 300);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
+		uint64_t want = !strcmp(st.info.name, "rec-a") ? 500 : 300; /* the limit */
+		assert_int_equal(st.recorded, want);
+		assert_int_equal(st.kept, want);
+		assert_null(st.error);
+	}
+	assert_null(dssm_recorder_stopped(r));
+	dssm_recorder_free(r);
+	/* what it says it kept is what a reader finds */
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_true(dssm_container_closed(c));
+	dssm_recorded rec;
+	dssm_container_stream(c, dssm_container_find(c, "rec-a", 0), &rec);
+	assert_int_equal(rec.count, 500);
+	dssm_container_close(c);
+	dssm_close(a);
+	dssm_close(b);
+}
+
+static void test_rolling_parts(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("rec-big", 4096, 4096);
+	char dir[300];
+	dir_for(dir, sizeof dir, "rolling");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.split_bytes = 100 * 4096; /* a part per ~100 samples */
+	cfg.max_splits = 2;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-big"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	/* batches of 100 samples, each filling a part: one rotation each */
+	for (int batch = 1; batch <= 6; batch++) {
+		struct writer w = {a, 100, 4096};
+		write_samples(&w);
+		wait_recorded(r, (uint64_t)batch * 100);
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_parts(r), batch + 1);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_parts(r), 2); /* the rolling window: parts 6 and 7 */
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded, 600);
+	assert_int_equal(st.kept, 100);
+	dssm_recorder_free(r);
+	char part[400];
+	snprintf(part, sizeof part, "%s/part-0001", dir);
+	assert_int_equal(access(part, F_OK), -1); /* rotated away */
+	dssm_close(a);
+}
+
+static void test_name_patterns(void **state)
+{
+	(void)state;
+	assert_true(dssm_name_matches("cam*", "camera", 3));
+	assert_true(dssm_name_matches("odom:1", "odom", 1));
+	assert_false(dssm_name_matches("odom:1", "odom", 0));
+	assert_true(dssm_name_matches("imu", "imu", 7));
+	assert_true(dssm_name_list_matches(NULL, "x", 0));
+	assert_true(dssm_name_list_matches("a,b*,c", "bob", 0));
+	assert_false(dssm_name_list_matches("a,c", "bob", 0));
+	assert_false(dssm_name_matches(NULL, "x", 0));
+}
+
+int main(void)
+{
+	testutil_namespace("recorder");
+	snprintf(root, sizeof root, "/tmp/dssm-test-recorder-%d", (int)getpid());
+	mkdir(root, 0755);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_refusals, testutil_reset),
+		cmocka_unit_test_setup(test_drain_and_limit, testutil_reset),
+		cmocka_unit_test_setup(test_rolling_parts, testutil_reset),
+		cmocka_unit_test(test_name_patterns),
+	};
+	int rc = cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
+	/* the recordings under root are containers: remove them as such */
+	const char *dirs[] = {"drain", "rolling/part-0001", "rolling/part-0002", "rolling/part-0003",
+	                      "rolling/part-0004", "rolling/part-0005", "rolling/part-0006",
+	                      "rolling/part-0007", "rolling/part-0008"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		char d[400];
+		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);
+		dssm_container_remove(d);
+	}
+	char d[400];
+	snprintf(d, sizeof d, "%s/rolling", root);
+	rmdir(d);
+	snprintf(d, sizeof d, "%s/busy/x", root);
+	unlink(d);
+	snprintf(d, sizeof d, "%s/busy", root);
+	rmdir(d);
+	rmdir(root);
+	return rc;
+}
