@@ -88,7 +88,9 @@ struct client {
 	struct rquery *rq;
 	struct bufferevent *bev;
 	char peer[64];
+	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
 	int hello, authed, closing;
+	struct event *handshake;     /* the one deadline for HELLO..AUTH */
 	uint8_t nonce[WIRE_NONCE];
 	uint32_t peer_max_payload;
 	struct handle **handles;
@@ -96,13 +98,32 @@ struct client {
 	struct wbuf out;         /* scratch for encoding one frame */
 };
 
+/* Failed AUTH attempts of one source address: a token bucket (a burst of
+ * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet. */
+#define AUTH_FAIL_SLOTS 64
+#define AUTH_FAIL_BURST 5
+#define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
+#define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
+struct auth_fail {
+	char addr[INET6_ADDRSTRLEN];
+	double tokens;
+	dssm_time_t at;          /* when tokens was last refilled (monotonic) */
+	dssm_time_t logged_at;
+	uint64_t failed, refused; /* since the last log line */
+};
+
 struct proxy {
 	struct proxy_config cfg;
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct client *clients;
-	int nclients;
+	int nclients;            /* all connections */
+	int nunauth;             /* of which still in HELLO..AUTH */
 	struct watch *watches;
+	struct auth_fail fails[AUTH_FAIL_SLOTS];
+	/* connections dropped before authenticating, not logged one by one */
+	uint64_t unauth_dropped;
+	dssm_time_t unauth_logged_at;
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
 };
@@ -474,6 +495,98 @@ static int reply_empty(struct client *c, const struct wire_header *hd)
 	return rc;
 }
 
+/* ---- failed AUTH attempts: rate-limited and summarised per address ---- */
+
+static struct auth_fail *auth_fail_of(struct proxy *px, const char *addr, int create,
+                                      int *created)
+{
+	struct auth_fail *oldest = &px->fails[0];
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (f->addr[0] && !strcmp(f->addr, addr))
+			return f;
+		if (!f->addr[0] || (oldest->addr[0] && f->at < oldest->at))
+			oldest = f;
+	}
+	if (!create)
+		return NULL;
+	/* Forget the address idle longest (its summary is lost with it). */
+	memset(oldest, 0, sizeof *oldest);
+	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
+	oldest->tokens = AUTH_FAIL_BURST;
+	oldest->at = oldest->logged_at = dssm__monotonic();
+	*created = 1;
+	return oldest;
+}
+
+static void auth_fail_refill(struct auth_fail *f, dssm_time_t now)
+{
+	f->tokens += (double)(now - f->at) / (double)AUTH_FAIL_REFILL;
+	if (f->tokens > AUTH_FAIL_BURST)
+		f->tokens = AUTH_FAIL_BURST;
+	f->at = now;
+}
+
+/* Has this address used up its failed attempts? (then it is refused) */
+static int auth_throttled(struct proxy *px, const char *addr)
+{
+	struct auth_fail *f = auth_fail_of(px, addr, 0, NULL);
+	if (!f)
+		return 0;
+	auth_fail_refill(f, dssm__monotonic());
+	if (f->tokens >= 1)
+		return 0;
+	f->refused++;
+	return 1;
+}
+
+static void auth_fail_log(struct proxy *px, struct auth_fail *f, dssm_time_t now)
+{
+	if (!f->failed && !f->refused)
+		return;
+	logf_(px, 0, "%s: %llu failed AUTH attempts, %llu refused connections in the last %.0f s",
+	      f->addr, (unsigned long long)f->failed, (unsigned long long)f->refused,
+	      dssm_time_to_sec(now - f->logged_at));
+	f->failed = f->refused = 0;
+	f->logged_at = now;
+}
+
+/* A wrong proof: one token less; the first one is logged at once, the rest
+ * in a summary at most every LOG_SUMMARY_EVERY (auth_fail_flush). */
+static void auth_failed(struct proxy *px, const char *addr)
+{
+	dssm_time_t now = dssm__monotonic();
+	int created = 0;
+	struct auth_fail *f = auth_fail_of(px, addr, 1, &created);
+	auth_fail_refill(f, now);
+	f->tokens -= 1;
+	if (!f->failed && !f->refused && (created || now - f->logged_at >= LOG_SUMMARY_EVERY)) {
+		logf_(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
+		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		f->logged_at = now;
+	} else {
+		f->failed++;
+	}
+}
+
+/* Once a second: summaries that are due. */
+static void auth_fail_flush(struct proxy *px)
+{
+	dssm_time_t now = dssm__monotonic();
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		if (px->fails[i].addr[0] && now - px->fails[i].logged_at >= LOG_SUMMARY_EVERY)
+			auth_fail_log(px, &px->fails[i], now);
+	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
+		logf_(px, 0, "%llu connections dropped before authenticating (handshake deadline or "
+		      "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
+		      dssm_time_to_sec(now - px->unauth_logged_at));
+		px->unauth_dropped = 0;
+		px->unauth_logged_at = now;
+	}
+}
+
+static int client_authenticated(struct client *c);
+
 static int do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint32_t magic = rbuf_u32(r);
@@ -493,7 +606,8 @@ static int do_hello(struct client *c, const struct wire_header *hd, struct rbuf 
 		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
 	c->hello = 1;
 	c->peer_max_payload = maxp;
-	c->authed = c->px->cfg.secret == NULL;
+	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
+		return rc;
 	if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
 	logf_(c->px, 1, "%s: hello from '%s'", c->peer, name);
@@ -520,13 +634,21 @@ static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *
 		return rc;
 	if (!c->px->cfg.secret)
 		return dssm__fail(DSSM_ESTATE, "this proxy needs no AUTH");
+	if (c->authed)
+		return dssm__fail(DSSM_EPROTO, "second AUTH");
+	c->closing = 1; /* unless it succeeds */
+	if (auth_throttled(c->px, c->addr))
+		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
+		                  c->addr);
 	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
 	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
 	if (!auth_equal(expect, proof, AUTH_MAC)) {
-		c->closing = 1;
-		return dssm__fail(DSSM_EPERM, "wrong secret");
+		auth_failed(c->px, c->addr);
+		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
-	c->authed = 1;
+	if ((rc = client_authenticated(c)) < 0)
+		return rc;
+	c->closing = 0;
 	auth_proof(c->px->cfg.secret, AUTH_SERVER, cnonce, c->nonce, server_proof);
 	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
 	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
@@ -999,6 +1121,10 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 static void client_free(struct client *c)
 {
 	struct proxy *px = c->px;
+	if (!c->authed)
+		px->nunauth--;
+	if (c->handshake)
+		event_free(c->handshake);
 	for (int i = 0; i < px->cfg.max_handles; i++)
 		handle_free(c, c->handles[i]);
 	rquery_free(c->rq);
@@ -1023,6 +1149,23 @@ static void client_end(struct client *c, int routine, const char *why)
 	if (!routine)
 		c->px->dropped++;
 	client_free(c);
+}
+
+/* HELLO (no secret) or AUTH succeeded: the client leaves the quota of
+ * unauthenticated connections for one of max_clients slots. */
+static int client_authenticated(struct client *c)
+{
+	struct proxy *px = c->px;
+	if (px->nclients - px->nunauth >= px->cfg.max_clients)
+		return dssm__fail(DSSM_EBUSY, "too many clients: %d, the limit (--max-clients)",
+		                  px->cfg.max_clients);
+	c->authed = 1;
+	px->nunauth--;
+	event_del(c->handshake);
+	/* libevent reads 4 KiB per callback by default: far too little for
+	 * camera-sized frames. */
+	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	return 0;
 }
 
 /* Handle one complete frame. Returns -1 if the connection must close. */
@@ -1059,6 +1202,16 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 	if (rc == 0)
 		return 0;
 	send_error(c, hd->request_id, rc, dssm_last_error());
+	if (!c->authed) {
+		/* Before AUTH every error ends the connection; logged only with
+		 * -v (failed AUTH attempts are summarised per address). */
+		logf_(c->px, 1, "%s: dropped: %s", c->peer, dssm_last_error());
+		c->px->dropped++;
+		if (rc != DSSM_EAUTH)
+			c->px->unauth_dropped++;
+		c->closing = 1;
+		return -1;
+	}
 	if (rc == DSSM_EPROTO || rc == DSSM_EPERM || c->closing) {
 		logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
 		c->px->dropped++;
@@ -1089,11 +1242,17 @@ static void on_read(struct bufferevent *bev, void *arg)
 			break;
 		evbuffer_copyout(in, head, WIRE_HEADER);
 		struct wire_header hd;
-		long n = wire_parse_frame(head, WIRE_HEADER, c->px->cfg.max_payload, &hd);
+		/* Before AUTH only small frames: an unauthenticated peer that
+		 * announces a big one is dropped before anything is allocated. */
+		uint32_t limit = c->authed ? c->px->cfg.max_payload : PROXY_PREAUTH_MAX_PAYLOAD;
+		long n = wire_parse_frame(head, WIRE_HEADER, limit, &hd);
 		if (n < 0) {
 			send_error(c, 0, (int)n, dssm_last_error());
-			logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
+			logf_(c->px, c->authed ? 0 : 1, "%s: dropped: %s%s", c->peer, dssm_last_error(),
+			      c->authed ? "" : " (before AUTH)");
 			c->px->dropped++;
+			if (!c->authed)
+				c->px->unauth_dropped++;
 			c->closing = 1;
 			break;
 		}
@@ -1135,10 +1294,23 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct client *c = arg;
 	if (what & BEV_EVENT_EOF)
 		client_end(c, 1, "by the peer");
-	else if (what & BEV_EVENT_TIMEOUT)
-		client_end(c, 0, c->hello ? "idle timeout" : "no HELLO within 10 s");
 	else if (what & BEV_EVENT_ERROR)
 		client_end(c, 0, strerror(EVUTIL_SOCKET_ERROR()));
+}
+
+/* After AUTH there is no deadline: idle clients are fine; dead ones are
+ * found by TCP keepalive. */
+static void on_handshake_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct client *c = arg;
+	char why[96];
+	snprintf(why, sizeof why, "no %s within %d ms", c->hello ? "AUTH" : "HELLO",
+	         c->px->cfg.handshake_ms);
+	c->px->unauth_dropped++;
+	c->px->dropped++;
+	client_end(c, 1, why); /* logged with -v; summarised otherwise */
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
@@ -1147,39 +1319,50 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	(void)l;
 	(void)len;
 	struct proxy *px = arg;
-	char peer[64] = "?";
+	char peer[64] = "?", addr[INET6_ADDRSTRLEN] = "?";
 	if (sa->sa_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)sa;
-		char ip[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-		snprintf(peer, sizeof peer, "%s:%d", ip, ntohs(in->sin_port));
+		inet_ntop(AF_INET, &in->sin_addr, addr, sizeof addr);
+		snprintf(peer, sizeof peer, "%s:%d", addr, ntohs(in->sin_port));
 	} else if (sa->sa_family == AF_INET6) {
 		struct sockaddr_in6 *in = (struct sockaddr_in6 *)sa;
-		char ip[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, &in->sin6_addr, ip, sizeof ip);
-		snprintf(peer, sizeof peer, "[%s]:%d", ip, ntohs(in->sin6_port));
+		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
+		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	if (px->nclients >= px->cfg.max_clients) {
-		logf_(px, 0, "%s: refused: %d clients, the limit", peer, px->cfg.max_clients);
-		struct wbuf w = {0};
-		wire_put_error(&w, 0, DSSM_EBUSY, "too many clients");
-		if (write(fd, w.data, w.len) < 0) { /* best effort */ }
-		wbuf_free(&w);
-		evutil_closesocket(fd);
-		px->dropped++;
-		return;
+	/* Connections still authenticating have a quota of their own: when it
+	 * is full the oldest of them goes, so unauthenticated peers can never
+	 * take an authenticated client's slot, nor keep a new one out. */
+	if (px->nunauth >= px->cfg.max_unauth) {
+		struct client *old = NULL;
+		for (struct client *o = px->clients; o; o = o->next)
+			if (!o->authed)
+				old = o; /* the list is newest first */
+		if (old) {
+			px->unauth_dropped++;
+			px->dropped++;
+			client_end(old, 1, "evicted: the quota of unauthenticated connections is full");
+		}
 	}
 	struct client *c = calloc(1, sizeof *c);
 	if (c)
 		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
 	if (c)
 		c->bev = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c || !c->handles || !c->bev) {
+	if (c)
+		c->handshake = evtimer_new(px->base, on_handshake_deadline, c);
+	if (!c || !c->handles || !c->bev || !c->handshake) {
 		if (c) {
+			if (c->bev)
+				bufferevent_free(c->bev);
+			else
+				evutil_closesocket(fd);
+			if (c->handshake)
+				event_free(c->handshake);
 			free(c->handles);
 			free(c);
+		} else {
+			evutil_closesocket(fd);
 		}
-		evutil_closesocket(fd);
 		return;
 	}
 	int one = 1;
@@ -1187,38 +1370,32 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
 	c->px = px;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	c->next = px->clients;
 	if (px->clients)
 		px->clients->prev = c;
 	px->clients = c;
 	px->nclients++;
+	px->nunauth++;
 	px->accepted++;
-	/* libevent reads 4 KiB per callback by default: far too little for
-	 * camera-sized frames. */
-	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	/* Until AUTH, reads stay small (PROXY_PREAUTH_MAX_PAYLOAD frames). */
+	bufferevent_set_max_single_read(c->bev, PROXY_PREAUTH_MAX_PAYLOAD + WIRE_HEADER);
 	bufferevent_set_max_single_write(c->bev, 1 << 20);
 	bufferevent_setwatermark(c->bev, EV_WRITE, px->cfg.max_unsent / 2, 0);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
-	struct timeval hello_timeout = {10, 0};
-	bufferevent_set_timeouts(c->bev, &hello_timeout, NULL);
+	/* One deadline for the whole handshake, which arriving bytes do not
+	 * extend (a peer sending a byte a second cannot hold the slot). */
+	struct timeval hs = {px->cfg.handshake_ms / 1000, (px->cfg.handshake_ms % 1000) * 1000};
+	evtimer_add(c->handshake, &hs);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	logf_(px, 1, "%s: connected", peer);
-}
-
-/* After HELLO the read timeout is lifted (idle clients are fine; dead ones
- * are found by TCP keepalive). */
-static void lift_timeouts(struct proxy *px)
-{
-	for (struct client *c = px->clients; c; c = c->next)
-		if (c->hello)
-			bufferevent_set_timeouts(c->bev, NULL, NULL);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	lift_timeouts(arg);
+	auth_fail_flush(arg);
 	watch_reap(arg, 0);
 }
 
@@ -1311,6 +1488,8 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_base_dispatch(px.base);
 	while (px.clients)
 		client_free(px.clients);
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
 	watch_reap(&px, 1);
 	pool_drain();
 	event_free(sigint);

@@ -13,7 +13,9 @@ struct proxy_config {
 	int port;                  /* default 5800; 0 picks a free port */
 	const char *secret;        /* shared secret; required unless loopback */
 	uint32_t max_payload;      /* largest frame payload accepted */
-	int max_clients;
+	int max_clients;           /* authenticated connections */
+	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */
+	int handshake_ms;          /* HELLO..AUTH must end within this (arriving bytes do not extend it) */
 	int max_handles;           /* open streams per client */
 	size_t max_unsent;         /* queued output per client */
 	int verbose;
@@ -25,6 +27,11 @@ struct proxy_config {
 };
 
 #define PROXY_DEFAULT_PORT 5800
+#define PROXY_DEFAULT_MAX_UNAUTH 32
+#define PROXY_DEFAULT_HANDSHAKE_MS 10000
+/* Frames before AUTH completes are at most this long (HELLO and AUTH need
+ * a few hundred bytes): an unauthenticated peer pins no memory. */
+#define PROXY_PREAUTH_MAX_PAYLOAD 4096
 
 /* Runs until SIGINT/SIGTERM; prints a summary. 0 on a clean stop. */
 int proxy_run(const struct proxy_config *cfg);

@@ -582,7 +582,7 @@ static void test_secret(void **state)
 	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
 	assert_non_null(strstr(dssm_last_error(), "DSSM_SECRET_FILE"));
 	setenv("DSSM_SECRET_FILE", bad, 1);
-	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
 	assert_non_null(strstr(dssm_last_error(), "wrong secret"));
 	setenv("DSSM_SECRET_FILE", good, 1);
 	int n = dssm_list_remote(hp, &v);

@@ -16,6 +16,7 @@ void help_proxy(FILE *out)
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
+	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
 	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
 	        "                  [--port-file FILE] [-v]\n\n"
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
@@ -23,6 +24,11 @@ void help_proxy(FILE *out)
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
 	        "secret (--secret-file, mode 0600), proven by both sides with HMAC-SHA256\n"
 	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
+	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
+	        "finish HELLO..AUTH within --handshake-timeout (default %d ms); at most\n"
+	        "--max-unauth (default %d) such connections are kept, apart from the\n"
+	        "--max-clients (default 256) authenticated ones: the oldest goes first.\n"
+	        "Wrong secrets are rate-limited per source address and logged in summaries.\n"
 	        "Writes: all streams by default; --read-only refuses every write, and\n"
 	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
 	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
@@ -32,17 +38,28 @@ void help_proxy(FILE *out)
 	        "  dssm proxy\n"
 	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
-	        PROXY_DEFAULT_PORT);
+	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
+	        PROXY_DEFAULT_MAX_UNAUTH);
 }
 
 int cmd_proxy(int argc, char **argv)
 {
-	struct proxy_config cfg = {"127.0.0.1", PROXY_DEFAULT_PORT, NULL, 64u << 20, 256, 64,
-	                           8u << 20, 0, NULL, NULL, 0, 0, NULL};
+	struct proxy_config cfg = {
+		.host = "127.0.0.1",
+		.port = PROXY_DEFAULT_PORT,
+		.max_payload = 64u << 20,
+		.max_clients = 256,
+		.max_unauth = PROXY_DEFAULT_MAX_UNAUTH,
+		.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS,
+		.max_handles = 64,
+		.max_unsent = 8u << 20,
+	};
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
 	                                         {"secret-file", required_argument, 0, 's'},
 	                                         {"max-clients", required_argument, 0, 'c'},
+	                                         {"max-unauth", required_argument, 0, 'u'},
+	                                         {"handshake-timeout", required_argument, 0, 'H'},
 	                                         {"max-streams", required_argument, 0, 'm'},
 	                                         {"max-frame", required_argument, 0, 'f'},
 	                                         {"port-file", required_argument, 0, 'P'},
@@ -75,7 +92,7 @@ int cmd_proxy(int argc, char **argv)
 				return cli_dssm_error("proxy", DSSM_EINVAL);
 			cfg.secret = secret;
 			break;
-		case 'p': case 'c': case 'm': case 'f':
+		case 'p': case 'c': case 'm': case 'f': case 'u': case 'H':
 			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
 				return EXIT_USAGE;
 			if (opt == 'p' && (v < 0 || v > 65535))
@@ -83,7 +100,11 @@ int cmd_proxy(int argc, char **argv)
 			if (opt != 'p' && v < 1)
 				return cli_usage("proxy", "limits must be >= 1");
 			if (opt == 'p') cfg.port = (int)v;
+			if (v > INT32_MAX)
+				return cli_usage("proxy", "'%s' is too large", optarg);
 			if (opt == 'c') cfg.max_clients = (int)v;
+			if (opt == 'u') cfg.max_unauth = (int)v;
+			if (opt == 'H') cfg.handshake_ms = (int)v;
 			if (opt == 'm') cfg.max_handles = (int)v;
 			if (opt == 'f') {
 				if (v < 4096 || v > (1L << 30) + (1L << 20))
