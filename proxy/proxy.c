@@ -887,7 +887,8 @@ static int do_wait(struct client *c, const struct wire_header *hd, struct rbuf *
 	h->wait_request = hd->request_id;
 	h->wait_op = op;
 	h->wait_arg = arg;
-	if (timeout >= 0) {
+	/* Beyond a year is no limit (and a time_t of 32 bits could not hold it). */
+	if (timeout >= 0 && timeout < 365 * 86400 * DSSM_NSEC_PER_SEC) {
 		struct timeval tv = {(time_t)(timeout / DSSM_NSEC_PER_SEC),
 		                     (suseconds_t)(timeout % DSSM_NSEC_PER_SEC / 1000)};
 		evtimer_add(h->wait_timer, &tv);
@@ -1066,6 +1067,12 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 		                  "directory, without '/' and not starting with '.'", name);
 	if (mode > WIRE_RQ_AUTO)
 		return dssm__fail(DSSM_EPROTO, "RQUERY mode %u", mode);
+	/* Times and spans from the wire, range-checked before any arithmetic. */
+	if (mode == WIRE_RQ_HISTORY && start > end)
+		return dssm__fail(DSSM_EINVAL, "RQUERY start %lld is after end %lld", (long long)start,
+		                  (long long)end);
+	if (mode != WIRE_RQ_HISTORY && arg < 0)
+		return dssm__fail(DSSM_EINVAL, "RQUERY span %lld ns is negative", (long long)arg);
 	if (c->rq)
 		return dssm__fail(DSSM_ESTATE, "this connection has a query running");
 	char path[4200];
@@ -1090,12 +1097,15 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 			newest = rec.last;
 	}
 	if (mode == WIRE_RQ_LATEST && newest != INT64_MIN) {
-		start = newest - arg;
+		/* arg >= 0: newest - arg overflows only below INT64_MIN */
+		start = newest < INT64_MIN + arg ? INT64_MIN : newest - arg;
 		end = INT64_MAX;
 	} else if (mode == WIRE_RQ_AUTO) {
-		/* as much of the newest data as the link carries in the deadline */
+		/* as much of the newest data as the link carries in the deadline
+		 * (a double beyond UINT64_MAX may not be converted: clamped) */
 		double budget = (double)(bandwidth ? bandwidth : 10000000u) * dssm_time_to_sec(arg);
-		rc = dssm_container_budget_start(rq->c, sel, ns, (uint64_t)budget, &start);
+		uint64_t bytes = budget >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)budget;
+		rc = dssm_container_budget_start(rq->c, sel, ns, bytes, &start);
 		end = INT64_MAX;
 	}
 	rq->start = start;

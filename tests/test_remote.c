@@ -763,6 +763,29 @@ static void test_remote_queries_of_recordings(void **state)
 	assert_int_equal(dssm_query_remote(hp, "nope", &q, collect, &got, &res), DSSM_ENOENT);
 	q.streams = "nothing*";
 	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_ENOENT);
+	/* times and spans at the ends of their range: refused by name, or
+	 * answered, never overflowed (the ASan+UBSan build aborts on that) */
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_LATEST, 0, 0, INT64_MIN, 0, 0};
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "span"));
+	q.span = -1;
+	q.mode = DSSM_RQ_AUTO;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_HISTORY, 5, -5, 0, 0, 0};
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "start"));
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_LATEST, 0, 0, INT64_MAX, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_AUTO, 0, 0, INT64_MAX, UINT64_MAX, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
 	stop_proxy(pid, SIGTERM);
 	/* a proxy not told to serve recordings refuses */
 	q.streams = NULL;

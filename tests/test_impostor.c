@@ -1,0 +1,209 @@
+/*
+ * test_impostor.c - the connector against a hostile server: a thread of this
+ * test that speaks just enough of the protocol to lie. Frames announced at
+ * ~1 GiB before authentication (the buffer size computation wrapped on
+ * 32-bit), times at the ends of their range, a server that never asks for
+ * AUTH or cannot prove the secret. Needs no proxy binary, so it also runs on
+ * armhf under qemu (tests/cross-test.sh).
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "../connector/wire.h"
+#include "dssm/connector.h"
+#include "testutil.h"
+
+enum scenario {
+	HUGE_HELLO_REPLY,   /* a HELLO reply announcing 2^30 bytes */
+	HUGE_AFTER_HELLO,   /* a fine HELLO (no AUTH), then a 2^30-byte PING reply */
+	PING_INT64_MIN,     /* PING replies with t2 = INT64_MIN */
+	PING_BACKWARDS,     /* t3 before t2 */
+};
+
+struct fake {
+	int lfd, port;
+	enum scenario what;
+	pthread_t thread;
+};
+
+static int read_full(int fd, void *buf, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t k = read(fd, (uint8_t *)buf + got, n - got);
+		if (k <= 0)
+			return -1;
+		got += (size_t)k;
+	}
+	return 0;
+}
+
+/* One request from the client; its header in *h, its payload in body. */
+static uint8_t body[4096];
+static int read_request(int fd, struct wire_header *h)
+{
+	uint8_t head[WIRE_HEADER];
+	if (read_full(fd, head, sizeof head) < 0 || wire_parse_frame(head, sizeof head, 4096, h) < 0 ||
+	    read_full(fd, body, h->length) < 0)
+		return -1;
+	return 0;
+}
+
+static void send_wbuf(int fd, struct wbuf *w)
+{
+	if (write(fd, w->data, w->len) != (ssize_t)w->len) { /* the client may have gone */ }
+	wbuf_reset(w);
+}
+
+static void hello_reply(struct wbuf *w, uint32_t req, int auth)
+{
+	size_t f = wire_frame_begin(w, WIRE_HELLO | WIRE_REPLY, req);
+	wbuf_u16(w, 1);
+	wbuf_u8(w, (uint8_t)auth);
+	wbuf_u32(w, 1 << 20);
+	wbuf_i64(w, 1);
+	uint8_t nonce[WIRE_NONCE] = {1, 2, 3};
+	wbuf_bytes(w, nonce, sizeof nonce);
+	wbuf_str(w, "impostor");
+	wire_frame_end(w, f);
+}
+
+static void serve(struct fake *fk, int fd)
+{
+	struct wbuf w = {0};
+	struct wire_header h;
+	if (read_request(fd, &h) < 0 || h.type != WIRE_HELLO)
+		goto out;
+	if (fk->what == HUGE_HELLO_REPLY) {
+		/* 2^30 + 2^20 bytes announced: 4 x (12 + len) wrapped a 32-bit size_t */
+		uint8_t head[WIRE_HEADER] = {0, 0, 0x10, 0x40, 0x01, 0x80, 0, 0, 0, 0, 0, 0};
+		memcpy(head + 8, &h.request_id, 4);
+		if (write(fd, head, sizeof head) < 0) { /* gone */ }
+		uint8_t junk[4096] = {0};
+		for (int i = 0; i < 16; i++)
+			if (write(fd, junk, sizeof junk) < 0)
+				break;
+		goto out;
+	}
+	hello_reply(&w, h.request_id, 0);
+	send_wbuf(fd, &w);
+	if (read_request(fd, &h) < 0 || h.type != WIRE_PING)
+		goto out;
+	if (fk->what == HUGE_AFTER_HELLO) {
+		/* authenticated (no secret): a big frame is allowed, and must be
+		 * buffered without the size wrapping; the server then goes away */
+		uint8_t head[WIRE_HEADER] = {0, 0, 0, 0x40, 0x03, 0x80, 0, 0, 0, 0, 0, 0};
+		memcpy(head + 8, &h.request_id, 4);
+		if (write(fd, head, sizeof head) < 0) { /* gone */ }
+		goto out;
+	}
+	/* t1 echoed; lies about t2 and t3 */
+	struct rbuf r = rbuf_of(body, h.length);
+	int64_t t1 = rbuf_i64(&r);
+	size_t f = wire_frame_begin(&w, WIRE_PING | WIRE_REPLY, h.request_id);
+	wbuf_i64(&w, t1);
+	wbuf_i64(&w, fk->what == PING_INT64_MIN ? INT64_MIN : t1 + 1000);
+	wbuf_i64(&w, fk->what == PING_INT64_MIN ? INT64_MAX : t1);
+	wire_frame_end(&w, f);
+	send_wbuf(fd, &w);
+	read_request(fd, &h); /* until the client goes */
+out:
+	wbuf_free(&w);
+}
+
+static void *fake_main(void *arg)
+{
+	struct fake *fk = arg;
+	for (;;) {
+		int fd = accept(fk->lfd, NULL, NULL);
+		if (fd < 0)
+			return NULL;
+		serve(fk, fd);
+		close(fd);
+	}
+}
+
+static void fake_start(struct fake *fk, enum scenario what)
+{
+	fk->what = what;
+	fk->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(fk->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(fk->lfd, 8), 0);
+	socklen_t len = sizeof sa;
+	getsockname(fk->lfd, (struct sockaddr *)&sa, &len);
+	fk->port = ntohs(sa.sin_port);
+	assert_int_equal(pthread_create(&fk->thread, NULL, fake_main, fk), 0);
+}
+
+static void fake_stop(struct fake *fk)
+{
+	shutdown(fk->lfd, SHUT_RDWR);
+	close(fk->lfd);
+	pthread_join(fk->thread, NULL);
+}
+
+static char *hp(struct fake *fk)
+{
+	static char buf[64];
+	snprintf(buf, sizeof buf, "127.0.0.1:%d", fk->port);
+	return buf;
+}
+
+static void test_huge_frame_before_auth(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, HUGE_HELLO_REPLY);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "exceeds the limit"));
+	fake_stop(&fk);
+}
+
+static void test_huge_frame_after_hello(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, HUGE_AFTER_HELLO);
+	dssm_ping_result res;
+	int rc = dssm_ping_remote(hp(&fk), 1, &res);
+	/* the server closes mid-frame: a lost connection (or no memory for
+	 * 1 GiB on a small machine), never a corrupted heap */
+	if (rc != DSSM_ECONN && rc != DSSM_ENOMEM)
+		fail_msg("rc %d: %s", rc, dssm_last_error());
+	fake_stop(&fk);
+}
+
+/* Times from the wire are range-checked before the offset arithmetic
+ * (INT64_MIN - t1 overflowed: the UBSan build aborted). */
+static void test_ping_times_out_of_range(void **state)
+{
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		struct fake fk;
+		fake_start(&fk, k ? PING_BACKWARDS : PING_INT64_MIN);
+		dssm_ping_result res;
+		assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EPROTO);
+		assert_non_null(strstr(dssm_last_error(), "t2"));
+		fake_stop(&fk);
+	}
+}
+
+int main(void)
+{
+	testutil_namespace("impostor");
+	signal(SIGPIPE, SIG_IGN);
+	unsetenv("DSSM_SECRET_FILE");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_huge_frame_before_auth),
+		cmocka_unit_test(test_huge_frame_after_hello),
+		cmocka_unit_test(test_ping_times_out_of_range),
+	};
+	return cmocka_run_group_tests_name("impostor", tests, NULL, NULL);
+}
