@@ -48,7 +48,7 @@ struct dssm_remote {
 	uint32_t max_in;               /* largest frame taken now: small until authenticated */
 	dssm_time_t timeout;
 	dssm_time_t backoff, next_attempt;
-	char *secret;
+	struct auth_secret *secret;
 	struct wbuf out;
 	uint8_t *in;
 	/* received bytes: in[in_start..in_end); the frame returned last
@@ -430,16 +430,22 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
+	/* A client holding a secret trusts only a proxy that proves it knows
+	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
+	const char *path = getenv("DSSM_SECRET_FILE");
+	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
+		return rc;
+	if (!auth && r->secret) {
+		disconnect(r);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: it asked for no AUTH, "
+		                  "so it cannot prove it knows the secret of DSSM_SECRET_FILE (an "
+		                  "impostor, or a proxy started without --secret-file)", r->host, r->port);
+	}
 	if (!auth)
 		return 0;
-	if (!r->secret) {
-		const char *path = getenv("DSSM_SECRET_FILE");
-		if (!path)
-			return dssm__fail(DSSM_EPERM, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
-			                  r->host, r->port);
-		if (!(r->secret = auth_read_secret(path)))
-			return DSSM_EPERM;
-	}
+	if (!r->secret)
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
+		                  r->host, r->port);
 	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC];
 	if (getrandom(cnonce, sizeof cnonce, 0) != (ssize_t)sizeof cnonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
@@ -456,7 +462,8 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	auth_proof(r->secret, AUTH_SERVER, cnonce, nonce, expect);
 	if (!auth_equal(sp, expect, AUTH_MAC)) {
 		disconnect(r);
-		return dssm__fail(DSSM_EPERM, "proxy %s:%s does not know the secret", r->host, r->port);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: its proof of the "
+		                  "secret is wrong", r->host, r->port);
 	}
 	return 0;
 }
@@ -777,7 +784,7 @@ void dssm__remote_close(dssm_stream *s)
 	}
 	for (int i = 0; i < 3; i++)
 		free(r->cfg_strings[i]);
-	free(r->secret);
+	auth_secret_free(r->secret);
 	free(r->schema);
 	free(r->borrow);
 	free(r->in);
@@ -806,7 +813,7 @@ static void bare_free(struct dssm_remote *r)
 {
 	disconnect(r);
 	free(r->in);
-	free(r->secret);
+	auth_secret_free(r->secret);
 	wbuf_free(&r->out);
 }
 

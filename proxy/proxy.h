@@ -8,10 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct auth_secret;
+
 struct proxy_config {
 	const char *host;          /* address to listen on (default 127.0.0.1) */
 	int port;                  /* default 5800; 0 picks a free port */
-	const char *secret;        /* shared secret; required unless loopback */
+	const struct auth_secret *secret; /* shared secret; required unless loopback */
 	uint32_t max_payload;      /* largest frame payload accepted */
 	int max_clients;           /* authenticated connections */
 	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "../connector/auth.h"
 #include "../connector/wire.h"
 #include "dssm/connector.h"
 #include "testutil.h"
@@ -22,7 +23,11 @@ enum scenario {
 	HUGE_AFTER_HELLO,   /* a fine HELLO (no AUTH), then a 2^30-byte PING reply */
 	PING_INT64_MIN,     /* PING replies with t2 = INT64_MIN */
 	PING_BACKWARDS,     /* t3 before t2 */
+	NO_AUTH,            /* asks for no AUTH: an impostor to a client with a secret */
+	BAD_PROOF,          /* asks for AUTH, answers with a proof it cannot make */
+	REAL_AUTH,          /* checks the client's proof with server_secret, proves its own */
 };
+static struct auth_secret *server_secret;
 
 struct fake {
 	int lfd, port;
@@ -88,8 +93,29 @@ static void serve(struct fake *fk, int fd)
 				break;
 		goto out;
 	}
-	hello_reply(&w, h.request_id, 0);
+	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH;
+	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
+	hello_reply(&w, h.request_id, auth);
 	send_wbuf(fd, &w);
+	if (auth) {
+		if (read_request(fd, &h) < 0 || h.type != WIRE_AUTH)
+			goto out;
+		uint8_t cnonce[WIRE_NONCE], expect[AUTH_MAC], proof[AUTH_MAC] = {0};
+		memcpy(cnonce, body, WIRE_NONCE);
+		if (fk->what == REAL_AUTH) {
+			auth_proof(server_secret, AUTH_CLIENT, snonce, cnonce, expect);
+			if (!auth_equal(expect, body + WIRE_NONCE, AUTH_MAC)) {
+				wire_put_error(&w, h.request_id, DSSM_EAUTH, "wrong secret");
+				send_wbuf(fd, &w);
+				goto out;
+			}
+			auth_proof(server_secret, AUTH_SERVER, cnonce, snonce, proof);
+		}
+		size_t f = wire_frame_begin(&w, WIRE_AUTH | WIRE_REPLY, h.request_id);
+		wbuf_bytes(&w, proof, sizeof proof);
+		wire_frame_end(&w, f);
+		send_wbuf(fd, &w);
+	}
 	if (read_request(fd, &h) < 0 || h.type != WIRE_PING)
 		goto out;
 	if (fk->what == HUGE_AFTER_HELLO) {
@@ -100,16 +126,19 @@ static void serve(struct fake *fk, int fd)
 		if (write(fd, head, sizeof head) < 0) { /* gone */ }
 		goto out;
 	}
-	/* t1 echoed; lies about t2 and t3 */
-	struct rbuf r = rbuf_of(body, h.length);
-	int64_t t1 = rbuf_i64(&r);
-	size_t f = wire_frame_begin(&w, WIRE_PING | WIRE_REPLY, h.request_id);
-	wbuf_i64(&w, t1);
-	wbuf_i64(&w, fk->what == PING_INT64_MIN ? INT64_MIN : t1 + 1000);
-	wbuf_i64(&w, fk->what == PING_INT64_MIN ? INT64_MAX : t1);
-	wire_frame_end(&w, f);
-	send_wbuf(fd, &w);
-	read_request(fd, &h); /* until the client goes */
+	do {
+		/* t1 echoed; lies about t2 and t3 unless authenticating for real */
+		struct rbuf r = rbuf_of(body, h.length);
+		int64_t t1 = rbuf_i64(&r);
+		int64_t t2 = fk->what == PING_INT64_MIN ? INT64_MIN : t1 + 1000;
+		int64_t t3 = fk->what == PING_INT64_MIN ? INT64_MAX : fk->what == PING_BACKWARDS ? t1 : t2;
+		size_t f = wire_frame_begin(&w, WIRE_PING | WIRE_REPLY, h.request_id);
+		wbuf_i64(&w, t1);
+		wbuf_i64(&w, t2);
+		wbuf_i64(&w, t3);
+		wire_frame_end(&w, f);
+		send_wbuf(fd, &w);
+	} while (read_request(fd, &h) == 0 && h.type == WIRE_PING); /* until the client goes */
 out:
 	wbuf_free(&w);
 }
@@ -195,6 +224,94 @@ static void test_ping_times_out_of_range(void **state)
 	}
 }
 
+static void write_file(const char *path, const void *data, size_t n)
+{
+	unlink(path);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(data, 1, n, f), n);
+	fclose(f);
+	chmod(path, 0600);
+}
+
+/* A client holding a secret refuses a server that does not prove it knows
+ * it: one that never asks for AUTH (it would have received the client's
+ * writes and served it anything), and one whose proof is wrong. */
+static void test_impostor_refused(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/dssm-impostor-%d", (int)getpid());
+	write_file(path, "a secret of thirty-two bytes....", 32);
+	setenv("DSSM_SECRET_FILE", path, 1);
+	for (int k = 0; k < 2; k++) {
+		struct fake fk;
+		fake_start(&fk, k ? BAD_PROOF : NO_AUTH);
+		dssm_ping_result res;
+		assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EAUTH);
+		assert_non_null(strstr(dssm_last_error(), "did not authenticate"));
+		dssm_stream *s = NULL;
+		char a[96];
+		snprintf(a, sizeof a, "%s/cmd_vel", hp(&fk));
+		assert_int_equal(dssm_open_address(a, DSSM_WRITE, &s), DSSM_EAUTH);
+		assert_null(s);
+		fake_stop(&fk);
+	}
+	/* without a secret, a server asking no AUTH is fine (loopback use) */
+	unsetenv("DSSM_SECRET_FILE");
+	struct fake fk;
+	fake_start(&fk, NO_AUTH);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), 0);
+	fake_stop(&fk);
+	unlink(path);
+}
+
+/* The secret is the whole file as bytes; a short one is refused. */
+static void test_secret_is_the_whole_file(void **state)
+{
+	(void)state;
+	char client[64], server[64];
+	snprintf(client, sizeof client, "/tmp/dssm-impostor-c-%d", (int)getpid());
+	snprintf(server, sizeof server, "/tmp/dssm-impostor-s-%d", (int)getpid());
+	uint8_t a[34] = "k\n", b[34] = "k\n";
+	for (int i = 2; i < 34; i++) {
+		a[i] = (uint8_t)(i * 7 + 1);
+		b[i] = (uint8_t)(i * 11 + 3);
+	}
+	a[9] = b[9] = 0; /* a NUL inside counts too */
+	write_file(server, b, sizeof b);
+	assert_int_equal(auth_read_secret(server, &server_secret), 0);
+	assert_int_equal(server_secret->len, sizeof b);
+	struct fake fk;
+	fake_start(&fk, REAL_AUTH);
+	dssm_ping_result res;
+	/* same first line, other bytes after it: not the same secret */
+	write_file(client, a, sizeof a);
+	setenv("DSSM_SECRET_FILE", client, 1);
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EAUTH);
+	assert_non_null(strstr(dssm_last_error(), "wrong secret"));
+	/* the same bytes: mutual proof */
+	write_file(client, b, sizeof b);
+	int rc = dssm_ping_remote(hp(&fk), 1, &res);
+	if (rc < 0)
+		fail_msg("the same secret: %s", dssm_last_error());
+	/* one character, and fifteen: refused, saying why */
+	write_file(client, "k", 1);
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "has 1 bytes; a secret needs 16"));
+	fake_stop(&fk);
+	write_file(client, "fifteen bytes..", 15);
+	struct auth_secret *s = NULL;
+	assert_int_equal(auth_read_secret(client, &s), DSSM_EINVAL);
+	assert_null(s);
+	unsetenv("DSSM_SECRET_FILE");
+	auth_secret_free(server_secret);
+	server_secret = NULL;
+	unlink(client);
+	unlink(server);
+}
+
 int main(void)
 {
 	testutil_namespace("impostor");
@@ -204,6 +321,8 @@ int main(void)
 		cmocka_unit_test(test_huge_frame_before_auth),
 		cmocka_unit_test(test_huge_frame_after_hello),
 		cmocka_unit_test(test_ping_times_out_of_range),
+		cmocka_unit_test(test_impostor_refused),
+		cmocka_unit_test(test_secret_is_the_whole_file),
 	};
 	return cmocka_run_group_tests_name("impostor", tests, NULL, NULL);
 }

@@ -68,9 +68,9 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, rc;
 	long v;
-	char *secret = NULL;
+	struct auth_secret *secret = NULL;
 	while ((opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': cfg.host = optarg; break;
@@ -87,9 +87,9 @@ int cmd_proxy(int argc, char **argv)
 			break;
 		}
 		case 's':
-			free(secret);
-			if (!(secret = auth_read_secret(optarg)))
-				return cli_dssm_error("proxy", DSSM_EINVAL);
+			auth_secret_free(secret);
+			if ((rc = auth_read_secret(optarg, &secret)) < 0)
+				return cli_dssm_error("proxy", rc);
 			cfg.secret = secret;
 			break;
 		case 'p': case 'c': case 'm': case 'f': case 'u': case 'H':
@@ -120,9 +120,9 @@ int cmd_proxy(int argc, char **argv)
 		return cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
 	if (cfg.read_only && cfg.n_allow_write)
 		return cli_usage("proxy", "--read-only and --allow-write exclude each other");
-	int rc = proxy_run(&cfg);
+	rc = proxy_run(&cfg);
 	free(cfg.allow_write);
-	free(secret);
+	auth_secret_free(secret);
 	return rc;
 }
 
