@@ -13,7 +13,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -90,7 +92,9 @@ struct client {
 	char peer[64];
 	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
 	int hello, authed, closing;
-	struct event *handshake;     /* the one deadline for HELLO..AUTH */
+	int held;                    /* requests not read: its output is over max_unsent */
+	int big;                     /* it moved big frames: trim the heap when it goes */
+	struct event *handshake;     /* the one deadline for HELLO..AUTH, then for closing */
 	uint8_t nonce[WIRE_NONCE];
 	uint32_t peer_max_payload;
 	struct handle **handles;
@@ -124,6 +128,12 @@ struct proxy {
 	/* connections dropped before authenticating, not logged one by one */
 	uint64_t unauth_dropped;
 	dssm_time_t unauth_logged_at;
+	/* out of descriptors: accept paused; a reserve descriptor to refuse with */
+	int reserve_fd;
+	struct event *resume_accept;
+	dssm_time_t emfile_backoff, emfile_logged_at;
+	uint64_t emfile_refused;
+	int trim;                /* a client with big buffers went: trim on the next tick */
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
 };
@@ -368,6 +378,7 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	uint64_t missed = 0;
 	int rc;
 	if (cap >= BIG_SAMPLE) {
+		c->big = 1;
 		/* Big: a block of its own, handed to the evbuffer by reference.
 		 * (Reserving contiguous space in the evbuffer instead makes libevent
 		 * realign the previous frame with a memmove of the same size.) */
@@ -733,6 +744,22 @@ static int may_write(struct proxy *px, const char *name, int id)
 	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
 }
 
+/* A ring a client creates is at most --max-stream-bytes (slots x max_size,
+ * plus schema and property): a client cannot take the host's memory. */
+static int may_create(struct proxy *px, const char *name, int id, const dssm_stream_config *cfg)
+{
+	uint64_t slots = cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle);
+	uint64_t cap = px->cfg.max_stream_bytes, extra = (uint64_t)cfg->property_capacity + 65536;
+	uint64_t slot = (uint64_t)cfg->max_size + 64; /* a slot's header, roughly */
+	if (cfg->max_size > cap || extra > cap ||
+	    (slots && slot > (cap - extra) / slots))
+		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %llu slots x %llu bytes is over this proxy's "
+		                  "limit of %llu bytes per stream (--max-stream-bytes)", name, id,
+		                  (unsigned long long)slots, (unsigned long long)cfg->max_size,
+		                  (unsigned long long)cap);
+	return 0;
+}
+
 static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint8_t flags = rbuf_u8(r);
@@ -755,6 +782,8 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x", flags);
 	if (rc == 0 && (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)))
 		rc = may_write(c->px, name, id);
+	if (rc == 0 && (flags & WIRE_OPEN_CREATE))
+		rc = may_create(c->px, name, id, &cfg);
 	dssm_stream *s = NULL;
 	if (rc == 0) {
 		if (flags & WIRE_OPEN_CREATE)
@@ -1133,6 +1162,8 @@ static void client_free(struct client *c)
 	struct proxy *px = c->px;
 	if (!c->authed)
 		px->nunauth--;
+	if (c->big)
+		px->trim = 1;
 	if (c->handshake)
 		event_free(c->handshake);
 	for (int i = 0; i < px->cfg.max_handles; i++)
@@ -1222,7 +1253,9 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 		c->closing = 1;
 		return -1;
 	}
-	if (rc == DSSM_EPROTO || rc == DSSM_EPERM || c->closing) {
+	/* A refused request (EPERM: --read-only, --allow-write) is only an
+	 * ERROR; a malformed frame ends the connection. */
+	if (rc == DSSM_EPROTO || c->closing) {
 		logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
 		c->px->dropped++;
 		c->closing = 1;
@@ -1230,6 +1263,10 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 	}
 	return 0;
 }
+
+/* A closing client: freed when its last output is out, when the peer
+ * goes (a reset while closing too), or at the closing deadline. */
+#define CLOSING_DEADLINE_MS 5000
 
 static void on_flushed_close(struct bufferevent *bev, void *arg)
 {
@@ -1239,6 +1276,26 @@ static void on_flushed_close(struct bufferevent *bev, void *arg)
 		client_free(c);
 }
 
+static void on_closing_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	client_free(arg);
+}
+
+static void start_closing(struct client *c)
+{
+	bufferevent_disable(c->bev, EV_READ);
+	if (unsent(c) == 0) {
+		client_free(c);
+		return;
+	}
+	/* Let the ERROR go out, then close. */
+	bufferevent_setcb(c->bev, NULL, on_flushed_close, on_closing_event, c);
+	struct timeval tv = {CLOSING_DEADLINE_MS / 1000, 0};
+	evtimer_add(c->handshake, &tv); /* its callback sees c->closing */
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
 	struct client *c = arg;
@@ -1246,6 +1303,14 @@ static void on_read(struct bufferevent *bev, void *arg)
 	if (c->closing)
 		return;
 	for (;;) {
+		/* Replies wait for the client to read: while its output is over
+		 * the limit, its requests stay unread (in the kernel's buffers,
+		 * then its own), so pipelining cannot grow the proxy. */
+		if (unsent(c) >= c->px->cfg.max_unsent) {
+			c->held = 1;
+			bufferevent_disable(bev, EV_READ);
+			break;
+		}
 		uint8_t head[WIRE_HEADER];
 		size_t avail = evbuffer_get_length(in);
 		if (avail < WIRE_HEADER)
@@ -1269,6 +1334,8 @@ static void on_read(struct bufferevent *bev, void *arg)
 		size_t total = WIRE_HEADER + (size_t)hd.length;
 		if (avail < total)
 			break;
+		if (total >= BIG_QUEUE)
+			c->big = 1;
 		const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)total);
 		c->px->frames_in++;
 		c->px->bytes_in += total;
@@ -1277,25 +1344,24 @@ static void on_read(struct bufferevent *bev, void *arg)
 		if (keep < 0)
 			break;
 	}
-	if (c->closing) {
-		/* Let the ERROR go out, then close. */
-		bufferevent_disable(bev, EV_READ);
-		bufferevent_setcb(bev, NULL, on_flushed_close, NULL, c);
-		if (unsent(c) == 0)
-			client_free(c);
-	}
+	if (c->closing)
+		start_closing(c);
 }
 
 static void on_write(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
 	struct client *c = arg;
 	/* Output drained below the low-water mark: subscriptions and a query
-	 * of a recording may go on. */
+	 * of a recording may go on, then requests held back. */
 	service_rquery(c);
 	for (int i = 0; i < c->px->cfg.max_handles; i++)
 		if (c->handles[i] && c->handles[i]->sub)
 			service_handle(c, c->handles[i]);
+	if (c->held && unsent(c) < c->px->cfg.max_unsent) {
+		c->held = 0;
+		bufferevent_enable(bev, EV_READ);
+		on_read(bev, c); /* what is buffered already; may free c */
+	}
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -1315,6 +1381,10 @@ static void on_handshake_deadline(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct client *c = arg;
+	if (c->closing) { /* its output never drained */
+		client_free(c);
+		return;
+	}
 	char why[96];
 	snprintf(why, sizeof why, "no %s within %d ms", c->hello ? "AUTH" : "HELLO",
 	         c->px->cfg.handshake_ms);
@@ -1323,12 +1393,74 @@ static void on_handshake_deadline(evutil_socket_t fd, short what, void *arg)
 	client_end(c, 1, why); /* logged with -v; summarised otherwise */
 }
 
+/* ---- accept errors: out of descriptors ---- */
+
+/* accept() fails with EMFILE while connections wait, and the listener is
+ * readable again at once: the loop spun at 100% CPU, libevent logging
+ * each failure. Instead accept pauses with a backoff (10 ms doubling to
+ * 1 s); one waiting connection is taken with the reserve descriptor and
+ * refused with an ERROR; failures are logged once, then in summaries. */
+static void on_resume_accept(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct proxy *px = arg;
+	evconnlistener_enable(px->listener);
+}
+
+static void emfile_log(struct proxy *px, int force)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (!px->emfile_refused || (!force && now - px->emfile_logged_at < LOG_SUMMARY_EVERY))
+		return;
+	logf_(px, 0, "out of file descriptors: %llu connections refused in the last %.0f s "
+	      "(raise ulimit -n, or lower --max-clients)", (unsigned long long)px->emfile_refused,
+	      dssm_time_to_sec(now - px->emfile_logged_at));
+	px->emfile_refused = 0;
+	px->emfile_logged_at = now;
+}
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct proxy *px = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+	evconnlistener_disable(l);
+	if ((err == EMFILE || err == ENFILE) && px->reserve_fd >= 0) {
+		close(px->reserve_fd);
+		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			struct wbuf w = {0};
+			wire_put_error(&w, 0, DSSM_EBUSY, "the proxy is out of file descriptors; try later");
+			if (write(fd, w.data, w.len) < 0) { /* best effort */ }
+			wbuf_free(&w);
+			close(fd);
+		}
+		px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	px->dropped++;
+	dssm_time_t now = dssm__monotonic();
+	if (!px->emfile_refused && now - px->emfile_logged_at >= LOG_SUMMARY_EVERY) {
+		logf_(px, 0, "accept: %s; pausing accept (further failures are summarised every %d s)",
+		      strerror(err), (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		px->emfile_logged_at = now;
+	} else {
+		px->emfile_refused++;
+	}
+	px->emfile_backoff = px->emfile_backoff ? px->emfile_backoff * 2 : 10 * 1000 * 1000;
+	if (px->emfile_backoff > DSSM_NSEC_PER_SEC)
+		px->emfile_backoff = DSSM_NSEC_PER_SEC;
+	struct timeval tv = {(time_t)(px->emfile_backoff / DSSM_NSEC_PER_SEC),
+	                     (suseconds_t)(px->emfile_backoff % DSSM_NSEC_PER_SEC / 1000)};
+	evtimer_add(px->resume_accept, &tv);
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
                       void *arg)
 {
 	(void)l;
 	(void)len;
 	struct proxy *px = arg;
+	px->emfile_backoff = 0;
 	char peer[64] = "?", addr[INET6_ADDRSTRLEN] = "?";
 	if (sa->sa_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)sa;
@@ -1405,8 +1537,17 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	auth_fail_flush(arg);
-	watch_reap(arg, 0);
+	struct proxy *px = arg;
+	auth_fail_flush(px);
+	emfile_log(px, 0);
+	watch_reap(px, 0);
+	/* A client that moved big frames went: give its memory back (glibc
+	 * keeps freed heap otherwise; 130 MB stayed after a flood). */
+	if (px->trim) {
+		px->trim = 0;
+		pool_drain();
+		malloc_trim(0);
+	}
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -1470,6 +1611,10 @@ int proxy_run(const struct proxy_config *cfg_in)
 		event_base_free(px.base);
 		return 1;
 	}
+	evconnlistener_set_error_cb(px.listener, on_accept_error);
+	px.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	px.resume_accept = evtimer_new(px.base, on_resume_accept, &px);
+	px.emfile_logged_at = px.unauth_logged_at = dssm__monotonic() - LOG_SUMMARY_EVERY;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof bound;
 	getsockname(evconnlistener_get_fd(px.listener), (struct sockaddr *)&bound, &blen);
@@ -1500,6 +1645,10 @@ int proxy_run(const struct proxy_config *cfg_in)
 		client_free(px.clients);
 	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
 		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
+	emfile_log(&px, 1);
+	event_free(px.resume_accept);
+	if (px.reserve_fd >= 0)
+		close(px.reserve_fd);
 	watch_reap(&px, 1);
 	pool_drain();
 	event_free(sigint);

@@ -110,6 +110,12 @@ static long rss_anon_kib(pid_t pid)
 	return kib;
 }
 
+static long log_bytes(void)
+{
+	struct stat st;
+	return stat(log_file, &st) == 0 ? (long)st.st_size : -1;
+}
+
 /* Lines of the proxy's log that contain `what`. */
 static int log_lines(const char *what)
 {
@@ -403,6 +409,278 @@ static void test_dssm_secret(void **state)
 	unlink(path);
 }
 
+/* ---- 4. every per-client resource bounded and freed ---- */
+
+static int count_fds(pid_t pid)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof cmd, "ls /proc/%d/fd | wc -l", (int)pid);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+static void put_open(struct wbuf *w, uint32_t req, uint8_t flags, const char *name, size_t n)
+{
+	size_t f = wire_frame_begin(w, WIRE_OPEN, req);
+	wbuf_u8(w, flags);
+	wbuf_u16(w, (uint16_t)n);
+	wbuf_bytes(w, name, n);
+	wbuf_u32(w, 0);
+	wire_frame_end(w, f);
+}
+
+static void send_all_blocking(int fd, struct wbuf *w)
+{
+	for (size_t off = 0; off < w->len;) {
+		ssize_t k = write(fd, w->data + off, w->len - off);
+		assert_true(k > 0);
+		off += (size_t)k;
+	}
+	wbuf_reset(w);
+}
+
+/* Pipelined READs of 64 KiB samples whose replies are not read: the proxy
+ * stops reading the requests at its unsent limit (8 MiB) instead of
+ * queueing 4000 replies (259 MB); all are answered once the client reads;
+ * the memory goes back when the client goes. */
+static void test_pipelined_reads_bounded(void **state)
+{
+	(void)state;
+	enum { SAMPLE = 64 << 10, READS = 4000 };
+	dssm_stream *w = testutil_create("cam", SAMPLE, 8);
+	uint8_t *img = calloc(1, SAMPLE);
+	dssm_write(w, img, SAMPLE, 1);
+	struct proxy p = start_proxy(NULL);
+	long base = rss_anon_kib(p.pid);
+	int fd = raw_connect(p);
+	struct wbuf out = {0};
+	put_hello(&out);
+	put_open(&out, 2, WIRE_OPEN_READ, "cam", 3);
+	for (uint32_t i = 0; i < READS; i++) {
+		size_t f = wire_frame_begin(&out, WIRE_READ, 100 + i);
+		wbuf_u32(&out, 0);
+		wbuf_u8(&out, WIRE_READ_LAST);
+		wbuf_u64(&out, 0);
+		wbuf_u32(&out, SAMPLE);
+		wire_frame_end(&out, f);
+	}
+	send_all_blocking(fd, &out); /* 120 KB: the socket buffers take it all */
+	/* the proxy answers until its output is full, then waits */
+	long peak = 0;
+	for (int i = 0; i < 20; i++) {
+		usleep(50000);
+		long kib = rss_anon_kib(p.pid);
+		if (kib > peak)
+			peak = kib;
+	}
+	print_message("proxy RssAnon %ld KiB at rest, %ld KiB with %d x 64 KiB READs pipelined\n",
+	              base, peak, READS);
+	assert_true(peak - base < 48 * 1024); /* not READS x 64 KiB = 256 MiB */
+	/* every request is answered once the client reads */
+	int replies = 0;
+	while (replies < READS) {
+		int code = 0;
+		int t = next_frame(fd, &code);
+		if (t == (WIRE_READ | WIRE_REPLY))
+			replies++;
+		else if (t != (WIRE_OPEN | WIRE_REPLY))
+			fail_msg("frame %d (code %d) after %d replies", t, code, replies);
+	}
+	close(fd);
+	/* and the memory is given back (the proxy trims once a second) */
+	long after = 0;
+	for (int i = 0; i < 50; i++) {
+		usleep(100000);
+		after = rss_anon_kib(p.pid);
+		if (after - base < 4 * 1024)
+			break;
+	}
+	print_message("proxy RssAnon %ld KiB after the client went\n", after);
+	assert_true(after - base < 4 * 1024);
+	stop_proxy(p);
+	free(img);
+	dssm_close(w);
+}
+
+/* A client that resets while the proxy is closing it (its ERROR and a
+ * subscription's data still queued) is freed: descriptors and memory. */
+static void test_reset_while_closing_frees(void **state)
+{
+	(void)state;
+	enum { SAMPLE = 256 << 10, ROUNDS = 10 };
+	dssm_stream *w = testutil_create("big", SAMPLE, 16);
+	uint8_t *img = calloc(1, SAMPLE);
+	for (int i = 0; i < 16; i++)
+		dssm_write(w, img, SAMPLE, i + 1);
+	struct proxy p = start_proxy(NULL);
+	int fds_before = count_fds(p.pid);
+	for (int round = 0; round < ROUNDS; round++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		int small = 4096;
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+		struct sockaddr_in sa = {0};
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)p.port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+		struct wbuf out = {0};
+		put_hello(&out);
+		put_open(&out, 2, WIRE_OPEN_READ, "big", 3);
+		size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
+		wbuf_u32(&out, 0);
+		wbuf_u8(&out, WIRE_SUB_OLDEST);
+		wbuf_u64(&out, 0);
+		wbuf_u32(&out, UINT32_MAX);
+		wire_frame_end(&out, f);
+		send_all_blocking(fd, &out);
+		usleep(100000); /* the proxy queues data the client does not read */
+		uint8_t bad[WIRE_HEADER] = {0, 0, 0, 0, WIRE_PING, 0, 1, 0, 9, 0, 0, 0}; /* flags 1 */
+		assert_int_equal(write(fd, bad, sizeof bad), (ssize_t)sizeof bad);
+		usleep(100000); /* now closing, its output still queued */
+		struct linger lg = {1, 0};
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd); /* a reset */
+		wbuf_free(&out);
+	}
+	int fds_after = -1;
+	for (int i = 0; i < 30; i++) {
+		usleep(100000);
+		if ((fds_after = count_fds(p.pid)) <= fds_before)
+			break;
+	}
+	print_message("proxy descriptors: %d before, %d after %d resets while closing\n", fds_before,
+	              fds_after, ROUNDS);
+	assert_true(fds_after <= fds_before);
+	stop_proxy(p);
+	free(img);
+	dssm_close(w);
+}
+
+/* Out of descriptors (ulimit -n 40): the proxy pauses accept and refuses
+ * politely instead of spinning and flooding its log; it serves again once
+ * descriptors are free. */
+static void test_out_of_descriptors(void **state)
+{
+	(void)state;
+	struct proxy p = start_proxy_lim(NULL, 40);
+	enum { CONNS = 80 };
+	int fds[CONNS];
+	for (int i = 0; i < CONNS; i++) {
+		fds[i] = raw_connect(p);
+		send_hello(fds[i]);
+	}
+	sleep(2);
+	long bytes = log_bytes();
+	int refused = 0;
+	for (int i = 0; i < CONNS; i++) {
+		struct timeval tv = {0, 200000};
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		int code = 0;
+		if (next_frame(fds[i], &code) == WIRE_ERROR && code == DSSM_EBUSY)
+			refused++;
+	}
+	print_message("log of %ld bytes after 2 s out of descriptors; %d connections refused with "
+	              "an ERROR\n", bytes, refused);
+	assert_true(bytes < 4096); /* was 30-40 MB/s of "Too many open files" */
+	assert_true(refused > 0);
+	for (int i = 0; i < CONNS; i++)
+		close(fds[i]);
+	dssm_stream_info *v;
+	int n = -1;
+	for (int i = 0; i < 30 && n < 0; i++) { /* accept resumes within its backoff */
+		n = dssm_list_remote(hp(p), &v);
+		if (n < 0)
+			usleep(100000);
+	}
+	if (n < 0)
+		fail_msg("%s", dssm_last_error());
+	free(v);
+	stop_proxy(p);
+}
+
+/* A refused request is an ERROR, not the end of the connection; rings
+ * above the proxy's size limit and names with a NUL byte are refused. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("ro", 16, 8);
+	dssm_close(w);
+	const char *args[] = {"--read-only", NULL};
+	struct proxy p = start_proxy(args);
+	int fd = raw_connect(p);
+	struct wbuf out = {0};
+	put_hello(&out);
+	put_open(&out, 2, WIRE_OPEN_WRITE, "ro", 2);
+	put_open(&out, 3, WIRE_OPEN_READ, "ro", 2);
+	send_all_blocking(fd, &out);
+	int code = 0;
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPERM);
+	assert_int_equal(next_frame(fd, &code), WIRE_OPEN | WIRE_REPLY); /* still connected */
+	/* a name with a NUL byte is malformed: refused, naming it */
+	put_open(&out, 4, WIRE_OPEN_READ, "ro\0x", 4);
+	send_all_blocking(fd, &out);
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	close(fd);
+	stop_proxy(p);
+	assert_true(log_lines("NUL") >= 1);
+	/* the size of rings clients may create */
+	const char *args2[] = {"--max-stream-bytes", "1048576", NULL};
+	p = start_proxy(args2);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 64 << 10;
+	cfg.slots = 100;
+	char a[96];
+	snprintf(a, sizeof a, "%s/huge", hp(p));
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
+	assert_non_null(strstr(dssm_last_error(), "--max-stream-bytes"));
+	assert_int_equal(dssm_open("huge", 0, DSSM_READ, &s), DSSM_ENOENT); /* nothing made */
+	cfg.slots = 8;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), 0);
+	dssm_close(s);
+	stop_proxy(p);
+	/* the default: 512 MiB is refused */
+	p = start_proxy(NULL);
+	snprintf(a, sizeof a, "%s/huger", hp(p));
+	cfg.max_size = 1 << 20;
+	cfg.slots = 512;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
+	stop_proxy(p);
+	wbuf_free(&out);
+}
+
+/* Sample times at the ends of their range: the rate's time span is taken
+ * without overflow (meta.c), locally and through the proxy. */
+static void test_extreme_times(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("ends", 16, 8);
+	assert_true(dssm_write(w, "a", 1, INT64_MIN) >= 0);
+	assert_true(dssm_write(w, "b", 1, INT64_MAX) >= 0);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(w, &info), 0);
+	assert_true(info.rate_hz >= 0);
+	struct proxy p = start_proxy(NULL);
+	char a[96];
+	snprintf(a, sizeof a, "%s/ends", hp(p));
+	dssm_stream *r = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_info(r, &info), 0);
+	assert_int_equal(info.time_oldest, INT64_MIN);
+	assert_int_equal(info.time_newest, INT64_MAX);
+	dssm_close(r);
+	stop_proxy(p); /* exits 0: an ASan/UBSan proxy would have aborted */
+	dssm_close(w);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -434,6 +712,11 @@ int main(void)
 		cmocka_unit_test_setup(test_unauthenticated_quota, testutil_reset),
 		cmocka_unit_test_setup(test_auth_failures_rate_limited, testutil_reset),
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
+		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),
+		cmocka_unit_test_setup(test_reset_while_closing_frees, testutil_reset),
+		cmocka_unit_test_setup(test_out_of_descriptors, testutil_reset),
+		cmocka_unit_test_setup(test_refusals, testutil_reset),
+		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("hostile", tests, setup, teardown);
 }

@@ -17,6 +17,7 @@ void help_proxy(FILE *out)
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
 	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
+	        "                  [--max-stream-bytes BYTES]\n"
 	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
 	        "                  [--port-file FILE] [-v]\n\n"
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
@@ -29,6 +30,8 @@ void help_proxy(FILE *out)
 	        "--max-unauth (default %d) such connections are kept, apart from the\n"
 	        "--max-clients (default 256) authenticated ones: the oldest goes first.\n"
 	        "Wrong secrets are rate-limited per source address and logged in summaries.\n"
+	        "A client may create rings of up to --max-stream-bytes (default %llu MiB,\n"
+	        "slots x max_size); a refused write or open is an ERROR, the connection stays.\n"
 	        "Writes: all streams by default; --read-only refuses every write, and\n"
 	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
 	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
@@ -39,7 +42,7 @@ void help_proxy(FILE *out)
 	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
 	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
-	        PROXY_DEFAULT_MAX_UNAUTH);
+	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
 }
 
 int cmd_proxy(int argc, char **argv)
@@ -53,6 +56,7 @@ int cmd_proxy(int argc, char **argv)
 		.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS,
 		.max_handles = 64,
 		.max_unsent = 8u << 20,
+		.max_stream_bytes = PROXY_DEFAULT_MAX_STREAM_BYTES,
 	};
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
@@ -60,6 +64,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"max-clients", required_argument, 0, 'c'},
 	                                         {"max-unauth", required_argument, 0, 'u'},
 	                                         {"handshake-timeout", required_argument, 0, 'H'},
+	                                         {"max-stream-bytes", required_argument, 0, 'B'},
 	                                         {"max-streams", required_argument, 0, 'm'},
 	                                         {"max-frame", required_argument, 0, 'f'},
 	                                         {"port-file", required_argument, 0, 'P'},
@@ -91,6 +96,13 @@ int cmd_proxy(int argc, char **argv)
 			if ((rc = auth_read_secret(optarg, &secret)) < 0)
 				return cli_dssm_error("proxy", rc);
 			cfg.secret = secret;
+			break;
+		case 'B':
+			if (cli_parse_long("proxy", "--max-stream-bytes", optarg, &v) < 0)
+				return EXIT_USAGE;
+			if (v < 4096)
+				return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
+			cfg.max_stream_bytes = (uint64_t)v;
 			break;
 		case 'p': case 'c': case 'm': case 'f': case 'u': case 'H':
 			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
