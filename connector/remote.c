@@ -1042,6 +1042,8 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
                       uint64_t *missed)
 {
 	struct dssm_remote *r = s->remote;
+	if (missed)
+		*missed = 0; /* a failed read tells none: the proxy carries them to the next */
 	if (op == WIRE_READ_NEXT && r->subscribed) {
 		if (r->head)
 			return pop_pushed(s, buf, cap, info, missed);

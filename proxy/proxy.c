@@ -67,6 +67,9 @@ struct handle {
 	/* subscription */
 	dssm_stream *sub;        /* its own read position */
 	uint32_t sub_request, sub_max;
+	/* samples read_next skipped in a read that then failed: told with the
+	 * next sample sent, so no loss goes unreported (subscription, READ) */
+	uint64_t sub_missed, read_missed;
 	uint32_t id;             /* its number on the connection */
 	/* pending WAIT */
 	int waiting;
@@ -368,9 +371,11 @@ static void pool_drain(void)
 typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
                              uint64_t *missed, uint64_t arg);
 
+/* `carry` (may be NULL) holds skipped samples not told yet: added to this
+ * frame's missed, or kept if the read fails. */
 static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_reader read,
                        uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
-                       dssm_sample_info *si_out)
+                       uint64_t *carry)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
@@ -387,7 +392,13 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
 		if ((rc = read(s, block + prefix, cap, &si, &missed, arg)) < 0) {
 			free_block(NULL, 0, block);
+			if (carry)
+				*carry += missed;
 			return rc;
+		}
+		if (carry) {
+			missed += *carry;
+			*carry = 0;
 		}
 		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
 		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
@@ -402,7 +413,13 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 		if ((rc = read(s, (uint8_t *)v.iov_base + prefix, cap, &si, &missed, arg)) < 0) {
 			v.iov_len = 0;
 			evbuffer_commit_space(out, &v, 1);
+			if (carry)
+				*carry += missed;
 			return rc;
+		}
+		if (carry) {
+			missed += *carry;
+			*carry = 0;
 		}
 		wire_sample_prefix(v.iov_base, request, data_frame, handle, 0, missed, &si);
 		v.iov_len = prefix + si.copied;
@@ -410,15 +427,39 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	}
 	c->px->frames_out++;
 	c->px->bytes_out += prefix + si.copied;
-	if (si_out)
-		*si_out = si;
 	return 0;
+}
+
+/* DSSM_TEST_OVERWRITE_EVERY=N makes every Nth read_next end as if the
+ * writer had overwritten the sample during its copy (DSSM_ETOOOLD, the
+ * sample counted in missed): how the tests reach, at will, a failure that
+ * takes 64 overwritten copies in a row to happen for real. */
+static unsigned long test_overwrite_every(void)
+{
+	static long every = -1;
+	if (every < 0) {
+		const char *e = getenv("DSSM_TEST_OVERWRITE_EVERY");
+		every = e ? strtol(e, NULL, 10) : 0;
+		if (every < 0)
+			every = 0;
+	}
+	return (unsigned long)every;
 }
 
 static int rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
 {
 	(void)a;
-	return dssm_read_next(s, b, cap, si, m);
+	static unsigned long calls;
+	int rc = dssm_read_next(s, b, cap, si, m);
+	unsigned long every = test_overwrite_every();
+	uint64_t newest;
+	/* (only where a newer sample exists, as after a real overwrite) */
+	if (rc == 0 && every && dssm_tid_range(s, NULL, &newest) == 0 && newest > si->tid &&
+	    ++calls % every == 0) {
+		*m += 1;
+		return dssm__fail(DSSM_ETOOOLD, "overwritten during the copy (DSSM_TEST_OVERWRITE_EVERY)");
+	}
+	return rc;
 }
 static int rd_last(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
 {
@@ -449,8 +490,11 @@ static void service_handle(struct client *c, struct handle *h)
 		 * bury small ones behind it; small ones up to max_unsent. */
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
 		while (unsent(c) < limit) {
-			if (send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
-			                NULL) < 0)
+			int rc = send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
+			                     &h->sub_missed);
+			/* Overwritten while copied: read_next moved past it (counted in
+			 * sub_missed), and newer samples may be there already. */
+			if (rc < 0 && rc != DSSM_ETOOOLD)
 				break;
 		}
 	}
@@ -842,7 +886,8 @@ static int do_read(struct client *c, const struct wire_header *hd, struct rbuf *
 		[WIRE_READ_LAST] = rd_last, [WIRE_READ_TID] = rd_tid, [WIRE_READ_TIME] = rd_time,
 		[WIRE_READ_NEXT] = rd_next, [WIRE_READ_BACK] = rd_back};
 	if (op < WIRE_READ_BRACKET)
-		return send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0, NULL);
+		return send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0,
+		                   op == WIRE_READ_NEXT ? &h->read_missed : NULL);
 	if (op != WIRE_READ_BRACKET)
 		return dssm__fail(DSSM_EPROTO, "READ op %u", op);
 	/* bracket: two samples, through a scratch buffer */
@@ -955,6 +1000,7 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 		dssm__set_next(h->sub, arg);
 	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
 	h->sub_request = hd->request_id;
+	h->sub_missed = 0;
 	if ((rc = handle_watch(c, h)) < 0)
 		return rc;
 	rc = reply_empty(c, hd);
