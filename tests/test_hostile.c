@@ -493,7 +493,16 @@ static void test_pipelined_reads_bounded(void **state)
 			fail_msg("frame %d (code %d) after %d replies", t, code, replies);
 	}
 	close(fd);
-	/* and the memory is given back (the proxy trims once a second) */
+	wbuf_free(&out);
+	/* and the memory is given back (the proxy trims once a second); a
+	 * sanitizer's allocator keeps freed memory in quarantine: not there */
+	const char *build = getenv("BUILD");
+	if (build && (strstr(build, "asan") || strstr(build, "tsan"))) {
+		stop_proxy(p);
+		free(img);
+		dssm_close(w);
+		return;
+	}
 	long after = 0;
 	for (int i = 0; i < 50; i++) {
 		usleep(100000);
