@@ -18,9 +18,13 @@
 #include "dssm/connector.h"
 #include "testutil.h"
 
+/* 2^30 + 4 payload bytes: 4 x (12 + len) is 64 on a 32-bit size_t, and the
+ * connector copied what it had received (more than 64 bytes) into that. */
+#define HUGE_LEN 0x40000004u
+
 enum scenario {
-	HUGE_HELLO_REPLY,   /* a HELLO reply announcing 2^30 bytes */
-	HUGE_AFTER_HELLO,   /* a fine HELLO (no AUTH), then a 2^30-byte PING reply */
+	HUGE_HELLO_REPLY,   /* a HELLO reply announcing HUGE_LEN bytes */
+	HUGE_AFTER_HELLO,   /* a fine HELLO (no AUTH), then a HUGE_LEN-byte PING reply */
 	PING_INT64_MIN,     /* PING replies with t2 = INT64_MIN */
 	PING_BACKWARDS,     /* t3 before t2 */
 	NO_AUTH,            /* asks for no AUTH: an impostor to a client with a secret */
@@ -82,15 +86,12 @@ static void serve(struct fake *fk, int fd)
 	struct wire_header h;
 	if (read_request(fd, &h) < 0 || h.type != WIRE_HELLO)
 		goto out;
+	uint8_t huge[WIRE_HEADER] = {HUGE_LEN & 0xff, 0, 0, HUGE_LEN >> 24, 0, 0x80, 0, 0, 0, 0, 0, 0};
+	static uint8_t junk[65536];
 	if (fk->what == HUGE_HELLO_REPLY) {
-		/* 2^30 + 2^20 bytes announced: 4 x (12 + len) wrapped a 32-bit size_t */
-		uint8_t head[WIRE_HEADER] = {0, 0, 0x10, 0x40, 0x01, 0x80, 0, 0, 0, 0, 0, 0};
-		memcpy(head + 8, &h.request_id, 4);
-		if (write(fd, head, sizeof head) < 0) { /* gone */ }
-		uint8_t junk[4096] = {0};
-		for (int i = 0; i < 16; i++)
-			if (write(fd, junk, sizeof junk) < 0)
-				break;
+		huge[4] = WIRE_HELLO;
+		memcpy(huge + 8, &h.request_id, 4);
+		if (write(fd, huge, sizeof huge) < 0 || write(fd, junk, sizeof junk) < 0) { /* gone */ }
 		goto out;
 	}
 	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH;
@@ -121,9 +122,9 @@ static void serve(struct fake *fk, int fd)
 	if (fk->what == HUGE_AFTER_HELLO) {
 		/* authenticated (no secret): a big frame is allowed, and must be
 		 * buffered without the size wrapping; the server then goes away */
-		uint8_t head[WIRE_HEADER] = {0, 0, 0, 0x40, 0x03, 0x80, 0, 0, 0, 0, 0, 0};
-		memcpy(head + 8, &h.request_id, 4);
-		if (write(fd, head, sizeof head) < 0) { /* gone */ }
+		huge[4] = WIRE_PING;
+		memcpy(huge + 8, &h.request_id, 4);
+		if (write(fd, huge, sizeof huge) < 0 || write(fd, junk, sizeof junk) < 0) { /* gone */ }
 		goto out;
 	}
 	do {
