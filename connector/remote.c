@@ -430,6 +430,9 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
+	if (r->peer_max < 4096)
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
+		                  r->peer_max);
 	/* A client holding a secret trusts only a proxy that proves it knows
 	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
 	const char *path = getenv("DSSM_SECRET_FILE");
@@ -1080,6 +1083,10 @@ static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	if (c->len > r->info.max_size)
 		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes for '%s:%d' whose max_size is %zu",
 		                  c->len, s->name, s->id, r->info.max_size);
+	/* (max_size is the proxy's word: a frame it would refuse is not sent) */
+	if (c->len > r->peer_max - 64)
+		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes for '%s:%d' is over the proxy's "
+		                  "frame limit of %u bytes", c->len, s->name, s->id, r->peer_max);
 	size_t f;
 	uint32_t req = begin(r, WIRE_WRITE, &f);
 	wbuf_u32(&r->out, r->handle);
@@ -1253,6 +1260,9 @@ static int do_property(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	struct dssm_remote *r = s->remote;
 	size_t f;
 	uint16_t type = c->op ? WIRE_PROPERTY_SET : WIRE_PROPERTY_GET;
+	if (c->op && c->len > r->peer_max - 64)
+		return dssm__fail(DSSM_ETOOBIG, "property of %zu bytes for '%s:%d' is over the proxy's "
+		                  "frame limit of %u bytes", c->len, s->name, s->id, r->peer_max);
 	uint32_t req = begin(r, type, &f);
 	wbuf_u32(&r->out, r->handle);
 	if (c->op)

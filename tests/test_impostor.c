@@ -30,6 +30,7 @@ enum scenario {
 	NO_AUTH,            /* asks for no AUTH: an impostor to a client with a secret */
 	BAD_PROOF,          /* asks for AUTH, answers with a proof it cannot make */
 	REAL_AUTH,          /* checks the client's proof with server_secret, proves its own */
+	TINY_MAX_PAYLOAD,   /* announces a max_payload of 100 (the client's sizes subtract 64) */
 };
 static struct auth_secret *server_secret;
 
@@ -67,12 +68,12 @@ static void send_wbuf(int fd, struct wbuf *w)
 	wbuf_reset(w);
 }
 
-static void hello_reply(struct wbuf *w, uint32_t req, int auth)
+static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload)
 {
 	size_t f = wire_frame_begin(w, WIRE_HELLO | WIRE_REPLY, req);
 	wbuf_u16(w, 1);
 	wbuf_u8(w, (uint8_t)auth);
-	wbuf_u32(w, 1 << 20);
+	wbuf_u32(w, max_payload);
 	wbuf_i64(w, 1);
 	uint8_t nonce[WIRE_NONCE] = {1, 2, 3};
 	wbuf_bytes(w, nonce, sizeof nonce);
@@ -96,7 +97,7 @@ static void serve(struct fake *fk, int fd)
 	}
 	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH;
 	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
-	hello_reply(&w, h.request_id, auth);
+	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100 : 1 << 20);
 	send_wbuf(fd, &w);
 	if (auth) {
 		if (read_request(fd, &h) < 0 || h.type != WIRE_AUTH)
@@ -223,6 +224,12 @@ static void test_ping_times_out_of_range(void **state)
 		assert_non_null(strstr(dssm_last_error(), "t2"));
 		fake_stop(&fk);
 	}
+	struct fake fk;
+	fake_start(&fk, TINY_MAX_PAYLOAD);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "max_payload 100"));
+	fake_stop(&fk);
 }
 
 static void write_file(const char *path, const void *data, size_t n)
