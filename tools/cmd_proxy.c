@@ -23,8 +23,10 @@ void help_proxy(FILE *out)
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
 	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
-	        "secret (--secret-file, mode 0600), proven by both sides with HMAC-SHA256\n"
-	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
+	        "secret (--secret-file, mode 0600; `dssm secret FILE` makes one), proven by\n"
+	        "both sides with HMAC-SHA256 and never sent. Clients set DSSM_SECRET_FILE to\n"
+	        "the same file. It authenticates, it does not encrypt: across untrusted\n"
+	        "networks use an SSH tunnel or WireGuard.\n"
 	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
 	        "finish HELLO..AUTH within --handshake-timeout (default %d ms); at most\n"
 	        "--max-unauth (default %d) such connections are kept, apart from the\n"
@@ -39,6 +41,7 @@ void help_proxy(FILE *out)
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
 	        "examples:\n"
 	        "  dssm proxy\n"
+	        "  dssm secret /etc/dssm/secret\n"
 	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
 	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
