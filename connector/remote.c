@@ -45,9 +45,10 @@ struct dssm_remote {
 	dssm_stream_config cfg;        /* for WIRE_OPEN_CREATE, kept to re-create */
 	char *cfg_strings[3];
 	uint32_t handle, next_request, peer_max;
+	uint32_t max_in;               /* largest frame taken now: small until authenticated */
 	dssm_time_t timeout;
 	dssm_time_t backoff, next_attempt;
-	char *secret;
+	struct auth_secret *secret;
 	struct wbuf out;
 	uint8_t *in;
 	/* received bytes: in[in_start..in_end); the frame returned last
@@ -181,7 +182,7 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 	for (;;) {
 		size_t have = r->in_end - r->in_start;
 		/* (no pointer arithmetic on the NULL buffer of a new connection) */
-		long n = have ? wire_parse_frame(r->in + r->in_start, have, OUR_MAX_PAYLOAD, h) : 0;
+		long n = have ? wire_parse_frame(r->in + r->in_start, have, r->max_in, h) : 0;
 		if (n < 0) {
 			disconnect(r);
 			return (int)n;
@@ -200,7 +201,12 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 			if (need <= r->in_cap) {
 				memmove(r->in, r->in + r->in_start, have);
 			} else {
-				size_t cap = 4 * need;
+				/* Room for what follows too, but never a multiple of a
+				 * frame of up to 1 GiB: 4 x that wraps a 32-bit size_t. */
+				size_t extra = need / 2 < (16u << 20) ? need / 2 : (16u << 20);
+				if (need > SIZE_MAX - extra)
+					return dssm__fail(DSSM_ENOMEM, "frame of %zu bytes", need);
+				size_t cap = need + extra;
 				uint8_t *p = malloc(cap);
 				if (!p)
 					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", need);
@@ -359,6 +365,7 @@ static int connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 		r->fd = fd;
+		r->max_in = WIRE_HANDSHAKE_MAX_PAYLOAD; /* until the proxy has proven itself */
 		break;
 	}
 	freeaddrinfo(res);
@@ -384,7 +391,18 @@ static uint32_t begin(struct dssm_remote *r, uint16_t type, size_t *frame)
 	return req;
 }
 
+static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline);
+
+/* HELLO (and AUTH); only then are big frames accepted from the proxy. */
 static int handshake(struct dssm_remote *r, dssm_time_t deadline)
+{
+	int rc = handshake_steps(r, deadline);
+	if (rc == 0)
+		r->max_in = OUR_MAX_PAYLOAD;
+	return rc;
+}
+
+static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 {
 	size_t f;
 	uint32_t req = begin(r, WIRE_HELLO, &f);
@@ -412,16 +430,25 @@ static int handshake(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
+	if (r->peer_max < 4096)
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
+		                  r->peer_max);
+	/* A client holding a secret trusts only a proxy that proves it knows
+	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
+	const char *path = getenv("DSSM_SECRET_FILE");
+	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
+		return rc;
+	if (!auth && r->secret) {
+		disconnect(r);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: it asked for no AUTH, "
+		                  "so it cannot prove it knows the secret of DSSM_SECRET_FILE (an "
+		                  "impostor, or a proxy started without --secret-file)", r->host, r->port);
+	}
 	if (!auth)
 		return 0;
-	if (!r->secret) {
-		const char *path = getenv("DSSM_SECRET_FILE");
-		if (!path)
-			return dssm__fail(DSSM_EPERM, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
-			                  r->host, r->port);
-		if (!(r->secret = auth_read_secret(path)))
-			return DSSM_EPERM;
-	}
+	if (!r->secret)
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
+		                  r->host, r->port);
 	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC];
 	if (getrandom(cnonce, sizeof cnonce, 0) != (ssize_t)sizeof cnonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
@@ -438,7 +465,8 @@ static int handshake(struct dssm_remote *r, dssm_time_t deadline)
 	auth_proof(r->secret, AUTH_SERVER, cnonce, nonce, expect);
 	if (!auth_equal(sp, expect, AUTH_MAC)) {
 		disconnect(r);
-		return dssm__fail(DSSM_EPERM, "proxy %s:%s does not know the secret", r->host, r->port);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: its proof of the "
+		                  "secret is wrong", r->host, r->port);
 	}
 	return 0;
 }
@@ -462,6 +490,11 @@ static int ping_once(struct dssm_remote *r, dssm_time_t *offset, dssm_time_t *de
 		return rc;
 	if (e1 != t1)
 		return dssm__fail(DSSM_EPROTO, "PING reply echoes another t1");
+	/* Times from the wire, range-checked before any arithmetic: within
+	 * 2^62 ns (146 years) of the epoch, and t3 not before t2. */
+	if (t2 < 0 || t2 >= INT64_C(1) << 62 || t3 < t2 || t3 >= INT64_C(1) << 62)
+		return dssm__fail(DSSM_EPROTO, "PING reply: proxy times t2 = %lld, t3 = %lld are not "
+		                  "0 <= t2 <= t3 < 2^62 ns", (long long)t2, (long long)t3);
 	*offset = ((t2 - t1) + (t3 - t4)) / 2;
 	*delay = (t4 - t1) - (t3 - t2);
 	*rtt = m4 - m1;
@@ -754,7 +787,7 @@ void dssm__remote_close(dssm_stream *s)
 	}
 	for (int i = 0; i < 3; i++)
 		free(r->cfg_strings[i]);
-	free(r->secret);
+	auth_secret_free(r->secret);
 	free(r->schema);
 	free(r->borrow);
 	free(r->in);
@@ -783,7 +816,7 @@ static void bare_free(struct dssm_remote *r)
 {
 	disconnect(r);
 	free(r->in);
-	free(r->secret);
+	auth_secret_free(r->secret);
 	wbuf_free(&r->out);
 }
 
@@ -802,11 +835,14 @@ int dssm_list_remote(const char *host_port, dssm_stream_info **out)
 	}
 	if (rc == 0) {
 		uint32_t n = rbuf_u32(&rb);
-		dssm_stream_info *v = calloc(n ? n : 1, sizeof *v);
-		if (!v || n > rb.left) {
+		/* the count is checked against the bytes that could hold it
+		 * before anything is allocated */
+		dssm_stream_info *v = n > rb.left / WIRE_INFO_MIN ? NULL : calloc(n ? n : 1, sizeof *v);
+		if (!v) {
 			free(v);
-			rc = v ? dssm__fail(DSSM_EPROTO, "LIST reply count %u", n)
-			       : dssm__fail(DSSM_ENOMEM, "out of memory");
+			rc = n > rb.left / WIRE_INFO_MIN
+			         ? dssm__fail(DSSM_EPROTO, "LIST reply count %u in %zu bytes", n, rb.left)
+			         : dssm__fail(DSSM_ENOMEM, "out of memory");
 		} else {
 			for (uint32_t i = 0; i < n; i++)
 				wire_get_info(&rb, &v[i]);
@@ -974,7 +1010,7 @@ static int frame_buffered(struct dssm_remote *r)
 	struct wire_header h;
 	size_t start = r->in_start + r->in_used;
 	return r->in_end > start &&
-	       wire_parse_frame(r->in + start, r->in_end - start, OUR_MAX_PAYLOAD, &h) != 0;
+	       wire_parse_frame(r->in + start, r->in_end - start, r->max_in, &h) != 0;
 }
 
 /* Take the next pushed sample that has arrived, waiting until `deadline`
@@ -1009,6 +1045,8 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
                       uint64_t *missed)
 {
 	struct dssm_remote *r = s->remote;
+	if (missed)
+		*missed = 0; /* a failed read tells none: the proxy carries them to the next */
 	if (op == WIRE_READ_NEXT && r->subscribed) {
 		if (r->head)
 			return pop_pushed(s, buf, cap, info, missed);
@@ -1045,6 +1083,10 @@ static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	if (c->len > r->info.max_size)
 		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes for '%s:%d' whose max_size is %zu",
 		                  c->len, s->name, s->id, r->info.max_size);
+	/* (max_size is the proxy's word: a frame it would refuse is not sent) */
+	if (c->len > r->peer_max - 64)
+		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes for '%s:%d' is over the proxy's "
+		                  "frame limit of %u bytes", c->len, s->name, s->id, r->peer_max);
 	size_t f;
 	uint32_t req = begin(r, WIRE_WRITE, &f);
 	wbuf_u32(&r->out, r->handle);
@@ -1125,9 +1167,10 @@ static int do_wait(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	wbuf_i64(&r->out, c->t);
 	wire_frame_end(&r->out, f);
 	/* The proxy answers when the wait ends: allow its timeout on top. */
-	dssm_time_t d = c->t < 0 ? INT64_MAX : deadline + c->t;
+	dssm_time_t d = c->t < 0 || deadline == INT64_MAX || c->t > INT64_MAX - deadline
+	                    ? INT64_MAX : deadline + c->t;
 	struct rbuf rb;
-	int rc = call(r, WIRE_WAIT, req, &rb, d < deadline ? INT64_MAX : d);
+	int rc = call(r, WIRE_WAIT, req, &rb, d);
 	return rc < 0 ? rc : rbuf_end(&rb, "WAIT reply");
 }
 
@@ -1217,6 +1260,9 @@ static int do_property(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	struct dssm_remote *r = s->remote;
 	size_t f;
 	uint16_t type = c->op ? WIRE_PROPERTY_SET : WIRE_PROPERTY_GET;
+	if (c->op && c->len > r->peer_max - 64)
+		return dssm__fail(DSSM_ETOOBIG, "property of %zu bytes for '%s:%d' is over the proxy's "
+		                  "frame limit of %u bytes", c->len, s->name, s->id, r->peer_max);
 	uint32_t req = begin(r, type, &f);
 	wbuf_u32(&r->out, r->handle);
 	if (c->op)

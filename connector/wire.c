@@ -2,6 +2,8 @@
  * wire.c - little-endian field encoding, bounded decoding, frame parsing and
  * the protocol's composite records (docs/protocol.md, sections 1-2).
  */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,11 @@ long wire_parse_frame(const uint8_t *buf, size_t avail, uint32_t max_payload,
 	h->type = get16(buf + 4);
 	h->flags = get16(buf + 6);
 	h->request_id = get32(buf + 8);
+#if LONG_MAX < 0xffffffffLL + WIRE_HEADER
+	/* The size is returned as a long, of 32 bits here (armhf). */
+	if (max_payload > (uint32_t)(LONG_MAX - WIRE_HEADER))
+		max_payload = (uint32_t)(LONG_MAX - WIRE_HEADER);
+#endif
 	if (h->length > max_payload)
 		return dssm__fail(DSSM_EPROTO, "frame of %u payload bytes exceeds the limit of %u",
 		                  h->length, max_payload);
@@ -170,18 +177,39 @@ uint64_t rbuf_u64(struct rbuf *r) { return get_le(r, 8); }
 int32_t rbuf_i32(struct rbuf *r) { return (int32_t)(uint32_t)get_le(r, 4); }
 int64_t rbuf_i64(struct rbuf *r) { return (int64_t)get_le(r, 8); }
 
+void rbuf_fail(struct rbuf *r, const char *field)
+{
+	if (!r->bad)
+		r->why = field;
+	r->bad = 1;
+}
+
 void rbuf_str(struct rbuf *r, char *out, size_t cap)
 {
 	uint16_t n = rbuf_u16(r);
 	const uint8_t *p = rbuf_bytes(r, n);
+	if (cap)
+		out[0] = '\0';
 	if (!p || n >= cap) {
 		r->bad = 1;
-		if (cap)
-			out[0] = '\0';
+		return;
+	}
+	if (memchr(p, 0, n)) {
+		rbuf_fail(r, "a string contains a NUL byte");
 		return;
 	}
 	memcpy(out, p, n);
 	out[n] = '\0';
+}
+
+size_t rbuf_size(struct rbuf *r, const char *field)
+{
+	uint64_t v = rbuf_u64(r);
+	if (v > SIZE_MAX) {
+		rbuf_fail(r, field);
+		return 0;
+	}
+	return (size_t)v;
 }
 
 const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len)
@@ -195,6 +223,8 @@ const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len)
 
 int rbuf_end(struct rbuf *r, const char *what)
 {
+	if (r->bad && r->why)
+		return dssm__fail(DSSM_EPROTO, "%s: %s", what, r->why);
 	if (r->bad)
 		return dssm__fail(DSSM_EPROTO, "%s: frame too short or a field too long", what);
 	if (r->left)
@@ -222,7 +252,7 @@ void wire_get_layout(struct rbuf *r, dssm_stream_info *i)
 	i->id = (int)rbuf_u32(r);
 	rbuf_str(r, i->type, sizeof i->type);
 	rbuf_str(r, i->encoding, sizeof i->encoding);
-	i->max_size = (size_t)rbuf_u64(r);
+	i->max_size = rbuf_size(r, "max_size does not fit in size_t");
 	i->slots = rbuf_u32(r);
 	i->life = dssm_time_to_sec(rbuf_i64(r));
 	i->cycle = dssm_time_to_sec(rbuf_i64(r));
@@ -260,11 +290,11 @@ void wire_get_info(struct rbuf *r, dssm_stream_info *i)
 	i->writer_pid = (pid_t)rbuf_i32(r);
 	i->writer_alive = rbuf_u8(r);
 	i->writer_crashed = rbuf_u8(r);
-	i->schema_len = (size_t)rbuf_u64(r);
-	i->property_len = (size_t)rbuf_u64(r);
-	i->property_capacity = (size_t)rbuf_u64(r);
+	i->schema_len = rbuf_size(r, "schema_len does not fit in size_t");
+	i->property_len = rbuf_size(r, "property_len does not fit in size_t");
+	i->property_capacity = rbuf_size(r, "property_capacity does not fit in size_t");
 	i->mode = rbuf_u32(r);
-	i->segment_bytes = (size_t)rbuf_u64(r);
+	i->segment_bytes = rbuf_size(r, "segment_bytes does not fit in size_t");
 }
 
 void wire_put_config(struct wbuf *w, const dssm_stream_config *c)
@@ -283,7 +313,7 @@ void wire_put_config(struct wbuf *w, const dssm_stream_config *c)
 void wire_get_config(struct rbuf *r, dssm_stream_config *c, char *type, char *encoding,
                      char **schema)
 {
-	c->max_size = (size_t)rbuf_u64(r);
+	c->max_size = rbuf_size(r, "max_size does not fit in size_t");
 	c->slots = rbuf_u32(r);
 	c->life = dssm_time_to_sec(rbuf_i64(r));
 	c->cycle = dssm_time_to_sec(rbuf_i64(r));

@@ -20,6 +20,11 @@
 #define WIRE_HEADER 12
 #define WIRE_DEFAULT_MAX_PAYLOAD (64u << 20)
 #define WIRE_NONCE 32
+/* Before the handshake (HELLO, AUTH) is done, each side accepts only frames
+ * this small: an unauthenticated peer makes the other allocate nothing big. */
+#define WIRE_HANDSHAKE_MAX_PAYLOAD 4096
+/* The fewest bytes an INFO record takes (all strings empty). */
+#define WIRE_INFO_MIN 128
 
 enum wire_type {
 	WIRE_HELLO = 0x0001,
@@ -99,11 +104,12 @@ struct rbuf {
 	const uint8_t *p;
 	size_t left;
 	int bad;
+	const char *why;         /* the first field found bad, for rbuf_end */
 };
 
 static inline struct rbuf rbuf_of(const uint8_t *p, size_t n)
 {
-	struct rbuf r = {p, n, 0};
+	struct rbuf r = {p, n, 0, NULL};
 	return r;
 }
 uint8_t rbuf_u8(struct rbuf *r);
@@ -113,8 +119,13 @@ uint64_t rbuf_u64(struct rbuf *r);
 int32_t rbuf_i32(struct rbuf *r);
 int64_t rbuf_i64(struct rbuf *r);
 const uint8_t *rbuf_bytes(struct rbuf *r, size_t n);
-/* A str into out (NUL-terminated); bad if it does not fit in cap. */
+/* A str into out (NUL-terminated); bad if it does not fit in cap or
+ * contains a NUL byte (it would be cut there). */
 void rbuf_str(struct rbuf *r, char *out, size_t cap);
+/* A u64 that must fit in size_t (on 32-bit: < 4 GiB); bad otherwise. */
+size_t rbuf_size(struct rbuf *r, const char *field);
+/* Mark the view bad because of `field` (a range check that failed). */
+void rbuf_fail(struct rbuf *r, const char *field);
 /* A blob, pointing into the frame. */
 const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len);
 /* 0 if every field was there and nothing is left over, else DSSM_EPROTO. */

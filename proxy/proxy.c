@@ -13,7 +13,9 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
@@ -65,6 +67,9 @@ struct handle {
 	/* subscription */
 	dssm_stream *sub;        /* its own read position */
 	uint32_t sub_request, sub_max;
+	/* samples read_next skipped in a read that then failed: told with the
+	 * next sample sent, so no loss goes unreported (subscription, READ) */
+	uint64_t sub_missed, read_missed;
 	uint32_t id;             /* its number on the connection */
 	/* pending WAIT */
 	int waiting;
@@ -88,7 +93,11 @@ struct client {
 	struct rquery *rq;
 	struct bufferevent *bev;
 	char peer[64];
+	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
 	int hello, authed, closing;
+	int held;                    /* requests not read: its output is over max_unsent */
+	int big;                     /* it moved big frames: trim the heap when it goes */
+	struct event *handshake;     /* the one deadline for HELLO..AUTH, then for closing */
 	uint8_t nonce[WIRE_NONCE];
 	uint32_t peer_max_payload;
 	struct handle **handles;
@@ -96,13 +105,38 @@ struct client {
 	struct wbuf out;         /* scratch for encoding one frame */
 };
 
+/* Failed AUTH attempts of one source address: a token bucket (a burst of
+ * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet. */
+#define AUTH_FAIL_SLOTS 64
+#define AUTH_FAIL_BURST 5
+#define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
+#define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
+struct auth_fail {
+	char addr[INET6_ADDRSTRLEN];
+	double tokens;
+	dssm_time_t at;          /* when tokens was last refilled (monotonic) */
+	dssm_time_t logged_at;
+	uint64_t failed, refused; /* since the last log line */
+};
+
 struct proxy {
 	struct proxy_config cfg;
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct client *clients;
-	int nclients;
+	int nclients;            /* all connections */
+	int nunauth;             /* of which still in HELLO..AUTH */
 	struct watch *watches;
+	struct auth_fail fails[AUTH_FAIL_SLOTS];
+	/* connections dropped before authenticating, not logged one by one */
+	uint64_t unauth_dropped;
+	dssm_time_t unauth_logged_at;
+	/* out of descriptors: accept paused; a reserve descriptor to refuse with */
+	int reserve_fd;
+	struct event *resume_accept;
+	dssm_time_t emfile_backoff, emfile_logged_at;
+	uint64_t emfile_refused;
+	int trim;                /* a client with big buffers went: trim on the next tick */
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
 };
@@ -337,9 +371,11 @@ static void pool_drain(void)
 typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
                              uint64_t *missed, uint64_t arg);
 
+/* `carry` (may be NULL) holds skipped samples not told yet: added to this
+ * frame's missed, or kept if the read fails. */
 static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_reader read,
                        uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
-                       dssm_sample_info *si_out)
+                       uint64_t *carry)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
@@ -347,6 +383,7 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	uint64_t missed = 0;
 	int rc;
 	if (cap >= BIG_SAMPLE) {
+		c->big = 1;
 		/* Big: a block of its own, handed to the evbuffer by reference.
 		 * (Reserving contiguous space in the evbuffer instead makes libevent
 		 * realign the previous frame with a memmove of the same size.) */
@@ -355,7 +392,13 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
 		if ((rc = read(s, block + prefix, cap, &si, &missed, arg)) < 0) {
 			free_block(NULL, 0, block);
+			if (carry)
+				*carry += missed;
 			return rc;
+		}
+		if (carry) {
+			missed += *carry;
+			*carry = 0;
 		}
 		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
 		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
@@ -370,7 +413,13 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 		if ((rc = read(s, (uint8_t *)v.iov_base + prefix, cap, &si, &missed, arg)) < 0) {
 			v.iov_len = 0;
 			evbuffer_commit_space(out, &v, 1);
+			if (carry)
+				*carry += missed;
 			return rc;
+		}
+		if (carry) {
+			missed += *carry;
+			*carry = 0;
 		}
 		wire_sample_prefix(v.iov_base, request, data_frame, handle, 0, missed, &si);
 		v.iov_len = prefix + si.copied;
@@ -378,15 +427,39 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	}
 	c->px->frames_out++;
 	c->px->bytes_out += prefix + si.copied;
-	if (si_out)
-		*si_out = si;
 	return 0;
+}
+
+/* DSSM_TEST_OVERWRITE_EVERY=N makes every Nth read_next end as if the
+ * writer had overwritten the sample during its copy (DSSM_ETOOOLD, the
+ * sample counted in missed): how the tests reach, at will, a failure that
+ * takes 64 overwritten copies in a row to happen for real. */
+static unsigned long test_overwrite_every(void)
+{
+	static long every = -1;
+	if (every < 0) {
+		const char *e = getenv("DSSM_TEST_OVERWRITE_EVERY");
+		every = e ? strtol(e, NULL, 10) : 0;
+		if (every < 0)
+			every = 0;
+	}
+	return (unsigned long)every;
 }
 
 static int rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
 {
 	(void)a;
-	return dssm_read_next(s, b, cap, si, m);
+	static unsigned long calls;
+	int rc = dssm_read_next(s, b, cap, si, m);
+	unsigned long every = test_overwrite_every();
+	uint64_t newest;
+	/* (only where a newer sample exists, as after a real overwrite) */
+	if (rc == 0 && every && dssm_tid_range(s, NULL, &newest) == 0 && newest > si->tid &&
+	    ++calls % every == 0) {
+		*m += 1;
+		return dssm__fail(DSSM_ETOOOLD, "overwritten during the copy (DSSM_TEST_OVERWRITE_EVERY)");
+	}
+	return rc;
 }
 static int rd_last(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
 {
@@ -417,8 +490,11 @@ static void service_handle(struct client *c, struct handle *h)
 		 * bury small ones behind it; small ones up to max_unsent. */
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
 		while (unsent(c) < limit) {
-			if (send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
-			                NULL) < 0)
+			int rc = send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
+			                     &h->sub_missed);
+			/* Overwritten while copied: read_next moved past it (counted in
+			 * sub_missed), and newer samples may be there already. */
+			if (rc < 0 && rc != DSSM_ETOOOLD)
 				break;
 		}
 	}
@@ -474,6 +550,98 @@ static int reply_empty(struct client *c, const struct wire_header *hd)
 	return rc;
 }
 
+/* ---- failed AUTH attempts: rate-limited and summarised per address ---- */
+
+static struct auth_fail *auth_fail_of(struct proxy *px, const char *addr, int create,
+                                      int *created)
+{
+	struct auth_fail *oldest = &px->fails[0];
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (f->addr[0] && !strcmp(f->addr, addr))
+			return f;
+		if (!f->addr[0] || (oldest->addr[0] && f->at < oldest->at))
+			oldest = f;
+	}
+	if (!create)
+		return NULL;
+	/* Forget the address idle longest (its summary is lost with it). */
+	memset(oldest, 0, sizeof *oldest);
+	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
+	oldest->tokens = AUTH_FAIL_BURST;
+	oldest->at = oldest->logged_at = dssm__monotonic();
+	*created = 1;
+	return oldest;
+}
+
+static void auth_fail_refill(struct auth_fail *f, dssm_time_t now)
+{
+	f->tokens += (double)(now - f->at) / (double)AUTH_FAIL_REFILL;
+	if (f->tokens > AUTH_FAIL_BURST)
+		f->tokens = AUTH_FAIL_BURST;
+	f->at = now;
+}
+
+/* Has this address used up its failed attempts? (then it is refused) */
+static int auth_throttled(struct proxy *px, const char *addr)
+{
+	struct auth_fail *f = auth_fail_of(px, addr, 0, NULL);
+	if (!f)
+		return 0;
+	auth_fail_refill(f, dssm__monotonic());
+	if (f->tokens >= 1)
+		return 0;
+	f->refused++;
+	return 1;
+}
+
+static void auth_fail_log(struct proxy *px, struct auth_fail *f, dssm_time_t now)
+{
+	if (!f->failed && !f->refused)
+		return;
+	logf_(px, 0, "%s: %llu failed AUTH attempts, %llu refused connections in the last %.0f s",
+	      f->addr, (unsigned long long)f->failed, (unsigned long long)f->refused,
+	      dssm_time_to_sec(now - f->logged_at));
+	f->failed = f->refused = 0;
+	f->logged_at = now;
+}
+
+/* A wrong proof: one token less; the first one is logged at once, the rest
+ * in a summary at most every LOG_SUMMARY_EVERY (auth_fail_flush). */
+static void auth_failed(struct proxy *px, const char *addr)
+{
+	dssm_time_t now = dssm__monotonic();
+	int created = 0;
+	struct auth_fail *f = auth_fail_of(px, addr, 1, &created);
+	auth_fail_refill(f, now);
+	f->tokens -= 1;
+	if (!f->failed && !f->refused && (created || now - f->logged_at >= LOG_SUMMARY_EVERY)) {
+		logf_(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
+		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		f->logged_at = now;
+	} else {
+		f->failed++;
+	}
+}
+
+/* Once a second: summaries that are due. */
+static void auth_fail_flush(struct proxy *px)
+{
+	dssm_time_t now = dssm__monotonic();
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		if (px->fails[i].addr[0] && now - px->fails[i].logged_at >= LOG_SUMMARY_EVERY)
+			auth_fail_log(px, &px->fails[i], now);
+	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
+		logf_(px, 0, "%llu connections dropped before authenticating (handshake deadline or "
+		      "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
+		      dssm_time_to_sec(now - px->unauth_logged_at));
+		px->unauth_dropped = 0;
+		px->unauth_logged_at = now;
+	}
+}
+
+static int client_authenticated(struct client *c);
+
 static int do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint32_t magic = rbuf_u32(r);
@@ -493,7 +661,8 @@ static int do_hello(struct client *c, const struct wire_header *hd, struct rbuf 
 		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
 	c->hello = 1;
 	c->peer_max_payload = maxp;
-	c->authed = c->px->cfg.secret == NULL;
+	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
+		return rc;
 	if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
 	logf_(c->px, 1, "%s: hello from '%s'", c->peer, name);
@@ -520,13 +689,21 @@ static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *
 		return rc;
 	if (!c->px->cfg.secret)
 		return dssm__fail(DSSM_ESTATE, "this proxy needs no AUTH");
+	if (c->authed)
+		return dssm__fail(DSSM_EPROTO, "second AUTH");
+	c->closing = 1; /* unless it succeeds */
+	if (auth_throttled(c->px, c->addr))
+		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
+		                  c->addr);
 	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
 	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
 	if (!auth_equal(expect, proof, AUTH_MAC)) {
-		c->closing = 1;
-		return dssm__fail(DSSM_EPERM, "wrong secret");
+		auth_failed(c->px, c->addr);
+		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
-	c->authed = 1;
+	if ((rc = client_authenticated(c)) < 0)
+		return rc;
+	c->closing = 0;
 	auth_proof(c->px->cfg.secret, AUTH_SERVER, cnonce, c->nonce, server_proof);
 	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
 	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
@@ -611,6 +788,22 @@ static int may_write(struct proxy *px, const char *name, int id)
 	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
 }
 
+/* A ring a client creates is at most --max-stream-bytes (slots x max_size,
+ * plus schema and property): a client cannot take the host's memory. */
+static int may_create(struct proxy *px, const char *name, int id, const dssm_stream_config *cfg)
+{
+	uint64_t slots = cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle);
+	uint64_t cap = px->cfg.max_stream_bytes, extra = (uint64_t)cfg->property_capacity + 65536;
+	uint64_t slot = (uint64_t)cfg->max_size + 64; /* a slot's header, roughly */
+	if (cfg->max_size > cap || extra > cap ||
+	    (slots && slot > (cap - extra) / slots))
+		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %llu slots x %llu bytes is over this proxy's "
+		                  "limit of %llu bytes per stream (--max-stream-bytes)", name, id,
+		                  (unsigned long long)slots, (unsigned long long)cfg->max_size,
+		                  (unsigned long long)cap);
+	return 0;
+}
+
 static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint8_t flags = rbuf_u8(r);
@@ -633,6 +826,8 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x", flags);
 	if (rc == 0 && (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)))
 		rc = may_write(c->px, name, id);
+	if (rc == 0 && (flags & WIRE_OPEN_CREATE))
+		rc = may_create(c->px, name, id, &cfg);
 	dssm_stream *s = NULL;
 	if (rc == 0) {
 		if (flags & WIRE_OPEN_CREATE)
@@ -691,7 +886,8 @@ static int do_read(struct client *c, const struct wire_header *hd, struct rbuf *
 		[WIRE_READ_LAST] = rd_last, [WIRE_READ_TID] = rd_tid, [WIRE_READ_TIME] = rd_time,
 		[WIRE_READ_NEXT] = rd_next, [WIRE_READ_BACK] = rd_back};
 	if (op < WIRE_READ_BRACKET)
-		return send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0, NULL);
+		return send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0,
+		                   op == WIRE_READ_NEXT ? &h->read_missed : NULL);
 	if (op != WIRE_READ_BRACKET)
 		return dssm__fail(DSSM_EPROTO, "READ op %u", op);
 	/* bracket: two samples, through a scratch buffer */
@@ -765,7 +961,8 @@ static int do_wait(struct client *c, const struct wire_header *hd, struct rbuf *
 	h->wait_request = hd->request_id;
 	h->wait_op = op;
 	h->wait_arg = arg;
-	if (timeout >= 0) {
+	/* Beyond a year is no limit (and a time_t of 32 bits could not hold it). */
+	if (timeout >= 0 && timeout < 365 * 86400 * DSSM_NSEC_PER_SEC) {
 		struct timeval tv = {(time_t)(timeout / DSSM_NSEC_PER_SEC),
 		                     (suseconds_t)(timeout % DSSM_NSEC_PER_SEC / 1000)};
 		evtimer_add(h->wait_timer, &tv);
@@ -803,6 +1000,7 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 		dssm__set_next(h->sub, arg);
 	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
 	h->sub_request = hd->request_id;
+	h->sub_missed = 0;
 	if ((rc = handle_watch(c, h)) < 0)
 		return rc;
 	rc = reply_empty(c, hd);
@@ -944,6 +1142,12 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 		                  "directory, without '/' and not starting with '.'", name);
 	if (mode > WIRE_RQ_AUTO)
 		return dssm__fail(DSSM_EPROTO, "RQUERY mode %u", mode);
+	/* Times and spans from the wire, range-checked before any arithmetic. */
+	if (mode == WIRE_RQ_HISTORY && start > end)
+		return dssm__fail(DSSM_EINVAL, "RQUERY start %lld is after end %lld", (long long)start,
+		                  (long long)end);
+	if (mode != WIRE_RQ_HISTORY && arg < 0)
+		return dssm__fail(DSSM_EINVAL, "RQUERY span %lld ns is negative", (long long)arg);
 	if (c->rq)
 		return dssm__fail(DSSM_ESTATE, "this connection has a query running");
 	char path[4200];
@@ -968,12 +1172,15 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 			newest = rec.last;
 	}
 	if (mode == WIRE_RQ_LATEST && newest != INT64_MIN) {
-		start = newest - arg;
+		/* arg >= 0: newest - arg overflows only below INT64_MIN */
+		start = newest < INT64_MIN + arg ? INT64_MIN : newest - arg;
 		end = INT64_MAX;
 	} else if (mode == WIRE_RQ_AUTO) {
-		/* as much of the newest data as the link carries in the deadline */
+		/* as much of the newest data as the link carries in the deadline
+		 * (a double beyond UINT64_MAX may not be converted: clamped) */
 		double budget = (double)(bandwidth ? bandwidth : 10000000u) * dssm_time_to_sec(arg);
-		rc = dssm_container_budget_start(rq->c, sel, ns, (uint64_t)budget, &start);
+		uint64_t bytes = budget >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)budget;
+		rc = dssm_container_budget_start(rq->c, sel, ns, bytes, &start);
 		end = INT64_MAX;
 	}
 	rq->start = start;
@@ -999,6 +1206,12 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 static void client_free(struct client *c)
 {
 	struct proxy *px = c->px;
+	if (!c->authed)
+		px->nunauth--;
+	if (c->big)
+		px->trim = 1;
+	if (c->handshake)
+		event_free(c->handshake);
 	for (int i = 0; i < px->cfg.max_handles; i++)
 		handle_free(c, c->handles[i]);
 	rquery_free(c->rq);
@@ -1023,6 +1236,23 @@ static void client_end(struct client *c, int routine, const char *why)
 	if (!routine)
 		c->px->dropped++;
 	client_free(c);
+}
+
+/* HELLO (no secret) or AUTH succeeded: the client leaves the quota of
+ * unauthenticated connections for one of max_clients slots. */
+static int client_authenticated(struct client *c)
+{
+	struct proxy *px = c->px;
+	if (px->nclients - px->nunauth >= px->cfg.max_clients)
+		return dssm__fail(DSSM_EBUSY, "too many clients: %d, the limit (--max-clients)",
+		                  px->cfg.max_clients);
+	c->authed = 1;
+	px->nunauth--;
+	event_del(c->handshake);
+	/* libevent reads 4 KiB per callback by default: far too little for
+	 * camera-sized frames. */
+	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	return 0;
 }
 
 /* Handle one complete frame. Returns -1 if the connection must close. */
@@ -1059,7 +1289,19 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 	if (rc == 0)
 		return 0;
 	send_error(c, hd->request_id, rc, dssm_last_error());
-	if (rc == DSSM_EPROTO || rc == DSSM_EPERM || c->closing) {
+	if (!c->authed) {
+		/* Before AUTH every error ends the connection; logged only with
+		 * -v (failed AUTH attempts are summarised per address). */
+		logf_(c->px, 1, "%s: dropped: %s", c->peer, dssm_last_error());
+		c->px->dropped++;
+		if (rc != DSSM_EAUTH)
+			c->px->unauth_dropped++;
+		c->closing = 1;
+		return -1;
+	}
+	/* A refused request (EPERM: --read-only, --allow-write) is only an
+	 * ERROR; a malformed frame ends the connection. */
+	if (rc == DSSM_EPROTO || c->closing) {
 		logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
 		c->px->dropped++;
 		c->closing = 1;
@@ -1067,6 +1309,10 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 	}
 	return 0;
 }
+
+/* A closing client: freed when its last output is out, when the peer
+ * goes (a reset while closing too), or at the closing deadline. */
+#define CLOSING_DEADLINE_MS 5000
 
 static void on_flushed_close(struct bufferevent *bev, void *arg)
 {
@@ -1076,6 +1322,26 @@ static void on_flushed_close(struct bufferevent *bev, void *arg)
 		client_free(c);
 }
 
+static void on_closing_event(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	client_free(arg);
+}
+
+static void start_closing(struct client *c)
+{
+	bufferevent_disable(c->bev, EV_READ);
+	if (unsent(c) == 0) {
+		client_free(c);
+		return;
+	}
+	/* Let the ERROR go out, then close. */
+	bufferevent_setcb(c->bev, NULL, on_flushed_close, on_closing_event, c);
+	struct timeval tv = {CLOSING_DEADLINE_MS / 1000, 0};
+	evtimer_add(c->handshake, &tv); /* its callback sees c->closing */
+}
+
 static void on_read(struct bufferevent *bev, void *arg)
 {
 	struct client *c = arg;
@@ -1083,23 +1349,39 @@ static void on_read(struct bufferevent *bev, void *arg)
 	if (c->closing)
 		return;
 	for (;;) {
+		/* Replies wait for the client to read: while its output is over
+		 * the limit, its requests stay unread (in the kernel's buffers,
+		 * then its own), so pipelining cannot grow the proxy. */
+		if (unsent(c) >= c->px->cfg.max_unsent) {
+			c->held = 1;
+			bufferevent_disable(bev, EV_READ);
+			break;
+		}
 		uint8_t head[WIRE_HEADER];
 		size_t avail = evbuffer_get_length(in);
 		if (avail < WIRE_HEADER)
 			break;
 		evbuffer_copyout(in, head, WIRE_HEADER);
 		struct wire_header hd;
-		long n = wire_parse_frame(head, WIRE_HEADER, c->px->cfg.max_payload, &hd);
+		/* Before AUTH only small frames: an unauthenticated peer that
+		 * announces a big one is dropped before anything is allocated. */
+		uint32_t limit = c->authed ? c->px->cfg.max_payload : PROXY_PREAUTH_MAX_PAYLOAD;
+		long n = wire_parse_frame(head, WIRE_HEADER, limit, &hd);
 		if (n < 0) {
 			send_error(c, 0, (int)n, dssm_last_error());
-			logf_(c->px, 0, "%s: dropped: %s", c->peer, dssm_last_error());
+			logf_(c->px, c->authed ? 0 : 1, "%s: dropped: %s%s", c->peer, dssm_last_error(),
+			      c->authed ? "" : " (before AUTH)");
 			c->px->dropped++;
+			if (!c->authed)
+				c->px->unauth_dropped++;
 			c->closing = 1;
 			break;
 		}
 		size_t total = WIRE_HEADER + (size_t)hd.length;
 		if (avail < total)
 			break;
+		if (total >= BIG_QUEUE)
+			c->big = 1;
 		const uint8_t *frame = evbuffer_pullup(in, (ev_ssize_t)total);
 		c->px->frames_in++;
 		c->px->bytes_in += total;
@@ -1108,25 +1390,24 @@ static void on_read(struct bufferevent *bev, void *arg)
 		if (keep < 0)
 			break;
 	}
-	if (c->closing) {
-		/* Let the ERROR go out, then close. */
-		bufferevent_disable(bev, EV_READ);
-		bufferevent_setcb(bev, NULL, on_flushed_close, NULL, c);
-		if (unsent(c) == 0)
-			client_free(c);
-	}
+	if (c->closing)
+		start_closing(c);
 }
 
 static void on_write(struct bufferevent *bev, void *arg)
 {
-	(void)bev;
 	struct client *c = arg;
 	/* Output drained below the low-water mark: subscriptions and a query
-	 * of a recording may go on. */
+	 * of a recording may go on, then requests held back. */
 	service_rquery(c);
 	for (int i = 0; i < c->px->cfg.max_handles; i++)
 		if (c->handles[i] && c->handles[i]->sub)
 			service_handle(c, c->handles[i]);
+	if (c->held && unsent(c) < c->px->cfg.max_unsent) {
+		c->held = 0;
+		bufferevent_enable(bev, EV_READ);
+		on_read(bev, c); /* what is buffered already; may free c */
+	}
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
@@ -1135,10 +1416,88 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
 	struct client *c = arg;
 	if (what & BEV_EVENT_EOF)
 		client_end(c, 1, "by the peer");
-	else if (what & BEV_EVENT_TIMEOUT)
-		client_end(c, 0, c->hello ? "idle timeout" : "no HELLO within 10 s");
 	else if (what & BEV_EVENT_ERROR)
 		client_end(c, 0, strerror(EVUTIL_SOCKET_ERROR()));
+}
+
+/* After AUTH there is no deadline: idle clients are fine; dead ones are
+ * found by TCP keepalive. */
+static void on_handshake_deadline(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct client *c = arg;
+	if (c->closing) { /* its output never drained */
+		client_free(c);
+		return;
+	}
+	char why[96];
+	snprintf(why, sizeof why, "no %s within %d ms", c->hello ? "AUTH" : "HELLO",
+	         c->px->cfg.handshake_ms);
+	c->px->unauth_dropped++;
+	c->px->dropped++;
+	client_end(c, 1, why); /* logged with -v; summarised otherwise */
+}
+
+/* ---- accept errors: out of descriptors ---- */
+
+/* accept() fails with EMFILE while connections wait, and the listener is
+ * readable again at once: the loop spun at 100% CPU, libevent logging
+ * each failure. Instead accept pauses with a backoff (10 ms doubling to
+ * 1 s); one waiting connection is taken with the reserve descriptor and
+ * refused with an ERROR; failures are logged once, then in summaries. */
+static void on_resume_accept(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct proxy *px = arg;
+	evconnlistener_enable(px->listener);
+}
+
+static void emfile_log(struct proxy *px, int force)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (!px->emfile_refused || (!force && now - px->emfile_logged_at < LOG_SUMMARY_EVERY))
+		return;
+	logf_(px, 0, "out of file descriptors: %llu connections refused in the last %.0f s "
+	      "(raise ulimit -n, or lower --max-clients)", (unsigned long long)px->emfile_refused,
+	      dssm_time_to_sec(now - px->emfile_logged_at));
+	px->emfile_refused = 0;
+	px->emfile_logged_at = now;
+}
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct proxy *px = arg;
+	int err = EVUTIL_SOCKET_ERROR();
+	evconnlistener_disable(l);
+	if ((err == EMFILE || err == ENFILE) && px->reserve_fd >= 0) {
+		close(px->reserve_fd);
+		int fd = accept4(evconnlistener_get_fd(l), NULL, NULL, SOCK_CLOEXEC);
+		if (fd >= 0) {
+			struct wbuf w = {0};
+			wire_put_error(&w, 0, DSSM_EBUSY, "the proxy is out of file descriptors; try later");
+			if (write(fd, w.data, w.len) < 0) { /* best effort */ }
+			wbuf_free(&w);
+			close(fd);
+		}
+		px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	px->dropped++;
+	dssm_time_t now = dssm__monotonic();
+	if (!px->emfile_refused && now - px->emfile_logged_at >= LOG_SUMMARY_EVERY) {
+		logf_(px, 0, "accept: %s; pausing accept (further failures are summarised every %d s)",
+		      strerror(err), (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		px->emfile_logged_at = now;
+	} else {
+		px->emfile_refused++;
+	}
+	px->emfile_backoff = px->emfile_backoff ? px->emfile_backoff * 2 : 10 * 1000 * 1000;
+	if (px->emfile_backoff > DSSM_NSEC_PER_SEC)
+		px->emfile_backoff = DSSM_NSEC_PER_SEC;
+	struct timeval tv = {(time_t)(px->emfile_backoff / DSSM_NSEC_PER_SEC),
+	                     (suseconds_t)(px->emfile_backoff % DSSM_NSEC_PER_SEC / 1000)};
+	evtimer_add(px->resume_accept, &tv);
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
@@ -1147,39 +1506,51 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	(void)l;
 	(void)len;
 	struct proxy *px = arg;
-	char peer[64] = "?";
+	px->emfile_backoff = 0;
+	char peer[64] = "?", addr[INET6_ADDRSTRLEN] = "?";
 	if (sa->sa_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)sa;
-		char ip[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
-		snprintf(peer, sizeof peer, "%s:%d", ip, ntohs(in->sin_port));
+		inet_ntop(AF_INET, &in->sin_addr, addr, sizeof addr);
+		snprintf(peer, sizeof peer, "%s:%d", addr, ntohs(in->sin_port));
 	} else if (sa->sa_family == AF_INET6) {
 		struct sockaddr_in6 *in = (struct sockaddr_in6 *)sa;
-		char ip[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, &in->sin6_addr, ip, sizeof ip);
-		snprintf(peer, sizeof peer, "[%s]:%d", ip, ntohs(in->sin6_port));
+		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
+		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	if (px->nclients >= px->cfg.max_clients) {
-		logf_(px, 0, "%s: refused: %d clients, the limit", peer, px->cfg.max_clients);
-		struct wbuf w = {0};
-		wire_put_error(&w, 0, DSSM_EBUSY, "too many clients");
-		if (write(fd, w.data, w.len) < 0) { /* best effort */ }
-		wbuf_free(&w);
-		evutil_closesocket(fd);
-		px->dropped++;
-		return;
+	/* Connections still authenticating have a quota of their own: when it
+	 * is full the oldest of them goes, so unauthenticated peers can never
+	 * take an authenticated client's slot, nor keep a new one out. */
+	if (px->nunauth >= px->cfg.max_unauth) {
+		struct client *old = NULL;
+		for (struct client *o = px->clients; o; o = o->next)
+			if (!o->authed)
+				old = o; /* the list is newest first */
+		if (old) {
+			px->unauth_dropped++;
+			px->dropped++;
+			client_end(old, 1, "evicted: the quota of unauthenticated connections is full");
+		}
 	}
 	struct client *c = calloc(1, sizeof *c);
 	if (c)
 		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
 	if (c)
 		c->bev = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (!c || !c->handles || !c->bev) {
+	if (c)
+		c->handshake = evtimer_new(px->base, on_handshake_deadline, c);
+	if (!c || !c->handles || !c->bev || !c->handshake) {
 		if (c) {
+			if (c->bev)
+				bufferevent_free(c->bev);
+			else
+				evutil_closesocket(fd);
+			if (c->handshake)
+				event_free(c->handshake);
 			free(c->handles);
 			free(c);
+		} else {
+			evutil_closesocket(fd);
 		}
-		evutil_closesocket(fd);
 		return;
 	}
 	int one = 1;
@@ -1187,39 +1558,42 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
 	c->px = px;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	c->next = px->clients;
 	if (px->clients)
 		px->clients->prev = c;
 	px->clients = c;
 	px->nclients++;
+	px->nunauth++;
 	px->accepted++;
-	/* libevent reads 4 KiB per callback by default: far too little for
-	 * camera-sized frames. */
-	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	/* Until AUTH, reads stay small (PROXY_PREAUTH_MAX_PAYLOAD frames). */
+	bufferevent_set_max_single_read(c->bev, PROXY_PREAUTH_MAX_PAYLOAD + WIRE_HEADER);
 	bufferevent_set_max_single_write(c->bev, 1 << 20);
 	bufferevent_setwatermark(c->bev, EV_WRITE, px->cfg.max_unsent / 2, 0);
 	bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
-	struct timeval hello_timeout = {10, 0};
-	bufferevent_set_timeouts(c->bev, &hello_timeout, NULL);
+	/* One deadline for the whole handshake, which arriving bytes do not
+	 * extend (a peer sending a byte a second cannot hold the slot). */
+	struct timeval hs = {px->cfg.handshake_ms / 1000, (px->cfg.handshake_ms % 1000) * 1000};
+	evtimer_add(c->handshake, &hs);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	logf_(px, 1, "%s: connected", peer);
-}
-
-/* After HELLO the read timeout is lifted (idle clients are fine; dead ones
- * are found by TCP keepalive). */
-static void lift_timeouts(struct proxy *px)
-{
-	for (struct client *c = px->clients; c; c = c->next)
-		if (c->hello)
-			bufferevent_set_timeouts(c->bev, NULL, NULL);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd;
 	(void)what;
-	lift_timeouts(arg);
-	watch_reap(arg, 0);
+	struct proxy *px = arg;
+	auth_fail_flush(px);
+	emfile_log(px, 0);
+	watch_reap(px, 0);
+	/* A client that moved big frames went: give its memory back (glibc
+	 * keeps freed heap otherwise; 130 MB stayed after a flood). */
+	if (px->trim) {
+		px->trim = 0;
+		pool_drain();
+		malloc_trim(0);
+	}
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -1283,6 +1657,10 @@ int proxy_run(const struct proxy_config *cfg_in)
 		event_base_free(px.base);
 		return 1;
 	}
+	evconnlistener_set_error_cb(px.listener, on_accept_error);
+	px.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	px.resume_accept = evtimer_new(px.base, on_resume_accept, &px);
+	px.emfile_logged_at = px.unauth_logged_at = dssm__monotonic() - LOG_SUMMARY_EVERY;
 	struct sockaddr_storage bound;
 	socklen_t blen = sizeof bound;
 	getsockname(evconnlistener_get_fd(px.listener), (struct sockaddr *)&bound, &blen);
@@ -1311,6 +1689,12 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_base_dispatch(px.base);
 	while (px.clients)
 		client_free(px.clients);
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
+	emfile_log(&px, 1);
+	event_free(px.resume_accept);
+	if (px.reserve_fd >= 0)
+		close(px.reserve_fd);
 	watch_reap(&px, 1);
 	pool_drain();
 	event_free(sigint);

@@ -8,14 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct auth_secret;
+
 struct proxy_config {
 	const char *host;          /* address to listen on (default 127.0.0.1) */
 	int port;                  /* default 5800; 0 picks a free port */
-	const char *secret;        /* shared secret; required unless loopback */
+	const struct auth_secret *secret; /* shared secret; required unless loopback */
 	uint32_t max_payload;      /* largest frame payload accepted */
-	int max_clients;
+	int max_clients;           /* authenticated connections */
+	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */
+	int handshake_ms;          /* HELLO..AUTH must end within this (arriving bytes do not extend it) */
 	int max_handles;           /* open streams per client */
-	size_t max_unsent;         /* queued output per client */
+	size_t max_unsent;         /* queued output per client; its requests wait beyond it */
+	uint64_t max_stream_bytes; /* largest ring a client may create */
 	int verbose;
 	const char *port_file;     /* write the bound port here (for tests) */
 	const char **allow_write;  /* globs of NAME:ID clients may write; NULL: all */
@@ -25,6 +30,12 @@ struct proxy_config {
 };
 
 #define PROXY_DEFAULT_PORT 5800
+#define PROXY_DEFAULT_MAX_UNAUTH 32
+#define PROXY_DEFAULT_HANDSHAKE_MS 10000
+#define PROXY_DEFAULT_MAX_STREAM_BYTES (256ull << 20)
+/* Frames before AUTH completes are at most this long (HELLO and AUTH need
+ * a few hundred bytes): an unauthenticated peer pins no memory. */
+#define PROXY_PREAUTH_MAX_PAYLOAD 4096
 
 /* Runs until SIGINT/SIGTERM; prints a summary. 0 on a clean stop. */
 int proxy_run(const struct proxy_config *cfg);

@@ -58,9 +58,12 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 			break;
 		commit = atomic_load_explicit(&h->commit, memory_order_acquire);
 	}
-	dssm_time_t span = info->time_newest - info->time_oldest;
-	if (info->tid_newest > info->tid_oldest && span > 0)
-		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) / dssm_time_to_sec(span);
+	/* Times are the writers' to choose (INT64_MIN and INT64_MAX included):
+	 * the span is taken unsigned, where it cannot overflow. */
+	if (info->tid_newest > info->tid_oldest && info->time_newest > info->time_oldest) {
+		uint64_t span = (uint64_t)info->time_newest - (uint64_t)info->time_oldest;
+		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) / ((double)span / 1e9);
+	}
 	return 0;
 }
 

@@ -361,6 +361,74 @@ static void test_slow_subscriber_told_what_it_missed(void **state)
 	dssm_close(w);
 }
 
+/* Every loss is counted: a subscriber of samples written flat out into a
+ * few slots is told, with each sample, exactly how many TIDs it missed since
+ * the previous one, also after the proxy's read of a sample failed because
+ * the writer overwrote it during the copy (that count was dropped). The
+ * proxy is made to see such a failure every 7th read (a real one takes 64
+ * overwritten copies in a row). */
+struct flat_out {
+	dssm_stream *w;
+	int n;
+};
+
+static void *write_flat_out(void *p)
+{
+	struct flat_out *f = p;
+	static uint8_t img[4096];
+	for (int i = 0; i < f->n; i++) {
+		dssm_write(f->w, img, sizeof img, (dssm_time_t)i + 1);
+		if (i % 64 == 0)
+			usleep(1000); /* some received, some missed */
+	}
+	return NULL;
+}
+
+static void test_every_loss_counted(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	int port;
+	setenv("DSSM_TEST_OVERWRITE_EVERY", "7", 1);
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	unsetenv("DSSM_TEST_OVERWRITE_EVERY");
+	assert_true(pid > 0);
+	struct flat_out f = {testutil_create("flat", 4096, 16), N};
+	char a[96];
+	snprintf(a, sizeof a, "127.0.0.1:%d/flat", port);
+	dssm_stream *r = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, write_flat_out, &f), 0);
+	static uint8_t buf[4096];
+	uint64_t next = 0, received = 0, missed_total = 0;
+	while (next < N) {
+		uint64_t missed = 0;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, buf, sizeof buf, &si, &missed);
+		if (rc == DSSM_EFUTURE) {
+			assert_int_equal(dssm_wait_new(r, 10 * DSSM_NSEC_PER_SEC), 0);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		if (si.tid != next + missed)
+			fail_msg("sample %llu after %llu: told %llu missed, not %llu",
+			         (unsigned long long)si.tid, (unsigned long long)next,
+			         (unsigned long long)missed, (unsigned long long)(si.tid - next));
+		missed_total += missed;
+		received++;
+		next = si.tid + 1;
+	}
+	pthread_join(t, NULL);
+	print_message("%d written: %llu received + %llu missed\n", N, (unsigned long long)received,
+	              (unsigned long long)missed_total);
+	assert_int_equal(received + missed_total, N);
+	dssm_close(r);
+	dssm_close(f.w);
+	stop_proxy(pid, SIGTERM);
+}
+
 static void test_proxy_restart_loses_nothing(void **state)
 {
 	(void)state;
@@ -565,7 +633,7 @@ static void test_secret(void **state)
 	fclose(f);
 	chmod(good, 0600);
 	f = fopen(bad, "w");
-	fputs("wrong\n", f);
+	fputs("a wrong secret, long enough\n", f);
 	fclose(f);
 	chmod(bad, 0600);
 	int port;
@@ -579,10 +647,10 @@ static void test_secret(void **state)
 	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
 	dssm_stream_info *v;
 	unsetenv("DSSM_SECRET_FILE");
-	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
 	assert_non_null(strstr(dssm_last_error(), "DSSM_SECRET_FILE"));
 	setenv("DSSM_SECRET_FILE", bad, 1);
-	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
 	assert_non_null(strstr(dssm_last_error(), "wrong secret"));
 	setenv("DSSM_SECRET_FILE", good, 1);
 	int n = dssm_list_remote(hp, &v);
@@ -763,6 +831,29 @@ static void test_remote_queries_of_recordings(void **state)
 	assert_int_equal(dssm_query_remote(hp, "nope", &q, collect, &got, &res), DSSM_ENOENT);
 	q.streams = "nothing*";
 	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_ENOENT);
+	/* times and spans at the ends of their range: refused by name, or
+	 * answered, never overflowed (the ASan+UBSan build aborts on that) */
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_LATEST, 0, 0, INT64_MIN, 0, 0};
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "span"));
+	q.span = -1;
+	q.mode = DSSM_RQ_AUTO;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_HISTORY, 5, -5, 0, 0, 0};
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "start"));
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_LATEST, 0, 0, INT64_MAX, 0, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
+	q = (dssm_remote_query){"gps:1", DSSM_RQ_AUTO, 0, 0, INT64_MAX, UINT64_MAX, 0};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), 0);
+	assert_int_equal(got.n, 20);
 	stop_proxy(pid, SIGTERM);
 	/* a proxy not told to serve recordings refuses */
 	q.streams = NULL;
@@ -785,6 +876,7 @@ int main(void)
 		cmocka_unit_test_setup(test_remote_waits, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
+		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),

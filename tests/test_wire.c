@@ -186,6 +186,50 @@ static void test_random_bytes(void **state)
 	}
 }
 
+/* Sizes and strings from the wire are checked before use, on every
+ * platform: an INFO's fewest bytes (what a LIST count is checked against),
+ * a NUL inside a string (a name would be cut there), sizes that do not fit
+ * in a 32-bit size_t. */
+static void test_hostile_fields(void **state)
+{
+	(void)state;
+	struct wbuf w = {0};
+	dssm_stream_info i;
+	memset(&i, 0, sizeof i);
+	wire_put_info(&w, &i);
+	assert_int_equal(w.len, WIRE_INFO_MIN);
+	/* a string with a NUL byte */
+	wbuf_reset(&w);
+	wbuf_u16(&w, 5);
+	wbuf_bytes(&w, "ab\0cd", 5);
+	struct rbuf r = rbuf_of(w.data, w.len);
+	char out[16];
+	rbuf_str(&r, out, sizeof out);
+	assert_int_equal(rbuf_end(&r, "OPEN"), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "NUL"));
+	/* a max_size of 2^40: fine where size_t has 64 bits, refused where not */
+	i.max_size = 1;
+	wbuf_reset(&w);
+	wire_put_layout(&w, &i);
+	w.data[2 + 4 + 2 + 2 + 5] = 1; /* byte 5 of max_size: 2^40 + 1 */
+	r = rbuf_of(w.data, w.len);
+	dssm_stream_info got;
+	wire_get_layout(&r, &got);
+	if (SIZE_MAX < UINT64_MAX) {
+		assert_int_equal(rbuf_end(&r, "INFO"), DSSM_EPROTO);
+		assert_non_null(strstr(dssm_last_error(), "max_size"));
+	} else {
+		assert_int_equal(rbuf_end(&r, "INFO"), 0);
+		assert_true(got.max_size == (size_t)((UINT64_C(1) << 40) + 1));
+	}
+	/* a frame length that would not fit the long the parser returns */
+	uint8_t head[WIRE_HEADER] = {0xf0, 0xff, 0xff, 0xff, 0x03, 0, 0, 0, 1, 0, 0, 0};
+	struct wire_header h;
+	long n = wire_parse_frame(head, sizeof head, UINT32_MAX, &h);
+	assert_true(n == 0 || n == DSSM_EPROTO); /* need more, or refused: never wrapped */
+	wbuf_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_records_round_trip),
 		cmocka_unit_test(test_strings_bounded),
 		cmocka_unit_test(test_random_bytes),
+		cmocka_unit_test(test_hostile_fields),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }

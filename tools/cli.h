@@ -36,6 +36,8 @@ int cmd_proxy(int argc, char **argv);
 void help_proxy(FILE *out);
 int cmd_ping(int argc, char **argv);
 void help_ping(FILE *out);
+int cmd_secret(int argc, char **argv);
+void help_secret(FILE *out);
 int cmd_mirror(int argc, char **argv);
 void help_mirror(FILE *out);
 int cmd_record(int argc, char **argv);

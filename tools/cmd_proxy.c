@@ -16,13 +16,24 @@ void help_proxy(FILE *out)
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
+	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
+	        "                  [--max-stream-bytes BYTES]\n"
 	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
 	        "                  [--port-file FILE] [-v]\n\n"
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
 	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
-	        "secret (--secret-file, mode 0600), proven by both sides with HMAC-SHA256\n"
-	        "and never sent. Clients set DSSM_SECRET_FILE to the same file.\n"
+	        "secret (--secret-file, mode 0600; `dssm secret FILE` makes one), proven by\n"
+	        "both sides with HMAC-SHA256 and never sent. Clients set DSSM_SECRET_FILE to\n"
+	        "the same file. It authenticates, it does not encrypt: across untrusted\n"
+	        "networks use an SSH tunnel or WireGuard.\n"
+	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
+	        "finish HELLO..AUTH within --handshake-timeout (default %d ms); at most\n"
+	        "--max-unauth (default %d) such connections are kept, apart from the\n"
+	        "--max-clients (default 256) authenticated ones: the oldest goes first.\n"
+	        "Wrong secrets are rate-limited per source address and logged in summaries.\n"
+	        "A client may create rings of up to --max-stream-bytes (default %llu MiB,\n"
+	        "slots x max_size); a refused write or open is an ERROR, the connection stays.\n"
 	        "Writes: all streams by default; --read-only refuses every write, and\n"
 	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
 	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
@@ -30,19 +41,33 @@ void help_proxy(FILE *out)
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
 	        "examples:\n"
 	        "  dssm proxy\n"
+	        "  dssm secret /etc/dssm/secret\n"
 	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
-	        PROXY_DEFAULT_PORT);
+	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
+	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
 }
 
 int cmd_proxy(int argc, char **argv)
 {
-	struct proxy_config cfg = {"127.0.0.1", PROXY_DEFAULT_PORT, NULL, 64u << 20, 256, 64,
-	                           8u << 20, 0, NULL, NULL, 0, 0, NULL};
+	struct proxy_config cfg = {
+		.host = "127.0.0.1",
+		.port = PROXY_DEFAULT_PORT,
+		.max_payload = 64u << 20,
+		.max_clients = 256,
+		.max_unauth = PROXY_DEFAULT_MAX_UNAUTH,
+		.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS,
+		.max_handles = 64,
+		.max_unsent = 8u << 20,
+		.max_stream_bytes = PROXY_DEFAULT_MAX_STREAM_BYTES,
+	};
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
 	                                         {"secret-file", required_argument, 0, 's'},
 	                                         {"max-clients", required_argument, 0, 'c'},
+	                                         {"max-unauth", required_argument, 0, 'u'},
+	                                         {"handshake-timeout", required_argument, 0, 'H'},
+	                                         {"max-stream-bytes", required_argument, 0, 'B'},
 	                                         {"max-streams", required_argument, 0, 'm'},
 	                                         {"max-frame", required_argument, 0, 'f'},
 	                                         {"port-file", required_argument, 0, 'P'},
@@ -51,9 +76,9 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, rc;
 	long v;
-	char *secret = NULL;
+	struct auth_secret *secret = NULL;
 	while ((opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'l': cfg.host = optarg; break;
@@ -70,12 +95,19 @@ int cmd_proxy(int argc, char **argv)
 			break;
 		}
 		case 's':
-			free(secret);
-			if (!(secret = auth_read_secret(optarg)))
-				return cli_dssm_error("proxy", DSSM_EINVAL);
+			auth_secret_free(secret);
+			if ((rc = auth_read_secret(optarg, &secret)) < 0)
+				return cli_dssm_error("proxy", rc);
 			cfg.secret = secret;
 			break;
-		case 'p': case 'c': case 'm': case 'f':
+		case 'B':
+			if (cli_parse_long("proxy", "--max-stream-bytes", optarg, &v) < 0)
+				return EXIT_USAGE;
+			if (v < 4096)
+				return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
+			cfg.max_stream_bytes = (uint64_t)v;
+			break;
+		case 'p': case 'c': case 'm': case 'f': case 'u': case 'H':
 			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
 				return EXIT_USAGE;
 			if (opt == 'p' && (v < 0 || v > 65535))
@@ -83,7 +115,11 @@ int cmd_proxy(int argc, char **argv)
 			if (opt != 'p' && v < 1)
 				return cli_usage("proxy", "limits must be >= 1");
 			if (opt == 'p') cfg.port = (int)v;
+			if (v > INT32_MAX)
+				return cli_usage("proxy", "'%s' is too large", optarg);
 			if (opt == 'c') cfg.max_clients = (int)v;
+			if (opt == 'u') cfg.max_unauth = (int)v;
+			if (opt == 'H') cfg.handshake_ms = (int)v;
 			if (opt == 'm') cfg.max_handles = (int)v;
 			if (opt == 'f') {
 				if (v < 4096 || v > (1L << 30) + (1L << 20))
@@ -99,9 +135,9 @@ int cmd_proxy(int argc, char **argv)
 		return cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
 	if (cfg.read_only && cfg.n_allow_write)
 		return cli_usage("proxy", "--read-only and --allow-write exclude each other");
-	int rc = proxy_run(&cfg);
+	rc = proxy_run(&cfg);
 	free(cfg.allow_write);
-	free(secret);
+	auth_secret_free(secret);
 	return rc;
 }
 

@@ -21,6 +21,7 @@ static const struct cli_command commands[] = {
 	{"cleanup", "remove streams whose writer died", cmd_cleanup, help_cleanup},
 	{"proxy", "serve this host's streams to other hosts over TCP", cmd_proxy, help_proxy},
 	{"ping", "clock offset and round trip to a proxy", cmd_ping, help_ping},
+	{"secret", "make a new shared secret file for the proxy", cmd_secret, help_secret},
 	{"mirror", "keep a local copy of a remote stream", cmd_mirror, help_mirror},
 	{"record", "record streams into a container on disk", cmd_record, help_record},
 	{"query", "samples of a recording by stream and time", cmd_query, help_query},

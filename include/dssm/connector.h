@@ -29,8 +29,13 @@
  * unchanged: hosts are expected to be in step (chrony); the estimate tells
  * whether they are.
  *
- * Authentication: if the proxy requires a secret, the connector reads it
- * from the file named by DSSM_SECRET_FILE (mode 0600).
+ * Authentication: the shared secret is the whole file named by
+ * DSSM_SECRET_FILE (mode 0600, 16 to 4096 bytes; `dssm secret FILE` makes
+ * one). With it set, the connector proves it to the proxy and requires the
+ * proxy's proof in return: a proxy that asks for no AUTH, or whose proof is
+ * wrong, is refused with DSSM_EAUTH ("did not authenticate"). A proxy that
+ * requires a secret the client lacks, or a wrong secret, is DSSM_EAUTH too.
+ * The link is authenticated, not encrypted (docs/protocol.md, threat model).
  */
 #ifndef DSSM_CONNECTOR_H
 #define DSSM_CONNECTOR_H

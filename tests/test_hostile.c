@@ -1,0 +1,731 @@
+/*
+ * test_hostile.c - the real `dssm proxy` attacked as an outsider would: raw
+ * TCP peers that never authenticate, trickle bytes, announce huge frames,
+ * guess secrets, pipeline requests without reading replies, reset while
+ * being closed. Each attack is bounded by what the proxy holds (its RssAnon,
+ * its log) or by the service a legitimate client still gets.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../connector/wire.h"
+#include "dssm/connector.h"
+#include "testutil.h"
+
+static char proxy_bin[512];
+static char secret_file[64], wrong_file[64], log_file[64];
+
+struct proxy {
+	pid_t pid;
+	int port;
+};
+
+/* Start the proxy with `args` (NULL-terminated), stderr into log_file;
+ * `nofile` > 0 limits its descriptors. */
+static struct proxy start_proxy_lim(const char **args, int nofile)
+{
+	char port_file[64];
+	snprintf(port_file, sizeof port_file, "/tmp/dssm-hostile-port-%d", (int)getpid());
+	unlink(port_file);
+	struct proxy p = {-1, 0};
+	p.pid = fork();
+	if (p.pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		int fd = open(log_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd >= 0)
+			dup2(fd, 2);
+		if (nofile > 0) {
+			struct rlimit rl = {(rlim_t)nofile, (rlim_t)nofile};
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		const char *argv[32] = {proxy_bin, "proxy", "--port", "0", "--port-file", port_file};
+		int n = 6;
+		for (int i = 0; args && args[i] && n < 31; i++)
+			argv[n++] = args[i];
+		argv[n] = NULL;
+		execv(proxy_bin, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		FILE *f = fopen(port_file, "r");
+		if (f) {
+			int ok = fscanf(f, "%d", &p.port) == 1;
+			fclose(f);
+			if (ok && p.port > 0) {
+				unlink(port_file);
+				return p;
+			}
+		}
+		if (waitpid(p.pid, NULL, WNOHANG) == p.pid)
+			fail_msg("the proxy did not start (see %s)", log_file);
+		usleep(10000);
+	}
+	fail_msg("the proxy did not start in 10 s");
+	return p;
+}
+
+static struct proxy start_proxy(const char **args)
+{
+	return start_proxy_lim(args, 0);
+}
+
+static void stop_proxy(struct proxy p)
+{
+	kill(p.pid, SIGTERM);
+	int status = 0;
+	waitpid(p.pid, &status, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static char *hp(struct proxy p)
+{
+	static char buf[64];
+	snprintf(buf, sizeof buf, "127.0.0.1:%d", p.port);
+	return buf;
+}
+
+/* RssAnon of a process, in KiB. */
+static long rss_anon_kib(pid_t pid)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "RssAnon: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static long log_bytes(void)
+{
+	struct stat st;
+	return stat(log_file, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* Lines of the proxy's log that contain `what`. */
+static int log_lines(const char *what)
+{
+	FILE *f = fopen(log_file, "r");
+	char line[1024];
+	int n = 0;
+	while (f && fgets(line, sizeof line, f))
+		n += strstr(line, what) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static int raw_connect(struct proxy p)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)p.port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	struct timeval tv = {10, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return fd;
+}
+
+static void put_hello(struct wbuf *w)
+{
+	size_t f = wire_frame_begin(w, WIRE_HELLO, 1);
+	wbuf_u32(w, WIRE_MAGIC);
+	wbuf_u16(w, 1);
+	wbuf_u16(w, 1);
+	wbuf_u32(w, 1 << 20);
+	wbuf_str(w, "hostile test");
+	wire_frame_end(w, f);
+}
+
+static void send_hello(int fd)
+{
+	struct wbuf w = {0};
+	put_hello(&w);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	wbuf_free(&w);
+}
+
+/* Read frames until one that is not the HELLO reply, or EOF: its type and
+ * (for ERROR) its code; -1 at EOF (or a reset), -2 after the receive timeout. */
+static int next_frame(int fd, int *code)
+{
+	for (;;) {
+		uint8_t head[WIRE_HEADER];
+		size_t n = 0;
+		while (n < sizeof head) {
+			ssize_t k = read(fd, head + n, sizeof head - n);
+			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				return -2;
+			if (k <= 0)
+				return -1;
+			n += (size_t)k;
+		}
+		struct wire_header h;
+		if (wire_parse_frame(head, sizeof head, 1u << 30, &h) < 0)
+			return -1;
+		uint8_t *body = malloc(h.length ? h.length : 1);
+		for (n = 0; n < h.length;) {
+			ssize_t k = read(fd, body + n, h.length - n);
+			if (k <= 0) {
+				free(body);
+				return -1;
+			}
+			n += (size_t)k;
+		}
+		if (h.type == (WIRE_HELLO | WIRE_REPLY)) {
+			free(body);
+			continue;
+		}
+		if (h.type == WIRE_ERROR && code) {
+			struct rbuf r = rbuf_of(body, h.length);
+			*code = rbuf_i32(&r);
+		}
+		free(body);
+		return h.type;
+	}
+}
+
+/* 1 if the proxy closes fd (EOF or reset) within ms, reading whatever it
+ * sent before. */
+static int closed_within(int fd, int ms)
+{
+	for (;;) {
+		struct pollfd p = {fd, POLLIN, 0};
+		if (poll(&p, 1, ms) <= 0)
+			return 0;
+		uint8_t buf[4096];
+		ssize_t k = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+		if (k == 0 || (k < 0 && errno != EAGAIN))
+			return 1;
+	}
+}
+
+static void write_secrets(void)
+{
+	FILE *f = fopen(secret_file, "w");
+	fputs("a proper secret of more than sixteen bytes\n", f);
+	fclose(f);
+	chmod(secret_file, 0600);
+	f = fopen(wrong_file, "w");
+	fputs("a wrong secret of more than sixteen bytes\n", f);
+	fclose(f);
+	chmod(wrong_file, 0600);
+}
+
+/* ---- 1. nothing unauthenticated holds resources ---- */
+
+/* Before AUTH a frame may be a few KiB: a peer announcing a big one is
+ * refused at its header, and many such peers do not grow the proxy. */
+static void test_preauth_frames_are_small(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, NULL};
+	struct proxy p = start_proxy(args);
+	long before = rss_anon_kib(p.pid);
+	enum { PEERS = 16, SENT = 2 << 20 };
+	int fds[PEERS];
+	uint8_t *junk = calloc(1, SENT);
+	for (int i = 0; i < PEERS; i++) {
+		fds[i] = raw_connect(p);
+		if (i % 2)
+			send_hello(fds[i]); /* after HELLO, before AUTH: the same */
+		uint8_t head[WIRE_HEADER] = {0, 0, 0, 4, WIRE_WRITE, 0, 0, 0, 2, 0, 0, 0}; /* 64 MiB */
+		assert_int_equal(write(fds[i], head, sizeof head), (ssize_t)sizeof head);
+		int fl = fcntl(fds[i], F_GETFL);
+		fcntl(fds[i], F_SETFL, fl | O_NONBLOCK);
+		if (write(fds[i], junk, SENT) < 0) { /* the proxy may have closed already */ }
+		fcntl(fds[i], F_SETFL, fl);
+	}
+	for (int i = 0; i < PEERS; i++) {
+		int code = 0;
+		assert_int_equal(next_frame(fds[i], &code), WIRE_ERROR);
+		assert_int_equal(code, DSSM_EPROTO);
+		close(fds[i]);
+	}
+	long after = rss_anon_kib(p.pid);
+	print_message("RssAnon before %ld KiB, after %d peers sent 64 MiB headers: %ld KiB\n", before,
+	              PEERS, after);
+	assert_true(after - before < 8 * 1024); /* not PEERS x 2 MiB */
+	free(junk);
+	stop_proxy(p);
+}
+
+/* The handshake has one deadline: bytes trickling in do not extend it,
+ * and HELLO does not lift it. */
+static void test_handshake_deadline(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, "--handshake-timeout", "500", NULL};
+	struct proxy p = start_proxy(args);
+	/* slowloris: a byte every 50 ms of a HELLO that never ends */
+	int fd = raw_connect(p);
+	uint8_t head[WIRE_HEADER] = {200, 0, 0, 0, WIRE_HELLO, 0, 0, 0, 1, 0, 0, 0};
+	int sent = 0, closed = 0;
+	for (; sent < 400 && !closed; sent++) {
+		uint8_t b = sent < WIRE_HEADER ? head[sent] : 'x';
+		if (send(fd, &b, 1, MSG_NOSIGNAL) != 1 || closed_within(fd, 0))
+			closed = 1;
+		usleep(50000);
+	}
+	print_message("slowloris closed after %d bytes\n", sent);
+	assert_true(closed); /* 400 bytes take 20 s: 40x the deadline */
+	close(fd);
+	/* HELLO, then silence */
+	fd = raw_connect(p);
+	send_hello(fd);
+	int code = 0;
+	assert_int_equal(next_frame(fd, &code), -1); /* EOF, before the 10 s receive timeout */
+	close(fd);
+	stop_proxy(p);
+}
+
+/* Unauthenticated connections have their own quota: they never take an
+ * authenticated client's slot, and new ones push out the oldest. */
+static void test_unauthenticated_quota(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, "--max-clients", "4", "--max-unauth", "4",
+	                      NULL};
+	struct proxy p = start_proxy(args);
+	dssm_stream *w = testutil_create("quota", 16, 8);
+	dssm_write(w, "x", 1, 1);
+	setenv("DSSM_SECRET_FILE", secret_file, 1);
+	char a[96];
+	snprintf(a, sizeof a, "%s/quota", hp(p));
+	dssm_stream *good[3];
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dssm_open_address(a, DSSM_READ, &good[i]), 0);
+	enum { SQUATTERS = 20 };
+	int fds[SQUATTERS];
+	for (int i = 0; i < SQUATTERS; i++) {
+		fds[i] = raw_connect(p);
+		send_hello(fds[i]);
+	}
+	/* the fourth authenticated client still gets in, and the others work */
+	dssm_stream *fourth = NULL;
+	int rc = dssm_open_address(a, DSSM_READ, &fourth);
+	if (rc < 0)
+		fail_msg("an authenticated client was kept out by %d squatters: %s", SQUATTERS,
+		         dssm_last_error());
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dssm_read_last(good[i], NULL, 0, NULL), 0);
+	/* the squatters beyond the quota were closed (the oldest first) */
+	int evicted = 0;
+	for (int i = 0; i < SQUATTERS; i++) {
+		/* the oldest ones must have gone; the newest 5 may still wait */
+		evicted += closed_within(fds[i], i < SQUATTERS - 5 ? 5000 : 0);
+		close(fds[i]);
+	}
+	print_message("%d of %d squatters evicted\n", evicted, SQUATTERS);
+	assert_true(evicted >= SQUATTERS - 5);
+	dssm_close(fourth);
+	for (int i = 0; i < 3; i++)
+		dssm_close(good[i]);
+	dssm_close(w);
+	unsetenv("DSSM_SECRET_FILE");
+	stop_proxy(p);
+}
+
+/* Wrong secrets: a few, then the address is refused for a while; the log
+ * gets one line and summaries, not a line per attempt. */
+static void test_auth_failures_rate_limited(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, NULL};
+	struct proxy p = start_proxy(args);
+	setenv("DSSM_SECRET_FILE", wrong_file, 1);
+	enum { TRIES = 60 };
+	int wrong = 0, refused = 0;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < TRIES; i++) {
+		dssm_stream_info *v;
+		int rc = dssm_list_remote(hp(p), &v);
+		assert_int_equal(rc, DSSM_EAUTH);
+		if (strstr(dssm_last_error(), "wrong secret"))
+			wrong++;
+		else if (strstr(dssm_last_error(), "too many failed AUTH"))
+			refused++;
+		else
+			fail_msg("unexpected error: %s", dssm_last_error());
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("%d tries in %.2f s: %d checked, %d refused\n", TRIES, secs, wrong, refused);
+	/* a burst of 5, then one a second */
+	assert_true(wrong <= 5 + (int)secs + 1);
+	assert_true(refused > 0);
+	unsetenv("DSSM_SECRET_FILE");
+	stop_proxy(p);
+	int lines = log_lines("wrong secret") + log_lines("failed AUTH");
+	print_message("%d log lines about %d failed attempts\n", lines, TRIES);
+	assert_true(lines <= 3); /* the first failure, a summary, the summary at exit */
+}
+
+/* `dssm secret FILE` makes a 32-byte secret, mode 0600, never overwrites;
+ * a proxy and a client given it authenticate each other. */
+static void test_dssm_secret(void **state)
+{
+	(void)state;
+	char path[64], cmd[700];
+	snprintf(path, sizeof path, "/tmp/dssm-hostile-made-%d", (int)getpid());
+	unlink(path);
+	snprintf(cmd, sizeof cmd, "%s secret %s >/dev/null", proxy_bin, path);
+	assert_int_equal(system(cmd), 0);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 32);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	snprintf(cmd, sizeof cmd, "%s secret %s 2>/dev/null", proxy_bin, path);
+	assert_int_not_equal(system(cmd), 0); /* refuses to overwrite */
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 32);
+	const char *args[] = {"--secret-file", path, NULL};
+	struct proxy p = start_proxy(args);
+	setenv("DSSM_SECRET_FILE", path, 1);
+	dssm_stream_info *v;
+	int n = dssm_list_remote(hp(p), &v);
+	if (n < 0)
+		fail_msg("%s", dssm_last_error());
+	free(v);
+	unsetenv("DSSM_SECRET_FILE");
+	stop_proxy(p);
+	unlink(path);
+}
+
+/* ---- 4. every per-client resource bounded and freed ---- */
+
+static int count_fds(pid_t pid)
+{
+	char cmd[96];
+	snprintf(cmd, sizeof cmd, "ls /proc/%d/fd | wc -l", (int)pid);
+	FILE *f = popen(cmd, "r");
+	int n = -1;
+	if (f) {
+		if (fscanf(f, "%d", &n) != 1)
+			n = -1;
+		pclose(f);
+	}
+	return n;
+}
+
+static void put_open(struct wbuf *w, uint32_t req, uint8_t flags, const char *name, size_t n)
+{
+	size_t f = wire_frame_begin(w, WIRE_OPEN, req);
+	wbuf_u8(w, flags);
+	wbuf_u16(w, (uint16_t)n);
+	wbuf_bytes(w, name, n);
+	wbuf_u32(w, 0);
+	wire_frame_end(w, f);
+}
+
+static void send_all_blocking(int fd, struct wbuf *w)
+{
+	for (size_t off = 0; off < w->len;) {
+		ssize_t k = write(fd, w->data + off, w->len - off);
+		assert_true(k > 0);
+		off += (size_t)k;
+	}
+	wbuf_reset(w);
+}
+
+/* Pipelined READs of 64 KiB samples whose replies are not read: the proxy
+ * stops reading the requests at its unsent limit (8 MiB) instead of
+ * queueing 4000 replies (259 MB); all are answered once the client reads;
+ * the memory goes back when the client goes. */
+static void test_pipelined_reads_bounded(void **state)
+{
+	(void)state;
+	enum { SAMPLE = 64 << 10, READS = 4000 };
+	dssm_stream *w = testutil_create("cam", SAMPLE, 8);
+	uint8_t *img = calloc(1, SAMPLE);
+	dssm_write(w, img, SAMPLE, 1);
+	struct proxy p = start_proxy(NULL);
+	long base = rss_anon_kib(p.pid);
+	int fd = raw_connect(p);
+	struct wbuf out = {0};
+	put_hello(&out);
+	put_open(&out, 2, WIRE_OPEN_READ, "cam", 3);
+	for (uint32_t i = 0; i < READS; i++) {
+		size_t f = wire_frame_begin(&out, WIRE_READ, 100 + i);
+		wbuf_u32(&out, 0);
+		wbuf_u8(&out, WIRE_READ_LAST);
+		wbuf_u64(&out, 0);
+		wbuf_u32(&out, SAMPLE);
+		wire_frame_end(&out, f);
+	}
+	send_all_blocking(fd, &out); /* 120 KB: the socket buffers take it all */
+	/* the proxy answers until its output is full, then waits */
+	long peak = 0;
+	for (int i = 0; i < 20; i++) {
+		usleep(50000);
+		long kib = rss_anon_kib(p.pid);
+		if (kib > peak)
+			peak = kib;
+	}
+	print_message("proxy RssAnon %ld KiB at rest, %ld KiB with %d x 64 KiB READs pipelined\n",
+	              base, peak, READS);
+	assert_true(peak - base < 48 * 1024); /* not READS x 64 KiB = 256 MiB */
+	/* every request is answered once the client reads */
+	int replies = 0;
+	while (replies < READS) {
+		int code = 0;
+		int t = next_frame(fd, &code);
+		if (t == (WIRE_READ | WIRE_REPLY))
+			replies++;
+		else if (t != (WIRE_OPEN | WIRE_REPLY))
+			fail_msg("frame %d (code %d) after %d replies", t, code, replies);
+	}
+	close(fd);
+	wbuf_free(&out);
+	/* and the memory is given back (the proxy trims once a second); a
+	 * sanitizer's allocator keeps freed memory in quarantine: not there */
+	const char *build = getenv("BUILD");
+	if (build && (strstr(build, "asan") || strstr(build, "tsan"))) {
+		stop_proxy(p);
+		free(img);
+		dssm_close(w);
+		return;
+	}
+	long after = 0;
+	for (int i = 0; i < 50; i++) {
+		usleep(100000);
+		after = rss_anon_kib(p.pid);
+		if (after - base < 4 * 1024)
+			break;
+	}
+	print_message("proxy RssAnon %ld KiB after the client went\n", after);
+	assert_true(after - base < 4 * 1024);
+	stop_proxy(p);
+	free(img);
+	dssm_close(w);
+}
+
+/* A client that resets while the proxy is closing it (its ERROR and a
+ * subscription's data still queued) is freed: descriptors and memory. */
+static void test_reset_while_closing_frees(void **state)
+{
+	(void)state;
+	enum { SAMPLE = 256 << 10, ROUNDS = 10 };
+	dssm_stream *w = testutil_create("big", SAMPLE, 16);
+	uint8_t *img = calloc(1, SAMPLE);
+	for (int i = 0; i < 16; i++)
+		dssm_write(w, img, SAMPLE, i + 1);
+	struct proxy p = start_proxy(NULL);
+	int fds_before = count_fds(p.pid);
+	for (int round = 0; round < ROUNDS; round++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		int small = 4096;
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+		struct sockaddr_in sa = {0};
+		sa.sin_family = AF_INET;
+		sa.sin_port = htons((uint16_t)p.port);
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+		struct wbuf out = {0};
+		put_hello(&out);
+		put_open(&out, 2, WIRE_OPEN_READ, "big", 3);
+		size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
+		wbuf_u32(&out, 0);
+		wbuf_u8(&out, WIRE_SUB_OLDEST);
+		wbuf_u64(&out, 0);
+		wbuf_u32(&out, UINT32_MAX);
+		wire_frame_end(&out, f);
+		send_all_blocking(fd, &out);
+		usleep(100000); /* the proxy queues data the client does not read */
+		uint8_t bad[WIRE_HEADER] = {0, 0, 0, 0, WIRE_PING, 0, 1, 0, 9, 0, 0, 0}; /* flags 1 */
+		assert_int_equal(write(fd, bad, sizeof bad), (ssize_t)sizeof bad);
+		usleep(100000); /* now closing, its output still queued */
+		struct linger lg = {1, 0};
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd); /* a reset */
+		wbuf_free(&out);
+	}
+	int fds_after = -1;
+	for (int i = 0; i < 30; i++) {
+		usleep(100000);
+		if ((fds_after = count_fds(p.pid)) <= fds_before)
+			break;
+	}
+	print_message("proxy descriptors: %d before, %d after %d resets while closing\n", fds_before,
+	              fds_after, ROUNDS);
+	assert_true(fds_after <= fds_before);
+	stop_proxy(p);
+	free(img);
+	dssm_close(w);
+}
+
+/* Out of descriptors (ulimit -n 40): the proxy pauses accept and refuses
+ * politely instead of spinning and flooding its log; it serves again once
+ * descriptors are free. */
+static void test_out_of_descriptors(void **state)
+{
+	(void)state;
+	struct proxy p = start_proxy_lim(NULL, 40);
+	enum { CONNS = 80 };
+	int fds[CONNS];
+	for (int i = 0; i < CONNS; i++) {
+		fds[i] = raw_connect(p);
+		send_hello(fds[i]);
+	}
+	sleep(2);
+	long bytes = log_bytes();
+	int refused = 0;
+	for (int i = 0; i < CONNS; i++) {
+		struct timeval tv = {0, 20000}; /* replies, if any, have arrived */
+		setsockopt(fds[i], SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+		int code = 0;
+		if (next_frame(fds[i], &code) == WIRE_ERROR && code == DSSM_EBUSY)
+			refused++;
+	}
+	print_message("log of %ld bytes after 2 s out of descriptors; %d connections refused with "
+	              "an ERROR\n", bytes, refused);
+	assert_true(bytes < 4096); /* was 30-40 MB/s of "Too many open files" */
+	assert_true(refused > 0);
+	for (int i = 0; i < CONNS; i++)
+		close(fds[i]);
+	dssm_stream_info *v;
+	int n = -1;
+	for (int i = 0; i < 30 && n < 0; i++) { /* accept resumes within its backoff */
+		n = dssm_list_remote(hp(p), &v);
+		if (n < 0)
+			usleep(100000);
+	}
+	if (n < 0)
+		fail_msg("%s", dssm_last_error());
+	free(v);
+	stop_proxy(p);
+}
+
+/* A refused request is an ERROR, not the end of the connection; rings
+ * above the proxy's size limit and names with a NUL byte are refused. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("ro", 16, 8);
+	dssm_close(w);
+	const char *args[] = {"--read-only", NULL};
+	struct proxy p = start_proxy(args);
+	int fd = raw_connect(p);
+	struct wbuf out = {0};
+	put_hello(&out);
+	put_open(&out, 2, WIRE_OPEN_WRITE, "ro", 2);
+	put_open(&out, 3, WIRE_OPEN_READ, "ro", 2);
+	send_all_blocking(fd, &out);
+	int code = 0;
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPERM);
+	assert_int_equal(next_frame(fd, &code), WIRE_OPEN | WIRE_REPLY); /* still connected */
+	/* a name with a NUL byte is malformed: refused, naming it */
+	put_open(&out, 4, WIRE_OPEN_READ, "ro\0x", 4);
+	send_all_blocking(fd, &out);
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EPROTO);
+	close(fd);
+	stop_proxy(p);
+	assert_true(log_lines("NUL") >= 1);
+	/* the size of rings clients may create */
+	const char *args2[] = {"--max-stream-bytes", "1048576", NULL};
+	p = start_proxy(args2);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 64 << 10;
+	cfg.slots = 100;
+	char a[96];
+	snprintf(a, sizeof a, "%s/huge", hp(p));
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
+	assert_non_null(strstr(dssm_last_error(), "--max-stream-bytes"));
+	assert_int_equal(dssm_open("huge", 0, DSSM_READ, &s), DSSM_ENOENT); /* nothing made */
+	cfg.slots = 8;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), 0);
+	dssm_close(s);
+	stop_proxy(p);
+	/* the default: 512 MiB is refused */
+	p = start_proxy(NULL);
+	snprintf(a, sizeof a, "%s/huger", hp(p));
+	cfg.max_size = 1 << 20;
+	cfg.slots = 512;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
+	stop_proxy(p);
+	wbuf_free(&out);
+}
+
+/* Sample times at the ends of their range: the rate's time span is taken
+ * without overflow (meta.c), locally and through the proxy. */
+static void test_extreme_times(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("ends", 16, 8);
+	assert_true(dssm_write(w, "a", 1, INT64_MIN) >= 0);
+	assert_true(dssm_write(w, "b", 1, INT64_MAX) >= 0);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(w, &info), 0);
+	assert_true(info.rate_hz >= 0);
+	struct proxy p = start_proxy(NULL);
+	char a[96];
+	snprintf(a, sizeof a, "%s/ends", hp(p));
+	dssm_stream *r = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_info(r, &info), 0);
+	assert_int_equal(info.time_oldest, INT64_MIN);
+	assert_int_equal(info.time_newest, INT64_MAX);
+	dssm_close(r);
+	stop_proxy(p); /* exits 0: an ASan/UBSan proxy would have aborted */
+	dssm_close(w);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	const char *build = getenv("BUILD");
+	snprintf(proxy_bin, sizeof proxy_bin, "%s/dssm", build ? build : "build");
+	snprintf(secret_file, sizeof secret_file, "/tmp/dssm-hostile-secret-%d", (int)getpid());
+	snprintf(wrong_file, sizeof wrong_file, "/tmp/dssm-hostile-wrong-%d", (int)getpid());
+	snprintf(log_file, sizeof log_file, "/tmp/dssm-hostile-log-%d", (int)getpid());
+	write_secrets();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(secret_file);
+	unlink(wrong_file);
+	unlink(log_file);
+	return 0;
+}
+
+int main(void)
+{
+	testutil_namespace("hostile");
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_preauth_frames_are_small, testutil_reset),
+		cmocka_unit_test_setup(test_handshake_deadline, testutil_reset),
+		cmocka_unit_test_setup(test_unauthenticated_quota, testutil_reset),
+		cmocka_unit_test_setup(test_auth_failures_rate_limited, testutil_reset),
+		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
+		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),
+		cmocka_unit_test_setup(test_reset_while_closing_frees, testutil_reset),
+		cmocka_unit_test_setup(test_out_of_descriptors, testutil_reset),
+		cmocka_unit_test_setup(test_refusals, testutil_reset),
+		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
+	};
+	return cmocka_run_group_tests_name("hostile", tests, setup, teardown);
+}
