@@ -35,7 +35,7 @@
 
 #include "../connector/auth.h"
 #include "../connector/wire.h"
-#include "../tools/cli.h"
+#include "dssm/recorder.h"
 #include "dssm/container.h"
 #include "../ssmcore/internal.h"
 #include "proxy.h"
@@ -1165,7 +1165,7 @@ static int do_rquery(struct client *c, const struct wire_header *hd, struct rbuf
 	for (int i = 0; sel && i < n; i++) {
 		dssm_recorded rec;
 		dssm_container_stream(rq->c, i, &rec);
-		if (!cli_stream_selected(&rec.info, list[0] ? list : NULL))
+		if (!dssm_name_list_matches(list[0] ? list : NULL, rec.info.name, rec.info.id))
 			continue;
 		sel[ns++] = i;
 		if (rec.count && rec.last > newest)

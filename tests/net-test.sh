@@ -62,7 +62,7 @@ check() {
 }
 
 secret=$tmp/secret
-echo "net-test $$ $RANDOM" >"$secret" && chmod 600 "$secret"
+"$dssm" secret "$secret" >/dev/null || { echo "  FAIL  dssm secret"; exit 1; }
 export DSSM_SECRET_FILE=$secret
 on h1 env DSSM_NAMESPACE=net-a "$dssm" proxy --listen 10.77.0.1 --port 5800 --secret-file "$secret" \
 	2>"$tmp/proxy.log" &
