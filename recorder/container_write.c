@@ -48,6 +48,13 @@ static int reserve_space(const dssm_container *c, const struct cstream *s, int f
 	                        (unsigned long long)need, what);
 }
 
+/* How far ahead to reserve for a file holding `size` bytes. */
+static uint64_t reserve_step(uint64_t size, uint64_t min, uint64_t max)
+{
+	uint64_t step = size / 8;
+	return step < min ? min : step > max ? max : step;
+}
+
 /* Give back the blocks reserved past a file's end (best effort). ext4 frees
  * them on a truncate to the same size, tmpfs on a hole punched past the end. */
 static void release_space(int fd, uint64_t reserved)
@@ -416,11 +423,13 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	int rc = grow_pending(s);
 	if (rc == 0)
 		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
-		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0), DATA_RESERVE,
-		                   "record");
+		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
+		                   reserve_step(s->data_end, DATA_RESERVE_MIN, DATA_RESERVE_MAX), "record");
 	if (rc == 0)
 		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
-		                   s->index_flushed + s->ilen + ENTRY, INDEX_RESERVE, "index entry");
+		                   s->index_flushed + s->ilen + ENTRY,
+		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
+		                   "index entry");
 	if (rc < 0)
 		return rc;
 	if (len > s->max_len)

@@ -28,8 +28,13 @@
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
 #define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
 #define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
-#define INDEX_RESERVE (256u << 10)     /* disk reserved ahead of the index */
-#define DATA_RESERVE (1u << 20)        /* disk reserved ahead of the data, per step */
+/* Disk is reserved ahead of each file in steps of an eighth of what it
+ * holds, within these bounds: a quiet stream holds little, a busy one
+ * makes one fallocate call per megabyte at most. */
+#define DATA_RESERVE_MIN (64u << 10)
+#define DATA_RESERVE_MAX (1u << 20)
+#define INDEX_RESERVE_MIN (4u << 10)
+#define INDEX_RESERVE_MAX (256u << 10)
 #define SUMMARY_RESERVE (4u << 10)     /* RESERVE: room for CLOSED ... */
 #define SUMMARY_PER_STREAM (24u << 10) /* ... and each stream's lines in it */
 #define DIRECT_BLOCK 4096u

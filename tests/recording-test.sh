@@ -132,7 +132,7 @@ t_full_disk_direct() { full_disk disk2 --direct; }
 # Splits on a disk that fills: every part that exists is closed and holds
 # every stream; the part count and the counts are what is on disk.
 t_full_disk_splits() {
-	small_disk "$tmp/disk3" 4 || return $?
+	small_disk "$tmp/disk3" 8 || return $?
 	head -c 100 /dev/urandom | "$DSSM" write big --create 70000 --life 4 --cycle 0.01 >/dev/null
 	head -c 10 /dev/urandom | "$DSSM" write small --create 64 --life 4 --cycle 0.01 >/dev/null
 	head -c 10 /dev/urandom | "$DSSM" write other --create 64 --life 4 --cycle 0.01 >/dev/null
@@ -193,7 +193,12 @@ t_damage_reported() {
 	cat "$tmp/i3"
 	[ $rc -eq 1 ] && [ "$(held "$tmp/dmg3" odom:0)" -lt "$full" ] && has "intact" "$tmp/i3" || return 1
 	"$DSSM" query "$tmp/dmg3" --streams odom >"$tmp/q3" 2>"$tmp/e3"; rc=$?
-	[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/q3")" = "$(held "$tmp/dmg3" odom:0)" ] && has "damaged" "$tmp/e3"
+	[ $rc -eq 1 ] && [ "$(wc -l <"$tmp/q3")" = "$(held "$tmp/dmg3" odom:0)" ] && has "damaged" "$tmp/e3" || return 1
+	# a replay says so too, and plays what is intact
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/dmg3" --speed 100 2>"$tmp/p3"; rc=$?
+	cat "$tmp/p3"
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" rm odom note >/dev/null 2>&1
+	[ $rc -eq 1 ] && has "damaged" "$tmp/p3" && has "intact part" "$tmp/p3"
 }
 
 t_not_a_recording() {

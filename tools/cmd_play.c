@@ -132,13 +132,24 @@ int cmd_play(int argc, char **argv)
 	int rc = dssm_container_open(argv[optind], &c);
 	if (rc < 0)
 		return cli_dssm_error("play", rc);
-	int n = dssm_container_stream_count(c), ns = 0, status = 0;
+	int n = dssm_container_stream_count(c), ns = 0, status = 0, damaged = 0;
+	dssm_container_set_salvage(c, 1);
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
 	dssm_stream **rings = calloc((size_t)(n ? n : 1), sizeof *rings);
 	dssm_time_t first = INT64_MAX, last = INT64_MIN;
 	for (int i = 0; i < n && status == 0; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
+		if (r.damage) {
+			/* said, and the exit status is 1: never a silently shorter replay */
+			char label[DSSM_NAME_MAX + 16];
+			cli_recorded_label(&r, i, label, sizeof label);
+			fprintf(stderr, "dssm play: warning: %s is damaged: %s; %s\n", label, r.damage,
+			        r.info.name[0] ? "playing its intact part" : "skipped");
+			damaged = 1;
+			if (!r.info.name[0])
+				continue;
+		}
 		if (!cli_stream_selected(&r.info, list) || !r.count)
 			continue;
 		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
@@ -220,5 +231,5 @@ int cmd_play(int argc, char **argv)
 	free(rings);
 	free(sel);
 	dssm_container_close(c);
-	return status;
+	return status ? status : damaged;
 }
