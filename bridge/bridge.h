@@ -183,8 +183,10 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 };
-/* FORMAT: "bag" or "mcap" (NULL: by the file's first bytes). DIR must not
- * exist. What was read before an error stays in DIR. */
+/* FORMAT: "bag" or "mcap" (NULL: by the file's first bytes); a file that
+ * is not that format is refused before DIR is created. DIR must not exist
+ * (or be empty). A failed import removes the container it created: nothing
+ * is left behind. */
 int bridge_import(const char *path, const char *format, const char *dir,
                   const struct bridge_import_options *o, struct bridge_read_stats *st);
 

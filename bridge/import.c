@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bridge.h"
 #include "../connector/wire.h"
@@ -103,7 +104,8 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 	if (schema_is_text(ch)) {
 		if (!(schema = malloc(ch->schema_len + 1)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
-		memcpy(schema, ch->schema, ch->schema_len);
+		if (ch->schema_len)   /* a channel without a schema has none (NULL) */
+			memcpy(schema, ch->schema, ch->schema_len);
 		schema[ch->schema_len] = 0;
 		info.schema_len = ch->schema_len;
 	}
@@ -148,7 +150,8 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	return 0;
 }
 
-/* "bag" or "mcap", by the file's first bytes. */
+/* "bag" or "mcap", by the file's first bytes ("" for neither), or NULL
+ * when the file cannot be read. */
 static const char *sniff(const char *path)
 {
 	FILE *f = fopen(path, "rbe");
@@ -164,24 +167,65 @@ static const char *sniff(const char *path)
 	return "";
 }
 
+static const char *format_name(const char *format)
+{
+	return !strcmp(format, "mcap") ? "an MCAP file" : "a ROS bag (v2.0)";
+}
+
+/* Everything the checks before writing can refuse: the file is readable and
+ * is what `format` says (or is one of the formats). */
+static int check_input(const char *path, const char **format)
+{
+	const char *found = sniff(path);
+	if (!found)
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap"))
+		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag or mcap)", *format);
+	if (!*found)
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0) nor an MCAP file (its "
+		                  "first bytes are neither's magic)%s", path,
+		                  *format ? "; nothing was written" : "");
+	if (*format && strcmp(*format, found))
+		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
+		                  format_name(*format), format_name(found));
+	*format = found;
+	return 0;
+}
+
+/* A failed import leaves nothing behind: remove the container, keeping the
+ * import's error message (and adding why the removal failed, if it did). */
+static int discard(const char *dir, int existed, int rc)
+{
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int rrc = dssm_container_remove(dir);
+	if (rrc < 0)
+		return dssm__fail(rc, "%s; %s could not be removed: %s", why, dir, dssm_last_error());
+	if (existed)   /* it was an empty directory the user made: give it back */
+		(void)mkdir(dir, 0777);
+	return dssm__fail(rc, "%s; nothing was kept (%s removed)", why, dir);
+}
+
 int bridge_import(const char *path, const char *format, const char *dir,
                   const struct bridge_import_options *o, struct bridge_read_stats *st)
 {
-	if (!format && !(format = sniff(path)))
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	int rc = check_input(path, &format);
+	if (rc < 0)
+		return rc;
 	int mcap = !strcmp(format, "mcap");
-	if (!mcap && strcmp(format, "bag"))
-		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0) nor an MCAP file", path);
+	struct stat sb;
+	int existed = stat(dir, &sb) == 0;
 	struct importer im = {.o = o};
-	int rc = dssm_container_create(dir, &im.c);
+	rc = dssm_container_create(dir, &im.c);
 	if (rc < 0)
 		return rc;
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
 	rc = mcap ? mcap_read_file(path, &sink, st) : bag_read_file(path, &sink, st);
-	/* what was read before an error stays in the (closed) container */
 	int crc = dssm_container_close(im.c);
 	free(im.by_id);
-	return rc < 0 ? rc : crc;
+	if (rc == 0)
+		rc = crc;
+	return rc < 0 ? discard(dir, existed, rc) : 0;
 }

@@ -79,11 +79,19 @@ $oracle backwards "$tmp/back.bag"
 head -c 100000 "$rec/example-bz2.bag" >"$tmp/cut.bag"
 "$dssm" import "$tmp/cut.bag" -o "$tmp/cut.d" >/dev/null 2>"$tmp/err"
 rc=$?
-[ $rc -eq 1 ] && grep -q "is cut short" "$tmp/err" && ok "a cut compressed chunk: $(head -1 "$tmp/err" | cut -c1-90)..." ||
-	bad "cut bag (exit $rc): $(cat "$tmp/err")"
+[ $rc -eq 1 ] && grep -q "is cut short" "$tmp/err" && [ ! -e "$tmp/cut.d" ] &&
+	ok "a cut compressed chunk, nothing left behind: $(head -1 "$tmp/err" | cut -c1-90)..." ||
+	bad "cut bag (exit $rc, $(ls -d "$tmp/cut.d" 2>&1)): $(cat "$tmp/err")"
 head -c 3000 /dev/urandom >"$tmp/noise.mcap"
 "$dssm" import "$tmp/noise.mcap" -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q "neither" "$tmp/err" && ok "random bytes: $(cat "$tmp/err" | cut -c1-80)" || bad "noise: $(cat "$tmp/err")"
+[ $? -eq 1 ] && grep -q "neither" "$tmp/err" && [ ! -e "$tmp/noise.d" ] &&
+	ok "random bytes: $(cat "$tmp/err" | cut -c1-80)" || bad "noise: $(cat "$tmp/err")"
+"$dssm" import "$tmp/noise.mcap" --format mcap -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && [ ! -e "$tmp/noise.d" ] && ok "--format mcap of random bytes leaves nothing: $(cut -c1-80 "$tmp/err")" ||
+	bad "--format mcap of noise: $(cat "$tmp/err"), $(ls -d "$tmp/noise.d" 2>&1)"
+"$dssm" import "$rec/example.bag" --format mcap -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "is not an MCAP file but a ROS bag" "$tmp/err" && [ ! -e "$tmp/noise.d" ] &&
+	ok "--format mcap of a bag is refused before writing" || bad "--format mcap of a bag: $(cat "$tmp/err")"
 "$dssm" export "$tmp/example.bag.d" --bag /nonexistent/dir/x.bag 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "creating /nonexistent" "$tmp/err" && ok "export to a bad path names it" || bad "bad path: $(cat "$tmp/err")"
 if [ -c /dev/full ]; then

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dssm/container.h"
@@ -393,6 +394,59 @@ static void test_errors(void **state)
 	assert_int_equal(mcap_writer_open(path, "", BRIDGE_BZ2, 0, &mw), DSSM_EINVAL);
 }
 
+static int is_dir(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* A channel without a schema imports (UBSan once caught a memcpy from its
+ * NULL schema); a failed import removes what it created, and a file that is
+ * not the format asked for is refused before anything is created. */
+static void test_import_failures(void **state)
+{
+	(void)state;
+	char path[128], dir[128];
+	snprintf(path, sizeof path, "%s/noschema.mcap", tmpdir);
+	snprintf(dir, sizeof dir, "%s/noschema.d", tmpdir);
+	write_mcap(path, BRIDGE_NONE, 1000, SMALL);   /* channel 2 has schema id 0 */
+	struct bridge_read_stats st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, SMALL);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 3);
+	dssm_container_close(c);
+
+	/* --format mcap of a bag: refused, nothing created */
+	char bag[128], out[128];
+	snprintf(bag, sizeof bag, "%s/cut.bag", tmpdir);
+	snprintf(out, sizeof out, "%s/cut.d", tmpdir);
+	write_bag(bag, BRIDGE_NONE, 300, SMALL);
+	assert_int_equal(bridge_import(bag, "mcap", out, NULL, NULL), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "is not an MCAP file"));
+	assert_false(is_dir(out));
+	assert_int_equal(bridge_import(path, "bag", out, NULL, NULL), DSSM_EINVAL);
+	assert_false(is_dir(out));
+
+	/* a closed bag cut in the middle: an error, and no container left */
+	size_t len;
+	uint8_t *buf = slurp(bag, &len);
+	FILE *f = fopen(bag, "wb");
+	assert_int_equal(fwrite(buf, 1, len / 2, f), len / 2);
+	fclose(f);
+	free(buf);
+	assert_true(bridge_import(bag, NULL, out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "nothing was kept"));
+	assert_false(is_dir(out));
+	/* the same into an empty directory the user made: it stays, empty */
+	assert_int_equal(mkdir(out, 0755), 0);
+	assert_true(bridge_import(bag, NULL, out, NULL, NULL) < 0);
+	assert_true(is_dir(out));
+	assert_int_equal(rmdir(out), 0);   /* fails unless empty */
+}
+
 /* The real recordings: md5 of every definition, counts. */
 static void test_real_recordings(void **state)
 {
@@ -435,6 +489,7 @@ int main(void)
 		cmocka_unit_test(test_unindexed_bag),
 		cmocka_unit_test(test_hostile_chunk_size),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_import_failures),
 		cmocka_unit_test(test_real_recordings),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

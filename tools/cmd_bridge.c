@@ -153,13 +153,8 @@ int cmd_import(int argc, char **argv)
 	int rc = bridge_import(argv[optind], format, dir, &o, &st);
 	if (o.progress)
 		fputs("\r\033[K", stderr);
-	if (rc < 0) {
-		cli_dssm_error("import", rc);
-		if (st.messages)
-			fprintf(stderr, "dssm import: %s keeps the %llu messages read before the error\n",
-			        dir, (unsigned long long)st.messages);
-		return 1;
-	}
+	if (rc < 0)   /* the message says the output was removed */
+		return cli_dssm_error("import", rc);
 	if (!quiet)
 		print_streams(dir);
 	fflush(stdout);     /* the table before the summary */
