@@ -130,6 +130,16 @@ $oracle connections "$rec/example.bag" >"$tmp/want"
 $oracle connections "$tmp/ex.bag" >"$tmp/got"
 same "bag -> MCAP -> bag: md5sums, definitions, callerids kept" "$tmp/want" "$tmp/got"
 
+# ---- ROS 2 streams are refused for bags (rosbag cannot read them), before writing ----
+echo keep >"$tmp/ros2.bag"
+"$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "/rosout (rcl_interfaces/msg/Log, cdr)" "$tmp/err" && [ "$(cat "$tmp/ros2.bag")" = keep ] &&
+	ok "export --bag of ROS 2 streams refused, naming them: $(cut -c1-100 "$tmp/err")..." ||
+	bad "export --bag of ROS 2: $(cat "$tmp/err")"
+rm -f "$tmp/ros2.bag"
+"$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" 2>/dev/null
+[ ! -e "$tmp/ros2.bag" ] && ok "export --bag of ROS 2 streams creates no file" || bad "ROS 2 bag was created"
+
 # ---- a ring typed as a ROS message, recorded, exported, read by rosbag ----
 printf 'string data\n' >"$tmp/String.msg"
 for w in hello world; do

@@ -48,7 +48,9 @@ void help_export(FILE *out)
 	        "streams get their topic, type and schema back; streams recorded from rings\n"
 	        "become topic /NAME with the ring's type, encoding and schema (a ring typed\n"
 	        "std_msgs/String, encoding ros1, schema its message definition, reads back\n"
-	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n\n"
+	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n"
+	        "ROS 2 streams (encoding cdr, or types like std_msgs/msg/String) cannot go\n"
+	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n");
