@@ -57,6 +57,9 @@ struct bridge_read_stats {
 	 * read to its end. */
 	uint64_t stopped_at;
 	char stop_reason[256];
+	/* import: samples that came out of time order on their topic and were
+	 * put back in order (all counts then are what the container holds) */
+	uint64_t reordered;
 };
 
 /* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
@@ -175,6 +178,22 @@ void bridge_field_str(struct wbuf *w, const char *key, const char *value);
 /* The md5sum ROS 1 gives TYPE, from its full message definition
  * (ros1_md5.c); DSSM_ENOENT if a type it uses is not defined in it. */
 int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
+
+/* ---- samples out of time order (reorder.c) ---- */
+
+/* The late samples of an import into DIR: held in memory up to
+ * bridge_reorder_bytes, then sorted into runs (temporary containers in a
+ * directory beside DIR). */
+struct reorder;
+int reorder_new(const char *dir, struct reorder **out);
+int reorder_add(struct reorder *r, int stream, int64_t time, const void *data, size_t len);
+uint64_t reorder_count(const struct reorder *r);
+/* Replace the closed container DIR by DIR and the late samples merged in
+ * time order; *total: the samples it then holds (0 if nothing was late). */
+int reorder_finish(struct reorder *r, const char *dir, uint64_t *total);
+/* Removes the temporary containers; keeps dssm_last_error(). */
+void reorder_free(struct reorder *r);
+extern size_t bridge_reorder_bytes;
 
 /* ---- container import / export (import.c, export.c) ---- */
 

@@ -20,7 +20,7 @@
 
 struct import_stream {
 	int stream;             /* container index; -1: unknown channel id */
-	int64_t last;
+	int64_t last;           /* time of the last sample appended */
 	uint64_t count;
 	char topic[96];
 };
@@ -31,6 +31,8 @@ struct importer {
 	uint32_t nids;
 	const struct bridge_import_options *o;
 	struct bridge_read_stats progress;
+	struct reorder *late;          /* samples older than their stream's last */
+	uint64_t appended;             /* in time order, straight into the output */
 };
 
 /* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
@@ -131,16 +133,16 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
 	if (!s || s->stream < 0)
 		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
-	if (time < s->last)
-		return dssm__fail(DSSM_EBACKWARDS, "topic %s: a message at %lld.%09lld comes after one "
-		                  "at %lld.%09lld; containers keep each stream in time order, and "
-		                  "this file does not", s->topic,
-		                  (long long)(time / DSSM_NSEC_PER_SEC),
-		                  (long long)(time % DSSM_NSEC_PER_SEC),
-		                  (long long)(s->last / DSSM_NSEC_PER_SEC),
-		                  (long long)(s->last % DSSM_NSEC_PER_SEC));
-	s->last = time;
-	int rc = dssm_container_append(im->c, s->stream, s->count++, time, data, len);
+	int rc;
+	if (time < s->last) {
+		/* older than what the stream already holds: put back in order at
+		 * the end (reorder.c) */
+		rc = reorder_add(im->late, s->stream, time, data, len);
+	} else {
+		s->last = time;
+		rc = dssm_container_append(im->c, s->stream, s->count++, time, data, len);
+		im->appended++;
+	}
 	if (rc < 0)
 		return rc;
 	im->progress.messages++;
@@ -215,10 +217,16 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	int mcap = !strcmp(format, "mcap");
 	struct stat sb;
 	int existed = stat(dir, &sb) == 0;
+	struct bridge_read_stats local;
+	if (!st)
+		st = &local;
 	struct importer im = {.o = o};
-	rc = dssm_container_create(dir, &im.c);
-	if (rc < 0)
+	if ((rc = reorder_new(dir, &im.late)) < 0)
 		return rc;
+	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
+		reorder_free(im.late);
+		return rc;
+	}
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
@@ -227,5 +235,14 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	free(im.by_id);
 	if (rc == 0)
 		rc = crc;
+	/* what the container holds: the samples appended in order, or all of
+	 * them once the late ones are merged in */
+	st->reordered = reorder_count(im.late);
+	uint64_t merged = 0;
+	if (rc == 0)
+		rc = reorder_finish(im.late, dir, &merged);
+	if (rc == 0)
+		st->messages = st->reordered ? merged : im.appended;
+	reorder_free(im.late);   /* removes its temporary containers */
 	return rc < 0 ? discard(dir, existed, rc) : 0;
 }

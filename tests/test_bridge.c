@@ -447,6 +447,92 @@ static void test_import_failures(void **state)
 	assert_int_equal(rmdir(out), 0);   /* fails unless empty */
 }
 
+/* Message i of a file whose times go back and forth: times are a
+ * permutation (i * 7919 mod n), on 3 channels, 0 .. 99 bytes. */
+static void shuffled_of(int i, int n, int *channel, int64_t *time, uint8_t *buf, size_t *len)
+{
+	*channel = i % 3;
+	*time = 1700000000LL * 1000000000LL + ((int64_t)i * 7919 % n) * 1000;
+	*len = (size_t)(i % 100);
+	for (size_t k = 0; k < *len; k++)
+		buf[k] = (uint8_t)(i * 13 + k);
+}
+
+static int by_channel_time(const void *a, const void *b)
+{
+	const struct msg *x = a, *y = b;
+	if (x->channel != y->channel)
+		return x->channel < y->channel ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* A file whose topics go back in time imports in time order: in memory,
+ * and spilled into many sorted runs (a small budget); what the container
+ * holds is every message, per stream in time order, and the temporary
+ * containers are gone. */
+static void test_import_out_of_order(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	char path[128], dir[160];
+	snprintf(path, sizeof path, "%s/shuffled.mcap", tmpdir);
+	struct mcap_writer *w;
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_LZ4, 4000, &w), 0);
+	for (int c = 0; c < 3; c++)
+		assert_int_equal(mcap_writer_channel(w, 0, c == 0 ? "/a" : c == 1 ? "/b" : "/c", "raw",
+		                                     NULL, 0), c);
+	struct msg want[N];
+	uint8_t buf[128];
+	for (int i = 0; i < N; i++) {
+		int ch;
+		int64_t t;
+		size_t len;
+		shuffled_of(i, N, &ch, &t, buf, &len);
+		assert_int_equal(mcap_writer_message(w, ch, (uint32_t)i, t, t, buf, len), 0);
+		want[i] = (struct msg){(uint32_t)ch, t, len, checksum(buf, len)};
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	qsort(want, N, sizeof *want, by_channel_time);
+	const size_t budgets[] = {64u << 20, 2048};
+	for (int b = 0; b < 2; b++) {
+		size_t saved = bridge_reorder_bytes;
+		bridge_reorder_bytes = budgets[b];
+		snprintf(dir, sizeof dir, "%s/shuffled-%d.d", tmpdir, b);
+		struct bridge_read_stats st;
+		memset(&st, 0, sizeof st);
+		int rc = bridge_import(path, NULL, dir, NULL, &st);
+		bridge_reorder_bytes = saved;
+		if (rc < 0)
+			fail_msg("import: %s", dssm_last_error());
+		assert_int_equal(st.messages, N);
+		assert_true(st.reordered > N / 3);
+		dssm_container *c;
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		assert_int_equal(dssm_container_stream_count(c), 3);
+		size_t at[3] = {0, N / 3, 2 * N / 3}, seen = 0;
+		dssm_query *q;
+		assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+		dssm_record rec;
+		while ((rc = dssm_query_next(q, &rec)) > 0) {
+			assert_true(rec.stream >= 0 && rec.stream < 3);
+			const struct msg *m = &want[at[rec.stream]++];
+			assert_int_equal(m->channel, (uint32_t)rec.stream);
+			assert_int_equal(m->time, rec.time);
+			assert_int_equal(m->len, rec.len);
+			assert_int_equal(m->sum, checksum(rec.data, rec.len));
+			seen++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(seen, N);
+		dssm_query_close(q);
+		dssm_container_close(c);
+	}
+	/* no temporary directory left beside the outputs */
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "ls -a %s | grep -q reorder", tmpdir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
 /* The real recordings: md5 of every definition, counts. */
 static void test_real_recordings(void **state)
 {
@@ -490,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_chunk_size),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_import_failures),
+		cmocka_unit_test(test_import_out_of_order),
 		cmocka_unit_test(test_real_recordings),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -24,8 +24,11 @@ void help_import(FILE *out)
 	        "`dssm export` gives them back. The format is found from the file's first\n"
 	        "bytes unless --format says. Compressed chunks are decompressed on --threads\n"
 	        "worker threads (default: one per core, at most 4; 0: none) while the\n"
-	        "container is written in file order. Progress shows on a terminal; a table\n"
-	        "of the streams follows.\n\n"
+	        "container is written in file order. Messages that go back in time on their\n"
+	        "topic (unsorted bag chunks, out-of-order MCAP log times) are put back in\n"
+	        "time order, sorted in runs beside DIR when there are many; the summary says\n"
+	        "how many. A failed import leaves nothing behind. Progress shows on a\n"
+	        "terminal; a table of the streams follows.\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
 	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n");
@@ -167,6 +170,9 @@ int cmd_import(int argc, char **argv)
 	else if (st.unclosed)
 		fprintf(stderr, "dssm import: %s was not closed by its recorder (no index); read all "
 		        "%llu bytes\n", argv[optind], (unsigned long long)st.file_bytes);
+	if (st.reordered)
+		fprintf(stderr, "dssm import: %llu messages came out of time order on their topic and "
+		        "were put back in order\n", (unsigned long long)st.reordered);
 	char what[64];
 	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
 	         (unsigned long long)st.chunks);
