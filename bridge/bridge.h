@@ -1,6 +1,6 @@
 /*
- * bridge.h - ROS1 bags and MCAP files in and out of containers
- * (docs/bridges.md).
+ * bridge.h - ROS1 bags and MCAP files in and out of containers, rosbag2
+ * SQLite bags in (docs/bridges.md).
  *
  * Readers walk a whole file once and hand what they find to a sink: each
  * channel (a bag connection, an MCAP channel with its schema) before its
@@ -73,6 +73,11 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
 int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
                      const struct bridge_sink *sink, struct bridge_read_stats *st);
+
+/* Read a rosbag2 SQLite bag (.db3; db3_read.c), opened read-only: every
+ * topic as a channel (serialization_format as the encoding; offered QoS and
+ * serialization format as fields), then every message ORDER BY timestamp, id. */
+int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* A whole file mapped read-only (mapped.c). */
 int bridge_map(const char *path, const uint8_t **buf, size_t *len);
@@ -202,7 +207,7 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 };
-/* FORMAT: "bag" or "mcap" (NULL: by the file's first bytes); a file that
+/* FORMAT: "bag", "mcap" or "db3" (NULL: by the file's first bytes); a file that
  * is not that format is refused before DIR is created. DIR must not exist
  * (or be empty). A failed import removes the container it created: nothing
  * is left behind. */

@@ -1,5 +1,6 @@
 /*
- * import.c - a bag or MCAP file into a new container, in one pass.
+ * import.c - a bag, MCAP or rosbag2 .db3 file into a new container, in one
+ * pass.
  *
  * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
  * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
@@ -152,26 +153,29 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	return 0;
 }
 
-/* "bag" or "mcap", by the file's first bytes ("" for neither), or NULL
+/* "bag", "mcap" or "db3", by the file's first bytes ("" for none), or NULL
  * when the file cannot be read. */
 static const char *sniff(const char *path)
 {
 	FILE *f = fopen(path, "rbe");
 	if (!f)
 		return NULL;
-	char head[13] = {0};
+	char head[16] = {0};
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
 	if (n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13))
 		return "bag";
 	if (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8))
 		return "mcap";
+	if (n >= 16 && !memcmp(head, "SQLite format 3", 16))
+		return "db3";
 	return "";
 }
 
 static const char *format_name(const char *format)
 {
-	return !strcmp(format, "mcap") ? "an MCAP file" : "a ROS bag (v2.0)";
+	return !strcmp(format, "mcap") ? "an MCAP file"
+	       : !strcmp(format, "db3") ? "a rosbag2 SQLite file (.db3)" : "a ROS bag (v2.0)";
 }
 
 /* Everything the checks before writing can refuse: the file is readable and
@@ -181,11 +185,11 @@ static int check_input(const char *path, const char **format)
 	const char *found = sniff(path);
 	if (!found)
 		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
-	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap"))
-		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag or mcap)", *format);
+	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3"))
+		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap or db3)", *format);
 	if (!*found)
-		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0) nor an MCAP file (its "
-		                  "first bytes are neither's magic)%s", path,
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file nor a "
+		                  "rosbag2 SQLite file (its first bytes are none's magic)%s", path,
 		                  *format ? "; nothing was written" : "");
 	if (*format && strcmp(*format, found))
 		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
@@ -214,7 +218,6 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	int rc = check_input(path, &format);
 	if (rc < 0)
 		return rc;
-	int mcap = !strcmp(format, "mcap");
 	struct stat sb;
 	int existed = stat(dir, &sb) == 0;
 	struct bridge_read_stats local;
@@ -230,7 +233,9 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
-	rc = mcap ? mcap_read_file(path, &sink, st) : bag_read_file(path, &sink, st);
+	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
+	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
+	     : bag_read_file(path, &sink, st);
 	int crc = dssm_container_close(im.c);
 	free(im.by_id);
 	if (rc == 0)

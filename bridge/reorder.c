@@ -1,6 +1,6 @@
 /*
  * reorder.c - samples an import meets out of time order, put back in order
- * with bounded memory (docs/bridges.md, section 3).
+ * with bounded memory (docs/bridges.md, section 4).
  *
  * A container keeps each stream in time order, but a bag with unsorted
  * chunks or an MCAP file with out-of-order log times can go back in time on

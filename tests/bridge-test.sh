@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bridge-test.sh [DSSM] - `dssm import` and `dssm export` against tools no one
 # here wrote: Debian's python3-rosbag reads every bag (the real recordings in
-# ../shared/data/recordings, our exports, a bag its own writer left unclosed)
-# and the npm @mcap/core indexed reader reads our MCAP exports (when npm can
-# install it; skipped, saying so, when not).
+# ../shared/data/recordings, our exports, a bag its own writer left unclosed),
+# python3's sqlite3 module reads rosbag2 .db3 files, and the npm @mcap/core
+# indexed reader reads our MCAP exports (when npm can install it; skipped,
+# saying so, when not).
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
@@ -167,6 +168,69 @@ rm -f "$tmp/ros2.bag"
 "$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" 2>/dev/null
 [ ! -e "$tmp/ros2.bag" ] && ok "export --bag of ROS 2 streams creates no file" || bad "ROS 2 bag was created"
 
+# ---- rosbag2 SQLite (.db3): topics, types, QoS and every message, as sqlite3 reads them ----
+db3oracle="/usr/bin/python3 tests/bridge/db3_oracle.py"
+if "$dssm" import "$rec/talker.db3" -o "$tmp/db3.d" >"$tmp/out" 2>"$tmp/err"; then
+	$db3oracle messages "$rec/talker.db3" | sort -s -k1,1 >"$tmp/want"
+	$oracle container-ordered "$tmp/db3.d" "$dssm" | sort -s -k1,1 >"$tmp/got"
+	same "talker.db3: every message (topic, time, length, SHA-1) in timestamp order as sqlite3 reads it" \
+		"$tmp/want" "$tmp/got"
+	$db3oracle topics "$rec/talker.db3" | awk '{ print $1, $2 }' >"$tmp/want"
+	awk 'NR > 1 { print $2, $3 }' "$tmp/out" >"$tmp/got"
+	same "talker.db3: every topic (with no messages too) and its type" "$tmp/want" "$tmp/got"
+	grep -q "20 messages.* 3 channels" "$tmp/err" && ok "talker.db3: the summary counts 20 messages" ||
+		bad "talker.db3 summary: $(cat "$tmp/err")"
+else
+	bad "import talker.db3: $(cat "$tmp/err")"
+fi
+# equal and decreasing timestamps on one topic, and a topic id far from 1
+/usr/bin/python3 - "$tmp/shuffled.db3" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript('''CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+  serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL);
+CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL,
+  data BLOB NOT NULL);''')
+db.execute("INSERT INTO topics VALUES (5000000000, '/a', 'std_msgs/msg/String', 'cdr', '- history: 1')")
+db.execute("INSERT INTO topics VALUES (2, '/b', 'std_msgs/msg/Int32', 'cdr', '')")
+for i in range(300):
+    db.execute('INSERT INTO messages(topic_id, timestamp, data) VALUES (?, ?, ?)',
+               (5000000000 if i % 2 else 2, 1700000000000000000 + (299 - i) // 3 * 1000, bytes([i % 256]) * (i % 17)))
+db.commit()
+PY
+rm -rf "$tmp/shuffled.d"
+if "$dssm" import "$tmp/shuffled.db3" -o "$tmp/shuffled.d" -q >/dev/null 2>"$tmp/err"; then
+	$db3oracle messages "$tmp/shuffled.db3" | sort -s -k1,1 >"$tmp/want"
+	$oracle container-ordered "$tmp/shuffled.d" "$dssm" | sort -s -k1,1 >"$tmp/got"
+	same "a .db3 written backwards, equal times: ORDER BY timestamp, id, per topic" "$tmp/want" "$tmp/got"
+else
+	bad "import shuffled.db3: $(cat "$tmp/err")"
+fi
+# damaged or foreign SQLite files: an error naming what is missing, nothing left behind
+/usr/bin/python3 -c "
+import sqlite3, sys
+sqlite3.connect(sys.argv[1]).execute('CREATE TABLE t(x)')
+db = sqlite3.connect(sys.argv[2])
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, data BLOB)')
+db.commit()
+db = sqlite3.connect(sys.argv[3])
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
+db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
+db.execute(\"INSERT INTO messages VALUES (1, 1, 10, x'00'), (2, 7, 11, x'00')\")
+db.commit()" "$tmp/other.db3" "$tmp/nocol.db3" "$tmp/orphan.db3"
+for c in "other.db3:has no table 'topics'" "nocol.db3:table 'messages' has no column 'timestamp'" \
+	"orphan.db3:message id 2 is on topic_id 7"; do
+	f=${c%%:*} want=${c#*:}
+	"$dssm" import "$tmp/$f" -o "$tmp/bad.d" >/dev/null 2>"$tmp/err"
+	[ $? -eq 1 ] && grep -q "$want" "$tmp/err" && [ ! -e "$tmp/bad.d" ] &&
+		ok "$f refused, nothing left: $(cut -c1-90 "$tmp/err")..." || bad "$f: $(cat "$tmp/err")"
+done
+"$dssm" import "$rec/example.bag" --format db3 -o "$tmp/bad.d" >/dev/null 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "is not a rosbag2 SQLite file" "$tmp/err" && [ ! -e "$tmp/bad.d" ] &&
+	ok "--format db3 of a bag is refused before writing" || bad "--format db3 of a bag: $(cat "$tmp/err")"
+
 # ---- a ring typed as a ROS message, recorded, exported, read by rosbag ----
 printf 'string data\n' >"$tmp/String.msg"
 for w in hello world; do
@@ -206,6 +270,16 @@ if node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err"); then
 	head -n -1 "$tmp/want" >"$tmp/want2"
 	head -n -1 "$tmp/got" >"$tmp/got2"
 	same "talker.mcap and our export of it, as @mcap/core reads them" "$tmp/want2" "$tmp/got2"
+	# talker.db3 -> container -> MCAP has the channels (types, QoS) rosbag2 gave talker.mcap
+	if [ -d "$tmp/db3.d" ]; then
+		"$dssm" export "$tmp/db3.d" --mcap "$tmp/db3.mcap" 2>/dev/null
+		NODE_PATH=$node_path node tests/bridge/mcap_channels.mjs "$rec/talker.mcap" >"$tmp/want"
+		NODE_PATH=$node_path node tests/bridge/mcap_channels.mjs "$tmp/db3.mcap" >"$tmp/got"
+		same "talker.db3 exported to MCAP: topics, types, encodings, offered QoS as rosbag2's talker.mcap" \
+			"$tmp/want" "$tmp/got"
+		$db3oracle topics "$rec/talker.db3" >"$tmp/want"
+		same "talker.db3 exported to MCAP: the QoS sqlite3 reads from the file" "$tmp/want" "$tmp/got"
+	fi
 	# out-of-order log times, written by @mcap/core, against its indexed reader's order
 	NODE_PATH=$node_path node tests/bridge/mcap_unordered.mjs write "$tmp/unordered.mcap"
 	NODE_PATH=$node_path node tests/bridge/mcap_unordered.mjs read "$tmp/unordered.mcap" >"$tmp/want"

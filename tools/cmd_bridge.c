@@ -1,6 +1,7 @@
 /*
- * cmd_bridge.c - `dssm import` (a ROS bag or MCAP file into a container) and
- * `dssm export` (a container, or part of it, into a bag or MCAP file).
+ * cmd_bridge.c - `dssm import` (a ROS bag, MCAP or rosbag2 .db3 file into a
+ * container) and `dssm export` (a container, or part of it, into a bag or
+ * MCAP file).
  */
 #include <fnmatch.h>
 #include <getopt.h>
@@ -14,24 +15,28 @@
 void help_import(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm import FILE -o DIR [--format bag|mcap] [--threads N] [--quiet]\n\n"
+	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3] [--threads N] [--quiet]\n\n"
 	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
-	        "its index, e.g. from a recorder that died) or an MCAP file (chunked or not;\n"
-	        "none, lz4 or zstd; with or without summary) into a new container DIR, in one\n"
-	        "pass. Each connection or channel becomes a stream named after its topic\n"
-	        "(/camera/image_raw -> camera.image_raw:0) that keeps the type, encoding,\n"
-	        "message definition or schema, md5sum, callerid and channel metadata, so that\n"
-	        "`dssm export` gives them back. The format is found from the file's first\n"
-	        "bytes unless --format says. Compressed chunks are decompressed on --threads\n"
-	        "worker threads (default: one per core, at most 4; 0: none) while the\n"
-	        "container is written in file order. Messages that go back in time on their\n"
-	        "topic (unsorted bag chunks, out-of-order MCAP log times) are put back in\n"
-	        "time order, sorted in runs beside DIR when there are many; the summary says\n"
-	        "how many. A failed import leaves nothing behind. Progress shows on a\n"
-	        "terminal; a table of the streams follows.\n\n"
+	        "its index, e.g. from a recorder that died), an MCAP file (chunked or not;\n"
+	        "none, lz4 or zstd; with or without summary) or a rosbag2 SQLite bag (.db3,\n"
+	        "ROS 2's default before Iron; opened read-only) into a new container DIR, in\n"
+	        "one pass. Each connection, channel or topic becomes a stream named after\n"
+	        "its topic (/camera/image_raw -> camera.image_raw:0) that keeps the type,\n"
+	        "encoding, message definition or schema, md5sum, callerid, channel metadata\n"
+	        "or offered QoS profiles and serialization format, so that `dssm export`\n"
+	        "gives them back. The format is found from the file's first bytes unless\n"
+	        "--format says. Compressed chunks are decompressed on --threads worker\n"
+	        "threads (default: one per core, at most 4; 0: none) while the container is\n"
+	        "written in file order. Messages that go back in time on their topic\n"
+	        "(unsorted bag chunks, out-of-order MCAP log times) are put back in time\n"
+	        "order, sorted in runs beside DIR when there are many; the summary says how\n"
+	        "many. .db3 messages are read ORDER BY timestamp, id. A failed import leaves\n"
+	        "nothing behind. Progress shows on a terminal; a table of the streams\n"
+	        "follows.\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
-	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n");
+	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
+	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n");
 }
 
 void help_export(FILE *out)
@@ -149,8 +154,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !dir)
 		return cli_usage("import", "give one FILE and -o DIR");
-	if (format && strcmp(format, "bag") && strcmp(format, "mcap"))
-		return cli_usage("import", "--format is bag or mcap, not '%s'", format);
+	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3"))
+		return cli_usage("import", "--format is bag, mcap or db3, not '%s'", format);
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
 	struct bridge_read_stats st;
