@@ -60,6 +60,9 @@ struct bridge_read_stats {
 	/* import: samples that came out of time order on their topic and were
 	 * put back in order (all counts then are what the container holds) */
 	uint64_t reordered;
+	/* of those, the ones too late for their stream's window, merged in
+	 * from sorted runs at the end (one more pass over the output) */
+	uint64_t late;
 };
 
 /* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
@@ -186,19 +189,29 @@ int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
 
 /* ---- samples out of time order (reorder.c) ---- */
 
-/* The late samples of an import into DIR: held in memory up to
- * bridge_reorder_bytes, then sorted into runs (temporary containers in a
- * directory beside DIR). */
+/* The samples of an import into DIR, put into the container in time order
+ * per stream: each stream holds back its newest samples (all streams at
+ * most bridge_window_bytes); one older than what its stream already wrote
+ * is "late": held in memory up to bridge_reorder_bytes, then sorted into
+ * runs (temporary containers in a directory beside DIR). */
 struct reorder;
 int reorder_new(const char *dir, struct reorder **out);
-int reorder_add(struct reorder *r, int stream, int64_t time, const void *data, size_t len);
+int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
+                const void *data, size_t len);
+/* Every held-back sample into c (before closing it). */
+int reorder_flush(struct reorder *r, dssm_container *c);
+/* Samples that came older than one before them on their stream. */
 uint64_t reorder_count(const struct reorder *r);
+/* Samples too late for their stream's window (merged in at the end). */
+uint64_t reorder_late(const struct reorder *r);
+/* Samples put into the container (all but the late ones). */
+uint64_t reorder_appended(const struct reorder *r);
 /* Replace the closed container DIR by DIR and the late samples merged in
  * time order; *total: the samples it then holds (0 if nothing was late). */
 int reorder_finish(struct reorder *r, const char *dir, uint64_t *total);
 /* Removes the temporary containers; keeps dssm_last_error(). */
 void reorder_free(struct reorder *r);
-extern size_t bridge_reorder_bytes;
+extern size_t bridge_reorder_bytes, bridge_window_bytes;
 
 /* ---- container import / export (import.c, export.c) ---- */
 

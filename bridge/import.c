@@ -21,8 +21,6 @@
 
 struct import_stream {
 	int stream;             /* container index; -1: unknown channel id */
-	int64_t last;           /* time of the last sample appended */
-	uint64_t count;
 	char topic[96];
 };
 
@@ -32,8 +30,7 @@ struct importer {
 	uint32_t nids;
 	const struct bridge_import_options *o;
 	struct bridge_read_stats progress;
-	struct reorder *late;          /* samples older than their stream's last */
-	uint64_t appended;             /* in time order, straight into the output */
+	struct reorder *order;         /* puts each stream in time order */
 };
 
 /* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
@@ -122,8 +119,6 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 		return rc;
 	struct import_stream *s = &im->by_id[ch->id];
 	s->stream = rc;
-	s->last = INT64_MIN;
-	s->count = 0;
 	snprintf(s->topic, sizeof s->topic, "%s", ch->topic);
 	return 0;
 }
@@ -134,16 +129,8 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
 	if (!s || s->stream < 0)
 		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
-	int rc;
-	if (time < s->last) {
-		/* older than what the stream already holds: put back in order at
-		 * the end (reorder.c) */
-		rc = reorder_add(im->late, s->stream, time, data, len);
-	} else {
-		s->last = time;
-		rc = dssm_container_append(im->c, s->stream, s->count++, time, data, len);
-		im->appended++;
-	}
+	/* into the container in time order (reorder.c) */
+	int rc = reorder_put(im->order, im->c, s->stream, time, data, len);
 	if (rc < 0)
 		return rc;
 	im->progress.messages++;
@@ -224,10 +211,10 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	if (!st)
 		st = &local;
 	struct importer im = {.o = o};
-	if ((rc = reorder_new(dir, &im.late)) < 0)
+	if ((rc = reorder_new(dir, &im.order)) < 0)
 		return rc;
 	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
-		reorder_free(im.late);
+		reorder_free(im.order);
 		return rc;
 	}
 	/* an import can be repeated: sync at the end, not every second */
@@ -236,18 +223,21 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
 	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
 	     : bag_read_file(path, &sink, st);
+	if (rc == 0)
+		rc = reorder_flush(im.order, im.c);
 	int crc = dssm_container_close(im.c);
 	free(im.by_id);
 	if (rc == 0)
 		rc = crc;
 	/* what the container holds: the samples appended in order, or all of
 	 * them once the late ones are merged in */
-	st->reordered = reorder_count(im.late);
+	st->reordered = reorder_count(im.order);
+	st->late = reorder_late(im.order);
 	uint64_t merged = 0;
 	if (rc == 0)
-		rc = reorder_finish(im.late, dir, &merged);
+		rc = reorder_finish(im.order, dir, &merged);
 	if (rc == 0)
-		st->messages = st->reordered ? merged : im.appended;
-	reorder_free(im.late);   /* removes its temporary containers */
+		st->messages = merged ? merged : reorder_appended(im.order);
+	reorder_free(im.order);   /* removes its temporary containers */
 	return rc < 0 ? discard(dir, existed, rc) : 0;
 }

@@ -4,15 +4,21 @@
  *
  * A container keeps each stream in time order, but a bag with unsorted
  * chunks or an MCAP file with out-of-order log times can go back in time on
- * a topic; rosbag's and MCAP's readers present such files in time order.
- * Import appends every sample that is not older than its stream's previous
- * one straight into the output, as before (nothing extra on the in-order
- * path), and hands the others ("late" samples) to this file. They are
- * gathered in memory up to bridge_reorder_bytes, then sorted (by stream,
- * time, arrival) and written as a run into a temporary container in a
- * directory beside the output. At the end the output and the runs are
- * merged by time (dssm_query over each, a k-way merge) into a new container
- * that replaces the output; the temporary ones are removed.
+ * a topic; rosbag's C++ reader and MCAP's indexed readers present such files
+ * in time order. Import hands every sample to reorder_put:
+ *
+ * - Each stream holds back its newest REORDER_WINDOW samples in memory,
+ *   sorted; the oldest goes into the output when the window is full. A
+ *   sample that arrives a little late (jitter) is put in its place there,
+ *   at the cost of one copy. All windows together hold at most
+ *   bridge_window_bytes (beyond, they are flushed).
+ * - A sample older than what its stream already put into the output is
+ *   "late": gathered in memory up to bridge_reorder_bytes, then sorted (by
+ *   stream, time, arrival) and written as a run into a temporary container
+ *   in a directory beside the output. At the end, if anything was late, the
+ *   output and the runs are merged by time (dssm_query over each, a k-way
+ *   merge) into a new container that replaces the output; the temporary
+ *   ones are removed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +29,9 @@
 #include "bridge.h"
 #include "../ssmcore/internal.h"
 
+#define REORDER_WINDOW 64u
 size_t bridge_reorder_bytes = 64u << 20;
+size_t bridge_window_bytes = 16u << 20;
 
 struct late {
 	int stream;         /* in the output */
@@ -37,10 +45,30 @@ struct run {
 	int n;
 };
 
+struct held {
+	int64_t time;
+	uint8_t *data;
+	size_t len;
+};
+
+/* One stream's samples held back: h[head .. head + n), sorted by time
+ * (equal times in arrival order). */
+struct window {
+	struct held h[2 * REORDER_WINDOW];
+	uint32_t head, n;
+	int64_t last;       /* time of the last sample put into the output */
+	int64_t newest;     /* newest time received */
+	uint64_t tid;
+};
+
 struct reorder {
 	char *parent;       /* where the temporary directory goes */
 	char *base;         /* the output's name, to name it */
 	char *tmp;          /* the temporary directory, once made */
+	struct window **w;  /* by output stream */
+	int nw;
+	size_t held_bytes;
+	uint64_t appended, reordered;
 	struct late *v;
 	size_t n, cap;
 	uint8_t *arena;
@@ -82,7 +110,17 @@ int reorder_new(const char *dir, struct reorder **out)
 
 uint64_t reorder_count(const struct reorder *r)
 {
+	return r ? r->reordered : 0;
+}
+
+uint64_t reorder_late(const struct reorder *r)
+{
 	return r ? r->count : 0;
+}
+
+uint64_t reorder_appended(const struct reorder *r)
+{
+	return r ? r->appended : 0;
 }
 
 static char *tmp_path(const struct reorder *r, const char *what, int k)
@@ -173,7 +211,8 @@ static int spill(struct reorder *r)
 	return rc < 0 ? rc : crc;
 }
 
-int reorder_add(struct reorder *r, int stream, int64_t time, const void *data, size_t len)
+/* Late: older than what the stream already put into the output. */
+static int late_add(struct reorder *r, int stream, int64_t time, const void *data, size_t len)
 {
 	size_t held = r->used + r->n * sizeof *r->v;
 	if (r->n && held + len + sizeof *r->v > bridge_reorder_bytes) {
@@ -206,6 +245,95 @@ int reorder_add(struct reorder *r, int stream, int64_t time, const void *data, s
 	r->used += len;
 	r->count++;
 	return 0;
+}
+
+static struct window *window_of(struct reorder *r, int stream)
+{
+	if (stream >= r->nw) {
+		int n = stream + 16;
+		struct window **w = realloc(r->w, (size_t)n * sizeof *w);
+		if (!w)
+			return NULL;
+		for (int i = r->nw; i < n; i++)
+			w[i] = NULL;
+		r->w = w;
+		r->nw = n;
+	}
+	if (!r->w[stream]) {
+		struct window *w = calloc(1, sizeof *w);
+		if (!w)
+			return NULL;
+		w->last = w->newest = INT64_MIN;
+		r->w[stream] = w;
+	}
+	return r->w[stream];
+}
+
+/* The oldest held sample into the output. */
+static int pop_oldest(struct reorder *r, dssm_container *c, int stream, struct window *w)
+{
+	struct held *h = &w->h[w->head];
+	int rc = dssm_container_append(c, stream, w->tid++, h->time, h->data ? h->data : (void *)"",
+	                               h->len);
+	w->last = h->time;
+	r->held_bytes -= h->len;
+	free(h->data);
+	w->head++;
+	w->n--;
+	if (w->n == 0)
+		w->head = 0;
+	if (rc == 0)
+		r->appended++;
+	return rc;
+}
+
+int reorder_flush(struct reorder *r, dssm_container *c)
+{
+	for (int s = 0; s < r->nw; s++)
+		for (struct window *w = r->w[s]; w && w->n;) {
+			int rc = pop_oldest(r, c, s, w);
+			if (rc < 0)
+				return rc;
+		}
+	return 0;
+}
+
+int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
+                const void *data, size_t len)
+{
+	struct window *w = window_of(r, stream);
+	if (!w)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (time < w->newest)
+		r->reordered++;
+	else
+		w->newest = time;
+	if (time < w->last)     /* too late for the window */
+		return late_add(r, stream, time, data, len);
+	uint8_t *copy = NULL;
+	if (len && !(copy = malloc(len)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (len)
+		memcpy(copy, data, len);
+	if (w->head + w->n == 2 * REORDER_WINDOW) {
+		memmove(w->h, w->h + w->head, w->n * sizeof *w->h);
+		w->head = 0;
+	}
+	/* after every held sample not newer (usually: at the end) */
+	uint32_t at = w->n;
+	while (at > 0 && w->h[w->head + at - 1].time > time)
+		at--;
+	struct held *base = w->h + w->head;
+	memmove(base + at + 1, base + at, (w->n - at) * sizeof *base);
+	base[at] = (struct held){time, copy, len};
+	w->n++;
+	r->held_bytes += len;
+	int rc = 0;
+	while (rc == 0 && w->n > REORDER_WINDOW)
+		rc = pop_oldest(r, c, stream, w);
+	if (rc == 0 && r->held_bytes > bridge_window_bytes)
+		rc = reorder_flush(r, c);
+	return rc;
 }
 
 /* The streams of `from`, in the same order, into `to`. */
@@ -288,7 +416,7 @@ int reorder_finish(struct reorder *r, const char *dir, uint64_t *total)
 {
 	*total = 0;
 	if (!r || r->count == 0)
-		return 0;
+		return 0;   /* nothing late: the output is complete */
 	int rc = spill(r);
 	int nsrc = 1 + r->nruns;
 	struct source *src = calloc((size_t)nsrc, sizeof *src);
@@ -354,6 +482,12 @@ void reorder_free(struct reorder *r)
 	}
 	for (int k = 0; k < r->nruns; k++)
 		free(r->runs[k].out_of);
+	for (int s = 0; s < r->nw; s++) {
+		for (uint32_t i = 0; r->w[s] && i < r->w[s]->n; i++)
+			free(r->w[s]->h[r->w[s]->head + i].data);
+		free(r->w[s]);
+	}
+	free(r->w);
 	free(r->runs);
 	free(r->v);
 	free(r->arena);

@@ -469,9 +469,9 @@ static int by_channel_time(const void *a, const void *b)
 }
 
 /* A file whose topics go back in time imports in time order: in memory,
- * and spilled into many sorted runs (a small budget); what the container
- * holds is every message, per stream in time order, and the temporary
- * containers are gone. */
+ * and spilled into many sorted runs (a small budget, small windows); what
+ * the container holds is every message, per stream in time order, and the
+ * temporary containers are gone. Jitter is fixed in the windows alone. */
 static void test_import_out_of_order(void **state)
 {
 	(void)state;
@@ -497,17 +497,21 @@ static void test_import_out_of_order(void **state)
 	qsort(want, N, sizeof *want, by_channel_time);
 	const size_t budgets[] = {64u << 20, 2048};
 	for (int b = 0; b < 2; b++) {
-		size_t saved = bridge_reorder_bytes;
+		size_t saved = bridge_reorder_bytes, saved_window = bridge_window_bytes;
 		bridge_reorder_bytes = budgets[b];
+		if (b)   /* and the windows flushed all the time */
+			bridge_window_bytes = 512;
 		snprintf(dir, sizeof dir, "%s/shuffled-%d.d", tmpdir, b);
 		struct bridge_read_stats st;
 		memset(&st, 0, sizeof st);
 		int rc = bridge_import(path, NULL, dir, NULL, &st);
 		bridge_reorder_bytes = saved;
+		bridge_window_bytes = saved_window;
 		if (rc < 0)
 			fail_msg("import: %s", dssm_last_error());
 		assert_int_equal(st.messages, N);
 		assert_true(st.reordered > N / 3);
+		assert_true(st.late > N / 3);
 		dssm_container *c;
 		assert_int_equal(dssm_container_open(dir, &c), 0);
 		assert_int_equal(dssm_container_stream_count(c), 3);
@@ -529,6 +533,39 @@ static void test_import_out_of_order(void **state)
 		dssm_query_close(q);
 		dssm_container_close(c);
 	}
+	/* jitter (each pair of messages swapped): put in order in memory,
+	 * nothing merged from runs */
+	snprintf(path, sizeof path, "%s/jitter.mcap", tmpdir);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_channel(w, 0, "/j", "raw", NULL, 0), 0);
+	for (int i = 0; i < N; i++) {
+		int k = i ^ 1;
+		int64_t t = 1700000000LL * 1000000000LL + k * 1000;
+		memset(buf, k & 0xff, 10);
+		assert_int_equal(mcap_writer_message(w, 0, (uint32_t)i, t, t, buf, 10), 0);
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	snprintf(dir, sizeof dir, "%s/jitter.d", tmpdir);
+	struct bridge_read_stats st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, N);
+	assert_int_equal(st.reordered, N / 2);
+	assert_int_equal(st.late, 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record rec;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(rec.time, 1700000000LL * 1000000000LL + i * 1000);
+		assert_int_equal(((const uint8_t *)rec.data)[0], i & 0xff);
+	}
+	assert_int_equal(dssm_query_next(q, &rec), 0);
+	dssm_query_close(q);
+	dssm_container_close(c);
+
 	/* no temporary directory left beside the outputs */
 	char cmd[200];
 	snprintf(cmd, sizeof cmd, "ls -a %s | grep -q reorder", tmpdir);

@@ -177,7 +177,8 @@ int cmd_import(int argc, char **argv)
 		        "%llu bytes\n", argv[optind], (unsigned long long)st.file_bytes);
 	if (st.reordered)
 		fprintf(stderr, "dssm import: %llu messages came out of time order on their topic and "
-		        "were put back in order\n", (unsigned long long)st.reordered);
+		        "were put back in order (%llu of them merged in from sorted runs)\n",
+		        (unsigned long long)st.reordered, (unsigned long long)st.late);
 	char what[64];
 	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
 	         (unsigned long long)st.chunks);
