@@ -46,7 +46,7 @@ static const char *text_of(sqlite3_stmt *st, int col)
 	return memchr(t, 0, (size_t)n) ? NULL : (const char *)t;
 }
 
-/* Is NAME a table of the file (not a view, not missing)? */
+/* Is NAME a table of the file: 1; missing: 0; something else (a view): 2. */
 static int has_table(struct db3 *d, const char *name)
 {
 	sqlite3_stmt *st;
@@ -55,8 +55,9 @@ static int has_table(struct db3 *d, const char *name)
 		return db_fail(d, DSSM_ECORRUPT, "reading its schema");
 	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
 	int rc = sqlite3_step(st);
-	int table = rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_TEXT &&
-	            !strcmp((const char *)sqlite3_column_text(st, 0), "table");
+	int table = rc != SQLITE_ROW ? 0
+	            : sqlite3_column_type(st, 0) == SQLITE_TEXT &&
+	              !strcmp((const char *)sqlite3_column_text(st, 0), "table") ? 1 : 2;
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return db_fail(d, DSSM_ECORRUPT, "reading its schema");
@@ -92,9 +93,10 @@ static int check_schema(struct db3 *d)
 		int rc = has_table(d, need[t][0]);
 		if (rc < 0)
 			return rc;
-		if (!rc)
+		if (rc != 1)
 			return dssm__fail(DSSM_ECORRUPT, "%s is an SQLite file but not a rosbag2 bag: it "
-			                  "has no table '%s'", d->what, need[t][0]);
+			                  "has no table '%s'%s", d->what, need[t][0],
+			                  rc ? " (only a view or index of that name, which is not read)" : "");
 		for (size_t c = 1; need[t][c]; c++) {
 			if ((rc = has_column(d, need[t][0], need[t][c])) < 0)
 				return rc;
@@ -157,6 +159,7 @@ static int read_topics(struct db3 *d, const struct bridge_sink *sink)
 	int defs_table = hash < 0 ? hash : has_table(d, "message_definitions");
 	if (defs_table < 0)
 		return defs_table;
+	defs_table = defs_table == 1;   /* a view of that name is not read */
 	char sql[256];
 	snprintf(sql, sizeof sql, "SELECT id, name, type, serialization_format, %s, %s FROM topics "
 	         "ORDER BY id", qos ? "offered_qos_profiles" : "NULL",

@@ -198,6 +198,19 @@ for i in range(300):
                (5000000000 if i % 2 else 2, 1700000000000000000 + (299 - i) // 3 * 1000, bytes([i % 256]) * (i % 17)))
 db.commit()
 PY
+# the extreme times an SQLite INTEGER can hold, and a NULL blob
+/usr/bin/python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
+db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
+db.execute(\"INSERT INTO messages VALUES (1, 1, 9223372036854775807, x'00'), (2, 1, -9223372036854775808, NULL), (3, 1, -5, x'0102')\")
+db.commit()" "$tmp/extreme.db3"
+"$dssm" import "$tmp/extreme.db3" -o "$tmp/extreme.d" -q >/dev/null 2>"$tmp/err"
+got=$("$dssm" query "$tmp/extreme.d" --format json 2>/dev/null | grep -o '"time_ns":[-0-9]*,.*"len":[0-9]*' | sed 's/"time".*"len"/ len/' | tr '\n' ' ')
+[ "$got" = '"time_ns":-9223372036854775808, len:0 "time_ns":-5, len:2 "time_ns":9223372036854775807, len:1 ' ] &&
+	ok "a .db3 with INT64_MIN/MAX and negative times and a NULL blob imports in order" || bad "extreme .db3: $got $(cat "$tmp/err")"
 rm -rf "$tmp/shuffled.d"
 if "$dssm" import "$tmp/shuffled.db3" -o "$tmp/shuffled.d" -q >/dev/null 2>"$tmp/err"; then
 	$db3oracle messages "$tmp/shuffled.db3" | sort -s -k1,1 >"$tmp/want"
@@ -219,9 +232,24 @@ db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, se
 db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
 db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
 db.execute(\"INSERT INTO messages VALUES (1, 1, 10, x'00'), (2, 7, 11, x'00')\")
-db.commit()" "$tmp/other.db3" "$tmp/nocol.db3" "$tmp/orphan.db3"
+db.commit()
+db = sqlite3.connect(sys.argv[4])
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp, data BLOB)')
+db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
+db.execute(\"INSERT INTO messages VALUES (1, 1, '12', x'00')\")
+db.commit()
+db = sqlite3.connect(sys.argv[5])
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
+db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
+db.execute('CREATE VIEW v AS SELECT 1')
+db.execute('DROP TABLE messages')
+db.execute('CREATE VIEW messages AS SELECT 1 AS id, 1 AS topic_id, 5 AS timestamp, x\\'00\\' AS data')
+db.commit()" "$tmp/other.db3" "$tmp/nocol.db3" "$tmp/orphan.db3" "$tmp/texttime.db3" "$tmp/view.db3"
 for c in "other.db3:has no table 'topics'" "nocol.db3:table 'messages' has no column 'timestamp'" \
-	"orphan.db3:message id 2 is on topic_id 7"; do
+	"orphan.db3:message id 2 is on topic_id 7" "texttime.db3:message id 1: topic_id and timestamp must be integers" \
+	"view.db3:has no table 'messages'"; do
 	f=${c%%:*} want=${c#*:}
 	"$dssm" import "$tmp/$f" -o "$tmp/bad.d" >/dev/null 2>"$tmp/err"
 	[ $? -eq 1 ] && grep -q "$want" "$tmp/err" && [ ! -e "$tmp/bad.d" ] &&
