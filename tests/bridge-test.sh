@@ -2,7 +2,9 @@
 # bridge-test.sh [DSSM] - `dssm import` and `dssm export` against tools no one
 # here wrote: Debian's python3-rosbag reads every bag (the real recordings in
 # ../shared/data/recordings, our exports, a bag its own writer left unclosed),
-# python3's sqlite3 module reads rosbag2 .db3 files, and the npm @mcap/core
+# the C++ rosbag::View gives the order of unsorted bags (when its headers are
+# installed), python3's sqlite3 module reads rosbag2 .db3 files, and the npm
+# @mcap/core
 # indexed reader reads our MCAP exports (when npm can install it; skipped,
 # saying so, when not).
 set -u
@@ -75,10 +77,21 @@ done
 # ---- topics that go back in time: imported in time order, every message kept ----
 # (python3-rosbag merges its per-chunk indexes without sorting across chunks,
 # so its order is not time order: compare its messages sorted by time; the
-# @mcap/core indexed reader presents log-time order itself)
+# C++ rosbag::View, when its headers are installed, and the @mcap/core indexed
+# reader present time order themselves: compare their order exactly)
 in_time_order() { # FILE: per topic, lines in time order
 	sort -s -k1,1 "$1" >"$1.a"; sort -s -k1,1 -k2,2n "$1" >"$1.b"; cmp -s "$1.a" "$1.b"
 }
+rosbag_cpp=
+if g++ -O1 -I/usr/include/pluginlib -I/usr/include/class_loader -I/usr/include/rcpputils \
+	-I/usr/include/rcutils -I/usr/include/ament_index_cpp -o "$tmp/rosbag_cpp_order" \
+	tests/bridge/rosbag_cpp_order.cpp -lrosbag_storage -lroscpp_serialization -lrostime -lcpp_common \
+	-lconsole_bridge -lboost_filesystem -lclass_loader -lrcpputils -lrcutils -lament_index_cpp -lnettle \
+	2>"$tmp/cpp.log"; then
+	rosbag_cpp=$tmp/rosbag_cpp_order
+else
+	echo "  skip  C++ rosbag order checks (bench/bridge/peers.sh debian installs it): $(grep -m1 error "$tmp/cpp.log")"
+fi
 for comp in none lz4 bz2; do
 	$oracle unsorted "$tmp/unsorted.bag" $comp
 	$oracle ordered "$tmp/unsorted.bag" | sort -k1,1 -k2,2n >"$tmp/want"
@@ -89,6 +102,10 @@ for comp in none lz4 bz2; do
 	in_time_order "$tmp/got" || bad "unsorted $comp bag: a topic not in time order"
 	sort -s -k1,1 "$tmp/got" >"$tmp/got2"
 	same "a $comp bag with unsorted, overlapping chunks: every message, in time order" "$tmp/want" "$tmp/got2"
+	if [ -n "$rosbag_cpp" ]; then
+		"$rosbag_cpp" "$tmp/unsorted.bag" >"$tmp/want"
+		same "a $comp bag with unsorted chunks: the order C++ rosbag::View presents" "$tmp/want" "$tmp/got"
+	fi
 	n=$(sed -n 's/.*import: \([0-9]*\) messages,.*/\1/p' "$tmp/err")
 	r=$(sed -n 's/.*import: \([0-9]*\) messages came out of time order.*/\1/p' "$tmp/err")
 	[ "$n" = "$(wc -l <"$tmp/got")" ] && [ "${r:-0}" -gt 0 ] &&
