@@ -4,9 +4,8 @@
 # ../shared/data/recordings, our exports, a bag its own writer left unclosed),
 # the C++ rosbag::View gives the order of unsorted bags (when its headers are
 # installed), python3's sqlite3 module reads rosbag2 .db3 files, and the npm
-# @mcap/core
-# indexed reader reads our MCAP exports (when npm can install it; skipped,
-# saying so, when not).
+# @mcap/core indexed reader reads our MCAP exports (when npm can install it;
+# skipped, saying so, when not).
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
