@@ -204,7 +204,8 @@ static int spill(struct reorder *r)
 			m[run->n++] = l->stream;
 			tid = 0;
 		}
-		rc = dssm_container_append(c, stream, tid++, l->time, r->arena + l->off, l->len);
+		rc = dssm_container_append(c, stream, tid++, l->time,
+		                           l->len ? r->arena + l->off : (const uint8_t *)"", l->len);
 	}
 	int crc = dssm_container_close(c);
 	r->n = r->used = 0;
@@ -401,8 +402,8 @@ static int merge(struct source *src, int nsrc, dssm_container *to, int nstreams,
 			rc = dssm__fail(DSSM_ESTATE, "reordering: no stream %d", stream);
 			break;
 		}
-		rc = dssm_container_append(to, stream, tid[stream]++, s->rec.time, s->rec.data,
-		                           s->rec.len);
+		rc = dssm_container_append(to, stream, tid[stream]++, s->rec.time,
+		                           s->rec.len ? s->rec.data : "", s->rec.len);
 		if (rc == 0) {
 			(*total)++;
 			rc = advance(s);

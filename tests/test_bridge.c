@@ -566,6 +566,21 @@ static void test_import_out_of_order(void **state)
 	dssm_query_close(q);
 	dssm_container_close(c);
 
+	/* late messages that are all empty (no bytes held for them) */
+	snprintf(path, sizeof path, "%s/empty.mcap", tmpdir);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_channel(w, 0, "/e", "raw", NULL, 0), 0);
+	for (int i = 0; i < 110; i++) {
+		int64_t t = 1700000000LL * 1000000000LL + (i < 100 ? 1000 + i : i);
+		assert_int_equal(mcap_writer_message(w, 0, (uint32_t)i, t, t, "", 0), 0);
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	snprintf(dir, sizeof dir, "%s/empty.d", tmpdir);
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, 110);
+	assert_int_equal(st.late, 10);
+
 	/* no temporary directory left beside the outputs */
 	char cmd[200];
 	snprintf(cmd, sizeof cmd, "ls -a %s | grep -q reorder", tmpdir);
