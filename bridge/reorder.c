@@ -17,8 +17,8 @@
  *   stream, time, arrival) and written as a run into a temporary container
  *   in a directory beside the output. At the end, if anything was late, the
  *   output and the runs are merged by time (dssm_query over each, a k-way
- *   merge) into a new container that replaces the output; the temporary
- *   ones are removed.
+ *   merge, at most MERGE_FANIN containers at once) into a new container
+ *   that replaces the output; the temporary ones are removed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,9 +41,15 @@ struct late {
 };
 
 struct run {
+	char *path;         /* a container in the temporary directory */
 	int *out_of;        /* the run's stream index -> output stream */
 	int n;
 };
+
+/* At most this many containers are read at once in a merge (each costs
+ * two descriptors a stream and a query's buffers): more runs are first
+ * merged in groups into bigger ones. */
+#define MERGE_FANIN 16
 
 struct held {
 	int64_t time;
@@ -74,8 +80,8 @@ struct reorder {
 	uint8_t *arena;
 	size_t used, acap;
 	uint64_t seq, count;
-	struct run *runs;
-	int nruns;
+	struct run *runs;   /* in the order of the samples they hold */
+	int nruns, named;
 };
 
 int reorder_new(const char *dir, struct reorder **out)
@@ -160,11 +166,9 @@ static int by_stream_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sort what is in memory and write it as the next run. */
-static int spill(struct reorder *r)
+/* A new, empty run container at runs[at] (the others move up). */
+static int run_new(struct reorder *r, int at, dssm_container **c)
 {
-	if (r->n == 0)
-		return 0;
 	int rc = make_tmp(r);
 	if (rc < 0)
 		return rc;
@@ -172,42 +176,64 @@ static int spill(struct reorder *r)
 	if (!runs)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	r->runs = runs;
-	struct run *run = &runs[r->nruns];
-	memset(run, 0, sizeof *run);
-	char *path = tmp_path(r, "run", r->nruns);
+	char *path = tmp_path(r, "run", r->named++);
 	if (!path)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	r->nruns++;
-	qsort(r->v, r->n, sizeof *r->v, by_stream_time);
-	dssm_container *c;
-	rc = dssm_container_create(path, &c);
-	free(path);
-	if (rc < 0)
+	memmove(runs + at + 1, runs + at, (size_t)(r->nruns - at) * sizeof *runs);
+	runs[at] = (struct run){path, NULL, 0};
+	r->nruns++;   /* from now on reorder_free removes it */
+	if ((rc = dssm_container_create(path, c)) < 0)
 		return rc;
-	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);   /* temporary: never synced */
+	dssm_container_set_sync(*c, 3600 * DSSM_NSEC_PER_SEC);   /* temporary: never synced */
+	return 0;
+}
+
+/* A stream of the run for output stream `out`. */
+static int run_stream(struct run *run, dssm_container *c, int out)
+{
+	int *m = realloc(run->out_of, (size_t)(run->n + 1) * sizeof *m);
+	if (!m)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	run->out_of = m;
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "s%d", out);
+	int rc = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	if (rc >= 0)
+		m[run->n++] = out;
+	return rc;
+}
+
+static void run_remove(struct run *run)
+{
+	if (run->path)
+		dssm_container_remove(run->path);
+	free(run->path);
+	free(run->out_of);
+}
+
+/* Sort what is in memory and write it as the last run. */
+static int spill(struct reorder *r)
+{
+	if (r->n == 0)
+		return 0;
+	qsort(r->v, r->n, sizeof *r->v, by_stream_time);
+	dssm_container *c = NULL;
+	int rc = run_new(r, r->nruns, &c);
+	struct run *run = &r->runs[r->nruns - 1];
 	uint64_t tid = 0;
 	int stream = -1;
 	for (size_t i = 0; i < r->n && rc >= 0; i++) {
 		const struct late *l = &r->v[i];
 		if (i == 0 || l->stream != r->v[i - 1].stream) {
-			dssm_stream_info info;
-			memset(&info, 0, sizeof info);
-			snprintf(info.name, sizeof info.name, "s%d", l->stream);
-			int *m = realloc(run->out_of, (size_t)(run->n + 1) * sizeof *m);
-			if (!m) {
-				rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+			if ((rc = stream = run_stream(run, c, l->stream)) < 0)
 				break;
-			}
-			run->out_of = m;
-			if ((rc = stream = dssm_container_add_stream(c, &info, NULL, NULL, 0)) < 0)
-				break;
-			m[run->n++] = l->stream;
 			tid = 0;
 		}
 		rc = dssm_container_append(c, stream, tid++, l->time,
 		                           l->len ? r->arena + l->off : (const uint8_t *)"", l->len);
 	}
-	int crc = dssm_container_close(c);
+	int crc = c ? dssm_container_close(c) : 0;
 	r->n = r->used = 0;
 	return rc < 0 ? rc : crc;
 }
@@ -364,7 +390,7 @@ static int copy_streams(dssm_container *from, dssm_container *to)
 	return n;
 }
 
-/* A source of the merge: the output as imported, or a run. */
+/* A source of a merge: the output as imported, or a run. */
 struct source {
 	dssm_container *c;
 	dssm_query *q;
@@ -380,15 +406,55 @@ static int advance(struct source *s)
 	return rc < 0 ? rc : 0;
 }
 
-/* Merge the sources by time into `to` (ties: the earlier source first). */
-static int merge(struct source *src, int nsrc, dssm_container *to, int nstreams, uint64_t *total)
+/* Open `path` (the output: out_of NULL) as source *s. */
+static int source_open(struct source *s, const char *path, const int *out_of)
 {
-	uint64_t *tid = calloc((size_t)(nstreams ? nstreams : 1), sizeof *tid);
-	if (!tid)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	int rc = 0;
-	for (int i = 0; i < nsrc && rc == 0; i++)
-		rc = advance(&src[i]);
+	s->out_of = out_of;
+	int rc = dssm_container_open(path, &s->c);
+	if (rc == 0)
+		rc = dssm_query_open(s->c, NULL, 0, INT64_MIN, INT64_MAX, &s->q);
+	return rc < 0 ? rc : advance(s);
+}
+
+static void sources_close(struct source *src, int n)
+{
+	for (int k = 0; src && k < n; k++) {
+		dssm_query_close(src[k].q);
+		if (src[k].c)
+			dssm_container_close(src[k].c);
+	}
+	free(src);
+}
+
+/* Where a merge writes: the final container (output stream i is its stream
+ * i), or a run (streams added as output streams first appear). */
+struct target {
+	dssm_container *c;
+	struct run *run;     /* NULL: the final container */
+	int n;               /* output streams */
+	int *of;             /* run: output stream -> its stream, -1 none yet */
+	uint64_t *tid;       /* by output stream */
+};
+
+static int target_stream(struct target *t, int out)
+{
+	if (out < 0 || out >= t->n)
+		return dssm__fail(DSSM_ESTATE, "reordering: no stream %d", out);
+	if (!t->run)
+		return out;
+	if (t->of[out] < 0)
+		t->of[out] = run_stream(t->run, t->c, out);
+	return t->of[out];
+}
+
+/* Merge the sources by time into t (ties: the earlier source first). */
+static int merge(struct source *src, int nsrc, struct target *t, uint64_t *total)
+{
+	t->tid = calloc((size_t)(t->n ? t->n : 1), sizeof *t->tid);
+	t->of = t->run ? malloc((size_t)(t->n ? t->n : 1) * sizeof *t->of) : NULL;
+	int rc = !t->tid || (t->run && !t->of) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	for (int i = 0; t->of && i < t->n; i++)
+		t->of[i] = -1;
 	while (rc == 0) {
 		int best = -1;
 		for (int i = 0; i < nsrc; i++)
@@ -397,20 +463,48 @@ static int merge(struct source *src, int nsrc, dssm_container *to, int nstreams,
 		if (best < 0)
 			break;
 		struct source *s = &src[best];
-		int stream = s->out_of ? s->out_of[s->rec.stream] : s->rec.stream;
-		if (stream < 0 || stream >= nstreams) {
-			rc = dssm__fail(DSSM_ESTATE, "reordering: no stream %d", stream);
+		int out = s->out_of ? s->out_of[s->rec.stream] : s->rec.stream;
+		int stream = target_stream(t, out);
+		if ((rc = stream < 0 ? stream : 0) < 0)
 			break;
-		}
-		rc = dssm_container_append(to, stream, tid[stream]++, s->rec.time,
+		rc = dssm_container_append(t->c, stream, t->tid[out]++, s->rec.time,
 		                           s->rec.len ? s->rec.data : "", s->rec.len);
 		if (rc == 0) {
 			(*total)++;
 			rc = advance(s);
 		}
 	}
-	free(tid);
+	free(t->tid);
+	free(t->of);
 	return rc;
+}
+
+/* Merge the first k runs into one that takes their place. */
+static int merge_runs(struct reorder *r, int k)
+{
+	struct source *src = calloc((size_t)k, sizeof *src);
+	if (!src)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = 0;
+	for (int i = 0; i < k && rc == 0; i++)
+		rc = source_open(&src[i], r->runs[i].path, r->runs[i].out_of);
+	dssm_container *c = NULL;
+	if (rc == 0)
+		rc = run_new(r, 0, &c);   /* the sources are now runs 1 .. k */
+	uint64_t n = 0;
+	if (rc == 0) {
+		struct target t = {.c = c, .run = &r->runs[0], .n = r->nw};
+		rc = merge(src, k, &t, &n);
+	}
+	int crc = c ? dssm_container_close(c) : 0;
+	sources_close(src, k);
+	if (rc < 0 || crc < 0)
+		return rc < 0 ? rc : crc;
+	for (int i = 1; i <= k; i++)
+		run_remove(&r->runs[i]);
+	memmove(r->runs + 1, r->runs + 1 + k, (size_t)(r->nruns - 1 - k) * sizeof *r->runs);
+	r->nruns -= k;
+	return 0;
 }
 
 int reorder_finish(struct reorder *r, const char *dir, uint64_t *total)
@@ -419,37 +513,28 @@ int reorder_finish(struct reorder *r, const char *dir, uint64_t *total)
 	if (!r || r->count == 0)
 		return 0;   /* nothing late: the output is complete */
 	int rc = spill(r);
+	while (rc == 0 && r->nruns >= MERGE_FANIN)
+		rc = merge_runs(r, MERGE_FANIN);
 	int nsrc = 1 + r->nruns;
 	struct source *src = calloc((size_t)nsrc, sizeof *src);
 	char *final = rc == 0 ? tmp_path(r, "final", -1) : NULL;
 	if (rc == 0 && (!src || !final))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = dssm_container_open(dir, &src[0].c);
-	for (int k = 0; k < r->nruns && rc == 0; k++) {
-		char *path = tmp_path(r, "run", k);
-		rc = path ? dssm_container_open(path, &src[1 + k].c)
-		          : dssm__fail(DSSM_ENOMEM, "out of memory");
-		src[1 + k].out_of = r->runs[k].out_of;
-		free(path);
-	}
-	for (int k = 0; k < nsrc && rc == 0; k++)
-		rc = dssm_query_open(src[k].c, NULL, 0, INT64_MIN, INT64_MAX, &src[k].q);
+		rc = source_open(&src[0], dir, NULL);
+	for (int k = 0; k < r->nruns && rc == 0; k++)
+		rc = source_open(&src[1 + k], r->runs[k].path, r->runs[k].out_of);
 	dssm_container *to = NULL;
 	if (rc == 0 && (rc = dssm_container_create(final, &to)) == 0) {
 		dssm_container_set_sync(to, 60 * DSSM_NSEC_PER_SEC);
 		int n = copy_streams(src[0].c, to);
-		rc = n < 0 ? n : merge(src, nsrc, to, n, total);
+		struct target t = {.c = to, .n = n};
+		rc = n < 0 ? n : merge(src, nsrc, &t, total);
 		int crc = dssm_container_close(to);
 		if (rc == 0)
 			rc = crc;
 	}
-	for (int k = 0; src && k < nsrc; k++) {
-		dssm_query_close(src[k].q);
-		if (src[k].c)
-			dssm_container_close(src[k].c);
-	}
-	free(src);
+	sources_close(src, nsrc);
 	/* the merged container replaces the output */
 	if (rc == 0)
 		rc = dssm_container_remove(dir);
@@ -467,12 +552,9 @@ void reorder_free(struct reorder *r)
 		/* keep the message of an error that brought us here */
 		char why[512];
 		snprintf(why, sizeof why, "%s", dssm_last_error());
-		for (int k = 0; k < r->nruns; k++) {
-			char *p = tmp_path(r, "run", k);
-			if (p)
-				dssm_container_remove(p);
-			free(p);
-		}
+		for (int k = 0; k < r->nruns; k++)
+			run_remove(&r->runs[k]);
+		r->nruns = 0;
 		char *p = tmp_path(r, "final", -1);
 		if (p && access(p, F_OK) == 0)
 			dssm_container_remove(p);
@@ -481,8 +563,6 @@ void reorder_free(struct reorder *r)
 		dssm__fail(0, "%s", why);
 		free(r->tmp);
 	}
-	for (int k = 0; k < r->nruns; k++)
-		free(r->runs[k].out_of);
 	for (int s = 0; s < r->nw; s++) {
 		for (uint32_t i = 0; r->w[s] && i < r->w[s]->n; i++)
 			free(r->w[s]->h[r->w[s]->head + i].data);
