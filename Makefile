@@ -40,7 +40,7 @@ COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
-BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz
+BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 
 LIBDSSM := $(BUILD)/libdssm.a
 LIBDSSM_SO := $(BUILD)/libdssm.so

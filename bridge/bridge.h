@@ -1,6 +1,6 @@
 /*
- * bridge.h - ROS1 bags and MCAP files in and out of containers
- * (docs/bridges.md).
+ * bridge.h - ROS1 bags and MCAP files in and out of containers, rosbag2
+ * SQLite bags in (docs/bridges.md).
  *
  * Readers walk a whole file once and hand what they find to a sink: each
  * channel (a bag connection, an MCAP channel with its schema) before its
@@ -57,6 +57,12 @@ struct bridge_read_stats {
 	 * read to its end. */
 	uint64_t stopped_at;
 	char stop_reason[256];
+	/* import: samples that came out of time order on their topic and were
+	 * put back in order (all counts then are what the container holds) */
+	uint64_t reordered;
+	/* of those, the ones too late for their stream's window, merged in
+	 * from sorted runs at the end (one more pass over the output) */
+	uint64_t late;
 };
 
 /* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
@@ -70,6 +76,11 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
 int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
                      const struct bridge_sink *sink, struct bridge_read_stats *st);
+
+/* Read a rosbag2 SQLite bag (.db3; db3_read.c), opened read-only: every
+ * topic as a channel (serialization_format as the encoding; offered QoS and
+ * serialization format as fields), then every message ORDER BY timestamp, id. */
+int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* A whole file mapped read-only (mapped.c). */
 int bridge_map(const char *path, const uint8_t **buf, size_t *len);
@@ -176,6 +187,32 @@ void bridge_field_str(struct wbuf *w, const char *key, const char *value);
  * (ros1_md5.c); DSSM_ENOENT if a type it uses is not defined in it. */
 int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
 
+/* ---- samples out of time order (reorder.c) ---- */
+
+/* The samples of an import into DIR, put into the container in time order
+ * per stream: each stream holds back its newest samples (all streams at
+ * most bridge_window_bytes); one older than what its stream already wrote
+ * is "late": held in memory up to bridge_reorder_bytes, then sorted into
+ * runs (temporary containers in a directory beside DIR). */
+struct reorder;
+int reorder_new(const char *dir, struct reorder **out);
+int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
+                const void *data, size_t len);
+/* Every held-back sample into c (before closing it). */
+int reorder_flush(struct reorder *r, dssm_container *c);
+/* Samples that came older than one before them on their stream. */
+uint64_t reorder_count(const struct reorder *r);
+/* Samples too late for their stream's window (merged in at the end). */
+uint64_t reorder_late(const struct reorder *r);
+/* Samples put into the container (all but the late ones). */
+uint64_t reorder_appended(const struct reorder *r);
+/* Replace the closed container DIR by DIR and the late samples merged in
+ * time order; *total: the samples it then holds (0 if nothing was late). */
+int reorder_finish(struct reorder *r, const char *dir, uint64_t *total);
+/* Removes the temporary containers; keeps dssm_last_error(). */
+void reorder_free(struct reorder *r);
+extern size_t bridge_reorder_bytes, bridge_window_bytes;
+
 /* ---- container import / export (import.c, export.c) ---- */
 
 struct bridge_import_options {
@@ -183,8 +220,10 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 };
-/* FORMAT: "bag" or "mcap" (NULL: by the file's first bytes). DIR must not
- * exist. What was read before an error stays in DIR. */
+/* FORMAT: "bag", "mcap" or "db3" (NULL: by the file's first bytes); a file that
+ * is not that format is refused before DIR is created. DIR must not exist
+ * (or be empty). A failed import removes the container it created: nothing
+ * is left behind. */
 int bridge_import(const char *path, const char *format, const char *dir,
                   const struct bridge_import_options *o, struct bridge_read_stats *st);
 

@@ -181,6 +181,46 @@ static int add_channel(struct export_channel *ch, int mcap, struct bag_writer *b
 	                           ch->extra.len);
 }
 
+/* A ROS 2 message: CDR-encoded, or a type named pkg/msg/Type. rosbag takes
+ * only pkg/Type names ("invalid name [rcl_interfaces/msg/Log]") and ROS 1
+ * serialization, so such a stream cannot go into a bag as it is. */
+static int is_ros2(const struct export_channel *ch)
+{
+	const char *slash = strchr(ch->type, '/');
+	return !strcmp(ch->encoding, "cdr") || (slash && strchr(slash + 1, '/'));
+}
+
+/* Refuse, before anything is written, a bag that rosbag could not read,
+ * naming the streams that would make it so. */
+static int check_bag_channels(const struct export_channel *chs, int n)
+{
+	struct wbuf list = {0};
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		if (!is_ros2(&chs[i]))
+			continue;
+		if (bad++ < 8) {
+			char one[320];
+			int len = snprintf(one, sizeof one, "%s%s (%s, %s)", bad > 1 ? ", " : "",
+			                   chs[i].topic, chs[i].type[0] ? chs[i].type : "no type",
+			                   chs[i].encoding[0] ? chs[i].encoding : "no encoding");
+			wbuf_bytes(&list, one, len < (int)sizeof one ? (size_t)len : sizeof one - 1);
+		} else if (bad == 9)
+			wbuf_bytes(&list, ", ...", 5);
+	}
+	wbuf_bytes(&list, "", 1);
+	int rc = 0;
+	if (bad)
+		rc = list.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+		     : dssm__fail(DSSM_EINVAL, "%d stream%s hold%s ROS 2 messages, which a ROS 1 bag "
+		                  "cannot hold (rosbag refuses pkg/msg/Type names and CDR data): %s; "
+		                  "nothing was written (export them with --mcap, or leave them out "
+		                  "with --topics/--streams)", bad, bad == 1 ? "" : "s",
+		                  bad == 1 ? "s" : "", (const char *)list.data);
+	wbuf_free(&list);
+	return rc;
+}
+
 int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
                   struct bridge_export_stats *st)
 {
@@ -209,6 +249,8 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	}
 	struct bag_writer *bag = NULL;
 	struct mcap_writer *mw = NULL;
+	if (rc == 0 && !o->mcap)
+		rc = check_bag_channels(chs, n);
 	if (rc == 0)
 		rc = o->mcap ? mcap_writer_open(path, profile_of(chs, n), o->codec, o->chunk_bytes, &mw)
 		             : bag_writer_open(path, o->codec, o->chunk_bytes, &bag);

@@ -1,5 +1,6 @@
 /*
- * import.c - a bag or MCAP file into a new container, in one pass.
+ * import.c - a bag, MCAP or rosbag2 .db3 file into a new container, in one
+ * pass.
  *
  * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
  * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bridge.h"
 #include "../connector/wire.h"
@@ -19,8 +21,6 @@
 
 struct import_stream {
 	int stream;             /* container index; -1: unknown channel id */
-	int64_t last;
-	uint64_t count;
 	char topic[96];
 };
 
@@ -30,6 +30,7 @@ struct importer {
 	uint32_t nids;
 	const struct bridge_import_options *o;
 	struct bridge_read_stats progress;
+	struct reorder *order;         /* puts each stream in time order */
 };
 
 /* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
@@ -103,7 +104,8 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 	if (schema_is_text(ch)) {
 		if (!(schema = malloc(ch->schema_len + 1)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
-		memcpy(schema, ch->schema, ch->schema_len);
+		if (ch->schema_len)   /* a channel without a schema has none (NULL) */
+			memcpy(schema, ch->schema, ch->schema_len);
 		schema[ch->schema_len] = 0;
 		info.schema_len = ch->schema_len;
 	}
@@ -117,8 +119,6 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 		return rc;
 	struct import_stream *s = &im->by_id[ch->id];
 	s->stream = rc;
-	s->last = INT64_MIN;
-	s->count = 0;
 	snprintf(s->topic, sizeof s->topic, "%s", ch->topic);
 	return 0;
 }
@@ -129,16 +129,8 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
 	if (!s || s->stream < 0)
 		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
-	if (time < s->last)
-		return dssm__fail(DSSM_EBACKWARDS, "topic %s: a message at %lld.%09lld comes after one "
-		                  "at %lld.%09lld; containers keep each stream in time order, and "
-		                  "this file does not", s->topic,
-		                  (long long)(time / DSSM_NSEC_PER_SEC),
-		                  (long long)(time % DSSM_NSEC_PER_SEC),
-		                  (long long)(s->last / DSSM_NSEC_PER_SEC),
-		                  (long long)(s->last % DSSM_NSEC_PER_SEC));
-	s->last = time;
-	int rc = dssm_container_append(im->c, s->stream, s->count++, time, data, len);
+	/* into the container in time order (reorder.c) */
+	int rc = reorder_put(im->order, im->c, s->stream, time, data, len);
 	if (rc < 0)
 		return rc;
 	im->progress.messages++;
@@ -148,40 +140,104 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	return 0;
 }
 
-/* "bag" or "mcap", by the file's first bytes. */
+/* "bag", "mcap" or "db3", by the file's first bytes ("" for none), or NULL
+ * when the file cannot be read. */
 static const char *sniff(const char *path)
 {
 	FILE *f = fopen(path, "rbe");
 	if (!f)
 		return NULL;
-	char head[13] = {0};
+	char head[16] = {0};
 	size_t n = fread(head, 1, sizeof head, f);
 	fclose(f);
 	if (n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13))
 		return "bag";
 	if (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8))
 		return "mcap";
+	if (n >= 16 && !memcmp(head, "SQLite format 3", 16))
+		return "db3";
 	return "";
+}
+
+static const char *format_name(const char *format)
+{
+	return !strcmp(format, "mcap") ? "an MCAP file"
+	       : !strcmp(format, "db3") ? "a rosbag2 SQLite file (.db3)" : "a ROS bag (v2.0)";
+}
+
+/* Everything the checks before writing can refuse: the file is readable and
+ * is what `format` says (or is one of the formats). */
+static int check_input(const char *path, const char **format)
+{
+	const char *found = sniff(path);
+	if (!found)
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3"))
+		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap or db3)", *format);
+	if (!*found)
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file nor a "
+		                  "rosbag2 SQLite file (its first bytes are none's magic)%s", path,
+		                  *format ? "; nothing was written" : "");
+	if (*format && strcmp(*format, found))
+		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
+		                  format_name(*format), format_name(found));
+	*format = found;
+	return 0;
+}
+
+/* A failed import leaves nothing behind: remove the container, keeping the
+ * import's error message (and adding why the removal failed, if it did). */
+static int discard(const char *dir, int existed, int rc)
+{
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int rrc = dssm_container_remove(dir);
+	if (rrc < 0)
+		return dssm__fail(rc, "%s; %s could not be removed: %s", why, dir, dssm_last_error());
+	if (existed)   /* it was an empty directory the user made: give it back */
+		(void)mkdir(dir, 0777);
+	return dssm__fail(rc, "%s; nothing was kept (%s removed)", why, dir);
 }
 
 int bridge_import(const char *path, const char *format, const char *dir,
                   const struct bridge_import_options *o, struct bridge_read_stats *st)
 {
-	if (!format && !(format = sniff(path)))
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
-	int mcap = !strcmp(format, "mcap");
-	if (!mcap && strcmp(format, "bag"))
-		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0) nor an MCAP file", path);
-	struct importer im = {.o = o};
-	int rc = dssm_container_create(dir, &im.c);
+	int rc = check_input(path, &format);
 	if (rc < 0)
 		return rc;
+	struct stat sb;
+	int existed = stat(dir, &sb) == 0;
+	struct bridge_read_stats local;
+	if (!st)
+		st = &local;
+	struct importer im = {.o = o};
+	if ((rc = reorder_new(dir, &im.order)) < 0)
+		return rc;
+	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
+		reorder_free(im.order);
+		return rc;
+	}
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
-	rc = mcap ? mcap_read_file(path, &sink, st) : bag_read_file(path, &sink, st);
-	/* what was read before an error stays in the (closed) container */
+	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
+	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
+	     : bag_read_file(path, &sink, st);
+	if (rc == 0)
+		rc = reorder_flush(im.order, im.c);
 	int crc = dssm_container_close(im.c);
 	free(im.by_id);
-	return rc < 0 ? rc : crc;
+	if (rc == 0)
+		rc = crc;
+	/* what the container holds: the samples appended in order, or all of
+	 * them once the late ones are merged in */
+	st->reordered = reorder_count(im.order);
+	st->late = reorder_late(im.order);
+	uint64_t merged = 0;
+	if (rc == 0)
+		rc = reorder_finish(im.order, dir, &merged);
+	if (rc == 0)
+		st->messages = merged ? merged : reorder_appended(im.order);
+	reorder_free(im.order);   /* removes its temporary containers */
+	return rc < 0 ? discard(dir, existed, rc) : 0;
 }

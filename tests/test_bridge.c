@@ -1,16 +1,20 @@
 /*
  * test_bridge.c - bag and MCAP readers and writers: round trips through
  * every codec, every truncation and many byte flips of small files (under
- * ASan in `make test`), hostile sizes, the ROS md5 of real definitions, and
- * import errors that name what was wrong.
+ * ASan in `make test`), hostile sizes, the ROS md5 of real definitions,
+ * import errors that name what was wrong, out-of-order files, and rosbag2
+ * .db3 files against what libsqlite3 reads from them.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dssm/container.h"
@@ -393,6 +397,297 @@ static void test_errors(void **state)
 	assert_int_equal(mcap_writer_open(path, "", BRIDGE_BZ2, 0, &mw), DSSM_EINVAL);
 }
 
+static int is_dir(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* A channel without a schema imports (UBSan once caught a memcpy from its
+ * NULL schema); a failed import removes what it created, and a file that is
+ * not the format asked for is refused before anything is created. */
+static void test_import_failures(void **state)
+{
+	(void)state;
+	char path[128], dir[128];
+	snprintf(path, sizeof path, "%s/noschema.mcap", tmpdir);
+	snprintf(dir, sizeof dir, "%s/noschema.d", tmpdir);
+	write_mcap(path, BRIDGE_NONE, 1000, SMALL);   /* channel 2 has schema id 0 */
+	struct bridge_read_stats st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, SMALL);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 3);
+	dssm_container_close(c);
+
+	/* --format mcap of a bag: refused, nothing created */
+	char bag[128], out[128];
+	snprintf(bag, sizeof bag, "%s/cut.bag", tmpdir);
+	snprintf(out, sizeof out, "%s/cut.d", tmpdir);
+	write_bag(bag, BRIDGE_NONE, 300, SMALL);
+	assert_int_equal(bridge_import(bag, "mcap", out, NULL, NULL), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "is not an MCAP file"));
+	assert_false(is_dir(out));
+	assert_int_equal(bridge_import(path, "bag", out, NULL, NULL), DSSM_EINVAL);
+	assert_false(is_dir(out));
+
+	/* a closed bag cut in the middle: an error, and no container left */
+	size_t len;
+	uint8_t *buf = slurp(bag, &len);
+	FILE *f = fopen(bag, "wb");
+	assert_int_equal(fwrite(buf, 1, len / 2, f), len / 2);
+	fclose(f);
+	free(buf);
+	assert_true(bridge_import(bag, NULL, out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "nothing was kept"));
+	assert_false(is_dir(out));
+	/* the same into an empty directory the user made: it stays, empty */
+	assert_int_equal(mkdir(out, 0755), 0);
+	assert_true(bridge_import(bag, NULL, out, NULL, NULL) < 0);
+	assert_true(is_dir(out));
+	assert_int_equal(rmdir(out), 0);   /* fails unless empty */
+}
+
+/* Message i of a file whose times go back and forth: times are a
+ * permutation (i * 7919 mod n), on 3 channels, 0 .. 99 bytes. */
+static void shuffled_of(int i, int n, int *channel, int64_t *time, uint8_t *buf, size_t *len)
+{
+	*channel = i % 3;
+	*time = 1700000000LL * 1000000000LL + ((int64_t)i * 7919 % n) * 1000;
+	*len = (size_t)(i % 100);
+	for (size_t k = 0; k < *len; k++)
+		buf[k] = (uint8_t)(i * 13 + k);
+}
+
+static int by_channel_time(const void *a, const void *b)
+{
+	const struct msg *x = a, *y = b;
+	if (x->channel != y->channel)
+		return x->channel < y->channel ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
+/* A file whose topics go back in time imports in time order: in memory,
+ * and spilled into many sorted runs (a small budget, small windows); what
+ * the container holds is every message, per stream in time order, and the
+ * temporary containers are gone. Jitter is fixed in the windows alone. */
+static void test_import_out_of_order(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	char path[128], dir[160];
+	snprintf(path, sizeof path, "%s/shuffled.mcap", tmpdir);
+	struct mcap_writer *w;
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_LZ4, 4000, &w), 0);
+	for (int c = 0; c < 3; c++)
+		assert_int_equal(mcap_writer_channel(w, 0, c == 0 ? "/a" : c == 1 ? "/b" : "/c", "raw",
+		                                     NULL, 0), c);
+	struct msg want[N];
+	uint8_t buf[128];
+	for (int i = 0; i < N; i++) {
+		int ch;
+		int64_t t;
+		size_t len;
+		shuffled_of(i, N, &ch, &t, buf, &len);
+		assert_int_equal(mcap_writer_message(w, ch, (uint32_t)i, t, t, buf, len), 0);
+		want[i] = (struct msg){(uint32_t)ch, t, len, checksum(buf, len)};
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	qsort(want, N, sizeof *want, by_channel_time);
+	const size_t budgets[] = {64u << 20, 2048};
+	for (int b = 0; b < 2; b++) {
+		size_t saved = bridge_reorder_bytes, saved_window = bridge_window_bytes;
+		bridge_reorder_bytes = budgets[b];
+		struct rlimit fds, few;
+		assert_int_equal(getrlimit(RLIMIT_NOFILE, &fds), 0);
+		few = fds;
+		if (b) {   /* and the windows flushed all the time */
+			bridge_window_bytes = 512;
+			/* ~130 runs of 3 streams need 6 descriptors each: merged
+			 * in groups, they fit in 200 */
+			few.rlim_cur = 200;
+			assert_int_equal(setrlimit(RLIMIT_NOFILE, &few), 0);
+		}
+		snprintf(dir, sizeof dir, "%s/shuffled-%d.d", tmpdir, b);
+		struct bridge_read_stats st;
+		memset(&st, 0, sizeof st);
+		int rc = bridge_import(path, NULL, dir, NULL, &st);
+		bridge_reorder_bytes = saved;
+		bridge_window_bytes = saved_window;
+		assert_int_equal(setrlimit(RLIMIT_NOFILE, &fds), 0);
+		if (rc < 0)
+			fail_msg("import: %s", dssm_last_error());
+		assert_int_equal(st.messages, N);
+		assert_true(st.reordered > N / 3);
+		assert_true(st.late > N / 3);
+		dssm_container *c;
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		assert_int_equal(dssm_container_stream_count(c), 3);
+		size_t at[3] = {0, N / 3, 2 * N / 3}, seen = 0;
+		dssm_query *q;
+		assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+		dssm_record rec;
+		while ((rc = dssm_query_next(q, &rec)) > 0) {
+			assert_true(rec.stream >= 0 && rec.stream < 3);
+			const struct msg *m = &want[at[rec.stream]++];
+			assert_int_equal(m->channel, (uint32_t)rec.stream);
+			assert_int_equal(m->time, rec.time);
+			assert_int_equal(m->len, rec.len);
+			assert_int_equal(m->sum, checksum(rec.data, rec.len));
+			seen++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(seen, N);
+		dssm_query_close(q);
+		dssm_container_close(c);
+	}
+	/* jitter (each pair of messages swapped): put in order in memory,
+	 * nothing merged from runs */
+	snprintf(path, sizeof path, "%s/jitter.mcap", tmpdir);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_channel(w, 0, "/j", "raw", NULL, 0), 0);
+	for (int i = 0; i < N; i++) {
+		int k = i ^ 1;
+		int64_t t = 1700000000LL * 1000000000LL + k * 1000;
+		memset(buf, k & 0xff, 10);
+		assert_int_equal(mcap_writer_message(w, 0, (uint32_t)i, t, t, buf, 10), 0);
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	snprintf(dir, sizeof dir, "%s/jitter.d", tmpdir);
+	struct bridge_read_stats st;
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, N);
+	assert_int_equal(st.reordered, N / 2);
+	assert_int_equal(st.late, 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record rec;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(rec.time, 1700000000LL * 1000000000LL + i * 1000);
+		assert_int_equal(((const uint8_t *)rec.data)[0], i & 0xff);
+	}
+	assert_int_equal(dssm_query_next(q, &rec), 0);
+	dssm_query_close(q);
+	dssm_container_close(c);
+
+	/* late messages that are all empty (no bytes held for them) */
+	snprintf(path, sizeof path, "%s/empty.mcap", tmpdir);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_channel(w, 0, "/e", "raw", NULL, 0), 0);
+	for (int i = 0; i < 110; i++) {
+		int64_t t = 1700000000LL * 1000000000LL + (i < 100 ? 1000 + i : i);
+		assert_int_equal(mcap_writer_message(w, 0, (uint32_t)i, t, t, "", 0), 0);
+	}
+	assert_int_equal(mcap_writer_close(w), 0);
+	snprintf(dir, sizeof dir, "%s/empty.d", tmpdir);
+	memset(&st, 0, sizeof st);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, 110);
+	assert_int_equal(st.late, 10);
+
+	/* no temporary directory left beside the outputs */
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "ls -a %s | grep -q reorder", tmpdir);
+	assert_int_not_equal(system(cmd), 0);
+}
+
+static const char *recordings(void)
+{
+	return getenv("DSSM_RECORDINGS") ? getenv("DSSM_RECORDINGS") : "../shared/data/recordings";
+}
+
+/* A property field as a string (static buffer), or NULL. */
+static const char *prop_field(dssm_container *c, int stream, const char *key)
+{
+	static char out[1024];
+	size_t plen, n;
+	const uint8_t *prop = dssm_container_property(c, stream, &plen);
+	const uint8_t *v = prop ? bridge_field(prop, plen, key, &n) : NULL;
+	if (!v)
+		return NULL;
+	snprintf(out, sizeof out, "%.*s", (int)n, (const char *)v);
+	return out;
+}
+
+/* talker.db3: each stream's topic, type, encoding, serialization format and
+ * offered QoS are what libsqlite3 reads from the file's topics table; every
+ * cut of the file and many byte flips give an error or messages, never a
+ * crash (under ASan in `make test`). */
+static void test_db3(void **state)
+{
+	(void)state;
+	char path[512], dir[160];
+	snprintf(path, sizeof path, "%s/talker.db3", recordings());
+	if (access(path, R_OK) != 0) {
+		print_message("skip %s: not found (set DSSM_RECORDINGS)\n", path);
+		return;
+	}
+	snprintf(dir, sizeof dir, "%s/talker.d", tmpdir);
+	struct bridge_read_stats st;
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, &st), 0);
+	assert_int_equal(st.messages, 20);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *q;
+	assert_int_equal(sqlite3_prepare_v2(db, "SELECT name, type, serialization_format, "
+	                                    "offered_qos_profiles, (SELECT count(*) FROM messages "
+	                                    "WHERE topic_id = topics.id) FROM topics ORDER BY id",
+	                                    -1, &q, NULL), SQLITE_OK);
+	int i = 0;
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		dssm_recorded r;
+		assert_int_equal(dssm_container_stream(c, i, &r), 0);
+		assert_string_equal(prop_field(c, i, "topic"), (const char *)sqlite3_column_text(q, 0));
+		assert_string_equal(r.info.type, (const char *)sqlite3_column_text(q, 1));
+		assert_string_equal(r.info.encoding, (const char *)sqlite3_column_text(q, 2));
+		assert_string_equal(prop_field(c, i, "serialization_format"),
+		                    (const char *)sqlite3_column_text(q, 2));
+		assert_string_equal(prop_field(c, i, "offered_qos_profiles"),
+		                    (const char *)sqlite3_column_text(q, 3));
+		assert_int_equal(r.count, sqlite3_column_int64(q, 4));
+		i++;
+	}
+	assert_int_equal(i, 3);
+	assert_int_equal(dssm_container_stream_count(c), 3);
+	sqlite3_finalize(q);
+	sqlite3_close(db);
+	dssm_container_close(c);
+
+	/* cut at every page and within, and flipped: an error or messages */
+	size_t len;
+	uint8_t *buf = slurp(path, &len);
+	char copy[160];
+	snprintf(copy, sizeof copy, "%s/damaged.db3", tmpdir);
+	for (size_t k = 0; k < 200 && !UNDER_TSAN; k++) {
+		FILE *f = fopen(copy, "wb");
+		size_t n = k < 100 ? len * k / 100 : len;
+		uint8_t saved = 0;
+		size_t at = (k * 7919 * 31) % len;
+		if (k >= 100) {
+			saved = buf[at];
+			buf[at] ^= (uint8_t)(1u << (k % 8));
+		}
+		assert_int_equal(fwrite(buf, 1, n, f), n);
+		fclose(f);
+		if (k >= 100)
+			buf[at] = saved;
+		struct collected got = {0};
+		int rc = db3_read_file(copy, sink_of(&got), NULL);
+		assert_true(rc == 0 || rc == DSSM_ECORRUPT);
+		assert_true(got.n <= 20);
+		free(got.m);
+	}
+	free(buf);
+}
+
 /* The real recordings: md5 of every definition, counts. */
 static void test_real_recordings(void **state)
 {
@@ -435,6 +730,9 @@ int main(void)
 		cmocka_unit_test(test_unindexed_bag),
 		cmocka_unit_test(test_hostile_chunk_size),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_import_failures),
+		cmocka_unit_test(test_import_out_of_order),
+		cmocka_unit_test(test_db3),
 		cmocka_unit_test(test_real_recordings),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,6 +1,7 @@
 /*
- * cmd_bridge.c - `dssm import` (a ROS bag or MCAP file into a container) and
- * `dssm export` (a container, or part of it, into a bag or MCAP file).
+ * cmd_bridge.c - `dssm import` (a ROS bag, MCAP or rosbag2 .db3 file into a
+ * container) and `dssm export` (a container, or part of it, into a bag or
+ * MCAP file).
  */
 #include <fnmatch.h>
 #include <getopt.h>
@@ -14,21 +15,28 @@
 void help_import(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm import FILE -o DIR [--format bag|mcap] [--threads N] [--quiet]\n\n"
+	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3] [--threads N] [--quiet]\n\n"
 	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
-	        "its index, e.g. from a recorder that died) or an MCAP file (chunked or not;\n"
-	        "none, lz4 or zstd; with or without summary) into a new container DIR, in one\n"
-	        "pass. Each connection or channel becomes a stream named after its topic\n"
-	        "(/camera/image_raw -> camera.image_raw:0) that keeps the type, encoding,\n"
-	        "message definition or schema, md5sum, callerid and channel metadata, so that\n"
-	        "`dssm export` gives them back. The format is found from the file's first\n"
-	        "bytes unless --format says. Compressed chunks are decompressed on --threads\n"
-	        "worker threads (default: one per core, at most 4; 0: none) while the\n"
-	        "container is written in file order. Progress shows on a terminal; a table\n"
-	        "of the streams follows.\n\n"
+	        "its index, e.g. from a recorder that died), an MCAP file (chunked or not;\n"
+	        "none, lz4 or zstd; with or without summary) or a rosbag2 SQLite bag (.db3,\n"
+	        "ROS 2's default before Iron; opened read-only) into a new container DIR, in\n"
+	        "one pass. Each connection, channel or topic becomes a stream named after\n"
+	        "its topic (/camera/image_raw -> camera.image_raw:0) that keeps the type,\n"
+	        "encoding, message definition or schema, md5sum, callerid, channel metadata\n"
+	        "or offered QoS profiles and serialization format, so that `dssm export`\n"
+	        "gives them back. The format is found from the file's first bytes unless\n"
+	        "--format says. Compressed chunks are decompressed on --threads worker\n"
+	        "threads (default: one per core, at most 4; 0: none) while the container is\n"
+	        "written in file order. Messages that go back in time on their topic\n"
+	        "(unsorted bag chunks, out-of-order MCAP log times) are put back in time\n"
+	        "order, sorted in runs beside DIR when there are many; the summary says how\n"
+	        "many. .db3 messages are read ORDER BY timestamp, id. A failed import leaves\n"
+	        "nothing behind. Progress shows on a terminal; a table of the streams\n"
+	        "follows.\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
-	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n");
+	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
+	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n");
 }
 
 void help_export(FILE *out)
@@ -48,7 +56,9 @@ void help_export(FILE *out)
 	        "streams get their topic, type and schema back; streams recorded from rings\n"
 	        "become topic /NAME with the ring's type, encoding and schema (a ring typed\n"
 	        "std_msgs/String, encoding ros1, schema its message definition, reads back\n"
-	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n\n"
+	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n"
+	        "ROS 2 streams (encoding cdr, or types like std_msgs/msg/String) cannot go\n"
+	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n");
@@ -144,8 +154,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !dir)
 		return cli_usage("import", "give one FILE and -o DIR");
-	if (format && strcmp(format, "bag") && strcmp(format, "mcap"))
-		return cli_usage("import", "--format is bag or mcap, not '%s'", format);
+	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3"))
+		return cli_usage("import", "--format is bag, mcap or db3, not '%s'", format);
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
 	struct bridge_read_stats st;
@@ -153,13 +163,8 @@ int cmd_import(int argc, char **argv)
 	int rc = bridge_import(argv[optind], format, dir, &o, &st);
 	if (o.progress)
 		fputs("\r\033[K", stderr);
-	if (rc < 0) {
-		cli_dssm_error("import", rc);
-		if (st.messages)
-			fprintf(stderr, "dssm import: %s keeps the %llu messages read before the error\n",
-			        dir, (unsigned long long)st.messages);
-		return 1;
-	}
+	if (rc < 0)   /* the message says the output was removed */
+		return cli_dssm_error("import", rc);
 	if (!quiet)
 		print_streams(dir);
 	fflush(stdout);     /* the table before the summary */
@@ -170,6 +175,10 @@ int cmd_import(int argc, char **argv)
 	else if (st.unclosed)
 		fprintf(stderr, "dssm import: %s was not closed by its recorder (no index); read all "
 		        "%llu bytes\n", argv[optind], (unsigned long long)st.file_bytes);
+	if (st.reordered)
+		fprintf(stderr, "dssm import: %llu messages came out of time order on their topic and "
+		        "were put back in order (%llu of them merged in from sorted runs)\n",
+		        (unsigned long long)st.reordered, (unsigned long long)st.late);
 	char what[64];
 	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
 	         (unsigned long long)st.chunks);

@@ -20,6 +20,13 @@ bridge tests to compare with what dssm imported and exported.
                                        as a killed recorder leaves one
   rosbag_oracle.py reindex SRC OUT     rosbag's own repair of a crashed bag
   rosbag_oracle.py backwards OUT       a bag whose /odom goes back in time
+  rosbag_oracle.py unsorted OUT COMPRESSION
+                                       a bag written out of time order: chunks
+                                       that overlap and go back in time
+  rosbag_oracle.py ordered BAG         `messages` in the order rosbag reads
+                                       them (not sorted)
+  rosbag_oracle.py container-ordered DIR DSSM
+                                       `container` in query order (not sorted)
 """
 import hashlib
 import json
@@ -115,6 +122,33 @@ def write_backwards(path):
         bag.write('/odom', String(data='earlier'), rospy.Time(1700000001, 0))
 
 
+def write_unsorted(path, compression):
+    import random
+    import rosbag
+    import rospy
+    from std_msgs.msg import String
+    from geometry_msgs.msg import Vector3
+    rng = random.Random(42)
+    # distinct times per topic, written in a shuffled order: whole blocks
+    # written backwards, and jitter within them
+    times = list(range(4000))
+    blocks = [times[i:i + 250] for i in range(0, len(times), 250)]
+    rng.shuffle(blocks)
+    order = []
+    for b in blocks:
+        b = b[:]
+        for i in range(0, len(b) - 1, 3):
+            b[i], b[i + 1] = b[i + 1], b[i]
+        order += b
+    with rosbag.Bag(path, 'w', compression=compression, chunk_threshold=8192) as bag:
+        for i in order:
+            t = rospy.Time(1700000000, i * 100000)
+            if i % 2:
+                bag.write('/chatter', String(data='m%d ' % i + 'x' * rng.randrange(200)), t)
+            else:
+                bag.write('/vec', Vector3(x=i, y=rng.random(), z=3 * i), t)
+
+
 def main():
     mode = sys.argv[1]
     if mode == 'messages':
@@ -128,6 +162,13 @@ def main():
     elif mode == 'reindex':
         reindex(sys.argv[2], sys.argv[3])
         return
+    elif mode == 'unsorted':
+        write_unsorted(sys.argv[2], sys.argv[3])
+        return
+    elif mode == 'ordered':
+        lines = bag_messages(sys.argv[2])
+    elif mode == 'container-ordered':
+        lines = container_messages(sys.argv[2], sys.argv[3])
     elif mode == 'backwards':
         write_backwards(sys.argv[2])
         return
