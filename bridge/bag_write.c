@@ -48,6 +48,8 @@ struct bag_writer {
 	int nconns;
 	struct wbuf chunk;          /* uncompressed records of the chunk being built */
 	int64_t chunk_start, chunk_end, last_time;
+	uint32_t chunk_messages;    /* in the chunk being built (it may start with
+	                               connection records: they carry no time) */
 	struct wbuf chunk_infos;    /* records for the index section */
 	uint32_t nchunks;
 	int failed;
@@ -281,6 +283,7 @@ static int flush_chunk(struct bag_writer *w)
 	uint8_t *raw = w->chunk.data;
 	size_t raw_len = w->chunk.len;
 	memset(&w->chunk, 0, sizeof w->chunk);
+	w->chunk_messages = 0;
 	int rc = chunk_pool_submit_compress(w->pool, w->codec, raw, raw_len, 0, pc);
 	if (rc < 0) {
 		wbuf_free(&pc->index);
@@ -312,7 +315,7 @@ int bag_writer_message(struct bag_writer *w, int connection, int64_t time, const
 		c->written = 1;
 		wbuf_reset(&h);
 	}
-	if (w->chunk.len == 0)
+	if (w->chunk_messages++ == 0)
 		w->chunk_start = time;
 	w->chunk_end = time;
 	w->last_time = time;
