@@ -78,6 +78,11 @@ $(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
+# The command line's time parser is tested alone (it needs only libc).
+$(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< tools/timeparse.c $(CMOCKA_LIBS)
+
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)

@@ -221,6 +221,42 @@ t_closed_pipe() {
 	[ "$n" = 3 ] && [ "$rc" = 0 ] && [ "$rc2" = 0 ] && has "samples" "$tmp/pe"
 }
 
+# Times as people write them: ISO 8601, epoch seconds, +S from the
+# recording's start, durations with units; bad windows and durations refused.
+t_times() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-times
+	"$DSSM" write tick a --create 16 --time 2026-11-23T18:29:10Z >/dev/null || return 1
+	"$DSSM" write tick b --time 1795458551 >/dev/null || return 1
+	"$DSSM" write tick c --time 2026-11-24T03:29:12.5+09:00 >/dev/null || return 1
+	TZ=JST-9 "$DSSM" write tick d --time 2026-11-24T03:30:40 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/times" tick --from-oldest --duration 300ms 2>/dev/null || return 1
+	"$DSSM" rm tick >/dev/null
+	q() { "$DSSM" query "$tmp/times" --format json "$@" 2>"$tmp/te" | sed 's/.*"data_hex":"\(..\)".*/\1/' | xxd -r -p; }
+	[ "$(q --start +1 --end +2.5)" = bc ] || { echo "+1..+2.5 gave '$(q --start +1 --end +2.5)'"; return 1; }
+	[ "$(q --start +1m30s)" = d ] || return 1
+	[ "$(q --start 2026-11-23T18:29:10.5Z --end 1795458552)" = b ] || return 1
+	[ "$(TZ=JST-9 q --start 2026-11-24T03:29:11 --end 2026-11-24T03:29:11)" = b ] || return 1
+	[ "$(q --latest 1m28s)" = cd ] || return 1
+	"$DSSM" export "$tmp/times" --bag "$tmp/t.bag" --start +0.5 --end +1m 2>"$tmp/te" || return 1
+	has "2 messages" "$tmp/te" || { cat "$tmp/te"; return 1; }
+	# an inverted window: exit 2, naming both ends
+	for c in query export play; do
+		local extra=(); [ $c = export ] && extra=(--bag "$tmp/t2.bag")
+		"$DSSM" $c "$tmp/times" "${extra[@]}" --start +2 --end 2026-11-23T18:29:11Z 2>"$tmp/te"
+		[ $? -eq 2 ] && has "--end 2026-11-23T18:29:11Z (2026-11-23T18:29:11.000000000Z) is before --start +2 (2026-11-23T18:29:12.000000000Z)" "$tmp/te" ||
+			{ echo "$c:"; cat "$tmp/te"; return 1; }
+	done
+	[ ! -e "$tmp/t2.bag" ] || { echo "export of an empty window wrote a file"; return 1; }
+	"$DSSM" query "$tmp/times" --start 1e400 2>"$tmp/te"; [ $? -eq 2 ] && has "'1e400' is not a time" "$tmp/te" || return 1
+	"$DSSM" query "$tmp/times" --start 2026-13-45T99:99:99Z 2>"$tmp/te"; [ $? -eq 2 ] && has "month 13" "$tmp/te" || return 1
+	# durations: negative and zero refused (-1 used to record for ever), units accepted
+	"$DSSM" record -o "$tmp/never" tick --duration -1 2>"$tmp/te"; [ $? -eq 2 ] && has "cannot be negative" "$tmp/te" || return 1
+	"$DSSM" record -o "$tmp/never" tick --duration 0 2>"$tmp/te"; [ $? -eq 2 ] && has "duration > 0" "$tmp/te" || return 1
+	"$DSSM" record -o "$tmp/never" tick --duration 1x 2>"$tmp/te"; [ $? -eq 2 ] && has "unknown unit 'x'" "$tmp/te" || return 1
+	"$DSSM" top -d 0 -n 1 2>"$tmp/te"; [ $? -eq 2 ] || return 1
+	[ ! -e "$tmp/never" ]
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -239,5 +275,6 @@ check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
+check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

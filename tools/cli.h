@@ -98,4 +98,30 @@ int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out);
 
+/* ---- times and durations as people write them (timeparse.c, libc only) ----
+ * A time: epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z, with
+ * a fraction, with +09:00, or local time without a zone), or +S, an offset
+ * from a recording's start (+90, +1m30s: offset is set, ns is the offset).
+ * A duration: 90 (seconds), 1.5s, 500ms, 1m30s, 2h, 1d; never negative.
+ * Both return 0, or -1 with why in err (naming the text and what is wrong). */
+struct cli_time {
+	int set;          /* given at all */
+	int offset;       /* +S: ns counts from the recording's first sample */
+	int64_t ns;       /* since the epoch, or the offset */
+	const char *text; /* as typed, for messages */
+};
+int cli_time_parse(const char *text, struct cli_time *out, char *err, size_t cap);
+int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap);
+
+/* The same for an option: a usage error naming it, and -1, when bad.
+ * A duration of 0 is refused unless allow_zero. */
+int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out);
+int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
+                       dssm_time_t *out);
+/* --start/--end into [t0, t1]: +S counts from first (INT64_MIN: no samples,
+ * an error), unset ends are INT64_MIN/INT64_MAX. End before start is a usage
+ * error naming both. Returns 0, or the exit status after printing why. */
+int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
+                    dssm_time_t first, dssm_time_t *t0, dssm_time_t *t1);
+
 #endif

@@ -152,10 +152,11 @@ int cmd_info(int argc, char **argv)
 
 void help_top(FILE *out)
 {
-	fprintf(out, "usage: dssm top [-d SECONDS] [-n ITERATIONS]\n\n"
-	             "Shows every stream's write rate, measured over each interval (default 1 s),\n"
+	fprintf(out, "usage: dssm top [-d DELAY] [-n ITERATIONS]\n\n"
+	             "Shows every stream's write rate, measured over each interval (-d: default\n"
+	             "1s; seconds, or with units: 500ms, 2s),\n"
 	             "refreshed until Ctrl-C (or -n times). On a terminal the screen is redrawn.\n\n"
-	             "example:\n  dssm top -d 0.5\n");
+	             "example:\n  dssm top -d 500ms\n");
 }
 
 /* Rate measured between two listings of the same stream. */
@@ -171,22 +172,20 @@ static double interval_rate(const dssm_stream_info *prev, int nprev, const dssm_
 
 int cmd_top(int argc, char **argv)
 {
-	double interval = 1.0;
+	dssm_time_t delay = DSSM_NSEC_PER_SEC;
 	long iterations = -1;
 	int opt;
 	static const struct option longopts[] = {{"delay", required_argument, 0, 'd'},
 	                                         {"iterations", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
 	while ((opt = getopt_long(argc, argv, "d:n:", longopts, NULL)) != -1) {
-		if (opt == 'd' && cli_parse_double("top", "-d", optarg, &interval) < 0)
+		if (opt == 'd' && cli_parse_duration("top", "-d", optarg, 0, &delay) < 0)
 			return EXIT_USAGE;
 		if (opt == 'n' && cli_parse_long("top", "-n", optarg, &iterations) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
 			return cli_usage("top", "unknown option");
 	}
-	if (!(interval > 0))
-		return cli_usage("top", "-d must be > 0");
 	cli_catch_signals();
 	int tty = isatty(STDOUT_FILENO);
 	dssm_stream_info *prev = NULL;
@@ -195,7 +194,7 @@ int cmd_top(int argc, char **argv)
 		return cli_dssm_error("top", nprev);
 	dssm_time_t last = dssm_now();
 	for (long it = 0; !cli_stop && (iterations < 0 || it < iterations); it++) {
-		struct timespec ts = {(time_t)interval, (long)((interval - (time_t)interval) * 1e9)};
+		struct timespec ts = {(time_t)(delay / DSSM_NSEC_PER_SEC), (long)(delay % DSSM_NSEC_PER_SEC)};
 		nanosleep(&ts, NULL);
 		if (cli_stop)
 			break;
@@ -209,7 +208,7 @@ int cmd_top(int argc, char **argv)
 		double secs = dssm_time_to_sec(now - last);
 		if (tty)
 			fputs("\033[H\033[2J", stdout);
-		printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, interval);
+		printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, dssm_time_to_sec(delay));
 		print_table_header(stdout);
 		for (int i = 0; i < n; i++)
 			print_row(stdout, &cur[i], interval_rate(prev, nprev, &cur[i], secs), now);

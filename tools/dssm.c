@@ -228,3 +228,64 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out
 	*out = v;
 	return 0;
 }
+
+int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out)
+{
+	char why[256];
+	if (cli_time_parse(text, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
+                       dssm_time_t *out)
+{
+	char why[256];
+	if (cli_duration_parse(text, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	if (!allow_zero && *out == 0) {
+		cli_usage(cmd, "%s: '%s' is no time at all; give a duration > 0", opt, text);
+		return -1;
+	}
+	return 0;
+}
+
+/* one end of a window: its absolute time, or the default when not given */
+static int window_end(const char *cmd, const char *opt, const struct cli_time *t,
+                      dssm_time_t first, dssm_time_t dflt, dssm_time_t *out)
+{
+	*out = dflt;
+	if (!t || !t->set)
+		return 0;
+	*out = t->ns;
+	if (!t->offset)
+		return 0;
+	if (first == INT64_MIN)
+		return cli_error(cmd, "%s %s: the recording has no samples to count from", opt, t->text);
+	if (first > INT64_MAX - t->ns)
+		return cli_usage(cmd, "%s %s is past the times dssm can hold (2262)", opt, t->text);
+	*out = first + t->ns;
+	return 0;
+}
+
+int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
+                    dssm_time_t first, dssm_time_t *t0, dssm_time_t *t1)
+{
+	int rc = window_end(cmd, "--start", start, first, INT64_MIN, t0);
+	if (rc == 0)
+		rc = window_end(cmd, "--end", end, first, INT64_MAX, t1);
+	if (rc)
+		return rc;
+	if (*t1 < *t0) {
+		char a[48], b[48];
+		cli_format_time(a, sizeof a, *t0);
+		cli_format_time(b, sizeof b, *t1);
+		return cli_usage(cmd, "--end %s (%s) is before --start %s (%s): the window is empty",
+		                 end->text, b, start->text, a);
+	}
+	return 0;
+}
