@@ -257,6 +257,52 @@ t_times() {
 	[ ! -e "$tmp/never" ]
 }
 
+# Output for people and scripts: JSON from ls, info and top; tables that
+# never cut a name or a type; info DIR with start, end, duration and size.
+t_output() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-output
+	local long=gps.fix_from_the_rtk_receiver_on_the_mast
+	"$DSSM" write $long 'x' --create 64 --type sensor_msgs/NavSatFix --encoding ros1 --time 1795458550 >/dev/null || return 1
+	"$DSSM" write $long 'y' --time 1795458552.5 >/dev/null || return 1
+	"$DSSM" write odd 'z' --create 16 --type 'my"type\\x' --time 1795458551 >/dev/null || return 1
+	"$DSSM" ls >"$tmp/ol"; cat "$tmp/ol"
+	grep -E "^$long:0 +sensor_msgs/NavSatFix +64 B " "$tmp/ol" || { echo "ls cut the name or the type"; return 1; }
+	"$DSSM" ls --format json >"$tmp/oj" || return 1
+	python3 - "$tmp/oj" <<'PY' || return 1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {r["stream"]: r for r in rows}
+assert len(rows) == 2, rows
+g = by["gps.fix_from_the_rtk_receiver_on_the_mast:0"]
+assert g["type"] == "sensor_msgs/NavSatFix" and g["encoding"] == "ros1" and g["count"] == 2, g
+assert g["time_newest_ns"] == 1795458552500000000 and g["time_newest"] == "2026-11-23T18:29:12.500000000Z", g
+assert by["odd:0"]["type"] == 'my"type\\\\x', by["odd:0"]
+PY
+	"$DSSM" info $long --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["type"]=="sensor_msgs/NavSatFix" and d["slots"]==121, d' || return 1
+	"$DSSM" top -n 2 -d 50ms --format json >"$tmp/ot" || return 1
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==4 and r[3]["interval"]==2 and "rate_hz" in r[0], r' "$tmp/ot" || return 1
+	"$DSSM" top -n 1 -d 50ms | grep -E "^$long:0 +sensor_msgs/NavSatFix " >/dev/null || { echo "top cut the name"; return 1; }
+	"$DSSM" ls --format yaml 2>"$tmp/oe"; [ $? -eq 2 ] && has "table or json" "$tmp/oe" || return 1
+	"$DSSM" record -o "$tmp/orec" --all --from-oldest --duration 300ms 2>/dev/null || return 1
+	"$DSSM" rm $long odd >/dev/null
+	"$DSSM" info "$tmp/orec" >"$tmp/oi" || return 1
+	cat "$tmp/oi"
+	local bytes; bytes=$(find "$tmp/orec" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+	has "^start: *2026-11-23T18:29:10.000000000Z$" "$tmp/oi" && has "^end: *2026-11-23T18:29:12.500000000Z$" "$tmp/oi" &&
+		has "^duration: *2.500 s$" "$tmp/oi" && has "^size: .*($bytes bytes)$" "$tmp/oi" || return 1
+	grep -E "^$long:0 +sensor_msgs/NavSatFix +2 .* ros1 +2026-11-23T18:29:10" "$tmp/oi" >/dev/null || { echo "info DIR: no full row"; return 1; }
+	"$DSSM" info "$tmp/orec" --format json >"$tmp/oij" || return 1
+	python3 - "$tmp/oij" "$bytes" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["closed"] is True and d["duration_s"] == 2.5 and d["size_bytes"] == int(sys.argv[2]), d
+s = {x["stream"]: x for x in d["streams"]}
+g = s["gps.fix_from_the_rtk_receiver_on_the_mast:0"]
+assert g["count"] == 2 and g["encoding"] == "ros1" and g["rate_hz"] == 0.4 and g["damage"] is None, g
+assert s["odd:0"]["count"] == 1 and s["odd:0"]["type"] == 'my"type\\\\x'
+PY
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -275,6 +321,7 @@ check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
+check "ls, info, info DIR and top: --format json, names never cut" t_output
 check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -52,14 +52,14 @@ int cmd_export(int argc, char **argv);
 void help_export(FILE *out);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
-/* `dssm info DIR` on a container (cmd_query.c) */
 /* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
 struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
 size_t cli_utf8_length(const unsigned char *p);
-int cli_container_info(const char *dir);
+/* `dssm info DIR` (info_recording.c): a table, or one JSON object. */
+int cli_recording_info(const char *dir, int json);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2
@@ -93,6 +93,8 @@ enum cli_format { FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
 void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
                       const dssm_sample_info *si, uint64_t missed);
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
+/* --format table|json of ls, info and top: *json set to 0 or 1. */
+int cli_parse_table_format(const char *cmd, const char *text, int *json);
 
 /* Parse a number option; print a usage error and return -1 if it is not one. */
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);

@@ -1,6 +1,6 @@
 /*
  * cmd_query.c - `dssm query`: samples of a recording by stream and time
- * range, merged in time order; and `dssm info DIR`, a recording's streams.
+ * range, merged in time order.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -254,45 +254,4 @@ void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap
 		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
 	else
 		snprintf(out, cap, "#%04d", index); /* its description is lost */
-}
-
-int cli_container_info(const char *dir)
-{
-	dssm_container *c;
-	int rc = dssm_container_open(dir, &c);
-	if (rc < 0)
-		return cli_dssm_error("info", rc);
-	int n = dssm_container_stream_count(c), damaged = 0;
-	printf("recording:   %s (%s)\n", dir,
-	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
-	if (dssm_container_warning(c))
-		printf("warning:     %s\n", dssm_container_warning(c));
-	printf("%-24s %-22s %10s %10s %9s %9s %-30s %s\n", "STREAM", "TYPE", "SAMPLES", "ON DISK",
-	       "SECONDS", "RATE Hz", "FIRST", "TOPIC (export)");
-	for (int i = 0; i < n; i++) {
-		dssm_recorded r;
-		dssm_container_stream(c, i, &r);
-		char addr[DSSM_NAME_MAX + 16], b[16], first[48] = "-", topic[256];
-		bridge_stream_topic(c, i, topic, sizeof topic);
-		cli_recorded_label(&r, i, addr, sizeof addr);
-		cli_format_bytes(b, sizeof b, (double)r.bytes);
-		double secs = r.count > 1 ? dssm_time_to_sec(r.last - r.first) : 0;
-		if (r.count)
-			cli_format_time(first, sizeof first, r.first);
-		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %-30s %s%s%s\n", addr,
-		       r.info.type[0] ? r.info.type : "-", (unsigned long long)r.count, b, secs,
-		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first, topic,
-		       r.dropped_tail ? "  (damaged tail dropped)" : "", r.damage ? "  DAMAGED" : "");
-		damaged |= r.damage != NULL;
-	}
-	for (int i = 0; i < n; i++) {
-		dssm_recorded r;
-		char addr[DSSM_NAME_MAX + 16];
-		dssm_container_stream(c, i, &r);
-		cli_recorded_label(&r, i, addr, sizeof addr);
-		if (r.damage)
-			printf("damaged:     %s: %s\n", addr, r.damage);
-	}
-	dssm_container_close(c);
-	return damaged;
 }

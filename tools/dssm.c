@@ -289,3 +289,13 @@ int cli_time_window(const char *cmd, const struct cli_time *start, const struct 
 	}
 	return 0;
 }
+
+int cli_parse_table_format(const char *cmd, const char *text, int *json)
+{
+	if (!strcmp(text, "table") || !strcmp(text, "json")) {
+		*json = !strcmp(text, "json");
+		return 0;
+	}
+	cli_usage(cmd, "unknown format '%s' (table or json)", text);
+	return -1;
+}
