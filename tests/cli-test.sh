@@ -247,6 +247,11 @@ t_times() {
 			{ echo "$c:"; cat "$tmp/te"; return 1; }
 	done
 	[ ! -e "$tmp/t2.bag" ] || { echo "export of an empty window wrote a file"; return 1; }
+	# a window beside the recording (here: local time taken for UTC) is said, not answered empty
+	TZ=JST-9 "$DSSM" query "$tmp/times" --end 2026-11-23T18:29:11 2>"$tmp/te"
+	[ $? -eq 2 ] && has "from the beginning to 2026-11-23T18:29:11 = 2026-11-23T09:29:11.000000000Z holds no sample: the recording spans 2026-11-23T18:29:10.000000000Z .. 2026-11-23T18:30:40.000000000Z" "$tmp/te" ||
+		{ cat "$tmp/te"; return 1; }
+	"$DSSM" play "$tmp/times" --start +1h 2>"$tmp/te"; [ $? -eq 2 ] && has "holds no sample" "$tmp/te" || return 1
 	"$DSSM" query "$tmp/times" --start 1e400 2>"$tmp/te"; [ $? -eq 2 ] && has "'1e400' is not a time" "$tmp/te" || return 1
 	"$DSSM" query "$tmp/times" --start 2026-13-45T99:99:99Z 2>"$tmp/te"; [ $? -eq 2 ] && has "month 13" "$tmp/te" || return 1
 	# durations: negative and zero refused (-1 used to record for ever), units accepted

@@ -120,10 +120,12 @@ int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap);
 int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out);
 int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
                        dssm_time_t *out);
-/* --start/--end into [t0, t1]: +S counts from first (INT64_MIN: no samples,
- * an error), unset ends are INT64_MIN/INT64_MAX. End before start is a usage
- * error naming both. Returns 0, or the exit status after printing why. */
+/* --start/--end into [t0, t1]: +S counts from first, the recording's first
+ * sample (INT64_MIN: no samples, then +S is an error); unset ends are
+ * INT64_MIN/INT64_MAX. End before start, or a window that misses the
+ * recording's span [first, last] altogether (when known), is a usage error
+ * naming both ends. Returns 0, or the exit status after printing why. */
 int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
-                    dssm_time_t first, dssm_time_t *t0, dssm_time_t *t1);
+                    dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1);
 
 #endif

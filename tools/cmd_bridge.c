@@ -258,13 +258,15 @@ int cmd_export(int argc, char **argv)
 	if (rc < 0)
 		return cli_dssm_error("export", rc);
 	int n = dssm_container_stream_count(c), ns = 0;
-	dssm_time_t first = INT64_MIN; /* the recording's start, for +S */
+	dssm_time_t first = INT64_MIN, last = INT64_MIN; /* the recording's span, for +S */
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(c, i, &r) == 0 && r.count && (first == INT64_MIN || r.first < first))
-			first = r.first;
+		if (dssm_container_stream(c, i, &r) == 0 && r.count) {
+			first = first == INT64_MIN || r.first < first ? r.first : first;
+			last = r.last > last ? r.last : last;
+		}
 	}
-	if ((rc = cli_time_window("export", &start, &end, first, &o.start, &o.end)) != 0) {
+	if ((rc = cli_time_window("export", &start, &end, first, last, &o.start, &o.end)) != 0) {
 		dssm_container_close(c);
 		return rc;
 	}

@@ -139,16 +139,19 @@ int cmd_play(int argc, char **argv)
 	int n = dssm_container_stream_count(c), ns = 0, status = 0;
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
 	dssm_stream **rings = calloc((size_t)(n ? n : 1), sizeof *rings);
-	dssm_time_t first = INT64_MAX, last = INT64_MIN, begins = INT64_MIN; /* begins: for +S */
+	/* begins, ends: the recording's span, for +S and the window's check */
+	dssm_time_t first = INT64_MAX, last = INT64_MIN, begins = INT64_MIN, ends = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
-		if (r.count && (begins == INT64_MIN || r.first < begins))
-			begins = r.first;
+		if (r.count) {
+			begins = begins == INT64_MIN || r.first < begins ? r.first : begins;
+			ends = r.last > ends ? r.last : ends;
+		}
 	}
 	/* the window is checked before any ring is made */
 	dssm_time_t t0, t1;
-	status = cli_time_window("play", &start, &end, begins, &t0, &t1);
+	status = cli_time_window("play", &start, &end, begins, ends, &t0, &t1);
 	for (int i = 0; i < n && status == 0; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);

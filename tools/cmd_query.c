@@ -24,7 +24,7 @@ void help_query(FILE *out)
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
 	        "(2026-11-23T18:29:10Z, 2026-11-23T18:29:10.5+09:00, or local time without a\n"
 	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
-	        "--start is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
+	        "--start, or a window that misses the recording, is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
 	        "before the newest selected sample. Format: json lines with\n"
 	        "the stream, tid, time and data (default), hex, or raw bytes; or --output\n"
 	        "extracts them into a new container. A progress line shows on a terminal\n"
@@ -69,7 +69,7 @@ static int query_remote(const char *address, const char *list, const struct cli_
 	if ((start->offset || end->offset))
 		return cli_usage("query", "+S offsets need the recording's start: give times for a "
 		                 "recording served by a proxy");
-	int rc = cli_time_window("query", start, end, INT64_MIN, &q.start, &q.end);
+	int rc = cli_time_window("query", start, end, INT64_MIN, INT64_MIN, &q.start, &q.end);
 	if (rc)
 		return rc;
 	if (deadline > 0) {
@@ -142,7 +142,8 @@ int cmd_query(int argc, char **argv)
 		return cli_dssm_error("query", rc);
 	int n = dssm_container_stream_count(c), ns = 0, damaged = 0;
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
-	dssm_time_t newest = INT64_MIN, first = INT64_MIN; /* first: the recording's start, for +S */
+	/* first, last: the recording's span, for +S and the window's check */
+	dssm_time_t newest = INT64_MIN, first = INT64_MIN, last = INT64_MIN;
 	char (*labels)[DSSM_NAME_MAX + 16] = calloc((size_t)(n ? n : 1), sizeof *labels);
 	if (dssm_container_warning(c))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(c));
@@ -150,8 +151,10 @@ int cmd_query(int argc, char **argv)
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
 		cli_recorded_label(&r, i, labels[i], sizeof labels[i]);
-		if (r.count && (first == INT64_MIN || r.first < first))
-			first = r.first;
+		if (r.count) {
+			first = first == INT64_MIN || r.first < first ? r.first : first;
+			last = r.last > last ? r.last : last;
+		}
 		if (!cli_stream_selected(&r.info, list) && !(r.damage && !list))
 			continue;
 		if (r.damage) {
@@ -172,7 +175,7 @@ int cmd_query(int argc, char **argv)
 		return cli_error("query", "no stream of %s matches '%s'", argv[optind], list);
 	}
 	dssm_time_t t0, t1;
-	if ((rc = cli_time_window("query", &start, &end, first, &t0, &t1)) != 0) {
+	if ((rc = cli_time_window("query", &start, &end, first, last, &t0, &t1)) != 0) {
 		free(sel);
 		free(labels);
 		dssm_container_close(c);

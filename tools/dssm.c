@@ -273,7 +273,7 @@ static int window_end(const char *cmd, const char *opt, const struct cli_time *t
 }
 
 int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
-                    dssm_time_t first, dssm_time_t *t0, dssm_time_t *t1)
+                    dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1)
 {
 	int rc = window_end(cmd, "--start", start, first, INT64_MIN, t0);
 	if (rc == 0)
@@ -286,6 +286,19 @@ int cli_time_window(const char *cmd, const struct cli_time *start, const struct 
 		cli_format_time(b, sizeof b, *t1);
 		return cli_usage(cmd, "--end %s (%s) is before --start %s (%s): the window is empty",
 		                 end->text, b, start->text, a);
+	}
+	if (first != INT64_MIN && last != INT64_MIN && (*t1 < first || *t0 > last)) {
+		/* nothing could come out: say so rather than print nothing */
+		char a[48] = "the beginning", b[48] = "the end", f[48], l[48];
+		if (start && start->set)
+			cli_format_time(a, sizeof a, *t0);
+		if (end && end->set)
+			cli_format_time(b, sizeof b, *t1);
+		cli_format_time(f, sizeof f, first);
+		cli_format_time(l, sizeof l, last);
+		return cli_usage(cmd, "the window from %s%s%s to %s%s%s holds no sample: the recording "
+		                 "spans %s .. %s", start && start->set ? start->text : "", start && start->set ? " = " : "",
+		                 a, end && end->set ? end->text : "", end && end->set ? " = " : "", b, f, l);
 	}
 	return 0;
 }
