@@ -259,6 +259,9 @@ t_times() {
 	"$DSSM" record -o "$tmp/never" tick --duration 0 2>"$tmp/te"; [ $? -eq 2 ] && has "duration > 0" "$tmp/te" || return 1
 	"$DSSM" record -o "$tmp/never" tick --duration 1x 2>"$tmp/te"; [ $? -eq 2 ] && has "unknown unit 'x'" "$tmp/te" || return 1
 	"$DSSM" top -d 0 -n 1 2>"$tmp/te"; [ $? -eq 2 ] || return 1
+	# options named in milliseconds take units too, and refuse what is not a duration
+	"$DSSM" ping 127.0.0.1:1 --max-offset 2x 2>"$tmp/te"; [ $? -eq 2 ] && has "unknown unit 'x'" "$tmp/te" || return 1
+	"$DSSM" proxy --handshake-timeout -5 2>"$tmp/te"; [ $? -eq 2 ] && has "cannot be negative" "$tmp/te" || return 1
 	[ ! -e "$tmp/never" ]
 }
 

@@ -84,6 +84,29 @@ static void test_durations(void **state)
 	assert_int_equal(dur("9223372036854775807ns"), INT64_MAX);
 }
 
+static void test_bare_unit(void **state)
+{
+	(void)state;
+	int64_t v;
+	char err[256];
+	assert_int_equal(cli_duration_parse_in("5", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, 5000000);
+	assert_int_equal(cli_duration_parse_in("1.5", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, 1500000);
+	assert_int_equal(cli_duration_parse_in("0.0015", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, 1500);
+	assert_int_equal(cli_duration_parse_in("2s", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, 2 * S);
+	assert_int_equal(cli_duration_parse_in("250us", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, 250000);
+	assert_int_equal(cli_duration_parse_in("9223372036854.775807", 1000000, &v, err, sizeof err), 0);
+	assert_int_equal(v, INT64_MAX);
+	assert_int_equal(cli_duration_parse_in("9223372036855", 1000000, &v, err, sizeof err), -1);
+	assert_non_null(strstr(err, "too long"));
+	assert_int_equal(cli_duration_parse_in("-5", 1000000, &v, err, sizeof err), -1);
+	assert_non_null(strstr(err, "negative"));
+}
+
 static void test_hostile_durations(void **state)
 {
 	(void)state;
@@ -229,6 +252,7 @@ int main(void)
 		cmocka_unit_test(test_durations),     cmocka_unit_test(test_hostile_durations),
 		cmocka_unit_test(test_times),         cmocka_unit_test(test_local_time),
 		cmocka_unit_test(test_offsets),       cmocka_unit_test(test_hostile_times),
+		cmocka_unit_test(test_bare_unit),
 	};
 	return cmocka_run_group_tests_name("timeparse", tests, NULL, NULL);
 }

@@ -114,12 +114,18 @@ struct cli_time {
 };
 int cli_time_parse(const char *text, struct cli_time *out, char *err, size_t cap);
 int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap);
+/* The same where a bare number counts in another unit (options named in
+ * milliseconds: --max-offset 5 is 5 ms; 5ms and 0.005s are too). bare_unit is
+ * ns per unit: 1, 1000, 1000000 or 1000000000. */
+int cli_duration_parse_in(const char *text, int64_t bare_unit, int64_t *out, char *err, size_t cap);
 
 /* The same for an option: a usage error naming it, and -1, when bad.
  * A duration of 0 is refused unless allow_zero. */
 int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out);
 int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
                        dssm_time_t *out);
+/* an option in milliseconds that also takes units (--handshake-timeout 10s) */
+int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, dssm_time_t *out);
 /* --start/--end into [t0, t1]: +S counts from first, the recording's first
  * sample (INT64_MIN: no samples, then +S is an error); unset ends are
  * INT64_MIN/INT64_MAX. End before start, or a window that misses the

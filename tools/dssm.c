@@ -254,6 +254,20 @@ int cli_parse_duration(const char *cmd, const char *opt, const char *text, int a
 	return 0;
 }
 
+int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, dssm_time_t *out)
+{
+	char why[256];
+	if (cli_duration_parse_in(text, 1000000, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	if (*out == 0) {
+		cli_usage(cmd, "%s: '%s' is no time at all; give a duration > 0", opt, text);
+		return -1;
+	}
+	return 0;
+}
+
 /* one end of a window: its absolute time, or the default when not given */
 static int window_end(const char *cmd, const char *opt, const struct cli_time *t,
                       dssm_time_t first, dssm_time_t dflt, dssm_time_t *out)

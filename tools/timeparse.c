@@ -110,6 +110,11 @@ static const struct {
 
 int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap)
 {
+	return cli_duration_parse_in(text, 1000000000, out, err, cap);
+}
+
+int cli_duration_parse_in(const char *text, int64_t bare_unit, int64_t *out, char *err, size_t cap)
+{
 	if (!text || !*text)
 		return why(err, cap, "an empty duration (" DURATION_FORMS ")");
 	if (*text == '-')
@@ -132,7 +137,7 @@ int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap)
 			if (n && strlen(units[u].name) == n && !strncmp(p, units[u].name, n))
 				unit = units[u].ns;
 		if (!n && parts == 0 && !p[0])
-			unit = NS_PER_SEC; /* a bare number is seconds */
+			unit = bare_unit; /* a bare number: seconds, or what the option says */
 		if (!unit) {
 			if (!n)
 				return why(err, cap, "'%s': a unit is missing after the number at '%s' "
