@@ -51,7 +51,7 @@ TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all libs test check check-unit demo bench install uninstall clean deps
+.PHONY: all libs man test check check-unit demo bench install uninstall clean deps
 
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
@@ -77,6 +77,11 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
 $(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+
+# The command line's time parser is tested alone (it needs only libc).
+$(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< tools/timeparse.c $(CMOCKA_LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
@@ -144,8 +149,19 @@ bench: all
 
 # ---- install ----
 
-install: libs $(DSSM_BIN)
-	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+# Man pages from each command's --help (help2man; none, with a warning, without it).
+MANDIR := $(BUILD)/man
+$(MANDIR)/dssm.1: $(DSSM_BIN) scripts/man.sh
+	@bash scripts/man.sh $(DSSM_BIN) $(MANDIR) $(VERSION)
+man: $(MANDIR)/dssm.1
+
+# Into a system prefix (/usr or /usr/local, no DESTDIR) ldconfig makes the new
+# libdssm.so.0 known at once; elsewhere it says what the environment needs
+# (a DESTDIR staging for a package: the package's own trigger runs ldconfig).
+install: libs $(DSSM_BIN) man
+	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
+	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/lib/systemd/system
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
 	install -m 644 include/ssm.h include/ssm-time.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
@@ -156,12 +172,26 @@ install: libs $(DSSM_BIN)
 	install -m 755 $(DSSM_BIN) $(DESTDIR)$(PREFIX)/bin/dssm
 	for pc in dssm ssm; do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	  scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
+	if ls $(MANDIR)/*.1 >/dev/null 2>&1; then install -m 644 $(MANDIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+	install -m 644 scripts/dssm.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dssm
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|' scripts/dssm-proxy.service \
+	  > $(DESTDIR)$(PREFIX)/lib/systemd/system/dssm-proxy.service
+	@if [ -n "$(DESTDIR)" ]; then :; \
+	elif [ "$(PREFIX)" = /usr ] || [ "$(PREFIX)" = /usr/local ]; then \
+	  echo ldconfig; ldconfig || echo "make install: ldconfig failed: run it as root before using libdssm.so.0" >&2; \
+	else \
+	  echo "make install: $(PREFIX) is not a system prefix: programs need" \
+	    "LD_LIBRARY_PATH=$(PREFIX)/lib, pkg-config needs PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig"; \
+	fi
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
 	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/lib/libdssm.* \
 	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \
+	  $(DESTDIR)$(PREFIX)/share/man/man1/dssm.1 $(DESTDIR)$(PREFIX)/share/man/man1/dssm-*.1 \
+	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dssm \
+	  $(DESTDIR)$(PREFIX)/lib/systemd/system/dssm-proxy.service
 
 clean:
 	rm -rf build

@@ -2,10 +2,13 @@
 # deps.sh - install the Debian packages the build and the tests need, if
 # missing. Called by `make test`; safe to run again (does nothing when all is
 # there). Cross-test packages are best effort: without them the cross tests
-# skip with a message.
+# skip with a message. They need arm64 and armhf as foreign architectures
+# (dpkg --add-architecture): DSSM_SKIP_CROSS=1 skips both. help2man makes
+# the man pages of `make install`.
 set -u
 need=(gcc clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev gawk procps iproute2 nftables iptables libnetfilter-queue-dev
-      liblz4-dev libzstd-dev libbz2-dev zlib1g-dev python3-rosbag python3-roslz4 python3-geometry-msgs libsqlite3-dev)
+      liblz4-dev libzstd-dev libbz2-dev zlib1g-dev python3-rosbag python3-roslz4 python3-geometry-msgs libsqlite3-dev
+      help2man)
 cross=(gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libc6-dev-arm64-cross
        libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf)
 

@@ -221,6 +221,96 @@ t_closed_pipe() {
 	[ "$n" = 3 ] && [ "$rc" = 0 ] && [ "$rc2" = 0 ] && has "samples" "$tmp/pe"
 }
 
+# Times as people write them: ISO 8601, epoch seconds, +S from the
+# recording's start, durations with units; bad windows and durations refused.
+t_times() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-times
+	"$DSSM" write tick a --create 16 --time 2026-11-23T18:29:10Z >/dev/null || return 1
+	"$DSSM" write tick b --time 1795458551 >/dev/null || return 1
+	"$DSSM" write tick c --time 2026-11-24T03:29:12.5+09:00 >/dev/null || return 1
+	TZ=JST-9 "$DSSM" write tick d --time 2026-11-24T03:30:40 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/times" tick --from-oldest --duration 300ms 2>/dev/null || return 1
+	"$DSSM" rm tick >/dev/null
+	q() { "$DSSM" query "$tmp/times" --format json "$@" 2>"$tmp/te" | sed 's/.*"data_hex":"\(..\)".*/\1/' | xxd -r -p; }
+	[ "$(q --start +1 --end +2.5)" = bc ] || { echo "+1..+2.5 gave '$(q --start +1 --end +2.5)'"; return 1; }
+	[ "$(q --start +1m30s)" = d ] || return 1
+	[ "$(q --start 2026-11-23T18:29:10.5Z --end 1795458552)" = b ] || return 1
+	[ "$(TZ=JST-9 q --start 2026-11-24T03:29:11 --end 2026-11-24T03:29:11)" = b ] || return 1
+	[ "$(q --latest 1m28s)" = cd ] || return 1
+	"$DSSM" export "$tmp/times" --bag "$tmp/t.bag" --start +0.5 --end +1m 2>"$tmp/te" || return 1
+	has "2 messages" "$tmp/te" || { cat "$tmp/te"; return 1; }
+	# an inverted window: exit 2, naming both ends
+	for c in query export play; do
+		local extra=(); [ $c = export ] && extra=(--bag "$tmp/t2.bag")
+		"$DSSM" $c "$tmp/times" "${extra[@]}" --start +2 --end 2026-11-23T18:29:11Z 2>"$tmp/te"
+		[ $? -eq 2 ] && has "--end 2026-11-23T18:29:11Z (2026-11-23T18:29:11.000000000Z) is before --start +2 (2026-11-23T18:29:12.000000000Z)" "$tmp/te" ||
+			{ echo "$c:"; cat "$tmp/te"; return 1; }
+	done
+	[ ! -e "$tmp/t2.bag" ] || { echo "export of an empty window wrote a file"; return 1; }
+	# a window beside the recording (here: local time taken for UTC) is said, not answered empty
+	TZ=JST-9 "$DSSM" query "$tmp/times" --end 2026-11-23T18:29:11 2>"$tmp/te"
+	[ $? -eq 2 ] && has "from the beginning to 2026-11-23T18:29:11 = 2026-11-23T09:29:11.000000000Z holds no sample: the recording spans 2026-11-23T18:29:10.000000000Z .. 2026-11-23T18:30:40.000000000Z" "$tmp/te" ||
+		{ cat "$tmp/te"; return 1; }
+	"$DSSM" play "$tmp/times" --start +1h 2>"$tmp/te"; [ $? -eq 2 ] && has "holds no sample" "$tmp/te" || return 1
+	"$DSSM" query "$tmp/times" --start 1e400 2>"$tmp/te"; [ $? -eq 2 ] && has "'1e400' is not a time" "$tmp/te" || return 1
+	"$DSSM" query "$tmp/times" --start 2026-13-45T99:99:99Z 2>"$tmp/te"; [ $? -eq 2 ] && has "month 13" "$tmp/te" || return 1
+	# durations: negative and zero refused (-1 used to record for ever), units accepted
+	"$DSSM" record -o "$tmp/never" tick --duration -1 2>"$tmp/te"; [ $? -eq 2 ] && has "cannot be negative" "$tmp/te" || return 1
+	"$DSSM" record -o "$tmp/never" tick --duration 0 2>"$tmp/te"; [ $? -eq 2 ] && has "duration > 0" "$tmp/te" || return 1
+	"$DSSM" record -o "$tmp/never" tick --duration 1x 2>"$tmp/te"; [ $? -eq 2 ] && has "unknown unit 'x'" "$tmp/te" || return 1
+	"$DSSM" top -d 0 -n 1 2>"$tmp/te"; [ $? -eq 2 ] || return 1
+	# options named in milliseconds take units too, and refuse what is not a duration
+	"$DSSM" ping 127.0.0.1:1 --max-offset 2x 2>"$tmp/te"; [ $? -eq 2 ] && has "unknown unit 'x'" "$tmp/te" || return 1
+	"$DSSM" proxy --handshake-timeout -5 2>"$tmp/te"; [ $? -eq 2 ] && has "cannot be negative" "$tmp/te" || return 1
+	[ ! -e "$tmp/never" ]
+}
+
+# Output for people and scripts: JSON from ls, info and top; tables that
+# never cut a name or a type; info DIR with start, end, duration and size.
+t_output() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-output
+	local long=gps.fix_from_the_rtk_receiver_on_the_mast
+	"$DSSM" write $long 'x' --create 64 --type sensor_msgs/NavSatFix --encoding ros1 --time 1795458550 >/dev/null || return 1
+	"$DSSM" write $long 'y' --time 1795458552.5 >/dev/null || return 1
+	"$DSSM" write odd 'z' --create 16 --type 'my"type\\x' --time 1795458551 >/dev/null || return 1
+	"$DSSM" ls >"$tmp/ol"; cat "$tmp/ol"
+	grep -E "^$long:0 +sensor_msgs/NavSatFix +64 B " "$tmp/ol" || { echo "ls cut the name or the type"; return 1; }
+	"$DSSM" ls --format json >"$tmp/oj" || return 1
+	python3 - "$tmp/oj" <<'PY' || return 1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+by = {r["stream"]: r for r in rows}
+assert len(rows) == 2, rows
+g = by["gps.fix_from_the_rtk_receiver_on_the_mast:0"]
+assert g["type"] == "sensor_msgs/NavSatFix" and g["encoding"] == "ros1" and g["count"] == 2, g
+assert g["time_newest_ns"] == 1795458552500000000 and g["time_newest"] == "2026-11-23T18:29:12.500000000Z", g
+assert by["odd:0"]["type"] == 'my"type\\\\x', by["odd:0"]
+PY
+	"$DSSM" info $long --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["type"]=="sensor_msgs/NavSatFix" and d["slots"]==121, d' || return 1
+	"$DSSM" top -n 2 -d 50ms --format json >"$tmp/ot" || return 1
+	python3 -c 'import json,sys; r=[json.loads(l) for l in open(sys.argv[1])]; assert len(r)==4 and r[3]["interval"]==2 and "rate_hz" in r[0], r' "$tmp/ot" || return 1
+	"$DSSM" top -n 1 -d 50ms | grep -E "^$long:0 +sensor_msgs/NavSatFix " >/dev/null || { echo "top cut the name"; return 1; }
+	"$DSSM" ls --format yaml 2>"$tmp/oe"; [ $? -eq 2 ] && has "table or json" "$tmp/oe" || return 1
+	"$DSSM" record -o "$tmp/orec" --all --from-oldest --duration 300ms 2>/dev/null || return 1
+	"$DSSM" rm $long odd >/dev/null
+	"$DSSM" info "$tmp/orec" >"$tmp/oi" || return 1
+	cat "$tmp/oi"
+	local bytes; bytes=$(find "$tmp/orec" -type f -printf '%s\n' | awk '{s += $1} END {print s}')
+	has "^start: *2026-11-23T18:29:10.000000000Z$" "$tmp/oi" && has "^end: *2026-11-23T18:29:12.500000000Z$" "$tmp/oi" &&
+		has "^duration: *2.500 s$" "$tmp/oi" && has "^size: .*($bytes bytes)$" "$tmp/oi" || return 1
+	grep -E "^$long:0 +sensor_msgs/NavSatFix +2 .* ros1 +2026-11-23T18:29:10" "$tmp/oi" >/dev/null || { echo "info DIR: no full row"; return 1; }
+	"$DSSM" info "$tmp/orec" --format json >"$tmp/oij" || return 1
+	python3 - "$tmp/oij" "$bytes" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["closed"] is True and d["duration_s"] == 2.5 and d["size_bytes"] == int(sys.argv[2]), d
+s = {x["stream"]: x for x in d["streams"]}
+g = s["gps.fix_from_the_rtk_receiver_on_the_mast:0"]
+assert g["count"] == 2 and g["encoding"] == "ros1" and g["rate_hz"] == 0.4 and g["damage"] is None, g
+assert s["odd:0"]["count"] == 1 and s["odd:0"]["type"] == 'my"type\\\\x'
+PY
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -239,5 +329,7 @@ check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
+check "ls, info, info DIR and top: --format json, names never cut" t_output
+check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # install-test.sh - `make install PREFIX=...` into a scratch prefix, then
 # build an SSM 1.0.6 program (unchanged) and a dssm program against it with
-# pkg-config, the way other projects would, and run both.
+# pkg-config, the way other projects would, and run both. Also what a
+# Debian user expects beside them: man pages, bash completion, a systemd unit.
 set -eu
 cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 make --no-print-directory -s install PREFIX="$prefix" >/dev/null
 for f in include/ssm.h include/ssm-time.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
-	lib/pkgconfig/dssm.pc lib/pkgconfig/ssm.pc bin/dssm; do
+	lib/pkgconfig/dssm.pc lib/pkgconfig/ssm.pc bin/dssm share/man/man1/dssm.1 \
+	share/bash-completion/completions/dssm lib/systemd/system/dssm-proxy.service; do
 	[ -e "$prefix/$f" ] || { echo "  FAIL: make install did not install $f"; exit 1; }
 done
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig LD_LIBRARY_PATH=$prefix/lib
@@ -19,4 +21,27 @@ cc -std=c11 -Wall -o "$prefix/uses_dssm" tests/ssm_program/uses_dssm.c $(pkg-con
 "$prefix/sensor_a"
 "$prefix/uses_dssm"
 "$prefix/bin/dssm" rm sensor_a >/dev/null
-echo "install: 3 passed, 0 failed"
+# a man page per subcommand, made from its --help
+for c in $("$prefix/bin/dssm" --help | awk '/Commands:/ {on = 1; next} on && NF == 0 {exit} on {print $1}'); do
+	page=$prefix/share/man/man1/dssm-$c.1
+	[ -e "$page" ] || { echo "  FAIL: no man page dssm-$c.1"; exit 1; }
+	grep -qF "dssm\\-$c \\- " "$page" || { echo "  FAIL: dssm-$c.1 has no NAME line"; exit 1; }
+done
+man -l "$prefix/share/man/man1/dssm-query.1" 2>/dev/null | grep -q -- "--start" ||
+	{ echo "  FAIL: man dssm-query does not render its --help"; exit 1; }
+# the completion script: valid bash that completes subcommands and streams
+completion=$prefix/share/bash-completion/completions/dssm
+bash -n "$completion" || { echo "  FAIL: bash -n rejects $completion"; exit 1; }
+"$prefix/bin/dssm" write tick x --create 16 >/dev/null
+got=$(PATH=$prefix/bin:$PATH bash -c 'source "$1"
+	c() { COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); COMPREPLY=(); _dssm; echo "${COMPREPLY[*]}"; }
+	c dssm qu; c dssm cat ti; c dssm ls --format ""' _ "$completion")
+"$prefix/bin/dssm" rm tick >/dev/null
+[ "$got" = $'query\ntick:0\ntable json' ] || { echo "  FAIL: completion gave: $got"; exit 1; }
+# the systemd unit runs the installed binary
+unit=$prefix/lib/systemd/system/dssm-proxy.service
+grep -q "^ExecStart=$prefix/bin/dssm proxy " "$unit" || { echo "  FAIL: $unit does not start $prefix/bin/dssm"; exit 1; }
+if command -v systemd-analyze >/dev/null; then
+	systemd-analyze verify --man=no "$unit" || { echo "  FAIL: systemd-analyze verify $unit"; exit 1; }
+fi
+echo "install: 6 passed, 0 failed"

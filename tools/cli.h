@@ -52,14 +52,14 @@ int cmd_export(int argc, char **argv);
 void help_export(FILE *out);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
-/* `dssm info DIR` on a container (cmd_query.c) */
 /* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
 struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
 size_t cli_utf8_length(const unsigned char *p);
-int cli_container_info(const char *dir);
+/* `dssm info DIR` (info_recording.c): a table, or one JSON object. */
+int cli_recording_info(const char *dir, int json);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2
@@ -93,9 +93,45 @@ enum cli_format { FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
 void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
                       const dssm_sample_info *si, uint64_t missed);
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
+/* --format table|json of ls, info and top: *json set to 0 or 1. */
+int cli_parse_table_format(const char *cmd, const char *text, int *json);
 
 /* Parse a number option; print a usage error and return -1 if it is not one. */
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
 int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out);
+
+/* ---- times and durations as people write them (timeparse.c, libc only) ----
+ * A time: epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z, with
+ * a fraction, with +09:00, or local time without a zone), or +S, an offset
+ * from a recording's start (+90, +1m30s: offset is set, ns is the offset).
+ * A duration: 90 (seconds), 1.5s, 500ms, 1m30s, 2h, 1d; never negative.
+ * Both return 0, or -1 with why in err (naming the text and what is wrong). */
+struct cli_time {
+	int set;          /* given at all */
+	int offset;       /* +S: ns counts from the recording's first sample */
+	int64_t ns;       /* since the epoch, or the offset */
+	const char *text; /* as typed, for messages */
+};
+int cli_time_parse(const char *text, struct cli_time *out, char *err, size_t cap);
+int cli_duration_parse(const char *text, int64_t *out, char *err, size_t cap);
+/* The same where a bare number counts in another unit (options named in
+ * milliseconds: --max-offset 5 is 5 ms; 5ms and 0.005s are too). bare_unit is
+ * ns per unit: 1, 1000, 1000000 or 1000000000. */
+int cli_duration_parse_in(const char *text, int64_t bare_unit, int64_t *out, char *err, size_t cap);
+
+/* The same for an option: a usage error naming it, and -1, when bad.
+ * A duration of 0 is refused unless allow_zero. */
+int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out);
+int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
+                       dssm_time_t *out);
+/* an option in milliseconds that also takes units (--handshake-timeout 10s) */
+int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, dssm_time_t *out);
+/* --start/--end into [t0, t1]: +S counts from first, the recording's first
+ * sample (INT64_MIN: no samples, then +S is an error); unset ends are
+ * INT64_MIN/INT64_MAX. End before start, or a window that misses the
+ * recording's span [first, last] altogether (when known), is a usage error
+ * naming both ends. Returns 0, or the exit status after printing why. */
+int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
+                    dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1);
 
 #endif

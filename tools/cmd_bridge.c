@@ -46,8 +46,9 @@ void help_export(FILE *out)
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
 	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
 	        "                   [--threads N]\n\n"
-	        "Writes a recording, or the chosen streams over start <= time <= end (seconds\n"
-	        "since the epoch), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
+	        "Writes a recording, or the chosen streams over start <= time <= end (epoch\n"
+	        "seconds, ISO 8601 like 2026-11-23T18:29:10Z or local time without a zone,\n"
+	        "or +S from the recording's first sample: +90, +1m30s), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
 	        "PlotJuggler open: chunked (768 KiB by default), compressed (bags: lz4, bz2\n"
 	        "or none, default lz4; MCAP: zstd, lz4 or none, default zstd) and fully\n"
 	        "indexed (MCAP with its summary). bz2 chunks are compressed on --threads\n"
@@ -61,7 +62,8 @@ void help_export(FILE *out)
 	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
-	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n");
+	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n"
+	        "  dssm export run --bag first-minute.bag --end +1m\n");
 }
 
 struct progress {
@@ -203,7 +205,7 @@ static int topic_selected(dssm_container *c, int stream, const char *list)
 int cmd_export(int argc, char **argv)
 {
 	const char *bag = NULL, *mcap = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
-	double start = -1e18, end = 1e18;
+	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
 	long chunk = 0;
 	static const struct option longopts[] = {{"bag", required_argument, 0, 'b'},
 	                                         {"mcap", required_argument, 0, 'm'},
@@ -235,8 +237,8 @@ int cmd_export(int argc, char **argv)
 		else if (opt == 't')
 			topics = optarg;
 		else if ((opt == 'k' && cli_parse_long("export", "--chunk-size", optarg, &chunk) < 0) ||
-		         (opt == 'a' && cli_parse_double("export", "--start", optarg, &start) < 0) ||
-		         (opt == 'e' && cli_parse_double("export", "--end", optarg, &end) < 0))
+		         (opt == 'a' && cli_parse_time("export", "--start", optarg, &start) < 0) ||
+		         (opt == 'e' && cli_parse_time("export", "--end", optarg, &end) < 0))
 			return EXIT_USAGE;
 		else if (opt == '?')
 			return cli_usage("export", "unknown option");
@@ -259,15 +261,25 @@ int cmd_export(int argc, char **argv)
 		o.codec = (enum bridge_codec)codec;
 	}
 	o.chunk_bytes = (size_t)chunk;
-	o.start = start <= -1e18 ? INT64_MIN : dssm_time_from_sec(start);
-	o.end = end >= 1e18 ? INT64_MAX : dssm_time_from_sec(end);
 	const char *dir = argv[optind];
 	dssm_container *c;
 	int rc = dssm_container_open(dir, &c);
 	if (rc < 0)
 		return cli_dssm_error("export", rc);
 	int n = dssm_container_stream_count(c), ns = 0;
-	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
+	dssm_time_t first = INT64_MIN, last = INT64_MIN; /* the recording's span, for +S */
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		if (dssm_container_stream(c, i, &r) == 0 && r.count) {
+			first = first == INT64_MIN || r.first < first ? r.first : first;
+			last = r.last > last ? r.last : last;
+		}
+	}
+	if ((rc = cli_time_window("export", &start, &end, first, last, &o.start, &o.end)) != 0) {
+		dssm_container_close(c);
+		return rc;
+	}
+	int *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
 	for (int i = 0; sel && i < n; i++) {
 		dssm_recorded r;
 		if (dssm_container_stream(c, i, &r) == 0 && cli_stream_selected(&r.info, streams) &&

@@ -224,10 +224,12 @@ void help_write(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm write NAME[:ID] [TEXT] [--create SIZE] [--life S] [--cycle S]\n"
-	        "                  [--type T] [--encoding E] [--schema-file F] [--time SECONDS]\n\n"
-	        "Writes one sample, stamped now (or --time, seconds since the epoch): TEXT,\n"
-	        "or standard input when TEXT is absent. With --create SIZE the stream is\n"
-	        "created if missing (history --life seconds at --cycle, default 10 s at 0.1 s).\n"
+	        "                  [--type T] [--encoding E] [--schema-file F] [--time T]\n\n"
+	        "Writes one sample, stamped now (or --time: epoch seconds, or ISO 8601 like\n"
+	        "2026-11-23T18:29:10.5Z or local time without a zone): TEXT, or standard\n"
+	        "input when TEXT is absent. With --create SIZE the stream is created if\n"
+	        "missing (history --life at --cycle, default 10s at 100ms; seconds, or\n"
+	        "with units: 500ms, 1m30s, 2h).\n"
 	        "--type, --encoding and --schema-file (the message definition) describe a\n"
 	        "stream being created, for recordings and `dssm export`. Prints the TID.\n\n"
 	        "examples:\n"
@@ -239,8 +241,9 @@ void help_write(FILE *out)
 
 int cmd_write(int argc, char **argv)
 {
-	double create_size = 0, life = 10, cycle = 0.1, when = 0;
-	int have_time = 0;
+	double create_size = 0;
+	dssm_time_t life = 10 * DSSM_NSEC_PER_SEC, cycle = DSSM_NSEC_PER_SEC / 10;
+	struct cli_time when = {0, 0, 0, NULL};
 	const char *type = "", *encoding = "", *schema_file = NULL;
 	static const struct option longopts[] = {{"create", required_argument, 0, 'c'},
 	                                         {"life", required_argument, 0, 'l'},
@@ -256,12 +259,16 @@ int cmd_write(int argc, char **argv)
 			*(opt == 'T' ? &type : opt == 'E' ? &encoding : &schema_file) = optarg;
 			continue;
 		}
-		double *dst = opt == 'c' ? &create_size : opt == 'l' ? &life : opt == 'y' ? &cycle : &when;
 		if (opt == '?')
 			return cli_usage("write", "unknown option");
-		if (cli_parse_double("write", "option", optarg, dst) < 0)
+		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &create_size) < 0) ||
+		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &life) < 0) ||
+		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &cycle) < 0) ||
+		    (opt == 't' && cli_parse_time("write", "--time", optarg, &when) < 0))
 			return EXIT_USAGE;
-		have_time |= opt == 't';
+		if (opt == 't' && when.offset)
+			return cli_usage("write", "--time %s: a +S offset needs a recording; give a time",
+			                 optarg);
 	}
 	if (optind >= argc || argc - optind > 2)
 		return cli_usage("write", "needs NAME[:ID] and at most one TEXT");
@@ -274,8 +281,8 @@ int cmd_write(int argc, char **argv)
 	if (create_size > 0) {
 		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 		cfg.max_size = (size_t)create_size;
-		cfg.life = life;
-		cfg.cycle = cycle;
+		cfg.life = dssm_time_to_sec(life);
+		cfg.cycle = dssm_time_to_sec(cycle);
 		cfg.type = type;
 		cfg.encoding = encoding;
 		char *schema = NULL;
@@ -312,7 +319,7 @@ int cmd_write(int argc, char **argv)
 		data = malloc(info.max_size + 1);
 		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
 	}
-	int64_t tid = data ? dssm_write(s, data, len, have_time ? dssm_time_from_sec(when) : dssm_now())
+	int64_t tid = data ? dssm_write(s, data, len, when.set ? when.ns : dssm_now())
 	                   : DSSM_ENOMEM;
 	free(data);
 	dssm_close(s);

@@ -23,12 +23,15 @@ void help_play(FILE *out)
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
 	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
-	        "again and again, shifting each pass after the previous one. --start/--end\n"
-	        "(seconds since the epoch) cut a time range. On a terminal, space pauses and\n"
+	        "again and again, shifting each pass after the previous one. --start/--end T\n"
+	        "cut a time range: epoch seconds (1795320000.5), ISO 8601\n"
+	        "(2026-11-23T18:29:10Z, with a fraction, +09:00, or local time without a zone)\n"
+	        "or +S from the recording's first sample (+90, +1m30s, +500ms). On a terminal, space pauses and\n"
 	        "resumes, q quits. Status per second; Ctrl-C stops with a summary.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
-	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n");
+	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n"
+	        "  dssm play run1 --start +1m --end +1m30s\n");
 }
 
 static dssm_time_t mono(void)
@@ -100,7 +103,8 @@ static dssm_time_t wait_until(dssm_time_t when)
 int cmd_play(int argc, char **argv)
 {
 	const char *list = NULL;
-	double speed = 1.0, start = -1e18, end = 1e18;
+	double speed = 1.0;
+	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
 	int now = 0, loop = 0;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"speed", required_argument, 0, 'x'},
@@ -112,8 +116,8 @@ int cmd_play(int argc, char **argv)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &speed) < 0) ||
-		    (opt == 'a' && cli_parse_double("play", "--start", optarg, &start) < 0) ||
-		    (opt == 'e' && cli_parse_double("play", "--end", optarg, &end) < 0))
+		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &start) < 0) ||
+		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &end) < 0))
 			return EXIT_USAGE;
 		if (opt == 's')
 			list = optarg;
@@ -136,7 +140,19 @@ int cmd_play(int argc, char **argv)
 	dssm_container_set_salvage(c, 1);
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
 	dssm_stream **rings = calloc((size_t)(n ? n : 1), sizeof *rings);
-	dssm_time_t first = INT64_MAX, last = INT64_MIN;
+	/* begins, ends: the recording's span, for +S and the window's check */
+	dssm_time_t first = INT64_MAX, last = INT64_MIN, begins = INT64_MIN, ends = INT64_MIN;
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		dssm_container_stream(c, i, &r);
+		if (r.count) {
+			begins = begins == INT64_MIN || r.first < begins ? r.first : begins;
+			ends = r.last > ends ? r.last : ends;
+		}
+	}
+	/* the window is checked before any ring is made */
+	dssm_time_t t0, t1;
+	status = cli_time_window("play", &start, &end, begins, ends, &t0, &t1);
 	for (int i = 0; i < n && status == 0; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
@@ -177,7 +193,6 @@ int cmd_play(int argc, char **argv)
 		                   list ? list : "");
 	cli_catch_signals();
 	int progress = isatty(STDERR_FILENO); /* a status line only on a terminal */
-	dssm_time_t t0 = dssm_time_from_sec(start), t1 = dssm_time_from_sec(end);
 	if (t0 < first)
 		t0 = first;
 	uint64_t played = 0, bytes = 0;

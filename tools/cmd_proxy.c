@@ -28,7 +28,7 @@ void help_proxy(FILE *out)
 	        "the same file. It authenticates, it does not encrypt: across untrusted\n"
 	        "networks use an SSH tunnel or WireGuard.\n"
 	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
-	        "finish HELLO..AUTH within --handshake-timeout (default %d ms); at most\n"
+	        "finish HELLO..AUTH within --handshake-timeout (ms, or 10s; default %d ms); at most\n"
 	        "--max-unauth (default %d) such connections are kept, apart from the\n"
 	        "--max-clients (default 256) authenticated ones: the oldest goes first.\n"
 	        "Wrong secrets are rate-limited per source address and logged in summaries.\n"
@@ -107,7 +107,16 @@ int cmd_proxy(int argc, char **argv)
 				return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
 			cfg.max_stream_bytes = (uint64_t)v;
 			break;
-		case 'p': case 'c': case 'm': case 'f': case 'u': case 'H':
+		case 'H': {
+			dssm_time_t ns;
+			if (cli_parse_duration_ms("proxy", "--handshake-timeout", optarg, &ns) < 0)
+				return EXIT_USAGE;
+			if (ns > (dssm_time_t)INT32_MAX * 1000000)
+				return cli_usage("proxy", "--handshake-timeout '%s' is too long", optarg);
+			cfg.handshake_ms = (int)((ns + 999999) / 1000000); /* at least 1 ms */
+			break;
+		}
+		case 'p': case 'c': case 'm': case 'f': case 'u':
 			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
 				return EXIT_USAGE;
 			if (opt == 'p' && (v < 0 || v > 65535))
@@ -119,7 +128,6 @@ int cmd_proxy(int argc, char **argv)
 				return cli_usage("proxy", "'%s' is too large", optarg);
 			if (opt == 'c') cfg.max_clients = (int)v;
 			if (opt == 'u') cfg.max_unauth = (int)v;
-			if (opt == 'H') cfg.handshake_ms = (int)v;
 			if (opt == 'm') cfg.max_handles = (int)v;
 			if (opt == 'f') {
 				if (v < 4096 || v > (1L << 30) + (1L << 20))
@@ -148,21 +156,22 @@ void help_ping(FILE *out)
 	        "Measures the clock offset between this host and the proxy's with the NTP\n"
 	        "four-timestamp exchange (COUNT exchanges, default 16; the minimum-delay one\n"
 	        "is kept) and the round trip. Warns, and exits 1, when the offset exceeds\n"
-	        "--max-offset (default 1 ms): the hosts are not in step (see README: chrony).\n\n"
-	        "example:\n  dssm ping robot.local:5800\n");
+	        "--max-offset (milliseconds, or with units: 500us, 2ms; default 1 ms): the\n"
+	        "hosts are not in step (see README: chrony).\n\n"
+	        "example:\n  dssm ping robot.local:5800\n  dssm ping robot.local:5800 --max-offset 500us\n");
 }
 
 int cmd_ping(int argc, char **argv)
 {
 	long count = 16;
-	double max_offset_ms = 1.0;
+	dssm_time_t max_offset = 1000000; /* 1 ms */
 	static const struct option longopts[] = {{"max-offset", required_argument, 0, 'o'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
 		if (opt == 'n' && cli_parse_long("ping", "-n", optarg, &count) < 0)
 			return EXIT_USAGE;
-		if (opt == 'o' && cli_parse_double("ping", "--max-offset", optarg, &max_offset_ms) < 0)
+		if (opt == 'o' && cli_parse_duration_ms("ping", "--max-offset", optarg, &max_offset) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
 			return cli_usage("ping", "unknown option");
@@ -179,6 +188,7 @@ int cmd_ping(int argc, char **argv)
 	printf("%s: clock offset %+.3f ms +- %.3f ms (proxy minus local), round trip min %.1f us, "
 	       "median %.1f us (%d exchanges)\n",
 	       argv[optind], off, err, (double)r.rtt_min / 1e3, (double)r.rtt_median / 1e3, r.count);
+	double max_offset_ms = (double)max_offset / 1e6;
 	if (off > max_offset_ms || off < -max_offset_ms) {
 		fprintf(stderr, "dssm ping: warning: clocks differ by %.3f ms (> %.3f ms): the hosts are "
 		                "not in step; set up chrony (README)\n", off, max_offset_ms);

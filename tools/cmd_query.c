@@ -1,6 +1,6 @@
 /*
  * cmd_query.c - `dssm query`: samples of a recording by stream and time
- * range, merged in time order; and `dssm info DIR`, a recording's streams.
+ * range, merged in time order.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -21,8 +21,11 @@ void help_query(FILE *out)
 	        "                  [--format json|hex|raw | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
-	        "(default: all); --start/--end are seconds since the epoch; --latest S is the\n"
-	        "last S seconds before the newest selected sample. Format: json lines with\n"
+	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
+	        "(2026-11-23T18:29:10Z, 2026-11-23T18:29:10.5+09:00, or local time without a\n"
+	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
+	        "--start, or a window that misses the recording, is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
+	        "before the newest selected sample. Format: json lines with\n"
 	        "the stream, tid, time and data (default), hex, or raw bytes; or --output\n"
 	        "extracts them into a new container. A progress line shows on a terminal\n"
 	        "for large outputs; a count goes to stderr at the end.\n"
@@ -32,8 +35,9 @@ void help_query(FILE *out)
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
+	        "  dssm query run1 --start 2026-11-23T18:29:10Z --end +1m30s\n"
 	        "  dssm query run1 --streams imu --output imu-only\n"
-	        "  dssm query robot.local:5800/run1 --streams scan --deadline 0.2 --bandwidth 2\n");
+	        "  dssm query robot.local:5800/run1 --streams scan --deadline 200ms --bandwidth 2\n");
 }
 
 /* (the matching itself is the library's: recorder.h) */
@@ -54,25 +58,31 @@ static int print_remote(void *user, const char *stream, const dssm_sample_info *
 }
 
 /* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
-static int query_remote(const char *address, const char *list, double start, double end,
-                        double latest, double deadline, double bandwidth_mb, enum cli_format f)
+static int query_remote(const char *address, const char *list, const struct cli_time *start,
+                        const struct cli_time *end, dssm_time_t latest, dssm_time_t deadline,
+                        double bandwidth_mb, enum cli_format f)
 {
 	const char *slash = strrchr(address, '/');
 	char hp[300];
 	snprintf(hp, sizeof hp, "%.*s", (int)(slash - address), address);
-	dssm_remote_query q = {list, DSSM_RQ_HISTORY, dssm_time_from_sec(start), dssm_time_from_sec(end),
-	                       0, (uint64_t)(bandwidth_mb * 1e6), 0};
+	dssm_remote_query q = {list, DSSM_RQ_HISTORY, 0, 0, 0, (uint64_t)(bandwidth_mb * 1e6), 0};
+	if ((start->offset || end->offset))
+		return cli_usage("query", "+S offsets need the recording's start: give times for a "
+		                 "recording served by a proxy");
+	int rc = cli_time_window("query", start, end, INT64_MIN, INT64_MIN, &q.start, &q.end);
+	if (rc)
+		return rc;
 	if (deadline > 0) {
 		q.mode = DSSM_RQ_AUTO;
-		q.span = dssm_time_from_sec(deadline);
+		q.span = deadline;
 	} else if (latest >= 0) {
 		q.mode = DSSM_RQ_LATEST;
-		q.span = dssm_time_from_sec(latest);
+		q.span = latest;
 	}
 	struct remote_print p = {f};
 	dssm_remote_query_result res = {0, 0, 0};
 	cli_catch_signals();
-	int rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
+	rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
 	fflush(stdout);
 	if (rc < 0)
 		return cli_dssm_error("query", rc);
@@ -86,7 +96,9 @@ static int query_remote(const char *address, const char *list, double start, dou
 int cmd_query(int argc, char **argv)
 {
 	const char *list = NULL, *output = NULL;
-	double start = -1e18, end = 1e18, latest = -1, deadline = -1, bandwidth_mb = 0;
+	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
+	dssm_time_t latest = -1, deadline = -1;
+	double bandwidth_mb = 0;
 	enum cli_format f = FORMAT_JSON;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"start", required_argument, 0, 'a'},
@@ -99,11 +111,11 @@ int cmd_query(int argc, char **argv)
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if ((opt == 'a' && cli_parse_double("query", "--start", optarg, &start) < 0) ||
-		    (opt == 'e' && cli_parse_double("query", "--end", optarg, &end) < 0) ||
-		    (opt == 'l' && cli_parse_double("query", "--latest", optarg, &latest) < 0) ||
+		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &start) < 0) ||
+		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &end) < 0) ||
+		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &latest) < 0) ||
 		    (opt == 'f' && cli_parse_format("query", optarg, &f) < 0) ||
-		    (opt == 'd' && cli_parse_double("query", "--deadline", optarg, &deadline) < 0) ||
+		    (opt == 'd' && cli_parse_duration("query", "--deadline", optarg, 0, &deadline) < 0) ||
 		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &bandwidth_mb) < 0))
 			return EXIT_USAGE;
 		if (opt == 's')
@@ -120,7 +132,7 @@ int cmd_query(int argc, char **argv)
 	if (slash && access(argv[optind], F_OK) != 0 && memchr(argv[optind], ':', (size_t)(slash - argv[optind]))) {
 		if (output)
 			return cli_usage("query", "--output works on local recordings");
-		return query_remote(argv[optind], list, start, end, latest, deadline, bandwidth_mb, f);
+		return query_remote(argv[optind], list, &start, &end, latest, deadline, bandwidth_mb, f);
 	}
 	if (deadline > 0)
 		return cli_usage("query", "--deadline is for recordings served by a proxy");
@@ -130,7 +142,8 @@ int cmd_query(int argc, char **argv)
 		return cli_dssm_error("query", rc);
 	int n = dssm_container_stream_count(c), ns = 0, damaged = 0;
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
-	dssm_time_t newest = INT64_MIN;
+	/* first, last: the recording's span, for +S and the window's check */
+	dssm_time_t newest = INT64_MIN, first = INT64_MIN, last = INT64_MIN;
 	char (*labels)[DSSM_NAME_MAX + 16] = calloc((size_t)(n ? n : 1), sizeof *labels);
 	if (dssm_container_warning(c))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(c));
@@ -138,6 +151,10 @@ int cmd_query(int argc, char **argv)
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
 		cli_recorded_label(&r, i, labels[i], sizeof labels[i]);
+		if (r.count) {
+			first = first == INT64_MIN || r.first < first ? r.first : first;
+			last = r.last > last ? r.last : last;
+		}
 		if (!cli_stream_selected(&r.info, list) && !(r.damage && !list))
 			continue;
 		if (r.damage) {
@@ -157,9 +174,15 @@ int cmd_query(int argc, char **argv)
 		dssm_container_close(c);
 		return cli_error("query", "no stream of %s matches '%s'", argv[optind], list);
 	}
-	dssm_time_t t0 = dssm_time_from_sec(start), t1 = dssm_time_from_sec(end);
+	dssm_time_t t0, t1;
+	if ((rc = cli_time_window("query", &start, &end, first, last, &t0, &t1)) != 0) {
+		free(sel);
+		free(labels);
+		dssm_container_close(c);
+		return rc;
+	}
 	if (latest >= 0 && newest != INT64_MIN)
-		t0 = newest - dssm_time_from_sec(latest);
+		t0 = newest - latest;
 	dssm_query *q;
 	dssm_container_set_salvage(c, 1);
 	rc = ns ? dssm_query_open(c, sel, ns, t0, t1, &q) : 0;
@@ -234,45 +257,4 @@ void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap
 		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
 	else
 		snprintf(out, cap, "#%04d", index); /* its description is lost */
-}
-
-int cli_container_info(const char *dir)
-{
-	dssm_container *c;
-	int rc = dssm_container_open(dir, &c);
-	if (rc < 0)
-		return cli_dssm_error("info", rc);
-	int n = dssm_container_stream_count(c), damaged = 0;
-	printf("recording:   %s (%s)\n", dir,
-	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
-	if (dssm_container_warning(c))
-		printf("warning:     %s\n", dssm_container_warning(c));
-	printf("%-24s %-22s %10s %10s %9s %9s %-30s %s\n", "STREAM", "TYPE", "SAMPLES", "ON DISK",
-	       "SECONDS", "RATE Hz", "FIRST", "TOPIC (export)");
-	for (int i = 0; i < n; i++) {
-		dssm_recorded r;
-		dssm_container_stream(c, i, &r);
-		char addr[DSSM_NAME_MAX + 16], b[16], first[48] = "-", topic[256];
-		bridge_stream_topic(c, i, topic, sizeof topic);
-		cli_recorded_label(&r, i, addr, sizeof addr);
-		cli_format_bytes(b, sizeof b, (double)r.bytes);
-		double secs = r.count > 1 ? dssm_time_to_sec(r.last - r.first) : 0;
-		if (r.count)
-			cli_format_time(first, sizeof first, r.first);
-		printf("%-24s %-22.22s %10llu %10s %9.2f %9.1f %-30s %s%s%s\n", addr,
-		       r.info.type[0] ? r.info.type : "-", (unsigned long long)r.count, b, secs,
-		       secs > 0 ? (double)(r.count - 1) / secs : 0.0, first, topic,
-		       r.dropped_tail ? "  (damaged tail dropped)" : "", r.damage ? "  DAMAGED" : "");
-		damaged |= r.damage != NULL;
-	}
-	for (int i = 0; i < n; i++) {
-		dssm_recorded r;
-		char addr[DSSM_NAME_MAX + 16];
-		dssm_container_stream(c, i, &r);
-		cli_recorded_label(&r, i, addr, sizeof addr);
-		if (r.damage)
-			printf("damaged:     %s: %s\n", addr, r.damage);
-	}
-	dssm_container_close(c);
-	return damaged;
 }

@@ -31,8 +31,9 @@ void help_record(FILE *out)
 	        "ones that appear later. Each ring is drained by TID: nothing is missed unless\n"
 	        "the recorder falls behind a ring's history, which is counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
-	        "N samples; --duration stops after S seconds; --sync sets how often data is\n"
-	        "made durable (default 1 s; 0: every sample); --min-free stops cleanly when\n"
+	        "N samples; --duration stops after S (> 0); --sync sets how often data is\n"
+	        "made durable (default 1s; 0: every sample). Durations are seconds (90,\n"
+	        "1.5) or with units: 500ms, 1m30s, 2h, 1d; --min-free stops cleanly when\n"
 	        "the disk's free space falls below MIB; --direct writes samples of 64 KiB and\n"
 	        "more with O_DIRECT (no page cache). With --split-duration or --split-size,\n"
 	        "DIR holds part-0001, part-0002, ... containers with no gap between them;\n"
@@ -44,8 +45,8 @@ void help_record(FILE *out)
 	        "prints a summary.\n\n"
 	        "examples:\n"
 	        "  dssm record -o run1 --all\n"
-	        "  dssm record -o run2 odom 'scan*' --duration 60\n"
-	        "  dssm record -o rolling --all --split-duration 60 --max-splits 10\n"
+	        "  dssm record -o run2 odom 'scan*' --duration 1m30s\n"
+	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
 	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n");
 }
 
@@ -275,7 +276,8 @@ int cmd_record(int argc, char **argv)
 {
 	const char *dir = NULL;
 	int all = 0, snapshot = 0;
-	double duration = 0, sync = 1.0, split_secs = 0, split_mb = 0, min_free_mb = 0;
+	double split_mb = 0, min_free_mb = 0;
+	dssm_time_t duration = 0, sync = DSSM_NSEC_PER_SEC, split_duration = 0;
 	long limit = 0, max_splits = 0;
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
@@ -300,7 +302,7 @@ int cmd_record(int argc, char **argv)
 		case 'a': all = 1; break;
 		case 'O': cfg.from_oldest = 1; break;
 		case 'd':
-			if (cli_parse_double("record", "--duration", optarg, &duration) < 0)
+			if (cli_parse_duration("record", "--duration", optarg, 0, &duration) < 0)
 				return EXIT_USAGE;
 			break;
 		case 'l':
@@ -308,13 +310,12 @@ int cmd_record(int argc, char **argv)
 				return EXIT_USAGE;
 			break;
 		case 's':
-			if (cli_parse_double("record", "--sync", optarg, &sync) < 0 || sync < 0)
-				return cli_usage("record", "--sync needs seconds >= 0");
+			if (cli_parse_duration("record", "--sync", optarg, 1, &sync) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'D':
-			if (cli_parse_double("record", "--split-duration", optarg, &split_secs) < 0 ||
-			    !(split_secs > 0))
-				return cli_usage("record", "--split-duration needs seconds > 0");
+			if (cli_parse_duration("record", "--split-duration", optarg, 0, &split_duration) < 0)
+				return EXIT_USAGE;
 			break;
 		case 'S':
 			if (cli_parse_double("record", "--split-size", optarg, &split_mb) < 0 || !(split_mb > 0))
@@ -340,7 +341,7 @@ int cmd_record(int argc, char **argv)
 		return cli_usage("record", "needs -o DIR");
 	if (!all && optind >= argc)
 		return cli_usage("record", "needs STREAM arguments or --all");
-	if (max_splits && !split_secs && !split_mb)
+	if (max_splits && !split_duration && !split_mb)
 		return cli_usage("record", "--max-splits needs --split-duration or --split-size");
 	/* refuse before anything is written: the output must be new or empty */
 	if (dssm_container_check_output(dir) < 0)
@@ -350,8 +351,8 @@ int cmd_record(int argc, char **argv)
 	if (snapshot)
 		return run_snapshots(dir, patterns, npatterns, all);
 	cfg.dir = dir;
-	cfg.sync = dssm_time_from_sec(sync);
-	cfg.split_duration = dssm_time_from_sec(split_secs);
+	cfg.sync = sync;
+	cfg.split_duration = split_duration;
 	cfg.split_bytes = (uint64_t)(split_mb * 1048576.0);
 	cfg.max_splits = (unsigned)max_splits;
 	cfg.limit = limit > 0 ? (uint64_t)limit : 0;
@@ -385,7 +386,7 @@ int cmd_record(int argc, char **argv)
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		dssm_time_t now = dssm_now();
-		if (duration > 0 && dssm_time_to_sec(now - start) >= duration)
+		if (duration > 0 && now - start >= duration)
 			break;
 		if (dssm_recorder_poll(r) != 0)
 			break;
@@ -398,7 +399,7 @@ int cmd_record(int argc, char **argv)
 		fprintf(stderr, "\r\033[K");
 	if ((rc = dssm_recorder_stop(r)) < 0)
 		status = cli_dssm_error("record", rc);
-	status |= summarize(r, dir, dssm_time_to_sec(dssm_now() - start), split_secs > 0 || split_mb > 0,
+	status |= summarize(r, dir, dssm_time_to_sec(dssm_now() - start), split_duration > 0 || split_mb > 0,
 	                    max_splits > 0);
 	dssm_recorder_free(r);
 	return status;

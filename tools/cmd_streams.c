@@ -32,15 +32,34 @@ static double history_seconds(const dssm_stream_info *s)
 	return 0;
 }
 
-static void print_table_header(FILE *out)
+/* Column widths from the longest name and type: nothing is ever cut. */
+struct table_widths {
+	int stream, type;
+};
+
+static struct table_widths measure(const dssm_stream_info *v, int n)
 {
-	fprintf(out, "%-24s %-20s %9s %7s %8s %-21s %9s %8s %s\n", "STREAM", "TYPE", "SIZE",
-	        "SLOTS", "HISTORY", "TIDS", "RATE Hz", "AGE", "WRITER");
+	struct table_widths w = {(int)strlen("STREAM"), (int)strlen("TYPE")};
+	for (int i = 0; i < n; i++) {
+		char addr[DSSM_NAME_MAX + 16];
+		int len = snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
+		int tlen = v[i].type[0] ? (int)strlen(v[i].type) : 1;
+		w.stream = len > w.stream ? len : w.stream;
+		w.type = tlen > w.type ? tlen : w.type;
+	}
+	return w;
 }
 
-static void print_row(FILE *out, const dssm_stream_info *s, double rate, dssm_time_t now)
+static void print_table_header(FILE *out, const struct table_widths *w)
 {
-	char addr[80], size[16], tids[48], age[16], writer[32], hist[16];
+	fprintf(out, "%-*s %-*s %9s %7s %8s %-21s %9s %8s %s\n", w->stream, "STREAM", w->type, "TYPE",
+	        "SIZE", "SLOTS", "HISTORY", "TIDS", "RATE Hz", "AGE", "WRITER");
+}
+
+static void print_row(FILE *out, const dssm_stream_info *s, double rate, dssm_time_t now,
+                      const struct table_widths *w)
+{
+	char addr[DSSM_NAME_MAX + 16], size[16], tids[48], age[16], writer[32], hist[16];
 	snprintf(addr, sizeof addr, "%s:%d", s->name, s->id);
 	cli_format_bytes(size, sizeof size, (double)s->max_size);
 	if (s->count)
@@ -58,59 +77,142 @@ static void print_row(FILE *out, const dssm_stream_info *s, double rate, dssm_ti
 	else
 		snprintf(hist, sizeof hist, "-");
 	writer_text(s, writer, sizeof writer);
-	fprintf(out, "%-24s %-20.20s %9s %7u %8s %-21s %9.1f %8s %s\n", addr,
+	fprintf(out, "%-*s %-*s %9s %7u %8s %-21s %9.1f %8s %s\n", w->stream, addr, w->type,
 	        s->type[0] ? s->type : "-", size, s->slots, hist, tids, rate, age, writer);
+}
+
+/* The fields of one stream as JSON members (no braces): ls and top rows,
+ * and the start of `info --format json`. Times as ns and ISO 8601. */
+static void stream_json(FILE *out, const dssm_stream_info *s, double rate, dssm_time_t now)
+{
+	char addr[DSSM_NAME_MAX + 16], t[48];
+	snprintf(addr, sizeof addr, "%s:%d", s->name, s->id);
+	fputs("\"stream\":", out);
+	cli_json_string(out, addr);
+	fputs(",\"name\":", out);
+	cli_json_string(out, s->name);
+	fprintf(out, ",\"id\":%d,\"type\":", s->id);
+	cli_json_string(out, s->type);
+	fputs(",\"encoding\":", out);
+	cli_json_string(out, s->encoding);
+	fprintf(out, ",\"max_size\":%zu,\"slots\":%u,\"history_s\":%.3f,\"count\":%llu", s->max_size,
+	        s->slots, history_seconds(s), (unsigned long long)s->count);
+	if (s->count) {
+		fprintf(out, ",\"tid_oldest\":%llu,\"tid_newest\":%llu", (unsigned long long)s->tid_oldest,
+		        (unsigned long long)s->tid_newest);
+		cli_format_time(t, sizeof t, s->time_oldest);
+		fprintf(out, ",\"time_oldest_ns\":%lld,\"time_oldest\":\"%s\"", (long long)s->time_oldest, t);
+		cli_format_time(t, sizeof t, s->time_newest);
+		fprintf(out, ",\"time_newest_ns\":%lld,\"time_newest\":\"%s\",\"age_s\":%.3f",
+		        (long long)s->time_newest, t, dssm_time_to_sec(now - s->time_newest));
+	}
+	fprintf(out, ",\"rate_hz\":%.3f,\"writer_pid\":%d,\"writer_alive\":%s,\"writer_crashed\":%s",
+	        rate, (int)s->writer_pid, s->writer_alive ? "true" : "false",
+	        s->writer_crashed ? "true" : "false");
 }
 
 void help_ls(FILE *out)
 {
-	fprintf(out, "usage: dssm ls [HOST:PORT]\n\n"
+	fprintf(out, "usage: dssm ls [HOST:PORT] [--format table|json]\n\n"
 	             "Lists the streams of this host (of DSSM_NAMESPACE), or of the proxy at\n"
 	             "HOST:PORT: name:id, type, largest\n"
 	             "sample, ring slots, seconds of history, the TIDs kept, the write rate over\n"
 	             "the history, the age of the newest sample, and the writer's pid ('dead'\n"
-	             "when it died without closing; 'none' when no process writes).\n\n"
-	             "examples:\n  dssm ls\n  dssm ls robot.local:5800\n");
+	             "when it died without closing; 'none' when no process writes).\n"
+	             "--format json prints one JSON object per stream and line (for scripts:\n"
+	             "stream, name, id, type, encoding, max_size, slots, history_s, count, TIDs,\n"
+	             "times in ns and ISO 8601, rate_hz, writer_pid, writer_alive).\n\n"
+	             "examples:\n  dssm ls\n  dssm ls robot.local:5800\n"
+	             "  dssm ls --format json | jq -r 'select(.rate_hz > 100) | .stream'\n");
 }
+
+/* --format table|json of ls, info and top (getopt_long in each) */
+static const struct option format_option = {"format", required_argument, 0, 'F'};
 
 int cmd_ls(int argc, char **argv)
 {
-	if (argc > 2)
+	int json = 0, opt;
+	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'F' && cli_parse_table_format("ls", optarg, &json) < 0)
+			return EXIT_USAGE;
+		if (opt == '?')
+			return cli_usage("ls", "unknown option");
+	}
+	if (argc - optind > 1)
 		return cli_usage("ls", "takes at most one HOST:PORT");
 	dssm_stream_info *v;
-	int n = argc == 2 ? dssm_list_remote(argv[1], &v) : dssm_list(&v);
+	int n = optind < argc ? dssm_list_remote(argv[optind], &v) : dssm_list(&v);
 	if (n < 0)
 		return cli_dssm_error("ls", n);
 	dssm_time_t now = dssm_now();
-	print_table_header(stdout);
-	for (int i = 0; i < n; i++)
-		print_row(stdout, &v[i], v[i].rate_hz, now);
+	struct table_widths w = measure(v, n);
+	if (!json)
+		print_table_header(stdout, &w);
+	for (int i = 0; i < n; i++) {
+		if (json) {
+			fputc('{', stdout);
+			stream_json(stdout, &v[i], v[i].rate_hz, now);
+			fputs("}\n", stdout);
+		} else {
+			print_row(stdout, &v[i], v[i].rate_hz, now, &w);
+		}
+	}
 	free(v);
 	return 0;
 }
 
 void help_info(FILE *out)
 {
-	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR\n\n"
+	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR [--format table|json]\n\n"
 	             "Everything about one stream: layout, metadata, schema, property size,\n"
-	             "TID and time range, rate, writer. Given a recording directory, its streams:\n"
-	             "samples, time range, bytes, rate.\n\n"
-	             "examples:\n  dssm info scan:0\n  dssm info run1\n");
+	             "TID and time range, rate, writer. Given a recording directory: its start,\n"
+	             "end, duration and size on disk, and per stream the samples, bytes, time\n"
+	             "range, rate, type, encoding and the topic it exports as.\n"
+	             "--format json prints one JSON object (for scripts).\n\n"
+	             "examples:\n  dssm info scan:0\n  dssm info run1\n"
+	             "  dssm info run1 --format json | jq '.streams[] | {stream, count}'\n");
+}
+
+static void info_json(dssm_stream *s, const dssm_stream_info *i)
+{
+	fputc('{', stdout);
+	stream_json(stdout, i, i->rate_hz, dssm_now());
+	fprintf(stdout, ",\"segment_bytes\":%zu,\"mode\":\"%04o\",\"life_s\":%.6f,\"cycle_s\":%.6f",
+	        i->segment_bytes, i->mode, i->life, i->cycle);
+	fprintf(stdout, ",\"property_len\":%zu,\"property_capacity\":%zu,\"schema\":", i->property_len,
+	        i->property_capacity);
+	cli_json_string(stdout, dssm_schema(s));
+	fputs("}\n", stdout);
 }
 
 int cmd_info(int argc, char **argv)
 {
-	if (argc != 2)
+	int json = 0, opt;
+	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'F' && cli_parse_table_format("info", optarg, &json) < 0)
+			return EXIT_USAGE;
+		if (opt == '?')
+			return cli_usage("info", "unknown option");
+	}
+	if (argc - optind != 1)
 		return cli_usage("info", "needs one stream NAME[:ID] or a recording DIR");
+	const char *what = argv[optind];
 	/* A directory is a recording (or says why it is not one); else a stream. */
 	struct stat st;
-	if (stat(argv[1], &st) == 0 && S_ISDIR(st.st_mode))
-		return cli_container_info(argv[1]);
-	dssm_stream *s = cli_open("info", argv[1], DSSM_READ);
+	if (stat(what, &st) == 0 && S_ISDIR(st.st_mode))
+		return cli_recording_info(what, json);
+	dssm_stream *s = cli_open("info", what, DSSM_READ);
 	if (!s)
 		return 1;
 	dssm_stream_info i;
 	dssm_info(s, &i);
+	if (json) {
+		info_json(s, &i);
+		dssm_close(s);
+		return 0;
+	}
 	char size[16], seg[16], writer[32], t0[48], t1[48];
 	cli_format_bytes(size, sizeof size, (double)i.max_size);
 	cli_format_bytes(seg, sizeof seg, (double)i.segment_bytes);
@@ -152,10 +254,14 @@ int cmd_info(int argc, char **argv)
 
 void help_top(FILE *out)
 {
-	fprintf(out, "usage: dssm top [-d SECONDS] [-n ITERATIONS]\n\n"
-	             "Shows every stream's write rate, measured over each interval (default 1 s),\n"
-	             "refreshed until Ctrl-C (or -n times). On a terminal the screen is redrawn.\n\n"
-	             "example:\n  dssm top -d 0.5\n");
+	fprintf(out, "usage: dssm top [-d DELAY] [-n ITERATIONS] [--format table|json]\n\n"
+	             "Shows every stream's write rate, measured over each interval (-d: default\n"
+	             "1s; seconds, or with units: 500ms, 2s),\n"
+	             "refreshed until Ctrl-C (or -n times). On a terminal the screen is redrawn.\n"
+	             "--format json prints, per interval, one JSON object per stream and line\n"
+	             "(as `dssm ls --format json`, with rate_hz measured over the interval and\n"
+	             "the interval's number).\n\n"
+	             "example:\n  dssm top -d 500ms\n  dssm top -n 5 --format json\n");
 }
 
 /* Rate measured between two listings of the same stream. */
@@ -171,31 +277,32 @@ static double interval_rate(const dssm_stream_info *prev, int nprev, const dssm_
 
 int cmd_top(int argc, char **argv)
 {
-	double interval = 1.0;
+	dssm_time_t delay = DSSM_NSEC_PER_SEC;
 	long iterations = -1;
-	int opt;
+	int opt, json = 0;
 	static const struct option longopts[] = {{"delay", required_argument, 0, 'd'},
 	                                         {"iterations", required_argument, 0, 'n'},
+	                                         {"format", required_argument, 0, 'F'},
 	                                         {0, 0, 0, 0}};
 	while ((opt = getopt_long(argc, argv, "d:n:", longopts, NULL)) != -1) {
-		if (opt == 'd' && cli_parse_double("top", "-d", optarg, &interval) < 0)
+		if (opt == 'd' && cli_parse_duration("top", "-d", optarg, 0, &delay) < 0)
 			return EXIT_USAGE;
 		if (opt == 'n' && cli_parse_long("top", "-n", optarg, &iterations) < 0)
+			return EXIT_USAGE;
+		if (opt == 'F' && cli_parse_table_format("top", optarg, &json) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
 			return cli_usage("top", "unknown option");
 	}
-	if (!(interval > 0))
-		return cli_usage("top", "-d must be > 0");
 	cli_catch_signals();
-	int tty = isatty(STDOUT_FILENO);
+	int tty = isatty(STDOUT_FILENO) && !json;
 	dssm_stream_info *prev = NULL;
 	int nprev = dssm_list(&prev);
 	if (nprev < 0)
 		return cli_dssm_error("top", nprev);
 	dssm_time_t last = dssm_now();
 	for (long it = 0; !cli_stop && (iterations < 0 || it < iterations); it++) {
-		struct timespec ts = {(time_t)interval, (long)((interval - (time_t)interval) * 1e9)};
+		struct timespec ts = {(time_t)(delay / DSSM_NSEC_PER_SEC), (long)(delay % DSSM_NSEC_PER_SEC)};
 		nanosleep(&ts, NULL);
 		if (cli_stop)
 			break;
@@ -207,12 +314,21 @@ int cmd_top(int argc, char **argv)
 		}
 		dssm_time_t now = dssm_now();
 		double secs = dssm_time_to_sec(now - last);
-		if (tty)
-			fputs("\033[H\033[2J", stdout);
-		printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, interval);
-		print_table_header(stdout);
-		for (int i = 0; i < n; i++)
-			print_row(stdout, &cur[i], interval_rate(prev, nprev, &cur[i], secs), now);
+		if (json) {
+			for (int i = 0; i < n; i++) {
+				fprintf(stdout, "{\"interval\":%ld,", it + 1);
+				stream_json(stdout, &cur[i], interval_rate(prev, nprev, &cur[i], secs), now);
+				fputs("}\n", stdout);
+			}
+		} else {
+			struct table_widths w = measure(cur, n);
+			if (tty)
+				fputs("\033[H\033[2J", stdout);
+			printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, dssm_time_to_sec(delay));
+			print_table_header(stdout, &w);
+			for (int i = 0; i < n; i++)
+				print_row(stdout, &cur[i], interval_rate(prev, nprev, &cur[i], secs), now, &w);
+		}
 		fflush(stdout);
 		free(prev);
 		prev = cur;

@@ -39,7 +39,11 @@ static void usage(FILE *out)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nStreams are named NAME[:ID] (ID defaults to 0), or HOST:PORT/NAME[:ID]\n"
 	             "through a `dssm proxy` on another host. DSSM_NAMESPACE in the environment\n"
-	             "selects an isolated set of streams.\n\n"
+	             "selects an isolated set of streams.\n"
+	             "Times are epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z,\n"
+	             "+09:00, or local time without a zone) or +S from a recording's start;\n"
+	             "durations are seconds (90, 1.5) or carry units (500ms, 1m30s, 2h).\n"
+	             "Tables are for people; ls, info and top print JSON with --format json.\n\n"
 	             "examples:\n"
 	             "  dssm ls\n"
 	             "  dssm cat odom --follow --format json\n"
@@ -227,4 +231,102 @@ int cli_parse_long(const char *cmd, const char *opt, const char *text, long *out
 	}
 	*out = v;
 	return 0;
+}
+
+int cli_parse_time(const char *cmd, const char *opt, const char *text, struct cli_time *out)
+{
+	char why[256];
+	if (cli_time_parse(text, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_duration(const char *cmd, const char *opt, const char *text, int allow_zero,
+                       dssm_time_t *out)
+{
+	char why[256];
+	if (cli_duration_parse(text, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	if (!allow_zero && *out == 0) {
+		cli_usage(cmd, "%s: '%s' is no time at all; give a duration > 0", opt, text);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, dssm_time_t *out)
+{
+	char why[256];
+	if (cli_duration_parse_in(text, 1000000, out, why, sizeof why) < 0) {
+		cli_usage(cmd, "%s: %s", opt, why);
+		return -1;
+	}
+	if (*out == 0) {
+		cli_usage(cmd, "%s: '%s' is no time at all; give a duration > 0", opt, text);
+		return -1;
+	}
+	return 0;
+}
+
+/* one end of a window: its absolute time, or the default when not given */
+static int window_end(const char *cmd, const char *opt, const struct cli_time *t,
+                      dssm_time_t first, dssm_time_t dflt, dssm_time_t *out)
+{
+	*out = dflt;
+	if (!t || !t->set)
+		return 0;
+	*out = t->ns;
+	if (!t->offset)
+		return 0;
+	if (first == INT64_MIN)
+		return cli_error(cmd, "%s %s: the recording has no samples to count from", opt, t->text);
+	if (first > INT64_MAX - t->ns)
+		return cli_usage(cmd, "%s %s is past the times dssm can hold (2262)", opt, t->text);
+	*out = first + t->ns;
+	return 0;
+}
+
+int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
+                    dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1)
+{
+	int rc = window_end(cmd, "--start", start, first, INT64_MIN, t0);
+	if (rc == 0)
+		rc = window_end(cmd, "--end", end, first, INT64_MAX, t1);
+	if (rc)
+		return rc;
+	if (*t1 < *t0) {
+		char a[48], b[48];
+		cli_format_time(a, sizeof a, *t0);
+		cli_format_time(b, sizeof b, *t1);
+		return cli_usage(cmd, "--end %s (%s) is before --start %s (%s): the window is empty",
+		                 end->text, b, start->text, a);
+	}
+	if (first != INT64_MIN && last != INT64_MIN && (*t1 < first || *t0 > last)) {
+		/* nothing could come out: say so rather than print nothing */
+		char a[48] = "the beginning", b[48] = "the end", f[48], l[48];
+		if (start && start->set)
+			cli_format_time(a, sizeof a, *t0);
+		if (end && end->set)
+			cli_format_time(b, sizeof b, *t1);
+		cli_format_time(f, sizeof f, first);
+		cli_format_time(l, sizeof l, last);
+		return cli_usage(cmd, "the window from %s%s%s to %s%s%s holds no sample: the recording "
+		                 "spans %s .. %s", start && start->set ? start->text : "", start && start->set ? " = " : "",
+		                 a, end && end->set ? end->text : "", end && end->set ? " = " : "", b, f, l);
+	}
+	return 0;
+}
+
+int cli_parse_table_format(const char *cmd, const char *text, int *json)
+{
+	if (!strcmp(text, "table") || !strcmp(text, "json")) {
+		*json = !strcmp(text, "json");
+		return 0;
+	}
+	cli_usage(cmd, "unknown format '%s' (table or json)", text);
+	return -1;
 }
