@@ -1,0 +1,379 @@
+"""stream.py - streams (local rings and HOST:PORT/NAME remote ones) from Python.
+
+A Stream wraps one dssm_stream handle. Reads return Sample objects; errors
+raise dssm.Error with the library's code and message. A handle is used by one
+thread at a time (as in C): open one per thread.
+"""
+
+import ctypes
+
+from . import _lib
+from ._lib import lib, check, fail, Error, ErrorCode
+from .schema import dtype_for
+
+NSEC = 1_000_000_000
+
+
+def _ns(t, what="time"):
+    """Seconds (float) or nanoseconds (int) to int64 nanoseconds. An int is
+    taken as nanoseconds, a float as seconds."""
+    if isinstance(t, float):
+        t = round(t * NSEC)
+    t = int(t)
+    if not _lib.INT64_MIN <= t <= _lib.INT64_MAX:
+        raise OverflowError(f"{what} {t} ns is outside int64")
+    return t
+
+
+def _timeout_ns(timeout):
+    """None: forever (-1); seconds otherwise."""
+    if timeout is None:
+        return -1
+    if timeout < 0:
+        raise ValueError(f"timeout {timeout} s is negative (None waits forever)")
+    return min(round(timeout * NSEC), _lib.INT64_MAX)
+
+
+def now():
+    """The library's clock: int ns of CLOCK_REALTIME."""
+    return lib.dssm_now()
+
+
+class Sample:
+    """One sample: time_ns (int), time (float s), tid, data (bytes), missed
+    (samples skipped before this one by read_next/follow, else 0), len (the
+    full length; data may be shorter only if the stream's max_size shrank)."""
+
+    __slots__ = ("tid", "time_ns", "data", "missed", "len", "_dtype")
+
+    def __init__(self, tid, time_ns, data, missed=0, length=None, dtype=None):
+        self.tid = tid
+        self.time_ns = time_ns
+        self.data = data
+        self.missed = missed
+        self.len = len(data) if length is None else length
+        self._dtype = dtype
+
+    @property
+    def time(self):
+        return self.time_ns / NSEC
+
+    @property
+    def value(self):
+        """A numpy structured record for struct-encoded streams (a copy of
+        data, read-only), else None."""
+        if self._dtype is None or len(self.data) != self._dtype.itemsize:
+            return None
+        import numpy as np
+        return np.frombuffer(self.data, dtype=self._dtype)[0]
+
+    def __repr__(self):
+        return (f"Sample(tid={self.tid}, time_ns={self.time_ns}, len={self.len}"
+                + (f", missed={self.missed}" if self.missed else "") + ")")
+
+
+class Stream:
+    """An open stream. Use dssm.open() / dssm.create() to get one."""
+
+    def __init__(self, handle, address):
+        self._h = ctypes.c_void_p(handle)
+        self.address = address
+        self._info = _lib.StreamInfo()
+        self._si = _lib.SampleInfo()
+        self._si2 = _lib.SampleInfo()
+        self._missed = ctypes.c_uint64()
+        self._buf = None
+        self._buf2 = None
+        self._dtype = False  # not looked up yet
+        self._next_tid = None  # what follow() waits for
+        self._refresh_buffers()
+
+    # -- lifetime --
+    def close(self):
+        if self._h:
+            lib.dssm_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _handle(self):
+        if not self._h:
+            raise Error(ErrorCode.ESTATE, f"stream '{self.address}' is closed")
+        return self._h
+
+    def _refresh_buffers(self):
+        check(lib.dssm_info(self._handle(), ctypes.byref(self._info)))
+        size = max(int(self._info.max_size), 1)
+        if self._buf is None or len(self._buf) < size:
+            self._buf = ctypes.create_string_buffer(size)
+            self._buf2 = ctypes.create_string_buffer(size)
+
+    # -- metadata --
+    @property
+    def info(self):
+        """What `dssm info` shows, as a dict (fresh on each access)."""
+        h = self._handle()
+        check(lib.dssm_info(h, ctypes.byref(self._info)))
+        i = self._info
+        d = {f: getattr(i, f) for f, _ in _lib.StreamInfo._fields_}
+        for f in ("name", "type", "encoding"):
+            d[f] = d[f].decode(errors="replace")
+        d["remote"] = bool(lib.dssm_is_remote(h))
+        return d
+
+    @property
+    def schema(self):
+        s = lib.dssm_schema(self._handle())
+        return s.decode(errors="replace") if s else ""
+
+    @property
+    def dtype(self):
+        """numpy dtype of a struct-encoded stream's samples, else None."""
+        if self._dtype is False:
+            self._dtype = dtype_for(self.info["encoding"], self.schema)
+        return self._dtype
+
+    def _get_property(self):
+        """The property blob (bytes); assign bytes to replace it."""
+        h = self._handle()
+        n = ctypes.c_size_t()
+        check(lib.dssm_property_get(h, None, 0, ctypes.byref(n)))
+        buf = ctypes.create_string_buffer(max(n.value, 1))
+        check(lib.dssm_property_get(h, buf, n.value, ctypes.byref(n)))
+        return buf.raw[:n.value]
+
+    def _set_property(self, data):
+        data = bytes(data)
+        check(lib.dssm_property_set(self._handle(), data, len(data)))
+
+    @property
+    def remote(self):
+        return bool(lib.dssm_is_remote(self._handle()))
+
+    def set_timeout(self, seconds):
+        """Timeout of each call on a remote handle (None: none)."""
+        lib.dssm_set_timeout(self._handle(), _timeout_ns(seconds))
+
+    def set_spin(self, seconds):
+        lib.dssm_set_spin(self._handle(), _timeout_ns(seconds))
+
+    def tid_range(self):
+        """(oldest, newest) TIDs kept; Error ENODATA when empty."""
+        a, b = ctypes.c_uint64(), ctypes.c_uint64()
+        check(lib.dssm_tid_range(self._handle(), ctypes.byref(a), ctypes.byref(b)))
+        return a.value, b.value
+
+    # -- writing --
+    def write(self, data, time=None):
+        """Append data (bytes-like, or a numpy record/array of the stream's
+        dtype) measured at `time` (int ns or float s; default now). Returns
+        the TID."""
+        if not isinstance(data, bytes):
+            data = data.tobytes() if hasattr(data, "tobytes") else bytes(memoryview(data))
+        t = lib.dssm_now() if time is None else _ns(time)
+        return check(lib.dssm_write(self._handle(), data, len(data), t))
+
+    # -- reading --
+    def _sample(self, si, buf, missed=0):
+        n = min(si.copied, si.len)
+        return Sample(si.tid, si.time, buf.raw[:n] if n else b"", missed, si.len,
+                      self.dtype)
+
+    def _read(self, fn, *args):
+        h = self._handle()
+        for _ in range(2):
+            rc = fn(h, *args, self._buf, len(self._buf), ctypes.byref(self._si))
+            if rc < 0:
+                raise fail(rc)
+            if self._si.len <= len(self._buf):
+                return self._sample(self._si, self._buf)
+            # A remote stream's max_size can differ from what we sized: grow.
+            self._buf = ctypes.create_string_buffer(int(self._si.len))
+            self._buf2 = ctypes.create_string_buffer(int(self._si.len))
+            # the read moved the position: re-read the same TID
+            fn, args = lib.dssm_read_tid, (self._si.tid,)
+        return self._sample(self._si, self._buf)
+
+    def read_last(self):
+        """The newest sample (Error ENODATA if none)."""
+        return self._read(lib.dssm_read_last)
+
+    def read_tid(self, tid):
+        """Sample `tid` (Error EFUTURE not yet written, ETOOOLD overwritten)."""
+        if not 0 <= int(tid) < (1 << 64):
+            raise OverflowError(f"tid {tid} is outside uint64")
+        return self._read(lib.dssm_read_tid, int(tid))
+
+    def read_time(self, t):
+        """The newest sample with time <= t (int ns or float s)."""
+        return self._read(lib.dssm_read_time, _ns(t))
+
+    def read_back(self):
+        """The sample before the one read last (the newest if none)."""
+        return self._read(lib.dssm_read_back)
+
+    def read_next(self):
+        """The sample after the one read last (the oldest kept if none);
+        Sample.missed counts what was overwritten before it could be read.
+        Error EFUTURE when there is nothing newer."""
+        h = self._handle()
+        rc = lib.dssm_read_next(h, self._buf, len(self._buf), ctypes.byref(self._si),
+                                ctypes.byref(self._missed))
+        if rc < 0:
+            raise fail(rc)
+        if self._si.len > len(self._buf):
+            missed = self._missed.value
+            s = self._read(lib.dssm_read_tid, self._si.tid)
+            s.missed = missed
+            return s
+        return self._sample(self._si, self._buf, self._missed.value)
+
+    def read_bracket(self, t):
+        """(before, after) around t: before = newest with time <= t, after =
+        the next one. When t is newer than every sample, after is None."""
+        h = self._handle()
+        t = _ns(t)
+        rc = lib.dssm_read_bracket(h, t, self._buf, len(self._buf), ctypes.byref(self._si),
+                                   self._buf2, len(self._buf2), ctypes.byref(self._si2))
+        if rc == ErrorCode.EFUTURE:
+            return self._sample(self._si, self._buf), None
+        if rc < 0:
+            raise fail(rc)
+        return self._sample(self._si, self._buf), self._sample(self._si2, self._buf2)
+
+    # -- waiting --
+    def wait_new(self, timeout=None):
+        """Wait for a sample newer than the one read last (any, if none was
+        read). True when there is one, False when `timeout` seconds passed
+        (None: forever). The GIL is released while waiting."""
+        rc = lib.dssm_wait_new(self._handle(), _timeout_ns(timeout))
+        if rc == ErrorCode.ETIMEDOUT:
+            return False
+        check(rc)
+        return True
+
+    def wait_tid(self, tid, timeout=None):
+        """Wait until sample `tid` exists: True, or False on timeout."""
+        rc = lib.dssm_wait_tid(self._handle(), int(tid), _timeout_ns(timeout))
+        if rc == ErrorCode.ETIMEDOUT:
+            return False
+        check(rc)
+        return True
+
+    def subscribe(self, start="now"):
+        """Where read_next starts: "now" (after the newest), "oldest", or a
+        TID (that sample next; what left the history is reported as missed)."""
+        h = self._handle()
+        if start == "now":
+            check(lib.dssm_subscribe(h, _lib.FROM_NOW, 0))
+            try:
+                self._next_tid = self.tid_range()[1] + 1
+            except Error as e:
+                if e.code != ErrorCode.ENODATA:
+                    raise
+                self._next_tid = 0
+        elif start == "oldest":
+            check(lib.dssm_subscribe(h, _lib.FROM_OLDEST, 0))
+            self._next_tid = None
+        else:
+            check(lib.dssm_subscribe(h, _lib.FROM_TID, int(start)))
+            self._next_tid = int(start)
+
+    def follow(self, start="now", timeout=None, poll=0.25):
+        """Iterate over new samples as they come: `for s in st.follow(): ...`.
+        Each Sample's `missed` tells how many were overwritten before they
+        could be read (the reader fell behind the ring's history). Ends when
+        no sample came for `timeout` seconds (None: never). Waits in slices
+        of `poll` seconds so Ctrl-C is seen."""
+        self.subscribe(start)
+        waited = 0.0
+        while True:
+            try:
+                s = self.read_next()
+            except Error as e:
+                if e.code != ErrorCode.EFUTURE:
+                    raise
+            else:
+                self._next_tid = s.tid + 1
+                waited = 0.0
+                yield s
+                continue
+            slice_ = poll if timeout is None else min(poll, max(timeout - waited, 0.0))
+            if self._next_tid is None:
+                ok = self.wait_new(slice_)  # nothing read yet and stream empty
+            else:
+                ok = self.wait_tid(self._next_tid, slice_)
+            if not ok:
+                waited += slice_
+                if timeout is not None and waited >= timeout:
+                    return
+
+    # last in the class body: the name `property` shadows the builtin after it
+    property = property(_get_property, _set_property)
+
+    def __repr__(self):
+        return f"<dssm.Stream {self.address!r}{' closed' if not self._h else ''}>"
+
+
+def open(address, write=False, timeout=None):
+    """Open an existing stream: "NAME[:ID]" here or "HOST:PORT/NAME[:ID]"
+    through a proxy. write=True opens it for writing (reads allowed too).
+    timeout: seconds per call on a remote handle (default the library's)."""
+    flags = _lib.WRITE if write else _lib.READ
+    h = ctypes.c_void_p()
+    check(lib.dssm_open_address(address.encode(), flags, ctypes.byref(h)))
+    s = Stream(h.value, address)
+    if timeout is not None:
+        s.set_timeout(timeout)
+    return s
+
+
+def create(name, id=0, max_size=None, life=10.0, cycle=0.1, slots=0, type="",
+           encoding="raw", schema=None, property_capacity=65536, mode=0o660):
+    """Create stream NAME:ID (or "HOST:PORT/NAME[:ID]" through a proxy) and
+    open it for writing; an existing one with the same layout is reopened
+    with its data. max_size (bytes) is required."""
+    if max_size is None:
+        raise TypeError("create: max_size (the largest sample, bytes) is required")
+    cfg = _lib.StreamConfig(int(max_size), float(life), float(cycle), int(slots),
+                            type.encode(), encoding.encode(),
+                            schema.encode() if schema is not None else None,
+                            int(property_capacity), int(mode))
+    h = ctypes.c_void_p()
+    if "/" in name:
+        address = name if id == 0 else f"{name}:{id}"
+        check(lib.dssm_create_address(address.encode(), ctypes.byref(cfg), ctypes.byref(h)))
+    else:
+        address = f"{name}:{id}"
+        check(lib.dssm_create(name.encode(), int(id), ctypes.byref(cfg), ctypes.byref(h)))
+    return Stream(h.value, address)
+
+
+def list_streams():
+    """This host's streams (of DSSM_NAMESPACE) as info dicts."""
+    p = ctypes.POINTER(_lib.StreamInfo)()
+    n = check(lib.dssm_list(ctypes.byref(p)))
+    try:
+        out = []
+        for i in range(n):
+            d = {f: getattr(p[i], f) for f, _ in _lib.StreamInfo._fields_}
+            for f in ("name", "type", "encoding"):
+                d[f] = d[f].decode(errors="replace")
+            out.append(d)
+        return out
+    finally:
+        _lib.libc.free(p)
+
+
+def remove(name, id=0):
+    check(lib.dssm_remove(name.encode(), int(id)))
