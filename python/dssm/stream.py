@@ -292,16 +292,18 @@ class Stream:
     def follow(self, start="now", timeout=None, poll=0.25):
         """Iterate over new samples as they come: `for s in st.follow(): ...`.
         Each Sample's `missed` tells how many were overwritten before they
-        could be read (the reader fell behind the ring's history). Ends when
+        could be read (the reader fell behind the ring's history). `start`
+        as subscribe(), or None to go on from this handle's position. Ends when
         no sample came for `timeout` seconds (None: never). Waits in slices
         of `poll` seconds so Ctrl-C is seen."""
-        self.subscribe(start)
+        if start is not None:
+            self.subscribe(start)
         waited = 0.0
         while True:
             try:
                 s = self.read_next()
             except Error as e:
-                if e.code != ErrorCode.EFUTURE:
+                if e.code not in (ErrorCode.EFUTURE, ErrorCode.ENODATA):
                     raise
             else:
                 self._next_tid = s.tid + 1
