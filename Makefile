@@ -124,6 +124,8 @@ test: deps
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== Python package: pytest against the library, the proxy and recordings"
+	@bash tests/python-test.sh build
 	@echo "== recordings: quiet rings, full disks, splits, damaged files"
 	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
@@ -144,6 +146,13 @@ bench: all
 
 # ---- install ----
 
+# Where Debian's python3 finds packages for this PREFIX: /usr/lib/python3/
+# dist-packages for /usr, PREFIX/lib/python3.X/dist-packages otherwise (the
+# installed package finds libdssm.so.0 through the system loader).
+PYTHON3 ?= /usr/bin/python3
+PYTHON_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(shell \
+  $(PYTHON3) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages)
+
 install: libs $(DSSM_BIN)
 	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
@@ -156,12 +165,15 @@ install: libs $(DSSM_BIN)
 	install -m 755 $(DSSM_BIN) $(DESTDIR)$(PREFIX)/bin/dssm
 	for pc in dssm ssm; do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	  scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
+	install -d $(DESTDIR)$(PYTHON_DIR)/dssm
+	install -m 644 python/dssm/*.py $(DESTDIR)$(PYTHON_DIR)/dssm/
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
 	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/lib/libdssm.* \
 	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm \
-	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc
+	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \
+	  $(DESTDIR)$(PYTHON_DIR)/dssm
 
 clean:
 	rm -rf build

@@ -34,11 +34,14 @@ def _candidates():
     if env:
         return [env]  # asked for explicitly: no silent fallback to another copy
     here = os.path.dirname(os.path.abspath(__file__))
-    # python/dssm/ in a checkout: the build tree is ../../build
-    tree = os.path.join(here, os.pardir, os.pardir, "build", "libdssm.so")
+    # python/dssm/ in a checkout (PYTHONPATH=python): the build tree is
+    # ../../build. Only a checkout's: an installed package never picks up a
+    # stray build/ beside its site directory.
+    top = os.path.normpath(os.path.join(here, os.pardir, os.pardir))
+    tree = os.path.join(top, "build", "libdssm.so")
     out = []
-    if os.path.exists(tree):
-        out.append(os.path.normpath(tree))
+    if os.path.exists(os.path.join(top, "include", "dssm", "dssm.h")) and os.path.exists(tree):
+        out.append(tree)
     out.append(_SONAME)
     return out
 

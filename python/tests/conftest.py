@@ -22,7 +22,7 @@ _seq = itertools.count()
 
 @pytest.fixture(autouse=True)
 def namespace(monkeypatch):
-    ns = f"py{os.getpid()}-{next(_seq)}"
+    ns = f"{os.environ.get('DSSM_TEST_PREFIX', 'py%d' % os.getpid())}-{next(_seq)}"
     monkeypatch.setenv("DSSM_NAMESPACE", ns)
     yield ns
     os.environ["DSSM_NAMESPACE"] = ns  # a test may have changed it
