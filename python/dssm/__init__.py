@@ -8,7 +8,7 @@
     rec = dssm.Recording("run-42")
     odom = rec.query(["odom"])["odom:0"]       # numpy: odom.times, odom.values["x"]
 
-A thin layer over libdssm through ctypes (docs/python.md).
+A thin layer over libdssm through cffi in ABI mode (docs/python.md).
 """
 
 from ._lib import Error, ErrorCode

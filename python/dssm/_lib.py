@@ -1,17 +1,20 @@
-"""_lib.py - loading libdssm and declaring its C API for ctypes.
+"""_lib.py - loading libdssm and declaring its C API (cffi, ABI mode).
 
-Everything that mirrors include/dssm/*.h lives here: struct layouts, function
-prototypes, and the flag constants (one place, so a new open flag in dssm.h is
-one line here). The rest of the package calls `lib.<function>` and `check()`.
+Everything that mirrors include/dssm/*.h lives here: the struct layouts and
+prototypes (CDEF, copied from the headers; cffi lays the structs out by the
+platform's C rules, so one text serves x86-64, arm64 and armhf) and the flag
+constants (one place: a new open flag in dssm.h is one line here). The rest
+of the package calls `lib.<function>`, `ffi`, and `check()`.
 
-ctypes releases the GIL around every foreign call, so a thread blocked in
+cffi releases the GIL around every foreign call, so a thread blocked in
 dssm_wait_tid or a remote read lets the other Python threads run.
+Why cffi's ABI mode and not ctypes or a C extension: docs/python.md.
 """
 
-import ctypes
-import ctypes.util
 import enum
 import os
+
+import cffi
 
 # ---- flags (include/dssm/dssm.h) -------------------------------------------
 READ = 1              # DSSM_READ
@@ -19,13 +22,97 @@ WRITE = 2             # DSSM_WRITE
 FROM_NOW = 0          # DSSM_FROM_NOW
 FROM_TID = 1          # DSSM_FROM_TID
 FROM_OLDEST = 2       # DSSM_FROM_OLDEST
-NAME_MAX = 63         # DSSM_NAME_MAX
-TYPE_MAX = 63         # DSSM_TYPE_MAX
-ENCODING_MAX = 31     # DSSM_ENCODING_MAX
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
+# ---- declarations (include/dssm/dssm.h, connector.h, container.h) ----------
+# Byte pointers the package fills from Python bytes are declared `const char *`
+# where the header says `const void *` (the same ABI), so cffi accepts bytes.
+CDEF = """
+typedef int64_t dssm_time_t;
+typedef struct dssm_stream dssm_stream;
+typedef struct dssm_stream_config {
+    size_t max_size; double life; double cycle; uint32_t slots;
+    const char *type; const char *encoding; const char *schema;
+    size_t property_capacity; unsigned mode;
+} dssm_stream_config;
+typedef struct dssm_sample_info {
+    uint64_t tid; dssm_time_t time; size_t len; size_t copied;
+} dssm_sample_info;
+typedef struct dssm_stream_info {
+    char name[64]; int id; char type[64]; char encoding[32];
+    size_t max_size; uint32_t slots; double life, cycle;
+    size_t schema_len; size_t property_len, property_capacity;
+    unsigned mode; int writer_pid; int writer_alive; int writer_crashed;
+    uint64_t count; uint64_t tid_oldest, tid_newest;
+    dssm_time_t time_oldest, time_newest; double rate_hz; size_t segment_bytes;
+} dssm_stream_info;
+
+const char *dssm_strerror(int code);
+const char *dssm_last_error(void);
+dssm_time_t dssm_now(void);
+int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
+int dssm_open(const char *name, int id, int flags, dssm_stream **out);
+void dssm_close(dssm_stream *s);
+int64_t dssm_write(dssm_stream *s, const char *data, size_t len, dssm_time_t t);
+int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
+int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
+int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info);
+int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
+int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
+int dssm_read_bracket(dssm_stream *s, dssm_time_t t,
+                      void *before, size_t before_cap, dssm_sample_info *before_info,
+                      void *after, size_t after_cap, dssm_sample_info *after_info);
+int dssm_subscribe(dssm_stream *s, int from, uint64_t tid);
+int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest);
+int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout);
+int dssm_wait_new(dssm_stream *s, dssm_time_t timeout);
+int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout);
+void dssm_set_spin(dssm_stream *s, dssm_time_t spin);
+int dssm_info(dssm_stream *s, dssm_stream_info *info);
+const char *dssm_schema(dssm_stream *s);
+int dssm_property_set(dssm_stream *s, const char *data, size_t len);
+int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
+int dssm_list(dssm_stream_info **out);
+int dssm_remove(const char *name, int id);
+
+int dssm_open_address(const char *address, int flags, dssm_stream **out);
+int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm_stream **out);
+int dssm_is_remote(dssm_stream *s);
+void dssm_set_timeout(dssm_stream *s, dssm_time_t timeout);
+
+typedef struct dssm_container dssm_container;
+typedef struct dssm_recorded {
+    dssm_stream_info info; uint64_t count; dssm_time_t first, last;
+    uint64_t bytes; uint64_t dropped_tail; const char *damage;
+} dssm_recorded;
+typedef struct dssm_query dssm_query;
+typedef struct dssm_record {
+    int stream; uint64_t tid; dssm_time_t time; size_t len; const void *data;
+} dssm_record;
+int dssm_container_open(const char *dir, dssm_container **out);
+int dssm_container_refresh(dssm_container *c);
+int dssm_container_stream_count(dssm_container *c);
+int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
+const char *dssm_container_schema(dssm_container *c, int stream);
+int dssm_container_find(dssm_container *c, const char *name, int id);
+int dssm_container_closed(dssm_container *c);
+const char *dssm_container_warning(dssm_container *c);
+void dssm_container_set_salvage(dssm_container *c, int on);
+int dssm_container_close(dssm_container *c);
+int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
+                    dssm_time_t end, dssm_query **out);
+int dssm_query_next(dssm_query *q, dssm_record *rec);
+int64_t dssm_query_remaining(dssm_query *q);
+void dssm_query_close(dssm_query *q);
+
+void free(void *p);
+"""
+
 _SONAME = "libdssm.so.0"
+
+ffi = cffi.FFI()
+ffi.cdef(CDEF)
 
 
 def _candidates():
@@ -50,122 +137,31 @@ def _load():
     errors = []
     for path in _candidates():
         try:
-            return ctypes.CDLL(path, use_errno=True)
+            return ffi.dlopen(path), path
         except OSError as e:
             errors.append(f"{path}: {e}")
     raise ImportError("dssm: cannot load libdssm (set DSSM_LIBRARY, build it with "
                       "`make`, or install it): " + "; ".join(errors))
 
 
-lib = _load()
-
-# ---- structs -----------------------------------------------------------------
-c_time = ctypes.c_int64
+lib, path = _load()
+libc = ffi.dlopen(None)  # free() for what dssm_list allocates
 
 
-class StreamConfig(ctypes.Structure):
-    _fields_ = [("max_size", ctypes.c_size_t), ("life", ctypes.c_double),
-                ("cycle", ctypes.c_double), ("slots", ctypes.c_uint32),
-                ("type", ctypes.c_char_p), ("encoding", ctypes.c_char_p),
-                ("schema", ctypes.c_char_p), ("property_capacity", ctypes.c_size_t),
-                ("mode", ctypes.c_uint)]
+def string(p):
+    """A C string (char * or char[]) as str; NULL as None."""
+    return ffi.string(p).decode(errors="replace") if p != ffi.NULL else None
 
 
-class SampleInfo(ctypes.Structure):
-    _fields_ = [("tid", ctypes.c_uint64), ("time", c_time),
-                ("len", ctypes.c_size_t), ("copied", ctypes.c_size_t)]
-
-
-class StreamInfo(ctypes.Structure):
-    _fields_ = [("name", ctypes.c_char * (NAME_MAX + 1)), ("id", ctypes.c_int),
-                ("type", ctypes.c_char * (TYPE_MAX + 1)),
-                ("encoding", ctypes.c_char * (ENCODING_MAX + 1)),
-                ("max_size", ctypes.c_size_t), ("slots", ctypes.c_uint32),
-                ("life", ctypes.c_double), ("cycle", ctypes.c_double),
-                ("schema_len", ctypes.c_size_t), ("property_len", ctypes.c_size_t),
-                ("property_capacity", ctypes.c_size_t), ("mode", ctypes.c_uint),
-                ("writer_pid", ctypes.c_int), ("writer_alive", ctypes.c_int),
-                ("writer_crashed", ctypes.c_int), ("count", ctypes.c_uint64),
-                ("tid_oldest", ctypes.c_uint64), ("tid_newest", ctypes.c_uint64),
-                ("time_oldest", c_time), ("time_newest", c_time),
-                ("rate_hz", ctypes.c_double), ("segment_bytes", ctypes.c_size_t)]
-
-
-class Recorded(ctypes.Structure):
-    _fields_ = [("info", StreamInfo), ("count", ctypes.c_uint64), ("first", c_time),
-                ("last", c_time), ("bytes", ctypes.c_uint64),
-                ("dropped_tail", ctypes.c_uint64), ("damage", ctypes.c_char_p)]
-
-
-class Record(ctypes.Structure):
-    _fields_ = [("stream", ctypes.c_int), ("tid", ctypes.c_uint64), ("time", c_time),
-                ("len", ctypes.c_size_t), ("data", ctypes.c_void_p)]
-
-
-# ---- prototypes --------------------------------------------------------------
-P = ctypes.POINTER
-vp = ctypes.c_void_p
-sz = ctypes.c_size_t
-ci = ctypes.c_int
-cs = ctypes.c_char_p
-
-
-def _proto(name, restype, *argtypes):
-    f = getattr(lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-
-
-for _name, _res, _args in [
-    ("dssm_strerror", cs, [ci]),
-    ("dssm_last_error", cs, []),
-    ("dssm_now", c_time, []),
-    ("dssm_create", ci, [cs, ci, P(StreamConfig), P(vp)]),
-    ("dssm_open", ci, [cs, ci, ci, P(vp)]),
-    ("dssm_open_address", ci, [cs, ci, P(vp)]),
-    ("dssm_create_address", ci, [cs, P(StreamConfig), P(vp)]),
-    ("dssm_is_remote", ci, [vp]),
-    ("dssm_set_timeout", None, [vp, c_time]),
-    ("dssm_close", None, [vp]),
-    ("dssm_write", ctypes.c_int64, [vp, vp, sz, c_time]),
-    ("dssm_read_last", ci, [vp, vp, sz, P(SampleInfo)]),
-    ("dssm_read_tid", ci, [vp, ctypes.c_uint64, vp, sz, P(SampleInfo)]),
-    ("dssm_read_time", ci, [vp, c_time, vp, sz, P(SampleInfo)]),
-    ("dssm_read_next", ci, [vp, vp, sz, P(SampleInfo), P(ctypes.c_uint64)]),
-    ("dssm_read_back", ci, [vp, vp, sz, P(SampleInfo)]),
-    ("dssm_read_bracket", ci, [vp, c_time, vp, sz, P(SampleInfo), vp, sz, P(SampleInfo)]),
-    ("dssm_subscribe", ci, [vp, ci, ctypes.c_uint64]),
-    ("dssm_tid_range", ci, [vp, P(ctypes.c_uint64), P(ctypes.c_uint64)]),
-    ("dssm_wait_tid", ci, [vp, ctypes.c_uint64, c_time]),
-    ("dssm_wait_new", ci, [vp, c_time]),
-    ("dssm_wait_time", ci, [vp, c_time, c_time]),
-    ("dssm_set_spin", None, [vp, c_time]),
-    ("dssm_info", ci, [vp, P(StreamInfo)]),
-    ("dssm_schema", cs, [vp]),
-    ("dssm_property_set", ci, [vp, vp, sz]),
-    ("dssm_property_get", ci, [vp, vp, sz, P(sz)]),
-    ("dssm_list", ci, [P(P(StreamInfo))]),
-    ("dssm_remove", ci, [cs, ci]),
-    ("dssm_container_open", ci, [cs, P(vp)]),
-    ("dssm_container_close", ci, [vp]),
-    ("dssm_container_stream_count", ci, [vp]),
-    ("dssm_container_stream", ci, [vp, ci, P(Recorded)]),
-    ("dssm_container_schema", cs, [vp, ci]),
-    ("dssm_container_property", vp, [vp, ci, P(sz)]),
-    ("dssm_container_find", ci, [vp, cs, ci]),
-    ("dssm_container_closed", ci, [vp]),
-    ("dssm_container_warning", cs, [vp]),
-    ("dssm_container_set_salvage", None, [vp, ci]),
-    ("dssm_query_open", ci, [vp, P(ci), ci, c_time, c_time, P(vp)]),
-    ("dssm_query_next", ci, [vp, vp]),
-    ("dssm_query_remaining", ctypes.c_int64, [vp]),
-    ("dssm_query_close", None, [vp]),
-]:
-    _proto(_name, _res, *_args)
-
-libc = ctypes.CDLL(None)
-libc.free.argtypes = [vp]
-libc.free.restype = None
+def struct_dict(cdata):
+    """A struct's fields as a dict (char arrays as str)."""
+    out = {}
+    for name, field in ffi.typeof(cdata).fields:
+        v = getattr(cdata, name)
+        if field.type.kind == "array" and field.type.item.cname == "char":
+            v = ffi.string(v).decode(errors="replace")
+        out[name] = v
+    return out
 
 
 # ---- errors ------------------------------------------------------------------
@@ -175,7 +171,7 @@ def _error_codes():
     names = {}
     code = -1
     while True:
-        text = lib.dssm_strerror(code).decode()
+        text = ffi.string(lib.dssm_strerror(code)).decode()
         if not text.startswith("DSSM_E"):
             break
         names[text.split(":", 1)[0][len("DSSM_"):]] = code
@@ -204,8 +200,7 @@ class Error(Exception):
 
 def fail(rc):
     """The Error for a negative return code of the last call in this thread."""
-    msg = lib.dssm_last_error().decode(errors="replace")
-    return Error(rc, msg)
+    return Error(rc, string(lib.dssm_last_error()))
 
 
 def check(rc):

@@ -9,29 +9,22 @@ preallocated numpy array (dssm_query_remaining gives the count up front) and
 the payload is copied into a growing byte buffer.
 """
 
-import ctypes
 import fnmatch
 
 import numpy as np
 
 from . import _lib
-from ._lib import lib, check, fail, Error, ErrorCode
+from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
-from .stream import _ns, NSEC
+from .stream import _ns
 
-# The layout of struct dssm_record (container.h), checked against ctypes.
+# struct dssm_record (container.h) as a numpy dtype, so each
+# dssm_query_next writes one row of a numpy array in place.
 _RECORD_DTYPE = np.dtype({
     "names": ["stream", "tid", "time", "len", "data"],
-    "formats": ["i4", "u8", "i8", "u%d" % ctypes.sizeof(ctypes.c_size_t),
-                "u%d" % ctypes.sizeof(ctypes.c_void_p)],
-    "offsets": [_lib.Record.stream.offset, _lib.Record.tid.offset, _lib.Record.time.offset,
-                _lib.Record.len.offset, _lib.Record.data.offset],
-    "itemsize": ctypes.sizeof(_lib.Record)})
-_WORD = ctypes.sizeof(ctypes.c_void_p)
-_LEN_WORD = _lib.Record.len.offset // ctypes.sizeof(ctypes.c_size_t)
-_DATA_WORD = _lib.Record.data.offset // _WORD
-_ROW_WORDS = ctypes.sizeof(_lib.Record) // _WORD
-assert ctypes.sizeof(_lib.Record) % _WORD == 0 and ctypes.sizeof(ctypes.c_size_t) == _WORD
+    "formats": ["i4", "u8", "i8", "u%d" % ffi.sizeof("size_t"), "u%d" % ffi.sizeof("void *")],
+    "offsets": [ffi.offsetof("dssm_record", f) for f in ("stream", "tid", "time", "len", "data")],
+    "itemsize": ffi.sizeof("dssm_record")})
 
 
 class RecordedStream:
@@ -40,18 +33,18 @@ class RecordedStream:
     def __init__(self, index, rec, schema):
         i = rec.info
         self.index = index
-        self.name = i.name.decode(errors="replace")
+        self.name = _lib.string(i.name)
         self.id = i.id
         self.address = f"{self.name}:{self.id}"
-        self.type = i.type.decode(errors="replace")
-        self.encoding = i.encoding.decode(errors="replace")
+        self.type = _lib.string(i.type)
+        self.encoding = _lib.string(i.encoding)
         self.max_size = i.max_size
         self.count = rec.count
         self.first = rec.first if rec.count else None  # ns
         self.last = rec.last if rec.count else None
         self.bytes = rec.bytes
         self.dropped_tail = rec.dropped_tail
-        self.damage = rec.damage.decode(errors="replace") if rec.damage else None
+        self.damage = _lib.string(rec.damage)
         self.schema = schema
         self.dtype = dtype_for(self.encoding, schema)
 
@@ -119,23 +112,22 @@ class Recording:
 
     def __init__(self, path, salvage=False):
         self.path = str(path)
-        h = ctypes.c_void_p()
-        check(lib.dssm_container_open(self.path.encode(), ctypes.byref(h)))
-        self._h = h
+        h = ffi.new("dssm_container **")
+        check(lib.dssm_container_open(self.path.encode(), h))
+        self._h = h = h[0]
         if salvage:
             lib.dssm_container_set_salvage(h, 1)
         self._load()
 
     def _load(self):
-        rec = _lib.Recorded()
+        rec = ffi.new("dssm_recorded *")
         out = []
         for i in range(check(lib.dssm_container_stream_count(self._h))):
-            check(lib.dssm_container_stream(self._h, i, ctypes.byref(rec)))
-            s = lib.dssm_container_schema(self._h, i)
-            out.append(RecordedStream(i, rec, s.decode(errors="replace") if s else ""))
+            check(lib.dssm_container_stream(self._h, i, rec))
+            out.append(RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i))
+                                      or ""))
         self.streams = out
-        w = lib.dssm_container_warning(self._h)
-        self.warning = w.decode(errors="replace") if w else None
+        self.warning = _lib.string(lib.dssm_container_warning(self._h))
         self.closed = bool(lib.dssm_container_closed(self._h))
 
     def refresh(self):
@@ -144,7 +136,7 @@ class Recording:
         self._load()
 
     def close(self):
-        if self._h:
+        if self._h is not None:
             lib.dssm_container_close(self._h)
             self._h = None
 
@@ -160,6 +152,10 @@ class Recording:
         except Exception:
             pass
 
+    def _open(self):
+        if self._h is None:
+            raise Error(ErrorCode.ESTATE, f"recording '{self.path}' is closed")
+
     def stream(self, address):
         """The RecordedStream for "NAME" or "NAME:ID" (Error ENOENT if absent)."""
         name, _, id_ = address.rpartition(":") if ":" in address else (address, "", "0")
@@ -167,8 +163,7 @@ class Recording:
             id_ = int(id_)
         except ValueError:
             name, id_ = address, 0
-        if not self._h:
-            raise Error(ErrorCode.ESTATE, f"recording '{self.path}' is closed")
+        self._open()
         return self.streams[check(lib.dssm_container_find(self._h, name.encode(), id_))]
 
     def _select(self, streams):
@@ -193,54 +188,52 @@ class Recording:
         """Samples with start <= time <= end (int ns or float s; None: open)
         of the given streams ("NAME[:ID]" or globs; None: all), as a dict
         address -> StreamData, in the recording's stream order."""
-        if not self._h:
-            raise Error(ErrorCode.ESTATE, f"recording '{self.path}' is closed")
+        self._open()
         t0 = _lib.INT64_MIN if start is None else _ns(start, "start")
         t1 = _lib.INT64_MAX if end is None else _ns(end, "end")
         return {s.address: self._query_one(s, t0, t1) for s in self._select(streams)}
 
     def _query_one(self, s, t0, t1):
-        idx = ctypes.c_int(s.index)
-        q = ctypes.c_void_p()
-        check(lib.dssm_query_open(self._h, ctypes.byref(idx), 1, t0, t1, ctypes.byref(q)))
+        idx = ffi.new("int[1]", [s.index])
+        qp = ffi.new("dssm_query **")
+        check(lib.dssm_query_open(self._h, idx, 1, t0, t1, qp))
+        q = qp[0]
         try:
             n = check(lib.dssm_query_remaining(q))
             rows = np.zeros(n, dtype=_RECORD_DTYPE)
-            words = memoryview(rows).cast("B").cast("Q" if _WORD == 8 else "I")
+            recs = ffi.cast("dssm_record *", ffi.from_buffer(rows))
             # payload capacity: the stream's mean sample size times n, grown if short
             mean = s.bytes // s.count if s.count else 0
             payload = np.empty(max(n * mean + 4096, 4096), dtype=np.uint8)
-            pbase = payload.ctypes.data
+            pbuf = ffi.from_buffer(payload)
             cap = len(payload)
-            nxt = lib.dssm_query_next
-            move = ctypes.memmove
-            base = rows.ctypes.data
-            row = ctypes.sizeof(_lib.Record)
+            nxt, move = lib.dssm_query_next, ffi.memmove
             off = 0
-            i = 0
-            while i < n:
-                rc = nxt(q, base + i * row)
+            got = 0
+            # The hot loop: one foreign call per sample writes row i; the
+            # payload (valid until the next call) is copied at once.
+            for i in range(n):
+                r = recs + i
+                rc = nxt(q, r)
                 if rc != 1:
                     if rc < 0:
                         raise fail(rc)
                     break  # fewer than announced (cannot happen on a closed part)
-                w = i * _ROW_WORDS
-                ln = words[w + _LEN_WORD]
+                got = i + 1
+                ln = r.len
                 if off + ln > cap:
                     cap = max(2 * cap, off + ln)
                     grown = np.empty(cap, dtype=np.uint8)
                     grown[:off] = payload[:off]
-                    payload, pbase = grown, grown.ctypes.data
-                if ln:
-                    move(pbase + off, words[w + _DATA_WORD], ln)
+                    payload, pbuf = grown, ffi.from_buffer(grown)
+                move(pbuf + off, r.data, ln)
                 off += ln
-                i += 1
         finally:
             lib.dssm_query_close(q)
-        rows = rows[:i]
-        offsets = np.zeros(i + 1, dtype=np.int64)
+        del recs, pbuf
+        rows = rows[:got]
+        offsets = np.zeros(got + 1, dtype=np.int64)
         np.cumsum(rows["len"], out=offsets[1:])
-        del words
         return StreamData(s, rows["time"].copy(), rows["tid"].copy(), offsets,
                           payload[:off].copy() if off < len(payload) // 2 else payload[:off])
 

@@ -5,10 +5,8 @@ raise dssm.Error with the library's code and message. A handle is used by one
 thread at a time (as in C): open one per thread.
 """
 
-import ctypes
-
 from . import _lib
-from ._lib import lib, check, fail, Error, ErrorCode
+from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
 
 NSEC = 1_000_000_000
@@ -76,21 +74,24 @@ class Stream:
     """An open stream. Use dssm.open() / dssm.create() to get one."""
 
     def __init__(self, handle, address):
-        self._h = ctypes.c_void_p(handle)
+        self._h = handle
         self.address = address
-        self._info = _lib.StreamInfo()
-        self._si = _lib.SampleInfo()
-        self._si2 = _lib.SampleInfo()
-        self._missed = ctypes.c_uint64()
+        self._info = ffi.new("dssm_stream_info *")
+        self._si = ffi.new("dssm_sample_info *")
+        self._si2 = ffi.new("dssm_sample_info *")
+        self._missed = ffi.new("uint64_t *")
         self._buf = None
         self._buf2 = None
-        self._dtype = False  # not looked up yet
+        self._cap = 0
         self._next_tid = None  # what follow() waits for
         self._refresh_buffers()
+        # the samples' struct dtype, looked up once (schema and encoding are
+        # fixed at creation)
+        self._dt = dtype_for(_lib.string(self._info.encoding), self.schema)
 
     # -- lifetime --
     def close(self):
-        if self._h:
+        if self._h is not None:
             lib.dssm_close(self._h)
             self._h = None
 
@@ -107,50 +108,48 @@ class Stream:
             pass
 
     def _handle(self):
-        if not self._h:
+        if self._h is None:
             raise Error(ErrorCode.ESTATE, f"stream '{self.address}' is closed")
         return self._h
 
-    def _refresh_buffers(self):
-        check(lib.dssm_info(self._handle(), ctypes.byref(self._info)))
-        size = max(int(self._info.max_size), 1)
-        if self._buf is None or len(self._buf) < size:
-            self._buf = ctypes.create_string_buffer(size)
-            self._buf2 = ctypes.create_string_buffer(size)
+    def _refresh_buffers(self, size=None):
+        if size is None:
+            check(lib.dssm_info(self._handle(), self._info))
+            size = self._info.max_size
+        size = max(int(size), 1)
+        if size > self._cap:
+            self._buf = ffi.new("char[]", size)
+            self._buf2 = ffi.new("char[]", size)
+            self._cap = size
 
     # -- metadata --
     @property
     def info(self):
         """What `dssm info` shows, as a dict (fresh on each access)."""
         h = self._handle()
-        check(lib.dssm_info(h, ctypes.byref(self._info)))
-        i = self._info
-        d = {f: getattr(i, f) for f, _ in _lib.StreamInfo._fields_}
-        for f in ("name", "type", "encoding"):
-            d[f] = d[f].decode(errors="replace")
+        check(lib.dssm_info(h, self._info))
+        d = _lib.struct_dict(self._info[0])
         d["remote"] = bool(lib.dssm_is_remote(h))
         return d
 
     @property
     def schema(self):
-        s = lib.dssm_schema(self._handle())
-        return s.decode(errors="replace") if s else ""
+        return _lib.string(lib.dssm_schema(self._handle())) or ""
 
     @property
     def dtype(self):
         """numpy dtype of a struct-encoded stream's samples, else None."""
-        if self._dtype is False:
-            self._dtype = dtype_for(self.info["encoding"], self.schema)
-        return self._dtype
+        return self._dt
 
     def _get_property(self):
         """The property blob (bytes); assign bytes to replace it."""
         h = self._handle()
-        n = ctypes.c_size_t()
-        check(lib.dssm_property_get(h, None, 0, ctypes.byref(n)))
-        buf = ctypes.create_string_buffer(max(n.value, 1))
-        check(lib.dssm_property_get(h, buf, n.value, ctypes.byref(n)))
-        return buf.raw[:n.value]
+        n = ffi.new("size_t *")
+        check(lib.dssm_property_get(h, ffi.NULL, 0, n))
+        size = n[0]
+        buf = ffi.new("char[]", max(size, 1))
+        check(lib.dssm_property_get(h, buf, size, n))
+        return ffi.unpack(buf, min(size, n[0]))
 
     def _set_property(self, data):
         data = bytes(data)
@@ -169,9 +168,9 @@ class Stream:
 
     def tid_range(self):
         """(oldest, newest) TIDs kept; Error ENODATA when empty."""
-        a, b = ctypes.c_uint64(), ctypes.c_uint64()
-        check(lib.dssm_tid_range(self._handle(), ctypes.byref(a), ctypes.byref(b)))
-        return a.value, b.value
+        a, b = ffi.new("uint64_t *"), ffi.new("uint64_t *")
+        check(lib.dssm_tid_range(self._handle(), a, b))
+        return a[0], b[0]
 
     # -- writing --
     def write(self, data, time=None):
@@ -185,24 +184,22 @@ class Stream:
 
     # -- reading --
     def _sample(self, si, buf, missed=0):
-        n = min(si.copied, si.len)
-        return Sample(si.tid, si.time, buf.raw[:n] if n else b"", missed, si.len,
-                      self.dtype)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), missed, si.len, self._dt)
 
     def _read(self, fn, *args):
-        h = self._handle()
-        for _ in range(2):
-            rc = fn(h, *args, self._buf, len(self._buf), ctypes.byref(self._si))
-            if rc < 0:
-                raise fail(rc)
-            if self._si.len <= len(self._buf):
-                return self._sample(self._si, self._buf)
-            # A remote stream's max_size can differ from what we sized: grow.
-            self._buf = ctypes.create_string_buffer(int(self._si.len))
-            self._buf2 = ctypes.create_string_buffer(int(self._si.len))
-            # the read moved the position: re-read the same TID
-            fn, args = lib.dssm_read_tid, (self._si.tid,)
-        return self._sample(self._si, self._buf)
+        h = self._h
+        if h is None:
+            h = self._handle()
+        buf, si = self._buf, self._si
+        rc = fn(h, *args, buf, self._cap, si)
+        if rc < 0:
+            raise fail(rc)
+        if si.len > self._cap:
+            # A remote stream's samples may outgrow what info said: grow and
+            # re-read the same TID (the read moved the position to it).
+            self._refresh_buffers(si.len)
+            return self._read(lib.dssm_read_tid, si.tid)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, si.len, self._dt)
 
     def read_last(self):
         """The newest sample (Error ENODATA if none)."""
@@ -227,24 +224,24 @@ class Stream:
         Sample.missed counts what was overwritten before it could be read.
         Error EFUTURE when there is nothing newer."""
         h = self._handle()
-        rc = lib.dssm_read_next(h, self._buf, len(self._buf), ctypes.byref(self._si),
-                                ctypes.byref(self._missed))
+        rc = lib.dssm_read_next(h, self._buf, self._cap, self._si, self._missed)
         if rc < 0:
             raise fail(rc)
-        if self._si.len > len(self._buf):
-            missed = self._missed.value
+        if self._si.len > self._cap:
+            missed = self._missed[0]
+            self._refresh_buffers(self._si.len)
             s = self._read(lib.dssm_read_tid, self._si.tid)
             s.missed = missed
             return s
-        return self._sample(self._si, self._buf, self._missed.value)
+        return self._sample(self._si, self._buf, self._missed[0])
 
     def read_bracket(self, t):
         """(before, after) around t: before = newest with time <= t, after =
         the next one. When t is newer than every sample, after is None."""
         h = self._handle()
         t = _ns(t)
-        rc = lib.dssm_read_bracket(h, t, self._buf, len(self._buf), ctypes.byref(self._si),
-                                   self._buf2, len(self._buf2), ctypes.byref(self._si2))
+        rc = lib.dssm_read_bracket(h, t, self._buf, self._cap, self._si,
+                                   self._buf2, self._cap, self._si2)
         if rc == ErrorCode.EFUTURE:
             return self._sample(self._si, self._buf), None
         if rc < 0:
@@ -324,7 +321,7 @@ class Stream:
     property = property(_get_property, _set_property)
 
     def __repr__(self):
-        return f"<dssm.Stream {self.address!r}{' closed' if not self._h else ''}>"
+        return f"<dssm.Stream {self.address!r}{' closed' if self._h is None else ''}>"
 
 
 def open(address, write=False, timeout=None):
@@ -332,9 +329,9 @@ def open(address, write=False, timeout=None):
     through a proxy. write=True opens it for writing (reads allowed too).
     timeout: seconds per call on a remote handle (default the library's)."""
     flags = _lib.WRITE if write else _lib.READ
-    h = ctypes.c_void_p()
-    check(lib.dssm_open_address(address.encode(), flags, ctypes.byref(h)))
-    s = Stream(h.value, address)
+    h = ffi.new("dssm_stream **")
+    check(lib.dssm_open_address(address.encode(), flags, h))
+    s = Stream(h[0], address)
     if timeout is not None:
         s.set_timeout(timeout)
     return s
@@ -347,34 +344,31 @@ def create(name, id=0, max_size=None, life=10.0, cycle=0.1, slots=0, type="",
     with its data. max_size (bytes) is required."""
     if max_size is None:
         raise TypeError("create: max_size (the largest sample, bytes) is required")
-    cfg = _lib.StreamConfig(int(max_size), float(life), float(cycle), int(slots),
-                            type.encode(), encoding.encode(),
-                            schema.encode() if schema is not None else None,
-                            int(property_capacity), int(mode))
-    h = ctypes.c_void_p()
+    # the strings must outlive the call: keep them in locals
+    type_, enc = ffi.new("char[]", type.encode()), ffi.new("char[]", encoding.encode())
+    sch = ffi.new("char[]", schema.encode()) if schema is not None else ffi.NULL
+    cfg = ffi.new("dssm_stream_config *", {
+        "max_size": int(max_size), "life": float(life), "cycle": float(cycle),
+        "slots": int(slots), "type": type_, "encoding": enc, "schema": sch,
+        "property_capacity": int(property_capacity), "mode": int(mode)})
+    h = ffi.new("dssm_stream **")
     if "/" in name:
         address = name if id == 0 else f"{name}:{id}"
-        check(lib.dssm_create_address(address.encode(), ctypes.byref(cfg), ctypes.byref(h)))
+        check(lib.dssm_create_address(address.encode(), cfg, h))
     else:
         address = f"{name}:{id}"
-        check(lib.dssm_create(name.encode(), int(id), ctypes.byref(cfg), ctypes.byref(h)))
-    return Stream(h.value, address)
+        check(lib.dssm_create(name.encode(), int(id), cfg, h))
+    return Stream(h[0], address)
 
 
 def list_streams():
     """This host's streams (of DSSM_NAMESPACE) as info dicts."""
-    p = ctypes.POINTER(_lib.StreamInfo)()
-    n = check(lib.dssm_list(ctypes.byref(p)))
+    p = ffi.new("dssm_stream_info **")
+    n = check(lib.dssm_list(p))
     try:
-        out = []
-        for i in range(n):
-            d = {f: getattr(p[i], f) for f, _ in _lib.StreamInfo._fields_}
-            for f in ("name", "type", "encoding"):
-                d[f] = d[f].decode(errors="replace")
-            out.append(d)
-        return out
+        return [_lib.struct_dict(p[0][i]) for i in range(n)]
     finally:
-        _lib.libc.free(p)
+        _lib.libc.free(p[0])
 
 
 def remove(name, id=0):
