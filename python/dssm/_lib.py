@@ -69,6 +69,12 @@ int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout);
 int dssm_wait_new(dssm_stream *s, dssm_time_t timeout);
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout);
 void dssm_set_spin(dssm_stream *s, dssm_time_t spin);
+typedef struct dssm_view {
+    const void *data; size_t len; uint64_t tid; dssm_time_t time;
+} dssm_view;
+int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v);
+int dssm_view_last(dssm_stream *s, dssm_view *v);
+int dssm_view_check(dssm_stream *s, const dssm_view *v);
 int dssm_info(dssm_stream *s, dssm_stream_info *info);
 const char *dssm_schema(dssm_stream *s);
 int dssm_property_set(dssm_stream *s, const char *data, size_t len);

@@ -70,6 +70,61 @@ class Sample:
                 + (f", missed={self.missed}" if self.missed else "") + ")")
 
 
+class View:
+    """A zero-copy, read-only view of one sample in a local ring: `data` is a
+    memoryview of the slot itself (np.frombuffer(view.data, ...) makes no
+    copy either). The writer may overwrite the slot at any time, so what was
+    read through the view counts only if check() says True *after* the
+    reading; used as a context manager, leaving the block raises Error
+    ETOOOLD when the slot was overwritten meanwhile (discard the results).
+
+    Memory safety: the ring stays mapped while any view (or an array made
+    from its data) is alive, even if the stream is closed meanwhile: the
+    handle's close is deferred until the last view is gone."""
+
+    __slots__ = ("tid", "time_ns", "len", "data", "_stream", "_v", "__weakref__")
+
+    def __init__(self, stream, v, data):
+        self._stream = stream
+        self._v = v
+        self.tid = v.tid
+        self.time_ns = v.time
+        self.len = v.len
+        self.data = data
+
+    @property
+    def time(self):
+        return self.time_ns / NSEC
+
+    def check(self):
+        """True if every byte read through the view so far was the
+        sample's; False if the writer overwrote the slot meanwhile."""
+        rc = lib.dssm_view_check(self._stream._view_handle(), self._v)
+        if rc == ErrorCode.ETOOOLD:
+            return False
+        check(rc)
+        return True
+
+    def array(self, dtype=None):
+        """The data as a read-only numpy array (no copy): of `dtype`, or of
+        the stream's struct dtype, or uint8."""
+        import numpy as np
+        dt = dtype or self._stream._dt or np.uint8
+        return np.frombuffer(self.data, dtype=dt)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is None and not self.check():
+            raise Error(ErrorCode.ETOOOLD,
+                        f"'{self._stream.address}': TID {self.tid} was overwritten while "
+                        "its view was in use: discard what was read")
+
+    def __repr__(self):
+        return f"View(tid={self.tid}, time_ns={self.time_ns}, len={self.len})"
+
+
 class Stream:
     """An open stream. Use dssm.open() / dssm.create() to get one."""
 
@@ -83,6 +138,8 @@ class Stream:
         self._buf = None
         self._buf2 = None
         self._cap = 0
+        self._views = 0           # live zero-copy views (they defer close)
+        self._closing = None      # the handle whose close waits for them
         self._next_tid = None  # what follow() waits for
         self._refresh_buffers()
         # the samples' struct dtype, looked up once (schema and encoding are
@@ -92,8 +149,23 @@ class Stream:
     # -- lifetime --
     def close(self):
         if self._h is not None:
-            lib.dssm_close(self._h)
+            if self._views:
+                self._closing = self._h  # the ring must stay mapped for them
+            else:
+                lib.dssm_close(self._h)
             self._h = None
+
+    def _view_handle(self):
+        h = self._h if self._h is not None else self._closing
+        if h is None:
+            raise Error(ErrorCode.ESTATE, f"stream '{self.address}' is closed")
+        return h
+
+    def _view_gone(self, _ptr):
+        self._views -= 1
+        if not self._views and self._closing is not None:
+            lib.dssm_close(self._closing)
+            self._closing = None
 
     def __enter__(self):
         return self
@@ -247,6 +319,26 @@ class Stream:
         if rc < 0:
             raise fail(rc)
         return self._sample(self._si, self._buf), self._sample(self._si2, self._buf2)
+
+    # -- zero-copy --
+    def _view(self, fn, *args):
+        v = ffi.new("dssm_view *")
+        check(fn(self._handle(), *args, v))
+        # the pointer's destructor (run when the view and every array made
+        # from it are gone) keeps this stream, and so the mapping, alive
+        ptr = ffi.gc(ffi.cast("char *", v.data), self._view_gone)
+        self._views += 1
+        data = memoryview(ffi.buffer(ptr, v.len)).toreadonly()
+        return View(self, v, data)
+
+    def view_last(self):
+        """A zero-copy View of the newest sample (local streams only:
+        Error ESTATE on a remote one). See View for the check."""
+        return self._view(lib.dssm_view_last)
+
+    def view_tid(self, tid):
+        """A zero-copy View of sample `tid` (EFUTURE, ETOOOLD as read_tid)."""
+        return self._view(lib.dssm_view_tid, int(tid))
 
     # -- waiting --
     def wait_new(self, timeout=None):
