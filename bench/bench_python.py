@@ -142,6 +142,16 @@ def run(n, bin_, tmp):
     t_rl, _ = best(reads)
     print(f"  read_last from Python ({dt.itemsize} B, local ring)    "
           f"{t_rl / k * 1e9:7.0f} ns/call")
+    from dssm._lib import ffi, lib
+
+    def raw_reads():  # the binding's floor: the bare cffi call, no Sample made
+        f, h, buf, si = lib.dssm_read_last, r._h, ffi.new("char[]", dt.itemsize), \
+            ffi.new("dssm_sample_info *")
+        for _ in range(k):
+            f(h, buf, dt.itemsize, si)
+    t_raw, _ = best(raw_reads)
+    print(f"  bare cffi call of dssm_read_last           {t_raw / k * 1e9:7.0f} ns/call"
+          "  (C's own: build/bench/bench_core)")
 
     print(f"ratio numpy query vs {base[0]}: {base[1] / t_np:.1f}x faster")
     print(f"ratio numpy query vs C query: {t_c / t_np:.2f} of C speed")

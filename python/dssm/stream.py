@@ -246,9 +246,9 @@ class Stream:
 
     # -- writing --
     def write(self, data, time=None):
-        """Append data (bytes-like, or a numpy record/array of the stream's
-        dtype) measured at `time` (int ns or float s; default now). Returns
-        the TID."""
+        """Append one sample: data (bytes-like, or a numpy record; a numpy
+        array is written whole, as one sample) measured at `time` (int ns or
+        float s; default now). Returns the TID."""
         if not isinstance(data, bytes):
             data = data.tobytes() if hasattr(data, "tobytes") else bytes(memoryview(data))
         t = lib.dssm_now() if time is None else _ns(time)
@@ -275,7 +275,19 @@ class Stream:
 
     def read_last(self):
         """The newest sample (Error ENODATA if none)."""
-        return self._read(lib.dssm_read_last)
+        # _read inlined: this is the call a polling reader makes most
+        h = self._h
+        if h is None:
+            h = self._handle()
+        buf, si = self._buf, self._si
+        rc = lib.dssm_read_last(h, buf, self._cap, si)
+        if rc < 0:
+            raise fail(rc)
+        n = si.len
+        if n > self._cap:
+            self._refresh_buffers(n)
+            return self._read(lib.dssm_read_tid, si.tid)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, n, self._dt)
 
     def read_tid(self, tid):
         """Sample `tid` (Error EFUTURE not yet written, ETOOOLD overwritten)."""
@@ -416,11 +428,12 @@ class Stream:
         return f"<dssm.Stream {self.address!r}{' closed' if self._h is None else ''}>"
 
 
-def open(address, write=False, timeout=None):
+def open(address, write=False, timeout=None, flags=0):
     """Open an existing stream: "NAME[:ID]" here or "HOST:PORT/NAME[:ID]"
     through a proxy. write=True opens it for writing (reads allowed too).
-    timeout: seconds per call on a remote handle (default the library's)."""
-    flags = _lib.WRITE if write else _lib.READ
+    timeout: seconds per call on a remote handle (default the library's).
+    flags: further DSSM_* open flags, or'ed in (dssm._lib has the constants)."""
+    flags = (_lib.WRITE if write else _lib.READ) | int(flags)
     h = ffi.new("dssm_stream **")
     check(lib.dssm_open_address(address.encode(), flags, h))
     s = Stream(h[0], address)
