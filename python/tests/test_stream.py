@@ -100,12 +100,29 @@ def test_wait_new_wakes_on_write(ring):
     r = dssm.open("ring")
     r.read_last()
     assert not r.wait_new(0.01)
-    t = threading.Thread(target=lambda: ring.write(b"late", time=10**6))
-    # wait_new releases the GIL: the writer thread runs while we wait
-    t.start()
+    ring.write(b"late", time=10**6)
     assert r.wait_new(30)
-    t.join()
     assert r.read_next().data == b"late"
+
+
+def test_waits_release_the_gil(ring):
+    """A thread asleep in wait_tid must let this thread run and write: if
+    the GIL were held, the write below could only happen after the wait
+    timed out (30 s), and the waiter would report False."""
+    r = dssm.open("ring")
+    result = []
+    entering = threading.Event()
+
+    def waiter():
+        entering.set()
+        result.append(r.wait_tid(5, timeout=30))
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    entering.wait()
+    ring.write(b"wake", time=10**6)          # TID 5
+    t.join()
+    assert result == [True]
 
 
 def test_write_numpy_and_struct_value():
