@@ -5,6 +5,8 @@ raise dssm.Error with the library's code and message. A handle is used by one
 thread at a time (as in C): open one per thread.
 """
 
+import numbers
+
 from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
@@ -13,11 +15,12 @@ NSEC = 1_000_000_000
 
 
 def _ns(t, what="time"):
-    """Seconds (float) or nanoseconds (int) to int64 nanoseconds. An int is
-    taken as nanoseconds, a float as seconds."""
-    if isinstance(t, float):
-        t = round(t * NSEC)
-    t = int(t)
+    """Nanoseconds (any integer, numpy's too) or seconds (any other real,
+    e.g. float or numpy.float32) to int64 nanoseconds."""
+    if isinstance(t, numbers.Integral):
+        t = int(t)
+    else:
+        t = round(float(t) * NSEC)
     if not _lib.INT64_MIN <= t <= _lib.INT64_MAX:
         raise OverflowError(f"{what} {t} ns is outside int64")
     return t

@@ -62,6 +62,11 @@ def test_times_at_the_int64_edges():
     with pytest.raises(OverflowError):
         w.read_time(-(1 << 63) - 1)
     assert w.read_time(-(1 << 63)).data == b"a"
+    import numpy as np
+    assert w.read_time(np.int64(-(1 << 63))).data == b"a"   # numpy ints are ns
+    assert w.read_time(np.float32(1.0)).data == b"a"        # other reals are seconds
+    with pytest.raises(ValueError):
+        w.read_time(float("nan"))
     assert w.read_time((1 << 63) - 1).data == b"b"
 
 
