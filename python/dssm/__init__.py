@@ -14,12 +14,12 @@ A thin layer over libdssm through cffi in ABI mode (docs/python.md).
 from ._lib import Error, ErrorCode
 from .schema import struct_dtype, dtype_for
 from .stream import Sample, Stream, View, open, create, list_streams, remove, now
-from .recording import Recording, RecordedStream, StreamData
+from .recording import Recording, RecordedStream, StreamData, query_remote
 
 # dssm.ETOOOLD etc.: the DSSM_E* codes
 globals().update({c.name: c for c in ErrorCode})
 
 __all__ = ["Error", "ErrorCode", "Sample", "Stream", "View", "open", "create", "list_streams",
-           "remove", "now", "Recording", "RecordedStream", "StreamData", "struct_dtype",
+           "remove", "now", "Recording", "RecordedStream", "StreamData", "query_remote", "struct_dtype",
            "dtype_for"] + [c.name for c in ErrorCode]
 __version__ = "0.1.0"

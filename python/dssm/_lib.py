@@ -22,6 +22,8 @@ WRITE = 2             # DSSM_WRITE
 FROM_NOW = 0          # DSSM_FROM_NOW
 FROM_TID = 1          # DSSM_FROM_TID
 FROM_OLDEST = 2       # DSSM_FROM_OLDEST
+RQ_HISTORY = 0        # DSSM_RQ_HISTORY (connector.h)
+RQ_LATEST = 1         # DSSM_RQ_LATEST
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
@@ -86,6 +88,18 @@ int dssm_open_address(const char *address, int flags, dssm_stream **out);
 int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm_stream **out);
 int dssm_is_remote(dssm_stream *s);
 void dssm_set_timeout(dssm_stream *s, dssm_time_t timeout);
+
+typedef struct dssm_remote_query {
+    const char *streams; int mode; dssm_time_t start, end; dssm_time_t span;
+    uint64_t bandwidth; uint32_t max_bytes;
+} dssm_remote_query;
+typedef struct dssm_remote_query_result {
+    uint64_t count, bytes; dssm_time_t start;
+} dssm_remote_query_result;
+typedef int (*dssm_record_fn)(void *user, const char *stream, const dssm_sample_info *si,
+                              const void *data);
+int dssm_query_remote(const char *host_port, const char *recording, const dssm_remote_query *q,
+                      dssm_record_fn fn, void *user, dssm_remote_query_result *result);
 
 typedef struct dssm_container dssm_container;
 typedef struct dssm_recorded {

@@ -61,19 +61,26 @@ class StreamData:
     structured array (the stream's dtype) when every sample has the struct's
     size, else None."""
 
-    def __init__(self, stream, times, tids, offsets, payload):
-        self.stream = stream
-        self.address = stream.address
+    def __init__(self, stream, times, tids, offsets, payload, address=None):
+        self.stream = stream          # the RecordedStream; None from query_remote
+        self.address = stream.address if stream is not None else address
         self.times = times
         self.tids = tids
         self.offsets = offsets
         self.payload = payload
-        self.values = None
-        dt = stream.dtype
-        n = len(times)
-        if dt is not None and len(payload) == n * dt.itemsize and \
-                (n == 0 or bool(np.all(np.diff(offsets) == dt.itemsize))):
-            self.values = payload.view(dt)
+        self.values = self.as_struct(stream.dtype) if stream is not None else None
+
+    def as_struct(self, dtype):
+        """The payloads as a structured array of `dtype` (no copy), or None
+        when dtype is None or a sample's size differs from dtype.itemsize."""
+        if dtype is None:
+            return None
+        dtype = np.dtype(dtype)
+        n = len(self.times)
+        if len(self.payload) != n * dtype.itemsize or \
+                (n and not bool(np.all(np.diff(self.offsets) == dtype.itemsize))):
+            return None
+        return self.payload.view(dtype)
 
     def __len__(self):
         return len(self.times)
@@ -239,3 +246,89 @@ class Recording:
 
     def __repr__(self):
         return f"<dssm.Recording {self.path!r}: {len(self.streams)} streams>"
+
+
+class _Grow:
+    """One stream's samples as they arrive from a proxy: numpy buffers grown
+    by doubling (no Python object kept per sample)."""
+
+    def __init__(self):
+        self.n = 0
+        self.off = 0
+        self.times = np.empty(1024, np.int64)
+        self.tids = np.empty(1024, np.uint64)
+        self.ends = np.empty(1024, np.int64)
+        self.payload = np.empty(65536, np.uint8)
+        self.pbuf = ffi.from_buffer(self.payload)
+
+    def add(self, si, data):
+        n, ln = self.n, si.copied
+        if n == len(self.times):
+            self.times = np.resize(self.times, 2 * n)
+            self.tids = np.resize(self.tids, 2 * n)
+            self.ends = np.resize(self.ends, 2 * n)
+        if self.off + ln > len(self.payload):
+            grown = np.empty(max(2 * len(self.payload), self.off + ln), np.uint8)
+            grown[:self.off] = self.payload[:self.off]
+            self.payload, self.pbuf = grown, ffi.from_buffer(grown)
+        if ln:
+            ffi.memmove(self.pbuf + self.off, data, ln)
+        self.off += ln
+        self.times[n] = si.time
+        self.tids[n] = si.tid
+        self.ends[n] = self.off
+        self.n = n + 1
+
+    def result(self, address):
+        n = self.n
+        offsets = np.zeros(n + 1, np.int64)
+        offsets[1:] = self.ends[:n]
+        return StreamData(None, self.times[:n].copy(), self.tids[:n].copy(), offsets,
+                          self.payload[:self.off].copy(), address=address)
+
+
+def query_remote(address, streams=None, start=None, end=None, latest=None):
+    """Query recording NAME served by `dssm proxy --recordings DIR` at
+    "HOST:PORT/NAME" (also one still being recorded): samples with start <=
+    time <= end, or with latest=S the last S seconds before the newest
+    selected sample. streams: "NAME[:ID]" globs (a str or a list; None: all).
+    Returns a dict address -> StreamData like Recording.query (values is None:
+    the proxy sends no schema; use StreamData.as_struct(dtype)). The samples
+    come over TCP one frame each, so this path makes one Python call per
+    sample (into preallocated numpy buffers)."""
+    host_port, sep, name = address.partition("/")
+    if not sep or not name:
+        raise Error(ErrorCode.EINVAL, f"'{address}' is not HOST:PORT/RECORDING")
+    if isinstance(streams, str):
+        streams = [streams]
+    sel = ffi.new("char[]", ",".join(streams).encode()) if streams else ffi.NULL
+    q = ffi.new("dssm_remote_query *")
+    q.streams = sel
+    if latest is not None:
+        q.mode = _lib.RQ_LATEST
+        q.span = _ns(float(latest), "latest")
+    else:
+        q.mode = _lib.RQ_HISTORY
+        q.start = _lib.INT64_MIN if start is None else _ns(start, "start")
+        q.end = _lib.INT64_MAX if end is None else _ns(end, "end")
+    acc = {}
+    problem = []
+
+    @ffi.callback("dssm_record_fn")
+    def on_record(_user, stream, si, data):
+        try:
+            key = ffi.string(stream).decode(errors="replace")
+            g = acc.get(key)
+            if g is None:
+                g = acc[key] = _Grow()
+            g.add(si, data)
+            return 0
+        except BaseException as e:  # stop the query; raised below
+            problem.append(e)
+            return 1
+
+    res = ffi.new("dssm_remote_query_result *")
+    check(lib.dssm_query_remote(host_port.encode(), name.encode(), q, on_record, ffi.NULL, res))
+    if problem:
+        raise problem[0]
+    return {k: g.result(k) for k, g in acc.items()}

@@ -56,29 +56,40 @@ def run(dssm_bin):
 
 
 @pytest.fixture
-def proxy(dssm_bin, tmp_path):
-    """A real `dssm proxy` on a free loopback port; yields "127.0.0.1:PORT"."""
-    port_file = tmp_path / "port"
-    p = subprocess.Popen([dssm_bin, "proxy", "--port", "0", "--port-file", str(port_file)],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
+def start_proxy(dssm_bin, tmp_path):
+    """start_proxy(*args): a real `dssm proxy ARGS` on a free loopback port;
+    returns "127.0.0.1:PORT". Stopped at the end of the test."""
+    procs = []
+
+    def start(*args):
+        port_file = tmp_path / f"port{len(procs)}"
+        p = subprocess.Popen([dssm_bin, "proxy", "--port", "0", "--port-file", str(port_file),
+                              *map(str, args)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        procs.append(p)
         # readiness, not a timing assertion: the port file appears once it listens
         for _ in range(600):
             if port_file.exists() and port_file.read_text().strip():
-                break
+                return f"127.0.0.1:{int(port_file.read_text().strip())}"
             if p.poll() is not None:
                 pytest.fail(f"dssm proxy exited: {p.stderr.read().decode()}")
             time.sleep(0.05)
-        else:
-            pytest.fail("dssm proxy wrote no port file in 30 s")
-        yield f"127.0.0.1:{int(port_file.read_text().strip())}"
-    finally:
+        pytest.fail("dssm proxy wrote no port file in 30 s")
+
+    yield start
+    for p in procs:
         p.terminate()
         try:
             p.wait(timeout=20)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+@pytest.fixture
+def proxy(start_proxy):
+    """A real `dssm proxy` on a free loopback port; yields "127.0.0.1:PORT"."""
+    return start_proxy()
 
 
 def json_lines(text):

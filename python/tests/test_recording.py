@@ -150,3 +150,32 @@ def test_truncated_data_salvaged(recording, run):
     salvaged = dssm.Recording(path, salvage=True).query("odom")["odom:0"]
     assert len(salvaged) == o.count
     assert np.array_equal(salvaged.values, vals[:o.count])
+
+
+def test_remote_recording_query(recording, start_proxy):
+    """The same recording served by `dssm proxy --recordings`: the same
+    samples as the local bulk query."""
+    path, vals, t0 = recording
+    hp = start_proxy("--recordings", path.parent)
+    local = dssm.Recording(path).query()
+    remote = dssm.query_remote(f"{hp}/{path.name}")
+    assert set(remote) == set(local) == {"odom:0", "note:0"}
+    for addr, mine in remote.items():
+        ref = local[addr]
+        assert np.array_equal(mine.times, ref.times) and np.array_equal(mine.tids, ref.tids)
+        assert np.array_equal(mine.offsets, ref.offsets)
+        assert np.array_equal(mine.payload, ref.payload)
+    assert remote["odom:0"].values is None            # the proxy sends no schema
+    assert np.array_equal(remote["odom:0"].as_struct(vals.dtype), vals)
+    assert remote["note:0"].as_struct(vals.dtype) is None
+    win = dssm.query_remote(f"{hp}/{path.name}", streams="odom", start=t0 + 10_000,
+                            end=t0 + 20_000)
+    assert list(win) == ["odom:0"] and np.array_equal(win["odom:0"].tids, np.arange(10, 21))
+    last = dssm.query_remote(f"{hp}/{path.name}", streams=["odom"], latest=5e-6)
+    assert np.array_equal(last["odom:0"].tids, np.arange(N - 6, N))   # newest - 5 us .. newest
+    with pytest.raises(dssm.Error) as e:
+        dssm.query_remote(f"{hp}/nosuch")
+    assert e.value.code == dssm.ENOENT and "nosuch" in e.value.message
+    with pytest.raises(dssm.Error) as e:
+        dssm.query_remote("no-slash")
+    assert e.value.code == dssm.EINVAL
