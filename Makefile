@@ -125,10 +125,12 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
-	@echo "== fuzzing the wire codec and the bag/MCAP readers (libFuzzer, 10 s each)"
+	@echo "== fuzzing the wire codec, the bag/MCAP readers and the container reader (libFuzzer, 10 s each)"
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== Python package: pytest against the library, the proxy and recordings"
+	@bash tests/python-test.sh build
 	@echo "== recordings: quiet rings, full disks, splits, damaged files"
 	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
@@ -155,13 +157,20 @@ $(MANDIR)/dssm.1: $(DSSM_BIN) scripts/man.sh
 	@bash scripts/man.sh $(DSSM_BIN) $(MANDIR) $(VERSION)
 man: $(MANDIR)/dssm.1
 
+# Where Debian's python3 finds packages for this PREFIX: /usr/lib/python3/
+# dist-packages for /usr, PREFIX/lib/python3.X/dist-packages otherwise (the
+# installed package finds libdssm.so.0 through the system loader).
+PYTHON3 ?= /usr/bin/python3
+PYTHON_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/$(shell \
+  $(PYTHON3) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages)
+
 # Into a system prefix (/usr or /usr/local, no DESTDIR) ldconfig makes the new
 # libdssm.so.0 known at once; elsewhere it says what the environment needs
 # (a DESTDIR staging for a package: the package's own trigger runs ldconfig).
 install: libs $(DSSM_BIN) man
 	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(PREFIX)/lib/systemd/system
+	  $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PYTHON_DIR)/dssm
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
 	install -m 644 include/ssm.h include/ssm-time.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
@@ -172,6 +181,7 @@ install: libs $(DSSM_BIN) man
 	install -m 755 $(DSSM_BIN) $(DESTDIR)$(PREFIX)/bin/dssm
 	for pc in dssm ssm; do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	  scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
+	install -m 644 python/dssm/*.py $(DESTDIR)$(PYTHON_DIR)/dssm/
 	if ls $(MANDIR)/*.1 >/dev/null 2>&1; then install -m 644 $(MANDIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 	install -m 644 scripts/dssm.bash-completion $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dssm
 	sed -e 's|@BINDIR@|$(PREFIX)/bin|' scripts/dssm-proxy.service \
@@ -191,7 +201,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/dssm.1 $(DESTDIR)$(PREFIX)/share/man/man1/dssm-*.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dssm \
-	  $(DESTDIR)$(PREFIX)/lib/systemd/system/dssm-proxy.service
+	  $(DESTDIR)$(PREFIX)/lib/systemd/system/dssm-proxy.service $(DESTDIR)$(PYTHON_DIR)/dssm
 
 clean:
 	rm -rf build

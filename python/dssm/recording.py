@@ -1,0 +1,334 @@
+"""recording.py - recordings (container directories) as numpy arrays.
+
+Recording(dir) lists the recorded streams; query() returns, per stream, its
+samples in bulk: times (int64 ns), tids (uint64), and the payloads as one
+uint8 array with int64 offsets, plus a structured array when the stream is
+struct-encoded with fixed-size samples. No Python object is made per sample:
+each dssm_query_next writes its dssm_record straight into a row of a
+preallocated numpy array (dssm_query_remaining gives the count up front) and
+the payload is copied into a growing byte buffer.
+"""
+
+import fnmatch
+
+import numpy as np
+
+from . import _lib
+from ._lib import ffi, lib, check, fail, Error, ErrorCode
+from .schema import dtype_for
+from .stream import _ns
+
+# struct dssm_record (container.h) as a numpy dtype, so each
+# dssm_query_next writes one row of a numpy array in place.
+_RECORD_DTYPE = np.dtype({
+    "names": ["stream", "tid", "time", "len", "data"],
+    "formats": ["i4", "u8", "i8", "u%d" % ffi.sizeof("size_t"), "u%d" % ffi.sizeof("void *")],
+    "offsets": [ffi.offsetof("dssm_record", f) for f in ("stream", "tid", "time", "len", "data")],
+    "itemsize": ffi.sizeof("dssm_record")})
+
+
+class RecordedStream:
+    """What a recording holds about one stream."""
+
+    def __init__(self, index, rec, schema):
+        i = rec.info
+        self.index = index
+        self.name = _lib.string(i.name)
+        self.id = i.id
+        self.address = f"{self.name}:{self.id}"
+        self.type = _lib.string(i.type)
+        self.encoding = _lib.string(i.encoding)
+        self.max_size = i.max_size
+        self.count = rec.count
+        self.first = rec.first if rec.count else None  # ns
+        self.last = rec.last if rec.count else None
+        self.bytes = rec.bytes
+        self.dropped_tail = rec.dropped_tail
+        self.damage = _lib.string(rec.damage)
+        self.schema = schema
+        self.dtype = dtype_for(self.encoding, schema)
+
+    def __repr__(self):
+        d = f", damage={self.damage!r}" if self.damage else ""
+        return (f"RecordedStream({self.address!r}, count={self.count}, "
+                f"first={self.first}, last={self.last}{d})")
+
+
+class StreamData:
+    """One stream's samples from a query, as numpy arrays:
+    times (int64 ns), tids (uint64), offsets (int64, n+1: sample i is
+    payload[offsets[i]:offsets[i+1]]), payload (uint8), and values: a
+    structured array (the stream's dtype) when every sample has the struct's
+    size, else None."""
+
+    def __init__(self, stream, times, tids, offsets, payload, address=None):
+        self.stream = stream          # the RecordedStream; None from query_remote
+        self.address = stream.address if stream is not None else address
+        self.times = times
+        self.tids = tids
+        self.offsets = offsets
+        self.payload = payload
+        self.values = self.as_struct(stream.dtype) if stream is not None else None
+
+    def as_struct(self, dtype):
+        """The payloads as a structured array of `dtype` (no copy), or None
+        when dtype is None or a sample's size differs from dtype.itemsize."""
+        if dtype is None:
+            return None
+        dtype = np.dtype(dtype)
+        n = len(self.times)
+        if len(self.payload) != n * dtype.itemsize or \
+                (n and not bool(np.all(np.diff(self.offsets) == dtype.itemsize))):
+            return None
+        return self.payload.view(dtype)
+
+    def __len__(self):
+        return len(self.times)
+
+    def data(self, i):
+        """Sample i's bytes."""
+        return self.payload[self.offsets[i]:self.offsets[i + 1]].tobytes()
+
+    def to_pandas(self):
+        """A DataFrame indexed by time (datetime64[ns]) with a tid column and
+        the struct's fields (or a `len` column for non-struct streams).
+        Needs Debian's python3-pandas."""
+        import pandas as pd
+        cols = {"tid": self.tids}
+        if self.values is not None:
+            for f in self.values.dtype.names:
+                col = self.values[f]
+                if col.ndim == 1:
+                    cols[f] = col
+                else:  # fixed arrays: one column per element
+                    flat = col.reshape(len(col), -1)
+                    for k in range(flat.shape[1]):
+                        cols[f"{f}[{k}]"] = flat[:, k]
+        else:
+            cols["len"] = np.diff(self.offsets)
+        return pd.DataFrame(cols, index=pd.to_datetime(self.times, unit="ns"))
+
+    def __repr__(self):
+        return f"<StreamData {self.address!r}: {len(self)} samples>"
+
+
+class Recording:
+    """A recording opened for reading (also one still being recorded).
+    salvage=True lets queries read the intact part of damaged streams
+    (default: a query of a damaged stream raises Error ECORRUPT)."""
+
+    def __init__(self, path, salvage=False):
+        self.path = str(path)
+        h = ffi.new("dssm_container **")
+        check(lib.dssm_container_open(self.path.encode(), h))
+        self._h = h = h[0]
+        if salvage:
+            lib.dssm_container_set_salvage(h, 1)
+        self._load()
+
+    def _load(self):
+        rec = ffi.new("dssm_recorded *")
+        out = []
+        for i in range(check(lib.dssm_container_stream_count(self._h))):
+            check(lib.dssm_container_stream(self._h, i, rec))
+            out.append(RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i))
+                                      or ""))
+        self.streams = out
+        self.warning = _lib.string(lib.dssm_container_warning(self._h))
+        self.closed = bool(lib.dssm_container_closed(self._h))
+
+    def refresh(self):
+        """See what was appended since open (a recording still being written)."""
+        check(lib.dssm_container_refresh(self._h))
+        self._load()
+
+    def close(self):
+        if self._h is not None:
+            lib.dssm_container_close(self._h)
+            self._h = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _open(self):
+        if self._h is None:
+            raise Error(ErrorCode.ESTATE, f"recording '{self.path}' is closed")
+
+    def stream(self, address):
+        """The RecordedStream for "NAME" or "NAME:ID" (Error ENOENT if absent)."""
+        name, _, id_ = address.rpartition(":") if ":" in address else (address, "", "0")
+        try:
+            id_ = int(id_)
+        except ValueError:
+            name, id_ = address, 0
+        self._open()
+        return self.streams[check(lib.dssm_container_find(self._h, name.encode(), id_))]
+
+    def _select(self, streams):
+        if streams is None:
+            return list(self.streams)
+        if isinstance(streams, str):
+            streams = [streams]
+        out = []
+        for pat in streams:
+            if any(ch in pat for ch in "*?["):
+                hit = [s for s in self.streams
+                       if fnmatch.fnmatchcase(s.address, pat) or fnmatch.fnmatchcase(s.name, pat)]
+                if not hit:
+                    raise Error(ErrorCode.ENOENT,
+                                f"{self.path}: no stream matches '{pat}'")
+            else:
+                hit = [self.stream(pat)]
+            out += [s for s in hit if s not in out]
+        return out
+
+    def query(self, streams=None, start=None, end=None):
+        """Samples with start <= time <= end (int ns or float s; None: open)
+        of the given streams ("NAME[:ID]" or globs; None: all), as a dict
+        address -> StreamData, in the recording's stream order."""
+        self._open()
+        t0 = _lib.INT64_MIN if start is None else _ns(start, "start")
+        t1 = _lib.INT64_MAX if end is None else _ns(end, "end")
+        return {s.address: self._query_one(s, t0, t1) for s in self._select(streams)}
+
+    def _query_one(self, s, t0, t1):
+        idx = ffi.new("int[1]", [s.index])
+        qp = ffi.new("dssm_query **")
+        check(lib.dssm_query_open(self._h, idx, 1, t0, t1, qp))
+        q = qp[0]
+        try:
+            n = check(lib.dssm_query_remaining(q))
+            rows = np.zeros(n, dtype=_RECORD_DTYPE)
+            recs = ffi.cast("dssm_record *", ffi.from_buffer(rows))
+            # payload capacity: the stream's mean sample size times n, grown if short
+            mean = s.bytes // s.count if s.count else 0
+            payload = np.empty(max(n * mean + 4096, 4096), dtype=np.uint8)
+            pbuf = ffi.from_buffer(payload)
+            cap = len(payload)
+            nxt, move = lib.dssm_query_next, ffi.memmove
+            off = 0
+            got = 0
+            # The hot loop: one foreign call per sample writes row i; the
+            # payload (valid until the next call) is copied at once.
+            for i in range(n):
+                r = recs + i
+                rc = nxt(q, r)
+                if rc != 1:
+                    if rc < 0:
+                        raise fail(rc)
+                    break  # fewer than announced (cannot happen on a closed part)
+                got = i + 1
+                ln = r.len
+                if off + ln > cap:
+                    cap = max(2 * cap, off + ln)
+                    grown = np.empty(cap, dtype=np.uint8)
+                    grown[:off] = payload[:off]
+                    payload, pbuf = grown, ffi.from_buffer(grown)
+                move(pbuf + off, r.data, ln)
+                off += ln
+        finally:
+            lib.dssm_query_close(q)
+        del recs, pbuf
+        rows = rows[:got]
+        offsets = np.zeros(got + 1, dtype=np.int64)
+        np.cumsum(rows["len"], out=offsets[1:])
+        return StreamData(s, rows["time"].copy(), rows["tid"].copy(), offsets,
+                          payload[:off].copy() if off < len(payload) // 2 else payload[:off])
+
+    def __repr__(self):
+        return f"<dssm.Recording {self.path!r}: {len(self.streams)} streams>"
+
+
+class _Grow:
+    """One stream's samples as they arrive from a proxy: numpy buffers grown
+    by doubling (no Python object kept per sample)."""
+
+    def __init__(self):
+        self.n = 0
+        self.off = 0
+        self.times = np.empty(1024, np.int64)
+        self.tids = np.empty(1024, np.uint64)
+        self.ends = np.empty(1024, np.int64)
+        self.payload = np.empty(65536, np.uint8)
+        self.pbuf = ffi.from_buffer(self.payload)
+
+    def add(self, si, data):
+        n, ln = self.n, si.copied
+        if n == len(self.times):
+            self.times = np.resize(self.times, 2 * n)
+            self.tids = np.resize(self.tids, 2 * n)
+            self.ends = np.resize(self.ends, 2 * n)
+        if self.off + ln > len(self.payload):
+            grown = np.empty(max(2 * len(self.payload), self.off + ln), np.uint8)
+            grown[:self.off] = self.payload[:self.off]
+            self.payload, self.pbuf = grown, ffi.from_buffer(grown)
+        if ln:
+            ffi.memmove(self.pbuf + self.off, data, ln)
+        self.off += ln
+        self.times[n] = si.time
+        self.tids[n] = si.tid
+        self.ends[n] = self.off
+        self.n = n + 1
+
+    def result(self, address):
+        n = self.n
+        offsets = np.zeros(n + 1, np.int64)
+        offsets[1:] = self.ends[:n]
+        return StreamData(None, self.times[:n].copy(), self.tids[:n].copy(), offsets,
+                          self.payload[:self.off].copy(), address=address)
+
+
+def query_remote(address, streams=None, start=None, end=None, latest=None):
+    """Query recording NAME served by `dssm proxy --recordings DIR` at
+    "HOST:PORT/NAME" (also one still being recorded): samples with start <=
+    time <= end, or with latest=S the last S seconds before the newest
+    selected sample. streams: "NAME[:ID]" globs (a str or a list; None: all).
+    Returns a dict address -> StreamData like Recording.query (values is None:
+    the proxy sends no schema; use StreamData.as_struct(dtype)). The samples
+    come over TCP one frame each, so this path makes one Python call per
+    sample (into preallocated numpy buffers)."""
+    host_port, sep, name = address.partition("/")
+    if not sep or not name:
+        raise Error(ErrorCode.EINVAL, f"'{address}' is not HOST:PORT/RECORDING")
+    if isinstance(streams, str):
+        streams = [streams]
+    sel = ffi.new("char[]", ",".join(streams).encode()) if streams else ffi.NULL
+    q = ffi.new("dssm_remote_query *")
+    q.streams = sel
+    if latest is not None:
+        q.mode = _lib.RQ_LATEST
+        q.span = _ns(float(latest), "latest")
+    else:
+        q.mode = _lib.RQ_HISTORY
+        q.start = _lib.INT64_MIN if start is None else _ns(start, "start")
+        q.end = _lib.INT64_MAX if end is None else _ns(end, "end")
+    acc = {}
+    problem = []
+
+    @ffi.callback("dssm_record_fn")
+    def on_record(_user, stream, si, data):
+        try:
+            key = ffi.string(stream).decode(errors="replace")
+            g = acc.get(key)
+            if g is None:
+                g = acc[key] = _Grow()
+            g.add(si, data)
+            return 0
+        except BaseException as e:  # stop the query; raised below
+            problem.append(e)
+            return 1
+
+    res = ffi.new("dssm_remote_query_result *")
+    check(lib.dssm_query_remote(host_port.encode(), name.encode(), q, on_record, ffi.NULL, res))
+    if problem:
+        raise problem[0]
+    return {k: g.result(k) for k, g in acc.items()}
