@@ -13,6 +13,11 @@ echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo
 BUILD=$BUILD bash bench/bridge/run.sh
+echo
+# Python: a recording's stream into numpy, beside the C query and rosbag
+if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
+	PYTHONPATH=python /usr/bin/python3 bench/bench_python.py | tee "$out/bench_python.txt"
+fi
 
 if ! command -v gnuplot >/dev/null; then
 	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
