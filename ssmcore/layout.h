@@ -30,7 +30,7 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 1u
+#define DSSM_LAYOUT_VERSION 2u    /* 2: the writers' lock (wlock) */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -38,10 +38,22 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 #define DSSM_MAX_PROPERTY (UINT64_C(16) << 20)
 #define DSSM_MAX_SCHEMA (UINT64_C(16) << 20)
 
-/* The writer's identity: pid in the low 22 bits (Linux pids are < 2^22),
- * the process start time (clock ticks after boot) above, so a pid reused by
- * another process is not mistaken for the writer. 0 = no writer. */
+/* A writer process's identity: pid in the low 22 bits (Linux pids are
+ * < 2^22), the process start time (clock ticks after boot) above, so a pid
+ * reused by another process is not mistaken for the writer. 0 = no writer.
+ * Bit 63 marks the owner as the stream's exclusive writer (DSSM_EXCLUSIVE). */
 #define DSSM_OWNER_PID_BITS 22
+#define DSSM_OWNER_EXCLUSIVE (UINT64_C(1) << 63)
+
+/* The writers' lock word (wlock): 0 = free, else the holding *thread*:
+ *   bit 0       contended: a writer may be asleep on the futex, wake one
+ *   bits 1-22   the thread's id (gettid)
+ *   bits 23-63  the thread's start time (clock ticks after boot, mod 2^41)
+ * The futex is the word's low 32 bits (bits 0-31), which hold the contended
+ * bit and the thread id, so any change of holder changes them. */
+#define DSSM_WLOCK_CONTENDED UINT64_C(1)
+#define DSSM_WLOCK_TID_SHIFT 1
+#define DSSM_WLOCK_START_SHIFT 23
 
 struct dssm_shm_header {
 	/* --- immutable after creation (magic is stored last, with release) --- */
@@ -73,10 +85,11 @@ struct dssm_shm_header {
 	_Atomic int64_t last_time;    /* time of the newest committed sample */
 	_Atomic uint32_t wake_seq;    /* futex word: bumped when waiters are woken */
 	uint32_t pad1;
-	uint8_t pad2[32];
+	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
+	uint8_t pad2[24];
 	/* --- line 384: writer ownership --- */
-	_Atomic uint64_t owner;       /* see DSSM_OWNER_PID_BITS; 0 = none */
-	_Atomic uint32_t crashed;     /* 1: a writer was replaced or found dead */
+	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
+	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
 	uint32_t pad3;
 	uint8_t pad4[48];
 	/* --- line 448: readers asleep in a futex wait --- */
@@ -102,6 +115,7 @@ _Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
 _Static_assert(offsetof(struct dssm_shm_header, claim) == 328, "claim");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
 _Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 344, "wake_seq");
+_Static_assert(offsetof(struct dssm_shm_header, wlock) == 352, "wlock");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
@@ -126,11 +140,12 @@ struct dssm_stream {
 	uint64_t stride;
 	uint64_t num;                 /* slots, widened */
 	uint64_t max_size;
-	/* writer state */
-	int writable;
-	uint64_t owner_word;          /* our owner word while we are the writer */
-	int borrowed;
-	dssm_time_t last_time;        /* time of the last sample we committed */
+	/* writer state; a local handle's writes are serialized by hdr->wlock,
+	 * so any number of threads may write through one handle */
+	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */
+	int exclusive;                /* opened with DSSM_EXCLUSIVE */
+	_Atomic uint64_t borrower;    /* lock word of the thread that borrowed through us */
+	int borrowed;                 /* remote handles only (connector/remote.c) */
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */

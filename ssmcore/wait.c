@@ -28,18 +28,15 @@
 #include "../connector/remote.h"
 #include "../connector/wire.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__) || defined(__arm__)
-#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
-#else
-#define cpu_relax() ((void)0)
-#endif
-
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts)
 {
 	/* Not FUTEX_PRIVATE: the word is shared between processes. */
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return dssm__futex((void *)addr, op, val, ts);
 }
 
 void dssm__wake(struct dssm_shm_header *h)
