@@ -11,10 +11,13 @@
  * returned in shared memory, so the check maps TID -> key exactly.
  */
 #include <limits.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
@@ -448,6 +451,54 @@ static void test_extreme_times(void **state)
 	dssm_close(s);
 }
 
+/* Sanitizer runtimes make system calls of their own. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* The uncontended write makes no system call: a child writes under
+ * seccomp's strict mode, where any call but read/write/exit kills it. */
+static void test_uncontended_write_makes_no_syscall(void **state)
+{
+	(void)state;
+#ifdef UNDER_SANITIZER
+	skip();
+#else
+	dssm_stream *s = make_stream("nosys", 64);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsigned char buf[SIZE];
+		fill(buf, key_of(0, 0));
+		/* first write: the thread's identity is read from /proc once */
+		if (dssm_write(s, buf, SIZE, 1) != 0)
+			syscall(SYS_exit, 1);
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+			syscall(SYS_exit, 2);
+		for (int i = 0; i < 1000; i++) {
+			void *slot;
+			if (dssm_write(s, buf, SIZE, 2 + i) < 0 || dssm_write_borrow(s, &slot, NULL) < 0 ||
+			    dssm_write_commit(s, 8, 2 + i) < 0)
+				syscall(SYS_exit, 3);
+		}
+		syscall(SYS_exit, 0); /* exit_group is not allowed in strict mode */
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		fail_msg("a write made a system call (killed by signal %d)", WTERMSIG(status));
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	dssm_sample_info si;
+	unsigned char buf[SIZE];
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2000);
+	dssm_close(s);
+#endif
+}
+
 /* ---- SSM compat ---- */
 
 static void *ssm_thread(void *arg)
@@ -540,6 +591,7 @@ int main(void)
 		cmocka_unit_test_setup(test_killed_holding_the_lock, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
+		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_two_threads, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_fork_and_two_programs, testutil_reset),
 	};
