@@ -15,7 +15,7 @@
  *
  * Prints ratios (ours / baseline; lower is better, 1.0 = as fast as the
  * baseline). Writes latency samples to DIR/pingpong-*.dat for plotting.
- *   bench_core [--out DIR] [--quick]
+ *   bench_core [--out DIR] [--quick] [--pingpong (only the round trips)]
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -40,7 +40,7 @@
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-static int quick;
+static int quick, only_pingpong;
 static const char *out_dir = "build/bench";
 
 static double now_ns(void)
@@ -531,10 +531,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--pingpong"))
+			only_pingpong = 1;
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out_dir = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_core [--out DIR] [--quick]\n");
+			fprintf(stderr, "usage: bench_core [--out DIR] [--quick] [--pingpong]\n");
 			return 2;
 		}
 	}
@@ -543,14 +545,16 @@ int main(int argc, char **argv)
 	setenv("DSSM_NAMESPACE", ns, 1);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	printf("ssmcore benchmark (%ld cpus; ratios = dssm / baseline, lower is better)\n", ncpu);
-	printf("copying (best of 5 rounds):\n");
-	bench_copy(64);
-	bench_copy(4096);
-	bench_copy(300 * 1024);
-	printf("time lookup (best of 3 rounds, random times within the history):\n");
-	bench_read_time();
-	printf("writes (best of 5 rounds; 2 threads: best of 3, median ratio):\n");
-	bench_writes(ncpu);
+	if (!only_pingpong) {
+		printf("copying (best of 5 rounds):\n");
+		bench_copy(64);
+		bench_copy(4096);
+		bench_copy(300 * 1024);
+		printf("time lookup (best of 3 rounds, random times within the history):\n");
+		bench_read_time();
+		printf("writes (best of 5 rounds; 2 threads: best of 3, median ratio):\n");
+		bench_writes(ncpu);
+	}
 	printf("cross-process round trip, 64 B (ping stream -> pong stream):\n");
 	int other = ncpu > 1 ? 1 : 0;
 	struct run runs[] = {

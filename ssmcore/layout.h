@@ -6,7 +6,7 @@
  * it field by field together with the ordering argument for each atomic.
  * The segment is host-local, so fields use the host's byte order.
  *
- *   offset 0              header (struct dssm_shm_header, 576 bytes)
+ *   offset 0              header (struct dssm_shm_header, 640 bytes)
  *   times_offset          int64 times[slots]   compact copy of each slot's time
  *   schema_offset         schema text, NUL-terminated
  *   property_offset       property blob, property_capacity bytes
@@ -30,7 +30,7 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 2u    /* 2: the writers' lock (wlock) */
+#define DSSM_LAYOUT_VERSION 2u    /* 2: the writers' lock (wlock), last_len */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -79,19 +79,22 @@ struct dssm_shm_header {
 	char type[64];
 	char encoding[32];
 	uint8_t pad0[16];
-	/* --- line 320: written by the writer for every sample --- */
+	/* --- line 320: what a reader polls and reads for the newest sample;
+	 * written once per sample, at its end (claim, written at its start,
+	 * has a line of its own). Time and length of sample T are in
+	 * [T % 2]: the write of T + 1 leaves T's pair alone (read.c). --- */
 	_Atomic uint64_t commit;      /* samples committed = newest TID + 1 */
-	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
-	_Atomic int64_t last_time;    /* time of the newest committed sample */
 	_Atomic uint32_t wake_seq;    /* futex word: bumped when waiters are woken */
 	uint32_t pad1;
-	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
-	uint8_t pad2[24];
-	/* --- line 384: writer ownership --- */
+	_Atomic int64_t last_time[2]; /* time of sample T in [T % 2] */
+	_Atomic uint64_t last_len[2]; /* its length */
+	uint8_t pad2[16];
+	/* --- line 384: the writers' own line (readers never touch it) --- */
 	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
 	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
 	uint32_t pad3;
-	uint8_t pad4[48];
+	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
+	uint8_t pad4[40];
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -101,9 +104,12 @@ struct dssm_shm_header {
 	_Atomic uint64_t property_len;
 	_Atomic uint64_t property_lock; /* owner word of the process replacing it */
 	uint8_t pad7[40];
+	/* --- line 576: the writer's claim, read by readers after a copy --- */
+	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
+	uint8_t pad8[56];
 };
 
-_Static_assert(sizeof(struct dssm_shm_header) == 576, "header size");
+_Static_assert(sizeof(struct dssm_shm_header) == 640, "header size");
 _Static_assert(offsetof(struct dssm_shm_header, max_size) == 16, "max_size");
 _Static_assert(offsetof(struct dssm_shm_header, life_ns) == 88, "life_ns");
 _Static_assert(offsetof(struct dssm_shm_header, id) == 104, "id");
@@ -112,15 +118,16 @@ _Static_assert(offsetof(struct dssm_shm_header, ns) == 176, "ns");
 _Static_assert(offsetof(struct dssm_shm_header, type) == 208, "type");
 _Static_assert(offsetof(struct dssm_shm_header, encoding) == 272, "encoding");
 _Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
-_Static_assert(offsetof(struct dssm_shm_header, claim) == 328, "claim");
+_Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
-_Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 344, "wake_seq");
-_Static_assert(offsetof(struct dssm_shm_header, wlock) == 352, "wlock");
+_Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
+_Static_assert(offsetof(struct dssm_shm_header, wlock) == 400, "wlock");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
 _Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
 _Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");
+_Static_assert(offsetof(struct dssm_shm_header, claim) == 576, "claim");
 _Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property_lock");
 
 struct dssm_slot_header {
@@ -179,6 +186,15 @@ static inline uint64_t oldest_kept(uint64_t commit, uint64_t num)
 static inline int overwritten(uint64_t claim, uint64_t tid, uint64_t num)
 {
 	return claim > tid + num;
+}
+
+/* The same judged from commit, loaded after an acquire fence: a writer
+ * writes T only once commit == T, and stored that commit before the release
+ * fence that precedes its data (design.md, "Reading"). So a copy that saw a
+ * byte of T = tid + num or later also sees commit >= tid + num. */
+static inline int lapped(uint64_t commit, uint64_t tid, uint64_t num)
+{
+	return commit >= tid + num;
 }
 
 #endif

@@ -15,8 +15,8 @@
  *            holder that kept the word through a whole sleep is checked:
  *            if its thread is gone (process killed, or thread exited), the
  *            waiter CASes the dead word to its own and repairs the stream.
- * Readers never take the lock: the ring's claim/commit protocol keeps them
- * off a slot a dead holder left half-written.
+ * Readers never take the lock: the ring's commit protocol keeps them off a
+ * slot a dead holder left half-written.
  */
 #include <errno.h>
 #include <linux/futex.h>
@@ -37,18 +37,13 @@ static void *low_half(_Atomic uint64_t *w)
 #endif
 }
 
-/* After robbing a dead holder: its sample was never committed (or was, and
- * it died before unlocking). last_time may hold the uncommitted sample's
- * time, so it is set again from the newest committed sample. */
+/* After robbing a dead holder. Its sample was never committed (or was, and
+ * it died before unlocking); what it wrote is outside the history and its
+ * time went to the pair the next sample overwrites (write.c), so nothing
+ * needs undoing: only the stream's history says a writer died. */
 static void repair(dssm_stream *s)
 {
-	struct dssm_shm_header *h = s->hdr;
-	uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
-	dssm_time_t t = commit ? atomic_load_explicit(&s->times[(commit - 1) % s->num],
-	                                              memory_order_relaxed)
-	                       : INT64_MIN;
-	atomic_store_explicit(&h->last_time, t, memory_order_relaxed);
-	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
+	atomic_store_explicit(&s->hdr->crashed, 1, memory_order_relaxed);
 }
 
 static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
