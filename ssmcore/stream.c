@@ -374,8 +374,9 @@ int dssm_open(const char *name, int id, int flags, dssm_stream **out)
 	return 0;
 }
 
-/* Who may take the owner word, and what we store there. Returns the word
- * to store, the current one to keep it, or an error. */
+/* Who may take the owner word: sets *want to the word to store (cur itself
+ * to leave it) and returns 1 if cur named no live process (so a dead
+ * writer's registration is replaced), 0 if it did, or DSSM_EBUSY. */
 static int owner_after(dssm_stream *s, uint64_t cur, uint64_t me, int exclusive,
                        uint64_t *want)
 {
