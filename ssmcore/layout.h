@@ -94,7 +94,14 @@ struct dssm_shm_header {
 	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
 	uint32_t pad3;
 	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
-	uint8_t pad4[40];
+	/* The writers' own copies of commit and of the newest committed time,
+	 * kept so that a writer never loads the commit line (a reader spinning
+	 * there would make that load a cache miss; see design.md). Written
+	 * under the lock after commit; a robber of a dead writer recomputes
+	 * them from commit. */
+	_Atomic uint64_t w_next;      /* = commit */
+	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
+	uint8_t pad4[24];
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -124,6 +131,8 @@ _Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
 _Static_assert(offsetof(struct dssm_shm_header, wlock) == 400, "wlock");
+_Static_assert(offsetof(struct dssm_shm_header, w_next) == 408, "w_next");
+_Static_assert(offsetof(struct dssm_shm_header, w_last_time) == 416, "w_last_time");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
 _Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
 _Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");

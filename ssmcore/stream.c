@@ -127,6 +127,7 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
 		memcpy(base + p->schema_off, c->schema, p->schema_len);
 	atomic_store_explicit(&h->last_time[0], INT64_MIN, memory_order_relaxed);
 	atomic_store_explicit(&h->last_time[1], INT64_MIN, memory_order_relaxed);
+	atomic_store_explicit(&h->w_last_time, INT64_MIN, memory_order_relaxed);
 	/* Publish: everything above happens-before any reader's acquire of magic. */
 	atomic_store_explicit(&h->magic, DSSM_MAGIC, memory_order_release);
 }

@@ -38,12 +38,20 @@ static void *low_half(_Atomic uint64_t *w)
 }
 
 /* After robbing a dead holder. Its sample was never committed (or was, and
- * it died before unlocking); what it wrote is outside the history and its
- * time went to the pair the next sample overwrites (write.c), so nothing
- * needs undoing: only the stream's history says a writer died. */
+ * it died before unlocking); what it wrote is outside the history, and its
+ * time went to the pair the next sample overwrites. Only the writers' own
+ * copies may lag commit (a death between commit and updating them): they
+ * are set again from commit and the newest committed sample's pair. */
 static void repair(dssm_stream *s)
 {
-	atomic_store_explicit(&s->hdr->crashed, 1, memory_order_relaxed);
+	struct dssm_shm_header *h = s->hdr;
+	uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
+	dssm_time_t t = commit ? atomic_load_explicit(&h->last_time[(commit - 1) & 1],
+	                                              memory_order_relaxed)
+	                       : INT64_MIN;
+	atomic_store_explicit(&h->w_next, commit, memory_order_relaxed);
+	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
+	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
 }
 
 static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)

@@ -11,8 +11,8 @@
  *   2. fill the slot's data, its header (tid, time, len), times[T % slots],
  *      last_time[T % 2] and last_len[T % 2].
  *   3. commit := T + 1 (seq_cst, so at least release): readers that acquire
- *      the new commit see all of step 2. Then unlock, and wake sleeping
- *      readers, if any.
+ *      the new commit see all of step 2. Then the writers' own copies
+ *      (w_next, w_last_time), unlock, and wake sleeping readers, if any.
  * The writer never waits for readers; it waits for another writer only
  * while that one is inside a write.
  */
@@ -31,12 +31,13 @@ static int check_writer(dssm_stream *s)
 	return 0;
 }
 
-/* Step 1. With the lock held, commit is ours to read relaxed: the previous
- * writer's store of it happened before its unlock, and so before our lock. */
+/* Step 1. With the lock held, w_next (= commit) is ours to read relaxed:
+ * the previous writer's store of it happened before its unlock, and so
+ * before our lock. Writers read their own line, never the commit line. */
 static uint64_t claim_next(dssm_stream *s)
 {
 	struct dssm_shm_header *h = s->hdr;
-	uint64_t tid = atomic_load_explicit(&h->commit, memory_order_relaxed);
+	uint64_t tid = atomic_load_explicit(&h->w_next, memory_order_relaxed);
 	atomic_store_explicit(&h->claim, tid + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
 	return tid;
@@ -60,6 +61,8 @@ static int64_t publish(dssm_stream *s, uint64_t tid, size_t len, dssm_time_t t)
 	 * this is the writer's half of the lost-wakeup argument in wait.c. On
 	 * x86 it is one xchg, on ARMv8 an stlr: cheaper than a separate fence. */
 	atomic_store_explicit(&h->commit, tid + 1, memory_order_seq_cst);
+	atomic_store_explicit(&h->w_next, tid + 1, memory_order_relaxed);
+	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	dssm__wunlock(s);
 	dssm__wake(h);
 	return (int64_t)tid;
@@ -73,16 +76,11 @@ static int check_len(dssm_stream *s, size_t len)
 	return 0;
 }
 
-/* Under the lock: the newest committed sample's time, whoever wrote it
- * (not a dead writer's uncommitted one: that went to the other pair).
+/* Under the lock: the newest committed sample's time, whoever wrote it.
  * Both times are printed, never subtracted (INT64_MAX - INT64_MIN overflows). */
 static int check_time(dssm_stream *s, dssm_time_t t)
 {
-	uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
-	if (commit == 0)
-		return 0;
-	dssm_time_t last =
-	    atomic_load_explicit(&s->hdr->last_time[(commit - 1) & 1], memory_order_relaxed);
+	dssm_time_t last = atomic_load_explicit(&s->hdr->w_last_time, memory_order_relaxed);
 	if (t < last)
 		return dssm__fail(DSSM_EBACKWARDS,
 		                  "timestamp %lld ns for '%s:%d' is older than the previous sample's "
@@ -152,7 +150,7 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 	if ((rc = check_len(s, len)) < 0 || (rc = check_time(s, t)) < 0)
 		return rc;
 	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
-	uint64_t tid = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
+	uint64_t tid = atomic_load_explicit(&s->hdr->w_next, memory_order_relaxed);
 	return publish(s, tid, len, t);
 }
 
