@@ -28,10 +28,23 @@ int dssm__segment_name(const char *name, int id, char *out, size_t cap);
 /* owner.c: writer identities that survive pid reuse. The process's owner
  * word and the calling thread's lock word are cached (no system call after
  * the first use; a fork() recomputes them in the child). */
-uint64_t dssm__owner_self(void);
+uint64_t dssm__owner_self_slow(void);
+uint64_t dssm__thread_self_slow(void);
+extern _Atomic uint64_t dssm__self_process;
+extern _Thread_local uint64_t dssm__self_thread;
+/* Inline: both are on every write's path. */
+static inline uint64_t dssm__owner_self(void)
+{
+	uint64_t w = atomic_load_explicit(&dssm__self_process, memory_order_relaxed);
+	return w ? w : dssm__owner_self_slow();
+}
+static inline uint64_t dssm__thread_self(void)
+{
+	uint64_t w = dssm__self_thread;
+	return w ? w : dssm__thread_self_slow();
+}
 int dssm__owner_alive(uint64_t owner);
 pid_t dssm__owner_pid(uint64_t owner);
-uint64_t dssm__thread_self(void);
 int dssm__thread_alive(uint64_t word);
 pid_t dssm__thread_tid(uint64_t word);
 

@@ -88,7 +88,8 @@ struct dssm_shm_header {
 	uint32_t pad1;
 	_Atomic int64_t last_time[2]; /* time of sample T in [T % 2] */
 	_Atomic uint64_t last_len[2]; /* its length */
-	uint8_t pad2[16];
+	_Atomic uint32_t last_slot[2]; /* its slot, T % slots (saves readers a division) */
+	uint8_t pad2[8];
 	/* --- line 384: the writers' own line (readers never touch it) --- */
 	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
 	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
@@ -101,7 +102,8 @@ struct dssm_shm_header {
 	 * them from commit. */
 	_Atomic uint64_t w_next;      /* = commit */
 	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
-	uint8_t pad4[24];
+	_Atomic uint64_t w_slot;      /* = w_next % slots, kept without dividing */
+	uint8_t pad4[16];
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -128,11 +130,13 @@ _Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
 _Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
 _Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
+_Static_assert(offsetof(struct dssm_shm_header, last_slot) == 368, "last_slot");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
 _Static_assert(offsetof(struct dssm_shm_header, wlock) == 400, "wlock");
 _Static_assert(offsetof(struct dssm_shm_header, w_next) == 408, "w_next");
 _Static_assert(offsetof(struct dssm_shm_header, w_last_time) == 416, "w_last_time");
+_Static_assert(offsetof(struct dssm_shm_header, w_slot) == 424, "w_slot");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
 _Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
 _Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");
@@ -173,14 +177,26 @@ struct dssm_stream {
 	struct dssm_remote *remote;
 };
 
+/* Slot number idx (< num): a 64-bit division costs tens of cycles, so the
+ * hot paths find the slot without one (w_slot, last_slot). */
+static inline struct dssm_slot_header *slot_header_at(const dssm_stream *s, uint64_t idx)
+{
+	return (struct dssm_slot_header *)(s->slots + idx * s->stride);
+}
+
+static inline unsigned char *slot_data_at(const dssm_stream *s, uint64_t idx)
+{
+	return s->slots + idx * s->stride + DSSM_SLOT_HEADER;
+}
+
 static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)
 {
-	return (struct dssm_slot_header *)(s->slots + (tid % s->num) * s->stride);
+	return slot_header_at(s, tid % s->num);
 }
 
 static inline unsigned char *slot_data(const dssm_stream *s, uint64_t tid)
 {
-	return s->slots + (tid % s->num) * s->stride + DSSM_SLOT_HEADER;
+	return slot_data_at(s, tid % s->num);
 }
 
 /* The oldest TID kept when `commit` samples are committed: one slot stays

@@ -73,8 +73,10 @@ static uint64_t make_owner(pid_t pid, uint64_t start)
 
 /* The caches. The process word is shared by all threads (relaxed: any
  * thread computes the same value); the lock word is the calling thread's. */
-static _Atomic uint64_t self_process;
-static _Thread_local uint64_t self_thread;
+_Atomic uint64_t dssm__self_process;
+_Thread_local uint64_t dssm__self_thread;
+#define self_process dssm__self_process
+#define self_thread dssm__self_thread
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void forget_self(void)
@@ -89,7 +91,7 @@ static void register_atfork(void)
 	pthread_atfork(NULL, NULL, forget_self);
 }
 
-uint64_t dssm__owner_self(void)
+uint64_t dssm__owner_self_slow(void)
 {
 	uint64_t w = atomic_load_explicit(&self_process, memory_order_relaxed);
 	if (w == 0) {
@@ -109,7 +111,7 @@ static pid_t lock_tid(uint64_t word)
 	return (pid_t)((word >> DSSM_WLOCK_TID_SHIFT) & PID_MASK);
 }
 
-uint64_t dssm__thread_self(void)
+uint64_t dssm__thread_self_slow(void)
 {
 	uint64_t w = self_thread;
 	if (w == 0) {

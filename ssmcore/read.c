@@ -93,12 +93,16 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
                        dssm_sample_info *info)
 {
 	dssm_time_t time;
-	uint64_t len;
+	uint64_t len, idx;
 	if (from_header) {
 		time = atomic_load_explicit(&s->hdr->last_time[tid & 1], memory_order_relaxed);
 		len = atomic_load_explicit(&s->hdr->last_len[tid & 1], memory_order_relaxed);
+		idx = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
+		if (idx >= s->num) /* damaged, or a newer sample's: no division saved */
+			idx = tid % s->num;
 	} else {
-		const struct dssm_slot_header *sh = slot_header(s, tid);
+		idx = tid % s->num;
+		const struct dssm_slot_header *sh = slot_header_at(s, idx);
 		time = atomic_load_explicit(&sh->time, memory_order_relaxed);
 		len = atomic_load_explicit(&sh->len, memory_order_relaxed);
 	}
@@ -107,14 +111,15 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
 		len = s->max_size;
 	size_t n = len < cap ? (size_t)len : cap;
 	if (n)
-		dssm__copy_out(buf, slot_data(s, tid), n);
+		dssm__copy_out(buf, slot_data_at(s, idx), n);
 	/* Judged by commit, not claim: the commit line is the one this read
 	 * has already, so a read of the newest sample pulls only two lines
 	 * from the writer's cache (commit's and the data's). */
 	atomic_thread_fence(memory_order_acquire);
 	uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
 	/* The pair [tid % 2] is next written by the write of tid + 2, which
-	 * starts with commit == tid + 2: unchanged commit, untouched pair. */
+	 * starts with commit == tid + 2: unchanged commit, untouched pair (and
+	 * so the slot number was tid's, and the data copied from tid's slot). */
 	if (from_header && commit > tid + 1)
 		return 1;
 	if (lapped(commit, tid, s->num))

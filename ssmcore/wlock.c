@@ -50,6 +50,7 @@ static void repair(dssm_stream *s)
 	                                              memory_order_relaxed)
 	                       : INT64_MIN;
 	atomic_store_explicit(&h->w_next, commit, memory_order_relaxed);
+	atomic_store_explicit(&h->w_slot, commit % s->num, memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
 }

@@ -31,37 +31,55 @@ static int check_writer(dssm_stream *s)
 	return 0;
 }
 
-/* Step 1. With the lock held, w_next (= commit) is ours to read relaxed:
- * the previous writer's store of it happened before its unlock, and so
- * before our lock. Writers read their own line, never the commit line. */
-static uint64_t claim_next(dssm_stream *s)
+/* The next sample's TID and slot. With the lock held, w_next (= commit)
+ * and w_slot are ours to read relaxed: the previous writer's stores of them
+ * happened before its unlock, and so before our lock. Writers read their
+ * own line, never the commit line. */
+struct next {
+	uint64_t tid, idx;
+};
+
+static struct next next_sample(dssm_stream *s)
 {
 	struct dssm_shm_header *h = s->hdr;
-	uint64_t tid = atomic_load_explicit(&h->w_next, memory_order_relaxed);
-	atomic_store_explicit(&h->claim, tid + 1, memory_order_relaxed);
+	struct next n = {atomic_load_explicit(&h->w_next, memory_order_relaxed),
+	                 atomic_load_explicit(&h->w_slot, memory_order_relaxed)};
+	if (n.idx >= s->num || (n.tid < s->num && n.idx != n.tid)) /* damaged: recompute */
+		n.idx = n.tid % s->num;
+	return n;
+}
+
+/* Step 1. */
+static struct next claim_next(dssm_stream *s)
+{
+	struct next n = next_sample(s);
+	atomic_store_explicit(&s->hdr->claim, n.tid + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	return tid;
+	return n;
 }
 
 /* Steps 2 (metadata) and 3; unlocks. */
-static int64_t publish(dssm_stream *s, uint64_t tid, size_t len, dssm_time_t t)
+static int64_t publish(dssm_stream *s, struct next n, size_t len, dssm_time_t t)
 {
 	struct dssm_shm_header *h = s->hdr;
-	struct dssm_slot_header *sh = slot_header(s, tid);
+	struct dssm_slot_header *sh = slot_header_at(s, n.idx);
+	uint64_t tid = n.tid;
 	atomic_store_explicit(&sh->tid, tid, memory_order_relaxed);
 	atomic_store_explicit(&sh->time, t, memory_order_relaxed);
 	atomic_store_explicit(&sh->len, (uint64_t)len, memory_order_relaxed);
-	atomic_store_explicit(&s->times[tid % s->num], t, memory_order_relaxed);
-	/* The newest sample's time and length also sit in the header's line:
-	 * a reader of the newest sample reads them there (read.c), and so
-	 * pulls two cache lines from us (header, data) instead of three. */
+	atomic_store_explicit(&s->times[n.idx], t, memory_order_relaxed);
+	/* The newest sample's time, length and slot also sit in the commit
+	 * line: a reader of the newest sample reads them there (read.c), and
+	 * so pulls two cache lines from us (commit's, data) instead of three. */
 	atomic_store_explicit(&h->last_time[tid & 1], t, memory_order_relaxed);
 	atomic_store_explicit(&h->last_len[tid & 1], (uint64_t)len, memory_order_relaxed);
+	atomic_store_explicit(&h->last_slot[tid & 1], (uint32_t)n.idx, memory_order_relaxed);
 	/* seq_cst (not just release): with dssm__wake's seq_cst load of waiters
 	 * this is the writer's half of the lost-wakeup argument in wait.c. On
 	 * x86 it is one xchg, on ARMv8 an stlr: cheaper than a separate fence. */
 	atomic_store_explicit(&h->commit, tid + 1, memory_order_seq_cst);
 	atomic_store_explicit(&h->w_next, tid + 1, memory_order_relaxed);
+	atomic_store_explicit(&h->w_slot, n.idx + 1 == s->num ? 0 : n.idx + 1, memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	dssm__wunlock(s);
 	dssm__wake(h);
@@ -104,10 +122,10 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 		dssm__wunlock(s);
 		return rc;
 	}
-	uint64_t tid = claim_next(s);
+	struct next n = claim_next(s);
 	if (len)
-		dssm__copy_in(slot_data(s, tid), data, len);
-	return publish(s, tid, len, t);
+		dssm__copy_in(slot_data_at(s, n.idx), data, len);
+	return publish(s, n, len, t);
 }
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
@@ -122,9 +140,9 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	/* The lock is held until commit or abandon: other writers wait. */
 	if ((rc = dssm__wlock(s)) < 0)
 		return rc;
-	uint64_t tid = claim_next(s);
+	struct next n = claim_next(s);
 	atomic_store_explicit(&s->borrower, dssm__thread_self(), memory_order_relaxed);
-	*buf = slot_data(s, tid);
+	*buf = slot_data_at(s, n.idx);
 	if (capacity)
 		*capacity = (size_t)s->max_size;
 	return 0;
@@ -150,8 +168,7 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 	if ((rc = check_len(s, len)) < 0 || (rc = check_time(s, t)) < 0)
 		return rc;
 	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
-	uint64_t tid = atomic_load_explicit(&s->hdr->w_next, memory_order_relaxed);
-	return publish(s, tid, len, t);
+	return publish(s, next_sample(s), len, t);
 }
 
 int dssm_write_abandon(dssm_stream *s)
