@@ -503,6 +503,41 @@ static void test_uncontended_write_makes_no_syscall(void **state)
 #endif
 }
 
+/* 0 if opening "excl" for writing is refused naming the exclusive pid. */
+static int child_refused(void)
+{
+	dssm_stream *c = NULL;
+	return dssm_open("excl", 0, DSSM_WRITE, &c) == DSSM_EBUSY &&
+	               strstr(dssm_last_error(), "exclusively by pid")
+	           ? 0
+	           : 1;
+}
+
+/* dssm_create with DSSM_EXCLUSIVE; other flags are refused. */
+static void test_create_exclusive(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 8;
+	cfg.slots = 4;
+	cfg.flags = 8;
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_create("excl", 0, &cfg, &s), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "flags"));
+	cfg.flags = DSSM_EXCLUSIVE;
+	assert_int_equal(dssm_create("excl", 0, &cfg, &s), 0);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(child_refused());
+	wait_ok(pid);
+	dssm_close(s);
+	/* closed: open to every writer again */
+	pid = fork();
+	if (pid == 0)
+		_exit(child_refused() == 0 ? 1 : 0);
+	wait_ok(pid);
+}
+
 /* ---- SSM compat ---- */
 
 static void *ssm_thread(void *arg)
@@ -596,6 +631,7 @@ int main(void)
 		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
+		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_two_threads, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_fork_and_two_programs, testutil_reset),
 	};
