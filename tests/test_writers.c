@@ -26,27 +26,35 @@
 #define SIZE 64
 #define NOT_WRITTEN UINT64_MAX
 
-/* Counts are modest: the file runs under TSan on 2 cores. */
-#define PER_WRITER 20000
+/* Counts are modest: the file runs under TSan on 2 cores. DSSM_TEST_WRITES
+ * sets the writes per writer of the first test (e.g. 100000 for 500k). */
 #define WRITERS 5
 #define KILL_ROUNDS 8
 #define KILL_PER_WRITER 4000
+static uint64_t per_writer = 20000;
+#define PER_WRITER per_writer
 
 /* Shared between the test's processes (MAP_SHARED). */
 struct board {
 	_Atomic int go, stop;
 	_Atomic uint64_t written[WRITERS + 1]; /* writes that returned, per writer */
 	_Atomic uint64_t reads, torn;
-	uint64_t tid[WRITERS + 1][PER_WRITER]; /* TID each write returned */
+	uint64_t *tid[WRITERS + 1];            /* TID each write returned (below) */
+	size_t bytes;
 };
 
 static struct board *new_board(void)
 {
-	struct board *b = mmap(NULL, sizeof *b, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	size_t bytes = sizeof(struct board) + sizeof(uint64_t) * (WRITERS + 1) * per_writer;
+	struct board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 	                       -1, 0);
 	assert_true(b != MAP_FAILED);
 	memset(b, 0, sizeof *b);
-	memset(b->tid, 0xff, sizeof b->tid);
+	b->bytes = bytes;
+	uint64_t *t = (uint64_t *)(b + 1);
+	memset(t, 0xff, sizeof(uint64_t) * (WRITERS + 1) * per_writer);
+	for (int i = 0; i <= WRITERS; i++)
+		b->tid[i] = t + (size_t)i * per_writer;
 	return b;
 }
 
@@ -265,7 +273,7 @@ static void test_all_kinds_of_writers(void **state)
 	              (unsigned long long)atomic_load(&b->reads),
 	              (unsigned long long)atomic_load(&b->torn));
 	dssm_close(shared);
-	munmap(b, sizeof *b);
+	munmap(b, b->bytes);
 }
 
 /* One writer of four is SIGKILLed while all write at full speed, in a loop
@@ -326,7 +334,7 @@ static void test_writer_killed_mid_run(void **state)
 		dssm_info(s, &info);
 		robbed += info.writer_crashed;
 		dssm_close(s);
-		munmap(b, sizeof *b);
+		munmap(b, b->bytes);
 	}
 	print_message("%d of %d kills landed inside a write holding the lock\n", robbed,
 	              KILL_ROUNDS);
@@ -624,6 +632,9 @@ static void test_ssm_fork_and_two_programs(void **state)
 int main(void)
 {
 	testutil_namespace("writers");
+	const char *e = getenv("DSSM_TEST_WRITES");
+	if (e && atoll(e) >= KILL_PER_WRITER && atoll(e) < (1ll << 24))
+		per_writer = (uint64_t)atoll(e);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_all_kinds_of_writers, testutil_reset),
 		cmocka_unit_test_setup(test_writer_killed_mid_run, testutil_reset),
