@@ -110,7 +110,7 @@ check-unit: $(TESTS) $(DSSM_BIN) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder
+TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)

@@ -5,16 +5,21 @@
  *      (a write is one copy in, a read one copy out);
  *   2. read_time on a 100,000-slot ring vs a plain binary search over the
  *      same timestamps in a private array;
- *   3. cross-process round trip through two streams (ping, pong) vs a plain
+ *   3. writes of 64 B: dssm_write (the writers' lock, uncontended) vs the
+ *      single-writer protocol it replaced (claim, copy, commit without a
+ *      lock, as before issue 9); and 2 threads writing through one handle
+ *      vs the same 2 threads around a process-shared pthread mutex;
+ *   4. cross-process round trip through two streams (ping, pong) vs a plain
  *      shared-memory ping-pong: spinning vs C11 atomics, blocking vs a bare
  *      futex. p50/p99 and where each process ran.
  *
  * Prints ratios (ours / baseline; lower is better, 1.0 = as fast as the
  * baseline). Writes latency samples to DIR/pingpong-*.dat for plotting.
- *   bench_core [--out DIR] [--quick]
+ *   bench_core [--out DIR] [--quick] [--pingpong (only the round trips)]
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -35,7 +40,7 @@
 #define cpu_relax() __asm__ __volatile__("" ::: "memory")
 #endif
 
-static int quick;
+static int quick, only_pingpong;
 static const char *out_dir = "build/bench";
 
 static double now_ns(void)
@@ -187,7 +192,142 @@ static void bench_read_time(void)
 	dssm_remove("bench-rt", 0);
 }
 
-/* ---- 3. cross-process ping-pong ---- */
+static int cmp_double(const void *a, const void *b);
+#define cmp_double_fwd cmp_double
+
+/* ---- 3. writes: the writers' lock vs the single-writer protocol ---- */
+
+/* The write protocol without a lock, as ssmcore had it for one writer:
+ * the same stores and orderings on the same cache-line arrangement. */
+struct old_ring {
+	_Alignas(64) _Atomic uint64_t commit, claim;
+	_Atomic int64_t last_time;
+	_Alignas(64) _Atomic uint32_t waiters;
+	_Alignas(64) _Atomic int64_t times[64];
+	struct {
+		_Alignas(64) _Atomic uint64_t tid;
+		_Atomic int64_t time;
+		_Atomic uint64_t len;
+		_Alignas(64) unsigned char data[64];
+	} slot[64];
+	pthread_mutex_t mutex; /* only for the contended baseline */
+};
+
+static void old_write(struct old_ring *r, const void *data, size_t len, int64_t t)
+{
+	uint64_t tid = atomic_load_explicit(&r->commit, memory_order_relaxed);
+	atomic_store_explicit(&r->claim, tid + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	memcpy(r->slot[tid % 64].data, data, len);
+	atomic_store_explicit(&r->slot[tid % 64].tid, tid, memory_order_relaxed);
+	atomic_store_explicit(&r->slot[tid % 64].time, t, memory_order_relaxed);
+	atomic_store_explicit(&r->slot[tid % 64].len, len, memory_order_relaxed);
+	atomic_store_explicit(&r->times[tid % 64], t, memory_order_relaxed);
+	atomic_store_explicit(&r->last_time, t, memory_order_relaxed);
+	atomic_store_explicit(&r->commit, tid + 1, memory_order_seq_cst);
+	if (atomic_load_explicit(&r->waiters, memory_order_seq_cst))
+		abort(); /* nobody waits in this benchmark */
+}
+
+struct write_job {
+	dssm_stream *s;     /* NULL: the baseline (old_write under the mutex) */
+	struct old_ring *r;
+	size_t iters;
+	_Atomic int *go;
+};
+
+static void *write_thread(void *arg)
+{
+	struct write_job *j = arg;
+	unsigned char buf[64] = {0};
+	while (!atomic_load(j->go))
+		;
+	for (size_t i = 0; i < j->iters; i++) {
+		if (j->s) {
+			if (dssm_write(j->s, buf, sizeof buf, 0) < 0)
+				die("write");
+		} else {
+			pthread_mutex_lock(&j->r->mutex);
+			old_write(j->r, buf, sizeof buf, 0);
+			pthread_mutex_unlock(&j->r->mutex);
+		}
+	}
+	return NULL;
+}
+
+/* ns per write with `threads` threads writing iters each. */
+static double timed_writes(dssm_stream *s, struct old_ring *r, int threads, size_t iters)
+{
+	pthread_t th[2];
+	_Atomic int go = 0;
+	struct write_job j = {s, r, iters, &go};
+	for (int i = 0; i < threads; i++)
+		pthread_create(&th[i], NULL, write_thread, &j);
+	double t0 = now_ns();
+	atomic_store(&go, 1);
+	for (int i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+	return (now_ns() - t0) / (double)(iters * (size_t)threads);
+}
+
+static void bench_writes(long ncpu)
+{
+	size_t iters = quick ? 200000 : 2000000;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 64;
+	cfg.slots = 64;
+	dssm_stream *s;
+	if (dssm_create("bench-w", 0, &cfg, &s) < 0)
+		die("create");
+	struct old_ring *r = mmap(NULL, sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	                          -1, 0);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutex_init(&r->mutex, &ma);
+	unsigned char buf[64] = {0};
+	double best_ours = 1e30, best_old = 1e30;
+	for (int round = 0; round < 5; round++) {
+		double t0 = now_ns();
+		for (size_t i = 0; i < iters; i++)
+			dssm_write(s, buf, sizeof buf, 0);
+		double t1 = now_ns();
+		for (size_t i = 0; i < iters; i++) {
+			buf[0] = (unsigned char)i;
+			old_write(r, buf, sizeof buf, 0);
+		}
+		double t2 = now_ns();
+		if (t1 - t0 < best_ours)
+			best_ours = t1 - t0;
+		if (t2 - t1 < best_old)
+			best_old = t2 - t1;
+	}
+	printf("  write 64 B, one writer      %7.1f ns   single-writer protocol %5.1f ns   ratio %5.2fx\n",
+	       best_ours / (double)iters, best_old / (double)iters, best_ours / best_old);
+	if (ncpu > 1) {
+		/* median of 3 interleaved rounds: thread placement varies */
+		double ratio[3], ours = 0, base = 0;
+		for (int k = 0; k < 3; k++) {
+			double o = timed_writes(s, NULL, 2, iters / 4);
+			double b = timed_writes(NULL, r, 2, iters / 4);
+			ratio[k] = o / b;
+			if (k == 0 || o < ours)
+				ours = o;
+			if (k == 0 || b < base)
+				base = b;
+		}
+		qsort(ratio, 3, sizeof *ratio, cmp_double_fwd);
+		printf("  write 64 B, 2 threads, 1 handle %5.1f ns   + pthread mutex %9.1f ns   ratio %5.2fx"
+		       " (per write, both threads)\n",
+		       ours, base, ratio[1]);
+	}
+	pthread_mutex_destroy(&r->mutex);
+	munmap(r, sizeof *r);
+	dssm_close(s);
+	dssm_remove("bench-w", 0);
+}
+
+/* ---- 4. cross-process ping-pong ---- */
 
 struct plain_shm {
 	_Alignas(64) _Atomic uint32_t ping;
@@ -391,10 +531,12 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--pingpong"))
+			only_pingpong = 1;
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out_dir = argv[++i];
 		else {
-			fprintf(stderr, "usage: bench_core [--out DIR] [--quick]\n");
+			fprintf(stderr, "usage: bench_core [--out DIR] [--quick] [--pingpong]\n");
 			return 2;
 		}
 	}
@@ -403,12 +545,16 @@ int main(int argc, char **argv)
 	setenv("DSSM_NAMESPACE", ns, 1);
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	printf("ssmcore benchmark (%ld cpus; ratios = dssm / baseline, lower is better)\n", ncpu);
-	printf("copying (best of 5 rounds):\n");
-	bench_copy(64);
-	bench_copy(4096);
-	bench_copy(300 * 1024);
-	printf("time lookup (best of 3 rounds, random times within the history):\n");
-	bench_read_time();
+	if (!only_pingpong) {
+		printf("copying (best of 5 rounds):\n");
+		bench_copy(64);
+		bench_copy(4096);
+		bench_copy(300 * 1024);
+		printf("time lookup (best of 3 rounds, random times within the history):\n");
+		bench_read_time();
+		printf("writes (best of 5 rounds; 2 threads: best of 3, median ratio):\n");
+		bench_writes(ncpu);
+	}
 	printf("cross-process round trip, 64 B (ping stream -> pong stream):\n");
 	int other = ncpu > 1 ? 1 : 0;
 	struct run runs[] = {

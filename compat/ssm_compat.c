@@ -59,8 +59,15 @@ int releaseSSM(SSM_sid *sid)
 SSM_sid openSSM(const char *name, int id, char open_mode)
 {
 	dssm_stream *s;
-	(void)open_mode; /* SSM ignored it too; writing claims the stream on demand */
-	if (dssm_open(name, id, DSSM_READ, &s) < 0)
+	/* Any number of SSM_WRITE handles write one stream (as on SSM);
+	 * SSM_EXCLUSIVE makes this process its only writer. A handle opened
+	 * SSM_READ may write too, as on SSM: it becomes a writer on demand. */
+	int flags = DSSM_READ;
+	if (open_mode & SSM_EXCLUSIVE)
+		flags = DSSM_WRITE | DSSM_EXCLUSIVE;
+	else if (open_mode & SSM_WRITE)
+		flags = DSSM_WRITE;
+	if (dssm_open(name, id, flags, &s) < 0)
 		return 0;
 	return (SSM_sid)(void *)s;
 }
@@ -212,10 +219,13 @@ SSM_tid readSSMP_time(SSM_sid sid, void *adata, ssmTimeT ytime, ssmTimeT *ret_ti
 	return readSSMP(sid, adata, ret_time, tid, callback, user_data);
 }
 
-/* An SSM handle from openSSM may write: claim the stream on first write. */
+/* An SSM handle opened SSM_READ may write: it becomes a writer on its first
+ * write (any number of writers are allowed; only an exclusive one refuses). */
 static int ensure_writer(dssm_stream *s)
 {
-	return s->writable ? 0 : dssm__acquire_writer(s);
+	if (atomic_load_explicit(&s->writable, memory_order_relaxed))
+		return 0;
+	return dssm__become_writer(s, 0);
 }
 
 static SSM_tid write_result(int64_t r)

@@ -5,7 +5,9 @@
  * with -lssm (dssm's libssm, which carries libdssm inside). What differs:
  *   - no ssm-coordinator daemon: initSSM() always succeeds;
  *   - streams are dssm streams ("dssm ls" lists them), so SSM and dssm
- *     programs share them; samples are never read torn;
+ *     programs share them; samples are never read torn; concurrent
+ *     writers never lose a sample (SSM's lock is not robust; ours survives
+ *     a writer killed inside writeSSM);
  *   - createSSM() on an existing stream with the same size and history keeps
  *     its data (SSM zeroed the timestamps); a different size fails;
  *   - SSM_tid is SSM's int: these calls see TIDs modulo 2^31 after 2^31
@@ -60,7 +62,11 @@ int endSSM(void);
 SSM_sid createSSM(const char *stream_name, int stream_id, size_t stream_size, ssmTimeT life,
                   ssmTimeT cycle) __attribute__((warn_unused_result));
 int releaseSSM(SSM_sid *sid);
-/* Open for reading; writes are allowed when no other writer lives. */
+/* Open a stream. Any sid may write, as on SSM: any number of threads and
+ * processes write one stream, each write its own TID. SSM_WRITE registers
+ * this process as a writer at once (an SSM_READ sid on its first write);
+ * SSM_EXCLUSIVE makes it the only writing process (others' openSSM(SSM_WRITE)
+ * returns 0 and their writes fail) until the sid is closed. */
 SSM_sid openSSM(const char *stream_name, int stream_id, char open_mode)
 	__attribute__((warn_unused_result));
 int closeSSM(SSM_sid *sid);

@@ -25,14 +25,42 @@ int dssm__segment_name(const char *name, int id, char *out, size_t cap);
 #define DSSM_SEGMENT_PREFIX "dssm:"
 #define DSSM_SEGMENT_NAME_MAX 160
 
-/* owner.c: writer identity that survives pid reuse. */
-uint64_t dssm__owner_self(void);
+/* owner.c: writer identities that survive pid reuse. The process's owner
+ * word and the calling thread's lock word are cached (no system call after
+ * the first use; a fork() recomputes them in the child). */
+uint64_t dssm__owner_self_slow(void);
+uint64_t dssm__thread_self_slow(void);
+extern _Atomic uint64_t dssm__self_process;
+extern _Thread_local uint64_t dssm__self_thread;
+/* Inline: both are on every write's path. */
+static inline uint64_t dssm__owner_self(void)
+{
+	uint64_t w = atomic_load_explicit(&dssm__self_process, memory_order_relaxed);
+	return w ? w : dssm__owner_self_slow();
+}
+static inline uint64_t dssm__thread_self(void)
+{
+	uint64_t w = dssm__self_thread;
+	return w ? w : dssm__thread_self_slow();
+}
 int dssm__owner_alive(uint64_t owner);
 pid_t dssm__owner_pid(uint64_t owner);
+int dssm__thread_alive(uint64_t word);
+pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */
 int dssm__map_segment(const char *segname, dssm_stream **out);
-int dssm__acquire_writer(dssm_stream *s);
+/* Make an open handle a writer (SSM handles become writers on their first
+ * write): registers this process as the stream's writer if it has none or
+ * a dead one; DSSM_EBUSY if another live process writes it exclusively. */
+int dssm__become_writer(dssm_stream *s, int exclusive);
+
+/* wlock.c: the writers' lock. lock returns 0 (held), DSSM_ESTATE if this
+ * thread holds it already (a borrowed slot), or DSSM_EBUSY if another
+ * process is the exclusive writer. A holder found dead is robbed. */
+int dssm__wlock(dssm_stream *s);
+int dssm__wlock_held(const dssm_stream *s);
+void dssm__wunlock(dssm_stream *s);
 
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
@@ -47,6 +75,17 @@ void dssm__copy_in(void *slot, const void *src, size_t n);
 
 /* wait.c: wake sleeping readers after a commit (cheap when none sleep). */
 void dssm__wake(struct dssm_shm_header *h);
+/* wait.c: futex(2) on a 32-bit word shared between processes. */
+struct timespec;
+long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts);
+
+#if defined(__x86_64__) || defined(__i386__)
+#define cpu_relax() __builtin_ia32_pause()
+#elif defined(__aarch64__) || defined(__arm__)
+#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
+#else
+#define cpu_relax() ((void)0)
+#endif
 
 /* recorder/container.c: CRC-32C (Castagnoli) of n bytes. */
 uint32_t dssm__crc32c(const void *data, size_t n);

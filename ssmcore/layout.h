@@ -6,7 +6,7 @@
  * it field by field together with the ordering argument for each atomic.
  * The segment is host-local, so fields use the host's byte order.
  *
- *   offset 0              header (struct dssm_shm_header, 576 bytes)
+ *   offset 0              header (struct dssm_shm_header, 640 bytes)
  *   times_offset          int64 times[slots]   compact copy of each slot's time
  *   schema_offset         schema text, NUL-terminated
  *   property_offset       property blob, property_capacity bytes
@@ -30,7 +30,7 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 1u
+#define DSSM_LAYOUT_VERSION 2u    /* 2: the writers' lock (wlock), last_len */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -38,10 +38,22 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 #define DSSM_MAX_PROPERTY (UINT64_C(16) << 20)
 #define DSSM_MAX_SCHEMA (UINT64_C(16) << 20)
 
-/* The writer's identity: pid in the low 22 bits (Linux pids are < 2^22),
- * the process start time (clock ticks after boot) above, so a pid reused by
- * another process is not mistaken for the writer. 0 = no writer. */
+/* A writer process's identity: pid in the low 22 bits (Linux pids are
+ * < 2^22), the process start time (clock ticks after boot) above, so a pid
+ * reused by another process is not mistaken for the writer. 0 = no writer.
+ * Bit 63 marks the owner as the stream's exclusive writer (DSSM_EXCLUSIVE). */
 #define DSSM_OWNER_PID_BITS 22
+#define DSSM_OWNER_EXCLUSIVE (UINT64_C(1) << 63)
+
+/* The writers' lock word (wlock): 0 = free, else the holding *thread*:
+ *   bit 0       contended: a writer may be asleep on the futex, wake one
+ *   bits 1-22   the thread's id (gettid)
+ *   bits 23-63  the thread's start time (clock ticks after boot, mod 2^41)
+ * The futex is the word's low 32 bits (bits 0-31), which hold the contended
+ * bit and the thread id, so any change of holder changes them. */
+#define DSSM_WLOCK_CONTENDED UINT64_C(1)
+#define DSSM_WLOCK_TID_SHIFT 1
+#define DSSM_WLOCK_START_SHIFT 23
 
 struct dssm_shm_header {
 	/* --- immutable after creation (magic is stored last, with release) --- */
@@ -67,18 +79,31 @@ struct dssm_shm_header {
 	char type[64];
 	char encoding[32];
 	uint8_t pad0[16];
-	/* --- line 320: written by the writer for every sample --- */
+	/* --- line 320: what a reader polls and reads for the newest sample;
+	 * written once per sample, at its end (claim, written at its start,
+	 * has a line of its own). Time and length of sample T are in
+	 * [T % 2]: the write of T + 1 leaves T's pair alone (read.c). --- */
 	_Atomic uint64_t commit;      /* samples committed = newest TID + 1 */
-	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
-	_Atomic int64_t last_time;    /* time of the newest committed sample */
 	_Atomic uint32_t wake_seq;    /* futex word: bumped when waiters are woken */
 	uint32_t pad1;
-	uint8_t pad2[32];
-	/* --- line 384: writer ownership --- */
-	_Atomic uint64_t owner;       /* see DSSM_OWNER_PID_BITS; 0 = none */
-	_Atomic uint32_t crashed;     /* 1: a writer was replaced or found dead */
+	_Atomic int64_t last_time[2]; /* time of sample T in [T % 2] */
+	_Atomic uint64_t last_len[2]; /* its length */
+	_Atomic uint32_t last_slot[2]; /* its slot, T % slots (saves readers a division) */
+	uint8_t pad2[8];
+	/* --- line 384: the writers' own line (readers never touch it) --- */
+	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
+	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
 	uint32_t pad3;
-	uint8_t pad4[48];
+	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
+	/* The writers' own copies of commit and of the newest committed time,
+	 * kept so that a writer never loads the commit line (a reader spinning
+	 * there would make that load a cache miss; see design.md). Written
+	 * under the lock after commit; a robber of a dead writer recomputes
+	 * them from commit. */
+	_Atomic uint64_t w_next;      /* = commit */
+	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
+	_Atomic uint64_t w_slot;      /* = w_next % slots, kept without dividing */
+	uint8_t pad4[16];
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -88,9 +113,12 @@ struct dssm_shm_header {
 	_Atomic uint64_t property_len;
 	_Atomic uint64_t property_lock; /* owner word of the process replacing it */
 	uint8_t pad7[40];
+	/* --- line 576: the writer's claim, read by readers after a copy --- */
+	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
+	uint8_t pad8[56];
 };
 
-_Static_assert(sizeof(struct dssm_shm_header) == 576, "header size");
+_Static_assert(sizeof(struct dssm_shm_header) == 640, "header size");
 _Static_assert(offsetof(struct dssm_shm_header, max_size) == 16, "max_size");
 _Static_assert(offsetof(struct dssm_shm_header, life_ns) == 88, "life_ns");
 _Static_assert(offsetof(struct dssm_shm_header, id) == 104, "id");
@@ -99,14 +127,20 @@ _Static_assert(offsetof(struct dssm_shm_header, ns) == 176, "ns");
 _Static_assert(offsetof(struct dssm_shm_header, type) == 208, "type");
 _Static_assert(offsetof(struct dssm_shm_header, encoding) == 272, "encoding");
 _Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
-_Static_assert(offsetof(struct dssm_shm_header, claim) == 328, "claim");
+_Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
-_Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 344, "wake_seq");
+_Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
+_Static_assert(offsetof(struct dssm_shm_header, last_slot) == 368, "last_slot");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
+_Static_assert(offsetof(struct dssm_shm_header, wlock) == 400, "wlock");
+_Static_assert(offsetof(struct dssm_shm_header, w_next) == 408, "w_next");
+_Static_assert(offsetof(struct dssm_shm_header, w_last_time) == 416, "w_last_time");
+_Static_assert(offsetof(struct dssm_shm_header, w_slot) == 424, "w_slot");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
 _Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
 _Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");
+_Static_assert(offsetof(struct dssm_shm_header, claim) == 576, "claim");
 _Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property_lock");
 
 struct dssm_slot_header {
@@ -126,11 +160,12 @@ struct dssm_stream {
 	uint64_t stride;
 	uint64_t num;                 /* slots, widened */
 	uint64_t max_size;
-	/* writer state */
-	int writable;
-	uint64_t owner_word;          /* our owner word while we are the writer */
-	int borrowed;
-	dssm_time_t last_time;        /* time of the last sample we committed */
+	/* writer state; a local handle's writes are serialized by hdr->wlock,
+	 * so any number of threads may write through one handle */
+	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */
+	int exclusive;                /* opened with DSSM_EXCLUSIVE */
+	_Atomic uint64_t borrower;    /* lock word of the thread that borrowed through us */
+	int borrowed;                 /* remote handles only (connector/remote.c) */
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */
@@ -142,14 +177,26 @@ struct dssm_stream {
 	struct dssm_remote *remote;
 };
 
+/* Slot number idx (< num): a 64-bit division costs tens of cycles, so the
+ * hot paths find the slot without one (w_slot, last_slot). */
+static inline struct dssm_slot_header *slot_header_at(const dssm_stream *s, uint64_t idx)
+{
+	return (struct dssm_slot_header *)(s->slots + idx * s->stride);
+}
+
+static inline unsigned char *slot_data_at(const dssm_stream *s, uint64_t idx)
+{
+	return s->slots + idx * s->stride + DSSM_SLOT_HEADER;
+}
+
 static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)
 {
-	return (struct dssm_slot_header *)(s->slots + (tid % s->num) * s->stride);
+	return slot_header_at(s, tid % s->num);
 }
 
 static inline unsigned char *slot_data(const dssm_stream *s, uint64_t tid)
 {
-	return s->slots + (tid % s->num) * s->stride + DSSM_SLOT_HEADER;
+	return slot_data_at(s, tid % s->num);
 }
 
 /* The oldest TID kept when `commit` samples are committed: one slot stays
@@ -164,6 +211,15 @@ static inline uint64_t oldest_kept(uint64_t commit, uint64_t num)
 static inline int overwritten(uint64_t claim, uint64_t tid, uint64_t num)
 {
 	return claim > tid + num;
+}
+
+/* The same judged from commit, loaded after an acquire fence: a writer
+ * writes T only once commit == T, and stored that commit before the release
+ * fence that precedes its data (design.md, "Reading"). So a copy that saw a
+ * byte of T = tid + num or later also sees commit >= tid + num. */
+static inline int lapped(uint64_t commit, uint64_t tid, uint64_t num)
+{
+	return commit >= tid + num;
 }
 
 #endif

@@ -1,15 +1,22 @@
 /*
- * owner.c - who writes a stream, and whether that process still lives.
+ * owner.c - who writes a stream, and whether that process or thread still
+ * lives.
  *
- * The owner word packs the writer's pid with its start time (clock ticks
- * after boot, field 22 of /proc/PID/stat). A pid alone is not enough: after
- * a crash the pid may be reused by an unrelated process, which must not keep
- * the stream locked.
+ * The owner word packs a process's pid with its start time (clock ticks
+ * after boot, field 22 of /proc/PID/stat); the writers' lock word packs a
+ * thread's id with the thread's start time (layout.h). An id alone is not
+ * enough: after a crash it may be reused by an unrelated process, which must
+ * not keep the stream locked. Both words are computed once (a /proc read)
+ * and cached, the thread's per thread; a fork() clears the caches in the
+ * child, which is a new process with a new thread id.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -17,11 +24,29 @@
 #define PID_MASK ((UINT64_C(1) << DSSM_OWNER_PID_BITS) - 1)
 #define START_SLACK 100 /* clock ticks: 1 s at the usual USER_HZ of 100 */
 
-/* Start time of pid in clock ticks (0 if unknown) and its state letter. */
+/* Start time of pid in clock ticks (0 if unknown) and its state letter.
+ * A thread id is read through /proc/TID/task/TID/stat: the thread's own
+ * entry, the same path whether the thread reads itself or another process
+ * reads it (qemu-user fakes /proc/self/stat and /proc/PID/stat only). */
+static uint64_t read_stat_path(const char *path, char *state);
+
 static uint64_t read_stat(pid_t pid, char *state)
 {
-	char path[64], buf[1024];
+	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	return read_stat_path(path, state);
+}
+
+static uint64_t read_thread_stat(pid_t tid, char *state)
+{
+	char path[80];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)tid, (int)tid);
+	return read_stat_path(path, state);
+}
+
+static uint64_t read_stat_path(const char *path, char *state)
+{
+	char buf[1024];
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return 0;
@@ -46,11 +71,59 @@ static uint64_t make_owner(pid_t pid, uint64_t start)
 	return (start << DSSM_OWNER_PID_BITS) | ((uint64_t)pid & PID_MASK);
 }
 
-uint64_t dssm__owner_self(void)
+/* The caches. The process word is shared by all threads (relaxed: any
+ * thread computes the same value); the lock word is the calling thread's. */
+_Atomic uint64_t dssm__self_process;
+_Thread_local uint64_t dssm__self_thread;
+#define self_process dssm__self_process
+#define self_thread dssm__self_thread
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void forget_self(void)
 {
-	pid_t pid = getpid();
-	char state;
-	return make_owner(pid, read_stat(pid, &state));
+	/* In the child, in the thread that called fork(): the only thread left. */
+	atomic_store_explicit(&self_process, 0, memory_order_relaxed);
+	self_thread = 0;
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_self);
+}
+
+uint64_t dssm__owner_self_slow(void)
+{
+	uint64_t w = atomic_load_explicit(&self_process, memory_order_relaxed);
+	if (w == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		pid_t pid = getpid();
+		char state;
+		w = make_owner(pid, read_stat(pid, &state));
+		atomic_store_explicit(&self_process, w, memory_order_relaxed);
+	}
+	return w;
+}
+
+#define START_MASK ((UINT64_C(1) << (64 - DSSM_WLOCK_START_SHIFT)) - 1)
+
+static pid_t lock_tid(uint64_t word)
+{
+	return (pid_t)((word >> DSSM_WLOCK_TID_SHIFT) & PID_MASK);
+}
+
+uint64_t dssm__thread_self_slow(void)
+{
+	uint64_t w = self_thread;
+	if (w == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		pid_t tid = (pid_t)syscall(SYS_gettid);
+		char state;
+		uint64_t start = read_thread_stat(tid, &state) & START_MASK;
+		w = (start << DSSM_WLOCK_START_SHIFT) |
+		    (((uint64_t)tid & PID_MASK) << DSSM_WLOCK_TID_SHIFT);
+		self_thread = w;
+	}
+	return w;
 }
 
 pid_t dssm__owner_pid(uint64_t owner)
@@ -58,26 +131,49 @@ pid_t dssm__owner_pid(uint64_t owner)
 	return (pid_t)(owner & PID_MASK);
 }
 
-int dssm__owner_alive(uint64_t owner)
+/* Is task id (a pid or a thread id) alive with start time `want` (mod
+ * `mask`)? Checked with kill(id, 0), which accepts thread ids too, and the
+ * start time read by `stat`. */
+static int task_alive(pid_t id, uint64_t want, uint64_t mask,
+                      uint64_t (*stat)(pid_t, char *))
 {
-	if (owner == 0)
-		return 0;
-	pid_t pid = dssm__owner_pid(owner);
-	if (kill(pid, 0) < 0 && errno == ESRCH)
+	if (id <= 0 || (kill(id, 0) < 0 && errno == ESRCH))
 		return 0;
 	char state = '?';
-	uint64_t start = read_stat(pid, &state);
+	uint64_t start = stat(id, &state);
 	/* Without /proc we cannot tell reuse apart: trust kill(). */
 	if (start == 0)
 		return 1;
 	/* A zombie (killed, not yet reaped) or dead task writes no more. */
 	if (state == 'Z' || state == 'X')
 		return 0;
-	/* Same process if it started within START_SLACK ticks of the owner's
+	/* Same task if it started within START_SLACK ticks of the recorded
 	 * start. Exact equality would do on Linux, but qemu-user (how the ARM
-	 * builds are tested) reports its own start time a few ticks off; a pid
+	 * builds are tested) reports its own start time a few ticks off; an id
 	 * cannot be reused within a second of its first owner's start. */
-	uint64_t owner_start = owner >> DSSM_OWNER_PID_BITS;
-	uint64_t diff = start > owner_start ? start - owner_start : owner_start - start;
-	return diff <= START_SLACK;
+	uint64_t diff = (start - want) & mask;
+	return diff <= START_SLACK || mask - diff < START_SLACK;
+}
+
+int dssm__owner_alive(uint64_t owner)
+{
+	owner &= ~DSSM_OWNER_EXCLUSIVE;
+	if (owner == 0)
+		return 0;
+	return task_alive(dssm__owner_pid(owner), owner >> DSSM_OWNER_PID_BITS,
+	                  ~(uint64_t)0 >> DSSM_OWNER_PID_BITS, read_stat);
+}
+
+int dssm__thread_alive(uint64_t word)
+{
+	word &= ~DSSM_WLOCK_CONTENDED;
+	if (word == 0)
+		return 0;
+	return task_alive(lock_tid(word), word >> DSSM_WLOCK_START_SHIFT, START_MASK,
+	                  read_thread_stat);
+}
+
+pid_t dssm__thread_tid(uint64_t word)
+{
+	return lock_tid(word);
 }

@@ -1,12 +1,17 @@
 /*
  * read.c - the readers' side: copies that are never torn, and time lookups.
  *
- * A read of sample k is a seqlock read keyed on the header's claim counter:
+ * A read (copy) of sample k is a seqlock read keyed on the commit counter:
  *   1. commit (acquire) says which TIDs exist: [oldest_kept(commit), commit-1].
- *   2. copy the slot's header fields and data.
- *   3. acquire fence, then claim: if the writer has claimed k's slot for
- *      k + slots (claim > k + slots), the copy may be torn and is discarded as
- *      DSSM_ETOOOLD. Otherwise no byte of it was written after step 1.
+ *   2. copy the time and length (for the newest sample from the header's
+ *      line, last_*[k % 2]; else from the slot) and the data.
+ *   3. acquire fence, then commit again: if a writer may have started on
+ *      k's slot for k + slots (commit >= k + slots), the copy may be torn and
+ *      is discarded as DSSM_ETOOOLD. Otherwise no byte of it was written
+ *      after step 1. (The header's pair needs commit <= k + 1 as well.)
+ * So a reader of the newest sample touches two cache lines a writer wrote:
+ * the header's commit line and the data. Views and time lookups judge by
+ * the claim instead (exact: valid until a writer starts on the slot).
  * Readers write nothing shared, so any number of them never slow the writer.
  */
 #include <string.h>
@@ -56,7 +61,9 @@ static uint64_t load_commit(const dssm_stream *s)
 	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
 }
 
-/* Did the copy made since the last load_commit() survive? */
+/* Did the copy made since the last load_commit() survive? Judged by the
+ * claim (its own cache line): exact, a slot stays valid until a writer
+ * starts on it. */
 static int still_valid(const dssm_stream *s, uint64_t tid)
 {
 	atomic_thread_fence(memory_order_acquire);
@@ -77,21 +84,45 @@ static int range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
 	                  (unsigned long long)oldest_kept(commit, s->num));
 }
 
-int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
+/* Copy sample tid (known to be in the history), with its time and length
+ * from the header's line (from_header: tid is the newest, commit - 1; the
+ * header's line is the one the commit load brought in) or from its slot.
+ * Returns 0, DSSM_ETOOOLD (overwritten during the copy) or 1: the header's
+ * pair may belong to a newer sample; read from the slot instead. */
+static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf, size_t cap,
+                       dssm_sample_info *info)
 {
-	uint64_t commit = load_commit(s);
-	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
-		return range_error(s, tid, commit);
-	const struct dssm_slot_header *sh = slot_header(s, tid);
-	dssm_time_t time = atomic_load_explicit(&sh->time, memory_order_relaxed);
-	uint64_t len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+	dssm_time_t time;
+	uint64_t len, idx;
+	if (from_header) {
+		time = atomic_load_explicit(&s->hdr->last_time[tid & 1], memory_order_relaxed);
+		len = atomic_load_explicit(&s->hdr->last_len[tid & 1], memory_order_relaxed);
+		idx = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
+		if (idx >= s->num) /* damaged, or a newer sample's: no division saved */
+			idx = tid % s->num;
+	} else {
+		idx = tid % s->num;
+		const struct dssm_slot_header *sh = slot_header_at(s, idx);
+		time = atomic_load_explicit(&sh->time, memory_order_relaxed);
+		len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+	}
 	/* A torn len could be anything: bound it before copying. */
 	if (len > s->max_size)
 		len = s->max_size;
 	size_t n = len < cap ? (size_t)len : cap;
 	if (n)
-		dssm__copy_out(buf, slot_data(s, tid), n);
-	if (!still_valid(s, tid))
+		dssm__copy_out(buf, slot_data_at(s, idx), n);
+	/* Judged by commit, not claim: the commit line is the one this read
+	 * has already, so a read of the newest sample pulls only two lines
+	 * from the writer's cache (commit's and the data's). */
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
+	/* The pair [tid % 2] is next written by the write of tid + 2, which
+	 * starts with commit == tid + 2: unchanged commit, untouched pair (and
+	 * so the slot number was tid's, and the data copied from tid's slot). */
+	if (from_header && commit > tid + 1)
+		return 1;
+	if (lapped(commit, tid, s->num))
 		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while read",
 		                  (unsigned long long)tid, s->name, s->id);
 	if (info) {
@@ -100,6 +131,19 @@ int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_samp
 		info->len = (size_t)len;
 		info->copied = n;
 	}
+	return 0;
+}
+
+int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
+{
+	uint64_t commit = load_commit(s);
+	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
+		return range_error(s, tid, commit);
+	int rc = copy_sample(s, tid, tid + 1 == commit, buf, cap, info);
+	if (rc == 1)
+		rc = copy_sample(s, tid, 0, buf, cap, info);
+	if (rc < 0)
+		return rc;
 	s->has_pos = 1;
 	s->pos = tid;
 	return 0;

@@ -1,5 +1,5 @@
 /*
- * stream.c - creating, opening and closing streams; the single-writer rule.
+ * stream.c - creating, opening and closing streams; registering writers.
  *
  * Creation is race-free without a daemon: the creator makes the segment with
  * O_EXCL, sizes and fills it, and publishes it by storing the magic number
@@ -125,7 +125,9 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
 	snprintf(h->encoding, sizeof h->encoding, "%s", c->encoding ? c->encoding : "");
 	if (p->schema_len)
 		memcpy(base + p->schema_off, c->schema, p->schema_len);
-	atomic_store_explicit(&h->last_time, INT64_MIN, memory_order_relaxed);
+	atomic_store_explicit(&h->last_time[0], INT64_MIN, memory_order_relaxed);
+	atomic_store_explicit(&h->last_time[1], INT64_MIN, memory_order_relaxed);
+	atomic_store_explicit(&h->w_last_time, INT64_MIN, memory_order_relaxed);
 	/* Publish: everything above happens-before any reader's acquire of magic. */
 	atomic_store_explicit(&h->magic, DSSM_MAGIC, memory_order_release);
 }
@@ -170,7 +172,6 @@ static dssm_stream *handle_for(unsigned char *base, size_t bytes)
 	s->num = h->slots;
 	s->max_size = h->max_size;
 	s->spin = 20000;
-	s->last_time = INT64_MIN;
 	memcpy(s->name, h->name, sizeof s->name);
 	s->id = h->id;
 	return s;
@@ -323,21 +324,22 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
 	if (!cfg || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_create: NULL config or out");
 	*out = NULL;
+	if (cfg->flags & ~(unsigned)DSSM_EXCLUSIVE)
+		return dssm__fail(DSSM_EINVAL, "dssm_create '%s:%d': flags 0x%x; only DSSM_EXCLUSIVE",
+		                  name ? name : "", id, cfg->flags);
 	int rc = dssm__segment_name(name, id, seg, sizeof seg);
 	if (rc < 0 || (rc = dssm__namespace(ns)) < 0 || (rc = plan_layout(name, id, cfg, &p)) < 0)
 		return rc;
-	uint64_t me = dssm__owner_self();
-	int existed = create_segment(seg, name, id, cfg, &p, ns, me);
+	int existed = create_segment(seg, name, id, cfg, &p, ns, dssm__owner_self());
 	if (existed < 0)
 		return existed;
 	dssm_stream *s;
 	if ((rc = dssm__map_segment(seg, &s)) < 0)
 		return rc;
-	if (!existed) {
-		/* We created it: we are its writer already. */
-		s->writable = 1;
-		s->owner_word = me;
-	} else if ((rc = compare_layout(s, cfg, &p)) < 0 || (rc = dssm__acquire_writer(s)) < 0) {
+	/* A new segment names us as its writer already; an existing one keeps
+	 * its writers, and we join them. */
+	if ((existed && (rc = compare_layout(s, cfg, &p)) < 0) ||
+	    (rc = dssm__become_writer(s, (cfg->flags & DSSM_EXCLUSIVE) != 0)) < 0) {
 		dssm_close(s);
 		return rc;
 	}
@@ -351,8 +353,12 @@ int dssm_open(const char *name, int id, int flags, dssm_stream **out)
 	if (!out)
 		return dssm__fail(DSSM_EINVAL, "dssm_open: NULL out");
 	*out = NULL;
-	if (flags != DSSM_READ && flags != DSSM_WRITE && flags != (DSSM_READ | DSSM_WRITE))
-		return dssm__fail(DSSM_EINVAL, "dssm_open: flags %d; use DSSM_READ or DSSM_WRITE",
+	int access = flags & ~DSSM_EXCLUSIVE;
+	if ((access != DSSM_READ && access != DSSM_WRITE && access != (DSSM_READ | DSSM_WRITE)) ||
+	    ((flags & DSSM_EXCLUSIVE) && !(flags & DSSM_WRITE)))
+		return dssm__fail(DSSM_EINVAL,
+		                  "dssm_open: flags %d; use DSSM_READ or DSSM_WRITE "
+		                  "(DSSM_EXCLUSIVE only with DSSM_WRITE)",
 		                  flags);
 	int rc = dssm__segment_name(name, id, seg, sizeof seg);
 	if (rc < 0)
@@ -360,7 +366,8 @@ int dssm_open(const char *name, int id, int flags, dssm_stream **out)
 	dssm_stream *s;
 	if ((rc = dssm__map_segment(seg, &s)) < 0)
 		return rc;
-	if ((flags & DSSM_WRITE) && (rc = dssm__acquire_writer(s)) < 0) {
+	if ((flags & DSSM_WRITE) &&
+	    (rc = dssm__become_writer(s, (flags & DSSM_EXCLUSIVE) != 0)) < 0) {
 		dssm_close(s);
 		return rc;
 	}
@@ -368,37 +375,74 @@ int dssm_open(const char *name, int id, int flags, dssm_stream **out)
 	return 0;
 }
 
-/* Become the stream's only writer, replacing a writer that died. */
-int dssm__acquire_writer(dssm_stream *s)
+/* Who may take the owner word: sets *want to the word to store (cur itself
+ * to leave it) and returns 1 if cur named no live process (so a dead
+ * writer's registration is replaced), 0 if it did, or DSSM_EBUSY. */
+static int owner_after(dssm_stream *s, uint64_t cur, uint64_t me, int exclusive,
+                       uint64_t *want)
+{
+	uint64_t who = cur & ~DSSM_OWNER_EXCLUSIVE;
+	int alive = cur != 0 && (who == me || dssm__owner_alive(cur));
+	if (alive && (cur & DSSM_OWNER_EXCLUSIVE)) {
+		if (who != me)
+			return dssm__fail(DSSM_EBUSY, "stream '%s:%d' is written exclusively by pid %d",
+			                  s->name, s->id, (int)dssm__owner_pid(cur));
+		if (exclusive)
+			return dssm__fail(DSSM_EBUSY,
+			                  "stream '%s:%d' is written exclusively by this process "
+			                  "(another handle)",
+			                  s->name, s->id);
+	}
+	if (exclusive && alive && who != me)
+		return dssm__fail(DSSM_EBUSY,
+		                  "stream '%s:%d' is written by pid %d; DSSM_EXCLUSIVE needs it alone",
+		                  s->name, s->id, (int)dssm__owner_pid(cur));
+	if (exclusive)
+		*want = me | DSSM_OWNER_EXCLUSIVE;
+	else
+		*want = alive ? cur : me;
+	return alive ? 0 : 1;
+}
+
+/* Register this process in the owner word (the writer `dssm info` shows and
+ * `dssm cleanup` checks), as the exclusive writer if asked. Writing itself
+ * needs no registration: the writers' lock serializes every writer. */
+int dssm__become_writer(dssm_stream *s, int exclusive)
 {
 	struct dssm_shm_header *h = s->hdr;
 	uint64_t me = dssm__owner_self();
-	for (int attempt = 0; attempt < 100; attempt++) {
-		uint64_t cur = atomic_load_explicit(&h->owner, memory_order_acquire);
-		if (cur != 0 && dssm__owner_alive(cur)) {
-			pid_t pid = dssm__owner_pid(cur);
-			return dssm__fail(DSSM_EBUSY, "stream '%s:%d' is written by pid %d%s", s->name,
-			                  s->id, (int)pid,
-			                  pid == getpid() ? " (this process, another handle)" : "");
+	int rc = 0;
+	/* Under the writers' lock, so every write after ours sees the
+	 * exclusive mark (writes check it under the lock). */
+	if (exclusive && (rc = dssm__wlock(s)) < 0)
+		return rc;
+	for (int attempt = 0;; attempt++) {
+		uint64_t cur = atomic_load_explicit(&h->owner, memory_order_acquire), want = cur;
+		int replaced = owner_after(s, cur, me, exclusive, &want);
+		if (replaced < 0) {
+			rc = replaced;
+			break;
 		}
-		/* acq_rel: we see the dead writer's last commit before we go on. */
-		if (atomic_compare_exchange_strong_explicit(&h->owner, &cur, me, memory_order_acq_rel,
+		if (want == cur ||
+		    atomic_compare_exchange_strong_explicit(&h->owner, &cur, want, memory_order_acq_rel,
 		                                            memory_order_acquire)) {
-			if (cur != 0)
+			if (replaced && cur != 0)
 				atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
-			s->writable = 1;
-			s->owner_word = me;
-			/* The newest committed sample's time (a writer that died between
-			 * storing last_time and committing must not constrain us). */
-			uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
-			s->last_time = commit ? atomic_load_explicit(&s->times[(commit - 1) % s->num],
-			                                             memory_order_relaxed)
-			                      : INT64_MIN;
-			return 0;
+			break;
+		}
+		if (attempt == 100) {
+			rc = dssm__fail(DSSM_EAGAIN, "stream '%s:%d': writer registration kept changing",
+			                s->name, s->id);
+			break;
 		}
 	}
-	return dssm__fail(DSSM_EAGAIN, "stream '%s:%d': writer ownership kept changing", s->name,
-	                  s->id);
+	if (exclusive)
+		dssm__wunlock(s);
+	if (rc == 0) {
+		s->exclusive = exclusive;
+		atomic_store_explicit(&s->writable, 1, memory_order_relaxed);
+	}
+	return rc;
 }
 
 void dssm_close(dssm_stream *s)
@@ -409,11 +453,18 @@ void dssm_close(dssm_stream *s)
 	}
 	if (!s)
 		return;
-	if (s->writable) {
-		uint64_t me = s->owner_word;
-		/* release: our last commit is visible to the next writer's acquire. */
-		atomic_compare_exchange_strong_explicit(&s->hdr->owner, &me, 0, memory_order_release,
-		                                        memory_order_relaxed);
+	if (atomic_load_explicit(&s->writable, memory_order_relaxed)) {
+		/* A slot this thread borrowed through this handle goes back. */
+		if (atomic_load_explicit(&s->borrower, memory_order_relaxed) == dssm__thread_self() &&
+		    dssm__wlock_held(s))
+			dssm__wunlock(s);
+		/* Unregister (other writers of this process register again on
+		 * their next write); the exclusive mark only from its handle. */
+		uint64_t me = dssm__owner_self();
+		uint64_t cur = atomic_load_explicit(&s->hdr->owner, memory_order_relaxed);
+		if (cur == me || (cur == (me | DSSM_OWNER_EXCLUSIVE) && s->exclusive))
+			atomic_compare_exchange_strong_explicit(&s->hdr->owner, &cur, 0,
+			                                        memory_order_release, memory_order_relaxed);
 	}
 	munmap(s->hdr, s->map_bytes);
 	free(s);

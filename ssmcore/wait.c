@@ -28,18 +28,15 @@
 #include "../connector/remote.h"
 #include "../connector/wire.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define cpu_relax() __builtin_ia32_pause()
-#elif defined(__aarch64__) || defined(__arm__)
-#define cpu_relax() __asm__ __volatile__("yield" ::: "memory")
-#else
-#define cpu_relax() ((void)0)
-#endif
-
-static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts)
 {
 	/* Not FUTEX_PRIVATE: the word is shared between processes. */
 	return syscall(SYS_futex, (uint32_t *)addr, op, val, ts, NULL, 0);
+}
+
+static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return dssm__futex((void *)addr, op, val, ts);
 }
 
 void dssm__wake(struct dssm_shm_header *h)
@@ -67,16 +64,14 @@ static int tid_ready(dssm_stream *s, uint64_t tid)
 static int time_ready(dssm_stream *s, uint64_t t)
 {
 	/* The time of the newest *committed* sample, read through commit's
-	 * acquire: what a read right after the wait will find. (The header's
-	 * last_time may already hold the time of a sample whose commit this
-	 * thread does not see yet.) */
+	 * acquire: what a read right after the wait will find. */
 	for (;;) {
 		uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
 		if (commit == 0)
 			return 0;
 		dssm_time_t newest =
 		    atomic_load_explicit(&s->times[(commit - 1) % s->num], memory_order_relaxed);
-		/* as in read.c: the entry is the sample's unless the writer has
+		/* as in read.c: the entry is the sample's unless a writer has
 		 * claimed its slot again since */
 		atomic_thread_fence(memory_order_acquire);
 		uint64_t claim = atomic_load_explicit(&s->hdr->claim, memory_order_relaxed);
@@ -88,6 +83,14 @@ static int time_ready(dssm_stream *s, uint64_t t)
 static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)
 {
 	struct dssm_shm_header *h = s->hdr;
+	/* A first short spin before reading the clock: a sample that arrives
+	 * within a few hundred ns (a round trip's answer) is then not delayed
+	 * by a clock read that happened to be under way. */
+	for (int k = 0; s->spin > 0 && k < 64; k++) {
+		if (ready(s, arg))
+			return 0;
+		cpu_relax();
+	}
 	if (ready(s, arg))
 		return 0;
 	dssm_time_t start = dssm__monotonic();

@@ -153,6 +153,8 @@ static void test_tids_beyond_2_32(void **state)
 	struct dssm_shm_header *h = s->hdr;
 	atomic_store(&h->commit, start);
 	atomic_store(&h->claim, start);
+	atomic_store(&h->w_next, start); /* the writers' copy of commit */
+	atomic_store(&h->w_slot, start % 8);
 	char buf[16];
 	for (uint64_t i = 0; i < 20; i++) {
 		testutil_fill(buf, sizeof buf, start + i);

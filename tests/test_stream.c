@@ -156,27 +156,67 @@ static void test_layout_mismatch(void **state)
 	assert_null(t);
 }
 
-static void test_single_writer(void **state)
+/* Exit status of a forked child running fn(arg). */
+static int in_child(int (*fn)(dssm_stream *), dssm_stream *arg)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fn(arg));
+	int status;
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+}
+
+/* 0 if a new write handle is refused with DSSM_EBUSY at open. */
+static int child_open_refused(dssm_stream *unused)
+{
+	(void)unused;
+	dssm_stream *c = NULL;
+	return dssm_open("one", 0, DSSM_WRITE, &c) == DSSM_EBUSY &&
+	               strstr(dssm_last_error(), "exclusively by pid")
+	           ? 0
+	           : 1;
+}
+
+/* 0 if a write on the inherited handle is refused with DSSM_EBUSY. */
+static int child_write_refused(dssm_stream *inherited)
+{
+	return dssm_write(inherited, "c", 1, 100) == DSSM_EBUSY ? 0 : 1;
+}
+
+/* Any number of handles and processes write one stream, each write its own
+ * TID; DSSM_EXCLUSIVE keeps the old one-writer rule for a program asking. */
+static void test_many_writers_and_exclusive(void **state)
 {
 	(void)state;
-	dssm_stream *w = testutil_create("one", 8, 4), *r, *w2 = NULL;
-	assert_int_equal(dssm_open("one", 0, DSSM_WRITE, &w2), DSSM_EBUSY);
-	assert_non_null(strstr(dssm_last_error(), "this process"));
+	dssm_stream *w = testutil_create("one", 8, 4), *r, *w2 = NULL, *x = NULL;
+	assert_int_equal(dssm_open("one", 0, DSSM_WRITE, &w2), 0);
+	assert_int_equal(dssm_write(w, "a", 1, 1), 0);
+	assert_int_equal(dssm_write(w2, "b", 1, 2), 1);
+	assert_int_equal(dssm_write(w, "c", 1, 3), 2);
+	/* time order holds across writers */
+	assert_int_equal(dssm_write(w2, "d", 1, 2), DSSM_EBACKWARDS);
 	assert_int_equal(dssm_open("one", 0, DSSM_READ, &r), 0);
-	assert_int_equal(dssm_write(r, "x", 1, 1), DSSM_EPERM);
-	/* A writer in another live process also blocks. */
+	assert_int_equal(dssm_write(r, "x", 1, 4), DSSM_EPERM);
+	assert_int_equal(dssm_open("one", 0, DSSM_EXCLUSIVE, &x), DSSM_EINVAL);
 	dssm_close(w);
+	dssm_close(w2);
+
+	/* A writer in another live process: we write beside it, but may not
+	 * become the exclusive writer while it is registered. */
 	int up[2], down[2]; /* child -> parent, parent -> child */
 	assert_int_equal(pipe(up), 0);
 	assert_int_equal(pipe(down), 0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		dssm_stream *c;
-		char ok = dssm_open("one", 0, DSSM_WRITE, &c) == 0 ? 'y' : 'n';
+		char ok = dssm_open("one", 0, DSSM_WRITE, &c) == 0 && dssm_write(c, "k", 1, 5) == 3
+		              ? 'y'
+		              : 'n';
 		if (write(up[1], &ok, 1) != 1)
 			_exit(2);
-		char x;
-		if (read(down[0], &x, 1) < 0)
+		char q;
+		if (read(down[0], &q, 1) < 0)
 			_exit(3);
 		dssm_close(c);
 		_exit(0);
@@ -184,19 +224,36 @@ static void test_single_writer(void **state)
 	char ok;
 	assert_int_equal(read(up[0], &ok, 1), 1);
 	assert_int_equal(ok, 'y');
-	assert_int_equal(dssm_open("one", 0, DSSM_WRITE, &w2), DSSM_EBUSY);
+	assert_int_equal(dssm_open("one", 0, DSSM_WRITE, &w2), 0);
+	assert_int_equal(dssm_write(w2, "p", 1, 6), 4);
+	dssm_stream_info info;
+	dssm_info(r, &info);
+	assert_int_equal(info.writer_pid, pid);
+	assert_int_equal(info.writer_alive, 1);
+	assert_int_equal(dssm_open("one", 0, DSSM_WRITE | DSSM_EXCLUSIVE, &x), DSSM_EBUSY);
 	assert_non_null(strstr(dssm_last_error(), "pid"));
 	assert_int_equal(write(down[1], "q", 1), 1);
 	int status;
 	waitpid(pid, &status, 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	/* It closed cleanly: writable again, not marked crashed. */
-	assert_int_equal(dssm_open("one", 0, DSSM_WRITE, &w2), 0);
-	dssm_stream_info info;
-	dssm_info(w2, &info);
-	assert_int_equal(info.writer_crashed, 0);
+
+	/* It closed cleanly: now we may be exclusive. Our other handle still
+	 * writes; other processes, and a child on an inherited handle, get
+	 * DSSM_EBUSY; so does a second exclusive handle. */
+	assert_int_equal(dssm_open("one", 0, DSSM_WRITE | DSSM_EXCLUSIVE, &x), 0);
+	dssm_info(r, &info);
 	assert_int_equal(info.writer_pid, getpid());
-	assert_int_equal(info.writer_alive, 1);
+	assert_int_equal(info.writer_crashed, 0);
+	assert_int_equal(dssm_write(w2, "q", 1, 7), 5);
+	assert_int_equal(dssm_write(x, "r", 1, 8), 6);
+	assert_int_equal(in_child(child_open_refused, NULL), 0);
+	assert_int_equal(in_child(child_write_refused, x), 0);
+	dssm_stream *x2 = NULL;
+	assert_int_equal(dssm_open("one", 0, DSSM_WRITE | DSSM_EXCLUSIVE, &x2), DSSM_EBUSY);
+	assert_non_null(strstr(dssm_last_error(), "this process"));
+	/* closing the exclusive handle opens the stream to all again */
+	dssm_close(x);
+	assert_int_equal(in_child(child_write_refused, w2), 1);
 	dssm_close(w2);
 	dssm_close(r);
 	for (int i = 0; i < 2; i++) {
@@ -436,7 +493,7 @@ int main(void)
 		cmocka_unit_test_setup(test_slots_follow_ssm, testutil_reset),
 		cmocka_unit_test_setup(test_reopen_keeps_data, testutil_reset),
 		cmocka_unit_test_setup(test_layout_mismatch, testutil_reset),
-		cmocka_unit_test_setup(test_single_writer, testutil_reset),
+		cmocka_unit_test_setup(test_many_writers_and_exclusive, testutil_reset),
 		cmocka_unit_test_setup(test_write_errors, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_commit, testutil_reset),
 		cmocka_unit_test_setup(test_metadata, testutil_reset),

@@ -59,7 +59,7 @@ enum {
 	DSSM_ENAME = -2,       /* a stream name, id or namespace is not valid */
 	DSSM_ENOENT = -3,      /* no such stream */
 	DSSM_ELAYOUT = -4,     /* the stream exists with a different layout */
-	DSSM_EBUSY = -5,       /* the stream already has a live writer */
+	DSSM_EBUSY = -5,       /* the stream has a live exclusive writer (DSSM_EXCLUSIVE) */
 	DSSM_ENODATA = -6,     /* the stream holds no sample yet */
 	DSSM_ETOOOLD = -7,     /* the sample left the history (overwritten) */
 	DSSM_EFUTURE = -8,     /* the sample is not written yet */
@@ -118,9 +118,10 @@ typedef struct dssm_stream_config {
 	const char *schema;       /* schema text (message definition), may be NULL */
 	size_t property_capacity; /* bytes reserved for the property blob */
 	unsigned mode;            /* permission bits of the segment */
+	unsigned flags;           /* 0, or DSSM_EXCLUSIVE (see dssm_open) */
 } dssm_stream_config;
 
-#define DSSM_STREAM_CONFIG_INIT {0, 0.0, 0.0, 0, "", "raw", NULL, 65536, 0660}
+#define DSSM_STREAM_CONFIG_INIT {0, 0.0, 0.0, 0, "", "raw", NULL, 65536, 0660, 0}
 
 /* Slot count SSM 1.0.6 gives for life and cycle: (int)(1.2 * life / cycle) + 1.
  * The history is one slot less (one is kept for the write in progress). */
@@ -128,29 +129,53 @@ uint32_t dssm_slots_for(double life, double cycle);
 
 /* Create stream NAME:ID and open it for writing. If it exists with the same
  * layout (max_size and slot count; type and encoding when given) it is opened
- * as it is, data kept. A different layout gives DSSM_ELAYOUT naming what
- * differs; a live writer elsewhere gives DSSM_EBUSY. A writer that died is
- * replaced (its half-written sample, if any, is never seen by readers). */
+ * as it is, data kept, and we join its writers. A different layout gives
+ * DSSM_ELAYOUT naming what differs. With cfg->flags = DSSM_EXCLUSIVE, as
+ * dssm_open with DSSM_EXCLUSIVE. */
 int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
 
 #define DSSM_READ 1
 #define DSSM_WRITE 2
-/* Open an existing stream. flags: DSSM_READ, or DSSM_WRITE (reads allowed too). */
+#define DSSM_EXCLUSIVE 4
+/* Open an existing stream. flags: DSSM_READ, or DSSM_WRITE (reads allowed too).
+ *
+ * Writers: any number of threads, handles and processes may write one
+ * stream. Their writes are serialized: each successful write gets its own
+ * TID and none is lost or torn; time order is checked against the newest
+ * sample whoever wrote it (DSSM_EBACKWARDS). Threads may share one handle.
+ * A forked child may write through a handle it inherited. A writer killed
+ * inside a write delays the others by about 10 ms, then they continue;
+ * readers never see its half-written sample.
+ *
+ * DSSM_WRITE | DSSM_EXCLUSIVE: this process becomes the only writer. Writes
+ * from other processes (and other DSSM_EXCLUSIVE opens, also in this
+ * process) fail with DSSM_EBUSY naming our pid until this handle closes or
+ * the process dies. Opening it fails with DSSM_EBUSY while another live
+ * process is registered as a writer (the last process to open the stream
+ * for writing, or to write it since that one closed); other writers still
+ * open get DSSM_EBUSY from their next write. Threads and handles of the
+ * exclusive process write as before. */
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);
-/* Close a handle; a writer gives the stream up. NULL is allowed. */
+/* Close a handle. A slot this thread borrowed through it is abandoned; an
+ * exclusive handle gives up exclusivity. NULL is allowed. */
 void dssm_close(dssm_stream *s);
 
 /* ---- writing --------------------------------------------------------------- */
 
 /* Append a sample of len bytes (0 .. max_size) measured at time t. Returns
- * its TID (>= 0) or an error: DSSM_EBACKWARDS if t is older than the previous
- * sample's time, DSSM_ETOOBIG, DSSM_EPERM for a read-only handle. Never blocks
- * on readers; pays a system call only when a reader is asleep in a wait. */
+ * its TID (>= 0) or an error: DSSM_EBACKWARDS if t is older than the newest
+ * sample's time, DSSM_ETOOBIG, DSSM_EPERM for a read-only handle, DSSM_EBUSY
+ * while another process writes exclusively. Never blocks on readers; waits
+ * only while another writer is inside a write; pays a system call only then
+ * or when a reader is asleep in a wait. */
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
 
 /* Zero-copy write: borrow the next slot, fill it, then commit. Until commit,
  * readers do not see the slot; the oldest sample of the history stays
- * readable. *buf receives max_size writable bytes. */
+ * readable. *buf receives max_size writable bytes. The borrowing thread
+ * holds the stream's write lock until it commits or abandons (other
+ * writers wait), and only it may commit: another write from it meanwhile
+ * gives DSSM_ESTATE. */
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);
 int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t);
 /* Give a borrowed slot back without writing. */
@@ -255,9 +280,9 @@ typedef struct dssm_stream_info {
 	size_t schema_len;
 	size_t property_len, property_capacity;
 	unsigned mode;              /* permission bits */
-	pid_t writer_pid;           /* 0: no writer */
+	pid_t writer_pid;           /* the registered writer (see dssm_open); 0: none */
 	int writer_alive;           /* 1 live, 0 dead or none */
-	int writer_crashed;         /* the last writer died without closing */
+	int writer_crashed;         /* a writer died without closing (or inside a write) */
 	uint64_t count;             /* samples written (TID of the next) */
 	uint64_t tid_oldest, tid_newest; /* valid when count > 0 */
 	dssm_time_t time_oldest, time_newest;

@@ -1,0 +1,650 @@
+/*
+ * test_writers.c - many writers on one stream: threads sharing a handle,
+ * threads and processes with their own handles, a forked child writing on
+ * an inherited handle, and writers SIGKILLed anywhere inside a write. Every
+ * successful write must have its own TID, no sample may be lost or torn,
+ * and readers running meanwhile must never see a torn sample. Also the SSM
+ * compat cases (createSSM + fork + openSSM(SSM_WRITE), two SSM writers).
+ *
+ * A sample is self-describing: word 0 is its key (writer << 32 | sequence),
+ * the rest is testutil_fill(key). Every writer records the TID each write
+ * returned in shared memory, so the check maps TID -> key exactly.
+ */
+#include <limits.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+#include "ssm.h"
+
+#define SIZE 64
+#define NOT_WRITTEN UINT64_MAX
+
+/* Counts are modest: the file runs under TSan on 2 cores. DSSM_TEST_WRITES
+ * sets the writes per writer of the first test (e.g. 100000 for 500k). */
+#define WRITERS 5
+#define KILL_ROUNDS 8
+#define KILL_PER_WRITER 4000
+static uint64_t per_writer = 20000;
+#define PER_WRITER per_writer
+
+/* Shared between the test's processes (MAP_SHARED). */
+struct board {
+	_Atomic int go, stop;
+	_Atomic uint64_t written[WRITERS + 1]; /* writes that returned, per writer */
+	_Atomic uint64_t reads, torn;
+	uint64_t *tid[WRITERS + 1];            /* TID each write returned (below) */
+	size_t bytes;
+};
+
+static struct board *new_board(void)
+{
+	size_t bytes = sizeof(struct board) + sizeof(uint64_t) * (WRITERS + 1) * per_writer;
+	struct board *b = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+	                       -1, 0);
+	assert_true(b != MAP_FAILED);
+	memset(b, 0, sizeof *b);
+	b->bytes = bytes;
+	uint64_t *t = (uint64_t *)(b + 1);
+	memset(t, 0xff, sizeof(uint64_t) * (WRITERS + 1) * per_writer);
+	for (int i = 0; i <= WRITERS; i++)
+		b->tid[i] = t + (size_t)i * per_writer;
+	return b;
+}
+
+static uint64_t key_of(int writer, uint64_t seq)
+{
+	return ((uint64_t)writer << 32) | seq;
+}
+
+static void fill(unsigned char *buf, uint64_t key)
+{
+	memcpy(buf, &key, 8);
+	testutil_fill(buf + 8, SIZE - 8, key);
+}
+
+/* The key of an intact sample, or NOT_WRITTEN for a torn one. */
+static uint64_t key_in(const unsigned char *buf, size_t len)
+{
+	uint64_t key;
+	memcpy(&key, buf, 8);
+	return len == SIZE && testutil_check(buf + 8, SIZE - 8, key) ? key : NOT_WRITTEN;
+}
+
+/* Also used in forked children, where a cmocka failure would go on to run
+ * the remaining tests: failures are reported, and returned. */
+static dssm_stream *open_w(const char *name)
+{
+	dssm_stream *s = NULL;
+	if (dssm_open(name, 0, DSSM_WRITE, &s) < 0)
+		fprintf(stderr, "open %s: %s\n", name, dssm_last_error());
+	return s;
+}
+
+struct writer {
+	struct board *b;
+	dssm_stream *s;     /* NULL: open a handle of our own */
+	const char *name;
+	int id;             /* writer number, in the key */
+	uint64_t count;
+	int zero_copy;      /* alternate borrow/commit with write */
+	int victim;         /* after count writes, wait to be killed */
+};
+
+/* All writers use one time: equal times are allowed, and the test is about
+ * TIDs, not time order (which test_stream checks across writers). */
+static int write_one(struct writer *w, dssm_stream *s, uint64_t seq)
+{
+	unsigned char buf[SIZE];
+	uint64_t key = key_of(w->id, seq);
+	int64_t tid;
+	if (w->zero_copy && (seq & 1)) {
+		void *slot;
+		if (dssm_write_borrow(s, &slot, NULL) < 0)
+			return -1;
+		fill(slot, key);
+		tid = dssm_write_commit(s, SIZE, 1000);
+	} else {
+		fill(buf, key);
+		tid = dssm_write(s, buf, SIZE, 1000);
+	}
+	if (tid < 0)
+		return -1;
+	if (seq < PER_WRITER)
+		w->b->tid[w->id][seq] = (uint64_t)tid;
+	atomic_store_explicit(&w->b->written[w->id], seq + 1, memory_order_release);
+	return 0;
+}
+
+/* NULL when every write succeeded. */
+static void *writer_run(void *arg)
+{
+	struct writer *w = arg;
+	while (!atomic_load(&w->b->go))
+		usleep(100);
+	dssm_stream *s = w->s ? w->s : open_w(w->name);
+	if (!s)
+		return (void *)1;
+	void *rc = NULL;
+	for (uint64_t seq = 0; seq < w->count && !rc; seq++)
+		if (write_one(w, s, seq) < 0) {
+			fprintf(stderr, "writer %d, write %llu: %s\n", w->id, (unsigned long long)seq,
+			        dssm_last_error());
+			rc = (void *)1;
+		}
+	while (w->victim)
+		pause(); /* wrote faster than the test could kill it */
+	if (!w->s)
+		dssm_close(s);
+	return rc;
+}
+
+static void join_ok(pthread_t th)
+{
+	void *rc;
+	pthread_join(th, &rc);
+	assert_null(rc);
+}
+
+/* A process running writer_run; its exit status says how it went. */
+static pid_t writer_process(struct writer *w)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(writer_run(w) ? 1 : 0);
+	return pid;
+}
+
+/* Readers read the newest and the next samples while writers write. */
+struct reader {
+	struct board *b;
+	const char *name;
+};
+
+static void *reader_run(void *arg)
+{
+	struct reader *r = arg;
+	dssm_stream *s;
+	if (dssm_open(r->name, 0, DSSM_READ, &s) < 0)
+		return NULL;
+	unsigned char buf[SIZE];
+	dssm_sample_info si;
+	for (uint64_t i = 0; !atomic_load(&r->b->stop); i++) {
+		int rc = (i & 1) ? dssm_read_last(s, buf, sizeof buf, &si)
+		                 : dssm_read_next(s, buf, sizeof buf, &si, NULL);
+		if (rc < 0)
+			continue;
+		atomic_fetch_add(&r->b->reads, 1);
+		if (key_in(buf, si.len) == NOT_WRITTEN)
+			atomic_fetch_add(&r->b->torn, 1);
+	}
+	dssm_close(s);
+	return NULL;
+}
+
+static dssm_stream *make_stream(const char *name, uint32_t slots)
+{
+	dssm_remove(name, 0);
+	return testutil_create(name, SIZE, slots);
+}
+
+/* Read every TID: each is an intact sample whose key maps back to the TID
+ * its writer was given. Returns how many samples each writer has. */
+static void check_history(dssm_stream *s, struct board *b, uint64_t expect_total,
+                          uint64_t have[WRITERS + 1])
+{
+	uint64_t oldest, newest;
+	assert_int_equal(dssm_tid_range(s, &oldest, &newest), 0);
+	assert_int_equal(oldest, 0);
+	assert_int_equal(newest + 1, expect_total);
+	memset(have, 0, sizeof(uint64_t) * (WRITERS + 1));
+	for (uint64_t tid = 0; tid <= newest; tid++) {
+		unsigned char buf[SIZE];
+		dssm_sample_info si;
+		assert_int_equal(dssm_read_tid(s, tid, buf, sizeof buf, &si), 0);
+		uint64_t key = key_in(buf, si.len);
+		if (key == NOT_WRITTEN)
+			fail_msg("TID %llu is torn", (unsigned long long)tid);
+		int w = (int)(key >> 32);
+		uint64_t seq = key & 0xffffffffu;
+		assert_true(w >= 0 && w <= WRITERS);
+		/* each writer's samples in its own order, none twice or missing */
+		if (seq != have[w])
+			fail_msg("TID %llu holds writer %d's sample %llu; expected its sample %llu",
+			         (unsigned long long)tid, w, (unsigned long long)seq,
+			         (unsigned long long)have[w]);
+		have[w]++;
+		if (seq < PER_WRITER && b->tid[w][seq] != NOT_WRITTEN && b->tid[w][seq] != tid)
+			fail_msg("writer %d's sample %llu was given TID %llu but is at %llu", w,
+			         (unsigned long long)seq, (unsigned long long)b->tid[w][seq],
+			         (unsigned long long)tid);
+	}
+}
+
+static void wait_ok(pid_t pid)
+{
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* 5 writers x PER_WRITER at full speed: two threads on one handle (one of
+ * them zero-copy), a thread with its own handle, a process with its own
+ * handle and a forked child on the threads' inherited handle. */
+static void test_all_kinds_of_writers(void **state)
+{
+	(void)state;
+	const uint64_t total = (uint64_t)WRITERS * PER_WRITER;
+	dssm_stream *shared = make_stream("many", (uint32_t)total + 1);
+	struct board *b = new_board();
+	struct writer w[WRITERS] = {
+	    {b, shared, "many", 0, PER_WRITER, 0, 0}, {b, shared, "many", 1, PER_WRITER, 1, 0},
+	    {b, NULL, "many", 2, PER_WRITER, 0, 0},   {b, NULL, "many", 3, PER_WRITER, 1, 0},
+	    {b, shared, "many", 4, PER_WRITER, 0, 0},
+	};
+	/* processes first: no fork after threads exist (TSan) */
+	pid_t p3 = writer_process(&w[3]), p4 = writer_process(&w[4]);
+	pthread_t th[3], rd;
+	struct reader r = {b, "many"};
+	for (int i = 0; i < 3; i++)
+		pthread_create(&th[i], NULL, writer_run, &w[i]);
+	pthread_create(&rd, NULL, reader_run, &r);
+	atomic_store(&b->go, 1);
+	for (int i = 0; i < 3; i++)
+		join_ok(th[i]);
+	wait_ok(p3);
+	wait_ok(p4);
+	atomic_store(&b->stop, 1);
+	pthread_join(rd, NULL);
+	uint64_t have[WRITERS + 1];
+	check_history(shared, b, total, have);
+	for (int i = 0; i < WRITERS; i++)
+		assert_int_equal(have[i], PER_WRITER);
+	assert_int_equal(atomic_load(&b->torn), 0);
+	print_message("%llu writes -> %llu TIDs; readers: %llu reads, %llu torn\n",
+	              (unsigned long long)total, (unsigned long long)total,
+	              (unsigned long long)atomic_load(&b->reads),
+	              (unsigned long long)atomic_load(&b->torn));
+	dssm_close(shared);
+	munmap(b, b->bytes);
+}
+
+/* One writer of four is SIGKILLed while all write at full speed, in a loop
+ * so the kill lands inside a write (often holding the lock) at least
+ * sometimes. The survivors finish, and every sample that any write returned
+ * is there; the victim's are a gap-free prefix of what it wrote. */
+static void test_writer_killed_mid_run(void **state)
+{
+	(void)state;
+	const uint64_t survivors = 3 * KILL_PER_WRITER;
+	int robbed = 0;
+	for (int round = 0; round < KILL_ROUNDS; round++) {
+		dssm_stream *s = make_stream("kill", (uint32_t)(survivors + PER_WRITER + 1));
+		struct board *b = new_board();
+		struct writer w[4] = {
+		    {b, s, "kill", 0, KILL_PER_WRITER, 0, 0},
+		    {b, s, "kill", 1, KILL_PER_WRITER, 1, 0},
+		    {b, NULL, "kill", 2, KILL_PER_WRITER, 0, 0},
+		    {b, NULL, "kill", WRITERS, PER_WRITER, round & 1, 1},
+		};
+		pid_t victim = writer_process(&w[3]), p2 = writer_process(&w[2]);
+		pthread_t th[2], rd;
+		struct reader r = {b, "kill"};
+		for (int i = 0; i < 2; i++)
+			pthread_create(&th[i], NULL, writer_run, &w[i]);
+		pthread_create(&rd, NULL, reader_run, &r);
+		atomic_store(&b->go, 1);
+		/* kill after a varying number of the victim's writes */
+		uint64_t at = 50 + (uint64_t)round * 150;
+		while (atomic_load(&b->written[WRITERS]) < at)
+			usleep(50);
+		kill(victim, SIGKILL);
+		int status;
+		assert_int_equal(waitpid(victim, &status, 0), victim);
+		if (!WIFSIGNALED(status))
+			fail_msg("the victim exited (%d) before it was killed", WEXITSTATUS(status));
+		for (int i = 0; i < 2; i++)
+			join_ok(th[i]);
+		wait_ok(p2);
+		atomic_store(&b->stop, 1);
+		pthread_join(rd, NULL);
+		/* The victim's samples: at least those its writes returned, at most
+		 * one more (killed between commit and recording the TID). */
+		uint64_t returned = atomic_load(&b->written[WRITERS]);
+		uint64_t oldest, newest;
+		assert_int_equal(dssm_tid_range(s, &oldest, &newest), 0);
+		uint64_t victim_has = newest + 1 - survivors;
+		assert_true(victim_has == returned || victim_has == returned + 1);
+		uint64_t have[WRITERS + 1];
+		check_history(s, b, survivors + victim_has, have);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(have[i], KILL_PER_WRITER);
+		assert_int_equal(have[WRITERS], victim_has);
+		assert_int_equal(atomic_load(&b->torn), 0);
+		/* crashed is set when a survivor robbed the victim of the lock:
+		 * the kill landed inside a write (a diagnostic, not asserted) */
+		dssm_stream_info info;
+		dssm_info(s, &info);
+		robbed += info.writer_crashed;
+		dssm_close(s);
+		munmap(b, b->bytes);
+	}
+	print_message("%d of %d kills landed inside a write holding the lock\n", robbed,
+	              KILL_ROUNDS);
+}
+
+/* A child that borrows a slot (so holds the writers' lock), half fills it
+ * and waits to be killed. Returns its pid. */
+static pid_t doomed_borrower(const char *name)
+{
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dssm_stream *s = open_w(name);
+		void *slot;
+		if (!s || dssm_write_borrow(s, &slot, NULL) < 0)
+			_exit(1);
+		memset(slot, 0xab, SIZE / 2);
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(3);
+	}
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
+	close(p[1]);
+	return pid;
+}
+
+struct blocked {
+	dssm_stream *s;
+	int64_t tid;
+};
+
+static void *blocked_write(void *arg)
+{
+	struct blocked *bw = arg;
+	unsigned char buf[SIZE];
+	fill(buf, key_of(1, 0));
+	bw->tid = dssm_write(bw->s, buf, SIZE, 2000);
+	return NULL;
+}
+
+/* Killed holding the lock: a writer already waiting, and the next one, both
+ * go on (the waiter notices the dead holder after one futex sleep); the
+ * half-written slot is never read as a sample. */
+static void test_killed_holding_the_lock(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("held", 8);
+	unsigned char buf[SIZE];
+	for (uint64_t i = 0; i < 3; i++) {
+		fill(buf, key_of(0, i));
+		assert_int_equal(dssm_write(s, buf, SIZE, 1000), (int64_t)i);
+	}
+	pid_t pid = doomed_borrower("held");
+	struct blocked bw = {s, -100};
+	pthread_t th;
+	pthread_create(&th, NULL, blocked_write, &bw);
+	/* Give the thread time to block on the lock (if it has not yet, it
+	 * meets the dead holder instead: the same path). */
+	usleep(20000);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	pthread_join(th, NULL);
+	assert_int_equal(bw.tid, 3); /* the TID the dead writer had borrowed */
+	fill(buf, key_of(0, 3));
+	assert_int_equal(dssm_write(s, buf, SIZE, 3000), 4);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(1, 0));
+	assert_int_equal(si.time, 2000);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	assert_int_equal(info.count, 5);
+	dssm_close(s);
+}
+
+static void *commit_other_thread(void *arg)
+{
+	return (void *)(intptr_t)dssm_write_commit(arg, 1, 5);
+}
+
+/* One thread's borrowed slot: its own writes refuse (instead of waiting for
+ * itself), another thread may not commit it, closing the handle gives it
+ * back. */
+static void test_borrow_is_per_thread(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("bor", 8), *other = open_w("bor");
+	void *slot;
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), 0);
+	assert_int_equal(dssm_write(s, "x", 1, 1), DSSM_ESTATE);
+	assert_int_equal(dssm_write(other, "x", 1, 1), DSSM_ESTATE);
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), DSSM_ESTATE);
+	pthread_t th;
+	void *rc;
+	pthread_create(&th, NULL, commit_other_thread, s);
+	pthread_join(th, &rc);
+	assert_int_equal((intptr_t)rc, DSSM_ESTATE);
+	memcpy(slot, "b", 1);
+	assert_int_equal(dssm_write_commit(s, 1, 2), 0);
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), 0);
+	dssm_close(s); /* abandons the borrowed slot */
+	assert_int_equal(dssm_write(other, "c", 1, 3), 1);
+	dssm_close(other);
+}
+
+/* A time at INT64_MAX then INT64_MIN: a clear error naming both, not a
+ * signed overflow computing their difference (UBSan aborted here). */
+static void test_extreme_times(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("ext", 4);
+	assert_int_equal(dssm_write(s, "a", 1, INT64_MAX), 0);
+	assert_int_equal(dssm_write(s, "b", 1, INT64_MIN), DSSM_EBACKWARDS);
+	assert_non_null(strstr(dssm_last_error(), "-9223372036854775808"));
+	assert_non_null(strstr(dssm_last_error(), "9223372036854775807"));
+	assert_int_equal(dssm_write(s, "c", 1, INT64_MAX), 1);
+	dssm_close(s);
+}
+
+/* Sanitizer runtimes make system calls of their own. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* The uncontended write makes no system call: a child writes under
+ * seccomp's strict mode, where any call but read/write/exit kills it. */
+static void test_uncontended_write_makes_no_syscall(void **state)
+{
+	(void)state;
+#ifdef UNDER_SANITIZER
+	skip();
+#else
+	/* qemu-user's translator makes system calls of its own (cross-test.sh
+	 * runs the ARM builds under it with QEMU_LD_PREFIX set) */
+	if (getenv("QEMU_LD_PREFIX"))
+		skip();
+	dssm_stream *s = make_stream("nosys", 64);
+	pid_t pid = fork();
+	if (pid == 0) {
+		unsigned char buf[SIZE];
+		fill(buf, key_of(0, 0));
+		/* first write: the thread's identity is read from /proc once */
+		if (dssm_write(s, buf, SIZE, 1) != 0)
+			syscall(SYS_exit, 1);
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+			syscall(SYS_exit, 2);
+		for (int i = 0; i < 1000; i++) {
+			void *slot;
+			if (dssm_write(s, buf, SIZE, 2 + i) < 0 || dssm_write_borrow(s, &slot, NULL) < 0 ||
+			    dssm_write_commit(s, 8, 2 + i) < 0)
+				syscall(SYS_exit, 3);
+		}
+		syscall(SYS_exit, 0); /* exit_group is not allowed in strict mode */
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	if (WIFSIGNALED(status))
+		fail_msg("a write made a system call (killed by signal %d)", WTERMSIG(status));
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	dssm_sample_info si;
+	unsigned char buf[SIZE];
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2000);
+	dssm_close(s);
+#endif
+}
+
+/* 0 if opening "excl" for writing is refused naming the exclusive pid. */
+static int child_refused(void)
+{
+	dssm_stream *c = NULL;
+	return dssm_open("excl", 0, DSSM_WRITE, &c) == DSSM_EBUSY &&
+	               strstr(dssm_last_error(), "exclusively by pid")
+	           ? 0
+	           : 1;
+}
+
+/* dssm_create with DSSM_EXCLUSIVE; other flags are refused. */
+static void test_create_exclusive(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 8;
+	cfg.slots = 4;
+	cfg.flags = 8;
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_create("excl", 0, &cfg, &s), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "flags"));
+	cfg.flags = DSSM_EXCLUSIVE;
+	assert_int_equal(dssm_create("excl", 0, &cfg, &s), 0);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(child_refused());
+	wait_ok(pid);
+	dssm_close(s);
+	/* closed: open to every writer again */
+	pid = fork();
+	if (pid == 0)
+		_exit(child_refused() == 0 ? 1 : 0);
+	wait_ok(pid);
+}
+
+/* ---- SSM compat ---- */
+
+static void *ssm_thread(void *arg)
+{
+	SSM_sid sid = arg;
+	char data[16] = {0};
+	for (int i = 0; i < 20000; i++)
+		if (writeSSM(sid, data, 1.0) < 0)
+			return (void *)1;
+	return NULL;
+}
+
+/* SSM: 2 threads x 20k writes on one sid give every TID. */
+static void test_ssm_two_threads(void **state)
+{
+	(void)state;
+	SSM_sid w = createSSM("ssm2", 0, 16, 50000.0, 1.0);
+	assert_non_null(w);
+	pthread_t th[2];
+	void *rc[2];
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, ssm_thread, w);
+	for (int i = 0; i < 2; i++) {
+		pthread_join(th[i], &rc[i]);
+		assert_null(rc[i]);
+	}
+	assert_int_equal(getTID_top(w), 39999);
+	releaseSSM(&w);
+}
+
+/* 0 if openSSM(SSM_WRITE) + n writeSSM all succeed. */
+static int ssm_child_writes(const char *name, int n)
+{
+	SSM_sid s = openSSM(name, 0, SSM_WRITE);
+	if (!s)
+		return 1;
+	char data[16] = {0};
+	for (int i = 0; i < n; i++)
+		if (writeSSM(s, data, 1.0) < 0)
+			return 2;
+	closeSSM(&s);
+	return 0;
+}
+
+/* createSSM, fork, the child openSSM(SSM_WRITE)s and writes; and two
+ * processes holding SSM_WRITE handles both write. */
+static void test_ssm_fork_and_two_programs(void **state)
+{
+	(void)state;
+	SSM_sid w = createSSM("ssmf", 0, 16, 1000.0, 1.0);
+	assert_non_null(w);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(ssm_child_writes("ssmf", 10));
+	wait_ok(pid);
+	assert_int_equal(getTID_top(w), 9);
+	/* two programs at once, each with its own SSM_WRITE handle */
+	pid_t a = fork();
+	if (a == 0)
+		_exit(ssm_child_writes("ssmf", 300));
+	pid_t b = fork();
+	if (b == 0)
+		_exit(ssm_child_writes("ssmf", 300));
+	wait_ok(a);
+	wait_ok(b);
+	assert_int_equal(getTID_top(w), 609);
+	/* SSM_EXCLUSIVE: this process is the one writer; another program's
+	 * openSSM(SSM_WRITE) is refused (0, errSSM says "exclusively") */
+	SSM_sid x = openSSM("ssmf", 0, (char)(SSM_WRITE | SSM_EXCLUSIVE));
+	assert_non_null(x);
+	pid = fork();
+	if (pid == 0)
+		_exit(ssm_child_writes("ssmf", 1));
+	int status;
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+	char data[16] = {0};
+	assert_int_equal(writeSSM(x, data, 1.0), 610);
+	assert_int_equal(writeSSM(w, data, 1.0), 611);
+	closeSSM(&x);
+	releaseSSM(&w);
+}
+
+int main(void)
+{
+	testutil_namespace("writers");
+	const char *e = getenv("DSSM_TEST_WRITES");
+	if (e && atoll(e) >= KILL_PER_WRITER && atoll(e) < (1ll << 24))
+		per_writer = (uint64_t)atoll(e);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_all_kinds_of_writers, testutil_reset),
+		cmocka_unit_test_setup(test_writer_killed_mid_run, testutil_reset),
+		cmocka_unit_test_setup(test_killed_holding_the_lock, testutil_reset),
+		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
+		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
+		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
+		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
+		cmocka_unit_test_setup(test_ssm_two_threads, testutil_reset),
+		cmocka_unit_test_setup(test_ssm_fork_and_two_programs, testutil_reset),
+	};
+	return cmocka_run_group_tests_name("writers", tests, NULL, NULL);
+}
