@@ -19,6 +19,7 @@ import cffi
 # ---- flags (include/dssm/dssm.h) -------------------------------------------
 READ = 1              # DSSM_READ
 WRITE = 2             # DSSM_WRITE
+EXCLUSIVE = 4         # DSSM_EXCLUSIVE: the only writing process
 FROM_NOW = 0          # DSSM_FROM_NOW
 FROM_TID = 1          # DSSM_FROM_TID
 FROM_OLDEST = 2       # DSSM_FROM_OLDEST
@@ -36,7 +37,7 @@ typedef struct dssm_stream dssm_stream;
 typedef struct dssm_stream_config {
     size_t max_size; double life; double cycle; uint32_t slots;
     const char *type; const char *encoding; const char *schema;
-    size_t property_capacity; unsigned mode;
+    size_t property_capacity; unsigned mode; unsigned flags;
 } dssm_stream_config;
 typedef struct dssm_sample_info {
     uint64_t tid; dssm_time_t time; size_t len; size_t copied;

@@ -78,12 +78,30 @@ def test_read_only_handle_cannot_write():
     assert e.value.code == dssm.EPERM
 
 
-def test_second_writer_busy():
+def test_many_writers_and_exclusive():
+    # any number of writers share a stream ...
     w = dssm.create("busy", max_size=8, slots=4)
-    with pytest.raises(dssm.Error) as e:
-        dssm.open("busy", write=True)
-    assert e.value.code == dssm.EBUSY
+    w2 = dssm.open("busy", write=True)
+    first = w.write(b"a")
+    assert w2.write(b"b") == first + 1
+    w2.close()
     w.close()
+    # ... unless one process asks to be the only one: then another gets EBUSY
+    import subprocess, sys, textwrap
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+        import sys, dssm
+        s = dssm.open("busy", write=True, flags=dssm._lib.EXCLUSIVE)
+        print("held", flush=True)
+        sys.stdin.read()
+        """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(dssm.Error) as e:
+            dssm.open("busy", write=True)
+        assert e.value.code == dssm.EBUSY
+    finally:
+        holder.stdin.close()
+        holder.wait()
 
 
 def test_closed_handle():
