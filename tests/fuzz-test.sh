@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-10}
 out=build/fuzz
 mkdir -p "$out/corpus"
-flags="-std=c11 -D_GNU_SOURCE -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
+flags="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -Iinclude -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
 if ! clang $flags -o "$out/fuzz_wire" tests/fuzz/fuzz_wire.c connector/wire.c ssmcore/error.c \
 	ssmcore/time.c -lm >"$out/build.log" 2>&1; then
 	echo "  skip fuzz: cannot build with -fsanitize=fuzzer ($(tail -1 "$out/build.log"))"
@@ -57,7 +57,7 @@ else
 fi
 # The container reader: seeds are real recordings packed as directory images
 # ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
-if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c recorder/*.c connector/wire.c \
+if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c recorder/container*.c recorder/crc32c.c connector/wire.c \
 	ssmcore/error.c ssmcore/time.c -lm >"$out/build-container.log" 2>&1; then
 	mkdir -p "$out/container-corpus"
 	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
