@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../connector/auth.h"
 #include "../connector/wire.h"
@@ -31,11 +32,20 @@ enum scenario {
 	BAD_PROOF,          /* asks for AUTH, answers with a proof it cannot make */
 	REAL_AUTH,          /* checks the client's proof with server_secret, proves its own */
 	TINY_MAX_PAYLOAD,   /* announces a max_payload of 100 (the client's sizes subtract 64) */
+	DATA_IN_HANDSHAKE,  /* DATA frames before the HELLO reply (they were queued for read_next) */
+	SUB_FLOOD,          /* subscribed; answers INFO after FLOOD_N pushed samples */
+	SUB_FOREIGN,        /* subscribed; a DATA frame of another request before the INFO reply */
+	SUB_LATE_FLOOD,     /* subscribed; keeps sending stray replies instead of the INFO reply */
+	SUB_THEN_IMPOSTOR,  /* a real proxy pushes one sample and goes; an impostor takes over */
 };
+#define FLOOD_N 3000
+#define FLOOD_BYTES 4000
+#define SUB_HANDLE 7
+#define FORGED_TID 1000
 static struct auth_secret *server_secret;
 
 struct fake {
-	int lfd, port;
+	int lfd, port, conns;
 	enum scenario what;
 	pthread_t thread;
 };
@@ -81,8 +91,106 @@ static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_pay
 	wire_frame_end(w, f);
 }
 
+/* A pushed sample (a DATA frame) of FLOOD_BYTES bytes. */
+static void send_data(int fd, uint32_t request, uint64_t tid)
+{
+	static uint8_t frame[WIRE_DATA_PREFIX + FLOOD_BYTES];
+	dssm_sample_info si = {0};
+	si.tid = tid;
+	si.time = 1000 + (dssm_time_t)tid;
+	si.len = si.copied = FLOOD_BYTES;
+	size_t n = wire_sample_prefix(frame, request, 1, SUB_HANDLE, 0, 0, &si);
+	memset(frame + n, 'F', FLOOD_BYTES);
+	if (write(fd, frame, n + FLOOD_BYTES) < 0) { /* the client may have gone */ }
+}
+
+static void info_of(dssm_stream_info *i)
+{
+	memset(i, 0, sizeof *i);
+	snprintf(i->name, sizeof i->name, "odom");
+	snprintf(i->type, sizeof i->type, "raw");
+	i->max_size = FLOOD_BYTES;
+	i->slots = 16;
+	i->mode = 0660;
+}
+
+/* After the handshake: OPEN, SUBSCRIBE and INFO as each scenario says,
+ * until the client goes (or the scenario ends the connection). */
+static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
+{
+	struct wire_header h;
+	uint32_t sub = 0;
+	while (read_request(fd, &h) == 0) {
+		struct rbuf r = rbuf_of(body, h.length);
+		dssm_stream_info info;
+		info_of(&info);
+		size_t f = wire_frame_begin(w, h.type | WIRE_REPLY, h.request_id);
+		if (h.type == WIRE_PING) {
+			int64_t t1 = rbuf_i64(&r);
+			wbuf_i64(w, t1);
+			wbuf_i64(w, t1 + 1000);
+			wbuf_i64(w, t1 + 1000);
+		} else if (h.type == WIRE_OPEN) {
+			wbuf_u32(w, SUB_HANDLE);
+			wire_put_info(w, &info);
+			wbuf_blob(w, "", 0);
+		} else if (h.type == WIRE_INFO) {
+			if (fk->what == SUB_FLOOD)
+				for (uint64_t t = 0; t < FLOOD_N; t++)
+					send_data(fd, sub, t);
+			if (fk->what == SUB_FOREIGN)
+				send_data(fd, sub + 1000, 0);
+			if (fk->what == SUB_LATE_FLOOD) {
+				/* replies to requests never made, in batches, for
+				 * 1.5 s or until the client goes: they must not hold
+				 * the call past its deadline */
+				struct wbuf x = {0};
+				for (uint32_t i = 0; i < 100; i++) {
+					size_t g = wire_frame_begin(&x, WIRE_PING | WIRE_REPLY, h.request_id + 1 + i);
+					wbuf_bytes(&x, body, 24);
+					wire_frame_end(&x, g);
+				}
+				struct timespec t0, t;
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				do {
+					if (write(fd, x.data, x.len) < 0)
+						break;
+					clock_gettime(CLOCK_MONOTONIC, &t);
+				} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 1500);
+				wbuf_free(&x);
+			}
+			wire_put_info(w, &info);
+		} else if (h.type != WIRE_SUBSCRIBE) {
+			break;
+		}
+		wire_frame_end(w, f);
+		send_wbuf(fd, w);
+		if (h.type == WIRE_SUBSCRIBE) {
+			sub = h.request_id;
+			if (fk->what == SUB_THEN_IMPOSTOR && conn == 0) {
+				send_data(fd, sub, 5);
+				return; /* and the real proxy goes away */
+			}
+		}
+	}
+}
+
 static void serve(struct fake *fk, int fd)
 {
+	int conn = fk->conns++;
+	if (fk->what == SUB_THEN_IMPOSTOR && conn > 0) {
+		/* the impostor: forged samples first, then a reply asking no AUTH */
+		struct wbuf w = {0};
+		struct wire_header h;
+		if (read_request(fd, &h) == 0) {
+			for (uint64_t t = 0; t < 3; t++)
+				send_data(fd, 1, FORGED_TID + t);
+			hello_reply(&w, h.request_id, 0, 1 << 20);
+			send_wbuf(fd, &w);
+		}
+		wbuf_free(&w);
+		return;
+	}
 	struct wbuf w = {0};
 	struct wire_header h;
 	if (read_request(fd, &h) < 0 || h.type != WIRE_HELLO)
@@ -95,7 +203,10 @@ static void serve(struct fake *fk, int fd)
 		if (write(fd, huge, sizeof huge) < 0 || write(fd, junk, sizeof junk) < 0) { /* gone */ }
 		goto out;
 	}
-	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH;
+	if (fk->what == DATA_IN_HANDSHAKE)
+		for (uint64_t t = 0; t < 64; t++)
+			send_data(fd, h.request_id, t);
+	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH || fk->what == SUB_THEN_IMPOSTOR;
 	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
 	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100 : 1 << 20);
 	send_wbuf(fd, &w);
@@ -104,7 +215,7 @@ static void serve(struct fake *fk, int fd)
 			goto out;
 		uint8_t cnonce[WIRE_NONCE], expect[AUTH_MAC], proof[AUTH_MAC] = {0};
 		memcpy(cnonce, body, WIRE_NONCE);
-		if (fk->what == REAL_AUTH) {
+		if (fk->what == REAL_AUTH || fk->what == SUB_THEN_IMPOSTOR) {
 			auth_proof(server_secret, AUTH_CLIENT, snonce, cnonce, expect);
 			if (!auth_equal(expect, body + WIRE_NONCE, AUTH_MAC)) {
 				wire_put_error(&w, h.request_id, DSSM_EAUTH, "wrong secret");
@@ -117,6 +228,10 @@ static void serve(struct fake *fk, int fd)
 		wbuf_bytes(&w, proof, sizeof proof);
 		wire_frame_end(&w, f);
 		send_wbuf(fd, &w);
+	}
+	if (fk->what >= SUB_FLOOD) {
+		serve_stream(fk, fd, &w, conn);
+		goto out;
 	}
 	if (read_request(fd, &h) < 0 || h.type != WIRE_PING)
 		goto out;
@@ -160,6 +275,7 @@ static void *fake_main(void *arg)
 static void fake_start(struct fake *fk, enum scenario what)
 {
 	fk->what = what;
+	fk->conns = 0;
 	fk->lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in sa = {0};
 	sa.sin_family = AF_INET;
@@ -320,6 +436,136 @@ static void test_secret_is_the_whole_file(void **state)
 	unlink(server);
 }
 
+/* Frames other than the reply during the handshake are a protocol error:
+ * DATA pushed before the HELLO reply was queued and later returned by
+ * read_next (forged samples from a peer that never authenticated). */
+static void test_data_during_handshake(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, DATA_IN_HANDSHAKE);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "during the handshake"));
+	fake_stop(&fk);
+}
+
+static dssm_stream *open_subscribed(struct fake *fk)
+{
+	char a[96];
+	snprintf(a, sizeof a, "%s/odom", hp(fk));
+	dssm_stream *s = NULL;
+	int rc = dssm_open_address(a, DSSM_READ, &s);
+	if (rc < 0)
+		fail_msg("open: %s", dssm_last_error());
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_OLDEST, 0), 0);
+	return s;
+}
+
+/* Samples pushed while a call waits for its reply are queued up to a
+ * bound, the oldest dropped first; the ones dropped are counted in the
+ * next kept one's `missed`, none is lost silently
+ * (the queue grew without bound: 1.9 GB from a fake proxy). */
+static void test_push_queue_bounded(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SUB_FLOOD);
+	dssm_stream *s = open_subscribed(&fk);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	static uint8_t buf[FLOOD_BYTES];
+	uint64_t got = 0, missed_sum = 0, last = 0;
+	for (;;) {
+		dssm_sample_info si;
+		uint64_t missed = 0;
+		int rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+		if (rc == DSSM_EFUTURE)
+			break;
+		assert_int_equal(rc, 0);
+		assert_int_equal(si.tid, got + missed_sum + missed); /* missed tells the gap */
+		got++;
+		missed_sum += missed;
+		last = si.tid;
+	}
+	assert_true(got <= (8u << 20) / FLOOD_BYTES + 1);
+	assert_int_equal(got + missed_sum, FLOOD_N);
+	assert_int_equal(last, FLOOD_N - 1);
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
+/* DATA for a request that is not the subscription's is refused. */
+static void test_foreign_data_refused(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SUB_FOREIGN);
+	dssm_stream *s = open_subscribed(&fk);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "not the subscription's"));
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
+/* A peer that keeps sending frames other than the reply meets the
+ * call's deadline: the socket never runs dry, where it was checked. */
+static void test_deadline_with_stray_frames(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SUB_LATE_FLOOD);
+	dssm_stream *s = open_subscribed(&fk);
+	dssm_set_timeout(s, 200 * 1000 * 1000);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), DSSM_ETIMEDOUT);
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
+/* A subscriber whose proxy is replaced by an impostor: what the impostor
+ * sent before failing the handshake never reaches read_next. */
+static void test_impostor_cannot_inject(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/dssm-impostor-i-%d", (int)getpid());
+	write_file(path, "a secret of thirty-two bytes....", 32);
+	assert_int_equal(auth_read_secret(path, &server_secret), 0);
+	setenv("DSSM_SECRET_FILE", path, 1);
+	struct fake fk;
+	fake_start(&fk, SUB_THEN_IMPOSTOR);
+	dssm_stream *s = open_subscribed(&fk);
+	static uint8_t buf[FLOOD_BYTES];
+	dssm_sample_info si;
+	uint64_t missed;
+	/* the real sample, then the real proxy's end */
+	int rc;
+	do
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	while (rc == DSSM_EFUTURE);
+	assert_int_equal(rc, 0);
+	assert_int_equal(si.tid, 5);
+	do
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	while (rc == DSSM_EFUTURE);
+	assert_int_equal(rc, DSSM_ECONN);
+	/* the impostor: refused, and nothing of it is read afterwards */
+	rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	assert_int_equal(rc, DSSM_EPROTO);
+	for (int i = 0; i < 3; i++) {
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+		assert_true(rc < 0);
+	}
+	dssm_close(s);
+	fake_stop(&fk);
+	unsetenv("DSSM_SECRET_FILE");
+	auth_secret_free(server_secret);
+	server_secret = NULL;
+	unlink(path);
+}
+
 int main(void)
 {
 	testutil_namespace("impostor");
@@ -331,6 +577,11 @@ int main(void)
 		cmocka_unit_test(test_ping_times_out_of_range),
 		cmocka_unit_test(test_impostor_refused),
 		cmocka_unit_test(test_secret_is_the_whole_file),
+		cmocka_unit_test(test_data_during_handshake),
+		cmocka_unit_test(test_push_queue_bounded),
+		cmocka_unit_test(test_foreign_data_refused),
+		cmocka_unit_test(test_deadline_with_stray_frames),
+		cmocka_unit_test(test_impostor_cannot_inject),
 	};
 	return cmocka_run_group_tests_name("impostor", tests, NULL, NULL);
 }
