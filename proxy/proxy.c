@@ -156,6 +156,8 @@ static void logf_(struct proxy *px, int level, const char *fmt, ...)
 
 /* ---- output ---- */
 
+#define WBUF_KEEP (64u << 10)
+
 static void send_frame(struct client *c, struct wbuf *w)
 {
 	if (w->oom) {
@@ -165,7 +167,12 @@ static void send_frame(struct client *c, struct wbuf *w)
 	bufferevent_write(c->bev, w->data, w->len);
 	c->px->frames_out++;
 	c->px->bytes_out += w->len;
-	wbuf_reset(w);
+	/* a big frame (a schema, a property, a bracket) does not leave its
+	 * buffer held for the life of the connection */
+	if (w->cap > WBUF_KEEP)
+		wbuf_free(w);
+	else
+		wbuf_reset(w);
 }
 
 static void send_error(struct client *c, uint32_t req, int code, const char *msg)
@@ -371,8 +378,31 @@ static void pool_drain(void)
 typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
                              uint64_t *missed, uint64_t arg);
 
+/* A block holding `used` bytes, shrunk to about that when it is much
+ * bigger (a 1-byte sample read with room for a 4 MiB one): what the output
+ * holds stays within 1/8 of what it counts. */
+static uint8_t *block_fit(uint8_t *block, size_t used)
+{
+	size_t *b = (size_t *)block - 2;
+	if (b[0] - used <= used / 8)
+		return block;
+	size_t *n = realloc(b, sizeof(size_t) * 2 + used);
+	if (!n)
+		return block; /* (keeps the bigger block: still correct) */
+	n[0] = used;
+	return (uint8_t *)(n + 2);
+}
+
+static void carry_into(uint64_t *missed, uint64_t *carry)
+{
+	if (carry) {
+		*missed += *carry;
+		*carry = 0;
+	}
+}
+
 /* `carry` (may be NULL) holds skipped samples not told yet: added to this
- * frame's missed, or kept if the read fails. */
+ * frame's missed, or kept if the read fails or the frame cannot be queued. */
 static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_reader read,
                        uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
                        uint64_t *carry)
@@ -384,9 +414,12 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	int rc;
 	if (cap >= BIG_SAMPLE) {
 		c->big = 1;
-		/* Big: a block of its own, handed to the evbuffer by reference.
-		 * (Reserving contiguous space in the evbuffer instead makes libevent
-		 * realign the previous frame with a memmove of the same size.) */
+		/* Big room: a block of its own. (Reserving contiguous space in the
+		 * evbuffer instead makes libevent realign the previous frame with
+		 * a memmove of the same size.) A sample that turned out small is
+		 * copied into the output and the block reused; a big one is handed
+		 * over by reference, shrunk to fit: what is held stays close to
+		 * what is counted against max_unsent. */
 		uint8_t *block = block_get(prefix + cap);
 		if (!block)
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
@@ -396,15 +429,25 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 				*carry += missed;
 			return rc;
 		}
-		if (carry) {
-			missed += *carry;
-			*carry = 0;
-		}
-		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
-		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
+		uint64_t told = missed + (carry ? *carry : 0);
+		size_t n = prefix + si.copied;
+		wire_sample_prefix(block, request, data_frame, handle, 0, told, &si);
+		if (n < BIG_SAMPLE) {
+			rc = evbuffer_add(out, block, n);
 			free_block(NULL, 0, block);
+		} else {
+			block = block_fit(block, n);
+			rc = evbuffer_add_reference(out, block, n, free_block, block);
+			if (rc < 0)
+				free_block(NULL, 0, block);
+		}
+		if (rc < 0) {
+			/* the sample was consumed: its loss and the carried ones stay told */
+			if (carry)
+				*carry += missed + 1;
 			return dssm__fail(DSSM_ENOMEM, "out of memory queueing a frame");
 		}
+		carry_into(&missed, carry);
 	} else {
 		struct evbuffer_iovec v;
 		if (evbuffer_reserve_space(out, (ev_ssize_t)(prefix + cap), &v, 1) < 1 ||
@@ -417,10 +460,7 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 				*carry += missed;
 			return rc;
 		}
-		if (carry) {
-			missed += *carry;
-			*carry = 0;
-		}
+		carry_into(&missed, carry);
 		wire_sample_prefix(v.iov_base, request, data_frame, handle, 0, missed, &si);
 		v.iov_len = prefix + si.copied;
 		evbuffer_commit_space(out, &v, 1);
