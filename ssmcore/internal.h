@@ -33,6 +33,10 @@ pid_t dssm__owner_pid(uint64_t owner);
 /* stream.c */
 int dssm__map_segment(const char *segname, dssm_stream **out);
 int dssm__acquire_writer(dssm_stream *s);
+/* The bytes of the shared segment dssm_create would make for `c` (slots,
+ * time table, schema, property, header: the library's own layout), or a
+ * negative DSSM_E* for a config it would refuse. */
+int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
