@@ -828,19 +828,20 @@ static int may_write(struct proxy *px, const char *name, int id)
 	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
 }
 
-/* A ring a client creates is at most --max-stream-bytes (slots x max_size,
- * plus schema and property): a client cannot take the host's memory. */
+/* A ring a client creates is at most --max-stream-bytes, counted as the
+ * library lays it out (slots with their headers and alignment, the time
+ * table, schema, property): a client cannot take the host's memory. */
 static int may_create(struct proxy *px, const char *name, int id, const dssm_stream_config *cfg)
 {
-	uint64_t slots = cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle);
-	uint64_t cap = px->cfg.max_stream_bytes, extra = (uint64_t)cfg->property_capacity + 65536;
-	uint64_t slot = (uint64_t)cfg->max_size + 64; /* a slot's header, roughly */
-	if (cfg->max_size > cap || extra > cap ||
-	    (slots && slot > (cap - extra) / slots))
-		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %llu slots x %llu bytes is over this proxy's "
-		                  "limit of %llu bytes per stream (--max-stream-bytes)", name, id,
-		                  (unsigned long long)slots, (unsigned long long)cfg->max_size,
-		                  (unsigned long long)cap);
+	int64_t bytes = dssm__ring_bytes(name, id, cfg);
+	if (bytes < 0)
+		return (int)bytes; /* a config dssm_create would refuse: its message */
+	uint64_t cap = px->cfg.max_stream_bytes;
+	if ((uint64_t)bytes > cap)
+		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %u slots x %zu bytes takes %lld bytes, over "
+		                  "this proxy's limit of %llu bytes per stream (--max-stream-bytes)", name,
+		                  id, cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle),
+		                  cfg->max_size, (long long)bytes, (unsigned long long)cap);
 	return 0;
 }
 

@@ -723,6 +723,22 @@ static void test_refusals(void **state)
 	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
 	assert_non_null(strstr(dssm_last_error(), "--max-stream-bytes"));
 	assert_int_equal(dssm_open("huge", 0, DSSM_READ, &s), DSSM_ENOENT); /* nothing made */
+	/* counted as the ring is laid out: 1-byte samples take a 64-byte
+	 * header, 64 bytes of data room and 8 of time each (not 1 + 64) */
+	cfg.max_size = 1;
+	cfg.property_capacity = 0;
+	cfg.slots = 15000; /* 15000 x 65 fitted; 15000 x 136 is 2 MB */
+	assert_int_equal(dssm_create_address(a, &cfg, &s), DSSM_ETOOBIG);
+	assert_non_null(strstr(dssm_last_error(), "--max-stream-bytes"));
+	assert_int_equal(dssm_open("huge", 0, DSSM_READ, &s), DSSM_ENOENT);
+	cfg.slots = 4096;
+	assert_int_equal(dssm_create_address(a, &cfg, &s), 0);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_true(info.segment_bytes <= 1048576);
+	dssm_close(s);
+	dssm_remove("huge", 0);
+	cfg.max_size = 64 << 10;
 	cfg.slots = 8;
 	assert_int_equal(dssm_create_address(a, &cfg, &s), 0);
 	dssm_close(s);
