@@ -28,7 +28,10 @@
 #include "wire.h"
 
 #define DEFAULT_TIMEOUT (5 * DSSM_NSEC_PER_SEC)
-#define OUR_MAX_PAYLOAD ((1u << 30) + (1u << 20))
+/* The largest frame taken once authenticated (announced in HELLO, so the
+ * proxy cuts samples to it): a 1 GiB sample and its prefix; on 32-bit, where
+ * the whole address space is 3 GiB, 256 MiB. */
+#define OUR_MAX_PAYLOAD (SIZE_MAX > UINT32_MAX ? (1u << 30) + (1u << 20) : (1u << 28) + (1u << 20))
 #define CLOCK_PINGS 4
 /* Samples pushed while the caller waits for a reply are queued up to this
  * many bytes (always at least one); beyond it the oldest is dropped and
@@ -212,12 +215,15 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 				/* Room for what follows too, but never a multiple of a
 				 * frame of up to 1 GiB: 4 x that wraps a 32-bit size_t. */
 				size_t extra = need / 2 < (16u << 20) ? need / 2 : (16u << 20);
-				if (need > SIZE_MAX - extra)
-					return dssm__fail(DSSM_ENOMEM, "frame of %zu bytes", need);
-				size_t cap = need + extra;
-				uint8_t *p = malloc(cap);
-				if (!p)
-					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", need);
+				/* (on failure, the half-received frame cannot be
+				 * skipped: the connection goes, the next call reconnects) */
+				size_t cap = need > SIZE_MAX - extra ? 0 : need + extra;
+				uint8_t *p = cap ? malloc(cap) : NULL;
+				if (!p) {
+					disconnect(r);
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame from "
+					                  "%s:%s", need, r->host, r->port);
+				}
 				if (have)
 					memcpy(p, r->in + r->in_start, have);
 				free(r->in);
