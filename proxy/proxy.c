@@ -47,6 +47,10 @@
 
 struct proxy;
 
+/* A source, for the quotas and the AUTH limiter: an IPv4 address, or the /64
+ * prefix of an IPv6 one (one host is usually given a whole /64). */
+#define SOURCE_MAX (INET6_ADDRSTRLEN + 4)
+
 /* A stream some client waits on or subscribes to; one watcher thread. */
 struct watch {
 	struct proxy *px;
@@ -94,6 +98,7 @@ struct client {
 	struct bufferevent *bev;
 	char peer[64];
 	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
+	char source[SOURCE_MAX];     /* who it counts as: IPv4 address, IPv6 /64 */
 	int hello, authed, closing;
 	int held;                    /* requests not read: its output is over max_unsent */
 	int big;                     /* it moved big frames: trim the heap when it goes */
@@ -105,14 +110,18 @@ struct client {
 	struct wbuf out;         /* scratch for encoding one frame */
 };
 
-/* Failed AUTH attempts of one source address: a token bucket (a burst of
- * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet. */
-#define AUTH_FAIL_SLOTS 64
+/* Failed AUTH attempts of one source: a token bucket (a burst of
+ * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet.
+ * The table is bounded: a source is forgotten only once it has nothing left
+ * to tell (bucket full, summary logged); while every entry is in use, AUTH
+ * from any other source is refused unchecked (never an entry forgotten,
+ * which let 65 cycling addresses reset their own limit). */
+#define AUTH_FAIL_SLOTS 1024
 #define AUTH_FAIL_BURST 5
 #define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
 #define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
 struct auth_fail {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[SOURCE_MAX];
 	double tokens;
 	dssm_time_t at;          /* when tokens was last refilled (monotonic) */
 	dssm_time_t logged_at;
@@ -128,6 +137,9 @@ struct proxy {
 	int nunauth;             /* of which still in HELLO..AUTH */
 	struct watch *watches;
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
+	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
+	dssm_time_t table_full_logged_at;
+	dssm_time_t auth_refill;     /* AUTH_FAIL_REFILL (a test may make it longer) */
 	/* connections dropped before authenticating, not logged one by one */
 	uint64_t unauth_dropped;
 	dssm_time_t unauth_logged_at;
@@ -592,43 +604,53 @@ static int reply_empty(struct client *c, const struct wire_header *hd)
 
 /* ---- failed AUTH attempts: rate-limited and summarised per address ---- */
 
-static struct auth_fail *auth_fail_of(struct proxy *px, const char *addr, int create,
-                                      int *created)
+static void auth_fail_refill(struct proxy *px, struct auth_fail *f, dssm_time_t now)
 {
-	struct auth_fail *oldest = &px->fails[0];
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
-		struct auth_fail *f = &px->fails[i];
-		if (f->addr[0] && !strcmp(f->addr, addr))
-			return f;
-		if (!f->addr[0] || (oldest->addr[0] && f->at < oldest->at))
-			oldest = f;
-	}
-	if (!create)
-		return NULL;
-	/* Forget the address idle longest (its summary is lost with it). */
-	memset(oldest, 0, sizeof *oldest);
-	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
-	oldest->tokens = AUTH_FAIL_BURST;
-	oldest->at = oldest->logged_at = dssm__monotonic();
-	*created = 1;
-	return oldest;
-}
-
-static void auth_fail_refill(struct auth_fail *f, dssm_time_t now)
-{
-	f->tokens += (double)(now - f->at) / (double)AUTH_FAIL_REFILL;
+	f->tokens += (double)(now - f->at) / (double)px->auth_refill;
 	if (f->tokens > AUTH_FAIL_BURST)
 		f->tokens = AUTH_FAIL_BURST;
 	f->at = now;
 }
 
-/* Has this address used up its failed attempts? (then it is refused) */
-static int auth_throttled(struct proxy *px, const char *addr)
+/* The entry of `source`; with `create`, a new one in a free entry (one that
+ * has nothing left to tell), or NULL when there is none. */
+static struct auth_fail *auth_fail_of(struct proxy *px, const char *source, int create,
+                                      int *created)
 {
-	struct auth_fail *f = auth_fail_of(px, addr, 0, NULL);
-	if (!f)
-		return 0;
-	auth_fail_refill(f, dssm__monotonic());
+	struct auth_fail *free_slot = NULL;
+	dssm_time_t now = dssm__monotonic();
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (f->addr[0] && !strcmp(f->addr, source))
+			return f;
+		if (free_slot || !create)
+			continue;
+		if (f->addr[0] && !f->failed && !f->refused)
+			auth_fail_refill(px, f, now);
+		if (!f->addr[0] || (f->tokens >= AUTH_FAIL_BURST && !f->failed && !f->refused))
+			free_slot = f;
+	}
+	if (!free_slot)
+		return NULL;
+	memset(free_slot, 0, sizeof *free_slot);
+	snprintf(free_slot->addr, sizeof free_slot->addr, "%s", source);
+	free_slot->tokens = AUTH_FAIL_BURST;
+	free_slot->at = free_slot->logged_at = now;
+	*created = 1;
+	return free_slot;
+}
+
+/* Has this source used up its failed attempts, or is there no room to
+ * count them? (then AUTH is refused unchecked) */
+static int auth_throttled(struct proxy *px, const char *source)
+{
+	int created = 0;
+	struct auth_fail *f = auth_fail_of(px, source, 1, &created);
+	if (!f) {
+		px->auth_table_full++;
+		return 1;
+	}
+	auth_fail_refill(px, f, dssm__monotonic());
 	if (f->tokens >= 1)
 		return 0;
 	f->refused++;
@@ -652,16 +674,32 @@ static void auth_failed(struct proxy *px, const char *addr)
 {
 	dssm_time_t now = dssm__monotonic();
 	int created = 0;
-	struct auth_fail *f = auth_fail_of(px, addr, 1, &created);
-	auth_fail_refill(f, now);
+	/* (auth_throttled made the entry just before the proof was checked) */
+	struct auth_fail *f = auth_fail_of(px, addr, 0, &created);
+	(void)created;
+	if (!f)
+		return;
+	auth_fail_refill(px, f, now);
+	/* the first failure of a source with nothing pending is logged at once */
+	int first = f->tokens >= AUTH_FAIL_BURST || now - f->logged_at >= LOG_SUMMARY_EVERY;
 	f->tokens -= 1;
-	if (!f->failed && !f->refused && (created || now - f->logged_at >= LOG_SUMMARY_EVERY)) {
+	if (!f->failed && !f->refused && first) {
 		logf_(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
 		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
 		f->logged_at = now;
 	} else {
 		f->failed++;
 	}
+}
+
+static void auth_table_full_log(struct proxy *px, dssm_time_t now)
+{
+	if (px->auth_table_full)
+		logf_(px, 0, "%llu AUTH attempts refused unchecked in the last %.0f s: %d sources "
+		      "being rate-limited, the most tracked", (unsigned long long)px->auth_table_full,
+		      dssm_time_to_sec(now - px->table_full_logged_at), AUTH_FAIL_SLOTS);
+	px->auth_table_full = 0;
+	px->table_full_logged_at = now;
 }
 
 /* Once a second: summaries that are due. */
@@ -671,6 +709,8 @@ static void auth_fail_flush(struct proxy *px)
 	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
 		if (px->fails[i].addr[0] && now - px->fails[i].logged_at >= LOG_SUMMARY_EVERY)
 			auth_fail_log(px, &px->fails[i], now);
+	if (px->auth_table_full && now - px->table_full_logged_at >= LOG_SUMMARY_EVERY)
+		auth_table_full_log(px, now);
 	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
 		logf_(px, 0, "%llu connections dropped before authenticating (handshake deadline or "
 		      "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
@@ -732,13 +772,13 @@ static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *
 	if (c->authed)
 		return dssm__fail(DSSM_EPROTO, "second AUTH");
 	c->closing = 1; /* unless it succeeds */
-	if (auth_throttled(c->px, c->addr))
+	if (auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
-		                  c->addr);
+		                  c->source);
 	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
 	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
 	if (!auth_equal(expect, proof, AUTH_MAC)) {
-		auth_failed(c->px, c->addr);
+		auth_failed(c->px, c->source);
 		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
 	if ((rc = client_authenticated(c)) < 0)
@@ -1541,6 +1581,78 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	evtimer_add(px->resume_accept, &tv);
 }
 
+/* The source a peer counts as (SOURCE_MAX bytes): IPv4 (also when mapped
+ * into IPv6) by address, IPv6 by its /64. */
+static void source_of(const struct sockaddr *sa, char *out)
+{
+	snprintf(out, SOURCE_MAX, "?");
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, SOURCE_MAX);
+	} else if (sa->sa_family == AF_INET6) {
+		struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(&a)) {
+			inet_ntop(AF_INET, &a.s6_addr[12], out, SOURCE_MAX);
+			return;
+		}
+		memset(&a.s6_addr[8], 0, 8);
+		inet_ntop(AF_INET6, &a, out, INET6_ADDRSTRLEN);
+		strcat(out, "/64");
+	}
+}
+
+/* Unauthenticated connections a source may hold at once: a quarter of the
+ * quota, so one source cannot push out everybody else's handshakes. */
+static int unauth_per_source(const struct proxy *px)
+{
+	int n = px->cfg.max_unauth / 4;
+	return n < 1 ? 1 : n;
+}
+
+/* Make room for a new unauthenticated connection from `source`: if that
+ * source is at its share, its own oldest goes; else, if the quota is full,
+ * the oldest of the source holding the most. Never another source's while
+ * this one is over its share. */
+static void unauth_make_room(struct proxy *px, const char *source)
+{
+	struct client *own_oldest = NULL, *victim = NULL;
+	int own = 0, most = 0;
+	for (struct client *o = px->clients; o; o = o->next) {
+		if (o->authed)
+			continue;
+		if (!strcmp(o->source, source)) {
+			own++;
+			own_oldest = o; /* the list is newest first */
+		}
+	}
+	if (own >= unauth_per_source(px)) {
+		victim = own_oldest;
+	} else if (px->nunauth >= px->cfg.max_unauth) {
+		/* (quadratic in the quota, which is small: 32 by default) */
+		for (struct client *o = px->clients; o; o = o->next) {
+			if (o->authed)
+				continue;
+			int n = 0;
+			struct client *oldest = o;
+			for (struct client *q = o; q; q = q->next)
+				if (!q->authed && !strcmp(q->source, o->source)) {
+					n++;
+					oldest = q;
+				}
+			if (n > most) {
+				most = n;
+				victim = oldest;
+			}
+		}
+	}
+	if (victim) {
+		px->unauth_dropped++;
+		px->dropped++;
+		client_end(victim, 1, own >= unauth_per_source(px)
+		                          ? "evicted: its source holds its share of unauthenticated connections"
+		                          : "evicted: the quota of unauthenticated connections is full");
+	}
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
                       void *arg)
 {
@@ -1558,20 +1670,13 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
 		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	/* Connections still authenticating have a quota of their own: when it
-	 * is full the oldest of them goes, so unauthenticated peers can never
-	 * take an authenticated client's slot, nor keep a new one out. */
-	if (px->nunauth >= px->cfg.max_unauth) {
-		struct client *old = NULL;
-		for (struct client *o = px->clients; o; o = o->next)
-			if (!o->authed)
-				old = o; /* the list is newest first */
-		if (old) {
-			px->unauth_dropped++;
-			px->dropped++;
-			client_end(old, 1, "evicted: the quota of unauthenticated connections is full");
-		}
-	}
+	/* Connections still authenticating have a quota of their own, and each
+	 * source a share of it: unauthenticated peers can never take an
+	 * authenticated client's slot, nor keep a new one out, and a flood from
+	 * one source evicts its own connections, not others' handshakes. */
+	char source[SOURCE_MAX];
+	source_of(sa, source);
+	unauth_make_room(px, source);
 	struct client *c = calloc(1, sizeof *c);
 	if (c)
 		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
@@ -1600,6 +1705,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	c->px = px;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
+	snprintf(c->source, sizeof c->source, "%s", source);
 	c->next = px->clients;
 	if (px->clients)
 		px->clients->prev = c;
@@ -1659,6 +1765,12 @@ int proxy_run(const struct proxy_config *cfg_in)
 	struct proxy px;
 	memset(&px, 0, sizeof px);
 	px.cfg = *cfg_in;
+	px.auth_refill = AUTH_FAIL_REFILL;
+	/* DSSM_TEST_AUTH_REFILL_MS: a longer refill, so a test of the limiter
+	 * does not depend on how fast it runs */
+	const char *refill = getenv("DSSM_TEST_AUTH_REFILL_MS");
+	if (refill && atol(refill) > 0)
+		px.auth_refill = (dssm_time_t)atol(refill) * 1000000;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
 	int sslen;
@@ -1732,6 +1844,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 		client_free(px.clients);
 	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
 		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
+	auth_table_full_log(&px, dssm__monotonic());
 	emfile_log(&px, 1);
 	event_free(px.resume_accept);
 	if (px.reserve_fd >= 0)

@@ -132,12 +132,19 @@ static int log_lines(const char *what)
 }
 
 /* `rcvbuf` > 0: a small receive buffer (set before connecting, so the
- * window is sized for it), so what the proxy sends stays in the proxy. */
-static int raw_connect_rcvbuf(struct proxy p, int rcvbuf)
+ * window is sized for it), so what the proxy sends stays in the proxy.
+ * `from` (may be NULL): the source address, any of 127/8. */
+static int raw_connect_from(struct proxy p, int rcvbuf, const char *from)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (rcvbuf > 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+	if (from) {
+		struct sockaddr_in me = {0};
+		me.sin_family = AF_INET;
+		inet_pton(AF_INET, from, &me.sin_addr);
+		assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
+	}
 	struct sockaddr_in sa = {0};
 	sa.sin_family = AF_INET;
 	sa.sin_port = htons((uint16_t)p.port);
@@ -150,7 +157,7 @@ static int raw_connect_rcvbuf(struct proxy p, int rcvbuf)
 
 static int raw_connect(struct proxy p)
 {
-	return raw_connect_rcvbuf(p, 0);
+	return raw_connect_from(p, 0, NULL);
 }
 
 static void put_hello(struct wbuf *w)
@@ -353,6 +360,98 @@ static void test_unauthenticated_quota(void **state)
 	stop_proxy(p);
 }
 
+/* Each source has a share of the unauthenticated quota (a quarter): a flood
+ * from one address evicts its own connections, not another's handshake (the
+ * oldest unauthenticated connection of any source was evicted). */
+static void test_unauth_flood_spares_others(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, "--max-unauth", "8", NULL};
+	struct proxy p = start_proxy(args);
+	int victim = raw_connect_from(p, 0, "127.0.0.2");
+	send_hello(victim);
+	enum { FLOOD = 20 };
+	int fds[FLOOD];
+	for (int i = 0; i < FLOOD; i++) {
+		fds[i] = raw_connect_from(p, 0, "127.0.0.3");
+		send_hello(fds[i]);
+	}
+	/* the flood's own oldest went (all but its share of 2), in order: once
+	 * they are seen closed, every eviction the flood caused has happened */
+	for (int i = 0; i < FLOOD - 2; i++)
+		assert_true(closed_within(fds[i], 5000));
+	assert_false(closed_within(victim, 0));
+	for (int i = 0; i < FLOOD; i++)
+		close(fds[i]);
+	close(victim);
+	stop_proxy(p);
+}
+
+static void send_all_blocking(int fd, struct wbuf *w);
+
+/* One wrong AUTH from `from`: 1 if checked (wrong secret), 2 if refused
+ * unchecked (rate limit, or no room to track the source). */
+static int wrong_auth_from(struct proxy p, const char *from)
+{
+	int fd = raw_connect_from(p, 0, from);
+	struct wbuf w = {0};
+	put_hello(&w);
+	size_t f = wire_frame_begin(&w, WIRE_AUTH, 2);
+	uint8_t junk[WIRE_NONCE + 32] = {1};
+	wbuf_bytes(&w, junk, sizeof junk);
+	wire_frame_end(&w, f);
+	send_all_blocking(fd, &w);
+	wbuf_free(&w);
+	int result = 0;
+	for (;;) {
+		uint8_t head[WIRE_HEADER], body[1024];
+		struct wire_header h;
+		if (recv(fd, head, sizeof head, MSG_WAITALL) != (ssize_t)sizeof head ||
+		    wire_parse_frame(head, sizeof head, sizeof body, &h) < 0 ||
+		    recv(fd, body, h.length, MSG_WAITALL) != (ssize_t)h.length)
+			break;
+		if (h.type != WIRE_ERROR)
+			continue;
+		body[h.length < sizeof body ? h.length : sizeof body - 1] = 0;
+		result = strstr((char *)body + 6, "wrong secret") ? 1
+		         : strstr((char *)body + 6, "too many failed AUTH") ? 2 : 0;
+		break;
+	}
+	close(fd);
+	return result;
+}
+
+/* The AUTH limiter forgets no source to make room: cycling through more
+ * addresses than it tracks does not reset one's limit (65 addresses did);
+ * with no room left, AUTH from new sources is refused unchecked. */
+static void test_auth_limiter_bounded(void **state)
+{
+	(void)state;
+	setenv("DSSM_TEST_AUTH_REFILL_MS", "3600000", 1); /* no refill during the test */
+	const char *args[] = {"--secret-file", secret_file, NULL};
+	struct proxy p = start_proxy(args);
+	unsetenv("DSSM_TEST_AUTH_REFILL_MS");
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(wrong_auth_from(p, "127.0.0.2"), 1);
+	assert_int_equal(wrong_auth_from(p, "127.0.0.2"), 2);
+	enum { OTHERS = 1100 };
+	int checked = 0, refused = 0;
+	for (int i = 0; i < OTHERS; i++) {
+		char from[32];
+		snprintf(from, sizeof from, "127.0.%d.%d", 10 + i / 250, 1 + i % 250);
+		int r = wrong_auth_from(p, from);
+		assert_true(r == 1 || r == 2);
+		checked += r == 1;
+		refused += r == 2;
+	}
+	print_message("%d other sources: %d checked, %d refused unchecked\n", OTHERS, checked,
+	              refused);
+	assert_true(refused > 0); /* bounded */
+	assert_int_equal(wrong_auth_from(p, "127.0.0.2"), 2); /* not forgotten */
+	stop_proxy(p);
+	assert_true(log_lines("refused unchecked") >= 1);
+}
+
 /* Wrong secrets: a few, then the address is refused for a while; the log
  * gets one line and summaries, not a line per attempt. */
 static void test_auth_failures_rate_limited(void **state)
@@ -490,7 +589,7 @@ static void pipelined_reads(size_t len, size_t max_size, int reads)
 	dssm_write(w, img, len, 1);
 	struct proxy p = start_proxy(NULL);
 	long base = rss_anon_kib(p.pid);
-	int fd = raw_connect_rcvbuf(p, 4096);
+	int fd = raw_connect_from(p, 4096, NULL);
 	struct wbuf out = {0};
 	put_hello(&out);
 	put_open(&out, 2, WIRE_OPEN_READ, "cam", 3);
@@ -809,6 +908,8 @@ int main(void)
 		cmocka_unit_test_setup(test_handshake_deadline, testutil_reset),
 		cmocka_unit_test_setup(test_unauthenticated_quota, testutil_reset),
 		cmocka_unit_test_setup(test_auth_failures_rate_limited, testutil_reset),
+		cmocka_unit_test_setup(test_unauth_flood_spares_others, testutil_reset),
+		cmocka_unit_test_setup(test_auth_limiter_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
 		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_reset_while_closing_frees, testutil_reset),
