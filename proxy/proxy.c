@@ -1418,6 +1418,7 @@ static void start_closing(struct client *c)
 		return;
 	}
 	/* Let the ERROR go out, then close. */
+	logf_(c->px, 1, "%s: closing, %zu bytes still to send", c->peer, unsent(c));
 	bufferevent_setcb(c->bev, NULL, on_flushed_close, on_closing_event, c);
 	struct timeval tv = {CLOSING_DEADLINE_MS / 1000, 0};
 	evtimer_add(c->handshake, &tv); /* its callback sees c->closing */
