@@ -928,6 +928,11 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 	h->s = s;
 	h->id = (uint32_t)slot;
 	h->wait_timer = evtimer_new(c->px->base, on_wait_timeout, c);
+	if (!h->wait_timer) { /* (WAIT would add it) */
+		dssm_close(s);
+		free(h);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a handle's timer");
+	}
 	c->handles[slot] = h;
 	logf_(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
 	      (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
