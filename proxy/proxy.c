@@ -1606,56 +1606,38 @@ static void source_of(const struct sockaddr *sa, char *out)
 	}
 }
 
-/* Unauthenticated connections a source may hold at once: a quarter of the
- * quota, so one source cannot push out everybody else's handshakes. */
-static int unauth_per_source(const struct proxy *px)
+/* Make room for a new unauthenticated connection when the quota is full:
+ * the oldest unauthenticated connection of the source holding the most
+ * goes (the newest such source on a tie). A flood from one source thus
+ * evicts its own connections, never another source's handshake, while a
+ * burst of honest clients from one host may still use the whole quota. */
+static void unauth_make_room(struct proxy *px)
 {
-	int n = px->cfg.max_unauth / 4;
-	return n < 1 ? 1 : n;
-}
-
-/* Make room for a new unauthenticated connection from `source`: if that
- * source is at its share, its own oldest goes; else, if the quota is full,
- * the oldest of the source holding the most. Never another source's while
- * this one is over its share. */
-static void unauth_make_room(struct proxy *px, const char *source)
-{
-	struct client *own_oldest = NULL, *victim = NULL;
-	int own = 0, most = 0;
+	if (px->nunauth < px->cfg.max_unauth)
+		return;
+	struct client *victim = NULL;
+	int most = 0;
+	/* (quadratic in the quota, which is small: 32 by default) */
 	for (struct client *o = px->clients; o; o = o->next) {
 		if (o->authed)
 			continue;
-		if (!strcmp(o->source, source)) {
-			own++;
-			own_oldest = o; /* the list is newest first */
-		}
-	}
-	if (own >= unauth_per_source(px)) {
-		victim = own_oldest;
-	} else if (px->nunauth >= px->cfg.max_unauth) {
-		/* (quadratic in the quota, which is small: 32 by default) */
-		for (struct client *o = px->clients; o; o = o->next) {
-			if (o->authed)
-				continue;
-			int n = 0;
-			struct client *oldest = o;
-			for (struct client *q = o; q; q = q->next)
-				if (!q->authed && !strcmp(q->source, o->source)) {
-					n++;
-					oldest = q;
-				}
-			if (n > most) {
-				most = n;
-				victim = oldest;
+		int n = 0;
+		struct client *oldest = o;
+		for (struct client *q = o; q; q = q->next)
+			if (!q->authed && !strcmp(q->source, o->source)) {
+				n++;
+				oldest = q; /* the list is newest first */
 			}
+		if (n > most) {
+			most = n;
+			victim = oldest;
 		}
 	}
 	if (victim) {
 		px->unauth_dropped++;
 		px->dropped++;
-		client_end(victim, 1, own >= unauth_per_source(px)
-		                          ? "evicted: its source holds its share of unauthenticated connections"
-		                          : "evicted: the quota of unauthenticated connections is full");
+		client_end(victim, 1, "evicted: the quota of unauthenticated connections is full and "
+		           "its source holds the most of them");
 	}
 }
 
@@ -1676,13 +1658,13 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
 		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	/* Connections still authenticating have a quota of their own, and each
-	 * source a share of it: unauthenticated peers can never take an
-	 * authenticated client's slot, nor keep a new one out, and a flood from
-	 * one source evicts its own connections, not others' handshakes. */
+	/* Connections still authenticating have a quota of their own:
+	 * unauthenticated peers can never take an authenticated client's slot,
+	 * nor keep a new one out, and a flood from one source evicts its own
+	 * connections, not others' handshakes. */
 	char source[SOURCE_MAX];
 	source_of(sa, source);
-	unauth_make_room(px, source);
+	unauth_make_room(px);
 	struct client *c = calloc(1, sizeof *c);
 	if (c)
 		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
