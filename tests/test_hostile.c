@@ -646,7 +646,8 @@ static void pipelined_reads(size_t len, size_t max_size, int reads)
 	 * sent, blocking, while the replies are read) */
 	int replies = 0;
 	struct wbuf rest = {0};
-	wbuf_bytes(&rest, out.data + off, out.len - off);
+	if (off < out.len)
+		wbuf_bytes(&rest, out.data + off, out.len - off);
 	pid_t sender = fork();
 	if (sender == 0) {
 		for (size_t o = 0; o < rest.len;) {
