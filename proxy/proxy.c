@@ -120,6 +120,9 @@ struct client {
 #define AUTH_FAIL_BURST 5
 #define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
 #define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
+/* Sources logged one by one per LOG_SUMMARY_EVERY; beyond, one line for all
+ * (an attacker cycling through addresses gets no line per address). */
+#define AUTH_LOG_SOURCES 8
 struct auth_fail {
 	char addr[SOURCE_MAX];
 	double tokens;
@@ -139,6 +142,8 @@ struct proxy {
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
 	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
 	dssm_time_t table_full_logged_at;
+	int first_lines;             /* first-failure lines logged in this period */
+	dssm_time_t first_lines_at;
 	dssm_time_t auth_refill;     /* AUTH_FAIL_REFILL (a test may make it longer) */
 	/* connections dropped before authenticating, not logged one by one */
 	uint64_t unauth_dropped;
@@ -683,7 +688,8 @@ static void auth_failed(struct proxy *px, const char *addr)
 	/* the first failure of a source with nothing pending is logged at once */
 	int first = f->tokens >= AUTH_FAIL_BURST || now - f->logged_at >= LOG_SUMMARY_EVERY;
 	f->tokens -= 1;
-	if (!f->failed && !f->refused && first) {
+	if (!f->failed && !f->refused && first && px->first_lines < AUTH_LOG_SOURCES) {
+		px->first_lines++;
 		logf_(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
 		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
 		f->logged_at = now;
@@ -703,12 +709,49 @@ static void auth_table_full_log(struct proxy *px, dssm_time_t now)
 }
 
 /* Once a second: summaries that are due. */
+static int auth_fail_due(const struct auth_fail *f, dssm_time_t now, int all)
+{
+	return f->addr[0] && (f->failed || f->refused) &&
+	       (all || now - f->logged_at >= LOG_SUMMARY_EVERY);
+}
+
+/* The summaries that are due (`all`: every one, at exit): a line per source
+ * for a few sources, one line for all of them beyond that. */
+static void auth_fail_summaries(struct proxy *px, dssm_time_t now, int all)
+{
+	int due = 0;
+	uint64_t failed = 0, refused = 0;
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		if (auth_fail_due(&px->fails[i], now, all)) {
+			due++;
+			failed += px->fails[i].failed;
+			refused += px->fails[i].refused;
+		}
+	if (due > AUTH_LOG_SOURCES)
+		logf_(px, 0, "%d sources: %llu failed AUTH attempts, %llu refused connections in the "
+		      "last %.0f s or less", due, (unsigned long long)failed, (unsigned long long)refused,
+		      dssm_time_to_sec(LOG_SUMMARY_EVERY));
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (!auth_fail_due(f, now, all))
+			continue;
+		if (due <= AUTH_LOG_SOURCES) {
+			auth_fail_log(px, f, now);
+		} else {
+			f->failed = f->refused = 0;
+			f->logged_at = now;
+		}
+	}
+}
+
 static void auth_fail_flush(struct proxy *px)
 {
 	dssm_time_t now = dssm__monotonic();
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
-		if (px->fails[i].addr[0] && now - px->fails[i].logged_at >= LOG_SUMMARY_EVERY)
-			auth_fail_log(px, &px->fails[i], now);
+	auth_fail_summaries(px, now, 0);
+	if (now - px->first_lines_at >= LOG_SUMMARY_EVERY) {
+		px->first_lines = 0;
+		px->first_lines_at = now;
+	}
 	if (px->auth_table_full && now - px->table_full_logged_at >= LOG_SUMMARY_EVERY)
 		auth_table_full_log(px, now);
 	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
@@ -1830,8 +1873,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_base_dispatch(px.base);
 	while (px.clients)
 		client_free(px.clients);
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
-		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
+	auth_fail_summaries(&px, dssm__monotonic(), 1);
 	auth_table_full_log(&px, dssm__monotonic());
 	emfile_log(&px, 1);
 	event_free(px.resume_accept);

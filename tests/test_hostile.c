@@ -452,6 +452,10 @@ static void test_auth_limiter_bounded(void **state)
 	assert_int_equal(wrong_auth_from(p, "127.0.0.2"), 2); /* not forgotten */
 	stop_proxy(p);
 	assert_true(log_lines("refused unchecked") >= 1);
+	/* and the log has no line per address (it had one per source) */
+	int lines = log_lines("wrong secret") + log_lines("failed AUTH");
+	print_message("%d log lines about %d sources\n", lines, OTHERS + 1);
+	assert_true(lines <= 2 * 8 + 2); /* 8 sources one by one, then all in one */
 }
 
 /* Wrong secrets: a few, then the address is refused for a while; the log
