@@ -707,6 +707,7 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 		r->next_tid = next_tid;
 		r->have_next = have_next;
 		r->carry_missed = carry;
+		r->keep = NULL;
 		/* Back off: 100 ms, doubling to 5 s, between attempts. */
 		r->backoff = r->backoff ? r->backoff * 2 : 100 * 1000 * 1000;
 		if (r->backoff > 5 * DSSM_NSEC_PER_SEC)
@@ -716,6 +717,7 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 			return dssm__fail(saved, "%s", msg);
 		return dssm__fail(saved, "proxy %s:%s: %s", r->host, r->port, msg);
 	}
+	r->keep = NULL;
 	r->backoff = 0;
 	r->offset = pr.offset;
 	r->delay = pr.delay;
