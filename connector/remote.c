@@ -28,8 +28,15 @@
 #include "wire.h"
 
 #define DEFAULT_TIMEOUT (5 * DSSM_NSEC_PER_SEC)
-#define OUR_MAX_PAYLOAD ((1u << 30) + (1u << 20))
+/* The largest frame taken once authenticated (announced in HELLO, so the
+ * proxy cuts samples to it): a 1 GiB sample and its prefix; on 32-bit, where
+ * the whole address space is 3 GiB, 256 MiB. */
+#define OUR_MAX_PAYLOAD (SIZE_MAX > UINT32_MAX ? (1u << 30) + (1u << 20) : (1u << 28) + (1u << 20))
 #define CLOCK_PINGS 4
+/* Samples pushed while the caller waits for a reply are queued up to this
+ * many bytes (always at least one); beyond it the oldest is dropped and
+ * counted in the next one's `missed` (docs/protocol.md, section 6). */
+#define QUEUE_MAX_BYTES (8u << 20)
 
 struct pushed {
 	struct pushed *next;
@@ -46,6 +53,7 @@ struct dssm_remote {
 	char *cfg_strings[3];
 	uint32_t handle, next_request, peer_max;
 	uint32_t max_in;               /* largest frame taken now: small until authenticated */
+	int handshaking;               /* HELLO/AUTH under way: only their replies are taken */
 	dssm_time_t timeout;
 	dssm_time_t backoff, next_attempt;
 	struct auth_secret *secret;
@@ -60,6 +68,9 @@ struct dssm_remote {
 	uint64_t next_tid;             /* TID after the last one received */
 	int have_next;
 	struct pushed *head, *tail;
+	size_t queued;                 /* data bytes in the queue */
+	uint64_t carry_missed;         /* dropped from the queue: told with the next sample */
+	struct pushed *keep;           /* during establish: the last sample queued before it */
 	/* clock: the minimum-delay estimate, and when it was taken (monotonic) */
 	dssm_time_t offset, delay, clock_at, checked_at;
 	/* cache */
@@ -204,12 +215,15 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 				/* Room for what follows too, but never a multiple of a
 				 * frame of up to 1 GiB: 4 x that wraps a 32-bit size_t. */
 				size_t extra = need / 2 < (16u << 20) ? need / 2 : (16u << 20);
-				if (need > SIZE_MAX - extra)
-					return dssm__fail(DSSM_ENOMEM, "frame of %zu bytes", need);
-				size_t cap = need + extra;
-				uint8_t *p = malloc(cap);
-				if (!p)
-					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", need);
+				/* (on failure, the half-received frame cannot be
+				 * skipped: the connection goes, the next call reconnects) */
+				size_t cap = need > SIZE_MAX - extra ? 0 : need + extra;
+				uint8_t *p = cap ? malloc(cap) : NULL;
+				if (!p) {
+					disconnect(r);
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame from "
+					                  "%s:%s", need, r->host, r->port);
+				}
 				if (have)
 					memcpy(p, r->in + r->in_start, have);
 				free(r->in);
@@ -221,6 +235,9 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 		}
 		ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
 		if (k > 0) {
+			/* (a big frame may take longer than the deadline while its
+			 * bytes keep coming; frames other than the awaited reply are
+			 * held to it in await_reply) */
 			r->in_end += (size_t)k;
 			continue;
 		}
@@ -258,10 +275,30 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	const uint8_t *data;
 	wire_get_sample(&rb, &si, &data);
 	int rc = rbuf_end(&rb, "DATA");
-	if (rc < 0)
+	if (rc < 0) {
+		disconnect(r);
 		return rc;
+	}
 	r->next_tid = si.tid + 1;
 	r->have_next = 1;
+	/* Full: the oldest are dropped (as the ring would), their loss told
+	 * with the next sample kept; the newest always fits. */
+	while (r->head && r->queued + si.copied > QUEUE_MAX_BYTES) {
+		struct pushed *old = r->head;
+		r->head = old->next;
+		r->queued -= old->si.copied;
+		if (old == r->keep)
+			r->keep = NULL;
+		if (r->head)
+			r->head->missed += old->missed + 1;
+		else
+			r->carry_missed += old->missed + 1;
+		free(old);
+	}
+	if (!r->head)
+		r->tail = NULL;
+	missed += r->carry_missed;
+	r->carry_missed = 0;
 	if (d && !d->done && !r->head) {
 		size_t n = si.copied < d->cap ? si.copied : d->cap;
 		if (n)
@@ -281,6 +318,7 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	p->si = si;
 	p->missed = missed;
 	memcpy(p->data, data, si.copied);
+	r->queued += si.copied;
 	if (r->tail)
 		r->tail->next = p;
 	else
@@ -289,7 +327,46 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	return 0;
 }
 
-/* Read frames until the one answering `request` (queueing DATA). */
+/* Is a DATA frame one of our subscription's? Anything else is a protocol
+ * violation: samples nobody asked for must never reach read_next. */
+static int data_is_ours(struct dssm_remote *r, const struct wire_header *h)
+{
+	if (r->subscribed && h->request_id == r->sub_request)
+		return 0;
+	disconnect(r);
+	return dssm__fail(DSSM_EPROTO, "proxy %s:%s sent DATA for request %u, %s", r->host, r->port,
+	                  h->request_id, r->subscribed ? "not the subscription's" : "while not subscribed");
+}
+
+/* Frames other than the awaited reply do not extend a call: a peer that
+ * keeps sending them meets the deadline here, not only in wait_fd. */
+static int still_in_time(struct dssm_remote *r, dssm_time_t deadline)
+{
+	if (deadline == INT64_MAX || dssm__monotonic() < deadline)
+		return 0;
+	return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy %s:%s in time (it kept sending "
+	                  "other frames)", r->host, r->port);
+}
+
+/* Drop the queued samples after `keep` (all of them when NULL). */
+static void queue_cut(struct dssm_remote *r, struct pushed *keep)
+{
+	struct pushed *p = keep ? keep->next : r->head;
+	while (p) {
+		struct pushed *next = p->next;
+		r->queued -= p->si.copied;
+		free(p);
+		p = next;
+	}
+	if (keep)
+		keep->next = NULL;
+	else
+		r->head = NULL;
+	r->tail = keep;
+}
+
+/* Read frames until the one answering `request` (queueing DATA of our
+ * subscription). During the handshake only that reply or an ERROR may come. */
 static int await_reply(struct dssm_remote *r, uint32_t request, uint16_t type,
                        struct rbuf *reply, dssm_time_t deadline)
 {
@@ -299,12 +376,22 @@ static int await_reply(struct dssm_remote *r, uint32_t request, uint16_t type,
 		int rc = recv_frame(r, &h, &payload, deadline);
 		if (rc < 0)
 			return rc;
+		if (r->handshaking && h.type != WIRE_ERROR &&
+		    (h.type != (type | WIRE_REPLY) || h.request_id != request)) {
+			disconnect(r);
+			return dssm__fail(DSSM_EPROTO, "proxy %s:%s sent a frame of type 0x%04x (request "
+			                  "%u) during the handshake, awaiting the reply to 0x%04x", r->host,
+			                  r->port, h.type, h.request_id, type);
+		}
 		if (h.type == WIRE_DATA) {
-			if ((rc = queue_push(r, payload, h.length, NULL)) < 0)
+			if ((rc = data_is_ours(r, &h)) < 0 || (rc = queue_push(r, payload, h.length, NULL)) < 0)
+				return rc;
+			if ((rc = still_in_time(r, deadline)) < 0)
 				return rc;
 			continue;
 		}
-		if (h.type == WIRE_ERROR && (h.request_id == request || h.request_id == 0)) {
+		if (h.type == WIRE_ERROR && (h.request_id == request || h.request_id == 0 ||
+		                             r->handshaking)) {
 			struct rbuf rb = rbuf_of(payload, h.length);
 			int code = rbuf_i32(&rb);
 			char msg[512];
@@ -313,8 +400,12 @@ static int await_reply(struct dssm_remote *r, uint32_t request, uint16_t type,
 				code = DSSM_EPROTO;
 			return dssm__fail(code, "%s (proxy %s:%s)", msg, r->host, r->port);
 		}
-		if (h.request_id != request)
-			continue; /* a late reply to a call that timed out */
+		if (h.request_id != request) {
+			/* a late reply to a call that timed out */
+			if ((rc = still_in_time(r, deadline)) < 0)
+				return rc;
+			continue;
+		}
 		if (h.type != (type | WIRE_REPLY)) {
 			disconnect(r);
 			return dssm__fail(DSSM_EPROTO, "proxy answered type 0x%04x to 0x%04x", h.type, type);
@@ -396,7 +487,9 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline);
 /* HELLO (and AUTH); only then are big frames accepted from the proxy. */
 static int handshake(struct dssm_remote *r, dssm_time_t deadline)
 {
+	r->handshaking = 1;
 	int rc = handshake_steps(r, deadline);
+	r->handshaking = 0;
 	if (rc == 0)
 		r->max_in = OUR_MAX_PAYLOAD;
 	return rc;
@@ -589,6 +682,13 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 		return dssm__fail(DSSM_ECONN, "proxy %s:%s unreachable; next attempt in %.1f s", r->host,
 		                  r->port, dssm_time_to_sec(r->next_attempt - now));
 	dssm_ping_result pr = {0};
+	/* What this attempt queues is dropped if it fails: nothing received on
+	 * a connection that did not get through re-subscribing counts. (The
+	 * handshake takes no DATA, and the old subscription's request id is
+	 * never reused, so this is a second line of defence.) */
+	r->keep = r->tail;
+	uint64_t next_tid = r->next_tid, carry = r->carry_missed;
+	int have_next = r->have_next;
 	int rc = connect_socket(r, deadline);
 	if (rc == 0)
 		rc = handshake(r, deadline);
@@ -603,6 +703,11 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 		char msg[512];
 		snprintf(msg, sizeof msg, "%s", dssm_last_error());
 		disconnect(r);
+		queue_cut(r, r->keep);
+		r->next_tid = next_tid;
+		r->have_next = have_next;
+		r->carry_missed = carry;
+		r->keep = NULL;
 		/* Back off: 100 ms, doubling to 5 s, between attempts. */
 		r->backoff = r->backoff ? r->backoff * 2 : 100 * 1000 * 1000;
 		if (r->backoff > 5 * DSSM_NSEC_PER_SEC)
@@ -612,6 +717,7 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 			return dssm__fail(saved, "%s", msg);
 		return dssm__fail(saved, "proxy %s:%s: %s", r->host, r->port, msg);
 	}
+	r->keep = NULL;
 	r->backoff = 0;
 	r->offset = pr.offset;
 	r->delay = pr.delay;
@@ -780,11 +886,7 @@ void dssm__remote_close(dssm_stream *s)
 {
 	struct dssm_remote *r = s->remote;
 	disconnect(r); /* the proxy closes the handle when the socket goes */
-	while (r->head) {
-		struct pushed *p = r->head;
-		r->head = p->next;
-		free(p);
-	}
+	queue_cut(r, NULL);
 	for (int i = 0; i < 3; i++)
 		free(r->cfg_strings[i]);
 	auth_secret_free(r->secret);
@@ -815,6 +917,7 @@ static int connect_bare(const char *host_port, struct dssm_remote *r)
 static void bare_free(struct dssm_remote *r)
 {
 	disconnect(r);
+	queue_cut(r, NULL);
 	free(r->in);
 	auth_secret_free(r->secret);
 	wbuf_free(&r->out);
@@ -991,6 +1094,7 @@ static int pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *i
 	r->head = p->next;
 	if (!r->head)
 		r->tail = NULL;
+	r->queued -= p->si.copied;
 	size_t n = p->si.copied < cap ? p->si.copied : cap;
 	if (n)
 		memcpy(buf, p->data, n);
@@ -1034,7 +1138,7 @@ static int drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct dire
 		if (rc < 0)
 			return rc;
 		if (h.type == WIRE_DATA)
-			return queue_push(r, payload, h.length, d);
+			return (rc = data_is_ours(r, &h)) < 0 ? rc : queue_push(r, payload, h.length, d);
 		/* anything else is a late reply to a timed-out call: skip it */
 	}
 	return dssm__fail(DSSM_ECONN, "not connected to %s:%s", r->host, r->port);
@@ -1194,6 +1298,8 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 			if (rc < 0)
 				return rc;
 			if (h.type == WIRE_DATA) {
+				if ((rc = data_is_ours(r, &h)) < 0)
+					return rc;
 				r->in_used = 0; /* leave it for read_next, which copies it once */
 				return 0;
 			}

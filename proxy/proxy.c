@@ -47,6 +47,10 @@
 
 struct proxy;
 
+/* A source, for the quotas and the AUTH limiter: an IPv4 address, or the /64
+ * prefix of an IPv6 one (one host is usually given a whole /64). */
+#define SOURCE_MAX (INET6_ADDRSTRLEN + 4)
+
 /* A stream some client waits on or subscribes to; one watcher thread. */
 struct watch {
 	struct proxy *px;
@@ -94,6 +98,7 @@ struct client {
 	struct bufferevent *bev;
 	char peer[64];
 	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
+	char source[SOURCE_MAX];     /* who it counts as: IPv4 address, IPv6 /64 */
 	int hello, authed, closing;
 	int held;                    /* requests not read: its output is over max_unsent */
 	int big;                     /* it moved big frames: trim the heap when it goes */
@@ -105,14 +110,21 @@ struct client {
 	struct wbuf out;         /* scratch for encoding one frame */
 };
 
-/* Failed AUTH attempts of one source address: a token bucket (a burst of
- * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet. */
-#define AUTH_FAIL_SLOTS 64
+/* Failed AUTH attempts of one source: a token bucket (a burst of
+ * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet.
+ * The table is bounded: a source is forgotten only once it has nothing left
+ * to tell (bucket full, summary logged); while every entry is in use, AUTH
+ * from any other source is refused unchecked (never an entry forgotten,
+ * which let 65 cycling addresses reset their own limit). */
+#define AUTH_FAIL_SLOTS 1024
 #define AUTH_FAIL_BURST 5
 #define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
 #define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
+/* Sources logged one by one per LOG_SUMMARY_EVERY; beyond, one line for all
+ * (an attacker cycling through addresses gets no line per address). */
+#define AUTH_LOG_SOURCES 8
 struct auth_fail {
-	char addr[INET6_ADDRSTRLEN];
+	char addr[SOURCE_MAX];
 	double tokens;
 	dssm_time_t at;          /* when tokens was last refilled (monotonic) */
 	dssm_time_t logged_at;
@@ -128,6 +140,11 @@ struct proxy {
 	int nunauth;             /* of which still in HELLO..AUTH */
 	struct watch *watches;
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
+	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
+	dssm_time_t table_full_logged_at;
+	int first_lines;             /* first-failure lines logged in this period */
+	dssm_time_t first_lines_at;
+	dssm_time_t auth_refill;     /* AUTH_FAIL_REFILL (a test may make it longer) */
 	/* connections dropped before authenticating, not logged one by one */
 	uint64_t unauth_dropped;
 	dssm_time_t unauth_logged_at;
@@ -156,6 +173,8 @@ static void logf_(struct proxy *px, int level, const char *fmt, ...)
 
 /* ---- output ---- */
 
+#define WBUF_KEEP (64u << 10)
+
 static void send_frame(struct client *c, struct wbuf *w)
 {
 	if (w->oom) {
@@ -165,7 +184,12 @@ static void send_frame(struct client *c, struct wbuf *w)
 	bufferevent_write(c->bev, w->data, w->len);
 	c->px->frames_out++;
 	c->px->bytes_out += w->len;
-	wbuf_reset(w);
+	/* a big frame (a schema, a property, a bracket) does not leave its
+	 * buffer held for the life of the connection */
+	if (w->cap > WBUF_KEEP)
+		wbuf_free(w);
+	else
+		wbuf_reset(w);
 }
 
 static void send_error(struct client *c, uint32_t req, int code, const char *msg)
@@ -371,8 +395,31 @@ static void pool_drain(void)
 typedef int (*sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
                              uint64_t *missed, uint64_t arg);
 
+/* A block holding `used` bytes, shrunk to about that when it is much
+ * bigger (a 1-byte sample read with room for a 4 MiB one): what the output
+ * holds stays within 1/8 of what it counts. */
+static uint8_t *block_fit(uint8_t *block, size_t used)
+{
+	size_t *b = (size_t *)block - 2;
+	if (b[0] - used <= used / 8)
+		return block;
+	size_t *n = realloc(b, sizeof(size_t) * 2 + used);
+	if (!n)
+		return block; /* (keeps the bigger block: still correct) */
+	n[0] = used;
+	return (uint8_t *)(n + 2);
+}
+
+static void carry_into(uint64_t *missed, uint64_t *carry)
+{
+	if (carry) {
+		*missed += *carry;
+		*carry = 0;
+	}
+}
+
 /* `carry` (may be NULL) holds skipped samples not told yet: added to this
- * frame's missed, or kept if the read fails. */
+ * frame's missed, or kept if the read fails or the frame cannot be queued. */
 static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_reader read,
                        uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
                        uint64_t *carry)
@@ -384,9 +431,12 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 	int rc;
 	if (cap >= BIG_SAMPLE) {
 		c->big = 1;
-		/* Big: a block of its own, handed to the evbuffer by reference.
-		 * (Reserving contiguous space in the evbuffer instead makes libevent
-		 * realign the previous frame with a memmove of the same size.) */
+		/* Big room: a block of its own. (Reserving contiguous space in the
+		 * evbuffer instead makes libevent realign the previous frame with
+		 * a memmove of the same size.) A sample that turned out small is
+		 * copied into the output and the block reused; a big one is handed
+		 * over by reference, shrunk to fit: what is held stays close to
+		 * what is counted against max_unsent. */
 		uint8_t *block = block_get(prefix + cap);
 		if (!block)
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
@@ -396,15 +446,25 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 				*carry += missed;
 			return rc;
 		}
-		if (carry) {
-			missed += *carry;
-			*carry = 0;
-		}
-		wire_sample_prefix(block, request, data_frame, handle, 0, missed, &si);
-		if (evbuffer_add_reference(out, block, prefix + si.copied, free_block, block) < 0) {
+		uint64_t told = missed + (carry ? *carry : 0);
+		size_t n = prefix + si.copied;
+		wire_sample_prefix(block, request, data_frame, handle, 0, told, &si);
+		if (n < BIG_SAMPLE) {
+			rc = evbuffer_add(out, block, n);
 			free_block(NULL, 0, block);
+		} else {
+			block = block_fit(block, n);
+			rc = evbuffer_add_reference(out, block, n, free_block, block);
+			if (rc < 0)
+				free_block(NULL, 0, block);
+		}
+		if (rc < 0) {
+			/* the sample was consumed: its loss and the carried ones stay told */
+			if (carry)
+				*carry += missed + 1;
 			return dssm__fail(DSSM_ENOMEM, "out of memory queueing a frame");
 		}
+		carry_into(&missed, carry);
 	} else {
 		struct evbuffer_iovec v;
 		if (evbuffer_reserve_space(out, (ev_ssize_t)(prefix + cap), &v, 1) < 1 ||
@@ -417,10 +477,7 @@ static int send_sample(struct client *c, dssm_stream *s, size_t cap, sample_read
 				*carry += missed;
 			return rc;
 		}
-		if (carry) {
-			missed += *carry;
-			*carry = 0;
-		}
+		carry_into(&missed, carry);
 		wire_sample_prefix(v.iov_base, request, data_frame, handle, 0, missed, &si);
 		v.iov_len = prefix + si.copied;
 		evbuffer_commit_space(out, &v, 1);
@@ -552,43 +609,53 @@ static int reply_empty(struct client *c, const struct wire_header *hd)
 
 /* ---- failed AUTH attempts: rate-limited and summarised per address ---- */
 
-static struct auth_fail *auth_fail_of(struct proxy *px, const char *addr, int create,
-                                      int *created)
+static void auth_fail_refill(struct proxy *px, struct auth_fail *f, dssm_time_t now)
 {
-	struct auth_fail *oldest = &px->fails[0];
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
-		struct auth_fail *f = &px->fails[i];
-		if (f->addr[0] && !strcmp(f->addr, addr))
-			return f;
-		if (!f->addr[0] || (oldest->addr[0] && f->at < oldest->at))
-			oldest = f;
-	}
-	if (!create)
-		return NULL;
-	/* Forget the address idle longest (its summary is lost with it). */
-	memset(oldest, 0, sizeof *oldest);
-	snprintf(oldest->addr, sizeof oldest->addr, "%s", addr);
-	oldest->tokens = AUTH_FAIL_BURST;
-	oldest->at = oldest->logged_at = dssm__monotonic();
-	*created = 1;
-	return oldest;
-}
-
-static void auth_fail_refill(struct auth_fail *f, dssm_time_t now)
-{
-	f->tokens += (double)(now - f->at) / (double)AUTH_FAIL_REFILL;
+	f->tokens += (double)(now - f->at) / (double)px->auth_refill;
 	if (f->tokens > AUTH_FAIL_BURST)
 		f->tokens = AUTH_FAIL_BURST;
 	f->at = now;
 }
 
-/* Has this address used up its failed attempts? (then it is refused) */
-static int auth_throttled(struct proxy *px, const char *addr)
+/* The entry of `source`; with `create`, a new one in a free entry (one that
+ * has nothing left to tell), or NULL when there is none. */
+static struct auth_fail *auth_fail_of(struct proxy *px, const char *source, int create,
+                                      int *created)
 {
-	struct auth_fail *f = auth_fail_of(px, addr, 0, NULL);
-	if (!f)
-		return 0;
-	auth_fail_refill(f, dssm__monotonic());
+	struct auth_fail *free_slot = NULL;
+	dssm_time_t now = dssm__monotonic();
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (f->addr[0] && !strcmp(f->addr, source))
+			return f;
+		if (free_slot || !create)
+			continue;
+		if (f->addr[0] && !f->failed && !f->refused)
+			auth_fail_refill(px, f, now);
+		if (!f->addr[0] || (f->tokens >= AUTH_FAIL_BURST && !f->failed && !f->refused))
+			free_slot = f;
+	}
+	if (!free_slot)
+		return NULL;
+	memset(free_slot, 0, sizeof *free_slot);
+	snprintf(free_slot->addr, sizeof free_slot->addr, "%s", source);
+	free_slot->tokens = AUTH_FAIL_BURST;
+	free_slot->at = free_slot->logged_at = now;
+	*created = 1;
+	return free_slot;
+}
+
+/* Has this source used up its failed attempts, or is there no room to
+ * count them? (then AUTH is refused unchecked) */
+static int auth_throttled(struct proxy *px, const char *source)
+{
+	int created = 0;
+	struct auth_fail *f = auth_fail_of(px, source, 1, &created);
+	if (!f) {
+		px->auth_table_full++;
+		return 1;
+	}
+	auth_fail_refill(px, f, dssm__monotonic());
 	if (f->tokens >= 1)
 		return 0;
 	f->refused++;
@@ -612,10 +679,17 @@ static void auth_failed(struct proxy *px, const char *addr)
 {
 	dssm_time_t now = dssm__monotonic();
 	int created = 0;
-	struct auth_fail *f = auth_fail_of(px, addr, 1, &created);
-	auth_fail_refill(f, now);
+	/* (auth_throttled made the entry just before the proof was checked) */
+	struct auth_fail *f = auth_fail_of(px, addr, 0, &created);
+	(void)created;
+	if (!f)
+		return;
+	auth_fail_refill(px, f, now);
+	/* the first failure of a source with nothing pending is logged at once */
+	int first = f->tokens >= AUTH_FAIL_BURST || now - f->logged_at >= LOG_SUMMARY_EVERY;
 	f->tokens -= 1;
-	if (!f->failed && !f->refused && (created || now - f->logged_at >= LOG_SUMMARY_EVERY)) {
+	if (!f->failed && !f->refused && first && px->first_lines < AUTH_LOG_SOURCES) {
+		px->first_lines++;
 		logf_(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
 		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
 		f->logged_at = now;
@@ -624,13 +698,62 @@ static void auth_failed(struct proxy *px, const char *addr)
 	}
 }
 
+static void auth_table_full_log(struct proxy *px, dssm_time_t now)
+{
+	if (px->auth_table_full)
+		logf_(px, 0, "%llu AUTH attempts refused unchecked in the last %.0f s: %d sources "
+		      "being rate-limited, the most tracked", (unsigned long long)px->auth_table_full,
+		      dssm_time_to_sec(now - px->table_full_logged_at), AUTH_FAIL_SLOTS);
+	px->auth_table_full = 0;
+	px->table_full_logged_at = now;
+}
+
 /* Once a second: summaries that are due. */
+static int auth_fail_due(const struct auth_fail *f, dssm_time_t now, int all)
+{
+	return f->addr[0] && (f->failed || f->refused) &&
+	       (all || now - f->logged_at >= LOG_SUMMARY_EVERY);
+}
+
+/* The summaries that are due (`all`: every one, at exit): a line per source
+ * for a few sources, one line for all of them beyond that. */
+static void auth_fail_summaries(struct proxy *px, dssm_time_t now, int all)
+{
+	int due = 0;
+	uint64_t failed = 0, refused = 0;
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
+		if (auth_fail_due(&px->fails[i], now, all)) {
+			due++;
+			failed += px->fails[i].failed;
+			refused += px->fails[i].refused;
+		}
+	if (due > AUTH_LOG_SOURCES)
+		logf_(px, 0, "%d sources: %llu failed AUTH attempts, %llu refused connections in the "
+		      "last %.0f s or less", due, (unsigned long long)failed, (unsigned long long)refused,
+		      dssm_time_to_sec(LOG_SUMMARY_EVERY));
+	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
+		struct auth_fail *f = &px->fails[i];
+		if (!auth_fail_due(f, now, all))
+			continue;
+		if (due <= AUTH_LOG_SOURCES) {
+			auth_fail_log(px, f, now);
+		} else {
+			f->failed = f->refused = 0;
+			f->logged_at = now;
+		}
+	}
+}
+
 static void auth_fail_flush(struct proxy *px)
 {
 	dssm_time_t now = dssm__monotonic();
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
-		if (px->fails[i].addr[0] && now - px->fails[i].logged_at >= LOG_SUMMARY_EVERY)
-			auth_fail_log(px, &px->fails[i], now);
+	auth_fail_summaries(px, now, 0);
+	if (now - px->first_lines_at >= LOG_SUMMARY_EVERY) {
+		px->first_lines = 0;
+		px->first_lines_at = now;
+	}
+	if (px->auth_table_full && now - px->table_full_logged_at >= LOG_SUMMARY_EVERY)
+		auth_table_full_log(px, now);
 	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
 		logf_(px, 0, "%llu connections dropped before authenticating (handshake deadline or "
 		      "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
@@ -692,13 +815,13 @@ static int do_auth(struct client *c, const struct wire_header *hd, struct rbuf *
 	if (c->authed)
 		return dssm__fail(DSSM_EPROTO, "second AUTH");
 	c->closing = 1; /* unless it succeeds */
-	if (auth_throttled(c->px, c->addr))
+	if (auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
-		                  c->addr);
+		                  c->source);
 	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
 	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
 	if (!auth_equal(expect, proof, AUTH_MAC)) {
-		auth_failed(c->px, c->addr);
+		auth_failed(c->px, c->source);
 		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
 	if ((rc = client_authenticated(c)) < 0)
@@ -788,19 +911,20 @@ static int may_write(struct proxy *px, const char *name, int id)
 	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
 }
 
-/* A ring a client creates is at most --max-stream-bytes (slots x max_size,
- * plus schema and property): a client cannot take the host's memory. */
+/* A ring a client creates is at most --max-stream-bytes, counted as the
+ * library lays it out (slots with their headers and alignment, the time
+ * table, schema, property): a client cannot take the host's memory. */
 static int may_create(struct proxy *px, const char *name, int id, const dssm_stream_config *cfg)
 {
-	uint64_t slots = cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle);
-	uint64_t cap = px->cfg.max_stream_bytes, extra = (uint64_t)cfg->property_capacity + 65536;
-	uint64_t slot = (uint64_t)cfg->max_size + 64; /* a slot's header, roughly */
-	if (cfg->max_size > cap || extra > cap ||
-	    (slots && slot > (cap - extra) / slots))
-		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %llu slots x %llu bytes is over this proxy's "
-		                  "limit of %llu bytes per stream (--max-stream-bytes)", name, id,
-		                  (unsigned long long)slots, (unsigned long long)cfg->max_size,
-		                  (unsigned long long)cap);
+	int64_t bytes = dssm__ring_bytes(name, id, cfg);
+	if (bytes < 0)
+		return (int)bytes; /* a config dssm_create would refuse: its message */
+	uint64_t cap = px->cfg.max_stream_bytes;
+	if ((uint64_t)bytes > cap)
+		return dssm__fail(DSSM_ETOOBIG, "'%s:%d' of %u slots x %zu bytes takes %lld bytes, over "
+		                  "this proxy's limit of %llu bytes per stream (--max-stream-bytes)", name,
+		                  id, cfg->slots ? cfg->slots : dssm_slots_for(cfg->life, cfg->cycle),
+		                  cfg->max_size, (long long)bytes, (unsigned long long)cap);
 	return 0;
 }
 
@@ -847,6 +971,11 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 	h->s = s;
 	h->id = (uint32_t)slot;
 	h->wait_timer = evtimer_new(c->px->base, on_wait_timeout, c);
+	if (!h->wait_timer) { /* (WAIT would add it) */
+		dssm_close(s);
+		free(h);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a handle's timer");
+	}
 	c->handles[slot] = h;
 	logf_(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
 	      (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
@@ -1337,6 +1466,7 @@ static void start_closing(struct client *c)
 		return;
 	}
 	/* Let the ERROR go out, then close. */
+	logf_(c->px, 1, "%s: closing, %zu bytes still to send", c->peer, unsent(c));
 	bufferevent_setcb(c->bev, NULL, on_flushed_close, on_closing_event, c);
 	struct timeval tv = {CLOSING_DEADLINE_MS / 1000, 0};
 	evtimer_add(c->handshake, &tv); /* its callback sees c->closing */
@@ -1500,6 +1630,60 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	evtimer_add(px->resume_accept, &tv);
 }
 
+/* The source a peer counts as (SOURCE_MAX bytes): IPv4 (also when mapped
+ * into IPv6) by address, IPv6 by its /64. */
+static void source_of(const struct sockaddr *sa, char *out)
+{
+	snprintf(out, SOURCE_MAX, "?");
+	if (sa->sa_family == AF_INET) {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, SOURCE_MAX);
+	} else if (sa->sa_family == AF_INET6) {
+		struct in6_addr a = ((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(&a)) {
+			inet_ntop(AF_INET, &a.s6_addr[12], out, SOURCE_MAX);
+			return;
+		}
+		memset(&a.s6_addr[8], 0, 8);
+		inet_ntop(AF_INET6, &a, out, INET6_ADDRSTRLEN);
+		strcat(out, "/64");
+	}
+}
+
+/* Make room for a new unauthenticated connection when the quota is full:
+ * the oldest unauthenticated connection of the source holding the most
+ * goes (the newest such source on a tie). A flood from one source thus
+ * evicts its own connections, never another source's handshake, while a
+ * burst of honest clients from one host may still use the whole quota. */
+static void unauth_make_room(struct proxy *px)
+{
+	if (px->nunauth < px->cfg.max_unauth)
+		return;
+	struct client *victim = NULL;
+	int most = 0;
+	/* (quadratic in the quota, which is small: 32 by default) */
+	for (struct client *o = px->clients; o; o = o->next) {
+		if (o->authed)
+			continue;
+		int n = 0;
+		struct client *oldest = o;
+		for (struct client *q = o; q; q = q->next)
+			if (!q->authed && !strcmp(q->source, o->source)) {
+				n++;
+				oldest = q; /* the list is newest first */
+			}
+		if (n > most) {
+			most = n;
+			victim = oldest;
+		}
+	}
+	if (victim) {
+		px->unauth_dropped++;
+		px->dropped++;
+		client_end(victim, 1, "evicted: the quota of unauthenticated connections is full and "
+		           "its source holds the most of them");
+	}
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
                       void *arg)
 {
@@ -1517,20 +1701,13 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
 		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	/* Connections still authenticating have a quota of their own: when it
-	 * is full the oldest of them goes, so unauthenticated peers can never
-	 * take an authenticated client's slot, nor keep a new one out. */
-	if (px->nunauth >= px->cfg.max_unauth) {
-		struct client *old = NULL;
-		for (struct client *o = px->clients; o; o = o->next)
-			if (!o->authed)
-				old = o; /* the list is newest first */
-		if (old) {
-			px->unauth_dropped++;
-			px->dropped++;
-			client_end(old, 1, "evicted: the quota of unauthenticated connections is full");
-		}
-	}
+	/* Connections still authenticating have a quota of their own:
+	 * unauthenticated peers can never take an authenticated client's slot,
+	 * nor keep a new one out, and a flood from one source evicts its own
+	 * connections, not others' handshakes. */
+	char source[SOURCE_MAX];
+	source_of(sa, source);
+	unauth_make_room(px);
 	struct client *c = calloc(1, sizeof *c);
 	if (c)
 		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
@@ -1559,6 +1736,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	c->px = px;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
+	snprintf(c->source, sizeof c->source, "%s", source);
 	c->next = px->clients;
 	if (px->clients)
 		px->clients->prev = c;
@@ -1618,6 +1796,12 @@ int proxy_run(const struct proxy_config *cfg_in)
 	struct proxy px;
 	memset(&px, 0, sizeof px);
 	px.cfg = *cfg_in;
+	px.auth_refill = AUTH_FAIL_REFILL;
+	/* DSSM_TEST_AUTH_REFILL_MS: a longer refill, so a test of the limiter
+	 * does not depend on how fast it runs */
+	const char *refill = getenv("DSSM_TEST_AUTH_REFILL_MS");
+	if (refill && atol(refill) > 0)
+		px.auth_refill = (dssm_time_t)atol(refill) * 1000000;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
 	int sslen;
@@ -1689,8 +1873,8 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_base_dispatch(px.base);
 	while (px.clients)
 		client_free(px.clients);
-	for (int i = 0; i < AUTH_FAIL_SLOTS; i++)
-		auth_fail_log(&px, &px.fails[i], dssm__monotonic());
+	auth_fail_summaries(&px, dssm__monotonic(), 1);
+	auth_table_full_log(&px, dssm__monotonic());
 	emfile_log(&px, 1);
 	event_free(px.resume_accept);
 	if (px.reserve_fd >= 0)

@@ -61,6 +61,10 @@ int dssm__become_writer(dssm_stream *s, int exclusive);
 int dssm__wlock(dssm_stream *s);
 int dssm__wlock_held(const dssm_stream *s);
 void dssm__wunlock(dssm_stream *s);
+/* The bytes of the shared segment dssm_create would make for `c` (slots,
+ * time table, schema, property, header: the library's own layout), or a
+ * negative DSSM_E* for a config it would refuse. */
+int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */

@@ -98,6 +98,13 @@ static int plan_layout(const char *name, int id, const dssm_stream_config *c, st
 	return 0;
 }
 
+int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c)
+{
+	struct plan p;
+	int rc = plan_layout(name, id, c, &p);
+	return rc < 0 ? rc : (int64_t)p.total;
+}
+
 static void fill_header(struct dssm_shm_header *h, const char *name, int id,
                         const dssm_stream_config *c, const struct plan *p, const char *ns,
                         unsigned char *base)

@@ -20,7 +20,11 @@
  * (default 5 s, dssm_set_timeout). A lost connection is re-established on
  * the next call, with backoff, re-opening the stream; a subscription resumes
  * from the TID after the last one received, so nothing still inside the
- * ring's history is lost across a proxy restart or a network cut.
+ * ring's history is lost across a proxy restart or a network cut. Samples
+ * pushed to a subscription while another call on the handle waits for its
+ * reply are queued for dssm_read_next up to 8 MiB; beyond that the oldest
+ * are dropped and counted in the next sample's `missed`. Samples are cut to
+ * 256 MiB on 32-bit hosts (1 GiB elsewhere).
  *
  * Clocks: on connecting, and again every 30 s while the handle is used, the
  * connector measures the offset between the proxy's clock and this host's
@@ -35,6 +39,8 @@
  * proxy's proof in return: a proxy that asks for no AUTH, or whose proof is
  * wrong, is refused with DSSM_EAUTH ("did not authenticate"). A proxy that
  * requires a secret the client lacks, or a wrong secret, is DSSM_EAUTH too.
+ * Anything a server sends during the handshake other than its reply is
+ * DSSM_EPROTO: nothing from an unproven server reaches dssm_read_next.
  * The link is authenticated, not encrypted (docs/protocol.md, threat model).
  */
 #ifndef DSSM_CONNECTOR_H
