@@ -251,6 +251,40 @@ struct cleanup_acc {
 	int removed;
 };
 
+/* Does a live process other than this one have segment SEG mapped? The
+ * segment records one writer, but any number may write it: when that one
+ * died or closed, the others (and the readers) still map it, and removing
+ * it would take their stream away. Found in /proc/PID/maps, of the
+ * processes whose maps this one may read (its user's, or all for root). */
+static int mapped_elsewhere(const char *seg)
+{
+	char want[DSSM_SEGMENT_NAME_MAX + 16];
+	snprintf(want, sizeof want, SHM_DIR "%s", seg);
+	DIR *d = opendir("/proc");
+	if (!d)
+		return 1;
+	int found = 0;
+	pid_t self = getpid();
+	for (struct dirent *e; !found && (e = readdir(d));) {
+		char *end;
+		long pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		char path[64], line[512];
+		snprintf(path, sizeof path, "/proc/%ld/maps", pid);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue; /* gone meanwhile, or not ours to read */
+		while (!found && fgets(line, sizeof line, f)) {
+			char *p = strstr(line, want);
+			found = p && (p[strlen(want)] == '\n' || p[strlen(want)] == ' ');
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
+}
+
 static int cleanup_one(const char *seg, void *arg)
 {
 	struct cleanup_acc *a = arg;
@@ -263,6 +297,8 @@ static int cleanup_one(const char *seg, void *arg)
 		uint64_t owner = atomic_load_explicit(&s->hdr->owner, memory_order_relaxed);
 		remove = owner ? !dssm__owner_alive(owner) : a->all_idle;
 		dssm_close(s);
+		if (remove && mapped_elsewhere(seg))
+			remove = 0; /* other writers or readers still use it */
 	}
 	if (remove && shm_unlink(seg) == 0)
 		a->removed++;

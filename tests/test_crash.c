@@ -117,12 +117,73 @@ static void test_create_over_dead_writer(void **state)
 	dssm_close(w);
 }
 
+/* The registered writer dies while another process still writes: cleanup
+ * must not take the stream from under the survivor (it once did: only one
+ * writer is recorded in the segment). Once nobody maps it, cleanup removes it. */
+static void test_cleanup_spares_other_writers(void **state)
+{
+	(void)state;
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t first = fork();
+	if (first == 0) {
+		dssm_stream *w;
+		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+		cfg.max_size = 64;
+		cfg.slots = 64;
+		if (dssm_create("shared", 0, &cfg, &w) < 0 || dssm_write(w, "a", 1, 1) < 0)
+			_exit(1);
+		if (write(p[1], "r", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(3);
+	}
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	/* the survivor: another process writing the same stream */
+	int q[2], go[2];
+	assert_int_equal(pipe(q), 0);
+	assert_int_equal(pipe(go), 0);
+	pid_t second = fork();
+	if (second == 0) {
+		dssm_stream *w;
+		if (dssm_open("shared", 0, DSSM_WRITE, &w) < 0 || dssm_write(w, "b", 1, 2) < 0)
+			_exit(1);
+		if (write(q[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+			_exit(2);
+		_exit(dssm_write(w, "c", 1, 3) == 2 ? 0 : 4); /* its stream is still there */
+	}
+	assert_int_equal(read(q[0], &c, 1), 1);
+	kill(first, SIGKILL);
+	int st;
+	waitpid(first, &st, 0);
+	/* the recorded writer is dead, the other still writes: nothing removed */
+	assert_int_equal(dssm_cleanup(0), 0);
+	assert_int_equal(dssm_cleanup(1), 0);
+	dssm_stream *r;
+	assert_int_equal(dssm_open("shared", 0, DSSM_READ, &r), 0);
+	dssm_close(r);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	waitpid(second, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* nobody maps it any more: a crashed stream, removed */
+	assert_int_equal(dssm_cleanup(0), 1);
+	assert_int_equal(dssm_open("shared", 0, DSSM_READ, &r), DSSM_ENOENT);
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+	close(q[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	testutil_namespace("crash");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_killed_between_borrow_and_commit, testutil_reset),
 		cmocka_unit_test_setup(test_create_over_dead_writer, testutil_reset),
+		cmocka_unit_test_setup(test_cleanup_spares_other_writers, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("crash", tests, NULL, NULL);
 }

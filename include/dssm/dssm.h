@@ -306,9 +306,11 @@ int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
 int dssm_list(dssm_stream_info **out);
 /* Remove NAME:ID. Processes that have it open keep their mapping. */
 int dssm_remove(const char *name, int id);
-/* Remove streams whose writer died without closing, and half-created
- * segments. With all_idle, also streams that have no writer. Returns how
- * many were removed. */
+/* Remove streams whose registered writer died without closing, and
+ * half-created segments. With all_idle, also streams that have no writer.
+ * A stream another live process still has mapped (another writer, or a
+ * reader; seen in /proc/PID/maps of the processes this one may read) is
+ * never removed. Returns how many were removed. */
 int dssm_cleanup(int all_idle);
 
 /* Parse "NAME" or "NAME:ID" (ID defaults to 0). name must hold DSSM_NAME_MAX+1. */
