@@ -47,6 +47,23 @@ echo "== dssm export <dir> --mcap, and dssm import of it back into a container"
 $dssm export "$tmp/recording" --mcap "$tmp/recording.mcap"
 $dssm import "$tmp/recording.mcap" -o "$tmp/from-mcap" -q
 
+# Python (Debian's python3 with numpy and cffi, which `make test` installs)
+if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
+	echo
+	echo "== Python: the recording's odometry against the scan times, into $BUILD/demo-odometry.png"
+	PYTHONPATH=python /usr/bin/python3 python/examples/plot_odometry.py "$tmp/recording" \
+		"$BUILD/demo-odometry.png" || echo "(plot_odometry failed)"
+	echo "== Python: the odometry handler in Python for 1 s, read by dssm cat (another namespace)"
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-py PYTHONPATH=python /usr/bin/python3 python/examples/odometry.py \
+		--seconds 1 & pids+=($!)
+	sleep 0.5
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-py $dssm cat odom -n 1 --format json | cut -c1-100
+	wait "${pids[-1]}" 2>/dev/null || true
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-py $dssm rm odom 2>/dev/null || true
+else
+	echo "(the Python examples need python3-numpy and python3-cffi: make test installs them)"
+fi
+
 echo
 echo "== dssm proxy: the same streams over TCP (loopback, a free port)"
 $dssm proxy --port 0 --port-file "$tmp/port" 2>"$tmp/proxy.log" & pids+=($!)
