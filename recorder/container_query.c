@@ -266,16 +266,23 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	return 0;
 }
 
-int dssm_query_next(dssm_query *q, dssm_record *rec)
+/* The cursor whose next sample comes first (ties: stream order), or NULL. */
+static struct cursor *next_cursor(struct dssm_query *q)
 {
-	if (!q || !rec)
-		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
 	struct cursor *best = NULL;
 	for (int i = 0; i < q->n; i++) {
 		struct cursor *k = &q->cur[i];
 		if (k->next < k->end && (!best || k->time < best->time))
 			best = k;
 	}
+	return best;
+}
+
+int dssm_query_next(dssm_query *q, dssm_record *rec)
+{
+	if (!q || !rec)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	struct cursor *best = next_cursor(q);
 	if (!best)
 		return 0;
 	uint64_t off = le_get64(best->entry + 16);
@@ -312,6 +319,43 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	best->next++;
 	int rc = load_entry(q, best);
 	return rc < 0 ? rc : 1;
+}
+
+int dssm_query_next_batch(dssm_query *q, dssm_batch *b)
+{
+	if (!q || !b || (b->max && (!b->times || !b->tids || !b->lens)) || (b->cap && !b->data))
+		return dssm__fail(DSSM_EINVAL, "dssm_query_next_batch: NULL argument");
+	size_t n = 0, used = 0, max = b->max < INT32_MAX ? b->max : INT32_MAX;
+	b->used = 0;
+	while (n < max) {
+		struct cursor *best = next_cursor(q);
+		if (!best)
+			break;
+		/* the next sample's size, from its index entry: stop before it
+		 * rather than take it without room for its bytes */
+		uint32_t len = le_get32(best->entry + 24);
+		if (len > b->cap - used) {
+			if (n == 0)
+				return dssm__fail(DSSM_ETOOBIG, "dssm_query_next_batch: the next sample has %u "
+				                  "bytes, the buffer %zu", len, b->cap);
+			break;
+		}
+		dssm_record rec;
+		int rc = dssm_query_next(q, &rec);
+		if (rc < 0) /* the samples before it are returned; the error comes next call */
+			return n ? (int)n : rc;
+		if (rc == 0)
+			break;
+		b->times[n] = rec.time;
+		b->tids[n] = rec.tid;
+		b->lens[n] = rec.len;
+		if (rec.len)
+			memcpy((uint8_t *)b->data + used, rec.data, rec.len);
+		used += rec.len;
+		n++;
+	}
+	b->used = used;
+	return (int)n;
 }
 
 int dssm_container_budget_start(dssm_container *c, const int *streams, int nstreams,

@@ -140,6 +140,23 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
+/* Many samples per call, for bindings that pay per call (Python): up to
+ * `max` samples into times[], tids[] and lens[], their data bytes one after
+ * another into data (cap bytes); `used` says how many bytes. It stops before
+ * a sample whose bytes would not fit. Returns how many (0 at the end), or
+ * an error: DSSM_ETOOBIG if not even the first sample fits (nothing is
+ * consumed; give a bigger buffer). An error met after some samples is
+ * returned by the next call, the samples before it by this one. */
+typedef struct dssm_batch {
+	size_t max;                 /* room in times, tids, lens */
+	dssm_time_t *times;
+	uint64_t *tids;
+	uint64_t *lens;
+	void *data;
+	size_t cap;                 /* room in data */
+	size_t used;                /* out: data bytes stored */
+} dssm_batch;
+int dssm_query_next_batch(dssm_query *q, dssm_batch *b);
 /* The start time from which the newest samples of the streams (NULL/0: all)
  * fit in `budget` bytes: for queries that must answer within a deadline over
  * a link of known bandwidth (ROSfs's query-auto). INT64_MAX if empty. */

@@ -124,6 +124,11 @@ int dssm_container_close(dssm_container *c);
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
 int dssm_query_next(dssm_query *q, dssm_record *rec);
+typedef struct dssm_batch {
+    size_t max; dssm_time_t *times; uint64_t *tids; uint64_t *lens;
+    void *data; size_t cap; size_t used;
+} dssm_batch;
+int dssm_query_next_batch(dssm_query *q, dssm_batch *b);
 int64_t dssm_query_remaining(dssm_query *q);
 void dssm_query_close(dssm_query *q);
 

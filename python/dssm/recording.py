@@ -4,9 +4,8 @@ Recording(dir) lists the recorded streams; query() returns, per stream, its
 samples in bulk: times (int64 ns), tids (uint64), and the payloads as one
 uint8 array with int64 offsets, plus a structured array when the stream is
 struct-encoded with fixed-size samples. No Python object is made per sample:
-each dssm_query_next writes its dssm_record straight into a row of a
-preallocated numpy array (dssm_query_remaining gives the count up front) and
-the payload is copied into a growing byte buffer.
+dssm_query_next_batch fills preallocated numpy arrays (dssm_query_remaining
+gives the count up front) and a growing byte buffer, many samples per call.
 """
 
 import fnmatch
@@ -207,41 +206,43 @@ class Recording:
         q = qp[0]
         try:
             n = check(lib.dssm_query_remaining(q))
-            rows = np.zeros(n, dtype=_RECORD_DTYPE)
-            recs = ffi.cast("dssm_record *", ffi.from_buffer(rows))
+            times = np.empty(n, np.int64)
+            tids = np.empty(n, np.uint64)
+            lens = np.empty(n, np.uint64)
             # payload capacity: the stream's mean sample size times n, grown if short
             mean = s.bytes // s.count if s.count else 0
             payload = np.empty(max(n * mean + 4096, 4096), dtype=np.uint8)
+            b = ffi.new("dssm_batch *")
+            tb, ib, lb = ffi.from_buffer(times), ffi.from_buffer(tids), ffi.from_buffer(lens)
             pbuf = ffi.from_buffer(payload)
-            cap = len(payload)
-            nxt, move = lib.dssm_query_next, ffi.memmove
-            off = 0
-            got = 0
-            # The hot loop: one foreign call per sample writes row i; the
-            # payload (valid until the next call) is copied at once.
-            for i in range(n):
-                r = recs + i
-                rc = nxt(q, r)
-                if rc != 1:
-                    if rc < 0:
-                        raise fail(rc)
-                    break  # fewer than announced (cannot happen on a closed part)
-                got = i + 1
-                ln = r.len
-                if off + ln > cap:
-                    cap = max(2 * cap, off + ln)
-                    grown = np.empty(cap, dtype=np.uint8)
+            got = off = 0
+            # The hot loop: one foreign call fills many rows and their bytes.
+            while got < n:
+                b.max = n - got
+                b.times, b.tids, b.lens = (ffi.cast("dssm_time_t *", tb) + got,
+                                           ffi.cast("uint64_t *", ib) + got,
+                                           ffi.cast("uint64_t *", lb) + got)
+                b.data, b.cap = ffi.cast("uint8_t *", pbuf) + off, len(payload) - off
+                rc = lib.dssm_query_next_batch(q, b)
+                if rc > 0:
+                    got += rc
+                    off += b.used
+                elif rc == 0:
+                    break  # the end (fewer than announced: a part still growing)
+                elif rc == ErrorCode.ETOOBIG:  # no room for the next sample's bytes
+                    need = off + max(len(payload), 1 << 16)
+                    grown = np.empty(max(2 * len(payload), need), dtype=np.uint8)
                     grown[:off] = payload[:off]
                     payload, pbuf = grown, ffi.from_buffer(grown)
-                move(pbuf + off, r.data, ln)
-                off += ln
+                    del grown
+                else:
+                    raise fail(rc)
         finally:
             lib.dssm_query_close(q)
-        del recs, pbuf
-        rows = rows[:got]
+        del tb, ib, lb, pbuf
         offsets = np.zeros(got + 1, dtype=np.int64)
-        np.cumsum(rows["len"], out=offsets[1:])
-        return StreamData(s, rows["time"].copy(), rows["tid"].copy(), offsets,
+        np.cumsum(lens[:got].astype(np.int64), out=offsets[1:])
+        return StreamData(s, times[:got], tids[:got], offsets,
                           payload[:off].copy() if off < len(payload) // 2 else payload[:off])
 
     def __repr__(self):
