@@ -141,8 +141,10 @@ static int task_alive(pid_t id, uint64_t want, uint64_t mask,
 		return 0;
 	char state = '?';
 	uint64_t start = stat(id, &state);
-	/* Without /proc we cannot tell reuse apart: trust kill(). */
-	if (start == 0)
+	/* Without /proc (here, or where the holder ran: it recorded 0) we
+	 * cannot tell reuse apart: the task exists, so take it as alive. A live
+	 * writer taken for dead would tear a committed sample. */
+	if (start == 0 || want == 0)
 		return 1;
 	/* A zombie (killed, not yet reaped) or dead task writes no more. */
 	if (state == 'Z' || state == 'X')

@@ -53,6 +53,9 @@ static void repair(dssm_stream *s)
 	atomic_store_explicit(&h->w_slot, commit % s->num, memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
+	/* The holder may have died between its commit and its wake: readers
+	 * asleep on that sample would otherwise wait for the next write. */
+	dssm__wake(h);
 }
 
 static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
@@ -73,8 +76,18 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 	/* From here on we take the lock with the contended bit set: others may
 	 * sleep behind us, and our unlock must wake one. */
 	const uint64_t mine = me | DSSM_WLOCK_CONTENDED;
+	/* When the word now held was first seen: a holder is checked once it
+	 * kept the word SLEEP_NS, however the futex wait returned (a signal
+	 * handler firing every few ms would otherwise postpone the check for
+	 * ever: a timed FUTEX_WAIT returns EINTR even with SA_RESTART). */
+	uint64_t seen = 0;
+	dssm_time_t seen_at = 0;
 	for (;;) {
 		cur = atomic_load_explicit(w, memory_order_relaxed);
+		if ((cur & ~DSSM_WLOCK_CONTENDED) != (seen & ~DSSM_WLOCK_CONTENDED)) {
+			seen = cur;
+			seen_at = dssm__monotonic();
+		}
 		if (cur == 0) {
 			if (atomic_compare_exchange_weak_explicit(w, &cur, mine, memory_order_acquire,
 			                                          memory_order_relaxed))
@@ -91,11 +104,15 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 		struct timespec ts = {0, SLEEP_NS};
 		/* Returns at once if the low half changed (unlocked, new holder, or
 		 * the contended bit cleared), else when woken or after SLEEP_NS. */
-		if (dssm__futex(low_half(w), FUTEX_WAIT, (uint32_t)cur, &ts) == 0 || errno != ETIMEDOUT)
-			continue;
+		dssm__futex(low_half(w), FUTEX_WAIT, (uint32_t)cur, &ts);
 		/* The same holder for a whole sleep: is it still there? */
-		if (atomic_load_explicit(w, memory_order_relaxed) != cur || dssm__thread_alive(cur))
+		if (atomic_load_explicit(w, memory_order_relaxed) != cur ||
+		    dssm__monotonic() - seen_at < SLEEP_NS)
 			continue;
+		if (dssm__thread_alive(cur)) {
+			seen_at = dssm__monotonic(); /* alive: look again a sleep later */
+			continue;
+		}
 		/* acquire: pairs with nothing the dead thread released; its last
 		 * stores are visible because the kernel saw it exit (see design.md). */
 		if (atomic_compare_exchange_strong_explicit(w, &cur, mine, memory_order_acquire,
@@ -156,7 +173,14 @@ int dssm__wlock_held(const dssm_stream *s)
 void dssm__wunlock(dssm_stream *s)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
-	uint64_t old = atomic_exchange_explicit(w, 0, memory_order_release);
-	if (old & DSSM_WLOCK_CONTENDED)
+	uint64_t me = dssm__thread_self();
+	uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
+	/* Only our own word: a holder taken for dead (it never should be, but
+	 * see owner.c) must not release the lock of the writer that took over. */
+	while ((old & ~DSSM_WLOCK_CONTENDED) == me &&
+	       !atomic_compare_exchange_weak_explicit(w, &old, 0, memory_order_release,
+	                                              memory_order_relaxed)) {
+	}
+	if ((old & ~DSSM_WLOCK_CONTENDED) == me && (old & DSSM_WLOCK_CONTENDED))
 		dssm__futex(low_half(w), FUTEX_WAKE, 1, NULL);
 }

@@ -148,10 +148,16 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	return 0;
 }
 
+/* A borrowed slot is committed or abandoned through the handle and the
+ * thread that borrowed it: holding the stream's lock is not enough (a slot
+ * borrowed through another handle of this thread would be published, or
+ * its lock released by closing this one, under the other's feet). */
 static int check_borrowed(dssm_stream *s, const char *what)
 {
-	if (!dssm__wlock_held(s))
-		return dssm__fail(DSSM_ESTATE, "stream '%s:%d': %s without a slot borrowed by this thread",
+	if (!dssm__wlock_held(s) ||
+	    atomic_load_explicit(&s->borrower, memory_order_relaxed) != dssm__thread_self())
+		return dssm__fail(DSSM_ESTATE, "stream '%s:%d': %s without a slot borrowed by this thread "
+		                  "through this handle",
 		                  s->name, s->id, what);
 	return 0;
 }

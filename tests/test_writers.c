@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "testutil.h"
@@ -629,6 +630,92 @@ static void test_ssm_fork_and_two_programs(void **state)
 	releaseSSM(&w);
 }
 
+/* A slot is committed, abandoned or given back through the handle that
+ * borrowed it: committing it through another handle of the same thread was
+ * accepted, and closing the first handle later released the lock under a
+ * live borrow of the second (a torn sample, found by review). */
+static void test_borrow_is_per_handle(void **state)
+{
+	(void)state;
+	dssm_stream *h1 = testutil_create("perhandle", 64, 8), *h2;
+	assert_int_equal(dssm_open("perhandle", 0, DSSM_WRITE, &h2), 0);
+	void *buf;
+	assert_int_equal(dssm_write_borrow(h1, &buf, NULL), 0);
+	memset(buf, 'A', 64);
+	assert_int_equal(dssm_write_commit(h2, 64, 1), DSSM_ESTATE);
+	assert_int_equal(dssm_write_commit(h1, 64, 1), 0);
+	assert_int_equal(dssm_write_borrow(h2, &buf, NULL), 0);
+	memset(buf, 'B', 64);
+	dssm_close(h1); /* must leave h2's borrow alone */
+	assert_int_equal(dssm_write_commit(h2, 64, 2), 1);
+	char out[64], want[64];
+	memset(want, 'B', 64);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(h2, 1, out, sizeof out, &si), 0);
+	assert_memory_equal(out, want, 64);
+	dssm_close(h2);
+}
+
+static void on_tick(int sig)
+{
+	(void)sig;
+}
+
+/* A writer waiting on a holder that died takes over even when a periodic
+ * signal interrupts every wait (a control loop's timer: a timed FUTEX_WAIT
+ * returns EINTR even with SA_RESTART, and the check for a dead holder used
+ * to run only after a wait that timed out: the write blocked for as long
+ * as the timer ran). The waiter runs in a child so a regression fails the
+ * test instead of hanging it. */
+static void test_takeover_under_signals(void **state)
+{
+	(void)state;
+	dssm_stream *s = testutil_create("ticks", 64, 8);
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t holder = fork();
+	if (holder == 0) {
+		dssm_stream *w;
+		void *b;
+		if (dssm_open("ticks", 0, DSSM_WRITE, &w) < 0 || dssm_write_borrow(w, &b, NULL) < 0 ||
+		    write(p[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	kill(holder, SIGKILL);
+	waitpid(holder, NULL, 0);
+	pid_t waiter = fork();
+	if (waiter == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_tick;
+		sa.sa_flags = SA_RESTART;
+		sigaction(SIGALRM, &sa, NULL);
+		struct itimerval it = {{0, 2000}, {0, 2000}}; /* every 2 ms, for ever */
+		setitimer(ITIMER_REAL, &it, NULL);
+		_exit(dssm_write(s, "a", 1, 1) >= 0 ? 0 : 1);
+	}
+	int st = 0;
+	pid_t done = 0;
+	for (int i = 0; i < 3000 && done == 0; i++) { /* 30 s at most: the take-over needs ~10 ms */
+		done = waitpid(waiter, &st, WNOHANG);
+		if (done == 0)
+			usleep(10000);
+	}
+	if (done == 0) {
+		kill(waiter, SIGKILL);
+		waitpid(waiter, NULL, 0);
+		fail_msg("a writer under a 2 ms timer never took over from a dead holder");
+	}
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(p[0]);
+	close(p[1]);
+	dssm_close(s);
+}
+
 int main(void)
 {
 	testutil_namespace("writers");
@@ -640,6 +727,8 @@ int main(void)
 		cmocka_unit_test_setup(test_writer_killed_mid_run, testutil_reset),
 		cmocka_unit_test_setup(test_killed_holding_the_lock, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
+		cmocka_unit_test_setup(test_borrow_is_per_handle, testutil_reset),
+		cmocka_unit_test_setup(test_takeover_under_signals, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
