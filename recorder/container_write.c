@@ -177,6 +177,28 @@ int dssm_container_create(const char *dir, dssm_container **out)
 	return 0;
 }
 
+/* Write PATH whole and durably: a temporary file TMP, synced, renamed over
+ * PATH (a reader sees the old file or the new one, never half of one), and
+ * DIR synced when given (so the rename itself survives a power loss). */
+static int write_atomically(const char *path, const char *tmp, const struct wbuf *w,
+                            const char *dir)
+{
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", tmp);
+	int rc = dssm__store_write_all(fd, w->data, w->len, tmp);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
+	close(fd);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
+	if (rc < 0)
+		unlink(tmp);
+	else if (dir)
+		sync_dir(dir);
+	return rc;
+}
+
 /* The .meta bytes: the layout, schema and property, then a CRC-32C of all
  * that precedes it (format version 2). */
 static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
@@ -199,21 +221,8 @@ static int write_meta(dssm_container *c, int idx, const dssm_stream_info *info, 
 	put_meta(&w, info, schema, prop, plen);
 	char *meta = dssm__store_path(c, idx, "meta"), *tmp = dssm__store_path(c, idx, "meta.tmp");
 	int rc = !meta || !tmp || w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
-	if (rc == 0) {
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (fd < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", tmp);
-		else {
-			rc = dssm__store_write_all(fd, w.data, w.len, tmp);
-			if (rc == 0 && fsync(fd) < 0)
-				rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
-			close(fd);
-			if (rc == 0 && rename(tmp, meta) < 0)
-				rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
-			if (rc < 0)
-				unlink(tmp);
-		}
-	}
+	if (rc == 0)
+		rc = write_atomically(meta, tmp, &w, NULL);
 	free(meta);
 	free(tmp);
 	wbuf_free(&w);
@@ -604,21 +613,8 @@ static int write_closed(dssm_container *c)
 	}
 	char *path = dssm__store_path(c, -1, "CLOSED"), *tmp = dssm__store_path(c, -1, "CLOSED.tmp");
 	int rc = w.oom || !path || !tmp ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
-	int fd = rc == 0 ? open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
-	if (rc == 0 && fd < 0)
-		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", tmp);
-	if (fd >= 0) {
-		rc = dssm__store_write_all(fd, w.data, w.len, tmp);
-		if (rc == 0 && fsync(fd) < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
-		close(fd);
-		if (rc == 0 && rename(tmp, path) < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
-		if (rc < 0)
-			unlink(tmp);
-		else
-			sync_dir(c->dir);
-	}
+	if (rc == 0)
+		rc = write_atomically(path, tmp, &w, c->dir);
 	free(path);
 	free(tmp);
 	wbuf_free(&w);
