@@ -97,6 +97,20 @@ t_quiet_ring() {
 	[ "$live" = "$written" ] && [ "$after" = "$written" ]
 }
 
+# fill_disk RPID: write streams big and small until recorder RPID stops on
+# its own (30 s at most); its exit status, or 99 if it never stopped
+fill_disk() {
+	sleep 0.3
+	flood big 200 66000 & local f1=$!
+	flood small 400 40 & local f2=$!
+	for _ in $(seq 300); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill $f1 $f2 2>/dev/null; wait $f1 $f2 2>/dev/null
+	if kill -0 "$1" 2>/dev/null; then
+		echo "the recorder did not stop on a full disk"; kill "$1"; wait "$1"; return 99
+	fi
+	wait "$1"
+}
+
 # The disk fills while recording: the recorder stops by itself, says "disk
 # full" and what was kept, closes the recording, and its counts are what
 # the recording holds.
@@ -107,13 +121,8 @@ full_disk() { # full_disk NAME [--direct]
 	head -c 10 /dev/urandom | "$DSSM" write small --create 64 --life 4 --cycle 0.01 >/dev/null
 	"$DSSM" record -o "$tmp/$1/rec" big small --sync 0.2 "${@:2}" 2>"$tmp/$1.log" &
 	local rpid=$!
-	sleep 0.3
-	flood big 200 66000 & local f1=$!
-	flood small 400 40 & local f2=$!
-	for _ in $(seq 300); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
-	kill $f1 $f2 2>/dev/null; wait $f1 $f2 2>/dev/null
-	kill -0 $rpid 2>/dev/null && { echo "the recorder did not stop on a full disk"; kill $rpid; return 1; }
-	wait $rpid; local rc=$?
+	fill_disk $rpid; local rc=$?
+	[ $rc -ne 99 ] || return 1
 	cat "$tmp/$1.log"
 	"$DSSM" rm big; "$DSSM" rm small
 	[ $rc -eq 1 ] || { echo "exit status $rc on a full disk"; return 1; }
@@ -138,13 +147,7 @@ t_full_disk_splits() {
 	head -c 10 /dev/urandom | "$DSSM" write other --create 64 --life 4 --cycle 0.01 >/dev/null
 	"$DSSM" record -o "$tmp/disk3/rec" big small other --sync 0.2 --split-size 0.5 2>"$tmp/s.log" &
 	local rpid=$!
-	sleep 0.3
-	flood big 200 66000 & local f1=$!
-	flood small 400 40 & local f2=$!
-	for _ in $(seq 300); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
-	kill $f1 $f2 2>/dev/null; wait $f1 $f2 2>/dev/null
-	kill -0 $rpid 2>/dev/null && { echo "the recorder did not stop on a full disk"; kill $rpid; return 1; }
-	wait $rpid
+	fill_disk $rpid; [ $? -ne 99 ] || return 1
 	cat "$tmp/s.log"
 	"$DSSM" rm big; "$DSSM" rm small; "$DSSM" rm other
 	has "disk full" "$tmp/s.log" && has "every part closed" "$tmp/s.log" || return 1

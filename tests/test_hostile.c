@@ -58,20 +58,12 @@ static struct proxy start_proxy_lim(const char **args, int nofile)
 		execv(proxy_bin, (char *const *)argv);
 		_exit(127);
 	}
-	for (int i = 0; i < 1000; i++) {
-		FILE *f = fopen(port_file, "r");
-		if (f) {
-			int ok = fscanf(f, "%d", &p.port) == 1;
-			fclose(f);
-			if (ok && p.port > 0) {
-				unlink(port_file);
-				return p;
-			}
-		}
-		if (waitpid(p.pid, NULL, WNOHANG) == p.pid)
-			fail_msg("the proxy did not start (see %s)", log_file);
-		usleep(10000);
-	}
+	int status;
+	int got = testutil_wait_port(port_file, p.pid, 1000, &p.port, &status);
+	if (got == 1)
+		return p;
+	if (got == 0)
+		fail_msg("the proxy did not start (see %s)", log_file);
 	fail_msg("the proxy did not start in 10 s");
 	return p;
 }

@@ -49,24 +49,12 @@ static pid_t start_proxy(int port, const char *secret_file, const char *listen, 
 		execv(proxy_bin, (char *const *)argv);
 		_exit(127);
 	}
-	for (int i = 0; i < 500; i++) {
-		FILE *f = fopen(port_file, "r");
-		if (f) {
-			int p = 0;
-			int ok = fscanf(f, "%d", &p) == 1;
-			fclose(f);
-			if (ok && p > 0) {
-				*bound = p;
-				unlink(port_file);
-				return pid;
-			}
-		}
-		int status;
-		if (waitpid(pid, &status, WNOHANG) == pid) {
-			*bound = -WEXITSTATUS(status);
-			return -1;
-		}
-		usleep(10000);
+	int status = 0, got = testutil_wait_port(port_file, pid, 500, bound, &status);
+	if (got == 1)
+		return pid;
+	if (got == 0) {
+		*bound = -WEXITSTATUS(status);
+		return -1;
 	}
 	kill(pid, SIGKILL);
 	return -1;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -87,6 +88,30 @@ static inline double testutil_seconds(double dflt)
 {
 	const char *e = getenv("DSSM_TEST_SECONDS");
 	return e ? atof(e) : dflt;
+}
+
+
+/* Wait (up to TRIES x 10 ms) for the proxy PID started with --port-file
+ * PORT_FILE to write its port: 1 and *port; 0 if the proxy exited first
+ * (*status its wait status); -1 if it never did. */
+static inline int testutil_wait_port(const char *port_file, pid_t pid, int tries, int *port,
+                                     int *status)
+{
+	for (int i = 0; i < tries; i++) {
+		FILE *f = fopen(port_file, "r");
+		if (f) {
+			int ok = fscanf(f, "%d", port) == 1;
+			fclose(f);
+			if (ok && *port > 0) {
+				unlink(port_file);
+				return 1;
+			}
+		}
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+		usleep(10000);
+	}
+	return -1;
 }
 
 #endif

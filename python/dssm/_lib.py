@@ -208,6 +208,24 @@ def _error_codes():
 ErrorCode = _error_codes()
 
 
+class Closing:
+    """A handle closed by close(), at the end of a with-block, and when
+    collected (errors at collection are ignored: the interpreter may be
+    shutting down)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
 class Error(Exception):
     """A libdssm failure: `code` is the DSSM_E* code (an IntEnum: compare with
     dssm.ETOOOLD or -7; code.name is "ETOOOLD"), `message` the library's

@@ -111,7 +111,7 @@ class StreamData:
         return f"<StreamData {self.address!r}: {len(self)} samples>"
 
 
-class Recording:
+class Recording(_lib.Closing):
     """A recording opened for reading (also one still being recorded).
     salvage=True lets queries read the intact part of damaged streams
     (default: a query of a damaged stream raises Error ECORRUPT)."""
@@ -145,18 +145,6 @@ class Recording:
         if self._h is not None:
             lib.dssm_container_close(self._h)
             self._h = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _open(self):
         if self._h is None:

@@ -128,7 +128,7 @@ class View:
         return f"View(tid={self.tid}, time_ns={self.time_ns}, len={self.len})"
 
 
-class Stream:
+class Stream(_lib.Closing):
     """An open stream. Use dssm.open() / dssm.create() to get one."""
 
     def __init__(self, handle, address):
@@ -169,18 +169,6 @@ class Stream:
         if not self._views and self._closing is not None:
             lib.dssm_close(self._closing)
             self._closing = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def _handle(self):
         if self._h is None:
