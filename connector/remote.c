@@ -71,6 +71,9 @@ struct dssm_remote {
 	size_t queued;                 /* data bytes in the queue */
 	uint64_t carry_missed;         /* dropped from the queue: told with the next sample */
 	struct pushed *keep;           /* during establish: the last sample queued before it */
+	/* link check of a subscription: when the last byte arrived, when the
+	 * last probe went out (monotonic) */
+	dssm_time_t heard_at, probed_at;
 	/* clock: the minimum-delay estimate, and when it was taken (monotonic) */
 	dssm_time_t offset, delay, clock_at, checked_at;
 	/* cache */
@@ -239,6 +242,7 @@ static int recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_
 			 * bytes keep coming; frames other than the awaited reply are
 			 * held to it in await_reply) */
 			r->in_end += (size_t)k;
+			r->heard_at = dssm__monotonic();
 			continue;
 		}
 		if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
@@ -721,7 +725,8 @@ static int establish(dssm_stream *s, dssm_time_t deadline)
 	r->backoff = 0;
 	r->offset = pr.offset;
 	r->delay = pr.delay;
-	r->clock_at = r->checked_at = dssm__monotonic();
+	r->heard_at = r->clock_at = r->checked_at = dssm__monotonic();
+	r->probed_at = 0;
 	return 0;
 }
 
@@ -1108,6 +1113,41 @@ static int pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *i
 	return 0;
 }
 
+/* A subscription's link can go quiet two ways: the stream is quiet, or TCP
+ * is stuck retransmitting into a link that came back (after a cut its
+ * backoff reaches many seconds, and keepalive does not notice: the kernel
+ * still acknowledges). Only a request tells them apart. After a third of
+ * the handle's timeout without a byte, a PING goes out (its reply is
+ * skipped like any late reply); after the whole timeout without one, the
+ * connection is dropped, and the next call reconnects and resumes from the
+ * TID after the last one received. *next_check: when to look again. */
+static int check_link(struct dssm_remote *r, dssm_time_t *next_check)
+{
+	dssm_time_t limit = r->timeout > 0 ? r->timeout : DEFAULT_TIMEOUT;
+	dssm_time_t now = dssm__monotonic(), quiet = now - r->heard_at;
+	if (quiet >= limit) {
+		disconnect(r);
+		return dssm__fail(DSSM_ECONN, "proxy %s:%s sent nothing for %.1f s, not even the "
+		                  "answer to a probe; reconnecting", r->host, r->port,
+		                  dssm_time_to_sec(quiet));
+	}
+	if (quiet >= limit / 3 && r->probed_at <= r->heard_at) {
+		size_t f;
+		begin(r, WIRE_PING, &f);
+		wbuf_i64(&r->out, dssm_now());
+		wire_frame_end(&r->out, f);
+		int rc = send_all(r, r->out.data, r->out.len, r->heard_at + limit);
+		wbuf_reset(&r->out);
+		if (rc < 0) {
+			disconnect(r);
+			return rc;
+		}
+		r->probed_at = now;
+	}
+	*next_check = r->probed_at > r->heard_at ? r->heard_at + limit : r->heard_at + limit / 3;
+	return 0;
+}
+
 /* Is a whole frame already buffered after the one last consumed? */
 static int frame_buffered(struct dssm_remote *r)
 {
@@ -1162,6 +1202,9 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
 		struct direct d = {buf, cap, info, missed, 0};
 		int rc = drain_socket(r, 0, &d);
 		if (rc < 0)
+			return rc;
+		dssm_time_t next_check;
+		if (!d.done && !r->head && (rc = check_link(r, &next_check)) < 0)
 			return rc;
 		return d.done ? 0 : pop_pushed(s, buf, cap, info, missed);
 	}
@@ -1291,7 +1334,13 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 		while (!r->head) {
 			struct wire_header h;
 			const uint8_t *payload;
-			int rc = recv_frame(r, &h, &payload, deadline);
+			dssm_time_t next_check;
+			int rc = check_link(r, &next_check);
+			if (rc < 0)
+				return rc;
+			rc = recv_frame(r, &h, &payload, next_check < deadline ? next_check : deadline);
+			if (rc == DSSM_ETIMEDOUT && dssm__monotonic() < deadline)
+				continue; /* time to look at the link again */
 			if (rc == DSSM_ETIMEDOUT)
 				return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d' within %.3f s",
 				                  s->name, s->id, (double)timeout / 1e9);

@@ -466,6 +466,53 @@ static void test_proxy_restart_loses_nothing(void **state)
 	dssm_close(w);
 }
 
+/* A proxy that accepts but sends nothing (here: stopped; on a network, TCP
+ * stuck in retransmission backoff after a cut, which keepalive does not see
+ * because the kernel still acknowledges) is given up within the handle's
+ * timeout, and the subscription resumes on a new connection with nothing
+ * lost. Before the link check, wait_new answered ETIMEDOUT for ever. */
+static void test_silent_link_is_replaced(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("quiet", 64, 64);
+	dssm_stream *r = open_remote("quiet", DSSM_READ);
+	dssm_set_timeout(r, 600 * MS);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	uint64_t v = 0;
+	dssm_write(w, &v, sizeof v, 1);
+	dssm_sample_info si;
+	uint64_t missed, next = 0;
+	while (dssm_read_next(r, &v, sizeof v, &si, &missed) != 0)
+		assert_int_not_equal(dssm_wait_new(r, 100 * MS), DSSM_ECONN);
+	assert_int_equal(si.tid, next++);
+	kill(proxy_pid, SIGSTOP);
+	for (uint64_t i = 1; i < 40; i++)
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
+	/* 30 waits of 100 ms: the 600 ms timeout has long passed by the end */
+	int rc = 0;
+	for (int i = 0; i < 30 && rc != DSSM_ECONN; i++)
+		rc = dssm_wait_new(r, 100 * MS);
+	kill(proxy_pid, SIGCONT);
+	assert_int_equal(rc, DSSM_ECONN);
+	assert_non_null(strstr(dssm_last_error(), "sent nothing"));
+	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
+	uint64_t missed_total = 0;
+	while (next < 40 && dssm_now() < deadline) {
+		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
+			missed_total += missed;
+			assert_int_equal(si.tid, next);
+			assert_int_equal(v, next);
+			next++;
+		} else {
+			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
+		}
+	}
+	assert_int_equal(next, 40);
+	assert_int_equal(missed_total, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 /* A raw TCP connection to the proxy, to send what no connector would. */
 static int raw_connect(void)
 {
@@ -867,6 +914,7 @@ int main(void)
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
+		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),

@@ -20,7 +20,12 @@
  * (default 5 s, dssm_set_timeout). A lost connection is re-established on
  * the next call, with backoff, re-opening the stream; a subscription resumes
  * from the TID after the last one received, so nothing still inside the
- * ring's history is lost across a proxy restart or a network cut. Samples
+ * ring's history is lost across a proxy restart or a network cut. A
+ * subscription that hears nothing for a third of the timeout probes the
+ * proxy (PING); nothing at all, not even the answer, within the whole
+ * timeout drops the connection (DSSM_ECONN), and the next call reconnects:
+ * a link stuck in TCP retransmission after a cut recovers in one timeout,
+ * not in TCP's own minutes. Samples
  * pushed to a subscription while another call on the handle waits for its
  * reply are queued for dssm_read_next up to 8 MiB; beyond that the oldest
  * are dropped and counted in the next sample's `missed`. Samples are cut to
