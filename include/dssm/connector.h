@@ -12,8 +12,11 @@
  *
  * after which dssm_read_last/_tid/_time/_next/_back/_bracket, dssm_write,
  * dssm_wait_*, dssm_info, dssm_property_* and dssm_close work unchanged and
- * return the same error codes (plus DSSM_ECONN when the proxy cannot be
- * reached within the handle's timeout). Zero-copy views are local-only
+ * return the same error codes, plus DSSM_ECONN when the proxy cannot be
+ * reached or the connection is lost, and DSSM_ETIMEDOUT when a connected
+ * proxy does not answer within the handle's timeout (a silent or
+ * partitioned proxy; the connection is kept for late replies, which are
+ * skipped). Zero-copy views are local-only
  * (DSSM_ESTATE): mirror the stream (`dssm mirror`) to read it in place.
  *
  * Each remote handle has its own TCP connection. Every call has a timeout
