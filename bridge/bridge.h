@@ -81,6 +81,10 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
  * topic as a channel (serialization_format as the encoding; offered QoS and
  * serialization format as fields), then every message ORDER BY timestamp, id. */
 int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
+/* The same from bytes in memory (the fuzz target): SQLite reads them in
+ * place, read-only. */
+int db3_read_memory(const uint8_t *buf, size_t len, const char *what,
+                    const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* A whole file mapped read-only (mapped.c). */
 int bridge_map(const char *path, const uint8_t **buf, size_t *len);

@@ -11,9 +11,11 @@
  * times never decrease.
  */
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bridge.h"
 #include "../connector/wire.h"
@@ -268,6 +270,62 @@ static int read_messages(struct db3 *d, const struct bridge_sink *sink,
 	return rc == SQLITE_DONE ? 0 : db_fail(d, DSSM_ECORRUPT, "reading messages");
 }
 
+/* The untrusted file runs nothing: no functions, views or triggers from its
+ * schema, and no value larger than a chunk may be. */
+static void defend(struct db3 *d)
+{
+	sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	size_t max = bridge_max_chunk < 0x7fffffff ? bridge_max_chunk : 0x7fffffff;
+	sqlite3_limit(d->db, SQLITE_LIMIT_LENGTH, (int)max);
+}
+
+/* An opened database: its schema checked, its topics then its messages. */
+static int read_db(struct db3 *d, const struct bridge_sink *sink, struct bridge_read_stats *st)
+{
+	defend(d);
+	int rc = check_schema(d);
+	if (rc == 0)
+		rc = read_topics(d, sink);
+	if (rc == 0) {
+		st->channels = d->ntopics;
+		st->indexed = 1;
+		rc = read_messages(d, sink, st);
+	}
+	free(d->topics);
+	sqlite3_close(d->db);
+	return rc;
+}
+
+/* A file: URI for path ('%', '?' and '#' escaped), immutable unless a
+ * write-ahead log beside it holds data. Immutable: SQLite writes nothing
+ * (a WAL-mode bag would otherwise get -shm and -wal files beside it, on
+ * media that may be read-only); but a recorder that crashed leaves
+ * messages in the -wal, which only a normal read-only open replays. */
+static char *uri_of(const char *path)
+{
+	char wal[4096];
+	struct stat sb;
+	int immutable = !(snprintf(wal, sizeof wal, "%s-wal", path) < (int)sizeof wal &&
+	                  stat(wal, &sb) == 0 && sb.st_size > 0);
+	size_t n = strlen(path);
+	char *u = malloc(3 * n + 32);
+	if (!u)
+		return NULL;
+	char *o = u + sprintf(u, "file:");
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)path[i];
+		if (c == '%' || c == '?' || c == '#')
+			o += sprintf(o, "%%%02X", c);
+		else
+			*o++ = (char)c;
+	}
+	strcpy(o, immutable ? "?immutable=1" : "?mode=ro");
+	return u;
+}
+
 int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
@@ -286,29 +344,44 @@ int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridg
 		return dssm__fail(DSSM_ECORRUPT, "%s is not an SQLite file (no \"SQLite format 3\" "
 		                  "magic), so not a rosbag2 .db3 bag", path);
 	struct db3 d = {.what = path};
-	int rc = 0;
-	if (sqlite3_open_v2(path, &d.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-		rc = d.db ? db_fail(&d, DSSM_ECORRUPT, "opening it read-only")
-		          : dssm__fail(DSSM_ENOMEM, "out of memory");
-	if (rc == 0) {
-		/* an untrusted file: its schema runs no functions, views or
-		 * triggers, and no value is larger than a chunk may be */
-		sqlite3_db_config(d.db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-		sqlite3_db_config(d.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-		sqlite3_db_config(d.db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-		sqlite3_db_config(d.db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-		size_t max = bridge_max_chunk < 0x7fffffff ? bridge_max_chunk : 0x7fffffff;
-		sqlite3_limit(d.db, SQLITE_LIMIT_LENGTH, (int)max);
-		rc = check_schema(&d);
+	char *uri = uri_of(path);
+	if (!uri)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int orc = sqlite3_open_v2(uri, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+	free(uri);
+	if (orc != SQLITE_OK) {
+		int rc = d.db ? db_fail(&d, DSSM_ECORRUPT, "opening it read-only")
+		              : dssm__fail(DSSM_ENOMEM, "out of memory");
+		sqlite3_close(d.db);
+		return rc;
 	}
-	if (rc == 0)
-		rc = read_topics(&d, sink);
-	if (rc == 0) {
-		st->channels = d.ntopics;
-		st->indexed = 1;
-		rc = read_messages(&d, sink, st);
+	return read_db(&d, sink, st);
+}
+
+int db3_read_memory(const uint8_t *buf, size_t len, const char *what,
+                    const struct bridge_sink *sink, struct bridge_read_stats *st)
+{
+	struct bridge_read_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof *st);
+	st->file_bytes = len;
+	if (len < 16 || memcmp(buf, "SQLite format 3", 16) != 0)
+		return dssm__fail(DSSM_ECORRUPT, "%s is not an SQLite file (no \"SQLite format 3\" "
+		                  "magic), so not a rosbag2 .db3 bag", what);
+	if (len > (size_t)INT64_MAX)
+		return dssm__fail(DSSM_ETOOBIG, "%s: %zu bytes", what, len);
+	struct db3 d = {.what = what};
+	if (sqlite3_open_v2(":memory:", &d.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		sqlite3_close(d.db);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
-	free(d.topics);
-	sqlite3_close(d.db);
-	return rc;
+	/* READONLY: SQLite never writes into the caller's (const) bytes */
+	if (sqlite3_deserialize(d.db, "main", (unsigned char *)(uintptr_t)buf, (sqlite3_int64)len,
+	                        (sqlite3_int64)len, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+		int rc = db_fail(&d, DSSM_ECORRUPT, "opening it");
+		sqlite3_close(d.db);
+		return rc;
+	}
+	return read_db(&d, sink, st);
 }

@@ -242,6 +242,34 @@ if "$dssm" import "$tmp/shuffled.db3" -o "$tmp/shuffled.d" -q >/dev/null 2>"$tmp
 else
 	bad "import shuffled.db3: $(cat "$tmp/err")"
 fi
+# A WAL-mode bag is read without writing anything beside it (no -shm or
+# -wal appear next to the input); one whose recorder died with messages still
+# in its -wal (never checkpointed) is read with them.
+mkdir -p "$tmp/ro" "$tmp/crashed"
+cp "$rec/talker.db3" "$tmp/ro/"
+"$dssm" import "$tmp/ro/talker.db3" -o "$tmp/ro.d" -q >/dev/null 2>"$tmp/err" &&
+	[ "$(ls "$tmp/ro")" = "talker.db3" ] && ok "import of a WAL-mode .db3 writes nothing beside it" ||
+	bad "import of talker.db3 left: $(ls "$tmp/ro") $(cat "$tmp/err")"
+/usr/bin/python3 - "$tmp/live.db3" "$tmp/crashed" <<'PY'
+import shutil, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute('PRAGMA journal_mode=WAL')
+db.execute('PRAGMA wal_autocheckpoint=0')
+db.executescript('''CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+  serialization_format TEXT NOT NULL, offered_qos_profiles TEXT NOT NULL);
+CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER NOT NULL, timestamp INTEGER NOT NULL,
+  data BLOB NOT NULL);''')
+db.execute("INSERT INTO topics VALUES (1, '/w', 'std_msgs/msg/String', 'cdr', '')")
+for i in range(50):
+    db.execute('INSERT INTO messages(topic_id, timestamp, data) VALUES (1, ?, ?)', (1000 + i, b'x' * i))
+db.commit()
+# the recorder "dies" here: copy the file and its write-ahead log as they are
+shutil.copy(sys.argv[1], sys.argv[2] + '/bag.db3')
+shutil.copy(sys.argv[1] + '-wal', sys.argv[2] + '/bag.db3-wal')
+PY
+"$dssm" import "$tmp/crashed/bag.db3" -o "$tmp/crashed.d" >/dev/null 2>"$tmp/err"
+grep -q "50 messages" "$tmp/err" && ok "a .db3 whose messages are still in its -wal: all 50 read" ||
+	bad "crashed .db3: $(cat "$tmp/err")"
 # damaged or foreign SQLite files: an error naming what is missing, nothing left behind
 /usr/bin/python3 -c "
 import sqlite3, sys

@@ -2,7 +2,7 @@
 # fuzz-test.sh [SECONDS] - build the libFuzzer targets with clang (ASan +
 # UBSan) and run each briefly from seeds: the wire codec from valid frames,
 # the bag and MCAP readers from small bags and MCAP files (real ones, and
-# our exports of a real one).
+# our exports of a real one), the container reader, the rosbag2 SQLite reader.
 # Skips, saying why, if clang's fuzzer runtime is missing.
 set -u
 cd "$(dirname "$0")/.."
@@ -87,6 +87,30 @@ PY
 	run fuzz_container "$out/container-corpus" 200000
 else
 	echo "  FAIL  fuzz_container: cannot build ($(tail -1 "$out/build-container.log"))"
+	failed=$((failed + 1)); status=1
+fi
+# The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
+# with extreme values; SQLite itself parses the image, our side must hold.
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c bridge/db3_read.c bridge/fields.c bridge/codec.c connector/wire.c \
+	ssmcore/error.c ssmcore/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
+	mkdir -p "$out/db3-corpus"
+	rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+	cp "$rec"/*.db3 "$out/db3-corpus/" 2>/dev/null
+	/usr/bin/python3 - "$out/db3-corpus/small.db3" <<'PY'
+import os, sqlite3, sys
+if os.path.exists(sys.argv[1]):
+    os.remove(sys.argv[1])
+db = sqlite3.connect(sys.argv[1])
+db.execute('PRAGMA page_size=512')
+db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT, offered_qos_profiles TEXT)')
+db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
+db.execute("INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr', ''), (7, '/y', 'c/msg/D', 'cdr', 'q')")
+db.execute("INSERT INTO messages VALUES (1, 1, 9223372036854775807, x'00'), (2, 7, -9223372036854775808, NULL), (3, 1, -5, x'0102')")
+db.commit()
+PY
+	run fuzz_db3 "$out/db3-corpus" 65536
+else
+	echo "  FAIL  fuzz_db3: cannot build ($(tail -1 "$out/build-db3.log"))"
 	failed=$((failed + 1)); status=1
 fi
 echo "fuzz: $passed passed, $failed failed"

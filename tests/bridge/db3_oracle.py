@@ -8,6 +8,7 @@ bag (.db3), for the bridge tests to compare with what dssm imported.
                                 topic timestamp_ns length sha1
 """
 import hashlib
+import os
 import sqlite3
 import sys
 
@@ -18,7 +19,10 @@ def sha(b):
 
 def main():
     mode, path = sys.argv[1], sys.argv[2]
-    db = sqlite3.connect('file:%s?mode=ro' % path, uri=True)
+    # immutable (nothing written beside the file) unless a -wal holds data
+    wal = path + '-wal'
+    how = 'mode=ro' if os.path.exists(wal) and os.path.getsize(wal) > 0 else 'immutable=1'
+    db = sqlite3.connect('file:%s?%s' % (path, how), uri=True)
     if mode == 'topics':
         for name, typ, fmt, qos in db.execute(
                 'SELECT name, type, serialization_format, offered_qos_profiles FROM topics ORDER BY id'):
