@@ -62,13 +62,15 @@ $(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h c
 
 $(LIBDSSM): $(CORE_OBJ)
 	$(AR) rcs $@ $^
-$(LIBDSSM_SO): $(CORE_OBJ)
-	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -o $@ $^ $(LDLIBS_ALL)
+$(LIBDSSM_SO): $(CORE_OBJ) scripts/libdssm.map
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -Wl,--version-script=scripts/libdssm.map \
+	  -o $@ $(CORE_OBJ) $(LDLIBS_ALL)
 # libssm carries libdssm inside, so SSM programs link with -lssm alone.
 $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(AR) rcs $@ $^
-$(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ)
-	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -o $@ $^ $(LDLIBS_ALL)
+$(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
+	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -Wl,--version-script=scripts/libssm.map \
+	  -o $@ $(CORE_OBJ) $(COMPAT_OBJ) $(LDLIBS_ALL)
 
 $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)

@@ -13,6 +13,11 @@ for f in include/ssm.h include/ssm-time.h include/dssm/dssm.h lib/libssm.so lib/
 	share/bash-completion/completions/dssm lib/systemd/system/dssm-proxy.service; do
 	[ -e "$prefix/$f" ] || { echo "  FAIL: make install did not install $f"; exit 1; }
 done
+# The shared libraries export their public API only (scripts/lib*.map).
+leaked=$(nm -D --defined-only "$prefix/lib/libdssm.so.0" | awk '{print $3}' | grep -v '^dssm_[a-z]' | head -5)
+[ -z "$leaked" ] || { echo "  FAIL: libdssm.so exports internals: $leaked"; exit 1; }
+leaked=$(nm -D --defined-only "$prefix/lib/libssm.so.0" | awk '{print $3}' | grep -v '^dssm_[a-z]' | grep -v -e SSM -e '^getTID' -e '^waitTID$' -e '^damp$' | head -5)
+[ -z "$leaked" ] || { echo "  FAIL: libssm.so exports internals: $leaked"; exit 1; }
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig LD_LIBRARY_PATH=$prefix/lib
 export DSSM_NAMESPACE=install-$$
 # The SSM program with the flags an SSM user has always used: -lssm.
