@@ -47,13 +47,14 @@ LIBDSSM_SO := $(BUILD)/libdssm.so
 LIBSSM := $(BUILD)/libssm.a
 LIBSSM_SO := $(BUILD)/libssm.so
 DSSM_BIN := $(BUILD)/dssm
+SSM_COORDINATOR := $(BUILD)/ssm-coordinator
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all libs man test check check-unit demo bench install uninstall clean deps
 
-all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
+all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
 $(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
@@ -71,6 +72,10 @@ $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -Wl,--version-script=scripts/libssm.map \
 	  -o $@ $(CORE_OBJ) $(COMPAT_OBJ) $(LDLIBS_ALL)
+
+# SSM's programs (compat/programs/): linked with libssm as SSM's are.
+$(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
 $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
@@ -181,6 +186,7 @@ install: libs $(DSSM_BIN) man
 	ln -sf libdssm.so.0 $(DESTDIR)$(PREFIX)/lib/libdssm.so
 	ln -sf libssm.so.0 $(DESTDIR)$(PREFIX)/lib/libssm.so
 	install -m 755 $(DSSM_BIN) $(DESTDIR)$(PREFIX)/bin/dssm
+	install -m 755 $(SSM_COORDINATOR) $(DESTDIR)$(PREFIX)/bin/ssm-coordinator
 	for pc in dssm ssm; do sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' \
 	  scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 	install -m 644 python/dssm/*.py $(DESTDIR)$(PYTHON_DIR)/dssm/
@@ -199,7 +205,7 @@ install: libs $(DSSM_BIN) man
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
 	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/lib/libdssm.* \
-	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm \
+	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm $(DESTDIR)$(PREFIX)/bin/ssm-coordinator \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/dssm.1 $(DESTDIR)$(PREFIX)/share/man/man1/dssm-*.1 \
 	  $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dssm \

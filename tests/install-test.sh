@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 make --no-print-directory -s install PREFIX="$prefix" >/dev/null
-for f in include/ssm.h include/ssm-time.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
+for f in include/ssm.h include/ssm-time.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a bin/ssm-coordinator \
 	lib/pkgconfig/dssm.pc lib/pkgconfig/ssm.pc bin/dssm share/man/man1/dssm.1 \
 	share/bash-completion/completions/dssm lib/systemd/system/dssm-proxy.service; do
 	[ -e "$prefix/$f" ] || { echo "  FAIL: make install did not install $f"; exit 1; }
@@ -23,9 +23,21 @@ export DSSM_NAMESPACE=install-$$
 # The SSM program with the flags an SSM user has always used: -lssm.
 cc -Wall -o "$prefix/sensor_a" tests/ssm_program/sensor_a.c $(pkg-config --cflags --libs ssm)
 cc -std=c11 -Wall -o "$prefix/uses_dssm" tests/ssm_program/uses_dssm.c $(pkg-config --cflags --libs dssm)
+# SSM's workflow: the coordinator first (build scripts look for it on PATH),
+# the programs, then the coordinator stops and takes the unused streams.
+PATH=$prefix/bin:$PATH command -v ssm-coordinator >/dev/null ||
+	{ echo "  FAIL: no ssm-coordinator on PATH after make install"; exit 1; }
+"$prefix/bin/ssm-coordinator" -v 2>"$prefix/coord.log" &
+coord=$!
 "$prefix/sensor_a"
 "$prefix/uses_dssm"
-"$prefix/bin/dssm" rm sensor_a >/dev/null
+"$prefix/bin/dssm" ls | grep -q "^sensor_a" || { echo "  FAIL: sensor_a's stream is not listed"; exit 1; }
+sleep 0.2
+kill -TERM $coord
+wait $coord || { echo "  FAIL: ssm-coordinator exited $?: $(cat "$prefix/coord.log")"; exit 1; }
+grep -q "stopping; [1-9][0-9]* unused streams\? removed" "$prefix/coord.log" &&
+	! "$prefix/bin/dssm" ls | grep -q "^sensor_a" ||
+	{ echo "  FAIL: ssm-coordinator did not remove the unused streams: $(cat "$prefix/coord.log")"; exit 1; }
 # a man page per subcommand, made from its --help
 for c in $("$prefix/bin/dssm" --help | awk '/Commands:/ {on = 1; next} on && NF == 0 {exit} on {print $1}'); do
 	page=$prefix/share/man/man1/dssm-$c.1
