@@ -322,6 +322,33 @@ check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
 check "top -n 1" t_top
+# top measures periods between the samples' own times, and every sample once
+# whatever interval it falls in: 10, 30 and 10 ms apart here
+t_top_periods() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-top
+	"$DSSM" write beat 'x' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" top -n 4 -d 500ms --format json >"$tmp/tp" &
+	local top=$!
+	sleep 0.2
+	for t in 1795458550.010 1795458550.040 1795458550.050; do
+		"$DSSM" write beat 'abcd' --time $t >/dev/null || return 1
+	done
+	wait $top || return 1
+	"$DSSM" rm beat >/dev/null
+	python3 - "$tmp/tp" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+beat = [r for r in rows if r["stream"] == "beat:0"]
+assert len(beat) == 4, rows
+assert sum(r["samples"] for r in beat) == 3 and sum(r["lost"] for r in beat) == 0, beat
+mins = [r["period_min_ms"] for r in beat if "period_min_ms" in r]
+maxs = [r["period_max_ms"] for r in beat if "period_max_ms" in r]
+assert abs(min(mins) - 10) < 1e-6 and abs(max(maxs) - 30) < 1e-6, (mins, maxs)
+assert all(r["bandwidth_Bps"] >= 0 for r in beat) and sum(r["bandwidth_Bps"] for r in beat) > 0, beat
+print("periods", mins, maxs)
+PY
+}
+check "top: min/max period of the samples' times, every sample counted once" t_top_periods
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
