@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "bridge.h"
 #include "../connector/wire.h"
@@ -221,12 +223,58 @@ static int check_bag_channels(const struct export_channel *chs, int n)
 	return rc;
 }
 
+/* The file the writer fills: OUT itself when OUT exists and is not a
+ * regular file (a pipe, /dev/stdout), else a temporary beside OUT, renamed
+ * over it only once complete. A failed export then leaves no half-written
+ * file, and never destroys the OUT that was there. NULL: out of memory. */
+static char *staging_path(const char *path)
+{
+	struct stat sb;
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
+		return strdup(path);
+	size_t n = strlen(path) + 32;
+	char *tmp = malloc(n);
+	if (tmp)
+		snprintf(tmp, n, "%s.%d.partial", path, (int)getpid());
+	return tmp;
+}
+
+static int export_staged(dssm_container *c, const char *path, const char *staged,
+                         const struct bridge_export_options *o, struct bridge_export_stats *st);
+
 int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
                   struct bridge_export_stats *st)
 {
 	struct bridge_export_stats local;
 	if (!st)
 		st = &local;
+	char *staged = staging_path(path);
+	if (!staged)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = export_staged(c, path, staged, o, st);
+	if (rc == 0 && strcmp(staged, path) && rename(staged, path) < 0) {
+		rc = dssm__fail_errno(DSSM_ESYS, "renaming %s to %s", staged, path);
+		bridge_remove_partial(staged);
+	}
+	free(staged);
+	if (rc == 0) {
+		FILE *f = fopen(path, "rbe");
+		if (f) {
+			fseeko(f, 0, SEEK_END);
+			st->file_bytes = (uint64_t)ftello(f);
+			fclose(f);
+		}
+	}
+	return rc;
+}
+
+static int export_staged(dssm_container *c, const char *path, const char *staged,
+                         const struct bridge_export_options *o, struct bridge_export_stats *st)
+{
+	struct bridge_export_stats local;
+	if (!st)
+		st = &local;
+	(void)path; /* (errors name the file being written) */
 	memset(st, 0, sizeof *st);
 	int total = dssm_container_stream_count(c);
 	if (total < 0)
@@ -252,8 +300,8 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	if (rc == 0 && !o->mcap)
 		rc = check_bag_channels(chs, n);
 	if (rc == 0)
-		rc = o->mcap ? mcap_writer_open(path, profile_of(chs, n), o->codec, o->chunk_bytes, &mw)
-		             : bag_writer_open(path, o->codec, o->chunk_bytes, &bag);
+		rc = o->mcap ? mcap_writer_open(staged, profile_of(chs, n), o->codec, o->chunk_bytes, &mw)
+		             : bag_writer_open(staged, o->codec, o->chunk_bytes, &bag);
 	for (int i = 0; i < n && rc == 0; i++) {
 		rc = add_channel(&chs[i], o->mcap, bag, mw);
 		if (rc >= 0) {
@@ -285,20 +333,12 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	int crc = o->mcap ? mcap_writer_close(mw) : bag_writer_close(bag);
 	if (rc == 0)
 		rc = crc;
-	if (rc < 0 && (bag || mw))
-		bridge_remove_partial(path);   /* no half-written file that looks like a bag */
+	if (rc < 0 && (bag || mw) && strcmp(staged, path))
+		bridge_remove_partial(staged); /* no half-written file that looks like a bag */
 	st->streams = (uint64_t)n;
 	for (int i = 0; i < n; i++)
 		channel_free(&chs[i]);
 	free(chs);
 	free(out_of);
-	if (rc == 0) {
-		FILE *f = fopen(path, "rbe");
-		if (f) {
-			fseeko(f, 0, SEEK_END);
-			st->file_bytes = (uint64_t)ftello(f);
-			fclose(f);
-		}
-	}
 	return rc;
 }

@@ -34,7 +34,7 @@ for f in example.bag example-lz4.bag example-bz2.bag tilt_laser.bag; do
 	$oracle container "$tmp/$f.d" "$dssm" >"$tmp/got"
 	same "import $f: topics, times, bytes as rosbag reads them" "$tmp/want" "$tmp/got"
 	for comp in lz4 bz2 none; do
-		"$dssm" export "$tmp/$f.d" --bag "$tmp/out.bag" --compression $comp --chunk-size 65536 2>/dev/null ||
+		"$dssm" export "$tmp/$f.d" --bag "$tmp/out.bag" --force --compression $comp --chunk-size 65536 2>/dev/null ||
 			{ bad "export $f ($comp)"; continue; }
 		$oracle messages "$tmp/out.bag" >"$tmp/got"
 		same "export $f as a $comp bag: rosbag reads the same messages" "$tmp/want" "$tmp/got"
@@ -164,7 +164,7 @@ for f in talker.mcap topics_and_services.mcap; do
 	[ "$(wc -l <"$tmp/want")" -gt 0 ] || bad "import $f: empty"
 	for comp in zstd lz4 none; do
 		rm -rf "$tmp/rt.d"
-		"$dssm" export "$tmp/$f.d" --mcap "$tmp/rt.mcap" --compression $comp 2>/dev/null &&
+		"$dssm" export "$tmp/$f.d" --mcap "$tmp/rt.mcap" --force --compression $comp 2>/dev/null &&
 			"$dssm" import "$tmp/rt.mcap" -o "$tmp/rt.d" -q >/dev/null 2>&1
 		"$dssm" query "$tmp/rt.d" >"$tmp/got" 2>/dev/null
 		same "$f -> container -> $comp MCAP -> container" "$tmp/want" "$tmp/got"
@@ -183,13 +183,30 @@ same "bag -> MCAP -> bag: md5sums, definitions, callerids kept" "$tmp/want" "$tm
 
 # ---- ROS 2 streams are refused for bags (rosbag cannot read them), before writing ----
 echo keep >"$tmp/ros2.bag"
-"$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" 2>"$tmp/err"
+"$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" --force 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "/rosout (rcl_interfaces/msg/Log, cdr)" "$tmp/err" && [ "$(cat "$tmp/ros2.bag")" = keep ] &&
 	ok "export --bag of ROS 2 streams refused, naming them: $(cut -c1-100 "$tmp/err")..." ||
 	bad "export --bag of ROS 2: $(cat "$tmp/err")"
 rm -f "$tmp/ros2.bag"
 "$dssm" export "$tmp/talker.mcap.d" --bag "$tmp/ros2.bag" 2>/dev/null
 [ ! -e "$tmp/ros2.bag" ] && ok "export --bag of ROS 2 streams creates no file" || bad "ROS 2 bag was created"
+
+# ---- an existing output: refused without --force; replaced only when complete ----
+echo mine >"$tmp/exists.mcap"
+"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/exists.mcap" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "exists; --force" "$tmp/err" && [ "$(cat "$tmp/exists.mcap")" = mine ] &&
+	ok "export onto an existing file is refused without --force, the file untouched" ||
+	bad "export onto an existing file: $(cat "$tmp/err")"
+if [ "$(id -u)" -eq 0 ] && mkdir -p "$tmp/small" && mount -t tmpfs -o size=256k tmpfs "$tmp/small" 2>/dev/null; then
+	"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/small/x.mcap" --topics /tf_static --compression none 2>/dev/null
+	sum=$(sha1sum <"$tmp/small/x.mcap")
+	"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/small/x.mcap" --force --compression none 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ "$(sha1sum <"$tmp/small/x.mcap")" = "$sum" ] && [ "$(ls "$tmp/small")" = x.mcap ] &&
+		ok "export --force that fails (disk full) keeps the old file, leaves nothing: $(head -c 90 "$tmp/err")" ||
+		bad "failed export --force: exit $rc, left $(ls "$tmp/small"): $(cat "$tmp/err")"
+	umount "$tmp/small"
+fi
 
 # ---- rosbag2 SQLite (.db3): topics, types, QoS and every message, as sqlite3 reads them ----
 db3oracle="/usr/bin/python3 tests/bridge/db3_oracle.py"
@@ -337,7 +354,7 @@ case $out in *"wrote 4093 samples"*) ok "dssm play of an imported bag: $out" ;; 
 # ---- our MCAP files in the npm @mcap/core indexed reader (Foxglove's) ----
 if node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err"); then
 	for comp in zstd lz4 none; do
-		"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/js.mcap" --compression $comp --chunk-size 20000 2>/dev/null
+		"$dssm" export "$tmp/example.bag.d" --mcap "$tmp/js.mcap" --force --compression $comp --chunk-size 20000 2>/dev/null
 		NODE_PATH=$node_path node tests/bridge/mcap_check.mjs "$tmp/js.mcap" >"$tmp/got" 2>&1
 		tail -1 "$tmp/got" | grep -q "total 8647 chunks [0-9]* statistics 8647" &&
 			ok "@mcap/core reads our $comp MCAP through its summary: $(tail -1 "$tmp/got")" ||

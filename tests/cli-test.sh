@@ -349,6 +349,23 @@ print("periods", mins, maxs)
 PY
 }
 check "top: min/max period of the samples' times, every sample counted once" t_top_periods
+# play into a ring that holds newer samples: refused before anything is
+# written, saying what to do; --fresh re-creates it
+t_play_fresh() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-fresh
+	"$DSSM" write pf 'old' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/pf.d" --all --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" write pf 'newer' --time 1795458560 >/dev/null || return 1
+	"$DSSM" play "$tmp/pf.d" 2>"$tmp/pfe"; local rc=$?
+	cat "$tmp/pfe"
+	[ $rc -eq 1 ] && has "already holds samples up to 2026-11-23T18:29:20" "$tmp/pfe" && has "play with --fresh" "$tmp/pfe" || return 1
+	[ "$("$DSSM" info pf --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = 2 ] || return 1
+	"$DSSM" play "$tmp/pf.d" --fresh 2>"$tmp/pfe" || { cat "$tmp/pfe"; return 1; }
+	"$DSSM" cat pf -n 5 --format json 2>/dev/null >"$tmp/pfc"
+	"$DSSM" rm pf >/dev/null
+	[ "$(wc -l <"$tmp/pfc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/pfc"
+}
+check "play into a ring with newer samples: refused up front, --fresh re-creates it" t_play_fresh
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

@@ -44,10 +44,10 @@ if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4
 		rm -rf "$out/seed.d"
 		build/dssm import "$rec/example.bag" -o "$out/seed.d" -q >/dev/null 2>&1
 		for c in none lz4 bz2; do
-			build/dssm export "$out/seed.d" --bag "$out/bridge-corpus/seed-$c.bag" --compression $c \
+			build/dssm export "$out/seed.d" --bag "$out/bridge-corpus/seed-$c.bag" --force --compression $c \
 				--topics /tf_static,/turtle1/cmd_vel --end 1396293891 --chunk-size 2048 2>/dev/null
 		done
-		build/dssm export "$out/seed.d" --mcap "$out/bridge-corpus/seed.mcap" \
+		build/dssm export "$out/seed.d" --mcap "$out/bridge-corpus/seed.mcap" --force \
 			--topics /tf_static,/turtle1/cmd_vel --end 1396293891 --chunk-size 2048 2>/dev/null
 	fi
 	run fuzz_bridge "$out/bridge-corpus" 65536

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -45,7 +46,7 @@ void help_export(FILE *out)
 	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap)\n"
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
 	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
-	        "                   [--threads N]\n\n"
+	        "                   [--threads N] [--force]\n\n"
 	        "Writes a recording, or the chosen streams over start <= time <= end (epoch\n"
 	        "seconds, ISO 8601 like 2026-11-23T18:29:10Z or local time without a zone,\n"
 	        "or +S from the recording's first sample: +90, +1m30s), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
@@ -59,7 +60,9 @@ void help_export(FILE *out)
 	        "std_msgs/String, encoding ros1, schema its message definition, reads back\n"
 	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n"
 	        "ROS 2 streams (encoding cdr, or types like std_msgs/msg/String) cannot go\n"
-	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n\n"
+	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n"
+	        "An existing OUT is replaced only with --force, and only once the new file is\n"
+	        "complete (it is written beside OUT and renamed over it).\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n"
@@ -216,8 +219,9 @@ int cmd_export(int argc, char **argv)
 	                                         {"start", required_argument, 0, 'a'},
 	                                         {"end", required_argument, 0, 'e'},
 	                                         {"threads", required_argument, 0, 'T'},
+	                                         {"force", no_argument, 0, 'f'},
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, force = 0;
 	long threads = -1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'T') {
@@ -226,7 +230,9 @@ int cmd_export(int argc, char **argv)
 			if (threads < 0 || threads > 64)
 				return cli_usage("export", "--threads is 0 to 64");
 			bridge_threads = (int)threads;
-		} else if (opt == 'b')
+		} else if (opt == 'f')
+			force = 1;
+		else if (opt == 'b')
 			bag = optarg;
 		else if (opt == 'm')
 			mcap = optarg;
@@ -247,6 +253,10 @@ int cmd_export(int argc, char **argv)
 		return cli_usage("export", "give one DIR and one of --bag OUT or --mcap OUT");
 	if (chunk < 0 || chunk > (1L << 30))
 		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
+	struct stat out_st;
+	if (!force && stat(bag ? bag : mcap, &out_st) == 0 && S_ISREG(out_st.st_mode))
+		return cli_error("export", "%s exists; --force replaces it (once the new file is "
+		                 "complete)", bag ? bag : mcap);
 	struct bridge_export_options o;
 	memset(&o, 0, sizeof o);
 	o.mcap = mcap != NULL;

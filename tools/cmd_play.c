@@ -18,7 +18,7 @@ void help_play(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm play DIR [--streams A,B,...] [--speed X] [--now] [--loop]\n"
-	        "                 [--start T] [--end T]\n\n"
+	        "                 [--start T] [--end T] [--fresh]\n\n"
 	        "Writes the recording's samples into rings of the same names, layouts, types,\n"
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
@@ -27,11 +27,16 @@ void help_play(FILE *out)
 	        "cut a time range: epoch seconds (1795320000.5), ISO 8601\n"
 	        "(2026-11-23T18:29:10Z, with a fraction, +09:00, or local time without a zone)\n"
 	        "or +S from the recording's first sample (+90, +1m30s, +500ms). On a terminal, space pauses and\n"
-	        "resumes, q quits. Status per second; Ctrl-C stops with a summary.\n\n"
+	        "resumes, q quits. Status per second; Ctrl-C stops with a summary.\n"
+	        "A ring that already holds samples newer than the first one it would get is\n"
+	        "refused before anything is written (times never go back in a ring): --fresh\n"
+	        "removes and re-creates such rings (not one a live process writes), --now\n"
+	        "stamps the samples from now, or play into another DSSM_NAMESPACE.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n"
-	        "  dssm play run1 --start +1m --end +1m30s\n");
+	        "  dssm play run1 --start +1m --end +1m30s\n"
+	        "  dssm play run1 --fresh\n");
 }
 
 static dssm_time_t mono(void)
@@ -100,13 +105,49 @@ static dssm_time_t wait_until(dssm_time_t when)
 	}
 }
 
+/* --fresh: remove NAME:ID if it exists and no live process other than this
+ * one writes it, so the replay starts an empty ring. */
+static int remove_for_fresh(const dssm_stream_info *want)
+{
+	dssm_stream *old;
+	if (dssm_open(want->name, want->id, DSSM_READ, &old) < 0)
+		return 0; /* not there (or not a stream: dssm_create says why) */
+	dssm_stream_info oi;
+	int rc = dssm_info(old, &oi);
+	dssm_close(old);
+	if (rc == 0 && oi.writer_alive && oi.writer_pid != getpid())
+		return cli_error("play", "--fresh: ring '%s:%d' is written by the live process %d; stop "
+		                 "it first, or play into another DSSM_NAMESPACE", want->name, want->id,
+		                 (int)oi.writer_pid);
+	rc = dssm_remove(want->name, want->id);
+	return rc < 0 ? cli_dssm_error("play", rc) : 0;
+}
+
+/* A ring whose newest sample is newer than the first one the replay would
+ * write to it would refuse that write half-way through (times never go
+ * back in a ring): say so before anything is written, and what to do. */
+static int check_ring_time(dssm_stream *ring, const dssm_stream_info *want, dssm_time_t first)
+{
+	dssm_stream_info ri;
+	if (dssm_info(ring, &ri) < 0 || !ri.count || ri.time_newest <= first)
+		return 0;
+	char have[48], from[48];
+	cli_format_time(have, sizeof have, ri.time_newest);
+	cli_format_time(from, sizeof from, first);
+	return cli_error("play", "ring '%s:%d' already holds samples up to %s, newer than the first "
+	                 "one it would get (%s): play with --fresh (re-creates the ring), --now "
+	                 "(stamps samples from now), or into another DSSM_NAMESPACE",
+	                 want->name, want->id, have, from);
+}
+
 int cmd_play(int argc, char **argv)
 {
 	const char *list = NULL;
 	double speed = 1.0;
 	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
-	int now = 0, loop = 0;
+	int now = 0, loop = 0, fresh = 0;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
+	                                         {"fresh", no_argument, 0, 'f'},
 	                                         {"speed", required_argument, 0, 'x'},
 	                                         {"now", no_argument, 0, 'n'},
 	                                         {"loop", no_argument, 0, 'l'},
@@ -125,6 +166,8 @@ int cmd_play(int argc, char **argv)
 			now = 1;
 		else if (opt == 'l')
 			loop = 1;
+		else if (opt == 'f')
+			fresh = 1;
 		else if (opt == '?')
 			return cli_usage("play", "unknown option");
 	}
@@ -178,10 +221,15 @@ int cmd_play(int argc, char **argv)
 		const void *prop = dssm_container_property(c, i, &plen);
 		if (plen > cfg.property_capacity)
 			cfg.property_capacity = plen;
+		if (fresh && (status = remove_for_fresh(&r.info)) != 0)
+			break;
 		if ((rc = dssm_create(r.info.name, r.info.id, &cfg, &rings[i])) < 0) {
 			status = cli_dssm_error("play", rc);
 			break;
 		}
+		/* (--now stamps from now: nothing recorded can be newer) */
+		if (!now && (status = check_ring_time(rings[i], &r.info, r.first > t0 ? r.first : t0)))
+			break;
 		if (plen)
 			dssm_property_set(rings[i], prop, plen);
 		sel[ns++] = i;
