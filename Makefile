@@ -14,6 +14,10 @@ ifeq ($(origin CC),default)
 CC := gcc
 endif
 AR ?= ar
+# C++ (the SSM C++ headers' tests): the compiler of CC's family
+ifeq ($(origin CXX),default)
+CXX := $(if $(findstring clang,$(CC)),clang++,g++)
+endif
 BUILD ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -23,6 +27,7 @@ OPT ?= -O2 -g
 SANFLAGS ?=
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror -fPIC -pthread -Iinclude
 CFLAGS_ALL = $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(CFLAGS)
+CXXFLAGS_ALL = -std=c++11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude $(OPT) $(SANFLAGS) $(CXXFLAGS)
 LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
@@ -34,6 +39,7 @@ BRIDGE_SRC := $(wildcard bridge/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
+CXX_TEST_SRC := $(wildcard tests/cpp/test_*.cpp)
 
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
@@ -51,10 +57,12 @@ SSM_COORDINATOR := $(BUILD)/ssm-coordinator
 TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+CXX_TESTS := $(CXX_TEST_SRC:tests/cpp/%.cpp=$(BUILD)/tests/cpp/%)
+SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp $(wildcard include/ssmtype/*.h)
 
 .PHONY: all libs man test check check-unit demo bench install uninstall clean deps
 
-all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(BENCHES)
+all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
 $(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
@@ -94,6 +102,11 @@ $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
+# SSM C++ programs: the headers over libssm, as an SSM user builds them.
+$(BUILD)/tests/cpp/%: tests/cpp/%.cpp $(LIBSSM) $(SSM_CXX_HEADERS) include/ssm.h include/ssm-time.h tests/cpp/check.hpp
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS_ALL) -Itests/cpp -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
+
 $(BUILD)/examples/%: examples/%.c $(LIBDSSM) $(wildcard examples/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
@@ -113,8 +126,8 @@ deps:
 	@bash scripts/deps.sh
 
 # Run the unit and multi-process tests of one build.
-check-unit: $(TESTS) $(DSSM_BIN) $(EXAMPLES)
-	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS)
+check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(EXAMPLES)
+	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).
 TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers
