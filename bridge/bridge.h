@@ -37,6 +37,8 @@ struct bridge_channel {
 	 * "meta.KEY=value". */
 	const uint8_t *fields;
 	size_t fields_len;
+	/* An SSM log's stream (ssmlog.c): its header; NULL for other formats. */
+	const struct ssmlog_header *ssm;
 };
 
 struct bridge_sink {
@@ -64,6 +66,33 @@ struct bridge_read_stats {
 	 * from sorted runs at the end (one more pass over the output) */
 	uint64_t late;
 };
+
+/* An SSM 1.0.6 log file's header line and property (ssmlog.c). */
+struct ssmlog_header {
+	char name[DSSM_NAME_MAX + 1];  /* NAME as in the file */
+	int id;
+	uint64_t data_size;            /* DATASIZE: bytes after each record's time */
+	int buffer_num;                /* BUFFERNUM: the ring's slots */
+	double cycle, start_time;      /* CYCLE, STARTTIME (seconds) */
+	uint64_t property_size;
+	const uint8_t *property;       /* PROPERTYSIZE bytes, in the file's buffer */
+	size_t header_len;             /* bytes of the text line, newline included */
+};
+/* Parse and check the header against the file's length (len): every field
+ * is named when it is wrong, sizes that run past the file are refused. */
+int ssmlog_parse_header(const uint8_t *buf, size_t len, const char *what,
+                        struct ssmlog_header *h);
+/* 1 if buf starts like an SSM log (keeps dssm_last_error()). */
+int ssmlog_sniff(const uint8_t *buf, size_t len);
+/* Read a whole SSM log: one channel (with .ssm), then every record. A
+ * record cut short at the end (a logger that was killed) is reported as
+ * an unclosed file (stopped_at, stop_reason), the records before it read. */
+int ssmlog_read_memory(const uint8_t *buf, size_t len, const char *what,
+                       const struct bridge_sink *sink, struct bridge_read_stats *st);
+int ssmlog_read_file(const char *path, const struct bridge_sink *sink,
+                     struct bridge_read_stats *st);
+/* The container stream an SSM log's header makes (import). */
+int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h);
 
 /* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
  * without index records: a bag whose recorder crashed is read up to its
@@ -224,7 +253,10 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 };
-/* FORMAT: "bag", "mcap" or "db3" (NULL: by the file's first bytes); a file that
+/* A topic or SSM name as a stream name: no leading '/', '/' -> '.', other
+ * characters a name cannot hold -> '_' (import.c). */
+void bridge_topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1]);
+/* FORMAT: "bag", "mcap", "db3" or "ssmlog" (NULL: by the file's first bytes); a file that
  * is not that format is refused before DIR is created. DIR must not exist
  * (or be empty). A failed import removes the container it created: nothing
  * is left behind. */
@@ -248,5 +280,10 @@ struct bridge_export_options {
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap);
 int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
                   struct bridge_export_stats *st);
+/* Stream `stream` of c over o->start..o->end as an SSM log (ssmlog.c; o's
+ * time range, progress and ctx are used). Samples must all be the stream's
+ * max_size (an SSM log's DATASIZE); a failed export leaves no file. */
+int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
+                         const struct bridge_export_options *o, struct bridge_export_stats *st);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * import.c - a bag, MCAP or rosbag2 .db3 file into a new container, in one
- * pass.
+ * import.c - a bag, MCAP, rosbag2 .db3 file or SSM log into a new container,
+ * in one pass.
  *
  * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
  * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
@@ -34,7 +34,7 @@ struct importer {
 };
 
 /* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
-static void topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1])
+void bridge_topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1])
 {
 	while (*topic == '/')
 		topic++;
@@ -79,6 +79,17 @@ static void build_property(const struct bridge_channel *ch, struct wbuf *p)
 		}
 }
 
+static int on_ssm_channel(struct importer *im, const struct bridge_channel *ch)
+{
+	int rc = ssmlog_add_stream(im->c, ch->ssm);
+	if (rc >= 0) {
+		im->by_id[ch->id].stream = rc;
+		snprintf(im->by_id[ch->id].topic, sizeof im->by_id[ch->id].topic, "%s", ch->topic);
+		rc = 0;
+	}
+	return rc;
+}
+
 static int on_channel(void *ctx, const struct bridge_channel *ch)
 {
 	struct importer *im = ctx;
@@ -92,9 +103,11 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 		im->by_id = p;
 		im->nids = n;
 	}
+	if (ch->ssm)   /* an SSM log: its stream as SSM had it (ssmlog.c) */
+		return on_ssm_channel(im, ch);
 	dssm_stream_info info;
 	memset(&info, 0, sizeof info);
-	topic_to_name(ch->topic, info.name);
+	bridge_topic_to_name(ch->topic, info.name);
 	/* the next free id under that name */
 	while (dssm_container_find(im->c, info.name, info.id) >= 0)
 		info.id++;
@@ -140,8 +153,9 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	return 0;
 }
 
-/* "bag", "mcap" or "db3", by the file's first bytes ("" for none), or NULL
- * when the file cannot be read. */
+/* "bag", "mcap", "db3" or "ssmlog", by the file's first bytes ("" for
+ * none), or NULL when the file cannot be read. An SSM log has no magic: its
+ * first line must be a well-formed SSM log header that fits the file. */
 static const char *sniff(const char *path)
 {
 	FILE *f = fopen(path, "rbe");
@@ -156,13 +170,36 @@ static const char *sniff(const char *path)
 		return "mcap";
 	if (n >= 16 && !memcmp(head, "SQLite format 3", 16))
 		return "db3";
-	return "";
+	const uint8_t *buf;
+	size_t len;
+	int ssmlog = 0;
+	if (n > 0 && bridge_map(path, &buf, &len) == 0) {
+		ssmlog = ssmlog_sniff(buf, len);
+		bridge_unmap(buf, len);
+	}
+	return ssmlog ? "ssmlog" : "";
 }
 
 static const char *format_name(const char *format)
 {
 	return !strcmp(format, "mcap") ? "an MCAP file"
-	       : !strcmp(format, "db3") ? "a rosbag2 SQLite file (.db3)" : "a ROS bag (v2.0)";
+	       : !strcmp(format, "db3") ? "a rosbag2 SQLite file (.db3)"
+	       : !strcmp(format, "ssmlog") ? "an SSM log" : "a ROS bag (v2.0)";
+}
+
+/* Why path is not an SSM log, in out (an SSM log has no magic, so the
+ * header parser's sentence names the field that is wrong). */
+static void ssmlog_why(const char *path, char *out, size_t cap)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct ssmlog_header h;
+	snprintf(out, cap, "it is empty");
+	if (bridge_map(path, &buf, &len) == 0 && len > 0) {
+		if (ssmlog_parse_header(buf, len, path, &h) < 0)
+			snprintf(out, cap, "%s", dssm_last_error());
+		bridge_unmap(buf, len);
+	}
 }
 
 /* Everything the checks before writing can refuse: the file is readable and
@@ -172,12 +209,21 @@ static int check_input(const char *path, const char **format)
 	const char *found = sniff(path);
 	if (!found)
 		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
-	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3"))
-		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap or db3)", *format);
-	if (!*found)
-		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file nor a "
-		                  "rosbag2 SQLite file (its first bytes are none's magic)%s", path,
-		                  *format ? "; nothing was written" : "");
+	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3") &&
+	    strcmp(*format, "ssmlog"))
+		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap, db3 or ssmlog)", *format);
+	char why[512];
+	if (!*found && *format && !strcmp(*format, "ssmlog")) {
+		ssmlog_why(path, why, sizeof why);
+		return dssm__fail(DSSM_ECORRUPT, "%s is not an SSM log: %s; nothing was written", path,
+		                  why);
+	}
+	if (!*found) {
+		ssmlog_why(path, why, sizeof why);
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file, a "
+		                  "rosbag2 SQLite file (its first bytes are none's magic) nor an SSM "
+		                  "log (%s)%s", path, why, *format ? "; nothing was written" : "");
+	}
 	if (*format && strcmp(*format, found))
 		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
 		                  format_name(*format), format_name(found));
@@ -222,6 +268,7 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	struct bridge_sink sink = {&im, on_channel, on_message};
 	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
 	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
+	     : !strcmp(format, "ssmlog") ? ssmlog_read_file(path, &sink, st)
 	     : bag_read_file(path, &sink, st);
 	if (rc == 0)
 		rc = reorder_flush(im.order, im.c);

@@ -1,7 +1,7 @@
 /*
- * cmd_bridge.c - `dssm import` (a ROS bag, MCAP or rosbag2 .db3 file into a
- * container) and `dssm export` (a container, or part of it, into a bag or
- * MCAP file).
+ * cmd_bridge.c - `dssm import` (a ROS bag, MCAP or rosbag2 .db3 file, or an
+ * SSM log, into a container) and `dssm export` (a container, or part of it,
+ * into a bag, an MCAP file or an SSM log).
  */
 #include <fnmatch.h>
 #include <getopt.h>
@@ -16,7 +16,7 @@
 void help_import(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3] [--threads N] [--quiet]\n\n"
+	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3|ssmlog] [--threads N] [--quiet]\n\n"
 	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
 	        "its index, e.g. from a recorder that died), an MCAP file (chunked or not;\n"
 	        "none, lz4 or zstd; with or without summary) or a rosbag2 SQLite bag (.db3,\n"
@@ -34,16 +34,25 @@ void help_import(FILE *out)
 	        "many. .db3 messages are read ORDER BY timestamp, id. A failed import leaves\n"
 	        "nothing behind. Progress shows on a terminal; a table of the streams\n"
 	        "follows.\n\n"
+	        "An SSM 1.0.6 log (what ssm-logger and SSMLog write: a header line\n"
+	        "NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME PROPERTYSIZE, the property,\n"
+	        "then [double time][DATASIZE bytes] records) becomes stream NAME:ID with\n"
+	        "DATASIZE-byte samples, BUFFERNUM slots, CYCLE and the raw property, so that\n"
+	        "`dssm play` serves SSM programs and `dssm export --ssm-log` writes the same\n"
+	        "file back. A record cut short at the end (a logger that was killed) is\n"
+	        "left out, saying so; a header that does not fit the file is refused,\n"
+	        "naming the field.\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
 	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
-	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n");
+	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n"
+	        "  dssm import spur_odometry.log -o odo && dssm play odo\n");
 }
 
 void help_export(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap)\n"
+	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap | --ssm-log OUT.log)\n"
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
 	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
 	        "                   [--threads N] [--force]\n\n"
@@ -62,11 +71,16 @@ void help_export(FILE *out)
 	        "ROS 2 streams (encoding cdr, or types like std_msgs/msg/String) cannot go\n"
 	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n"
 	        "An existing OUT is replaced only with --force, and only once the new file is\n"
-	        "complete (it is written beside OUT and renamed over it).\n\n"
+	        "complete (it is written beside OUT and renamed over it).\n"
+	        "--ssm-log writes one stream (choose it with --streams) as an SSM 1.0.6 log\n"
+	        "that ssm-player and SSMLog read: its name, id, sample size, slots, cycle and\n"
+	        "property; the start time it was imported with, else its first sample's.\n"
+	        "Every sample must have the stream's full size.\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n"
-	        "  dssm export run --bag first-minute.bag --end +1m\n");
+	        "  dssm export run --bag first-minute.bag --end +1m\n"
+	        "  dssm export run --ssm-log odometry.log --streams spur_odometry\n");
 }
 
 struct progress {
@@ -159,8 +173,9 @@ int cmd_import(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !dir)
 		return cli_usage("import", "give one FILE and -o DIR");
-	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3"))
-		return cli_usage("import", "--format is bag, mcap or db3, not '%s'", format);
+	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3") &&
+	    strcmp(format, "ssmlog"))
+		return cli_usage("import", "--format is bag, mcap, db3 or ssmlog, not '%s'", format);
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
 	struct bridge_read_stats st;
@@ -207,11 +222,12 @@ static int topic_selected(dssm_container *c, int stream, const char *list)
 
 int cmd_export(int argc, char **argv)
 {
-	const char *bag = NULL, *mcap = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
+	const char *bag = NULL, *mcap = NULL, *ssmlog = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
 	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
 	long chunk = 0;
 	static const struct option longopts[] = {{"bag", required_argument, 0, 'b'},
 	                                         {"mcap", required_argument, 0, 'm'},
+	                                         {"ssm-log", required_argument, 0, 'L'},
 	                                         {"compression", required_argument, 0, 'c'},
 	                                         {"chunk-size", required_argument, 0, 'k'},
 	                                         {"streams", required_argument, 0, 's'},
@@ -236,6 +252,8 @@ int cmd_export(int argc, char **argv)
 			bag = optarg;
 		else if (opt == 'm')
 			mcap = optarg;
+		else if (opt == 'L')
+			ssmlog = optarg;
 		else if (opt == 'c')
 			compression = optarg;
 		else if (opt == 's')
@@ -249,14 +267,17 @@ int cmd_export(int argc, char **argv)
 		else if (opt == '?')
 			return cli_usage("export", "unknown option");
 	}
-	if (optind != argc - 1 || !!bag == !!mcap)
-		return cli_usage("export", "give one DIR and one of --bag OUT or --mcap OUT");
+	if (optind != argc - 1 || !!bag + !!mcap + !!ssmlog != 1)
+		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");
+	if (ssmlog && compression)
+		return cli_usage("export", "an SSM log is not compressed: leave out --compression");
 	if (chunk < 0 || chunk > (1L << 30))
 		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
+	const char *out_path = bag ? bag : mcap ? mcap : ssmlog;
 	struct stat out_st;
-	if (!force && stat(bag ? bag : mcap, &out_st) == 0 && S_ISREG(out_st.st_mode))
+	if (!force && stat(out_path, &out_st) == 0 && S_ISREG(out_st.st_mode))
 		return cli_error("export", "%s exists; --force replaces it (once the new file is "
-		                 "complete)", bag ? bag : mcap);
+		                 "complete)", out_path);
 	struct bridge_export_options o;
 	memset(&o, 0, sizeof o);
 	o.mcap = mcap != NULL;
@@ -301,6 +322,12 @@ int cmd_export(int argc, char **argv)
 		dssm_container_close(c);
 		return cli_error("export", "no stream of %s matches", dir);
 	}
+	if (ssmlog && ns != 1) {
+		free(sel);
+		dssm_container_close(c);
+		return cli_usage("export", "an SSM log holds one stream; %d of %s match: choose one "
+		                 "with --streams NAME:ID", ns, dir);
+	}
 	o.streams = sel;
 	o.nstreams = ns;
 	struct progress p = {"export", dssm_now(), 0, 0};
@@ -309,8 +336,8 @@ int cmd_export(int argc, char **argv)
 		o.ctx = &p;
 	}
 	struct bridge_export_stats st;
-	const char *out = o.mcap ? mcap : bag;
-	rc = bridge_export(c, out, &o, &st);
+	const char *out = ssmlog ? ssmlog : o.mcap ? mcap : bag;
+	rc = ssmlog ? bridge_export_ssmlog(c, sel[0], out, &o, &st) : bridge_export(c, out, &o, &st);
 	if (o.progress)
 		fputs("\r\033[K", stderr);
 	free(sel);
@@ -320,7 +347,8 @@ int cmd_export(int argc, char **argv)
 	char what[320], fb[16];
 	cli_format_bytes(fb, sizeof fb, (double)st.file_bytes);
 	snprintf(what, sizeof what, "from %d stream%s into %s (%s, %s)", ns, ns == 1 ? "" : "s", out,
-	         fb, o.codec == BRIDGE_NONE ? "uncompressed" : bridge_codec_name(o.codec, 1));
+	         fb, ssmlog ? "SSM log" : o.codec == BRIDGE_NONE ? "uncompressed"
+	                                 : bridge_codec_name(o.codec, 1));
 	summary("export", st.messages, st.bytes, p.started, what);
 	return 0;
 }
