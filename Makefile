@@ -89,7 +89,7 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
@@ -145,7 +145,7 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
-	@echo "== fuzzing the wire codec, the bag/MCAP readers and the container reader (libFuzzer, 10 s each)"
+	@echo "== fuzzing the wire codec, the bag/MCAP readers, the container reader and the SSM log reader (libFuzzer, 10 s each)"
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm

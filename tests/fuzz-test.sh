@@ -2,7 +2,8 @@
 # fuzz-test.sh [SECONDS] - build the libFuzzer targets with clang (ASan +
 # UBSan) and run each briefly from seeds: the wire codec from valid frames,
 # the bag and MCAP readers from small bags and MCAP files (real ones, and
-# our exports of a real one), the container reader, the rosbag2 SQLite reader.
+# our exports of a real one), the container reader, the rosbag2 SQLite reader,
+# the SSM log reader from small logs.
 # Skips, saying why, if clang's fuzzer runtime is missing.
 set -u
 cd "$(dirname "$0")/.."
@@ -111,6 +112,28 @@ PY
 	run fuzz_db3 "$out/db3-corpus" 65536
 else
 	echo "  FAIL  fuzz_db3: cannot build ($(tail -1 "$out/build-db3.log"))"
+	failed=$((failed + 1)); status=1
+fi
+# The SSM log reader: seeds are small logs as ssm-logger writes them (a
+# header, a property, [double time][data] records; one cut short).
+if clang $flags -o "$out/fuzz_ssmlog" tests/fuzz/fuzz_ssmlog.c bridge/ssmlog_read.c bridge/mapped.c \
+	ssmcore/error.c ssmcore/time.c -lm >"$out/build-ssmlog.log" 2>&1; then
+	mkdir -p "$out/ssmlog-corpus"
+	python3 - "$out/ssmlog-corpus" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def log(name, header, prop, n, size, cut=0):
+    b = header.encode() + prop
+    for k in range(n):
+        b += struct.pack("<d", 1700000000.0 + k / 8) + bytes([k % 256]) * size
+    open(f"{d}/{name}", "wb").write(b[:len(b) - cut])
+log("odo", "spur_odometry 0 32 121 0.010000 1700000000.000000 4\n", b"prop", 6, 32)
+log("empty", "bumper 2 0 5 0.100000 1.000000 0\n", b"", 3, 0)
+log("cut", "urg_fs 1 64 13 0.025000 1700000001.500000 0\n", b"", 3, 64, cut=20)
+PY
+	run fuzz_ssmlog "$out/ssmlog-corpus" 4096
+else
+	echo "  FAIL  fuzz_ssmlog: cannot build ($(tail -1 "$out/build-ssmlog.log"))"
 	failed=$((failed + 1)); status=1
 fi
 echo "fuzz: $passed passed, $failed failed"

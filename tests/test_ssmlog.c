@@ -1,0 +1,248 @@
+/*
+ * test_ssmlog.c - the SSM log reader (bridge/ssmlog.c) on well-formed and
+ * hostile files: every header field that is wrong is named, sizes that
+ * overflow 32-bit arithmetic or run past the file are refused, a record cut
+ * short at the end is reported (the ones before it read), a record whose
+ * time is not a time is refused naming it, and a failed import leaves
+ * nothing. The C++ side and the byte-for-byte round trip through the dssm
+ * command are in tests/cpp/test_ssm_log.cpp.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dssm/container.h"
+#include "../bridge/bridge.h"
+
+struct seen {
+	int channels;
+	struct ssmlog_header h;
+	uint64_t n;
+	int64_t times[64];
+	uint8_t first[16];
+};
+
+static int on_channel(void *ctx, const struct bridge_channel *ch)
+{
+	struct seen *s = ctx;
+	s->channels++;
+	assert_non_null(ch->ssm);
+	s->h = *ch->ssm;
+	return 0;
+}
+
+static int on_message(void *ctx, uint32_t channel, int64_t time, const void *data, size_t len)
+{
+	struct seen *s = ctx;
+	assert_int_equal(channel, 0);
+	assert_int_equal(len, s->h.data_size);
+	if (s->n == 0)
+		memcpy(s->first, data, len < 16 ? len : 16);
+	if (s->n < 64)
+		s->times[s->n] = time;
+	s->n++;
+	return 0;
+}
+
+/* A log: header text, property, n records of size bytes (time 1.7e9 + k/4,
+ * data bytes k). Returns its length; buf holds it. */
+static size_t make_log(uint8_t *buf, const char *header, const char *prop, size_t plen, int n,
+                       size_t size)
+{
+	size_t at = strlen(header);
+	memcpy(buf, header, at);
+	memcpy(buf + at, prop, plen);
+	at += plen;
+	for (int k = 0; k < n; k++) {
+		double t = 1700000000.0 + k / 4.0;
+		uint64_t bits;
+		memcpy(&bits, &t, 8);
+		for (int i = 0; i < 8; i++)
+			buf[at++] = (uint8_t)(bits >> (8 * i));   /* little-endian, as SSM on x86/ARM */
+		memset(buf + at, k, size);
+		at += size;
+	}
+	return at;
+}
+
+static int read_log(const uint8_t *buf, size_t len, struct seen *s, struct bridge_read_stats *st)
+{
+	memset(s, 0, sizeof *s);
+	struct bridge_sink sink = {s, on_channel, on_message};
+	return ssmlog_read_memory(buf, len, "x.log", &sink, st);
+}
+
+static uint8_t buf[1 << 16];
+
+static void test_well_formed(void **state)
+{
+	(void)state;
+	size_t len = make_log(buf, "odo 7 16 121 0.010000 1700000000.123456 3\n", "abc", 3, 10, 16);
+	struct seen s;
+	struct bridge_read_stats st;
+	assert_int_equal(read_log(buf, len, &s, &st), 0);
+	assert_int_equal(s.channels, 1);
+	assert_string_equal(s.h.name, "odo");
+	assert_int_equal(s.h.id, 7);
+	assert_int_equal(s.h.data_size, 16);
+	assert_int_equal(s.h.buffer_num, 121);
+	assert_true(s.h.cycle == 0.01);
+	assert_true(s.h.start_time == 1700000000.123456);
+	assert_int_equal(s.h.property_size, 3);
+	assert_memory_equal(s.h.property, "abc", 3);
+	assert_int_equal(s.n, 10);
+	assert_int_equal(st.messages, 10);
+	assert_false(st.unclosed);
+	for (int k = 0; k < 10; k++)
+		assert_int_equal(s.times[k], 1700000000LL * 1000000000 + k * 250000000LL);
+	/* size 0 (SSM allows it): records are a time alone */
+	len = make_log(buf, "empty 0 0 5 0.100000 1.000000 0\n", "", 0, 4, 0);
+	assert_int_equal(read_log(buf, len, &s, &st), 0);
+	assert_int_equal(s.n, 4);
+	/* a log with a header and nothing else */
+	len = make_log(buf, "new 0 64 5 0.100000 1.000000 0\n", "", 0, 0, 0);
+	assert_int_equal(read_log(buf, len, &s, &st), 0);
+	assert_int_equal(s.n, 0);
+}
+
+/* The header `header` (with 2 records of 8 bytes after it) is refused with
+ * a message holding `words`. */
+static void refused(const char *header, const char *words)
+{
+	size_t len = make_log(buf, header, "", 0, 2, 8);
+	struct seen s;
+	struct bridge_read_stats st;
+	int rc = read_log(buf, len, &s, &st);
+	if (rc >= 0 || !strstr(dssm_last_error(), words))
+		fail_msg("header '%s': rc %d, message '%s' (expected one with '%s')", header, rc,
+		         dssm_last_error(), words);
+	assert_int_equal(s.channels, 0);
+	assert_false(ssmlog_sniff(buf, len));
+}
+
+static void test_hostile_headers(void **state)
+{
+	(void)state;
+	refused("odo 0 8 5 0.1 1.0", "no SSM log header");   /* no newline at all */
+	refused("odo 0 8 5 0.1 1.0\n", "has 6 fields");
+	refused("odo 0 8 5 0.1 1.0 0 9\n", "more than 7 fields");
+	refused("odo x 8 5 0.1 1.0 0\n", "field ID is 'x'");
+	refused("odo -1 8 5 0.1 1.0 0\n", "field ID is '-1'");
+	refused("odo 2147483648 8 5 0.1 1.0 0\n", "field ID is 2147483648");
+	refused("odo 0 abc 5 0.1 1.0 0\n", "field DATASIZE is 'abc'");
+	refused("odo 0 18446744073709551616 5 0.1 1.0 0\n", "field DATASIZE is '18446744073709551616'");
+	/* 2^32 + 8: 8 + DATASIZE wraps to 16 in 32-bit size_t */
+	refused("odo 0 4294967304 5 0.1 1.0 0\n", "DATASIZE is 4294967304 bytes; only 32 bytes");
+	refused("odo 0 40 5 0.1 1.0 0\n", "DATASIZE is 40 bytes; only 32 bytes");
+	refused("odo 0 8 0 0.1 1.0 0\n", "field BUFFERNUM is 0");
+	refused("odo 0 8 5 nan 1.0 0\n", "field CYCLE is 'nan'");
+	refused("odo 0 8 5 -0.5 1.0 0\n", "field CYCLE is '-0.5'");
+	refused("odo 0 8 5 0.1 1e300 0\n", "field STARTTIME is 1e300");
+	refused("odo 0 8 5 0.1 inf 0\n", "field STARTTIME is 'inf'");
+	refused("odo 0 8 5 0.1 1.0 33\n", "PROPERTYSIZE is 33 bytes; only 32");
+	refused("odo 0 8 5 0.1 1.0 4294967296\n", "PROPERTYSIZE is 4294967296");
+	refused("0123456789012345678901234567890123456789012345678901234567890123456789 0 8 5 0.1 1.0 0\n",
+	        "NAME is 70 bytes");
+	/* a NUL inside the line */
+	size_t len = make_log(buf, "odo 0 8 5 0.1 1.0 0\n", "", 0, 2, 8);
+	buf[3] = 0;
+	struct seen s;
+	struct bridge_read_stats st;
+	assert_true(read_log(buf, len, &s, &st) < 0);
+	assert_non_null(strstr(dssm_last_error(), "NUL"));
+}
+
+static void test_cut_and_bad_records(void **state)
+{
+	(void)state;
+	size_t len = make_log(buf, "odo 0 16 5 0.1 1.0 0\n", "", 0, 5, 16);
+	struct seen s;
+	struct bridge_read_stats st;
+	/* every cut inside the last record: the 4 before it are read */
+	for (size_t cut = 1; cut < 24; cut++) {
+		assert_int_equal(read_log(buf, len - cut, &s, &st), 0);
+		assert_int_equal(s.n, 4);
+		assert_true(st.unclosed);
+		assert_int_equal(st.stopped_at, len - 24);
+		assert_non_null(strstr(st.stop_reason, "record 4 is cut short"));
+	}
+	/* a time that is not a time (what a DATASIZE that lies gives) */
+	size_t rec2 = strlen("odo 0 16 5 0.1 1.0 0\n") + 2 * 24;
+	double bad = NAN;
+	memcpy(buf + rec2, &bad, 8);
+	assert_true(read_log(buf, len, &s, &st) < 0);
+	assert_non_null(strstr(dssm_last_error(), "record 2 at byte 69 has time nan"));
+	double far = 1e12;
+	memcpy(buf + rec2, &far, 8);
+	assert_true(read_log(buf, len, &s, &st) < 0);
+	assert_non_null(strstr(dssm_last_error(), "record 2"));
+}
+
+/* `dssm import` of a bad log: the field named, no container left. */
+static void test_import_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dssm-ssmlog-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128], out[160];
+	snprintf(path, sizeof path, "%s/bad.log", dir);
+	snprintf(out, sizeof out, "%s/rec", dir);
+	size_t len = make_log(buf, "odo 0 4294967304 5 0.1 1.0 0\n", "", 0, 2, 8);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	assert_true(bridge_import(path, "ssmlog", out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "DATASIZE is 4294967304"));
+	struct stat sb;
+	assert_int_not_equal(stat(out, &sb), 0);
+	/* without --format: the SSM-log reason is given too */
+	assert_true(bridge_import(path, NULL, out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "nor an SSM log"));
+	assert_non_null(strstr(dssm_last_error(), "DATASIZE is 4294967304"));
+	assert_int_not_equal(stat(out, &sb), 0);
+	/* a good one imports into NAME:ID with the header's layout */
+	len = make_log(buf, "odo 3 16 121 0.010000 1700000000.500000 2\n", "pq", 2, 6, 16);
+	f = fopen(path, "wb");
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	struct bridge_read_stats st;
+	assert_int_equal(bridge_import(path, NULL, out, NULL, &st), 0);
+	assert_int_equal(st.messages, 6);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(out, &c), 0);
+	int i = dssm_container_find(c, "odo", 3);
+	assert_true(i >= 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(c, i, &r), 0);
+	assert_int_equal(r.info.max_size, 16);
+	assert_int_equal(r.info.slots, 121);
+	assert_true(r.info.cycle == 0.01);
+	assert_int_equal(r.count, 6);
+	size_t plen;
+	const void *prop = dssm_container_property(c, i, &plen);
+	assert_int_equal(plen, 2);
+	assert_memory_equal(prop, "pq", 2);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(out), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_well_formed),
+		cmocka_unit_test(test_hostile_headers),
+		cmocka_unit_test(test_cut_and_bad_records),
+		cmocka_unit_test(test_import_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
