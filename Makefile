@@ -192,7 +192,10 @@ install: libs $(DSSM_BIN) man
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PYTHON_DIR)/dssm
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
-	install -m 644 include/ssm.h include/ssm-time.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/ssm.h include/ssm-time.h include/ssm.hpp include/ssmp.hpp \
+	  include/ssm-log.hpp $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PREFIX)/include/ssmtype
+	install -m 644 include/ssmtype/*.h $(DESTDIR)$(PREFIX)/include/ssmtype/
 	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBDSSM_SO) $(DESTDIR)$(PREFIX)/lib/libdssm.so.0
 	install -m 755 $(LIBSSM_SO) $(DESTDIR)$(PREFIX)/lib/libssm.so.0
@@ -217,7 +220,9 @@ install: libs $(DSSM_BIN) man
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
-	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/lib/libdssm.* \
+	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/include/ssm.hpp \
+	  $(DESTDIR)$(PREFIX)/include/ssmp.hpp $(DESTDIR)$(PREFIX)/include/ssm-log.hpp \
+	  $(DESTDIR)$(PREFIX)/include/ssmtype $(DESTDIR)$(PREFIX)/lib/libdssm.* \
 	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm $(DESTDIR)$(PREFIX)/bin/ssm-coordinator \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \
 	  $(DESTDIR)$(PREFIX)/share/man/man1/dssm.1 $(DESTDIR)$(PREFIX)/share/man/man1/dssm-*.1 \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install-test.sh - `make install PREFIX=...` into a scratch prefix, then
-# build an SSM 1.0.6 program (unchanged) and a dssm program against it with
+# build SSM 1.0.6 programs (unchanged, C and C++) and a dssm program against it with
 # pkg-config, the way other projects would, and run both. Also what a
 # Debian user expects beside them: man pages, bash completion, a systemd unit.
 set -eu
@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 make --no-print-directory -s install PREFIX="$prefix" >/dev/null
-for f in include/ssm.h include/ssm-time.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a bin/ssm-coordinator \
+for f in include/ssm.h include/ssm-time.h include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp \
+	include/ssmtype/bumper.h include/ssmtype/ultrasonic.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
+	bin/ssm-coordinator \
 	lib/pkgconfig/dssm.pc lib/pkgconfig/ssm.pc bin/dssm share/man/man1/dssm.1 \
 	share/bash-completion/completions/dssm lib/systemd/system/dssm-proxy.service; do
 	[ -e "$prefix/$f" ] || { echo "  FAIL: make install did not install $f"; exit 1; }
@@ -38,6 +40,16 @@ wait $coord || { echo "  FAIL: ssm-coordinator exited $?: $(cat "$prefix/coord.l
 grep -q "stopping; [1-9][0-9]* unused streams\? removed" "$prefix/coord.log" &&
 	! "$prefix/bin/dssm" ls | grep -q "^sensor_a" ||
 	{ echo "  FAIL: ssm-coordinator did not remove the unused streams: $(cat "$prefix/coord.log")"; exit 1; }
+# SSM's C++ programs: the installed headers, both compilers, C++11 and the default
+for cxx in g++ clang++; do
+	if ! command -v $cxx >/dev/null; then echo "  FAIL: no $cxx"; exit 1; fi
+	for std in -std=c++11 ""; do
+		$cxx $std -Wall -Wextra -Werror -o "$prefix/sensor_cpp" tests/ssm_program/sensor_cpp.cpp \
+			$(pkg-config --cflags --libs ssm)
+		(cd "$prefix" && ./sensor_cpp)
+		"$prefix/bin/dssm" rm sensor_cpp >/dev/null
+	done
+done
 # a man page per subcommand, made from its --help
 for c in $("$prefix/bin/dssm" --help | awk '/Commands:/ {on = 1; next} on && NF == 0 {exit} on {print $1}'); do
 	page=$prefix/share/man/man1/dssm-$c.1
@@ -61,4 +73,4 @@ grep -q "^ExecStart=$prefix/bin/dssm proxy " "$unit" || { echo "  FAIL: $unit do
 if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify --man=no "$unit" || { echo "  FAIL: systemd-analyze verify $unit"; exit 1; }
 fi
-echo "install: 6 passed, 0 failed"
+echo "install: 7 passed, 0 failed"
