@@ -33,7 +33,7 @@ EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
 CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c)
-COMPAT_SRC := compat/ssm_compat.c
+COMPAT_SRC := $(wildcard compat/*.c)
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -192,8 +192,8 @@ install: libs $(DSSM_BIN) man
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
 	  $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PYTHON_DIR)/dssm
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
-	install -m 644 include/ssm.h include/ssm-time.h include/ssm.hpp include/ssmp.hpp \
-	  include/ssm-log.hpp $(DESTDIR)$(PREFIX)/include/
+	install -m 644 include/ssm.h include/ssm-time.h include/libssm.h include/ssm.hpp \
+	  include/ssmp.hpp include/ssm-log.hpp $(DESTDIR)$(PREFIX)/include/
 	install -d $(DESTDIR)$(PREFIX)/include/ssmtype
 	install -m 644 include/ssmtype/*.h $(DESTDIR)$(PREFIX)/include/ssmtype/
 	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
@@ -220,7 +220,8 @@ install: libs $(DSSM_BIN) man
 
 uninstall:
 	rm -rf $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/include/ssm.h \
-	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/include/ssm.hpp \
+	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/include/libssm.h \
+	  $(DESTDIR)$(PREFIX)/include/ssm.hpp \
 	  $(DESTDIR)$(PREFIX)/include/ssmp.hpp $(DESTDIR)$(PREFIX)/include/ssm-log.hpp \
 	  $(DESTDIR)$(PREFIX)/include/ssmtype $(DESTDIR)$(PREFIX)/lib/libdssm.* \
 	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm $(DESTDIR)$(PREFIX)/bin/ssm-coordinator \

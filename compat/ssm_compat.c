@@ -360,33 +360,4 @@ int damp(SSM_sid sid, int mode, int num)
 	return 0;
 }
 
-/* ---- ssm-time.h ---- */
-
-ssmTimeT gettimeSSM_real(void)
-{
-	return dssm_time_to_sec(dssm_now());
-}
-
-ssmTimeT gettimeSSM(void)
-{
-	return gettimeSSM_real();
-}
-
-int nanosleepSSM(const struct timespec *req, struct timespec *rem)
-{
-	return nanosleep(req, rem);
-}
-
-unsigned int sleepSSM(double sec)
-{
-	if (!(sec > 0))
-		return 0;
-	struct timespec ts = {(time_t)sec, (long)((sec - (double)(time_t)sec) * 1e9)};
-	return (unsigned int)nanosleepSSM(&ts, NULL);
-}
-
-int usleepSSM(useconds_t usec)
-{
-	struct timespec ts = {(time_t)(usec / 1000000), (long)(usec % 1000000) * 1000};
-	return nanosleepSSM(&ts, NULL);
-}
+/* ssm-time.h and libssm.h (the SSM clock) are in ssm_clock.c. */

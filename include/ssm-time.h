@@ -16,11 +16,14 @@ extern "C" {
 
 typedef double ssmTimeT;
 
-/* The SSM clock: CLOCK_REALTIME in seconds (a player may later drive it). */
+/* The SSM clock: CLOCK_REALTIME in seconds unless a player (or ssm-date,
+ * or settimeSSM* in libssm.h) set the namespace's clock: then its time,
+ * speed, pause and direction (libssm.h says how it is shared). */
 ssmTimeT gettimeSSM(void);
 /* Always the real clock. */
 ssmTimeT gettimeSSM_real(void);
-/* Sleeps that follow the SSM clock's speed (1.0 without a player). */
+/* Sleeps that follow the SSM clock's speed: the time asked for, divided by
+ * |speed| (1.0 without a player; a speed of 0 sleeps the real time). */
 unsigned int sleepSSM(double sec);
 int usleepSSM(useconds_t usec);
 int nanosleepSSM(const struct timespec *req, struct timespec *rem);

@@ -1,0 +1,178 @@
+/*
+ * test_ssm_clock.c - SSM's clock (libssm.h): set time, speed, pause and
+ * reverse as SSM defines them, seen by another process; no clock object in
+ * a namespace nobody sets; a setter killed in a loop never blocks the
+ * next; calcSSM_table/life; nodes from the streams' writers.
+ * Times are checked by bracketing with the real clock read before and
+ * after, never against a duration.
+ */
+#include <math.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "testutil.h"
+#include "libssm.h"
+
+static int clock_exists(void)
+{
+	char path[128];
+	snprintf(path, sizeof path, "/dev/shm/dssm-ssmclock:%s", getenv("DSSM_NAMESPACE"));
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+static void pause_a_little(void)
+{
+	struct timespec t = {0, 2000000};
+	nanosleep(&t, NULL);
+}
+
+static void test_real_clock_without_setter(void **state)
+{
+	(void)state;
+	ssmTimeT a = gettimeSSM_real(), g = gettimeSSM(), b = gettimeSSM_real();
+	assert_true(a <= g && g <= b);
+	assert_true(gettimeSSM_speed() == 1.0);
+	assert_int_equal(gettimeSSM_is_pause(), 0);
+	assert_int_equal(gettimeSSM_is_reverse(), 0);
+	assert_false(clock_exists());   /* asking the time makes no clock */
+}
+
+static void test_set_time_speed_pause_reverse(void **state)
+{
+	(void)state;
+	ssmTimeT a = gettimeSSM_real();
+	assert_int_equal(settimeSSM(1000.0), 1);
+	assert_true(clock_exists());
+	ssmTimeT g = gettimeSSM(), b = gettimeSSM_real();
+	assert_true(g >= 1000.0 - 1e-6 && g <= 1000.0 + (b - a) + 1e-6);
+
+	/* pause: the time stands still, exactly */
+	assert_int_equal(settimeSSM_is_pause(1), 1);
+	assert_int_equal(gettimeSSM_is_pause(), 1);
+	ssmTimeT p1 = gettimeSSM();
+	pause_a_little();
+	assert_true(gettimeSSM() == p1);
+	assert_int_equal(settimeSSM(2000.0), 1);   /* set while paused: stands at the new time */
+	assert_true(gettimeSSM() == 2000.0);
+	/* go on from where it stood */
+	a = gettimeSSM_real();
+	assert_int_equal(settimeSSM_is_pause(0), 1);
+	g = gettimeSSM();
+	b = gettimeSSM_real();
+	assert_true(g >= 2000.0 - 1e-6 && g <= 2000.0 + (b - a) + 1e-6);
+
+	/* speed 2: twice the real time passes */
+	assert_int_equal(settimeSSM_speed(2.0), 1);
+	assert_true(gettimeSSM_speed() == 2.0);
+	ssmTimeT r0 = gettimeSSM_real(), g0 = gettimeSSM(), r1 = gettimeSSM_real();
+	pause_a_little();
+	ssmTimeT r2 = gettimeSSM_real(), g1 = gettimeSSM(), r3 = gettimeSSM_real();
+	assert_true(g1 - g0 >= 2 * (r2 - r1) - 1e-6 && g1 - g0 <= 2 * (r3 - r0) + 1e-6);
+	/* reverse: the same speed backwards */
+	assert_int_equal(settimeSSM_is_reverse(1), 1);
+	assert_int_equal(gettimeSSM_is_reverse(), 1);
+	assert_true(gettimeSSM_speed() == -2.0);
+	r0 = gettimeSSM_real(), g0 = gettimeSSM(), r1 = gettimeSSM_real();
+	pause_a_little();
+	r2 = gettimeSSM_real(), g1 = gettimeSSM(), r3 = gettimeSSM_real();
+	assert_true(g0 - g1 >= 2 * (r2 - r1) - 1e-6 && g0 - g1 <= 2 * (r3 - r0) + 1e-6);
+	assert_int_equal(settimeSSM_is_reverse(0), 1);
+	assert_true(gettimeSSM_speed() == 2.0);
+	assert_int_equal(settimeSSM_speed(NAN), 0);
+	assert_true(gettimeSSM_speed() == 2.0);
+
+	/* back to the real clock */
+	inittimeSSM();
+	a = gettimeSSM_real();
+	g = gettimeSSM();
+	b = gettimeSSM_real();
+	assert_true(a <= g && g <= b);
+	assert_true(gettimeSSM_speed() == 1.0);
+	assert_int_equal(destroytimeSSM(), 1);
+	assert_false(clock_exists());
+}
+
+/* Another process follows the clock a player sets, and sets it back. */
+static void test_other_process(void **state)
+{
+	(void)state;
+	assert_int_equal(settimeSSM(5000.0), 1);
+	assert_int_equal(settimeSSM_speed(0.5), 1);
+	assert_int_equal(settimeSSM_is_pause(1), 1);
+	ssmTimeT stood = gettimeSSM();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		closetimeSSM();   /* attach anew, by the namespace's name */
+		int ok = gettimeSSM() == stood && gettimeSSM_speed() == 0.5 && gettimeSSM_is_pause();
+		ok = ok && settimeSSM(7000.0) && settimeSSM_speed(3.0);
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(gettimeSSM() == 7000.0);   /* still paused, at the child's time */
+	assert_true(gettimeSSM_speed() == 3.0);
+	assert_int_equal(destroytimeSSM(), 1);
+}
+
+/* Setters killed at random points never block the next setter. */
+static void test_killed_setter(void **state)
+{
+	(void)state;
+	assert_int_equal(opentimeSSM(), 1);
+	for (int round = 0; round < 20; round++) {
+		pid_t pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			for (double s = 1;; s += 1)
+				settimeSSM_speed(s);
+		}
+		struct timespec t = {0, 100000 * (round + 1)};
+		nanosleep(&t, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		double before = gettimeSSM_speed();
+		/* a whole published state: ours, or one of the child's */
+		assert_true(before == 0.25 || before == 1.0 || (before >= 1.0 && before == floor(before)));
+		assert_int_equal(settimeSSM_speed(0.25), 1);
+		assert_true(gettimeSSM_speed() == 0.25);
+	}
+	assert_int_equal(destroytimeSSM(), 1);
+}
+
+static void test_tables_and_nodes(void **state)
+{
+	(void)state;
+	assert_int_equal(calcSSM_table(1.0, 0.01), 121);
+	assert_int_equal(calcSSM_table(5.0, 0.125), 49);
+	assert_true(fabs(calcSSM_life(121, 0.01) - 1.0) < 1e-9);
+	assert_int_equal(getSSM_node_num(), 0);
+	SSM_sid sid = createSSM("clock_node", 0, 8, 1.0, 0.1);
+	assert_non_null(sid);
+	double x = 1;
+	assert_true(writeSSM(sid, &x, gettimeSSM()) >= 0);
+	assert_int_equal(getSSM_node_num(), 1);
+	int node = 0;
+	assert_int_equal(getSSM_node_info(0, &node), 1);
+	assert_int_equal(node, getpid());
+	assert_int_equal(getSSM_node_info(1, &node), 0);
+	assert_int_equal(getSSM_edge_num(), 0);
+	releaseSSM(&sid);
+}
+
+int main(void)
+{
+	testutil_namespace("clock");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_real_clock_without_setter),
+		cmocka_unit_test(test_set_time_speed_pause_reverse),
+		cmocka_unit_test(test_other_process),
+		cmocka_unit_test(test_killed_setter),
+		cmocka_unit_test(test_tables_and_nodes),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	destroytimeSSM();
+	return rc;
+}
