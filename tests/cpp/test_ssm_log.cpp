@@ -210,7 +210,7 @@ static void test_logger_player()
 	CHECK(check.open() && check.getProperty() && check.property.rate == 8.0);
 	for (int k = 0; k < 30; k++)
 		CHECK(check.read(k) && same(check.data, k) && check.time == stamp(k));
-	CHECK(check.close() && out.release() && sensor.release());
+	CHECK(check.close() && out.release() && sensor.release() && log.close());
 }
 
 static void run(const std::string &cmd)
