@@ -85,7 +85,8 @@ $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
 $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
+# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).

@@ -2,7 +2,7 @@
  * test_ssm_clock.c - SSM's clock (libssm.h): set time, speed, pause and
  * reverse as SSM defines them, seen by another process; no clock object in
  * a namespace nobody sets; a setter killed in a loop never blocks the
- * next; calcSSM_table/life; nodes from the streams' writers.
+ * next; calcSSM_table/life; nodes from the streams' writers; `dssm play --ssm-clock` driving it.
  * Times are checked by bracketing with the real clock read before and
  * after, never against a duration.
  */
@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "dssm/container.h"
 #include "libssm.h"
 
 static int clock_exists(void)
@@ -162,6 +163,65 @@ static void test_tables_and_nodes(void **state)
 	releaseSSM(&sid);
 }
 
+/* `dssm play --ssm-clock` moves the clock another process reads: the
+ * recording's time, at the replay's speed; the real clock after it. */
+static void test_play_drives_clock(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dssm-clock-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char rec[128];
+	snprintf(rec, sizeof rec, "%s/rec", dir);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	strcpy(info.name, "clock_odo");
+	info.max_size = 8;
+	info.slots = 10;
+	int st = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	assert_true(st >= 0);
+	const int64_t t0 = 1600000000LL * 1000000000;   /* 40 samples over 3.9 s */
+	for (int k = 0; k < 40; k++)
+		assert_int_equal(dssm_container_append(c, st, (uint64_t)k, t0 + k * 100000000LL, "12345678", 8), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+
+	const char *build = getenv("BUILD");
+	char dssm[256];
+	snprintf(dssm, sizeof dssm, "%s/dssm", build ? build : "build");
+	ssmTimeT spawned = gettimeSSM_real();
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(dssm, dssm, "play", rec, "--ssm-clock", "--speed", "2", (char *)NULL);
+		_exit(127);
+	}
+	/* the player sets the clock when it starts its pass */
+	int seen = 0;
+	for (int i = 0; i < 10000 && !seen; i++) {
+		closetimeSSM();   /* look for the clock now, not within a second */
+		seen = gettimeSSM_speed() == 2.0;
+		if (!seen)
+			pause_a_little();
+	}
+	assert_true(seen);
+	ssmTimeT g = gettimeSSM(), now = gettimeSSM_real();
+	assert_true(g >= 1600000000.0 - 1e-3);
+	assert_true(g <= 1600000000.0 + 2 * (now - spawned) + 1e-3);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the replay is over: the real clock again */
+	ssmTimeT a = gettimeSSM_real();
+	g = gettimeSSM();
+	ssmTimeT b = gettimeSSM_real();
+	assert_true(a <= g && g <= b);
+	assert_true(gettimeSSM_speed() == 1.0);
+	assert_int_equal(destroytimeSSM(), 1);
+	assert_int_equal(dssm_container_remove(rec), 0);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	testutil_namespace("clock");
@@ -171,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_other_process),
 		cmocka_unit_test(test_killed_setter),
 		cmocka_unit_test(test_tables_and_nodes),
+		cmocka_unit_test(test_play_drives_clock),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	destroytimeSSM();

@@ -1,7 +1,10 @@
 /*
  * cmd_play.c - `dssm play`: write a recording back into rings with its
  * original pacing (scaled by --speed), keeping the recorded timestamps or
- * shifting them to now.
+ * shifting them to now. With --ssm-clock it also drives the namespace's SSM
+ * clock (libssm.h), as ssm-player did: SSM programs asking gettimeSSM()
+ * see the recording's time, at the replay's speed, standing still while
+ * paused.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -13,12 +16,13 @@
 
 #include "cli.h"
 #include "dssm/container.h"
+#include "libssm.h"
 
 void help_play(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm play DIR [--streams A,B,...] [--speed X] [--now] [--loop]\n"
-	        "                 [--start T] [--end T] [--fresh]\n\n"
+	        "                 [--start T] [--end T] [--fresh] [--ssm-clock]\n\n"
 	        "Writes the recording's samples into rings of the same names, layouts, types,\n"
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
@@ -31,12 +35,16 @@ void help_play(FILE *out)
 	        "A ring that already holds samples newer than the first one it would get is\n"
 	        "refused before anything is written (times never go back in a ring): --fresh\n"
 	        "removes and re-creates such rings (not one a live process writes), --now\n"
-	        "stamps the samples from now, or play into another DSSM_NAMESPACE.\n\n"
+	        "stamps the samples from now, or play into another DSSM_NAMESPACE.\n"
+	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
+	        "gettimeSSM() reads the time being played, runs at --speed and stands still\n"
+	        "while paused; at the end the clock is the real one again.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n"
 	        "  dssm play run1 --start +1m --end +1m30s\n"
-	        "  dssm play run1 --fresh\n");
+	        "  dssm play run1 --fresh\n"
+	        "  dssm import odometry.log -o odo && dssm play odo --ssm-clock --speed 2\n");
 }
 
 static dssm_time_t mono(void)
@@ -44,6 +52,15 @@ static dssm_time_t mono(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (dssm_time_t)ts.tv_sec * DSSM_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* --ssm-clock: the SSM clock follows the replay. */
+static int drive_clock;
+
+static void clock_pause(int on)
+{
+	if (drive_clock)
+		settimeSSM_is_pause(on);
 }
 
 /* Keys on a terminal: space pauses and resumes, q quits. */
@@ -94,6 +111,7 @@ static dssm_time_t wait_until(dssm_time_t when)
 				cli_stop = 1;
 			} else if (c == ' ') {
 				pausing = !pausing;
+				clock_pause(pausing);
 				if (pausing) {
 					pause_start = mono();
 					fprintf(stderr, "\rdssm play: paused (space resumes)\033[K");
@@ -153,9 +171,13 @@ int cmd_play(int argc, char **argv)
 	                                         {"loop", no_argument, 0, 'l'},
 	                                         {"start", required_argument, 0, 'a'},
 	                                         {"end", required_argument, 0, 'e'},
+	                                         {"ssm-clock", no_argument, 0, 'C'},
 	                                         {0, 0, 0, 0}};
 	int opt;
+	drive_clock = 0;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'C')
+			drive_clock = 1;
 		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &speed) < 0) ||
 		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &start) < 0) ||
 		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &end) < 0))
@@ -256,6 +278,14 @@ int cmd_play(int argc, char **argv)
 		/* each loop pass is stamped after the previous one */
 		dssm_time_t span = (last < t1 ? last : t1) - t0 + 1;
 		dssm_time_t shift = now ? dssm_now() - t0 : (dssm_time_t)pass * span;
+		/* the SSM clock reads the pass's first time now, then runs at --speed
+		 * (in that order: a reader that sees the new speed sees the new time) */
+		if (drive_clock && (!settimeSSM(dssm_time_to_sec(t0 + shift)) ||
+		                    !settimeSSM_speed(speed))) {
+			status = cli_error("play", "cannot set the SSM clock: %s", dssm_last_error());
+			dssm_query_close(q);
+			break;
+		}
 		dssm_record rec;
 		while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
 			dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - t0) / speed);
@@ -289,6 +319,8 @@ int cmd_play(int argc, char **argv)
 	        progress ? "\r\033[K" : "",
 	        (unsigned long long)played, b, ns, ns == 1 ? "" : "s",
 	        dssm_time_to_sec(dssm_now() - wall_start));
+	if (drive_clock)
+		inittimeSSM();   /* the real clock again */
 	for (int i = 0; i < n; i++)
 		dssm_close(rings[i]);
 	free(rings);
