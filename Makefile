@@ -90,9 +90,14 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+
+# The SSM log reader is tested alone (also on armhf: tests/cross-test.sh).
+$(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/bridge/ssmlog_read.o $(BUILD)/bridge/mapped.o $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/bridge/ssmlog_read.o $(BUILD)/bridge/mapped.o $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
 # The command line's time parser is tested alone (it needs only libc).
 $(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h

@@ -1,0 +1,204 @@
+/*
+ * test_ssmlog_io.c - SSM logs into and out of containers (bridge/ssmlog.c):
+ * a bad log refused naming the field with no container left, a good one
+ * as stream NAME:ID with the log's layout and property, and export of a
+ * ring's stream (STARTTIME from its first sample; a short sample refused,
+ * no file left).
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dssm/container.h"
+#include "../bridge/bridge.h"
+
+struct seen {
+	int channels;
+	struct ssmlog_header h;
+	uint64_t n;
+	int64_t times[64];
+	uint8_t first[16];
+};
+
+static int on_channel(void *ctx, const struct bridge_channel *ch)
+{
+	struct seen *s = ctx;
+	s->channels++;
+	assert_non_null(ch->ssm);
+	s->h = *ch->ssm;
+	return 0;
+}
+
+static int on_message(void *ctx, uint32_t channel, int64_t time, const void *data, size_t len)
+{
+	struct seen *s = ctx;
+	assert_int_equal(channel, 0);
+	assert_int_equal(len, s->h.data_size);
+	if (s->n == 0)
+		memcpy(s->first, data, len < 16 ? len : 16);
+	if (s->n < 64)
+		s->times[s->n] = time;
+	s->n++;
+	return 0;
+}
+
+/* A log: header text, property, n records of size bytes (time 1.7e9 + k/4,
+ * data bytes k). Returns its length; buf holds it. */
+static size_t make_log(uint8_t *buf, const char *header, const char *prop, size_t plen, int n,
+                       size_t size)
+{
+	size_t at = strlen(header);
+	memcpy(buf, header, at);
+	memcpy(buf + at, prop, plen);
+	at += plen;
+	for (int k = 0; k < n; k++) {
+		double t = 1700000000.0 + k / 4.0;
+		uint64_t bits;
+		memcpy(&bits, &t, 8);
+		for (int i = 0; i < 8; i++)
+			buf[at++] = (uint8_t)(bits >> (8 * i));   /* little-endian, as SSM on x86/ARM */
+		memset(buf + at, k, size);
+		at += size;
+	}
+	return at;
+}
+
+static int read_log(const uint8_t *buf, size_t len, struct seen *s, struct bridge_read_stats *st)
+{
+	memset(s, 0, sizeof *s);
+	struct bridge_sink sink = {s, on_channel, on_message};
+	return ssmlog_read_memory(buf, len, "x.log", &sink, st);
+}
+
+static uint8_t buf[1 << 16];
+
+/* `dssm import` of a bad log: the field named, no container left. */
+static void test_import_refused(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dssm-ssmlog-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128], out[160];
+	snprintf(path, sizeof path, "%s/bad.log", dir);
+	snprintf(out, sizeof out, "%s/rec", dir);
+	size_t len = make_log(buf, "odo 0 4294967304 5 0.1 1.0 0\n", "", 0, 2, 8);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	assert_true(bridge_import(path, "ssmlog", out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "DATASIZE is 4294967304"));
+	struct stat sb;
+	assert_int_not_equal(stat(out, &sb), 0);
+	/* without --format: the SSM-log reason is given too */
+	assert_true(bridge_import(path, NULL, out, NULL, NULL) < 0);
+	assert_non_null(strstr(dssm_last_error(), "nor an SSM log"));
+	assert_non_null(strstr(dssm_last_error(), "DATASIZE is 4294967304"));
+	assert_int_not_equal(stat(out, &sb), 0);
+	/* a good one imports into NAME:ID with the header's layout */
+	len = make_log(buf, "odo 3 16 121 0.010000 1700000000.500000 2\n", "pq", 2, 6, 16);
+	f = fopen(path, "wb");
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	struct bridge_read_stats st;
+	assert_int_equal(bridge_import(path, NULL, out, NULL, &st), 0);
+	assert_int_equal(st.messages, 6);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(out, &c), 0);
+	int i = dssm_container_find(c, "odo", 3);
+	assert_true(i >= 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(c, i, &r), 0);
+	assert_int_equal(r.info.max_size, 16);
+	assert_int_equal(r.info.slots, 121);
+	assert_true(r.info.cycle == 0.01);
+	assert_int_equal(r.count, 6);
+	size_t plen;
+	const void *prop = dssm_container_property(c, i, &plen);
+	assert_int_equal(plen, 2);
+	assert_memory_equal(prop, "pq", 2);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(out), 0);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* Export of a stream recorded from a ring (no STARTTIME kept): the first
+ * sample's time; a sample shorter than the stream's size is refused and no
+ * file is left. */
+static void test_export_ring_stream(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dssm-ssmlog-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char rec[128], out[128];
+	snprintf(rec, sizeof rec, "%s/rec", dir);
+	snprintf(out, sizeof out, "%s/out.log", dir);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	strcpy(info.name, "ring");
+	info.id = 2;
+	info.max_size = 4;
+	info.slots = 11;
+	info.cycle = 0.5;
+	int full = dssm_container_add_stream(c, &info, NULL, "P", 1);
+	strcpy(info.name, "ragged");
+	int ragged = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	assert_true(full >= 0 && ragged >= 0);
+	for (int k = 0; k < 3; k++) {
+		int64_t t = 1700000000250000000LL + k * 500000000LL;
+		assert_int_equal(dssm_container_append(c, full, (uint64_t)k, t, "abcd", 4), 0);
+		assert_int_equal(dssm_container_append(c, ragged, (uint64_t)k, t, "abcd", k == 1 ? 2 : 4), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(rec, &c), 0);
+	struct bridge_export_options o;
+	memset(&o, 0, sizeof o);
+	o.start = INT64_MIN;
+	o.end = INT64_MAX;
+	struct bridge_export_stats st;
+	assert_int_equal(bridge_export_ssmlog(c, full, out, &o, &st), 0);
+	assert_int_equal(st.messages, 3);
+	uint8_t got[256];
+	FILE *f = fopen(out, "rb");
+	assert_non_null(f);
+	size_t n = fread(got, 1, sizeof got, f);
+	fclose(f);
+	const char *head = "ring 2 4 11 0.500000 1700000000.250000 1\nP";
+	assert_int_equal(n, strlen(head) + 3 * 12);
+	assert_memory_equal(got, head, strlen(head));
+	assert_int_equal(st.file_bytes, n);
+	/* the file reads back as what was recorded */
+	struct seen s;
+	struct bridge_read_stats rst;
+	assert_int_equal(read_log(got, n, &s, &rst), 0);
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.times[2], 1700000001250000000LL);
+	assert_memory_equal(s.first, "abcd", 4);
+
+	assert_int_equal(bridge_export_ssmlog(c, ragged, out, &o, &st), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "is 2 bytes; an SSM log's records are all DATASIZE = 4"));
+	struct stat sb;
+	assert_int_not_equal(stat(out, &sb), 0);   /* nothing half written left */
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(rec), 0);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_import_refused),
+		cmocka_unit_test(test_export_ring_stream),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
