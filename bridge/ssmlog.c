@@ -119,6 +119,25 @@ static double first_time(dssm_container *c, int stream, const struct bridge_expo
 	return t;
 }
 
+/* CYCLE and BUFFERNUM for the header. A ring made with a slot count has
+ * no cycle (0), which ssm-player divides by: then the samples' mean period
+ * (at least 1 us, what 6 decimals show), and slots for one second of them
+ * when the ring had fewer than 2. */
+static void ssm_layout(const dssm_recorded *r, double *cycle, unsigned *slots)
+{
+	*cycle = r->info.cycle;
+	if (!(*cycle > 0)) {
+		*cycle = r->count > 1 ? dssm_time_to_sec(r->last - r->first) / (double)(r->count - 1) : 1.0;
+		if (*cycle < 1e-6)
+			*cycle = 1e-6;
+	}
+	*slots = r->info.slots;
+	if (*slots < 2) {
+		double n = 1.2 * (1.0 / *cycle) + 1;
+		*slots = n > 1e6 ? 1000000u : n < 2 ? 2u : (unsigned)n;
+	}
+}
+
 int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
                          const struct bridge_export_options *o, struct bridge_export_stats *st)
 {
@@ -135,12 +154,15 @@ int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
 	double start = kept_start(c, stream);
 	if (isnan(start))
 		start = first_time(c, stream, o);
+	double cycle;
+	unsigned slots;
+	ssm_layout(&r, &cycle, &slots);
 	FILE *f = fopen(path, "wbe");
 	if (!f)
 		return dssm__fail_errno(DSSM_ESYS, "creating %s", path);
 	char head[DSSM_NAME_MAX + 128];
 	int n = snprintf(head, sizeof head, "%s %d %zu %u %.6f %.6f %zu\n", r.info.name, r.info.id,
-	                 r.info.max_size, r.info.slots, r.info.cycle, start, plen);
+	                 r.info.max_size, slots, cycle, start, plen);
 	rc = write_all(f, head, (size_t)n, path);
 	if (rc == 0)
 		rc = write_all(f, prop, plen, path);

@@ -153,11 +153,16 @@ static void test_export_ring_stream(void **state)
 	int full = dssm_container_add_stream(c, &info, NULL, "P", 1);
 	strcpy(info.name, "ragged");
 	int ragged = dssm_container_add_stream(c, &info, NULL, NULL, 0);
-	assert_true(full >= 0 && ragged >= 0);
+	strcpy(info.name, "noperiod");   /* a ring made with a slot count: no cycle */
+	info.cycle = 0;
+	info.slots = 0;
+	int noperiod = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	assert_true(full >= 0 && ragged >= 0 && noperiod >= 0);
 	for (int k = 0; k < 3; k++) {
 		int64_t t = 1700000000250000000LL + k * 500000000LL;
 		assert_int_equal(dssm_container_append(c, full, (uint64_t)k, t, "abcd", 4), 0);
 		assert_int_equal(dssm_container_append(c, ragged, (uint64_t)k, t, "abcd", k == 1 ? 2 : 4), 0);
+		assert_int_equal(dssm_container_append(c, noperiod, (uint64_t)k, t, "abcd", 4), 0);
 	}
 	assert_int_equal(dssm_container_close(c), 0);
 	assert_int_equal(dssm_container_open(rec, &c), 0);
@@ -184,6 +189,15 @@ static void test_export_ring_stream(void **state)
 	assert_int_equal(s.n, 3);
 	assert_int_equal(s.times[2], 1700000001250000000LL);
 	assert_memory_equal(s.first, "abcd", 4);
+
+	/* no cycle: the samples' period (ssm-player divides by it), slots for 1 s */
+	assert_int_equal(bridge_export_ssmlog(c, noperiod, out, &o, &st), 0);
+	f = fopen(out, "rb");
+	assert_non_null(f);
+	n = fread(got, 1, sizeof got, f);
+	fclose(f);
+	head = "noperiod 2 4 3 0.500000 1700000000.250000 0\n";
+	assert_memory_equal(got, head, strlen(head));
 
 	assert_int_equal(bridge_export_ssmlog(c, ragged, out, &o, &st), DSSM_EINVAL);
 	assert_non_null(strstr(dssm_last_error(), "is 2 bytes; an SSM log's records are all DATASIZE = 4"));
