@@ -18,14 +18,18 @@
  *
  * Differences from SSM's header: a typed SSMLog<D,P> refuses a file whose
  * DATASIZE is not sizeof(D) (SSM overran its buffer) and reads at most
- * sizeof(P) property bytes; a header that is not 7 well-formed fields, or
- * a property running past the end of the file, is refused; a record cut
+ * sizeof(P) property bytes; a header that is not 7 well-formed fields
+ * (ID and BUFFERNUM 0 to 2^31-1, DATASIZE up to 1 GiB), or a property
+ * running past the end of the file, is refused; a record cut
  * short at the end is not read; readTime finds its record by bisection
  * (times assumed non-decreasing, as a logger writes them).
  */
 #ifndef DSSM_SSM_LOG_HPP
 #define DSSM_SSM_LOG_HPP
 
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -120,6 +124,17 @@ protected:
 		return false;
 	}
 
+	/* A decimal number from 0 to max (no sign, no overflow). */
+	static bool decimal(const std::string &text, unsigned long max, unsigned long &out)
+	{
+		if (text.empty() || text[0] < '0' || text[0] > '9')
+			return false;
+		errno = 0;
+		char *end;
+		out = std::strtoul(text.c_str(), &end, 10);
+		return !*end && errno != ERANGE && out <= max;
+	}
+
 	bool getLogInfo()
 	{
 		std::string line;
@@ -127,21 +142,23 @@ protected:
 		if (!readHeaderLine(line))
 			return fail("open", "no header line (at most 4096 bytes, ending in a newline)");
 		std::istringstream in(line);
-		long long id, dataSize, bufferNum, propertySize;
-		std::string rest;
-		in >> mStreamName >> id >> dataSize >> bufferNum >> mCycle >> mStartTime >> propertySize;
+		std::string idText, dataText, numText, propText, rest;
+		in >> mStreamName >> idText >> dataText >> numText >> mCycle >> mStartTime >> propText;
 		if (in.fail() || (in >> rest))
 			return fail("open", "the header is not 'NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME "
 			                    "PROPERTYSIZE': '" + line + "'");
-		if (id < -2147483647LL - 1 || id > 2147483647LL || bufferNum < 0 || bufferNum > 2147483647LL)
-			return fail("open", "ID or BUFFERNUM out of range in '" + line + "'");
-		if (dataSize < 0 || propertySize < 0)
-			return fail("open", "a negative DATASIZE or PROPERTYSIZE in '" + line + "'");
+		unsigned long id, dataSize, bufferNum, propertySize;
+		if (!decimal(idText, INT_MAX, id) || !decimal(numText, INT_MAX, bufferNum))
+			return fail("open", "ID or BUFFERNUM is not a number from 0 to 2^31-1 in '" + line + "'");
+		/* 1 GiB, as dssm's streams: a size that lies cannot wrap a record's size */
+		if (!decimal(dataText, 1UL << 30, dataSize) || !decimal(propText, ULONG_MAX, propertySize))
+			return fail("open", "DATASIZE (up to 1 GiB) or PROPERTYSIZE is not a size in '" +
+			                    line + "'");
 		mPropertyPos = mLogFile->tellg();
 		mLogFile->seekg(0, std::ios::end);
 		std::ios::pos_type end = mLogFile->tellg();
 		std::streamoff room = end - mPropertyPos;
-		if (propertySize > room)
+		if (propertySize > static_cast<unsigned long>(room))
 			return fail("open", "PROPERTYSIZE in the header runs past the end of the file");
 		if (mDataBufferSize && static_cast<size_t>(dataSize) != mDataBufferSize) {
 			std::ostringstream why;

@@ -162,6 +162,26 @@ static void test_cut_short()
 	CHECK(log.close());
 }
 
+/* Headers that lie or do not parse: refused, never a crash or a huge read. */
+static void test_bad_headers()
+{
+	const char *bad[] = {
+		"odo_log 4 32 121 0.010000 1700000000.5\n",            /* 6 fields */
+		"odo_log 4 32 121 0.010000 1700000000.5 0 9\n",        /* 8 fields */
+		"odo_log -4 32 121 0.010000 1700000000.5 0\n",         /* negative ID */
+		"odo_log 4 -32 121 0.010000 1700000000.5 0\n",         /* negative DATASIZE */
+		"odo_log 4 18446744073709551615 121 0.01 1.0 0\n",     /* DATASIZE wrapping 8 + it */
+		"odo_log 4 32 121 0.010000 1700000000.5 99999\n",      /* PROPERTYSIZE past the end */
+		"odo_log 4 32 x 0.010000 1700000000.5 0\n",
+		"no newline at all",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		std::ofstream(at("bad.log").c_str(), std::ios::binary) << bad[i] << std::string(80, 'x');
+		SSMLogBase base;
+		CHECK(!base.open(at("bad.log").c_str()));
+	}
+}
+
 /* An SSM logger (a stream into a log) and player (a log into a stream). */
 static void test_logger_player()
 {
@@ -256,6 +276,7 @@ int main()
 	test_file_bytes();
 	test_read_back();
 	test_cut_short();
+	test_bad_headers();
 	test_logger_player();
 	test_dssm_round_trip();
 	run("rm -rf " + dir);
