@@ -1,6 +1,6 @@
 /*
- * bridge.h - ROS1 bags and MCAP files in and out of containers, rosbag2
- * SQLite bags in (docs/bridges.md).
+ * bridge.h - ROS1 bags, MCAP files and SSM 1.0.6 logs in and out of
+ * containers, rosbag2 SQLite bags in (docs/bridges.md).
  *
  * Readers walk a whole file once and hand what they find to a sink: each
  * channel (a bag connection, an MCAP channel with its schema) before its

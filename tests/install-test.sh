@@ -40,10 +40,10 @@ wait $coord || { echo "  FAIL: ssm-coordinator exited $?: $(cat "$prefix/coord.l
 grep -q "stopping; [1-9][0-9]* unused streams\? removed" "$prefix/coord.log" &&
 	! "$prefix/bin/dssm" ls | grep -q "^sensor_a" ||
 	{ echo "  FAIL: ssm-coordinator did not remove the unused streams: $(cat "$prefix/coord.log")"; exit 1; }
-# SSM's C++ programs: the installed headers, both compilers, C++11 and the default
+# SSM's C++ programs: the installed headers, both compilers, C++98, C++11 and the default
 for cxx in g++ clang++; do
 	if ! command -v $cxx >/dev/null; then echo "  FAIL: no $cxx"; exit 1; fi
-	for std in -std=c++11 ""; do
+	for std in -std=c++98 -std=c++11 ""; do
 		$cxx $std -Wall -Wextra -Werror -o "$prefix/sensor_cpp" tests/ssm_program/sensor_cpp.cpp \
 			$(pkg-config --cflags --libs ssm)
 		(cd "$prefix" && ./sensor_cpp)
