@@ -123,6 +123,10 @@ typedef int (*bridge_read_fn)(const uint8_t *buf, size_t len, const char *what,
                               const struct bridge_sink *sink, struct bridge_read_stats *st);
 int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_sink *sink,
                        struct bridge_read_stats *st);
+/* Where an export writes OUT (export.c): OUT itself when it exists and is
+ * not a regular file (a pipe), else a temporary beside it, renamed over OUT
+ * once complete (malloc'd; NULL: out of memory). */
+char *bridge_staging_path(const char *path);
 /* Remove an output that could not be finished, if it is a regular file. */
 void bridge_remove_partial(const char *path);
 
@@ -282,7 +286,9 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
                   struct bridge_export_stats *st);
 /* Stream `stream` of c over o->start..o->end as an SSM log (ssmlog.c; o's
  * time range, progress and ctx are used). Samples must all be the stream's
- * max_size (an SSM log's DATASIZE); a failed export leaves no file. */
+ * max_size (an SSM log's DATASIZE). Written beside OUT and renamed over it
+ * as bridge_export does: a failed export leaves no file and never destroys
+ * the OUT that was there. */
 int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
                          const struct bridge_export_options *o, struct bridge_export_stats *st);
 

@@ -227,7 +227,7 @@ static int check_bag_channels(const struct export_channel *chs, int n)
  * regular file (a pipe, /dev/stdout), else a temporary beside OUT, renamed
  * over it only once complete. A failed export then leaves no half-written
  * file, and never destroys the OUT that was there. NULL: out of memory. */
-static char *staging_path(const char *path)
+char *bridge_staging_path(const char *path)
 {
 	struct stat sb;
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode))
@@ -248,7 +248,7 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	struct bridge_export_stats local;
 	if (!st)
 		st = &local;
-	char *staged = staging_path(path);
+	char *staged = bridge_staging_path(path);
 	if (!staged)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	int rc = export_staged(c, path, staged, o, st);

@@ -138,13 +138,9 @@ static void ssm_layout(const dssm_recorded *r, double *cycle, unsigned *slots)
 	}
 }
 
-int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
-                         const struct bridge_export_options *o, struct bridge_export_stats *st)
+static int write_log(dssm_container *c, int stream, const char *path,
+                     const struct bridge_export_options *o, struct bridge_export_stats *st)
 {
-	struct bridge_export_stats local;
-	if (!st)
-		st = &local;
-	memset(st, 0, sizeof *st);
 	dssm_recorded r;
 	int rc = dssm_container_stream(c, stream, &r);
 	if (rc < 0)
@@ -172,11 +168,27 @@ int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
 		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "writing %s", path);
 	if (fclose(f) != 0 && rc == 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "closing %s", path);
-	if (rc < 0) {
-		bridge_remove_partial(path);   /* no half log that looks whole */
-		return rc;
-	}
 	st->streams = 1;
 	st->file_bytes = (uint64_t)n + plen + st->messages * (8 + (uint64_t)r.info.max_size);
-	return 0;
+	return rc;
+}
+
+int bridge_export_ssmlog(dssm_container *c, int stream, const char *path,
+                         const struct bridge_export_options *o, struct bridge_export_stats *st)
+{
+	struct bridge_export_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof *st);
+	char *staged = bridge_staging_path(path);
+	if (!staged)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = write_log(c, stream, staged, o, st);
+	int temporary = strcmp(staged, path) != 0;
+	if (rc == 0 && temporary && rename(staged, path) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "renaming %s to %s", staged, path);
+	if (rc < 0 && temporary)
+		bridge_remove_partial(staged);   /* no half log that looks whole */
+	free(staged);
+	return rc;
 }

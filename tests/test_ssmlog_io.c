@@ -2,8 +2,8 @@
  * test_ssmlog_io.c - SSM logs into and out of containers (bridge/ssmlog.c):
  * a bad log refused naming the field with no container left, a good one
  * as stream NAME:ID with the log's layout and property, and export of a
- * ring's stream (STARTTIME from its first sample; a short sample refused,
- * no file left).
+ * ring's stream (STARTTIME from its first sample; a short sample refused:
+ * no file left, and a file that was there kept).
  */
 #include <math.h>
 #include <stdarg.h>
@@ -201,8 +201,19 @@ static void test_export_ring_stream(void **state)
 
 	assert_int_equal(bridge_export_ssmlog(c, ragged, out, &o, &st), DSSM_EINVAL);
 	assert_non_null(strstr(dssm_last_error(), "is 2 bytes; an SSM log's records are all DATASIZE = 4"));
+	/* the failed export kept the log that was there, and left nothing beside it */
+	f = fopen(out, "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(got, 1, sizeof got, f), n);
+	fclose(f);
+	assert_memory_equal(got, head, strlen(head));
+	char partial[160];
+	snprintf(partial, sizeof partial, "%s.%d.partial", out, (int)getpid());
 	struct stat sb;
-	assert_int_not_equal(stat(out, &sb), 0);   /* nothing half written left */
+	assert_int_not_equal(stat(partial, &sb), 0);
+	unlink(out);
+	assert_int_equal(bridge_export_ssmlog(c, ragged, out, &o, &st), DSSM_EINVAL);
+	assert_int_not_equal(stat(out, &sb), 0);   /* nothing half written */
 	dssm_container_close(c);
 	assert_int_equal(dssm_container_remove(rec), 0);
 	rmdir(dir);
