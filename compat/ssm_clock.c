@@ -236,18 +236,22 @@ int destroytimeSSM(void)
 
 /* The clock if there is one (looked for at most once a second); NULL:
  * the real clock. */
-static struct clock_seg *the_clock(void)
+static struct clock_seg *clock_at(dssm_time_t now)
 {
 	struct clock_seg *c = atomic_load_explicit(&seg, memory_order_acquire);
 	if (c)
 		return c;
-	dssm_time_t now = dssm_now();
 	if (now < atomic_load_explicit(&next_look, memory_order_relaxed))
 		return NULL;
 	atomic_store_explicit(&next_look, now + DSSM_NSEC_PER_SEC, memory_order_relaxed);
 	if (attach(0))
 		return atomic_load_explicit(&seg, memory_order_acquire);
 	return NULL;
+}
+
+static struct clock_seg *the_clock(void)
+{
+	return clock_at(dssm_now());
 }
 
 /* The setters make the clock when there is none. */
@@ -388,8 +392,9 @@ ssmTimeT gettimeSSM_real(void)
 
 ssmTimeT gettimeSSM(void)
 {
-	ssmTimeT real = gettimeSSM_real();
-	struct clock_seg *c = the_clock();
+	dssm_time_t now = dssm_now();   /* one clock read for both */
+	ssmTimeT real = dssm_time_to_sec(now);
+	struct clock_seg *c = clock_at(now);
 	if (!c)
 		return real;
 	struct clock_view v;
