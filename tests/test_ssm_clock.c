@@ -164,7 +164,8 @@ static void test_tables_and_nodes(void **state)
 }
 
 /* `dssm play --ssm-clock` moves the clock another process reads: the
- * recording's time, at the replay's speed; the real clock after it. */
+ * recording's time, at the replay's speed; it follows the clock when another
+ * process pauses it or changes its speed; the real clock after it. */
 static void test_play_drives_clock(void **state)
 {
 	(void)state;
@@ -193,24 +194,43 @@ static void test_play_drives_clock(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		execl(dssm, dssm, "play", rec, "--ssm-clock", "--speed", "2", (char *)NULL);
+		/* at half speed the replay takes 7.8 s: long enough to pause it */
+		execl(dssm, dssm, "play", rec, "--ssm-clock", "--speed", "0.5", (char *)NULL);
 		_exit(127);
 	}
 	/* the player sets the clock when it starts its pass */
 	int seen = 0;
 	for (int i = 0; i < 10000 && !seen; i++) {
 		closetimeSSM();   /* look for the clock now, not within a second */
-		seen = gettimeSSM_speed() == 2.0;
+		seen = gettimeSSM_speed() == 0.5;
 		if (!seen)
 			pause_a_little();
 	}
 	assert_true(seen);
 	ssmTimeT g = gettimeSSM(), now = gettimeSSM_real();
 	assert_true(g >= 1600000000.0 - 1e-3);
-	assert_true(g <= 1600000000.0 + 2 * (now - spawned) + 1e-3);
+	assert_true(g <= 1600000000.0 + 0.5 * (now - spawned) + 1e-3);
+
+	/* paused from here, as ssm-date does: the replay stops writing */
+	assert_int_equal(settimeSSM_is_pause(1), 1);
+	ssmTimeT stood = gettimeSSM();
+	for (int i = 0; i < 150; i++)
+		pause_a_little();
 	int status;
+	assert_int_equal(waitpid(pid, &status, WNOHANG), 0);   /* still playing */
+	SSM_sid ring = openSSM("clock_odo", 0, SSM_READ);
+	assert_non_null(ring);
+	char sample[8];
+	ssmTimeT newest = 0;
+	if (readSSM(ring, sample, &newest, -1) >= 0)
+		assert_true(newest <= stood + 1e-6);   /* nothing after the clock's time */
+	/* going on at 100 times: the replay follows and ends */
+	assert_int_equal(settimeSSM_is_pause(0), 1);
+	assert_int_equal(settimeSSM_speed(100.0), 1);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(getTID_top(ring), 39);
+	closeSSM(&ring);
 	/* the replay is over: the real clock again */
 	ssmTimeT a = gettimeSSM_real();
 	g = gettimeSSM();

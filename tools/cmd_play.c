@@ -1,10 +1,11 @@
 /*
  * cmd_play.c - `dssm play`: write a recording back into rings with its
  * original pacing (scaled by --speed), keeping the recorded timestamps or
- * shifting them to now. With --ssm-clock it also drives the namespace's SSM
- * clock (libssm.h), as ssm-player did: SSM programs asking gettimeSSM()
- * see the recording's time, at the replay's speed, standing still while
- * paused.
+ * shifting them to now. With --ssm-clock it drives the namespace's SSM clock
+ * (libssm.h) and is paced by it, as ssm-player was: SSM programs asking
+ * gettimeSSM() see the recording's time at the replay's speed, and whoever
+ * pauses the clock or changes its speed (ssm-date) pauses or paces the
+ * replay.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -37,8 +38,10 @@ void help_play(FILE *out)
 	        "removes and re-creates such rings (not one a live process writes), --now\n"
 	        "stamps the samples from now, or play into another DSSM_NAMESPACE.\n"
 	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
-	        "gettimeSSM() reads the time being played, runs at --speed and stands still\n"
-	        "while paused; at the end the clock is the real one again.\n\n"
+	        "gettimeSSM() reads the time being played and runs at --speed; the replay is\n"
+	        "paced by that clock, so pausing it or changing its speed from elsewhere\n"
+	        "(ssm-date, settimeSSM_*) pauses or paces the replay too. At the end the\n"
+	        "clock is the real one again.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n"
@@ -54,14 +57,8 @@ static dssm_time_t mono(void)
 	return (dssm_time_t)ts.tv_sec * DSSM_NSEC_PER_SEC + ts.tv_nsec;
 }
 
-/* --ssm-clock: the SSM clock follows the replay. */
+/* --ssm-clock: the replay drives the SSM clock and follows it. */
 static int drive_clock;
-
-static void clock_pause(int on)
-{
-	if (drive_clock)
-		settimeSSM_is_pause(on);
-}
 
 /* Keys on a terminal: space pauses and resumes, q quits. */
 static struct termios saved_tty;
@@ -111,7 +108,6 @@ static dssm_time_t wait_until(dssm_time_t when)
 				cli_stop = 1;
 			} else if (c == ' ') {
 				pausing = !pausing;
-				clock_pause(pausing);
 				if (pausing) {
 					pause_start = mono();
 					fprintf(stderr, "\rdssm play: paused (space resumes)\033[K");
@@ -156,6 +152,43 @@ static int check_ring_time(dssm_stream *ring, const dssm_stream_info *want, dssm
 	                 "one it would get (%s): play with --fresh (re-creates the ring), --now "
 	                 "(stamps samples from now), or into another DSSM_NAMESPACE",
 	                 want->name, want->id, have, from);
+}
+
+/* A key typed within ms milliseconds (0: none; sleeps without a terminal). */
+static char poll_key(int ms)
+{
+	if (!keys) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+	char c;
+	return poll(&p, 1, ms) > 0 && read(STDIN_FILENO, &c, 1) == 1 ? c : 0;
+}
+
+/* --ssm-clock: wait until the SSM clock reaches t. The clock is paced here,
+ * as ssm-player paced its writes: anyone may pause it, change its speed or
+ * set it meanwhile (space here, ssm-date, settimeSSM* in a program), and
+ * the replay follows. It is looked at every 50 ms at most. */
+static void wait_clock(dssm_time_t t)
+{
+	double want = dssm_time_to_sec(t);
+	while (!cli_stop) {
+		double now = gettimeSSM();
+		if (now >= want)
+			return;
+		double speed = gettimeSSM_speed();
+		double real = gettimeSSM_is_pause() || !(speed > 0) ? 0.05 : (want - now) / speed;
+		char c = poll_key(real < 0.05 ? (int)(real * 1000) + 1 : 50);
+		if (c == 'q') {
+			cli_stop = 1;
+		} else if (c == ' ') {
+			int pausing = !gettimeSSM_is_pause();
+			settimeSSM_is_pause(pausing);
+			fprintf(stderr, pausing ? "\rdssm play: paused (space resumes)\033[K" : "\r\033[K");
+		}
+	}
 }
 
 int cmd_play(int argc, char **argv)
@@ -289,7 +322,10 @@ int cmd_play(int argc, char **argv)
 		dssm_record rec;
 		while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
 			dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - t0) / speed);
-			pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
+			if (drive_clock)
+				wait_clock(rec.time + shift);
+			else
+				pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
 			if (cli_stop)
 				break;
 			int64_t w = dssm_write(rings[rec.stream], rec.data, rec.len, rec.time + shift);
