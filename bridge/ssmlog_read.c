@@ -72,9 +72,10 @@ int ssmlog_parse_header(const uint8_t *buf, size_t len, const char *what,
 		if (count < 8)
 			tok[count++] = t;
 	if (count != 7)
-		return dssm__fail(DSSM_ECORRUPT, "%s: the SSM log header has %s%d fields; SSM writes 7: "
+		return dssm__fail(DSSM_ECORRUPT, "%s: the SSM log header has %s%d field%s; SSM writes 7: "
 		                  "NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME PROPERTYSIZE", what,
-		                  count > 7 ? "more than " : "", count > 7 ? 7 : count);
+		                  count > 7 ? "more than " : "", count > 7 ? 7 : count,
+		                  count == 1 ? "" : "s");
 	if (strlen(tok[0]) > DSSM_NAME_MAX)
 		return dssm__fail(DSSM_ECORRUPT, "%s: SSM log header field NAME is %zu bytes; at most %d",
 		                  what, strlen(tok[0]), DSSM_NAME_MAX);
