@@ -6,15 +6,17 @@
  * The state is SSM's: SSM time = speed * real + offset, or pausetime while
  * paused. It lives in the shared-memory object "/dssm-ssmclock:NS":
  *
- *   magic, version, a robust process-shared mutex for setters, a
- *   generation number, and two copies of the state.
+ *   magic, version, the setters' lock (the holder's pid), a generation
+ *   number, and two copies of the state.
  *
  * A setter takes the mutex, writes the copy readers are not using (the one
  * of generation + 1), then publishes generation + 1. A reader loads the
  * generation, copies that state, and loads the generation again: equal
  * means the copy was whole (a setter writes a copy only after publishing
  * the generation that retires it). A setter killed anywhere leaves the
- * published state whole, and the mutex to the next setter (EOWNERDEAD).
+ * published state whole; the next setter takes its lock over once it sees
+ * the holder's process is gone (not with a robust pthread mutex: qemu-user,
+ * where the armhf tests run, has no robust futex list).
  * Fields are atomics read and written relaxed between the fences, so no
  * access is a data race.
  */
@@ -22,6 +24,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +38,8 @@
 #include "libssm.h"
 
 #define CLOCK_MAGIC 0x4b4c434du   /* "MCLK" */
-#define CLOCK_VERSION 1u
+#define CLOCK_VERSION 2u
+#define LOCK_PATIENCE 20   /* ms a holder may keep the lock before it is checked */
 
 struct clock_state {
 	_Atomic uint64_t offset, speed, pausetime; /* doubles' bits */
@@ -45,7 +49,7 @@ struct clock_state {
 struct clock_seg {
 	_Atomic uint32_t magic;        /* set last by the creator */
 	uint32_t version;
-	pthread_mutex_t lock;          /* setters */
+	_Atomic uint32_t lock;         /* setters: the holder's pid, 0 free */
 	_Atomic uint64_t generation;   /* the copy in use is state[generation & 1] */
 	struct clock_state state[2];
 };
@@ -104,17 +108,10 @@ static void load_state(const struct clock_state *s, struct clock_view *v)
 
 static const struct clock_view real_clock = {0.0, 1.0, 0.0, 0};
 
-/* A new segment's contents: the real clock, a robust shared mutex. */
+/* A new segment's contents: the real clock, the lock free. */
 static int init_segment(struct clock_seg *c)
 {
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	int err = pthread_mutex_init(&c->lock, &a);
-	pthread_mutexattr_destroy(&a);
-	if (err)
-		return dssm__fail(DSSM_ESYS, "SSM clock: pthread_mutex_init: %s", strerror(err));
+	atomic_store_explicit(&c->lock, 0, memory_order_relaxed);
 	c->version = CLOCK_VERSION;
 	store_state(&c->state[0], &real_clock);
 	store_state(&c->state[1], &real_clock);
@@ -279,24 +276,46 @@ static ssmTimeT clock_time(const struct clock_view *v, ssmTimeT real)
 	return v->is_pause ? v->pausetime : v->speed * real + v->offset;
 }
 
+/* The setters' lock. Setters are rare (a player, ssm-date): a waiter
+ * sleeps a millisecond between tries, and after LOCK_PATIENCE tries takes
+ * the lock over from a holder whose process no longer exists. */
+static void lock_setters(struct clock_seg *c)
+{
+	uint32_t me = (uint32_t)getpid();
+	for (int tries = 0;; tries++) {
+		uint32_t holder = 0;
+		if (atomic_compare_exchange_strong_explicit(&c->lock, &holder, me, memory_order_acquire,
+		                                            memory_order_relaxed))
+			return;
+		if (tries >= LOCK_PATIENCE && holder != me && kill((pid_t)holder, 0) < 0 &&
+		    errno == ESRCH &&
+		    atomic_compare_exchange_strong_explicit(&c->lock, &holder, me, memory_order_acquire,
+		                                            memory_order_relaxed))
+			return;   /* a setter died holding it: what it wrote was never published */
+		struct timespec ms = {0, 1000000};
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void unlock_setters(struct clock_seg *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
 /* Run `change` on the state under the setters' lock and publish it. */
 static int update(void (*change)(struct clock_view *v, double arg), double arg)
 {
 	struct clock_seg *c = the_clock_made();
 	if (!c)
 		return 0;
-	int err = pthread_mutex_lock(&c->lock);
-	if (err == EOWNERDEAD)
-		pthread_mutex_consistent(&c->lock);   /* a setter died: its state was never published */
-	else if (err)
-		return dssm__fail(DSSM_ESYS, "SSM clock: lock: %s", strerror(err)), 0;
+	lock_setters(c);
 	uint64_t g = atomic_load_explicit(&c->generation, memory_order_relaxed);
 	struct clock_view v;
 	load_state(&c->state[g & 1], &v);
 	change(&v, arg);
 	store_state(&c->state[(g + 1) & 1], &v);
 	atomic_store_explicit(&c->generation, g + 1, memory_order_release);
-	pthread_mutex_unlock(&c->lock);
+	unlock_setters(c);
 	return 1;
 }
 

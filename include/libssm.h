@@ -16,8 +16,8 @@
  * sets has none. The time calls look for it at most once a second until
  * they find it, so a process follows a player started after it within a
  * second. Its
- * setters are serialized by a robust lock (a setter killed inside one never
- * blocks the others) and readers never see half an update (two copies of
+ * setters are serialized by a lock that a setter killed inside one passes
+ * on (the next setter takes it over) and readers never see half an update (two copies of
  * the state and a generation number).
  *
  * Differences from SSM's libssm.h: SSM's shared-memory internals

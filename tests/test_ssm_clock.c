@@ -190,6 +190,12 @@ static void test_play_drives_clock(void **state)
 	const char *build = getenv("BUILD");
 	char dssm[256];
 	snprintf(dssm, sizeof dssm, "%s/dssm", build ? build : "build");
+	if (access(dssm, X_OK) != 0) {
+		/* the cross builds (tests/cross-test.sh) make the tests, not the command */
+		dssm_container_remove(rec);
+		rmdir(dir);
+		skip();
+	}
 	ssmTimeT spawned = gettimeSSM_real();
 	pid_t pid = fork();
 	assert_true(pid >= 0);
