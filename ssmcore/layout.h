@@ -169,6 +169,8 @@ struct dssm_stream {
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */
+	uint64_t untold;              /* samples read_next skipped in calls that
+	                               * failed: told with its next success */
 	dssm_time_t spin;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
