@@ -83,6 +83,18 @@ void dssm__wake(struct dssm_shm_header *h);
 struct timespec;
 long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts);
 
+/* wait.c: one thread sleeping on many streams at once (the proxy's
+ * watchers, with futex_waitv), by the protocol of a single wait (wait.c):
+ * sleep_begin announces a sleeper and gives the futex word and the value to
+ * sleep on; the caller then checks dssm__committed(), sleeps only if
+ * nothing changed, and calls sleep_end after waking. */
+_Atomic uint32_t *dssm__sleep_begin(dssm_stream *s, uint32_t *val);
+void dssm__sleep_end(dssm_stream *s);
+/* Samples committed so far (newest TID + 1), with acquire. */
+uint64_t dssm__committed(const dssm_stream *s);
+/* 1 if two local handles map the same segment (not just the same name). */
+int dssm__same_segment(const dssm_stream *a, const dssm_stream *b);
+
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
 #elif defined(__aarch64__) || defined(__arm__)

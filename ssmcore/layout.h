@@ -174,6 +174,8 @@ struct dssm_stream {
 	dssm_time_t spin;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
+	uint64_t seg_dev, seg_ino;    /* the segment's identity: a stream removed
+	                               * and created again is another segment */
 	/* set for a stream reached through a proxy (connector/remote.c); then
 	 * the shared-memory fields above are unused */
 	struct dssm_remote *remote;
