@@ -78,6 +78,11 @@ $(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildca
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
+# The proxy's watchers are tested on their own (they are not part of libdssm).
+$(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/proxy/watch.o $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
+
 # The command line's time parser is tested alone (it needs only libc).
 $(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
 	@mkdir -p $(dir $@)
@@ -110,7 +115,7 @@ check-unit: $(TESTS) $(DSSM_BIN) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers
+TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)

@@ -129,6 +129,7 @@ static void *group_thread(void *arg)
 {
 	struct group *g = arg;
 	struct wstream *m[WATCH_PER_THREAD];
+	pthread_setname_np(pthread_self(), WATCH_THREAD_NAME);
 	for (;;) {
 		pthread_mutex_lock(&g->lock);
 		int n = g->n;

@@ -23,6 +23,9 @@
 /* At most this many threads: 8128 distinct rings watched at once. */
 #define WATCH_MAX_THREADS 64
 
+/* The watcher threads' name (/proc/PID/task/TID/comm). */
+#define WATCH_THREAD_NAME "dssm-watch"
+
 struct watchset;
 struct wstream;
 
