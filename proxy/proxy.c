@@ -443,7 +443,7 @@ static void service_handle(struct client *c, struct handle *h)
 		/* A big sample goes out only while little is queued, so it cannot
 		 * bury small ones behind it; small ones up to max_unsent. */
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
-		while (unsent(c) < limit) {
+		while (unsent(c) < limit && dssm__next_ready(h->sub)) {
 			int rc = send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
 			                     &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in

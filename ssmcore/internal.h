@@ -69,6 +69,9 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
 void dssm__set_next(dssm_stream *s, uint64_t next);
+/* read.c: would read_next find a sample now? (A cheap test: a read_next
+ * that fails composes an error message.) */
+int dssm__next_ready(const dssm_stream *s);
 /* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
 

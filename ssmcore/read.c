@@ -305,6 +305,13 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 	return rc;
 }
 
+int dssm__next_ready(const dssm_stream *s)
+{
+	uint64_t commit = load_commit(s);
+	/* pos + 1 wraps to 0 after dssm__set_next(s, 0) */
+	return s->has_pos ? commit > s->pos + 1 : commit > 0;
+}
+
 void dssm__set_next(dssm_stream *s, uint64_t next)
 {
 	/* pos = next - 1, wrapping to UINT64_MAX for 0: read_next adds 1. */
