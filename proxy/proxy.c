@@ -1021,6 +1021,13 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 		h->sub_max = c->peer_max_payload - 64;
 	if ((rc = dssm_open(info.name, info.id, DSSM_READ, &h->sub)) < 0)
 		return rc;
+	if (!dssm__same_segment(h->sub, h->s)) {
+		/* the name leads to another ring now: the handle's is gone */
+		dssm_close(h->sub);
+		h->sub = NULL;
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since handle %u "
+		                  "opened it; open it again", info.name, info.id, id);
+	}
 	if (from == WIRE_SUB_NOW)
 		dssm__set_next(h->sub, info.count);
 	else if (from == WIRE_SUB_TID)
@@ -1028,8 +1035,12 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
 	h->sub_request = hd->request_id;
 	h->sub_missed = 0;
-	if ((rc = handle_watch(c, h)) < 0)
+	if ((rc = handle_watch(c, h)) < 0) {
+		/* not watched: not subscribed either (it would never be served) */
+		dssm_close(h->sub);
+		h->sub = NULL;
 		return rc;
+	}
 	rc = reply_empty(c, hd);
 	service_handle(c, h);
 	return rc;
