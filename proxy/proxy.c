@@ -1246,7 +1246,9 @@ static void client_free(struct client *c)
 	struct proxy *px = c->px;
 	if (!c->authed)
 		px->nunauth--;
-	if (c->big)
+	/* an authenticated client may have had much output queued, even of
+	 * small frames (1000 subscribers left 120 MB of freed heap behind) */
+	if (c->big || c->authed)
 		px->trim = 1;
 	if (c->handshake)
 		event_free(c->handshake);
@@ -1674,8 +1676,8 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	auth_fail_flush(px);
 	emfile_log(px, 0);
 	watchset_reap(px->watchset);
-	/* A client that moved big frames went: give its memory back (glibc
-	 * keeps freed heap otherwise; 130 MB stayed after a flood). */
+	/* A client went: give its memory back (glibc keeps freed heap
+	 * otherwise; 130 MB stayed after a flood). At most once a second. */
 	if (px->trim) {
 		px->trim = 0;
 		pool_drain();
