@@ -63,7 +63,7 @@ struct wstream {
 
 struct watchset {
 	struct event_base *base;
-	int waitv;
+	_Atomic int waitv;       /* futex_waitv works (cleared if it stops working) */
 	struct group *groups[WATCH_MAX_THREADS];
 	int ngroups;
 	struct wstream *streams;
@@ -107,9 +107,12 @@ static void sleep_waitv(struct group *g, struct wstream **m, int n, uint32_t gen
 	int moved = 0;
 	for (int i = 0; i < n && !moved; i++)
 		moved = dssm__committed(m[i]->s) != m[i]->seen;
-	/* (A changed word returns at once with EAGAIN; a signal with EINTR.) */
-	if (!moved)
-		syscall(SYS_futex_waitv, wv, (unsigned)(n + 1), 0u, NULL, 0);
+	/* A changed word returns at once with EAGAIN, a signal with EINTR.
+	 * Anything else (a seccomp filter refusing the call) would return at
+	 * once for ever: poll from now on instead of spinning. */
+	if (!moved && syscall(SYS_futex_waitv, wv, (unsigned)(n + 1), 0u, NULL, 0) < 0 &&
+	    errno != EAGAIN && errno != EINTR)
+		atomic_store_explicit(&g->set->waitv, 0, memory_order_relaxed);
 	for (int i = 0; i < n; i++)
 		dssm__sleep_end(m[i]->s);
 }
@@ -140,7 +143,7 @@ static void *group_thread(void *arg)
 		atomic_store_explicit(&g->used_gen, gen, memory_order_release);
 		if (atomic_load(&g->stop))
 			break;
-		if (g->set->waitv && n > 0)
+		if (atomic_load_explicit(&g->set->waitv, memory_order_relaxed) && n > 0)
 			sleep_waitv(g, m, n, gen);
 		else
 			sleep_poll(g, gen, n);
@@ -373,5 +376,5 @@ void watchset_stats(const struct watchset *set, struct watch_stats *st)
 	st->threads = set->ngroups;
 	st->streams = set->nstreams;
 	st->registrations = set->nregs;
-	st->futex_waitv = set->waitv;
+	st->futex_waitv = atomic_load(&set->waitv);
 }
