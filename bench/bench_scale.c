@@ -20,7 +20,8 @@
  * --clients 100 --subs 1 --streams 1 --samples 5000 --rate 1000.
  * Exits 1 if a sample is lost or out of order, if the proxy runs more
  * threads than its loop and one watcher per 127 rings, or if it keeps more
- * than 16 MiB of anonymous memory once every client has left.
+ * than 16 MiB of anonymous memory or keeps any ring mapped (a handle or a
+ * watch not freed) once every client has left.
  */
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -46,6 +47,8 @@ static pid_t proxy_pid;
 /* What the proxy may keep of its own memory once every client left (it
  * trims its heap on the tick after a client goes; idle it holds ~1 MB). */
 #define GONE_ANON_KB (16 << 10)
+/* and of rings: none (no handle, no watch left; idle it maps none) */
+#define GONE_SHM_KB 64
 
 struct client {
 	int fd;
@@ -411,12 +414,18 @@ int main(int argc, char **argv)
 	for (int i = 0; i < clients; i++)
 		close(cl[i].fd);
 	double t_gone = mono();
-	long gone_anon;
-	while ((gone_anon = status_field(proxy, "RssAnon")) > GONE_ANON_KB && mono() - t_gone < 10)
+	long gone_anon, gone_shm = -1;
+	for (;;) {
+		gone_anon = status_field(proxy, "RssAnon");
+		gone_shm = status_field(proxy, "RssShmem");
+		if ((gone_anon <= GONE_ANON_KB && gone_shm <= GONE_SHM_KB) || mono() - t_gone > 10)
+			break;
 		usleep(100000);
+	}
 	long gone_threads = status_field(proxy, "Threads");
-	printf("  after every client left (%.1f s): %ld threads, VmRSS %ld kB (RssAnon %ld kB)\n",
-	       mono() - t_gone, gone_threads, status_field(proxy, "VmRSS"), gone_anon);
+	printf("  after every client left (%.1f s): %ld threads, VmRSS %ld kB (RssAnon %ld kB, "
+	       "rings mapped RssShmem %ld kB)\n",
+	       mono() - t_gone, gone_threads, status_field(proxy, "VmRSS"), gone_anon, gone_shm);
 	kill(proxy, SIGTERM);
 	waitpid(proxy, NULL, 0);
 	for (int i = 0; i < streams; i++) {
@@ -432,9 +441,10 @@ int main(int argc, char **argv)
 		        sub_threads > end_threads ? sub_threads : end_threads, bound);
 		return 1;
 	}
-	if (gone_anon > GONE_ANON_KB) {
-		fprintf(stderr, "bench_scale: the proxy still holds %ld kB of RssAnon 10 s after every "
-		        "client left (at most %d kB expected)\n", gone_anon, GONE_ANON_KB);
+	if (gone_anon > GONE_ANON_KB || gone_shm > GONE_SHM_KB) {
+		fprintf(stderr, "bench_scale: 10 s after every client left the proxy still holds %ld kB "
+		        "of RssAnon and %ld kB of rings (at most %d and %d kB expected)\n", gone_anon,
+		        gone_shm, GONE_ANON_KB, GONE_SHM_KB);
 		return 1;
 	}
 	return bad || missed ? 1 : 0;
