@@ -7,9 +7,10 @@
  * memory copies, and waiting for new samples is done by a few watcher
  * threads (watch.c), each asleep on the futexes of up to 127 rings at once,
  * which wake the loop with event_active(). The loop then pushes subscription
- * DATA and finishes WAITs of the handles registered for the ring. Memory per client is bounded: a subscription only
- * reads from its ring while the client's unsent output is below a limit, and
- * resumes (reporting what it missed) when the output drains.
+ * DATA and finishes WAITs of the handles registered for the ring. Memory per
+ * client is bounded: a subscription only reads from its ring while the
+ * client's unsent output is below a limit, and resumes (reporting what it
+ * missed) when the output drains.
  */
 #include <arpa/inet.h>
 #include <errno.h>
