@@ -7,13 +7,14 @@
  * protocol clients (one TCP connection each, one process, epoll) that each
  * open and subscribe to SUBS of the rings from TID 0, then writes SAMPLES
  * 64 B samples to every ring at RATE rounds per second. Each subscriber
- * must see TIDs in order, and received + missed must equal the TIDs written
+ * (--stagger 1: one ring at a time, spread over the round, as independent
+ * writers would). Each subscriber must see TIDs in order, and received + missed must equal the TIDs written
  * (the rings keep them all, so missed must be 0 too). Prints the proxy's
  * Threads and RSS from /proc/PID/status, the watcher threads (named
  * dssm-watch), and its CPU time while the samples flowed.
  *
  *   bench_scale DSSM_BINARY [--clients N] [--subs N] [--streams N]
- *               [--samples N] [--rate HZ]
+ *               [--samples N] [--rate HZ] [--stagger 1]
  *
  * 1000 clients x 10 subscriptions: --clients 1000 --subs 10 --streams 50.
  * The issue's fan-out figure, 100 subscribers of one 1 kHz stream:
@@ -42,7 +43,7 @@
 #include "../connector/wire.h"
 #include "dssm/dssm.h"
 
-static int clients = 1000, subs = 10, streams = 50, samples = 100, rate = 100;
+static int clients = 1000, subs = 10, streams = 50, samples = 100, rate = 100, stagger;
 static pid_t proxy_pid;
 /* What the proxy may keep of its own memory once every client left (it
  * trims its heap on the tick after a client goes; idle it holds ~1 MB). */
@@ -277,6 +278,8 @@ static void parse_args(int argc, char **argv)
 			samples = v;
 		else if (!strcmp(argv[i], "--rate"))
 			rate = v;
+		else if (!strcmp(argv[i], "--stagger"))
+			stagger = v;
 		else
 			die(argv[i], "unknown option");
 	}
@@ -360,13 +363,19 @@ int main(int argc, char **argv)
 	double cpu0 = cpu_seconds(proxy), w0 = mono();
 	int done = 0;
 	char sample[64] = {0};
+	/* A round writes every ring at once, or (--stagger) one ring at a time
+	 * spread over the round, as independent writers would. */
+	long steps = stagger ? (long)samples * streams : samples, step = 0;
+	double per_step = stagger ? 1.0 / rate / streams : 1.0 / rate;
 	for (int round = 0; round < samples || done < clients;) {
-		double due = w0 + (double)round / rate;
-		if (round < samples && mono() >= due) {
+		double due = w0 + (double)step * per_step;
+		if (step < steps && mono() >= due) {
 			for (int i = 0; i < streams; i++)
-				if (dssm_write(rings[i], sample, sizeof sample, dssm_now()) < 0)
+				if ((!stagger || step % streams == i) &&
+				    dssm_write(rings[i], sample, sizeof sample, dssm_now()) < 0)
 					die("write", dssm_last_error());
-			round++;
+			step++;
+			round = (int)(stagger ? step / streams : step);
 			continue;
 		}
 		int wait_ms = round < samples ? (int)((due - mono()) * 1000) : 10000;
@@ -397,7 +406,8 @@ int main(int argc, char **argv)
 			bad++;
 	}
 	printf("bench_scale: %d clients x %d subscriptions over %d rings, %d samples of 64 B per ring "
-	       "at %d Hz\n", clients, subs, streams, samples, rate);
+	       "at %d Hz%s\n", clients, subs, streams, samples, rate,
+	       stagger ? ", rings written one at a time" : "");
 	printf("  setup (connect, open, subscribe): %.2f s\n", t_setup);
 	printf("  proxy threads: %ld idle, %ld subscribed (%d watcher threads), %ld at the end\n",
 	       base_threads, sub_threads, watchers, end_threads);
