@@ -1745,7 +1745,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 		fprintf(stderr, "dssm proxy: event_base_new failed\n");
 		return 1;
 	}
-	if (!(px.watchset = watchset_new(px.base))) {
+	if (!(px.watchset = watchset_new(px.base, WATCH_MAX_THREADS))) {
 		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
 		event_base_free(px.base);
 		return 1;

@@ -65,7 +65,7 @@ struct watchset {
 	struct event_base *base;
 	_Atomic int waitv;       /* futex_waitv works (cleared if it stops working) */
 	struct group *groups[WATCH_MAX_THREADS];
-	int ngroups;
+	int ngroups, max_groups;
 	struct wstream *streams;
 	int nstreams, nregs;
 };
@@ -163,7 +163,7 @@ static int has_futex_waitv(void)
 	return syscall(SYS_futex_waitv, NULL, 0u, 0u, NULL, 0) < 0 && errno == EINVAL;
 }
 
-struct watchset *watchset_new(struct event_base *base)
+struct watchset *watchset_new(struct event_base *base, int max_threads)
 {
 	struct watchset *set = calloc(1, sizeof *set);
 	if (!set) {
@@ -171,6 +171,8 @@ struct watchset *watchset_new(struct event_base *base)
 		return NULL;
 	}
 	set->base = base;
+	set->max_groups = max_threads < 1 || max_threads > WATCH_MAX_THREADS ? WATCH_MAX_THREADS
+	                                                                   : max_threads;
 	set->waitv = has_futex_waitv();
 	return set;
 }
@@ -193,9 +195,9 @@ static struct group *group_with_room(struct watchset *set, int *rc)
 	for (int i = 0; i < set->ngroups; i++)
 		if (set->groups[i]->n < WATCH_PER_THREAD) /* (only this thread changes n) */
 			return set->groups[i];
-	if (set->ngroups == WATCH_MAX_THREADS) {
+	if (set->ngroups == set->max_groups) {
 		*rc = dssm__fail(DSSM_ENOSPC, "the proxy watches %d streams already (at most %d)",
-		           set->nstreams, WATCH_MAX_THREADS * WATCH_PER_THREAD);
+		                 set->nstreams, set->max_groups * WATCH_PER_THREAD);
 		return NULL;
 	}
 	struct group *g = calloc(1, sizeof *g);

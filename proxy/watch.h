@@ -35,10 +35,11 @@ struct watch_reg {
 	struct watch_reg *next, *prev;
 };
 
-/* The watchers of one event loop; NULL (and dssm_last_error) on failure.
- * The environment variable DSSM_TEST_NO_FUTEX_WAITV=1 forces the polling
+/* The watchers of one event loop, with at most max_threads threads (at
+ * most WATCH_MAX_THREADS); NULL (and dssm_last_error) on failure. The
+ * environment variable DSSM_TEST_NO_FUTEX_WAITV=1 forces the polling
  * fallback used on kernels before 5.16 (for the tests). */
-struct watchset *watchset_new(struct event_base *base);
+struct watchset *watchset_new(struct event_base *base, int max_threads);
 /* Stops the threads and frees everything; registrations must be removed. */
 void watchset_free(struct watchset *set);
 /* Watch the ring of local handle `s` for `r` (not registered yet). 0, or

@@ -62,7 +62,7 @@ static int setup(int fallback)
 		unsetenv("DSSM_TEST_NO_FUTEX_WAITV");
 	evthread_use_pthreads();
 	base = event_base_new();
-	set = watchset_new(base);
+	set = watchset_new(base, 4);
 	return base && set ? 0 : -1;
 }
 static int setup_waitv(void **state)
@@ -228,6 +228,41 @@ static void test_ring_created_again(void **state)
 	dssm_close(fresh);
 }
 
+/* Beyond its threads' 127 rings each, a watch is refused, and says why. */
+static void test_full(void **state)
+{
+	(void)state;
+	enum { MAX = 4 * WATCH_PER_THREAD };
+	static dssm_stream *rings[MAX + 1];
+	static struct reg regs[MAX + 1];
+	for (int i = 0; i <= MAX; i++) {
+		char name[32];
+		snprintf(name, sizeof name, "full%d", i);
+		rings[i] = testutil_create(name, 8, 2);
+		int rc = watch_add(set, &regs[i].r, rings[i], counted);
+		assert_int_equal(rc, i < MAX ? 0 : DSSM_ENOSPC);
+	}
+	assert_non_null(strstr(dssm_last_error(), "at most 508"));
+	assert_null(regs[MAX].r.ws);
+	/* a ring watched already still takes registrations */
+	struct reg more;
+	memset(&more, 0, sizeof more);
+	assert_int_equal(watch_add(set, &more.r, rings[0], counted), 0);
+	watch_remove(&more.r);
+	/* room again once one ring's watch is reaped */
+	watch_remove(&regs[0].r);
+	reap_until(MAX - 1);
+	assert_int_equal(watch_add(set, &regs[MAX].r, rings[MAX], counted), 0);
+	char buf[8] = {0};
+	assert_int_equal(dssm_write(rings[MAX], buf, sizeof buf, 1), 0);
+	loop_until_called(&regs[MAX], 1);
+	for (int i = 1; i <= MAX; i++)
+		watch_remove(&regs[i].r);
+	reap_until(0);
+	for (int i = 0; i <= MAX; i++)
+		dssm_close(rings[i]);
+}
+
 int main(void)
 {
 	testutil_namespace("watch");
@@ -235,6 +270,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_many_rings_few_threads, setup_waitv, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_inside_callback, setup_waitv, teardown),
 	    cmocka_unit_test_setup_teardown(test_ring_created_again, setup_waitv, teardown),
+	    cmocka_unit_test_setup_teardown(test_full, setup_waitv, teardown),
 	    cmocka_unit_test_setup_teardown(test_many_rings_few_threads, setup_poll, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_inside_callback, setup_poll, teardown),
 	    cmocka_unit_test_setup_teardown(test_ring_created_again, setup_poll, teardown),
