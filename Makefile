@@ -99,6 +99,11 @@ $(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/bridge/ssmlog_read.o $(
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/bridge/ssmlog_read.o $(BUILD)/bridge/mapped.o $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
+# The proxy's watchers are tested on their own (they are not part of libdssm).
+$(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/proxy/watch.o $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
+
 # The command line's time parser is tested alone (it needs only libc).
 $(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
 	@mkdir -p $(dir $@)
@@ -136,7 +141,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers
+TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)
@@ -155,6 +160,11 @@ test: deps
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== the proxy at scale: 1000 clients x 10 subscriptions, bounded threads, nothing lost"
+	@build/bench/bench_scale build/dssm --clients 1000 --subs 10 --streams 300 --samples 100 2>/dev/null
+	@echo "== the same with the watchers' polling fallback (kernels before 5.16)"
+	@DSSM_TEST_NO_FUTEX_WAITV=1 build/bench/bench_scale build/dssm --clients 200 --subs 10 \
+	  --streams 300 --samples 50 2>/dev/null
 	@echo "== Python package: pytest against the library, the proxy and recordings"
 	@bash tests/python-test.sh build
 	@echo "== recordings: quiet rings, full disks, splits, damaged files"

@@ -4,12 +4,13 @@
  * Each client is a bufferevent. Complete frames are parsed (wire.c) and
  * dispatched to a handler per message type; replies are appended to the
  * client's output. Nothing in the loop blocks: reads and writes of rings are
- * memory copies, and waiting for new samples is done by one watcher thread
- * per watched stream, which sleeps in dssm_wait_tid (the ring's futex) and
- * wakes the loop with event_active(). The loop then pushes subscription DATA
- * and finishes WAITs. Memory per client is bounded: a subscription only
- * reads from its ring while the client's unsent output is below a limit, and
- * resumes (reporting what it missed) when the output drains.
+ * memory copies, and waiting for new samples is done by a few watcher
+ * threads (watch.c), each asleep on the futexes of up to 127 rings at once,
+ * which wake the loop with event_active(). The loop then pushes subscription
+ * DATA and finishes WAITs of the handles registered for the ring. Memory per
+ * client is bounded: a subscription only reads from its ring while the
+ * client's unsent output is below a limit, and resumes (reporting what it
+ * missed) when the output drains.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +24,6 @@
 #include <event2/thread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -39,6 +39,7 @@
 #include "dssm/container.h"
 #include "../ssmcore/internal.h"
 #include "proxy.h"
+#include "watch.h"
 
 /* A big sample is admitted to a client's output only while less than this is
  * queued, so a 1 MB camera stream cannot bury a 1 kHz IMU behind many frames. */
@@ -51,23 +52,10 @@ struct proxy;
  * prefix of an IPv6 one (one host is usually given a whole /64). */
 #define SOURCE_MAX (INET6_ADDRSTRLEN + 4)
 
-/* A stream some client waits on or subscribes to; one watcher thread. */
-struct watch {
-	struct proxy *px;
-	char name[DSSM_NAME_MAX + 1];
-	int id;
-	dssm_stream *s;          /* the watcher thread's own handle */
-	pthread_t thread;
-	atomic_int stop;
-	int refs;
-	struct event *wake;      /* made active by the thread */
-	uint64_t first;          /* first TID the thread waits for */
-	struct watch *next;
-};
-
 struct handle {
+	struct client *c;
 	dssm_stream *s;          /* reads, writes, read position */
-	struct watch *watch;     /* while subscribed or waiting */
+	struct watch_reg reg;    /* its ring is watched: while subscribed or waiting */
 	/* subscription */
 	dssm_stream *sub;        /* its own read position */
 	uint32_t sub_request, sub_max;
@@ -138,7 +126,7 @@ struct proxy {
 	struct client *clients;
 	int nclients;            /* all connections */
 	int nunauth;             /* of which still in HELLO..AUTH */
-	struct watch *watches;
+	struct watchset *watchset;
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
 	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
 	dssm_time_t table_full_logged_at;
@@ -203,120 +191,30 @@ static size_t unsent(struct client *c)
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
-/* ---- watches: a thread per watched stream ---- */
-
-static void *watch_thread(void *arg)
-{
-	struct watch *w = arg;
-	/* From where the loop stood when it created the watch: a sample written
-	 * before the thread got to run is still announced. */
-	uint64_t next = w->first, newest;
-	while (!atomic_load(&w->stop)) {
-		/* 100 ms bounds how long a stop request waits, not latency. */
-		if (dssm_wait_tid(w->s, next, 100 * 1000 * 1000) < 0)
-			continue;
-		if (dssm_tid_range(w->s, NULL, &newest) == 0)
-			next = newest + 1;
-		event_active(w->wake, EV_READ, 0);
-	}
-	return NULL;
-}
-
 static void service_handle(struct client *c, struct handle *h);
-
-static void on_watch(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	struct watch *w = arg;
-	/* service_handle may drop references to w (never free it: watches are
-	 * reaped by the once-a-second tick), and may not free clients. */
-	for (struct client *c = w->px->clients; c && w->refs > 0; c = c->next)
-		for (int i = 0; i < w->px->cfg.max_handles; i++)
-			if (c->handles[i] && c->handles[i]->watch == w)
-				service_handle(c, c->handles[i]);
-}
-
-static struct watch *watch_get(struct proxy *px, dssm_stream *s)
-{
-	dssm_stream_info info;
-	dssm_info(s, &info);
-	for (struct watch *w = px->watches; w; w = w->next)
-		if (w->refs > 0 && w->id == info.id && !strcmp(w->name, info.name)) {
-			w->refs++;
-			return w;
-		}
-	struct watch *w = calloc(1, sizeof *w);
-	if (!w)
-		return NULL;
-	w->px = px;
-	snprintf(w->name, sizeof w->name, "%s", info.name);
-	w->id = info.id;
-	if (dssm_open(info.name, info.id, DSSM_READ, &w->s) < 0) {
-		free(w);
-		return NULL;
-	}
-	dssm_set_spin(w->s, 0);
-	dssm_stream_info now;
-	dssm_info(w->s, &now);
-	w->first = now.count;
-	w->wake = event_new(px->base, -1, 0, on_watch, w);
-	if (!w->wake || pthread_create(&w->thread, NULL, watch_thread, w) != 0) {
-		if (w->wake)
-			event_free(w->wake);
-		dssm_close(w->s);
-		free(w);
-		return NULL;
-	}
-	w->refs = 1;
-	w->next = px->watches;
-	px->watches = w;
-	return w;
-}
-
-/* Drop a reference; the last one asks the thread to stop. The watch is
- * freed later by watch_reap, outside any callback that may still hold it. */
-static void watch_put(struct proxy *px, struct watch *w)
-{
-	(void)px;
-	if (w && --w->refs == 0)
-		atomic_store(&w->stop, 1);
-}
-
-/* Free watches nobody uses; `all` at shutdown. */
-static void watch_reap(struct proxy *px, int all)
-{
-	for (struct watch **p = &px->watches; *p;) {
-		struct watch *w = *p;
-		if (w->refs > 0 && !all) {
-			p = &w->next;
-			continue;
-		}
-		atomic_store(&w->stop, 1);
-		pthread_join(w->thread, NULL);
-		event_free(w->wake);
-		dssm_close(w->s);
-		*p = w->next;
-		free(w);
-	}
-}
 
 /* ---- handles ---- */
 
 static void handle_unwatch(struct client *c, struct handle *h)
 {
+	(void)c;
 	if (h->sub || h->waiting)
 		return;
-	watch_put(c->px, h->watch);
-	h->watch = NULL;
+	watch_remove(&h->reg);
+}
+
+/* New samples in the ring of a handle (called by the watchers' event). */
+static void on_new_samples(struct watch_reg *r)
+{
+	struct handle *h = (struct handle *)((char *)r - offsetof(struct handle, reg));
+	service_handle(h->c, h);
 }
 
 static int handle_watch(struct client *c, struct handle *h)
 {
-	if (h->watch)
+	if (h->reg.ws)
 		return 0;
-	h->watch = watch_get(c->px, h->s);
-	return h->watch ? 0 : dssm__fail(DSSM_ENOMEM, "cannot start a watcher for the stream");
+	return watch_add(c->px->watchset, &h->reg, h->s, on_new_samples);
 }
 
 static void handle_free(struct client *c, struct handle *h)
@@ -546,7 +444,7 @@ static void service_handle(struct client *c, struct handle *h)
 		/* A big sample goes out only while little is queued, so it cannot
 		 * bury small ones behind it; small ones up to max_unsent. */
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
-		while (unsent(c) < limit) {
+		while (unsent(c) < limit && dssm__next_ready(h->sub)) {
 			int rc = send_sample(c, h->sub, h->sub_max, rd_next, 0, h->sub_request, 1, h->id,
 			                     &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in
@@ -968,6 +866,7 @@ static int do_open(struct client *c, const struct wire_header *hd, struct rbuf *
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a handle");
 	}
 	dssm_set_spin(s, 0);
+	h->c = c;
 	h->s = s;
 	h->id = (uint32_t)slot;
 	h->wait_timer = evtimer_new(c->px->base, on_wait_timeout, c);
@@ -1123,6 +1022,13 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 		h->sub_max = c->peer_max_payload - 64;
 	if ((rc = dssm_open(info.name, info.id, DSSM_READ, &h->sub)) < 0)
 		return rc;
+	if (!dssm__same_segment(h->sub, h->s)) {
+		/* the name leads to another ring now: the handle's is gone */
+		dssm_close(h->sub);
+		h->sub = NULL;
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since handle %u "
+		                  "opened it; open it again", info.name, info.id, id);
+	}
 	if (from == WIRE_SUB_NOW)
 		dssm__set_next(h->sub, info.count);
 	else if (from == WIRE_SUB_TID)
@@ -1130,8 +1036,12 @@ static int do_subscribe(struct client *c, const struct wire_header *hd, struct r
 	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
 	h->sub_request = hd->request_id;
 	h->sub_missed = 0;
-	if ((rc = handle_watch(c, h)) < 0)
+	if ((rc = handle_watch(c, h)) < 0) {
+		/* not watched: not subscribed either (it would never be served) */
+		dssm_close(h->sub);
+		h->sub = NULL;
 		return rc;
+	}
 	rc = reply_empty(c, hd);
 	service_handle(c, h);
 	return rc;
@@ -1337,7 +1247,9 @@ static void client_free(struct client *c)
 	struct proxy *px = c->px;
 	if (!c->authed)
 		px->nunauth--;
-	if (c->big)
+	/* an authenticated client may have had much output queued, even of
+	 * small frames (1000 subscribers left 120 MB of freed heap behind) */
+	if (c->big || c->authed)
 		px->trim = 1;
 	if (c->handshake)
 		event_free(c->handshake);
@@ -1764,9 +1676,9 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	struct proxy *px = arg;
 	auth_fail_flush(px);
 	emfile_log(px, 0);
-	watch_reap(px, 0);
-	/* A client that moved big frames went: give its memory back (glibc
-	 * keeps freed heap otherwise; 130 MB stayed after a flood). */
+	watchset_reap(px->watchset);
+	/* A client went: give its memory back (glibc keeps freed heap
+	 * otherwise; 130 MB stayed after a flood). At most once a second. */
 	if (px->trim) {
 		px->trim = 0;
 		pool_drain();
@@ -1833,11 +1745,17 @@ int proxy_run(const struct proxy_config *cfg_in)
 		fprintf(stderr, "dssm proxy: event_base_new failed\n");
 		return 1;
 	}
+	if (!(px.watchset = watchset_new(px.base, WATCH_MAX_THREADS))) {
+		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
+		event_base_free(px.base);
+		return 1;
+	}
 	px.listener = evconnlistener_new_bind(px.base, on_accept, &px,
 	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
 	                                      (struct sockaddr *)&ss, sslen);
 	if (!px.listener) {
 		fprintf(stderr, "dssm proxy: cannot listen on %s: %s\n", spec, strerror(errno));
+		watchset_free(px.watchset);
 		event_base_free(px.base);
 		return 1;
 	}
@@ -1879,7 +1797,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_free(px.resume_accept);
 	if (px.reserve_fd >= 0)
 		close(px.reserve_fd);
-	watch_reap(&px, 1);
+	watchset_free(px.watchset);
 	pool_drain();
 	event_free(sigint);
 	event_free(sigterm);

@@ -69,6 +69,9 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
 void dssm__set_next(dssm_stream *s, uint64_t next);
+/* read.c: would read_next find a sample now? (A cheap test: a read_next
+ * that fails composes an error message.) */
+int dssm__next_ready(const dssm_stream *s);
 /* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
 
@@ -82,6 +85,18 @@ void dssm__wake(struct dssm_shm_header *h);
 /* wait.c: futex(2) on a 32-bit word shared between processes. */
 struct timespec;
 long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts);
+
+/* wait.c: one thread sleeping on many streams at once (the proxy's
+ * watchers, with futex_waitv), by the protocol of a single wait (wait.c):
+ * sleep_begin announces a sleeper and gives the futex word and the value to
+ * sleep on; the caller then checks dssm__committed(), sleeps only if
+ * nothing changed, and calls sleep_end after waking. */
+_Atomic uint32_t *dssm__sleep_begin(dssm_stream *s, uint32_t *val);
+void dssm__sleep_end(dssm_stream *s);
+/* Samples committed so far (newest TID + 1), with acquire. */
+uint64_t dssm__committed(const dssm_stream *s);
+/* 1 if two local handles map the same segment (not just the same name). */
+int dssm__same_segment(const dssm_stream *a, const dssm_stream *b);
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()

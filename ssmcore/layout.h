@@ -169,9 +169,13 @@ struct dssm_stream {
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */
+	uint64_t untold;              /* samples read_next skipped in calls that
+	                               * failed: told with its next success */
 	dssm_time_t spin;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
+	uint64_t seg_dev, seg_ino;    /* the segment's identity: a stream removed
+	                               * and created again is another segment */
 	/* set for a stream reached through a proxy (connector/remote.c); then
 	 * the shared-memory fields above are unused */
 	struct dssm_remote *remote;

@@ -267,6 +267,8 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 {
 	if (s && s->remote && (buf || !cap))
 		return dssm__remote_read(s, WIRE_READ_NEXT, 0, buf, cap, info, NULL, 0, NULL, missed);
+	if (missed)
+		*missed = 0;
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -290,9 +292,24 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 		s->pos = want;
 		lost++;
 	}
+	/* A call that fails may have moved past samples (lapped 64 times in a
+	 * row): callers look at *missed only on success, so the count waits in
+	 * the handle for the next sample returned. */
+	if (rc < 0) {
+		s->untold += lost;
+		return rc;
+	}
 	if (missed)
-		*missed = lost;
+		*missed = lost + s->untold;
+	s->untold = 0;
 	return rc;
+}
+
+int dssm__next_ready(const dssm_stream *s)
+{
+	uint64_t commit = load_commit(s);
+	/* pos + 1 wraps to 0 after dssm__set_next(s, 0) */
+	return s->has_pos ? commit > s->pos + 1 : commit > 0;
 }
 
 void dssm__set_next(dssm_stream *s, uint64_t next)

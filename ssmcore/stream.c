@@ -248,6 +248,10 @@ int dssm__map_segment(const char *seg, dssm_stream **out)
 	dssm_stream *s = NULL;
 	if (rc == 0 && !(s = handle_for(base, (size_t)st.st_size)))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a handle");
+	if (s) {
+		s->seg_dev = (uint64_t)st.st_dev;
+		s->seg_ino = (uint64_t)st.st_ino;
+	}
 	if (rc < 0) {
 		if (base != MAP_FAILED)
 			munmap(base, (size_t)st.st_size);

@@ -127,6 +127,31 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 	}
 }
 
+_Atomic uint32_t *dssm__sleep_begin(dssm_stream *s, uint32_t *val)
+{
+	/* as wait_until: the increment and the fence come before the word is
+	 * read and before the caller's check of commit */
+	atomic_fetch_add_explicit(&s->hdr->waiters, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
+	*val = atomic_load_explicit(&s->hdr->wake_seq, memory_order_relaxed);
+	return &s->hdr->wake_seq;
+}
+
+void dssm__sleep_end(dssm_stream *s)
+{
+	atomic_fetch_sub_explicit(&s->hdr->waiters, 1, memory_order_relaxed);
+}
+
+uint64_t dssm__committed(const dssm_stream *s)
+{
+	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
+}
+
+int dssm__same_segment(const dssm_stream *a, const dssm_stream *b)
+{
+	return !a->remote && !b->remote && a->seg_dev == b->seg_dev && a->seg_ino == b->seg_ino;
+}
+
 int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 {
 	if (s && s->remote)

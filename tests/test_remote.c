@@ -296,6 +296,29 @@ static void test_remote_waits(void **state)
 	dssm_close(r);
 }
 
+/* A ring removed and created again under its name: a handle opened before
+ * is told so, instead of waiting for ever on the old ring (or being
+ * served the new one behind its back). */
+static void test_ring_created_again(void **state)
+{
+	(void)state;
+	dssm_close(testutil_create("again", 16, 64));
+	dssm_stream *r = open_remote("again", DSSM_READ);
+	assert_int_equal(dssm_remove("again", 0), 0);
+	dssm_stream *w = testutil_create("again", 16, 64);
+	uint64_t v = 7;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	assert_int_equal(dssm_wait_tid(r, 0, DSSM_NSEC_PER_SEC), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "created again"));
+	dssm_close(r);
+	/* opened anew: the new ring, watched */
+	r = open_remote("again", DSSM_READ);
+	assert_int_equal(dssm_write(w, &v, sizeof v, 2), 1);
+	assert_int_equal(dssm_wait_tid(r, 1, 5 * DSSM_NSEC_PER_SEC), 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -910,6 +933,7 @@ int main(void)
 		cmocka_unit_test_setup(test_same_answers, testutil_reset),
 		cmocka_unit_test_setup(test_remote_write_and_create, testutil_reset),
 		cmocka_unit_test_setup(test_remote_waits, testutil_reset),
+		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),

@@ -206,7 +206,11 @@ int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sa
 /* The sample after the one this handle read last (the oldest in the history
  * if it read none). If the writer overwrote samples this handle had not read
  * yet, it skips to the oldest kept and stores their count in *missed (may be
- * NULL); otherwise *missed is 0. DSSM_EFUTURE when there is nothing newer. */
+ * NULL); otherwise *missed is 0. DSSM_EFUTURE when there is nothing newer.
+ * A call that fails sets *missed to 0: samples it moved past (a writer that
+ * lapped every retry of the copy: DSSM_ETOOOLD) are added to the missed of
+ * the next call that returns a sample, so the samples returned plus the sum
+ * of missed always equal the TIDs passed. */
 int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
 /* The sample before the one this handle read last (the newest if none):
  * DSSM_ETOOOLD past the start of the history. */
