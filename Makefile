@@ -161,10 +161,10 @@ test: deps
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
 	@echo "== the proxy at scale: 1000 clients x 10 subscriptions, bounded threads, nothing lost"
-	@build/bench/bench_scale build/dssm --clients 1000 --subs 10 --streams 300 --samples 100 2>/dev/null
+	@build/bench/bench_scale build/dssm --clients 1000 --subs 10 --streams 300 --samples 100
 	@echo "== the same with the watchers' polling fallback (kernels before 5.16)"
 	@DSSM_TEST_NO_FUTEX_WAITV=1 build/bench/bench_scale build/dssm --clients 200 --subs 10 \
-	  --streams 300 --samples 50 2>/dev/null
+	  --streams 300 --samples 50
 	@echo "== Python package: pytest against the library, the proxy and recordings"
 	@bash tests/python-test.sh build
 	@echo "== recordings: quiet rings, full disks, splits, damaged files"

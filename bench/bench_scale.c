@@ -27,6 +27,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -84,6 +85,10 @@ static pid_t start_proxy(const char *bin, int *port)
 	unlink(port_file);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* its summary and log lines would bury ours */
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0)
+			dup2(null, 2);
 		/* all connect at once: all may be in the handshake at once too */
 		execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, "--max-clients", maxc,
 		      "--max-unauth", maxc, (char *)NULL);

@@ -11,10 +11,10 @@ echo
 "$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
 echo
 # the proxy at scale, and the fan-out of one 1 kHz stream to 100 subscribers
-"$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 1000 --subs 10 --streams 1000 2>/dev/null |
+"$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 1000 --subs 10 --streams 1000 |
 	tee "$out/bench_scale.txt"
 "$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 100 --subs 1 --streams 1 --samples 5000 \
-	--rate 1000 2>/dev/null | tee -a "$out/bench_scale.txt"
+	--rate 1000 | tee -a "$out/bench_scale.txt"
 echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo

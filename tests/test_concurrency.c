@@ -9,6 +9,7 @@
  * And a reader lapped on every retry still counts each sample it lost.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -133,7 +134,7 @@ static void *reader_thread(void *p)
 
 /* ---- every loss is counted, also by a read_next that fails ---- */
 
-#define BIG (1u << 20)
+#define BIG (256u << 10)
 
 struct lapper {
 	dssm_stream *w;
@@ -145,9 +146,21 @@ struct lapper {
 /* Commits whole-size samples without writing their bytes: a commit takes
  * well under a microsecond, a reader's copy of 1 MiB much longer, so with
  * two slots nearly every copy is lapped and read_next runs out of retries. */
+/* Reader and writer on different cores, where there are two: else the
+ * reader, woken by each commit, runs while the writer waits. */
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		sched_setaffinity(0, sizeof set, &set);
+}
+
 static void *lapper_thread(void *p)
 {
 	struct lapper *l = p;
+	pin_to(1);
 	while (!atomic_load(&l->stop)) {
 		void *slot;
 		size_t cap;
@@ -170,6 +183,9 @@ static void test_failed_read_next_keeps_missed(void **state)
 	assert_int_equal(dssm_open("lapped", 0, DSSM_READ, &r), 0);
 	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
 	unsigned char *buf = malloc(BIG);
+	cpu_set_t was;
+	sched_getaffinity(0, sizeof was, &was);
+	pin_to(0);
 	pthread_t th;
 	pthread_create(&th, NULL, lapper_thread, &l);
 	/* The usual loop: count what read_next returns, look at missed only
@@ -177,7 +193,9 @@ static void test_failed_read_next_keeps_missed(void **state)
 	uint64_t received = 0, told = 0, failed = 0;
 	dssm_sample_info si;
 	assert_int_equal(dssm_wait_tid(r, 0, -1), 0);
-	for (int i = 0; i < 2000 && failed < 3; i++) {
+	/* (on a loaded machine the writer is often not running: try long
+	 * enough for it to lap 64 copies in a row a few times) */
+	for (int i = 0; i < 20000 && failed < 3; i++) {
 		uint64_t missed = 12345;
 		int rc = dssm_read_next(r, buf, BIG, &si, &missed);
 		if (rc == 0) {
@@ -194,6 +212,7 @@ static void test_failed_read_next_keeps_missed(void **state)
 	}
 	atomic_store(&l.stop, 1);
 	pthread_join(th, NULL);
+	sched_setaffinity(0, sizeof was, &was);
 	assert_false(l.failed);
 	int rc;
 	uint64_t missed;
