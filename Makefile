@@ -137,7 +137,7 @@ deps:
 	@bash scripts/deps.sh
 
 # Run the unit and multi-process tests of one build.
-check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(EXAMPLES)
+check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).

@@ -248,6 +248,41 @@ static void test_play_drives_clock(void **state)
 	rmdir(dir);
 }
 
+/* ssm-coordinator puts back the real clock a killed player left paused and
+ * in the past, as SSM's coordinator did. */
+static void test_coordinator_resets_clock(void **state)
+{
+	(void)state;
+	const char *build = getenv("BUILD");
+	char coord[256];
+	snprintf(coord, sizeof coord, "%s/ssm-coordinator", build ? build : "build");
+	if (access(coord, X_OK) != 0)
+		skip();   /* the cross builds make the tests only */
+	assert_int_equal(settimeSSM(1000.0), 1);
+	assert_int_equal(settimeSSM_is_pause(1), 1);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		execl(coord, coord, (char *)NULL);
+		_exit(127);
+	}
+	int reset = 0;
+	for (int i = 0; i < 5000 && !reset; i++) {
+		reset = !gettimeSSM_is_pause();
+		if (!reset)
+			pause_a_little();
+	}
+	kill(pid, SIGTERM);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_true(reset);
+	ssmTimeT a = gettimeSSM_real(), g = gettimeSSM(), b = gettimeSSM_real();
+	assert_true(a <= g && g <= b);
+	assert_true(gettimeSSM_speed() == 1.0);
+	assert_int_equal(destroytimeSSM(), 1);
+}
+
 int main(void)
 {
 	testutil_namespace("clock");
@@ -258,6 +293,7 @@ int main(void)
 		cmocka_unit_test(test_killed_setter),
 		cmocka_unit_test(test_tables_and_nodes),
 		cmocka_unit_test(test_play_drives_clock),
+		cmocka_unit_test(test_coordinator_resets_clock),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	destroytimeSSM();

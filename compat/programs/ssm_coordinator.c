@@ -11,9 +11,11 @@
  * coordinator starts from nothing), and when it stops removes the streams
  * no process uses any more (SSM removes every stream with its coordinator;
  * dssm spares those still mapped, so a running program never loses its
- * ring). `--keep` keeps them all.
+ * ring). `--keep` keeps them all. Like SSM's, it starts the SSM clock anew
+ * (libssm.h) when a player left it paused, fast or shifted.
  */
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "dssm/dssm.h"
+#include "libssm.h"
 
 static volatile sig_atomic_t stop;
 
@@ -35,7 +38,9 @@ static void usage(FILE *out)
 	             "SSM 1.0.6's coordinator, for programs and build scripts that expect one.\n"
 	             "dssm streams need no coordinator; this one runs until SIGINT or SIGTERM,\n"
 	             "removes what crashed writers left when it starts, and removes the streams\n"
-	             "no process uses any more when it stops (as SSM removes its streams).\n\n"
+	             "no process uses any more when it stops (as SSM removes its streams).\n"
+	             "At start it also puts the SSM clock back to the real one if a player left\n"
+	             "it paused, fast or shifted.\n\n"
 	             "  --keep   keep every stream when stopping\n"
 	             "  -v       list the namespace's streams at start and at stop\n"
 	             "  --help   this text\n\n"
@@ -56,6 +61,23 @@ static void list_streams(const char *when)
 		fprintf(stderr, "  %s:%d (%zu slots of %zu bytes)\n", list[i].name, list[i].id,
 		        (size_t)list[i].slots, list[i].max_size);
 	free(list);
+}
+
+/* SSM's coordinator starts its clock anew (inittimeSSM): a player killed
+ * mid-replay leaves the namespace's SSM clock paused, fast or in the past,
+ * and starting the coordinator puts it right, as on SSM. A namespace
+ * without a clock gets none. */
+static void reset_clock(void)
+{
+	ssmTimeT real = gettimeSSM_real(), t = gettimeSSM();
+	double speed = gettimeSSM_speed();
+	int paused = gettimeSSM_is_pause();
+	if (!paused && speed == 1.0 && fabs(t - real) < 1e-3)
+		return;
+	inittimeSSM();
+	fprintf(stderr, "ssm-coordinator: the SSM clock was %s (speed %g, %+.3f s from the real "
+	                "clock): it is the real clock again\n",
+	        paused ? "paused" : "running", speed, t - real);
 }
 
 int main(int argc, char **argv)
@@ -91,6 +113,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "ssm-coordinator: dssm streams need no coordinator; serving SSM programs of "
 	                "namespace '%s' (%d left by crashed writers removed)\n",
 	        ns && *ns ? ns : "default", removed);
+	reset_clock();
 	if (verbose)
 		list_streams("at start");
 	/* the signals stay blocked except inside sigsuspend: one that comes
