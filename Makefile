@@ -31,6 +31,8 @@ CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorde
 COMPAT_SRC := compat/ssm_compat.c
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
+# the Foxglove WebSocket server (foxglove/): in the dssm command only, not in libdssm
+FOXGLOVE_SRC := $(wildcard foxglove/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -39,6 +41,9 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
+FOXGLOVE_OBJ := $(FOXGLOVE_SRC:%.c=$(BUILD)/%.o)
+# Debian's libwebsockets (libwebsockets-dev) does the WebSocket framing
+FOXGLOVE_LIBS ?= -lwebsockets
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
 BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 
@@ -56,7 +61,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -70,8 +75,8 @@ $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libssm.so.0 -o $@ $^ $(LDLIBS_ALL)
 
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
 $(BUILD)/tests/test_bridge: tests/test_bridge.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
