@@ -140,6 +140,8 @@ test: deps
 	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
+	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
+	@bash tests/foxglove-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
 	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"

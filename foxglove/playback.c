@@ -4,7 +4,8 @@
  * --speed, each with its recorded measurement time as log time, and a Time
  * message before each batch (the `time` capability) so Foxglove's clock
  * follows the recording. Protocol v1 has no playback control (play, pause,
- * seek): the replay runs from the start, once or with --loop for ever.
+ * seek): the replay starts from the beginning with the first subscription
+ * (when none is running), and runs once, or with --loop for ever.
  * Paced by a loop timer; nothing blocks.
  */
 #include <stdio.h>
@@ -127,11 +128,14 @@ int64_t fg_playback_step(struct fg_server *srv)
 					return 1000;
 				for (struct fg_client *c = srv->clients; c; c = c->next)
 					fg_client_status(c, FG_INFO, "end of the recording (%s)", srv->cfg->recording);
+				restart(p); /* the next subscription replays it again */
 				return -1;
 			}
 			p->have = 1;
-			if (p->first == INT64_MIN)
+			if (p->first == INT64_MIN) { /* the replay's clock starts now */
 				p->first = p->rec.time;
+				p->start_us = mono_us();
+			}
 		}
 		int64_t due = p->start_us + (int64_t)((double)(p->rec.time - p->first) / 1000.0 / speed);
 		int64_t now = mono_us();

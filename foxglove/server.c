@@ -19,6 +19,16 @@
 
 /* ---- delivering samples ---- */
 
+static void on_pace(lws_sorted_usec_list_t *sul)
+{
+	struct fg_server *srv = lws_container_of(sul, struct fg_server, pace);
+	int64_t us = fg_playback_step(srv);
+	if (us >= 0)
+		lws_sul_schedule(srv->ctx, 0, &srv->pace, on_pace, us);
+	else
+		srv->playing = 0;
+}
+
 static void deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s)
 {
 	for (struct fg_client *c = srv->clients; c; c = c->next)
@@ -89,6 +99,10 @@ static void dispatch_live(struct fg_server *srv)
 
 int fg_server_sub_added(struct fg_server *srv, struct fg_channel *ch)
 {
+	if (srv->play && !srv->playing) { /* a replay starts with a subscription */
+		srv->playing = 1;
+		lws_sul_schedule(srv->ctx, 0, &srv->pace, on_pace, 1);
+	}
 	if (ch->subscribers++ == 0 && !srv->play) {
 		int rc = fg_live_start(ch, srv->ctx);
 		if (rc < 0) {
@@ -171,13 +185,6 @@ static void on_tick(lws_sorted_usec_list_t *sul)
 	lws_sul_schedule(srv->ctx, 0, &srv->tick, on_tick, TICK_US);
 }
 
-static void on_pace(lws_sorted_usec_list_t *sul)
-{
-	struct fg_server *srv = lws_container_of(sul, struct fg_server, pace);
-	int64_t us = fg_playback_step(srv);
-	if (us >= 0)
-		lws_sul_schedule(srv->ctx, 0, &srv->pace, on_pace, us);
-}
 
 /* ---- the protocol callback ---- */
 
@@ -315,8 +322,6 @@ int fg_run(const struct fg_config *cfg)
 		rescan(&srv);
 	cli_catch_signals();
 	lws_sul_schedule(srv.ctx, 0, &srv.tick, on_tick, TICK_US);
-	if (srv.play)
-		lws_sul_schedule(srv.ctx, 0, &srv.pace, on_pace, 1);
 	while (!cli_stop)
 		if (lws_service(srv.ctx, 0) < 0)
 			break;

@@ -20,6 +20,7 @@ struct fg_server {
 	int nclients;
 	int client_publish;          /* clientPublish offered (not --read-only) */
 	struct fg_playback *play;    /* serving a recording instead of the rings */
+	int playing;                 /* its replay runs (the pace timer is set) */
 	char session_id[32];
 	lws_sorted_usec_list_t tick; /* stream list, stop requests */
 	lws_sorted_usec_list_t pace; /* playback */
