@@ -18,6 +18,7 @@ server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
 	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_big 2>/dev/null
+	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -52,7 +53,9 @@ start() {
 	for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
 	url="ws://127.0.0.1:$(cat "$tmp/port" 2>/dev/null)"
 }
-stop() { kill "$server" 2>/dev/null; wait "$server"; local rc=$?; server=; return $rc; }
+# stop: SIGTERM; a clean stop exits 0 (under ASan also: no leak, no error)
+stop() { kill "$server" 2>/dev/null; wait "$server"; local rc=$?; server=
+	[ $rc -eq 0 ] || bad "the server exited $rc: $(tail -5 "$tmp/server.log")"; return $rc; }
 
 py() { /usr/bin/python3 "$WRITER" "$@"; }
 py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && py create fgt_pub json &&
