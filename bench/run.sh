@@ -10,6 +10,8 @@ mkdir -p "$out"
 echo
 "$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
 echo
+"$BUILD/bench/bench_foxglove" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_foxglove.txt"
+echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo
 BUILD=$BUILD bash bench/bridge/run.sh

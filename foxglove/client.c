@@ -561,6 +561,9 @@ int fg_client_writable(struct fg_client *c)
 	}
 	if (c->text_head || c->qlen)
 		lws_callback_on_writable(c->wsi);
+	/* room again: read the rings left unread for want of it */
+	if (c->srv->throttled && c->qbytes < c->srv->cfg->max_queue / 2)
+		fg_server_dispatch(c->srv);
 	return 0;
 }
 

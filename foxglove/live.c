@@ -23,8 +23,7 @@ struct fg_live {
 	atomic_int stop, pending;
 	int draining;
 	uint64_t first;
-	uint8_t *buf;
-	size_t cap;
+	size_t cap;                  /* max_size: a sample is read into a buffer this big */
 };
 
 struct fg_sample *fg_sample_new(size_t len, dssm_time_t time)
@@ -77,9 +76,6 @@ int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 	if (rc == 0)
 		rc = dssm_info(l->reader, &info);
 	l->cap = rc == 0 ? info.max_size : 0;
-	l->buf = rc == 0 ? malloc(l->cap ? l->cap : 1) : NULL;
-	if (rc == 0 && !l->buf)
-		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample of '%s'", l->cap, c->topic);
 	if (rc == 0) {
 		dssm_set_spin(l->waiter, 0);
 		l->first = info.count;
@@ -94,7 +90,6 @@ int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 	if (rc < 0) {
 		dssm_close(l->reader);
 		dssm_close(l->waiter);
-		free(l->buf);
 		free(l);
 		return rc;
 	}
@@ -111,7 +106,6 @@ void fg_live_stop(struct fg_channel *c)
 	pthread_join(l->thread, NULL);
 	dssm_close(l->reader);
 	dssm_close(l->waiter);
-	free(l->buf);
 	free(l);
 	c->live = NULL;
 }
@@ -135,7 +129,14 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 	for (;;) {
 		dssm_sample_info si;
 		uint64_t m = 0;
-		int rc = dssm_read_next(l->reader, l->buf, l->cap, &si, &m);
+		struct fg_sample *s = fg_sample_new(l->cap, 0);
+		if (!s) {
+			l->draining = 0;
+			return NULL;
+		}
+		int rc = dssm_read_next(l->reader, s->data, l->cap, &si, &m);
+		if (rc < 0)
+			free(s);
 		*missed += m;
 		if (rc == DSSM_ETOOOLD)
 			continue; /* overwritten while copied: counted in m, read_next moved past it */
@@ -144,12 +145,13 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 			l->draining = 0;
 			return NULL;
 		}
-		struct fg_sample *s = fg_sample_new(si.copied, si.time);
-		if (!s) {
-			*missed += 1;
-			continue;
+		/* one copy: read into a sample of max_size, then give back the rest */
+		if (si.copied < l->cap / 2 && l->cap > 4096) {
+			struct fg_sample *t = realloc(s, sizeof *s + si.copied);
+			s = t ? t : s;
 		}
-		memcpy(s->data, l->buf, si.copied);
+		s->time = si.time;
+		s->len = si.copied;
 		return s;
 	}
 }

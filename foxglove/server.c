@@ -72,16 +72,35 @@ void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_s
 	deliver(srv, ch, s);
 }
 
+/* Is any subscriber of ch able to take more (its queue under half full)?
+ * When none is, the ring is not read: it keeps the samples (and, when it
+ * overwrites them, read_next counts them as missed for every subscriber),
+ * and the loop spends nothing on samples no one could take. */
+static int has_room(struct fg_server *srv, struct fg_channel *ch)
+{
+	for (struct fg_client *c = srv->clients; c; c = c->next)
+		if (c->qbytes < srv->cfg->max_queue / 2)
+			for (int i = 0; i < c->nsubs; i++)
+				if (c->subs[i]->ch == ch)
+					return 1;
+	return 0;
+}
+
 /* Watcher threads flagged new samples: read each once, in order. A ring
  * that keeps the loop busy yields after a batch (the loop wakes itself
  * again) so sockets are served in between. */
-static void dispatch_live(struct fg_server *srv)
+void fg_server_dispatch(struct fg_server *srv)
 {
 	int again = 0;
+	srv->throttled = 0;
 	for (struct fg_channel *ch = srv->channels.head; ch; ch = ch->next) {
 		if (!ch->live)
 			continue;
 		for (int n = 0; n < 256; n++) {
+			if (!has_room(srv, ch)) {
+				srv->throttled = 1; /* resumed when a queue drains (client.c) */
+				break;
+			}
 			uint64_t m;
 			struct fg_sample *s = fg_live_next(ch, &m);
 			if (m)
@@ -91,7 +110,7 @@ static void dispatch_live(struct fg_server *srv)
 			fg_server_deliver(srv, ch, s);
 			fg_sample_put(s);
 		}
-		again |= fg_live_pending(ch);
+		again |= fg_live_pending(ch) && has_room(srv, ch);
 	}
 	if (again)
 		lws_cancel_service(srv->ctx);
@@ -236,7 +255,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 		return c && c->open ? fg_client_writable(c) : 0;
 	case LWS_CALLBACK_EVENT_WAIT_CANCELLED:
 		if (srv)
-			dispatch_live(srv);
+			fg_server_dispatch(srv);
 		return 0;
 	default:
 		break;

@@ -21,6 +21,7 @@ struct fg_server {
 	int client_publish;          /* clientPublish offered (not --read-only) */
 	struct fg_playback *play;    /* serving a recording instead of the rings */
 	int playing;                 /* its replay runs (the pace timer is set) */
+	int throttled;               /* a ring was left unread: no subscriber had room */
 	char session_id[32];
 	lws_sorted_usec_list_t tick; /* stream list, stop requests */
 	lws_sorted_usec_list_t pace; /* playback */
@@ -103,6 +104,8 @@ void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
 /* server.c */
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */
 void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s);
+/* Read the rings the watchers flagged, for subscribers with room. */
+void fg_server_dispatch(struct fg_server *srv);
 /* A client subscribed to or unsubscribed from ch (subscriber counts, ring readers). */
 int fg_server_sub_added(struct fg_server *srv, struct fg_channel *ch);
 void fg_server_sub_removed(struct fg_server *srv, struct fg_channel *ch);

@@ -59,7 +59,7 @@ stop() { kill "$server" 2>/dev/null; wait "$server"; local rc=$?; server=
 
 py() { /usr/bin/python3 "$WRITER" "$@"; }
 py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && py create fgt_pub json &&
-	py create fgt_big json 16384 || { bad "creating the test rings"; exit 1; }
+	py create fgt_big json 16384 256 || { bad "creating the test rings"; exit 1; }
 
 echo "-- live rings"
 start

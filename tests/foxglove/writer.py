@@ -1,5 +1,5 @@
 """writer.py - rings for the Foxglove server test (tests/foxglove-test.sh):
-  writer.py create NAME ENCODING [MAX_SIZE]    a ring of std_msgs/String (ros1, cdr) or JSON
+  writer.py create NAME ENCODING [MAX_SIZE [SLOTS]]   a ring of std_msgs/String (ros1, cdr) or JSON
   writer.py write NAME ENCODING COUNT T0 HZ [PAD]
       COUNT samples "msg I" measured at T0 + I ms (ns), HZ per second (0: at once);
       json samples are {"i": I, "text": "msg I", "pad": PAD x's}
@@ -31,7 +31,8 @@ def main():
     typ, schema = TYPES[enc]
     if cmd == "create":
         size = int(sys.argv[4]) if len(sys.argv) > 4 else 256
-        dssm.create(name, max_size=size, slots=4096, type=typ, encoding=enc, schema=schema).close()
+        slots = int(sys.argv[5]) if len(sys.argv) > 5 else 4096
+        dssm.create(name, max_size=size, slots=slots, type=typ, encoding=enc, schema=schema).close()
         return
     count, t0, hz = int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
     pad = int(sys.argv[7]) if len(sys.argv) > 7 else 0
