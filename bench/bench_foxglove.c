@@ -145,12 +145,13 @@ static void *ws_thread(void *arg)
 {
 	struct ws_sub *s = arg;
 	static const struct lws_protocols protocols[] = {
-		{"foxglove.websocket.v1", ws_callback, 0, 65536, 0, NULL, 0},
+		{"foxglove.websocket.v1", ws_callback, 0, 1u << 20, 0, NULL, 0},
 		{NULL, NULL, 0, 0, 0, NULL, 0},
 	};
 	struct lws_context_creation_info info;
 	memset(&info, 0, sizeof info);
 	info.port = CONTEXT_PORT_NO_LISTEN;
+	info.pt_serv_buf_size = 1u << 20; /* reads of 1 MiB, not lws's default 4 KiB */
 	info.protocols = protocols;
 	info.user = s;
 	info.gid = -1;

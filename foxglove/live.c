@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libwebsockets.h>
 
@@ -53,8 +54,13 @@ static void *watch_thread(void *arg)
 			continue;
 		if (dssm_tid_range(l->waiter, NULL, &newest) == 0)
 			next = newest + 1;
-		atomic_store(&l->pending, 1);
-		lws_cancel_service(l->ctx);
+		/* The loop is woken once per batch, not per sample: while it has
+		 * not taken the last news (busy, or its subscribers have no room),
+		 * this thread only looks again after a millisecond. */
+		if (atomic_exchange(&l->pending, 1) == 0)
+			lws_cancel_service(l->ctx);
+		else
+			nanosleep(&(struct timespec){0, 1000000}, NULL);
 	}
 	return NULL;
 }

@@ -299,7 +299,7 @@ int fg_run(const struct fg_config *cfg)
 	lws_set_log_level(cfg->verbose > 1 ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log);
 
 	static struct lws_protocols protocols[] = {
-		{FG_SUBPROTOCOL, callback, sizeof(struct fg_client), 65536, 0, NULL, 0},
+		{FG_SUBPROTOCOL, callback, sizeof(struct fg_client), 65536, 0, NULL, 4u << 20},
 		{NULL, NULL, 0, 0, 0, NULL, 0},
 	};
 	struct lws_context_creation_info info;
