@@ -15,6 +15,7 @@
 //   play URL N    a recording's N samples with their recorded log times
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
+import net from "node:net";
 
 const require = createRequire(process.env.NODE_PATH + "/");
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -200,6 +201,40 @@ async function hostile() {
   many.forEach((c) => c.client.close());
   raw.close();
   st.client.close();
+  // bad frames and killed peers below the protocol: plain HTTP, garbage bytes,
+  // an unmasked frame, a frame claiming 2^63 bytes then a cut, a subscriber
+  // killed while samples flow
+  const port = Number(new URL(url).port);
+  const tcp = (bytes) => new Promise((resolve) => {
+    const sock = net.connect(port, "127.0.0.1", () => sock.end(bytes));
+    sock.on("error", () => {});
+    sock.on("close", resolve);
+    sock.resume();
+    setTimeout(() => sock.destroy(), 3000);
+  });
+  await tcp("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  await tcp(Buffer.alloc(100000, 0xff));
+  const frames = [Buffer.from([0x82, 0x03, 1, 2, 3]),                                     // unmasked
+                  Buffer.from([0x82, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 9])]; // 2^63 - 1
+  for (const f of frames) {
+    const w = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+    w.on("error", () => {});
+    await new Promise((r) => w.on("open", r));
+    w._socket.write(f);
+    await sleep(100);
+    w._socket.destroy();
+  }
+  const victim = connect();
+  await until(() => victim.info && byTopic(victim, "fgt_cdr"), "advertise to the victim");
+  victim.client.subscribe(byTopic(victim, "fgt_cdr").id);
+  const writing = writer(["write", "fgt_cdr", "cdr", 500, t0() + 100000000000n, 1000]);
+  await sleep(200);
+  victim.ws._socket.destroy();
+  await writing;
+  const after = connect();
+  await until(() => after.info, "serverInfo after the bad frames");
+  check(after.info, "plain HTTP, garbage bytes, an unmasked frame, a 2^63-byte frame cut short and a killed subscriber: the server still serves");
+  after.client.close();
 }
 
 async function play(n) {
