@@ -344,6 +344,9 @@ int fg_run(const struct fg_config *cfg)
 	while (!cli_stop)
 		if (lws_service(srv.ctx, 0) < 0)
 			break;
+	/* watchers first: they must not wake a context being destroyed */
+	for (struct fg_channel *ch = srv.channels.head; ch; ch = ch->next)
+		fg_live_stop(ch);
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
 	fg_playback_close(&srv);
 	fg_channels_free(&srv.channels);
