@@ -223,6 +223,15 @@ static void subscribe_one(struct fg_client *c, const struct fg_json *e)
 		return;
 	}
 	c->subs[c->nsubs++] = s;
+	/* a late joiner sees the ring's newest sample at once (a map, a
+	 * parameter written once), then every newer one in order */
+	struct fg_sample *latest = c->srv->play ? NULL : fg_live_latest(ch);
+	if (latest) {
+		s->after = latest->tid;
+		s->has_after = 1;
+		fg_server_deliver_to(c, s, latest);
+		fg_sample_put(latest);
+	}
 	if (c->srv->cfg->verbose)
 		fprintf(stderr, "dssm foxglove: %s: subscription %u to '%s'\n", c->peer, id, ch->topic);
 }

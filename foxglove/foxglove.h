@@ -60,6 +60,7 @@ int fg_run(const struct fg_config *cfg);
 struct fg_sample {
 	int refs;
 	dssm_time_t time;          /* measurement time: the message's log time */
+	uint64_t tid;              /* its TID in the ring (live samples) */
 	size_t len;
 	uint8_t data[];
 };
@@ -131,5 +132,8 @@ void fg_live_stop(struct fg_channel *c);
 struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed);
 /* Did the watcher see new samples since the last fg_live_next drained them? */
 int fg_live_pending(struct fg_channel *c);
+/* The newest sample of c's ring now (a new reference), or NULL if it holds
+ * none: what a new subscriber is sent first. */
+struct fg_sample *fg_live_latest(struct fg_channel *c);
 
 #endif

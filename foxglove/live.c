@@ -34,6 +34,7 @@ struct fg_sample *fg_sample_new(size_t len, dssm_time_t time)
 		return NULL;
 	s->refs = 1;
 	s->time = time;
+	s->tid = 0;
 	s->len = len;
 	return s;
 }
@@ -157,7 +158,29 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 			s = t ? t : s;
 		}
 		s->time = si.time;
+		s->tid = si.tid;
 		s->len = si.copied;
 		return s;
 	}
+}
+
+struct fg_sample *fg_live_latest(struct fg_channel *c)
+{
+	dssm_stream *h;
+	if (dssm_open(c->name, c->sid, DSSM_READ, &h) < 0)
+		return NULL;
+	struct fg_sample *s = NULL;
+	dssm_stream_info info;
+	dssm_sample_info si;
+	if (dssm_info(h, &info) == 0 && info.count > 0 && (s = fg_sample_new(info.max_size, 0)) &&
+	    dssm_read_last(h, s->data, info.max_size, &si) == 0) {
+		s->time = si.time;
+		s->tid = si.tid;
+		s->len = si.copied;
+	} else {
+		free(s);
+		s = NULL;
+	}
+	dssm_close(h);
+	return s;
 }

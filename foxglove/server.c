@@ -32,9 +32,12 @@ static void on_pace(lws_sorted_usec_list_t *sul)
 static void deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s)
 {
 	for (struct fg_client *c = srv->clients; c; c = c->next)
-		for (int i = 0; i < c->nsubs; i++)
-			if (c->subs[i]->ch == ch)
-				fg_client_queue(c, c->subs[i], s);
+		for (int i = 0; i < c->nsubs; i++) {
+			struct fg_sub *sub = c->subs[i];
+			/* a new subscriber got the newest sample already: nothing older */
+			if (sub->ch == ch && !(sub->has_after && !srv->play && s->tid <= sub->after))
+				fg_client_queue(c, sub, s);
+		}
 }
 
 static void missed(struct fg_server *srv, struct fg_channel *ch, uint64_t n)
@@ -55,6 +58,20 @@ static struct fg_sample *as_json(struct fg_channel *ch, struct fg_sample *s)
 		memcpy(j->data, w.data, w.len);
 	wbuf_free(&w);
 	return j;
+}
+
+void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s)
+{
+	if (!sub->ch->is_struct) {
+		fg_client_queue(c, sub, s);
+		return;
+	}
+	struct fg_sample *j = as_json(sub->ch, s);
+	if (j)
+		fg_client_queue(c, sub, j);
+	else
+		fg_client_missed(c, sub, 1);
+	fg_sample_put(j);
 }
 
 void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s)

@@ -33,6 +33,8 @@ struct fg_server {
 struct fg_sub {
 	uint32_t id;                 /* chosen by the client */
 	struct fg_channel *ch;
+	uint64_t after;              /* live: only samples with a TID above this */
+	int has_after;
 	uint64_t unreported;         /* dropped, not told yet */
 	uint64_t dropped;
 };
@@ -104,6 +106,8 @@ void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
 /* server.c */
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */
 void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s);
+/* The same to one subscription only. */
+void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
 /* Read the rings the watchers flagged, for subscribers with room. */
 void fg_server_dispatch(struct fg_server *srv);
 /* A client subscribed to or unsubscribed from ch (subscriber counts, ring readers). */

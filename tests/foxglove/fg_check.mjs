@@ -104,6 +104,17 @@ async function live() {
     check(got.length === n && good === n,
           `'${topic}': ${got.length} of ${n} samples, ${good} in order with the written fields and log times`);
   }
+  // a late joiner gets the newest sample at once, and nothing older
+  const late = connect();
+  await until(() => late.info && byTopic(late, "fgt_cdr"), "advertise to a late joiner");
+  late.client.subscribe(byTopic(late, "fgt_cdr").id);
+  await until(() => late.messages.length >= 1, "the newest sample for a late joiner");
+  await sleep(300);
+  const l0 = late.messages[0];
+  check(late.messages.length === 1 && l0 && readers.fgt_cdr.readMessage(new Uint8Array(l0.data.buffer, l0.data.byteOffset,
+        l0.data.byteLength)).data === `msg ${M - 1}` && l0.timestamp === base + BigInt(M - 1) * 1000000n,
+        `a late subscriber to 'fgt_cdr' gets the newest sample at once (${late.messages.length} message)`);
+  late.client.close();
   // a ring removed: its channel unadvertised; a new one: advertised
   const jsonId = byTopic(st, "fgt_json").id;
   await dssm(["rm", "fgt_json"]);
