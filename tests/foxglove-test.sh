@@ -90,6 +90,16 @@ start --allow-write 'fgt_pub:*'
 check publish "$url" accepted
 stop
 
+echo "-- usage errors"
+for args in "--port 70000" "--loop" "--read-only --allow-write x" "--max-queue 10" "--speed 0" "extra"; do
+	"$dssm" foxglove $args 2>"$tmp/err"
+	[ $? -eq 2 ] && grep -q "see: dssm foxglove --help" "$tmp/err" && ok "dssm foxglove $args: usage error: $(head -1 "$tmp/err")" ||
+		bad "dssm foxglove $args: $(cat "$tmp/err")"
+done
+"$dssm" foxglove --port 0 --recording "$tmp/none" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "$tmp/none" "$tmp/err" && ok "a missing recording is named: $(head -1 "$tmp/err")" ||
+	bad "missing recording: $(cat "$tmp/err")"
+
 echo "-- a slow client"
 start --max-queue 65536
 check slow "$url"
