@@ -111,11 +111,6 @@ $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
 
-# The Foxglove benchmark subscribes through libwebsockets too.
-$(BUILD)/bench/bench_foxglove: bench/bench_foxglove.c $(LIBDSSM)
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
-
 # ---- tests ----
 
 deps:

@@ -1,6 +1,6 @@
 /*
  * bench_foxglove.c - samples delivered to one subscriber through
- * `dssm foxglove` (WebSocket, a libwebsockets client here) beside the proxy's
+ * `dssm foxglove` (WebSocket; a bare client reading big chunks) beside the proxy's
  * own subscription path (`dssm proxy` + the connector), in one run on
  * loopback with the real binaries: 64 B samples and 300 KiB images, the
  * writer writing as fast as it can for a while, each path delivering what it
@@ -8,13 +8,16 @@
  * each, and the ratio foxglove / proxy.
  * Usage: bench_foxglove DSSM_BINARY [--quick]
  */
-#include <libwebsockets.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,15 +66,18 @@ static int start(const char *bin, const char *cmd, pid_t *pid)
 	exit(1);
 }
 
-/* ---- the WebSocket subscriber ---- */
+/* ---- the WebSocket subscriber ----
+ * A bare client on a blocking socket, reading 1 MiB at a time: it parses
+ * the server's frames (unmasked; RFC 6455 headers) and counts them, and
+ * sends one masked text frame (the subscribe). libwebsockets' own client
+ * receives big frames far slower than the server sends them (about a third
+ * of what node's `ws` takes), so it would measure itself, not the server. */
 
 struct ws_sub {
 	const char *topic;
 	int port;
-	char text[65536];
-	size_t tlen;
-	int binary, subscribed, failed;
-	char request[256];
+	int fd;
+	int subscribed, failed;
 	atomic_int stop;
 	atomic_ullong messages, bytes;
 };
@@ -90,88 +96,131 @@ static long channel_of(const char *text, const char *topic)
 	return -1;
 }
 
-static int ws_callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                       size_t len)
+static int ws_connect(struct ws_sub *s)
 {
-	(void)user;
-	struct lws_context *ctx = lws_get_context(wsi);
-	struct ws_sub *s = ctx ? lws_context_user(ctx) : NULL;
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		if (lws_is_first_fragment(wsi)) {
-			s->binary = lws_frame_is_binary(wsi);
-			s->tlen = 0;
-		}
-		if (!s->binary && s->tlen + len < sizeof s->text) {
-			memcpy(s->text + s->tlen, in, len);
-			s->tlen += len;
-		}
-		atomic_fetch_add(&s->bytes, len);
-		if (!lws_is_final_fragment(wsi) || lws_remaining_packet_payload(wsi))
-			break;
-		if (s->binary) {
-			atomic_fetch_add(&s->messages, 1);
-		} else if (!s->subscribed) {
-			s->text[s->tlen] = 0;
-			long id = channel_of(s->text, s->topic);
-			if (id >= 0) {
-				snprintf(s->request, sizeof s->request,
-				         "{\"op\":\"subscribe\",\"subscriptions\":[{\"id\":1,\"channelId\":%ld}]}", id);
-				s->subscribed = 1;
-				lws_callback_on_writable(wsi);
-			}
-		}
-		break;
-	case LWS_CALLBACK_CLIENT_WRITEABLE:
-		if (s->request[0]) {
-			unsigned char buf[LWS_PRE + 256];
-			size_t n = strlen(s->request);
-			memcpy(buf + LWS_PRE, s->request, n);
-			s->request[0] = 0;
-			if (lws_write(wsi, buf + LWS_PRE, n, LWS_WRITE_TEXT) < 0)
-				return -1;
-		}
-		break;
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		s->failed = 1;
-		break;
-	default:
-		break;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)s->port);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+		return -1;
+	char req[512];
+	int n = snprintf(req, sizeof req,
+	                 "GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+	                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+	                 "Sec-WebSocket-Protocol: foxglove.websocket.v1\r\n\r\n", s->port);
+	if (write(fd, req, (size_t)n) != n)
+		return -1;
+	/* the 101 response, to its blank line (read byte by byte: frames follow) */
+	char line[4] = {0};
+	for (int got = 0; got < 8192; got++) {
+		char ch;
+		if (read(fd, &ch, 1) != 1)
+			return -1;
+		memmove(line, line + 1, 3);
+		line[3] = ch;
+		if (!memcmp(line, "\r\n\r\n", 4))
+			return fd;
 	}
-	return 0;
+	return -1;
+}
+
+static void ws_send_text(int fd, const char *text)
+{
+	size_t n = strlen(text);
+	uint8_t f[512];
+	const uint8_t mask[4] = {1, 2, 3, 4};
+	f[0] = 0x81;
+	f[1] = (uint8_t)(0x80 | 126);
+	f[2] = (uint8_t)(n >> 8);
+	f[3] = (uint8_t)n;
+	memcpy(f + 4, mask, 4);
+	for (size_t i = 0; i < n; i++)
+		f[8 + i] = (uint8_t)text[i] ^ mask[i % 4];
+	if (write(fd, f, 8 + n) != (ssize_t)(8 + n))
+		die("sending subscribe");
 }
 
 static void *ws_thread(void *arg)
 {
 	struct ws_sub *s = arg;
-	static const struct lws_protocols protocols[] = {
-		{"foxglove.websocket.v1", ws_callback, 0, 1u << 20, 0, NULL, 0},
-		{NULL, NULL, 0, 0, 0, NULL, 0},
-	};
-	struct lws_context_creation_info info;
-	memset(&info, 0, sizeof info);
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.pt_serv_buf_size = 1u << 20; /* reads of 1 MiB, not lws's default 4 KiB */
-	info.protocols = protocols;
-	info.user = s;
-	info.gid = -1;
-	info.uid = -1;
-	struct lws_context *ctx = lws_create_context(&info);
-	struct lws_client_connect_info cc;
-	memset(&cc, 0, sizeof cc);
-	cc.context = ctx;
-	cc.address = "127.0.0.1";
-	cc.port = s->port;
-	cc.path = "/";
-	cc.host = "127.0.0.1";
-	cc.origin = "127.0.0.1";
-	cc.protocol = "foxglove.websocket.v1";
-	if (!ctx || !lws_client_connect_via_info(&cc))
+	s->fd = ws_connect(s);
+	if (s->fd < 0) {
 		s->failed = 1;
-	while (!atomic_load(&s->stop) && !s->failed)
-		lws_service(ctx, 50);
-	if (ctx)
-		lws_context_destroy(ctx);
+		return NULL;
+	}
+	struct timeval tv = {0, 100000}; /* to see a stop request */
+	setsockopt(s->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	size_t cap = 1u << 20, have = 0;
+	uint8_t *buf = malloc(cap);
+	char *text = malloc(cap + 1);
+	uint64_t skip = 0; /* payload bytes of a frame still to pass */
+	while (!atomic_load(&s->stop)) {
+		ssize_t r = read(s->fd, buf + have, cap - have);
+		if (r <= 0)
+			continue;
+		atomic_fetch_add(&s->bytes, (unsigned long long)r);
+		have += (size_t)r;
+		size_t at = 0;
+		for (;;) {
+			if (skip) {
+				size_t k = have - at < skip ? have - at : (size_t)skip;
+				at += k;
+				skip -= k;
+				if (skip)
+					break;
+				continue;
+			}
+			if (have - at < 2)
+				break;
+			uint8_t op = buf[at] & 0x0f;
+			uint64_t len = buf[at + 1] & 0x7f;
+			size_t hl = 2;
+			if (len == 126) {
+				if (have - at < 4)
+					break;
+				len = (uint64_t)buf[at + 2] << 8 | buf[at + 3];
+				hl = 4;
+			} else if (len == 127) {
+				if (have - at < 10)
+					break;
+				len = 0;
+				for (int i = 0; i < 8; i++)
+					len = len << 8 | buf[at + 2 + i];
+				hl = 10;
+			}
+			if (op == 1 || op == 8 || op == 9) { /* text, close, ping: whole, to look at */
+				if (len > cap - hl)
+					die("a text frame bigger than the buffer");
+				if (have - at < hl + len)
+					break;
+				if (op == 1 && !s->subscribed) {
+					memcpy(text, buf + at + hl, (size_t)len);
+					text[len] = 0;
+					long id = channel_of(text, s->topic);
+					if (id >= 0) {
+						char req[256];
+						snprintf(req, sizeof req, "{\"op\":\"subscribe\",\"subscriptions\":"
+						         "[{\"id\":1,\"channelId\":%ld}]}", id);
+						ws_send_text(s->fd, req);
+						s->subscribed = 1;
+					}
+				}
+				at += hl + (size_t)len;
+				continue;
+			}
+			if (op == 2) /* binary: a messageData */
+				atomic_fetch_add(&s->messages, 1);
+			at += hl;
+			skip = len;
+		}
+		memmove(buf, buf + at, have - at);
+		have -= at;
+	}
+	free(buf);
+	free(text);
+	close(s->fd);
 	return NULL;
 }
 
@@ -288,7 +337,6 @@ int main(int argc, char **argv)
 	snprintf(ns, sizeof ns, "benchfg%d", (int)getpid());
 	setenv("DSSM_NAMESPACE", ns, 1);
 	signal(SIGPIPE, SIG_IGN);
-	lws_set_log_level(LLL_ERR, NULL);
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	cfg.encoding = "json"; /* served by both; the bytes are not looked at */
 	cfg.type = "bench/Bytes";
