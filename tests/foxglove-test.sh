@@ -100,6 +100,10 @@ done
 [ $? -eq 1 ] && grep -q "$tmp/none" "$tmp/err" && ok "a missing recording is named: $(head -1 "$tmp/err")" ||
 	bad "missing recording: $(cat "$tmp/err")"
 
+start --max-clients 2
+check limit "$url"
+stop
+
 echo "-- a slow client"
 start --max-queue 65536
 check slow "$url"

@@ -13,6 +13,7 @@
 //   hostile URL   bad ops, unknown ids, huge frames, a subscribe storm, 200
 //                 clients; the server answers each with a status and stays up
 //   play URL N    a recording's N samples with their recorded log times
+//   limit URL     a client over --max-clients 2 is refused
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
 import net from "node:net";
@@ -267,7 +268,21 @@ async function play(n) {
   st.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play };
+// limit URL: with --max-clients 2, a third connection is closed unserved
+async function limit() {
+  const a = connect(), b = connect();
+  await until(() => a.info && b.info, "two clients served");
+  const c = connect();
+  let closed = false;
+  c.ws.on("close", () => { closed = true; });
+  await until(() => closed || c.info, "the third client closed");
+  check(closed && !c.info && a.ws.readyState === 1 && b.ws.readyState === 1,
+        "--max-clients 2: a third client is refused, the two served stay");
+  a.client.close();
+  b.client.close();
+}
+
+const scenarios = { live, publish, slow, hostile, play, limit };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
