@@ -9,7 +9,8 @@
 //                 decoded, unadvertise of a removed ring, advertise of a new one
 //   publish URL accepted|refused|denied   a client channel's message into ring
 //                 fgt_pub: written, refused (read-only), refused (--allow-write)
-//   slow URL      a paused client told what it missed: received + dropped = written
+//   slow URL      a paused client told what it missed: received + dropped =
+//                 written; a fast client beside it gets every sample
 //   hostile URL   bad ops, unknown ids, huge frames, a subscribe storm, 200
 //                 clients; the server answers each with a status and stays up
 //   play URL N    a recording's N samples with their recorded log times
@@ -152,24 +153,29 @@ async function publish(expect) {
 }
 
 async function slow() {
-  const st = connect();
-  await until(() => st.info && byTopic(st, "fgt_big"), "advertise of fgt_big");
+  const st = connect(), fast = connect();
+  await until(() => st.info && byTopic(st, "fgt_big") && fast.info && byTopic(fast, "fgt_big"), "advertise of fgt_big");
   const sub = st.client.subscribe(byTopic(st, "fgt_big").id);
+  fast.client.subscribe(byTopic(fast, "fgt_big").id);
   await sleep(300);
-  st.ws._socket.pause(); // reads nothing: the server's queue for us fills
+  st.ws._socket.pause(); // reads nothing: the server's queue for it fills
   const N = 4000;
-  await writer(["write", "fgt_big", "json", N, t0(), 0, 10000]);
+  await writer(["write", "fgt_big", "json", N, t0(), 1000, 10000]);
   st.ws._socket.resume();
-  const last = () => st.messages.length &&
-    JSON.parse(new TextDecoder().decode(st.messages[st.messages.length - 1].data)).i === N - 1;
-  await until(last, "the newest sample");
+  const newest = (c) => c.messages.length &&
+    JSON.parse(new TextDecoder().decode(c.messages[c.messages.length - 1].data)).i === N - 1;
+  await until(() => newest(st) && newest(fast), "the newest sample");
   const dropped = st.statuses.map((s) => /dropped (\d+) messages of 'fgt_big'/.exec(s.message))
     .filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
-  const idx = st.messages.map((m) => JSON.parse(new TextDecoder().decode(m.data)).i);
-  const ordered = idx.every((v, i) => i === 0 || v > idx[i - 1]);
-  check(dropped > 0 && st.messages.length + dropped === N && ordered && st.messages.every((m) => m.subscriptionId === sub),
+  const idx = (c) => c.messages.map((m) => JSON.parse(new TextDecoder().decode(m.data)).i);
+  const ordered = (v) => v.every((x, i) => i === 0 || x > v[i - 1]);
+  check(dropped > 0 && st.messages.length + dropped === N && ordered(idx(st)) && st.messages.every((m) => m.subscriptionId === sub),
         `slow client: ${st.messages.length} received + ${dropped} told dropped = ${N} written, in order, newest last`);
+  const f = idx(fast);
+  check(f.length === N && f.every((x, i) => x === i) && fast.statuses.length === 0,
+        `a fast client beside it: all ${f.length} of ${N} in order, no drops`);
   st.client.close();
+  fast.client.close();
 }
 
 async function hostile() {
