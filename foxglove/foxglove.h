@@ -9,7 +9,8 @@
  *   struct_json.c the one hook where struct streams will become JSON
  *   live.c       reading rings: one watcher thread per subscribed ring wakes the loop
  *   playback.c   a recording replayed at --speed, paced by a loop timer
- *   client.c     one connection: its ops, subscriptions, bounded output queue
+ *   client.c     one connection: receiving, its bounded output queues, sending
+ *   ops.c        what a client asks: (un)subscribe, (un)advertise, publish
  *   protocol.c   the protocol's messages: JSON ops and little-endian binary frames
  *   json.c       the JSON parser and string writer
  */

@@ -1,6 +1,7 @@
 /*
- * server.h - the Foxglove server's state shared by server.c (the loop) and
- * client.c (one connection), and the calls between them.
+ * server.h - the Foxglove server's state shared by server.c (the loop),
+ * client.c (one connection), ops.c (what it asks) and playback.c, and the
+ * calls between them.
  */
 #ifndef DSSM_FOXGLOVE_SERVER_H
 #define DSSM_FOXGLOVE_SERVER_H
@@ -100,8 +101,14 @@ int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
 void fg_client_queue(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
 /* Count samples a subscription lost before they were queued. */
 void fg_client_missed(struct fg_client *c, struct fg_sub *sub, uint64_t n);
+/* End subscription i (its queued samples go). */
+void fg_client_sub_remove(struct fg_client *c, int i);
 /* The channel is going: drop its subscriptions and their queued samples. */
 void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
+
+/* ops.c: a whole text or binary message from the client */
+void fg_ops_text(struct fg_client *c, const char *text, size_t len);
+void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n);
 
 /* server.c */
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */
