@@ -349,8 +349,10 @@ int fg_run(const struct fg_config *cfg)
 			fclose(f);
 		}
 	}
-	fprintf(stderr, "dssm foxglove: serving %s on ws://%s:%d (%s; %s)\n",
-	        cfg->recording ? cfg->recording : "this host's streams", host, port, FG_SUBPROTOCOL,
+	int v6 = strchr(host, ':') != NULL;
+	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
+	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
+	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
 	        srv.client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
 	                                                         : "clients may publish to any ring")
 	                           : "read-only");

@@ -83,7 +83,7 @@ stop
 start --listen 0.0.0.0 --allow-remote
 check publish "$url" refused
 stop
-grep -q "on ws://0.0.0.0:.*read-only" "$tmp/server.log" && ok "--allow-remote without --allow-write is read-only" ||
+grep -q "on ws://0.0.0.0:[0-9]* .*read-only" "$tmp/server.log" && ok "--allow-remote without --allow-write is read-only" ||
 	bad "remote not read-only: $(cat "$tmp/server.log")"
 start --allow-write 'other*'
 check publish "$url" denied
