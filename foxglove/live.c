@@ -16,6 +16,8 @@
 #include "../ssmcore/internal.h"
 #include "foxglove.h"
 
+#define DIRECT_MAX (4u << 20)
+
 struct fg_live {
 	dssm_stream *reader;         /* the loop's: its read position is the channel's */
 	dssm_stream *waiter;         /* the watcher thread's own handle */
@@ -24,7 +26,8 @@ struct fg_live {
 	atomic_int stop, pending;
 	int draining;
 	uint64_t first;
-	size_t cap;                  /* max_size: a sample is read into a buffer this big */
+	size_t cap;                  /* max_size */
+	uint8_t *scratch;            /* for rings of big max_size (see fg_live_next) */
 };
 
 struct fg_sample *fg_sample_new(size_t len, dssm_time_t time)
@@ -113,6 +116,7 @@ void fg_live_stop(struct fg_channel *c)
 	pthread_join(l->thread, NULL);
 	dssm_close(l->reader);
 	dssm_close(l->waiter);
+	free(l->scratch);
 	free(l);
 	c->live = NULL;
 }
@@ -133,17 +137,34 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 			return NULL;
 		l->draining = 1; /* until read_next finds nothing newer */
 	}
+	/* Up to DIRECT_MAX, a sample is read straight into its own allocation
+	 * of max_size (one copy, the rest given back); beyond, a ring whose
+	 * samples may be 1 GiB but are mostly small is read into one scratch
+	 * buffer and copied (an allocation of max_size per sample would cost a
+	 * mapping each). */
+	int direct = l->cap <= DIRECT_MAX;
+	if (!direct && !l->scratch && !(l->scratch = malloc(l->cap))) {
+		l->draining = 0;
+		return NULL;
+	}
 	for (;;) {
 		dssm_sample_info si;
 		uint64_t m = 0;
-		struct fg_sample *s = fg_sample_new(l->cap, 0);
-		if (!s) {
+		struct fg_sample *s = direct ? fg_sample_new(l->cap, 0) : NULL;
+		if (direct && !s) {
 			l->draining = 0;
 			return NULL;
 		}
-		int rc = dssm_read_next(l->reader, s->data, l->cap, &si, &m);
+		int rc = dssm_read_next(l->reader, direct ? s->data : l->scratch, l->cap, &si, &m);
 		if (rc < 0)
 			free(s);
+		if (rc == 0 && !direct) {
+			if (!(s = fg_sample_new(si.copied, 0))) {
+				*missed += m + 1;
+				continue;
+			}
+			memcpy(s->data, l->scratch, si.copied);
+		}
 		*missed += m;
 		if (rc == DSSM_ETOOOLD)
 			continue; /* overwritten while copied: counted in m, read_next moved past it */
@@ -152,8 +173,8 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 			l->draining = 0;
 			return NULL;
 		}
-		/* one copy: read into a sample of max_size, then give back the rest */
-		if (si.copied < l->cap / 2 && l->cap > 4096) {
+		/* read into a sample of max_size: give back the rest */
+		if (direct && si.copied < l->cap / 2 && l->cap > 4096) {
 			struct fg_sample *t = realloc(s, sizeof *s + si.copied);
 			s = t ? t : s;
 		}
@@ -170,16 +191,18 @@ struct fg_sample *fg_live_latest(struct fg_channel *c)
 	if (dssm_open(c->name, c->sid, DSSM_READ, &h) < 0)
 		return NULL;
 	struct fg_sample *s = NULL;
-	dssm_stream_info info;
-	dssm_sample_info si;
-	if (dssm_info(h, &info) == 0 && info.count > 0 && (s = fg_sample_new(info.max_size, 0)) &&
-	    dssm_read_last(h, s->data, info.max_size, &si) == 0) {
-		s->time = si.time;
-		s->tid = si.tid;
-		s->len = si.copied;
-	} else {
-		free(s);
-		s = NULL;
+	/* through a view: only the sample's own bytes are copied; one the
+	 * writer overwrote meanwhile is read again (the newest moved on) */
+	for (int tries = 0; tries < 8 && !s; tries++) {
+		dssm_view v;
+		if (dssm_view_last(h, &v) < 0 || !(s = fg_sample_new(v.len, v.time)))
+			break;
+		memcpy(s->data, v.data, v.len);
+		s->tid = v.tid;
+		if (dssm_view_check(h, &v) < 0) {
+			free(s);
+			s = NULL;
+		}
 	}
 	dssm_close(h);
 	return s;

@@ -17,7 +17,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_big 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_big fgt_huge 2>/dev/null
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -61,6 +61,7 @@ py() { /usr/bin/python3 "$WRITER" "$@"; }
 # fgt_big keeps 2 s at the slow test's 1 kHz: the fast client beside the slow
 # one must not depend on the loaded machine running the server within 256 ms
 py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && py create fgt_pub json &&
+	py create fgt_huge json $((5 << 20)) 64 &&
 	py create fgt_big json 16384 2048 || { bad "creating the test rings"; exit 1; }
 
 echo "-- live rings"

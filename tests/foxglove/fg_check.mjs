@@ -82,24 +82,27 @@ async function live() {
   }
   const N = 1000, M = 200;
   const subs = {};
-  for (const topic of Object.keys(want)) subs[topic] = st.client.subscribe(byTopic(st, topic).id);
+  for (const topic of [...Object.keys(want), "fgt_huge"]) subs[topic] = st.client.subscribe(byTopic(st, topic).id);
   await sleep(300); // the subscriptions reach the server before the samples
   const base = t0();
   await Promise.all([writer(["write", "fgt_ros1", "ros1", N, base, 1000]),
                      writer(["write", "fgt_cdr", "cdr", M, base, 1000]),
-                     writer(["write", "fgt_json", "json", M, base, 1000])]);
+                     writer(["write", "fgt_json", "json", M, base, 1000]),
+                     writer(["write", "fgt_huge", "json", 50, base, 200])]);
   const count = (topic) => st.messages.filter((m) => m.subscriptionId === subs[topic]).length;
-  await until(() => count("fgt_ros1") >= N && count("fgt_cdr") >= M && count("fgt_json") >= M, "all samples");
+  await until(() => count("fgt_ros1") >= N && count("fgt_cdr") >= M && count("fgt_json") >= M &&
+              count("fgt_huge") >= 50, "all samples");
   const readers = {
     fgt_ros1: new Ros1Reader(parseDefinition(byTopic(st, "fgt_ros1").schema)),
     fgt_cdr: new Ros2Reader(parseDefinition(byTopic(st, "fgt_cdr").schema, { ros2: true })),
   };
-  for (const [topic, n] of [["fgt_ros1", N], ["fgt_cdr", M], ["fgt_json", M]]) {
+  // (fgt_huge: samples of up to 5 MiB, a few bytes each, read through a scratch buffer)
+  for (const [topic, n] of [["fgt_ros1", N], ["fgt_cdr", M], ["fgt_json", M], ["fgt_huge", 50]]) {
     const got = st.messages.filter((m) => m.subscriptionId === subs[topic]);
     let good = 0;
     got.forEach((m, i) => {
       const bytes = new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength);
-      const text = topic === "fgt_json" ? JSON.parse(new TextDecoder().decode(bytes)).text
+      const text = topic === "fgt_json" || topic === "fgt_huge" ? JSON.parse(new TextDecoder().decode(bytes)).text
                                         : readers[topic].readMessage(bytes).data;
       if (text === `msg ${i}` && m.timestamp === base + BigInt(i) * 1000000n) good++;
     });
