@@ -309,7 +309,11 @@ int fg_client_writable(struct fg_client *c)
 			continue;
 		else if (rc == 0 && c->qlen)
 			rc = write_sample(c);
-		else
+		else if (rc == 0 && c->tell_end) {
+			c->tell_end = 0;
+			rc = fg_client_status(c, FG_INFO, "end of the recording (%s)", c->srv->cfg->recording);
+			continue;
+		} else
 			break;
 		if (rc < 0)
 			return -1;

@@ -126,8 +126,10 @@ int64_t fg_playback_step(struct fg_server *srv)
 				p->rounds++;
 				if (srv->cfg->loop && rc == 0 && restart(p) == 0)
 					return 1000;
-				for (struct fg_client *c = srv->clients; c; c = c->next)
-					fg_client_status(c, FG_INFO, "end of the recording (%s)", srv->cfg->recording);
+				for (struct fg_client *c = srv->clients; c; c = c->next) {
+					c->tell_end = 1; /* after its queued samples (client.c) */
+					lws_callback_on_writable(c->wsi);
+				}
 				restart(p); /* the next subscription replays it again */
 				return -1;
 			}

@@ -267,19 +267,18 @@ async function play(n) {
   await until(() => st.info && st.channels.size > 0, "serverInfo and advertise");
   check(st.info.capabilities.includes("time") && !st.info.capabilities.includes("clientPublish"),
         `recording: capabilities [${st.info.capabilities}]`);
-  let times = 0;
+  let times = 0, endAt = -1;
   st.client.on("time", () => times++);
+  st.client.on("status", (s) => { if (/end of the recording/.test(s.message)) endAt = st.messages.length; });
   const c = byTopic(st, "fgt_ros1");
   st.client.subscribe(c.id);
-  // (the end is a status, which overtakes queued samples: wait for both)
-  await until(() => st.statuses.some((s) => /end of the recording/.test(s.message)) && st.messages.length >= Number(n),
-              "end of the recording");
+  await until(() => endAt >= 0, "end of the recording");
   const reader = new Ros1Reader(parseDefinition(c.schema));
   const texts = st.messages.map((m) => reader.readMessage(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength)).data);
   const first = st.messages.length ? st.messages[0].timestamp : 0n;
   const good = st.messages.filter((m, i) => texts[i] === `msg ${i}` && m.timestamp === first + BigInt(i) * 1000000n).length;
-  check(st.messages.length === Number(n) && good === Number(n) && times > 0,
-        `recording replayed: ${st.messages.length} of ${n} samples with their recorded log times, ${times} time messages`);
+  check(st.messages.length === Number(n) && good === Number(n) && times > 0 && endAt === Number(n),
+        `recording replayed: ${st.messages.length} of ${n} samples with their recorded log times, ${times} time messages, then the end`);
   st.client.close();
 }
 
