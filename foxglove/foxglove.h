@@ -128,8 +128,8 @@ struct lws_context;
 int fg_live_start(struct fg_channel *c, struct lws_context *ctx);
 void fg_live_stop(struct fg_channel *c);
 /* The next new sample of c (a new reference), NULL when none is there;
- * *missed counts samples the ring overwrote before they were read. Only
- * reads when the watcher flagged new data, or `force`. */
+ * *missed counts samples the ring overwrote before they were read. Reads
+ * only after the watcher flagged new samples, until none is left. */
 struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed);
 /* Did the watcher see new samples since the last fg_live_next drained them? */
 int fg_live_pending(struct fg_channel *c);

@@ -3,7 +3,9 @@
  * ring: one watcher thread per subscribed ring sleeps in dssm_wait_tid (the
  * ring's futex), flags the channel and wakes the loop with
  * lws_cancel_service(); the loop then reads every new sample once, in order,
- * with dssm_read_next, and queues it to each subscriber by reference.
+ * with dssm_read_next (only while a subscriber has room: server.c), and
+ * queues it to each subscriber by reference. A new subscriber first gets
+ * the newest sample (fg_live_latest).
  */
 #include <pthread.h>
 #include <signal.h>

@@ -15,7 +15,6 @@
 
 #include "../connector/wire.h"
 #include "dssm/container.h"
-#include "protocol.h"
 #include "server.h"
 
 /* Samples handed out per timer call at most: a fast replay yields to the sockets. */
