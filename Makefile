@@ -36,6 +36,8 @@ CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorde
 COMPAT_SRC := $(wildcard compat/*.c)
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
+# the Foxglove WebSocket server (foxglove/): in the dssm command only, not in libdssm
+FOXGLOVE_SRC := $(wildcard foxglove/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -45,6 +47,9 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
+FOXGLOVE_OBJ := $(FOXGLOVE_SRC:%.c=$(BUILD)/%.o)
+# Debian's libwebsockets (libwebsockets-dev) does the WebSocket framing
+FOXGLOVE_LIBS ?= -lwebsockets
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
 BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 
@@ -65,7 +70,7 @@ SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp $(wildca
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -86,8 +91,8 @@ $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
 # dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
 $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
@@ -103,6 +108,12 @@ $(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/bridge/ssmlog_read.o $(
 $(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/proxy/watch.o $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
+
+# The Foxglove server's socket-free parts (JSON, frames, channel mapping).
+FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/foxglove/,json.o protocol.o channels.o live.o struct_json.o)
+$(BUILD)/tests/test_foxglove: tests/test_foxglove.c $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
 # The command line's time parser is tested alone (it needs only libc).
 $(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
@@ -171,6 +182,8 @@ test: deps
 	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
+	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
+	@bash tests/foxglove-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
 	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"

@@ -15,6 +15,7 @@ echo
 	tee "$out/bench_scale.txt"
 "$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 100 --subs 1 --streams 1 --samples 5000 \
 	--rate 1000 | tee -a "$out/bench_scale.txt"
+"$BUILD/bench/bench_foxglove" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_foxglove.txt"
 echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo

@@ -77,4 +77,14 @@ echo "== dssm mirror $far/odom for 1.5 s, into another namespace (as another hos
 DSSM_NAMESPACE=$DSSM_NAMESPACE-far timeout -s INT 1.5 $dssm mirror "$far/odom" --quiet || true
 DSSM_NAMESPACE=$DSSM_NAMESPACE-far $dssm ls
 echo
+echo "== dssm foxglove: the same streams for Foxglove Studio or Lichtblick (a free port, for 1 s)"
+$dssm foxglove --port 0 --port-file "$tmp/fgport" 2>"$tmp/foxglove.log" & pids+=($!)
+for _ in $(seq 50); do [ -s "$tmp/fgport" ] && break; sleep 0.05; done
+echo "open ws://127.0.0.1:$(cat "$tmp/fgport") in Foxglove: \"Open connection\", \"Foxglove WebSocket\""
+echo "(run \`dssm foxglove\` yourself for one that stays, at ws://127.0.0.1:8765; README: Live view)"
+sleep 1
+kill "${pids[-1]}" 2>/dev/null || true
+wait "${pids[-1]}" 2>/dev/null || true
+cat "$tmp/foxglove.log"
+echo
 echo "== demo finished"

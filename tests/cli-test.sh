@@ -35,7 +35,7 @@ wait_stream() {
 
 t_help() {
 	"$DSSM" --help | grep -q "examples:" || return 1
-	for c in ls info cat top write rm cleanup proxy ping mirror record query play; do
+	for c in ls info cat top write rm cleanup proxy foxglove ping mirror record query play; do
 		"$DSSM" $c --help | grep -q "example" || { echo "no example in $c --help"; return 1; }
 		"$DSSM" help $c | grep -q "usage: dssm $c" || return 1
 	done

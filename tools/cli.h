@@ -34,6 +34,8 @@ int cmd_write(int argc, char **argv);
 void help_write(FILE *out);
 int cmd_proxy(int argc, char **argv);
 void help_proxy(FILE *out);
+int cmd_foxglove(int argc, char **argv);
+void help_foxglove(FILE *out);
 int cmd_ping(int argc, char **argv);
 void help_ping(FILE *out);
 int cmd_secret(int argc, char **argv);

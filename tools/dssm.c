@@ -20,6 +20,8 @@ static const struct cli_command commands[] = {
 	{"rm", "remove streams", cmd_rm, help_rm},
 	{"cleanup", "remove streams whose writer died", cmd_cleanup, help_cleanup},
 	{"proxy", "serve this host's streams to other hosts over TCP", cmd_proxy, help_proxy},
+	{"foxglove", "serve streams or a recording to Foxglove Studio (WebSocket)", cmd_foxglove,
+	 help_foxglove},
 	{"ping", "clock offset and round trip to a proxy", cmd_ping, help_ping},
 	{"secret", "make a new shared secret file for the proxy", cmd_secret, help_secret},
 	{"mirror", "keep a local copy of a remote stream", cmd_mirror, help_mirror},

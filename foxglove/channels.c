@@ -1,0 +1,187 @@
+/*
+ * channels.c - the channel table: every stream of this host (or of a
+ * recording) as a Foxglove channel, with the encoding and schema the
+ * protocol wants. The stream list is read again every FG_SCAN_MS; streams
+ * that appeared are marked fresh, those that went (or were created anew with
+ * another layout) gone, and the server tells its clients.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../connector/wire.h"
+#include "../ssmcore/internal.h"
+#include "foxglove.h"
+
+static int set_schema(struct fg_channel *c, const char *text, size_t len)
+{
+	free(c->schema);
+	c->schema = malloc(len + 1);
+	if (!c->schema)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the schema of '%s'", c->topic);
+	memcpy(c->schema, text, len);
+	c->schema[len] = 0;
+	return 0;
+}
+
+int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, const char *schema)
+{
+	const char *enc = info->encoding;
+	schema = schema ? schema : "";
+	snprintf(c->name, sizeof c->name, "%s", info->name);
+	c->sid = info->id;
+	if (info->id == 0)
+		snprintf(c->topic, sizeof c->topic, "%s", info->name);
+	else
+		snprintf(c->topic, sizeof c->topic, "%s:%d", info->name, info->id);
+	snprintf(c->schema_name, sizeof c->schema_name, "%s", info->type);
+	c->info = *info;
+	c->is_struct = 0;
+	if (!strcmp(enc, "ros1") || !strcmp(enc, "cdr")) {
+		/* Foxglove decodes these only with the message definition. */
+		if (!info->type[0] || !schema[0])
+			return dssm__fail(DSSM_ENOENT, "'%s' is %s but has no %s: Foxglove could not decode it",
+			                  c->topic, enc, info->type[0] ? "message definition (schema)" : "type");
+		snprintf(c->encoding, sizeof c->encoding, "%s", !strcmp(enc, "ros1") ? "ros1" : "cdr");
+		c->schema_encoding = !strcmp(enc, "ros1") ? "ros1msg" : "ros2msg";
+		return set_schema(c, schema, strlen(schema));
+	}
+	if (!strcmp(enc, "json")) {
+		snprintf(c->encoding, sizeof c->encoding, "json");
+		c->schema_encoding = schema[0] ? "jsonschema" : NULL;
+		return set_schema(c, schema, strlen(schema));
+	}
+	if (!strcmp(enc, "raw") || !strcmp(enc, "struct") || !enc[0]) {
+		struct wbuf w = {0};
+		int rc = fg_struct_to_json(info, schema, NULL, 0, &w);
+		if (rc == 0 && w.oom)
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory for the JSON schema of '%s'", c->topic);
+		if (rc == 0) {
+			snprintf(c->encoding, sizeof c->encoding, "json");
+			c->schema_encoding = "jsonschema";
+			c->is_struct = 1;
+			rc = set_schema(c, (const char *)w.data, w.len);
+		}
+		wbuf_free(&w);
+		return rc;
+	}
+	return dssm__fail(DSSM_ENOENT, "'%s' has encoding '%s', which Foxglove cannot decode "
+	                  "(served: ros1, cdr, json, and struct streams once a decoder exists)",
+	                  c->topic, enc);
+}
+
+static struct fg_channel *find_live(struct fg_channels *t, const char *name, int id)
+{
+	for (struct fg_channel *c = t->head; c; c = c->next)
+		if (!c->gone && c->sid == id && !strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+/* The same ring as when it was advertised? A stream removed and created
+ * anew between two scans shows another layout, or fewer samples. */
+static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
+{
+	return !strcmp(c->info.type, i->type) && !strcmp(c->info.encoding, i->encoding) &&
+	       c->info.max_size == i->max_size && c->info.slots == i->slots &&
+	       c->info.schema_len == i->schema_len && i->count >= c->info.count;
+}
+
+static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
+{
+	struct fg_channel *c = calloc(1, sizeof *c);
+	if (!c) {
+		fprintf(stderr, "dssm foxglove: out of memory for channel '%s'\n", info->name);
+		return;
+	}
+	c->rec_stream = -1;
+	dssm_stream *s = NULL;
+	int rc = dssm_open(info->name, info->id, DSSM_READ, &s);
+	if (rc == 0)
+		rc = fg_channel_describe(c, info, dssm_schema(s));
+	dssm_close(s);
+	if (rc < 0) {
+		/* kept, marked skipped: logged once, not at every scan */
+		c->skipped = 1;
+		snprintf(c->name, sizeof c->name, "%s", info->name);
+		c->sid = info->id;
+		c->info = *info;
+		fprintf(stderr, "dssm foxglove: not serving '%s:%d': %s\n", info->name, info->id,
+		        dssm_last_error());
+	} else {
+		c->id = ++t->next_id;
+		c->fresh = 1;
+		if (t->verbose)
+			fprintf(stderr, "dssm foxglove: channel %u: '%s' (%s, %s)\n", c->id, c->topic,
+			        c->encoding, c->schema_name[0] ? c->schema_name : "no schema name");
+	}
+	c->seen = 1;
+	c->next = t->head;
+	t->head = c;
+}
+
+int fg_channels_scan(struct fg_channels *t)
+{
+	dssm_stream_info *list;
+	int n = dssm_list(&list);
+	if (n < 0)
+		return n;
+	for (struct fg_channel *c = t->head; c; c = c->next)
+		c->seen = 0;
+	for (int i = 0; i < n; i++) {
+		struct fg_channel *c = find_live(t, list[i].name, list[i].id);
+		if (c && !same_stream(c, &list[i])) {
+			c->gone = 1; /* created anew: unadvertised, then advertised again */
+			c = NULL;
+		}
+		if (c) {
+			c->seen = 1;
+			c->info.count = list[i].count;
+			continue;
+		}
+		add_stream(t, &list[i]);
+	}
+	for (struct fg_channel *c = t->head; c; c = c->next)
+		if (!c->seen)
+			c->gone = 1;
+	free(list);
+	return 0;
+}
+
+static void channel_free(struct fg_channel *c)
+{
+	fg_live_stop(c);
+	free(c->schema);
+	free(c);
+}
+
+void fg_channels_settle(struct fg_channels *t)
+{
+	for (struct fg_channel **p = &t->head; *p;) {
+		struct fg_channel *c = *p;
+		c->fresh = 0;
+		if (c->gone) {
+			*p = c->next;
+			channel_free(c);
+		} else {
+			p = &c->next;
+		}
+	}
+}
+
+struct fg_channel *fg_channel_find(struct fg_channels *t, uint32_t id)
+{
+	for (struct fg_channel *c = t->head; c; c = c->next)
+		if (c->id == id && !c->skipped && !c->gone)
+			return c;
+	return NULL;
+}
+
+void fg_channels_free(struct fg_channels *t)
+{
+	while (t->head) {
+		struct fg_channel *c = t->head;
+		t->head = c->next;
+		channel_free(c);
+	}
+}

@@ -1,0 +1,269 @@
+/*
+ * ops.c - what a Foxglove client asks, and the answers: subscribe and
+ * unsubscribe, client advertise and unadvertise (clientPublish, under the
+ * write rules), Client Message Data written into rings, and a status error
+ * naming what was wrong for anything refused or not offered.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "json.h"
+#include "protocol.h"
+#include "server.h"
+
+/* ---- subscriptions ---- */
+
+static int sub_index(struct fg_client *c, uint32_t id)
+{
+	for (int i = 0; i < c->nsubs; i++)
+		if (c->subs[i]->id == id)
+			return i;
+	return -1;
+}
+
+static void subscribe_one(struct fg_client *c, const struct fg_json *e)
+{
+	uint32_t id, chid;
+	if (fg_json_u32(e, "id", &id) < 0 || fg_json_u32(e, "channelId", &chid) < 0) {
+		fg_client_status(c, FG_ERROR, "subscribe: %s", dssm_last_error());
+		return;
+	}
+	struct fg_channel *ch = fg_channel_find(&c->srv->channels, chid);
+	if (!ch) {
+		fg_client_status(c, FG_ERROR, "subscribe %u: channel %u is not advertised", id, chid);
+		return;
+	}
+	if (sub_index(c, id) >= 0) {
+		fg_client_status(c, FG_ERROR, "subscribe %u: subscription id %u is in use", id, id);
+		return;
+	}
+	for (int i = 0; i < c->nsubs; i++)
+		if (c->subs[i]->ch == ch) {
+			fg_client_status(c, FG_ERROR, "subscribe %u: channel %u ('%s') is subscribed already "
+			                 "(subscription %u)", id, chid, ch->topic, c->subs[i]->id);
+			return;
+		}
+	if (c->nsubs >= FG_MAX_SUBS) {
+		fg_client_status(c, FG_ERROR, "subscribe %u: %d subscriptions, the limit", id, FG_MAX_SUBS);
+		return;
+	}
+	if (!c->subs) {
+		c->subs = calloc(FG_MAX_SUBS, sizeof *c->subs);
+		if (!c->subs)
+			return;
+	}
+	struct fg_sub *s = calloc(1, sizeof *s);
+	if (!s)
+		return;
+	s->id = id;
+	s->ch = ch;
+	if (fg_server_sub_added(c->srv, ch) < 0) {
+		fg_client_status(c, FG_ERROR, "subscribe %u ('%s'): %s", id, ch->topic, dssm_last_error());
+		free(s);
+		return;
+	}
+	c->subs[c->nsubs++] = s;
+	/* a late joiner sees the ring's newest sample at once (a map, a
+	 * parameter written once), then every newer one in order */
+	struct fg_sample *latest = c->srv->play ? NULL : fg_live_latest(ch);
+	if (latest) {
+		s->after = latest->tid;
+		s->has_after = 1;
+		fg_server_deliver_to(c, s, latest);
+		fg_sample_put(latest);
+	}
+	if (c->srv->cfg->verbose)
+		fprintf(stderr, "dssm foxglove: %s: subscription %u to '%s'\n", c->peer, id, ch->topic);
+}
+
+static void unsubscribe_one(struct fg_client *c, const struct fg_json *e)
+{
+	if (e->type != FG_JSON_NUMBER || e->number < 0 || e->number > 4294967295.0) {
+		fg_client_status(c, FG_ERROR, "unsubscribe: subscription ids must be numbers 0..4294967295");
+		return;
+	}
+	int i = sub_index(c, (uint32_t)e->number);
+	if (i < 0) {
+		fg_client_status(c, FG_ERROR, "unsubscribe: no subscription %u", (uint32_t)e->number);
+		return;
+	}
+	fg_client_sub_remove(c, i);
+}
+
+/* ---- client channels (clientPublish) ---- */
+
+static int pub_index(struct fg_client *c, uint32_t id)
+{
+	for (int i = 0; i < c->npubs; i++)
+		if (c->pubs[i].id == id)
+			return i;
+	return -1;
+}
+
+/* A client channel's topic as a ring: NAME or NAME:ID, a leading '/' allowed. */
+static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
+{
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	const char *t = p->topic[0] == '/' ? p->topic + 1 : p->topic;
+	int rc = dssm_parse_address(t, name, &id);
+	if (rc == 0)
+		rc = write_rules_check(&c->srv->cfg->writes, name, id);
+	if (rc == 0)
+		rc = dssm_open(name, id, DSSM_WRITE, &p->s);
+	if (rc < 0)
+		return rc;
+	dssm_stream_info info;
+	dssm_info(p->s, &info);
+	/* bytes of another encoding would be misread by every reader */
+	if (strcmp(info.encoding, "raw") != 0 && info.encoding[0] && strcmp(info.encoding, encoding) != 0) {
+		dssm_close(p->s);
+		p->s = NULL;
+		return dssm__fail(DSSM_ELAYOUT, "'%s' holds %s, not %s", p->topic, info.encoding, encoding);
+	}
+	return 0;
+}
+
+static void advertise_one(struct fg_client *c, const struct fg_json *e)
+{
+	uint32_t id;
+	const char *topic = NULL, *enc = NULL;
+	if (fg_json_u32(e, "id", &id) < 0 || !(topic = fg_json_str(e, "topic")) ||
+	    !(enc = fg_json_str(e, "encoding"))) {
+		fg_client_status(c, FG_ERROR, "advertise: %s", dssm_last_error());
+		return;
+	}
+	if (!c->srv->client_publish) {
+		c->srv->refused_ops++;
+		fg_client_status(c, FG_ERROR, "advertise %u ('%s'): this server is read-only "
+		                 "(no clientPublish capability)", id, topic);
+		return;
+	}
+	if (pub_index(c, id) >= 0) {
+		fg_client_status(c, FG_ERROR, "advertise %u: client channel %u is advertised already", id, id);
+		return;
+	}
+	if (c->npubs >= FG_MAX_PUBS) {
+		fg_client_status(c, FG_ERROR, "advertise %u: %d client channels, the limit", id, FG_MAX_PUBS);
+		return;
+	}
+	if (strlen(topic) >= sizeof c->pubs[0].topic || strlen(enc) >= sizeof c->pubs[0].encoding) {
+		fg_client_status(c, FG_ERROR, "advertise %u: topic or encoding too long", id);
+		return;
+	}
+	if (!c->pubs && !(c->pubs = calloc(FG_MAX_PUBS, sizeof *c->pubs)))
+		return;
+	struct fg_pub *p = &c->pubs[c->npubs];
+	memset(p, 0, sizeof *p);
+	p->id = id;
+	snprintf(p->topic, sizeof p->topic, "%s", topic);
+	snprintf(p->encoding, sizeof p->encoding, "%s", enc);
+	if (pub_open(c, p, enc) < 0) {
+		c->srv->refused_ops++;
+		fg_client_status(c, FG_ERROR, "advertise %u ('%s'): %s", id, topic, dssm_last_error());
+		return;
+	}
+	c->npubs++;
+	if (c->srv->cfg->verbose)
+		fprintf(stderr, "dssm foxglove: %s: publishes '%s' as client channel %u\n", c->peer, topic, id);
+}
+
+static void unadvertise_one(struct fg_client *c, const struct fg_json *e)
+{
+	int i = e->type == FG_JSON_NUMBER && e->number >= 0 && e->number <= 4294967295.0
+	                ? pub_index(c, (uint32_t)e->number) : -1;
+	if (i < 0) {
+		fg_client_status(c, FG_ERROR, "unadvertise: no such client channel");
+		return;
+	}
+	dssm_close(c->pubs[i].s);
+	c->pubs[i] = c->pubs[--c->npubs];
+}
+
+void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
+{
+	uint32_t chid;
+	const uint8_t *payload;
+	size_t len;
+	if (fg_parse_client_binary(p, n, &chid, &payload, &len) < 0) {
+		fg_client_status(c, FG_ERROR, "%s", dssm_last_error());
+		return;
+	}
+	int i = pub_index(c, chid);
+	if (i < 0) {
+		fg_client_status(c, FG_ERROR, "message data for client channel %u, which is not advertised%s",
+		                 chid, c->srv->client_publish ? "" : " (this server is read-only)");
+		return;
+	}
+	/* the measurement time is not in the message: the time it arrived */
+	int64_t rc = dssm_write(c->pubs[i].s, payload, len, dssm_now());
+	if (rc < 0)
+		fg_client_status(c, FG_ERROR, "publishing to '%s': %s", c->pubs[i].topic, dssm_last_error());
+	else
+		c->srv->published++;
+}
+
+/* ---- text ops ---- */
+
+typedef void (*each_fn)(struct fg_client *c, const struct fg_json *e);
+
+static void each(struct fg_client *c, const struct fg_json *msg, const char *op, const char *key,
+                 each_fn fn)
+{
+	const struct fg_json *a = fg_json_get(msg, key);
+	if (!a || a->type != FG_JSON_ARRAY) {
+		fg_client_status(c, FG_ERROR, "%s: '%s' must be an array", op, key);
+		return;
+	}
+	for (const struct fg_json *e = a->child; e; e = e->next)
+		fn(c, e);
+}
+
+/* Ops of capabilities this server does not offer, and the capability. */
+static const char *const unoffered[][2] = {
+	{"getParameters", "parameters"},
+	{"setParameters", "parameters"},
+	{"subscribeParameterUpdates", "parametersSubscribe"},
+	{"unsubscribeParameterUpdates", "parametersSubscribe"},
+	{"subscribeConnectionGraph", "connectionGraph"},
+	{"unsubscribeConnectionGraph", "connectionGraph"},
+	{"fetchAsset", "assets"},
+};
+
+void fg_ops_text(struct fg_client *c, const char *text, size_t len)
+{
+	struct fg_json *msg;
+	if (fg_json_parse(text, len, &msg) < 0) {
+		c->srv->refused_ops++;
+		fg_client_status(c, FG_ERROR, "%s", dssm_last_error());
+		return;
+	}
+	const struct fg_json *opj = fg_json_get(msg, "op");
+	const char *op = opj && opj->type == FG_JSON_STRING ? opj->string : NULL;
+	if (!op) {
+		c->srv->refused_ops++;
+		fg_client_status(c, FG_ERROR, "a text message must be a JSON object with a string 'op'");
+	} else if (!strcmp(op, "subscribe")) {
+		each(c, msg, op, "subscriptions", subscribe_one);
+	} else if (!strcmp(op, "unsubscribe")) {
+		each(c, msg, op, "subscriptionIds", unsubscribe_one);
+	} else if (!strcmp(op, "advertise")) {
+		each(c, msg, op, "channels", advertise_one);
+	} else if (!strcmp(op, "unadvertise")) {
+		each(c, msg, op, "channelIds", unadvertise_one);
+	} else {
+		const char *cap = NULL;
+		for (size_t i = 0; i < sizeof unoffered / sizeof *unoffered; i++)
+			if (!strcmp(op, unoffered[i][0]))
+				cap = unoffered[i][1];
+		c->srv->refused_ops++;
+		if (cap)
+			fg_client_status(c, FG_ERROR, "'%s' needs the '%s' capability, which this server does "
+			                 "not offer", op, cap);
+		else
+			fg_client_status(c, FG_ERROR, "unknown op '%.64s'", op);
+	}
+	fg_json_free(msg);
+}

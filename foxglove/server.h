@@ -1,0 +1,132 @@
+/*
+ * server.h - the Foxglove server's state shared by server.c (the loop),
+ * client.c (one connection), ops.c (what it asks) and playback.c, and the
+ * calls between them.
+ */
+#ifndef DSSM_FOXGLOVE_SERVER_H
+#define DSSM_FOXGLOVE_SERVER_H
+
+#include <libwebsockets.h>
+
+#include "foxglove.h"
+
+struct fg_playback;
+struct wbuf;
+
+struct fg_server {
+	const struct fg_config *cfg;
+	struct lws_context *ctx;
+	struct fg_channels channels;
+	struct fg_client *clients;
+	int nclients;
+	int client_publish;          /* clientPublish offered (not --read-only) */
+	struct fg_playback *play;    /* serving a recording instead of the rings */
+	int playing;                 /* its replay runs (the pace timer is set) */
+	int throttled;               /* a ring was left unread: no subscriber had room */
+	char session_id[32];
+	lws_sorted_usec_list_t tick; /* stream list, stop requests */
+	lws_sorted_usec_list_t pace; /* playback */
+	dssm_time_t next_scan;
+	/* totals, for the summary at exit */
+	uint64_t connections, messages_out, bytes_out, dropped, refused_ops, published;
+};
+
+struct fg_sub {
+	uint32_t id;                 /* chosen by the client */
+	struct fg_channel *ch;
+	uint64_t after;              /* live: only samples with a TID above this */
+	int has_after;
+	uint64_t unreported;         /* dropped, not told yet */
+	uint64_t dropped;
+};
+
+struct fg_pub {
+	uint32_t id;                 /* chosen by the client */
+	char topic[DSSM_NAME_MAX + 16];
+	char encoding[32];
+	dssm_stream *s;              /* the ring, open for writing */
+};
+
+/* A queued sample: to subscription sub; sub NULL is a Time message. */
+struct fg_entry {
+	struct fg_sub *sub;
+	struct fg_sample *s;
+};
+
+struct fg_text {                 /* a queued JSON message, with lws's headroom */
+	struct fg_text *next;
+	size_t len;
+	unsigned char buf[];         /* LWS_PRE + len */
+};
+
+struct fg_client {
+	struct fg_server *srv;
+	struct lws *wsi;
+	char peer[64];
+	int open;
+	int tell_end;                /* say "end of the recording" once its samples went */
+	struct fg_sub **subs;
+	int nsubs;
+	struct fg_pub *pubs;
+	int npubs;
+	/* samples: a ring of entries, bounded by cfg->max_queue bytes */
+	struct fg_entry *q;
+	size_t qhead, qlen, qcap, qbytes;
+	/* text messages, bounded by FG_MAX_CONTROL_QUEUE */
+	struct fg_text *text_head, *text_tail;
+	size_t text_bytes;
+	/* a message being received */
+	unsigned char *rx;
+	size_t rx_len, rx_cap, rx_seen;
+	int rx_binary, rx_overflow;
+	/* one outgoing frame */
+	unsigned char *tx;
+	size_t tx_cap;
+	struct fg_client *next, *prev;
+};
+
+/* client.c */
+int fg_client_open(struct fg_client *c, struct fg_server *srv, struct lws *wsi);
+void fg_client_close(struct fg_client *c);
+/* A part of a received message; -1 to close the connection. */
+int fg_client_receive(struct fg_client *c, const void *in, size_t len);
+/* Write what is queued; -1 to close the connection. */
+int fg_client_writable(struct fg_client *c);
+/* Queue a JSON message (the wbuf's text); -1 when the client is closed for
+ * not reading (its text queue is over FG_MAX_CONTROL_QUEUE). */
+int fg_client_send_text(struct fg_client *c, const struct wbuf *w);
+int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Queue a sample to a subscription (a new reference is taken); drops the
+ * oldest queued samples beyond the client's bound. */
+void fg_client_queue(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
+/* Count samples a subscription lost before they were queued. */
+void fg_client_missed(struct fg_client *c, struct fg_sub *sub, uint64_t n);
+/* End subscription i (its queued samples go). */
+void fg_client_sub_remove(struct fg_client *c, int i);
+/* The channel is going: drop its subscriptions and their queued samples. */
+void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
+
+/* ops.c: a whole text or binary message from the client */
+void fg_ops_text(struct fg_client *c, const char *text, size_t len);
+void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n);
+
+/* server.c */
+/* Queue a sample of ch to its subscribers (struct streams as JSON). */
+void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s);
+/* The same to one subscription only. */
+void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
+/* Read the rings the watchers flagged, for subscribers with room. */
+void fg_server_dispatch(struct fg_server *srv);
+/* A client subscribed to or unsubscribed from ch (subscriber counts, ring readers). */
+int fg_server_sub_added(struct fg_server *srv, struct fg_channel *ch);
+void fg_server_sub_removed(struct fg_server *srv, struct fg_channel *ch);
+
+/* playback.c */
+int fg_playback_open(struct fg_server *srv, const char *dir);
+/* Deliver what is due; returns microseconds until the next sample is due,
+ * or -1 at the end. */
+int64_t fg_playback_step(struct fg_server *srv);
+void fg_playback_close(struct fg_server *srv);
+
+#endif

@@ -1,0 +1,305 @@
+// fg_check.mjs SCENARIO URL [ARGS...] - drives `dssm foxglove` with the npm
+// reference client @foxglove/ws-protocol (FoxgloveClient over the `ws`
+// package) for tests/foxglove-test.sh. Prints "ok ..." and "FAIL ..." lines;
+// exits 1 if anything failed. NODE_PATH: a node_modules holding
+// @foxglove/ws-protocol, ws, @foxglove/rosmsg, @foxglove/rosmsg-serialization,
+// @foxglove/rosmsg2-serialization. DSSM, WRITER: commands the scenarios run.
+//   live URL      serverInfo, advertise (encodings, schemas), 1 kHz ros1 + cdr
+//                 + json samples in order with their log times and bytes
+//                 decoded, unadvertise of a removed ring, advertise of a new one
+//   publish URL accepted|refused|denied   a client channel's message into ring
+//                 fgt_pub: written, refused (read-only), refused (--allow-write)
+//   slow URL      a paused client told what it missed: received + dropped =
+//                 written; a fast client beside it gets every sample
+//   hostile URL   bad ops, unknown ids, huge frames, a subscribe storm, 200
+//                 clients; the server answers each with a status and stays up
+//   play URL N    a recording's N samples with their recorded log times
+//   limit URL     a client over --max-clients 2 is refused
+import { createRequire } from "node:module";
+import { spawn } from "node:child_process";
+import net from "node:net";
+
+const require = createRequire(process.env.NODE_PATH + "/");
+const { FoxgloveClient } = require("@foxglove/ws-protocol");
+const WebSocket = require("ws");
+const { parse: parseDefinition } = require("@foxglove/rosmsg");
+const { MessageReader: Ros1Reader } = require("@foxglove/rosmsg-serialization");
+const { MessageReader: Ros2Reader } = require("@foxglove/rosmsg2-serialization");
+
+const [scenario, url, ...args] = process.argv.slice(2);
+let failed = 0;
+const ok = (what) => console.log(`  ok    ${what}`);
+const bad = (what) => { console.log(`  FAIL  ${what}`); failed++; };
+const check = (cond, what) => (cond ? ok(what) : bad(what));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function connect() {
+  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+  const client = new FoxgloveClient({ ws });
+  const st = { ws, client, info: null, channels: new Map(), statuses: [], gone: [], messages: [] };
+  client.on("serverInfo", (i) => { st.info = i; });
+  client.on("advertise", (chs) => chs.forEach((c) => st.channels.set(c.id, c)));
+  client.on("unadvertise", (ids) => ids.forEach((id) => { st.gone.push(id); st.channels.delete(id); }));
+  client.on("status", (s) => st.statuses.push(s));
+  client.on("message", (m) => st.messages.push(m));
+  client.on("error", () => {});
+  return st;
+}
+
+// Wait for a condition the server makes true (no timed assertion: a
+// generous limit only ends a test that would otherwise hang).
+async function until(cond, what, ms = 60000) {
+  for (const end = Date.now() + ms; Date.now() < end;) {
+    if (cond()) return true;
+    await sleep(5);
+  }
+  bad(`${what}: never happened`);
+  return false;
+}
+
+function run(cmd, argv) {
+  return new Promise((resolve) => {
+    const p = spawn(cmd, argv, { stdio: ["ignore", "inherit", "inherit"] });
+    p.on("exit", (code) => resolve(code));
+  });
+}
+const writer = (argv) => run("/usr/bin/python3", [process.env.WRITER, ...argv]);
+const dssm = (argv) => run(process.env.DSSM, argv);
+const byTopic = (st, topic) => [...st.channels.values()].find((c) => c.topic === topic);
+const t0 = () => BigInt(Math.floor(Date.now() / 1000) + 1) * 1000000000n;
+
+async function live() {
+  const st = connect();
+  await until(() => st.info && st.channels.size >= 3, "serverInfo and advertise");
+  check(st.info.capabilities.includes("clientPublish") && !st.info.capabilities.includes("time"),
+        `serverInfo capabilities [${st.info.capabilities}], encodings [${st.info.supportedEncodings}]`);
+  const want = { fgt_ros1: ["ros1", "std_msgs/String", "ros1msg"], fgt_cdr: ["cdr", "std_msgs/msg/String", "ros2msg"],
+                 fgt_json: ["json", "dssm_test/Text", "jsonschema"] };
+  for (const [topic, [enc, name, senc]] of Object.entries(want)) {
+    const c = byTopic(st, topic);
+    check(c && c.encoding === enc && c.schemaName === name && c.schemaEncoding === senc && c.schema.length > 0,
+          `advertise '${topic}': ${c ? `${c.encoding} ${c.schemaName} ${c.schemaEncoding}` : "missing"}`);
+  }
+  const N = 1000, M = 200;
+  const subs = {};
+  for (const topic of [...Object.keys(want), "fgt_huge"]) subs[topic] = st.client.subscribe(byTopic(st, topic).id);
+  await sleep(300); // the subscriptions reach the server before the samples
+  const base = t0();
+  await Promise.all([writer(["write", "fgt_ros1", "ros1", N, base, 1000]),
+                     writer(["write", "fgt_cdr", "cdr", M, base, 1000]),
+                     writer(["write", "fgt_json", "json", M, base, 1000]),
+                     writer(["write", "fgt_huge", "json", 50, base, 200])]);
+  const count = (topic) => st.messages.filter((m) => m.subscriptionId === subs[topic]).length;
+  await until(() => count("fgt_ros1") >= N && count("fgt_cdr") >= M && count("fgt_json") >= M &&
+              count("fgt_huge") >= 50, "all samples");
+  const readers = {
+    fgt_ros1: new Ros1Reader(parseDefinition(byTopic(st, "fgt_ros1").schema)),
+    fgt_cdr: new Ros2Reader(parseDefinition(byTopic(st, "fgt_cdr").schema, { ros2: true })),
+  };
+  // (fgt_huge: samples of up to 5 MiB, a few bytes each, read through a scratch buffer)
+  for (const [topic, n] of [["fgt_ros1", N], ["fgt_cdr", M], ["fgt_json", M], ["fgt_huge", 50]]) {
+    const got = st.messages.filter((m) => m.subscriptionId === subs[topic]);
+    let good = 0;
+    got.forEach((m, i) => {
+      const bytes = new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength);
+      const text = topic === "fgt_json" || topic === "fgt_huge" ? JSON.parse(new TextDecoder().decode(bytes)).text
+                                        : readers[topic].readMessage(bytes).data;
+      if (text === `msg ${i}` && m.timestamp === base + BigInt(i) * 1000000n) good++;
+    });
+    check(got.length === n && good === n,
+          `'${topic}': ${got.length} of ${n} samples, ${good} in order with the written fields and log times`);
+  }
+  // a late joiner gets the newest sample at once, and nothing older
+  const late = connect();
+  await until(() => late.info && byTopic(late, "fgt_cdr"), "advertise to a late joiner");
+  late.client.subscribe(byTopic(late, "fgt_cdr").id);
+  await until(() => late.messages.length >= 1, "the newest sample for a late joiner");
+  await sleep(300);
+  const l0 = late.messages[0];
+  check(late.messages.length === 1 && l0 && readers.fgt_cdr.readMessage(new Uint8Array(l0.data.buffer, l0.data.byteOffset,
+        l0.data.byteLength)).data === `msg ${M - 1}` && l0.timestamp === base + BigInt(M - 1) * 1000000n,
+        `a late subscriber to 'fgt_cdr' gets the newest sample at once (${late.messages.length} message)`);
+  late.client.close();
+  // a ring removed: its channel unadvertised; a new one: advertised
+  const jsonId = byTopic(st, "fgt_json").id;
+  await dssm(["rm", "fgt_json"]);
+  await until(() => st.gone.includes(jsonId), "unadvertise of the removed ring");
+  check(st.gone.includes(jsonId), `unadvertise of channel ${jsonId} after \`dssm rm fgt_json\``);
+  await writer(["create", "fgt_new", "json"]);
+  await until(() => byTopic(st, "fgt_new"), "advertise of a new ring");
+  check(byTopic(st, "fgt_new"), "advertise of the new ring 'fgt_new'");
+  check(st.statuses.filter((s) => s.level >= 1).length === 0,
+        `no warnings or errors (${st.statuses.map((s) => s.message).join("; ") || "none"})`);
+  st.client.close();
+}
+
+async function publish(expect) {
+  const st = connect();
+  await until(() => st.info, "serverInfo");
+  const offered = st.info.capabilities.includes("clientPublish");
+  const id = st.client.advertise({ topic: "fgt_pub", encoding: "json", schemaName: "dssm_test/Text" });
+  await sleep(200);
+  st.client.sendMessage(id, new TextEncoder().encode('{"i":7,"text":"from foxglove"}'));
+  // then a marker round trip: an op the server answers, after ours
+  st.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
+  await until(() => st.statuses.some((s) => s.message.includes("999999")), "status after the publish");
+  const errors = st.statuses.filter((s) => s.level === 2 && !s.message.includes("999999"));
+  if (expect === "denied") // offered, but not for this ring (--allow-write)
+    check(offered && errors.length >= 1 && /not writable/.test(errors[0].message),
+          `--allow-write elsewhere: publish to fgt_pub refused: ${errors.map((s) => s.message).join("; ")}`);
+  else if (expect === "refused")
+    check(!offered && errors.length >= 1 && /read-only|not advertised/.test(errors[0].message),
+          `read-only: no clientPublish capability, publish refused: ${errors.map((s) => s.message).join("; ")}`);
+  else
+    check(offered && errors.length === 0, `clientPublish offered, publish accepted ${errors.map((s) => s.message)}`);
+  st.client.close();
+}
+
+async function slow() {
+  const st = connect(), fast = connect();
+  await until(() => st.info && byTopic(st, "fgt_big") && fast.info && byTopic(fast, "fgt_big"), "advertise of fgt_big");
+  const sub = st.client.subscribe(byTopic(st, "fgt_big").id);
+  fast.client.subscribe(byTopic(fast, "fgt_big").id);
+  await sleep(300);
+  st.ws._socket.pause(); // reads nothing: the server's queue for it fills
+  const N = 4000;
+  await writer(["write", "fgt_big", "json", N, t0(), 1000, 10000]);
+  st.ws._socket.resume();
+  const newest = (c) => c.messages.length &&
+    JSON.parse(new TextDecoder().decode(c.messages[c.messages.length - 1].data)).i === N - 1;
+  await until(() => newest(st) && newest(fast), "the newest sample");
+  const told = (c) => c.statuses.map((s) => /dropped (\d+) messages of 'fgt_big'/.exec(s.message))
+    .filter(Boolean).reduce((a, m) => a + Number(m[1]), 0);
+  const dropped = told(st);
+  const idx = (c) => c.messages.map((m) => JSON.parse(new TextDecoder().decode(m.data)).i);
+  const ordered = (v) => v.every((x, i) => i === 0 || x > v[i - 1]);
+  check(dropped > 0 && st.messages.length + dropped === N && ordered(idx(st)) && st.messages.every((m) => m.subscriptionId === sub),
+        `slow client: ${st.messages.length} received + ${dropped} told dropped = ${N} written, in order, newest last`);
+  // The fast one is held back by no one: while the slow one is paused it
+  // alone decides how fast the ring is read. (Once both read, the slower of
+  // the two at any moment may lose some, and is told: the machine is shared.)
+  const f = idx(fast);
+  check(f.length + told(fast) === N && ordered(f) && f.length > st.messages.length,
+        `a fast client beside it: ${f.length} of ${N} in order (${told(fast)} told dropped)`);
+  st.client.close();
+  fast.client.close();
+}
+
+async function hostile() {
+  const raw = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+  const statuses = [];
+  raw.on("message", (d, isBinary) => {
+    if (!isBinary) {
+      const m = JSON.parse(d.toString());
+      if (m.op === "status") statuses.push(m);
+    }
+  });
+  await new Promise((r) => raw.on("open", r));
+  const bad_ops = [
+    "not json", "{}", '{"op":5}', "[1,2,3]", '{"op":"subscribe"}', '{"op":"subscribe","subscriptions":[{"id":1}]}',
+    '{"op":"subscribe","subscriptions":[{"id":1,"channelId":99999}]}', '{"op":"subscribe","subscriptions":[{"id":-1,"channelId":1.5}]}',
+    '{"op":"unsubscribe","subscriptionIds":[42]}', '{"op":"getParameters","parameterNames":[]}', '{"op":"fetchAsset","uri":"x","requestId":1}',
+    '{"op":"nope"}', '{"op":"subscribe","subscriptions":[' + "[".repeat(100000), '"\\ud800\\u0000"', '{"op":"\\u0000"}',
+  ];
+  for (const t of bad_ops) raw.send(t);
+  raw.send(Buffer.from([0x09, 1, 2, 3]));            // unknown binary opcode
+  raw.send(Buffer.from([0x01, 0x39, 0x05, 0, 0, 1])); // message data on a channel never advertised
+  raw.send(Buffer.from([0x01, 1]));                  // truncated
+  raw.send(Buffer.from([0x02, 1, 0, 0, 0]));         // a service call
+  raw.send("x".repeat(3 << 20));                     // 3 MiB text over --max-message
+  raw.send(Buffer.alloc(5 << 20, 1));                // 5 MiB binary
+  const expected = bad_ops.length + 6;
+  await until(() => statuses.length >= expected, `${expected} status errors`);
+  check(statuses.length === expected && statuses.every((s) => s.level === 2),
+        `${statuses.length} bad messages, each answered by an error status: ${statuses.slice(-2).map((s) => s.message).join(" | ")}`);
+  // a subscribe storm: 5000 ids on one channel; one succeeds, the rest are refused
+  const st = connect();
+  await until(() => st.info && st.channels.size > 0, "serverInfo");
+  const ch = [...st.channels.keys()][0];
+  for (let i = 0; i < 5000; i++) st.ws.send(JSON.stringify({ op: "subscribe", subscriptions: [{ id: i, channelId: ch }] }));
+  await until(() => st.statuses.length >= 4999, "storm answered");
+  check(st.statuses.length === 4999, `subscribe storm: 5000 subscriptions to one channel, ${st.statuses.length} refused`);
+  // 200 clients at once, each told serverInfo and the channels
+  const many = Array.from({ length: 200 }, () => connect());
+  await until(() => many.every((c) => c.info && c.channels.size > 0), "200 clients served");
+  check(many.every((c) => c.info && c.channels.size > 0), "200 clients at once: each got serverInfo and advertise");
+  many.forEach((c) => c.client.close());
+  raw.close();
+  st.client.close();
+  // bad frames and killed peers below the protocol: plain HTTP, garbage bytes,
+  // an unmasked frame, a frame claiming 2^63 bytes then a cut, a subscriber
+  // killed while samples flow
+  const port = Number(new URL(url).port);
+  const tcp = (bytes) => new Promise((resolve) => {
+    const sock = net.connect(port, "127.0.0.1", () => sock.end(bytes));
+    sock.on("error", () => {});
+    sock.on("close", resolve);
+    sock.resume();
+    setTimeout(() => sock.destroy(), 3000);
+  });
+  await tcp("GET / HTTP/1.1\r\nHost: x\r\n\r\n");
+  await tcp(Buffer.alloc(100000, 0xff));
+  const frames = [Buffer.from([0x82, 0x03, 1, 2, 3]),                                     // unmasked
+                  Buffer.from([0x82, 0xff, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4, 9])]; // 2^63 - 1
+  for (const f of frames) {
+    const w = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+    w.on("error", () => {});
+    await new Promise((r) => w.on("open", r));
+    w._socket.write(f);
+    await sleep(100);
+    w._socket.destroy();
+  }
+  const victim = connect();
+  await until(() => victim.info && byTopic(victim, "fgt_cdr"), "advertise to the victim");
+  victim.client.subscribe(byTopic(victim, "fgt_cdr").id);
+  const writing = writer(["write", "fgt_cdr", "cdr", 500, t0() + 100000000000n, 1000]);
+  await sleep(200);
+  victim.ws._socket.destroy();
+  await writing;
+  const after = connect();
+  await until(() => after.info, "serverInfo after the bad frames");
+  check(after.info, "plain HTTP, garbage bytes, an unmasked frame, a 2^63-byte frame cut short and a killed subscriber: the server still serves");
+  after.client.close();
+}
+
+async function play(n) {
+  const st = connect();
+  await until(() => st.info && st.channels.size > 0, "serverInfo and advertise");
+  check(st.info.capabilities.includes("time") && !st.info.capabilities.includes("clientPublish"),
+        `recording: capabilities [${st.info.capabilities}]`);
+  let times = 0, endAt = -1;
+  st.client.on("time", () => times++);
+  st.client.on("status", (s) => { if (/end of the recording/.test(s.message)) endAt = st.messages.length; });
+  const c = byTopic(st, "fgt_ros1");
+  st.client.subscribe(c.id);
+  await until(() => endAt >= 0, "end of the recording");
+  const reader = new Ros1Reader(parseDefinition(c.schema));
+  const texts = st.messages.map((m) => reader.readMessage(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength)).data);
+  const first = st.messages.length ? st.messages[0].timestamp : 0n;
+  const good = st.messages.filter((m, i) => texts[i] === `msg ${i}` && m.timestamp === first + BigInt(i) * 1000000n).length;
+  check(st.messages.length === Number(n) && good === Number(n) && times > 0 && endAt === Number(n),
+        `recording replayed: ${st.messages.length} of ${n} samples with their recorded log times, ${times} time messages, then the end`);
+  st.client.close();
+}
+
+// limit URL: with --max-clients 2, a third connection is closed unserved
+async function limit() {
+  const a = connect(), b = connect();
+  await until(() => a.info && b.info, "two clients served");
+  const c = connect();
+  let closed = false;
+  c.ws.on("close", () => { closed = true; });
+  await until(() => closed || c.info, "the third client closed");
+  check(closed && !c.info && a.ws.readyState === 1 && b.ws.readyState === 1,
+        "--max-clients 2: a third client is refused, the two served stay");
+  a.client.close();
+  b.client.close();
+}
+
+const scenarios = { live, publish, slow, hostile, play, limit };
+try {
+  await scenarios[scenario](...args);
+} catch (e) {
+  bad(`${scenario}: ${e.stack}`);
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,50 @@
+"""writer.py - rings for the Foxglove server test (tests/foxglove-test.sh):
+  writer.py create NAME ENCODING [MAX_SIZE [SLOTS]]   a ring of std_msgs/String (ros1, cdr) or JSON
+  writer.py write NAME ENCODING COUNT T0 HZ [PAD]
+      COUNT samples "msg I" measured at T0 + I ms (ns), HZ per second (0: at once);
+      json samples are {"i": I, "text": "msg I", "pad": PAD x's}
+Run with PYTHONPATH=python (the dssm package)."""
+import json
+import struct
+import sys
+import time
+
+import dssm
+
+TYPES = {"ros1": ("std_msgs/String", "string data\n"),
+         "cdr": ("std_msgs/msg/String", "string data\n"),
+         "json": ("dssm_test/Text", '{"type":"object","properties":{"i":{"type":"integer"},'
+                                    '"text":{"type":"string"}}}')}
+
+
+def payload(enc, i, pad):
+    text = f"msg {i}".encode()
+    if enc == "ros1":
+        return struct.pack("<I", len(text)) + text
+    if enc == "cdr":  # encapsulation header (CDR little-endian), then the string with its NUL
+        return b"\x00\x01\x00\x00" + struct.pack("<I", len(text) + 1) + text + b"\x00"
+    return json.dumps({"i": i, "text": text.decode(), "pad": "x" * pad}).encode()
+
+
+def main():
+    cmd, name, enc = sys.argv[1:4]
+    typ, schema = TYPES[enc]
+    if cmd == "create":
+        size = int(sys.argv[4]) if len(sys.argv) > 4 else 256
+        slots = int(sys.argv[5]) if len(sys.argv) > 5 else 4096
+        dssm.create(name, max_size=size, slots=slots, type=typ, encoding=enc, schema=schema).close()
+        return
+    count, t0, hz = int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+    pad = int(sys.argv[7]) if len(sys.argv) > 7 else 0
+    s = dssm.open(name, write=True)
+    start = time.monotonic()
+    for i in range(count):
+        if hz > 0:
+            delay = start + i / hz - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+        s.write(payload(enc, i, pad), t0 + i * 1000000)
+    s.close()
+
+
+main()

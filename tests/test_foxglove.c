@@ -1,0 +1,282 @@
+/*
+ * test_foxglove.c - the Foxglove server's pieces that need no socket: the
+ * JSON parser fed hostile text (depth, truncation, escapes, numbers), the
+ * JSON string writer (always valid JSON, whatever the bytes), the binary
+ * frames (little-endian whatever the host), and how streams map to channels.
+ * The server itself is tested against the reference client by
+ * tests/foxglove-test.sh.
+ */
+#include "../connector/wire.h"
+#include "../foxglove/json.h"
+#include "../foxglove/protocol.h"
+#include "testutil.h"
+
+static struct fg_json *parse_ok(const char *text)
+{
+	struct fg_json *j;
+	int rc = fg_json_parse(text, strlen(text), &j);
+	if (rc < 0)
+		fail_msg("'%s': %s", text, dssm_last_error());
+	return j;
+}
+
+static void parse_bad(const char *text, size_t len, const char *why)
+{
+	struct fg_json *j = (struct fg_json *)1;
+	assert_int_equal(fg_json_parse(text, len, &j), DSSM_EPROTO);
+	assert_null(j);
+	if (!strstr(dssm_last_error(), why))
+		fail_msg("'%.40s': '%s' does not say '%s'", text, dssm_last_error(), why);
+}
+
+static void test_json_ops(void **state)
+{
+	(void)state;
+	struct fg_json *j = parse_ok(" {\"op\" : \"subscribe\", \"subscriptions\":[{\"id\":1,\"channelId\":4294967295},"
+	                             "{\"id\":2,\"channelId\":0}], \"x\":[true,false,null,-1.5e3]} ");
+	assert_string_equal(fg_json_str(j, "op"), "subscribe");
+	const struct fg_json *a = fg_json_get(j, "subscriptions");
+	assert_int_equal(a->type, FG_JSON_ARRAY);
+	uint32_t v;
+	assert_int_equal(fg_json_u32(a->child, "channelId", &v), 0);
+	assert_true(v == 4294967295u);
+	assert_int_equal(fg_json_u32(a->child->next, "id", &v), 0);
+	assert_int_equal(v, 2);
+	const struct fg_json *x = fg_json_get(j, "x")->child;
+	assert_int_equal(x->type, FG_JSON_BOOL);
+	assert_int_equal(x->next->next->type, FG_JSON_NULL);
+	assert_true(x->next->next->next->number == -1500.0);
+	assert_null(fg_json_get(j, "missing"));
+	assert_null(fg_json_str(j, "x")); /* not a string */
+	fg_json_free(j);
+
+	/* ids that are not whole numbers in 0..2^32-1 */
+	const char *bad_ids[] = {"{\"id\":-1}", "{\"id\":1.5}", "{\"id\":4294967296}", "{\"id\":\"1\"}", "{}"};
+	for (size_t i = 0; i < sizeof bad_ids / sizeof *bad_ids; i++) {
+		j = parse_ok(bad_ids[i]);
+		assert_int_equal(fg_json_u32(j, "id", &v), DSSM_EPROTO);
+		assert_non_null(strstr(dssm_last_error(), "'id'"));
+		fg_json_free(j);
+	}
+}
+
+static void test_json_strings(void **state)
+{
+	(void)state;
+	/* escapes, a surrogate pair, a lone surrogate (U+FFFD) */
+	struct fg_json *j = parse_ok("\"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\\ud800x\"");
+	assert_string_equal(j->string, "a\"b\\c/\n\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx");
+	fg_json_free(j);
+	parse_bad("\"a\\u0000b\"", 10, "\\u0000");
+	parse_bad("\"ab", 3, "unterminated string");
+	parse_bad("\"a\\", 3, "unterminated string");
+	parse_bad("\"a\\q\"", 5, "bad escape");
+	parse_bad("\"\\u12\"", 6, "\\u escape");
+	parse_bad("\"\\u12zz\"", 8, "bad hex digit");
+	parse_bad("\"a\tb\"", 5, "control character");
+	/* a NUL byte inside the text is a control character, not an end */
+	parse_bad("\"a\0b\"", 5, "control character");
+}
+
+static void test_json_hostile(void **state)
+{
+	(void)state;
+	parse_bad("", 0, "found the end");
+	parse_bad("   ", 3, "found the end");
+	parse_bad("{\"op\":\"x\"} garbage", 18, "text after the value");
+	parse_bad("{\"op\" \"x\"}", 10, "expected ':'");
+	parse_bad("{\"op\":\"x\",}", 11, "expected a member name");
+	parse_bad("[1,2", 4, "expected ',' or ']'");
+	parse_bad("{\"a\":1", 6, "expected ',' or '}'");
+	parse_bad("[1e999]", 7, "bad number");
+	parse_bad("[-]", 3, "expected a value");
+	parse_bad("[1.2.3]", 7, "bad number");
+	parse_bad("tru", 3, "expected a value");
+	parse_bad("nul", 3, "expected a value");
+	char digits[100];
+	memset(digits, '1', sizeof digits);
+	parse_bad(digits, sizeof digits, "number too long");
+	/* deep nesting is refused at a fixed depth, however deep the text goes */
+	size_t n = 200000;
+	char *deep = malloc(n);
+	memset(deep, '[', n);
+	parse_bad(deep, n, "nested too deep");
+	for (int d = 1; d <= FG_JSON_MAX_DEPTH + 1; d++) {
+		memset(deep, '[', (size_t)d);
+		memset(deep + d, ']', (size_t)d);
+		struct fg_json *j;
+		int rc = fg_json_parse(deep, (size_t)d * 2, &j);
+		assert_int_equal(rc, d <= FG_JSON_MAX_DEPTH ? 0 : DSSM_EPROTO);
+		fg_json_free(j);
+	}
+	/* every prefix of a valid message is refused without a leak or crash */
+	const char *msg = "{\"op\":\"advertise\",\"channels\":[{\"id\":1,\"topic\":\"a\\u00e9\",\"x\":[true,null,2.5]}]}";
+	for (size_t i = 0; i < strlen(msg); i++) {
+		struct fg_json *j;
+		assert_int_equal(fg_json_parse(msg, i, &j), DSSM_EPROTO);
+	}
+	/* random bytes */
+	srand(7);
+	for (int round = 0; round < 20000; round++) {
+		char buf[32];
+		const char alphabet[] = "{}[]\",:\\u0123456789.eE+-tfnalrsx \x01\xff";
+		size_t len = (size_t)(rand() % (int)sizeof buf);
+		for (size_t i = 0; i < len; i++)
+			buf[i] = alphabet[rand() % (int)(sizeof alphabet - 1)];
+		struct fg_json *j;
+		if (fg_json_parse(buf, len, &j) == 0)
+			fg_json_free(j);
+	}
+	free(deep);
+}
+
+static void test_json_writer(void **state)
+{
+	(void)state;
+	struct wbuf w = {0};
+	/* quotes, backslashes, control bytes, DEL, invalid UTF-8, a valid 4-byte sequence */
+	const char in[] = "q\"b\\c\n\x01\x7f\xff\xc3(\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80";
+	fg_json_put_bytes(&w, in, sizeof in - 1);
+	wbuf_u8(&w, 0);
+	assert_string_equal((char *)w.data, "\"q\\\"b\\\\c\\u000a\\u0001\\u007f\xef\xbf\xbd\xef\xbf\xbd("
+	                                    "\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
+	/* what it writes, the parser reads back */
+	struct fg_json *j = parse_ok((char *)w.data);
+	assert_int_equal(j->type, FG_JSON_STRING);
+	fg_json_free(j);
+	/* an embedded NUL is written as \u0000 (and refused when parsed) */
+	wbuf_reset(&w);
+	fg_json_put_bytes(&w, "a\0b", 3);
+	assert_int_equal(w.len, 10);
+	assert_memory_equal(w.data, "\"a\\u0000b\"", 10);
+	wbuf_free(&w);
+}
+
+static void test_frames(void **state)
+{
+	(void)state;
+	uint8_t f[FG_MESSAGE_DATA_HEADER];
+	fg_frame_message_data(f, 0x01020304u, INT64_C(0x1122334455667788));
+	const uint8_t want[] = {0x01, 0x04, 0x03, 0x02, 0x01, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11};
+	assert_memory_equal(f, want, sizeof want);
+	/* times before 1970 (and INT64_MIN) are sent as 0; INT64_MAX as it is */
+	fg_frame_message_data(f, 0, INT64_MIN);
+	for (int i = 5; i < 13; i++)
+		assert_int_equal(f[i], 0);
+	uint8_t t[FG_TIME_FRAME];
+	fg_frame_time(t, INT64_MAX);
+	assert_int_equal(t[0], FG_OP_TIME);
+	assert_int_equal(t[8], 0x7f);
+	assert_int_equal(t[1], 0xff);
+
+	uint32_t ch;
+	const uint8_t *p;
+	size_t n;
+	const uint8_t ok[] = {0x01, 0x05, 0x00, 0x00, 0x80, 'h', 'i'};
+	assert_int_equal(fg_parse_client_binary(ok, sizeof ok, &ch, &p, &n), 0);
+	assert_true(ch == 0x80000005u);
+	assert_int_equal(n, 2);
+	assert_memory_equal(p, "hi", 2);
+	assert_int_equal(fg_parse_client_binary(ok, 5, &ch, &p, &n), 0);
+	assert_int_equal(n, 0);
+	for (size_t len = 0; len < 5; len++)
+		assert_int_equal(fg_parse_client_binary(ok, len, &ch, &p, &n), DSSM_EPROTO);
+	const uint8_t svc[] = {0x02, 0, 0, 0, 0};
+	assert_int_equal(fg_parse_client_binary(svc, sizeof svc, &ch, &p, &n), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "service calls"));
+	const uint8_t unknown[] = {0x7f, 0, 0, 0, 0};
+	assert_int_equal(fg_parse_client_binary(unknown, sizeof unknown, &ch, &p, &n), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "0x7f"));
+}
+
+static int describe(const char *enc, const char *type, const char *schema, int id, struct fg_channel *c)
+{
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "odom");
+	info.id = id;
+	snprintf(info.type, sizeof info.type, "%s", type);
+	snprintf(info.encoding, sizeof info.encoding, "%s", enc);
+	memset(c, 0, sizeof *c);
+	return fg_channel_describe(c, &info, schema);
+}
+
+static void test_channels(void **state)
+{
+	(void)state;
+	struct fg_channel c;
+	assert_int_equal(describe("ros1", "nav_msgs/Odometry", "float64 x\n", 0, &c), 0);
+	assert_string_equal(c.topic, "odom");
+	assert_string_equal(c.encoding, "ros1");
+	assert_string_equal(c.schema_encoding, "ros1msg");
+	assert_string_equal(c.schema_name, "nav_msgs/Odometry");
+	assert_string_equal(c.schema, "float64 x\n");
+	free(c.schema);
+	assert_int_equal(describe("cdr", "nav_msgs/msg/Odometry", "float64 x\n", 3, &c), 0);
+	assert_string_equal(c.topic, "odom:3");
+	assert_string_equal(c.schema_encoding, "ros2msg");
+	free(c.schema);
+	assert_int_equal(describe("json", "", NULL, 0, &c), 0);
+	assert_null(c.schema_encoding); /* schemaless JSON */
+	free(c.schema);
+	assert_int_equal(describe("json", "T", "{\"type\":\"object\"}", 0, &c), 0);
+	assert_string_equal(c.schema_encoding, "jsonschema");
+	free(c.schema);
+	/* what Foxglove could not decode is not served, and the reason names it */
+	assert_int_equal(describe("ros1", "nav_msgs/Odometry", "", 0, &c), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "message definition"));
+	assert_int_equal(describe("cdr", "", "float64 x", 0, &c), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "type"));
+	assert_int_equal(describe("protobuf", "T", "x", 0, &c), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "'protobuf'"));
+	/* struct streams wait for the definition-driven decoder (the one hook) */
+	assert_int_equal(describe("raw", "example/Odometry", "float64 x", 0, &c), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "struct stream"));
+	free(c.schema);
+}
+
+static void test_advertise_is_json(void **state)
+{
+	(void)state;
+	struct fg_channel c;
+	/* a schema with quotes, newlines and a byte that is not UTF-8 */
+	assert_int_equal(describe("ros1", "pkg/T", "string a # \"q\"\nuint8 b\xff\n", 0, &c), 0);
+	c.id = 7;
+	struct fg_channel *list[] = {&c};
+	struct wbuf w = {0};
+	fg_put_advertise(&w, list, 1);
+	struct fg_json *j;
+	assert_int_equal(fg_json_parse((char *)w.data, w.len, &j), 0);
+	const struct fg_json *ch = fg_json_get(j, "channels")->child;
+	uint32_t id;
+	assert_int_equal(fg_json_u32(ch, "id", &id), 0);
+	assert_int_equal(id, 7);
+	assert_string_equal(fg_json_str(ch, "schema"), "string a # \"q\"\nuint8 b\xef\xbf\xbd\n");
+	assert_string_equal(fg_json_str(ch, "schemaEncoding"), "ros1msg");
+	fg_json_free(j);
+	uint32_t ids[] = {1, 4294967295u};
+	wbuf_reset(&w);
+	fg_put_unadvertise(&w, ids, 2);
+	wbuf_u8(&w, 0);
+	assert_string_equal((char *)w.data, "{\"op\":\"unadvertise\",\"channelIds\":[1,4294967295]}");
+	wbuf_reset(&w);
+	fg_put_status(&w, FG_WARNING, "dropped 3 \"x\"");
+	wbuf_u8(&w, 0);
+	assert_string_equal((char *)w.data, "{\"op\":\"status\",\"level\":1,\"message\":\"dropped 3 \\\"x\\\"\"}");
+	wbuf_free(&w);
+	free(c.schema);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_ops),
+		cmocka_unit_test(test_json_strings),
+		cmocka_unit_test(test_json_hostile),
+		cmocka_unit_test(test_json_writer),
+		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_channels),
+		cmocka_unit_test(test_advertise_is_json),
+	};
+	return cmocka_run_group_tests_name("foxglove", tests, NULL, NULL);
+}
