@@ -967,6 +967,25 @@ static int do_write(struct client *c, const struct wire_header *hd, struct rbuf 
 	return rc;
 }
 
+/* 0 if the handle's ring is still the one its name leads to, else
+ * DSSM_ENOENT (removed, or removed and created again). */
+static int handle_still_named(struct handle *h)
+{
+	dssm_stream_info info;
+	dssm_stream *now;
+	int rc = dssm_info(h->s, &info);
+	if (rc == 0)
+		rc = dssm_open(info.name, info.id, DSSM_READ, &now);
+	if (rc < 0)
+		return rc == DSSM_ENOENT ? dssm__fail(DSSM_ENOENT, "'%s:%d' was removed since it was "
+		                                      "opened", info.name, info.id)
+		                         : rc;
+	int same = dssm__same_segment(now, h->s);
+	dssm_close(now);
+	return same ? 0 : dssm__fail(DSSM_ENOENT, "'%s:%d' was removed and created again since it "
+	                             "was opened; open it again", info.name, info.id);
+}
+
 static int do_wait(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint32_t id = rbuf_u32(r);
@@ -983,19 +1002,26 @@ static int do_wait(struct client *c, const struct wire_header *hd, struct rbuf *
 		return dssm__fail(DSSM_EPROTO, "WAIT op %u", op);
 	if (h->waiting)
 		return dssm__fail(DSSM_ESTATE, "handle %u is waiting already", id);
-	if ((rc = handle_watch(c, h)) < 0)
-		return rc;
 	h->waiting = 1;
 	h->wait_request = hd->request_id;
 	h->wait_op = op;
 	h->wait_arg = arg;
+	service_handle(c, h); /* met already: answered at once, as a local wait, with no watch */
+	if (!h->waiting)
+		return 0;
+	/* A handle whose name now leads to another ring would wait on a ring
+	 * nobody writes any more: refused, whether or not another handle still
+	 * watches the old one. */
+	if ((rc = handle_still_named(h)) < 0 || (rc = handle_watch(c, h)) < 0) {
+		h->waiting = 0;
+		return rc;
+	}
 	/* Beyond a year is no limit (and a time_t of 32 bits could not hold it). */
 	if (timeout >= 0 && timeout < 365 * 86400 * DSSM_NSEC_PER_SEC) {
 		struct timeval tv = {(time_t)(timeout / DSSM_NSEC_PER_SEC),
 		                     (suseconds_t)(timeout % DSSM_NSEC_PER_SEC / 1000)};
 		evtimer_add(h->wait_timer, &tv);
 	}
-	service_handle(c, h); /* maybe done already */
 	return 0;
 }
 

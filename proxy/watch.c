@@ -30,9 +30,21 @@
 #include "../ssmcore/internal.h"
 #include "watch.h"
 
-#ifndef SYS_futex_waitv
-#define SYS_futex_waitv 449 /* the same number on every architecture */
+/* futex_waitv (Linux 5.16): its number where the C library's headers are
+ * older (449 on the architectures below; alpha and mips differ, and get the
+ * fallback), and its argument spelled out, so the proxy builds against
+ * kernel headers before 5.16 too and falls back at run time there. */
+#if !defined(SYS_futex_waitv) && (defined(__x86_64__) || defined(__i386__) || \
+                                  defined(__aarch64__) || defined(__arm__) || defined(__riscv))
+#define SYS_futex_waitv 449
 #endif
+struct waitv {
+	uint64_t val;
+	uint64_t uaddr;
+	uint32_t flags;
+	uint32_t reserved;
+};
+#define WAITV_FUTEX_32 2u /* FUTEX2_SIZE_U32 */
 
 /* The fallback's polling period: what it adds to a delivery at most. */
 #define POLL_NS 500000L
@@ -91,16 +103,16 @@ static void announce(struct wstream **m, int n)
 
 static void sleep_waitv(struct group *g, struct wstream **m, int n, uint32_t gen)
 {
-	struct futex_waitv wv[WATCH_PER_THREAD + 1];
+	struct waitv wv[WATCH_PER_THREAD + 1];
 	memset(wv, 0, sizeof wv);
 	wv[0].uaddr = (uintptr_t)&g->gen;
 	wv[0].val = gen;
-	wv[0].flags = FUTEX_32;
+	wv[0].flags = WAITV_FUTEX_32;
 	for (int i = 0; i < n; i++) {
 		uint32_t val;
 		wv[i + 1].uaddr = (uintptr_t)dssm__sleep_begin(m[i]->s, &val);
 		wv[i + 1].val = val;
-		wv[i + 1].flags = FUTEX_32;
+		wv[i + 1].flags = WAITV_FUTEX_32;
 	}
 	/* Checked after every announcement: a commit made before a ring's
 	 * sleep_begin is seen here; one after finds the sleeper and wakes. */
@@ -108,11 +120,17 @@ static void sleep_waitv(struct group *g, struct wstream **m, int n, uint32_t gen
 	for (int i = 0; i < n && !moved; i++)
 		moved = dssm__committed(m[i]->s) != m[i]->seen;
 	/* A changed word returns at once with EAGAIN, a signal with EINTR.
-	 * Anything else (a seccomp filter refusing the call) would return at
-	 * once for ever: poll from now on instead of spinning. */
+	 * ENOSYS or EPERM (a seccomp filter refusing the call) would return at
+	 * once for ever: poll from now on instead of spinning. Anything else
+	 * (ENOMEM) may pass: this round ends, the next one tries again. */
+#ifdef SYS_futex_waitv
 	if (!moved && syscall(SYS_futex_waitv, wv, (unsigned)(n + 1), 0u, NULL, 0) < 0 &&
-	    errno != EAGAIN && errno != EINTR)
+	    (errno == ENOSYS || errno == EPERM))
 		atomic_store_explicit(&g->set->waitv, 0, memory_order_relaxed);
+#else
+	(void)moved;
+	atomic_store_explicit(&g->set->waitv, 0, memory_order_relaxed);
+#endif
 	for (int i = 0; i < n; i++)
 		dssm__sleep_end(m[i]->s);
 }
@@ -159,8 +177,12 @@ static int has_futex_waitv(void)
 	const char *e = getenv("DSSM_TEST_NO_FUTEX_WAITV");
 	if (e && *e && strcmp(e, "0"))
 		return 0;
+#ifdef SYS_futex_waitv
 	/* An empty vector is refused with EINVAL where the call exists. */
 	return syscall(SYS_futex_waitv, NULL, 0u, 0u, NULL, 0) < 0 && errno == EINVAL;
+#else
+	return 0;
+#endif
 }
 
 struct watchset *watchset_new(struct event_base *base, int max_threads)

@@ -43,7 +43,10 @@ void dssm__wake(struct dssm_shm_header *h)
 {
 	if (atomic_load_explicit(&h->waiters, memory_order_seq_cst) == 0)
 		return;
-	atomic_fetch_add_explicit(&h->wake_seq, 1, memory_order_relaxed);
+	/* release: a waiter that reads this new value (acquire) also sees the
+	 * commit made before it, so it never sleeps on the new value while
+	 * reading the old commit (design.md, section 7) */
+	atomic_fetch_add_explicit(&h->wake_seq, 1, memory_order_release);
 	futex(&h->wake_seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
@@ -109,7 +112,7 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 	for (;;) {
 		atomic_fetch_add_explicit(&h->waiters, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
-		uint32_t seq = atomic_load_explicit(&h->wake_seq, memory_order_relaxed);
+		uint32_t seq = atomic_load_explicit(&h->wake_seq, memory_order_acquire);
 		int done = ready(s, arg);
 		dssm_time_t now = dssm__monotonic();
 		if (!done && now < deadline) {
@@ -133,7 +136,7 @@ _Atomic uint32_t *dssm__sleep_begin(dssm_stream *s, uint32_t *val)
 	 * read and before the caller's check of commit */
 	atomic_fetch_add_explicit(&s->hdr->waiters, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	*val = atomic_load_explicit(&s->hdr->wake_seq, memory_order_relaxed);
+	*val = atomic_load_explicit(&s->hdr->wake_seq, memory_order_acquire);
 	return &s->hdr->wake_seq;
 }
 

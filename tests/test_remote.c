@@ -319,6 +319,31 @@ static void test_ring_created_again(void **state)
 	dssm_close(w);
 }
 
+/* The same while another handle keeps a watch on the old ring (a
+ * subscription): the WAIT joined that watch without looking at the name
+ * and hung until its timeout (review of the watchers). A WAIT already met
+ * on the old ring is answered, as a local wait and a READ would be. */
+static void test_ring_created_again_beside_a_watch(void **state)
+{
+	(void)state;
+	dssm_stream *old = testutil_create("again2", 16, 64);
+	uint64_t v = 1;
+	assert_int_equal(dssm_write(old, &v, sizeof v, 1), 0);
+	dssm_stream *r1 = open_remote("again2", DSSM_READ);
+	dssm_stream *r2 = open_remote("again2", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r1, DSSM_FROM_NOW, 0), 0);
+	dssm_close(old);
+	assert_int_equal(dssm_remove("again2", 0), 0);
+	dssm_stream *w = testutil_create("again2", 16, 64);
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	assert_int_equal(dssm_wait_tid(r2, 0, 0), 0); /* met on the handle's own ring */
+	assert_int_equal(dssm_wait_tid(r2, 5, DSSM_NSEC_PER_SEC), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "created again"));
+	dssm_close(r1);
+	dssm_close(r2);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -934,6 +959,7 @@ int main(void)
 		cmocka_unit_test_setup(test_remote_write_and_create, testutil_reset),
 		cmocka_unit_test_setup(test_remote_waits, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
+		cmocka_unit_test_setup(test_ring_created_again_beside_a_watch, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
