@@ -27,7 +27,7 @@ LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
-CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c)
+CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c) $(wildcard decoder/*.c)
 COMPAT_SRC := compat/ssm_compat.c
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
@@ -56,7 +56,7 @@ BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 all: libs $(DSSM_BIN) $(EXAMPLES) $(TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 

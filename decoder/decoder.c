@@ -1,0 +1,104 @@
+/*
+ * decoder.c - the public decoder (include/dssm/decoder.h): picks the
+ * encoding's rules, parses and lays out the definition once, and decodes
+ * samples with them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "../ssmcore/internal.h"
+
+static int encoding_of(const char *name)
+{
+	if (!name)
+		return -1;
+	if (!strcmp(name, "ros1"))
+		return DEC_ROS1;
+	if (!strcmp(name, "cdr"))
+		return DEC_CDR;
+	if (!strcmp(name, "struct"))
+		return DEC_STRUCT;
+	if (!strcmp(name, "json"))
+		return DEC_JSON;
+	return -1;
+}
+
+int dssm_decoder_supports(const char *encoding)
+{
+	return encoding_of(encoding) >= 0;
+}
+
+int dssm_decoder_new(const char *encoding, const char *type, const char *definition,
+                     dssm_decoder **out)
+{
+	if (!out)
+		return dssm__fail(DSSM_EINVAL, "dssm_decoder_new: out is NULL");
+	*out = NULL;
+	int enc = encoding_of(encoding);
+	if (enc < 0)
+		return dssm__fail(DSSM_EINVAL, "no decoder for encoding '%s' (ros1, cdr, struct, json)",
+		                  encoding ? encoding : "(null)");
+	if (type && strlen(type) > DEC_MAX_NAME)
+		return dssm__fail(DSSM_EINVAL, "type name of %zu characters (at most %d)", strlen(type),
+		                  DEC_MAX_NAME);
+	if (enc != DEC_JSON && (!definition || !*definition) && enc != DEC_STRUCT)
+		return dssm__fail(DSSM_EINVAL, "no message definition for %s (%s): cannot decode it",
+		                  type && *type ? type : "the stream", encoding);
+	dssm_decoder *d = calloc(1, sizeof *d);
+	if (!d)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	d->enc = (enum dec_encoding)enc;
+	dec_type_normalize(type ? type : "", type ? strlen(type) : 0, d->type, sizeof d->type);
+	if (enc != DEC_JSON) {
+		int rc = dec_def_parse(&d->def, d->enc, type, definition);
+		if (rc == 0)
+			rc = dec_layout(&d->def);
+		if (rc < 0) {
+			dssm_decoder_free(d);
+			return rc;
+		}
+	}
+	*out = d;
+	return 0;
+}
+
+void dssm_decoder_free(dssm_decoder *dec)
+{
+	if (!dec)
+		return;
+	dec_def_free(&dec->def);
+	free(dec);
+}
+
+int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
+{
+	if (!dec || !out || (!data && len))
+		return dssm__fail(DSSM_EINVAL, "dssm_decode_json: NULL argument");
+	struct jw w;
+	jw_reset(&w, out);
+	static const uint8_t none[1];
+	const uint8_t *p = data ? data : none;
+	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk_json(dec, p, len, &w);
+	if (rc < 0) {
+		int keep = w.oom;
+		jw_reset(&w, out);
+		return keep ? jw_end(&(struct jw){out, 1}) : rc;
+	}
+	return jw_end(&w);
+}
+
+int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out)
+{
+	if (!dec || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_decoder_json_schema: NULL argument");
+	struct jw w;
+	jw_reset(&w, out);
+	return dec_json_schema(dec, &w);
+}
+
+size_t dssm_decoder_struct_size(const dssm_decoder *dec)
+{
+	return dec && dec->enc == DEC_STRUCT ? dec->def.types[dec->def.root].size : 0;
+}

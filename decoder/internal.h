@@ -1,0 +1,110 @@
+/*
+ * decoder/internal.h - what the decoder's files share: a parsed message
+ * definition (types, fields), the JSON writer, and the sample walker.
+ * docs/message-encodings.md describes the encodings themselves.
+ */
+#ifndef DSSM_DECODER_INTERNAL_H
+#define DSSM_DECODER_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/decoder.h"
+
+/* Limits that keep hostile definitions small (each failure says which). */
+#define DEC_MAX_DEPTH 32                 /* message types inside each other */
+#define DEC_MAX_DEFINITION (1u << 20)    /* bytes of definition text */
+#define DEC_MAX_STRUCT ((size_t)1 << 30) /* bytes of a struct-encoded sample */
+#define DEC_MAX_NAME 255                 /* characters of a field or type name */
+
+enum dec_encoding { DEC_ROS1, DEC_CDR, DEC_STRUCT, DEC_JSON };
+
+enum dec_kind {
+	K_BOOL, K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64, K_F32, K_F64,
+	K_STRING, K_TIME, K_DURATION, K_MSG
+};
+
+enum dec_array { A_SCALAR, A_FIXED, A_SEQ };
+
+struct dec_field {
+	char *name;
+	enum dec_kind kind;
+	int type;            /* K_MSG: index into dec_def.types */
+	char *type_name;     /* K_MSG: as written, until resolved */
+	enum dec_array array;
+	uint32_t count;      /* A_FIXED: elements; A_SEQ: bound (0: none) */
+	uint32_t str_bound;  /* string<=N (0: none) */
+	int bytes;           /* an array of this kind is written as base64 */
+	int char_text;       /* struct char[N]: written as a string */
+	size_t offset;       /* struct: byte offset in the C struct */
+	int line;            /* in the definition, for messages */
+};
+
+struct dec_type {
+	char *name;            /* "pkg/Type" */
+	struct dec_field *fields;
+	int nfields;
+	int line;              /* where its section starts */
+	int state;             /* resolving: 0 not yet, 1 in progress, 2 done */
+	size_t size, align;    /* struct: C size and alignment */
+	uint64_t min_size;     /* ros1/cdr: fewest bytes a value takes (saturated) */
+};
+
+struct dec_def {
+	struct dec_type *types;
+	int ntypes;
+	int root;
+	enum dec_encoding enc;
+};
+
+struct dssm_decoder {
+	enum dec_encoding enc;
+	struct dec_def def;
+	char type[DEC_MAX_NAME + 1];
+};
+
+/* msgdef.c: parse DEFINITION (sections split at '=' lines, "MSG: pkg/Type")
+ * and resolve every type the root uses; DSSM_EINVAL naming line and type. */
+int dec_def_parse(struct dec_def *d, enum dec_encoding enc, const char *type,
+                  const char *definition);
+void dec_def_free(struct dec_def *d);
+/* "pkg/msg/Type" -> "pkg/Type" into out. */
+void dec_type_normalize(const char *in, size_t n, char *out, size_t cap);
+const char *dec_kind_name(enum dec_kind k);
+
+/* layout.c: sizes after parsing: struct offsets (refusing variable-length
+ * fields) or the minimum serialized sizes. */
+int dec_layout(struct dec_def *d);
+/* C size and alignment of a primitive kind on this machine. */
+size_t dec_prim_size(enum dec_kind k);
+size_t dec_prim_align(enum dec_kind k);
+
+/* json_out.c: a JSON writer into a dssm_text with a sticky out-of-memory flag. */
+struct jw {
+	dssm_text *t;
+	int oom;
+};
+void jw_reset(struct jw *w, dssm_text *t);
+void jw_raw(struct jw *w, const char *s, size_t n);
+void jw_lit(struct jw *w, const char *s);
+void jw_char(struct jw *w, char c);
+/* A JSON string from n bytes (escaped; invalid UTF-8 as U+FFFD). */
+void jw_string(struct jw *w, const char *s, size_t n);
+void jw_i64(struct jw *w, int64_t v);
+void jw_u64(struct jw *w, uint64_t v);
+void jw_f64(struct jw *w, double v);
+void jw_f32(struct jw *w, float v);
+void jw_base64(struct jw *w, const uint8_t *p, size_t n);
+/* 0, or DSSM_ENOMEM if any write failed. */
+int jw_end(struct jw *w);
+
+/* json_check.c: copy a JSON text onto one line if it is one valid value. */
+int dec_json_pass(const uint8_t *p, size_t n, struct jw *w);
+
+/* walk.c: decode one ros1/cdr/struct sample into JSON. */
+int dec_walk_json(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w);
+
+/* schema.c */
+int dec_json_schema(const struct dssm_decoder *dec, struct jw *w);
+
+#endif
