@@ -147,6 +147,9 @@ static int parse_line(struct dec_type *t, const char *s, size_t n, int line, enu
 		i++;
 	if (i == n || s[i] == '#')
 		return 0;
+	if (n - i >= 3 && !memcmp(s + i, "---", 3))
+		return bad_line(t, line, "a '---' line: this is a service or action definition "
+		                "(.srv/.action), not the definition of one message", s, n);
 	const char *tok = s + i;
 	while (i < n && !isspace((unsigned char)s[i]))
 		i++;
