@@ -135,6 +135,8 @@ test: deps
 	@bash tests/recording-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
+	@echo "== decoded messages: ROS 1 against python3-genpy, CDR against ROS 2 MCAP files"
+	@bash tests/decoder-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
 	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"
