@@ -209,6 +209,20 @@ void jw_base64(struct jw *w, const uint8_t *p, size_t n)
 	w->t->len = (size_t)(o - w->t->data);
 }
 
+int dssm_json_string(dssm_text *out, const char *text, size_t n)
+{
+	if (!out || (!text && n))
+		return dssm__fail(DSSM_EINVAL, "dssm_json_string: NULL argument");
+	struct jw w = {out, 0};
+	size_t was = out->len;
+	jw_string(&w, text ? text : "", n);
+	if (w.oom && out->data) {
+		out->len = was;
+		out->data[was] = 0;
+	}
+	return jw_end(&w);
+}
+
 int jw_end(struct jw *w)
 {
 	if (w->oom)

@@ -348,9 +348,14 @@ static void test_json(void **state)
 	memset(deep, '[', sizeof deep);
 	corrupt("json", NULL, deep, sizeof deep, "nested deeper than 256");
 
+	/* JSON strings for programs: appended, every byte sequence valid JSON */
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_json_string(&t, "a", 1), 0);
+	assert_int_equal(dssm_json_string(&t, "\xe9\xc3\xa9\x01\"\\\xf4\x90\x80\x80", 10), 0);
+	assert_string_equal(t.data, "\"a\"\"\\ufffd\xc3\xa9\\u0001\\\"\\\\\\ufffd\\ufffd\\ufffd\\ufffd\"");
+
 	dssm_decoder *d;
 	assert_int_equal(dssm_decoder_new("struct", "test/Sample", sample_def, &d), 0);
-	dssm_text t = DSSM_TEXT_INIT;
 	assert_int_equal(dssm_decoder_json_schema(d, &t), 0);
 	assert_string_equal(t.data,
 		"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","

@@ -58,7 +58,6 @@ struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
-size_t cli_utf8_length(const unsigned char *p);
 /* `dssm info DIR` (info_recording.c): a table, or one JSON object. */
 int cli_recording_info(const char *dir, int json);
 

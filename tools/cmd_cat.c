@@ -28,48 +28,16 @@ static void print_hex(FILE *out, const unsigned char *p, size_t n)
 	}
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped, and each
- * byte that is not part of valid UTF-8 written as U+FFFD, so the output is
- * valid JSON whatever a damaged or hostile name holds. */
+/* A JSON string, by the decoder's rules (invalid UTF-8 as U+FFFD), so the
+ * output is valid JSON whatever a damaged or hostile name holds. */
 void cli_json_string(FILE *out, const char *text)
 {
-	const unsigned char *p = (const unsigned char *)text;
-	fputc('"', out);
-	while (*p) {
-		size_t n = cli_utf8_length(p);
-		if (n > 1) {
-			fwrite(p, 1, n, out);
-			p += n;
-			continue;
-		}
-		unsigned char ch = *p++;
-		if (n == 0)
-			fputs("\\ufffd", out);
-		else if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
-/* The length of the valid UTF-8 sequence at p (1 for ASCII), or 0. */
-size_t cli_utf8_length(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-	         : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* no overlong forms, surrogates or code points past U+10FFFF */
-	if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
+	dssm_text t = DSSM_TEXT_INIT;
+	if (dssm_json_string(&t, text, strlen(text)) == 0)
+		fwrite(t.data, 1, t.len, out);
+	else
+		fputs("\"\"", out);
+	dssm_text_free(&t);
 }
 
 void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,

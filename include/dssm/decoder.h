@@ -102,6 +102,13 @@ int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
  * hold), else 0. */
 size_t dssm_decoder_struct_size(const dssm_decoder *dec);
 
+/* Append N bytes of TEXT to OUT as a JSON string, by the decoder's rules:
+ * quotes, backslashes and control characters escaped, each byte that is not
+ * part of valid UTF-8 as U+FFFD, so the result is valid JSON whatever the
+ * bytes (for programs that write JSON around decoded samples). Unlike the
+ * calls above it appends; DSSM_ENOMEM leaves OUT as it was. */
+int dssm_json_string(dssm_text *out, const char *text, size_t n);
+
 /* 1 if ENCODING has a decoder here ("ros1", "cdr", "struct", "json"). */
 int dssm_decoder_supports(const char *encoding);
 
