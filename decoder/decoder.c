@@ -72,21 +72,48 @@ void dssm_decoder_free(dssm_decoder *dec)
 	free(dec);
 }
 
-int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
+static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out,
+                  int ros1)
 {
 	if (!dec || !out || (!data && len))
-		return dssm__fail(DSSM_EINVAL, "dssm_decode_json: NULL argument");
+		return dssm__fail(DSSM_EINVAL, "dssm_decode_%s: NULL argument", ros1 ? "ros1" : "json");
+	if (ros1 && dec->enc == DEC_JSON)
+		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 serialization");
 	struct jw w;
 	jw_reset(&w, out);
 	static const uint8_t none[1];
 	const uint8_t *p = data ? data : none;
-	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk_json(dec, p, len, &w);
+	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk(dec, p, len, &w, ros1);
 	if (rc < 0) {
 		int keep = w.oom;
 		jw_reset(&w, out);
 		return keep ? jw_end(&(struct jw){out, 1}) : rc;
 	}
 	return jw_end(&w);
+}
+
+int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
+{
+	return decode(dec, data, len, out, 0);
+}
+
+int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
+{
+	return decode(dec, data, len, out, 1);
+}
+
+const char *dssm_decoder_type(const dssm_decoder *dec)
+{
+	return dec ? dec->type : "";
+}
+
+int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out)
+{
+	if (!dec || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros1_definition: NULL argument");
+	struct jw w;
+	jw_reset(&w, out);
+	return dec_ros1_definition(dec, &w);
 }
 
 int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out)

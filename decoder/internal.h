@@ -101,8 +101,12 @@ int jw_end(struct jw *w);
 /* json_check.c: copy a JSON text onto one line if it is one valid value. */
 int dec_json_pass(const uint8_t *p, size_t n, struct jw *w);
 
-/* walk.c: decode one ros1/cdr/struct sample into JSON. */
-int dec_walk_json(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w);
+/* walk.c: decode one ros1/cdr/struct sample into JSON, or (ros1 = 1) into
+ * the bytes ROS 1 serializes the same message to. */
+int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w, int ros1);
+
+/* ros1_def.c: the definition as ROS 1 .msg text (for bags). */
+int dec_ros1_definition(const struct dssm_decoder *dec, struct jw *w);
 
 /* schema.c */
 int dec_json_schema(const struct dssm_decoder *dec, struct jw *w);

@@ -1,6 +1,7 @@
 /*
- * walk.c - one sample of ros1, cdr or struct bytes into JSON, following the
- * parsed definition. The three encodings differ only in a few rules, kept
+ * walk.c - one sample of ros1, cdr or struct bytes into JSON (or into ROS 1
+ * serialization, to convert ROS 2 messages for bags), following the parsed
+ * definition. The three encodings differ only in a few rules, kept
  * in struct rd: byte order, alignment (none for ROS 1; CDR aligns each
  * primitive to its size from the end of the encapsulation header; struct
  * reads at the offsets layout.c computed), and how strings and sequences
@@ -29,6 +30,7 @@ struct rd {
 	int big;            /* cdr: big-endian data */
 	uint64_t budget;    /* elements still allowed */
 	struct jw *w;
+	int ros1;           /* writing ROS 1 bytes instead of JSON */
 	/* the fields being decoded, for messages */
 	const struct dec_field *path[PATH_MAX_DEPTH];
 	int64_t index[PATH_MAX_DEPTH];
@@ -92,10 +94,41 @@ static uint64_t get(const struct rd *r, size_t at, size_t k)
 	return v;
 }
 
+static size_t wire_size(enum dec_kind k)
+{
+	return k == K_BOOL ? 1 : dec_prim_size(k);
+}
+
+/* JSON punctuation (nothing in ROS 1 output). */
+static void punct(struct rd *r, const char *s)
+{
+	if (!r->ros1)
+		jw_lit(r->w, s);
+}
+
+/* An unsigned value of k bytes, little-endian (ROS 1 output). */
+static void put_le(struct rd *r, uint64_t v, size_t k)
+{
+	char b[8];
+	for (size_t i = 0; i < k; i++)
+		b[i] = (char)(v >> (8 * i));
+	jw_raw(r->w, b, k);
+}
+
 /* One primitive at r->at (aligned and checked by the caller). */
 static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 {
 	struct jw *w = r->w;
+	if (r->ros1) {
+		/* the same value in ROS 1's byte order (time: its two halves) */
+		if (k == K_TIME || k == K_DURATION) {
+			put_le(r, get(r, at, 4), 4);
+			put_le(r, get(r, at + 4, 4), 4);
+		} else {
+			put_le(r, get(r, at, wire_size(k)), wire_size(k));
+		}
+		return;
+	}
 	switch (k) {
 	case K_BOOL: jw_lit(w, r->p[at] ? "true" : "false"); break;
 	case K_I8: jw_i64(w, (int8_t)r->p[at]); break;
@@ -137,11 +170,6 @@ static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 	}
 }
 
-static size_t wire_size(enum dec_kind k)
-{
-	return k == K_BOOL ? 1 : dec_prim_size(k);
-}
-
 static int message(struct rd *r, int ti, size_t base);
 
 static int spend(struct rd *r, uint64_t k)
@@ -171,7 +199,12 @@ static int string(struct rd *r, const struct dec_field *f)
 	size_t len = k;
 	if (r->def->enc == DEC_CDR && len && r->p[r->at + len - 1] == 0)
 		len--;     /* cdr counts the terminating NUL */
-	jw_string(r->w, (const char *)r->p + r->at, len);
+	if (r->ros1) {
+		put_le(r, len, 4);
+		jw_raw(r->w, (const char *)r->p + r->at, len);
+	} else {
+		jw_string(r->w, (const char *)r->p + r->at, len);
+	}
 	r->at += k;
 	return 0;
 }
@@ -223,6 +256,8 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 		if (f->count && count > f->count)
 			return fail(r, DSSM_ECORRUPT, "an array of %llu elements, more than its bound %u",
 			            (unsigned long long)count, f->count);
+		if (r->ros1)
+			put_le(r, count, 4);
 	}
 	uint64_t least = elem_min(r, f);
 	if (r->def->enc != DEC_STRUCT && least && count > (r->n - r->at) / least)
@@ -237,7 +272,9 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 		if (at > r->n || count > r->n - at)
 			return fail(r, DSSM_ECORRUPT, "a byte array of %llu bytes runs past the sample's end (%zu)",
 			            (unsigned long long)count, r->n);
-		if (f->char_text)
+		if (r->ros1)
+			jw_raw(r->w, (const char *)r->p + at, count);
+		else if (f->char_text)
 			jw_string(r->w, (const char *)r->p + at, strnlen((const char *)r->p + at, count));
 		else
 			jw_base64(r->w, r->p + at, count);
@@ -248,17 +285,17 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 	size_t stride = 0;
 	if (r->def->enc == DEC_STRUCT)
 		stride = f->kind == K_MSG ? r->def->types[f->type].size : dec_prim_size(f->kind);
-	jw_char(r->w, '[');
+	punct(r, "[");
 	int d = r->depth - 1;
 	for (uint64_t i = 0; i < count; i++) {
 		if (i)
-			jw_char(r->w, ',');
+			punct(r, ",");
 		r->index[d] = (int64_t)i;
 		if ((rc = element(r, f, at_struct + (size_t)i * stride)) < 0)
 			return rc;
 	}
 	r->index[d] = -1;
-	jw_char(r->w, ']');
+	punct(r, "]");
 	return 0;
 }
 
@@ -274,16 +311,18 @@ static int message(struct rd *r, int ti, size_t base)
 		if (rc < 0)
 			return rc;
 		r->at++;
-		jw_lit(r->w, "{}");
+		punct(r, "{}");
 		return 0;
 	}
-	jw_char(r->w, '{');
+	punct(r, "{");
 	for (int i = 0; i < t->nfields; i++) {
 		const struct dec_field *f = &t->fields[i];
-		if (i)
-			jw_char(r->w, ',');
-		jw_string(r->w, f->name, strlen(f->name));
-		jw_char(r->w, ':');
+		if (!r->ros1) {
+			if (i)
+				jw_char(r->w, ',');
+			jw_string(r->w, f->name, strlen(f->name));
+			jw_char(r->w, ':');
+		}
 		r->path[r->depth] = f;
 		r->index[r->depth] = -1;
 		r->depth++;
@@ -293,11 +332,11 @@ static int message(struct rd *r, int ti, size_t base)
 		if (rc < 0)
 			return rc;
 	}
-	jw_char(r->w, '}');
+	punct(r, "}");
 	return 0;
 }
 
-int dec_walk_json(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w)
+int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w, int ros1)
 {
 	struct rd r;
 	memset(&r, 0, sizeof r);
@@ -305,6 +344,7 @@ int dec_walk_json(const struct dssm_decoder *dec, const uint8_t *p, size_t n, st
 	r.p = p;
 	r.n = n;
 	r.w = w;
+	r.ros1 = ros1;
 	r.origin = SIZE_MAX;
 	r.budget = 4096 + 8 * (uint64_t)n;
 	if (dec->enc == DEC_STRUCT) {

@@ -102,6 +102,23 @@ int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
  * hold), else 0. */
 size_t dssm_decoder_struct_size(const dssm_decoder *dec);
 
+/* ROS 2 to ROS 1, for bags. The root type's name as ROS 1 writes it
+ * ("pkg/Type": ROS 2's "pkg/msg/Type" without "msg/"). */
+const char *dssm_decoder_type(const dssm_decoder *dec);
+
+/* The definition as ROS 1 .msg text (the root's fields, then a "MSG:
+ * pkg/Type" section per type used): bounds dropped, ROS 2's byte as uint8,
+ * builtin_interfaces/Time and Duration as time and duration, no constants
+ * or default values. With dssm_decode_ros1 it makes a ROS 2 stream a bag
+ * connection that rosbag and genpy read. */
+int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out);
+
+/* Re-serialize one sample (of any encoding but json) as ROS 1 bytes of the
+ * definition above: little-endian, unaligned, u32 lengths without NULs.
+ * OUT holds OUT->len bytes (binary; still NUL-terminated). Errors as for
+ * dssm_decode_json. */
+int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
+
 /* Append N bytes of TEXT to OUT as a JSON string, by the decoder's rules:
  * quotes, backslashes and control characters escaped, each byte that is not
  * part of valid UTF-8 as U+FFFD, so the result is valid JSON whatever the
