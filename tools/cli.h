@@ -93,6 +93,7 @@ struct cli_decode {
 	dssm_decoder *dec;   /* NULL: shown as hex */
 	dssm_text text;      /* the last sample decoded */
 	int compact;         /* text is the decoder's compact JSON (not passed through) */
+	int data_hex;        /* json: data_hex also beside a decoded msg (--data-hex) */
 };
 void cli_decode_init(struct cli_decode *d, const char *cmd, const char *label,
                      const char *encoding, const char *type, const char *schema);

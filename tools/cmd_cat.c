@@ -69,8 +69,10 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 		if (decoded) {
 			fputs(",\"msg\":", out);
 			fwrite(dec->text.data, 1, dec->text.len, out);
-			fputs("}\n", out);
-			break;
+			if (!dec->data_hex) {
+				fputs("}\n", out);
+				break;
+			}
 		}
 		if (why) {
 			fputs(",\"decode_error\":", out);
@@ -100,7 +102,8 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 void help_cat(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format text|hex|raw|json]\n\n"
+	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format text|hex|raw|json]\n"
+	        "                              [--data-hex]\n\n"
 	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring.\n"
@@ -111,6 +114,7 @@ void help_cat(FILE *out)
 	        "Samples are decoded when the stream's encoding is ros1, cdr, struct or json\n"
 	        "and it has a message definition (dssm write --schema-file; docs/message-\n"
 	        "encodings.md); a sample that does not decode shows why (decode_error).\n"
+	        "--data-hex adds data_hex to decoded samples too (json).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm cat odom\n"
@@ -122,9 +126,10 @@ void help_cat(FILE *out)
 int cmd_cat(int argc, char **argv)
 {
 	long last_n = 1;
-	int follow = 0;
+	int follow = 0, data_hex = 0;
 	enum cli_format f = FORMAT_TEXT;
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
+	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"format", required_argument, 0, 'F'},
 	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
@@ -133,6 +138,9 @@ int cmd_cat(int argc, char **argv)
 		switch (opt) {
 		case 'f':
 			follow = 1;
+			break;
+		case 'x':
+			data_hex = 1;
 			break;
 		case 'n':
 			if (cli_parse_long("cat", "-n", optarg, &last_n) < 0)
@@ -162,6 +170,7 @@ int cmd_cat(int argc, char **argv)
 	}
 	struct cli_decode dec;
 	cli_decode_init(&dec, "cat", argv[optind], info.encoding, info.type, dssm_schema(s));
+	dec.data_hex = data_hex;
 	cli_catch_signals();
 	uint64_t printed = 0, bytes = 0, missed_total = 0;
 	int status = 0;

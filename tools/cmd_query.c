@@ -18,7 +18,7 @@ void help_query(FILE *out)
 	fprintf(out,
 	        "usage: dssm query DIR|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
 	        "                  [--latest S] [--deadline S [--bandwidth MBPS]]\n"
-	        "                  [--format json|text|hex|raw | --output NEWDIR]\n\n"
+	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
@@ -27,7 +27,8 @@ void help_query(FILE *out)
 	        "--start, or a window that misses the recording, is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
 	        "before the newest selected sample. Format: json lines with\n"
 	        "the stream, tid, time and msg, the decoded message (data_hex where a stream\n"
-	        "has no definition; default), text (decoded fields), hex, or raw bytes; or --output\n"
+	        "has no definition; --data-hex: always; default), text (decoded fields), hex,\n"
+	        "or raw bytes; or --output\n"
 	        "extracts them into a new container. A progress line shows on a terminal\n"
 	        "for large outputs; a count goes to stderr at the end.\n"
 	        "HOST:PORT/NAME queries recording NAME served by `dssm proxy --recordings DIR`\n"
@@ -109,7 +110,9 @@ int cmd_query(int argc, char **argv)
 	                                         {"output", required_argument, 0, 'o'},
 	                                         {"deadline", required_argument, 0, 'd'},
 	                                         {"bandwidth", required_argument, 0, 'b'},
+	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {0, 0, 0, 0}};
+	int data_hex = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &start) < 0) ||
@@ -121,6 +124,8 @@ int cmd_query(int argc, char **argv)
 			return EXIT_USAGE;
 		if (opt == 's')
 			list = optarg;
+		if (opt == 'x')
+			data_hex = 1;
 		if (opt == 'o')
 			output = optarg;
 		if (opt == '?')
@@ -198,6 +203,7 @@ int cmd_query(int argc, char **argv)
 		dssm_container_stream(c, sel[i], &r);
 		cli_decode_init(&decs[sel[i]], "query", labels[sel[i]], r.info.encoding, r.info.type,
 		                dssm_container_schema(c, sel[i]));
+		decs[sel[i]].data_hex = data_hex;
 	}
 	if (!decs)
 		rc = DSSM_ENOMEM;

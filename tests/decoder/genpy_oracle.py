@@ -10,6 +10,10 @@
                                       imported BAG; every message of the bag,
                                       deserialized by genpy, is compared field by
                                       field with the decoder's "msg"
+    genpy_oracle.py ros2 BAG JSON     the same for a bag exported from ROS 2 (CDR)
+                                      streams: JSON is the query of the CDR streams,
+                                      whose builtin_interfaces/Time {sec, nanosec}
+                                      the bag holds as time {sec, nsec}
 
 The conventions compared are docs/message-encodings.md's: time/duration as
 {"sec","nsec"}, uint8[]/char[] as base64, NaN/Infinity as strings, float32
@@ -160,12 +164,25 @@ def same(want, got, path, errors):
         errors.append(f"{path}: {got!r} != {want!r}")
 
 
-def compare(bag_path, json_path):
+def ros1_times(v):
+    """CDR's {"sec","nanosec"} as ROS 1's time {"sec","nsec"}."""
+    if isinstance(v, dict):
+        if list(v) == ["sec", "nanosec"]:
+            return {"sec": v["sec"], "nsec": v["nanosec"]}
+        return {k: ros1_times(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [ros1_times(x) for x in v]
+    return v
+
+
+def compare(bag_path, json_path, ros2=False):
     """Each bag message against the decoded one of its topic at its time (a
     topic with several connections is several streams, topic:0, topic:1)."""
     mine = {}
     for line in open(json_path, encoding="utf-8"):
         o = json.loads(line)
+        if ros2 and "msg" in o:
+            o["msg"] = ros1_times(o["msg"])
         topic = "/" + o["stream"].rsplit(":", 1)[0].replace(".", "/")
         mine.setdefault((topic, o["time_ns"]), []).append(o)
     errors, count = [], 0
@@ -202,4 +219,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "make":
         make(sys.argv[2])
     else:
-        sys.exit(compare(sys.argv[2], sys.argv[3]))
+        sys.exit(compare(sys.argv[2], sys.argv[3], sys.argv[1] == "ros2"))
