@@ -326,6 +326,17 @@ import json, sys
 o = json.loads(sys.stdin.readline())
 assert o["msg"]["v"] == 0.5 and o["msg"]["w"] == 0.2 and "data_hex" not in o, o
 assert list(o["msg"]) == ["x", "y", "theta", "v", "w"], o' || return 1
+	"$DSSM" cat odom --format json --data-hex 2>/dev/null | grep -q '"msg":{"x":.*,"data_hex":"[0-9a-f]\{80\}"}$' ||
+		{ echo "--data-hex: no bytes beside msg"; return 1; }
+	# a struct stream exported to MCAP: JSON messages with a JSON Schema
+	"$DSSM" record -o "$tmp/struct-rec" odom --from-oldest --duration 0.2 >/dev/null 2>"$tmp/e" &&
+		"$DSSM" export "$tmp/struct-rec" --mcap "$tmp/struct-rec.mcap" >/dev/null 2>>"$tmp/e" || { cat "$tmp/e"; return 1; }
+	python3 -c 'import sys; d = open(sys.argv[1], "rb").read()
+assert b"jsonschema" in d and b"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"title\":\"example/Odometry\",\"properties\":{\"x\":{\"type\":\"number\"}" in d' "$tmp/struct-rec.mcap" ||
+		{ echo "no JSON Schema in the MCAP export"; return 1; }
+	"$DSSM" import "$tmp/struct-rec.mcap" -o "$tmp/struct-rec2" -q >/dev/null 2>&1 &&
+		"$DSSM" query "$tmp/struct-rec2" --format json 2>/dev/null | head -1 | grep -q '"msg":{"x":[-0-9.e]*,"y":[-0-9.e]*,"theta":[-0-9.e]*,"v":0.5,"w":0.2}}$' ||
+		{ echo "the MCAP export's messages are not the JSON of the structs"; return 1; }
 	"$DSSM" cat scan --format json 2>/dev/null | python3 -c '
 import json, sys
 m = json.loads(sys.stdin.readline())["msg"]
