@@ -121,7 +121,7 @@ static int convert_to_ros1(struct export_channel *ch)
 	}
 	char md5[33];
 	if ((rc = dssm_decoder_ros1_definition(ch->dec, &ch->converted_schema)) < 0 ||
-	    (rc = bridge_ros1_md5(dssm_decoder_type(ch->dec), ch->converted_schema.data, md5)) < 0 ||
+	    (rc = dssm_decoder_ros1_md5(ch->dec, md5)) < 0 ||
 	    (rc = replace(&ch->type, dssm_decoder_type(ch->dec))) < 0 ||
 	    (rc = replace(&ch->encoding, "ros1")) < 0 || (rc = replace(&ch->md5sum, md5)) < 0 ||
 	    (rc = replace(&ch->schema_encoding, "ros1msg")) < 0)

@@ -116,6 +116,27 @@ int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out)
 	return dec_ros1_definition(dec, &w);
 }
 
+int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33])
+{
+	if (!dec || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros1_md5: NULL argument");
+	if (dec->enc == DEC_ROS1)
+		return dec_ros1_md5(&dec->def, out);
+	if (dec->enc == DEC_JSON)
+		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 md5sum");
+	/* the md5 of the ROS 1 text this definition converts to */
+	dssm_text text = DSSM_TEXT_INIT;
+	dssm_decoder *ros1 = NULL;
+	int rc = dssm_decoder_ros1_definition(dec, &text);
+	if (rc == 0)
+		rc = dssm_decoder_new("ros1", dec->type, text.data, &ros1);
+	if (rc == 0)
+		rc = dec_ros1_md5(&ros1->def, out);
+	dssm_decoder_free(ros1);
+	dssm_text_free(&text);
+	return rc;
+}
+
 int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out)
 {
 	if (!dec || !out)

@@ -31,6 +31,7 @@ struct dec_field {
 	enum dec_kind kind;
 	int type;            /* K_MSG: index into dec_def.types */
 	char *type_name;     /* K_MSG: as written, until resolved */
+	char *type_text;     /* the whole type as written ("float64[9]"), for md5 */
 	enum dec_array array;
 	uint32_t count;      /* A_FIXED: elements; A_SEQ: bound (0: none) */
 	uint32_t str_bound;  /* string<=N (0: none) */
@@ -45,6 +46,8 @@ struct dec_type {
 	struct dec_field *fields;
 	int nfields;
 	int line;              /* where its section starts */
+	char *constants;       /* "type NAME=value\n" each, as ROS 1's md5 wants */
+	size_t constants_len;
 	int state;             /* resolving: 0 not yet, 1 in progress, 2 done */
 	size_t size, align;    /* struct: C size and alignment */
 	uint64_t min_size;     /* ros1/cdr: fewest bytes a value takes (saturated) */
@@ -107,6 +110,9 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 
 /* ros1_def.c: the definition as ROS 1 .msg text (for bags). */
 int dec_ros1_definition(const struct dssm_decoder *dec, struct jw *w);
+
+/* ros1_md5.c: the md5sum ROS 1 gives the root type. */
+int dec_ros1_md5(const struct dec_def *d, char out[33]);
 
 /* schema.c */
 int dec_json_schema(const struct dssm_decoder *dec, struct jw *w);

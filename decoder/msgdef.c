@@ -139,6 +139,30 @@ static int parse_type(const struct dec_type *t, int line, const char *tok, size_
 	return f->type_name ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
 }
 
+/* A constant as ROS 1's md5 text has it: "type NAME=value", the value
+ * trimmed, and for types other than string without its comment. */
+static int add_constant(struct dec_type *t, const char *tok, size_t tok_n, const char *name,
+                        size_t name_n, const char *val, size_t val_n)
+{
+	if (!(tok_n == 6 && !memcmp(tok, "string", 6))) {
+		const char *hash = memchr(val, '#', val_n);
+		if (hash)
+			val_n = (size_t)(hash - val);
+	}
+	while (val_n && isspace((unsigned char)*val))
+		val++, val_n--;
+	while (val_n && isspace((unsigned char)val[val_n - 1]))
+		val_n--;
+	size_t add = tok_n + 1 + name_n + 1 + val_n + 1;
+	char *c = realloc(t->constants, t->constants_len + add + 1);
+	if (!c)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	t->constants = c;
+	t->constants_len += (size_t)sprintf(c + t->constants_len, "%.*s %.*s=%.*s\n", (int)tok_n, tok,
+	                                    (int)name_n, name, (int)val_n, val);
+	return 0;
+}
+
 /* One line of type t's section. */
 static int parse_line(struct dec_type *t, const char *s, size_t n, int line, enum dec_encoding enc)
 {
@@ -168,7 +192,7 @@ static int parse_line(struct dec_type *t, const char *s, size_t n, int line, enu
 	while (j < n && isspace((unsigned char)s[j]))
 		j++;
 	if (j < n && s[j] == '=')
-		return 0;
+		return add_constant(t, tok, tok_n, name, name_n, s + j + 1, n - j - 1);
 	if (name_n == 0)
 		return bad_line(t, line, "a field needs a type and a name", s, n);
 	if (name_n > DEC_MAX_NAME)
@@ -186,8 +210,11 @@ static int parse_line(struct dec_type *t, const char *s, size_t n, int line, enu
 	f->line = line;
 	f->type = -1;
 	f->name = strndup(name, name_n);
-	if (!f->name)
+	f->type_text = strndup(tok, tok_n);
+	if (!f->name || !f->type_text) {
+		t->nfields++;
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
 	t->nfields++;
 	return parse_type(t, line, tok, tok_n, enc, f);
 }
@@ -364,9 +391,11 @@ void dec_def_free(struct dec_def *d)
 		for (int j = 0; j < d->types[i].nfields; j++) {
 			free(d->types[i].fields[j].name);
 			free(d->types[i].fields[j].type_name);
+			free(d->types[i].fields[j].type_text);
 		}
 		free(d->types[i].fields);
 		free(d->types[i].name);
+		free(d->types[i].constants);
 	}
 	free(d->types);
 	memset(d, 0, sizeof *d);

@@ -93,7 +93,7 @@ fi
 # The message decoder: seeds are definitions of each encoding with a sample
 # that decodes ([u8 encoding][definition][NUL][sample]; fuzz_decoder.c).
 if clang $flags -o "$out/fuzz_decoder" tests/fuzz/fuzz_decoder.c decoder/*.c ssmcore/error.c \
-	-lm >"$out/build-decoder.log" 2>&1; then
+	-lnettle -lm >"$out/build-decoder.log" 2>&1; then
 	mkdir -p "$out/decoder-corpus"
 	# ros1: std_msgs/Header and a string, float64[] and uint8[]
 	printf '\000Header h\nstring s\nfloat64[] x\nuint8[] b\n===\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n\000\001\000\000\000\002\000\000\000\003\000\000\000\001\000\000\000a\002\000\000\000hi\001\000\000\000\000\000\000\000\000\000\360?\002\000\000\000\377\000' >"$out/decoder-corpus/ros1"

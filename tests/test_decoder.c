@@ -204,6 +204,64 @@ static void test_ros1(void **state)
 	dssm_decoder_free(d);
 }
 
+/* ---- ROS 1 md5sums (as genpy gives them) ---- */
+
+static void md5_is(const char *enc, const char *type, const char *def, const char *want)
+{
+	dssm_decoder *d;
+	char md5[33];
+	assert_int_equal(dssm_decoder_new(enc, type, def, &d), 0);
+	if (dssm_decoder_ros1_md5(d, md5) < 0)
+		fail_msg("%s", dssm_last_error());
+	assert_string_equal(md5, want);
+	dssm_decoder_free(d);
+}
+
+static void test_ros1_md5(void **state)
+{
+	(void)state;
+	md5_is("ros1", "std_msgs/String", "string data\n", "992ce8a1687cec8c8bd883ec73ca41d1");
+	/* constants (spaces around '=', comments after the value) */
+	md5_is("ros1", "sensor_msgs/NavSatStatus",
+	       "# Navigation Satellite fix status\n\n"
+	       "int8 STATUS_NO_FIX =  -1        # unable to fix position\n"
+	       "int8 STATUS_FIX =      0        # unaugmented fix\n"
+	       "int8 STATUS_SBAS_FIX = 1        # with satellite-based augmentation\n"
+	       "int8 STATUS_GBAS_FIX = 2        # with ground-based augmentation\n\n"
+	       "int8 status\n\n"
+	       "uint16 SERVICE_GPS =     1\n"
+	       "uint16 SERVICE_GLONASS = 2\n"
+	       "uint16 SERVICE_COMPASS = 4      # includes BeiDou.\n"
+	       "uint16 SERVICE_GALILEO = 8\n\n"
+	       "uint16 service\n",
+	       "331cdbddfa4bc96ffc3b9ad98900a54c");
+	/* a message type: its md5 in the text; bare Header is std_msgs/Header */
+	md5_is("ros1", "std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id\n",
+	       "2176decaecbce78abc3b96ef049fabed");
+	/* a ROS 2 definition: the md5 of its ROS 1 text (std_msgs/String again) */
+	md5_is("cdr", "std_msgs/msg/String", "string<=10 data 'x'\n", "992ce8a1687cec8c8bd883ec73ca41d1");
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new("cdr", "pkg/msg/T", "builtin_interfaces/Time stamp\n"
+	                                  "byte[<=3] b\nint32 C=1\nInner[2] i\n"
+	                                  "===\nMSG: pkg/Inner\nstring<=4[] s\n", &d), 0);
+	assert_string_equal(dssm_decoder_type(d), "pkg/T");
+	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
+	assert_string_equal(t.data, "time stamp\nuint8[] b\npkg/Inner[2] i\n"
+	                    "================================================================================\n"
+	                    "MSG: pkg/Inner\nstring[] s\n");
+	/* and a sample re-serialized: little-endian, unaligned, no NULs */
+	static const uint8_t cdr[] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 7, 0, 0, 0,
+	                              0, 0, 0, 1, 0, 0, 0, 2, 'h', 0, 0, 0, 0, 0, 0, 0, 0};
+	assert_int_equal(dssm_decode_ros1(d, cdr, sizeof cdr, &t), 0);
+	static const uint8_t ros1[] = {1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 7, 1, 0, 0, 0,
+	                               1, 0, 0, 0, 'h', 0, 0, 0, 0};
+	assert_int_equal(t.len, sizeof ros1);
+	assert_memory_equal(t.data, ros1, sizeof ros1);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
 /* ---- CDR: the same message in both byte orders ---- */
 
 static void test_cdr(void **state)
@@ -389,6 +447,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_struct),
 		cmocka_unit_test(test_ros1),
+		cmocka_unit_test(test_ros1_md5),
 		cmocka_unit_test(test_cdr),
 		cmocka_unit_test(test_hostile_definitions),
 		cmocka_unit_test(test_hostile_samples),

@@ -113,6 +113,11 @@ const char *dssm_decoder_type(const dssm_decoder *dec);
  * connection that rosbag and genpy read. */
 int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out);
 
+/* The md5sum ROS 1 gives the root type of a ros1 decoder's definition (32
+ * hex digits and a NUL), as rosbag checks it (docs/bridges.md, 6); of
+ * another encoding's definition, after dssm_decoder_ros1_definition. */
+int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33]);
+
 /* Re-serialize one sample (of any encoding but json) as ROS 1 bytes of the
  * definition above: little-endian, unaligned, u32 lengths without NULs.
  * OUT holds OUT->len bytes (binary; still NUL-terminated). Errors as for

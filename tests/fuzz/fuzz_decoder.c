@@ -37,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (dssm_decode_json(d, sample, n, &t) == 0 && t.len)
 			(void)t.data[t.len - 1];
 		dssm_decoder_json_schema(d, &t);
+		char md5[33];
+		if (dssm_decoder_ros1_md5(d, md5) == 0 && dssm_decode_ros1(d, sample, n, &t) == 0 && t.len)
+			(void)t.data[t.len - 1];
 		dssm_text_free(&t);
 		dssm_decoder_free(d);
 	}
