@@ -360,12 +360,17 @@ assert m["header"]["frame_id"] == "/laser" and len(m["ranges"]) == 1078, m["head
 	python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("=i4xd4s4x", -7, 2.5, b"ab"))' |
 		"$DSSM" write st --create 64 --encoding struct --schema-file "$tmp/s.msg" >/dev/null || return 1
 	"$DSSM" cat st --format json 2>/dev/null | grep -q '"msg":{"a":-7,"b":2.5,"name":"ab"}' || return 1
-	# a definition that does not parse: a warning, then hex
+	# a definition that does not parse: write refuses it; a recording that
+	# has one (a .srv as a service event's schema) gets a warning, then hex
 	printf 'float64[ x\n' >"$tmp/bad.msg"
-	"$DSSM" write bad abc --create 64 --encoding ros1 --type t/T --schema-file "$tmp/bad.msg" >/dev/null
-	"$DSSM" cat bad >"$tmp/d" 2>"$tmp/e"; cat "$tmp/e"
-	has "warning: bad is shown as hex: message definition, line 1 (type t/T)" "$tmp/e" &&
-		has "|abc|" "$tmp/d" || return 1
+	"$DSSM" write bad abc --create 64 --encoding ros1 --type t/T --schema-file "$tmp/bad.msg" 2>"$tmp/e"
+	[ $? -eq 1 ] && has "schema-file .*bad.msg: message definition, line 1 (type t/T)" "$tmp/e" || return 1
+	"$DSSM" write bad abc --create 8 --encoding struct --schema-file "$tmp/s.msg" 2>"$tmp/e"
+	[ $? -eq 2 ] && has "create 8 is smaller than the struct of .*s.msg (24 bytes)" "$tmp/e" || return 1
+	"$DSSM" import "$rec/topics_and_services.mcap" -o "$tmp/ts" -q >/dev/null 2>&1 || return 1
+	"$DSSM" query "$tmp/ts" --format text --streams 'add_two_ints*' >"$tmp/d" 2>"$tmp/e"; cat "$tmp/e"
+	has "warning: add_two_ints._service_event:0 is shown as hex: message definition, line 3 .*service" "$tmp/e" &&
+		has "^  00000000  00 01 00 00" "$tmp/d" || return 1
 	# a sample that does not match its definition: why, and its bytes
 	printf 'float64 x\n' >"$tmp/x.msg"
 	"$DSSM" write short abc --create 64 --encoding ros1 --type t/X --schema-file "$tmp/x.msg" >/dev/null

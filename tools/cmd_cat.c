@@ -237,12 +237,17 @@ void help_write(FILE *out)
 	        "missing (history --life at --cycle, default 10s at 100ms; seconds, or\n"
 	        "with units: 500ms, 1m30s, 2h).\n"
 	        "--type, --encoding and --schema-file (the message definition) describe a\n"
-	        "stream being created, for recordings and `dssm export`. Prints the TID.\n\n"
+	        "stream being created, for recordings, `dssm export` and decoded output\n"
+	        "(encodings ros1, cdr, struct, json: docs/message-encodings.md); a definition\n"
+	        "the decoder refuses is an error naming its line. Prints the TID.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
 	        "  date | dssm write note\n"
 	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
-	        "      --encoding ros1 --schema-file String.msg\n");
+	        "      --encoding ros1 --schema-file String.msg\n"
+	        "  printf 'float64 x\\nfloat64 y\\n' > xy.msg\n"
+	        "  python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack(\"=2d\", 1, 2))' |\n"
+	        "      dssm write xy --create 16 --encoding struct --schema-file xy.msg\n");
 }
 
 int cmd_write(int argc, char **argv)
@@ -305,6 +310,21 @@ int cmd_write(int argc, char **argv)
 				return cli_error("write", "cannot read the schema from %s", schema_file);
 			}
 			cfg.schema = schema;
+		}
+		/* a definition the decoder refuses would only show up as hex later */
+		if (schema && dssm_decoder_supports(encoding) && strcmp(encoding, "json") != 0) {
+			dssm_decoder *dec;
+			if (dssm_decoder_new(encoding, type, schema, &dec) < 0) {
+				free(schema);
+				return cli_error("write", "--schema-file %s: %s", schema_file, dssm_last_error());
+			}
+			size_t need = dssm_decoder_struct_size(dec);
+			dssm_decoder_free(dec);
+			if (need > cfg.max_size) {
+				free(schema);
+				return cli_usage("write", "--create %zu is smaller than the struct of %s (%zu bytes)",
+				                 cfg.max_size, schema_file, need);
+			}
 		}
 		rc = dssm_create(name, id, &cfg, &s);
 		free(schema);
