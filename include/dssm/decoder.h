@@ -52,6 +52,11 @@
  * with dssm_last_error() naming the field path (imu.covariance[3]) and the
  * byte offset.
  *
+ * ROS 2 samples go into ROS 1 bags with dssm_decoder_ros1_definition,
+ * dssm_decoder_ros1_md5 and dssm_decode_ros1 (what `dssm export --bag`
+ * does); struct samples into Foxglove as JSON with dssm_decoder_json_schema
+ * (what `dssm export --mcap` does).
+ *
  * A decoder is immutable once built: threads may share it, each with its
  * own output text.
  */
@@ -113,9 +118,10 @@ const char *dssm_decoder_type(const dssm_decoder *dec);
  * connection that rosbag and genpy read. */
 int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out);
 
-/* The md5sum ROS 1 gives the root type of a ros1 decoder's definition (32
- * hex digits and a NUL), as rosbag checks it (docs/bridges.md, 6); of
- * another encoding's definition, after dssm_decoder_ros1_definition. */
+/* The md5sum ROS 1 gives the root type (32 hex digits and a NUL), as rosbag
+ * checks it (docs/bridges.md, 6): for a ros1 decoder that of its definition
+ * as given (constants included), for the other encodings that of the text
+ * dssm_decoder_ros1_definition writes. */
 int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33]);
 
 /* Re-serialize one sample (of any encoding but json) as ROS 1 bytes of the
