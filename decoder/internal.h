@@ -53,9 +53,16 @@ struct dec_type {
 	uint64_t min_size;     /* ros1/cdr: fewest bytes a value takes (saturated) */
 };
 
+struct dec_name {
+	const char *name;
+	int index;
+};
+
 struct dec_def {
 	struct dec_type *types;
 	int ntypes;
+	struct dec_name *by_name;  /* while resolving: the first nsorted types by name */
+	int nsorted;
 	int root;
 	enum dec_encoding enc;
 };

@@ -241,9 +241,41 @@ static int add_type(struct dec_def *d, const char *name, size_t n, int line)
 	return d->ntypes++;
 }
 
+/* The types sorted by name (then by place, so the first section of a name
+ * wins), for lookups in O(log n): a hostile definition of thousands of
+ * sections must not cost thousands of comparisons per field. */
+static int by_name(const void *a, const void *b)
+{
+	const struct dec_name *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+static int sort_types(struct dec_def *d)
+{
+	d->by_name = malloc((size_t)d->ntypes * sizeof *d->by_name);
+	if (!d->by_name)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	for (int i = 0; i < d->ntypes; i++)
+		d->by_name[i] = (struct dec_name){d->types[i].name, i};
+	qsort(d->by_name, (size_t)d->ntypes, sizeof *d->by_name, by_name);
+	d->nsorted = d->ntypes;
+	return 0;
+}
+
 static int find_type(const struct dec_def *d, const char *name)
 {
-	for (int i = 0; i < d->ntypes; i++)
+	int lo = 0, hi = d->nsorted;
+	while (lo < hi) {     /* the first sorted entry >= name */
+		int mid = lo + (hi - lo) / 2;
+		if (strcmp(d->by_name[mid].name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < d->nsorted && !strcmp(d->by_name[lo].name, name))
+		return d->by_name[lo].index;
+	for (int i = d->nsorted; i < d->ntypes; i++)   /* builtins added since */
 		if (!strcmp(d->types[i].name, name))
 			return i;
 	return -1;
@@ -376,7 +408,12 @@ int dec_def_parse(struct dec_def *d, enum dec_encoding enc, const char *type, co
 	if (rc >= 0 && want_msg)
 		rc = dssm__fail(DSSM_EINVAL, "message definition ends after a '===' line");
 	if (rc >= 0)
+		rc = sort_types(d);
+	if (rc >= 0)
 		rc = resolve(d, 0, 0);
+	free(d->by_name);
+	d->by_name = NULL;
+	d->nsorted = 0;
 	if (rc < 0) {
 		dec_def_free(d);
 		return rc;
