@@ -114,8 +114,8 @@ static int parse_type(const struct dec_type *t, int line, const char *tok, size_
 	size_t name_n = le ? (size_t)(le - tok) : base_n;
 	if (name_n == 0)
 		return bad_line(t, line, "no type before the array brackets", tok, n);
-	if (name_n == 7 && !memcmp(tok, "wstring", 7))
-		return bad_line(t, line, "wstring is not supported", tok, n);
+	if ((name_n == 7 && !memcmp(tok, "wstring", 7)) || (name_n == 5 && !memcmp(tok, "wchar", 5)))
+		return bad_line(t, line, "wstring and wchar are not supported", tok, n);
 	int k = prim_kind(tok, name_n, enc);
 	if (le) {
 		if (k != K_STRING || parse_count(le + 2, (size_t)(tok + base_n - le - 2), &f->str_bound) < 0)

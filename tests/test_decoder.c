@@ -347,7 +347,8 @@ static void test_hostile_definitions(void **state)
 	refused("ros1", "float64[3 x\n", DSSM_EINVAL, "without its ']'");
 	refused("ros1", "float64\n", DSSM_EINVAL, "needs a type and a name");
 	refused("ros1", "float64 x-y\n", DSSM_EINVAL, "character names cannot have");
-	refused("cdr", "wstring w\n", DSSM_EINVAL, "wstring is not supported");
+	refused("cdr", "wstring w\n", DSSM_EINVAL, "wstring and wchar are not supported");
+	refused("cdr", "wchar[2] w\n", DSSM_EINVAL, "wstring and wchar are not supported");
 	refused("cdr", "int64 a\n---\nint64 sum\n", DSSM_EINVAL, "service");
 	refused("ros1", "x y\n===\n", DSSM_EINVAL, "ends after a '===' line");
 	refused("ros1", "x y\n===\nnot msg\n", DSSM_EINVAL, "not followed by \"MSG: pkg/Type\"");
