@@ -337,7 +337,7 @@ assert b"jsonschema" in d and b"{\"$schema\":\"https://json-schema.org/draft/202
 	"$DSSM" write rawnote hello --create 64 >/dev/null &&
 		"$DSSM" record -o "$tmp/raw-rec" rawnote --from-oldest --duration 0.1 >/dev/null 2>&1 &&
 		"$DSSM" export "$tmp/raw-rec" --mcap "$tmp/raw-rec.mcap" 2>"$tmp/e" || { cat "$tmp/e"; return 1; }
-	has "note: /rawnote (encoding raw, no definition) goes in as raw bytes, which Foxglove" "$tmp/e" ||
+	has "note: /rawnote (encoding none, no definition) goes in as raw bytes, which Foxglove" "$tmp/e" ||
 		{ cat "$tmp/e"; return 1; }
 	"$DSSM" import "$tmp/struct-rec.mcap" -o "$tmp/struct-rec2" -q >/dev/null 2>&1 &&
 		"$DSSM" query "$tmp/struct-rec2" --format json 2>/dev/null | head -1 | grep -q '"msg":{"x":[-0-9.e]*,"y":[-0-9.e]*,"theta":[-0-9.e]*,"v":0.5,"w":0.2}}$' ||
