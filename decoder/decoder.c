@@ -43,7 +43,7 @@ int dssm_decoder_new(const char *encoding, const char *type, const char *definit
 	if (type && strlen(type) > DEC_MAX_NAME)
 		return dssm__fail(DSSM_EINVAL, "type name of %zu characters (at most %d)", strlen(type),
 		                  DEC_MAX_NAME);
-	if (enc != DEC_JSON && (!definition || !*definition) && enc != DEC_STRUCT)
+	if (enc != DEC_JSON && (!definition || !*definition))
 		return dssm__fail(DSSM_EINVAL, "no message definition for %s (%s): cannot decode it",
 		                  type && *type ? type : "the stream", encoding);
 	dssm_decoder *d = calloc(1, sizeof *d);

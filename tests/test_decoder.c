@@ -353,6 +353,7 @@ static void test_hostile_definitions(void **state)
 	refused("ros1", "x y\n===\n", DSSM_EINVAL, "ends after a '===' line");
 	refused("ros1", "x y\n===\nnot msg\n", DSSM_EINVAL, "not followed by \"MSG: pkg/Type\"");
 	refused("ros1", "", DSSM_EINVAL, "no message definition");
+	refused("struct", NULL, DSSM_EINVAL, "no message definition for test/T (struct)");
 	refused("raw", "x y\n", DSSM_EINVAL, "no decoder for encoding 'raw'");
 	/* nesting deeper than 32 types */
 	char deep[4096];

@@ -84,7 +84,8 @@ typedef struct dssm_decoder dssm_decoder;
 
 /* Build a decoder for samples of ENCODING ("ros1", "cdr", "struct", "json")
  * whose root type is TYPE ("pkg/Type" or ROS 2's "pkg/msg/Type"; may be ""
- * for struct and json) defined by DEFINITION (may be NULL or "" for json).
+ * for struct and json) defined by DEFINITION (may be NULL or "" for json
+ * only: another encoding without one is DSSM_EINVAL).
  * DSSM_EINVAL names what is wrong with the definition (its line and type),
  * or says the encoding has no decoder ("raw", ""). */
 int dssm_decoder_new(const char *encoding, const char *type, const char *definition,
