@@ -152,18 +152,36 @@ static int non_finite(struct jw *w, double v)
 	return 1;
 }
 
+/* A number printed by snprintf in the program's locale, as JSON: whatever
+ * the locale uses as its decimal point (",", or several bytes) becomes '.'.
+ * (The round-trip check before runs in that same locale, so it holds.) */
+static void put_number(struct jw *w, const char *b)
+{
+	char out[48];
+	size_t o = 0;
+	for (const char *p = b; *p && o < sizeof out - 1;) {
+		if ((*p >= '0' && *p <= '9') || *p == 'e' || *p == '+' || *p == '-') {
+			out[o++] = *p++;
+			continue;
+		}
+		out[o++] = '.';
+		while (*p && !((*p >= '0' && *p <= '9') || *p == 'e' || *p == '+' || *p == '-'))
+			p++;
+	}
+	jw_raw(w, out, o);
+}
+
 void jw_f64(struct jw *w, double v)
 {
 	if (non_finite(w, v))
 		return;
 	char b[40];
-	int n = 0;
 	for (int prec = 15; prec <= 17; prec++) {
-		n = snprintf(b, sizeof b, "%.*g", prec, v);
+		snprintf(b, sizeof b, "%.*g", prec, v);
 		if (strtod(b, NULL) == v)
 			break;
 	}
-	jw_raw(w, b, (size_t)n);
+	put_number(w, b);
 }
 
 void jw_f32(struct jw *w, float v)
@@ -171,13 +189,12 @@ void jw_f32(struct jw *w, float v)
 	if (non_finite(w, v))
 		return;
 	char b[40];
-	int n = 0;
 	for (int prec = 6; prec <= 9; prec++) {
-		n = snprintf(b, sizeof b, "%.*g", prec, (double)v);
+		snprintf(b, sizeof b, "%.*g", prec, (double)v);
 		if (strtof(b, NULL) == v)
 			break;
 	}
-	jw_raw(w, b, (size_t)n);
+	put_number(w, b);
 }
 
 void jw_base64(struct jw *w, const uint8_t *p, size_t n)

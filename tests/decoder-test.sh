@@ -112,5 +112,17 @@ if [ -f "$rec/topics_and_services.mcap" ]; then
 		bad "ROS 2 to ROS 1: a topic whose definition is a .srv is refused, naming it"
 	fi
 fi
+# ---- JSON numbers in a program whose locale writes 0,5 ----
+unit=$(dirname "$dssm")/tests/test_decoder
+if [ -x "$unit" ] && command -v localedef >/dev/null &&
+	localedef -i de_DE -f UTF-8 "$tmp/locale/de_DE.UTF-8" >/dev/null 2>&1; then
+	if LOCPATH="$tmp/locale" "$unit" >"$tmp/log" 2>&1 && grep -q "OK \] test_locale" "$tmp/log"; then
+		ok "JSON numbers with '.' under LC_NUMERIC=de_DE.UTF-8 (test_decoder's test_locale)"
+	else
+		bad "JSON numbers under de_DE.UTF-8"
+	fi
+else
+	echo "  skip  de_DE.UTF-8: cannot make the locale with localedef"
+fi
 echo "decoder: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -6,6 +6,7 @@
  * the field and offset, never a crash). tests/decoder-test.sh checks ROS 1
  * against python3-genpy and CDR against real ROS 2 MCAP files.
  */
+#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 
@@ -444,6 +445,23 @@ static void test_json(void **state)
 	dssm_decoder_free(d);
 }
 
+/* A program in a locale whose decimal point is ',' still gets JSON numbers
+ * (tests/decoder-test.sh makes de_DE.UTF-8 with localedef and LOCPATH). */
+static void test_locale(void **state)
+{
+	(void)state;
+	if (!setlocale(LC_NUMERIC, "de_DE.UTF-8") && !setlocale(LC_NUMERIC, "de_DE.utf8")) {
+		print_message("no de_DE.UTF-8 locale here (LOCPATH): skipped\n");
+		skip();
+	}
+	double v[2] = {0.5, -1.25e-300};
+	decodes_to("struct", "", "float64 a\nfloat64 b\n", v, sizeof v,
+	           "{\"a\":0.5,\"b\":-1.25e-300}");
+	float f = 0.1f;
+	decodes_to("struct", "", "float32 f\n", &f, sizeof f, "{\"f\":0.1}");
+	setlocale(LC_NUMERIC, "C");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -454,6 +472,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_definitions),
 		cmocka_unit_test(test_hostile_samples),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_locale),
 	};
 	return cmocka_run_group_tests_name("decoder", tests, NULL, NULL);
 }
