@@ -114,7 +114,7 @@ if [ -f "$rec/topics_and_services.mcap" ]; then
 fi
 # ---- JSON numbers in a program whose locale writes 0,5 ----
 unit=$(dirname "$dssm")/tests/test_decoder
-if [ -x "$unit" ] && command -v localedef >/dev/null &&
+if [ -x "$unit" ] && command -v localedef >/dev/null && mkdir -p "$tmp/locale" &&
 	localedef -i de_DE -f UTF-8 "$tmp/locale/de_DE.UTF-8" >/dev/null 2>&1; then
 	if LOCPATH="$tmp/locale" "$unit" >"$tmp/log" 2>&1 && grep -q "OK \] test_locale" "$tmp/log"; then
 		ok "JSON numbers with '.' under LC_NUMERIC=de_DE.UTF-8 (test_decoder's test_locale)"
