@@ -348,6 +348,9 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 	r.origin = SIZE_MAX;
 	r.budget = 4096 + 8 * (uint64_t)n;
 	if (dec->enc == DEC_STRUCT) {
+		/* the writer's own structs: this machine's byte order */
+		const uint16_t one = 1;
+		r.big = *(const uint8_t *)&one == 0;
 		size_t want = dec->def.types[dec->def.root].size;
 		if (n != want)
 			return fail(&r, DSSM_ECORRUPT, "wrong size: the sample has %zu bytes, the struct %zu",
