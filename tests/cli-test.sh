@@ -326,6 +326,8 @@ import json, sys
 o = json.loads(sys.stdin.readline())
 assert o["msg"]["v"] == 0.5 and o["msg"]["w"] == 0.2 and "data_hex" not in o, o
 assert list(o["msg"]) == ["x", "y", "theta", "v", "w"], o' || return 1
+	"$DSSM" info odom | grep -q "^decoded:     yes (struct, a 40-byte C struct)$" || return 1
+	"$DSSM" info odom --format json | grep -q '"decoded":true}$' || return 1
 	"$DSSM" cat odom --format json --data-hex 2>/dev/null | grep -q '"msg":{"x":.*,"data_hex":"[0-9a-f]\{80\}"}$' ||
 		{ echo "--data-hex: no bytes beside msg"; return 1; }
 	# a struct stream exported to MCAP: JSON messages with a JSON Schema
@@ -376,6 +378,8 @@ assert m["header"]["frame_id"] == "/laser" and len(m["ranges"]) == 1078, m["head
 	"$DSSM" query "$tmp/ts" --format text --streams 'add_two_ints*' >"$tmp/d" 2>"$tmp/e"; cat "$tmp/e"
 	has "warning: add_two_ints._service_event:0 is shown as hex: message definition, line 3 .*service" "$tmp/e" &&
 		has "^  00000000  00 01 00 00" "$tmp/d" || return 1
+	"$DSSM" info rawnote | grep -q "^decoded:     no: no encoding (create it with --encoding and --schema-file)" ||
+		return 1
 	# a sample that does not match its definition: why, and its bytes
 	printf 'float64 x\n' >"$tmp/x.msg"
 	"$DSSM" write short abc --create 64 --encoding ros1 --type t/X --schema-file "$tmp/x.msg" >/dev/null

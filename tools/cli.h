@@ -98,6 +98,10 @@ struct cli_decode {
 void cli_decode_init(struct cli_decode *d, const char *cmd, const char *label,
                      const char *encoding, const char *type, const char *schema);
 void cli_decode_free(struct cli_decode *d);
+/* Whether samples of this description decode: 1 with why "yes (...)", or 0
+ * with why the reason (for dssm info). */
+int cli_decodable(const char *encoding, const char *type, const char *schema, char *why,
+                  size_t cap);
 /* 0 with d->text the sample as JSON, -1 (no decoder, or dssm_last_error()). */
 int cli_decode(struct cli_decode *d, const void *data, size_t len);
 /* d->text as indented "field: value" lines. */

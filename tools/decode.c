@@ -23,6 +23,32 @@ void cli_decode_init(struct cli_decode *d, const char *cmd, const char *label,
 	}
 }
 
+int cli_decodable(const char *encoding, const char *type, const char *schema, char *why,
+                  size_t cap)
+{
+	dssm_decoder *dec;
+	if (!dssm_decoder_supports(encoding)) {
+		if (*encoding)
+			snprintf(why, cap, "no decoder for encoding '%s' (ros1, cdr, struct, json): "
+			         "shown as hex", encoding);
+		else
+			snprintf(why, cap, "no encoding (create it with --encoding and --schema-file): "
+			         "shown as hex");
+		return 0;
+	}
+	if (dssm_decoder_new(encoding, type, schema, &dec) < 0) {
+		snprintf(why, cap, "%s", dssm_last_error());
+		return 0;
+	}
+	size_t size = dssm_decoder_struct_size(dec);
+	if (size)
+		snprintf(why, cap, "yes (%s, a %zu-byte C struct)", encoding, size);
+	else
+		snprintf(why, cap, "yes (%s)", encoding);
+	dssm_decoder_free(dec);
+	return 1;
+}
+
 void cli_decode_free(struct cli_decode *d)
 {
 	if (!d)
