@@ -79,17 +79,17 @@ static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_te
 		return dssm__fail(DSSM_EINVAL, "dssm_decode_%s: NULL argument", ros1 ? "ros1" : "json");
 	if (ros1 && dec->enc == DEC_JSON)
 		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 serialization");
-	struct jw w;
-	jw_reset(&w, out);
+	struct dec_jw w;
+	dec_jw_reset(&w, out);
 	static const uint8_t none[1];
 	const uint8_t *p = data ? data : none;
 	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk(dec, p, len, &w, ros1);
 	if (rc < 0) {
 		int keep = w.oom;
-		jw_reset(&w, out);
-		return keep ? jw_end(&(struct jw){out, 1}) : rc;
+		dec_jw_reset(&w, out);
+		return keep ? dec_jw_end(&(struct dec_jw){out, 1}) : rc;
 	}
-	return jw_end(&w);
+	return dec_jw_end(&w);
 }
 
 int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
@@ -111,8 +111,8 @@ int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out)
 {
 	if (!dec || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros1_definition: NULL argument");
-	struct jw w;
-	jw_reset(&w, out);
+	struct dec_jw w;
+	dec_jw_reset(&w, out);
 	return dec_ros1_definition(dec, &w);
 }
 
@@ -141,8 +141,8 @@ int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out)
 {
 	if (!dec || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_decoder_json_schema: NULL argument");
-	struct jw w;
-	jw_reset(&w, out);
+	struct dec_jw w;
+	dec_jw_reset(&w, out);
 	return dec_json_schema(dec, &w);
 }
 

@@ -1,6 +1,7 @@
 /*
  * decoder/internal.h - what the decoder's files share: a parsed message
- * definition (types, fields), the JSON writer, and the sample walker.
+ * definition (types, fields), the JSON writer, the sample walker (into JSON
+ * or ROS 1 bytes), the ROS 1 definition text and md5sum, the JSON Schema.
  * docs/message-encodings.md describes the encodings themselves.
  */
 #ifndef DSSM_DECODER_INTERNAL_H
@@ -90,38 +91,39 @@ size_t dec_prim_size(enum dec_kind k);
 size_t dec_prim_align(enum dec_kind k);
 
 /* json_out.c: a JSON writer into a dssm_text with a sticky out-of-memory flag. */
-struct jw {
+struct dec_jw {
 	dssm_text *t;
 	int oom;
 };
-void jw_reset(struct jw *w, dssm_text *t);
-void jw_raw(struct jw *w, const char *s, size_t n);
-void jw_lit(struct jw *w, const char *s);
-void jw_char(struct jw *w, char c);
+void dec_jw_reset(struct dec_jw *w, dssm_text *t);
+void dec_jw_raw(struct dec_jw *w, const char *s, size_t n);
+void dec_jw_lit(struct dec_jw *w, const char *s);
+void dec_jw_char(struct dec_jw *w, char c);
 /* A JSON string from n bytes (escaped; invalid UTF-8 as U+FFFD). */
-void jw_string(struct jw *w, const char *s, size_t n);
-void jw_i64(struct jw *w, int64_t v);
-void jw_u64(struct jw *w, uint64_t v);
-void jw_f64(struct jw *w, double v);
-void jw_f32(struct jw *w, float v);
-void jw_base64(struct jw *w, const uint8_t *p, size_t n);
+void dec_jw_string(struct dec_jw *w, const char *s, size_t n);
+void dec_jw_i64(struct dec_jw *w, int64_t v);
+void dec_jw_u64(struct dec_jw *w, uint64_t v);
+void dec_jw_f64(struct dec_jw *w, double v);
+void dec_jw_f32(struct dec_jw *w, float v);
+void dec_jw_base64(struct dec_jw *w, const uint8_t *p, size_t n);
 /* 0, or DSSM_ENOMEM if any write failed. */
-int jw_end(struct jw *w);
+int dec_jw_end(struct dec_jw *w);
 
 /* json_check.c: copy a JSON text onto one line if it is one valid value. */
-int dec_json_pass(const uint8_t *p, size_t n, struct jw *w);
+int dec_json_pass(const uint8_t *p, size_t n, struct dec_jw *w);
 
 /* walk.c: decode one ros1/cdr/struct sample into JSON, or (ros1 = 1) into
  * the bytes ROS 1 serializes the same message to. */
-int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w, int ros1);
+int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
+             int ros1);
 
 /* ros1_def.c: the definition as ROS 1 .msg text (for bags). */
-int dec_ros1_definition(const struct dssm_decoder *dec, struct jw *w);
+int dec_ros1_definition(const struct dssm_decoder *dec, struct dec_jw *w);
 
 /* ros1_md5.c: the md5sum ROS 1 gives the root type. */
 int dec_ros1_md5(const struct dec_def *d, char out[33]);
 
 /* schema.c */
-int dec_json_schema(const struct dssm_decoder *dec, struct jw *w);
+int dec_json_schema(const struct dssm_decoder *dec, struct dec_jw *w);
 
 #endif

@@ -177,7 +177,7 @@ static int value(struct jc *c, int depth)
 	}
 }
 
-int dec_json_pass(const uint8_t *p, size_t n, struct jw *w)
+int dec_json_pass(const uint8_t *p, size_t n, struct dec_jw *w)
 {
 	struct jc c = {p, n, 0, NULL};
 	if (value(&c, 0) == 0) {
@@ -192,10 +192,10 @@ int dec_json_pass(const uint8_t *p, size_t n, struct jw *w)
 	size_t from = 0;
 	for (size_t i = 0; i < n; i++)
 		if (p[i] == '\n' || p[i] == '\r' || p[i] == '\t') {
-			jw_raw(w, (const char *)p + from, i - from);
-			jw_char(w, ' ');
+			dec_jw_raw(w, (const char *)p + from, i - from);
+			dec_jw_char(w, ' ');
 			from = i + 1;
 		}
-	jw_raw(w, (const char *)p + from, n - from);
+	dec_jw_raw(w, (const char *)p + from, n - from);
 	return 0;
 }

@@ -3,7 +3,7 @@
  * UTF-8 as U+FFFD, so the output is valid JSON whatever a sample holds),
  * exact integers, floats in their shortest round-trip form (NaN and the
  * infinities as strings), base64 for byte arrays. Out of memory is sticky:
- * the writer stops growing and jw_end reports it once.
+ * the writer stops growing and dec_jw_end reports it once.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,7 +22,7 @@ void dssm_text_free(dssm_text *t)
 	t->len = t->cap = 0;
 }
 
-static int reserve(struct jw *w, size_t more)
+static int reserve(struct dec_jw *w, size_t more)
 {
 	dssm_text *t = w->t;
 	if (w->oom)
@@ -46,7 +46,7 @@ static int reserve(struct jw *w, size_t more)
 	return 0;
 }
 
-void jw_reset(struct jw *w, dssm_text *t)
+void dec_jw_reset(struct dec_jw *w, dssm_text *t)
 {
 	w->t = t;
 	w->oom = 0;
@@ -55,7 +55,7 @@ void jw_reset(struct jw *w, dssm_text *t)
 		t->data[0] = 0;
 }
 
-void jw_raw(struct jw *w, const char *s, size_t n)
+void dec_jw_raw(struct dec_jw *w, const char *s, size_t n)
 {
 	if (reserve(w, n) < 0)
 		return;
@@ -64,14 +64,14 @@ void jw_raw(struct jw *w, const char *s, size_t n)
 	w->t->data[w->t->len] = 0;
 }
 
-void jw_lit(struct jw *w, const char *s)
+void dec_jw_lit(struct dec_jw *w, const char *s)
 {
-	jw_raw(w, s, strlen(s));
+	dec_jw_raw(w, s, strlen(s));
 }
 
-void jw_char(struct jw *w, char c)
+void dec_jw_char(struct dec_jw *w, char c)
 {
-	jw_raw(w, &c, 1);
+	dec_jw_raw(w, &c, 1);
 }
 
 /* The length of the valid UTF-8 sequence at p (n bytes left), or 0. */
@@ -93,7 +93,7 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 	return k;
 }
 
-void jw_string(struct jw *w, const char *s, size_t n)
+void dec_jw_string(struct dec_jw *w, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	/* the worst case at once: every byte as \u00XX */
@@ -129,24 +129,24 @@ void jw_string(struct jw *w, const char *s, size_t n)
 	w->t->len = (size_t)(o - w->t->data);
 }
 
-void jw_i64(struct jw *w, int64_t v)
+void dec_jw_i64(struct dec_jw *w, int64_t v)
 {
 	char b[24];
-	jw_raw(w, b, (size_t)snprintf(b, sizeof b, "%lld", (long long)v));
+	dec_jw_raw(w, b, (size_t)snprintf(b, sizeof b, "%lld", (long long)v));
 }
 
-void jw_u64(struct jw *w, uint64_t v)
+void dec_jw_u64(struct dec_jw *w, uint64_t v)
 {
 	char b[24];
-	jw_raw(w, b, (size_t)snprintf(b, sizeof b, "%llu", (unsigned long long)v));
+	dec_jw_raw(w, b, (size_t)snprintf(b, sizeof b, "%llu", (unsigned long long)v));
 }
 
-static int non_finite(struct jw *w, double v)
+static int non_finite(struct dec_jw *w, double v)
 {
 	if (isnan(v))
-		jw_lit(w, "\"NaN\"");
+		dec_jw_lit(w, "\"NaN\"");
 	else if (isinf(v))
-		jw_lit(w, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
+		dec_jw_lit(w, v > 0 ? "\"Infinity\"" : "\"-Infinity\"");
 	else
 		return 0;
 	return 1;
@@ -155,7 +155,7 @@ static int non_finite(struct jw *w, double v)
 /* A number printed by snprintf in the program's locale, as JSON: whatever
  * the locale uses as its decimal point (",", or several bytes) becomes '.'.
  * (The round-trip check before runs in that same locale, so it holds.) */
-static void put_number(struct jw *w, const char *b)
+static void put_number(struct dec_jw *w, const char *b)
 {
 	char out[48];
 	size_t o = 0;
@@ -168,10 +168,10 @@ static void put_number(struct jw *w, const char *b)
 		while (*p && !((*p >= '0' && *p <= '9') || *p == 'e' || *p == '+' || *p == '-'))
 			p++;
 	}
-	jw_raw(w, out, o);
+	dec_jw_raw(w, out, o);
 }
 
-void jw_f64(struct jw *w, double v)
+void dec_jw_f64(struct dec_jw *w, double v)
 {
 	if (non_finite(w, v))
 		return;
@@ -184,7 +184,7 @@ void jw_f64(struct jw *w, double v)
 	put_number(w, b);
 }
 
-void jw_f32(struct jw *w, float v)
+void dec_jw_f32(struct dec_jw *w, float v)
 {
 	if (non_finite(w, v))
 		return;
@@ -197,7 +197,7 @@ void jw_f32(struct jw *w, float v)
 	put_number(w, b);
 }
 
-void jw_base64(struct jw *w, const uint8_t *p, size_t n)
+void dec_jw_base64(struct dec_jw *w, const uint8_t *p, size_t n)
 {
 	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	if (n > SIZE_MAX / 2 || reserve(w, (n + 2) / 3 * 4 + 2) < 0) {
@@ -230,17 +230,17 @@ int dssm_json_string(dssm_text *out, const char *text, size_t n)
 {
 	if (!out || (!text && n))
 		return dssm__fail(DSSM_EINVAL, "dssm_json_string: NULL argument");
-	struct jw w = {out, 0};
+	struct dec_jw w = {out, 0};
 	size_t was = out->len;
-	jw_string(&w, text ? text : "", n);
+	dec_jw_string(&w, text ? text : "", n);
 	if (w.oom && out->data) {
 		out->len = was;
 		out->data[was] = 0;
 	}
-	return jw_end(&w);
+	return dec_jw_end(&w);
 }
 
-int jw_end(struct jw *w)
+int dec_jw_end(struct dec_jw *w)
 {
 	if (w->oom)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for the decoded text (%zu bytes so far)",

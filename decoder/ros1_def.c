@@ -23,32 +23,32 @@ static const char *builtin(const struct dec_type *t)
 	return NULL;
 }
 
-static void fields(const struct dec_def *d, int ti, struct jw *w)
+static void fields(const struct dec_def *d, int ti, struct dec_jw *w)
 {
 	const struct dec_type *t = &d->types[ti];
 	for (int i = 0; i < t->nfields; i++) {
 		const struct dec_field *f = &t->fields[i];
 		if (f->kind != K_MSG)
-			jw_lit(w, dec_kind_name(f->kind));
+			dec_jw_lit(w, dec_kind_name(f->kind));
 		else if (builtin(&d->types[f->type]))
-			jw_lit(w, builtin(&d->types[f->type]));
+			dec_jw_lit(w, builtin(&d->types[f->type]));
 		else
-			jw_lit(w, d->types[f->type].name);
+			dec_jw_lit(w, d->types[f->type].name);
 		if (f->array == A_FIXED) {
-			jw_char(w, '[');
-			jw_u64(w, f->count);
-			jw_char(w, ']');
+			dec_jw_char(w, '[');
+			dec_jw_u64(w, f->count);
+			dec_jw_char(w, ']');
 		} else if (f->array == A_SEQ) {
-			jw_lit(w, "[]");
+			dec_jw_lit(w, "[]");
 		}
-		jw_char(w, ' ');
-		jw_lit(w, f->name);
-		jw_char(w, '\n');
+		dec_jw_char(w, ' ');
+		dec_jw_lit(w, f->name);
+		dec_jw_char(w, '\n');
 	}
 }
 
 /* The sections of the types ti uses, depth first, each once. */
-static void sections(const struct dec_def *d, int ti, char *done, struct jw *w)
+static void sections(const struct dec_def *d, int ti, char *done, struct dec_jw *w)
 {
 	const struct dec_type *t = &d->types[ti];
 	for (int i = 0; i < t->nfields; i++) {
@@ -56,16 +56,16 @@ static void sections(const struct dec_def *d, int ti, char *done, struct jw *w)
 		if (t->fields[i].kind != K_MSG || done[k] || builtin(&d->types[k]))
 			continue;
 		done[k] = 1;
-		jw_lit(w, "================================================================================\n"
+		dec_jw_lit(w, "================================================================================\n"
 		          "MSG: ");
-		jw_lit(w, d->types[k].name);
-		jw_char(w, '\n');
+		dec_jw_lit(w, d->types[k].name);
+		dec_jw_char(w, '\n');
 		fields(d, k, w);
 		sections(d, k, done, w);
 	}
 }
 
-int dec_ros1_definition(const struct dssm_decoder *dec, struct jw *w)
+int dec_ros1_definition(const struct dssm_decoder *dec, struct dec_jw *w)
 {
 	if (dec->enc == DEC_JSON)
 		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 definition");
@@ -76,5 +76,5 @@ int dec_ros1_definition(const struct dssm_decoder *dec, struct jw *w)
 	fields(&dec->def, dec->def.root, w);
 	sections(&dec->def, dec->def.root, done, w);
 	free(done);
-	return jw_end(w);
+	return dec_jw_end(w);
 }

@@ -12,78 +12,78 @@
 
 #define MAX_SCHEMA ((size_t)16 << 20)
 
-static int object(const struct dec_def *d, int ti, struct jw *w);
+static int object(const struct dec_def *d, int ti, struct dec_jw *w);
 
-static void scalar(const struct dec_def *d, const struct dec_field *f, struct jw *w)
+static void scalar(const struct dec_def *d, const struct dec_field *f, struct dec_jw *w)
 {
 	switch (f->kind) {
-	case K_BOOL: jw_lit(w, "{\"type\":\"boolean\"}"); break;
-	case K_F32: case K_F64: jw_lit(w, "{\"type\":\"number\"}"); break;
-	case K_STRING: jw_lit(w, "{\"type\":\"string\"}"); break;
+	case K_BOOL: dec_jw_lit(w, "{\"type\":\"boolean\"}"); break;
+	case K_F32: case K_F64: dec_jw_lit(w, "{\"type\":\"number\"}"); break;
+	case K_STRING: dec_jw_lit(w, "{\"type\":\"string\"}"); break;
 	case K_TIME: case K_DURATION:
-		jw_lit(w, "{\"type\":\"object\",\"properties\":{\"sec\":{\"type\":\"integer\"},"
+		dec_jw_lit(w, "{\"type\":\"object\",\"properties\":{\"sec\":{\"type\":\"integer\"},"
 		       "\"nsec\":{\"type\":\"integer\"}}}");
 		break;
 	case K_MSG: object(d, f->type, w); break;
-	default: jw_lit(w, "{\"type\":\"integer\"}"); break;
+	default: dec_jw_lit(w, "{\"type\":\"integer\"}"); break;
 	}
 }
 
-static void field(const struct dec_def *d, const struct dec_field *f, struct jw *w)
+static void field(const struct dec_def *d, const struct dec_field *f, struct dec_jw *w)
 {
 	if (f->array == A_SCALAR) {
 		scalar(d, f, w);
 		return;
 	}
 	if (f->char_text) {
-		jw_lit(w, "{\"type\":\"string\"}");
+		dec_jw_lit(w, "{\"type\":\"string\"}");
 		return;
 	}
 	if (f->bytes) {
-		jw_lit(w, "{\"type\":\"string\",\"contentEncoding\":\"base64\"}");
+		dec_jw_lit(w, "{\"type\":\"string\",\"contentEncoding\":\"base64\"}");
 		return;
 	}
-	jw_lit(w, "{\"type\":\"array\",\"items\":");
+	dec_jw_lit(w, "{\"type\":\"array\",\"items\":");
 	scalar(d, f, w);
 	if (f->array == A_FIXED) {
-		jw_lit(w, ",\"minItems\":");
-		jw_u64(w, f->count);
+		dec_jw_lit(w, ",\"minItems\":");
+		dec_jw_u64(w, f->count);
 	}
 	if (f->count) {
-		jw_lit(w, ",\"maxItems\":");
-		jw_u64(w, f->count);
+		dec_jw_lit(w, ",\"maxItems\":");
+		dec_jw_u64(w, f->count);
 	}
-	jw_char(w, '}');
+	dec_jw_char(w, '}');
 }
 
-static int object(const struct dec_def *d, int ti, struct jw *w)
+static int object(const struct dec_def *d, int ti, struct dec_jw *w)
 {
 	const struct dec_type *t = &d->types[ti];
 	if (w->t->len > MAX_SCHEMA) {
 		w->oom = 1;
 		return -1;
 	}
-	jw_lit(w, "{\"type\":\"object\",\"title\":");
-	jw_string(w, t->name, strlen(t->name));
-	jw_lit(w, ",\"properties\":{");
+	dec_jw_lit(w, "{\"type\":\"object\",\"title\":");
+	dec_jw_string(w, t->name, strlen(t->name));
+	dec_jw_lit(w, ",\"properties\":{");
 	for (int i = 0; i < t->nfields; i++) {
 		if (i)
-			jw_char(w, ',');
-		jw_string(w, t->fields[i].name, strlen(t->fields[i].name));
-		jw_char(w, ':');
+			dec_jw_char(w, ',');
+		dec_jw_string(w, t->fields[i].name, strlen(t->fields[i].name));
+		dec_jw_char(w, ':');
 		field(d, &t->fields[i], w);
 	}
-	jw_lit(w, "}}");
+	dec_jw_lit(w, "}}");
 	return 0;
 }
 
-int dec_json_schema(const struct dssm_decoder *dec, struct jw *w)
+int dec_json_schema(const struct dssm_decoder *dec, struct dec_jw *w)
 {
 	if (dec->enc == DEC_JSON) {
-		jw_lit(w, "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"}");
-		return jw_end(w);
+		dec_jw_lit(w, "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\"}");
+		return dec_jw_end(w);
 	}
-	jw_lit(w, "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",");
+	dec_jw_lit(w, "{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",");
 	/* the root object's members, after the $schema key */
 	size_t mark = w->t->len;
 	object(&dec->def, dec->def.root, w);
@@ -95,5 +95,5 @@ int dec_json_schema(const struct dssm_decoder *dec, struct jw *w)
 		memmove(w->t->data + mark, w->t->data + mark + 1, w->t->len - mark);
 		w->t->len--;
 	}
-	return jw_end(w);
+	return dec_jw_end(w);
 }

@@ -29,7 +29,7 @@ struct rd {
 	size_t origin;      /* cdr: alignment counts from here */
 	int big;            /* cdr: big-endian data */
 	uint64_t budget;    /* elements still allowed */
-	struct jw *w;
+	struct dec_jw *w;
 	int ros1;           /* writing ROS 1 bytes instead of JSON */
 	/* the fields being decoded, for messages */
 	const struct dec_field *path[PATH_MAX_DEPTH];
@@ -103,7 +103,7 @@ static size_t wire_size(enum dec_kind k)
 static void punct(struct rd *r, const char *s)
 {
 	if (!r->ros1)
-		jw_lit(r->w, s);
+		dec_jw_lit(r->w, s);
 }
 
 /* An unsigned value of k bytes, little-endian (ROS 1 output). */
@@ -112,13 +112,13 @@ static void put_le(struct rd *r, uint64_t v, size_t k)
 	char b[8];
 	for (size_t i = 0; i < k; i++)
 		b[i] = (char)(v >> (8 * i));
-	jw_raw(r->w, b, k);
+	dec_jw_raw(r->w, b, k);
 }
 
 /* One primitive at r->at (aligned and checked by the caller). */
 static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 {
-	struct jw *w = r->w;
+	struct dec_jw *w = r->w;
 	if (r->ros1) {
 		/* the same value in ROS 1's byte order (time: its two halves) */
 		if (k == K_TIME || k == K_DURATION) {
@@ -130,41 +130,41 @@ static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 		return;
 	}
 	switch (k) {
-	case K_BOOL: jw_lit(w, r->p[at] ? "true" : "false"); break;
-	case K_I8: jw_i64(w, (int8_t)r->p[at]); break;
-	case K_U8: jw_u64(w, r->p[at]); break;
-	case K_I16: jw_i64(w, (int16_t)get(r, at, 2)); break;
-	case K_U16: jw_u64(w, get(r, at, 2)); break;
-	case K_I32: jw_i64(w, (int32_t)get(r, at, 4)); break;
-	case K_U32: jw_u64(w, get(r, at, 4)); break;
-	case K_I64: jw_i64(w, (int64_t)get(r, at, 8)); break;
-	case K_U64: jw_u64(w, get(r, at, 8)); break;
+	case K_BOOL: dec_jw_lit(w, r->p[at] ? "true" : "false"); break;
+	case K_I8: dec_jw_i64(w, (int8_t)r->p[at]); break;
+	case K_U8: dec_jw_u64(w, r->p[at]); break;
+	case K_I16: dec_jw_i64(w, (int16_t)get(r, at, 2)); break;
+	case K_U16: dec_jw_u64(w, get(r, at, 2)); break;
+	case K_I32: dec_jw_i64(w, (int32_t)get(r, at, 4)); break;
+	case K_U32: dec_jw_u64(w, get(r, at, 4)); break;
+	case K_I64: dec_jw_i64(w, (int64_t)get(r, at, 8)); break;
+	case K_U64: dec_jw_u64(w, get(r, at, 8)); break;
 	case K_F32: {
 		uint32_t u = (uint32_t)get(r, at, 4);
 		float f;
 		memcpy(&f, &u, 4);
-		jw_f32(w, f);
+		dec_jw_f32(w, f);
 		break;
 	}
 	case K_F64: {
 		uint64_t u = get(r, at, 8);
 		double d;
 		memcpy(&d, &u, 8);
-		jw_f64(w, d);
+		dec_jw_f64(w, d);
 		break;
 	}
 	case K_TIME: case K_DURATION:
-		jw_lit(w, "{\"sec\":");
+		dec_jw_lit(w, "{\"sec\":");
 		if (k == K_TIME)
-			jw_u64(w, get(r, at, 4));
+			dec_jw_u64(w, get(r, at, 4));
 		else
-			jw_i64(w, (int32_t)get(r, at, 4));
-		jw_lit(w, ",\"nsec\":");
+			dec_jw_i64(w, (int32_t)get(r, at, 4));
+		dec_jw_lit(w, ",\"nsec\":");
 		if (k == K_TIME)
-			jw_u64(w, get(r, at + 4, 4));
+			dec_jw_u64(w, get(r, at + 4, 4));
 		else
-			jw_i64(w, (int32_t)get(r, at + 4, 4));
-		jw_char(w, '}');
+			dec_jw_i64(w, (int32_t)get(r, at + 4, 4));
+		dec_jw_char(w, '}');
 		break;
 	default: break;
 	}
@@ -201,9 +201,9 @@ static int string(struct rd *r, const struct dec_field *f)
 		len--;     /* cdr counts the terminating NUL */
 	if (r->ros1) {
 		put_le(r, len, 4);
-		jw_raw(r->w, (const char *)r->p + r->at, len);
+		dec_jw_raw(r->w, (const char *)r->p + r->at, len);
 	} else {
-		jw_string(r->w, (const char *)r->p + r->at, len);
+		dec_jw_string(r->w, (const char *)r->p + r->at, len);
 	}
 	r->at += k;
 	return 0;
@@ -273,11 +273,11 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 			return fail(r, DSSM_ECORRUPT, "a byte array of %llu bytes runs past the sample's end (%zu)",
 			            (unsigned long long)count, r->n);
 		if (r->ros1)
-			jw_raw(r->w, (const char *)r->p + at, count);
+			dec_jw_raw(r->w, (const char *)r->p + at, count);
 		else if (f->char_text)
-			jw_string(r->w, (const char *)r->p + at, strnlen((const char *)r->p + at, count));
+			dec_jw_string(r->w, (const char *)r->p + at, strnlen((const char *)r->p + at, count));
 		else
-			jw_base64(r->w, r->p + at, count);
+			dec_jw_base64(r->w, r->p + at, count);
 		if (r->def->enc != DEC_STRUCT)
 			r->at += count;
 		return 0;
@@ -319,9 +319,9 @@ static int message(struct rd *r, int ti, size_t base)
 		const struct dec_field *f = &t->fields[i];
 		if (!r->ros1) {
 			if (i)
-				jw_char(r->w, ',');
-			jw_string(r->w, f->name, strlen(f->name));
-			jw_char(r->w, ':');
+				dec_jw_char(r->w, ',');
+			dec_jw_string(r->w, f->name, strlen(f->name));
+			dec_jw_char(r->w, ':');
 		}
 		r->path[r->depth] = f;
 		r->index[r->depth] = -1;
@@ -336,7 +336,7 @@ static int message(struct rd *r, int ti, size_t base)
 	return 0;
 }
 
-int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct jw *w, int ros1)
+int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w, int ros1)
 {
 	struct rd r;
 	memset(&r, 0, sizeof r);

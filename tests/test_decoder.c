@@ -183,7 +183,8 @@ static void test_ros1(void **state)
 	put32(&p, (uint32_t)-1);
 	put32(&p, (uint32_t)-5);
 	decodes_to("ros1", "test/T", def, buf, (size_t)(p - buf),
-	           "{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":999999999},\"frame_id\":\"base\"},"
+	           "{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":999999999},"
+	           "\"frame_id\":\"base\"},"
 	           "\"text\":\"a\\\"\\u000a\\ufffd\\u0000\",\"xs\":[-0.5,1e-07],\"data\":\"YWJj\","
 	           "\"b\":-1,\"c\":255,\"d\":{\"sec\":-1,\"nsec\":-5}}");
 	/* every shorter prefix is refused, naming where it stopped */
@@ -249,7 +250,8 @@ static void test_ros1_md5(void **state)
 	assert_string_equal(dssm_decoder_type(d), "pkg/T");
 	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
 	assert_string_equal(t.data, "time stamp\nuint8[] b\npkg/Inner[2] i\n"
-	                    "================================================================================\n"
+	                    "=============================================================="
+	                    "==================\n"
 	                    "MSG: pkg/Inner\nstring[] s\n");
 	/* and a sample re-serialized: little-endian, unaligned, no NULs */
 	static const uint8_t cdr[] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 7, 0, 0, 0,
