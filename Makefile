@@ -32,7 +32,7 @@ LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
-CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c)
+CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c) $(wildcard decoder/*.c)
 COMPAT_SRC := $(wildcard compat/*.c)
 TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
@@ -70,7 +70,7 @@ SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp $(wildca
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -167,7 +167,7 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
-	@echo "== fuzzing the wire codec, the bag/MCAP readers, the container reader and the SSM log reader (libFuzzer, 10 s each)"
+	@echo "== fuzzing the wire codec, the bag/MCAP/db3/SSM-log readers, the container reader and the message decoder (libFuzzer, 10 s each)"
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
@@ -184,6 +184,8 @@ test: deps
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
+	@echo "== decoded messages: ROS 1 against python3-genpy, CDR against ROS 2 MCAP files"
+	@bash tests/decoder-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"
 	@bash tests/net-test.sh
 	@echo "== SSM 1.0.6 program built against the installed library"

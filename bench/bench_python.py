@@ -123,7 +123,7 @@ def run(n, bin_, tmp, force_json):
               f"{t_rr / n * 1e9:7.0f} ns/sample")
         base = ("rosbag (deserialized)", t_rb)
     else:
-        text = subprocess.run([bin_, "query", rec, "--streams", "imu", "--format", "json"],
+        text = subprocess.run([bin_, "query", rec, "--streams", "imu", "--format", "json", "--data-hex"],
                               check=True, capture_output=True).stdout.decode()
 
         def parse():

@@ -221,7 +221,8 @@ void bridge_field_put(struct wbuf *w, const char *key, const void *value, size_t
 void bridge_field_str(struct wbuf *w, const char *key, const char *value);
 
 /* The md5sum ROS 1 gives TYPE, from its full message definition
- * (ros1_md5.c); DSSM_ENOENT if a type it uses is not defined in it. */
+ * (ros1_md5.c, by the decoder); DSSM_EINVAL naming what is wrong with the
+ * definition (a type it uses that is not defined in it, ...). */
 int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
 
 /* ---- samples out of time order (reorder.c) ---- */

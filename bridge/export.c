@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bridge.h"
+#include "dssm/decoder.h"
 #include "../connector/wire.h"
 #include "../ssmcore/internal.h"
 
@@ -26,6 +27,12 @@ struct export_channel {
 	struct wbuf extra;          /* the other fields, as KEY=value */
 	int out;                    /* connection / channel in the output */
 	uint32_t sequence;
+	/* samples converted on the way (docs/bridges.md, 5): struct to JSON
+	 * for MCAP, ROS 2 (cdr) to ROS 1 for bags */
+	enum { CONV_NONE, CONV_JSON, CONV_ROS1 } conv;
+	dssm_decoder *dec;
+	dssm_text converted_schema;
+	char *why;                  /* a ROS 2 stream that cannot be converted: why */
 };
 
 static char *property_string(const uint8_t *prop, size_t len, const char *key, const char *dflt)
@@ -67,6 +74,63 @@ int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
 	else
 		ring_topic(&r.info, out, cap);
+	return 0;
+}
+
+static int replace(char **field, const char *value)
+{
+	free(*field);
+	*field = strdup(value);
+	return *field ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+}
+
+/* A struct stream into MCAP: JSON messages with a JSON Schema, which
+ * Foxglove and the mcap tools read (raw C structs they cannot). */
+static int convert_to_json(struct export_channel *ch, const char *definition)
+{
+	int rc = dssm_decoder_new("struct", ch->type, definition, &ch->dec);
+	if (rc < 0)
+		return dssm__fail(rc, "%s: its struct definition does not parse, so it cannot become "
+		                  "JSON: %s; nothing was written", ch->topic, dssm_last_error());
+	if ((rc = dssm_decoder_json_schema(ch->dec, &ch->converted_schema)) < 0)
+		return rc;
+	ch->conv = CONV_JSON;
+	ch->schema = (const uint8_t *)ch->converted_schema.data;
+	ch->schema_len = ch->converted_schema.len;
+	if ((rc = replace(&ch->encoding, "json")) < 0 ||
+	    (rc = replace(&ch->schema_encoding, "jsonschema")) < 0)
+		return rc;
+	return 0;
+}
+
+/* A ROS 2 stream into a bag: ROS 1 serialization of the same fields, its
+ * definition as ROS 1 text, pkg/Type, and the md5sum of that definition.
+ * When it cannot be converted, why is kept for check_bag_channels. */
+static int convert_to_ros1(struct export_channel *ch)
+{
+	char *def = malloc(ch->schema_len + 1);
+	if (!def)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	memcpy(def, ch->schema, ch->schema_len);
+	def[ch->schema_len] = 0;
+	int rc = ch->schema_len ? dssm_decoder_new("cdr", ch->type, def, &ch->dec)
+	                        : dssm__fail(DSSM_EINVAL, "it has no message definition");
+	free(def);
+	if (rc < 0) {
+		ch->dec = NULL;
+		ch->why = strdup(dssm_last_error());
+		return ch->why ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	char md5[33];
+	if ((rc = dssm_decoder_ros1_definition(ch->dec, &ch->converted_schema)) < 0 ||
+	    (rc = dssm_decoder_ros1_md5(ch->dec, md5)) < 0 ||
+	    (rc = replace(&ch->type, dssm_decoder_type(ch->dec))) < 0 ||
+	    (rc = replace(&ch->encoding, "ros1")) < 0 || (rc = replace(&ch->md5sum, md5)) < 0 ||
+	    (rc = replace(&ch->schema_encoding, "ros1msg")) < 0)
+		return rc;
+	ch->conv = CONV_ROS1;
+	ch->schema = (const uint8_t *)ch->converted_schema.data;
+	ch->schema_len = ch->converted_schema.len;
 	return 0;
 }
 
@@ -131,6 +195,11 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 		if (!(ch->md5sum = strdup(md5)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
+	if (mcap && !strcmp(ch->encoding, "struct") && text && *text &&
+	    (rc = convert_to_json(ch, text)) < 0)
+		return rc;
+	if (!mcap && !strcmp(ch->encoding, "cdr") && (rc = convert_to_ros1(ch)) < 0)
+		return rc;
 	/* an MCAP reader of ros1 data looks for the md5sum in the metadata */
 	if (mcap && strcmp(ch->md5sum, "*") != 0)
 		bridge_field_str(&ch->extra, "md5sum", ch->md5sum);
@@ -144,6 +213,9 @@ static void channel_free(struct export_channel *ch)
 	free(ch->encoding);
 	free(ch->schema_encoding);
 	free(ch->md5sum);
+	free(ch->why);
+	dssm_decoder_free(ch->dec);
+	dssm_text_free(&ch->converted_schema);
 	wbuf_free(&ch->extra);
 }
 
@@ -193,7 +265,8 @@ static int is_ros2(const struct export_channel *ch)
 }
 
 /* Refuse, before anything is written, a bag that rosbag could not read,
- * naming the streams that would make it so. */
+ * naming the streams that would make it so (ROS 2 streams left after
+ * convert_to_ros1: without a definition, or with one that does not parse). */
 static int check_bag_channels(const struct export_channel *chs, int n)
 {
 	struct wbuf list = {0};
@@ -203,9 +276,10 @@ static int check_bag_channels(const struct export_channel *chs, int n)
 			continue;
 		if (bad++ < 8) {
 			char one[320];
-			int len = snprintf(one, sizeof one, "%s%s (%s, %s)", bad > 1 ? ", " : "",
+			int len = snprintf(one, sizeof one, "%s%s (%s, %s%s%s)", bad > 1 ? ", " : "",
 			                   chs[i].topic, chs[i].type[0] ? chs[i].type : "no type",
-			                   chs[i].encoding[0] ? chs[i].encoding : "no encoding");
+			                   chs[i].encoding[0] ? chs[i].encoding : "no encoding",
+			                   chs[i].why ? ": " : "", chs[i].why ? chs[i].why : "");
 			wbuf_bytes(&list, one, len < (int)sizeof one ? (size_t)len : sizeof one - 1);
 		} else if (bad == 9)
 			wbuf_bytes(&list, ", ...", 5);
@@ -214,10 +288,10 @@ static int check_bag_channels(const struct export_channel *chs, int n)
 	int rc = 0;
 	if (bad)
 		rc = list.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-		     : dssm__fail(DSSM_EINVAL, "%d stream%s hold%s ROS 2 messages, which a ROS 1 bag "
-		                  "cannot hold (rosbag refuses pkg/msg/Type names and CDR data): %s; "
-		                  "nothing was written (export them with --mcap, or leave them out "
-		                  "with --topics/--streams)", bad, bad == 1 ? "" : "s",
+		     : dssm__fail(DSSM_EINVAL, "%d stream%s hold%s ROS 2 messages that cannot be "
+		                  "converted to ROS 1 (that needs each stream's ROS 2 message "
+		                  "definition): %s; nothing was written (export them with --mcap, or "
+		                  "leave them out with --topics/--streams)", bad, bad == 1 ? "" : "s",
 		                  bad == 1 ? "s" : "", (const char *)list.data);
 	wbuf_free(&list);
 	return rc;
@@ -314,6 +388,7 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 	if (rc == 0)
 		rc = dssm_query_open(c, o->streams, o->streams ? o->nstreams : 0, o->start, o->end, &q);
 	dssm_record rec;
+	dssm_text converted = DSSM_TEXT_INIT;
 	while (rc == 0) {
 		int got = dssm_query_next(q, &rec);
 		if (got <= 0) {
@@ -321,6 +396,18 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 			break;
 		}
 		struct export_channel *ch = &chs[out_of[rec.stream]];
+		if (ch->conv != CONV_NONE) {
+			rc = ch->conv == CONV_JSON ? dssm_decode_json(ch->dec, rec.data, rec.len, &converted)
+			                           : dssm_decode_ros1(ch->dec, rec.data, rec.len, &converted);
+			if (rc < 0) {
+				rc = dssm__fail(rc, "%s, sample %llu: cannot convert it to %s: %s", ch->topic,
+				                (unsigned long long)rec.tid,
+				                ch->conv == CONV_JSON ? "JSON" : "ROS 1", dssm_last_error());
+				break;
+			}
+			rec.data = converted.data;
+			rec.len = converted.len;
+		}
 		rc = o->mcap ? mcap_writer_message(mw, ch->out, ch->sequence++, rec.time, rec.time,
 		                                   rec.data, rec.len)
 		             : bag_writer_message(bag, ch->out, rec.time, rec.data, rec.len);
@@ -330,6 +417,7 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 			o->progress(o->ctx, st);
 	}
 	dssm_query_close(q);
+	dssm_text_free(&converted);
 	int crc = o->mcap ? mcap_writer_close(mw) : bag_writer_close(bag);
 	if (rc == 0)
 		rc = crc;

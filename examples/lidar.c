@@ -21,6 +21,8 @@ int main(int argc, char **argv)
 	cfg.life = 2.0;    /* seconds of history */
 	cfg.cycle = 0.025; /* 40 Hz */
 	cfg.type = SCAN_TYPE;
+	cfg.encoding = "struct";
+	cfg.schema = SCAN_SCHEMA;
 	dssm_stream *scan;
 	if (dssm_create("scan", 0, &cfg, &scan) < 0) {
 		fprintf(stderr, "lidar: %s\n", dssm_last_error());

@@ -20,7 +20,8 @@ int main(int argc, char **argv)
 	cfg.life = 5.0;    /* seconds of history */
 	cfg.cycle = 0.005; /* 200 Hz */
 	cfg.type = ODOMETRY_TYPE;
-	cfg.schema = "float64 x\nfloat64 y\nfloat64 theta\nfloat64 v\nfloat64 w\n";
+	cfg.encoding = "struct";          /* C structs: `dssm cat odom` shows the fields */
+	cfg.schema = ODOMETRY_SCHEMA;
 	dssm_stream *odom;
 	int rc = dssm_create("odom", 0, &cfg, &odom);
 	if (rc < 0) {

@@ -2,8 +2,10 @@
  * robot.h - the sample types the examples share, and their small helpers.
  *
  * Samples are plain C structs written as bytes: fine between processes on
- * one host (same compiler, same endianness). Give each stream a type name so
- * tools and recordings know what the bytes are.
+ * one host (same compiler, same endianness). Give each stream a type name,
+ * the encoding "struct" and the struct's definition (.msg syntax, fields in
+ * the struct's order: docs/message-encodings.md), so tools and recordings
+ * know what the bytes are and `dssm cat` shows their fields.
  */
 #ifndef EXAMPLES_ROBOT_H
 #define EXAMPLES_ROBOT_H
@@ -22,6 +24,7 @@ struct odometry {
 	double v, w;        /* m/s, rad/s */
 };
 #define ODOMETRY_TYPE "example/Odometry"
+#define ODOMETRY_SCHEMA "float64 x\nfloat64 y\nfloat64 theta\nfloat64 v\nfloat64 w\n"
 
 /* A 2-D laser scan: ~4 KiB, like a 1000-beam LiDAR. */
 #define SCAN_BEAMS 1000
@@ -32,6 +35,10 @@ struct scan {
 	float ranges[SCAN_BEAMS];    /* m */
 };
 #define SCAN_TYPE "example/Scan"
+#define EXAMPLE_STR_(x) #x
+#define EXAMPLE_STR(x) EXAMPLE_STR_(x)
+#define SCAN_SCHEMA "uint32 seq\nuint32 beams\nfloat32 angle_min\nfloat32 angle_step\n" \
+                    "float32[" EXAMPLE_STR(SCAN_BEAMS) "] ranges\n"
 
 /* Ctrl-C / SIGTERM ends the loops cleanly. */
 static volatile sig_atomic_t example_stop;

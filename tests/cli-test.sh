@@ -7,6 +7,7 @@ BUILD=$(dirname "$DSSM")
 export DSSM_NAMESPACE=cli-$$
 passed=0 failed=0
 tmp=$(mktemp -d)
+rec=${DSSM_RECORDINGS:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/recordings}
 cleanup() {
 	DSSM_NAMESPACE=$DSSM_NAMESPACE "$DSSM" cleanup --all-idle >/dev/null 2>&1
 	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE:" ); do rm -f "/dev/shm/$s"; done
@@ -311,6 +312,81 @@ assert s["odd:0"]["count"] == 1 and s["odd:0"]["type"] == 'my"type\\\\x'
 PY
 }
 
+# Decoded messages (docs/message-encodings.md): the examples' struct streams,
+# a ROS 1 bag topic played into rings and queried, a struct stream written by
+# hand, and what is shown when a definition or a sample does not decode.
+t_decoded() {
+	"$BUILD/examples/odometry" --seconds 0.5 >/dev/null 2>&1 &
+	"$BUILD/examples/lidar" --seconds 0.5 >/dev/null 2>&1 &
+	wait
+	"$DSSM" cat odom >"$tmp/d" 2>/dev/null; cat "$tmp/d"
+	has "^  v: 0.5$" "$tmp/d" && has "^  w: 0.2$" "$tmp/d" && has "^  theta: " "$tmp/d" || return 1
+	"$DSSM" cat odom --format json 2>/dev/null | python3 -c '
+import json, sys
+o = json.loads(sys.stdin.readline())
+assert o["msg"]["v"] == 0.5 and o["msg"]["w"] == 0.2 and "data_hex" not in o, o
+assert list(o["msg"]) == ["x", "y", "theta", "v", "w"], o' || return 1
+	"$DSSM" info odom | grep -q "^decoded:     yes (struct, a 40-byte C struct)$" || return 1
+	"$DSSM" info odom --format json | grep -q '"decoded":true}$' || return 1
+	"$DSSM" cat odom --format json --data-hex 2>/dev/null | grep -q '"msg":{"x":.*,"data_hex":"[0-9a-f]\{80\}"}$' ||
+		{ echo "--data-hex: no bytes beside msg"; return 1; }
+	# a struct stream exported to MCAP: JSON messages with a JSON Schema
+	"$DSSM" record -o "$tmp/struct-rec" odom --from-oldest --duration 0.2 >/dev/null 2>"$tmp/e" &&
+		"$DSSM" export "$tmp/struct-rec" --mcap "$tmp/struct-rec.mcap" >/dev/null 2>>"$tmp/e" || { cat "$tmp/e"; return 1; }
+	python3 -c 'import sys; d = open(sys.argv[1], "rb").read()
+assert b"jsonschema" in d and b"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\",\"title\":\"example/Odometry\",\"properties\":{\"x\":{\"type\":\"number\"}" in d' "$tmp/struct-rec.mcap" ||
+		{ echo "no JSON Schema in the MCAP export"; return 1; }
+	"$DSSM" write rawnote hello --create 64 >/dev/null &&
+		"$DSSM" record -o "$tmp/raw-rec" rawnote --from-oldest --duration 0.1 >/dev/null 2>&1 &&
+		"$DSSM" export "$tmp/raw-rec" --mcap "$tmp/raw-rec.mcap" 2>"$tmp/e" || { cat "$tmp/e"; return 1; }
+	has "note: /rawnote (encoding none, no definition) goes in as raw bytes, which Foxglove" "$tmp/e" ||
+		{ cat "$tmp/e"; return 1; }
+	"$DSSM" import "$tmp/struct-rec.mcap" -o "$tmp/struct-rec2" -q >/dev/null 2>&1 &&
+		"$DSSM" query "$tmp/struct-rec2" --format json 2>/dev/null | head -1 | grep -q '"msg":{"x":[-0-9.e]*,"y":[-0-9.e]*,"theta":[-0-9.e]*,"v":0.5,"w":0.2}}$' ||
+		{ echo "the MCAP export's messages are not the JSON of the structs"; return 1; }
+	"$DSSM" cat scan --format json 2>/dev/null | python3 -c '
+import json, sys
+m = json.loads(sys.stdin.readline())["msg"]
+assert m["beams"] == 1000 and len(m["ranges"]) == 1000 and abs(m["angle_min"] + 3.1415927) < 1e-6, m' || return 1
+	# a ROS 1 bag: imported, one topic played into a ring, then cat and query
+	"$DSSM" import "$rec/tilt_laser.bag" -o "$tmp/tl" -q >/dev/null 2>&1 || return 1
+	"$DSSM" play "$tmp/tl" --streams imu_data --speed 1000 >/dev/null 2>&1 || return 1
+	"$DSSM" cat imu_data >"$tmp/d" 2>/dev/null; head -12 "$tmp/d"
+	has '^    frame_id: "/base_imu"$' "$tmp/d" && has "^  orientation:$" "$tmp/d" || return 1
+	"$DSSM" cat imu_data --format json 2>/dev/null | python3 -c '
+import json, sys
+m = json.loads(sys.stdin.readline())["msg"]
+assert m["header"]["seq"] == 4841 and m["header"]["stamp"] == {"sec": 1326899546, "nsec": 117501820}, m
+assert len(m["orientation_covariance"]) == 9, m' || return 1
+	"$DSSM" query "$tmp/tl" --streams scan --format json 2>/dev/null | head -1 | python3 -c '
+import json, sys
+m = json.loads(sys.stdin.readline())["msg"]
+assert m["header"]["frame_id"] == "/laser" and len(m["ranges"]) == 1078, m["header"]' || return 1
+	# struct by hand: --encoding struct and a definition file
+	printf 'int32 a\nfloat64 b\nchar[4] name\n' >"$tmp/s.msg"
+	python3 -c 'import struct, sys; sys.stdout.buffer.write(struct.pack("=i4xd4s4x", -7, 2.5, b"ab"))' |
+		"$DSSM" write st --create 64 --encoding struct --schema-file "$tmp/s.msg" >/dev/null || return 1
+	"$DSSM" cat st --format json 2>/dev/null | grep -q '"msg":{"a":-7,"b":2.5,"name":"ab"}' || return 1
+	# a definition that does not parse: write refuses it; a recording that
+	# has one (a .srv as a service event's schema) gets a warning, then hex
+	printf 'float64[ x\n' >"$tmp/bad.msg"
+	"$DSSM" write bad abc --create 64 --encoding ros1 --type t/T --schema-file "$tmp/bad.msg" 2>"$tmp/e"
+	[ $? -eq 1 ] && has "schema-file .*bad.msg: message definition, line 1 (type t/T)" "$tmp/e" || return 1
+	"$DSSM" write bad abc --create 8 --encoding struct --schema-file "$tmp/s.msg" 2>"$tmp/e"
+	[ $? -eq 2 ] && has "create 8 is smaller than the struct of .*s.msg (24 bytes)" "$tmp/e" || return 1
+	"$DSSM" import "$rec/topics_and_services.mcap" -o "$tmp/ts" -q >/dev/null 2>&1 || return 1
+	"$DSSM" query "$tmp/ts" --format text --streams 'add_two_ints*' >"$tmp/d" 2>"$tmp/e"; cat "$tmp/e"
+	has "warning: add_two_ints._service_event:0 is shown as hex: message definition, line 3 .*service" "$tmp/e" &&
+		has "^  00000000  00 01 00 00" "$tmp/d" || return 1
+	"$DSSM" info rawnote | grep -q "^decoded:     no: no encoding (create it with --encoding and --schema-file)" ||
+		return 1
+	# a sample that does not match its definition: why, and its bytes
+	printf 'float64 x\n' >"$tmp/x.msg"
+	"$DSSM" write short abc --create 64 --encoding ros1 --type t/X --schema-file "$tmp/x.msg" >/dev/null
+	"$DSSM" cat short --format json >"$tmp/d" 2>/dev/null; cat "$tmp/d"
+	has '"decode_error":"decoding t/X: field x at byte 0: float64 needs 8 bytes, the sample has 3 left","data_hex":"616263"' "$tmp/d"
+}
+
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "write --create, then ls shows it" t_write_ls
@@ -375,5 +451,6 @@ check "a recorder killed with SIGKILL leaves a readable recording" t_killed_reco
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
 check "ls, info, info DIR and top: --format json, names never cut" t_output
 check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
+check "cat and query print decoded messages (struct, ROS 1), or say why not" t_decoded
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -3,7 +3,8 @@
 # UBSan) and run each briefly from seeds: the wire codec from valid frames,
 # the bag and MCAP readers from small bags and MCAP files (real ones, and
 # our exports of a real one), the container reader, the rosbag2 SQLite reader,
-# the SSM log reader from small logs.
+# the SSM log reader from small logs, and the message decoder from a
+# definition and sample of each encoding.
 # Skips, saying why, if clang's fuzzer runtime is missing.
 set -u
 cd "$(dirname "$0")/.."
@@ -134,6 +135,24 @@ PY
 	run fuzz_ssmlog "$out/ssmlog-corpus" 4096
 else
 	echo "  FAIL  fuzz_ssmlog: cannot build ($(tail -1 "$out/build-ssmlog.log"))"
+	failed=$((failed + 1)); status=1
+fi
+# The message decoder: seeds are definitions of each encoding with a sample
+# that decodes ([u8 encoding][definition][NUL][sample]; fuzz_decoder.c).
+if clang $flags -o "$out/fuzz_decoder" tests/fuzz/fuzz_decoder.c decoder/*.c ssmcore/error.c \
+	-lnettle -lm >"$out/build-decoder.log" 2>&1; then
+	mkdir -p "$out/decoder-corpus"
+	# ros1: std_msgs/Header and a string, float64[] and uint8[]
+	printf '\000Header h\nstring s\nfloat64[] x\nuint8[] b\n===\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n\000\001\000\000\000\002\000\000\000\003\000\000\000\001\000\000\000a\002\000\000\000hi\001\000\000\000\000\000\000\000\000\000\360?\002\000\000\000\377\000' >"$out/decoder-corpus/ros1"
+	# cdr: little-endian, bounded string, a sequence, builtin Time
+	printf '\001int16 a\nfloat64 b\nstring<=10 s\nint32[<=4] v\nbuiltin_interfaces/Time t\n\000\000\001\000\000\376\377\000\000\000\000\000\000\000\000\000\000\000\000\370?\003\000\000\000hi\000\000\001\000\000\000\007\000\000\000\001\000\000\000\002\000\000\000' >"$out/decoder-corpus/cdr"
+	# struct: the examples' odometry, and a nested struct with char[N]
+	printf '\002float64 x\nfloat64 y\nfloat64 theta\nfloat64 v\nfloat64 w\n\000\000\000\000\000\000\000\360?\000\000\000\000\000\000\000@\000\000\000\000\000\000\000\000\000\000\000\000\000\000\340?\232\231\231\231\231\231\311?' >"$out/decoder-corpus/struct"
+	printf '\002char[4] n\nIn i\nint16[2] k\n===\nMSG: fuzz/In\nuint8 a\nfloat32 b\n\000ab\000\000\001\000\000\000\000\000\200?\001\000\002\000' >"$out/decoder-corpus/struct2"
+	printf '\003\000{"a": [1, 2.5e3, "x\\u00e9"], "b": {"c": null}}' >"$out/decoder-corpus/json"
+	run fuzz_decoder "$out/decoder-corpus" 4096
+else
+	echo "  FAIL  fuzz_decoder: cannot build ($(tail -1 "$out/build-decoder.log"))"
 	failed=$((failed + 1)); status=1
 fi
 echo "fuzz: $passed passed, $failed failed"

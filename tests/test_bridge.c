@@ -717,7 +717,8 @@ static void test_real_recordings(void **state)
 	char md5[33];
 	assert_int_equal(bridge_ros1_md5("std_msgs/String", "string data\n", md5), 0);
 	assert_string_equal(md5, "992ce8a1687cec8c8bd883ec73ca41d1");
-	assert_int_equal(bridge_ros1_md5("pkg/A", "Missing m\n", md5), DSSM_ENOENT);
+	assert_int_equal(bridge_ros1_md5("pkg/A", "Missing m\n", md5), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "type pkg/Missing (field m of pkg/A) is not defined"));
 }
 
 int main(void)

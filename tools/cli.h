@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 
+#include "dssm/decoder.h"
 #include "dssm/dssm.h"
 
 struct cli_command {
@@ -59,7 +60,6 @@ struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
-size_t cli_utf8_length(const unsigned char *p);
 /* `dssm info DIR` (info_recording.c): a table, or one JSON object. */
 int cli_recording_info(const char *dir, int json);
 
@@ -89,11 +89,34 @@ void cli_format_time(char *out, size_t cap, dssm_time_t t);
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
 
-/* Sample output shared by cat and query: a header line and a hex dump, the
- * raw bytes, or one JSON object per line. stream may be NULL. */
-enum cli_format { FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
+/* Decoded samples (decode.c): a stream's decoder, when its encoding has one
+ * and its definition parses (else a warning naming the stream, and hex). */
+struct cli_decode {
+	dssm_decoder *dec;   /* NULL: shown as hex */
+	dssm_text text;      /* the last sample decoded */
+	int compact;         /* text is the decoder's compact JSON (not passed through) */
+	int data_hex;        /* json: data_hex also beside a decoded msg (--data-hex) */
+};
+void cli_decode_init(struct cli_decode *d, const char *cmd, const char *label,
+                     const char *encoding, const char *type, const char *schema);
+void cli_decode_free(struct cli_decode *d);
+/* Whether samples of this description decode: 1 with why "yes (...)", or 0
+ * with why the reason (for dssm info). */
+int cli_decodable(const char *encoding, const char *type, const char *schema, char *why,
+                  size_t cap);
+/* 0 with d->text the sample as JSON, -1 (no decoder, or dssm_last_error()). */
+int cli_decode(struct cli_decode *d, const void *data, size_t len);
+/* d->text as indented "field: value" lines. */
+void cli_print_decoded(FILE *out, const struct cli_decode *d, int indent);
+
+/* Sample output shared by cat and query: a header line and the decoded
+ * fields (text; a hex dump when not decoded), a header line and a hex dump
+ * (hex), the raw bytes, or one JSON object per line with
+ * the decoded message as "msg" (or its bytes as "data_hex"). stream and dec
+ * may be NULL. */
+enum cli_format { FORMAT_TEXT, FORMAT_HEX, FORMAT_RAW, FORMAT_JSON };
 void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
-                      const dssm_sample_info *si, uint64_t missed);
+                      const dssm_sample_info *si, uint64_t missed, struct cli_decode *dec);
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
 /* --format table|json of ls, info and top: *json set to 0 or 1. */
 int cli_parse_table_format(const char *cmd, const char *text, int *json);

@@ -68,8 +68,11 @@ void help_export(FILE *out)
 	        "become topic /NAME with the ring's type, encoding and schema (a ring typed\n"
 	        "std_msgs/String, encoding ros1, schema its message definition, reads back\n"
 	        "in rosbag as std_msgs/String; the md5sum is computed from the definition).\n"
-	        "ROS 2 streams (encoding cdr, or types like std_msgs/msg/String) cannot go\n"
-	        "into a ROS 1 bag: --bag refuses them, naming them, before writing anything.\n"
+	        "ROS 2 streams (encoding cdr) go into a bag converted to ROS 1 with their\n"
+	        "message definition (type pkg/Type, md5sum computed); one without a usable\n"
+	        "definition is refused, naming it, before anything is written. Struct\n"
+	        "streams (C structs with a definition) go into MCAP as JSON with a JSON\n"
+	        "Schema, which Foxglove reads (docs/bridges.md, docs/message-encodings.md).\n"
 	        "An existing OUT is replaced only with --force, and only once the new file is\n"
 	        "complete (it is written beside OUT and renamed over it).\n"
 	        "--ssm-log writes one stream (choose it with --streams) as an SSM 1.0.6 log\n"
@@ -220,6 +223,26 @@ static int topic_selected(dssm_container *c, int stream, const char *list)
 	return hit;
 }
 
+/* A stream whose bytes no MCAP reader can decode (raw, or struct without a
+ * definition) goes in as it is: say so, and what would make it readable. */
+static void warn_undecodable(dssm_container *c, int stream)
+{
+	dssm_recorded r;
+	if (dssm_container_stream(c, stream, &r) < 0)
+		return;
+	const char *schema = dssm_container_schema(c, stream);
+	int raw = !r.info.encoding[0] || !strcmp(r.info.encoding, "raw");
+	if (!raw && !(strcmp(r.info.encoding, "struct") == 0 && (!schema || !*schema)))
+		return;
+	char topic[DSSM_NAME_MAX + 16];
+	bridge_stream_topic(c, stream, topic, sizeof topic);
+	fprintf(stderr, "dssm export: note: %s (encoding %s, %s) goes in as raw bytes, which "
+	        "Foxglove and PlotJuggler cannot decode; a stream created with --encoding struct "
+	        "and its C struct's definition is written as JSON with a JSON Schema "
+	        "(docs/message-encodings.md)\n", topic, r.info.encoding[0] ? r.info.encoding : "none",
+	        schema && *schema ? "with a definition" : "no definition");
+}
+
 int cmd_export(int argc, char **argv)
 {
 	const char *bag = NULL, *mcap = NULL, *ssmlog = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
@@ -330,6 +353,8 @@ int cmd_export(int argc, char **argv)
 	}
 	o.streams = sel;
 	o.nstreams = ns;
+	for (int i = 0; o.mcap && i < ns; i++)
+		warn_undecodable(c, sel[i]);
 	struct progress p = {"export", dssm_now(), 0, 0};
 	if (isatty(STDERR_FILENO)) {
 		o.progress = export_progress;

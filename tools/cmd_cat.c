@@ -28,56 +28,29 @@ static void print_hex(FILE *out, const unsigned char *p, size_t n)
 	}
 }
 
-/* A JSON string: quotes, backslashes and control bytes escaped, and each
- * byte that is not part of valid UTF-8 written as U+FFFD, so the output is
- * valid JSON whatever a damaged or hostile name holds. */
+/* A JSON string, by the decoder's rules (invalid UTF-8 as U+FFFD), so the
+ * output is valid JSON whatever a damaged or hostile name holds. */
 void cli_json_string(FILE *out, const char *text)
 {
-	const unsigned char *p = (const unsigned char *)text;
-	fputc('"', out);
-	while (*p) {
-		size_t n = cli_utf8_length(p);
-		if (n > 1) {
-			fwrite(p, 1, n, out);
-			p += n;
-			continue;
-		}
-		unsigned char ch = *p++;
-		if (n == 0)
-			fputs("\\ufffd", out);
-		else if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20 || ch == 0x7f)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
-/* The length of the valid UTF-8 sequence at p (1 for ASCII), or 0. */
-size_t cli_utf8_length(const unsigned char *p)
-{
-	if (p[0] < 0x80)
-		return 1;
-	size_t n = p[0] >= 0xc2 && p[0] <= 0xdf ? 2 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
-	         : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-	for (size_t i = 1; i < n; i++)
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-	/* no overlong forms, surrogates or code points past U+10FFFF */
-	if ((n == 3 && p[0] == 0xe0 && p[1] < 0xa0) || (n == 3 && p[0] == 0xed && p[1] >= 0xa0) ||
-	    (n == 4 && p[0] == 0xf0 && p[1] < 0x90) || (n == 4 && p[0] == 0xf4 && p[1] >= 0x90))
-		return 0;
-	return n;
+	dssm_text t = DSSM_TEXT_INIT;
+	if (dssm_json_string(&t, text, strlen(text)) == 0)
+		fwrite(t.data, 1, t.len, out);
+	else
+		fputs("\"\"", out);
+	dssm_text_free(&t);
 }
 
 void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const void *data,
-                      const dssm_sample_info *si, uint64_t missed)
+                      const dssm_sample_info *si, uint64_t missed, struct cli_decode *dec)
 {
 	const unsigned char *p = data;
 	char when[48];
 	cli_format_time(when, sizeof when, si->time);
+	/* a sample cut short by the reader's buffer is not decoded */
+	int decoded = (f == FORMAT_TEXT || f == FORMAT_JSON) && dec && dec->dec && si->copied == si->len &&
+	              cli_decode(dec, data, si->copied) == 0;
+	const char *why = dec && dec->dec && !decoded && (f == FORMAT_TEXT || f == FORMAT_JSON)
+	                  ? (si->copied < si->len ? "sample cut short" : dssm_last_error()) : NULL;
 	switch (f) {
 	case FORMAT_RAW:
 		fwrite(p, 1, si->copied, out);
@@ -93,6 +66,18 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 		        (unsigned long long)si->tid, (long long)si->time, when, si->len);
 		if (missed)
 			fprintf(out, ",\"missed_before\":%llu", (unsigned long long)missed);
+		if (decoded) {
+			fputs(",\"msg\":", out);
+			fwrite(dec->text.data, 1, dec->text.len, out);
+			if (!dec->data_hex) {
+				fputs("}\n", out);
+				break;
+			}
+		}
+		if (why) {
+			fputs(",\"decode_error\":", out);
+			cli_json_string(out, why);
+		}
 		fputs(",\"data_hex\":\"", out);
 		for (size_t i = 0; i < si->copied; i++)
 			fprintf(out, "%02x", p[i]);
@@ -104,6 +89,12 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 			        (unsigned long long)missed);
 		fprintf(out, "%s%stid %llu  time %s  len %zu\n", stream ? stream : "", stream ? "  " : "",
 		        (unsigned long long)si->tid, when, si->len);
+		if (decoded) {
+			cli_print_decoded(out, dec, 2);
+			break;
+		}
+		if (why)
+			fprintf(out, "  # not decoded: %s\n", why);
 		print_hex(out, p, si->copied);
 	}
 }
@@ -111,12 +102,19 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 void help_cat(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format hex|raw|json]\n\n"
+	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format text|hex|raw|json]\n"
+	        "                              [--data-hex]\n\n"
 	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring.\n"
-	        "Formats: hex (a header line and a hex dump, default), raw (the bytes only),\n"
-	        "json (one object per line: tid, time_ns, time, len, data_hex).\n"
+	        "Formats: text (a header line, then the decoded fields, or a hex dump; default),\n"
+	        "hex (a header line and a hex dump), raw (the bytes only), json (one object\n"
+	        "per line: tid, time_ns, time, len,\n"
+	        "and msg, the decoded message, or data_hex, its bytes in hex).\n"
+	        "Samples are decoded when the stream's encoding is ros1, cdr, struct or json\n"
+	        "and it has a message definition (dssm write --schema-file; docs/message-\n"
+	        "encodings.md); a sample that does not decode shows why (decode_error).\n"
+	        "--data-hex adds data_hex to decoded samples too (json).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm cat odom\n"
@@ -128,9 +126,10 @@ void help_cat(FILE *out)
 int cmd_cat(int argc, char **argv)
 {
 	long last_n = 1;
-	int follow = 0;
-	enum cli_format f = FORMAT_HEX;
+	int follow = 0, data_hex = 0;
+	enum cli_format f = FORMAT_TEXT;
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
+	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"format", required_argument, 0, 'F'},
 	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
@@ -139,6 +138,9 @@ int cmd_cat(int argc, char **argv)
 		switch (opt) {
 		case 'f':
 			follow = 1;
+			break;
+		case 'x':
+			data_hex = 1;
 			break;
 		case 'n':
 			if (cli_parse_long("cat", "-n", optarg, &last_n) < 0)
@@ -166,6 +168,9 @@ int cmd_cat(int argc, char **argv)
 		dssm_close(s);
 		return cli_error("cat", "out of memory for a %zu-byte sample", info.max_size);
 	}
+	struct cli_decode dec;
+	cli_decode_init(&dec, "cat", argv[optind], info.encoding, info.type, dssm_schema(s));
+	dec.data_hex = data_hex;
 	cli_catch_signals();
 	uint64_t printed = 0, bytes = 0, missed_total = 0;
 	int status = 0;
@@ -190,7 +195,7 @@ int cmd_cat(int argc, char **argv)
 		uint64_t missed = 0;
 		rc = dssm_read_next(s, buf, info.max_size, &si, &missed);
 		if (rc == 0) {
-			cli_print_sample(stdout, f, NULL, buf, &si, missed);
+			cli_print_sample(stdout, f, NULL, buf, &si, missed, &dec);
 			printed++;
 			bytes += si.copied;
 			missed_total += missed;
@@ -216,6 +221,7 @@ int cmd_cat(int argc, char **argv)
 	fprintf(stderr, "dssm cat: %llu samples, %s, %llu missed\n", (unsigned long long)printed, b,
 	        (unsigned long long)missed_total);
 	free(buf);
+	cli_decode_free(&dec);
 	dssm_close(s);
 	return status;
 }
@@ -231,12 +237,17 @@ void help_write(FILE *out)
 	        "missing (history --life at --cycle, default 10s at 100ms; seconds, or\n"
 	        "with units: 500ms, 1m30s, 2h).\n"
 	        "--type, --encoding and --schema-file (the message definition) describe a\n"
-	        "stream being created, for recordings and `dssm export`. Prints the TID.\n\n"
+	        "stream being created, for recordings, `dssm export` and decoded output\n"
+	        "(encodings ros1, cdr, struct, json: docs/message-encodings.md); a definition\n"
+	        "the decoder refuses is an error naming its line. Prints the TID.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
 	        "  date | dssm write note\n"
 	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
-	        "      --encoding ros1 --schema-file String.msg\n");
+	        "      --encoding ros1 --schema-file String.msg\n"
+	        "  printf 'float64 x\\nfloat64 y\\n' > xy.msg\n"
+	        "  python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack(\"=2d\", 1, 2))' |\n"
+	        "      dssm write xy --create 16 --encoding struct --schema-file xy.msg\n");
 }
 
 int cmd_write(int argc, char **argv)
@@ -300,6 +311,21 @@ int cmd_write(int argc, char **argv)
 			}
 			cfg.schema = schema;
 		}
+		/* a definition the decoder refuses would only show up as hex later */
+		if (schema && dssm_decoder_supports(encoding) && strcmp(encoding, "json") != 0) {
+			dssm_decoder *dec;
+			if (dssm_decoder_new(encoding, type, schema, &dec) < 0) {
+				free(schema);
+				return cli_error("write", "--schema-file %s: %s", schema_file, dssm_last_error());
+			}
+			size_t need = dssm_decoder_struct_size(dec);
+			dssm_decoder_free(dec);
+			if (need > cfg.max_size) {
+				free(schema);
+				return cli_usage("write", "--create %zu is smaller than the struct of %s (%zu bytes)",
+				                 cfg.max_size, schema_file, need);
+			}
+		}
 		rc = dssm_create(name, id, &cfg, &s);
 		free(schema);
 	} else {
@@ -331,13 +357,15 @@ int cmd_write(int argc, char **argv)
 
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f)
 {
-	if (!strcmp(text, "hex"))
+	if (!strcmp(text, "text"))
+		*f = FORMAT_TEXT;
+	else if (!strcmp(text, "hex"))
 		*f = FORMAT_HEX;
 	else if (!strcmp(text, "raw"))
 		*f = FORMAT_RAW;
 	else if (!strcmp(text, "json"))
 		*f = FORMAT_JSON;
 	else
-		return cli_usage(cmd, "unknown format '%s' (hex, raw or json)", text), -1;
+		return cli_usage(cmd, "unknown format '%s' (text, hex, raw or json)", text), -1;
 	return 0;
 }

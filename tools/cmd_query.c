@@ -18,7 +18,7 @@ void help_query(FILE *out)
 	fprintf(out,
 	        "usage: dssm query DIR|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
 	        "                  [--latest S] [--deadline S [--bandwidth MBPS]]\n"
-	        "                  [--format json|hex|raw | --output NEWDIR]\n\n"
+	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
@@ -26,7 +26,9 @@ void help_query(FILE *out)
 	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
 	        "--start, or a window that misses the recording, is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
 	        "before the newest selected sample. Format: json lines with\n"
-	        "the stream, tid, time and data (default), hex, or raw bytes; or --output\n"
+	        "the stream, tid, time and msg, the decoded message (data_hex where a stream\n"
+	        "has no definition; --data-hex: always; default), text (decoded fields), hex,\n"
+	        "or raw bytes; or --output\n"
 	        "extracts them into a new container. A progress line shows on a terminal\n"
 	        "for large outputs; a count goes to stderr at the end.\n"
 	        "HOST:PORT/NAME queries recording NAME served by `dssm proxy --recordings DIR`\n"
@@ -53,7 +55,7 @@ struct remote_print {
 static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
 {
 	struct remote_print *p = user;
-	cli_print_sample(stdout, p->f, stream, data, si, 0);
+	cli_print_sample(stdout, p->f, stream, data, si, 0, NULL);
 	return cli_stop;
 }
 
@@ -108,7 +110,9 @@ int cmd_query(int argc, char **argv)
 	                                         {"output", required_argument, 0, 'o'},
 	                                         {"deadline", required_argument, 0, 'd'},
 	                                         {"bandwidth", required_argument, 0, 'b'},
+	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {0, 0, 0, 0}};
+	int data_hex = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &start) < 0) ||
@@ -120,6 +124,8 @@ int cmd_query(int argc, char **argv)
 			return EXIT_USAGE;
 		if (opt == 's')
 			list = optarg;
+		if (opt == 'x')
+			data_hex = 1;
 		if (opt == 'o')
 			output = optarg;
 		if (opt == '?')
@@ -190,6 +196,17 @@ int cmd_query(int argc, char **argv)
 	int status = 0;
 	dssm_container *out = NULL;
 	int *out_index = calloc((size_t)(n ? n : 1), sizeof *out_index);
+	/* each selected stream's decoder, for the printed formats */
+	struct cli_decode *decs = calloc((size_t)(n ? n : 1), sizeof *decs);
+	for (int i = 0; i < ns && decs && !output && (f == FORMAT_TEXT || f == FORMAT_JSON); i++) {
+		dssm_recorded r;
+		dssm_container_stream(c, sel[i], &r);
+		cli_decode_init(&decs[sel[i]], "query", labels[sel[i]], r.info.encoding, r.info.type,
+		                dssm_container_schema(c, sel[i]));
+		decs[sel[i]].data_hex = data_hex;
+	}
+	if (!decs)
+		rc = DSSM_ENOMEM;
 	if (rc == 0 && output && (rc = dssm_container_create(output, &out)) == 0) {
 		/* the selected streams, described as in the source */
 		for (int i = 0; i < ns && rc >= 0; i++) {
@@ -219,7 +236,7 @@ int cmd_query(int argc, char **argv)
 				break;
 		} else {
 			dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
-			cli_print_sample(stdout, f, labels[rec.stream], rec.data, &si, 0);
+			cli_print_sample(stdout, f, labels[rec.stream], rec.data, &si, 0, &decs[rec.stream]);
 		}
 		count++;
 		bytes += rec.len;
@@ -236,6 +253,9 @@ int cmd_query(int argc, char **argv)
 		rc = rc < 0 ? rc : crc;
 	}
 	free(out_index);
+	for (int i = 0; decs && i < n; i++)
+		cli_decode_free(&decs[i]);
+	free(decs);
 	if (rc < 0)
 		status = cli_dssm_error("query", rc);
 	if (ns)

@@ -166,7 +166,8 @@ int cmd_ls(int argc, char **argv)
 void help_info(FILE *out)
 {
 	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR [--format table|json]\n\n"
-	             "Everything about one stream: layout, metadata, schema, property size,\n"
+	             "Everything about one stream: layout, metadata, whether its samples decode\n"
+	             "(and why not), schema, property size,\n"
 	             "TID and time range, rate, writer. Given a recording directory: its start,\n"
 	             "end, duration and size on disk, and per stream the samples, bytes, time\n"
 	             "range, rate, type, encoding and the topic it exports as.\n"
@@ -184,6 +185,13 @@ static void info_json(dssm_stream *s, const dssm_stream_info *i)
 	fprintf(stdout, ",\"property_len\":%zu,\"property_capacity\":%zu,\"schema\":", i->property_len,
 	        i->property_capacity);
 	cli_json_string(stdout, dssm_schema(s));
+	char why[512];
+	int ok = cli_decodable(i->encoding, i->type, dssm_schema(s), why, sizeof why);
+	fprintf(stdout, ",\"decoded\":%s", ok ? "true" : "false");
+	if (!ok) {
+		fputs(",\"not_decoded_because\":", stdout);
+		cli_json_string(stdout, why);
+	}
 	fputs("}\n", stdout);
 }
 
@@ -239,6 +247,9 @@ int cmd_info(int argc, char **argv)
 	}
 	printf("property:    %zu of %zu bytes\n", i.property_len, i.property_capacity);
 	const char *schema = dssm_schema(s);
+	char why[512];
+	int ok = cli_decodable(i.encoding, i.type, schema, why, sizeof why);
+	printf("decoded:     %s%s\n", ok ? "" : "no: ", why);
 	printf("schema:      %s\n", *schema ? "" : "-");
 	if (*schema) {
 		/* indent each line of the schema */

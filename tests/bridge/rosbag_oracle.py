@@ -79,7 +79,7 @@ def container_messages(directory, dssm):
         parts = line.split()
         if len(parts) >= 2 and ':' in parts[0] and parts[-1].startswith('/'):
             topic_of[parts[0]] = parts[-1]
-    q = subprocess.run([dssm, 'query', directory, '--format', 'json'], check=True,
+    q = subprocess.run([dssm, 'query', directory, '--format', 'json', '--data-hex'], check=True,
                        capture_output=True, text=True).stdout
     out = []
     for line in q.splitlines():

@@ -1,0 +1,148 @@
+/*
+ * dssm/decoder.h - decoding samples into JSON, from a stream's encoding,
+ * type name and message definition (docs/message-encodings.md).
+ *
+ * A stream says what its bytes are with three strings (dssm_stream_info's
+ * type and encoding, and dssm_schema()); a recording keeps the same three
+ * (dssm_container_schema()). A decoder is built once from them and then
+ * turns each sample into one JSON object:
+ *
+ *     dssm_decoder *dec;
+ *     if (dssm_decoder_new(info.encoding, info.type, dssm_schema(s), &dec) == 0) {
+ *         dssm_text json = DSSM_TEXT_INIT;
+ *         if (dssm_decode_json(dec, data, len, &json) == 0)
+ *             puts(json.data);            // {"x":1.5,"y":-0.25,...}
+ *         else
+ *             puts(dssm_last_error());    // names the field and the byte offset
+ *         dssm_text_free(&json);
+ *         dssm_decoder_free(dec);
+ *     }
+ *
+ * Encodings:
+ *   "ros1"    ROS 1 serialization; the definition is the full .msg text as
+ *             bags and MCAP ros1msg schemas carry it: the type's own fields,
+ *             then each type it uses after a line of '=' and "MSG: pkg/Type".
+ *   "cdr"     ROS 2 (XCDR1 / plain CDR, either endianness, after the 4-byte
+ *             encapsulation header); the definition is ROS 2 .msg text in
+ *             the same layout (MCAP ros2msg). Bounded strings and arrays
+ *             (string<=N, T[<=N]) and default values are understood.
+ *   "struct"  a C struct of this machine written as bytes (the examples'
+ *             samples): the same .msg syntax, fields laid out by C's rules
+ *             (each primitive at its natural alignment, a struct aligned as
+ *             its most aligned member, padded at its end; T[N] inline).
+ *             Only fixed-size fields: string and T[] are refused.
+ *   "json"    the sample is JSON text: checked and passed through (on one
+ *             line); no definition needed.
+ *
+ * The JSON written: one object, the fields in definition order; integers
+ * exact (64-bit ones too); floats in the shortest form that reads back to
+ * the same value, NaN and infinities as the strings "NaN", "Infinity" and
+ * "-Infinity" (as protobuf's JSON mapping does: JSON has no such numbers);
+ * arrays of uint8 (and ROS 1 char, ROS 2 byte) as one base64 string;
+ * ROS 1 time and duration as {"sec":S,"nsec":N}; struct char[N] as a string
+ * up to its first NUL; strings with invalid UTF-8 get U+FFFD for each bad byte.
+ *
+ * Hostile input: a definition is checked when the decoder is built (syntax,
+ * unknown types, types that contain themselves, nesting deeper than 32,
+ * sizes past 1 GiB); a sample never makes a decoder read outside it, and
+ * the work per sample is bounded by its length (an array length larger than
+ * the bytes left is refused before anything is allocated). Every failure is
+ * a negative DSSM_E* code (DSSM_EINVAL for a bad definition or an unknown
+ * encoding, DSSM_ECORRUPT for a sample that does not match, DSSM_ENOMEM)
+ * with dssm_last_error() naming the field path (imu.covariance[3]) and the
+ * byte offset.
+ *
+ * ROS 2 samples go into ROS 1 bags with dssm_decoder_ros1_definition,
+ * dssm_decoder_ros1_md5 and dssm_decode_ros1 (what `dssm export --bag`
+ * does); struct samples into Foxglove as JSON with dssm_decoder_json_schema
+ * (what `dssm export --mcap` does).
+ *
+ * A decoder is immutable once built: threads may share it, each with its
+ * own output text.
+ */
+#ifndef DSSM_DECODER_H
+#define DSSM_DECODER_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A growable NUL-terminated text the decoder writes into. Start from
+ * DSSM_TEXT_INIT; reuse it across calls (each call replaces its contents
+ * and keeps the memory); free it with dssm_text_free. */
+typedef struct dssm_text {
+	char *data;   /* NUL-terminated once written; NULL before */
+	size_t len;   /* bytes before the NUL */
+	size_t cap;   /* bytes allocated */
+} dssm_text;
+#define DSSM_TEXT_INIT {NULL, 0, 0}
+void dssm_text_free(dssm_text *t);
+
+typedef struct dssm_decoder dssm_decoder;
+
+/* Build a decoder for samples of ENCODING ("ros1", "cdr", "struct", "json")
+ * whose root type is TYPE ("pkg/Type" or ROS 2's "pkg/msg/Type"; may be ""
+ * for struct and json) defined by DEFINITION (may be NULL or "" for json
+ * only: another encoding without one is DSSM_EINVAL).
+ * DSSM_EINVAL names what is wrong with the definition (its line and type),
+ * or says the encoding has no decoder ("raw", ""). */
+int dssm_decoder_new(const char *encoding, const char *type, const char *definition,
+                     dssm_decoder **out);
+void dssm_decoder_free(dssm_decoder *dec);
+
+/* Decode one sample of LEN bytes into OUT as one JSON object (on one line,
+ * no newline at its end). On error OUT holds nothing useful and
+ * dssm_last_error() says which field at which byte was wrong. */
+int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
+
+/* A JSON Schema (2020-12) for what dssm_decode_json writes (as Foxglove
+ * wants for a channel with "json" message encoding): objects with their
+ * properties in order, integers, numbers, strings, arrays (fixed lengths as
+ * minItems = maxItems), byte arrays as {"type":"string","contentEncoding":
+ * "base64"}. NaN and infinities written as strings are outside it. */
+int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
+
+/* The struct encoding: the C size of the root type (what a sample must
+ * hold), else 0. */
+size_t dssm_decoder_struct_size(const dssm_decoder *dec);
+
+/* ROS 2 to ROS 1, for bags. The root type's name as ROS 1 writes it
+ * ("pkg/Type": ROS 2's "pkg/msg/Type" without "msg/"). */
+const char *dssm_decoder_type(const dssm_decoder *dec);
+
+/* The definition as ROS 1 .msg text (the root's fields, then a "MSG:
+ * pkg/Type" section per type used): bounds dropped, ROS 2's byte as uint8,
+ * builtin_interfaces/Time and Duration as time and duration, no constants
+ * or default values. With dssm_decode_ros1 it makes a ROS 2 stream a bag
+ * connection that rosbag and genpy read. */
+int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out);
+
+/* The md5sum ROS 1 gives the root type (32 hex digits and a NUL), as rosbag
+ * checks it (docs/bridges.md, 6): for a ros1 decoder that of its definition
+ * as given (constants included), for the other encodings that of the text
+ * dssm_decoder_ros1_definition writes. */
+int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33]);
+
+/* Re-serialize one sample (of any encoding but json) as ROS 1 bytes of the
+ * definition above: little-endian, unaligned, u32 lengths without NULs.
+ * OUT holds OUT->len bytes (binary; still NUL-terminated). Errors as for
+ * dssm_decode_json. */
+int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
+
+/* Append N bytes of TEXT to OUT as a JSON string, by the decoder's rules:
+ * quotes, backslashes and control characters escaped, each byte that is not
+ * part of valid UTF-8 as U+FFFD, so the result is valid JSON whatever the
+ * bytes (for programs that write JSON around decoded samples). Unlike the
+ * calls above it appends; DSSM_ENOMEM leaves OUT as it was. */
+int dssm_json_string(dssm_text *out, const char *text, size_t n);
+
+/* 1 if ENCODING has a decoder here ("ros1", "cdr", "struct", "json"). */
+int dssm_decoder_supports(const char *encoding);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * fuzz_decoder.c - libFuzzer target for the message decoder: the input is
+ * [u8 encoding][definition text][NUL][sample bytes]. The definition is
+ * parsed for the encoding (ros1, cdr, struct, json by the low two bits),
+ * its JSON Schema written, and the sample decoded; both halves may be
+ * hostile. Nothing may crash, read outside the input, or run unbounded.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dssm/decoder.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const encodings[] = {"ros1", "cdr", "struct", "json"};
+	if (size < 1)
+		return 0;
+	const char *enc = encodings[data[0] & 3];
+	const uint8_t *rest = data + 1, *nul = memchr(rest, 0, size - 1);
+	size_t def_len = nul ? (size_t)(nul - rest) : size - 1;
+	char *def = malloc(def_len + 1);
+	if (!def)
+		return 0;
+	memcpy(def, rest, def_len);
+	def[def_len] = 0;
+	/* the sample in a buffer of its own size, so ASan sees any overread */
+	size_t n = nul ? size - 1 - def_len - 1 : 0;
+	uint8_t *sample = malloc(n ? n : 1);
+	if (sample && n)
+		memcpy(sample, nul + 1, n);
+	dssm_decoder *d;
+	if (sample && dssm_decoder_new(enc, "fuzz/T", def, &d) == 0) {
+		dssm_text t = DSSM_TEXT_INIT;
+		if (dssm_decode_json(d, sample, n, &t) == 0 && t.len)
+			(void)t.data[t.len - 1];
+		dssm_decoder_json_schema(d, &t);
+		char md5[33];
+		if (dssm_decoder_ros1_md5(d, md5) == 0 && dssm_decode_ros1(d, sample, n, &t) == 0 && t.len)
+			(void)t.data[t.len - 1];
+		dssm_text_free(&t);
+		dssm_decoder_free(d);
+	}
+	free(sample);
+	free(def);
+	return 0;
+}

@@ -1,0 +1,480 @@
+/*
+ * test_decoder.c - the message decoder (include/dssm/decoder.h): a C struct
+ * written by this program read back through its struct definition, ROS 1
+ * and CDR (both byte orders) bytes built by hand, JSON passed through, the
+ * JSON Schema, and hostile definitions and samples (each an error naming
+ * the field and offset, never a crash). tests/decoder-test.sh checks ROS 1
+ * against python3-genpy and CDR against real ROS 2 MCAP files.
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdbool.h>
+
+#include "testutil.h"
+#include "dssm/decoder.h"
+
+/* Decode and compare with the expected JSON. */
+static void decodes_to(const char *enc, const char *type, const char *def, const void *data,
+                       size_t len, const char *want)
+{
+	dssm_decoder *d;
+	int rc = dssm_decoder_new(enc, type, def, &d);
+	if (rc < 0)
+		fail_msg("decoder_new: %s", dssm_last_error());
+	dssm_text t = DSSM_TEXT_INIT;
+	rc = dssm_decode_json(d, data, len, &t);
+	if (rc < 0)
+		fail_msg("decode: %s", dssm_last_error());
+	assert_string_equal(t.data, want);
+	assert_int_equal(t.len, strlen(want));
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* Building must fail with code, naming `says`. */
+static void refused(const char *enc, const char *def, int code, const char *says)
+{
+	dssm_decoder *d = (dssm_decoder *)1;
+	int rc = dssm_decoder_new(enc, "test/T", def, &d);
+	if (rc != code || !strstr(dssm_last_error(), says))
+		fail_msg("%s: got %d '%s', want %d naming '%s'", def, rc, dssm_last_error(), code, says);
+	assert_null(d);
+}
+
+/* Decoding must fail with DSSM_ECORRUPT, naming `says`. */
+static void corrupt(const char *enc, const char *def, const void *data, size_t len,
+                    const char *says)
+{
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new(enc, "test/T", def, &d), 0);
+	dssm_text t = DSSM_TEXT_INIT;
+	int rc = dssm_decode_json(d, data, len, &t);
+	if (rc != DSSM_ECORRUPT || !strstr(dssm_last_error(), says))
+		fail_msg("got %d '%s', want DSSM_ECORRUPT naming '%s'", rc, dssm_last_error(), says);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* ---- struct: what the C compiler laid out ---- */
+
+struct inner {
+	int16_t a;
+	double b;
+};
+
+struct sample {
+	char name[8];
+	uint8_t flag;
+	struct inner in;
+	float v[3];
+	int64_t big;
+	bool ok;
+	uint8_t raw[4];
+	struct inner pair[2];
+	uint32_t tail;
+};
+
+static const char sample_def[] =
+	"# a C struct, in the struct's field order\n"
+	"char[8] name\n"
+	"uint8 flag\n"
+	"Inner in    # same package\n"
+	"float32[3] v\n"
+	"int64 big\n"
+	"bool ok\n"
+	"uint8[4] raw\n"
+	"test/Inner[2] pair\n"
+	"uint32 tail\n"
+	"int32 LIMIT=5\n"
+	"================================================================================\n"
+	"MSG: test/Inner\n"
+	"int16 a\n"
+	"float64 b\n";
+
+static void test_struct(void **state)
+{
+	(void)state;
+	struct sample s;
+	memset(&s, 0xee, sizeof s);      /* padding: never shown */
+	memcpy(s.name, "odo\0xyz", 8);
+	s.flag = 200;
+	s.in.a = -3;
+	s.in.b = 0.1;
+	s.v[0] = 1.5f;
+	s.v[1] = NAN;
+	s.v[2] = -INFINITY;
+	s.big = INT64_MIN;
+	s.ok = true;
+	memcpy(s.raw, "\x00\xff\x10\x20", 4);
+	s.pair[0].a = 1;
+	s.pair[0].b = 1e300;
+	s.pair[1].a = 2;
+	s.pair[1].b = -2.5;
+	s.tail = UINT32_MAX;
+	decodes_to("struct", "test/Sample", sample_def, &s, sizeof s,
+	           "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
+	           "\"v\":[1.5,\"NaN\",\"-Infinity\"],\"big\":-9223372036854775808,\"ok\":true,"
+	           "\"raw\":\"AP8QIA==\",\"pair\":[{\"a\":1,\"b\":1e+300},{\"a\":2,\"b\":-2.5}],"
+	           "\"tail\":4294967295}");
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("struct", "test/Sample", sample_def, &d), 0);
+	assert_int_equal(dssm_decoder_struct_size(d), sizeof s);
+	dssm_text t = DSSM_TEXT_INIT;
+	/* a sample of another size is not this struct */
+	assert_int_equal(dssm_decode_json(d, &s, sizeof s - 1, &t), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "the struct"));
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+	/* the examples' odometry */
+	double odo[5] = {1, -2, 0.25, 0.5, 0.2};
+	decodes_to("struct", "example/Odometry",
+	           "float64 x\nfloat64 y\nfloat64 theta\nfloat64 v\nfloat64 w\n", odo, sizeof odo,
+	           "{\"x\":1,\"y\":-2,\"theta\":0.25,\"v\":0.5,\"w\":0.2}");
+	/* variable-length fields have no place in a C struct */
+	refused("struct", "float64 x\nstring name\n", DSSM_EINVAL, "field name of test/T is a string");
+	refused("struct", "float64[] xs\n", DSSM_EINVAL, "fixed-size");
+	/* a size that wraps 32 bits, or passes 1 GiB */
+	refused("struct", "float64[4294967295] x\n", DSSM_EINVAL, "field x of test/T ends past");
+	refused("struct", "Big[65536] b\n===\nMSG: test/Big\nuint8[65536] x\n", DSSM_EINVAL,
+	        "ends past");
+}
+
+/* ---- ROS 1 ---- */
+
+static void put32(uint8_t **p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		*(*p)++ = (uint8_t)(v >> (8 * i));
+}
+
+static void test_ros1(void **state)
+{
+	(void)state;
+	static const char def[] =
+		"Header header\n"
+		"string text\n"
+		"float64[] xs\n"
+		"uint8[] data\n"
+		"byte b\n"
+		"char c\n"
+		"duration d\n"
+		"string FOO=bar # not a comment in a string constant\n"
+		"===\n"
+		"MSG: std_msgs/Header\n"
+		"uint32 seq\n"
+		"time stamp\n"
+		"string frame_id\n";
+	uint8_t buf[128], *p = buf;
+	put32(&p, 7);
+	put32(&p, 100);
+	put32(&p, 999999999);
+	put32(&p, 4);
+	memcpy(p, "base", 4), p += 4;
+	put32(&p, 5);
+	memcpy(p, "a\"\n\xff", 5), p += 5;   /* quote, newline, bad UTF-8, NUL */
+	put32(&p, 2);
+	double x = -0.5, y = 1e-7;
+	memcpy(p, &x, 8), p += 8;
+	memcpy(p, &y, 8), p += 8;
+	put32(&p, 3);
+	memcpy(p, "abc", 3), p += 3;
+	*p++ = 0xff;  /* byte: int8 in ROS 1 */
+	*p++ = 0xff;  /* char: uint8 */
+	put32(&p, (uint32_t)-1);
+	put32(&p, (uint32_t)-5);
+	decodes_to("ros1", "test/T", def, buf, (size_t)(p - buf),
+	           "{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":999999999},"
+	           "\"frame_id\":\"base\"},"
+	           "\"text\":\"a\\\"\\u000a\\ufffd\\u0000\",\"xs\":[-0.5,1e-07],\"data\":\"YWJj\","
+	           "\"b\":-1,\"c\":255,\"d\":{\"sec\":-1,\"nsec\":-5}}");
+	/* every shorter prefix is refused, naming where it stopped */
+	size_t full = (size_t)(p - buf);
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("ros1", "test/T", def, &d), 0);
+	dssm_text t = DSSM_TEXT_INIT;
+	for (size_t n = 0; n < full; n++) {
+		uint8_t *copy = malloc(n ? n : 1);   /* exactly n bytes, for ASan */
+		memcpy(copy, buf, n);
+		assert_int_equal(dssm_decode_json(d, copy, n, &t), DSSM_ECORRUPT);
+		assert_non_null(strstr(dssm_last_error(), "at byte"));
+		free(copy);
+	}
+	/* and a longer one has bytes left over */
+	assert_int_equal(dssm_decode_json(d, buf, full + 1, &t), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "1 bytes left over"));
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* ---- ROS 1 md5sums (as genpy gives them) ---- */
+
+static void md5_is(const char *enc, const char *type, const char *def, const char *want)
+{
+	dssm_decoder *d;
+	char md5[33];
+	assert_int_equal(dssm_decoder_new(enc, type, def, &d), 0);
+	if (dssm_decoder_ros1_md5(d, md5) < 0)
+		fail_msg("%s", dssm_last_error());
+	assert_string_equal(md5, want);
+	dssm_decoder_free(d);
+}
+
+static void test_ros1_md5(void **state)
+{
+	(void)state;
+	md5_is("ros1", "std_msgs/String", "string data\n", "992ce8a1687cec8c8bd883ec73ca41d1");
+	/* constants (spaces around '=', comments after the value) */
+	md5_is("ros1", "sensor_msgs/NavSatStatus",
+	       "# Navigation Satellite fix status\n\n"
+	       "int8 STATUS_NO_FIX =  -1        # unable to fix position\n"
+	       "int8 STATUS_FIX =      0        # unaugmented fix\n"
+	       "int8 STATUS_SBAS_FIX = 1        # with satellite-based augmentation\n"
+	       "int8 STATUS_GBAS_FIX = 2        # with ground-based augmentation\n\n"
+	       "int8 status\n\n"
+	       "uint16 SERVICE_GPS =     1\n"
+	       "uint16 SERVICE_GLONASS = 2\n"
+	       "uint16 SERVICE_COMPASS = 4      # includes BeiDou.\n"
+	       "uint16 SERVICE_GALILEO = 8\n\n"
+	       "uint16 service\n",
+	       "331cdbddfa4bc96ffc3b9ad98900a54c");
+	/* a message type: its md5 in the text; bare Header is std_msgs/Header */
+	md5_is("ros1", "std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id\n",
+	       "2176decaecbce78abc3b96ef049fabed");
+	/* a ROS 2 definition: the md5 of its ROS 1 text (std_msgs/String again) */
+	md5_is("cdr", "std_msgs/msg/String", "string<=10 data 'x'\n", "992ce8a1687cec8c8bd883ec73ca41d1");
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new("cdr", "pkg/msg/T", "builtin_interfaces/Time stamp\n"
+	                                  "byte[<=3] b\nint32 C=1\nInner[2] i\n"
+	                                  "===\nMSG: pkg/Inner\nstring<=4[] s\n", &d), 0);
+	assert_string_equal(dssm_decoder_type(d), "pkg/T");
+	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
+	assert_string_equal(t.data, "time stamp\nuint8[] b\npkg/Inner[2] i\n"
+	                    "=============================================================="
+	                    "==================\n"
+	                    "MSG: pkg/Inner\nstring[] s\n");
+	/* and a sample re-serialized: little-endian, unaligned, no NULs */
+	static const uint8_t cdr[] = {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 1, 7, 0, 0, 0,
+	                              0, 0, 0, 1, 0, 0, 0, 2, 'h', 0, 0, 0, 0, 0, 0, 0, 0};
+	assert_int_equal(dssm_decode_ros1(d, cdr, sizeof cdr, &t), 0);
+	static const uint8_t ros1[] = {1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 7, 1, 0, 0, 0,
+	                               1, 0, 0, 0, 'h', 0, 0, 0, 0};
+	assert_int_equal(t.len, sizeof ros1);
+	assert_memory_equal(t.data, ros1, sizeof ros1);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* ---- CDR: the same message in both byte orders ---- */
+
+static void test_cdr(void **state)
+{
+	(void)state;
+	/* ROS 2 .msg: bounded types, default values, builtin_interfaces/Time
+	 * left out of the text (the decoder knows it) */
+	static const char def[] =
+		"int16 a 5\n"
+		"float64 b\n"
+		"string<=10 s\n"
+		"int32[<=4] v [1, 2]\n"
+		"builtin_interfaces/Time t\n"
+		"byte[] blob\n"
+		"std_msgs/Empty e\n"
+		"uint64 u\n"
+		"================================================================================\n"
+		"MSG: std_msgs/Empty\n";
+	static const uint8_t le[] = {
+		0x00, 0x01, 0x00, 0x00,                         /* CDR_LE */
+		0xfe, 0xff,                                     /* a = -2 */
+		0, 0, 0, 0, 0, 0,                               /* pad to 8 */
+		0, 0, 0, 0, 0, 0, 0xf8, 0x3f,                   /* b = 1.5 */
+		3, 0, 0, 0, 'h', 'i', 0,                        /* s = "hi" */
+		0,                                              /* pad to 4 */
+		2, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, /* v = [1, INT32_MAX] */
+		0x80, 0, 0, 0, 9, 0, 0, 0,                      /* t = {128, 9} */
+		2, 0, 0, 0, 0xde, 0xad,                         /* blob */
+		0,                                              /* e: one byte */
+		0, 0, 0, 0, 0,                                  /* pad to 8 (from the header) */
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, /* u */
+	};
+	static const uint8_t be[] = {
+		0x00, 0x00, 0x00, 0x00,
+		0xff, 0xfe,
+		0, 0, 0, 0, 0, 0,
+		0x3f, 0xf8, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 3, 'h', 'i', 0,
+		0,
+		0, 0, 0, 2, 0, 0, 0, 1, 0x7f, 0xff, 0xff, 0xff,
+		0, 0, 0, 0x80, 0, 0, 0, 9,
+		0, 0, 0, 2, 0xde, 0xad,
+		0,
+		0, 0, 0, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	const char *want = "{\"a\":-2,\"b\":1.5,\"s\":\"hi\",\"v\":[1,2147483647],"
+	                   "\"t\":{\"sec\":128,\"nanosec\":9},\"blob\":\"3q0=\",\"e\":{},"
+	                   "\"u\":18446744073709551615}";
+	decodes_to("cdr", "test/msg/T", def, le, sizeof le, want);
+	decodes_to("cdr", "test/msg/T", def, be, sizeof be, want);
+	/* CDR may pad the end to 4 bytes; more is a mismatch */
+	uint8_t padded[sizeof le + 3];
+	memcpy(padded, le, sizeof le);
+	memset(padded + sizeof le, 0, 3);
+	decodes_to("cdr", "test/msg/T", def, padded, sizeof padded, want);
+	/* the real std_msgs/msg/String of talker.mcap */
+	static const uint8_t hello[] = {0, 1, 0, 0, 16, 0, 0, 0, 'H', 'e', 'l', 'l', 'o', ',', ' ',
+	                                'w', 'o', 'r', 'l', 'd', '!', ' ', '0', 0};
+	decodes_to("cdr", "std_msgs/msg/String", "string data\n", hello, sizeof hello,
+	           "{\"data\":\"Hello, world! 0\"}");
+	/* a bound broken, a wrong encapsulation */
+	uint8_t longer[sizeof le];
+	memcpy(longer, le, sizeof le);
+	longer[20] = 12;
+	corrupt("cdr", def, longer, sizeof longer, "longer than its bound 10");
+	corrupt("cdr", def, "\x00\x0b\x00\x00", 4, "not plain CDR");
+	corrupt("cdr", def, "\x00\x01", 2, "encapsulation header needs 4 bytes");
+}
+
+/* ---- hostile definitions ---- */
+
+static void test_hostile_definitions(void **state)
+{
+	(void)state;
+	refused("ros1", "A a\n===\nMSG: test/A\nB b\n===\nMSG: test/B\nA a\n", DSSM_EINVAL,
+	        "type test/A contains itself");
+	refused("ros1", "T[] children\n", DSSM_EINVAL, "contains itself");
+	refused("ros1", "Missing m\n", DSSM_EINVAL, "type test/Missing (field m of test/T) is not "
+	        "defined");
+	refused("ros1", "float64[abc] x\n", DSSM_EINVAL, "line 1");
+	refused("ros1", "float64[99999999999] x\n", DSSM_EINVAL, "array length");
+	refused("ros1", "float64[3 x\n", DSSM_EINVAL, "without its ']'");
+	refused("ros1", "float64\n", DSSM_EINVAL, "needs a type and a name");
+	refused("ros1", "float64 x-y\n", DSSM_EINVAL, "character names cannot have");
+	refused("cdr", "wstring w\n", DSSM_EINVAL, "wstring and wchar are not supported");
+	refused("cdr", "wchar[2] w\n", DSSM_EINVAL, "wstring and wchar are not supported");
+	refused("cdr", "int64 a\n---\nint64 sum\n", DSSM_EINVAL, "service");
+	refused("ros1", "x y\n===\n", DSSM_EINVAL, "ends after a '===' line");
+	refused("ros1", "x y\n===\nnot msg\n", DSSM_EINVAL, "not followed by \"MSG: pkg/Type\"");
+	refused("ros1", "", DSSM_EINVAL, "no message definition");
+	refused("struct", NULL, DSSM_EINVAL, "no message definition for test/T (struct)");
+	refused("raw", "x y\n", DSSM_EINVAL, "no decoder for encoding 'raw'");
+	/* nesting deeper than 32 types */
+	char deep[4096];
+	size_t o = (size_t)snprintf(deep, sizeof deep, "T0 t\n");
+	for (int i = 0; i < 40; i++)
+		o += (size_t)snprintf(deep + o, sizeof deep - o, "===\nMSG: test/T%d\nT%d t\n", i, i + 1);
+	o += (size_t)snprintf(deep + o, sizeof deep - o, "===\nMSG: test/T40\nint8 x\n");
+	refused("ros1", deep, DSSM_EINVAL, "nest deeper than 32");
+	/* a definition of more than 1 MiB */
+	size_t big = (1u << 20) + 2;
+	char *huge = malloc(big + 1);
+	memset(huge, '#', big);
+	huge[big] = 0;
+	refused("ros1", huge, DSSM_EINVAL, "more than 1048576");
+	free(huge);
+}
+
+/* ---- hostile samples ---- */
+
+static void test_hostile_samples(void **state)
+{
+	(void)state;
+	/* an array length of 4 billion in a sample of 8 bytes */
+	corrupt("ros1", "float64[] x\n", "\xff\xff\xff\xff\0\0\0\0", 8,
+	        "field x at byte 4: an array of 4294967295 elements needs more bytes than the 4 left");
+	corrupt("ros1", "string s\n", "\xff\xff\xff\xff", 4, "field s at byte 4: the string needs");
+	/* elements that take no bytes: bounded by the work budget, not the bytes */
+	corrupt("ros1", "E[4294967295] e\n===\nMSG: test/E\n", "", 0, "more elements than a sample");
+	corrupt("ros1", "E[] e\n===\nMSG: test/E\n", "\xff\xff\xff\xff", 4, "more elements");
+	/* the field path in the message */
+	corrupt("ros1", "P[] ps\n===\nMSG: test/P\nstring s\nfloat32 x\n",
+	        "\x02\0\0\0" "\x04\0\0\0" "abcd" "\0\0\0\0" "\0\0\0\0" "\0\0", 22,
+	        "field ps[1].x at byte 20: float32 needs 4 bytes, the sample has 2 left");
+	/* huge fixed arrays of primitives are checked against the bytes too */
+	corrupt("cdr", "float64[536870912] x\n", "\0\1\0\0\0\0\0\0", 8, "needs more bytes");
+}
+
+/* ---- json and the schema ---- */
+
+static void test_json(void **state)
+{
+	(void)state;
+	const char *in = "{\"a\": [1, 2.5e3,\n\t-0.0],\r\n \"b\": {\"c\": \"x\\n\\u00e9\"}, \"d\": null}";
+	decodes_to("json", "", NULL, in, strlen(in),
+	           "{\"a\": [1, 2.5e3,  -0.0],   \"b\": {\"c\": \"x\\n\\u00e9\"}, \"d\": null}");
+	corrupt("json", NULL, "{\"a\":1", 6, "cut short");
+	corrupt("json", NULL, "{\"a\":1} x", 9, "more after the value");
+	corrupt("json", NULL, "\"a\nb\"", 5, "control character");
+	corrupt("json", NULL, "01", 2, "more after");
+	corrupt("json", NULL, "\"\xc3\"", 3, "invalid UTF-8");
+	char deep[600];
+	memset(deep, '[', sizeof deep);
+	corrupt("json", NULL, deep, sizeof deep, "nested deeper than 256");
+
+	/* JSON strings for programs: appended, every byte sequence valid JSON */
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_json_string(&t, "a", 1), 0);
+	assert_int_equal(dssm_json_string(&t, "\xe9\xc3\xa9\x01\"\\\xf4\x90\x80\x80", 10), 0);
+	assert_string_equal(t.data, "\"a\"\"\\ufffd\xc3\xa9\\u0001\\\"\\\\\\ufffd\\ufffd\\ufffd\\ufffd\"");
+
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("struct", "test/Sample", sample_def, &d), 0);
+	assert_int_equal(dssm_decoder_json_schema(d, &t), 0);
+	assert_string_equal(t.data,
+		"{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"type\":\"object\","
+		"\"title\":\"test/Sample\",\"properties\":{\"name\":{\"type\":\"string\"},"
+		"\"flag\":{\"type\":\"integer\"},\"in\":{\"type\":\"object\",\"title\":\"test/Inner\","
+		"\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"number\"}}},"
+		"\"v\":{\"type\":\"array\",\"items\":{\"type\":\"number\"},\"minItems\":3,\"maxItems\":3},"
+		"\"big\":{\"type\":\"integer\"},\"ok\":{\"type\":\"boolean\"},"
+		"\"raw\":{\"type\":\"string\",\"contentEncoding\":\"base64\"},"
+		"\"pair\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"title\":\"test/Inner\","
+		"\"properties\":{\"a\":{\"type\":\"integer\"},\"b\":{\"type\":\"number\"}}},"
+		"\"minItems\":2,\"maxItems\":2},\"tail\":{\"type\":\"integer\"}}}");
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+	/* a schema that would double 32 times is refused */
+	char wide[8192];
+	size_t o = (size_t)snprintf(wide, sizeof wide, "T0 a\nT0 b\n");
+	for (int i = 0; i < 31; i++)
+		o += (size_t)snprintf(wide + o, sizeof wide - o, "===\nMSG: test/T%d\nT%d a\nT%d b\n", i,
+		                      i + 1, i + 1);
+	snprintf(wide + o, sizeof wide - o, "===\nMSG: test/T31\nint8 x\n");
+	assert_int_equal(dssm_decoder_new("ros1", "test/W", wide, &d), 0);
+	assert_int_equal(dssm_decoder_json_schema(d, &t), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "larger than"));
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* A program in a locale whose decimal point is ',' still gets JSON numbers
+ * (tests/decoder-test.sh makes de_DE.UTF-8 with localedef and LOCPATH). */
+static void test_locale(void **state)
+{
+	(void)state;
+	if (!setlocale(LC_NUMERIC, "de_DE.UTF-8") && !setlocale(LC_NUMERIC, "de_DE.utf8")) {
+		print_message("no de_DE.UTF-8 locale here (LOCPATH): skipped\n");
+		skip();
+	}
+	double v[2] = {0.5, -1.25e-300};
+	decodes_to("struct", "", "float64 a\nfloat64 b\n", v, sizeof v,
+	           "{\"a\":0.5,\"b\":-1.25e-300}");
+	float f = 0.1f;
+	decodes_to("struct", "", "float32 f\n", &f, sizeof f, "{\"f\":0.1}");
+	setlocale(LC_NUMERIC, "C");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_struct),
+		cmocka_unit_test(test_ros1),
+		cmocka_unit_test(test_ros1_md5),
+		cmocka_unit_test(test_cdr),
+		cmocka_unit_test(test_hostile_definitions),
+		cmocka_unit_test(test_hostile_samples),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_locale),
+	};
+	return cmocka_run_group_tests_name("decoder", tests, NULL, NULL);
+}
