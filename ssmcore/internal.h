@@ -32,6 +32,10 @@ uint64_t dssm__owner_self_slow(void);
 uint64_t dssm__thread_self_slow(void);
 extern _Atomic uint64_t dssm__self_process;
 extern _Thread_local uint64_t dssm__self_thread;
+/* The calling thread's kernel robust list when its lock word has
+ * DSSM_WLOCK_ROBUST (set with it by dssm__thread_self), else NULL. */
+struct robust_list_head;
+extern _Thread_local struct robust_list_head *dssm__self_robust;
 /* Inline: both are on every write's path. */
 static inline uint64_t dssm__owner_self(void)
 {

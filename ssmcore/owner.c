@@ -11,11 +11,13 @@
  * child, which is a new process with a new thread id.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -75,6 +77,7 @@ static uint64_t make_owner(pid_t pid, uint64_t start)
  * thread computes the same value); the lock word is the calling thread's. */
 _Atomic uint64_t dssm__self_process;
 _Thread_local uint64_t dssm__self_thread;
+_Thread_local struct robust_list_head *dssm__self_robust;
 #define self_process dssm__self_process
 #define self_thread dssm__self_thread
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -84,6 +87,7 @@ static void forget_self(void)
 	/* In the child, in the thread that called fork(): the only thread left. */
 	atomic_store_explicit(&self_process, 0, memory_order_relaxed);
 	self_thread = 0;
+	dssm__self_robust = NULL;
 }
 
 static void register_atfork(void)
@@ -104,11 +108,45 @@ uint64_t dssm__owner_self_slow(void)
 	return w;
 }
 
-#define START_MASK ((UINT64_C(1) << (64 - DSSM_WLOCK_START_SHIFT)) - 1)
+#define START_MASK DSSM_WLOCK_ID_MASK
 
 static pid_t lock_tid(uint64_t word)
 {
-	return (pid_t)((word >> DSSM_WLOCK_TID_SHIFT) & PID_MASK);
+	return (pid_t)(word & DSSM_WLOCK_TID_MASK);
+}
+
+/* The calling thread's robust list, if the lock's entry can join it: the
+ * libc registered it when the thread started. NULL under qemu-user (it
+ * refuses get_robust_list: the guest's list is not the host's) and when the
+ * libc's futex_offset would put the entry outside wlock_entry (layout.h). */
+static struct robust_list_head *robust_head(void)
+{
+	struct robust_list_head *h = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h || len != sizeof *h)
+		return NULL;
+	/* The entry's {prev, next} pair spans [-off - ptr, -off + ptr) from the
+	 * futex word; it must fall within bytes 8 .. 8 + ENTRY_BYTES. */
+	long off = h->futex_offset, ptr = (long)sizeof(void *);
+	if (off > -(8 + ptr) || off < -(8 + (long)DSSM_WLOCK_ENTRY_BYTES - ptr))
+		return NULL;
+	return h;
+}
+
+/* 31 bits that tell this thread from one with the same id in another pid
+ * namespace. */
+static uint64_t random_id(pid_t tid)
+{
+	uint32_t r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+		/* No entropy yet (early boot): the clock and addresses still
+		 * differ between two threads. */
+		uint64_t x = (uint64_t)dssm__monotonic() ^ ((uint64_t)(uintptr_t)&r << 7) ^
+		             ((uint64_t)tid << 40);
+		x *= UINT64_C(0x9e3779b97f4a7c15);
+		r = (uint32_t)(x >> 32);
+	}
+	return r & DSSM_WLOCK_ID_MASK;
 }
 
 uint64_t dssm__thread_self_slow(void)
@@ -117,10 +155,17 @@ uint64_t dssm__thread_self_slow(void)
 	if (w == 0) {
 		pthread_once(&atfork_once, register_atfork);
 		pid_t tid = (pid_t)syscall(SYS_gettid);
-		char state;
-		uint64_t start = read_thread_stat(tid, &state) & START_MASK;
-		w = (start << DSSM_WLOCK_START_SHIFT) |
-		    (((uint64_t)tid & PID_MASK) << DSSM_WLOCK_TID_SHIFT);
+		struct robust_list_head *head = robust_head();
+		uint64_t id;
+		if (head) {
+			id = random_id(tid);
+		} else {
+			char state;
+			id = read_thread_stat(tid, &state) & START_MASK;
+		}
+		w = (id << DSSM_WLOCK_ID_SHIFT) | ((uint64_t)tid & DSSM_WLOCK_TID_MASK) |
+		    (head ? DSSM_WLOCK_ROBUST : 0);
+		dssm__self_robust = head;
 		self_thread = w;
 	}
 	return w;
@@ -168,10 +213,9 @@ int dssm__owner_alive(uint64_t owner)
 
 int dssm__thread_alive(uint64_t word)
 {
-	word &= ~DSSM_WLOCK_CONTENDED;
-	if (word == 0)
+	if (lock_tid(word) == 0)
 		return 0;
-	return task_alive(lock_tid(word), word >> DSSM_WLOCK_START_SHIFT, START_MASK,
+	return task_alive(lock_tid(word), (word >> DSSM_WLOCK_ID_SHIFT) & START_MASK, START_MASK,
 	                  read_thread_stat);
 }
 

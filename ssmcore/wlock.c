@@ -1,31 +1,45 @@
 /*
  * wlock.c - the writers' lock: any number of threads and processes write one
- * stream, one sample at a time, and a writer killed inside a write does not
- * block the others.
+ * stream, one sample at a time, and a writer killed inside a write (or one
+ * that execs) does not block the others.
  *
- * The lock word (hdr->wlock, layout.h) holds the holding thread's identity,
- * so a waiter can tell a holder that is slow from one that is dead. The
- * protocol (docs/design.md, "Writers") is a futex mutex in the style of
- * Drepper's "Futexes are tricky" (0 free, held, held + contended):
- *   lock:    CAS 0 -> me (acquire). That is all when nobody else writes.
- *   unlock:  exchange -> 0 (release); futex-wake one if the old word had the
- *            contended bit (no system call otherwise).
+ * The lock word (hdr->wlock, layout.h) is a kernel robust futex with the
+ * holder's identity beside it. The protocol (docs/design.md, "Writers") is a
+ * futex mutex in the style of Drepper's "Futexes are tricky" (0 free, held,
+ * held + contended), entered in the holder's robust list as glibc enters
+ * its robust mutexes:
+ *   lock:    pending := entry; CAS 0 -> me (acquire); append the entry
+ *            (in the segment, wlock_entry) to this thread's robust list;
+ *            pending := 0. Plain stores: no system call when uncontended.
+ *   unlock:  pending := entry; unlink it; CAS me -> 0 (release);
+ *            pending := 0; futex-wake one if the old word had the
+ *            contended bit.
+ *   death:   when the holder's thread exits, is killed, or execs, the
+ *            kernel walks its robust list: the word still holding its tid
+ *            gets the owner-died bit (tid cleared) and one sleeper is woken.
  *   waiter:  spin a little; then set the contended bit on the holder's word
- *            and futex-wait on the word's low half for at most SLEEP_NS. A
- *            holder that kept the word through a whole sleep is checked:
- *            if its thread is gone (process killed, or thread exited), the
- *            waiter CASes the dead word to its own and repairs the stream.
+ *            and futex-wait on the word's low half (at most SLEEP_NS). A word
+ *            marked owner-died is CASed to the waiter's own word, which then
+ *            repairs the stream.
+ * The kernel compares the tid in its own pid namespace, so a live holder in
+ * another namespace whose tid merely equals ours is never taken for dead;
+ * "is it mine?" compares the whole word (tid and a random number).
+ * Where there is no robust list (qemu-user refuses it), the word holds the
+ * thread's start time instead of the random number, and a waiter that saw
+ * the same holder for a whole sleep checks it through /proc, as before.
  * Readers never take the lock: the ring's commit protocol keeps them off a
  * slot a dead holder left half-written.
  */
 #include <errno.h>
 #include <linux/futex.h>
+#include <string.h>
 #include <time.h>
 
 #include "internal.h"
 
 #define SPIN_TRIES 256             /* cpu_relax rounds before sleeping */
 #define SLEEP_NS (10 * 1000 * 1000) /* futex sleep; a dead holder is noticed after one */
+#define LIST_LIMIT 2048            /* the kernel walks no more entries (ROBUST_LIST_LIMIT) */
 
 /* The futex is the 32-bit half of the word holding bits 0-31. */
 static void *low_half(_Atomic uint64_t *w)
@@ -35,6 +49,106 @@ static void *low_half(_Atomic uint64_t *w)
 #else
 	return (void *)w;
 #endif
+}
+
+/* ---- the robust list (linux/futex.h; only this thread and, when it dies,
+ * the kernel touch it). An entry's first field is its `next`; the kernel
+ * finds an entry's futex at entry + head->futex_offset. Link values may
+ * carry bit 0 (a PI mutex of the libc's); ours never do. Our entry goes at
+ * the tail: a libc adds its mutexes at the head and, where it keeps `prev`
+ * pointers (glibc 64-bit, musl), writes the `prev` word just before the old
+ * first entry, which for ours is inside wlock_entry. So the libc's list
+ * stays what it expects, whatever it locks or unlocks around our hold. */
+
+static void *load_link(const void *at)
+{
+	void *p;
+	memcpy(&p, at, sizeof p);
+	return p;
+}
+
+static void store_link(void *at, void *p)
+{
+	memcpy(at, &p, sizeof p);
+}
+
+static void *strip(void *link)
+{
+	return (void *)((uintptr_t)link & ~(uintptr_t)1);
+}
+
+/* This handle's entry for the calling thread: where its libc's futex_offset
+ * says the entry of the futex word must be. */
+static void *entry_of(const dssm_stream *s, struct robust_list_head *h)
+{
+	return (char *)low_half(&s->hdr->wlock) - h->futex_offset;
+}
+
+/* The kernel reads list_op_pending only once the thread is stopped for
+ * good; the signal fences keep the compiler from moving the stores across
+ * the lock word's atomics. */
+static void set_pending(struct robust_list_head *h, void *entry)
+{
+	atomic_signal_fence(memory_order_seq_cst);
+	*(struct robust_list *volatile *)&h->list_op_pending = entry;
+	atomic_signal_fence(memory_order_seq_cst);
+}
+
+/* Append entry, just taken, at the tail of the thread's list. */
+static void link_entry(struct robust_list_head *h, void *entry)
+{
+	void *end = &h->list, *at = &h->list.next;
+	for (int i = 0; i < LIST_LIMIT; i++) {
+		void *next = strip(load_link(at));
+		if (next == end) {
+			store_link(entry, end);
+			atomic_signal_fence(memory_order_seq_cst);
+			store_link(at, entry);
+			return;
+		}
+		at = next;
+	}
+	/* A list the kernel would not walk to its end: this hold is watched
+	 * by nobody (there is no other way; it never happens in practice). */
+}
+
+/* Take entry out of the thread's list. When the lock was taken from us
+ * (it should never be: see design.md), the entry's `next` is another
+ * holder's, so the list ends at our predecessor. */
+static void unlink_entry(struct robust_list_head *h, void *entry, int ours)
+{
+	void *end = &h->list, *at = &h->list.next;
+	for (int i = 0; i < LIST_LIMIT; i++) {
+		void *next = strip(load_link(at));
+		if (next == end)
+			return;
+		if (next == entry) {
+			store_link(at, ours ? load_link(entry) : end);
+			atomic_signal_fence(memory_order_seq_cst);
+			return;
+		}
+		at = next;
+	}
+}
+
+/* CAS the lock word from `expect` to `want` (acquire), with this thread's
+ * robust list told first, so the kernel sees the hold from the instant the
+ * CAS succeeds. */
+static int take(dssm_stream *s, uint64_t expect, uint64_t want)
+{
+	_Atomic uint64_t *w = &s->hdr->wlock;
+	struct robust_list_head *h = dssm__self_robust;
+	if (!(want & DSSM_WLOCK_ROBUST) || !h)
+		return atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
+		                                               memory_order_relaxed);
+	void *entry = entry_of(s, h);
+	set_pending(h, entry);
+	int ok = atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
+	                                                 memory_order_relaxed);
+	if (ok)
+		link_entry(h, entry);
+	set_pending(h, NULL);
+	return ok;
 }
 
 /* After robbing a dead holder. Its sample was never committed (or was, and
@@ -58,6 +172,23 @@ static void repair(dssm_stream *s)
 	dssm__wake(h);
 }
 
+/* Is the holder in word `cur`, seen unchanged since `seen_at`, gone? The
+ * kernel says so for a robust holder; one without a robust list is looked
+ * up in /proc once it kept the word a whole sleep. */
+static int holder_dead(uint64_t cur, dssm_time_t seen_at, dssm_time_t *recheck)
+{
+	if (cur & DSSM_WLOCK_OWNER_DIED)
+		return 1;
+	if ((cur & DSSM_WLOCK_ROBUST) || dssm__monotonic() - seen_at < SLEEP_NS ||
+	    dssm__monotonic() - *recheck < SLEEP_NS)
+		return 0;
+	if (dssm__thread_alive(cur)) {
+		*recheck = dssm__monotonic(); /* alive: look again a sleep later */
+		return 0;
+	}
+	return 1;
+}
+
 static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
@@ -69,29 +200,41 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 	for (int i = 0; i < SPIN_TRIES; i++) {
 		cpu_relax();
 		cur = atomic_load_explicit(w, memory_order_relaxed);
-		if (cur == 0 && atomic_compare_exchange_weak_explicit(w, &cur, me, memory_order_acquire,
-		                                                      memory_order_relaxed))
+		if (cur == 0 && take(s, 0, me))
 			return 0;
+		if (cur & DSSM_WLOCK_OWNER_DIED)
+			break;
 	}
 	/* From here on we take the lock with the contended bit set: others may
 	 * sleep behind us, and our unlock must wake one. */
 	const uint64_t mine = me | DSSM_WLOCK_CONTENDED;
-	/* When the word now held was first seen: a holder is checked once it
-	 * kept the word SLEEP_NS, however the futex wait returned (a signal
-	 * handler firing every few ms would otherwise postpone the check for
-	 * ever: a timed FUTEX_WAIT returns EINTR even with SA_RESTART). */
+	/* When the word now held was first seen: a holder without a robust
+	 * list is checked once it kept the word SLEEP_NS, however the futex
+	 * wait returned (a signal handler firing every few ms would otherwise
+	 * postpone the check for ever: a timed FUTEX_WAIT returns EINTR even
+	 * with SA_RESTART). */
 	uint64_t seen = 0;
-	dssm_time_t seen_at = 0;
+	dssm_time_t seen_at = 0, recheck = 0;
 	for (;;) {
 		cur = atomic_load_explicit(w, memory_order_relaxed);
 		if ((cur & ~DSSM_WLOCK_CONTENDED) != (seen & ~DSSM_WLOCK_CONTENDED)) {
 			seen = cur;
 			seen_at = dssm__monotonic();
+			recheck = seen_at - SLEEP_NS;
 		}
 		if (cur == 0) {
-			if (atomic_compare_exchange_weak_explicit(w, &cur, mine, memory_order_acquire,
-			                                          memory_order_relaxed))
+			if (take(s, 0, mine))
 				return 0;
+			continue;
+		}
+		if (holder_dead(cur, seen_at, &recheck)) {
+			/* acquire: pairs with nothing the dead thread released; its
+			 * last stores are visible because the kernel saw it exit (see
+			 * design.md). Two robbers: one CAS wins. */
+			if (take(s, cur, mine)) {
+				repair(s);
+				return 0;
+			}
 			continue;
 		}
 		if (!(cur & DSSM_WLOCK_CONTENDED)) {
@@ -102,24 +245,10 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 			cur |= DSSM_WLOCK_CONTENDED;
 		}
 		struct timespec ts = {0, SLEEP_NS};
-		/* Returns at once if the low half changed (unlocked, new holder, or
-		 * the contended bit cleared), else when woken or after SLEEP_NS. */
+		/* Returns at once if the low half changed (unlocked, new holder,
+		 * owner died, or the contended bit cleared), else when woken (by an
+		 * unlock, or by the kernel for a dead holder) or after SLEEP_NS. */
 		dssm__futex(low_half(w), FUTEX_WAIT, (uint32_t)cur, &ts);
-		/* The same holder for a whole sleep: is it still there? */
-		if (atomic_load_explicit(w, memory_order_relaxed) != cur ||
-		    dssm__monotonic() - seen_at < SLEEP_NS)
-			continue;
-		if (dssm__thread_alive(cur)) {
-			seen_at = dssm__monotonic(); /* alive: look again a sleep later */
-			continue;
-		}
-		/* acquire: pairs with nothing the dead thread released; its last
-		 * stores are visible because the kernel saw it exit (see design.md). */
-		if (atomic_compare_exchange_strong_explicit(w, &cur, mine, memory_order_acquire,
-		                                            memory_order_relaxed)) {
-			repair(s);
-			return 0;
-		}
 	}
 }
 
@@ -151,10 +280,9 @@ static int check_exclusive(dssm_stream *s)
 
 int dssm__wlock(dssm_stream *s)
 {
-	uint64_t me = dssm__thread_self(), cur = 0;
-	if (!atomic_compare_exchange_strong_explicit(&s->hdr->wlock, &cur, me, memory_order_acquire,
-	                                             memory_order_relaxed)) {
-		int rc = lock_slow(s, me, cur);
+	uint64_t me = dssm__thread_self();
+	if (!take(s, 0, me)) {
+		int rc = lock_slow(s, me, atomic_load_explicit(&s->hdr->wlock, memory_order_relaxed));
 		if (rc < 0)
 			return rc;
 	}
@@ -175,12 +303,23 @@ void dssm__wunlock(dssm_stream *s)
 	_Atomic uint64_t *w = &s->hdr->wlock;
 	uint64_t me = dssm__thread_self();
 	uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
+	struct robust_list_head *h = (me & DSSM_WLOCK_ROBUST) ? dssm__self_robust : NULL;
+	void *entry = h ? entry_of(s, h) : NULL;
+	int ours = (old & ~DSSM_WLOCK_CONTENDED) == me;
+	if (h) {
+		/* Pending while the entry is out of the list but the word is
+		 * still ours: a death in between is still seen by the kernel. */
+		set_pending(h, entry);
+		unlink_entry(h, entry, ours);
+	}
 	/* Only our own word: a holder taken for dead (it never should be, but
-	 * see owner.c) must not release the lock of the writer that took over. */
+	 * see design.md) must not release the lock of the writer that took over. */
 	while ((old & ~DSSM_WLOCK_CONTENDED) == me &&
 	       !atomic_compare_exchange_weak_explicit(w, &old, 0, memory_order_release,
 	                                              memory_order_relaxed)) {
 	}
+	if (h)
+		set_pending(h, NULL);
 	if ((old & ~DSSM_WLOCK_CONTENDED) == me && (old & DSSM_WLOCK_CONTENDED))
 		dssm__futex(low_half(w), FUTEX_WAKE, 1, NULL);
 }
