@@ -5,17 +5,23 @@
  * successful write must have its own TID, no sample may be lost or torn,
  * and readers running meanwhile must never see a torn sample. Also the SSM
  * compat cases (createSSM + fork + openSSM(SSM_WRITE), two SSM writers).
+ * Also holders the lock must not be taken from (a writer in another pid
+ * namespace) and holders that must lose it at once (one that execs).
  *
  * A sample is self-describing: word 0 is its key (writer << 32 | sequence),
  * the rest is testutil_fill(key). Every writer records the TID each write
  * returned in shared memory, so the check maps TID -> key exactly.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -716,6 +722,220 @@ static void test_takeover_under_signals(void **state)
 	dssm_close(s);
 }
 
+/* A write started in a thread, to be waited for with a bound. */
+struct pending_write {
+	dssm_stream *s;
+	_Atomic int64_t tid; /* INT64_MIN while the write is blocked */
+	pthread_t th;
+};
+
+static void *pending_write_run(void *arg)
+{
+	struct pending_write *pw = arg;
+	unsigned char buf[SIZE];
+	fill(buf, key_of(1, 0));
+	atomic_store(&pw->tid, dssm_write(pw->s, buf, SIZE, 2000));
+	return NULL;
+}
+
+static void start_write(struct pending_write *pw, dssm_stream *s)
+{
+	pw->s = s;
+	atomic_store(&pw->tid, INT64_MIN);
+	assert_int_equal(pthread_create(&pw->th, NULL, pending_write_run, pw), 0);
+}
+
+/* 1 once the write returned, 0 if it is still blocked after `ms`. */
+static int write_done_within(struct pending_write *pw, int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&pw->tid) == INT64_MIN; i++)
+		usleep(1000);
+	return atomic_load(&pw->tid) != INT64_MIN;
+}
+
+/* After a dead holder of TID 3 was replaced by the pending write: the
+ * stream goes on at 3, says a writer crashed, and has no torn sample. */
+static void check_taken_over(dssm_stream *s, struct pending_write *pw)
+{
+	pthread_join(pw->th, NULL);
+	assert_int_equal(atomic_load(&pw->tid), 3);
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 3));
+	assert_int_equal(dssm_write(s, buf, SIZE, 3000), 4);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(1, 0));
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	assert_int_equal(info.count, 5);
+}
+
+static dssm_stream *stream_with_three(const char *name)
+{
+	dssm_stream *s = make_stream(name, 8);
+	unsigned char buf[SIZE];
+	for (uint64_t i = 0; i < 3; i++) {
+		fill(buf, key_of(0, i));
+		assert_int_equal(dssm_write(s, buf, SIZE, 1000), (int64_t)i);
+	}
+	return s;
+}
+
+/* In the child: pid 1 of a new pid namespace with its own /proc, as in a
+ * container started with --ipc=host (sharing /dev/shm) but not --pid=host.
+ * It borrows a slot and waits to be killed. */
+static void namespaced_borrower(int fd)
+{
+	pid_t in = fork();
+	if (in == 0) {
+		/* private first: a /proc mounted on a shared / would show up
+		 * outside too */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("proc", "/proc", "proc", 0, NULL) != 0 || getpid() != 1)
+			_exit(1);
+		dssm_stream *w = open_w("pidns");
+		void *slot;
+		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
+			_exit(2);
+		memset(slot, 0xab, SIZE / 2);
+		int32_t ready = 0; /* the pid is sent by our parent */
+		if (write(fd, &ready, sizeof ready) != sizeof ready)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	/* The pid of `in` as the test sees it (we are still in its namespace). */
+	int32_t pid = in;
+	if (in < 0 || write(fd, &pid, sizeof pid) != sizeof pid)
+		_exit(5);
+	int st;
+	waitpid(in, &st, 0);
+	_exit(0);
+}
+
+/* A writer in another pid namespace holds the lock (a borrowed slot): its
+ * thread id means nothing here (here it is our init; its /proc says it
+ * started at another time), yet it must not be taken for dead, however long
+ * it holds the lock. Killed, it is taken over and the stream repaired.
+ * (The /proc check robbed it after 10 ms: two writers in one slot.) */
+static void test_other_pid_namespace(void **state)
+{
+	(void)state;
+	dssm_stream *s = stream_with_three("pidns");
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t mid = fork();
+	if (mid == 0) {
+		close(p[0]);
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+			int32_t e = -errno;
+			_exit(write(p[1], &e, sizeof e) == sizeof e ? 0 : 1);
+		}
+		namespaced_borrower(p[1]);
+	}
+	close(p[1]);
+	int32_t pid = 0, ready = -1;
+	assert_int_equal(read(p[0], &pid, sizeof pid), sizeof pid);
+	if (pid < 0) {
+		waitpid(mid, NULL, 0);
+		close(p[0]);
+		dssm_close(s);
+		print_message("skipped: unshare(CLONE_NEWPID|CLONE_NEWNS): %s (needs root)\n",
+		              strerror(-pid));
+		skip();
+	}
+	if (read(p[0], &ready, sizeof ready) != sizeof ready || ready != 0) {
+		kill(pid, SIGKILL);
+		waitpid(mid, NULL, 0);
+		fail_msg("the writer in a new pid namespace did not borrow a slot");
+	}
+	close(p[0]);
+	struct pending_write pw;
+	start_write(&pw, s);
+	/* Ten futex sleeps of the waiter: the /proc check would have robbed the
+	 * holder by now. (A slow machine can only make this pass wrongly, never
+	 * fail wrongly.) */
+	int robbed = write_done_within(&pw, 100);
+	kill(pid, SIGKILL);
+	waitpid(mid, NULL, 0);
+	if (robbed) {
+		pthread_join(pw.th, NULL);
+		fail_msg("a live writer in another pid namespace was robbed of the lock (write "
+		         "returned %lld)",
+		         (long long)atomic_load(&pw.tid));
+	}
+	if (!write_done_within(&pw, 30000))
+		fail_msg("the killed writer's lock was never taken over");
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
+/* A holder that execs (here /bin/sleep, holding a borrowed slot) writes no
+ * more: the next writer takes over at once, while the new program still
+ * runs, instead of waiting for it to exit. */
+static void test_holder_execs(void **state)
+{
+	(void)state;
+	dssm_stream *s = stream_with_three("exec");
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dssm_stream *w = open_w("exec");
+		void *slot;
+		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
+			_exit(1);
+		memset(slot, 0xab, SIZE / 2);
+		if (write(p[1], "b", 1) != 1)
+			_exit(2);
+		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+		_exit(3);
+	}
+	close(p[1]);
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	/* End of file: the exec closed the pipe (or the child died). */
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	struct pending_write pw;
+	start_write(&pw, s);
+	int done = write_done_within(&pw, 30000);
+	int status = 0;
+	pid_t gone = waitpid(pid, &status, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (gone != 0)
+		fail_msg("the holder ended before it could exec (status %d)", status);
+	if (!done) {
+		pthread_join(pw.th, NULL);
+		fail_msg("a writer waited for a holder that exec'd /bin/sleep until it ended");
+	}
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
+/* A segment of another layout version (an older dssm's) is refused with an
+ * error naming both versions, not misread. */
+static void test_other_layout_version(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("oldlay", 8);
+	dssm_close(s);
+	const char *ns = getenv("DSSM_NAMESPACE");
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:oldlay:0", ns ? ns : "default");
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint32_t version = 2; /* before the robust lock */
+	assert_int_equal(pwrite(fd, &version, sizeof version, 4), sizeof version);
+	close(fd);
+	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "layout version 2"));
+	assert_non_null(strstr(dssm_last_error(), "reads 3"));
+}
+
 int main(void)
 {
 	testutil_namespace("writers");
@@ -729,6 +949,9 @@ int main(void)
 		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_is_per_handle, testutil_reset),
 		cmocka_unit_test_setup(test_takeover_under_signals, testutil_reset),
+		cmocka_unit_test_setup(test_other_pid_namespace, testutil_reset),
+		cmocka_unit_test_setup(test_holder_execs, testutil_reset),
+		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
