@@ -784,8 +784,9 @@ static dssm_stream *stream_with_three(const char *name)
 
 /* In the child: pid 1 of a new pid namespace with its own /proc, as in a
  * container started with --ipc=host (sharing /dev/shm) but not --pid=host.
- * It borrows a slot and waits to be killed. */
-static void namespaced_borrower(int fd)
+ * It borrows a slot, says so on ready_fd, and waits to be killed. Our pid
+ * for the test goes on pid_fd (its own pipe: the two writes race). */
+static void namespaced_borrower(int pid_fd, int ready_fd)
 {
 	pid_t in = fork();
 	if (in == 0) {
@@ -799,15 +800,14 @@ static void namespaced_borrower(int fd)
 		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
 			_exit(2);
 		memset(slot, 0xab, SIZE / 2);
-		int32_t ready = 0; /* the pid is sent by our parent */
-		if (write(fd, &ready, sizeof ready) != sizeof ready)
+		if (write(ready_fd, "r", 1) != 1)
 			_exit(3);
 		pause();
 		_exit(4);
 	}
 	/* The pid of `in` as the test sees it (we are still in its namespace). */
 	int32_t pid = in;
-	if (in < 0 || write(fd, &pid, sizeof pid) != sizeof pid)
+	if (in < 0 || write(pid_fd, &pid, sizeof pid) != sizeof pid)
 		_exit(5);
 	int st;
 	waitpid(in, &st, 0);
@@ -823,34 +823,40 @@ static void test_other_pid_namespace(void **state)
 {
 	(void)state;
 	dssm_stream *s = stream_with_three("pidns");
-	int p[2];
+	int p[2], r[2];
 	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(r), 0);
 	pid_t mid = fork();
 	if (mid == 0) {
 		close(p[0]);
+		close(r[0]);
 		if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
 			int32_t e = -errno;
 			_exit(write(p[1], &e, sizeof e) == sizeof e ? 0 : 1);
 		}
-		namespaced_borrower(p[1]);
+		namespaced_borrower(p[1], r[1]);
 	}
 	close(p[1]);
-	int32_t pid = 0, ready = -1;
+	close(r[1]);
+	int32_t pid = 0;
 	assert_int_equal(read(p[0], &pid, sizeof pid), sizeof pid);
+	close(p[0]);
 	if (pid < 0) {
 		waitpid(mid, NULL, 0);
-		close(p[0]);
+		close(r[0]);
 		dssm_close(s);
 		print_message("skipped: unshare(CLONE_NEWPID|CLONE_NEWNS): %s (needs root)\n",
 		              strerror(-pid));
 		skip();
 	}
-	if (read(p[0], &ready, sizeof ready) != sizeof ready || ready != 0) {
+	assert_true(pid > 0); /* never kill(0): that is our process group */
+	char c;
+	if (read(r[0], &c, 1) != 1) {
 		kill(pid, SIGKILL);
 		waitpid(mid, NULL, 0);
 		fail_msg("the writer in a new pid namespace did not borrow a slot");
 	}
-	close(p[0]);
+	close(r[0]);
 	struct pending_write pw;
 	start_write(&pw, s);
 	/* Ten futex sleeps of the waiter: the /proc check would have robbed the
@@ -892,6 +898,7 @@ static void test_holder_execs(void **state)
 		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
 		_exit(3);
 	}
+	assert_true(pid > 0);
 	close(p[1]);
 	char c;
 	assert_int_equal(read(p[0], &c, 1), 1);
