@@ -76,8 +76,7 @@ static uint64_t make_owner(pid_t pid, uint64_t start)
 /* The caches. The process word is shared by all threads (relaxed: any
  * thread computes the same value); the lock word is the calling thread's. */
 _Atomic uint64_t dssm__self_process;
-_Thread_local uint64_t dssm__self_thread;
-_Thread_local struct robust_list_head *dssm__self_robust;
+_Thread_local struct dssm__thread_id dssm__self_thread;
 #define self_process dssm__self_process
 #define self_thread dssm__self_thread
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -86,8 +85,8 @@ static void forget_self(void)
 {
 	/* In the child, in the thread that called fork(): the only thread left. */
 	atomic_store_explicit(&self_process, 0, memory_order_relaxed);
-	self_thread = 0;
-	dssm__self_robust = NULL;
+	self_thread.word = 0;
+	self_thread.robust = NULL;
 }
 
 static void register_atfork(void)
@@ -149,10 +148,9 @@ static uint64_t random_id(pid_t tid)
 	return r & DSSM_WLOCK_ID_MASK;
 }
 
-uint64_t dssm__thread_self_slow(void)
+const struct dssm__thread_id *dssm__thread_id_slow(void)
 {
-	uint64_t w = self_thread;
-	if (w == 0) {
+	if (self_thread.word == 0) {
 		pthread_once(&atfork_once, register_atfork);
 		pid_t tid = (pid_t)syscall(SYS_gettid);
 		struct robust_list_head *head = robust_head();
@@ -163,12 +161,12 @@ uint64_t dssm__thread_self_slow(void)
 			char state;
 			id = read_thread_stat(tid, &state) & START_MASK;
 		}
-		w = (id << DSSM_WLOCK_ID_SHIFT) | ((uint64_t)tid & DSSM_WLOCK_TID_MASK) |
-		    (head ? DSSM_WLOCK_ROBUST : 0);
-		dssm__self_robust = head;
-		self_thread = w;
+		self_thread.robust = head;
+		self_thread.word = (id << DSSM_WLOCK_ID_SHIFT) |
+		                   ((uint64_t)tid & DSSM_WLOCK_TID_MASK) |
+		                   (head ? DSSM_WLOCK_ROBUST : 0);
 	}
-	return w;
+	return &self_thread;
 }
 
 pid_t dssm__owner_pid(uint64_t owner)

@@ -8,12 +8,14 @@
  * futex mutex in the style of Drepper's "Futexes are tricky" (0 free, held,
  * held + contended), entered in the holder's robust list as glibc enters
  * its robust mutexes:
- *   lock:    pending := entry; CAS 0 -> me (acquire); append the entry
- *            (in the segment, wlock_entry) to this thread's robust list;
- *            pending := 0. Plain stores: no system call when uncontended.
- *   unlock:  pending := entry; unlink it; CAS me -> 0 (release);
- *            pending := 0; futex-wake one if the old word had the
- *            contended bit.
+ *   lock:    list_op_pending := entry (in the segment, wlock_entry);
+ *            CAS 0 -> me (acquire). A write keeps the hold in
+ *            list_op_pending; a borrowed slot (held across the caller's
+ *            code) appends the entry to this thread's robust list and
+ *            clears list_op_pending. Plain stores: no system call.
+ *   unlock:  a listed entry: list_op_pending := entry, unlink it; then
+ *            CAS me -> 0 (release); list_op_pending := 0; futex-wake one
+ *            if the old word had the contended bit.
  *   death:   when the holder's thread exits, is killed, or execs, the
  *            kernel walks its robust list: the word still holding its tid
  *            gets the owner-died bit (tid cleared) and one sleeper is woken.
@@ -131,24 +133,26 @@ static void unlink_entry(struct robust_list_head *h, void *entry, int ours)
 	}
 }
 
-/* CAS the lock word from `expect` to `want` (acquire), with this thread's
- * robust list told first, so the kernel sees the hold from the instant the
- * CAS succeeds. */
-static int take(dssm_stream *s, uint64_t expect, uint64_t want)
+/* CAS the lock word from `expect` to `want` (acquire), with the entry in
+ * this thread's list_op_pending first, so the kernel sees the hold from the
+ * instant the CAS succeeds. A hold that stays inside this library (a write)
+ * keeps it there until the unlock: the libc uses list_op_pending only
+ * inside its own robust mutex calls, which a write never makes. A borrowed
+ * slot is held across the caller's code, so dssm__wlock_keep moves it to
+ * the list. */
+static int take(dssm_stream *s, const struct dssm__thread_id *me, uint64_t expect, uint64_t want)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
-	struct robust_list_head *h = dssm__self_robust;
-	if (!(want & DSSM_WLOCK_ROBUST) || !h)
+	struct robust_list_head *h = me->robust;
+	if (!h)
 		return atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
 		                                               memory_order_relaxed);
-	void *entry = entry_of(s, h);
-	set_pending(h, entry);
-	int ok = atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
-	                                                 memory_order_relaxed);
-	if (ok)
-		link_entry(h, entry);
+	set_pending(h, entry_of(s, h));
+	if (atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
+	                                            memory_order_relaxed))
+		return 1;
 	set_pending(h, NULL);
-	return ok;
+	return 0;
 }
 
 /* After robbing a dead holder. Its sample was never committed (or was, and
@@ -189,9 +193,10 @@ static int holder_dead(uint64_t cur, dssm_time_t seen_at, dssm_time_t *recheck)
 	return 1;
 }
 
-static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
+static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id, uint64_t cur)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
+	const uint64_t me = id->word;
 	if ((cur & ~DSSM_WLOCK_CONTENDED) == me)
 		return dssm__fail(DSSM_ESTATE,
 		                  "stream '%s:%d': this thread holds a borrowed slot; commit or "
@@ -200,7 +205,7 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 	for (int i = 0; i < SPIN_TRIES; i++) {
 		cpu_relax();
 		cur = atomic_load_explicit(w, memory_order_relaxed);
-		if (cur == 0 && take(s, 0, me))
+		if (cur == 0 && take(s, id, 0, me))
 			return 0;
 		if (cur & DSSM_WLOCK_OWNER_DIED)
 			break;
@@ -223,7 +228,7 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 			recheck = seen_at - SLEEP_NS;
 		}
 		if (cur == 0) {
-			if (take(s, 0, mine))
+			if (take(s, id, 0, mine))
 				return 0;
 			continue;
 		}
@@ -231,7 +236,7 @@ static int lock_slow(dssm_stream *s, uint64_t me, uint64_t cur)
 			/* acquire: pairs with nothing the dead thread released; its
 			 * last stores are visible because the kernel saw it exit (see
 			 * design.md). Two robbers: one CAS wins. */
-			if (take(s, cur, mine)) {
+			if (take(s, id, cur, mine)) {
 				repair(s);
 				return 0;
 			}
@@ -280,8 +285,8 @@ static int check_exclusive(dssm_stream *s)
 
 int dssm__wlock(dssm_stream *s)
 {
-	uint64_t me = dssm__thread_self();
-	if (!take(s, 0, me)) {
+	const struct dssm__thread_id *me = dssm__thread_id();
+	if (!take(s, me, 0, me->word)) {
 		int rc = lock_slow(s, me, atomic_load_explicit(&s->hdr->wlock, memory_order_relaxed));
 		if (rc < 0)
 			return rc;
@@ -290,6 +295,16 @@ int dssm__wlock(dssm_stream *s)
 	if (rc < 0)
 		dssm__wunlock(s);
 	return rc;
+}
+
+void dssm__wlock_keep(dssm_stream *s)
+{
+	struct robust_list_head *h = dssm__thread_id()->robust;
+	if (!h)
+		return;
+	void *entry = entry_of(s, h);
+	link_entry(h, entry);
+	set_pending(h, NULL);
 }
 
 int dssm__wlock_held(const dssm_stream *s)
@@ -301,16 +316,19 @@ int dssm__wlock_held(const dssm_stream *s)
 void dssm__wunlock(dssm_stream *s)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
-	uint64_t me = dssm__thread_self();
+	const struct dssm__thread_id *id = dssm__thread_id();
+	const uint64_t me = id->word;
 	uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
-	struct robust_list_head *h = (me & DSSM_WLOCK_ROBUST) ? dssm__self_robust : NULL;
-	void *entry = h ? entry_of(s, h) : NULL;
-	int ours = (old & ~DSSM_WLOCK_CONTENDED) == me;
+	struct robust_list_head *h = id->robust;
 	if (h) {
-		/* Pending while the entry is out of the list but the word is
-		 * still ours: a death in between is still seen by the kernel. */
-		set_pending(h, entry);
-		unlink_entry(h, entry, ours);
+		void *entry = entry_of(s, h);
+		/* A kept hold (in the list) is pending again while it leaves the
+		 * list and the word is still ours: a death in between is still
+		 * seen by the kernel. */
+		if (h->list_op_pending != entry) {
+			set_pending(h, entry);
+			unlink_entry(h, entry, (old & ~DSSM_WLOCK_CONTENDED) == me);
+		}
 	}
 	/* Only our own word: a holder taken for dead (it never should be, but
 	 * see design.md) must not release the lock of the writer that took over. */
