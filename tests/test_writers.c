@@ -722,6 +722,22 @@ static void test_takeover_under_signals(void **state)
 	dssm_close(s);
 }
 
+/* Does the kernel keep robust futex lists for us? qemu-user refuses them
+ * (the guest's list is not the host's): the writers' lock then checks
+ * holders through /proc, with the old limits (design.md), and the tests
+ * that need the kernel's help skip. */
+static int robust_lists(void)
+{
+	void *head = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &head, &len) == 0 && head)
+		return 1;
+	print_message("skipped: no kernel robust futex list here (%s): writers are checked "
+	              "through /proc\n",
+	              strerror(errno));
+	return 0;
+}
+
 /* A write started in a thread, to be waited for with a bound. */
 struct pending_write {
 	dssm_stream *s;
@@ -822,6 +838,8 @@ static void namespaced_borrower(int pid_fd, int ready_fd)
 static void test_other_pid_namespace(void **state)
 {
 	(void)state;
+	if (!robust_lists())
+		skip();
 	dssm_stream *s = stream_with_three("pidns");
 	int p[2], r[2];
 	assert_int_equal(pipe(p), 0);
@@ -883,6 +901,8 @@ static void test_other_pid_namespace(void **state)
 static void test_holder_execs(void **state)
 {
 	(void)state;
+	if (!robust_lists())
+		skip();
 	dssm_stream *s = stream_with_three("exec");
 	int p[2];
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
