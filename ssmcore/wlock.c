@@ -147,11 +147,15 @@ static int take(dssm_stream *s, const struct dssm__thread_id *me, uint64_t expec
 	if (!h)
 		return atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
 		                                               memory_order_relaxed);
+	/* Put back what was there on failure: normally nothing, but a signal
+	 * handler's write that found its own thread holding the lock must not
+	 * clear the hold it interrupted. */
+	void *before = h->list_op_pending;
 	set_pending(h, entry_of(s, h));
 	if (atomic_compare_exchange_strong_explicit(w, &expect, want, memory_order_acquire,
 	                                            memory_order_relaxed))
 		return 1;
-	set_pending(h, NULL);
+	set_pending(h, before);
 	return 0;
 }
 
