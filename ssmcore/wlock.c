@@ -96,8 +96,8 @@ static void set_pending(struct robust_list_head *h, void *entry)
 	atomic_signal_fence(memory_order_seq_cst);
 }
 
-/* Append entry, just taken, at the tail of the thread's list. */
-static void link_entry(struct robust_list_head *h, void *entry)
+/* Append entry, just taken, at the tail of the thread's list: 1 if done. */
+static int link_entry(struct robust_list_head *h, void *entry)
 {
 	void *end = &h->list, *at = &h->list.next;
 	for (int i = 0; i < LIST_LIMIT; i++) {
@@ -106,12 +106,11 @@ static void link_entry(struct robust_list_head *h, void *entry)
 			store_link(entry, end);
 			atomic_signal_fence(memory_order_seq_cst);
 			store_link(at, entry);
-			return;
+			return 1;
 		}
 		at = next;
 	}
-	/* A list the kernel would not walk to its end: this hold is watched
-	 * by nobody (there is no other way; it never happens in practice). */
+	return 0; /* a list the kernel would not walk to its end */
 }
 
 /* Take entry out of the thread's list. When the lock was taken from us
@@ -306,9 +305,10 @@ void dssm__wlock_keep(dssm_stream *s)
 	struct robust_list_head *h = dssm__thread_id()->robust;
 	if (!h)
 		return;
-	void *entry = entry_of(s, h);
-	link_entry(h, entry);
-	set_pending(h, NULL);
+	/* A list too long to append to (never in practice): the hold stays
+	 * in list_op_pending, watched until the libc's next robust mutex call. */
+	if (link_entry(h, entry_of(s, h)))
+		set_pending(h, NULL);
 }
 
 int dssm__wlock_held(const dssm_stream *s)
