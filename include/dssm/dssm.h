@@ -146,10 +146,10 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * A forked child may write through a handle it inherited. Writers may run
  * in different pid namespaces (containers sharing /dev/shm). A writer killed
  * inside a write, or one that execs holding a borrowed slot, does not stop
- * the others: the kernel tells them at once (its robust futex list; where
- * there is none, e.g. under qemu-user, they notice within about 10 ms, and
- * the writers must then share a pid namespace); readers never see its
- * half-written sample.
+ * the others: the kernel tells them at once (its robust futex list, which
+ * glibc sets up; where there is none, under qemu-user or mostly with musl,
+ * they notice within about 10 ms, and the writers must then share a pid
+ * namespace); readers never see its half-written sample.
  *
  * DSSM_WRITE | DSSM_EXCLUSIVE: this process becomes the only writer. Writes
  * from other processes (and other DSSM_EXCLUSIVE opens, also in this
