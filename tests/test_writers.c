@@ -731,11 +731,12 @@ static int robust_lists(void)
 {
 	void *head = NULL;
 	size_t len = 0;
-	if (syscall(SYS_get_robust_list, 0, &head, &len) == 0 && head)
+	long rc = syscall(SYS_get_robust_list, 0, &head, &len);
+	if (rc == 0 && head)
 		return 1;
 	print_message("skipped: no kernel robust futex list here (%s): writers are checked "
 	              "through /proc\n",
-	              strerror(errno));
+	              rc == 0 ? "none registered" : strerror(errno));
 	return 0;
 }
 
