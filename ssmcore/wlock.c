@@ -322,10 +322,18 @@ void dssm__wunlock(dssm_stream *s)
 	_Atomic uint64_t *w = &s->hdr->wlock;
 	const struct dssm__thread_id *id = dssm__thread_id();
 	const uint64_t me = id->word;
-	uint64_t old = atomic_load_explicit(w, memory_order_relaxed);
 	struct robust_list_head *h = id->robust;
+	void *entry = h ? entry_of(s, h) : NULL;
+	/* The usual case: a write's hold, uncontended. */
+	uint64_t old = me;
+	if (h && h->list_op_pending == entry &&
+	    atomic_compare_exchange_strong_explicit(w, &old, 0, memory_order_release,
+	                                            memory_order_relaxed)) {
+		set_pending(h, NULL);
+		return;
+	}
+	old = atomic_load_explicit(w, memory_order_relaxed);
 	if (h) {
-		void *entry = entry_of(s, h);
 		/* A kept hold (in the list) is pending again while it leaves the
 		 * list and the word is still ours: a death in between is still
 		 * seen by the kernel. */
