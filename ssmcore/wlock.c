@@ -196,7 +196,8 @@ static int holder_dead(uint64_t cur, dssm_time_t seen_at, dssm_time_t *recheck)
 	return 1;
 }
 
-static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id, uint64_t cur)
+__attribute__((noinline)) static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id,
+                                                 uint64_t cur)
 {
 	_Atomic uint64_t *w = &s->hdr->wlock;
 	const uint64_t me = id->word;
@@ -263,10 +264,18 @@ static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id, uint64_t 
 /* Refuse a write while another live process holds the stream exclusively.
  * Called under the lock, so an exclusive writer that registered (also under
  * the lock) is seen by every write that follows it. */
-static int check_exclusive(dssm_stream *s)
+__attribute__((noinline)) static int check_owner(dssm_stream *s, uint64_t o);
+
+static inline int check_exclusive(dssm_stream *s)
+{
+	uint64_t o = atomic_load_explicit(&s->hdr->owner, memory_order_relaxed);
+	/* The usual case inline: a registered writer, none exclusive. */
+	return o && !(o & DSSM_OWNER_EXCLUSIVE) ? 0 : check_owner(s, o);
+}
+
+static int check_owner(dssm_stream *s, uint64_t o)
 {
 	struct dssm_shm_header *h = s->hdr;
-	uint64_t o = atomic_load_explicit(&h->owner, memory_order_relaxed);
 	if (o == 0) {
 		/* No registered writer (the last one closed): we are one. Cheap,
 		 * once; a lost race only means another writer registered. */
