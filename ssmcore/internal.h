@@ -58,6 +58,10 @@ static inline uint64_t dssm__thread_self(void)
 int dssm__owner_alive(uint64_t owner);
 pid_t dssm__owner_pid(uint64_t owner);
 int dssm__thread_alive(uint64_t word);
+/* This process's pid namespace (inode of /proc/self/ns/pid, 0 if unknown),
+ * cached; and whether a thread id of that namespace is gone. */
+uint64_t dssm__pid_ns(void);
+int dssm__tid_gone(pid_t tid);
 pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */

@@ -132,10 +132,14 @@ struct dssm_shm_header {
 	/* read by every write under the lock, written when writers come and go */
 	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
 	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
-	uint8_t pad7[28];
+	uint32_t pad7;
+	/* the pid namespace (nsfs inode) of a robust holder of a borrowed slot,
+	 * 0 otherwise: lets a waiter in that namespace check it (wlock.c) */
+	_Atomic uint64_t wlock_ns;
+	uint8_t pad8[16];
 	/* --- line 576: the writer's claim, read by readers after a copy --- */
 	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
-	uint8_t pad8[56];
+	uint8_t pad9[56];
 };
 
 _Static_assert(sizeof(struct dssm_shm_header) == 640, "header size");
@@ -163,6 +167,7 @@ _Static_assert(offsetof(struct dssm_shm_header, claim) == 576, "claim");
 _Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property_lock");
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 536, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 544, "crashed");
+_Static_assert(offsetof(struct dssm_shm_header, wlock_ns) == 552, "wlock_ns");
 
 struct dssm_slot_header {
 	_Atomic uint64_t tid;         /* TID of the sample in the slot */

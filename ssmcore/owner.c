@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -81,10 +82,15 @@ _Thread_local struct dssm__thread_id dssm__self_thread;
 #define self_thread dssm__self_thread
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+static _Atomic uint64_t self_pid_ns;
+
 static void forget_self(void)
 {
-	/* In the child, in the thread that called fork(): the only thread left. */
+	/* In the child, in the thread that called fork(): the only thread left.
+	 * Its pid namespace too: after unshare(CLONE_NEWPID) a child is in a
+	 * new one. */
 	atomic_store_explicit(&self_process, 0, memory_order_relaxed);
+	atomic_store_explicit(&self_pid_ns, 0, memory_order_relaxed);
 	self_thread.word = 0;
 	self_thread.robust = NULL;
 }
@@ -157,6 +163,7 @@ const struct dssm__thread_id *dssm__thread_id_slow(void)
 		uint64_t id;
 		if (head) {
 			id = random_id(tid);
+			dssm__pid_ns(); /* cached now: a borrow makes no system call */
 		} else {
 			char state;
 			id = read_thread_stat(tid, &state) & START_MASK;
@@ -167,6 +174,23 @@ const struct dssm__thread_id *dssm__thread_id_slow(void)
 		                   (head ? DSSM_WLOCK_ROBUST : 0);
 	}
 	return &self_thread;
+}
+
+uint64_t dssm__pid_ns(void)
+{
+	uint64_t ns = atomic_load_explicit(&self_pid_ns, memory_order_relaxed);
+	if (ns == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		struct stat st;
+		ns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+		atomic_store_explicit(&self_pid_ns, ns, memory_order_relaxed);
+	}
+	return ns;
+}
+
+int dssm__tid_gone(pid_t tid)
+{
+	return tid <= 0 || (kill(tid, 0) < 0 && errno == ESRCH);
 }
 
 pid_t dssm__owner_pid(uint64_t owner)

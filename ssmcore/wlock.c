@@ -19,6 +19,10 @@
  *   death:   when the holder's thread exits, is killed, or execs, the
  *            kernel walks its robust list: the word still holding its tid
  *            gets the owner-died bit (tid cleared) and one sleeper is woken.
+ *            It misses one: a non-main thread's exec (the thread gets the
+ *            main thread's id first). So a borrowed slot's holder also
+ *            publishes its pid namespace (wlock_ns), and a waiter in that
+ *            namespace that saw the word for SLEEP_NS checks the id.
  *   waiter:  spin a little; then set the contended bit on the holder's word
  *            and futex-wait on the word's low half (at most SLEEP_NS). A word
  *            marked owner-died is CASed to the waiter's own word, which then
@@ -180,20 +184,27 @@ static void repair(dssm_stream *s)
 }
 
 /* Is the holder in word `cur`, seen unchanged since `seen_at`, gone? The
- * kernel says so for a robust holder; one without a robust list is looked
- * up in /proc once it kept the word a whole sleep. */
-static int holder_dead(uint64_t cur, dssm_time_t seen_at, dssm_time_t *recheck)
+ * kernel says so for a robust holder. One without a robust list is looked
+ * up in /proc once it kept the word a whole sleep; so is a robust holder of
+ * a borrowed slot in our own pid namespace (wlock_ns), for the one death
+ * the kernel misses: a non-main thread's exec (its id is then gone). */
+static int holder_dead(const dssm_stream *s, uint64_t cur, dssm_time_t seen_at,
+                       dssm_time_t *recheck)
 {
 	if (cur & DSSM_WLOCK_OWNER_DIED)
 		return 1;
-	if ((cur & DSSM_WLOCK_ROBUST) || dssm__monotonic() - seen_at < SLEEP_NS ||
-	    dssm__monotonic() - *recheck < SLEEP_NS)
+	if (dssm__monotonic() - seen_at < SLEEP_NS || dssm__monotonic() - *recheck < SLEEP_NS)
 		return 0;
-	if (dssm__thread_alive(cur)) {
-		*recheck = dssm__monotonic(); /* alive: look again a sleep later */
-		return 0;
-	}
-	return 1;
+	*recheck = dssm__monotonic(); /* alive: look again a sleep later */
+	if (!(cur & DSSM_WLOCK_ROBUST))
+		return !dssm__thread_alive(cur);
+	/* wlock_ns is set after the holder took the word and cleared before it
+	 * released it (or by a robber's repair): read after an acquire fence
+	 * that follows our load of `cur`, it is the holder's of `cur` or 0. */
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t ns = atomic_load_explicit(&s->hdr->wlock_ns, memory_order_relaxed);
+	return ns != 0 && ns == dssm__pid_ns() &&
+	       dssm__tid_gone((pid_t)(cur & DSSM_WLOCK_TID_MASK));
 }
 
 __attribute__((noinline)) static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id,
@@ -236,7 +247,11 @@ __attribute__((noinline)) static int lock_slow(dssm_stream *s, const struct dssm
 				return 0;
 			continue;
 		}
-		if (holder_dead(cur, seen_at, &recheck)) {
+		if (holder_dead(s, cur, seen_at, &recheck)) {
+			/* The dead holder's namespace goes first, released with our
+			 * word: a waiter that sees our word must not judge us by it. */
+			atomic_store_explicit(&s->hdr->wlock_ns, 0, memory_order_relaxed);
+			atomic_thread_fence(memory_order_release);
 			/* acquire: pairs with nothing the dead thread released; its
 			 * last stores are visible because the kernel saw it exit (see
 			 * design.md). Two robbers: one CAS wins. */
@@ -318,6 +333,7 @@ void dssm__wlock_keep(dssm_stream *s)
 	 * in list_op_pending, watched until the libc's next robust mutex call. */
 	if (link_entry(h, entry_of(s, h)))
 		set_pending(h, NULL);
+	atomic_store_explicit(&s->hdr->wlock_ns, dssm__pid_ns(), memory_order_relaxed);
 }
 
 int dssm__wlock_held(const dssm_stream *s)
@@ -347,8 +363,11 @@ void dssm__wunlock(dssm_stream *s)
 		 * list and the word is still ours: a death in between is still
 		 * seen by the kernel. */
 		if (h->list_op_pending != entry) {
+			int ours = (old & ~DSSM_WLOCK_CONTENDED) == me;
 			set_pending(h, entry);
-			unlink_entry(h, entry, (old & ~DSSM_WLOCK_CONTENDED) == me);
+			unlink_entry(h, entry, ours);
+			if (ours) /* released below */
+				atomic_store_explicit(&s->hdr->wlock_ns, 0, memory_order_relaxed);
 		}
 	}
 	/* Only our own word: a holder taken for dead (it never should be, but

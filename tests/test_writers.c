@@ -983,6 +983,68 @@ static void test_holder_execs(void **state)
 	dssm_close(s);
 }
 
+static void *borrow_and_exec(void *arg)
+{
+	int fd = *(int *)arg;
+	dssm_stream *w = open_w("texec");
+	void *slot;
+	if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
+		_exit(1);
+	memset(slot, 0xab, SIZE / 2);
+	if (write(fd, "b", 1) != 1)
+		_exit(2);
+	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+	_exit(3);
+}
+
+/* A holder that is not the main thread execs: the kernel gives the exec'ing
+ * thread the main thread's id before it walks the robust list, so it marks
+ * nothing. A waiter in the same pid namespace sees the holder's id gone
+ * and takes over (without it the lock stayed held for good). */
+static void test_thread_execs(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("texec");
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, borrow_and_exec, &p[1]) != 0)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	char c;
+	int borrowed = read(p[0], &c, 1) == 1;
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	if (!borrowed) {
+		waitpid(pid, NULL, 0);
+		fail_msg("the child's thread did not get to its exec");
+	}
+	struct pending_write pw;
+	start_write(&pw, s);
+	int done = write_done_within(&pw, 30000);
+	pid_t gone = waitpid(pid, NULL, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (gone != 0)
+		fail_msg("the holder's process ended before its thread could exec");
+	if (!done) {
+		/* it would wait for ever: the lock is held by nobody alive */
+		pthread_detach(pw.th);
+		fail_msg("a writer waited for a holder thread that exec'd (30 s and more)");
+	}
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
 /* Two writers, each pid 1 of its own pid namespace (two containers): the
  * same thread id, and here started within the same clock tick as likely as
  * not. The second must wait for the first's borrowed slot: neither take the
@@ -1154,6 +1216,7 @@ int main(void)
 		cmocka_unit_test_setup(test_takeover_under_signals, testutil_reset),
 		cmocka_unit_test_setup(test_other_pid_namespace, testutil_reset),
 		cmocka_unit_test_setup(test_holder_execs, testutil_reset),
+		cmocka_unit_test_setup(test_thread_execs, testutil_reset),
 		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
 		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
