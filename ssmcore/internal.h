@@ -29,23 +29,39 @@ int dssm__segment_name(const char *name, int id, char *out, size_t cap);
  * word and the calling thread's lock word are cached (no system call after
  * the first use; a fork() recomputes them in the child). */
 uint64_t dssm__owner_self_slow(void);
-uint64_t dssm__thread_self_slow(void);
 extern _Atomic uint64_t dssm__self_process;
-extern _Thread_local uint64_t dssm__self_thread;
+/* The calling thread's lock word and, when the word has DSSM_WLOCK_ROBUST,
+ * its kernel robust list (else NULL): one thread-local block, so a shared
+ * library reaches both with one TLS lookup. */
+struct robust_list_head;
+struct dssm__thread_id {
+	uint64_t word;
+	struct robust_list_head *robust;
+};
+extern _Thread_local struct dssm__thread_id dssm__self_thread;
+const struct dssm__thread_id *dssm__thread_id_slow(void);
 /* Inline: both are on every write's path. */
 static inline uint64_t dssm__owner_self(void)
 {
 	uint64_t w = atomic_load_explicit(&dssm__self_process, memory_order_relaxed);
 	return w ? w : dssm__owner_self_slow();
 }
+static inline const struct dssm__thread_id *dssm__thread_id(void)
+{
+	const struct dssm__thread_id *t = &dssm__self_thread;
+	return t->word ? t : dssm__thread_id_slow();
+}
 static inline uint64_t dssm__thread_self(void)
 {
-	uint64_t w = dssm__self_thread;
-	return w ? w : dssm__thread_self_slow();
+	return dssm__thread_id()->word;
 }
 int dssm__owner_alive(uint64_t owner);
 pid_t dssm__owner_pid(uint64_t owner);
 int dssm__thread_alive(uint64_t word);
+/* This process's pid namespace (inode of /proc/self/ns/pid, 0 if unknown),
+ * cached; and whether a thread id of that namespace is gone. */
+uint64_t dssm__pid_ns(void);
+int dssm__tid_gone(pid_t tid);
 pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */
@@ -60,6 +76,9 @@ int dssm__become_writer(dssm_stream *s, int exclusive);
  * process is the exclusive writer. A holder found dead is robbed. */
 int dssm__wlock(dssm_stream *s);
 int dssm__wlock_held(const dssm_stream *s);
+/* After dssm__wlock: the lock stays held across the caller's code (a
+ * borrowed slot), so enter it in this thread's robust list. */
+void dssm__wlock_keep(dssm_stream *s);
 void dssm__wunlock(dssm_stream *s);
 /* The bytes of the shared segment dssm_create would make for `c` (slots,
  * time table, schema, property, header: the library's own layout), or a

@@ -30,7 +30,8 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 2u    /* 2: the writers' lock (wlock), last_len */
+#define DSSM_LAYOUT_VERSION 3u    /* 2: the writers' lock (wlock), last_len;
+                                     * 3: wlock a robust futex, wlock_entry */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -45,15 +46,31 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 #define DSSM_OWNER_PID_BITS 22
 #define DSSM_OWNER_EXCLUSIVE (UINT64_C(1) << 63)
 
-/* The writers' lock word (wlock): 0 = free, else the holding *thread*:
- *   bit 0       contended: a writer may be asleep on the futex, wake one
- *   bits 1-22   the thread's id (gettid)
- *   bits 23-63  the thread's start time (clock ticks after boot, mod 2^41)
- * The futex is the word's low 32 bits (bits 0-31), which hold the contended
- * bit and the thread id, so any change of holder changes them. */
-#define DSSM_WLOCK_CONTENDED UINT64_C(1)
-#define DSSM_WLOCK_TID_SHIFT 1
-#define DSSM_WLOCK_START_SHIFT 23
+/* The writers' lock word (wlock): 0 = free, else the holding *thread*. Its
+ * low 32 bits are the futex word, laid out as the kernel's robust futexes
+ * want it (linux/futex.h), so the kernel itself marks the lock when its
+ * holder dies or execs:
+ *   bits 0-29   the holder's thread id (gettid, in the holder's pid namespace)
+ *   bit 30      owner died: set by the kernel (tid then cleared), never by us
+ *   bit 31      contended: a writer may be asleep on the futex, wake one
+ *   bits 32-62  who the holder is beyond its tid: a random number drawn once
+ *               per thread when bit 63 is set; else its start time (clock
+ *               ticks after boot, mod 2^31), checked through /proc
+ *   bit 63      robust: the holder's lock is on its kernel robust list
+ * Thread ids repeat across pid namespaces, so "is it mine?" compares the
+ * whole word. The robust-list entry of the holder lives in wlock_entry. */
+#define DSSM_WLOCK_TID_MASK UINT64_C(0x3fffffff)
+#define DSSM_WLOCK_OWNER_DIED (UINT64_C(1) << 30)
+#define DSSM_WLOCK_CONTENDED (UINT64_C(1) << 31)
+#define DSSM_WLOCK_ID_SHIFT 32
+#define DSSM_WLOCK_ID_MASK UINT64_C(0x7fffffff)
+#define DSSM_WLOCK_ROBUST (UINT64_C(1) << 63)
+/* The holder's robust-list entry (a libc's {prev, next} pair) sits at
+ * wlock + entry_offset, where the kernel finds the futex word at
+ * entry - entry_offset: the offset is the holder's libc's futex_offset
+ * negated (glibc: 32 on 64-bit, 20 on 32-bit; musl: 28 and 12). Bytes 8-39
+ * after wlock hold the pair for any of them. */
+#define DSSM_WLOCK_ENTRY_BYTES 32u
 
 struct dssm_shm_header {
 	/* --- immutable after creation (magic is stored last, with release) --- */
@@ -91,10 +108,11 @@ struct dssm_shm_header {
 	_Atomic uint32_t last_slot[2]; /* its slot, T % slots (saves readers a division) */
 	uint8_t pad2[8];
 	/* --- line 384: the writers' own line (readers never touch it) --- */
-	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
-	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
-	uint32_t pad3;
 	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
+	/* the holder's robust-list entry: pointers of the holder's process,
+	 * written by it (and its libc) only while it holds wlock, read by the
+	 * kernel when it dies */
+	unsigned char wlock_entry[DSSM_WLOCK_ENTRY_BYTES];
 	/* The writers' own copies of commit and of the newest committed time,
 	 * kept so that a writer never loads the commit line (a reader spinning
 	 * there would make that load a cache miss; see design.md). Written
@@ -103,7 +121,6 @@ struct dssm_shm_header {
 	_Atomic uint64_t w_next;      /* = commit */
 	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
 	_Atomic uint64_t w_slot;      /* = w_next % slots, kept without dividing */
-	uint8_t pad4[16];
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -112,10 +129,17 @@ struct dssm_shm_header {
 	_Atomic uint64_t property_seq; /* odd while being replaced */
 	_Atomic uint64_t property_len;
 	_Atomic uint64_t property_lock; /* owner word of the process replacing it */
-	uint8_t pad7[40];
+	/* read by every write under the lock, written when writers come and go */
+	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
+	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
+	uint32_t pad7;
+	/* the pid namespace (nsfs inode) of a robust holder of a borrowed slot,
+	 * 0 otherwise: lets a waiter in that namespace check it (wlock.c) */
+	_Atomic uint64_t wlock_ns;
+	uint8_t pad8[16];
 	/* --- line 576: the writer's claim, read by readers after a copy --- */
 	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
-	uint8_t pad8[56];
+	uint8_t pad9[56];
 };
 
 _Static_assert(sizeof(struct dssm_shm_header) == 640, "header size");
@@ -131,17 +155,19 @@ _Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
 _Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
 _Static_assert(offsetof(struct dssm_shm_header, last_slot) == 368, "last_slot");
-_Static_assert(offsetof(struct dssm_shm_header, owner) == 384, "owner");
-_Static_assert(offsetof(struct dssm_shm_header, crashed) == 392, "crashed");
-_Static_assert(offsetof(struct dssm_shm_header, wlock) == 400, "wlock");
-_Static_assert(offsetof(struct dssm_shm_header, w_next) == 408, "w_next");
-_Static_assert(offsetof(struct dssm_shm_header, w_last_time) == 416, "w_last_time");
-_Static_assert(offsetof(struct dssm_shm_header, w_slot) == 424, "w_slot");
+_Static_assert(offsetof(struct dssm_shm_header, wlock) == 384, "wlock");
+_Static_assert(offsetof(struct dssm_shm_header, wlock_entry) == 392, "wlock_entry");
+_Static_assert(offsetof(struct dssm_shm_header, w_next) == 424, "w_next");
+_Static_assert(offsetof(struct dssm_shm_header, w_last_time) == 432, "w_last_time");
+_Static_assert(offsetof(struct dssm_shm_header, w_slot) == 440, "w_slot");
 _Static_assert(offsetof(struct dssm_shm_header, waiters) == 448, "waiters");
 _Static_assert(offsetof(struct dssm_shm_header, property_seq) == 512, "property_seq");
 _Static_assert(offsetof(struct dssm_shm_header, property_len) == 520, "property_len");
 _Static_assert(offsetof(struct dssm_shm_header, claim) == 576, "claim");
 _Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property_lock");
+_Static_assert(offsetof(struct dssm_shm_header, owner) == 536, "owner");
+_Static_assert(offsetof(struct dssm_shm_header, crashed) == 544, "crashed");
+_Static_assert(offsetof(struct dssm_shm_header, wlock_ns) == 552, "wlock_ns");
 
 struct dssm_slot_header {
 	_Atomic uint64_t tid;         /* TID of the sample in the slot */

@@ -11,11 +11,14 @@
  * child, which is a new process with a new thread id.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -74,16 +77,22 @@ static uint64_t make_owner(pid_t pid, uint64_t start)
 /* The caches. The process word is shared by all threads (relaxed: any
  * thread computes the same value); the lock word is the calling thread's. */
 _Atomic uint64_t dssm__self_process;
-_Thread_local uint64_t dssm__self_thread;
+_Thread_local struct dssm__thread_id dssm__self_thread;
 #define self_process dssm__self_process
 #define self_thread dssm__self_thread
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+static _Atomic uint64_t self_pid_ns;
+
 static void forget_self(void)
 {
-	/* In the child, in the thread that called fork(): the only thread left. */
+	/* In the child, in the thread that called fork(): the only thread left.
+	 * Its pid namespace too: after unshare(CLONE_NEWPID) a child is in a
+	 * new one. */
 	atomic_store_explicit(&self_process, 0, memory_order_relaxed);
-	self_thread = 0;
+	atomic_store_explicit(&self_pid_ns, 0, memory_order_relaxed);
+	self_thread.word = 0;
+	self_thread.robust = NULL;
 }
 
 static void register_atfork(void)
@@ -104,26 +113,84 @@ uint64_t dssm__owner_self_slow(void)
 	return w;
 }
 
-#define START_MASK ((UINT64_C(1) << (64 - DSSM_WLOCK_START_SHIFT)) - 1)
+#define START_MASK DSSM_WLOCK_ID_MASK
 
 static pid_t lock_tid(uint64_t word)
 {
-	return (pid_t)((word >> DSSM_WLOCK_TID_SHIFT) & PID_MASK);
+	return (pid_t)(word & DSSM_WLOCK_TID_MASK);
 }
 
-uint64_t dssm__thread_self_slow(void)
+/* The calling thread's robust list, if the lock's entry can join it: the
+ * libc registered it when the thread started. NULL under qemu-user (it
+ * refuses get_robust_list: the guest's list is not the host's) and when the
+ * libc's futex_offset would put the entry outside wlock_entry (layout.h). */
+static struct robust_list_head *robust_head(void)
 {
-	uint64_t w = self_thread;
-	if (w == 0) {
+	struct robust_list_head *h = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h || len != sizeof *h)
+		return NULL;
+	/* The entry's {prev, next} pair spans [-off - ptr, -off + ptr) from the
+	 * futex word; it must fall within bytes 8 .. 8 + ENTRY_BYTES. */
+	long off = h->futex_offset, ptr = (long)sizeof(void *);
+	if (off > -(8 + ptr) || off < -(8 + (long)DSSM_WLOCK_ENTRY_BYTES - ptr))
+		return NULL;
+	return h;
+}
+
+/* 31 bits that tell this thread from one with the same id in another pid
+ * namespace. */
+static uint64_t random_id(pid_t tid)
+{
+	uint32_t r = 0;
+	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+		/* No entropy yet (early boot): the clock and addresses still
+		 * differ between two threads. */
+		uint64_t x = (uint64_t)dssm__monotonic() ^ ((uint64_t)(uintptr_t)&r << 7) ^
+		             ((uint64_t)tid << 40);
+		x *= UINT64_C(0x9e3779b97f4a7c15);
+		r = (uint32_t)(x >> 32);
+	}
+	return r & DSSM_WLOCK_ID_MASK;
+}
+
+const struct dssm__thread_id *dssm__thread_id_slow(void)
+{
+	if (self_thread.word == 0) {
 		pthread_once(&atfork_once, register_atfork);
 		pid_t tid = (pid_t)syscall(SYS_gettid);
-		char state;
-		uint64_t start = read_thread_stat(tid, &state) & START_MASK;
-		w = (start << DSSM_WLOCK_START_SHIFT) |
-		    (((uint64_t)tid & PID_MASK) << DSSM_WLOCK_TID_SHIFT);
-		self_thread = w;
+		struct robust_list_head *head = robust_head();
+		uint64_t id;
+		if (head) {
+			id = random_id(tid);
+			dssm__pid_ns(); /* cached now: a borrow makes no system call */
+		} else {
+			char state;
+			id = read_thread_stat(tid, &state) & START_MASK;
+		}
+		self_thread.robust = head;
+		self_thread.word = (id << DSSM_WLOCK_ID_SHIFT) |
+		                   ((uint64_t)tid & DSSM_WLOCK_TID_MASK) |
+		                   (head ? DSSM_WLOCK_ROBUST : 0);
 	}
-	return w;
+	return &self_thread;
+}
+
+uint64_t dssm__pid_ns(void)
+{
+	uint64_t ns = atomic_load_explicit(&self_pid_ns, memory_order_relaxed);
+	if (ns == 0) {
+		pthread_once(&atfork_once, register_atfork);
+		struct stat st;
+		ns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+		atomic_store_explicit(&self_pid_ns, ns, memory_order_relaxed);
+	}
+	return ns;
+}
+
+int dssm__tid_gone(pid_t tid)
+{
+	return tid <= 0 || (kill(tid, 0) < 0 && errno == ESRCH);
 }
 
 pid_t dssm__owner_pid(uint64_t owner)
@@ -168,10 +235,9 @@ int dssm__owner_alive(uint64_t owner)
 
 int dssm__thread_alive(uint64_t word)
 {
-	word &= ~DSSM_WLOCK_CONTENDED;
-	if (word == 0)
+	if (lock_tid(word) == 0)
 		return 0;
-	return task_alive(lock_tid(word), word >> DSSM_WLOCK_START_SHIFT, START_MASK,
+	return task_alive(lock_tid(word), (word >> DSSM_WLOCK_ID_SHIFT) & START_MASK, START_MASK,
 	                  read_thread_stat);
 }
 

@@ -140,6 +140,7 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	/* The lock is held until commit or abandon: other writers wait. */
 	if ((rc = dssm__wlock(s)) < 0)
 		return rc;
+	dssm__wlock_keep(s);
 	struct next n = claim_next(s);
 	atomic_store_explicit(&s->borrower, dssm__thread_self(), memory_order_relaxed);
 	*buf = slot_data_at(s, n.idx);

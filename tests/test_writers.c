@@ -5,17 +5,24 @@
  * successful write must have its own TID, no sample may be lost or torn,
  * and readers running meanwhile must never see a torn sample. Also the SSM
  * compat cases (createSSM + fork + openSSM(SSM_WRITE), two SSM writers).
+ * Also holders the lock must not be taken from (a writer in another pid
+ * namespace) and holders that must lose it at once (one that execs).
  *
  * A sample is self-describing: word 0 is its key (writer << 32 | sequence),
  * the rest is testutil_fill(key). Every writer records the TID each write
  * returned in shared memory, so the check maps TID -> key exactly.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <sched.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -716,6 +723,484 @@ static void test_takeover_under_signals(void **state)
 	dssm_close(s);
 }
 
+/* Does the kernel keep robust futex lists for us? qemu-user refuses them
+ * (the guest's list is not the host's): the writers' lock then checks
+ * holders through /proc, with the old limits (design.md), and the tests
+ * that need the kernel's help skip. */
+static int robust_lists(void)
+{
+	void *head = NULL;
+	size_t len = 0;
+	long rc = syscall(SYS_get_robust_list, 0, &head, &len);
+	if (rc == 0 && head)
+		return 1;
+	print_message("skipped: no kernel robust futex list here (%s): writers are checked "
+	              "through /proc\n",
+	              rc == 0 ? "none registered" : strerror(errno));
+	return 0;
+}
+
+/* A write started in a thread, to be waited for with a bound. */
+struct pending_write {
+	dssm_stream *s;
+	_Atomic int64_t tid; /* INT64_MIN while the write is blocked */
+	pthread_t th;
+};
+
+static void *pending_write_run(void *arg)
+{
+	struct pending_write *pw = arg;
+	unsigned char buf[SIZE];
+	fill(buf, key_of(1, 0));
+	atomic_store(&pw->tid, dssm_write(pw->s, buf, SIZE, 2000));
+	return NULL;
+}
+
+static void start_write(struct pending_write *pw, dssm_stream *s)
+{
+	pw->s = s;
+	atomic_store(&pw->tid, INT64_MIN);
+	assert_int_equal(pthread_create(&pw->th, NULL, pending_write_run, pw), 0);
+}
+
+/* 1 once the write returned, 0 if it is still blocked after `ms`. */
+static int write_done_within(struct pending_write *pw, int ms)
+{
+	for (int i = 0; i < ms && atomic_load(&pw->tid) == INT64_MIN; i++)
+		usleep(1000);
+	return atomic_load(&pw->tid) != INT64_MIN;
+}
+
+/* After a dead holder of TID 3 was replaced by the pending write: the
+ * stream goes on at 3, says a writer crashed, and has no torn sample. */
+static void check_taken_over(dssm_stream *s, struct pending_write *pw)
+{
+	pthread_join(pw->th, NULL);
+	assert_int_equal(atomic_load(&pw->tid), 3);
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 3));
+	assert_int_equal(dssm_write(s, buf, SIZE, 3000), 4);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(1, 0));
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	assert_int_equal(info.count, 5);
+}
+
+static dssm_stream *stream_with_three(const char *name)
+{
+	dssm_stream *s = make_stream(name, 8);
+	unsigned char buf[SIZE];
+	for (uint64_t i = 0; i < 3; i++) {
+		fill(buf, key_of(0, i));
+		assert_int_equal(dssm_write(s, buf, SIZE, 1000), (int64_t)i);
+	}
+	return s;
+}
+
+/* In the child: pid 1 of a new pid namespace with its own /proc, as in a
+ * container started with --ipc=host (sharing /dev/shm) but not --pid=host.
+ * It borrows a slot of `name`, says so on ready_fd ("r"), and waits to be
+ * killed; or (`writer`) writes one sample and sends the write's result. Our
+ * pid for the test goes on pid_fd (its own pipe: the two writes race). */
+static void namespaced_writer(const char *name, int writer, int pid_fd, int ready_fd)
+{
+	pid_t in = fork();
+	if (in == 0) {
+		/* private first: a /proc mounted on a shared / would show up
+		 * outside too */
+		if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("proc", "/proc", "proc", 0, NULL) != 0 || getpid() != 1)
+			_exit(1);
+		dssm_stream *w = open_w(name);
+		if (!w)
+			_exit(2);
+		if (writer) {
+			unsigned char buf[SIZE];
+			fill(buf, key_of(2, 0));
+			int64_t tid = dssm_write(w, buf, SIZE, 2000);
+			_exit(write(ready_fd, &tid, sizeof tid) == sizeof tid ? 0 : 3);
+		}
+		void *slot;
+		if (dssm_write_borrow(w, &slot, NULL) < 0)
+			_exit(2);
+		memset(slot, 0xab, SIZE / 2);
+		if (write(ready_fd, "r", 1) != 1)
+			_exit(3);
+		pause();
+		_exit(4);
+	}
+	/* The pid of `in` as the test sees it (we are still in its namespace). */
+	int32_t pid = in;
+	if (in < 0 || write(pid_fd, &pid, sizeof pid) != sizeof pid)
+		_exit(5);
+	int st;
+	waitpid(in, &st, 0);
+	_exit(0);
+}
+
+struct nsw {
+	pid_t mid;   /* our child, in our namespace */
+	int32_t pid; /* the writer: pid 1 of the new namespace, as we see it */
+	int ready;   /* read end of its ready pipe */
+};
+
+/* Start a namespaced_writer. 0, or -errno of unshare (not root: skip). */
+static int start_namespaced(const char *name, int writer, struct nsw *n)
+{
+	int p[2], r[2];
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(pipe(r), 0);
+	n->mid = fork();
+	assert_true(n->mid >= 0);
+	if (n->mid == 0) {
+		close(p[0]);
+		close(r[0]);
+		if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+			int32_t e = -errno;
+			_exit(write(p[1], &e, sizeof e) == sizeof e ? 0 : 1);
+		}
+		namespaced_writer(name, writer, p[1], r[1]);
+	}
+	close(p[1]);
+	close(r[1]);
+	n->pid = 0;
+	assert_int_equal(read(p[0], &n->pid, sizeof n->pid), sizeof n->pid);
+	close(p[0]);
+	n->ready = r[0];
+	if (n->pid < 0) {
+		waitpid(n->mid, NULL, 0);
+		close(r[0]);
+		print_message("skipped: unshare(CLONE_NEWPID|CLONE_NEWNS): %s (needs root)\n",
+		              strerror(-n->pid));
+		return n->pid;
+	}
+	assert_true(n->pid > 0); /* never kill(0): that is our process group */
+	return 0;
+}
+
+static void stop_namespaced(struct nsw *n)
+{
+	kill(n->pid, SIGKILL);
+	waitpid(n->mid, NULL, 0);
+	close(n->ready);
+}
+
+/* Wait up to ms for n bytes on fd: 1 if they came. */
+static int read_within(int fd, void *buf, size_t n, int ms)
+{
+	struct pollfd pf = {fd, POLLIN, 0};
+	return poll(&pf, 1, ms) == 1 && read(fd, buf, n) == (ssize_t)n;
+}
+
+/* A writer in another pid namespace holds the lock (a borrowed slot): its
+ * thread id means nothing here (here it is our init; its /proc says it
+ * started at another time), yet it must not be taken for dead, however long
+ * it holds the lock. Killed, it is taken over and the stream repaired.
+ * (The /proc check robbed it after 10 ms: two writers in one slot.) */
+static void test_other_pid_namespace(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("pidns");
+	struct nsw a;
+	if (start_namespaced("pidns", 0, &a) < 0) {
+		dssm_close(s);
+		skip();
+	}
+	char c;
+	if (!read_within(a.ready, &c, 1, 30000)) {
+		stop_namespaced(&a);
+		fail_msg("the writer in a new pid namespace did not borrow a slot");
+	}
+	struct pending_write pw;
+	start_write(&pw, s);
+	/* Ten futex sleeps of the waiter: the /proc check would have robbed the
+	 * holder by now. (A slow machine can only make this pass wrongly, never
+	 * fail wrongly.) */
+	int robbed = write_done_within(&pw, 100);
+	stop_namespaced(&a);
+	if (robbed) {
+		pthread_join(pw.th, NULL);
+		fail_msg("a live writer in another pid namespace was robbed of the lock (write "
+		         "returned %lld)",
+		         (long long)atomic_load(&pw.tid));
+	}
+	if (!write_done_within(&pw, 30000))
+		fail_msg("the killed writer's lock was never taken over");
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
+/* A holder that execs (here /bin/sleep, holding a borrowed slot) writes no
+ * more: the next writer takes over at once, while the new program still
+ * runs, instead of waiting for it to exit. */
+static void test_holder_execs(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("exec");
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dssm_stream *w = open_w("exec");
+		void *slot;
+		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
+			_exit(1);
+		memset(slot, 0xab, SIZE / 2);
+		if (write(p[1], "b", 1) != 1)
+			_exit(2);
+		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+		_exit(3);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	char c;
+	assert_int_equal(read(p[0], &c, 1), 1);
+	/* End of file: the exec closed the pipe (or the child died). */
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	struct pending_write pw;
+	start_write(&pw, s);
+	int done = write_done_within(&pw, 30000);
+	int status = 0;
+	pid_t gone = waitpid(pid, &status, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (gone != 0)
+		fail_msg("the holder ended before it could exec (status %d)", status);
+	if (!done) {
+		pthread_join(pw.th, NULL);
+		fail_msg("a writer waited for a holder that exec'd /bin/sleep until it ended");
+	}
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
+static void *borrow_and_exec(void *arg)
+{
+	int fd = *(int *)arg;
+	dssm_stream *w = open_w("texec");
+	void *slot;
+	if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
+		_exit(1);
+	memset(slot, 0xab, SIZE / 2);
+	if (write(fd, "b", 1) != 1)
+		_exit(2);
+	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+	_exit(3);
+}
+
+/* A holder that is not the main thread execs: the kernel gives the exec'ing
+ * thread the main thread's id before it walks the robust list, so it marks
+ * nothing. A waiter in the same pid namespace sees the holder's id gone
+ * and takes over (without it the lock stayed held for good). */
+static void test_thread_execs(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("texec");
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, borrow_and_exec, &p[1]) != 0)
+			_exit(4);
+		pause();
+		_exit(5);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	char c;
+	int borrowed = read(p[0], &c, 1) == 1;
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	if (!borrowed) {
+		waitpid(pid, NULL, 0);
+		fail_msg("the child's thread did not get to its exec");
+	}
+	struct pending_write pw;
+	start_write(&pw, s);
+	int done = write_done_within(&pw, 30000);
+	pid_t gone = waitpid(pid, NULL, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (gone != 0)
+		fail_msg("the holder's process ended before its thread could exec");
+	if (!done) {
+		/* it would wait for ever: the lock is held by nobody alive */
+		pthread_detach(pw.th);
+		fail_msg("a writer waited for a holder thread that exec'd (30 s and more)");
+	}
+	check_taken_over(s, &pw);
+	dssm_close(s);
+}
+
+/* Two writers, each pid 1 of its own pid namespace (two containers): the
+ * same thread id, and here started within the same clock tick as likely as
+ * not. The second must wait for the first's borrowed slot: neither take the
+ * lock for its own (DSSM_ESTATE, "this thread holds a borrowed slot") nor
+ * take the first for dead (its own /proc/1 is itself, with another start
+ * time). Killed, the first is taken over by the second. */
+static void test_same_tid_in_two_namespaces(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("twons");
+	struct nsw a, b;
+	if (start_namespaced("twons", 0, &a) < 0) {
+		dssm_close(s);
+		skip();
+	}
+	char c;
+	if (!read_within(a.ready, &c, 1, 30000)) {
+		stop_namespaced(&a);
+		fail_msg("the first writer in a new pid namespace did not borrow a slot");
+	}
+	assert_int_equal(start_namespaced("twons", 1, &b), 0);
+	int64_t tid = INT64_MIN;
+	/* ten futex sleeps of the waiter; a slow machine can only make this
+	 * pass wrongly, never fail wrongly */
+	int early = read_within(b.ready, &tid, sizeof tid, 100);
+	stop_namespaced(&a);
+	if (early) {
+		stop_namespaced(&b);
+		fail_msg("the second tid-1 writer did not wait for the first (its write returned "
+		         "%lld)",
+		         (long long)tid);
+	}
+	int done = read_within(b.ready, &tid, sizeof tid, 30000);
+	stop_namespaced(&b);
+	if (!done)
+		fail_msg("the killed tid-1 writer's lock was never taken over");
+	assert_int_equal(tid, 3);
+	unsigned char buf[SIZE];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(2, 0));
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	assert_int_equal(info.count, 4);
+	dssm_close(s);
+}
+
+/* The lock's entry shares the thread's robust list with the libc's robust
+ * mutexes, locked and unlocked around borrowed slots (so the libc relinks
+ * its entries next to ours, and ours leaves from behind one of theirs);
+ * then the holder execs holding a mutex and a slot: the kernel's one walk
+ * of the list marks both. */
+static void test_robust_mutexes_around_a_borrow(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("mutex");
+	pthread_mutex_t *m = mmap(NULL, 2 * sizeof *m, PROT_READ | PROT_WRITE,
+	                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(m != MAP_FAILED);
+	pthread_mutexattr_t ma;
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&ma, PTHREAD_MUTEX_ROBUST);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_mutex_init(&m[i], &ma), 0);
+	int p[2];
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dssm_stream *w = open_w("mutex");
+		void *slot;
+		unsigned char buf[SIZE];
+		fill(buf, key_of(3, 0));
+		/* list: m0; m0 -> ours; m0 (ours left from behind m0) */
+		if (!w || pthread_mutex_lock(&m[0]) != 0 || dssm_write_borrow(w, &slot, NULL) < 0)
+			_exit(1);
+		memcpy(slot, buf, SIZE);
+		if (dssm_write_commit(w, SIZE, 1500) != 3)
+			_exit(2);
+		/* m0 -> ours; m1 -> m0 -> ours; m1 -> ours (the libc wrote our prev) */
+		if (dssm_write_borrow(w, &slot, NULL) < 0 || pthread_mutex_lock(&m[1]) != 0 ||
+		    pthread_mutex_unlock(&m[0]) != 0)
+			_exit(3);
+		memset(slot, 0xab, SIZE / 2);
+		if (write(p[1], "b", 1) != 1)
+			_exit(4);
+		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+		_exit(5);
+	}
+	assert_true(pid > 0);
+	close(p[1]);
+	char c;
+	int borrowed = read(p[0], &c, 1) == 1;
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	if (!borrowed) {
+		waitpid(pid, NULL, 0);
+		fail_msg("the child did not get to its exec");
+	}
+	struct pending_write pw;
+	start_write(&pw, s);
+	int done = write_done_within(&pw, 30000);
+	int m1 = pthread_mutex_lock(&m[1]);
+	if (m1 == EOWNERDEAD)
+		pthread_mutex_consistent(&m[1]);
+	if (m1 == 0 || m1 == EOWNERDEAD)
+		pthread_mutex_unlock(&m[1]);
+	int m0 = pthread_mutex_lock(&m[0]);
+	if (m0 == 0)
+		pthread_mutex_unlock(&m[0]);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	if (!done) {
+		pthread_join(pw.th, NULL);
+		fail_msg("a writer waited for a holder that exec'd until it ended");
+	}
+	pthread_join(pw.th, NULL);
+	assert_int_equal(m1, EOWNERDEAD);
+	assert_int_equal(m0, 0);
+	assert_int_equal(atomic_load(&pw.tid), 4);
+	dssm_sample_info si;
+	unsigned char buf[SIZE];
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(3, 0));
+	assert_int_equal(dssm_read_tid(s, 4, buf, sizeof buf, &si), 0);
+	assert_int_equal(key_in(buf, si.len), key_of(1, 0));
+	munmap(m, 2 * sizeof *m);
+	dssm_close(s);
+}
+
+/* A segment of another layout version (an older dssm's) is refused with an
+ * error naming both versions, not misread. */
+static void test_other_layout_version(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("oldlay", 8);
+	dssm_close(s);
+	const char *ns = getenv("DSSM_NAMESPACE");
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:oldlay:0", ns ? ns : "default");
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint32_t version = 2; /* before the robust lock */
+	assert_int_equal(pwrite(fd, &version, sizeof version, 4), sizeof version);
+	close(fd);
+	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "layout version 2"));
+	assert_non_null(strstr(dssm_last_error(), "reads 3"));
+}
+
 int main(void)
 {
 	testutil_namespace("writers");
@@ -729,6 +1214,12 @@ int main(void)
 		cmocka_unit_test_setup(test_borrow_is_per_thread, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_is_per_handle, testutil_reset),
 		cmocka_unit_test_setup(test_takeover_under_signals, testutil_reset),
+		cmocka_unit_test_setup(test_other_pid_namespace, testutil_reset),
+		cmocka_unit_test_setup(test_holder_execs, testutil_reset),
+		cmocka_unit_test_setup(test_thread_execs, testutil_reset),
+		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
+		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
+		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),

@@ -143,9 +143,13 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * stream. Their writes are serialized: each successful write gets its own
  * TID and none is lost or torn; time order is checked against the newest
  * sample whoever wrote it (DSSM_EBACKWARDS). Threads may share one handle.
- * A forked child may write through a handle it inherited. A writer killed
- * inside a write delays the others by about 10 ms, then they continue;
- * readers never see its half-written sample.
+ * A forked child may write through a handle it inherited. Writers may run
+ * in different pid namespaces (containers sharing /dev/shm). A writer killed
+ * inside a write, or one that execs holding a borrowed slot, does not stop
+ * the others: the kernel tells them at once (its robust futex list, which
+ * glibc sets up; where there is none, under qemu-user or mostly with musl,
+ * they notice within about 10 ms, and the writers must then share a pid
+ * namespace); readers never see its half-written sample.
  *
  * DSSM_WRITE | DSSM_EXCLUSIVE: this process becomes the only writer. Writes
  * from other processes (and other DSSM_EXCLUSIVE opens, also in this
