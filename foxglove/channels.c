@@ -53,7 +53,7 @@ int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, cons
 	}
 	if (!strcmp(enc, "raw") || !strcmp(enc, "struct") || !enc[0]) {
 		struct wbuf w = {0};
-		int rc = fg_struct_to_json(info, schema, NULL, 0, &w);
+		int rc = fg_struct_open(c, info, schema, &w);
 		if (rc == 0 && w.oom)
 			rc = dssm__fail(DSSM_ENOMEM, "out of memory for the JSON schema of '%s'", c->topic);
 		if (rc == 0) {
@@ -151,6 +151,7 @@ int fg_channels_scan(struct fg_channels *t)
 static void channel_free(struct fg_channel *c)
 {
 	fg_live_stop(c);
+	fg_struct_close(c);
 	free(c->schema);
 	free(c);
 }

@@ -82,6 +82,7 @@ struct fg_channel {
 	const char *schema_encoding; /* ros1msg, ros2msg, jsonschema, or NULL */
 	char *schema;
 	int is_struct;               /* samples pass through fg_struct_to_json */
+	struct dssm_decoder *dec;    /* a struct stream's decoder (struct_json.c) */
 	int skipped;                 /* not servable (logged once); never advertised */
 	dssm_stream_info info;       /* as last listed: change detection, the hook */
 	int seen, fresh, gone;       /* scan marks */
@@ -110,15 +111,19 @@ void fg_channels_settle(struct fg_channels *t);
 struct fg_channel *fg_channel_find(struct fg_channels *t, uint32_t id);
 void fg_channels_free(struct fg_channels *t);
 
-/* ---- the struct hook (struct_json.c) ---- */
+/* ---- struct streams as JSON (struct_json.c) ---- */
 
 struct wbuf;
-/* Struct streams (encoding raw/struct, a type the library's definition-driven
- * decoder knows) as JSON. With data == NULL: append the stream's JSON schema
- * to out. With data: append the sample as one JSON object. 0, or DSSM_ENOENT
- * when the stream cannot be converted (then it is not served). */
-int fg_struct_to_json(const dssm_stream_info *info, const char *schema, const void *data,
-                      size_t len, struct wbuf *out);
+/* Struct streams (encoding struct, or raw with a definition) through the
+ * library's decoder. Open: build the channel's decoder from the stream's
+ * type and definition and append its JSON Schema to json_schema; DSSM_ENOENT
+ * saying why when the stream cannot be decoded (then it is not served).
+ * To_json: append one sample as a JSON object (DSSM_ECORRUPT naming the
+ * field when the sample does not match). Close: free the decoder. */
+int fg_struct_open(struct fg_channel *c, const dssm_stream_info *info, const char *definition,
+                   struct wbuf *json_schema);
+int fg_struct_to_json(const struct fg_channel *c, const void *data, size_t len, struct wbuf *out);
+void fg_struct_close(struct fg_channel *c);
 
 /* ---- live rings (live.c) ---- */
 

@@ -79,6 +79,7 @@ int fg_playback_open(struct fg_server *srv, const char *dir)
 		if (fg_channel_describe(ch, &r.info, dssm_container_schema(p->c, i)) < 0) {
 			fprintf(stderr, "dssm foxglove: not serving recorded '%s:%d': %s\n", r.info.name,
 			        r.info.id, dssm_last_error());
+			fg_struct_close(ch);
 			free(ch->schema);
 			free(ch);
 			continue;

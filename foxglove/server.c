@@ -53,7 +53,7 @@ static struct fg_sample *as_json(struct fg_channel *ch, struct fg_sample *s)
 {
 	struct wbuf w = {0};
 	struct fg_sample *j = NULL;
-	if (fg_struct_to_json(&ch->info, ch->schema, s->data, s->len, &w) == 0 && !w.oom &&
+	if (fg_struct_to_json(ch, s->data, s->len, &w) == 0 && !w.oom &&
 	    (j = fg_sample_new(w.len, s->time)))
 		memcpy(j->data, w.data, w.len);
 	wbuf_free(&w);

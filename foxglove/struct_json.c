@@ -1,20 +1,50 @@
 /*
- * struct_json.c - the one place where struct streams (encoding raw, a C
- * struct laid out by its type's definition) become JSON with a JSON schema
- * for Foxglove. It waits for the library's definition-driven decoder
- * (include/dssm/decoder.h, being written): until it exists every struct
- * stream is refused here, and the channel table skips it with a log line
- * naming it. Wiring the decoder in changes this function only.
+ * struct_json.c - the one place where struct streams (encoding "struct", or
+ * "raw" with a definition: a C struct laid out by its type's .msg text)
+ * become JSON with a JSON Schema for Foxglove, through the library's
+ * decoder (include/dssm/decoder.h, docs/message-encodings.md). A channel
+ * keeps its decoder, built once when it is described; each sample is
+ * decoded once, whatever the number of subscribers.
  */
+#include "dssm/decoder.h"
+#include "../connector/wire.h"
 #include "../ssmcore/internal.h"
 #include "foxglove.h"
 
-int fg_struct_to_json(const dssm_stream_info *info, const char *schema, const void *data,
-                      size_t len, struct wbuf *out)
+int fg_struct_open(struct fg_channel *c, const dssm_stream_info *info, const char *definition,
+                   struct wbuf *json_schema)
 {
-	(void)schema, (void)data, (void)len, (void)out;
-	return dssm__fail(DSSM_ENOENT, "'%s:%d' is a struct stream (encoding '%s', type '%s'): struct "
-	                  "streams are served as JSON once the definition-driven decoder exists",
-	                  info->name, info->id, info->encoding[0] ? info->encoding : "raw",
-	                  info->type);
+	fg_struct_close(c);
+	/* a raw stream with a definition is read as the struct it describes */
+	int rc = dssm_decoder_new("struct", info->type, definition, &c->dec);
+	if (rc < 0)
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' (encoding '%s', type '%s') cannot be served as "
+		                  "JSON: %s", info->name, info->id, info->encoding[0] ? info->encoding : "raw",
+		                  info->type, dssm_last_error());
+	dssm_text t = DSSM_TEXT_INIT;
+	rc = dssm_decoder_json_schema(c->dec, &t);
+	if (rc == 0)
+		wbuf_bytes(json_schema, t.data, t.len);
+	dssm_text_free(&t);
+	if (rc < 0)
+		fg_struct_close(c);
+	return rc;
+}
+
+int fg_struct_to_json(const struct fg_channel *c, const void *data, size_t len, struct wbuf *out)
+{
+	if (!c->dec)
+		return dssm__fail(DSSM_ESTATE, "'%s' has no decoder", c->topic);
+	dssm_text t = DSSM_TEXT_INIT;
+	int rc = dssm_decode_json(c->dec, data, len, &t);
+	if (rc == 0)
+		wbuf_bytes(out, t.data, t.len);
+	dssm_text_free(&t);
+	return rc;
+}
+
+void fg_struct_close(struct fg_channel *c)
+{
+	dssm_decoder_free(c->dec);
+	c->dec = NULL;
 }

@@ -74,6 +74,14 @@ got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 stop; rc=$?
 [ $rc -eq 0 ] && grep -q "stopped:" "$tmp/server.log" && ok "SIGTERM: clean stop with a summary" || bad "stop: exit $rc"
 
+echo "-- a struct ring (a C struct and its definition) as JSON"
+/usr/bin/python3 -c 'import dssm; dssm.create("fgt_struct", max_size=24, slots=256, type="demo/Pair", encoding="struct",
+  schema="float64 x\nint32 n\nfloat32[3] v\n").close()' || bad "creating the struct ring"
+start
+check struct "$url"
+stop
+"$dssm" rm fgt_struct >/dev/null 2>&1
+
 echo "-- read-only and remote access"
 start --read-only
 check publish "$url" refused

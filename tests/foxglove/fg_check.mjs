@@ -15,6 +15,8 @@
 //                 clients; the server answers each with a status and stays up
 //   play URL N    a recording's N samples with their recorded log times
 //   limit URL     a client over --max-clients 2 is refused
+//   struct URL    a struct ring (a C struct and its .msg definition) served as
+//                 JSON with a JSON Schema: every sample's fields as written
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
 import net from "node:net";
@@ -283,6 +285,38 @@ async function play(n) {
 }
 
 // limit URL: with --max-clients 2, a third connection is closed unserved
+async function structs() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_struct"), "advertise of the struct ring");
+  const c = byTopic(st, "fgt_struct");
+  let schema = null;
+  try { schema = JSON.parse(c.schema); } catch (e) { /* checked below */ }
+  check(c.encoding === "json" && c.schemaEncoding === "jsonschema" && c.schemaName === "demo/Pair" && schema &&
+        JSON.stringify(Object.keys(schema.properties || {})) === '["x","n","v"]',
+        `advertise 'fgt_struct': ${c.encoding} ${c.schemaName} ${c.schemaEncoding} ${c.schema}`);
+  const sub = st.client.subscribe(c.id);
+  await sleep(300);
+  const N = 100, base = t0();
+  await run("/usr/bin/python3", ["-c", `
+import struct, sys
+sys.path.insert(0, "python")
+import dssm
+s = dssm.open("fgt_struct", write=True)
+for i in range(${N}):
+    s.write(struct.pack("=di3f", i / 4, -i, i, i + 0.5, 1e30), ${base} + i * 1000000)
+s.close()`]);
+  await until(() => st.messages.filter((m) => m.subscriptionId === sub).length >= N, "all struct samples");
+  const got = st.messages.filter((m) => m.subscriptionId === sub);
+  let good = 0;
+  got.forEach((m, i) => {
+    const o = JSON.parse(new TextDecoder().decode(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength)));
+    if (o.x === i / 4 && o.n === -i && o.v.length === 3 && o.v[0] === i && o.v[1] === i + 0.5 &&
+        m.timestamp === base + BigInt(i) * 1000000n) good++;
+  });
+  check(got.length === N && good === N, `'fgt_struct': ${got.length} of ${N} samples as JSON, ${good} with the struct's fields and log times`);
+  st.client.close();
+}
+
 async function limit() {
   const a = connect(), b = connect();
   await until(() => a.info && b.info, "two clients served");
@@ -296,7 +330,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit };
+const scenarios = { live, publish, slow, hostile, play, limit, struct: structs };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
