@@ -442,6 +442,29 @@ t_play_fresh() {
 	[ "$(wc -l <"$tmp/pfc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/pfc"
 }
 check "play into a ring with newer samples: refused up front, --fresh re-creates it" t_play_fresh
+# operands as a user means them: bag, MCAP and .db3 files read directly by
+# info, cat, query, play and export (no import step, no temporary left),
+# /TOPIC for the stream a topic became
+t_operands() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-operands
+	local -x TMPDIR=$tmp/optmp
+	mkdir -p "$TMPDIR"
+	"$DSSM" info "$rec/talker.mcap" >"$tmp/oi" || return 1
+	has "^recording: *$rec/talker.mcap (closed)" "$tmp/oi" && has "(12880 bytes)" "$tmp/oi" && has "^topic:0 .*std_msgs/msg/String .* 10 " "$tmp/oi" || { cat "$tmp/oi"; return 1; }
+	"$DSSM" info "$rec/example.bag" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["size_bytes"] == 868400 and len(d["streams"]) > 3, d' || return 1
+	"$DSSM" query "$rec/talker.db3" --streams topic -n 3 --format json >"$tmp/oq" 2>/dev/null || return 1
+	[ "$(wc -l <"$tmp/oq")" -eq 3 ] && has '"msg":{"data":"Hello, world! 2"}' "$tmp/oq" || { cat "$tmp/oq"; return 1; }
+	"$DSSM" cat "$rec/talker.mcap" -n 2 2>/dev/null | grep -q 'data: "Hello, world! 0"' || return 1
+	"$DSSM" cat "$rec/talker.mcap" --follow 2>/dev/null; [ $? -eq 2 ] || return 1
+	"$DSSM" play "$rec/talker.mcap" --streams topic --speed 1000 2>/dev/null || return 1
+	"$DSSM" cat /topic -n 1 --format json | grep -q '"Hello, world! 9"' || return 1
+	"$DSSM" info /topic | grep -q "^stream: *topic:0" || return 1
+	"$DSSM" export "$rec/talker.db3" --mcap "$tmp/op.mcap" 2>/dev/null && "$DSSM" info "$tmp/op.mcap" | grep -q "streams: *3, 20 samples" || return 1
+	"$DSSM" info "$rec/SOURCES.md" 2>"$tmp/oe"; [ $? -eq 1 ] && cat "$tmp/oe" || return 1
+	"$DSSM" rm topic >/dev/null
+	[ -z "$(ls "$TMPDIR")" ] || { echo "temporary left: $(ls "$TMPDIR")"; return 1; }
+}
+check "bag, MCAP and .db3 files opened directly; /TOPIC names its stream" t_operands
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

@@ -60,8 +60,25 @@ struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
-/* `dssm info DIR` (info_recording.c): a table, or one JSON object. */
-int cli_recording_info(const char *dir, int json);
+/* `dssm info DIR|FILE` (info_recording.c): a table, or one JSON object. */
+int cli_recording_info(const char *path, int json);
+
+/* Operands (operand.c). A path that exists (a directory or a regular
+ * file) is a recording; anything else a stream address. */
+int cli_is_path(const char *arg);
+struct dssm_container;
+struct cli_recording {
+	struct dssm_container *c; /* open */
+	const char *path;         /* as the user gave it */
+	const char *dir;          /* the container read: path, or the temporary one */
+	char *tmp;                /* the temporary container of an imported file, or NULL */
+	unsigned long long file_bytes; /* of an imported file */
+};
+/* Open a recording operand: a container directory, or a ROS 1 bag, MCAP,
+ * rosbag2 .db3 or SSM log file through a temporary import. 0, or the exit
+ * status after an error naming the file was printed. */
+int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec);
+void cli_recording_close(struct cli_recording *rec);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2

@@ -52,11 +52,12 @@ void help_import(FILE *out)
 void help_export(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm export DIR (--bag OUT.bag | --mcap OUT.mcap | --ssm-log OUT.log)\n"
+	        "usage: dssm export DIR|FILE (--bag OUT.bag | --mcap OUT.mcap | --ssm-log OUT.log)\n"
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
 	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
 	        "                   [--threads N] [--force]\n\n"
-	        "Writes a recording, or the chosen streams over start <= time <= end (epoch\n"
+	        "Writes a recording (DIR, or a bag, MCAP, .db3 or SSM log FILE: a conversion),\n"
+	        "or the chosen streams over start <= time <= end (epoch\n"
 	        "seconds, ISO 8601 like 2026-11-23T18:29:10Z or local time without a zone,\n"
 	        "or +S from the recording's first sample: +90, +1m30s), as a ROS1 bag or an MCAP file that rosbag, Foxglove and\n"
 	        "PlotJuggler open: chunked (768 KiB by default), compressed (bags: lz4, bz2\n"
@@ -81,6 +82,7 @@ void help_export(FILE *out)
 	        "Every sample must have the stream's full size.\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
+	        "  dssm export talker.db3 --mcap talker.mcap\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n"
 	        "  dssm export run --bag first-minute.bag --end +1m\n"
 	        "  dssm export run --ssm-log odometry.log --streams spur_odometry\n");
@@ -316,10 +318,11 @@ int cmd_export(int argc, char **argv)
 	}
 	o.chunk_bytes = (size_t)chunk;
 	const char *dir = argv[optind];
-	dssm_container *c;
-	int rc = dssm_container_open(dir, &c);
-	if (rc < 0)
-		return cli_dssm_error("export", rc);
+	struct cli_recording recording;
+	int rc = cli_recording_open("export", dir, &recording);
+	if (rc)
+		return rc;
+	dssm_container *c = recording.c;
 	int n = dssm_container_stream_count(c), ns = 0;
 	dssm_time_t first = INT64_MIN, last = INT64_MIN; /* the recording's span, for +S */
 	for (int i = 0; i < n; i++) {
@@ -330,7 +333,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if ((rc = cli_time_window("export", &start, &end, first, last, &o.start, &o.end)) != 0) {
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return rc;
 	}
 	int *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
@@ -342,12 +345,12 @@ int cmd_export(int argc, char **argv)
 	}
 	if (!sel || ns == 0) {
 		free(sel);
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return cli_error("export", "no stream of %s matches", dir);
 	}
 	if (ssmlog && ns != 1) {
 		free(sel);
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return cli_usage("export", "an SSM log holds one stream; %d of %s match: choose one "
 		                 "with --streams NAME:ID", ns, dir);
 	}
@@ -366,7 +369,7 @@ int cmd_export(int argc, char **argv)
 	if (o.progress)
 		fputs("\r\033[K", stderr);
 	free(sel);
-	dssm_container_close(c);
+	cli_recording_close(&recording);
 	if (rc < 0)
 		return cli_dssm_error("export", rc);
 	char what[320], fb[16];

@@ -103,7 +103,8 @@ void help_cat(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format text|hex|raw|json]\n"
-	        "                              [--data-hex]\n\n"
+	        "                              [--data-hex]\n"
+	        "       dssm cat DIR|FILE [-n N] [--format ...]\n\n"
 	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring.\n"
@@ -115,6 +116,10 @@ void help_cat(FILE *out)
 	        "and it has a message definition (dssm write --schema-file; docs/message-\n"
 	        "encodings.md); a sample that does not decode shows why (decode_error).\n"
 	        "--data-hex adds data_hex to decoded samples too (json).\n"
+	        "A recording (a DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE) is\n"
+	        "printed whole in time order, or its first N samples (as `dssm query`).\n"
+	        "/TOPIC names the stream a topic was imported as (/camera/image_raw:\n"
+	        "camera.image_raw).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm cat odom\n"
@@ -123,10 +128,33 @@ void help_cat(FILE *out)
 	        "  dssm cat robot.local:5800/scan --follow\n");
 }
 
+/* `dssm cat DIR|FILE`: a recording's samples in time order, as `dssm query`
+ * prints them (all, or the first -n), in cat's default text format. */
+static int cat_recording(const char *path, int follow, long count, const char *format,
+                         int data_hex)
+{
+	if (follow)
+		return cli_usage("cat", "--follow follows a stream; %s is a recording", path);
+	char n[32];
+	snprintf(n, sizeof n, "%ld", count);
+	char *args[9] = {"query", (char *)path, "--format", (char *)(format ? format : "text")};
+	int k = 4;
+	if (count >= 0) {
+		args[k++] = "-n";
+		args[k++] = n;
+	}
+	if (data_hex)
+		args[k++] = "--data-hex";
+	args[k] = NULL;
+	optind = 0; /* getopt starts again for query's options */
+	return cmd_query(k, args);
+}
+
 int cmd_cat(int argc, char **argv)
 {
 	long last_n = 1;
-	int follow = 0, data_hex = 0;
+	int follow = 0, data_hex = 0, n_given = 0;
+	const char *format_text = NULL;
 	enum cli_format f = FORMAT_TEXT;
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
 	                                         {"data-hex", no_argument, 0, 'x'},
@@ -147,17 +175,22 @@ int cmd_cat(int argc, char **argv)
 				return EXIT_USAGE;
 			if (last_n < 0)
 				return cli_usage("cat", "-n must be >= 0");
+			n_given = 1;
 			break;
 		case 'F':
 			if (cli_parse_format("cat", optarg, &f) < 0)
 				return EXIT_USAGE;
+			format_text = optarg;
 			break;
 		default:
 			return cli_usage("cat", "unknown option");
 		}
 	}
 	if (optind != argc - 1)
-		return cli_usage("cat", "needs one stream NAME[:ID]");
+		return cli_usage("cat", "needs one stream NAME[:ID], or a recording DIR or FILE");
+	if (cli_is_path(argv[optind]))
+		return cat_recording(argv[optind], follow, n_given && last_n > 0 ? last_n : -1, format_text,
+		                     data_hex);
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;

@@ -22,9 +22,10 @@
 void help_play(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm play DIR [--streams A,B,...] [--speed X] [--now] [--loop]\n"
+	        "usage: dssm play DIR|FILE [--streams A,B,...] [--speed X] [--now] [--loop]\n"
 	        "                 [--start T] [--end T] [--fresh] [--ssm-clock]\n\n"
-	        "Writes the recording's samples into rings of the same names, layouts, types,\n"
+	        "Writes the recording's samples (DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or\n"
+	        "SSM log FILE, read directly) into rings of the same names, layouts, types,\n"
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
 	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
@@ -230,10 +231,11 @@ int cmd_play(int argc, char **argv)
 		return cli_usage("play", "needs one recording DIR");
 	if (!(speed > 0))
 		return cli_usage("play", "--speed must be > 0");
-	dssm_container *c;
-	int rc = dssm_container_open(argv[optind], &c);
-	if (rc < 0)
-		return cli_dssm_error("play", rc);
+	struct cli_recording recording;
+	int rc = cli_recording_open("play", argv[optind], &recording);
+	if (rc)
+		return rc;
+	dssm_container *c = recording.c;
 	int n = dssm_container_stream_count(c), ns = 0, status = 0, damaged = 0;
 	dssm_container_set_salvage(c, 1);
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
@@ -361,6 +363,6 @@ int cmd_play(int argc, char **argv)
 		dssm_close(rings[i]);
 	free(rings);
 	free(sel);
-	dssm_container_close(c);
+	cli_recording_close(&recording);
 	return status ? status : damaged;
 }

@@ -16,11 +16,13 @@
 void help_query(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm query DIR|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
-	        "                  [--latest S] [--deadline S [--bandwidth MBPS]]\n"
+	        "usage: dssm query DIR|FILE|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
+	        "                  [--latest S] [-n COUNT] [--deadline S [--bandwidth MBPS]]\n"
 	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
-	        "start <= time <= end, merged in time order. --streams takes NAME[:ID] or globs\n"
+	        "start <= time <= end, merged in time order (-n: the first COUNT). FILE is a\n"
+	        "ROS 1 bag, MCAP, rosbag2 .db3 or SSM log, read directly (through a temporary\n"
+	        "import under $TMPDIR). --streams takes NAME[:ID] or globs\n"
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
 	        "(2026-11-23T18:29:10Z, 2026-11-23T18:29:10.5+09:00, or local time without a\n"
 	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
@@ -36,6 +38,7 @@ void help_query(FILE *out)
 	        "the newest data as --bandwidth (MB/s, default 10) carries in S seconds.\n\n"
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
+	        "  dssm query drive.mcap --streams 'camera.*' -n 10\n"
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
 	        "  dssm query run1 --start 2026-11-23T18:29:10Z --end +1m30s\n"
 	        "  dssm query run1 --streams imu --output imu-only\n"
@@ -101,6 +104,7 @@ int cmd_query(int argc, char **argv)
 	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
 	dssm_time_t latest = -1, deadline = -1;
 	double bandwidth_mb = 0;
+	long limit = -1;
 	enum cli_format f = FORMAT_JSON;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"start", required_argument, 0, 'a'},
@@ -111,10 +115,15 @@ int cmd_query(int argc, char **argv)
 	                                         {"deadline", required_argument, 0, 'd'},
 	                                         {"bandwidth", required_argument, 0, 'b'},
 	                                         {"data-hex", no_argument, 0, 'x'},
+	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
 	int data_hex = 0;
 	int opt;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &limit) < 0)
+			return EXIT_USAGE;
+		if (opt == 'n' && limit < 0)
+			return cli_usage("query", "-n takes a count >= 0, not %ld", limit);
 		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &start) < 0) ||
 		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &end) < 0) ||
 		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &latest) < 0) ||
@@ -142,10 +151,11 @@ int cmd_query(int argc, char **argv)
 	}
 	if (deadline > 0)
 		return cli_usage("query", "--deadline is for recordings served by a proxy");
-	dssm_container *c;
-	int rc = dssm_container_open(argv[optind], &c);
-	if (rc < 0)
-		return cli_dssm_error("query", rc);
+	struct cli_recording recording;
+	int rc = cli_recording_open("query", argv[optind], &recording);
+	if (rc)
+		return rc;
+	dssm_container *c = recording.c;
 	int n = dssm_container_stream_count(c), ns = 0, damaged = 0;
 	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
 	/* first, last: the recording's span, for +S and the window's check */
@@ -177,14 +187,14 @@ int cmd_query(int argc, char **argv)
 	if (list && ns == 0) {
 		free(sel);
 		free(labels);
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return cli_error("query", "no stream of %s matches '%s'", argv[optind], list);
 	}
 	dssm_time_t t0, t1;
 	if ((rc = cli_time_window("query", &start, &end, first, last, &t0, &t1)) != 0) {
 		free(sel);
 		free(labels);
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return rc;
 	}
 	if (latest >= 0 && newest != INT64_MIN)
@@ -223,7 +233,7 @@ int cmd_query(int argc, char **argv)
 	int progress = isatty(STDERR_FILENO) && (output || !isatty(STDOUT_FILENO)) && total > 10000;
 	dssm_time_t shown = 0;
 	cli_catch_signals();
-	while (ns && rc == 0 && !cli_stop) {
+	while (ns && rc == 0 && !cli_stop && (limit < 0 || (long)count < limit)) {
 		dssm_record rec;
 		int k = dssm_query_next(q, &rec);
 		if (k <= 0) {
@@ -267,7 +277,7 @@ int cmd_query(int argc, char **argv)
 	        b, ns, ns == 1 ? "" : "s", output ? " into " : "", output ? output : "");
 	free(sel);
 	free(labels);
-	dssm_container_close(c);
+	cli_recording_close(&recording);
 	return status ? status : damaged;
 }
 

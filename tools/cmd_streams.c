@@ -208,9 +208,9 @@ int cmd_info(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage("info", "needs one stream NAME[:ID] or a recording DIR");
 	const char *what = argv[optind];
-	/* A directory is a recording (or says why it is not one); else a stream. */
-	struct stat st;
-	if (stat(what, &st) == 0 && S_ISDIR(st.st_mode))
+	/* A directory or a file is a recording (or says why it is not one);
+	 * else a stream. */
+	if (cli_is_path(what))
 		return cli_recording_info(what, json);
 	dssm_stream *s = cli_open("info", what, DSSM_READ);
 	if (!s)

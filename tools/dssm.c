@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "../bridge/bridge.h"
 #include "dssm/connector.h"
 
 static const struct cli_command commands[] = {
@@ -134,6 +135,21 @@ int cli_wants_help(int argc, char **argv)
 dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 {
 	dssm_stream *s = NULL;
+	/* "/TOPIC[:ID]", as info prints topics: the stream import names it */
+	char mapped[DSSM_NAME_MAX + 16];
+	if (address[0] == '/') {
+		char topic[512], name[DSSM_NAME_MAX + 1];
+		snprintf(topic, sizeof topic, "%s", address);
+		const char *id = "";
+		char *colon = strrchr(topic, ':');
+		if (colon && colon[1] && strspn(colon + 1, "0123456789") == strlen(colon + 1)) {
+			*colon = '\0';
+			id = colon + 1;
+		}
+		bridge_topic_to_name(topic, name);
+		snprintf(mapped, sizeof mapped, "%s%s%s", name, *id ? ":" : "", id);
+		address = mapped;
+	}
 	int rc = dssm_open_address(address, flags, &s);
 	if (rc < 0) {
 		cli_dssm_error(cmd, rc);

@@ -158,16 +158,18 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 			printf("damaged:     %s: %s\n", rows[i].label, rows[i].r.damage);
 }
 
-int cli_recording_info(const char *dir, int json)
+int cli_recording_info(const char *path, int json)
 {
-	dssm_container *c;
-	int rc = dssm_container_open(dir, &c);
-	if (rc < 0)
-		return cli_dssm_error("info", rc);
+	struct cli_recording recording;
+	int rc = cli_recording_open("info", path, &recording);
+	if (rc)
+		return rc;
+	dssm_container *c = recording.c;
+	const char *dir = path;
 	int n = dssm_container_stream_count(c), damaged = 0;
 	struct row *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
 	if (!rows) {
-		dssm_container_close(c);
+		cli_recording_close(&recording);
 		return cli_error("info", "out of memory for %d streams", n);
 	}
 	dssm_time_t start = INT64_MAX, end = INT64_MIN;
@@ -185,12 +187,13 @@ int cli_recording_info(const char *dir, int json)
 		}
 		damaged |= r->damage != NULL;
 	}
-	uint64_t disk = size_on_disk(dir);
+	/* a file read directly: its own size */
+	uint64_t disk = recording.tmp ? (uint64_t)recording.file_bytes : size_on_disk(dir);
 	if (json)
 		print_json(dir, c, rows, n, start, end, disk);
 	else
 		print_table(dir, c, rows, n, start, end, disk);
 	free(rows);
-	dssm_container_close(c);
+	cli_recording_close(&recording);
 	return damaged;
 }
