@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../ssmcore/internal.h"
+#include "ssm.h"
 #include "ssm_name.h"
 
 static const char hex[] = "0123456789ABCDEF";
@@ -133,4 +134,11 @@ void dssm__ssm_name_decode(const char *name, char out[SSM_NAME_BYTES_MAX + 1])
 	size_t len = strnlen(name, SSM_NAME_BYTES_MAX);
 	memcpy(out, name, len);
 	out[len] = '\0';
+}
+
+_Static_assert(DSSM_NAME_MAX + 1 == 64, "ssm.h declares dssm_ssm_stream_name's out[64]");
+
+int dssm_ssm_stream_name(const char *name, char out[64])
+{
+	return dssm__ssm_name_encode(name, out) < 0 ? -1 : 0;
 }

@@ -157,6 +157,12 @@ int getSSM_info(const char *stream_name, int stream_id, size_t *size, int *num, 
 /* Kept for linking; does nothing and returns 0. */
 int damp(SSM_sid sid, int mode, int num);
 
+/* dssm's own (not SSM's): the dssm stream name (at most 63 bytes and the
+ * NUL in out[64]) of SSM name `name`, as described above; 0, or -1 if name
+ * is not 1 to 31 bytes (errSSM tells). ssm-remote.hpp uses it to reach an
+ * SSM stream through `dssm proxy`. */
+int dssm_ssm_stream_name(const char *name, char out[64]);
+
 #ifdef __cplusplus
 }
 #endif
