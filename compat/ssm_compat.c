@@ -185,8 +185,40 @@ static int time_of(dssm_stream *s, uint64_t tid, dssm_time_t *t)
 {
 	dssm_sample_info info;
 	int rc = dssm_read_tid(s, tid, NULL, 0, &info);
-	*t = info.time;
+	if (rc == 0)
+		*t = info.time;
 	return rc;
+}
+
+/* One try of getTID; DSSM_ETOOOLD if a writer moved the history under it. */
+static int get_tid_once(dssm_stream *s, ssmTimeT ytime, SSM_tid *out)
+{
+	dssm_time_t t = to_ns(ytime), newest_t = 0, oldest_t = 0;
+	uint64_t oldest, newest;
+	if (dssm_tid_range(s, &oldest, &newest) < 0) {
+		/* empty: SSM compared with the 0 it found below its time table */
+		*out = ytime > 0 ? SSM_ERROR_FUTURE : SSM_ERROR_PAST;
+		return 0;
+	}
+	int rc = time_of(s, newest, &newest_t);
+	if (rc == 0)
+		rc = time_of(s, oldest, &oldest_t);
+	if (rc < 0)
+		return rc;
+	if (t > newest_t)
+		*out = (SSM_tid)newest;
+	else if (t < oldest_t)
+		*out = SSM_ERROR_PAST;
+	else if (t == oldest_t)
+		*out = (SSM_tid)oldest - 1; /* the scan ran out below the oldest */
+	else {
+		/* oldest_t < t <= newest_t: the newest with time <= t - 1 ns */
+		dssm_sample_info info;
+		if ((rc = dssm_read_time(s, t - 1, NULL, 0, &info)) < 0)
+			return rc;
+		*out = (SSM_tid)info.tid;
+	}
+	return 0;
 }
 
 /* SSM's getTID: the newest TID whose time is strictly before ytime, scanning
@@ -199,31 +231,12 @@ SSM_tid getTID(SSM_sid sid, ssmTimeT ytime)
 {
 	if (!sid)
 		return SSM_ERROR_NO_DATA;
-	dssm_stream *s = SID(sid);
-	dssm_time_t t = to_ns(ytime), newest_t, oldest_t;
-	for (int attempt = 0;; attempt++) {
-		uint64_t oldest, newest;
-		if (dssm_tid_range(s, &oldest, &newest) < 0)
-			return ytime > 0 ? SSM_ERROR_FUTURE : SSM_ERROR_PAST;
-		if (time_of(s, newest, &newest_t) < 0 || time_of(s, oldest, &oldest_t) < 0) {
-			if (attempt < 100)
-				continue; /* a writer lapped us: look again */
-			return SSM_ERROR_PAST;
-		}
-		if (t > newest_t)
-			return (SSM_tid)newest;
-		if (t < oldest_t)
-			return SSM_ERROR_PAST;
-		/* oldest_t <= t <= newest_t: the newest with time <= t - 1 ns */
-		if (t == oldest_t)
-			return (SSM_tid)oldest - 1;
-		dssm_sample_info info;
-		int rc = dssm_read_time(s, t - 1, NULL, 0, &info);
-		if (rc == 0)
-			return (SSM_tid)info.tid;
-		if (attempt >= 100)
-			return ssm_error(rc);
-	}
+	SSM_tid tid = SSM_ERROR_PAST;
+	int rc = DSSM_ETOOOLD;
+	/* a writer lapping us moves the history: look again (bounded) */
+	for (int attempt = 0; attempt < 100 && rc == DSSM_ETOOOLD; attempt++)
+		rc = get_tid_once(SID(sid), ytime, &tid);
+	return rc < 0 ? ssm_error(rc) : tid;
 }
 
 int waitTID(SSM_sid sid, SSM_tid tid)

@@ -48,9 +48,10 @@
  *     dssm name ("laser/front" is laser%2Ffront in "dssm ls" and for dssm's
  *     own API; a leading '.' and '%' are encoded too; a name with more than
  *     16 such bytes becomes '%' and the hex of all its bytes). getSSM_name
- *     gives the SSM name back; a dssm stream whose name is no such encoding
- *     is listed as it is, cut to 31 bytes if longer (then openSSM cannot
- *     reach it);
+ *     gives the SSM name back. A dssm stream whose name is no such
+ *     encoding ("50%off", made by a dssm program) or is longer than 31
+ *     bytes is listed as it is, cut to 31 bytes; openSSM cannot reach it
+ *     by that name (dssm_open can);
  *   - a size-0 stream is, for dssm, a 1-byte stream of type "ssm/size-0"
  *     whose samples are 0 bytes long ("dssm ls" shows 1 B);
  *   - releaseSSM and closeSSM unmap the stream (SSM kept it mapped) and
