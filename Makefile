@@ -86,8 +86,9 @@ $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
 $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
-# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
+# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c); SSM logs
+# name streams as SSM programs do (compat/ssm_name.c)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
