@@ -7,8 +7,9 @@
  *     and dssm programs share "odom" or "urg_fs";
  *   - otherwise every byte outside [A-Za-z0-9_.-], every '%' and a leading
  *     '.' become %XX (upper-case hex): "laser/front" is "laser%2Ffront";
- *   - a name whose %XX form would pass DSSM_NAME_MAX (more than 16 such
- *     bytes) is '%' and the hex of every byte instead: 1 + 2 x 31 = 63.
+ *   - a name whose %XX form would pass DSSM_NAME_MAX (63: a 31-byte name
+ *     with more than 16 such bytes) is '%' and the hex of every byte
+ *     instead, at most 1 + 2 x 31 = 63.
  * Decoding accepts only what encoding produces (decode, encode again,
  * compare), so every dssm name lists as exactly one SSM name: one that no
  * encoding produced ("50%off", made by a dssm program) lists as it is.

@@ -29,7 +29,8 @@
  *
  * Deliberate differences:
  *   - no ssm-coordinator daemon: initSSM() always succeeds and SSM's
- *     message queue is not used; the installed ssm-coordinator only waits;
+ *     message queue is not used; the installed ssm-coordinator only waits
+ *     (and tidies streams left by dead writers);
  *   - samples are never read torn, and concurrent writers never lose a
  *     sample (SSM's lock is not robust; ours survives a writer killed
  *     inside writeSSM);
@@ -46,8 +47,9 @@
  *     sample size (SSM used its own size and overran the caller's buffer);
  *   - a name dssm cannot hold in a file name is percent-encoded into the
  *     dssm name ("laser/front" is laser%2Ffront in "dssm ls" and for dssm's
- *     own API; a leading '.' and '%' are encoded too; a name with more than
- *     16 such bytes becomes '%' and the hex of all its bytes). getSSM_name
+ *     own API; a leading '.' and '%' are encoded too; a name whose
+ *     encoding would pass 63 bytes, such as 31 bytes with more than 16 to
+ *     encode, becomes '%' and the hex of all its bytes). getSSM_name
  *     gives the SSM name back. A dssm stream whose name is no such
  *     encoding ("50%off", made by a dssm program) or is longer than 31
  *     bytes is listed as it is, cut to 31 bytes; openSSM cannot reach it
@@ -59,7 +61,12 @@
  *   - SSM_tid is SSM's int: these calls see TIDs modulo 2^31 after 2^31
  *     samples; dssm's own API has 64-bit TIDs;
  *   - getSSM_info of a missing stream leaves *size, *num, *cycle and
- *     *property_size untouched (SSM stored -1 in them).
+ *     *property_size untouched (SSM stored -1 in *size and *property_size
+ *     and whatever its message held in the others);
+ *   - the library never prints: SSM's createSSM and openSSM wrote their
+ *     refusals to stderr, here errSSM() tells them;
+ *   - the streams are those of the namespace DSSM_NAMESPACE names (default
+ *     "default"): one coordinator's set of streams in SSM's terms.
  */
 #ifndef DSSM_SSM_H
 #define DSSM_SSM_H
