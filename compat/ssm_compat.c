@@ -66,24 +66,16 @@ static dssm_time_t to_ns(ssmTimeT t)
 	return dssm_time_from_sec(t);
 }
 
-/* The stream a createSSM gets when NAME:ID exists: SSM's coordinator
- * handed back the existing stream as it was, whatever life and cycle were
- * asked. We do too, but refuse another sample size (SSM then copied its own
- * size from and to the caller's buffer: an overflow). */
-static int join_existing(const char *dname, int id, size_t size, dssm_stream **out)
+/* 0 if s has SSM samples of `size` bytes; otherwise closes s and fails
+ * (a size-0 stream is a 1-byte one for dssm: this tells them apart). */
+static int same_size(dssm_stream *s, const char *dname, int id, size_t size)
 {
-	dssm_stream *s;
-	int rc = dssm_open(dname, id, DSSM_WRITE, &s);
-	if (rc < 0)
-		return rc;
-	if (ssm_size(s) != size) {
-		rc = dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %zu-byte samples, asked %zu",
-		                dname, id, ssm_size(s), size);
-		dssm_close(s);
-		return rc;
-	}
-	*out = s;
-	return 0;
+	if (ssm_size(s) == size)
+		return 0;
+	int rc = dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %zu-byte samples, asked %zu",
+	                    dname, id, ssm_size(s), size);
+	dssm_close(s);
+	return rc;
 }
 
 SSM_sid createSSM(const char *name, int id, size_t size, ssmTimeT life, ssmTimeT cycle)
@@ -99,15 +91,14 @@ SSM_sid createSSM(const char *name, int id, size_t size, ssmTimeT life, ssmTimeT
 	cfg.encoding = "";
 	dssm_stream *s;
 	int rc = dssm_create(dname, id, &cfg, &s);
+	/* NAME:ID exists with other slots: SSM's coordinator handed back the
+	 * existing stream as it was, whatever life and cycle were asked. We do
+	 * too, but refuse another sample size (SSM then copied its own size
+	 * from and to the caller's buffer: an overflow). */
 	if (rc == DSSM_ELAYOUT)
-		rc = join_existing(dname, id, size, &s);
-	else if (rc == 0 && ssm_size(s) != size) {
-		/* a size-0 stream is a 1-byte one: tell them apart */
-		dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %zu-byte samples, asked %zu",
-		           dname, id, ssm_size(s), size);
-		dssm_close(s);
-		rc = DSSM_ELAYOUT;
-	}
+		rc = dssm_open(dname, id, DSSM_WRITE, &s);
+	if (rc == 0)
+		rc = same_size(s, dname, id, size);
 	return rc < 0 ? 0 : (SSM_sid)(void *)s;
 }
 
