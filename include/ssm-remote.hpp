@@ -21,6 +21,7 @@
  *   read(tid = -1) / readLast() / readNext(dt = 1) / readBack(dt = 1)
  *   readNew() / readTime(t) / isUpdate()
  *   setProperty() / getProperty() / setBlocking() / setVerbose()
+ *   createDataCon()           kept for DSSM's programs: true when open
  * Each call answers as SSMApi's (the same rules: readTime(t) the sample at t
  * or the newest before it, the newest for t <= 0; readNext jumps to the
  * oldest kept sample when behind; readNew only when newer; a sid opened
@@ -303,6 +304,10 @@ public:
 		isVerbose = verbose;
 		return ok || open(openMode);
 	}
+
+	/* DSSM's PConnector connected its DataCommunicator here, after
+	 * create or open; open and create connect already: true when open. */
+	bool createDataCon() { return isOpen(); }
 
 	bool close()
 	{

@@ -6,7 +6,7 @@
  * before and after sample times, isUpdate, getProperty) must give the same
  * result, TID, time and data both ways; writes and creation through the
  * proxy must be what SSMApi reads here; names SSM allows (with '/', ' ')
- * reach the same stream.
+ * reach the same stream; openWait and createDataCon (DSSM's call).
  */
 #include <csignal>
 #include <cstring>
@@ -225,6 +225,15 @@ static void remote_writer(const std::string &hp)
 	PConnector<int> other(hp.c_str(), "made far", 0);
 	other.setVerbose(false);
 	CHECK(!other.create(2.0, 0.5));
+
+	/* openWait: at once when the stream is there; false when it never
+	 * comes (after about 1 s: one retry) */
+	Remote waiter((hp + "/made far").c_str(), 0);
+	waiter.setVerbose(false);
+	CHECK(waiter.openWait(5.0) && waiter.createDataCon());
+	Remote missing((hp + "/never made").c_str(), 0);
+	missing.setVerbose(false);
+	CHECK(!missing.openWait(0.2) && !missing.createDataCon());
 
 	/* opened for reading, it becomes a writer on its first write, as an
 	 * SSM sid does */
