@@ -170,6 +170,16 @@ static void reads_match(const std::string &hp)
 		SAME(readNext(1));
 	SAME(readNew());
 	SAME(readBack(40)); /* below TID 0 */
+	/* blocking: what is there at once; at the newest, both wait out
+	 * waitTID's second and find nothing */
+	l.setBlocking(true);
+	r.setBlocking(true);
+	SAME(read(30));
+	SAME(readNext(1));
+	SAME(readLast());
+	SAME(readNew());
+	l.setBlocking(false);
+	r.setBlocking(false);
 
 	/* the property */
 	std::memset(&w.property, 0, sizeof w.property);
