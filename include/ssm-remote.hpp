@@ -14,7 +14,9 @@
  * odom.timeId ... as before. The address is "HOST[:PORT]/NAME" (PORT 5800
  * by default; "[IPv6]:PORT/NAME" too); NAME is an SSM name (any bytes up to
  * 31, '/' included: the host part ends at the first '/'); plain "NAME" is a
- * stream of this host. PConnector(hostPort, name, id) takes them apart.
+ * stream of this host. The ID is the second argument, as for SSMApi (a ':'
+ * after the '/' belongs to the name). PConnector(hostPort, name, id) takes
+ * the parts apart.
  *
  *   create(life, cycle) / open(mode) / openWait(timeout, mode) / close()
  *   write(t = gettimeSSM())   data stamped t; timeId, time
