@@ -30,7 +30,7 @@
  * SSM_READ may write), computed by the proxy's host from its stream.
  *
  * Differences from SSMApi, because a connection is not a mapping:
- *   - every call is a round trip (readNext and isUpdate two), bounded by
+ *   - every call is a round trip (readNext and readNew two), bounded by
  *     the connection's timeout (5 s; setTimeout); a lost proxy makes calls
  *     fail (false) and the next call reconnects (docs/protocol.md);
  *   - the object owns its connection: it closes it when destroyed and
