@@ -63,7 +63,8 @@ TESTS := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 EXAMPLES := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 BENCHES := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 CXX_TESTS := $(CXX_TEST_SRC:tests/cpp/%.cpp=$(BUILD)/tests/cpp/%)
-SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp $(wildcard include/ssmtype/*.h)
+SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp include/ssm-remote.hpp \
+  $(wildcard include/ssmtype/*.h)
 
 .PHONY: all libs man test check check-unit demo bench install uninstall clean deps
 
@@ -90,8 +91,9 @@ $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
 $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
-# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(BUILD)/compat/ssm_clock.o $(LIBDSSM)
+# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c); SSM logs
+# name streams as SSM programs do (compat/ssm_name.c)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
@@ -224,7 +226,7 @@ install: libs $(DSSM_BIN) man
 	  $(DESTDIR)$(PREFIX)/lib/systemd/system $(DESTDIR)$(PYTHON_DIR)/dssm
 	install -m 644 include/dssm/*.h $(DESTDIR)$(PREFIX)/include/dssm/
 	install -m 644 include/ssm.h include/ssm-time.h include/libssm.h include/ssm.hpp \
-	  include/ssmp.hpp include/ssm-log.hpp $(DESTDIR)$(PREFIX)/include/
+	  include/ssmp.hpp include/ssm-log.hpp include/ssm-remote.hpp $(DESTDIR)$(PREFIX)/include/
 	install -d $(DESTDIR)$(PREFIX)/include/ssmtype
 	install -m 644 include/ssmtype/*.h $(DESTDIR)$(PREFIX)/include/ssmtype/
 	install -m 644 $(LIBDSSM) $(LIBSSM) $(DESTDIR)$(PREFIX)/lib/
@@ -254,6 +256,7 @@ uninstall:
 	  $(DESTDIR)$(PREFIX)/include/ssm-time.h $(DESTDIR)$(PREFIX)/include/libssm.h \
 	  $(DESTDIR)$(PREFIX)/include/ssm.hpp \
 	  $(DESTDIR)$(PREFIX)/include/ssmp.hpp $(DESTDIR)$(PREFIX)/include/ssm-log.hpp \
+	  $(DESTDIR)$(PREFIX)/include/ssm-remote.hpp \
 	  $(DESTDIR)$(PREFIX)/include/ssmtype $(DESTDIR)$(PREFIX)/lib/libdssm.* \
 	  $(DESTDIR)$(PREFIX)/lib/libssm.* $(DESTDIR)$(PREFIX)/bin/dssm $(DESTDIR)$(PREFIX)/bin/ssm-coordinator \
 	  $(DESTDIR)$(PREFIX)/lib/pkgconfig/dssm.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/ssm.pc \

@@ -16,7 +16,9 @@
  * for it). Export writes them back, so a log goes through import and export
  * byte for byte (times are kept to the nanosecond, which is exact for epoch
  * times). A stream recorded from a ring exports with its first sample's
- * time as STARTTIME.
+ * time as STARTTIME. NAME is an SSM name: it becomes the dssm name SSM
+ * programs reach it by (compat/ssm_name.c: "laser/front" is laser%2Ffront)
+ * and goes back to the SSM name on export.
  */
 #include <errno.h>
 #include <math.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "bridge.h"
+#include "../compat/ssm_name.h"
 #include "../ssmcore/internal.h"
 
 #define START_KEY "ssm-log start_time="
@@ -41,7 +44,10 @@ int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h)
 {
 	dssm_stream_info info;
 	memset(&info, 0, sizeof info);
-	bridge_topic_to_name(h->name, info.name);
+	/* the stream SSM programs open by NAME; a NAME SSM could not have
+	 * made (longer than 31 bytes) as topics are */
+	if (dssm__ssm_name_encode(h->name, info.name) < 0)
+		bridge_topic_to_name(h->name, info.name);
 	info.id = h->id;
 	info.max_size = (size_t)h->data_size;
 	info.slots = (uint32_t)h->buffer_num;
@@ -138,6 +144,22 @@ static void ssm_layout(const dssm_recorded *r, double *cycle, unsigned *slots)
 	}
 }
 
+/* NAME in the header: the SSM name the stream stands for. A dssm name no
+ * SSM name encodes to, or whose SSM name holds a space or control byte (the
+ * header's fields are separated by spaces), is written as it is: it reads
+ * back as the same stream. */
+static const char *header_name(const char *dssm_name, char out[SSM_NAME_BYTES_MAX + 1])
+{
+	char again[DSSM_NAME_MAX + 1];
+	dssm__ssm_name_decode(dssm_name, out);
+	if (dssm__ssm_name_encode(out, again) < 0 || strcmp(again, dssm_name) != 0)
+		return dssm_name;
+	for (const char *p = out; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == 0x7f)
+			return dssm_name;
+	return out;
+}
+
 static int write_log(dssm_container *c, int stream, const char *path,
                      const struct bridge_export_options *o, struct bridge_export_stats *st)
 {
@@ -157,7 +179,9 @@ static int write_log(dssm_container *c, int stream, const char *path,
 	if (!f)
 		return dssm__fail_errno(DSSM_ESYS, "creating %s", path);
 	char head[DSSM_NAME_MAX + 128];
-	int n = snprintf(head, sizeof head, "%s %d %zu %u %.6f %.6f %zu\n", r.info.name, r.info.id,
+	char ssm_name[SSM_NAME_BYTES_MAX + 1];
+	int n = snprintf(head, sizeof head, "%s %d %zu %u %.6f %.6f %zu\n",
+	                 header_name(r.info.name, ssm_name), r.info.id,
 	                 r.info.max_size, slots, cycle, start, plen);
 	rc = write_all(f, head, (size_t)n, path);
 	if (rc == 0)

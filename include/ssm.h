@@ -2,20 +2,71 @@
  * ssm.h - source compatibility with the C API of SSM 1.0.6 (openspur/ssm).
  *
  * Programs written for SSM compile against this header unchanged and link
- * with -lssm (dssm's libssm, which carries libdssm inside). What differs:
- *   - no ssm-coordinator daemon: initSSM() always succeeds;
- *   - streams are dssm streams ("dssm ls" lists them), so SSM and dssm
- *     programs share them; samples are never read torn; concurrent
- *     writers never lose a sample (SSM's lock is not robust; ours survives
- *     a writer killed inside writeSSM);
- *   - createSSM() on an existing stream with the same size and history keeps
- *     its data (SSM zeroed the timestamps); a different size fails;
+ * with -lssm (dssm's libssm, which carries libdssm inside). Streams are dssm
+ * streams ("dssm ls" lists them), so SSM and dssm programs share them.
+ *
+ * Kept exactly as SSM 1.0.6 gives them:
+ *   - (int)(1.2 * life / cycle) + 1 slots; tid_bottom = tid_top - num + 2
+ *     (never below 0); -1 future, -2 past, -3 no data; getTID_top and
+ *     getTID_bottom are -1 while empty;
+ *   - names: any bytes, 1 to 31 of them (SSM_SNAME_MAX - 1); createSSM and
+ *     openSSM refuse "" and 32 or more (0), as do set/get_propertySSM (0);
+ *     getSSM_info answers -1 for a 32-byte name and 0 for a longer one;
+ *   - size 0: a stream of 0-byte samples (time and TID only);
+ *   - getTID(t): the newest TID with time strictly before t, scanning down
+ *     from the newest: at a sample's exact time the TID before it, at the
+ *     oldest's exact time tid_bottom - 1; the newest if t is after it; -2 if
+ *     t is before the oldest. On an empty stream -1 for t > 0, else -2;
+ *   - readSSM_time(t): the sample at t or the newest before it; the newest
+ *     when t is after all or t <= 0; -2 before the oldest; on an empty
+ *     stream -1 for t > 0 and -3 for t <= 0 (readSSM of the newest);
+ *   - createSSM on an existing NAME:ID (again in the same process, or a
+ *     handler restarted) gives a handle on the stream as it is, TIDs
+ *     continuing, whatever life and cycle are asked (SSM's coordinator
+ *     handed the existing one back);
+ *   - any sid may write, as on SSM: threads, handles and processes; each
+ *     write gets its own TID.
+ *
+ * Deliberate differences:
+ *   - no ssm-coordinator daemon: initSSM() always succeeds and SSM's
+ *     message queue is not used; the installed ssm-coordinator only waits
+ *     (and tidies streams left by dead writers);
+ *   - samples are never read torn, and concurrent writers never lose a
+ *     sample (SSM's lock is not robust; ours survives a writer killed
+ *     inside writeSSM);
+ *   - a sample older than the stream's newest is refused: writeSSM returns
+ *     SSM_ERROR_PAST (-2) and stores nothing (errSSM says which times).
+ *     SSM stored it, and then its time searches (readSSM_time, getTID),
+ *     which assume ordered times, answered for the wrong sample. dssm's
+ *     time search is a binary search over ordered times; refusing keeps
+ *     every readSSM_time answer right. Equal times are stored;
+ *   - with several samples at one time readSSM_time reads the newest of
+ *     them (SSM's answer depended on where its cycle-based guess landed);
+ *   - createSSM on an existing stream keeps its data (SSM zeroed the
+ *     timestamps, so its old samples read as time 0), and refuses another
+ *     sample size (SSM used its own size and overran the caller's buffer);
+ *   - a name dssm cannot hold in a file name is percent-encoded into the
+ *     dssm name ("laser/front" is laser%2Ffront in "dssm ls" and for dssm's
+ *     own API; a leading '.' and '%' are encoded too; a name whose
+ *     encoding would pass 63 bytes, such as 31 bytes with more than 16 to
+ *     encode, becomes '%' and the hex of all its bytes). getSSM_name
+ *     gives the SSM name back. A dssm stream whose name is no such
+ *     encoding ("50%off", made by a dssm program) or is longer than 31
+ *     bytes is listed as it is, cut to 31 bytes; openSSM cannot reach it
+ *     by that name (dssm_open can);
+ *   - a size-0 stream is, for dssm, a 1-byte stream of type "ssm/size-0"
+ *     whose samples are 0 bytes long ("dssm ls" shows 1 B);
+ *   - releaseSSM and closeSSM unmap the stream (SSM kept it mapped) and
+ *     never remove it; "dssm cleanup" or the ssm-coordinator does;
  *   - SSM_tid is SSM's int: these calls see TIDs modulo 2^31 after 2^31
- *     samples; dssm's own API has 64-bit TIDs.
- * Semantics kept exactly: (int)(1.2 * life / cycle) + 1 slots; tid_bottom =
- * tid_top - num + 2 (never below 0); errors -1 future, -2 past, -3 no data;
- * readSSM_time(t) reads the newest sample with time <= t, the newest when t
- * is newer than all or t <= 0.
+ *     samples; dssm's own API has 64-bit TIDs;
+ *   - getSSM_info of a missing stream leaves *size, *num, *cycle and
+ *     *property_size untouched (SSM stored -1 in *size and *property_size
+ *     and whatever its message held in the others);
+ *   - the library never prints: SSM's createSSM and openSSM wrote their
+ *     refusals to stderr, here errSSM() tells them;
+ *   - the streams are those of the namespace DSSM_NAMESPACE names (default
+ *     "default"): one coordinator's set of streams in SSM's terms.
  */
 #ifndef DSSM_SSM_H
 #define DSSM_SSM_H
@@ -113,6 +164,12 @@ int getSSM_info(const char *stream_name, int stream_id, size_t *size, int *num, 
 
 /* Kept for linking; does nothing and returns 0. */
 int damp(SSM_sid sid, int mode, int num);
+
+/* dssm's own (not SSM's): the dssm stream name (at most 63 bytes and the
+ * NUL in out[64]) of SSM name `name`, as described above; 0, or -1 if name
+ * is not 1 to 31 bytes (errSSM tells). ssm-remote.hpp uses it to reach an
+ * SSM stream through `dssm proxy`. */
+int dssm_ssm_stream_name(const char *name, char out[64]);
 
 #ifdef __cplusplus
 }

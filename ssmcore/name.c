@@ -4,6 +4,8 @@
  * A stream NAME:ID in namespace NS lives in the POSIX shared-memory object
  * "/dssm:NS:NAME:ID" (on Linux the file /dev/shm/dssm:NS:NAME:ID). Names are
  * restricted so that they can never escape /dev/shm or collide through ':'.
+ * A name may hold '%': SSM's names (any bytes) are percent-encoded into
+ * dssm names (compat/ssm_name.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,10 +32,10 @@ int dssm__check_name(const char *name, int id)
 	if (name[0] == '.')
 		return dssm__fail(DSSM_ENAME, "stream name '%s' starts with '.'", name);
 	for (size_t i = 0; i < len; i++)
-		if (!is_name_char(name[i]))
+		if (!is_name_char(name[i]) && name[i] != '%')
 			return dssm__fail(DSSM_ENAME,
 			                  "stream name '%s' has character 0x%02x at %zu; "
-			                  "allowed are A-Z a-z 0-9 _ - .",
+			                  "allowed are A-Z a-z 0-9 _ - . %%",
 			                  name, (unsigned char)name[i], i);
 	if (id < 0)
 		return dssm__fail(DSSM_ENAME, "stream id %d of '%s' is negative", id, name);

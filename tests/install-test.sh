@@ -9,7 +9,7 @@ prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
 make --no-print-directory -s install PREFIX="$prefix" >/dev/null
 for f in include/ssm.h include/ssm-time.h include/libssm.h include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp \
-	include/ssmtype/bumper.h include/ssmtype/ultrasonic.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
+	include/ssm-remote.hpp include/ssmtype/bumper.h include/ssmtype/ultrasonic.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
 	bin/ssm-coordinator \
 	lib/pkgconfig/dssm.pc lib/pkgconfig/ssm.pc bin/dssm share/man/man1/dssm.1 \
 	share/bash-completion/completions/dssm lib/systemd/system/dssm-proxy.service; do

@@ -229,9 +229,25 @@ static void test_channels(void **state)
 	assert_non_null(strstr(dssm_last_error(), "type"));
 	assert_int_equal(describe("protobuf", "T", "x", 0, &c), DSSM_ENOENT);
 	assert_non_null(strstr(dssm_last_error(), "'protobuf'"));
-	/* struct streams wait for the definition-driven decoder (the one hook) */
-	assert_int_equal(describe("raw", "example/Odometry", "float64 x", 0, &c), DSSM_ENOENT);
-	assert_non_null(strstr(dssm_last_error(), "struct stream"));
+	/* struct streams (and raw ones with a definition) as JSON with a JSON
+	 * Schema from the library's decoder; without a definition, not served */
+	assert_int_equal(describe("struct", "example/Odometry", "float64 x\nint32 n\n", 0, &c), 0);
+	assert_string_equal(c.encoding, "json");
+	assert_string_equal(c.schema_encoding, "jsonschema");
+	assert_true(c.is_struct);
+	assert_non_null(strstr(c.schema, "\"x\":{\"type\":\"number\"}"));
+	struct wbuf w = {0};
+	const unsigned char sample[16] = {0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 7, 0, 0, 0, 0, 0, 0, 0};
+	assert_int_equal(fg_struct_to_json(&c, sample, sizeof sample, &w), 0);
+	assert_int_equal(w.len, strlen("{\"x\":1.5,\"n\":7}"));
+	assert_memory_equal(w.data, "{\"x\":1.5,\"n\":7}", w.len);
+	wbuf_free(&w);
+	assert_int_equal(fg_struct_to_json(&c, sample, 3, &w), DSSM_ECORRUPT); /* the wrong size */
+	wbuf_free(&w);
+	fg_struct_close(&c);
+	free(c.schema);
+	assert_int_equal(describe("raw", "example/Odometry", "", 0, &c), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "cannot be served as JSON"));
 	free(c.schema);
 }
 

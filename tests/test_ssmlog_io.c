@@ -219,11 +219,85 @@ static void test_export_ring_stream(void **state)
 	rmdir(dir);
 }
 
+/* NAME is an SSM name: imported as the dssm name SSM programs open it by,
+ * exported as the SSM name again; a dssm name no SSM name encodes to is
+ * exported as it is. */
+static void test_ssm_names(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/dssm-ssmlog-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[128], rec[128], out[128];
+	snprintf(path, sizeof path, "%s/in.log", dir);
+	snprintf(rec, sizeof rec, "%s/rec", dir);
+	snprintf(out, sizeof out, "%s/out.log", dir);
+	const char *head = "laser/front@2 1 4 5 0.100000 1700000000.000000 0\n";
+	size_t len = make_log(buf, head, "", 0, 2, 4);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	fclose(f);
+	assert_int_equal(bridge_import(path, "ssmlog", rec, NULL, NULL), 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(rec, &c), 0);
+	int i = dssm_container_find(c, "laser%2Ffront%402", 1);
+	assert_true(i >= 0);
+	struct bridge_export_options o;
+	memset(&o, 0, sizeof o);
+	o.start = INT64_MIN;
+	o.end = INT64_MAX;
+	struct bridge_export_stats st;
+	assert_int_equal(bridge_export_ssmlog(c, i, out, &o, &st), 0);
+	dssm_container_close(c);
+	uint8_t got[256];
+	f = fopen(out, "rb");
+	assert_non_null(f);
+	size_t n = fread(got, 1, sizeof got, f);
+	fclose(f);
+	assert_int_equal(n, len);
+	assert_memory_equal(got, buf, len); /* byte for byte, name included */
+	assert_int_equal(dssm_container_remove(rec), 0);
+
+	/* dssm names that are not SSM names' encodings go out as they are */
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	strcpy(info.name, "50%off");
+	info.max_size = 4;
+	info.slots = 5;
+	info.cycle = 0.1;
+	int s1 = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	strcpy(info.name, "a%20b"); /* SSM's "a b": a space cannot go in the header */
+	int s2 = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+	assert_true(s1 >= 0 && s2 >= 0);
+	assert_int_equal(dssm_container_append(c, s1, 0, 1700000000000000000LL, "abcd", 4), 0);
+	assert_int_equal(dssm_container_append(c, s2, 0, 1700000000000000000LL, "abcd", 4), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(rec, &c), 0);
+	const char *want[2] = {"50%off 0 ", "a%20b 0 "};
+	int streams[2] = {s1, s2};
+	for (int k = 0; k < 2; k++) {
+		assert_int_equal(bridge_export_ssmlog(c, streams[k], out, &o, &st), 0);
+		f = fopen(out, "rb");
+		assert_non_null(f);
+		n = fread(got, 1, sizeof got, f);
+		fclose(f);
+		assert_true(n > strlen(want[k]));
+		assert_memory_equal(got, want[k], strlen(want[k]));
+	}
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(rec), 0);
+	unlink(out);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_import_refused),
 		cmocka_unit_test(test_export_ring_stream),
+		cmocka_unit_test(test_ssm_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,10 +35,12 @@
  * Threads. A dssm_stream handle is used by one thread at a time (it keeps the
  * read position of read_next/read_back). Open one handle per thread.
  *
- * Names. NAME is 1..63 characters of [A-Za-z0-9_.-], not "." or "..", and not
- * starting with '.'; ID is 0..2^31-1. The environment variable DSSM_NAMESPACE
- * ([A-Za-z0-9_-], up to 31 characters, default "default") selects an isolated
- * set of streams: tests set it to run in parallel without colliding.
+ * Names. NAME is 1..63 characters of [A-Za-z0-9_.%-], not "." or "..", and
+ * not starting with '.' ('%' is there for SSM's names: ssm.h percent-encodes
+ * the bytes a name cannot hold, "laser/front" is "laser%2Ffront"); ID is
+ * 0..2^31-1. The environment variable DSSM_NAMESPACE ([A-Za-z0-9_-], up to
+ * 31 characters, default "default") selects an isolated set of streams:
+ * tests set it to run in parallel without colliding.
  */
 #ifndef DSSM_DSSM_H
 #define DSSM_DSSM_H
