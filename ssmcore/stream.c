@@ -325,6 +325,14 @@ static int compare_layout(const dssm_stream *s, const dssm_stream_config *c, con
 	if (c->encoding && *c->encoding && strcmp(h->encoding, c->encoding) != 0)
 		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with encoding '%s', asked '%s'",
 		                  s->name, s->id, h->encoding, c->encoding);
+	/* a definition given must be the one the stream was created with: it is
+	 * fixed then, and readers decode every sample by it */
+	const char *schema = (const char *)s->hdr + h->schema_offset;
+	if (c->schema && *c->schema && strcmp(schema, c->schema) != 0)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with another schema (%llu bytes, "
+		                  "asked %zu bytes that differ); a schema is fixed when the stream is "
+		                  "created", s->name, s->id, (unsigned long long)h->schema_len,
+		                  strlen(c->schema));
 	return 0;
 }
 

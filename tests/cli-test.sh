@@ -465,6 +465,20 @@ t_operands() {
 	[ -z "$(ls "$TMPDIR")" ] || { echo "temporary left: $(ls "$TMPDIR")"; return 1; }
 }
 check "bag, MCAP and .db3 files opened directly; /TOPIC names its stream" t_operands
+# a stream's type, encoding and definition are fixed at creation: a write
+# that gives other ones is refused, never silently dropped
+t_schema_fixed() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-fixed
+	printf 'float64 x\n' >"$tmp/a.msg"; printf 'int32 y\nint32 z\n' >"$tmp/b.msg"
+	printf '12345678' | "$DSSM" write fx --create 8 --encoding struct --schema-file "$tmp/a.msg" >/dev/null || return 1
+	printf '12345678' | "$DSSM" write fx --schema-file "$tmp/b.msg" 2>"$tmp/fe"; [ $? -eq 1 ] && has "another definition" "$tmp/fe" || return 1
+	printf '12345678' | "$DSSM" write fx --create 8 --encoding struct --schema-file "$tmp/b.msg" 2>"$tmp/fe"; [ $? -eq 1 ] && has "another schema" "$tmp/fe" || return 1
+	printf '12345678' | "$DSSM" write fx --encoding ros1 2>"$tmp/fe"; [ $? -eq 1 ] && has "another encoding" "$tmp/fe" || return 1
+	printf '12345678' | "$DSSM" write fx --schema-file "$tmp/a.msg" >/dev/null || return 1
+	[ "$("$DSSM" info fx --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = 2 ] || return 1
+	"$DSSM" rm fx >/dev/null
+}
+check "write: another type, encoding or definition for an existing stream is refused" t_schema_fixed
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

@@ -154,6 +154,18 @@ static void test_layout_mismatch(void **state)
 	assert_int_equal(dssm_create("lay", 0, &cfg, &t), DSSM_ELAYOUT);
 	assert_non_null(strstr(dssm_last_error(), "type"));
 	assert_null(t);
+	/* a schema given must be the one it was created with (it was silently
+	 * ignored: readers then decoded by a definition the writer did not mean) */
+	cfg.type = NULL;
+	cfg.schema = "float64 x\n";
+	assert_int_equal(dssm_create("lay", 0, &cfg, &t), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "another schema"));
+	assert_null(t);
+	dssm_remove("lay", 0);
+	assert_int_equal(dssm_create("lay", 0, &cfg, &t), 0);
+	dssm_close(t);
+	assert_int_equal(dssm_create("lay", 0, &cfg, &t), 0); /* the same one: opened */
+	dssm_close(t);
 }
 
 /* Exit status of a forked child running fn(arg). */

@@ -322,6 +322,20 @@ int cmd_write(int argc, char **argv)
 	if (rc < 0)
 		return cli_dssm_error("write", rc);
 	dssm_stream *s = NULL;
+	char *schema = NULL;
+	if (schema_file) {
+		FILE *f = fopen(schema_file, "r");
+		size_t n = 0;
+		schema = f ? calloc(1, 1 << 20) : NULL;
+		if (schema)
+			n = fread(schema, 1, (1 << 20) - 1, f);
+		if (f)
+			fclose(f);
+		if (!schema || n == (1 << 20) - 1) {
+			free(schema);
+			return cli_error("write", "cannot read the schema from %s", schema_file);
+		}
+	}
 	if (create_size > 0) {
 		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 		cfg.max_size = (size_t)create_size;
@@ -329,21 +343,7 @@ int cmd_write(int argc, char **argv)
 		cfg.cycle = dssm_time_to_sec(cycle);
 		cfg.type = type;
 		cfg.encoding = encoding;
-		char *schema = NULL;
-		if (schema_file) {
-			FILE *f = fopen(schema_file, "r");
-			size_t n = 0;
-			schema = f ? calloc(1, 1 << 20) : NULL;
-			if (schema)
-				n = fread(schema, 1, (1 << 20) - 1, f);
-			if (f)
-				fclose(f);
-			if (!schema || n == (1 << 20) - 1) {
-				free(schema);
-				return cli_error("write", "cannot read the schema from %s", schema_file);
-			}
-			cfg.schema = schema;
-		}
+		cfg.schema = schema;
 		/* a definition the decoder refuses would only show up as hex later */
 		if (schema && dssm_decoder_supports(encoding) && strcmp(encoding, "json") != 0) {
 			dssm_decoder *dec;
@@ -360,10 +360,25 @@ int cmd_write(int argc, char **argv)
 			}
 		}
 		rc = dssm_create(name, id, &cfg, &s);
-		free(schema);
 	} else {
 		rc = dssm_open(name, id, DSSM_WRITE, &s);
+		/* what describes a stream is fixed when it is created: never
+		 * silently dropped when it differs */
+		dssm_stream_info have;
+		if (rc == 0 && dssm_info(s, &have) == 0 &&
+		    ((*type && strcmp(type, have.type)) || (*encoding && strcmp(encoding, have.encoding)) ||
+		     (schema && strcmp(schema, dssm_schema(s))))) {
+			dssm_close(s);
+			free(schema);
+			return cli_error("write", "'%s:%d' exists with another %s; a stream's type, encoding "
+			                 "and definition are fixed when it is created (dssm rm it first, or "
+			                 "leave the option out)", name, id,
+			                 *type && strcmp(type, have.type) ? "type"
+			                 : *encoding && strcmp(encoding, have.encoding) ? "encoding"
+			                                                                : "definition (--schema-file)");
+		}
 	}
+	free(schema);
 	if (rc < 0)
 		return cli_dssm_error("write", rc);
 	dssm_stream_info info;

@@ -130,7 +130,7 @@ typedef struct dssm_stream_config {
 uint32_t dssm_slots_for(double life, double cycle);
 
 /* Create stream NAME:ID and open it for writing. If it exists with the same
- * layout (max_size and slot count; type and encoding when given) it is opened
+ * layout (max_size and slot count; type, encoding and schema when given) it is opened
  * as it is, data kept, and we join its writers. A different layout gives
  * DSSM_ELAYOUT naming what differs. With cfg->flags = DSSM_EXCLUSIVE, as
  * dssm_open with DSSM_EXCLUSIVE. */
