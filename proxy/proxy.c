@@ -40,6 +40,7 @@
 #include "../ssmcore/internal.h"
 #include "proxy.h"
 #include "watch.h"
+#include "write_rules.h"
 
 /* A big sample is admitted to a client's output only while less than this is
  * queued, so a 1 MB camera stream cannot bury a 1 kHz IMU behind many frames. */
@@ -794,19 +795,12 @@ static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t han
 	return rc;
 }
 
-/* The proxy's write rules (--read-only, --allow-write GLOB). */
+/* The proxy's write rules (--read-only, --allow-write GLOB), as the
+ * Foxglove server applies them (write_rules.c). */
 static int may_write(struct proxy *px, const char *name, int id)
 {
-	char addr[DSSM_NAME_MAX + 16];
-	snprintf(addr, sizeof addr, "%s:%d", name, id);
-	if (px->cfg.read_only)
-		return dssm__fail(DSSM_EPERM, "this proxy is read-only; '%s' cannot be written", addr);
-	if (!px->cfg.n_allow_write)
-		return 0;
-	for (int i = 0; i < px->cfg.n_allow_write; i++)
-		if (fnmatch(px->cfg.allow_write[i], addr, 0) == 0)
-			return 0;
-	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this proxy (--allow-write)", addr);
+	struct write_rules r = {px->cfg.read_only, px->cfg.allow_write, px->cfg.n_allow_write, "proxy"};
+	return write_rules_check(&r, name, id);
 }
 
 /* A ring a client creates is at most --max-stream-bytes, counted as the
