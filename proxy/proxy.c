@@ -15,7 +15,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <malloc.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
