@@ -395,7 +395,9 @@ static void test_list_remove_cleanup(void **state)
 	free(v);
 	/* Another namespace does not see them. */
 	char *saved = strdup(getenv("DSSM_NAMESPACE"));
-	setenv("DSSM_NAMESPACE", "t-other-ns-test", 1);
+	char other[32];
+	snprintf(other, sizeof other, "t-other-%d", (int)getpid()); /* nobody else's */
+	setenv("DSSM_NAMESPACE", other, 1);
 	n = dssm_list(&v);
 	assert_int_equal(n, 0);
 	free(v);
