@@ -54,8 +54,10 @@ static struct fg_sample *as_json(struct fg_channel *ch, struct fg_sample *s)
 	struct wbuf w = {0};
 	struct fg_sample *j = NULL;
 	if (fg_struct_to_json(ch, s->data, s->len, &w) == 0 && !w.oom &&
-	    (j = fg_sample_new(w.len, s->time)))
+	    (j = fg_sample_new(w.len, s->time))) {
 		memcpy(j->data, w.data, w.len);
+		j->tid = s->tid; /* a late joiner's subscription skips what it got first by TID */
+	}
 	wbuf_free(&w);
 	return j;
 }

@@ -81,6 +81,12 @@ start
 check struct "$url"
 stop
 "$dssm" rm fgt_struct >/dev/null 2>&1
+"$(dirname "$dssm")/examples/odometry" --seconds 30 >/dev/null 2>&1 & odometry=$!
+start
+check odom "$url"
+stop
+kill "$odometry" 2>/dev/null; wait "$odometry" 2>/dev/null
+"$dssm" rm odom >/dev/null 2>&1
 
 echo "-- read-only and remote access"
 start --read-only

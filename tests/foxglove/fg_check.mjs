@@ -17,6 +17,8 @@
 //   limit URL     a client over --max-clients 2 is refused
 //   struct URL    a struct ring (a C struct and its .msg definition) served as
 //                 JSON with a JSON Schema: every sample's fields as written
+//   odom URL      the demo's odometry handler (examples/odometry): its struct
+//                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
 import net from "node:net";
@@ -317,6 +319,32 @@ s.close()`]);
   st.client.close();
 }
 
+async function odom() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "odom"), "advertise of the demo's odom");
+  const c = byTopic(st, "odom");
+  let schema = null;
+  try { schema = JSON.parse(c.schema); } catch (e) { /* checked below */ }
+  const keys = Object.keys((schema && schema.properties) || {});
+  check(c.encoding === "json" && c.schemaEncoding === "jsonschema" && keys.length >= 3,
+        `advertise the demo's 'odom': ${c.encoding} ${c.schemaName} ${c.schemaEncoding}, fields [${keys}]`);
+  const sub = st.client.subscribe(c.id);
+  await until(() => st.messages.filter((m) => m.subscriptionId === sub).length >= 50, "50 odometry samples");
+  const got = st.messages.filter((m) => m.subscriptionId === sub);
+  let good = 0, last = -1n;
+  for (const m of got) {
+    const o = JSON.parse(new TextDecoder().decode(new Uint8Array(m.data.buffer, m.data.byteOffset, m.data.byteLength)));
+    const matches = JSON.stringify(Object.keys(o)) === JSON.stringify(keys) &&
+      keys.every((k) => schema.properties[k].type !== "number" || typeof o[k] === "number");
+    if (matches && m.timestamp > last) good++;
+    last = m.timestamp;
+  }
+  check(got.length >= 50 && good === got.length,
+        `the demo's odometry: ${good} of ${got.length} samples are JSON objects with the schema's fields, in time order` +
+        (got.length >= 50 ? "" : ` (unadvertised: [${st.gone}], statuses: ${st.statuses.map((x) => x.message).join("; ")})`));
+  st.client.close();
+}
+
 async function limit() {
   const a = connect(), b = connect();
   await until(() => a.info && b.info, "two clients served");
@@ -330,7 +358,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs };
+const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
