@@ -398,6 +398,47 @@ static void test_slow_subscriber_told_what_it_missed(void **state)
 	dssm_close(w);
 }
 
+/* A backlog of big samples, many times what the proxy queues at once for
+ * a subscription (1 MiB), all arrives though the stream is quiet after it:
+ * the proxy writes its output straight to the socket, and when that drains
+ * it must go on by itself (no new sample comes to wake it). */
+static void test_backlog_drains_on_a_quiet_stream(void **state)
+{
+	(void)state;
+	enum { N = 48, SIZE = 200 << 10 };
+	dssm_stream *w = testutil_create("backlog", SIZE, 64);
+	static uint8_t img[SIZE];
+	for (int i = 0; i < N; i++) {
+		memset(img, i, sizeof img);
+		assert_true(dssm_write(w, img, sizeof img, (dssm_time_t)i + 1) >= 0);
+	}
+	dssm_stream *r = open_remote("backlog", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_OLDEST, 0), 0);
+	int got = 0;
+	uint64_t missed_total = 0;
+	for (int tries = 0; got < N && tries < 200;) {
+		uint64_t missed;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, img, sizeof img, &si, &missed);
+		if (rc == DSSM_EFUTURE) {
+			tries++; /* (at most 200 waits of 100 ms: 20 s with nothing at all) */
+			dssm_wait_new(r, 100 * MS);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(si.tid, (uint64_t)got);
+		assert_int_equal(si.copied, SIZE);
+		assert_int_equal(img[0], got);
+		assert_int_equal(img[SIZE - 1], got);
+		missed_total += missed;
+		got++;
+	}
+	assert_int_equal(got, N);
+	assert_int_equal(missed_total, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 /* Every loss is counted: a subscriber of samples written flat out into a
  * few slots is told, with each sample, exactly how many TIDs it missed since
  * the previous one, also after the proxy's read of a sample failed because
@@ -963,6 +1004,7 @@ int main(void)
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
+		cmocka_unit_test_setup(test_backlog_drains_on_a_quiet_stream, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
