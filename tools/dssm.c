@@ -137,7 +137,7 @@ dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 	dssm_stream *s = NULL;
 	/* "/TOPIC[:ID]", as info prints topics: the stream import names it */
 	char mapped[DSSM_NAME_MAX + 16];
-	if (address[0] == '/') {
+	if (address[0] == '/' && !dssm_address_is_recording(address)) {
 		char topic[512], name[DSSM_NAME_MAX + 1];
 		snprintf(topic, sizeof topic, "%s", address);
 		const char *id = "";
