@@ -154,7 +154,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan).
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch
+TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch test_backends
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)

@@ -27,7 +27,7 @@
 
 static pid_t proxy_pid;
 static int proxy_port;
-static char proxy_bin[512], rec_dir[256];
+static char proxy_bin[512], rec_dir[128];
 static dssm_time_t times[N];
 
 /* Sample i: its time (samples 6 and 7 share one), and its length. */
@@ -323,10 +323,186 @@ static void test_same_answers(void **state)
 	}
 }
 
+/* info, schema and property: the same on the three. */
+static void test_same_info(void **state)
+{
+	(void)state;
+	dssm_stream_info in[NB];
+	char prop[NB][32];
+	size_t plen[NB];
+	for (int b = 0; b < NB; b++) {
+		dssm_stream *s = open_backend(b);
+		assert_int_equal(dssm_info(s, &in[b]), 0);
+		assert_string_equal(dssm_schema(s), "u64 words[]");
+		memset(prop[b], 0, sizeof prop[b]);
+		assert_int_equal(dssm_property_get(s, prop[b], sizeof prop[b], &plen[b]), 0);
+		uint64_t lo = 9, hi = 9;
+		assert_int_equal(dssm_tid_range(s, &lo, &hi), 0);
+		assert_int_equal(lo, 0);
+		assert_int_equal(hi, N - 1);
+		dssm_close(s);
+	}
+	assert_int_equal(in[LOCAL].count, N);
+	assert_int_equal(in[LOCAL].time_newest, times[N - 1]);
+	for (int b = PROXY; b < NB; b++) {
+		const dssm_stream_info *x = &in[LOCAL], *y = &in[b];
+		assert_string_equal(y->name, x->name);
+		assert_int_equal(y->id, x->id);
+		assert_string_equal(y->type, x->type);
+		assert_string_equal(y->encoding, x->encoding);
+		assert_int_equal(y->max_size, x->max_size);
+		assert_int_equal(y->slots, x->slots);
+		assert_int_equal(y->schema_len, x->schema_len);
+		assert_int_equal(y->property_len, x->property_len);
+		assert_int_equal(y->count, x->count);
+		assert_int_equal(y->tid_oldest, x->tid_oldest);
+		assert_int_equal(y->tid_newest, x->tid_newest);
+		assert_int_equal(y->time_oldest, x->time_oldest);
+		assert_int_equal(y->time_newest, x->time_newest);
+		assert_true(y->rate_hz == x->rate_hz);
+		assert_int_equal(plen[b], plen[LOCAL]);
+		assert_string_equal(prop[b], "calib=1");
+	}
+}
+
+/* A recording is read-only: every writing call is DSSM_EPERM, naming it. */
+static void test_recording_refuses_writes(void **state)
+{
+	(void)state;
+	char address[512];
+	snprintf(address, sizeof address, "%s/conf", rec_dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_WRITE, &s), DSSM_EPERM);
+	assert_null(s);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	assert_int_equal(dssm_create_address(address, &cfg, &s), DSSM_EPERM);
+	s = open_backend(RECORDING);
+	assert_int_equal(dssm_write(s, "x", 1, dssm_now()), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "'conf:0'"));
+	assert_non_null(strstr(dssm_last_error(), "recording"));
+	void *buf = NULL;
+	size_t cap = 0;
+	assert_int_equal(dssm_write_borrow(s, &buf, &cap), DSSM_EPERM);
+	assert_int_equal(dssm_write_commit(s, 1, dssm_now()), DSSM_EPERM);
+	assert_int_equal(dssm_property_set(s, "y", 1), DSSM_EPERM);
+	dssm_view v;
+	assert_int_equal(dssm_view_last(s, &v), DSSM_ESTATE);
+	dssm_close(s);
+	/* a stream the recording does not hold */
+	snprintf(address, sizeof address, "%s/nope:3", rec_dir);
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "'nope:3'"));
+}
+
+/* A container written here, with TIDs 0 1 2 5 6 (the recorder missed 3 and
+ * 4) and sync at every append, so that a reader sees each sample at once. */
+static dssm_container *gap_container(const char *dir, int *idx)
+{
+	dssm_container *c = NULL;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 0);
+	dssm_stream_info info = {0};
+	snprintf(info.name, sizeof info.name, "gap");
+	info.max_size = MAXSZ;
+	info.slots = SLOTS;
+	*idx = dssm_container_add_stream(c, &info, "", NULL, 0);
+	assert_true(*idx >= 0);
+	static const uint64_t tids[] = {0, 1, 2, 5, 6};
+	for (int i = 0; i < 5; i++) {
+		unsigned char buf[16];
+		testutil_fill(buf, sizeof buf, tids[i]);
+		assert_int_equal(dssm_container_append(c, *idx, tids[i], T0 + (dssm_time_t)tids[i] * MS,
+		                                       buf, sizeof buf), 0);
+	}
+	return c;
+}
+
+/* TIDs are the recorded ones: a missed one is DSSM_ETOOOLD, read_next
+ * counts it in missed, read_back steps over it. */
+static void test_recording_gaps(void **state)
+{
+	(void)state;
+	char dir[256], address[300];
+	snprintf(dir, sizeof dir, "%s-gap", rec_dir);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx));
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	assert_int_equal(dssm_read_tid(s, 7, buf, sizeof buf, &si), DSSM_EFUTURE);
+	assert_int_equal(dssm_read_tid(s, 5, buf, sizeof buf, &si), 0);
+	assert_true(testutil_check(buf, sizeof buf, 5));
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(missed, 2);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(missed, 0);
+	/* from a TID the recorder missed: the next recorded, the gap missed */
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 4), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(missed, 1);
+	/* read_time between samples: the newest at or before */
+	assert_int_equal(dssm_read_time(s, T0 + 4 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.count, 7);
+	assert_int_equal(info.tid_oldest, 0);
+	assert_int_equal(info.tid_newest, 6);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* wait_new on a recording still being written returns once the writer adds
+ * a sample; once the recording is closed, a wait that is not met fails at
+ * once (nothing more will come). No timing is asserted. */
+static void test_recording_wait_live(void **state)
+{
+	(void)state;
+	char dir[256], address[300];
+	snprintf(dir, sizeof dir, "%s-live", rec_dir);
+	int idx;
+	dssm_container *c = gap_container(dir, &idx);
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(dssm_wait_new(s, 20 * MS), DSSM_ETIMEDOUT);
+	assert_int_equal(dssm_wait_tid(s, 7, 0), DSSM_ETIMEDOUT);
+	testutil_fill(buf, sizeof buf, 7);
+	assert_int_equal(dssm_container_append(c, idx, 7, T0 + 7 * MS, buf, sizeof buf), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), 0);
+	assert_int_equal(dssm_wait_time(s, T0 + 7 * MS, 30 * DSSM_NSEC_PER_SEC), 0);
+	uint64_t missed = 9;
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 7);
+	assert_true(testutil_check(buf, sizeof buf, 7));
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), DSSM_ETIMEDOUT);
+	assert_non_null(strstr(dssm_last_error(), "closed"));
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_answers),
+		cmocka_unit_test(test_same_info),
+		cmocka_unit_test(test_recording_refuses_writes),
+		cmocka_unit_test(test_recording_gaps),
+		cmocka_unit_test(test_recording_wait_live),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
