@@ -289,10 +289,11 @@ static int poll_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 		if (rc < 0)
 			return rc;
 		/* A closed recording never grows: waiting out the timeout would
-		 * only stall a program replaying it. */
+		 * only stall a program replaying it, and a distinct code lets
+		 * it stop at the end. */
 		if (dssm_container_closed(r->c))
-			return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d': its recording is "
-			                  "closed", s->name, s->id);
+			return dssm__fail(DSSM_EFUTURE, "no new sample of '%s:%d' will come: its "
+			                  "recording is closed", s->name, s->id);
 		dssm_time_t now = dssm__monotonic();
 		if (now >= deadline)
 			return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d' within %.3f s",

@@ -142,8 +142,8 @@ int dssm_container_remove(const char *dir);
  *   - A recording still being written: each call first sees what the
  *     recorder added; dssm_wait_new/_tid/_time poll the files (every 10 ms)
  *     until the recorder adds the sample or the timeout passes. Once the
- *     recorder closed it, a wait that is not met at once is DSSM_ETIMEDOUT
- *     at once (nothing more will come).
+ *     recorder closed it, a wait that is not met at once is DSSM_EFUTURE
+ *     at once (nothing more will come; a ring's waits never return it).
  * Errors: DSSM_ENOENT (no such stream in DIR), those of
  * dssm_container_open, DSSM_ECORRUPT for a damaged stream. */
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);
