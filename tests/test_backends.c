@@ -29,6 +29,7 @@ static pid_t proxy_pid;
 static int proxy_port;
 static char proxy_bin[512], rec_dir[128];
 static dssm_time_t times[N];
+static dssm_stream *writer; /* kept open: the ring keeps its writer */
 
 /* Sample i: its time (samples 6 and 7 share one), and its length. */
 static dssm_time_t time_of(int i)
@@ -74,14 +75,13 @@ static int setup(void **state)
 	cfg.type = "test/Conformance";
 	cfg.encoding = "raw";
 	cfg.schema = "u64 words[]";
-	dssm_stream *w = NULL;
-	if (dssm_create("conf", 0, &cfg, &w) < 0 || dssm_property_set(w, "calib=1", 7) < 0)
+	if (dssm_create("conf", 0, &cfg, &writer) < 0 || dssm_property_set(writer, "calib=1", 7) < 0)
 		return -1;
 	for (int i = 0; i < N; i++) {
 		unsigned char buf[MAXSZ];
 		testutil_fill(buf, len_of(i), (uint64_t)i);
 		times[i] = time_of(i);
-		if (dssm_write(w, buf, len_of(i), times[i]) != i)
+		if (dssm_write(writer, buf, len_of(i), times[i]) != i)
 			return -1;
 	}
 	snprintf(rec_dir, sizeof rec_dir, "/tmp/dssm-test-backends-%d", (int)getpid());
@@ -99,8 +99,6 @@ static int setup(void **state)
 		usleep(10000);
 	int ok = dssm_recorder_stop(r) == 0 && dssm_recorder_stream(r, 0, &st) == 0 && st.kept == N;
 	dssm_recorder_free(r);
-	/* the writer stays open: the ring keeps its writer for info's fields */
-	(void)w;
 	proxy_pid = ok ? start_proxy(&proxy_port) : -1;
 	return proxy_pid > 0 ? 0 : -1;
 }
@@ -113,6 +111,7 @@ static int teardown(void **state)
 		waitpid(proxy_pid, NULL, 0);
 	}
 	dssm_container_remove(rec_dir);
+	dssm_close(writer);
 	return 0;
 }
 
