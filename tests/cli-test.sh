@@ -499,7 +499,7 @@ check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
 check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
-check "DIR/NAME: cat and info read a recorded stream; write refuses it" t_recorded_stream
+check "DIR/NAME: cat and info read a recorded stream, the recorded TIDs" t_recorded_stream
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
 check "ls, info, info DIR and top: --format json, names never cut" t_output
