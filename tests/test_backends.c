@@ -169,14 +169,17 @@ static void run_script(int backend, struct script *sc)
 		o = next_outcome(sc, "read_tid %lld", tid);
 		o->rc = dssm_read_tid(s, (uint64_t)tid, o->buf[0], MAXSZ, &o->si[0]);
 	}
+	o = next_outcome(sc, "read_tid max", 0);
+	o->rc = dssm_read_tid(s, UINT64_MAX, o->buf[0], MAXSZ, &o->si[0]);
 	/* at each sample's time, between samples, before the first, after the last */
-	dssm_time_t probes[2 * N + 2];
+	dssm_time_t probes[2 * N + 3];
 	int np = 0;
 	for (int i = 0; i < N; i++) {
 		probes[np++] = times[i];
 		probes[np++] = times[i] + 1;
 	}
 	probes[np++] = times[0] - 1;
+	probes[np++] = INT64_MIN;
 	probes[np++] = INT64_MAX;
 	for (int k = 0; k < np; k++) {
 		o = next_outcome(sc, "read_time %lld", (long long)probes[k]);
@@ -296,6 +299,8 @@ static void check_ring(const struct script *sc)
 		} else if (!strcmp(o->call, "read_next after tid 5")) {
 			want = 5;
 		} else if (!strcmp(o->call, "read_next after now")) {
+			rc = DSSM_EFUTURE;
+		} else if (!strcmp(o->call, "read_tid max")) {
 			rc = DSSM_EFUTURE;
 		} else if (!strcmp(o->call, "write")) {
 			rc = DSSM_EPERM;
@@ -495,6 +500,36 @@ static void test_recording_wait_live(void **state)
 	assert_int_equal(dssm_container_remove(dir), 0);
 }
 
+/* A damaged index entry is DSSM_ECORRUPT naming the recording, never a
+ * wrong sample. */
+static void test_recording_damaged(void **state)
+{
+	(void)state;
+	char dir[256], address[300], index[300];
+	snprintf(dir, sizeof dir, "%s-bad", rec_dir);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx));
+	/* flip a bit of entry 3's time (TID 5): its CRC no longer holds */
+	snprintf(index, sizeof index, "%s/streams/0000.index", dir);
+	FILE *f = fopen(index, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
+	int c = fgetc(f);
+	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
+	fputc(c ^ 1, f);
+	fclose(f);
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
+	assert_int_equal(dssm_read_tid(s, 5, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), dir));
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -503,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_recording_refuses_writes),
 		cmocka_unit_test(test_recording_gaps),
 		cmocka_unit_test(test_recording_wait_live),
+		cmocka_unit_test(test_recording_damaged),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
