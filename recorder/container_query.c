@@ -438,13 +438,16 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 	struct cstream *s = &q->c->s[k->stream];
 	if (to > s->count)
 		to = s->count;
+	/* the same end as the last seek (read_next's walk): its data_stop holds */
+	int same_end = k->data_stop && to == k->end && to > from;
 	q->stop = INT64_MAX;
 	k->next = from;
 	k->end = to > from ? to : from;
 	k->min_time = INT64_MIN;
 	k->min_off = 0;
-	k->data_stop = 0;
-	if (k->end > k->next) {
+	if (!same_end)
+		k->data_stop = 0;
+	if (k->end > k->next && !same_end) {
 		uint8_t e[ENTRY];
 		if (dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) < 0)
 			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
