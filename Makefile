@@ -153,11 +153,12 @@ deps:
 check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
-# TSan: only the concurrency tests (the rest run under ASan+UBSan).
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch
+# TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
+# starts the proxy of the same build.
+TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch test_backends
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
-	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%)
+	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm
 	@BUILD=build/tsan TSAN_OPTIONS="halt_on_error=1" bash tests/run-tests.sh $(TSAN_TESTS:%=build/tsan/tests/%)
 
 test: deps

@@ -19,11 +19,14 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../ssmcore/backend.h"
 #include "../ssmcore/internal.h"
 #include "auth.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 #include "remote.h"
 #include "wire.h"
 
@@ -81,6 +84,12 @@ struct dssm_remote {
 	char *schema;
 	unsigned char *borrow;
 };
+
+/* The connector's state behind a handle whose ops are remote_ops. */
+static inline struct dssm_remote *rem(dssm_stream *s)
+{
+	return s->backend;
+}
 
 /* ---- addresses ---- */
 
@@ -678,7 +687,7 @@ static int send_subscribe(struct dssm_remote *r, int from, uint64_t tid, dssm_ti
 /* Connect, handshake, measure the clock, (re)open and re-subscribe. */
 static int establish(dssm_stream *s, dssm_time_t deadline)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (r->fd >= 0)
 		return 0;
 	dssm_time_t now = dssm__monotonic();
@@ -774,7 +783,7 @@ typedef int (*request_fn)(dssm_stream *s, void *ctx, dssm_time_t deadline);
 
 static int with_connection(dssm_stream *s, request_fn fn, struct req_ctx *ctx)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	dssm_time_t deadline = deadline_of(r);
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int rc = establish(s, deadline);
@@ -794,6 +803,8 @@ static int with_connection(dssm_stream *s, request_fn fn, struct req_ctx *ctx)
 
 /* ---- opening ---- */
 
+static const struct dssm_backend remote_ops;
+
 static int remote_new(const char *host_port, const char *name, int id, int open_flags,
                       const dssm_stream_config *cfg, dssm_stream **out)
 {
@@ -807,7 +818,8 @@ static int remote_new(const char *host_port, const char *name, int id, int open_
 	r->fd = -1;
 	r->timeout = DEFAULT_TIMEOUT;
 	r->open_flags = open_flags;
-	s->remote = r;
+	s->ops = &remote_ops;
+	s->backend = r;
 	snprintf(s->name, sizeof s->name, "%s", name);
 	s->id = id;
 	int rc = split_host_port(host_port, r->host, sizeof r->host, r->port, sizeof r->port);
@@ -832,6 +844,44 @@ static int remote_new(const char *host_port, const char *name, int id, int open_
 	return 0;
 }
 
+/* The address rule for recordings (connector.h): "DIR/NAME[:ID]" where DIR
+ * is an existing directory; a local path that exists wins over HOST:PORT.
+ * Returns the length of DIR, or 0 if the address is not a recording's. */
+static size_t recording_dir_len(const char *address)
+{
+	const char *slash = address ? strrchr(address, '/') : NULL;
+	if (!slash || slash == address) /* "/TOPIC" is not the root directory's */
+		return 0;
+	size_t n = (size_t)(slash - address);
+	char dir[4096];
+	struct stat st;
+	if (n >= sizeof dir)
+		return 0;
+	memcpy(dir, address, n);
+	dir[n] = '\0';
+	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? n : 0;
+}
+
+int dssm_address_is_recording(const char *address)
+{
+	return recording_dir_len(address) > 0;
+}
+
+static int open_recording_address(const char *address, size_t n, int flags, dssm_stream **out)
+{
+	char dir[4096], name[DSSM_NAME_MAX + 1];
+	int id;
+	int rc = dssm_parse_address(address + n + 1, name, &id);
+	if (rc < 0)
+		return rc;
+	if (flags & ~DSSM_READ)
+		return dssm__fail(DSSM_EPERM, "'%s' is a recording: open it with DSSM_READ only",
+		                  address);
+	memcpy(dir, address, n);
+	dir[n] = '\0';
+	return dssm_open_recording(dir, name, id, out);
+}
+
 int dssm_open_address(const char *address, int flags, dssm_stream **out)
 {
 	char hp[300], name[DSSM_NAME_MAX + 1];
@@ -839,6 +889,9 @@ int dssm_open_address(const char *address, int flags, dssm_stream **out)
 	if (!out)
 		return dssm__fail(DSSM_EINVAL, "NULL out");
 	*out = NULL;
+	size_t dlen = recording_dir_len(address);
+	if (dlen)
+		return open_recording_address(address, dlen, flags, out);
 	int remote = dssm_split_address(address, hp, name, &id);
 	if (remote < 0)
 		return remote;
@@ -857,6 +910,9 @@ int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm
 	if (!out || !cfg)
 		return dssm__fail(DSSM_EINVAL, "NULL config or out");
 	*out = NULL;
+	if (recording_dir_len(address))
+		return dssm__fail(DSSM_EPERM, "'%s' is in a recording: streams there cannot be created",
+		                  address);
 	int remote = dssm_split_address(address, hp, name, &id);
 	if (remote < 0)
 		return remote;
@@ -867,29 +923,29 @@ int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm
 
 int dssm_is_remote(dssm_stream *s)
 {
-	return s && s->remote;
+	return s && s->ops == &remote_ops;
 }
 
 void dssm_set_timeout(dssm_stream *s, dssm_time_t timeout)
 {
-	if (s && s->remote)
-		s->remote->timeout = timeout;
+	if (dssm_is_remote(s))
+		rem(s)->timeout = timeout;
 }
 
 int dssm_clock_of(dssm_stream *s, dssm_time_t *offset, dssm_time_t *delay)
 {
-	if (!s || !s->remote)
+	if (!dssm_is_remote(s))
 		return dssm__fail(DSSM_ESTATE, "a local stream has no remote clock");
 	if (offset)
-		*offset = s->remote->offset;
+		*offset = rem(s)->offset;
 	if (delay)
-		*delay = s->remote->delay;
+		*delay = rem(s)->delay;
 	return 0;
 }
 
 void dssm__remote_close(dssm_stream *s)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	disconnect(r); /* the proxy closes the handle when the socket goes */
 	queue_cut(r, NULL);
 	for (int i = 0; i < 3; i++)
@@ -1060,7 +1116,7 @@ static void copy_sample(struct rbuf *rb, void *buf, size_t cap, dssm_sample_info
 static int do_read(dssm_stream *s, void *vctx, dssm_time_t deadline)
 {
 	struct req_ctx *c = vctx;
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	size_t f;
 	uint32_t req = begin(r, WIRE_READ, &f);
 	wbuf_u32(&r->out, r->handle);
@@ -1092,7 +1148,7 @@ static int do_read(dssm_stream *s, void *vctx, dssm_time_t deadline)
 static int pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info,
                       uint64_t *missed)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	struct pushed *p = r->head;
 	if (!p)
 		return dssm__fail(DSSM_EFUTURE, "no new sample of '%s:%d' has arrived", s->name, s->id);
@@ -1188,7 +1244,7 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
                       dssm_sample_info *info, void *buf2, size_t cap2, dssm_sample_info *info2,
                       uint64_t *missed)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (missed)
 		*missed = 0; /* a failed read tells none: the proxy carries them to the next */
 	if (op == WIRE_READ_NEXT && r->subscribed) {
@@ -1226,7 +1282,7 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
 static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
 {
 	struct req_ctx *c = vctx;
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (c->len > r->info.max_size)
 		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes for '%s:%d' whose max_size is %zu",
 		                  c->len, s->name, s->id, r->info.max_size);
@@ -1268,7 +1324,7 @@ int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_ti
 
 int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (!s->writable)
 		return dssm__fail(DSSM_EPERM, "stream '%s:%d' is not open for writing", s->name, s->id);
 	if (s->borrowed)
@@ -1287,7 +1343,7 @@ int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t)
 	if (!s->borrowed)
 		return dssm__fail(DSSM_ESTATE, "stream '%s:%d': commit without a borrowed slot", s->name,
 		                  s->id);
-	int64_t tid = dssm__remote_write(s, s->remote->borrow, len, t);
+	int64_t tid = dssm__remote_write(s, rem(s)->borrow, len, t);
 	if (tid >= 0 || tid == DSSM_ECONN)
 		s->borrowed = 0;
 	return tid;
@@ -1305,7 +1361,7 @@ int dssm__remote_abandon(dssm_stream *s)
 static int do_wait(dssm_stream *s, void *vctx, dssm_time_t deadline)
 {
 	struct req_ctx *c = vctx;
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	size_t f;
 	uint32_t req = begin(r, WIRE_WAIT, &f);
 	wbuf_u32(&r->out, r->handle);
@@ -1323,7 +1379,7 @@ static int do_wait(dssm_stream *s, void *vctx, dssm_time_t deadline)
 
 int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (op == WIRE_WAIT_NEW && r->subscribed) {
 		if (r->fd < 0 && !r->head) {
 			int rc = establish(s, deadline_of(r));
@@ -1365,7 +1421,7 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 
 int dssm__remote_subscribe(dssm_stream *s, int from, uint64_t tid)
 {
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	if (r->subscribed)
 		return dssm__fail(DSSM_ESTATE, "'%s:%d' is subscribed already", s->name, s->id);
 	int rc = establish(s, deadline_of(r));
@@ -1381,7 +1437,7 @@ int dssm__remote_subscribe(dssm_stream *s, int from, uint64_t tid)
 static int do_info(dssm_stream *s, void *vctx, dssm_time_t deadline)
 {
 	struct req_ctx *c = vctx;
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	size_t f;
 	uint32_t req = begin(r, WIRE_INFO, &f);
 	wbuf_u32(&r->out, r->handle);
@@ -1400,19 +1456,19 @@ int dssm__remote_info(dssm_stream *s, dssm_stream_info *info)
 	c.sinfo = info;
 	int rc = with_connection(s, do_info, &c);
 	if (rc == 0)
-		s->remote->info = *info;
+		rem(s)->info = *info;
 	return rc;
 }
 
 const char *dssm__remote_schema(dssm_stream *s)
 {
-	return s->remote->schema ? s->remote->schema : "";
+	return rem(s)->schema ? rem(s)->schema : "";
 }
 
 static int do_property(dssm_stream *s, void *vctx, dssm_time_t deadline)
 {
 	struct req_ctx *c = vctx;
-	struct dssm_remote *r = s->remote;
+	struct dssm_remote *r = rem(s);
 	size_t f;
 	uint16_t type = c->op ? WIRE_PROPERTY_SET : WIRE_PROPERTY_GET;
 	if (c->op && c->len > r->peer_max - 64)
@@ -1456,3 +1512,79 @@ int dssm__remote_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len
 	c.plen = len;
 	return with_connection(s, do_property, &c);
 }
+
+/* ---- the table ssmcore dispatches through (ssmcore/backend.h) ---- */
+
+static int remote_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	return dssm__remote_read(s, WIRE_READ_LAST, 0, buf, cap, info, NULL, 0, NULL, NULL);
+}
+
+static int remote_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap,
+                           dssm_sample_info *info)
+{
+	return dssm__remote_read(s, WIRE_READ_TID, tid, buf, cap, info, NULL, 0, NULL, NULL);
+}
+
+static int remote_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap,
+                            dssm_sample_info *info)
+{
+	return dssm__remote_read(s, WIRE_READ_TIME, (uint64_t)t, buf, cap, info, NULL, 0, NULL, NULL);
+}
+
+static int remote_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info,
+                            uint64_t *missed)
+{
+	return dssm__remote_read(s, WIRE_READ_NEXT, 0, buf, cap, info, NULL, 0, NULL, missed);
+}
+
+static int remote_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	return dssm__remote_read(s, WIRE_READ_BACK, 0, buf, cap, info, NULL, 0, NULL, NULL);
+}
+
+static int remote_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
+                               dssm_sample_info *before_info, void *after, size_t after_cap,
+                               dssm_sample_info *after_info)
+{
+	return dssm__remote_read(s, WIRE_READ_BRACKET, (uint64_t)t, before, before_cap, before_info,
+	                         after, after_cap, after_info, NULL);
+}
+
+static int remote_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
+{
+	return dssm__remote_wait(s, WIRE_WAIT_TID, tid, timeout);
+}
+
+static int remote_wait_new(dssm_stream *s, dssm_time_t timeout)
+{
+	return dssm__remote_wait(s, WIRE_WAIT_NEW, 0, timeout);
+}
+
+static int remote_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
+{
+	return dssm__remote_wait(s, WIRE_WAIT_TIME, (uint64_t)t, timeout);
+}
+
+static const struct dssm_backend remote_ops = {
+	.kind = "stream reached through a proxy",
+	.close = dssm__remote_close,
+	.write = dssm__remote_write,
+	.borrow = dssm__remote_borrow,
+	.commit = dssm__remote_commit,
+	.abandon = dssm__remote_abandon,
+	.read_last = remote_read_last,
+	.read_tid = remote_read_tid,
+	.read_time = remote_read_time,
+	.read_next = remote_read_next,
+	.read_back = remote_read_back,
+	.read_bracket = remote_read_bracket,
+	.wait_tid = remote_wait_tid,
+	.wait_new = remote_wait_new,
+	.wait_time = remote_wait_time,
+	.subscribe = dssm__remote_subscribe,
+	.info = dssm__remote_info,
+	.schema = dssm__remote_schema,
+	.property_set = dssm__remote_property_set,
+	.property_get = dssm__remote_property_get,
+};

@@ -1,7 +1,8 @@
 /*
  * remote.h - the remote implementations behind dssm_stream calls on a handle
- * opened through a proxy. The public functions in ssmcore forward here when
- * s->remote is set.
+ * opened through a proxy. remote.c puts them in the table of operations
+ * (ssmcore/backend.h) such a handle carries; ssmcore's public functions
+ * forward through it.
  */
 #ifndef DSSM_REMOTE_H
 #define DSSM_REMOTE_H

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # demo.sh - `make demo`: an odometry handler (200 Hz) and a LiDAR handler
 # (40 Hz, 4 KiB scans) write streams; a localizer pairs each scan with the
-# odometry at the scan's measurement time; then the dssm command shows the
-# streams. Runs in its own namespace and removes its streams at the end.
+# odometry at the scan's measurement time, live and then on a recording of
+# the same streams; then the dssm command shows the streams. Runs in its own
+# namespace and removes its streams at the end.
 set -eu
 BUILD=${BUILD:-build}
 export DSSM_NAMESPACE=demo-$$
@@ -24,8 +25,23 @@ $BUILD/examples/odometry --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
 $BUILD/examples/lidar --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
 sleep 0.3
 
-echo "== localizer: each scan paired with odometry by measurement time (every 8th line shown)"
-$BUILD/examples/localizer --seconds "$SECONDS_TO_RUN" | awk 'NR == 1 || NR % 8 == 2'
+echo "== localizer: each scan paired with odometry by measurement time (every 8th line shown),"
+echo "   while dssm record keeps scan and odom in $tmp/drive"
+$dssm record -o "$tmp/drive" scan odom --from-oldest --duration $((SECONDS_TO_RUN + 1)) \
+	>"$tmp/drive.log" 2>&1 & pids+=($!)
+$BUILD/examples/localizer --seconds "$SECONDS_TO_RUN" | tee "$tmp/live.txt" |
+	awk 'NR == 1 || NR % 8 == 2'
+wait "${pids[-1]}" || true
+
+echo
+echo "== the same localizer, unchanged, on the recording: --scan $tmp/drive/scan --odom .../odom"
+echo "   (a DIR/NAME address opens a recorded stream with the same calls; it stops at the end)"
+$BUILD/examples/localizer --scan "$tmp/drive/scan" --odom "$tmp/drive/odom" >"$tmp/replay.txt"
+live_lines=$(wc -l <"$tmp/live.txt")
+same=$(paste -d '\n' <(head -n "$live_lines" "$tmp/live.txt") <(head -n "$live_lines" "$tmp/replay.txt") |
+	awk 'NR % 2 == 1 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
+echo "$same of $live_lines lines the same as live (the recording goes on $(($(wc -l <"$tmp/replay.txt") - live_lines)) lines longer)"
+head -n 4 "$tmp/replay.txt"
 
 echo
 echo "== dssm ls"

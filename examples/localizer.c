@@ -6,10 +6,16 @@
  * the core job of SSM-style time-synchronised sharing: no sample is paired by
  * arrival order, only by measurement time.
  *
- *   localizer [--seconds N]
+ *   localizer [--seconds N] [--scan ADDRESS] [--odom ADDRESS]
+ *
+ * The streams are opened by address (default "scan" and "odom"): the same
+ * program runs on another host's streams (HOST:PORT/scan) or on a recording
+ * (DIR/scan, DIR/odom), where it stops at the recording's end.
  */
 #include <math.h>
 #include <stdio.h>
+
+#include "dssm/connector.h"
 
 #include "robot.h"
 
@@ -24,11 +30,11 @@ static struct odometry interpolate(const struct odometry *a, dssm_time_t ta,
 	return o;
 }
 
-static dssm_stream *open_when_ready(const char *name)
+static dssm_stream *open_when_ready(const char *address)
 {
 	dssm_stream *s = NULL;
 	for (int i = 0; i < 100 && !example_stop; i++) {
-		if (dssm_open(name, 0, DSSM_READ, &s) == 0)
+		if (dssm_open_address(address, DSSM_READ, &s) == 0)
 			return s;
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);
@@ -41,7 +47,14 @@ int main(int argc, char **argv)
 {
 	double run_for = example_seconds(argc, argv);
 	example_catch_signals();
-	dssm_stream *scan = open_when_ready("scan"), *odom = open_when_ready("odom");
+	const char *scan_at = "scan", *odom_at = "odom";
+	for (int i = 1; i + 1 < argc; i++) {
+		if (!strcmp(argv[i], "--scan"))
+			scan_at = argv[i + 1];
+		if (!strcmp(argv[i], "--odom"))
+			odom_at = argv[i + 1];
+	}
+	dssm_stream *scan = open_when_ready(scan_at), *odom = open_when_ready(odom_at);
 	if (!scan || !odom)
 		return 1;
 	dssm_time_t start = dssm_now();
@@ -52,7 +65,10 @@ int main(int argc, char **argv)
 	while (!example_stop) {
 		if (run_for > 0 && dssm_time_to_sec(dssm_now() - start) >= run_for)
 			break;
-		if (dssm_wait_new(scan, DSSM_NSEC_PER_SEC / 2) < 0)
+		int wrc = dssm_wait_new(scan, DSSM_NSEC_PER_SEC / 2);
+		if (wrc == DSSM_EFUTURE) /* a recording's end: no scan will come */
+			break;
+		if (wrc < 0)
 			continue;
 		dssm_sample_info si;
 		uint64_t missed;

@@ -294,8 +294,9 @@ fail:
 int watch_add(struct watchset *set, struct watch_reg *r, dssm_stream *s,
               void (*fn)(struct watch_reg *r))
 {
-	if (s->remote)
-		return dssm__fail(DSSM_EINVAL, "a remote stream cannot be watched");
+	if (s->ops)
+		return dssm__fail(DSSM_EINVAL, "only a local ring can be watched, not '%s:%d'", s->name,
+		                  s->id);
 	struct wstream *w = set->streams;
 	while (w && (w->detached || !dssm__same_segment(w->s, s)))
 		w = w->next;

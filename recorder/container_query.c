@@ -428,3 +428,58 @@ void dssm_query_close(dssm_query *q)
 	free(q->cur);
 	free(q);
 }
+
+/* ---- one stream read by position (a recording opened as a dssm_stream,
+ * container_stream.c): the same cursor, checks and read-ahead ---- */
+
+int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
+{
+	struct cursor *k = &q->cur[0];
+	struct cstream *s = &q->c->s[k->stream];
+	if (to > s->count)
+		to = s->count;
+	/* the same end as the last seek (read_next's walk): its data_stop holds */
+	int same_end = k->data_stop && to == k->end && to > from;
+	q->stop = INT64_MAX;
+	k->next = from;
+	k->end = to > from ? to : from;
+	k->min_time = INT64_MIN;
+	k->min_off = 0;
+	if (!same_end)
+		k->data_stop = 0;
+	if (k->end > k->next && !same_end) {
+		uint8_t e[ENTRY];
+		if (dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
+		k->data_stop = le_get64(e + 16) + RECORD_HEADER + le_get32(e + 24);
+	}
+	return load_entry(q, k);
+}
+
+int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
+{
+	return search_time(q, q->cur[0].stream, t, after, 0, at);
+}
+
+int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid)
+{
+	int stream = q->cur[0].stream;
+	struct cstream *s = &q->c->s[stream];
+	uint8_t e[ENTRY];
+	if (i >= s->count || dssm__store_pread_all(s->index_fd, e, ENTRY, i * ENTRY) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading entry %llu of the index of stream %d",
+		                        (unsigned long long)i, stream);
+	if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
+		                  q->c->dir, (unsigned long long)i, stream);
+	if (time)
+		*time = (dssm_time_t)le_get64(e);
+	if (tid)
+		*tid = le_get64(e + 8);
+	return 0;
+}
+
+uint64_t dssm__query_count(dssm_query *q)
+{
+	return q->c->s[q->cur[0].stream].count;
+}

@@ -7,6 +7,7 @@
  *   container_write.c  create, append, sync, close (CLOSED)
  *   container_open.c   open, recover, check CLOSED against the files
  *   container_query.c  time-range queries merged across streams
+ *   container_stream.c a recorded stream opened as a dssm_stream
  *   crc32c.c           CRC-32C
  */
 #ifndef DSSM_RECORDER_STORE_H
@@ -137,5 +138,16 @@ uint64_t dssm__store_entry_end(const uint8_t *entry);
 int dssm__store_stream_files(dssm_container *c, int idx);
 /* Sync, write CLOSED and give back reserved space (container_write.c). */
 int dssm__store_close_writer(dssm_container *c);
+
+/* container_query.c: a query of one stream read by position, for a
+ * recording opened as a dssm_stream (container_stream.c). seek makes the
+ * next dssm_query_next return entries [from, to) (to is cut to the count);
+ * search gives the first entry with time >= t (after = 0) or > t (after =
+ * 1); entry reads entry i's time and TID, its CRC checked; count is the
+ * stream's entries now (they grow with dssm_container_refresh). */
+int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to);
+int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
+int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
+uint64_t dssm__query_count(dssm_query *q);
 
 #endif

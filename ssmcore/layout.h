@@ -191,7 +191,7 @@ struct dssm_stream {
 	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */
 	int exclusive;                /* opened with DSSM_EXCLUSIVE */
 	_Atomic uint64_t borrower;    /* lock word of the thread that borrowed through us */
-	int borrowed;                 /* remote handles only (connector/remote.c) */
+	int borrowed;                 /* other backends' handles (ssmcore/backend.h) */
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */
@@ -202,9 +202,11 @@ struct dssm_stream {
 	int id;
 	uint64_t seg_dev, seg_ino;    /* the segment's identity: a stream removed
 	                               * and created again is another segment */
-	/* set for a stream reached through a proxy (connector/remote.c); then
+	/* NULL for a local ring. Else the backend's table of operations
+	 * (ssmcore/backend.h: a proxy, a recording) and its private state; then
 	 * the shared-memory fields above are unused */
-	struct dssm_remote *remote;
+	const struct dssm_backend *ops;
+	void *backend;
 };
 
 /* Slot number idx (< num): a 64-bit division costs tens of cycles, so the

@@ -11,15 +11,14 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../connector/remote.h"
-#include "../connector/wire.h"
+#include "backend.h"
 
 #define SHM_DIR "/dev/shm"
 
 int dssm_info(dssm_stream *s, dssm_stream_info *info)
 {
-	if (s && s->remote && info)
-		return dssm__remote_info(s, info);
+	if (DSSM_OTHER(s) && info)
+		return s->ops->info ? s->ops->info(s, info) : dssm__unsupported(s, "info");
 	if (!s || !info)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or info");
 	const struct dssm_shm_header *h = s->hdr;
@@ -69,8 +68,8 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 
 const char *dssm_schema(dssm_stream *s)
 {
-	if (s && s->remote)
-		return dssm__remote_schema(s);
+	if (DSSM_OTHER(s))
+		return s->ops->schema ? s->ops->schema(s) : "";
 	if (!s)
 		return "";
 	return (const char *)s->hdr + s->hdr->schema_offset;
@@ -103,8 +102,9 @@ static int lock_property(dssm_stream *s)
 
 int dssm_property_set(dssm_stream *s, const void *data, size_t len)
 {
-	if (s && s->remote && (data || !len))
-		return dssm__remote_property_set(s, data, len);
+	if (DSSM_OTHER(s) && (data || !len))
+		return s->ops->property_set ? s->ops->property_set(s, data, len)
+		                            : dssm__unsupported(s, "property_set");
 	if (!s || (len && !data))
 		return dssm__fail(DSSM_EINVAL, "NULL stream or data");
 	struct dssm_shm_header *h = s->hdr;
@@ -125,8 +125,9 @@ int dssm_property_set(dssm_stream *s, const void *data, size_t len)
 
 int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_property_get(s, buf, cap, len);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->property_get ? s->ops->property_get(s, buf, cap, len)
+		                            : dssm__unsupported(s, "property_get");
 	if (!s || (cap && !buf))
 		return dssm__fail(DSSM_EINVAL, "NULL stream or buffer");
 	struct dssm_shm_header *h = s->hdr;

@@ -17,8 +17,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../connector/remote.h"
-#include "../connector/wire.h"
+#include "backend.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define DSSM_TSAN 1
@@ -165,8 +164,9 @@ static int check_reader(dssm_stream *s, void *buf, size_t cap)
 
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_read(s, WIRE_READ_LAST, 0, buf, cap, info, NULL, 0, NULL, NULL);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_last ? s->ops->read_last(s, buf, cap, info)
+		                         : dssm__unsupported(s, "read_last");
 	int rc = check_reader(s, buf, cap);
 	for (int i = 0; rc == 0 && i < READ_RETRIES; i++) {
 		uint64_t commit = load_commit(s);
@@ -182,8 +182,9 @@ int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 
 int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_read(s, WIRE_READ_TID, tid, buf, cap, info, NULL, 0, NULL, NULL);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_tid ? s->ops->read_tid(s, tid, buf, cap, info)
+		                        : dssm__unsupported(s, "read_tid");
 	int rc = check_reader(s, buf, cap);
 	return rc < 0 ? rc : dssm__read_at(s, tid, buf, cap, info);
 }
@@ -242,9 +243,9 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *found, uint64_t *c
 
 int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_read(s, WIRE_READ_TIME, (uint64_t)t, buf, cap, info, NULL, 0, NULL,
-		                         NULL);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_time ? s->ops->read_time(s, t, buf, cap, info)
+		                         : dssm__unsupported(s, "read_time");
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -265,8 +266,9 @@ int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sa
 
 int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_read(s, WIRE_READ_NEXT, 0, buf, cap, info, NULL, 0, NULL, missed);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_next ? s->ops->read_next(s, buf, cap, info, missed)
+		                         : dssm__unsupported(s, "read_next");
 	if (missed)
 		*missed = 0;
 	int rc = check_reader(s, buf, cap);
@@ -325,8 +327,9 @@ int dssm_subscribe(dssm_stream *s, int from, uint64_t tid)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	if (from != DSSM_FROM_NOW && from != DSSM_FROM_TID && from != DSSM_FROM_OLDEST)
 		return dssm__fail(DSSM_EINVAL, "dssm_subscribe: from %d", from);
-	if (s->remote)
-		return dssm__remote_subscribe(s, from, tid);
+	if (DSSM_OTHER(s))
+		return s->ops->subscribe ? s->ops->subscribe(s, from, tid)
+		                         : dssm__unsupported(s, "subscribe");
 	if (from == DSSM_FROM_OLDEST)
 		s->has_pos = 0;
 	else
@@ -338,8 +341,9 @@ int dssm_subscribe(dssm_stream *s, int from, uint64_t tid)
 
 int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
-	if (s && s->remote && (buf || !cap))
-		return dssm__remote_read(s, WIRE_READ_BACK, 0, buf, cap, info, NULL, 0, NULL, NULL);
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_back ? s->ops->read_back(s, buf, cap, info)
+		                         : dssm__unsupported(s, "read_back");
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
@@ -354,9 +358,10 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before
                       dssm_sample_info *before_info, void *after, size_t after_cap,
                       dssm_sample_info *after_info)
 {
-	if (s && s->remote && (before || !before_cap) && (after || !after_cap))
-		return dssm__remote_read(s, WIRE_READ_BRACKET, (uint64_t)t, before, before_cap,
-		                         before_info, after, after_cap, after_info, NULL);
+	if (DSSM_OTHER(s) && (before || !before_cap) && (after || !after_cap))
+		return s->ops->read_bracket ? s->ops->read_bracket(s, t, before, before_cap, before_info,
+		                                                   after, after_cap, after_info)
+		                            : dssm__unsupported(s, "read_bracket");
 	int rc = check_reader(s, before, before_cap);
 	if (rc == 0)
 		rc = check_reader(s, after, after_cap);
@@ -380,9 +385,9 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before
 
 int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
 {
-	if (s && s->remote) {
+	if (DSSM_OTHER(s)) {
 		dssm_stream_info info;
-		int rc = dssm__remote_info(s, &info);
+		int rc = s->ops->info ? s->ops->info(s, &info) : dssm__unsupported(s, "info");
 		if (rc == 0 && info.count == 0)
 			rc = dssm__fail(DSSM_ENODATA, "stream '%s:%d' holds no sample yet", s->name, s->id);
 		if (rc == 0 && oldest)
@@ -407,7 +412,7 @@ int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
 
 int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 {
-	if (s && s->remote)
+	if (DSSM_OTHER(s))
 		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
 		                  s->name, s->id);
 	if (!s || !v)
@@ -431,7 +436,7 @@ int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 
 int dssm_view_last(dssm_stream *s, dssm_view *v)
 {
-	if (s && s->remote)
+	if (DSSM_OTHER(s))
 		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
 		                  s->name, s->id);
 	if (!s || !v)
@@ -448,7 +453,7 @@ int dssm_view_last(dssm_stream *s, dssm_view *v)
 
 int dssm_view_check(dssm_stream *s, const dssm_view *v)
 {
-	if (s && s->remote)
+	if (DSSM_OTHER(s))
 		return dssm__fail(DSSM_ESTATE, "views need a local stream; mirror '%s:%d' to read it in place",
 		                  s->name, s->id);
 	if (!s || !v)

@@ -18,8 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../connector/remote.h"
-#include "../connector/wire.h"
+#include "backend.h"
 
 #define READY_WAIT_NS (2 * DSSM_NSEC_PER_SEC)
 
@@ -466,8 +465,8 @@ int dssm__become_writer(dssm_stream *s, int exclusive)
 
 void dssm_close(dssm_stream *s)
 {
-	if (s && s->remote) {
-		dssm__remote_close(s);
+	if (DSSM_OTHER(s)) {
+		s->ops->close(s);
 		return;
 	}
 	if (!s)
@@ -487,4 +486,13 @@ void dssm_close(dssm_stream *s)
 	}
 	munmap(s->hdr, s->map_bytes);
 	free(s);
+}
+
+int dssm__unsupported(dssm_stream *s, const char *call)
+{
+	int write = !strcmp(call, "write") || !strcmp(call, "borrow") || !strcmp(call, "commit") ||
+	            !strcmp(call, "abandon") || !strcmp(call, "property_set");
+	return dssm__fail(write ? DSSM_EPERM : DSSM_ESTATE, "%s on '%s:%d' refused: a %s %s", call,
+	                  s->name, s->id, s->ops->kind,
+	                  write ? "cannot be written" : "does not support it");
 }

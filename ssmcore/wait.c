@@ -25,8 +25,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "../connector/remote.h"
-#include "../connector/wire.h"
+#include "backend.h"
 
 long dssm__futex(void *addr, int op, uint32_t val, const struct timespec *ts)
 {
@@ -152,13 +151,14 @@ uint64_t dssm__committed(const dssm_stream *s)
 
 int dssm__same_segment(const dssm_stream *a, const dssm_stream *b)
 {
-	return !a->remote && !b->remote && a->seg_dev == b->seg_dev && a->seg_ino == b->seg_ino;
+	return !a->ops && !b->ops && a->seg_dev == b->seg_dev && a->seg_ino == b->seg_ino;
 }
 
 int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 {
-	if (s && s->remote)
-		return dssm__remote_wait(s, WIRE_WAIT_TID, tid, timeout);
+	if (DSSM_OTHER(s))
+		return s->ops->wait_tid ? s->ops->wait_tid(s, tid, timeout)
+		                        : dssm__unsupported(s, "wait_tid");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, tid_ready, tid, timeout);
@@ -166,8 +166,8 @@ int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 
 int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 {
-	if (s && s->remote)
-		return dssm__remote_wait(s, WIRE_WAIT_NEW, 0, timeout);
+	if (DSSM_OTHER(s))
+		return s->ops->wait_new ? s->ops->wait_new(s, timeout) : dssm__unsupported(s, "wait_new");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, tid_ready, s->has_pos ? s->pos + 1 : 0, timeout);
@@ -175,8 +175,9 @@ int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
 {
-	if (s && s->remote)
-		return dssm__remote_wait(s, WIRE_WAIT_TIME, (uint64_t)t, timeout);
+	if (DSSM_OTHER(s))
+		return s->ops->wait_time ? s->ops->wait_time(s, t, timeout)
+		                         : dssm__unsupported(s, "wait_time");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
 	return wait_until(s, time_ready, (uint64_t)t, timeout);

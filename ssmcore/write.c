@@ -19,8 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
-#include "../connector/remote.h"
-#include "../connector/wire.h"
+#include "backend.h"
 
 static int check_writer(dssm_stream *s)
 {
@@ -109,8 +108,8 @@ static int check_time(dssm_stream *s, dssm_time_t t)
 
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 {
-	if (s && s->remote)
-		return dssm__remote_write(s, data, len, t);
+	if (DSSM_OTHER(s))
+		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
 	int rc = check_writer(s);
 	if (rc < 0 || (rc = check_len(s, len)) < 0)
 		return rc;
@@ -130,8 +129,8 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 {
-	if (s && s->remote && buf)
-		return dssm__remote_borrow(s, buf, capacity);
+	if (DSSM_OTHER(s) && buf)
+		return s->ops->borrow ? s->ops->borrow(s, buf, capacity) : dssm__unsupported(s, "borrow");
 	int rc = check_writer(s);
 	if (rc < 0)
 		return rc;
@@ -165,8 +164,8 @@ static int check_borrowed(dssm_stream *s, const char *what)
 
 int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 {
-	if (s && s->remote)
-		return dssm__remote_commit(s, len, t);
+	if (DSSM_OTHER(s))
+		return s->ops->commit ? s->ops->commit(s, len, t) : dssm__unsupported(s, "commit");
 	int rc = check_writer(s);
 	if (rc < 0 || (rc = check_borrowed(s, "commit")) < 0)
 		return rc;
@@ -180,8 +179,8 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 
 int dssm_write_abandon(dssm_stream *s)
 {
-	if (s && s->remote)
-		return dssm__remote_abandon(s);
+	if (DSSM_OTHER(s))
+		return s->ops->abandon ? s->ops->abandon(s) : dssm__unsupported(s, "abandon");
 	int rc = check_writer(s);
 	if (rc < 0 || (rc = check_borrowed(s, "abandon")) < 0)
 		return rc;

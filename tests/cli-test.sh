@@ -112,6 +112,21 @@ t_sigterm_summary() {
 	has "1 samples" "$tmp/s"
 }
 
+t_recorded_stream() {
+	"$DSSM" write rs "one" --create 64 >/dev/null || return 1
+	"$DSSM" write rs "two" >/dev/null || return 1
+	"$DSSM" record -o "$tmp/rsrec" rs --from-oldest --duration 0.3 2>/dev/null || return 1
+	"$DSSM" write rs "three" >/dev/null || return 1
+	# the recording holds two samples, the ring three
+	"$DSSM" cat "$tmp/rsrec/rs" -n 0 --format json >"$tmp/rs" 2>/dev/null || return 1
+	[ "$(wc -l <"$tmp/rs")" -eq 2 ] && has '"tid":1' "$tmp/rs" || { cat "$tmp/rs"; return 1; }
+	"$DSSM" info "$tmp/rsrec/rs" >"$tmp/ri" || return 1
+	grep -E "^tids: +0 \.\. 1" "$tmp/ri" || { cat "$tmp/ri"; return 1; }
+	"$DSSM" cat "$tmp/rsrec/nope" 2>"$tmp/re"; [ $? -ne 0 ] && has "no stream 'nope:0'" "$tmp/re" || return 1
+	"$DSSM" rm rs >/dev/null 2>&1
+	return 0
+}
+
 t_record_query() {
 	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
 	local pid=$!
@@ -484,6 +499,7 @@ check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
 check "a closed pipe ends cat --follow and top at once" t_closed_pipe
 check "record --duration, info DIR, query --latest, play" t_record_query
+check "DIR/NAME: cat and info read a recorded stream, the recorded TIDs" t_recorded_stream
 check "a recorder killed with SIGKILL leaves a readable recording" t_killed_recorder
 check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_snapshot
 check "ls, info, info DIR and top: --format json, names never cut" t_output

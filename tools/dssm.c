@@ -41,8 +41,9 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out, "\nStreams are named NAME[:ID] (ID defaults to 0), or HOST:PORT/NAME[:ID]\n"
-	             "through a `dssm proxy` on another host. DSSM_NAMESPACE in the environment\n"
-	             "selects an isolated set of streams.\n"
+	             "through a `dssm proxy` on another host, or DIR/NAME[:ID] in the recording\n"
+	             "DIR (read-only; an existing directory DIR wins over HOST:PORT).\n"
+	             "DSSM_NAMESPACE in the environment selects an isolated set of streams.\n"
 	             "Times are epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z,\n"
 	             "+09:00, or local time without a zone) or +S from a recording's start;\n"
 	             "durations are seconds (90, 1.5) or carry units (500ms, 1m30s, 2h).\n"
@@ -137,7 +138,7 @@ dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 	dssm_stream *s = NULL;
 	/* "/TOPIC[:ID]", as info prints topics: the stream import names it */
 	char mapped[DSSM_NAME_MAX + 16];
-	if (address[0] == '/') {
+	if (address[0] == '/' && !dssm_address_is_recording(address)) {
 		char topic[512], name[DSSM_NAME_MAX + 1];
 		snprintf(topic, sizeof topic, "%s", address);
 		const char *id = "";

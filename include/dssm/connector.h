@@ -2,13 +2,18 @@
  * connector.h - streams on other hosts, through `dssm proxy`, with the same
  * calls as local streams.
  *
- * A stream address is "NAME[:ID]" (this host) or "HOST:PORT/NAME[:ID]"
+ * A stream address is "NAME[:ID]" (this host), "HOST:PORT/NAME[:ID]"
  * (through the proxy at HOST:PORT; HOST may be a name, an IPv4 address or
- * [an IPv6 address]). Switching a program from a local stream to a remote
- * one is one line:
+ * [an IPv6 address]) or "DIR/NAME[:ID]" (stream NAME:ID of the recording
+ * in directory DIR, read-only: dssm_open_recording in container.h). The
+ * rule: if what stands before the last '/' is an existing directory, the
+ * address is a recording's (a local path that exists wins over HOST:PORT;
+ * write "./DIR" or an absolute path to be explicit). Switching a program
+ * from a local stream to a remote one or to a recording is one line:
  *
  *     dssm_open("odom", 0, DSSM_READ, &s);                        // local
  *     dssm_open_address("robot.local:5800/odom", DSSM_READ, &s);  // remote
+ *     dssm_open_address("runs/drive-42/odom", DSSM_READ, &s);     // recorded
  *
  * after which dssm_read_last/_tid/_time/_next/_back/_bracket, dssm_write,
  * dssm_wait_*, dssm_info, dssm_property_* and dssm_close work unchanged and
@@ -62,10 +67,14 @@ extern "C" {
 
 #define DSSM_DEFAULT_PORT 5800
 
-/* Open a stream by address; flags as dssm_open. */
+/* Open a stream by address; flags as dssm_open. A recording's address
+ * takes DSSM_READ only (else DSSM_EPERM). */
 int dssm_open_address(const char *address, int flags, dssm_stream **out);
-/* Create (or reopen) a stream by address, as dssm_create. */
+/* Create (or reopen) a stream by address, as dssm_create; DSSM_EPERM for a
+ * recording's address. */
 int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm_stream **out);
+/* 1 if the address is "DIR/NAME[:ID]" of an existing directory DIR. */
+int dssm_address_is_recording(const char *address);
 /* 1 if the handle reaches its stream through a proxy. */
 int dssm_is_remote(dssm_stream *s);
 /* Timeout for each call on a remote handle (default 5 s; < 0: none). */

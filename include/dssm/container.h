@@ -122,6 +122,32 @@ int dssm_container_close(dssm_container *c);
  * is not a container. For rolling windows of parts and failed imports. */
 int dssm_container_remove(const char *dir);
 
+/* ---- a recorded stream read with the calls of dssm.h ---- */
+
+/* Open stream NAME:ID of the container DIR as a read-only dssm_stream:
+ * dssm_read_last/_tid/_time/_next/_back/_bracket, dssm_wait_*,
+ * dssm_subscribe, dssm_info, dssm_schema, dssm_property_get and dssm_close
+ * work as on the ring the recorder read, with the same error codes, and the
+ * history is the whole recording. dssm_open_address("DIR/NAME:ID") calls
+ * this when DIR is an existing directory (include/dssm/connector.h).
+ *   - TIDs are the recorded ones (the ring's). A TID the recorder missed
+ *     is DSSM_ETOOOLD, as a sample that left a ring's history; read_next
+ *     passes over it and counts it in *missed. read_back steps to the
+ *     previous recorded sample.
+ *   - dssm_info: as recorded (type, encoding, max_size, slots, ...); count
+ *     is the newest TID + 1, tid/time_oldest and _newest the recording's
+ *     ends; writer_*, segment_bytes are 0.
+ *   - Writes, borrows and dssm_property_set: DSSM_EPERM naming the stream.
+ *     Views (dssm_view_*): DSSM_ESTATE.
+ *   - A recording still being written: each call first sees what the
+ *     recorder added; dssm_wait_new/_tid/_time poll the files (every 10 ms)
+ *     until the recorder adds the sample or the timeout passes. Once the
+ *     recorder closed it, a wait that is not met at once is DSSM_EFUTURE
+ *     at once (nothing more will come; a ring's waits never return it).
+ * Errors: DSSM_ENOENT (no such stream in DIR), those of
+ * dssm_container_open, DSSM_ECORRUPT for a damaged stream. */
+int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);
+
 /* ---- queries ---- */
 
 typedef struct dssm_query dssm_query;

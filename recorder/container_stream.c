@@ -1,0 +1,448 @@
+/*
+ * container_stream.c - a recorded stream opened as a dssm_stream (address
+ * DIR/NAME[:ID], include/dssm/container.h): the reading calls of dssm.h
+ * answer from the whole recording, through the table of operations of
+ * ssmcore/backend.h, with the query machinery of container_query.c.
+ *
+ * TIDs are the recorded ones (the ring's), so a program that pairs streams
+ * by TID or prints them sees what it saw live. Entries are in TID order (the
+ * recorder appends what read_next returns), so a TID is found by a binary
+ * search of the index; a TID the recorder missed is DSSM_ETOOOLD, as a
+ * sample that left a ring's history, and read_next counts such gaps in
+ * *missed. A recording still being written is refreshed before each read,
+ * and the waits poll it until the recorder adds what they wait for.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../ssmcore/backend.h"
+#include "../ssmcore/internal.h"
+#include "store.h"
+
+/* How often a wait looks at a recording still being written. */
+#define POLL_NS (10 * 1000 * 1000)
+
+struct recording {
+	dssm_container *c;
+	dssm_query *q;         /* one stream, read by position */
+	int idx;               /* the stream in the container */
+	/* the read position, as a ring handle's: the entry (and TID) read last;
+	 * or, after dssm_subscribe(FROM_TID), the TID the next read_next wants */
+	int has_pos, want_set;
+	uint64_t pos_i, pos_tid, want;
+};
+
+static struct recording *rec_of(dssm_stream *s)
+{
+	return s->backend;
+}
+
+/* See what the recorder added since the last look (nothing to do once the
+ * recorder closed the container). */
+static int refresh(dssm_stream *s)
+{
+	struct recording *r = rec_of(s);
+	if (dssm_container_closed(r->c))
+		return 0;
+	int rc = dssm_container_refresh(r->c);
+	return rc < 0 ? dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id,
+	                           dssm_last_error())
+	              : 0;
+}
+
+static int no_sample(dssm_stream *s)
+{
+	return dssm__fail(DSSM_ENODATA, "stream '%s:%d' holds no sample yet", s->name, s->id);
+}
+
+/* Copy entry i into buf (cap bytes) and make it the read position. */
+static int read_entry(dssm_stream *s, uint64_t i, int ahead, void *buf, size_t cap,
+                      dssm_sample_info *info)
+{
+	struct recording *r = rec_of(s);
+	dssm_record rec;
+	int rc = dssm__query_seek(r->q, i, ahead ? dssm__query_count(r->q) : i + 1);
+	if (rc == 0 && (rc = dssm_query_next(r->q, &rec)) == 0)
+		rc = dssm__fail(DSSM_ECORRUPT, "recording of '%s:%d': entry %llu vanished", s->name,
+		                s->id, (unsigned long long)i);
+	if (rc < 0)
+		return rc;
+	size_t n = rec.len < cap ? rec.len : cap;
+	if (n)
+		memcpy(buf, rec.data, n);
+	if (info) {
+		info->tid = rec.tid;
+		info->time = rec.time;
+		info->len = rec.len;
+		info->copied = n;
+	}
+	r->has_pos = 1;
+	r->want_set = 0;
+	r->pos_i = i;
+	r->pos_tid = rec.tid;
+	return 0;
+}
+
+static uint64_t tid_at(struct recording *r, uint64_t i, int *rc)
+{
+	uint64_t tid = 0;
+	if (*rc == 0)
+		*rc = dssm__query_entry(r->q, i, NULL, &tid);
+	return tid;
+}
+
+/* The first entry whose TID is >= tid (the count if none). */
+static int find_tid(struct recording *r, uint64_t tid, uint64_t *at)
+{
+	uint64_t n = dssm__query_count(r->q), lo = 0, hi = n;
+	int rc = 0;
+	/* no gap before it: the entry is where the TIDs say */
+	uint64_t first = n ? tid_at(r, 0, &rc) : 0;
+	if (rc == 0 && n && tid >= first && tid - first < n && tid_at(r, tid - first, &rc) == tid) {
+		*at = tid - first;
+		return rc;
+	}
+	while (rc == 0 && lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (tid_at(r, mid, &rc) < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return rc;
+}
+
+static int rec_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	int rc = refresh(s);
+	uint64_t n = dssm__query_count(rec_of(s)->q);
+	if (rc == 0 && n == 0)
+		rc = no_sample(s);
+	return rc < 0 ? rc : read_entry(s, n - 1, 0, buf, cap, info);
+}
+
+static int rec_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap,
+                        dssm_sample_info *info)
+{
+	struct recording *r = rec_of(s);
+	int rc = refresh(s);
+	uint64_t n = dssm__query_count(r->q), i = 0;
+	if (rc == 0 && n == 0)
+		return no_sample(s);
+	uint64_t first = tid_at(r, 0, &rc), last = tid_at(r, n - 1, &rc);
+	if (rc < 0)
+		return rc;
+	if (tid > last)
+		return dssm__fail(DSSM_EFUTURE, "TID %llu of '%s:%d' is not written yet (newest %llu)",
+		                  (unsigned long long)tid, s->name, s->id, (unsigned long long)last);
+	if (tid < first)
+		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' left the history (oldest kept %llu)",
+		                  (unsigned long long)tid, s->name, s->id, (unsigned long long)first);
+	if ((rc = find_tid(r, tid, &i)) < 0)
+		return rc;
+	if (i >= n || tid_at(r, i, &rc) != tid)
+		return rc < 0 ? rc
+		              : dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was not recorded (the "
+		                           "recorder missed it)", (unsigned long long)tid, s->name, s->id);
+	return read_entry(s, i, 0, buf, cap, info);
+}
+
+/* The entries with time <= t (so the newest of them is the answer of
+ * read_time), refusing a t older than the recording. */
+static int entries_upto(dssm_stream *s, dssm_time_t t, uint64_t *k)
+{
+	struct recording *r = rec_of(s);
+	int rc = refresh(s);
+	if (rc == 0 && dssm__query_count(r->q) == 0)
+		return no_sample(s);
+	if (rc == 0)
+		rc = dssm__query_search(r->q, t, 1, k);
+	if (rc == 0 && *k == 0)
+		rc = dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
+		                (long long)t, s->name, s->id);
+	return rc;
+}
+
+static int rec_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap,
+                         dssm_sample_info *info)
+{
+	uint64_t k = 0;
+	int rc = entries_upto(s, t, &k);
+	return rc < 0 ? rc : read_entry(s, k - 1, 0, buf, cap, info);
+}
+
+static int rec_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
+                            dssm_sample_info *before_info, void *after, size_t after_cap,
+                            dssm_sample_info *after_info)
+{
+	uint64_t k = 0;
+	int rc = entries_upto(s, t, &k);
+	if (rc == 0)
+		rc = read_entry(s, k - 1, 0, before, before_cap, before_info);
+	if (rc == 0 && k >= dssm__query_count(rec_of(s)->q))
+		return dssm__fail(DSSM_EFUTURE, "time %lld is newer than every sample of '%s:%d'",
+		                  (long long)t, s->name, s->id);
+	return rc < 0 ? rc : read_entry(s, k, 0, after, after_cap, after_info);
+}
+
+static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info,
+                         uint64_t *missed)
+{
+	struct recording *r = rec_of(s);
+	if (missed)
+		*missed = 0;
+	int rc = refresh(s);
+	uint64_t n = dssm__query_count(r->q), i = 0, want = 0;
+	if (rc == 0 && n == 0)
+		return no_sample(s);
+	if (rc == 0 && r->want_set) {
+		want = r->want;
+		rc = find_tid(r, want, &i);
+	} else if (rc == 0 && r->has_pos) {
+		i = r->pos_i + 1;
+		want = r->pos_tid + 1;
+	} else {
+		want = tid_at(r, 0, &rc);
+	}
+	if (rc < 0)
+		return rc;
+	if (i >= n)
+		return dssm__fail(DSSM_EFUTURE, "TID %llu of '%s:%d' is not written yet (newest %llu)",
+		                  (unsigned long long)want, s->name, s->id,
+		                  (unsigned long long)tid_at(r, n - 1, &rc));
+	dssm_sample_info si;
+	if ((rc = read_entry(s, i, 1, buf, cap, &si)) < 0)
+		return rc;
+	if (info)
+		*info = si;
+	/* TIDs the recorder did not record were passed over: missed */
+	if (missed)
+		*missed = si.tid > want ? si.tid - want : 0;
+	return 0;
+}
+
+static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	struct recording *r = rec_of(s);
+	if (r->want_set) /* as a ring: the position is the TID before the one wanted */
+		return r->want >= 2 ? rec_read_tid(s, r->want - 2, buf, cap, info)
+		                    : dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor",
+		                                 s->name, s->id);
+	if (!r->has_pos)
+		return rec_read_last(s, buf, cap, info);
+	if (r->pos_i == 0)
+		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID %llu is the first recorded", s->name, s->id,
+		                  (unsigned long long)r->pos_tid);
+	return read_entry(s, r->pos_i - 1, 0, buf, cap, info);
+}
+
+static int rec_subscribe(dssm_stream *s, int from, uint64_t tid)
+{
+	struct recording *r = rec_of(s);
+	int rc = refresh(s);
+	uint64_t n = dssm__query_count(r->q);
+	r->has_pos = 0;
+	r->want_set = 0;
+	if (from == DSSM_FROM_TID || (from == DSSM_FROM_NOW && n == 0)) {
+		r->want_set = 1;
+		r->want = from == DSSM_FROM_TID ? tid : 0;
+	} else if (from == DSSM_FROM_NOW) {
+		r->has_pos = 1;
+		r->pos_i = n - 1;
+		r->pos_tid = tid_at(r, n - 1, &rc);
+	}
+	return rc;
+}
+
+/* ---- waits: poll the container until the recorder adds the sample ---- */
+
+typedef int (*ready_fn)(dssm_stream *s, uint64_t arg, int *rc);
+
+static int newest_tid_reaches(dssm_stream *s, uint64_t tid, int *rc)
+{
+	struct recording *r = rec_of(s);
+	uint64_t n = dssm__query_count(r->q);
+	return n > 0 && tid_at(r, n - 1, rc) >= tid;
+}
+
+static int newest_time_reaches(dssm_stream *s, uint64_t t, int *rc)
+{
+	struct recording *r = rec_of(s);
+	uint64_t n = dssm__query_count(r->q);
+	dssm_time_t last = 0;
+	if (n > 0 && *rc == 0)
+		*rc = dssm__query_entry(r->q, n - 1, &last, NULL);
+	return n > 0 && *rc == 0 && last >= (dssm_time_t)t;
+}
+
+static int poll_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)
+{
+	struct recording *r = rec_of(s);
+	dssm_time_t deadline = timeout < 0 ? INT64_MAX : dssm__monotonic() + timeout;
+	for (;;) {
+		int rc = refresh(s);
+		if (rc == 0 && ready(s, arg, &rc))
+			return rc;
+		if (rc < 0)
+			return rc;
+		/* A closed recording never grows: waiting out the timeout would
+		 * only stall a program replaying it, and a distinct code lets
+		 * it stop at the end. */
+		if (dssm_container_closed(r->c))
+			return dssm__fail(DSSM_EFUTURE, "no new sample of '%s:%d' will come: its "
+			                  "recording is closed", s->name, s->id);
+		dssm_time_t now = dssm__monotonic();
+		if (now >= deadline)
+			return dssm__fail(DSSM_ETIMEDOUT, "no new sample of '%s:%d' within %.3f s",
+			                  s->name, s->id, (double)timeout / 1e9);
+		dssm_time_t step = deadline - now < POLL_NS ? deadline - now : POLL_NS;
+		struct timespec ts = {0, (long)step};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static int rec_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
+{
+	return poll_until(s, newest_tid_reaches, tid, timeout);
+}
+
+static int rec_wait_new(dssm_stream *s, dssm_time_t timeout)
+{
+	struct recording *r = rec_of(s);
+	uint64_t want = r->want_set ? r->want : r->has_pos ? r->pos_tid + 1 : 0;
+	return poll_until(s, newest_tid_reaches, want, timeout);
+}
+
+static int rec_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
+{
+	return poll_until(s, newest_time_reaches, (uint64_t)t, timeout);
+}
+
+/* ---- metadata, from the container ---- */
+
+static int rec_info(dssm_stream *s, dssm_stream_info *info)
+{
+	struct recording *r = rec_of(s);
+	dssm_recorded d;
+	int rc = refresh(s);
+	if (rc == 0)
+		rc = dssm_container_stream(r->c, r->idx, &d);
+	if (rc < 0)
+		return rc;
+	*info = d.info;
+	/* the ring's figures that describe a live writer mean nothing here */
+	info->writer_pid = 0;
+	info->writer_alive = 0;
+	info->writer_crashed = 0;
+	info->segment_bytes = 0;
+	info->count = info->tid_oldest = info->tid_newest = 0;
+	info->time_oldest = info->time_newest = 0;
+	info->rate_hz = 0;
+	uint64_t n = dssm__query_count(r->q);
+	if (n == 0)
+		return 0;
+	rc = dssm__query_entry(r->q, 0, &info->time_oldest, &info->tid_oldest);
+	if (rc == 0)
+		rc = dssm__query_entry(r->q, n - 1, &info->time_newest, &info->tid_newest);
+	if (rc < 0)
+		return rc;
+	info->count = info->tid_newest + 1; /* as a ring's: the TID of the next */
+	if (info->tid_newest > info->tid_oldest && info->time_newest > info->time_oldest) {
+		uint64_t span = (uint64_t)info->time_newest - (uint64_t)info->time_oldest;
+		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) / ((double)span / 1e9);
+	}
+	return 0;
+}
+
+static const char *rec_schema(dssm_stream *s)
+{
+	const char *sc = dssm_container_schema(rec_of(s)->c, rec_of(s)->idx);
+	return sc ? sc : "";
+}
+
+static int rec_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
+{
+	size_t n = 0;
+	const void *p = dssm_container_property(rec_of(s)->c, rec_of(s)->idx, &n);
+	if (p && n)
+		memcpy(buf, p, n < cap ? n : cap);
+	if (len)
+		*len = p ? n : 0;
+	return 0;
+}
+
+static void rec_close(dssm_stream *s)
+{
+	struct recording *r = rec_of(s);
+	dssm_query_close(r->q);
+	dssm_container_close(r->c);
+	free(r);
+	free(s);
+}
+
+/* Writes, borrows and property_set are left NULL: ssmcore refuses them
+ * with DSSM_EPERM naming the stream. */
+static const struct dssm_backend recording_ops = {
+	.kind = "recording",
+	.close = rec_close,
+	.read_last = rec_read_last,
+	.read_tid = rec_read_tid,
+	.read_time = rec_read_time,
+	.read_next = rec_read_next,
+	.read_back = rec_read_back,
+	.read_bracket = rec_read_bracket,
+	.wait_tid = rec_wait_tid,
+	.wait_new = rec_wait_new,
+	.wait_time = rec_wait_time,
+	.subscribe = rec_subscribe,
+	.info = rec_info,
+	.schema = rec_schema,
+	.property_get = rec_property_get,
+};
+
+int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out)
+{
+	if (!out)
+		return dssm__fail(DSSM_EINVAL, "NULL out");
+	*out = NULL;
+	if (!dir || !name)
+		return dssm__fail(DSSM_EINVAL, "NULL directory or name");
+	int rc = dssm__check_name(name, id);
+	if (rc < 0)
+		return rc;
+	dssm_stream *s = calloc(1, sizeof *s);
+	struct recording *r = calloc(1, sizeof *r);
+	if (!s || !r) {
+		free(s);
+		free(r);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a recorded stream");
+	}
+	snprintf(s->name, sizeof s->name, "%s", name);
+	s->id = id;
+	s->ops = &recording_ops;
+	s->backend = r;
+	if ((rc = dssm_container_open(dir, &r->c)) < 0) {
+		free(r);
+		free(s);
+		return rc;
+	}
+	r->idx = dssm_container_find(r->c, name, id);
+	if (r->idx < 0)
+		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
+	else
+		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
+	if (rc < 0) {
+		dssm_container_close(r->c);
+		free(r);
+		free(s);
+		return rc;
+	}
+	dssm_recorded d;
+	if (dssm_container_stream(r->c, r->idx, &d) == 0)
+		s->max_size = d.info.max_size;
+	*out = s;
+	return 0;
+}

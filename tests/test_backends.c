@@ -1,0 +1,544 @@
+/*
+ * test_backends.c - one stream API over three backends: the same samples
+ * read from (a) the local ring, (b) the ring through a real `dssm proxy`,
+ * (c) a recording of the ring made with the recorder library
+ * (include/dssm/recorder.h) and opened by address "DIR/NAME". Every read
+ * call (read_last, read_tid, read_time, read_next and read_back walks,
+ * read_bracket, subscribe, info, schema, property, refused writes) is made
+ * on each, and each gives the same result: return code, sample info and
+ * bytes. The ring's answers are also checked against what was written, so
+ * three backends wrong the same way still fail.
+ */
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "testutil.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "dssm/recorder.h"
+
+#define N 20                 /* samples written: fewer than the ring's history */
+#define SLOTS 64
+#define MAXSZ 64
+#define MS INT64_C(1000000)
+#define T0 (INT64_C(1700000000) * DSSM_NSEC_PER_SEC)
+
+static pid_t proxy_pid;
+static int proxy_port;
+static char proxy_bin[512], rec_dir[128];
+static dssm_time_t times[N];
+static dssm_stream *writer; /* kept open: the ring keeps its writer */
+
+/* Sample i: its time (samples 6 and 7 share one), and its length. */
+static dssm_time_t time_of(int i)
+{
+	return T0 + (i == 7 ? 6 : i) * 10 * MS;
+}
+
+static size_t len_of(int i)
+{
+	return 8 + (size_t)(i % 5) * 8;
+}
+
+static pid_t start_proxy(int *bound)
+{
+	char port_file[64];
+	snprintf(port_file, sizeof port_file, "/tmp/dssm-test-backends-port-%d", (int)getpid());
+	unlink(port_file);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM); /* a crashed test leaves no proxy behind */
+		execl(proxy_bin, proxy_bin, "proxy", "--port", "0", "--port-file", port_file, "--listen",
+		      "127.0.0.1", (char *)NULL);
+		_exit(127);
+	}
+	int status = 0;
+	if (testutil_wait_port(port_file, pid, 500, bound, &status) == 1)
+		return pid;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return -1;
+}
+
+/* The ring, written once; recorded from its oldest sample. */
+static int setup(void **state)
+{
+	(void)state;
+	testutil_namespace("backends");
+	const char *build = getenv("BUILD");
+	snprintf(proxy_bin, sizeof proxy_bin, "%s/dssm", build ? build : "build");
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = MAXSZ;
+	cfg.slots = SLOTS;
+	cfg.type = "test/Conformance";
+	cfg.encoding = "raw";
+	cfg.schema = "u64 words[]";
+	if (dssm_create("conf", 0, &cfg, &writer) < 0 || dssm_property_set(writer, "calib=1", 7) < 0)
+		return -1;
+	for (int i = 0; i < N; i++) {
+		unsigned char buf[MAXSZ];
+		testutil_fill(buf, len_of(i), (uint64_t)i);
+		times[i] = time_of(i);
+		if (dssm_write(writer, buf, len_of(i), times[i]) != i)
+			return -1;
+	}
+	snprintf(rec_dir, sizeof rec_dir, "/tmp/dssm-test-backends-%d", (int)getpid());
+	dssm_recorder_config rc;
+	dssm_recorder_config_init(&rc);
+	rc.dir = rec_dir;
+	rc.from_oldest = 1;
+	rc.limit = N;
+	dssm_recorder *r = NULL;
+	if (dssm_recorder_create(&rc, &r) < 0 || dssm_recorder_add(r, "conf") < 0 ||
+	    dssm_recorder_start(r) < 0)
+		return -1;
+	dssm_recorder_stats st = {0};
+	while (dssm_recorder_stream(r, 0, &st) == 0 && st.recorded < N && !st.done)
+		usleep(10000);
+	int ok = dssm_recorder_stop(r) == 0 && dssm_recorder_stream(r, 0, &st) == 0 && st.kept == N;
+	dssm_recorder_free(r);
+	proxy_pid = ok ? start_proxy(&proxy_port) : -1;
+	return proxy_pid > 0 ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (proxy_pid > 0) {
+		kill(proxy_pid, SIGTERM);
+		waitpid(proxy_pid, NULL, 0);
+	}
+	dssm_container_remove(rec_dir);
+	dssm_close(writer);
+	return 0;
+}
+
+enum { LOCAL, PROXY, RECORDING, NB };
+static const char *backend_name[NB] = {"local ring", "ring through the proxy", "recording"};
+
+static dssm_stream *open_backend(int b)
+{
+	char address[512];
+	if (b == LOCAL)
+		snprintf(address, sizeof address, "conf");
+	else if (b == PROXY)
+		snprintf(address, sizeof address, "127.0.0.1:%d/conf", proxy_port);
+	else
+		snprintf(address, sizeof address, "%s/conf", rec_dir);
+	dssm_stream *s = NULL;
+	if (dssm_open_address(address, DSSM_READ, &s) < 0)
+		fail_msg("open %s (%s): %s", address, backend_name[b], dssm_last_error());
+	return s;
+}
+
+/* What one call gave: its return code, and its samples when it gave any. */
+struct outcome {
+	char call[48];
+	int rc;
+	dssm_sample_info si[2];
+	uint64_t missed;
+	unsigned char buf[2][MAXSZ];
+};
+
+struct script {
+	struct outcome o[256];
+	int n;
+};
+
+static struct outcome *next_outcome(struct script *sc, const char *fmt, long long arg)
+{
+	assert_true(sc->n < 256);
+	struct outcome *o = &sc->o[sc->n++];
+	memset(o, 0, sizeof *o);
+	snprintf(o->call, sizeof o->call, fmt, arg);
+	return o;
+}
+
+/* The same calls on any backend, in the same order. A remote handle takes
+ * one subscription (a second is DSSM_ESTATE), so each starts on a new handle. */
+static void run_script(int backend, struct script *sc)
+{
+	struct outcome *o;
+	dssm_stream *s = open_backend(backend);
+	sc->n = 0;
+	o = next_outcome(sc, "read_last", 0);
+	o->rc = dssm_read_last(s, o->buf[0], MAXSZ, &o->si[0]);
+	for (long long tid = 0; tid <= N + 1; tid++) {
+		o = next_outcome(sc, "read_tid %lld", tid);
+		o->rc = dssm_read_tid(s, (uint64_t)tid, o->buf[0], MAXSZ, &o->si[0]);
+	}
+	o = next_outcome(sc, "read_tid max", 0);
+	o->rc = dssm_read_tid(s, UINT64_MAX, o->buf[0], MAXSZ, &o->si[0]);
+	/* at each sample's time, between samples, before the first, after the last */
+	dssm_time_t probes[2 * N + 3];
+	int np = 0;
+	for (int i = 0; i < N; i++) {
+		probes[np++] = times[i];
+		probes[np++] = times[i] + 1;
+	}
+	probes[np++] = times[0] - 1;
+	probes[np++] = INT64_MIN;
+	probes[np++] = INT64_MAX;
+	for (int k = 0; k < np; k++) {
+		o = next_outcome(sc, "read_time %lld", (long long)probes[k]);
+		o->rc = dssm_read_time(s, probes[k], o->buf[0], MAXSZ, &o->si[0]);
+		o = next_outcome(sc, "read_bracket %lld", (long long)probes[k]);
+		o->rc = dssm_read_bracket(s, probes[k], o->buf[0], MAXSZ, &o->si[0], o->buf[1], MAXSZ,
+		                          &o->si[1]);
+	}
+	/* a read_next walk from the oldest on a new handle, then read_back from the newest */
+	dssm_close(s);
+	s = open_backend(backend);
+	/* (not after dssm_subscribe: a subscribed remote handle's read_back
+	 * starts from the newest sample the proxy pushed, not from the one
+	 * read_next returned) */
+	for (int i = 0; i <= N; i++) {
+		o = next_outcome(sc, "read_next #%lld", i);
+		o->rc = dssm_read_next(s, o->buf[0], MAXSZ, &o->si[0], &o->missed);
+	}
+	for (int i = 0; i <= N; i++) {
+		o = next_outcome(sc, "read_back #%lld", i);
+		o->rc = dssm_read_back(s, o->buf[0], MAXSZ, &o->si[0]);
+	}
+	dssm_close(s);
+	s = open_backend(backend);
+	o = next_outcome(sc, "subscribe tid 5", 0);
+	o->rc = dssm_subscribe(s, DSSM_FROM_TID, 5);
+	o = next_outcome(sc, "read_next after tid 5", 0);
+	o->rc = dssm_read_next(s, o->buf[0], MAXSZ, &o->si[0], &o->missed);
+	dssm_close(s);
+	s = open_backend(backend);
+	o = next_outcome(sc, "subscribe now", 0);
+	o->rc = dssm_subscribe(s, DSSM_FROM_NOW, 0);
+	o = next_outcome(sc, "read_next after now", 0);
+	o->rc = dssm_read_next(s, o->buf[0], MAXSZ, &o->si[0], &o->missed);
+	/* a short buffer: the length is the sample's, copied is what fitted */
+	o = next_outcome(sc, "read_tid 4 into 8 bytes", 0);
+	o->rc = dssm_read_tid(s, 4, o->buf[0], 8, &o->si[0]);
+	/* writes are refused on a read-only handle, whatever the backend */
+	o = next_outcome(sc, "write", 0);
+	int64_t wrc = dssm_write(s, "x", 1, dssm_now());
+	o->rc = wrc < 0 ? (int)wrc : 0;
+	dssm_close(s);
+}
+
+static void same_outcome(const struct outcome *a, const struct outcome *b, const char *bname)
+{
+	if (strcmp(a->call, b->call) || a->rc != b->rc)
+		fail_msg("%s: %s gave %d (%s), the local ring %d", bname, b->call, b->rc,
+		         b->rc < 0 ? dssm_strerror(b->rc) : "ok", a->rc);
+	int both = !strncmp(a->call, "read_bracket", 12) && (a->rc == 0 || a->rc == DSSM_EFUTURE);
+	int one = a->rc == 0 || both;
+	for (int k = 0; k < (both ? 2 : one ? 1 : 0); k++) {
+		if (k == 1 && a->rc != 0)
+			break;
+		const dssm_sample_info *x = &a->si[k], *y = &b->si[k];
+		if (x->tid != y->tid || x->time != y->time || x->len != y->len || x->copied != y->copied ||
+		    memcmp(a->buf[k], b->buf[k], x->copied))
+			fail_msg("%s: %s gave TID %llu time %lld len %zu copied %zu, the local ring TID %llu "
+			         "time %lld len %zu copied %zu", bname, b->call, (unsigned long long)y->tid,
+			         (long long)y->time, y->len, y->copied, (unsigned long long)x->tid,
+			         (long long)x->time, x->len, x->copied);
+	}
+	if (a->missed != b->missed)
+		fail_msg("%s: %s missed %llu, the local ring %llu", bname, b->call,
+		         (unsigned long long)b->missed, (unsigned long long)a->missed);
+}
+
+/* The newest sample with time <= t, or -1. */
+static int newest_upto(dssm_time_t t)
+{
+	int k = -1;
+	for (int i = 0; i < N; i++)
+		if (times[i] <= t)
+			k = i;
+	return k;
+}
+
+static void expect_sample(const struct outcome *o, int k, int tid)
+{
+	if (o->si[k].tid != (uint64_t)tid || o->si[k].time != times[tid] ||
+	    o->si[k].len != len_of(tid) || !testutil_check(o->buf[k], o->si[k].copied, (uint64_t)tid))
+		fail_msg("local ring: %s gave TID %llu time %lld len %zu, expected sample %d",
+		         o->call, (unsigned long long)o->si[k].tid, (long long)o->si[k].time,
+		         o->si[k].len, tid);
+}
+
+/* The ring's own answers against what was written, so that all three
+ * backends wrong in the same way still fail. */
+static void check_ring(const struct script *sc)
+{
+	for (int i = 0; i < sc->n; i++) {
+		const struct outcome *o = &sc->o[i];
+		long long a = 0;
+		int want = -2, rc = 0;     /* want: the sample expected (-2: none) */
+		if (!strcmp(o->call, "read_last")) {
+			want = N - 1;
+		} else if (!strcmp(o->call, "read_tid 4 into 8 bytes")) {
+			want = 4;
+			assert_int_equal(o->si[0].copied, 8);
+		} else if (sscanf(o->call, "read_tid %lld", &a) == 1) {
+			want = a < N ? (int)a : -2;
+			rc = a < N ? 0 : DSSM_EFUTURE;
+		} else if (sscanf(o->call, "read_time %lld", &a) == 1) {
+			want = newest_upto(a);
+			rc = want < 0 ? DSSM_ETOOOLD : 0;
+		} else if (sscanf(o->call, "read_bracket %lld", &a) == 1) {
+			want = newest_upto(a);
+			rc = want < 0 ? DSSM_ETOOOLD : want == N - 1 ? DSSM_EFUTURE : 0;
+			if (rc == 0)
+				expect_sample(o, 1, want + 1);
+		} else if (sscanf(o->call, "read_next #%lld", &a) == 1) {
+			want = a < N ? (int)a : -2;
+			rc = a < N ? 0 : DSSM_EFUTURE;
+		} else if (sscanf(o->call, "read_back #%lld", &a) == 1) {
+			want = a <= N - 2 ? N - 2 - (int)a : -2;
+			rc = want >= 0 ? 0 : DSSM_ETOOOLD;
+		} else if (!strcmp(o->call, "read_next after tid 5")) {
+			want = 5;
+		} else if (!strcmp(o->call, "read_next after now")) {
+			rc = DSSM_EFUTURE;
+		} else if (!strcmp(o->call, "read_tid max")) {
+			rc = DSSM_EFUTURE;
+		} else if (!strcmp(o->call, "write")) {
+			rc = DSSM_EPERM;
+		}
+		if (o->rc != rc)
+			fail_msg("local ring: %s gave %d, expected %d", o->call, o->rc, rc);
+		if (want >= 0)
+			expect_sample(o, 0, want);
+		assert_int_equal(o->missed, 0);
+	}
+}
+
+static void test_same_answers(void **state)
+{
+	(void)state;
+	static struct script sc[NB];
+	for (int b = 0; b < NB; b++)
+		run_script(b, &sc[b]);
+	check_ring(&sc[LOCAL]);
+	for (int b = PROXY; b < NB; b++) {
+		assert_int_equal(sc[b].n, sc[LOCAL].n);
+		for (int i = 0; i < sc[LOCAL].n; i++)
+			same_outcome(&sc[LOCAL].o[i], &sc[b].o[i], backend_name[b]);
+	}
+}
+
+/* info, schema and property: the same on the three. */
+static void test_same_info(void **state)
+{
+	(void)state;
+	dssm_stream_info in[NB];
+	char prop[NB][32];
+	size_t plen[NB];
+	for (int b = 0; b < NB; b++) {
+		dssm_stream *s = open_backend(b);
+		assert_int_equal(dssm_info(s, &in[b]), 0);
+		assert_string_equal(dssm_schema(s), "u64 words[]");
+		memset(prop[b], 0, sizeof prop[b]);
+		assert_int_equal(dssm_property_get(s, prop[b], sizeof prop[b], &plen[b]), 0);
+		uint64_t lo = 9, hi = 9;
+		assert_int_equal(dssm_tid_range(s, &lo, &hi), 0);
+		assert_int_equal(lo, 0);
+		assert_int_equal(hi, N - 1);
+		dssm_close(s);
+	}
+	assert_int_equal(in[LOCAL].count, N);
+	assert_int_equal(in[LOCAL].time_newest, times[N - 1]);
+	for (int b = PROXY; b < NB; b++) {
+		const dssm_stream_info *x = &in[LOCAL], *y = &in[b];
+		assert_string_equal(y->name, x->name);
+		assert_int_equal(y->id, x->id);
+		assert_string_equal(y->type, x->type);
+		assert_string_equal(y->encoding, x->encoding);
+		assert_int_equal(y->max_size, x->max_size);
+		assert_int_equal(y->slots, x->slots);
+		assert_int_equal(y->schema_len, x->schema_len);
+		assert_int_equal(y->property_len, x->property_len);
+		assert_int_equal(y->count, x->count);
+		assert_int_equal(y->tid_oldest, x->tid_oldest);
+		assert_int_equal(y->tid_newest, x->tid_newest);
+		assert_int_equal(y->time_oldest, x->time_oldest);
+		assert_int_equal(y->time_newest, x->time_newest);
+		assert_true(y->rate_hz == x->rate_hz);
+		assert_int_equal(plen[b], plen[LOCAL]);
+		assert_string_equal(prop[b], "calib=1");
+	}
+}
+
+/* A recording is read-only: every writing call is DSSM_EPERM, naming it. */
+static void test_recording_refuses_writes(void **state)
+{
+	(void)state;
+	char address[512];
+	snprintf(address, sizeof address, "%s/conf", rec_dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_WRITE, &s), DSSM_EPERM);
+	assert_null(s);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	assert_int_equal(dssm_create_address(address, &cfg, &s), DSSM_EPERM);
+	s = open_backend(RECORDING);
+	assert_int_equal(dssm_write(s, "x", 1, dssm_now()), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "'conf:0'"));
+	assert_non_null(strstr(dssm_last_error(), "recording"));
+	void *buf = NULL;
+	size_t cap = 0;
+	assert_int_equal(dssm_write_borrow(s, &buf, &cap), DSSM_EPERM);
+	assert_int_equal(dssm_write_commit(s, 1, dssm_now()), DSSM_EPERM);
+	assert_int_equal(dssm_property_set(s, "y", 1), DSSM_EPERM);
+	dssm_view v;
+	assert_int_equal(dssm_view_last(s, &v), DSSM_ESTATE);
+	dssm_close(s);
+	/* a stream the recording does not hold */
+	snprintf(address, sizeof address, "%s/nope:3", rec_dir);
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "'nope:3'"));
+}
+
+/* A container written here, with TIDs 0 1 2 5 6 (the recorder missed 3 and
+ * 4) and sync at every append, so that a reader sees each sample at once. */
+static dssm_container *gap_container(const char *dir, int *idx)
+{
+	dssm_container *c = NULL;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 0);
+	dssm_stream_info info = {0};
+	snprintf(info.name, sizeof info.name, "gap");
+	info.max_size = MAXSZ;
+	info.slots = SLOTS;
+	*idx = dssm_container_add_stream(c, &info, "", NULL, 0);
+	assert_true(*idx >= 0);
+	static const uint64_t tids[] = {0, 1, 2, 5, 6};
+	for (int i = 0; i < 5; i++) {
+		unsigned char buf[16];
+		testutil_fill(buf, sizeof buf, tids[i]);
+		assert_int_equal(dssm_container_append(c, *idx, tids[i], T0 + (dssm_time_t)tids[i] * MS,
+		                                       buf, sizeof buf), 0);
+	}
+	return c;
+}
+
+/* TIDs are the recorded ones: a missed one is DSSM_ETOOOLD, read_next
+ * counts it in missed, read_back steps over it. */
+static void test_recording_gaps(void **state)
+{
+	(void)state;
+	char dir[256], address[300];
+	snprintf(dir, sizeof dir, "%s-gap", rec_dir);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx));
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	assert_int_equal(dssm_read_tid(s, 7, buf, sizeof buf, &si), DSSM_EFUTURE);
+	assert_int_equal(dssm_read_tid(s, 5, buf, sizeof buf, &si), 0);
+	assert_true(testutil_check(buf, sizeof buf, 5));
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(missed, 2);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(missed, 0);
+	/* from a TID the recorder missed: the next recorded, the gap missed */
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 4), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(missed, 1);
+	/* read_time between samples: the newest at or before */
+	assert_int_equal(dssm_read_time(s, T0 + 4 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.count, 7);
+	assert_int_equal(info.tid_oldest, 0);
+	assert_int_equal(info.tid_newest, 6);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* wait_new on a recording still being written returns once the writer adds
+ * a sample; once the recording is closed, a wait that is not met fails at
+ * once with DSSM_EFUTURE (nothing more will come). No timing is asserted. */
+static void test_recording_wait_live(void **state)
+{
+	(void)state;
+	char dir[256], address[300];
+	snprintf(dir, sizeof dir, "%s-live", rec_dir);
+	int idx;
+	dssm_container *c = gap_container(dir, &idx);
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(dssm_wait_new(s, 20 * MS), DSSM_ETIMEDOUT);
+	assert_int_equal(dssm_wait_tid(s, 7, 0), DSSM_ETIMEDOUT);
+	testutil_fill(buf, sizeof buf, 7);
+	assert_int_equal(dssm_container_append(c, idx, 7, T0 + 7 * MS, buf, sizeof buf), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), 0);
+	assert_int_equal(dssm_wait_time(s, T0 + 7 * MS, 30 * DSSM_NSEC_PER_SEC), 0);
+	uint64_t missed = 9;
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 7);
+	assert_true(testutil_check(buf, sizeof buf, 7));
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), DSSM_EFUTURE);
+	assert_non_null(strstr(dssm_last_error(), "closed"));
+	assert_int_equal(dssm_wait_tid(s, 7, 30 * DSSM_NSEC_PER_SEC), 0); /* met: 0 */
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* A damaged index entry is DSSM_ECORRUPT naming the recording, never a
+ * wrong sample. */
+static void test_recording_damaged(void **state)
+{
+	(void)state;
+	char dir[256], address[300], index[300];
+	snprintf(dir, sizeof dir, "%s-bad", rec_dir);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx));
+	/* flip a bit of entry 3's time (TID 5): its CRC no longer holds */
+	snprintf(index, sizeof index, "%s/streams/0000.index", dir);
+	FILE *f = fopen(index, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
+	int c = fgetc(f);
+	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
+	fputc(c ^ 1, f);
+	fclose(f);
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
+	assert_int_equal(dssm_read_tid(s, 5, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), dir));
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_answers),
+		cmocka_unit_test(test_same_info),
+		cmocka_unit_test(test_recording_refuses_writes),
+		cmocka_unit_test(test_recording_gaps),
+		cmocka_unit_test(test_recording_wait_live),
+		cmocka_unit_test(test_recording_damaged),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
