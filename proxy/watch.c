@@ -237,6 +237,9 @@ static struct group *group_with_room(struct watchset *set, int *rc)
 		*rc = dssm__fail_errno(DSSM_ENOMEM, "cannot start a watcher thread");
 		return NULL;
 	}
+	/* named here too, so it has its name once watch_add returns (the
+	 * thread's own call may come later: tests count threads by name) */
+	pthread_setname_np(g->thread, WATCH_THREAD_NAME);
 	set->groups[set->ngroups++] = g;
 	return g;
 }
