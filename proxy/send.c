@@ -128,8 +128,8 @@ static void carry_into(uint64_t *missed, uint64_t *carry)
 /* `carry` (may be NULL) holds skipped samples not told yet: added to this
  * frame's missed, or kept if the read fails or the frame cannot be queued. */
 int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample_reader read,
-                       uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
-                       uint64_t *carry)
+                      uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
+                      uint64_t *carry)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
