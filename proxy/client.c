@@ -304,7 +304,7 @@ void proxy_on_read(struct bufferevent *bev, void *arg)
 		if (n < 0) {
 			proxy_send_error(c, 0, (int)n, dssm_last_error());
 			proxy_logf(c->px, c->authed ? 0 : 1, "%s: dropped: %s%s", c->peer, dssm_last_error(),
-			      c->authed ? "" : " (before AUTH)");
+			           c->authed ? "" : " (before AUTH)");
 			c->px->dropped++;
 			if (!c->authed)
 				c->px->unauth_dropped++;

@@ -64,8 +64,8 @@ static void auth_fail_log(struct proxy *px, struct auth_fail *f, dssm_time_t now
 	if (!f->failed && !f->refused)
 		return;
 	proxy_logf(px, 0, "%s: %llu failed AUTH attempts, %llu refused connections in the last %.0f s",
-	      f->addr, (unsigned long long)f->failed, (unsigned long long)f->refused,
-	      dssm_time_to_sec(now - f->logged_at));
+	           f->addr, (unsigned long long)f->failed, (unsigned long long)f->refused,
+	           dssm_time_to_sec(now - f->logged_at));
 	f->failed = f->refused = 0;
 	f->logged_at = now;
 }
@@ -88,7 +88,7 @@ static void auth_failed(struct proxy *px, const char *addr)
 	if (!f->failed && !f->refused && first && px->first_lines < AUTH_LOG_SOURCES) {
 		px->first_lines++;
 		proxy_logf(px, 0, "%s: wrong secret (further failures are summarised every %d s)", addr,
-		      (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		           (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
 		f->logged_at = now;
 	} else {
 		f->failed++;
@@ -99,8 +99,8 @@ void proxy_auth_table_full_log(struct proxy *px, dssm_time_t now)
 {
 	if (px->auth_table_full)
 		proxy_logf(px, 0, "%llu AUTH attempts refused unchecked in the last %.0f s: %d sources "
-		      "being rate-limited, the most tracked", (unsigned long long)px->auth_table_full,
-		      dssm_time_to_sec(now - px->table_full_logged_at), AUTH_FAIL_SLOTS);
+		           "being rate-limited, the most tracked", (unsigned long long)px->auth_table_full,
+		           dssm_time_to_sec(now - px->table_full_logged_at), AUTH_FAIL_SLOTS);
 	px->auth_table_full = 0;
 	px->table_full_logged_at = now;
 }
@@ -126,8 +126,8 @@ void proxy_auth_fail_summaries(struct proxy *px, dssm_time_t now, int all)
 		}
 	if (due > AUTH_LOG_SOURCES)
 		proxy_logf(px, 0, "%d sources: %llu failed AUTH attempts, %llu refused connections in the "
-		      "last %.0f s or less", due, (unsigned long long)failed, (unsigned long long)refused,
-		      dssm_time_to_sec(LOG_SUMMARY_EVERY));
+		           "last %.0f s or less", due, (unsigned long long)failed, (unsigned long long)refused,
+		           dssm_time_to_sec(LOG_SUMMARY_EVERY));
 	for (int i = 0; i < AUTH_FAIL_SLOTS; i++) {
 		struct auth_fail *f = &px->fails[i];
 		if (!auth_fail_due(f, now, all))
@@ -153,8 +153,8 @@ void proxy_auth_fail_flush(struct proxy *px)
 		proxy_auth_table_full_log(px, now);
 	if (px->unauth_dropped && now - px->unauth_logged_at >= LOG_SUMMARY_EVERY) {
 		proxy_logf(px, 0, "%llu connections dropped before authenticating (handshake deadline or "
-		      "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
-		      dssm_time_to_sec(now - px->unauth_logged_at));
+		           "quota) in the last %.0f s", (unsigned long long)px->unauth_dropped,
+		           dssm_time_to_sec(now - px->unauth_logged_at));
 		px->unauth_dropped = 0;
 		px->unauth_logged_at = now;
 	}

@@ -54,8 +54,8 @@ static void emfile_log(struct proxy *px, int force)
 	if (!px->emfile_refused || (!force && now - px->emfile_logged_at < LOG_SUMMARY_EVERY))
 		return;
 	proxy_logf(px, 0, "out of file descriptors: %llu connections refused in the last %.0f s "
-	      "(raise ulimit -n, or lower --max-clients)", (unsigned long long)px->emfile_refused,
-	      dssm_time_to_sec(now - px->emfile_logged_at));
+	           "(raise ulimit -n, or lower --max-clients)", (unsigned long long)px->emfile_refused,
+	           dssm_time_to_sec(now - px->emfile_logged_at));
 	px->emfile_refused = 0;
 	px->emfile_logged_at = now;
 }
@@ -81,7 +81,7 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	dssm_time_t now = dssm__monotonic();
 	if (!px->emfile_refused && now - px->emfile_logged_at >= LOG_SUMMARY_EVERY) {
 		proxy_logf(px, 0, "accept: %s; pausing accept (further failures are summarised every %d s)",
-		      strerror(err), (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
+		           strerror(err), (int)(LOG_SUMMARY_EVERY / DSSM_NSEC_PER_SEC));
 		px->emfile_logged_at = now;
 	} else {
 		px->emfile_refused++;
@@ -144,7 +144,7 @@ static void unauth_make_room(struct proxy *px)
 		px->unauth_dropped++;
 		px->dropped++;
 		proxy_client_end(victim, 1, "evicted: the quota of unauthenticated connections is full and "
-		           "its source holds the most of them");
+		                 "its source holds the most of them");
 	}
 }
 

@@ -152,7 +152,7 @@ int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r
 	}
 	c->handles[slot] = h;
 	proxy_logf(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
-	      (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
+	           (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
 	return reply_info(c, WIRE_OPEN, hd->request_id, slot, s);
 }
 
@@ -190,7 +190,7 @@ int proxy_do_read(struct client *c, const struct wire_header *hd, struct rbuf *r
 		[WIRE_READ_NEXT] = proxy_rd_next, [WIRE_READ_BACK] = proxy_rd_back};
 	if (op < WIRE_READ_BRACKET)
 		return proxy_send_sample(c, h->s, cap, direct[op], arg, hd->request_id, 0, 0,
-		                   op == WIRE_READ_NEXT ? &h->read_missed : NULL);
+		                         op == WIRE_READ_NEXT ? &h->read_missed : NULL);
 	if (op != WIRE_READ_BRACKET)
 		return dssm__fail(DSSM_EPROTO, "READ op %u", op);
 	/* bracket: two samples, through a scratch buffer */

@@ -255,7 +255,7 @@ void proxy_service_handle(struct client *c, struct handle *h)
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
 		while (proxy_unsent(c) < limit && dssm__next_ready(h->sub)) {
 			int rc = proxy_send_sample(c, h->sub, h->sub_max, proxy_rd_next, 0, h->sub_request, 1, h->id,
-			                     &h->sub_missed);
+			                           &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in
 			 * sub_missed), and newer samples may be there already. */
 			if (rc < 0 && rc != DSSM_ETOOOLD)
