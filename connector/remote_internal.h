@@ -117,6 +117,7 @@ struct remote_req {
 	size_t *plen;
 };
 
+/* One request on a stream, run by dssm__remote_with_connection. */
 typedef int (*remote_request_fn)(dssm_stream *s, void *ctx, dssm_time_t deadline);
 
 /* remote.c */
