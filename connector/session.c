@@ -1,0 +1,313 @@
+/*
+ * session.c - the connector's session with a proxy: one request and its
+ * reply, HELLO and AUTH, the clock offset estimate (PINGs), opening the
+ * stream on the proxy and re-subscribing, and (re)establishing all that
+ * before each request.
+ */
+#include "remote_internal.h"
+
+/* Send the frame in r->out and await its reply. */
+int dssm__remote_call(struct dssm_remote *r, uint16_t type, uint32_t request, struct rbuf *reply,
+                      dssm_time_t deadline)
+{
+	int rc = dssm__remote_send_all(r, r->out.data, r->out.len, deadline);
+	wbuf_reset(&r->out);
+	if (rc < 0)
+		return rc;
+	return dssm__remote_await_reply(r, request, type, reply, deadline);
+}
+
+uint32_t dssm__remote_begin(struct dssm_remote *r, uint16_t type, size_t *frame)
+{
+	uint32_t req = ++r->next_request;
+	wbuf_reset(&r->out);
+	*frame = wire_frame_begin(&r->out, type, req);
+	return req;
+}
+
+static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline);
+
+/* HELLO (and AUTH); only then are big frames accepted from the proxy. */
+int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline)
+{
+	r->handshaking = 1;
+	int rc = handshake_steps(r, deadline);
+	r->handshaking = 0;
+	if (rc == 0)
+		r->max_in = OUR_MAX_PAYLOAD;
+	return rc;
+}
+
+static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
+{
+	size_t f;
+	uint32_t req = dssm__remote_begin(r, WIRE_HELLO, &f);
+	wbuf_u32(&r->out, WIRE_MAGIC);
+	wbuf_u16(&r->out, WIRE_VERSION);
+	wbuf_u16(&r->out, WIRE_VERSION);
+	wbuf_u32(&r->out, OUR_MAX_PAYLOAD);
+	char me[64];
+	snprintf(me, sizeof me, "libdssm pid %d", (int)getpid());
+	wbuf_str(&r->out, me);
+	wire_frame_end(&r->out, f);
+	struct rbuf rb;
+	int rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline);
+	if (rc < 0)
+		return rc;
+	rbuf_u16(&rb);
+	uint8_t auth = rbuf_u8(&rb);
+	r->peer_max = rbuf_u32(&rb);
+	rbuf_i64(&rb);
+	uint8_t nonce[WIRE_NONCE];
+	const uint8_t *n = rbuf_bytes(&rb, WIRE_NONCE);
+	if (n)
+		memcpy(nonce, n, WIRE_NONCE);
+	char server[256];
+	rbuf_str(&rb, server, sizeof server);
+	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
+		return rc;
+	if (r->peer_max < 4096)
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
+		                  r->peer_max);
+	/* A client holding a secret trusts only a proxy that proves it knows
+	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
+	const char *path = getenv("DSSM_SECRET_FILE");
+	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
+		return rc;
+	if (!auth && r->secret) {
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: it asked for no AUTH, "
+		                  "so it cannot prove it knows the secret of DSSM_SECRET_FILE (an "
+		                  "impostor, or a proxy started without --secret-file)", r->host, r->port);
+	}
+	if (!auth)
+		return 0;
+	if (!r->secret)
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
+		                  r->host, r->port);
+	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC];
+	if (getrandom(cnonce, sizeof cnonce, 0) != (ssize_t)sizeof cnonce)
+		return dssm__fail_errno(DSSM_ESYS, "getrandom");
+	auth_proof(r->secret, AUTH_CLIENT, nonce, cnonce, proof);
+	req = dssm__remote_begin(r, WIRE_AUTH, &f);
+	wbuf_bytes(&r->out, cnonce, sizeof cnonce);
+	wbuf_bytes(&r->out, proof, sizeof proof);
+	wire_frame_end(&r->out, f);
+	if ((rc = dssm__remote_call(r, WIRE_AUTH, req, &rb, deadline)) < 0)
+		return rc;
+	const uint8_t *sp = rbuf_bytes(&rb, AUTH_MAC);
+	if ((rc = rbuf_end(&rb, "AUTH reply")) < 0)
+		return rc;
+	auth_proof(r->secret, AUTH_SERVER, cnonce, nonce, expect);
+	if (!auth_equal(sp, expect, AUTH_MAC)) {
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: its proof of the "
+		                  "secret is wrong", r->host, r->port);
+	}
+	return 0;
+}
+
+/* One NTP-style exchange: offset = proxy - local. */
+static int ping_once(struct dssm_remote *r, dssm_time_t *offset, dssm_time_t *delay,
+                     dssm_time_t *rtt, dssm_time_t deadline)
+{
+	size_t f;
+	uint32_t req = dssm__remote_begin(r, WIRE_PING, &f);
+	dssm_time_t t1 = dssm_now(), m1 = dssm__monotonic();
+	wbuf_i64(&r->out, t1);
+	wire_frame_end(&r->out, f);
+	struct rbuf rb;
+	int rc = dssm__remote_call(r, WIRE_PING, req, &rb, deadline);
+	dssm_time_t t4 = dssm_now(), m4 = dssm__monotonic();
+	if (rc < 0)
+		return rc;
+	int64_t e1 = rbuf_i64(&rb), t2 = rbuf_i64(&rb), t3 = rbuf_i64(&rb);
+	if ((rc = rbuf_end(&rb, "PING reply")) < 0)
+		return rc;
+	if (e1 != t1)
+		return dssm__fail(DSSM_EPROTO, "PING reply echoes another t1");
+	/* Times from the wire, range-checked before any arithmetic: within
+	 * 2^62 ns (146 years) of the epoch, and t3 not before t2. */
+	if (t2 < 0 || t2 >= INT64_C(1) << 62 || t3 < t2 || t3 >= INT64_C(1) << 62)
+		return dssm__fail(DSSM_EPROTO, "PING reply: proxy times t2 = %lld, t3 = %lld are not "
+		                  "0 <= t2 <= t3 < 2^62 ns", (long long)t2, (long long)t3);
+	*offset = ((t2 - t1) + (t3 - t4)) / 2;
+	*delay = (t4 - t1) - (t3 - t2);
+	*rtt = m4 - m1;
+	return 0;
+}
+
+int dssm__remote_measure_clock(struct dssm_remote *r, int count, dssm_ping_result *res,
+                               dssm_time_t deadline)
+{
+	dssm_time_t rtts[64];
+	if (count > 64)
+		count = 64;
+	res->delay = INT64_MAX;
+	for (int i = 0; i < count; i++) {
+		dssm_time_t off = 0, del = 0;
+		int rc = ping_once(r, &off, &del, &rtts[i], deadline);
+		if (rc < 0)
+			return rc;
+		if (del < res->delay) {
+			res->delay = del;
+			res->offset = off;
+		}
+	}
+	for (int i = 1; i < count; i++) /* insertion sort: count is small */
+		for (int j = i; j > 0 && rtts[j] < rtts[j - 1]; j--) {
+			dssm_time_t t = rtts[j];
+			rtts[j] = rtts[j - 1];
+			rtts[j - 1] = t;
+		}
+	res->rtt_min = rtts[0];
+	res->rtt_median = rtts[count / 2];
+	res->count = count;
+	return 0;
+}
+
+static int open_stream(struct dssm_remote *r, const char *name, int id, dssm_time_t deadline)
+{
+	size_t f;
+	uint32_t req = dssm__remote_begin(r, WIRE_OPEN, &f);
+	wbuf_u8(&r->out, (uint8_t)r->open_flags);
+	wbuf_str(&r->out, name);
+	wbuf_u32(&r->out, (uint32_t)id);
+	if (r->open_flags & WIRE_OPEN_CREATE)
+		wire_put_config(&r->out, &r->cfg);
+	wire_frame_end(&r->out, f);
+	struct rbuf rb;
+	int rc = dssm__remote_call(r, WIRE_OPEN, req, &rb, deadline);
+	if (rc < 0)
+		return rc;
+	r->handle = rbuf_u32(&rb);
+	wire_get_info(&rb, &r->info);
+	uint32_t n;
+	const uint8_t *schema = rbuf_blob(&rb, &n);
+	if ((rc = rbuf_end(&rb, "OPEN reply")) < 0)
+		return rc;
+	free(r->schema);
+	r->schema = malloc((size_t)n + 1);
+	if (!r->schema)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (n)
+		memcpy(r->schema, schema, n);
+	r->schema[n] = '\0';
+	return 0;
+}
+
+int dssm__remote_send_subscribe(struct dssm_remote *r, int from, uint64_t tid, dssm_time_t deadline)
+{
+	size_t f;
+	uint32_t req = dssm__remote_begin(r, WIRE_SUBSCRIBE, &f);
+	wbuf_u32(&r->out, r->handle);
+	wbuf_u8(&r->out, (uint8_t)from);
+	wbuf_u64(&r->out, tid);
+	wbuf_u32(&r->out, UINT32_MAX);
+	wire_frame_end(&r->out, f);
+	struct rbuf rb;
+	int rc = dssm__remote_call(r, WIRE_SUBSCRIBE, req, &rb, deadline);
+	if (rc == 0 && (rc = rbuf_end(&rb, "SUBSCRIBE reply")) == 0) {
+		r->subscribed = 1;
+		r->sub_request = req;
+	}
+	return rc;
+}
+
+/* Connect, handshake, measure the clock, (re)open and re-subscribe. */
+int dssm__remote_establish(dssm_stream *s, dssm_time_t deadline)
+{
+	struct dssm_remote *r = rem(s);
+	if (r->fd >= 0)
+		return 0;
+	dssm_time_t now = dssm__monotonic();
+	if (now < r->next_attempt)
+		return dssm__fail(DSSM_ECONN, "proxy %s:%s unreachable; next attempt in %.1f s", r->host,
+		                  r->port, dssm_time_to_sec(r->next_attempt - now));
+	dssm_ping_result pr = {0};
+	/* What this attempt queues is dropped if it fails: nothing received on
+	 * a connection that did not get through re-subscribing counts. (The
+	 * handshake takes no DATA, and the old subscription's request id is
+	 * never reused, so this is a second line of defence.) */
+	r->keep = r->tail;
+	uint64_t next_tid = r->next_tid, carry = r->carry_missed;
+	int have_next = r->have_next;
+	int rc = dssm__remote_connect_socket(r, deadline);
+	if (rc == 0)
+		rc = dssm__remote_handshake(r, deadline);
+	if (rc == 0)
+		rc = dssm__remote_measure_clock(r, CLOCK_PINGS, &pr, deadline);
+	if (rc == 0)
+		rc = open_stream(r, s->name, s->id, deadline);
+	if (rc == 0 && r->subscribed)
+		rc = dssm__remote_send_subscribe(r, r->have_next ? WIRE_SUB_TID : WIRE_SUB_NOW, r->next_tid, deadline);
+	if (rc < 0) {
+		int saved = rc;
+		char msg[512];
+		snprintf(msg, sizeof msg, "%s", dssm_last_error());
+		dssm__remote_disconnect(r);
+		dssm__remote_queue_cut(r, r->keep);
+		r->next_tid = next_tid;
+		r->have_next = have_next;
+		r->carry_missed = carry;
+		r->keep = NULL;
+		/* Back off: 100 ms, doubling to 5 s, between attempts. */
+		r->backoff = r->backoff ? r->backoff * 2 : 100 * 1000 * 1000;
+		if (r->backoff > 5 * DSSM_NSEC_PER_SEC)
+			r->backoff = 5 * DSSM_NSEC_PER_SEC;
+		r->next_attempt = dssm__monotonic() + r->backoff;
+		if (strstr(msg, r->host))
+			return dssm__fail(saved, "%s", msg);
+		return dssm__fail(saved, "proxy %s:%s: %s", r->host, r->port, msg);
+	}
+	r->keep = NULL;
+	r->backoff = 0;
+	r->offset = pr.offset;
+	r->delay = pr.delay;
+	r->heard_at = r->clock_at = r->checked_at = dssm__monotonic();
+	r->probed_at = 0;
+	return 0;
+}
+
+#define CLOCK_RECHECK (30 * DSSM_NSEC_PER_SEC)
+#define CLOCK_MAX_AGE (300 * DSSM_NSEC_PER_SEC)
+
+/* Every 30 s of use, two more exchanges: a lower-delay estimate replaces the
+ * kept one, and any estimate replaces one older than 5 minutes (clocks drift;
+ * an old minimum says little about now). */
+static void recheck_clock(struct dssm_remote *r, dssm_time_t deadline)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (r->fd < 0 || r->subscribed || now - r->checked_at < CLOCK_RECHECK)
+		return; /* (a subscribed connection carries pushes; it is measured on reconnect) */
+	r->checked_at = now;
+	dssm_ping_result pr;
+	if (dssm__remote_measure_clock(r, 2, &pr, deadline) < 0)
+		return;
+	if (pr.delay <= r->delay || now - r->clock_at > CLOCK_MAX_AGE) {
+		r->offset = pr.offset;
+		r->delay = pr.delay;
+		r->clock_at = now;
+	}
+}
+
+/* Run one request on the handle, reconnecting once if the link had died. */
+int dssm__remote_with_connection(dssm_stream *s, remote_request_fn fn, struct remote_req *ctx)
+{
+	struct dssm_remote *r = rem(s);
+	dssm_time_t deadline = dssm__remote_deadline_of(r);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int rc = dssm__remote_establish(s, deadline);
+		if (rc < 0)
+			return rc;
+		recheck_clock(r, deadline);
+		rc = fn(s, ctx, deadline);
+		/* A lost link before the answer: the request may or may not have
+		 * been applied; reads are retried, writes are reported. */
+		if (rc != DSSM_ECONN || r->fd >= 0)
+			return rc;
+		if (ctx->not_idempotent)
+			return rc;
+	}
+	return dssm__fail(DSSM_ECONN, "proxy %s:%s: connection lost twice", r->host, r->port);
+}

@@ -1,0 +1,181 @@
+/*
+ * socket.c - the connector's socket I/O with deadlines: waiting on the
+ * socket, sending a whole frame, receiving one, connecting (with TCP
+ * keepalive and a user timeout), disconnecting.
+ */
+#include "remote_internal.h"
+
+/* ---- socket I/O with deadlines ---- */
+
+dssm_time_t dssm__remote_deadline_of(const struct dssm_remote *r)
+{
+	return r->timeout < 0 ? INT64_MAX : dssm__monotonic() + r->timeout;
+}
+
+int dssm__remote_wait_fd(int fd, short events, dssm_time_t deadline)
+{
+	for (;;) {
+		dssm_time_t left = deadline == INT64_MAX ? -1 : deadline - dssm__monotonic();
+		if (deadline != INT64_MAX && left <= 0)
+			return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy in time");
+		struct pollfd p = {fd, events, 0};
+		int ms = left < 0 ? -1 : (int)((left + 999999) / 1000000);
+		int n = poll(&p, 1, ms);
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return dssm__fail_errno(DSSM_ECONN, "poll");
+	}
+}
+
+void dssm__remote_disconnect(struct dssm_remote *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	r->in_start = r->in_end = r->in_used = 0;
+}
+
+int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline)
+{
+	while (n) {
+		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL);
+		if (k > 0) {
+			p += k;
+			n -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno != EAGAIN && errno != EINTR) {
+			dssm__fail_errno(DSSM_ECONN, "sending to %s:%s", r->host, r->port);
+			dssm__remote_disconnect(r);
+			return DSSM_ECONN;
+		}
+		int rc = dssm__remote_wait_fd(r->fd, POLLOUT, deadline);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* The next complete frame; payload valid until the next call. To leave a
+ * frame for the next call instead (peek), set r->in_used = 0 after it. */
+int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload,
+                            dssm_time_t deadline)
+{
+	r->in_start += r->in_used;
+	r->in_used = 0;
+	if (r->in_start == r->in_end)
+		r->in_start = r->in_end = 0;
+	for (;;) {
+		size_t have = r->in_end - r->in_start;
+		/* (no pointer arithmetic on the NULL buffer of a new connection) */
+		long n = have ? wire_parse_frame(r->in + r->in_start, have, r->max_in, h) : 0;
+		if (n < 0) {
+			dssm__remote_disconnect(r);
+			return (int)n;
+		}
+		if (n > 0) {
+			*payload = r->in + r->in_start + WIRE_HEADER;
+			r->in_used = (size_t)n;
+			return 0;
+		}
+		/* Room for the whole frame (and then some) after in_start; compact
+		 * (moving less than one frame) or grow only when there is not. */
+		size_t need = have >= WIRE_HEADER ? WIRE_HEADER + (size_t)h->length : WIRE_HEADER;
+		if (need < 65536)
+			need = 65536;
+		if (r->in_start + need > r->in_cap) {
+			if (need <= r->in_cap) {
+				memmove(r->in, r->in + r->in_start, have);
+			} else {
+				/* Room for what follows too, but never a multiple of a
+				 * frame of up to 1 GiB: 4 x that wraps a 32-bit size_t. */
+				size_t extra = need / 2 < (16u << 20) ? need / 2 : (16u << 20);
+				/* (on failure, the half-received frame cannot be
+				 * skipped: the connection goes, the next call reconnects) */
+				size_t cap = need > SIZE_MAX - extra ? 0 : need + extra;
+				uint8_t *p = cap ? malloc(cap) : NULL;
+				if (!p) {
+					dssm__remote_disconnect(r);
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame from "
+					                  "%s:%s", need, r->host, r->port);
+				}
+				if (have)
+					memcpy(p, r->in + r->in_start, have);
+				free(r->in);
+				r->in = p;
+				r->in_cap = cap;
+			}
+			r->in_start = 0;
+			r->in_end = have;
+		}
+		ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
+		if (k > 0) {
+			/* (a big frame may take longer than the deadline while its
+			 * bytes keep coming; frames other than the awaited reply are
+			 * held to it in dssm__remote_await_reply) */
+			r->in_end += (size_t)k;
+			r->heard_at = dssm__monotonic();
+			continue;
+		}
+		if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+			if (k == 0)
+				dssm__fail(DSSM_ECONN, "the proxy %s:%s closed the connection", r->host, r->port);
+			else
+				dssm__fail_errno(DSSM_ECONN, "receiving from %s:%s", r->host, r->port);
+			dssm__remote_disconnect(r);
+			return DSSM_ECONN;
+		}
+		int rc = dssm__remote_wait_fd(r->fd, POLLIN, deadline);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
+{
+	struct addrinfo hints = {0}, *res, *ai;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_family = AF_UNSPEC;
+	int err = getaddrinfo(r->host, r->port, &hints, &res);
+	if (err)
+		return dssm__fail(DSSM_ECONN, "cannot resolve '%s': %s", r->host, gai_strerror(err));
+	int rc = DSSM_ECONN;
+	for (ai = res; ai; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+			rc = dssm__fail_errno(DSSM_ECONN, "connecting to %s:%s", r->host, r->port);
+			close(fd);
+			continue;
+		}
+		if ((rc = dssm__remote_wait_fd(fd, POLLOUT, deadline)) == 0) {
+			int soerr = 0;
+			socklen_t len = sizeof soerr;
+			getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len);
+			if (soerr) {
+				errno = soerr;
+				rc = dssm__fail_errno(DSSM_ECONN, "connecting to %s:%s", r->host, r->port);
+			}
+		}
+		if (rc < 0) {
+			close(fd);
+			continue;
+		}
+		int one = 1, idle = 5, intvl = 1, cnt = 3;
+		unsigned user_timeout = r->timeout > 0 ? (unsigned)(r->timeout / 1000000) : 10000;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		/* Find a dead peer in seconds, not the ~15 minutes of TCP's defaults. */
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
+		r->fd = fd;
+		r->max_in = WIRE_HANDSHAKE_MAX_PAYLOAD; /* until the proxy has proven itself */
+		break;
+	}
+	freeaddrinfo(res);
+	return r->fd >= 0 ? 0 : rc;
+}
