@@ -474,8 +474,7 @@ void dssm_close(dssm_stream *s)
 		return;
 	if (atomic_load_explicit(&s->writable, memory_order_relaxed)) {
 		/* A slot this thread borrowed through this handle goes back. */
-		if (atomic_load_explicit(&s->borrower, memory_order_relaxed) == dssm__thread_self() &&
-		    dssm__wlock_held(s))
+		if (dssm__borrow_held(s))
 			dssm__wunlock(s);
 		/* Unregister (other writers of this process register again on
 		 * their next write); the exclusive mark only from its handle. */
