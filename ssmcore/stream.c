@@ -135,6 +135,7 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
 	atomic_store_explicit(&h->last_time[0], INT64_MIN, memory_order_relaxed);
 	atomic_store_explicit(&h->last_time[1], INT64_MIN, memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, INT64_MIN, memory_order_relaxed);
+	h->wlock_musl_type = 128; /* layout.h */
 	/* Publish: everything above happens-before any reader's acquire of magic. */
 	atomic_store_explicit(&h->magic, DSSM_MAGIC, memory_order_release);
 }

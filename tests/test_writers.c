@@ -1415,6 +1415,25 @@ static void test_borrow_without_proc_makes_no_syscall(void **state)
 #endif
 }
 
+/* A new segment says "process-shared" where musl's own list walk at
+ * thread exit reads the type of the mutex it takes the lock's entry for
+ * (layout.h): its wake then reaches waiters in other processes. */
+static void test_segment_marks_musl_type_shared(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("musltype", 8);
+	dssm_close(s);
+	const char *ns = getenv("DSSM_NAMESPACE");
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:musltype:0", ns ? ns : "default");
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	uint32_t type = 0;
+	assert_int_equal(pread(fd, &type, sizeof type, 380), sizeof type);
+	close(fd);
+	assert_int_equal(type, 128);
+}
+
 int main(void)
 {
 	testutil_namespace("writers");
@@ -1438,6 +1457,7 @@ int main(void)
 		cmocka_unit_test_setup(test_robber_leaves_wlock_ns, testutil_reset),
 		cmocka_unit_test_setup(test_robbed_borrower_unlinks, testutil_reset),
 		cmocka_unit_test_setup(test_borrow_without_proc_makes_no_syscall, testutil_reset),
+		cmocka_unit_test_setup(test_segment_marks_musl_type_shared, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
