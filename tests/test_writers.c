@@ -1212,33 +1212,35 @@ static uint64_t robust_word(pid_t tid, uint64_t id)
 	       ((uint64_t)tid & DSSM_WLOCK_TID_MASK);
 }
 
-#define FULL_LIST 2048 /* robust mutexes: the kernel's ROBUST_LIST_LIMIT */
+#define FULL_LIST 2048 /* entries: the kernel's ROBUST_LIST_LIMIT */
 
-/* Holds FULL_LIST robust mutexes, so the lock's entry cannot join its
- * list (the hold stays in list_op_pending), and borrows and commits. */
+/* Fills this thread's robust list with FULL_LIST entries (of futex words
+ * that are 0: no mutex of ours; not real mutexes, which TSan cannot hold
+ * 2048 of), so the lock's entry cannot join it (the hold stays in
+ * list_op_pending), and borrows and commits; then empties the list. */
 static void *borrow_with_full_list(void *arg)
 {
 	dssm_stream *s = arg;
-	pthread_mutexattr_t a;
-	pthread_mutexattr_init(&a);
-	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
-	pthread_mutex_t *m = calloc(FULL_LIST, sizeof *m);
+	struct robust_list_head *h = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h || h->list.next != &h->list)
+		return (void *)(intptr_t)-1;
+	enum { STRIDE = 256 }; /* an entry in the middle, its futex word within */
+	char *mem = calloc(FULL_LIST, STRIDE);
 	for (int i = 0; i < FULL_LIST; i++) {
-		pthread_mutex_init(&m[i], &a);
-		pthread_mutex_lock(&m[i]);
+		struct robust_list *e = (void *)(mem + (size_t)i * STRIDE + STRIDE / 2);
+		e->next = i + 1 < FULL_LIST ? (void *)(mem + (size_t)(i + 1) * STRIDE + STRIDE / 2)
+		                            : &h->list;
 	}
+	h->list.next = (void *)(mem + STRIDE / 2);
 	void *slot;
 	int64_t rc = dssm_write_borrow(s, &slot, NULL);
 	if (rc == 0) {
 		fill(slot, key_of(0, 3));
 		rc = dssm_write_commit(s, SIZE, 1500);
 	}
-	for (int i = 0; i < FULL_LIST; i++) {
-		pthread_mutex_unlock(&m[i]);
-		pthread_mutex_destroy(&m[i]);
-	}
-	free(m);
-	pthread_mutexattr_destroy(&a);
+	h->list.next = &h->list;
+	free(mem);
 	return (void *)(intptr_t)(rc == 3 ? (pid_t)syscall(SYS_gettid) : -1);
 }
 
