@@ -80,6 +80,9 @@ int dssm__wlock_held(const dssm_stream *s);
  * borrowed slot), so enter it in this thread's robust list. */
 void dssm__wlock_keep(dssm_stream *s);
 void dssm__wunlock(dssm_stream *s);
+/* 1 if this thread holds the slot it borrowed through s. A borrow of this
+ * thread's that was robbed ends (its robust-list entry is unlinked): 0. */
+int dssm__borrow_held(dssm_stream *s);
 /* The bytes of the shared segment dssm_create would make for `c` (slots,
  * time table, schema, property, header: the library's own layout), or a
  * negative DSSM_E* for a config it would refuse. */

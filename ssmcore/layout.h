@@ -31,7 +31,13 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
 #define DSSM_LAYOUT_VERSION 3u    /* 2: the writers' lock (wlock), last_len;
-                                     * 3: wlock a robust futex, wlock_entry */
+                                     * 3: wlock a robust futex, wlock_entry.
+                                     * Still 3 with wlock_ns tagged and
+                                     * wlock_musl_type: an untagged wlock_ns
+                                     * matches no tag, and one tagged means
+                                     * no inode to an older reader (both
+                                     * only skip the exec check); type 0 is
+                                     * what older segments have. */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -106,7 +112,12 @@ struct dssm_shm_header {
 	_Atomic int64_t last_time[2]; /* time of sample T in [T % 2] */
 	_Atomic uint64_t last_len[2]; /* its length */
 	_Atomic uint32_t last_slot[2]; /* its slot, T % slots (saves readers a division) */
-	uint8_t pad2[8];
+	uint8_t pad2[4];
+	/* 128 from creation on: where musl finds the `_m_type` of the mutex it
+	 * takes our robust-list entry for (wlock - 4 on little-endian hosts,
+	 * 32- and 64-bit), so that its thread exit, which walks the list
+	 * itself, wakes waiters of other processes (a process-shared futex). */
+	uint32_t wlock_musl_type;
 	/* --- line 384: the writers' own line (readers never touch it) --- */
 	_Atomic uint64_t wlock;       /* the writers' lock, see DSSM_WLOCK_* */
 	/* the holder's robust-list entry: pointers of the holder's process,
@@ -133,8 +144,9 @@ struct dssm_shm_header {
 	_Atomic uint64_t owner;       /* a live writer process, see DSSM_OWNER_*; 0 = none */
 	_Atomic uint32_t crashed;     /* 1: a writer was found dead (replaced or robbed) */
 	uint32_t pad7;
-	/* the pid namespace (nsfs inode) of a robust holder of a borrowed slot,
-	 * 0 otherwise: lets a waiter in that namespace check it (wlock.c) */
+	/* the pid namespace (nsfs inode, 32 bits) of the last robust holder of
+	 * a borrowed slot, << 32, | that holder's random id (wlock bits 32-62),
+	 * or 0: lets a waiter in that namespace check that holder (wlock.c) */
 	_Atomic uint64_t wlock_ns;
 	uint8_t pad8[16];
 	/* --- line 576: the writer's claim, read by readers after a copy --- */
@@ -155,6 +167,7 @@ _Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
 _Static_assert(offsetof(struct dssm_shm_header, last_len) == 352, "last_len");
 _Static_assert(offsetof(struct dssm_shm_header, last_slot) == 368, "last_slot");
+_Static_assert(offsetof(struct dssm_shm_header, wlock_musl_type) == 380, "wlock_musl_type");
 _Static_assert(offsetof(struct dssm_shm_header, wlock) == 384, "wlock");
 _Static_assert(offsetof(struct dssm_shm_header, wlock_entry) == 392, "wlock_entry");
 _Static_assert(offsetof(struct dssm_shm_header, w_next) == 424, "w_next");

@@ -131,8 +131,14 @@ static struct robust_list_head *robust_head(void)
 	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h || len != sizeof *h)
 		return NULL;
 	/* The entry's {prev, next} pair spans [-off - ptr, -off + ptr) from the
-	 * futex word; it must fall within bytes 8 .. 8 + ENTRY_BYTES. */
-	long off = h->futex_offset, ptr = (long)sizeof(void *);
+	 * futex word, which is `low` bytes into wlock (4 on big-endian hosts);
+	 * it must fall within bytes 8 .. 8 + ENTRY_BYTES of wlock. */
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	const long low = 4;
+#else
+	const long low = 0;
+#endif
+	long off = h->futex_offset - low, ptr = (long)sizeof(void *);
 	if (off > -(8 + ptr) || off < -(8 + (long)DSSM_WLOCK_ENTRY_BYTES - ptr))
 		return NULL;
 	return h;
@@ -176,16 +182,21 @@ const struct dssm__thread_id *dssm__thread_id_slow(void)
 	return &self_thread;
 }
 
+/* self_pid_ns when /proc could not tell (no /proc mounted): remembered, so
+ * that a borrow makes no system call there either. */
+#define NS_UNKNOWN UINT64_MAX
+
 uint64_t dssm__pid_ns(void)
 {
 	uint64_t ns = atomic_load_explicit(&self_pid_ns, memory_order_relaxed);
 	if (ns == 0) {
 		pthread_once(&atfork_once, register_atfork);
 		struct stat st;
-		ns = stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+		ns = stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0 ? (uint64_t)st.st_ino
+		                                                           : NS_UNKNOWN;
 		atomic_store_explicit(&self_pid_ns, ns, memory_order_relaxed);
 	}
-	return ns;
+	return ns == NS_UNKNOWN ? 0 : ns;
 }
 
 int dssm__tid_gone(pid_t tid)

@@ -134,6 +134,7 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
 	atomic_store_explicit(&h->last_time[0], INT64_MIN, memory_order_relaxed);
 	atomic_store_explicit(&h->last_time[1], INT64_MIN, memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, INT64_MIN, memory_order_relaxed);
+	h->wlock_musl_type = 128; /* layout.h */
 	/* Publish: everything above happens-before any reader's acquire of magic. */
 	atomic_store_explicit(&h->magic, DSSM_MAGIC, memory_order_release);
 }
@@ -473,8 +474,7 @@ void dssm_close(dssm_stream *s)
 		return;
 	if (atomic_load_explicit(&s->writable, memory_order_relaxed)) {
 		/* A slot this thread borrowed through this handle goes back. */
-		if (atomic_load_explicit(&s->borrower, memory_order_relaxed) == dssm__thread_self() &&
-		    dssm__wlock_held(s))
+		if (dssm__borrow_held(s))
 			dssm__wunlock(s);
 		/* Unregister (other writers of this process register again on
 		 * their next write); the exclusive mark only from its handle. */

@@ -21,14 +21,17 @@
  *            gets the owner-died bit (tid cleared) and one sleeper is woken.
  *            It misses one: a non-main thread's exec (the thread gets the
  *            main thread's id first). So a borrowed slot's holder also
- *            publishes its pid namespace (wlock_ns), and a waiter in that
- *            namespace that saw the word for SLEEP_NS checks the id.
+ *            publishes its pid namespace in wlock_ns, tagged with its
+ *            random id (ns_tag), and a waiter in that namespace that saw
+ *            the word for SLEEP_NS checks the id, if the tag is the holder's.
  *   waiter:  spin a little; then set the contended bit on the holder's word
  *            and futex-wait on the word's low half (at most SLEEP_NS). A word
  *            marked owner-died is CASed to the waiter's own word, which then
  *            repairs the stream.
- * The kernel compares the tid in its own pid namespace, so a live holder in
- * another namespace whose tid merely equals ours is never taken for dead;
+ * The kernel compares the tid in the dying thread's pid namespace, so a live
+ * holder in another namespace whose tid merely equals the dying thread's is
+ * taken for dead only in the few instructions where the dying thread's
+ * entry is in list_op_pending without its hold (design.md, "What remains");
  * "is it mine?" compares the whole word (tid and a random number).
  * Where there is no robust list (qemu-user refuses it), the word holds the
  * thread's start time instead of the random number, and a waiter that saw
@@ -183,6 +186,19 @@ static void repair(dssm_stream *s)
 	dssm__wake(h);
 }
 
+/* wlock_ns as published by the robust holder whose word is `word`: its pid
+ * namespace (an nsfs inode: 32 bits, the kernel's ns_common.inum) above the
+ * word's 31 random bits. The tag ties the value to the thread it describes,
+ * whenever it was stored: no holder clears it, and a waiter that reads a
+ * value another holder left (a fast unlock, a robber) does not judge the
+ * holder of `cur` by it. 0 (publish nothing) when the namespace is unknown. */
+static uint64_t ns_tag(uint64_t word, uint64_t ns)
+{
+	if (ns == 0 || ns > UINT32_MAX)
+		return 0;
+	return ns << 32 | ((word >> DSSM_WLOCK_ID_SHIFT) & DSSM_WLOCK_ID_MASK);
+}
+
 /* Is the holder in word `cur`, seen unchanged since `seen_at`, gone? The
  * kernel says so for a robust holder. One without a robust list is looked
  * up in /proc once it kept the word a whole sleep; so is a robust holder of
@@ -198,13 +214,11 @@ static int holder_dead(const dssm_stream *s, uint64_t cur, dssm_time_t seen_at,
 	*recheck = dssm__monotonic(); /* alive: look again a sleep later */
 	if (!(cur & DSSM_WLOCK_ROBUST))
 		return !dssm__thread_alive(cur);
-	/* wlock_ns is set after the holder took the word and cleared before it
-	 * released it (or by a robber's repair): read after an acquire fence
-	 * that follows our load of `cur`, it is the holder's of `cur` or 0. */
-	atomic_thread_fence(memory_order_acquire);
+	/* Any value read (no ordering needed): only the thread of `cur` stores
+	 * its tag, and a thread's namespace never changes. */
 	uint64_t ns = atomic_load_explicit(&s->hdr->wlock_ns, memory_order_relaxed);
-	return ns != 0 && ns == dssm__pid_ns() &&
-	       dssm__tid_gone((pid_t)(cur & DSSM_WLOCK_TID_MASK));
+	uint64_t want = ns_tag(cur, dssm__pid_ns());
+	return want != 0 && ns == want && dssm__tid_gone((pid_t)(cur & DSSM_WLOCK_TID_MASK));
 }
 
 __attribute__((noinline)) static int lock_slow(dssm_stream *s, const struct dssm__thread_id *id,
@@ -248,11 +262,8 @@ __attribute__((noinline)) static int lock_slow(dssm_stream *s, const struct dssm
 			continue;
 		}
 		if (holder_dead(s, cur, seen_at, &recheck)) {
-			/* The dead holder's namespace goes first, released with our
-			 * word: a waiter that sees our word must not judge us by it. */
-			atomic_store_explicit(&s->hdr->wlock_ns, 0, memory_order_relaxed);
-			atomic_thread_fence(memory_order_release);
-			/* acquire: pairs with nothing the dead thread released; its
+			/* (The dead holder's wlock_ns stays: its tag is not ours.)
+			 * acquire: pairs with nothing the dead thread released; its
 			 * last stores are visible because the kernel saw it exit (see
 			 * design.md). Two robbers: one CAS wins. */
 			if (take(s, id, cur, mine)) {
@@ -326,20 +337,41 @@ int dssm__wlock(dssm_stream *s)
 
 void dssm__wlock_keep(dssm_stream *s)
 {
-	struct robust_list_head *h = dssm__thread_id()->robust;
+	const struct dssm__thread_id *me = dssm__thread_id();
+	struct robust_list_head *h = me->robust;
 	if (!h)
 		return;
 	/* A list too long to append to (never in practice): the hold stays
-	 * in list_op_pending, watched until the libc's next robust mutex call. */
+	 * in list_op_pending, watched until the libc's next robust mutex call
+	 * or this thread's next dssm write. */
 	if (link_entry(h, entry_of(s, h)))
 		set_pending(h, NULL);
-	atomic_store_explicit(&s->hdr->wlock_ns, dssm__pid_ns(), memory_order_relaxed);
+	/* Never cleared: a value left after the unlock names this thread only. */
+	uint64_t ns = ns_tag(me->word, dssm__pid_ns());
+	if (ns != 0 && atomic_load_explicit(&s->hdr->wlock_ns, memory_order_relaxed) != ns)
+		atomic_store_explicit(&s->hdr->wlock_ns, ns, memory_order_relaxed);
 }
 
 int dssm__wlock_held(const dssm_stream *s)
 {
 	uint64_t cur = atomic_load_explicit(&s->hdr->wlock, memory_order_relaxed);
 	return (cur & ~DSSM_WLOCK_CONTENDED) == dssm__thread_self();
+}
+
+int dssm__borrow_held(dssm_stream *s)
+{
+	if (atomic_load_explicit(&s->borrower, memory_order_relaxed) != dssm__thread_self())
+		return 0;
+	if (dssm__wlock_held(s))
+		return 1;
+	/* Robbed: this thread was taken for dead (it never should be, but see
+	 * design.md). The borrow ends here, and its entry leaves this thread's
+	 * robust list (dssm__wunlock leaves a word that is not ours alone): left
+	 * linked, its `next` is now the robber's, and this thread's next
+	 * link_entry would follow it. */
+	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
+	dssm__wunlock(s);
+	return 0;
 }
 
 void dssm__wunlock(dssm_stream *s)
@@ -363,11 +395,8 @@ void dssm__wunlock(dssm_stream *s)
 		 * list and the word is still ours: a death in between is still
 		 * seen by the kernel. */
 		if (h->list_op_pending != entry) {
-			int ours = (old & ~DSSM_WLOCK_CONTENDED) == me;
 			set_pending(h, entry);
-			unlink_entry(h, entry, ours);
-			if (ours) /* released below */
-				atomic_store_explicit(&s->hdr->wlock_ns, 0, memory_order_relaxed);
+			unlink_entry(h, entry, (old & ~DSSM_WLOCK_CONTENDED) == me);
 		}
 	}
 	/* Only our own word: a holder taken for dead (it never should be, but

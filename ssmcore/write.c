@@ -154,8 +154,7 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
  * its lock released by closing this one, under the other's feet). */
 static int check_borrowed(dssm_stream *s, const char *what)
 {
-	if (!dssm__wlock_held(s) ||
-	    atomic_load_explicit(&s->borrower, memory_order_relaxed) != dssm__thread_self())
+	if (!dssm__borrow_held(s))
 		return dssm__fail(DSSM_ESTATE, "stream '%s:%d': %s without a slot borrowed by this thread "
 		                  "through this handle",
 		                  s->name, s->id, what);

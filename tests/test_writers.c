@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <linux/futex.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 
 #include "testutil.h"
 #include "ssm.h"
+#include "../ssmcore/internal.h" /* the lock's words, driven directly below */
 
 #define SIZE 64
 #define NOT_WRITTEN UINT64_MAX
@@ -1201,6 +1203,239 @@ static void test_other_layout_version(void **state)
 	assert_non_null(strstr(dssm_last_error(), "reads 3"));
 }
 
+/* ---- the lock's words driven directly (the review of layout 3) ---- */
+
+/* A word of a robust holder with thread id `tid` and random id `id`. */
+static uint64_t robust_word(pid_t tid, uint64_t id)
+{
+	return DSSM_WLOCK_ROBUST | (id & DSSM_WLOCK_ID_MASK) << DSSM_WLOCK_ID_SHIFT |
+	       ((uint64_t)tid & DSSM_WLOCK_TID_MASK);
+}
+
+#define FULL_LIST 2048 /* entries: the kernel's ROBUST_LIST_LIMIT */
+
+/* Fills this thread's robust list with FULL_LIST entries (of futex words
+ * that are 0: no mutex of ours; not real mutexes, which TSan cannot hold
+ * 2048 of), so the lock's entry cannot join it (the hold stays in
+ * list_op_pending), and borrows and commits; then empties the list. */
+static void *borrow_with_full_list(void *arg)
+{
+	dssm_stream *s = arg;
+	struct robust_list_head *h = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h || h->list.next != &h->list)
+		return (void *)(intptr_t)-1;
+	enum { STRIDE = 256 }; /* an entry in the middle, its futex word within */
+	char *mem = calloc(FULL_LIST, STRIDE);
+	for (int i = 0; i < FULL_LIST; i++) {
+		struct robust_list *e = (void *)(mem + (size_t)i * STRIDE + STRIDE / 2);
+		e->next = i + 1 < FULL_LIST ? (void *)(mem + (size_t)(i + 1) * STRIDE + STRIDE / 2)
+		                            : &h->list;
+	}
+	h->list.next = (void *)(mem + STRIDE / 2);
+	void *slot;
+	int64_t rc = dssm_write_borrow(s, &slot, NULL);
+	if (rc == 0) {
+		fill(slot, key_of(0, 3));
+		rc = dssm_write_commit(s, SIZE, 1500);
+	}
+	h->list.next = &h->list;
+	free(mem);
+	return (void *)(intptr_t)(rc == 3 ? (pid_t)syscall(SYS_gettid) : -1);
+}
+
+/* A borrow whose hold stayed in list_op_pending is released by the fast
+ * unlock, which leaves wlock_ns behind. A later holder whose tid does not
+ * exist here (a writer of another pid namespace; here a fake word with the
+ * gone thread's tid) must not be judged by it: it is alive, and the
+ * waiting write must wait for its release, not take it for dead (two
+ * writers in one slot). */
+static void test_stale_namespace_robs_no_live_writer(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	dssm_stream *s = stream_with_three("stalens");
+	pthread_t th;
+	void *ret;
+	assert_int_equal(pthread_create(&th, NULL, borrow_with_full_list, s), 0);
+	pthread_join(th, &ret);
+	pid_t gone = (pid_t)(intptr_t)ret;
+	assert_true(gone > 0);
+	uint64_t left = atomic_load(&s->hdr->wlock_ns);
+	assert_int_not_equal(left, 0); /* the namespace was published */
+	/* the live holder: another thread (another random id) with that tid */
+	uint64_t other = robust_word(gone, (left ^ 1) & DSSM_WLOCK_ID_MASK);
+	atomic_store(&s->hdr->wlock, other);
+	struct pending_write pw;
+	start_write(&pw, s);
+	/* ten futex sleeps of the waiter; a slow machine can only make this
+	 * pass wrongly, never fail wrongly */
+	int early = write_done_within(&pw, 100);
+	uint64_t expect = other | DSSM_WLOCK_CONTENDED;
+	int still = atomic_compare_exchange_strong(&s->hdr->wlock, &expect, 0) ||
+	            atomic_compare_exchange_strong(&s->hdr->wlock, &other, 0);
+	assert_true(write_done_within(&pw, 30000));
+	pthread_join(pw.th, NULL);
+	if (early || !still)
+		fail_msg("a live holder of another namespace was taken for dead by a stale wlock_ns");
+	assert_int_equal(atomic_load(&pw.tid), 4);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 0);
+	dssm_close(s);
+}
+
+/* A robber does not touch wlock_ns: the value is the namespace of the
+ * holder its tag names. (The defect it fixes needs two robbers and an exact
+ * interleaving: the loser cleared wlock_ns before its CAS failed, after the
+ * winner had published its own, so a winner that exec'd from a non-main
+ * thread was never checked. That interleaving cannot be forced without a
+ * hook inside lock_slow; this checks that the robber's store is gone.) */
+static void test_robber_leaves_wlock_ns(void **state)
+{
+	(void)state;
+	dssm_stream *s = stream_with_three("robns");
+	const uint64_t published = (uint64_t)4026531836u << 32 | 12345; /* some holder's */
+	atomic_store(&s->hdr->wlock_ns, published);
+	/* a dead holder, marked by the kernel (tid cleared) */
+	atomic_store(&s->hdr->wlock, DSSM_WLOCK_OWNER_DIED | robust_word(0, 777));
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 3));
+	assert_int_equal(dssm_write(s, buf, SIZE, 1500), 3);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	assert_int_equal(atomic_load(&s->hdr->wlock_ns), published);
+	dssm_close(s);
+}
+
+/* This thread's robust list is empty (its libc holds no robust mutex). */
+static int robust_list_empty(void)
+{
+	struct robust_list_head *h = NULL;
+	size_t len = 0;
+	if (syscall(SYS_get_robust_list, 0, &h, &len) != 0 || !h)
+		return -1;
+	return h->list.next == &h->list;
+}
+
+struct robbed {
+	dssm_stream *s, *s2;
+	int linked, after_commit, after_close, rc;
+};
+
+/* Borrow; another writer takes the lock (as if this thread had been taken
+ * for dead); then commit (refused), or close the handle. */
+static void *robbed_borrower(void *arg)
+{
+	struct robbed *r = arg;
+	void *slot;
+	const uint64_t robber = robust_word(1, 4242);
+	if (dssm_write_borrow(r->s, &slot, NULL) < 0)
+		return NULL;
+	r->linked = !robust_list_empty();
+	atomic_store(&r->s->hdr->wlock, robber);
+	r->rc = (int)dssm_write_commit(r->s, SIZE, 1500);
+	r->after_commit = robust_list_empty();
+	atomic_store(&r->s->hdr->wlock, 0);
+	if (dssm_write_borrow(r->s2, &slot, NULL) < 0)
+		return NULL;
+	atomic_store(&r->s->hdr->wlock, robber);
+	dssm_close(r->s2);
+	r->after_close = robust_list_empty();
+	atomic_store(&r->s->hdr->wlock, 0);
+	return NULL;
+}
+
+/* A borrower whose lock was taken leaves no entry in its robust list: left
+ * there, its `next` (in the segment) is the robber's to write, and this
+ * thread's next borrow or death would follow it. */
+static void test_robbed_borrower_unlinks(void **state)
+{
+	(void)state;
+	if (!robust_lists())
+		skip();
+	struct robbed r = {.s = stream_with_three("robbed"), .rc = 1};
+	r.s2 = open_w("robbed");
+	assert_non_null(r.s2);
+	pthread_t th;
+	assert_int_equal(pthread_create(&th, NULL, robbed_borrower, &r), 0);
+	pthread_join(th, NULL);
+	assert_true(r.linked);
+	assert_int_equal(r.rc, DSSM_ESTATE);
+	assert_int_equal(r.after_commit, 1);
+	assert_int_equal(r.after_close, 1);
+	/* and the stream goes on */
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 3));
+	assert_int_equal(dssm_write(r.s, buf, SIZE, 1500), 3);
+	dssm_close(r.s);
+}
+
+/* Without /proc (none mounted) the namespace is unknown: remembered so, a
+ * borrow makes no system call. */
+static void test_borrow_without_proc_makes_no_syscall(void **state)
+{
+	(void)state;
+#ifdef UNDER_SANITIZER
+	skip();
+#else
+	if (getenv("QEMU_LD_PREFIX"))
+		skip();
+	dssm_stream *s = make_stream("noproc", 64);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+		    mount("none", "/proc", "tmpfs", 0, NULL) != 0)
+			_exit(10);
+		void *slot;
+		if (dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 1) < 0)
+			syscall(SYS_exit, 1);
+		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+			syscall(SYS_exit, 2);
+		for (int i = 0; i < 1000; i++)
+			if (dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 2 + i) < 0)
+				syscall(SYS_exit, 3);
+		syscall(SYS_exit, 0);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
+		dssm_close(s);
+		skip(); /* no mount namespace for us */
+	}
+	if (WIFSIGNALED(status))
+		fail_msg("a borrow without /proc made a system call (killed by signal %d)",
+		         WTERMSIG(status));
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	dssm_sample_info si;
+	unsigned char buf[SIZE];
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 1000);
+	dssm_close(s);
+#endif
+}
+
+/* A new segment says "process-shared" where musl's own list walk at
+ * thread exit reads the type of the mutex it takes the lock's entry for
+ * (layout.h): its wake then reaches waiters in other processes. */
+static void test_segment_marks_musl_type_shared(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("musltype", 8);
+	dssm_close(s);
+	const char *ns = getenv("DSSM_NAMESPACE");
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:musltype:0", ns ? ns : "default");
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	uint32_t type = 0;
+	assert_int_equal(pread(fd, &type, sizeof type, 380), sizeof type);
+	close(fd);
+	assert_int_equal(type, 128);
+}
+
 int main(void)
 {
 	testutil_namespace("writers");
@@ -1220,6 +1455,11 @@ int main(void)
 		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
 		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
+		cmocka_unit_test_setup(test_stale_namespace_robs_no_live_writer, testutil_reset),
+		cmocka_unit_test_setup(test_robber_leaves_wlock_ns, testutil_reset),
+		cmocka_unit_test_setup(test_robbed_borrower_unlinks, testutil_reset),
+		cmocka_unit_test_setup(test_borrow_without_proc_makes_no_syscall, testutil_reset),
+		cmocka_unit_test_setup(test_segment_marks_musl_type_shared, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
