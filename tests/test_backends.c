@@ -510,14 +510,18 @@ static void test_recording_damaged(void **state)
 	snprintf(dir, sizeof dir, "%s-bad", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx));
-	/* flip a bit of entry 3's time (TID 5): its CRC no longer holds */
+	/* flip bits of entry 3's time (TID 5): its CRC no longer holds, and
+	 * (byte 7) the time is far in the future */
 	snprintf(index, sizeof index, "%s/streams/0000.index", dir);
 	FILE *f = fopen(index, "r+b");
 	assert_non_null(f);
-	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
-	int c = fgetc(f);
-	assert_int_equal(fseek(f, 3 * 32 + 1, SEEK_SET), 0);
-	fputc(c ^ 1, f);
+	static const struct { int at, flip; } bits[] = {{1, 1}, {7, 0x40}};
+	for (int b = 0; b < 2; b++) {
+		assert_int_equal(fseek(f, 3 * 32 + bits[b].at, SEEK_SET), 0);
+		int c = fgetc(f);
+		assert_int_equal(fseek(f, 3 * 32 + bits[b].at, SEEK_SET), 0);
+		fputc(c ^ bits[b].flip, f);
+	}
 	fclose(f);
 	snprintf(address, sizeof address, "%s/gap", dir);
 	dssm_stream *s = NULL;
@@ -527,6 +531,19 @@ static void test_recording_damaged(void **state)
 	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
 	assert_int_equal(dssm_read_tid(s, 5, buf, sizeof buf, &si), DSSM_ECORRUPT);
 	assert_non_null(strstr(dssm_last_error(), dir));
+	/* the time search lands next to the damaged entry: an error naming the
+	 * stream and the entry, never TID 2 (it was returned with rc 0) */
+	assert_int_equal(dssm_read_time(s, T0 + 5 * MS + 1, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "'gap:0'"));
+	assert_non_null(strstr(dssm_last_error(), "entry 3"));
+	unsigned char after[16];
+	dssm_sample_info ai;
+	assert_int_equal(dssm_read_bracket(s, T0 + 5 * MS + 1, buf, sizeof buf, &si, after,
+	                                   sizeof after, &ai),
+	                 DSSM_ECORRUPT);
+	/* away from it, read_time still answers */
+	assert_int_equal(dssm_read_time(s, T0 + 1 * MS, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 1);
 	dssm_close(s);
 	assert_int_equal(dssm_container_remove(dir), 0);
 }
