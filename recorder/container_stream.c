@@ -313,7 +313,7 @@ static int newest_time_reaches(dssm_stream *s, uint64_t t, int *rc)
 static int poll_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)
 {
 	struct recording *r = rec_of(s);
-	dssm_time_t deadline = timeout < 0 ? INT64_MAX : dssm__monotonic() + timeout;
+	dssm_time_t deadline = dssm__deadline(dssm__monotonic(), timeout);
 	for (;;) {
 		pthread_mutex_lock(&r->lock);
 		int rc = refresh(s), met = rc == 0 && ready(s, arg, &rc);

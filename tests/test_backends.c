@@ -660,6 +660,60 @@ static void test_record_a_recording(void **state)
 	assert_int_equal(dssm_container_remove(dir), 0);
 }
 
+/* A wait with timeout INT64_MAX (as good as forever) returns when a sample
+ * comes, on a ring and on a recording being written. monotonic + timeout
+ * overflowed: UBSan stopped it, and without sanitizers the deadline was in
+ * the past, so the wait timed out at once. The sample is written 50 ms
+ * later by another thread so that the wait is under way (no time is
+ * asserted: written earlier, the wait is simply met at once). */
+struct late {
+	dssm_stream *ring;
+	dssm_container *c;
+	int idx;
+};
+
+static void *write_late(void *p)
+{
+	struct late *l = p;
+	struct timespec ts = {0, 50 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	unsigned char buf[16];
+	testutil_fill(buf, sizeof buf, 7);
+	if (l->ring)
+		dssm_write(l->ring, buf, sizeof buf, dssm_now());
+	else
+		dssm_container_append(l->c, l->idx, 7, T0 + 7 * MS, buf, sizeof buf);
+	return NULL;
+}
+
+static void test_wait_int64_max(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("late", MAXSZ, SLOTS), *r = NULL;
+	assert_non_null(w);
+	assert_int_equal(dssm_open("late", 0, DSSM_READ, &r), 0);
+	struct late l = {w, NULL, 0};
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, write_late, &l), 0);
+	assert_int_equal(dssm_wait_tid(r, 0, INT64_MAX), 0);
+	pthread_join(t, NULL);
+	dssm_close(r);
+	dssm_close(w);
+
+	char dir[256], address[300];
+	snprintf(dir, sizeof dir, "%s-late", rec_dir);
+	struct late lc = {NULL, NULL, 0};
+	lc.c = gap_container(dir, &lc.idx);
+	snprintf(address, sizeof address, "%s/gap", dir);
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &r), 0);
+	assert_int_equal(pthread_create(&t, NULL, write_late, &lc), 0);
+	assert_int_equal(dssm_wait_tid(r, 7, INT64_MAX), 0);
+	pthread_join(t, NULL);
+	dssm_close(r);
+	assert_int_equal(dssm_container_close(lc.c), 0);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -671,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_recording_damaged),
 		cmocka_unit_test(test_recording_two_threads),
 		cmocka_unit_test(test_record_a_recording),
+		cmocka_unit_test(test_wait_int64_max),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
