@@ -259,10 +259,24 @@ static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
 	struct recording *r = rec_of(s);
-	if (r->want_set) /* as a ring: the position is the TID before the one wanted */
-		return r->want >= 2 ? rec_read_tid(s, r->want - 2, buf, cap, info)
-		                    : dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor",
-		                                 s->name, s->id);
+	if (r->want_set) {
+		/* as a ring: the position is the TID before the one wanted, so the
+		 * answer is the newest recorded TID <= want - 2 (across a gap the
+		 * recorder left, the recorded one before it) */
+		uint64_t i = 0;
+		int rc = r->want >= 2 ? refresh(s) : 0;
+		if (rc == 0 && r->want >= 2 && dssm__query_count(r->q) == 0)
+			return no_sample(s);
+		if (rc == 0 && r->want >= 2)
+			rc = find_tid(r, r->want - 1, &i);
+		if (rc < 0)
+			return rc;
+		if (i == 0)
+			return dssm__fail(DSSM_ETOOOLD, "'%s:%d': no sample recorded before TID %llu",
+			                  s->name, s->id,
+			                  (unsigned long long)(r->want ? r->want - 1 : 0));
+		return read_entry(s, i - 1, 0, buf, cap, info);
+	}
 	if (!r->has_pos)
 		return rec_read_last(s, buf, cap, info);
 	if (r->pos_i == 0)

@@ -454,6 +454,14 @@ static void test_recording_gaps(void **state)
 	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
 	assert_int_equal(si.tid, 5);
 	assert_int_equal(missed, 1);
+	/* read_back from a subscription across the gap: the recorded TID before
+	 * (it was DSSM_ETOOOLD "TID 3 was not recorded") */
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 5), 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	assert_true(testutil_check(buf, sizeof buf, 2));
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 1), 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ETOOOLD);
 	/* read_time between samples: the newest at or before */
 	assert_int_equal(dssm_read_time(s, T0 + 4 * MS, buf, sizeof buf, &si), 0);
 	assert_int_equal(si.tid, 2);
