@@ -497,6 +497,11 @@ int dssm_container_refresh(dssm_container *c)
 {
 	if (!c || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
+	/* CLOSED first: the recorder writes it after its final sync, so tails
+	 * read after seeing it are complete. Read after the tails, a close in
+	 * between would leave this reader closed with stale counts for good. */
+	if (!c->closed)
+		load_closed(c);
 	for (int i = 0; i < c->n; i++) {
 		struct cstream *s = &c->s[i];
 		int rc = dssm__store_stream_files(c, i);
@@ -505,8 +510,6 @@ int dssm_container_refresh(dssm_container *c)
 		if (rc < 0)
 			return rc;
 	}
-	if (!c->closed)
-		load_closed(c);
 	return open_streams(c);
 }
 

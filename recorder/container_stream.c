@@ -11,7 +11,14 @@
  * sample that left a ring's history, and read_next counts such gaps in
  * *missed. A recording still being written is refreshed before each read,
  * and the waits poll it until the recorder adds what they wait for.
+ *
+ * A handle is meant for one thread at a time (dssm.h), but a ring handle
+ * shared by two threads only races on its read position, while this one
+ * shares a query cursor and read-ahead buffer whose misuse corrupts memory:
+ * each call holds the handle's mutex (cheap next to the pread it guards);
+ * a wait holds it only while it looks, never while it sleeps.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,7 @@
 #define POLL_NS (10 * 1000 * 1000)
 
 struct recording {
+	pthread_mutex_t lock;  /* held by every call: see the top of the file */
 	dssm_container *c;
 	dssm_query *q;         /* one stream, read by position */
 	int idx;               /* the stream in the container */
@@ -150,6 +158,28 @@ static int rec_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap,
 	return read_entry(s, i, 0, buf, cap, info);
 }
 
+/* The time search reads index times without their CRC: a damaged time
+ * steers it to a wrong place, which would be returned as the answer with no
+ * error. So the two entries it lands between are checked (CRC, and
+ * time(k-1) <= t < time(k)); a damaged probe further away sends the search
+ * to one side of it, so that it lands next to it, and is caught there. */
+static int check_landing(dssm_stream *s, dssm_time_t t, uint64_t k)
+{
+	struct recording *r = rec_of(s);
+	uint64_t n = dssm__query_count(r->q);
+	for (uint64_t i = k ? k - 1 : k; i <= k && i < n; i++) {
+		dssm_time_t et = 0;
+		int rc = dssm__query_entry(r->q, i, &et, NULL);
+		if (rc < 0)
+			return dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id, dssm_last_error());
+		if (i < k ? et > t : et <= t)
+			return dssm__fail(DSSM_ECORRUPT, "recording of '%s:%d': index entry %llu has time "
+			                  "%lld, out of order around time %lld", s->name, s->id,
+			                  (unsigned long long)i, (long long)et, (long long)t);
+	}
+	return 0;
+}
+
 /* The entries with time <= t (so the newest of them is the answer of
  * read_time), refusing a t older than the recording. */
 static int entries_upto(dssm_stream *s, dssm_time_t t, uint64_t *k)
@@ -160,6 +190,8 @@ static int entries_upto(dssm_stream *s, dssm_time_t t, uint64_t *k)
 		return no_sample(s);
 	if (rc == 0)
 		rc = dssm__query_search(r->q, t, 1, k);
+	if (rc == 0)
+		rc = check_landing(s, t, *k);
 	if (rc == 0 && *k == 0)
 		rc = dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
 		                (long long)t, s->name, s->id);
@@ -227,10 +259,24 @@ static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
 	struct recording *r = rec_of(s);
-	if (r->want_set) /* as a ring: the position is the TID before the one wanted */
-		return r->want >= 2 ? rec_read_tid(s, r->want - 2, buf, cap, info)
-		                    : dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor",
-		                                 s->name, s->id);
+	if (r->want_set) {
+		/* as a ring: the position is the TID before the one wanted, so the
+		 * answer is the newest recorded TID <= want - 2 (across a gap the
+		 * recorder left, the recorded one before it) */
+		uint64_t i = 0;
+		int rc = r->want >= 2 ? refresh(s) : 0;
+		if (rc == 0 && r->want >= 2 && dssm__query_count(r->q) == 0)
+			return no_sample(s);
+		if (rc == 0 && r->want >= 2)
+			rc = find_tid(r, r->want - 1, &i);
+		if (rc < 0)
+			return rc;
+		if (i == 0)
+			return dssm__fail(DSSM_ETOOOLD, "'%s:%d': no sample recorded before TID %llu",
+			                  s->name, s->id,
+			                  (unsigned long long)(r->want ? r->want - 1 : 0));
+		return read_entry(s, i - 1, 0, buf, cap, info);
+	}
 	if (!r->has_pos)
 		return rec_read_last(s, buf, cap, info);
 	if (r->pos_i == 0)
@@ -281,17 +327,18 @@ static int newest_time_reaches(dssm_stream *s, uint64_t t, int *rc)
 static int poll_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t timeout)
 {
 	struct recording *r = rec_of(s);
-	dssm_time_t deadline = timeout < 0 ? INT64_MAX : dssm__monotonic() + timeout;
+	dssm_time_t deadline = dssm__deadline(dssm__monotonic(), timeout);
 	for (;;) {
-		int rc = refresh(s);
-		if (rc == 0 && ready(s, arg, &rc))
-			return rc;
-		if (rc < 0)
+		pthread_mutex_lock(&r->lock);
+		int rc = refresh(s), met = rc == 0 && ready(s, arg, &rc);
+		int closed = dssm_container_closed(r->c);
+		pthread_mutex_unlock(&r->lock);
+		if (met || rc < 0)
 			return rc;
 		/* A closed recording never grows: waiting out the timeout would
 		 * only stall a program replaying it, and a distinct code lets
 		 * it stop at the end. */
-		if (dssm_container_closed(r->c))
+		if (closed)
 			return dssm__fail(DSSM_EFUTURE, "no new sample of '%s:%d' will come: its "
 			                  "recording is closed", s->name, s->id);
 		dssm_time_t now = dssm__monotonic();
@@ -312,7 +359,9 @@ static int rec_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 static int rec_wait_new(dssm_stream *s, dssm_time_t timeout)
 {
 	struct recording *r = rec_of(s);
+	pthread_mutex_lock(&r->lock);
 	uint64_t want = r->want_set ? r->want : r->has_pos ? r->pos_tid + 1 : 0;
+	pthread_mutex_unlock(&r->lock);
 	return poll_until(s, newest_tid_reaches, want, timeout);
 }
 
@@ -379,8 +428,82 @@ static void rec_close(dssm_stream *s)
 	struct recording *r = rec_of(s);
 	dssm_query_close(r->q);
 	dssm_container_close(r->c);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 	free(s);
+}
+
+/* ---- the calls as the table sees them: each under the handle's mutex ---- */
+
+#define LOCKED(call)                                      \
+	do {                                                  \
+		struct recording *r_ = rec_of(s);                 \
+		pthread_mutex_lock(&r_->lock);                    \
+		int rc_ = (call);                                 \
+		pthread_mutex_unlock(&r_->lock);                  \
+		return rc_;                                       \
+	} while (0)
+
+static int op_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	LOCKED(rec_read_last(s, buf, cap, info));
+}
+
+static int op_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap,
+                       dssm_sample_info *info)
+{
+	LOCKED(rec_read_tid(s, tid, buf, cap, info));
+}
+
+static int op_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap,
+                        dssm_sample_info *info)
+{
+	LOCKED(rec_read_time(s, t, buf, cap, info));
+}
+
+static int op_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info,
+                        uint64_t *missed)
+{
+	LOCKED(rec_read_next(s, buf, cap, info, missed));
+}
+
+static int op_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
+{
+	LOCKED(rec_read_back(s, buf, cap, info));
+}
+
+static int op_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
+                           dssm_sample_info *before_info, void *after, size_t after_cap,
+                           dssm_sample_info *after_info)
+{
+	LOCKED(rec_read_bracket(s, t, before, before_cap, before_info, after, after_cap,
+	                        after_info));
+}
+
+static int op_subscribe(dssm_stream *s, int from, uint64_t tid)
+{
+	LOCKED(rec_subscribe(s, from, tid));
+}
+
+static int op_info(dssm_stream *s, dssm_stream_info *info)
+{
+	LOCKED(rec_info(s, info));
+}
+
+static int op_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
+{
+	LOCKED(rec_property_get(s, buf, cap, len));
+}
+
+/* The schema text lives as long as the container; only its lookup (a
+ * refresh may grow the container's stream table) is under the mutex. */
+static const char *op_schema(dssm_stream *s)
+{
+	struct recording *r = rec_of(s);
+	pthread_mutex_lock(&r->lock);
+	const char *sc = rec_schema(s);
+	pthread_mutex_unlock(&r->lock);
+	return sc;
 }
 
 /* Writes, borrows and property_set are left NULL: ssmcore refuses them
@@ -388,19 +511,19 @@ static void rec_close(dssm_stream *s)
 static const struct dssm_backend recording_ops = {
 	.kind = "recording",
 	.close = rec_close,
-	.read_last = rec_read_last,
-	.read_tid = rec_read_tid,
-	.read_time = rec_read_time,
-	.read_next = rec_read_next,
-	.read_back = rec_read_back,
-	.read_bracket = rec_read_bracket,
+	.read_last = op_read_last,
+	.read_tid = op_read_tid,
+	.read_time = op_read_time,
+	.read_next = op_read_next,
+	.read_back = op_read_back,
+	.read_bracket = op_read_bracket,
 	.wait_tid = rec_wait_tid,
 	.wait_new = rec_wait_new,
 	.wait_time = rec_wait_time,
-	.subscribe = rec_subscribe,
-	.info = rec_info,
-	.schema = rec_schema,
-	.property_get = rec_property_get,
+	.subscribe = op_subscribe,
+	.info = op_info,
+	.schema = op_schema,
+	.property_get = op_property_get,
 };
 
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out)
@@ -424,7 +547,9 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
 	s->id = id;
 	s->ops = &recording_ops;
 	s->backend = r;
+	pthread_mutex_init(&r->lock, NULL);
 	if ((rc = dssm_container_open(dir, &r->c)) < 0) {
+		pthread_mutex_destroy(&r->lock);
 		free(r);
 		free(s);
 		return rc;
@@ -436,6 +561,7 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
 		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
 	if (rc < 0) {
 		dssm_container_close(r->c);
+		pthread_mutex_destroy(&r->lock);
 		free(r);
 		free(s);
 		return rc;

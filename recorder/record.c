@@ -139,6 +139,10 @@ static void *drain(void *arg)
 		rc = dssm_read_next(rs->s, buf, cap, &si, &missed);
 		if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN) {
 			rc = dssm_wait_new(rs->s, DSSM_NSEC_PER_SEC / 5);
+			if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
+				rc = 0;
+				break;
+			}
 			if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN)
 				rc = 0;
 			continue;

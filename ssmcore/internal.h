@@ -133,5 +133,11 @@ uint32_t dssm__crc32c(const void *data, size_t n);
 
 /* time.c */
 dssm_time_t dssm__monotonic(void);
+/* When a wait of `timeout` ns begun at `now` ends: INT64_MAX for < 0
+ * (forever) and for a timeout so long the sum would overflow. */
+static inline dssm_time_t dssm__deadline(dssm_time_t now, dssm_time_t timeout)
+{
+	return timeout < 0 || timeout > INT64_MAX - now ? INT64_MAX : now + timeout;
+}
 
 #endif

@@ -96,7 +96,7 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 	if (ready(s, arg))
 		return 0;
 	dssm_time_t start = dssm__monotonic();
-	dssm_time_t deadline = timeout < 0 ? INT64_MAX : start + timeout;
+	dssm_time_t deadline = dssm__deadline(start, timeout);
 	/* Spin: a sample due within microseconds is caught without a context switch. */
 	dssm_time_t spin_end = start + (s->spin < timeout || timeout < 0 ? s->spin : timeout);
 	for (unsigned i = 0; s->spin > 0; i++) {
@@ -118,7 +118,8 @@ static int wait_until(dssm_stream *s, ready_fn ready, uint64_t arg, dssm_time_t 
 			dssm_time_t left = deadline - now;
 			struct timespec ts = {(time_t)(left / DSSM_NSEC_PER_SEC),
 			                      (long)(left % DSSM_NSEC_PER_SEC)};
-			futex(&h->wake_seq, FUTEX_WAIT, seq, timeout < 0 ? NULL : &ts);
+			/* no end: forever, or a timeout whose end would overflow */
+			futex(&h->wake_seq, FUTEX_WAIT, seq, deadline == INT64_MAX ? NULL : &ts);
 		}
 		atomic_fetch_sub_explicit(&h->waiters, 1, memory_order_relaxed);
 		if (done || ready(s, arg))

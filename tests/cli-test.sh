@@ -123,6 +123,14 @@ t_recorded_stream() {
 	"$DSSM" info "$tmp/rsrec/rs" >"$tmp/ri" || return 1
 	grep -E "^tids: +0 \.\. 1" "$tmp/ri" || { cat "$tmp/ri"; return 1; }
 	"$DSSM" cat "$tmp/rsrec/nope" 2>"$tmp/re"; [ $? -ne 0 ] && has "no stream 'nope:0'" "$tmp/re" || return 1
+	# --follow ends at a closed recording's end: exit 0 and the summary
+	timeout 20 "$DSSM" cat "$tmp/rsrec/rs" -n 0 --follow --format json >"$tmp/rf" 2>"$tmp/re"
+	local st=$?
+	[ $st -eq 0 ] && [ "$(wc -l <"$tmp/rf")" -eq 2 ] && has "2 samples" "$tmp/re" || { echo "cat --follow: exit $st"; cat "$tmp/re"; return 1; }
+	# a mirror of a recording is refused (it spun at 100% CPU at the end)
+	timeout 20 "$DSSM" mirror "$tmp/rsrec/rs" --as rsm --quiet 2>"$tmp/re"
+	st=$?
+	[ $st -eq 2 ] && has "is a recorded stream" "$tmp/re" || { echo "mirror: exit $st"; cat "$tmp/re"; return 1; }
 	"$DSSM" rm rs >/dev/null 2>&1
 	return 0
 }

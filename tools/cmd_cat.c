@@ -243,6 +243,8 @@ int cmd_cat(int argc, char **argv)
 		fflush(stdout);
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
 		rc = dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
+		if (rc == DSSM_EFUTURE)
+			break; /* a closed recording: its end is a normal end */
 		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA) {
 			status = cli_dssm_error("cat", rc);
 			break;

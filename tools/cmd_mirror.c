@@ -83,6 +83,11 @@ int cmd_mirror(int argc, char **argv)
 	const char *source = argv[optind];
 	char hp[300], name[DSSM_NAME_MAX + 1], local_addr[DSSM_NAME_MAX + 16];
 	int id;
+	/* A recording never grows once closed: mirroring it would copy it once
+	 * and then wait forever (it spun at 100% CPU); `dssm play` is for that. */
+	if (dssm_address_is_recording(source))
+		return cli_usage("mirror", "'%s' is a recorded stream, not a live one; replay it with "
+		                 "dssm play", source);
 	int remote_addr = dssm_split_address(source, hp, name, &id);
 	if (remote_addr < 0)
 		return cli_dssm_error("mirror", remote_addr);

@@ -144,6 +144,15 @@ int dssm_container_remove(const char *dir);
  *     until the recorder adds the sample or the timeout passes. Once the
  *     recorder closed it, a wait that is not met at once is DSSM_EFUTURE
  *     at once (nothing more will come; a ring's waits never return it).
+ *     A recorder that crashed (killed, power lost) never closes its
+ *     container, and nothing on disk tells it from one still recording:
+ *     a wait with timeout < 0 on it waits forever. Give a timeout when
+ *     the recorder may be gone (`dssm info DIR` shows whether it closed).
+ *   - Read_time and read_bracket check the index entries the time search
+ *     lands between: a damaged one is DSSM_ECORRUPT naming the entry.
+ *   - A handle may be shared by threads without corrupting it (each call
+ *     holds its mutex), though dssm.h's one thread at a time still holds
+ *     for a read position that means anything.
  * Errors: DSSM_ENOENT (no such stream in DIR), those of
  * dssm_container_open, DSSM_ECORRUPT for a damaged stream. */
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);

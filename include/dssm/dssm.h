@@ -265,7 +265,10 @@ int dssm_view_check(dssm_stream *s, const dssm_view *v);
 
 /* Wait until sample `tid` exists (returns 0 at once if it does). Spins for a
  * short while (dssm_set_spin), then sleeps on a futex. timeout < 0: forever.
- * DSSM_ETIMEDOUT when it passed. */
+ * DSSM_ETIMEDOUT when it passed. DSSM_EFUTURE, at once, when the stream
+ * will get no new sample: a closed recording (address DIR/NAME) that does
+ * not hold what is waited for; a program replaying it treats that as its
+ * end. Every wait_* call returns the same codes. */
 int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout);
 /* Wait for a sample newer than the one this handle read last (any sample if
  * it read none). */

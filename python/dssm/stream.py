@@ -347,20 +347,14 @@ class Stream(_lib.Closing):
     def wait_new(self, timeout=None):
         """Wait for a sample newer than the one read last (any, if none was
         read). True when there is one, False when `timeout` seconds passed
-        (None: forever). The GIL is released while waiting."""
-        rc = lib.dssm_wait_new(self._handle(), _timeout_ns(timeout))
-        if rc == ErrorCode.ETIMEDOUT:
-            return False
-        check(rc)
-        return True
+        (None: forever) or when none will ever come: a closed recording
+        ("DIR/NAME"), at once. The GIL is released while waiting."""
+        return _waited(lib.dssm_wait_new(self._handle(), _timeout_ns(timeout)))
 
     def wait_tid(self, tid, timeout=None):
-        """Wait until sample `tid` exists: True, or False on timeout."""
-        rc = lib.dssm_wait_tid(self._handle(), int(tid), _timeout_ns(timeout))
-        if rc == ErrorCode.ETIMEDOUT:
-            return False
-        check(rc)
-        return True
+        """Wait until sample `tid` exists: True, or False on timeout (or at
+        once at the end of a closed recording, as wait_new)."""
+        return _waited(lib.dssm_wait_tid(self._handle(), int(tid), _timeout_ns(timeout)))
 
     def subscribe(self, start="now"):
         """Where read_next starts: "now" (after the newest), "oldest", or a
@@ -386,8 +380,9 @@ class Stream(_lib.Closing):
         Each Sample's `missed` tells how many were overwritten before they
         could be read (the reader fell behind the ring's history). `start`
         as subscribe(), or None to go on from this handle's position. Ends when
-        no sample came for `timeout` seconds (None: never). Waits in slices
-        of `poll` seconds so Ctrl-C is seen."""
+        no sample came for `timeout` seconds (None: never), and at the end of
+        a closed recording ("DIR/NAME"). Waits in slices of `poll` seconds so
+        Ctrl-C is seen."""
         if start is not None:
             self.subscribe(start)
         waited = 0.0
@@ -403,11 +398,14 @@ class Stream(_lib.Closing):
                 yield s
                 continue
             slice_ = poll if timeout is None else min(poll, max(timeout - waited, 0.0))
-            if self._next_tid is None:
-                ok = self.wait_new(slice_)  # nothing read yet and stream empty
+            h = self._handle()
+            if self._next_tid is None:  # nothing read yet and stream empty
+                rc = lib.dssm_wait_new(h, _timeout_ns(slice_))
             else:
-                ok = self.wait_tid(self._next_tid, slice_)
-            if not ok:
+                rc = lib.dssm_wait_tid(h, self._next_tid, _timeout_ns(slice_))
+            if rc == ErrorCode.EFUTURE:
+                return  # a closed recording: nothing more will come
+            if not _waited(rc):
                 waited += slice_
                 if timeout is not None and waited >= timeout:
                     return
@@ -417,6 +415,15 @@ class Stream(_lib.Closing):
 
     def __repr__(self):
         return f"<dssm.Stream {self.address!r}{' closed' if self._h is None else ''}>"
+
+
+def _waited(rc):
+    """A wait's result: True met, False timed out or (DSSM_EFUTURE) nothing
+    more will ever come; other codes raise."""
+    if rc in (ErrorCode.ETIMEDOUT, ErrorCode.EFUTURE):
+        return False
+    check(rc)
+    return True
 
 
 def open(address, write=False, timeout=None, flags=0):

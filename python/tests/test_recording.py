@@ -179,3 +179,16 @@ def test_remote_recording_query(recording, start_proxy):
     with pytest.raises(dssm.Error) as e:
         dssm.query_remote("no-slash")
     assert e.value.code == dssm.EINVAL
+
+
+def test_follow_ends_at_a_closed_recording(recording):
+    """A closed recording's end is an end: follow() stops there, and the
+    waits return False at once (they raised DSSM_EFUTURE)."""
+    path, vals, t0 = recording
+    st = dssm.open(str(path / "note"))
+    got = [s.tid for s in st.follow(start="oldest")]
+    assert got == list(range(N))
+    assert st.wait_new(None) is False
+    assert st.wait_tid(N, None) is False
+    assert st.wait_tid(N - 1, 0) is True
+    st.close()
