@@ -126,7 +126,14 @@ static size_t recording_dir_len(const char *address)
 		return 0;
 	memcpy(dir, address, n);
 	dir[n] = '\0';
-	return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? n : 0;
+	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	/* a container, not any directory: a folder named like a host ("robot",
+	 * "localhost:5800") or a system directory ("/dev" of "/dev/imu") must
+	 * not take over an address */
+	char marker[4096 + 16];
+	snprintf(marker, sizeof marker, "%s/CONTAINER", dir);
+	return stat(marker, &st) == 0 && S_ISREG(st.st_mode) ? n : 0;
 }
 
 int dssm_address_is_recording(const char *address)

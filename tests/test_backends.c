@@ -371,6 +371,24 @@ static void test_same_info(void **state)
 }
 
 /* A recording is read-only: every writing call is DSSM_EPERM, naming it. */
+/* Only a container directory makes DIR/NAME a recording's address: an
+ * ordinary directory named like a host, or /dev of /dev/imu, does not
+ * (any existing directory took the address over: review of the backend). */
+static void test_address_needs_a_container(void **state)
+{
+	(void)state;
+	char address[512], plain[128];
+	snprintf(address, sizeof address, "%s/conf", rec_dir);
+	assert_true(dssm_address_is_recording(address));
+	snprintf(plain, sizeof plain, "/tmp/dssm-backends-plain-%d", (int)getpid());
+	assert_int_equal(mkdir(plain, 0700), 0);
+	snprintf(address, sizeof address, "%s/odom", plain);
+	assert_false(dssm_address_is_recording(address));
+	assert_false(dssm_address_is_recording("/dev/imu"));
+	assert_false(dssm_address_is_recording("/odom"));
+	rmdir(plain);
+}
+
 static void test_recording_refuses_writes(void **state)
 {
 	(void)state;
@@ -727,6 +745,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_answers),
 		cmocka_unit_test(test_same_info),
+		cmocka_unit_test(test_address_needs_a_container),
 		cmocka_unit_test(test_recording_refuses_writes),
 		cmocka_unit_test(test_recording_gaps),
 		cmocka_unit_test(test_recording_wait_live),

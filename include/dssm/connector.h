@@ -6,9 +6,11 @@
  * (through the proxy at HOST:PORT; HOST may be a name, an IPv4 address or
  * [an IPv6 address]) or "DIR/NAME[:ID]" (stream NAME:ID of the recording
  * in directory DIR, read-only: dssm_open_recording in container.h). The
- * rule: if what stands before the last '/' is an existing directory, the
- * address is a recording's (a local path that exists wins over HOST:PORT;
- * write "./DIR" or an absolute path to be explicit). Switching a program
+ * rule: if what stands before the last '/' is an existing container
+ * directory (one holding the container's CONTAINER file), the address is a
+ * recording's (a recording that exists wins over HOST:PORT; write "./DIR"
+ * or an absolute path to be explicit; any other directory, e.g. one named
+ * like a host, does not count). Switching a program
  * from a local stream to a remote one or to a recording is one line:
  *
  *     dssm_open("odom", 0, DSSM_READ, &s);                        // local
@@ -73,7 +75,7 @@ int dssm_open_address(const char *address, int flags, dssm_stream **out);
 /* Create (or reopen) a stream by address, as dssm_create; DSSM_EPERM for a
  * recording's address. */
 int dssm_create_address(const char *address, const dssm_stream_config *cfg, dssm_stream **out);
-/* 1 if the address is "DIR/NAME[:ID]" of an existing directory DIR. */
+/* 1 if the address is "DIR/NAME[:ID]" of an existing container DIR. */
 int dssm_address_is_recording(const char *address);
 /* 1 if the handle reaches its stream through a proxy. */
 int dssm_is_remote(dssm_stream *s);

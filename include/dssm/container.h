@@ -129,7 +129,7 @@ int dssm_container_remove(const char *dir);
  * dssm_subscribe, dssm_info, dssm_schema, dssm_property_get and dssm_close
  * work as on the ring the recorder read, with the same error codes, and the
  * history is the whole recording. dssm_open_address("DIR/NAME:ID") calls
- * this when DIR is an existing directory (include/dssm/connector.h).
+ * this when DIR is an existing container (include/dssm/connector.h).
  *   - TIDs are the recorded ones (the ring's). A TID the recorder missed
  *     is DSSM_ETOOOLD, as a sample that left a ring's history; read_next
  *     passes over it and counts it in *missed. read_back steps to the
