@@ -35,7 +35,12 @@ int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
 		lwsl_err("%s: out of memory for a message\n", c->peer);
 		return -1;
 	}
+	if (c->closing)
+		return -1;
 	if (c->text_bytes + w->len > FG_MAX_CONTROL_QUEUE) {
+		/* said once: a message of millions of bad entries must not turn
+		 * into millions of log lines (and stall every other client) */
+		c->closing = 1;
 		fprintf(stderr, "dssm foxglove: %s: closed: more than %u bytes of text messages unread\n",
 		        c->peer, FG_MAX_CONTROL_QUEUE);
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
@@ -59,6 +64,8 @@ int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
 
 int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
 {
+	if (c->closing)
+		return -1;
 	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);

@@ -217,7 +217,9 @@ static void each(struct fg_client *c, const struct fg_json *msg, const char *op,
 		fg_client_status(c, FG_ERROR, "%s: '%s' must be an array", op, key);
 		return;
 	}
-	for (const struct fg_json *e = a->child; e; e = e->next)
+	/* (a client being closed, e.g. for the statuses of a flood of bad
+	 * entries, gets no more of its entries handled) */
+	for (const struct fg_json *e = a->child; e && !c->closing; e = e->next)
 		fn(c, e);
 }
 

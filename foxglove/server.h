@@ -64,6 +64,7 @@ struct fg_client {
 	struct lws *wsi;
 	char peer[64];
 	int open;
+	int closing;                 /* over a bound: being closed, nothing more is queued or said */
 	int tell_end;                /* say "end of the recording" once its samples went */
 	struct fg_sub **subs;
 	int nsubs;

@@ -49,11 +49,16 @@ const char *dssm_last_error(void)
 	return last_error;
 }
 
+/* Formatted into a buffer of its own, then copied: callers may pass
+ * dssm_last_error() itself as an argument (to add context to the error
+ * just made), and vsnprintf into the buffer it reads from is undefined. */
 static void record(const char *fmt, va_list ap, const char *suffix)
 {
-	int n = vsnprintf(last_error, sizeof last_error, fmt, ap);
-	if (suffix && n >= 0 && (size_t)n < sizeof last_error)
-		snprintf(last_error + n, sizeof last_error - (size_t)n, ": %s", suffix);
+	char msg[sizeof last_error];
+	int n = vsnprintf(msg, sizeof msg, fmt, ap);
+	if (suffix && n >= 0 && (size_t)n < sizeof msg)
+		snprintf(msg + n, sizeof msg - (size_t)n, ": %s", suffix);
+	memcpy(last_error, msg, sizeof msg);
 }
 
 int dssm__fail(int code, const char *fmt, ...)

@@ -121,6 +121,14 @@ start --max-clients 2
 check limit "$url"
 stop
 
+echo "-- one op of 200,000 bad entries"
+start --max-message 8388608
+check flood "$url"
+stop
+n=$(grep -c "closed: more than" "$tmp/server.log")
+[ "$n" -le 1 ] && ok "the flood is logged once, not once per entry ($n line)" ||
+	bad "the flood was logged $n times"
+
 echo "-- a slow client"
 start --max-queue 65536
 check slow "$url"

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
+#include "../ssmcore/internal.h"
 
 static void test_names_rejected(void **state)
 {
@@ -480,6 +481,12 @@ static void test_strerror(void **state)
 		assert_non_null(strstr(dssm_strerror(c), "DSSM_"));
 	assert_string_equal(dssm_strerror(1), "unknown dssm error code");
 	assert_string_equal(dssm_strerror(-1000), "unknown dssm error code");
+	/* an error that adds context to the one just made: the message may be
+	 * an argument of its own formatting (it was garbled: the format wrote
+	 * into the buffer it read from) */
+	dssm__fail(DSSM_EINVAL, "inner reason %d", 42);
+	dssm__fail(DSSM_ENOENT, "'%s' cannot be served: %s", "odom:0", dssm_last_error());
+	assert_string_equal(dssm_last_error(), "'odom:0' cannot be served: inner reason 42");
 }
 
 static void test_time_conversions(void **state)

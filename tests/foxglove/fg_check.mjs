@@ -17,6 +17,8 @@
 //   limit URL     a client over --max-clients 2 is refused
 //   struct URL    a struct ring (a C struct and its .msg definition) served as
 //                 JSON with a JSON Schema: every sample's fields as written
+//   flood URL     one op with 200,000 bad entries: its sender is closed, and
+//                 another client is served at once (the log is checked by the shell)
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -345,6 +347,19 @@ async function odom() {
   st.client.close();
 }
 
+async function flood() {
+  const a = connect();
+  await until(() => a.info, "serverInfo for the flooding client");
+  a.ws.send(JSON.stringify({ op: "subscribe", subscriptions: new Array(200000).fill(0).map((_, i) => ({ id: i, channelId: 999999 })) }));
+  await sleep(200);
+  const t0 = Date.now();
+  const b = connect();
+  await until(() => b.info, "serverInfo for a client beside the flood");
+  check(b.info, `a client beside one op of 200,000 bad entries is served (${Date.now() - t0} ms)`);
+  b.client.close();
+  a.client.close();
+}
+
 async function limit() {
   const a = connect(), b = connect();
   await until(() => a.info && b.info, "two clients served");
@@ -358,7 +373,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom };
+const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
