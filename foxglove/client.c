@@ -29,7 +29,7 @@ static size_t entry_cost(const struct fg_sample *s)
 
 /* ---- text queue ---- */
 
-int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
+static int queue_text(struct fg_client *c, const struct wbuf *w, int channels)
 {
 	if (w->oom) {
 		lwsl_err("%s: out of memory for a message\n", c->peer);
@@ -37,12 +37,14 @@ int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
 	}
 	if (c->closing)
 		return -1;
-	if (c->text_bytes + w->len > FG_MAX_CONTROL_QUEUE) {
+	size_t have = channels ? c->channel_bytes : c->text_bytes;
+	size_t bound = channels ? FG_MAX_CHANNEL_TEXT : FG_MAX_CONTROL_QUEUE;
+	if (have + w->len > bound) {
 		/* said once: a message of millions of bad entries must not turn
 		 * into millions of log lines (and stall every other client) */
 		c->closing = 1;
-		fprintf(stderr, "dssm foxglove: %s: closed: more than %u bytes of text messages unread\n",
-		        c->peer, FG_MAX_CONTROL_QUEUE);
+		fprintf(stderr, "dssm foxglove: %s: closed: more than %zu bytes of %s unread\n", c->peer,
+		        bound, channels ? "channel announcements" : "text messages");
 		lws_set_timeout(c->wsi, PENDING_TIMEOUT_CLOSE_SEND, LWS_TO_KILL_ASYNC);
 		return -1;
 	}
@@ -51,15 +53,29 @@ int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
 		return -1;
 	t->next = NULL;
 	t->len = w->len;
+	t->channels = channels;
 	memcpy(t->buf + LWS_PRE, w->data, w->len);
 	if (c->text_tail)
 		c->text_tail->next = t;
 	else
 		c->text_head = t;
 	c->text_tail = t;
-	c->text_bytes += w->len;
+	if (channels)
+		c->channel_bytes += w->len;
+	else
+		c->text_bytes += w->len;
 	lws_callback_on_writable(c->wsi);
 	return 0;
+}
+
+int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
+{
+	return queue_text(c, w, 0);
+}
+
+int fg_client_send_channels(struct fg_client *c, const struct wbuf *w)
+{
+	return queue_text(c, w, 1);
 }
 
 int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
@@ -241,7 +257,10 @@ static int write_text(struct fg_client *c)
 	c->text_head = t->next;
 	if (!c->text_head)
 		c->text_tail = NULL;
-	c->text_bytes -= t->len;
+	if (t->channels)
+		c->channel_bytes -= t->len;
+	else
+		c->text_bytes -= t->len;
 	c->srv->bytes_out += t->len;
 	free(t);
 	return n < 0 ? -1 : 0;
@@ -364,7 +383,7 @@ int fg_client_open(struct fg_client *c, struct fg_server *srv, struct lws *wsi)
 	wbuf_reset(&w);
 	fg_put_advertise(&w, all, n);
 	if (rc == 0)
-		rc = fg_client_send_text(c, &w);
+		rc = fg_client_send_channels(c, &w);
 	free(all);
 	wbuf_free(&w);
 	return rc;

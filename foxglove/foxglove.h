@@ -32,6 +32,9 @@
 /* Text and status messages queued for one client beyond this close it: a
  * client that sends ops but never reads their answers pins no more. */
 #define FG_MAX_CONTROL_QUEUE (1u << 20)
+/* channel announcements queued for one client (a table of thousands of
+ * large definitions fits) */
+#define FG_MAX_CHANNEL_TEXT (64u << 20)
 /* Subscriptions and client channels per connection. */
 #define FG_MAX_SUBS 4096
 #define FG_MAX_PUBS 256

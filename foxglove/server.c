@@ -159,10 +159,11 @@ void fg_server_sub_removed(struct fg_server *srv, struct fg_channel *ch)
 
 /* ---- channels appearing and going ---- */
 
+/* advertise / unadvertise to every client (bounded as channel text) */
 static void broadcast(struct fg_server *srv, const struct wbuf *w)
 {
 	for (struct fg_client *c = srv->clients; c; c = c->next)
-		fg_client_send_text(c, w);
+		fg_client_send_channels(c, w);
 }
 
 static void rescan(struct fg_server *srv)

@@ -56,6 +56,7 @@ struct fg_entry {
 struct fg_text {                 /* a queued JSON message, with lws's headroom */
 	struct fg_text *next;
 	size_t len;
+	int channels;                /* the server's own channel table (its own bound) */
 	unsigned char buf[];         /* LWS_PRE + len */
 };
 
@@ -76,6 +77,7 @@ struct fg_client {
 	/* text messages, bounded by FG_MAX_CONTROL_QUEUE */
 	struct fg_text *text_head, *text_tail;
 	size_t text_bytes;
+	size_t channel_bytes;        /* of which advertise/unadvertise, bounded apart */
 	/* a message being received */
 	unsigned char *rx;
 	size_t rx_len, rx_cap, rx_seen;
@@ -93,6 +95,11 @@ void fg_client_close(struct fg_client *c);
 int fg_client_receive(struct fg_client *c, const void *in, size_t len);
 /* Write what is queued; -1 to close the connection. */
 int fg_client_writable(struct fg_client *c);
+/* The server's channel announcements (serverInfo's advertise, and those of
+ * rings that come and go): bounded apart from the other text, at
+ * FG_MAX_CHANNEL_TEXT, so a robot with many large message definitions is
+ * still served; -1 when the client is closed for not reading them. */
+int fg_client_send_channels(struct fg_client *c, const struct wbuf *w);
 /* Queue a JSON message (the wbuf's text); -1 when the client is closed for
  * not reading (its text queue is over FG_MAX_CONTROL_QUEUE). */
 int fg_client_send_text(struct fg_client *c, const struct wbuf *w);

@@ -129,6 +129,17 @@ n=$(grep -c "closed: more than" "$tmp/server.log")
 [ "$n" -le 1 ] && ok "the flood is logged once, not once per entry ($n line)" ||
 	bad "the flood was logged $n times"
 
+echo "-- a channel table over 1 MiB (6 schemas of 200 KB)"
+/usr/bin/python3 -c '
+import dssm
+for i in range(6):
+    dssm.create("fgt_big_schema%d" % i, max_size=64, slots=8, type="t/Big", encoding="json",
+                schema="{\"title\":\"%s\"}" % ("x" * 200000)).close()' || bad "creating rings with big schemas"
+start
+check bigadv "$url"
+stop
+for i in 0 1 2 3 4 5; do "$dssm" rm fgt_big_schema$i >/dev/null 2>&1; done
+
 echo "-- a slow client"
 start --max-queue 65536
 check slow "$url"

@@ -360,6 +360,16 @@ async function flood() {
   a.client.close();
 }
 
+async function bigadv() {
+  const st = connect();
+  await until(() => st.info && [...st.channels.values()].filter((c) => c.topic.startsWith("fgt_big_schema")).length >= 6,
+              "advertise of 6 channels with 200 KB schemas");
+  const got = [...st.channels.values()].filter((c) => c.topic.startsWith("fgt_big_schema"));
+  check(got.length === 6 && got.every((c) => c.schema.length >= 200000),
+        `a channel table of ${got.length} x 200 KB schemas (over 1 MiB) reaches a client`);
+  st.client.close();
+}
+
 async function limit() {
   const a = connect(), b = connect();
   await until(() => a.info && b.info, "two clients served");
@@ -373,7 +383,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood };
+const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood, bigadv };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
