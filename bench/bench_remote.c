@@ -28,6 +28,7 @@
 
 #include "dssm/connector.h"
 #include "dssm/dssm.h"
+#include "proc_cpu.h"
 
 static int quick;
 static char proxy_addr[64];
@@ -191,23 +192,6 @@ static pid_t start_proxy(const char *bin, int cpu)
 	}
 	fprintf(stderr, "bench_remote: the proxy did not start\n");
 	exit(1);
-}
-
-static double cpu_seconds(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	unsigned long ut = 0, st = 0;
-	if (p)
-		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static dssm_stream *make_stream(const char *name, size_t size, uint32_t slots)

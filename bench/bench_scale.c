@@ -43,6 +43,7 @@
 
 #include "../connector/wire.h"
 #include "dssm/dssm.h"
+#include "proc_cpu.h"
 
 static int clients = 1000, subs = 10, streams = 50, samples = 100, rate = 100, stagger;
 static pid_t proxy_pid;
@@ -144,23 +145,6 @@ static int watcher_threads(pid_t pid)
 	if (d)
 		closedir(d);
 	return n;
-}
-
-static double cpu_seconds(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return 0;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	unsigned long ut = 0, st = 0;
-	if (p)
-		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static uint64_t le(const uint8_t *p, int n)
