@@ -51,6 +51,7 @@ int dssm_decoder_new(const char *encoding, const char *type, const char *definit
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	d->enc = (enum dec_encoding)enc;
 	dec_type_normalize(type ? type : "", type ? strlen(type) : 0, d->type, sizeof d->type);
+	dec_ros2_name(d->type, d->ros2_type, sizeof d->ros2_type);
 	if (enc != DEC_JSON) {
 		int rc = dec_def_parse(&d->def, d->enc, type, definition);
 		if (rc == 0)
@@ -73,17 +74,19 @@ void dssm_decoder_free(dssm_decoder *dec)
 }
 
 static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out,
-                  int ros1)
+                  enum dec_out to)
 {
+	static const char *const names[] = {"json", "ros1", "cdr"};
 	if (!dec || !out || (!data && len))
-		return dssm__fail(DSSM_EINVAL, "dssm_decode_%s: NULL argument", ros1 ? "ros1" : "json");
-	if (ros1 && dec->enc == DEC_JSON)
-		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 serialization");
+		return dssm__fail(DSSM_EINVAL, "dssm_decode_%s: NULL argument", names[to]);
+	if (to != DEC_OUT_JSON && dec->enc == DEC_JSON)
+		return dssm__fail(DSSM_EINVAL, "json samples have no %s serialization",
+		                  to == DEC_OUT_ROS1 ? "ROS 1" : "ROS 2 (CDR)");
 	struct dec_jw w;
 	dec_jw_reset(&w, out);
 	static const uint8_t none[1];
 	const uint8_t *p = data ? data : none;
-	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk(dec, p, len, &w, ros1);
+	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk(dec, p, len, &w, to);
 	if (rc < 0) {
 		int keep = w.oom;
 		dec_jw_reset(&w, out);
@@ -94,12 +97,31 @@ static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_te
 
 int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
 {
-	return decode(dec, data, len, out, 0);
+	return decode(dec, data, len, out, DEC_OUT_JSON);
 }
 
 int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
 {
-	return decode(dec, data, len, out, 1);
+	return decode(dec, data, len, out, DEC_OUT_ROS1);
+}
+
+int dssm_decode_cdr(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
+{
+	return decode(dec, data, len, out, DEC_OUT_CDR);
+}
+
+const char *dssm_decoder_ros2_type(const dssm_decoder *dec)
+{
+	return dec ? dec->ros2_type : "";
+}
+
+int dssm_decoder_ros2_definition(const dssm_decoder *dec, dssm_text *out)
+{
+	if (!dec || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros2_definition: NULL argument");
+	struct dec_jw w;
+	dec_jw_reset(&w, out);
+	return dec_ros2_definition(dec, &w);
 }
 
 const char *dssm_decoder_type(const dssm_decoder *dec)

@@ -17,6 +17,7 @@
 #define DEC_MAX_DEFINITION (1u << 20)    /* bytes of definition text */
 #define DEC_MAX_STRUCT ((size_t)1 << 30) /* bytes of a struct-encoded sample */
 #define DEC_MAX_NAME 255                 /* characters of a field or type name */
+#define DEC_ROS2_NAME_MAX (DEC_MAX_NAME + 24) /* a ROS 2 type name made of one */
 
 enum dec_encoding { DEC_ROS1, DEC_CDR, DEC_STRUCT, DEC_JSON };
 
@@ -72,6 +73,7 @@ struct dssm_decoder {
 	enum dec_encoding enc;
 	struct dec_def def;
 	char type[DEC_MAX_NAME + 1];
+	char ros2_type[DEC_ROS2_NAME_MAX + 1];   /* "pkg/msg/Type" */
 };
 
 /* msgdef.c: parse DEFINITION (sections split at '=' lines, "MSG: pkg/Type")
@@ -112,13 +114,20 @@ int dec_jw_end(struct dec_jw *w);
 /* json_check.c: copy a JSON text onto one line if it is one valid value. */
 int dec_json_pass(const uint8_t *p, size_t n, struct dec_jw *w);
 
-/* walk.c: decode one ros1/cdr/struct sample into JSON, or (ros1 = 1) into
- * the bytes ROS 1 serializes the same message to. */
+/* walk.c: decode one ros1/cdr/struct sample into JSON, or into the bytes
+ * ROS 1 or ROS 2 (CDR, little-endian, with its encapsulation header)
+ * serializes the same message to. */
+enum dec_out { DEC_OUT_JSON, DEC_OUT_ROS1, DEC_OUT_CDR };
 int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
-             int ros1);
+             enum dec_out out);
 
 /* ros1_def.c: the definition as ROS 1 .msg text (for bags). */
 int dec_ros1_definition(const struct dssm_decoder *dec, struct dec_jw *w);
+
+/* ros2_def.c: the definition as ROS 2 .msg text (MCAP ros2msg), and the
+ * ROS 2 name "pkg/msg/Type" of a type name (into out, cap bytes). */
+int dec_ros2_definition(const struct dssm_decoder *dec, struct dec_jw *w);
+void dec_ros2_name(const char *name, char *out, size_t cap);
 
 /* ros1_md5.c: the md5sum ROS 1 gives the root type. */
 int dec_ros1_md5(const struct dec_def *d, char out[33]);

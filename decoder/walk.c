@@ -1,6 +1,7 @@
 /*
  * walk.c - one sample of ros1, cdr or struct bytes into JSON (or into ROS 1
- * serialization, to convert ROS 2 messages for bags), following the parsed
+ * serialization, to convert ROS 2 messages for bags, or into ROS 2's CDR, to
+ * publish struct samples to ROS 2 over DDS), following the parsed
  * definition. The three encodings differ only in a few rules, kept
  * in struct rd: byte order, alignment (none for ROS 1; CDR aligns each
  * primitive to its size from the end of the encapsulation header; struct
@@ -10,7 +11,10 @@
  * Every read checks the bytes left first; an array's length is checked
  * against the bytes its elements need at least; a budget of elements
  * (proportional to the sample's length) bounds the work of types that take
- * no bytes. On failure the message names the field path and byte offset,
+ * no bytes. The binary outputs are written as the walk goes: ROS 1 unaligned,
+ * CDR (XCDR1 little-endian) with each primitive aligned to its size from the
+ * end of its 4-byte header, strings with their NUL counted and written, and a
+ * message without fields as one byte, as ROS 2's rmw writes them. On failure the message names the field path and byte offset,
  * built from a stack of the fields being decoded.
  */
 #include <stdarg.h>
@@ -30,7 +34,7 @@ struct rd {
 	int big;            /* cdr: big-endian data */
 	uint64_t budget;    /* elements still allowed */
 	struct dec_jw *w;
-	int ros1;           /* writing ROS 1 bytes instead of JSON */
+	enum dec_out out;   /* JSON, or ROS 1 or CDR bytes */
 	/* the fields being decoded, for messages */
 	const struct dec_field *path[PATH_MAX_DEPTH];
 	int64_t index[PATH_MAX_DEPTH];
@@ -99,14 +103,24 @@ static size_t wire_size(enum dec_kind k)
 	return k == K_BOOL ? 1 : dec_prim_size(k);
 }
 
-/* JSON punctuation (nothing in ROS 1 output). */
+/* JSON punctuation (nothing in binary output). */
 static void punct(struct rd *r, const char *s)
 {
-	if (!r->ros1)
+	if (r->out == DEC_OUT_JSON)
 		dec_jw_lit(r->w, s);
 }
 
-/* An unsigned value of k bytes, little-endian (ROS 1 output). */
+/* CDR output: zeros up to a multiple of a from the end of the 4-byte
+ * encapsulation header (ROS 1 output is not aligned). */
+static void out_align(struct rd *r, size_t a)
+{
+	static const char zeros[8];
+	if (r->out != DEC_OUT_CDR || r->w->t->len < 4)
+		return;
+	dec_jw_raw(r->w, zeros, (a - (r->w->t->len - 4) % a) % a);
+}
+
+/* An unsigned value of k bytes, little-endian (binary output). */
 static void put_le(struct rd *r, uint64_t v, size_t k)
 {
 	char b[8];
@@ -119,12 +133,17 @@ static void put_le(struct rd *r, uint64_t v, size_t k)
 static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 {
 	struct dec_jw *w = r->w;
-	if (r->ros1) {
-		/* the same value in ROS 1's byte order (time: its two halves) */
+	if (r->out != DEC_OUT_JSON) {
+		/* the same value little-endian (time: its two 32-bit halves, as
+		 * builtin_interfaces/Time in CDR) */
 		if (k == K_TIME || k == K_DURATION) {
+			out_align(r, 4);
 			put_le(r, get(r, at, 4), 4);
 			put_le(r, get(r, at + 4, 4), 4);
+		} else if (k == K_BOOL && r->out == DEC_OUT_CDR) {
+			put_le(r, r->p[at] != 0, 1);   /* CDR's boolean is 0 or 1 */
 		} else {
+			out_align(r, wire_size(k));
 			put_le(r, get(r, at, wire_size(k)), wire_size(k));
 		}
 		return;
@@ -199,7 +218,13 @@ static int string(struct rd *r, const struct dec_field *f)
 	size_t len = k;
 	if (r->def->enc == DEC_CDR && len && r->p[r->at + len - 1] == 0)
 		len--;     /* cdr counts the terminating NUL */
-	if (r->ros1) {
+	if (r->out == DEC_OUT_CDR) {
+		/* ROS 2: the length counts the NUL written after the bytes */
+		out_align(r, 4);
+		put_le(r, (uint64_t)len + 1, 4);
+		dec_jw_raw(r->w, (const char *)r->p + r->at, len);
+		dec_jw_char(r->w, 0);
+	} else if (r->out == DEC_OUT_ROS1) {
 		put_le(r, len, 4);
 		dec_jw_raw(r->w, (const char *)r->p + r->at, len);
 	} else {
@@ -256,8 +281,10 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 		if (f->count && count > f->count)
 			return fail(r, DSSM_ECORRUPT, "an array of %llu elements, more than its bound %u",
 			            (unsigned long long)count, f->count);
-		if (r->ros1)
+		if (r->out != DEC_OUT_JSON) {
+			out_align(r, 4);
 			put_le(r, count, 4);
+		}
 	}
 	uint64_t least = elem_min(r, f);
 	if (r->def->enc != DEC_STRUCT && least && count > (r->n - r->at) / least)
@@ -272,7 +299,7 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 		if (at > r->n || count > r->n - at)
 			return fail(r, DSSM_ECORRUPT, "a byte array of %llu bytes runs past the sample's end (%zu)",
 			            (unsigned long long)count, r->n);
-		if (r->ros1)
+		if (r->out != DEC_OUT_JSON)
 			dec_jw_raw(r->w, (const char *)r->p + at, count);
 		else if (f->char_text)
 			dec_jw_string(r->w, (const char *)r->p + at, strnlen((const char *)r->p + at, count));
@@ -312,12 +339,19 @@ static int message(struct rd *r, int ti, size_t base)
 			return rc;
 		r->at++;
 		punct(r, "{}");
+		if (r->out == DEC_OUT_CDR)
+			dec_jw_char(r->w, 0);
+		return 0;
+	}
+	if (r->out == DEC_OUT_CDR && t->nfields == 0) {
+		/* from ros1 or struct: ROS 2's one byte for a message without fields */
+		dec_jw_char(r->w, 0);
 		return 0;
 	}
 	punct(r, "{");
 	for (int i = 0; i < t->nfields; i++) {
 		const struct dec_field *f = &t->fields[i];
-		if (!r->ros1) {
+		if (r->out == DEC_OUT_JSON) {
 			if (i)
 				dec_jw_char(r->w, ',');
 			dec_jw_string(r->w, f->name, strlen(f->name));
@@ -336,7 +370,30 @@ static int message(struct rd *r, int ti, size_t base)
 	return 0;
 }
 
-int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w, int ros1)
+/* A struct sample of another size than the struct: a short one names the
+ * first field it cuts. */
+static int wrong_size(struct rd *r, size_t want)
+{
+	const struct dec_type *t = &r->def->types[r->def->root];
+	for (int i = 0; i < t->nfields && r->n < want; i++) {
+		const struct dec_field *f = &t->fields[i];
+		size_t one = f->kind == K_MSG ? r->def->types[f->type].size : dec_prim_size(f->kind);
+		size_t end = f->offset + one * (f->array == A_FIXED ? f->count : 1);
+		if (end > r->n) {
+			r->path[0] = f;
+			r->index[0] = -1;
+			r->depth = 1;
+			r->at = f->offset < r->n ? f->offset : r->n;
+			return fail(r, DSSM_ECORRUPT, "wrong size: the sample has %zu bytes, the struct %zu "
+			            "(this field ends at byte %zu)", r->n, want, end);
+		}
+	}
+	return fail(r, DSSM_ECORRUPT, "wrong size: the sample has %zu bytes, the struct %zu", r->n,
+	            want);
+}
+
+int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
+             enum dec_out out)
 {
 	struct rd r;
 	memset(&r, 0, sizeof r);
@@ -344,7 +401,7 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 	r.p = p;
 	r.n = n;
 	r.w = w;
-	r.ros1 = ros1;
+	r.out = out;
 	r.origin = SIZE_MAX;
 	r.budget = 4096 + 8 * (uint64_t)n;
 	if (dec->enc == DEC_STRUCT) {
@@ -353,8 +410,7 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 		r.big = *(const uint8_t *)&one == 0;
 		size_t want = dec->def.types[dec->def.root].size;
 		if (n != want)
-			return fail(&r, DSSM_ECORRUPT, "wrong size: the sample has %zu bytes, the struct %zu",
-			            n, want);
+			return wrong_size(&r, want);
 	}
 	if (dec->enc == DEC_CDR) {
 		int rc = need(&r, 4, "the CDR encapsulation header");
@@ -367,6 +423,8 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 		r.big = p[1] == 0;
 		r.at = r.origin = 4;
 	}
+	if (out == DEC_OUT_CDR)
+		dec_jw_raw(w, "\0\1\0\0", 4);   /* CDR_LE; alignment counts from here */
 	int rc = message(&r, dec->def.root, 0);
 	if (rc < 0)
 		return rc;

@@ -3,8 +3,9 @@
  * written by this program read back through its struct definition, ROS 1
  * and CDR (both byte orders) bytes built by hand, JSON passed through, the
  * JSON Schema, and hostile definitions and samples (each an error naming
- * the field and offset, never a crash). tests/decoder-test.sh checks ROS 1
- * against python3-genpy and CDR against real ROS 2 MCAP files.
+ * the field and offset, never a crash); struct samples re-serialized as ROS 2
+ * CDR and read back through their ROS 2 definition. tests/decoder-test.sh
+ * checks ROS 1 against python3-genpy and CDR against real ROS 2 MCAP files.
  */
 #include <locale.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 
 #include "testutil.h"
 #include "dssm/decoder.h"
+#include "../examples/robot.h"   /* the examples' odometry and scan */
 
 /* Decode and compare with the expected JSON. */
 static void decodes_to(const char *enc, const char *type, const char *def, const void *data,
@@ -447,6 +449,276 @@ static void test_json(void **state)
 	dssm_decoder_free(d);
 }
 
+/* ---- to ROS 2: CDR bytes and the ROS 2 definition ---- */
+
+/* SAMPLE (of encoding ENC) re-serialized as CDR, read back by a cdr decoder
+ * built from the ROS 2 definition and type, must decode to WANT (NULL: the
+ * JSON of the sample itself). The CDR bytes go through cdr -> cdr unchanged. */
+static void cdr_round_trip(const char *enc, const char *type, const char *def, const void *sample,
+                           size_t len, const char *want)
+{
+	dssm_decoder *d, *c;
+	dssm_text json = DSSM_TEXT_INIT, cdr = DSSM_TEXT_INIT, def2 = DSSM_TEXT_INIT,
+	          back = DSSM_TEXT_INIT, again = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new(enc, type, def, &d), 0);
+	if (dssm_decode_json(d, sample, len, &json) < 0 || dssm_decode_cdr(d, sample, len, &cdr) < 0 ||
+	    dssm_decoder_ros2_definition(d, &def2) < 0)
+		fail_msg("%s", dssm_last_error());
+	if (dssm_decoder_new("cdr", dssm_decoder_ros2_type(d), def2.data, &c) < 0)
+		fail_msg("the ROS 2 definition does not parse: %s\n%s", dssm_last_error(), def2.data);
+	if (dssm_decode_json(c, cdr.data, cdr.len, &back) < 0)
+		fail_msg("the CDR bytes do not decode: %s", dssm_last_error());
+	assert_string_equal(back.data, want ? want : json.data);
+	assert_int_equal(dssm_decode_cdr(c, cdr.data, cdr.len, &again), 0);
+	assert_int_equal(again.len, cdr.len);
+	assert_memory_equal(again.data, cdr.data, cdr.len);
+	dssm_text_free(&json);
+	dssm_text_free(&cdr);
+	dssm_text_free(&def2);
+	dssm_text_free(&back);
+	dssm_text_free(&again);
+	dssm_decoder_free(c);
+	dssm_decoder_free(d);
+}
+
+/* Mixes of sizes that CDR pads differently from C (and i386 from x86_64). */
+struct mix_inner {
+	int8_t a;
+	uint64_t b;
+	char tag[3];
+	double c;
+};
+
+struct mix {
+	uint8_t u;
+	double d;
+	struct mix_inner in[2];
+	char name[5];
+	int16_t s;
+	float f[3];
+	bool ok;
+	struct { uint32_t sec, nsec; } t;
+	uint64_t big;
+	int8_t tail;
+};
+
+static const char mix_def[] =
+	"uint8 u\n"
+	"float64 d\n"
+	"MixInner[2] in\n"
+	"char[5] name\n"
+	"int16 s\n"
+	"float32[3] f\n"
+	"bool ok\n"
+	"time t\n"
+	"uint64 big\n"
+	"int8 tail\n"
+	"================================================================================\n"
+	"MSG: test/MixInner\n"
+	"int8 a\n"
+	"uint64 b\n"
+	"char[3] tag\n"
+	"float64 c\n";
+
+static void test_to_cdr_round_trip(void **state)
+{
+	(void)state;
+	struct odometry odo = {1, -2, 0.25, 0.5, 0.2};
+	cdr_round_trip("struct", ODOMETRY_TYPE, ODOMETRY_SCHEMA, &odo, sizeof odo, NULL);
+	static struct scan sc;
+	sc.seq = 42;
+	sc.beams = SCAN_BEAMS;
+	sc.angle_min = -3.25f;
+	sc.angle_step = 0.005f;
+	for (int i = 0; i < SCAN_BEAMS; i++)
+		sc.ranges[i] = 0.25f * (float)i;
+	sc.ranges[7] = NAN;
+	cdr_round_trip("struct", SCAN_TYPE, SCAN_SCHEMA, &sc, sizeof sc, NULL);
+
+	struct mix m;
+	memset(&m, 0xee, sizeof m);     /* padding: never copied */
+	m.u = 255;
+	m.d = -0.5;
+	m.in[0] = (struct mix_inner){-128, UINT64_MAX, "ab", 1e-300};
+	m.in[1] = (struct mix_inner){127, 1, {'x', 'y', 'z'}, 2.5};
+	memcpy(m.name, "odo\0q", 5);
+	m.s = -32768;
+	m.f[0] = 1.5f, m.f[1] = -INFINITY, m.f[2] = 0;
+	m.ok = true;
+	m.t.sec = 1700000000, m.t.nsec = 999999999;
+	m.big = 0x0102030405060708u;
+	m.tail = -1;
+	static const char common_head[] = "{\"u\":255,\"d\":-0.5,\"in\":[{\"a\":-128,\"b\":18446744073709551615,";
+	char want_struct[512], want_cdr[512];
+	/* struct: char[N] as text up to its NUL, time as sec/nsec */
+	snprintf(want_struct, sizeof want_struct, "%s\"tag\":\"ab\",\"c\":1e-300},{\"a\":127,\"b\":1,"
+	         "\"tag\":\"xyz\",\"c\":2.5}],\"name\":\"odo\",\"s\":-32768,\"f\":[1.5,\"-Infinity\",0],"
+	         "\"ok\":true,\"t\":{\"sec\":1700000000,\"nsec\":999999999},"
+	         "\"big\":72623859790382856,\"tail\":-1}", common_head);
+	decodes_to("struct", "test/Mix", mix_def, &m, sizeof m, want_struct);
+	/* ROS 2: char[N] is uint8[N] (all N bytes, base64), time builtin_interfaces/Time */
+	snprintf(want_cdr, sizeof want_cdr, "%s\"tag\":\"YWIA\",\"c\":1e-300},{\"a\":127,\"b\":1,"
+	         "\"tag\":\"eHl6\",\"c\":2.5}],\"name\":\"b2RvAHE=\",\"s\":-32768,\"f\":[1.5,\"-Infinity\",0],"
+	         "\"ok\":true,\"t\":{\"sec\":1700000000,\"nanosec\":999999999},"
+	         "\"big\":72623859790382856,\"tail\":-1}", common_head);
+	cdr_round_trip("struct", "test/Mix", mix_def, &m, sizeof m, want_cdr);
+
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new("struct", "test/Mix", mix_def, &d), 0);
+	assert_string_equal(dssm_decoder_ros2_type(d), "test/msg/Mix");
+	assert_int_equal(dssm_decoder_ros2_definition(d, &t), 0);
+	assert_string_equal(t.data,
+		"uint8 u\nfloat64 d\ntest/MixInner[2] in\nuint8[5] name\nint16 s\nfloat32[3] f\n"
+		"bool ok\nbuiltin_interfaces/Time t\nuint64 big\nint8 tail\n"
+		"================================================================================\n"
+		"MSG: test/msg/MixInner\nint8 a\nuint64 b\nuint8[3] tag\nfloat64 c\n"
+		"================================================================================\n"
+		"MSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n");
+	/* the ROS 1 text says the same of char[N] */
+	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
+	assert_non_null(strstr(t.data, "uint8[5] name\n"));
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+
+	/* ROS 2 names of stream types */
+	static const char *const names[][2] = {
+		{"example/Odometry", "example/msg/Odometry"},
+		{"geometry_msgs/msg/Pose2D", "geometry_msgs/msg/Pose2D"},
+		{"Pose", "dssm_msgs/msg/Pose"},
+		{"", "dssm_msgs/msg/Sample"},
+		{"my-robot/Scan.v2", "my_robot/msg/Scan_v2"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		assert_int_equal(dssm_decoder_new("struct", names[i][0], "float64 x\n", &d), 0);
+		assert_string_equal(dssm_decoder_ros2_type(d), names[i][1]);
+		dssm_decoder_free(d);
+	}
+	/* no type, a nested type without a package: both in dssm_msgs */
+	double two[2] = {1, 2};
+	cdr_round_trip("struct", "", "In in\n===\nMSG: In\nfloat64 a\nfloat64 b\n", two, sizeof two,
+	               NULL);
+	/* ROS 1 and CDR input too (std_msgs/Header: uint32, time, string) */
+	static const uint8_t hdr[] = {7, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 'm', 'a', 'p'};
+	cdr_round_trip("ros1", "std_msgs/Header", "uint32 seq\ntime stamp\nstring frame_id\n", hdr,
+	               sizeof hdr, "{\"seq\":7,\"stamp\":{\"sec\":1,\"nanosec\":2},\"frame_id\":\"map\"}");
+}
+
+/* Bytes computed by hand: padding after a uint8 before a float64, a string
+ * with its NUL, a sequence, a time, an empty message. */
+static void cdr_is(const char *enc, const char *def, const void *sample, size_t len,
+                   const uint8_t *want, size_t want_len)
+{
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new(enc, "test/T", def, &d), 0);
+	if (dssm_decode_cdr(d, sample, len, &t) < 0)
+		fail_msg("%s", dssm_last_error());
+	assert_int_equal(t.len, want_len);
+	assert_memory_equal(t.data, want, want_len);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+static void test_to_cdr_bytes(void **state)
+{
+	(void)state;
+	struct { uint8_t a; double b; } s = {7, 1.5};
+	static const uint8_t s_cdr[] = {0, 1, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0,
+	                                0, 0, 0, 0, 0, 0, 0xf8, 0x3f};
+	cdr_is("struct", "uint8 a\nfloat64 b\n", &s, sizeof s, s_cdr, sizeof s_cdr);
+	static const char def[] = "uint8 a\nfloat64 b\nstring s\nint16[] v\ntime t\nstd_msgs/Empty e\n"
+	                          "int32 i\n===\nMSG: std_msgs/Empty\n";
+	static const uint8_t ros1[] = {
+		7,
+		0, 0, 0, 0, 0, 0, 0xf8, 0x3f,
+		2, 0, 0, 0, 'h', 'i',
+		1, 0, 0, 0, 0xfe, 0xff,
+		1, 0, 0, 0, 2, 0, 0, 0,
+		0xff, 0xff, 0xff, 0xff,
+	};
+	static const uint8_t cdr[] = {
+		0, 1, 0, 0,                       /* CDR_LE */
+		7, 0, 0, 0, 0, 0, 0, 0,           /* a, padding to 8 */
+		0, 0, 0, 0, 0, 0, 0xf8, 0x3f,     /* b = 1.5 */
+		3, 0, 0, 0, 'h', 'i', 0,          /* s: length with the NUL */
+		0, 1, 0, 0, 0, 0xfe, 0xff,        /* padding to 4, v = [-2] */
+		0, 0, 1, 0, 0, 0, 2, 0, 0, 0,     /* padding to 4, t = {1, 2} */
+		0,                                /* e: one byte */
+		0, 0, 0, 0xff, 0xff, 0xff, 0xff,  /* padding to 4, i = -1 */
+	};
+	cdr_is("ros1", def, ros1, sizeof ros1, cdr, sizeof cdr);
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new("ros1", "test/T", def, &d), 0);
+	assert_string_equal(dssm_decoder_ros2_type(d), "test/msg/T");
+	assert_int_equal(dssm_decoder_ros2_definition(d, &t), 0);
+	assert_string_equal(t.data,
+		"uint8 a\nfloat64 b\nstring s\nint16[] v\nbuiltin_interfaces/Time t\nstd_msgs/Empty e\n"
+		"int32 i\n"
+		"================================================================================\n"
+		"MSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n"
+		"================================================================================\n"
+		"MSG: std_msgs/msg/Empty\n");
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+	/* a big-endian CDR sample comes out little-endian; bounds stay in the text */
+	static const uint8_t be[] = {0, 0, 0, 0, 0, 0, 0, 2, 'h', 0, 0, 0, 0, 0, 0, 1, 0x12, 0x34};
+	static const uint8_t le[] = {0, 1, 0, 0, 2, 0, 0, 0, 'h', 0, 0, 0, 1, 0, 0, 0, 0x34, 0x12};
+	cdr_is("cdr", "string<=5 s\nint16[<=3] v\n", be, sizeof be, le, sizeof le);
+	assert_int_equal(dssm_decoder_new("cdr", "test/msg/T", "string<=5 s\nint16[<=3] v\n", &d), 0);
+	assert_int_equal(dssm_decoder_ros2_definition(d, &t), 0);
+	assert_string_equal(t.data, "string<=5 s\nint16[<=3] v\n");
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+static void test_to_cdr_hostile(void **state)
+{
+	(void)state;
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	/* a struct sample of the wrong size: a short one names the field it cuts */
+	struct scan sc;
+	memset(&sc, 0, sizeof sc);
+	assert_int_equal(dssm_decoder_new("struct", SCAN_TYPE, SCAN_SCHEMA, &d), 0);
+	assert_int_equal(dssm_decode_cdr(d, &sc, sizeof sc - 4, &t), DSSM_ECORRUPT);
+	if (!strstr(dssm_last_error(), "field ranges at byte 16: wrong size: the sample has 4012 bytes, "
+	            "the struct 4016"))
+		fail_msg("%s", dssm_last_error());
+	assert_int_equal(t.len, 0);
+	assert_int_equal(dssm_decode_cdr(d, &sc, 2, &t), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "field seq at byte 0: wrong size"));
+	assert_int_equal(dssm_decode_cdr(d, &sc, sizeof sc - 1 + 2, &t), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "the sample has 4017 bytes, the struct 4016"));
+	assert_int_equal(dssm_decode_cdr(d, NULL, 4, &t), DSSM_EINVAL);
+	dssm_decoder_free(d);
+	/* every prefix of a ROS 1 sample is refused, naming the field */
+	static const uint8_t ros1[] = {7, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 2, 0, 0, 0, 'h', 'i'};
+	assert_int_equal(dssm_decoder_new("ros1", "test/T", "uint8 a\nfloat64 b\nstring s\n", &d), 0);
+	for (size_t n = 0; n < sizeof ros1; n++) {
+		uint8_t *copy = malloc(n ? n : 1);   /* exactly n bytes, for ASan */
+		memcpy(copy, ros1, n);
+		assert_int_equal(dssm_decode_cdr(d, copy, n, &t), DSSM_ECORRUPT);
+		assert_non_null(strstr(dssm_last_error(), "field "));
+		assert_int_equal(t.len, 0);
+		free(copy);
+	}
+	/* a sequence longer than the sample is refused before any output */
+	dssm_decoder_free(d);
+	assert_int_equal(dssm_decoder_new("ros1", "test/T", "float64[] x\n", &d), 0);
+	assert_int_equal(dssm_decode_cdr(d, "\xff\xff\xff\xff", 4, &t), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "field x at byte 4"));
+	dssm_decoder_free(d);
+	/* json has no CDR */
+	assert_int_equal(dssm_decoder_new("json", "", NULL, &d), 0);
+	assert_int_equal(dssm_decode_cdr(d, "{}", 2, &t), DSSM_EINVAL);
+	assert_int_equal(dssm_decoder_ros2_definition(d, &t), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "no ROS 2 definition"));
+	dssm_decoder_free(d);
+	dssm_text_free(&t);
+}
+
 /* A program in a locale whose decimal point is ',' still gets JSON numbers
  * (tests/decoder-test.sh makes de_DE.UTF-8 with localedef and LOCPATH). */
 static void test_locale(void **state)
@@ -475,6 +747,9 @@ int main(void)
 		cmocka_unit_test(test_hostile_samples),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_locale),
+		cmocka_unit_test(test_to_cdr_round_trip),
+		cmocka_unit_test(test_to_cdr_bytes),
+		cmocka_unit_test(test_to_cdr_hostile),
 	};
 	return cmocka_run_group_tests_name("decoder", tests, NULL, NULL);
 }

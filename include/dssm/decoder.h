@@ -55,7 +55,9 @@
  * ROS 2 samples go into ROS 1 bags with dssm_decoder_ros1_definition,
  * dssm_decoder_ros1_md5 and dssm_decode_ros1 (what `dssm export --bag`
  * does); struct samples into Foxglove as JSON with dssm_decoder_json_schema
- * (what `dssm export --mcap` does).
+ * (what `dssm export --mcap` does); struct (and ROS 1) samples into ROS 2
+ * messages with dssm_decoder_ros2_type, dssm_decoder_ros2_definition and
+ * dssm_decode_cdr (what `dssm dds` publishes).
  *
  * A decoder is immutable once built: threads may share it, each with its
  * own output text.
@@ -130,6 +132,37 @@ int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33]);
  * OUT holds OUT->len bytes (binary; still NUL-terminated). Errors as for
  * dssm_decode_json. */
 int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
+
+/* To ROS 2, for DDS: the root type's ROS 2 name "pkg/msg/Type", made from
+ * the stream's type: "pkg/Type" and "pkg/msg/Type" give "pkg/msg/Type"; a
+ * type without a package ("Pose") goes into the package dssm_msgs
+ * ("dssm_msgs/msg/Pose"), a stream without a type ("") is
+ * "dssm_msgs/msg/Sample" (the same name for every such stream: give struct
+ * streams a type); characters other than letters, digits and '_' become
+ * '_'. Never NULL. */
+const char *dssm_decoder_ros2_type(const dssm_decoder *dec);
+
+/* The definition as ROS 2 .msg text (MCAP ros2msg): the root's fields,
+ * then per message type used a line of 80 '=' and "MSG: pkg/msg/Type";
+ * fields of message types written "pkg/Type". Struct char[N] is uint8[N]
+ * (as in the ROS 1 text: its N bytes as they are, so ROS 2 sees base64
+ * where dssm_decode_json writes a string); ROS 1's time and duration are
+ * builtin_interfaces/Time and Duration (their sections added; the JSON of
+ * the CDR bytes calls the second half "nanosec"); ROS 2 bounds kept;
+ * constants and default values left out. A cdr decoder built from it (with
+ * dssm_decoder_ros2_type) reads what dssm_decode_cdr writes. */
+int dssm_decoder_ros2_definition(const dssm_decoder *dec, dssm_text *out);
+
+/* Re-serialize one sample (of any encoding but json) as ROS 2 CDR bytes of
+ * the definition above, as ROS 2's rmw writes them: the encapsulation
+ * header 00 01 00 00 (XCDR1, little-endian), each primitive aligned to its
+ * size (8 at most) counted from the byte after the header, strings as a u32
+ * length including the NUL then the bytes and the NUL, fixed arrays inline,
+ * sequences after a u32 count, a message without fields as one byte, no
+ * padding at the end. OUT holds OUT->len bytes. Errors as for
+ * dssm_decode_json (a struct sample of the wrong size: DSSM_ECORRUPT saying
+ * both sizes). */
+int dssm_decode_cdr(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
 
 /* Append N bytes of TEXT to OUT as a JSON string, by the decoder's rules:
  * quotes, backslashes and control characters escaped, each byte that is not
