@@ -38,6 +38,7 @@ TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
 # the Foxglove WebSocket server (foxglove/): in the dssm command only, not in libdssm
 FOXGLOVE_SRC := $(wildcard foxglove/*.c)
+DDS_SRC := $(wildcard dds/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -48,8 +49,11 @@ COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
 FOXGLOVE_OBJ := $(FOXGLOVE_SRC:%.c=$(BUILD)/%.o)
+DDS_OBJ := $(DDS_SRC:%.c=$(BUILD)/%.o)
 # Debian's libwebsockets (libwebsockets-dev) does the WebSocket framing
 FOXGLOVE_LIBS ?= -lwebsockets
+# dds/ is linked into the dssm command only: libdssm never depends on Cyclone DDS.
+DDS_LIBS ?= $(shell pkg-config --libs CycloneDDS)
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
 BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 
@@ -71,7 +75,7 @@ SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp include/
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h dds/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -93,8 +97,8 @@ $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 
 # dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c); SSM logs
 # name streams as SSM programs do (compat/ssm_name.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
 $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
@@ -187,6 +191,8 @@ test: deps
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
+	@echo "== DDS domains: dssm ls --dds against ddsperf and a ROS 2-style talker (loopback)"
+	@bash tests/dds-ls-test.sh build/dssm
 	@echo "== decoded messages: ROS 1 against python3-genpy, CDR against ROS 2 MCAP files"
 	@bash tests/decoder-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "dssm/connector.h"
+#include "../dds/discover.h"
 
 static void writer_text(const dssm_stream_info *s, char *out, size_t cap)
 {
@@ -114,7 +115,8 @@ static void stream_json(FILE *out, const dssm_stream_info *s, double rate, dssm_
 
 void help_ls(FILE *out)
 {
-	fprintf(out, "usage: dssm ls [HOST:PORT] [--format table|json]\n\n"
+	fprintf(out, "usage: dssm ls [HOST:PORT] [--format table|json]\n"
+	             "       dssm ls --dds [--domain N] [--wait SECONDS] [--format table|json]\n\n"
 	             "Lists the streams of this host (of DSSM_NAMESPACE), or of the proxy at\n"
 	             "HOST:PORT: name:id, type, largest\n"
 	             "sample, ring slots, seconds of history, the TIDs kept, the write rate over\n"
@@ -123,7 +125,15 @@ void help_ls(FILE *out)
 	             "--format json prints one JSON object per stream and line (for scripts:\n"
 	             "stream, name, id, type, encoding, max_size, slots, history_s, count, TIDs,\n"
 	             "times in ns and ISO 8601, rate_hz, writer_pid, writer_alive).\n\n"
+	             "--dds lists what a DDS domain offers (docs/dds.md): each topic and type\n"
+	             "(ROS 2's demangled: rt/chatter is /chatter, std_msgs::msg::dds_::String_\n"
+	             "is std_msgs/msg/String), its publishers and subscribers, and the hosts of\n"
+	             "its publishers, as discovered in --wait (default 1.5s) on --domain N\n"
+	             "(default ROS_DOMAIN_ID, else Cyclone DDS's default: CYCLONEDDS_URI or 0).\n"
+	             "JSON: topic, type, dds_topic, dds_type, kind, publishers, subscribers,\n"
+	             "hosts, writers (host, process, pid).\n\n"
 	             "examples:\n  dssm ls\n  dssm ls robot.local:5800\n"
+	             "  dssm ls --dds --domain 7 --wait 3s\n"
 	             "  dssm ls --format json | jq -r 'select(.rate_hz > 100) | .stream'\n");
 }
 
@@ -133,6 +143,9 @@ static const struct option format_option = {"format", required_argument, 0, 'F'}
 int cmd_ls(int argc, char **argv)
 {
 	int json = 0, opt;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--dds"))
+			return ddsb_cmd_ls(argc, argv);   /* a DDS domain: dds/discover.c */
 	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'F' && cli_parse_table_format("ls", optarg, &json) < 0)
