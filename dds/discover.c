@@ -354,6 +354,17 @@ static void print_json(FILE *out, const struct ddsb_topic *t)
 	fputs("]}\n", out);
 }
 
+/* S padded to WIDTH, control characters as '?': names come from other
+ * hosts, and a table must not carry terminal escapes (JSON escapes them). */
+static void put_cell(FILE *out, const char *s, int width)
+{
+	int n = 0;
+	for (; *s; s++, n++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+	for (; n < width; n++)
+		fputc(' ', out);
+}
+
 static void print_table(FILE *out, const struct ddsb_domain *d)
 {
 	int wt = (int)strlen("TOPIC"), wy = (int)strlen("TYPE");
@@ -367,8 +378,12 @@ static void print_table(FILE *out, const struct ddsb_domain *d)
 		const struct ddsb_topic *t = &d->topics[i];
 		char hosts[1024];
 		hosts_text(t, hosts, sizeof hosts);
-		fprintf(out, "%-*s %-*s %4d %4d %s\n", wt, t->topic, wy, t->type, t->writers, t->readers,
-		        hosts);
+		put_cell(out, t->topic, wt);
+		fputc(' ', out);
+		put_cell(out, t->type, wy);
+		fprintf(out, " %4d %4d ", t->writers, t->readers);
+		put_cell(out, hosts, 0);
+		fputc('\n', out);
 	}
 }
 
