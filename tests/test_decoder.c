@@ -666,6 +666,37 @@ static void test_to_cdr_bytes(void **state)
 	static const uint8_t be[] = {0, 0, 0, 0, 0, 0, 0, 2, 'h', 0, 0, 0, 0, 0, 0, 1, 0x12, 0x34};
 	static const uint8_t le[] = {0, 1, 0, 0, 2, 0, 0, 0, 'h', 0, 0, 0, 1, 0, 0, 0, 0x34, 0x12};
 	cdr_is("cdr", "string<=5 s\nint16[<=3] v\n", be, sizeof be, le, sizeof le);
+	/* a real rcl_interfaces/msg/Log of talker.mcap (written by rmw): the
+	 * same bytes, but for the padding byte rmw left unset (0x73) */
+	static const char log_def[] = "byte INFO=20\nbuiltin_interfaces/Time stamp\nuint8 level\n"
+	                              "string name\nstring msg\nstring file\nstring function\n"
+	                              "uint32 line\n";
+	static const char real[] =
+		"\x00\x01\x00\x00\xfb\x65\x86\x5e\x80\xfa\xae\x06\x14\x00\x00\x00"
+		"\x12\x00\x00\x00\x6d\x69\x6e\x69\x6d\x61\x6c\x5f\x70\x75\x62\x6c"
+		"\x69\x73\x68\x65\x72\x00\x00\x00\x1e\x00\x00\x00\x50\x75\x62\x6c"
+		"\x69\x73\x68\x69\x6e\x67\x3a\x20\x27\x48\x65\x6c\x6c\x6f\x2c\x20"
+		"\x77\x6f\x72\x6c\x64\x21\x20\x30\x27\x00\x00\x00\x4c\x00\x00\x00"
+		"\x2f\x6f\x70\x74\x2f\x72\x6f\x73\x32\x5f\x77\x73\x2f\x65\x6c\x6f"
+		"\x71\x75\x65\x6e\x74\x2f\x73\x72\x63\x2f\x72\x6f\x73\x32\x2f\x65"
+		"\x78\x61\x6d\x70\x6c\x65\x73\x2f\x72\x63\x6c\x63\x70\x70\x2f\x6d"
+		"\x69\x6e\x69\x6d\x61\x6c\x5f\x70\x75\x62\x6c\x69\x73\x68\x65\x72"
+		"\x2f\x6c\x61\x6d\x62\x64\x61\x2e\x63\x70\x70\x00\x0b\x00\x00\x00"
+		"\x6f\x70\x65\x72\x61\x74\x6f\x72\x28\x29\x00\x73\x26\x00\x00\x00";
+	uint8_t want[sizeof real - 1];
+	memcpy(want, real, sizeof want);
+	assert_int_equal(want[sizeof want - 5], 0x73);
+	want[sizeof want - 5] = 0;
+	cdr_is("cdr", log_def, real, sizeof real - 1, want, sizeof want);
+	assert_int_equal(dssm_decoder_new("cdr", "rcl_interfaces/msg/Log", log_def, &d), 0);
+	assert_string_equal(dssm_decoder_ros2_type(d), "rcl_interfaces/msg/Log");
+	assert_int_equal(dssm_decoder_ros2_definition(d, &t), 0);
+	assert_string_equal(t.data, "builtin_interfaces/Time stamp\nuint8 level\nstring name\n"
+	                    "string msg\nstring file\nstring function\nuint32 line\n"
+	                    "================================================================================\n"
+	                    "MSG: builtin_interfaces/msg/Time\nint32 sec\nuint32 nanosec\n");
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
 	assert_int_equal(dssm_decoder_new("cdr", "test/msg/T", "string<=5 s\nint16[<=3] v\n", &d), 0);
 	assert_int_equal(dssm_decoder_ros2_definition(d, &t), 0);
 	assert_string_equal(t.data, "string<=5 s\nint16[<=3] v\n");
