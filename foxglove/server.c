@@ -296,6 +296,13 @@ static int is_loopback(const char *host)
 	return 0;
 }
 
+/* What the server holds besides the context: the recording and every channel. */
+static void release(struct fg_server *srv)
+{
+	fg_playback_close(srv);
+	fg_channels_free(&srv->channels);
+}
+
 static void lws_log(int level, const char *line)
 {
 	(void)level;
@@ -335,12 +342,14 @@ int fg_run(const struct fg_config *cfg)
 	info.ka_interval = 5;
 	if (!strchr(host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if (cfg->recording && fg_playback_open(&srv, cfg->recording) < 0)
+	if (cfg->recording && fg_playback_open(&srv, cfg->recording) < 0) {
+		release(&srv); /* the channels made before it failed */
 		return 1;
+	}
 	srv.ctx = lws_create_context(&info);
 	if (!srv.ctx) {
 		fprintf(stderr, "dssm foxglove: cannot listen on %s port %d\n", host, cfg->port);
-		fg_playback_close(&srv);
+		release(&srv);
 		return 1;
 	}
 	struct lws_vhost *vh = lws_get_vhost_by_name(srv.ctx, "default");
@@ -370,8 +379,7 @@ int fg_run(const struct fg_config *cfg)
 	for (struct fg_channel *ch = srv.channels.head; ch; ch = ch->next)
 		fg_live_stop(ch);
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
-	fg_playback_close(&srv);
-	fg_channels_free(&srv.channels);
+	release(&srv);
 	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
 	        "%llu dropped for slow clients, %llu published, %llu ops refused\n",
 	        (unsigned long long)srv.connections, (unsigned long long)srv.messages_out,
