@@ -210,6 +210,9 @@ async function hostile() {
     '{"op":"subscribe","subscriptions":[{"id":1,"channelId":99999}]}', '{"op":"subscribe","subscriptions":[{"id":-1,"channelId":1.5}]}',
     '{"op":"unsubscribe","subscriptionIds":[42]}', '{"op":"getParameters","parameterNames":[]}', '{"op":"fetchAsset","uri":"x","requestId":1}',
     '{"op":"nope"}', '{"op":"subscribe","subscriptions":[' + "[".repeat(100000), '"\\ud800\\u0000"', '{"op":"\\u0000"}',
+    // a value every 2 bytes: its tree would take 20 times the text on a 64-bit
+    // host (40-byte nodes; json.c bounds it at 16)
+    '{"op":"unsubscribe","subscriptionIds":[' + "0,".repeat(300000) + "0]}",
   ];
   for (const t of bad_ops) raw.send(t);
   raw.send(Buffer.from([0x09, 1, 2, 3]));            // unknown binary opcode
@@ -222,6 +225,8 @@ async function hostile() {
   await until(() => statuses.length >= expected, `${expected} status errors`);
   check(statuses.length === expected && statuses.every((s) => s.level === 2),
         `${statuses.length} bad messages, each answered by an error status: ${statuses.slice(-2).map((s) => s.message).join(" | ")}`);
+  const dense = statuses.find((s) => /too many values/.test(s.message));
+  check(dense, `300,000 ids in 600 KB refused for the memory their parse would take: ${dense ? dense.message : "not refused"}`);
   // a subscribe storm: 5000 ids on one channel; one succeeds, the rest are refused
   const st = connect();
   await until(() => st.info && st.channels.size > 0, "serverInfo");
