@@ -1,8 +1,9 @@
 /*
  * ops.c - what a Foxglove client asks, and the answers: subscribe and
  * unsubscribe, client advertise and unadvertise (clientPublish, under the
- * write rules), Client Message Data written into rings, and a status error
- * naming what was wrong for anything refused or not offered.
+ * write rules), Client Message Data written into rings (into a struct ring
+ * only a message of its struct's size), and a status error naming what was
+ * wrong for anything refused or not offered.
  */
 #include <math.h>
 #include <stdio.h>

@@ -296,6 +296,28 @@ static int is_loopback(const char *host)
 	return 0;
 }
 
+/* The port it listens on (into --port-file too) and what it serves, said once. */
+static void say_serving(const struct fg_server *srv, const char *host)
+{
+	const struct fg_config *cfg = srv->cfg;
+	struct lws_vhost *vh = lws_get_vhost_by_name(srv->ctx, "default");
+	int port = vh ? lws_get_vhost_listen_port(vh) : cfg->port;
+	if (cfg->port_file) {
+		FILE *f = fopen(cfg->port_file, "w");
+		if (f) {
+			fprintf(f, "%d\n", port);
+			fclose(f);
+		}
+	}
+	int v6 = strchr(host, ':') != NULL;
+	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
+	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
+	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
+	        srv->client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
+	                                                          : "clients may publish to any ring")
+	                            : "read-only");
+}
+
 /* What the server holds besides the context: the recording and every channel. */
 static void release(struct fg_server *srv)
 {
@@ -352,22 +374,7 @@ int fg_run(const struct fg_config *cfg)
 		release(&srv);
 		return 1;
 	}
-	struct lws_vhost *vh = lws_get_vhost_by_name(srv.ctx, "default");
-	int port = vh ? lws_get_vhost_listen_port(vh) : cfg->port;
-	if (cfg->port_file) {
-		FILE *f = fopen(cfg->port_file, "w");
-		if (f) {
-			fprintf(f, "%d\n", port);
-			fclose(f);
-		}
-	}
-	int v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
-	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
-	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
-	        srv.client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
-	                                                         : "clients may publish to any ring")
-	                           : "read-only");
+	say_serving(&srv, host);
 	if (!srv.play)
 		rescan(&srv);
 	cli_catch_signals();

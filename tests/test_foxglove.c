@@ -1,6 +1,7 @@
 /*
  * test_foxglove.c - the Foxglove server's pieces that need no socket: the
- * JSON parser fed hostile text (depth, truncation, escapes, numbers), the
+ * JSON parser fed hostile text (depth, truncation, escapes, lone surrogates,
+ * numbers, and the memory its tree may take for dense texts), the
  * JSON string writer (always valid JSON, whatever the bytes), the binary
  * frames (little-endian whatever the host), and how streams map to channels.
  * The server itself is tested against the reference client by
