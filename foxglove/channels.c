@@ -3,7 +3,9 @@
  * recording) as a Foxglove channel, with the encoding and schema the
  * protocol wants. The stream list is read again every FG_SCAN_MS; streams
  * that appeared are marked fresh, those that went (or were created anew with
- * another layout) gone, and the server tells its clients.
+ * another layout) gone, and the server tells its clients. Listing and opening
+ * never wait for a ring still being created (DSSM_NOWAIT): the loop must not
+ * stall; such a ring is advertised by the first scan that finds it ready.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,14 +91,19 @@ static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
 
 static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 {
+	/* (the loop never waits for a ring's creator: one not ready yet, e.g.
+	 * removed and being created anew since the list, is seen next scan) */
+	dssm_stream *s = NULL;
+	int rc = dssm_open(info->name, info->id, DSSM_READ | DSSM_NOWAIT, &s);
+	if (rc == DSSM_EAGAIN)
+		return;
 	struct fg_channel *c = calloc(1, sizeof *c);
 	if (!c) {
 		fprintf(stderr, "dssm foxglove: out of memory for channel '%s'\n", info->name);
+		dssm_close(s);
 		return;
 	}
 	c->rec_stream = -1;
-	dssm_stream *s = NULL;
-	int rc = dssm_open(info->name, info->id, DSSM_READ, &s);
 	if (rc == 0)
 		rc = fg_channel_describe(c, info, dssm_schema(s));
 	dssm_close(s);

@@ -10,10 +10,13 @@
  * read once by the loop whatever the clients do, and only queues grow, up to
  * their bounds.
  */
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../connector/wire.h"
 #include "../ssmcore/internal.h"
@@ -322,12 +325,44 @@ static int write_sample(struct fg_client *c)
 	return rc < 0 ? -1 : 0;
 }
 
-/* Writes while the socket takes them (lws keeps what a short send left and
- * reports the pipe choked until it went), a bounded number per call so one
- * busy client does not hold the loop. */
+/* Corked, the kernel gathers the messages of one pass into full segments
+ * (each send() alone pushes a segment out and wakes the reader). */
+static void cork(struct fg_client *c, int on)
+{
+	int fd = lws_get_socket_fd(c->wsi);
+	if (fd >= 0)
+		setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+}
+
+static int write_some(struct fg_client *c);
+
+/* Writes what is queued, corked when more than one message goes. */
 int fg_client_writable(struct fg_client *c)
 {
-	for (int n = 0; n < 64 && !lws_send_pipe_choked(c->wsi); n++) {
+	int corked = c->qlen > 1;
+	if (corked)
+		cork(c, 1);
+	int rc = write_some(c);
+	if (corked)
+		cork(c, 0);
+	if (rc < 0)
+		return -1;
+	if (c->text_head || c->qlen)
+		lws_callback_on_writable(c->wsi);
+	/* room again: read the rings left unread for want of it */
+	if (c->srv->throttled && c->qbytes < c->srv->cfg->max_queue / 2)
+		fg_server_dispatch(c->srv);
+	return 0;
+}
+
+/* Writes while the socket takes them, a bounded number per call so one busy
+ * client does not hold the loop: lws keeps what a short send left, and then
+ * says so (lws_partial_buffered, as its docs ask of a callback that writes
+ * more than once; it costs no system call, where lws_send_pipe_choked polls
+ * the socket each time). */
+static int write_some(struct fg_client *c)
+{
+	for (int n = 0; n < 64 && !lws_partial_buffered(c->wsi); n++) {
 		int rc = 0;
 		if (c->text_head)
 			rc = write_text(c);
@@ -344,11 +379,6 @@ int fg_client_writable(struct fg_client *c)
 		if (rc < 0)
 			return -1;
 	}
-	if (c->text_head || c->qlen)
-		lws_callback_on_writable(c->wsi);
-	/* room again: read the rings left unread for want of it */
-	if (c->srv->throttled && c->qbytes < c->srv->cfg->max_queue / 2)
-		fg_server_dispatch(c->srv);
 	return 0;
 }
 

@@ -3,10 +3,13 @@
  *
  * Client text messages are hostile input: every failure names the byte
  * offset and what was expected; depth is bounded (no stack exhaustion);
- * each node costs at least one input byte, so memory is bounded by the
- * message size the server accepts.
+ * the tree (nodes and decoded strings) is carved from one arena whose total
+ * is bounded by a constant multiple of the message's size
+ * (FG_JSON_COST_FACTOR), and freed at once.
  */
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,15 +17,82 @@
 #include "../ssmcore/internal.h"
 #include "json.h"
 
+/* ---- the arena: chunks within a budget, freed all together ---- */
+
+struct chunk {
+	struct chunk *next;
+	size_t cap, used;
+	_Alignas(max_align_t) unsigned char mem[];
+};
+
+/* The start of the first chunk: the root node, and the arena it is found by. */
+struct doc {
+	struct chunk *chunks;      /* newest first; the one holding this doc last */
+	size_t bytes;              /* every chunk, headers included */
+	struct fg_json root;
+};
+
 struct parser {
 	const char *p, *start, *end;
 	int depth;
+	struct doc *doc;
+	size_t budget;             /* bytes the arena may take */
+	int rc;                    /* why an allocation failed */
 };
+
+#define ALIGN_UP(n, a) (((n) + (a) - 1) / (a) * (a))
+#define FIRST_CHUNK 1024       /* (below FG_JSON_COST_BASE: always allowed) */
 
 static int fail_at(struct parser *ps, const char *what)
 {
-	return dssm__fail(DSSM_EPROTO, "bad JSON at byte %zu: %s", (size_t)(ps->p - ps->start), what);
+	return ps->rc = dssm__fail(DSSM_EPROTO, "bad JSON at byte %zu: %s", (size_t)(ps->p - ps->start), what);
 }
+
+/* n bytes from the arena, or NULL with ps->rc saying why (over the budget:
+ * DSSM_EPROTO; out of memory). */
+static void *arena_alloc(struct parser *ps, size_t n)
+{
+	n = ALIGN_UP(n, sizeof(void *));
+	struct chunk *c = ps->doc->chunks;
+	if (c->cap - c->used >= n) {
+		void *p = c->mem + c->used;
+		c->used += n;
+		return p;
+	}
+	size_t left = ps->budget - ps->doc->bytes;
+	if (n > left || sizeof *c > left - n) {
+		ps->rc = dssm__fail(DSSM_EPROTO, "bad JSON at byte %zu: too many values for a message of "
+		                    "%zu bytes (its tree may take %d times its size)",
+		                    (size_t)(ps->p - ps->start), (size_t)(ps->end - ps->start),
+		                    FG_JSON_COST_FACTOR);
+		return NULL;
+	}
+	/* a new chunk: twice the last, at least n, within the budget */
+	size_t cap = c->cap * 2 > n ? c->cap * 2 : n;
+	if (cap > left - sizeof *c)
+		cap = left - sizeof *c;
+	struct chunk *nc = malloc(sizeof *nc + cap);
+	if (!nc) {
+		ps->rc = dssm__fail(DSSM_ENOMEM, "out of memory for JSON");
+		return NULL;
+	}
+	nc->next = c;
+	nc->cap = cap;
+	nc->used = n;
+	ps->doc->chunks = nc;
+	ps->doc->bytes += sizeof *nc + cap;
+	return nc->mem;
+}
+
+static struct fg_json *new_node(struct parser *ps)
+{
+	struct fg_json *j = arena_alloc(ps, sizeof *j);
+	if (j)
+		memset(j, 0, sizeof *j);
+	return j;
+}
+
+/* ---- the parser ---- */
 
 static void skip_ws(struct parser *ps)
 {
@@ -61,7 +131,36 @@ static size_t put_utf8(char *o, unsigned cp)
 	return 4;
 }
 
-/* A string at ps->p (the opening quote), decoded into a new allocation. */
+/* The code point of a \u escape (after its 'u'): a surrogate pair joined;
+ * a high surrogate not followed by a low one, or a lone low one, is U+FFFD,
+ * and what follows it is left to be read on its own. */
+static int unicode_escape(struct parser *ps, unsigned *cp)
+{
+	if (hex4(ps, cp) < 0)
+		return DSSM_EPROTO;
+	if (*cp >= 0xdc00 && *cp < 0xe000) {
+		*cp = 0xfffd;
+	} else if (*cp >= 0xd800 && *cp < 0xdc00) {
+		const char *after = ps->p;
+		unsigned lo;
+		if (ps->end - ps->p >= 6 && ps->p[0] == '\\' && ps->p[1] == 'u') {
+			ps->p += 2;
+			if (hex4(ps, &lo) < 0)
+				return DSSM_EPROTO;
+			if (lo >= 0xdc00 && lo < 0xe000) {
+				*cp = 0x10000 + ((*cp - 0xd800) << 10) + (lo - 0xdc00);
+				return 0;
+			}
+		}
+		ps->p = after;
+		*cp = 0xfffd;
+	}
+	if (*cp == 0)
+		return fail_at(ps, "\\u0000 in a string");
+	return 0;
+}
+
+/* A string at ps->p (the opening quote), decoded into the arena. */
 static int parse_string(struct parser *ps, char **out)
 {
 	ps->p++; /* the quote */
@@ -71,15 +170,13 @@ static int parse_string(struct parser *ps, char **out)
 	if (s >= ps->end)
 		return fail_at(ps, "unterminated string");
 	/* decoded is never longer than the escaped text (\uXXXX: 6 bytes -> <= 4) */
-	char *o = malloc((size_t)(s - ps->p) + 1), *q = o;
+	char *o = arena_alloc(ps, (size_t)(s - ps->p) + 1), *q = o;
 	if (!o)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a JSON string");
+		return ps->rc;
 	while (*ps->p != '"') {
 		unsigned char c = (unsigned char)*ps->p++;
-		if (c < 0x20) {
-			free(o);
+		if (c < 0x20)
 			return fail_at(ps, "control character in a string");
-		}
 		if (c != '\\') {
 			*q++ = (char)c;
 			continue;
@@ -96,31 +193,11 @@ static int parse_string(struct parser *ps, char **out)
 		case 'r': *q++ = '\r'; break;
 		case 't': *q++ = '\t'; break;
 		case 'u':
-			if (hex4(ps, &cp) < 0) {
-				free(o);
+			if (unicode_escape(ps, &cp) < 0)
 				return DSSM_EPROTO;
-			}
-			if (cp >= 0xd800 && cp < 0xdc00 && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
-			    ps->p[1] == 'u') {
-				unsigned lo;
-				ps->p += 2;
-				if (hex4(ps, &lo) < 0) {
-					free(o);
-					return DSSM_EPROTO;
-				}
-				cp = (lo >= 0xdc00 && lo < 0xe000) ? 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00)
-				                                   : 0xfffd;
-			} else if (cp >= 0xd800 && cp < 0xe000) {
-				cp = 0xfffd; /* a lone surrogate */
-			}
-			if (cp == 0) {
-				free(o);
-				return fail_at(ps, "\\u0000 in a string");
-			}
 			q += put_utf8(q, cp);
 			break;
 		default:
-			free(o);
 			return fail_at(ps, "bad escape in a string");
 		}
 	}
@@ -130,7 +207,7 @@ static int parse_string(struct parser *ps, char **out)
 	return 0;
 }
 
-static int parse_value(struct parser *ps, struct fg_json **out);
+static int parse_value(struct parser *ps, struct fg_json *j);
 
 static int parse_number(struct parser *ps, struct fg_json *j)
 {
@@ -181,25 +258,23 @@ static int parse_children(struct parser *ps, struct fg_json *j, char close)
 			if (ps->p >= ps->end || *ps->p != '"')
 				return fail_at(ps, "expected a member name");
 			if (parse_string(ps, &key) < 0)
-				return DSSM_EPROTO;
+				return ps->rc;
 			skip_ws(ps);
-			if (ps->p >= ps->end || *ps->p != ':') {
-				free(key);
+			if (ps->p >= ps->end || *ps->p != ':')
 				return fail_at(ps, "expected ':'");
-			}
 			ps->p++;
 		}
-		struct fg_json *c = NULL;
-		int rc = parse_value(ps, &c);
-		if (!c) { /* (nothing allocated: out of memory, or the end) */
-			free(key);
-			return rc;
-		}
-		c->key = key; /* linked in even when partial: the caller frees the tree */
+		skip_ws(ps);
+		if (ps->p >= ps->end)
+			return fail_at(ps, "expected a value, found the end");
+		struct fg_json *c = new_node(ps);
+		if (!c)
+			return ps->rc;
+		c->key = key;
 		*tail = c;
 		tail = &c->next;
-		if (rc < 0)
-			return rc;
+		if (parse_value(ps, c) < 0)
+			return ps->rc;
 		skip_ws(ps);
 		if (ps->p < ps->end && *ps->p == ',') {
 			ps->p++;
@@ -213,17 +288,12 @@ static int parse_children(struct parser *ps, struct fg_json *j, char close)
 	}
 }
 
-static int parse_value(struct parser *ps, struct fg_json **out)
+/* The value at ps->p into node j (zeroed; its key set by the caller). */
+static int parse_value(struct parser *ps, struct fg_json *j)
 {
-	*out = NULL;
 	skip_ws(ps);
 	if (ps->p >= ps->end)
 		return fail_at(ps, "expected a value, found the end");
-	struct fg_json *j = calloc(1, sizeof *j);
-	if (!j)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for JSON");
-	*out = j;
-	int rc = 0;
 	switch (*ps->p) {
 	case '{':
 	case '[': {
@@ -232,51 +302,68 @@ static int parse_value(struct parser *ps, struct fg_json **out)
 		if (++ps->depth > FG_JSON_MAX_DEPTH)
 			return fail_at(ps, "nested too deep");
 		ps->p++;
-		rc = parse_children(ps, j, close);
+		int rc = parse_children(ps, j, close);
 		ps->depth--;
-		break;
+		return rc;
 	}
 	case '"':
 		j->type = FG_JSON_STRING;
-		rc = parse_string(ps, &j->string);
-		break;
-	case 't': j->type = FG_JSON_BOOL; j->number = 1; rc = literal(ps, "true"); break;
-	case 'f': j->type = FG_JSON_BOOL; rc = literal(ps, "false"); break;
-	case 'n': j->type = FG_JSON_NULL; rc = literal(ps, "null"); break;
-	default: rc = parse_number(ps, j);
+		return parse_string(ps, &j->string);
+	case 't': j->type = FG_JSON_BOOL; j->number = 1; return literal(ps, "true");
+	case 'f': j->type = FG_JSON_BOOL; j->number = 0; return literal(ps, "false");
+	case 'n': j->type = FG_JSON_NULL; return literal(ps, "null");
+	default: return parse_number(ps, j);
 	}
-	return rc;
+}
+
+static struct doc *doc_of(const struct fg_json *root)
+{
+	return (struct doc *)((char *)root - offsetof(struct doc, root));
 }
 
 int fg_json_parse(const char *text, size_t len, struct fg_json **out)
 {
-	struct parser ps = {text, text, text + len, 0};
-	struct fg_json *j = NULL;
 	*out = NULL;
-	int rc = parse_value(&ps, &j);
+	size_t budget = len > (SIZE_MAX - FG_JSON_COST_BASE) / FG_JSON_COST_FACTOR
+	                        ? SIZE_MAX : len * FG_JSON_COST_FACTOR + FG_JSON_COST_BASE;
+	struct chunk *c = malloc(sizeof *c + FIRST_CHUNK);
+	if (!c)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for JSON");
+	struct doc *d = (struct doc *)c->mem;
+	memset(d, 0, sizeof *d);
+	c->next = NULL;
+	c->cap = FIRST_CHUNK;
+	c->used = ALIGN_UP(sizeof *d, sizeof(void *));
+	d->chunks = c;
+	d->bytes = sizeof *c + FIRST_CHUNK;
+	struct parser ps = {text, text, text + len, 0, d, budget, 0};
+	int rc = parse_value(&ps, &d->root);
 	if (rc == 0) {
 		skip_ws(&ps);
 		if (ps.p != ps.end)
 			rc = fail_at(&ps, "text after the value");
 	}
 	if (rc < 0) {
-		fg_json_free(j); /* (a partial tree: every node is linked in) */
+		fg_json_free(&d->root);
 		return rc;
 	}
-	*out = j;
+	*out = &d->root;
 	return 0;
 }
 
-void fg_json_free(struct fg_json *j)
+void fg_json_free(struct fg_json *root)
 {
-	while (j) {
-		struct fg_json *next = j->next;
-		fg_json_free(j->child);
-		free(j->string);
-		free(j->key);
-		free(j);
-		j = next;
+	if (!root)
+		return;
+	for (struct chunk *c = doc_of(root)->chunks, *next; c; c = next) {
+		next = c->next;
+		free(c);
 	}
+}
+
+size_t fg_json_bytes(const struct fg_json *root)
+{
+	return root ? doc_of(root)->bytes : 0;
 }
 
 const struct fg_json *fg_json_get(const struct fg_json *obj, const char *key)

@@ -1,6 +1,7 @@
 /*
  * json.h - the little JSON the Foxglove server needs: a parser for the
- * client's text messages (a tree, bounded depth, strings decoded to UTF-8)
+ * client's text messages (a tree in one bounded arena, bounded depth,
+ * strings decoded to UTF-8)
  * and escaped strings for the messages it writes (into a wire.h wbuf).
  */
 #ifndef DSSM_FOXGLOVE_JSON_H
@@ -16,8 +17,10 @@ enum fg_json_type { FG_JSON_NULL, FG_JSON_BOOL, FG_JSON_NUMBER, FG_JSON_STRING,
 
 struct fg_json {
 	enum fg_json_type type;
-	double number;            /* NUMBER; BOOL as 0/1 */
-	char *string;             /* STRING, NUL-terminated (an embedded \u0000 is refused) */
+	union {
+		double number;    /* NUMBER; BOOL as 0/1 */
+		char *string;     /* STRING, NUL-terminated (an embedded \u0000 is refused) */
+	};
 	char *key;                /* member name, inside an OBJECT */
 	struct fg_json *child;    /* first element or member */
 	struct fg_json *next;     /* next sibling */
@@ -26,10 +29,22 @@ struct fg_json {
 /* Nesting deeper than this is refused (a client message is flat). */
 #define FG_JSON_MAX_DEPTH 16
 
+/* The tree of a message of len bytes lives in one arena of at most
+ * FG_JSON_COST_FACTOR * len + FG_JSON_COST_BASE bytes (nodes, decoded
+ * strings, the arena's own headers): a text needing more (e.g. "[0,0,0,...]",
+ * 2 bytes per value) is refused. A client's messages (flat objects, ids,
+ * names) need 2 - 7 times their size. */
+#define FG_JSON_COST_FACTOR 16
+#define FG_JSON_COST_BASE 4096
+
 /* Parse len bytes. 0 and *out, or DSSM_EPROTO with dssm_last_error()
- * saying what is wrong and at which byte. */
+ * saying what is wrong and at which byte (or that the text holds too many
+ * values for its size). */
 int fg_json_parse(const char *text, size_t len, struct fg_json **out);
-void fg_json_free(struct fg_json *j);
+/* Free a tree fg_json_parse returned (its root only; NULL is allowed). */
+void fg_json_free(struct fg_json *root);
+/* The bytes a tree holds (its arena's allocations), for the memory bound. */
+size_t fg_json_bytes(const struct fg_json *root);
 
 /* The member KEY of an object, or NULL. */
 const struct fg_json *fg_json_get(const struct fg_json *obj, const char *key);

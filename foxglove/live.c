@@ -79,9 +79,10 @@ int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 	if (!l)
 		return dssm__fail(DSSM_ENOMEM, "out of memory to read '%s'", c->topic);
 	l->ctx = ctx;
-	int rc = dssm_open(c->name, c->sid, DSSM_READ, &l->reader);
+	/* (never waits for a ring being created anew: DSSM_EAGAIN, a status) */
+	int rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &l->reader);
 	if (rc == 0)
-		rc = dssm_open(c->name, c->sid, DSSM_READ, &l->waiter);
+		rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &l->waiter);
 	if (rc == 0)
 		rc = dssm_subscribe(l->reader, DSSM_FROM_NOW, 0);
 	dssm_stream_info info;
@@ -190,7 +191,7 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 struct fg_sample *fg_live_latest(struct fg_channel *c)
 {
 	dssm_stream *h;
-	if (dssm_open(c->name, c->sid, DSSM_READ, &h) < 0)
+	if (dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &h) < 0)
 		return NULL;
 	struct fg_sample *s = NULL;
 	/* through a view: only the sample's own bytes are copied; one the

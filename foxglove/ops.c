@@ -1,14 +1,17 @@
 /*
  * ops.c - what a Foxglove client asks, and the answers: subscribe and
  * unsubscribe, client advertise and unadvertise (clientPublish, under the
- * write rules), Client Message Data written into rings, and a status error
- * naming what was wrong for anything refused or not offered.
+ * write rules), Client Message Data written into rings (into a struct ring
+ * only a message of its struct's size), and a status error naming what was
+ * wrong for anything refused or not offered.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../ssmcore/internal.h"
+#include "dssm/decoder.h"
 #include "json.h"
 #include "protocol.h"
 #include "server.h"
@@ -78,15 +81,31 @@ static void subscribe_one(struct fg_client *c, const struct fg_json *e)
 		fprintf(stderr, "dssm foxglove: %s: subscription %u to '%s'\n", c->peer, id, ch->topic);
 }
 
+/* An element of an id list: a whole number in 0..UINT32_MAX (1.5 is not 1). */
+static int whole_id(const struct fg_json *e, uint32_t *id)
+{
+	if (e->type != FG_JSON_NUMBER || e->number < 0 || e->number > 4294967295.0 ||
+	    e->number != floor(e->number))
+		return -1;
+	*id = (uint32_t)e->number;
+	return 0;
+}
+
 static void unsubscribe_one(struct fg_client *c, const struct fg_json *e)
 {
-	if (e->type != FG_JSON_NUMBER || e->number < 0 || e->number > 4294967295.0) {
-		fg_client_status(c, FG_ERROR, "unsubscribe: subscription ids must be numbers 0..4294967295");
+	uint32_t id;
+	if (whole_id(e, &id) < 0) {
+		if (e->type == FG_JSON_NUMBER)
+			fg_client_status(c, FG_ERROR, "unsubscribe: subscription id %.17g is not a whole number "
+			                 "0..4294967295", e->number);
+		else
+			fg_client_status(c, FG_ERROR, "unsubscribe: subscription ids must be whole numbers "
+			                 "0..4294967295");
 		return;
 	}
-	int i = sub_index(c, (uint32_t)e->number);
+	int i = sub_index(c, id);
 	if (i < 0) {
-		fg_client_status(c, FG_ERROR, "unsubscribe: no subscription %u", (uint32_t)e->number);
+		fg_client_status(c, FG_ERROR, "unsubscribe: no subscription %u", id);
 		return;
 	}
 	fg_client_sub_remove(c, i);
@@ -102,6 +121,22 @@ static int pub_index(struct fg_client *c, uint32_t id)
 	return -1;
 }
 
+/* The size every sample of a struct ring has (encoding struct, or raw with
+ * a definition: what its readers decode as a C struct), else 0. */
+static size_t struct_size(const dssm_stream_info *info, const char *definition)
+{
+	if (strcmp(info->encoding, "struct") != 0 && strcmp(info->encoding, "raw") != 0 && info->encoding[0])
+		return 0;
+	if (!definition || !definition[0])
+		return 0;
+	dssm_decoder *dec;
+	if (dssm_decoder_new("struct", info->type, definition, &dec) < 0)
+		return 0;
+	size_t n = dssm_decoder_struct_size(dec);
+	dssm_decoder_free(dec);
+	return n;
+}
+
 /* A client channel's topic as a ring: NAME or NAME:ID, a leading '/' allowed. */
 static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 {
@@ -111,8 +146,8 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 	int rc = dssm_parse_address(t, name, &id);
 	if (rc == 0)
 		rc = write_rules_check(&c->srv->cfg->writes, name, id);
-	if (rc == 0)
-		rc = dssm_open(name, id, DSSM_WRITE, &p->s);
+	if (rc == 0) /* (the loop does not wait for a ring being created) */
+		rc = dssm_open(name, id, DSSM_WRITE | DSSM_NOWAIT, &p->s);
 	if (rc < 0)
 		return rc;
 	dssm_stream_info info;
@@ -123,6 +158,7 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 		p->s = NULL;
 		return dssm__fail(DSSM_ELAYOUT, "'%s' holds %s, not %s", p->topic, info.encoding, encoding);
 	}
+	p->struct_size = struct_size(&info, dssm_schema(p->s));
 	return 0;
 }
 
@@ -172,8 +208,8 @@ static void advertise_one(struct fg_client *c, const struct fg_json *e)
 
 static void unadvertise_one(struct fg_client *c, const struct fg_json *e)
 {
-	int i = e->type == FG_JSON_NUMBER && e->number >= 0 && e->number <= 4294967295.0
-	                ? pub_index(c, (uint32_t)e->number) : -1;
+	uint32_t id;
+	int i = whole_id(e, &id) == 0 ? pub_index(c, id) : -1;
 	if (i < 0) {
 		fg_client_status(c, FG_ERROR, "unadvertise: no such client channel");
 		return;
@@ -195,6 +231,14 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 	if (i < 0) {
 		fg_client_status(c, FG_ERROR, "message data for client channel %u, which is not advertised%s",
 		                 chid, c->srv->client_publish ? "" : " (this server is read-only)");
+		return;
+	}
+	/* a struct of another size would be misdecoded by every reader */
+	if (c->pubs[i].struct_size && len != c->pubs[i].struct_size) {
+		c->srv->refused_ops++;
+		fg_client_status(c, FG_ERROR, "publishing to '%s' (client channel %u): a message of %zu bytes, "
+		                 "but its samples are structs of %zu bytes: not written", c->pubs[i].topic,
+		                 chid, len, c->pubs[i].struct_size);
 		return;
 	}
 	/* the measurement time is not in the message: the time it arrived */

@@ -296,6 +296,35 @@ static int is_loopback(const char *host)
 	return 0;
 }
 
+/* The port it listens on (into --port-file too) and what it serves, said once. */
+static void say_serving(const struct fg_server *srv, const char *host)
+{
+	const struct fg_config *cfg = srv->cfg;
+	struct lws_vhost *vh = lws_get_vhost_by_name(srv->ctx, "default");
+	int port = vh ? lws_get_vhost_listen_port(vh) : cfg->port;
+	if (cfg->port_file) {
+		FILE *f = fopen(cfg->port_file, "w");
+		if (f) {
+			fprintf(f, "%d\n", port);
+			fclose(f);
+		}
+	}
+	int v6 = strchr(host, ':') != NULL;
+	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
+	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
+	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
+	        srv->client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
+	                                                          : "clients may publish to any ring")
+	                            : "read-only");
+}
+
+/* What the server holds besides the context: the recording and every channel. */
+static void release(struct fg_server *srv)
+{
+	fg_playback_close(srv);
+	fg_channels_free(&srv->channels);
+}
+
 static void lws_log(int level, const char *line)
 {
 	(void)level;
@@ -335,30 +364,17 @@ int fg_run(const struct fg_config *cfg)
 	info.ka_interval = 5;
 	if (!strchr(host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	if (cfg->recording && fg_playback_open(&srv, cfg->recording) < 0)
+	if (cfg->recording && fg_playback_open(&srv, cfg->recording) < 0) {
+		release(&srv); /* the channels made before it failed */
 		return 1;
+	}
 	srv.ctx = lws_create_context(&info);
 	if (!srv.ctx) {
 		fprintf(stderr, "dssm foxglove: cannot listen on %s port %d\n", host, cfg->port);
-		fg_playback_close(&srv);
+		release(&srv);
 		return 1;
 	}
-	struct lws_vhost *vh = lws_get_vhost_by_name(srv.ctx, "default");
-	int port = vh ? lws_get_vhost_listen_port(vh) : cfg->port;
-	if (cfg->port_file) {
-		FILE *f = fopen(cfg->port_file, "w");
-		if (f) {
-			fprintf(f, "%d\n", port);
-			fclose(f);
-		}
-	}
-	int v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
-	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
-	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
-	        srv.client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
-	                                                         : "clients may publish to any ring")
-	                           : "read-only");
+	say_serving(&srv, host);
 	if (!srv.play)
 		rescan(&srv);
 	cli_catch_signals();
@@ -370,8 +386,7 @@ int fg_run(const struct fg_config *cfg)
 	for (struct fg_channel *ch = srv.channels.head; ch; ch = ch->next)
 		fg_live_stop(ch);
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
-	fg_playback_close(&srv);
-	fg_channels_free(&srv.channels);
+	release(&srv);
 	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
 	        "%llu dropped for slow clients, %llu published, %llu ops refused\n",
 	        (unsigned long long)srv.connections, (unsigned long long)srv.messages_out,

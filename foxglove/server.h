@@ -45,6 +45,7 @@ struct fg_pub {
 	char topic[DSSM_NAME_MAX + 16];
 	char encoding[32];
 	dssm_stream *s;              /* the ring, open for writing */
+	size_t struct_size;          /* a struct ring: the size every message must have */
 };
 
 /* A queued sample: to subscription sub; sub NULL is a Time message. */

@@ -66,6 +66,7 @@ pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */
 int dssm__map_segment(const char *segname, dssm_stream **out);
+int dssm__map_segment_wait(const char *segname, int wait, dssm_stream **out);
 /* Make an open handle a writer (SSM handles become writers on their first
  * write): registers this process as the stream's writer if it has none or
  * a dead one; DSSM_EBUSY if another live process writes it exclusively. */

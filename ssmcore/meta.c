@@ -191,8 +191,10 @@ static int list_one(const char *seg, void *arg)
 {
 	struct list_acc *a = arg;
 	dssm_stream *s;
-	if (dssm__map_segment(seg, &s) < 0)
-		return 0; /* half-created or foreign: not listed, `dssm cleanup` sees it */
+	/* half-created or foreign: not listed, `dssm cleanup` sees it; one being
+	 * created is not waited for (a list must not stall: the next one has it) */
+	if (dssm__map_segment_wait(seg, 0, &s) < 0)
+		return 0;
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 16;
 		dssm_stream_info *v = realloc(a->v, cap * sizeof *v);

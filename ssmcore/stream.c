@@ -190,8 +190,16 @@ static void sleep_ns(long ns)
 	nanosleep(&ts, NULL);
 }
 
-/* Map an existing segment once its creator has published it. */
+/* Map an existing segment once its creator has published it (waiting up to
+ * READY_WAIT_NS for it). */
 int dssm__map_segment(const char *seg, dssm_stream **out)
+{
+	return dssm__map_segment_wait(seg, 1, out);
+}
+
+/* The same; with wait 0, a segment whose creator is still at work (or has
+ * not been seen to die) gives DSSM_EAGAIN at once. */
+int dssm__map_segment_wait(const char *seg, int wait, dssm_stream **out)
 {
 	int fd = shm_open(seg, O_RDWR, 0);
 	if (fd < 0) {
@@ -235,6 +243,11 @@ int dssm__map_segment(const char *seg, dssm_stream **out)
 			}
 			munmap(base, (size_t)st.st_size);
 			base = MAP_FAILED;
+		}
+		if (!wait) {
+			rc = dssm__fail(DSSM_EAGAIN, "%s is being created (or its creator died "
+			                "before marking it ready): not waited for", seg);
+			break;
 		}
 		if (dssm__monotonic() > deadline) {
 			rc = dssm__fail(DSSM_ECORRUPT, "%s was not initialised within 2 s", seg);
@@ -372,18 +385,18 @@ int dssm_open(const char *name, int id, int flags, dssm_stream **out)
 	if (!out)
 		return dssm__fail(DSSM_EINVAL, "dssm_open: NULL out");
 	*out = NULL;
-	int access = flags & ~DSSM_EXCLUSIVE;
+	int access = flags & ~(DSSM_EXCLUSIVE | DSSM_NOWAIT);
 	if ((access != DSSM_READ && access != DSSM_WRITE && access != (DSSM_READ | DSSM_WRITE)) ||
 	    ((flags & DSSM_EXCLUSIVE) && !(flags & DSSM_WRITE)))
 		return dssm__fail(DSSM_EINVAL,
 		                  "dssm_open: flags %d; use DSSM_READ or DSSM_WRITE "
-		                  "(DSSM_EXCLUSIVE only with DSSM_WRITE)",
+		                  "(DSSM_EXCLUSIVE only with DSSM_WRITE; DSSM_NOWAIT with either)",
 		                  flags);
 	int rc = dssm__segment_name(name, id, seg, sizeof seg);
 	if (rc < 0)
 		return rc;
 	dssm_stream *s;
-	if ((rc = dssm__map_segment(seg, &s)) < 0)
+	if ((rc = dssm__map_segment_wait(seg, !(flags & DSSM_NOWAIT), &s)) < 0)
 		return rc;
 	if ((flags & DSSM_WRITE) &&
 	    (rc = dssm__become_writer(s, (flags & DSSM_EXCLUSIVE) != 0)) < 0) {

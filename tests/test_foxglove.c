@@ -1,6 +1,7 @@
 /*
  * test_foxglove.c - the Foxglove server's pieces that need no socket: the
- * JSON parser fed hostile text (depth, truncation, escapes, numbers), the
+ * JSON parser fed hostile text (depth, truncation, escapes, lone surrogates,
+ * numbers, and the memory its tree may take for dense texts), the
  * JSON string writer (always valid JSON, whatever the bytes), the binary
  * frames (little-endian whatever the host), and how streams map to channels.
  * The server itself is tested against the reference client by
@@ -67,6 +68,17 @@ static void test_json_strings(void **state)
 	struct fg_json *j = parse_ok("\"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\\ud800x\"");
 	assert_string_equal(j->string, "a\"b\\c/\n\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx");
 	fg_json_free(j);
+	/* a high surrogate followed by something else than a low one is U+FFFD,
+	 * and what follows (another escape, another high surrogate) is kept */
+	j = parse_ok("[\"\\ud800\\u0041\", \"\\ud800\\ud83d\\ude00\", \"\\udc00x\", \"\\ud800\\n\", \"\\ud800\"]");
+	assert_string_equal(j->child->string, "\xef\xbf\xbd" "A");
+	assert_string_equal(j->child->next->string, "\xef\xbf\xbd\xf0\x9f\x98\x80");
+	assert_string_equal(j->child->next->next->string, "\xef\xbf\xbdx");
+	assert_string_equal(j->child->next->next->next->string, "\xef\xbf\xbd\n");
+	assert_string_equal(j->child->next->next->next->next->string, "\xef\xbf\xbd");
+	fg_json_free(j);
+	parse_bad("\"\\ud800\\u0000\"", 14, "\\u0000");
+	parse_bad("\"\\ud800\\u00\"", 12, "\\u escape");
 	parse_bad("\"a\\u0000b\"", 10, "\\u0000");
 	parse_bad("\"ab", 3, "unterminated string");
 	parse_bad("\"a\\", 3, "unterminated string");
@@ -128,6 +140,68 @@ static void test_json_hostile(void **state)
 			fg_json_free(j);
 	}
 	free(deep);
+}
+
+/* A text of n bytes: OPEN, then UNIT repeated (comma separated), then CLOSE. */
+static char *repeated(const char *open, const char *unit, const char *close, size_t n, size_t *len)
+{
+	char *t = malloc(n + 64);
+	size_t k = strlen(open), u = strlen(unit);
+	memcpy(t, open, k);
+	while (k + u + 1 + strlen(close) < n || k == strlen(open)) {
+		memcpy(t + k, unit, u);
+		k += u;
+		t[k++] = ',';
+	}
+	k--; /* the last comma */
+	memcpy(t + k, close, strlen(close));
+	*len = k + strlen(close);
+	return t;
+}
+
+/* The tree of a message takes at most FG_JSON_COST_FACTOR times its size
+ * (plus FG_JSON_COST_BASE), whatever it holds: hostile texts of many small
+ * values parse within it, or are refused for it (saying so). */
+static void test_json_memory(void **state)
+{
+	(void)state;
+	const char *fits[][3] = {
+		{"[", "[]", "]"},                          /* 3 bytes a node */
+		{"{", "\"a\":0", "}"},                     /* 6 bytes a member, a key each */
+		{"[", "\"\"", "]"},                        /* empty strings */
+		{"{\"op\":\"unsubscribe\",\"subscriptionIds\":[", "4095", "]}"},
+		{"{\"op\":\"subscribe\",\"subscriptions\":[", "{\"id\":1,\"channelId\":2}", "]}"},
+	};
+	for (size_t i = 0; i < sizeof fits / sizeof *fits; i++)
+		for (size_t n = 10; n <= 1000000; n *= 100) {
+			size_t len;
+			char *t = repeated(fits[i][0], fits[i][1], fits[i][2], n, &len);
+			struct fg_json *j;
+			if (fg_json_parse(t, len, &j) < 0)
+				fail_msg("%s...%s of %zu bytes: %s", fits[i][0], fits[i][2], len, dssm_last_error());
+			size_t bytes = fg_json_bytes(j), nodes = 0;
+			for (const struct fg_json *c = j->child; c; c = c->next)
+				nodes++;
+			if (bytes > len * FG_JSON_COST_FACTOR + FG_JSON_COST_BASE || bytes < nodes * sizeof *j)
+				fail_msg("%s...%s: %zu bytes of text, %zu values, %zu bytes held", fits[i][0],
+				         fits[i][2], len, nodes, bytes);
+			fg_json_free(j);
+			free(t);
+		}
+	/* 2 bytes a value: over the bound where a node takes more than 32 bytes
+	 * (64-bit hosts: 40; nodes alone would take 20 times the text) */
+	if (sizeof(struct fg_json) > 2 * FG_JSON_COST_FACTOR) {
+		size_t len;
+		char *t = repeated("[", "0", "]", 1000000, &len);
+		parse_bad(t, len, "too many values for a message of");
+		free(t);
+	}
+	/* small messages are never refused for their size */
+	struct fg_json *j = parse_ok("[0,0,0,0,0,0,0,0,0,0,[[],[],[]],{\"a\":[0,0]}]");
+	assert_true(fg_json_bytes(j) <= FG_JSON_COST_BASE);
+	fg_json_free(j);
+	fg_json_free(NULL);
+	assert_int_equal(fg_json_bytes(NULL), 0);
 }
 
 static void test_json_writer(void **state)
@@ -289,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_json_ops),
 		cmocka_unit_test(test_json_strings),
 		cmocka_unit_test(test_json_hostile),
+		cmocka_unit_test(test_json_memory),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_channels),

@@ -7,6 +7,7 @@
 
 #include "testutil.h"
 #include "../ssmcore/internal.h"
+#include "../ssmcore/layout.h"
 
 static void test_names_rejected(void **state)
 {
@@ -474,6 +475,49 @@ static void test_corrupt_segment(void **state)
 	assert_non_null(strstr(dssm_last_error(), "do not fit"));
 }
 
+/* A ring file whose creator has not marked it ready (one being created, or
+ * whose creator died first), made by hand as the layout defines it: an open
+ * with DSSM_NOWAIT gives DSSM_EAGAIN at once, naming it, for reading and
+ * writing; dssm_list leaves it out and lists the others; once it is ready
+ * it opens. */
+static void test_not_ready_nowait(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:halfmade:0", getenv("DSSM_NAMESPACE"));
+	FILE *f = fopen(path, "w"); /* created, not sized yet */
+	assert_non_null(f);
+	fclose(f);
+	dssm_stream *s = (dssm_stream *)1;
+	assert_int_equal(dssm_open("halfmade", 0, DSSM_READ | DSSM_NOWAIT, &s), DSSM_EAGAIN);
+	assert_null(s);
+	assert_non_null(strstr(dssm_last_error(), "halfmade"));
+	assert_non_null(strstr(dssm_last_error(), "being created"));
+	/* sized, its owner (this live process) stored, not marked ready */
+	struct dssm_shm_header h;
+	memset(&h, 0, sizeof h);
+	atomic_store(&h.owner, dssm__owner_self());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(&h, sizeof h, 1, f), 1);
+	char zeros[4096] = {0};
+	assert_int_equal(fwrite(zeros, sizeof zeros, 1, f), 1);
+	fclose(f);
+	assert_int_equal(dssm_open("halfmade", 0, DSSM_READ | DSSM_NOWAIT, &s), DSSM_EAGAIN);
+	assert_int_equal(dssm_open("halfmade", 0, DSSM_WRITE | DSSM_NOWAIT, &s), DSSM_EAGAIN);
+	assert_int_equal(dssm_open("halfmade", 0, DSSM_WRITE | DSSM_EXCLUSIVE | DSSM_NOWAIT, &s), DSSM_EAGAIN);
+	assert_int_equal(dssm_open("halfmade", 0, DSSM_NOWAIT, &s), DSSM_EINVAL); /* no access asked */
+	dssm_close(testutil_create("ready", 8, 4));
+	dssm_stream_info *v;
+	assert_int_equal(dssm_list(&v), 1);
+	assert_string_equal(v[0].name, "ready");
+	free(v);
+	/* once ready, it opens with DSSM_NOWAIT as any other */
+	assert_int_equal(dssm_open("ready", 0, DSSM_READ | DSSM_NOWAIT, &s), 0);
+	dssm_close(s);
+	unlink(path);
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -521,6 +565,7 @@ int main(void)
 		cmocka_unit_test_setup(test_list_remove_cleanup, testutil_reset),
 		cmocka_unit_test_setup(test_crashed_writer_is_cleaned, testutil_reset),
 		cmocka_unit_test_setup(test_corrupt_segment, testutil_reset),
+		cmocka_unit_test_setup(test_not_ready_nowait, testutil_reset),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_time_conversions),
 	};

@@ -139,7 +139,13 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
 #define DSSM_READ 1
 #define DSSM_WRITE 2
 #define DSSM_EXCLUSIVE 4
+#define DSSM_NOWAIT 8
 /* Open an existing stream. flags: DSSM_READ, or DSSM_WRITE (reads allowed too).
+ *
+ * A stream whose creator has not finished creating it is waited for, up to
+ * 2 s (then DSSM_ECORRUPT: its creator died half-way; `dssm cleanup`
+ * removes it). With DSSM_NOWAIT added to the flags it is not: such a stream
+ * gives DSSM_EAGAIN at once (try again later), for loops that must not block.
  *
  * Writers: any number of threads, handles and processes may write one
  * stream. Their writes are serialized: each successful write gets its own
@@ -315,7 +321,8 @@ int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
 /* ---- this host's streams --------------------------------------------------- */
 
 /* All streams of the current namespace, sorted by name then id. Free with
- * free(). Returns the count (>= 0) or an error. */
+ * free(). Returns the count (>= 0) or an error. Never waits: a stream whose
+ * creator has not finished creating it (or died doing so) is left out. */
 int dssm_list(dssm_stream_info **out);
 /* Remove NAME:ID. Processes that have it open keep their mapping. */
 int dssm_remove(const char *name, int id);

@@ -16,7 +16,11 @@
 //   play URL N    a recording's N samples with their recorded log times
 //   limit URL     a client over --max-clients 2 is refused
 //   struct URL    a struct ring (a C struct and its .msg definition) served as
-//                 JSON with a JSON Schema: every sample's fields as written
+//                 JSON with a JSON Schema: every sample's fields as written;
+//                 a client message of the wrong size refused (not written),
+//                 an unsubscribe of a non-whole id refused
+//   steady URL N  N samples at 1 kHz, all delivered, beside half-created rings
+//   advertised URL TOPIC   TOPIC is advertised
 //   flood URL     one op with 200,000 bad entries: its sender is closed, and
 //                 another client is served at once (the log is checked by the shell)
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
@@ -206,6 +210,9 @@ async function hostile() {
     '{"op":"subscribe","subscriptions":[{"id":1,"channelId":99999}]}', '{"op":"subscribe","subscriptions":[{"id":-1,"channelId":1.5}]}',
     '{"op":"unsubscribe","subscriptionIds":[42]}', '{"op":"getParameters","parameterNames":[]}', '{"op":"fetchAsset","uri":"x","requestId":1}',
     '{"op":"nope"}', '{"op":"subscribe","subscriptions":[' + "[".repeat(100000), '"\\ud800\\u0000"', '{"op":"\\u0000"}',
+    // a value every 2 bytes: its tree would take 20 times the text on a 64-bit
+    // host (40-byte nodes; json.c bounds it at 16)
+    '{"op":"unsubscribe","subscriptionIds":[' + "0,".repeat(300000) + "0]}",
   ];
   for (const t of bad_ops) raw.send(t);
   raw.send(Buffer.from([0x09, 1, 2, 3]));            // unknown binary opcode
@@ -218,6 +225,8 @@ async function hostile() {
   await until(() => statuses.length >= expected, `${expected} status errors`);
   check(statuses.length === expected && statuses.every((s) => s.level === 2),
         `${statuses.length} bad messages, each answered by an error status: ${statuses.slice(-2).map((s) => s.message).join(" | ")}`);
+  const dense = statuses.find((s) => /too many values/.test(s.message));
+  check(dense, `300,000 ids in 600 KB refused for the memory their parse would take: ${dense ? dense.message : "not refused"}`);
   // a subscribe storm: 5000 ids on one channel; one succeeds, the rest are refused
   const st = connect();
   await until(() => st.info && st.channels.size > 0, "serverInfo");
@@ -300,7 +309,8 @@ async function structs() {
         `advertise 'fgt_struct': ${c.encoding} ${c.schemaName} ${c.schemaEncoding} ${c.schema}`);
   const sub = st.client.subscribe(c.id);
   await sleep(300);
-  const N = 100, base = t0();
+  // (in the past: a message published below is stamped with its arrival)
+  const N = 100, base = t0() - 10000000000n;
   await run("/usr/bin/python3", ["-c", `
 import struct, sys
 sys.path.insert(0, "python")
@@ -318,6 +328,53 @@ s.close()`]);
         m.timestamp === base + BigInt(i) * 1000000n) good++;
   });
   check(got.length === N && good === N, `'fgt_struct': ${got.length} of ${N} samples as JSON, ${good} with the struct's fields and log times`);
+  // refused, the connection kept: an unsubscribe of id sub + 0.5 (not a whole
+  // number: not subscription sub), and a message of 23 bytes into the ring of
+  // 24-byte structs (not written); a right one after them is
+  st.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [sub + 0.5] }));
+  const pub = st.client.advertise({ topic: "fgt_struct", encoding: "struct", schemaName: "demo/Pair" });
+  st.client.sendMessage(pub, new Uint8Array(23));
+  const right = new DataView(new ArrayBuffer(24));
+  right.setFloat64(0, 1000, true);
+  right.setInt32(8, -1000, true);
+  [1, 2, 3].forEach((v, i) => right.setFloat32(12 + 4 * i, v, true));
+  st.client.sendMessage(pub, new Uint8Array(right.buffer));
+  await until(() => st.messages.filter((m) => m.subscriptionId === sub).length >= N + 1, "the published struct");
+  const last = st.messages.filter((m) => m.subscriptionId === sub)[N];
+  const o = last && JSON.parse(new TextDecoder().decode(new Uint8Array(last.data.buffer, last.data.byteOffset, last.data.byteLength)));
+  const errs = st.statuses.filter((s) => s.level === 2).map((s) => s.message);
+  check(errs.some((m) => /unsubscribe.*not a whole number/.test(m)) && o && o.x === 1000,
+        `unsubscribe ${sub + 0.5} refused, subscription ${sub} kept: ${errs.find((m) => /unsubscribe/.test(m))}`);
+  check(errs.some((m) => /'fgt_struct'.* 23 bytes.* 24 bytes.*not written/.test(m)) && o && o.n === -1000 && st.ws.readyState === 1,
+        `a 23-byte message into a ring of 24-byte structs is refused, the connection kept: ${errs.find((m) => /fgt_struct/.test(m))}`);
+  st.client.close();
+}
+
+// steady URL N: a subscriber of ring fgt_steady gets every one of N samples
+// written at 1 kHz, none dropped, while ring files half-created by dead or
+// slow creators lie beside it (the loop must never wait for them)
+async function steady(n) {
+  const N = Number(n);
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_steady"), "advertise of fgt_steady");
+  const sub = st.client.subscribe(byTopic(st, "fgt_steady").id);
+  await sleep(300);
+  await writer(["write", "fgt_steady", "json", N, t0(), 1000]);
+  const mine = () => st.messages.filter((m) => m.subscriptionId === sub);
+  const newest = () => mine().length && JSON.parse(new TextDecoder().decode(mine()[mine().length - 1].data)).i === N - 1;
+  await until(newest, "the newest sample of fgt_steady");
+  const dropped = st.statuses.filter((s) => /dropped/.test(s.message));
+  check(mine().length === N && dropped.length === 0,
+        `beside half-created rings: ${mine().length} of ${N} samples delivered, ${dropped.length ? dropped[0].message : "none dropped"}`);
+  check(!byTopic(st, "fgt_half0"), "a half-created ring is not advertised");
+  st.client.close();
+}
+
+// advertised URL TOPIC: the channel TOPIC is advertised (a ring that became ready)
+async function advertised(topic) {
+  const st = connect();
+  await until(() => st.info && byTopic(st, topic), `advertise of ${topic}`);
+  check(byTopic(st, topic), `'${topic}' is advertised once ready`);
   st.client.close();
 }
 
@@ -383,7 +440,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood, bigadv };
+const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
