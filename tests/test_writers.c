@@ -1195,12 +1195,75 @@ static void test_other_layout_version(void **state)
 	snprintf(path, sizeof path, "/dev/shm/dssm:%s:oldlay:0", ns ? ns : "default");
 	int fd = open(path, O_RDWR);
 	assert_true(fd >= 0);
-	uint32_t version = 2; /* before the robust lock */
+	uint32_t version = 3; /* before the scattered slots */
 	assert_int_equal(pwrite(fd, &version, sizeof version, 4), sizeof version);
 	close(fd);
 	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ECORRUPT);
-	assert_non_null(strstr(dssm_last_error(), "layout version 2"));
-	assert_non_null(strstr(dssm_last_error(), "reads 3"));
+	assert_non_null(strstr(dssm_last_error(), "layout version 3"));
+	assert_non_null(strstr(dssm_last_error(), "reads 4"));
+}
+
+/* A slot_step that is no permutation of the slots (0, >= slots, or sharing
+ * a factor with them) would put two slots at one place: refused on open. */
+static void test_bad_slot_step(void **state)
+{
+	(void)state;
+	const uint32_t bad[] = {0, 8, 9, 2, 4, 6};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		dssm_stream *s = make_stream("badstep", 8);
+		uint32_t step = s->hdr->slot_step;
+		assert_true(step > 0 && step < 8 && step % 2 == 1); /* 8 / 1.618 -> 4 -> 5 */
+		dssm_close(s);
+		const char *ns = getenv("DSSM_NAMESPACE");
+		char path[256];
+		snprintf(path, sizeof path, "/dev/shm/dssm:%s:badstep:0", ns ? ns : "default");
+		int fd = open(path, O_RDWR);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, &bad[i], sizeof bad[i], 304), sizeof bad[i]);
+		close(fd);
+		assert_int_equal(dssm_open("badstep", 0, DSSM_READ, &s), DSSM_ECORRUPT);
+		assert_int_equal(dssm_remove("badstep", 0), 0);
+	}
+}
+
+/* Every slot is at its own place, and every read route (in order, the
+ * newest, by TID, by time, a view) finds each sample at it, over laps. */
+static void test_scattered_slots(void **state)
+{
+	(void)state;
+	for (uint32_t slots = 2; slots <= 13; slots++) {
+		dssm_stream *w = make_stream("scatter", slots), *r, *q; /* r in order, q by the others */
+		assert_int_equal(dssm_open("scatter", 0, DSSM_READ, &r), 0);
+		assert_int_equal(dssm_open("scatter", 0, DSSM_READ, &q), 0);
+		unsigned char seen[13] = {0};
+		for (uint64_t k = 0; k < slots; k++)
+			seen[slot_place(w, k)]++;
+		for (uint32_t k = 0; k < slots; k++)
+			assert_int_equal(seen[k], 1);
+		char buf[64], got[64];
+		dssm_sample_info si;
+		for (uint64_t t = 0; t < 3 * slots + 1; t++) {
+			testutil_fill(buf, sizeof buf, t);
+			assert_int_equal(dssm_write(w, buf, sizeof buf, (dssm_time_t)(10 * t + 10)), (int64_t)t);
+			assert_int_equal(dssm_read_next(r, got, sizeof got, &si, NULL), 0);
+			assert_int_equal(si.tid, t);
+			assert_true(testutil_check(got, sizeof got, t));
+			assert_int_equal(dssm_read_last(q, got, sizeof got, &si), 0);
+			assert_true(si.tid == t && testutil_check(got, sizeof got, t));
+			uint64_t back = t >= slots - 1 ? t - (slots - 2) : 0; /* the oldest kept */
+			assert_int_equal(dssm_read_tid(q, back, got, sizeof got, &si), 0);
+			assert_true(testutil_check(got, sizeof got, back));
+			assert_int_equal(dssm_read_time(q, (dssm_time_t)(10 * back + 10), got, sizeof got, &si), 0);
+			assert_true(si.tid == back && testutil_check(got, sizeof got, back));
+			dssm_view v;
+			assert_int_equal(dssm_view_tid(q, back, &v), 0);
+			assert_true(testutil_check(v.data, v.len, back));
+		}
+		dssm_close(q);
+		dssm_close(r);
+		dssm_close(w);
+		assert_int_equal(dssm_remove("scatter", 0), 0);
+	}
 }
 
 /* ---- the lock's words driven directly (the review of layout 3) ---- */
@@ -1455,6 +1518,8 @@ int main(void)
 		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
 		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
+		cmocka_unit_test_setup(test_bad_slot_step, testutil_reset),
+		cmocka_unit_test_setup(test_scattered_slots, testutil_reset),
 		cmocka_unit_test_setup(test_stale_namespace_robs_no_live_writer, testutil_reset),
 		cmocka_unit_test_setup(test_robber_leaves_wlock_ns, testutil_reset),
 		cmocka_unit_test_setup(test_robbed_borrower_unlinks, testutil_reset),
