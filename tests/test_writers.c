@@ -771,16 +771,24 @@ static void test_takeover_under_signals(void **state)
  * (the guest's list is not the host's): the writers' lock then checks
  * holders through /proc, with the old limits (design.md), and the tests
  * that need the kernel's help skip. */
-static int robust_lists(void)
+static int robust_lists_quiet(const char **why)
 {
 	void *head = NULL;
 	size_t len = 0;
 	long rc = syscall(SYS_get_robust_list, 0, &head, &len);
-	if (rc == 0 && head)
+	*why = rc == 0 ? "none registered" : strerror(errno);
+	return rc == 0 && head;
+}
+
+/* The same, saying why the test that asks will skip. */
+static int robust_lists(void)
+{
+	const char *why;
+	if (robust_lists_quiet(&why))
 		return 1;
 	print_message("skipped: no kernel robust futex list here (%s): writers are checked "
 	              "through /proc\n",
-	              rc == 0 ? "none registered" : strerror(errno));
+	              why);
 	return 0;
 }
 
@@ -1217,6 +1225,36 @@ static void test_robust_mutexes_around_a_borrow(void **state)
 	dssm_close(s);
 }
 
+/* Who holds the lock, as the word says: with a kernel robust list (glibc
+ * on Linux) bit 63 and a random id, and the kernel marks the word when the
+ * holder dies. Without one (qemu-user: the ARM runs of cross-test.sh) bit
+ * 63 is clear and the id is the thread's start time, which is what a
+ * waiter checks through /proc after a sleep: the holder is alive, and a
+ * word with its tid but another start time (its tid reused) is not. */
+static void test_lock_word_identity(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("ident", 8);
+	void *slot;
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), 0);
+	uint64_t word = atomic_load(&s->hdr->wlock);
+	assert_int_equal(word & DSSM_WLOCK_TID_MASK, (uint64_t)syscall(SYS_gettid));
+	const char *why;
+	if (robust_lists_quiet(&why)) {
+		assert_true(word & DSSM_WLOCK_ROBUST);
+	} else {
+		assert_false(word & DSSM_WLOCK_ROBUST);
+		assert_true(dssm__thread_alive(word));
+		uint64_t start = (word >> DSSM_WLOCK_ID_SHIFT) & DSSM_WLOCK_ID_MASK;
+		uint64_t later = (start + 1000) & DSSM_WLOCK_ID_MASK; /* 10 s after */
+		uint64_t reused = (word & ~(DSSM_WLOCK_ID_MASK << DSSM_WLOCK_ID_SHIFT)) |
+		                  later << DSSM_WLOCK_ID_SHIFT;
+		assert_false(dssm__thread_alive(reused));
+	}
+	assert_int_equal(dssm_write_abandon(s), 0);
+	dssm_close(s);
+}
+
 /* A segment of another layout version (an older dssm's) is refused with an
  * error naming both versions, not misread. */
 static void test_other_layout_version(void **state)
@@ -1521,6 +1559,7 @@ int main(void)
 		cmocka_unit_test_setup(test_thread_execs, testutil_reset),
 		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
 		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
+		cmocka_unit_test_setup(test_lock_word_identity, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
 		cmocka_unit_test_setup(test_bad_slot_step, testutil_reset),
 		cmocka_unit_test_setup(test_scattered_slots, testutil_reset),
