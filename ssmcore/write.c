@@ -34,39 +34,41 @@ static int check_writer(dssm_stream *s)
  * (layout.h). With the lock held, w_next (= commit) and w_slot are ours to
  * read relaxed: the previous writer's stores of them happened before its
  * unlock, and so before our lock. Writers read their own line, never the
- * commit line. */
+ * commit line. Passed by address: three words by value went through the
+ * stack in pieces the next load could not be forwarded from (measured: a
+ * 64 B write 14 -> 24 ns). */
 struct next {
 	uint64_t tid, idx, place;
 };
 
-static struct next next_sample(dssm_stream *s)
+static void next_sample(dssm_stream *s, struct next *n)
 {
 	struct dssm_shm_header *h = s->hdr;
 	uint64_t w = atomic_load_explicit(&h->w_slot, memory_order_relaxed);
-	struct next n = {atomic_load_explicit(&h->w_next, memory_order_relaxed), w & UINT32_MAX,
-	                 w >> 32};
+	n->tid = atomic_load_explicit(&h->w_next, memory_order_relaxed);
+	n->idx = w & UINT32_MAX;
+	n->place = w >> 32;
 	/* Damaged (cheap checks: slot 0, and only it, lies at place 0): recompute. */
-	if (n.idx >= s->num || n.place >= s->num || (n.tid < s->num && n.idx != n.tid) ||
-	    (n.idx == 0) != (n.place == 0)) {
-		n.idx = n.tid % s->num;
-		n.place = slot_place(s, n.idx);
+	if (n->idx >= s->num || n->place >= s->num || (n->tid < s->num && n->idx != n->tid) ||
+	    (n->idx == 0) != (n->place == 0)) {
+		n->idx = n->tid % s->num;
+		n->place = slot_place(s, n->idx);
 	}
-	return n;
 }
 
 /* Step 1. */
-static struct next claim_next(dssm_stream *s)
+static void claim_next(dssm_stream *s, struct next *n)
 {
-	struct next n = next_sample(s);
-	atomic_store_explicit(&s->hdr->claim, n.tid + 1, memory_order_relaxed);
+	next_sample(s, n);
+	atomic_store_explicit(&s->hdr->claim, n->tid + 1, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	return n;
 }
 
 /* Steps 2 (metadata) and 3; unlocks. */
-static int64_t publish(dssm_stream *s, struct next n, size_t len, dssm_time_t t)
+static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm_time_t t)
 {
 	struct dssm_shm_header *h = s->hdr;
+	const struct next n = *next;
 	struct dssm_slot_header *sh = slot_header_at(s, n.place);
 	uint64_t tid = n.tid;
 	atomic_store_explicit(&sh->tid, tid, memory_order_relaxed);
@@ -129,10 +131,11 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 		dssm__wunlock(s);
 		return rc;
 	}
-	struct next n = claim_next(s);
+	struct next n;
+	claim_next(s, &n);
 	if (len)
 		dssm__copy_in(slot_data_at(s, n.place), data, len);
-	return publish(s, n, len, t);
+	return publish(s, &n, len, t);
 }
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
@@ -148,7 +151,8 @@ int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	if ((rc = dssm__wlock(s)) < 0)
 		return rc;
 	dssm__wlock_keep(s);
-	struct next n = claim_next(s);
+	struct next n;
+	claim_next(s, &n);
 	atomic_store_explicit(&s->borrower, dssm__thread_self(), memory_order_relaxed);
 	*buf = slot_data_at(s, n.place);
 	if (capacity)
@@ -181,7 +185,9 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 	if ((rc = check_len(s, len)) < 0 || (rc = check_time(s, t)) < 0)
 		return rc;
 	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
-	return publish(s, next_sample(s), len, t);
+	struct next n;
+	next_sample(s, &n);
+	return publish(s, &n, len, t);
 }
 
 int dssm_write_abandon(dssm_stream *s)
