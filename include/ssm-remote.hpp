@@ -49,8 +49,13 @@
 
 #include "ssm.hpp"
 
-class PConnectorBase
+/* The buffers, flags and the calls made of other calls (openWait,
+ * readNext, readBack, readLast, readNew) are SSMApiBase's own
+ * (dssm_cpp::ApiCalls in ssm.hpp); this class supplies the primitives. */
+class PConnectorBase : public dssm_cpp::ApiCalls<PConnectorBase>
 {
+	friend class dssm_cpp::ApiCalls<PConnectorBase>;
+
 	PConnectorBase(const PConnectorBase &);            /* not copyable: owns */
 	PConnectorBase &operator=(const PConnectorBase &); /* its connection */
 
@@ -60,30 +65,19 @@ protected:
 	int streamId;
 	dssm_stream *stream;
 	bool writable;
-	bool isVerbose;
-	bool isBlocking;
 	bool timeoutSet;     /* setTimeout was called: */
 	dssm_time_t timeout; /* its value (< 0: none) */
-	void *mData;
-	size_t mDataSize;
-	void *mProperty;
-	size_t mPropertySize;
+
+	static const char *className() { return "PConnector"; }
 
 	void init()
 	{
 		streamId = 0;
 		stream = NULL;
 		writable = false;
-		isVerbose = true;
-		isBlocking = false;
 		timeoutSet = false;
 		timeout = -1;
-		mData = NULL;
-		mDataSize = 0;
-		mProperty = NULL;
-		mPropertySize = 0;
-		timeId = -1;
-		time = 0.0;
+		initCalls();
 	}
 
 	/* "HOST:PORT/NAME:ID" (or "NAME:ID") with NAME encoded as ssm.h does. */
@@ -112,15 +106,6 @@ protected:
 		if (isVerbose)
 			describe(std::cerr << "PConnector::" << what << "() : ")
 			    << ": " << dssm_last_error() << std::endl;
-		return false;
-	}
-
-	bool hasBuffer(const char *what) const
-	{
-		if (mDataSize)
-			return true;
-		describe(std::cerr << "PConnector::" << what << "() : no data buffer for stream ")
-		    << std::endl;
 		return false;
 	}
 
@@ -166,6 +151,12 @@ protected:
 		return true;
 	}
 
+	bool oldestTID(SSM_tid &oldest)
+	{
+		SSM_tid newest;
+		return range(oldest, newest);
+	}
+
 	/* waitTID's rule: up to 1 s for TID tid. */
 	void waitFor(SSM_tid tid)
 	{
@@ -187,9 +178,6 @@ protected:
 	}
 
 public:
-	SSM_tid timeId; /* TID of the sample in data (-1: none yet) */
-	ssmTimeT time;  /* its time */
-
 	PConnectorBase() { init(); }
 	PConnectorBase(const char *addr, int id = 0)
 	{
@@ -206,8 +194,6 @@ public:
 	virtual ~PConnectorBase() { dssm_close(stream); }
 
 	bool isOpen() const { return stream != NULL; }
-	void setVerbose(bool verbose) { isVerbose = verbose; }
-	void setBlocking(bool blocking) { isBlocking = blocking; }
 	/* Seconds each call to the proxy may take (default 5; < 0: no limit). */
 	void setTimeout(double seconds)
 	{
@@ -221,10 +207,6 @@ public:
 	const char *getStreamName() const { return streamName.c_str(); }
 	int getStreamId() const { return streamId; }
 	const char *getHostPort() const { return hostPort.c_str(); }
-	void *data() { return mData; }
-	size_t dataSize() { return mDataSize; }
-	void *property() { return mProperty; }
-	size_t propertySize() { return mPropertySize; }
 
 	bool create(double saveTime, double cycle)
 	{
@@ -286,27 +268,6 @@ public:
 		return open(openMode);
 	}
 
-	/* Try to open once a second until it works or timeOut seconds passed
-	 * (timeOut <= 0: for ever). */
-	bool openWait(ssmTimeT timeOut = 0.0, SSM_open_mode openMode = SSM_READ)
-	{
-		if (!mDataSize)
-			return false;
-		bool verbose = isVerbose;
-		isVerbose = false;
-		ssmTimeT start = gettimeSSM_real();
-		bool ok = open(openMode);
-		if (!ok && verbose)
-			describe(std::cerr << "PConnector::openWait() : waiting for stream ") << std::endl;
-		while (!ok && (timeOut <= 0 || gettimeSSM_real() - start < timeOut)) {
-			if (sleepSSM(1.0) != 0)
-				break; /* interrupted by a signal */
-			ok = open(openMode);
-		}
-		isVerbose = verbose;
-		return ok || open(openMode);
-	}
-
 	/* DSSM's PConnector connected its DataCommunicator here, after
 	 * create or open; open and create connect already: true when open. */
 	bool createDataCon() { return isOpen(); }
@@ -343,44 +304,10 @@ public:
 		return took(rc, info);
 	}
 
-	bool readLast() { return read(-1); }
-
-	bool readNext(int dt = 1)
-	{
-		if (!stream)
-			return false;
-		if (timeId < 0) {
-			if (isBlocking)
-				waitFor(0);
-			return read(-1);
-		}
-		SSM_tid bottom, top, want = timeId + dt;
-		if (!range(bottom, top))
-			return false;
-		if (want >= bottom) {
-			if (isBlocking)
-				waitFor(want);
-			return read(want);
-		}
-		if (isVerbose)
-			describe(std::cerr << "PConnector::readNext() : skipping read data ")
-			    << " TID: " << want << " -> " << bottom << std::endl;
-		return read(bottom);
-	}
-
-	bool readBack(int dt = 1) { return dt <= timeId && read(timeId - dt); }
-
 	bool isUpdate()
 	{
 		SSM_tid bottom, top;
 		return range(bottom, top) && top > timeId;
-	}
-
-	bool readNew()
-	{
-		if (isBlocking)
-			waitFor(timeId + 1);
-		return isUpdate() && read(-1);
 	}
 
 	virtual bool readTime(ssmTimeT t)
@@ -421,14 +348,6 @@ public:
 		if (s != stream)
 			dssm_close(s);
 		return ok;
-	}
-
-	void setBuffer(void *d, size_t dSize, void *p, size_t pSize)
-	{
-		mData = d;
-		mDataSize = dSize;
-		mProperty = p;
-		mPropertySize = pSize;
 	}
 };
 

@@ -39,12 +39,24 @@ class SSMDummy
 {
 };
 
-class SSMApiBase
+namespace dssm_cpp
 {
+/* What SSMApiBase and PConnectorBase (ssm-remote.hpp, a stream on another
+ * host) share: the buffers, the last sample's TID and time, the verbose and
+ * blocking flags, and the calls made of other calls (openWait, readNext,
+ * readBack, readLast, readNew), so that both answer by the same rules.
+ * Self (the class deriving from ApiCalls<Self>) supplies the primitives:
+ *   open(mode), read(tid) (virtual in Self: a subclass's read is used),
+ *   isOpen(), isUpdate(), oldestTID(SSM_tid &) (false: unknown),
+ *   waitFor(tid) (waitTID's rule: up to 1 s), describe(std::ostream &),
+ *   and static className() for messages ("SSM"). */
+template <class Self>
+class ApiCalls
+{
+	Self &self() { return static_cast<Self &>(*this); }
+	const Self &self() const { return static_cast<const Self &>(*this); }
+
 protected:
-	const char *streamName;
-	int streamId;
-	SSM_sid ssmId;
 	bool isVerbose;
 	bool isBlocking;
 	void *mData;
@@ -52,11 +64,11 @@ protected:
 	void *mProperty;
 	size_t mPropertySize;
 
-	void init()
+	ApiCalls() { initCalls(); }
+	~ApiCalls() {}
+
+	void initCalls()
 	{
-		streamName = "";
-		streamId = 0;
-		ssmId = 0;
 		isVerbose = true;
 		isBlocking = false;
 		mData = NULL;
@@ -65,6 +77,116 @@ protected:
 		mPropertySize = 0;
 		timeId = -1;
 		time = 0.0;
+	}
+
+	bool hasBuffer(const char *what) const
+	{
+		if (mDataSize)
+			return true;
+		self().describe(std::cerr << Self::className() << "::" << what
+		                          << "() : no data buffer for stream ")
+		    << std::endl;
+		return false;
+	}
+
+public:
+	SSM_tid timeId; /* TID of the sample in data (-1: none yet) */
+	ssmTimeT time;  /* its time */
+
+	void setVerbose(bool verbose) { isVerbose = verbose; }
+	void setBlocking(bool blocking) { isBlocking = blocking; }
+
+	void *data() { return mData; }
+	size_t dataSize() { return mDataSize; }
+	void *property() { return mProperty; }
+	size_t propertySize() { return mPropertySize; }
+
+	void setBuffer(void *d, size_t dSize, void *p, size_t pSize)
+	{
+		mData = d;
+		mDataSize = dSize;
+		mProperty = p;
+		mPropertySize = pSize;
+	}
+
+	/* Try to open once a second until it works or timeOut seconds passed
+	 * (timeOut <= 0: for ever). */
+	bool openWait(ssmTimeT timeOut = 0.0, SSM_open_mode openMode = SSM_READ)
+	{
+		if (!mDataSize)
+			return false;
+		bool verbose = isVerbose;
+		isVerbose = false;
+		ssmTimeT start = gettimeSSM_real();
+		bool ok = self().open(openMode);
+		if (!ok && verbose)
+			self().describe(std::cerr << Self::className()
+			                          << "::openWait() : waiting for stream ")
+			    << std::endl;
+		while (!ok && (timeOut <= 0 || gettimeSSM_real() - start < timeOut)) {
+			if (sleepSSM(1.0) != 0)
+				break; /* interrupted by a signal */
+			ok = self().open(openMode);
+		}
+		isVerbose = verbose;
+		return ok || self().open(openMode);
+	}
+
+	/* timeId + dt; when that left the history, the oldest kept sample
+	 * (with a warning when verbose); before any read, the newest. */
+	bool readNext(int dt = 1)
+	{
+		if (!self().isOpen())
+			return false;
+		if (timeId < 0) {
+			if (isBlocking)
+				self().waitFor(0);
+			return self().read(-1);
+		}
+		SSM_tid bottom, want = timeId + dt;
+		if (!self().oldestTID(bottom))
+			return false;
+		if (want >= bottom) {
+			if (isBlocking)
+				self().waitFor(want);
+			return self().read(want);
+		}
+		if (isVerbose)
+			self().describe(std::cerr << Self::className() << "::readNext() : skipping read data ")
+			    << " TID: " << want << " -> " << bottom << std::endl;
+		return self().read(bottom);
+	}
+
+	bool readBack(int dt = 1) { return dt <= timeId && self().read(timeId - dt); }
+
+	bool readLast() { return self().read(-1); }
+
+	bool readNew()
+	{
+		if (isBlocking)
+			self().waitFor(timeId + 1);
+		return self().isUpdate() && self().read(-1);
+	}
+};
+} // namespace dssm_cpp
+
+class SSMApiBase : public dssm_cpp::ApiCalls<SSMApiBase>
+{
+	friend class dssm_cpp::ApiCalls<SSMApiBase>;
+
+protected:
+	const char *streamName;
+	int streamId;
+	SSM_sid ssmId;
+
+	static const char *className() { return "SSM"; }
+
+	void init()
+	{
+		streamName = "";
+		streamId = 0;
+		ssmId = 0;
+		initCalls();
 	}
 
 	void init(const char *name, int id = 0)
@@ -85,13 +207,13 @@ protected:
 		return out << "'" << streamName << "', id = " << streamId;
 	}
 
-	bool hasBuffer(const char *what) const
+	bool oldestTID(SSM_tid &bottom)
 	{
-		if (mDataSize)
-			return true;
-		describe(std::cerr << "SSM::" << what << "() : no data buffer for stream ") << std::endl;
-		return false;
+		bottom = getTID_bottom(ssmId);
+		return true;
 	}
+
+	void waitFor(SSM_tid tid) { waitTID(ssmId, tid); }
 
 	/* Keep what a successful read or write returned. */
 	bool took(SSM_tid tid)
@@ -103,9 +225,6 @@ protected:
 	}
 
 public:
-	SSM_tid timeId;  /* TID of the sample in data (-1: none yet) */
-	ssmTimeT time;   /* its time */
-
 	SSMApiBase() { init(); }
 	SSMApiBase(const char *name, int id = 0) { init(name, id); }
 	/* As on SSM, destroying the object leaves the stream open: copies of an
@@ -119,20 +238,12 @@ public:
 		return isOpen() && getTID_top(ssmId) > timeId;
 	}
 
-	void setVerbose(bool verbose) { isVerbose = verbose; }
-	void setBlocking(bool blocking) { isBlocking = blocking; }
-
 	const char *getStreamName() const { return streamName; }
 	int getStreamId() const { return streamId; }
 	/* SSM's older names for the two above. */
 	const char *getSensorName() const { return streamName; }
 	int getSensorId() const { return streamId; }
 	SSM_sid getSSMId() const { return ssmId; }
-
-	void *data() { return mData; }
-	size_t dataSize() { return mDataSize; }
-	void *property() { return mProperty; }
-	size_t propertySize() { return mPropertySize; }
 
 	/* Bytes of one sample in the stream. */
 	virtual size_t sharedSize() { return mDataSize; }
@@ -175,27 +286,7 @@ public:
 		return open(openMode);
 	}
 
-	/* Try to open once a second until it works or timeOut seconds passed
-	 * (timeOut <= 0: for ever). */
-	bool openWait(ssmTimeT timeOut = 0.0, SSM_open_mode openMode = SSM_READ)
-	{
-		if (!mDataSize)
-			return false;
-		bool verbose = isVerbose;
-		isVerbose = false;
-		ssmTimeT start = gettimeSSM_real();
-		bool ok = open(openMode);
-		if (!ok && verbose)
-			describe(std::cerr << "SSM::openWait() : waiting for stream ") << std::endl;
-		while (!ok && (timeOut <= 0 || gettimeSSM_real() - start < timeOut)) {
-			if (sleepSSM(1.0) != 0)
-				break;  /* interrupted by a signal */
-			ok = open(openMode);
-		}
-		isVerbose = verbose;
-		return ok || open(openMode);
-	}
-
+	using dssm_cpp::ApiCalls<SSMApiBase>::openWait;
 	bool openWait(const char *name, int id = 0, ssmTimeT timeOut = 0.0,
 	              SSM_open_mode openMode = SSM_READ)
 	{
@@ -218,42 +309,6 @@ public:
 		return took(readSSM(ssmId, mData, &time, tid));
 	}
 
-	bool readNext(int dt = 1)
-	{
-		if (!isOpen())
-			return false;
-		if (timeId < 0) {
-			if (isBlocking)
-				waitTID(ssmId, 0);
-			return read(-1);
-		}
-		SSM_tid bottom = getTID_bottom(ssmId);
-		SSM_tid want = timeId + dt;
-		if (want >= bottom) {
-			if (isBlocking)
-				waitTID(ssmId, want);
-			return read(want);
-		}
-		if (isVerbose)
-			describe(std::cerr << "SSM::readNext() : skipping read data ")
-			    << " TID: " << want << " -> " << bottom << std::endl;
-		return read(bottom);
-	}
-
-	bool readBack(int dt = 1)
-	{
-		return dt <= timeId && read(timeId - dt);
-	}
-
-	bool readLast() { return read(-1); }
-
-	bool readNew()
-	{
-		if (isBlocking)
-			waitTID(ssmId, timeId + 1);
-		return isUpdate() && read(-1);
-	}
-
 	virtual bool readTime(ssmTimeT t)
 	{
 		return took(readSSM_time(ssmId, mData, t, &time));
@@ -268,14 +323,6 @@ public:
 	bool getProperty()
 	{
 		return mPropertySize > 0 && get_propertySSM(streamName, streamId, mProperty) != 0;
-	}
-
-	void setBuffer(void *d, size_t dSize, void *p, size_t pSize)
-	{
-		mData = d;
-		mDataSize = dSize;
-		mProperty = p;
-		mPropertySize = pSize;
 	}
 };
 

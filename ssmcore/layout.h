@@ -13,6 +13,14 @@
  *   slots_offset          slots[slots], each slot_stride bytes:
  *                           struct dssm_slot_header (64 bytes) + data (max_size,
  *                           rounded up to 64)
+ *
+ * Slot k (k = TID % slots, the index of times[]) does not lie at place k:
+ * it lies at place k * slot_step % slots (slot_place), slot_step coprime
+ * with slots and near slots / 1.618. Consecutive samples are then never
+ * neighbours in memory, so a reader following the writer does not set off
+ * the hardware's stride prefetcher, which pulled the slots the writer was
+ * about to fill into the reader's cache and cost a spinning 64 B round
+ * trip ~40% (design.md, "Slots").
  */
 #ifndef DSSM_LAYOUT_H
 #define DSSM_LAYOUT_H
@@ -30,14 +38,12 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 3u    /* 2: the writers' lock (wlock), last_len;
-                                     * 3: wlock a robust futex, wlock_entry.
-                                     * Still 3 with wlock_ns tagged and
-                                     * wlock_musl_type: an untagged wlock_ns
-                                     * matches no tag, and one tagged means
-                                     * no inode to an older reader (both
-                                     * only skip the exec check); type 0 is
-                                     * what older segments have. */
+#define DSSM_LAYOUT_VERSION 4u    /* 2: the writers' lock (wlock), last_len;
+                                     * 3: wlock a robust futex, wlock_entry
+                                     * (and later wlock_ns tagged,
+                                     * wlock_musl_type: compatible);
+                                     * 4: slots scattered (slot_step),
+                                     * w_slot and last_slot hold places. */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
@@ -101,7 +107,8 @@ struct dssm_shm_header {
 	char ns[32];
 	char type[64];
 	char encoding[32];
-	uint8_t pad0[16];
+	uint32_t slot_step;           /* slot k lies at place k * slot_step % slots */
+	uint8_t pad0[12];
 	/* --- line 320: what a reader polls and reads for the newest sample;
 	 * written once per sample, at its end (claim, written at its start,
 	 * has a line of its own). Time and length of sample T are in
@@ -111,7 +118,8 @@ struct dssm_shm_header {
 	uint32_t pad1;
 	_Atomic int64_t last_time[2]; /* time of sample T in [T % 2] */
 	_Atomic uint64_t last_len[2]; /* its length */
-	_Atomic uint32_t last_slot[2]; /* its slot, T % slots (saves readers a division) */
+	_Atomic uint32_t last_slot[2]; /* its place, slot_place(T % slots): saves a
+	                                * reader of the newest sample two divisions */
 	uint8_t pad2[4];
 	/* 128 from creation on: where musl finds the `_m_type` of the mutex it
 	 * takes our robust-list entry for (wlock - 4 on little-endian hosts,
@@ -131,7 +139,8 @@ struct dssm_shm_header {
 	 * them from commit. */
 	_Atomic uint64_t w_next;      /* = commit */
 	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
-	_Atomic uint64_t w_slot;      /* = w_next % slots, kept without dividing */
+	_Atomic uint64_t w_slot;      /* w_next % slots, | its place << 32: both kept
+	                               * by adding (no division per write) */
 	/* --- line 448: readers asleep in a futex wait --- */
 	_Atomic uint32_t waiters;
 	uint32_t pad5;
@@ -162,6 +171,7 @@ _Static_assert(offsetof(struct dssm_shm_header, name) == 112, "name");
 _Static_assert(offsetof(struct dssm_shm_header, ns) == 176, "ns");
 _Static_assert(offsetof(struct dssm_shm_header, type) == 208, "type");
 _Static_assert(offsetof(struct dssm_shm_header, encoding) == 272, "encoding");
+_Static_assert(offsetof(struct dssm_shm_header, slot_step) == 304, "slot_step");
 _Static_assert(offsetof(struct dssm_shm_header, commit) == 320, "commit");
 _Static_assert(offsetof(struct dssm_shm_header, wake_seq) == 328, "wake_seq");
 _Static_assert(offsetof(struct dssm_shm_header, last_time) == 336, "last_time");
@@ -198,6 +208,7 @@ struct dssm_stream {
 	unsigned char *slots;
 	uint64_t stride;
 	uint64_t num;                 /* slots, widened */
+	uint64_t step;                /* slot_step, widened */
 	uint64_t max_size;
 	/* writer state; a local handle's writes are serialized by hdr->wlock,
 	 * so any number of threads may write through one handle */
@@ -208,6 +219,8 @@ struct dssm_stream {
 	/* reader state */
 	int has_pos;
 	uint64_t pos;                 /* TID this handle read last */
+	int has_hint;                 /* hint_place is the place of TID hint_tid: */
+	uint64_t hint_tid, hint_place; /* the next TID's is found by adding */
 	uint64_t untold;              /* samples read_next skipped in calls that
 	                               * failed: told with its next success */
 	dssm_time_t spin;
@@ -222,26 +235,47 @@ struct dssm_stream {
 	void *backend;
 };
 
-/* Slot number idx (< num): a 64-bit division costs tens of cycles, so the
- * hot paths find the slot without one (w_slot, last_slot). */
-static inline struct dssm_slot_header *slot_header_at(const dssm_stream *s, uint64_t idx)
+/* Where slot idx (< num) lies. Both factors are < 2^28: no overflow. A
+ * 64-bit division costs tens of cycles (a library call on armhf), so the hot
+ * paths find a place without one: writers keep theirs in w_slot, readers of
+ * the newest sample take last_slot, sequential readers add (next_place). */
+static inline uint64_t slot_place(const dssm_stream *s, uint64_t idx)
 {
-	return (struct dssm_slot_header *)(s->slots + idx * s->stride);
+	return idx * s->step % s->num;
 }
 
-static inline unsigned char *slot_data_at(const dssm_stream *s, uint64_t idx)
+/* The place of the slot after the one at `place`. */
+static inline uint64_t next_place(const dssm_stream *s, uint64_t place)
 {
-	return s->slots + idx * s->stride + DSSM_SLOT_HEADER;
+	place += s->step;
+	return place >= s->num ? place - s->num : place;
+}
+
+/* The slot at a place (< num). */
+static inline struct dssm_slot_header *slot_header_at(const dssm_stream *s, uint64_t place)
+{
+	return (struct dssm_slot_header *)(s->slots + place * s->stride);
+}
+
+static inline unsigned char *slot_data_at(const dssm_stream *s, uint64_t place)
+{
+	return s->slots + place * s->stride + DSSM_SLOT_HEADER;
 }
 
 static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)
 {
-	return slot_header_at(s, tid % s->num);
+	return slot_header_at(s, slot_place(s, tid % s->num));
 }
 
 static inline unsigned char *slot_data(const dssm_stream *s, uint64_t tid)
 {
-	return slot_data_at(s, tid % s->num);
+	return slot_data_at(s, slot_place(s, tid % s->num));
+}
+
+/* w_slot's two halves. */
+static inline uint64_t w_slot_pack(uint64_t idx, uint64_t place)
+{
+	return idx | place << 32;
 }
 
 /* The oldest TID kept when `commit` samples are committed: one slot stays

@@ -83,6 +83,28 @@ static int range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
 	                  (unsigned long long)oldest_kept(commit, s->num));
 }
 
+/* Where sample tid lies (layout.h). A handle reading TIDs in order adds
+ * the step to the place of the one it read last: no division, and no load
+ * that the data's address would wait for. That matters to a reader that
+ * has just seen commit move: its copy of the data can then start while the
+ * commit line is still on its way (measured: a spinning 64 B round trip
+ * ~25% slower when the place came from last_slot). A reader of the newest
+ * sample (from_header) takes last_slot; it may be a newer sample's, which
+ * copy_sample finds out afterwards. */
+static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header)
+{
+	if (s->has_hint && tid == s->hint_tid + 1)
+		return next_place(s, s->hint_place);
+	if (s->has_hint && tid == s->hint_tid)
+		return s->hint_place;
+	if (from_header) {
+		uint64_t place = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
+		if (place < s->num)
+			return place;
+	}
+	return slot_place(s, tid % s->num);
+}
+
 /* Copy sample tid (known to be in the history), with its time and length
  * from the header's line (from_header: tid is the newest, commit - 1; the
  * header's line is the one the commit load brought in) or from its slot.
@@ -92,16 +114,12 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
                        dssm_sample_info *info)
 {
 	dssm_time_t time;
-	uint64_t len, idx;
+	uint64_t len, place = place_of(s, tid, from_header);
 	if (from_header) {
 		time = atomic_load_explicit(&s->hdr->last_time[tid & 1], memory_order_relaxed);
 		len = atomic_load_explicit(&s->hdr->last_len[tid & 1], memory_order_relaxed);
-		idx = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
-		if (idx >= s->num) /* damaged, or a newer sample's: no division saved */
-			idx = tid % s->num;
 	} else {
-		idx = tid % s->num;
-		const struct dssm_slot_header *sh = slot_header_at(s, idx);
+		const struct dssm_slot_header *sh = slot_header_at(s, place);
 		time = atomic_load_explicit(&sh->time, memory_order_relaxed);
 		len = atomic_load_explicit(&sh->len, memory_order_relaxed);
 	}
@@ -110,7 +128,7 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
 		len = s->max_size;
 	size_t n = len < cap ? (size_t)len : cap;
 	if (n)
-		dssm__copy_out(buf, slot_data_at(s, idx), n);
+		dssm__copy_out(buf, slot_data_at(s, place), n);
 	/* Judged by commit, not claim: the commit line is the one this read
 	 * has already, so a read of the newest sample pulls only two lines
 	 * from the writer's cache (commit's and the data's). */
@@ -118,12 +136,15 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
 	uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
 	/* The pair [tid % 2] is next written by the write of tid + 2, which
 	 * starts with commit == tid + 2: unchanged commit, untouched pair (and
-	 * so the slot number was tid's, and the data copied from tid's slot). */
+	 * so the place was tid's, and the data copied from tid's slot). */
 	if (from_header && commit > tid + 1)
 		return 1;
 	if (lapped(commit, tid, s->num))
 		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while read",
 		                  (unsigned long long)tid, s->name, s->id);
+	s->has_hint = 1;
+	s->hint_tid = tid;
+	s->hint_place = place;
 	if (info) {
 		info->tid = tid;
 		info->time = time;

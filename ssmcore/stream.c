@@ -104,6 +104,30 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c)
 	return rc < 0 ? rc : (int64_t)p.total;
 }
 
+static uint32_t gcd(uint32_t a, uint32_t b)
+{
+	while (b) {
+		uint32_t r = a % b;
+		a = b;
+		b = r;
+	}
+	return a;
+}
+
+/* The step that scatters the slots (layout.h): the first number from
+ * slots / 1.618 on that is coprime with slots, so k -> k * step % slots is
+ * a permutation and consecutive slots land far apart. At most slots - 1,
+ * which is coprime with any slots >= 2. */
+static uint32_t slot_step_for(uint32_t slots)
+{
+	uint32_t k = (uint32_t)((uint64_t)slots * 40503u >> 16); /* 40503 / 65536 = 1 / 1.618 */
+	if (k == 0)
+		k = 1;
+	while (gcd(k, slots) != 1)
+		k++;
+	return k;
+}
+
 static void fill_header(struct dssm_shm_header *h, const char *name, int id,
                         const dssm_stream_config *c, const struct plan *p, const char *ns,
                         unsigned char *base)
@@ -111,6 +135,7 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
 	h->version = DSSM_LAYOUT_VERSION;
 	h->header_bytes = sizeof *h;
 	h->slots = p->slots;
+	h->slot_step = slot_step_for(p->slots);
 	h->max_size = p->max_size;
 	h->slot_stride = p->stride;
 	h->times_offset = p->times_off;
@@ -148,6 +173,7 @@ static int validate_header(const struct dssm_shm_header *h, size_t bytes, const 
 		                  h->version, DSSM_LAYOUT_VERSION);
 	uint64_t stride_min = DSSM_SLOT_HEADER + h->max_size;
 	int bad = h->header_bytes != sizeof *h || h->slots < 2 || h->slots > DSSM_MAX_SLOTS ||
+	          h->slot_step == 0 || h->slot_step >= h->slots || gcd(h->slot_step, h->slots) != 1 ||
 	          h->max_size == 0 || h->max_size > DSSM_MAX_SAMPLE || h->slot_stride < stride_min ||
 	          h->slot_stride % DSSM_ALIGN || h->segment_bytes != bytes ||
 	          h->times_offset < sizeof *h || h->times_offset + 8ull * h->slots > bytes ||
@@ -177,6 +203,9 @@ static dssm_stream *handle_for(unsigned char *base, size_t bytes)
 	s->slots = base + h->slots_offset;
 	s->stride = h->slot_stride;
 	s->num = h->slots;
+	s->step = h->slot_step;
+	if (s->step == 0 || s->step >= s->num) /* changed since validated: stay in bounds */
+		s->step = 1;
 	s->max_size = h->max_size;
 	s->spin = 20000;
 	memcpy(s->name, h->name, sizeof s->name);

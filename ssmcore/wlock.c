@@ -178,7 +178,8 @@ static void repair(dssm_stream *s)
 	                                              memory_order_relaxed)
 	                       : INT64_MIN;
 	atomic_store_explicit(&h->w_next, commit, memory_order_relaxed);
-	atomic_store_explicit(&h->w_slot, commit % s->num, memory_order_relaxed);
+	uint64_t idx = commit % s->num;
+	atomic_store_explicit(&h->w_slot, w_slot_pack(idx, slot_place(s, idx)), memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);
 	/* The holder may have died between its commit and its wake: readers

@@ -155,6 +155,17 @@ static void *writer_run(void *arg)
 	return rc;
 }
 
+/* The file of stream `name` (id 0) of this test's namespace, opened. */
+static int segment_fd(const char *name, int flags)
+{
+	const char *ns = getenv("DSSM_NAMESPACE");
+	char path[256];
+	snprintf(path, sizeof path, "/dev/shm/dssm:%s:%s:0", ns ? ns : "default", name);
+	int fd = open(path, flags);
+	assert_true(fd >= 0);
+	return fd;
+}
+
 static void join_ok(pthread_t th)
 {
 	void *rc;
@@ -478,47 +489,78 @@ static void test_extreme_times(void **state)
 #endif
 #endif
 
-/* The uncontended write makes no system call: a child writes under
- * seccomp's strict mode, where any call but read/write/exit kills it. */
-static void test_uncontended_write_makes_no_syscall(void **state)
+#define SKIP_CHILD 10 /* a child's setup says: skip the test */
+
+/* In a child, `setup` (nonzero: exit with it), then `work` under seccomp's
+ * strict mode, where any system call but read/write/exit kills it. The test
+ * fails, naming `what`, if the child was killed, and then the stream's
+ * newest TID must be `newest`. Closes s. Skipped under a sanitizer, whose
+ * runtime makes system calls of its own, and so is qemu-user's translator
+ * (cross-test.sh runs the ARM builds under it with QEMU_LD_PREFIX set). */
+static void check_no_syscalls(dssm_stream *s, int (*setup)(dssm_stream *),
+                              int (*work)(dssm_stream *), const char *what, uint64_t newest)
 {
-	(void)state;
 #ifdef UNDER_SANITIZER
+	dssm_close(s);
 	skip();
-#else
-	/* qemu-user's translator makes system calls of its own (cross-test.sh
-	 * runs the ARM builds under it with QEMU_LD_PREFIX set) */
-	if (getenv("QEMU_LD_PREFIX"))
+#endif
+	if (getenv("QEMU_LD_PREFIX")) {
+		dssm_close(s);
 		skip();
-	dssm_stream *s = make_stream("nosys", 64);
+	}
 	pid_t pid = fork();
+	assert_true(pid >= 0);
 	if (pid == 0) {
-		unsigned char buf[SIZE];
-		fill(buf, key_of(0, 0));
-		/* first write: the thread's identity is read from /proc once */
-		if (dssm_write(s, buf, SIZE, 1) != 0)
-			syscall(SYS_exit, 1);
-		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
-			syscall(SYS_exit, 2);
-		for (int i = 0; i < 1000; i++) {
-			void *slot;
-			if (dssm_write(s, buf, SIZE, 2 + i) < 0 || dssm_write_borrow(s, &slot, NULL) < 0 ||
-			    dssm_write_commit(s, 8, 2 + i) < 0)
-				syscall(SYS_exit, 3);
-		}
-		syscall(SYS_exit, 0); /* exit_group is not allowed in strict mode */
+		int rc = setup(s);
+		if (rc == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
+			rc = 2;
+		if (rc == 0 && work(s) != 0)
+			rc = 3;
+		syscall(SYS_exit, rc); /* exit_group is not allowed in strict mode */
 	}
 	int status;
 	waitpid(pid, &status, 0);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == SKIP_CHILD) {
+		dssm_close(s);
+		skip();
+	}
 	if (WIFSIGNALED(status))
-		fail_msg("a write made a system call (killed by signal %d)", WTERMSIG(status));
+		fail_msg("%s made a system call (killed by signal %d)", what, WTERMSIG(status));
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	dssm_sample_info si;
 	unsigned char buf[SIZE];
 	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
-	assert_int_equal(si.tid, 2000);
+	assert_int_equal(si.tid, newest);
 	dssm_close(s);
-#endif
+}
+
+/* The first write reads the thread's identity from /proc, once. */
+static int write_once(dssm_stream *s)
+{
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 0));
+	return dssm_write(s, buf, SIZE, 1) != 0;
+}
+
+static int write_and_borrow_1000(dssm_stream *s)
+{
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 0));
+	for (int i = 0; i < 1000; i++) {
+		void *slot;
+		if (dssm_write(s, buf, SIZE, 2 + i) < 0 || dssm_write_borrow(s, &slot, NULL) < 0 ||
+		    dssm_write_commit(s, 8, 2 + i) < 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The uncontended write makes no system call. */
+static void test_uncontended_write_makes_no_syscall(void **state)
+{
+	(void)state;
+	check_no_syscalls(make_stream("nosys", 64), write_once, write_and_borrow_1000, "a write",
+	                  2000);
 }
 
 /* 0 if opening "excl" for writing is refused naming the exclusive pid. */
@@ -729,16 +771,24 @@ static void test_takeover_under_signals(void **state)
  * (the guest's list is not the host's): the writers' lock then checks
  * holders through /proc, with the old limits (design.md), and the tests
  * that need the kernel's help skip. */
-static int robust_lists(void)
+static int robust_lists_quiet(const char **why)
 {
 	void *head = NULL;
 	size_t len = 0;
 	long rc = syscall(SYS_get_robust_list, 0, &head, &len);
-	if (rc == 0 && head)
+	*why = rc == 0 ? "none registered" : strerror(errno);
+	return rc == 0 && head;
+}
+
+/* The same, saying why the test that asks will skip. */
+static int robust_lists(void)
+{
+	const char *why;
+	if (robust_lists_quiet(&why))
 		return 1;
 	print_message("skipped: no kernel robust futex list here (%s): writers are checked "
 	              "through /proc\n",
-	              rc == 0 ? "none registered" : strerror(errno));
+	              why);
 	return 0;
 }
 
@@ -800,6 +850,15 @@ static dssm_stream *stream_with_three(const char *name)
 		assert_int_equal(dssm_write(s, buf, SIZE, 1000), (int64_t)i);
 	}
 	return s;
+}
+
+/* stream_with_three for a test of the robust lock: skipped where there is
+ * no kernel robust list (qemu-user). */
+static dssm_stream *robust_stream(const char *name)
+{
+	if (!robust_lists())
+		skip();
+	return stream_with_three(name);
 }
 
 /* In the child: pid 1 of a new pid namespace with its own /proc, as in a
@@ -890,11 +949,27 @@ static void stop_namespaced(struct nsw *n)
 	close(n->ready);
 }
 
+
 /* Wait up to ms for n bytes on fd: 1 if they came. */
 static int read_within(int fd, void *buf, size_t n, int ms)
 {
 	struct pollfd pf = {fd, POLLIN, 0};
 	return poll(&pf, 1, ms) == 1 && read(fd, buf, n) == (ssize_t)n;
+}
+
+/* A namespaced_writer holding a borrowed slot of s's stream `name`, or the
+ * test skipped (not root). */
+static void start_namespaced_holder(dssm_stream *s, const char *name, struct nsw *n)
+{
+	if (start_namespaced(name, 0, n) < 0) {
+		dssm_close(s);
+		skip();
+	}
+	char c;
+	if (!read_within(n->ready, &c, 1, 30000)) {
+		stop_namespaced(n);
+		fail_msg("the writer in a new pid namespace did not borrow a slot");
+	}
 }
 
 /* A writer in another pid namespace holds the lock (a borrowed slot): its
@@ -905,19 +980,9 @@ static int read_within(int fd, void *buf, size_t n, int ms)
 static void test_other_pid_namespace(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("pidns");
+	dssm_stream *s = robust_stream("pidns");
 	struct nsw a;
-	if (start_namespaced("pidns", 0, &a) < 0) {
-		dssm_close(s);
-		skip();
-	}
-	char c;
-	if (!read_within(a.ready, &c, 1, 30000)) {
-		stop_namespaced(&a);
-		fail_msg("the writer in a new pid namespace did not borrow a slot");
-	}
+	start_namespaced_holder(s, "pidns", &a);
 	struct pending_write pw;
 	start_write(&pw, s);
 	/* Ten futex sleeps of the waiter: the /proc check would have robbed the
@@ -937,15 +1002,51 @@ static void test_other_pid_namespace(void **state)
 	dssm_close(s);
 }
 
+/* In a child: mark the borrowed slot half-written, say "b" on fd (whose
+ * other end is the test's, O_CLOEXEC) and exec /bin/sleep holding it. */
+static void exec_holding(void *slot, int fd)
+{
+	memset(slot, 0xab, SIZE / 2);
+	if (write(fd, "b", 1) != 1)
+		_exit(2);
+	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
+	_exit(3);
+}
+
+/* The test's side of exec_holding in child `pid`: wait for the "b" and for
+ * the exec (end of file: the exec closed the pipe, or the child died). */
+static void await_exec(pid_t pid, int p[2])
+{
+	assert_true(pid > 0);
+	close(p[1]);
+	char c;
+	int borrowed = read(p[0], &c, 1) == 1;
+	while (read(p[0], &c, 1) > 0) {
+	}
+	close(p[0]);
+	if (!borrowed) {
+		waitpid(pid, NULL, 0);
+		fail_msg("the child did not get to its exec");
+	}
+}
+
+/* Kill the exec'd holder `pid`: 1 if it was still running (as it must:
+ * a holder that ended was not taken over for its exec). */
+static int kill_holder(pid_t pid)
+{
+	pid_t gone = waitpid(pid, NULL, WNOHANG);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	return gone == 0;
+}
+
 /* A holder that execs (here /bin/sleep, holding a borrowed slot) writes no
  * more: the next writer takes over at once, while the new program still
  * runs, instead of waiting for it to exit. */
 static void test_holder_execs(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("exec");
+	dssm_stream *s = robust_stream("exec");
 	int p[2];
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pid_t pid = fork();
@@ -954,29 +1055,14 @@ static void test_holder_execs(void **state)
 		void *slot;
 		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
 			_exit(1);
-		memset(slot, 0xab, SIZE / 2);
-		if (write(p[1], "b", 1) != 1)
-			_exit(2);
-		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-		_exit(3);
+		exec_holding(slot, p[1]);
 	}
-	assert_true(pid > 0);
-	close(p[1]);
-	char c;
-	assert_int_equal(read(p[0], &c, 1), 1);
-	/* End of file: the exec closed the pipe (or the child died). */
-	while (read(p[0], &c, 1) > 0) {
-	}
-	close(p[0]);
+	await_exec(pid, p);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
-	int status = 0;
-	pid_t gone = waitpid(pid, &status, WNOHANG);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	if (gone != 0)
-		fail_msg("the holder ended before it could exec (status %d)", status);
+	if (!kill_holder(pid))
+		fail_msg("the holder ended before it could exec");
 	if (!done) {
 		pthread_join(pw.th, NULL);
 		fail_msg("a writer waited for a holder that exec'd /bin/sleep until it ended");
@@ -992,11 +1078,8 @@ static void *borrow_and_exec(void *arg)
 	void *slot;
 	if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
 		_exit(1);
-	memset(slot, 0xab, SIZE / 2);
-	if (write(fd, "b", 1) != 1)
-		_exit(2);
-	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-	_exit(3);
+	exec_holding(slot, fd);
+	return NULL;
 }
 
 /* A holder that is not the main thread execs: the kernel gives the exec'ing
@@ -1006,9 +1089,7 @@ static void *borrow_and_exec(void *arg)
 static void test_thread_execs(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("texec");
+	dssm_stream *s = robust_stream("texec");
 	int p[2];
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pid_t pid = fork();
@@ -1019,24 +1100,11 @@ static void test_thread_execs(void **state)
 		pause();
 		_exit(5);
 	}
-	assert_true(pid > 0);
-	close(p[1]);
-	char c;
-	int borrowed = read(p[0], &c, 1) == 1;
-	while (read(p[0], &c, 1) > 0) {
-	}
-	close(p[0]);
-	if (!borrowed) {
-		waitpid(pid, NULL, 0);
-		fail_msg("the child's thread did not get to its exec");
-	}
+	await_exec(pid, p);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
-	pid_t gone = waitpid(pid, NULL, WNOHANG);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	if (gone != 0)
+	if (!kill_holder(pid))
 		fail_msg("the holder's process ended before its thread could exec");
 	if (!done) {
 		/* it would wait for ever: the lock is held by nobody alive */
@@ -1056,19 +1124,9 @@ static void test_thread_execs(void **state)
 static void test_same_tid_in_two_namespaces(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("twons");
+	dssm_stream *s = robust_stream("twons");
 	struct nsw a, b;
-	if (start_namespaced("twons", 0, &a) < 0) {
-		dssm_close(s);
-		skip();
-	}
-	char c;
-	if (!read_within(a.ready, &c, 1, 30000)) {
-		stop_namespaced(&a);
-		fail_msg("the first writer in a new pid namespace did not borrow a slot");
-	}
+	start_namespaced_holder(s, "twons", &a);
 	assert_int_equal(start_namespaced("twons", 1, &b), 0);
 	int64_t tid = INT64_MIN;
 	/* ten futex sleeps of the waiter; a slow machine can only make this
@@ -1105,9 +1163,7 @@ static void test_same_tid_in_two_namespaces(void **state)
 static void test_robust_mutexes_around_a_borrow(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("mutex");
+	dssm_stream *s = robust_stream("mutex");
 	pthread_mutex_t *m = mmap(NULL, 2 * sizeof *m, PROT_READ | PROT_WRITE,
 	                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	assert_true(m != MAP_FAILED);
@@ -1135,23 +1191,9 @@ static void test_robust_mutexes_around_a_borrow(void **state)
 		if (dssm_write_borrow(w, &slot, NULL) < 0 || pthread_mutex_lock(&m[1]) != 0 ||
 		    pthread_mutex_unlock(&m[0]) != 0)
 			_exit(3);
-		memset(slot, 0xab, SIZE / 2);
-		if (write(p[1], "b", 1) != 1)
-			_exit(4);
-		execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-		_exit(5);
+		exec_holding(slot, p[1]);
 	}
-	assert_true(pid > 0);
-	close(p[1]);
-	char c;
-	int borrowed = read(p[0], &c, 1) == 1;
-	while (read(p[0], &c, 1) > 0) {
-	}
-	close(p[0]);
-	if (!borrowed) {
-		waitpid(pid, NULL, 0);
-		fail_msg("the child did not get to its exec");
-	}
+	await_exec(pid, p);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
@@ -1183,6 +1225,36 @@ static void test_robust_mutexes_around_a_borrow(void **state)
 	dssm_close(s);
 }
 
+/* Who holds the lock, as the word says: with a kernel robust list (glibc
+ * on Linux) bit 63 and a random id, and the kernel marks the word when the
+ * holder dies. Without one (qemu-user: the ARM runs of cross-test.sh) bit
+ * 63 is clear and the id is the thread's start time, which is what a
+ * waiter checks through /proc after a sleep: the holder is alive, and a
+ * word with its tid but another start time (its tid reused) is not. */
+static void test_lock_word_identity(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("ident", 8);
+	void *slot;
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), 0);
+	uint64_t word = atomic_load(&s->hdr->wlock);
+	assert_int_equal(word & DSSM_WLOCK_TID_MASK, (uint64_t)syscall(SYS_gettid));
+	const char *why;
+	if (robust_lists_quiet(&why)) {
+		assert_true(word & DSSM_WLOCK_ROBUST);
+	} else {
+		assert_false(word & DSSM_WLOCK_ROBUST);
+		assert_true(dssm__thread_alive(word));
+		uint64_t start = (word >> DSSM_WLOCK_ID_SHIFT) & DSSM_WLOCK_ID_MASK;
+		uint64_t later = (start + 1000) & DSSM_WLOCK_ID_MASK; /* 10 s after */
+		uint64_t reused = (word & ~(DSSM_WLOCK_ID_MASK << DSSM_WLOCK_ID_SHIFT)) |
+		                  later << DSSM_WLOCK_ID_SHIFT;
+		assert_false(dssm__thread_alive(reused));
+	}
+	assert_int_equal(dssm_write_abandon(s), 0);
+	dssm_close(s);
+}
+
 /* A segment of another layout version (an older dssm's) is refused with an
  * error naming both versions, not misread. */
 static void test_other_layout_version(void **state)
@@ -1190,17 +1262,72 @@ static void test_other_layout_version(void **state)
 	(void)state;
 	dssm_stream *s = make_stream("oldlay", 8);
 	dssm_close(s);
-	const char *ns = getenv("DSSM_NAMESPACE");
-	char path[256];
-	snprintf(path, sizeof path, "/dev/shm/dssm:%s:oldlay:0", ns ? ns : "default");
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	uint32_t version = 2; /* before the robust lock */
+	int fd = segment_fd("oldlay", O_RDWR);
+	uint32_t version = 3; /* before the scattered slots */
 	assert_int_equal(pwrite(fd, &version, sizeof version, 4), sizeof version);
 	close(fd);
 	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ECORRUPT);
-	assert_non_null(strstr(dssm_last_error(), "layout version 2"));
-	assert_non_null(strstr(dssm_last_error(), "reads 3"));
+	assert_non_null(strstr(dssm_last_error(), "layout version 3"));
+	assert_non_null(strstr(dssm_last_error(), "reads 4"));
+}
+
+/* A slot_step that is no permutation of the slots (0, >= slots, or sharing
+ * a factor with them) would put two slots at one place: refused on open. */
+static void test_bad_slot_step(void **state)
+{
+	(void)state;
+	const uint32_t bad[] = {0, 8, 9, 2, 4, 6};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		dssm_stream *s = make_stream("badstep", 8);
+		uint32_t step = s->hdr->slot_step;
+		assert_true(step > 0 && step < 8 && step % 2 == 1); /* 8 / 1.618 -> 4 -> 5 */
+		dssm_close(s);
+		int fd = segment_fd("badstep", O_RDWR);
+		assert_int_equal(pwrite(fd, &bad[i], sizeof bad[i], 304), sizeof bad[i]);
+		close(fd);
+		assert_int_equal(dssm_open("badstep", 0, DSSM_READ, &s), DSSM_ECORRUPT);
+		assert_int_equal(dssm_remove("badstep", 0), 0);
+	}
+}
+
+/* Every slot is at its own place, and every read route (in order, the
+ * newest, by TID, by time, a view) finds each sample at it, over laps. */
+static void test_scattered_slots(void **state)
+{
+	(void)state;
+	for (uint32_t slots = 2; slots <= 13; slots++) {
+		dssm_stream *w = make_stream("scatter", slots), *r, *q; /* r in order, q by the others */
+		assert_int_equal(dssm_open("scatter", 0, DSSM_READ, &r), 0);
+		assert_int_equal(dssm_open("scatter", 0, DSSM_READ, &q), 0);
+		unsigned char seen[13] = {0};
+		for (uint64_t k = 0; k < slots; k++)
+			seen[slot_place(w, k)]++;
+		for (uint32_t k = 0; k < slots; k++)
+			assert_int_equal(seen[k], 1);
+		char buf[64], got[64];
+		dssm_sample_info si;
+		for (uint64_t t = 0; t < 3 * slots + 1; t++) {
+			testutil_fill(buf, sizeof buf, t);
+			assert_int_equal(dssm_write(w, buf, sizeof buf, (dssm_time_t)(10 * t + 10)), (int64_t)t);
+			assert_int_equal(dssm_read_next(r, got, sizeof got, &si, NULL), 0);
+			assert_int_equal(si.tid, t);
+			assert_true(testutil_check(got, sizeof got, t));
+			assert_int_equal(dssm_read_last(q, got, sizeof got, &si), 0);
+			assert_true(si.tid == t && testutil_check(got, sizeof got, t));
+			uint64_t back = t >= slots - 1 ? t - (slots - 2) : 0; /* the oldest kept */
+			assert_int_equal(dssm_read_tid(q, back, got, sizeof got, &si), 0);
+			assert_true(testutil_check(got, sizeof got, back));
+			assert_int_equal(dssm_read_time(q, (dssm_time_t)(10 * back + 10), got, sizeof got, &si), 0);
+			assert_true(si.tid == back && testutil_check(got, sizeof got, back));
+			dssm_view v;
+			assert_int_equal(dssm_view_tid(q, back, &v), 0);
+			assert_true(testutil_check(v.data, v.len, back));
+		}
+		dssm_close(q);
+		dssm_close(r);
+		dssm_close(w);
+		assert_int_equal(dssm_remove("scatter", 0), 0);
+	}
 }
 
 /* ---- the lock's words driven directly (the review of layout 3) ---- */
@@ -1253,9 +1380,7 @@ static void *borrow_with_full_list(void *arg)
 static void test_stale_namespace_robs_no_live_writer(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	dssm_stream *s = stream_with_three("stalens");
+	dssm_stream *s = robust_stream("stalens");
 	pthread_t th;
 	void *ret;
 	assert_int_equal(pthread_create(&th, NULL, borrow_with_full_list, s), 0);
@@ -1354,9 +1479,7 @@ static void *robbed_borrower(void *arg)
 static void test_robbed_borrower_unlinks(void **state)
 {
 	(void)state;
-	if (!robust_lists())
-		skip();
-	struct robbed r = {.s = stream_with_three("robbed"), .rc = 1};
+	struct robbed r = {.s = robust_stream("robbed"), .rc = 1};
 	r.s2 = open_w("robbed");
 	assert_non_null(r.s2);
 	pthread_t th;
@@ -1375,46 +1498,32 @@ static void test_robbed_borrower_unlinks(void **state)
 
 /* Without /proc (none mounted) the namespace is unknown: remembered so, a
  * borrow makes no system call. */
+/* An empty /proc (skip where we get no mount namespace), then a first
+ * borrow, which finds no namespace there. */
+static int borrow_without_proc(dssm_stream *s)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("none", "/proc", "tmpfs", 0, NULL) != 0)
+		return SKIP_CHILD;
+	void *slot;
+	return dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 1) < 0;
+}
+
+static int borrow_1000(dssm_stream *s)
+{
+	for (int i = 0; i < 1000; i++) {
+		void *slot;
+		if (dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 2 + i) < 0)
+			return 1;
+	}
+	return 0;
+}
+
 static void test_borrow_without_proc_makes_no_syscall(void **state)
 {
 	(void)state;
-#ifdef UNDER_SANITIZER
-	skip();
-#else
-	if (getenv("QEMU_LD_PREFIX"))
-		skip();
-	dssm_stream *s = make_stream("noproc", 64);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-		    mount("none", "/proc", "tmpfs", 0, NULL) != 0)
-			_exit(10);
-		void *slot;
-		if (dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 1) < 0)
-			syscall(SYS_exit, 1);
-		if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0)
-			syscall(SYS_exit, 2);
-		for (int i = 0; i < 1000; i++)
-			if (dssm_write_borrow(s, &slot, NULL) < 0 || dssm_write_commit(s, 8, 2 + i) < 0)
-				syscall(SYS_exit, 3);
-		syscall(SYS_exit, 0);
-	}
-	int status;
-	waitpid(pid, &status, 0);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 10) {
-		dssm_close(s);
-		skip(); /* no mount namespace for us */
-	}
-	if (WIFSIGNALED(status))
-		fail_msg("a borrow without /proc made a system call (killed by signal %d)",
-		         WTERMSIG(status));
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	dssm_sample_info si;
-	unsigned char buf[SIZE];
-	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
-	assert_int_equal(si.tid, 1000);
-	dssm_close(s);
-#endif
+	check_no_syscalls(make_stream("noproc", 64), borrow_without_proc, borrow_1000,
+	                  "a borrow without /proc", 1000);
 }
 
 /* A new segment says "process-shared" where musl's own list walk at
@@ -1425,11 +1534,7 @@ static void test_segment_marks_musl_type_shared(void **state)
 	(void)state;
 	dssm_stream *s = make_stream("musltype", 8);
 	dssm_close(s);
-	const char *ns = getenv("DSSM_NAMESPACE");
-	char path[256];
-	snprintf(path, sizeof path, "/dev/shm/dssm:%s:musltype:0", ns ? ns : "default");
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
+	int fd = segment_fd("musltype", O_RDONLY);
 	uint32_t type = 0;
 	assert_int_equal(pread(fd, &type, sizeof type, 380), sizeof type);
 	close(fd);
@@ -1454,7 +1559,10 @@ int main(void)
 		cmocka_unit_test_setup(test_thread_execs, testutil_reset),
 		cmocka_unit_test_setup(test_same_tid_in_two_namespaces, testutil_reset),
 		cmocka_unit_test_setup(test_robust_mutexes_around_a_borrow, testutil_reset),
+		cmocka_unit_test_setup(test_lock_word_identity, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_version, testutil_reset),
+		cmocka_unit_test_setup(test_bad_slot_step, testutil_reset),
+		cmocka_unit_test_setup(test_scattered_slots, testutil_reset),
 		cmocka_unit_test_setup(test_stale_namespace_robs_no_live_writer, testutil_reset),
 		cmocka_unit_test_setup(test_robber_leaves_wlock_ns, testutil_reset),
 		cmocka_unit_test_setup(test_robbed_borrower_unlinks, testutil_reset),
