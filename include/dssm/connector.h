@@ -57,6 +57,24 @@
  * Anything a server sends during the handshake other than its reply is
  * DSSM_EPROTO: nothing from an unproven server reaches dssm_read_next.
  * The link is authenticated, not encrypted (docs/protocol.md, threat model).
+ *
+ * Caveats.
+ * - dssm_schema of a remote handle: the string is replaced each time the
+ *   connector (re)opens the stream, which any call on the handle may do
+ *   after a lost connection (a read, a wait, dssm_info). Copy it before the
+ *   next call on the handle if it is kept; the stream may even have been
+ *   created again with another schema meanwhile.
+ * - A write (dssm_write, dssm_write_commit), dssm_read_next or
+ *   dssm_read_back that fails with DSSM_ECONN (the link was lost before the
+ *   reply) or DSSM_ETIMEDOUT may have been applied by the proxy: such calls
+ *   are not retried, since a retry could write a sample twice or skip one.
+ *   Other reads are retried once on a new connection. After the link is
+ *   back, dssm_tid_range or dssm_read_last tells whether a write arrived.
+ * - Timestamps are not corrected by the clock estimate: a sample's time is
+ *   the writer host's clock (see Clocks).
+ * - Zero-copy views and borrowed slots of the local API: views are
+ *   refused (DSSM_ESTATE); a borrow is emulated with a local buffer sent
+ *   whole at commit.
  */
 #ifndef DSSM_CONNECTOR_H
 #define DSSM_CONNECTOR_H

@@ -38,6 +38,21 @@
  * listed, with `damage` saying what is wrong; queries refuse it
  * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
  * its intact part.
+ *
+ * Caveats.
+ * - A dssm_container and its queries are for one thread at a time (the
+ *   recorder serializes its threads' appends with its own lock). A
+ *   recording opened as a dssm_stream (dssm_open_recording) has its own
+ *   container and a mutex.
+ * - Accepted is not yet durable: a power loss takes the samples appended
+ *   since the last sync (at most the sync interval, default 1 s; call
+ *   dssm_container_sync to make them durable now). Recovery then drops the
+ *   incomplete tail; it never returns a damaged record.
+ * - The schema, property and damage texts a reader hands out live until
+ *   dssm_container_close (a refresh may give a damage text to a stream
+ *   that had none; one already handed out stays valid).
+ * - A reader of a container being written sees new samples only after
+ *   dssm_container_refresh, and only what the writer synced.
  */
 #ifndef DSSM_CONTAINER_H
 #define DSSM_CONTAINER_H

@@ -41,6 +41,40 @@
  * 0..2^31-1. The environment variable DSSM_NAMESPACE ([A-Za-z0-9_-], up to
  * 31 characters, default "default") selects an isolated set of streams:
  * tests set it to run in parallel without colliding.
+ *
+ * Caveats.
+ * - Fork: a child made by fork() is a writer of its own (the library's
+ *   pthread_atfork handler gives it a new identity): it may write through
+ *   handles it inherited, and its dssm_close of one unregisters only
+ *   itself, never its parent (tests/test_stream.c). A child made without
+ *   the atfork handlers (a raw clone() system call, _Fork()) keeps its
+ *   parent's identity: its dssm_close would unregister the parent, and it
+ *   must not write (docs/design.md, "What remains").
+ * - PID namespaces: the writers' lock works across them (dssm_open), but
+ *   the writer registration does not. The owner word holds the pid as the
+ *   writer's namespace numbers it, and whether it lives is asked with
+ *   kill() and /proc of the asking process's namespace. Seen from another
+ *   namespace a live writer looks dead (or like an unrelated process):
+ *   dssm_info gives writer_alive 0, DSSM_EXCLUSIVE is not enforced (an open
+ *   there takes the registration over and marks the stream crashed),
+ *   concurrent dssm_property_set calls are not serialized, and `dssm
+ *   cleanup` run where the users' processes are not in /proc may remove a
+ *   stream in use. Processes that rely on these share a PID namespace
+ *   (containers: --pid=host).
+ * - A handle never follows a re-created stream: after dssm_remove (`dssm
+ *   rm`, `dssm cleanup`) and a new dssm_create of the same NAME:ID, open
+ *   handles keep reading and writing the old, unlinked segment and see
+ *   nothing of the new one. Open the stream again.
+ * - Time only goes forward within a stream (DSSM_EBACKWARDS): when the
+ *   system clock steps back (a manual date, an NTP step), writes stamped
+ *   with dssm_now() are refused until the clock passes the newest sample's
+ *   time again. Let chrony slew the clock rather than step it.
+ * - A signal does not end a wait on a local stream: dssm_wait_* goes on
+ *   after the handler returns, until the sample or the timeout. A program
+ *   that stops on SIGINT waits with a finite timeout and checks its flag
+ *   between waits (as `dssm cat` does, 200 ms at a time).
+ * - dssm_schema's string is valid until dssm_close on a local stream, but
+ *   only until the next call on the handle on a remote one (connector.h).
  */
 #ifndef DSSM_DSSM_H
 #define DSSM_DSSM_H

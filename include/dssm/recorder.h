@@ -31,9 +31,20 @@
  *   queries return. `recorded` differs from it only when parts were rotated
  *   away (max_splits) or damaged after the fact.
  *
- * Caveats: one recorder per output directory; the calls are not meant to be
- * made from several threads at once (the recorder's own threads are
- * synchronised inside). Errors are negative DSSM_E* codes (dssm.h).
+ * Caveats.
+ * - One recorder per output directory; the calls are not meant to be made
+ *   from several threads at once (the recorder's own threads are
+ *   synchronised inside).
+ * - Streams matching a glob are found by dssm_recorder_poll: one created
+ *   between two polls is recorded from the poll that finds it on, unless
+ *   `from_oldest` asks for what its ring still holds.
+ * - A stream removed and created again while it is recorded is not
+ *   followed: the recorder keeps its handle on the old segment (dssm.h,
+ *   Caveats) and records nothing more of it.
+ * - A ring that laps the recorder (a burst longer than its history while
+ *   the disk is slow) loses samples; they are counted in `lost`, never
+ *   hidden.
+ * Errors are negative DSSM_E* codes (dssm.h).
  */
 #ifndef DSSM_RECORDER_H
 #define DSSM_RECORDER_H
