@@ -137,6 +137,9 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
+/* dssm_container_refresh for stream idx alone (and CLOSED): what a
+ * recorded stream read as a dssm_stream needs before each read. */
+int dssm__store_refresh_stream(dssm_container *c, int idx);
 /* Sync, write CLOSED and give back reserved space (container_sync.c). */
 int dssm__store_close_writer(dssm_container *c);
 /* container_write.c, for container_sync.c: write PATH whole and durably

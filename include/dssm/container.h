@@ -149,6 +149,10 @@ int dssm_container_remove(const char *dir);
  *     is DSSM_ETOOOLD, as a sample that left a ring's history; read_next
  *     passes over it and counts it in *missed. read_back steps to the
  *     previous recorded sample.
+ *   - A damaged entry (index entry or record failing its CRC) is
+ *     DSSM_ECORRUPT for the reads that name it; read_next passes over it
+ *     as over a missed TID: the next good sample, the damaged one counted
+ *     in *missed.
  *   - dssm_info: as recorded (type, encoding, max_size, slots, ...); count
  *     is the newest TID + 1, tid/time_oldest and _newest the recording's
  *     ends; writer_*, segment_bytes are 0.
@@ -188,7 +192,9 @@ typedef struct dssm_record {
  * merged by time. */
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
-/* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
+/* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record).
+ * A good record is returned even when the index entry after it is damaged:
+ * that error comes with the next call. */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
 /* Many samples per call, for bindings that pay per call (Python): up to
  * `max` samples into times[], tids[] and lens[], their data bytes one after
