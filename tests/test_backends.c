@@ -440,18 +440,26 @@ static dssm_container *gap_container(const char *dir, int *idx)
 	return c;
 }
 
+/* Stream "gap" of the container DIR, opened by its address DIR/gap. */
+static dssm_stream *open_gap(const char *dir)
+{
+	char address[300];
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	return s;
+}
+
 /* TIDs are the recorded ones: a missed one is DSSM_ETOOOLD, read_next
  * counts it in missed, read_back steps over it. */
 static void test_recording_gaps(void **state)
 {
 	(void)state;
-	char dir[256], address[300];
+	char dir[256];
 	snprintf(dir, sizeof dir, "%s-gap", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx));
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	uint64_t missed = 9;
@@ -498,13 +506,11 @@ static void test_recording_gaps(void **state)
 static void test_recording_wait_live(void **state)
 {
 	(void)state;
-	char dir[256], address[300];
+	char dir[256];
 	snprintf(dir, sizeof dir, "%s-live", rec_dir);
 	int idx;
 	dssm_container *c = gap_container(dir, &idx);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
@@ -532,7 +538,7 @@ static void test_recording_wait_live(void **state)
 static void test_recording_damaged(void **state)
 {
 	(void)state;
-	char dir[256], address[300], index[300];
+	char dir[256], index[300];
 	snprintf(dir, sizeof dir, "%s-bad", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx));
@@ -549,9 +555,7 @@ static void test_recording_damaged(void **state)
 		fputc(c ^ bits[b].flip, f);
 	}
 	fclose(f);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
@@ -594,7 +598,7 @@ static void flip_byte(const char *path, long off)
 static void test_recording_read_next_skips_damage(void **state)
 {
 	(void)state;
-	char dir[256], address[300], data[300], index[300];
+	char dir[256], data[300], index[300];
 	snprintf(dir, sizeof dir, "%s-skip", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx)); /* TIDs 0 1 2 5 6 */
@@ -613,9 +617,7 @@ static void test_recording_read_next_skips_damage(void **state)
 		off = off * 256 + e[16 + b];
 	flip_byte(data, off + 32 + 3);
 	flip_byte(index, 3 * 32 + 2);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	uint64_t missed = 9;
@@ -641,14 +643,12 @@ static void test_recording_read_next_skips_damage(void **state)
 static void test_recording_damaged_newest(void **state)
 {
 	(void)state;
-	char dir[256], address[300], data[300];
+	char dir[256], data[300];
 	snprintf(dir, sizeof dir, "%s-tail", rec_dir);
 	int idx;
 	dssm_container *c = gap_container(dir, &idx); /* TIDs 0 1 2 5 6, open */
 	snprintf(data, sizeof data, "%s/streams/0000.data", dir);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	uint64_t missed = 9;
@@ -676,7 +676,7 @@ static void test_recording_damaged_newest(void **state)
 static void test_recording_grows(void **state)
 {
 	(void)state;
-	char dir[256], address[300];
+	char dir[256];
 	snprintf(dir, sizeof dir, "%s-grow", rec_dir);
 	int a;
 	dssm_container *c = gap_container(dir, &a); /* "gap": TIDs 0 1 2 5 6 */
@@ -686,9 +686,7 @@ static void test_recording_grows(void **state)
 	info.slots = SLOTS;
 	int b = dssm_container_add_stream(c, &info, "", NULL, 0);
 	assert_true(b >= 0);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	assert_int_equal(dssm_subscribe(s, DSSM_FROM_NOW, 0), 0);
 	unsigned char buf[16];
 	dssm_sample_info si;
