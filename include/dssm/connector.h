@@ -88,7 +88,11 @@ extern "C" {
 #define DSSM_DEFAULT_PORT 5800
 
 /* Open a stream by address; flags as dssm_open. A recording's address
- * takes DSSM_READ only (else DSSM_EPERM). */
+ * takes DSSM_READ only (else DSSM_EPERM). Errors: those of dssm_open (the
+ * proxy passes the stream's own), DSSM_EINVAL or DSSM_ENAME (a bad
+ * address: HOST:PORT, or NAME:ID), DSSM_ECONN
+ * (the proxy cannot be reached), DSSM_ETIMEDOUT (it does not answer),
+ * DSSM_EAUTH, DSSM_EPROTO; for a recording, dssm_open_recording's. */
 int dssm_open_address(const char *address, int flags, dssm_stream **out);
 /* Create (or reopen) a stream by address, as dssm_create; DSSM_EPERM for a
  * recording's address. */

@@ -74,15 +74,22 @@ int dssm_container_create(const char *dir, dssm_container **out);
  * DSSM_ELAYOUT saying what is there. Writes nothing: for commands that
  * must refuse before they start. */
 int dssm_container_check_output(const char *dir);
-/* Describe a stream; returns its index in the container (>= 0). */
+/* Describe a stream; returns its index in the container (>= 0). Errors:
+ * DSSM_EINVAL (not a writer, NULL info), DSSM_ENOSPC, DSSM_ENOMEM,
+ * DSSM_ESYS. */
 int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
                               const char *schema, const void *property, size_t property_len);
 /* Append one sample; times must not decrease within a stream. DSSM_ENOSPC
- * (nothing written, earlier samples kept) when the disk is full. */
+ * (nothing written, earlier samples kept) when the disk is full. Other
+ * errors: DSSM_EINVAL (not a writer, no such stream, NULL data),
+ * DSSM_EBACKWARDS, DSSM_ETOOBIG (4 GiB and more), DSSM_ENOMEM, DSSM_ESYS,
+ * and those of dssm_container_sync when the append syncs. */
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
                           const void *data, size_t len);
 /* fdatasync every stream's data, then index. Called by append at least
- * every sync interval (dssm_container_set_sync; default 1 s; 0: every append). */
+ * every sync interval (dssm_container_set_sync; default 1 s; 0: every append).
+ * Each stream is synced even when another fails; the first error is
+ * returned: DSSM_EINVAL (not a writer), DSSM_ENOSPC, DSSM_ESYS. */
 int dssm_container_sync(dssm_container *c);
 void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
 /* Sync if the interval has passed and anything waits: for a recorder whose
@@ -95,9 +102,13 @@ void dssm_container_set_direct(dssm_container *c, int on);
 
 /* ---- reading ---- */
 
-/* Open for reading; recovers the tails (see the format document). */
+/* Open for reading; recovers the tails (see the format document). Errors:
+ * DSSM_EINVAL, DSSM_ENOENT (DIR is not a container), DSSM_ECORRUPT (its
+ * CONTAINER file is damaged), DSSM_ELAYOUT (a newer format), DSSM_ENOMEM.
+ * A damaged stream is no error here: it is listed with its `damage`. */
 int dssm_container_open(const char *dir, dssm_container **out);
-/* See what was appended (and new streams) since open or the last refresh. */
+/* See what was appended (and new streams) since open or the last refresh.
+ * DSSM_EINVAL on a writer. */
 int dssm_container_refresh(dssm_container *c);
 
 /* What a container holds about one stream. */
@@ -127,7 +138,10 @@ const char *dssm_container_warning(dssm_container *c);
 /* Let queries read the intact part of damaged streams (default: refused). */
 void dssm_container_set_salvage(dssm_container *c, int on);
 
-/* Close a writer (sync, CLOSED) or a reader. */
+/* Close a writer (sync, CLOSED) or a reader. A writer's close runs every
+ * step whatever failed before it and returns the first error (those of
+ * dssm_container_sync, DSSM_ENOSPC or DSSM_ESYS writing CLOSED); the
+ * handle is freed either way. */
 int dssm_container_close(dssm_container *c);
 
 /* Remove the container DIR (not open anywhere): only the files the format
@@ -189,7 +203,9 @@ typedef struct dssm_record {
 } dssm_record;
 
 /* Samples of the given streams (NULL/0: all) with start <= time <= end,
- * merged by time. */
+ * merged by time. Errors: DSSM_EINVAL (NULL argument, no such stream),
+ * DSSM_ECORRUPT (a damaged stream, unless dssm_container_set_salvage),
+ * DSSM_ENOMEM. */
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record).

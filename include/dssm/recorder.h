@@ -80,16 +80,23 @@ typedef struct dssm_recorder_config {
 /* Defaults: sync 1 s, no splits, no limits. */
 void dssm_recorder_config_init(dssm_recorder_config *cfg);
 
-/* Check the configuration and the output (new or empty; nothing written). */
+/* Check the configuration and the output (new or empty; nothing written).
+ * Errors: DSSM_EINVAL (no dir, a negative interval, max_splits without a
+ * split, a path too long), DSSM_ELAYOUT (dir is not new or empty),
+ * DSSM_ENOMEM. */
 int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out);
 /* Record one stream. Before start it is only opened (a stream that does not
  * open is refused then, before anything is written); after, it joins the
- * current part at once. Adding a stream twice is a no-op. */
+ * current part at once. Adding a stream twice is a no-op.
+ * Errors: DSSM_EINVAL, DSSM_ESTATE (the recorder was stopped), and those of
+ * dssm_open_address for the stream. */
 int dssm_recorder_add(dssm_recorder *r, const char *address);
 /* Record every local stream matching the glob (against NAME:ID and NAME):
  * those there now, and those that appear later (found by poll). */
 int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
-/* Create the first part and start draining. */
+/* Create the first part and start draining. Errors: DSSM_ESTATE (started
+ * already, or stopped), those of dssm_container_create, and a stream's that
+ * could not start (the others go on). */
 int dssm_recorder_start(dssm_recorder *r);
 /* Call every ~100 ms: starts a new part when one is due, makes samples
  * durable when rings went quiet, checks min_free, finds new matching
