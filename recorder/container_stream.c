@@ -442,12 +442,6 @@ static int rec_info(dssm_stream *s, dssm_stream_info *info)
 	return 0;
 }
 
-static const char *rec_schema(dssm_stream *s)
-{
-	const char *sc = dssm_container_schema(rec_of(s)->c, rec_of(s)->idx);
-	return sc ? sc : "";
-}
-
 static int rec_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
 {
 	size_t n = 0;
@@ -537,9 +531,9 @@ static const char *op_schema(dssm_stream *s)
 {
 	struct recording *r = rec_of(s);
 	pthread_mutex_lock(&r->lock);
-	const char *sc = rec_schema(s);
+	const char *sc = dssm_container_schema(r->c, r->idx);
 	pthread_mutex_unlock(&r->lock);
-	return sc;
+	return sc ? sc : "";
 }
 
 /* Writes, borrows and property_set are left NULL: ssmcore refuses them
@@ -584,16 +578,10 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
 	s->ops = &recording_ops;
 	s->backend = r;
 	pthread_mutex_init(&r->lock, NULL);
-	if ((rc = dssm_container_open(dir, &r->c)) < 0) {
-		pthread_mutex_destroy(&r->lock);
-		free(r);
-		free(s);
-		return rc;
-	}
-	r->idx = dssm_container_find(r->c, name, id);
-	if (r->idx < 0)
+	rc = dssm_container_open(dir, &r->c);
+	if (rc == 0 && (r->idx = dssm_container_find(r->c, name, id)) < 0)
 		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
-	else
+	else if (rc == 0)
 		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
 	if (rc < 0) {
 		dssm_container_close(r->c);
