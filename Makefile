@@ -70,7 +70,7 @@ CXX_TESTS := $(CXX_TEST_SRC:tests/cpp/%.cpp=$(BUILD)/tests/cpp/%)
 SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp include/ssm-remote.hpp \
   $(wildcard include/ssmtype/*.h)
 
-.PHONY: all libs man test check check-unit demo bench install uninstall clean deps
+.PHONY: all libs man test check check-unit lint demo bench install uninstall clean deps
 
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
@@ -153,6 +153,11 @@ $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 deps:
 	@bash scripts/deps.sh
 
+# The size rule of the code style: no file over 600 lines, no function over
+# 80 without a "long: reason" in its comment (scripts/size-lint.sh).
+lint:
+	@bash scripts/size-lint.sh
+
 # Run the unit and multi-process tests of one build.
 check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
@@ -201,6 +206,8 @@ test: deps
 	@bash tests/install-test.sh
 	@echo "== cross builds under qemu-user (aarch64, armhf)"
 	@bash tests/cross-test.sh
+	@echo "== code size: files over 600 lines, functions over 80 without a reason"
+	@$(MAKE) --no-print-directory lint
 	@echo "== all tests passed"
 
 demo: all

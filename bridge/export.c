@@ -342,6 +342,48 @@ int bridge_export(dssm_container *c, const char *path, const struct bridge_expor
 	return rc;
 }
 
+/* The selected samples in time order into the open bag or MCAP writer,
+ * converted where their channel says so. 0, or a DSSM_E* code. */
+static int export_messages(dssm_container *c, const struct bridge_export_options *o,
+                           struct export_channel *chs, const int *out_of, struct bag_writer *bag,
+                           struct mcap_writer *mw, struct bridge_export_stats *st)
+{
+	dssm_query *q = NULL;
+	int rc = dssm_query_open(c, o->streams, o->streams ? o->nstreams : 0, o->start, o->end, &q);
+	dssm_record rec;
+	dssm_text converted = DSSM_TEXT_INIT;
+	while (rc == 0) {
+		int got = dssm_query_next(q, &rec);
+		if (got <= 0) {
+			rc = got;
+			break;
+		}
+		struct export_channel *ch = &chs[out_of[rec.stream]];
+		if (ch->conv != CONV_NONE) {
+			rc = ch->conv == CONV_JSON ? dssm_decode_json(ch->dec, rec.data, rec.len, &converted)
+			                           : dssm_decode_ros1(ch->dec, rec.data, rec.len, &converted);
+			if (rc < 0) {
+				rc = dssm__fail(rc, "%s, sample %llu: cannot convert it to %s: %s", ch->topic,
+				                (unsigned long long)rec.tid,
+				                ch->conv == CONV_JSON ? "JSON" : "ROS 1", dssm_last_error());
+				break;
+			}
+			rec.data = converted.data;
+			rec.len = converted.len;
+		}
+		rc = o->mcap ? mcap_writer_message(mw, ch->out, ch->sequence++, rec.time, rec.time,
+		                                   rec.data, rec.len)
+		             : bag_writer_message(bag, ch->out, rec.time, rec.data, rec.len);
+		st->messages++;
+		st->bytes += rec.len;
+		if (o->progress && (st->messages & 0x3ff) == 0)
+			o->progress(o->ctx, st);
+	}
+	dssm_query_close(q);
+	dssm_text_free(&converted);
+	return rc;
+}
+
 static int export_staged(dssm_container *c, const char *path, const char *staged,
                          const struct bridge_export_options *o, struct bridge_export_stats *st)
 {
@@ -384,40 +426,8 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 			rc = 0;
 		}
 	}
-	dssm_query *q = NULL;
 	if (rc == 0)
-		rc = dssm_query_open(c, o->streams, o->streams ? o->nstreams : 0, o->start, o->end, &q);
-	dssm_record rec;
-	dssm_text converted = DSSM_TEXT_INIT;
-	while (rc == 0) {
-		int got = dssm_query_next(q, &rec);
-		if (got <= 0) {
-			rc = got;
-			break;
-		}
-		struct export_channel *ch = &chs[out_of[rec.stream]];
-		if (ch->conv != CONV_NONE) {
-			rc = ch->conv == CONV_JSON ? dssm_decode_json(ch->dec, rec.data, rec.len, &converted)
-			                           : dssm_decode_ros1(ch->dec, rec.data, rec.len, &converted);
-			if (rc < 0) {
-				rc = dssm__fail(rc, "%s, sample %llu: cannot convert it to %s: %s", ch->topic,
-				                (unsigned long long)rec.tid,
-				                ch->conv == CONV_JSON ? "JSON" : "ROS 1", dssm_last_error());
-				break;
-			}
-			rec.data = converted.data;
-			rec.len = converted.len;
-		}
-		rc = o->mcap ? mcap_writer_message(mw, ch->out, ch->sequence++, rec.time, rec.time,
-		                                   rec.data, rec.len)
-		             : bag_writer_message(bag, ch->out, rec.time, rec.data, rec.len);
-		st->messages++;
-		st->bytes += rec.len;
-		if (o->progress && (st->messages & 0x3ff) == 0)
-			o->progress(o->ctx, st);
-	}
-	dssm_query_close(q);
-	dssm_text_free(&converted);
+		rc = export_messages(c, o, chs, out_of, bag, mw, st);
 	int crc = o->mcap ? mcap_writer_close(mw) : bag_writer_close(bag);
 	if (rc == 0)
 		rc = crc;

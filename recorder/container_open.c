@@ -493,6 +493,17 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	return 0;
 }
 
+/* The entries a stream gained since the last look (opening its files if
+ * it was not read yet). */
+static int refresh_tail(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	int rc = dssm__store_stream_files(c, idx);
+	if (rc == 0 && !s->damage && s->data_fd >= 0)
+		rc = recover_tail(s);
+	return rc;
+}
+
 int dssm_container_refresh(dssm_container *c)
 {
 	if (!c || c->writing)
@@ -503,13 +514,17 @@ int dssm_container_refresh(dssm_container *c)
 	if (!c->closed)
 		load_closed(c);
 	for (int i = 0; i < c->n; i++) {
-		struct cstream *s = &c->s[i];
-		int rc = dssm__store_stream_files(c, i);
-		if (rc == 0 && !s->damage && s->data_fd >= 0)
-			rc = recover_tail(s);
+		int rc = refresh_tail(c, i);
 		if (rc < 0)
 			return rc;
 	}
 	return open_streams(c);
+}
+
+int dssm__store_refresh_stream(dssm_container *c, int idx)
+{
+	if (!c->closed)
+		load_closed(c);
+	return refresh_tail(c, idx);
 }
 

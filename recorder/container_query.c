@@ -36,6 +36,8 @@ struct cursor {
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;
 	uint64_t min_off;
+	int reload;          /* entry `next` failed to load after the record before
+	                        it was returned: its error comes on the next call */
 };
 
 struct dssm_query {
@@ -47,6 +49,7 @@ struct dssm_query {
 	uint8_t win[256 * ENTRY];
 	int wstream;
 	uint64_t wlo, whi;
+	int reload;          /* a cursor has reload set */
 };
 
 /* Index entry i of a stream from the last search's window, if it is there. */
@@ -282,6 +285,13 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 {
 	if (!q || !rec)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	for (int i = 0; q->reload && i < q->n; i++) {
+		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
+		if (rc < 0)
+			return rc;
+		q->cur[i].reload = 0;
+	}
+	q->reload = 0;
 	struct cursor *best = next_cursor(q);
 	if (!best)
 		return 0;
@@ -317,8 +327,11 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	best->min_time = rec->time;
 	best->min_off = off + RECORD_HEADER + len;
 	best->next++;
-	int rc = load_entry(q, best);
-	return rc < 0 ? rc : 1;
+	/* The record is good whatever the next entry holds: it is returned,
+	 * and a damaged next entry is the next call's error. */
+	if (load_entry(q, best) < 0)
+		best->reload = q->reload = 1;
+	return 1;
 }
 
 int dssm_query_next_batch(dssm_query *q, dssm_batch *b)
@@ -441,6 +454,7 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 	/* the same end as the last seek (read_next's walk): its data_stop holds */
 	int same_end = k->data_stop && to == k->end && to > from;
 	q->stop = INT64_MAX;
+	q->reload = k->reload = 0;
 	k->next = from;
 	k->end = to > from ? to : from;
 	k->min_time = INT64_MIN;

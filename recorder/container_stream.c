@@ -9,8 +9,9 @@
  * recorder appends what read_next returns), so a TID is found by a binary
  * search of the index; a TID the recorder missed is DSSM_ETOOOLD, as a
  * sample that left a ring's history, and read_next counts such gaps in
- * *missed. A recording still being written is refreshed before each read,
- * and the waits poll it until the recorder adds what they wait for.
+ * *missed, as it does damaged entries. A recording still being written is
+ * refreshed (this stream only) before each read, and the waits poll it
+ * until the recorder adds what they wait for.
  *
  * A handle is meant for one thread at a time (dssm.h), but a ring handle
  * shared by two threads only races on its read position, while this one
@@ -40,6 +41,10 @@ struct recording {
 	 * or, after dssm_subscribe(FROM_TID), the TID the next read_next wants */
 	int has_pos, want_set;
 	uint64_t pos_i, pos_tid, want;
+	/* TIDs read_next passed over at the end (damaged entries, with nothing
+	 * good after them yet): added to the missed of the next sample it
+	 * returns, as a ring's read_next does with what it moved past */
+	uint64_t carried;
 };
 
 static struct recording *rec_of(dssm_stream *s)
@@ -47,14 +52,16 @@ static struct recording *rec_of(dssm_stream *s)
 	return s->backend;
 }
 
-/* See what the recorder added since the last look (nothing to do once the
- * recorder closed the container). */
+/* See what the recorder added to this stream since the last look (nothing
+ * to do once the recorder closed the container). The other streams, and
+ * streams added later, are not looked at: a read costs the same however
+ * many streams the recording has. */
 static int refresh(dssm_stream *s)
 {
 	struct recording *r = rec_of(s);
 	if (dssm_container_closed(r->c))
 		return 0;
-	int rc = dssm_container_refresh(r->c);
+	int rc = dssm__store_refresh_stream(r->c, r->idx);
 	return rc < 0 ? dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id,
 	                           dssm_last_error())
 	              : 0;
@@ -90,6 +97,8 @@ static int read_entry(dssm_stream *s, uint64_t i, int ahead, void *buf, size_t c
 	r->want_set = 0;
 	r->pos_i = i;
 	r->pos_tid = rec.tid;
+	if (!ahead)
+		r->carried = 0; /* a new position: nothing passed over before it */
 	return 0;
 }
 
@@ -220,6 +229,27 @@ static int rec_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t 
 	return rc < 0 ? rc : read_entry(s, k, 0, after, after_cap, after_info);
 }
 
+/* read_next found nothing good from entry `from` on (entries [from, n)
+ * damaged, or none): the position moves past the damaged ones whose TID is
+ * still known, their TIDs carried into the next sample's missed (so a wait
+ * for a newer sample is not met by them again and again). */
+static int read_next_at_end(dssm_stream *s, uint64_t from, uint64_t n, uint64_t want)
+{
+	struct recording *r = rec_of(s);
+	int rc = 0;
+	uint64_t last = n ? tid_at(r, n - 1, &rc) : 0;
+	if (rc == 0 && n > from && last >= want) {
+		r->carried += last + 1 - want;
+		r->has_pos = 1;
+		r->want_set = 0;
+		r->pos_i = n - 1;
+		r->pos_tid = last;
+		want = last + 1;
+	}
+	return dssm__fail(DSSM_EFUTURE, "TID %llu of '%s:%d' is not written yet (newest %llu)",
+	                  (unsigned long long)want, s->name, s->id, (unsigned long long)last);
+}
+
 static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info,
                          uint64_t *missed)
 {
@@ -241,18 +271,23 @@ static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 	}
 	if (rc < 0)
 		return rc;
-	if (i >= n)
-		return dssm__fail(DSSM_EFUTURE, "TID %llu of '%s:%d' is not written yet (newest %llu)",
-		                  (unsigned long long)want, s->name, s->id,
-		                  (unsigned long long)tid_at(r, n - 1, &rc));
+	/* A damaged entry (its index entry or its record) is passed over as a
+	 * TID the recorder missed: the next good one is returned, and the
+	 * damaged one is counted in missed. */
 	dssm_sample_info si;
-	if ((rc = read_entry(s, i, 1, buf, cap, &si)) < 0)
+	uint64_t from = i;
+	while (i < n && (rc = read_entry(s, i, 1, buf, cap, &si)) == DSSM_ECORRUPT)
+		i++;
+	if (i >= n)
+		return read_next_at_end(s, from, n, want);
+	if (rc < 0)
 		return rc;
 	if (info)
 		*info = si;
 	/* TIDs the recorder did not record were passed over: missed */
 	if (missed)
-		*missed = si.tid > want ? si.tid - want : 0;
+		*missed = (si.tid > want ? si.tid - want : 0) + r->carried;
+	r->carried = 0;
 	return 0;
 }
 
@@ -292,6 +327,7 @@ static int rec_subscribe(dssm_stream *s, int from, uint64_t tid)
 	uint64_t n = dssm__query_count(r->q);
 	r->has_pos = 0;
 	r->want_set = 0;
+	r->carried = 0;
 	if (from == DSSM_FROM_TID || (from == DSSM_FROM_NOW && n == 0)) {
 		r->want_set = 1;
 		r->want = from == DSSM_FROM_TID ? tid : 0;
@@ -406,12 +442,6 @@ static int rec_info(dssm_stream *s, dssm_stream_info *info)
 	return 0;
 }
 
-static const char *rec_schema(dssm_stream *s)
-{
-	const char *sc = dssm_container_schema(rec_of(s)->c, rec_of(s)->idx);
-	return sc ? sc : "";
-}
-
 static int rec_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
 {
 	size_t n = 0;
@@ -501,9 +531,9 @@ static const char *op_schema(dssm_stream *s)
 {
 	struct recording *r = rec_of(s);
 	pthread_mutex_lock(&r->lock);
-	const char *sc = rec_schema(s);
+	const char *sc = dssm_container_schema(r->c, r->idx);
 	pthread_mutex_unlock(&r->lock);
-	return sc;
+	return sc ? sc : "";
 }
 
 /* Writes, borrows and property_set are left NULL: ssmcore refuses them
@@ -548,16 +578,10 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
 	s->ops = &recording_ops;
 	s->backend = r;
 	pthread_mutex_init(&r->lock, NULL);
-	if ((rc = dssm_container_open(dir, &r->c)) < 0) {
-		pthread_mutex_destroy(&r->lock);
-		free(r);
-		free(s);
-		return rc;
-	}
-	r->idx = dssm_container_find(r->c, name, id);
-	if (r->idx < 0)
+	rc = dssm_container_open(dir, &r->c);
+	if (rc == 0 && (r->idx = dssm_container_find(r->c, name, id)) < 0)
 		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
-	else
+	else if (rc == 0)
 		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
 	if (rc < 0) {
 		dssm_container_close(r->c);

@@ -1,8 +1,8 @@
 /*
  * container_write.c - writing a container: create (new or empty directories
  * only), add streams, append with disk reserved ahead (a full disk refuses
- * the next sample, never loses one accepted), sync data before index, and
- * close with a CLOSED that lists exactly what is durable.
+ * the next sample, never loses one accepted). Syncing and closing are in
+ * container_sync.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +25,7 @@
  * entry are held, so a full disk refuses the next sample (DSSM_ENOSPC)
  * instead of losing samples that were already accepted. Where the file
  * system cannot reserve, *reserved becomes UINT64_MAX and a failed write is
- * handled as it happens (flush_data counts out what it lost). */
+ * handled as it happens (dssm__store_flush_data counts out what it lost). */
 static int reserve_space(const dssm_container *c, const struct cstream *s, int fd,
                          uint64_t *reserved, uint64_t upto, uint64_t step, const char *what)
 {
@@ -57,7 +57,7 @@ static uint64_t reserve_step(uint64_t size, uint64_t min, uint64_t max)
 
 /* Give back the blocks reserved past a file's end (best effort). ext4 frees
  * them on a truncate to the same size, tmpfs on a hole punched past the end. */
-static void release_space(int fd, uint64_t reserved)
+void dssm__store_release_space(int fd, uint64_t reserved)
 {
 	struct stat st;
 	if (fd < 0 || reserved == UINT64_MAX || fstat(fd, &st) < 0 || (uint64_t)st.st_size >= reserved)
@@ -180,8 +180,8 @@ int dssm_container_create(const char *dir, dssm_container **out)
 /* Write PATH whole and durably: a temporary file TMP, synced, renamed over
  * PATH (a reader sees the old file or the new one, never half of one), and
  * DIR synced when given (so the rename itself survives a power loss). */
-static int write_atomically(const char *path, const char *tmp, const struct wbuf *w,
-                            const char *dir)
+int dssm__store_write_atomically(const char *path, const char *tmp, const struct wbuf *w,
+                                 const char *dir)
 {
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
@@ -214,15 +214,15 @@ static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *sche
 }
 
 /* Write NNNN.meta atomically: a temporary file, synced, renamed. */
-static int write_meta(dssm_container *c, int idx, const dssm_stream_info *info, const char *schema,
-                      const void *prop, size_t plen)
+int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
+                           const char *schema, const void *prop, size_t plen)
 {
 	struct wbuf w = {0};
 	put_meta(&w, info, schema, prop, plen);
 	char *meta = dssm__store_path(c, idx, "meta"), *tmp = dssm__store_path(c, idx, "meta.tmp");
 	int rc = !meta || !tmp || w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	if (rc == 0)
-		rc = write_atomically(meta, tmp, &w, NULL);
+		rc = dssm__store_write_atomically(meta, tmp, &w, NULL);
 	free(meta);
 	free(tmp);
 	wbuf_free(&w);
@@ -254,7 +254,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	if (rc == 0)
 		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
 	if (rc == 0)
-		rc = write_meta(c, idx, info, schema, property, property_len);
+		rc = dssm__store_write_meta(c, idx, info, schema, property, property_len);
 	/* a stream added without a sample size (an import) gets the largest
 	 * sample's size written into its meta at close, for `dssm play` */
 	if (rc == 0 && info->max_size == 0 &&
@@ -312,7 +312,7 @@ static void drop_pending(struct cstream *s, size_t keep)
 /* Write the gathered small records. On failure (only where the disk could
  * not be reserved, or on an I/O error) the file is cut back to the last
  * whole record, and the entries of the lost records are counted out. */
-static int flush_data(dssm_container *c, int idx)
+int dssm__store_flush_data(dssm_container *c, int idx)
 {
 	struct cstream *s = &c->s[idx];
 	if (!s->dlen)
@@ -347,7 +347,7 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
                         size_t len, size_t *total)
 {
 	struct cstream *s = &c->s[stream];
-	int rc = flush_data(c, stream); /* gathered small records go first */
+	int rc = dssm__store_flush_data(c, stream); /* gathered small records go first */
 	if (rc < 0)
 		return rc;
 	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
@@ -410,6 +410,88 @@ static int grow_pending(struct cstream *s)
 	return 0;
 }
 
+/* Hold the disk space for one more record of `total` bytes and its index
+ * entry: a sample is accepted only with room for both. */
+static int reserve_for_append(dssm_container *c, struct cstream *s, size_t total, int direct)
+{
+	int rc = grow_pending(s);
+	if (rc == 0)
+		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
+		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
+		                   reserve_step(s->data_end, DATA_RESERVE_MIN, DATA_RESERVE_MAX), "record");
+	if (rc == 0)
+		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
+		                   s->index_flushed + s->ilen + ENTRY,
+		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
+		                   "index entry");
+	return rc;
+}
+
+/* Write a record (head, data, pad zero bytes): big ones with O_DIRECT or
+ * straight to the file, small ones gathered in the write buffer. *total
+ * becomes what it takes from the data's end (write_direct's gap included). */
+static int write_record(dssm_container *c, int stream, const uint8_t *head, const void *data,
+                        size_t len, size_t pad, int direct, size_t *total)
+{
+	static const uint8_t zeros[8] = {0};
+	struct cstream *s = &c->s[stream];
+	int rc = 0;
+	if (s->dlen + *total > DATA_BUFFER)
+		rc = dssm__store_flush_data(c, stream);
+	if (rc < 0)
+		return rc;
+	if (direct) {
+		/* big, O_DIRECT: the record starts on a block boundary (zero words
+		 * before it) and fills whole blocks (zero words after it) */
+		return write_direct(c, stream, head, data, len, total);
+	}
+	if (*total > DATA_BUFFER / 2) {
+		/* big: straight to the file */
+		struct iovec iov[3] = {{(void *)head, RECORD_HEADER}, {(void *)data, len},
+		                       {(void *)zeros, pad}};
+		ssize_t k = writev(s->data_fd, iov, 3);
+		if (k != (ssize_t)*total) {
+			int saved = k < 0 ? errno : ENOSPC;
+			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+			errno = saved;
+			return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+			                        "appending to stream %d of %s", stream, c->dir);
+		}
+		s->flushed += *total;
+		return 0;
+	}
+	uint8_t *p = s->dbuf + s->dlen;
+	memcpy(p, head, RECORD_HEADER);
+	if (len)
+		memcpy(p + RECORD_HEADER, data, len);
+	memset(p + RECORD_HEADER + len, 0, pad);
+	s->dlen += *total;
+	return 0;
+}
+
+/* The pending index entry of the record just written at s->data_end, and
+ * the stream's counts. */
+static void add_entry(struct cstream *s, uint64_t tid, dssm_time_t time, size_t len, size_t pad,
+                      size_t total)
+{
+	uint8_t *entry = s->ibuf + s->ilen;
+	le_put64(entry, (uint64_t)time);
+	le_put64(entry + 8, tid);
+	le_put64(entry + 16, s->data_end);
+	le_put32(entry + 24, (uint32_t)len);
+	le_put32(entry + 28, dssm__crc32c_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
+	s->ilen += ENTRY;
+	s->record_end = s->data_end + RECORD_HEADER + len + pad;
+	if (s->count % SPARSE_STRIDE == 0)
+		s->sparse[s->nsparse++] = time;
+	if (!s->count)
+		s->first = time;
+	s->count++;
+	s->last = time;
+	s->data_end += total;
+}
+
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
                           const void *data, size_t len)
 {
@@ -428,229 +510,23 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		                  stream, (long long)time, (long long)s->last);
 	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
 	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
-	/* accepted only with room on disk for its record and its entry */
-	int rc = grow_pending(s);
-	if (rc == 0)
-		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
-		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
-		                   reserve_step(s->data_end, DATA_RESERVE_MIN, DATA_RESERVE_MAX), "record");
-	if (rc == 0)
-		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
-		                   s->index_flushed + s->ilen + ENTRY,
-		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
-		                   "index entry");
+	int rc = reserve_for_append(c, s, total, direct);
 	if (rc < 0)
 		return rc;
 	if (len > s->max_len)
 		s->max_len = (uint32_t)len;
 	uint8_t head[RECORD_HEADER] = {0};
-	static const uint8_t zeros[8] = {0};
 	le_put32(head, RECORD_MAGIC);
 	le_put32(head + 4, (uint32_t)len);
 	le_put64(head + 8, tid);
 	le_put64(head + 16, (uint64_t)time);
 	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
 	le_put32(head + 24, crc);
-	if (s->dlen + total > DATA_BUFFER)
-		rc = flush_data(c, stream);
-	if (rc == 0 && direct) {
-		/* big, O_DIRECT: the record starts on a block boundary (zero words
-		 * before it) and fills whole blocks (zero words after it) */
-		rc = write_direct(c, stream, head, data, len, &total);
-	} else if (rc == 0 && total > DATA_BUFFER / 2) {
-		/* big: straight to the file */
-		struct iovec iov[3] = {{head, RECORD_HEADER}, {(void *)data, len}, {(void *)zeros, pad}};
-		ssize_t k = writev(s->data_fd, iov, 3);
-		if (k != (ssize_t)total) {
-			int saved = k < 0 ? errno : ENOSPC;
-			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
-				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
-			errno = saved;
-			rc = dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-			                      "appending to stream %d of %s", stream, c->dir);
-		} else {
-			s->flushed += total;
-		}
-	} else if (rc == 0) {
-		uint8_t *p = s->dbuf + s->dlen;
-		memcpy(p, head, RECORD_HEADER);
-		if (len)
-			memcpy(p + RECORD_HEADER, data, len);
-		memset(p + RECORD_HEADER + len, 0, pad);
-		s->dlen += total;
-	}
-	if (rc < 0)
+	if ((rc = write_record(c, stream, head, data, len, pad, direct, &total)) < 0)
 		return rc;
-	uint8_t *entry = s->ibuf + s->ilen;
-	le_put64(entry, (uint64_t)time);
-	le_put64(entry + 8, tid);
-	le_put64(entry + 16, s->data_end);
-	le_put32(entry + 24, (uint32_t)len);
-	le_put32(entry + 28, dssm__crc32c_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
-	s->ilen += ENTRY;
-	s->record_end = s->data_end + RECORD_HEADER + len + pad;
-	if (s->count % SPARSE_STRIDE == 0)
-		s->sparse[s->nsparse++] = time;
-	if (!s->count)
-		s->first = time;
-	s->count++;
-	s->last = time;
-	s->data_end += total;
+	add_entry(s, tid, time, len, pad, total);
 	if (c->sync_interval == 0 || s->ilen >= INDEX_PENDING_MAX ||
 	    dssm__monotonic() - c->last_sync >= c->sync_interval)
 		return dssm_container_sync(c);
 	return 0;
 }
-
-/* Write and sync a stream's pending index entries (its data is synced). */
-static int flush_index(dssm_container *c, int i)
-{
-	struct cstream *s = &c->s[i];
-	if (!s->ilen)
-		return 0;
-	int rc = dssm__store_write_all(s->index_fd, s->ibuf, s->ilen, "an index");
-	if (rc < 0) {
-		/* Cut back to whole entries, so later ones stay aligned; the
-		 * entries stay pending for the next sync. */
-		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
-			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
-		return rc;
-	}
-	if (fdatasync(s->index_fd) < 0) {
-		/* written but not known durable: not counted as durable */
-		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
-			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
-		return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
-	}
-	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
-	s->index_flushed += s->ilen;
-	s->durable_count = s->index_flushed / ENTRY;
-	s->durable_last = (dssm_time_t)le_get64(last);
-	s->durable_end = dssm__store_entry_end(last);
-	s->ilen = 0;
-	return 0;
-}
-
-int dssm_container_sync(dssm_container *c)
-{
-	if (!c || !c->writing)
-		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
-	/* Each stream on its own: one that cannot be written does not keep
-	 * the others' samples from the disk. The first error is returned. */
-	int first = 0;
-	char why[512] = "";
-	for (int i = 0; i < c->n; i++) {
-		/* 1. the stream's records reach its file and the disk ... */
-		int rc = flush_data(c, i);
-		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
-		/* 2. ... before the index entries that point to them */
-		if (rc == 0)
-			rc = flush_index(c, i);
-		if (rc < 0 && first == 0) {
-			first = rc;
-			snprintf(why, sizeof why, "%s", dssm_last_error());
-		}
-	}
-	c->last_sync = dssm__monotonic();
-	return first < 0 ? dssm__fail(first, "%s", why) : 0;
-}
-
-int dssm_container_sync_if_due(dssm_container *c)
-{
-	if (!c || !c->writing)
-		return dssm__fail(DSSM_EINVAL, "dssm_container_sync_if_due: not a writer");
-	if (dssm__monotonic() - c->last_sync < c->sync_interval)
-		return 0;
-	for (int i = 0; i < c->n; i++)
-		if (c->s[i].dlen || c->s[i].ilen)
-			return dssm_container_sync(c);
-	c->last_sync = dssm__monotonic();
-	return 0;
-}
-
-void dssm_container_set_sync(dssm_container *c, dssm_time_t interval)
-{
-	if (c)
-		c->sync_interval = interval < 0 ? 0 : interval;
-}
-
-/* CLOSED (format version 2): what is durable of each stream - exactly what
- * its files hold, also after a failed sync - and a CRC-32C of the text. */
-static int write_closed(dssm_container *c)
-{
-	struct wbuf w = {0};
-	char line[160];
-	int n = snprintf(line, sizeof line, "closed %lld\nstreams %d\n", (long long)dssm_now(), c->n);
-	wbuf_bytes(&w, line, (size_t)n);
-	for (int i = 0; i < c->n; i++) {
-		struct cstream *s = &c->s[i];
-		uint64_t count = s->durable_count;
-		n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
-		             (unsigned long long)count, count ? (long long)s->first : 0LL,
-		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
-		wbuf_bytes(&w, line, (size_t)n);
-		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
-		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;
-		if (kept > s->nsparse)
-			kept = s->nsparse;
-		while (kept / f > SPARSE_MAX)
-			f *= 2;
-		if (kept > 1) {
-			n = snprintf(line, sizeof line, "sparse %d %llu", i,
-			             (unsigned long long)(SPARSE_STRIDE * f));
-			wbuf_bytes(&w, line, (size_t)n);
-			for (uint64_t k = 0; k < kept; k += f) {
-				n = snprintf(line, sizeof line, " %lld", (long long)s->sparse[k]);
-				wbuf_bytes(&w, line, (size_t)n);
-			}
-			wbuf_u8(&w, '\n');
-		}
-	}
-	if (!w.oom) {
-		n = snprintf(line, sizeof line, "crc %08x\n", dssm__crc32c(w.data, w.len));
-		wbuf_bytes(&w, line, (size_t)n);
-	}
-	char *path = dssm__store_path(c, -1, "CLOSED"), *tmp = dssm__store_path(c, -1, "CLOSED.tmp");
-	int rc = w.oom || !path || !tmp ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
-	if (rc == 0)
-		rc = write_atomically(path, tmp, &w, c->dir);
-	free(path);
-	free(tmp);
-	wbuf_free(&w);
-	return rc;
-}
-
-/* Sync, give back the space kept for the end, rewrite the metas of streams
- * added without a sample size, then CLOSED. Every step runs whatever failed
- * before it (CLOSED then says what the files hold); the first error wins. */
-int dssm__store_close_writer(dssm_container *c)
-{
-	int first = dssm_container_sync(c);
-	char why[512] = "";
-	if (first < 0)
-		snprintf(why, sizeof why, "%s", dssm_last_error());
-	char *reserve = dssm__store_path(c, -1, "RESERVE");
-	if (reserve)
-		unlink(reserve);
-	free(reserve);
-	for (int i = 0; i < c->n; i++) {
-		struct cstream *s = &c->s[i];
-		release_space(s->data_fd, s->data_reserved);
-		release_space(s->index_fd, s->index_reserved);
-		if (s->info.max_size == 0 && s->max_len > 0) {
-			dssm_stream_info info = s->info;
-			info.max_size = s->max_len;
-			int rc = write_meta(c, i, &info, s->schema, s->prop, s->prop_len);
-			if (rc < 0 && first == 0) {
-				first = rc;
-				snprintf(why, sizeof why, "%s", dssm_last_error());
-			}
-		}
-	}
-	int rc = write_closed(c);
-	if (rc < 0 && first == 0)
-		return rc;
-	return first < 0 ? dssm__fail(first, "%s", why) : 0;
-}
-

@@ -11,7 +11,6 @@
  * threads to finish; r->stop_reason is set once, under the lock.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -64,27 +63,6 @@ void dssm_recorder_config_init(dssm_recorder_config *cfg)
 		return;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->sync = DSSM_NSEC_PER_SEC;
-}
-
-int dssm_name_matches(const char *pattern, const char *name, int id)
-{
-	char addr[DSSM_NAME_MAX + 16];
-	if (!pattern || !name)
-		return 0;
-	snprintf(addr, sizeof addr, "%s:%d", name, id);
-	return fnmatch(pattern, addr, 0) == 0 || fnmatch(pattern, name, 0) == 0;
-}
-
-int dssm_name_list_matches(const char *list, const char *name, int id)
-{
-	if (!list)
-		return 1;
-	char *copy = strdup(list), *save = NULL;
-	int hit = 0;
-	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = dssm_name_matches(t, name, id);
-	free(copy);
-	return hit;
 }
 
 /* Stop every thread; the first reason given is the one reported. */

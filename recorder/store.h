@@ -4,7 +4,8 @@
  * state of a container and its streams, and the helpers every part uses.
  *
  *   container.c        the object: paths, files, life, accessors, removal
- *   container_write.c  create, append, sync, close (CLOSED)
+ *   container_write.c  create, add streams, append
+ *   container_sync.c   sync, close (CLOSED)
  *   container_open.c   open, recover, check CLOSED against the files
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
@@ -136,8 +137,23 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
-/* Sync, write CLOSED and give back reserved space (container_write.c). */
+/* dssm_container_refresh for stream idx alone (and CLOSED): what a
+ * recorded stream read as a dssm_stream needs before each read. */
+int dssm__store_refresh_stream(dssm_container *c, int idx);
+/* Sync, write CLOSED and give back reserved space (container_sync.c). */
 int dssm__store_close_writer(dssm_container *c);
+/* container_write.c, for container_sync.c: write PATH whole and durably
+ * through TMP (DIR synced when given); write NNNN.meta so; give back the
+ * blocks reserved past a file's end (best effort). */
+struct wbuf;
+int dssm__store_write_atomically(const char *path, const char *tmp, const struct wbuf *w,
+                                 const char *dir);
+int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
+                           const char *schema, const void *prop, size_t plen);
+void dssm__store_release_space(int fd, uint64_t reserved);
+/* Write a stream's gathered small records (on failure the file is cut back
+ * to its last whole record and the lost records' entries counted out). */
+int dssm__store_flush_data(dssm_container *c, int idx);
 
 /* container_query.c: a query of one stream read by position, for a
  * recording opened as a dssm_stream (container_stream.c). seek makes the

@@ -440,18 +440,26 @@ static dssm_container *gap_container(const char *dir, int *idx)
 	return c;
 }
 
+/* Stream "gap" of the container DIR, opened by its address DIR/gap. */
+static dssm_stream *open_gap(const char *dir)
+{
+	char address[300];
+	snprintf(address, sizeof address, "%s/gap", dir);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	return s;
+}
+
 /* TIDs are the recorded ones: a missed one is DSSM_ETOOOLD, read_next
  * counts it in missed, read_back steps over it. */
 static void test_recording_gaps(void **state)
 {
 	(void)state;
-	char dir[256], address[300];
+	char dir[256];
 	snprintf(dir, sizeof dir, "%s-gap", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx));
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	uint64_t missed = 9;
@@ -498,13 +506,11 @@ static void test_recording_gaps(void **state)
 static void test_recording_wait_live(void **state)
 {
 	(void)state;
-	char dir[256], address[300];
+	char dir[256];
 	snprintf(dir, sizeof dir, "%s-live", rec_dir);
 	int idx;
 	dssm_container *c = gap_container(dir, &idx);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
@@ -532,7 +538,7 @@ static void test_recording_wait_live(void **state)
 static void test_recording_damaged(void **state)
 {
 	(void)state;
-	char dir[256], address[300], index[300];
+	char dir[256], index[300];
 	snprintf(dir, sizeof dir, "%s-bad", rec_dir);
 	int idx;
 	dssm_container_close(gap_container(dir, &idx));
@@ -549,9 +555,7 @@ static void test_recording_damaged(void **state)
 		fputc(c ^ bits[b].flip, f);
 	}
 	fclose(f);
-	snprintf(address, sizeof address, "%s/gap", dir);
-	dssm_stream *s = NULL;
-	assert_int_equal(dssm_open_address(address, DSSM_READ, &s), 0);
+	dssm_stream *s = open_gap(dir);
 	unsigned char buf[16];
 	dssm_sample_info si;
 	assert_int_equal(dssm_read_tid(s, 2, buf, sizeof buf, &si), 0);
@@ -570,6 +574,145 @@ static void test_recording_damaged(void **state)
 	/* away from it, read_time still answers */
 	assert_int_equal(dssm_read_time(s, T0 + 1 * MS, buf, sizeof buf, &si), 0);
 	assert_int_equal(si.tid, 1);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* Flip one byte of a container's file (bit 0x10) at `off`. */
+static void flip_byte(const char *path, long off)
+{
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	int c = fgetc(f);
+	assert_int_equal(fseek(f, off, SEEK_SET), 0);
+	fputc(c ^ 0x10, f);
+	fclose(f);
+}
+
+/* read_next passes over a damaged entry as over a TID the recorder missed:
+ * it returns the next good sample and counts the damaged one in missed.
+ * Before, it returned DSSM_ECORRUPT at the damaged entry on every call, so
+ * a reader could never get past it; and a damaged index entry also failed
+ * the read of the good sample before it (the query loads the next entry). */
+static void test_recording_read_next_skips_damage(void **state)
+{
+	(void)state;
+	char dir[256], data[300], index[300];
+	snprintf(dir, sizeof dir, "%s-skip", rec_dir);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx)); /* TIDs 0 1 2 5 6 */
+	snprintf(data, sizeof data, "%s/streams/0000.data", dir);
+	snprintf(index, sizeof index, "%s/streams/0000.index", dir);
+	/* TID 1: a byte of its sample (the record's CRC fails); TID 5: a byte
+	 * of its index entry's time (the entry's CRC fails) */
+	FILE *f = fopen(index, "rb");
+	assert_non_null(f);
+	unsigned char e[32];
+	assert_int_equal(fseek(f, 1 * 32, SEEK_SET), 0);
+	assert_int_equal(fread(e, 1, sizeof e, f), sizeof e);
+	fclose(f);
+	long off = 0;
+	for (int b = 7; b >= 0; b--)
+		off = off * 256 + e[16 + b];
+	flip_byte(data, off + 32 + 3);
+	flip_byte(index, 3 * 32 + 2);
+	dssm_stream *s = open_gap(dir);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	static const struct { uint64_t tid, missed; } want[] = {{0, 0}, {2, 1}, {6, 3}};
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+		assert_int_equal(si.tid, want[k].tid);
+		assert_true(testutil_check(buf, sizeof buf, want[k].tid));
+		assert_int_equal(missed, want[k].missed);
+	}
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	assert_int_equal(missed, 0);
+	/* read_tid of a damaged sample still says so */
+	assert_int_equal(dssm_read_tid(s, 1, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* The newest sample of a recording still being written is damaged: read_next
+ * says there is nothing newer, a wait for a newer sample is not met by the
+ * damaged one (it was, at once, and a reader looping on wait and read_next
+ * spun), and the next good sample counts the damaged one in missed. */
+static void test_recording_damaged_newest(void **state)
+{
+	(void)state;
+	char dir[256], data[300];
+	snprintf(dir, sizeof dir, "%s-tail", rec_dir);
+	int idx;
+	dssm_container *c = gap_container(dir, &idx); /* TIDs 0 1 2 5 6, open */
+	snprintf(data, sizeof data, "%s/streams/0000.data", dir);
+	dssm_stream *s = open_gap(dir);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	/* records are 32 + 16 bytes: TID 6's sample is the fifth */
+	flip_byte(data, 4 * 48 + 32 + 5);
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 5), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	assert_int_equal(dssm_wait_new(s, 20 * MS), DSSM_ETIMEDOUT);
+	testutil_fill(buf, sizeof buf, 7);
+	assert_int_equal(dssm_container_append(c, idx, 7, T0 + 7 * MS, buf, sizeof buf), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 7);
+	assert_int_equal(missed, 1);
+	assert_int_equal(dssm_container_close(c), 0);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
+/* A handle on one stream of a recording that grows: other streams get
+ * samples, and a new stream is added, while it reads its own stream's new
+ * samples as they come (each read refreshes only its own stream). */
+static void test_recording_grows(void **state)
+{
+	(void)state;
+	char dir[256];
+	snprintf(dir, sizeof dir, "%s-grow", rec_dir);
+	int a;
+	dssm_container *c = gap_container(dir, &a); /* "gap": TIDs 0 1 2 5 6 */
+	dssm_stream_info info = {0};
+	snprintf(info.name, sizeof info.name, "other");
+	info.max_size = MAXSZ;
+	info.slots = SLOTS;
+	int b = dssm_container_add_stream(c, &info, "", NULL, 0);
+	assert_true(b >= 0);
+	dssm_stream *s = open_gap(dir);
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_NOW, 0), 0);
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	for (uint64_t k = 7; k < 40; k++) {
+		testutil_fill(buf, sizeof buf, k);
+		if (k == 20) {
+			snprintf(info.name, sizeof info.name, "late");
+			assert_true(dssm_container_add_stream(c, &info, "", NULL, 0) >= 0);
+		}
+		assert_int_equal(dssm_container_append(c, b, k, T0 + (dssm_time_t)k * MS, buf,
+		                                       sizeof buf), 0);
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+		testutil_fill(buf, sizeof buf, k);
+		assert_int_equal(dssm_container_append(c, a, k, T0 + (dssm_time_t)k * MS, buf,
+		                                       sizeof buf), 0);
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+		assert_int_equal(si.tid, k);
+		assert_true(testutil_check(buf, sizeof buf, k));
+		assert_int_equal(missed, 0);
+	}
+	dssm_stream_info got;
+	assert_int_equal(dssm_info(s, &got), 0);
+	assert_int_equal(got.tid_newest, 39);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_wait_new(s, 30 * DSSM_NSEC_PER_SEC), DSSM_EFUTURE);
 	dssm_close(s);
 	assert_int_equal(dssm_container_remove(dir), 0);
 }
@@ -750,6 +893,9 @@ int main(void)
 		cmocka_unit_test(test_recording_gaps),
 		cmocka_unit_test(test_recording_wait_live),
 		cmocka_unit_test(test_recording_damaged),
+		cmocka_unit_test(test_recording_read_next_skips_damage),
+		cmocka_unit_test(test_recording_damaged_newest),
+		cmocka_unit_test(test_recording_grows),
 		cmocka_unit_test(test_recording_two_threads),
 		cmocka_unit_test(test_record_a_recording),
 		cmocka_unit_test(test_wait_int64_max),

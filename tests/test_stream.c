@@ -198,6 +198,43 @@ static int child_write_refused(dssm_stream *inherited)
 	return dssm_write(inherited, "c", 1, 100) == DSSM_EBUSY ? 0 : 1;
 }
 
+/* 0 if a new write handle of "forked" is refused: it is written exclusively. */
+static int child_open_refused_forked(dssm_stream *unused)
+{
+	(void)unused;
+	dssm_stream *c = NULL;
+	return dssm_open("forked", 0, DSSM_WRITE, &c) == DSSM_EBUSY ? 0 : 1;
+}
+
+/* Closes the handle it inherited: 0. */
+static int child_close(dssm_stream *inherited)
+{
+	dssm_close(inherited);
+	return 0;
+}
+
+/* A forked child that closes an inherited write handle leaves its parent
+ * registered as the writer, exclusive mark included (the child takes its
+ * own identity at fork: include/dssm/dssm.h, Caveats). */
+static void test_forked_child_close_keeps_writer(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("forked", 8, 4), *x;
+	assert_int_equal(dssm_write(w, "a", 1, 1), 0);
+	dssm_stream_info i;
+	assert_int_equal(in_child(child_close, w), 0);
+	assert_int_equal(dssm_info(w, &i), 0);
+	assert_int_equal(i.writer_pid, getpid());
+	assert_int_equal(i.writer_alive, 1);
+	dssm_close(w);
+	assert_int_equal(dssm_open("forked", 0, DSSM_WRITE | DSSM_EXCLUSIVE, &x), 0);
+	assert_int_equal(in_child(child_close, x), 0);
+	assert_int_equal(in_child(child_open_refused_forked, NULL), 0);
+	assert_int_equal(dssm_info(x, &i), 0);
+	assert_int_equal(i.writer_pid, getpid());
+	dssm_close(x);
+}
+
 /* Any number of handles and processes write one stream, each write its own
  * TID; DSSM_EXCLUSIVE keeps the old one-writer rule for a program asking. */
 static void test_many_writers_and_exclusive(void **state)
@@ -564,6 +601,7 @@ int main(void)
 		cmocka_unit_test_setup(test_metadata, testutil_reset),
 		cmocka_unit_test_setup(test_list_remove_cleanup, testutil_reset),
 		cmocka_unit_test_setup(test_crashed_writer_is_cleaned, testutil_reset),
+		cmocka_unit_test_setup(test_forked_child_close_keeps_writer, testutil_reset),
 		cmocka_unit_test_setup(test_corrupt_segment, testutil_reset),
 		cmocka_unit_test_setup(test_not_ready_nowait, testutil_reset),
 		cmocka_unit_test(test_strerror),

@@ -245,11 +245,17 @@ static void warn_undecodable(dssm_container *c, int stream)
 	        schema && *schema ? "with a definition" : "no definition");
 }
 
-int cmd_export(int argc, char **argv)
+/* What `dssm export` was asked for. */
+struct export_cli {
+	const char *bag, *mcap, *ssmlog, *compression, *streams, *topics;
+	struct cli_time start, end;
+	long chunk;
+	int force;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int export_parse_options(int argc, char **argv, struct export_cli *e)
 {
-	const char *bag = NULL, *mcap = NULL, *ssmlog = NULL, *compression = NULL, *streams = NULL, *topics = NULL;
-	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
-	long chunk = 0;
 	static const struct option longopts[] = {{"bag", required_argument, 0, 'b'},
 	                                         {"mcap", required_argument, 0, 'm'},
 	                                         {"ssm-log", required_argument, 0, 'L'},
@@ -262,7 +268,7 @@ int cmd_export(int argc, char **argv)
 	                                         {"threads", required_argument, 0, 'T'},
 	                                         {"force", no_argument, 0, 'f'},
 	                                         {0, 0, 0, 0}};
-	int opt, force = 0;
+	int opt;
 	long threads = -1;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'T') {
@@ -272,59 +278,63 @@ int cmd_export(int argc, char **argv)
 				return cli_usage("export", "--threads is 0 to 64");
 			bridge_threads = (int)threads;
 		} else if (opt == 'f')
-			force = 1;
+			e->force = 1;
 		else if (opt == 'b')
-			bag = optarg;
+			e->bag = optarg;
 		else if (opt == 'm')
-			mcap = optarg;
+			e->mcap = optarg;
 		else if (opt == 'L')
-			ssmlog = optarg;
+			e->ssmlog = optarg;
 		else if (opt == 'c')
-			compression = optarg;
+			e->compression = optarg;
 		else if (opt == 's')
-			streams = optarg;
+			e->streams = optarg;
 		else if (opt == 't')
-			topics = optarg;
-		else if ((opt == 'k' && cli_parse_long("export", "--chunk-size", optarg, &chunk) < 0) ||
-		         (opt == 'a' && cli_parse_time("export", "--start", optarg, &start) < 0) ||
-		         (opt == 'e' && cli_parse_time("export", "--end", optarg, &end) < 0))
+			e->topics = optarg;
+		else if ((opt == 'k' && cli_parse_long("export", "--chunk-size", optarg, &e->chunk) < 0) ||
+		         (opt == 'a' && cli_parse_time("export", "--start", optarg, &e->start) < 0) ||
+		         (opt == 'e' && cli_parse_time("export", "--end", optarg, &e->end) < 0))
 			return EXIT_USAGE;
 		else if (opt == '?')
 			return cli_usage("export", "unknown option");
 	}
-	if (optind != argc - 1 || !!bag + !!mcap + !!ssmlog != 1)
+	if (optind != argc - 1 || !!e->bag + !!e->mcap + !!e->ssmlog != 1)
 		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");
-	if (ssmlog && compression)
+	if (e->ssmlog && e->compression)
 		return cli_usage("export", "an SSM log is not compressed: leave out --compression");
-	if (chunk < 0 || chunk > (1L << 30))
+	if (e->chunk < 0 || e->chunk > (1L << 30))
 		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
-	const char *out_path = bag ? bag : mcap ? mcap : ssmlog;
-	struct stat out_st;
-	if (!force && stat(out_path, &out_st) == 0 && S_ISREG(out_st.st_mode))
-		return cli_error("export", "%s exists; --force replaces it (once the new file is "
-		                 "complete)", out_path);
-	struct bridge_export_options o;
-	memset(&o, 0, sizeof o);
-	o.mcap = mcap != NULL;
-	o.codec = o.mcap ? BRIDGE_ZSTD : BRIDGE_LZ4;
-	if (compression) {
-		int codec = !strcmp(compression, "none") ? BRIDGE_NONE
-		            : bridge_codec_parse(compression, o.mcap);
-		if (codec < 0)
-			return cli_usage("export", "%s chunks are compressed with %s, not '%s'",
-			                 o.mcap ? "MCAP" : "bag", o.mcap ? "zstd, lz4 or none" : "lz4, bz2 or none",
-			                 compression);
-		o.codec = (enum bridge_codec)codec;
-	}
-	o.chunk_bytes = (size_t)chunk;
-	const char *dir = argv[optind];
-	struct cli_recording recording;
-	int rc = cli_recording_open("export", dir, &recording);
-	if (rc)
-		return rc;
-	dssm_container *c = recording.c;
+	return 0;
+}
+
+/* The output's format and compression (--compression, else the format's
+ * default). 0, or the exit status after a usage error was printed. */
+static int export_format(const struct export_cli *e, struct bridge_export_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->mcap = e->mcap != NULL;
+	o->codec = o->mcap ? BRIDGE_ZSTD : BRIDGE_LZ4;
+	o->chunk_bytes = (size_t)e->chunk;
+	if (!e->compression)
+		return 0;
+	int codec = !strcmp(e->compression, "none") ? BRIDGE_NONE
+	            : bridge_codec_parse(e->compression, o->mcap);
+	if (codec < 0)
+		return cli_usage("export", "%s chunks are compressed with %s, not '%s'",
+		                 o->mcap ? "MCAP" : "bag", o->mcap ? "zstd, lz4 or none" : "lz4, bz2 or none",
+		                 e->compression);
+	o->codec = (enum bridge_codec)codec;
+	return 0;
+}
+
+/* The window (checked against the recording's span, for +S) and the streams
+ * exported: o->streams (*sel, to free) and o->nstreams. 0, or the exit
+ * status after an error was printed. */
+static int export_select(const struct export_cli *e, dssm_container *c, const char *dir,
+                         struct bridge_export_options *o, int **sel_out)
+{
 	int n = dssm_container_stream_count(c), ns = 0;
-	dssm_time_t first = INT64_MIN, last = INT64_MIN; /* the recording's span, for +S */
+	dssm_time_t first = INT64_MIN, last = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
 		if (dssm_container_stream(c, i, &r) == 0 && r.count) {
@@ -332,30 +342,55 @@ int cmd_export(int argc, char **argv)
 			last = r.last > last ? r.last : last;
 		}
 	}
-	if ((rc = cli_time_window("export", &start, &end, first, last, &o.start, &o.end)) != 0) {
-		cli_recording_close(&recording);
+	int rc = cli_time_window("export", &e->start, &e->end, first, last, &o->start, &o->end);
+	if (rc != 0)
 		return rc;
-	}
 	int *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
 	for (int i = 0; sel && i < n; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(c, i, &r) == 0 && cli_stream_selected(&r.info, streams) &&
-		    (!topics || topic_selected(c, i, topics)))
+		if (dssm_container_stream(c, i, &r) == 0 && cli_stream_selected(&r.info, e->streams) &&
+		    (!e->topics || topic_selected(c, i, e->topics)))
 			sel[ns++] = i;
 	}
 	if (!sel || ns == 0) {
 		free(sel);
-		cli_recording_close(&recording);
 		return cli_error("export", "no stream of %s matches", dir);
 	}
-	if (ssmlog && ns != 1) {
+	if (e->ssmlog && ns != 1) {
 		free(sel);
-		cli_recording_close(&recording);
 		return cli_usage("export", "an SSM log holds one stream; %d of %s match: choose one "
 		                 "with --streams NAME:ID", ns, dir);
 	}
-	o.streams = sel;
-	o.nstreams = ns;
+	o->streams = *sel_out = sel;
+	o->nstreams = ns;
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_cli e = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}};
+	struct bridge_export_options o;
+	int rc = export_parse_options(argc, argv, &e);
+	if (rc)
+		return rc;
+	const char *out = e.ssmlog ? e.ssmlog : e.mcap ? e.mcap : e.bag;
+	struct stat out_st;
+	if (!e.force && stat(out, &out_st) == 0 && S_ISREG(out_st.st_mode))
+		return cli_error("export", "%s exists; --force replaces it (once the new file is "
+		                 "complete)", out);
+	if ((rc = export_format(&e, &o)) != 0)
+		return rc;
+	const char *dir = argv[optind];
+	struct cli_recording recording;
+	if ((rc = cli_recording_open("export", dir, &recording)) != 0)
+		return rc;
+	dssm_container *c = recording.c;
+	int *sel = NULL;
+	if ((rc = export_select(&e, c, dir, &o, &sel)) != 0) {
+		cli_recording_close(&recording);
+		return rc;
+	}
+	int ns = o.nstreams;
 	for (int i = 0; o.mcap && i < ns; i++)
 		warn_undecodable(c, sel[i]);
 	struct progress p = {"export", dssm_now(), 0, 0};
@@ -364,8 +399,7 @@ int cmd_export(int argc, char **argv)
 		o.ctx = &p;
 	}
 	struct bridge_export_stats st;
-	const char *out = ssmlog ? ssmlog : o.mcap ? mcap : bag;
-	rc = ssmlog ? bridge_export_ssmlog(c, sel[0], out, &o, &st) : bridge_export(c, out, &o, &st);
+	rc = e.ssmlog ? bridge_export_ssmlog(c, sel[0], out, &o, &st) : bridge_export(c, out, &o, &st);
 	if (o.progress)
 		fputs("\r\033[K", stderr);
 	free(sel);
@@ -375,8 +409,8 @@ int cmd_export(int argc, char **argv)
 	char what[320], fb[16];
 	cli_format_bytes(fb, sizeof fb, (double)st.file_bytes);
 	snprintf(what, sizeof what, "from %d stream%s into %s (%s, %s)", ns, ns == 1 ? "" : "s", out,
-	         fb, ssmlog ? "SSM log" : o.codec == BRIDGE_NONE ? "uncompressed"
-	                                 : bridge_codec_name(o.codec, 1));
+	         fb, e.ssmlog ? "SSM log" : o.codec == BRIDGE_NONE ? "uncompressed"
+	                                   : bridge_codec_name(o.codec, 1));
 	summary("export", st.messages, st.bytes, p.started, what);
 	return 0;
 }

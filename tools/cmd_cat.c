@@ -150,12 +150,17 @@ static int cat_recording(const char *path, int follow, long count, const char *f
 	return cmd_query(k, args);
 }
 
-int cmd_cat(int argc, char **argv)
+/* What `dssm cat` was asked for. */
+struct cat_opts {
+	long last_n;
+	int follow, data_hex, n_given;
+	const char *format_text;
+	enum cli_format f;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 {
-	long last_n = 1;
-	int follow = 0, data_hex = 0, n_given = 0;
-	const char *format_text = NULL;
-	enum cli_format f = FORMAT_TEXT;
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
 	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"format", required_argument, 0, 'F'},
@@ -165,22 +170,22 @@ int cmd_cat(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "fn:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			follow = 1;
+			o->follow = 1;
 			break;
 		case 'x':
-			data_hex = 1;
+			o->data_hex = 1;
 			break;
 		case 'n':
-			if (cli_parse_long("cat", "-n", optarg, &last_n) < 0)
+			if (cli_parse_long("cat", "-n", optarg, &o->last_n) < 0)
 				return EXIT_USAGE;
-			if (last_n < 0)
+			if (o->last_n < 0)
 				return cli_usage("cat", "-n must be >= 0");
-			n_given = 1;
+			o->n_given = 1;
 			break;
 		case 'F':
-			if (cli_parse_format("cat", optarg, &f) < 0)
+			if (cli_parse_format("cat", optarg, &o->f) < 0)
 				return EXIT_USAGE;
-			format_text = optarg;
+			o->format_text = optarg;
 			break;
 		default:
 			return cli_usage("cat", "unknown option");
@@ -188,9 +193,71 @@ int cmd_cat(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		return cli_usage("cat", "needs one stream NAME[:ID], or a recording DIR or FILE");
+	return 0;
+}
+
+/* The samples printed from a live stream. */
+struct cat_counts {
+	uint64_t printed, bytes, missed;
+};
+
+/* Print samples from where the stream is subscribed: up to `newest`, or
+ * with --follow until interrupted, sleeping while there is nothing new. 0,
+ * or the exit status after an error was printed. */
+static int cat_loop(dssm_stream *s, const struct cat_opts *o, void *buf, size_t cap,
+                    uint64_t newest, struct cli_decode *dec, struct cat_counts *n)
+{
+	while (!cli_stop) {
+		dssm_sample_info si;
+		uint64_t missed = 0;
+		int rc = dssm_read_next(s, buf, cap, &si, &missed);
+		if (rc == 0) {
+			cli_print_sample(stdout, o->f, NULL, buf, &si, missed, dec);
+			n->printed++;
+			n->bytes += si.copied;
+			n->missed += missed;
+			if (!o->follow && si.tid >= newest)
+				break;
+			continue;
+		}
+		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
+			return cli_dssm_error("cat", rc);
+		fflush(stdout);
+		/* Sleep until a new sample (or a signal: the wait is re-checked). */
+		rc = dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
+		if (rc == DSSM_EFUTURE)
+			break; /* a closed recording: its end is a normal end */
+		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
+			return cli_dssm_error("cat", rc);
+	}
+	return 0;
+}
+
+/* Subscribe at the first sample to print: the last N of the history.
+ * Subscribing there makes a remote proxy push samples instead of answering
+ * a round trip per sample; locally it just positions the handle. *newest is
+ * the newest sample now; 0 with *have 0: no samples yet. */
+static int cat_subscribe(dssm_stream *s, long last_n, int *have, uint64_t *newest)
+{
+	uint64_t oldest = 0;
+	*newest = 0;
+	*have = dssm_tid_range(s, &oldest, newest) == 0;
+	uint64_t start_tid = oldest;
+	if (*have && last_n != 0 && *newest - oldest + 1 > (uint64_t)last_n)
+		start_tid = *newest + 1 - (uint64_t)last_n;
+	return *have ? dssm_subscribe(s, DSSM_FROM_TID, start_tid)
+	             : dssm_subscribe(s, DSSM_FROM_OLDEST, 0);
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	struct cat_opts o = {.last_n = 1, .f = FORMAT_TEXT};
+	int status = cat_parse_options(argc, argv, &o);
+	if (status)
+		return status;
 	if (cli_is_path(argv[optind]))
-		return cat_recording(argv[optind], follow, n_given && last_n > 0 ? last_n : -1, format_text,
-		                     data_hex);
+		return cat_recording(argv[optind], o.follow, o.n_given && o.last_n > 0 ? o.last_n : -1,
+		                     o.format_text, o.data_hex);
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;
@@ -203,58 +270,25 @@ int cmd_cat(int argc, char **argv)
 	}
 	struct cli_decode dec;
 	cli_decode_init(&dec, "cat", argv[optind], info.encoding, info.type, dssm_schema(s));
-	dec.data_hex = data_hex;
+	dec.data_hex = o.data_hex;
 	cli_catch_signals();
-	uint64_t printed = 0, bytes = 0, missed_total = 0;
-	int status = 0;
-	/* The first sample to print: the last N of the history. Subscribing
-	 * there makes a remote proxy push samples instead of answering a round
-	 * trip per sample; locally it just positions the handle. */
-	uint64_t oldest = 0, newest = 0;
-	int have = dssm_tid_range(s, &oldest, &newest) == 0;
-	uint64_t start_tid = oldest;
-	if (have && last_n != 0 && newest - oldest + 1 > (uint64_t)last_n)
-		start_tid = newest + 1 - (uint64_t)last_n;
-	int rc = have ? dssm_subscribe(s, DSSM_FROM_TID, start_tid)
-	              : dssm_subscribe(s, DSSM_FROM_OLDEST, 0);
+	struct cat_counts n = {0, 0, 0};
+	int have;
+	uint64_t newest;
+	int rc = cat_subscribe(s, o.last_n, &have, &newest);
 	if (rc < 0)
 		status = cli_dssm_error("cat", rc);
-	if (!have && !follow) {
+	if (!have && !o.follow) {
 		fprintf(stderr, "dssm cat: %s has no samples yet\n", argv[optind]);
 		cli_stop = 1;
 	}
-	while (!cli_stop && status == 0) {
-		dssm_sample_info si;
-		uint64_t missed = 0;
-		rc = dssm_read_next(s, buf, info.max_size, &si, &missed);
-		if (rc == 0) {
-			cli_print_sample(stdout, f, NULL, buf, &si, missed, &dec);
-			printed++;
-			bytes += si.copied;
-			missed_total += missed;
-			if (!follow && si.tid >= newest)
-				break;
-			continue;
-		}
-		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT) {
-			status = cli_dssm_error("cat", rc);
-			break;
-		}
-		fflush(stdout);
-		/* Sleep until a new sample (or a signal: the wait is re-checked). */
-		rc = dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
-		if (rc == DSSM_EFUTURE)
-			break; /* a closed recording: its end is a normal end */
-		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA) {
-			status = cli_dssm_error("cat", rc);
-			break;
-		}
-	}
+	if (status == 0)
+		status = cat_loop(s, &o, buf, info.max_size, newest, &dec, &n);
 	fflush(stdout);
 	char b[16];
-	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm cat: %llu samples, %s, %llu missed\n", (unsigned long long)printed, b,
-	        (unsigned long long)missed_total);
+	cli_format_bytes(b, sizeof b, (double)n.bytes);
+	fprintf(stderr, "dssm cat: %llu samples, %s, %llu missed\n", (unsigned long long)n.printed, b,
+	        (unsigned long long)n.missed);
 	free(buf);
 	cli_decode_free(&dec);
 	dssm_close(s);
@@ -285,12 +319,17 @@ void help_write(FILE *out)
 	        "      dssm write xy --create 16 --encoding struct --schema-file xy.msg\n");
 }
 
-int cmd_write(int argc, char **argv)
+/* What `dssm write` was asked for. */
+struct write_opts {
+	double create_size;
+	dssm_time_t life, cycle;
+	struct cli_time when;
+	const char *type, *encoding, *schema_file;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int write_parse_options(int argc, char **argv, struct write_opts *o)
 {
-	double create_size = 0;
-	dssm_time_t life = 10 * DSSM_NSEC_PER_SEC, cycle = DSSM_NSEC_PER_SEC / 10;
-	struct cli_time when = {0, 0, 0, NULL};
-	const char *type = "", *encoding = "", *schema_file = NULL;
 	static const struct option longopts[] = {{"create", required_argument, 0, 'c'},
 	                                         {"life", required_argument, 0, 'l'},
 	                                         {"cycle", required_argument, 0, 'y'},
@@ -302,107 +341,153 @@ int cmd_write(int argc, char **argv)
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'T' || opt == 'E' || opt == 'S') {
-			*(opt == 'T' ? &type : opt == 'E' ? &encoding : &schema_file) = optarg;
+			*(opt == 'T' ? &o->type : opt == 'E' ? &o->encoding : &o->schema_file) = optarg;
 			continue;
 		}
 		if (opt == '?')
 			return cli_usage("write", "unknown option");
-		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &create_size) < 0) ||
-		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &life) < 0) ||
-		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &cycle) < 0) ||
-		    (opt == 't' && cli_parse_time("write", "--time", optarg, &when) < 0))
+		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &o->create_size) < 0) ||
+		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &o->life) < 0) ||
+		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &o->cycle) < 0) ||
+		    (opt == 't' && cli_parse_time("write", "--time", optarg, &o->when) < 0))
 			return EXIT_USAGE;
-		if (opt == 't' && when.offset)
+		if (opt == 't' && o->when.offset)
 			return cli_usage("write", "--time %s: a +S offset needs a recording; give a time",
 			                 optarg);
 	}
 	if (optind >= argc || argc - optind > 2)
 		return cli_usage("write", "needs NAME[:ID] and at most one TEXT");
+	return 0;
+}
+
+/* --schema-file's text (up to 1 MiB), or NULL after the error was printed. */
+static char *write_read_schema(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+	char *schema = f ? calloc(1, 1 << 20) : NULL;
+	if (schema)
+		n = fread(schema, 1, (1 << 20) - 1, f);
+	if (f)
+		fclose(f);
+	if (!schema || n == (1 << 20) - 1) {
+		free(schema);
+		cli_error("write", "cannot read the schema from %s", path);
+		return NULL;
+	}
+	return schema;
+}
+
+/* --create: a definition the decoder refuses would only show up as hex
+ * later, so it is refused now, as is a size below its struct's. 0, or the
+ * exit status after an error was printed. */
+static int write_check_schema(const struct write_opts *o, const char *schema, size_t max_size)
+{
+	if (!schema || !dssm_decoder_supports(o->encoding) || strcmp(o->encoding, "json") == 0)
+		return 0;
+	dssm_decoder *dec;
+	if (dssm_decoder_new(o->encoding, o->type, schema, &dec) < 0)
+		return cli_error("write", "--schema-file %s: %s", o->schema_file, dssm_last_error());
+	size_t need = dssm_decoder_struct_size(dec);
+	dssm_decoder_free(dec);
+	if (need > max_size)
+		return cli_usage("write", "--create %zu is smaller than the struct of %s (%zu bytes)",
+		                 max_size, o->schema_file, need);
+	return 0;
+}
+
+/* Open NAME:ID for writing. What describes a stream is fixed when it is
+ * created: an option that differs is refused, never silently dropped. 0,
+ * or the exit status after an error was printed. */
+static int write_open_existing(const struct write_opts *o, const char *name, int id,
+                               const char *schema, dssm_stream **s)
+{
+	int rc = dssm_open(name, id, DSSM_WRITE, s);
+	if (rc < 0)
+		return cli_dssm_error("write", rc);
+	dssm_stream_info have;
+	const char *type = o->type, *encoding = o->encoding;
+	if (dssm_info(*s, &have) == 0 &&
+	    ((*type && strcmp(type, have.type)) || (*encoding && strcmp(encoding, have.encoding)) ||
+	     (schema && strcmp(schema, dssm_schema(*s))))) {
+		dssm_close(*s);
+		return cli_error("write", "'%s:%d' exists with another %s; a stream's type, encoding "
+		                 "and definition are fixed when it is created (dssm rm it first, or "
+		                 "leave the option out)", name, id,
+		                 *type && strcmp(type, have.type) ? "type"
+		                 : *encoding && strcmp(encoding, have.encoding) ? "encoding"
+		                                                                : "definition (--schema-file)");
+	}
+	return 0;
+}
+
+/* --create SIZE: create NAME:ID if missing. 0, or the exit status after an
+ * error was printed. */
+static int write_create(const struct write_opts *o, const char *name, int id, const char *schema,
+                        dssm_stream **s)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = (size_t)o->create_size;
+	cfg.life = dssm_time_to_sec(o->life);
+	cfg.cycle = dssm_time_to_sec(o->cycle);
+	cfg.type = o->type;
+	cfg.encoding = o->encoding;
+	cfg.schema = schema;
+	int rc = write_check_schema(o, schema, cfg.max_size);
+	if (rc)
+		return rc;
+	rc = dssm_create(name, id, &cfg, s);
+	return rc < 0 ? cli_dssm_error("write", rc) : 0;
+}
+
+/* Write TEXT, or standard input up to one byte more than fits (to tell "too
+ * big"), and print its TID. The exit status. */
+static int write_sample(dssm_stream *s, const char *text, const struct cli_time *when)
+{
+	dssm_stream_info info;
+	dssm_info(s, &info);
+	char *data;
+	size_t len;
+	if (text) {
+		data = strdup(text);
+		len = data ? strlen(data) : 0;
+	} else {
+		data = malloc(info.max_size + 1);
+		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
+	}
+	int64_t tid = data ? dssm_write(s, data, len, when->set ? when->ns : dssm_now())
+	                   : DSSM_ENOMEM;
+	free(data);
+	if (tid < 0)
+		return cli_dssm_error("write", (int)tid);
+	printf("%lld\n", (long long)tid);
+	return 0;
+}
+
+int cmd_write(int argc, char **argv)
+{
+	struct write_opts o = {.life = 10 * DSSM_NSEC_PER_SEC, .cycle = DSSM_NSEC_PER_SEC / 10,
+	                       .when = {0, 0, 0, NULL}, .type = "", .encoding = ""};
+	int status = write_parse_options(argc, argv, &o);
+	if (status)
+		return status;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
 	int rc = dssm_parse_address(argv[optind], name, &id);
 	if (rc < 0)
 		return cli_dssm_error("write", rc);
-	dssm_stream *s = NULL;
 	char *schema = NULL;
-	if (schema_file) {
-		FILE *f = fopen(schema_file, "r");
-		size_t n = 0;
-		schema = f ? calloc(1, 1 << 20) : NULL;
-		if (schema)
-			n = fread(schema, 1, (1 << 20) - 1, f);
-		if (f)
-			fclose(f);
-		if (!schema || n == (1 << 20) - 1) {
-			free(schema);
-			return cli_error("write", "cannot read the schema from %s", schema_file);
-		}
-	}
-	if (create_size > 0) {
-		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
-		cfg.max_size = (size_t)create_size;
-		cfg.life = dssm_time_to_sec(life);
-		cfg.cycle = dssm_time_to_sec(cycle);
-		cfg.type = type;
-		cfg.encoding = encoding;
-		cfg.schema = schema;
-		/* a definition the decoder refuses would only show up as hex later */
-		if (schema && dssm_decoder_supports(encoding) && strcmp(encoding, "json") != 0) {
-			dssm_decoder *dec;
-			if (dssm_decoder_new(encoding, type, schema, &dec) < 0) {
-				free(schema);
-				return cli_error("write", "--schema-file %s: %s", schema_file, dssm_last_error());
-			}
-			size_t need = dssm_decoder_struct_size(dec);
-			dssm_decoder_free(dec);
-			if (need > cfg.max_size) {
-				free(schema);
-				return cli_usage("write", "--create %zu is smaller than the struct of %s (%zu bytes)",
-				                 cfg.max_size, schema_file, need);
-			}
-		}
-		rc = dssm_create(name, id, &cfg, &s);
-	} else {
-		rc = dssm_open(name, id, DSSM_WRITE, &s);
-		/* what describes a stream is fixed when it is created: never
-		 * silently dropped when it differs */
-		dssm_stream_info have;
-		if (rc == 0 && dssm_info(s, &have) == 0 &&
-		    ((*type && strcmp(type, have.type)) || (*encoding && strcmp(encoding, have.encoding)) ||
-		     (schema && strcmp(schema, dssm_schema(s))))) {
-			dssm_close(s);
-			free(schema);
-			return cli_error("write", "'%s:%d' exists with another %s; a stream's type, encoding "
-			                 "and definition are fixed when it is created (dssm rm it first, or "
-			                 "leave the option out)", name, id,
-			                 *type && strcmp(type, have.type) ? "type"
-			                 : *encoding && strcmp(encoding, have.encoding) ? "encoding"
-			                                                                : "definition (--schema-file)");
-		}
-	}
+	if (o.schema_file && !(schema = write_read_schema(o.schema_file)))
+		return 1;
+	dssm_stream *s = NULL;
+	status = o.create_size > 0 ? write_create(&o, name, id, schema, &s)
+	                           : write_open_existing(&o, name, id, schema, &s);
 	free(schema);
-	if (rc < 0)
-		return cli_dssm_error("write", rc);
-	dssm_stream_info info;
-	dssm_info(s, &info);
-	char *data;
-	size_t len;
-	if (optind + 1 < argc) {
-		data = strdup(argv[optind + 1]);
-		len = strlen(data);
-	} else {
-		/* Standard input, up to one byte more than fits (to tell "too big"). */
-		data = malloc(info.max_size + 1);
-		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
-	}
-	int64_t tid = data ? dssm_write(s, data, len, when.set ? when.ns : dssm_now())
-	                   : DSSM_ENOMEM;
-	free(data);
+	if (status)
+		return status;
+	status = write_sample(s, optind + 1 < argc ? argv[optind + 1] : NULL, &o.when);
 	dssm_close(s);
-	if (tid < 0)
-		return cli_dssm_error("write", (int)tid);
-	printf("%lld\n", (long long)tid);
-	return 0;
+	return status;
 }
 
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f)

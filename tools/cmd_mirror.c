@@ -62,24 +62,127 @@ static void copy_property(dssm_stream *remote, dssm_stream *local)
 	free(buf);
 }
 
-int cmd_mirror(int argc, char **argv)
+/* A running mirror: its ends and counts. */
+struct mirror {
+	dssm_stream *remote, *local;
+	int quiet, progress, warned;   /* progress: a status line (only on a terminal) */
+	unsigned char *buf;
+	size_t cap;
+	uint64_t copied, bytes, lost, skipped, last_copied;
+	dssm_time_t start, last_status, last_prop;
+};
+
+/* A restarted mirror resumes after the newest sample it already has (found
+ * by time in the remote ring); a new one takes the whole history. */
+static int mirror_subscribe(dssm_stream *remote, const dssm_stream_info *li)
 {
-	const char *as = NULL;
-	int quiet = 0;
+	dssm_sample_info have;
+	if (li->count && dssm_read_time(remote, li->time_newest, NULL, 0, &have) == 0 &&
+	    have.time == li->time_newest)
+		return dssm_subscribe(remote, DSSM_FROM_TID, have.tid + 1);
+	return dssm_subscribe(remote, DSSM_FROM_OLDEST, 0);
+}
+
+/* Copy one sample, or wait for one. 0, or the exit status after an error
+ * was printed. */
+static int mirror_step(struct mirror *m)
+{
+	dssm_sample_info si;
+	uint64_t missed = 0;
+	int rc = dssm_read_next(m->remote, m->buf, m->cap, &si, &missed);
+	if (rc == 0) {
+		m->warned = 0;
+		m->lost += missed;
+		int64_t w = dssm_write(m->local, m->buf, si.copied, si.time);
+		if (w == DSSM_EBACKWARDS) {
+			m->skipped++; /* already mirrored (a restarted mirror's backfill) */
+		} else if (w < 0) {
+			return cli_dssm_error("mirror", (int)w);
+		} else {
+			m->copied++;
+			m->bytes += si.copied;
+		}
+	} else if (rc == DSSM_EFUTURE || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN) {
+		/* ECONN: the connector reconnects (with backoff) on the next call;
+		 * in a log, one line per outage */
+		rc = dssm_wait_new(m->remote, DSSM_NSEC_PER_SEC / 5);
+		if (rc == DSSM_ECONN && m->progress)
+			fprintf(stderr, "\rdssm mirror: %s; retrying\033[K", dssm_last_error());
+		else if (rc == DSSM_ECONN && !m->quiet && !m->warned++)
+			fprintf(stderr, "dssm mirror: %s; retrying\n", dssm_last_error());
+	} else {
+		return cli_dssm_error("mirror", rc);
+	}
+	return 0;
+}
+
+/* Every second: the property again, and the status line. */
+static void mirror_tick(struct mirror *m)
+{
+	dssm_time_t now = dssm_now();
+	if (now - m->last_prop > DSSM_NSEC_PER_SEC) {
+		copy_property(m->remote, m->local);
+		m->last_prop = now;
+	}
+	if (m->progress && now - m->last_status > DSSM_NSEC_PER_SEC) {
+		char b[16];
+		cli_format_bytes(b, sizeof b, (double)m->bytes);
+		fprintf(stderr, "\rdssm mirror: %.1f samples/s, %llu samples, %s, %llu lost\033[K",
+		        (double)(m->copied - m->last_copied) / dssm_time_to_sec(now - m->last_status),
+		        (unsigned long long)m->copied, b, (unsigned long long)m->lost);
+		m->last_copied = m->copied;
+		m->last_status = now;
+	}
+}
+
+/* Copy until interrupted, then print the summary. The exit status. */
+static int mirror_run(struct mirror *m)
+{
+	int status = 0;
+	cli_catch_signals();
+	m->start = m->last_status = m->last_prop = dssm_now();
+	while (!cli_stop && m->buf && status == 0) {
+		status = mirror_step(m);
+		if (status == 0)
+			mirror_tick(m);
+	}
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)m->bytes);
+	fprintf(stderr, "%sdssm mirror: copied %llu samples (%s) in %.1f s, %llu lost beyond the "
+	                "remote history, %llu already present\n",
+	        m->progress ? "\r\033[K" : "", (unsigned long long)m->copied, b,
+	        dssm_time_to_sec(dssm_now() - m->start), (unsigned long long)m->lost,
+	        (unsigned long long)m->skipped);
+	return status;
+}
+
+/* 0, or the exit status after a usage error was printed. */
+static int mirror_parse_options(int argc, char **argv, const char **as, int *quiet)
+{
 	static const struct option longopts[] = {{"as", required_argument, 0, 'a'},
 	                                         {"quiet", no_argument, 0, 'q'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "q", longopts, NULL)) != -1) {
 		if (opt == 'a')
-			as = optarg;
+			*as = optarg;
 		else if (opt == 'q')
-			quiet = 1;
+			*quiet = 1;
 		else
 			return cli_usage("mirror", "unknown option");
 	}
 	if (optind != argc - 1)
 		return cli_usage("mirror", "needs one HOST:PORT/NAME[:ID]");
+	return 0;
+}
+
+int cmd_mirror(int argc, char **argv)
+{
+	const char *as = NULL;
+	struct mirror m = {.quiet = 0};
+	int rc = mirror_parse_options(argc, argv, &as, &m.quiet);
+	if (rc)
+		return rc;
 	const char *source = argv[optind];
 	char hp[300], name[DSSM_NAME_MAX + 1], local_addr[DSSM_NAME_MAX + 16];
 	int id;
@@ -96,94 +199,30 @@ int cmd_mirror(int argc, char **argv)
 	snprintf(local_addr, sizeof local_addr, "%s:%d", name, id);
 	if (!as)
 		as = local_addr;
-	dssm_stream *remote = cli_open("mirror", source, DSSM_READ);
-	if (!remote)
+	if (!(m.remote = cli_open("mirror", source, DSSM_READ)))
 		return 1;
-	dssm_stream *local = NULL;
-	int rc = create_local(as, remote, &local);
-	if (rc < 0) {
-		dssm_close(remote);
+	if ((rc = create_local(as, m.remote, &m.local)) < 0) {
+		dssm_close(m.remote);
 		return cli_dssm_error("mirror", rc);
 	}
-	copy_property(remote, local);
+	copy_property(m.remote, m.local);
 	dssm_stream_info li;
-	dssm_info(local, &li);
-	/* A restarted mirror resumes after the newest sample it already has
-	 * (found by time in the remote ring); a new one takes the whole history. */
-	dssm_sample_info have;
-	if (li.count && dssm_read_time(remote, li.time_newest, NULL, 0, &have) == 0 &&
-	    have.time == li.time_newest)
-		rc = dssm_subscribe(remote, DSSM_FROM_TID, have.tid + 1);
-	else
-		rc = dssm_subscribe(remote, DSSM_FROM_OLDEST, 0);
-	if (rc < 0) {
-		dssm_close(local);
-		dssm_close(remote);
+	dssm_info(m.local, &li);
+	if ((rc = mirror_subscribe(m.remote, &li)) < 0) {
+		dssm_close(m.local);
+		dssm_close(m.remote);
 		return cli_dssm_error("mirror", rc);
 	}
 	dssm_time_t offset = 0, delay = 0;
-	dssm_clock_of(remote, &offset, &delay);
+	dssm_clock_of(m.remote, &offset, &delay);
 	fprintf(stderr, "dssm mirror: %s -> %s (clock offset %+.3f ms +- %.3f ms)\n", source, as,
 	        (double)offset / 1e6, (double)delay / 2e6);
-	cli_catch_signals();
-	/* a status line only on a terminal; in a log, one line per outage */
-	int progress = !quiet && isatty(STDERR_FILENO), warned = 0;
-	unsigned char *buf = malloc(li.max_size ? li.max_size : 1);
-	uint64_t copied = 0, bytes = 0, lost = 0, skipped = 0, last_copied = 0;
-	dssm_time_t start = dssm_now(), last_status = start, last_prop = start;
-	int status = 0;
-	while (!cli_stop && buf) {
-		dssm_sample_info si;
-		uint64_t missed = 0;
-		rc = dssm_read_next(remote, buf, li.max_size, &si, &missed);
-		if (rc == 0) {
-			warned = 0;
-			lost += missed;
-			int64_t w = dssm_write(local, buf, si.copied, si.time);
-			if (w == DSSM_EBACKWARDS) {
-				skipped++; /* already mirrored (a restarted mirror's backfill) */
-			} else if (w < 0) {
-				status = cli_dssm_error("mirror", (int)w);
-				break;
-			} else {
-				copied++;
-				bytes += si.copied;
-			}
-		} else if (rc == DSSM_EFUTURE || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN) {
-			/* ECONN: the connector reconnects (with backoff) on the next call */
-			rc = dssm_wait_new(remote, DSSM_NSEC_PER_SEC / 5);
-			if (rc == DSSM_ECONN && progress)
-				fprintf(stderr, "\rdssm mirror: %s; retrying\033[K", dssm_last_error());
-			else if (rc == DSSM_ECONN && !quiet && !warned++)
-				fprintf(stderr, "dssm mirror: %s; retrying\n", dssm_last_error());
-		} else {
-			status = cli_dssm_error("mirror", rc);
-			break;
-		}
-		dssm_time_t now = dssm_now();
-		if (now - last_prop > DSSM_NSEC_PER_SEC) {
-			copy_property(remote, local);
-			last_prop = now;
-		}
-		if (progress && now - last_status > DSSM_NSEC_PER_SEC) {
-			char b[16];
-			cli_format_bytes(b, sizeof b, (double)bytes);
-			fprintf(stderr, "\rdssm mirror: %.1f samples/s, %llu samples, %s, %llu lost\033[K",
-			        (double)(copied - last_copied) / dssm_time_to_sec(now - last_status),
-			        (unsigned long long)copied, b, (unsigned long long)lost);
-			last_copied = copied;
-			last_status = now;
-		}
-	}
-	char b[16];
-	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "%sdssm mirror: copied %llu samples (%s) in %.1f s, %llu lost beyond the "
-	                "remote history, %llu already present\n",
-	        progress ? "\r\033[K" : "", (unsigned long long)copied, b,
-	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)lost,
-	        (unsigned long long)skipped);
-	free(buf);
-	dssm_close(local);
-	dssm_close(remote);
+	m.progress = !m.quiet && isatty(STDERR_FILENO);
+	m.cap = li.max_size;
+	m.buf = malloc(li.max_size ? li.max_size : 1);
+	int status = mirror_run(&m);
+	free(m.buf);
+	dssm_close(m.local);
+	dssm_close(m.remote);
 	return status;
 }

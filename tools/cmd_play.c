@@ -192,12 +192,17 @@ static void wait_clock(dssm_time_t t)
 	}
 }
 
-int cmd_play(int argc, char **argv)
+/* What `dssm play` was asked for. */
+struct play_opts {
+	const char *list;
+	double speed;
+	struct cli_time start, end;
+	int now, loop, fresh;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int play_parse_options(int argc, char **argv, struct play_opts *o)
 {
-	const char *list = NULL;
-	double speed = 1.0;
-	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
-	int now = 0, loop = 0, fresh = 0;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"fresh", no_argument, 0, 'f'},
 	                                         {"speed", required_argument, 0, 'x'},
@@ -212,157 +217,217 @@ int cmd_play(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'C')
 			drive_clock = 1;
-		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &speed) < 0) ||
-		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &start) < 0) ||
-		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &end) < 0))
+		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &o->speed) < 0) ||
+		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &o->start) < 0) ||
+		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &o->end) < 0))
 			return EXIT_USAGE;
 		if (opt == 's')
-			list = optarg;
+			o->list = optarg;
 		else if (opt == 'n')
-			now = 1;
+			o->now = 1;
 		else if (opt == 'l')
-			loop = 1;
+			o->loop = 1;
 		else if (opt == 'f')
-			fresh = 1;
+			o->fresh = 1;
 		else if (opt == '?')
 			return cli_usage("play", "unknown option");
 	}
 	if (optind != argc - 1)
 		return cli_usage("play", "needs one recording DIR");
-	if (!(speed > 0))
+	if (!(o->speed > 0))
 		return cli_usage("play", "--speed must be > 0");
-	struct cli_recording recording;
-	int rc = cli_recording_open("play", argv[optind], &recording);
-	if (rc)
-		return rc;
-	dssm_container *c = recording.c;
-	int n = dssm_container_stream_count(c), ns = 0, status = 0, damaged = 0;
-	dssm_container_set_salvage(c, 1);
-	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
-	dssm_stream **rings = calloc((size_t)(n ? n : 1), sizeof *rings);
-	/* begins, ends: the recording's span, for +S and the window's check */
-	dssm_time_t first = INT64_MAX, last = INT64_MIN, begins = INT64_MIN, ends = INT64_MIN;
-	for (int i = 0; i < n; i++) {
+	return 0;
+}
+
+/* A replay, from the rings' creation to the summary. */
+struct play_run {
+	const struct play_opts *o;
+	dssm_container *c;
+	int n, ns, damaged;
+	int *sel;                 /* the played streams' indexes, ns of them */
+	dssm_stream **rings;      /* a played stream's ring, by stream index */
+	dssm_time_t first, last;  /* the played streams' span */
+	dssm_time_t t0, t1;       /* the window played */
+	uint64_t played, bytes;
+	int progress;             /* a status line (only on a terminal) */
+};
+
+/* The recording's span (begins, ends), for +S and the window's check. */
+static void play_recording_span(dssm_container *c, dssm_time_t *begins, dssm_time_t *ends)
+{
+	*begins = *ends = INT64_MIN;
+	for (int i = 0, n = dssm_container_stream_count(c); i < n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(c, i, &r);
 		if (r.count) {
-			begins = begins == INT64_MIN || r.first < begins ? r.first : begins;
-			ends = r.last > ends ? r.last : ends;
+			*begins = *begins == INT64_MIN || r.first < *begins ? r.first : *begins;
+			*ends = r.last > *ends ? r.last : *ends;
 		}
 	}
-	/* the window is checked before any ring is made */
-	dssm_time_t t0, t1;
-	status = cli_time_window("play", &start, &end, begins, ends, &t0, &t1);
-	for (int i = 0; i < n && status == 0; i++) {
+}
+
+/* Create the ring of stream i as it was recorded (--fresh: re-created) and
+ * check that it can take the replay's first sample. 0, or the exit status
+ * after an error was printed. */
+static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = r->info.max_size ? r->info.max_size : 1;
+	cfg.slots = r->info.slots >= 2 ? r->info.slots : 1000;
+	cfg.type = r->info.type;
+	cfg.encoding = r->info.encoding;
+	cfg.schema = dssm_container_schema(p->c, i);
+	size_t plen;
+	const void *prop = dssm_container_property(p->c, i, &plen);
+	if (plen > cfg.property_capacity)
+		cfg.property_capacity = plen;
+	int status, rc;
+	if (p->o->fresh && (status = remove_for_fresh(&r->info)) != 0)
+		return status;
+	if ((rc = dssm_create(r->info.name, r->info.id, &cfg, &p->rings[i])) < 0)
+		return cli_dssm_error("play", rc);
+	/* (--now stamps from now: nothing recorded can be newer) */
+	if (!p->o->now &&
+	    (status = check_ring_time(p->rings[i], &r->info, r->first > p->t0 ? r->first : p->t0)))
+		return status;
+	if (plen)
+		dssm_property_set(p->rings[i], prop, plen);
+	return 0;
+}
+
+/* The rings of the selected streams; damaged streams are said (the exit
+ * status is 1: never a silently shorter replay), and one whose description
+ * is lost is skipped. 0, or the exit status after an error was printed. */
+static int play_create_rings(struct play_run *p, const char *path)
+{
+	p->first = INT64_MAX;
+	p->last = INT64_MIN;
+	for (int i = 0; i < p->n; i++) {
 		dssm_recorded r;
-		dssm_container_stream(c, i, &r);
+		dssm_container_stream(p->c, i, &r);
 		if (r.damage) {
-			/* said, and the exit status is 1: never a silently shorter replay */
 			char label[DSSM_NAME_MAX + 16];
 			cli_recorded_label(&r, i, label, sizeof label);
 			fprintf(stderr, "dssm play: warning: %s is damaged: %s; %s\n", label, r.damage,
 			        r.info.name[0] ? "playing its intact part" : "skipped");
-			damaged = 1;
+			p->damaged = 1;
 			if (!r.info.name[0])
 				continue;
 		}
-		if (!cli_stream_selected(&r.info, list) || !r.count)
+		if (!cli_stream_selected(&r.info, p->o->list) || !r.count)
 			continue;
-		dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
-		cfg.max_size = r.info.max_size ? r.info.max_size : 1;
-		cfg.slots = r.info.slots >= 2 ? r.info.slots : 1000;
-		cfg.type = r.info.type;
-		cfg.encoding = r.info.encoding;
-		cfg.schema = dssm_container_schema(c, i);
-		size_t plen;
-		const void *prop = dssm_container_property(c, i, &plen);
-		if (plen > cfg.property_capacity)
-			cfg.property_capacity = plen;
-		if (fresh && (status = remove_for_fresh(&r.info)) != 0)
-			break;
-		if ((rc = dssm_create(r.info.name, r.info.id, &cfg, &rings[i])) < 0) {
-			status = cli_dssm_error("play", rc);
-			break;
-		}
-		/* (--now stamps from now: nothing recorded can be newer) */
-		if (!now && (status = check_ring_time(rings[i], &r.info, r.first > t0 ? r.first : t0)))
-			break;
-		if (plen)
-			dssm_property_set(rings[i], prop, plen);
-		sel[ns++] = i;
-		first = r.first < first ? r.first : first;
-		last = r.last > last ? r.last : last;
+		int status = play_create_ring(p, i, &r);
+		if (status)
+			return status;
+		p->sel[p->ns++] = i;
+		p->first = r.first < p->first ? r.first : p->first;
+		p->last = r.last > p->last ? r.last : p->last;
 	}
-	if (status == 0 && ns == 0)
-		status = cli_error("play", "nothing to play in %s%s%s", argv[optind], list ? " for " : "",
-		                   list ? list : "");
+	if (p->ns == 0)
+		return cli_error("play", "nothing to play in %s%s%s", path, p->o->list ? " for " : "",
+		                 p->o->list ? p->o->list : "");
+	return 0;
+}
+
+/* One pass over the window, paced by the monotonic clock (or the SSM clock),
+ * stamped `shift` later than recorded. 0, or the exit status after an error
+ * was printed. */
+static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t shift,
+                        dssm_time_t span)
+{
+	dssm_time_t pass_mono = mono(), report = mono();
+	dssm_record rec;
+	int rc = 0;
+	while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
+		dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - p->t0) / p->o->speed);
+		if (drive_clock)
+			wait_clock(rec.time + shift);
+		else
+			pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
+		if (cli_stop)
+			break;
+		int64_t w = dssm_write(p->rings[rec.stream], rec.data, rec.len, rec.time + shift);
+		if (w < 0)
+			return cli_dssm_error("play", (int)w);
+		p->played++;
+		p->bytes += rec.len;
+		if (p->progress && mono() - report >= DSSM_NSEC_PER_SEC) {
+			char b[16];
+			cli_format_bytes(b, sizeof b, (double)p->bytes);
+			fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
+			        pass + 1, (unsigned long long)p->played, b, dssm_time_to_sec(rec.time - p->t0),
+			        dssm_time_to_sec(span));
+			report = mono();
+		}
+	}
+	return rc < 0 ? cli_dssm_error("play", rc) : 0;
+}
+
+/* Pass number `pass`: each loop pass is stamped after the previous one,
+ * --now from now. With --ssm-clock the clock reads the pass's first time
+ * now, then runs at --speed (in that order: a reader that sees the new speed
+ * sees the new time). 0, or the exit status after an error was printed. */
+static int play_pass(struct play_run *p, int pass)
+{
+	dssm_query *q;
+	int rc = dssm_query_open(p->c, p->sel, p->ns, p->t0, p->t1, &q);
+	if (rc < 0)
+		return cli_dssm_error("play", rc);
+	keys_on();
+	dssm_time_t span = (p->last < p->t1 ? p->last : p->t1) - p->t0 + 1;
+	dssm_time_t shift = p->o->now ? dssm_now() - p->t0 : (dssm_time_t)pass * span;
+	int status;
+	if (drive_clock && (!settimeSSM(dssm_time_to_sec(p->t0 + shift)) ||
+	                    !settimeSSM_speed(p->o->speed)))
+		status = cli_error("play", "cannot set the SSM clock: %s", dssm_last_error());
+	else
+		status = play_samples(p, q, pass, shift, span);
+	dssm_query_close(q);
+	keys_off();
+	return status;
+}
+
+int cmd_play(int argc, char **argv)
+{
+	struct play_opts o = {.speed = 1.0, .start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}};
+	int status = play_parse_options(argc, argv, &o);
+	if (status)
+		return status;
+	struct cli_recording recording;
+	if ((status = cli_recording_open("play", argv[optind], &recording)) != 0)
+		return status;
+	struct play_run p = {.o = &o, .c = recording.c};
+	p.n = dssm_container_stream_count(p.c);
+	dssm_container_set_salvage(p.c, 1);
+	p.sel = calloc((size_t)(p.n ? p.n : 1), sizeof *p.sel);
+	p.rings = calloc((size_t)(p.n ? p.n : 1), sizeof *p.rings);
+	if (!p.sel || !p.rings)
+		status = cli_error("play", "no memory for %d streams", p.n);
+	/* the window is checked before any ring is made */
+	dssm_time_t begins, ends;
+	play_recording_span(p.c, &begins, &ends);
+	if (status == 0)
+		status = cli_time_window("play", &o.start, &o.end, begins, ends, &p.t0, &p.t1);
+	if (status == 0)
+		status = play_create_rings(&p, argv[optind]);
 	cli_catch_signals();
-	int progress = isatty(STDERR_FILENO); /* a status line only on a terminal */
-	if (t0 < first)
-		t0 = first;
-	uint64_t played = 0, bytes = 0;
-	dssm_time_t wall_start = dssm_now(), report = mono();
-	for (int pass = 0; status == 0 && !cli_stop && (pass == 0 || loop); pass++) {
-		dssm_query *q;
-		if ((rc = dssm_query_open(c, sel, ns, t0, t1, &q)) < 0) {
-			status = cli_dssm_error("play", rc);
-			break;
-		}
-		dssm_time_t pass_mono = mono();
-		keys_on();
-		/* each loop pass is stamped after the previous one */
-		dssm_time_t span = (last < t1 ? last : t1) - t0 + 1;
-		dssm_time_t shift = now ? dssm_now() - t0 : (dssm_time_t)pass * span;
-		/* the SSM clock reads the pass's first time now, then runs at --speed
-		 * (in that order: a reader that sees the new speed sees the new time) */
-		if (drive_clock && (!settimeSSM(dssm_time_to_sec(t0 + shift)) ||
-		                    !settimeSSM_speed(speed))) {
-			status = cli_error("play", "cannot set the SSM clock: %s", dssm_last_error());
-			dssm_query_close(q);
-			break;
-		}
-		dssm_record rec;
-		while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
-			dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - t0) / speed);
-			if (drive_clock)
-				wait_clock(rec.time + shift);
-			else
-				pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
-			if (cli_stop)
-				break;
-			int64_t w = dssm_write(rings[rec.stream], rec.data, rec.len, rec.time + shift);
-			if (w < 0) {
-				status = cli_dssm_error("play", (int)w);
-				break;
-			}
-			played++;
-			bytes += rec.len;
-			if (progress && mono() - report >= DSSM_NSEC_PER_SEC) {
-				char b[16];
-				cli_format_bytes(b, sizeof b, (double)bytes);
-				fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
-				        pass + 1, (unsigned long long)played, b, dssm_time_to_sec(rec.time - t0),
-				        dssm_time_to_sec(span));
-				report = mono();
-			}
-		}
-		if (rc < 0 && status == 0)
-			status = cli_dssm_error("play", rc);
-		dssm_query_close(q);
-		keys_off();
-	}
+	p.progress = isatty(STDERR_FILENO);
+	if (p.t0 < p.first)
+		p.t0 = p.first;
+	dssm_time_t wall_start = dssm_now();
+	for (int pass = 0; status == 0 && !cli_stop && (pass == 0 || o.loop); pass++)
+		status = play_pass(&p, pass);
 	char b[16];
-	cli_format_bytes(b, sizeof b, (double)bytes);
+	cli_format_bytes(b, sizeof b, (double)p.bytes);
 	fprintf(stderr, "%sdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
-	        progress ? "\r\033[K" : "",
-	        (unsigned long long)played, b, ns, ns == 1 ? "" : "s",
-	        dssm_time_to_sec(dssm_now() - wall_start));
+	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, p.ns,
+	        p.ns == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
 	if (drive_clock)
 		inittimeSSM();   /* the real clock again */
-	for (int i = 0; i < n; i++)
-		dssm_close(rings[i]);
-	free(rings);
-	free(sel);
+	for (int i = 0; p.rings && i < p.n; i++)
+		dssm_close(p.rings[i]);
+	free(p.rings);
+	free(p.sel);
 	cli_recording_close(&recording);
-	return status ? status : damaged;
+	return status ? status : p.damaged;
 }

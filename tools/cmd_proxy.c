@@ -50,6 +50,86 @@ void help_proxy(FILE *out)
 	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
 }
 
+/* --port and the limits given as plain numbers. 0, or the exit status after
+ * a usage error was printed. */
+static int proxy_number_option(int opt, const char *arg, struct proxy_config *cfg)
+{
+	long v;
+	if (cli_parse_long("proxy", "option", arg, &v) < 0)
+		return EXIT_USAGE;
+	if (opt == 'p' && (v < 0 || v > 65535))
+		return cli_usage("proxy", "--port must be 0..65535");
+	if (opt != 'p' && v < 1)
+		return cli_usage("proxy", "limits must be >= 1");
+	if (opt == 'p')
+		cfg->port = (int)v;
+	if (v > INT32_MAX)
+		return cli_usage("proxy", "'%s' is too large", arg);
+	if (opt == 'c')
+		cfg->max_clients = (int)v;
+	if (opt == 'u')
+		cfg->max_unauth = (int)v;
+	if (opt == 'm')
+		cfg->max_handles = (int)v;
+	if (opt == 'f') {
+		if (v < 4096 || v > (1L << 30) + (1L << 20))
+			return cli_usage("proxy", "--max-frame must be 4096 .. 1 GiB + 1 MiB");
+		cfg->max_payload = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* One option of `dssm proxy` into cfg (--secret-file: *secret, replacing
+ * one given before). 0, or the exit status after an error was printed. */
+static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
+                        struct auth_secret **secret)
+{
+	int rc;
+	long v;
+	switch (opt) {
+	case 'l': cfg->host = arg; return 0;
+	case 'P': cfg->port_file = arg; return 0;
+	case 'v': cfg->verbose++; return 0;
+	case 'R': cfg->read_only = 1; return 0;
+	case 'r': cfg->recordings = arg; return 0;
+	case 'W': {
+		const char **a = realloc(cfg->allow_write, sizeof *a * (size_t)(cfg->n_allow_write + 1));
+		if (!a)
+			return cli_error("proxy", "out of memory");
+		a[cfg->n_allow_write++] = arg;
+		cfg->allow_write = a;
+		return 0;
+	}
+	case 's':
+		auth_secret_free(*secret);
+		*secret = NULL;
+		if ((rc = auth_read_secret(arg, secret)) < 0)
+			return cli_dssm_error("proxy", rc);
+		cfg->secret = *secret;
+		return 0;
+	case 'B':
+		if (cli_parse_long("proxy", "--max-stream-bytes", arg, &v) < 0)
+			return EXIT_USAGE;
+		if (v < 4096)
+			return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
+		cfg->max_stream_bytes = (uint64_t)v;
+		return 0;
+	case 'H': {
+		dssm_time_t ns;
+		if (cli_parse_duration_ms("proxy", "--handshake-timeout", arg, &ns) < 0)
+			return EXIT_USAGE;
+		if (ns > (dssm_time_t)INT32_MAX * 1000000)
+			return cli_usage("proxy", "--handshake-timeout '%s' is too long", arg);
+		cfg->handshake_ms = (int)((ns + 999999) / 1000000); /* at least 1 ms */
+		return 0;
+	}
+	case 'p': case 'c': case 'm': case 'f': case 'u':
+		return proxy_number_option(opt, arg, cfg);
+	default:
+		return cli_usage("proxy", "unknown option");
+	}
+}
+
 int cmd_proxy(int argc, char **argv)
 {
 	struct proxy_config cfg = {
@@ -78,74 +158,16 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
-	int opt, rc;
-	long v;
+	int opt, rc = 0;
 	struct auth_secret *secret = NULL;
-	while ((opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'l': cfg.host = optarg; break;
-		case 'P': cfg.port_file = optarg; break;
-		case 'v': cfg.verbose++; break;
-		case 'R': cfg.read_only = 1; break;
-		case 'r': cfg.recordings = optarg; break;
-		case 'W': {
-			const char **a = realloc(cfg.allow_write, sizeof *a * (size_t)(cfg.n_allow_write + 1));
-			if (!a)
-				return cli_error("proxy", "out of memory");
-			a[cfg.n_allow_write++] = optarg;
-			cfg.allow_write = a;
-			break;
-		}
-		case 's':
-			auth_secret_free(secret);
-			if ((rc = auth_read_secret(optarg, &secret)) < 0)
-				return cli_dssm_error("proxy", rc);
-			cfg.secret = secret;
-			break;
-		case 'B':
-			if (cli_parse_long("proxy", "--max-stream-bytes", optarg, &v) < 0)
-				return EXIT_USAGE;
-			if (v < 4096)
-				return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
-			cfg.max_stream_bytes = (uint64_t)v;
-			break;
-		case 'H': {
-			dssm_time_t ns;
-			if (cli_parse_duration_ms("proxy", "--handshake-timeout", optarg, &ns) < 0)
-				return EXIT_USAGE;
-			if (ns > (dssm_time_t)INT32_MAX * 1000000)
-				return cli_usage("proxy", "--handshake-timeout '%s' is too long", optarg);
-			cfg.handshake_ms = (int)((ns + 999999) / 1000000); /* at least 1 ms */
-			break;
-		}
-		case 'p': case 'c': case 'm': case 'f': case 'u':
-			if (cli_parse_long("proxy", "option", optarg, &v) < 0)
-				return EXIT_USAGE;
-			if (opt == 'p' && (v < 0 || v > 65535))
-				return cli_usage("proxy", "--port must be 0..65535");
-			if (opt != 'p' && v < 1)
-				return cli_usage("proxy", "limits must be >= 1");
-			if (opt == 'p') cfg.port = (int)v;
-			if (v > INT32_MAX)
-				return cli_usage("proxy", "'%s' is too large", optarg);
-			if (opt == 'c') cfg.max_clients = (int)v;
-			if (opt == 'u') cfg.max_unauth = (int)v;
-			if (opt == 'm') cfg.max_handles = (int)v;
-			if (opt == 'f') {
-				if (v < 4096 || v > (1L << 30) + (1L << 20))
-					return cli_usage("proxy", "--max-frame must be 4096 .. 1 GiB + 1 MiB");
-				cfg.max_payload = (uint32_t)v;
-			}
-			break;
-		default:
-			return cli_usage("proxy", "unknown option");
-		}
-	}
-	if (optind != argc)
-		return cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
-	if (cfg.read_only && cfg.n_allow_write)
-		return cli_usage("proxy", "--read-only and --allow-write exclude each other");
-	rc = proxy_run(&cfg);
+	while (rc == 0 && (opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1)
+		rc = proxy_option(opt, optarg, &cfg, &secret);
+	if (rc == 0 && optind != argc)
+		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
+	if (rc == 0 && cfg.read_only && cfg.n_allow_write)
+		rc = cli_usage("proxy", "--read-only and --allow-write exclude each other");
+	if (rc == 0)
+		rc = proxy_run(&cfg);
 	free(cfg.allow_write);
 	auth_secret_free(secret);
 	return rc;

@@ -98,14 +98,20 @@ static int query_remote(const char *address, const char *list, const struct cli_
 	return 0;
 }
 
-int cmd_query(int argc, char **argv)
+/* What `dssm query` was asked for. */
+struct query_opts {
+	const char *list, *output;
+	struct cli_time start, end;
+	dssm_time_t latest, deadline;
+	double bandwidth_mb;
+	long limit;
+	enum cli_format f;
+	int data_hex;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int query_parse_options(int argc, char **argv, struct query_opts *o)
 {
-	const char *list = NULL, *output = NULL;
-	struct cli_time start = {0, 0, 0, NULL}, end = {0, 0, 0, NULL};
-	dssm_time_t latest = -1, deadline = -1;
-	double bandwidth_mb = 0;
-	long limit = -1;
-	enum cli_format f = FORMAT_JSON;
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"start", required_argument, 0, 'a'},
 	                                         {"end", required_argument, 0, 'e'},
@@ -117,168 +123,246 @@ int cmd_query(int argc, char **argv)
 	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
-	int data_hex = 0;
 	int opt;
 	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
-		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &limit) < 0)
+		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &o->limit) < 0)
 			return EXIT_USAGE;
-		if (opt == 'n' && limit < 0)
-			return cli_usage("query", "-n takes a count >= 0, not %ld", limit);
-		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &start) < 0) ||
-		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &end) < 0) ||
-		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &latest) < 0) ||
-		    (opt == 'f' && cli_parse_format("query", optarg, &f) < 0) ||
-		    (opt == 'd' && cli_parse_duration("query", "--deadline", optarg, 0, &deadline) < 0) ||
-		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &bandwidth_mb) < 0))
+		if (opt == 'n' && o->limit < 0)
+			return cli_usage("query", "-n takes a count >= 0, not %ld", o->limit);
+		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &o->start) < 0) ||
+		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &o->end) < 0) ||
+		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &o->latest) < 0) ||
+		    (opt == 'f' && cli_parse_format("query", optarg, &o->f) < 0) ||
+		    (opt == 'd' && cli_parse_duration("query", "--deadline", optarg, 0, &o->deadline) < 0) ||
+		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &o->bandwidth_mb) < 0))
 			return EXIT_USAGE;
 		if (opt == 's')
-			list = optarg;
+			o->list = optarg;
 		if (opt == 'x')
-			data_hex = 1;
+			o->data_hex = 1;
 		if (opt == 'o')
-			output = optarg;
+			o->output = optarg;
 		if (opt == '?')
 			return cli_usage("query", "unknown option");
 	}
 	if (optind != argc - 1)
 		return cli_usage("query", "needs one recording DIR");
-	/* HOST:PORT/NAME that is not a local path: a recording served by a proxy */
-	const char *slash = strrchr(argv[optind], '/');
-	if (slash && access(argv[optind], F_OK) != 0 && memchr(argv[optind], ':', (size_t)(slash - argv[optind]))) {
-		if (output)
-			return cli_usage("query", "--output works on local recordings");
-		return query_remote(argv[optind], list, &start, &end, latest, deadline, bandwidth_mb, f);
-	}
-	if (deadline > 0)
-		return cli_usage("query", "--deadline is for recordings served by a proxy");
-	struct cli_recording recording;
-	int rc = cli_recording_open("query", argv[optind], &recording);
-	if (rc)
-		return rc;
-	dssm_container *c = recording.c;
-	int n = dssm_container_stream_count(c), ns = 0, damaged = 0;
-	int *sel = calloc((size_t)(n ? n : 1), sizeof *sel);
-	/* first, last: the recording's span, for +S and the window's check */
-	dssm_time_t newest = INT64_MIN, first = INT64_MIN, last = INT64_MIN;
-	char (*labels)[DSSM_NAME_MAX + 16] = calloc((size_t)(n ? n : 1), sizeof *labels);
-	if (dssm_container_warning(c))
-		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(c));
-	for (int i = 0; i < n; i++) {
-		dssm_recorded r;
-		dssm_container_stream(c, i, &r);
-		cli_recorded_label(&r, i, labels[i], sizeof labels[i]);
-		if (r.count) {
-			first = first == INT64_MIN || r.first < first ? r.first : first;
-			last = r.last > last ? r.last : last;
+	return 0;
+}
+
+/* A query of a local recording, from the selection to the summary. */
+struct query_run {
+	const struct query_opts *o;
+	dssm_container *c;
+	int n, ns, damaged;
+	int *sel;                            /* the selected streams' indexes, ns of them */
+	char (*labels)[DSSM_NAME_MAX + 16];  /* every stream's label */
+	dssm_time_t newest, first, last;     /* first, last: the recording's span, for +S */
+	dssm_query *q;                       /* open if ns */
+	dssm_container *out;                 /* --output, or NULL */
+	int *out_index;                      /* a stream's index in out */
+	struct cli_decode *decs;             /* each selected stream's decoder */
+	uint64_t count, bytes;
+};
+
+/* The streams --streams selects (and the damaged ones when it is not given,
+ * said, never silently left out: their intact part is returned, and the
+ * exit status is 1); the recording's span. */
+static void query_select(struct query_run *r)
+{
+	r->newest = r->first = r->last = INT64_MIN;
+	for (int i = 0; i < r->n; i++) {
+		dssm_recorded rec;
+		dssm_container_stream(r->c, i, &rec);
+		cli_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
+		if (rec.count) {
+			r->first = r->first == INT64_MIN || rec.first < r->first ? rec.first : r->first;
+			r->last = rec.last > r->last ? rec.last : r->last;
 		}
-		if (!cli_stream_selected(&r.info, list) && !(r.damage && !list))
+		if (!cli_stream_selected(&rec.info, r->o->list) && !(rec.damage && !r->o->list))
 			continue;
-		if (r.damage) {
-			/* said, never silently left out: its intact part is returned,
-			 * and the exit status is 1 */
+		if (rec.damage) {
 			fprintf(stderr, "dssm query: warning: %s is damaged: %s; only its intact part "
-			        "is returned\n", labels[i], r.damage);
-			damaged = 1;
+			        "is returned\n", r->labels[i], rec.damage);
+			r->damaged = 1;
 		}
-		sel[ns++] = i;
-		if (r.count && r.last > newest)
-			newest = r.last;
+		r->sel[r->ns++] = i;
+		if (rec.count && rec.last > r->newest)
+			r->newest = rec.last;
 	}
-	if (list && ns == 0) {
-		free(sel);
-		free(labels);
-		cli_recording_close(&recording);
-		return cli_error("query", "no stream of %s matches '%s'", argv[optind], list);
+}
+
+/* The selected streams' decoders, for the printed formats. */
+static void query_init_decoders(struct query_run *r)
+{
+	const struct query_opts *o = r->o;
+	for (int i = 0; i < r->ns && r->decs && !o->output && (o->f == FORMAT_TEXT || o->f == FORMAT_JSON);
+	     i++) {
+		dssm_recorded rec;
+		dssm_container_stream(r->c, r->sel[i], &rec);
+		cli_decode_init(&r->decs[r->sel[i]], "query", r->labels[r->sel[i]], rec.info.encoding,
+		                rec.info.type, dssm_container_schema(r->c, r->sel[i]));
+		r->decs[r->sel[i]].data_hex = o->data_hex;
 	}
-	dssm_time_t t0, t1;
-	if ((rc = cli_time_window("query", &start, &end, first, last, &t0, &t1)) != 0) {
-		free(sel);
-		free(labels);
-		cli_recording_close(&recording);
+}
+
+/* --output's container, with the selected streams described as in the source. */
+static int query_create_output(struct query_run *r)
+{
+	int rc = dssm_container_create(r->o->output, &r->out);
+	if (rc != 0)
 		return rc;
+	for (int i = 0; i < r->ns && rc >= 0; i++) {
+		dssm_recorded rec;
+		size_t plen;
+		dssm_container_stream(r->c, r->sel[i], &rec);
+		const void *prop = dssm_container_property(r->c, r->sel[i], &plen);
+		rc = r->out_index[r->sel[i]] = dssm_container_add_stream(
+		    r->out, &rec.info, dssm_container_schema(r->c, r->sel[i]), prop, plen);
 	}
-	if (latest >= 0 && newest != INT64_MIN)
-		t0 = newest - latest;
-	dssm_query *q;
-	dssm_container_set_salvage(c, 1);
-	rc = ns ? dssm_query_open(c, sel, ns, t0, t1, &q) : 0;
-	uint64_t count = 0, bytes = 0;
-	int status = 0;
-	dssm_container *out = NULL;
-	int *out_index = calloc((size_t)(n ? n : 1), sizeof *out_index);
-	/* each selected stream's decoder, for the printed formats */
-	struct cli_decode *decs = calloc((size_t)(n ? n : 1), sizeof *decs);
-	for (int i = 0; i < ns && decs && !output && (f == FORMAT_TEXT || f == FORMAT_JSON); i++) {
-		dssm_recorded r;
-		dssm_container_stream(c, sel[i], &r);
-		cli_decode_init(&decs[sel[i]], "query", labels[sel[i]], r.info.encoding, r.info.type,
-		                dssm_container_schema(c, sel[i]));
-		decs[sel[i]].data_hex = data_hex;
-	}
-	if (!decs)
-		rc = DSSM_ENOMEM;
-	if (rc == 0 && output && (rc = dssm_container_create(output, &out)) == 0) {
-		/* the selected streams, described as in the source */
-		for (int i = 0; i < ns && rc >= 0; i++) {
-			dssm_recorded r;
-			size_t plen;
-			dssm_container_stream(c, sel[i], &r);
-			const void *prop = dssm_container_property(c, sel[i], &plen);
-			rc = out_index[sel[i]] =
-			    dssm_container_add_stream(out, &r.info, dssm_container_schema(c, sel[i]), prop, plen);
-		}
-		rc = rc < 0 ? rc : 0;
-	}
-	int64_t total = ns && rc == 0 ? dssm_query_remaining(q) : 0;
-	int progress = isatty(STDERR_FILENO) && (output || !isatty(STDOUT_FILENO)) && total > 10000;
+	return rc < 0 ? rc : 0;
+}
+
+/* Print or copy the samples in time order, up to -n, with a progress line on
+ * a terminal for large outputs. 0 at the end, or a DSSM_E* code. */
+static int query_loop(struct query_run *r)
+{
+	const struct query_opts *o = r->o;
+	int64_t total = dssm_query_remaining(r->q);
+	int progress = isatty(STDERR_FILENO) && (o->output || !isatty(STDOUT_FILENO)) && total > 10000;
 	dssm_time_t shown = 0;
+	int rc = 0;
 	cli_catch_signals();
-	while (ns && rc == 0 && !cli_stop && (limit < 0 || (long)count < limit)) {
+	while (!cli_stop && (o->limit < 0 || (long)r->count < o->limit)) {
 		dssm_record rec;
-		int k = dssm_query_next(q, &rec);
+		int k = dssm_query_next(r->q, &rec);
 		if (k <= 0) {
 			rc = k;
 			break;
 		}
-		if (out) {
-			if ((rc = dssm_container_append(out, out_index[rec.stream], rec.tid, rec.time, rec.data,
-			                                rec.len)) < 0)
+		if (r->out) {
+			if ((rc = dssm_container_append(r->out, r->out_index[rec.stream], rec.tid, rec.time,
+			                                rec.data, rec.len)) < 0)
 				break;
 		} else {
 			dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
-			cli_print_sample(stdout, f, labels[rec.stream], rec.data, &si, 0, &decs[rec.stream]);
+			cli_print_sample(stdout, o->f, r->labels[rec.stream], rec.data, &si, 0,
+			                 &r->decs[rec.stream]);
 		}
-		count++;
-		bytes += rec.len;
+		r->count++;
+		r->bytes += rec.len;
 		if (progress && dssm_now() - shown > DSSM_NSEC_PER_SEC / 4) {
 			fprintf(stderr, "\rdssm query: %llu / %lld samples (%.0f%%)\033[K",
-			        (unsigned long long)count, (long long)total, 100.0 * (double)count / (double)total);
+			        (unsigned long long)r->count, (long long)total,
+			        100.0 * (double)r->count / (double)total);
 			shown = dssm_now();
 		}
 	}
 	if (progress)
 		fputs("\r\033[K", stderr);
-	if (out) {
-		int crc = dssm_container_close(out);
+	return rc;
+}
+
+/* Close what the query opened and print the count (after the samples, so
+ * the two never interleave). The exit status. */
+static int query_finish(struct query_run *r, int rc)
+{
+	int status = 0;
+	if (r->out) {
+		int crc = dssm_container_close(r->out);
 		rc = rc < 0 ? rc : crc;
 	}
-	free(out_index);
-	for (int i = 0; decs && i < n; i++)
-		cli_decode_free(&decs[i]);
-	free(decs);
+	for (int i = 0; r->decs && i < r->n; i++)
+		cli_decode_free(&r->decs[i]);
 	if (rc < 0)
 		status = cli_dssm_error("query", rc);
-	if (ns)
-		dssm_query_close(q);
-	fflush(stdout); /* before the summary, so the two never interleave */
+	if (r->ns)
+		dssm_query_close(r->q);
+	fflush(stdout);
 	char b[16];
-	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n", (unsigned long long)count,
-	        b, ns, ns == 1 ? "" : "s", output ? " into " : "", output ? output : "");
-	free(sel);
-	free(labels);
+	cli_format_bytes(b, sizeof b, (double)r->bytes);
+	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n",
+	        (unsigned long long)r->count, b, r->ns, r->ns == 1 ? "" : "s",
+	        r->o->output ? " into " : "", r->o->output ? r->o->output : "");
+	return status ? status : r->damaged;
+}
+
+static void query_free(struct query_run *r)
+{
+	free(r->out_index);
+	free(r->decs);
+	free(r->sel);
+	free(r->labels);
+}
+
+/* `dssm query DIR|FILE`: a local recording. */
+static int query_local(const char *path, const struct query_opts *o)
+{
+	if (o->deadline > 0)
+		return cli_usage("query", "--deadline is for recordings served by a proxy");
+	struct cli_recording recording;
+	int rc = cli_recording_open("query", path, &recording);
+	if (rc)
+		return rc;
+	struct query_run r = {.o = o, .c = recording.c};
+	r.n = dssm_container_stream_count(r.c);
+	size_t slots = (size_t)(r.n ? r.n : 1);
+	r.sel = calloc(slots, sizeof *r.sel);
+	r.labels = calloc(slots, sizeof *r.labels);
+	r.out_index = calloc(slots, sizeof *r.out_index);
+	r.decs = calloc(slots, sizeof *r.decs);
+	if (!r.sel || !r.labels || !r.out_index) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return cli_error("query", "no memory for %d streams", r.n);
+	}
+	if (dssm_container_warning(r.c))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
+	query_select(&r);
+	dssm_time_t t0, t1;
+	if (o->list && r.ns == 0)
+		rc = cli_error("query", "no stream of %s matches '%s'", path, o->list);
+	else
+		rc = cli_time_window("query", &o->start, &o->end, r.first, r.last, &t0, &t1);
+	if (rc) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return rc;
+	}
+	if (o->latest >= 0 && r.newest != INT64_MIN)
+		t0 = r.newest - o->latest;
+	dssm_container_set_salvage(r.c, 1);
+	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
+	query_init_decoders(&r);
+	if (!r.decs)
+		rc = DSSM_ENOMEM;
+	if (rc == 0 && o->output)
+		rc = query_create_output(&r);
+	if (rc == 0 && r.ns)
+		rc = query_loop(&r);
+	int status = query_finish(&r, rc);
+	query_free(&r);
 	cli_recording_close(&recording);
-	return status ? status : damaged;
+	return status;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	struct query_opts o = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
+	                       .deadline = -1, .limit = -1, .f = FORMAT_JSON};
+	int rc = query_parse_options(argc, argv, &o);
+	if (rc)
+		return rc;
+	/* HOST:PORT/NAME that is not a local path: a recording served by a proxy */
+	const char *path = argv[optind];
+	const char *slash = strrchr(path, '/');
+	if (slash && access(path, F_OK) != 0 && memchr(path, ':', (size_t)(slash - path))) {
+		if (o.output)
+			return cli_usage("query", "--output works on local recordings");
+		return query_remote(path, o.list, &o.start, &o.end, o.latest, o.deadline, o.bandwidth_mb,
+		                    o.f);
+	}
+	return query_local(path, &o);
 }
 
 void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)

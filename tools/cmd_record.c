@@ -272,15 +272,59 @@ static int run_snapshots(const char *dir, char **patterns, int npatterns, int al
 	return status;
 }
 
-int cmd_record(int argc, char **argv)
+/* What `dssm record` was asked for, beyond the recorder's configuration. */
+struct record_opts {
+	const char *dir;
+	int all, snapshot, done;  /* done: --trigger was sent */
+	double split_mb, min_free_mb;
+	dssm_time_t duration, sync, split_duration;
+	long limit, max_splits;
+};
+
+/* One option into o or cfg. 0, or the exit status after a usage error was
+ * printed (--trigger: sends it, sets o->done and returns its status). */
+static int record_option(int opt, const char *arg, struct record_opts *o, dssm_recorder_config *cfg)
 {
-	const char *dir = NULL;
-	int all = 0, snapshot = 0;
-	double split_mb = 0, min_free_mb = 0;
-	dssm_time_t duration = 0, sync = DSSM_NSEC_PER_SEC, split_duration = 0;
-	long limit = 0, max_splits = 0;
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
+	switch (opt) {
+	case 'o': o->dir = arg; return 0;
+	case 'a': o->all = 1; return 0;
+	case 'O': cfg->from_oldest = 1; return 0;
+	case 'P': o->snapshot = 1; return 0;
+	case 'X': cfg->direct = 1; return 0;
+	case 'T':
+		o->done = 1;
+		return send_trigger();
+	case 'd':
+		return cli_parse_duration("record", "--duration", arg, 0, &o->duration) < 0 ? EXIT_USAGE : 0;
+	case 'l':
+		return cli_parse_long("record", "--limit", arg, &o->limit) < 0 ? EXIT_USAGE : 0;
+	case 's':
+		return cli_parse_duration("record", "--sync", arg, 1, &o->sync) < 0 ? EXIT_USAGE : 0;
+	case 'D':
+		return cli_parse_duration("record", "--split-duration", arg, 0, &o->split_duration) < 0
+		       ? EXIT_USAGE : 0;
+	case 'S':
+		if (cli_parse_double("record", "--split-size", arg, &o->split_mb) < 0 || !(o->split_mb > 0))
+			return cli_usage("record", "--split-size needs MiB > 0");
+		return 0;
+	case 'M':
+		if (cli_parse_long("record", "--max-splits", arg, &o->max_splits) < 0 ||
+		    o->max_splits < 1 || o->max_splits > 1000000)
+			return cli_usage("record", "--max-splits needs a count from 1 to 1000000");
+		return 0;
+	case 'F':
+		if (cli_parse_double("record", "--min-free", arg, &o->min_free_mb) < 0 || o->min_free_mb < 0)
+			return cli_usage("record", "--min-free needs MiB >= 0");
+		return 0;
+	default:
+		return cli_usage("record", "unknown option");
+	}
+}
+
+/* 0, or the exit status after a usage error was printed. */
+static int record_parse_options(int argc, char **argv, struct record_opts *o,
+                                dssm_recorder_config *cfg)
+{
 	static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
 	                                         {"all", no_argument, 0, 'a'},
 	                                         {"split-duration", required_argument, 0, 'D'},
@@ -295,91 +339,24 @@ int cmd_record(int argc, char **argv)
 	                                         {"limit", required_argument, 0, 'l'},
 	                                         {"sync", required_argument, 0, 's'},
 	                                         {0, 0, 0, 0}};
-	int opt;
-	while ((opt = getopt_long(argc, argv, "o:a", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'o': dir = optarg; break;
-		case 'a': all = 1; break;
-		case 'O': cfg.from_oldest = 1; break;
-		case 'd':
-			if (cli_parse_duration("record", "--duration", optarg, 0, &duration) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'l':
-			if (cli_parse_long("record", "--limit", optarg, &limit) < 0)
-				return EXIT_USAGE;
-			break;
-		case 's':
-			if (cli_parse_duration("record", "--sync", optarg, 1, &sync) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'D':
-			if (cli_parse_duration("record", "--split-duration", optarg, 0, &split_duration) < 0)
-				return EXIT_USAGE;
-			break;
-		case 'S':
-			if (cli_parse_double("record", "--split-size", optarg, &split_mb) < 0 || !(split_mb > 0))
-				return cli_usage("record", "--split-size needs MiB > 0");
-			break;
-		case 'M':
-			if (cli_parse_long("record", "--max-splits", optarg, &max_splits) < 0 ||
-			    max_splits < 1 || max_splits > 1000000)
-				return cli_usage("record", "--max-splits needs a count from 1 to 1000000");
-			break;
-		case 'F':
-			if (cli_parse_double("record", "--min-free", optarg, &min_free_mb) < 0 || min_free_mb < 0)
-				return cli_usage("record", "--min-free needs MiB >= 0");
-			break;
-		case 'P': snapshot = 1; break;
-		case 'X': cfg.direct = 1; break;
-		case 'T': return send_trigger();
-		default:
-			return cli_usage("record", "unknown option");
-		}
-	}
-	if (!dir)
+	int opt, rc;
+	while ((opt = getopt_long(argc, argv, "o:a", longopts, NULL)) != -1)
+		if ((rc = record_option(opt, optarg, o, cfg)) != 0 || o->done)
+			return rc;
+	if (!o->dir)
 		return cli_usage("record", "needs -o DIR");
-	if (!all && optind >= argc)
+	if (!o->all && optind >= argc)
 		return cli_usage("record", "needs STREAM arguments or --all");
-	if (max_splits && !split_duration && !split_mb)
+	if (o->max_splits && !o->split_duration && !o->split_mb)
 		return cli_usage("record", "--max-splits needs --split-duration or --split-size");
-	/* refuse before anything is written: the output must be new or empty */
-	if (dssm_container_check_output(dir) < 0)
-		return cli_dssm_error("record", DSSM_ELAYOUT);
-	char **patterns = argv + optind;
-	int npatterns = argc - optind;
-	if (snapshot)
-		return run_snapshots(dir, patterns, npatterns, all);
-	cfg.dir = dir;
-	cfg.sync = sync;
-	cfg.split_duration = split_duration;
-	cfg.split_bytes = (uint64_t)(split_mb * 1048576.0);
-	cfg.max_splits = (unsigned)max_splits;
-	cfg.limit = limit > 0 ? (uint64_t)limit : 0;
-	cfg.min_free = (uint64_t)(min_free_mb * 1048576.0);
-	cfg.all = all;
-	cfg.on_stream = announce;
-	dssm_recorder *r;
-	int rc = dssm_recorder_create(&cfg, &r);
-	if (rc < 0)
-		return cli_dssm_error("record", rc);
-	/* explicit addresses (remote ones, or exact names) are opened first: one
-	 * that does not resolve is refused before DIR is made */
-	int status = 0;
-	for (int i = 0; i < npatterns && rc >= 0; i++)
-		rc = strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
-		         ? dssm_recorder_add(r, patterns[i])
-		         : dssm_recorder_add_matching(r, patterns[i]);
-	if (rc >= 0)
-		rc = dssm_recorder_start(r);
-	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(dir, F_OK) != 0) {
-		dssm_recorder_free(r); /* nothing was written */
-		return cli_dssm_error("record", rc);
-	}
-	if (rc < 0)
-		status = cli_dssm_error("record", rc); /* a stream failed; the others go on */
-	cli_catch_signals();
-	dssm_time_t start = dssm_now(), last = start;
+	return 0;
+}
+
+/* Record until interrupted, --duration, or the recorder stops by itself,
+ * with a status line each second on a terminal. */
+static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duration)
+{
+	dssm_time_t last = start;
 	uint64_t last_total = 0;
 	int progress = isatty(STDERR_FILENO);
 	while (!cli_stop) {
@@ -397,10 +374,63 @@ int cmd_record(int argc, char **argv)
 	}
 	if (progress)
 		fprintf(stderr, "\r\033[K");
+}
+
+/* Add the streams and start. Explicit addresses (remote ones, or exact
+ * names) are opened first: one that does not resolve is refused before DIR
+ * is made. A DSSM_E* code (the recorder may have started the others). */
+static int record_start(dssm_recorder *r, char **patterns, int npatterns)
+{
+	int rc = 0;
+	for (int i = 0; i < npatterns && rc >= 0; i++)
+		rc = strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
+		         ? dssm_recorder_add(r, patterns[i])
+		         : dssm_recorder_add_matching(r, patterns[i]);
+	return rc < 0 ? rc : dssm_recorder_start(r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = {.sync = DSSM_NSEC_PER_SEC};
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	int rc = record_parse_options(argc, argv, &o, &cfg);
+	if (rc || o.done)
+		return rc;
+	/* refuse before anything is written: the output must be new or empty */
+	if (dssm_container_check_output(o.dir) < 0)
+		return cli_dssm_error("record", DSSM_ELAYOUT);
+	char **patterns = argv + optind;
+	int npatterns = argc - optind;
+	if (o.snapshot)
+		return run_snapshots(o.dir, patterns, npatterns, o.all);
+	cfg.dir = o.dir;
+	cfg.sync = o.sync;
+	cfg.split_duration = o.split_duration;
+	cfg.split_bytes = (uint64_t)(o.split_mb * 1048576.0);
+	cfg.max_splits = (unsigned)o.max_splits;
+	cfg.limit = o.limit > 0 ? (uint64_t)o.limit : 0;
+	cfg.min_free = (uint64_t)(o.min_free_mb * 1048576.0);
+	cfg.all = o.all;
+	cfg.on_stream = announce;
+	dssm_recorder *r;
+	if ((rc = dssm_recorder_create(&cfg, &r)) < 0)
+		return cli_dssm_error("record", rc);
+	int status = 0;
+	rc = record_start(r, patterns, npatterns);
+	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {
+		dssm_recorder_free(r); /* nothing was written */
+		return cli_dssm_error("record", rc);
+	}
+	if (rc < 0)
+		status = cli_dssm_error("record", rc); /* a stream failed; the others go on */
+	cli_catch_signals();
+	dssm_time_t start = dssm_now();
+	record_wait(r, start, o.duration);
 	if ((rc = dssm_recorder_stop(r)) < 0)
 		status = cli_dssm_error("record", rc);
-	status |= summarize(r, dir, dssm_time_to_sec(dssm_now() - start), split_duration > 0 || split_mb > 0,
-	                    max_splits > 0);
+	status |= summarize(r, o.dir, dssm_time_to_sec(dssm_now() - start),
+	                    o.split_duration > 0 || o.split_mb > 0, o.max_splits > 0);
 	dssm_recorder_free(r);
 	return status;
 }

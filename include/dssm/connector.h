@@ -57,6 +57,24 @@
  * Anything a server sends during the handshake other than its reply is
  * DSSM_EPROTO: nothing from an unproven server reaches dssm_read_next.
  * The link is authenticated, not encrypted (docs/protocol.md, threat model).
+ *
+ * Caveats.
+ * - dssm_schema of a remote handle: the string is replaced each time the
+ *   connector (re)opens the stream, which any call on the handle may do
+ *   after a lost connection (a read, a wait, dssm_info). Copy it before the
+ *   next call on the handle if it is kept; the stream may even have been
+ *   created again with another schema meanwhile.
+ * - A write (dssm_write, dssm_write_commit), dssm_read_next or
+ *   dssm_read_back that fails with DSSM_ECONN (the link was lost before the
+ *   reply) or DSSM_ETIMEDOUT may have been applied by the proxy: such calls
+ *   are not retried, since a retry could write a sample twice or skip one.
+ *   Other reads are retried once on a new connection. After the link is
+ *   back, dssm_tid_range or dssm_read_last tells whether a write arrived.
+ * - Timestamps are not corrected by the clock estimate: a sample's time is
+ *   the writer host's clock (see Clocks).
+ * - Zero-copy views and borrowed slots of the local API: views are
+ *   refused (DSSM_ESTATE); a borrow is emulated with a local buffer sent
+ *   whole at commit.
  */
 #ifndef DSSM_CONNECTOR_H
 #define DSSM_CONNECTOR_H
@@ -70,7 +88,11 @@ extern "C" {
 #define DSSM_DEFAULT_PORT 5800
 
 /* Open a stream by address; flags as dssm_open. A recording's address
- * takes DSSM_READ only (else DSSM_EPERM). */
+ * takes DSSM_READ only (else DSSM_EPERM). Errors: those of dssm_open (the
+ * proxy passes the stream's own), DSSM_EINVAL or DSSM_ENAME (a bad
+ * address: HOST:PORT, or NAME:ID), DSSM_ECONN
+ * (the proxy cannot be reached), DSSM_ETIMEDOUT (it does not answer),
+ * DSSM_EAUTH, DSSM_EPROTO; for a recording, dssm_open_recording's. */
 int dssm_open_address(const char *address, int flags, dssm_stream **out);
 /* Create (or reopen) a stream by address, as dssm_create; DSSM_EPERM for a
  * recording's address. */

@@ -38,6 +38,21 @@
  * listed, with `damage` saying what is wrong; queries refuse it
  * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
  * its intact part.
+ *
+ * Caveats.
+ * - A dssm_container and its queries are for one thread at a time (the
+ *   recorder serializes its threads' appends with its own lock). A
+ *   recording opened as a dssm_stream (dssm_open_recording) has its own
+ *   container and a mutex.
+ * - Accepted is not yet durable: a power loss takes the samples appended
+ *   since the last sync (at most the sync interval, default 1 s; call
+ *   dssm_container_sync to make them durable now). Recovery then drops the
+ *   incomplete tail; it never returns a damaged record.
+ * - The schema, property and damage texts a reader hands out live until
+ *   dssm_container_close (a refresh may give a damage text to a stream
+ *   that had none; one already handed out stays valid).
+ * - A reader of a container being written sees new samples only after
+ *   dssm_container_refresh, and only what the writer synced.
  */
 #ifndef DSSM_CONTAINER_H
 #define DSSM_CONTAINER_H
@@ -59,15 +74,22 @@ int dssm_container_create(const char *dir, dssm_container **out);
  * DSSM_ELAYOUT saying what is there. Writes nothing: for commands that
  * must refuse before they start. */
 int dssm_container_check_output(const char *dir);
-/* Describe a stream; returns its index in the container (>= 0). */
+/* Describe a stream; returns its index in the container (>= 0). Errors:
+ * DSSM_EINVAL (not a writer, NULL info), DSSM_ENOSPC, DSSM_ENOMEM,
+ * DSSM_ESYS. */
 int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
                               const char *schema, const void *property, size_t property_len);
 /* Append one sample; times must not decrease within a stream. DSSM_ENOSPC
- * (nothing written, earlier samples kept) when the disk is full. */
+ * (nothing written, earlier samples kept) when the disk is full. Other
+ * errors: DSSM_EINVAL (not a writer, no such stream, NULL data),
+ * DSSM_EBACKWARDS, DSSM_ETOOBIG (4 GiB and more), DSSM_ENOMEM, DSSM_ESYS,
+ * and those of dssm_container_sync when the append syncs. */
 int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
                           const void *data, size_t len);
 /* fdatasync every stream's data, then index. Called by append at least
- * every sync interval (dssm_container_set_sync; default 1 s; 0: every append). */
+ * every sync interval (dssm_container_set_sync; default 1 s; 0: every append).
+ * Each stream is synced even when another fails; the first error is
+ * returned: DSSM_EINVAL (not a writer), DSSM_ENOSPC, DSSM_ESYS. */
 int dssm_container_sync(dssm_container *c);
 void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
 /* Sync if the interval has passed and anything waits: for a recorder whose
@@ -80,9 +102,13 @@ void dssm_container_set_direct(dssm_container *c, int on);
 
 /* ---- reading ---- */
 
-/* Open for reading; recovers the tails (see the format document). */
+/* Open for reading; recovers the tails (see the format document). Errors:
+ * DSSM_EINVAL, DSSM_ENOENT (DIR is not a container), DSSM_ECORRUPT (its
+ * CONTAINER file is damaged), DSSM_ELAYOUT (a newer format), DSSM_ENOMEM.
+ * A damaged stream is no error here: it is listed with its `damage`. */
 int dssm_container_open(const char *dir, dssm_container **out);
-/* See what was appended (and new streams) since open or the last refresh. */
+/* See what was appended (and new streams) since open or the last refresh.
+ * DSSM_EINVAL on a writer. */
 int dssm_container_refresh(dssm_container *c);
 
 /* What a container holds about one stream. */
@@ -112,7 +138,10 @@ const char *dssm_container_warning(dssm_container *c);
 /* Let queries read the intact part of damaged streams (default: refused). */
 void dssm_container_set_salvage(dssm_container *c, int on);
 
-/* Close a writer (sync, CLOSED) or a reader. */
+/* Close a writer (sync, CLOSED) or a reader. A writer's close runs every
+ * step whatever failed before it and returns the first error (those of
+ * dssm_container_sync, DSSM_ENOSPC or DSSM_ESYS writing CLOSED); the
+ * handle is freed either way. */
 int dssm_container_close(dssm_container *c);
 
 /* Remove the container DIR (not open anywhere): only the files the format
@@ -134,6 +163,10 @@ int dssm_container_remove(const char *dir);
  *     is DSSM_ETOOOLD, as a sample that left a ring's history; read_next
  *     passes over it and counts it in *missed. read_back steps to the
  *     previous recorded sample.
+ *   - A damaged entry (index entry or record failing its CRC) is
+ *     DSSM_ECORRUPT for the reads that name it; read_next passes over it
+ *     as over a missed TID: the next good sample, the damaged one counted
+ *     in *missed.
  *   - dssm_info: as recorded (type, encoding, max_size, slots, ...); count
  *     is the newest TID + 1, tid/time_oldest and _newest the recording's
  *     ends; writer_*, segment_bytes are 0.
@@ -170,10 +203,14 @@ typedef struct dssm_record {
 } dssm_record;
 
 /* Samples of the given streams (NULL/0: all) with start <= time <= end,
- * merged by time. */
+ * merged by time. Errors: DSSM_EINVAL (NULL argument, no such stream),
+ * DSSM_ECORRUPT (a damaged stream, unless dssm_container_set_salvage),
+ * DSSM_ENOMEM. */
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
-/* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record). */
+/* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record).
+ * A good record is returned even when the index entry after it is damaged:
+ * that error comes with the next call. */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
 /* Many samples per call, for bindings that pay per call (Python): up to
  * `max` samples into times[], tids[] and lens[], their data bytes one after

@@ -61,6 +61,15 @@
  *
  * A decoder is immutable once built: threads may share it, each with its
  * own output text.
+ *
+ * Caveats.
+ * - "struct" samples are laid out by this machine's C ABI: a sample written
+ *   on a machine with another alignment of 64-bit fields (i386 aligns them
+ *   to 4 inside structs; x86_64, aarch64 and armhf to 8) or another byte
+ *   order decodes to wrong values, with no error when the sizes happen to
+ *   agree. Recordings that travel between such machines use ros1 or cdr.
+ * - The JSON holds integers exactly; a reader that parses numbers as
+ *   doubles (JavaScript) loses precision past 2^53.
  */
 #ifndef DSSM_DECODER_H
 #define DSSM_DECODER_H

@@ -41,6 +41,40 @@
  * 0..2^31-1. The environment variable DSSM_NAMESPACE ([A-Za-z0-9_-], up to
  * 31 characters, default "default") selects an isolated set of streams:
  * tests set it to run in parallel without colliding.
+ *
+ * Caveats.
+ * - Fork: a child made by fork() is a writer of its own (the library's
+ *   pthread_atfork handler gives it a new identity): it may write through
+ *   handles it inherited, and its dssm_close of one unregisters only
+ *   itself, never its parent (tests/test_stream.c). A child made without
+ *   the atfork handlers (a raw clone() system call, _Fork()) keeps its
+ *   parent's identity: its dssm_close would unregister the parent, and it
+ *   must not write (docs/design.md, "What remains").
+ * - PID namespaces: the writers' lock works across them (dssm_open), but
+ *   the writer registration does not. The owner word holds the pid as the
+ *   writer's namespace numbers it, and whether it lives is asked with
+ *   kill() and /proc of the asking process's namespace. Seen from another
+ *   namespace a live writer looks dead (or like an unrelated process):
+ *   dssm_info gives writer_alive 0, DSSM_EXCLUSIVE is not enforced (an open
+ *   there takes the registration over and marks the stream crashed),
+ *   concurrent dssm_property_set calls are not serialized, and `dssm
+ *   cleanup` run where the users' processes are not in /proc may remove a
+ *   stream in use. Processes that rely on these share a PID namespace
+ *   (containers: --pid=host).
+ * - A handle never follows a re-created stream: after dssm_remove (`dssm
+ *   rm`, `dssm cleanup`) and a new dssm_create of the same NAME:ID, open
+ *   handles keep reading and writing the old, unlinked segment and see
+ *   nothing of the new one. Open the stream again.
+ * - Time only goes forward within a stream (DSSM_EBACKWARDS): when the
+ *   system clock steps back (a manual date, an NTP step), writes stamped
+ *   with dssm_now() are refused until the clock passes the newest sample's
+ *   time again. Let chrony slew the clock rather than step it.
+ * - A signal does not end a wait on a local stream: dssm_wait_* goes on
+ *   after the handler returns, until the sample or the timeout. A program
+ *   that stops on SIGINT waits with a finite timeout and checks its flag
+ *   between waits (as `dssm cat` does, 200 ms at a time).
+ * - dssm_schema's string is valid until dssm_close on a local stream, but
+ *   only until the next call on the handle on a remote one (connector.h).
  */
 #ifndef DSSM_DSSM_H
 #define DSSM_DSSM_H
@@ -133,7 +167,13 @@ uint32_t dssm_slots_for(double life, double cycle);
  * layout (max_size and slot count; type, encoding and schema when given) it is opened
  * as it is, data kept, and we join its writers. A different layout gives
  * DSSM_ELAYOUT naming what differs. With cfg->flags = DSSM_EXCLUSIVE, as
- * dssm_open with DSSM_EXCLUSIVE. */
+ * dssm_open with DSSM_EXCLUSIVE.
+ * Errors: DSSM_EINVAL (NULL argument, max_size outside 1 .. 1 GiB, slots
+ * or life/cycle out of range, a type or encoding name too long),
+ * DSSM_ENAME, DSSM_ETOOBIG (a schema or property_capacity too large),
+ * DSSM_ELAYOUT, DSSM_EBUSY (a live exclusive writer), DSSM_EPERM (the OS
+ * denied the segment), DSSM_ENOMEM (/dev/shm full), DSSM_ECORRUPT (a
+ * segment of that name that is not a complete dssm stream), DSSM_ESYS. */
 int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
 
 #define DSSM_READ 1
@@ -166,7 +206,11 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * process is registered as a writer (the last process to open the stream
  * for writing, or to write it since that one closed); other writers still
  * open get DSSM_EBUSY from their next write. Threads and handles of the
- * exclusive process write as before. */
+ * exclusive process write as before.
+ * Errors: DSSM_EINVAL (bad flags, NULL out), DSSM_ENAME, DSSM_ENOENT,
+ * DSSM_EPERM (the OS denied access), DSSM_EBUSY (DSSM_EXCLUSIVE refused),
+ * DSSM_EAGAIN (the writer registration kept changing), DSSM_ECORRUPT,
+ * DSSM_ENOMEM, DSSM_ESYS. */
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);
 /* Close a handle. A slot this thread borrowed through it is abandoned; an
  * exclusive handle gives up exclusivity. NULL is allowed. */
@@ -177,7 +221,9 @@ void dssm_close(dssm_stream *s);
 /* Append a sample of len bytes (0 .. max_size) measured at time t. Returns
  * its TID (>= 0) or an error: DSSM_EBACKWARDS if t is older than the newest
  * sample's time, DSSM_ETOOBIG, DSSM_EPERM for a read-only handle, DSSM_EBUSY
- * while another process writes exclusively. Never blocks on readers; waits
+ * while another process writes exclusively, DSSM_ESTATE while this thread
+ * holds a borrowed slot of the stream, DSSM_EINVAL (NULL stream, or NULL
+ * data with len > 0). Never blocks on readers; waits
  * only while another writer is inside a write; pays a system call only then
  * or when a reader is asleep in a wait. */
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
@@ -187,10 +233,14 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
  * readable. *buf receives max_size writable bytes. The borrowing thread
  * holds the stream's write lock until it commits or abandons (other
  * writers wait), and only it may commit: another write from it meanwhile
- * gives DSSM_ESTATE. */
+ * gives DSSM_ESTATE. Errors of borrow: those of dssm_write but
+ * DSSM_ETOOBIG and DSSM_EBACKWARDS (DSSM_ESTATE: it holds one already).
+ * Commit returns the TID or dssm_write's errors; DSSM_ESTATE without a
+ * slot borrowed by this thread (the slot stays borrowed after
+ * DSSM_ETOOBIG or DSSM_EBACKWARDS: commit again or abandon). */
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);
 int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t);
-/* Give a borrowed slot back without writing. */
+/* Give a borrowed slot back without writing. DSSM_ESTATE without one. */
 int dssm_write_abandon(dssm_stream *s);
 
 /* ---- reading --------------------------------------------------------------- */
@@ -206,7 +256,10 @@ typedef struct dssm_sample_info {
 
 /* Each read copies at most cap bytes into buf (buf may be NULL when cap is 0),
  * fills *info (may be NULL), sets this handle's read position to the sample,
- * and never returns a torn sample. Errors: DSSM_ENODATA (empty stream). */
+ * and never returns a torn sample. Errors of every read: DSSM_ENODATA (empty
+ * stream), DSSM_EINVAL (NULL stream, or NULL buf with cap > 0), DSSM_EAGAIN
+ * (the writer lapped every retry of the copy: a ring far too small for its
+ * rate), and each call's own below. */
 
 /* The newest sample. */
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
@@ -245,6 +298,7 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t,
 #define DSSM_FROM_NOW 0
 #define DSSM_FROM_TID 1
 #define DSSM_FROM_OLDEST 2
+/* Errors: DSSM_EINVAL (unknown `from`). */
 int dssm_subscribe(dssm_stream *s, int from, uint64_t tid);
 
 /* The TIDs of the oldest and newest sample kept. DSSM_ENODATA when empty. */
@@ -263,6 +317,8 @@ typedef struct dssm_view {
 	dssm_time_t time;
 } dssm_view;
 
+/* Errors: DSSM_EINVAL (NULL argument), DSSM_ESTATE (a remote or recorded
+ * stream: nothing to point into), and those of dssm_read_tid / _last. */
 int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v);
 int dssm_view_last(dssm_stream *s, dssm_view *v);
 int dssm_view_check(dssm_stream *s, const dssm_view *v);
@@ -309,22 +365,28 @@ typedef struct dssm_stream_info {
 	size_t segment_bytes;       /* size of the shared segment */
 } dssm_stream_info;
 
+/* Errors: DSSM_EINVAL (NULL argument). */
 int dssm_info(dssm_stream *s, dssm_stream_info *info);
 /* The schema text given at creation (NUL-terminated, "" if none). */
 const char *dssm_schema(dssm_stream *s);
 /* Replace the property blob (SSM's property: calibration, frame ids, ...).
- * Any handle may set it; readers never see a half-written property. */
+ * Any handle may set it; readers never see a half-written property.
+ * Errors: DSSM_EINVAL, DSSM_ETOOBIG (over property_capacity), DSSM_EAGAIN
+ * (another process kept setting it), DSSM_EPERM (a recording). */
 int dssm_property_set(dssm_stream *s, const void *data, size_t len);
-/* Copy at most cap bytes of the property; *len receives its full length. */
+/* Copy at most cap bytes of the property; *len receives its full length.
+ * Errors: DSSM_EINVAL, DSSM_EAGAIN (it kept being replaced while read). */
 int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
 
 /* ---- this host's streams --------------------------------------------------- */
 
 /* All streams of the current namespace, sorted by name then id. Free with
- * free(). Returns the count (>= 0) or an error. Never waits: a stream whose
+ * free(). Returns the count (>= 0) or an error: DSSM_EINVAL, DSSM_ENAME
+ * (DSSM_NAMESPACE), DSSM_ENOMEM, DSSM_ESYS. Never waits: a stream whose
  * creator has not finished creating it (or died doing so) is left out. */
 int dssm_list(dssm_stream_info **out);
-/* Remove NAME:ID. Processes that have it open keep their mapping. */
+/* Remove NAME:ID. Processes that have it open keep their mapping (dssm.h,
+ * Caveats). Errors: DSSM_ENAME, DSSM_ENOENT, DSSM_EPERM, DSSM_ESYS. */
 int dssm_remove(const char *name, int id);
 /* Remove streams whose registered writer died without closing, and
  * half-created segments. With all_idle, also streams that have no writer.
@@ -333,7 +395,8 @@ int dssm_remove(const char *name, int id);
  * never removed. Returns how many were removed. */
 int dssm_cleanup(int all_idle);
 
-/* Parse "NAME" or "NAME:ID" (ID defaults to 0). name must hold DSSM_NAME_MAX+1. */
+/* Parse "NAME" or "NAME:ID" (ID defaults to 0). name must hold DSSM_NAME_MAX+1.
+ * Errors: DSSM_ENAME (naming what is wrong), DSSM_EINVAL (NULL argument). */
 int dssm_parse_address(const char *text, char *name, int *id);
 
 #ifdef __cplusplus

@@ -31,9 +31,20 @@
  *   queries return. `recorded` differs from it only when parts were rotated
  *   away (max_splits) or damaged after the fact.
  *
- * Caveats: one recorder per output directory; the calls are not meant to be
- * made from several threads at once (the recorder's own threads are
- * synchronised inside). Errors are negative DSSM_E* codes (dssm.h).
+ * Caveats.
+ * - One recorder per output directory; the calls are not meant to be made
+ *   from several threads at once (the recorder's own threads are
+ *   synchronised inside).
+ * - Streams matching a glob are found by dssm_recorder_poll: one created
+ *   between two polls is recorded from the poll that finds it on, unless
+ *   `from_oldest` asks for what its ring still holds.
+ * - A stream removed and created again while it is recorded is not
+ *   followed: the recorder keeps its handle on the old segment (dssm.h,
+ *   Caveats) and records nothing more of it.
+ * - A ring that laps the recorder (a burst longer than its history while
+ *   the disk is slow) loses samples; they are counted in `lost`, never
+ *   hidden.
+ * Errors are negative DSSM_E* codes (dssm.h).
  */
 #ifndef DSSM_RECORDER_H
 #define DSSM_RECORDER_H
@@ -69,16 +80,23 @@ typedef struct dssm_recorder_config {
 /* Defaults: sync 1 s, no splits, no limits. */
 void dssm_recorder_config_init(dssm_recorder_config *cfg);
 
-/* Check the configuration and the output (new or empty; nothing written). */
+/* Check the configuration and the output (new or empty; nothing written).
+ * Errors: DSSM_EINVAL (no dir, a negative interval, max_splits without a
+ * split, a path too long), DSSM_ELAYOUT (dir is not new or empty),
+ * DSSM_ENOMEM. */
 int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out);
 /* Record one stream. Before start it is only opened (a stream that does not
  * open is refused then, before anything is written); after, it joins the
- * current part at once. Adding a stream twice is a no-op. */
+ * current part at once. Adding a stream twice is a no-op.
+ * Errors: DSSM_EINVAL, DSSM_ESTATE (the recorder was stopped), and those of
+ * dssm_open_address for the stream. */
 int dssm_recorder_add(dssm_recorder *r, const char *address);
 /* Record every local stream matching the glob (against NAME:ID and NAME):
  * those there now, and those that appear later (found by poll). */
 int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
-/* Create the first part and start draining. */
+/* Create the first part and start draining. Errors: DSSM_ESTATE (started
+ * already, or stopped), those of dssm_container_create, and a stream's that
+ * could not start (the others go on). */
 int dssm_recorder_start(dssm_recorder *r);
 /* Call every ~100 ms: starts a new part when one is due, makes samples
  * durable when rings went quiet, checks min_free, finds new matching
