@@ -121,7 +121,12 @@ void proxy_on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	(void)buf;
 	struct client *c = arg;
 	struct proxy *px = c->px;
-	if (!info->n_added || c->flush_queued || c->closing)
+	if (!info->n_added)
+		return;
+	/* (every frame the loop queues passes here: none is queued without
+	 * the output claimed, and nothing reaches the socket before the flush) */
+	proxy_out_claim(c);
+	if (c->flush_queued || c->closing)
 		return;
 	c->flush_queued = 1;
 	c->flush_next = px->flush_list;

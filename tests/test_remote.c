@@ -642,7 +642,12 @@ static void test_silent_link_is_replaced(void **state)
 	while (dssm_read_next(r, &v, sizeof v, &si, &missed) != 0)
 		assert_int_not_equal(dssm_wait_new(r, 100 * MS), DSSM_ECONN);
 	assert_int_equal(si.tid, next++);
+	/* stopped for sure before the writes: kill returns before every thread
+	 * has stopped, and a watcher thread sends samples on its own */
 	kill(proxy_pid, SIGSTOP);
+	int st;
+	assert_int_equal(waitpid(proxy_pid, &st, WUNTRACED), proxy_pid);
+	assert_true(WIFSTOPPED(st));
 	for (uint64_t i = 1; i < 40; i++)
 		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
 	/* 30 waits of 100 ms: the 600 ms timeout has long passed by the end */
