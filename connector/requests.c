@@ -214,9 +214,16 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 				                  s->name, s->id, (double)timeout / 1e9);
 			if (rc < 0)
 				return rc;
-			if (h.type == WIRE_DATA) {
+			if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
 				if ((rc = dssm__remote_data_is_ours(r, &h)) < 0)
 					return rc;
+				/* a torn DATA_CHECKED (its last byte) is no new sample:
+				 * taken here (counted as missed), the wait goes on */
+				if (h.type == WIRE_DATA_CHECKED && h.length && payload[h.length - 1]) {
+					if ((rc = dssm__remote_take_pushed(r, &h, payload)) < 0)
+						return rc;
+					continue;
+				}
 				r->in_used = 0; /* leave it for read_next, which copies it once */
 				return 0;
 			}

@@ -6,7 +6,7 @@
  */
 #include "remote_internal.h"
 
-static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t len,
+static int queue_push(struct dssm_remote *r, uint16_t type, const uint8_t *payload, uint32_t len,
                       struct remote_direct *d)
 {
 	struct rbuf rb = rbuf_of(payload, len);
@@ -15,13 +15,23 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	dssm_sample_info si;
 	const uint8_t *data;
 	wire_get_sample(&rb, &si, &data);
-	int rc = rbuf_end(&rb, "DATA");
+	uint8_t torn = type == WIRE_DATA_CHECKED ? rbuf_u8(&rb) : 0;
+	int rc = rbuf_end(&rb, type == WIRE_DATA_CHECKED ? "DATA_CHECKED" : "DATA");
+	if (rc == 0 && torn > 1)
+		rc = dssm__fail(DSSM_EPROTO, "DATA_CHECKED of TID %llu: torn is %u, not 0 or 1",
+		                (unsigned long long)si.tid, torn);
 	if (rc < 0) {
 		dssm__remote_disconnect(r);
 		return rc;
 	}
 	r->next_tid = si.tid + 1;
 	r->have_next = 1;
+	if (torn) {
+		/* overwritten while the proxy sent it: never delivered, counted
+		 * as missed with the next sample kept */
+		r->carry_missed += missed + 1;
+		return 0;
+	}
 	/* Full: the oldest are dropped (as the ring would), their loss told
 	 * with the next sample kept; the newest always fits. */
 	while (r->head && r->queued + si.copied > QUEUE_MAX_BYTES) {
@@ -68,10 +78,21 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	return 0;
 }
 
+/* Queue a DATA or DATA_CHECKED frame of ours that was received already. */
+int dssm__remote_take_pushed(struct dssm_remote *r, const struct wire_header *h, const uint8_t *payload)
+{
+	return queue_push(r, h->type, payload, h->length, NULL);
+}
+
 /* Is a DATA frame one of our subscription's? Anything else is a protocol
  * violation: samples nobody asked for must never reach read_next. */
 int dssm__remote_data_is_ours(struct dssm_remote *r, const struct wire_header *h)
 {
+	if (h->type == WIRE_DATA_CHECKED && r->version < 2) {
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EPROTO, "proxy %s:%s sent DATA_CHECKED on a version %u connection",
+		                  r->host, r->port, r->version);
+	}
 	if (r->subscribed && h->request_id == r->sub_request)
 		return 0;
 	dssm__remote_disconnect(r);
@@ -124,8 +145,9 @@ int dssm__remote_await_reply(struct dssm_remote *r, uint32_t request, uint16_t t
 			                  "%u) during the handshake, awaiting the reply to 0x%04x", r->host,
 			                  r->port, h.type, h.request_id, type);
 		}
-		if (h.type == WIRE_DATA) {
-			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 || (rc = queue_push(r, payload, h.length, NULL)) < 0)
+		if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
+			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 ||
+			    (rc = queue_push(r, h.type, payload, h.length, NULL)) < 0)
 				return rc;
 			if ((rc = still_in_time(r, deadline)) < 0)
 				return rc;
@@ -245,8 +267,14 @@ int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struc
 		                                                   : deadline);
 		if (rc < 0)
 			return rc;
-		if (h.type == WIRE_DATA)
-			return (rc = dssm__remote_data_is_ours(r, &h)) < 0 ? rc : queue_push(r, payload, h.length, d);
+		if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
+			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 ||
+			    (rc = queue_push(r, h.type, payload, h.length, d)) < 0)
+				return rc;
+			if (d && !d->done && !r->head)
+				continue; /* a torn sample: counted, and the next one may be here */
+			return 0;
+		}
 		/* anything else is a late reply to a timed-out call: skip it */
 	}
 	return dssm__fail(DSSM_ECONN, "not connected to %s:%s", r->host, r->port);
