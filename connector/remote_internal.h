@@ -138,6 +138,7 @@ void dssm__remote_queue_cut(struct dssm_remote *r, struct remote_pushed *keep);
 int dssm__remote_await_reply(struct dssm_remote *r, uint32_t request, uint16_t type, struct rbuf *reply, dssm_time_t deadline);
 int dssm__remote_pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
 int dssm__remote_check_link(struct dssm_remote *r, dssm_time_t *next_check);
+int dssm__remote_peek_big(struct dssm_remote *r, dssm_time_t deadline);
 int dssm__remote_take_pushed(struct dssm_remote *r, const struct wire_header *h, const uint8_t *payload);
 int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d);
 

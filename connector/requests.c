@@ -206,7 +206,13 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 			int rc = dssm__remote_check_link(r, &next_check);
 			if (rc < 0)
 				return rc;
-			rc = dssm__remote_recv_frame(r, &h, &payload, next_check < deadline ? next_check : deadline);
+			dssm_time_t until = next_check < deadline ? next_check : deadline;
+			/* the start of a big sample: read_next receives the rest into
+			 * its own buffer (not waited for here, then copied) */
+			if ((rc = dssm__remote_peek_big(r, until)) > 0)
+				return 0;
+			if (rc == 0)
+				rc = dssm__remote_recv_frame(r, &h, &payload, until);
 			if (rc == DSSM_ETIMEDOUT && dssm__monotonic() < deadline)
 				continue; /* time to look at the link again */
 			if (rc == DSSM_ETIMEDOUT)

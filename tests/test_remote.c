@@ -637,6 +637,40 @@ static void test_torn_big_sample_discarded(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
+/* Big samples are received straight into read_next's buffer: whole, or
+ * cut to a smaller buffer (the rest skipped, the next frame intact). */
+static void test_big_samples_received_in_place(void **state)
+{
+	(void)state;
+	enum { N = 8, SIZE = 200 * 1024 };
+	dssm_stream *w = testutil_create("inplace", SIZE, 16);
+	dssm_stream *r = open_remote("inplace", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	static uint8_t img[SIZE], got[SIZE];
+	for (uint64_t i = 0; i < N; i++) {
+		for (size_t k = 0; k < SIZE; k++)
+			img[k] = (uint8_t)(i + k / 4096);
+		assert_true(dssm_write(w, img, SIZE, (dssm_time_t)i + 1) >= 0);
+		size_t cap = i % 2 ? 1000 : SIZE;
+		memset(got, 0xee, SIZE);
+		dssm_sample_info si;
+		uint64_t missed;
+		int rc;
+		while ((rc = dssm_read_next(r, got, cap, &si, &missed)) == DSSM_EFUTURE)
+			assert_int_equal(dssm_wait_new(r, 10 * DSSM_NSEC_PER_SEC), 0);
+		assert_int_equal(rc, 0);
+		assert_int_equal(si.tid, i);
+		assert_int_equal(missed, 0);
+		assert_int_equal(si.len, SIZE);
+		assert_int_equal(si.copied, cap);
+		assert_memory_equal(got, img, cap);
+		if (cap < SIZE)
+			assert_int_equal(got[cap], 0xee);
+	}
+	dssm_close(r);
+	dssm_close(w);
+}
+
 static void test_proxy_restart_loses_nothing(void **state)
 {
 	(void)state;
@@ -1141,6 +1175,7 @@ int main(void)
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
 		cmocka_unit_test_setup(test_watcher_send_cut_short, testutil_reset),
 		cmocka_unit_test_setup(test_torn_big_sample_discarded, testutil_reset),
+		cmocka_unit_test_setup(test_big_samples_received_in_place, testutil_reset),
 		cmocka_unit_test_setup(test_backlog_drains_on_a_quiet_stream, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
