@@ -54,7 +54,6 @@ struct dssm_remote {
 	dssm_stream_config cfg;        /* for WIRE_OPEN_CREATE, kept to re-create */
 	char *cfg_strings[3];
 	uint32_t handle, next_request, peer_max;
-	uint16_t version;              /* agreed in HELLO: 2 sends DATA_CHECKED */
 	uint32_t max_in;               /* largest frame taken now: small until authenticated */
 	int handshaking;               /* HELLO/AUTH under way: only their replies are taken */
 	dssm_time_t timeout;
@@ -138,8 +137,6 @@ void dssm__remote_queue_cut(struct dssm_remote *r, struct remote_pushed *keep);
 int dssm__remote_await_reply(struct dssm_remote *r, uint32_t request, uint16_t type, struct rbuf *reply, dssm_time_t deadline);
 int dssm__remote_pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
 int dssm__remote_check_link(struct dssm_remote *r, dssm_time_t *next_check);
-int dssm__remote_peek_big(struct dssm_remote *r, dssm_time_t deadline);
-int dssm__remote_take_pushed(struct dssm_remote *r, const struct wire_header *h, const uint8_t *payload);
 int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d);
 
 /* session.c */

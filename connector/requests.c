@@ -206,13 +206,7 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 			int rc = dssm__remote_check_link(r, &next_check);
 			if (rc < 0)
 				return rc;
-			dssm_time_t until = next_check < deadline ? next_check : deadline;
-			/* the start of a big sample: read_next receives the rest into
-			 * its own buffer (not waited for here, then copied) */
-			if ((rc = dssm__remote_peek_big(r, until)) > 0)
-				return 0;
-			if (rc == 0)
-				rc = dssm__remote_recv_frame(r, &h, &payload, until);
+			rc = dssm__remote_recv_frame(r, &h, &payload, next_check < deadline ? next_check : deadline);
 			if (rc == DSSM_ETIMEDOUT && dssm__monotonic() < deadline)
 				continue; /* time to look at the link again */
 			if (rc == DSSM_ETIMEDOUT)
@@ -220,16 +214,9 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 				                  s->name, s->id, (double)timeout / 1e9);
 			if (rc < 0)
 				return rc;
-			if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
+			if (h.type == WIRE_DATA) {
 				if ((rc = dssm__remote_data_is_ours(r, &h)) < 0)
 					return rc;
-				/* a torn DATA_CHECKED (its last byte) is no new sample:
-				 * taken here (counted as missed), the wait goes on */
-				if (h.type == WIRE_DATA_CHECKED && h.length && payload[h.length - 1]) {
-					if ((rc = dssm__remote_take_pushed(r, &h, payload)) < 0)
-						return rc;
-					continue;
-				}
 				r->in_used = 0; /* leave it for read_next, which copies it once */
 				return 0;
 			}

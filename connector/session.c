@@ -43,7 +43,7 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	size_t f;
 	uint32_t req = dssm__remote_begin(r, WIRE_HELLO, &f);
 	wbuf_u32(&r->out, WIRE_MAGIC);
-	wbuf_u16(&r->out, WIRE_VERSION_MIN);
+	wbuf_u16(&r->out, WIRE_VERSION);
 	wbuf_u16(&r->out, WIRE_VERSION);
 	wbuf_u32(&r->out, OUR_MAX_PAYLOAD);
 	char me[64];
@@ -54,7 +54,7 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	int rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline);
 	if (rc < 0)
 		return rc;
-	uint16_t version = rbuf_u16(&rb);
+	rbuf_u16(&rb);
 	uint8_t auth = rbuf_u8(&rb);
 	r->peer_max = rbuf_u32(&rb);
 	rbuf_i64(&rb);
@@ -69,10 +69,6 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	if (r->peer_max < 4096)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
 		                  r->peer_max);
-	if (version < WIRE_VERSION_MIN || version > WIRE_VERSION)
-		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u, not one of %u-%u",
-		                  version, WIRE_VERSION_MIN, WIRE_VERSION);
-	r->version = version;
 	/* A client holding a secret trusts only a proxy that proves it knows
 	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
 	const char *path = getenv("DSSM_SECRET_FILE");

@@ -6,7 +6,7 @@
  */
 #include "remote_internal.h"
 
-static int queue_push(struct dssm_remote *r, uint16_t type, const uint8_t *payload, uint32_t len,
+static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t len,
                       struct remote_direct *d)
 {
 	struct rbuf rb = rbuf_of(payload, len);
@@ -15,23 +15,13 @@ static int queue_push(struct dssm_remote *r, uint16_t type, const uint8_t *paylo
 	dssm_sample_info si;
 	const uint8_t *data;
 	wire_get_sample(&rb, &si, &data);
-	uint8_t torn = type == WIRE_DATA_CHECKED ? rbuf_u8(&rb) : 0;
-	int rc = rbuf_end(&rb, type == WIRE_DATA_CHECKED ? "DATA_CHECKED" : "DATA");
-	if (rc == 0 && torn > 1)
-		rc = dssm__fail(DSSM_EPROTO, "DATA_CHECKED of TID %llu: torn is %u, not 0 or 1",
-		                (unsigned long long)si.tid, torn);
+	int rc = rbuf_end(&rb, "DATA");
 	if (rc < 0) {
 		dssm__remote_disconnect(r);
 		return rc;
 	}
 	r->next_tid = si.tid + 1;
 	r->have_next = 1;
-	if (torn) {
-		/* overwritten while the proxy sent it: never delivered, counted
-		 * as missed with the next sample kept */
-		r->carry_missed += missed + 1;
-		return 0;
-	}
 	/* Full: the oldest are dropped (as the ring would), their loss told
 	 * with the next sample kept; the newest always fits. */
 	while (r->head && r->queued + si.copied > QUEUE_MAX_BYTES) {
@@ -78,21 +68,10 @@ static int queue_push(struct dssm_remote *r, uint16_t type, const uint8_t *paylo
 	return 0;
 }
 
-/* Queue a DATA or DATA_CHECKED frame of ours that was received already. */
-int dssm__remote_take_pushed(struct dssm_remote *r, const struct wire_header *h, const uint8_t *payload)
-{
-	return queue_push(r, h->type, payload, h->length, NULL);
-}
-
 /* Is a DATA frame one of our subscription's? Anything else is a protocol
  * violation: samples nobody asked for must never reach read_next. */
 int dssm__remote_data_is_ours(struct dssm_remote *r, const struct wire_header *h)
 {
-	if (h->type == WIRE_DATA_CHECKED && r->version < 2) {
-		dssm__remote_disconnect(r);
-		return dssm__fail(DSSM_EPROTO, "proxy %s:%s sent DATA_CHECKED on a version %u connection",
-		                  r->host, r->port, r->version);
-	}
 	if (r->subscribed && h->request_id == r->sub_request)
 		return 0;
 	dssm__remote_disconnect(r);
@@ -145,9 +124,8 @@ int dssm__remote_await_reply(struct dssm_remote *r, uint32_t request, uint16_t t
 			                  "%u) during the handshake, awaiting the reply to 0x%04x", r->host,
 			                  r->port, h.type, h.request_id, type);
 		}
-		if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
-			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 ||
-			    (rc = queue_push(r, h.type, payload, h.length, NULL)) < 0)
+		if (h.type == WIRE_DATA) {
+			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 || (rc = queue_push(r, payload, h.length, NULL)) < 0)
 				return rc;
 			if ((rc = still_in_time(r, deadline)) < 0)
 				return rc;
@@ -247,164 +225,6 @@ static int frame_buffered(struct dssm_remote *r)
 	       wire_parse_frame(r->in + start, r->in_end - start, r->max_in, &h) != 0;
 }
 
-/* ---- big samples received straight into read_next's buffer ----
- * A big DATA frame whose start has arrived goes on being received into the
- * caller's buffer, not the connection's: one copy less of a camera-sized
- * sample. Bytes beyond the caller's capacity, and a DATA_CHECKED's torn
- * byte, go through a small scratch. */
-
-#define STRAIGHT_MIN (64u << 10)
-
-/* One recv into r->in (room for at least 64 KiB after in_start). 1 if
- * bytes came, 0 if none are there (EAGAIN), or an error (disconnected). */
-static int recv_some(struct dssm_remote *r)
-{
-	r->in_start += r->in_used;
-	r->in_used = 0;
-	if (r->in_start == r->in_end)
-		r->in_start = r->in_end = 0;
-	size_t have = r->in_end - r->in_start;
-	if (r->in_cap - r->in_start < 65536) {
-		if (r->in_cap >= 65536 + have) {
-			memmove(r->in, r->in + r->in_start, have);
-		} else {
-			uint8_t *p = malloc(65536 + have);
-			if (!p)
-				return 0; /* (the usual path reports it) */
-			if (have)
-				memcpy(p, r->in + r->in_start, have);
-			free(r->in);
-			r->in = p;
-			r->in_cap = 65536 + have;
-		}
-		r->in_start = 0;
-		r->in_end = have;
-	}
-	ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, MSG_DONTWAIT);
-	if (k > 0) {
-		r->in_end += (size_t)k;
-		r->heard_at = dssm__monotonic();
-		return 1;
-	}
-	return 0; /* EAGAIN, EOF or an error: the usual path meets it again */
-}
-
-/* Receive exactly n bytes into p (NULL: discard), by `deadline`. */
-static int recv_exact(struct dssm_remote *r, uint8_t *p, size_t n, dssm_time_t deadline)
-{
-	uint8_t scratch[4096];
-	while (n) {
-		uint8_t *to = p ? p : scratch;
-		size_t want = p ? n : n < sizeof scratch ? n : sizeof scratch;
-		ssize_t k = recv(r->fd, to, want, MSG_DONTWAIT);
-		if (k > 0) {
-			n -= (size_t)k;
-			if (p)
-				p += k;
-			r->heard_at = dssm__monotonic();
-			continue;
-		}
-		if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
-			if (k == 0)
-				dssm__fail(DSSM_ECONN, "the proxy %s:%s closed the connection", r->host, r->port);
-			else
-				dssm__fail_errno(DSSM_ECONN, "receiving from %s:%s", r->host, r->port);
-			return DSSM_ECONN;
-		}
-		int rc = dssm__remote_wait_fd(r->fd, POLLIN, deadline);
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
-/* If a big DATA frame of ours has begun to arrive, receive it into d. 1 if
- * it did (d->done, or a torn sample counted), 0 if not such a frame, or an
- * error (the connection is then closed: its frame was cut). */
-static int recv_straight(struct dssm_remote *r, struct remote_direct *d, dssm_time_t deadline)
-{
-	if (!d || d->done || r->head)
-		return 0;
-	if (r->in_end - (r->in_start + r->in_used) < WIRE_DATA_PREFIX && recv_some(r) <= 0)
-		return 0;
-	size_t start = r->in_start + r->in_used, have = r->in_end - start;
-	struct wire_header h;
-	if (have < WIRE_DATA_PREFIX || wire_parse_frame(r->in + start, have, r->max_in, &h) != 0 ||
-	    (h.type != WIRE_DATA && h.type != WIRE_DATA_CHECKED) || h.length < STRAIGHT_MIN)
-		return 0; /* complete already, not DATA, small, or bad: the usual path */
-	int rc = dssm__remote_data_is_ours(r, &h);
-	if (rc < 0)
-		return rc;
-	int checked = h.type == WIRE_DATA_CHECKED;
-	struct rbuf rb = rbuf_of(r->in + start + WIRE_HEADER, WIRE_DATA_PREFIX - WIRE_HEADER);
-	rbuf_u32(&rb);
-	uint64_t missed = rbuf_u64(&rb);
-	dssm_sample_info si;
-	si.tid = rbuf_u64(&rb);
-	si.time = rbuf_i64(&rb);
-	si.len = rbuf_u32(&rb);
-	uint32_t n = rbuf_u32(&rb);
-	if ((rc = rbuf_end(&rb, "DATA")) == 0 &&
-	    (n > si.len || (uint64_t)h.length != WIRE_DATA_PREFIX - WIRE_HEADER + (uint64_t)n + checked))
-		rc = dssm__fail(DSSM_EPROTO, "DATA of TID %llu: %u data bytes in a frame of %u",
-		                (unsigned long long)si.tid, n, h.length);
-	/* the bytes of the frame buffered already, then the rest from the socket */
-	size_t keep = n < d->cap ? n : d->cap, got = have - WIRE_DATA_PREFIX;
-	const uint8_t *buffered = r->in + start + WIRE_DATA_PREFIX;
-	if (rc == 0 && keep)
-		memcpy(d->buf, buffered, got < keep ? got : keep);
-	r->in_start = r->in_end = r->in_used = 0; /* (all of it was this frame's) */
-	if (rc == 0 && got < keep)
-		rc = recv_exact(r, (uint8_t *)d->buf + got, keep - got, deadline);
-	/* (the frame is incomplete: got < n + checked, so its torn byte is to come) */
-	if (rc == 0)
-		rc = recv_exact(r, NULL, n - (got > keep ? got : keep), deadline);
-	uint8_t torn = 0;
-	if (rc == 0 && checked) {
-		rc = recv_exact(r, &torn, 1, deadline);
-		if (rc == 0 && torn > 1)
-			rc = dssm__fail(DSSM_EPROTO, "DATA_CHECKED of TID %llu: torn is %u, not 0 or 1",
-			                (unsigned long long)si.tid, torn);
-	}
-	if (rc < 0) {
-		dssm__remote_disconnect(r);
-		return rc;
-	}
-	r->next_tid = si.tid + 1;
-	r->have_next = 1;
-	missed += r->carry_missed;
-	if (torn) {
-		r->carry_missed = missed + 1;
-		return 1;
-	}
-	r->carry_missed = 0;
-	si.copied = keep;
-	if (d->info)
-		*d->info = si;
-	if (d->missed)
-		*d->missed = missed;
-	d->done = 1;
-	return 1;
-}
-
-/* Wait (until `deadline`) for bytes of a frame when none is buffered; 1 if
- * they begin a big DATA frame of ours, which read_next then receives
- * straight into its buffer, else 0 (or a wait error). */
-int dssm__remote_peek_big(struct dssm_remote *r, dssm_time_t deadline)
-{
-	if (frame_buffered(r))
-		return 0;
-	int rc = dssm__remote_wait_fd(r->fd, POLLIN, deadline);
-	if (rc < 0)
-		return rc;
-	recv_some(r);
-	size_t start = r->in_start + r->in_used, have = r->in_end - start;
-	struct wire_header h;
-	return have >= WIRE_DATA_PREFIX && wire_parse_frame(r->in + start, have, r->max_in, &h) == 0 &&
-	       (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) && h.length >= STRAIGHT_MIN &&
-	       r->subscribed && h.request_id == r->sub_request;
-}
-
 /* Take the next pushed sample that has arrived, waiting until `deadline`
  * (0: do not wait); into d if given and nothing is queued, else the queue. */
 int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d)
@@ -419,28 +239,14 @@ int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struc
 			if (poll(&p, 1, ms) <= 0)
 				return 0;
 		}
-		dssm_time_t limit = deadline == 0 ? dssm__monotonic() + DSSM_NSEC_PER_SEC : deadline;
-		int rc = recv_straight(r, d, limit);
-		if (rc < 0)
-			return rc;
-		if (rc > 0) {
-			if (d->done)
-				return 0;
-			continue; /* a torn sample: counted, and the next one may be here */
-		}
 		struct wire_header h;
 		const uint8_t *payload;
-		rc = dssm__remote_recv_frame(r, &h, &payload, limit);
+		int rc = dssm__remote_recv_frame(r, &h, &payload, deadline == 0 ? dssm__monotonic() + DSSM_NSEC_PER_SEC
+		                                                   : deadline);
 		if (rc < 0)
 			return rc;
-		if (h.type == WIRE_DATA || h.type == WIRE_DATA_CHECKED) {
-			if ((rc = dssm__remote_data_is_ours(r, &h)) < 0 ||
-			    (rc = queue_push(r, h.type, payload, h.length, d)) < 0)
-				return rc;
-			if (d && !d->done && !r->head)
-				continue; /* a torn sample: counted, and the next one may be here */
-			return 0;
-		}
+		if (h.type == WIRE_DATA)
+			return (rc = dssm__remote_data_is_ours(r, &h)) < 0 ? rc : queue_push(r, payload, h.length, d);
 		/* anything else is a late reply to a timed-out call: skip it */
 	}
 	return dssm__fail(DSSM_ECONN, "not connected to %s:%s", r->host, r->port);

@@ -15,8 +15,7 @@
 int wire_known_type(uint16_t type)
 {
 	uint16_t base = type & 0x7fff;
-	if (type == WIRE_DATA || type == WIRE_DATA_CHECKED || type == WIRE_RRECORD ||
-	    type == WIRE_ERROR)
+	if (type == WIRE_DATA || type == WIRE_RRECORD || type == WIRE_ERROR)
 		return 1;
 	return base >= WIRE_HELLO && base <= WIRE_RQUERY;
 }
@@ -396,13 +395,4 @@ size_t wire_sample_prefix(uint8_t *out, uint32_t request, int data_frame, uint32
 	p = le(p, si->len, 4);
 	p = le(p, si->copied, 4);
 	return (size_t)(p - out);
-}
-
-size_t wire_checked_prefix(uint8_t *out, uint32_t request, uint32_t handle, uint64_t missed,
-                           const dssm_sample_info *si)
-{
-	size_t n = wire_sample_prefix(out, request, 1, handle, 0, missed, si);
-	le(out, WIRE_DATA_PREFIX - WIRE_HEADER + si->copied + 1, 4); /* + u8 torn */
-	le(out + 4, WIRE_DATA_CHECKED, 2);
-	return n;
 }

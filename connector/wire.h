@@ -16,9 +16,7 @@
 #include "dssm/dssm.h"
 
 #define WIRE_MAGIC 0x4d535344u
-/* Versions spoken: 2 adds DATA_CHECKED (docs/protocol.md). */
-#define WIRE_VERSION_MIN 1
-#define WIRE_VERSION 2
+#define WIRE_VERSION 1
 #define WIRE_HEADER 12
 #define WIRE_DEFAULT_MAX_PAYLOAD (64u << 20)
 #define WIRE_NONCE 32
@@ -47,7 +45,6 @@ enum wire_type {
 	WIRE_REPLY = 0x8000,
 	WIRE_DATA = 0x8100,
 	WIRE_RRECORD = 0x8101,
-	WIRE_DATA_CHECKED = 0x8102, /* version 2: DATA, then u8 torn after the data */
 	WIRE_ERROR = 0xffff,
 };
 
@@ -157,10 +154,6 @@ void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data)
 #define WIRE_DATA_PREFIX 48
 size_t wire_sample_prefix(uint8_t *out, uint32_t request, int data_frame, uint32_t handle,
                           int32_t status, uint64_t missed, const dssm_sample_info *si);
-/* The same prefix for a DATA_CHECKED push: its length covers the data
- * and the u8 `torn` that follows it (sent once the data is out). */
-size_t wire_checked_prefix(uint8_t *out, uint32_t request, uint32_t handle, uint64_t missed,
-                           const dssm_sample_info *si);
 /* An ERROR frame. */
 void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message);
 

@@ -95,7 +95,6 @@ struct client {
 	struct event *handshake;     /* the one deadline for HELLO..AUTH, then for closing */
 	uint8_t nonce[WIRE_NONCE];
 	uint32_t peer_max_payload;
-	uint16_t version;            /* agreed in HELLO: 2 takes DATA_CHECKED */
 	struct handle **handles;
 	struct client *next, *prev;
 	struct wbuf out;         /* scratch for encoding one frame */

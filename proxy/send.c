@@ -3,8 +3,6 @@
  * samples straight into a client's output (a pool of big blocks), serving
  * subscriptions and pending WAITs as new samples come.
  */
-#include <sys/uio.h>
-
 #include "proxy_internal.h"
 
 /* ---- handles ----
@@ -383,109 +381,6 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 	return done;
 }
 
-/* ---- big samples straight from the ring (DATA_CHECKED) ----
- * To a client of protocol version 2 whose output is empty, a big sample is
- * sent from the ring itself through a view: no copy in the proxy. What the
- * socket does not take at once is copied into the output, as usual. Only
- * then is the view checked: a writer may have overwritten the slot while
- * its bytes went out, so the frame ends with a `torn` byte, sent last,
- * telling the client to discard the sample (it counts it as missed). */
-
-/* DSSM_TEST_TEAR_EVERY=N: every Nth checked send is told torn, as if the
- * writer had overwritten it meanwhile (how the tests reach that at will). */
-static int test_torn(void)
-{
-	static _Atomic long every = -1;
-	static _Atomic unsigned long calls;
-	long e = atomic_load_explicit(&every, memory_order_relaxed);
-	if (e < 0) {
-		const char *v = getenv("DSSM_TEST_TEAR_EVERY");
-		e = v ? strtol(v, NULL, 10) : 0;
-		if (e < 0)
-			e = 0;
-		atomic_store_explicit(&every, e, memory_order_relaxed);
-	}
-	return e && (atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) + 1) % (unsigned long)e == 0;
-}
-
-/* Queue bytes the socket did not take; 0 or DSSM_ENOMEM. */
-static int queue_rest(struct evbuffer *out, const uint8_t *p, size_t n, int from_ring)
-{
-	if (!n)
-		return 0;
-	if (!from_ring)
-		return evbuffer_add(out, p, n) < 0 ? DSSM_ENOMEM : 0;
-	uint8_t *block = block_get(n);
-	if (!block)
-		return DSSM_ENOMEM;
-	dssm__copy_out(block, p, n); /* (the seqlock copy: the writer may be at it) */
-	if (evbuffer_add_reference(out, block, n, free_block, block) < 0) {
-		free_block(NULL, 0, block);
-		return DSSM_ENOMEM;
-	}
-	return 0;
-}
-
-/* Send h's next sample from the ring (c->tx held, output claimed and
- * empty). 1 if sent, 0 if it cannot be viewed (the caller reads it the
- * usual way, which counts what was lost), or a negative error. */
-static int send_checked(struct client *c, struct handle *h)
-{
-	dssm_stream *s = h->sub;
-	dssm_view v;
-	if (!s->has_pos || dssm_view_tid(s, s->pos + 1, &v) < 0)
-		return 0; /* (the view moves the position only when it succeeds) */
-	dssm_sample_info si = {v.tid, v.time, v.len, v.len < h->sub_max ? v.len : h->sub_max};
-	uint8_t pre[WIRE_DATA_PREFIX];
-	wire_checked_prefix(pre, h->sub_request, h->id, h->sub_missed, &si);
-	h->sub_missed = 0;
-	struct iovec iov[2] = {{pre, sizeof pre}, {(void *)v.data, si.copied}};
-	struct msghdr m = {0};
-	m.msg_iov = iov;
-	m.msg_iovlen = 2;
-	ssize_t n;
-	do
-		n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = 0; /* the rest is queued; libevent's write meets any error */
-	size_t sent = (size_t)n, total = sizeof pre + si.copied;
-	struct evbuffer *out = bufferevent_get_output(c->bev);
-	int rc = 0;
-	if (sent < sizeof pre)
-		rc = queue_rest(out, pre + sent, sizeof pre - sent, 0);
-	size_t off = sent > sizeof pre ? sent - sizeof pre : 0;
-	if (rc == 0)
-		rc = queue_rest(out, (const uint8_t *)v.data + off, si.copied - off, 1);
-	/* every byte of the sample has been copied (to the kernel or the output) */
-	uint8_t torn = dssm_view_check(s, &v) < 0 || test_torn();
-	if (rc == 0 && sent == total) {
-		ssize_t k = send(c->fd, &torn, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (k == 1)
-			sent++;
-		else
-			rc = queue_rest(out, &torn, 1, 0);
-	} else if (rc == 0) {
-		rc = queue_rest(out, &torn, 1, 0);
-	}
-	if (rc < 0) {
-		/* a frame cut short must never be followed by another */
-		shutdown(c->fd, SHUT_RDWR);
-		return dssm__fail(DSSM_ENOMEM, "out of memory queueing a frame");
-	}
-	c->big = 1;
-	c->px->frames_out++;
-	c->px->bytes_out += total + 1;
-	c->px->bytes_sent += sent;
-	c->px->writes++;
-	return 1;
-}
-
-static int output_idle(struct client *c)
-{
-	return !c->closing && !proxy_unsent(c) && !(bufferevent_get_enabled(c->bev) & EV_WRITE);
-}
-
 /* Push what a subscription may send now; finish a WAIT whose condition holds. */
 void proxy_service_handle(struct client *c, struct handle *h)
 {
@@ -495,15 +390,9 @@ void proxy_service_handle(struct client *c, struct handle *h)
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
 		/* h->sub's position and sub_missed are shared with direct_send */
 		pthread_mutex_lock(&c->tx);
-		int checked = c->version >= 2 && h->sub_max >= BIG_SAMPLE;
 		while (proxy_unsent(c) < limit && dssm__next_ready(h->sub)) {
 			proxy_out_claim_locked(c);
-			int rc = checked && output_idle(c) ? send_checked(c, h) : 0;
-			if (rc < 0)
-				break;
-			if (rc > 0)
-				continue;
-			rc = proxy_send_sample(c, h->sub, h->sub_max, proxy_rd_next, 0, h->sub_request, 1, h->id,
+			int rc = proxy_send_sample(c, h->sub, h->sub_max, proxy_rd_next, 0, h->sub_request, 1, h->id,
 			                           &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in
 			 * sub_missed), and newer samples may be there already. */

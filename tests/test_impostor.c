@@ -41,9 +41,6 @@ enum scenario {
 	SUB_LATE_FLOOD,     /* subscribed; stray replies, then the next request's reply, unasked */
 	SUB_THEN_IMPOSTOR,  /* a real proxy pushes one sample and goes; an impostor takes over */
 	HUGE_INFO_REPLY,    /* the first connection's INFO reply announces HUGE_LEN bytes */
-	CHECKED_ON_V1,      /* version 1 agreed, yet a DATA_CHECKED before the INFO reply */
-	CHECKED_BAD_TORN,   /* version 2; a DATA_CHECKED whose torn byte is 2 */
-	CHECKED_TORN,       /* version 2; samples 0-2 as DATA_CHECKED, 1 torn, then 3 as DATA */
 };
 #define FLOOD_N 3000
 #define FLOOD_BYTES 4000
@@ -86,11 +83,10 @@ static void send_wbuf(int fd, struct wbuf *w)
 	wbuf_reset(w);
 }
 
-static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload,
-                        uint16_t version)
+static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload)
 {
 	size_t f = wire_frame_begin(w, WIRE_HELLO | WIRE_REPLY, req);
-	wbuf_u16(w, version);
+	wbuf_u16(w, 1);
 	wbuf_u8(w, (uint8_t)auth);
 	wbuf_u32(w, max_payload);
 	wbuf_i64(w, 1);
@@ -111,17 +107,6 @@ static void send_data(int fd, uint32_t request, uint64_t tid)
 	size_t n = wire_sample_prefix(frame, request, 1, SUB_HANDLE, 0, 0, &si);
 	memset(frame + n, 'F', FLOOD_BYTES);
 	if (write(fd, frame, n + FLOOD_BYTES) < 0) { /* the client may have gone */ }
-}
-
-/* A DATA_CHECKED push of 16 bytes of 'C', then its torn byte. */
-static void send_checked(int fd, uint32_t request, uint64_t tid, uint8_t torn)
-{
-	uint8_t frame[WIRE_DATA_PREFIX + 17];
-	dssm_sample_info si = {tid, 1000 + (dssm_time_t)tid, 16, 16};
-	size_t n = wire_checked_prefix(frame, request, SUB_HANDLE, 0, &si);
-	memset(frame + n, 'C', 16);
-	frame[n + 16] = torn;
-	if (write(fd, frame, n + 17) < 0) { /* the client may have gone */ }
 }
 
 static void info_of(dssm_stream_info *i)
@@ -169,14 +154,6 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 					send_data(fd, sub, t);
 			if (fk->what == SUB_FOREIGN)
 				send_data(fd, sub + 1000, 0);
-			if (fk->what == CHECKED_ON_V1 || fk->what == CHECKED_BAD_TORN)
-				send_checked(fd, sub, 0, fk->what == CHECKED_BAD_TORN ? 2 : 0);
-			if (fk->what == CHECKED_TORN) {
-				send_checked(fd, sub, 0, 0);
-				send_checked(fd, sub, 1, 1);
-				send_checked(fd, sub, 2, 0);
-				send_data(fd, sub, 3);
-			}
 			if (fk->what == SUB_LATE_FLOOD) {
 				wbuf_reset(w);
 				continue; /* answered in advance */
@@ -223,7 +200,7 @@ static void serve(struct fake *fk, int fd)
 		if (read_request(fd, &h) == 0) {
 			for (uint64_t t = 0; t < 3; t++)
 				send_data(fd, 1, FORGED_TID + t);
-			hello_reply(&w, h.request_id, 0, 1 << 20, 1);
+			hello_reply(&w, h.request_id, 0, 1 << 20);
 			send_wbuf(fd, &w);
 		}
 		wbuf_free(&w);
@@ -246,8 +223,7 @@ static void serve(struct fake *fk, int fd)
 			send_data(fd, h.request_id, t);
 	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH || fk->what == SUB_THEN_IMPOSTOR;
 	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
-	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100 : 1 << 20,
-	            fk->what == CHECKED_BAD_TORN || fk->what == CHECKED_TORN ? 2 : 1);
+	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100 : 1 << 20);
 	send_wbuf(fd, &w);
 	if (auth) {
 		if (read_request(fd, &h) < 0 || h.type != WIRE_AUTH)
@@ -540,42 +516,6 @@ static void test_push_queue_bounded(void **state)
 	fake_stop(&fk);
 }
 
-/* DATA_CHECKED: refused on a version 1 connection and with a torn byte
- * other than 0 or 1; a torn sample is never delivered, and counted. */
-static void test_checked_data(void **state)
-{
-	(void)state;
-	struct fake fk;
-	dssm_stream_info info;
-	fake_start(&fk, CHECKED_ON_V1);
-	dssm_stream *s = open_subscribed(&fk);
-	assert_int_equal(dssm_info(s, &info), DSSM_EPROTO);
-	assert_non_null(strstr(dssm_last_error(), "DATA_CHECKED on a version 1"));
-	dssm_close(s);
-	fake_stop(&fk);
-	fake_start(&fk, CHECKED_BAD_TORN);
-	s = open_subscribed(&fk);
-	assert_int_equal(dssm_info(s, &info), DSSM_EPROTO);
-	assert_non_null(strstr(dssm_last_error(), "torn is 2"));
-	dssm_close(s);
-	fake_stop(&fk);
-	fake_start(&fk, CHECKED_TORN);
-	s = open_subscribed(&fk);
-	assert_int_equal(dssm_info(s, &info), 0); /* the four pushes are queued by now */
-	uint8_t buf[FLOOD_BYTES];
-	dssm_sample_info si;
-	uint64_t missed;
-	uint64_t want[][2] = {{0, 0}, {2, 1}, {3, 0}}; /* tid, missed */
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
-		assert_int_equal(si.tid, want[i][0]);
-		assert_int_equal(missed, want[i][1]);
-		assert_int_equal(buf[0], si.tid == 3 ? 'F' : 'C');
-	}
-	dssm_close(s);
-	fake_stop(&fk);
-}
-
 /* DATA for a request that is not the subscription's is refused. */
 static void test_foreign_data_refused(void **state)
 {
@@ -720,7 +660,6 @@ int main(void)
 		cmocka_unit_test(test_data_during_handshake),
 		cmocka_unit_test(test_push_queue_bounded),
 		cmocka_unit_test(test_foreign_data_refused),
-		cmocka_unit_test(test_checked_data),
 		cmocka_unit_test(test_deadline_with_stray_frames),
 		cmocka_unit_test(test_impostor_cannot_inject),
 		cmocka_unit_test(test_no_memory_for_frame_recovers),

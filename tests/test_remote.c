@@ -575,102 +575,6 @@ static void test_watcher_send_cut_short(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
-/* Big samples are sent straight from the ring (DATA_CHECKED); one the
- * writer overwrote during the send is discarded by the connector and
- * counted as missed, never delivered torn. DSSM_TEST_TEAR_EVERY=3 makes
- * every third such send report an overwrite. Written in lockstep (the next
- * sample once this one arrived, or did not within 300 ms: a torn one never
- * does), so the proxy's output is idle and the checked send is used. */
-static void test_torn_big_sample_discarded(void **state)
-{
-	(void)state;
-	enum { N = 12, SIZE = 100 * 1024 };
-	int port;
-	setenv("DSSM_TEST_TEAR_EVERY", "3", 1);
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	unsetenv("DSSM_TEST_TEAR_EVERY");
-	assert_true(pid > 0);
-	dssm_stream *w = testutil_create("torn", SIZE, 64);
-	char a[96];
-	snprintf(a, sizeof a, "127.0.0.1:%d/torn", port);
-	dssm_stream *r = NULL;
-	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
-	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
-	static uint8_t img[SIZE], got[SIZE];
-	uint64_t written = 0, received = 0, missed_total = 0, last = 0;
-	/* until a sample after the N first arrived: the loss of a torn last one
-	 * is told with the next one */
-	while (received == 0 || last < N) {
-		memset(img, (int)(written & 0xff), SIZE);
-		assert_true(dssm_write(w, img, SIZE, (dssm_time_t)written + 1) >= 0);
-		written++;
-		for (;;) {
-			uint64_t missed = 0;
-			dssm_sample_info si;
-			int rc = dssm_read_next(r, got, SIZE, &si, &missed);
-			if (rc == 0) {
-				assert_int_equal(si.len, SIZE);
-				for (size_t i = 0; i < SIZE; i += 4096)
-					assert_int_equal(got[i], si.tid & 0xff);
-				assert_int_equal(got[SIZE - 1], si.tid & 0xff);
-				if (received)
-					assert_int_equal(si.tid, last + 1 + missed);
-				else
-					assert_int_equal(si.tid, missed);
-				missed_total += missed;
-				received++;
-				last = si.tid;
-				break;
-			}
-			assert_int_equal(rc, DSSM_EFUTURE);
-			if (dssm_wait_new(r, 300 * MS) == DSSM_ETIMEDOUT)
-				break; /* torn (or slow): the next sample */
-		}
-		assert_true(written < 10 * N);
-	}
-	print_message("%llu written, %llu received, %llu missed (torn)\n", (unsigned long long)written,
-	              (unsigned long long)received, (unsigned long long)missed_total);
-	assert_int_equal(received + missed_total, last + 1);
-	assert_true(missed_total >= 1);
-	dssm_close(r);
-	dssm_close(w);
-	stop_proxy(pid, SIGTERM);
-}
-
-/* Big samples are received straight into read_next's buffer: whole, or
- * cut to a smaller buffer (the rest skipped, the next frame intact). */
-static void test_big_samples_received_in_place(void **state)
-{
-	(void)state;
-	enum { N = 8, SIZE = 200 * 1024 };
-	dssm_stream *w = testutil_create("inplace", SIZE, 16);
-	dssm_stream *r = open_remote("inplace", DSSM_READ);
-	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
-	static uint8_t img[SIZE], got[SIZE];
-	for (uint64_t i = 0; i < N; i++) {
-		for (size_t k = 0; k < SIZE; k++)
-			img[k] = (uint8_t)(i + k / 4096);
-		assert_true(dssm_write(w, img, SIZE, (dssm_time_t)i + 1) >= 0);
-		size_t cap = i % 2 ? 1000 : SIZE;
-		memset(got, 0xee, SIZE);
-		dssm_sample_info si;
-		uint64_t missed;
-		int rc;
-		while ((rc = dssm_read_next(r, got, cap, &si, &missed)) == DSSM_EFUTURE)
-			assert_int_equal(dssm_wait_new(r, 10 * DSSM_NSEC_PER_SEC), 0);
-		assert_int_equal(rc, 0);
-		assert_int_equal(si.tid, i);
-		assert_int_equal(missed, 0);
-		assert_int_equal(si.len, SIZE);
-		assert_int_equal(si.copied, cap);
-		assert_memory_equal(got, img, cap);
-		if (cap < SIZE)
-			assert_int_equal(got[cap], 0xee);
-	}
-	dssm_close(r);
-	dssm_close(w);
-}
-
 static void test_proxy_restart_loses_nothing(void **state)
 {
 	(void)state;
@@ -1174,8 +1078,6 @@ int main(void)
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
 		cmocka_unit_test_setup(test_watcher_send_cut_short, testutil_reset),
-		cmocka_unit_test_setup(test_torn_big_sample_discarded, testutil_reset),
-		cmocka_unit_test_setup(test_big_samples_received_in_place, testutil_reset),
 		cmocka_unit_test_setup(test_backlog_drains_on_a_quiet_stream, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),

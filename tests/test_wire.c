@@ -230,33 +230,6 @@ static void test_hostile_fields(void **state)
 	wbuf_free(&w);
 }
 
-/* The DATA_CHECKED example of docs/protocol.md, byte for byte. */
-static void test_checked_prefix_bytes(void **state)
-{
-	(void)state;
-	static const uint8_t want[] = {
-		0x28, 0, 0, 0, 0x02, 0x81, 0, 0, 7, 0, 0, 0, /* header */
-		2, 0, 0, 0,                                  /* handle */
-		0, 0, 0, 0, 0, 0, 0, 0,                      /* missed */
-		5, 0, 0, 0, 0, 0, 0, 0,                      /* tid */
-		9, 0, 0, 0, 0, 0, 0, 0,                      /* time */
-		3, 0, 0, 0,                                  /* len */
-		3, 0, 0, 0, 'a', 'b', 'c',                   /* blob data */
-		0,                                           /* torn */
-	};
-	uint8_t frame[sizeof want];
-	dssm_sample_info si = {5, 9, 3, 3};
-	size_t n = wire_checked_prefix(frame, 7, 2, 0, &si);
-	assert_int_equal(n, WIRE_DATA_PREFIX);
-	memcpy(frame + n, "abc", 3);
-	frame[n + 3] = 0;
-	assert_memory_equal(frame, want, sizeof want);
-	/* and it parses as one whole frame */
-	struct wire_header h;
-	assert_int_equal(wire_parse_frame(frame, sizeof frame, 1 << 20, &h), (long)sizeof frame);
-	assert_int_equal(h.type, WIRE_DATA_CHECKED);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -265,7 +238,6 @@ int main(void)
 		cmocka_unit_test(test_strings_bounded),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_hostile_fields),
-		cmocka_unit_test(test_checked_prefix_bytes),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }
