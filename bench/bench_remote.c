@@ -9,8 +9,9 @@
  *      one-way, alone and beside a 30 Hz 1 MiB stream to the same process;
  *   4. proxy CPU time per delivered sample.
  * Where each process ran is printed: on two cores placement alone moves round
- * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick | --stream-only]
- * (--stream-only: only 2., to compare builds on it alone many times over)
+ * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick | --stream-only | --rt-only]
+ * (--stream-only, --rt-only: only 2. or 1., to compare builds on one
+ * measure many times over)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -439,6 +440,7 @@ int main(int argc, char **argv)
 	}
 	quick = argc > 2 && !strcmp(argv[2], "--quick");
 	int stream_only = argc > 2 && !strcmp(argv[2], "--stream-only");
+	int rt_only = argc > 2 && !strcmp(argv[2], "--rt-only");
 	char ns[32];
 	snprintf(ns, sizeof ns, "bench-r-%d", (int)getpid());
 	setenv("DSSM_NAMESPACE", ns, 1);
@@ -455,6 +457,11 @@ int main(int argc, char **argv)
 	printf("round trip, 64 B:\n");
 	bench_round_trip(0, 1, "client cpu 0, server cpu 1");
 	bench_round_trip(1, 1, "client cpu 1, server cpu 1");
+	if (rt_only) {
+		kill(proxy, SIGTERM);
+		waitpid(proxy, NULL, 0);
+		return 0;
+	}
 	printf("streaming (client cpu 0, server cpu 1):\n");
 	bench_stream();
 	printf("write-to-delivery, 64 B at 1 kHz (writer cpu 1, subscriber cpu 0):\n");
