@@ -6,9 +6,11 @@
  * dispatched to a handler per message type; replies are appended to the
  * client's output. Nothing in the loop blocks: reads and writes of rings are
  * memory copies, and waiting for new samples is done by a few watcher
- * threads (watch.c), each asleep on the futexes of up to 127 rings at once,
- * which wake the loop with event_active(). The loop then pushes subscription
- * DATA and finishes WAITs of the handles registered for the ring. Memory per
+ * threads (watch.c), each asleep on the futexes of up to 127 rings at once.
+ * A watcher thread sends new samples itself to a subscriber whose output is
+ * idle (send.c, direct_send); for the rest it wakes the loop with
+ * event_active(), which then pushes subscription DATA and finishes WAITs of
+ * the handles registered for the ring. Memory per
  * client is bounded: a subscription only reads from its ring while the
  * client's unsent output is below a limit, and resumes (reporting what it
  * missed) when the output drains.

@@ -1,7 +1,8 @@
 /*
  * send.c - the proxy's handles and the send path: watching rings, reading
  * samples straight into a client's output (a pool of big blocks), serving
- * subscriptions and pending WAITs as new samples come.
+ * subscriptions and pending WAITs as new samples come, and sending small
+ * samples from a watcher thread to a subscriber whose output is idle.
  */
 #include "proxy_internal.h"
 
