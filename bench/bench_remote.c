@@ -9,7 +9,9 @@
  *      one-way, alone and beside a 30 Hz 1 MiB stream to the same process;
  *   4. proxy CPU time per delivered sample.
  * Where each process ran is printed: on two cores placement alone moves round
- * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick]
+ * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick | --stream-only | --rt-only]
+ * (--stream-only, --rt-only: only 2. or 1., to compare builds on one
+ * measure many times over)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -437,15 +439,29 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	int stream_only = argc > 2 && !strcmp(argv[2], "--stream-only");
+	int rt_only = argc > 2 && !strcmp(argv[2], "--rt-only");
 	char ns[32];
 	snprintf(ns, sizeof ns, "bench-r-%d", (int)getpid());
 	setenv("DSSM_NAMESPACE", ns, 1);
 	signal(SIGPIPE, SIG_IGN);
 	pid_t proxy = start_proxy(argv[1], 1);
 	printf("proxy + connector benchmark, loopback (ratios = dssm / raw TCP; proxy on cpu 1)\n");
+	if (stream_only) {
+		printf("streaming (client cpu 0, server cpu 1):\n");
+		bench_stream();
+		kill(proxy, SIGTERM);
+		waitpid(proxy, NULL, 0);
+		return 0;
+	}
 	printf("round trip, 64 B:\n");
 	bench_round_trip(0, 1, "client cpu 0, server cpu 1");
 	bench_round_trip(1, 1, "client cpu 1, server cpu 1");
+	if (rt_only) {
+		kill(proxy, SIGTERM);
+		waitpid(proxy, NULL, 0);
+		return 0;
+	}
 	printf("streaming (client cpu 0, server cpu 1):\n");
 	bench_stream();
 	printf("write-to-delivery, 64 B at 1 kHz (writer cpu 1, subscriber cpu 0):\n");

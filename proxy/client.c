@@ -15,6 +15,7 @@ void proxy_send_frame(struct client *c, struct wbuf *w)
 		wbuf_reset(w);
 		return;
 	}
+	proxy_out_claim(c);
 	bufferevent_write(c->bev, w->data, w->len);
 	c->px->frames_out++;
 	c->px->bytes_out += w->len;
@@ -37,6 +38,73 @@ size_t proxy_unsent(struct client *c)
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
+/* ---- the watcher threads' sends (send.c, direct_send) ----
+ * While c->direct is set, a watcher thread may send on the socket itself;
+ * the loop clears it (claims the output) before it queues anything, so the
+ * bytes on the socket stay in order, and sets it again once its output is
+ * all written. */
+
+/* Take back what a watcher thread's send left: it goes first. */
+static void take_spill(struct client *c)
+{
+	if (!c->spill)
+		return;
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	/* (the start of a bufferevent's output is frozen; see proxy_client_flush) */
+	evbuffer_unfreeze(out, 1);
+	if (evbuffer_prepend(out, c->spill, c->spill_len) < 0)
+		shutdown(c->fd, SHUT_RDWR); /* never a frame cut short followed by another */
+	evbuffer_freeze(out, 1);
+	free(c->spill);
+	c->spill = NULL;
+	c->spill_len = 0;
+}
+
+void proxy_out_claim_locked(struct client *c)
+{
+	if (!c->out_direct)
+		return;
+	c->out_direct = 0;
+	c->direct = 0;
+	take_spill(c);
+}
+
+/* The loop is about to queue output for c: no watcher thread sends from now. */
+void proxy_out_claim(struct client *c)
+{
+	if (!c->out_direct)
+		return;
+	pthread_mutex_lock(&c->tx);
+	proxy_out_claim_locked(c);
+	pthread_mutex_unlock(&c->tx);
+}
+
+/* c's output is idle: the watcher threads may send again. */
+void proxy_out_settle(struct client *c)
+{
+	struct bufferevent *bev = c->bev;
+	if (c->out_direct || c->closing || !c->authed || evbuffer_get_length(bufferevent_get_output(bev)) ||
+	    (bufferevent_get_enabled(bev) & EV_WRITE))
+		return;
+	/* (out_direct 0: any spill was taken when it was cleared) */
+	pthread_mutex_lock(&c->tx);
+	c->direct = 1;
+	c->out_direct = 1;
+	pthread_mutex_unlock(&c->tx);
+}
+
+/* A watcher thread left a spill (or could not, and shut the socket down). */
+void proxy_on_spill(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	struct client *c = arg;
+	if (c->closing)
+		return;
+	proxy_out_claim(c);
+	proxy_client_flush(c);
+}
+
 /* ---- sending straight to the socket ----
  * Frames queued on a client's output in one pass of the loop are written by
  * one writev at the end of that pass (px->flush, activated from the loop
@@ -53,7 +121,12 @@ void proxy_on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info, 
 	(void)buf;
 	struct client *c = arg;
 	struct proxy *px = c->px;
-	if (!info->n_added || c->flush_queued || c->closing)
+	if (!info->n_added)
+		return;
+	/* (every frame the loop queues passes here: none is queued without
+	 * the output claimed, and nothing reaches the socket before the flush) */
+	proxy_out_claim(c);
+	if (c->flush_queued || c->closing)
 		return;
 	c->flush_queued = 1;
 	c->flush_next = px->flush_list;
@@ -102,6 +175,8 @@ void proxy_client_flush(struct client *c)
 	 * low-water mark: the senders that stopped at their limit go on. */
 	if (c->starved || c->held || c->rq)
 		resume_later(c);
+	else
+		proxy_out_settle(c);
 }
 
 void proxy_on_flush(evutil_socket_t fd, short what, void *arg)
@@ -163,6 +238,11 @@ void proxy_client_free(struct client *c)
 		proxy_handle_free(c, c->handles[i]);
 	proxy_rquery_free(c->rq);
 	flush_unlink(c);
+	/* (no watcher thread reaches c now: its handles are unwatched) */
+	if (c->spill_ev)
+		event_free(c->spill_ev);
+	free(c->spill);
+	pthread_mutex_destroy(&c->tx);
 	free(c->handles);
 	bufferevent_free(c->bev);
 	wbuf_free(&c->out);
@@ -262,6 +342,7 @@ static void on_closing_event(struct bufferevent *bev, short what, void *arg)
 
 static void start_closing(struct client *c)
 {
+	proxy_out_claim(c); /* (what a watcher thread's send left goes out too) */
 	bufferevent_disable(c->bev, EV_READ);
 	flush_unlink(c);
 	bufferevent_enable(c->bev, EV_WRITE); /* libevent sends the rest */
@@ -345,7 +426,9 @@ void proxy_on_write(struct bufferevent *bev, void *arg)
 		c->held = 0;
 		bufferevent_enable(bev, EV_READ);
 		proxy_on_read(bev, c); /* what is buffered already; may free c */
+		return;
 	}
+	proxy_out_settle(c);
 }
 
 void proxy_on_event(struct bufferevent *bev, short what, void *arg)

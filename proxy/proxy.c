@@ -6,9 +6,11 @@
  * dispatched to a handler per message type; replies are appended to the
  * client's output. Nothing in the loop blocks: reads and writes of rings are
  * memory copies, and waiting for new samples is done by a few watcher
- * threads (watch.c), each asleep on the futexes of up to 127 rings at once,
- * which wake the loop with event_active(). The loop then pushes subscription
- * DATA and finishes WAITs of the handles registered for the ring. Memory per
+ * threads (watch.c), each asleep on the futexes of up to 127 rings at once.
+ * A watcher thread sends new samples itself to a subscriber whose output is
+ * idle (send.c, direct_send); for the rest it wakes the loop with
+ * event_active(), which then pushes subscription DATA and finishes WAITs of
+ * the handles registered for the ring. Memory per
  * client is bounded: a subscription only reads from its ring while the
  * client's unsent output is below a limit, and resumes (reporting what it
  * missed) when the output drains.
@@ -179,7 +181,9 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		c->bev = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
 	if (c)
 		c->handshake = evtimer_new(px->base, proxy_on_handshake_deadline, c);
-	if (!c || !c->handles || !c->bev || !c->handshake) {
+	if (c)
+		c->spill_ev = event_new(px->base, -1, 0, proxy_on_spill, c);
+	if (!c || !c->handles || !c->bev || !c->handshake || !c->spill_ev) {
 		if (c) {
 			if (c->bev)
 				bufferevent_free(c->bev);
@@ -187,6 +191,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 				evutil_closesocket(fd);
 			if (c->handshake)
 				event_free(c->handshake);
+			if (c->spill_ev)
+				event_free(c->spill_ev);
 			free(c->handles);
 			free(c);
 		} else {
@@ -198,6 +204,8 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
 	c->px = px;
+	c->fd = fd;
+	pthread_mutex_init(&c->tx, NULL);
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	snprintf(c->source, sizeof c->source, "%s", source);
@@ -367,6 +375,10 @@ int proxy_run(const struct proxy_config *cfg_in)
 	event_free(tick);
 	evconnlistener_free(px.listener);
 	event_base_free(px.base);
+	px.frames_out += atomic_load(&px.direct_frames);
+	px.bytes_out += atomic_load(&px.direct_bytes);
+	px.writes += atomic_load(&px.direct_writes);
+	px.bytes_sent += atomic_load(&px.direct_sent);
 	fprintf(stderr,
 	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
 	        "in, %llu frames / %llu bytes out (%llu bytes by %llu direct writes)\n",

@@ -17,6 +17,7 @@
 #include <event2/thread.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -49,12 +50,14 @@ struct proxy;
 struct handle {
 	struct client *c;
 	dssm_stream *s;          /* reads, writes, read position */
-	struct watch_reg reg;    /* its ring is watched: while subscribed or waiting */
+	struct watch_reg reg;    /* its ring is watched while subscribed (send.c) */
+	struct watch_reg wreg;   /* and while a WAIT is pending */
 	/* subscription */
 	dssm_stream *sub;        /* its own read position */
 	uint32_t sub_request, sub_max;
 	/* samples read_next skipped in a read that then failed: told with the
-	 * next sample sent, so no loss goes unreported (subscription, READ) */
+	 * next sample sent, so no loss goes unreported (subscription, READ).
+	 * While reg is registered, sub's position and sub_missed are c->tx's. */
 	uint64_t sub_missed, read_missed;
 	uint32_t id;             /* its number on the connection */
 	/* pending WAIT */
@@ -95,6 +98,18 @@ struct client {
 	struct handle **handles;
 	struct client *next, *prev;
 	struct wbuf out;         /* scratch for encoding one frame */
+	/* Sending from the watcher threads (send.c, direct_send). Under tx:
+	 * direct: the output is idle (nothing queued, EV_WRITE off), so a
+	 * watcher thread may send on fd itself; spill: what its send left, for
+	 * the loop to send before anything else. out_direct: the loop's view of
+	 * `direct` (only the loop sets it, so 0 there means 0 for sure). */
+	int fd;
+	pthread_mutex_t tx;
+	int direct;
+	uint8_t *spill;
+	size_t spill_len;
+	struct event *spill_ev;  /* made active by a watcher that left a spill */
+	int out_direct;
 };
 
 /* Failed AUTH attempts of one source: a token bucket (a burst of
@@ -146,6 +161,8 @@ struct proxy {
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
 	uint64_t writes, bytes_sent;  /* by proxy_client_flush (the rest: libevent) */
+	/* by the watcher threads (direct_send) */
+	_Atomic uint64_t direct_frames, direct_bytes, direct_writes, direct_sent;
 };
 
 /* reads one sample for proxy_send_sample: read_next, read_last, ... */
@@ -158,6 +175,10 @@ void proxy_logf(struct proxy *px, int level, const char *fmt, ...) __attribute__
 /* client.c */
 void proxy_send_frame(struct client *c, struct wbuf *w);
 void proxy_send_error(struct client *c, uint32_t req, int code, const char *msg);
+void proxy_out_claim(struct client *c);
+void proxy_out_claim_locked(struct client *c);
+void proxy_out_settle(struct client *c);
+void proxy_on_spill(evutil_socket_t fd, short what, void *arg);
 size_t proxy_unsent(struct client *c);
 void proxy_on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
 void proxy_client_flush(struct client *c);
@@ -173,6 +194,7 @@ void proxy_on_handshake_deadline(evutil_socket_t fd, short what, void *arg);
 /* send.c */
 void proxy_handle_unwatch(struct client *c, struct handle *h);
 int proxy_handle_watch(struct client *c, struct handle *h);
+void proxy_handle_unsubscribe(struct client *c, struct handle *h);
 void proxy_handle_free(struct client *c, struct handle *h);
 struct handle *proxy_handle_of(struct client *c, uint32_t id);
 void proxy_pool_drain(void);

@@ -291,6 +291,11 @@ int proxy_do_wait(struct client *c, const struct wire_header *hd, struct rbuf *r
 		h->waiting = 0;
 		return rc;
 	}
+	/* met between the check above and the watch (a watcher that saw that
+	 * commit may have looked before the watch was there) */
+	proxy_service_handle(c, h);
+	if (!h->waiting)
+		return 0;
 	/* Beyond a year is no limit (and a time_t of 32 bits could not hold it). */
 	if (timeout >= 0 && timeout < 365 * 86400 * DSSM_NSEC_PER_SEC) {
 		struct timeval tv = {(time_t)(timeout / DSSM_NSEC_PER_SEC),
@@ -337,10 +342,11 @@ int proxy_do_subscribe(struct client *c, const struct wire_header *hd, struct rb
 	/* WIRE_SUB_OLDEST: a fresh handle's read_next starts at the oldest */
 	h->sub_request = hd->request_id;
 	h->sub_missed = 0;
+	/* No watcher thread sends its samples before this reply is out. */
+	proxy_out_claim(c);
 	if ((rc = proxy_handle_watch(c, h)) < 0) {
 		/* not watched: not subscribed either (it would never be served) */
-		dssm_close(h->sub);
-		h->sub = NULL;
+		proxy_handle_unsubscribe(c, h);
 		return rc;
 	}
 	rc = reply_empty(c, hd);
@@ -357,11 +363,7 @@ int proxy_do_unsubscribe(struct client *c, const struct wire_header *hd, struct 
 	struct handle *h = proxy_handle_of(c, id);
 	if (!h)
 		return DSSM_EINVAL;
-	if (h->sub) {
-		dssm_close(h->sub);
-		h->sub = NULL;
-		proxy_handle_unwatch(c, h);
-	}
+	proxy_handle_unsubscribe(c, h);
 	return reply_empty(c, hd);
 }
 

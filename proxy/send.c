@@ -1,18 +1,21 @@
 /*
  * send.c - the proxy's handles and the send path: watching rings, reading
  * samples straight into a client's output (a pool of big blocks), serving
- * subscriptions and pending WAITs as new samples come.
+ * subscriptions and pending WAITs as new samples come, and sending small
+ * samples from a watcher thread to a subscriber whose output is idle.
  */
 #include "proxy_internal.h"
 
-/* ---- handles ---- */
+/* ---- handles ----
+ * A handle's ring is watched by two registrations: `reg` while it is
+ * subscribed (served on the watcher thread when it can: direct_send), `wreg`
+ * while a WAIT is pending (served by the loop thread). */
 
 void proxy_handle_unwatch(struct client *c, struct handle *h)
 {
 	(void)c;
-	if (h->sub || h->waiting)
-		return;
-	watch_remove(&h->reg);
+	if (!h->waiting && h->wreg.ws)
+		watch_remove(&h->wreg);
 }
 
 /* New samples in the ring of a handle (called by the watchers' event). */
@@ -21,12 +24,34 @@ static void on_new_samples(struct watch_reg *r)
 	struct handle *h = (struct handle *)((char *)r - offsetof(struct handle, reg));
 	proxy_service_handle(h->c, h);
 }
+static void on_new_samples_wait(struct watch_reg *r)
+{
+	struct handle *h = (struct handle *)((char *)r - offsetof(struct handle, wreg));
+	proxy_service_handle(h->c, h);
+}
+
+static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap);
 
 int proxy_handle_watch(struct client *c, struct handle *h)
 {
+	int rc = 0;
+	if (h->sub && !h->reg.ws)
+		rc = watch_add(c->px->watchset, &h->reg, h->s, on_new_samples, direct_send);
+	if (rc == 0 && h->waiting && !h->wreg.ws)
+		rc = watch_add(c->px->watchset, &h->wreg, h->s, on_new_samples_wait, NULL);
+	return rc;
+}
+
+/* End h's subscription: unwatched first, so no watcher thread still reads
+ * from h->sub when it is closed. */
+void proxy_handle_unsubscribe(struct client *c, struct handle *h)
+{
+	(void)c;
 	if (h->reg.ws)
-		return 0;
-	return watch_add(c->px->watchset, &h->reg, h->s, on_new_samples);
+		watch_remove(&h->reg);
+	if (h->sub)
+		dssm_close(h->sub);
+	h->sub = NULL;
 }
 
 void proxy_handle_free(struct client *c, struct handle *h)
@@ -36,9 +61,7 @@ void proxy_handle_free(struct client *c, struct handle *h)
 	if (h->wait_timer)
 		event_free(h->wait_timer);
 	h->waiting = 0;
-	if (h->sub)
-		dssm_close(h->sub);
-	h->sub = NULL;
+	proxy_handle_unsubscribe(c, h);
 	proxy_handle_unwatch(c, h);
 	dssm_close(h->s);
 	free(h);
@@ -200,26 +223,29 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
  * takes 64 overwritten copies in a row to happen for real. */
 static unsigned long test_overwrite_every(void)
 {
-	static long every = -1;
-	if (every < 0) {
-		const char *e = getenv("DSSM_TEST_OVERWRITE_EVERY");
-		every = e ? strtol(e, NULL, 10) : 0;
-		if (every < 0)
-			every = 0;
+	/* (read by the watcher threads too) */
+	static _Atomic long every = -1;
+	long e = atomic_load_explicit(&every, memory_order_relaxed);
+	if (e < 0) {
+		const char *v = getenv("DSSM_TEST_OVERWRITE_EVERY");
+		e = v ? strtol(v, NULL, 10) : 0;
+		if (e < 0)
+			e = 0;
+		atomic_store_explicit(&every, e, memory_order_relaxed);
 	}
-	return (unsigned long)every;
+	return (unsigned long)e;
 }
 
 int proxy_rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
 {
 	(void)a;
-	static unsigned long calls;
+	static _Atomic unsigned long calls;
 	int rc = dssm_read_next(s, b, cap, si, m);
 	unsigned long every = test_overwrite_every();
 	uint64_t newest;
 	/* (only where a newer sample exists, as after a real overwrite) */
 	if (rc == 0 && every && dssm_tid_range(s, NULL, &newest) == 0 && newest > si->tid &&
-	    ++calls % every == 0) {
+	    (atomic_fetch_add_explicit(&calls, 1, memory_order_relaxed) + 1) % every == 0) {
 		*m += 1;
 		return dssm__fail(DSSM_ETOOOLD, "overwritten during the copy (DSSM_TEST_OVERWRITE_EVERY)");
 	}
@@ -246,6 +272,116 @@ int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uin
 	return dssm_read_back(s, b, cap, si);
 }
 
+/* ---- sending on a watcher thread ----
+ * A subscriber whose output is idle (nothing queued, the socket took all
+ * the loop wrote: c->direct) is served right on the watcher thread that saw
+ * the commit: the new samples are read into the thread's scratch buffer,
+ * framed, and sent with one send(), so a sample reaches the socket with one
+ * thread wake-up (the watcher's) instead of two (the watcher's, then the
+ * loop's). A subscriber that is behind gets all its ready samples in that
+ * one send. What the socket does not take is handed to the loop as the
+ * client's spill, which goes out before anything else (proxy_out_claim);
+ * big samples, and clients with output queued, are left to the loop. */
+
+/* Samples up to this size are sent from a watcher thread. */
+#define DIRECT_MAX_SAMPLE (16u << 10)
+/* Batches one subscriber gets per wake-up before the loop takes over. */
+#define DIRECT_ROUNDS 4
+
+/* DSSM_TEST_DIRECT_SEND_MAX=N: a direct send() is offered at most N bytes,
+ * as if the socket were full (0: unlimited), so the tests reach the spill
+ * path at will. */
+static size_t test_direct_send_max(void)
+{
+	static _Atomic long max = -1;
+	long m = atomic_load_explicit(&max, memory_order_relaxed);
+	if (m < 0) {
+		const char *v = getenv("DSSM_TEST_DIRECT_SEND_MAX");
+		m = v ? strtol(v, NULL, 10) : 0;
+		if (m < 0)
+			m = 0;
+		atomic_store_explicit(&max, m, memory_order_relaxed);
+	}
+	return (size_t)m;
+}
+
+/* Send len bytes of buf on c's socket (c->tx held, c->direct set). What
+ * is not taken becomes the spill, for the loop. 0, or -1 if nothing could
+ * be kept for the loop (the connection is then shut down: a frame cut in
+ * the middle must never be followed by another). */
+static int direct_write(struct client *c, const uint8_t *buf, size_t len)
+{
+	size_t offer = len, limit = test_direct_send_max();
+	if (limit && offer > limit)
+		offer = limit;
+	ssize_t n;
+	do
+		n = send(c->fd, buf, offer, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		n = 0; /* EAGAIN, or an error the loop's own write meets and reports */
+	atomic_fetch_add_explicit(&c->px->direct_writes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->px->direct_sent, (uint64_t)n, memory_order_relaxed);
+	if ((size_t)n == len)
+		return 0;
+	c->direct = 0;
+	c->spill = malloc(len - (size_t)n);
+	if (c->spill) {
+		memcpy(c->spill, buf + n, len - (size_t)n);
+		c->spill_len = len - (size_t)n;
+	} else {
+		shutdown(c->fd, SHUT_RDWR);
+	}
+	event_active(c->spill_ev, EV_WRITE, 0);
+	return c->spill ? 0 : -1;
+}
+
+/* direct callback of a subscription (on a watcher thread, the ring's lock
+ * held): 1 if everything ready was sent, 0 to leave the rest to the loop. */
+static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
+{
+	struct handle *h = (struct handle *)((char *)r - offsetof(struct handle, reg));
+	struct client *c = h->c;
+	size_t frame_max = WIRE_DATA_PREFIX + h->sub_max;
+	if (h->sub_max > DIRECT_MAX_SAMPLE || frame_max > cap)
+		return 0;
+	int done = 0;
+	pthread_mutex_lock(&c->tx);
+	for (int round = 0; round < DIRECT_ROUNDS && c->direct; round++) {
+		size_t len = 0;
+		uint64_t frames = 0;
+		int rc = 0;
+		while (len + frame_max <= cap && dssm__next_ready(h->sub)) {
+			dssm_sample_info si;
+			uint64_t missed = 0;
+			rc = proxy_rd_next(h->sub, buf + len + WIRE_DATA_PREFIX, h->sub_max, &si, &missed, 0);
+			if (rc < 0) {
+				h->sub_missed += missed; /* told with the next sample */
+				if (rc == DSSM_ETOOOLD)
+					continue;
+				break;
+			}
+			missed += h->sub_missed;
+			h->sub_missed = 0;
+			wire_sample_prefix(buf + len, h->sub_request, 1, h->id, 0, missed, &si);
+			len += WIRE_DATA_PREFIX + si.copied;
+			frames++;
+		}
+		atomic_fetch_add_explicit(&c->px->direct_frames, frames, memory_order_relaxed);
+		atomic_fetch_add_explicit(&c->px->direct_bytes, len, memory_order_relaxed);
+		if (len && direct_write(c, buf, len) < 0)
+			break;
+		if (rc < 0 && rc != DSSM_ETOOOLD)
+			break; /* the loop meets the error again (and leaves it there) */
+		if (!dssm__next_ready(h->sub)) {
+			done = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&c->tx);
+	return done;
+}
+
 /* Push what a subscription may send now; finish a WAIT whose condition holds. */
 void proxy_service_handle(struct client *c, struct handle *h)
 {
@@ -253,7 +389,10 @@ void proxy_service_handle(struct client *c, struct handle *h)
 		/* A big sample goes out only while little is queued, so it cannot
 		 * bury small ones behind it; small ones up to max_unsent. */
 		size_t limit = h->sub_max >= BIG_SAMPLE ? BIG_QUEUE : c->px->cfg.max_unsent;
+		/* h->sub's position and sub_missed are shared with direct_send */
+		pthread_mutex_lock(&c->tx);
 		while (proxy_unsent(c) < limit && dssm__next_ready(h->sub)) {
+			proxy_out_claim_locked(c);
 			int rc = proxy_send_sample(c, h->sub, h->sub_max, proxy_rd_next, 0, h->sub_request, 1, h->id,
 			                           &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in
@@ -261,8 +400,10 @@ void proxy_service_handle(struct client *c, struct handle *h)
 			if (rc < 0 && rc != DSSM_ETOOOLD)
 				break;
 		}
+		pthread_mutex_unlock(&c->tx);
 		if (proxy_unsent(c) >= limit)
 			c->starved = 1; /* proxy_on_write goes on */
+		proxy_out_settle(c); /* (a claim that queued nothing) */
 	}
 	if (h->waiting) {
 		int rc;

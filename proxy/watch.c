@@ -5,9 +5,12 @@
  * one thread, which announces itself as a sleeper on every ring of its group
  * (dssm__sleep_begin: the same lost-wakeup protocol as a single wait), checks
  * their commits, and sleeps in one futex_waitv on all their wake words plus
- * the group's own control word `gen`. On waking it makes the event of each
- * ring whose commit moved active; the loop thread then calls the ring's
- * registrations. Kernels before 5.16 lack futex_waitv: the threads then poll
+ * the group's own control word `gen`. On waking, for each ring whose commit
+ * moved, it first lets the registrations that can serve new samples
+ * themselves (`direct`: a subscriber whose socket is idle) do so, and makes
+ * the ring's event active only for the rest; the loop thread then calls
+ * their callbacks. A ring's registrations change under its own lock, which
+ * the thread holds while it calls `direct`. Kernels before 5.16 lack futex_waitv: the threads then poll
  * the commits every POLL_NS (docs/design.md says why that fallback).
  *
  * Membership changes (a ring added, or detached because nobody registers for
@@ -58,6 +61,7 @@ struct group {
 	_Atomic uint32_t gen;      /* futex word: bumped on every change, and to stop */
 	_Atomic uint32_t used_gen; /* the generation the thread's snapshot is of */
 	_Atomic int stop;
+	uint8_t *scratch;          /* WATCH_SCRATCH bytes for `direct` (the thread's) */
 };
 
 struct wstream {
@@ -68,6 +72,7 @@ struct wstream {
 	dssm_stream *s;          /* the watchers' own handle */
 	uint64_t seen;           /* commit last announced (the thread's alone) */
 	struct event *ready;     /* made active by the thread */
+	pthread_mutex_t lock;    /* changes of regs (the loop reads them without) */
 	struct watch_reg *regs, *cursor;
 	int nregs;
 	struct wstream *next;
@@ -89,15 +94,25 @@ static void futex_wake_all(_Atomic uint32_t *word)
 
 /* ---- the threads ---- */
 
-/* Make the event of each member whose commit moved active. */
-static void announce(struct wstream **m, int n)
+/* For each member whose commit moved: the registrations that can serve
+ * new samples on this thread do; the ring's event is made active for the
+ * others (the loop thread's callbacks). */
+static void announce(struct group *g, struct wstream **m, int n)
 {
 	for (int i = 0; i < n; i++) {
-		uint64_t c = dssm__committed(m[i]->s);
-		if (c != m[i]->seen) {
-			m[i]->seen = c;
-			event_active(m[i]->ready, EV_READ, 0);
-		}
+		struct wstream *w = m[i];
+		uint64_t c = dssm__committed(w->s);
+		if (c == w->seen)
+			continue;
+		w->seen = c;
+		int loop = 0;
+		pthread_mutex_lock(&w->lock);
+		for (struct watch_reg *r = w->regs; r; r = r->next)
+			if (!r->direct || !r->direct(r, g->scratch, WATCH_SCRATCH))
+				loop = 1;
+		pthread_mutex_unlock(&w->lock);
+		if (loop)
+			event_active(w->ready, EV_READ, 0);
 	}
 }
 
@@ -165,7 +180,7 @@ static void *group_thread(void *arg)
 			sleep_waitv(g, m, n, gen);
 		else
 			sleep_poll(g, gen, n);
-		announce(m, n);
+		announce(g, m, n);
 	}
 	return NULL;
 }
@@ -228,10 +243,16 @@ static struct group *group_with_room(struct watchset *set, int *rc)
 		return NULL;
 	}
 	g->set = set;
+	if (!(g->scratch = malloc(WATCH_SCRATCH))) {
+		free(g);
+		*rc = dssm__fail(DSSM_ENOMEM, "out of memory for a watcher's buffer");
+		return NULL;
+	}
 	pthread_mutex_init(&g->lock, NULL);
 	int err = pthread_create(&g->thread, NULL, group_thread, g);
 	if (err) {
 		pthread_mutex_destroy(&g->lock);
+		free(g->scratch);
 		free(g);
 		errno = err;
 		*rc = dssm__fail_errno(DSSM_ENOMEM, "cannot start a watcher thread");
@@ -265,6 +286,7 @@ static struct wstream *stream_new(struct watchset *set, dssm_stream *s, int *rc)
 		free(w);
 		return NULL;
 	}
+	pthread_mutex_init(&w->lock, NULL);
 	if (!dssm__same_segment(w->s, s)) {
 		*rc = dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since it was opened",
 		           info.name, info.id);
@@ -289,13 +311,15 @@ static struct wstream *stream_new(struct watchset *set, dssm_stream *s, int *rc)
 fail:
 	if (w->ready)
 		event_free(w->ready);
+	pthread_mutex_destroy(&w->lock);
 	dssm_close(w->s);
 	free(w);
 	return NULL;
 }
 
 int watch_add(struct watchset *set, struct watch_reg *r, dssm_stream *s,
-              void (*fn)(struct watch_reg *r))
+              void (*fn)(struct watch_reg *r),
+              int (*direct)(struct watch_reg *r, uint8_t *scratch, size_t cap))
 {
 	if (s->ops)
 		return dssm__fail(DSSM_EINVAL, "only a local ring can be watched, not '%s:%d'", s->name,
@@ -308,11 +332,14 @@ int watch_add(struct watchset *set, struct watch_reg *r, dssm_stream *s,
 		return rc;
 	r->fn = fn;
 	r->ws = w;
+	pthread_mutex_lock(&w->lock);
+	r->direct = direct;
 	r->prev = NULL;
 	r->next = w->regs;
 	if (w->regs)
 		w->regs->prev = r;
 	w->regs = r;
+	pthread_mutex_unlock(&w->lock);
 	w->nregs++;
 	set->nregs++;
 	return 0;
@@ -325,6 +352,8 @@ void watch_remove(struct watch_reg *r)
 		return;
 	if (w->cursor == r)
 		w->cursor = r->next;
+	/* once unlocked, no watcher thread is in r->direct nor will enter it */
+	pthread_mutex_lock(&w->lock);
 	if (r->prev)
 		r->prev->next = r->next;
 	else
@@ -332,6 +361,7 @@ void watch_remove(struct watch_reg *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	r->next = r->prev = NULL;
+	pthread_mutex_unlock(&w->lock);
 	r->ws = NULL;
 	w->nregs--;
 	w->set->nregs--;
@@ -355,6 +385,7 @@ static void detach(struct wstream *w)
 static void stream_free(struct wstream *w)
 {
 	event_free(w->ready);
+	pthread_mutex_destroy(&w->lock);
 	dssm_close(w->s);
 	free(w);
 }
@@ -389,6 +420,7 @@ void watchset_free(struct watchset *set)
 		futex_wake_all(&g->gen);
 		pthread_join(g->thread, NULL);
 		pthread_mutex_destroy(&g->lock);
+		free(g->scratch);
 		free(g);
 	}
 	while (set->streams) {

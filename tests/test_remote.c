@@ -507,6 +507,74 @@ static void test_every_loss_counted(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
+/* Samples sent by a watcher thread straight to an idle subscriber, when the
+ * socket takes only part of a send: the rest (the spill) goes out before
+ * anything the loop queues after it, and no frame is cut or reordered.
+ * DSSM_TEST_DIRECT_SEND_MAX=5 makes every such send take 5 bytes; replies
+ * of another handle of the same connection are interleaved. */
+struct paced {
+	dssm_stream *w;
+	int n;
+};
+
+static void *write_paced(void *p)
+{
+	struct paced *f = p;
+	uint8_t buf[200];
+	for (int i = 0; i < f->n; i++) {
+		size_t len = 8 + (size_t)i % 190;
+		memset(buf, (int)(i & 0xff), len);
+		dssm_write(f->w, buf, len, (dssm_time_t)i + 1);
+		usleep(300);
+	}
+	return NULL;
+}
+
+static void test_watcher_send_cut_short(void **state)
+{
+	(void)state;
+	enum { N = 400 };
+	int port;
+	setenv("DSSM_TEST_DIRECT_SEND_MAX", "5", 1);
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	unsetenv("DSSM_TEST_DIRECT_SEND_MAX");
+	assert_true(pid > 0);
+	struct paced f = {testutil_create("cut", 200, 4096), N};
+	char a[96];
+	snprintf(a, sizeof a, "127.0.0.1:%d/cut", port);
+	dssm_stream *r = NULL, *other = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &other), 0);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
+	pthread_t t;
+	assert_int_equal(pthread_create(&t, NULL, write_paced, &f), 0);
+	uint8_t buf[200], last[200];
+	uint64_t next = 0;
+	while (next < N) {
+		uint64_t missed = 0;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, buf, sizeof buf, &si, &missed);
+		if (rc == DSSM_EFUTURE) {
+			assert_int_equal(dssm_wait_new(r, 10 * DSSM_NSEC_PER_SEC), 0);
+			continue;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(missed, 0);
+		assert_int_equal(si.tid, next);
+		assert_int_equal(si.len, 8 + next % 190);
+		for (size_t i = 0; i < si.len; i++)
+			assert_int_equal(buf[i], next & 0xff);
+		if (next % 16 == 0) /* a reply among the pushed samples */
+			assert_int_equal(dssm_read_last(other, last, sizeof last, NULL), 0);
+		next++;
+	}
+	pthread_join(t, NULL);
+	dssm_close(other);
+	dssm_close(r);
+	dssm_close(f.w);
+	stop_proxy(pid, SIGTERM);
+}
+
 static void test_proxy_restart_loses_nothing(void **state)
 {
 	(void)state;
@@ -574,7 +642,12 @@ static void test_silent_link_is_replaced(void **state)
 	while (dssm_read_next(r, &v, sizeof v, &si, &missed) != 0)
 		assert_int_not_equal(dssm_wait_new(r, 100 * MS), DSSM_ECONN);
 	assert_int_equal(si.tid, next++);
+	/* stopped for sure before the writes: kill returns before every thread
+	 * has stopped, and a watcher thread sends samples on its own */
 	kill(proxy_pid, SIGSTOP);
+	int st;
+	assert_int_equal(waitpid(proxy_pid, &st, WUNTRACED), proxy_pid);
+	assert_true(WIFSTOPPED(st));
 	for (uint64_t i = 1; i < 40; i++)
 		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
 	/* 30 waits of 100 ms: the 600 ms timeout has long passed by the end */
@@ -1004,6 +1077,7 @@ int main(void)
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
+		cmocka_unit_test_setup(test_watcher_send_cut_short, testutil_reset),
 		cmocka_unit_test_setup(test_backlog_drains_on_a_quiet_stream, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),

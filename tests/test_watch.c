@@ -125,7 +125,7 @@ static void test_many_rings_few_threads(void **state)
 		for (int k = 0; k < 2; k++) {
 			struct reg *g = &regs[2 * i + k];
 			g->ring = i;
-			assert_int_equal(watch_add(set, &g->r, rings[i], counted), 0);
+			assert_int_equal(watch_add(set, &g->r, rings[i], counted, NULL), 0);
 		}
 	}
 	struct watch_stats st;
@@ -159,7 +159,7 @@ static void test_many_rings_few_threads(void **state)
 
 	/* and come back: watched again, and announced */
 	regs[0].calls = 0;
-	assert_int_equal(watch_add(set, &regs[0].r, rings[0], counted), 0);
+	assert_int_equal(watch_add(set, &regs[0].r, rings[0], counted, NULL), 0);
 	assert_int_equal(dssm_write(rings[0], buf, sizeof buf, 3), 1);
 	loop_until_called(regs, 1);
 	watch_remove(&regs[0].r);
@@ -178,9 +178,9 @@ static void test_remove_inside_callback(void **state)
 	struct reg regs[3];
 	memset(regs, 0, sizeof regs);
 	/* added last = called first */
-	assert_int_equal(watch_add(set, &regs[2].r, s, counted), 0);
-	assert_int_equal(watch_add(set, &regs[1].r, s, counted), 0);
-	assert_int_equal(watch_add(set, &regs[0].r, s, counted), 0);
+	assert_int_equal(watch_add(set, &regs[2].r, s, counted, NULL), 0);
+	assert_int_equal(watch_add(set, &regs[1].r, s, counted, NULL), 0);
+	assert_int_equal(watch_add(set, &regs[0].r, s, counted, NULL), 0);
 	regs[0].also_remove = &regs[1];
 	char buf[8] = {0};
 	assert_int_equal(dssm_write(s, buf, sizeof buf, 1), 0);
@@ -203,10 +203,10 @@ static void test_ring_created_again(void **state)
 	struct reg a, b;
 	memset(&a, 0, sizeof a);
 	memset(&b, 0, sizeof b);
-	assert_int_equal(watch_add(set, &a.r, old, counted), 0);
+	assert_int_equal(watch_add(set, &a.r, old, counted, NULL), 0);
 	assert_int_equal(dssm_remove("again", 0), 0);
 	dssm_stream *fresh = testutil_create("again", 64, 8);
-	assert_int_equal(watch_add(set, &b.r, fresh, counted), 0);
+	assert_int_equal(watch_add(set, &b.r, fresh, counted, NULL), 0);
 	struct watch_stats st;
 	watchset_stats(set, &st);
 	assert_int_equal(st.streams, 2);
@@ -220,7 +220,7 @@ static void test_ring_created_again(void **state)
 	reap_until(1);
 	struct reg c;
 	memset(&c, 0, sizeof c);
-	assert_int_equal(watch_add(set, &c.r, old, counted), DSSM_ENOENT);
+	assert_int_equal(watch_add(set, &c.r, old, counted, NULL), DSSM_ENOENT);
 	assert_non_null(strstr(dssm_last_error(), "removed"));
 	watch_remove(&b.r);
 	reap_until(0);
@@ -239,7 +239,7 @@ static void test_full(void **state)
 		char name[32];
 		snprintf(name, sizeof name, "full%d", i);
 		rings[i] = testutil_create(name, 8, 2);
-		int rc = watch_add(set, &regs[i].r, rings[i], counted);
+		int rc = watch_add(set, &regs[i].r, rings[i], counted, NULL);
 		assert_int_equal(rc, i < MAX ? 0 : DSSM_ENOSPC);
 	}
 	assert_non_null(strstr(dssm_last_error(), "at most 508"));
@@ -247,12 +247,12 @@ static void test_full(void **state)
 	/* a ring watched already still takes registrations */
 	struct reg more;
 	memset(&more, 0, sizeof more);
-	assert_int_equal(watch_add(set, &more.r, rings[0], counted), 0);
+	assert_int_equal(watch_add(set, &more.r, rings[0], counted, NULL), 0);
 	watch_remove(&more.r);
 	/* room again once one ring's watch is reaped */
 	watch_remove(&regs[0].r);
 	reap_until(MAX - 1);
-	assert_int_equal(watch_add(set, &regs[MAX].r, rings[MAX], counted), 0);
+	assert_int_equal(watch_add(set, &regs[MAX].r, rings[MAX], counted, NULL), 0);
 	char buf[8] = {0};
 	assert_int_equal(dssm_write(rings[MAX], buf, sizeof buf, 1), 0);
 	loop_until_called(&regs[MAX], 1);
