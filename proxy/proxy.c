@@ -266,6 +266,156 @@ static int is_loopback(const struct sockaddr *sa)
 	return 0;
 }
 
+/* The listen address from the configuration: SS/SSLEN for bind, SPEC for
+ * messages. A non-loopback address needs a secret. 0, or 2 (usage) with a
+ * message on stderr. */
+static int listen_address(const struct proxy *px, struct sockaddr_storage *ss, int *sslen,
+                          char *spec, size_t spec_size)
+{
+	const char *host = px->cfg.host ? px->cfg.host : "127.0.0.1";
+	snprintf(spec, spec_size, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, px->cfg.port);
+	memset(ss, 0, sizeof *ss);
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
+		v4->sin_family = AF_INET;
+		v4->sin_port = htons((uint16_t)px->cfg.port);
+		*sslen = sizeof *v4;
+	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons((uint16_t)px->cfg.port);
+		*sslen = sizeof *v6;
+	} else {
+		fprintf(stderr, "dssm proxy: cannot parse listen address '%s' (use an IP address)\n", host);
+		return 2;
+	}
+	if (!is_loopback((struct sockaddr *)ss) && !px->cfg.secret) {
+		fprintf(stderr, "dssm proxy: listening on %s (not loopback) needs --secret-file: anyone "
+		                "who can reach the port could read and write every stream\n", host);
+		return 2;
+	}
+	return 0;
+}
+
+/* Free what proxy_open made (any part of it may be missing). */
+static void proxy_close(struct proxy *px)
+{
+	if (px->resume_accept)
+		event_free(px->resume_accept);
+	if (px->flush)
+		event_free(px->flush);
+	if (px->resume)
+		event_free(px->resume);
+	if (px->reserve_fd >= 0)
+		close(px->reserve_fd);
+	if (px->watchset)
+		watchset_free(px->watchset);
+	proxy_pool_drain();
+	if (px->listener)
+		evconnlistener_free(px->listener);
+	if (px->base)
+		event_base_free(px->base);
+}
+
+/* The event base, the watcher threads, the listening socket and the loop's
+ * own events. 0, or 1 with a message on stderr (the caller closes). */
+static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int sslen,
+                      const char *spec)
+{
+	px->reserve_fd = -1;
+	evthread_use_pthreads();
+	if (!(px->base = event_base_new())) {
+		fprintf(stderr, "dssm proxy: event_base_new failed\n");
+		return 1;
+	}
+	if (!(px->watchset = watchset_new(px->base, WATCH_MAX_THREADS))) {
+		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
+		return 1;
+	}
+	px->listener = evconnlistener_new_bind(px->base, on_accept, px,
+	                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+	                                       (const struct sockaddr *)ss, sslen);
+	if (!px->listener) {
+		fprintf(stderr, "dssm proxy: cannot listen on %s: %s\n", spec, strerror(errno));
+		return 1;
+	}
+	evconnlistener_set_error_cb(px->listener, on_accept_error);
+	/* kept to refuse a client politely when descriptors run out */
+	px->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	px->resume_accept = evtimer_new(px->base, on_resume_accept, px);
+	px->flush = event_new(px->base, -1, 0, proxy_on_flush, px);
+	px->resume = evtimer_new(px->base, proxy_on_resume, px);
+	if (!px->resume_accept || !px->flush || !px->resume) {
+		fprintf(stderr, "dssm proxy: out of memory for its events\n");
+		return 1;
+	}
+	px->emfile_logged_at = px->unauth_logged_at = dssm__monotonic() - LOG_SUMMARY_EVERY;
+	return 0;
+}
+
+/* Say where the proxy listens (the port the kernel chose for port 0), on
+ * stderr and in the port file if one was asked for. */
+static void announce(const struct proxy *px)
+{
+	struct sockaddr_storage bound;
+	socklen_t blen = sizeof bound;
+	getsockname(evconnlistener_get_fd(px->listener), (struct sockaddr *)&bound, &blen);
+	int port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+	                                              : ((struct sockaddr_in *)&bound)->sin_port);
+	if (px->cfg.port_file) {
+		FILE *f = fopen(px->cfg.port_file, "w");
+		if (f) {
+			fprintf(f, "%d\n", port);
+			fclose(f);
+		}
+	}
+	char ns[DSSM_NAMESPACE_MAX + 1] = "?";
+	dssm__namespace(ns);
+	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s (Ctrl-C stops)\n", ns,
+	        px->cfg.host ? px->cfg.host : "127.0.0.1", port,
+	        px->cfg.secret ? ", secret required" : "");
+}
+
+/* Run the loop until SIGINT or SIGTERM, with the once-a-second tick. */
+static void proxy_loop(struct proxy *px)
+{
+	struct event *sigint = evsignal_new(px->base, SIGINT, on_signal, px);
+	struct event *sigterm = evsignal_new(px->base, SIGTERM, on_signal, px);
+	struct event *tick = event_new(px->base, -1, EV_PERSIST, on_tick, px);
+	struct timeval second = {1, 0};
+	event_add(sigint, NULL);
+	event_add(sigterm, NULL);
+	event_add(tick, &second);
+	signal(SIGPIPE, SIG_IGN);
+	event_base_dispatch(px->base);
+	while (px->clients)
+		proxy_client_free(px->clients);
+	proxy_auth_fail_summaries(px, dssm__monotonic(), 1);
+	proxy_auth_table_full_log(px, dssm__monotonic());
+	emfile_log(px, 1);
+	event_free(sigint);
+	event_free(sigterm);
+	event_free(tick);
+}
+
+/* The summary line at exit; the watcher threads' direct sends count too. */
+static void summarise(struct proxy *px, dssm_time_t start)
+{
+	px->frames_out += atomic_load(&px->direct_frames);
+	px->bytes_out += atomic_load(&px->direct_bytes);
+	px->writes += atomic_load(&px->direct_writes);
+	px->bytes_sent += atomic_load(&px->direct_sent);
+	fprintf(stderr,
+	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
+	        "in, %llu frames / %llu bytes out (%llu bytes by %llu direct writes)\n",
+	        (unsigned long long)px->accepted, (unsigned long long)px->dropped,
+	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)px->frames_in,
+	        (unsigned long long)px->bytes_in, (unsigned long long)px->frames_out,
+	        (unsigned long long)px->bytes_out, (unsigned long long)px->bytes_sent,
+	        (unsigned long long)px->writes);
+}
+
+/* Redis's ae.c shape: create, main loop, delete. */
 int proxy_run(const struct proxy_config *cfg_in)
 {
 	struct proxy px;
@@ -278,114 +428,20 @@ int proxy_run(const struct proxy_config *cfg_in)
 	if (refill && atol(refill) > 0)
 		px.auth_refill = (dssm_time_t)atol(refill) * 1000000;
 	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof ss);
-	int sslen;
+	int sslen = 0;
 	char spec[300];
-	const char *host = px.cfg.host ? px.cfg.host : "127.0.0.1";
-	snprintf(spec, sizeof spec, strchr(host, ':') ? "[%s]:%d" : "%s:%d", host, px.cfg.port);
-	struct sockaddr_in *v4 = (struct sockaddr_in *)&ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, host, &v4->sin_addr) == 1) {
-		v4->sin_family = AF_INET;
-		v4->sin_port = htons((uint16_t)px.cfg.port);
-		sslen = sizeof *v4;
-	} else if (inet_pton(AF_INET6, host, &v6->sin6_addr) == 1) {
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons((uint16_t)px.cfg.port);
-		sslen = sizeof *v6;
-	} else {
-		fprintf(stderr, "dssm proxy: cannot parse listen address '%s' (use an IP address)\n", host);
-		return 2;
+	int rc = listen_address(&px, &ss, &sslen, spec, sizeof spec);
+	if (rc)
+		return rc;
+	rc = proxy_open(&px, &ss, sslen, spec);
+	if (rc == 0) {
+		announce(&px);
+		dssm_time_t start = dssm_now();
+		proxy_loop(&px);
+		proxy_close(&px);
+		summarise(&px, start);
+		return 0;
 	}
-	if (!is_loopback((struct sockaddr *)&ss) && !px.cfg.secret) {
-		fprintf(stderr, "dssm proxy: listening on %s (not loopback) needs --secret-file: anyone "
-		                "who can reach the port could read and write every stream\n", host);
-		return 2;
-	}
-	evthread_use_pthreads();
-	px.base = event_base_new();
-	if (!px.base) {
-		fprintf(stderr, "dssm proxy: event_base_new failed\n");
-		return 1;
-	}
-	if (!(px.watchset = watchset_new(px.base, WATCH_MAX_THREADS))) {
-		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
-		event_base_free(px.base);
-		return 1;
-	}
-	px.listener = evconnlistener_new_bind(px.base, on_accept, &px,
-	                                      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
-	                                      (struct sockaddr *)&ss, sslen);
-	if (!px.listener) {
-		fprintf(stderr, "dssm proxy: cannot listen on %s: %s\n", spec, strerror(errno));
-		watchset_free(px.watchset);
-		event_base_free(px.base);
-		return 1;
-	}
-	evconnlistener_set_error_cb(px.listener, on_accept_error);
-	px.reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	px.resume_accept = evtimer_new(px.base, on_resume_accept, &px);
-	px.flush = event_new(px.base, -1, 0, proxy_on_flush, &px);
-	px.resume = evtimer_new(px.base, proxy_on_resume, &px);
-	if (!px.flush || !px.resume) {
-		fprintf(stderr, "dssm proxy: out of memory for its events\n");
-		return 1;
-	}
-	px.emfile_logged_at = px.unauth_logged_at = dssm__monotonic() - LOG_SUMMARY_EVERY;
-	struct sockaddr_storage bound;
-	socklen_t blen = sizeof bound;
-	getsockname(evconnlistener_get_fd(px.listener), (struct sockaddr *)&bound, &blen);
-	int port = ntohs(bound.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
-	                                              : ((struct sockaddr_in *)&bound)->sin_port);
-	if (px.cfg.port_file) {
-		FILE *f = fopen(px.cfg.port_file, "w");
-		if (f) {
-			fprintf(f, "%d\n", port);
-			fclose(f);
-		}
-	}
-	char ns[DSSM_NAMESPACE_MAX + 1] = "?";
-	dssm__namespace(ns);
-	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s (Ctrl-C stops)\n", ns, host,
-	        port, px.cfg.secret ? ", secret required" : "");
-	struct event *sigint = evsignal_new(px.base, SIGINT, on_signal, &px);
-	struct event *sigterm = evsignal_new(px.base, SIGTERM, on_signal, &px);
-	struct event *tick = event_new(px.base, -1, EV_PERSIST, on_tick, &px);
-	struct timeval second = {1, 0};
-	event_add(sigint, NULL);
-	event_add(sigterm, NULL);
-	event_add(tick, &second);
-	signal(SIGPIPE, SIG_IGN);
-	dssm_time_t start = dssm_now();
-	event_base_dispatch(px.base);
-	while (px.clients)
-		proxy_client_free(px.clients);
-	proxy_auth_fail_summaries(&px, dssm__monotonic(), 1);
-	proxy_auth_table_full_log(&px, dssm__monotonic());
-	emfile_log(&px, 1);
-	event_free(px.resume_accept);
-	event_free(px.flush);
-	event_free(px.resume);
-	if (px.reserve_fd >= 0)
-		close(px.reserve_fd);
-	watchset_free(px.watchset);
-	proxy_pool_drain();
-	event_free(sigint);
-	event_free(sigterm);
-	event_free(tick);
-	evconnlistener_free(px.listener);
-	event_base_free(px.base);
-	px.frames_out += atomic_load(&px.direct_frames);
-	px.bytes_out += atomic_load(&px.direct_bytes);
-	px.writes += atomic_load(&px.direct_writes);
-	px.bytes_sent += atomic_load(&px.direct_sent);
-	fprintf(stderr,
-	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
-	        "in, %llu frames / %llu bytes out (%llu bytes by %llu direct writes)\n",
-	        (unsigned long long)px.accepted, (unsigned long long)px.dropped,
-	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)px.frames_in,
-	        (unsigned long long)px.bytes_in, (unsigned long long)px.frames_out,
-	        (unsigned long long)px.bytes_out, (unsigned long long)px.bytes_sent,
-	        (unsigned long long)px.writes);
-	return 0;
+	proxy_close(&px);
+	return rc;
 }
