@@ -38,6 +38,7 @@ TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
 BRIDGE_SRC := $(wildcard bridge/*.c)
 # the Foxglove WebSocket server (foxglove/): in the dssm command only, not in libdssm
 FOXGLOVE_SRC := $(wildcard foxglove/*.c)
+DDS_SRC := $(wildcard dds/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -48,8 +49,11 @@ COMPAT_OBJ := $(COMPAT_SRC:%.c=$(BUILD)/%.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 BRIDGE_OBJ := $(BRIDGE_SRC:%.c=$(BUILD)/%.o)
 FOXGLOVE_OBJ := $(FOXGLOVE_SRC:%.c=$(BUILD)/%.o)
+DDS_OBJ := $(DDS_SRC:%.c=$(BUILD)/%.o)
 # Debian's libwebsockets (libwebsockets-dev) does the WebSocket framing
 FOXGLOVE_LIBS ?= -lwebsockets
+# dds/ is linked into the dssm command only: libdssm never depends on Cyclone DDS.
+DDS_LIBS ?= $(shell pkg-config --libs CycloneDDS)
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
 BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 
@@ -71,7 +75,7 @@ SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp include/
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h)
+$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h dds/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -93,8 +97,8 @@ $(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
 
 # dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c); SSM logs
 # name streams as SSM programs do (compat/ssm_name.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
 $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
@@ -143,6 +147,33 @@ $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
+
+# ---- dds/: the DDS bridge's generated type and its test programs ----
+# idlc (Cyclone DDS) turns the generic type dds/dssm_Sample.idl into C at
+# build time, in $(DDS_GEN); it is linked into the dssm command with dds/.
+# opaque.c reads Cyclone's DDSI headers, whose atomics use GNU C's asm:
+# it alone is compiled as gnu11. tests/dds/ holds the plain Cyclone DDS
+# programs of tests/dds-test.sh (ROS 2's std_msgs/msg/String, from its IDL).
+DDS_GEN := $(BUILD)/dds/gen
+IDLC ?= idlc
+# (a pattern rule's targets are made together: one idlc run makes both)
+$(DDS_GEN)/%.c $(DDS_GEN)/%.h: dds/%.idl
+	@mkdir -p $(dir $@)
+	$(IDLC) -o $(dir $@) $<
+$(DDS_GEN)/%.o: $(DDS_GEN)/%.c $(DDS_GEN)/%.h
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+.SECONDARY: $(DDS_GEN)/dssm_Sample.c $(DDS_GEN)/dssm_Sample.h
+$(DDS_OBJ): $(DDS_GEN)/dssm_Sample.h
+$(DDS_OBJ): CFLAGS_BASE += -I$(DDS_GEN)
+$(BUILD)/dds/opaque.o: CFLAGS_BASE += -std=gnu11
+$(DSSM_BIN): $(DDS_GEN)/dssm_Sample.o
+DDS_TEST_GEN := $(BUILD)/tests/dds/gen
+$(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
+	@mkdir -p $(dir $@)
+	$(IDLC) -o $(dir $@) $<
+$(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
+	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
+all: $(BUILD)/tests/dds/ros2_string
 
 # ---- tests ----
 
