@@ -218,6 +218,8 @@ test: deps
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
+	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"
+	@bash tests/dds-test.sh build/dssm
 	@echo "== decoded messages: ROS 1 against python3-genpy, CDR against ROS 2 MCAP files"
 	@bash tests/decoder-test.sh build/dssm
 	@echo "== two hosts in network namespaces: loss, a cut link, a partition"

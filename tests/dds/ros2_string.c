@@ -6,9 +6,11 @@
  *
  *   ros2_string DOMAIN sub TOPIC COUNT   print COUNT samples, one a line:
  *                                        "SOURCE_TIMESTAMP_NS TEXT"
- *   ros2_string DOMAIN pub TOPIC N TEXT  write "TEXT 0" .. "TEXT N-1" (source
+ *   ros2_string DOMAIN pub TOPIC N TEXT [READERS]
+ *                                        write "TEXT 0" .. "TEXT N-1" (source
  *                                        timestamps 1795320000 s + i ms), wait
- *                                        for a reader to take them, exit
+ *                                        until READERS readers (default 1)
+ *                                        matched and took them, exit
  *
  * Both are reliable and transient-local with a history of 1000, as a
  * ROS 2 node asking for transient_local. Give up (exit 1) after 30 s.
@@ -69,7 +71,7 @@ static int sub(dds_entity_t pp, dds_entity_t tp, long count)
 	return got < count;
 }
 
-static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text)
+static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text, long readers)
 {
 	dds_qos_t *q = qos();
 	dds_entity_t wr = dds_create_writer(pp, tp, q, NULL);
@@ -88,12 +90,12 @@ static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text)
 			return 1;
 		}
 	}
-	/* a reader (the bridge) must match and acknowledge all of them */
+	/* the readers (bridges) must match and acknowledge all of them */
 	dds_time_t end = dds_time() + GIVE_UP;
 	dds_publication_matched_status_t st = {0};
 	while (dds_time() < end) {
 		dds_get_publication_matched_status(wr, &st);
-		if (st.current_count > 0 && dds_wait_for_acks(wr, DDS_SECS(1)) == DDS_RETCODE_OK)
+		if (st.current_count >= readers && dds_wait_for_acks(wr, DDS_SECS(1)) == DDS_RETCODE_OK)
 			return 0;
 		dds_sleepfor(DDS_MSECS(50));
 	}
@@ -106,7 +108,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 5 || (strcmp(argv[2], "sub") != 0 && strcmp(argv[2], "pub") != 0) ||
 	    (strcmp(argv[2], "pub") == 0 && argc < 6)) {
-		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT\n");
+		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT [READERS]\n");
 		return 2;
 	}
 	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
@@ -119,7 +121,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ros2_string: topic %s: %s\n", argv[3], dds_strretcode(tp));
 		return 1;
 	}
-	int rc = argv[2][0] == 's' ? sub(pp, tp, atol(argv[4])) : pub(pp, tp, atol(argv[4]), argv[5]);
+	int rc = argv[2][0] == 's' ? sub(pp, tp, atol(argv[4]))
+	                           : pub(pp, tp, atol(argv[4]), argv[5], argc > 6 ? atol(argv[6]) : 1);
 	dds_delete(pp);
 	return rc;
 }
