@@ -159,7 +159,8 @@ scenario() {
 			sleep 0.2
 		done
 		on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.echo"
-		for i in 0 1 2; do echo "$(ns_of "$i") outsider $i"; done | diff - "$tmp/$label.echo"
+		for i in 0 1 2; do echo "$(ns_of "$i") outsider $i"; done | diff - "$tmp/$label.echo" ||
+			{ tail -5 "$tmp/$label.bridge_a.log"; return 1; }
 	}
 	check "$label: a bridge subscribed to a topic it publishes gets the others' samples, not its own" t_own
 
@@ -170,7 +171,13 @@ scenario() {
 	done
 	# (SIGTERM: a background job of a script ignores SIGINT)
 	kill -TERM "$bridge_a" "$bridge_b"
-	wait "$bridge_a" "$bridge_b"
+	wait "$bridge_a"; local exit_a=$?
+	wait "$bridge_b"; local exit_b=$?
+	t_stop() { # SIGTERM: a clean exit with the summary
+		[ $exit_a -eq 0 ] && [ $exit_b -eq 0 ] && grep -q "in .* s published" "$tmp/$label.bridge_a.log" ||
+			{ echo "exit $exit_a / $exit_b"; tail -20 "$tmp/$label.bridge_a.log" "$tmp/$label.bridge_b.log"; return 1; }
+	}
+	check "$label: both bridges stop on SIGTERM with status 0 and a summary" t_stop
 	t_echo() { # neither bridge sent back what it made from DDS
 		grep -q "published 2 rings" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
 		grep -q "not publishing dt_in:0: it was made from DDS" "$tmp/$label.bridge_a.log" || return 1
