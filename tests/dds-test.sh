@@ -189,6 +189,25 @@ scenario() {
 	check "$label: no echo (rings made from DDS are not published; own writers ignored)" t_echo
 }
 
+# ---- the command line ------------------------------------------------------------
+echo "-- command line"
+t_usage() {
+	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
+	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
+		"--max-size 0 --all" "--all extra"; do
+		"$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
+	done
+	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ]
+}
+check "usage errors exit 2; --help has an example" t_usage
+t_refuse() { # the echo rule's third part: never into a ring not made from DDS
+	touch "$tmp/ns.ddsr$$"
+	DSSM_NAMESPACE=ddsr$$ "$dssm" write dt_chat x --create 16 >/dev/null
+	DSSM_NAMESPACE=ddsr$$ "$dssm" dds --domain 0 --subscribe rt/dt_chat 2>"$tmp/refuse"
+	[ $? -eq 1 ] && grep -q "ring dt_chat:0 exists and was not made from DDS" "$tmp/refuse"
+}
+check "subscribing into an existing ring not made from DDS is refused, naming it" t_refuse
+
 # ---- A: loopback -------------------------------------------------------------
 echo "-- A: one host, loopback"
 DOMAIN=$((RANDOM % 200 + 20))
