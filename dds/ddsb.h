@@ -126,7 +126,9 @@ dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info);
  * durability no stronger than it offers, keep-last depth, ignore-local. */
 dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth);
 /* From a writer's USER_DATA written by ddsb_writer_qos: 1 with slots and
- * max_size filled, 0 if it is not a dssm bridge's writer. */
+ * max_size filled, 0 if it is not a dssm bridge's writer or its layout is
+ * out of bounds (more than 1,000,000 slots or DDSB_LAYOUT_MAX bytes). */
+#define DDSB_LAYOUT_MAX (UINT64_C(1) << 30)
 int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size);
 
 /* ---- marks.c: rings made from DDS (the echo rule) ------------------------------- */

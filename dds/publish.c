@@ -107,7 +107,9 @@ static void *pub_thread(void *arg)
 		if (rc == 0) {
 			atomic_fetch_add(&p->missed, missed);
 			send_sample(p, p->buf, si.copied, &si);
-		} else if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETOOOLD) {
+		} else if (rc == DSSM_ETOOOLD) {
+			continue; /* lapped: the next read reports what was missed */
+		} else if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA) {
 			/* 100 ms bounds how long a stop request waits, not the latency */
 			dssm_wait_new(p->ring, 100 * 1000 * 1000);
 		} else {

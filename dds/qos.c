@@ -87,10 +87,14 @@ int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size
 		return 0;
 	char *end;
 	unsigned long long sv = strtoull(s + 7, &end, 10);
-	if (*end != ';' || sv < 2 || sv > UINT32_MAX)
+	if (*end != ';' || sv < 2)
 		return 0;
 	unsigned long long mv = strtoull(m + 10, &end, 10);
 	if (*end != ';' || mv == 0 || mv > ((size_t)1 << 30))
+		return 0;
+	/* It comes from the network: a layout bigger than DDSB_LAYOUT_MAX
+	 * bytes of ring is not taken (the command's --slots/--max-size are). */
+	if (sv > 1000000 || sv * mv > DDSB_LAYOUT_MAX)
 		return 0;
 	*slots = (uint32_t)sv;
 	*max_size = (size_t)mv;

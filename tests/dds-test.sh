@@ -189,6 +189,14 @@ scenario() {
 	check "$label: no echo (rings made from DDS are not published; own writers ignored)" t_echo
 }
 
+# loopback only, unicast discovery
+cat >"$tmp/lo.xml" <<EOF
+<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo"/></Interfaces>
+<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>
+<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers>
+</Discovery></Domain></CycloneDDS>
+EOF
+
 # ---- the command line ------------------------------------------------------------
 echo "-- command line"
 t_usage() {
@@ -208,15 +216,26 @@ t_refuse() { # the echo rule's third part: never into a ring not made from DDS
 }
 check "subscribing into an existing ring not made from DDS is refused, naming it" t_refuse
 
+t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it comes from the network)
+	local d=$((RANDOM % 200 + 20)) env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big 2>"$tmp/layout.log" &
+	local b=$!
+	"${env[@]}" "$r2s" $d pub rt/dt_lay_ok 1 x 1 "dssm.ring=dt_lay_ok:0;slots=7;max_size=100;" &&
+		"${env[@]}" "$r2s" $d pub rt/dt_lay_big 1 x 1 "dssm.ring=big:0;slots=1000000;max_size=1073741824;"
+	local rc=$?
+	for _ in $(seq 100); do "${env[@]}" "$dssm" info dt_lay_big >/dev/null 2>&1 && break; sleep 0.1; done
+	kill -TERM $b; wait $b
+	[ $rc -eq 0 ] || return 1
+	"${env[@]}" "$dssm" info dt_lay_ok | grep -q "slots: *7 " && "${env[@]}" "$dssm" info dt_lay_ok |
+		grep -q "max size: *100 bytes" || { "${env[@]}" "$dssm" info dt_lay_ok; return 1; }
+	"${env[@]}" "$dssm" info dt_lay_big | grep -q "slots: *101 " || { "${env[@]}" "$dssm" info dt_lay_big; return 1; }
+}
+RINGS="$RINGS dt_lay_ok dt_lay_big"
+check "a bridge's layout in USER_DATA is copied, a huge one is not" t_layout
+
 # ---- A: loopback -------------------------------------------------------------
 echo "-- A: one host, loopback"
 DOMAIN=$((RANDOM % 200 + 20))
-cat >"$tmp/lo.xml" <<EOF
-<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo"/></Interfaces>
-<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>
-<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers>
-</Discovery></Domain></CycloneDDS>
-EOF
 touch "$tmp/ns.ddsa$$" "$tmp/ns.ddsb$$"
 HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")

@@ -6,11 +6,13 @@
  *
  *   ros2_string DOMAIN sub TOPIC COUNT   print COUNT samples, one a line:
  *                                        "SOURCE_TIMESTAMP_NS TEXT"
- *   ros2_string DOMAIN pub TOPIC N TEXT [READERS]
+ *   ros2_string DOMAIN pub TOPIC N TEXT [READERS [USER_DATA]]
  *                                        write "TEXT 0" .. "TEXT N-1" (source
  *                                        timestamps 1795320000 s + i ms), wait
  *                                        until READERS readers (default 1)
- *                                        matched and took them, exit
+ *                                        matched and took them, exit; the
+ *                                        writer's USER_DATA may be given (to
+ *                                        pose as a dssm bridge's writer)
  *
  * Both are reliable and transient-local with a history of 1000, as a
  * ROS 2 node asking for transient_local. Give up (exit 1) after 30 s.
@@ -71,9 +73,12 @@ static int sub(dds_entity_t pp, dds_entity_t tp, long count)
 	return got < count;
 }
 
-static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text, long readers)
+static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text, long readers,
+               const char *userdata)
 {
 	dds_qos_t *q = qos();
+	if (userdata)
+		dds_qset_userdata(q, userdata, strlen(userdata));
 	dds_entity_t wr = dds_create_writer(pp, tp, q, NULL);
 	dds_delete_qos(q);
 	if (wr < 0) {
@@ -108,7 +113,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 5 || (strcmp(argv[2], "sub") != 0 && strcmp(argv[2], "pub") != 0) ||
 	    (strcmp(argv[2], "pub") == 0 && argc < 6)) {
-		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT [READERS]\n");
+		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT [READERS [USER_DATA]]\n");
 		return 2;
 	}
 	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
@@ -122,7 +127,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	int rc = argv[2][0] == 's' ? sub(pp, tp, atol(argv[4]))
-	                           : pub(pp, tp, atol(argv[4]), argv[5], argc > 6 ? atol(argv[6]) : 1);
+	                           : pub(pp, tp, atol(argv[4]), argv[5], argc > 6 ? atol(argv[6]) : 1,
+	                                 argc > 7 ? argv[7] : NULL);
 	dds_delete(pp);
 	return rc;
 }
