@@ -103,6 +103,13 @@ scenario() {
 	local bridge_b=$!
 	pids+=("$bridge_a" "$bridge_b")
 
+	t_qos() { # the writer says what the ring is: 60 s at 100 ms = 721 slots, a history of 720
+		on_b "$r2s" "$DOMAIN" qos rt/dt_chat >"$tmp/$label.qos" || return 1
+		echo "reliable transient_local keep_last=720 service_keep_last=720 deadline_ns=100000000" |
+			diff - "$tmp/$label.qos"
+	}
+	check "$label: rt/dt_chat's writer QoS: reliable, transient-local, the ring's history, its cycle as deadline" t_qos
+
 	t_late() { # a ROS 2 subscriber started after the writes gets the history
 		on_b "$r2s" "$DOMAIN" sub rt/dt_chat "$N" >"$tmp/$label.late" || return 1
 		diff "$exp" "$tmp/$label.late"
@@ -123,6 +130,11 @@ scenario() {
 
 	t_pub() { # a ROS 2 publisher lands in ring dt_in on host a
 		on_b "$r2s" "$DOMAIN" pub rt/dt_in "$M" "from ros" || return 1
+		# (acknowledged by the bridge's reader: in the ring once the bridge took them)
+		for _ in $(seq 100); do
+			[ "$(on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | wc -l)" -ge "$M" ] && break
+			sleep 0.2
+		done
 		on_a "$dssm" info dt_in | grep -q "type: *std_msgs/msg/String" || { on_a "$dssm" info dt_in; return 1; }
 		on_a "$dssm" info dt_in | grep -q "encoding: *cdr" || return 1
 		on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.in"
@@ -164,9 +176,10 @@ scenario() {
 	}
 	check "$label: a bridge subscribed to a topic it publishes gets the others' samples, not its own" t_own
 
-	# bridge a's next scan of its rings decides about dt_echo: wait for it
+	# bridge a's next scan of its rings decides about dt_in and dt_echo: wait for it
 	for _ in $(seq 100); do
-		grep -q "publishing dt_echo:0" "$tmp/$label.bridge_a.log" && break
+		grep -q "publishing dt_echo:0" "$tmp/$label.bridge_a.log" &&
+			grep -q "publishing dt_in:0" "$tmp/$label.bridge_a.log" && break
 		sleep 0.1
 	done
 	# (SIGTERM: a background job of a script ignores SIGINT)

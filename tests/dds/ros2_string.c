@@ -13,6 +13,10 @@
  *                                        matched and took them, exit; the
  *                                        writer's USER_DATA may be given (to
  *                                        pose as a dssm bridge's writer)
+ *   ros2_string DOMAIN qos TOPIC         print the QoS of TOPIC's first writer
+ *                                        seen in discovery (DCPSPublication):
+ *                                        "reliable transient_local keep_last=N
+ *                                        service_keep_last=N deadline_ns=D"
  *
  * Both are reliable and transient-local with a history of 1000, as a
  * ROS 2 node asking for transient_local. Give up (exit 1) after 30 s.
@@ -109,11 +113,56 @@ static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text, long 
 	return 1;
 }
 
+static int qos_of(dds_entity_t pp, const char *topic)
+{
+	dds_entity_t rd = dds_create_reader(pp, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
+	dds_time_t end = dds_time() + GIVE_UP;
+	while (dds_time() < end) {
+		void *samples[16] = {NULL};
+		dds_sample_info_t si[16];
+		dds_return_t n = dds_take(rd, samples, si, 16, 16);
+		for (int i = 0; i < n; i++) {
+			const dds_builtintopic_endpoint_t *ep = samples[i];
+			if (!si[i].valid_data || strcmp(ep->topic_name, topic) != 0)
+				continue;
+			dds_reliability_kind_t rel = DDS_RELIABILITY_BEST_EFFORT;
+			dds_durability_kind_t dur = DDS_DURABILITY_VOLATILE;
+			dds_history_kind_t hk = DDS_HISTORY_KEEP_ALL, sk = DDS_HISTORY_KEEP_ALL;
+			int32_t depth = 0, sdepth = 0, ms, mi, mspi;
+			dds_duration_t block, deadline = DDS_INFINITY, cleanup;
+			dds_qget_reliability(ep->qos, &rel, &block);
+			dds_qget_durability(ep->qos, &dur);
+			dds_qget_history(ep->qos, &hk, &depth);
+			dds_qget_durability_service(ep->qos, &cleanup, &sk, &sdepth, &ms, &mi, &mspi);
+			dds_qget_deadline(ep->qos, &deadline);
+			printf("%s %s keep_last=%d service_keep_last=%d deadline_ns=%lld\n",
+			       rel == DDS_RELIABILITY_RELIABLE ? "reliable" : "best_effort",
+			       dur == DDS_DURABILITY_TRANSIENT_LOCAL ? "transient_local" : "other",
+			       hk == DDS_HISTORY_KEEP_LAST ? depth : -1, sk == DDS_HISTORY_KEEP_LAST ? sdepth : -1,
+			       (long long)deadline);
+			dds_return_loan(rd, samples, n);
+			return 0;
+		}
+		if (n > 0)
+			dds_return_loan(rd, samples, n);
+		dds_sleepfor(DDS_MSECS(50));
+	}
+	fprintf(stderr, "ros2_string: no writer of %s in 30 s\n", topic);
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && strcmp(argv[2], "qos") == 0) {
+		dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
+		int rc = pp < 0 ? 1 : qos_of(pp, argv[3]);
+		dds_delete(pp);
+		return rc;
+	}
 	if (argc < 5 || (strcmp(argv[2], "sub") != 0 && strcmp(argv[2], "pub") != 0) ||
 	    (strcmp(argv[2], "pub") == 0 && argc < 6)) {
-		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT [READERS [USER_DATA]]\n");
+		fprintf(stderr, "usage: ros2_string DOMAIN sub TOPIC COUNT | DOMAIN pub TOPIC N TEXT [READERS "
+		                "[USER_DATA]] | DOMAIN qos TOPIC\n");
 		return 2;
 	}
 	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
