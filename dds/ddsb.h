@@ -85,12 +85,22 @@ enum ddsb_form {
  * name in dds_type (cap bytes). */
 enum ddsb_form ddsb_form_for(const dssm_stream_info *info, const char *schema, char *dds_type,
                              size_t cap);
+/* What turning one ring's samples into ROS 2 CDR keeps across samples. */
+struct ddsb_cdr {
+	const dssm_stream_info *info;
+	const char *schema;  /* the ring's definition ("" if none) */
+	void *conv;          /* struct -> CDR: the converter's state, made on first use */
+	unsigned char *buf;  /* struct -> CDR: the converted bytes */
+	size_t cap;
+};
 /* THE place a sample of a ROS 2-form ring becomes the bytes DDS sends
- * (publish.c): *cdr and *cdr_len, ROS 2 CDR with its encapsulation header.
+ * (form.c): *cdr and *cdr_len, ROS 2 CDR with its encapsulation header.
  * A "cdr" ring's sample passes as it is; a struct stream's sample is where
- * dssm_decode_cdr will be called. 0, or < 0 with dssm_last_error(). */
-int ddsb_sample_cdr(const dssm_stream_info *info, const void *sample, size_t len,
-                    const void **cdr, size_t *cdr_len);
+ * dssm_decode_cdr is to be called (into c->buf). 0, or < 0 with
+ * dssm_last_error(). */
+int ddsb_sample_cdr(struct ddsb_cdr *c, const void *sample, size_t len, const void **cdr,
+                    size_t *cdr_len);
+void ddsb_cdr_free(struct ddsb_cdr *c);
 
 /* ---- opaque.c: the opaque-CDR sertype --------------------------------------- */
 

@@ -20,6 +20,7 @@ struct ddsb_pub {
 	dssm_stream *ring;
 	dssm_stream_info info;
 	enum ddsb_form form;
+	struct ddsb_cdr cdr;              /* ROS 2 form: how samples become CDR */
 	dds_entity_t topic_e, writer;
 	unsigned char *buf;               /* max_size bytes */
 	FILE *log;
@@ -41,25 +42,6 @@ static void warn_once(struct ddsb_pub *p, const char *why)
 		        p->label, p->topic, why);
 }
 
-/* The CDR bytes (encapsulation header first) a ROS 2-form writer sends for
- * one sample: a "cdr" ring's sample as it is. This is where a struct
- * stream's sample will be serialized (dssm_decode_cdr) once form.c gives
- * struct streams the ROS 2 form. 0, or < 0 with why in dssm_last_error(). */
-int ddsb_sample_cdr(const dssm_stream_info *info, const void *sample, size_t len,
-                    const void **cdr, size_t *cdr_len)
-{
-	if (strcmp(info->encoding, "cdr") != 0)
-		return dssm__fail(DSSM_EINVAL, "stream %s:%d has encoding '%s'; no CDR form yet",
-		                  info->name, info->id, info->encoding);
-	const unsigned char *b = sample;
-	/* 00 00 / 00 01: plain CDR; 00 06..00 0b: XCDR2 (DDS passes both on) */
-	if (len < 4 || b[0] != 0 || b[1] > 0x0b)
-		return dssm__fail(DSSM_ECORRUPT, "a %zu-byte sample without a CDR encapsulation header", len);
-	*cdr = sample;
-	*cdr_len = len;
-	return 0;
-}
-
 static void send_sample(struct ddsb_pub *p, const void *data, size_t len, const dssm_sample_info *si)
 {
 	if (si->time < 0 || si->time == DSSM_TIME_MAX) {
@@ -71,7 +53,7 @@ static void send_sample(struct ddsb_pub *p, const void *data, size_t len, const 
 	if (p->form == DDSB_FORM_ROS2) {
 		const void *cdr;
 		size_t n;
-		if (ddsb_sample_cdr(&p->info, data, len, &cdr, &n) < 0 || n > UINT32_MAX - 4) {
+		if (ddsb_sample_cdr(&p->cdr, data, len, &cdr, &n) < 0 || n > UINT32_MAX - 4) {
 			atomic_fetch_add(&p->unsendable, 1);
 			warn_once(p, dssm_last_error());
 			return;
@@ -127,6 +109,7 @@ static void pub_free(struct ddsb_pub *p)
 		dds_delete(p->writer);
 	if (p->topic_e > 0)
 		dds_delete(p->topic_e);
+	ddsb_cdr_free(&p->cdr);
 	dssm_close(p->ring);
 	free(p->buf);
 	free(p);
@@ -178,6 +161,8 @@ int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int
 	if ((rc = dssm_info(p->ring, &p->info)) < 0)
 		goto fail;
 	p->form = ddsb_form_for(&p->info, dssm_schema(p->ring), p->dds_type, sizeof p->dds_type);
+	p->cdr.info = &p->info;
+	p->cdr.schema = dssm_schema(p->ring);
 	if ((rc = ddsb_topic_for_ring(p->info.name, p->info.id, p->form == DDSB_FORM_ROS2, p->topic,
 	                              sizeof p->topic)) < 0)
 		goto fail;
