@@ -164,12 +164,15 @@ scenario() {
 	check "$label: a second bridge copies rt/dt_chat into a ring, all $((N + K)) samples" t_copy
 
 	t_own() { # another writer on rt/dt_chat: bridge a copies it into dt_echo, not its own samples
-		# (2 readers: bridge b's copy and bridge a's dt_echo, made once it sees this writer)
-		on_b "$r2s" "$DOMAIN" pub rt/dt_chat 3 outsider 2 || return 1
+		# (the publisher stays, waiting for readers that never come, until
+		# bridge a has seen it and copied its samples)
+		"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_chat 3 outsider 99 2>/dev/null &
+		local outsider=$!
 		for _ in $(seq 100); do
 			[ "$(on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | wc -l)" -ge 3 ] && break
 			sleep 0.2
 		done
+		kill $outsider; wait $outsider
 		on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.echo"
 		for i in 0 1 2; do echo "$(ns_of "$i") outsider $i"; done | diff - "$tmp/$label.echo" ||
 			{ tail -5 "$tmp/$label.bridge_a.log"; return 1; }
