@@ -27,7 +27,7 @@ tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
 P=dd$$
-RINGS="dt_chat dt_note dt_in dt_echo dt_copy"
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big"
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -94,12 +94,22 @@ scenario() {
 		on_a "$dssm" write dt_note "note $i" --create 64 --encoding raw --type text/plain \
 			--time "$(ms $((i * 10)))" >/dev/null
 	done
+	# samples DDS sends in fragments (150 KB; a UDP datagram holds < 64 KB)
+	local big_exp=$tmp/$label.big.expected
+	: >"$big_exp"
+	for i in 0 1 2; do
+		python3 -c 'import struct,sys; t=("big %s " % sys.argv[1]).encode() + b"x" * 150000 + b"\0"
+sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
+			on_a "$dssm" write dt_big --create 200000 --type std_msgs/msg/String --encoding cdr \
+				--time "$(ms "$i")" >/dev/null || return 1
+		echo "$(ns_of "$i") big $i $(printf 'x%.0s' $(seq 150000))" >>"$big_exp"
+	done
 	# (started as plain commands, not through on_a: $! is then the bridge itself)
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_*' --subscribe rt/dt_in \
 		--subscribe rt/dt_chat=dt_echo -v 2>"$tmp/$label.bridge_a.log" &
 	local bridge_a=$!
 	"${HOST_B[@]}" "$dssm" dds --domain "$DOMAIN" --all --subscribe dssm/dt_note \
-		--subscribe rt/dt_chat=dt_copy -v 2>"$tmp/$label.bridge_b.log" &
+		--subscribe rt/dt_chat=dt_copy --subscribe rt/dt_big -v 2>"$tmp/$label.bridge_b.log" &
 	local bridge_b=$!
 	pids+=("$bridge_a" "$bridge_b")
 
@@ -128,13 +138,31 @@ scenario() {
 	}
 	check "$label: samples written while it runs follow, in order" t_live
 
+	t_big() { # fragmented: to a ROS 2 subscriber, and through the other bridge's opaque reader
+		on_b "$r2s" "$DOMAIN" sub rt/dt_big 3 >"$tmp/$label.big" || return 1
+		diff -q "$big_exp" "$tmp/$label.big" || return 1
+		for _ in $(seq 100); do
+			[ "$(on_b "$dssm" cat dt_big -n 0 --format json 2>/dev/null | wc -l)" -eq 3 ] && break
+			sleep 0.2
+		done
+		on_a "$dssm" cat dt_big -n 0 --format json 2>/dev/null | cut -d, -f1,2,4- >"$tmp/$label.big_a"
+		on_b "$dssm" cat dt_big -n 0 --format json 2>/dev/null | cut -d, -f1,2,4- >"$tmp/$label.big_b"
+		[ "$(wc -l <"$tmp/$label.big_a")" -eq 3 ] && cmp "$tmp/$label.big_a" "$tmp/$label.big_b"
+	}
+	check "$label: 150 KB samples (fragmented) reach a ROS 2 subscriber and a second bridge's ring unchanged" t_big
+
 	t_pub() { # a ROS 2 publisher lands in ring dt_in on host a
-		on_b "$r2s" "$DOMAIN" pub rt/dt_in "$M" "from ros" || return 1
-		# (acknowledged by the bridge's reader: in the ring once the bridge took them)
+		# The publisher stays (it waits for 99 readers) until the samples are in
+		# the ring, as a ROS 2 node would: one that leaves at once may lose
+		# them (a reader matched late with a lossy link can acknowledge
+		# samples DDS then drops with the vanished writer).
+		"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_in "$M" "from ros" 99 2>/dev/null &
+		local pub=$!
 		for _ in $(seq 100); do
 			[ "$(on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | wc -l)" -ge "$M" ] && break
 			sleep 0.2
 		done
+		kill $pub; wait $pub
 		on_a "$dssm" info dt_in | grep -q "type: *std_msgs/msg/String" || { on_a "$dssm" info dt_in; return 1; }
 		on_a "$dssm" info dt_in | grep -q "encoding: *cdr" || return 1
 		on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.in"
@@ -195,7 +223,7 @@ scenario() {
 	}
 	check "$label: both bridges stop on SIGTERM with status 0 and a summary" t_stop
 	t_echo() { # neither bridge sent back what it made from DDS
-		grep -q "published 2 rings" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
+		grep -q "published 3 rings" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
 		grep -q "not publishing dt_in:0: it was made from DDS" "$tmp/$label.bridge_a.log" || return 1
 		grep -q "published 0 rings" "$tmp/$label.bridge_b.log" || { cat "$tmp/$label.bridge_b.log"; return 1; }
 		# and did not publish the ring it made of its own topic back into it
@@ -236,12 +264,17 @@ t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it c
 	local d=$((RANDOM % 200 + 20)) env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big 2>"$tmp/layout.log" &
 	local b=$!
-	"${env[@]}" "$r2s" $d pub rt/dt_lay_ok 1 x 1 "dssm.ring=dt_lay_ok:0;slots=7;max_size=100;" &&
-		"${env[@]}" "$r2s" $d pub rt/dt_lay_big 1 x 1 "dssm.ring=big:0;slots=1000000;max_size=1073741824;"
-	local rc=$?
-	for _ in $(seq 100); do "${env[@]}" "$dssm" info dt_lay_big >/dev/null 2>&1 && break; sleep 0.1; done
+	# (the publishers stay, waiting for 99 readers, until their rings exist)
+	"${env[@]}" "$r2s" $d pub rt/dt_lay_ok 1 x 99 "dssm.ring=dt_lay_ok:0;slots=7;max_size=100;" 2>/dev/null &
+	local p1=$!
+	"${env[@]}" "$r2s" $d pub rt/dt_lay_big 1 x 99 "dssm.ring=big:0;slots=1000000;max_size=1073741824;" 2>/dev/null &
+	local p2=$!
+	for _ in $(seq 100); do
+		"${env[@]}" "$dssm" info dt_lay_big >/dev/null 2>&1 && "${env[@]}" "$dssm" info dt_lay_ok >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	kill $p1 $p2; wait $p1 $p2
 	kill -TERM $b; wait $b
-	[ $rc -eq 0 ] || return 1
 	"${env[@]}" "$dssm" info dt_lay_ok | grep -q "slots: *7 " && "${env[@]}" "$dssm" info dt_lay_ok |
 		grep -q "max size: *100 bytes" || { "${env[@]}" "$dssm" info dt_lay_ok; return 1; }
 	"${env[@]}" "$dssm" info dt_lay_big | grep -q "slots: *101 " || { "${env[@]}" "$dssm" info dt_lay_big; return 1; }
