@@ -173,7 +173,10 @@ $(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
 	$(IDLC) -o $(dir $@) $<
 $(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
-all: $(BUILD)/tests/dds/ros2_string
+# the DDS names (dds/naming.c) checked alone: it needs only libdssm
+$(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
+all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/naming_check
 
 # ---- tests ----
 

@@ -59,8 +59,9 @@ int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap)
 	const char *a = strstr(dds_type, "::");
 	const char *b = a ? strstr(a + 2, "::dds_::") : NULL;
 	size_t tlen = b ? strlen(b + 8) : 0;
-	if (!a || !b || a == dds_type || b == a + 2 || tlen < 2 || b[8 + tlen - 1] != '_' ||
-	    strstr(b + 8, "::"))
+	const char *inner = a ? strstr(a + 2, "::") : NULL; /* pkg::a::b::dds_ has two */
+	if (!a || !b || a == dds_type || b == a + 2 || inner != b || tlen < 2 ||
+	    b[8 + tlen - 1] != '_' || strstr(b + 8, "::"))
 		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is not a ROS 2 type pkg::msg::dds_::Type_",
 		                  dds_type);
 	int n = snprintf(out, cap, "%.*s/%.*s/%.*s", (int)(a - dds_type), dds_type,

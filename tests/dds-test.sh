@@ -20,9 +20,11 @@ cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
 BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
-if [ ! -x "$r2s" ]; then
-	make --no-print-directory BUILD="$BUILD" "$r2s" >/dev/null || { echo "  FAIL  building $r2s"; exit 1; }
-fi
+for b in "$r2s" "$BUILD/tests/dds/naming_check"; do
+	if [ ! -x "$b" ]; then
+		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
+	fi
+done
 tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
@@ -243,6 +245,7 @@ EOF
 
 # ---- the command line ------------------------------------------------------------
 echo "-- command line"
+check "names: ring <-> topic, ROS 2 type <-> DDS type, refused ones" "$BUILD/tests/dds/naming_check"
 t_usage() {
 	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
 	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
