@@ -148,6 +148,36 @@ $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
 
+# ---- dds/: the DDS bridge's generated type and its test programs ----
+# idlc (Cyclone DDS) turns the generic type dds/dssm_Sample.idl into C at
+# build time, in $(DDS_GEN); it is linked into the dssm command with dds/.
+# opaque.c reads Cyclone's DDSI headers, whose atomics use GNU C's asm:
+# it alone is compiled as gnu11. tests/dds/ holds the plain Cyclone DDS
+# programs of tests/dds-test.sh (ROS 2's std_msgs/msg/String, from its IDL).
+DDS_GEN := $(BUILD)/dds/gen
+IDLC ?= idlc
+# (a pattern rule's targets are made together: one idlc run makes both)
+$(DDS_GEN)/%.c $(DDS_GEN)/%.h: dds/%.idl
+	@mkdir -p $(dir $@)
+	$(IDLC) -o $(dir $@) $<
+$(DDS_GEN)/%.o: $(DDS_GEN)/%.c $(DDS_GEN)/%.h
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+.SECONDARY: $(DDS_GEN)/dssm_Sample.c $(DDS_GEN)/dssm_Sample.h
+$(DDS_OBJ): $(DDS_GEN)/dssm_Sample.h
+$(DDS_OBJ): CFLAGS_BASE += -I$(DDS_GEN)
+$(BUILD)/dds/opaque.o: CFLAGS_BASE += -std=gnu11
+$(DSSM_BIN): $(DDS_GEN)/dssm_Sample.o
+DDS_TEST_GEN := $(BUILD)/tests/dds/gen
+$(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
+	@mkdir -p $(dir $@)
+	$(IDLC) -o $(dir $@) $<
+$(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
+	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
+# the DDS names (dds/naming.c) checked alone: it needs only libdssm
+$(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
+all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/naming_check
+
 # ---- tests ----
 
 deps:
@@ -196,6 +226,8 @@ test: deps
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
+	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"
+	@bash tests/dds-test.sh build/dssm
 	@echo "== DDS domains: dssm ls --dds against ddsperf and a ROS 2-style talker (loopback)"
 	@bash tests/dds-ls-test.sh build/dssm
 	@echo "== decoded messages: ROS 1 against python3-genpy, CDR against ROS 2 MCAP files"

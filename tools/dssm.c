@@ -12,6 +12,10 @@
 #include "../bridge/bridge.h"
 #include "dssm/connector.h"
 
+/* `dssm dds` (cmd_dds.c, over dds/) */
+int cmd_dds(int argc, char **argv);
+void help_dds(FILE *out);
+
 static const struct cli_command commands[] = {
 	{"ls", "list the streams of this host", cmd_ls, help_ls},
 	{"info", "everything about one stream", cmd_info, help_info},
@@ -26,6 +30,7 @@ static const struct cli_command commands[] = {
 	{"ping", "clock offset and round trip to a proxy", cmd_ping, help_ping},
 	{"secret", "make a new shared secret file for the proxy", cmd_secret, help_secret},
 	{"mirror", "keep a local copy of a remote stream", cmd_mirror, help_mirror},
+	{"dds", "publish rings on DDS (ROS 2) and DDS topics into rings", cmd_dds, help_dds},
 	{"record", "record streams into a container on disk", cmd_record, help_record},
 	{"query", "samples of a recording by stream and time", cmd_query, help_query},
 	{"play", "write a recording back into rings, paced", cmd_play, help_play},

@@ -1,0 +1,209 @@
+/*
+ * bridge.c - the bridge's main loop (ddsb_run): one DDS participant; every
+ * DDSB_SCAN_MS the rings of this host are listed and those selected
+ * (--publish globs, --all) get a publishing thread (publish.c), except rings
+ * made from DDS (the echo rule, marks.c); vanished rings stop theirs. The
+ * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
+ * start the subscriptions, arrived samples go into their rings.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "dssm/recorder.h"
+#include "ddsb.h"
+
+struct bridge {
+	const struct ddsb_config *cfg;
+	dds_entity_t pp, waitset, pubs_seen;
+	struct ddsb_pub **pubs;
+	int npubs;
+	char (*skipped)[DSSM_NAME_MAX + 16]; /* rings made from DDS, seen and not published */
+	int nskipped;
+	struct ddsb_sub **subs;
+	struct ddsb_stats *st;
+};
+
+static int selected(const struct ddsb_config *cfg, const dssm_stream_info *info)
+{
+	if (cfg->all)
+		return 1;
+	for (int i = 0; i < cfg->npublish; i++)
+		if (dssm_name_list_matches(cfg->publish[i], info->name, info->id))
+			return 1;
+	return 0;
+}
+
+static int listed(const dssm_stream_info *list, int n, const char *label)
+{
+	char l[DSSM_NAME_MAX + 16];
+	for (int i = 0; i < n; i++) {
+		snprintf(l, sizeof l, "%s:%d", list[i].name, list[i].id);
+		if (strcmp(l, label) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int known(const struct bridge *b, const char *label)
+{
+	for (int i = 0; i < b->npubs; i++)
+		if (strcmp(ddsb_pub_ring(b->pubs[i]), label) == 0)
+			return 1;
+	for (int i = 0; i < b->nskipped; i++)
+		if (strcmp(b->skipped[i], label) == 0)
+			return 1;
+	return 0;
+}
+
+static void skip(struct bridge *b, const char *label)
+{
+	void *n = realloc(b->skipped, (size_t)(b->nskipped + 1) * sizeof *b->skipped);
+	if (!n)
+		return; /* looked at again next scan */
+	b->skipped = n;
+	snprintf(b->skipped[b->nskipped++], sizeof *b->skipped, "%s", label);
+	if (b->cfg->verbose)
+		fprintf(b->cfg->log, "dssm dds: not publishing %s: it was made from DDS\n", label);
+}
+
+/* Start publishing new selected rings; stop those that are gone. */
+static void scan(struct bridge *b)
+{
+	dssm_stream_info *list = NULL;
+	int n = dssm_list(&list);
+	if (n < 0) {
+		fprintf(b->cfg->log, "dssm dds: listing rings: %s\n", dssm_last_error());
+		return;
+	}
+	for (int i = 0; i < b->npubs;) {
+		if (listed(list, n, ddsb_pub_ring(b->pubs[i]))) {
+			i++;
+			continue;
+		}
+		if (b->cfg->verbose)
+			fprintf(b->cfg->log, "dssm dds: %s is gone; its writer is deleted\n",
+			        ddsb_pub_ring(b->pubs[i]));
+		ddsb_pub_stop(b->pubs[i], b->st);
+		b->pubs[i] = b->pubs[--b->npubs];
+	}
+	for (int i = 0; i < b->nskipped;) {
+		if (listed(list, n, b->skipped[i]))
+			i++;
+		else
+			memcpy(b->skipped[i], b->skipped[--b->nskipped], sizeof *b->skipped);
+	}
+	for (int i = 0; i < n; i++) {
+		char label[DSSM_NAME_MAX + 16];
+		snprintf(label, sizeof label, "%s:%d", list[i].name, list[i].id);
+		if (!selected(b->cfg, &list[i]) || known(b, label))
+			continue;
+		int from = ddsb_ring_from_dds(list[i].name, list[i].id);
+		if (from == 1) {
+			skip(b, label);
+			continue;
+		}
+		void *more = realloc(b->pubs, (size_t)(b->npubs + 1) * sizeof *b->pubs);
+		if (from < 0 || !more) {
+			if (more)
+				b->pubs = more;
+			continue; /* gone meanwhile, or no memory: the next scan tries again */
+		}
+		b->pubs = more;
+		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, &b->pubs[b->npubs]) == 0)
+			b->npubs++;
+		else
+			fprintf(b->cfg->log, "dssm dds: cannot publish %s: %s\n", label, dssm_last_error());
+	}
+	free(list);
+}
+
+/* Writers discovered: the subscriptions waiting for their topic start. */
+static void discovered(struct bridge *b)
+{
+	void *samples[16] = {NULL};
+	dds_sample_info_t si[16];
+	dds_return_t n;
+	while ((n = dds_take(b->pubs_seen, samples, si, 16, 16)) > 0) {
+		for (int i = 0; i < n; i++) {
+			if (!si[i].valid_data)
+				continue;
+			for (int k = 0; k < b->cfg->nsubs; k++)
+				if (ddsb_sub_discovered(b->subs[k], b->pp, b->waitset, samples[i]) < 0)
+					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+		}
+		dds_return_loan(b->pubs_seen, samples, n);
+		if (n < 16)
+			break;
+	}
+}
+
+static int setup(struct bridge *b)
+{
+	const struct ddsb_config *cfg = b->cfg;
+	if (cfg->domain < 0 || cfg->domain > 232)
+		return dssm__fail(DSSM_EINVAL, "DDS domain %d; domains are 0 .. 232", cfg->domain);
+	b->pp = dds_create_participant((dds_domainid_t)cfg->domain, NULL, NULL);
+	if (b->pp < 0)
+		return dssm__fail(DSSM_ESYS, "creating a DDS participant in domain %d: %s (check "
+		                  "CYCLONEDDS_URI)", cfg->domain, dds_strretcode(b->pp));
+	b->waitset = dds_create_waitset(b->pp);
+	if (b->waitset < 0)
+		return dssm__fail(DSSM_ESYS, "creating a DDS waitset: %s", dds_strretcode(b->waitset));
+	if (cfg->nsubs == 0)
+		return 0;
+	b->subs = calloc((size_t)cfg->nsubs, sizeof *b->subs);
+	if (!b->subs)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for %d subscriptions", cfg->nsubs);
+	for (int i = 0; i < cfg->nsubs; i++) {
+		int rc = ddsb_sub_new(cfg, &cfg->subs[i], &b->subs[i]);
+		if (rc < 0)
+			return rc;
+	}
+	b->pubs_seen = dds_create_reader(b->pp, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
+	dds_entity_t cond = b->pubs_seen < 0 ? b->pubs_seen
+	                                     : dds_create_readcondition(b->pubs_seen, DDS_ANY_STATE);
+	dds_return_t rc = cond < 0 ? cond : dds_waitset_attach(b->waitset, cond, 0);
+	if (rc < 0)
+		return dssm__fail(DSSM_ESYS, "reading DDS discovery (DCPSPublication): %s",
+		                  dds_strretcode(rc));
+	return 0;
+}
+
+int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
+{
+	struct bridge b = {.cfg = cfg, .st = st};
+	memset(st, 0, sizeof *st);
+	int rc = setup(&b);
+	dssm_time_t last_scan = 0; /* now - INT64_MIN would overflow */
+	while (rc == 0 && !*cfg->stop) {
+		dssm_time_t now = dssm_now();
+		if ((cfg->all || cfg->npublish) && now - last_scan >= DDSB_SCAN_MS * INT64_C(1000000)) {
+			scan(&b);
+			last_scan = now;
+		}
+		dds_attach_t fired[8];
+		/* 100 ms bounds how long a stop or a scan waits */
+		dds_return_t n = dds_waitset_wait(b.waitset, fired, 8, DDS_MSECS(100));
+		if (n < 0) {
+			rc = dssm__fail(DSSM_ESYS, "waiting on DDS: %s", dds_strretcode(n));
+			break;
+		}
+		if (cfg->nsubs) {
+			discovered(&b);
+			for (int i = 0; i < cfg->nsubs; i++)
+				if (ddsb_sub_take(b.subs[i]) < 0)
+					fprintf(cfg->log, "dssm dds: %s\n", dssm_last_error());
+		}
+	}
+	for (int i = 0; i < b.npubs; i++)
+		ddsb_pub_stop(b.pubs[i], st);
+	free(b.pubs);
+	free(b.skipped);
+	for (int i = 0; b.subs && i < cfg->nsubs; i++)
+		ddsb_sub_free(b.subs[i], st);
+	free(b.subs);
+	if (b.pp > 0)
+		dds_delete(b.pp);
+	return rc;
+}

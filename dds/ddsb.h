@@ -1,0 +1,177 @@
+/*
+ * ddsb.h - `dssm dds`, the bridge between this host's rings and a DDS
+ * domain (Eclipse Cyclone DDS): what the files of dds/ share. The command
+ * (tools/cmd_dds.c) uses only the config, ddsb_run and the stats.
+ *
+ * Every name here starts with ddsb_ (Cyclone's own are dds_ and ddsi_).
+ * docs/dds.md describes the naming, the generic type, the QoS mapping and
+ * the echo rule that these files implement.
+ */
+#ifndef DSSM_DDSB_H
+#define DSSM_DDSB_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <dds/dds.h>
+
+#include "dssm/dssm.h"
+
+/* ---- what cmd_dds.c gives and gets ---------------------------------------- */
+
+struct ddsb_subscription {
+	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu:1", ... */
+	const char *ring;  /* NAME[:ID] to write, or NULL: named after the topic */
+};
+
+struct ddsb_config {
+	int domain;                     /* DDS domain id */
+	const char *const *publish;     /* NAME[:ID] globs of rings to publish */
+	int npublish;
+	int all;                        /* publish every ring (except those made from DDS) */
+	const struct ddsb_subscription *subs;
+	int nsubs;
+	size_t max_size;                /* rings made from DDS: largest sample, unless a dssm */
+	uint32_t slots;                 /*   bridge's writer tells (docs/dds.md) */
+	int verbose;                    /* log rings and topics as they come and go */
+	FILE *log;                      /* where the log lines go (stderr) */
+	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns */
+};
+
+#define DDSB_DEFAULT_MAX_SIZE ((size_t)256 << 10)
+#define DDSB_DEFAULT_SLOTS 101u
+/* How often the rings of this host are listed again for new ones (ms). */
+#define DDSB_SCAN_MS 500
+
+struct ddsb_stats {
+	uint64_t rings_published, samples_sent, bytes_sent, missed; /* missed: overwritten in a ring before sent */
+	uint64_t unsendable;                                         /* times DDS cannot carry, or failed writes */
+	uint64_t topics_subscribed, samples_received, bytes_received;
+	uint64_t dropped;                                            /* received but not written (too big, older) */
+};
+
+/* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
+ * dssm_last_error() saying what failed (a DDS entity, a ring). */
+int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
+
+/* ---- naming.c: rings <-> topics, dssm types <-> DDS type names ------------- */
+
+/* "pkg/msg/Type" (or "pkg/Type") -> "pkg::msg::dds_::Type_". DSSM_EINVAL if
+ * the type is not of that form. */
+int ddsb_ros2_type_name(const char *dssm_type, char *out, size_t cap);
+/* "pkg::msg::dds_::Type_" -> "pkg/msg/Type"; DSSM_EINVAL if not ROS 2's form. */
+int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap);
+/* The topic of ring NAME:ID: "rt/NAME" (ROS 2 form; "%2F" in NAME becomes
+ * '/', ID > 0 appends "_ID") or "dssm/NAME" / "dssm/NAME:ID" (generic). */
+int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t cap);
+/* The ring a topic lands in by default: the inverse of the above ("rt/a/b"
+ * -> "a%2Fb":0, "dssm/imu:1" -> "imu":1); other characters a ring name
+ * cannot hold are percent-encoded. name holds DSSM_NAME_MAX + 1. */
+int ddsb_ring_for_topic(const char *topic, char *name, int *id);
+
+/* The generic type's DDS name (dssm_Sample.idl). */
+#define DDSB_GENERIC_TYPE "dssm::msg::Sample"
+
+/* ---- form.c: how a ring's samples go out ---------------------------------- */
+
+enum ddsb_form {
+	DDSB_FORM_ROS2,    /* ROS 2 CDR (with its encapsulation header), opaque sertype */
+	DDSB_FORM_GENERIC  /* dssm::msg::Sample */
+};
+
+/* Which form a ring is published in; for DDSB_FORM_ROS2 also its DDS type
+ * name in dds_type (cap bytes). */
+enum ddsb_form ddsb_form_for(const dssm_stream_info *info, const char *schema, char *dds_type,
+                             size_t cap);
+/* What turning one ring's samples into ROS 2 CDR keeps across samples. */
+struct ddsb_cdr {
+	const dssm_stream_info *info;
+	const char *schema;  /* the ring's definition ("" if none) */
+	void *conv;          /* struct -> CDR: the converter's state, made on first use */
+	unsigned char *buf;  /* struct -> CDR: the converted bytes */
+	size_t cap;
+};
+/* THE place a sample of a ROS 2-form ring becomes the bytes DDS sends
+ * (form.c): *cdr and *cdr_len, ROS 2 CDR with its encapsulation header.
+ * A "cdr" ring's sample passes as it is; a struct stream's sample is where
+ * dssm_decode_cdr is to be called (into c->buf). 0, or < 0 with
+ * dssm_last_error(). */
+int ddsb_sample_cdr(struct ddsb_cdr *c, const void *sample, size_t len, const void **cdr,
+                    size_t *cdr_len);
+void ddsb_cdr_free(struct ddsb_cdr *c);
+
+/* ---- opaque.c: the opaque-CDR sertype --------------------------------------- */
+
+/* What dds_write takes for an opaque topic: the serialized sample, with its
+ * 4-byte encapsulation header, copied into the serdata. */
+struct ddsb_bytes {
+	const void *data;
+	uint32_t len;
+};
+struct ddsi_sertype;
+struct ddsi_serdata;
+/* A new key-less sertype named type_name whose samples are struct ddsb_bytes
+ * (NULL: out of memory). dds_create_topic_sertype takes ownership. */
+struct ddsi_sertype *ddsb_opaque_sertype(const char *type_name);
+/* Free a sertype that no topic took (dds_create_topic_sertype failed). */
+void ddsb_opaque_sertype_free(struct ddsi_sertype *tp);
+/* The bytes of a serdata of that sertype (from dds_takecdr), and the
+ * release of it. (Wrappers: Cyclone's DDSI headers need GNU C, and only
+ * opaque.c includes them.) */
+const void *ddsb_opaque_data(const struct ddsi_serdata *d, uint32_t *len);
+void ddsb_serdata_unref(struct ddsi_serdata *d);
+
+/* ---- qos.c: the QoS that says what a ring is ---------------------------------- */
+
+/* USER_DATA of a bridge's writers: "dssm.ring=NAME:ID;slots=N;max_size=M;"
+ * so another bridge makes its copy with the same layout. */
+#define DDSB_USERDATA_PREFIX "dssm.ring="
+
+/* Writer QoS for a ring (docs/dds.md): reliable, keep-last of its history,
+ * transient-local, deadline = cycle, USER_DATA naming the ring. NULL: no memory. */
+dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info);
+/* Reader QoS matching a discovered writer's (NULL: any): reliability and
+ * durability no stronger than it offers, keep-last depth, ignore-local. */
+dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth);
+/* From a writer's USER_DATA written by ddsb_writer_qos: 1 with slots and
+ * max_size filled, 0 if it is not a dssm bridge's writer or its layout is
+ * out of bounds (more than 1,000,000 slots or DDSB_LAYOUT_MAX bytes). */
+#define DDSB_LAYOUT_MAX (UINT64_C(1) << 30)
+int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size);
+
+/* ---- marks.c: rings made from DDS (the echo rule) ------------------------------- */
+
+/* The property of a ring a bridge made from a DDS topic starts with this. */
+#define DDSB_MARK "dssm-dds: made from DDS topic "
+/* 1 if ring NAME:ID was made from DDS (never published), 0 if not, < 0 error. */
+int ddsb_ring_from_dds(const char *name, int id);
+/* Set the mark on a ring this bridge made. */
+int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type);
+
+/* ---- publish.c: one thread per published ring ------------------------------------ */
+
+struct ddsb_pub;
+/* Start publishing ring info->name:id on participant pp (history first). */
+int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int verbose,
+                   struct ddsb_pub **out);
+/* Stop it, add its figures to st and free it. */
+void ddsb_pub_stop(struct ddsb_pub *p, struct ddsb_stats *st);
+const char *ddsb_pub_ring(const struct ddsb_pub *p); /* "NAME:ID" */
+
+/* ---- subscribe.c: DDS topics into rings ------------------------------------------ */
+
+struct ddsb_sub;
+/* A subscription waiting for its topic's writers to be discovered. */
+int ddsb_sub_new(const struct ddsb_config *cfg, const struct ddsb_subscription *s,
+                 struct ddsb_sub **out);
+/* A publication seen in DCPSPublication: creates the reader when it is the
+ * subscription's topic (and not from this participant). */
+int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitset,
+                        const dds_builtintopic_endpoint_t *ep);
+/* Take what arrived and write it into the ring. */
+int ddsb_sub_take(struct ddsb_sub *s);
+void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * naming.c - how rings and types are named on DDS (docs/dds.md): ROS 2's
+ * conventions (topic "rt/NAME", type "pkg::msg::dds_::Type_") for ROS 2
+ * streams, "dssm/NAME[:ID]" for the generic type, and back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "ddsb.h"
+
+static int put(char *out, size_t cap, size_t *at, const char *s, size_t n)
+{
+	if (*at + n >= cap)
+		return -1;
+	memcpy(out + *at, s, n);
+	*at += n;
+	out[*at] = '\0';
+	return 0;
+}
+
+static int ros2_ident(const char *p, size_t n)
+{
+	if (n == 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= 'A' && p[i] <= 'Z') ||
+		      (p[i] >= '0' && p[i] <= '9') || p[i] == '_'))
+			return 0;
+	return 1;
+}
+
+int ddsb_ros2_type_name(const char *dssm_type, char *out, size_t cap)
+{
+	/* pkg/msg/Type, or pkg/Type (ROS 1's spelling, msg implied) */
+	const char *t = dssm_type ? dssm_type : "";
+	const char *s1 = strchr(t, '/');
+	const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+	if (!s1 || (s2 && strchr(s2 + 1, '/')))
+		return dssm__fail(DSSM_EINVAL, "type '%s' is not a ROS 2 type pkg/msg/Type", t);
+	const char *mid = s2 ? s1 + 1 : "msg", *last = s2 ? s2 + 1 : s1 + 1;
+	size_t lpkg = (size_t)(s1 - t), lmid = s2 ? (size_t)(s2 - s1 - 1) : 3, llast = strlen(last);
+	if (!ros2_ident(t, lpkg) || !ros2_ident(mid, lmid) || !ros2_ident(last, llast))
+		return dssm__fail(DSSM_EINVAL, "type '%s' is not a ROS 2 type pkg/msg/Type of "
+		                  "[A-Za-z0-9_]", t);
+	size_t at = 0;
+	out[0] = '\0';
+	if (put(out, cap, &at, t, lpkg) || put(out, cap, &at, "::", 2) || put(out, cap, &at, mid, lmid) ||
+	    put(out, cap, &at, "::dds_::", 8) || put(out, cap, &at, last, llast) ||
+	    put(out, cap, &at, "_", 1))
+		return dssm__fail(DSSM_EINVAL, "type '%s' is too long for a DDS type name", t);
+	return 0;
+}
+
+int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap)
+{
+	/* pkg::sub::dds_::Type_ */
+	const char *a = strstr(dds_type, "::");
+	const char *b = a ? strstr(a + 2, "::dds_::") : NULL;
+	size_t tlen = b ? strlen(b + 8) : 0;
+	const char *inner = a ? strstr(a + 2, "::") : NULL; /* pkg::a::b::dds_ has two */
+	if (!a || !b || a == dds_type || b == a + 2 || inner != b || tlen < 2 ||
+	    b[8 + tlen - 1] != '_' || strstr(b + 8, "::"))
+		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is not a ROS 2 type pkg::msg::dds_::Type_",
+		                  dds_type);
+	int n = snprintf(out, cap, "%.*s/%.*s/%.*s", (int)(a - dds_type), dds_type,
+	                 (int)(b - a - 2), a + 2, (int)(tlen - 1), b + 8);
+	if (n < 0 || (size_t)n >= cap || (size_t)n > DSSM_TYPE_MAX)
+		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is too long for a stream type (%d)",
+		                  dds_type, DSSM_TYPE_MAX);
+	return 0;
+}
+
+int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t cap)
+{
+	size_t at = 0;
+	out[0] = '\0';
+	if (!ros2) {
+		char idbuf[16] = "";
+		if (id)
+			snprintf(idbuf, sizeof idbuf, ":%d", id);
+		if (put(out, cap, &at, "dssm/", 5) || put(out, cap, &at, name, strlen(name)) ||
+		    put(out, cap, &at, idbuf, strlen(idbuf)))
+			return dssm__fail(DSSM_EINVAL, "topic name for '%s' too long", name);
+		return 0;
+	}
+	if (put(out, cap, &at, "rt/", 3))
+		return dssm__fail(DSSM_EINVAL, "topic name for '%s' too long", name);
+	for (const char *p = name; *p; p++) {
+		/* "laser%2Ffront" is the ring of ROS 2's /laser/front */
+		int slash = p[0] == '%' && p[1] == '2' && (p[2] == 'F' || p[2] == 'f');
+		if (put(out, cap, &at, slash ? "/" : p, 1))
+			return dssm__fail(DSSM_EINVAL, "topic name for '%s' too long", name);
+		if (slash)
+			p += 2;
+	}
+	if (id) {
+		char idbuf[16];
+		snprintf(idbuf, sizeof idbuf, "_%d", id);
+		if (put(out, cap, &at, idbuf, strlen(idbuf)))
+			return dssm__fail(DSSM_EINVAL, "topic name for '%s' too long", name);
+	}
+	return 0;
+}
+
+static int ring_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+	       c == '-' || c == '.';
+}
+
+int ddsb_ring_for_topic(const char *topic, char *name, int *id)
+{
+	const char *p = topic;
+	*id = 0;
+	if (strncmp(p, "dssm/", 5) == 0) {
+		/* the generic form carries NAME[:ID] as it is */
+		int rc = dssm_parse_address(p + 5, name, id);
+		if (rc < 0)
+			return dssm__fail(rc, "topic '%s': %s", topic, dssm_last_error());
+		return 0;
+	}
+	if (strncmp(p, "rt/", 3) == 0)
+		p += 3;
+	size_t at = 0;
+	for (; *p; p++) {
+		char enc[4];
+		size_t n = 1;
+		if (ring_char(*p) && !(at == 0 && *p == '.')) {
+			enc[0] = *p;
+		} else {
+			snprintf(enc, sizeof enc, "%%%02X", (unsigned char)*p);
+			n = 3;
+		}
+		if (at + n > DSSM_NAME_MAX)
+			return dssm__fail(DSSM_ENAME, "topic '%s' makes a ring name longer than %d "
+			                  "characters; give one with --subscribe TOPIC=RING",
+			                  topic, DSSM_NAME_MAX);
+		memcpy(name + at, enc, n);
+		at += n;
+	}
+	name[at] = '\0';
+	if (at == 0)
+		return dssm__fail(DSSM_ENAME, "topic '%s' gives an empty ring name", topic);
+	return 0;
+}

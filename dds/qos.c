@@ -1,0 +1,102 @@
+/*
+ * qos.c - the DDS QoS that says what a ring is (docs/dds.md, "QoS"): a
+ * bridge's writer of a ring is reliable, keeps the ring's history (keep-last
+ * of its slots - 1 samples, what a dssm reader can reach), and is
+ * transient-local, so a late joiner gets that history as a dssm reader
+ * would; its deadline is the ring's cycle. Its USER_DATA names the ring and
+ * its layout. Readers ask for no more than the writer they follow offers
+ * (a stronger request would not match it) and ignore this participant's
+ * own writers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddsb.h"
+
+dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info)
+{
+	dds_qos_t *q = dds_create_qos();
+	if (!q)
+		return NULL;
+	uint32_t history = info->slots > 1 ? info->slots - 1 : 1;
+	if (history > INT32_MAX)
+		history = INT32_MAX;
+	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_MSECS(100));
+	dds_qset_history(q, DDS_HISTORY_KEEP_LAST, (int32_t)history);
+	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+	/* What Cyclone keeps for late joiners is the durability service's
+	 * history (default: 1 sample), not the writer's: the same depth. */
+	dds_qset_durability_service(q, 0, DDS_HISTORY_KEEP_LAST, (int32_t)history, DDS_LENGTH_UNLIMITED,
+	                            DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
+	/* The cycle is the stream's period as its writer declared it (SSM's
+	 * cycle): the promise a deadline makes. Rings made from slots alone
+	 * declare none: no deadline. */
+	if (info->cycle > 0) {
+		dssm_time_t ns = dssm_time_from_sec(info->cycle);
+		if (ns > 0)
+			dds_qset_deadline(q, ns);
+	}
+	char ud[DSSM_NAME_MAX + 96];
+	int n = snprintf(ud, sizeof ud, "%s%s:%d;slots=%u;max_size=%zu;", DDSB_USERDATA_PREFIX,
+	                 info->name, info->id, info->slots, info->max_size);
+	if (n > 0 && (size_t)n < sizeof ud)
+		dds_qset_userdata(q, ud, (size_t)n);
+	return q;
+}
+
+dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth)
+{
+	dds_qos_t *q = dds_create_qos();
+	if (!q)
+		return NULL;
+	dds_reliability_kind_t rel = DDS_RELIABILITY_RELIABLE;
+	dds_durability_kind_t dur = DDS_DURABILITY_TRANSIENT_LOCAL;
+	dds_duration_t block;
+	if (writer) {
+		if (!dds_qget_reliability(writer, &rel, &block))
+			rel = DDS_RELIABILITY_RELIABLE; /* a DataWriter's default */
+		if (!dds_qget_durability(writer, &dur))
+			dur = DDS_DURABILITY_VOLATILE;
+	}
+	/* transient and persistent writers also serve transient-local readers */
+	if (dur != DDS_DURABILITY_VOLATILE)
+		dur = DDS_DURABILITY_TRANSIENT_LOCAL;
+	dds_qset_reliability(q, rel, DDS_MSECS(100));
+	dds_qset_durability(q, dur);
+	dds_qset_history(q, DDS_HISTORY_KEEP_LAST, depth > INT32_MAX ? INT32_MAX : (int32_t)depth);
+	dds_qset_ignorelocal(q, DDS_IGNORELOCAL_PARTICIPANT);
+	return q;
+}
+
+int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size)
+{
+	void *ud = NULL;
+	size_t sz = 0;
+	if (!qos || !dds_qget_userdata(qos, &ud, &sz) || !ud)
+		return 0;
+	char text[256];
+	size_t n = sz < sizeof text - 1 ? sz : sizeof text - 1;
+	memcpy(text, ud, n);
+	text[n] = '\0';
+	dds_free(ud);
+	if (strncmp(text, DDSB_USERDATA_PREFIX, strlen(DDSB_USERDATA_PREFIX)) != 0)
+		return 0;
+	const char *s = strstr(text, ";slots="), *m = strstr(text, ";max_size=");
+	if (!s || !m)
+		return 0;
+	char *end;
+	unsigned long long sv = strtoull(s + 7, &end, 10);
+	if (*end != ';' || sv < 2)
+		return 0;
+	unsigned long long mv = strtoull(m + 10, &end, 10);
+	if (*end != ';' || mv == 0 || mv > ((size_t)1 << 30))
+		return 0;
+	/* It comes from the network: a layout bigger than DDSB_LAYOUT_MAX
+	 * bytes of ring is not taken (the command's --slots/--max-size are). */
+	if (sv > 1000000 || sv * mv > DDSB_LAYOUT_MAX)
+		return 0;
+	*slots = (uint32_t)sv;
+	*max_size = (size_t)mv;
+	return 1;
+}

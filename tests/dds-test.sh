@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# dds-test.sh [DSSM] - `dssm dds` against plain Cyclone DDS programs built
+# from ROS 2's std_msgs/msg/String IDL (tests/dds/ros2_string.c, what a ROS 2
+# node sees), and against a second bridge (another "host": its own
+# DSSM_NAMESPACE). The same checks run twice:
+#   A. on loopback, in one host;
+#   B. across a veth between two network namespaces, with 5% of the packets
+#      dropped both ways (tc netem; nft where netem is missing), skipped with
+#      a message without root or `ip netns`.
+# Checks: a cdr ring's samples reach a ROS 2 subscriber with every text and
+# source timestamp, a late joiner gets the history (transient-local), new
+# samples follow; a ROS 2 publisher lands in a ring (type, encoding, bytes,
+# times); a raw ring crosses as dssm::msg::Sample with its bytes, type,
+# encoding and times; no echo: a bridge never publishes a ring it made from
+# DDS, nor reads its own writers (a bridge subscribed to a topic it also
+# publishes gets only the other writers' samples). Each run uses a random DDS domain and a
+# CYCLONEDDS_URI limited to its interface, away from other DDS traffic.
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+BUILD=$(dirname "$dssm")
+r2s=$BUILD/tests/dds/ros2_string
+for b in "$r2s" "$BUILD/tests/dds/naming_check"; do
+	if [ ! -x "$b" ]; then
+		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
+	fi
+done
+tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
+passed=0 failed=0
+pids=()
+P=dd$$
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big"
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$P"); do
+		for p in $(ip netns pids "$ns"); do kill -9 "$p" 2>/dev/null; done
+		ip netns del "$ns"
+	done
+	for n in "$tmp"/ns.*; do
+		[ -e "$n" ] && DSSM_NAMESPACE=${n##*/ns.} "$dssm" rm $RINGS >/dev/null 2>&1
+	done
+	[ -n "${KEEP:-}" ] && cp -r "$tmp" /tmp/dds-test-kept
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+check() {
+	local name=$1; shift
+	if "$@" >"$tmp/out" 2>&1; then passed=$((passed + 1)); echo "  ok    $name"
+	else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$tmp/out" | tail -15; fi
+}
+
+# A ROS 2 std_msgs/msg/String in CDR: encapsulation (CDR, little endian),
+# uint32 length with the NUL, the text, the NUL.
+cdr_string() {
+	local n=$((${#1} + 1))
+	printf '\000\001\000\000'
+	printf "\\$(printf %03o $((n & 255)))\\$(printf %03o $((n >> 8 & 255)))\\000\\000"
+	printf '%s\000' "$1"
+}
+# `dssm cat -n 0 --format json` of a String ring -> "TIME_NS TEXT" lines
+cat_strings() {
+	python3 -c '
+import json, struct, sys
+for line in sys.stdin:
+    s = json.loads(line); b = bytes.fromhex(s["data_hex"])
+    assert b[:2] == b"\0\1", b[:4]
+    n = struct.unpack_from("<I", b, 4)[0]
+    print(s["time_ns"], b[8:8 + n - 1].decode())'
+}
+cat_raw() {
+	python3 -c '
+import json, sys
+for line in sys.stdin:
+    s = json.loads(line); print(s["time_ns"], bytes.fromhex(s["data_hex"]).decode())'
+}
+BASE=1795320000
+ms() { printf '%d.%03d' $((BASE + $1 / 1000)) $(($1 % 1000)); }
+ns_of() { echo $(((BASE * 1000 + $1) * 1000000)); }
+
+# scenario LABEL N: needs HOST_A / HOST_B (the command prefix that runs a
+# command on host a / b), DOMAIN.
+on_a() { "${HOST_A[@]}" "$@"; }
+on_b() { "${HOST_B[@]}" "$@"; }
+scenario() {
+	local label=$1 N=$2 K=5 M=10
+	local exp=$tmp/$label.expected
+	: >"$exp"
+	# a cdr ring with history (written before any bridge runs) and a raw one
+	for i in $(seq 0 $((N - 1))); do
+		cdr_string "hello $i" | on_a "$dssm" write dt_chat --create 256 --life 60 --cycle 0.1 \
+			--type std_msgs/msg/String --encoding cdr --time "$(ms "$i")" >/dev/null || return 1
+		echo "$(ns_of "$i") hello $i" >>"$exp"
+	done
+	for i in 0 1 2; do
+		on_a "$dssm" write dt_note "note $i" --create 64 --encoding raw --type text/plain \
+			--time "$(ms $((i * 10)))" >/dev/null
+	done
+	# samples DDS sends in fragments (150 KB; a UDP datagram holds < 64 KB)
+	local big_exp=$tmp/$label.big.expected
+	: >"$big_exp"
+	for i in 0 1 2; do
+		python3 -c 'import struct,sys; t=("big %s " % sys.argv[1]).encode() + b"x" * 150000 + b"\0"
+sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
+			on_a "$dssm" write dt_big --create 200000 --type std_msgs/msg/String --encoding cdr \
+				--time "$(ms "$i")" >/dev/null || return 1
+		echo "$(ns_of "$i") big $i $(printf 'x%.0s' $(seq 150000))" >>"$big_exp"
+	done
+	# (started as plain commands, not through on_a: $! is then the bridge itself)
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_*' --subscribe rt/dt_in \
+		--subscribe rt/dt_chat=dt_echo -v 2>"$tmp/$label.bridge_a.log" &
+	local bridge_a=$!
+	"${HOST_B[@]}" "$dssm" dds --domain "$DOMAIN" --all --subscribe dssm/dt_note \
+		--subscribe rt/dt_chat=dt_copy --subscribe rt/dt_big -v 2>"$tmp/$label.bridge_b.log" &
+	local bridge_b=$!
+	pids+=("$bridge_a" "$bridge_b")
+
+	t_qos() { # the writer says what the ring is: 60 s at 100 ms = 721 slots, a history of 720
+		on_b "$r2s" "$DOMAIN" qos rt/dt_chat >"$tmp/$label.qos" || return 1
+		echo "reliable transient_local keep_last=720 service_keep_last=720 deadline_ns=100000000" |
+			diff - "$tmp/$label.qos"
+	}
+	check "$label: rt/dt_chat's writer QoS: reliable, transient-local, the ring's history, its cycle as deadline" t_qos
+
+	t_late() { # a ROS 2 subscriber started after the writes gets the history
+		on_b "$r2s" "$DOMAIN" sub rt/dt_chat "$N" >"$tmp/$label.late" || return 1
+		diff "$exp" "$tmp/$label.late"
+	}
+	check "$label: a late ROS 2 subscriber of rt/dt_chat gets all $N samples, texts and source times" t_late
+
+	t_live() { # then new samples follow
+		"${HOST_B[@]}" "$r2s" "$DOMAIN" sub rt/dt_chat $((N + K)) >"$tmp/$label.live" &
+		local sub=$!
+		for j in $(seq 0 $((K - 1))); do
+			cdr_string "live $j" | on_a "$dssm" write dt_chat --time "$(ms $((N + j)))" >/dev/null
+			echo "$(ns_of $((N + j))) live $j" >>"$exp"
+		done
+		wait $sub || return 1
+		diff "$exp" "$tmp/$label.live"
+	}
+	check "$label: samples written while it runs follow, in order" t_live
+
+	t_big() { # fragmented: to a ROS 2 subscriber, and through the other bridge's opaque reader
+		on_b "$r2s" "$DOMAIN" sub rt/dt_big 3 >"$tmp/$label.big" || return 1
+		diff -q "$big_exp" "$tmp/$label.big" || return 1
+		for _ in $(seq 100); do
+			[ "$(on_b "$dssm" cat dt_big -n 0 --format json 2>/dev/null | wc -l)" -eq 3 ] && break
+			sleep 0.2
+		done
+		on_a "$dssm" cat dt_big -n 0 --format json 2>/dev/null | cut -d, -f1,2,4- >"$tmp/$label.big_a"
+		on_b "$dssm" cat dt_big -n 0 --format json 2>/dev/null | cut -d, -f1,2,4- >"$tmp/$label.big_b"
+		[ "$(wc -l <"$tmp/$label.big_a")" -eq 3 ] && cmp "$tmp/$label.big_a" "$tmp/$label.big_b"
+	}
+	check "$label: 150 KB samples (fragmented) reach a ROS 2 subscriber and a second bridge's ring unchanged" t_big
+
+	t_pub() { # a ROS 2 publisher lands in ring dt_in on host a
+		# The publisher stays (it waits for 99 readers) until the samples are in
+		# the ring, as a ROS 2 node would: one that leaves at once may lose
+		# them (a reader matched late with a lossy link can acknowledge
+		# samples DDS then drops with the vanished writer).
+		"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_in "$M" "from ros" 99 2>/dev/null &
+		local pub=$!
+		for _ in $(seq 100); do
+			[ "$(on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | wc -l)" -ge "$M" ] && break
+			sleep 0.2
+		done
+		kill $pub; wait $pub
+		on_a "$dssm" info dt_in | grep -q "type: *std_msgs/msg/String" || { on_a "$dssm" info dt_in; return 1; }
+		on_a "$dssm" info dt_in | grep -q "encoding: *cdr" || return 1
+		on_a "$dssm" cat dt_in -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.in"
+		for i in $(seq 0 $((M - 1))); do echo "$(ns_of "$i") from ros $i"; done | diff - "$tmp/$label.in"
+	}
+	check "$label: a ROS 2 publisher's $M samples land in a ring (cdr, std_msgs/msg/String, source times)" t_pub
+
+	t_generic() { # the raw ring, copied by the other bridge through dssm::msg::Sample
+		for _ in $(seq 100); do
+			[ "$(on_b "$dssm" cat dt_note -n 0 --format json 2>/dev/null | wc -l)" -eq 3 ] && break
+			sleep 0.2
+		done
+		on_a "$dssm" cat dt_note -n 0 --format json 2>/dev/null | cat_raw >"$tmp/$label.note_a"
+		on_b "$dssm" cat dt_note -n 0 --format json 2>/dev/null | cat_raw >"$tmp/$label.note_b"
+		[ -s "$tmp/$label.note_a" ] && diff "$tmp/$label.note_a" "$tmp/$label.note_b" || return 1
+		on_b "$dssm" info dt_note | grep -q "type: *text/plain" && on_b "$dssm" info dt_note | grep -q "encoding: *raw"
+	}
+	check "$label: a raw ring crosses as dssm::msg::Sample (bytes, times, type, encoding)" t_generic
+
+	t_copy() { # the other bridge's ROS 2 copy holds every sample
+		for _ in $(seq 100); do
+			[ "$(on_b "$dssm" cat dt_copy -n 0 --format json 2>/dev/null | wc -l)" -eq $((N + K)) ] && break
+			sleep 0.2
+		done
+		on_b "$dssm" cat dt_copy -n 0 --format json 2>/dev/null | cat_strings | diff "$exp" -
+	}
+	check "$label: a second bridge copies rt/dt_chat into a ring, all $((N + K)) samples" t_copy
+
+	t_own() { # another writer on rt/dt_chat: bridge a copies it into dt_echo, not its own samples
+		# (the publisher stays, waiting for readers that never come, until
+		# bridge a has seen it and copied its samples)
+		"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_chat 3 outsider 99 2>/dev/null &
+		local outsider=$!
+		for _ in $(seq 100); do
+			[ "$(on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | wc -l)" -ge 3 ] && break
+			sleep 0.2
+		done
+		kill $outsider; wait $outsider
+		on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | cat_strings >"$tmp/$label.echo"
+		for i in 0 1 2; do echo "$(ns_of "$i") outsider $i"; done | diff - "$tmp/$label.echo" ||
+			{ tail -5 "$tmp/$label.bridge_a.log"; return 1; }
+	}
+	check "$label: a bridge subscribed to a topic it publishes gets the others' samples, not its own" t_own
+
+	# bridge a's next scan of its rings decides about dt_in and dt_echo: wait for it
+	for _ in $(seq 100); do
+		grep -q "publishing dt_echo:0" "$tmp/$label.bridge_a.log" &&
+			grep -q "publishing dt_in:0" "$tmp/$label.bridge_a.log" && break
+		sleep 0.1
+	done
+	# (SIGTERM: a background job of a script ignores SIGINT)
+	kill -TERM "$bridge_a" "$bridge_b"
+	wait "$bridge_a"; local exit_a=$?
+	wait "$bridge_b"; local exit_b=$?
+	t_stop() { # SIGTERM: a clean exit with the summary
+		[ $exit_a -eq 0 ] && [ $exit_b -eq 0 ] && grep -q "in .* s published" "$tmp/$label.bridge_a.log" ||
+			{ echo "exit $exit_a / $exit_b"; tail -20 "$tmp/$label.bridge_a.log" "$tmp/$label.bridge_b.log"; return 1; }
+	}
+	check "$label: both bridges stop on SIGTERM with status 0 and a summary" t_stop
+	t_echo() { # neither bridge sent back what it made from DDS
+		grep -q "published 3 rings" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
+		grep -q "not publishing dt_in:0: it was made from DDS" "$tmp/$label.bridge_a.log" || return 1
+		grep -q "published 0 rings" "$tmp/$label.bridge_b.log" || { cat "$tmp/$label.bridge_b.log"; return 1; }
+		# and did not publish the ring it made of its own topic back into it
+		grep -q "not publishing dt_echo:0: it was made from DDS" "$tmp/$label.bridge_a.log" &&
+			! grep -q "^dssm dds: publishing dt_echo" "$tmp/$label.bridge_a.log"
+	}
+	check "$label: no echo (rings made from DDS are not published; own writers ignored)" t_echo
+}
+
+# loopback only, unicast discovery
+cat >"$tmp/lo.xml" <<EOF
+<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="lo"/></Interfaces>
+<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>
+<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers>
+</Discovery></Domain></CycloneDDS>
+EOF
+
+# ---- the command line ------------------------------------------------------------
+echo "-- command line"
+check "names: ring <-> topic, ROS 2 type <-> DDS type, refused ones" "$BUILD/tests/dds/naming_check"
+t_usage() {
+	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
+	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
+		"--max-size 0 --all" "--all extra"; do
+		"$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
+	done
+	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ]
+}
+check "usage errors exit 2; --help has an example" t_usage
+t_refuse() { # the echo rule's third part: never into a ring not made from DDS
+	touch "$tmp/ns.ddsr$$"
+	DSSM_NAMESPACE=ddsr$$ "$dssm" write dt_chat x --create 16 >/dev/null
+	DSSM_NAMESPACE=ddsr$$ "$dssm" dds --domain 0 --subscribe rt/dt_chat 2>"$tmp/refuse"
+	[ $? -eq 1 ] && grep -q "ring dt_chat:0 exists and was not made from DDS" "$tmp/refuse"
+}
+check "subscribing into an existing ring not made from DDS is refused, naming it" t_refuse
+
+t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it comes from the network)
+	local d=$((RANDOM % 200 + 20)) env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big 2>"$tmp/layout.log" &
+	local b=$!
+	# (the publishers stay, waiting for 99 readers, until their rings exist)
+	"${env[@]}" "$r2s" $d pub rt/dt_lay_ok 1 x 99 "dssm.ring=dt_lay_ok:0;slots=7;max_size=100;" 2>/dev/null &
+	local p1=$!
+	"${env[@]}" "$r2s" $d pub rt/dt_lay_big 1 x 99 "dssm.ring=big:0;slots=1000000;max_size=1073741824;" 2>/dev/null &
+	local p2=$!
+	for _ in $(seq 100); do
+		"${env[@]}" "$dssm" info dt_lay_big >/dev/null 2>&1 && "${env[@]}" "$dssm" info dt_lay_ok >/dev/null 2>&1 && break
+		sleep 0.2
+	done
+	kill $p1 $p2; wait $p1 $p2
+	kill -TERM $b; wait $b
+	"${env[@]}" "$dssm" info dt_lay_ok | grep -q "slots: *7 " && "${env[@]}" "$dssm" info dt_lay_ok |
+		grep -q "max size: *100 bytes" || { "${env[@]}" "$dssm" info dt_lay_ok; return 1; }
+	"${env[@]}" "$dssm" info dt_lay_big | grep -q "slots: *101 " || { "${env[@]}" "$dssm" info dt_lay_big; return 1; }
+}
+RINGS="$RINGS dt_lay_ok dt_lay_big"
+check "a bridge's layout in USER_DATA is copied, a huge one is not" t_layout
+
+# ---- A: loopback -------------------------------------------------------------
+echo "-- A: one host, loopback"
+DOMAIN=$((RANDOM % 200 + 20))
+touch "$tmp/ns.ddsa$$" "$tmp/ns.ddsb$$"
+HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+scenario loopback 20
+
+# ---- B: two network namespaces, 5% loss ----------------------------------------
+echo "-- B: two hosts (network namespaces) across a veth, 5% loss each way"
+if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then
+	echo "  skip: two-host part needs root and ip (iproute2)"
+elif ! ip netns add "${P}h1" 2>/dev/null; then
+	echo "  skip: cannot create network namespaces here"
+else
+	ip netns add "${P}h2"
+	ip -n "${P}h1" link add eth0 type veth peer name eth0 netns "${P}h2"
+	for i in 1 2; do
+		ip -n "${P}h$i" link set lo up
+		ip -n "${P}h$i" addr add 10.78.0.$i/24 dev eth0
+		ip -n "${P}h$i" link set eth0 up
+	done
+	lossy=
+	for i in 1 2; do
+		if ip netns exec "${P}h$i" tc qdisc add dev eth0 root netem loss 5% 2>/dev/null; then
+			lossy="tc netem"
+		elif command -v nft >/dev/null && ip netns exec "${P}h$i" nft -f - <<NFT 2>/dev/null; then
+table netdev emu { chain in { type filter hook ingress device "eth0" priority 0;
+  numgen random mod 100 < 5 counter drop; }; }
+NFT
+			lossy="nft (no sch_netem here)"
+		fi
+	done
+	echo "  (loss by $lossy)"
+	for i in 1 2; do
+		cat >"$tmp/h$i.xml" <<EOF
+<CycloneDDS><Domain id="any"><General><Interfaces><NetworkInterface name="eth0"/></Interfaces>
+<AllowMulticast>false</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>
+<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="10.78.0.1"/>
+<Peer address="10.78.0.2"/></Peers></Discovery></Domain></CycloneDDS>
+EOF
+	done
+	DOMAIN=$((RANDOM % 200 + 20))
+	touch "$tmp/ns.ddsc$$" "$tmp/ns.ddsd$$"
+	HOST_A=(ip netns exec "${P}h1" env DSSM_NAMESPACE=ddsc$$ CYCLONEDDS_URI="file://$tmp/h1.xml")
+	HOST_B=(ip netns exec "${P}h2" env DSSM_NAMESPACE=ddsd$$ CYCLONEDDS_URI="file://$tmp/h2.xml")
+	if [ -z "$lossy" ]; then
+		echo "  FAIL  no way to drop packets (tc netem or nft)"; failed=$((failed + 1))
+	else
+		scenario two-hosts 200
+		for i in 1 2; do # what the loss did, to see that it did
+			d=$(ip netns exec "${P}h$i" nft list table netdev emu 2>/dev/null | grep -o 'packets [0-9]*' | head -1)
+			[ -n "$d" ] && echo "  (h$i dropped $d)"
+		done
+	fi
+fi
+
+echo "dds-test: $passed passed, $failed failed"
+[ $failed -eq 0 ]

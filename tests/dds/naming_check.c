@@ -1,0 +1,81 @@
+/*
+ * naming_check.c - the names `dssm dds` gives on DDS (dds/naming.c, the
+ * table in docs/dds.md), checked against the expected ones, including
+ * names that must be refused. Run by tests/dds-test.sh; exit 1 on a mismatch.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../dds/ddsb.h"
+
+static int bad;
+
+static void expect(const char *what, const char *in, int rc, const char *got, const char *want)
+{
+	int ok = want ? rc == 0 && strcmp(got, want) == 0 : rc < 0;
+	if (!ok) {
+		printf("FAIL %s('%s'): rc %d, got '%s', want %s%s%s\n", what, in, rc, rc ? "" : got,
+		       want ? "'" : "", want ? want : "an error", want ? "'" : "");
+		bad = 1;
+	}
+}
+
+int main(void)
+{
+	static const char *types[][2] = {
+		{"std_msgs/msg/String", "std_msgs::msg::dds_::String_"},
+		{"sensor_msgs/Imu", "sensor_msgs::msg::dds_::Imu_"},  /* ROS 1 spelling: msg implied */
+		{"pkg/srv/Do_Request", "pkg::srv::dds_::Do_Request_"},
+		{"a/b/c/d", NULL}, {"", NULL}, {"pkg//T", NULL}, {"/x", NULL}, {"x/", NULL},
+		{"a-b/msg/T", NULL}, {"text/plain", "text::msg::dds_::plain_"},
+	};
+	for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+		char out[256] = "";
+		int rc = ddsb_ros2_type_name(types[i][0], out, sizeof out);
+		expect("ddsb_ros2_type_name", types[i][0], rc, out, types[i][1]);
+	}
+	char tiny[8];
+	expect("ddsb_ros2_type_name (too long)", "std_msgs/msg/String",
+	       ddsb_ros2_type_name("std_msgs/msg/String", tiny, sizeof tiny), tiny, NULL);
+
+	static const char *dds_types[][2] = {
+		{"std_msgs::msg::dds_::String_", "std_msgs/msg/String"},
+		{"foo", NULL}, {"a::dds_::T_", NULL}, {"a::b::dds_::_", NULL},
+		{"a::b::dds_::X_::Y_", NULL}, {"x::y::dds_::T", NULL}, {"a::b::c::dds_::T_", NULL},
+		{"dssm::msg::Sample", NULL}, {"::msg::dds_::T_", NULL},
+	};
+	for (size_t i = 0; i < sizeof dds_types / sizeof *dds_types; i++) {
+		char out[256] = "";
+		int rc = ddsb_ros2_type_from_dds(dds_types[i][0], out, sizeof out);
+		expect("ddsb_ros2_type_from_dds", dds_types[i][0], rc, out, dds_types[i][1]);
+	}
+
+	static const struct { const char *name; int id, ros2; const char *want; } topics[] = {
+		{"chatter", 0, 1, "rt/chatter"},
+		{"laser%2Ffront", 0, 1, "rt/laser/front"},
+		{"scan", 3, 1, "rt/scan_3"},
+		{"imu", 0, 0, "dssm/imu"},
+		{"imu", 1, 0, "dssm/imu:1"},
+	};
+	for (size_t i = 0; i < sizeof topics / sizeof *topics; i++) {
+		char out[256] = "";
+		int rc = ddsb_topic_for_ring(topics[i].name, topics[i].id, topics[i].ros2, out, sizeof out);
+		expect("ddsb_topic_for_ring", topics[i].name, rc, out, topics[i].want);
+	}
+
+	static const char *rings[][2] = {
+		{"rt/laser/front", "laser%2Ffront:0"}, {"dssm/imu:1", "imu:1"}, {"rt/a b", "a%20b:0"},
+		{"chatter", "chatter:0"}, {"rt/.x", "%2Ex:0"}, {"rt/", NULL}, {"dssm/bad:name:x", NULL},
+		{"rt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL}, /* 64 */
+	};
+	for (size_t i = 0; i < sizeof rings / sizeof *rings; i++) {
+		char name[DSSM_NAME_MAX + 1] = "", got[DSSM_NAME_MAX + 16] = "";
+		int id = -1;
+		int rc = ddsb_ring_for_topic(rings[i][0], name, &id);
+		snprintf(got, sizeof got, "%s:%d", name, id);
+		expect("ddsb_ring_for_topic", rings[i][0], rc, got, rings[i][1]);
+	}
+	if (!bad)
+		printf("naming: all as expected\n");
+	return bad;
+}

@@ -1,0 +1,153 @@
+/*
+ * cmd_dds.c - `dssm dds`: its options, help and summary; the bridge to DDS
+ * (Eclipse Cyclone DDS) is in dds/ (ddsb.h, docs/dds.md).
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dds/ddsb.h"
+#include "cli.h"
+
+void help_dds(FILE *out);
+int cmd_dds(int argc, char **argv);
+
+void help_dds(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]]...\n"
+	        "                [--domain N] [--max-size BYTES] [--slots N] [-v]\n\n"
+	        "Bridges this host's rings (of DSSM_NAMESPACE) and a DDS domain (Eclipse\n"
+	        "Cyclone DDS, ROS 2's transport), so ROS 2 nodes and other hosts discover\n"
+	        "and read them; run one per host (docs/dds.md).\n"
+	        "--publish GLOB (repeatable; NAME[:ID] globs, comma lists) or --all publishes\n"
+	        "rings, also those that appear later: a cdr ring of ROS 2 type pkg/msg/Type as\n"
+	        "topic rt/NAME of type pkg::msg::dds_::Type_, its CDR bytes unchanged (a ROS 2\n"
+	        "user types `ros2 topic echo /NAME`); any other as dssm/NAME[:ID] of type\n"
+	        "dssm::msg::Sample (time, TID, type, encoding, bytes). Writers are reliable,\n"
+	        "transient-local, keep the ring's history (late joiners get it), offer the\n"
+	        "ring's cycle as deadline and stamp each sample with its measurement time.\n"
+	        "--subscribe TOPIC[=RING] (repeatable) writes a DDS topic into a ring (default\n"
+	        "named after the topic: rt/chatter -> chatter), made at the first sample with\n"
+	        "the writer's type: ROS 2 types as encoding cdr, type pkg/msg/Type; the time\n"
+	        "is the sample's source timestamp. Such rings are marked and never published\n"
+	        "back, and the bridge ignores its own writers: two bridges make no loop.\n"
+	        "--max-size and --slots give the layout of rings made from topics whose\n"
+	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring is\n"
+	        "copied with its own layout.\n"
+	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0). CYCLONEDDS_URI\n"
+	        "configures Cyclone DDS (network interface, peers) as for any Cyclone program.\n"
+	        "Ctrl-C or SIGTERM stops it with a summary. -v logs more.\n\n"
+	        "examples:\n"
+	        "  dssm dds --all\n"
+	        "  dssm dds --publish 'scan,odom*' --subscribe rt/cmd_vel=cmd_vel\n"
+	        "  ros2 topic echo /scan          # on any host of the domain\n",
+	        DDSB_DEFAULT_MAX_SIZE, DDSB_DEFAULT_SLOTS);
+}
+
+static int parse_domain(const char *text, const char *what, int *out)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || v < 0 || v > 232)
+		return cli_usage("dds", "%s '%s' is not a DDS domain id (0 .. 232)", what, text);
+	*out = (int)v;
+	return 0;
+}
+
+int cmd_dds(int argc, char **argv)
+{
+	struct ddsb_config cfg = {
+		.max_size = DDSB_DEFAULT_MAX_SIZE,
+		.slots = DDSB_DEFAULT_SLOTS,
+		.log = stderr,
+		.stop = &cli_stop,
+	};
+	const char *env = getenv("ROS_DOMAIN_ID");
+	if (env && *env && parse_domain(env, "ROS_DOMAIN_ID", &cfg.domain))
+		return EXIT_USAGE;
+	/* at most argc of each */
+	const char **publish = calloc((size_t)argc, sizeof *publish);
+	struct ddsb_subscription *subs = calloc((size_t)argc, sizeof *subs);
+	if (!publish || !subs) {
+		free(publish);
+		free(subs);
+		return cli_error("dds", "out of memory");
+	}
+	static const struct option longopts[] = {{"publish", required_argument, 0, 'p'},
+	                                         {"all", no_argument, 0, 'a'},
+	                                         {"subscribe", required_argument, 0, 's'},
+	                                         {"domain", required_argument, 0, 'd'},
+	                                         {"max-size", required_argument, 0, 'm'},
+	                                         {"slots", required_argument, 0, 'n'},
+	                                         {"verbose", no_argument, 0, 'v'},
+	                                         {0, 0, 0, 0}};
+	int opt, status = 0;
+	long v;
+	while (status == 0 && (opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p': publish[cfg.npublish++] = optarg; break;
+		case 'a': cfg.all = 1; break;
+		case 's': {
+			char *eq = strchr(optarg, '=');
+			if (eq)
+				*eq = '\0';
+			if (!*optarg || (eq && !eq[1]))
+				status = cli_usage("dds", "--subscribe wants TOPIC or TOPIC=RING");
+			subs[cfg.nsubs].topic = optarg;
+			subs[cfg.nsubs++].ring = eq ? eq + 1 : NULL;
+			break;
+		}
+		case 'd': status = parse_domain(optarg, "--domain", &cfg.domain) ? EXIT_USAGE : 0; break;
+		case 'm':
+			if (cli_parse_long("dds", "--max-size", optarg, &v) < 0)
+				status = EXIT_USAGE;
+			else if (v < 1 || v > (1L << 30))
+				status = cli_usage("dds", "--max-size is 1 .. 1073741824 bytes");
+			else
+				cfg.max_size = (size_t)v;
+			break;
+		case 'n':
+			if (cli_parse_long("dds", "--slots", optarg, &v) < 0)
+				status = EXIT_USAGE;
+			else if (v < 2 || v > 1000000)
+				status = cli_usage("dds", "--slots is 2 .. 1000000");
+			else
+				cfg.slots = (uint32_t)v;
+			break;
+		case 'v': cfg.verbose = 1; break;
+		default: status = cli_usage("dds", "unknown option");
+		}
+	}
+	if (status == 0 && optind != argc)
+		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);
+	if (status == 0 && !cfg.all && !cfg.npublish && !cfg.nsubs)
+		status = cli_usage("dds", "nothing to do: give --publish GLOB, --all or --subscribe TOPIC");
+	if (status) {
+		free(publish);
+		free(subs);
+		return status;
+	}
+	cfg.publish = publish;
+	cfg.subs = subs;
+	cli_catch_signals();
+	fprintf(stderr, "dssm dds: domain %d%s\n", cfg.domain, cfg.all ? ", publishing every ring" : "");
+	struct ddsb_stats st;
+	dssm_time_t start = dssm_now();
+	int rc = ddsb_run(&cfg, &st);
+	if (rc < 0)
+		status = cli_dssm_error("dds", rc);
+	char sent[16], received[16];
+	cli_format_bytes(sent, sizeof sent, (double)st.bytes_sent);
+	cli_format_bytes(received, sizeof received, (double)st.bytes_received);
+	fprintf(stderr, "dssm dds: in %.1f s published %llu rings: %llu samples (%s) sent, "
+	        "%llu missed in rings, %llu unsendable; subscribed %llu topics: %llu samples (%s) "
+	        "written, %llu dropped\n",
+	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)st.rings_published,
+	        (unsigned long long)st.samples_sent, sent, (unsigned long long)st.missed,
+	        (unsigned long long)st.unsendable, (unsigned long long)st.topics_subscribed,
+	        (unsigned long long)st.samples_received, received, (unsigned long long)st.dropped);
+	free(publish);
+	free(subs);
+	return status;
+}
