@@ -1,0 +1,568 @@
+/*
+ * bench_dds.c - `dssm dds` beside Cyclone DDS's own ddsperf, between the same
+ * two network namespaces (a veth pair), in one run (issue 16's goal:
+ * latency <= 1.2x, throughput >= 0.8x of ddsperf's).
+ *
+ *   latency: a 64 B ping ring on host A, published by A's bridge, lands in a
+ *     ring on B; an echo process on B copies each sample into a pong ring that
+ *     B's bridge publishes back into a ring on A. The round trip is timed at A
+ *     with CLOCK_MONOTONIC, one ping at a time, beside `ddsperf ping size 64`
+ *     / `ddsperf pong` (also two DDS hops a round trip).
+ *   throughput: 64 B and 64 KiB samples written into a ring on A, counted as
+ *     they land in a ring on B, beside `ddsperf pub size S` / `ddsperf sub`.
+ *     A ring has no back pressure: the writer keeps at most half a ring
+ *     ahead of what has arrived at B (a window), as a reliable DDS writer is
+ *     held back by its unacknowledged samples.
+ *
+ * Each host is a network namespace (made here, with the pid in its name) and
+ * a DSSM_NAMESPACE of its own; rings are shared memory, so the processes
+ * reading and writing them need not enter the network namespaces, only the
+ * bridges and ddsperf do. Cyclone is limited to the veth by CYCLONEDDS_URI
+ * (unicast discovery) on a random domain. Needs root (skips with a message
+ * otherwise). Usage: bench_dds DSSM_BINARY [--quick]
+ */
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dssm/dssm.h"
+#include "proc_cpu.h"
+
+static int quick;
+static char *dssm_bin;
+static char net[2][32];   /* network namespaces of hosts A and B */
+static char ns[2][32];    /* their DSSM_NAMESPACEs */
+static char uri[2][200];  /* their CYCLONEDDS_URI */
+static char tmpdir[64];
+static int domain;
+static int made_nets;
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_dds: %s: %s\n", what, dssm_last_error());
+	exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* v must be sorted */
+static double pct(const double *v, int n, int p)
+{
+	return v[(size_t)n * (size_t)p / 100];
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* ---- the two hosts ---- */
+
+static void teardown(void)
+{
+	if (made_nets) {
+		for (int h = 0; h < 2; h++) {
+			/* whatever still runs in the namespace (ours only: made here) */
+			sh("for p in $(ip netns pids %s 2>/dev/null); do kill -9 $p; done; "
+			   "ip netns del %s 2>/dev/null", net[h], net[h]);
+		}
+		made_nets = 0;
+	}
+	for (int h = 0; h < 2; h++)
+		if (ns[h][0])
+			sh("DSSM_NAMESPACE=%s %s cleanup --all-idle >/dev/null 2>&1", ns[h], dssm_bin);
+	if (tmpdir[0])
+		sh("rm -rf %s", tmpdir);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exit(1); /* atexit: teardown */
+}
+
+static int setup_hosts(void)
+{
+	int pid = (int)getpid();
+	for (int h = 0; h < 2; h++) {
+		snprintf(net[h], sizeof net[h], "bdds%d%c", pid, 'a' + h);
+		snprintf(ns[h], sizeof ns[h], "bdds-%d-%c", pid, 'a' + h);
+	}
+	if (sh("ip netns add %s 2>/dev/null", net[0]) != 0)
+		return -1;
+	made_nets = 1;
+	if (sh("ip netns add %s && ip -n %s link add eth0 type veth peer name eth0 netns %s",
+	       net[1], net[0], net[1]) != 0)
+		return -1;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/bench-dds-%d", pid);
+	mkdir(tmpdir, 0700);
+	for (int h = 0; h < 2; h++) {
+		if (sh("ip -n %s link set lo up && ip -n %s addr add 10.79.%d.%d/24 dev eth0 && "
+		       "ip -n %s link set eth0 up", net[h], net[h], pid % 250, h + 1, net[h]) != 0)
+			return -1;
+		char path[160];
+		snprintf(path, sizeof path, "%s/h%d.xml", tmpdir, h);
+		FILE *f = fopen(path, "w");
+		if (!f)
+			return -1;
+		fprintf(f, "<CycloneDDS><Domain id=\"any\"><General><Interfaces>"
+		        "<NetworkInterface name=\"eth0\"/></Interfaces><AllowMulticast>false"
+		        "</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>"
+		        "<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers>"
+		        "<Peer address=\"10.79.%d.1\"/><Peer address=\"10.79.%d.2\"/></Peers>"
+		        "</Discovery></Domain></CycloneDDS>\n", pid % 250, pid % 250);
+		fclose(f);
+		snprintf(uri[h], sizeof uri[h], "file://%s", path);
+	}
+	srand((unsigned)pid);
+	domain = 20 + rand() % 200;
+	return 0;
+}
+
+/* Start argv in host h's network namespace, output into tmpdir/log. */
+static pid_t on_host(int h, const char *log, char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+		setenv("CYCLONEDDS_URI", uri[h], 1);
+		char path[160];
+		snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+		if (!freopen(path, "w", stdout) || dup2(1, 2) < 0)
+			_exit(127);
+		char *full[32] = {"ip", "netns", "exec", net[h]};
+		int n = 4;
+		for (int i = 0; argv[i] && n < 31; i++)
+			full[n++] = argv[i];
+		full[n] = NULL;
+		execvp("ip", full);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* A child process working on host h's rings (no network: shared memory). */
+static pid_t child_on(int h)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+	return pid;
+}
+
+static void use_host(int h)
+{
+	setenv("DSSM_NAMESPACE", ns[h], 1);
+}
+
+static dssm_stream *make_ring(const char *name, size_t size, uint32_t slots)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = size;
+	cfg.slots = slots;
+	dssm_stream *s;
+	dssm_remove(name, 0);
+	if (dssm_create(name, 0, &cfg, &s) < 0)
+		die(name);
+	return s;
+}
+
+/* Open ring NAME of the current host once a bridge has made it. */
+static dssm_stream *wait_ring(const char *name, double seconds)
+{
+	dssm_stream *s;
+	for (double t0 = mono_ns(); mono_ns() - t0 < seconds * 1e9; usleep(10000))
+		if (dssm_open(name, 0, DSSM_READ, &s) == 0)
+			return s;
+	return NULL;
+}
+
+/* ---- ddsperf's figures, parsed from its output ---- */
+
+static int cmp_d(const void *a, const void *b)
+{
+	return cmp_double(a, b);
+}
+
+static double median_of(double *v, int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	return v[n / 2];
+}
+
+struct lat {
+	double p50, p90, p99; /* us */
+	int n;                /* round trips */
+};
+
+/* ddsperf ping prints one line a second: "... 50% Xus 90% Yus 99% Zus ... cnt N".
+ * The first second (discovery, warm-up) is left out; the median of the
+ * others' percentiles is taken. */
+static struct lat parse_ping(const char *log)
+{
+	struct lat r = {0};
+	double p50[64], p90[64], p99[64];
+	int k = 0, line = 0;
+	char path[160], buf[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(buf, sizeof buf, f) && k < 64) {
+		char *p = strstr(buf, " 50% ");
+		double a, b, c;
+		int cnt;
+		if (!p || sscanf(p, " 50%% %lfus 90%% %lfus 99%% %lfus max %*fus cnt %d", &a, &b, &c,
+		                 &cnt) != 4)
+			continue;
+		if (line++ == 0)
+			continue;
+		p50[k] = a, p90[k] = b, p99[k] = c, k++;
+		r.n += cnt;
+	}
+	if (f)
+		fclose(f);
+	r.p50 = median_of(p50, k), r.p90 = median_of(p90, k), r.p99 = median_of(p99, k);
+	return r;
+}
+
+/* ddsperf sub: "... rate X kS/s Y Mb/s ..." a second; median after the first. */
+static double parse_sub(const char *log)
+{
+	double v[64];
+	int k = 0, line = 0;
+	char path[160], buf[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(buf, sizeof buf, f) && k < 64) {
+		char *p = strstr(buf, " rate ");
+		double x;
+		char unit[8];
+		if (!p || sscanf(p, " rate %lf %7s", &x, unit) != 2)
+			continue;
+		if (line++ == 0)
+			continue;
+		v[k++] = x * (unit[0] == 'k' ? 1e3 : unit[0] == 'M' ? 1e6 : 1);
+	}
+	if (f)
+		fclose(f);
+	return median_of(v, k);
+}
+
+static struct lat ddsperf_latency(int seconds)
+{
+	char dom[16], dur[16];
+	snprintf(dom, sizeof dom, "%d", domain + 1);
+	snprintf(dur, sizeof dur, "%d", seconds + 1);
+	char *pong[] = {"ddsperf", "-i", dom, "pong", NULL};
+	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", NULL};
+	pid_t b = on_host(1, "ddsperf-pong.log", pong);
+	pid_t a = on_host(0, "ddsperf-ping.log", ping);
+	waitpid(a, NULL, 0);
+	stop(b);
+	return parse_ping("ddsperf-ping.log");
+}
+
+static double ddsperf_rate(size_t size, int seconds)
+{
+	char dom[16], dur[16], sz[32];
+	snprintf(dom, sizeof dom, "%d", domain + 1);
+	snprintf(dur, sizeof dur, "%d", seconds + 1);
+	snprintf(sz, sizeof sz, "%zu", size);
+	char *sub[] = {"ddsperf", "-i", dom, "sub", NULL};
+	char *pub[] = {"ddsperf", "-i", dom, "-D", dur, "pub", "size", sz, NULL};
+	pid_t b = on_host(1, "ddsperf-sub.log", sub);
+	pid_t a = on_host(0, "ddsperf-pub.log", pub);
+	waitpid(a, NULL, 0);
+	stop(b);
+	return parse_sub("ddsperf-sub.log");
+}
+
+/* ---- through the bridges ---- */
+
+static pid_t bridge[2];
+
+static void start_bridges(void)
+{
+	char dom[16];
+	snprintf(dom, sizeof dom, "%d", domain);
+	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*",
+	             "--subscribe", "dssm/pong", NULL};
+	char *b[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pong",
+	             "--subscribe", "dssm/ping", "--subscribe", "dssm/tp64",
+	             "--subscribe", "dssm/tp64k", NULL};
+	bridge[0] = on_host(0, "bridge-a.log", a);
+	bridge[1] = on_host(1, "bridge-b.log", b);
+}
+
+/* B's echo: each ping sample into the pong ring, until told to stop. */
+static pid_t start_echo(atomic_int *stop_flag)
+{
+	pid_t pid = child_on(1);
+	if (pid != 0)
+		return pid;
+	dssm_stream *pong;
+	if (dssm_open("pong", 0, DSSM_WRITE, &pong) < 0)
+		_exit(1);
+	dssm_stream *ping = NULL;
+	while (!ping && !atomic_load(stop_flag))
+		ping = wait_ring("ping", 0.1);
+	if (!ping)
+		_exit(0);
+	dssm_subscribe(ping, DSSM_FROM_OLDEST, 0);
+	dssm_set_spin(ping, 0); /* sleep at once, as ddsperf pong does */
+	unsigned char buf[64];
+	while (!atomic_load(stop_flag)) {
+		dssm_sample_info si;
+		if (dssm_read_next(ping, buf, sizeof buf, &si, NULL) == 0)
+			dssm_write(pong, buf, si.copied, dssm_now());
+		else
+			dssm_wait_new(ping, 100 * 1000 * 1000);
+	}
+	_exit(0);
+}
+
+static struct lat bridge_latency(int n, const char *dat)
+{
+	struct lat r = {0};
+	atomic_int *stop_flag = mmap(NULL, sizeof *stop_flag, PROT_READ | PROT_WRITE,
+	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	atomic_store(stop_flag, 0);
+	pid_t echo = start_echo(stop_flag);
+	use_host(0);
+	dssm_stream *ping;
+	if (dssm_open("ping", 0, DSSM_WRITE, &ping) < 0)
+		die("ping");
+	/* pings every 50 ms until the path is up both ways (discovery) */
+	dssm_stream *pong = NULL;
+	uint64_t seq = 0;
+	unsigned char buf[64] = {0};
+	for (int i = 0; i < 400 && !pong; i++) {
+		memcpy(buf, &seq, sizeof seq);
+		seq++;
+		dssm_write(ping, buf, sizeof buf, dssm_now());
+		pong = wait_ring("pong", 0.05);
+	}
+	if (!pong) {
+		fprintf(stderr, "bench_dds: no pong after 20 s: see %s/bridge-*.log\n", tmpdir);
+		goto out;
+	}
+	dssm_subscribe(pong, DSSM_FROM_NOW, 0);
+	dssm_set_spin(pong, 0);
+	usleep(300000); /* the warm-up pongs still on their way */
+	double *rtt = malloc(sizeof(double) * (size_t)n);
+	int warm = n / 10;
+	for (int i = 0; i < warm + n; i++) {
+		memcpy(buf, &seq, sizeof seq);
+		double t0 = mono_ns();
+		dssm_write(ping, buf, sizeof buf, dssm_now());
+		for (;;) {
+			dssm_sample_info si;
+			uint64_t got;
+			if (dssm_read_next(pong, buf, sizeof buf, &si, NULL) == 0) {
+				memcpy(&got, buf, sizeof got);
+				if (got == seq)
+					break;
+			} else if (dssm_wait_new(pong, DSSM_NSEC_PER_SEC) == DSSM_ETIMEDOUT) {
+				fprintf(stderr, "bench_dds: pong %llu lost\n", (unsigned long long)seq);
+				free(rtt);
+				goto out;
+			}
+		}
+		if (i >= warm)
+			rtt[i - warm] = (mono_ns() - t0) / 1e3;
+		seq++;
+	}
+	FILE *f = dat ? fopen(dat, "w") : NULL;
+	for (int i = 0; f && i < n; i++)
+		fprintf(f, "%.2f\n", rtt[i]);
+	if (f)
+		fclose(f);
+	qsort(rtt, (size_t)n, sizeof *rtt, cmp_double);
+	r.p50 = pct(rtt, n, 50), r.p90 = pct(rtt, n, 90), r.p99 = pct(rtt, n, 99), r.n = n;
+	free(rtt);
+out:
+	atomic_store(stop_flag, 1);
+	waitpid(echo, NULL, 0);
+	munmap(stop_flag, sizeof *stop_flag);
+	dssm_close(ping);
+	dssm_close(pong);
+	return r;
+}
+
+struct rate {
+	double per_s;        /* samples/s arrived at B */
+	double cpu_a, cpu_b; /* bridges' CPU us per sample */
+	uint64_t lost;       /* written on A, not in B's ring at the end */
+};
+
+/* Samples in ring r (of host B) since TID base. */
+static uint64_t arrived(dssm_stream *r, uint64_t base)
+{
+	uint64_t oldest, newest;
+	if (dssm_tid_range(r, &oldest, &newest) < 0)
+		return 0;
+	return newest - base;
+}
+
+/* Samples written on A into ring NAME for `seconds`, counted as they land in
+ * B's copy (its newest TID: one process opens both hosts' rings). */
+static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, int seconds)
+{
+	struct rate r = {0};
+	use_host(0);
+	dssm_stream *w = make_ring(name, size, slots), *copy = NULL;
+	unsigned char *buf = calloc(1, size);
+	/* a sample every 50 ms until B's copy exists (discovery) */
+	for (int i = 0; i < 400 && !copy; i++) {
+		dssm_write(w, buf, size, dssm_now());
+		use_host(1);
+		copy = wait_ring(name, 0.05);
+		use_host(0);
+	}
+	if (!copy) {
+		fprintf(stderr, "bench_dds: %s never arrived on B: see %s/bridge-*.log\n", name, tmpdir);
+		goto out;
+	}
+	dssm_set_spin(copy, 0); /* sleep at once: the bridges need the cores */
+	usleep(200000);         /* the discovery samples still on their way */
+	uint64_t base, newest;
+	if (dssm_tid_range(copy, &base, &newest) < 0)
+		die("tid range");
+	base = newest;
+	uint64_t window = slots / 2, written = 0;
+	double cpu_a = cpu_seconds(bridge[0]), cpu_b = cpu_seconds(bridge[1]);
+	double t_start = mono_ns(), t0 = 0, t1 = 0;
+	uint64_t n0 = 0, n1 = 0;
+	while ((t1 = mono_ns()) < t_start + (seconds + 0.5) * 1e9) {
+		if (!t0 && t1 >= t_start + 0.5e9) { /* half a second of warm-up */
+			t0 = t1;
+			n0 = arrived(copy, base);
+		}
+		uint64_t in = arrived(copy, base);
+		if (written - in < window) {
+			memcpy(buf, &written, sizeof written);
+			dssm_write(w, buf, size, dssm_now());
+			written++;
+		} else {
+			dssm_wait_tid(copy, base + written - window + 1, 100 * 1000 * 1000);
+		}
+	}
+	n1 = arrived(copy, base);
+	double ca = cpu_seconds(bridge[0]) - cpu_a, cb = cpu_seconds(bridge[1]) - cpu_b;
+	/* what is in flight arrives (or not: then it was lost) */
+	dssm_wait_tid(copy, base + written, 2 * DSSM_NSEC_PER_SEC);
+	r.per_s = (double)(n1 - n0) / ((t1 - t0) / 1e9);
+	r.cpu_a = ca * 1e6 / (double)written;
+	r.cpu_b = cb * 1e6 / (double)written;
+	r.lost = written - arrived(copy, base);
+out:
+	free(buf);
+	dssm_close(w);
+	dssm_close(copy);
+	return r;
+}
+
+static void print_rate(const char *label, size_t size, struct rate ours, double theirs)
+{
+	printf("  %-9s bridge %9.0f /s %8.1f MB/s | ddsperf %9.0f /s %8.1f MB/s | ratio %.2fx %s\n",
+	       label, ours.per_s, ours.per_s * (double)size / 1e6, theirs,
+	       theirs * (double)size / 1e6, theirs > 0 ? ours.per_s / theirs : 0,
+	       theirs > 0 && ours.per_s / theirs >= 0.8 ? "(goal >= 0.8x met)" : "(goal >= 0.8x missed)");
+	printf("  %-9s bridge CPU per sample: A %.1f us, B %.1f us; lost %llu\n", "", ours.cpu_a,
+	       ours.cpu_b, (unsigned long long)ours.lost);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick]\n");
+		return 2;
+	}
+	dssm_bin = argv[1];
+	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	if (geteuid() != 0 || system("command -v ip >/dev/null && command -v ddsperf >/dev/null")) {
+		printf("dds bridge benchmark: skipped (needs root for network namespaces, ip and "
+		       "ddsperf)\n");
+		return 0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	atexit(teardown);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (setup_hosts() < 0) {
+		printf("dds bridge benchmark: skipped (cannot make network namespaces here)\n");
+		return 0;
+	}
+	int secs = quick ? 2 : 5, pings = quick ? 2000 : 10000;
+	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
+	       "(ratios = through dssm dds / ddsperf; 2-core VM: no pinning)\n");
+	fflush(stdout);
+	struct lat dl = ddsperf_latency(secs);
+	double d64 = ddsperf_rate(64, secs), d64k = ddsperf_rate(65536, secs);
+
+	use_host(1);
+	dssm_stream *pong_b = make_ring("pong", 64, 64);
+	use_host(0);
+	dssm_stream *ping_a = make_ring("ping", 64, 64);
+	start_bridges();
+	char dat[192];
+	snprintf(dat, sizeof dat, "%s-rtt.dat", argc > 3 ? argv[3] : "build/bench/bench_dds");
+	double cpu0a = cpu_seconds(bridge[0]), cpu0b = cpu_seconds(bridge[1]);
+	struct lat bl = bridge_latency(pings, argc > 3 ? dat : NULL);
+	double cpu_rt = (cpu_seconds(bridge[0]) - cpu0a + cpu_seconds(bridge[1]) - cpu0b) * 1e6;
+	printf("round trip, 64 B, one ping at a time:\n");
+	printf("  bridge  p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d round trips; both bridges' CPU "
+	       "%.1f us a round trip)\n", bl.p50, bl.p90, bl.p99, bl.n, bl.n ? cpu_rt / bl.n : 0);
+	printf("  ddsperf p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d round trips)\n", dl.p50, dl.p90,
+	       dl.p99, dl.n);
+	if (dl.p50 > 0 && bl.n)
+		printf("  ratio   p50 %.2fx  p90 %.2fx  p99 %.2fx %s\n", bl.p50 / dl.p50, bl.p90 / dl.p90,
+		       bl.p99 / dl.p99, bl.p50 / dl.p50 <= 1.2 ? "(goal <= 1.2x met)"
+		                                               : "(goal <= 1.2x missed)");
+	printf("throughput, A -> B (%d s each):\n", secs);
+	fflush(stdout);
+	struct rate r64 = bridge_rate("tp64", 64, 4096, secs);
+	print_rate("64 B", 64, r64, d64);
+	struct rate r64k = bridge_rate("tp64k", 65536, 64, secs);
+	print_rate("64 KiB", 65536, r64k, d64k);
+	stop(bridge[0]);
+	stop(bridge[1]);
+	dssm_close(ping_a);
+	dssm_close(pong_b);
+	return 0;
+}
