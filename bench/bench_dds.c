@@ -54,6 +54,12 @@ static double mono_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
 static void die(const char *what)
 {
 	fprintf(stderr, "bench_dds: %s: %s\n", what, dssm_last_error());
@@ -195,7 +201,8 @@ static dssm_stream *make_ring(const char *name, size_t size, uint32_t slots)
 	cfg.max_size = size;
 	cfg.slots = slots;
 	dssm_stream *s;
-	dssm_remove(name, 0);
+	/* (the namespaces are this run's: nothing stale to remove; a ring a
+	 * bridge publishes is kept between rounds, the bridge holds it) */
 	if (dssm_create(name, 0, &cfg, &s) < 0)
 		die(name);
 	return s;
@@ -209,6 +216,12 @@ static dssm_stream *wait_ring(const char *name, double seconds)
 		if (dssm_open(name, 0, DSSM_READ, &s) == 0)
 			return s;
 	return NULL;
+}
+
+/* The bridges' logs, to stderr (the directory goes at exit). */
+static void dump_logs(void)
+{
+	sh("for f in %s/bridge-*.log; do echo \"== $f\"; cat \"$f\"; done >&2", tmpdir);
 }
 
 /* ---- ddsperf's figures, parsed from its output ---- */
@@ -229,6 +242,7 @@ static double median_of(double *v, int n)
 struct lat {
 	double p50, p90, p99; /* us */
 	int n;                /* round trips */
+	double ab50, ba50;    /* bridge: medians of ring-to-ring one way, A->B and B->A */
 };
 
 /* ddsperf ping prints one line a second: "... 50% Xus 90% Yus 99% Zus ... cnt N".
@@ -283,13 +297,15 @@ static double parse_sub(const char *log)
 	return median_of(v, k);
 }
 
-static struct lat ddsperf_latency(int seconds)
+/* mode: "listener" (ddsperf's default: the answer is written from Cyclone's
+ * receive thread) or "waitset" (an application thread wakes for it) */
+static struct lat ddsperf_latency(int seconds, char *mode)
 {
 	char dom[16], dur[16];
 	snprintf(dom, sizeof dom, "%d", domain + 1);
 	snprintf(dur, sizeof dur, "%d", seconds + 1);
-	char *pong[] = {"ddsperf", "-i", dom, "pong", NULL};
-	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", NULL};
+	char *pong[] = {"ddsperf", "-i", dom, "pong", mode, NULL};
+	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", mode, NULL};
 	pid_t b = on_host(1, "ddsperf-pong.log", pong);
 	pid_t a = on_host(0, "ddsperf-ping.log", ping);
 	waitpid(a, NULL, 0);
@@ -297,7 +313,12 @@ static struct lat ddsperf_latency(int seconds)
 	return parse_ping("ddsperf-ping.log");
 }
 
-static double ddsperf_rate(size_t size, int seconds)
+struct drate {
+	double per_s; /* samples/s at the subscriber */
+	double cpu;   /* CPU us per sample, publisher + subscriber processes */
+};
+
+static struct drate ddsperf_rate(size_t size, int seconds)
 {
 	char dom[16], dur[16], sz[32];
 	snprintf(dom, sizeof dom, "%d", domain + 1);
@@ -307,9 +328,17 @@ static double ddsperf_rate(size_t size, int seconds)
 	char *pub[] = {"ddsperf", "-i", dom, "-D", dur, "pub", "size", sz, NULL};
 	pid_t b = on_host(1, "ddsperf-sub.log", sub);
 	pid_t a = on_host(0, "ddsperf-pub.log", pub);
+	/* CPU from 1 s (discovery done) to 0.5 s before the end */
+	sleep_s(1);
+	double c0 = cpu_seconds(a) + cpu_seconds(b);
+	sleep_s(seconds - 0.5);
+	double c1 = cpu_seconds(a) + cpu_seconds(b);
 	waitpid(a, NULL, 0);
 	stop(b);
-	return parse_sub("ddsperf-sub.log");
+	struct drate r = {parse_sub("ddsperf-sub.log"), 0};
+	if (r.per_s > 0)
+		r.cpu = (c1 - c0) * 1e6 / (r.per_s * (seconds - 0.5));
+	return r;
 }
 
 /* ---- through the bridges ---- */
@@ -348,9 +377,11 @@ static pid_t start_echo(atomic_int *stop_flag)
 	unsigned char buf[64];
 	while (!atomic_load(stop_flag)) {
 		dssm_sample_info si;
-		if (dssm_read_next(ping, buf, sizeof buf, &si, NULL) == 0)
-			dssm_write(pong, buf, si.copied, dssm_now());
-		else
+		if (dssm_read_next(ping, buf, sizeof buf, &si, NULL) == 0) {
+			dssm_time_t now = dssm_now(), d = now - si.time; /* one way, A -> B */
+			memcpy(buf + 8, &d, sizeof d);
+			dssm_write(pong, buf, si.copied, now);
+		} else
 			dssm_wait_new(ping, 100 * 1000 * 1000);
 	}
 	_exit(0);
@@ -359,6 +390,7 @@ static pid_t start_echo(atomic_int *stop_flag)
 static struct lat bridge_latency(int n, const char *dat)
 {
 	struct lat r = {0};
+	static uint64_t seq; /* across rounds: old pongs are told apart */
 	atomic_int *stop_flag = mmap(NULL, sizeof *stop_flag, PROT_READ | PROT_WRITE,
 	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	atomic_store(stop_flag, 0);
@@ -369,7 +401,6 @@ static struct lat bridge_latency(int n, const char *dat)
 		die("ping");
 	/* pings every 50 ms until the path is up both ways (discovery) */
 	dssm_stream *pong = NULL;
-	uint64_t seq = 0;
 	unsigned char buf[64] = {0};
 	for (int i = 0; i < 400 && !pong; i++) {
 		memcpy(buf, &seq, sizeof seq);
@@ -378,13 +409,15 @@ static struct lat bridge_latency(int n, const char *dat)
 		pong = wait_ring("pong", 0.05);
 	}
 	if (!pong) {
-		fprintf(stderr, "bench_dds: no pong after 20 s: see %s/bridge-*.log\n", tmpdir);
+		fprintf(stderr, "bench_dds: no pong after 20 s\n");
+		dump_logs();
 		goto out;
 	}
 	dssm_subscribe(pong, DSSM_FROM_NOW, 0);
 	dssm_set_spin(pong, 0);
 	usleep(300000); /* the warm-up pongs still on their way */
 	double *rtt = malloc(sizeof(double) * (size_t)n);
+	double *ab = malloc(sizeof(double) * (size_t)n), *ba = malloc(sizeof(double) * (size_t)n);
 	int warm = n / 10;
 	for (int i = 0; i < warm + n; i++) {
 		memcpy(buf, &seq, sizeof seq);
@@ -395,11 +428,18 @@ static struct lat bridge_latency(int n, const char *dat)
 			uint64_t got;
 			if (dssm_read_next(pong, buf, sizeof buf, &si, NULL) == 0) {
 				memcpy(&got, buf, sizeof got);
-				if (got == seq)
+				if (got == seq) {
+					dssm_time_t d;
+					memcpy(&d, buf + 8, sizeof d);
+					if (i >= warm) {
+						ab[i - warm] = (double)d / 1e3;
+						ba[i - warm] = (double)(dssm_now() - si.time) / 1e3;
+					}
 					break;
+				}
 			} else if (dssm_wait_new(pong, DSSM_NSEC_PER_SEC) == DSSM_ETIMEDOUT) {
 				fprintf(stderr, "bench_dds: pong %llu lost\n", (unsigned long long)seq);
-				free(rtt);
+				free(rtt), free(ab), free(ba);
 				goto out;
 			}
 		}
@@ -414,7 +454,8 @@ static struct lat bridge_latency(int n, const char *dat)
 		fclose(f);
 	qsort(rtt, (size_t)n, sizeof *rtt, cmp_double);
 	r.p50 = pct(rtt, n, 50), r.p90 = pct(rtt, n, 90), r.p99 = pct(rtt, n, 99), r.n = n;
-	free(rtt);
+	r.ab50 = median_of(ab, n), r.ba50 = median_of(ba, n);
+	free(rtt), free(ab), free(ba);
 out:
 	atomic_store(stop_flag, 1);
 	waitpid(echo, NULL, 0);
@@ -455,7 +496,8 @@ static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, in
 		use_host(0);
 	}
 	if (!copy) {
-		fprintf(stderr, "bench_dds: %s never arrived on B: see %s/bridge-*.log\n", name, tmpdir);
+		fprintf(stderr, "bench_dds: %s never arrived on B\n", name);
+		dump_logs();
 		goto out;
 	}
 	dssm_set_spin(copy, 0); /* sleep at once: the bridges need the cores */
@@ -497,24 +539,86 @@ out:
 	return r;
 }
 
-static void print_rate(const char *label, size_t size, struct rate ours, double theirs)
+/* The median of a double field of n structs (field at byte off, stride apart). */
+static double med(const void *arr, int n, size_t stride, size_t off)
 {
-	printf("  %-9s bridge %9.0f /s %8.1f MB/s | ddsperf %9.0f /s %8.1f MB/s | ratio %.2fx %s\n",
-	       label, ours.per_s, ours.per_s * (double)size / 1e6, theirs,
-	       theirs * (double)size / 1e6, theirs > 0 ? ours.per_s / theirs : 0,
-	       theirs > 0 && ours.per_s / theirs >= 0.8 ? "(goal >= 0.8x met)" : "(goal >= 0.8x missed)");
-	printf("  %-9s bridge CPU per sample: A %.1f us, B %.1f us; lost %llu\n", "", ours.cpu_a,
-	       ours.cpu_b, (unsigned long long)ours.lost);
+	double v[8];
+	for (int i = 0; i < n; i++)
+		memcpy(&v[i], (const char *)arr + (size_t)i * stride + off, sizeof v[i]);
+	return median_of(v, n);
+}
+#define MEDIAN(arr, n, field) \
+	med((arr), (n), sizeof *(arr), (size_t)((const char *)&(arr)->field - (const char *)(arr)))
+
+static void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, double *cpu_rt, int n)
+{
+	double b50 = MEDIAN(bl, n, p50), b90 = MEDIAN(bl, n, p90), b99 = MEDIAN(bl, n, p99);
+	double l50 = MEDIAN(dl, n, p50), l90 = MEDIAN(dl, n, p90), l99 = MEDIAN(dl, n, p99);
+	double w50 = MEDIAN(dw, n, p50), w90 = MEDIAN(dw, n, p90), w99 = MEDIAN(dw, n, p99);
+	double ratios[8], cpu[8];
+	for (int i = 0; i < n; i++)
+		ratios[i] = dl[i].p50 > 0 ? bl[i].p50 / dl[i].p50 : 0, cpu[i] = cpu_rt[i];
+	double lo = ratios[0], hi = ratios[0];
+	for (int i = 1; i < n; i++)
+		lo = ratios[i] < lo ? ratios[i] : lo, hi = ratios[i] > hi ? ratios[i] : hi;
+	printf("round trip, 64 B, one ping at a time (A -> B -> A, two DDS hops):\n");
+	printf("  dssm dds          p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", b50, b90, b99);
+	printf("  ddsperf listener  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", l50, l90, l99);
+	printf("  ddsperf waitset   p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", w50, w90, w99);
+	if (l50 > 0 && b50 > 0)
+		printf("  ratio p50 %.2fx (rounds %.2f .. %.2f) p90 %.2fx p99 %.2fx %s; "
+		       "to ddsperf waitset p50 %.2fx\n", b50 / l50, lo, hi, b90 / l90, b99 / l99,
+		       b50 / l50 <= 1.2 ? "(goal <= 1.2x met)" : "(goal <= 1.2x missed)",
+		       w50 > 0 ? b50 / w50 : 0);
+	printf("  dssm dds one way, ring to ring (median): A->B %.1f us, B->A %.1f us; "
+	       "both bridges' CPU %.1f us a round trip\n", MEDIAN(bl, n, ab50), MEDIAN(bl, n, ba50),
+	       median_of(cpu, n));
+}
+
+static void report_rate(const char *label, size_t size, struct rate *ours, struct drate *d, int n)
+{
+	double o = MEDIAN(ours, n, per_s), t = MEDIAN(d, n, per_s);
+	double ratios[8];
+	uint64_t lost = 0;
+	for (int i = 0; i < n; i++)
+		ratios[i] = d[i].per_s > 0 ? ours[i].per_s / d[i].per_s : 0, lost += ours[i].lost;
+	double lo = ratios[0], hi = ratios[0];
+	for (int i = 1; i < n; i++)
+		lo = ratios[i] < lo ? ratios[i] : lo, hi = ratios[i] > hi ? ratios[i] : hi;
+	printf("  %-7s dssm dds %8.0f /s %7.1f MB/s | ddsperf %8.0f /s %7.1f MB/s | ratio %.2fx "
+	       "(rounds %.2f .. %.2f) %s\n", label, o, o * (double)size / 1e6, t,
+	       t * (double)size / 1e6, t > 0 ? o / t : 0, lo, hi,
+	       t > 0 && o / t >= 0.8 ? "(goal >= 0.8x met)" : "(goal >= 0.8x missed)");
+	printf("  %-7s CPU per sample: bridges %.1f us (A %.1f, B %.1f) | ddsperf pub + sub %.1f us; "
+	       "lost %llu\n", "", MEDIAN(ours, n, cpu_a) + MEDIAN(ours, n, cpu_b),
+	       MEDIAN(ours, n, cpu_a), MEDIAN(ours, n, cpu_b), MEDIAN(d, n, cpu),
+	       (unsigned long long)lost);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput] "
+	        "[--out DIR]\n");
+	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	if (argc < 2) {
-		fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick]\n");
-		return 2;
-	}
+	if (argc < 2)
+		usage();
 	dssm_bin = argv[1];
-	quick = argc > 2 && !strcmp(argv[2], "--quick");
+	const char *only = "", *out = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else
+			usage();
+	}
+	int lat = strcmp(only, "throughput") != 0, tput = strcmp(only, "latency") != 0;
 	if (geteuid() != 0 || system("command -v ip >/dev/null && command -v ddsperf >/dev/null")) {
 		printf("dds bridge benchmark: skipped (needs root for network namespaces, ip and "
 		       "ddsperf)\n");
@@ -528,38 +632,46 @@ int main(int argc, char **argv)
 		printf("dds bridge benchmark: skipped (cannot make network namespaces here)\n");
 		return 0;
 	}
-	int secs = quick ? 2 : 5, pings = quick ? 2000 : 10000;
+	int secs = quick ? 2 : 4, pings = quick ? 2000 : 5000, rounds = quick ? 1 : 3;
 	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
-	       "(ratios = through dssm dds / ddsperf; 2-core VM: no pinning)\n");
+	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
+	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
 	fflush(stdout);
-	struct lat dl = ddsperf_latency(secs);
-	double d64 = ddsperf_rate(64, secs), d64k = ddsperf_rate(65536, secs);
-
 	use_host(1);
 	dssm_stream *pong_b = make_ring("pong", 64, 64);
 	use_host(0);
 	dssm_stream *ping_a = make_ring("ping", 64, 64);
 	start_bridges();
-	char dat[192];
-	snprintf(dat, sizeof dat, "%s-rtt.dat", argc > 3 ? argv[3] : "build/bench/bench_dds");
-	double cpu0a = cpu_seconds(bridge[0]), cpu0b = cpu_seconds(bridge[1]);
-	struct lat bl = bridge_latency(pings, argc > 3 ? dat : NULL);
-	double cpu_rt = (cpu_seconds(bridge[0]) - cpu0a + cpu_seconds(bridge[1]) - cpu0b) * 1e6;
-	printf("round trip, 64 B, one ping at a time:\n");
-	printf("  bridge  p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d round trips; both bridges' CPU "
-	       "%.1f us a round trip)\n", bl.p50, bl.p90, bl.p99, bl.n, bl.n ? cpu_rt / bl.n : 0);
-	printf("  ddsperf p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d round trips)\n", dl.p50, dl.p90,
-	       dl.p99, dl.n);
-	if (dl.p50 > 0 && bl.n)
-		printf("  ratio   p50 %.2fx  p90 %.2fx  p99 %.2fx %s\n", bl.p50 / dl.p50, bl.p90 / dl.p90,
-		       bl.p99 / dl.p99, bl.p50 / dl.p50 <= 1.2 ? "(goal <= 1.2x met)"
-		                                               : "(goal <= 1.2x missed)");
-	printf("throughput, A -> B (%d s each):\n", secs);
-	fflush(stdout);
-	struct rate r64 = bridge_rate("tp64", 64, 4096, secs);
-	print_rate("64 B", 64, r64, d64);
-	struct rate r64k = bridge_rate("tp64k", 65536, 64, secs);
-	print_rate("64 KiB", 65536, r64k, d64k);
+	struct lat dl[8], dw[8], bl[8];
+	struct drate d64[8], d64k[8];
+	struct rate r64[8], r64k[8];
+	double cpu_rt[8];
+	for (int k = 0; k < rounds; k++) {
+		if (lat) {
+			dl[k] = ddsperf_latency(secs, "listener");
+			dw[k] = ddsperf_latency(secs, "waitset");
+			char dat[256];
+			if (out)
+				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
+			double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
+			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL);
+			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
+			            (bl[k].n ? bl[k].n : 1);
+		}
+		if (tput) {
+			d64[k] = ddsperf_rate(64, secs);
+			r64[k] = bridge_rate("tp64", 64, 4096, secs);
+			d64k[k] = ddsperf_rate(65536, secs);
+			r64k[k] = bridge_rate("tp64k", 65536, 64, secs);
+		}
+	}
+	if (lat)
+		report_latency(dl, dw, bl, cpu_rt, rounds);
+	if (tput) {
+		printf("throughput, A -> B (%d s a run):\n", secs);
+		report_rate("64 B", 64, r64, d64, rounds);
+		report_rate("64 KiB", 65536, r64k, d64k, rounds);
+	}
 	stop(bridge[0]);
 	stop(bridge[1]);
 	dssm_close(ping_a);
