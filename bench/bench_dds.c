@@ -19,7 +19,11 @@
  * reading and writing them need not enter the network namespaces, only the
  * bridges and ddsperf do. Cyclone is limited to the veth by CYCLONEDDS_URI
  * (unicast discovery) on a random domain. Needs root (skips with a message
- * otherwise). Usage: bench_dds DSSM_BINARY [--quick]
+ * otherwise). --only runs one half; --out DIR writes the bridge's round
+ * trips (us, one a line) to DIR/bench_dds-rtt.dat; --cyclone XML adds to
+ * both hosts' Cyclone configuration (for ddsperf and the bridges alike).
+ * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
+ *                  [--out DIR] [--cyclone XML]
  */
 #include <sched.h>
 #include <signal.h>
@@ -46,6 +50,7 @@ static char uri[2][200];  /* their CYCLONEDDS_URI */
 static char tmpdir[64];
 static int domain;
 static int made_nets;
+static const char *cyclone_extra = ""; /* --cyclone XML: more of Cyclone's configuration */
 
 static double mono_ns(void)
 {
@@ -143,7 +148,7 @@ static int setup_hosts(void)
 		        "</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>"
 		        "<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers>"
 		        "<Peer address=\"10.79.%d.1\"/><Peer address=\"10.79.%d.2\"/></Peers>"
-		        "</Discovery></Domain></CycloneDDS>\n", pid % 250, pid % 250);
+		        "</Discovery>%s</Domain></CycloneDDS>\n", pid % 250, pid % 250, cyclone_extra);
 		fclose(f);
 		snprintf(uri[h], sizeof uri[h], "file://%s", path);
 	}
@@ -222,6 +227,37 @@ static dssm_stream *wait_ring(const char *name, double seconds)
 static void dump_logs(void)
 {
 	sh("for f in %s/bridge-*.log; do echo \"== $f\"; cat \"$f\"; done >&2", tmpdir);
+}
+
+/* UDP datagrams host h's kernel dropped for a full socket receive buffer
+ * (RcvbufErrors): lost packets Cyclone then has to repair. */
+static long udp_drops(int h)
+{
+	char cmd[128], line[1024], names[1024] = "";
+	snprintf(cmd, sizeof cmd, "ip netns exec %s cat /proc/net/snmp", net[h]);
+	FILE *f = popen(cmd, "r");
+	long v = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Udp: ", 5) != 0)
+			continue;
+		if (!names[0]) {
+			snprintf(names, sizeof names, "%s", line);
+			continue;
+		}
+		/* the value under the "RcvbufErrors" heading */
+		int col = -1, k = 0;
+		for (char *t = strtok(names, " \n"); t; t = strtok(NULL, " \n"), k++)
+			if (!strcmp(t, "RcvbufErrors"))
+				col = k;
+		k = 0;
+		for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n"), k++)
+			if (k == col)
+				v = atol(t);
+		break;
+	}
+	if (f)
+		pclose(f);
+	return v;
 }
 
 /* ---- ddsperf's figures, parsed from its output ---- */
@@ -316,6 +352,7 @@ static struct lat ddsperf_latency(int seconds, char *mode)
 struct drate {
 	double per_s; /* samples/s at the subscriber */
 	double cpu;   /* CPU us per sample, publisher + subscriber processes */
+	double drops; /* UDP datagrams dropped on B (receive buffer full) */
 };
 
 static struct drate ddsperf_rate(size_t size, int seconds)
@@ -326,6 +363,7 @@ static struct drate ddsperf_rate(size_t size, int seconds)
 	snprintf(sz, sizeof sz, "%zu", size);
 	char *sub[] = {"ddsperf", "-i", dom, "sub", NULL};
 	char *pub[] = {"ddsperf", "-i", dom, "-D", dur, "pub", "size", sz, NULL};
+	long drops = udp_drops(1);
 	pid_t b = on_host(1, "ddsperf-sub.log", sub);
 	pid_t a = on_host(0, "ddsperf-pub.log", pub);
 	/* CPU from 1 s (discovery done) to 0.5 s before the end */
@@ -335,7 +373,7 @@ static struct drate ddsperf_rate(size_t size, int seconds)
 	double c1 = cpu_seconds(a) + cpu_seconds(b);
 	waitpid(a, NULL, 0);
 	stop(b);
-	struct drate r = {parse_sub("ddsperf-sub.log"), 0};
+	struct drate r = {parse_sub("ddsperf-sub.log"), 0, (double)(udp_drops(1) - drops)};
 	if (r.per_s > 0)
 		r.cpu = (c1 - c0) * 1e6 / (r.per_s * (seconds - 0.5));
 	return r;
@@ -469,6 +507,7 @@ struct rate {
 	double per_s;        /* samples/s arrived at B */
 	double cpu_a, cpu_b; /* bridges' CPU us per sample */
 	uint64_t lost;       /* written on A, not in B's ring at the end */
+	double drops;        /* UDP datagrams dropped on B (receive buffer full) */
 };
 
 /* Samples in ring r (of host B) since TID base. */
@@ -501,6 +540,7 @@ static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, in
 		goto out;
 	}
 	dssm_set_spin(copy, 0); /* sleep at once: the bridges need the cores */
+	long drops = udp_drops(1);
 	usleep(200000);         /* the discovery samples still on their way */
 	uint64_t base, newest;
 	if (dssm_tid_range(copy, &base, &newest) < 0)
@@ -532,6 +572,7 @@ static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, in
 	r.cpu_a = ca * 1e6 / (double)written;
 	r.cpu_b = cb * 1e6 / (double)written;
 	r.lost = written - arrived(copy, base);
+	r.drops = (double)(udp_drops(1) - drops);
 out:
 	free(buf);
 	dssm_close(w);
@@ -593,12 +634,16 @@ static void report_rate(const char *label, size_t size, struct rate *ours, struc
 	       "lost %llu\n", "", MEDIAN(ours, n, cpu_a) + MEDIAN(ours, n, cpu_b),
 	       MEDIAN(ours, n, cpu_a), MEDIAN(ours, n, cpu_b), MEDIAN(d, n, cpu),
 	       (unsigned long long)lost);
+	printf("  %-7s UDP datagrams dropped by B's kernel (socket buffer full, repaired by DDS): "
+	       "bridges %.0f | ddsperf %.0f (a run)\n", "", MEDIAN(ours, n, drops), MEDIAN(d, n, drops));
 }
 
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput] "
-	        "[--out DIR]\n");
+	        "[--out DIR] [--cyclone XML]\n"
+	        "  --cyclone adds XML to both hosts' Cyclone <Domain> (ddsperf and the bridges),\n"
+	        "  e.g. '<Internal><SocketReceiveBufferSize min=\"4MB\"/></Internal>'\n");
 	exit(2);
 }
 
@@ -615,6 +660,8 @@ int main(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out = argv[++i];
+		else if (!strcmp(argv[i], "--cyclone") && i + 1 < argc)
+			cyclone_extra = argv[++i];
 		else
 			usage();
 	}
@@ -636,6 +683,8 @@ int main(int argc, char **argv)
 	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
 	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
 	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
+	if (*cyclone_extra)
+		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
 	fflush(stdout);
 	use_host(1);
 	dssm_stream *pong_b = make_ring("pong", 64, 64);
