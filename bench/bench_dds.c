@@ -96,8 +96,14 @@ static int sh(const char *fmt, ...)
 
 /* ---- the two hosts ---- */
 
+static pid_t echo_pid; /* the echo process on B, while it runs */
+
 static void teardown(void)
 {
+	if (echo_pid > 0) {
+		kill(echo_pid, SIGKILL);
+		waitpid(echo_pid, NULL, 0);
+	}
 	if (made_nets) {
 		for (int h = 0; h < 2; h++) {
 			/* whatever still runs in the namespace (ours only: made here) */
@@ -106,9 +112,16 @@ static void teardown(void)
 		}
 		made_nets = 0;
 	}
-	for (int h = 0; h < 2; h++)
-		if (ns[h][0])
-			sh("DSSM_NAMESPACE=%s %s cleanup --all-idle >/dev/null 2>&1", ns[h], dssm_bin);
+	/* this run's rings (some still open here when a signal stops us) */
+	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k"};
+	for (int h = 0; h < 2; h++) {
+		if (!ns[h][0])
+			continue;
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+		for (size_t i = 0; i < sizeof rings / sizeof *rings; i++)
+			dssm_remove(rings[i], 0);
+		sh("DSSM_NAMESPACE=%s %s cleanup --all-idle >/dev/null 2>&1", ns[h], dssm_bin);
+	}
 	if (tmpdir[0])
 		sh("rm -rf %s", tmpdir);
 }
@@ -432,7 +445,7 @@ static struct lat bridge_latency(int n, const char *dat)
 	atomic_int *stop_flag = mmap(NULL, sizeof *stop_flag, PROT_READ | PROT_WRITE,
 	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	atomic_store(stop_flag, 0);
-	pid_t echo = start_echo(stop_flag);
+	pid_t echo = echo_pid = start_echo(stop_flag);
 	use_host(0);
 	dssm_stream *ping;
 	if (dssm_open("ping", 0, DSSM_WRITE, &ping) < 0)
@@ -497,6 +510,7 @@ static struct lat bridge_latency(int n, const char *dat)
 out:
 	atomic_store(stop_flag, 1);
 	waitpid(echo, NULL, 0);
+	echo_pid = 0;
 	munmap(stop_flag, sizeof *stop_flag);
 	dssm_close(ping);
 	dssm_close(pong);
