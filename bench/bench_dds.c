@@ -25,7 +25,6 @@
  * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
  *                  [--out DIR] [--cyclone XML]
  */
-#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
