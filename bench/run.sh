@@ -17,6 +17,9 @@ echo
 	--rate 1000 | tee -a "$out/bench_scale.txt"
 "$BUILD/bench/bench_foxglove" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_foxglove.txt"
 echo
+# dssm dds beside Cyclone's ddsperf, two network namespaces (needs root: skips otherwise)
+"$BUILD/bench/bench_dds" "$BUILD/dssm" "$@" --out "$out" | tee "$out/bench_dds.txt"
+echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo
 BUILD=$BUILD bash bench/bridge/run.sh
@@ -49,3 +52,17 @@ plot "$out/pingpong-$tag-dssm.dat" using (bin(\$1/1000)):(1) smooth frequency wi
 GP
 	echo "plot: $out/pingpong-$tag.png"
 done
+if [ -s "$out/bench_dds-rtt.dat" ]; then
+	gnuplot <<GP
+set terminal pngcairo size 900,500 noenhanced
+set output "$out/bench_dds-rtt.png"
+set title "64 B round trip through two dssm dds bridges (veth between network namespaces)"
+set xlabel "round trip (us)"; set ylabel "count"; set logscale y
+stats "$out/bench_dds-rtt.dat" using 1 nooutput name "R"
+bw = R_median * 4 / 120.0
+bin(x) = bw * floor(x / bw) + bw / 2
+set xrange [0:R_median * 4]
+plot "$out/bench_dds-rtt.dat" using (bin(\$1)):(1) smooth frequency with boxes notitle
+GP
+	echo "plot: $out/bench_dds-rtt.png"
+fi

@@ -1,0 +1,742 @@
+/*
+ * bench_dds.c - `dssm dds` beside Cyclone DDS's own ddsperf, between the same
+ * two network namespaces (a veth pair), in one run (issue 16's goal:
+ * latency <= 1.2x, throughput >= 0.8x of ddsperf's).
+ *
+ *   latency: a 64 B ping ring on host A, published by A's bridge, lands in a
+ *     ring on B; an echo process on B copies each sample into a pong ring that
+ *     B's bridge publishes back into a ring on A. The round trip is timed at A
+ *     with CLOCK_MONOTONIC, one ping at a time, beside `ddsperf ping size 64`
+ *     / `ddsperf pong` (also two DDS hops a round trip).
+ *   throughput: 64 B and 64 KiB samples written into a ring on A, counted as
+ *     they land in a ring on B, beside `ddsperf pub size S` / `ddsperf sub`.
+ *     A ring has no back pressure: the writer keeps at most half a ring
+ *     ahead of what has arrived at B (a window), as a reliable DDS writer is
+ *     held back by its unacknowledged samples.
+ *
+ * Each host is a network namespace (made here, with the pid in its name) and
+ * a DSSM_NAMESPACE of its own; rings are shared memory, so the processes
+ * reading and writing them need not enter the network namespaces, only the
+ * bridges and ddsperf do. Cyclone is limited to the veth by CYCLONEDDS_URI
+ * (unicast discovery) on a random domain. Needs root (skips with a message
+ * otherwise). --only runs one half; --out DIR writes the bridge's round
+ * trips (us, one a line) to DIR/bench_dds-rtt.dat; --cyclone XML adds to
+ * both hosts' Cyclone configuration (for ddsperf and the bridges alike).
+ * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
+ *                  [--out DIR] [--cyclone XML]
+ */
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dssm/dssm.h"
+#include "proc_cpu.h"
+
+static int quick;
+static char *dssm_bin;
+static char net[2][32];   /* network namespaces of hosts A and B */
+static char ns[2][32];    /* their DSSM_NAMESPACEs */
+static char uri[2][200];  /* their CYCLONEDDS_URI */
+static char tmpdir[64];
+static int domain;
+static int made_nets;
+static const char *cyclone_extra = ""; /* --cyclone XML: more of Cyclone's configuration */
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	nanosleep(&ts, NULL);
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_dds: %s: %s\n", what, dssm_last_error());
+	exit(1);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* v must be sorted */
+static double pct(const double *v, int n, int p)
+{
+	return v[(size_t)n * (size_t)p / 100];
+}
+
+static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int sh(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof cmd, fmt, ap);
+	va_end(ap);
+	return system(cmd);
+}
+
+/* ---- the two hosts ---- */
+
+static pid_t echo_pid; /* the echo process on B, while it runs */
+
+static void teardown(void)
+{
+	if (echo_pid > 0) {
+		kill(echo_pid, SIGKILL);
+		waitpid(echo_pid, NULL, 0);
+	}
+	if (made_nets) {
+		for (int h = 0; h < 2; h++) {
+			/* whatever still runs in the namespace (ours only: made here) */
+			sh("for p in $(ip netns pids %s 2>/dev/null); do kill -9 $p; done; "
+			   "ip netns del %s 2>/dev/null", net[h], net[h]);
+		}
+		made_nets = 0;
+	}
+	/* this run's rings (some still open here when a signal stops us) */
+	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k"};
+	for (int h = 0; h < 2; h++) {
+		if (!ns[h][0])
+			continue;
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+		for (size_t i = 0; i < sizeof rings / sizeof *rings; i++)
+			dssm_remove(rings[i], 0);
+		sh("DSSM_NAMESPACE=%s %s cleanup --all-idle >/dev/null 2>&1", ns[h], dssm_bin);
+	}
+	if (tmpdir[0])
+		sh("rm -rf %s", tmpdir);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	exit(1); /* atexit: teardown */
+}
+
+static int setup_hosts(void)
+{
+	int pid = (int)getpid();
+	for (int h = 0; h < 2; h++) {
+		snprintf(net[h], sizeof net[h], "bdds%d%c", pid, 'a' + h);
+		snprintf(ns[h], sizeof ns[h], "bdds-%d-%c", pid, 'a' + h);
+	}
+	if (sh("ip netns add %s 2>/dev/null", net[0]) != 0)
+		return -1;
+	made_nets = 1;
+	if (sh("ip netns add %s && ip -n %s link add eth0 type veth peer name eth0 netns %s",
+	       net[1], net[0], net[1]) != 0)
+		return -1;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/bench-dds-%d", pid);
+	mkdir(tmpdir, 0700);
+	for (int h = 0; h < 2; h++) {
+		if (sh("ip -n %s link set lo up && ip -n %s addr add 10.79.%d.%d/24 dev eth0 && "
+		       "ip -n %s link set eth0 up", net[h], net[h], pid % 250, h + 1, net[h]) != 0)
+			return -1;
+		char path[160];
+		snprintf(path, sizeof path, "%s/h%d.xml", tmpdir, h);
+		FILE *f = fopen(path, "w");
+		if (!f)
+			return -1;
+		fprintf(f, "<CycloneDDS><Domain id=\"any\"><General><Interfaces>"
+		        "<NetworkInterface name=\"eth0\"/></Interfaces><AllowMulticast>false"
+		        "</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>"
+		        "<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers>"
+		        "<Peer address=\"10.79.%d.1\"/><Peer address=\"10.79.%d.2\"/></Peers>"
+		        "</Discovery>%s</Domain></CycloneDDS>\n", pid % 250, pid % 250, cyclone_extra);
+		fclose(f);
+		snprintf(uri[h], sizeof uri[h], "file://%s", path);
+	}
+	srand((unsigned)pid);
+	domain = 20 + rand() % 200;
+	return 0;
+}
+
+/* Start argv in host h's network namespace, output into tmpdir/log. */
+static pid_t on_host(int h, const char *log, char *const argv[])
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+		setenv("CYCLONEDDS_URI", uri[h], 1);
+		char path[160];
+		snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+		if (!freopen(path, "w", stdout) || dup2(1, 2) < 0)
+			_exit(127);
+		char *full[32] = {"ip", "netns", "exec", net[h]};
+		int n = 4;
+		for (int i = 0; argv[i] && n < 31; i++)
+			full[n++] = argv[i];
+		full[n] = NULL;
+		execvp("ip", full);
+		_exit(127);
+	}
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGTERM);
+	waitpid(pid, NULL, 0);
+}
+
+/* A child process working on host h's rings (no network: shared memory). */
+static pid_t child_on(int h)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		setenv("DSSM_NAMESPACE", ns[h], 1);
+	return pid;
+}
+
+static void use_host(int h)
+{
+	setenv("DSSM_NAMESPACE", ns[h], 1);
+}
+
+static dssm_stream *make_ring(const char *name, size_t size, uint32_t slots)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = size;
+	cfg.slots = slots;
+	dssm_stream *s;
+	/* (the namespaces are this run's: nothing stale to remove; a ring a
+	 * bridge publishes is kept between rounds, the bridge holds it) */
+	if (dssm_create(name, 0, &cfg, &s) < 0)
+		die(name);
+	return s;
+}
+
+/* Open ring NAME of the current host once a bridge has made it. */
+static dssm_stream *wait_ring(const char *name, double seconds)
+{
+	dssm_stream *s;
+	for (double t0 = mono_ns(); mono_ns() - t0 < seconds * 1e9; usleep(10000))
+		if (dssm_open(name, 0, DSSM_READ, &s) == 0)
+			return s;
+	return NULL;
+}
+
+/* The bridges' logs, to stderr (the directory goes at exit). */
+static void dump_logs(void)
+{
+	sh("for f in %s/bridge-*.log; do echo \"== $f\"; cat \"$f\"; done >&2", tmpdir);
+}
+
+/* UDP datagrams host h's kernel dropped for a full socket receive buffer
+ * (RcvbufErrors): lost packets Cyclone then has to repair. */
+static long udp_drops(int h)
+{
+	char cmd[128], line[1024], names[1024] = "";
+	snprintf(cmd, sizeof cmd, "ip netns exec %s cat /proc/net/snmp", net[h]);
+	FILE *f = popen(cmd, "r");
+	long v = 0;
+	while (f && fgets(line, sizeof line, f)) {
+		if (strncmp(line, "Udp: ", 5) != 0)
+			continue;
+		if (!names[0]) {
+			snprintf(names, sizeof names, "%s", line);
+			continue;
+		}
+		/* the value under the "RcvbufErrors" heading */
+		int col = -1, k = 0;
+		for (char *t = strtok(names, " \n"); t; t = strtok(NULL, " \n"), k++)
+			if (!strcmp(t, "RcvbufErrors"))
+				col = k;
+		k = 0;
+		for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n"), k++)
+			if (k == col)
+				v = atol(t);
+		break;
+	}
+	if (f)
+		pclose(f);
+	return v;
+}
+
+/* ---- ddsperf's figures, parsed from its output ---- */
+
+static int cmp_d(const void *a, const void *b)
+{
+	return cmp_double(a, b);
+}
+
+static double median_of(double *v, int n)
+{
+	if (n == 0)
+		return 0;
+	qsort(v, (size_t)n, sizeof *v, cmp_d);
+	return v[n / 2];
+}
+
+struct lat {
+	double p50, p90, p99; /* us */
+	int n;                /* round trips */
+	double ab50, ba50;    /* bridge: medians of ring-to-ring one way, A->B and B->A */
+};
+
+/* ddsperf ping prints one line a second: "... 50% Xus 90% Yus 99% Zus ... cnt N".
+ * The first second (discovery, warm-up) is left out; the median of the
+ * others' percentiles is taken. */
+static struct lat parse_ping(const char *log)
+{
+	struct lat r = {0};
+	double p50[64], p90[64], p99[64];
+	int k = 0, line = 0;
+	char path[160], buf[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(buf, sizeof buf, f) && k < 64) {
+		char *p = strstr(buf, " 50% ");
+		double a, b, c;
+		int cnt;
+		if (!p || sscanf(p, " 50%% %lfus 90%% %lfus 99%% %lfus max %*fus cnt %d", &a, &b, &c,
+		                 &cnt) != 4)
+			continue;
+		if (line++ == 0)
+			continue;
+		p50[k] = a, p90[k] = b, p99[k] = c, k++;
+		r.n += cnt;
+	}
+	if (f)
+		fclose(f);
+	r.p50 = median_of(p50, k), r.p90 = median_of(p90, k), r.p99 = median_of(p99, k);
+	return r;
+}
+
+/* ddsperf sub: "... rate X kS/s Y Mb/s ..." a second; median after the first. */
+static double parse_sub(const char *log)
+{
+	double v[64];
+	int k = 0, line = 0;
+	char path[160], buf[512];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(buf, sizeof buf, f) && k < 64) {
+		char *p = strstr(buf, " rate ");
+		double x;
+		char unit[8];
+		if (!p || sscanf(p, " rate %lf %7s", &x, unit) != 2)
+			continue;
+		if (line++ == 0)
+			continue;
+		v[k++] = x * (unit[0] == 'k' ? 1e3 : unit[0] == 'M' ? 1e6 : 1);
+	}
+	if (f)
+		fclose(f);
+	return median_of(v, k);
+}
+
+/* mode: "listener" (ddsperf's default: the answer is written from Cyclone's
+ * receive thread) or "waitset" (an application thread wakes for it) */
+static struct lat ddsperf_latency(int seconds, char *mode)
+{
+	char dom[16], dur[16];
+	snprintf(dom, sizeof dom, "%d", domain + 1);
+	snprintf(dur, sizeof dur, "%d", seconds + 1);
+	char *pong[] = {"ddsperf", "-i", dom, "pong", mode, NULL};
+	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", mode, NULL};
+	pid_t b = on_host(1, "ddsperf-pong.log", pong);
+	pid_t a = on_host(0, "ddsperf-ping.log", ping);
+	waitpid(a, NULL, 0);
+	stop(b);
+	return parse_ping("ddsperf-ping.log");
+}
+
+struct drate {
+	double per_s; /* samples/s at the subscriber */
+	double cpu;   /* CPU us per sample, publisher + subscriber processes */
+	double drops; /* UDP datagrams dropped on B (receive buffer full) */
+};
+
+static struct drate ddsperf_rate(size_t size, int seconds)
+{
+	char dom[16], dur[16], sz[32];
+	snprintf(dom, sizeof dom, "%d", domain + 1);
+	snprintf(dur, sizeof dur, "%d", seconds + 1);
+	snprintf(sz, sizeof sz, "%zu", size);
+	char *sub[] = {"ddsperf", "-i", dom, "sub", NULL};
+	char *pub[] = {"ddsperf", "-i", dom, "-D", dur, "pub", "size", sz, NULL};
+	long drops = udp_drops(1);
+	pid_t b = on_host(1, "ddsperf-sub.log", sub);
+	pid_t a = on_host(0, "ddsperf-pub.log", pub);
+	/* CPU from 1 s (discovery done) to 0.5 s before the end */
+	sleep_s(1);
+	double c0 = cpu_seconds(a) + cpu_seconds(b);
+	sleep_s(seconds - 0.5);
+	double c1 = cpu_seconds(a) + cpu_seconds(b);
+	waitpid(a, NULL, 0);
+	stop(b);
+	struct drate r = {parse_sub("ddsperf-sub.log"), 0, (double)(udp_drops(1) - drops)};
+	if (r.per_s > 0)
+		r.cpu = (c1 - c0) * 1e6 / (r.per_s * (seconds - 0.5));
+	return r;
+}
+
+/* ---- through the bridges ---- */
+
+static pid_t bridge[2];
+
+static void start_bridges(void)
+{
+	char dom[16];
+	snprintf(dom, sizeof dom, "%d", domain);
+	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*",
+	             "--subscribe", "dssm/pong", NULL};
+	char *b[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pong",
+	             "--subscribe", "dssm/ping", "--subscribe", "dssm/tp64",
+	             "--subscribe", "dssm/tp64k", NULL};
+	bridge[0] = on_host(0, "bridge-a.log", a);
+	bridge[1] = on_host(1, "bridge-b.log", b);
+}
+
+/* B's echo: each ping sample into the pong ring, until told to stop. */
+static pid_t start_echo(atomic_int *stop_flag)
+{
+	pid_t pid = child_on(1);
+	if (pid != 0)
+		return pid;
+	dssm_stream *pong;
+	if (dssm_open("pong", 0, DSSM_WRITE, &pong) < 0)
+		_exit(1);
+	dssm_stream *ping = NULL;
+	while (!ping && !atomic_load(stop_flag))
+		ping = wait_ring("ping", 0.1);
+	if (!ping)
+		_exit(0);
+	dssm_subscribe(ping, DSSM_FROM_OLDEST, 0);
+	dssm_set_spin(ping, 0); /* sleep at once, as ddsperf pong does */
+	unsigned char buf[64];
+	while (!atomic_load(stop_flag)) {
+		dssm_sample_info si;
+		if (dssm_read_next(ping, buf, sizeof buf, &si, NULL) == 0) {
+			dssm_time_t now = dssm_now(), d = now - si.time; /* one way, A -> B */
+			memcpy(buf + 8, &d, sizeof d);
+			dssm_write(pong, buf, si.copied, now);
+		} else
+			dssm_wait_new(ping, 100 * 1000 * 1000);
+	}
+	_exit(0);
+}
+
+static struct lat bridge_latency(int n, const char *dat)
+{
+	struct lat r = {0};
+	static uint64_t seq; /* across rounds: old pongs are told apart */
+	atomic_int *stop_flag = mmap(NULL, sizeof *stop_flag, PROT_READ | PROT_WRITE,
+	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	atomic_store(stop_flag, 0);
+	pid_t echo = echo_pid = start_echo(stop_flag);
+	use_host(0);
+	dssm_stream *ping;
+	if (dssm_open("ping", 0, DSSM_WRITE, &ping) < 0)
+		die("ping");
+	/* pings every 50 ms until the path is up both ways (discovery) */
+	dssm_stream *pong = NULL;
+	unsigned char buf[64] = {0};
+	for (int i = 0; i < 400 && !pong; i++) {
+		memcpy(buf, &seq, sizeof seq);
+		seq++;
+		dssm_write(ping, buf, sizeof buf, dssm_now());
+		pong = wait_ring("pong", 0.05);
+	}
+	if (!pong) {
+		fprintf(stderr, "bench_dds: no pong after 20 s\n");
+		dump_logs();
+		goto out;
+	}
+	dssm_subscribe(pong, DSSM_FROM_NOW, 0);
+	dssm_set_spin(pong, 0);
+	usleep(300000); /* the warm-up pongs still on their way */
+	double *rtt = malloc(sizeof(double) * (size_t)n);
+	double *ab = malloc(sizeof(double) * (size_t)n), *ba = malloc(sizeof(double) * (size_t)n);
+	int warm = n / 10;
+	for (int i = 0; i < warm + n; i++) {
+		memcpy(buf, &seq, sizeof seq);
+		double t0 = mono_ns();
+		dssm_write(ping, buf, sizeof buf, dssm_now());
+		for (;;) {
+			dssm_sample_info si;
+			uint64_t got;
+			if (dssm_read_next(pong, buf, sizeof buf, &si, NULL) == 0) {
+				memcpy(&got, buf, sizeof got);
+				if (got == seq) {
+					dssm_time_t d;
+					memcpy(&d, buf + 8, sizeof d);
+					if (i >= warm) {
+						ab[i - warm] = (double)d / 1e3;
+						ba[i - warm] = (double)(dssm_now() - si.time) / 1e3;
+					}
+					break;
+				}
+			} else if (dssm_wait_new(pong, DSSM_NSEC_PER_SEC) == DSSM_ETIMEDOUT) {
+				fprintf(stderr, "bench_dds: pong %llu lost\n", (unsigned long long)seq);
+				free(rtt), free(ab), free(ba);
+				goto out;
+			}
+		}
+		if (i >= warm)
+			rtt[i - warm] = (mono_ns() - t0) / 1e3;
+		seq++;
+	}
+	FILE *f = dat ? fopen(dat, "w") : NULL;
+	for (int i = 0; f && i < n; i++)
+		fprintf(f, "%.2f\n", rtt[i]);
+	if (f)
+		fclose(f);
+	qsort(rtt, (size_t)n, sizeof *rtt, cmp_double);
+	r.p50 = pct(rtt, n, 50), r.p90 = pct(rtt, n, 90), r.p99 = pct(rtt, n, 99), r.n = n;
+	r.ab50 = median_of(ab, n), r.ba50 = median_of(ba, n);
+	free(rtt), free(ab), free(ba);
+out:
+	atomic_store(stop_flag, 1);
+	waitpid(echo, NULL, 0);
+	echo_pid = 0;
+	munmap(stop_flag, sizeof *stop_flag);
+	dssm_close(ping);
+	dssm_close(pong);
+	return r;
+}
+
+struct rate {
+	double per_s;        /* samples/s arrived at B */
+	double cpu_a, cpu_b; /* bridges' CPU us per sample */
+	uint64_t lost;       /* written on A, not in B's ring at the end */
+	double drops;        /* UDP datagrams dropped on B (receive buffer full) */
+};
+
+/* Samples in ring r (of host B) since TID base. */
+static uint64_t arrived(dssm_stream *r, uint64_t base)
+{
+	uint64_t oldest, newest;
+	if (dssm_tid_range(r, &oldest, &newest) < 0)
+		return 0;
+	return newest - base;
+}
+
+/* Samples written on A into ring NAME for `seconds`, counted as they land in
+ * B's copy (its newest TID: one process opens both hosts' rings). */
+static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, int seconds)
+{
+	struct rate r = {0};
+	use_host(0);
+	dssm_stream *w = make_ring(name, size, slots), *copy = NULL;
+	unsigned char *buf = calloc(1, size);
+	/* a sample every 50 ms until B's copy exists (discovery) */
+	for (int i = 0; i < 400 && !copy; i++) {
+		dssm_write(w, buf, size, dssm_now());
+		use_host(1);
+		copy = wait_ring(name, 0.05);
+		use_host(0);
+	}
+	if (!copy) {
+		fprintf(stderr, "bench_dds: %s never arrived on B\n", name);
+		dump_logs();
+		goto out;
+	}
+	dssm_set_spin(copy, 0); /* sleep at once: the bridges need the cores */
+	long drops = udp_drops(1);
+	usleep(200000);         /* the discovery samples still on their way */
+	uint64_t base, newest;
+	if (dssm_tid_range(copy, &base, &newest) < 0)
+		die("tid range");
+	base = newest;
+	uint64_t window = slots / 2, written = 0;
+	double cpu_a = cpu_seconds(bridge[0]), cpu_b = cpu_seconds(bridge[1]);
+	double t_start = mono_ns(), t0 = 0, t1 = 0;
+	uint64_t n0 = 0, n1 = 0;
+	while ((t1 = mono_ns()) < t_start + (seconds + 0.5) * 1e9) {
+		if (!t0 && t1 >= t_start + 0.5e9) { /* half a second of warm-up */
+			t0 = t1;
+			n0 = arrived(copy, base);
+		}
+		uint64_t in = arrived(copy, base);
+		if (written - in < window) {
+			memcpy(buf, &written, sizeof written);
+			dssm_write(w, buf, size, dssm_now());
+			written++;
+		} else {
+			dssm_wait_tid(copy, base + written - window + 1, 100 * 1000 * 1000);
+		}
+	}
+	n1 = arrived(copy, base);
+	double ca = cpu_seconds(bridge[0]) - cpu_a, cb = cpu_seconds(bridge[1]) - cpu_b;
+	/* what is in flight arrives (or not: then it was lost) */
+	dssm_wait_tid(copy, base + written, 2 * DSSM_NSEC_PER_SEC);
+	r.per_s = (double)(n1 - n0) / ((t1 - t0) / 1e9);
+	r.cpu_a = ca * 1e6 / (double)written;
+	r.cpu_b = cb * 1e6 / (double)written;
+	r.lost = written - arrived(copy, base);
+	r.drops = (double)(udp_drops(1) - drops);
+out:
+	free(buf);
+	dssm_close(w);
+	dssm_close(copy);
+	return r;
+}
+
+/* The median of a double field of n structs (field at byte off, stride apart). */
+static double med(const void *arr, int n, size_t stride, size_t off)
+{
+	double v[8];
+	for (int i = 0; i < n; i++)
+		memcpy(&v[i], (const char *)arr + (size_t)i * stride + off, sizeof v[i]);
+	return median_of(v, n);
+}
+#define MEDIAN(arr, n, field) \
+	med((arr), (n), sizeof *(arr), (size_t)((const char *)&(arr)->field - (const char *)(arr)))
+
+static void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, double *cpu_rt, int n)
+{
+	double b50 = MEDIAN(bl, n, p50), b90 = MEDIAN(bl, n, p90), b99 = MEDIAN(bl, n, p99);
+	double l50 = MEDIAN(dl, n, p50), l90 = MEDIAN(dl, n, p90), l99 = MEDIAN(dl, n, p99);
+	double w50 = MEDIAN(dw, n, p50), w90 = MEDIAN(dw, n, p90), w99 = MEDIAN(dw, n, p99);
+	double ratios[8], cpu[8];
+	for (int i = 0; i < n; i++)
+		ratios[i] = dl[i].p50 > 0 ? bl[i].p50 / dl[i].p50 : 0, cpu[i] = cpu_rt[i];
+	double lo = ratios[0], hi = ratios[0];
+	for (int i = 1; i < n; i++)
+		lo = ratios[i] < lo ? ratios[i] : lo, hi = ratios[i] > hi ? ratios[i] : hi;
+	printf("round trip, 64 B, one ping at a time (A -> B -> A, two DDS hops):\n");
+	printf("  dssm dds          p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", b50, b90, b99);
+	printf("  ddsperf listener  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", l50, l90, l99);
+	printf("  ddsperf waitset   p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", w50, w90, w99);
+	if (l50 > 0 && b50 > 0)
+		printf("  ratio p50 %.2fx (rounds %.2f .. %.2f) p90 %.2fx p99 %.2fx %s; "
+		       "to ddsperf waitset p50 %.2fx\n", b50 / l50, lo, hi, b90 / l90, b99 / l99,
+		       b50 / l50 <= 1.2 ? "(goal <= 1.2x met)" : "(goal <= 1.2x missed)",
+		       w50 > 0 ? b50 / w50 : 0);
+	printf("  dssm dds one way, ring to ring (median): A->B %.1f us, B->A %.1f us; "
+	       "both bridges' CPU %.1f us a round trip\n", MEDIAN(bl, n, ab50), MEDIAN(bl, n, ba50),
+	       median_of(cpu, n));
+}
+
+static void report_rate(const char *label, size_t size, struct rate *ours, struct drate *d, int n)
+{
+	double o = MEDIAN(ours, n, per_s), t = MEDIAN(d, n, per_s);
+	double ratios[8];
+	uint64_t lost = 0;
+	for (int i = 0; i < n; i++)
+		ratios[i] = d[i].per_s > 0 ? ours[i].per_s / d[i].per_s : 0, lost += ours[i].lost;
+	double lo = ratios[0], hi = ratios[0];
+	for (int i = 1; i < n; i++)
+		lo = ratios[i] < lo ? ratios[i] : lo, hi = ratios[i] > hi ? ratios[i] : hi;
+	printf("  %-7s dssm dds %8.0f /s %7.1f MB/s | ddsperf %8.0f /s %7.1f MB/s | ratio %.2fx "
+	       "(rounds %.2f .. %.2f) %s\n", label, o, o * (double)size / 1e6, t,
+	       t * (double)size / 1e6, t > 0 ? o / t : 0, lo, hi,
+	       t > 0 && o / t >= 0.8 ? "(goal >= 0.8x met)" : "(goal >= 0.8x missed)");
+	printf("  %-7s CPU per sample: bridges %.1f us (A %.1f, B %.1f) | ddsperf pub + sub %.1f us; "
+	       "lost %llu\n", "", MEDIAN(ours, n, cpu_a) + MEDIAN(ours, n, cpu_b),
+	       MEDIAN(ours, n, cpu_a), MEDIAN(ours, n, cpu_b), MEDIAN(d, n, cpu),
+	       (unsigned long long)lost);
+	printf("  %-7s UDP datagrams dropped by B's kernel (socket buffer full, repaired by DDS): "
+	       "bridges %.0f | ddsperf %.0f (a run)\n", "", MEDIAN(ours, n, drops), MEDIAN(d, n, drops));
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput] "
+	        "[--out DIR] [--cyclone XML]\n"
+	        "  --cyclone adds XML to both hosts' Cyclone <Domain> (ddsperf and the bridges),\n"
+	        "  e.g. '<Internal><SocketReceiveBufferSize min=\"4MB\"/></Internal>'\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	dssm_bin = argv[1];
+	const char *only = "", *out = NULL;
+	for (int i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
+			out = argv[++i];
+		else if (!strcmp(argv[i], "--cyclone") && i + 1 < argc)
+			cyclone_extra = argv[++i];
+		else
+			usage();
+	}
+	int lat = strcmp(only, "throughput") != 0, tput = strcmp(only, "latency") != 0;
+	if (geteuid() != 0 || system("command -v ip >/dev/null && command -v ddsperf >/dev/null")) {
+		printf("dds bridge benchmark: skipped (needs root for network namespaces, ip and "
+		       "ddsperf)\n");
+		return 0;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	atexit(teardown);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (setup_hosts() < 0) {
+		printf("dds bridge benchmark: skipped (cannot make network namespaces here)\n");
+		return 0;
+	}
+	int secs = quick ? 2 : 4, pings = quick ? 2000 : 5000, rounds = quick ? 1 : 3;
+	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
+	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
+	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
+	if (*cyclone_extra)
+		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
+	fflush(stdout);
+	use_host(1);
+	dssm_stream *pong_b = make_ring("pong", 64, 64);
+	use_host(0);
+	dssm_stream *ping_a = make_ring("ping", 64, 64);
+	start_bridges();
+	struct lat dl[8], dw[8], bl[8];
+	struct drate d64[8], d64k[8];
+	struct rate r64[8], r64k[8];
+	double cpu_rt[8];
+	for (int k = 0; k < rounds; k++) {
+		if (lat) {
+			dl[k] = ddsperf_latency(secs, "listener");
+			dw[k] = ddsperf_latency(secs, "waitset");
+			char dat[256];
+			if (out)
+				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
+			double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
+			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL);
+			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
+			            (bl[k].n ? bl[k].n : 1);
+		}
+		if (tput) {
+			d64[k] = ddsperf_rate(64, secs);
+			r64[k] = bridge_rate("tp64", 64, 4096, secs);
+			d64k[k] = ddsperf_rate(65536, secs);
+			r64k[k] = bridge_rate("tp64k", 65536, 64, secs);
+		}
+	}
+	if (lat)
+		report_latency(dl, dw, bl, cpu_rt, rounds);
+	if (tput) {
+		printf("throughput, A -> B (%d s a run):\n", secs);
+		report_rate("64 B", 64, r64, d64, rounds);
+		report_rate("64 KiB", 65536, r64k, d64k, rounds);
+	}
+	stop(bridge[0]);
+	stop(bridge[1]);
+	dssm_close(ping_a);
+	dssm_close(pong_b);
+	return 0;
+}
