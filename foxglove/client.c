@@ -24,10 +24,13 @@
 #include "protocol.h"
 #include "server.h"
 
-/* What a queued sample counts against the bound: its bytes and its keeping. */
+/* What a queued sample counts against the bound: its entry and its
+ * allocation as the allocator takes it (exactly the sample's bytes, live.c,
+ * plus a size word, rounded up to 16), so the bound holds for tiny samples. */
 static size_t entry_cost(const struct fg_sample *s)
 {
-	return sizeof(struct fg_entry) + sizeof *s + s->len;
+	size_t a = (sizeof *s + s->len + sizeof(size_t) + 15) & ~(size_t)15;
+	return sizeof(struct fg_entry) + a;
 }
 
 /* ---- text queue ---- */

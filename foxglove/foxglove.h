@@ -132,9 +132,17 @@ void fg_struct_close(struct fg_channel *c);
 
 struct lws_context;
 /* Start reading channel c's ring from now; a watcher thread calls
- * lws_cancel_service(ctx) when samples arrive. */
+ * lws_cancel_service(ctx) when samples arrive (ctx NULL: nothing is woken).
+ * Stop never waits for the watcher: it ends by itself (within its 100 ms
+ * wait) and closes its own handle. */
 int fg_live_start(struct fg_channel *c, struct lws_context *ctx);
 void fg_live_stop(struct fg_channel *c);
+/* At exit, after every fg_live_stop, before the context is destroyed: wait
+ * until the stopped watchers have ended (they may still wake it). */
+void fg_live_shutdown(void);
+/* Watcher threads not yet ended; how many times a stop waited for one
+ * (pthread_join; none should). */
+void fg_live_stats(int *watchers, uint64_t *joined);
 /* The next new sample of c (a new reference), NULL when none is there;
  * *missed counts samples the ring overwrote before they were read. Reads
  * only after the watcher flagged new samples, until none is left. */

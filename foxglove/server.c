@@ -385,6 +385,7 @@ int fg_run(const struct fg_config *cfg)
 	/* watchers first: they must not wake a context being destroyed */
 	for (struct fg_channel *ch = srv.channels.head; ch; ch = ch->next)
 		fg_live_stop(ch);
+	fg_live_shutdown();
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
 	release(&srv);
 	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
