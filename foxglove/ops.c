@@ -218,6 +218,36 @@ static void unadvertise_one(struct fg_client *c, const struct fg_json *e)
 	c->pubs[i] = c->pubs[--c->npubs];
 }
 
+/* Write a client's message into its ring, never waiting: while another
+ * writer holds the ring's lock (a slow process inside a write, one holding
+ * a borrowed slot, or one stopped while it held it) the message is dropped
+ * and counted, and the client told once per busy spell, then how many went
+ * when the ring takes messages again (a blocking write froze the loop for
+ * every client as long as the other writer held the lock). */
+static void publish(struct fg_client *c, struct fg_pub *pub, const uint8_t *payload, size_t len)
+{
+	/* the measurement time is not in the message: the time it arrived */
+	int64_t rc = dssm_write_try(pub->s, payload, len, dssm_now());
+	if (rc == DSSM_EAGAIN) {
+		c->srv->busy_dropped++;
+		if (pub->busy++ == 0)
+			fg_client_status(c, FG_WARNING, "publishing to '%s' (client channel %u): ring busy, "
+			                 "another writer holds its lock: message dropped (and the next ones "
+			                 "until it lets go)", pub->topic, pub->id);
+		return;
+	}
+	if (pub->busy) {
+		fg_client_status(c, FG_INFO, "publishing to '%s' (client channel %u): ring free again; "
+		                 "%llu messages were dropped while busy", pub->topic, pub->id,
+		                 (unsigned long long)pub->busy);
+		pub->busy = 0;
+	}
+	if (rc < 0)
+		fg_client_status(c, FG_ERROR, "publishing to '%s': %s", pub->topic, dssm_last_error());
+	else
+		c->srv->published++;
+}
+
 void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 {
 	uint32_t chid;
@@ -241,12 +271,7 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 		                 chid, len, c->pubs[i].struct_size);
 		return;
 	}
-	/* the measurement time is not in the message: the time it arrived */
-	int64_t rc = dssm_write(c->pubs[i].s, payload, len, dssm_now());
-	if (rc < 0)
-		fg_client_status(c, FG_ERROR, "publishing to '%s': %s", c->pubs[i].topic, dssm_last_error());
-	else
-		c->srv->published++;
+	publish(c, &c->pubs[i], payload, len);
 }
 
 /* ---- text ops ---- */

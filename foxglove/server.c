@@ -389,9 +389,11 @@ int fg_run(const struct fg_config *cfg)
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
 	release(&srv);
 	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
-	        "%llu dropped for slow clients, %llu published, %llu ops refused\n",
+	        "%llu dropped for slow clients, %llu published, %llu not published (ring busy), "
+	        "%llu ops refused\n",
 	        (unsigned long long)srv.connections, (unsigned long long)srv.messages_out,
 	        (unsigned long long)srv.bytes_out, (unsigned long long)srv.dropped,
-	        (unsigned long long)srv.published, (unsigned long long)srv.refused_ops);
+	        (unsigned long long)srv.published, (unsigned long long)srv.busy_dropped,
+	        (unsigned long long)srv.refused_ops);
 	return 0;
 }

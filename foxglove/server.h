@@ -28,7 +28,7 @@ struct fg_server {
 	lws_sorted_usec_list_t pace; /* playback */
 	dssm_time_t next_scan;
 	/* totals, for the summary at exit */
-	uint64_t connections, messages_out, bytes_out, dropped, refused_ops, published;
+	uint64_t connections, messages_out, bytes_out, dropped, refused_ops, published, busy_dropped;
 };
 
 struct fg_sub {
@@ -46,6 +46,7 @@ struct fg_pub {
 	char encoding[32];
 	dssm_stream *s;              /* the ring, open for writing */
 	size_t struct_size;          /* a struct ring: the size every message must have */
+	uint64_t busy;               /* dropped since the ring was last found busy (told once) */
 };
 
 /* A queued sample: to subscription sub; sub NULL is a Time message. */

@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -64,6 +64,7 @@ py() { /usr/bin/python3 "$WRITER" "$@"; }
 # fgt_big keeps 2 s at the slow test's 1 kHz: the fast client beside the slow
 # one must not depend on the loaded machine running the server within 256 ms
 py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && py create fgt_pub json &&
+	py create fgt_busy json &&
 	py create fgt_huge json $((5 << 20)) 64 &&
 	py create fgt_big json 16384 2048 || { bad "creating the test rings"; exit 1; }
 
@@ -74,8 +75,11 @@ check publish "$url" accepted
 got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 [ "$got" = '{"i":7,"text":"from foxglove"}' ] && ok "the published message is in ring fgt_pub" ||
 	bad "ring fgt_pub holds '$got'"
+check busy "$url"
 stop; rc=$?
 [ $rc -eq 0 ] && grep -q "stopped:" "$tmp/server.log" && ok "SIGTERM: clean stop with a summary" || bad "stop: exit $rc"
+grep -q " 5 not published (ring busy)" "$tmp/server.log" && ok "the summary counts the 5 messages a busy ring refused" ||
+	bad "summary: $(grep stopped: "$tmp/server.log")"
 
 echo "-- a struct ring (a C struct and its definition) as JSON"
 /usr/bin/python3 -c 'import dssm; dssm.create("fgt_struct", max_size=24, slots=256, type="demo/Pair", encoding="struct",

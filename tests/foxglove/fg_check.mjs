@@ -23,6 +23,10 @@
 //   advertised URL TOPIC   TOPIC is advertised
 //   flood URL     one op with 200,000 bad entries: its sender is closed, and
 //                 another client is served at once (the log is checked by the shell)
+//   busy URL      publishing into ring fgt_busy while another process holds
+//                 its writers' lock (writer.py hold): 5 messages dropped with
+//                 one "ring busy" warning, another client served meanwhile,
+//                 then "5 dropped while busy" once the lock is let go
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -297,6 +301,34 @@ async function play(n) {
   st.client.close();
 }
 
+async function busy() {
+  const holder = spawn("/usr/bin/python3", [process.env.WRITER, "hold", "fgt_busy", "json"],
+                       { stdio: ["pipe", "pipe", "inherit"] });
+  let held = false;
+  holder.stdout.on("data", (d) => { if (/held/.test(d)) held = true; });
+  const a = connect(), b = connect();
+  await until(() => a.info && b.info && held, "two clients and the lock held");
+  const id = a.client.advertise({ topic: "fgt_busy", encoding: "json", schemaName: "dssm_test/Text" });
+  for (let i = 0; i < 5; i++)
+    a.client.sendMessage(id, new TextEncoder().encode(`{"i":${i}}`));
+  // after a's 5 messages: a's own marker, and b's, each answered by the loop
+  a.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
+  b.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [888888] }));
+  const answered = (st, n) => st.statuses.some((s) => s.message.includes(n));
+  await until(() => answered(a, "999999") && answered(b, "888888"), "answers while the ring is locked", 20000);
+  const warned = a.statuses.filter((s) => /ring busy/.test(s.message));
+  check(warned.length === 1 && warned[0].level === 1 && /'fgt_busy'/.test(warned[0].message),
+        `5 messages into a locked ring: one warning (${warned.map((s) => s.message)}), the loop answered both clients`);
+  holder.stdin.end();
+  await new Promise((r) => holder.on("exit", r));
+  a.client.sendMessage(id, new TextEncoder().encode('{"i":5}'));
+  await until(() => a.statuses.some((s) => /free again/.test(s.message)), "ring free again");
+  const free = a.statuses.find((s) => /free again/.test(s.message));
+  check(free && /5 messages were dropped/.test(free.message), `lock let go: ${free && free.message}`);
+  a.client.close();
+  b.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -440,7 +472,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {

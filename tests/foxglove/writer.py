@@ -3,6 +3,8 @@
   writer.py write NAME ENCODING COUNT T0 HZ [PAD]
       COUNT samples "msg I" measured at T0 + I ms (ns), HZ per second (0: at once);
       json samples are {"i": I, "text": "msg I", "pad": PAD x's}
+  writer.py hold NAME json    borrow a slot (the ring's writers' lock held), say
+      "held" on stdout, and abandon it when stdin ends
 Run with PYTHONPATH=python (the dssm package)."""
 import json
 import struct
@@ -26,8 +28,26 @@ def payload(enc, i, pad):
     return json.dumps({"i": i, "text": text.decode(), "pad": "x" * pad}).encode()
 
 
+def hold(name):
+    # the binding has no borrow: declared here on its cffi handle
+    from dssm._lib import ffi, lib
+    ffi.cdef("int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);"
+             "int dssm_write_abandon(dssm_stream *s);")
+    s = dssm.open(name, write=True)
+    buf = ffi.new("void **")
+    if lib.dssm_write_borrow(s._handle(), buf, ffi.NULL) != 0:
+        sys.exit("cannot borrow a slot of " + name)
+    print("held", flush=True)
+    sys.stdin.read()
+    lib.dssm_write_abandon(s._handle())
+    s.close()
+
+
 def main():
     cmd, name, enc = sys.argv[1:4]
+    if cmd == "hold":
+        hold(name)
+        return
     typ, schema = TYPES[enc]
     if cmd == "create":
         size = int(sys.argv[4]) if len(sys.argv) > 4 else 256
