@@ -155,6 +155,13 @@ void fg_server_sub_removed(struct fg_server *srv, struct fg_channel *ch)
 {
 	if (--ch->subscribers == 0 && !srv->play)
 		fg_live_stop(ch);
+	if (srv->play) {
+		/* a replay nobody follows stops (it ran on, with --loop for ever) */
+		for (struct fg_channel *c = srv->channels.head; c; c = c->next)
+			if (c->subscribers)
+				return;
+		fg_playback_stop(srv);
+	}
 }
 
 /* ---- channels appearing and going ---- */

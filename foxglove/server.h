@@ -137,6 +137,9 @@ int fg_playback_open(struct fg_server *srv, const char *dir);
 /* Deliver what is due; returns microseconds until the next sample is due,
  * or -1 at the end. */
 int64_t fg_playback_step(struct fg_server *srv);
+/* The last subscriber left: stop the replay (the next subscription starts
+ * it from the beginning). */
+void fg_playback_stop(struct fg_server *srv);
 void fg_playback_close(struct fg_server *srv);
 
 #endif

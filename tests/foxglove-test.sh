@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -193,6 +193,18 @@ kill -INT $rec; wait $rec
 n=$("$dssm" query "$tmp/rec" --streams fgt_ros1 --format json 2>/dev/null | wc -l)
 start --recording "$tmp/rec" --speed 10
 check play "$url" "$n"
+stop
+start --recording "$tmp/rec" --speed 0.001
+check rejoin "$url"
+stop
+# a sample at t = 1 s before today's: the replay jumps the gap (it waited 56 years)
+py create fgt_gap json
+now=$(date +%s%N)
+py times fgt_gap json 1000000000 "$now" $((now + 1000000))
+"$dssm" record -o "$tmp/gaprec" --from-oldest --duration 1 fgt_gap >/dev/null 2>&1
+"$dssm" rm fgt_gap
+start --recording "$tmp/gaprec"
+check gap "$url" 1000000000 "$now" $((now + 1000000))
 stop
 
 # serving fails after the recording's channels were made (its port is taken):

@@ -11,6 +11,7 @@
 
 #include "../connector/wire.h"
 #include "../foxglove/json.h"
+#include "../foxglove/pace.h"
 #include "../foxglove/protocol.h"
 #include "testutil.h"
 
@@ -359,6 +360,34 @@ static void test_advertise_is_json(void **state)
 	free(c.schema);
 }
 
+/* A replay's pace (pace.h): recording times at the ends of int64 and the
+ * slowest and fastest speeds give a wait in range (an int64 difference
+ * overflowed: UBSan stopped the server), and a gap over FG_PLAY_MAX_GAP_S
+ * is jumped (-1) rather than waited for (56 years at speed 1). */
+static void test_playback_pace(void **state)
+{
+	(void)state;
+	const int64_t start = 1000, now = 1000;
+	/* 1 ms of recording at speed 1, 0.001 and 1e6 */
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 1.0), 1000);
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 0.001), 1000000);
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 1e6), 0);
+	/* due already */
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now + 5000, 1.0), 0);
+	/* the ends of int64: a jump, never an overflow */
+	assert_int_equal(fg_pace_wait_us(INT64_MIN + 1, start, INT64_MIN + 1, 5, now, 1.0), -1);
+	assert_int_equal(fg_pace_wait_us(INT64_MIN, start, INT64_MIN, INT64_MAX, now, 0.001), -1);
+	assert_int_equal(fg_pace_wait_us(INT64_MAX, start, INT64_MAX, INT64_MAX, now, 0.001), 0);
+	/* a sample at 1 s before one of 2026: jumped */
+	assert_int_equal(fg_pace_wait_us(1000000000, start, 1000000000, INT64_C(1795000000000000000), now, 1.0), -1);
+	/* a gap just under the limit at the slowest speed: waited, in range */
+	int64_t gap = (int64_t)FG_PLAY_MAX_GAP_S * 1000000000 - 1;
+	int64_t w = fg_pace_wait_us(INT64_MAX - gap, start, INT64_MAX - gap, INT64_MAX, now, 0.001);
+	assert_true(w > (int64_t)9.9e9 && w <= (int64_t)1e10);
+	/* the clock started far in the past (first far before t, each gap small) */
+	assert_int_equal(fg_pace_wait_us(INT64_MIN, start, INT64_MAX - 1, INT64_MAX, now, 0.001), 1000000000000000);
+}
+
 /* A ring's reader for its subscribers (live.c). Each sample read is
  * allocated at its own size, never the ring's max_size (7-byte samples on a
  * ring of 4 KiB cost a slow client 1.3 GB within its 16 MiB bound). And a
@@ -427,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_advertise_is_json),
 		cmocka_unit_test(test_live_reader),
+		cmocka_unit_test(test_playback_pace),
 	};
 	return cmocka_run_group_tests_name("foxglove", tests, NULL, NULL);
 }

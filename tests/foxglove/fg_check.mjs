@@ -27,6 +27,10 @@
 //                 its writers' lock (writer.py hold): 5 messages dropped with
 //                 one "ring busy" warning, another client served meanwhile,
 //                 then "5 dropped while busy" once the lock is let go
+//   gap URL T...  a recording whose samples (topic fgt_gap) are at times T...
+//                 with a gap of years: all replayed, the gap jumped with a status
+//   rejoin URL    a replay (fgt_ros1 at --speed 0.001) left by its only
+//                 subscriber starts again from its first sample for the next
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -329,6 +333,37 @@ async function busy() {
   b.client.close();
 }
 
+async function gap(...times) {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_gap"), "the recording's channel");
+  let end = false;
+  st.client.on("status", (s) => { if (/end of the recording/.test(s.message)) end = true; });
+  st.client.subscribe(byTopic(st, "fgt_gap").id);
+  await until(() => end, "end of a recording with a gap of years", 20000);
+  const got = st.messages.map((m) => m.timestamp.toString()).join(" ");
+  const jumped = st.statuses.filter((s) => /jumped over a gap/.test(s.message));
+  check(got === times.join(" ") && jumped.length === 1,
+        `a gap of years jumped: samples at ${got}; ${jumped.map((s) => s.message)}`);
+  st.client.close();
+}
+
+async function rejoin() {
+  const a = connect();
+  await until(() => a.info && byTopic(a, "fgt_ros1"), "the recording's channel");
+  a.client.subscribe(byTopic(a, "fgt_ros1").id);
+  await until(() => a.messages.length >= 1, "the first sample");
+  const first = a.messages[0].timestamp;
+  a.client.close();
+  await new Promise((r) => (a.ws.readyState === 3 ? r() : a.ws.on("close", r)));
+  const b = connect();
+  await until(() => b.info && byTopic(b, "fgt_ros1"), "the recording's channel again");
+  b.client.subscribe(byTopic(b, "fgt_ros1").id);
+  await until(() => b.messages.length >= 1, "a sample for the next subscriber");
+  check(b.messages[0].timestamp === first,
+        `the replay left by its subscriber restarts for the next: first log time ${b.messages[0].timestamp}, was ${first}`);
+  b.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -472,7 +507,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, busy, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, gap, rejoin, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {

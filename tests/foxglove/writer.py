@@ -3,6 +3,7 @@
   writer.py write NAME ENCODING COUNT T0 HZ [PAD]
       COUNT samples "msg I" measured at T0 + I ms (ns), HZ per second (0: at once);
       json samples are {"i": I, "text": "msg I", "pad": PAD x's}
+  writer.py times NAME json T...   one json sample {"i": I} at each time T (ns)
   writer.py hold NAME json    borrow a slot (the ring's writers' lock held), say
       "held" on stdout, and abandon it when stdin ends
 Run with PYTHONPATH=python (the dssm package)."""
@@ -47,6 +48,12 @@ def main():
     cmd, name, enc = sys.argv[1:4]
     if cmd == "hold":
         hold(name)
+        return
+    if cmd == "times":
+        s = dssm.open(name, write=True)
+        for i, t in enumerate(sys.argv[4:]):
+            s.write(json.dumps({"i": i}).encode(), int(t))
+        s.close()
         return
     typ, schema = TYPES[enc]
     if cmd == "create":
