@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../connector/wire.h"
 #include "../ssmcore/internal.h"
@@ -80,13 +81,33 @@ static struct fg_channel *find_live(struct fg_channels *t, const char *name, int
 	return NULL;
 }
 
+int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
+	struct stat st;
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof path, "/dev/shm%s", seg);
+	if (stat(path, &st) < 0)
+		return dssm__fail_errno(DSSM_ENOENT, "%s", path);
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 /* The same ring as when it was advertised? A stream removed and created
- * anew between two scans shows another layout, or fewer samples. */
+ * anew between two scans is another shm file (even with the same layout
+ * and more samples); and one whose layout changed is another channel. */
 static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
 {
+	uint64_t dev, ino;
 	return !strcmp(c->info.type, i->type) && !strcmp(c->info.encoding, i->encoding) &&
 	       c->info.max_size == i->max_size && c->info.slots == i->slots &&
-	       c->info.schema_len == i->schema_len && i->count >= c->info.count;
+	       c->info.schema_len == i->schema_len && i->count >= c->info.count &&
+	       (!c->seg_ino || /* (never opened: a skipped one, kept as listed) */
+	        (fg_ring_identity(c->name, c->sid, &dev, &ino) == 0 && dev == c->seg_dev &&
+	         ino == c->seg_ino));
 }
 
 static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
@@ -104,8 +125,11 @@ static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 		return;
 	}
 	c->rec_stream = -1;
-	if (rc == 0)
+	if (rc == 0) {
+		c->seg_dev = s->seg_dev; /* the file this handle mapped */
+		c->seg_ino = s->seg_ino;
 		rc = fg_channel_describe(c, info, dssm_schema(s));
+	}
 	dssm_close(s);
 	if (rc < 0) {
 		/* kept, marked skipped: logged once, not at every scan */

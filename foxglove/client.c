@@ -431,9 +431,7 @@ void fg_client_close(struct fg_client *c)
 	while (c->nsubs)
 		fg_client_sub_remove(c, c->nsubs - 1);
 	free(c->subs);
-	for (int i = 0; i < c->npubs; i++)
-		dssm_close(c->pubs[i].s);
-	free(c->pubs);
+	fg_ops_pubs_free(c);
 	free(c->q);
 	while (c->text_head) {
 		struct fg_text *t = c->text_head;

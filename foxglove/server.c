@@ -218,6 +218,9 @@ static void rescan(struct fg_server *srv)
 	}
 	wbuf_free(&w);
 	fg_channels_settle(&srv->channels);
+	if (fg_wrings_check(srv) > 0)
+		for (struct fg_client *c = srv->clients; c; c = c->next)
+			fg_ops_pubs_stale(c);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)

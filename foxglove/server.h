@@ -21,6 +21,8 @@ struct fg_server {
 	int nclients;
 	int client_publish;          /* clientPublish offered (not --read-only) */
 	struct fg_playback *play;    /* serving a recording instead of the rings */
+	struct fg_wring *wrings;     /* rings clients publish into (pubring.c) */
+	int npubs_total;             /* client channels of all clients */
 	int playing;                 /* its replay runs (the pace timer is set) */
 	int throttled;               /* a ring was left unread: no subscriber had room */
 	char session_id[32];
@@ -44,7 +46,7 @@ struct fg_pub {
 	uint32_t id;                 /* chosen by the client */
 	char topic[DSSM_NAME_MAX + 16];
 	char encoding[32];
-	dssm_stream *s;              /* the ring, open for writing */
+	struct fg_wring *w;          /* the ring, open for writing (shared: pubring.c) */
 	size_t struct_size;          /* a struct ring: the size every message must have */
 	uint64_t busy;               /* dropped since the ring was last found busy (told once) */
 };
@@ -117,9 +119,25 @@ void fg_client_sub_remove(struct fg_client *c, int i);
 /* The channel is going: drop its subscriptions and their queued samples. */
 void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
 
+/* pubring.c: rings clients publish into, one shared write handle each.
+ * Get: a new reference to ring NAME:ID's (opened if none is), or an error:
+ * DSSM_EBUSY at FG_MAX_PUBS_TOTAL client channels, those of dssm_open. */
+struct fg_wring;
+int fg_wring_get(struct fg_server *srv, const char *name, int id, struct fg_wring **out);
+void fg_wring_put(struct fg_server *srv, struct fg_wring *w);
+dssm_stream *fg_wring_stream(const struct fg_wring *w, const dssm_stream_info **info);
+/* Removed or created anew since it was opened (fg_wrings_check)? */
+int fg_wring_stale(const struct fg_wring *w);
+/* At each scan: mark the rings removed or created anew; how many are stale. */
+int fg_wrings_check(struct fg_server *srv);
+
 /* ops.c: a whole text or binary message from the client */
 void fg_ops_text(struct fg_client *c, const char *text, size_t len);
 void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n);
+/* Drop the client's channels on stale rings, telling it. */
+void fg_ops_pubs_stale(struct fg_client *c);
+/* Drop all its client channels (closing). */
+void fg_ops_pubs_free(struct fg_client *c);
 
 /* server.c */
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */

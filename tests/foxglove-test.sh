@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -76,6 +76,9 @@ got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 [ "$got" = '{"i":7,"text":"from foxglove"}' ] && ok "the published message is in ring fgt_pub" ||
 	bad "ring fgt_pub holds '$got'"
 check busy "$url"
+py create fgt_map json && py times fgt_map json 1000 && check recreate "$url"
+check pubgone "$url"
+check shared "$url" "$server"
 stop; rc=$?
 [ $rc -eq 0 ] && grep -q "stopped:" "$tmp/server.log" && ok "SIGTERM: clean stop with a summary" || bad "stop: exit $rc"
 grep -q " 5 not published (ring busy)" "$tmp/server.log" && ok "the summary counts the 5 messages a busy ring refused" ||

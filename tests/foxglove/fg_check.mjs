@@ -31,11 +31,20 @@
 //                 with a gap of years: all replayed, the gap jumped with a status
 //   rejoin URL    a replay (fgt_ros1 at --speed 0.001) left by its only
 //                 subscriber starts again from its first sample for the next
+//   recreate URL  ring fgt_map removed and created anew with the same layout
+//                 (and more samples) between two scans: unadvertised, advertised
+//                 again, and its new newest sample reaches a new subscription
+//   shared URL PID  17 clients advertise 256 client channels each on ring
+//                 fgt_pub: 4096 accepted (the server's cap), 256 refused, and
+//                 the server (PID) maps the ring once, not once per channel
+//   pubgone URL   a client channel on fgt_map, which is then created anew:
+//                 dropped with a status, a message on it refused
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
 import net from "node:net";
+import { readFileSync } from "node:fs";
 
 const require = createRequire(process.env.NODE_PATH + "/");
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -364,6 +373,55 @@ async function rejoin() {
   b.client.close();
 }
 
+async function recreate() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_map"), "fgt_map advertised");
+  const old = byTopic(st, "fgt_map").id;
+  st.client.subscribe(old);
+  await until(() => st.messages.length >= 1, "the map's newest sample");
+  await writer(["recreate", "fgt_map", "json", "3"]);
+  await until(() => st.gone.includes(old) && byTopic(st, "fgt_map"), "fgt_map unadvertised and advertised again", 20000);
+  const neu = byTopic(st, "fgt_map");
+  const n = st.messages.length;
+  st.client.subscribe(neu ? neu.id : old);
+  await until(() => st.messages.length > n, "the new ring's newest sample", 20000);
+  const last = st.messages.length > n ? new TextDecoder().decode(st.messages[n].data) : "";
+  check(neu && neu.id !== old && /"i": 102/.test(last),
+        `a ring created anew (same layout): channel ${old} -> ${neu && neu.id}, newest ${last}`);
+  st.client.close();
+}
+
+async function shared(pid) {
+  const cs = Array.from({ length: 17 }, () => connect());
+  await until(() => cs.every((c) => c.info), "17 clients");
+  cs.forEach((c) => c.ws.send(JSON.stringify({ op: "advertise",
+    channels: Array.from({ length: 256 }, (_, i) => ({ id: i + 1, topic: "fgt_pub", encoding: "json" })) })));
+  cs.forEach((c) => c.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] })));
+  await until(() => cs.every((c) => c.statuses.some((s) => s.message.includes("999999"))), "answers to 17 x 256 advertisements");
+  const refused = cs.reduce((n, c) => n + c.statuses.filter((s) => /4096 client channels on this server/.test(s.message)).length, 0);
+  const other = cs.reduce((n, c) => n + c.statuses.filter((s) => s.level === 2 && !/999999|4096 client/.test(s.message)).length, 0);
+  const seg = `dssm:${process.env.DSSM_NAMESPACE}:fgt_pub:0`;
+  const maps = readFileSync(`/proc/${pid}/maps`, "utf8").split("\n").filter((l) => l.includes(seg)).length;
+  check(refused === 256 && other === 0 && maps >= 1 && maps <= 2,
+        `17 x 256 client channels on one ring: ${17 * 256 - refused} accepted, ${refused} refused at the cap (${other} other errors); the ring mapped ${maps} time(s)`);
+  cs.forEach((c) => c.client.close());
+}
+
+async function pubgone() {
+  const st = connect();
+  await until(() => st.info, "serverInfo");
+  const id = st.client.advertise({ topic: "fgt_map", encoding: "json", schemaName: "dssm_test/Text" });
+  st.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
+  await until(() => st.statuses.some((s) => s.message.includes("999999")), "the advertisement handled");
+  await writer(["recreate", "fgt_map", "json", "3"]);
+  await until(() => st.statuses.some((s) => /removed or created anew/.test(s.message)), "a status for the client channel on the ring created anew", 20000);
+  st.client.sendMessage(id, new TextEncoder().encode('{"i":9}'));
+  await until(() => st.statuses.some((s) => /not advertised/.test(s.message)), "the dropped channel's message refused", 20000);
+  const said = st.statuses.find((s) => /removed or created anew/.test(s.message));
+  check(said && said.level === 1 && /'fgt_map'/.test(said.message), `a client channel on a ring created anew: ${said && said.message}`);
+  st.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -507,7 +565,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, busy, gap, rejoin, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {

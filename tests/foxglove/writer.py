@@ -4,6 +4,8 @@
       COUNT samples "msg I" measured at T0 + I ms (ns), HZ per second (0: at once);
       json samples are {"i": I, "text": "msg I", "pad": PAD x's}
   writer.py times NAME json T...   one json sample {"i": I} at each time T (ns)
+  writer.py recreate NAME json COUNT   remove NAME and create it anew as `create`
+      does (the same layout), with COUNT json samples
   writer.py hold NAME json    borrow a slot (the ring's writers' lock held), say
       "held" on stdout, and abandon it when stdin ends
 Run with PYTHONPATH=python (the dssm package)."""
@@ -56,6 +58,13 @@ def main():
         s.close()
         return
     typ, schema = TYPES[enc]
+    if cmd == "recreate":
+        dssm.remove(name)
+        s = dssm.create(name, max_size=256, slots=4096, type=typ, encoding=enc, schema=schema)
+        for i in range(int(sys.argv[4])):
+            s.write(json.dumps({"i": 100 + i}).encode(), time.time_ns())
+        s.close()
+        return
     if cmd == "create":
         size = int(sys.argv[4]) if len(sys.argv) > 4 else 256
         slots = int(sys.argv[5]) if len(sys.argv) > 5 else 4096
