@@ -90,6 +90,7 @@ struct fg_channel {
 	char *schema;
 	int is_struct;               /* samples pass through fg_struct_to_json */
 	struct dssm_decoder *dec;    /* a struct stream's decoder (struct_json.c) */
+	char bad_why[160];           /* why the last undecodable sample was (server.c) */
 	int skipped;                 /* not servable (logged once); never advertised */
 	dssm_stream_info info;       /* as last listed: change detection, the hook */
 	uint64_t seg_dev, seg_ino;   /* its shm file: a ring created anew is another file */

@@ -40,6 +40,7 @@ struct fg_sub {
 	int has_after;
 	uint64_t unreported;         /* dropped, not told yet */
 	uint64_t dropped;
+	uint64_t bad_unreported, bad; /* samples not matching the definition (struct) */
 };
 
 struct fg_pub {
@@ -114,6 +115,9 @@ int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
 void fg_client_queue(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
 /* Count samples a subscription lost before they were queued. */
 void fg_client_missed(struct fg_client *c, struct fg_sub *sub, uint64_t n);
+/* Count a sample not sent because it does not match its struct definition
+ * (the channel's bad_why says how): told apart from drops for slowness. */
+void fg_client_undecodable(struct fg_client *c, struct fg_sub *sub);
 /* End subscription i (its queued samples go). */
 void fg_client_sub_remove(struct fg_client *c, int i);
 /* The channel is going: drop its subscriptions and their queued samples. */

@@ -94,6 +94,9 @@ stop
 tids=$("$dssm" ls 2>/dev/null | awk '$1 == "fgt_struct:0" {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+-[0-9]+$/) print $i}')
 [ "$tids" = "0-100" ] && ok "nothing of the wrong size was written into fgt_struct (TIDs $tids)" ||
 	bad "fgt_struct holds TIDs '$tids', not 0-100"
+start
+check structbad "$url"
+stop
 "$dssm" rm fgt_struct >/dev/null 2>&1
 "$(dirname "$dssm")/examples/odometry" --seconds 30 >/dev/null 2>&1 & odometry=$!
 start

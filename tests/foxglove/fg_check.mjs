@@ -39,6 +39,9 @@
 //                 the server (PID) maps the ring once, not once per channel
 //   pubgone URL   a client channel on fgt_map, which is then created anew:
 //                 dropped with a status, a message on it refused
+//   structbad URL a 4-byte sample in struct ring fgt_struct (24-byte structs):
+//                 the subscriber told it does not match the definition, not
+//                 that it reads too slowly
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -422,6 +425,20 @@ async function pubgone() {
   st.client.close();
 }
 
+async function structbad() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_struct"), "fgt_struct advertised");
+  st.client.subscribe(byTopic(st, "fgt_struct").id);
+  await until(() => st.messages.length >= 1, "its newest sample");
+  const p = spawn("/bin/sh", ["-c", `printf abcd | "${process.env.DSSM}" write fgt_struct`], { stdio: "inherit" });
+  await new Promise((r) => p.on("exit", r));
+  await until(() => st.statuses.some((s) => /do not match/.test(s.message)), "a status for the undecodable sample", 20000);
+  const said = st.statuses.find((s) => /do not match/.test(s.message));
+  check(said && /^1 messages of 'fgt_struct'/.test(said.message) && !st.statuses.some((s) => /slower/.test(s.message)),
+        `a sample that does not match its struct: ${said && said.message}`);
+  st.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -565,7 +582,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
