@@ -159,17 +159,24 @@ int fg_channels_scan(struct fg_channels *t)
 		return n;
 	for (struct fg_channel *c = t->head; c; c = c->next)
 		c->seen = 0;
+	/* Two shm files whose headers claim one NAME:ID (a copy, a damaged
+	 * one) list it twice: the channel stays if either entry is the stream
+	 * it was made from, and a second entry of a name is ignored (the
+	 * channel flapped, unadvertised and advertised every scan). So first
+	 * confirm the channels, then look at the rest. */
 	for (int i = 0; i < n; i++) {
 		struct fg_channel *c = find_live(t, list[i].name, list[i].id);
-		if (c && !same_stream(c, &list[i])) {
-			c->gone = 1; /* created anew: unadvertised, then advertised again */
-			c = NULL;
-		}
-		if (c) {
+		if (c && !c->seen && same_stream(c, &list[i])) {
 			c->seen = 1;
 			c->info.count = list[i].count;
-			continue;
 		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct fg_channel *c = find_live(t, list[i].name, list[i].id);
+		if (c && c->seen)
+			continue; /* confirmed, or made this scan from an earlier entry */
+		if (c)
+			c->gone = 1; /* created anew: unadvertised, then advertised again */
 		add_stream(t, &list[i]);
 	}
 	for (struct fg_channel *c = t->head; c; c = c->next)

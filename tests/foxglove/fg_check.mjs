@@ -42,6 +42,8 @@
 //   structbad URL a 4-byte sample in struct ring fgt_struct (24-byte structs):
 //                 the subscriber told it does not match the definition, not
 //                 that it reads too slowly
+//   dup URL       two shm files claim fgt_dupa:0: its channel stays put over
+//                 two scans (rings fgt_tick1, fgt_tick2 advertised in turn)
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -439,6 +441,20 @@ async function structbad() {
   st.client.close();
 }
 
+async function dup() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_dupa"), "fgt_dupa advertised");
+  const id = byTopic(st, "fgt_dupa").id;
+  for (const tick of ["fgt_tick1", "fgt_tick2"]) { // each advertised by a later scan
+    await writer(["create", tick, "json"]);
+    await until(() => byTopic(st, tick), `${tick} advertised`, 20000);
+  }
+  const dupa = [...st.channels.values()].filter((c) => c.topic === "fgt_dupa");
+  check(!st.gone.includes(id) && dupa.length === 1 && dupa[0].id === id,
+        `a NAME:ID listed twice: channel ${id} kept over two scans (unadvertised: [${st.gone}])`);
+  st.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -582,7 +598,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
