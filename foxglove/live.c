@@ -110,10 +110,18 @@ static int watch_start(struct fg_channel *c, struct fg_watch *w)
 	return 0;
 }
 
+/* Watcher threads at once, stopped ones still ending included: a client
+ * that subscribes and unsubscribes in a storm leaves each stopped watcher
+ * for up to its 100 ms wait, with a thread and a mapping. */
+#define MAX_WATCHERS 8192
+
 int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 {
 	if (c->live)
 		return 0;
+	if (atomic_load(&running) >= MAX_WATCHERS)
+		return dssm__fail(DSSM_EBUSY, "%d rings are being read or stopping (the limit): "
+		                  "try again shortly", MAX_WATCHERS);
 	struct fg_live *l = calloc(1, sizeof *l);
 	struct fg_watch *w = calloc(1, sizeof *w);
 	if (!l || !w) {
