@@ -98,16 +98,18 @@ int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
 
 /* The same ring as when it was advertised? A stream removed and created
  * anew between two scans is another shm file (even with the same layout
- * and more samples); and one whose layout changed is another channel. */
+ * and more samples); and one whose layout changed is another channel. (No
+ * file by its name is identity 0: a channel skipped because its file was
+ * gone is looked at again once a file of that name exists.) */
 static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
 {
-	uint64_t dev, ino;
+	uint64_t dev = 0, ino = 0;
+	if (fg_ring_identity(c->name, c->sid, &dev, &ino) < 0)
+		dev = ino = 0;
 	return !strcmp(c->info.type, i->type) && !strcmp(c->info.encoding, i->encoding) &&
 	       c->info.max_size == i->max_size && c->info.slots == i->slots &&
 	       c->info.schema_len == i->schema_len && i->count >= c->info.count &&
-	       (!c->seg_ino || /* (never opened: a skipped one, kept as listed) */
-	        (fg_ring_identity(c->name, c->sid, &dev, &ino) == 0 && dev == c->seg_dev &&
-	         ino == c->seg_ino));
+	       dev == c->seg_dev && ino == c->seg_ino;
 }
 
 static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
@@ -139,6 +141,9 @@ static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 		c->info = *info;
 		fprintf(stderr, "dssm foxglove: not serving '%s:%d': %s\n", info->name, info->id,
 		        dssm_last_error());
+		/* not opened: the file of its name now, or none (see same_stream) */
+		if (!c->seg_ino && fg_ring_identity(info->name, info->id, &c->seg_dev, &c->seg_ino) < 0)
+			c->seg_dev = c->seg_ino = 0;
 	} else {
 		c->id = ++t->next_id;
 		c->fresh = 1;

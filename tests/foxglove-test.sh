@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -80,8 +80,8 @@ py create fgt_map json && py times fgt_map json 1000 && check recreate "$url"
 check pubgone "$url"
 # a second shm file whose header claims fgt_dupa:0 (another layout)
 py create fgt_dupa json 512 16 && mv "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupa:0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0" &&
-	py create fgt_dupa json && check dup "$url"
-"$dssm" rm fgt_dupa fgt_tick1 fgt_tick2 >/dev/null 2>&1; rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
+	check dup "$url"
+"$dssm" rm fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 >/dev/null 2>&1; rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
 check shared "$url" "$server"
 stop; rc=$?
 [ $rc -eq 0 ] && grep -q "stopped:" "$tmp/server.log" && ok "SIGTERM: clean stop with a summary" || bad "stop: exit $rc"

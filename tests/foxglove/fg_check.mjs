@@ -42,8 +42,9 @@
 //   structbad URL a 4-byte sample in struct ring fgt_struct (24-byte structs):
 //                 the subscriber told it does not match the definition, not
 //                 that it reads too slowly
-//   dup URL       two shm files claim fgt_dupa:0: its channel stays put over
-//                 two scans (rings fgt_tick1, fgt_tick2 advertised in turn)
+//   dup URL       a second shm file claims fgt_dupa:0 (it alone for a scan,
+//                 then fgt_dupa created): fgt_dupa is served, and its channel
+//                 stays put over two scans (fgt_tick1, fgt_tick2 advertised in turn)
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -443,7 +444,13 @@ async function structbad() {
 
 async function dup() {
   const st = connect();
-  await until(() => st.info && byTopic(st, "fgt_dupa"), "fgt_dupa advertised");
+  // a scan sees only the second file (no file of the name fgt_dupa:0 yet),
+  // then the ring itself is created: it is served
+  await until(() => st.info, "serverInfo");
+  await writer(["create", "fgt_tick0", "json"]);
+  await until(() => byTopic(st, "fgt_tick0"), "fgt_tick0 advertised", 20000);
+  await writer(["create", "fgt_dupa", "json"]);
+  await until(() => byTopic(st, "fgt_dupa"), "fgt_dupa advertised", 20000);
   const id = byTopic(st, "fgt_dupa").id;
   for (const tick of ["fgt_tick1", "fgt_tick2"]) { // each advertised by a later scan
     await writer(["create", tick, "json"]);
