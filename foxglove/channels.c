@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../connector/wire.h"
 #include "../ssmcore/internal.h"
@@ -80,13 +81,35 @@ static struct fg_channel *find_live(struct fg_channels *t, const char *name, int
 	return NULL;
 }
 
+int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
+	struct stat st;
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0)
+		return rc;
+	snprintf(path, sizeof path, "/dev/shm%s", seg);
+	if (stat(path, &st) < 0)
+		return dssm__fail_errno(DSSM_ENOENT, "%s", path);
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 /* The same ring as when it was advertised? A stream removed and created
- * anew between two scans shows another layout, or fewer samples. */
+ * anew between two scans is another shm file (even with the same layout
+ * and more samples); and one whose layout changed is another channel. (No
+ * file by its name is identity 0: a channel skipped because its file was
+ * gone is looked at again once a file of that name exists.) */
 static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
 {
+	uint64_t dev = 0, ino = 0;
+	if (fg_ring_identity(c->name, c->sid, &dev, &ino) < 0)
+		dev = ino = 0;
 	return !strcmp(c->info.type, i->type) && !strcmp(c->info.encoding, i->encoding) &&
 	       c->info.max_size == i->max_size && c->info.slots == i->slots &&
-	       c->info.schema_len == i->schema_len && i->count >= c->info.count;
+	       c->info.schema_len == i->schema_len && i->count >= c->info.count &&
+	       dev == c->seg_dev && ino == c->seg_ino;
 }
 
 static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
@@ -104,8 +127,11 @@ static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 		return;
 	}
 	c->rec_stream = -1;
-	if (rc == 0)
+	if (rc == 0) {
+		c->seg_dev = s->seg_dev; /* the file this handle mapped */
+		c->seg_ino = s->seg_ino;
 		rc = fg_channel_describe(c, info, dssm_schema(s));
+	}
 	dssm_close(s);
 	if (rc < 0) {
 		/* kept, marked skipped: logged once, not at every scan */
@@ -115,6 +141,9 @@ static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 		c->info = *info;
 		fprintf(stderr, "dssm foxglove: not serving '%s:%d': %s\n", info->name, info->id,
 		        dssm_last_error());
+		/* not opened: the file of its name now, or none (see same_stream) */
+		if (!c->seg_ino && fg_ring_identity(info->name, info->id, &c->seg_dev, &c->seg_ino) < 0)
+			c->seg_dev = c->seg_ino = 0;
 	} else {
 		c->id = ++t->next_id;
 		c->fresh = 1;
@@ -135,17 +164,24 @@ int fg_channels_scan(struct fg_channels *t)
 		return n;
 	for (struct fg_channel *c = t->head; c; c = c->next)
 		c->seen = 0;
+	/* Two shm files whose headers claim one NAME:ID (a copy, a damaged
+	 * one) list it twice: the channel stays if either entry is the stream
+	 * it was made from, and a second entry of a name is ignored (the
+	 * channel flapped, unadvertised and advertised every scan). So first
+	 * confirm the channels, then look at the rest. */
 	for (int i = 0; i < n; i++) {
 		struct fg_channel *c = find_live(t, list[i].name, list[i].id);
-		if (c && !same_stream(c, &list[i])) {
-			c->gone = 1; /* created anew: unadvertised, then advertised again */
-			c = NULL;
-		}
-		if (c) {
+		if (c && !c->seen && same_stream(c, &list[i])) {
 			c->seen = 1;
 			c->info.count = list[i].count;
-			continue;
 		}
+	}
+	for (int i = 0; i < n; i++) {
+		struct fg_channel *c = find_live(t, list[i].name, list[i].id);
+		if (c && c->seen)
+			continue; /* confirmed, or made this scan from an earlier entry */
+		if (c)
+			c->gone = 1; /* created anew: unadvertised, then advertised again */
 		add_stream(t, &list[i]);
 	}
 	for (struct fg_channel *c = t->head; c; c = c->next)

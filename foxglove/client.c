@@ -24,10 +24,13 @@
 #include "protocol.h"
 #include "server.h"
 
-/* What a queued sample counts against the bound: its bytes and its keeping. */
+/* What a queued sample counts against the bound: its entry and its
+ * allocation as the allocator takes it (exactly the sample's bytes, live.c,
+ * plus a size word, rounded up to 16), so the bound holds for tiny samples. */
 static size_t entry_cost(const struct fg_sample *s)
 {
-	return sizeof(struct fg_entry) + sizeof *s + s->len;
+	size_t a = (sizeof *s + s->len + sizeof(size_t) + 15) & ~(size_t)15;
+	return sizeof(struct fg_entry) + a;
 }
 
 /* ---- text queue ---- */
@@ -162,6 +165,13 @@ void fg_client_missed(struct fg_client *c, struct fg_sub *sub, uint64_t n)
 	lws_callback_on_writable(c->wsi);
 }
 
+void fg_client_undecodable(struct fg_client *c, struct fg_sub *sub)
+{
+	sub->bad_unreported++;
+	sub->bad++;
+	lws_callback_on_writable(c->wsi);
+}
+
 /* Remove the queued samples of one subscription (NULL: all). */
 static void queue_purge(struct fg_client *c, const struct fg_sub *sub)
 {
@@ -269,11 +279,20 @@ static int write_text(struct fg_client *c)
 	return n < 0 ? -1 : 0;
 }
 
-/* Tell what the queue dropped since the last time: one status per topic. */
+/* Tell what the queue dropped since the last time, and the samples that
+ * did not match their definition: one status per topic. */
 static int report_drops(struct fg_client *c)
 {
 	for (int i = 0; i < c->nsubs; i++) {
 		struct fg_sub *s = c->subs[i];
+		if (s->bad_unreported) {
+			uint64_t n = s->bad_unreported;
+			s->bad_unreported = 0;
+			return fg_client_status(c, FG_WARNING, "%llu messages of '%s' (subscription %u) not "
+			                        "sent: they do not match the stream's definition (%s); %llu "
+			                        "in all", (unsigned long long)n, s->ch->topic, s->id,
+			                        s->ch->bad_why, (unsigned long long)s->bad) < 0 ? -1 : 1;
+		}
 		if (!s->unreported)
 			continue;
 		uint64_t n = s->unreported;
@@ -428,9 +447,7 @@ void fg_client_close(struct fg_client *c)
 	while (c->nsubs)
 		fg_client_sub_remove(c, c->nsubs - 1);
 	free(c->subs);
-	for (int i = 0; i < c->npubs; i++)
-		dssm_close(c->pubs[i].s);
-	free(c->pubs);
+	fg_ops_pubs_free(c);
 	free(c->q);
 	while (c->text_head) {
 		struct fg_text *t = c->text_head;

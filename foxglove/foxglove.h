@@ -8,9 +8,10 @@
  *   channels.c   the channel table: streams (or recorded streams) as channels
  *   struct_json.c the one hook where struct streams will become JSON
  *   live.c       reading rings: one watcher thread per subscribed ring wakes the loop
- *   playback.c   a recording replayed at --speed, paced by a loop timer
+ *   playback.c   a recording replayed at --speed, paced by a loop timer (pace.h)
  *   client.c     one connection: receiving, its bounded output queues, sending
  *   ops.c        what a client asks: (un)subscribe, (un)advertise, publish
+ *   pubring.c    the rings clients publish into: one shared write handle each
  *   protocol.c   the protocol's messages: JSON ops and little-endian binary frames
  *   json.c       the JSON parser and string writer
  */
@@ -38,6 +39,9 @@
 /* Subscriptions and client channels per connection. */
 #define FG_MAX_SUBS 4096
 #define FG_MAX_PUBS 256
+/* Client channels on the whole server: they share one write handle per ring
+ * (pubring.c), and this bounds their memory. */
+#define FG_MAX_PUBS_TOTAL 4096
 /* How often the stream list is read for new and removed streams. */
 #define FG_SCAN_MS 500
 
@@ -86,8 +90,10 @@ struct fg_channel {
 	char *schema;
 	int is_struct;               /* samples pass through fg_struct_to_json */
 	struct dssm_decoder *dec;    /* a struct stream's decoder (struct_json.c) */
+	char bad_why[160];           /* why the last undecodable sample was (server.c) */
 	int skipped;                 /* not servable (logged once); never advertised */
 	dssm_stream_info info;       /* as last listed: change detection, the hook */
+	uint64_t seg_dev, seg_ino;   /* its shm file: a ring created anew is another file */
 	int seen, fresh, gone;       /* scan marks */
 	int subscribers;             /* subscriptions of all clients */
 	struct fg_live *live;        /* ring reader while subscribed */
@@ -106,8 +112,11 @@ struct fg_channels {
  * cannot be served (its encoding has no Foxglove counterpart; a struct
  * stream while no decoder exists). */
 int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, const char *schema);
+/* The identity of ring NAME:ID's shm file now (a ring removed and created
+ * anew is another file, whatever its layout); DSSM_ENOENT when none. */
+int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
 /* Read the stream list: new streams are added with `fresh` set, those gone
- * (or changed: removed and created anew) get `gone` set. The server
+ * (or removed and created anew: another shm file) get `gone` set. The server
  * advertises and unadvertises them, then calls fg_channels_settle. */
 int fg_channels_scan(struct fg_channels *t);
 void fg_channels_settle(struct fg_channels *t);
@@ -132,9 +141,17 @@ void fg_struct_close(struct fg_channel *c);
 
 struct lws_context;
 /* Start reading channel c's ring from now; a watcher thread calls
- * lws_cancel_service(ctx) when samples arrive. */
+ * lws_cancel_service(ctx) when samples arrive (ctx NULL: nothing is woken).
+ * Stop never waits for the watcher: it ends by itself (within its 100 ms
+ * wait) and closes its own handle. */
 int fg_live_start(struct fg_channel *c, struct lws_context *ctx);
 void fg_live_stop(struct fg_channel *c);
+/* At exit, after every fg_live_stop, before the context is destroyed: wait
+ * until the stopped watchers have ended (they may still wake it). */
+void fg_live_shutdown(void);
+/* Watcher threads not yet ended; how many times a stop waited for one
+ * (pthread_join; none should). */
+void fg_live_stats(int *watchers, uint64_t *joined);
 /* The next new sample of c (a new reference), NULL when none is there;
  * *missed counts samples the ring overwrote before they were read. Reads
  * only after the watcher flagged new samples, until none is left. */

@@ -18,19 +18,30 @@
 #include "../ssmcore/internal.h"
 #include "foxglove.h"
 
-#define DIRECT_MAX (4u << 20)
+/* What a watcher thread owns: once told to stop it closes its handle and
+ * frees this itself, so the loop never waits for it (a join waited up to a
+ * whole dssm_wait_tid timeout per ring: 50 unsubscribes stalled every other
+ * client for 4 s). */
+struct fg_watch {
+	dssm_stream *waiter;
+	struct lws_context *ctx;     /* NULL: nobody to wake (unit tests) */
+	uint64_t first;
+	atomic_int stop, pending;
+};
 
 struct fg_live {
 	dssm_stream *reader;         /* the loop's: its read position is the channel's */
-	dssm_stream *waiter;         /* the watcher thread's own handle */
-	struct lws_context *ctx;
-	pthread_t thread;
-	atomic_int stop, pending;
+	struct fg_watch *w;
 	int draining;
-	uint64_t first;
 	size_t cap;                  /* max_size */
-	uint8_t *scratch;            /* for rings of big max_size (see fg_live_next) */
+	uint8_t *scratch;            /* max_size bytes: samples are read here (fg_live_next) */
 };
+
+/* Watcher threads not yet ended (fg_live_shutdown waits for none), and how
+ * many times the loop waited for one (pthread_join): never, since stops
+ * are not waited for. */
+static atomic_int running;
+static atomic_uint_fast64_t joins;
 
 struct fg_sample *fg_sample_new(size_t len, dssm_time_t time)
 {
@@ -52,37 +63,77 @@ void fg_sample_put(struct fg_sample *s)
 
 static void *watch_thread(void *arg)
 {
-	struct fg_live *l = arg;
-	uint64_t next = l->first, newest;
-	while (!atomic_load(&l->stop)) {
-		/* 100 ms bounds how long a stop request waits, not the latency */
-		if (dssm_wait_tid(l->waiter, next, 100 * 1000 * 1000) < 0)
+	struct fg_watch *w = arg;
+	uint64_t next = w->first, newest;
+	while (!atomic_load(&w->stop)) {
+		/* 100 ms bounds how long a stopped watcher lingers, not the latency */
+		if (dssm_wait_tid(w->waiter, next, 100 * 1000 * 1000) < 0)
 			continue;
-		if (dssm_tid_range(l->waiter, NULL, &newest) == 0)
+		if (dssm_tid_range(w->waiter, NULL, &newest) == 0)
 			next = newest + 1;
 		/* The loop is woken once per batch, not per sample: while it has
 		 * not taken the last news (busy, or its subscribers have no room),
 		 * this thread only looks again after a millisecond. */
-		if (atomic_exchange(&l->pending, 1) == 0)
-			lws_cancel_service(l->ctx);
-		else
+		if (atomic_exchange(&w->pending, 1) == 0) {
+			if (w->ctx && !atomic_load(&w->stop))
+				lws_cancel_service(w->ctx);
+		} else {
 			nanosleep(&(struct timespec){0, 1000000}, NULL);
+		}
 	}
+	dssm_close(w->waiter);
+	free(w);
+	atomic_fetch_sub(&running, 1);
 	return NULL;
 }
+
+/* The watcher, detached: it ends by itself once stop is set. */
+static int watch_start(struct fg_channel *c, struct fg_watch *w)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	if (pthread_attr_init(&attr) != 0)
+		return dssm__fail(DSSM_ESYS, "cannot start a watcher thread for '%s'", c->topic);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* signals go to the loop's thread, never to a watcher */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	atomic_fetch_add(&running, 1);
+	int rc = pthread_create(&t, &attr, watch_thread, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		atomic_fetch_sub(&running, 1);
+		return dssm__fail(DSSM_ESYS, "cannot start a watcher thread for '%s'", c->topic);
+	}
+	return 0;
+}
+
+/* Watcher threads at once, stopped ones still ending included: a client
+ * that subscribes and unsubscribes in a storm leaves each stopped watcher
+ * for up to its 100 ms wait, with a thread and a mapping. */
+#define MAX_WATCHERS 8192
 
 int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 {
 	if (c->live)
 		return 0;
+	if (atomic_load(&running) >= MAX_WATCHERS)
+		return dssm__fail(DSSM_EBUSY, "%d rings are being read or stopping (the limit): "
+		                  "try again shortly", MAX_WATCHERS);
 	struct fg_live *l = calloc(1, sizeof *l);
-	if (!l)
+	struct fg_watch *w = calloc(1, sizeof *w);
+	if (!l || !w) {
+		free(l);
+		free(w);
 		return dssm__fail(DSSM_ENOMEM, "out of memory to read '%s'", c->topic);
-	l->ctx = ctx;
+	}
+	w->ctx = ctx;
 	/* (never waits for a ring being created anew: DSSM_EAGAIN, a status) */
 	int rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &l->reader);
 	if (rc == 0)
-		rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &l->waiter);
+		rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &w->waiter);
 	if (rc == 0)
 		rc = dssm_subscribe(l->reader, DSSM_FROM_NOW, 0);
 	dssm_stream_info info;
@@ -90,22 +141,18 @@ int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 		rc = dssm_info(l->reader, &info);
 	l->cap = rc == 0 ? info.max_size : 0;
 	if (rc == 0) {
-		dssm_set_spin(l->waiter, 0);
-		l->first = info.count;
-		/* signals go to the loop's thread, never to a watcher */
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_BLOCK, &all, &old);
-		if (pthread_create(&l->thread, NULL, watch_thread, l) != 0)
-			rc = dssm__fail(DSSM_ESYS, "cannot start a watcher thread for '%s'", c->topic);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		dssm_set_spin(w->waiter, 0);
+		w->first = info.count;
+		rc = watch_start(c, w);
 	}
 	if (rc < 0) {
 		dssm_close(l->reader);
-		dssm_close(l->waiter);
+		dssm_close(w->waiter);
+		free(w);
 		free(l);
 		return rc;
 	}
+	l->w = w;
 	c->live = l;
 	return 0;
 }
@@ -115,18 +162,28 @@ void fg_live_stop(struct fg_channel *c)
 	struct fg_live *l = c->live;
 	if (!l)
 		return;
-	atomic_store(&l->stop, 1);
-	pthread_join(l->thread, NULL);
+	atomic_store(&l->w->stop, 1); /* the watcher owns it from here */
 	dssm_close(l->reader);
-	dssm_close(l->waiter);
 	free(l->scratch);
 	free(l);
 	c->live = NULL;
 }
 
+void fg_live_shutdown(void)
+{
+	while (atomic_load(&running) > 0)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
+void fg_live_stats(int *watchers, uint64_t *joined)
+{
+	*watchers = atomic_load(&running);
+	*joined = atomic_load(&joins);
+}
+
 int fg_live_pending(struct fg_channel *c)
 {
-	return c->live && (c->live->draining || atomic_load(&c->live->pending));
+	return c->live && (c->live->draining || atomic_load(&c->live->w->pending));
 }
 
 struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
@@ -136,38 +193,23 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 	if (!l)
 		return NULL;
 	if (!l->draining) {
-		if (!atomic_exchange(&l->pending, 0))
+		if (!atomic_exchange(&l->w->pending, 0))
 			return NULL;
 		l->draining = 1; /* until read_next finds nothing newer */
 	}
-	/* Up to DIRECT_MAX, a sample is read straight into its own allocation
-	 * of max_size (one copy, the rest given back); beyond, a ring whose
-	 * samples may be 1 GiB but are mostly small is read into one scratch
-	 * buffer and copied (an allocation of max_size per sample would cost a
-	 * mapping each). */
-	int direct = l->cap <= DIRECT_MAX;
-	if (!direct && !l->scratch && !(l->scratch = malloc(l->cap))) {
+	/* Read into the channel's scratch buffer of max_size and copied into an
+	 * allocation of exactly the sample's bytes: a queued sample costs what
+	 * it holds (client.c counts that), whatever the ring's max_size. (Read
+	 * straight into max_size allocations, a burst of 7-byte samples on a
+	 * ring of 4 KiB cost a slow client 1.3 GB within its 16 MiB bound.) */
+	if (!l->scratch && !(l->scratch = malloc(l->cap ? l->cap : 1))) {
 		l->draining = 0;
 		return NULL;
 	}
 	for (;;) {
 		dssm_sample_info si;
 		uint64_t m = 0;
-		struct fg_sample *s = direct ? fg_sample_new(l->cap, 0) : NULL;
-		if (direct && !s) {
-			l->draining = 0;
-			return NULL;
-		}
-		int rc = dssm_read_next(l->reader, direct ? s->data : l->scratch, l->cap, &si, &m);
-		if (rc < 0)
-			free(s);
-		if (rc == 0 && !direct) {
-			if (!(s = fg_sample_new(si.copied, 0))) {
-				*missed += m + 1;
-				continue;
-			}
-			memcpy(s->data, l->scratch, si.copied);
-		}
+		int rc = dssm_read_next(l->reader, l->scratch, l->cap, &si, &m);
 		*missed += m;
 		if (rc == DSSM_ETOOOLD)
 			continue; /* overwritten while copied: counted in m, read_next moved past it */
@@ -176,14 +218,13 @@ struct fg_sample *fg_live_next(struct fg_channel *c, uint64_t *missed)
 			l->draining = 0;
 			return NULL;
 		}
-		/* read into a sample of max_size: give back the rest */
-		if (direct && si.copied < l->cap / 2 && l->cap > 4096) {
-			struct fg_sample *t = realloc(s, sizeof *s + si.copied);
-			s = t ? t : s;
+		struct fg_sample *s = fg_sample_new(si.copied, si.time);
+		if (!s) {
+			*missed += 1;
+			continue;
 		}
-		s->time = si.time;
+		memcpy(s->data, l->scratch, si.copied);
 		s->tid = si.tid;
-		s->len = si.copied;
 		return s;
 	}
 }

@@ -121,6 +121,12 @@ static int pub_index(struct fg_client *c, uint32_t id)
 	return -1;
 }
 
+static void pub_remove(struct fg_client *c, int i)
+{
+	fg_wring_put(c->srv, c->pubs[i].w);
+	c->pubs[i] = c->pubs[--c->npubs];
+}
+
 /* The size every sample of a struct ring has (encoding struct, or raw with
  * a definition: what its readers decode as a C struct), else 0. */
 static size_t struct_size(const dssm_stream_info *info, const char *definition)
@@ -146,19 +152,19 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 	int rc = dssm_parse_address(t, name, &id);
 	if (rc == 0)
 		rc = write_rules_check(&c->srv->cfg->writes, name, id);
-	if (rc == 0) /* (the loop does not wait for a ring being created) */
-		rc = dssm_open(name, id, DSSM_WRITE | DSSM_NOWAIT, &p->s);
+	if (rc == 0)
+		rc = fg_wring_get(c->srv, name, id, &p->w);
 	if (rc < 0)
 		return rc;
-	dssm_stream_info info;
-	dssm_info(p->s, &info);
+	const dssm_stream_info *info;
+	dssm_stream *s = fg_wring_stream(p->w, &info);
 	/* bytes of another encoding would be misread by every reader */
-	if (strcmp(info.encoding, "raw") != 0 && info.encoding[0] && strcmp(info.encoding, encoding) != 0) {
-		dssm_close(p->s);
-		p->s = NULL;
-		return dssm__fail(DSSM_ELAYOUT, "'%s' holds %s, not %s", p->topic, info.encoding, encoding);
+	if (strcmp(info->encoding, "raw") != 0 && info->encoding[0] && strcmp(info->encoding, encoding) != 0) {
+		fg_wring_put(c->srv, p->w);
+		p->w = NULL;
+		return dssm__fail(DSSM_ELAYOUT, "'%s' holds %s, not %s", p->topic, info->encoding, encoding);
 	}
-	p->struct_size = struct_size(&info, dssm_schema(p->s));
+	p->struct_size = struct_size(info, dssm_schema(s));
 	return 0;
 }
 
@@ -214,8 +220,56 @@ static void unadvertise_one(struct fg_client *c, const struct fg_json *e)
 		fg_client_status(c, FG_ERROR, "unadvertise: no such client channel");
 		return;
 	}
-	dssm_close(c->pubs[i].s);
-	c->pubs[i] = c->pubs[--c->npubs];
+	pub_remove(c, i);
+}
+
+void fg_ops_pubs_stale(struct fg_client *c)
+{
+	for (int i = c->npubs - 1; i >= 0; i--)
+		if (fg_wring_stale(c->pubs[i].w)) {
+			fg_client_status(c, FG_WARNING, "client channel %u ('%s'): the ring was removed or "
+			                 "created anew: this client channel is dropped (advertise it again)",
+			                 c->pubs[i].id, c->pubs[i].topic);
+			pub_remove(c, i);
+		}
+}
+
+void fg_ops_pubs_free(struct fg_client *c)
+{
+	while (c->npubs)
+		pub_remove(c, c->npubs - 1);
+	free(c->pubs);
+	c->pubs = NULL;
+}
+
+/* Write a client's message into its ring, never waiting: while another
+ * writer holds the ring's lock (a slow process inside a write, one holding
+ * a borrowed slot, or one stopped while it held it) the message is dropped
+ * and counted, and the client told once per busy spell, then how many went
+ * when the ring takes messages again (a blocking write froze the loop for
+ * every client as long as the other writer held the lock). */
+static void publish(struct fg_client *c, struct fg_pub *pub, const uint8_t *payload, size_t len)
+{
+	/* the measurement time is not in the message: the time it arrived */
+	int64_t rc = dssm_write_try(fg_wring_stream(pub->w, NULL), payload, len, dssm_now());
+	if (rc == DSSM_EAGAIN) {
+		c->srv->busy_dropped++;
+		if (pub->busy++ == 0)
+			fg_client_status(c, FG_WARNING, "publishing to '%s' (client channel %u): ring busy, "
+			                 "another writer holds its lock: message dropped (and the next ones "
+			                 "until it lets go)", pub->topic, pub->id);
+		return;
+	}
+	if (pub->busy) {
+		fg_client_status(c, FG_INFO, "publishing to '%s' (client channel %u): ring free again; "
+		                 "%llu messages were dropped while busy", pub->topic, pub->id,
+		                 (unsigned long long)pub->busy);
+		pub->busy = 0;
+	}
+	if (rc < 0)
+		fg_client_status(c, FG_ERROR, "publishing to '%s': %s", pub->topic, dssm_last_error());
+	else
+		c->srv->published++;
 }
 
 void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
@@ -241,12 +295,7 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 		                 chid, len, c->pubs[i].struct_size);
 		return;
 	}
-	/* the measurement time is not in the message: the time it arrived */
-	int64_t rc = dssm_write(c->pubs[i].s, payload, len, dssm_now());
-	if (rc < 0)
-		fg_client_status(c, FG_ERROR, "publishing to '%s': %s", c->pubs[i].topic, dssm_last_error());
-	else
-		c->srv->published++;
+	publish(c, &c->pubs[i], payload, len);
 }
 
 /* ---- text ops ---- */

@@ -15,6 +15,8 @@
 
 #include "../connector/wire.h"
 #include "dssm/container.h"
+#include "pace.h"
+#include "protocol.h"
 #include "server.h"
 
 /* Samples handed out per timer call at most: a fast replay yields to the sockets. */
@@ -27,7 +29,8 @@ struct fg_playback {
 	int nstreams;
 	dssm_record rec;
 	int have;                      /* rec holds the next sample */
-	dssm_time_t first;             /* recording time at the replay's start */
+	dssm_time_t first;             /* recording time at the replay's clock start */
+	dssm_time_t prev;              /* the sample played last (gaps, pace.h) */
 	int64_t start_us;              /* monotonic clock then */
 	uint64_t rounds;
 };
@@ -110,6 +113,29 @@ static void send_time(struct fg_server *srv, dssm_time_t t)
 	fg_sample_put(s);
 }
 
+/* A gap over FG_PLAY_MAX_GAP_S: the replay's clock restarts at the next
+ * sample, now, and every client is told. */
+static void jump(struct fg_server *srv, struct fg_playback *p, int64_t now)
+{
+	for (struct fg_client *c = srv->clients; c; c = c->next)
+		fg_client_status(c, FG_INFO, "recording: jumped over a gap of %.0f s (from %lld to %lld ns), "
+		                 "longer than %d s", ((double)p->rec.time - (double)p->prev) / 1e9,
+		                 (long long)p->prev, (long long)p->rec.time, FG_PLAY_MAX_GAP_S);
+	p->first = p->prev = p->rec.time;
+	p->start_us = now;
+}
+
+/* No subscriber is left: the replay stops, and the next subscription
+ * starts it again from the beginning. */
+void fg_playback_stop(struct fg_server *srv)
+{
+	if (!srv->playing)
+		return;
+	lws_sul_cancel(&srv->pace);
+	srv->playing = 0;
+	restart(srv->play);
+}
+
 int64_t fg_playback_step(struct fg_server *srv)
 {
 	struct fg_playback *p = srv->play;
@@ -124,7 +150,9 @@ int64_t fg_playback_step(struct fg_server *srv)
 				if (last != INT64_MIN)
 					send_time(srv, last);
 				p->rounds++;
-				if (srv->cfg->loop && rc == 0 && restart(p) == 0)
+				/* (a round that found no sample does not loop: an empty
+				 * recording restarted every millisecond) */
+				if (srv->cfg->loop && rc == 0 && p->first != INT64_MIN && restart(p) == 0)
 					return 1000;
 				for (struct fg_client *c = srv->clients; c; c = c->next) {
 					c->tell_end = 1; /* after its queued samples (client.c) */
@@ -135,16 +163,18 @@ int64_t fg_playback_step(struct fg_server *srv)
 			}
 			p->have = 1;
 			if (p->first == INT64_MIN) { /* the replay's clock starts now */
-				p->first = p->rec.time;
+				p->first = p->prev = p->rec.time;
 				p->start_us = mono_us();
 			}
 		}
-		int64_t due = p->start_us + (int64_t)((double)(p->rec.time - p->first) / 1000.0 / speed);
 		int64_t now = mono_us();
-		if (due > now) {
+		int64_t wait = fg_pace_wait_us(p->first, p->start_us, p->prev, p->rec.time, now, speed);
+		if (wait < 0)
+			jump(srv, p, now);
+		else if (wait > 0) {
 			if (last != INT64_MIN)
 				send_time(srv, last);
-			return due - now;
+			return wait;
 		}
 		struct fg_channel *ch = p->rec.stream >= 0 && p->rec.stream < p->nstreams
 		                                ? p->by_stream[p->rec.stream] : NULL;
@@ -156,7 +186,7 @@ int64_t fg_playback_step(struct fg_server *srv)
 				fg_sample_put(s);
 			}
 		}
-		last = p->rec.time;
+		last = p->prev = p->rec.time;
 		p->have = 0;
 	}
 	if (last != INT64_MIN)

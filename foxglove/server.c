@@ -48,18 +48,30 @@ static void missed(struct fg_server *srv, struct fg_channel *ch, uint64_t n)
 				fg_client_missed(c, c->subs[i], n);
 }
 
-/* Struct streams become JSON here, once for every subscriber. */
-static struct fg_sample *as_json(struct fg_channel *ch, struct fg_sample *s)
+/* Struct streams become JSON here, once for every subscriber. NULL with
+ * *bad set when the sample does not match its definition (why: in
+ * ch->bad_why), else out of memory. */
+static struct fg_sample *as_json(struct fg_channel *ch, struct fg_sample *s, int *bad)
 {
 	struct wbuf w = {0};
 	struct fg_sample *j = NULL;
-	if (fg_struct_to_json(ch, s->data, s->len, &w) == 0 && !w.oom &&
-	    (j = fg_sample_new(w.len, s->time))) {
+	*bad = fg_struct_to_json(ch, s->data, s->len, &w) < 0 && !w.oom;
+	if (*bad)
+		snprintf(ch->bad_why, sizeof ch->bad_why, "%s", dssm_last_error());
+	else if (!w.oom && (j = fg_sample_new(w.len, s->time))) {
 		memcpy(j->data, w.data, w.len);
 		j->tid = s->tid; /* a late joiner's subscription skips what it got first by TID */
 	}
 	wbuf_free(&w);
 	return j;
+}
+
+static void undecodable(struct fg_server *srv, struct fg_channel *ch)
+{
+	for (struct fg_client *c = srv->clients; c; c = c->next)
+		for (int i = 0; i < c->nsubs; i++)
+			if (c->subs[i]->ch == ch)
+				fg_client_undecodable(c, c->subs[i]);
 }
 
 void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s)
@@ -68,9 +80,12 @@ void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sam
 		fg_client_queue(c, sub, s);
 		return;
 	}
-	struct fg_sample *j = as_json(sub->ch, s);
+	int bad;
+	struct fg_sample *j = as_json(sub->ch, s, &bad);
 	if (j)
 		fg_client_queue(c, sub, j);
+	else if (bad)
+		fg_client_undecodable(c, sub);
 	else
 		fg_client_missed(c, sub, 1);
 	fg_sample_put(j);
@@ -79,9 +94,13 @@ void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sam
 void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s)
 {
 	if (ch->is_struct) {
-		struct fg_sample *j = as_json(ch, s);
+		int bad;
+		struct fg_sample *j = as_json(ch, s, &bad);
 		if (!j) {
-			missed(srv, ch, 1);
+			if (bad)
+				undecodable(srv, ch);
+			else
+				missed(srv, ch, 1);
 			return;
 		}
 		deliver(srv, ch, j);
@@ -155,6 +174,13 @@ void fg_server_sub_removed(struct fg_server *srv, struct fg_channel *ch)
 {
 	if (--ch->subscribers == 0 && !srv->play)
 		fg_live_stop(ch);
+	if (srv->play) {
+		/* a replay nobody follows stops (it ran on, with --loop for ever) */
+		for (struct fg_channel *c = srv->channels.head; c; c = c->next)
+			if (c->subscribers)
+				return;
+		fg_playback_stop(srv);
+	}
 }
 
 /* ---- channels appearing and going ---- */
@@ -211,6 +237,9 @@ static void rescan(struct fg_server *srv)
 	}
 	wbuf_free(&w);
 	fg_channels_settle(&srv->channels);
+	if (fg_wrings_check(srv) > 0)
+		for (struct fg_client *c = srv->clients; c; c = c->next)
+			fg_ops_pubs_stale(c);
 }
 
 static void on_tick(lws_sorted_usec_list_t *sul)
@@ -385,12 +414,15 @@ int fg_run(const struct fg_config *cfg)
 	/* watchers first: they must not wake a context being destroyed */
 	for (struct fg_channel *ch = srv.channels.head; ch; ch = ch->next)
 		fg_live_stop(ch);
+	fg_live_shutdown();
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
 	release(&srv);
 	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
-	        "%llu dropped for slow clients, %llu published, %llu ops refused\n",
+	        "%llu dropped for slow clients, %llu published, %llu not published (ring busy), "
+	        "%llu ops refused\n",
 	        (unsigned long long)srv.connections, (unsigned long long)srv.messages_out,
 	        (unsigned long long)srv.bytes_out, (unsigned long long)srv.dropped,
-	        (unsigned long long)srv.published, (unsigned long long)srv.refused_ops);
+	        (unsigned long long)srv.published, (unsigned long long)srv.busy_dropped,
+	        (unsigned long long)srv.refused_ops);
 	return 0;
 }

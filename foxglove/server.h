@@ -21,6 +21,8 @@ struct fg_server {
 	int nclients;
 	int client_publish;          /* clientPublish offered (not --read-only) */
 	struct fg_playback *play;    /* serving a recording instead of the rings */
+	struct fg_wring *wrings;     /* rings clients publish into (pubring.c) */
+	int npubs_total;             /* client channels of all clients */
 	int playing;                 /* its replay runs (the pace timer is set) */
 	int throttled;               /* a ring was left unread: no subscriber had room */
 	char session_id[32];
@@ -28,7 +30,7 @@ struct fg_server {
 	lws_sorted_usec_list_t pace; /* playback */
 	dssm_time_t next_scan;
 	/* totals, for the summary at exit */
-	uint64_t connections, messages_out, bytes_out, dropped, refused_ops, published;
+	uint64_t connections, messages_out, bytes_out, dropped, refused_ops, published, busy_dropped;
 };
 
 struct fg_sub {
@@ -38,14 +40,16 @@ struct fg_sub {
 	int has_after;
 	uint64_t unreported;         /* dropped, not told yet */
 	uint64_t dropped;
+	uint64_t bad_unreported, bad; /* samples not matching the definition (struct) */
 };
 
 struct fg_pub {
 	uint32_t id;                 /* chosen by the client */
 	char topic[DSSM_NAME_MAX + 16];
 	char encoding[32];
-	dssm_stream *s;              /* the ring, open for writing */
+	struct fg_wring *w;          /* the ring, open for writing (shared: pubring.c) */
 	size_t struct_size;          /* a struct ring: the size every message must have */
+	uint64_t busy;               /* dropped since the ring was last found busy (told once) */
 };
 
 /* A queued sample: to subscription sub; sub NULL is a Time message. */
@@ -111,14 +115,33 @@ int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
 void fg_client_queue(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
 /* Count samples a subscription lost before they were queued. */
 void fg_client_missed(struct fg_client *c, struct fg_sub *sub, uint64_t n);
+/* Count a sample not sent because it does not match its struct definition
+ * (the channel's bad_why says how): told apart from drops for slowness. */
+void fg_client_undecodable(struct fg_client *c, struct fg_sub *sub);
 /* End subscription i (its queued samples go). */
 void fg_client_sub_remove(struct fg_client *c, int i);
 /* The channel is going: drop its subscriptions and their queued samples. */
 void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
 
+/* pubring.c: rings clients publish into, one shared write handle each.
+ * Get: a new reference to ring NAME:ID's (opened if none is), or an error:
+ * DSSM_EBUSY at FG_MAX_PUBS_TOTAL client channels, those of dssm_open. */
+struct fg_wring;
+int fg_wring_get(struct fg_server *srv, const char *name, int id, struct fg_wring **out);
+void fg_wring_put(struct fg_server *srv, struct fg_wring *w);
+dssm_stream *fg_wring_stream(const struct fg_wring *w, const dssm_stream_info **info);
+/* Removed or created anew since it was opened (fg_wrings_check)? */
+int fg_wring_stale(const struct fg_wring *w);
+/* At each scan: mark the rings removed or created anew; how many are stale. */
+int fg_wrings_check(struct fg_server *srv);
+
 /* ops.c: a whole text or binary message from the client */
 void fg_ops_text(struct fg_client *c, const char *text, size_t len);
 void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n);
+/* Drop the client's channels on stale rings, telling it. */
+void fg_ops_pubs_stale(struct fg_client *c);
+/* Drop all its client channels (closing). */
+void fg_ops_pubs_free(struct fg_client *c);
 
 /* server.c */
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */
@@ -136,6 +159,9 @@ int fg_playback_open(struct fg_server *srv, const char *dir);
 /* Deliver what is due; returns microseconds until the next sample is due,
  * or -1 at the end. */
 int64_t fg_playback_step(struct fg_server *srv);
+/* The last subscriber left: stop the replay (the next subscription starts
+ * it from the beginning). */
+void fg_playback_stop(struct fg_server *srv);
 void fg_playback_close(struct fg_server *srv);
 
 #endif

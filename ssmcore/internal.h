@@ -76,6 +76,9 @@ int dssm__become_writer(dssm_stream *s, int exclusive);
  * thread holds it already (a borrowed slot), or DSSM_EBUSY if another
  * process is the exclusive writer. A holder found dead is robbed. */
 int dssm__wlock(dssm_stream *s);
+/* The same, never waiting for another writer: DSSM_EAGAIN while one holds
+ * the lock (dssm_write_try). */
+int dssm__wlock_try(dssm_stream *s);
 int dssm__wlock_held(const dssm_stream *s);
 /* After dssm__wlock: the lock stays held across the caller's code (a
  * borrowed slot), so enter it in this thread's robust list. */

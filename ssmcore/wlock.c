@@ -336,6 +336,41 @@ int dssm__wlock(dssm_stream *s)
 	return rc;
 }
 
+/* Never sleeps: a short spin (a write in progress ends within it), then
+ * DSSM_EAGAIN while another writer holds the lock. A holder the kernel
+ * marked dead is robbed at once, as lock_slow does; one it could not mark
+ * (no robust list) is left to a blocking writer's /proc check. */
+int dssm__wlock_try(dssm_stream *s)
+{
+	const struct dssm__thread_id *me = dssm__thread_id();
+	_Atomic uint64_t *w = &s->hdr->wlock;
+	int held = take(s, me, 0, me->word);
+	for (int i = 0; !held && i < SPIN_TRIES; i++) {
+		uint64_t cur = atomic_load_explicit(w, memory_order_relaxed);
+		if ((cur & ~DSSM_WLOCK_CONTENDED) == me->word)
+			return lock_slow(s, me, cur); /* our own borrowed slot: DSSM_ESTATE */
+		if (cur & DSSM_WLOCK_OWNER_DIED) {
+			/* with the contended bit: sleepers behind the dead one */
+			if (take(s, me, cur, me->word | DSSM_WLOCK_CONTENDED)) {
+				repair(s);
+				held = 1;
+			}
+			continue;
+		}
+		if (cur == 0)
+			held = take(s, me, 0, me->word);
+		else
+			cpu_relax();
+	}
+	if (!held)
+		return dssm__fail(DSSM_EAGAIN, "stream '%s:%d': another writer holds its lock (inside a "
+		                  "write, or holding a borrowed slot)", s->name, s->id);
+	int rc = check_exclusive(s);
+	if (rc < 0)
+		dssm__wunlock(s);
+	return rc;
+}
+
 void dssm__wlock_keep(dssm_stream *s)
 {
 	const struct dssm__thread_id *me = dssm__thread_id();

@@ -116,18 +116,21 @@ static int check_time(dssm_stream *s, dssm_time_t t)
 	return 0;
 }
 
-int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+static inline int check_write(dssm_stream *s, const void *data, size_t len)
 {
-	if (DSSM_OTHER(s))
-		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
 	int rc = check_writer(s);
 	if (rc < 0 || (rc = check_len(s, len)) < 0)
 		return rc;
 	if (len && !data)
 		return dssm__fail(DSSM_EINVAL, "dssm_write: NULL data with length %zu", len);
-	if ((rc = dssm__wlock(s)) < 0)
-		return rc;
-	if ((rc = check_time(s, t)) < 0) {
+	return 0;
+}
+
+/* A write's steps 1 - 3, the lock held; unlocks. */
+static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+{
+	int rc = check_time(s, t);
+	if (rc < 0) {
 		dssm__wunlock(s);
 		return rc;
 	}
@@ -136,6 +139,27 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 	if (len)
 		dssm__copy_in(slot_data_at(s, n.place), data, len);
 	return publish(s, &n, len, t);
+}
+
+int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+{
+	if (DSSM_OTHER(s))
+		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
+	int rc = check_write(s, data, len);
+	if (rc < 0 || (rc = dssm__wlock(s)) < 0)
+		return rc;
+	return write_locked(s, data, len, t);
+}
+
+/* Only local rings: another backend's write may wait on a network. */
+int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+{
+	if (DSSM_OTHER(s))
+		return dssm__unsupported(s, "write_try");
+	int rc = check_write(s, data, len);
+	if (rc < 0 || (rc = dssm__wlock_try(s)) < 0)
+		return rc;
+	return write_locked(s, data, len, t);
 }
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)

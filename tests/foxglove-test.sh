@@ -19,8 +19,8 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
-	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0"
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -64,6 +64,7 @@ py() { /usr/bin/python3 "$WRITER" "$@"; }
 # fgt_big keeps 2 s at the slow test's 1 kHz: the fast client beside the slow
 # one must not depend on the loaded machine running the server within 256 ms
 py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && py create fgt_pub json &&
+	py create fgt_busy json &&
 	py create fgt_huge json $((5 << 20)) 64 &&
 	py create fgt_big json 16384 2048 || { bad "creating the test rings"; exit 1; }
 
@@ -74,8 +75,18 @@ check publish "$url" accepted
 got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 [ "$got" = '{"i":7,"text":"from foxglove"}' ] && ok "the published message is in ring fgt_pub" ||
 	bad "ring fgt_pub holds '$got'"
+check busy "$url"
+py create fgt_map json && py times fgt_map json 1000 && check recreate "$url"
+check pubgone "$url"
+# a second shm file whose header claims fgt_dupa:0 (another layout)
+py create fgt_dupa json 512 16 && mv "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupa:0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0" &&
+	check dup "$url"
+"$dssm" rm fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 >/dev/null 2>&1; rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
+check shared "$url" "$server"
 stop; rc=$?
 [ $rc -eq 0 ] && grep -q "stopped:" "$tmp/server.log" && ok "SIGTERM: clean stop with a summary" || bad "stop: exit $rc"
+grep -q " 5 not published (ring busy)" "$tmp/server.log" && ok "the summary counts the 5 messages a busy ring refused" ||
+	bad "summary: $(grep stopped: "$tmp/server.log")"
 
 echo "-- a struct ring (a C struct and its definition) as JSON"
 /usr/bin/python3 -c 'import dssm; dssm.create("fgt_struct", max_size=24, slots=256, type="demo/Pair", encoding="struct",
@@ -87,6 +98,9 @@ stop
 tids=$("$dssm" ls 2>/dev/null | awk '$1 == "fgt_struct:0" {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+-[0-9]+$/) print $i}')
 [ "$tids" = "0-100" ] && ok "nothing of the wrong size was written into fgt_struct (TIDs $tids)" ||
 	bad "fgt_struct holds TIDs '$tids', not 0-100"
+start
+check structbad "$url"
+stop
 "$dssm" rm fgt_struct >/dev/null 2>&1
 "$(dirname "$dssm")/examples/odometry" --seconds 30 >/dev/null 2>&1 & odometry=$!
 start
@@ -189,6 +203,18 @@ kill -INT $rec; wait $rec
 n=$("$dssm" query "$tmp/rec" --streams fgt_ros1 --format json 2>/dev/null | wc -l)
 start --recording "$tmp/rec" --speed 10
 check play "$url" "$n"
+stop
+start --recording "$tmp/rec" --speed 0.001
+check rejoin "$url"
+stop
+# a sample at t = 1 s before today's: the replay jumps the gap (it waited 56 years)
+py create fgt_gap json
+now=$(date +%s%N)
+py times fgt_gap json 1000000000 "$now" $((now + 1000000))
+"$dssm" record -o "$tmp/gaprec" --from-oldest --duration 1 fgt_gap >/dev/null 2>&1
+"$dssm" rm fgt_gap
+start --recording "$tmp/gaprec"
+check gap "$url" 1000000000 "$now" $((now + 1000000))
 stop
 
 # serving fails after the recording's channels were made (its port is taken):

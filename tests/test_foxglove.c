@@ -7,8 +7,11 @@
  * The server itself is tested against the reference client by
  * tests/foxglove-test.sh.
  */
+#include <malloc.h>
+
 #include "../connector/wire.h"
 #include "../foxglove/json.h"
+#include "../foxglove/pace.h"
 #include "../foxglove/protocol.h"
 #include "testutil.h"
 
@@ -357,8 +360,92 @@ static void test_advertise_is_json(void **state)
 	free(c.schema);
 }
 
+/* A replay's pace (pace.h): recording times at the ends of int64 and the
+ * slowest and fastest speeds give a wait in range (an int64 difference
+ * overflowed: UBSan stopped the server), and a gap over FG_PLAY_MAX_GAP_S
+ * is jumped (-1) rather than waited for (56 years at speed 1). */
+static void test_playback_pace(void **state)
+{
+	(void)state;
+	const int64_t start = 1000, now = 1000;
+	/* 1 ms of recording at speed 1, 0.001 and 1e6 */
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 1.0), 1000);
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 0.001), 1000000);
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now, 1e6), 0);
+	/* due already */
+	assert_int_equal(fg_pace_wait_us(0, start, 0, 1000000, now + 5000, 1.0), 0);
+	/* the ends of int64: a jump, never an overflow */
+	assert_int_equal(fg_pace_wait_us(INT64_MIN + 1, start, INT64_MIN + 1, 5, now, 1.0), -1);
+	assert_int_equal(fg_pace_wait_us(INT64_MIN, start, INT64_MIN, INT64_MAX, now, 0.001), -1);
+	assert_int_equal(fg_pace_wait_us(INT64_MAX, start, INT64_MAX, INT64_MAX, now, 0.001), 0);
+	/* a sample at 1 s before one of 2026: jumped */
+	assert_int_equal(fg_pace_wait_us(1000000000, start, 1000000000, INT64_C(1795000000000000000), now, 1.0), -1);
+	/* a gap just under the limit at the slowest speed: waited, in range */
+	int64_t gap = (int64_t)FG_PLAY_MAX_GAP_S * 1000000000 - 1;
+	int64_t w = fg_pace_wait_us(INT64_MAX - gap, start, INT64_MAX - gap, INT64_MAX, now, 0.001);
+	assert_true(w > (int64_t)9.9e9 && w <= (int64_t)1e10);
+	/* the clock started far in the past (first far before t, each gap small) */
+	assert_int_equal(fg_pace_wait_us(INT64_MIN, start, INT64_MAX - 1, INT64_MAX, now, 0.001), 1000000000000000);
+}
+
+/* A ring's reader for its subscribers (live.c). Each sample read is
+ * allocated at its own size, never the ring's max_size (7-byte samples on a
+ * ring of 4 KiB cost a slow client 1.3 GB within its 16 MiB bound). And a
+ * stop never waits for the watcher thread (each pthread_join stalled the
+ * loop up to 100 ms: 50 unsubscribes froze every other client 4 s): the
+ * stopped watchers end by themselves. */
+static void test_live_reader(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 4096;
+	cfg.slots = 64;
+	cfg.encoding = "json";
+	dssm_stream *w;
+	assert_int_equal(dssm_create("fglive", 0, &cfg, &w), 0);
+	struct fg_channel c;
+	memset(&c, 0, sizeof c);
+	strcpy(c.name, "fglive");
+	strcpy(c.topic, "fglive");
+	assert_int_equal(fg_live_start(&c, NULL), 0);
+	for (int i = 0; i < 10; i++)
+		assert_true(dssm_write(w, "{\"i\":1}", 7, i + 1) >= 0);
+	while (!fg_live_pending(&c))
+		usleep(1000); /* the watcher saw them (no bound on when: no timing) */
+	int n = 0;
+	uint64_t missed, total = 0;
+	struct fg_sample *s;
+	while ((s = fg_live_next(&c, &missed)) || missed) {
+		total += missed;
+		if (!s)
+			continue;
+		assert_int_equal(s->len, 7);
+		assert_int_equal(s->time, n + 1);
+		if (malloc_usable_size(s) >= sizeof *s + 7 + 32)
+			fail_msg("a 7-byte sample takes %zu bytes", malloc_usable_size(s));
+		n++;
+		fg_sample_put(s);
+	}
+	assert_int_equal(n, 10);
+	assert_int_equal(total, 0);
+	fg_live_stop(&c);
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(fg_live_start(&c, NULL), 0);
+		fg_live_stop(&c);
+	}
+	int watchers;
+	uint64_t joined;
+	fg_live_stats(&watchers, &joined);
+	assert_int_equal(joined, 0);
+	fg_live_shutdown(); /* the stopped ones ended by themselves */
+	fg_live_stats(&watchers, &joined);
+	assert_int_equal(watchers, 0);
+	dssm_close(w);
+}
+
 int main(void)
 {
+	testutil_namespace("fg");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_ops),
 		cmocka_unit_test(test_json_strings),
@@ -368,6 +455,8 @@ int main(void)
 		cmocka_unit_test(test_frames),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_advertise_is_json),
+		cmocka_unit_test(test_live_reader),
+		cmocka_unit_test(test_playback_pace),
 	};
 	return cmocka_run_group_tests_name("foxglove", tests, NULL, NULL);
 }

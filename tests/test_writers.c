@@ -436,6 +436,42 @@ static void test_killed_holding_the_lock(void **state)
 	dssm_close(s);
 }
 
+/* dssm_write_try never waits for another writer: while a process holds
+ * the lock (a borrowed slot) it says DSSM_EAGAIN at once, naming the
+ * stream, and writes nothing (a server loop publishing into a ring froze
+ * for as long as another writer kept its slot); once the holder is dead
+ * (the kernel marked it) it takes over at once; its own thread's borrowed
+ * slot is DSSM_ESTATE, as for dssm_write. */
+static void test_write_try(void **state)
+{
+	(void)state;
+	dssm_stream *s = make_stream("try", 8);
+	unsigned char buf[SIZE];
+	fill(buf, key_of(0, 0));
+	assert_int_equal(dssm_write_try(s, buf, SIZE, 1000), 0);
+	pid_t pid = doomed_borrower("try");
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(dssm_write_try(s, buf, SIZE, 2000), DSSM_EAGAIN);
+		assert_non_null(strstr(dssm_last_error(), "'try:0'"));
+	}
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.count, 1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0); /* the kernel marked its lock word before this */
+	fill(buf, key_of(1, 0));
+	assert_int_equal(dssm_write_try(s, buf, SIZE, 2000), 1); /* the dead one's TID */
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.writer_crashed, 1);
+	void *slot;
+	assert_int_equal(dssm_write_borrow(s, &slot, NULL), 0);
+	assert_int_equal(dssm_write_try(s, buf, SIZE, 3000), DSSM_ESTATE);
+	assert_int_equal(dssm_write_abandon(s), 0);
+	assert_int_equal(dssm_write_try(s, NULL, 1, 3000), DSSM_EINVAL);
+	assert_int_equal(dssm_write_try(s, buf, SIZE, 3000), 2);
+	dssm_close(s);
+}
+
 static void *commit_other_thread(void *arg)
 {
 	return (void *)(intptr_t)dssm_write_commit(arg, 1, 5);
@@ -1571,6 +1607,7 @@ int main(void)
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
 		cmocka_unit_test_setup(test_uncontended_write_makes_no_syscall, testutil_reset),
 		cmocka_unit_test_setup(test_create_exclusive, testutil_reset),
+		cmocka_unit_test_setup(test_write_try, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_two_threads, testutil_reset),
 		cmocka_unit_test_setup(test_ssm_fork_and_two_programs, testutil_reset),
 	};

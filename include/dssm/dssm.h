@@ -227,6 +227,15 @@ void dssm_close(dssm_stream *s);
  * only while another writer is inside a write; pays a system call only then
  * or when a reader is asleep in a wait. */
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
+/* dssm_write for loops that must never wait: when another writer holds
+ * the stream's lock (inside a write, beyond a short spin, or holding a
+ * borrowed slot, for as long as it keeps it) it returns DSSM_EAGAIN at once
+ * and writes nothing. A holder that died is taken over at once when the
+ * kernel marked it so (its robust list); otherwise DSSM_EAGAIN until a
+ * dssm_write notices the death. Errors: those of dssm_write, DSSM_EAGAIN,
+ * and DSSM_ESTATE on a handle that is not a local ring (a remote stream's
+ * write waits on its connection: use dssm_write). */
+int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
 
 /* Zero-copy write: borrow the next slot, fill it, then commit. Until commit,
  * readers do not see the slot; the oldest sample of the history stays

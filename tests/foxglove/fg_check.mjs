@@ -23,11 +23,34 @@
 //   advertised URL TOPIC   TOPIC is advertised
 //   flood URL     one op with 200,000 bad entries: its sender is closed, and
 //                 another client is served at once (the log is checked by the shell)
+//   busy URL      publishing into ring fgt_busy while another process holds
+//                 its writers' lock (writer.py hold): 5 messages dropped with
+//                 one "ring busy" warning, another client served meanwhile,
+//                 then "5 dropped while busy" once the lock is let go
+//   gap URL T...  a recording whose samples (topic fgt_gap) are at times T...
+//                 with a gap of years: all replayed, the gap jumped with a status
+//   rejoin URL    a replay (fgt_ros1 at --speed 0.001) left by its only
+//                 subscriber starts again from its first sample for the next
+//   recreate URL  ring fgt_map removed and created anew with the same layout
+//                 (and more samples) between two scans: unadvertised, advertised
+//                 again, and its new newest sample reaches a new subscription
+//   shared URL PID  17 clients advertise 256 client channels each on ring
+//                 fgt_pub: 4096 accepted (the server's cap), 256 refused, and
+//                 the server (PID) maps the ring once, not once per channel
+//   pubgone URL   a client channel on fgt_map, which is then created anew:
+//                 dropped with a status, a message on it refused
+//   structbad URL a 4-byte sample in struct ring fgt_struct (24-byte structs):
+//                 the subscriber told it does not match the definition, not
+//                 that it reads too slowly
+//   dup URL       a second shm file claims fgt_dupa:0 (it alone for a scan,
+//                 then fgt_dupa created): fgt_dupa is served, and its channel
+//                 stays put over two scans (fgt_tick1, fgt_tick2 advertised in turn)
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
 import { spawn } from "node:child_process";
 import net from "node:net";
+import { readFileSync } from "node:fs";
 
 const require = createRequire(process.env.NODE_PATH + "/");
 const { FoxgloveClient } = require("@foxglove/ws-protocol");
@@ -297,6 +320,148 @@ async function play(n) {
   st.client.close();
 }
 
+async function busy() {
+  const holder = spawn("/usr/bin/python3", [process.env.WRITER, "hold", "fgt_busy", "json"],
+                       { stdio: ["pipe", "pipe", "inherit"] });
+  let held = false;
+  holder.stdout.on("data", (d) => { if (/held/.test(d)) held = true; });
+  const a = connect(), b = connect();
+  await until(() => a.info && b.info && held, "two clients and the lock held");
+  const id = a.client.advertise({ topic: "fgt_busy", encoding: "json", schemaName: "dssm_test/Text" });
+  for (let i = 0; i < 5; i++)
+    a.client.sendMessage(id, new TextEncoder().encode(`{"i":${i}}`));
+  // after a's 5 messages: a's own marker, and b's, each answered by the loop
+  a.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
+  b.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [888888] }));
+  const answered = (st, n) => st.statuses.some((s) => s.message.includes(n));
+  await until(() => answered(a, "999999") && answered(b, "888888"), "answers while the ring is locked", 20000);
+  const warned = a.statuses.filter((s) => /ring busy/.test(s.message));
+  check(warned.length === 1 && warned[0].level === 1 && /'fgt_busy'/.test(warned[0].message),
+        `5 messages into a locked ring: one warning (${warned.map((s) => s.message)}), the loop answered both clients`);
+  holder.stdin.end();
+  await new Promise((r) => holder.on("exit", r));
+  a.client.sendMessage(id, new TextEncoder().encode('{"i":5}'));
+  await until(() => a.statuses.some((s) => /free again/.test(s.message)), "ring free again");
+  const free = a.statuses.find((s) => /free again/.test(s.message));
+  check(free && /5 messages were dropped/.test(free.message), `lock let go: ${free && free.message}`);
+  a.client.close();
+  b.client.close();
+}
+
+async function gap(...times) {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_gap"), "the recording's channel");
+  let end = false;
+  st.client.on("status", (s) => { if (/end of the recording/.test(s.message)) end = true; });
+  st.client.subscribe(byTopic(st, "fgt_gap").id);
+  await until(() => end, "end of a recording with a gap of years", 20000);
+  const got = st.messages.map((m) => m.timestamp.toString()).join(" ");
+  const jumped = st.statuses.filter((s) => /jumped over a gap/.test(s.message));
+  check(got === times.join(" ") && jumped.length === 1,
+        `a gap of years jumped: samples at ${got}; ${jumped.map((s) => s.message)}`);
+  st.client.close();
+}
+
+async function rejoin() {
+  const a = connect();
+  await until(() => a.info && byTopic(a, "fgt_ros1"), "the recording's channel");
+  a.client.subscribe(byTopic(a, "fgt_ros1").id);
+  await until(() => a.messages.length >= 1, "the first sample");
+  const first = a.messages[0].timestamp;
+  a.client.close();
+  await new Promise((r) => (a.ws.readyState === 3 ? r() : a.ws.on("close", r)));
+  const b = connect();
+  await until(() => b.info && byTopic(b, "fgt_ros1"), "the recording's channel again");
+  b.client.subscribe(byTopic(b, "fgt_ros1").id);
+  await until(() => b.messages.length >= 1, "a sample for the next subscriber");
+  check(b.messages[0].timestamp === first,
+        `the replay left by its subscriber restarts for the next: first log time ${b.messages[0].timestamp}, was ${first}`);
+  b.client.close();
+}
+
+async function recreate() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_map"), "fgt_map advertised");
+  const old = byTopic(st, "fgt_map").id;
+  st.client.subscribe(old);
+  await until(() => st.messages.length >= 1, "the map's newest sample");
+  await writer(["recreate", "fgt_map", "json", "3"]);
+  await until(() => st.gone.includes(old) && byTopic(st, "fgt_map"), "fgt_map unadvertised and advertised again", 20000);
+  const neu = byTopic(st, "fgt_map");
+  const n = st.messages.length;
+  st.client.subscribe(neu ? neu.id : old);
+  await until(() => st.messages.length > n, "the new ring's newest sample", 20000);
+  const last = st.messages.length > n ? new TextDecoder().decode(st.messages[n].data) : "";
+  check(neu && neu.id !== old && /"i": 102/.test(last),
+        `a ring created anew (same layout): channel ${old} -> ${neu && neu.id}, newest ${last}`);
+  st.client.close();
+}
+
+async function shared(pid) {
+  const cs = Array.from({ length: 17 }, () => connect());
+  await until(() => cs.every((c) => c.info), "17 clients");
+  cs.forEach((c) => c.ws.send(JSON.stringify({ op: "advertise",
+    channels: Array.from({ length: 256 }, (_, i) => ({ id: i + 1, topic: "fgt_pub", encoding: "json" })) })));
+  cs.forEach((c) => c.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] })));
+  await until(() => cs.every((c) => c.statuses.some((s) => s.message.includes("999999"))), "answers to 17 x 256 advertisements");
+  const refused = cs.reduce((n, c) => n + c.statuses.filter((s) => /4096 client channels on this server/.test(s.message)).length, 0);
+  const other = cs.reduce((n, c) => n + c.statuses.filter((s) => s.level === 2 && !/999999|4096 client/.test(s.message)).length, 0);
+  const seg = `dssm:${process.env.DSSM_NAMESPACE}:fgt_pub:0`;
+  const maps = readFileSync(`/proc/${pid}/maps`, "utf8").split("\n").filter((l) => l.includes(seg)).length;
+  check(refused === 256 && other === 0 && maps >= 1 && maps <= 2,
+        `17 x 256 client channels on one ring: ${17 * 256 - refused} accepted, ${refused} refused at the cap (${other} other errors); the ring mapped ${maps} time(s)`);
+  cs.forEach((c) => c.client.close());
+}
+
+async function pubgone() {
+  const st = connect();
+  await until(() => st.info, "serverInfo");
+  const id = st.client.advertise({ topic: "fgt_map", encoding: "json", schemaName: "dssm_test/Text" });
+  st.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
+  await until(() => st.statuses.some((s) => s.message.includes("999999")), "the advertisement handled");
+  await writer(["recreate", "fgt_map", "json", "3"]);
+  await until(() => st.statuses.some((s) => /removed or created anew/.test(s.message)), "a status for the client channel on the ring created anew", 20000);
+  st.client.sendMessage(id, new TextEncoder().encode('{"i":9}'));
+  await until(() => st.statuses.some((s) => /not advertised/.test(s.message)), "the dropped channel's message refused", 20000);
+  const said = st.statuses.find((s) => /removed or created anew/.test(s.message));
+  check(said && said.level === 1 && /'fgt_map'/.test(said.message), `a client channel on a ring created anew: ${said && said.message}`);
+  st.client.close();
+}
+
+async function structbad() {
+  const st = connect();
+  await until(() => st.info && byTopic(st, "fgt_struct"), "fgt_struct advertised");
+  st.client.subscribe(byTopic(st, "fgt_struct").id);
+  await until(() => st.messages.length >= 1, "its newest sample");
+  const p = spawn("/bin/sh", ["-c", `printf abcd | "${process.env.DSSM}" write fgt_struct`], { stdio: "inherit" });
+  await new Promise((r) => p.on("exit", r));
+  await until(() => st.statuses.some((s) => /do not match/.test(s.message)), "a status for the undecodable sample", 20000);
+  const said = st.statuses.find((s) => /do not match/.test(s.message));
+  check(said && /^1 messages of 'fgt_struct'/.test(said.message) && !st.statuses.some((s) => /slower/.test(s.message)),
+        `a sample that does not match its struct: ${said && said.message}`);
+  st.client.close();
+}
+
+async function dup() {
+  const st = connect();
+  // a scan sees only the second file (no file of the name fgt_dupa:0 yet),
+  // then the ring itself is created: it is served
+  await until(() => st.info, "serverInfo");
+  await writer(["create", "fgt_tick0", "json"]);
+  await until(() => byTopic(st, "fgt_tick0"), "fgt_tick0 advertised", 20000);
+  await writer(["create", "fgt_dupa", "json"]);
+  await until(() => byTopic(st, "fgt_dupa"), "fgt_dupa advertised", 20000);
+  const id = byTopic(st, "fgt_dupa").id;
+  for (const tick of ["fgt_tick1", "fgt_tick2"]) { // each advertised by a later scan
+    await writer(["create", tick, "json"]);
+    await until(() => byTopic(st, tick), `${tick} advertised`, 20000);
+  }
+  const dupa = [...st.channels.values()].filter((c) => c.topic === "fgt_dupa");
+  check(!st.gone.includes(id) && dupa.length === 1 && dupa[0].id === id,
+        `a NAME:ID listed twice: channel ${id} kept over two scans (unadvertised: [${st.gone}])`);
+  st.client.close();
+}
+
 // limit URL: with --max-clients 2, a third connection is closed unserved
 async function structs() {
   const st = connect();
@@ -440,7 +605,7 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
