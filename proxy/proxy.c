@@ -221,6 +221,9 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	bufferevent_set_max_single_write(c->bev, 1 << 20);
 	bufferevent_setwatermark(c->bev, EV_WRITE, px->cfg.max_unsent / 2, 0);
 	bufferevent_setcb(c->bev, proxy_on_read, proxy_on_write, proxy_on_event, c);
+	/* proxy_on_output claims the output for the loop the moment bytes are
+	 * added, before a watcher thread can send (send.c): that needs the
+	 * callback run at once, so never BEV_OPT_DEFER_CALLBACKS here. */
 	evbuffer_add_cb(bufferevent_get_output(c->bev), proxy_on_output, c);
 	/* One deadline for the whole handshake, which arriving bytes do not
 	 * extend (a peer sending a byte a second cannot hold the slot). */

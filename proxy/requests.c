@@ -232,7 +232,9 @@ int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *
 	struct handle *h = proxy_handle_of(c, id);
 	if (!h)
 		return DSSM_EINVAL;
-	int64_t tid = dssm_write(h->s, data, len, t);
+	/* The loop never waits for another writer of the ring (one inside a
+	 * borrowed slot, or stopped while holding the lock): DSSM_EAGAIN. */
+	int64_t tid = dssm_write_try(h->s, data, len, t);
 	if (tid < 0)
 		return (int)tid;
 	size_t f = wire_frame_begin(&c->out, WIRE_WRITE | WIRE_REPLY, hd->request_id);

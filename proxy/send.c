@@ -346,7 +346,11 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 	if (h->sub_max > DIRECT_MAX_SAMPLE || frame_max > cap)
 		return 0;
 	int done = 0;
-	pthread_mutex_lock(&c->tx);
+	/* Never wait for the loop here: it may hold c->tx through a long fill
+	 * (up to max_unsent), and this thread serves every subscriber of its
+	 * rings. Busy means the loop is serving c: leave the rest to it. */
+	if (pthread_mutex_trylock(&c->tx) != 0)
+		return 0;
 	for (int round = 0; round < DIRECT_ROUNDS && c->direct; round++) {
 		size_t len = 0;
 		uint64_t frames = 0;
@@ -385,6 +389,8 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 /* Push what a subscription may send now; finish a WAIT whose condition holds. */
 void proxy_service_handle(struct client *c, struct handle *h)
 {
+	if (c->closing)
+		return; /* nothing more after the ERROR it is being closed for */
 	if (h->sub) {
 		/* A big sample goes out only while little is queued, so it cannot
 		 * bury small ones behind it; small ones up to max_unsent. */

@@ -19,6 +19,22 @@
 
 /* ---- reading ---- */
 
+/* Eight hex digits at P (the caller checked they are within the buffer). */
+static int parse_hex8(const uint8_t *p, uint32_t *out)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 8; i++) {
+		int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0'
+		      : p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10
+		      : p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 10 : -1;
+		if (d < 0)
+			return 0;
+		v = v << 4 | (uint32_t)d;
+	}
+	*out = v;
+	return 1;
+}
+
 static int read_file(const char *path, uint8_t **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -434,9 +450,10 @@ static void load_closed(dssm_container *c)
 	for (size_t i = len; i > 0 && !crc; i--)
 		if (i == len || sum[i - 1] == '\n')
 			crc = len - i >= 13 && !memcmp(sum + i, "crc ", 4) ? (const char *)sum + i : NULL;
-	unsigned want;
+	uint32_t want;
+	/* (the file's bytes are not NUL-terminated: no sscanf on them) */
 	int ok = c->version < 2 ||
-	         (crc && sscanf(crc + 4, "%8x", &want) == 1 &&
+	         (crc && parse_hex8((const uint8_t *)crc + 4, &want) &&
 	          dssm__crc32c(sum, (size_t)((const uint8_t *)crc - sum)) == want);
 	if (ok && (c->summary = malloc(len + 1))) {
 		memcpy(c->summary, sum, len);
