@@ -273,6 +273,37 @@ static void *local_writer(void *p)
 	return NULL;
 }
 
+/* A remote WRITE never makes the proxy wait for the ring's lock: while a
+ * local writer holds a borrowed slot (or is stopped holding the lock) the
+ * write is refused with DSSM_EAGAIN and the proxy goes on serving. Before,
+ * the proxy's loop sat in dssm_write until the holder let go (here: never,
+ * the holder waits for the reply), and the client timed out. */
+static void test_remote_write_never_waits_for_the_lock(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 16;
+	cfg.life = 1.0;
+	cfg.cycle = 0.1;
+	dssm_stream *local, *remote;
+	assert_int_equal(dssm_create("busy", 0, &cfg, &local), 0);
+	assert_int_equal(dssm_open_address(addr("busy"), DSSM_WRITE, &remote), 0);
+	void *slot;
+	size_t cap;
+	assert_int_equal(dssm_write_borrow(local, &slot, &cap), 0);
+	assert_int_equal(dssm_write(remote, "x", 1, 1000), DSSM_EAGAIN);
+	char buf[16];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(remote, buf, sizeof buf, &si), DSSM_ENODATA);
+	memcpy(slot, "local", 5);
+	assert_int_equal(dssm_write_commit(local, 5, 2000), 0);
+	assert_int_equal(dssm_write(remote, "remote", 6, 3000), 1);
+	assert_int_equal(dssm_read_last(remote, buf, sizeof buf, &si), 0);
+	assert_memory_equal(buf, "remote", 6);
+	dssm_close(remote);
+	dssm_close(local);
+}
+
 static void test_remote_waits(void **state)
 {
 	(void)state;
@@ -1072,6 +1103,7 @@ int main(void)
 		cmocka_unit_test_setup(test_same_answers, testutil_reset),
 		cmocka_unit_test_setup(test_remote_write_and_create, testutil_reset),
 		cmocka_unit_test_setup(test_remote_waits, testutil_reset),
+		cmocka_unit_test_setup(test_remote_write_never_waits_for_the_lock, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again_beside_a_watch, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
