@@ -92,6 +92,12 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
 void dssm__set_next(dssm_stream *s, uint64_t next);
+/* The TID read_next reads next, or `none` if the handle has no position. */
+static inline uint64_t dssm__next_tid(const dssm_stream *s, uint64_t none)
+{
+	uint64_t m = atomic_load_explicit(&s->next, memory_order_relaxed);
+	return m ? m - 1 : none;
+}
 /* read.c: would read_next find a sample now? (A cheap test: a read_next
  * that fails composes an error message.) */
 int dssm__next_ready(const dssm_stream *s);
