@@ -66,6 +66,10 @@ pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */
 int dssm__map_segment(const char *segname, dssm_stream **out);
+/* Tests only (NULL otherwise): called after a mapped header was validated,
+ * before the handle is built, so a test can change the header there as a
+ * hostile writer of the segment could. */
+extern void (*dssm__test_after_validate)(struct dssm_shm_header *h);
 int dssm__map_segment_wait(const char *segname, int wait, dssm_stream **out);
 /* Make an open handle a writer (SSM handles become writers on their first
  * write): registers this process as the stream's writer if it has none or

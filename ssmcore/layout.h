@@ -214,6 +214,7 @@ struct dssm_stream {
 	uint64_t num;                 /* slots, widened */
 	uint64_t step;                /* slot_step, widened */
 	uint64_t max_size;
+	uint64_t schema_off, prop_off, prop_cap; /* as validated (stream.c) */
 	/* writer state; a local handle's writes are serialized by hdr->wlock,
 	 * so any number of threads may write through one handle */
 	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */

@@ -27,13 +27,13 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 	info->id = h->id;
 	memcpy(info->type, h->type, sizeof info->type);
 	memcpy(info->encoding, h->encoding, sizeof info->encoding);
-	info->max_size = (size_t)h->max_size;
-	info->slots = h->slots;
+	info->max_size = (size_t)s->max_size;
+	info->slots = (uint32_t)s->num;
 	info->life = dssm_time_to_sec(h->life_ns);
 	info->cycle = dssm_time_to_sec(h->cycle_ns);
 	info->schema_len = (size_t)h->schema_len;
 	info->property_len = (size_t)atomic_load_explicit(&h->property_len, memory_order_relaxed);
-	info->property_capacity = (size_t)h->property_capacity;
+	info->property_capacity = (size_t)s->prop_cap;
 	info->mode = h->mode;
 	info->segment_bytes = s->map_bytes;
 	uint64_t owner = atomic_load_explicit(&h->owner, memory_order_relaxed);
@@ -72,7 +72,7 @@ const char *dssm_schema(dssm_stream *s)
 		return s->ops->schema ? s->ops->schema(s) : "";
 	if (!s)
 		return "";
-	return (const char *)s->hdr + s->hdr->schema_offset;
+	return (const char *)s->hdr + s->schema_off;
 }
 
 /* The property lock: an owner word, so a setter that died is replaced. */
@@ -108,14 +108,14 @@ int dssm_property_set(dssm_stream *s, const void *data, size_t len)
 	if (!s || (len && !data))
 		return dssm__fail(DSSM_EINVAL, "NULL stream or data");
 	struct dssm_shm_header *h = s->hdr;
-	if (len > h->property_capacity)
+	if (len > s->prop_cap)
 		return dssm__fail(DSSM_ETOOBIG, "property of %zu bytes for '%s:%d' whose capacity is %llu",
-		                  len, s->name, s->id, (unsigned long long)h->property_capacity);
+		                  len, s->name, s->id, (unsigned long long)s->prop_cap);
 	int rc = lock_property(s);
 	if (rc < 0)
 		return rc;
 	if (len)
-		dssm__copy_in((unsigned char *)h + h->property_offset, data, len);
+		dssm__copy_in((unsigned char *)h + s->prop_off, data, len);
 	atomic_store_explicit(&h->property_len, len, memory_order_relaxed);
 	uint64_t seq = atomic_load_explicit(&h->property_seq, memory_order_relaxed);
 	atomic_store_explicit(&h->property_seq, seq + 1, memory_order_release);
@@ -138,11 +138,11 @@ int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
 			continue;
 		}
 		uint64_t n = atomic_load_explicit(&h->property_len, memory_order_relaxed);
-		if (n > h->property_capacity)
-			n = h->property_capacity;
+		if (n > s->prop_cap)
+			n = s->prop_cap;
 		size_t copy = n < cap ? (size_t)n : cap;
 		if (copy)
-			dssm__copy_out(buf, (unsigned char *)h + h->property_offset, copy);
+			dssm__copy_out(buf, (unsigned char *)h + s->prop_off, copy);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->property_seq, memory_order_relaxed) == seq) {
 			if (len)

