@@ -168,9 +168,11 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
  * damaged or hostile segment gives DSSM_ECORRUPT rather than a crash. */
 static int validate_header(const struct dssm_shm_header *h, size_t bytes, const char *seg)
 {
+	/* another dssm release's stream, not a damaged one: cleanup and list
+	 * tell the two apart (meta.c) */
 	if (h->version != DSSM_LAYOUT_VERSION)
-		return dssm__fail(DSSM_ECORRUPT, "%s: layout version %u, this library reads %u", seg,
-		                  h->version, DSSM_LAYOUT_VERSION);
+		return dssm__fail(DSSM_ELAYOUT, "%s: layout version %u, this library reads %u (a stream "
+		                  "of another dssm release)", seg, h->version, DSSM_LAYOUT_VERSION);
 	uint64_t stride_min = DSSM_SLOT_HEADER + h->max_size;
 	int bad = h->header_bytes != sizeof *h || h->slots < 2 || h->slots > DSSM_MAX_SLOTS ||
 	          h->slot_step == 0 || h->slot_step >= h->slots || gcd(h->slot_step, h->slots) != 1 ||

@@ -7,6 +7,7 @@
  */
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "../ssmcore/internal.h"
@@ -86,11 +87,84 @@ static void test_header_flipped_after_validation(void **state)
 	dssm_close(w);
 }
 
+/* A child keeps `name` mapped (as a process of another dssm release, or
+ * a reader, would) until killed. */
+static pid_t hold_mapped(const char *name)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* not left behind by a failed test */
+		dssm_stream *r;
+		char ok = dssm_open(name, 0, DSSM_READ, &r) == 0 ? 'y' : 'n';
+		if (write(fds[1], &ok, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	char ok = 0;
+	assert_int_equal(read(fds[0], &ok, 1), 1);
+	assert_int_equal(ok, 'y');
+	close(fds[0]);
+	close(fds[1]);
+	return pid;
+}
+
+static void set_version(dssm_stream *s, uint32_t version)
+{
+	s->hdr->version = version;
+}
+
+/* A stream of the previous layout version that a live process maps (the
+ * upgrade: ssm-coordinator runs dssm_cleanup(0) while old programs run):
+ * refused with DSSM_ELAYOUT naming both versions, listed as another
+ * version, never removed by cleanup while mapped; with all_idle, removed
+ * once nobody maps it. A damaged segment a live process maps stays too. */
+static void test_other_layout_kept_while_mapped(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("oldver", 64, 8), *r;
+	pid_t holder = hold_mapped("oldver");
+	set_version(w, 3);
+	dssm_close(w); /* the writer of the old release has gone; a reader maps it */
+	assert_int_equal(dssm_open("oldver", 0, DSSM_READ, &r), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "layout version 3"));
+	assert_non_null(strstr(dssm_last_error(), "reads 4"));
+	dssm_stream_info *v;
+	assert_int_equal(dssm_list(&v), 1);
+	assert_string_equal(v[0].name, "oldver");
+	assert_int_equal(v[0].id, 0);
+	assert_int_equal(v[0].slots, 0);
+	assert_non_null(strstr(v[0].type, "layout 3"));
+	free(v);
+	assert_int_equal(dssm_cleanup(0), 0);
+	assert_int_equal(dssm_cleanup(1), 0);
+	assert_int_equal(dssm_list(&v), 1);
+	free(v);
+	/* damaged, still mapped: kept as well */
+	dssm_stream *d = testutil_create("damaged", 64, 8);
+	pid_t holder2 = hold_mapped("damaged");
+	d->hdr->slot_step = 0;
+	assert_int_equal(dssm_cleanup(1), 0);
+	kill(holder, SIGKILL);
+	kill(holder2, SIGKILL);
+	waitpid(holder, NULL, 0);
+	waitpid(holder2, NULL, 0);
+	assert_int_equal(dssm_cleanup(0), 1); /* the damaged one */
+	assert_int_equal(dssm_cleanup(1), 1); /* the idle one of layout 3 */
+	assert_int_equal(dssm_list(&v), 0);
+	free(v);
+	dssm_close(d);
+}
+
 int main(void)
 {
 	testutil_namespace("segment");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_header_flipped_after_validation, testutil_reset),
+		cmocka_unit_test_setup(test_other_layout_kept_while_mapped, testutil_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
