@@ -159,12 +159,45 @@ static void test_other_layout_kept_while_mapped(void **state)
 	dssm_close(d);
 }
 
+/* One damaged last_slot value (in range, another sample's place), put
+ * right after one read of the newest sample: that read may copy the wrong
+ * slot (the header is trusted for the newest sample's place as for its
+ * time), but no later read of the handle may. In order through the hint,
+ * the newest (checked against last_slot) and older ones (checked against
+ * the slot's TID). */
+static void test_bad_last_slot_not_kept(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("lastslot", 8, 8), *r;
+	for (uint64_t t = 0; t < 10; t++)
+		assert_true(dssm_write(w, &t, sizeof t, (dssm_time_t)t + 1) >= 0);
+	assert_int_equal(dssm_open("lastslot", 0, DSSM_READ, &r), 0);
+	uint32_t good = atomic_load(&w->hdr->last_slot[1]);
+	atomic_store(&w->hdr->last_slot[1], (uint32_t)slot_place(w, 5));
+	uint64_t got;
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(r, &got, sizeof got, &si), 0);
+	assert_int_equal(si.tid, 9);
+	atomic_store(&w->hdr->last_slot[1], good);
+	uint64_t t = 10;
+	for (int i = 0; i < 30; i++, t++) {
+		assert_true(dssm_write(w, &t, sizeof t, (dssm_time_t)t + 1) >= 0);
+		if (i % 3 == 0 && ++t) /* two written: the next read is not of the newest */
+			assert_true(dssm_write(w, &t, sizeof t, (dssm_time_t)t + 1) >= 0);
+		assert_int_equal(dssm_read_next(r, &got, sizeof got, &si, NULL), 0);
+		assert_int_equal(got, si.tid);
+	}
+	dssm_close(r);
+	dssm_close(w);
+}
+
 int main(void)
 {
 	testutil_namespace("segment");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_header_flipped_after_validation, testutil_reset),
 		cmocka_unit_test_setup(test_other_layout_kept_while_mapped, testutil_reset),
+		cmocka_unit_test_setup(test_bad_last_slot_not_kept, testutil_reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
