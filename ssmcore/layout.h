@@ -15,12 +15,15 @@
  *                           rounded up to 64)
  *
  * Slot k (k = TID % slots, the index of times[]) does not lie at place k:
- * it lies at place k * slot_step % slots (slot_place), slot_step coprime
- * with slots and near slots / 1.618. Consecutive samples are then never
- * neighbours in memory, so a reader following the writer does not set off
- * the hardware's stride prefetcher, which pulled the slots the writer was
- * about to fill into the reader's cache and cost a spinning 64 B round
- * trip ~40% (design.md, "Slots").
+ * it lies at place k * slot_step % slots (slot_place). A creator takes
+ * slot_step = max(1, slots * 40503 >> 16) (slots / 1.618), then the first
+ * number from there on coprime with slots; readers accept any step in
+ * 1..slots-1 coprime with slots. Consecutive samples are then slot_step
+ * places apart: never neighbours in memory (but for slots 2, 3, 4 and 6,
+ * where the step is 1 or slots - 1), so a reader following the writer
+ * does not set off the hardware's stride prefetcher, which pulled the
+ * slots the writer was about to fill into the reader's cache and cost a
+ * spinning 64 B round trip ~40% (design.md, "Slots").
  */
 #ifndef DSSM_LAYOUT_H
 #define DSSM_LAYOUT_H

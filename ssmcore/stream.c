@@ -114,10 +114,11 @@ static uint32_t gcd(uint32_t a, uint32_t b)
 	return a;
 }
 
-/* The step that scatters the slots (layout.h): the first number from
- * slots / 1.618 on that is coprime with slots, so k -> k * step % slots is
- * a permutation and consecutive slots land far apart. At most slots - 1,
- * which is coprime with any slots >= 2. */
+/* The step that scatters the slots (layout.h, design.md "Slots"): the
+ * first number from max(1, floor(slots * 40503 / 65536)) (slots / 1.618)
+ * on that is coprime with slots, so k -> k * step % slots is a permutation
+ * and consecutive slots land apart. At most slots - 1, which is coprime
+ * with any slots >= 2. */
 static uint32_t slot_step_for(uint32_t slots)
 {
 	uint32_t k = (uint32_t)((uint64_t)slots * 40503u >> 16); /* 40503 / 65536 = 1 / 1.618 */
