@@ -262,7 +262,10 @@ typedef struct dssm_sample_info {
  * and never returns a torn sample. Errors of every read: DSSM_ENODATA (empty
  * stream), DSSM_EINVAL (NULL stream, or NULL buf with cap > 0), DSSM_EAGAIN
  * (the writer lapped every retry of the copy: a ring far too small for its
- * rate), and each call's own below. */
+ * rate), DSSM_ECORRUPT (a local ring whose slot holds another TID than the
+ * one it must: a damaged segment), and each call's own below. Threads that
+ * share one handle (SSM programs sharing an SSM_sid) each get the sample
+ * they asked for; they may lose each other's read position. */
 
 /* The newest sample. */
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
