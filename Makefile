@@ -194,7 +194,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build.
-TSAN_TESTS := test_concurrency test_wait test_bridge test_recorder test_writers test_watch test_backends
+TSAN_TESTS := test_concurrency test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm

@@ -66,6 +66,10 @@ pid_t dssm__thread_tid(uint64_t word);
 
 /* stream.c */
 int dssm__map_segment(const char *segname, dssm_stream **out);
+/* Tests only (NULL otherwise): called after a mapped header was validated,
+ * before the handle is built, so a test can change the header there as a
+ * hostile writer of the segment could. */
+extern void (*dssm__test_after_validate)(struct dssm_shm_header *h);
 int dssm__map_segment_wait(const char *segname, int wait, dssm_stream **out);
 /* Make an open handle a writer (SSM handles become writers on their first
  * write): registers this process as the stream's writer if it has none or
@@ -95,6 +99,12 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
 /* read.c: make the next read_next start at TID `next` (reporting as
  * missed whatever left the history before it). */
 void dssm__set_next(dssm_stream *s, uint64_t next);
+/* The TID read_next reads next, or `none` if the handle has no position. */
+static inline uint64_t dssm__next_tid(const dssm_stream *s, uint64_t none)
+{
+	uint64_t m = atomic_load_explicit(&s->next, memory_order_relaxed);
+	return m ? m - 1 : none;
+}
 /* read.c: would read_next find a sample now? (A cheap test: a read_next
  * that fails composes an error message.) */
 int dssm__next_ready(const dssm_stream *s);

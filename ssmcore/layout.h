@@ -15,12 +15,15 @@
  *                           rounded up to 64)
  *
  * Slot k (k = TID % slots, the index of times[]) does not lie at place k:
- * it lies at place k * slot_step % slots (slot_place), slot_step coprime
- * with slots and near slots / 1.618. Consecutive samples are then never
- * neighbours in memory, so a reader following the writer does not set off
- * the hardware's stride prefetcher, which pulled the slots the writer was
- * about to fill into the reader's cache and cost a spinning 64 B round
- * trip ~40% (design.md, "Slots").
+ * it lies at place k * slot_step % slots (slot_place). A creator takes
+ * slot_step = max(1, slots * 40503 >> 16) (slots / 1.618), then the first
+ * number from there on coprime with slots; readers accept any step in
+ * 1..slots-1 coprime with slots. Consecutive samples are then slot_step
+ * places apart: never neighbours in memory (but for slots 2, 3, 4 and 6,
+ * where the step is 1 or slots - 1), so a reader following the writer
+ * does not set off the hardware's stride prefetcher, which pulled the
+ * slots the writer was about to fill into the reader's cache and cost a
+ * spinning 64 B round trip ~40% (design.md, "Slots").
  */
 #ifndef DSSM_LAYOUT_H
 #define DSSM_LAYOUT_H
@@ -48,6 +51,10 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
 #define DSSM_MAX_SLOTS (UINT32_C(1) << 28)
+/* Places (< DSSM_MAX_SLOTS) fit in this many bits: a handle's hint keeps a
+ * place and the low 64 - 28 bits of its TID in one word. */
+#define DSSM_HINT_PLACE_BITS 28
+_Static_assert(DSSM_MAX_SLOTS == UINT32_C(1) << DSSM_HINT_PLACE_BITS, "hint place bits");
 #define DSSM_MAX_PROPERTY (UINT64_C(16) << 20)
 #define DSSM_MAX_SCHEMA (UINT64_C(16) << 20)
 
@@ -210,18 +217,22 @@ struct dssm_stream {
 	uint64_t num;                 /* slots, widened */
 	uint64_t step;                /* slot_step, widened */
 	uint64_t max_size;
+	uint64_t schema_off, prop_off, prop_cap; /* as validated (stream.c) */
 	/* writer state; a local handle's writes are serialized by hdr->wlock,
 	 * so any number of threads may write through one handle */
 	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */
 	int exclusive;                /* opened with DSSM_EXCLUSIVE */
 	_Atomic uint64_t borrower;    /* lock word of the thread that borrowed through us */
 	int borrowed;                 /* other backends' handles (ssmcore/backend.h) */
-	/* reader state */
-	int has_pos;
-	uint64_t pos;                 /* TID this handle read last */
-	int has_hint;                 /* hint_place is the place of TID hint_tid: */
-	uint64_t hint_tid, hint_place; /* the next TID's is found by adding */
-	uint64_t untold;              /* samples read_next skipped in calls that
+	/* reader state. Relaxed atomics, each read and written whole: threads
+	 * that share a handle (SSM programs share an SSM_sid) may lose the
+	 * read position, never read one sample's bytes under another's TID. */
+	_Atomic uint64_t next;        /* 0: no position (read_next starts at the
+	                               * oldest); else TID read_next reads next + 1 */
+	_Atomic uint64_t hint;        /* the place of the sample read last, as
+	                               * (TID << DSSM_HINT_PLACE_BITS) | place: the
+	                               * next TID's is found by adding (read.c) */
+	_Atomic uint64_t untold;      /* samples read_next skipped in calls that
 	                               * failed: told with its next success */
 	dssm_time_t spin;
 	char name[DSSM_NAME_MAX + 1];

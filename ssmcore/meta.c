@@ -4,10 +4,12 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -27,13 +29,13 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 	info->id = h->id;
 	memcpy(info->type, h->type, sizeof info->type);
 	memcpy(info->encoding, h->encoding, sizeof info->encoding);
-	info->max_size = (size_t)h->max_size;
-	info->slots = h->slots;
+	info->max_size = (size_t)s->max_size;
+	info->slots = (uint32_t)s->num;
 	info->life = dssm_time_to_sec(h->life_ns);
 	info->cycle = dssm_time_to_sec(h->cycle_ns);
 	info->schema_len = (size_t)h->schema_len;
 	info->property_len = (size_t)atomic_load_explicit(&h->property_len, memory_order_relaxed);
-	info->property_capacity = (size_t)h->property_capacity;
+	info->property_capacity = (size_t)s->prop_cap;
 	info->mode = h->mode;
 	info->segment_bytes = s->map_bytes;
 	uint64_t owner = atomic_load_explicit(&h->owner, memory_order_relaxed);
@@ -72,7 +74,7 @@ const char *dssm_schema(dssm_stream *s)
 		return s->ops->schema ? s->ops->schema(s) : "";
 	if (!s)
 		return "";
-	return (const char *)s->hdr + s->hdr->schema_offset;
+	return (const char *)s->hdr + s->schema_off;
 }
 
 /* The property lock: an owner word, so a setter that died is replaced. */
@@ -108,14 +110,14 @@ int dssm_property_set(dssm_stream *s, const void *data, size_t len)
 	if (!s || (len && !data))
 		return dssm__fail(DSSM_EINVAL, "NULL stream or data");
 	struct dssm_shm_header *h = s->hdr;
-	if (len > h->property_capacity)
+	if (len > s->prop_cap)
 		return dssm__fail(DSSM_ETOOBIG, "property of %zu bytes for '%s:%d' whose capacity is %llu",
-		                  len, s->name, s->id, (unsigned long long)h->property_capacity);
+		                  len, s->name, s->id, (unsigned long long)s->prop_cap);
 	int rc = lock_property(s);
 	if (rc < 0)
 		return rc;
 	if (len)
-		dssm__copy_in((unsigned char *)h + h->property_offset, data, len);
+		dssm__copy_in((unsigned char *)h + s->prop_off, data, len);
 	atomic_store_explicit(&h->property_len, len, memory_order_relaxed);
 	uint64_t seq = atomic_load_explicit(&h->property_seq, memory_order_relaxed);
 	atomic_store_explicit(&h->property_seq, seq + 1, memory_order_release);
@@ -138,11 +140,11 @@ int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
 			continue;
 		}
 		uint64_t n = atomic_load_explicit(&h->property_len, memory_order_relaxed);
-		if (n > h->property_capacity)
-			n = h->property_capacity;
+		if (n > s->prop_cap)
+			n = s->prop_cap;
 		size_t copy = n < cap ? (size_t)n : cap;
 		if (copy)
-			dssm__copy_out(buf, (unsigned char *)h + h->property_offset, copy);
+			dssm__copy_out(buf, (unsigned char *)h + s->prop_off, copy);
 		atomic_thread_fence(memory_order_acquire);
 		if (atomic_load_explicit(&h->property_seq, memory_order_relaxed) == seq) {
 			if (len)
@@ -187,13 +189,41 @@ struct list_acc {
 	size_t n, cap;
 };
 
+/* A stream of another layout version, listed (not hidden: it may be a live
+ * stream of another dssm release) as what dssm.h says: its name and id,
+ * slots 0, and the version in its type. */
+static void other_layout_info(const char *seg, dssm_stream_info *info)
+{
+	memset(info, 0, sizeof *info);
+	uint32_t version = 0;
+	int fd = shm_open(seg, O_RDONLY, 0);
+	if (fd >= 0) {
+		if (pread(fd, &version, sizeof version, offsetof(struct dssm_shm_header, version)) !=
+		    (ssize_t)sizeof version)
+			version = 0;
+		struct stat st;
+		if (fstat(fd, &st) == 0)
+			info->segment_bytes = (size_t)st.st_size;
+		close(fd);
+	}
+	/* seg is "/dssm:NS:NAME:ID" */
+	const char *name = strchr(seg + 1 + strlen(DSSM_SEGMENT_PREFIX), ':');
+	const char *id = strrchr(seg, ':');
+	name = name ? name + 1 : seg;
+	int len = id > name ? (int)(id - name) : (int)strlen(name);
+	snprintf(info->name, sizeof info->name, "%.*s", len, name);
+	info->id = id > name ? atoi(id + 1) : 0;
+	snprintf(info->type, sizeof info->type, "layout %u (other dssm version)", version);
+}
+
 static int list_one(const char *seg, void *arg)
 {
 	struct list_acc *a = arg;
-	dssm_stream *s;
-	/* half-created or foreign: not listed, `dssm cleanup` sees it; one being
+	dssm_stream *s = NULL;
+	/* half-created or damaged: not listed, `dssm cleanup` sees it; one being
 	 * created is not waited for (a list must not stall: the next one has it) */
-	if (dssm__map_segment_wait(seg, 0, &s) < 0)
+	int rc = dssm__map_segment_wait(seg, 0, &s);
+	if (rc < 0 && rc != DSSM_ELAYOUT)
 		return 0;
 	if (a->n == a->cap) {
 		size_t cap = a->cap ? a->cap * 2 : 16;
@@ -204,6 +234,10 @@ static int list_one(const char *seg, void *arg)
 		}
 		a->v = v;
 		a->cap = cap;
+	}
+	if (!s) {
+		other_layout_info(seg, &a->v[a->n++]);
+		return 0;
 	}
 	dssm_info(s, &a->v[a->n++]);
 	dssm_close(s);
@@ -296,13 +330,20 @@ static int cleanup_one(const char *seg, void *arg)
 	int remove = 0;
 	if (rc == DSSM_ECORRUPT) {
 		remove = 1; /* half-created by a creator that died, or damaged */
+	} else if (rc == DSSM_ELAYOUT) {
+		/* another dssm release's: whether its writer died cannot be read
+		 * here, so it goes only as an idle stream would */
+		remove = a->all_idle;
 	} else if (rc == 0) {
 		uint64_t owner = atomic_load_explicit(&s->hdr->owner, memory_order_relaxed);
 		remove = owner ? !dssm__owner_alive(owner) : a->all_idle;
 		dssm_close(s);
-		if (remove && mapped_elsewhere(seg))
-			remove = 0; /* other writers or readers still use it */
 	}
+	/* Never a segment a live process maps, whatever its state: other
+	 * writers or readers, a creator still at work, a process of another
+	 * dssm release. */
+	if (remove && mapped_elsewhere(seg))
+		remove = 0;
 	if (remove && shm_unlink(seg) == 0)
 		a->removed++;
 	return 0;

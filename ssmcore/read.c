@@ -83,68 +83,109 @@ static int range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
 	                  (unsigned long long)oldest_kept(commit, s->num));
 }
 
+/* How copy_sample found a place, and so what checks it afterwards. */
+enum how { BY_HINT, BY_HEADER, COMPUTED };
+
+#define HINT_PLACE_MASK ((UINT64_C(1) << DSSM_HINT_PLACE_BITS) - 1)
+#define HINT_TID_MASK (UINT64_MAX >> DSSM_HINT_PLACE_BITS)
+
 /* Where sample tid lies (layout.h). A handle reading TIDs in order adds
  * the step to the place of the one it read last: no division, and no load
  * that the data's address would wait for. That matters to a reader that
  * has just seen commit move: its copy of the data can then start while the
  * commit line is still on its way (measured: a spinning 64 B round trip
- * ~25% slower when the place came from last_slot). A reader of the newest
- * sample (from_header) takes last_slot; it may be a newer sample's, which
- * copy_sample finds out afterwards. */
-static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header)
+ * ~25% slower when the place came from last_slot). The hint is one word
+ * (threads sharing a handle see a whole one) holding only the low 36 bits
+ * of its TID: a hinted place is checked after the copy (copy_sample). A
+ * reader of the newest sample (from_header) without a hint takes
+ * last_slot; it may be a newer sample's, which copy_sample finds out. */
+static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header, enum how *how)
 {
-	if (s->has_hint && tid == s->hint_tid + 1)
-		return next_place(s, s->hint_place);
-	if (s->has_hint && tid == s->hint_tid)
-		return s->hint_place;
+	uint64_t hint = atomic_load_explicit(&s->hint, memory_order_relaxed);
+	uint64_t htid = hint >> DSSM_HINT_PLACE_BITS, hplace = hint & HINT_PLACE_MASK;
+	*how = BY_HINT;
+	if ((tid & HINT_TID_MASK) == ((htid + 1) & HINT_TID_MASK))
+		return next_place(s, hplace);
+	if ((tid & HINT_TID_MASK) == htid)
+		return hplace;
+	*how = BY_HEADER;
 	if (from_header) {
 		uint64_t place = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
 		if (place < s->num)
 			return place;
 	}
+	*how = COMPUTED;
 	return slot_place(s, tid % s->num);
+}
+
+/* Was `place` tid's? `says` is what the copy loaded beside the data: the
+ * slot header's TID, or for the newest sample the header's last_slot (its
+ * line is loaded already; the slot header's would be one more miss). A
+ * hinted place agreeing with last_slot is right unless both are wrong;
+ * last_slot alone is trusted as the header's time and length are. */
+static int place_right(uint64_t tid, int from_header, enum how how, uint64_t place,
+                       uint64_t says)
+{
+	if (!from_header)
+		return says == tid;
+	return how != BY_HINT || says == place;
 }
 
 /* Copy sample tid (known to be in the history), with its time and length
  * from the header's line (from_header: tid is the newest, commit - 1; the
  * header's line is the one the commit load brought in) or from its slot.
- * Returns 0, DSSM_ETOOOLD (overwritten during the copy) or 1: the header's
- * pair may belong to a newer sample; read from the slot instead. */
+ * Returns 0, DSSM_ETOOOLD (overwritten during the copy), DSSM_ECORRUPT (its
+ * slot holds another TID) or 1: the header's pair may belong to a newer
+ * sample; read from the slot instead. */
 static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf, size_t cap,
                        dssm_sample_info *info)
 {
 	dssm_time_t time;
-	uint64_t len, place = place_of(s, tid, from_header);
-	if (from_header) {
-		time = atomic_load_explicit(&s->hdr->last_time[tid & 1], memory_order_relaxed);
-		len = atomic_load_explicit(&s->hdr->last_len[tid & 1], memory_order_relaxed);
-	} else {
+	enum how how;
+	uint64_t len, says, place = place_of(s, tid, from_header, &how);
+	size_t n;
+	for (;;) {
 		const struct dssm_slot_header *sh = slot_header_at(s, place);
-		time = atomic_load_explicit(&sh->time, memory_order_relaxed);
-		len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+		if (from_header) {
+			time = atomic_load_explicit(&s->hdr->last_time[tid & 1], memory_order_relaxed);
+			len = atomic_load_explicit(&s->hdr->last_len[tid & 1], memory_order_relaxed);
+			says = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);
+		} else {
+			time = atomic_load_explicit(&sh->time, memory_order_relaxed);
+			len = atomic_load_explicit(&sh->len, memory_order_relaxed);
+			says = atomic_load_explicit(&sh->tid, memory_order_relaxed);
+		}
+		/* A torn len could be anything: bound it before copying. */
+		if (len > s->max_size)
+			len = s->max_size;
+		n = len < cap ? (size_t)len : cap;
+		if (n)
+			dssm__copy_out(buf, slot_data_at(s, place), n);
+		/* Judged by commit, not claim: the commit line is the one this read
+		 * has already, so a read of the newest sample pulls only two lines
+		 * from the writer's cache (commit's and the data's). */
+		atomic_thread_fence(memory_order_acquire);
+		uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
+		/* The pair [tid % 2] is next written by the write of tid + 2, which
+		 * starts with commit == tid + 2: unchanged commit, untouched pair
+		 * (last_slot included). */
+		if (from_header && commit > tid + 1)
+			return 1;
+		if (lapped(commit, tid, s->num))
+			return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while read",
+			                  (unsigned long long)tid, s->name, s->id);
+		/* Unlapped, the slot header's TID is tid's if the place was. */
+		if (place_right(tid, from_header, how, place, says))
+			break;
+		if (how == COMPUTED)
+			return dssm__fail(DSSM_ECORRUPT, "'%s:%d' is damaged: the slot of TID %llu "
+			                  "(place %llu) holds TID %llu", s->name, s->id,
+			                  (unsigned long long)tid, (unsigned long long)place,
+			                  (unsigned long long)says);
+		how = COMPUTED; /* a stale hint: find the place the slow way, once */
+		place = slot_place(s, tid % s->num);
 	}
-	/* A torn len could be anything: bound it before copying. */
-	if (len > s->max_size)
-		len = s->max_size;
-	size_t n = len < cap ? (size_t)len : cap;
-	if (n)
-		dssm__copy_out(buf, slot_data_at(s, place), n);
-	/* Judged by commit, not claim: the commit line is the one this read
-	 * has already, so a read of the newest sample pulls only two lines
-	 * from the writer's cache (commit's and the data's). */
-	atomic_thread_fence(memory_order_acquire);
-	uint64_t commit = atomic_load_explicit(&s->hdr->commit, memory_order_relaxed);
-	/* The pair [tid % 2] is next written by the write of tid + 2, which
-	 * starts with commit == tid + 2: unchanged commit, untouched pair (and
-	 * so the place was tid's, and the data copied from tid's slot). */
-	if (from_header && commit > tid + 1)
-		return 1;
-	if (lapped(commit, tid, s->num))
-		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while read",
-		                  (unsigned long long)tid, s->name, s->id);
-	s->has_hint = 1;
-	s->hint_tid = tid;
-	s->hint_place = place;
+	atomic_store_explicit(&s->hint, tid << DSSM_HINT_PLACE_BITS | place, memory_order_relaxed);
 	if (info) {
 		info->tid = tid;
 		info->time = time;
@@ -164,8 +205,7 @@ int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_samp
 		rc = copy_sample(s, tid, 0, buf, cap, info);
 	if (rc < 0)
 		return rc;
-	s->has_pos = 1;
-	s->pos = tid;
+	atomic_store_explicit(&s->next, tid + 2, memory_order_relaxed);
 	return 0;
 }
 
@@ -301,45 +341,44 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 		if (commit == 0)
 			return range_error(s, 0, 0);
 		uint64_t oldest = oldest_kept(commit, s->num);
-		uint64_t want = s->has_pos ? s->pos + 1 : oldest;
+		uint64_t want = dssm__next_tid(s, oldest);
 		if (want < oldest) {
 			lost += oldest - want;
 			want = oldest;
-			s->pos = want - 1; /* what we skipped counts as passed */
+			dssm__set_next(s, want); /* what we skipped counts as passed */
 		}
 		rc = dssm__read_at(s, want, buf, cap, info);
 		if (rc != DSSM_ETOOOLD)
 			break;
 		/* Overwritten during the copy: the next oldest is still ahead. */
-		s->has_pos = 1;
-		s->pos = want;
+		dssm__set_next(s, want + 1);
 		lost++;
 	}
 	/* A call that fails may have moved past samples (lapped 64 times in a
 	 * row): callers look at *missed only on success, so the count waits in
 	 * the handle for the next sample returned. */
+	uint64_t untold = atomic_load_explicit(&s->untold, memory_order_relaxed);
 	if (rc < 0) {
-		s->untold += lost;
+		if (lost)
+			atomic_store_explicit(&s->untold, untold + lost, memory_order_relaxed);
 		return rc;
 	}
 	if (missed)
-		*missed = lost + s->untold;
-	s->untold = 0;
+		*missed = lost + untold;
+	if (untold)
+		atomic_store_explicit(&s->untold, 0, memory_order_relaxed);
 	return rc;
 }
 
 int dssm__next_ready(const dssm_stream *s)
 {
 	uint64_t commit = load_commit(s);
-	/* pos + 1 wraps to 0 after dssm__set_next(s, 0) */
-	return s->has_pos ? commit > s->pos + 1 : commit > 0;
+	return commit > dssm__next_tid(s, 0);
 }
 
 void dssm__set_next(dssm_stream *s, uint64_t next)
 {
-	/* pos = next - 1, wrapping to UINT64_MAX for 0: read_next adds 1. */
-	s->has_pos = 1;
-	s->pos = next - 1;
+	atomic_store_explicit(&s->next, next + 1, memory_order_relaxed);
 }
 
 int dssm_subscribe(dssm_stream *s, int from, uint64_t tid)
@@ -352,7 +391,7 @@ int dssm_subscribe(dssm_stream *s, int from, uint64_t tid)
 		return s->ops->subscribe ? s->ops->subscribe(s, from, tid)
 		                         : dssm__unsupported(s, "subscribe");
 	if (from == DSSM_FROM_OLDEST)
-		s->has_pos = 0;
+		atomic_store_explicit(&s->next, 0, memory_order_relaxed);
 	else
 		dssm__set_next(s, from == DSSM_FROM_TID
 		                      ? tid
@@ -368,11 +407,13 @@ int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 	int rc = check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
-	if (!s->has_pos)
+	/* back from the TID read last, next - 1 (UINT64_MAX after set_next(0)) */
+	uint64_t next = atomic_load_explicit(&s->next, memory_order_relaxed);
+	if (next == 0)
 		return dssm_read_last(s, buf, cap, info);
-	if (s->pos == 0)
+	if (next == 2)
 		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor", s->name, s->id);
-	return dssm__read_at(s, s->pos - 1, buf, cap, info);
+	return dssm__read_at(s, next - 3, buf, cap, info);
 }
 
 int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
@@ -450,8 +491,7 @@ int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 	if (!still_valid(s, tid))
 		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while viewed",
 		                  (unsigned long long)tid, s->name, s->id);
-	s->has_pos = 1;
-	s->pos = tid;
+	atomic_store_explicit(&s->next, tid + 2, memory_order_relaxed);
 	return 0;
 }
 

@@ -114,10 +114,11 @@ static uint32_t gcd(uint32_t a, uint32_t b)
 	return a;
 }
 
-/* The step that scatters the slots (layout.h): the first number from
- * slots / 1.618 on that is coprime with slots, so k -> k * step % slots is
- * a permutation and consecutive slots land far apart. At most slots - 1,
- * which is coprime with any slots >= 2. */
+/* The step that scatters the slots (layout.h, design.md "Slots"): the
+ * first number from max(1, floor(slots * 40503 / 65536)) (slots / 1.618)
+ * on that is coprime with slots, so k -> k * step % slots is a permutation
+ * and consecutive slots land apart. At most slots - 1, which is coprime
+ * with any slots >= 2. */
 static uint32_t slot_step_for(uint32_t slots)
 {
 	uint32_t k = (uint32_t)((uint64_t)slots * 40503u >> 16); /* 40503 / 65536 = 1 / 1.618 */
@@ -168,14 +169,19 @@ static void fill_header(struct dssm_shm_header *h, const char *name, int id,
  * damaged or hostile segment gives DSSM_ECORRUPT rather than a crash. */
 static int validate_header(const struct dssm_shm_header *h, size_t bytes, const char *seg)
 {
+	/* another dssm release's stream, not a damaged one: cleanup and list
+	 * tell the two apart (meta.c) */
 	if (h->version != DSSM_LAYOUT_VERSION)
-		return dssm__fail(DSSM_ECORRUPT, "%s: layout version %u, this library reads %u", seg,
-		                  h->version, DSSM_LAYOUT_VERSION);
+		return dssm__fail(DSSM_ELAYOUT, "%s: layout version %u, this library reads %u (a stream "
+		                  "of another dssm release)", seg, h->version, DSSM_LAYOUT_VERSION);
 	uint64_t stride_min = DSSM_SLOT_HEADER + h->max_size;
 	int bad = h->header_bytes != sizeof *h || h->slots < 2 || h->slots > DSSM_MAX_SLOTS ||
 	          h->slot_step == 0 || h->slot_step >= h->slots || gcd(h->slot_step, h->slots) != 1 ||
 	          h->max_size == 0 || h->max_size > DSSM_MAX_SAMPLE || h->slot_stride < stride_min ||
 	          h->slot_stride % DSSM_ALIGN || h->segment_bytes != bytes ||
+	          /* each term below the sums' bound first: no sum wraps */
+	          h->slot_stride > bytes || h->times_offset > bytes || h->slots_offset > bytes ||
+	          h->schema_offset > bytes || h->schema_len > bytes || h->property_offset > bytes ||
 	          h->times_offset < sizeof *h || h->times_offset + 8ull * h->slots > bytes ||
 	          h->schema_offset + h->schema_len + 1 > bytes ||
 	          h->property_capacity > DSSM_MAX_PROPERTY ||
@@ -191,27 +197,33 @@ static int validate_header(const struct dssm_shm_header *h, size_t bytes, const 
 	return 0;
 }
 
-static dssm_stream *handle_for(unsigned char *base, size_t bytes)
+/* Build a handle from `h`, the copy of the header that was validated:
+ * the shared header may have changed since (a hostile or broken writer of
+ * the segment), and a handle built from it then would read outside the
+ * mapping instead of failing. */
+static dssm_stream *handle_for(unsigned char *base, const struct dssm_shm_header *h, size_t bytes)
 {
 	dssm_stream *s = calloc(1, sizeof *s);
 	if (!s)
 		return NULL;
-	struct dssm_shm_header *h = (struct dssm_shm_header *)base;
-	s->hdr = h;
+	s->hdr = (struct dssm_shm_header *)base;
 	s->map_bytes = bytes;
 	s->times = (_Atomic int64_t *)(base + h->times_offset);
 	s->slots = base + h->slots_offset;
 	s->stride = h->slot_stride;
 	s->num = h->slots;
 	s->step = h->slot_step;
-	if (s->step == 0 || s->step >= s->num) /* changed since validated: stay in bounds */
-		s->step = 1;
 	s->max_size = h->max_size;
+	s->schema_off = h->schema_offset;
+	s->prop_off = h->property_offset;
+	s->prop_cap = h->property_capacity;
 	s->spin = 20000;
 	memcpy(s->name, h->name, sizeof s->name);
 	s->id = h->id;
 	return s;
 }
+
+void (*dssm__test_after_validate)(struct dssm_shm_header *h);
 
 static void sleep_ns(long ns)
 {
@@ -285,10 +297,16 @@ int dssm__map_segment_wait(const char *seg, int wait, dssm_stream **out)
 		sleep_ns(1000000);
 	}
 	close(fd);
-	if (rc == 0)
-		rc = validate_header((struct dssm_shm_header *)base, (size_t)st.st_size, seg);
+	/* The immutable part, copied once: validated and used as one. */
+	struct dssm_shm_header h;
+	if (rc == 0) {
+		memcpy(&h, base, offsetof(struct dssm_shm_header, commit));
+		rc = validate_header(&h, (size_t)st.st_size, seg);
+	}
+	if (rc == 0 && dssm__test_after_validate)
+		dssm__test_after_validate((struct dssm_shm_header *)base);
 	dssm_stream *s = NULL;
-	if (rc == 0 && !(s = handle_for(base, (size_t)st.st_size)))
+	if (rc == 0 && !(s = handle_for(base, &h, (size_t)st.st_size)))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a handle");
 	if (s) {
 		s->seg_dev = (uint64_t)st.st_dev;
@@ -354,13 +372,13 @@ static int create_segment(const char *seg, const char *name, int id, const dssm_
 static int compare_layout(const dssm_stream *s, const dssm_stream_config *c, const struct plan *p)
 {
 	const struct dssm_shm_header *h = s->hdr;
-	if (h->max_size != p->max_size)
+	if (s->max_size != p->max_size)
 		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with max_size %llu, asked %llu",
-		                  s->name, s->id, (unsigned long long)h->max_size,
+		                  s->name, s->id, (unsigned long long)s->max_size,
 		                  (unsigned long long)p->max_size);
-	if (h->slots != p->slots)
-		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %u slots, asked %u",
-		                  s->name, s->id, h->slots, p->slots);
+	if (s->num != p->slots)
+		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with %llu slots, asked %u",
+		                  s->name, s->id, (unsigned long long)s->num, p->slots);
 	if (c->type && *c->type && strcmp(h->type, c->type) != 0)
 		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with type '%s', asked '%s'",
 		                  s->name, s->id, h->type, c->type);
@@ -369,7 +387,7 @@ static int compare_layout(const dssm_stream *s, const dssm_stream_config *c, con
 		                  s->name, s->id, h->encoding, c->encoding);
 	/* a definition given must be the one the stream was created with: it is
 	 * fixed then, and readers decode every sample by it */
-	const char *schema = (const char *)s->hdr + h->schema_offset;
+	const char *schema = (const char *)s->hdr + s->schema_off;
 	if (c->schema && *c->schema && strcmp(schema, c->schema) != 0)
 		return dssm__fail(DSSM_ELAYOUT, "stream '%s:%d' exists with another schema (%llu bytes, "
 		                  "asked %zu bytes that differ); a schema is fixed when the stream is "

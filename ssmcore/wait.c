@@ -171,7 +171,7 @@ int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 		return s->ops->wait_new ? s->ops->wait_new(s, timeout) : dssm__unsupported(s, "wait_new");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
-	return wait_until(s, tid_ready, s->has_pos ? s->pos + 1 : 0, timeout);
+	return wait_until(s, tid_ready, dssm__next_tid(s, 0), timeout);
 }
 
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)

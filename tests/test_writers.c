@@ -1302,7 +1302,7 @@ static void test_other_layout_version(void **state)
 	uint32_t version = 3; /* before the scattered slots */
 	assert_int_equal(pwrite(fd, &version, sizeof version, 4), sizeof version);
 	close(fd);
-	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ECORRUPT);
+	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ELAYOUT);
 	assert_non_null(strstr(dssm_last_error(), "layout version 3"));
 	assert_non_null(strstr(dssm_last_error(), "reads 4"));
 }

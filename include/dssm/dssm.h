@@ -94,7 +94,8 @@ enum {
 	DSSM_EINVAL = -1,      /* an argument is out of range or NULL */
 	DSSM_ENAME = -2,       /* a stream name, id or namespace is not valid */
 	DSSM_ENOENT = -3,      /* no such stream */
-	DSSM_ELAYOUT = -4,     /* the stream exists with a different layout */
+	DSSM_ELAYOUT = -4,     /* the stream exists with a different layout (or
+	                        * layout version: another dssm release's) */
 	DSSM_EBUSY = -5,       /* the stream has a live exclusive writer (DSSM_EXCLUSIVE) */
 	DSSM_ENODATA = -6,     /* the stream holds no sample yet */
 	DSSM_ETOOOLD = -7,     /* the sample left the history (overwritten) */
@@ -171,7 +172,8 @@ uint32_t dssm_slots_for(double life, double cycle);
  * Errors: DSSM_EINVAL (NULL argument, max_size outside 1 .. 1 GiB, slots
  * or life/cycle out of range, a type or encoding name too long),
  * DSSM_ENAME, DSSM_ETOOBIG (a schema or property_capacity too large),
- * DSSM_ELAYOUT, DSSM_EBUSY (a live exclusive writer), DSSM_EPERM (the OS
+ * DSSM_ELAYOUT (also: a stream of another layout version, made by another
+ * dssm release), DSSM_EBUSY (a live exclusive writer), DSSM_EPERM (the OS
  * denied the segment), DSSM_ENOMEM (/dev/shm full), DSSM_ECORRUPT (a
  * segment of that name that is not a complete dssm stream), DSSM_ESYS. */
 int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
@@ -210,7 +212,8 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * Errors: DSSM_EINVAL (bad flags, NULL out), DSSM_ENAME, DSSM_ENOENT,
  * DSSM_EPERM (the OS denied access), DSSM_EBUSY (DSSM_EXCLUSIVE refused),
  * DSSM_EAGAIN (the writer registration kept changing), DSSM_ECORRUPT,
- * DSSM_ENOMEM, DSSM_ESYS. */
+ * DSSM_ELAYOUT (a stream of another layout version, made by another dssm
+ * release; the message names both versions), DSSM_ENOMEM, DSSM_ESYS. */
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);
 /* Close a handle. A slot this thread borrowed through it is abandoned; an
  * exclusive handle gives up exclusivity. NULL is allowed. */
@@ -268,7 +271,10 @@ typedef struct dssm_sample_info {
  * and never returns a torn sample. Errors of every read: DSSM_ENODATA (empty
  * stream), DSSM_EINVAL (NULL stream, or NULL buf with cap > 0), DSSM_EAGAIN
  * (the writer lapped every retry of the copy: a ring far too small for its
- * rate), and each call's own below. */
+ * rate), DSSM_ECORRUPT (a local ring whose slot holds another TID than the
+ * one it must: a damaged segment), and each call's own below. Threads that
+ * share one handle (SSM programs sharing an SSM_sid) each get the sample
+ * they asked for; they may lose each other's read position. */
 
 /* The newest sample. */
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
@@ -392,16 +398,21 @@ int dssm_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len);
 /* All streams of the current namespace, sorted by name then id. Free with
  * free(). Returns the count (>= 0) or an error: DSSM_EINVAL, DSSM_ENAME
  * (DSSM_NAMESPACE), DSSM_ENOMEM, DSSM_ESYS. Never waits: a stream whose
- * creator has not finished creating it (or died doing so) is left out. */
+ * creator has not finished creating it (or died doing so) is left out, as
+ * is a damaged one. A stream of another layout version (another dssm
+ * release's, which this library cannot read) is listed with slots 0, type
+ * "layout N (other dssm version)" and segment_bytes; nothing else known. */
 int dssm_list(dssm_stream_info **out);
 /* Remove NAME:ID. Processes that have it open keep their mapping (dssm.h,
  * Caveats). Errors: DSSM_ENAME, DSSM_ENOENT, DSSM_EPERM, DSSM_ESYS. */
 int dssm_remove(const char *name, int id);
 /* Remove streams whose registered writer died without closing, and
- * half-created segments. With all_idle, also streams that have no writer.
- * A stream another live process still has mapped (another writer, or a
- * reader; seen in /proc/PID/maps of the processes this one may read) is
- * never removed. Returns how many were removed. */
+ * half-created or damaged segments. With all_idle, also streams that have
+ * no writer, and streams of another layout version (whose writer this
+ * library cannot check). A segment another live process still has mapped
+ * (another writer, a reader, a process of another dssm release; seen in
+ * /proc/PID/maps of the processes this one may read) is never removed,
+ * whatever its state. Returns how many were removed. */
 int dssm_cleanup(int all_idle);
 
 /* Parse "NAME" or "NAME:ID" (ID defaults to 0). name must hold DSSM_NAME_MAX+1.
