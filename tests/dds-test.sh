@@ -112,15 +112,19 @@ sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
 	# a struct ring with its definition: serialized to ROS 2 CDR (Pose2D);
 	# two samples of the wrong size are not sent, counted, logged once
 	local pose_exp=$tmp/$label.pose.expected
-	: >"$pose_exp"
 	printf 'float64 x\nfloat64 y\nfloat64 theta\n' >"$tmp/pose.msg"
+	# sample i: x = i + 0.5, y = -i / 4, theta = i / 7 (C struct bytes in
+	# $tmp/pose.I), at time i * 10 ms; the expected lines as ros2_pose2d prints them
+	python3 -c 'import struct, sys
+n, base, tmp = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    open("%s/pose.%d" % (tmp, i), "wb").write(struct.pack("=3d", i + 0.5, -i * 0.25, i / 7))
+    print((base * 1000 + i * 10) * 1000000, "%.17g %.17g %.17g" % (i + 0.5, -i * 0.25, i / 7))' \
+		"$N" "$BASE" "$tmp" >"$pose_exp"
 	for i in $(seq 0 $((N - 1))); do
-		python3 -c 'import struct,sys; i=int(sys.argv[1])
-sys.stdout.buffer.write(struct.pack("=3d", i + 0.5, -i * 0.25, i / 7))' "$i" |
-			on_a "$dssm" write dt_pose --create 24 --life 60 --cycle 0.1 --type geometry_msgs/Pose2D \
-				--encoding struct --schema-file "$tmp/pose.msg" --time "$(ms $((i * 10)))" >/dev/null || return 1
-		python3 -c 'import sys; i=int(sys.argv[1]); print(sys.argv[2], "%.17g %.17g %.17g" % (i + 0.5, -i * 0.25, i / 7))' \
-			"$i" "$(ns_of $((i * 10)))" >>"$pose_exp"
+		on_a "$dssm" write dt_pose --create 24 --life 60 --cycle 0.1 --type geometry_msgs/Pose2D \
+			--encoding struct --schema-file "$tmp/pose.msg" --time "$(ms $((i * 10)))" <"$tmp/pose.$i" \
+			>/dev/null || return 1
 		if [ "$i" -eq 3 ] || [ "$i" -eq 7 ]; then
 			printf 'bad' | on_a "$dssm" write dt_pose --time "$(ms $((i * 10 + 5)))" >/dev/null || return 1
 		fi
