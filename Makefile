@@ -153,7 +153,8 @@ $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 # build time, in $(DDS_GEN); it is linked into the dssm command with dds/.
 # opaque.c reads Cyclone's DDSI headers, whose atomics use GNU C's asm:
 # it alone is compiled as gnu11. tests/dds/ holds the plain Cyclone DDS
-# programs of tests/dds-test.sh (ROS 2's std_msgs/msg/String, from its IDL).
+# programs of tests/dds-test.sh (ROS 2's std_msgs/msg/String and
+# geometry_msgs/msg/Pose2D, from their IDL).
 DDS_GEN := $(BUILD)/dds/gen
 IDLC ?= idlc
 # (a pattern rule's targets are made together: one idlc run makes both)
@@ -173,10 +174,12 @@ $(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
 	$(IDLC) -o $(dir $@) $<
 $(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
+$(BUILD)/tests/dds/ros2_pose2d: tests/dds/ros2_pose2d.c $(DDS_TEST_GEN)/Pose2D.c $(DDS_TEST_GEN)/Pose2D.h
+	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/Pose2D.c $(DDS_LIBS) $(LDLIBS_ALL)
 # the DDS names (dds/naming.c) checked alone: it needs only libdssm
 $(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
-all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/naming_check
+all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/ros2_pose2d $(BUILD)/tests/dds/naming_check
 
 # ---- tests ----
 

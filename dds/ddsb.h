@@ -82,22 +82,25 @@ enum ddsb_form {
 };
 
 /* Which form a ring is published in; for DDSB_FORM_ROS2 also its DDS type
- * name in dds_type (cap bytes). */
+ * name in dds_type (cap bytes). ROS 2 form: a "cdr" ring of a ROS 2 type,
+ * or a "struct" ring whose definition (schema) the decoder accepts, typed
+ * by dssm_decoder_ros2_type (pkg/msg/Type -> pkg::msg::dds_::Type_). */
 enum ddsb_form ddsb_form_for(const dssm_stream_info *info, const char *schema, char *dds_type,
                              size_t cap);
 /* What turning one ring's samples into ROS 2 CDR keeps across samples. */
 struct ddsb_cdr {
 	const dssm_stream_info *info;
 	const char *schema;  /* the ring's definition ("" if none) */
-	void *conv;          /* struct -> CDR: the converter's state, made on first use */
-	unsigned char *buf;  /* struct -> CDR: the converted bytes */
-	size_t cap;
+	void *conv;          /* struct -> CDR: its dssm_decoder, made at the first sample */
+	unsigned char *buf;  /* struct -> CDR: the converted bytes (malloc'd, reused) */
+	size_t cap;          /*   and the bytes allocated there */
 };
 /* THE place a sample of a ROS 2-form ring becomes the bytes DDS sends
  * (form.c): *cdr and *cdr_len, ROS 2 CDR with its encapsulation header.
- * A "cdr" ring's sample passes as it is; a struct stream's sample is where
- * dssm_decode_cdr is to be called (into c->buf). 0, or < 0 with
- * dssm_last_error(). */
+ * A "cdr" ring's sample passes as it is; a struct stream's sample is
+ * converted with dssm_decode_cdr into c->buf (valid until the next call).
+ * 0, or < 0 with dssm_last_error() naming the ring (and the field): the
+ * caller counts it as unsendable and goes on. */
 int ddsb_sample_cdr(struct ddsb_cdr *c, const void *sample, size_t len, const void **cdr,
                     size_t *cdr_len);
 void ddsb_cdr_free(struct ddsb_cdr *c);

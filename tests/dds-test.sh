@@ -9,7 +9,9 @@
 #      a message without root or `ip netns`.
 # Checks: a cdr ring's samples reach a ROS 2 subscriber with every text and
 # source timestamp, a late joiner gets the history (transient-local), new
-# samples follow; a ROS 2 publisher lands in a ring (type, encoding, bytes,
+# samples follow; a struct ring with a definition reaches a ROS 2
+# geometry_msgs/msg/Pose2D subscriber (tests/dds/ros2_pose2d.c) serialized to
+# CDR, its wrong-sized samples counted and logged once; a ROS 2 publisher lands in a ring (type, encoding, bytes,
 # times); a raw ring crosses as dssm::msg::Sample with its bytes, type,
 # encoding and times; no echo: a bridge never publishes a ring it made from
 # DDS, nor reads its own writers (a bridge subscribed to a topic it also
@@ -20,7 +22,8 @@ cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
 BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
-for b in "$r2s" "$BUILD/tests/dds/naming_check"; do
+pose=$BUILD/tests/dds/ros2_pose2d
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -29,7 +32,7 @@ tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
 P=dd$$
-RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big"
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose"
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -106,6 +109,26 @@ sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
 				--time "$(ms "$i")" >/dev/null || return 1
 		echo "$(ns_of "$i") big $i $(printf 'x%.0s' $(seq 150000))" >>"$big_exp"
 	done
+	# a struct ring with its definition: serialized to ROS 2 CDR (Pose2D);
+	# two samples of the wrong size are not sent, counted, logged once
+	local pose_exp=$tmp/$label.pose.expected
+	printf 'float64 x\nfloat64 y\nfloat64 theta\n' >"$tmp/pose.msg"
+	# sample i: x = i + 0.5, y = -i / 4, theta = i / 7 (C struct bytes in
+	# $tmp/pose.I), at time i * 10 ms; the expected lines as ros2_pose2d prints them
+	python3 -c 'import struct, sys
+n, base, tmp = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+for i in range(n):
+    open("%s/pose.%d" % (tmp, i), "wb").write(struct.pack("=3d", i + 0.5, -i * 0.25, i / 7))
+    print((base * 1000 + i * 10) * 1000000, "%.17g %.17g %.17g" % (i + 0.5, -i * 0.25, i / 7))' \
+		"$N" "$BASE" "$tmp" >"$pose_exp"
+	for i in $(seq 0 $((N - 1))); do
+		on_a "$dssm" write dt_pose --create 24 --life 60 --cycle 0.1 --type geometry_msgs/Pose2D \
+			--encoding struct --schema-file "$tmp/pose.msg" --time "$(ms $((i * 10)))" <"$tmp/pose.$i" \
+			>/dev/null || return 1
+		if [ "$i" -eq 3 ] || [ "$i" -eq 7 ]; then
+			printf 'bad' | on_a "$dssm" write dt_pose --time "$(ms $((i * 10 + 5)))" >/dev/null || return 1
+		fi
+	done
 	# (started as plain commands, not through on_a: $! is then the bridge itself)
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_*' --subscribe rt/dt_in \
 		--subscribe rt/dt_chat=dt_echo -v 2>"$tmp/$label.bridge_a.log" &
@@ -127,6 +150,17 @@ sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
 		diff "$exp" "$tmp/$label.late"
 	}
 	check "$label: a late ROS 2 subscriber of rt/dt_chat gets all $N samples, texts and source times" t_late
+
+	t_struct() { # the struct ring as geometry_msgs/msg/Pose2D, to a plain Cyclone subscriber
+		on_b "$pose" "$DOMAIN" rt/dt_pose "$N" >"$tmp/$label.pose" || return 1
+		diff "$pose_exp" "$tmp/$label.pose" || return 1
+		grep -q "publishing dt_pose:0 as rt/dt_pose (geometry_msgs::msg::dds_::Pose2D_" \
+			"$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
+		# the two bad samples: one log line for the ring, naming what was wrong
+		[ "$(grep -c "dt_pose:0 -> rt/dt_pose: .*3-byte struct sample not converted" \
+			"$tmp/$label.bridge_a.log")" -eq 1 ] || { cat "$tmp/$label.bridge_a.log"; return 1; }
+	}
+	check "$label: a struct ring goes out as ROS 2 CDR (geometry_msgs/msg/Pose2D): all $N samples, values and source times; bad ones logged once" t_struct
 
 	t_live() { # then new samples follow
 		"${HOST_B[@]}" "$r2s" "$DOMAIN" sub rt/dt_chat $((N + K)) >"$tmp/$label.live" &
@@ -225,7 +259,7 @@ sys.stdout.buffer.write(b"\0\1\0\0" + struct.pack("<I", len(t)) + t)' $i |
 	}
 	check "$label: both bridges stop on SIGTERM with status 0 and a summary" t_stop
 	t_echo() { # neither bridge sent back what it made from DDS
-		grep -q "published 3 rings" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
+		grep -q "published 4 rings: .* 2 unsendable" "$tmp/$label.bridge_a.log" || { cat "$tmp/$label.bridge_a.log"; return 1; }
 		grep -q "not publishing dt_in:0: it was made from DDS" "$tmp/$label.bridge_a.log" || return 1
 		grep -q "published 0 rings" "$tmp/$label.bridge_b.log" || { cat "$tmp/$label.bridge_b.log"; return 1; }
 		# and did not publish the ring it made of its own topic back into it

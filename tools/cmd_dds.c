@@ -23,7 +23,9 @@ void help_dds(FILE *out)
 	        "--publish GLOB (repeatable; NAME[:ID] globs, comma lists) or --all publishes\n"
 	        "rings, also those that appear later: a cdr ring of ROS 2 type pkg/msg/Type as\n"
 	        "topic rt/NAME of type pkg::msg::dds_::Type_, its CDR bytes unchanged (a ROS 2\n"
-	        "user types `ros2 topic echo /NAME`); any other as dssm/NAME[:ID] of type\n"
+	        "user types `ros2 topic echo /NAME`); a struct ring with a definition the\n"
+	        "same way, each sample serialized to ROS 2 CDR for its type (pkg/Type ->\n"
+	        "pkg::msg::dds_::Type_); any other as dssm/NAME[:ID] of type\n"
 	        "dssm::msg::Sample (time, TID, type, encoding, bytes). Writers are reliable,\n"
 	        "transient-local, keep the ring's history (late joiners get it), offer the\n"
 	        "ring's cycle as deadline and stamp each sample with its measurement time.\n"
@@ -55,25 +57,60 @@ static int parse_domain(const char *text, const char *what, int *out)
 	return 0;
 }
 
-int cmd_dds(int argc, char **argv)
+/* --subscribe TOPIC[=RING] into subs[*n] (optarg is cut at the '='). */
+static int parse_subscription(char *arg, struct ddsb_subscription *subs, int *n)
 {
-	struct ddsb_config cfg = {
-		.max_size = DDSB_DEFAULT_MAX_SIZE,
-		.slots = DDSB_DEFAULT_SLOTS,
-		.log = stderr,
-		.stop = &cli_stop,
-	};
-	const char *env = getenv("ROS_DOMAIN_ID");
-	if (env && *env && parse_domain(env, "ROS_DOMAIN_ID", &cfg.domain))
+	char *eq = strchr(arg, '=');
+	if (eq)
+		*eq = '\0';
+	if (!*arg || (eq && !eq[1]))
+		return cli_usage("dds", "--subscribe wants TOPIC or TOPIC=RING");
+	subs[*n].topic = arg;
+	subs[(*n)++].ring = eq ? eq + 1 : NULL;
+	return 0;
+}
+
+/* --max-size and --slots: a number in LO .. HI; else a usage error. */
+static int parse_bound(const char *opt, const char *text, long lo, long hi, long *out)
+{
+	if (cli_parse_long("dds", opt, text, out) < 0)
 		return EXIT_USAGE;
-	/* at most argc of each */
-	const char **publish = calloc((size_t)argc, sizeof *publish);
-	struct ddsb_subscription *subs = calloc((size_t)argc, sizeof *subs);
-	if (!publish || !subs) {
-		free(publish);
-		free(subs);
-		return cli_error("dds", "out of memory");
+	if (*out < lo || *out > hi)
+		return cli_usage("dds", "%s is %ld .. %ld", opt, lo, hi);
+	return 0;
+}
+
+/* One option of getopt_long into cfg (publish and subs have room for argc
+ * entries); 0 or the exit status of a usage error. */
+static int parse_option(int opt, struct ddsb_config *cfg, const char **publish,
+                        struct ddsb_subscription *subs)
+{
+	long v;
+	int status = 0;
+	switch (opt) {
+	case 'p': publish[cfg->npublish++] = optarg; break;
+	case 'a': cfg->all = 1; break;
+	case 's': status = parse_subscription(optarg, subs, &cfg->nsubs); break;
+	case 'd': status = parse_domain(optarg, "--domain", &cfg->domain) ? EXIT_USAGE : 0; break;
+	case 'm':
+		if ((status = parse_bound("--max-size", optarg, 1, 1L << 30, &v)) == 0)
+			cfg->max_size = (size_t)v;
+		break;
+	case 'n':
+		if ((status = parse_bound("--slots", optarg, 2, 1000000, &v)) == 0)
+			cfg->slots = (uint32_t)v;
+		break;
+	case 'v': cfg->verbose = 1; break;
+	default: status = cli_usage("dds", "unknown option");
 	}
+	return status;
+}
+
+/* The command line into cfg (its publish and subs arrays, argc entries
+ * each, belong to the caller); 0 or the exit status of a usage error. */
+static int parse_args(int argc, char **argv, struct ddsb_config *cfg, const char **publish,
+                      struct ddsb_subscription *subs)
+{
 	static const struct option longopts[] = {{"publish", required_argument, 0, 'p'},
 	                                         {"all", no_argument, 0, 'a'},
 	                                         {"subscribe", required_argument, 0, 's'},
@@ -82,71 +119,65 @@ int cmd_dds(int argc, char **argv)
 	                                         {"slots", required_argument, 0, 'n'},
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {0, 0, 0, 0}};
+	const char *env = getenv("ROS_DOMAIN_ID");
+	if (env && *env && parse_domain(env, "ROS_DOMAIN_ID", &cfg->domain))
+		return EXIT_USAGE;
 	int opt, status = 0;
-	long v;
-	while (status == 0 && (opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'p': publish[cfg.npublish++] = optarg; break;
-		case 'a': cfg.all = 1; break;
-		case 's': {
-			char *eq = strchr(optarg, '=');
-			if (eq)
-				*eq = '\0';
-			if (!*optarg || (eq && !eq[1]))
-				status = cli_usage("dds", "--subscribe wants TOPIC or TOPIC=RING");
-			subs[cfg.nsubs].topic = optarg;
-			subs[cfg.nsubs++].ring = eq ? eq + 1 : NULL;
-			break;
-		}
-		case 'd': status = parse_domain(optarg, "--domain", &cfg.domain) ? EXIT_USAGE : 0; break;
-		case 'm':
-			if (cli_parse_long("dds", "--max-size", optarg, &v) < 0)
-				status = EXIT_USAGE;
-			else if (v < 1 || v > (1L << 30))
-				status = cli_usage("dds", "--max-size is 1 .. 1073741824 bytes");
-			else
-				cfg.max_size = (size_t)v;
-			break;
-		case 'n':
-			if (cli_parse_long("dds", "--slots", optarg, &v) < 0)
-				status = EXIT_USAGE;
-			else if (v < 2 || v > 1000000)
-				status = cli_usage("dds", "--slots is 2 .. 1000000");
-			else
-				cfg.slots = (uint32_t)v;
-			break;
-		case 'v': cfg.verbose = 1; break;
-		default: status = cli_usage("dds", "unknown option");
-		}
-	}
+	while (status == 0 && (opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1)
+		status = parse_option(opt, cfg, publish, subs);
 	if (status == 0 && optind != argc)
 		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);
-	if (status == 0 && !cfg.all && !cfg.npublish && !cfg.nsubs)
+	if (status == 0 && !cfg->all && !cfg->npublish && !cfg->nsubs)
 		status = cli_usage("dds", "nothing to do: give --publish GLOB, --all or --subscribe TOPIC");
-	if (status) {
-		free(publish);
-		free(subs);
-		return status;
-	}
-	cfg.publish = publish;
-	cfg.subs = subs;
-	cli_catch_signals();
-	fprintf(stderr, "dssm dds: domain %d%s\n", cfg.domain, cfg.all ? ", publishing every ring" : "");
-	struct ddsb_stats st;
-	dssm_time_t start = dssm_now();
-	int rc = ddsb_run(&cfg, &st);
-	if (rc < 0)
-		status = cli_dssm_error("dds", rc);
+	cfg->publish = publish;
+	cfg->subs = subs;
+	return status;
+}
+
+/* The line printed when the bridge stops. */
+static void summarise(const struct ddsb_stats *st, dssm_time_t start)
+{
 	char sent[16], received[16];
-	cli_format_bytes(sent, sizeof sent, (double)st.bytes_sent);
-	cli_format_bytes(received, sizeof received, (double)st.bytes_received);
+	cli_format_bytes(sent, sizeof sent, (double)st->bytes_sent);
+	cli_format_bytes(received, sizeof received, (double)st->bytes_received);
 	fprintf(stderr, "dssm dds: in %.1f s published %llu rings: %llu samples (%s) sent, "
 	        "%llu missed in rings, %llu unsendable; subscribed %llu topics: %llu samples (%s) "
 	        "written, %llu dropped\n",
-	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)st.rings_published,
-	        (unsigned long long)st.samples_sent, sent, (unsigned long long)st.missed,
-	        (unsigned long long)st.unsendable, (unsigned long long)st.topics_subscribed,
-	        (unsigned long long)st.samples_received, received, (unsigned long long)st.dropped);
+	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)st->rings_published,
+	        (unsigned long long)st->samples_sent, sent, (unsigned long long)st->missed,
+	        (unsigned long long)st->unsendable, (unsigned long long)st->topics_subscribed,
+	        (unsigned long long)st->samples_received, received, (unsigned long long)st->dropped);
+}
+
+/* Run the bridge until a signal; 0 or the exit status of its error. */
+static int run(const struct ddsb_config *cfg)
+{
+	cli_catch_signals();
+	fprintf(stderr, "dssm dds: domain %d%s\n", cfg->domain, cfg->all ? ", publishing every ring" : "");
+	struct ddsb_stats st;
+	dssm_time_t start = dssm_now();
+	int rc = ddsb_run(cfg, &st);
+	int status = rc < 0 ? cli_dssm_error("dds", rc) : 0;
+	summarise(&st, start);
+	return status;
+}
+
+int cmd_dds(int argc, char **argv)
+{
+	struct ddsb_config cfg = {
+		.max_size = DDSB_DEFAULT_MAX_SIZE,
+		.slots = DDSB_DEFAULT_SLOTS,
+		.log = stderr,
+		.stop = &cli_stop,
+	};
+	/* at most argc of each */
+	const char **publish = calloc((size_t)argc, sizeof *publish);
+	struct ddsb_subscription *subs = calloc((size_t)argc, sizeof *subs);
+	int status;
+	if (!publish || !subs)
+		status = cli_error("dds", "out of memory");
+	else if ((status = parse_args(argc, argv, &cfg, publish, subs)) == 0)
+		status = run(&cfg);
 	free(publish);
 	free(subs);
 	return status;
