@@ -267,6 +267,23 @@ for i in range(n):
 			! grep -q "^dssm dds: publishing dt_echo" "$tmp/$label.bridge_a.log"
 	}
 	check "$label: no echo (rings made from DDS are not published; own writers ignored)" t_echo
+	t_once() { # every ring copied from DDS holds each sample exactly once
+		local bad=0 spec
+		for spec in "b dt_note 3" "b dt_copy $((N + K))" "b dt_big 3" "a dt_in $M" "a dt_echo 3"; do
+			set -- $spec
+			"on_$1" "$dssm" cat "$2" -n 0 --format json 2>/dev/null | python3 -c '
+import json, sys
+ring, want = sys.argv[1], int(sys.argv[2])
+keys = [(s["time_ns"], s["data_hex"]) for s in map(json.loads, sys.stdin)]
+if len(keys) != want or len(set(keys)) != want:
+    dups = sorted({k for k in keys if keys.count(k) > 1})
+    print("%s: %d samples, %d distinct, expected %d; twice: %s" % (ring, len(keys), len(set(keys)),
+          want, ", ".join("%s %s" % (t, bytes.fromhex(h)[-12:]) for t, h in dups)))
+    sys.exit(1)' "$2" "$3" || bad=1
+		done
+		return $bad
+	}
+	check "$label: every ring copied from DDS holds each sample once (counted by time and bytes)" t_once
 }
 
 # loopback only, unicast discovery
@@ -321,7 +338,7 @@ check "a bridge's layout in USER_DATA is copied, a huge one is not" t_layout
 
 # ---- A: loopback -------------------------------------------------------------
 echo "-- A: one host, loopback"
-DOMAIN=$((RANDOM % 200 + 20))
+DOMAIN=${DDS_TEST_DOMAIN:-$((RANDOM % 200 + 20))}
 touch "$tmp/ns.ddsa$$" "$tmp/ns.ddsb$$"
 HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
