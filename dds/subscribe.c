@@ -6,7 +6,10 @@
  * bytes unchanged; dssm::msg::Sample lands with the type and encoding it
  * carries. The time of a sample is its DDS source timestamp (the generic
  * type's time_ns). The ring is made at the first sample and marked
- * (marks.c): no bridge publishes it back.
+ * (marks.c): no bridge publishes it back. DDS gives each writer's sample
+ * once (reliable, per-writer sequence numbers); samples of several writers
+ * are several samples, merged in time order, and a second writer is logged:
+ * in a test, another run sharing the domain fed the copies its samples.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,8 +34,9 @@ struct ddsb_sub {
 	size_t max_size;
 	dssm_stream *ring;
 	dssm_time_t have_upto;            /* a restarted bridge: the ring already holds these */
+	dds_instance_handle_t writer;     /* the first writer whose sample came */
 	uint64_t received, bytes, dropped;
-	int warned_big, warned_old, warned_type;
+	int warned_big, warned_old, warned_type, warned_writers;
 };
 
 int ddsb_sub_new(const struct ddsb_config *cfg, const struct ddsb_subscription *sub,
@@ -151,9 +155,22 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 	return ddsb_mark_ring(s->ring, s->topic, s->dds_type);
 }
 
-static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t, const char *type,
-                const char *encoding)
+/* Samples of another writer are other samples (even with the same time):
+ * kept, but said once, as two hosts publishing one ring name mix them. */
+static void note_writer(struct ddsb_sub *s, dds_instance_handle_t w)
 {
+	if (!s->writer)
+		s->writer = w;
+	else if (w != s->writer && !s->warned_writers++)
+		fprintf(s->cfg->log, "dssm dds: %s has more than one writer (publications %016llx and "
+		        "%016llx): their samples merge into %s in time order (further ones not shown)\n",
+		        s->topic, (unsigned long long)s->writer, (unsigned long long)w, s->label);
+}
+
+static void put(struct ddsb_sub *s, const dds_sample_info_t *si, const void *data, size_t len,
+                dssm_time_t t, const char *type, const char *encoding)
+{
+	note_writer(s, si->publication_handle);
 	if (!s->ring && make_ring(s, type, encoding) < 0) {
 		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped\n", s->topic, dssm_last_error());
 		s->failed = 1;
@@ -188,7 +205,7 @@ static int take_ros2(struct ddsb_sub *s)
 		if (si[i].valid_data && !s->failed) {
 			uint32_t len;
 			const void *data = ddsb_opaque_data(sd[i], &len);
-			put(s, data, len, si[i].source_timestamp, s->dssm_type, "cdr");
+			put(s, &si[i], data, len, si[i].source_timestamp, s->dssm_type, "cdr");
 		}
 		ddsb_serdata_unref(sd[i]);
 	}
@@ -203,7 +220,7 @@ static int take_generic(struct ddsb_sub *s)
 	for (int i = 0; i < n; i++) {
 		const dssm_msg_Sample *m = samples[i];
 		if (si[i].valid_data && !s->failed)
-			put(s, m->data._buffer, m->data._length, m->time_ns, m->type ? m->type : "",
+			put(s, &si[i], m->data._buffer, m->data._length, m->time_ns, m->type ? m->type : "",
 			    m->encoding && *m->encoding ? m->encoding : "raw");
 	}
 	if (n > 0)

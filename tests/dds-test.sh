@@ -229,11 +229,13 @@ for i in range(n):
 
 	t_own() { # another writer on rt/dt_chat: bridge a copies it into dt_echo, not its own samples
 		# (the publisher stays, waiting for readers that never come, until
-		# bridge a has seen it and copied its samples)
+		# bridge a has seen it and copied its samples, and bridge b, which
+		# copies rt/dt_chat too, has logged it as a second writer)
 		"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_chat 3 outsider 99 2>/dev/null &
 		local outsider=$!
 		for _ in $(seq 100); do
-			[ "$(on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | wc -l)" -ge 3 ] && break
+			[ "$(on_a "$dssm" cat dt_echo -n 0 --format json 2>/dev/null | wc -l)" -ge 3 ] &&
+				grep -q "rt/dt_chat has more than one writer" "$tmp/$label.bridge_b.log" && break
 			sleep 0.2
 		done
 		kill $outsider; wait $outsider
@@ -267,6 +269,28 @@ for i in range(n):
 			! grep -q "^dssm dds: publishing dt_echo" "$tmp/$label.bridge_a.log"
 	}
 	check "$label: no echo (rings made from DDS are not published; own writers ignored)" t_echo
+	t_once() { # every ring copied from DDS holds each sample exactly once
+		local bad=0 spec
+		for spec in "b dt_note 3" "b dt_copy $((N + K))" "b dt_big 3" "a dt_in $M" "a dt_echo 3"; do
+			set -- $spec
+			"on_$1" "$dssm" cat "$2" -n 0 --format json 2>/dev/null | python3 -c '
+import json, sys
+ring, want = sys.argv[1], int(sys.argv[2])
+keys = [(s["time_ns"], s["data_hex"]) for s in map(json.loads, sys.stdin)]
+if len(keys) != want or len(set(keys)) != want:
+    dups = sorted({k for k in keys if keys.count(k) > 1})
+    print("%s: %d samples, %d distinct, expected %d; twice: %s" % (ring, len(keys), len(set(keys)),
+          want, ", ".join("%s %s" % (t, bytes.fromhex(h)[-12:]) for t, h in dups)))
+    sys.exit(1)' "$2" "$3" || bad=1
+		done
+		# the outsider was a second writer of rt/dt_chat (its older samples
+		# dropped from dt_copy), logged; dt_note and dt_big had only bridge a's
+		grep -q "rt/dt_chat has more than one writer .* into dt_copy:0" "$tmp/$label.bridge_b.log" &&
+			! grep -E "(dssm/dt_note|rt/dt_big) has more than one writer" "$tmp/$label.bridge_b.log" ||
+			{ cat "$tmp/$label.bridge_b.log"; return 1; }
+		return $bad
+	}
+	check "$label: every ring copied from DDS holds each sample once (counted by time and bytes); a second writer is logged" t_once
 }
 
 # loopback only, unicast discovery
@@ -276,6 +300,28 @@ cat >"$tmp/lo.xml" <<EOF
 <MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address="127.0.0.1"/></Peers>
 </Discovery></Domain></CycloneDDS>
 EOF
+
+# A DDS domain no other run of this test on this machine uses at the same
+# time, held (flock) until this run ends. On loopback every participant of a
+# domain finds every other: another run's bridges, publishing the same rings
+# with the same times, fed this run's copies their writers' samples (a sample
+# of the newest time from another writer is another sample, and was kept:
+# "note 2" and "live 4" twice). DDS_TEST_DOMAIN is the first one tried.
+reserve_domain() {
+	local d=${DDS_TEST_DOMAIN:-$((RANDOM % 200 + 20))} lock
+	for _ in $(seq 200); do
+		lock=/tmp/dssm-dds-test.domain.$d
+		exec {domain_lock}>>"$lock"
+		if flock -n "$domain_lock"; then
+			DOMAIN=$d
+			return 0
+		fi
+		exec {domain_lock}>&-
+		d=$(((d - 20 + 1) % 200 + 20))
+	done
+	echo "  FAIL  no free DDS domain (all 200 held by other runs?)"
+	exit 1
+}
 
 # ---- the command line ------------------------------------------------------------
 echo "-- command line"
@@ -298,7 +344,7 @@ t_refuse() { # the echo rule's third part: never into a ring not made from DDS
 check "subscribing into an existing ring not made from DDS is refused, naming it" t_refuse
 
 t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it comes from the network)
-	local d=$((RANDOM % 200 + 20)) env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	local d=$DOMAIN env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big 2>"$tmp/layout.log" &
 	local b=$!
 	# (the publishers stay, waiting for 99 readers, until their rings exist)
@@ -317,11 +363,11 @@ t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it c
 	"${env[@]}" "$dssm" info dt_lay_big | grep -q "slots: *101 " || { "${env[@]}" "$dssm" info dt_lay_big; return 1; }
 }
 RINGS="$RINGS dt_lay_ok dt_lay_big"
+reserve_domain # for this and part A (one after the other)
 check "a bridge's layout in USER_DATA is copied, a huge one is not" t_layout
 
 # ---- A: loopback -------------------------------------------------------------
 echo "-- A: one host, loopback"
-DOMAIN=$((RANDOM % 200 + 20))
 touch "$tmp/ns.ddsa$$" "$tmp/ns.ddsb$$"
 HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
