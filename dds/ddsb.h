@@ -177,4 +177,29 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 int ddsb_sub_take(struct ddsb_sub *s);
 void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
 
+/* ---- source.c: DDS topics as sources of `dssm record` and `dssm mirror` ---------- */
+
+/* A source operand: "dds:TOPIC" or "dds:TOPIC=RING" (the ring it lands in;
+ * default: named after the topic, as --subscribe). */
+#define DDSB_SOURCE_PREFIX "dds:"
+/* 1 if arg starts with DDSB_SOURCE_PREFIX. */
+int ddsb_is_source(const char *arg);
+/* text (what: the option's name, for the message) into *domain; text NULL:
+ * ROS_DOMAIN_ID, or 0 if unset. DSSM_EINVAL outside 0 .. 232. */
+int ddsb_domain_parse(const char *text, const char *what, int *domain);
+struct ddsb_source;
+/* Subscribe the n specs ("dds:TOPIC[=RING]") in domain, in a thread of this
+ * process (ddsb_run, nothing published; log: its lines). wait > 0: return
+ * when every topic's ring exists (its first sample came), or
+ * DSSM_ETIMEDOUT after wait or when *interrupt is set (with nothing left
+ * running). A malformed spec, or a ring not made from DDS: DSSM_EINVAL. */
+int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
+                      volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out);
+/* The ring of spec i, "NAME:ID". */
+const char *ddsb_source_ring(const struct ddsb_source *s, int i);
+/* 0 while running; < 0 if the subscription stopped by itself (its error). */
+int ddsb_source_failed(struct ddsb_source *s);
+/* Stop, fill *st (if not NULL), free. 0, or the error it stopped with. */
+int ddsb_source_stop(struct ddsb_source *s, struct ddsb_stats *st);
+
 #endif

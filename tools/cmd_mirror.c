@@ -7,27 +7,39 @@
  * pushed sample into the local ring, and relies on the connector to
  * reconnect and resume from the TID after the last one received: after a
  * network cut it backfills whatever the remote history still holds.
+ * A DDS topic (dds:TOPIC) is instead subscribed into the local ring in
+ * this process (dds/source.c): in effect `dssm dds --subscribe`.
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "../dds/ddsb.h"
 #include "cli.h"
 #include "dssm/connector.h"
 
 void help_mirror(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm mirror HOST:PORT/NAME[:ID] [--as NAME[:ID]] [--quiet]\n\n"
+	        "usage: dssm mirror HOST:PORT/NAME[:ID] [--as NAME[:ID]] [--quiet]\n"
+	        "       dssm mirror dds:TOPIC [--as NAME[:ID]] [--domain N] [--quiet]\n\n"
 	        "Keeps a local stream (default: the same NAME:ID) replicating a remote one\n"
 	        "through its host's `dssm proxy`: same layout, timestamps, type, encoding,\n"
 	        "schema and property. Starts with the remote history, then follows new\n"
 	        "samples; after a network cut it reconnects and backfills what the remote\n"
 	        "ring still holds, reporting samples lost beyond it. Shows a status line\n"
-	        "(rate, samples, bytes, lost) and a summary on Ctrl-C / SIGTERM.\n\n"
+	        "(rate, samples, bytes, lost) and a summary on Ctrl-C / SIGTERM.\n"
+	        "dds:TOPIC mirrors a DDS topic (ROS 2's rt/NAME, a bridge's dssm/NAME) found by\n"
+	        "DDS discovery, no address: its samples, the publisher's history first, land\n"
+	        "in a ring made at the first one (default: named after the topic, as `dssm\n"
+	        "dds --subscribe`; rt/NAME -> NAME), with the source times, and a ROS 2\n"
+	        "type's CDR bytes as encoding cdr. --domain N: the DDS domain (default:\n"
+	        "ROS_DOMAIN_ID, or 0).\n\n"
 	        "examples:\n"
 	        "  dssm mirror robot.local:5800/scan\n"
-	        "  dssm mirror 10.0.0.2:5800/odom --as odom:1\n");
+	        "  dssm mirror 10.0.0.2:5800/odom --as odom:1\n"
+	        "  dssm mirror dds:rt/robot1/odom --as odom1   # a ROS 2 topic of the fleet\n");
 }
 
 /* The local ring gets the remote's layout and metadata. */
@@ -157,10 +169,12 @@ static int mirror_run(struct mirror *m)
 }
 
 /* 0, or the exit status after a usage error was printed. */
-static int mirror_parse_options(int argc, char **argv, const char **as, int *quiet)
+static int mirror_parse_options(int argc, char **argv, const char **as, int *quiet,
+                                const char **domain)
 {
 	static const struct option longopts[] = {{"as", required_argument, 0, 'a'},
 	                                         {"quiet", no_argument, 0, 'q'},
+	                                         {"domain", required_argument, 0, 'd'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "q", longopts, NULL)) != -1) {
@@ -168,22 +182,66 @@ static int mirror_parse_options(int argc, char **argv, const char **as, int *qui
 			*as = optarg;
 		else if (opt == 'q')
 			*quiet = 1;
+		else if (opt == 'd')
+			*domain = optarg;
 		else
 			return cli_usage("mirror", "unknown option");
 	}
 	if (optind != argc - 1)
-		return cli_usage("mirror", "needs one HOST:PORT/NAME[:ID]");
+		return cli_usage("mirror", "needs one HOST:PORT/NAME[:ID] or dds:TOPIC");
+	if (*domain && !ddsb_is_source(argv[optind]))
+		return cli_usage("mirror", "--domain is for a dds:TOPIC source");
 	return 0;
+}
+
+/* dssm mirror dds:TOPIC: the subscription in this process until a signal
+ * (or its error), then the summary. The exit status. */
+static int mirror_dds(const char *source, const char *as, const char *domain_arg)
+{
+	int domain;
+	char spec[1024];
+	if (ddsb_domain_parse(domain_arg, "--domain", &domain) < 0)
+		return cli_usage("mirror", "%s", dssm_last_error());
+	if (strchr(source, '='))
+		return cli_usage("mirror", "'%s': give the ring with --as", source);
+	if ((size_t)snprintf(spec, sizeof spec, "%s%s%s", source, as ? "=" : "", as ? as : "") >=
+	    sizeof spec)
+		return cli_usage("mirror", "'%.40s...' is too long", source);
+	char *specs[1] = {spec};
+	struct ddsb_source *src;
+	int rc = ddsb_source_start(domain, specs, 1, 0, NULL, stderr, &src);
+	if (rc < 0)
+		return cli_dssm_error("mirror", rc);
+	fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", source + 4, domain,
+	        ddsb_source_ring(src, 0));
+	cli_catch_signals();
+	dssm_time_t start = dssm_now();
+	while (!cli_stop && (rc = ddsb_source_failed(src)) == 0) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	struct ddsb_stats st;
+	int status = rc < 0 ? cli_dssm_error("mirror", rc) : 0;
+	if ((rc = ddsb_source_stop(src, &st)) < 0 && !status)
+		status = cli_dssm_error("mirror", rc);
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)st.bytes_received);
+	fprintf(stderr, "dssm mirror: copied %llu samples (%s) in %.1f s, %llu dropped\n",
+	        (unsigned long long)st.samples_received, b, dssm_time_to_sec(dssm_now() - start),
+	        (unsigned long long)st.dropped);
+	return status;
 }
 
 int cmd_mirror(int argc, char **argv)
 {
-	const char *as = NULL;
+	const char *as = NULL, *domain = NULL;
 	struct mirror m = {.quiet = 0};
-	int rc = mirror_parse_options(argc, argv, &as, &m.quiet);
+	int rc = mirror_parse_options(argc, argv, &as, &m.quiet, &domain);
 	if (rc)
 		return rc;
 	const char *source = argv[optind];
+	if (ddsb_is_source(source))
+		return mirror_dds(source, as, domain);
 	char hp[300], name[DSSM_NAME_MAX + 1], local_addr[DSSM_NAME_MAX + 16];
 	int id;
 	/* A recording never grows once closed: mirroring it would copy it once

@@ -3,6 +3,8 @@
  * engine (include/dssm/recorder.h): a status line per second on a
  * terminal, a summary on SIGINT/SIGTERM whose counts are read back from the
  * recording; and the snapshot mode (what the rings hold, on a trigger).
+ * A DDS topic source (dds:TOPIC) is subscribed into its ring in this
+ * process (dds/source.c) and that ring is recorded like any other.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,9 +15,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "../dds/ddsb.h"
 #include "cli.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+
+/* How long a dds: source's first sample is waited for (s). */
+#define RECORD_DDS_WAIT_S 30
 
 void help_record(FILE *out)
 {
@@ -23,11 +29,18 @@ void help_record(FILE *out)
 	        "usage: dssm record -o DIR [--all] [STREAM...] [--from-oldest] [--duration S]\n"
 	        "                   [--limit N] [--sync S] [--min-free MIB] [--direct]\n"
 	        "                   [--split-duration S | --split-size MIB [--max-splits N]]\n"
+	        "                   [--domain N]\n"
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
 	        "       dssm record --trigger\n\n"
 	        "Records streams into a new container DIR (docs/container-format.md). STREAM is\n"
 	        "NAME[:ID], a glob such as 'cam*' (matched against NAME:ID and NAME), or\n"
-	        "HOST:PORT/NAME[:ID] through a proxy. --all records every stream, including\n"
+	        "HOST:PORT/NAME[:ID] through a proxy, or dds:TOPIC[=RING]: a DDS topic (ROS 2's\n"
+	        "rt/NAME, a bridge's dssm/NAME) subscribed in this process into ring RING\n"
+	        "(default: named after the topic, as `dssm dds --subscribe`) and recorded\n"
+	        "from its first sample, the publisher's history included; it waits up to\n"
+	        "%d s for that sample. --domain N is the DDS domain (default: ROS_DOMAIN_ID,\n"
+	        "or 0). A dds: source makes the recording start with what the rings hold\n"
+	        "(--from-oldest). --all records every stream, including\n"
 	        "ones that appear later. Each ring is drained by TID: nothing is missed unless\n"
 	        "the recorder falls behind a ring's history, which is counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
@@ -46,8 +59,10 @@ void help_record(FILE *out)
 	        "examples:\n"
 	        "  dssm record -o run1 --all\n"
 	        "  dssm record -o run2 odom 'scan*' --duration 1m30s\n"
+	        "  dssm record -o fleet dds:rt/robot1/odom dds:rt/robot2/odom   # no addresses\n"
 	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
-	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n");
+	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n",
+	        RECORD_DDS_WAIT_S);
 }
 
 /* Is a local stream asked for by the patterns (or --all)? */
@@ -275,6 +290,7 @@ static int run_snapshots(const char *dir, char **patterns, int npatterns, int al
 /* What `dssm record` was asked for, beyond the recorder's configuration. */
 struct record_opts {
 	const char *dir;
+	const char *domain;       /* --domain, or NULL */
 	int all, snapshot, done;  /* done: --trigger was sent */
 	double split_mb, min_free_mb;
 	dssm_time_t duration, sync, split_duration;
@@ -291,6 +307,7 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 	case 'O': cfg->from_oldest = 1; return 0;
 	case 'P': o->snapshot = 1; return 0;
 	case 'X': cfg->direct = 1; return 0;
+	case 'Y': o->domain = arg; return 0;
 	case 'T':
 		o->done = 1;
 		return send_trigger();
@@ -338,6 +355,7 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 	                                         {"duration", required_argument, 0, 'd'},
 	                                         {"limit", required_argument, 0, 'l'},
 	                                         {"sync", required_argument, 0, 's'},
+	                                         {"domain", required_argument, 0, 'Y'},
 	                                         {0, 0, 0, 0}};
 	int opt, rc;
 	while ((opt = getopt_long(argc, argv, "o:a", longopts, NULL)) != -1)
@@ -379,14 +397,60 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 /* Add the streams and start. Explicit addresses (remote ones, or exact
  * names) are opened first: one that does not resolve is refused before DIR
  * is made. A DSSM_E* code (the recorder may have started the others). */
-static int record_start(dssm_recorder *r, char **patterns, int npatterns)
+static int record_start(dssm_recorder *r, char **patterns, int npatterns,
+                        const struct ddsb_source *src)
 {
-	int rc = 0;
+	int rc = 0, k = 0;
 	for (int i = 0; i < npatterns && rc >= 0; i++)
-		rc = strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
+		rc = ddsb_is_source(patterns[i]) ? dssm_recorder_add(r, ddsb_source_ring(src, k++))
+		     : strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
 		         ? dssm_recorder_add(r, patterns[i])
 		         : dssm_recorder_add_matching(r, patterns[i]);
 	return rc < 0 ? rc : dssm_recorder_start(r);
+}
+
+/* The dds: operands subscribed (*src, NULL if none), their rings there.
+ * 0, or the exit status after the error was printed. */
+static int record_dds_start(const struct record_opts *o, char **patterns, int npatterns,
+                            struct ddsb_source **src)
+{
+	*src = NULL;
+	char **specs = calloc((size_t)npatterns + 1, sizeof *specs);
+	int n = 0, domain, rc;
+	for (int i = 0; specs && i < npatterns; i++)
+		if (ddsb_is_source(patterns[i]))
+			specs[n++] = patterns[i];
+	if (!specs)
+		rc = cli_error("record", "out of memory");
+	else if (n && o->snapshot)
+		rc = cli_usage("record", "--snapshot records local rings; not %s", specs[0]);
+	else if (ddsb_domain_parse(o->domain, "--domain", &domain) < 0)
+		rc = cli_usage("record", "%s", dssm_last_error());
+	else
+		rc = 0;
+	if (rc == 0 && n) {
+		cli_catch_signals(); /* Ctrl-C ends the wait too */
+		fprintf(stderr, "dssm record: waiting for %d DDS topic%s in domain %d\n", n,
+		        n == 1 ? "" : "s", domain);
+		rc = ddsb_source_start(domain, specs, n, RECORD_DDS_WAIT_S * DSSM_NSEC_PER_SEC, &cli_stop,
+		                       stderr, src);
+		rc = rc < 0 ? cli_dssm_error("record", rc) : 0;
+	}
+	free(specs);
+	return rc;
+}
+
+/* Stop the DDS sources (after the recorder) and say what they wrote. */
+static int record_dds_stop(struct ddsb_source *src)
+{
+	if (!src)
+		return 0;
+	struct ddsb_stats st;
+	int rc = ddsb_source_stop(src, &st);
+	fprintf(stderr, "dssm record: DDS: %llu topics subscribed, %llu samples written into their "
+	        "rings, %llu dropped\n", (unsigned long long)st.topics_subscribed,
+	        (unsigned long long)st.samples_received, (unsigned long long)st.dropped);
+	return rc < 0 ? cli_dssm_error("record", rc) : 0;
 }
 
 int cmd_record(int argc, char **argv)
@@ -402,8 +466,12 @@ int cmd_record(int argc, char **argv)
 		return cli_dssm_error("record", DSSM_ELAYOUT);
 	char **patterns = argv + optind;
 	int npatterns = argc - optind;
+	struct ddsb_source *src;
+	if ((rc = record_dds_start(&o, patterns, npatterns, &src)) != 0)
+		return rc;
 	if (o.snapshot)
 		return run_snapshots(o.dir, patterns, npatterns, o.all);
+	cfg.from_oldest |= src != NULL; /* the rings hold only what came since */
 	cfg.dir = o.dir;
 	cfg.sync = o.sync;
 	cfg.split_duration = o.split_duration;
@@ -414,13 +482,17 @@ int cmd_record(int argc, char **argv)
 	cfg.all = o.all;
 	cfg.on_stream = announce;
 	dssm_recorder *r;
-	if ((rc = dssm_recorder_create(&cfg, &r)) < 0)
+	if ((rc = dssm_recorder_create(&cfg, &r)) < 0) {
+		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
+	}
 	int status = 0;
-	rc = record_start(r, patterns, npatterns);
+	rc = record_start(r, patterns, npatterns, src);
 	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {
 		dssm_recorder_free(r); /* nothing was written */
-		return cli_dssm_error("record", rc);
+		status = cli_dssm_error("record", rc);
+		record_dds_stop(src);
+		return status;
 	}
 	if (rc < 0)
 		status = cli_dssm_error("record", rc); /* a stream failed; the others go on */
@@ -432,5 +504,5 @@ int cmd_record(int argc, char **argv)
 	status |= summarize(r, o.dir, dssm_time_to_sec(dssm_now() - start),
 	                    o.split_duration > 0 || o.split_mb > 0, o.max_splits > 0);
 	dssm_recorder_free(r);
-	return status;
+	return status | record_dds_stop(src);
 }

@@ -1,0 +1,199 @@
+/*
+ * source.c - DDS topics as sources of `dssm record` and `dssm mirror`
+ * ("dds:TOPIC[=RING]", docs/dds.md): the bridge's subscriptions (ddsb_run
+ * with nothing published) run in a thread of the calling process and write
+ * each topic into its ring, which the command then records or keeps. The
+ * ring is made at the topic's first sample (subscribe.c), so a caller that
+ * needs it waits for it here.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../ssmcore/internal.h"
+#include "ddsb.h"
+
+struct ddsb_source {
+	struct ddsb_config cfg;
+	struct ddsb_subscription *subs;
+	char **copies;                      /* the specs, cut at '=' */
+	char (*labels)[DSSM_NAME_MAX + 16]; /* each topic's ring, "NAME:ID" */
+	volatile sig_atomic_t stop;
+	pthread_t thread;
+	int started;
+	atomic_int done;                    /* ddsb_run returned: rc and error say how */
+	int rc;
+	char error[512];
+	struct ddsb_stats st;
+};
+
+int ddsb_is_source(const char *arg)
+{
+	return strncmp(arg, DDSB_SOURCE_PREFIX, sizeof DDSB_SOURCE_PREFIX - 1) == 0;
+}
+
+int ddsb_domain_parse(const char *text, const char *what, int *domain)
+{
+	if (!text) {
+		*domain = 0;
+		text = getenv("ROS_DOMAIN_ID");
+		if (!text || !*text)
+			return 0;
+		what = "ROS_DOMAIN_ID";
+	}
+	char *end;
+	long v = strtol(text, &end, 10);
+	if (!*text || *end || v < 0 || v > 232)
+		return dssm__fail(DSSM_EINVAL, "%s '%s' is not a DDS domain id (0 .. 232)", what, text);
+	*domain = (int)v;
+	return 0;
+}
+
+static void *run(void *arg)
+{
+	struct ddsb_source *s = arg;
+	s->rc = ddsb_run(&s->cfg, &s->st);
+	if (s->rc < 0) /* dssm_last_error() is this thread's */
+		snprintf(s->error, sizeof s->error, "%s", dssm_last_error());
+	atomic_store(&s->done, 1);
+	return NULL;
+}
+
+/* specs[i] "dds:TOPIC[=RING]" into s->subs[i] and s->labels[i], refusing
+ * what the bridge would refuse in its thread (a ring not made from DDS). */
+static int parse_spec(struct ddsb_source *s, int i, const char *spec)
+{
+	if (!ddsb_is_source(spec))
+		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING])", spec);
+	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
+	char *eq = strchr(s->copies[i], '='), name[DSSM_NAME_MAX + 1];
+	if (eq)
+		*eq = '\0';
+	if (!*s->copies[i] || (eq && !eq[1]))
+		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC or dds:TOPIC=RING", spec);
+	s->subs[i].topic = s->copies[i];
+	s->subs[i].ring = eq ? eq + 1 : NULL;
+	int id, rc = eq ? dssm_parse_address(eq + 1, name, &id)
+	                : ddsb_ring_for_topic(s->copies[i], name, &id);
+	if (rc < 0)
+		return rc;
+	snprintf(s->labels[i], sizeof s->labels[i], "%s:%d", name, id);
+	if (ddsb_ring_from_dds(name, id) == 0)
+		return dssm__fail(DSSM_EINVAL, "ring %s exists and was not made from DDS: DDS samples go "
+		                  "only into rings made from DDS (docs/dds.md); choose another with "
+		                  "dds:%s=RING", s->labels[i], s->copies[i]);
+	return 0;
+}
+
+static void source_free(struct ddsb_source *s)
+{
+	for (int i = 0; s->copies && i < s->cfg.nsubs; i++)
+		free(s->copies[i]);
+	free(s->copies);
+	free(s->subs);
+	free(s->labels);
+	free(s);
+}
+
+/* Is topic i's ring there, made from DDS? */
+static int ring_made(const struct ddsb_source *s, int i)
+{
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	return dssm_parse_address(s->labels[i], name, &id) == 0 && ddsb_ring_from_dds(name, id) == 1;
+}
+
+/* Every ring there, made from DDS: 1; the bridge stopped: its error; else 0. */
+static int ready(struct ddsb_source *s)
+{
+	if (atomic_load(&s->done))
+		return s->rc < 0 ? dssm__fail(s->rc, "%s", s->error)
+		                 : dssm__fail(DSSM_ESTATE, "the DDS subscription stopped");
+	for (int i = 0; i < s->cfg.nsubs; i++)
+		if (!ring_made(s, i))
+			return 0;
+	return 1;
+}
+
+/* Wait for the rings (docs/dds.md); < 0 if they did not come. */
+static int await_rings(struct ddsb_source *s, dssm_time_t wait, volatile sig_atomic_t *interrupt)
+{
+	dssm_time_t end = dssm_now() + wait;
+	int rc;
+	while ((rc = ready(s)) == 0) {
+		if (interrupt && *interrupt)
+			return dssm__fail(DSSM_ETIMEDOUT, "interrupted while waiting for DDS topic %s",
+			                  s->subs[0].topic);
+		if (dssm_now() >= end) {
+			int i = 0;
+			while (i < s->cfg.nsubs - 1 && ring_made(s, i))
+				i++; /* the first one missing */
+			return dssm__fail(DSSM_ETIMEDOUT, "no sample of DDS topic %s in domain %d within "
+			                  "%.0f s (is its publisher up? ROS_DOMAIN_ID, --domain, "
+			                  "CYCLONEDDS_URI)", s->subs[i].topic, s->cfg.domain,
+			                  dssm_time_to_sec(wait));
+		}
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
+                      volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out)
+{
+	struct ddsb_source *s = calloc(1, sizeof *s);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
+	s->cfg = (struct ddsb_config){.domain = domain, .nsubs = n, .max_size = DDSB_DEFAULT_MAX_SIZE,
+	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .stop = &s->stop};
+	s->subs = calloc((size_t)n, sizeof *s->subs);
+	s->copies = calloc((size_t)n, sizeof *s->copies);
+	s->labels = calloc((size_t)n, sizeof *s->labels);
+	int rc = s->subs && s->copies && s->labels ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = parse_spec(s, i, specs[i]);
+	s->cfg.subs = s->subs;
+	if (rc == 0 && pthread_create(&s->thread, NULL, run, s) != 0)
+		rc = dssm__fail(DSSM_ESYS, "cannot start a thread for the DDS subscription");
+	s->started = rc == 0;
+	if (rc == 0 && wait > 0)
+		rc = await_rings(s, wait, interrupt);
+	if (rc < 0) {
+		char why[512]; /* stopping may set another error */
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		ddsb_source_stop(s, NULL);
+		return dssm__fail(rc, "%s", why);
+	}
+	*out = s;
+	return 0;
+}
+
+const char *ddsb_source_ring(const struct ddsb_source *s, int i)
+{
+	return s->labels[i];
+}
+
+int ddsb_source_failed(struct ddsb_source *s)
+{
+	return atomic_load(&s->done) ? ready(s) : 0;
+}
+
+int ddsb_source_stop(struct ddsb_source *s, struct ddsb_stats *st)
+{
+	if (!s)
+		return 0;
+	int rc = 0;
+	if (s->started) {
+		s->stop = 1;
+		pthread_join(s->thread, NULL);
+		if (s->rc < 0)
+			rc = dssm__fail(s->rc, "%s", s->error);
+	}
+	if (st)
+		*st = s->st;
+	source_free(s);
+	return rc;
+}
