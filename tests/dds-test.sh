@@ -15,7 +15,8 @@
 # times); a raw ring crosses as dssm::msg::Sample with its bytes, type,
 # encoding and times; no echo: a bridge never publishes a ring it made from
 # DDS, nor reads its own writers (a bridge subscribed to a topic it also
-# publishes gets only the other writers' samples). Each run uses a random DDS domain and a
+# publishes gets only the other writers' samples); `dssm record` and `dssm mirror`
+# take a ROS 2 topic as a source (dds:rt/NAME), no address. Each run uses a random DDS domain and a
 # CYCLONEDDS_URI limited to its interface, away from other DDS traffic.
 set -u
 cd "$(dirname "$0")/.."
@@ -32,7 +33,7 @@ tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
 P=dd$$
-RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose"
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose dt_src dt_srcm"
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -332,7 +333,16 @@ t_usage() {
 		"--max-size 0 --all" "--all extra"; do
 		"$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
 	done
-	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ]
+	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ] || return 1
+	# DDS sources of record and mirror
+	"$dssm" record --help | grep -q "dssm record -o fleet dds:rt/" || return 1
+	"$dssm" mirror --help | grep -q "dssm mirror dds:rt/" || return 1
+	"$dssm" record -o "$tmp/u" dds:rt/x --domain 233 2>/dev/null; [ $? -eq 2 ] || { echo "record --domain 233"; return 1; }
+	"$dssm" mirror dds:rt/x --domain x 2>/dev/null; [ $? -eq 2 ] || { echo "mirror --domain x"; return 1; }
+	"$dssm" mirror dds:rt/x=y 2>/dev/null; [ $? -eq 2 ] || { echo "mirror dds:rt/x=y"; return 1; }
+	"$dssm" mirror host:1/x --domain 1 2>/dev/null; [ $? -eq 2 ] || { echo "mirror host:1/x --domain"; return 1; }
+	"$dssm" record -o "$tmp/u" --snapshot dds:rt/x 2>/dev/null; [ $? -eq 2 ] || { echo "record --snapshot dds:"; return 1; }
+	[ ! -e "$tmp/u" ]
 }
 check "usage errors exit 2; --help has an example" t_usage
 t_refuse() { # the echo rule's third part: never into a ring not made from DDS
@@ -372,6 +382,41 @@ touch "$tmp/ns.ddsa$$" "$tmp/ns.ddsb$$"
 HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 scenario loopback 20
+
+# `dssm record` and `dssm mirror` with a DDS topic as their source: a
+# ROS 2-style publisher's samples (std_msgs/msg/String), no address given
+sources() {
+	local N=$1 exp=$tmp/src.expected
+	for i in $(seq 0 $((N - 1))); do echo "$(ns_of "$i") src $i"; done >"$exp"
+	# (the publisher stays, waiting for 99 readers, until both have its samples)
+	"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_src "$N" src 99 2>/dev/null &
+	local pub=$!
+	t_src_record() {
+		on_a timeout 60 "$dssm" record -o "$tmp/src.rec" dds:rt/dt_src --domain "$DOMAIN" \
+			--limit "$N" 2>"$tmp/src.record.log" || { cat "$tmp/src.record.log"; return 1; }
+		on_a "$dssm" info "$tmp/src.rec" >"$tmp/src.info"
+		grep -Eq "^dt_src:0 +std_msgs/msg/String +$N .* cdr " "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
+		grep -q "streams: *1, $N samples" "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
+		on_a "$dssm" query "$tmp/src.rec" --format json 2>/dev/null | cat_strings | diff "$exp" -
+	}
+	check "sources: dssm record dds:rt/dt_src records a ROS 2 publisher's $N samples (std_msgs/msg/String, cdr, source times)" t_src_record
+	t_src_mirror() {
+		"${HOST_A[@]}" "$dssm" mirror dds:rt/dt_src --as dt_srcm --domain "$DOMAIN" 2>"$tmp/src.mirror.log" &
+		local m=$!
+		for _ in $(seq 100); do
+			[ "$(on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] && break
+			sleep 0.2
+		done
+		kill -TERM $m; wait $m || { echo "mirror exit $?"; cat "$tmp/src.mirror.log"; return 1; }
+		grep -q "copied $N samples" "$tmp/src.mirror.log" || { cat "$tmp/src.mirror.log"; return 1; }
+		on_a "$dssm" info dt_srcm | grep -q "type: *std_msgs/msg/String" || return 1
+		on_a "$dssm" info dt_srcm | grep -q "encoding: *cdr" || return 1
+		on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | cat_strings | diff "$exp" -
+	}
+	check "sources: dssm mirror dds:rt/dt_src --as dt_srcm lands all $N samples in the ring" t_src_mirror
+	kill $pub 2>/dev/null; wait $pub 2>/dev/null
+}
+sources 12
 
 # ---- B: two network namespaces, 5% loss ----------------------------------------
 echo "-- B: two hosts (network namespaces) across a veth, 5% loss each way"
