@@ -172,9 +172,9 @@ DDS_TEST_GEN := $(BUILD)/tests/dds/gen
 $(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
 	@mkdir -p $(dir $@)
 	$(IDLC) -o $(dir $@) $<
-$(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
+$(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c tests/dds/ros2_reader.h $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
-$(BUILD)/tests/dds/ros2_pose2d: tests/dds/ros2_pose2d.c $(DDS_TEST_GEN)/Pose2D.c $(DDS_TEST_GEN)/Pose2D.h
+$(BUILD)/tests/dds/ros2_pose2d: tests/dds/ros2_pose2d.c tests/dds/ros2_reader.h $(DDS_TEST_GEN)/Pose2D.c $(DDS_TEST_GEN)/Pose2D.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/Pose2D.c $(DDS_LIBS) $(LDLIBS_ALL)
 # the DDS names (dds/naming.c) checked alone: it needs only libdssm
 $(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)

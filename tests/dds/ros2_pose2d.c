@@ -17,46 +17,20 @@
 #include <dds/dds.h>
 
 #include "Pose2D.h"
+#include "ros2_reader.h"
 
-#define GIVE_UP DDS_SECS(30)
+static void print_pose(const void *msg, const dds_sample_info_t *si)
+{
+	const geometry_msgs_msg_dds__Pose2D_ *m = msg;
+	printf("%lld %.17g %.17g %.17g\n", (long long)si->source_timestamp, m->x, m->y, m->theta);
+}
 
 static dds_entity_t make_reader(dds_entity_t pp, dds_entity_t tp)
 {
-	dds_qos_t *q = dds_create_qos();
-	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
-	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
-	dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1000);
+	dds_qos_t *q = ros2_qos();
 	dds_entity_t rd = dds_create_reader(pp, tp, q, NULL);
 	dds_delete_qos(q);
 	return rd;
-}
-
-static int sub(dds_entity_t pp, dds_entity_t rd, long count)
-{
-	dds_entity_t ws = dds_create_waitset(pp);
-	dds_waitset_attach(ws, dds_create_readcondition(rd, DDS_ANY_STATE), 0);
-	dds_time_t end = dds_time() + GIVE_UP;
-	long got = 0;
-	while (got < count && dds_time() < end) {
-		dds_waitset_wait(ws, NULL, 0, DDS_MSECS(200));
-		void *samples[16] = {NULL};
-		dds_sample_info_t si[16];
-		dds_return_t n = dds_take(rd, samples, si, 16, 16);
-		for (int i = 0; i < n; i++) {
-			if (!si[i].valid_data)
-				continue;
-			const geometry_msgs_msg_dds__Pose2D_ *m = samples[i];
-			printf("%lld %.17g %.17g %.17g\n", (long long)si[i].source_timestamp, m->x, m->y,
-			       m->theta);
-			got++;
-		}
-		if (n > 0)
-			dds_return_loan(rd, samples, n);
-		fflush(stdout);
-	}
-	if (got < count)
-		fprintf(stderr, "ros2_pose2d: %ld of %ld samples in 30 s\n", got, count);
-	return got < count;
 }
 
 int main(int argc, char **argv)
@@ -77,7 +51,7 @@ int main(int argc, char **argv)
 		dds_delete(pp);
 		return 1;
 	}
-	int rc = sub(pp, rd, atol(argv[3]));
+	int rc = ros2_take(pp, rd, atol(argv[3]), print_pose, "ros2_pose2d");
 	dds_delete(pp);
 	return rc;
 }

@@ -28,59 +28,30 @@
 #include <dds/dds.h>
 
 #include "String.h"
+#include "ros2_reader.h"
 
-#define GIVE_UP DDS_SECS(30)
-
-static dds_qos_t *qos(void)
+static void print_string(const void *msg, const dds_sample_info_t *si)
 {
-	dds_qos_t *q = dds_create_qos();
-	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
-	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
-	dds_qset_history(q, DDS_HISTORY_KEEP_LAST, 1000);
-	/* Cyclone keeps for late joiners the durability service's history */
-	dds_qset_durability_service(q, 0, DDS_HISTORY_KEEP_LAST, 1000, DDS_LENGTH_UNLIMITED,
-	                            DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED);
-	return q;
+	const std_msgs_msg_dds__String_ *m = msg;
+	printf("%lld %s\n", (long long)si->source_timestamp, m->data);
 }
 
 static int sub(dds_entity_t pp, dds_entity_t tp, long count)
 {
-	dds_qos_t *q = qos();
+	dds_qos_t *q = ros2_qos();
 	dds_entity_t rd = dds_create_reader(pp, tp, q, NULL);
 	dds_delete_qos(q);
 	if (rd < 0) {
 		fprintf(stderr, "ros2_string: reader: %s\n", dds_strretcode(rd));
 		return 1;
 	}
-	dds_entity_t ws = dds_create_waitset(pp);
-	dds_waitset_attach(ws, dds_create_readcondition(rd, DDS_ANY_STATE), 0);
-	dds_time_t end = dds_time() + GIVE_UP;
-	long got = 0;
-	while (got < count && dds_time() < end) {
-		dds_waitset_wait(ws, NULL, 0, DDS_MSECS(200));
-		void *samples[16] = {NULL};
-		dds_sample_info_t si[16];
-		dds_return_t n = dds_take(rd, samples, si, 16, 16);
-		for (int i = 0; i < n; i++) {
-			if (!si[i].valid_data)
-				continue;
-			const std_msgs_msg_dds__String_ *m = samples[i];
-			printf("%lld %s\n", (long long)si[i].source_timestamp, m->data);
-			got++;
-		}
-		if (n > 0)
-			dds_return_loan(rd, samples, n);
-		fflush(stdout);
-	}
-	if (got < count)
-		fprintf(stderr, "ros2_string: %ld of %ld samples in 30 s\n", got, count);
-	return got < count;
+	return ros2_take(pp, rd, count, print_string, "ros2_string");
 }
 
 static int pub(dds_entity_t pp, dds_entity_t tp, long n, const char *text, long readers,
                const char *userdata)
 {
-	dds_qos_t *q = qos();
+	dds_qos_t *q = ros2_qos();
 	if (userdata)
 		dds_qset_userdata(q, userdata, strlen(userdata));
 	dds_entity_t wr = dds_create_writer(pp, tp, q, NULL);
