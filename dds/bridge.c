@@ -2,12 +2,15 @@
  * bridge.c - the bridge's main loop (ddsb_run): one DDS participant; every
  * DDSB_SCAN_MS the rings of this host are listed and those selected
  * (--publish globs, --all) get a publishing thread (publish.c), except rings
- * made from DDS (the echo rule, marks.c); vanished rings stop theirs. The
+ * made from DDS (the echo rule, marks.c); vanished rings stop theirs, and a
+ * ring removed and created anew between two scans (another shm file under
+ * the same name) gets its publisher restarted. The
  * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
  * start the subscriptions, arrived samples go into their rings.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../ssmcore/internal.h"
 #include "dssm/recorder.h"
@@ -17,6 +20,7 @@ struct bridge {
 	const struct ddsb_config *cfg;
 	dds_entity_t pp, waitset, pubs_seen;
 	struct ddsb_pub **pubs;
+	struct seg_id { uint64_t dev, ino; } *ids; /* each publisher's shm file, as started */
 	int npubs;
 	char (*skipped)[DSSM_NAME_MAX + 16]; /* rings made from DDS, seen and not published */
 	int nskipped;
@@ -67,7 +71,46 @@ static void skip(struct bridge *b, const char *label)
 		fprintf(b->cfg->log, "dssm dds: not publishing %s: it was made from DDS\n", label);
 }
 
-/* Start publishing new selected rings; stop those that are gone. */
+/* The identity of ring LABEL ("NAME:ID")'s shm file: a ring removed and
+ * created anew keeps its name but is another file, while the publisher's
+ * handle still follows the unlinked one. {0, 0} when there is none. */
+static struct seg_id ring_identity(const char *name, int id)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
+	struct stat st;
+	struct seg_id r = {0, 0};
+	if (dssm__segment_name(name, id, seg, sizeof seg) < 0)
+		return r;
+	snprintf(path, sizeof path, "/dev/shm%s", seg);
+	if (stat(path, &st) == 0)
+		r = (struct seg_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+	return r;
+}
+
+/* Is publisher I's ring still listed, and still the same shm file? */
+static int still_there(struct bridge *b, const dssm_stream_info *list, int n, int i)
+{
+	const char *label = ddsb_pub_ring(b->pubs[i]);
+	for (int k = 0; k < n; k++) {
+		char l[DSSM_NAME_MAX + 16];
+		snprintf(l, sizeof l, "%s:%d", list[k].name, list[k].id);
+		if (strcmp(l, label) != 0)
+			continue;
+		struct seg_id now = ring_identity(list[k].name, list[k].id);
+		if (now.dev == b->ids[i].dev && now.ino == b->ids[i].ino)
+			return 1;
+		/* not verbose-only: the samples of the old ring end here */
+		fprintf(b->cfg->log, "dssm dds: %s was removed and created anew; its "
+		        "publisher restarts\n", label);
+		return 0;
+	}
+	if (b->cfg->verbose)
+		fprintf(b->cfg->log, "dssm dds: %s is gone; its writer is deleted\n", label);
+	return 0;
+}
+
+/* Start publishing new selected rings; stop those that are gone (or were
+ * replaced: the loop below starts them again). */
 static void scan(struct bridge *b)
 {
 	dssm_stream_info *list = NULL;
@@ -77,15 +120,14 @@ static void scan(struct bridge *b)
 		return;
 	}
 	for (int i = 0; i < b->npubs;) {
-		if (listed(list, n, ddsb_pub_ring(b->pubs[i]))) {
+		if (still_there(b, list, n, i)) {
 			i++;
 			continue;
 		}
-		if (b->cfg->verbose)
-			fprintf(b->cfg->log, "dssm dds: %s is gone; its writer is deleted\n",
-			        ddsb_pub_ring(b->pubs[i]));
 		ddsb_pub_stop(b->pubs[i], b->st);
-		b->pubs[i] = b->pubs[--b->npubs];
+		b->npubs--;
+		b->pubs[i] = b->pubs[b->npubs];
+		b->ids[i] = b->ids[b->npubs];
 	}
 	for (int i = 0; i < b->nskipped;) {
 		if (listed(list, n, b->skipped[i]))
@@ -104,12 +146,16 @@ static void scan(struct bridge *b)
 			continue;
 		}
 		void *more = realloc(b->pubs, (size_t)(b->npubs + 1) * sizeof *b->pubs);
-		if (from < 0 || !more) {
-			if (more)
-				b->pubs = more;
+		if (more)
+			b->pubs = more;
+		void *more_ids = realloc(b->ids, (size_t)(b->npubs + 1) * sizeof *b->ids);
+		if (more_ids)
+			b->ids = more_ids;
+		if (from < 0 || !more || !more_ids)
 			continue; /* gone meanwhile, or no memory: the next scan tries again */
-		}
-		b->pubs = more;
+		/* taken before the ring is opened: a replacement in between only
+		 * restarts the publisher once more at the next scan */
+		b->ids[b->npubs] = ring_identity(list[i].name, list[i].id);
 		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, &b->pubs[b->npubs]) == 0)
 			b->npubs++;
 		else
@@ -203,6 +249,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	for (int i = 0; i < b.npubs; i++)
 		ddsb_pub_stop(b.pubs[i], st);
 	free(b.pubs);
+	free(b.ids);
 	free(b.skipped);
 	for (int i = 0; b.subs && i < cfg->nsubs; i++)
 		ddsb_sub_free(b.subs[i], st);

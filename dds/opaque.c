@@ -8,6 +8,14 @@
  * The type is key-less (one instance per topic, as ROS 2's are), carries no
  * XTypes type information (matching is by type name, as with ROS 2), and
  * its samples for dds_write are struct ddsb_bytes, copied into the serdata.
+ *
+ * DDSI pads an unfragmented sample to a multiple of 4 bytes on the wire (a
+ * fragmented one is sent with its size). So a sample is sent padded to a
+ * multiple of 4 in both cases, the number of padding bytes in the low 2 bits
+ * of the encapsulation options (byte 3 of the header, XTypes 7.6.3.1.2);
+ * they are stripped (and the count cleared) on receipt, so an 11-byte sample
+ * arrives with its 11 bytes. A
+ * sample shorter than the 4-byte header is no CDR: neither sent nor taken.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -79,9 +87,31 @@ static bool sd_eqkey(const struct ddsi_serdata *a, const struct ddsi_serdata *b)
 	return true; /* key-less */
 }
 
+#define CDR_HEADER 4
+
+/* A received sample: its padding (options & 3 bytes, within the sample)
+ * dropped and its count cleared; NULL (sample not taken) if there is no
+ * encapsulation header (its first byte is 0 in every XTypes one). Only a
+ * size that is a multiple of 4 can end in padding: a writer sending a
+ * fragmented sample unpadded with the count set keeps all its bytes. */
+static struct ddsi_serdata *unpadded(struct opaque_serdata *d)
+{
+	unsigned pad = d->len % 4 ? 0 : d->data[3] & 3u;
+	if (d->len < CDR_HEADER || d->data[0] != 0 || pad > d->len - CDR_HEADER) {
+		sd_free(&d->c);
+		return NULL;
+	}
+	d->len -= pad;
+	memset(d->data + d->len, 0, pad);
+	d->data[3] &= (unsigned char)~3u;
+	return &d->c;
+}
+
 static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum ddsi_serdata_kind kind,
                                         const struct nn_rdata *fragchain, size_t size)
 {
+	if (size < CDR_HEADER)
+		return NULL;
 	struct opaque_serdata *d = serdata_new(type, kind, size);
 	if (!d)
 		return NULL;
@@ -102,13 +132,15 @@ static struct ddsi_serdata *sd_from_ser(const struct ddsi_sertype *type, enum dd
 		sd_free(&d->c);
 		return NULL;
 	}
-	return &d->c;
+	return unpadded(d);
 }
 
 static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type,
                                             enum ddsi_serdata_kind kind, ddsrt_msg_iovlen_t niov,
                                             const ddsrt_iovec_t *iov, size_t size)
 {
+	if (size < CDR_HEADER)
+		return NULL;
 	struct opaque_serdata *d = serdata_new(type, kind, size);
 	if (!d)
 		return NULL;
@@ -118,7 +150,11 @@ static struct ddsi_serdata *sd_from_ser_iov(const struct ddsi_sertype *type,
 		memcpy(d->data + off, iov[i].iov_base, n);
 		off += n;
 	}
-	return &d->c;
+	if (off != size) {
+		sd_free(&d->c);
+		return NULL;
+	}
+	return unpadded(d);
 }
 
 static struct ddsi_serdata *sd_from_keyhash(const struct ddsi_sertype *type,
@@ -137,11 +173,16 @@ static struct ddsi_serdata *sd_from_sample(const struct ddsi_sertype *type,
 		return d ? &d->c : NULL;
 	}
 	const struct ddsb_bytes *b = sample;
+	if (b->len < CDR_HEADER)
+		return NULL; /* dds_write fails: the publisher counts it unsendable */
 	struct opaque_serdata *d = serdata_new(type, kind, b->len);
 	if (!d)
 		return NULL;
-	if (b->len)
-		memcpy(d->data, b->data, b->len);
+	memcpy(d->data, b->data, b->len);
+	if (b->len % 4) { /* else the sample's own options stand */
+		d->data[3] = (unsigned char)((d->data[3] & ~3u) | (padded(b->len) - b->len));
+		d->len = (uint32_t)padded(b->len); /* the padding zeroed by serdata_new */
+	}
 	return &d->c;
 }
 

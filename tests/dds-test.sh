@@ -383,6 +383,55 @@ HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 HOST_B=(env DSSM_NAMESPACE=ddsb$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
 scenario loopback 20
 
+# loopback only: a ring replaced under its name, and a cdr sample whose
+# length is not a multiple of 4
+replaced() {
+	cdr_string "a1" | on_a "$dssm" write dt_rr --create 64 --type std_msgs/msg/String --encoding cdr \
+		--time "$(ms 0)" >/dev/null || return 1
+	# "ab": 4 + 4 + 3 = 11 bytes, which DDSI pads to 12 on the wire
+	cdr_string "ab" | on_a "$dssm" write dt_odd --create 64 --type std_msgs/msg/String --encoding cdr \
+		--time "$(ms 0)" >/dev/null || return 1
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish dt_rr --publish dt_odd -v 2>"$tmp/rr.a.log" &
+	local a=$!
+	"${HOST_B[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe rt/dt_odd 2>"$tmp/rr.b.log" &
+	local b=$!
+	pids+=("$a" "$b")
+	t_replaced() { # rm + create anew: the next scan restarts its publisher, logged
+		for _ in $(seq 100); do
+			grep -q "publishing dt_rr:0" "$tmp/rr.a.log" && break
+			sleep 0.1
+		done
+		on_a "$dssm" rm dt_rr >/dev/null || return 1
+		cdr_string "b1" | on_a "$dssm" write dt_rr --create 64 --type std_msgs/msg/String \
+			--encoding cdr --time "$(ms 1)" >/dev/null || return 1
+		for _ in $(seq 100); do
+			grep -q "dt_rr:0 was removed and created anew; its publisher restarts" "$tmp/rr.a.log" && break
+			sleep 0.1
+		done
+		grep -q "dt_rr:0 was removed and created anew" "$tmp/rr.a.log" || { cat "$tmp/rr.a.log"; return 1; }
+		# a ROS 2 subscriber gets the new ring's sample (transient-local)
+		on_b timeout 30 "$r2s" "$DOMAIN" sub rt/dt_rr 1 >"$tmp/rr.sub" || { cat "$tmp/rr.sub"; return 1; }
+		echo "$(ns_of 1) b1" | diff - "$tmp/rr.sub"
+	}
+	check "a ring removed and created anew is published again (its publisher restarts, logged)" t_replaced
+	t_odd() { # an 11-byte cdr sample arrives with 11 bytes, not DDSI's padded 12
+		for _ in $(seq 100); do
+			[ "$(on_b "$dssm" cat dt_odd -n 0 --format json 2>/dev/null | wc -l)" -ge 1 ] && break
+			sleep 0.2
+		done
+		on_b "$dssm" cat dt_odd -n 0 --format json 2>/dev/null | python3 -c '
+import json, sys
+s = [json.loads(l) for l in sys.stdin]
+b = bytes.fromhex(s[0]["data_hex"]) if s else b""
+sys.exit(0 if len(s) == 1 and b == bytes.fromhex(sys.argv[1]) else print(len(s), b.hex()) or 1)' \
+			"$(cdr_string ab | od -An -tx1 | tr -d ' \n')"
+	}
+	check "an 11-byte cdr sample reaches a second bridge's ring with its 11 bytes" t_odd
+	kill -TERM "$a" "$b"; wait "$a" "$b"
+}
+RINGS="$RINGS dt_rr dt_odd"
+replaced
+
 # `dssm record` and `dssm mirror` with a DDS topic as their source: a
 # ROS 2-style publisher's samples (std_msgs/msg/String), no address given
 sources() {
