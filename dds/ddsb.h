@@ -61,8 +61,13 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
 /* "pkg/msg/Type" (or "pkg/Type") -> "pkg::msg::dds_::Type_". DSSM_EINVAL if
  * the type is not of that form. */
 int ddsb_ros2_type_name(const char *dssm_type, char *out, size_t cap);
-/* "pkg::msg::dds_::Type_" -> "pkg/msg/Type"; DSSM_EINVAL if not ROS 2's form. */
+/* "pkg::msg::dds_::Type_" -> "pkg/msg/Type"; DSSM_EINVAL if not ROS 2's
+ * form or a part is not of [A-Za-z0-9_]. */
 int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap);
+/* The length (1-4) of the character at S if a terminal may be shown it as
+ * it is: valid UTF-8, not C0, DEL or C1 (U+0080-U+009F); 0 if not (then
+ * its first byte is shown as '?'). For names from the network. */
+size_t ddsb_text_char(const char *s);
 /* The topic of ring NAME:ID: "rt/NAME" (ROS 2 form; "%2F" in NAME becomes
  * '/', ID > 0 appends "_ID") or "dssm/NAME" / "dssm/NAME:ID" (generic). */
 int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t cap);

@@ -17,6 +17,7 @@
 
 #include <dds/dds.h>
 
+#include "ddsb.h"
 #include "discover.h"
 #include "../tools/cli.h"
 
@@ -358,9 +359,18 @@ static void print_json(FILE *out, const struct ddsb_topic *t)
  * hosts, and a table must not carry terminal escapes (JSON escapes them). */
 static void put_cell(FILE *out, const char *s, int width)
 {
+	/* names from the network: control characters (C0, DEL, C1) and invalid
+	 * UTF-8 would reach the terminal; each of their bytes is a '?' */
 	int n = 0;
-	for (; *s; s++, n++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+	while (*s) {
+		size_t k = ddsb_text_char(s);
+		if (k)
+			fwrite(s, 1, k, out);
+		else
+			fputc('?', out);
+		s += k ? k : 1;
+		n += k ? (int)k : 1;
+	}
 	for (; n < width; n++)
 		fputc(' ', out);
 }

@@ -53,22 +53,57 @@ int ddsb_ros2_type_name(const char *dssm_type, char *out, size_t cap)
 	return 0;
 }
 
+size_t ddsb_text_char(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	if (u[0] < 0x80)
+		return u[0] >= 0x20 && u[0] != 0x7f;
+	size_t n = u[0] >= 0xc2 && u[0] <= 0xdf ? 2 : u[0] >= 0xe0 && u[0] <= 0xef ? 3
+	         : u[0] >= 0xf0 && u[0] <= 0xf4 ? 4 : 0; /* 0x80-0xc1: no lead byte */
+	uint32_t c = u[0] & (n == 2 ? 0x1f : n == 3 ? 0x0f : 0x07);
+	for (size_t i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80) /* also the NUL of a cut sequence */
+			return 0;
+		c = c << 6 | (u[i] & 0x3f);
+	}
+	static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+	if (n == 0 || c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff) || c <= 0x9f)
+		return 0; /* overlong, beyond Unicode, a surrogate, or C1 */
+	return n;
+}
+
+/* A type name from the network as an error message shows it: printable
+ * ASCII only (others '?'), at most 80 characters, so no terminal escape
+ * reaches a log. */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+	size_t i = 0;
+	for (; s[i] && i + 1 < cap && i < 80; i++)
+		buf[i] = s[i] >= ' ' && s[i] <= '~' ? s[i] : '?';
+	buf[i] = '\0';
+	return buf;
+}
+
 int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap)
 {
-	/* pkg::sub::dds_::Type_ */
+	/* pkg::sub::dds_::Type_, each part of [A-Za-z0-9_] as ddsb_ros2_type_name
+	 * makes them: it becomes a ring's type, which local tools print */
+	char buf[84];
 	const char *a = strstr(dds_type, "::");
 	const char *b = a ? strstr(a + 2, "::dds_::") : NULL;
 	size_t tlen = b ? strlen(b + 8) : 0;
 	const char *inner = a ? strstr(a + 2, "::") : NULL; /* pkg::a::b::dds_ has two */
 	if (!a || !b || a == dds_type || b == a + 2 || inner != b || tlen < 2 ||
-	    b[8 + tlen - 1] != '_' || strstr(b + 8, "::"))
-		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is not a ROS 2 type pkg::msg::dds_::Type_",
-		                  dds_type);
+	    b[8 + tlen - 1] != '_' || strstr(b + 8, "::") ||
+	    !ros2_ident(dds_type, (size_t)(a - dds_type)) || !ros2_ident(a + 2, (size_t)(b - a - 2)) ||
+	    !ros2_ident(b + 8, tlen - 1))
+		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is not a ROS 2 type pkg::msg::dds_::Type_ "
+		                  "of [A-Za-z0-9_]", shown(dds_type, buf, sizeof buf));
 	int n = snprintf(out, cap, "%.*s/%.*s/%.*s", (int)(a - dds_type), dds_type,
 	                 (int)(b - a - 2), a + 2, (int)(tlen - 1), b + 8);
 	if (n < 0 || (size_t)n >= cap || (size_t)n > DSSM_TYPE_MAX)
 		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is too long for a stream type (%d)",
-		                  dds_type, DSSM_TYPE_MAX);
+		                  shown(dds_type, buf, sizeof buf), DSSM_TYPE_MAX);
 	return 0;
 }
 

@@ -43,11 +43,31 @@ int main(void)
 		{"foo", NULL}, {"a::dds_::T_", NULL}, {"a::b::dds_::_", NULL},
 		{"a::b::dds_::X_::Y_", NULL}, {"x::y::dds_::T", NULL}, {"a::b::c::dds_::T_", NULL},
 		{"dssm::msg::Sample", NULL}, {"::msg::dds_::T_", NULL},
+		{"pkg::srv::dds_::Do_Request_", "pkg/srv/Do_Request"},
+		/* characters a ROS 2 type cannot hold: they would become a ring's type */
+		{"a b\x1b[2J::m\x01sg::dds_::T\x07\xff_", NULL}, {"a-b::msg::dds_::T_", NULL},
+		{"std_msgs::msg::dds_::Str\xc2\x9bing_", NULL}, {"p::m\n::dds_::T_", NULL},
 	};
 	for (size_t i = 0; i < sizeof dds_types / sizeof *dds_types; i++) {
 		char out[256] = "";
 		int rc = ddsb_ros2_type_from_dds(dds_types[i][0], out, sizeof out);
 		expect("ddsb_ros2_type_from_dds", dds_types[i][0], rc, out, dds_types[i][1]);
+	}
+
+	/* what `dssm ls --dds` shows as it is (bytes) and as '?' (0) */
+	static const struct { const char *s; size_t want; } chars[] = {
+		{"a", 1}, {"~", 1}, {" ", 1}, {"\x1b", 0}, {"\x7f", 0}, {"\n", 0},
+		{"\xc2\x9b", 0}, {"\xc2\x80", 0}, {"\xc2\xa0", 2}, {"\xc3\xa9", 2},
+		{"\xe2\x82\xac", 3}, {"\xf0\x9f\x98\x80", 4}, {"\xff", 0}, {"\x80", 0},
+		{"\xc0\xaf", 0}, {"\xe0\x80\xaf", 0}, {"\xed\xa0\x80", 0}, {"\xf4\x90\x80\x80", 0},
+		{"\xe2\x82", 0}, {"\xc3", 0},
+	};
+	for (size_t i = 0; i < sizeof chars / sizeof *chars; i++) {
+		size_t got = ddsb_text_char(chars[i].s);
+		if (got != chars[i].want) {
+			printf("FAIL ddsb_text_char(char %zu): %zu, want %zu\n", i, got, chars[i].want);
+			bad = 1;
+		}
 	}
 
 	static const struct { const char *name; int id, ros2; const char *want; } topics[] = {
