@@ -27,6 +27,7 @@ struct ddsb_sub {
 	int ring_id;
 	char label[DSSM_NAME_MAX + 16];
 	int reading, generic, failed;
+	int best_effort;                  /* the writer's: a sample DDS rejects is not sent again */
 	char dds_type[256];
 	char dssm_type[DSSM_TYPE_MAX + 1];
 	dds_entity_t topic_e, reader, cond;
@@ -116,6 +117,10 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	/* a dssm bridge's writer tells its ring's layout: the copy gets the same */
 	uint32_t slots;
 	size_t max_size;
+	dds_reliability_kind_t rel;
+	dds_duration_t block;
+	s->best_effort = dds_qget_reliability(ep->qos, &rel, &block) &&
+	                 rel == DDS_RELIABILITY_BEST_EFFORT;
 	if (ddsb_userdata_layout(ep->qos, &slots, &max_size)) {
 		s->slots = slots;
 		s->max_size = max_size;
@@ -366,8 +371,10 @@ static int take_generic(struct ddsb_sub *s)
 	return n;
 }
 
-/* What DDS itself lost or rejected (a KEEP_LAST reader fallen behind, a
- * sample over a resource limit): counted dropped, said once. */
+/* What DDS itself lost or rejected: counted dropped, said once. The reader
+ * is keep-all with the ring's history as its limit (qos.c): a reliable
+ * writer then waits, and what the reader rejects comes again (not counted);
+ * a best-effort writer's rejected sample is lost. */
 static void count_dds_losses(struct ddsb_sub *s)
 {
 	dds_sample_lost_status_t l;
@@ -375,7 +382,7 @@ static void count_dds_losses(struct ddsb_sub *s)
 	uint64_t n = 0;
 	if (dds_get_sample_lost_status(s->reader, &l) == DDS_RETCODE_OK)
 		n += l.total_count_change;
-	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK)
+	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK && s->best_effort)
 		n += r.total_count_change;
 	if (!n)
 		return;

@@ -34,7 +34,7 @@ tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
 P=dd$$
-RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose dt_src dt_srcm dt_tm dt_lab dt_gap dt_dup"
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose dt_src dt_srcm dt_tm dt_lab dt_gap dt_dup dt_burst"
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -481,17 +481,25 @@ $(ns_of 6) s0" ] || return 1
 		grep -q "subscribed 4 topics: 11 samples (.*) written, 16 dropped" "$log"
 	}
 	check "hostile: the summary counts the written and all the dropped samples" t_h_sum
-	# a restarted bridge skips what the ring has, counted apart
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_tm -v 2>"$log.2" &
+	# a restarted bridge skips what the ring has, counted apart; a reliable
+	# burst far larger than the ring is held back, not lost
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_tm \
+		--subscribe dssm/dt_burst -v 2>"$log.2" &
 	bridge=$!
 	pids+=("$bridge")
 	hp_a dssm/dt_tm 3 "$(ns_of 0)" 1000000 0 1 t raw 1
+	local burst_ok=0
+	hp_a dssm/dt_burst 2000 "$(ns_of 0)" 1000 0 1 t raw 3 && burst_ok=1
 	kill -TERM $bridge; wait $bridge
 	t_h_skip() {
-		grep -q "dssm/dt_tm: 3 already in dt_tm:0 (skipped), dropped: 0" "$log.2" &&
-			grep -q "0 samples (.*) written, 0 dropped" "$log.2"
+		grep -q "dssm/dt_tm: 3 already in dt_tm:0 (skipped), dropped: 0" "$log.2"
 	}
 	check "hostile: a restarted bridge skips the samples its ring has and says how many" t_h_skip
+	t_h_burst() {
+		[ $burst_ok = 1 ] && grep -q "2000 samples (.*) written, 0 dropped" "$log.2" &&
+			[ "$(on_a "$dssm" cat dt_burst -n 1 --format json | cat_raw)" = "$(($(ns_of 0) + 1999000)) s1999" ]
+	}
+	check "hostile: a reliable burst of 2000 samples into a 101-slot ring all land (the writer is held back)" t_h_burst
 }
 hostile
 

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
 	dds_entity_t tp = dds_create_topic(pp, &dssm_msg_Sample_desc, argv[2], NULL, NULL);
 	dds_qos_t *q = dds_create_qos();
-	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(30));
 	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
 	dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
 	dds_entity_t w = dds_create_writer(pp, tp, q, NULL);
@@ -63,8 +63,10 @@ int main(int argc, char **argv)
 		                     .encoding = enc};
 		s.data._buffer = (uint8_t *)data;
 		s.data._length = s.data._maximum = (uint32_t)len;
-		if (dds_write(w, &s) < 0)
+		if (dds_write(w, &s) < 0) {
 			fprintf(stderr, "hostile_pub: write %d failed\n", i);
+			return 1;
+		}
 	}
 	dds_sleepfor(DDS_SECS(argc > 10 ? atoi(argv[10]) : 2));
 	free(type);
