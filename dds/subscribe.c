@@ -10,6 +10,10 @@
  * once (reliable, per-writer sequence numbers); samples of several writers
  * are several samples, merged in time order, and a second writer is logged:
  * in a test, another run sharing the domain fed the copies its samples.
+ * What the network sends is checked first (docs/dds.md, Subscribing): times
+ * below 0, DSSM_TIME_MAX or over a day ahead, bad or differing types and
+ * encodings, TID gaps and Cyclone's lost samples are dropped and counted,
+ * never stopping the topic; a later writer of another type is logged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -248,10 +252,9 @@ static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
 }
 
-static void put(struct ddsb_sub *s, const dds_sample_info_t *si, const void *data, size_t len,
-                dssm_time_t t, const char *type, const char *encoding)
+static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
+                const char *type, const char *encoding)
 {
-	note_writer(s, si->publication_handle);
 	if (refuse_time(s, t))
 		return;
 	if (!s->ring && make_ring(s, type, encoding) < 0) {
@@ -283,7 +286,8 @@ static int take_ros2(struct ddsb_sub *s)
 		if (si[i].valid_data && !s->failed) {
 			uint32_t len;
 			const void *data = ddsb_opaque_data(sd[i], &len);
-			put(s, &si[i], data, len, si[i].source_timestamp, s->dssm_type, "cdr");
+			note_writer(s, si[i].publication_handle);
+			put(s, data, len, si[i].source_timestamp, s->dssm_type, "cdr");
 		}
 		ddsb_serdata_unref(sd[i]);
 	}
@@ -364,7 +368,7 @@ static int take_generic(struct ddsb_sub *s)
 		note_writer(s, si[i].publication_handle);
 		note_tid(s, &si[i], m->tid);
 		if (!refuse_label(s, type, enc))
-			put(s, &si[i], m->data._buffer, m->data._length, m->time_ns, type, enc);
+			put(s, m->data._buffer, m->data._length, m->time_ns, type, enc);
 	}
 	if (n > 0)
 		dds_return_loan(s->reader, samples, n);
