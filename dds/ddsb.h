@@ -49,7 +49,7 @@ struct ddsb_stats {
 	uint64_t rings_published, samples_sent, bytes_sent, missed; /* missed: overwritten in a ring before sent */
 	uint64_t unsendable;                                         /* times DDS cannot carry, or failed writes */
 	uint64_t topics_subscribed, samples_received, bytes_received;
-	uint64_t dropped;                                            /* received but not written (too big, older) */
+	uint64_t dropped;        /* not written: too big, older, bad time/type/encoding, lost by DDS */
 };
 
 /* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
