@@ -49,7 +49,7 @@ struct ddsb_stats {
 	uint64_t rings_published, samples_sent, bytes_sent, missed; /* missed: overwritten in a ring before sent */
 	uint64_t unsendable;                                         /* times DDS cannot carry, or failed writes */
 	uint64_t topics_subscribed, samples_received, bytes_received;
-	uint64_t dropped;                                            /* received but not written (too big, older) */
+	uint64_t dropped;        /* not written: too big, older, bad time/type/encoding, lost by DDS */
 };
 
 /* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
@@ -141,7 +141,8 @@ void ddsb_serdata_unref(struct ddsi_serdata *d);
  * transient-local, deadline = cycle, USER_DATA naming the ring. NULL: no memory. */
 dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info);
 /* Reader QoS matching a discovered writer's (NULL: any): reliability and
- * durability no stronger than it offers, keep-last depth, ignore-local. */
+ * durability no stronger than it offers, keep-all up to DEPTH samples (a
+ * reliable writer is held back, not overrun), ignore-local. */
 dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth);
 /* From a writer's USER_DATA written by ddsb_writer_qos: 1 with slots and
  * max_size filled, 0 if it is not a dssm bridge's writer or its layout is

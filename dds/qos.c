@@ -64,7 +64,11 @@ dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth)
 		dur = DDS_DURABILITY_TRANSIENT_LOCAL;
 	dds_qset_reliability(q, rel, DDS_MSECS(100));
 	dds_qset_durability(q, dur);
-	dds_qset_history(q, DDS_HISTORY_KEEP_LAST, depth > INT32_MAX ? INT32_MAX : (int32_t)depth);
+	/* keep-all up to the ring's history: a reliable writer faster than the
+	 * bridge is held back instead of having its samples replaced unseen */
+	int32_t d = depth > INT32_MAX ? INT32_MAX : (int32_t)depth;
+	dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+	dds_qset_resource_limits(q, d, DDS_LENGTH_UNLIMITED, d);
 	dds_qset_ignorelocal(q, DDS_IGNORELOCAL_PARTICIPANT);
 	return q;
 }

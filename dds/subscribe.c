@@ -10,6 +10,10 @@
  * once (reliable, per-writer sequence numbers); samples of several writers
  * are several samples, merged in time order, and a second writer is logged:
  * in a test, another run sharing the domain fed the copies its samples.
+ * What the network sends is checked first (docs/dds.md, Subscribing): times
+ * below 0, DSSM_TIME_MAX or over a day ahead, bad or differing types and
+ * encodings, TID gaps and Cyclone's lost samples are dropped and counted,
+ * never stopping the topic; a later writer of another type is logged.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +31,7 @@ struct ddsb_sub {
 	int ring_id;
 	char label[DSSM_NAME_MAX + 16];
 	int reading, generic, failed;
+	int best_effort;                  /* the writer's: a sample DDS rejects is not sent again */
 	char dds_type[256];
 	char dssm_type[DSSM_TYPE_MAX + 1];
 	dds_entity_t topic_e, reader, cond;
@@ -35,9 +40,19 @@ struct ddsb_sub {
 	dssm_stream *ring;
 	dssm_time_t have_upto;            /* a restarted bridge: the ring already holds these */
 	dds_instance_handle_t writer;     /* the first writer whose sample came */
+	uint64_t next_tid;                /* the generic type: the TID expected next from writer */
+	char ring_type[DSSM_TYPE_MAX + 1], ring_encoding[DSSM_ENCODING_MAX + 1];
 	uint64_t received, bytes, dropped;
+	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
+	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
 	int warned_big, warned_old, warned_type, warned_writers;
+	int warned_time, warned_label, warned_differs, warned_lost;
 };
+
+/* A sample's time is trusted only within a day of this host's clock: one
+ * time far ahead (or DSSM_TIME_MAX) would make every later sample "older"
+ * than the ring's newest, for good (docs/dds.md, Limits). */
+#define DDSB_FUTURE_NS (86400LL * 1000000000LL)
 
 int ddsb_sub_new(const struct ddsb_config *cfg, const struct ddsb_subscription *sub,
                  struct ddsb_sub **out)
@@ -82,11 +97,18 @@ static int same_guid(const dds_guid_t *a, const dds_guid_t *b)
 int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitset,
                         const dds_builtintopic_endpoint_t *ep)
 {
-	if (s->reading || s->failed || strcmp(ep->topic_name, s->topic) != 0)
+	if (s->failed || strcmp(ep->topic_name, s->topic) != 0)
 		return 0;
 	dds_guid_t own;
 	if (dds_get_guid(pp, &own) == DDS_RETCODE_OK && same_guid(&own, &ep->participant_key))
 		return 0; /* this bridge's own writer */
+	if (s->reading) { /* the first writer chose the type: others of another type not read */
+		if (strcmp(ep->type_name, s->dds_type) != 0)
+			fprintf(s->cfg->log, "dssm dds: %s: a writer of type %.100s is not read: %s reads "
+			        "type %s (its first writer's)\n", s->topic, ep->type_name, s->label,
+			        s->dds_type);
+		return 0;
+	}
 	if (strcmp(ep->type_name, DDSB_GENERIC_TYPE) == 0) {
 		s->generic = 1;
 	} else if (ddsb_ros2_type_from_dds(ep->type_name, s->dssm_type, sizeof s->dssm_type) < 0) {
@@ -99,6 +121,10 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	/* a dssm bridge's writer tells its ring's layout: the copy gets the same */
 	uint32_t slots;
 	size_t max_size;
+	dds_reliability_kind_t rel;
+	dds_duration_t block;
+	s->best_effort = dds_qget_reliability(ep->qos, &rel, &block) &&
+	                 rel == DDS_RELIABILITY_BEST_EFFORT;
 	if (ddsb_userdata_layout(ep->qos, &slots, &max_size)) {
 		s->slots = slots;
 		s->max_size = max_size;
@@ -150,8 +176,12 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 	 * comes again and what the ring holds is not written twice. */
 	dssm_stream_info info;
 	s->have_upto = INT64_MIN;
-	if (dssm_info(s->ring, &info) == 0 && info.count)
-		s->have_upto = info.time_newest;
+	if (dssm_info(s->ring, &info) == 0) {
+		if (info.count)
+			s->have_upto = info.time_newest;
+		snprintf(s->ring_type, sizeof s->ring_type, "%s", info.type);
+		snprintf(s->ring_encoding, sizeof s->ring_encoding, "%s", info.encoding);
+	}
 	return ddsb_mark_ring(s->ring, s->topic, s->dds_type);
 }
 
@@ -167,23 +197,49 @@ static void note_writer(struct ddsb_sub *s, dds_instance_handle_t w)
 		        s->topic, (unsigned long long)s->writer, (unsigned long long)w, s->label);
 }
 
-static void put(struct ddsb_sub *s, const dds_sample_info_t *si, const void *data, size_t len,
-                dssm_time_t t, const char *type, const char *encoding)
+/* Why time T cannot go into a ring, or NULL if it can. */
+static const char *time_refused(dssm_time_t t)
 {
-	note_writer(s, si->publication_handle);
-	if (!s->ring && make_ring(s, type, encoding) < 0) {
-		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped\n", s->topic, dssm_last_error());
-		s->failed = 1;
-		return;
-	}
-	if (t <= s->have_upto)
-		return;
-	int64_t w = dssm_write(s->ring, data, len, t);
-	if (w >= 0) {
-		s->received++;
-		s->bytes += len;
-		return;
-	}
+	if (t < 0)
+		return "negative";
+	if (t == DSSM_TIME_MAX)
+		return "DSSM_TIME_MAX";
+	dssm_time_t now = dssm_now();
+	if (now < DSSM_TIME_MAX - DDSB_FUTURE_NS && t > now + DDSB_FUTURE_NS)
+		return "more than a day ahead of this host's clock";
+	return NULL;
+}
+
+static int refuse_time(struct ddsb_sub *s, dssm_time_t t)
+{
+	const char *why = time_refused(t);
+	if (!why)
+		return 0;
+	s->bad_time++;
+	s->dropped++;
+	if (!s->warned_time++)
+		fprintf(s->cfg->log, "dssm dds: %s: a sample with time %lld (%s) was dropped "
+		        "(further ones counted)\n", s->topic, (long long)t, why);
+	return 1;
+}
+
+/* A sample of another type or encoding than its ring's is not written under
+ * the ring's: dropped, counted, said once. */
+static int refuse_differing(struct ddsb_sub *s, const char *type, const char *encoding)
+{
+	if (strcmp(type, s->ring_type) == 0 && strcmp(encoding, s->ring_encoding) == 0)
+		return 0;
+	s->bad_label++;
+	s->dropped++;
+	if (!s->warned_differs++)
+		fprintf(s->cfg->log, "dssm dds: %s: a sample of type '%s', encoding '%s' differs from "
+		        "%s's ('%s', '%s'); dropped (further ones counted)\n", s->topic, type, encoding,
+		        s->label, s->ring_type, s->ring_encoding);
+	return 1;
+}
+
+static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
+{
 	s->dropped++;
 	if (w == DSSM_EBACKWARDS && !s->warned_old++)
 		fprintf(s->cfg->log, "dssm dds: %s: a sample older than %s's newest was dropped (a ring "
@@ -196,6 +252,31 @@ static void put(struct ddsb_sub *s, const dds_sample_info_t *si, const void *dat
 		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
 }
 
+static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
+                const char *type, const char *encoding)
+{
+	if (refuse_time(s, t))
+		return;
+	if (!s->ring && make_ring(s, type, encoding) < 0) {
+		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped\n", s->topic, dssm_last_error());
+		s->failed = 1;
+		return;
+	}
+	if (refuse_differing(s, type, encoding))
+		return;
+	if (t <= s->have_upto) {
+		s->skipped++;
+		return;
+	}
+	int64_t w = dssm_write(s->ring, data, len, t);
+	if (w < 0) {
+		write_failed(s, w, len);
+		return;
+	}
+	s->received++;
+	s->bytes += len;
+}
+
 static int take_ros2(struct ddsb_sub *s)
 {
 	struct ddsi_serdata *sd[TAKE_BATCH];
@@ -205,11 +286,72 @@ static int take_ros2(struct ddsb_sub *s)
 		if (si[i].valid_data && !s->failed) {
 			uint32_t len;
 			const void *data = ddsb_opaque_data(sd[i], &len);
-			put(s, &si[i], data, len, si[i].source_timestamp, s->dssm_type, "cdr");
+			note_writer(s, si[i].publication_handle);
+			put(s, data, len, si[i].source_timestamp, s->dssm_type, "cdr");
 		}
 		ddsb_serdata_unref(sd[i]);
 	}
 	return n;
+}
+
+/* Why a type or encoding from the network cannot name a ring, or NULL:
+ * too long, or not printable UTF-8 (C0, DEL, C1 would reach terminals
+ * through dssm ls / info and the log). */
+static const char *label_refused(const char *v, size_t max)
+{
+	size_t n = strlen(v);
+	if (n > max)
+		return "too long";
+	const unsigned char *p = (const unsigned char *)v;
+	for (size_t i = 0; i < n;) {
+		unsigned c = p[i], more = c < 0x80 ? 0 : c >= 0xc2 && c < 0xe0 ? 1 :
+		                          c >= 0xe0 && c < 0xf0 ? 2 : c >= 0xf0 && c < 0xf5 ? 3 : 9;
+		if (c < 0x20 || c == 0x7f || more == 9 || i + more >= n + (more == 0))
+			return "a control character or invalid UTF-8";
+		unsigned cp = more ? c & (0x3f >> more) : c;
+		for (unsigned k = 1; k <= more; k++) {
+			if ((p[i + k] & 0xc0) != 0x80)
+				return "a control character or invalid UTF-8";
+			cp = cp << 6 | (p[i + k] & 0x3f);
+		}
+		if ((cp >= 0x80 && cp < 0xa0) || (more == 2 && cp < 0x800) ||
+		    (more == 3 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp < 0xe000))
+			return "a control character or invalid UTF-8";
+		i += 1 + more;
+	}
+	return NULL;
+}
+
+static int refuse_label(struct ddsb_sub *s, const char *type, const char *encoding)
+{
+	const char *wt = label_refused(type, DSSM_TYPE_MAX);
+	const char *we = label_refused(encoding, DSSM_ENCODING_MAX);
+	if (!wt && !we)
+		return 0;
+	s->bad_label++;
+	s->dropped++;
+	if (!s->warned_label++)
+		fprintf(s->cfg->log, "dssm dds: %s: a sample's %s has %s; dropped (further ones "
+		        "counted)\n", s->topic, wt ? "type" : "encoding", wt ? wt : we);
+	return 1;
+}
+
+/* TIDs of the first writer run on by one: a gap is samples lost on the way
+ * (a KEEP_LAST reader that fell behind, a source ring that wrapped). */
+static void note_tid(struct ddsb_sub *s, const dds_sample_info_t *si, uint64_t tid)
+{
+	if (si->publication_handle != s->writer)
+		return;
+	if (s->next_tid && tid > s->next_tid) {
+		uint64_t gap = tid - s->next_tid;
+		s->lost += gap;
+		s->dropped += gap;
+		if (!s->warned_lost++)
+			fprintf(s->cfg->log, "dssm dds: %s: %llu samples of the writer lost before "
+			        "reaching the bridge (TID gap; further ones counted)\n", s->topic,
+			        (unsigned long long)gap);
+	}
+	s->next_tid = tid + 1;
 }
 
 static int take_generic(struct ddsb_sub *s)
@@ -219,13 +361,40 @@ static int take_generic(struct ddsb_sub *s)
 	dds_return_t n = dds_take(s->reader, samples, si, TAKE_BATCH, TAKE_BATCH);
 	for (int i = 0; i < n; i++) {
 		const dssm_msg_Sample *m = samples[i];
-		if (si[i].valid_data && !s->failed)
-			put(s, &si[i], m->data._buffer, m->data._length, m->time_ns, m->type ? m->type : "",
-			    m->encoding && *m->encoding ? m->encoding : "raw");
+		if (!si[i].valid_data || s->failed)
+			continue;
+		const char *type = m->type ? m->type : "";
+		const char *enc = m->encoding && *m->encoding ? m->encoding : "raw";
+		note_writer(s, si[i].publication_handle);
+		note_tid(s, &si[i], m->tid);
+		if (!refuse_label(s, type, enc))
+			put(s, m->data._buffer, m->data._length, m->time_ns, type, enc);
 	}
 	if (n > 0)
 		dds_return_loan(s->reader, samples, n);
 	return n;
+}
+
+/* What DDS itself lost or rejected: counted dropped, said once. The reader
+ * is keep-all with the ring's history as its limit (qos.c): a reliable
+ * writer then waits, and what the reader rejects comes again (not counted);
+ * a best-effort writer's rejected sample is lost. */
+static void count_dds_losses(struct ddsb_sub *s)
+{
+	dds_sample_lost_status_t l;
+	dds_sample_rejected_status_t r;
+	uint64_t n = 0;
+	if (dds_get_sample_lost_status(s->reader, &l) == DDS_RETCODE_OK)
+		n += l.total_count_change;
+	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK && s->best_effort)
+		n += r.total_count_change;
+	if (!n)
+		return;
+	s->lost += n;
+	s->dropped += n;
+	if (!s->warned_lost++)
+		fprintf(s->cfg->log, "dssm dds: %s: DDS lost or rejected %llu samples (further ones "
+		        "counted)\n", s->topic, (unsigned long long)n);
 }
 
 int ddsb_sub_take(struct ddsb_sub *s)
@@ -236,6 +405,7 @@ int ddsb_sub_take(struct ddsb_sub *s)
 	do
 		n = s->generic ? take_generic(s) : take_ros2(s);
 	while (n == TAKE_BATCH);
+	count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
 }
 
@@ -245,6 +415,11 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		return;
 	if (s->reading)
 		st->topics_subscribed++;
+	if (s->skipped || s->bad_time || s->bad_label || s->lost)
+		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
+		        "times, %llu bad or differing types/encodings, %llu lost by DDS\n", s->topic,
+		        (unsigned long long)s->skipped, s->label, (unsigned long long)s->bad_time,
+		        (unsigned long long)s->bad_label, (unsigned long long)s->lost);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;

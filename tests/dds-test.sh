@@ -24,7 +24,8 @@ dssm=$(realpath "${1:-build/dssm}")
 BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
 pose=$BUILD/tests/dds/ros2_pose2d
-for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check"; do
+hp=$BUILD/tests/dds/hostile_pub
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$hp"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -33,7 +34,7 @@ tmp=$(mktemp -d /tmp/dssm-dds-test.XXXXXX)
 passed=0 failed=0
 pids=()
 P=dd$$
-RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose dt_src dt_srcm"
+RINGS="dt_chat dt_note dt_in dt_echo dt_copy dt_big dt_pose dt_src dt_srcm dt_tm dt_lab dt_gap dt_dup dt_burst"
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
@@ -466,6 +467,90 @@ sources() {
 	kill $pub 2>/dev/null; wait $pub 2>/dev/null
 }
 sources 12
+
+# Hostile samples of dssm::msg::Sample (tests/dds/hostile_pub.c) into a
+# subscribing bridge: refused and counted, never stopping the topic.
+hostile() {
+	local log=$tmp/hostile.bridge.log now
+	now=$(date +%s%N)
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_tm --subscribe dssm/dt_lab \
+		--subscribe dssm/dt_gap --subscribe rt/dt_dup -v 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	hp_a() { "${HOST_A[@]}" "$hp" "$DOMAIN" "$@" >/dev/null; }
+	# times: INT64_MAX, negative, 2 days ahead are dropped; then 3 good ones
+	hp_a dssm/dt_tm 1 0x7fffffffffffffff 0 0 1 t raw 1
+	hp_a dssm/dt_tm 1 -5 0 0 1 t raw 1
+	hp_a dssm/dt_tm 1 $((now + 2 * 86400000000000)) 0 0 1 t raw 1
+	hp_a dssm/dt_tm 3 "$(ns_of 0)" 1000000 0 1 t raw 1
+	# types/encodings: too long, ESC, C1, invalid UTF-8, differing from the ring's
+	hp_a dssm/dt_lab 1 "$(ns_of 0)" 0 0 1 t raw 1
+	hp_a dssm/dt_lab 1 "$(ns_of 1)" 0 0 1 L100 raw 1
+	hp_a dssm/dt_lab 1 "$(ns_of 2)" 0 0 1 t $'en\x1bc' 1
+	hp_a dssm/dt_lab 1 "$(ns_of 3)" 0 0 1 $'t\xc2\x9b' raw 1
+	hp_a dssm/dt_lab 1 "$(ns_of 4)" 0 0 1 $'t\xff' raw 1
+	hp_a dssm/dt_lab 1 "$(ns_of 5)" 0 0 1 u raw 1
+	hp_a dssm/dt_lab 1 "$(ns_of 6)" 0 0 1 t raw 1
+	# TIDs 0, 3, 6, 9, 12: 8 samples lost on the way
+	hp_a dssm/dt_gap 5 "$(ns_of 0)" 1000000 0 3 t raw 1
+	# a writer of the generic type first, then a ROS 2 String writer: logged
+	hp_a rt/dt_dup 1 "$(ns_of 0)" 0 0 1 t raw 1
+	"${HOST_A[@]}" "$r2s" "$DOMAIN" pub rt/dt_dup 1 x 99 >/dev/null 2>&1 &
+	local r2=$!
+	for _ in $(seq 100); do
+		grep -q "rt/dt_dup: a writer of type std_msgs::msg::dds_::String_ is not read" "$log" && break
+		sleep 0.1
+	done
+	kill $r2; wait $r2 2>/dev/null
+	kill -TERM $bridge; wait $bridge
+	t_h_time() {
+		[ "$(on_a "$dssm" cat dt_tm -n 0 --format json | cat_raw)" = "$(ns_of 0) s0
+$(ns_of 1) s1
+$(ns_of 2) s2" ] || return 1
+		grep -q "dssm/dt_tm: 0 already in dt_tm:0 (skipped), dropped: 3 bad times, 0 bad" "$log"
+	}
+	check "hostile: times INT64_MAX, < 0, 2 days ahead dropped and counted; later samples written" t_h_time
+	t_h_label() {
+		[ "$(on_a "$dssm" cat dt_lab -n 0 --format json | cat_raw)" = "$(ns_of 0) s0
+$(ns_of 6) s0" ] || return 1
+		grep -q "dssm/dt_lab: 0 already in dt_lab:0 (skipped), dropped: 0 bad times, 5 bad or differing" "$log" &&
+			[ "$(grep -c "dssm/dt_lab: a sample" "$log")" -eq 2 ]
+	}
+	check "hostile: long, C0, C1, invalid UTF-8 and differing types/encodings dropped and counted, logged once" t_h_label
+	t_h_gap() {
+		[ "$(on_a "$dssm" cat dt_gap -n 0 --format json | cat_raw | wc -l)" -eq 5 ] &&
+			grep -q "dssm/dt_gap: 0 already in dt_gap:0 (skipped), dropped: 0 bad times, 0 bad or differing types/encodings, 8 lost" "$log"
+	}
+	check "hostile: a TID gap of the writer counted as lost" t_h_gap
+	t_h_dup() {
+		grep -q "rt/dt_dup: a writer of type std_msgs::msg::dds_::String_ is not read: dt_dup:0 reads type dssm::msg::Sample" "$log"
+	}
+	check "hostile: a later writer of another type is logged" t_h_dup
+	t_h_sum() {
+		grep -q "subscribed 4 topics: 11 samples (.*) written, 16 dropped" "$log"
+	}
+	check "hostile: the summary counts the written and all the dropped samples" t_h_sum
+	# a restarted bridge skips what the ring has, counted apart; a reliable
+	# burst far larger than the ring is held back, not lost
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_tm \
+		--subscribe dssm/dt_burst -v 2>"$log.2" &
+	bridge=$!
+	pids+=("$bridge")
+	hp_a dssm/dt_tm 3 "$(ns_of 0)" 1000000 0 1 t raw 1
+	local burst_ok=0
+	hp_a dssm/dt_burst 2000 "$(ns_of 0)" 1000 0 1 t raw 3 && burst_ok=1
+	kill -TERM $bridge; wait $bridge
+	t_h_skip() {
+		grep -q "dssm/dt_tm: 3 already in dt_tm:0 (skipped), dropped: 0" "$log.2"
+	}
+	check "hostile: a restarted bridge skips the samples its ring has and says how many" t_h_skip
+	t_h_burst() {
+		[ $burst_ok = 1 ] && grep -q "2000 samples (.*) written, 0 dropped" "$log.2" &&
+			[ "$(on_a "$dssm" cat dt_burst -n 1 --format json | cat_raw)" = "$(($(ns_of 0) + 1999000)) s1999" ]
+	}
+	check "hostile: a reliable burst of 2000 samples into a 101-slot ring all land (the writer is held back)" t_h_burst
+}
+hostile
 
 # ---- B: two network namespaces, 5% loss ----------------------------------------
 echo "-- B: two hosts (network namespaces) across a veth, 5% loss each way"

@@ -1,0 +1,76 @@
+/*
+ * hostile_pub.c - a DDS writer of dssm::msg::Sample that sends what a
+ * hostile or broken peer could: any time, TID, type and encoding, so that
+ * tests/dds-test.sh can check `dssm dds --subscribe` refuses and counts it.
+ *   hostile_pub DOMAIN TOPIC N TIME_NS STEP_NS TID0 TID_STEP TYPE ENCODING [WAIT]
+ * Sample i: time TIME_NS + i * STEP_NS, TID TID0 + i * TID_STEP, data "s<i>".
+ * TYPE "L<n>" means n letters 'x'. It waits for a reader, writes, then for
+ * WAIT seconds (default 2) so reliable delivery completes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <dds/dds.h>
+
+#include "dssm_Sample.h"
+
+static char *text(const char *arg)
+{
+	if (arg[0] != 'L')
+		return strdup(arg);
+	size_t n = strtoul(arg + 1, NULL, 10);
+	char *s = malloc(n + 1);
+	if (s) {
+		memset(s, 'x', n);
+		s[n] = 0;
+	}
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 10) {
+		fprintf(stderr, "usage: hostile_pub DOMAIN TOPIC N TIME_NS STEP_NS TID0 TID_STEP TYPE ENCODING [WAIT]\n");
+		return 2;
+	}
+	int n = atoi(argv[3]);
+	long long t0 = strtoll(argv[4], NULL, 0), step = strtoll(argv[5], NULL, 0);
+	unsigned long long tid0 = strtoull(argv[6], NULL, 0), tstep = strtoull(argv[7], NULL, 0);
+	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
+	dds_entity_t tp = dds_create_topic(pp, &dssm_msg_Sample_desc, argv[2], NULL, NULL);
+	dds_qos_t *q = dds_create_qos();
+	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(30));
+	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
+	dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+	dds_entity_t w = dds_create_writer(pp, tp, q, NULL);
+	dds_delete_qos(q);
+	if (pp < 0 || tp < 0 || w < 0) {
+		fprintf(stderr, "hostile_pub: cannot make a writer on %s\n", argv[2]);
+		return 1;
+	}
+	dds_publication_matched_status_t m = {0};
+	for (int i = 0; i < 300 && m.current_count == 0; i++) { /* up to 30 s for a reader */
+		dds_get_publication_matched_status(w, &m);
+		if (!m.current_count)
+			dds_sleepfor(DDS_MSECS(100));
+	}
+	char *type = text(argv[8]), *enc = text(argv[9]);
+	for (int i = 0; i < n; i++) {
+		char data[32];
+		int len = snprintf(data, sizeof data, "s%d", i);
+		dssm_msg_Sample s = {.time_ns = t0 + i * step, .tid = tid0 + i * tstep, .type = type,
+		                     .encoding = enc};
+		s.data._buffer = (uint8_t *)data;
+		s.data._length = s.data._maximum = (uint32_t)len;
+		if (dds_write(w, &s) < 0) {
+			fprintf(stderr, "hostile_pub: write %d failed\n", i);
+			return 1;
+		}
+	}
+	dds_sleepfor(DDS_SECS(argc > 10 ? atoi(argv[10]) : 2));
+	free(type);
+	free(enc);
+	dds_delete(pp);
+	return 0;
+}
