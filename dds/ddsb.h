@@ -63,6 +63,9 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
 int ddsb_ros2_type_name(const char *dssm_type, char *out, size_t cap);
 /* "pkg::msg::dds_::Type_" -> "pkg/msg/Type"; DSSM_EINVAL if not ROS 2's
  * form or a part is not of [A-Za-z0-9_]. */
+/* A name from the network as a log line may show it: printable ASCII only
+ * (others '?'), at most 80 characters, in BUF of CAP bytes. */
+const char *ddsb_shown(const char *s, char *buf, size_t cap);
 int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap);
 /* The length (1-4) of the character at S if a terminal may be shown it as
  * it is: valid UTF-8, not C0, DEL or C1 (U+0080-U+009F); 0 if not (then

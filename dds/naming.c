@@ -75,7 +75,7 @@ size_t ddsb_text_char(const char *s)
 /* A type name from the network as an error message shows it: printable
  * ASCII only (others '?'), at most 80 characters, so no terminal escape
  * reaches a log. */
-static const char *shown(const char *s, char *buf, size_t cap)
+const char *ddsb_shown(const char *s, char *buf, size_t cap)
 {
 	size_t i = 0;
 	for (; s[i] && i + 1 < cap && i < 80; i++)
@@ -98,12 +98,12 @@ int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap)
 	    !ros2_ident(dds_type, (size_t)(a - dds_type)) || !ros2_ident(a + 2, (size_t)(b - a - 2)) ||
 	    !ros2_ident(b + 8, tlen - 1))
 		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is not a ROS 2 type pkg::msg::dds_::Type_ "
-		                  "of [A-Za-z0-9_]", shown(dds_type, buf, sizeof buf));
+		                  "of [A-Za-z0-9_]", ddsb_shown(dds_type, buf, sizeof buf));
 	int n = snprintf(out, cap, "%.*s/%.*s/%.*s", (int)(a - dds_type), dds_type,
 	                 (int)(b - a - 2), a + 2, (int)(tlen - 1), b + 8);
 	if (n < 0 || (size_t)n >= cap || (size_t)n > DSSM_TYPE_MAX)
 		return dssm__fail(DSSM_EINVAL, "DDS type '%s' is too long for a stream type (%d)",
-		                  shown(dds_type, buf, sizeof buf), DSSM_TYPE_MAX);
+		                  ddsb_shown(dds_type, buf, sizeof buf), DSSM_TYPE_MAX);
 	return 0;
 }
 

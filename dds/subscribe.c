@@ -103,18 +103,21 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	if (dds_get_guid(pp, &own) == DDS_RETCODE_OK && same_guid(&own, &ep->participant_key))
 		return 0; /* this bridge's own writer */
 	if (s->reading) { /* the first writer chose the type: others of another type not read */
+		char shown[96];
 		if (strcmp(ep->type_name, s->dds_type) != 0)
-			fprintf(s->cfg->log, "dssm dds: %s: a writer of type %.100s is not read: %s reads "
-			        "type %s (its first writer's)\n", s->topic, ep->type_name, s->label,
-			        s->dds_type);
+			fprintf(s->cfg->log, "dssm dds: %s: a writer of type %s is not read: %s reads "
+			        "type %s (its first writer's)\n", s->topic,
+			        ddsb_shown(ep->type_name, shown, sizeof shown), s->label, s->dds_type);
 		return 0;
 	}
 	if (strcmp(ep->type_name, DDSB_GENERIC_TYPE) == 0) {
 		s->generic = 1;
 	} else if (ddsb_ros2_type_from_dds(ep->type_name, s->dssm_type, sizeof s->dssm_type) < 0) {
+		char shown[96];
 		if (!s->warned_type++)
 			fprintf(s->cfg->log, "dssm dds: topic %s has type %s, neither a ROS 2 type nor %s; "
-			        "waiting for another writer\n", s->topic, ep->type_name, DDSB_GENERIC_TYPE);
+			        "waiting for another writer\n", s->topic,
+			        ddsb_shown(ep->type_name, shown, sizeof shown), DDSB_GENERIC_TYPE);
 		return 0;
 	}
 	snprintf(s->dds_type, sizeof s->dds_type, "%s", ep->type_name);
