@@ -66,6 +66,17 @@ static void stop_proxy(pid_t pid, int sig)
 	waitpid(pid, NULL, 0);
 }
 
+/* A proxy on a free port started with one test hook NAME=VALUE in its
+ * environment (not this process's); *port gets its port. */
+static pid_t start_proxy_hooked(const char *name, const char *value, int *port)
+{
+	setenv(name, value, 1);
+	pid_t pid = start_proxy(0, NULL, NULL, port);
+	unsetenv(name);
+	assert_true(pid > 0);
+	return pid;
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -498,10 +509,7 @@ static void test_every_loss_counted(void **state)
 	(void)state;
 	enum { N = 3000 };
 	int port;
-	setenv("DSSM_TEST_OVERWRITE_EVERY", "7", 1);
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	unsetenv("DSSM_TEST_OVERWRITE_EVERY");
-	assert_true(pid > 0);
+	pid_t pid = start_proxy_hooked("DSSM_TEST_OVERWRITE_EVERY", "7", &port);
 	struct flat_out f = {testutil_create("flat", 4096, 16), N};
 	char a[96];
 	snprintf(a, sizeof a, "127.0.0.1:%d/flat", port);
@@ -566,10 +574,7 @@ static void test_watcher_send_cut_short(void **state)
 	(void)state;
 	enum { N = 400 };
 	int port;
-	setenv("DSSM_TEST_DIRECT_SEND_MAX", "5", 1);
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	unsetenv("DSSM_TEST_DIRECT_SEND_MAX");
-	assert_true(pid > 0);
+	pid_t pid = start_proxy_hooked("DSSM_TEST_DIRECT_SEND_MAX", "5", &port);
 	struct paced f = {testutil_create("cut", 200, 4096), N};
 	char a[96];
 	snprintf(a, sizeof a, "127.0.0.1:%d/cut", port);
@@ -935,11 +940,8 @@ static void test_clock_offset_estimate(void **state)
 	/* A proxy whose clock is 3.5 ms ahead: the estimate must find it, to
 	 * within the error bound it reports. */
 	const dssm_time_t injected = 3500 * 1000;
-	setenv("DSSM_TEST_CLOCK_OFFSET", "3500000", 1);
 	int port;
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	unsetenv("DSSM_TEST_CLOCK_OFFSET");
-	assert_true(pid > 0);
+	pid_t pid = start_proxy_hooked("DSSM_TEST_CLOCK_OFFSET", "3500000", &port);
 	char hp[64];
 	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
 	dssm_ping_result res;
