@@ -217,23 +217,30 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
 	return 0;
 }
 
+/* A test hook's number from the environment variable NAME, read once into
+ * *CACHE (-1 until then; read by the watcher threads too): >= 0, 0 when
+ * unset. */
+static long test_hook(const char *name, _Atomic long *cache)
+{
+	long v = atomic_load_explicit(cache, memory_order_relaxed);
+	if (v < 0) {
+		const char *text = getenv(name);
+		v = text ? strtol(text, NULL, 10) : 0;
+		if (v < 0)
+			v = 0;
+		atomic_store_explicit(cache, v, memory_order_relaxed);
+	}
+	return v;
+}
+
 /* DSSM_TEST_OVERWRITE_EVERY=N makes every Nth read_next end as if the
  * writer had overwritten the sample during its copy (DSSM_ETOOOLD, the
  * sample counted in missed): how the tests reach, at will, a failure that
  * takes 64 overwritten copies in a row to happen for real. */
 static unsigned long test_overwrite_every(void)
 {
-	/* (read by the watcher threads too) */
 	static _Atomic long every = -1;
-	long e = atomic_load_explicit(&every, memory_order_relaxed);
-	if (e < 0) {
-		const char *v = getenv("DSSM_TEST_OVERWRITE_EVERY");
-		e = v ? strtol(v, NULL, 10) : 0;
-		if (e < 0)
-			e = 0;
-		atomic_store_explicit(&every, e, memory_order_relaxed);
-	}
-	return (unsigned long)e;
+	return (unsigned long)test_hook("DSSM_TEST_OVERWRITE_EVERY", &every);
 }
 
 int proxy_rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
@@ -294,15 +301,7 @@ int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uin
 static size_t test_direct_send_max(void)
 {
 	static _Atomic long max = -1;
-	long m = atomic_load_explicit(&max, memory_order_relaxed);
-	if (m < 0) {
-		const char *v = getenv("DSSM_TEST_DIRECT_SEND_MAX");
-		m = v ? strtol(v, NULL, 10) : 0;
-		if (m < 0)
-			m = 0;
-		atomic_store_explicit(&max, m, memory_order_relaxed);
-	}
-	return (size_t)m;
+	return (size_t)test_hook("DSSM_TEST_DIRECT_SEND_MAX", &max);
 }
 
 /* Send len bytes of buf on c's socket (c->tx held, c->direct set). What
