@@ -115,13 +115,30 @@ const char *dssm_decoder_ros2_type(const dssm_decoder *dec)
 	return dec ? dec->ros2_type : "";
 }
 
-int dssm_decoder_ros2_definition(const dssm_decoder *dec, dssm_text *out)
+/* The definition as .msg text in one dialect: the root's fields, then each
+ * nested type once. */
+static int definition(const dssm_decoder *dec, dssm_text *out, const struct dec_dialect *dl,
+                      const char *call)
 {
 	if (!dec || !out)
-		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros2_definition: NULL argument");
+		return dssm__fail(DSSM_EINVAL, "%s: NULL argument", call);
 	struct dec_jw w;
 	dec_jw_reset(&w, out);
-	return dec_ros2_definition(dec, &w);
+	if (dec->enc == DEC_JSON)
+		return dssm__fail(DSSM_EINVAL, "json samples have no %s definition", dl->name);
+	char *done = calloc((size_t)dec->def.ntypes + dl->extra_done, 1);
+	if (!done)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	done[dec->def.root] = 1;
+	dl->fields(&dec->def, dec->def.root, &w);
+	dl->sections(&dec->def, dec->def.root, done, &w);
+	free(done);
+	return dec_jw_end(&w);
+}
+
+int dssm_decoder_ros2_definition(const dssm_decoder *dec, dssm_text *out)
+{
+	return definition(dec, out, &dec_ros2_dialect, "dssm_decoder_ros2_definition");
 }
 
 const char *dssm_decoder_type(const dssm_decoder *dec)
@@ -131,11 +148,7 @@ const char *dssm_decoder_type(const dssm_decoder *dec)
 
 int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out)
 {
-	if (!dec || !out)
-		return dssm__fail(DSSM_EINVAL, "dssm_decoder_ros1_definition: NULL argument");
-	struct dec_jw w;
-	dec_jw_reset(&w, out);
-	return dec_ros1_definition(dec, &w);
+	return definition(dec, out, &dec_ros1_dialect, "dssm_decoder_ros1_definition");
 }
 
 int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33])

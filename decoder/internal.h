@@ -121,12 +121,22 @@ enum dec_out { DEC_OUT_JSON, DEC_OUT_ROS1, DEC_OUT_CDR };
 int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
              enum dec_out out);
 
+/* A .msg text dialect: the root type's fields, then a section per nested
+ * type not yet written (done[type] marks written ones; the dialect may use
+ * `extra_done` more slots past the last type). decoder.c drives both. */
+struct dec_dialect {
+	const char *name;
+	size_t extra_done;
+	void (*fields)(const struct dec_def *d, int ti, struct dec_jw *w);
+	void (*sections)(const struct dec_def *d, int ti, char *done, struct dec_jw *w);
+};
+
 /* ros1_def.c: the definition as ROS 1 .msg text (for bags). */
-int dec_ros1_definition(const struct dssm_decoder *dec, struct dec_jw *w);
+extern const struct dec_dialect dec_ros1_dialect;
 
 /* ros2_def.c: the definition as ROS 2 .msg text (MCAP ros2msg), and the
  * ROS 2 name "pkg/msg/Type" of a type name (into out, cap bytes). */
-int dec_ros2_definition(const struct dssm_decoder *dec, struct dec_jw *w);
+extern const struct dec_dialect dec_ros2_dialect;
 void dec_ros2_name(const char *name, char *out, size_t cap);
 
 /* ros1_md5.c: the md5sum ROS 1 gives the root type. */

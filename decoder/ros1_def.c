@@ -65,16 +65,4 @@ static void sections(const struct dec_def *d, int ti, char *done, struct dec_jw 
 	}
 }
 
-int dec_ros1_definition(const struct dssm_decoder *dec, struct dec_jw *w)
-{
-	if (dec->enc == DEC_JSON)
-		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 definition");
-	char *done = calloc((size_t)dec->def.ntypes, 1);
-	if (!done)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	done[dec->def.root] = 1;
-	fields(&dec->def, dec->def.root, w);
-	sections(&dec->def, dec->def.root, done, w);
-	free(done);
-	return dec_jw_end(w);
-}
+const struct dec_dialect dec_ros1_dialect = { "ROS 1", 0, fields, sections };
