@@ -28,7 +28,7 @@ RQ_LATEST = 1         # DSSM_RQ_LATEST
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
 
-# ---- declarations (include/dssm/dssm.h, connector.h, container.h) ----------
+# ---- declarations (include/dssm/dssm.h, connector.h, container.h, decoder.h)
 # Byte pointers the package fills from Python bytes are declared `const char *`
 # where the header says `const void *` (the same ABI), so cffi accepts bytes.
 CDEF = """
@@ -131,6 +131,17 @@ typedef struct dssm_batch {
 int dssm_query_next_batch(dssm_query *q, dssm_batch *b);
 int64_t dssm_query_remaining(dssm_query *q);
 void dssm_query_close(dssm_query *q);
+
+typedef struct dssm_text { char *data; size_t len; size_t cap; } dssm_text;
+void dssm_text_free(dssm_text *t);
+typedef struct dssm_decoder dssm_decoder;
+int dssm_decoder_new(const char *encoding, const char *type, const char *definition,
+                     dssm_decoder **out);
+void dssm_decoder_free(dssm_decoder *dec);
+int dssm_decode_json(const dssm_decoder *dec, const char *data, size_t len, dssm_text *out);
+int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
+size_t dssm_decoder_struct_size(const dssm_decoder *dec);
+int dssm_decoder_supports(const char *encoding);
 
 void free(void *p);
 """

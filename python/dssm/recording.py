@@ -6,6 +6,8 @@ uint8 array with int64 offsets, plus a structured array when the stream is
 struct-encoded with fixed-size samples. No Python object is made per sample:
 dssm_query_next_batch fills preallocated numpy arrays (dssm_query_remaining
 gives the count up front) and a growing byte buffer, many samples per call.
+StreamData.decoded() is the per-sample path: the messages as dicts, decoded
+by the library where it decodes the stream's encoding.
 """
 
 import fnmatch
@@ -15,6 +17,7 @@ import numpy as np
 from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
+from .decode import Decoder, LazyDecoder
 from .stream import _ns
 
 # struct dssm_record (container.h) as a numpy dtype, so each
@@ -46,6 +49,19 @@ class RecordedStream:
         self.damage = _lib.string(rec.damage)
         self.schema = schema
         self.dtype = dtype_for(self.encoding, schema)
+        self._dec = LazyDecoder(self.address, self.encoding, self.type, schema)
+
+    @property
+    def decoder(self):
+        """The stream's dssm.Decoder (built once, on first use); Error EINVAL
+        naming the stream when its encoding has no decoder or its definition
+        is wrong."""
+        return self._dec.get()
+
+    @property
+    def decodable(self):
+        """True if the library decodes this stream's samples."""
+        return self._dec.ok()
 
     def __repr__(self):
         d = f", damage={self.damage!r}" if self.damage else ""
@@ -87,6 +103,40 @@ class StreamData:
     def data(self, i):
         """Sample i's bytes."""
         return self.payload[self.offsets[i]:self.offsets[i + 1]].tobytes()
+
+    def _decoder(self, decoder=None):
+        if decoder is not None:
+            if not isinstance(decoder, Decoder):
+                raise TypeError("decoder: a dssm.Decoder")
+            return decoder
+        if self.stream is None:
+            raise Error(ErrorCode.EINVAL,
+                        f"'{self.address}' came from query_remote, which has no schema: "
+                        "pass decoder=dssm.Decoder(encoding, type, definition)")
+        return self.stream.decoder
+
+    def decode(self, i, decoder=None):
+        """Sample i decoded as Sample.decode() does (a dict; uint8 arrays as
+        bytes, floats as float). decoder: a dssm.Decoder to use instead of
+        the stream's (needed for query_remote's results)."""
+        return self._decoder(decoder).decode(self.data(i), f"TID {int(self.tids[i])}: ")
+
+    def json(self, i, decoder=None):
+        """Sample i as the library's JSON text (what `dssm query --format
+        json` shows as "msg")."""
+        return self._decoder(decoder).json(self.data(i), f"TID {int(self.tids[i])}: ")
+
+    def decoded(self, decoder=None):
+        """An iterator over the samples decoded, in order (one dict per
+        sample, as decode(i); zip with times/tids). The per-sample path: it
+        makes a Python object per sample, the arrays above do not. A sample
+        that does not match the definition raises dssm.Error ECORRUPT naming
+        its TID, the field and the byte offset; a stream the library does not
+        decode raises EINVAL here, before any sample."""
+        dec = self._decoder(decoder)
+        tids = self.tids
+        return dec._decode_many(self.payload, self.offsets,
+                                lambda i: f"TID {int(tids[i])}: ")
 
     def to_pandas(self):
         """A DataFrame indexed by time (datetime64[ns]) with a tid column and

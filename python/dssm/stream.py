@@ -10,6 +10,7 @@ import numbers
 from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
+from .decode import LazyDecoder
 
 NSEC = 1_000_000_000
 
@@ -43,17 +44,41 @@ def now():
 class Sample:
     """One sample: time_ns (int), time (float s), tid, data (bytes), missed
     (samples skipped before this one by read_next/follow, else 0), len (the
-    full length; data may be shorter only if the stream's max_size shrank)."""
+    full length; data may be shorter only if the stream's max_size shrank);
+    value (a numpy record of a struct stream), decode() (the message as a
+    dict, where the library decodes the stream's encoding)."""
 
-    __slots__ = ("tid", "time_ns", "data", "missed", "len", "_dtype")
+    __slots__ = ("tid", "time_ns", "data", "missed", "len", "_dtype", "_dec")
 
-    def __init__(self, tid, time_ns, data, missed=0, length=None, dtype=None):
+    def __init__(self, tid, time_ns, data, missed=0, length=None, dtype=None, decoder=None):
         self.tid = tid
         self.time_ns = time_ns
         self.data = data
         self.missed = missed
         self.len = len(data) if length is None else length
         self._dtype = dtype
+        self._dec = decoder  # the stream's LazyDecoder, or a Decoder
+
+    def _decoder(self):
+        if self._dec is None:
+            raise Error(ErrorCode.ESTATE, "this Sample was made without a stream: "
+                        "decode its data with a dssm.Decoder")
+        return self._dec.get() if isinstance(self._dec, LazyDecoder) else self._dec
+
+    def decode(self):
+        """The message decoded by the library (ros1, cdr, struct and json
+        streams) as Python values: a dict of its fields in definition order,
+        uint8 arrays as bytes, floats as float (NaN and infinities too).
+        Decoded on each call (the stream's decoder is built once). Raises
+        dssm.Error EINVAL naming the stream and its encoding when the
+        library has no decoder for it (raw), ECORRUPT naming the field and
+        byte offset when the bytes do not match the definition."""
+        return self._decoder().decode(self.data, f"TID {self.tid}: ")
+
+    def json(self):
+        """The message as the library's JSON text (dssm_decode_json: uint8
+        arrays in base64, NaN as "NaN"); errors as decode()."""
+        return self._decoder().json(self.data, f"TID {self.tid}: ")
 
     @property
     def time(self):
@@ -108,6 +133,22 @@ class View:
         check(rc)
         return True
 
+    def decode(self):
+        """The sample decoded (as Sample.decode) straight from the slot, then
+        checked: Error ETOOOLD when the writer overwrote it meanwhile (a
+        decoding error from torn bytes is reported as ETOOOLD too)."""
+        try:
+            v = self._stream.decoder.decode(self.data, f"TID {self.tid}: ")
+        except Error as e:
+            if e.code != ErrorCode.ECORRUPT or self.check():
+                raise
+        else:
+            if self.check():
+                return v
+        raise Error(ErrorCode.ETOOOLD,
+                    f"'{self._stream.address}': TID {self.tid} was overwritten while "
+                    "it was decoded")
+
     def array(self, dtype=None):
         """The data as a read-only numpy array (no copy): of `dtype`, or of
         the stream's struct dtype, or uint8."""
@@ -147,7 +188,11 @@ class Stream(_lib.Closing):
         self._refresh_buffers()
         # the samples' struct dtype, looked up once (schema and encoding are
         # fixed at creation)
-        self._dt = dtype_for(_lib.string(self._info.encoding), self.schema)
+        schema = self.schema
+        encoding = _lib.string(self._info.encoding)
+        self._dt = dtype_for(encoding, schema)
+        # the decoder, built on first use (a bad definition fails decode(), not open)
+        self._dec = LazyDecoder(address, encoding, _lib.string(self._info.type), schema)
 
     # -- lifetime --
     def close(self):
@@ -204,6 +249,18 @@ class Stream(_lib.Closing):
         """numpy dtype of a struct-encoded stream's samples, else None."""
         return self._dt
 
+    @property
+    def decoder(self):
+        """The stream's dssm.Decoder (built once, on first use); Error EINVAL
+        naming the stream when its encoding has no decoder or its definition
+        is wrong."""
+        return self._dec.get()
+
+    @property
+    def decodable(self):
+        """True if the library decodes this stream's samples (Sample.decode)."""
+        return self._dec.ok()
+
     def _get_property(self):
         """The property blob (bytes); assign bytes to replace it."""
         h = self._handle()
@@ -247,7 +304,8 @@ class Stream(_lib.Closing):
 
     # -- reading --
     def _sample(self, si, buf, missed=0):
-        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), missed, si.len, self._dt)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), missed, si.len, self._dt,
+                      self._dec)
 
     def _read(self, fn, *args):
         h = self._h
@@ -262,7 +320,8 @@ class Stream(_lib.Closing):
             # re-read the same TID (the read moved the position to it).
             self._refresh_buffers(si.len)
             return self._read(lib.dssm_read_tid, si.tid)
-        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, si.len, self._dt)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, si.len, self._dt,
+                      self._dec)
 
     def read_last(self):
         """The newest sample (Error ENODATA if none)."""
@@ -278,7 +337,8 @@ class Stream(_lib.Closing):
         if n > self._cap:
             self._refresh_buffers(n)
             return self._read(lib.dssm_read_tid, si.tid)
-        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, n, self._dt)
+        return Sample(si.tid, si.time, ffi.unpack(buf, si.copied), 0, n, self._dt,
+                      self._dec)
 
     def read_tid(self, tid):
         """Sample `tid` (Error EFUTURE not yet written, ETOOOLD overwritten)."""

@@ -1,0 +1,213 @@
+"""decode.py - samples decoded into Python values by the library's decoder.
+
+A Decoder wraps one dssm_decoder (include/dssm/decoder.h), built from a
+stream's encoding ("ros1", "cdr", "struct", "json"), type and definition.
+The library turns a sample into JSON text; json.loads makes it a dict, and
+the few places where JSON cannot say what the message held are mended from
+the decoder's own JSON Schema (dssm_decoder_json_schema), so no .msg text is
+parsed here a second time:
+
+- uint8 arrays (ROS 1 char[], ROS 2 byte[]) arrive as base64 strings and are
+  returned as bytes;
+- float fields arrive as numbers or as the strings "NaN", "Infinity",
+  "-Infinity", and a float that happens to be whole as an integer: they are
+  returned as float, always.
+
+Everything else is as the JSON says (docs/python.md): 64-bit integers exact,
+ROS 1 time/duration as {"sec", "nsec"}, struct char[N] as str.
+"""
+
+import base64
+import json
+
+from ._lib import ffi, lib, fail, Error, ErrorCode
+
+ENCODINGS = ("ros1", "cdr", "struct", "json")
+
+
+def supports(encoding):
+    """True if the library decodes samples of this encoding."""
+    return bool(lib.dssm_decoder_supports((encoding or "").encode()))
+
+
+def _floats(a):
+    return [float(x) for x in a]
+
+
+def _mender(schema):
+    """A function that turns one value of this JSON Schema, as json.loads
+    gives it, into its Python form (in place for objects), or None when
+    nothing in it needs mending."""
+    kind = schema.get("type")
+    if kind == "number":
+        return float
+    if kind == "string":
+        return base64.b64decode if schema.get("contentEncoding") == "base64" else None
+    if kind == "array":
+        items = schema.get("items") or {}
+        if items.get("type") == "number":
+            return _floats
+        inner = _mender(items)
+        if inner is None:
+            return None
+        return lambda a: [inner(x) for x in a]
+    if kind == "object":
+        fields = [(k, m) for k, m in ((k, _mender(v))
+                                      for k, v in (schema.get("properties") or {}).items())
+                  if m is not None]
+        if not fields:
+            return None
+
+        def mend(o):
+            for k, m in fields:
+                if k in o:
+                    o[k] = m(o[k])
+            return o
+        return mend
+    return None
+
+
+class Decoder:
+    """Decodes samples of one encoding, type and definition (a stream's
+    `info["encoding"]`, `info["type"]` and `schema`):
+
+        dec = dssm.Decoder("cdr", "std_msgs/msg/String", "string data\\n")
+        dec.decode(sample_bytes)    # {'data': 'hello'}
+        dec.json(sample_bytes)      # '{"data":"hello"}' (the library's text)
+
+    Raises dssm.Error EINVAL naming what is wrong with the definition, or
+    saying the encoding has no decoder. Immutable once built: threads may
+    share one. `label` names the samples' stream in error messages."""
+
+    def __init__(self, encoding, type="", definition=None, label=None):
+        self.encoding = encoding or ""
+        self.type = type or ""
+        self.label = label
+        out = ffi.new("dssm_decoder **")
+        rc = lib.dssm_decoder_new(self.encoding.encode(), self.type.encode(),
+                                  definition.encode() if definition is not None else ffi.NULL,
+                                  out)
+        if rc < 0:
+            e = fail(rc)
+            raise Error(e.code, f"{self._who()}{e.message}")
+        self._h = ffi.gc(out[0], lib.dssm_decoder_free)
+        self._mend = _mender(json.loads(self.json_schema))
+
+    def _who(self):
+        return f"stream '{self.label}': " if self.label else ""
+
+    @property
+    def json_schema(self):
+        """The JSON Schema (text) of what json() writes (dssm_decoder_json_schema)."""
+        text = ffi.new("dssm_text *")
+        try:
+            rc = lib.dssm_decoder_json_schema(self._h, text)
+            if rc < 0:
+                raise fail(rc)
+            return ffi.string(text.data, text.len).decode()
+        finally:
+            lib.dssm_text_free(text)
+
+    @property
+    def struct_size(self):
+        """For the struct encoding the C size of a sample, else 0."""
+        return lib.dssm_decoder_struct_size(self._h)
+
+    def _text(self, data, length, text, what):
+        rc = lib.dssm_decode_json(self._h, data, length, text)
+        if rc < 0:
+            e = fail(rc)
+            raise Error(e.code, f"{self._who()}{what}{e.message}")
+        return ffi.string(text.data, text.len).decode()
+
+    def json(self, data, what=""):
+        """One sample (bytes-like) as the library's JSON text (one line).
+        A sample that does not match the definition raises dssm.Error
+        ECORRUPT naming the field and the byte offset."""
+        text = ffi.new("dssm_text *")
+        try:
+            return self._text(*_pointer(data), text, what)
+        finally:
+            lib.dssm_text_free(text)
+
+    def decode(self, data, what=""):
+        """One sample (bytes-like) as Python values: a dict for a message
+        (uint8 arrays as bytes, floats as float; see the module's text).
+        Errors as json()."""
+        v = json.loads(self.json(data, what))
+        return v if self._mend is None else self._mend(v)
+
+    def _decode_many(self, payload, offsets, what):
+        """Each sample of a query's payload/offsets pair, decoded; one output
+        text reused for all."""
+        text = ffi.new("dssm_text *")
+        buf = ffi.from_buffer(payload)   # kept alive here: base points into it
+        base = ffi.cast("const char *", buf) if len(buf) else _EMPTY
+        mend, loads = self._mend, json.loads
+        try:
+            for i in range(len(offsets) - 1):
+                a, b = int(offsets[i]), int(offsets[i + 1])
+                v = loads(self._text(base + a, b - a, text, what(i)))
+                yield v if mend is None else mend(v)
+        finally:
+            lib.dssm_text_free(text)
+            del buf
+
+    def __repr__(self):
+        return f"<dssm.Decoder {self.encoding} {self.type!r}>"
+
+
+_EMPTY = ffi.new("char[1]")
+
+
+def _pointer(data):
+    """(pointer, length) of a sample given as bytes, a memoryview, a numpy
+    record or array, or anything else with the buffer protocol."""
+    if isinstance(data, bytes):
+        return data, len(data)
+    if hasattr(data, "tobytes") and not isinstance(data, memoryview):
+        data = data.tobytes()  # numpy: a record (np.void) has no plain buffer
+        return data, len(data)
+    buf = ffi.from_buffer(data)  # a char[] cdata: it keeps data alive
+    return buf, len(buf)
+
+
+class LazyDecoder:
+    """The decoder of one stream, built on first use and kept; a failure is
+    kept too and raised again (as a fresh Error) on each use."""
+
+    __slots__ = ("label", "encoding", "type", "definition", "_dec", "_err")
+
+    def __init__(self, label, encoding, type, definition):
+        self.label = label
+        self.encoding = encoding or ""
+        self.type = type or ""
+        self.definition = definition
+        self._dec = None
+        self._err = None
+
+    def get(self):
+        if self._dec is not None:
+            return self._dec
+        if self._err is None:
+            try:
+                self._dec = self._build()
+                return self._dec
+            except Error as e:
+                self._err = (e.code, e.message)
+        raise Error(*self._err)
+
+    def _build(self):
+        if not supports(self.encoding):
+            what = f"encoding '{self.encoding}'" if self.encoding else "no encoding"
+            raise Error(ErrorCode.EINVAL,
+                        f"stream '{self.label}' has {what}: the library decodes only "
+                        + ", ".join(ENCODINGS) + " (its samples are bytes: Sample.data)")
+        return Decoder(self.encoding, self.type, self.definition, label=self.label)
+
+    def ok(self):
+        try:
+            self.get()
+            return True
+        except Error:
+            return False
