@@ -1,6 +1,6 @@
 """dssm - timestamped shared-memory streams, remote streams and recordings.
 
-    import dssm
+    import dssm, struct
     with dssm.create("odom", max_size=16, encoding="struct",
                      schema="float64 x\\nfloat64 y\\n") as w:
         w.write(struct.pack("=dd", 1.5, -0.25))
