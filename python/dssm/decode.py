@@ -91,7 +91,13 @@ class Decoder:
             e = fail(rc)
             raise Error(e.code, f"{self._who()}{e.message}")
         self._h = ffi.gc(out[0], lib.dssm_decoder_free)
-        self._mend = _mender(json.loads(self.json_schema))
+        self._mend = self._schema_error = None
+        try:
+            self._mend = _mender(json.loads(self.json_schema))
+        except Error as e:
+            # a definition whose schema, written out inline, passes 16 MiB
+            # (types used twice at each of many levels): json() still works
+            self._schema_error = (e.code, e.message)
 
     def _who(self):
         return f"stream '{self.label}': " if self.label else ""
@@ -114,10 +120,13 @@ class Decoder:
         return lib.dssm_decoder_struct_size(self._h)
 
     def _text(self, data, length, text, what):
+        """The JSON text of one sample; `what` (a str, or a function giving
+        one, called only on failure) says which sample in an error."""
         rc = lib.dssm_decode_json(self._h, data, length, text)
         if rc < 0:
             e = fail(rc)
-            raise Error(e.code, f"{self._who()}{what}{e.message}")
+            raise Error(e.code, f"{self._who()}{what if isinstance(what, str) else what()}"
+                        f"{e.message}")
         return ffi.string(text.data, text.len).decode()
 
     def json(self, data, what=""):
@@ -134,20 +143,27 @@ class Decoder:
         """One sample (bytes-like) as Python values: a dict for a message
         (uint8 arrays as bytes, floats as float; see the module's text).
         Errors as json()."""
+        if self._schema_error is not None:
+            code, message = self._schema_error
+            raise Error(code, f"{self._who()}{message}: decode() needs it to know which "
+                        "strings are bytes and which floats (json() gives the library's text)")
         v = json.loads(self.json(data, what))
         return v if self._mend is None else self._mend(v)
 
     def _decode_many(self, payload, offsets, what):
         """Each sample of a query's payload/offsets pair, decoded; one output
-        text reused for all."""
+        text reused for all. what(i) names sample i in an error."""
+        if self._schema_error is not None:
+            self.decode(b"")  # raises the schema's error
         text = ffi.new("dssm_text *")
         buf = ffi.from_buffer(payload)   # kept alive here: base points into it
         base = ffi.cast("const char *", buf) if len(buf) else _EMPTY
         mend, loads = self._mend, json.loads
+        ends = offsets.tolist()
         try:
-            for i in range(len(offsets) - 1):
-                a, b = int(offsets[i]), int(offsets[i + 1])
-                v = loads(self._text(base + a, b - a, text, what(i)))
+            for i in range(len(ends) - 1):
+                a, b = ends[i], ends[i + 1]
+                v = loads(self._text(base + a, b - a, text, lambda: what(i)))
                 yield v if mend is None else mend(v)
         finally:
             lib.dssm_text_free(text)

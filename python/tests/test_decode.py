@@ -385,3 +385,22 @@ def test_real_ros2_recording(run, tmp_path):
     assert log[0]["name"] == "minimal_publisher" and log[0]["level"] == 20
     ref = json_lines(run("query", out, "--format", "json", "--streams", "rosout"))
     assert log == [o["msg"] for o in ref]
+
+
+def test_definition_too_large_for_its_json_schema():
+    """Types used twice at each of 18 levels: the library refuses to write
+    the JSON Schema inline (past 16 MiB); decode() says so, json() works."""
+    lines = ["p/T1 a\np/T1 b"]
+    for k in range(1, 18):
+        lines.append("=" * 80 + f"\nMSG: p/T{k}\np/T{k + 1} a\np/T{k + 1} b")
+    lines.append("=" * 80 + "\nMSG: p/T18\nfloat64 x")
+    d = dssm.Decoder("ros1", "p/T0", "\n".join(lines) + "\n")
+    with pytest.raises(dssm.Error) as e:
+        d.decode(b"")
+    assert e.value.code == dssm.EINVAL and "json()" in e.value.message
+    with pytest.raises(dssm.Error) as e:
+        list(d._decode_many(np.zeros(0, np.uint8), np.zeros(2, np.int64), str))
+    assert e.value.code == dssm.EINVAL
+    with pytest.raises(dssm.Error) as e:
+        d.json(b"\0" * 8)                    # decodes, until the bytes run out
+    assert e.value.code == dssm.ECORRUPT and "byte 8" in e.value.message
