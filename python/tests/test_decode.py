@@ -332,6 +332,9 @@ def test_recording_decoded_matches_c_query(mixed_recording, run):
         assert same(m, {f: odom.values[i][f].item() for f in vals.dtype.names})
     assert [m["s"] for m in res["js:0"].decoded()] == ["x%d" % i for i in range(N)]
     assert rec.stream("reading").decoder is rec.stream("reading").decoder
+    # the recording opened as a stream ("DIR/NAME") decodes as the live one did
+    r = dssm.open(f"{path}/reading")
+    assert [same(s.decode(), w) for s, w in zip(r.follow("oldest"), wants)] == [True] * N
 
 
 def test_recording_raw_and_remote_results(mixed_recording, start_proxy):
