@@ -208,6 +208,9 @@ int ddsb_topic_matches(const char *glob, const char *topic);
 /* What the bridge keeps for its glob subscriptions: the topics refused
  * (logged once). NULL from ddsb_globs_new: out of memory. */
 struct ddsb_globs;
+/* At most this many topics are subscribed by globs in one bridge: each is
+ * a reader and a ring, and the domain's topics come from the network. */
+#define DDSB_GLOB_TOPICS_MAX 1000
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg);
 void ddsb_globs_free(struct ddsb_globs *g);
 /* A writer discovered (DCPSPublication): when its topic matches a glob of

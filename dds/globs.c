@@ -25,6 +25,8 @@ struct ddsb_globs {
 	const struct ddsb_config *cfg;
 	char **refused;
 	int nrefused;
+	int made;        /* subscriptions made for globs (at most DDSB_GLOB_TOPICS_MAX) */
+	int warned_max;
 };
 
 int ddsb_topic_is_glob(const char *topic)
@@ -144,6 +146,16 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 		refuse(g, ep->topic_name, glob, why);
 		return 0;
 	}
+	if (g->made >= DDSB_GLOB_TOPICS_MAX) {
+		/* each is a reader and a ring: a domain offering thousands of
+		 * topics must not make as many rings here */
+		char shown[96];
+		if (!g->warned_max++)
+			fprintf(g->cfg->log, "dssm dds: %d topics subscribed by glob, the most a bridge "
+			        "takes; topic %s and further ones matching %s are not (name them)\n",
+			        DDSB_GLOB_TOPICS_MAX, ddsb_shown(ep->topic_name, shown, sizeof shown), glob);
+		return 0;
+	}
 	struct ddsb_sub **more = realloc(*subs, (size_t)(*n + 1) * sizeof *more);
 	if (!more)
 		return dssm__fail(DSSM_ENOMEM, "out of memory to subscribe %s", ep->topic_name);
@@ -155,6 +167,7 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 		return 0;
 	}
 	struct ddsb_sub *s = more[(*n)++];
+	g->made++;
 	int rc = ddsb_sub_discovered(s, pp, waitset, ep);
 	if (rc == 0 && g->cfg->on_topic)
 		g->cfg->on_topic(g->cfg->user, ddsb_sub_topic(s), ddsb_sub_ring(s));

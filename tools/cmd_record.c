@@ -427,6 +427,8 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 		if (duration > 0 && now - start >= duration)
 			break;
 		record_dds_new(r, src);
+		if (src && ddsb_source_failed(src) < 0)
+			break; /* the DDS subscription stopped: record_dds_stop says why */
 		if (dssm_recorder_poll(r) != 0)
 			break;
 		if (progress && now - last >= DSSM_NSEC_PER_SEC) {
