@@ -231,9 +231,12 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 		        ddsb_source_ring(src, 0));
 	cli_catch_signals();
 	dssm_time_t start = dssm_now();
-	while (!cli_stop && (rc = ddsb_source_failed(src)) == 0) {
+	for (;;) {
+		/* (also once after a stop: every ring made is named) */
 		while (ddsb_source_next(src, &topic, &ring))
 			fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", topic, domain, ring);
+		if (cli_stop || (rc = ddsb_source_failed(src)) != 0)
+			break;
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}
