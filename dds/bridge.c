@@ -6,7 +6,8 @@
  * ring removed and created anew between two scans (another shm file under
  * the same name) gets its publisher restarted. The
  * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
- * start the subscriptions, arrived samples go into their rings.
+ * start the subscriptions (and make new ones for topics matching a
+ * --subscribe glob: globs.c), arrived samples go into their rings.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ struct bridge {
 	char (*skipped)[DSSM_NAME_MAX + 16]; /* rings made from DDS, seen and not published */
 	int nskipped;
 	struct ddsb_sub **subs;
+	int nsubs;                   /* the exact topics', then those globs found */
+	struct ddsb_globs *globs;
 	struct ddsb_stats *st;
 };
 
@@ -174,9 +177,12 @@ static void discovered(struct bridge *b)
 		for (int i = 0; i < n; i++) {
 			if (!si[i].valid_data)
 				continue;
-			for (int k = 0; k < b->cfg->nsubs; k++)
+			for (int k = 0; k < b->nsubs; k++)
 				if (ddsb_sub_discovered(b->subs[k], b->pp, b->waitset, samples[i]) < 0)
 					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+			if (ddsb_globs_discovered(b->globs, &b->subs, &b->nsubs, b->pp, b->waitset,
+			                          samples[i]) < 0)
+				fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
 		dds_return_loan(b->pubs_seen, samples, n);
 		if (n < 16)
@@ -203,12 +209,22 @@ static int setup(struct bridge *b)
 	if (cfg->nsubs == 0)
 		return 0;
 	b->subs = calloc((size_t)cfg->nsubs, sizeof *b->subs);
-	if (!b->subs)
+	b->globs = ddsb_globs_new(cfg);
+	if (!b->subs || !b->globs)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for %d subscriptions", cfg->nsubs);
 	for (int i = 0; i < cfg->nsubs; i++) {
-		int rc = ddsb_sub_new(cfg, &cfg->subs[i], &b->subs[i]);
+		int rc = 0;
+		if (!ddsb_topic_is_glob(cfg->subs[i].topic))
+			rc = ddsb_sub_new(cfg, &cfg->subs[i], &b->subs[b->nsubs]);
+		else if (cfg->subs[i].ring)
+			rc = dssm__fail(DSSM_EINVAL, "%s=%s: a glob's topics each land in the ring named "
+			                "after the topic; no RING with a glob", cfg->subs[i].topic,
+			                cfg->subs[i].ring);
+		else
+			continue; /* its topics get subscriptions as their writers are discovered */
 		if (rc < 0)
 			return rc;
+		b->nsubs++;
 	}
 	b->pubs_seen = dds_create_reader(b->pp, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
 	dds_entity_t cond = b->pubs_seen < 0 ? b->pubs_seen
@@ -241,7 +257,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 		}
 		if (cfg->nsubs) {
 			discovered(&b);
-			for (int i = 0; i < cfg->nsubs; i++)
+			for (int i = 0; i < b.nsubs; i++)
 				if (ddsb_sub_take(b.subs[i]) < 0)
 					fprintf(cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
@@ -251,9 +267,10 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	free(b.pubs);
 	free(b.ids);
 	free(b.skipped);
-	for (int i = 0; b.subs && i < cfg->nsubs; i++)
+	for (int i = 0; i < b.nsubs; i++)
 		ddsb_sub_free(b.subs[i], st);
 	free(b.subs);
+	ddsb_globs_free(b.globs);
 	if (b.pp > 0)
 		dds_delete(b.pp);
 	return rc;

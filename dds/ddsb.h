@@ -22,8 +22,10 @@
 /* ---- what cmd_dds.c gives and gets ---------------------------------------- */
 
 struct ddsb_subscription {
-	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu:1", ... */
-	const char *ring;  /* NAME[:ID] to write, or NULL: named after the topic */
+	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu:1", ..., or a
+	                      glob of topics ("rt/odom_?": globs.c) */
+	const char *ring;  /* NAME[:ID] to write, or NULL: named after the topic
+	                      (always NULL for a glob) */
 };
 
 struct ddsb_config {
@@ -38,6 +40,11 @@ struct ddsb_config {
 	int verbose;                    /* log rings and topics as they come and go */
 	FILE *log;                      /* where the log lines go (stderr) */
 	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns */
+	/* A topic matching a glob of subs got its subscription, into ring
+	 * ("NAME:ID", made at its first sample): called from the bridge's
+	 * thread, with user. NULL: nobody is told. */
+	void (*on_topic)(void *user, const char *topic, const char *ring);
+	void *user;
 };
 
 #define DDSB_DEFAULT_MAX_SIZE ((size_t)256 << 10)
@@ -185,11 +192,44 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 /* Take what arrived and write it into the ring. */
 int ddsb_sub_take(struct ddsb_sub *s);
 void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
+/* Its topic, and its ring "NAME:ID". */
+const char *ddsb_sub_topic(const struct ddsb_sub *s);
+const char *ddsb_sub_ring(const struct ddsb_sub *s);
+
+/* ---- globs.c: subscriptions by topic glob, for topics now and later --------------- */
+
+/* 1 if a subscription's topic is a glob: it has '*', '?' or '['
+ * (characters DDS topic names do not hold). It matches as fnmatch(3)
+ * without flags, as --publish's ring globs do: '*' also crosses '/'
+ * ("rt/r*" takes rt/robot1/odom). */
+int ddsb_topic_is_glob(const char *topic);
+/* 1 if topic matches glob. */
+int ddsb_topic_matches(const char *glob, const char *topic);
+/* What the bridge keeps for its glob subscriptions: the topics refused
+ * (logged once). NULL from ddsb_globs_new: out of memory. */
+struct ddsb_globs;
+/* At most this many topics are subscribed by globs in one bridge: each is
+ * a reader and a ring, and the domain's topics come from the network. */
+#define DDSB_GLOB_TOPICS_MAX 1000
+struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg);
+void ddsb_globs_free(struct ddsb_globs *g);
+/* A writer discovered (DCPSPublication): when its topic matches a glob of
+ * g's config and no subscription of subs[0 .. *n) has that topic, a
+ * ddsb_sub is made for it (its ring named after the topic), started on
+ * this writer and appended (*subs grows), and cfg->on_topic is told.
+ * Left out, not an error: this participant's own writers, types no ring
+ * takes (neither ROS 2 nor dssm::msg::Sample), and, logged once each,
+ * topics whose ring exists not made from DDS or is another topic's.
+ * 0, or < 0 (out of memory, a DDS error) with dssm_last_error(). */
+int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n, dds_entity_t pp,
+                          dds_entity_t waitset, const dds_builtintopic_endpoint_t *ep);
 
 /* ---- source.c: DDS topics as sources of `dssm record` and `dssm mirror` ---------- */
 
 /* A source operand: "dds:TOPIC" or "dds:TOPIC=RING" (the ring it lands in;
- * default: named after the topic, as --subscribe). */
+ * default: named after the topic, as --subscribe), or "dds:GLOB": every
+ * topic matching (ddsb_topic_is_glob), now and later, each into the ring
+ * named after it. */
 #define DDSB_SOURCE_PREFIX "dds:"
 /* 1 if arg starts with DDSB_SOURCE_PREFIX. */
 int ddsb_is_source(const char *arg);
@@ -197,15 +237,22 @@ int ddsb_is_source(const char *arg);
  * ROS_DOMAIN_ID, or 0 if unset. DSSM_EINVAL outside 0 .. 232. */
 int ddsb_domain_parse(const char *text, const char *what, int *domain);
 struct ddsb_source;
-/* Subscribe the n specs ("dds:TOPIC[=RING]") in domain, in a thread of this
- * process (ddsb_run, nothing published; log: its lines). wait > 0: return
- * when every topic's ring exists (its first sample came), or
- * DSSM_ETIMEDOUT after wait or when *interrupt is set (with nothing left
- * running). A malformed spec, or a ring not made from DDS: DSSM_EINVAL. */
+/* Subscribe the n specs ("dds:TOPIC[=RING]", "dds:GLOB") in domain, in a
+ * thread of this process (ddsb_run, nothing published; log: its lines).
+ * wait > 0: return when every exact topic's ring exists (its first sample
+ * came), or DSSM_ETIMEDOUT after wait or when *interrupt is set (with
+ * nothing left running); globs are not waited for (ddsb_source_next).
+ * A malformed spec, GLOB=RING, or a ring not made from DDS: DSSM_EINVAL. */
 int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
                       volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out);
-/* The ring of spec i, "NAME:ID". */
+/* The ring of spec i, "NAME:ID"; NULL for a glob. */
 const char *ddsb_source_ring(const struct ddsb_source *s, int i);
+/* A topic matching a glob whose ring now exists, not given before: 1 with
+ * *topic and *ring ("NAME:ID"; valid until ddsb_source_stop), or 0. */
+int ddsb_source_next(struct ddsb_source *s, const char **topic, const char **ring);
+/* 1 if ring address ("NAME:ID") is fed by s: an exact topic's, or one a
+ * glob's topic got (given by ddsb_source_next or not yet). */
+int ddsb_source_feeds(struct ddsb_source *s, const char *address);
 /* 0 while running; < 0 if the subscription stopped by itself (its error). */
 int ddsb_source_failed(struct ddsb_source *s);
 /* Stop, fill *st (if not NULL), free. 0, or the error it stopped with. */

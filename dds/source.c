@@ -4,7 +4,10 @@
  * with nothing published) run in a thread of the calling process and write
  * each topic into its ring, which the command then records or keeps. The
  * ring is made at the topic's first sample (subscribe.c), so a caller that
- * needs it waits for it here.
+ * needs it waits for it here. A glob ("dds:rt/odom_*") subscribes every topic
+ * matching, now and later (globs.c); the bridge's thread tells each one
+ * (on_topic) and the caller takes their rings as they come
+ * (ddsb_source_next).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,7 +21,14 @@ struct ddsb_source {
 	struct ddsb_config cfg;
 	struct ddsb_subscription *subs;
 	char **copies;                      /* the specs, cut at '=' */
-	char (*labels)[DSSM_NAME_MAX + 16]; /* each topic's ring, "NAME:ID" */
+	char (*labels)[DSSM_NAME_MAX + 16]; /* each topic's ring, "NAME:ID" ("" for a glob) */
+	pthread_mutex_t lock;               /* found, nfound: the bridge's thread adds */
+	struct found {
+		char *topic;
+		char ring[DSSM_NAME_MAX + 16];
+		int given;                      /* by ddsb_source_next */
+	} **found;                          /* the globs' topics, as subscribed */
+	int nfound;
 	volatile sig_atomic_t stop;
 	pthread_t thread;
 	int started;
@@ -60,8 +70,35 @@ static void *run(void *arg)
 	return NULL;
 }
 
-/* specs[i] "dds:TOPIC[=RING]" into s->subs[i] and s->labels[i], refusing
- * what the bridge would refuse in its thread (a ring not made from DDS). */
+/* A glob's topic got its subscription (the bridge's thread). */
+static void on_topic(void *user, const char *topic, const char *ring)
+{
+	struct ddsb_source *s = user;
+	struct found *f = calloc(1, sizeof *f);
+	if (f && !(f->topic = strdup(topic))) {
+		free(f);
+		f = NULL;
+	}
+	pthread_mutex_lock(&s->lock);
+	struct found **more = f ? realloc(s->found, (size_t)(s->nfound + 1) * sizeof *more) : NULL;
+	if (more) {
+		snprintf(f->ring, sizeof f->ring, "%s", ring);
+		s->found = more;
+		s->found[s->nfound++] = f;
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (!more) {
+		if (f)
+			free(f->topic);
+		free(f);
+		fprintf(s->cfg.log, "dssm dds: out of memory: topic %s is subscribed into %s but not "
+		        "recorded\n", topic, ring);
+	}
+}
+
+/* specs[i] "dds:TOPIC[=RING]" or "dds:GLOB" into s->subs[i] and
+ * s->labels[i], refusing what the bridge would refuse in its thread (a ring
+ * not made from DDS, a glob with a ring). */
 static int parse_spec(struct ddsb_source *s, int i, const char *spec)
 {
 	if (!ddsb_is_source(spec))
@@ -75,6 +112,10 @@ static int parse_spec(struct ddsb_source *s, int i, const char *spec)
 		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC or dds:TOPIC=RING", spec);
 	s->subs[i].topic = s->copies[i];
 	s->subs[i].ring = eq ? eq + 1 : NULL;
+	if (ddsb_topic_is_glob(s->copies[i]))
+		return eq ? dssm__fail(DSSM_EINVAL, "'%s': a glob's topics each land in the ring named "
+		                       "after the topic; no =RING with a glob", spec)
+		          : 0;
 	int id, rc = eq ? dssm_parse_address(eq + 1, name, &id)
 	                : ddsb_ring_for_topic(s->copies[i], name, &id);
 	if (rc < 0)
@@ -94,15 +135,27 @@ static void source_free(struct ddsb_source *s)
 	free(s->copies);
 	free(s->subs);
 	free(s->labels);
+	for (int i = 0; i < s->nfound; i++) {
+		free(s->found[i]->topic);
+		free(s->found[i]);
+	}
+	free(s->found);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
-/* Is topic i's ring there, made from DDS? */
-static int ring_made(const struct ddsb_source *s, int i)
+/* Is ring "NAME:ID" there, made from DDS? */
+static int made(const char *ring)
 {
 	char name[DSSM_NAME_MAX + 1];
 	int id;
-	return dssm_parse_address(s->labels[i], name, &id) == 0 && ddsb_ring_from_dds(name, id) == 1;
+	return dssm_parse_address(ring, name, &id) == 0 && ddsb_ring_from_dds(name, id) == 1;
+}
+
+/* Is topic i's ring there (a glob's: no ring to wait for)? */
+static int ring_made(const struct ddsb_source *s, int i)
+{
+	return !s->labels[i][0] || made(s->labels[i]);
 }
 
 /* Every ring there, made from DDS: 1; the bridge stopped: its error; else 0. */
@@ -148,7 +201,9 @@ int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
 	s->cfg = (struct ddsb_config){.domain = domain, .nsubs = n, .max_size = DDSB_DEFAULT_MAX_SIZE,
-	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .stop = &s->stop};
+	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .stop = &s->stop,
+	                              .on_topic = on_topic, .user = s};
+	pthread_mutex_init(&s->lock, NULL);
 	s->subs = calloc((size_t)n, sizeof *s->subs);
 	s->copies = calloc((size_t)n, sizeof *s->copies);
 	s->labels = calloc((size_t)n, sizeof *s->labels);
@@ -173,7 +228,36 @@ int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
 
 const char *ddsb_source_ring(const struct ddsb_source *s, int i)
 {
-	return s->labels[i];
+	return s->labels[i][0] ? s->labels[i] : NULL;
+}
+
+int ddsb_source_next(struct ddsb_source *s, const char **topic, const char **ring)
+{
+	pthread_mutex_lock(&s->lock);
+	struct found *f = NULL;
+	for (int i = 0; i < s->nfound && !f; i++)
+		if (!s->found[i]->given && made(s->found[i]->ring))
+			f = s->found[i];
+	if (f) {
+		f->given = 1;
+		*topic = f->topic;
+		*ring = f->ring;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return f != NULL;
+}
+
+int ddsb_source_feeds(struct ddsb_source *s, const char *address)
+{
+	for (int i = 0; i < s->cfg.nsubs; i++)
+		if (strcmp(s->labels[i], address) == 0)
+			return 1;
+	pthread_mutex_lock(&s->lock);
+	int hit = 0;
+	for (int i = 0; i < s->nfound && !hit; i++)
+		hit = strcmp(s->found[i]->ring, address) == 0;
+	pthread_mutex_unlock(&s->lock);
+	return hit;
 }
 
 int ddsb_source_failed(struct ddsb_source *s)

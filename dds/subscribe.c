@@ -433,3 +433,13 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 	dssm_close(s->ring);
 	free(s);
 }
+
+const char *ddsb_sub_topic(const struct ddsb_sub *s)
+{
+	return s->topic;
+}
+
+const char *ddsb_sub_ring(const struct ddsb_sub *s)
+{
+	return s->label;
+}

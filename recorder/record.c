@@ -34,6 +34,7 @@ struct rstream {
 	size_t plen;
 	pthread_t thread;
 	int started;               /* its thread runs */
+	int from_oldest;           /* starts with what its ring holds (cfg or starts_oldest) */
 	_Atomic uint64_t count, bytes, lost, unstored;
 	uint64_t kept;             /* after stop: what the parts hold */
 	atomic_int done;           /* reached the limit, or failed */
@@ -180,7 +181,7 @@ static int begin(dssm_recorder *r, struct rstream *rs, int add)
 	}
 	/* subscribed here, not in the thread: every sample written after this
 	 * call returns is recorded, however late the thread gets to run */
-	rc = dssm_subscribe(rs->s, r->cfg.from_oldest ? DSSM_FROM_OLDEST : DSSM_FROM_NOW, 0);
+	rc = dssm_subscribe(rs->s, rs->from_oldest ? DSSM_FROM_OLDEST : DSSM_FROM_NOW, 0);
 	if (rc < 0) {
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 		atomic_store(&rs->done, 1);
@@ -228,6 +229,8 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	if (!rs)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	snprintf(rs->address, sizeof rs->address, "%s", address);
+	rs->from_oldest = r->cfg.from_oldest ||
+	                  (r->cfg.starts_oldest && r->cfg.starts_oldest(r->cfg.user, address));
 	int rc = dssm_open_address(address, DSSM_READ, &rs->s);
 	if (rc < 0) {
 		free(rs);

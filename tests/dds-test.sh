@@ -16,7 +16,10 @@
 # encoding and times; no echo: a bridge never publishes a ring it made from
 # DDS, nor reads its own writers (a bridge subscribed to a topic it also
 # publishes gets only the other writers' samples); `dssm record` and `dssm mirror`
-# take a ROS 2 topic as a source (dds:rt/NAME), no address. Each run uses a random DDS domain and a
+# take a ROS 2 topic as a source (dds:rt/NAME), no address; and (part C,
+# loopback) topic globs: record, mirror and --subscribe take every topic
+# matching, there at the start or appearing later; a recording with a dds:
+# source starts only its DDS rings from their oldest sample. Each run uses a random DDS domain and a
 # CYCLONEDDS_URI limited to its interface, away from other DDS traffic.
 set -u
 cd "$(dirname "$0")/.."
@@ -600,6 +603,167 @@ EOF
 		done
 	fi
 fi
+
+# ---- C: DDS topic globs as sources (loopback) ------------------------------------
+# `dssm record 'dds:GLOB'`, `dssm mirror 'dds:GLOB'`, `dssm dds --subscribe
+# GLOB`: every topic matching, there at the start or appearing later, each
+# into the ring named after it, its publisher's history included; a glob
+# matching nothing yet is waited for. And the start per ring: in a recording
+# with a dds: source, only the rings fed from DDS start from their oldest
+# sample; a local ring starts from now, as without a dds: source.
+globs() {
+	local N=12 dir
+	touch "$tmp/ns.ddsg$$"
+	local G=(env DSSM_NAMESPACE=ddsg$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_ga dt_gb dt_gn1 dt_gm1 dt_gm2 dt_gs1 dt_gs2 dt_gc dt_gl dt_gx dt_gx2"
+	g_texts() { for i in $(seq 0 $((N - 1))); do echo "$(ns_of "$i") $1 $i"; done; }
+	# pub TOPIC TEXT: a ROS 2-style publisher of N samples, staying (waiting
+	# for 99 readers) until killed; its pid in $last
+	g_pub() { "${G[@]}" "$r2s" "$DOMAIN" pub "$1" "$N" "$2" 99 2>/dev/null & last=$!; pids+=("$last"); }
+	# wait until `dssm query DIR` (a recording being written) holds $2 samples
+	g_recorded() {
+		for _ in $(seq 150); do
+			[ "$("${G[@]}" "$dssm" query "$1" --format json 2>/dev/null | wc -l)" -ge "$2" ] && return 0
+			sleep 0.2
+		done
+		return 1
+	}
+	g_wait_log() { for _ in $(seq 150); do grep -q "$2" "$1" && return 0; sleep 0.2; done; return 1; }
+	# the texts and times of STREAM in recording DIR
+	g_query() { "${G[@]}" "$dssm" query "$1" --streams "$2" --format json 2>/dev/null | cat_strings; }
+
+	t_g_help() {
+		"$dssm" record --help | grep -q "dssm record -o fleet 'dds:rt/\*'" &&
+			"$dssm" mirror --help | grep -q "dssm mirror 'dds:rt/robot1/\*'" &&
+			"$dssm" dds --help | grep -q -- "--subscribe GLOB"
+	}
+	check "globs: record, mirror and dds --help show a glob" t_g_help
+
+	t_g_record() { # one publisher before the recorder, one started after it runs
+		dir=$tmp/glob.rec
+		local p1 p2 rec
+		g_pub rt/dt_ga ga; p1=$last
+		"${G[@]}" "$dssm" record -o "$dir" 'dds:rt/dt_g?' --domain "$DOMAIN" 2>"$tmp/glob.rec.log" &
+		rec=$!; pids+=("$rec")
+		g_wait_log "$tmp/glob.rec.log" "recording dt_ga:0" || { cat "$tmp/glob.rec.log"; return 1; }
+		g_pub rt/dt_gb gb; p2=$last
+		g_recorded "$dir" $((2 * N)); local got=$?
+		kill -TERM $rec; wait $rec; local st=$?
+		kill $p1 $p2; wait $p1 $p2 2>/dev/null
+		[ $got -eq 0 ] && [ $st -eq 0 ] || { echo "recorded: $got, exit $st"; cat "$tmp/glob.rec.log"; return 1; }
+		g_query "$dir" dt_ga | diff <(g_texts ga) - || return 1
+		g_query "$dir" dt_gb | diff <(g_texts gb) - || return 1
+		"${G[@]}" "$dssm" info "$dir" | grep -q "streams: *2, $((2 * N)) samples"
+	}
+	check "globs: dssm record 'dds:rt/dt_g?' records a topic there at the start and one appearing later, all $N samples each (texts, times)" t_g_record
+
+	t_g_nothing() { # a glob matching nothing yet: no error, it waits
+		dir=$tmp/glob.none
+		local p rec
+		"${G[@]}" "$dssm" record -o "$dir" 'dds:rt/dt_gn*' --domain "$DOMAIN" 2>"$tmp/glob.none.log" &
+		rec=$!; pids+=("$rec")
+		g_wait_log "$tmp/glob.none.log" "recording DDS topics matching rt/dt_gn\* in domain" || { cat "$tmp/glob.none.log"; return 1; }
+		g_pub rt/dt_gn1 gn; p=$last
+		g_recorded "$dir" "$N"; local got=$?
+		kill -TERM $rec; wait $rec; local st=$?
+		kill $p; wait $p 2>/dev/null
+		[ $got -eq 0 ] && [ $st -eq 0 ] || { echo "recorded: $got, exit $st"; cat "$tmp/glob.none.log"; return 1; }
+		g_query "$dir" dt_gn1 | diff <(g_texts gn) -
+	}
+	check "globs: a glob matching no topic yet is waited for, then its topic recorded" t_g_nothing
+
+	t_g_mirror() { # each topic into the ring named after it; --as refused
+		local p1 p2 m
+		"${G[@]}" timeout 20 "$dssm" mirror 'dds:rt/dt_gm*' --as x --domain "$DOMAIN" 2>"$tmp/glob.as.log"
+		[ $? -eq 2 ] && grep -q "is a glob: each topic lands in the ring named after it" "$tmp/glob.as.log" ||
+			{ echo "mirror GLOB --as: not a usage error"; cat "$tmp/glob.as.log"; return 1; }
+		g_pub rt/dt_gm1 gm1; p1=$last
+		"${G[@]}" "$dssm" mirror 'dds:rt/dt_gm*' --domain "$DOMAIN" 2>"$tmp/glob.mirror.log" &
+		m=$!; pids+=("$m")
+		g_wait_log "$tmp/glob.mirror.log" "DDS topic rt/dt_gm1 (domain $DOMAIN) -> dt_gm1:0" || { cat "$tmp/glob.mirror.log"; return 1; }
+		g_pub rt/dt_gm2 gm2; p2=$last
+		for _ in $(seq 150); do
+			[ "$("${G[@]}" "$dssm" cat dt_gm2 -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] &&
+				[ "$("${G[@]}" "$dssm" cat dt_gm1 -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] && break
+			sleep 0.2
+		done
+		kill -TERM $m; wait $m; local st=$?
+		kill $p1 $p2; wait $p1 $p2 2>/dev/null
+		[ $st -eq 0 ] && grep -q "DDS topic rt/dt_gm2 (domain $DOMAIN) -> dt_gm2:0" "$tmp/glob.mirror.log" &&
+			grep -q "copied $((2 * N)) samples" "$tmp/glob.mirror.log" || { echo "exit $st"; cat "$tmp/glob.mirror.log"; return 1; }
+		"${G[@]}" "$dssm" cat dt_gm1 -n 0 --format json 2>/dev/null | cat_strings | diff <(g_texts gm1) - || return 1
+		"${G[@]}" "$dssm" cat dt_gm2 -n 0 --format json 2>/dev/null | cat_strings | diff <(g_texts gm2) -
+	}
+	check "globs: dssm mirror 'dds:rt/dt_gm*' lands each topic (one there, one later) in its own ring; --as with a glob is a usage error" t_g_mirror
+
+	t_g_bridge() { # dssm dds --subscribe GLOB: the same path in the bridge; GLOB=RING refused
+		local p1 p2 b
+		"${G[@]}" timeout 20 "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/dt_gs*=x' 2>"$tmp/glob.eq.log"
+		[ $? -ne 0 ] && grep -q "no RING with a glob" "$tmp/glob.eq.log" || { cat "$tmp/glob.eq.log"; return 1; }
+		g_pub rt/dt_gs1 gs1; p1=$last
+		"${G[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/dt_gs*' 2>"$tmp/glob.bridge.log" &
+		b=$!; pids+=("$b")
+		g_wait_log "$tmp/glob.bridge.log" "subscribed rt/dt_gs1 .* into dt_gs1:0" || { cat "$tmp/glob.bridge.log"; return 1; }
+		g_pub rt/dt_gs2 gs2; p2=$last
+		for _ in $(seq 150); do
+			[ "$("${G[@]}" "$dssm" cat dt_gs2 -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] &&
+				[ "$("${G[@]}" "$dssm" cat dt_gs1 -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] && break
+			sleep 0.2
+		done
+		kill -TERM $b; wait $b; local st=$?
+		kill $p1 $p2; wait $p1 $p2 2>/dev/null
+		[ $st -eq 0 ] && grep -q "subscribed 2 topics: $((2 * N)) samples" "$tmp/glob.bridge.log" || { echo "exit $st"; cat "$tmp/glob.bridge.log"; return 1; }
+		"${G[@]}" "$dssm" cat dt_gs1 -n 0 --format json 2>/dev/null | cat_strings | diff <(g_texts gs1) - || return 1
+		"${G[@]}" "$dssm" cat dt_gs2 -n 0 --format json 2>/dev/null | cat_strings | diff <(g_texts gs2) -
+	}
+	check "globs: dssm dds --subscribe 'rt/dt_gs*' subscribes a topic there and one appearing later; GLOB=RING refused" t_g_bridge
+
+	t_g_echo() { # a matching topic whose ring exists, not made from DDS: left out, logged once
+		local p1 p2 b
+		"${G[@]}" "$dssm" write dt_gx local --create 64 --encoding raw --time "$(ms 0)" >/dev/null || return 1
+		g_pub rt/dt_gx gx; p1=$last
+		g_pub rt/dt_gx2 gx2; p2=$last
+		"${G[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/dt_gx*' 2>"$tmp/glob.echo.log" &
+		b=$!; pids+=("$b")
+		for _ in $(seq 150); do
+			[ "$("${G[@]}" "$dssm" cat dt_gx2 -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] &&
+				grep -q "topic rt/dt_gx matches rt/dt_gx\* but is not subscribed" "$tmp/glob.echo.log" && break
+			sleep 0.2
+		done
+		kill -TERM $b; wait $b; local st=$?
+		kill $p1 $p2; wait $p1 $p2 2>/dev/null
+		[ $st -eq 0 ] && [ "$(grep -c "topic rt/dt_gx matches rt/dt_gx\* but is not subscribed: ring dt_gx:0 exists and was not made from DDS" "$tmp/glob.echo.log")" -eq 1 ] ||
+			{ echo "exit $st"; cat "$tmp/glob.echo.log"; return 1; }
+		[ "$("${G[@]}" "$dssm" cat dt_gx -n 0 --format json 2>/dev/null | cat_raw)" = "$(ns_of 0) local" ] || return 1
+		"${G[@]}" "$dssm" cat dt_gx2 -n 0 --format json 2>/dev/null | cat_strings | diff <(g_texts gx2) -
+	}
+	check "globs: a matching topic whose ring exists, not made from DDS, is left out (logged once); the others are subscribed" t_g_echo
+
+	t_g_start() { # a local ring's history is not recorded; the DDS ring's is
+		dir=$tmp/glob.start
+		local p rec
+		for i in 0 1 2; do
+			"${G[@]}" "$dssm" write dt_gl "old $i" --create 64 --encoding raw --time "$(ms "$i")" >/dev/null || return 1
+		done
+		g_pub rt/dt_gc gc; p=$last
+		"${G[@]}" "$dssm" record -o "$dir" dt_gl dds:rt/dt_gc --domain "$DOMAIN" 2>"$tmp/glob.start.log" &
+		rec=$!; pids+=("$rec")
+		g_wait_log "$tmp/glob.start.log" "recording dt_gl:0" || { cat "$tmp/glob.start.log"; return 1; }
+		for i in 3 4; do
+			"${G[@]}" "$dssm" write dt_gl "new $i" --time "$(ms "$i")" >/dev/null || return 1
+		done
+		g_recorded "$dir" $((N + 2)); local got=$?
+		kill -TERM $rec; wait $rec; local st=$?
+		kill $p; wait $p 2>/dev/null
+		[ $got -eq 0 ] && [ $st -eq 0 ] || { echo "recorded: $got, exit $st"; cat "$tmp/glob.start.log"; return 1; }
+		"${G[@]}" "$dssm" query "$dir" --streams dt_gl --format json 2>/dev/null | cat_raw |
+			diff <(printf '%s new 3\n%s new 4\n' "$(ns_of 3)" "$(ns_of 4)") - || return 1
+		g_query "$dir" dt_gc | diff <(g_texts gc) -
+	}
+	check "globs: with a dds: source, a local ring starts from now (its 3 older samples not recorded), the DDS ring with its $N-sample history" t_g_start
+}
+reserve_domain # another free domain, held to the end
+globs
 
 echo "dds-test: $passed passed, $failed failed"
 [ $failed -eq 0 ]

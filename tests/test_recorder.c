@@ -2,7 +2,7 @@
  * test_recorder.c - the recorder engine (include/dssm/recorder.h) from a
  * program: refusals that write nothing, draining rings written by threads,
  * limits, parts by size with a rolling window, counts read back from disk,
- * and the name patterns.
+ * the start chosen per stream (starts_oldest), and the name patterns.
  */
 #include <pthread.h>
 #include <sys/stat.h>
@@ -179,6 +179,67 @@ static void test_rolling_parts(void **state)
 	dssm_close(a);
 }
 
+/* starts_oldest: only the streams it names start with what their rings
+ * hold (as `dssm record` does for rings fed from DDS); the callback is
+ * asked for streams a glob finds later too. */
+static int oldest_for(void *user, const char *address)
+{
+	(void)user;
+	return !strcmp(address, "rec-hist:0") || !strcmp(address, "rec-late:0");
+}
+
+static void write_n(dssm_stream *s, int n)
+{
+	for (int k = 0; k < n; k++)
+		assert_true(dssm_write(s, &k, sizeof k, dssm_now()) >= 0);
+}
+
+static void test_start_per_stream(void **state)
+{
+	(void)state;
+	dssm_stream *hist = testutil_create("rec-hist", 16, 64), *now = testutil_create("rec-now", 16, 64);
+	write_n(hist, 3); /* history before the recording */
+	write_n(now, 3);
+	char dir[300];
+	dir_for(dir, sizeof dir, "per-stream");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.starts_oldest = oldest_for;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-hist"), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-now"), 0);
+	assert_int_equal(dssm_recorder_add_matching(r, "rec-l*"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	/* a ring the glob finds at a later poll, with samples already in it */
+	dssm_stream *late = testutil_create("rec-late", 16, 64);
+	write_n(late, 4);
+	assert_int_equal(dssm_recorder_poll(r), 0);
+	assert_int_equal(dssm_recorder_stream_count(r), 3);
+	write_n(hist, 2);
+	write_n(now, 2);
+	wait_recorded(r, 2);
+	for (int t = 0; t < 1000; t++) { /* rec-hist: 5, rec-late: 4 */
+		dssm_recorder_stats a, b;
+		dssm_recorder_stream(r, 0, &a);
+		dssm_recorder_stream(r, 2, &b);
+		if (a.recorded >= 5 && b.recorded >= 4)
+			break;
+		usleep(10000);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
+		uint64_t want = !strcmp(st.info.name, "rec-hist") ? 5 : !strcmp(st.info.name, "rec-now") ? 2 : 4;
+		assert_int_equal(st.kept, want);
+	}
+	dssm_recorder_free(r);
+	dssm_close(hist);
+	dssm_close(now);
+	dssm_close(late);
+}
+
 static void test_name_patterns(void **state)
 {
 	(void)state;
@@ -201,11 +262,12 @@ int main(void)
 		cmocka_unit_test_setup(test_refusals, testutil_reset),
 		cmocka_unit_test_setup(test_drain_and_limit, testutil_reset),
 		cmocka_unit_test_setup(test_rolling_parts, testutil_reset),
+		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_name_patterns),
 	};
 	int rc = cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
 	/* the recordings under root are containers: remove them as such */
-	const char *dirs[] = {"drain", "rolling/part-0001", "rolling/part-0002", "rolling/part-0003",
+	const char *dirs[] = {"drain", "per-stream", "rolling/part-0001", "rolling/part-0002", "rolling/part-0003",
 	                      "rolling/part-0004", "rolling/part-0005", "rolling/part-0006",
 	                      "rolling/part-0007", "rolling/part-0008"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {

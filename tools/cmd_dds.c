@@ -15,7 +15,7 @@ int cmd_dds(int argc, char **argv);
 void help_dds(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]]...\n"
+	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...\n"
 	        "                [--domain N] [--max-size BYTES] [--slots N] [-v]\n\n"
 	        "Bridges this host's rings (of DSSM_NAMESPACE) and a DDS domain (Eclipse\n"
 	        "Cyclone DDS, ROS 2's transport), so ROS 2 nodes and other hosts discover\n"
@@ -34,6 +34,9 @@ void help_dds(FILE *out)
 	        "the writer's type: ROS 2 types as encoding cdr, type pkg/msg/Type; the time\n"
 	        "is the sample's source timestamp. Such rings are marked and never published\n"
 	        "back, and the bridge ignores its own writers: two bridges make no loop.\n"
+	        "--subscribe GLOB ('rt/*', 'rt/robot1/*'; fnmatch, '*' also matches '/')\n"
+	        "subscribes every topic matching, there now or appearing later, each into\n"
+	        "the ring named after it.\n"
 	        "--max-size and --slots give the layout of rings made from topics whose\n"
 	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring is\n"
 	        "copied with its own layout.\n"

@@ -8,7 +8,9 @@
  * reconnect and resume from the TID after the last one received: after a
  * network cut it backfills whatever the remote history still holds.
  * A DDS topic (dds:TOPIC) is instead subscribed into the local ring in
- * this process (dds/source.c): in effect `dssm dds --subscribe`.
+ * this process (dds/source.c): in effect `dssm dds --subscribe`; a glob
+ * (dds:GLOB) mirrors every topic matching, now and later, each into the
+ * ring named after it.
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -23,7 +25,8 @@ void help_mirror(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm mirror HOST:PORT/NAME[:ID] [--as NAME[:ID]] [--quiet]\n"
-	        "       dssm mirror dds:TOPIC [--as NAME[:ID]] [--domain N] [--quiet]\n\n"
+	        "       dssm mirror dds:TOPIC [--as NAME[:ID]] [--domain N] [--quiet]\n"
+	        "       dssm mirror dds:GLOB [--domain N] [--quiet]\n\n"
 	        "Keeps a local stream (default: the same NAME:ID) replicating a remote one\n"
 	        "through its host's `dssm proxy`: same layout, timestamps, type, encoding,\n"
 	        "schema and property. Starts with the remote history, then follows new\n"
@@ -34,12 +37,15 @@ void help_mirror(FILE *out)
 	        "DDS discovery, no address: its samples, the publisher's history first, land\n"
 	        "in a ring made at the first one (default: named after the topic, as `dssm\n"
 	        "dds --subscribe`; rt/NAME -> NAME), with the source times, and a ROS 2\n"
-	        "type's CDR bytes as encoding cdr. --domain N: the DDS domain (default:\n"
-	        "ROS_DOMAIN_ID, or 0).\n\n"
+	        "type's CDR bytes as encoding cdr. dds:GLOB (fnmatch; '*' also matches '/')\n"
+	        "mirrors every topic matching, there now or appearing later, each into the\n"
+	        "ring named after it (so no --as), one line each as it comes. --domain N:\n"
+	        "the DDS domain (default: ROS_DOMAIN_ID, or 0).\n\n"
 	        "examples:\n"
 	        "  dssm mirror robot.local:5800/scan\n"
 	        "  dssm mirror 10.0.0.2:5800/odom --as odom:1\n"
-	        "  dssm mirror dds:rt/robot1/odom --as odom1   # a ROS 2 topic of the fleet\n");
+	        "  dssm mirror dds:rt/robot1/odom --as odom1   # a ROS 2 topic of the fleet\n"
+	        "  dssm mirror 'dds:rt/robot1/*'   # all of robot1's topics, now and later\n");
 }
 
 /* The local ring gets the remote's layout and metadata. */
@@ -204,6 +210,10 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 		return cli_usage("mirror", "%s", dssm_last_error());
 	if (strchr(source, '='))
 		return cli_usage("mirror", "'%s': give the ring with --as", source);
+	int glob = ddsb_topic_is_glob(source + sizeof DDSB_SOURCE_PREFIX - 1);
+	if (glob && as)
+		return cli_usage("mirror", "'%s' is a glob: each topic lands in the ring named after "
+		                 "it; --as names one ring", source);
 	if ((size_t)snprintf(spec, sizeof spec, "%s%s%s", source, as ? "=" : "", as ? as : "") >=
 	    sizeof spec)
 		return cli_usage("mirror", "'%.40s...' is too long", source);
@@ -212,11 +222,21 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 	int rc = ddsb_source_start(domain, specs, 1, 0, NULL, stderr, &src);
 	if (rc < 0)
 		return cli_dssm_error("mirror", rc);
-	fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", source + 4, domain,
-	        ddsb_source_ring(src, 0));
+	const char *topic = source + sizeof DDSB_SOURCE_PREFIX - 1, *ring;
+	if (glob)
+		fprintf(stderr, "dssm mirror: DDS topics matching %s (domain %d), each into the ring "
+		        "named after it, now and as they appear\n", topic, domain);
+	else
+		fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", topic, domain,
+		        ddsb_source_ring(src, 0));
 	cli_catch_signals();
 	dssm_time_t start = dssm_now();
-	while (!cli_stop && (rc = ddsb_source_failed(src)) == 0) {
+	for (;;) {
+		/* (also once after a stop: every ring made is named) */
+		while (ddsb_source_next(src, &topic, &ring))
+			fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", topic, domain, ring);
+		if (cli_stop || (rc = ddsb_source_failed(src)) != 0)
+			break;
 		struct timespec ts = {0, 100 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 	}

@@ -38,9 +38,13 @@ void help_record(FILE *out)
 	        "rt/NAME, a bridge's dssm/NAME) subscribed in this process into ring RING\n"
 	        "(default: named after the topic, as `dssm dds --subscribe`) and recorded\n"
 	        "from its first sample, the publisher's history included; it waits up to\n"
-	        "%d s for that sample. --domain N is the DDS domain (default: ROS_DOMAIN_ID,\n"
-	        "or 0). A dds: source makes the recording start with what the rings hold\n"
-	        "(--from-oldest). --all records every stream, including\n"
+	        "%d s for that sample. dds:GLOB ('dds:rt/*', 'dds:rt/robot1/*'; fnmatch, '*'\n"
+	        "also matches '/') records every topic matching, there now or appearing\n"
+	        "while it records, each into the ring named after it, its history included;\n"
+	        "none there yet is not an error: it waits for them. --domain N is the DDS\n"
+	        "domain (default: ROS_DOMAIN_ID, or 0). Rings fed from DDS start with what\n"
+	        "they hold; the other streams start from now, unless --from-oldest.\n"
+	        "--all records every stream, including\n"
 	        "ones that appear later. Each ring is drained by TID: nothing is missed unless\n"
 	        "the recorder falls behind a ring's history, which is counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
@@ -60,6 +64,7 @@ void help_record(FILE *out)
 	        "  dssm record -o run1 --all\n"
 	        "  dssm record -o run2 odom 'scan*' --duration 1m30s\n"
 	        "  dssm record -o fleet dds:rt/robot1/odom dds:rt/robot2/odom   # no addresses\n"
+	        "  dssm record -o fleet 'dds:rt/*'   # every ROS 2 topic of the domain, now and later\n"
 	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
 	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n",
 	        RECORD_DDS_WAIT_S);
@@ -370,9 +375,47 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 	return 0;
 }
 
+/* Add the streams and start. Explicit addresses (remote ones, or exact
+ * names) are opened first: one that does not resolve is refused before DIR
+ * is made. A dds: glob's rings come later (record_dds_new). A DSSM_E* code
+ * (the recorder may have started the others). */
+static int record_start(dssm_recorder *r, char **patterns, int npatterns,
+                        const struct ddsb_source *src)
+{
+	int rc = 0, k = 0;
+	for (int i = 0; i < npatterns && rc >= 0; i++) {
+		const char *ring = ddsb_is_source(patterns[i]) ? ddsb_source_ring(src, k++) : NULL;
+		rc = ddsb_is_source(patterns[i]) ? (ring ? dssm_recorder_add(r, ring) : 0)
+		     : strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
+		         ? dssm_recorder_add(r, patterns[i])
+		         : dssm_recorder_add_matching(r, patterns[i]);
+	}
+	return rc < 0 ? rc : dssm_recorder_start(r);
+}
+
+/* The rings of topics matching a dds: glob that came since: recorded from
+ * their oldest sample (record_starts_oldest). */
+static void record_dds_new(dssm_recorder *r, struct ddsb_source *src)
+{
+	const char *topic, *ring;
+	while (src && ddsb_source_next(src, &topic, &ring))
+		if (dssm_recorder_add(r, ring) < 0)
+			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n", topic, ring,
+			        dssm_last_error());
+}
+
+/* The recorder asks, per stream: a ring fed from DDS by this command
+ * starts with what it holds (the publisher's transient-local history came
+ * before the recorder opened it); the others from now (or --from-oldest). */
+static int record_starts_oldest(void *user, const char *address)
+{
+	return user && ddsb_source_feeds(user, address);
+}
+
 /* Record until interrupted, --duration, or the recorder stops by itself,
  * with a status line each second on a terminal. */
-static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duration)
+static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duration,
+                        struct ddsb_source *src)
 {
 	dssm_time_t last = start;
 	uint64_t last_total = 0;
@@ -383,6 +426,9 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 		dssm_time_t now = dssm_now();
 		if (duration > 0 && now - start >= duration)
 			break;
+		record_dds_new(r, src);
+		if (src && ddsb_source_failed(src) < 0)
+			break; /* the DDS subscription stopped: record_dds_stop says why */
 		if (dssm_recorder_poll(r) != 0)
 			break;
 		if (progress && now - last >= DSSM_NSEC_PER_SEC) {
@@ -394,21 +440,6 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Add the streams and start. Explicit addresses (remote ones, or exact
- * names) are opened first: one that does not resolve is refused before DIR
- * is made. A DSSM_E* code (the recorder may have started the others). */
-static int record_start(dssm_recorder *r, char **patterns, int npatterns,
-                        const struct ddsb_source *src)
-{
-	int rc = 0, k = 0;
-	for (int i = 0; i < npatterns && rc >= 0; i++)
-		rc = ddsb_is_source(patterns[i]) ? dssm_recorder_add(r, ddsb_source_ring(src, k++))
-		     : strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
-		         ? dssm_recorder_add(r, patterns[i])
-		         : dssm_recorder_add_matching(r, patterns[i]);
-	return rc < 0 ? rc : dssm_recorder_start(r);
-}
-
 /* The dds: operands subscribed (*src, NULL if none), their rings there.
  * 0, or the exit status after the error was printed. */
 static int record_dds_start(const struct record_opts *o, char **patterns, int npatterns,
@@ -416,10 +447,12 @@ static int record_dds_start(const struct record_opts *o, char **patterns, int np
 {
 	*src = NULL;
 	char **specs = calloc((size_t)npatterns + 1, sizeof *specs);
-	int n = 0, domain, rc;
+	int n = 0, globs = 0, domain, rc;
 	for (int i = 0; specs && i < npatterns; i++)
-		if (ddsb_is_source(patterns[i]))
+		if (ddsb_is_source(patterns[i])) {
 			specs[n++] = patterns[i];
+			globs += ddsb_topic_is_glob(patterns[i] + sizeof DDSB_SOURCE_PREFIX - 1);
+		}
 	if (!specs)
 		rc = cli_error("record", "out of memory");
 	else if (n && o->snapshot)
@@ -430,8 +463,14 @@ static int record_dds_start(const struct record_opts *o, char **patterns, int np
 		rc = 0;
 	if (rc == 0 && n) {
 		cli_catch_signals(); /* Ctrl-C ends the wait too */
-		fprintf(stderr, "dssm record: waiting for %d DDS topic%s in domain %d\n", n,
-		        n == 1 ? "" : "s", domain);
+		if (n > globs)
+			fprintf(stderr, "dssm record: waiting for %d DDS topic%s in domain %d\n", n - globs,
+			        n - globs == 1 ? "" : "s", domain);
+		for (int i = 0; i < n; i++)
+			if (ddsb_topic_is_glob(specs[i] + sizeof DDSB_SOURCE_PREFIX - 1))
+				fprintf(stderr, "dssm record: recording DDS topics matching %s in domain %d, "
+				        "now and as they appear\n", specs[i] + sizeof DDSB_SOURCE_PREFIX - 1,
+				        domain);
 		rc = ddsb_source_start(domain, specs, n, RECORD_DDS_WAIT_S * DSSM_NSEC_PER_SEC, &cli_stop,
 		                       stderr, src);
 		rc = rc < 0 ? cli_dssm_error("record", rc) : 0;
@@ -471,7 +510,8 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (o.snapshot)
 		return run_snapshots(o.dir, patterns, npatterns, o.all);
-	cfg.from_oldest |= src != NULL; /* the rings hold only what came since */
+	cfg.starts_oldest = record_starts_oldest; /* rings fed from DDS: per ring */
+	cfg.user = src;
 	cfg.dir = o.dir;
 	cfg.sync = o.sync;
 	cfg.split_duration = o.split_duration;
@@ -498,7 +538,7 @@ int cmd_record(int argc, char **argv)
 		status = cli_dssm_error("record", rc); /* a stream failed; the others go on */
 	cli_catch_signals();
 	dssm_time_t start = dssm_now();
-	record_wait(r, start, o.duration);
+	record_wait(r, start, o.duration, src);
 	if ((rc = dssm_recorder_stop(r)) < 0)
 		status = cli_dssm_error("record", rc);
 	status |= summarize(r, o.dir, dssm_time_to_sec(dssm_now() - start),

@@ -37,7 +37,8 @@
  *   synchronised inside).
  * - Streams matching a glob are found by dssm_recorder_poll: one created
  *   between two polls is recorded from the poll that finds it on, unless
- *   `from_oldest` asks for what its ring still holds.
+ *   `from_oldest` (or `starts_oldest` for it) asks for what its ring still
+ *   holds.
  * - A stream removed and created again while it is recorded is not
  *   followed: the recorder keeps its handle on the old segment (dssm.h,
  *   Caveats) and records nothing more of it.
@@ -69,6 +70,11 @@ typedef struct dssm_recorder_config {
 	unsigned max_splits;        /* keep only the newest N parts (0: all) */
 	int direct;                 /* samples of 64 KiB and more with O_DIRECT */
 	int from_oldest;            /* start with what the rings hold, not from now */
+	/* or per stream: called (from the caller's thread) as a stream is
+	 * added; nonzero makes that one start with what its ring holds (e.g. a
+	 * ring a subscription in this process fills with a publisher's history:
+	 * `dssm record dds:TOPIC`). NULL: only from_oldest decides. */
+	int (*starts_oldest)(void *user, const char *address);
 	int all;                    /* every local stream, also ones that appear later */
 	uint64_t limit;             /* stop a stream after N samples (0: no limit) */
 	uint64_t min_free;          /* stop cleanly below this many free bytes (0: no check) */

@@ -1,0 +1,175 @@
+/*
+ * globs.c - subscriptions by topic glob (`dssm dds --subscribe GLOB`,
+ * `dssm record dds:GLOB`, `dssm mirror dds:GLOB`; GLOB such as "rt/robot1"
+ * followed by a '*'): the one place where "every topic matching,
+ * there now or appearing later" is decided. The bridge's discovery of
+ * writers (DCPSPublication, bridge.c) hands each writer here; a topic that
+ * matches a glob and has no subscription yet gets one, exactly as
+ * --subscribe TOPIC would make it (subscribe.c), its ring named after the
+ * topic. Discovery gives the writers already there first and later ones as
+ * they come, so "now" and "later" are the same path. docs/dds.md, Topic
+ * globs.
+ */
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "ddsb.h"
+
+/* Topics refused are remembered so that each is logged once, up to this
+ * many (a hostile domain may offer thousands; then they are not logged). */
+#define REFUSED_MAX 4096
+
+struct ddsb_globs {
+	const struct ddsb_config *cfg;
+	char **refused;
+	int nrefused;
+	int made;        /* subscriptions made for globs (at most DDSB_GLOB_TOPICS_MAX) */
+	int warned_max;
+};
+
+int ddsb_topic_is_glob(const char *topic)
+{
+	return strpbrk(topic, "*?[") != NULL;
+}
+
+int ddsb_topic_matches(const char *glob, const char *topic)
+{
+	return fnmatch(glob, topic, 0) == 0;
+}
+
+struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg)
+{
+	struct ddsb_globs *g = calloc(1, sizeof *g);
+	if (g)
+		g->cfg = cfg;
+	return g;
+}
+
+void ddsb_globs_free(struct ddsb_globs *g)
+{
+	if (!g)
+		return;
+	for (int i = 0; i < g->nrefused; i++)
+		free(g->refused[i]);
+	free(g->refused);
+	free(g);
+}
+
+/* The first glob of the config topic matches, or NULL. */
+static const char *matching_glob(const struct ddsb_config *cfg, const char *topic)
+{
+	for (int i = 0; i < cfg->nsubs; i++)
+		if (ddsb_topic_is_glob(cfg->subs[i].topic) && ddsb_topic_matches(cfg->subs[i].topic, topic))
+			return cfg->subs[i].topic;
+	return NULL;
+}
+
+static int was_refused(const struct ddsb_globs *g, const char *topic)
+{
+	for (int i = 0; i < g->nrefused; i++)
+		if (strcmp(g->refused[i], topic) == 0)
+			return 1;
+	return 0;
+}
+
+/* Say once why topic is not subscribed (why: dssm_last_error() or text). */
+static void refuse(struct ddsb_globs *g, const char *topic, const char *glob, const char *why)
+{
+	if (g->nrefused >= REFUSED_MAX)
+		return;
+	char **more = realloc(g->refused, (size_t)(g->nrefused + 1) * sizeof *more);
+	if (!more)
+		return; /* said again at its next writer */
+	g->refused = more;
+	if (!(g->refused[g->nrefused] = strdup(topic)))
+		return;
+	g->nrefused++;
+	char shown[96];
+	fprintf(g->cfg->log, "dssm dds: topic %s matches %s but is not subscribed: %s\n",
+	        ddsb_shown(topic, shown, sizeof shown), glob, why);
+}
+
+/* Can a ring take this writer's type (as subscribe.c reads it)? */
+static int readable_type(const char *dds_type)
+{
+	char t[DSSM_TYPE_MAX + 1];
+	return strcmp(dds_type, DDSB_GENERIC_TYPE) == 0 ||
+	       ddsb_ros2_type_from_dds(dds_type, t, sizeof t) == 0;
+}
+
+static int own_writer(dds_entity_t pp, const dds_builtintopic_endpoint_t *ep)
+{
+	dds_guid_t own;
+	return dds_get_guid(pp, &own) == DDS_RETCODE_OK &&
+	       memcmp(own.v, ep->participant_key.v, sizeof own.v) == 0;
+}
+
+/* subs[0 .. n) has topic (0), or a subscription into its ring (1: the
+ * other topic in *other), or neither (-1). */
+static int taken(struct ddsb_sub *const *subs, int n, const char *topic, const char *ring,
+                 const char **other)
+{
+	for (int i = 0; i < n; i++) {
+		if (strcmp(ddsb_sub_topic(subs[i]), topic) == 0)
+			return 0;
+		if (strcmp(ddsb_sub_ring(subs[i]), ring) == 0) {
+			*other = ddsb_sub_topic(subs[i]);
+			return 1;
+		}
+	}
+	return -1;
+}
+
+int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n, dds_entity_t pp,
+                          dds_entity_t waitset, const dds_builtintopic_endpoint_t *ep)
+{
+	const char *glob = matching_glob(g->cfg, ep->topic_name);
+	if (!glob || was_refused(g, ep->topic_name) || own_writer(pp, ep) ||
+	    !readable_type(ep->type_name))
+		return 0; /* a later writer of the topic may have a type a ring takes */
+	char name[DSSM_NAME_MAX + 1], ring[DSSM_NAME_MAX + 16];
+	int id;
+	if (ddsb_ring_for_topic(ep->topic_name, name, &id) < 0) {
+		refuse(g, ep->topic_name, glob, dssm_last_error());
+		return 0;
+	}
+	snprintf(ring, sizeof ring, "%s:%d", name, id);
+	const char *other = NULL;
+	int t = taken(*subs, *n, ep->topic_name, ring, &other);
+	if (t == 0)
+		return 0; /* subscribed already: it takes this writer itself */
+	if (t == 1) {
+		char why[512];
+		snprintf(why, sizeof why, "its ring %s is topic %s's", ring, other);
+		refuse(g, ep->topic_name, glob, why);
+		return 0;
+	}
+	if (g->made >= DDSB_GLOB_TOPICS_MAX) {
+		/* each is a reader and a ring: a domain offering thousands of
+		 * topics must not make as many rings here */
+		char shown[96];
+		if (!g->warned_max++)
+			fprintf(g->cfg->log, "dssm dds: %d topics subscribed by glob, the most a bridge "
+			        "takes; topic %s and further ones matching %s are not (name them)\n",
+			        DDSB_GLOB_TOPICS_MAX, ddsb_shown(ep->topic_name, shown, sizeof shown), glob);
+		return 0;
+	}
+	struct ddsb_sub **more = realloc(*subs, (size_t)(*n + 1) * sizeof *more);
+	if (!more)
+		return dssm__fail(DSSM_ENOMEM, "out of memory to subscribe %s", ep->topic_name);
+	*subs = more;
+	struct ddsb_subscription spec = {.topic = ep->topic_name, .ring = NULL};
+	if (ddsb_sub_new(g->cfg, &spec, &more[*n]) < 0) {
+		/* a ring there not made from DDS (the echo rule), a name too long */
+		refuse(g, ep->topic_name, glob, dssm_last_error());
+		return 0;
+	}
+	struct ddsb_sub *s = more[(*n)++];
+	g->made++;
+	int rc = ddsb_sub_discovered(s, pp, waitset, ep);
+	if (rc == 0 && g->cfg->on_topic)
+		g->cfg->on_topic(g->cfg->user, ddsb_sub_topic(s), ddsb_sub_ring(s));
+	return rc;
+}
