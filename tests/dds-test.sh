@@ -25,7 +25,7 @@ BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
 pose=$BUILD/tests/dds/ros2_pose2d
 hp=$BUILD/tests/dds/hostile_pub
-for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$hp"; do
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -328,6 +328,8 @@ reserve_domain() {
 # ---- the command line ------------------------------------------------------------
 echo "-- command line"
 check "names: ring <-> topic, ROS 2 type <-> DDS type, refused ones" "$BUILD/tests/dds/naming_check"
+check "limits: a writer's layout cut to --max-size and the slots that fit --max-stream-bytes (shm bytes, 64-bit)" \
+	"$BUILD/tests/dds/layout_check"
 t_usage() {
 	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
 	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
