@@ -16,11 +16,6 @@
 #include "dssm/recorder.h"
 #include "ddsb.h"
 
-/* Room a sample's bytes take in DDS beyond the ring's sample: the
- * encapsulation header and DDSI's padding (ROS 2 form), or the generic
- * type's time, TID, type and encoding strings (dssm_Sample.idl). */
-#define DDSB_CDR_OVERHEAD 4096u
-
 struct bridge {
 	const struct ddsb_config *cfg;
 	dds_entity_t domain, pp, waitset, pubs_seen; /* domain: 0 if implicit */
@@ -165,7 +160,7 @@ static void scan(struct bridge *b)
 			fprintf(b->cfg->log, "dssm dds: %s holds samples of up to %zu bytes: Cyclone sends "
 			        "none over %zu (--max-size + %u, its MaxSampleSize, as this bridge "
 			        "subscribes); larger ones are counted unsendable\n", label,
-			        list[i].max_size, b->cfg->max_size + DDSB_CDR_OVERHEAD, DDSB_CDR_OVERHEAD);
+			        list[i].max_size, (size_t)DDSB_MAX_SAMPLE_SIZE(b->cfg), DDSB_CDR_OVERHEAD);
 		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, &b->pubs[b->npubs]) == 0)
 			b->npubs++;
 		else
@@ -208,7 +203,7 @@ static int make_domain(struct bridge *b)
 	if (cfg->nsubs == 0)
 		return 0;
 	const char *uri = getenv("CYCLONEDDS_URI");
-	uint64_t limit = (uint64_t)cfg->max_size + DDSB_CDR_OVERHEAD;
+	uint64_t limit = DDSB_MAX_SAMPLE_SIZE(cfg);
 	size_t n = 256 + (uri ? strlen(uri) : 0);
 	char *xml = malloc(n);
 	if (!xml)

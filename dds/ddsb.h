@@ -163,6 +163,18 @@ int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size
  * in 64 bits), or < 0 (DSSM_E*) for a layout dssm_create would refuse or
  * that does not fit this machine's address space (32-bit). */
 int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size);
+/* Room a sample's bytes take in DDS beyond the ring's sample: the
+ * encapsulation header and DDSI's padding (ROS 2 form), or the generic
+ * type's time, TID, type and encoding strings (dssm_Sample.idl). */
+#define DDSB_CDR_OVERHEAD 4096u
+
+/* The largest sample the bridge lets Cyclone take (Internal/MaxSampleSize,
+ * bridge.c): --max-size and the overhead. */
+#define DDSB_MAX_SAMPLE_SIZE(cfg) ((uint64_t)(cfg)->max_size + DDSB_CDR_OVERHEAD)
+/* The depth of the reader of a ring of SLOTS: its history (slots - 1), but
+ * no more samples of DDSB_MAX_SAMPLE_SIZE than ddsb_max_stream_bytes(cfg)
+ * holds, which bounds what Cyclone keeps for the bridge per topic. */
+uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots);
 /* cfg's limit on a ring's bytes (its default when 0). */
 uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg);
 /* A layout asked for (a writer's USER_DATA) within the bridge's limits:

@@ -117,6 +117,15 @@ uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg)
 	return cfg->max_stream_bytes ? cfg->max_stream_bytes : DDSB_DEFAULT_MAX_STREAM_BYTES;
 }
 
+uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots)
+{
+	uint64_t most = ddsb_max_stream_bytes(cfg) / DDSB_MAX_SAMPLE_SIZE(cfg);
+	uint32_t depth = slots > 1 ? slots - 1 : 1;
+	if (most < 1)
+		most = 1;
+	return depth > most ? (uint32_t)most : depth;
+}
+
 /* Does a ring of SLOTS x MAX_SIZE fit CAP bytes? (A layout dssm_create
  * refuses, or one too large for this machine's address space, does not.) */
 static int fits(uint32_t slots, size_t max_size, uint64_t cap)

@@ -115,9 +115,10 @@ static void take_layout(struct ddsb_sub *s, uint32_t slots, size_t max_size)
 	s->max_size = max_size;
 }
 
-/* The reader keeps up to the ring's history (qos.c): the history of the
- * ring an earlier run made, if there is one (make_ring writes into it),
- * else of the ring to be made. */
+/* The reader keeps up to the ring's history (qos.c), within the bridge's
+ * memory limit (ddsb_reader_depth): the history of the ring an earlier run
+ * made, if there is one (make_ring writes into it), else of the ring to be
+ * made. */
 static uint32_t reader_depth(const struct ddsb_sub *s)
 {
 	uint32_t slots = s->slots;
@@ -128,7 +129,7 @@ static uint32_t reader_depth(const struct ddsb_sub *s)
 			slots = info.slots;
 		dssm_close(r);
 	}
-	return slots > 1 ? slots - 1 : 1;
+	return ddsb_reader_depth(s->cfg, slots);
 }
 
 int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitset,

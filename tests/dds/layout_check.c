@@ -3,7 +3,8 @@
  * ddsb_ring_bytes, ddsb_layout_cap; docs/dds.md "Limits on what a writer can
  * make the bridge hold"): a layout a writer asks for in its USER_DATA is
  * cut to the bridge's --max-size, then to the most slots whose ring, as it
- * lies in shared memory, fits --max-stream-bytes. Run by tests/dds-test.sh;
+ * lies in shared memory, fits --max-stream-bytes; the reader's depth holds
+ * no more samples of the largest size than that. Run by tests/dds-test.sh;
  * exit 1 on a mismatch.
  */
 #include <inttypes.h>
@@ -73,6 +74,14 @@ int main(void)
 	struct ddsb_config tight = {.max_size = 1 << 20, .slots = 2};
 	tight.max_stream_bytes = (uint64_t)ddsb_ring_bytes(2, 1 << 20);
 	cap(&tight, 10, 1 << 20, 1, 1 << 20, 2);
+	/* the reader's depth: the ring's history, but no more samples of the
+	 * largest size Cyclone takes than the limit holds */
+	CHECK(ddsb_reader_depth(&cfg, 7) == 6 && ddsb_reader_depth(&cfg, 1) == 1, "small depths");
+	CHECK(ddsb_reader_depth(&cfg, 20000) == (16 << 20) / (4096 + DDSB_CDR_OVERHEAD), "depth %u",
+	      ddsb_reader_depth(&cfg, 20000));
+	CHECK(ddsb_reader_depth(&dflt, 721) == 720, "a 721-slot ring's depth %u", ddsb_reader_depth(&dflt, 721));
+	CHECK(ddsb_reader_depth(&dflt, 1000000) == 1008, "default limit depth %u",
+	      ddsb_reader_depth(&dflt, 1000000));
 	if (!bad)
 		printf("layout_check: all passed\n");
 	return bad;
