@@ -179,11 +179,14 @@ $(BUILD)/tests/dds/ros2_pose2d: tests/dds/ros2_pose2d.c tests/dds/ros2_reader.h 
 # the DDS names (dds/naming.c) checked alone: it needs only libdssm
 $(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
+# the limits on a ring made from DDS (dds/qos.c) checked alone
+$(BUILD)/tests/dds/layout_check: tests/dds/layout_check.c $(BUILD)/dds/qos.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/qos.o $(LIBDSSM) $(DDS_LIBS) $(LDLIBS_ALL)
 # a peer sending hostile dssm::msg::Sample samples (times, TIDs, types)
 $(BUILD)/tests/dds/hostile_pub: tests/dds/hostile_pub.c $(DDS_GEN)/dssm_Sample.o
 	$(CC) $(CFLAGS_ALL) -I$(DDS_GEN) -o $@ $< $(DDS_GEN)/dssm_Sample.o $(DDS_LIBS) $(LDLIBS_ALL)
 all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/ros2_pose2d $(BUILD)/tests/dds/naming_check \
-	$(BUILD)/tests/dds/hostile_pub
+	$(BUILD)/tests/dds/hostile_pub $(BUILD)/tests/dds/layout_check
 
 # ---- tests ----
 

@@ -19,7 +19,7 @@
 
 struct bridge {
 	const struct ddsb_config *cfg;
-	dds_entity_t pp, waitset, pubs_seen;
+	dds_entity_t domain, pp, waitset, pubs_seen; /* domain: 0 if implicit */
 	struct ddsb_pub **pubs;
 	struct seg_id { uint64_t dev, ino; } *ids; /* each publisher's shm file, as started */
 	int npubs;
@@ -159,6 +159,11 @@ static void scan(struct bridge *b)
 		/* taken before the ring is opened: a replacement in between only
 		 * restarts the publisher once more at the next scan */
 		b->ids[b->npubs] = ring_identity(list[i].name, list[i].id);
+		if (b->domain > 0 && list[i].max_size > b->cfg->max_size)
+			fprintf(b->cfg->log, "dssm dds: %s holds samples of up to %zu bytes: Cyclone sends "
+			        "none over %zu (--max-size + %u, its MaxSampleSize, as this bridge "
+			        "subscribes); larger ones are counted unsendable\n", label,
+			        list[i].max_size, (size_t)DDSB_MAX_SAMPLE_SIZE(b->cfg), DDSB_CDR_OVERHEAD);
 		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, &b->pubs[b->npubs]) == 0)
 			b->npubs++;
 		else
@@ -190,11 +195,48 @@ static void discovered(struct bridge *b)
 	}
 }
 
+/* The domain, made with Cyclone's configuration: first a fragment of the
+ * bridge's, then CYCLONEDDS_URI's (Cyclone reads a comma-separated list in
+ * order; a later setting overrides an earlier one). The bridge's part:
+ * Internal/MaxSampleSize, the largest sample Cyclone takes (or sends), so
+ * a writer's sample larger than --max-size is dropped as its first
+ * fragment arrives, not reassembled in memory and then dropped. Only for a
+ * bridge that subscribes: the limit holds for its writers too. 0, or a
+ * DSSM_E* code; a domain already made in this process is used as it is. */
+static int make_domain(struct bridge *b)
+{
+	const struct ddsb_config *cfg = b->cfg;
+	if (cfg->nsubs == 0)
+		return 0;
+	const char *uri = getenv("CYCLONEDDS_URI");
+	uint64_t limit = DDSB_MAX_SAMPLE_SIZE(cfg);
+	size_t n = 256 + (uri ? strlen(uri) : 0);
+	char *xml = malloc(n);
+	if (!xml)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the DDS configuration");
+	snprintf(xml, n, "<CycloneDDS><Domain id=\"any\"><Internal><MaxSampleSize>%lluB</MaxSampleSize>"
+	         "</Internal></Domain></CycloneDDS>%s%s", (unsigned long long)limit,
+	         uri && *uri ? "," : "", uri && *uri ? uri : "");
+	b->domain = dds_create_domain((dds_domainid_t)cfg->domain, xml);
+	free(xml);
+	if (b->domain == DDS_RETCODE_PRECONDITION_NOT_MET) { /* made before in this process */
+		b->domain = 0;
+		return 0;
+	}
+	if (b->domain < 0)
+		return dssm__fail(DSSM_ESYS, "creating DDS domain %d: %s (check CYCLONEDDS_URI)",
+		                  cfg->domain, dds_strretcode(b->domain));
+	return 0;
+}
+
 static int setup(struct bridge *b)
 {
 	const struct ddsb_config *cfg = b->cfg;
 	if (cfg->domain < 0 || cfg->domain > 232)
 		return dssm__fail(DSSM_EINVAL, "DDS domain %d; domains are 0 .. 232", cfg->domain);
+	int made = make_domain(b);
+	if (made < 0)
+		return made;
 	b->pp = dds_create_participant((dds_domainid_t)cfg->domain, NULL, NULL);
 	/* Batched writes, flushed by each publisher when it has caught up with
 	 * its ring (publish.c). Cyclone 0.10 sets it on the domains that exist
@@ -273,5 +315,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	ddsb_globs_free(b.globs);
 	if (b.pp > 0)
 		dds_delete(b.pp);
+	if (b.domain > 0)
+		dds_delete(b.domain);
 	return rc;
 }

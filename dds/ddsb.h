@@ -35,8 +35,10 @@ struct ddsb_config {
 	int all;                        /* publish every ring (except those made from DDS) */
 	const struct ddsb_subscription *subs;
 	int nsubs;
-	size_t max_size;                /* rings made from DDS: largest sample, unless a dssm */
-	uint32_t slots;                 /*   bridge's writer tells (docs/dds.md) */
+	size_t max_size;                /* largest sample taken from DDS; the layout of rings */
+	uint32_t slots;                 /*   made from DDS unless a dssm bridge's writer tells one */
+	uint64_t max_stream_bytes;      /* largest ring made from DDS, in bytes as laid out in
+	                                 * shared memory (0: DDSB_DEFAULT_MAX_STREAM_BYTES) */
 	int verbose;                    /* log rings and topics as they come and go */
 	FILE *log;                      /* where the log lines go (stderr) */
 	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns */
@@ -49,6 +51,8 @@ struct ddsb_config {
 
 #define DDSB_DEFAULT_MAX_SIZE ((size_t)256 << 10)
 #define DDSB_DEFAULT_SLOTS 101u
+/* as `dssm proxy --max-stream-bytes` */
+#define DDSB_DEFAULT_MAX_STREAM_BYTES (UINT64_C(256) << 20)
 /* How often the rings of this host are listed again for new ones (ms). */
 #define DDSB_SCAN_MS 500
 
@@ -156,9 +160,36 @@ dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info);
 dds_qos_t *ddsb_reader_qos(const dds_qos_t *writer, uint32_t depth);
 /* From a writer's USER_DATA written by ddsb_writer_qos: 1 with slots and
  * max_size filled, 0 if it is not a dssm bridge's writer or its layout is
- * out of bounds (more than 1,000,000 slots or DDSB_LAYOUT_MAX bytes). */
+ * out of bounds (more than 1,000,000 slots, or a max size over
+ * DDSB_LAYOUT_MAX bytes). It comes from the network: ddsb_layout_cap
+ * bounds it by the bridge's own limits before a ring is made of it. */
 #define DDSB_LAYOUT_MAX (UINT64_C(1) << 30)
 int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size);
+/* The bytes of shared memory a ring made from DDS of SLOTS x MAX_SIZE takes
+ * (slot headers, time table, property: dssm_create's own layout, counted
+ * in 64 bits), or < 0 (DSSM_E*) for a layout dssm_create would refuse or
+ * that does not fit this machine's address space (32-bit). */
+int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size);
+/* Room a sample's bytes take in DDS beyond the ring's sample: the
+ * encapsulation header and DDSI's padding (ROS 2 form), or the generic
+ * type's time, TID, type and encoding strings (dssm_Sample.idl). */
+#define DDSB_CDR_OVERHEAD 4096u
+
+/* The largest sample the bridge lets Cyclone take (Internal/MaxSampleSize,
+ * bridge.c): --max-size and the overhead. */
+#define DDSB_MAX_SAMPLE_SIZE(cfg) ((uint64_t)(cfg)->max_size + DDSB_CDR_OVERHEAD)
+/* The depth of the reader of a ring of SLOTS: its history (slots - 1), but
+ * no more samples of DDSB_MAX_SAMPLE_SIZE than ddsb_max_stream_bytes(cfg)
+ * holds, which bounds what Cyclone keeps for the bridge per topic. */
+uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots);
+/* cfg's limit on a ring's bytes (its default when 0). */
+uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg);
+/* A layout asked for (a writer's USER_DATA) within the bridge's limits:
+ * max_size at most cfg->max_size, then as many slots as asked that fit
+ * ddsb_max_stream_bytes(cfg); if not even 2 slots fit, the bridge's own
+ * cfg->slots x cfg->max_size (which the command checks fits). 1 if the
+ * layout was cut, 0 if taken as asked. */
+int ddsb_layout_cap(const struct ddsb_config *cfg, uint32_t *slots, size_t *max_size);
 
 /* ---- marks.c: rings made from DDS (the echo rule) ------------------------------- */
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../ssmcore/internal.h"
 #include "ddsb.h"
 
 dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info)
@@ -94,13 +95,69 @@ int ddsb_userdata_layout(const dds_qos_t *qos, uint32_t *slots, size_t *max_size
 	if (*end != ';' || sv < 2)
 		return 0;
 	unsigned long long mv = strtoull(m + 10, &end, 10);
-	if (*end != ';' || mv == 0 || mv > ((size_t)1 << 30))
-		return 0;
-	/* It comes from the network: a layout bigger than DDSB_LAYOUT_MAX
-	 * bytes of ring is not taken (the command's --slots/--max-size are). */
-	if (sv > 1000000 || sv * mv > DDSB_LAYOUT_MAX)
+	/* each bounded alone; what the two make together is bounded by
+	 * ddsb_layout_cap, against this bridge's own limits */
+	if (*end != ';' || mv == 0 || mv > DDSB_LAYOUT_MAX || sv > 1000000)
 		return 0;
 	*slots = (uint32_t)sv;
 	*max_size = (size_t)mv;
 	return 1;
+}
+
+int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size)
+{
+	dssm_stream_config c = DSSM_STREAM_CONFIG_INIT; /* as make_ring (subscribe.c) */
+	c.slots = slots;
+	c.max_size = max_size;
+	return dssm__ring_bytes("ddsb", 0, &c);
+}
+
+uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg)
+{
+	return cfg->max_stream_bytes ? cfg->max_stream_bytes : DDSB_DEFAULT_MAX_STREAM_BYTES;
+}
+
+uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots)
+{
+	uint64_t most = ddsb_max_stream_bytes(cfg) / DDSB_MAX_SAMPLE_SIZE(cfg);
+	uint32_t depth = slots > 1 ? slots - 1 : 1;
+	if (most < 1)
+		most = 1;
+	return depth > most ? (uint32_t)most : depth;
+}
+
+/* Does a ring of SLOTS x MAX_SIZE fit CAP bytes? (A layout dssm_create
+ * refuses, or one too large for this machine's address space, does not.) */
+static int fits(uint32_t slots, size_t max_size, uint64_t cap)
+{
+	int64_t b = ddsb_ring_bytes(slots, max_size);
+	return b >= 0 && (uint64_t)b <= cap;
+}
+
+int ddsb_layout_cap(const struct ddsb_config *cfg, uint32_t *slots, size_t *max_size)
+{
+	uint64_t cap = ddsb_max_stream_bytes(cfg);
+	uint32_t s = *slots < 2 ? 2 : *slots;
+	size_t m = *max_size > cfg->max_size ? cfg->max_size : *max_size;
+	if (!fits(s, m, cap)) {
+		if (fits(2, m, cap)) {
+			/* the most slots that fit: fits() grows with slots */
+			uint32_t lo = 2, hi = s; /* fits(lo), !fits(hi) */
+			while (hi - lo > 1) {
+				uint32_t mid = lo + (hi - lo) / 2;
+				if (fits(mid, m, cap))
+					lo = mid;
+				else
+					hi = mid;
+			}
+			s = lo;
+		} else { /* the bridge's own layout, which the command checked fits */
+			s = cfg->slots;
+			m = cfg->max_size;
+		}
+	}
+	int cut = s != *slots || m != *max_size;
+	*slots = s;
+	*max_size = m;
+	return cut;
 }

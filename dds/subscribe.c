@@ -45,6 +45,7 @@ struct ddsb_sub {
 	uint64_t received, bytes, dropped;
 	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
 	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
+	uint64_t too_big;                 /* over the ring's max size */
 	int warned_big, warned_old, warned_type, warned_writers;
 	int warned_time, warned_label, warned_differs, warned_lost;
 };
@@ -94,6 +95,43 @@ static int same_guid(const dds_guid_t *a, const dds_guid_t *b)
 	return memcmp(a->v, b->v, sizeof a->v) == 0;
 }
 
+/* A dssm bridge's writer tells its ring's layout, for the copy to get the
+ * same. It comes from the network: taken within this bridge's --max-size
+ * and --max-stream-bytes (ddsb_layout_cap), and a cut is said. */
+static void take_layout(struct ddsb_sub *s, uint32_t slots, size_t max_size)
+{
+	uint32_t asked_slots = slots;
+	size_t asked_size = max_size;
+	if (ddsb_layout_cap(s->cfg, &slots, &max_size)) {
+		int64_t asked = ddsb_ring_bytes(asked_slots, asked_size);
+		fprintf(s->cfg->log, "dssm dds: %s: its writer asks a ring of %u slots x %zu bytes (%s%lld "
+		        "bytes), over this bridge's limits (--max-size %zu, --max-stream-bytes %llu); "
+		        "%s gets %u slots x %zu bytes (%lld bytes)\n", s->topic, asked_slots, asked_size,
+		        asked < 0 ? "more than " : "", asked < 0 ? (long long)SIZE_MAX : (long long)asked,
+		        s->cfg->max_size, (unsigned long long)ddsb_max_stream_bytes(s->cfg), s->label,
+		        slots, max_size, (long long)ddsb_ring_bytes(slots, max_size));
+	}
+	s->slots = slots;
+	s->max_size = max_size;
+}
+
+/* The reader keeps up to the ring's history (qos.c), within the bridge's
+ * memory limit (ddsb_reader_depth): the history of the ring an earlier run
+ * made, if there is one (make_ring writes into it), else of the ring to be
+ * made. */
+static uint32_t reader_depth(const struct ddsb_sub *s)
+{
+	uint32_t slots = s->slots;
+	dssm_stream *r;
+	dssm_stream_info info;
+	if (dssm_open(s->ring_name, s->ring_id, DSSM_READ, &r) == 0) {
+		if (dssm_info(r, &info) == 0)
+			slots = info.slots;
+		dssm_close(r);
+	}
+	return ddsb_reader_depth(s->cfg, slots);
+}
+
 int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitset,
                         const dds_builtintopic_endpoint_t *ep)
 {
@@ -128,10 +166,9 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	dds_duration_t block;
 	s->best_effort = dds_qget_reliability(ep->qos, &rel, &block) &&
 	                 rel == DDS_RELIABILITY_BEST_EFFORT;
-	if (ddsb_userdata_layout(ep->qos, &slots, &max_size)) {
-		s->slots = slots;
-		s->max_size = max_size;
-	}
+	if (ddsb_userdata_layout(ep->qos, &slots, &max_size))
+		take_layout(s, slots, max_size);
+	uint32_t depth = reader_depth(s);
 	if (s->generic) {
 		s->topic_e = dds_create_topic(pp, &dssm_msg_Sample_desc, s->topic, NULL, NULL);
 	} else {
@@ -144,7 +181,7 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	}
 	dds_return_t rc = s->topic_e;
 	if (rc >= 0) {
-		dds_qos_t *q = ddsb_reader_qos(ep->qos, s->slots > 1 ? s->slots - 1 : 1);
+		dds_qos_t *q = ddsb_reader_qos(ep->qos, depth);
 		rc = s->reader = dds_create_reader(pp, s->topic_e, q, NULL);
 		dds_delete_qos(q);
 	}
@@ -173,18 +210,32 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 	c.slots = s->slots;
 	c.type = type;
 	c.encoding = encoding;
-	if ((rc = dssm_create(s->ring_name, s->ring_id, &c, &s->ring)) < 0)
+	rc = dssm_create(s->ring_name, s->ring_id, &c, &s->ring);
+	/* A ring an earlier run made with another layout (other --slots or
+	 * --max-size, another writer's USER_DATA) or type: written into as it
+	 * is. Its slots are its history depth, any count will do; samples over
+	 * its max size, or of another type, are dropped and counted (put). */
+	if (rc == DSSM_ELAYOUT)
+		rc = dssm_open(s->ring_name, s->ring_id, DSSM_WRITE, &s->ring);
+	if (rc < 0)
 		return rc;
 	/* A ring this bridge (or an earlier run) made: the writer's history
 	 * comes again and what the ring holds is not written twice. */
 	dssm_stream_info info;
 	s->have_upto = INT64_MIN;
-	if (dssm_info(s->ring, &info) == 0) {
-		if (info.count)
-			s->have_upto = info.time_newest;
-		snprintf(s->ring_type, sizeof s->ring_type, "%s", info.type);
-		snprintf(s->ring_encoding, sizeof s->ring_encoding, "%s", info.encoding);
-	}
+	if ((rc = dssm_info(s->ring, &info)) < 0)
+		return rc;
+	if (info.count)
+		s->have_upto = info.time_newest;
+	snprintf(s->ring_type, sizeof s->ring_type, "%s", info.type);
+	snprintf(s->ring_encoding, sizeof s->ring_encoding, "%s", info.encoding);
+	if (info.slots != s->slots || info.max_size != s->max_size)
+		fprintf(s->cfg->log, "dssm dds: %s: %s exists (made from DDS before) with %u slots x %zu "
+		        "bytes, not the %u x %zu this run would make; written into as it is (samples "
+		        "over %zu bytes dropped and counted)\n", s->topic, s->label, info.slots,
+		        info.max_size, s->slots, s->max_size, info.max_size);
+	s->slots = info.slots;
+	s->max_size = info.max_size;
 	return ddsb_mark_ring(s->ring, s->topic, s->dds_type);
 }
 
@@ -244,6 +295,8 @@ static int refuse_differing(struct ddsb_sub *s, const char *type, const char *en
 static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 {
 	s->dropped++;
+	if (w == DSSM_ETOOBIG)
+		s->too_big++;
 	if (w == DSSM_EBACKWARDS && !s->warned_old++)
 		fprintf(s->cfg->log, "dssm dds: %s: a sample older than %s's newest was dropped (a ring "
 		        "is in time order; further ones counted)\n", s->topic, s->label);
@@ -418,11 +471,12 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		return;
 	if (s->reading)
 		st->topics_subscribed++;
-	if (s->skipped || s->bad_time || s->bad_label || s->lost)
+	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
-		        "times, %llu bad or differing types/encodings, %llu lost by DDS\n", s->topic,
-		        (unsigned long long)s->skipped, s->label, (unsigned long long)s->bad_time,
-		        (unsigned long long)s->bad_label, (unsigned long long)s->lost);
+		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big\n",
+		        s->topic, (unsigned long long)s->skipped, s->label,
+		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
+		        (unsigned long long)s->lost, (unsigned long long)s->too_big);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;

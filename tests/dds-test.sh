@@ -28,7 +28,7 @@ BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
 pose=$BUILD/tests/dds/ros2_pose2d
 hp=$BUILD/tests/dds/hostile_pub
-for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$hp"; do
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -331,11 +331,15 @@ reserve_domain() {
 # ---- the command line ------------------------------------------------------------
 echo "-- command line"
 check "names: ring <-> topic, ROS 2 type <-> DDS type, refused ones" "$BUILD/tests/dds/naming_check"
+check "limits: a writer's layout cut to --max-size and the slots that fit --max-stream-bytes (shm bytes, 64-bit)" \
+	"$BUILD/tests/dds/layout_check"
 t_usage() {
 	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
 	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
-		"--max-size 0 --all" "--all extra"; do
-		"$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
+		"--max-size 0 --all" "--all extra" "--max-stream-bytes 100 --all" \
+		"--slots 1000 --max-size 1000000 --all"; do
+		# (timeout: a command line taken runs the bridge until stopped)
+		timeout 10 "$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
 	done
 	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ] || return 1
 	# DDS sources of record and mirror
@@ -357,28 +361,51 @@ t_refuse() { # the echo rule's third part: never into a ring not made from DDS
 }
 check "subscribing into an existing ring not made from DDS is refused, naming it" t_refuse
 
-t_layout() { # a bridge's USER_DATA gives the copy's layout, within bounds (it comes from the network)
-	local d=$DOMAIN env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big 2>"$tmp/layout.log" &
+# a ring's segment bytes (`dssm info --format json`), or a field of it
+info_field() { "$dssm" info "$1" --format json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2"; }
+t_layout() { # a bridge's USER_DATA gives the copy's layout, within this bridge's limits (it comes from the network)
+	local d=$DOMAIN env=(env DSSM_NAMESPACE=ddsr$$ CYCLONEDDS_URI="file://$tmp/lo.xml") cap=16777216
+	"${env[@]}" "$dssm" dds --domain $d --subscribe rt/dt_lay_ok --subscribe rt/dt_lay_big \
+		--subscribe dssm/dt_lay_cut --max-size 4096 --max-stream-bytes $cap 2>"$tmp/layout.log" &
 	local b=$!
 	# (the publishers stay, waiting for 99 readers, until their rings exist)
 	"${env[@]}" "$r2s" $d pub rt/dt_lay_ok 1 x 99 "dssm.ring=dt_lay_ok:0;slots=7;max_size=100;" 2>/dev/null &
 	local p1=$!
 	"${env[@]}" "$r2s" $d pub rt/dt_lay_big 1 x 99 "dssm.ring=big:0;slots=1000000;max_size=1073741824;" 2>/dev/null &
 	local p2=$!
+	# a hostile generic writer asks 20000 slots x 8192 bytes (165 MB, under
+	# the 1 GiB the USER_DATA parser allows); its 3 samples: 2, 5000, 2 bytes
+	"${env[@]}" "$hp" $d dssm/dt_lay_cut 3 "$(ns_of 0)" 1000000 0 1 t raw 1 5000 \
+		"dssm.ring=dt_lay_cut:0;slots=20000;max_size=8192;" >/dev/null || return 1
 	for _ in $(seq 100); do
 		"${env[@]}" "$dssm" info dt_lay_big >/dev/null 2>&1 && "${env[@]}" "$dssm" info dt_lay_ok >/dev/null 2>&1 && break
 		sleep 0.2
 	done
 	kill $p1 $p2; wait $p1 $p2
-	kill -TERM $b; wait $b
+	kill -TERM $b; wait $b || { cat "$tmp/layout.log"; return 1; }
 	"${env[@]}" "$dssm" info dt_lay_ok | grep -q "slots: *7 " && "${env[@]}" "$dssm" info dt_lay_ok |
 		grep -q "max size: *100 bytes" || { "${env[@]}" "$dssm" info dt_lay_ok; return 1; }
-	"${env[@]}" "$dssm" info dt_lay_big | grep -q "slots: *101 " || { "${env[@]}" "$dssm" info dt_lay_big; return 1; }
+	# the huge and the hostile layouts: cut to --max-size, and to the slots
+	# that fit --max-stream-bytes, counted as the ring lies in shared memory
+	local r
+	for r in dt_lay_big dt_lay_cut; do
+		[ "$(DSSM_NAMESPACE=ddsr$$ info_field $r max_size)" = 4096 ] &&
+			[ "$(DSSM_NAMESPACE=ddsr$$ info_field $r segment_bytes)" -le $cap ] &&
+			[ "$(DSSM_NAMESPACE=ddsr$$ info_field $r slots)" -ge 4000 ] ||
+			{ "${env[@]}" "$dssm" info $r; cat "$tmp/layout.log"; return 1; }
+	done
+	grep -q "rt/dt_lay_big: its writer asks a ring of 1000000 slots x 1073741824 bytes (.*), over this bridge's limits (--max-size 4096, --max-stream-bytes $cap); dt_lay_big:0 gets 40.. slots x 4096 bytes" "$tmp/layout.log" &&
+		grep -q "dssm/dt_lay_cut: its writer asks a ring of 20000 slots x 8192 bytes (165349376 bytes), over this bridge's limits" "$tmp/layout.log" ||
+		{ cat "$tmp/layout.log"; return 1; }
+	# the bridge went on: the first and last samples landed, the 5000-byte
+	# one was dropped and counted
+	[ "$("${env[@]}" "$dssm" cat dt_lay_cut -n 0 --format json | cat_raw)" = "$(ns_of 0) s0
+$(($(ns_of 0) + 2000000)) s2" ] && grep -q "dssm/dt_lay_cut: .* 1 too big" "$tmp/layout.log" ||
+		{ cat "$tmp/layout.log"; return 1; }
 }
-RINGS="$RINGS dt_lay_ok dt_lay_big"
+RINGS="$RINGS dt_lay_ok dt_lay_big dt_lay_cut"
 reserve_domain # for this and part A (one after the other)
-check "a bridge's layout in USER_DATA is copied, a huge one is not" t_layout
+check "a bridge's layout in USER_DATA is copied; a huge or hostile one is cut to --max-size and --max-stream-bytes, logged" t_layout
 
 # ---- A: loopback -------------------------------------------------------------
 echo "-- A: one host, loopback"
@@ -554,6 +581,65 @@ $(ns_of 6) s0" ] || return 1
 	check "hostile: a reliable burst of 2000 samples into a 101-slot ring all land (the writer is held back)" t_h_burst
 }
 hostile
+
+# The bridge's limits on what comes from DDS, and a restart with other ones
+limits() {
+	hp_a() { "${HOST_A[@]}" "$hp" "$DOMAIN" "$@" >/dev/null; }
+	# a restart with other --slots and --max-size writes into the ring the
+	# first run made, as it is; what does not fit it is dropped, counted and
+	# logged once with the ring's name and sizes
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rs --max-size 64 2>"$tmp/rs.1.log" &
+	local bridge=$!
+	pids+=("$bridge")
+	hp_a dssm/dt_rs 2 "$(ns_of 0)" 1000000 0 1 t raw 1
+	kill -TERM $bridge; wait $bridge
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rs --slots 7 --max-size 1000 \
+		2>"$tmp/rs.2.log" &
+	bridge=$!
+	pids+=("$bridge")
+	hp_a dssm/dt_rs 2 "$(ns_of 10)" 1000000 0 1 t raw 1
+	hp_a dssm/dt_rs 3 "$(ns_of 20)" 1000000 0 1 t raw 1 200 # s0, 200 bytes, s2
+	hp_a dssm/dt_rs 2 "$(ns_of 30)" 1000000 0 1 t raw 1
+	kill -TERM $bridge; wait $bridge
+	t_restart() {
+		local exp
+		exp=$(for t in 0 1 10 11 20 22 30 31; do
+			echo "$(($(ns_of $((t / 10 * 10))) + t % 10 * 1000000)) s$((t % 10))"; done)
+		[ "$(on_a "$dssm" cat dt_rs -n 0 --format json | cat_raw)" = "$exp" ] ||
+			{ on_a "$dssm" cat dt_rs -n 0 --format json | cat_raw; cat "$tmp/rs.2.log"; return 1; }
+		grep -q "dssm/dt_rs: dt_rs:0 exists (made from DDS before) with 101 slots x 64 bytes, not the 7 x 1000 this run would make; written into as it is" "$tmp/rs.2.log" &&
+			[ "$(grep -c "dssm/dt_rs: a 200-byte sample is larger than dt_rs:0's 64 bytes; dropped" "$tmp/rs.2.log")" -eq 1 ] &&
+			grep -q "dssm/dt_rs: .* 1 too big" "$tmp/rs.2.log" &&
+			grep -q "subscribed 1 topics: 6 samples (.*) written, 1 dropped" "$tmp/rs.2.log" ||
+			{ cat "$tmp/rs.2.log"; return 1; }
+	}
+	check "limits: restarted with other --slots and --max-size, the bridge writes into its earlier ring; a sample over its size logged once and counted" t_restart
+
+	# samples over --max-size are dropped by Cyclone as they arrive
+	# (MaxSampleSize), not reassembled: 4 of 32 MiB leave the bridge's
+	# peak memory (VmHWM) much as it was
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_huge --max-size 4096 2>"$tmp/huge.log" &
+	bridge=$!
+	pids+=("$bridge")
+	for _ in $(seq 50); do grep -q "domain $DOMAIN" "$tmp/huge.log" && break; sleep 0.1; done
+	sleep 0.5 # (the participant made: its memory is in the figure before)
+	local hwm0 hwm1
+	hwm0=$(awk '/^VmHWM/ {print $2}' /proc/$bridge/status)
+	hp_a dssm/dt_huge 6 "$(ns_of 0)" 1000000 0 1 t raw 1 33554432 # s0, 4 x 32 MiB, s5
+	hwm1=$(awk '/^VmHWM/ {print $2}' /proc/$bridge/status)
+	kill -TERM $bridge; wait $bridge
+	t_oversize() {
+		echo "VmHWM ${hwm0} kB before, ${hwm1} kB after 4 samples of 32 MiB"
+		[ $((hwm1 - hwm0)) -lt 16384 ] || return 1
+		[ "$(on_a "$dssm" cat dt_huge -n 0 --format json | cat_raw)" = "$(ns_of 0) s0
+$(($(ns_of 0) + 5000000)) s5" ] || return 1
+		grep -q "dropping oversize (33554472 > 8192) sample" "$tmp/huge.log" &&
+			grep -q "dssm/dt_huge: .* 4 lost by DDS" "$tmp/huge.log" || { cat "$tmp/huge.log"; return 1; }
+	}
+	check "limits: 4 samples of 32 MiB over --max-size are dropped before reassembly (VmHWM grows < 16 MiB), counted by their TID gap" t_oversize
+}
+RINGS="$RINGS dt_rs dt_huge"
+limits
 
 # ---- B: two network namespaces, 5% loss ----------------------------------------
 echo "-- B: two hosts (network namespaces) across a veth, 5% loss each way"

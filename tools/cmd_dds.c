@@ -3,6 +3,7 @@
  * (Eclipse Cyclone DDS) is in dds/ (ddsb.h, docs/dds.md).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,8 +16,13 @@ int cmd_dds(int argc, char **argv);
 void help_dds(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...\n"
-	        "                [--domain N] [--max-size BYTES] [--slots N] [-v]\n\n"
+	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...
+"
+	        "                [--domain N] [--max-size BYTES] [--slots N]
+"
+	        "                [--max-stream-bytes BYTES] [-v]
+
+"
 	        "Bridges this host's rings (of DSSM_NAMESPACE) and a DDS domain (Eclipse\n"
 	        "Cyclone DDS, ROS 2's transport), so ROS 2 nodes and other hosts discover\n"
 	        "and read them; run one per host (docs/dds.md).\n"
@@ -39,7 +45,11 @@ void help_dds(FILE *out)
 	        "the ring named after it.\n"
 	        "--max-size and --slots give the layout of rings made from topics whose\n"
 	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring is\n"
-	        "copied with its own layout.\n"
+	        "copied with its own layout, within this bridge's limits: samples of at most\n"
+	        "--max-size bytes (larger ones are dropped, by Cyclone DDS before they are\n"
+	        "reassembled), rings of at most --max-stream-bytes in shared memory (default\n"
+	        "%llu MiB; fewer slots if need be). A ring an earlier run made is written\n"
+	        "into as it is.\n"
 	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0). CYCLONEDDS_URI\n"
 	        "configures Cyclone DDS (network interface, peers) as for any Cyclone program.\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs more.\n\n"
@@ -47,7 +57,8 @@ void help_dds(FILE *out)
 	        "  dssm dds --all\n"
 	        "  dssm dds --publish 'scan,odom*' --subscribe rt/cmd_vel=cmd_vel\n"
 	        "  ros2 topic echo /scan          # on any host of the domain\n",
-	        DDSB_DEFAULT_MAX_SIZE, DDSB_DEFAULT_SLOTS);
+	        DDSB_DEFAULT_MAX_SIZE, DDSB_DEFAULT_SLOTS,
+	        (unsigned long long)(DDSB_DEFAULT_MAX_STREAM_BYTES >> 20));
 }
 
 static int parse_domain(const char *text, const char *what, int *out)
@@ -103,10 +114,28 @@ static int parse_option(int opt, struct ddsb_config *cfg, const char **publish,
 		if ((status = parse_bound("--slots", optarg, 2, 1000000, &v)) == 0)
 			cfg->slots = (uint32_t)v;
 		break;
+	case 'B':
+		if ((status = parse_bound("--max-stream-bytes", optarg, 4096, LONG_MAX, &v)) == 0)
+			cfg->max_stream_bytes = (uint64_t)v;
+		break;
 	case 'v': cfg->verbose = 1; break;
 	default: status = cli_usage("dds", "unknown option");
 	}
 	return status;
+}
+
+/* The bridge's own layout must fit its limit on a ring's bytes: it is what
+ * a writer's too large layout falls back to (ddsb_layout_cap). */
+static int check_layout(const struct ddsb_config *cfg)
+{
+	int64_t bytes = ddsb_ring_bytes(cfg->slots, cfg->max_size);
+	uint64_t cap = ddsb_max_stream_bytes(cfg);
+	if (bytes < 0 || (uint64_t)bytes > cap)
+		return cli_usage("dds", "--slots %u x --max-size %zu make rings of %s%lld bytes, over "
+		                 "--max-stream-bytes %llu", cfg->slots, cfg->max_size,
+		                 bytes < 0 ? "more than " : "", bytes < 0 ? (long long)SIZE_MAX : (long long)bytes,
+		                 (unsigned long long)cap);
+	return 0;
 }
 
 /* The command line into cfg (its publish and subs arrays, argc entries
@@ -120,6 +149,7 @@ static int parse_args(int argc, char **argv, struct ddsb_config *cfg, const char
 	                                         {"domain", required_argument, 0, 'd'},
 	                                         {"max-size", required_argument, 0, 'm'},
 	                                         {"slots", required_argument, 0, 'n'},
+	                                         {"max-stream-bytes", required_argument, 0, 'B'},
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {0, 0, 0, 0}};
 	const char *env = getenv("ROS_DOMAIN_ID");
@@ -132,6 +162,8 @@ static int parse_args(int argc, char **argv, struct ddsb_config *cfg, const char
 		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);
 	if (status == 0 && !cfg->all && !cfg->npublish && !cfg->nsubs)
 		status = cli_usage("dds", "nothing to do: give --publish GLOB, --all or --subscribe TOPIC");
+	if (status == 0)
+		status = check_layout(cfg);
 	cfg->publish = publish;
 	cfg->subs = subs;
 	return status;

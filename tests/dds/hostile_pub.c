@@ -2,10 +2,14 @@
  * hostile_pub.c - a DDS writer of dssm::msg::Sample that sends what a
  * hostile or broken peer could: any time, TID, type and encoding, so that
  * tests/dds-test.sh can check `dssm dds --subscribe` refuses and counts it.
- *   hostile_pub DOMAIN TOPIC N TIME_NS STEP_NS TID0 TID_STEP TYPE ENCODING [WAIT]
+ *   hostile_pub DOMAIN TOPIC N TIME_NS STEP_NS TID0 TID_STEP TYPE ENCODING [WAIT [SIZE [USERDATA]]]
  * Sample i: time TIME_NS + i * STEP_NS, TID TID0 + i * TID_STEP, data "s<i>".
  * TYPE "L<n>" means n letters 'x'. It waits for a reader, writes, then for
  * WAIT seconds (default 2) so reliable delivery completes.
+ * SIZE > 0: every sample but the first and the last has SIZE bytes
+ * ("s<i>" then 'x's); those two stay small, so a reader sees the TID gap
+ * the big ones left if they were dropped on the way. USERDATA: the writer's USER_DATA (a dssm bridge's
+ * "dssm.ring=NAME:ID;slots=N;max_size=M;" tells the layout of its ring).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,6 +47,8 @@ int main(int argc, char **argv)
 	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(30));
 	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
 	dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
+	if (argc > 12)
+		dds_qset_userdata(q, argv[12], strlen(argv[12]));
 	dds_entity_t w = dds_create_writer(pp, tp, q, NULL);
 	dds_delete_qos(q);
 	if (pp < 0 || tp < 0 || w < 0) {
@@ -56,9 +62,18 @@ int main(int argc, char **argv)
 			dds_sleepfor(DDS_MSECS(100));
 	}
 	char *type = text(argv[8]), *enc = text(argv[9]);
+	size_t size = argc > 11 ? strtoull(argv[11], NULL, 0) : 0;
+	char *data = malloc(size > 32 ? size : 32);
+	if (!data) {
+		fprintf(stderr, "hostile_pub: no memory for %zu-byte samples\n", size);
+		return 1;
+	}
 	for (int i = 0; i < n; i++) {
-		char data[32];
-		int len = snprintf(data, sizeof data, "s%d", i);
+		size_t len = (size_t)snprintf(data, 32, "s%d", i);
+		if (size > len && i > 0 && i < n - 1) {
+			memset(data + len, 'x', size - len);
+			len = size;
+		}
 		dssm_msg_Sample s = {.time_ns = t0 + i * step, .tid = tid0 + i * tstep, .type = type,
 		                     .encoding = enc};
 		s.data._buffer = (uint8_t *)data;
@@ -69,6 +84,7 @@ int main(int argc, char **argv)
 		}
 	}
 	dds_sleepfor(DDS_SECS(argc > 10 ? atoi(argv[10]) : 2));
+	free(data);
 	free(type);
 	free(enc);
 	dds_delete(pp);
