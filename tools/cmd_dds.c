@@ -16,13 +16,9 @@ int cmd_dds(int argc, char **argv);
 void help_dds(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...
-"
-	        "                [--domain N] [--max-size BYTES] [--slots N]
-"
-	        "                [--max-stream-bytes BYTES] [-v]
-
-"
+	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...\n"
+	        "                [--domain N] [--max-size BYTES] [--slots N]\n"
+	        "                [--max-stream-bytes BYTES] [-v]\n\n"
 	        "Bridges this host's rings (of DSSM_NAMESPACE) and a DDS domain (Eclipse\n"
 	        "Cyclone DDS, ROS 2's transport), so ROS 2 nodes and other hosts discover\n"
 	        "and read them; run one per host (docs/dds.md).\n"
