@@ -45,7 +45,7 @@ class RecordedStream:
         self.dropped_tail = rec.dropped_tail
         self.damage = _lib.string(rec.damage)
         self.schema = schema
-        self.dtype = dtype_for(self.encoding, schema)
+        self.dtype = dtype_for(self.encoding, schema, self.type)
 
     def __repr__(self):
         d = f", damage={self.damage!r}" if self.damage else ""

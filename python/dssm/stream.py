@@ -147,7 +147,8 @@ class Stream(_lib.Closing):
         self._refresh_buffers()
         # the samples' struct dtype, looked up once (schema and encoding are
         # fixed at creation)
-        self._dt = dtype_for(_lib.string(self._info.encoding), self.schema)
+        self._dt = dtype_for(_lib.string(self._info.encoding), self.schema,
+                             _lib.string(self._info.type))
 
     # -- lifetime --
     def close(self):
