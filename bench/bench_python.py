@@ -12,7 +12,8 @@ and `read_last` from Python on a ring. The C baselines are in-process:
 build/bench/bench_python_c (bench/bench_python_c.c) times the same library
 calls from C on the same recording (dssm_query_next_batch, and
 dssm_query_next + memcpy, into the same arrays) and the same ring
-(dssm_read_last). Best of REPEAT runs each; prints the ratios. Usage: PYTHONPATH=python bench/bench_python.py [--samples N] [--build DIR]
+(dssm_read_last). Best of REPEAT runs each; prints the ratios. Usage:
+  PYTHONPATH=python bench/bench_python.py [--samples N] [--repeat R] [--build DIR]
 Not part of `make test` (timings are figures, not pass/fail).
 """
 
