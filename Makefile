@@ -276,6 +276,7 @@ PYTHON_DIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PRE
 # Into a system prefix (/usr or /usr/local, no DESTDIR) ldconfig makes the new
 # libdssm.so.0 known at once; elsewhere it says what the environment needs
 # (a DESTDIR staging for a package: the package's own trigger runs ldconfig).
+# tests/install-test.sh runs the Python package with the paths it names.
 install: libs $(DSSM_BIN) man
 	install -d $(DESTDIR)$(PREFIX)/include/dssm $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin \
 	  $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
@@ -304,7 +305,8 @@ install: libs $(DSSM_BIN) man
 	  echo ldconfig; ldconfig || echo "make install: ldconfig failed: run it as root before using libdssm.so.0" >&2; \
 	else \
 	  echo "make install: $(PREFIX) is not a system prefix: programs need" \
-	    "LD_LIBRARY_PATH=$(PREFIX)/lib, pkg-config needs PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig"; \
+	    "LD_LIBRARY_PATH=$(PREFIX)/lib, pkg-config needs PKG_CONFIG_PATH=$(PREFIX)/lib/pkgconfig," \
+	    "python3 needs PYTHONPATH=$(PYTHON_DIR) (and the LD_LIBRARY_PATH)"; \
 	fi
 
 uninstall:

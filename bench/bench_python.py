@@ -8,8 +8,12 @@ record`, then times, in one run, reading that whole stream:
   - rosbag (Debian's python3-rosbag) reading the same recording exported with
     `dssm export --bag --compression none`, deserialized and raw; without
     rosbag, `dssm query --format json` output parsed with json instead;
-and `read_last` from Python on a ring. Best of REPEAT runs each; prints the
-ratios. Usage: PYTHONPATH=python bench/bench_python.py [--samples N] [--build DIR]
+and `read_last` from Python on a ring. The C baselines are in-process:
+build/bench/bench_python_c (bench/bench_python_c.c) times the same library
+calls from C on the same recording (dssm_query_next_batch, and
+dssm_query_next + memcpy, into the same arrays) and the same ring
+(dssm_read_last). Best of REPEAT runs each; prints the ratios. Usage:
+  PYTHONPATH=python bench/bench_python.py [--samples N] [--repeat R] [--build DIR]
 Not part of `make test` (timings are figures, not pass/fail).
 """
 
@@ -33,9 +37,9 @@ IMU_SCHEMA = ("float64[4] orientation\nfloat64[3] angular_velocity\n"
 REPEAT = 3
 
 
-def best(fn, repeat=REPEAT):
+def best(fn):
     out, times = None, []
-    for _ in range(repeat):
+    for _ in range(REPEAT):
         t = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - t)
@@ -43,13 +47,16 @@ def best(fn, repeat=REPEAT):
 
 
 def main():
+    global REPEAT
     ap = argparse.ArgumentParser()
     ap.add_argument("--samples", type=int, default=100_000)
     ap.add_argument("--build", default=os.path.join(HERE, os.pardir, "build"))
+    ap.add_argument("--repeat", type=int, default=REPEAT)
     ap.add_argument("--json", action="store_true",
                     help="compare with parsed JSON lines even where rosbag is installed")
     a = ap.parse_args()
     n = a.samples
+    REPEAT = a.repeat
     bin_ = os.path.join(a.build, "dssm")
     os.environ["DSSM_NAMESPACE"] = f"bench-py-{os.getpid()}"
     tmp = tempfile.mkdtemp(prefix="bench-py-")
@@ -59,6 +66,14 @@ def main():
         for s in dssm.list_streams():
             dssm.remove(s["name"], s["id"])
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def c_bench(bin_, *args):
+    """bench_python_c's figures ({"read_last_ns": 11.8, ...})."""
+    exe = os.path.join(os.path.dirname(bin_), "bench", "bench_python_c")
+    out = subprocess.run([exe, *map(str, args)], check=True, capture_output=True,
+                         text=True).stdout
+    return {k: float(v) for k, v in (line.split() for line in out.splitlines())}
 
 
 def run(n, bin_, tmp, force_json):
@@ -85,12 +100,20 @@ def run(n, bin_, tmp, force_json):
     print(f"  numpy bulk query (dssm.Recording.query)   {t_np * 1e3:9.1f} ms  "
           f"{t_np / n * 1e9:7.0f} ns/sample")
 
-    def c_query():
+    c = c_bench(bin_, "query", rec, "imu", REPEAT)
+    assert c["query_samples"] == n, f"bench_python_c read {c['query_samples']} samples"
+    for key, what in (("query_batch_ns", "dssm_query_next_batch"),
+                      ("query_next_ns", "dssm_query_next + memcpy")):
+        print(f"  C in-process: {what:<26}  {c[key] * n / 1e6:9.1f} ms  "
+              f"{c[key]:7.0f} ns/sample")
+    t_cin = min(c["query_batch_ns"], c["query_next_ns"]) * n / 1e9
+
+    def cli_query():
         subprocess.run([bin_, "query", rec, "--streams", "imu", "--format", "raw"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    t_c, _ = best(c_query)
-    print(f"  C query (dssm query --format raw)         {t_c * 1e3:9.1f} ms  "
-          f"{t_c / n * 1e9:7.0f} ns/sample")
+    t_c, _ = best(cli_query)
+    print(f"  CLI: dssm query --format raw > /dev/null   {t_c * 1e3:9.1f} ms  "
+          f"{t_c / n * 1e9:7.0f} ns/sample  (a process: exec, output)")
 
     base = None
     try:
@@ -154,11 +177,16 @@ def run(n, bin_, tmp, force_json):
         for _ in range(k):
             f(h, buf, dt.itemsize, si)
     t_raw, _ = best(raw_reads)
-    print(f"  bare cffi call of dssm_read_last           {t_raw / k * 1e9:7.0f} ns/call"
-          "  (C's own: build/bench/bench_core)")
+    print(f"  bare cffi call of dssm_read_last           {t_raw / k * 1e9:7.0f} ns/call")
+    c_rl = c_bench(bin_, "read-last", "imu", k, REPEAT)["read_last_ns"]
+    print(f"  C in-process: dssm_read_last (same ring)   {c_rl:7.1f} ns/call")
 
     print(f"ratio numpy query vs {base[0]}: {base[1] / t_np:.1f}x faster")
-    print(f"ratio numpy query vs C query: {t_c / t_np:.2f} of C speed")
+    print(f"ratio numpy query vs C in-process query (best of batch, next+memcpy): "
+          f"{t_cin / t_np:.2f} of C speed (target >= 0.5)")
+    print(f"ratio numpy query vs CLI dssm query: {t_c / t_np:.2f} of its speed")
+    print(f"ratio read_last Python vs C in-process: {t_rl / k * 1e9 / c_rl:.0f}x the C time "
+          f"({t_rl / k * 1e9:.0f} vs {c_rl:.1f} ns/call)")
     w.close()
 
 

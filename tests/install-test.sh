@@ -2,12 +2,15 @@
 # install-test.sh - `make install PREFIX=...` into a scratch prefix, then
 # build SSM 1.0.6 programs (unchanged, C and C++) and a dssm program against it with
 # pkg-config, the way other projects would, and run both. Also what a
-# Debian user expects beside them: man pages, bash completion, a systemd unit.
+# Debian user expects beside them: man pages, bash completion, a systemd unit;
+# and the Python package: the installed one with Debian's python3 and the
+# paths the install message names, and `pip install .` offline (root only:
+# `unshare -n` takes the network away) at the root and in python/.
 set -eu
 cd "$(dirname "$0")/.."
 prefix=$(mktemp -d)
 trap 'rm -rf "$prefix"' EXIT
-make --no-print-directory -s install PREFIX="$prefix" >/dev/null
+make --no-print-directory -s install PREFIX="$prefix" >"$prefix/install.log"
 for f in include/ssm.h include/ssm-time.h include/libssm.h include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp \
 	include/ssm-remote.hpp include/ssmtype/bumper.h include/ssmtype/ultrasonic.h include/dssm/dssm.h lib/libssm.so lib/libdssm.a \
 	bin/ssm-coordinator \
@@ -73,4 +76,42 @@ grep -q "^ExecStart=$prefix/bin/dssm proxy " "$unit" || { echo "  FAIL: $unit do
 if command -v systemd-analyze >/dev/null; then
 	systemd-analyze verify --man=no "$unit" || { echo "  FAIL: systemd-analyze verify $unit"; exit 1; }
 fi
-echo "install: 7 passed, 0 failed"
+# The Python package, from another directory, with the paths make install named
+# and nothing else (no DSSM_LIBRARY): it loads libdssm.so.0 through the loader.
+msg=$(grep "is not a system prefix" "$prefix/install.log") ||
+	{ echo "  FAIL: make install into $prefix printed no environment: $(cat "$prefix/install.log")"; exit 1; }
+pypath=$(sed -n 's/.*PYTHONPATH=\([^ ,]*\).*/\1/p' <<<"$msg")
+ldpath=$(sed -n 's/.*LD_LIBRARY_PATH=\([^ ,]*\).*/\1/p' <<<"$msg")
+[ -n "$pypath" ] && [ -n "$ldpath" ] ||
+	{ echo "  FAIL: the install message names no PYTHONPATH or LD_LIBRARY_PATH: $msg"; exit 1; }
+"$prefix/bin/dssm" write pyinst hello --create 16 >/dev/null
+# prints the stream's newest sample; fails unless the package and the
+# libdssm.so.0 it mapped are the ones under $1
+read_py='import sys, dssm
+assert dssm.__file__.startswith(sys.argv[1]), "imported " + dssm.__file__
+libs = {l.split()[-1] for l in open("/proc/self/maps") if "libdssm.so" in l}
+assert libs == {sys.argv[2] + "/libdssm.so.0"}, "mapped %s" % libs
+print(dssm.open("pyinst").read_last().data.decode())'
+got=$(cd "$prefix" && env -u DSSM_LIBRARY -u PYTHONPATH PYTHONPATH="$pypath" LD_LIBRARY_PATH="$ldpath" \
+	/usr/bin/python3 -c "$read_py" "$pypath/dssm/" "$ldpath" 2>&1)
+[ "$got" = hello ] || { echo "  FAIL: the installed Python package: $got"; exit 1; }
+passed=8
+# pip install . offline, at the root and in python/: a venv that sees Debian's
+# numpy and cffi, no network at all
+if [ "$(id -u)" -ne 0 ] || ! /usr/bin/python3 -c 'import ensurepip' 2>/dev/null; then
+	echo "  (pip install . offline: skipped: needs root for unshare -n, and python3-venv)"
+else
+	for dir in . python; do
+		venv=$prefix/venv-${dir#.}
+		/usr/bin/python3 -m venv --system-site-packages "$venv"
+		(cd "$dir" && unshare -n "$venv/bin/pip" install --no-index --no-cache-dir .) >"$prefix/pip.log" 2>&1 ||
+			{ echo "  FAIL: pip install . in $dir/ offline: $(tail -5 "$prefix/pip.log")"; exit 1; }
+		site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+		got=$(cd "$prefix" && env -u DSSM_LIBRARY -u PYTHONPATH LD_LIBRARY_PATH="$ldpath" \
+			"$venv/bin/python" -c "$read_py" "$site/dssm/" "$ldpath" 2>&1)
+		[ "$got" = hello ] || { echo "  FAIL: dssm pip-installed from $dir/: $got"; exit 1; }
+	done
+	passed=9
+fi
+"$prefix/bin/dssm" rm pyinst >/dev/null
+echo "install: $passed passed, 0 failed"

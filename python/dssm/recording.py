@@ -48,7 +48,7 @@ class RecordedStream:
         self.dropped_tail = rec.dropped_tail
         self.damage = _lib.string(rec.damage)
         self.schema = schema
-        self.dtype = dtype_for(self.encoding, schema)
+        self.dtype = dtype_for(self.encoding, schema, self.type)
         self._dec = LazyDecoder(self.address, self.encoding, self.type, schema)
 
     @property

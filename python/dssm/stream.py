@@ -190,7 +190,7 @@ class Stream(_lib.Closing):
         # fixed at creation)
         schema = self.schema
         encoding = _lib.string(self._info.encoding)
-        self._dt = dtype_for(encoding, schema)
+        self._dt = dtype_for(encoding, schema, _lib.string(self._info.type))
         # the decoder, built on first use (a bad definition fails decode(), not open)
         self._dec = LazyDecoder(address, encoding, _lib.string(self._info.type), schema)
 

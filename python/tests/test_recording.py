@@ -28,6 +28,7 @@ def recording(run, tmp_path):
     for i in range(N):
         odom.write(vals[i], time=t0 + i * 1000)
         note.write(bytes([i % 251]) * (i % 7 * 13), time=t0 + i * 1000 + 500)
+    odom.property = b"odom-calib"    # recorded with the stream (test_recorded_stream.py)
     out = tmp_path / "rec"
     run("record", "-o", out, "odom", "note", "--from-oldest", "--limit", N)
     odom.close()
