@@ -79,17 +79,19 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 	if (!w || (k->next >= k->ibase && k->next < k->ibase + k->icount))
 		memcpy(k->entry, k->ibuf + (k->next - k->ibase) * ENTRY, ENTRY);
 	if (dssm__crc32c_update(0xffffffffu, k->entry, 28) ^ 0xffffffffu ^ le_get32(k->entry + 28))
-		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
-		                  q->c->dir, (unsigned long long)k->next, k->stream);
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails its CRC",
+		                  q->c->dir, s->info.name, s->info.id, (unsigned long long)k->next);
 	k->time = (dssm_time_t)le_get64(k->entry);
 	if (k->time > q->stop)
 		k->end = k->next; /* past the range: this stream is done */
 	return 0;
 }
 
-/* The first entry whose time is >= t (after = 0) or > t (after = 1): a
- * binary search over the index, the last steps within one read. */
-static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
+/* Where the first entry whose time is >= t (after = 0) or > t (after = 1)
+ * should be: a binary search over the index, the last steps within one
+ * read. Its probes' times are not checked here: search_time checks where
+ * it lands. */
+static int search_in(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
                        uint64_t *at)
 {
 	struct cstream *s = &q->c->s[stream];
@@ -143,6 +145,73 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 	}
 	*at = lo + i;
 	return 0;
+}
+
+/* Index entry i of a stream, its CRC checked (from the search's window
+ * when it is there). */
+static int entry_checked(struct dssm_query *q, int stream, uint64_t i, uint8_t *e)
+{
+	struct cstream *s = &q->c->s[stream];
+	const uint8_t *w = from_window(q, stream, i);
+	if (w)
+		memcpy(e, w, ENTRY);
+	else if (dssm__store_pread_all(s->index_fd, e, ENTRY, i * ENTRY) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "%s: stream '%s:%d': reading index entry %llu",
+		                        q->c->dir, s->info.name, s->info.id, (unsigned long long)i);
+	if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails its CRC",
+		                  q->c->dir, s->info.name, s->info.id, (unsigned long long)i);
+	return 0;
+}
+
+/* Is `at` the answer of the search for t? The entries either side of it
+ * must hold (CRC) and have their times on their side of t. 0 yes, 1 their
+ * times say no, or an error. A damaged probe further away sends the search
+ * to one side of it, so that it lands next to it and is caught here; wrong
+ * sparse times in CLOSED land it where the times disagree. */
+static int check_landing(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t at)
+{
+	uint64_t n = q->c->s[stream].count;
+	for (uint64_t i = at ? at - 1 : at; i <= at && i < n; i++) {
+		uint8_t e[ENTRY];
+		int rc = entry_checked(q, stream, i, e);
+		if (rc < 0)
+			return rc;
+		dssm_time_t et = (dssm_time_t)le_get64(e);
+		int before = after ? et <= t : et < t;
+		if (i < at ? !before : before)
+			return 1;
+	}
+	return 0;
+}
+
+/* The first entry whose time is >= t (after = 0) or > t (after = 1), from
+ * entry `from` on; never a wrong answer: a landing the index's times
+ * disagree with is CLOSED's sparse times proven wrong (the stream is then
+ * read from its files and searched again), or a damaged index. */
+static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
+                       uint64_t *at)
+{
+	struct cstream *s = &q->c->s[stream];
+	int rc = search_in(q, stream, t, after, from, at);
+	if (rc == 0)
+		rc = check_landing(q, stream, t, after, *at);
+	if (rc == 1 && s->sparse) {
+		rc = dssm__store_distrust(q->c, stream, "its sparse times disagree with its index");
+		free(s->sparse);
+		s->sparse = NULL;
+		s->nsparse = 0;
+		if (rc == 0)
+			rc = search_in(q, stream, t, after, from, at);
+		if (rc == 0)
+			rc = check_landing(q, stream, t, after, *at);
+	}
+	if (rc == 1)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': the index's times are out of "
+		                  "order around entry %llu (searching for time %lld): the index is "
+		                  "damaged", q->c->dir, s->info.name, s->info.id,
+		                  (unsigned long long)*at, (long long)t);
+	return rc;
 }
 
 static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)

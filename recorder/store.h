@@ -137,6 +137,9 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
+/* CLOSED proved wrong about stream idx (why): read it from its files, as
+ * after a crash (its sparse times dropped); the container's warning says so. */
+int dssm__store_distrust(dssm_container *c, int idx, const char *why);
 /* dssm_container_refresh for stream idx alone (and CLOSED): what a
  * recorded stream read as a dssm_stream needs before each read. */
 int dssm__store_refresh_stream(dssm_container *c, int idx);
