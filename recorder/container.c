@@ -34,7 +34,8 @@ int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "writing %s", what);
+			return errno == ENOSPC ? dssm__fail_errno(DSSM_ENOSPC, "disk full writing %s", what)
+			                       : dssm__fail_errno(DSSM_ESYS, "write error on %s", what);
 		p += k;
 		n -= (size_t)k;
 	}
