@@ -88,6 +88,7 @@ void dssm__store_stream_free(struct cstream *s)
 	free(s->prop);
 	free(s->sparse);
 	free(s->damage);
+	free(s->met);
 }
 
 dssm_container *dssm__store_new(const char *dir, int writing)
@@ -221,7 +222,7 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 	out->last = s->last;
 	out->bytes = s->data_end;
 	out->dropped_tail = s->dropped;
-	out->damage = s->damage;
+	out->damage = s->damage ? s->damage : s->met;
 	return 0;
 }
 

@@ -246,6 +246,17 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	return rc;
 }
 
+/* Damage a query met in a stream's files (DSSM_ECORRUPT, its message the
+ * last error): kept with the stream, so that dssm_container_stream reports
+ * it as it reports what open found, never a stream that failed as sound. */
+static int met_damage(dssm_container *c, int stream, int rc)
+{
+	struct cstream *s = &c->s[stream];
+	if (rc == DSSM_ECORRUPT && !s->met)
+		s->met = strdup(dssm_last_error());
+	return rc;
+}
+
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out)
 {
@@ -273,7 +284,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 		else if (rc == 0) {
 			q->cur[i].stream = sidx;
 			q->cur[i].min_time = INT64_MIN;
-			rc = seek_time(q, &q->cur[i], start, end);
+			rc = met_damage(c, sidx, seek_time(q, &q->cur[i], start, end));
 		}
 	}
 	if (rc < 0) {
@@ -357,7 +368,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	for (int i = 0; q->reload && i < q->n; i++) {
 		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
 		if (rc < 0)
-			return rc;
+			return met_damage(q->c, q->cur[i].stream, rc);
 		q->cur[i].reload = 0;
 	}
 	q->reload = 0;
@@ -368,26 +379,28 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	uint32_t len = le_get32(best->entry + 24);
 	uint64_t data_end = q->c->s[best->stream].data_end;
 	if (off < best->min_off || best->time < best->min_time)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu goes back (time %lld, "
+		return met_damage(q->c, best->stream, dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu goes back (time %lld, "
 		                  "offset %llu, after time %lld, offset %llu): the index is damaged",
 		                  q->c->dir, best->stream, (unsigned long long)best->next,
 		                  (long long)best->time, (unsigned long long)off,
-		                  (long long)best->min_time, (unsigned long long)best->min_off);
+		                  (long long)best->min_time, (unsigned long long)best->min_off));
 	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
+		return met_damage(q->c, best->stream, dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
 		                  "data's end (offset %llu, %u bytes, data ends at %llu)", q->c->dir,
 		                  best->stream, (unsigned long long)best->next, (unsigned long long)off,
-		                  len, (unsigned long long)data_end);
+		                  len, (unsigned long long)data_end));
 	uint8_t *h = NULL;
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)
-		return frc;
+		return met_damage(q->c, best->stream, frc);
 	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), h + RECORD_HEADER, len) ^ 0xffffffffu;
 	if (le_get32(h) != RECORD_MAGIC || le_get32(h + 4) != len || le_get64(h + 16) != le_get64(best->entry) ||
 	    crc != le_get32(h + 24))
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is damaged "
-		                  "(magic, length, time or CRC)",
-		                  q->c->dir, best->stream, (unsigned long long)off);
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
+		                             "is damaged (magic, length, time or CRC)", q->c->dir,
+		                             q->c->s[best->stream].info.name,
+		                             q->c->s[best->stream].info.id, (unsigned long long)off));
 	rec->stream = best->stream;
 	rec->tid = le_get64(h + 8);
 	rec->time = (dssm_time_t)le_get64(h + 16);

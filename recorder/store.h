@@ -72,6 +72,7 @@ struct cstream {
 	dssm_time_t durable_last;
 	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
 	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
+	char *met;               /* reader: the first damage a query met in them, or NULL */
 	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
 	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
 	 * query's binary search starts within one stride of its answer. */

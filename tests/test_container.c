@@ -829,6 +829,11 @@ static void test_damaged_entry_in_search(void **state)
 		snprintf(entry, sizeof entry, "index entry %d", at);
 		assert_non_null(strstr(dssm_last_error(), entry));
 		assert_non_null(strstr(dssm_last_error(), "imu:0"));
+		/* and the stream is reported damaged from then on */
+		dssm_recorded rec;
+		dssm_container_stream(c, 0, &rec);
+		assert_non_null(rec.damage);
+		assert_non_null(strstr(rec.damage, entry));
 		dssm_container_close(c);
 	}
 	free(t);

@@ -125,7 +125,9 @@ typedef struct dssm_recorded {
 	uint64_t dropped_tail;      /* index entries dropped by recovery */
 	const char *damage;         /* NULL, or what is wrong with the stream's files
 	                               (then info may be empty and count is what is
-	                               intact); valid while the container is open */
+	                               intact), found at open or by a query since
+	                               (DSSM_ECORRUPT from a query of the stream);
+	                               valid while the container is open */
 } dssm_recorded;
 
 int dssm_container_stream_count(dssm_container *c);
