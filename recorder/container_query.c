@@ -341,8 +341,8 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	/* read what is there: the window may run past a file still growing */
 	ssize_t got = pread(s->data_fd, k->dbuf, want, (off_t)off);
 	if (got < (ssize_t)need)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is cut short",
-		                  q->c->dir, k->stream, (unsigned long long)off);
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu is cut "
+		                  "short", q->c->dir, s->info.name, s->info.id, (unsigned long long)off);
 	k->doff = off;
 	k->dlen = (size_t)got;
 	*out = k->dbuf;
@@ -378,17 +378,32 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	uint64_t off = le_get64(best->entry + 16);
 	uint32_t len = le_get32(best->entry + 24);
 	uint64_t data_end = q->c->s[best->stream].data_end;
+	const struct cstream *bs = &q->c->s[best->stream];
+	/* never a sample before the window: the search checked where it landed,
+	 * and entries after it never go back (below) */
+	if (best->time < q->start)
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu has "
+		                             "time %lld, before the query's start %lld: the index is "
+		                             "damaged", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (long long)best->time,
+		                             (long long)q->start));
 	if (off < best->min_off || best->time < best->min_time)
-		return met_damage(q->c, best->stream, dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu goes back (time %lld, "
-		                  "offset %llu, after time %lld, offset %llu): the index is damaged",
-		                  q->c->dir, best->stream, (unsigned long long)best->next,
-		                  (long long)best->time, (unsigned long long)off,
-		                  (long long)best->min_time, (unsigned long long)best->min_off));
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu goes "
+		                             "back (time %lld, offset %llu, after time %lld, offset "
+		                             "%llu): the index is damaged", q->c->dir, bs->info.name,
+		                             bs->info.id, (unsigned long long)best->next,
+		                             (long long)best->time, (unsigned long long)off,
+		                             (long long)best->min_time,
+		                             (unsigned long long)best->min_off));
 	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
-		return met_damage(q->c, best->stream, dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
-		                  "data's end (offset %llu, %u bytes, data ends at %llu)", q->c->dir,
-		                  best->stream, (unsigned long long)best->next, (unsigned long long)off,
-		                  len, (unsigned long long)data_end));
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu points "
+		                             "past the data's end (offset %llu, %u bytes, data ends at "
+		                             "%llu)", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (unsigned long long)off, len,
+		                             (unsigned long long)data_end));
 	uint8_t *h = NULL;
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)
