@@ -163,6 +163,7 @@ struct query_run {
 	int *out_index;                      /* a stream's index in out */
 	struct cli_decode *decs;             /* each selected stream's decoder */
 	uint64_t count, bytes;
+	int warned;                          /* the container's warning was printed */
 };
 
 /* The streams --streams selects (and the damaged ones when it is not given,
@@ -285,6 +286,9 @@ static int query_finish(struct query_run *r, int rc)
 	if (r->ns)
 		dssm_query_close(r->q);
 	fflush(stdout);
+	/* CLOSED found wrong by the query itself (its sparse times): said too */
+	if (!r->warned && dssm_container_warning(r->c))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r->c));
 	if (r->o->output && !r->out)   /* refused: nothing went "into" it */
 		return status ? status : EXIT_FAILURE;
 	char b[16];
@@ -329,7 +333,7 @@ static int query_local(const char *path, const struct query_opts *o)
 		return cli_error("query", "no memory for %d streams", r.n);
 	}
 	query_select(&r);
-	if (dssm_container_warning(r.c))
+	if ((r.warned = dssm_container_warning(r.c) != NULL))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	dssm_time_t t0, t1;
 	if (o->list && r.ns == 0)
