@@ -34,7 +34,8 @@ int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what)
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
-			return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "writing %s", what);
+			return errno == ENOSPC ? dssm__fail_errno(DSSM_ENOSPC, "disk full writing %s", what)
+			                       : dssm__fail_errno(DSSM_ESYS, "write error on %s", what);
 		p += k;
 		n -= (size_t)k;
 	}
@@ -87,6 +88,7 @@ void dssm__store_stream_free(struct cstream *s)
 	free(s->prop);
 	free(s->sparse);
 	free(s->damage);
+	free(s->met);
 }
 
 dssm_container *dssm__store_new(const char *dir, int writing)
@@ -220,7 +222,7 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 	out->last = s->last;
 	out->bytes = s->data_end;
 	out->dropped_tail = s->dropped;
-	out->damage = s->damage;
+	out->damage = s->damage ? s->damage : s->met;
 	return 0;
 }
 

@@ -207,11 +207,22 @@ static void set_damage(dssm_container *c, int idx, struct cstream *s, const char
 		s->damage = NULL;
 }
 
+/* Say (once, in the container's warning) that CLOSED was found wrong about
+ * a stream whose files were then read instead: the answers are right, but
+ * the summary was not. */
+static void note_summary_wrong(dssm_container *c, int idx, const char *why)
+{
+	if (!c->note && asprintf(&c->note, "%s/CLOSED is wrong about stream %d (%s); it was read "
+	                                   "from its files", c->dir, idx, why) < 0)
+		c->note = NULL;
+}
+
 /* Forget what CLOSED said of a stream and find its intact part from its
  * files, as for a recording whose recorder died. */
 static int recover_from_files(dssm_container *c, int idx, struct cstream *s, const char *why)
 {
 	uint64_t said = s->count;
+	int trusted = s->trusted;
 	s->trusted = 0;
 	s->lazy = 0;
 	s->count = 0;
@@ -230,6 +241,8 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 	else if (rc == 0 && s->count && s->first > s->last)
 		set_damage(c, idx, s, "its index goes back in time (first entry %lld, last %lld)",
 		           (long long)s->first, (long long)s->last);
+	else if (rc == 0 && trusted) /* the files are whole: the summary was wrong */
+		note_summary_wrong(c, idx, why);
 	return rc;
 }
 
@@ -259,6 +272,33 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	         (dssm_time_t)le_get64(a) == s->first && (dssm_time_t)le_get64(b) == s->last &&
 	         dssm__store_entry_end(b) == s->data_end;
 	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
+}
+
+int dssm__store_distrust(dssm_container *c, int idx, const char *why)
+{
+	struct cstream *s = &c->s[idx];
+	return s->trusted ? recover_from_files(c, idx, s, why) : 0;
+}
+
+int dssm_container_verify(dssm_container *c, int stream)
+{
+	if (!c || c->writing || stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_verify: no stream %d in the container",
+		                  stream);
+	struct cstream *s = &c->s[stream];
+	if (!s->lazy)
+		return 0;
+	int rc = dssm__store_stream_files(c, stream);
+	/* a stream CLOSED describes rightly gives its descriptors back until a
+	 * query needs them: checking every stream of a big recording must not
+	 * run out of them */
+	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0) {
+		close(s->data_fd);
+		close(s->index_fd);
+		s->data_fd = s->index_fd = -1;
+		s->lazy = 1;
+	}
+	return rc;
 }
 
 /* The summary line of stream idx in CLOSED: 1 if found and consistent. */

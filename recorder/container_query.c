@@ -79,17 +79,19 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 	if (!w || (k->next >= k->ibase && k->next < k->ibase + k->icount))
 		memcpy(k->entry, k->ibuf + (k->next - k->ibase) * ENTRY, ENTRY);
 	if (dssm__crc32c_update(0xffffffffu, k->entry, 28) ^ 0xffffffffu ^ le_get32(k->entry + 28))
-		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
-		                  q->c->dir, (unsigned long long)k->next, k->stream);
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails its CRC",
+		                  q->c->dir, s->info.name, s->info.id, (unsigned long long)k->next);
 	k->time = (dssm_time_t)le_get64(k->entry);
 	if (k->time > q->stop)
 		k->end = k->next; /* past the range: this stream is done */
 	return 0;
 }
 
-/* The first entry whose time is >= t (after = 0) or > t (after = 1): a
- * binary search over the index, the last steps within one read. */
-static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
+/* Where the first entry whose time is >= t (after = 0) or > t (after = 1)
+ * should be: a binary search over the index, the last steps within one
+ * read. Its probes' times are not checked here: search_time checks where
+ * it lands. */
+static int search_in(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
                        uint64_t *at)
 {
 	struct cstream *s = &q->c->s[stream];
@@ -145,6 +147,73 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 	return 0;
 }
 
+/* Index entry i of a stream, its CRC checked (from the search's window
+ * when it is there). */
+static int entry_checked(struct dssm_query *q, int stream, uint64_t i, uint8_t *e)
+{
+	struct cstream *s = &q->c->s[stream];
+	const uint8_t *w = from_window(q, stream, i);
+	if (w)
+		memcpy(e, w, ENTRY);
+	else if (dssm__store_pread_all(s->index_fd, e, ENTRY, i * ENTRY) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "%s: stream '%s:%d': reading index entry %llu",
+		                        q->c->dir, s->info.name, s->info.id, (unsigned long long)i);
+	if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails its CRC",
+		                  q->c->dir, s->info.name, s->info.id, (unsigned long long)i);
+	return 0;
+}
+
+/* Is `at` the answer of the search for t? The entries either side of it
+ * must hold (CRC) and have their times on their side of t. 0 yes, 1 their
+ * times say no, or an error. A damaged probe further away sends the search
+ * to one side of it, so that it lands next to it and is caught here; wrong
+ * sparse times in CLOSED land it where the times disagree. */
+static int check_landing(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t at)
+{
+	uint64_t n = q->c->s[stream].count;
+	for (uint64_t i = at ? at - 1 : at; i <= at && i < n; i++) {
+		uint8_t e[ENTRY];
+		int rc = entry_checked(q, stream, i, e);
+		if (rc < 0)
+			return rc;
+		dssm_time_t et = (dssm_time_t)le_get64(e);
+		int before = after ? et <= t : et < t;
+		if (i < at ? !before : before)
+			return 1;
+	}
+	return 0;
+}
+
+/* The first entry whose time is >= t (after = 0) or > t (after = 1), from
+ * entry `from` on; never a wrong answer: a landing the index's times
+ * disagree with is CLOSED's sparse times proven wrong (the stream is then
+ * read from its files and searched again), or a damaged index. */
+static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
+                       uint64_t *at)
+{
+	struct cstream *s = &q->c->s[stream];
+	int rc = search_in(q, stream, t, after, from, at);
+	if (rc == 0)
+		rc = check_landing(q, stream, t, after, *at);
+	if (rc == 1 && s->sparse) {
+		rc = dssm__store_distrust(q->c, stream, "its sparse times disagree with its index");
+		free(s->sparse);
+		s->sparse = NULL;
+		s->nsparse = 0;
+		if (rc == 0)
+			rc = search_in(q, stream, t, after, from, at);
+		if (rc == 0)
+			rc = check_landing(q, stream, t, after, *at);
+	}
+	if (rc == 1)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': the index's times are out of "
+		                  "order around entry %llu (searching for time %lld): the index is "
+		                  "damaged", q->c->dir, s->info.name, s->info.id,
+		                  (unsigned long long)*at, (long long)t);
+	return rc;
+}
+
 static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)
 {
 	struct cstream *s = &q->c->s[k->stream];
@@ -177,6 +246,17 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	return rc;
 }
 
+/* Damage a query met in a stream's files (DSSM_ECORRUPT, its message the
+ * last error): kept with the stream, so that dssm_container_stream reports
+ * it as it reports what open found, never a stream that failed as sound. */
+static int met_damage(dssm_container *c, int stream, int rc)
+{
+	struct cstream *s = &c->s[stream];
+	if (rc == DSSM_ECORRUPT && !s->met)
+		s->met = strdup(dssm_last_error());
+	return rc;
+}
+
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out)
 {
@@ -204,7 +284,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 		else if (rc == 0) {
 			q->cur[i].stream = sidx;
 			q->cur[i].min_time = INT64_MIN;
-			rc = seek_time(q, &q->cur[i], start, end);
+			rc = met_damage(c, sidx, seek_time(q, &q->cur[i], start, end));
 		}
 	}
 	if (rc < 0) {
@@ -261,8 +341,8 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	/* read what is there: the window may run past a file still growing */
 	ssize_t got = pread(s->data_fd, k->dbuf, want, (off_t)off);
 	if (got < (ssize_t)need)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is cut short",
-		                  q->c->dir, k->stream, (unsigned long long)off);
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu is cut "
+		                  "short", q->c->dir, s->info.name, s->info.id, (unsigned long long)off);
 	k->doff = off;
 	k->dlen = (size_t)got;
 	*out = k->dbuf;
@@ -288,7 +368,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	for (int i = 0; q->reload && i < q->n; i++) {
 		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
 		if (rc < 0)
-			return rc;
+			return met_damage(q->c, q->cur[i].stream, rc);
 		q->cur[i].reload = 0;
 	}
 	q->reload = 0;
@@ -298,27 +378,44 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	uint64_t off = le_get64(best->entry + 16);
 	uint32_t len = le_get32(best->entry + 24);
 	uint64_t data_end = q->c->s[best->stream].data_end;
+	const struct cstream *bs = &q->c->s[best->stream];
+	/* never a sample before the window: the search checked where it landed,
+	 * and entries after it never go back (below) */
+	if (best->time < q->start)
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu has "
+		                             "time %lld, before the query's start %lld: the index is "
+		                             "damaged", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (long long)best->time,
+		                             (long long)q->start));
 	if (off < best->min_off || best->time < best->min_time)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu goes back (time %lld, "
-		                  "offset %llu, after time %lld, offset %llu): the index is damaged",
-		                  q->c->dir, best->stream, (unsigned long long)best->next,
-		                  (long long)best->time, (unsigned long long)off,
-		                  (long long)best->min_time, (unsigned long long)best->min_off);
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu goes "
+		                             "back (time %lld, offset %llu, after time %lld, offset "
+		                             "%llu): the index is damaged", q->c->dir, bs->info.name,
+		                             bs->info.id, (unsigned long long)best->next,
+		                             (long long)best->time, (unsigned long long)off,
+		                             (long long)best->min_time,
+		                             (unsigned long long)best->min_off));
 	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: index entry %llu points past the "
-		                  "data's end (offset %llu, %u bytes, data ends at %llu)", q->c->dir,
-		                  best->stream, (unsigned long long)best->next, (unsigned long long)off,
-		                  len, (unsigned long long)data_end);
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu points "
+		                             "past the data's end (offset %llu, %u bytes, data ends at "
+		                             "%llu)", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (unsigned long long)off, len,
+		                             (unsigned long long)data_end));
 	uint8_t *h = NULL;
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)
-		return frc;
+		return met_damage(q->c, best->stream, frc);
 	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), h + RECORD_HEADER, len) ^ 0xffffffffu;
 	if (le_get32(h) != RECORD_MAGIC || le_get32(h + 4) != len || le_get64(h + 16) != le_get64(best->entry) ||
 	    crc != le_get32(h + 24))
-		return dssm__fail(DSSM_ECORRUPT, "%s: stream %d: record at offset %llu is damaged "
-		                  "(magic, length, time or CRC)",
-		                  q->c->dir, best->stream, (unsigned long long)off);
+		return met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
+		                             "is damaged (magic, length, time or CRC)", q->c->dir,
+		                             q->c->s[best->stream].info.name,
+		                             q->c->s[best->stream].info.id, (unsigned long long)off));
 	rec->stream = best->stream;
 	rec->tid = le_get64(h + 8);
 	rec->time = (dssm_time_t)le_get64(h + 16);

@@ -167,28 +167,6 @@ static int rec_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap,
 	return read_entry(s, i, 0, buf, cap, info);
 }
 
-/* The time search reads index times without their CRC: a damaged time
- * steers it to a wrong place, which would be returned as the answer with no
- * error. So the two entries it lands between are checked (CRC, and
- * time(k-1) <= t < time(k)); a damaged probe further away sends the search
- * to one side of it, so that it lands next to it, and is caught there. */
-static int check_landing(dssm_stream *s, dssm_time_t t, uint64_t k)
-{
-	struct recording *r = rec_of(s);
-	uint64_t n = dssm__query_count(r->q);
-	for (uint64_t i = k ? k - 1 : k; i <= k && i < n; i++) {
-		dssm_time_t et = 0;
-		int rc = dssm__query_entry(r->q, i, &et, NULL);
-		if (rc < 0)
-			return dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id, dssm_last_error());
-		if (i < k ? et > t : et <= t)
-			return dssm__fail(DSSM_ECORRUPT, "recording of '%s:%d': index entry %llu has time "
-			                  "%lld, out of order around time %lld", s->name, s->id,
-			                  (unsigned long long)i, (long long)et, (long long)t);
-	}
-	return 0;
-}
-
 /* The entries with time <= t (so the newest of them is the answer of
  * read_time), refusing a t older than the recording. */
 static int entries_upto(dssm_stream *s, dssm_time_t t, uint64_t *k)
@@ -197,10 +175,9 @@ static int entries_upto(dssm_stream *s, dssm_time_t t, uint64_t *k)
 	int rc = refresh(s);
 	if (rc == 0 && dssm__query_count(r->q) == 0)
 		return no_sample(s);
-	if (rc == 0)
-		rc = dssm__query_search(r->q, t, 1, k);
-	if (rc == 0)
-		rc = check_landing(s, t, *k);
+	/* (the search checks the entries it lands between: CRC and order) */
+	if (rc == 0 && (rc = dssm__query_search(r->q, t, 1, k)) < 0)
+		rc = dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id, dssm_last_error());
 	if (rc == 0 && *k == 0)
 		rc = dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
 		                (long long)t, s->name, s->id);

@@ -17,7 +17,9 @@ static int flush_index(dssm_container *c, int i)
 	struct cstream *s = &c->s[i];
 	if (!s->ilen)
 		return 0;
-	int rc = dssm__store_write_all(s->index_fd, s->ibuf, s->ilen, "an index");
+	char what[4200];
+	snprintf(what, sizeof what, "%s/streams/%04d.index", c->dir, i);
+	int rc = dssm__store_write_all(s->index_fd, s->ibuf, s->ilen, what);
 	if (rc < 0) {
 		/* Cut back to whole entries, so later ones stay aligned; the
 		 * entries stay pending for the next sync. */
@@ -29,7 +31,8 @@ static int flush_index(dssm_container *c, int i)
 		/* written but not known durable: not counted as durable */
 		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
 			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
-		return dssm__fail_errno(DSSM_ESYS, "syncing index %d of %s", i, c->dir);
+		return dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.index (fdatasync)",
+		                        c->dir, i);
 	}
 	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
 	s->index_flushed += s->ilen;
@@ -52,7 +55,8 @@ int dssm_container_sync(dssm_container *c)
 		/* 1. the stream's records reach its file and the disk ... */
 		int rc = dssm__store_flush_data(c, i);
 		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "syncing stream %d of %s", i, c->dir);
+			rc = dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.data (fdatasync)",
+			                      c->dir, i);
 		/* 2. ... before the index entries that point to them */
 		if (rc == 0)
 			rc = flush_index(c, i);

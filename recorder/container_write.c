@@ -317,8 +317,8 @@ int dssm__store_flush_data(dssm_container *c, int idx)
 	struct cstream *s = &c->s[idx];
 	if (!s->dlen)
 		return 0;
-	char what[64];
-	snprintf(what, sizeof what, "stream %d of the recording", idx);
+	char what[4200];
+	snprintf(what, sizeof what, "%s/streams/%04d.data", c->dir, idx);
 	int rc = dssm__store_write_all(s->data_fd, s->dbuf, s->dlen, what);
 	if (rc == 0) {
 		s->flushed += s->dlen;

@@ -72,6 +72,7 @@ struct cstream {
 	dssm_time_t durable_last;
 	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
 	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
+	char *met;               /* reader: the first damage a query met in them, or NULL */
 	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
 	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
 	 * query's binary search starts within one stride of its answer. */
@@ -137,6 +138,9 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
+/* CLOSED proved wrong about stream idx (why): read it from its files, as
+ * after a crash (its sparse times dropped); the container's warning says so. */
+int dssm__store_distrust(dssm_container *c, int idx, const char *why);
 /* dssm_container_refresh for stream idx alone (and CLOSED): what a
  * recorded stream read as a dssm_stream needs before each read. */
 int dssm__store_refresh_stream(dssm_container *c, int idx);

@@ -204,6 +204,141 @@ t_damage_reported() {
 	[ $rc -eq 1 ] && has "damaged" "$tmp/p3" && has "intact part" "$tmp/p3"
 }
 
+# flip FILE OFFSET MASK: xor one byte of FILE
+flip() {
+	python3 -c 'import sys; f=open(sys.argv[1],"r+b"); o=int(sys.argv[2]); f.seek(o); b=f.read(1)[0]; f.seek(o); f.write(bytes([b ^ int(sys.argv[3])]))' "$@"
+}
+
+# Damage met only when a stream's index is read (at its first query, not
+# at open) is said by name, exit 1, by query, play and info: never a
+# shorter answer with exit 0. The same in a recording whose recorder died.
+t_index_damage() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	local n rc; n=$(held "$tmp/dmg" odom:0)
+	# the only index entry of note:0 flipped
+	cp -r "$tmp/dmg" "$tmp/ix1"
+	flip "$tmp/ix1/streams/0001.index" 0 4
+	"$DSSM" info "$tmp/ix1" >"$tmp/o" 2>&1; rc=$?
+	cat "$tmp/o"
+	[ $rc -eq 1 ] && has "^note:0 .*DAMAGED" "$tmp/o" || { echo "info: exit $rc"; return 1; }
+	for sel in note odom,note; do
+		"$DSSM" query "$tmp/ix1" --streams $sel >/dev/null 2>"$tmp/e"; rc=$?
+		[ $rc -eq 1 ] && has "note:0 is damaged" "$tmp/e" || { cat "$tmp/e"; echo "query --streams $sel: exit $rc"; return 1; }
+	done
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/ix1" --speed 100 2>"$tmp/e"; rc=$?
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" rm odom note >/dev/null 2>&1
+	[ $rc -eq 1 ] && has "note:0 is damaged" "$tmp/e" || { cat "$tmp/e"; echo "play: exit $rc"; return 1; }
+	# a time in the middle of odom:0's index (closed, then crashed): the
+	# query fails naming the entry, or returns every sample
+	local mid=$((n / 2))
+	for kind in closed crashed; do
+		cp -r "$tmp/dmg" "$tmp/ix-$kind"
+		[ $kind = closed ] || rm "$tmp/ix-$kind/CLOSED"
+		flip "$tmp/ix-$kind/streams/0000.index" $((mid * 32 + 4)) 4
+		"$DSSM" query "$tmp/ix-$kind" --streams odom >"$tmp/q" 2>"$tmp/e"; rc=$?
+		cat "$tmp/e"
+		if [ $rc -eq 0 ]; then
+			[ "$(wc -l <"$tmp/q")" = "$n" ] || { echo "$kind: $(wc -l <"$tmp/q") of $n samples, exit 0"; return 1; }
+		else
+			has "odom:0.*index entry $mid" "$tmp/e" || { echo "$kind: the error does not name entry $mid"; return 1; }
+		fi
+		DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/ix-$kind" --speed 100 2>"$tmp/e"; rc=$?
+		DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" rm odom note >/dev/null 2>&1
+		cat "$tmp/e"
+		[ $rc -ne 0 ] && has "index entry $mid" "$tmp/e" || { echo "play $kind: exit $rc"; return 1; }
+	done
+}
+
+# A write error (EIO from fdatasync of a .data file, through an LD_PRELOAD
+# shim): the recorder stops, closes, and its per-stream count is what the
+# recording holds; the samples the error took are counted as lost, with
+# the reason, and the exit status is 1.
+t_write_error() {
+	local src; src=$(dirname "$(realpath "$0")")/eio_shim.c
+	cc -shared -fPIC -o "$tmp/eio.so" "$src" -ldl || return 1
+	"$BUILD/examples/odometry" --seconds 5 >/dev/null 2>&1 &
+	local wpid=$!
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	mkdir -p "$tmp/eio"
+	DSSM_TEST_EIO_FLAG="$tmp/eio/now" LD_PRELOAD="$tmp/eio.so" \
+		"$DSSM" record -o "$tmp/eio/rec" odom --sync 0.2 2>"$tmp/eio.log" &
+	local rpid=$!
+	sleep 0.7
+	touch "$tmp/eio/now"
+	for _ in $(seq 100); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
+	if kill -0 $rpid 2>/dev/null; then
+		echo "the recorder did not stop on a write error"; kill $rpid; wait $rpid; kill $wpid; return 1
+	fi
+	wait $rpid; local rc=$?
+	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	cat "$tmp/eio.log"
+	[ $rc -ne 0 ] || { echo "exit status 0 after a write error"; return 1; }
+	has "samples lost: write error on .*/streams/0000.data" "$tmp/eio.log" || return 1
+	"$DSSM" info "$tmp/eio/rec" >"$tmp/eio.info"; cat "$tmp/eio.info"
+	has "(closed)" "$tmp/eio.info" || return 1
+	summary_agrees "$tmp/eio.log" "$tmp/eio/rec" odom:0
+}
+
+# --min-free above what the disk has: the recorder stops at once, saying
+# why, with a closed recording whose counts are the summary's.
+t_min_free() {
+	"$BUILD/examples/odometry" --seconds 3 >/dev/null 2>&1 &
+	local wpid=$!
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	"$DSSM" record -o "$tmp/mf" odom --from-oldest --min-free 100000000 2>"$tmp/mf.log"
+	local rc=$?
+	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	cat "$tmp/mf.log"
+	[ $rc -eq 1 ] && has "min_free" "$tmp/mf.log" && has "every part closed" "$tmp/mf.log" || return 1
+	"$DSSM" info "$tmp/mf" >"$tmp/mf.info" && has "(closed)" "$tmp/mf.info" || { cat "$tmp/mf.info"; return 1; }
+	summary_agrees "$tmp/mf.log" "$tmp/mf" odom:0
+}
+
+# Refused outputs are left as they were: `import -o` and `query --output`
+# of an existing recording or a non-empty directory, and the refused query
+# prints no count of samples "into" it.
+t_refused_outputs() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	"$DSSM" export "$tmp/dmg" --mcap "$tmp/x.mcap" 2>/dev/null || return 1
+	mkdir -p "$tmp/busy"; echo keep >"$tmp/busy/notes.txt"
+	cp -r "$tmp/dmg" "$tmp/live"; rm "$tmp/live/CLOSED"   # as if still recording
+	for out in "$tmp/dmg" "$tmp/live" "$tmp/busy"; do
+		local before; before=$(cd "$out" && find . -type f -exec md5sum {} + | sort)
+		"$DSSM" import "$tmp/x.mcap" -o "$out" 2>"$tmp/e"; local rc=$?
+		[ $rc -ne 0 ] && grep -qE "not empty|a recording already" "$tmp/e" || { cat "$tmp/e"; echo "import -o $out: exit $rc"; return 1; }
+		"$DSSM" query "$tmp/dmg" --output "$out" 2>"$tmp/e"; rc=$?
+		[ $rc -ne 0 ] && grep -qE "not empty|a recording already" "$tmp/e" || { cat "$tmp/e"; echo "query --output $out: exit $rc"; return 1; }
+		! has "samples.* into" "$tmp/e" || { cat "$tmp/e"; echo "a refused query counted samples into $out"; return 1; }
+		[ "$(cd "$out" && find . -type f -exec md5sum {} + | sort)" = "$before" ] || { echo "$out was changed"; return 1; }
+	done
+}
+
+# `dssm info` shows the data size the files hold, not a CLOSED's END that
+# was lowered (with a valid checksum), and says CLOSED was wrong.
+t_info_data_size() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	cp -r "$tmp/dmg" "$tmp/end"
+	python3 - "$tmp/end/CLOSED" <<'PY' || return 1
+import re, sys
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
+    return c ^ 0xffffffff
+body = open(sys.argv[1]).read()
+body = body[:body.index("crc ")]
+m = re.search(r"\nstream 0 (\d+) (-?\d+) (-?\d+) (\d+)\n", body)
+low = int(m.group(4)) - 2048
+body = body[:m.start(4)] + str(low) + body[m.end(4):]
+open(sys.argv[1], "wb").write(body.encode() + ("crc %08x\n" % crc32c(body.encode())).encode())
+PY
+	"$DSSM" info "$tmp/dmg" --format json >"$tmp/a.json" && "$DSSM" info "$tmp/end" --format json >"$tmp/b.json" || return 1
+	cat "$tmp/b.json"
+	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); f=lambda d:[s for s in d["streams"] if s["name"]=="odom"][0]["bytes"]; sys.exit(0 if f(a)==f(b) and "wrong" in b.get("warning","") else 1)' "$tmp/a.json" "$tmp/b.json"
+}
+
 t_not_a_recording() {
 	mkdir -p "$tmp/plain"
 	"$DSSM" info "$tmp/plain" 2>"$tmp/e"; [ $? -eq 1 ] && has "not a dssm recording" "$tmp/e" || { cat "$tmp/e"; return 1; }
@@ -215,6 +350,11 @@ check "full disk: the recorder stops, counts agree, closed" t_full_disk
 check "full disk with --direct: counts agree, closed" t_full_disk_direct
 check "full disk during splits: every part closed and whole" t_full_disk_splits
 check "damaged files reported by name, JSON stays valid" t_damage_reported
+check "damage met in an index at query time: said, exit 1" t_index_damage
+check "a write error: counts agree, the loss said with its reason" t_write_error
+check "--min-free: stops at once, closed, counts agree" t_min_free
+check "refused outputs are left untouched, no count into them" t_refused_outputs
+check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
 echo "recording: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -752,6 +752,150 @@ static void test_checked_summary(void **state)
 	assert_non_null(strstr(dssm_last_error(), "newer"));
 }
 
+/* Times of stream `stream`'s entries, in order (n of them). */
+static dssm_time_t *stream_times(dssm_container *c, int stream, int *n)
+{
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, stream, &rec), 0);
+	dssm_time_t *t = calloc(rec.count + 1, sizeof *t);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &stream, 1, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record r;
+	int k = 0;
+	while (dssm_query_next(q, &r) > 0)
+		t[k++] = r.time;
+	dssm_query_close(q);
+	assert_int_equal(k, rec.count);
+	*n = k;
+	return t;
+}
+
+/* Samples a query of stream `stream` over [t0, t1] returns before it ends
+ * (0) or fails (its error in *rc). */
+static int count_query(dssm_container *c, int stream, dssm_time_t t0, dssm_time_t t1, int *rc)
+{
+	dssm_query *q;
+	int n = 0;
+	dssm_record r;
+	*rc = dssm_query_open(c, &stream, 1, t0, t1, &q);
+	if (*rc < 0)
+		return 0;
+	while ((*rc = dssm_query_next(q, &r)) > 0) {
+		assert_true(r.time >= t0 && r.time <= t1);
+		n++;
+	}
+	dssm_query_close(q);
+	return n;
+}
+
+/* A bit flipped in an index entry's time, within a query's range: the time
+ * search must not land on it and answer a shorter range with no error. The
+ * query fails naming the entry - closed or crashed, salvage or not. */
+static void test_damaged_entry_in_search(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "land");
+	free(write_random(dir, 3000, NULL));
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int n;
+	dssm_time_t *t = stream_times(c, 0, &n);
+	dssm_container_close(c);
+	assert_true(n > 700);
+	int at = n / 2;
+	snprintf(path, sizeof path, "%s/streams/0000.index", dir);
+	FILE *f = fopen(path, "r+b");
+	fseek(f, (long)at * 32 + 4, SEEK_SET);
+	int ch = fgetc(f);
+	fseek(f, (long)at * 32 + 4, SEEK_SET);
+	fputc(ch ^ 0x04, f);   /* its time grows by 2^34 ns */
+	fclose(f);
+	int whole = 0;
+	for (int i = 0; i < n; i++)
+		whole += t[i] >= t[at - 100] && t[i] <= t[at + 100];
+	for (int pass = 0; pass < 4; pass++) {
+		if (pass == 2) { /* the same, as if the recorder had crashed */
+			snprintf(path, sizeof path, "%s/CLOSED", dir);
+			assert_int_equal(unlink(path), 0);
+		}
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm_container_set_salvage(c, pass % 2);
+		int rc, got = count_query(c, 0, t[at - 100], t[at + 100], &rc);
+		if (rc == 0)
+			assert_int_equal(got, whole); /* never a silently shorter answer */
+		assert_int_equal(rc, DSSM_ECORRUPT);
+		char entry[64];
+		snprintf(entry, sizeof entry, "index entry %d", at);
+		assert_non_null(strstr(dssm_last_error(), entry));
+		assert_non_null(strstr(dssm_last_error(), "imu:0"));
+		/* and the stream is reported damaged from then on */
+		dssm_recorded rec;
+		dssm_container_stream(c, 0, &rec);
+		assert_non_null(rec.damage);
+		assert_non_null(strstr(rec.damage, entry));
+		dssm_container_close(c);
+	}
+	free(t);
+}
+
+/* Sparse times in a CLOSED with a valid checksum that are plausible (never
+ * decreasing, inside the stream's range) but wrong: a query never returns a
+ * sample outside its window nor leaves one out; the container's warning
+ * says CLOSED was wrong. */
+static void test_wrong_sparse_times(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "sparse");
+	struct rec *v = write_random(dir, 4000, NULL);
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	static char body[65536];
+	snprintf(body, sizeof body, "%s", slurp(path));
+	*strstr(body, "crc ") = 0;
+	/* every stream's times after the first: all the last one */
+	int changed = 0;
+	for (char *p = strstr(body, "\nsparse "); p; p = strstr(p + 1, "\nsparse ")) {
+		char *q = strchr(p + 9, ' ') + 1;   /* after the index */
+		q = strchr(q, ' ') + 1;              /* after the stride: T0 */
+		char *t1 = strchr(q, ' ');
+		char *eol = strchr(q, '\n');
+		if (!t1 || t1 > eol)
+			continue;
+		char *last = eol;
+		while (last[-1] != ' ')
+			last--;
+		size_t ll = (size_t)(eol - last);
+		char lastv[32];
+		snprintf(lastv, sizeof lastv, "%.*s", (int)ll, last);
+		static char rebuilt[65536];
+		int k = 0;
+		for (char *x = t1; x < eol; x = strchr(x + 1, ' ') ? strchr(x + 1, ' ') : eol)
+			k++;
+		size_t pre = (size_t)(t1 - body);
+		size_t len = 0;
+		len += (size_t)snprintf(rebuilt, sizeof rebuilt, "%.*s", (int)pre, body);
+		for (int i = 0; i < k; i++)
+			len += (size_t)snprintf(rebuilt + len, sizeof rebuilt - len, " %s", lastv);
+		snprintf(rebuilt + len, sizeof rebuilt - len, "%s", eol);
+		snprintf(body, sizeof body, "%s", rebuilt);
+		p = body + pre;
+		changed++;
+	}
+	assert_true(changed > 0);
+	write_closed(dir, body);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	for (int k = 0; k < 40; k++) {
+		dssm_time_t a = v[rnd() % 4000].time, b = v[rnd() % 4000].time;
+		check_query(c, v, 4000, (int)(rnd() % 7) + 1, a < b ? a : b, a < b ? b : a);
+	}
+	assert_non_null(dssm_container_warning(c));
+	assert_non_null(strstr(dssm_container_warning(c), "sparse"));
+	dssm_container_close(c);
+	free(v);
+}
+
 /* The batch call returns what query_next returns, in the same order, however
  * small its arrays and buffer; a buffer too small for the next sample is an
  * error that consumes nothing. */
@@ -829,6 +973,8 @@ int main(void)
 		cmocka_unit_test(test_sync_when_quiet),
 		cmocka_unit_test(test_checked_summary),
 		cmocka_unit_test(test_query_batch),
+		cmocka_unit_test(test_damaged_entry_in_search),
+		cmocka_unit_test(test_wrong_sparse_times),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

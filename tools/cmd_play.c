@@ -305,6 +305,12 @@ static int play_create_rings(struct play_run *p, const char *path)
 	for (int i = 0; i < p->n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(p->c, i, &r);
+		/* its files checked against CLOSED before it is played: damage the
+		 * replay would meet is said here, not played as a shorter stream */
+		if (cli_stream_selected(&r.info, p->o->list)) {
+			dssm_container_verify(p->c, i);
+			dssm_container_stream(p->c, i, &r);
+		}
 		if (r.damage) {
 			char label[DSSM_NAME_MAX + 16];
 			cli_recorded_label(&r, i, label, sizeof label);

@@ -163,17 +163,24 @@ struct query_run {
 	int *out_index;                      /* a stream's index in out */
 	struct cli_decode *decs;             /* each selected stream's decoder */
 	uint64_t count, bytes;
+	int warned;                          /* the container's warning was printed */
 };
 
 /* The streams --streams selects (and the damaged ones when it is not given,
  * said, never silently left out: their intact part is returned, and the
- * exit status is 1); the recording's span. */
+ * exit status is 1); the recording's span. A selected stream's files are
+ * checked against CLOSED first (dssm_container_verify), so that damage the
+ * query would meet is said here too, not answered as a shorter stream. */
 static void query_select(struct query_run *r)
 {
 	r->newest = r->first = r->last = INT64_MIN;
 	for (int i = 0; i < r->n; i++) {
 		dssm_recorded rec;
 		dssm_container_stream(r->c, i, &rec);
+		if (cli_stream_selected(&rec.info, r->o->list) || !r->o->list) {
+			dssm_container_verify(r->c, i);
+			dssm_container_stream(r->c, i, &rec);
+		}
 		cli_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
 		if (rec.count) {
 			r->first = r->first == INT64_MIN || rec.first < r->first ? rec.first : r->first;
@@ -279,6 +286,11 @@ static int query_finish(struct query_run *r, int rc)
 	if (r->ns)
 		dssm_query_close(r->q);
 	fflush(stdout);
+	/* CLOSED found wrong by the query itself (its sparse times): said too */
+	if (!r->warned && dssm_container_warning(r->c))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r->c));
+	if (r->o->output && !r->out)   /* refused: nothing went "into" it */
+		return status ? status : EXIT_FAILURE;
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)r->bytes);
 	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n",
@@ -300,8 +312,12 @@ static int query_local(const char *path, const struct query_opts *o)
 {
 	if (o->deadline > 0)
 		return cli_usage("query", "--deadline is for recordings served by a proxy");
+	/* refused before anything is opened, and without a count of samples */
+	int rc = o->output ? dssm_container_check_output(o->output) : 0;
+	if (rc < 0)
+		return cli_dssm_error("query", rc);
 	struct cli_recording recording;
-	int rc = cli_recording_open("query", path, &recording);
+	rc = cli_recording_open("query", path, &recording);
 	if (rc)
 		return rc;
 	struct query_run r = {.o = o, .c = recording.c};
@@ -316,9 +332,9 @@ static int query_local(const char *path, const struct query_opts *o)
 		cli_recording_close(&recording);
 		return cli_error("query", "no memory for %d streams", r.n);
 	}
-	if (dssm_container_warning(r.c))
-		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	query_select(&r);
+	if ((r.warned = dssm_container_warning(r.c) != NULL))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	dssm_time_t t0, t1;
 	if (o->list && r.ns == 0)
 		rc = cli_error("query", "no stream of %s matches '%s'", path, o->list);

@@ -115,6 +115,16 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
 		char b[16], held[64] = "", unstored[64] = "";
 		cli_format_bytes(b, sizeof b, (double)st.bytes);
+		/* the count is what the recording holds; samples it accepted but
+		 * lost to a write error are counted as lost, with the reason */
+		uint64_t gone = !rolling && st.kept < st.recorded ? st.recorded - st.kept : 0;
+		st.recorded -= gone;
+		if (gone)
+			fprintf(stderr, "dssm record: %s: %llu samples lost: %s\n", st.address,
+			        (unsigned long long)gone, st.error ? st.error : dssm_recorder_stopped(r) ?
+			        dssm_recorder_stopped(r) : "a write error");
+		st.lost += gone;
+		status |= gone != 0;
 		if (st.kept != st.recorded)
 			snprintf(held, sizeof held, "  (%llu in the %s)", (unsigned long long)st.kept,
 			         rolling ? "parts kept" : "recording");

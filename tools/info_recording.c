@@ -175,6 +175,10 @@ int cli_recording_info(const char *path, int json)
 	dssm_time_t start = INT64_MAX, end = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded *r = &rows[i].r;
+		/* the files checked against CLOSED: the figures shown are what a
+		 * query finds (first and last entry, data end), and damage found
+		 * so is shown */
+		dssm_container_verify(c, i);
 		dssm_container_stream(c, i, r);
 		cli_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
 		if (bridge_stream_topic(c, i, rows[i].topic, sizeof rows[i].topic) < 0)

@@ -34,7 +34,12 @@
  *
  * What a reader checks: every .meta's CRC, CLOSED's CRC and its figures
  * against the files' sizes (a summary that does not fit is not used: the
- * stream is read from its files). A stream whose files are damaged is still
+ * stream is read from its files); at a stream's first query (or
+ * dssm_container_verify), its first and last index entries against CLOSED;
+ * in every time search, the CRCs and times of the two index entries it
+ * lands between (never an answer that starts or ends at a wrong entry:
+ * CLOSED's sparse times found wrong are dropped, a damaged index is
+ * DSSM_ECORRUPT naming the stream and entry). A stream whose files are damaged is still
  * listed, with `damage` saying what is wrong; queries refuse it
  * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
  * its intact part.
@@ -120,7 +125,9 @@ typedef struct dssm_recorded {
 	uint64_t dropped_tail;      /* index entries dropped by recovery */
 	const char *damage;         /* NULL, or what is wrong with the stream's files
 	                               (then info may be empty and count is what is
-	                               intact); valid while the container is open */
+	                               intact), found at open or by a query since
+	                               (DSSM_ECORRUPT from a query of the stream);
+	                               valid while the container is open */
 } dssm_recorded;
 
 int dssm_container_stream_count(dssm_container *c);
@@ -133,10 +140,24 @@ int dssm_container_find(dssm_container *c, const char *name, int id);
 /* 1 if the recorder closed the container cleanly. */
 int dssm_container_closed(dssm_container *c);
 /* NULL, or a sentence about damage to the container as a whole (a CLOSED
- * whose checksum fails: the streams were then read from their files). */
+ * whose checksum fails, or one found wrong about a stream: the streams were
+ * then read from their files). */
 const char *dssm_container_warning(dssm_container *c);
-/* Let queries read the intact part of damaged streams (default: refused). */
+/* Let queries read the intact part of damaged streams (default: refused).
+ * A query that finds a stream damaged (see dssm_container_verify) then reads
+ * its intact part without an error: the caller learns of it from the
+ * stream's `damage`, which it must check to never pass a shorter answer off
+ * as whole (`dssm query` and `dssm play` warn and exit with status 1). */
 void dssm_container_set_salvage(dssm_container *c, int on);
+/* Check stream's files against CLOSED now (its first and last index entries
+ * and data end), as a query does when it first reads the stream: then
+ * dssm_container_stream's count, bytes and damage are what a query finds,
+ * not only what CLOSED said. A stream whose files disagree is read from
+ * them (its damage set if fewer samples are intact; the container's
+ * warning set if only CLOSED was wrong). Nothing to do for a container
+ * without CLOSED (its streams were read from their files at open). 0, or
+ * DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM. */
+int dssm_container_verify(dssm_container *c, int stream);
 
 /* Close a writer (sync, CLOSED) or a reader. A writer's close runs every
  * step whatever failed before it and returns the first error (those of

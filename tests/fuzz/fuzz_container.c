@@ -62,14 +62,28 @@ static void put_file(unsigned which, const uint8_t *p, size_t n)
 	close(fd);
 }
 
+/* A query failed: damage found while reading is an expected answer, but
+ * only as DSSM_ECORRUPT, and the stream is reported damaged from then on. */
+static void failed_query(dssm_container *c, int s, int rc)
+{
+	dssm_recorded rec;
+	if (rc != DSSM_ECORRUPT && rc != DSSM_ENOMEM)
+		fail("a query failed with another error than DSSM_ECORRUPT");
+	if (rc == DSSM_ECORRUPT && (dssm_container_stream(c, s, &rec) < 0 || !rec.damage))
+		fail("a query failed and its stream is not reported damaged");
+}
+
 /* Every sample of one stream with start <= time <= end; the count, or -1
- * if the query failed (damage found while reading is an expected answer). */
+ * if the query failed (after checking how). */
 static long query_stream(dssm_container *c, int s, dssm_time_t start, dssm_time_t end,
                          dssm_time_t *times)
 {
 	dssm_query *q;
-	if (dssm_query_open(c, &s, 1, start, end, &q) < 0)
+	int orc = dssm_query_open(c, &s, 1, start, end, &q);
+	if (orc < 0) {
+		failed_query(c, s, orc);
 		return -1;
+	}
 	long n = 0;
 	dssm_record r;
 	int rc;
@@ -83,10 +97,17 @@ static long query_stream(dssm_container *c, int s, dssm_time_t start, dssm_time_
 		times[n++] = r.time;
 	}
 	dssm_query_close(q);
+	if (rc < 0)
+		failed_query(c, s, rc);
 	return rc < 0 ? -1 : n;
 }
 
-static void check_stream(dssm_container *c, int s, const uint8_t *data, size_t size)
+/* `listed`: the count the stream had before any query of it (a CLOSED
+ * recording's figure until its files are read). A query that answers fewer
+ * samples than that must come with the stream reported damaged: never a
+ * silently shorter stream. */
+static void check_stream(dssm_container *c, int s, uint64_t listed, const uint8_t *data,
+                         size_t size)
 {
 	static dssm_time_t all[MAX_TIMES], win[MAX_TIMES];
 	long n = query_stream(c, s, INT64_MIN, INT64_MAX, all);
@@ -95,6 +116,9 @@ static void check_stream(dssm_container *c, int s, const uint8_t *data, size_t s
 		fail("a listed stream has no description");
 	if (n < 0)
 		return;
+	if ((uint64_t)n < listed && n < MAX_TIMES && !rec.damage)
+		fail("a whole-stream query returned fewer samples than listed, and the stream is not "
+		     "reported damaged");
 	if ((uint64_t)n != rec.count && n < MAX_TIMES)
 		fail("a whole-stream query disagrees with the stream's count");
 	if (n == 0 || n >= MAX_TIMES)
@@ -139,7 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t plen;
 		(void)dssm_container_property(c, s, &plen);
 		(void)strlen(dssm_container_schema(c, s));
-		check_stream(c, s, data, size);
+		check_stream(c, s, rec.count, data, size);
 	}
 	dssm_container_refresh(c);
 	dssm_container_close(c);
