@@ -191,7 +191,7 @@ static void ask_short_slice(void)
 	if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0u) != 0 || a.policy != 0)
 		return;
 	a.size = sizeof a;
-	a.flags = 0;
+	a.flags &= 1u; /* SCHED_FLAG_RESET_ON_FORK kept; nothing else asked */
 	a.runtime = WATCH_SLICE_NS;
 	syscall(SYS_sched_setattr, 0, &a, 0u);
 #endif
