@@ -7,8 +7,9 @@
  *      of the same bytes (throughput);
  *   3. write-to-delivery latency of a 1 kHz 64 B subscription vs raw TCP
  *      one-way, alone and beside a 30 Hz 1 MiB stream to the same process;
- *   4. CPU time per delivered sample: the proxy's, the writer's, and a raw
- *      TCP sender's.
+ *   4. CPU time per delivered sample: the proxy's, beside the writer's and
+ *      a raw TCP sender's (the loop of each: waking, writing or sending,
+ *      going back to sleep).
  * Write-to-delivery and raw TCP are measured in alternating blocks, so both
  * meet the same load.
  * Where each process ran is printed: on two cores placement alone moves round
@@ -27,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -44,6 +44,14 @@ static double mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* This process's CPU time, in ns (all its threads). */
+static double own_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -148,6 +156,7 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		if (kind == STREAM && write_full(fd, "r", 1) < 0)
 			_exit(1);
+		double cpu0 = own_cpu_ns();
 		for (int i = 0; i < count; i++) {
 			if (kind == ECHO64) {
 				if (read_full(fd, buf, 64) < 0 || write_full(fd, buf, 64) < 0)
@@ -164,6 +173,10 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 				nanosleep(&ts, NULL);
 			}
 		}
+		/* ONEWAY: then the loop's CPU time (sending, sleeping, waking) */
+		double cpu = own_cpu_ns() - cpu0;
+		if (kind == ONEWAY)
+			write_full(fd, &cpu, sizeof cpu);
 		_exit(0);
 	}
 	close(lfd);
@@ -348,7 +361,7 @@ static void *big_stream_reader(void *p)
 
 /* A child writes `count` 64 B samples, one every 1 ms, each carrying its
  * CLOCK_MONOTONIC, after `settle_us` (the subscriber and the watcher asleep). */
-static pid_t small_writer(int count, int settle_us)
+static pid_t small_writer(int count, int settle_us, int cpu_fd)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -357,6 +370,7 @@ static pid_t small_writer(int count, int settle_us)
 		if (dssm_open("imu", 0, DSSM_WRITE, &w) < 0)
 			_exit(1);
 		usleep((useconds_t)settle_us);
+		double cpu0 = own_cpu_ns();
 		for (int i = 0; i < count; i++) {
 			unsigned char buf[64] = {0};
 			double t = mono_ns();
@@ -365,6 +379,8 @@ static pid_t small_writer(int count, int settle_us)
 			struct timespec ts = {0, 1000000};
 			nanosleep(&ts, NULL);
 		}
+		double cpu = own_cpu_ns() - cpu0; /* the loop's, as the raw sender's */
+		write_full(cpu_fd, &cpu, sizeof cpu);
 		dssm_close(w);
 		_exit(0);
 	}
@@ -382,22 +398,17 @@ static double proc_cpu_ns(pid_t pid)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* CPU time of the children waited for so far, in ns. */
-static double children_cpu_ns(void)
-{
-	struct rusage ru;
-	getrusage(RUSAGE_CHILDREN, &ru);
-	return ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) * 1e9 +
-	       ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) * 1e3;
-}
-
 /* One block through the proxy: `k` latencies into lat; adds the proxy's and
  * the writer's CPU time. 0, or -1 if samples stopped coming. */
 static int block_dssm(dssm_stream *r, pid_t proxy, int k, int settle_us, double *lat,
                       double *proxy_cpu, double *sender_cpu)
 {
-	double cpu0 = proc_cpu_ns(proxy), ch0 = children_cpu_ns();
-	pid_t wpid = small_writer(k, settle_us);
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	double cpu0 = proc_cpu_ns(proxy), wcpu = 0;
+	pid_t wpid = small_writer(k, settle_us, p[1]);
+	close(p[1]);
 	int got = 0;
 	while (got < k) {
 		unsigned char buf[64];
@@ -410,15 +421,16 @@ static int block_dssm(dssm_stream *r, pid_t proxy, int k, int settle_us, double 
 		}
 	}
 	*proxy_cpu += proc_cpu_ns(proxy) - cpu0;
+	int ok = read_full(p[0], &wcpu, sizeof wcpu) == 0;
+	close(p[0]);
 	waitpid(wpid, NULL, 0);
-	*sender_cpu += children_cpu_ns() - ch0;
-	return got == k ? 0 : -1;
+	*sender_cpu += wcpu;
+	return got == k && ok ? 0 : -1;
 }
 
 /* One block of raw TCP one-way, same pacing, sender on the writer's cpu. */
 static int block_raw(int k, double *lat, double *sender_cpu)
 {
-	double ch0 = children_cpu_ns();
 	int port;
 	pid_t srv = raw_server(ONEWAY, 1, 64, k, &port);
 	int fd = connect_to(port), got = 0;
@@ -430,10 +442,12 @@ static int block_raw(int k, double *lat, double *sender_cpu)
 		memcpy(&t, buf, sizeof t);
 		lat[got] = mono_ns() - t;
 	}
+	double cpu = 0;
+	int ok = got == k && read_full(fd, &cpu, sizeof cpu) == 0;
 	close(fd);
 	waitpid(srv, NULL, 0);
-	*sender_cpu += children_cpu_ns() - ch0;
-	return got == k ? 0 : -1;
+	*sender_cpu += cpu;
+	return ok ? 0 : -1;
 }
 
 /* Write-to-delivery through the proxy and raw TCP one-way, measured in
