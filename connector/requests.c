@@ -206,14 +206,7 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 			int rc = dssm__remote_check_link(r, &next_check);
 			if (rc < 0)
 				return rc;
-			dssm_time_t until = next_check < deadline ? next_check : deadline;
-			/* Nothing buffered (read_next has just found the socket
-			 * empty): wait for bytes first rather than try a recv that
-			 * finds none, a system call saved on every sample. */
-			rc = r->fd >= 0 && r->in_end == r->in_start + r->in_used
-			         ? dssm__remote_wait_fd(r->fd, POLLIN, until) : 0;
-			if (rc == 0)
-				rc = dssm__remote_recv_frame(r, &h, &payload, until);
+			rc = dssm__remote_recv_frame(r, &h, &payload, next_check < deadline ? next_check : deadline);
 			if (rc == DSSM_ETIMEDOUT && dssm__monotonic() < deadline)
 				continue; /* time to look at the link again */
 			if (rc == DSSM_ETIMEDOUT)
