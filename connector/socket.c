@@ -64,16 +64,21 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
  * subscription's link check) find it set already; one that times out early
  * is simply made again. Waiting in the recv itself rather than in a poll
  * before it saves a system call on the path of every reply and pushed
- * sample: the bytes are copied out by the call that was woken. 0 or -1
- * with errno, as recv (EAGAIN: no bytes in this slice of the time left). */
+ * sample: the bytes are copied out by the call that was woken. As recv
+ * (-1 with EAGAIN: no bytes in this slice of the time left), or -2 when
+ * the deadline has passed and no bytes are there (errno ETIMEDOUT from
+ * recv is the kernel's: a dead peer found by keepalive or
+ * TCP_USER_TIMEOUT). */
 static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 {
 	dssm_time_t want = 0; /* none: wait for ever */
 	if (deadline != INT64_MAX) {
 		dssm_time_t left = deadline - dssm__monotonic();
 		if (left <= 0) {
-			errno = ETIMEDOUT;
-			return -1;
+			/* bytes already there are still taken (a big frame may
+			 * go on arriving past the deadline, as below) */
+			ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, MSG_DONTWAIT);
+			return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : k;
 		}
 		want = 1000000;
 		while (want * 2 <= left && want < ((dssm_time_t)1000000 << 20))
@@ -153,7 +158,7 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			r->heard_at = dssm__monotonic();
 			continue;
 		}
-		if (k < 0 && errno == ETIMEDOUT)
+		if (k == -2)
 			return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy in time");
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			if (k == 0)
@@ -194,6 +199,13 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 				rc = dssm__fail_errno(DSSM_ECONN, "connecting to %s:%s", r->host, r->port);
 			}
 		}
+		/* Blocking from now on (connect needed non-blocking for its
+		 * deadline): a receive then waits in the recv itself (recv_by).
+		 * (Left non-blocking, recv_by's waits would spin.) */
+		int fl = rc < 0 ? -1 : fcntl(fd, F_GETFL);
+		if (rc == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+			rc = dssm__fail_errno(DSSM_ECONN, "making the socket to %s:%s blocking", r->host,
+			                      r->port);
 		if (rc < 0) {
 			close(fd);
 			continue;
@@ -207,9 +219,6 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
-		/* Blocking from now on (connect needed non-blocking for its
-		 * deadline): a receive then waits in the recv itself (recv_by). */
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		r->fd = fd;
 		r->rcvtimeo = 0;
 		r->max_in = WIRE_HANDSHAKE_MAX_PAYLOAD; /* until the proxy has proven itself */
