@@ -59,9 +59,10 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 }
 
 /* A blocking recv on r->fd that returns by `deadline`: its SO_RCVTIMEO is
- * at most the time left, in powers of two milliseconds (1 ms to 2^20), so
- * calls with about the same time left (every request's timeout, a
- * subscription's link check) find it set already; one that times out early
+ * at most the time left, a power of two milliseconds (1 ms to 2^20), and
+ * kept while it is at least an eighth of the time left, so calls with
+ * similar times left (every request's timeout, a subscription's link
+ * check, read_next's own second) rarely set it; one that times out early
  * is simply made again. Waiting in the recv itself rather than in a poll
  * before it saves a system call on the path of every reply and pushed
  * sample: the bytes are copied out by the call that was woken. As recv
@@ -80,11 +81,19 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 			ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, MSG_DONTWAIT);
 			return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : k;
 		}
-		want = 1000000;
-		while (want * 2 <= left && want < ((dssm_time_t)1000000 << 20))
-			want *= 2;
-		if (want > left)
-			want = left; /* under 1 ms left */
+		const dssm_time_t most = (dssm_time_t)1000000 << 20;
+		dssm_time_t t = r->rcvtimeo;
+		/* kept while it ends by the deadline and is not much shorter
+		 * (replies and pushed samples wait with different times left) */
+		if (t > 0 && t <= left && t >= (left / 8 < most ? left / 8 : most)) {
+			want = t;
+		} else {
+			want = 1000000;
+			while (want * 2 <= left && want < most)
+				want *= 2;
+			if (want > left)
+				want = left; /* under 1 ms left */
+		}
 	}
 	/* (after a disconnect rcvtimeo is 0 again: a new socket waits for ever) */
 	if (want != r->rcvtimeo) {
