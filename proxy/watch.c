@@ -170,8 +170,8 @@ static void sleep_poll(struct group *g, uint32_t gen, int n)
  * privilege needed). A thread that runs for microseconds per wake-up and
  * asks for a short slice gets an earlier deadline, so the writer's wake-up
  * runs it at once instead of after the writer's own return to sleep when
- * both share a core. Older kernels
- * ignore the field; any error leaves the default. */
+ * both share a core (docs/design.md, section 12). Older kernels ignore the
+ * field; any error leaves the default. */
 #define WATCH_SLICE_NS 100000u
 
 struct sched_attr_v0 { /* struct sched_attr as of Linux 3.14 (48 bytes) */
