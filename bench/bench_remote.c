@@ -7,10 +7,15 @@
  *      of the same bytes (throughput);
  *   3. write-to-delivery latency of a 1 kHz 64 B subscription vs raw TCP
  *      one-way, alone and beside a 30 Hz 1 MiB stream to the same process;
- *   4. proxy CPU time per delivered sample.
+ *   4. CPU time per delivered sample: the proxy's, beside the writer's and
+ *      a raw TCP sender's (the loop of each: waking, writing or sending,
+ *      going back to sleep).
+ * Write-to-delivery and raw TCP are measured in alternating blocks, so both
+ * meet the same load.
  * Where each process ran is printed: on two cores placement alone moves round
- * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick | --stream-only | --rt-only]
- * (--stream-only, --rt-only: only 2. or 1., to compare builds on one
+ * trips ~2x. Usage: bench_remote DSSM_BINARY [--quick | --stream-only | --rt-only |
+ * --w2d-only]
+ * (--stream-only, --rt-only, --w2d-only: only 2., 1. or 3. alone, to compare builds on one
  * measure many times over)
  */
 #include <arpa/inet.h>
@@ -39,6 +44,14 @@ static double mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* This process's CPU time, in ns (all its threads). */
+static double own_cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
@@ -143,6 +156,7 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		if (kind == STREAM && write_full(fd, "r", 1) < 0)
 			_exit(1);
+		double cpu0 = own_cpu_ns();
 		for (int i = 0; i < count; i++) {
 			if (kind == ECHO64) {
 				if (read_full(fd, buf, 64) < 0 || write_full(fd, buf, 64) < 0)
@@ -159,6 +173,10 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 				nanosleep(&ts, NULL);
 			}
 		}
+		/* ONEWAY: then the loop's CPU time (sending, sleeping, waking) */
+		double cpu = own_cpu_ns() - cpu0;
+		if (kind == ONEWAY)
+			write_full(fd, &cpu, sizeof cpu);
 		_exit(0);
 	}
 	close(lfd);
@@ -341,8 +359,9 @@ static void *big_stream_reader(void *p)
 	return NULL;
 }
 
-/* A child writes a 64 B sample every 1 ms carrying its CLOCK_MONOTONIC. */
-static pid_t small_writer(int count)
+/* A child writes `count` 64 B samples, one every 1 ms, each carrying its
+ * CLOCK_MONOTONIC, after `settle_us` (the subscriber and the watcher asleep). */
+static pid_t small_writer(int count, int settle_us, int cpu_fd)
 {
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -350,7 +369,8 @@ static pid_t small_writer(int count)
 		dssm_stream *w;
 		if (dssm_open("imu", 0, DSSM_WRITE, &w) < 0)
 			_exit(1);
-		usleep(200000); /* let the subscriber settle */
+		usleep((useconds_t)settle_us);
+		double cpu0 = own_cpu_ns();
 		for (int i = 0; i < count; i++) {
 			unsigned char buf[64] = {0};
 			double t = mono_ns();
@@ -359,15 +379,83 @@ static pid_t small_writer(int count)
 			struct timespec ts = {0, 1000000};
 			nanosleep(&ts, NULL);
 		}
+		double cpu = own_cpu_ns() - cpu0; /* the loop's, as the raw sender's */
+		write_full(cpu_fd, &cpu, sizeof cpu);
 		dssm_close(w);
 		_exit(0);
 	}
 	return pid;
 }
 
+/* CPU time (all threads) of a running process, in ns, to the nanosecond:
+ * /proc's utime + stime come in 10 ms ticks, 13% of a 3000-sample run. */
+static double proc_cpu_ns(pid_t pid)
+{
+	clockid_t clk;
+	struct timespec ts;
+	if (clock_getcpuclockid(pid, &clk) != 0 || clock_gettime(clk, &ts) != 0)
+		return cpu_seconds(pid) * 1e9;
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One block through the proxy: `k` latencies into lat; adds the proxy's and
+ * the writer's CPU time. 0, or -1 if samples stopped coming. */
+static int block_dssm(dssm_stream *r, pid_t proxy, int k, int settle_us, double *lat,
+                      double *proxy_cpu, double *sender_cpu)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		return -1;
+	double cpu0 = proc_cpu_ns(proxy), wcpu = 0;
+	pid_t wpid = small_writer(k, settle_us, p[1]);
+	close(p[1]);
+	int got = 0;
+	while (got < k) {
+		unsigned char buf[64];
+		if (dssm_read_next(r, buf, 64, NULL, NULL) == 0) {
+			double t;
+			memcpy(&t, buf, sizeof t);
+			lat[got++] = mono_ns() - t;
+		} else if (dssm_wait_new(r, 2 * DSSM_NSEC_PER_SEC) < 0) {
+			break;
+		}
+	}
+	*proxy_cpu += proc_cpu_ns(proxy) - cpu0;
+	int ok = read_full(p[0], &wcpu, sizeof wcpu) == 0;
+	close(p[0]);
+	waitpid(wpid, NULL, 0);
+	*sender_cpu += wcpu;
+	return got == k && ok ? 0 : -1;
+}
+
+/* One block of raw TCP one-way, same pacing, sender on the writer's cpu. */
+static int block_raw(int k, double *lat, double *sender_cpu)
+{
+	int port;
+	pid_t srv = raw_server(ONEWAY, 1, 64, k, &port);
+	int fd = connect_to(port), got = 0;
+	for (; got < k; got++) {
+		unsigned char buf[64];
+		if (read_full(fd, buf, 64) < 0)
+			break;
+		double t;
+		memcpy(&t, buf, sizeof t);
+		lat[got] = mono_ns() - t;
+	}
+	double cpu = 0;
+	int ok = got == k && read_full(fd, &cpu, sizeof cpu) == 0;
+	close(fd);
+	waitpid(srv, NULL, 0);
+	*sender_cpu += cpu;
+	return ok ? 0 : -1;
+}
+
+/* Write-to-delivery through the proxy and raw TCP one-way, measured in
+ * alternating blocks (ABBA): on a shared machine the load changes within
+ * seconds, and two measures taken one after the other compare two loads. */
 static void measure_latency(const char *label, int with_big, pid_t proxy)
 {
-	int n = quick ? 500 : 3000;
+	const int blocks = quick ? 4 : 10, k = quick ? 125 : 300, n = blocks * k;
 	dssm_stream *c = make_stream("imu", 64, 4096);
 	dssm_close(c);
 	dssm_stream *big = make_stream("cam", 1 << 20, 16);
@@ -380,51 +468,37 @@ static void measure_latency(const char *label, int with_big, pid_t proxy)
 	}
 	dssm_stream *r = open_far("imu");
 	dssm_subscribe(r, DSSM_FROM_NOW, 0);
-	double cpu0 = cpu_seconds(proxy);
-	pid_t wpid = small_writer(n);
-	double *lat = malloc(sizeof(double) * (size_t)n);
-	int got = 0;
-	while (got < n) {
-		unsigned char buf[64];
-		if (dssm_read_next(r, buf, 64, NULL, NULL) == 0) {
-			double t;
-			memcpy(&t, buf, sizeof t);
-			lat[got++] = mono_ns() - t;
-		} else if (dssm_wait_new(r, 2 * DSSM_NSEC_PER_SEC) < 0) {
-			break;
-		}
+	double *lat = malloc(sizeof(double) * (size_t)n), *base = malloc(sizeof(double) * (size_t)n);
+	double proxy_cpu = 0, writer_cpu = 0, raw_cpu = 0;
+	int ok = 1;
+	for (int i = 0; i < blocks && ok; i++) {
+		/* (the first block lets the subscriber settle) */
+		int settle = i == 0 ? 200000 : 20000;
+		if (i % 2 == 0)
+			ok = block_dssm(r, proxy, k, settle, lat + i * k, &proxy_cpu, &writer_cpu) == 0 &&
+			     block_raw(k, base + i * k, &raw_cpu) == 0;
+		else
+			ok = block_raw(k, base + i * k, &raw_cpu) == 0 &&
+			     block_dssm(r, proxy, k, settle, lat + i * k, &proxy_cpu, &writer_cpu) == 0;
 	}
-	double cpu = cpu_seconds(proxy) - cpu0;
-	waitpid(wpid, NULL, 0);
 	atomic_store(&b.stop, 1);
 	if (with_big) {
 		pthread_join(tw, NULL);
 		pthread_join(tr, NULL);
 	}
-	/* raw TCP one-way, same pacing */
-	int port;
-	pid_t srv = raw_server(ONEWAY, 1, 64, n, &port);
-	int fd = connect_to(port);
-	double *base = malloc(sizeof(double) * (size_t)n);
-	for (int i = 0; i < n; i++) {
-		unsigned char buf[64];
-		if (read_full(fd, buf, 64) < 0)
-			break;
-		double t;
-		memcpy(&t, buf, sizeof t);
-		base[i] = mono_ns() - t;
-	}
-	close(fd);
-	waitpid(srv, NULL, 0);
-	if (got < n) {
-		printf("  %s: only %d of %d samples arrived\n", label, got, n);
+	if (!ok) {
+		printf("  %s: samples stopped arriving\n", label);
 		return;
 	}
 	double o50 = pct(lat, n, 50), o99 = pct(lat, n, 99), b50 = pct(base, n, 50), b99 = pct(base, n, 99);
 	printf("  %-34s p50 %6.1f us p99 %7.1f us | raw TCP one-way p50 %6.1f us p99 %7.1f us | "
-	       "p50 ratio %.2fx | proxy CPU %.1f us/sample%s\n",
-	       label, o50 / 1e3, o99 / 1e3, b50 / 1e3, b99 / 1e3, o50 / b50, cpu * 1e6 / n,
-	       with_big ? "" : "");
+	       "p50 ratio %.2fx\n",
+	       label, o50 / 1e3, o99 / 1e3, b50 / 1e3, b99 / 1e3, o50 / b50);
+	/* (the ratio is what compares runs under different loads) */
+	printf("  %-34s CPU per 64 B sample: proxy %.1f us, writer %.1f us | raw TCP sender %.1f us | "
+	       "proxy/raw sender %.2fx\n",
+	       "", proxy_cpu / 1e3 / n, writer_cpu / 1e3 / n, raw_cpu / 1e3 / n,
+	       raw_cpu > 0 ? proxy_cpu / raw_cpu : 0.0);
 	if (with_big)
 		printf("  %-34s (%d frames of 1 MiB delivered meanwhile)\n", "", b.frames);
 	free(lat);
@@ -441,6 +515,7 @@ int main(int argc, char **argv)
 	quick = argc > 2 && !strcmp(argv[2], "--quick");
 	int stream_only = argc > 2 && !strcmp(argv[2], "--stream-only");
 	int rt_only = argc > 2 && !strcmp(argv[2], "--rt-only");
+	int w2d_only = argc > 2 && !strcmp(argv[2], "--w2d-only");
 	char ns[32];
 	snprintf(ns, sizeof ns, "bench-r-%d", (int)getpid());
 	setenv("DSSM_NAMESPACE", ns, 1);
@@ -450,6 +525,14 @@ int main(int argc, char **argv)
 	if (stream_only) {
 		printf("streaming (client cpu 0, server cpu 1):\n");
 		bench_stream();
+		kill(proxy, SIGTERM);
+		waitpid(proxy, NULL, 0);
+		return 0;
+	}
+	if (w2d_only) {
+		printf("write-to-delivery, 64 B at 1 kHz (writer cpu 1, subscriber cpu 0):\n");
+		pin(0);
+		measure_latency("alone", 0, proxy);
 		kill(proxy, SIGTERM);
 		waitpid(proxy, NULL, 0);
 		return 0;

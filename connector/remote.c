@@ -3,9 +3,10 @@
  * This file: addresses (HOST:PORT/NAME:ID, recordings' DIR/NAME:ID),
  * opening and creating a remote handle, its settings, and closing it.
  *
- * One TCP connection per handle, blocking calls with a deadline (poll on a
- * non-blocking socket). A call sends one request frame and reads frames
- * until the reply with its request id arrives; DATA pushes of a subscription
+ * One TCP connection per handle, blocking calls with a deadline (a
+ * receive waits in recv with SO_RCVTIMEO, sends and the connect poll). A
+ * call sends one request frame and reads frames until the reply with its
+ * request id arrives; DATA pushes of a subscription
  * that arrive meanwhile are queued for read_next. When the connection is
  * lost, the next call reconnects (with backoff), re-opens the stream and
  * re-subscribes from the TID after the last one received.

@@ -48,7 +48,8 @@ struct remote_pushed {
 };
 
 struct dssm_remote {
-	int fd;
+	int fd;                        /* blocking; non-blocking calls say MSG_DONTWAIT */
+	dssm_time_t rcvtimeo;          /* fd's SO_RCVTIMEO as last set (0: none yet) */
 	char host[256], port[16];
 	int open_flags;                /* WIRE_OPEN_* */
 	dssm_stream_config cfg;        /* for WIRE_OPEN_CREATE, kept to re-create */

@@ -14,12 +14,7 @@ int dssm__remote_call(struct dssm_remote *r, uint16_t type, uint32_t request, st
 	wbuf_reset(&r->out);
 	if (rc < 0)
 		return rc;
-	/* Nothing buffered: the reply cannot have come yet, so wait for bytes
-	 * first rather than try a recv that finds none (a system call saved
-	 * on every round trip). */
-	if (r->in_end == r->in_start + r->in_used &&
-	    (rc = dssm__remote_wait_fd(r->fd, POLLIN, deadline)) < 0)
-		return rc;
+	/* (the reply is waited for in a blocking recv: one system call) */
 	return dssm__remote_await_reply(r, request, type, reply, deadline);
 }
 

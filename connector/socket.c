@@ -33,13 +33,14 @@ void dssm__remote_disconnect(struct dssm_remote *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
+	r->rcvtimeo = 0;
 	r->in_start = r->in_end = r->in_used = 0;
 }
 
 int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline)
 {
 	while (n) {
-		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL);
+		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k > 0) {
 			p += k;
 			n -= (size_t)k;
@@ -55,6 +56,54 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 			return rc;
 	}
 	return 0;
+}
+
+/* A blocking recv on r->fd that returns by `deadline`: its SO_RCVTIMEO is
+ * at most the time left, a power of two milliseconds (1 ms to 2^20), and
+ * kept while it is at least an eighth of the time left, so calls with
+ * similar times left (every request's timeout, a subscription's link
+ * check, read_next's own second) rarely set it; one that times out early
+ * is simply made again. Waiting in the recv itself rather than in a poll
+ * before it saves a system call on the path of every reply and pushed
+ * sample: the bytes are copied out by the call that was woken. As recv
+ * (-1 with EAGAIN: no bytes in this slice of the time left), or -2 when
+ * the deadline has passed and no bytes are there (errno ETIMEDOUT from
+ * recv is the kernel's: a dead peer found by keepalive or
+ * TCP_USER_TIMEOUT). */
+static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
+{
+	dssm_time_t want = 0; /* none: wait for ever */
+	if (deadline != INT64_MAX) {
+		dssm_time_t left = deadline - dssm__monotonic();
+		if (left <= 0) {
+			/* bytes already there are still taken (a big frame may
+			 * go on arriving past the deadline, as below) */
+			ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, MSG_DONTWAIT);
+			return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : k;
+		}
+		const dssm_time_t most = (dssm_time_t)1000000 << 20;
+		dssm_time_t t = r->rcvtimeo;
+		/* kept while it ends by the deadline and is not much shorter
+		 * (replies and pushed samples wait with different times left) */
+		if (t > 0 && t <= left && t >= (left / 8 < most ? left / 8 : most)) {
+			want = t;
+		} else {
+			want = 1000000;
+			while (want * 2 <= left && want < most)
+				want *= 2;
+			if (want > left)
+				want = left; /* under 1 ms left */
+		}
+	}
+	/* (after a disconnect rcvtimeo is 0 again: a new socket waits for ever) */
+	if (want != r->rcvtimeo) {
+		struct timeval tv = {(time_t)(want / DSSM_NSEC_PER_SEC),
+		                     (suseconds_t)((want % DSSM_NSEC_PER_SEC + 999) / 1000)};
+		if (setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+			return -1;
+		r->rcvtimeo = want;
+	}
+	return recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
 }
 
 /* The next complete frame; payload valid until the next call. To leave a
@@ -109,7 +158,7 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			r->in_start = 0;
 			r->in_end = have;
 		}
-		ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
+		ssize_t k = recv_by(r, deadline);
 		if (k > 0) {
 			/* (a big frame may take longer than the deadline while its
 			 * bytes keep coming; frames other than the awaited reply are
@@ -118,7 +167,9 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			r->heard_at = dssm__monotonic();
 			continue;
 		}
-		if (k == 0 || (errno != EAGAIN && errno != EINTR)) {
+		if (k == -2)
+			return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy in time");
+		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
 			if (k == 0)
 				dssm__fail(DSSM_ECONN, "the proxy %s:%s closed the connection", r->host, r->port);
 			else
@@ -126,9 +177,7 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			dssm__remote_disconnect(r);
 			return DSSM_ECONN;
 		}
-		int rc = dssm__remote_wait_fd(r->fd, POLLIN, deadline);
-		if (rc < 0)
-			return rc;
+		/* EAGAIN: this slice of the time left passed; EINTR: a signal */
 	}
 }
 
@@ -159,6 +208,13 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 				rc = dssm__fail_errno(DSSM_ECONN, "connecting to %s:%s", r->host, r->port);
 			}
 		}
+		/* Blocking from now on (connect needed non-blocking for its
+		 * deadline): a receive then waits in the recv itself (recv_by).
+		 * (Left non-blocking, recv_by's waits would spin.) */
+		int fl = rc < 0 ? -1 : fcntl(fd, F_GETFL);
+		if (rc == 0 && (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0))
+			rc = dssm__fail_errno(DSSM_ECONN, "making the socket to %s:%s blocking", r->host,
+			                      r->port);
 		if (rc < 0) {
 			close(fd);
 			continue;
@@ -173,6 +229,7 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 		setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
 		setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 		r->fd = fd;
+		r->rcvtimeo = 0;
 		r->max_in = WIRE_HANDSHAKE_MAX_PAYLOAD; /* until the proxy has proven itself */
 		break;
 	}

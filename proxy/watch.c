@@ -47,7 +47,8 @@ struct waitv {
 	uint32_t flags;
 	uint32_t reserved;
 };
-#define WAITV_FUTEX_32 2u /* FUTEX2_SIZE_U32 */
+#define WAITV_FUTEX_32 2u        /* FUTEX2_SIZE_U32 */
+#define WAITV_FUTEX_PRIVATE 128u /* FUTEX2_PRIVATE: a word of this process alone */
 
 /* The fallback's polling period: what it adds to a delivery at most. */
 #define POLL_NS 500000L
@@ -87,9 +88,12 @@ struct watchset {
 	int nstreams, nregs;
 };
 
+/* `gen` lives in this process's memory: its waits and wakes are private,
+ * which spares the kernel looking up the page behind the word on every
+ * futex_waitv (the rings' words are shared and stay so). */
 static void futex_wake_all(_Atomic uint32_t *word)
 {
-	dssm__futex((void *)word, FUTEX_WAKE, INT_MAX, NULL);
+	dssm__futex((void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL);
 }
 
 /* ---- the threads ---- */
@@ -122,7 +126,7 @@ static void sleep_waitv(struct group *g, struct wstream **m, int n, uint32_t gen
 	memset(wv, 0, sizeof wv);
 	wv[0].uaddr = (uintptr_t)&g->gen;
 	wv[0].val = gen;
-	wv[0].flags = WAITV_FUTEX_32;
+	wv[0].flags = WAITV_FUTEX_32 | WAITV_FUTEX_PRIVATE;
 	for (int i = 0; i < n; i++) {
 		uint32_t val;
 		wv[i + 1].uaddr = (uintptr_t)dssm__sleep_begin(m[i]->s, &val);
@@ -154,11 +158,43 @@ static void sleep_poll(struct group *g, uint32_t gen, int n)
 {
 	if (n == 0) {
 		/* nothing to poll: sleep until the members change */
-		dssm__futex((void *)&g->gen, FUTEX_WAIT, gen, NULL);
+		dssm__futex((void *)&g->gen, FUTEX_WAIT_PRIVATE, gen, NULL);
 		return;
 	}
 	struct timespec ts = {0, POLL_NS};
 	nanosleep(&ts, NULL);
+}
+
+/* The scheduler's time slice this thread asks for (Linux 6.12's EEVDF
+ * custom slices: sched_attr.sched_runtime of a SCHED_OTHER thread, no
+ * privilege needed). A thread that runs for microseconds per wake-up and
+ * asks for a short slice gets an earlier deadline, so the writer's wake-up
+ * runs it at once instead of after the writer's own return to sleep when
+ * both share a core (docs/design.md, section 12). Older kernels ignore the
+ * field; any error leaves the default. */
+#define WATCH_SLICE_NS 100000u
+
+struct sched_attr_v0 { /* struct sched_attr as of Linux 3.14 (48 bytes) */
+	uint32_t size, policy;
+	uint64_t flags;
+	int32_t nice;
+	uint32_t priority;
+	uint64_t runtime, deadline, period;
+};
+
+static void ask_short_slice(void)
+{
+#if defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
+	struct sched_attr_v0 a;
+	memset(&a, 0, sizeof a);
+	/* as it is (nice kept), only the slice changed, and only for SCHED_OTHER */
+	if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0u) != 0 || a.policy != 0)
+		return;
+	a.size = sizeof a;
+	a.flags &= 1u; /* SCHED_FLAG_RESET_ON_FORK kept; nothing else asked */
+	a.runtime = WATCH_SLICE_NS;
+	syscall(SYS_sched_setattr, 0, &a, 0u);
+#endif
 }
 
 static void *group_thread(void *arg)
@@ -166,6 +202,7 @@ static void *group_thread(void *arg)
 	struct group *g = arg;
 	struct wstream *m[WATCH_PER_THREAD];
 	pthread_setname_np(pthread_self(), WATCH_THREAD_NAME);
+	ask_short_slice();
 	for (;;) {
 		pthread_mutex_lock(&g->lock);
 		int n = g->n;
