@@ -6,7 +6,10 @@
  * ring removed and created anew between two scans (another shm file under
  * the same name) gets its publisher restarted. The
  * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
- * start the subscriptions, arrived samples go into their rings.
+ * start the subscriptions, whose samples a listener on Cyclone's receive
+ * thread writes into their rings (listen.c). The domain gets a larger
+ * socket receive buffer than Cyclone's default (DDSB_CYCLONE_DEFAULTS),
+ * under the user's CYCLONEDDS_URI.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,13 +21,14 @@
 
 struct bridge {
 	const struct ddsb_config *cfg;
-	dds_entity_t pp, waitset, pubs_seen;
+	dds_entity_t domain, pp, waitset, pubs_seen; /* domain: 0 unless made here */
 	struct ddsb_pub **pubs;
 	struct seg_id { uint64_t dev, ino; } *ids; /* each publisher's shm file, as started */
 	int npubs;
 	char (*skipped)[DSSM_NAME_MAX + 16]; /* rings made from DDS, seen and not published */
 	int nskipped;
 	struct ddsb_sub **subs;
+	struct ddsb_listen **listens; /* each subscription's listener (listen.c) */
 	struct ddsb_stats *st;
 };
 
@@ -175,7 +179,7 @@ static void discovered(struct bridge *b)
 			if (!si[i].valid_data)
 				continue;
 			for (int k = 0; k < b->cfg->nsubs; k++)
-				if (ddsb_sub_discovered(b->subs[k], b->pp, b->waitset, samples[i]) < 0)
+				if (ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, samples[i]) < 0)
 					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
 		dds_return_loan(b->pubs_seen, samples, n);
@@ -184,11 +188,38 @@ static void discovered(struct bridge *b)
 	}
 }
 
+/* The domain, configured by DDSB_CYCLONE_DEFAULTS and then CYCLONEDDS_URI
+ * (Cyclone reads a comma-separated list of XML and files, later ones
+ * overriding earlier ones), so the user's configuration still wins. A
+ * domain this process already has (another command's, in-process) is used
+ * as it is. */
+static int make_domain(struct bridge *b)
+{
+	const char *uri = getenv("CYCLONEDDS_URI");
+	size_t cap = sizeof DDSB_CYCLONE_DEFAULTS + 1 + (uri ? strlen(uri) : 0);
+	char *config = malloc(cap);
+	if (!config)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the DDS configuration");
+	snprintf(config, cap, "%s%s%s", DDSB_CYCLONE_DEFAULTS, uri && *uri ? "," : "", uri ? uri : "");
+	dds_entity_t d = dds_create_domain((dds_domainid_t)b->cfg->domain, config);
+	free(config);
+	if (d == DDS_RETCODE_PRECONDITION_NOT_MET)
+		return 0; /* exists in this process */
+	if (d < 0)
+		return dssm__fail(DSSM_ESYS, "creating DDS domain %d: %s (check CYCLONEDDS_URI)",
+		                  b->cfg->domain, dds_strretcode(d));
+	b->domain = d;
+	return 0;
+}
+
 static int setup(struct bridge *b)
 {
 	const struct ddsb_config *cfg = b->cfg;
 	if (cfg->domain < 0 || cfg->domain > 232)
 		return dssm__fail(DSSM_EINVAL, "DDS domain %d; domains are 0 .. 232", cfg->domain);
+	int mrc = make_domain(b);
+	if (mrc < 0)
+		return mrc;
 	b->pp = dds_create_participant((dds_domainid_t)cfg->domain, NULL, NULL);
 	/* Batched writes, flushed by each publisher when it has caught up with
 	 * its ring (publish.c). Cyclone 0.10 sets it on the domains that exist
@@ -203,10 +234,13 @@ static int setup(struct bridge *b)
 	if (cfg->nsubs == 0)
 		return 0;
 	b->subs = calloc((size_t)cfg->nsubs, sizeof *b->subs);
-	if (!b->subs)
+	b->listens = calloc((size_t)cfg->nsubs, sizeof *b->listens);
+	if (!b->subs || !b->listens)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for %d subscriptions", cfg->nsubs);
 	for (int i = 0; i < cfg->nsubs; i++) {
 		int rc = ddsb_sub_new(cfg, &cfg->subs[i], &b->subs[i]);
+		if (rc == 0)
+			rc = ddsb_listen_new(b->subs[i], cfg->log, &b->listens[i]);
 		if (rc < 0)
 			return rc;
 	}
@@ -242,7 +276,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 		if (cfg->nsubs) {
 			discovered(&b);
 			for (int i = 0; i < cfg->nsubs; i++)
-				if (ddsb_sub_take(b.subs[i]) < 0)
+				if (ddsb_listen_take(b.listens[i]) < 0)
 					fprintf(cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
 	}
@@ -251,10 +285,16 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	free(b.pubs);
 	free(b.ids);
 	free(b.skipped);
-	for (int i = 0; b.subs && i < cfg->nsubs; i++)
+	for (int i = 0; b.subs && i < cfg->nsubs; i++) {
+		if (b.listens)
+			ddsb_listen_free(b.listens[i]); /* no listener runs after this */
 		ddsb_sub_free(b.subs[i], st);
+	}
+	free(b.listens);
 	free(b.subs);
 	if (b.pp > 0)
 		dds_delete(b.pp);
+	if (b.domain > 0)
+		dds_delete(b.domain);
 	return rc;
 }
