@@ -52,7 +52,7 @@ struct ddsb_sub {
 	 * write yet is held, in order, for the bridge's thread */
 	int nowait;
 	struct held *held[TAKE_BATCH];
-	int nheld;
+	int nheld, warned_held;
 };
 
 /* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
@@ -276,6 +276,9 @@ static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_
 	if (!h)
 		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
 		                  s->label);
+	if (!s->nheld && s->cfg->verbose && !s->warned_held++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
+		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
 	h->t = t;
 	h->len = len;
 	if (len)
@@ -472,7 +475,8 @@ int ddsb_sub_take(struct ddsb_sub *s)
 	do
 		n = s->generic ? take_generic(s) : take_ros2(s);
 	while (n == TAKE_BATCH && !s->nheld);
-	count_dds_losses(s);
+	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
+		count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
 }
 
@@ -482,6 +486,8 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		return;
 	if (s->reading)
 		st->topics_subscribed++;
+	if (s->reading)
+		count_dds_losses(s); /* since the last take */
 	if (s->skipped || s->bad_time || s->bad_label || s->lost)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
 		        "times, %llu bad or differing types/encodings, %llu lost by DDS\n", s->topic,
