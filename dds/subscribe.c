@@ -484,10 +484,10 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 {
 	if (!s)
 		return;
-	if (s->reading)
+	if (s->reading) {
 		st->topics_subscribed++;
-	if (s->reading)
 		count_dds_losses(s); /* since the last take */
+	}
 	if (s->skipped || s->bad_time || s->bad_label || s->lost)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
 		        "times, %llu bad or differing types/encodings, %llu lost by DDS\n", s->topic,

@@ -410,6 +410,11 @@ replaced() {
 			sleep 0.1
 		done
 		grep -q "dt_rr:0 was removed and created anew" "$tmp/rr.a.log" || { cat "$tmp/rr.a.log"; return 1; }
+		# the old writer is deleted before the new one is started (its line)
+		for _ in $(seq 100); do
+			[ "$(grep -c "publishing dt_rr:0" "$tmp/rr.a.log")" -ge 2 ] && break
+			sleep 0.1
+		done
 		# a ROS 2 subscriber gets the new ring's sample (transient-local)
 		on_b timeout 30 "$r2s" "$DOMAIN" sub rt/dt_rr 1 >"$tmp/rr.sub" || { cat "$tmp/rr.sub"; return 1; }
 		echo "$(ns_of 1) b1" | diff - "$tmp/rr.sub"
