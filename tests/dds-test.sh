@@ -656,6 +656,36 @@ listener() {
 	on_a "$dssm" rm dt_hold >/dev/null 2>&1
 }
 listener
+# The bridge asks Cyclone for a 4 MiB socket receive buffer (the kernel
+# reports twice what it grants, at most net.core.rmem_max), and a
+# CYCLONEDDS_URI of the user's comes after it: asking for a minimum above
+# rmem_max makes the bridge fail.
+rcvbuf() {
+	local lo="<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface name=\"lo\"/></Interfaces></General></Domain></CycloneDDS>"
+	local want max
+	max=$(cat /proc/sys/net/core/rmem_max 2>/dev/null) || max=0
+	want=$((2 * (max < 4194304 ? max : 4194304)))
+	env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="$lo" "$dssm" dds --domain "$DOMAIN" \
+		--subscribe rt/dt_none 2>"$tmp/rcvbuf.log" &
+	local b=$! got=""
+	for _ in $(seq 50); do
+		got=$(ss -uanmp 2>/dev/null | grep -A1 "pid=$b," | grep -o "rb[0-9]*" | head -1)
+		[ -n "$got" ] && break
+		sleep 0.1
+	done
+	kill -TERM $b; wait $b
+	[ "${got#rb}" -ge "$want" ] 2>/dev/null || { echo "receive buffer '$got', want rb >= $want"; return 1; }
+	[ "$max" -ge $((64 << 20)) ] && return 0 # cannot fail here: skip the second half
+	! env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="$lo,<CycloneDDS><Domain id=\"any\"><Internal><SocketReceiveBufferSize min=\"64MiB\"/></Internal></Domain></CycloneDDS>" \
+		"$dssm" dds --domain "$DOMAIN" --subscribe rt/dt_none 2>"$tmp/rcvbuf2.log" ||
+		{ cat "$tmp/rcvbuf2.log"; return 1; }
+	grep -q "creating DDS domain $DOMAIN" "$tmp/rcvbuf2.log" || { cat "$tmp/rcvbuf2.log"; return 1; }
+}
+if command -v ss >/dev/null; then
+	check "a 4 MiB socket receive buffer by default (or rmem_max); CYCLONEDDS_URI overrides it" rcvbuf
+else
+	echo "  skip: the receive buffer check needs ss (iproute2)"
+fi
 
 echo "dds-test: $passed passed, $failed failed"
 [ $failed -eq 0 ]
