@@ -22,8 +22,12 @@
  * otherwise). --only runs one half; --out DIR writes the bridge's round
  * trips (us, one a line) to DIR/bench_dds-rtt.dat; --cyclone XML adds to
  * both hosts' Cyclone configuration (for ddsperf and the bridges alike).
+ * The bridges ask for a 4 MiB socket receive buffer by themselves
+ * (DDSB_CYCLONE_DEFAULTS, dds/ddsb.h); ddsperf is given the same, placed
+ * before the hosts' configuration as the bridge does, unless
+ * --ddsperf-default-buffer (then it has Cyclone's default, 1 MiB asked).
  * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
- *                  [--out DIR] [--cyclone XML]
+ *                  [--out DIR] [--cyclone XML] [--ddsperf-default-buffer]
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -38,6 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../dds/ddsb.h" /* DDSB_CYCLONE_DEFAULTS: what the bridge puts before CYCLONEDDS_URI */
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
 
@@ -46,6 +51,8 @@ static char *dssm_bin;
 static char net[2][32];   /* network namespaces of hosts A and B */
 static char ns[2][32];    /* their DSSM_NAMESPACEs */
 static char uri[2][200];  /* their CYCLONEDDS_URI */
+static char perf_uri[2][400]; /* ddsperf's: the bridge's buffer default first, unless... */
+static int perf_default_buffer; /* --ddsperf-default-buffer */
 static char tmpdir[64];
 static int domain;
 static int made_nets;
@@ -163,6 +170,8 @@ static int setup_hosts(void)
 		        "</Discovery>%s</Domain></CycloneDDS>\n", pid % 250, pid % 250, cyclone_extra);
 		fclose(f);
 		snprintf(uri[h], sizeof uri[h], "file://%s", path);
+		snprintf(perf_uri[h], sizeof perf_uri[h], "%s%s%s", perf_default_buffer ? "" :
+		         DDSB_CYCLONE_DEFAULTS, perf_default_buffer ? "" : ",", uri[h]);
 	}
 	srand((unsigned)pid);
 	domain = 20 + rand() % 200;
@@ -175,7 +184,7 @@ static pid_t on_host(int h, const char *log, char *const argv[])
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("DSSM_NAMESPACE", ns[h], 1);
-		setenv("CYCLONEDDS_URI", uri[h], 1);
+		setenv("CYCLONEDDS_URI", strcmp(argv[0], "ddsperf") ? uri[h] : perf_uri[h], 1);
 		char path[160];
 		snprintf(path, sizeof path, "%s/%s", tmpdir, log);
 		if (!freopen(path, "w", stdout) || dup2(1, 2) < 0)
@@ -654,9 +663,10 @@ static void report_rate(const char *label, size_t size, struct rate *ours, struc
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput] "
-	        "[--out DIR] [--cyclone XML]\n"
+	        "[--out DIR] [--cyclone XML] [--ddsperf-default-buffer]\n"
 	        "  --cyclone adds XML to both hosts' Cyclone <Domain> (ddsperf and the bridges),\n"
-	        "  e.g. '<Internal><SocketReceiveBufferSize min=\"4MB\"/></Internal>'\n");
+	        "  e.g. '<Internal><SocketReceiveBufferSize min=\"4MB\"/></Internal>'\n"
+	        "  --ddsperf-default-buffer: ddsperf without the bridge's 4 MiB receive buffer\n");
 	exit(2);
 }
 
@@ -675,6 +685,8 @@ int main(int argc, char **argv)
 			out = argv[++i];
 		else if (!strcmp(argv[i], "--cyclone") && i + 1 < argc)
 			cyclone_extra = argv[++i];
+		else if (!strcmp(argv[i], "--ddsperf-default-buffer"))
+			perf_default_buffer = 1;
 		else
 			usage();
 	}
@@ -698,6 +710,9 @@ int main(int argc, char **argv)
 	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
 	if (*cyclone_extra)
 		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
+	printf("socket receive buffer: the bridges ask for 4 MiB (their default); ddsperf %s\n",
+	       perf_default_buffer ? "has Cyclone's default (asks 1 MiB; --ddsperf-default-buffer)"
+	                           : "is given the same 4 MiB");
 	fflush(stdout);
 	use_host(1);
 	dssm_stream *pong_b = make_ring("pong", 64, 64);

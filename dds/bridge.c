@@ -7,7 +7,10 @@
  * the same name) gets its publisher restarted. The
  * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
  * start the subscriptions (and make new ones for topics matching a
- * --subscribe glob: globs.c), arrived samples go into their rings.
+ * --subscribe glob: globs.c), whose samples a listener on Cyclone's receive
+ * thread writes into their rings (listen.c). The domain gets a larger
+ * socket receive buffer than Cyclone's default (DDSB_CYCLONE_DEFAULTS),
+ * under the user's CYCLONEDDS_URI.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,7 @@
 
 struct bridge {
 	const struct ddsb_config *cfg;
-	dds_entity_t domain, pp, waitset, pubs_seen; /* domain: 0 if implicit */
+	dds_entity_t domain, pp, waitset, pubs_seen; /* domain: 0 unless made here */
 	struct ddsb_pub **pubs;
 	struct seg_id { uint64_t dev, ino; } *ids; /* each publisher's shm file, as started */
 	int npubs;
@@ -28,6 +31,7 @@ struct bridge {
 	struct ddsb_sub **subs;
 	int nsubs;                   /* the exact topics', then those globs found */
 	struct ddsb_globs *globs;
+	struct ddsb_listen **listens; /* each subscription's listener (listen.c) */
 	struct ddsb_stats *st;
 };
 
@@ -183,7 +187,7 @@ static void discovered(struct bridge *b)
 			if (!si[i].valid_data)
 				continue;
 			for (int k = 0; k < b->nsubs; k++)
-				if (ddsb_sub_discovered(b->subs[k], b->pp, b->waitset, samples[i]) < 0)
+				if (ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, samples[i]) < 0)
 					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
 			if (ddsb_globs_discovered(b->globs, &b->subs, &b->nsubs, b->pp, b->waitset,
 			                          samples[i]) < 0)
@@ -195,37 +199,38 @@ static void discovered(struct bridge *b)
 	}
 }
 
-/* The domain, made with Cyclone's configuration: first a fragment of the
- * bridge's, then CYCLONEDDS_URI's (Cyclone reads a comma-separated list in
- * order; a later setting overrides an earlier one). The bridge's part:
- * Internal/MaxSampleSize, the largest sample Cyclone takes (or sends), so
- * a writer's sample larger than --max-size is dropped as its first
- * fragment arrives, not reassembled in memory and then dropped. Only for a
- * bridge that subscribes: the limit holds for its writers too. 0, or a
- * DSSM_E* code; a domain already made in this process is used as it is. */
+/* The domain, configured by the bridge's defaults and then CYCLONEDDS_URI
+ * (Cyclone reads a comma-separated list of XML and files, later ones
+ * overriding earlier ones), so the user's configuration still wins. The
+ * bridge's part: DDSB_CYCLONE_DEFAULTS (the socket receive buffer) and, for
+ * a bridge that subscribes, Internal/MaxSampleSize, the largest sample
+ * Cyclone takes (or sends), so a writer's sample larger than --max-size is
+ * dropped as its first fragment arrives, not reassembled in memory and then
+ * dropped (the limit holds for its writers too). A domain this process
+ * already has (another command's, in-process) is used as it is. */
 static int make_domain(struct bridge *b)
 {
 	const struct ddsb_config *cfg = b->cfg;
-	if (cfg->nsubs == 0)
-		return 0;
 	const char *uri = getenv("CYCLONEDDS_URI");
-	uint64_t limit = DDSB_MAX_SAMPLE_SIZE(cfg);
-	size_t n = 256 + (uri ? strlen(uri) : 0);
-	char *xml = malloc(n);
+	char max_sample[64] = "";
+	if (cfg->nsubs)
+		snprintf(max_sample, sizeof max_sample, "<MaxSampleSize>%lluB</MaxSampleSize>",
+		         (unsigned long long)DDSB_MAX_SAMPLE_SIZE(cfg));
+	size_t cap = 256 + sizeof DDSB_CYCLONE_DEFAULTS + (uri ? strlen(uri) : 0);
+	char *xml = malloc(cap);
 	if (!xml)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for the DDS configuration");
-	snprintf(xml, n, "<CycloneDDS><Domain id=\"any\"><Internal><MaxSampleSize>%lluB</MaxSampleSize>"
-	         "</Internal></Domain></CycloneDDS>%s%s", (unsigned long long)limit,
-	         uri && *uri ? "," : "", uri && *uri ? uri : "");
-	b->domain = dds_create_domain((dds_domainid_t)cfg->domain, xml);
+	snprintf(xml, cap, "<CycloneDDS><Domain id=\"any\"><Internal>%s%s</Internal></Domain>"
+	         "</CycloneDDS>%s%s", DDSB_CYCLONE_DEFAULTS, max_sample, uri && *uri ? "," : "",
+	         uri && *uri ? uri : "");
+	dds_entity_t d = dds_create_domain((dds_domainid_t)cfg->domain, xml);
 	free(xml);
-	if (b->domain == DDS_RETCODE_PRECONDITION_NOT_MET) { /* made before in this process */
-		b->domain = 0;
-		return 0;
-	}
-	if (b->domain < 0)
+	if (d == DDS_RETCODE_PRECONDITION_NOT_MET)
+		return 0; /* exists in this process */
+	if (d < 0)
 		return dssm__fail(DSSM_ESYS, "creating DDS domain %d: %s (check CYCLONEDDS_URI)",
-		                  cfg->domain, dds_strretcode(b->domain));
+		                  cfg->domain, dds_strretcode(d));
+	b->domain = d;
 	return 0;
 }
 
@@ -252,7 +257,8 @@ static int setup(struct bridge *b)
 		return 0;
 	b->subs = calloc((size_t)cfg->nsubs, sizeof *b->subs);
 	b->globs = ddsb_globs_new(cfg);
-	if (!b->subs || !b->globs)
+	b->listens = calloc((size_t)cfg->nsubs, sizeof *b->listens);
+	if (!b->subs || !b->globs || !b->listens)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for %d subscriptions", cfg->nsubs);
 	for (int i = 0; i < cfg->nsubs; i++) {
 		int rc = 0;
@@ -264,6 +270,8 @@ static int setup(struct bridge *b)
 			                cfg->subs[i].ring);
 		else
 			continue; /* its topics get subscriptions as their writers are discovered */
+		if (rc == 0)
+			rc = ddsb_listen_new(b->subs[b->nsubs], cfg->log, &b->listens[b->nsubs]);
 		if (rc < 0)
 			return rc;
 		b->nsubs++;
@@ -300,7 +308,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 		if (cfg->nsubs) {
 			discovered(&b);
 			for (int i = 0; i < b.nsubs; i++)
-				if (ddsb_sub_take(b.subs[i]) < 0)
+				if (ddsb_listen_take(b.listens[i]) < 0)
 					fprintf(cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
 	}
@@ -309,8 +317,12 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	free(b.pubs);
 	free(b.ids);
 	free(b.skipped);
-	for (int i = 0; i < b.nsubs; i++)
+	for (int i = 0; b.subs && i < b.nsubs; i++) {
+		if (b.listens)
+			ddsb_listen_free(b.listens[i]); /* no listener runs after this */
 		ddsb_sub_free(b.subs[i], st);
+	}
+	free(b.listens);
 	free(b.subs);
 	ddsb_globs_free(b.globs);
 	if (b.pp > 0)

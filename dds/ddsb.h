@@ -53,6 +53,13 @@ struct ddsb_config {
 #define DDSB_DEFAULT_SLOTS 101u
 /* as `dssm proxy --max-stream-bytes` */
 #define DDSB_DEFAULT_MAX_STREAM_BYTES (UINT64_C(256) << 20)
+/* Cyclone's configuration of the bridge's domain, before CYCLONEDDS_URI's
+ * (which overrides it; bridge.c adds Internal/MaxSampleSize for a bridge
+ * that subscribes): a socket receive buffer of 4 MiB asked for, with
+ * whatever the kernel grants accepted (net.core.rmem_max caps it; Cyclone's
+ * default asks 1 MiB), so a burst of 64 KiB samples is not dropped by the
+ * kernel and sent again (docs/dds.md, Configuration). */
+#define DDSB_CYCLONE_DEFAULTS "<SocketReceiveBufferSize max=\"4MiB\"/>" /* in <Internal> */
 /* How often the rings of this host are listed again for new ones (ms). */
 #define DDSB_SCAN_MS 500
 
@@ -254,6 +261,25 @@ void ddsb_globs_free(struct ddsb_globs *g);
  * 0, or < 0 (out of memory, a DDS error) with dssm_last_error(). */
 int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n, dds_entity_t pp,
                           dds_entity_t waitset, const dds_builtintopic_endpoint_t *ep);
+/* For listen.c: the reader once subscribed (else 0); drop the readcondition
+ * from the waitset (a listener takes over); take from Cyclone's receive
+ * thread, never waiting for another writer of the ring (what it cannot
+ * write yet is held, in order, for the next ddsb_sub_take). */
+dds_entity_t ddsb_sub_reader(const struct ddsb_sub *s);
+void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset);
+int ddsb_sub_take_nowait(struct ddsb_sub *s);
+
+/* ---- listen.c: a subscription's samples taken in a DATA_AVAILABLE listener ------- */
+
+struct ddsb_listen;
+int ddsb_listen_new(struct ddsb_sub *sub, FILE *log, struct ddsb_listen **out);
+/* ddsb_sub_discovered, then the listener on the reader it made. */
+int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t waitset,
+                           const dds_builtintopic_endpoint_t *ep);
+/* The bridge's thread takes too (held samples, what a listener left). */
+int ddsb_listen_take(struct ddsb_listen *l);
+/* Remove the listener (waiting for one running); before ddsb_sub_free. */
+void ddsb_listen_free(struct ddsb_listen *l);
 
 /* ---- source.c: DDS topics as sources of `dssm record` and `dssm mirror` ---------- */
 

@@ -48,7 +48,21 @@ struct ddsb_sub {
 	uint64_t too_big;                 /* over the ring's max size */
 	int warned_big, warned_old, warned_type, warned_writers;
 	int warned_time, warned_label, warned_differs, warned_lost;
+	/* the listener path (listen.c): writes from Cyclone's receive thread
+	 * must not wait for another writer of the ring; what they could not
+	 * write yet is held, in order, for the bridge's thread */
+	int nowait;
+	struct held *held[TAKE_BATCH];
+	int nheld, warned_held;
 };
+
+/* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
+struct held {
+	dssm_time_t t;
+	size_t len;
+	unsigned char data[];
+};
+#define DDSB_HELD INT64_MAX
 
 /* A sample's time is trusted only within a day of this host's clock: one
  * time far ahead (or DSSM_TIME_MAX) would make every later sample "older"
@@ -308,6 +322,38 @@ static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
 }
 
+/* Keep a sample for the bridge's thread: DDSB_HELD, or DSSM_ENOMEM. */
+static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
+{
+	struct held *h = s->nheld < TAKE_BATCH ? malloc(sizeof *h + len) : NULL;
+	if (!h)
+		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
+		                  s->label);
+	if (!s->nheld && s->cfg->verbose && !s->warned_held++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
+		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
+	h->t = t;
+	h->len = len;
+	if (len)
+		memcpy(h->data, data, len);
+	s->held[s->nheld++] = h;
+	return DDSB_HELD;
+}
+
+/* The ring write of put(). In the listener (s->nowait) it never waits for
+ * another writer: DSSM_EAGAIN holds the sample, and every later one of the
+ * batch after it (time order), until the bridge's thread writes them
+ * (write_held). */
+static int64_t ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
+{
+	if (!s->nowait)
+		return dssm_write(s->ring, data, len, t);
+	if (s->nheld)
+		return hold(s, data, len, t);
+	int64_t w = dssm_write_try(s->ring, data, len, t);
+	return w == DSSM_EAGAIN ? hold(s, data, len, t) : w;
+}
+
 static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
                 const char *type, const char *encoding)
 {
@@ -324,7 +370,9 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 		s->skipped++;
 		return;
 	}
-	int64_t w = dssm_write(s->ring, data, len, t);
+	int64_t w = ring_write(s, data, len, t);
+	if (w == DDSB_HELD)
+		return;
 	if (w < 0) {
 		write_failed(s, w, len);
 		return;
@@ -453,15 +501,35 @@ static void count_dds_losses(struct ddsb_sub *s)
 		        "counted)\n", s->topic, (unsigned long long)n);
 }
 
+/* The samples the listener held, written by the bridge's thread (which may
+ * wait for another writer), in the order they came. */
+static void write_held(struct ddsb_sub *s)
+{
+	for (int i = 0; i < s->nheld; i++) {
+		struct held *h = s->held[i];
+		int64_t w = dssm_write(s->ring, h->data, h->len, h->t);
+		if (w < 0) {
+			write_failed(s, w, h->len);
+		} else {
+			s->received++;
+			s->bytes += h->len;
+		}
+		free(h);
+	}
+	s->nheld = 0;
+}
+
 int ddsb_sub_take(struct ddsb_sub *s)
 {
 	if (!s->reading)
 		return 0;
+	write_held(s);
 	int n;
 	do
 		n = s->generic ? take_generic(s) : take_ros2(s);
-	while (n == TAKE_BATCH);
-	count_dds_losses(s);
+	while (n == TAKE_BATCH && !s->nheld);
+	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
+		count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
 }
 
@@ -469,14 +537,22 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 {
 	if (!s)
 		return;
-	if (s->reading)
+	if (s->reading) {
 		st->topics_subscribed++;
+		count_dds_losses(s); /* since the last take */
+	}
 	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
 		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big\n",
 		        s->topic, (unsigned long long)s->skipped, s->label,
 		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
 		        (unsigned long long)s->lost, (unsigned long long)s->too_big);
+	if (s->nheld)
+		fprintf(s->cfg->log, "dssm dds: %s: %d samples taken were not yet written into %s at "
+		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld, s->label);
+	for (int i = 0; i < s->nheld; i++)
+		free(s->held[i]);
+	s->dropped += (uint64_t)s->nheld;
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;
@@ -496,4 +572,30 @@ const char *ddsb_sub_topic(const struct ddsb_sub *s)
 const char *ddsb_sub_ring(const struct ddsb_sub *s)
 {
 	return s->label;
+}
+
+/* ---- for the listener path (listen.c) ---------------------------------------------- */
+
+dds_entity_t ddsb_sub_reader(const struct ddsb_sub *s)
+{
+	return s->reading ? s->reader : 0;
+}
+
+void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset)
+{
+	if (s->cond > 0) {
+		dds_waitset_detach(waitset, s->cond);
+		dds_delete(s->cond);
+		s->cond = 0;
+	}
+}
+
+int ddsb_sub_take_nowait(struct ddsb_sub *s)
+{
+	if (s->nheld)
+		return 0; /* the bridge's thread writes those first, then takes the rest */
+	s->nowait = 1;
+	int rc = ddsb_sub_take(s);
+	s->nowait = 0;
+	return rc;
 }

@@ -1,0 +1,162 @@
+/*
+ * listen.c - how a subscription's samples are taken: in a DATA_AVAILABLE
+ * listener, on Cyclone's receive thread, which writes them into the ring
+ * there. A waitset would wake the bridge's thread for each sample: one
+ * thread wake-up more per hop (docs/dds.md, Benchmark).
+ *
+ * The subscription (subscribe.c) is touched by two threads: the receive
+ * thread (the listener) and the bridge's (discovery, and a take at each of
+ * its wake-ups, at least every 100 ms). A mutex per subscription serializes
+ * them. The receive thread never waits: neither for that mutex (trylock)
+ * nor for another writer of the ring (dssm_write_try; what it could not
+ * write is held in order and written by the bridge's thread, which may
+ * wait). A listener that finds the mutex taken leaves `want` set, and
+ * whoever holds the mutex takes again after unlocking, so an arrival is
+ * never left in the reader unseen until the next wake-up. Until the
+ * samples are taken they stay in the reader, which is keep-all up to the
+ * ring's history: a reliable writer is held back, a best-effort writer's
+ * rejected samples are counted (subscribe.c).
+ *
+ * In a burst (a sample within DDSB_BURST_NS of the one before) the listener
+ * leaves the samples to the bridge's thread, woken by a guard condition:
+ * written one by one as they arrive, each would wake the ring's readers
+ * (a futex wake and two context switches a sample), which halved the
+ * throughput of 64 B samples; the bridge's thread writes them in batches
+ * of what has arrived, as before the listener. A lone sample (a ping, a
+ * sensor at a few kHz) is still written at once.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../ssmcore/internal.h"
+#include "ddsb.h"
+
+struct ddsb_listen {
+	struct ddsb_sub *sub;
+	FILE *log;
+	pthread_mutex_t mu;
+	atomic_int want;          /* a listener found mu taken: take again */
+	dds_entity_t reader;      /* > 0 once the listener is set */
+	dds_entity_t guard;       /* wakes the bridge's thread for a burst */
+	dds_listener_t *listener;
+	_Atomic int64_t last_ns;  /* when the listener last ran (CLOCK_MONOTONIC) */
+};
+
+/* Samples closer than this are a burst, written by the bridge's thread. */
+#define DDSB_BURST_NS 20000
+
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Take while an arrival is not yet taken and the mutex is free. Called by
+ * the listener (nowait) and by the bridge's thread after it unlocks. */
+static void drain(struct ddsb_listen *l, int nowait)
+{
+	while (atomic_load(&l->want) && pthread_mutex_trylock(&l->mu) == 0) {
+		atomic_store(&l->want, 0);
+		int rc = nowait ? ddsb_sub_take_nowait(l->sub) : ddsb_sub_take(l->sub);
+		pthread_mutex_unlock(&l->mu);
+		if (rc < 0)
+			fprintf(l->log, "dssm dds: %s\n", dssm_last_error());
+	}
+}
+
+static void on_data(dds_entity_t reader, void *arg)
+{
+	(void)reader;
+	struct ddsb_listen *l = arg;
+	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
+	if (now - prev < DDSB_BURST_NS && dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+		return;
+	atomic_store(&l->want, 1);
+	drain(l, 1);
+}
+
+/* The bridge's thread is done with the subscription: what arrived
+ * meanwhile (a listener that found the mutex taken) is taken now. */
+static void release(struct ddsb_listen *l)
+{
+	pthread_mutex_unlock(&l->mu);
+	drain(l, 0);
+}
+
+int ddsb_listen_new(struct ddsb_sub *sub, FILE *log, struct ddsb_listen **out)
+{
+	struct ddsb_listen *l = calloc(1, sizeof *l);
+	if (!l || !(l->listener = dds_create_listener(l))) {
+		free(l);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a DDS listener");
+	}
+	l->sub = sub;
+	l->log = log;
+	pthread_mutex_init(&l->mu, NULL);
+	atomic_init(&l->want, 0);
+	atomic_init(&l->last_ns, 0);
+	dds_lset_data_available(l->listener, on_data);
+	*out = l;
+	return 0;
+}
+
+int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t waitset,
+                           const dds_builtintopic_endpoint_t *ep)
+{
+	pthread_mutex_lock(&l->mu);
+	int rc = ddsb_sub_discovered(l->sub, pp, waitset, ep);
+	dds_entity_t reader = l->reader ? 0 : ddsb_sub_reader(l->sub);
+	pthread_mutex_unlock(&l->mu);
+	if (reader > 0 && !l->guard) {
+		dds_entity_t g = dds_create_guardcondition(pp);
+		dds_return_t r = g < 0 ? g : dds_waitset_attach(waitset, g, 0);
+		if (r < 0) {
+			if (g > 0)
+				dds_delete(g);
+			return dssm__fail(DSSM_ESYS, "making a DDS guard condition: %s", dds_strretcode(r));
+		}
+		l->guard = g;
+	}
+	if (reader > 0) {
+		/* not under mu: dds_set_listener waits for running listeners */
+		dds_return_t r = dds_set_listener(reader, l->listener);
+		if (r < 0) /* the waitset still serves it: the bridge's takes */
+			return dssm__fail(DSSM_ESYS, "setting a DDS listener: %s", dds_strretcode(r));
+		l->reader = reader;
+		pthread_mutex_lock(&l->mu);
+		ddsb_sub_unwait(l->sub, waitset);
+		/* what came before the listener was set */
+		atomic_store(&l->want, 1);
+		release(l);
+	}
+	return rc;
+}
+
+int ddsb_listen_take(struct ddsb_listen *l)
+{
+	if (l->guard) /* reset before taking: a burst after the take wakes the loop again */
+		dds_set_guardcondition(l->guard, false);
+	pthread_mutex_lock(&l->mu);
+	atomic_store(&l->want, 0);
+	int rc = ddsb_sub_take(l->sub);
+	release(l);
+	return rc;
+}
+
+void ddsb_listen_free(struct ddsb_listen *l)
+{
+	if (!l)
+		return;
+	if (l->reader > 0)
+		dds_set_listener(l->reader, NULL); /* waits for a listener running */
+	if (l->guard > 0)
+		dds_delete(l->guard);
+	/* and anything it did happens before the subscription is freed */
+	pthread_mutex_lock(&l->mu);
+	pthread_mutex_unlock(&l->mu);
+	pthread_mutex_destroy(&l->mu);
+	dds_delete_listener(l->listener);
+	free(l);
+}
