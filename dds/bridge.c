@@ -284,7 +284,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	memset(st, 0, sizeof *st);
 	int rc = setup(&b);
 	dssm_time_t last_scan = 0; /* now - INT64_MIN would overflow */
-	while (rc == 0 && !*cfg->stop) {
+	while (rc == 0 && !(cfg->stop && *cfg->stop) && !(cfg->halt && atomic_load(cfg->halt))) {
 		dssm_time_t now = dssm_now();
 		if ((cfg->all || cfg->npublish) && now - last_scan >= DDSB_SCAN_MS * INT64_C(1000000)) {
 			scan(&b);
@@ -312,7 +312,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	for (int i = 0; i < b.nsubs; i++)
 		ddsb_sub_free(b.subs[i], st);
 	free(b.subs);
-	ddsb_globs_free(b.globs);
+	ddsb_globs_free(b.globs, st);
 	if (b.pp > 0)
 		dds_delete(b.pp);
 	if (b.domain > 0)

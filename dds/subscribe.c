@@ -46,8 +46,12 @@ struct ddsb_sub {
 	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
 	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
 	uint64_t too_big;                 /* over the ring's max size */
+	uint64_t after_stop;              /* taken after the subscription failed: dropped */
+	uint64_t elsewhere;               /* left to the live process feeding the ring */
+	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
+	int yielding;                     /* another live process feeds the ring */
 	int warned_big, warned_old, warned_type, warned_writers;
-	int warned_time, warned_label, warned_differs, warned_lost;
+	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
 };
 
 /* A sample's time is trusted only within a day of this host's clock: one
@@ -236,7 +240,10 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 		        info.max_size, s->slots, s->max_size, info.max_size);
 	s->slots = info.slots;
 	s->max_size = info.max_size;
-	return ddsb_mark_ring(s->ring, s->topic, s->dds_type);
+	/* the first TID this run writes: `dssm record dds:...` starts there */
+	uint64_t oldest, newest;
+	uint64_t from = dssm_tid_range(s->ring, &oldest, &newest) == 0 ? newest + 1 : 0;
+	return ddsb_mark_ring(s->ring, s->topic, s->dds_type, from);
 }
 
 /* Samples of another writer are other samples (even with the same time):
@@ -308,14 +315,40 @@ static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
 }
 
+/* Does another live process feed the ring (its mark, marks.c)? Then this
+ * subscription writes nothing into it (each sample would be there twice):
+ * said once, looked at again at most once a second (it may have ended). */
+static int fed_elsewhere(struct ddsb_sub *s)
+{
+	dssm_time_t now = dssm_now();
+	if (s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
+		return s->yielding;
+	s->feeder_checked = now;
+	uint64_t owner, tid;
+	s->yielding = ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid) == 1 &&
+	              ddsb_feeder_other(owner);
+	if (s->yielding && !s->warned_feeder++)
+		fprintf(s->cfg->log, "dssm dds: %s: %s is fed by another live process (pid %d) "
+		        "subscribed to it; this one leaves the ring to it\n", s->topic, s->label,
+		        (int)dssm__owner_pid(owner));
+	return s->yielding;
+}
+
 static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
                 const char *type, const char *encoding)
 {
 	if (refuse_time(s, t))
 		return;
+	if (!s->ring && fed_elsewhere(s)) {
+		s->elsewhere++;
+		return;
+	}
 	if (!s->ring && make_ring(s, type, encoding) < 0) {
-		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped\n", s->topic, dssm_last_error());
+		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped (its samples are dropped)\n", s->topic,
+		        dssm_last_error());
 		s->failed = 1;
+		s->after_stop++;
+		s->dropped++;
 		return;
 	}
 	if (refuse_differing(s, type, encoding))
@@ -339,7 +372,10 @@ static int take_ros2(struct ddsb_sub *s)
 	dds_sample_info_t si[TAKE_BATCH];
 	dds_return_t n = dds_takecdr(s->reader, sd, TAKE_BATCH, si, DDS_ANY_STATE);
 	for (int i = 0; i < n; i++) {
-		if (si[i].valid_data && !s->failed) {
+		if (si[i].valid_data && s->failed) {
+			s->after_stop++; /* taken all the same: Cyclone must not keep them */
+			s->dropped++;
+		} else if (si[i].valid_data) {
 			uint32_t len;
 			const void *data = ddsb_opaque_data(sd[i], &len);
 			note_writer(s, si[i].publication_handle);
@@ -417,6 +453,10 @@ static int take_generic(struct ddsb_sub *s)
 	dds_return_t n = dds_take(s->reader, samples, si, TAKE_BATCH, TAKE_BATCH);
 	for (int i = 0; i < n; i++) {
 		const dssm_msg_Sample *m = samples[i];
+		if (si[i].valid_data && s->failed) {
+			s->after_stop++;
+			s->dropped++;
+		}
 		if (!si[i].valid_data || s->failed)
 			continue;
 		const char *type = m->type ? m->type : "";
@@ -469,14 +509,20 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 {
 	if (!s)
 		return;
-	if (s->reading)
+	if (s->failed)
+		st->topics_failed++;
+	else if (s->reading)
 		st->topics_subscribed++;
-	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big)
-		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
-		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big\n",
-		        s->topic, (unsigned long long)s->skipped, s->label,
-		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
-		        (unsigned long long)s->lost, (unsigned long long)s->too_big);
+	st->left_elsewhere += s->elsewhere;
+	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big || s->after_stop ||
+	    s->elsewhere)
+		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), %llu left to the "
+		        "process feeding it; dropped: %llu bad times, %llu bad or differing "
+		        "types/encodings, %llu lost by DDS, %llu too big, %llu after the subscription "
+		        "stopped\n", s->topic, (unsigned long long)s->skipped, s->label,
+		        (unsigned long long)s->elsewhere, (unsigned long long)s->bad_time,
+		        (unsigned long long)s->bad_label, (unsigned long long)s->lost,
+		        (unsigned long long)s->too_big, (unsigned long long)s->after_stop);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;

@@ -394,22 +394,26 @@ static int record_start(dssm_recorder *r, char **patterns, int npatterns,
 }
 
 /* The rings of topics matching a dds: glob that came since: recorded from
- * their oldest sample (record_starts_oldest). */
+ * the first sample this run wrote (record_start_at). */
 static void record_dds_new(dssm_recorder *r, struct ddsb_source *src)
 {
 	const char *topic, *ring;
 	while (src && ddsb_source_next(src, &topic, &ring))
-		if (dssm_recorder_add(r, ring) < 0)
-			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n", topic, ring,
-			        dssm_last_error());
+		if (dssm_recorder_add(r, ring) < 0) {
+			char shown[96];
+			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n",
+			        ddsb_shown(topic, shown, sizeof shown), ring, dssm_last_error());
+		}
 }
 
 /* The recorder asks, per stream: a ring fed from DDS by this command
- * starts with what it holds (the publisher's transient-local history came
- * before the recorder opened it); the others from now (or --from-oldest). */
-static int record_starts_oldest(void *user, const char *address)
+ * starts at the first sample it wrote there (the publisher's transient-
+ * local history came before the recorder opened it; what the ring
+ * overwrote since is counted lost; an earlier run's samples are not
+ * recorded); the others from now (or --from-oldest). */
+static int record_start_at(void *user, const char *address, uint64_t *tid)
 {
-	return user && ddsb_source_feeds(user, address);
+	return user && ddsb_source_start_tid(user, address, tid);
 }
 
 /* Record until interrupted, --duration, or the recorder stops by itself,
@@ -510,8 +514,6 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (o.snapshot)
 		return run_snapshots(o.dir, patterns, npatterns, o.all);
-	cfg.starts_oldest = record_starts_oldest; /* rings fed from DDS: per ring */
-	cfg.user = src;
 	cfg.dir = o.dir;
 	cfg.sync = o.sync;
 	cfg.split_duration = o.split_duration;
@@ -526,6 +528,7 @@ int cmd_record(int argc, char **argv)
 		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
 	}
+	dssm_recorder_set_start(r, record_start_at, src); /* rings fed from DDS: per ring */
 	int status = 0;
 	rc = record_start(r, patterns, npatterns, src);
 	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {
