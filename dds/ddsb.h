@@ -68,6 +68,7 @@ struct ddsb_stats {
 	                          * DDSB_GLOB_TOPICS_MAX, ring another topic's, other (logged) */
 	uint64_t refusals_unkept; /* refusals past the most remembered (REFUSED_MAX, globs.c) */
 	uint64_t left_elsewhere; /* samples not written: another live process feeds the ring */
+	uint64_t unpublishable;  /* rings selected that could not be published (logged once) */
 };
 
 /* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
@@ -264,6 +265,10 @@ struct ddsb_globs;
  * a reader and a ring, and the domain's topics come from the network. */
 #define DDSB_GLOB_TOPICS_MAX 1000
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg);
+/* The line saying, when there are any, the topics that failed or were left
+ * out, and the samples left to another process (after a command's summary;
+ * who: "dssm dds", ...). */
+void ddsb_topics_summary(const struct ddsb_stats *st, FILE *f, const char *who);
 /* Free g, adding the topics it left out to st. */
 void ddsb_globs_free(struct ddsb_globs *g, struct ddsb_stats *st);
 /* A writer discovered (DCPSPublication): when its topic matches a glob of

@@ -66,6 +66,21 @@ void ddsb_globs_free(struct ddsb_globs *g, struct ddsb_stats *st)
 	free(g);
 }
 
+void ddsb_topics_summary(const struct ddsb_stats *st, FILE *f, const char *who)
+{
+	if (!st->topics_failed && !st->topics_capped && !st->topics_collided &&
+	    !st->topics_refused && !st->refusals_unkept && !st->left_elsewhere)
+		return;
+	fprintf(f, "%s: DDS topics: %llu subscribed, %llu failed (their samples dropped); left out: "
+	        "%llu past the %d a glob takes, %llu whose ring is another topic's, %llu refused "
+	        "(%llu more refusals not remembered); %llu samples left to another process feeding "
+	        "their ring\n", who, (unsigned long long)st->topics_subscribed,
+	        (unsigned long long)st->topics_failed, (unsigned long long)st->topics_capped,
+	        DDSB_GLOB_TOPICS_MAX, (unsigned long long)st->topics_collided,
+	        (unsigned long long)st->topics_refused, (unsigned long long)st->refusals_unkept,
+	        (unsigned long long)st->left_elsewhere);
+}
+
 /* The first glob of the config topic matches, or NULL. */
 static const char *matching_glob(const struct ddsb_config *cfg, const char *topic)
 {

@@ -493,6 +493,7 @@ static int record_dds_stop(struct ddsb_source *src)
 	fprintf(stderr, "dssm record: DDS: %llu topics subscribed, %llu samples written into their "
 	        "rings, %llu dropped\n", (unsigned long long)st.topics_subscribed,
 	        (unsigned long long)st.samples_received, (unsigned long long)st.dropped);
+	ddsb_topics_summary(&st, stderr, "dssm record");
 	return rc < 0 ? cli_dssm_error("record", rc) : 0;
 }
 
