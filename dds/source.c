@@ -103,14 +103,16 @@ static void on_topic(void *user, const char *topic, const char *ring)
 static int parse_spec(struct ddsb_source *s, int i, const char *spec)
 {
 	if (!ddsb_is_source(spec))
-		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING])", spec);
+		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING] or dds:GLOB)",
+		                  spec);
 	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
 	char *eq = strchr(s->copies[i], '='), name[DSSM_NAME_MAX + 1];
 	if (eq)
 		*eq = '\0';
 	if (!*s->copies[i] || (eq && !eq[1]))
-		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC or dds:TOPIC=RING", spec);
+		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC, dds:TOPIC=RING or "
+		                  "dds:GLOB", spec);
 	s->subs[i].topic = s->copies[i];
 	s->subs[i].ring = eq ? eq + 1 : NULL;
 	if (ddsb_topic_is_glob(s->copies[i]))

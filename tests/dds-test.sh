@@ -864,6 +864,21 @@ source_fixes() {
 	f_hp() { "${F[@]}" "$hp" "$DOMAIN" "$@" >/dev/null; }
 	f_wait_log() { for _ in $(seq 150); do grep -q "$2" "$1" && return 0; sleep 0.2; done; return 1; }
 
+	t_f_usage() { # GLOB=RING: a usage error (exit 2) before any line; --help within 80 columns
+		"${F[@]}" "$dssm" record -o "$tmp/fix.u" 'dds:rt/*=x' --domain "$DOMAIN" 2>"$tmp/fix.u.log"
+		[ $? -eq 2 ] && ! grep -q "recording DDS topics" "$tmp/fix.u.log" && [ ! -e "$tmp/fix.u" ] ||
+			{ cat "$tmp/fix.u.log"; return 1; }
+		"${F[@]}" timeout 20 "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/*=x' 2>/dev/null
+		[ $? -eq 2 ] || { echo "dds --subscribe GLOB=RING: not exit 2"; return 1; }
+		"${F[@]}" "$dssm" record -o "$tmp/fix.u" 'dds:' 2>&1 | grep -q "dds:TOPIC, dds:TOPIC=RING or dds:GLOB" ||
+			{ echo "the dds: error does not name GLOB"; return 1; }
+		local c
+		for c in record mirror dds; do
+			"$dssm" $c --help | awk -v c=$c 'length > 80 { print c ": " length ": " $0; bad = 1 } END { exit bad }' || return 1
+		done
+	}
+	check "sources: GLOB=RING is a usage error (exit 2) said before anything else; the dds: error names GLOB; --help lines fit 80 columns" t_f_usage
+
 	t_f_history() { # 300 samples of history into a 101-slot ring: recorded + lost = 300
 		dir=$tmp/fix.hist
 		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fh 300 fh 99 2>/dev/null &

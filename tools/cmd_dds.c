@@ -40,8 +40,8 @@ void help_dds(FILE *out)
 	        "subscribes every topic matching, there now or appearing later, each into\n"
 	        "the ring named after it.\n"
 	        "--max-size and --slots give the layout of rings made from topics whose\n"
-	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring is\n"
-	        "copied with its own layout, within this bridge's limits: samples of at most\n"
+	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring\n"
+	        "is copied with its own layout, within this bridge's limits: samples of at most\n"
 	        "--max-size bytes (larger ones are dropped, by Cyclone DDS before they are\n"
 	        "reassembled), rings of at most --max-stream-bytes in shared memory (default\n"
 	        "%llu MiB; fewer slots if need be). A ring an earlier run made is written\n"
@@ -74,7 +74,10 @@ static int parse_subscription(char *arg, struct ddsb_subscription *subs, int *n)
 	if (eq)
 		*eq = '\0';
 	if (!*arg || (eq && !eq[1]))
-		return cli_usage("dds", "--subscribe wants TOPIC or TOPIC=RING");
+		return cli_usage("dds", "--subscribe wants TOPIC, TOPIC=RING or GLOB");
+	if (eq && ddsb_topic_is_glob(arg))
+		return cli_usage("dds", "--subscribe %s=%s: a glob's topics each land in the ring "
+		                 "named after the topic; no RING with a glob", arg, eq + 1);
 	subs[*n].topic = arg;
 	subs[(*n)++].ring = eq ? eq + 1 : NULL;
 	return 0;
