@@ -39,6 +39,8 @@ struct ddsb_config {
 	uint32_t slots;                 /*   made from DDS unless a dssm bridge's writer tells one */
 	uint64_t max_stream_bytes;      /* largest ring made from DDS, in bytes as laid out in
 	                                 * shared memory (0: DDSB_DEFAULT_MAX_STREAM_BYTES) */
+	uint64_t max_total_bytes;       /* the rings this process makes from DDS, all together
+	                                 * (0: ddsb_max_total_bytes's default) */
 	int verbose;                    /* log rings and topics as they come and go */
 	FILE *log;                      /* where the log lines go (stderr) */
 	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns (NULL: none) */
@@ -54,6 +56,8 @@ struct ddsb_config {
 #define DDSB_DEFAULT_SLOTS 101u
 /* as `dssm proxy --max-stream-bytes` */
 #define DDSB_DEFAULT_MAX_STREAM_BYTES (UINT64_C(256) << 20)
+/* ... unless half of /dev/shm is less */
+#define DDSB_DEFAULT_MAX_TOTAL_BYTES (UINT64_C(1) << 30)
 /* How often the rings of this host are listed again for new ones (ms). */
 #define DDSB_SCAN_MS 500
 
@@ -197,6 +201,17 @@ int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size);
 uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots);
 /* cfg's limit on a ring's bytes (its default when 0). */
 uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg);
+/* cfg's limit on the bytes of all rings this process makes from DDS: its
+ * max_total_bytes, else DDSB_DEFAULT_MAX_TOTAL_BYTES or half the size of
+ * /dev/shm if that is less (a domain's topics come from the network: they
+ * must not fill the machine's shared memory). */
+uint64_t ddsb_max_total_bytes(const struct ddsb_config *cfg);
+/* Take BYTES of that budget for a new ring (named in the error): 0, or
+ * DSSM_ENOSPC when it would go over (the topic is then left out). Rings
+ * stay after the process (they are the data): nothing is given back but a
+ * ring that could not be made (ddsb_shm_give). */
+int ddsb_shm_take(const struct ddsb_config *cfg, const char *ring, uint64_t bytes);
+void ddsb_shm_give(uint64_t bytes);
 /* A layout asked for (a writer's USER_DATA) within the bridge's limits:
  * max_size at most cfg->max_size, then as many slots as asked that fit
  * ddsb_max_stream_bytes(cfg); if not even 2 slots fit, the bridge's own

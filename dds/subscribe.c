@@ -209,12 +209,18 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 	if (rc == 0)
 		return dssm__fail(DSSM_EINVAL, "ring %s appeared meanwhile, not made from DDS; "
 		                  "not writing into it", s->label);
+	/* a new ring takes shared memory: within the process's budget */
+	int64_t bytes = rc < 0 ? ddsb_ring_bytes(s->slots, s->max_size) : 0;
+	if (bytes > 0 && (rc = ddsb_shm_take(s->cfg, s->label, (uint64_t)bytes)) < 0)
+		return rc;
 	dssm_stream_config c = DSSM_STREAM_CONFIG_INIT;
 	c.max_size = s->max_size;
 	c.slots = s->slots;
 	c.type = type;
 	c.encoding = encoding;
 	rc = dssm_create(s->ring_name, s->ring_id, &c, &s->ring);
+	if (rc < 0 && rc != DSSM_ELAYOUT && bytes > 0)
+		ddsb_shm_give((uint64_t)bytes);
 	/* A ring an earlier run made with another layout (other --slots or
 	 * --max-size, another writer's USER_DATA) or type: written into as it
 	 * is. Its slots are its history depth, any count will do; samples over
