@@ -28,7 +28,8 @@ BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
 pose=$BUILD/tests/dds/ros2_pose2d
 hp=$BUILD/tests/dds/hostile_pub
-for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp"; do
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp" \
+	"$BUILD/tests/dds/hostile_name"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -1008,6 +1009,22 @@ source_fixes() {
 			grep -q "subscribed 2 topics: 6 samples .* written, [1-3] dropped" "$tmp/fix.budget.log" ||
 			{ "${F[@]}" "$dssm" ls; cat "$tmp/fix.budget.log"; return 1; }
 	}
+	t_f_evil() { # a topic name with terminal escapes and a newline, from the network
+		local e m
+		"${F[@]}" "$BUILD/tests/dds/hostile_name" "$DOMAIN" 60 >"$tmp/fix.evil.n" 2>/dev/null &
+		e=$!; pids+=("$e")
+		"${F[@]}" "$dssm" mirror 'dds:rt/dt_fev*' --domain "$DOMAIN" 2>"$tmp/fix.evil.log" &
+		m=$!; pids+=("$m")
+		f_wait_log "$tmp/fix.evil.log" "topic rt/dt_fev.* matches rt/dt_fev\* but is not subscribed: it holds characters other than printable ASCII" ||
+			{ cat -v "$tmp/fix.evil.log"; cat "$tmp/fix.evil.n"; return 1; }
+		kill -TERM $m; wait $m; local st=$?
+		kill $e; wait $e 2>/dev/null
+		# every byte printable ASCII or a newline, and no line of the name's tail
+		[ $st -eq 0 ] && ! LC_ALL=C grep -q '[^ -~]' "$tmp/fix.evil.log" && ! grep -q "^fake" "$tmp/fix.evil.log" &&
+			grep -q "1 refused" "$tmp/fix.evil.log" || { cat -v "$tmp/fix.evil.log"; return 1; }
+	}
+	check "hostile: a topic name with terminal escapes and a newline from the network is refused and shown as printable ASCII" t_f_evil
+
 	check "limits: --max-total-bytes bounds the shared memory of all rings made from DDS: a topic beyond is left out, logged, its samples counted dropped" t_f_budget
 }
 source_fixes
