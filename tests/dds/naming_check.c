@@ -98,8 +98,8 @@ int main(void)
 	/* a refused topic from the network: its message reaches the log, so
 	 * the name is in it as printable ASCII only (evil2's kind of name) */
 	static const char *hostile[] = {
-		"rt/\x1b]0;PWNED\x07\x1b[31mRED\nfake"
-		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+		("rt/\x1b]0;PWNED\x07\x1b[31mRED\nfake"
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
 		"dssm/\x1b[31m:\nx", "rt/", "\x1b",
 	};
 	for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
