@@ -75,7 +75,7 @@ struct ddsb_stats {
 	uint64_t unpublishable;  /* rings selected that could not be published (logged once) */
 };
 
-/* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
+/* Run the bridge until *cfg->stop or *cfg->halt. 0, or a DSSM_E* code with
  * dssm_last_error() saying what failed (a DDS entity, a ring). */
 int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
 
