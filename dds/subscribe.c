@@ -522,13 +522,13 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 	st->left_elsewhere += s->elsewhere;
 	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big || s->after_stop ||
 	    s->elsewhere)
-		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), %llu left to the "
-		        "process feeding it; dropped: %llu bad times, %llu bad or differing "
-		        "types/encodings, %llu lost by DDS, %llu too big, %llu after the subscription "
-		        "stopped\n", s->topic, (unsigned long long)s->skipped, s->label,
-		        (unsigned long long)s->elsewhere, (unsigned long long)s->bad_time,
-		        (unsigned long long)s->bad_label, (unsigned long long)s->lost,
-		        (unsigned long long)s->too_big, (unsigned long long)s->after_stop);
+		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
+		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big, "
+		        "%llu after the subscription stopped; %llu left to the process feeding it\n",
+		        s->topic, (unsigned long long)s->skipped, s->label,
+		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
+		        (unsigned long long)s->lost, (unsigned long long)s->too_big,
+		        (unsigned long long)s->after_stop, (unsigned long long)s->elsewhere);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;
