@@ -203,6 +203,10 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	return 0;
 }
 
+static int fed_elsewhere(struct ddsb_sub *s, int now_too);
+
+/* The ring made or opened, marked as fed by this process; or (0 with
+ * s->ring NULL) left to another live process that marked it meanwhile. */
 static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 {
 	int rc = ddsb_ring_from_dds(s->ring_name, s->ring_id);
@@ -229,6 +233,8 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 		rc = dssm_open(s->ring_name, s->ring_id, DSSM_WRITE, &s->ring);
 	if (rc < 0)
 		return rc;
+	if (fed_elsewhere(s, 1)) /* another subscriber marked it since put looked */
+		return 0;
 	/* A ring this bridge (or an earlier run) made: the writer's history
 	 * comes again and what the ring holds is not written twice. */
 	dssm_stream_info info;
@@ -323,16 +329,23 @@ static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 
 /* Does another live process feed the ring (its mark, marks.c)? Then this
  * subscription writes nothing into it (each sample would be there twice):
- * said once, looked at again at most once a second (it may have ended). */
-static int fed_elsewhere(struct ddsb_sub *s)
+ * said once, looked at again at most once a second (now_too: at once), as
+ * that process may end, or may have marked the ring after this one did (two
+ * subscribers taking their first sample together: the last mark wins, the
+ * other closes the ring within a second). */
+static int fed_elsewhere(struct ddsb_sub *s, int now_too)
 {
 	dssm_time_t now = dssm_now();
-	if (s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
+	if (!now_too && s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
 		return s->yielding;
 	s->feeder_checked = now;
 	uint64_t owner, tid;
 	s->yielding = ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid) == 1 &&
 	              ddsb_feeder_other(owner);
+	if (s->yielding && s->ring) {
+		dssm_close(s->ring);
+		s->ring = NULL;
+	}
 	if (s->yielding && !s->warned_feeder++)
 		fprintf(s->cfg->log, "dssm dds: %s: %s is fed by another live process (pid %d) "
 		        "subscribed to it; this one leaves the ring to it\n", s->topic, s->label,
@@ -345,7 +358,7 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 {
 	if (refuse_time(s, t))
 		return;
-	if (!s->ring && fed_elsewhere(s)) {
+	if (fed_elsewhere(s, 0)) {
 		s->elsewhere++;
 		return;
 	}
@@ -355,6 +368,10 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 		s->failed = 1;
 		s->after_stop++;
 		s->dropped++;
+		return;
+	}
+	if (!s->ring) { /* make_ring left it to another process */
+		s->elsewhere++;
 		return;
 	}
 	if (refuse_differing(s, type, encoding))
