@@ -229,6 +229,8 @@ int ddsb_ring_from_dds(const char *name, int id);
  * the process that marked it last (0: none named), *from_tid the first TID
  * that process wrote there. */
 int ddsb_ring_feeder(const char *name, int id, uint64_t *owner, uint64_t *from_tid);
+/* The same, of a ring open in s. */
+int ddsb_stream_feeder(dssm_stream *s, uint64_t *owner, uint64_t *from_tid);
 /* 1 if owner is another process, alive: it feeds the ring, this one must
  * not write into it too (every sample would be there twice). */
 int ddsb_feeder_other(uint64_t owner);

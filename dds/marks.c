@@ -17,18 +17,13 @@
 
 #define FEEDER "\nfed by process "
 
-int ddsb_ring_feeder(const char *name, int id, uint64_t *owner, uint64_t *from_tid)
+int ddsb_stream_feeder(dssm_stream *s, uint64_t *owner, uint64_t *from_tid)
 {
 	*owner = 0;
 	*from_tid = 0;
-	dssm_stream *s;
-	int rc = dssm_open(name, id, DSSM_READ, &s);
-	if (rc < 0)
-		return rc;
 	char buf[2048];
 	size_t len = 0;
-	rc = dssm_property_get(s, buf, sizeof buf - 1, &len);
-	dssm_close(s);
+	int rc = dssm_property_get(s, buf, sizeof buf - 1, &len);
 	if (rc < 0)
 		return rc;
 	if (len > sizeof buf - 1)
@@ -46,6 +41,19 @@ int ddsb_ring_feeder(const char *name, int id, uint64_t *owner, uint64_t *from_t
 		*from_tid = t;
 	}
 	return 1;
+}
+
+int ddsb_ring_feeder(const char *name, int id, uint64_t *owner, uint64_t *from_tid)
+{
+	*owner = 0;
+	*from_tid = 0;
+	dssm_stream *s;
+	int rc = dssm_open(name, id, DSSM_READ, &s);
+	if (rc < 0)
+		return rc;
+	rc = ddsb_stream_feeder(s, owner, from_tid);
+	dssm_close(s);
+	return rc;
 }
 
 int ddsb_ring_from_dds(const char *name, int id)

@@ -340,8 +340,9 @@ static int fed_elsewhere(struct ddsb_sub *s, int now_too)
 		return s->yielding;
 	s->feeder_checked = now;
 	uint64_t owner, tid;
-	s->yielding = ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid) == 1 &&
-	              ddsb_feeder_other(owner);
+	int marked = s->ring ? ddsb_stream_feeder(s->ring, &owner, &tid) /* no open each second */
+	                     : ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid);
+	s->yielding = marked == 1 && ddsb_feeder_other(owner);
 	if (s->yielding && s->ring) {
 		dssm_close(s->ring);
 		s->ring = NULL;
