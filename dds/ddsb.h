@@ -265,6 +265,8 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
 /* Its topic, and its ring "NAME:ID". */
 const char *ddsb_sub_topic(const struct ddsb_sub *s);
 const char *ddsb_sub_ring(const struct ddsb_sub *s);
+/* 1 if it stopped (its reader could not be made, nor its ring). */
+int ddsb_sub_failed(const struct ddsb_sub *s);
 
 /* ---- globs.c: subscriptions by topic glob, for topics now and later --------------- */
 

@@ -30,7 +30,7 @@ struct ddsb_globs {
 	int nrefused;
 	uint64_t count[3];  /* topics left out, by enum left_out */
 	uint64_t unkept;    /* left out past REFUSED_MAX (not remembered) */
-	int made;           /* subscriptions working for globs (at most DDSB_GLOB_TOPICS_MAX) */
+	int made;           /* subscriptions made for globs: the last `made` of the bridge's */
 	int warned_max;
 };
 
@@ -141,6 +141,16 @@ static int own_writer(dds_entity_t pp, const dds_builtintopic_endpoint_t *ep)
 	       memcmp(own.v, ep->participant_key.v, sizeof own.v) == 0;
 }
 
+/* The subscriptions globs made that work (failed ones, such as a ring over
+ * the shared-memory budget, take no place under DDSB_GLOB_TOPICS_MAX). */
+static int working(const struct ddsb_globs *g, struct ddsb_sub *const *subs, int n)
+{
+	int k = 0;
+	for (int i = n - g->made; i < n; i++)
+		k += !ddsb_sub_failed(subs[i]);
+	return k;
+}
+
 /* subs[0 .. n) has topic (0), or a subscription into its ring (1: the
  * other topic in *other), or neither (-1). */
 static int taken(struct ddsb_sub *const *subs, int n, const char *topic, const char *ring,
@@ -186,7 +196,10 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 		refuse(g, ep->topic_name, glob, why, COLLIDED);
 		return 0;
 	}
-	if (g->made >= DDSB_GLOB_TOPICS_MAX) {
+	/* failed ones stay (their readers count what comes as dropped): twice
+	 * the places bound them too */
+	if (g->made >= 2 * DDSB_GLOB_TOPICS_MAX ||
+	    (g->made >= DDSB_GLOB_TOPICS_MAX && working(g, *subs, *n) >= DDSB_GLOB_TOPICS_MAX)) {
 		/* each is a reader and a ring: a domain offering thousands of
 		 * topics must not make as many rings here */
 		char shown[96];

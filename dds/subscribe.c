@@ -567,3 +567,8 @@ const char *ddsb_sub_ring(const struct ddsb_sub *s)
 {
 	return s->label;
 }
+
+int ddsb_sub_failed(const struct ddsb_sub *s)
+{
+	return s->failed;
+}
