@@ -185,8 +185,11 @@ $(BUILD)/tests/dds/layout_check: tests/dds/layout_check.c $(BUILD)/dds/qos.o $(L
 # a peer sending hostile dssm::msg::Sample samples (times, TIDs, types)
 $(BUILD)/tests/dds/hostile_pub: tests/dds/hostile_pub.c $(DDS_GEN)/dssm_Sample.o
 	$(CC) $(CFLAGS_ALL) -I$(DDS_GEN) -o $@ $< $(DDS_GEN)/dssm_Sample.o $(DDS_LIBS) $(LDLIBS_ALL)
+# a writer whose topic name, as discovery sends it, holds terminal escapes
+$(BUILD)/tests/dds/hostile_name: tests/dds/hostile_name.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
+	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
 all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/ros2_pose2d $(BUILD)/tests/dds/naming_check \
-	$(BUILD)/tests/dds/hostile_pub $(BUILD)/tests/dds/layout_check
+	$(BUILD)/tests/dds/hostile_pub $(BUILD)/tests/dds/layout_check $(BUILD)/tests/dds/hostile_name
 
 # ---- tests ----
 

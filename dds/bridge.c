@@ -67,15 +67,22 @@ static int known(const struct bridge *b, const char *label)
 	return 0;
 }
 
-static void skip(struct bridge *b, const char *label)
+/* Not published: made from DDS (why NULL), or refused (why: said once, and
+ * not tried again every scan while the ring is there). */
+static void skip(struct bridge *b, const char *label, const char *why)
 {
 	void *n = realloc(b->skipped, (size_t)(b->nskipped + 1) * sizeof *b->skipped);
 	if (!n)
 		return; /* looked at again next scan */
 	b->skipped = n;
 	snprintf(b->skipped[b->nskipped++], sizeof *b->skipped, "%s", label);
-	if (b->cfg->verbose)
+	if (why) {
+		b->st->unpublishable++;
+		fprintf(b->cfg->log, "dssm dds: cannot publish %s: %s (not tried again while it is "
+		        "there)\n", label, why);
+	} else if (b->cfg->verbose) {
 		fprintf(b->cfg->log, "dssm dds: not publishing %s: it was made from DDS\n", label);
+	}
 }
 
 /* The identity of ring LABEL ("NAME:ID")'s shm file: a ring removed and
@@ -149,7 +156,7 @@ static void scan(struct bridge *b)
 			continue;
 		int from = ddsb_ring_from_dds(list[i].name, list[i].id);
 		if (from == 1) {
-			skip(b, label);
+			skip(b, label, NULL);
 			continue;
 		}
 		void *more = realloc(b->pubs, (size_t)(b->npubs + 1) * sizeof *b->pubs);
@@ -170,8 +177,8 @@ static void scan(struct bridge *b)
 			        list[i].max_size, (size_t)DDSB_MAX_SAMPLE_SIZE(b->cfg), DDSB_CDR_OVERHEAD);
 		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, &b->pubs[b->npubs]) == 0)
 			b->npubs++;
-		else
-			fprintf(b->cfg->log, "dssm dds: cannot publish %s: %s\n", label, dssm_last_error());
+		else /* a name Cyclone refuses ('-', '.'), a DDS error */
+			skip(b, label, dssm_last_error());
 	}
 	free(list);
 }
@@ -292,7 +299,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	memset(st, 0, sizeof *st);
 	int rc = setup(&b);
 	dssm_time_t last_scan = 0; /* now - INT64_MIN would overflow */
-	while (rc == 0 && !*cfg->stop) {
+	while (rc == 0 && !(cfg->stop && *cfg->stop) && !(cfg->halt && atomic_load(cfg->halt))) {
 		dssm_time_t now = dssm_now();
 		if ((cfg->all || cfg->npublish) && now - last_scan >= DDSB_SCAN_MS * INT64_C(1000000)) {
 			scan(&b);
@@ -324,7 +331,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	}
 	free(b.listens);
 	free(b.subs);
-	ddsb_globs_free(b.globs);
+	ddsb_globs_free(b.globs, st);
 	if (b.pp > 0)
 		dds_delete(b.pp);
 	if (b.domain > 0)

@@ -39,9 +39,12 @@ struct ddsb_config {
 	uint32_t slots;                 /*   made from DDS unless a dssm bridge's writer tells one */
 	uint64_t max_stream_bytes;      /* largest ring made from DDS, in bytes as laid out in
 	                                 * shared memory (0: DDSB_DEFAULT_MAX_STREAM_BYTES) */
+	uint64_t max_total_bytes;       /* the rings this process makes from DDS, all together
+	                                 * (0: ddsb_max_total_bytes's default) */
 	int verbose;                    /* log rings and topics as they come and go */
 	FILE *log;                      /* where the log lines go (stderr) */
-	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns */
+	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns (NULL: none) */
+	atomic_int *halt;               /* set by another thread: the same (NULL: none) */
 	/* A topic matching a glob of subs got its subscription, into ring
 	 * ("NAME:ID", made at its first sample): called from the bridge's
 	 * thread, with user. NULL: nobody is told. */
@@ -53,6 +56,8 @@ struct ddsb_config {
 #define DDSB_DEFAULT_SLOTS 101u
 /* as `dssm proxy --max-stream-bytes` */
 #define DDSB_DEFAULT_MAX_STREAM_BYTES (UINT64_C(256) << 20)
+/* ... unless half of /dev/shm is less */
+#define DDSB_DEFAULT_MAX_TOTAL_BYTES (UINT64_C(1) << 30)
 /* Cyclone's configuration of the bridge's domain, before CYCLONEDDS_URI's
  * (which overrides it; bridge.c adds Internal/MaxSampleSize for a bridge
  * that subscribes): a socket receive buffer of 4 MiB asked for, with
@@ -67,10 +72,17 @@ struct ddsb_stats {
 	uint64_t rings_published, samples_sent, bytes_sent, missed; /* missed: overwritten in a ring before sent */
 	uint64_t unsendable;                                         /* times DDS cannot carry, or failed writes */
 	uint64_t topics_subscribed, samples_received, bytes_received;
-	uint64_t dropped;        /* not written: too big, older, bad time/type/encoding, lost by DDS */
+	uint64_t dropped;        /* not written: too big, older, bad time/type/encoding, lost by DDS,
+	                          * taken after its subscription failed */
+	uint64_t topics_failed;  /* subscribed, then failed (no ring could be made, ...) */
+	uint64_t topics_capped, topics_collided, topics_refused; /* matching a glob, left out: over
+	                          * DDSB_GLOB_TOPICS_MAX, ring another topic's, other (logged) */
+	uint64_t refusals_unkept; /* refusals past the most remembered (REFUSED_MAX, globs.c) */
+	uint64_t left_elsewhere; /* samples not written: another live process feeds the ring */
+	uint64_t unpublishable;  /* rings selected that could not be published (logged once) */
 };
 
-/* Run the bridge until *cfg->stop. 0, or a DSSM_E* code with
+/* Run the bridge until *cfg->stop or *cfg->halt. 0, or a DSSM_E* code with
  * dssm_last_error() saying what failed (a DDS entity, a ring). */
 int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
 
@@ -96,6 +108,11 @@ int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t ca
  * -> "a%2Fb":0, "dssm/imu:1" -> "imu":1); other characters a ring name
  * cannot hold are percent-encoded. name holds DSSM_NAME_MAX + 1. */
 int ddsb_ring_for_topic(const char *topic, char *name, int *id);
+/* 1 if every character of topic is printable ASCII (as ROS 2 and DDS name
+ * topics): a glob subscribes no other, so that the topics of subscriptions
+ * (in log lines, marks, `dssm record` and `mirror` lines) reach terminals
+ * as they are. */
+int ddsb_topic_printable(const char *topic);
 
 /* The generic type's DDS name (dssm_Sample.idl). */
 #define DDSB_GENERIC_TYPE "dssm::msg::Sample"
@@ -191,6 +208,17 @@ int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size);
 uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots);
 /* cfg's limit on a ring's bytes (its default when 0). */
 uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg);
+/* cfg's limit on the bytes of all rings this process makes from DDS: its
+ * max_total_bytes, else DDSB_DEFAULT_MAX_TOTAL_BYTES or half the size of
+ * /dev/shm if that is less (a domain's topics come from the network: they
+ * must not fill the machine's shared memory). */
+uint64_t ddsb_max_total_bytes(const struct ddsb_config *cfg);
+/* Take BYTES of that budget for a new ring (named in the error): 0, or
+ * DSSM_ENOSPC when it would go over (the topic is then left out). Rings
+ * stay after the process (they are the data): nothing is given back but a
+ * ring that could not be made (ddsb_shm_give). */
+int ddsb_shm_take(const struct ddsb_config *cfg, const char *ring, uint64_t bytes);
+void ddsb_shm_give(uint64_t bytes);
 /* A layout asked for (a writer's USER_DATA) within the bridge's limits:
  * max_size at most cfg->max_size, then as many slots as asked that fit
  * ddsb_max_stream_bytes(cfg); if not even 2 slots fit, the bridge's own
@@ -204,8 +232,19 @@ int ddsb_layout_cap(const struct ddsb_config *cfg, uint32_t *slots, size_t *max_
 #define DDSB_MARK "dssm-dds: made from DDS topic "
 /* 1 if ring NAME:ID was made from DDS (never published), 0 if not, < 0 error. */
 int ddsb_ring_from_dds(const char *name, int id);
-/* Set the mark on a ring this bridge made. */
-int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type);
+/* The same, and who feeds it: *owner the owner word (ssmcore/owner.c) of
+ * the process that marked it last (0: none named), *from_tid the first TID
+ * that process wrote there. */
+int ddsb_ring_feeder(const char *name, int id, uint64_t *owner, uint64_t *from_tid);
+/* The same, of a ring open in s. */
+int ddsb_stream_feeder(dssm_stream *s, uint64_t *owner, uint64_t *from_tid);
+/* 1 if owner is another process, alive: it feeds the ring, this one must
+ * not write into it too (every sample would be there twice). */
+int ddsb_feeder_other(uint64_t owner);
+/* Set the mark on a ring this process feeds from its TID from_tid on:
+ * "DDSB_MARK TOPIC (type T)\nfed by process OWNER from TID N (pid P)\n"
+ * (the topic shown as ddsb_shown does). */
+int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type, uint64_t from_tid);
 
 /* ---- publish.c: one thread per published ring ------------------------------------ */
 
@@ -233,6 +272,8 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
 /* Its topic, and its ring "NAME:ID". */
 const char *ddsb_sub_topic(const struct ddsb_sub *s);
 const char *ddsb_sub_ring(const struct ddsb_sub *s);
+/* 1 if it stopped (its reader could not be made, nor its ring). */
+int ddsb_sub_failed(const struct ddsb_sub *s);
 
 /* ---- globs.c: subscriptions by topic glob, for topics now and later --------------- */
 
@@ -250,14 +291,21 @@ struct ddsb_globs;
  * a reader and a ring, and the domain's topics come from the network. */
 #define DDSB_GLOB_TOPICS_MAX 1000
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg);
-void ddsb_globs_free(struct ddsb_globs *g);
+/* The line saying, when there are any, the topics that failed or were left
+ * out, and the samples left to another process (after a command's summary;
+ * who: "dssm dds", ...). */
+void ddsb_topics_summary(const struct ddsb_stats *st, FILE *f, const char *who);
+/* Free g, adding the topics it left out to st. */
+void ddsb_globs_free(struct ddsb_globs *g, struct ddsb_stats *st);
 /* A writer discovered (DCPSPublication): when its topic matches a glob of
  * g's config and no subscription of subs[0 .. *n) has that topic, a
  * ddsb_sub is made for it (its ring named after the topic), started on
  * this writer and appended (*subs grows), and cfg->on_topic is told.
  * Left out, not an error: this participant's own writers, types no ring
- * takes (neither ROS 2 nor dssm::msg::Sample), and, logged once each,
- * topics whose ring exists not made from DDS or is another topic's.
+ * takes (neither ROS 2 nor dssm::msg::Sample), and, logged and counted
+ * once each (ddsb_globs_free), topics whose ring exists not made from DDS
+ * or is another topic's, names not of printable ASCII or that Cyclone or
+ * a ring refuses, and those past DDSB_GLOB_TOPICS_MAX working ones.
  * 0, or < 0 (out of memory, a DDS error) with dssm_last_error(). */
 int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n, dds_entity_t pp,
                           dds_entity_t waitset, const dds_builtintopic_endpoint_t *ep);
@@ -307,9 +355,11 @@ const char *ddsb_source_ring(const struct ddsb_source *s, int i);
 /* A topic matching a glob whose ring now exists, not given before: 1 with
  * *topic and *ring ("NAME:ID"; valid until ddsb_source_stop), or 0. */
 int ddsb_source_next(struct ddsb_source *s, const char **topic, const char **ring);
-/* 1 if ring address ("NAME:ID") is fed by s: an exact topic's, or one a
- * glob's topic got (given by ddsb_source_next or not yet). */
-int ddsb_source_feeds(struct ddsb_source *s, const char *address);
+/* 1 if ring address ("NAME:ID") is fed by s (an exact topic's, or one a
+ * glob's topic got) and this process writes into it, with *tid the first
+ * TID it wrote there: what this run brought, not what an earlier run left.
+ * 0: not s's, or another live process feeds it (this one reads it). */
+int ddsb_source_start_tid(struct ddsb_source *s, const char *address, uint64_t *tid);
 /* 0 while running; < 0 if the subscription stopped by itself (its error). */
 int ddsb_source_failed(struct ddsb_source *s);
 /* Stop, fill *st (if not NULL), free. 0, or the error it stopped with. */

@@ -17,15 +17,20 @@
 #include "../ssmcore/internal.h"
 #include "ddsb.h"
 
-/* Topics refused are remembered so that each is logged once, up to this
- * many (a hostile domain may offer thousands; then they are not logged). */
+/* Topics left out are remembered so that each is logged and counted once,
+ * up to this many (a hostile domain may offer thousands: past it they are
+ * only counted, each time a writer of one is discovered). */
 #define REFUSED_MAX 4096
+
+enum left_out { CAPPED, COLLIDED, REFUSED };
 
 struct ddsb_globs {
 	const struct ddsb_config *cfg;
 	char **refused;
 	int nrefused;
-	int made;        /* subscriptions made for globs (at most DDSB_GLOB_TOPICS_MAX) */
+	uint64_t count[3];  /* topics left out, by enum left_out */
+	uint64_t unkept;    /* left out past REFUSED_MAX (not remembered) */
+	int made;           /* subscriptions made for globs: the last `made` of the bridge's */
 	int warned_max;
 };
 
@@ -47,14 +52,33 @@ struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg)
 	return g;
 }
 
-void ddsb_globs_free(struct ddsb_globs *g)
+void ddsb_globs_free(struct ddsb_globs *g, struct ddsb_stats *st)
 {
 	if (!g)
 		return;
+	st->topics_capped += g->count[CAPPED];
+	st->topics_collided += g->count[COLLIDED];
+	st->topics_refused += g->count[REFUSED];
+	st->refusals_unkept += g->unkept;
 	for (int i = 0; i < g->nrefused; i++)
 		free(g->refused[i]);
 	free(g->refused);
 	free(g);
+}
+
+void ddsb_topics_summary(const struct ddsb_stats *st, FILE *f, const char *who)
+{
+	if (!st->topics_failed && !st->topics_capped && !st->topics_collided &&
+	    !st->topics_refused && !st->refusals_unkept && !st->left_elsewhere)
+		return;
+	fprintf(f, "%s: DDS topics: %llu subscribed, %llu failed (their samples dropped); left out: "
+	        "%llu past the %d a glob takes, %llu whose ring is another topic's, %llu refused "
+	        "(%llu more refusals not remembered); %llu samples left to another process feeding "
+	        "their ring\n", who, (unsigned long long)st->topics_subscribed,
+	        (unsigned long long)st->topics_failed, (unsigned long long)st->topics_capped,
+	        DDSB_GLOB_TOPICS_MAX, (unsigned long long)st->topics_collided,
+	        (unsigned long long)st->topics_refused, (unsigned long long)st->refusals_unkept,
+	        (unsigned long long)st->left_elsewhere);
 }
 
 /* The first glob of the config topic matches, or NULL. */
@@ -74,21 +98,32 @@ static int was_refused(const struct ddsb_globs *g, const char *topic)
 	return 0;
 }
 
-/* Say once why topic is not subscribed (why: dssm_last_error() or text). */
-static void refuse(struct ddsb_globs *g, const char *topic, const char *glob, const char *why)
+/* Remember topic as left out for a reason (kind), and count it, once;
+ * 1 if it is new (then the caller may say why). */
+static int leave_out(struct ddsb_globs *g, const char *topic, enum left_out kind)
 {
-	if (g->nrefused >= REFUSED_MAX)
-		return;
-	char **more = realloc(g->refused, (size_t)(g->nrefused + 1) * sizeof *more);
-	if (!more)
-		return; /* said again at its next writer */
-	g->refused = more;
-	if (!(g->refused[g->nrefused] = strdup(topic)))
-		return;
+	char **more = g->nrefused < REFUSED_MAX
+	                  ? realloc(g->refused, (size_t)(g->nrefused + 1) * sizeof *more) : NULL;
+	if (more)
+		g->refused = more;
+	if (!more || !(g->refused[g->nrefused] = strdup(topic))) {
+		g->unkept++; /* counted again at its next writer */
+		return 0;
+	}
 	g->nrefused++;
+	g->count[kind]++;
+	return 1;
+}
+
+/* Say once why topic is not subscribed (why: dssm_last_error() or a text
+ * whose names are shown as ddsb_shown does). */
+static void refuse(struct ddsb_globs *g, const char *topic, const char *glob, const char *why,
+                   enum left_out kind)
+{
 	char shown[96];
-	fprintf(g->cfg->log, "dssm dds: topic %s matches %s but is not subscribed: %s\n",
-	        ddsb_shown(topic, shown, sizeof shown), glob, why);
+	if (leave_out(g, topic, kind))
+		fprintf(g->cfg->log, "dssm dds: topic %s matches %s but is not subscribed: %s\n",
+		        ddsb_shown(topic, shown, sizeof shown), glob, why);
 }
 
 /* Can a ring take this writer's type (as subscribe.c reads it)? */
@@ -104,6 +139,16 @@ static int own_writer(dds_entity_t pp, const dds_builtintopic_endpoint_t *ep)
 	dds_guid_t own;
 	return dds_get_guid(pp, &own) == DDS_RETCODE_OK &&
 	       memcmp(own.v, ep->participant_key.v, sizeof own.v) == 0;
+}
+
+/* The subscriptions globs made that work (failed ones, such as a ring over
+ * the shared-memory budget, take no place under DDSB_GLOB_TOPICS_MAX). */
+static int working(const struct ddsb_globs *g, struct ddsb_sub *const *subs, int n)
+{
+	int k = 0;
+	for (int i = n - g->made; i < n; i++)
+		k += !ddsb_sub_failed(subs[i]);
+	return k;
 }
 
 /* subs[0 .. n) has topic (0), or a subscription into its ring (1: the
@@ -131,8 +176,13 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 		return 0; /* a later writer of the topic may have a type a ring takes */
 	char name[DSSM_NAME_MAX + 1], ring[DSSM_NAME_MAX + 16];
 	int id;
+	if (!ddsb_topic_printable(ep->topic_name)) {
+		refuse(g, ep->topic_name, glob, "it holds characters other than printable ASCII",
+		       REFUSED);
+		return 0;
+	}
 	if (ddsb_ring_for_topic(ep->topic_name, name, &id) < 0) {
-		refuse(g, ep->topic_name, glob, dssm_last_error());
+		refuse(g, ep->topic_name, glob, dssm_last_error(), REFUSED);
 		return 0;
 	}
 	snprintf(ring, sizeof ring, "%s:%d", name, id);
@@ -143,17 +193,21 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 	if (t == 1) {
 		char why[512];
 		snprintf(why, sizeof why, "its ring %s is topic %s's", ring, other);
-		refuse(g, ep->topic_name, glob, why);
+		refuse(g, ep->topic_name, glob, why, COLLIDED);
 		return 0;
 	}
-	if (g->made >= DDSB_GLOB_TOPICS_MAX) {
+	/* failed ones stay (their readers count what comes as dropped): twice
+	 * the places bound them too */
+	if (g->made >= 2 * DDSB_GLOB_TOPICS_MAX ||
+	    (g->made >= DDSB_GLOB_TOPICS_MAX && working(g, *subs, *n) >= DDSB_GLOB_TOPICS_MAX)) {
 		/* each is a reader and a ring: a domain offering thousands of
 		 * topics must not make as many rings here */
 		char shown[96];
-		if (!g->warned_max++)
+		if (leave_out(g, ep->topic_name, CAPPED) && !g->warned_max++)
 			fprintf(g->cfg->log, "dssm dds: %d topics subscribed by glob, the most a bridge "
-			        "takes; topic %s and further ones matching %s are not (name them)\n",
-			        DDSB_GLOB_TOPICS_MAX, ddsb_shown(ep->topic_name, shown, sizeof shown), glob);
+			        "takes; topic %s and further ones matching %s are not (name them; "
+			        "counted in the summary)\n", DDSB_GLOB_TOPICS_MAX,
+			        ddsb_shown(ep->topic_name, shown, sizeof shown), glob);
 		return 0;
 	}
 	struct ddsb_sub **more = realloc(*subs, (size_t)(*n + 1) * sizeof *more);
@@ -163,13 +217,21 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
 	struct ddsb_subscription spec = {.topic = ep->topic_name, .ring = NULL};
 	if (ddsb_sub_new(g->cfg, &spec, &more[*n]) < 0) {
 		/* a ring there not made from DDS (the echo rule), a name too long */
-		refuse(g, ep->topic_name, glob, dssm_last_error());
+		refuse(g, ep->topic_name, glob, dssm_last_error(), REFUSED);
 		return 0;
 	}
-	struct ddsb_sub *s = more[(*n)++];
+	struct ddsb_sub *s = more[*n];
+	if (ddsb_sub_discovered(s, pp, waitset, ep) < 0) {
+		/* Cyclone refused the name (other vendors' rt/a.b), a DDS error:
+		 * not kept, and not one of the DDSB_GLOB_TOPICS_MAX places */
+		refuse(g, ep->topic_name, glob, dssm_last_error(), REFUSED);
+		struct ddsb_stats none = {0};
+		ddsb_sub_free(s, &none);
+		return 0;
+	}
+	(*n)++;
 	g->made++;
-	int rc = ddsb_sub_discovered(s, pp, waitset, ep);
-	if (rc == 0 && g->cfg->on_topic)
+	if (g->cfg->on_topic)
 		g->cfg->on_topic(g->cfg->user, ddsb_sub_topic(s), ddsb_sub_ring(s));
-	return rc;
+	return 0;
 }

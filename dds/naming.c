@@ -145,15 +145,25 @@ static int ring_char(char c)
 	       c == '-' || c == '.';
 }
 
+int ddsb_topic_printable(const char *topic)
+{
+	for (const char *p = topic; *p; p++)
+		if (*p < ' ' || *p > '~')
+			return 0;
+	return 1;
+}
+
 int ddsb_ring_for_topic(const char *topic, char *name, int *id)
 {
 	const char *p = topic;
+	char shown[96], why[96];
 	*id = 0;
 	if (strncmp(p, "dssm/", 5) == 0) {
 		/* the generic form carries NAME[:ID] as it is */
 		int rc = dssm_parse_address(p + 5, name, id);
-		if (rc < 0)
-			return dssm__fail(rc, "topic '%s': %s", topic, dssm_last_error());
+		if (rc < 0) /* the topic comes from the network: both shown */
+			return dssm__fail(rc, "topic '%s': %s", ddsb_shown(topic, shown, sizeof shown),
+			                  ddsb_shown(dssm_last_error(), why, sizeof why));
 		return 0;
 	}
 	if (strncmp(p, "rt/", 3) == 0)
@@ -171,12 +181,13 @@ int ddsb_ring_for_topic(const char *topic, char *name, int *id)
 		if (at + n > DSSM_NAME_MAX)
 			return dssm__fail(DSSM_ENAME, "topic '%s' makes a ring name longer than %d "
 			                  "characters; give one with --subscribe TOPIC=RING",
-			                  topic, DSSM_NAME_MAX);
+			                  ddsb_shown(topic, shown, sizeof shown), DSSM_NAME_MAX);
 		memcpy(name + at, enc, n);
 		at += n;
 	}
 	name[at] = '\0';
 	if (at == 0)
-		return dssm__fail(DSSM_ENAME, "topic '%s' gives an empty ring name", topic);
+		return dssm__fail(DSSM_ENAME, "topic '%s' gives an empty ring name",
+		                  ddsb_shown(topic, shown, sizeof shown));
 	return 0;
 }

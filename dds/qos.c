@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "../ssmcore/internal.h"
 #include "ddsb.h"
@@ -115,6 +116,37 @@ int64_t ddsb_ring_bytes(uint32_t slots, size_t max_size)
 uint64_t ddsb_max_stream_bytes(const struct ddsb_config *cfg)
 {
 	return cfg->max_stream_bytes ? cfg->max_stream_bytes : DDSB_DEFAULT_MAX_STREAM_BYTES;
+}
+
+uint64_t ddsb_max_total_bytes(const struct ddsb_config *cfg)
+{
+	if (cfg->max_total_bytes)
+		return cfg->max_total_bytes;
+	struct statvfs v;
+	uint64_t half = statvfs("/dev/shm", &v) == 0 ? (uint64_t)v.f_blocks * v.f_frsize / 2 : 0;
+	return half && half < DDSB_DEFAULT_MAX_TOTAL_BYTES ? half : DDSB_DEFAULT_MAX_TOTAL_BYTES;
+}
+
+/* The bytes of shared memory rings made from DDS by this process take (one
+ * bridge, or record's or mirror's subscription, per process). */
+static _Atomic uint64_t shm_taken;
+
+int ddsb_shm_take(const struct ddsb_config *cfg, const char *ring, uint64_t bytes)
+{
+	uint64_t most = ddsb_max_total_bytes(cfg), was = atomic_load(&shm_taken);
+	do {
+		if (bytes > most || was > most - bytes)
+			return dssm__fail(DSSM_ENOSPC, "ring %s would take %llu bytes of shared memory, "
+			                  "over what this process may take for rings from DDS (%llu of "
+			                  "%llu taken; --max-total-bytes)", ring, (unsigned long long)bytes,
+			                  (unsigned long long)was, (unsigned long long)most);
+	} while (!atomic_compare_exchange_weak(&shm_taken, &was, was + bytes));
+	return 0;
+}
+
+void ddsb_shm_give(uint64_t bytes)
+{
+	atomic_fetch_sub(&shm_taken, bytes);
 }
 
 uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots)

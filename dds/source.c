@@ -29,7 +29,7 @@ struct ddsb_source {
 		int given;                      /* by ddsb_source_next */
 	} **found;                          /* the globs' topics, as subscribed */
 	int nfound;
-	volatile sig_atomic_t stop;
+	atomic_int stop;                    /* set here, read by the bridge's thread */
 	pthread_t thread;
 	int started;
 	atomic_int done;                    /* ddsb_run returned: rc and error say how */
@@ -91,8 +91,9 @@ static void on_topic(void *user, const char *topic, const char *ring)
 		if (f)
 			free(f->topic);
 		free(f);
+		char shown[96];
 		fprintf(s->cfg.log, "dssm dds: out of memory: topic %s is subscribed into %s but not "
-		        "recorded\n", topic, ring);
+		        "recorded\n", ddsb_shown(topic, shown, sizeof shown), ring);
 	}
 }
 
@@ -102,14 +103,16 @@ static void on_topic(void *user, const char *topic, const char *ring)
 static int parse_spec(struct ddsb_source *s, int i, const char *spec)
 {
 	if (!ddsb_is_source(spec))
-		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING])", spec);
+		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING] or dds:GLOB)",
+		                  spec);
 	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
 	char *eq = strchr(s->copies[i], '='), name[DSSM_NAME_MAX + 1];
 	if (eq)
 		*eq = '\0';
 	if (!*s->copies[i] || (eq && !eq[1]))
-		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC or dds:TOPIC=RING", spec);
+		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC, dds:TOPIC=RING or "
+		                  "dds:GLOB", spec);
 	s->subs[i].topic = s->copies[i];
 	s->subs[i].ring = eq ? eq + 1 : NULL;
 	if (ddsb_topic_is_glob(s->copies[i]))
@@ -144,12 +147,25 @@ static void source_free(struct ddsb_source *s)
 	free(s);
 }
 
-/* Is ring "NAME:ID" there, made from DDS? */
-static int made(const char *ring)
+/* Who feeds ring "NAME:ID" (its mark, marks.c): 1 this process (its first
+ * TID in *tid), 2 another live process subscribed to the topic (this one
+ * leaves the ring to it and reads what it writes), 0 neither yet (not
+ * there, or left by an earlier run: this one has not written into it). */
+static int fed(const char *ring, uint64_t *tid)
 {
 	char name[DSSM_NAME_MAX + 1];
 	int id;
-	return dssm_parse_address(ring, name, &id) == 0 && ddsb_ring_from_dds(name, id) == 1;
+	uint64_t owner;
+	if (dssm_parse_address(ring, name, &id) < 0 || ddsb_ring_feeder(name, id, &owner, tid) != 1)
+		return 0;
+	return owner == dssm__owner_self() ? 1 : ddsb_feeder_other(owner) ? 2 : 0;
+}
+
+/* Is ring "NAME:ID" there, fed from DDS now? */
+static int made(const char *ring)
+{
+	uint64_t tid;
+	return fed(ring, &tid) != 0;
 }
 
 /* Is topic i's ring there (a glob's: no ring to wait for)? */
@@ -201,7 +217,7 @@ int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
 	s->cfg = (struct ddsb_config){.domain = domain, .nsubs = n, .max_size = DDSB_DEFAULT_MAX_SIZE,
-	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .stop = &s->stop,
+	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .halt = &s->stop,
 	                              .on_topic = on_topic, .user = s};
 	pthread_mutex_init(&s->lock, NULL);
 	s->subs = calloc((size_t)n, sizeof *s->subs);
@@ -247,17 +263,16 @@ int ddsb_source_next(struct ddsb_source *s, const char **topic, const char **rin
 	return f != NULL;
 }
 
-int ddsb_source_feeds(struct ddsb_source *s, const char *address)
+int ddsb_source_start_tid(struct ddsb_source *s, const char *address, uint64_t *tid)
 {
-	for (int i = 0; i < s->cfg.nsubs; i++)
-		if (strcmp(s->labels[i], address) == 0)
-			return 1;
-	pthread_mutex_lock(&s->lock);
 	int hit = 0;
+	for (int i = 0; i < s->cfg.nsubs && !hit; i++)
+		hit = strcmp(s->labels[i], address) == 0;
+	pthread_mutex_lock(&s->lock);
 	for (int i = 0; i < s->nfound && !hit; i++)
 		hit = strcmp(s->found[i]->ring, address) == 0;
 	pthread_mutex_unlock(&s->lock);
-	return hit;
+	return hit && fed(address, tid) == 1;
 }
 
 int ddsb_source_failed(struct ddsb_source *s)
@@ -271,7 +286,7 @@ int ddsb_source_stop(struct ddsb_source *s, struct ddsb_stats *st)
 		return 0;
 	int rc = 0;
 	if (s->started) {
-		s->stop = 1;
+		atomic_store(&s->stop, 1);
 		pthread_join(s->thread, NULL);
 		if (s->rc < 0)
 			rc = dssm__fail(s->rc, "%s", s->error);

@@ -46,8 +46,12 @@ struct ddsb_sub {
 	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
 	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
 	uint64_t too_big;                 /* over the ring's max size */
+	uint64_t after_stop;              /* taken after the subscription failed: dropped */
+	uint64_t elsewhere;               /* left to the live process feeding the ring */
+	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
+	int yielding;                     /* another live process feeds the ring */
 	int warned_big, warned_old, warned_type, warned_writers;
-	int warned_time, warned_label, warned_differs, warned_lost;
+	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
 	/* the listener path (listen.c): writes from Cyclone's receive thread
 	 * must not wait for another writer of the ring; what they could not
 	 * write yet is held, in order, for the bridge's thread */
@@ -213,18 +217,28 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	return 0;
 }
 
+static int fed_elsewhere(struct ddsb_sub *s, int now_too);
+
+/* The ring made or opened, marked as fed by this process; or (0 with
+ * s->ring NULL) left to another live process that marked it meanwhile. */
 static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 {
 	int rc = ddsb_ring_from_dds(s->ring_name, s->ring_id);
 	if (rc == 0)
 		return dssm__fail(DSSM_EINVAL, "ring %s appeared meanwhile, not made from DDS; "
 		                  "not writing into it", s->label);
+	/* a new ring takes shared memory: within the process's budget */
+	int64_t bytes = rc < 0 ? ddsb_ring_bytes(s->slots, s->max_size) : 0;
+	if (bytes > 0 && (rc = ddsb_shm_take(s->cfg, s->label, (uint64_t)bytes)) < 0)
+		return rc;
 	dssm_stream_config c = DSSM_STREAM_CONFIG_INIT;
 	c.max_size = s->max_size;
 	c.slots = s->slots;
 	c.type = type;
 	c.encoding = encoding;
 	rc = dssm_create(s->ring_name, s->ring_id, &c, &s->ring);
+	if (rc < 0 && rc != DSSM_ELAYOUT && bytes > 0)
+		ddsb_shm_give((uint64_t)bytes);
 	/* A ring an earlier run made with another layout (other --slots or
 	 * --max-size, another writer's USER_DATA) or type: written into as it
 	 * is. Its slots are its history depth, any count will do; samples over
@@ -233,6 +247,8 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 		rc = dssm_open(s->ring_name, s->ring_id, DSSM_WRITE, &s->ring);
 	if (rc < 0)
 		return rc;
+	if (fed_elsewhere(s, 1)) /* another subscriber marked it since put looked */
+		return 0;
 	/* A ring this bridge (or an earlier run) made: the writer's history
 	 * comes again and what the ring holds is not written twice. */
 	dssm_stream_info info;
@@ -250,7 +266,10 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 		        info.max_size, s->slots, s->max_size, info.max_size);
 	s->slots = info.slots;
 	s->max_size = info.max_size;
-	return ddsb_mark_ring(s->ring, s->topic, s->dds_type);
+	/* the first TID this run writes: `dssm record dds:...` starts there */
+	uint64_t oldest, newest;
+	uint64_t from = dssm_tid_range(s->ring, &oldest, &newest) == 0 ? newest + 1 : 0;
+	return ddsb_mark_ring(s->ring, s->topic, s->dds_type, from);
 }
 
 /* Samples of another writer are other samples (even with the same time):
@@ -354,14 +373,52 @@ static int64_t ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm
 	return w == DSSM_EAGAIN ? hold(s, data, len, t) : w;
 }
 
+/* Does another live process feed the ring (its mark, marks.c)? Then this
+ * subscription writes nothing into it (each sample would be there twice):
+ * said once, looked at again at most once a second (now_too: at once), as
+ * that process may end, or may have marked the ring after this one did (two
+ * subscribers taking their first sample together: the last mark wins, the
+ * other closes the ring within a second). */
+static int fed_elsewhere(struct ddsb_sub *s, int now_too)
+{
+	dssm_time_t now = dssm_now();
+	if (!now_too && s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
+		return s->yielding;
+	s->feeder_checked = now;
+	uint64_t owner, tid;
+	int marked = s->ring ? ddsb_stream_feeder(s->ring, &owner, &tid) /* no open each second */
+	                     : ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid);
+	s->yielding = marked == 1 && ddsb_feeder_other(owner);
+	if (s->yielding && s->ring) {
+		dssm_close(s->ring);
+		s->ring = NULL;
+	}
+	if (s->yielding && !s->warned_feeder++)
+		fprintf(s->cfg->log, "dssm dds: %s: %s is fed by another live process (pid %d) "
+		        "subscribed to it; this one leaves the ring to it\n", s->topic, s->label,
+		        (int)dssm__owner_pid(owner));
+	return s->yielding;
+}
+
 static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
                 const char *type, const char *encoding)
 {
 	if (refuse_time(s, t))
 		return;
+	if (fed_elsewhere(s, 0)) {
+		s->elsewhere++;
+		return;
+	}
 	if (!s->ring && make_ring(s, type, encoding) < 0) {
-		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped\n", s->topic, dssm_last_error());
+		fprintf(s->cfg->log, "dssm dds: %s: %s; stopped (its samples are dropped)\n", s->topic,
+		        dssm_last_error());
 		s->failed = 1;
+		s->after_stop++;
+		s->dropped++;
+		return;
+	}
+	if (!s->ring) { /* make_ring left it to another process */
+		s->elsewhere++;
 		return;
 	}
 	if (refuse_differing(s, type, encoding))
@@ -387,7 +444,10 @@ static int take_ros2(struct ddsb_sub *s)
 	dds_sample_info_t si[TAKE_BATCH];
 	dds_return_t n = dds_takecdr(s->reader, sd, TAKE_BATCH, si, DDS_ANY_STATE);
 	for (int i = 0; i < n; i++) {
-		if (si[i].valid_data && !s->failed) {
+		if (si[i].valid_data && s->failed) {
+			s->after_stop++; /* taken all the same: Cyclone must not keep them */
+			s->dropped++;
+		} else if (si[i].valid_data) {
 			uint32_t len;
 			const void *data = ddsb_opaque_data(sd[i], &len);
 			note_writer(s, si[i].publication_handle);
@@ -465,6 +525,10 @@ static int take_generic(struct ddsb_sub *s)
 	dds_return_t n = dds_take(s->reader, samples, si, TAKE_BATCH, TAKE_BATCH);
 	for (int i = 0; i < n; i++) {
 		const dssm_msg_Sample *m = samples[i];
+		if (si[i].valid_data && s->failed) {
+			s->after_stop++;
+			s->dropped++;
+		}
 		if (!si[i].valid_data || s->failed)
 			continue;
 		const char *type = m->type ? m->type : "";
@@ -507,8 +571,11 @@ static void write_held(struct ddsb_sub *s)
 {
 	for (int i = 0; i < s->nheld; i++) {
 		struct held *h = s->held[i];
-		int64_t w = dssm_write(s->ring, h->data, h->len, h->t);
-		if (w < 0) {
+		/* the ring may have been left to another feeder since (fed_elsewhere) */
+		int64_t w = s->ring ? dssm_write(s->ring, h->data, h->len, h->t) : 0;
+		if (!s->ring) {
+			s->elsewhere++;
+		} else if (w < 0) {
 			write_failed(s, w, h->len);
 		} else {
 			s->received++;
@@ -537,16 +604,22 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 {
 	if (!s)
 		return;
-	if (s->reading) {
+	if (s->failed)
+		st->topics_failed++;
+	else if (s->reading)
 		st->topics_subscribed++;
+	if (s->reading)
 		count_dds_losses(s); /* since the last take */
-	}
-	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big)
+	st->left_elsewhere += s->elsewhere;
+	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big || s->after_stop ||
+	    s->elsewhere)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
-		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big\n",
+		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big, "
+		        "%llu after the subscription stopped; %llu left to the process feeding it\n",
 		        s->topic, (unsigned long long)s->skipped, s->label,
 		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
-		        (unsigned long long)s->lost, (unsigned long long)s->too_big);
+		        (unsigned long long)s->lost, (unsigned long long)s->too_big,
+		        (unsigned long long)s->after_stop, (unsigned long long)s->elsewhere);
 	if (s->nheld)
 		fprintf(s->cfg->log, "dssm dds: %s: %d samples taken were not yet written into %s at "
 		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld, s->label);
@@ -598,4 +671,9 @@ int ddsb_sub_take_nowait(struct ddsb_sub *s)
 	int rc = ddsb_sub_take(s);
 	s->nowait = 0;
 	return rc;
+}
+
+int ddsb_sub_failed(const struct ddsb_sub *s)
+{
+	return s->failed;
 }

@@ -34,7 +34,8 @@ struct rstream {
 	size_t plen;
 	pthread_t thread;
 	int started;               /* its thread runs */
-	int from_oldest;           /* starts with what its ring holds (cfg or starts_oldest) */
+	int from;                  /* DSSM_FROM_NOW, _OLDEST (cfg) or _TID (start_at) */
+	uint64_t from_tid;         /*   at this TID */
 	_Atomic uint64_t count, bytes, lost, unstored;
 	uint64_t kept;             /* after stop: what the parts hold */
 	atomic_int done;           /* reached the limit, or failed */
@@ -56,6 +57,8 @@ struct dssm_recorder {
 	int npatterns;
 	atomic_int stop;
 	char stop_reason[4400];
+	int (*start_at)(void *user, const char *address, uint64_t *tid); /* set_start */
+	void *start_user;
 };
 
 void dssm_recorder_config_init(dssm_recorder_config *cfg)
@@ -181,7 +184,7 @@ static int begin(dssm_recorder *r, struct rstream *rs, int add)
 	}
 	/* subscribed here, not in the thread: every sample written after this
 	 * call returns is recorded, however late the thread gets to run */
-	rc = dssm_subscribe(rs->s, rs->from_oldest ? DSSM_FROM_OLDEST : DSSM_FROM_NOW, 0);
+	rc = dssm_subscribe(rs->s, rs->from, rs->from_tid);
 	if (rc < 0) {
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 		atomic_store(&rs->done, 1);
@@ -229,8 +232,9 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	if (!rs)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	snprintf(rs->address, sizeof rs->address, "%s", address);
-	rs->from_oldest = r->cfg.from_oldest ||
-	                  (r->cfg.starts_oldest && r->cfg.starts_oldest(r->cfg.user, address));
+	rs->from = r->cfg.from_oldest ? DSSM_FROM_OLDEST : DSSM_FROM_NOW;
+	if (r->start_at && r->start_at(r->start_user, address, &rs->from_tid) == 1)
+		rs->from = DSSM_FROM_TID;
 	int rc = dssm_open_address(address, DSSM_READ, &rs->s);
 	if (rc < 0) {
 		free(rs);
@@ -250,6 +254,17 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	}
 	r->v[r->n++] = rs;
 	*out = rs;
+	return 0;
+}
+
+int dssm_recorder_set_start(dssm_recorder *r,
+                            int (*start_at)(void *user, const char *address, uint64_t *tid),
+                            void *user)
+{
+	if (!r)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_set_start: NULL recorder");
+	r->start_at = start_at;
+	r->start_user = user;
 	return 0;
 }
 

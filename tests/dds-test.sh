@@ -28,7 +28,8 @@ BUILD=$(dirname "$dssm")
 r2s=$BUILD/tests/dds/ros2_string
 pose=$BUILD/tests/dds/ros2_pose2d
 hp=$BUILD/tests/dds/hostile_pub
-for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp"; do
+for b in "$r2s" "$pose" "$BUILD/tests/dds/naming_check" "$BUILD/tests/dds/layout_check" "$hp" \
+	"$BUILD/tests/dds/hostile_name"; do
 	if [ ! -x "$b" ]; then
 		make --no-print-directory BUILD="$BUILD" "$b" >/dev/null || { echo "  FAIL  building $b"; exit 1; }
 	fi
@@ -935,6 +936,183 @@ if command -v ss >/dev/null; then
 else
 	echo "  skip: the receive buffer check needs ss (iproute2)"
 fi
+
+# ---- D: what a DDS source brings, exactly (loopback, the domain of C) -----------
+# The ring's mark names the process feeding it and the first TID it wrote
+# (dds/marks.c): a recording starts there, not at an earlier run's samples,
+# and counts as lost what the ring overwrote before the recorder read it; a
+# second subscriber leaves a ring a live process feeds to it; the topics a
+# glob leaves out are counted in the summary.
+source_fixes() {
+	touch "$tmp/ns.ddsf$$"
+	local F=(env DSSM_NAMESPACE=ddsf$$ CYCLONEDDS_URI="file://$tmp/lo.xml") dir
+	RINGS="$RINGS dt_fh dt_fo dt_f2 dt_fcx dt_fce"
+	f_hp() { "${F[@]}" "$hp" "$DOMAIN" "$@" >/dev/null; }
+	f_wait_log() { for _ in $(seq 150); do grep -q "$2" "$1" && return 0; sleep 0.2; done; return 1; }
+
+	t_f_usage() { # GLOB=RING: a usage error (exit 2) before any line; --help within 80 columns
+		"${F[@]}" "$dssm" record -o "$tmp/fix.u" 'dds:rt/*=x' --domain "$DOMAIN" 2>"$tmp/fix.u.log"
+		[ $? -eq 2 ] && ! grep -q "recording DDS topics" "$tmp/fix.u.log" && [ ! -e "$tmp/fix.u" ] ||
+			{ cat "$tmp/fix.u.log"; return 1; }
+		"${F[@]}" timeout 20 "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/*=x' 2>/dev/null
+		[ $? -eq 2 ] || { echo "dds --subscribe GLOB=RING: not exit 2"; return 1; }
+		"${F[@]}" "$dssm" record -o "$tmp/fix.u" 'dds:' 2>&1 | grep -q "dds:TOPIC, dds:TOPIC=RING or dds:GLOB" ||
+			{ echo "the dds: error does not name GLOB"; return 1; }
+		local c
+		for c in record mirror dds; do
+			"$dssm" $c --help | awk -v c=$c 'length > 80 { print c ": " length ": " $0; bad = 1 } END { exit bad }' || return 1
+		done
+	}
+	check "sources: GLOB=RING is a usage error (exit 2) said before anything else; the dds: error names GLOB; --help lines fit 80 columns" t_f_usage
+
+	t_f_history() { # 300 samples of history into a 101-slot ring: recorded + lost = 300
+		dir=$tmp/fix.hist
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fh 300 fh 99 2>/dev/null &
+		local p=$! rec; pids+=("$p")
+		"${F[@]}" "$dssm" record -o "$dir" 'dds:rt/dt_fh*' --domain "$DOMAIN" 2>"$tmp/fix.hist.log" &
+		rec=$!; pids+=("$rec")
+		for _ in $(seq 150); do # the recorder reads in TID order: the last one means all were seen
+			"${F[@]}" "$dssm" query "$dir" --format json 2>/dev/null | cat_strings | grep -q " fh 299$" && break
+			sleep 0.2
+		done
+		kill -TERM $rec; wait $rec; local st=$?
+		kill $p; wait $p 2>/dev/null
+		local line n lost
+		line=$(grep -E "^ +dt_fh:0 " "$tmp/fix.hist.log")
+		n=$(echo "$line" | awk '{print $2}'); lost=$(echo "$line" | awk '{print $(NF-1)}')
+		echo "recorded $n, lost $lost"
+		[ $st -eq 0 ] && [ -n "$n" ] && [ $((n + lost)) -eq 300 ] || { cat "$tmp/fix.hist.log"; return 1; }
+		"${F[@]}" "$dssm" query "$dir" --format json 2>/dev/null | cat_strings |
+			diff <(for i in $(seq $((300 - n)) 299); do echo "$(ns_of "$i") fh $i"; done) -
+	}
+	check "sources: a publisher's history longer than the ring: what the ring overwrote before the recorder read it is counted lost (recorded + lost = 300)" t_f_history
+
+	t_f_earlier() { # a ring left by an earlier run: only this run's samples recorded
+		dir=$tmp/fix.old
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_fo 2>"$tmp/fix.old.1.log" &
+		local b=$! rec; pids+=("$b")
+		f_hp dssm/dt_fo 20 "$(ns_of 0)" 1000000 0 1 t raw 1
+		kill -TERM $b; wait $b
+		"${F[@]}" "$dssm" record -o "$dir" 'dds:dssm/dt_fo*' --domain "$DOMAIN" 2>"$tmp/fix.old.log" &
+		rec=$!; pids+=("$rec")
+		f_hp dssm/dt_fo 5 "$(ns_of 1000)" 1000000 0 1 t raw 1
+		for _ in $(seq 100); do
+			[ "$("${F[@]}" "$dssm" query "$dir" --format json 2>/dev/null | wc -l)" -ge 5 ] && break
+			sleep 0.2
+		done
+		kill -TERM $rec; wait $rec; local st=$?
+		[ $st -eq 0 ] || { cat "$tmp/fix.old.log"; return 1; }
+		[ "$("${F[@]}" "$dssm" query "$dir" --format json 2>/dev/null | cat_raw)" = "$(for i in 0 1 2 3 4; do
+			echo "$(($(ns_of 1000) + i * 1000000)) s$i"; done)" ] ||
+			{ "${F[@]}" "$dssm" query "$dir" --format json | cat_raw | head; cat "$tmp/fix.old.log"; return 1; }
+	}
+	check "sources: a ring an earlier run left is recorded from the first sample this run wrote (its 20 older samples not)" t_f_earlier
+
+	t_f_two() { # a bridge feeds dt_f2; a recorder of the same topic leaves the ring to it
+		dir=$tmp/fix.two
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe 'dssm/dt_f2*' 2>"$tmp/fix.two.b.log" &
+		local b=$! rec; pids+=("$b")
+		f_hp dssm/dt_f2 3 "$(ns_of 0)" 1000000 0 1 t raw 1
+		"${F[@]}" "$dssm" record -o "$dir" dds:dssm/dt_f2 --domain "$DOMAIN" 2>"$tmp/fix.two.log" &
+		rec=$!; pids+=("$rec")
+		f_wait_log "$tmp/fix.two.log" "recording dt_f2:0" || { cat "$tmp/fix.two.log"; return 1; }
+		f_hp dssm/dt_f2 4 "$(ns_of 100)" 1000000 0 1 t raw 1
+		for _ in $(seq 100); do
+			[ "$("${F[@]}" "$dssm" query "$dir" --format json 2>/dev/null | wc -l)" -ge 4 ] && break
+			sleep 0.2
+		done
+		kill -TERM $rec; wait $rec; local st=$?
+		kill -TERM $b; wait $b
+		[ $st -eq 0 ] || { cat "$tmp/fix.two.log"; return 1; }
+		# each sample once in the ring, and in the recording
+		[ "$("${F[@]}" "$dssm" cat dt_f2 -n 0 --format json | cat_raw | wc -l)" -eq 7 ] &&
+			[ "$("${F[@]}" "$dssm" query "$dir" --format json | cat_raw | sort | uniq -d | wc -l)" -eq 0 ] ||
+			{ "${F[@]}" "$dssm" cat dt_f2 -n 0 --format json | cat_raw; cat "$tmp/fix.two.log"; return 1; }
+		grep -q "dssm/dt_f2: dt_f2:0 is fed by another live process (pid $b) subscribed to it; this one leaves the ring to it" "$tmp/fix.two.log" &&
+			grep -q "samples left to another process feeding their ring" "$tmp/fix.two.log" ||
+			{ cat "$tmp/fix.two.log"; return 1; }
+	}
+	check "sources: a second subscriber (record) leaves a ring a live bridge feeds to it: every sample once, logged" t_f_two
+
+	t_f_left() { # a ring collision and the echo rule, counted in the summary
+		"${F[@]}" "$dssm" write dt_fce local --create 64 --encoding raw --time "$(ms 0)" >/dev/null || return 1
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fcx 3 fc 99 2>/dev/null &
+		local p1=$! p2 b; pids+=("$p1")
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fce 3 fe 99 2>/dev/null &
+		p2=$!; pids+=("$p2")
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe '*/dt_fc*' 2>"$tmp/fix.left.log" &
+		b=$!; pids+=("$b")
+		f_wait_log "$tmp/fix.left.log" "topic rt/dt_fce matches" || { cat "$tmp/fix.left.log"; return 1; }
+		f_wait_log "$tmp/fix.left.log" "subscribed rt/dt_fcx" || { cat "$tmp/fix.left.log"; return 1; }
+		# its ring is rt/dt_fcx's (the writer waits for a reader: none comes)
+		"${F[@]}" "$hp" "$DOMAIN" dssm/dt_fcx 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null 2>&1 &
+		local p3=$!; pids+=("$p3")
+		f_wait_log "$tmp/fix.left.log" "topic dssm/dt_fcx matches .* its ring dt_fcx:0 is topic rt/dt_fcx's" ||
+			{ cat "$tmp/fix.left.log"; return 1; }
+		kill -TERM $b; wait $b; local st=$?
+		kill $p1 $p2 $p3; wait $p1 $p2 $p3 2>/dev/null
+		[ $st -eq 0 ] && grep -q "dssm dds: DDS topics: 1 subscribed, 0 failed (their samples dropped); left out: 0 past the 1000 a glob takes, 1 whose ring is another topic's, 1 refused" "$tmp/fix.left.log" ||
+			{ cat "$tmp/fix.left.log"; return 1; }
+	}
+	check "sources: topics a glob leaves out (ring collision, echo rule) are counted in the summary" t_f_left
+
+	t_f_unpub() { # a ring name Cyclone refuses as a topic ('-'): said once, counted, not retried
+		RINGS="$RINGS dt_f-x dt_fz"
+		"${F[@]}" "$dssm" write dt_f-x a --create 64 --encoding raw --time "$(ms 0)" >/dev/null || return 1
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_f*' -v 2>"$tmp/fix.unpub.log" &
+		local b=$!; pids+=("$b")
+		f_wait_log "$tmp/fix.unpub.log" "cannot publish dt_f-x:0" || { cat "$tmp/fix.unpub.log"; return 1; }
+		# a ring made after: published at a later scan, which did not try dt_f-x again
+		"${F[@]}" "$dssm" write dt_fz a --create 64 --encoding raw --time "$(ms 0)" >/dev/null || return 1
+		f_wait_log "$tmp/fix.unpub.log" "publishing dt_fz:0" || { cat "$tmp/fix.unpub.log"; return 1; }
+		kill -TERM $b; wait $b; local st=$?
+		[ $st -eq 0 ] && [ "$(grep -c "cannot publish dt_f-x:0" "$tmp/fix.unpub.log")" -eq 1 ] &&
+			grep -q "1 rings could not be published" "$tmp/fix.unpub.log" || { cat "$tmp/fix.unpub.log"; return 1; }
+	}
+	check "publishing: a ring whose name DDS refuses as a topic is logged once, counted, not retried every scan" t_f_unpub
+
+	t_f_budget() { # rings of 26.5 MB each, 60 MB for all: the third topic left out, its samples counted
+		RINGS="$RINGS dt_fb0 dt_fb1 dt_fb2"
+		local p b
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fb0 3 fb 99 2>/dev/null & p=$!; pids+=("$p")
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fb1 3 fb 99 2>/dev/null & pids+=("$!"); p="$p $!"
+		"${F[@]}" "$r2s" "$DOMAIN" pub rt/dt_fb2 3 fb 99 2>/dev/null & pids+=("$!"); p="$p $!"
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe 'rt/dt_fb*' --max-total-bytes 60000000 \
+			2>"$tmp/fix.budget.log" &
+		b=$!; pids+=("$b")
+		f_wait_log "$tmp/fix.budget.log" "over what this process may take for rings from DDS" || { cat "$tmp/fix.budget.log"; return 1; }
+		for _ in $(seq 100); do
+			[ "$(grep -c "subscribed rt/dt_fb" "$tmp/fix.budget.log")" -eq 3 ] &&
+				[ "$("${F[@]}" "$dssm" ls 2>/dev/null | grep -c "^dt_fb")" -eq 2 ] && break
+			sleep 0.2
+		done
+		kill -TERM $b; wait $b; local st=$?
+		kill $p; wait $p 2>/dev/null
+		[ $st -eq 0 ] && [ "$("${F[@]}" "$dssm" ls 2>/dev/null | grep -c "^dt_fb")" -eq 2 ] &&
+			grep -q "DDS topics: 2 subscribed, 1 failed" "$tmp/fix.budget.log" &&
+			grep -Eq "rt/dt_fb.: .* [1-3] after the subscription stopped" "$tmp/fix.budget.log" &&
+			grep -q "subscribed 2 topics: 6 samples .* written, [1-3] dropped" "$tmp/fix.budget.log" ||
+			{ "${F[@]}" "$dssm" ls; cat "$tmp/fix.budget.log"; return 1; }
+	}
+	t_f_evil() { # a topic name with terminal escapes and a newline, from the network
+		local e m
+		"${F[@]}" "$BUILD/tests/dds/hostile_name" "$DOMAIN" 60 >"$tmp/fix.evil.n" 2>/dev/null &
+		e=$!; pids+=("$e")
+		"${F[@]}" "$dssm" mirror 'dds:rt/dt_fev*' --domain "$DOMAIN" 2>"$tmp/fix.evil.log" &
+		m=$!; pids+=("$m")
+		f_wait_log "$tmp/fix.evil.log" "topic rt/dt_fev.* matches rt/dt_fev\* but is not subscribed: it holds characters other than printable ASCII" ||
+			{ cat -v "$tmp/fix.evil.log"; cat "$tmp/fix.evil.n"; return 1; }
+		kill -TERM $m; wait $m; local st=$?
+		kill $e; wait $e 2>/dev/null
+		# every byte printable ASCII or a newline, and no line of the name's tail
+		[ $st -eq 0 ] && ! LC_ALL=C grep -q '[^ -~]' "$tmp/fix.evil.log" && ! grep -q "^fake" "$tmp/fix.evil.log" &&
+			grep -q "1 refused" "$tmp/fix.evil.log" || { cat -v "$tmp/fix.evil.log"; return 1; }
+	}
+	check "hostile: a topic name with terminal escapes and a newline from the network is refused and shown as printable ASCII" t_f_evil
+
+	check "limits: --max-total-bytes bounds the shared memory of all rings made from DDS: a topic beyond is left out, logged, its samples counted dropped" t_f_budget
+}
+source_fixes
 
 echo "dds-test: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -2,7 +2,8 @@
  * test_recorder.c - the recorder engine (include/dssm/recorder.h) from a
  * program: refusals that write nothing, draining rings written by threads,
  * limits, parts by size with a rolling window, counts read back from disk,
- * the start chosen per stream (starts_oldest), and the name patterns.
+ * the start chosen per stream (dssm_recorder_set_start), the config's
+ * layout (ABI), and the name patterns.
  */
 #include <pthread.h>
 #include <sys/stat.h>
@@ -179,13 +180,21 @@ static void test_rolling_parts(void **state)
 	dssm_close(a);
 }
 
-/* starts_oldest: only the streams it names start with what their rings
- * hold (as `dssm record` does for rings fed from DDS); the callback is
- * asked for streams a glob finds later too. */
-static int oldest_for(void *user, const char *address)
+/* dssm_recorder_set_start: a stream it names starts at the TID it gives
+ * (as `dssm record` does for rings fed from DDS: the first sample this
+ * run wrote, not what an earlier run left), the others from now; what the
+ * ring overwrote after that TID before it was read is counted lost. The
+ * callback is asked for streams a glob finds later too. */
+static int start_for(void *user, const char *address, uint64_t *tid)
 {
-	(void)user;
-	return !strcmp(address, "rec-hist:0") || !strcmp(address, "rec-late:0");
+	assert_ptr_equal(user, &announced);
+	if (!strcmp(address, "rec-hist:0"))
+		*tid = 3; /* TIDs 0 .. 2: an earlier run's */
+	else if (!strcmp(address, "rec-late:0") || !strcmp(address, "rec-lap:0"))
+		*tid = 0;
+	else
+		return 0;
+	return 1;
 }
 
 static void write_n(dssm_stream *s, int n)
@@ -198,46 +207,79 @@ static void test_start_per_stream(void **state)
 {
 	(void)state;
 	dssm_stream *hist = testutil_create("rec-hist", 16, 64), *now = testutil_create("rec-now", 16, 64);
-	write_n(hist, 3); /* history before the recording */
+	dssm_stream *lap = testutil_create("rec-lap", 16, 16);
+	write_n(hist, 3 + 2); /* an earlier run's 3, then this run's 2 */
 	write_n(now, 3);
+	write_n(lap, 40);     /* TIDs 0 .. 39, the ring keeps 15: 25 overwritten */
 	char dir[300];
 	dir_for(dir, sizeof dir, "per-stream");
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
 	cfg.dir = dir;
-	cfg.starts_oldest = oldest_for;
 	dssm_recorder *r;
 	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_set_start(r, start_for, &announced), 0);
 	assert_int_equal(dssm_recorder_add(r, "rec-hist"), 0);
 	assert_int_equal(dssm_recorder_add(r, "rec-now"), 0);
-	assert_int_equal(dssm_recorder_add_matching(r, "rec-l*"), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-lap"), 0);
+	assert_int_equal(dssm_recorder_add_matching(r, "rec-la?e"), 0);
 	assert_int_equal(dssm_recorder_start(r), 0);
 	/* a ring the glob finds at a later poll, with samples already in it */
 	dssm_stream *late = testutil_create("rec-late", 16, 64);
 	write_n(late, 4);
 	assert_int_equal(dssm_recorder_poll(r), 0);
-	assert_int_equal(dssm_recorder_stream_count(r), 3);
+	assert_int_equal(dssm_recorder_stream_count(r), 4);
 	write_n(hist, 2);
 	write_n(now, 2);
-	wait_recorded(r, 2);
-	for (int t = 0; t < 1000; t++) { /* rec-hist: 5, rec-late: 4 */
-		dssm_recorder_stats a, b;
+	for (int t = 0; t < 3000; t++) { /* rec-hist: 4, rec-now: 2, rec-lap: 15, rec-late: 4 */
+		dssm_recorder_stats a, b, c, d;
 		dssm_recorder_stream(r, 0, &a);
-		dssm_recorder_stream(r, 2, &b);
-		if (a.recorded >= 5 && b.recorded >= 4)
+		dssm_recorder_stream(r, 1, &b);
+		dssm_recorder_stream(r, 2, &c);
+		dssm_recorder_stream(r, 3, &d);
+		if (a.recorded >= 4 && b.recorded >= 2 && c.recorded >= 15 && d.recorded >= 4)
 			break;
 		usleep(10000);
 	}
 	assert_int_equal(dssm_recorder_stop(r), 0);
 	dssm_recorder_stats st;
 	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
-		uint64_t want = !strcmp(st.info.name, "rec-hist") ? 5 : !strcmp(st.info.name, "rec-now") ? 2 : 4;
+		const char *n = st.info.name;
+		uint64_t want = !strcmp(n, "rec-hist") ? 4 : !strcmp(n, "rec-now") ? 2
+		                : !strcmp(n, "rec-lap") ? 15 : 4;
 		assert_int_equal(st.kept, want);
+		assert_int_equal(st.lost, !strcmp(n, "rec-lap") ? 25 : 0);
 	}
 	dssm_recorder_free(r);
 	dssm_close(hist);
 	dssm_close(now);
+	dssm_close(lap);
 	dssm_close(late);
+}
+
+/* dssm_recorder_config keeps the layout programs were built with (the
+ * soname is still libdssm.so.0): the fields of 2e82c25's header, in order,
+ * at the same offsets, and no more bytes. */
+struct config_v0 {
+	const char *dir;
+	dssm_time_t sync, split_duration;
+	uint64_t split_bytes;
+	unsigned max_splits;
+	int direct, from_oldest, all;
+	uint64_t limit, min_free;
+	void (*on_stream)(void *user, const char *address, const dssm_stream_info *info);
+	void *user;
+};
+
+static void test_config_layout(void **state)
+{
+	(void)state;
+	assert_int_equal(sizeof(dssm_recorder_config), sizeof(struct config_v0));
+	assert_int_equal(offsetof(dssm_recorder_config, all), offsetof(struct config_v0, all));
+	assert_int_equal(offsetof(dssm_recorder_config, limit), offsetof(struct config_v0, limit));
+	assert_int_equal(offsetof(dssm_recorder_config, on_stream), offsetof(struct config_v0, on_stream));
+	assert_int_equal(offsetof(dssm_recorder_config, user), offsetof(struct config_v0, user));
+	assert_int_equal(dssm_recorder_set_start(NULL, NULL, NULL), DSSM_EINVAL);
 }
 
 static void test_name_patterns(void **state)
@@ -263,6 +305,7 @@ int main(void)
 		cmocka_unit_test_setup(test_drain_and_limit, testutil_reset),
 		cmocka_unit_test_setup(test_rolling_parts, testutil_reset),
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
+		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test(test_name_patterns),
 	};
 	int rc = cmocka_run_group_tests_name("recorder", tests, NULL, NULL);

@@ -18,7 +18,7 @@ void help_dds(FILE *out)
 	fprintf(out,
 	        "usage: dssm dds [--publish GLOB]... [--all] [--subscribe TOPIC[=RING]|GLOB]...\n"
 	        "                [--domain N] [--max-size BYTES] [--slots N]\n"
-	        "                [--max-stream-bytes BYTES] [-v]\n\n"
+	        "                [--max-stream-bytes BYTES] [--max-total-bytes BYTES] [-v]\n\n"
 	        "Bridges this host's rings (of DSSM_NAMESPACE) and a DDS domain (Eclipse\n"
 	        "Cyclone DDS, ROS 2's transport), so ROS 2 nodes and other hosts discover\n"
 	        "and read them; run one per host (docs/dds.md).\n"
@@ -40,12 +40,14 @@ void help_dds(FILE *out)
 	        "subscribes every topic matching, there now or appearing later, each into\n"
 	        "the ring named after it.\n"
 	        "--max-size and --slots give the layout of rings made from topics whose\n"
-	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring is\n"
-	        "copied with its own layout, within this bridge's limits: samples of at most\n"
+	        "writer is not a dssm bridge (default %zu bytes, %u slots); a bridge's ring\n"
+	        "is copied with its own layout, within this bridge's limits: samples of at most\n"
 	        "--max-size bytes (larger ones are dropped, by Cyclone DDS before they are\n"
 	        "reassembled), rings of at most --max-stream-bytes in shared memory (default\n"
-	        "%llu MiB; fewer slots if need be). A ring an earlier run made is written\n"
-	        "into as it is.\n"
+	        "%llu MiB; fewer slots if need be), and all the rings it makes of at most\n"
+	        "--max-total-bytes (default 1 GiB, or half of /dev/shm if less; topics\n"
+	        "beyond are left out, logged and counted). A ring an earlier run made is\n"
+	        "written into as it is.\n"
 	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0). CYCLONEDDS_URI\n"
 	        "configures Cyclone DDS (network interface, peers) as for any Cyclone program.\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs more.\n\n"
@@ -74,7 +76,10 @@ static int parse_subscription(char *arg, struct ddsb_subscription *subs, int *n)
 	if (eq)
 		*eq = '\0';
 	if (!*arg || (eq && !eq[1]))
-		return cli_usage("dds", "--subscribe wants TOPIC or TOPIC=RING");
+		return cli_usage("dds", "--subscribe wants TOPIC, TOPIC=RING or GLOB");
+	if (eq && ddsb_topic_is_glob(arg))
+		return cli_usage("dds", "--subscribe %s=%s: a glob's topics each land in the ring "
+		                 "named after the topic; no RING with a glob", arg, eq + 1);
 	subs[*n].topic = arg;
 	subs[(*n)++].ring = eq ? eq + 1 : NULL;
 	return 0;
@@ -114,6 +119,10 @@ static int parse_option(int opt, struct ddsb_config *cfg, const char **publish,
 		if ((status = parse_bound("--max-stream-bytes", optarg, 4096, LONG_MAX, &v)) == 0)
 			cfg->max_stream_bytes = (uint64_t)v;
 		break;
+	case 'T':
+		if ((status = parse_bound("--max-total-bytes", optarg, 4096, LONG_MAX, &v)) == 0)
+			cfg->max_total_bytes = (uint64_t)v;
+		break;
 	case 'v': cfg->verbose = 1; break;
 	default: status = cli_usage("dds", "unknown option");
 	}
@@ -131,6 +140,10 @@ static int check_layout(const struct ddsb_config *cfg)
 		                 "--max-stream-bytes %llu", cfg->slots, cfg->max_size,
 		                 bytes < 0 ? "more than " : "", bytes < 0 ? (long long)SIZE_MAX : (long long)bytes,
 		                 (unsigned long long)cap);
+	if (cfg->max_total_bytes && (uint64_t)bytes > cfg->max_total_bytes)
+		return cli_usage("dds", "--slots %u x --max-size %zu make rings of %lld bytes, over "
+		                 "--max-total-bytes %llu", cfg->slots, cfg->max_size, (long long)bytes,
+		                 (unsigned long long)cfg->max_total_bytes);
 	return 0;
 }
 
@@ -146,6 +159,7 @@ static int parse_args(int argc, char **argv, struct ddsb_config *cfg, const char
 	                                         {"max-size", required_argument, 0, 'm'},
 	                                         {"slots", required_argument, 0, 'n'},
 	                                         {"max-stream-bytes", required_argument, 0, 'B'},
+	                                         {"max-total-bytes", required_argument, 0, 'T'},
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {0, 0, 0, 0}};
 	const char *env = getenv("ROS_DOMAIN_ID");
@@ -178,6 +192,10 @@ static void summarise(const struct ddsb_stats *st, dssm_time_t start)
 	        (unsigned long long)st->samples_sent, sent, (unsigned long long)st->missed,
 	        (unsigned long long)st->unsendable, (unsigned long long)st->topics_subscribed,
 	        (unsigned long long)st->samples_received, received, (unsigned long long)st->dropped);
+	if (st->unpublishable)
+		fprintf(stderr, "dssm dds: %llu rings could not be published (their names or DDS "
+		        "refused; logged above)\n", (unsigned long long)st->unpublishable);
+	ddsb_topics_summary(st, stderr, "dssm dds");
 }
 
 /* Run the bridge until a signal; 0 or the exit status of its error. */

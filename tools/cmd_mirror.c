@@ -226,15 +226,17 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 	if (glob)
 		fprintf(stderr, "dssm mirror: DDS topics matching %s (domain %d), each into the ring "
 		        "named after it, now and as they appear\n", topic, domain);
-	else
+	else /* given here: shown as it is */
 		fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", topic, domain,
 		        ddsb_source_ring(src, 0));
 	cli_catch_signals();
 	dssm_time_t start = dssm_now();
 	for (;;) {
 		/* (also once after a stop: every ring made is named) */
+		char shown[96];
 		while (ddsb_source_next(src, &topic, &ring))
-			fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n", topic, domain, ring);
+			fprintf(stderr, "dssm mirror: DDS topic %s (domain %d) -> %s\n",
+			        ddsb_shown(topic, shown, sizeof shown), domain, ring);
 		if (cli_stop || (rc = ddsb_source_failed(src)) != 0)
 			break;
 		struct timespec ts = {0, 100 * 1000 * 1000};
@@ -249,6 +251,7 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 	fprintf(stderr, "dssm mirror: copied %llu samples (%s) in %.1f s, %llu dropped\n",
 	        (unsigned long long)st.samples_received, b, dssm_time_to_sec(dssm_now() - start),
 	        (unsigned long long)st.dropped);
+	ddsb_topics_summary(&st, stderr, "dssm mirror");
 	return status;
 }
 

@@ -37,16 +37,18 @@ void help_record(FILE *out)
 	        "HOST:PORT/NAME[:ID] through a proxy, or dds:TOPIC[=RING]: a DDS topic (ROS 2's\n"
 	        "rt/NAME, a bridge's dssm/NAME) subscribed in this process into ring RING\n"
 	        "(default: named after the topic, as `dssm dds --subscribe`) and recorded\n"
-	        "from its first sample, the publisher's history included; it waits up to\n"
-	        "%d s for that sample. dds:GLOB ('dds:rt/*', 'dds:rt/robot1/*'; fnmatch, '*'\n"
-	        "also matches '/') records every topic matching, there now or appearing\n"
-	        "while it records, each into the ring named after it, its history included;\n"
-	        "none there yet is not an error: it waits for them. --domain N is the DDS\n"
-	        "domain (default: ROS_DOMAIN_ID, or 0). Rings fed from DDS start with what\n"
-	        "they hold; the other streams start from now, unless --from-oldest.\n"
-	        "--all records every stream, including\n"
-	        "ones that appear later. Each ring is drained by TID: nothing is missed unless\n"
-	        "the recorder falls behind a ring's history, which is counted as lost.\n"
+	        "from the first sample this command writes there, the publisher's history\n"
+	        "included (what an earlier run left in the ring is not); it waits up to %d s\n"
+	        "for that sample. dds:GLOB ('dds:rt/*', 'dds:rt/robot1/*'; fnmatch, '*' also\n"
+	        "matches '/') records every topic matching, there now or appearing while it\n"
+	        "records, each into the ring named after it, its history included; none\n"
+	        "there yet is not an error: it waits for them. A ring another live process\n"
+	        "feeds from DDS (`dssm dds --subscribe`) is left to it and recorded from now.\n"
+	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0). The other\n"
+	        "streams start from now, unless --from-oldest. --all records every stream,\n"
+	        "including ones that appear later. Each ring is drained by TID: nothing is\n"
+	        "missed unless the ring overwrites samples before the recorder reads them (a\n"
+	        "history longer than the ring, a slow disk): those are counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
 	        "N samples; --duration stops after S (> 0); --sync sets how often data is\n"
 	        "made durable (default 1s; 0: every sample). Durations are seconds (90,\n"
@@ -64,7 +66,7 @@ void help_record(FILE *out)
 	        "  dssm record -o run1 --all\n"
 	        "  dssm record -o run2 odom 'scan*' --duration 1m30s\n"
 	        "  dssm record -o fleet dds:rt/robot1/odom dds:rt/robot2/odom   # no addresses\n"
-	        "  dssm record -o fleet 'dds:rt/*'   # every ROS 2 topic of the domain, now and later\n"
+	        "  dssm record -o fleet 'dds:rt/*'   # every ROS 2 topic, now and later\n"
 	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
 	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n",
 	        RECORD_DDS_WAIT_S);
@@ -404,22 +406,26 @@ static int record_start(dssm_recorder *r, char **patterns, int npatterns,
 }
 
 /* The rings of topics matching a dds: glob that came since: recorded from
- * their oldest sample (record_starts_oldest). */
+ * the first sample this run wrote (record_start_at). */
 static void record_dds_new(dssm_recorder *r, struct ddsb_source *src)
 {
 	const char *topic, *ring;
 	while (src && ddsb_source_next(src, &topic, &ring))
-		if (dssm_recorder_add(r, ring) < 0)
-			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n", topic, ring,
-			        dssm_last_error());
+		if (dssm_recorder_add(r, ring) < 0) {
+			char shown[96];
+			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n",
+			        ddsb_shown(topic, shown, sizeof shown), ring, dssm_last_error());
+		}
 }
 
 /* The recorder asks, per stream: a ring fed from DDS by this command
- * starts with what it holds (the publisher's transient-local history came
- * before the recorder opened it); the others from now (or --from-oldest). */
-static int record_starts_oldest(void *user, const char *address)
+ * starts at the first sample it wrote there (the publisher's transient-
+ * local history came before the recorder opened it; what the ring
+ * overwrote since is counted lost; an earlier run's samples are not
+ * recorded); the others from now (or --from-oldest). */
+static int record_start_at(void *user, const char *address, uint64_t *tid)
 {
-	return user && ddsb_source_feeds(user, address);
+	return user && ddsb_source_start_tid(user, address, tid);
 }
 
 /* Record until interrupted, --duration, or the recorder stops by itself,
@@ -450,6 +456,13 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 		fprintf(stderr, "\r\033[K");
 }
 
+/* Is "dds:TOPIC[=RING]"'s topic (before any '=') a glob? */
+static int spec_is_glob(const char *spec)
+{
+	const char *t = spec + sizeof DDSB_SOURCE_PREFIX - 1, *g = strpbrk(t, "*?["), *eq = strchr(t, '=');
+	return g && (!eq || g < eq);
+}
+
 /* The dds: operands subscribed (*src, NULL if none), their rings there.
  * 0, or the exit status after the error was printed. */
 static int record_dds_start(const struct record_opts *o, char **patterns, int npatterns,
@@ -461,10 +474,17 @@ static int record_dds_start(const struct record_opts *o, char **patterns, int np
 	for (int i = 0; specs && i < npatterns; i++)
 		if (ddsb_is_source(patterns[i])) {
 			specs[n++] = patterns[i];
-			globs += ddsb_topic_is_glob(patterns[i] + sizeof DDSB_SOURCE_PREFIX - 1);
+			globs += spec_is_glob(patterns[i]);
 		}
+	const char *glob_eq = NULL;
+	for (int i = 0; i < n && !glob_eq; i++)
+		if (spec_is_glob(specs[i]) && strchr(specs[i], '='))
+			glob_eq = specs[i];
 	if (!specs)
 		rc = cli_error("record", "out of memory");
+	else if (glob_eq) /* refused before any line says what would be recorded */
+		rc = cli_usage("record", "'%s': a glob's topics each land in the ring named after the "
+		               "topic; no =RING with a glob", glob_eq);
 	else if (n && o->snapshot)
 		rc = cli_usage("record", "--snapshot records local rings; not %s", specs[0]);
 	else if (ddsb_domain_parse(o->domain, "--domain", &domain) < 0)
@@ -477,7 +497,7 @@ static int record_dds_start(const struct record_opts *o, char **patterns, int np
 			fprintf(stderr, "dssm record: waiting for %d DDS topic%s in domain %d\n", n - globs,
 			        n - globs == 1 ? "" : "s", domain);
 		for (int i = 0; i < n; i++)
-			if (ddsb_topic_is_glob(specs[i] + sizeof DDSB_SOURCE_PREFIX - 1))
+			if (spec_is_glob(specs[i]))
 				fprintf(stderr, "dssm record: recording DDS topics matching %s in domain %d, "
 				        "now and as they appear\n", specs[i] + sizeof DDSB_SOURCE_PREFIX - 1,
 				        domain);
@@ -499,6 +519,7 @@ static int record_dds_stop(struct ddsb_source *src)
 	fprintf(stderr, "dssm record: DDS: %llu topics subscribed, %llu samples written into their "
 	        "rings, %llu dropped\n", (unsigned long long)st.topics_subscribed,
 	        (unsigned long long)st.samples_received, (unsigned long long)st.dropped);
+	ddsb_topics_summary(&st, stderr, "dssm record");
 	return rc < 0 ? cli_dssm_error("record", rc) : 0;
 }
 
@@ -520,8 +541,6 @@ int cmd_record(int argc, char **argv)
 		return rc;
 	if (o.snapshot)
 		return run_snapshots(o.dir, patterns, npatterns, o.all);
-	cfg.starts_oldest = record_starts_oldest; /* rings fed from DDS: per ring */
-	cfg.user = src;
 	cfg.dir = o.dir;
 	cfg.sync = o.sync;
 	cfg.split_duration = o.split_duration;
@@ -536,6 +555,7 @@ int cmd_record(int argc, char **argv)
 		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
 	}
+	dssm_recorder_set_start(r, record_start_at, src); /* rings fed from DDS: per ring */
 	int status = 0;
 	rc = record_start(r, patterns, npatterns, src);
 	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {

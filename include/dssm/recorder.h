@@ -37,8 +37,8 @@
  *   synchronised inside).
  * - Streams matching a glob are found by dssm_recorder_poll: one created
  *   between two polls is recorded from the poll that finds it on, unless
- *   `from_oldest` (or `starts_oldest` for it) asks for what its ring still
- *   holds.
+ *   `from_oldest` (or dssm_recorder_set_start for it) asks for what its
+ *   ring still holds.
  * - A stream removed and created again while it is recorded is not
  *   followed: the recorder keeps its handle on the old segment (dssm.h,
  *   Caveats) and records nothing more of it.
@@ -70,11 +70,6 @@ typedef struct dssm_recorder_config {
 	unsigned max_splits;        /* keep only the newest N parts (0: all) */
 	int direct;                 /* samples of 64 KiB and more with O_DIRECT */
 	int from_oldest;            /* start with what the rings hold, not from now */
-	/* or per stream: called (from the caller's thread) as a stream is
-	 * added; nonzero makes that one start with what its ring holds (e.g. a
-	 * ring a subscription in this process fills with a publisher's history:
-	 * `dssm record dds:TOPIC`). NULL: only from_oldest decides. */
-	int (*starts_oldest)(void *user, const char *address);
 	int all;                    /* every local stream, also ones that appear later */
 	uint64_t limit;             /* stop a stream after N samples (0: no limit) */
 	uint64_t min_free;          /* stop cleanly below this many free bytes (0: no check) */
@@ -91,6 +86,20 @@ void dssm_recorder_config_init(dssm_recorder_config *cfg);
  * split, a path too long), DSSM_ELAYOUT (dir is not new or empty),
  * DSSM_ENOMEM. */
 int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out);
+/* Where each stream starts, chosen per stream: start_at is called (from
+ * the caller's thread, with user) as a stream is added, also one a glob
+ * finds later; returning 1 with *tid makes that stream start at TID *tid
+ * (e.g. the first sample this process wrote into the ring: `dssm record
+ * dds:TOPIC` records a publisher's history that came before the recorder
+ * opened the ring, and nothing an earlier run left there). Samples from
+ * *tid that the ring overwrote before they were read are counted in
+ * `lost`. Returning 0 leaves it to cfg.from_oldest. Call before adding
+ * streams; NULL start_at: cfg.from_oldest alone (the default).
+ * (A call, not a config field: dssm_recorder_config keeps its layout.)
+ * Errors: DSSM_EINVAL (r NULL). */
+int dssm_recorder_set_start(dssm_recorder *r,
+                            int (*start_at)(void *user, const char *address, uint64_t *tid),
+                            void *user);
 /* Record one stream. Before start it is only opened (a stream that does not
  * open is refused then, before anything is written); after, it joins the
  * current part at once. Adding a stream twice is a no-op.

@@ -95,6 +95,37 @@ int main(void)
 		snprintf(got, sizeof got, "%s:%d", name, id);
 		expect("ddsb_ring_for_topic", rings[i][0], rc, got, rings[i][1]);
 	}
+	/* a refused topic from the network: its message reaches the log, so
+	 * the name is in it as printable ASCII only (evil2's kind of name) */
+	static const char *hostile[] = {
+		("rt/\x1b]0;PWNED\x07\x1b[31mRED\nfake"
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
+		"dssm/\x1b[31m:\nx", "rt/", "\x1b",
+	};
+	for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
+		char name[DSSM_NAME_MAX + 1];
+		int id, rc = ddsb_ring_for_topic(hostile[i], name, &id);
+		const char *e = dssm_last_error();
+		for (const char *p = e; rc < 0 && *p; p++)
+			if (*p < ' ' || *p > '~') {
+				printf("FAIL ddsb_ring_for_topic(hostile %zu): message '%s' holds byte %#x\n", i,
+				       e, (unsigned char)*p);
+				bad = 1;
+				break;
+			}
+		if (rc == 0 && i != 3) {
+			printf("FAIL ddsb_ring_for_topic(hostile %zu) was taken\n", i);
+			bad = 1;
+		}
+		if (ddsb_topic_printable(hostile[i]) != (i == 2)) {
+			printf("FAIL ddsb_topic_printable(hostile %zu)\n", i);
+			bad = 1;
+		}
+	}
+	if (!ddsb_topic_printable("rt/robot_1/odom~x") || ddsb_topic_printable("rt/\xc3\xa9")) {
+		printf("FAIL ddsb_topic_printable\n");
+		bad = 1;
+	}
 	if (!bad)
 		printf("naming: all as expected\n");
 	return bad;
