@@ -31,7 +31,8 @@ struct bridge {
 	struct ddsb_sub **subs;
 	int nsubs;                   /* the exact topics', then those globs found */
 	struct ddsb_globs *globs;
-	struct ddsb_listen **listens; /* each subscription's listener (listen.c) */
+	struct ddsb_listen **listens; /* each subscription's listener (listen.c), or NULL */
+	int nlistens;                 /* listens[0 .. nlistens) are set */
 	struct ddsb_stats *st;
 };
 
@@ -184,6 +185,43 @@ static void scan(struct bridge *b)
 }
 
 /* Writers discovered: the subscriptions waiting for their topic start. */
+/* Subscriptions a glob just made (subs[from .. nsubs)) get their listeners,
+ * on the readers the glob made. A slot whose listener could not be made
+ * stays NULL: that subscription is served by the waitset and the bridge's
+ * takes, as before the listener path. */
+static void listen_new_subs(struct bridge *b, int from, const dds_builtintopic_endpoint_t *ep)
+{
+	if (from >= b->nsubs)
+		return;
+	struct ddsb_listen **more = realloc(b->listens, (size_t)b->nsubs * sizeof *more);
+	if (!more) {
+		fprintf(b->cfg->log, "dssm dds: out of memory for %d listeners\n", b->nsubs);
+		return; /* b->listens still covers [0, from): the new ones are not listened to */
+	}
+	b->listens = more;
+	for (int k = from; k < b->nsubs; k++) {
+		b->listens[k] = NULL;
+		if (ddsb_listen_new(b->subs[k], b->cfg->log, &b->listens[k]) < 0 ||
+		    ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, ep) < 0)
+			fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+	}
+	b->nlistens = b->nsubs;
+}
+
+/* One subscription's discovery and take, through its listener if it has one. */
+static int sub_discovered(struct bridge *b, int k, const dds_builtintopic_endpoint_t *ep)
+{
+	return k < b->nlistens && b->listens[k]
+	           ? ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, ep)
+	           : ddsb_sub_discovered(b->subs[k], b->pp, b->waitset, ep);
+}
+
+static int sub_take(struct bridge *b, int k)
+{
+	return k < b->nlistens && b->listens[k] ? ddsb_listen_take(b->listens[k])
+	                                         : ddsb_sub_take(b->subs[k]);
+}
+
 static void discovered(struct bridge *b)
 {
 	void *samples[16] = {NULL};
@@ -194,11 +232,13 @@ static void discovered(struct bridge *b)
 			if (!si[i].valid_data)
 				continue;
 			for (int k = 0; k < b->nsubs; k++)
-				if (ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, samples[i]) < 0)
+				if (sub_discovered(b, k, samples[i]) < 0)
 					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+			int before = b->nsubs;
 			if (ddsb_globs_discovered(b->globs, &b->subs, &b->nsubs, b->pp, b->waitset,
 			                          samples[i]) < 0)
 				fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+			listen_new_subs(b, before, samples[i]);
 		}
 		dds_return_loan(b->pubs_seen, samples, n);
 		if (n < 16)
@@ -282,6 +322,7 @@ static int setup(struct bridge *b)
 		if (rc < 0)
 			return rc;
 		b->nsubs++;
+		b->nlistens = b->nsubs;
 	}
 	b->pubs_seen = dds_create_reader(b->pp, DDS_BUILTIN_TOPIC_DCPSPUBLICATION, NULL, NULL);
 	dds_entity_t cond = b->pubs_seen < 0 ? b->pubs_seen
@@ -315,7 +356,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 		if (cfg->nsubs) {
 			discovered(&b);
 			for (int i = 0; i < b.nsubs; i++)
-				if (ddsb_listen_take(b.listens[i]) < 0)
+				if (sub_take(&b, i) < 0)
 					fprintf(cfg->log, "dssm dds: %s\n", dssm_last_error());
 		}
 	}
@@ -325,7 +366,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	free(b.ids);
 	free(b.skipped);
 	for (int i = 0; b.subs && i < b.nsubs; i++) {
-		if (b.listens)
+		if (i < b.nlistens)
 			ddsb_listen_free(b.listens[i]); /* no listener runs after this */
 		ddsb_sub_free(b.subs[i], st);
 	}
