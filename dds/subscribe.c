@@ -21,52 +21,7 @@
 #include "../ssmcore/internal.h"
 #include "ddsb.h"
 #include "dssm_Sample.h"
-
-#define TAKE_BATCH 32
-
-struct ddsb_sub {
-	const struct ddsb_config *cfg;
-	char topic[256];
-	char ring_name[DSSM_NAME_MAX + 1];
-	int ring_id;
-	char label[DSSM_NAME_MAX + 16];
-	int reading, generic, failed;
-	int best_effort;                  /* the writer's: a sample DDS rejects is not sent again */
-	char dds_type[256];
-	char dssm_type[DSSM_TYPE_MAX + 1];
-	dds_entity_t topic_e, reader, cond;
-	uint32_t slots;
-	size_t max_size;
-	dssm_stream *ring;
-	dssm_time_t have_upto;            /* a restarted bridge: the ring already holds these */
-	dds_instance_handle_t writer;     /* the first writer whose sample came */
-	uint64_t next_tid;                /* the generic type: the TID expected next from writer */
-	char ring_type[DSSM_TYPE_MAX + 1], ring_encoding[DSSM_ENCODING_MAX + 1];
-	uint64_t received, bytes, dropped;
-	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
-	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
-	uint64_t too_big;                 /* over the ring's max size */
-	uint64_t after_stop;              /* taken after the subscription failed: dropped */
-	uint64_t elsewhere;               /* left to the live process feeding the ring */
-	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
-	int yielding;                     /* another live process feeds the ring */
-	int warned_big, warned_old, warned_type, warned_writers;
-	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
-	/* the listener path (listen.c): writes from Cyclone's receive thread
-	 * must not wait for another writer of the ring; what they could not
-	 * write yet is held, in order, for the bridge's thread */
-	int nowait;
-	struct held *held[TAKE_BATCH];
-	int nheld, warned_held;
-};
-
-/* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
-struct held {
-	dssm_time_t t;
-	size_t len;
-	unsigned char data[];
-};
-#define DDSB_HELD INT64_MAX
+#include "sub.h"
 
 /* A sample's time is trusted only within a day of this host's clock: one
  * time far ahead (or DSSM_TIME_MAX) would make every later sample "older"
@@ -217,7 +172,6 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	return 0;
 }
 
-static int fed_elsewhere(struct ddsb_sub *s, int now_too);
 
 /* The ring made or opened, marked as fed by this process; or (0 with
  * s->ring NULL) left to another live process that marked it meanwhile. */
@@ -247,7 +201,7 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 		rc = dssm_open(s->ring_name, s->ring_id, DSSM_WRITE, &s->ring);
 	if (rc < 0)
 		return rc;
-	if (fed_elsewhere(s, 1)) /* another subscriber marked it since put looked */
+	if (ddsb_sub_fed_elsewhere(s, 1)) /* another subscriber marked it since put looked */
 		return 0;
 	/* A ring this bridge (or an earlier run) made: the writer's history
 	 * comes again and what the ring holds is not written twice. */
@@ -325,87 +279,12 @@ static int refuse_differing(struct ddsb_sub *s, const char *type, const char *en
 	return 1;
 }
 
-static void write_failed(struct ddsb_sub *s, int64_t w, size_t len)
-{
-	s->dropped++;
-	if (w == DSSM_ETOOBIG)
-		s->too_big++;
-	if (w == DSSM_EBACKWARDS && !s->warned_old++)
-		fprintf(s->cfg->log, "dssm dds: %s: a sample older than %s's newest was dropped (a ring "
-		        "is in time order; further ones counted)\n", s->topic, s->label);
-	else if (w == DSSM_ETOOBIG && !s->warned_big++)
-		fprintf(s->cfg->log, "dssm dds: %s: a %zu-byte sample is larger than %s's %zu bytes; "
-		        "dropped (further ones counted; --max-size)\n", s->topic, len, s->label,
-		        s->max_size);
-	else if (w != DSSM_EBACKWARDS && w != DSSM_ETOOBIG)
-		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
-}
-
-/* Keep a sample for the bridge's thread: DDSB_HELD, or DSSM_ENOMEM. */
-static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
-{
-	struct held *h = s->nheld < TAKE_BATCH ? malloc(sizeof *h + len) : NULL;
-	if (!h)
-		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
-		                  s->label);
-	if (!s->nheld && s->cfg->verbose && !s->warned_held++)
-		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
-		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
-	h->t = t;
-	h->len = len;
-	if (len)
-		memcpy(h->data, data, len);
-	s->held[s->nheld++] = h;
-	return DDSB_HELD;
-}
-
-/* The ring write of put(). In the listener (s->nowait) it never waits for
- * another writer: DSSM_EAGAIN holds the sample, and every later one of the
- * batch after it (time order), until the bridge's thread writes them
- * (write_held). */
-static int64_t ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
-{
-	if (!s->nowait)
-		return dssm_write(s->ring, data, len, t);
-	if (s->nheld)
-		return hold(s, data, len, t);
-	int64_t w = dssm_write_try(s->ring, data, len, t);
-	return w == DSSM_EAGAIN ? hold(s, data, len, t) : w;
-}
-
-/* Does another live process feed the ring (its mark, marks.c)? Then this
- * subscription writes nothing into it (each sample would be there twice):
- * said once, looked at again at most once a second (now_too: at once), as
- * that process may end, or may have marked the ring after this one did (two
- * subscribers taking their first sample together: the last mark wins, the
- * other closes the ring within a second). */
-static int fed_elsewhere(struct ddsb_sub *s, int now_too)
-{
-	dssm_time_t now = dssm_now();
-	if (!now_too && s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
-		return s->yielding;
-	s->feeder_checked = now;
-	uint64_t owner, tid;
-	int marked = s->ring ? ddsb_stream_feeder(s->ring, &owner, &tid) /* no open each second */
-	                     : ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid);
-	s->yielding = marked == 1 && ddsb_feeder_other(owner);
-	if (s->yielding && s->ring) {
-		dssm_close(s->ring);
-		s->ring = NULL;
-	}
-	if (s->yielding && !s->warned_feeder++)
-		fprintf(s->cfg->log, "dssm dds: %s: %s is fed by another live process (pid %d) "
-		        "subscribed to it; this one leaves the ring to it\n", s->topic, s->label,
-		        (int)dssm__owner_pid(owner));
-	return s->yielding;
-}
-
 static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
                 const char *type, const char *encoding)
 {
 	if (refuse_time(s, t))
 		return;
-	if (fed_elsewhere(s, 0)) {
+	if (ddsb_sub_fed_elsewhere(s, 0)) {
 		s->elsewhere++;
 		return;
 	}
@@ -427,11 +306,11 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 		s->skipped++;
 		return;
 	}
-	int64_t w = ring_write(s, data, len, t);
+	int64_t w = ddsb_sub_ring_write(s, data, len, t);
 	if (w == DDSB_HELD)
 		return;
 	if (w < 0) {
-		write_failed(s, w, len);
+		ddsb_sub_write_failed(s, w, len);
 		return;
 	}
 	s->received++;
@@ -565,32 +444,11 @@ static void count_dds_losses(struct ddsb_sub *s)
 		        "counted)\n", s->topic, (unsigned long long)n);
 }
 
-/* The samples the listener held, written by the bridge's thread (which may
- * wait for another writer), in the order they came. */
-static void write_held(struct ddsb_sub *s)
-{
-	for (int i = 0; i < s->nheld; i++) {
-		struct held *h = s->held[i];
-		/* the ring may have been left to another feeder since (fed_elsewhere) */
-		int64_t w = s->ring ? dssm_write(s->ring, h->data, h->len, h->t) : 0;
-		if (!s->ring) {
-			s->elsewhere++;
-		} else if (w < 0) {
-			write_failed(s, w, h->len);
-		} else {
-			s->received++;
-			s->bytes += h->len;
-		}
-		free(h);
-	}
-	s->nheld = 0;
-}
-
 int ddsb_sub_take(struct ddsb_sub *s)
 {
 	if (!s->reading)
 		return 0;
-	write_held(s);
+	ddsb_sub_write_held(s);
 	int n;
 	do
 		n = s->generic ? take_generic(s) : take_ros2(s);

@@ -1,0 +1,69 @@
+/*
+ * sub.h - the inside of a subscription (struct ddsb_sub), shared by
+ * subscribe.c (discovery, taking, the summary) and sub_write.c (how a taken
+ * sample goes into the ring). Not for other files: they use ddsb.h's calls.
+ */
+#ifndef DDSB_SUB_H
+#define DDSB_SUB_H
+
+#include "ddsb.h"
+
+#define TAKE_BATCH 32
+
+struct ddsb_sub {
+	const struct ddsb_config *cfg;
+	char topic[256];
+	char ring_name[DSSM_NAME_MAX + 1];
+	int ring_id;
+	char label[DSSM_NAME_MAX + 16];
+	int reading, generic, failed;
+	int best_effort;                  /* the writer's: a sample DDS rejects is not sent again */
+	char dds_type[256];
+	char dssm_type[DSSM_TYPE_MAX + 1];
+	dds_entity_t topic_e, reader, cond;
+	uint32_t slots;
+	size_t max_size;
+	dssm_stream *ring;
+	dssm_time_t have_upto;            /* a restarted bridge: the ring already holds these */
+	dds_instance_handle_t writer;     /* the first writer whose sample came */
+	uint64_t next_tid;                /* the generic type: the TID expected next from writer */
+	char ring_type[DSSM_TYPE_MAX + 1], ring_encoding[DSSM_ENCODING_MAX + 1];
+	uint64_t received, bytes, dropped;
+	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
+	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
+	uint64_t too_big;                 /* over the ring's max size */
+	uint64_t after_stop;              /* taken after the subscription failed: dropped */
+	uint64_t elsewhere;               /* left to the live process feeding the ring */
+	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
+	int yielding;                     /* another live process feeds the ring */
+	int warned_big, warned_old, warned_type, warned_writers;
+	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
+	/* the listener path (listen.c): writes from Cyclone's receive thread
+	 * must not wait for another writer of the ring; what they could not
+	 * write yet is held, in order, for the bridge's thread */
+	int nowait;
+	struct held *held[TAKE_BATCH];
+	int nheld, warned_held;
+};
+
+/* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
+struct held {
+	dssm_time_t t;
+	size_t len;
+	unsigned char data[];
+};
+#define DDSB_HELD INT64_MAX
+
+/* sub_write.c */
+/* A write that failed with W: dropped and counted, logged once per kind. */
+void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len);
+/* The ring write of put(): dssm_write, or in the listener (s->nowait) one
+ * that never waits (DDSB_HELD: kept for the bridge's thread). */
+int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t);
+/* 1 if another live process feeds the ring (this subscription then leaves
+ * it alone); looked at again at most once a second unless now_too. */
+int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);
+/* The held samples, written by the bridge's thread, in order. */
+void ddsb_sub_write_held(struct ddsb_sub *s);
+
+#endif

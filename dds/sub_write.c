@@ -1,0 +1,109 @@
+/*
+ * sub_write.c - how a subscription's taken sample goes into its ring: the
+ * write itself (in Cyclone's receive thread one that never waits for
+ * another writer of the ring: what it cannot write yet is held, in order,
+ * for the bridge's thread), the count and log line of a write that failed,
+ * and the check that no other live process feeds the ring (each sample
+ * would be there twice).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../ssmcore/internal.h"
+#include "sub.h"
+
+void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len)
+{
+	s->dropped++;
+	if (w == DSSM_ETOOBIG)
+		s->too_big++;
+	if (w == DSSM_EBACKWARDS && !s->warned_old++)
+		fprintf(s->cfg->log, "dssm dds: %s: a sample older than %s's newest was dropped (a ring "
+		        "is in time order; further ones counted)\n", s->topic, s->label);
+	else if (w == DSSM_ETOOBIG && !s->warned_big++)
+		fprintf(s->cfg->log, "dssm dds: %s: a %zu-byte sample is larger than %s's %zu bytes; "
+		        "dropped (further ones counted; --max-size)\n", s->topic, len, s->label,
+		        s->max_size);
+	else if (w != DSSM_EBACKWARDS && w != DSSM_ETOOBIG)
+		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
+}
+
+/* Keep a sample for the bridge's thread: DDSB_HELD, or DSSM_ENOMEM. */
+static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
+{
+	struct held *h = s->nheld < TAKE_BATCH ? malloc(sizeof *h + len) : NULL;
+	if (!h)
+		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
+		                  s->label);
+	if (!s->nheld && s->cfg->verbose && !s->warned_held++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
+		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
+	h->t = t;
+	h->len = len;
+	if (len)
+		memcpy(h->data, data, len);
+	s->held[s->nheld++] = h;
+	return DDSB_HELD;
+}
+
+/* The ring write of put(). In the listener (s->nowait) it never waits for
+ * another writer: DSSM_EAGAIN holds the sample, and every later one of the
+ * batch after it (time order), until the bridge's thread writes them
+ * (ddsb_sub_write_held). */
+int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
+{
+	if (!s->nowait)
+		return dssm_write(s->ring, data, len, t);
+	if (s->nheld)
+		return hold(s, data, len, t);
+	int64_t w = dssm_write_try(s->ring, data, len, t);
+	return w == DSSM_EAGAIN ? hold(s, data, len, t) : w;
+}
+
+/* Does another live process feed the ring (its mark, marks.c)? Then this
+ * subscription writes nothing into it (each sample would be there twice):
+ * said once, looked at again at most once a second (now_too: at once), as
+ * that process may end, or may have marked the ring after this one did (two
+ * subscribers taking their first sample together: the last mark wins, the
+ * other closes the ring within a second). */
+int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
+{
+	dssm_time_t now = dssm_now();
+	if (!now_too && s->feeder_checked && now - s->feeder_checked < DSSM_NSEC_PER_SEC)
+		return s->yielding;
+	s->feeder_checked = now;
+	uint64_t owner, tid;
+	int marked = s->ring ? ddsb_stream_feeder(s->ring, &owner, &tid) /* no open each second */
+	                     : ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid);
+	s->yielding = marked == 1 && ddsb_feeder_other(owner);
+	if (s->yielding && s->ring) {
+		dssm_close(s->ring);
+		s->ring = NULL;
+	}
+	if (s->yielding && !s->warned_feeder++)
+		fprintf(s->cfg->log, "dssm dds: %s: %s is fed by another live process (pid %d) "
+		        "subscribed to it; this one leaves the ring to it\n", s->topic, s->label,
+		        (int)dssm__owner_pid(owner));
+	return s->yielding;
+}
+
+/* The samples the listener held, written by the bridge's thread (which may
+ * wait for another writer), in the order they came. */
+void ddsb_sub_write_held(struct ddsb_sub *s)
+{
+	for (int i = 0; i < s->nheld; i++) {
+		struct held *h = s->held[i];
+		/* the ring may have been left to another feeder since (fed_elsewhere) */
+		int64_t w = s->ring ? dssm_write(s->ring, h->data, h->len, h->t) : 0;
+		if (!s->ring) {
+			s->elsewhere++;
+		} else if (w < 0) {
+			ddsb_sub_write_failed(s, w, h->len);
+		} else {
+			s->received++;
+			s->bytes += h->len;
+		}
+		free(h);
+	}
+	s->nheld = 0;
+}
