@@ -81,8 +81,8 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 			                  r->host, r->port, total - n, total);
 		}
 		if (rc == DSSM_ETIMEDOUT)
-			return dssm__fail(DSSM_ETIMEDOUT, "sending a %zu-byte %s to %s:%s timed out: the "
-			                  "proxy took none of it (its earlier frames are still unread)",
+			return dssm__fail(DSSM_ETIMEDOUT, "sending a %zu-byte %s to %s:%s timed out with "
+			                  "none of it sent (the proxy reads nothing); connection kept",
 			                  total, request_name(type), r->host, r->port);
 		if (rc < 0) {
 			dssm__remote_disconnect(r);
@@ -104,8 +104,7 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
  * (0: none yet). A slice is at most the time left less RCVTIMEO_SLACK, a
  * power of two milliseconds (1 ms to 2^20), and `kept` is kept while it
  * fits and is at least an eighth of that, so calls with similar times left
- * (every request's timeout, a subscription's link check, read_next's own
- * second) rarely set it; a slice that ends early is simply made again. */
+ * (every request's timeout, a subscription's link check) rarely set it; a slice that ends early is simply made again. */
 dssm_time_t dssm__remote_rcvtimeo_for(dssm_time_t left, dssm_time_t kept)
 {
 	const dssm_time_t most = (dssm_time_t)1000000 << 20;
