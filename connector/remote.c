@@ -4,7 +4,9 @@
  * opening and creating a remote handle, its settings, and closing it.
  *
  * One TCP connection per handle, blocking calls with a deadline (a
- * receive waits in recv with SO_RCVTIMEO, sends and the connect poll). A
+ * receive waits in recv with SO_RCVTIMEO, its last 20 ms in ppoll; sends
+ * and the connect poll; a send cut short by its deadline closes the
+ * connection, as the frame cannot be finished). A
  * call sends one request frame and reads frames until the reply with its
  * request id arrives; DATA pushes of a subscription
  * that arrive meanwhile are queued for read_next. When the connection is

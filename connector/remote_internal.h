@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -19,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../ssmcore/backend.h"
@@ -127,6 +129,7 @@ int dssm__remote_split_host_port(const char *hp, char *host, size_t hcap, char *
 /* socket.c */
 dssm_time_t dssm__remote_deadline_of(const struct dssm_remote *r);
 int dssm__remote_wait_fd(int fd, short events, dssm_time_t deadline);
+dssm_time_t dssm__remote_rcvtimeo_for(dssm_time_t left, dssm_time_t kept);
 void dssm__remote_disconnect(struct dssm_remote *r);
 int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline);
 int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload, dssm_time_t deadline);

@@ -198,7 +198,7 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 			if (rc < 0)
 				return rc;
 		}
-		dssm_time_t deadline = timeout < 0 ? INT64_MAX : dssm__monotonic() + timeout;
+		dssm_time_t deadline = dssm__deadline(dssm__monotonic(), timeout);
 		while (!r->head) {
 			struct wire_header h;
 			const uint8_t *payload;

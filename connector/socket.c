@@ -9,7 +9,7 @@
 
 dssm_time_t dssm__remote_deadline_of(const struct dssm_remote *r)
 {
-	return r->timeout < 0 ? INT64_MAX : dssm__monotonic() + r->timeout;
+	return dssm__deadline(dssm__monotonic(), r->timeout); /* (saturates: INT64_MAX is for ever) */
 }
 
 int dssm__remote_wait_fd(int fd, short events, dssm_time_t deadline)
@@ -37,8 +37,29 @@ void dssm__remote_disconnect(struct dssm_remote *r)
 	r->in_start = r->in_end = r->in_used = 0;
 }
 
+/* The name of a request type the connector sends, for messages. */
+static const char *request_name(uint16_t type)
+{
+	static const char *const names[] = {
+		[WIRE_HELLO] = "HELLO", [WIRE_AUTH] = "AUTH", [WIRE_PING] = "PING",
+		[WIRE_LIST] = "LIST", [WIRE_OPEN] = "OPEN", [WIRE_CLOSE] = "CLOSE",
+		[WIRE_READ] = "READ", [WIRE_WRITE] = "WRITE", [WIRE_WAIT] = "WAIT",
+		[WIRE_SUBSCRIBE] = "SUBSCRIBE", [WIRE_UNSUBSCRIBE] = "UNSUBSCRIBE",
+		[WIRE_PROPERTY_GET] = "PROPERTY_GET", [WIRE_PROPERTY_SET] = "PROPERTY_SET",
+		[WIRE_INFO] = "INFO", [WIRE_RQUERY] = "RQUERY",
+	};
+	return type < sizeof names / sizeof names[0] && names[type] ? names[type] : "request";
+}
+
+/* Send one whole frame (p: its header first). A frame cut short cannot be
+ * finished by the next one: the proxy would read that one's bytes as the
+ * rest of this one (a sample mixing two writes and a header). So a send
+ * that times out after part of the frame went out closes the connection
+ * (the next call reconnects); one that sent nothing keeps it. */
 int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline)
 {
+	const size_t total = n;
+	const uint16_t type = n >= WIRE_HEADER ? (uint16_t)(p[4] | p[5] << 8) : 0;
 	while (n) {
 		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k > 0) {
@@ -46,53 +67,91 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 			n -= (size_t)k;
 			continue;
 		}
-		if (k < 0 && errno != EAGAIN && errno != EINTR) {
-			dssm__fail_errno(DSSM_ECONN, "sending to %s:%s", r->host, r->port);
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			dssm__fail_errno(DSSM_ECONN, "sending a %zu-byte %s to %s:%s (%zu bytes sent)",
+			                 total, request_name(type), r->host, r->port, total - n);
 			dssm__remote_disconnect(r);
 			return DSSM_ECONN;
 		}
 		int rc = dssm__remote_wait_fd(r->fd, POLLOUT, deadline);
-		if (rc < 0)
+		if (rc == DSSM_ETIMEDOUT && n < total) {
+			dssm__remote_disconnect(r);
+			return dssm__fail(DSSM_ETIMEDOUT, "sending a %zu-byte %s to %s:%s timed out after "
+			                  "%zu of %zu bytes; connection closed", total, request_name(type),
+			                  r->host, r->port, total - n, total);
+		}
+		if (rc == DSSM_ETIMEDOUT)
+			return dssm__fail(DSSM_ETIMEDOUT, "sending a %zu-byte %s to %s:%s timed out with "
+			                  "none of it sent (the proxy reads nothing); connection kept",
+			                  total, request_name(type), r->host, r->port);
+		if (rc < 0) {
+			dssm__remote_disconnect(r);
 			return rc;
+		}
 	}
 	return 0;
 }
 
-/* A blocking recv on r->fd that returns by `deadline`: its SO_RCVTIMEO is
- * at most the time left, a power of two milliseconds (1 ms to 2^20), and
- * kept while it is at least an eighth of the time left, so calls with
- * similar times left (every request's timeout, a subscription's link
- * check, read_next's own second) rarely set it; one that times out early
- * is simply made again. Waiting in the recv itself rather than in a poll
- * before it saves a system call on the path of every reply and pushed
- * sample: the bytes are copied out by the call that was woken. As recv
- * (-1 with EAGAIN: no bytes in this slice of the time left), or -2 when
- * the deadline has passed and no bytes are there (errno ETIMEDOUT from
- * recv is the kernel's: a dead peer found by keepalive or
- * TCP_USER_TIMEOUT). */
+/* SO_RCVTIMEO counts in kernel ticks (4 ms at HZ=250, 10 ms at HZ=100)
+ * and rounds up: a wait on it may end a tick or two late. So it waits only
+ * in slices ending this long before the deadline; the rest of the wait is
+ * made in ppoll, whose high-resolution timer ends on time (a 1 ms wait
+ * took 8.5 ms in SO_RCVTIMEO, 1.08 ms in poll). */
+#define RCVTIMEO_SLACK (20 * 1000000)
+
+/* How a receive with `left` ns to its deadline waits: in a SO_RCVTIMEO of
+ * the returned ns, or (0) in ppoll. `kept`: the socket's SO_RCVTIMEO now
+ * (0: none yet). A slice is at most the time left less RCVTIMEO_SLACK, a
+ * power of two milliseconds (1 ms to 2^20), and `kept` is kept while it
+ * fits and is at least an eighth of that, so calls with similar times left
+ * (every request's timeout, a subscription's link check) rarely set it; a slice that ends early is simply made again. */
+dssm_time_t dssm__remote_rcvtimeo_for(dssm_time_t left, dssm_time_t kept)
+{
+	const dssm_time_t most = (dssm_time_t)1000000 << 20;
+	if (left < RCVTIMEO_SLACK + 1000000)
+		return 0;
+	dssm_time_t room = left - RCVTIMEO_SLACK;
+	if (kept > 0 && kept <= room && kept >= (room / 8 < most ? room / 8 : most))
+		return kept;
+	dssm_time_t want = 1000000;
+	while (want * 2 <= room && want < most)
+		want *= 2;
+	return want;
+}
+
+/* A recv on r->fd (blocking) that returns by `deadline`. Waiting in the
+ * recv itself (SO_RCVTIMEO) rather than in a poll before it saves a system
+ * call on the path of every reply and pushed sample: the bytes are copied
+ * out by the call that was woken; near the deadline the wait is a ppoll
+ * (dssm__remote_rcvtimeo_for). As recv (-1 with EAGAIN: no bytes in this
+ * slice of the time left), or -2 when the deadline has passed and no bytes
+ * are there (errno ETIMEDOUT from recv is the kernel's: a dead peer found
+ * by keepalive or TCP_USER_TIMEOUT). */
 static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 {
+	uint8_t *at = r->in + r->in_end;
+	size_t room = r->in_cap - r->in_end;
 	dssm_time_t want = 0; /* none: wait for ever */
 	if (deadline != INT64_MAX) {
 		dssm_time_t left = deadline - dssm__monotonic();
 		if (left <= 0) {
 			/* bytes already there are still taken (a big frame may
 			 * go on arriving past the deadline, as below) */
-			ssize_t k = recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, MSG_DONTWAIT);
+			ssize_t k = recv(r->fd, at, room, MSG_DONTWAIT);
 			return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : k;
 		}
-		const dssm_time_t most = (dssm_time_t)1000000 << 20;
-		dssm_time_t t = r->rcvtimeo;
-		/* kept while it ends by the deadline and is not much shorter
-		 * (replies and pushed samples wait with different times left) */
-		if (t > 0 && t <= left && t >= (left / 8 < most ? left / 8 : most)) {
-			want = t;
-		} else {
-			want = 1000000;
-			while (want * 2 <= left && want < most)
-				want *= 2;
-			if (want > left)
-				want = left; /* under 1 ms left */
+		want = dssm__remote_rcvtimeo_for(left, r->rcvtimeo);
+		if (want == 0) {
+			struct pollfd pf = {r->fd, POLLIN, 0};
+			struct timespec ts = {(time_t)(left / DSSM_NSEC_PER_SEC),
+			                      (long)(left % DSSM_NSEC_PER_SEC)};
+			int n = ppoll(&pf, 1, &ts, NULL);
+			if (n <= 0) {
+				if (n == 0)
+					errno = EAGAIN; /* the caller looks at the deadline again */
+				return -1;
+			}
+			return recv(r->fd, at, room, MSG_DONTWAIT);
 		}
 	}
 	/* (after a disconnect rcvtimeo is 0 again: a new socket waits for ever) */
@@ -103,7 +162,7 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 			return -1;
 		r->rcvtimeo = want;
 	}
-	return recv(r->fd, r->in + r->in_end, r->in_cap - r->in_end, 0);
+	return recv(r->fd, at, room, 0);
 }
 
 /* The next complete frame; payload valid until the next call. To leave a
@@ -220,7 +279,10 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline)
 			continue;
 		}
 		int one = 1, idle = 5, intvl = 1, cnt = 3;
-		unsigned user_timeout = r->timeout > 0 ? (unsigned)(r->timeout / 1000000) : 10000;
+		/* (in ms, rounded up, at most INT_MAX: the kernel refuses more) */
+		int user_timeout = r->timeout <= 0 ? 10000
+		                   : r->timeout / 1000000 >= INT_MAX ? INT_MAX
+		                   : (int)((r->timeout + 999999) / 1000000);
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		/* Find a dead peer in seconds, not the ~15 minutes of TCP's defaults. */
 		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);

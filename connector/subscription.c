@@ -204,7 +204,8 @@ int dssm__remote_check_link(struct dssm_remote *r, dssm_time_t *next_check)
 		dssm__remote_begin(r, WIRE_PING, &f);
 		wbuf_i64(&r->out, dssm_now());
 		wire_frame_end(&r->out, f);
-		int rc = dssm__remote_send_all(r, r->out.data, r->out.len, r->heard_at + limit);
+		int rc = dssm__remote_send_all(r, r->out.data, r->out.len,
+		                               dssm__deadline(r->heard_at, limit));
 		wbuf_reset(&r->out);
 		if (rc < 0) {
 			dssm__remote_disconnect(r);
@@ -212,7 +213,7 @@ int dssm__remote_check_link(struct dssm_remote *r, dssm_time_t *next_check)
 		}
 		r->probed_at = now;
 	}
-	*next_check = r->probed_at > r->heard_at ? r->heard_at + limit : r->heard_at + limit / 3;
+	*next_check = dssm__deadline(r->heard_at, r->probed_at > r->heard_at ? limit : limit / 3);
 	return 0;
 }
 
@@ -226,7 +227,12 @@ static int frame_buffered(struct dssm_remote *r)
 }
 
 /* Take the next pushed sample that has arrived, waiting until `deadline`
- * (0: do not wait); into d if given and nothing is queued, else the queue. */
+ * (0: do not wait); into d if given and nothing is queued, else the queue.
+ * Not waiting means not waiting for the rest of a frame either: the bytes
+ * of one partly arrived stay buffered (dssm__remote_recv_frame keeps them)
+ * for the next call, which returns at once meanwhile (read_next's
+ * DSSM_EFUTURE; it waited up to 1 s for the rest and then failed with
+ * DSSM_ETIMEDOUT). */
 int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d)
 {
 	while (r->fd >= 0) {
@@ -241,8 +247,10 @@ int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struc
 		}
 		struct wire_header h;
 		const uint8_t *payload;
-		int rc = dssm__remote_recv_frame(r, &h, &payload, deadline == 0 ? dssm__monotonic() + DSSM_NSEC_PER_SEC
-		                                                   : deadline);
+		/* (deadline 0 has passed: what has arrived is taken, no more) */
+		int rc = dssm__remote_recv_frame(r, &h, &payload, deadline);
+		if (rc == DSSM_ETIMEDOUT && r->fd >= 0)
+			return 0; /* the rest of a frame has not arrived yet */
 		if (rc < 0)
 			return rc;
 		if (h.type == WIRE_DATA)

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -41,7 +42,12 @@ enum scenario {
 	SUB_LATE_FLOOD,     /* subscribed; stray replies, then the next request's reply, unasked */
 	SUB_THEN_IMPOSTOR,  /* a real proxy pushes one sample and goes; an impostor takes over */
 	HUGE_INFO_REPLY,    /* the first connection's INFO reply announces HUGE_LEN bytes */
+	SUB_PARTIAL,        /* subscribed; a DATA frame in two halves, each when the test says */
+	SLOW_WRITE,         /* takes WRITEs of up to 48 MiB; the first connection reads a big
+	                     * one only when the test says (a small receive buffer) */
 };
+#define SLOW_WRITE_MAX (48u << 20)
+#define PARTIAL_TID 42
 #define FLOOD_N 3000
 #define FLOOD_BYTES 4000
 #define SUB_HANDLE 7
@@ -50,7 +56,8 @@ static struct auth_secret *server_secret;
 
 struct fake {
 	int lfd, port, conns;
-	atomic_int primed;       /* SUB_LATE_FLOOD: all of it sent */
+	atomic_int primed;       /* SUB_LATE_FLOOD: all of it sent; SUB_PARTIAL: half of it */
+	atomic_int go;           /* SUB_PARTIAL, SLOW_WRITE: the test's word to go on */
 	enum scenario what;
 	pthread_t thread;
 };
@@ -96,8 +103,8 @@ static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_pay
 	wire_frame_end(w, f);
 }
 
-/* A pushed sample (a DATA frame) of FLOOD_BYTES bytes. */
-static void send_data(int fd, uint32_t request, uint64_t tid)
+/* A pushed sample (a DATA frame) of FLOOD_BYTES bytes; *len its size. */
+static const uint8_t *data_frame(uint32_t request, uint64_t tid, size_t *len)
 {
 	static uint8_t frame[WIRE_DATA_PREFIX + FLOOD_BYTES];
 	dssm_sample_info si = {0};
@@ -106,7 +113,34 @@ static void send_data(int fd, uint32_t request, uint64_t tid)
 	si.len = si.copied = FLOOD_BYTES;
 	size_t n = wire_sample_prefix(frame, request, 1, SUB_HANDLE, 0, 0, &si);
 	memset(frame + n, 'F', FLOOD_BYTES);
-	if (write(fd, frame, n + FLOOD_BYTES) < 0) { /* the client may have gone */ }
+	*len = n + FLOOD_BYTES;
+	return frame;
+}
+
+static void send_data(int fd, uint32_t request, uint64_t tid)
+{
+	size_t n;
+	const uint8_t *frame = data_frame(request, tid, &n);
+	if (write(fd, frame, n) < 0) { /* the client may have gone */ }
+}
+
+static void wait_for_go(struct fake *fk, int value)
+{
+	while (atomic_load(&fk->go) < value)
+		usleep(1000);
+}
+
+/* SUB_PARTIAL: half a DATA frame on the test's word (go 1), the rest on
+ * the next (go 2). */
+static void send_data_in_halves(struct fake *fk, int fd, uint32_t request)
+{
+	size_t n;
+	const uint8_t *frame = data_frame(request, PARTIAL_TID, &n);
+	wait_for_go(fk, 1);
+	if (write(fd, frame, n / 2) < 0) { /* the client may have gone */ }
+	atomic_store(&fk->primed, 1);
+	wait_for_go(fk, 2);
+	if (write(fd, frame + n / 2, n - n / 2) < 0) { /* the client may have gone */ }
 }
 
 static void info_of(dssm_stream_info *i)
@@ -182,11 +216,64 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 				send_wbuf(fd, w);
 				atomic_store(&fk->primed, 1);
 			}
+			if (fk->what == SUB_PARTIAL)
+				send_data_in_halves(fk, fd, sub);
 			if (fk->what == SUB_THEN_IMPOSTOR && conn == 0) {
 				send_data(fd, sub, 5);
 				return; /* and the real proxy goes away */
 			}
 		}
+	}
+}
+
+/* SLOW_WRITE after the handshake: PING, OPEN and WRITE (of up to
+ * SLOW_WRITE_MAX bytes) answered, each WRITE with the next TID; the
+ * first connection reads a WRITE bigger than `body` only once the test
+ * says (go 1). */
+static void serve_writes(struct fake *fk, int fd, struct wbuf *w, int conn)
+{
+	static uint8_t sink[65536];
+	uint64_t tid = 0;
+	for (;;) {
+		uint8_t head[WIRE_HEADER];
+		struct wire_header h;
+		if (read_full(fd, head, sizeof head) < 0 ||
+		    wire_parse_frame(head, sizeof head, SLOW_WRITE_MAX + 64, &h) < 0)
+			return;
+		if (h.length > sizeof body) {
+			if (conn == 0)
+				wait_for_go(fk, 1);
+			for (uint32_t got = 0; got < h.length;) {
+				uint32_t n = h.length - got < sizeof sink ? h.length - got : sizeof sink;
+				if (read_full(fd, sink, n) < 0)
+					return; /* the client closed the connection mid-frame */
+				got += n;
+			}
+		} else if (read_full(fd, body, h.length) < 0) {
+			return;
+		}
+		struct rbuf r = rbuf_of(body, h.length);
+		dssm_stream_info info;
+		info_of(&info);
+		info.max_size = SLOW_WRITE_MAX;
+		size_t f = wire_frame_begin(w, h.type | WIRE_REPLY, h.request_id);
+		if (h.type == WIRE_PING) {
+			int64_t t1 = rbuf_i64(&r);
+			wbuf_i64(w, t1);
+			wbuf_i64(w, t1 + 1000);
+			wbuf_i64(w, t1 + 1000);
+		} else if (h.type == WIRE_OPEN) {
+			wbuf_u32(w, SUB_HANDLE);
+			wire_put_info(w, &info);
+			wbuf_blob(w, "", 0);
+		} else if (h.type == WIRE_WRITE) {
+			wbuf_u64(w, tid++);
+		} else {
+			wbuf_reset(w);
+			return;
+		}
+		wire_frame_end(w, f);
+		send_wbuf(fd, w);
 	}
 }
 
@@ -223,7 +310,8 @@ static void serve(struct fake *fk, int fd)
 			send_data(fd, h.request_id, t);
 	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH || fk->what == SUB_THEN_IMPOSTOR;
 	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
-	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100 : 1 << 20);
+	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100
+	                                    : fk->what == SLOW_WRITE ? SLOW_WRITE_MAX + 64 : 1 << 20);
 	send_wbuf(fd, &w);
 	if (auth) {
 		if (read_request(fd, &h) < 0 || h.type != WIRE_AUTH)
@@ -243,6 +331,10 @@ static void serve(struct fake *fk, int fd)
 		wbuf_bytes(&w, proof, sizeof proof);
 		wire_frame_end(&w, f);
 		send_wbuf(fd, &w);
+	}
+	if (fk->what == SLOW_WRITE) {
+		serve_writes(fk, fd, &w, conn);
+		goto out;
 	}
 	if (fk->what >= SUB_FLOOD) {
 		serve_stream(fk, fd, &w, conn);
@@ -282,6 +374,11 @@ static void *fake_main(void *arg)
 		int fd = accept(fk->lfd, NULL, NULL);
 		if (fd < 0)
 			return NULL;
+		/* (half a frame must go out at once: no Nagle wait for the ACK
+		 * of what came before) */
+		int one = 1;
+		if (fk->what == SUB_PARTIAL)
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 		serve(fk, fd);
 		close(fd);
 	}
@@ -292,7 +389,14 @@ static void fake_start(struct fake *fk, enum scenario what)
 	fk->what = what;
 	fk->conns = 0;
 	atomic_store(&fk->primed, 0);
+	atomic_store(&fk->go, 0);
 	fk->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	if (what == SLOW_WRITE) {
+		/* (inherited by the accepted sockets: a big WRITE stays mostly
+		 * in the client's send buffer and its own memory) */
+		int small = 4096;
+		setsockopt(fk->lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+	}
 	struct sockaddr_in sa = {0};
 	sa.sin_family = AF_INET;
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -646,6 +750,94 @@ static void test_no_memory_for_frame_recovers(void **state)
 	fake_stop(&fk);
 }
 
+/* read_next on a subscribed handle returns at once (DSSM_EFUTURE) while a
+ * DATA frame has only partly arrived, and returns the sample once the rest
+ * has: it waited up to 1 s for the rest and failed with DSSM_ETIMEDOUT. */
+static void test_read_next_with_half_a_frame(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SUB_PARTIAL);
+	dssm_stream *s = open_subscribed(&fk);
+	atomic_store(&fk.go, 1);
+	for (int i = 0; i < 1000 && !atomic_load(&fk.primed); i++)
+		usleep(10000);
+	assert_true(atomic_load(&fk.primed));
+	usleep(10000); /* (loopback: written is received; this is only a margin) */
+	static uint8_t buf[FLOOD_BYTES];
+	dssm_sample_info si;
+	uint64_t missed;
+	int rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	if (rc != DSSM_EFUTURE)
+		fail_msg("read_next with half a frame: %d (%s)", rc, dssm_last_error());
+	atomic_store(&fk.go, 2);
+	for (int i = 0; i < 1000 && (rc = dssm_read_next(s, buf, sizeof buf, &si, &missed)) == DSSM_EFUTURE; i++)
+		usleep(10000);
+	assert_int_equal(rc, 0);
+	assert_int_equal(si.tid, PARTIAL_TID);
+	assert_int_equal(si.copied, FLOOD_BYTES);
+	assert_int_equal(buf[0], 'F');
+	assert_int_equal(buf[FLOOD_BYTES - 1], 'F');
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
+/* A WRITE whose send times out after part of its frame went out closes
+ * the connection: the next request's bytes finished the cut frame on the
+ * proxy's side (one sample mixing two writes and a header), and every
+ * later call timed out behind it. The next write reconnects and succeeds. */
+static void test_write_cut_by_its_timeout(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SLOW_WRITE);
+	char a[96];
+	snprintf(a, sizeof a, "%s/odom", hp(&fk));
+	dssm_stream *s = NULL;
+	if (dssm_open_address(a, DSSM_WRITE, &s) < 0)
+		fail_msg("open: %s", dssm_last_error());
+	const size_t big = 32u << 20;
+	uint8_t *data = malloc(big);
+	assert_non_null(data);
+	memset(data, 0xAA, big);
+	dssm_set_timeout(s, 300 * 1000 * 1000);
+	int64_t tid = dssm_write(s, data, big, 1);
+	assert_int_equal(tid, DSSM_ETIMEDOUT);
+	if (!strstr(dssm_last_error(), "timed out after") || !strstr(dssm_last_error(), "WRITE") ||
+	    !strstr(dssm_last_error(), "connection closed"))
+		fail_msg("first write: %s", dssm_last_error());
+	atomic_store(&fk.go, 1); /* the server reads on */
+	dssm_set_timeout(s, 10 * DSSM_NSEC_PER_SEC);
+	tid = dssm_write(s, "small", 5, 2);
+	if (tid < 0)
+		fail_msg("second write: %lld (%s)", (long long)tid, dssm_last_error());
+	assert_int_equal(fk.conns, 2); /* on a new connection */
+	free(data);
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
+/* Timeouts at the end of their range: INT64_MAX ns (for ever, in effect)
+ * was added to the monotonic clock, a signed overflow (UBSan). */
+static void test_int64_max_timeout(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, SUB_FLOOD);
+	dssm_stream *s = open_subscribed(&fk);
+	dssm_set_timeout(s, INT64_MAX);
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0); /* the flood comes before its reply */
+	assert_int_equal(dssm_wait_new(s, INT64_MAX), 0);
+	static uint8_t buf[FLOOD_BYTES];
+	int rc;
+	while ((rc = dssm_read_next(s, buf, sizeof buf, NULL, NULL)) == 0) {
+	}
+	assert_int_equal(rc, DSSM_EFUTURE);
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
 int main(void)
 {
 	testutil_namespace("impostor");
@@ -663,6 +855,9 @@ int main(void)
 		cmocka_unit_test(test_deadline_with_stray_frames),
 		cmocka_unit_test(test_impostor_cannot_inject),
 		cmocka_unit_test(test_no_memory_for_frame_recovers),
+		cmocka_unit_test(test_read_next_with_half_a_frame),
+		cmocka_unit_test(test_write_cut_by_its_timeout),
+		cmocka_unit_test(test_int64_max_timeout),
 	};
 	return cmocka_run_group_tests_name("impostor", tests, NULL, NULL);
 }

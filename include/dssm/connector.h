@@ -23,7 +23,9 @@
  * reached or the connection is lost, and DSSM_ETIMEDOUT when a connected
  * proxy does not answer within the handle's timeout (a silent or
  * partitioned proxy; the connection is kept for late replies, which are
- * skipped). Zero-copy views are local-only
+ * skipped; but a request whose sending the timeout cut short closes it,
+ * as the frame cannot be finished, and the next call reconnects).
+ * Zero-copy views are local-only
  * (DSSM_ESTATE): mirror the stream (`dssm mirror`) to read it in place.
  *
  * Each remote handle has its own TCP connection. Every call has a timeout
