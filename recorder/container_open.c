@@ -35,6 +35,30 @@ static int parse_hex8(const uint8_t *p, uint32_t *out)
 	return 1;
 }
 
+/* Is errno (from opening or reading a file) this process's trouble (out of
+ * descriptors or memory, access denied, interrupted) rather than something
+ * wrong with the file? Such an error is reported as an error, never as
+ * damage: the file may be whole. */
+static int resource_errno(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS || err == EACCES ||
+	       err == EPERM || err == EINTR || err == EAGAIN;
+}
+
+/* The error of opening or reading `path` (errno set): DSSM_ECORRUPT when
+ * the file is missing or cannot be read as one (damage), else DSSM_ENOMEM,
+ * DSSM_EPERM or DSSM_ESYS naming the file and errno. */
+static int file_error(const char *what, const char *path)
+{
+	int err = errno;
+	if (!resource_errno(err))
+		return dssm__fail_errno(DSSM_ECORRUPT, "%s %s", what, path);
+	return dssm__fail_errno(err == ENOMEM || err == ENOBUFS ? DSSM_ENOMEM
+	                        : err == EACCES || err == EPERM ? DSSM_EPERM
+	                                                        : DSSM_ESYS,
+	                        "%s %s", what, path);
+}
+
 static int read_file(const char *path, uint8_t **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -48,8 +72,13 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	}
 	*len = (size_t)st.st_size;
 	*out = malloc(*len ? *len : 1);
+	errno = *out ? 0 : ENOMEM;
 	int rc = *out && dssm__store_pread_all(fd, *out, *len, 0) == 0 ? 0 : -1;
+	if (rc < 0 && errno == 0)
+		errno = EIO; /* shorter than its size said */
+	int err = errno;
 	close(fd);
+	errno = err;
 	if (rc < 0)
 		free(*out);
 	return rc;
@@ -75,7 +104,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	if (rc == 0 && read_file(path, &buf, &len) < 0) {
 		rc = errno == ENOENT ? dssm__fail(DSSM_ENOENT, "%s is missing", path)
-		                     : dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
+		                     : file_error("reading", path);
 		buf = NULL;
 	}
 	uint32_t magic = rc == 0 && len >= 8 ? le_get32(buf) : 0, version = rc == 0 && len >= 8 ? le_get32(buf + 4) : 0;
@@ -184,9 +213,12 @@ static int open_files(dssm_container *c, int idx, struct cstream *s)
 	char *data = dssm__store_path(c, idx, "data"), *index = dssm__store_path(c, idx, "index");
 	int rc = data && index ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
-		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
-	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
-		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
+		rc = file_error("opening", data);
+	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = file_error("opening", index);
+		close(s->data_fd); /* none or both: a retry opens both */
+		s->data_fd = -1;
+	}
 	free(data);
 	free(index);
 	return rc;
@@ -255,6 +287,8 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	if (!s->lazy)
 		return 0;
 	int rc = open_files(c, idx, s);
+	if (rc < 0 && rc != DSSM_ECORRUPT)
+		return rc; /* out of descriptors...: an error; the stream stays as CLOSED says */
 	if (rc < 0) {
 		s->lazy = 0;
 		set_damage(c, idx, s, "%s", dssm_last_error());
@@ -420,6 +454,8 @@ static int add_read_stream(dssm_container *c)
 		return rc;
 	}
 	c->n++;
+	if (rc < 0 && rc != DSSM_ECORRUPT && rc != DSSM_ENOENT && rc != DSSM_ELAYOUT)
+		return rc; /* out of descriptors...: an error, not damage */
 	if (rc < 0) {
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		return 0;
@@ -443,8 +479,8 @@ static int add_read_stream(dssm_container *c)
 		           (long long)s->first, (long long)s->last);
 		return 0;
 	}
-	if (rc == DSSM_ENOMEM)
-		return rc;
+	if (rc < 0 && rc != DSSM_ECORRUPT)
+		return rc; /* out of descriptors or memory: an error, not damage */
 	if (rc < 0) {
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		s->count = 0;

@@ -339,6 +339,39 @@ PY
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); f=lambda d:[s for s in d["streams"] if s["name"]=="odom"][0]["bytes"]; sys.exit(0 if f(a)==f(b) and "wrong" in b.get("warning","") else 1)' "$tmp/a.json" "$tmp/b.json"
 }
 
+# Out of file descriptors (a low `ulimit -n`, soft and hard, in a
+# subshell): a query or replay of a recording with more streams than
+# descriptors fails naming "Too many open files", or answers every sample;
+# never a shorter answer with exit 0. info on a crashed one calls no
+# stream DAMAGED.
+t_out_of_descriptors() {
+	local ns=$DSSM_NAMESPACE-fds
+	for i in $(seq 40); do
+		printf 'x' | DSSM_NAMESPACE=$ns "$DSSM" write "f$i" --create 16 >/dev/null || return 1
+	done
+	DSSM_NAMESPACE=$ns "$DSSM" record -o "$tmp/fds" --all --from-oldest --duration 0.3 2>/dev/null || return 1
+	DSSM_NAMESPACE=$ns "$DSSM" rm $(seq -f 'f%g' 40) >/dev/null 2>&1
+	[ "$("$DSSM" query "$tmp/fds" | wc -l)" = 40 ] || { echo "not 40 samples without a limit"; return 1; }
+	local n rc
+	n=$( (ulimit -n 40; "$DSSM" query "$tmp/fds" 2>"$tmp/e") | wc -l)
+	rc=$( (ulimit -n 40; "$DSSM" query "$tmp/fds" >/dev/null 2>&1; echo $?) )
+	cat "$tmp/e"
+	if [ "$rc" = 0 ]; then
+		[ "$n" = 40 ] || { echo "query: $n of 40 samples, exit 0"; return 1; }
+	else
+		has "Too many open files" "$tmp/e" && ! has "damaged" "$tmp/e" || { echo "query: exit $rc"; return 1; }
+	fi
+	(ulimit -n 40; DSSM_NAMESPACE=$ns "$DSSM" play "$tmp/fds" --speed 100 2>"$tmp/e"); rc=$?
+	DSSM_NAMESPACE=$ns "$DSSM" rm $(seq -f 'f%g' 40) >/dev/null 2>&1
+	cat "$tmp/e"
+	[ $rc -ne 0 ] && has "Too many open files" "$tmp/e" || has "wrote 40 samples" "$tmp/e" || { echo "play: exit $rc"; return 1; }
+	cp -r "$tmp/fds" "$tmp/fdc"; rm "$tmp/fdc/CLOSED"   # as if crashed
+	(ulimit -n 40; "$DSSM" info "$tmp/fdc" >"$tmp/o" 2>&1); rc=$?
+	cat "$tmp/o"
+	! has "DAMAGED" "$tmp/o" || { echo "info: streams called damaged"; return 1; }
+	[ $rc -ne 0 ] && has "Too many open files" "$tmp/o" || [ $rc -eq 0 ]
+}
+
 t_not_a_recording() {
 	mkdir -p "$tmp/plain"
 	"$DSSM" info "$tmp/plain" 2>"$tmp/e"; [ $? -eq 1 ] && has "not a dssm recording" "$tmp/e" || { cat "$tmp/e"; return 1; }
@@ -356,5 +389,6 @@ check "--min-free: stops at once, closed, counts agree" t_min_free
 check "refused outputs are left untouched, no count into them" t_refused_outputs
 check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
+check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
 echo "recording: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

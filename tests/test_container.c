@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -955,6 +957,89 @@ static void test_query_batch(void **state)
 	(void)small;
 }
 
+
+/* A limit of open files that leaves `room` descriptors free (open ones
+ * above it, inherited, stay open). */
+static rlim_t room_for(int room)
+{
+	int fd = 0;
+	for (; room > 0; fd++)
+		room -= fcntl(fd, F_GETFD) < 0;
+	return (rlim_t)fd;
+}
+
+/* Running out of file descriptors while a stream's files are opened is an
+ * error naming the file and errno, never damage: no stream is reported
+ * damaged, no answer is silently shorter (salvage or not), whether the
+ * recording is closed (files opened at the first query) or crashed
+ * (opened at open). */
+static void test_out_of_descriptors(void **state)
+{
+	(void)state;
+	enum { STREAMS = 40, SAMPLES = 10 };
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "fds");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	for (int s = 0; s < STREAMS; s++) {
+		char name[16];
+		snprintf(name, sizeof name, "s%d", s);
+		dssm_stream_info i = stream_info(name, 0);
+		assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), s);
+	}
+	for (int k = 0; k < SAMPLES; k++)
+		for (int s = 0; s < STREAMS; s++)
+			assert_int_equal(dssm_container_append(c, s, (uint64_t)k, 1000 + k, "abcd", 4), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	for (int crashed = 0; crashed < 2; crashed++) {
+		if (crashed) {
+			snprintf(path, sizeof path, "%s/CLOSED", dir);
+			assert_int_equal(unlink(path), 0);
+		}
+		for (int salvage = 0; salvage < 2; salvage++) {
+			/* room for the container and a few streams, not all of them */
+			struct rlimit low = {room_for(20), was.rlim_max};
+			assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+			int rc = dssm_container_open(dir, &c), got = 0;
+			dssm_query *q = NULL;
+			if (rc == 0) {
+				dssm_container_set_salvage(c, salvage);
+				for (int s = 0; s < STREAMS && rc == 0; s++)
+					rc = dssm_container_verify(c, s);
+				if (rc == 0)
+					rc = dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q);
+				dssm_record r;
+				int k = 0;
+				while (rc == 0 && (k = dssm_query_next(q, &r)) > 0)
+					got++;
+				rc = rc ? rc : k;
+				dssm_query_close(q);
+			}
+			char err[512];
+			snprintf(err, sizeof err, "%s", dssm_last_error());
+			assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+			if (rc == 0) {
+				assert_int_equal(got, STREAMS * SAMPLES);
+			} else {
+				print_message("crashed %d salvage %d: %d: %s\n", crashed, salvage, rc, err);
+				assert_int_not_equal(rc, DSSM_ECORRUPT);
+				assert_non_null(strstr(err, "Too many open files"));
+				assert_non_null(strstr(err, "streams/00"));
+			}
+			for (int s = 0; c && s < STREAMS; s++) {
+				dssm_recorded rec;
+				dssm_container_stream(c, s, &rec);
+				assert_null(rec.damage);
+			}
+			if (c)
+				dssm_container_close(c);
+			c = NULL;
+		}
+	}
+}
+
 int main(void)
 {
 	snprintf(root, sizeof root, "/tmp/dssm-test-container-%d", (int)getpid());
@@ -975,6 +1060,7 @@ int main(void)
 		cmocka_unit_test(test_query_batch),
 		cmocka_unit_test(test_damaged_entry_in_search),
 		cmocka_unit_test(test_wrong_sparse_times),
+		cmocka_unit_test(test_out_of_descriptors),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

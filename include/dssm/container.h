@@ -110,7 +110,12 @@ void dssm_container_set_direct(dssm_container *c, int on);
 /* Open for reading; recovers the tails (see the format document). Errors:
  * DSSM_EINVAL, DSSM_ENOENT (DIR is not a container), DSSM_ECORRUPT (its
  * CONTAINER file is damaged), DSSM_ELAYOUT (a newer format), DSSM_ENOMEM.
- * A damaged stream is no error here: it is listed with its `damage`. */
+ * A damaged stream is no error here: it is listed with its `damage`. A
+ * stream file that cannot be opened or read for a reason of this process
+ * (EMFILE, ENFILE: out of descriptors; ENOMEM; EACCES) is no damage: it
+ * is DSSM_ESYS (DSSM_ENOMEM, DSSM_EPERM) naming the file and errno, here
+ * for a container without CLOSED (its streams' files are opened at open),
+ * else from dssm_container_verify or the first query of the stream. */
 int dssm_container_open(const char *dir, dssm_container **out);
 /* See what was appended (and new streams) since open or the last refresh.
  * DSSM_EINVAL on a writer. */
@@ -155,8 +160,12 @@ void dssm_container_set_salvage(dssm_container *c, int on);
  * not only what CLOSED said. A stream whose files disagree is read from
  * them (its damage set if fewer samples are intact; the container's
  * warning set if only CLOSED was wrong). Nothing to do for a container
- * without CLOSED (its streams were read from their files at open). 0, or
- * DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM. */
+ * without CLOSED (its streams were read from their files at open). Its
+ * files are closed again when CLOSED was right (a query opens them), so
+ * that checking every stream of a big recording needs two descriptors at a
+ * time. 0, or DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM, or
+ * DSSM_ESYS/DSSM_EPERM when the files cannot be opened (out of
+ * descriptors...; the stream is left unchecked, never called damaged). */
 int dssm_container_verify(dssm_container *c, int stream);
 
 /* Close a writer (sync, CLOSED) or a reader. A writer's close runs every
@@ -226,7 +235,8 @@ typedef struct dssm_record {
 /* Samples of the given streams (NULL/0: all) with start <= time <= end,
  * merged by time. Errors: DSSM_EINVAL (NULL argument, no such stream),
  * DSSM_ECORRUPT (a damaged stream, unless dssm_container_set_salvage),
- * DSSM_ENOMEM. */
+ * DSSM_ENOMEM, DSSM_ESYS/DSSM_EPERM (a stream's files cannot be opened:
+ * out of descriptors... - two per stream queried are kept open). */
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record).
