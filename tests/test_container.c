@@ -958,6 +958,81 @@ static void test_query_batch(void **state)
 }
 
 
+/* xor one byte of a file */
+static void flip_byte(const char *path, long off, int mask)
+{
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, off, SEEK_SET);
+	int ch = fgetc(f);
+	fseek(f, off, SEEK_SET);
+	fputc(ch ^ mask, f);
+	fclose(f);
+}
+
+/* A damaged index entry just outside a query's window (the one after its
+ * end, the one before its start): the intact window is answered whole,
+ * salvage or not, when the entry's record in .data is intact (it says the
+ * entry's time); with its record damaged too, only with salvage and only a
+ * window before it (without salvage the entry is needed to know where the
+ * window ends; a window after it may hold it). Either way the
+ * damage met is reported, and no sample outside the window is returned. */
+static void test_damage_next_to_window(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "edge");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_stream_info info = stream_info("edge", 0);
+	assert_int_equal(dssm_container_add_stream(c, &info, NULL, NULL, 0), 0);
+	for (int k = 0; k < 3000; k++)
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, 1000000 + 10000 * k, "12345678", 8), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	enum { D = 1001 };
+	snprintf(path, sizeof path, "%s/streams/0000.index", dir);
+	flip_byte(path, D * 32 + 4, 4);   /* its time grows by 2^34 ns */
+	dssm_time_t t[3000];
+	for (int k = 0; k < 3000; k++)
+		t[k] = 1000000 + 10000 * k;
+	for (int record_too = 0; record_too < 2; record_too++) {
+		if (record_too) { /* the record's time too: the entry's time is lost */
+			snprintf(path, sizeof path, "%s/streams/0000.data", dir);
+			flip_byte(path, D * 40 + 16, 1);
+		}
+		for (int salvage = 0; salvage < 2; salvage++) {
+			struct { int from, to; } w[] = {{500, D - 1}, {D + 1, 2000}, {D + 1, D + 1}};
+			for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+				assert_int_equal(dssm_container_open(dir, &c), 0);
+				dssm_container_set_salvage(c, salvage);
+				int rc, got = count_query(c, 0, t[w[k].from], t[w[k].to], &rc);
+				/* its time lost, a window starting right after it may
+				 * hold it: it is needed */
+				if (!record_too || (salvage && w[k].to < D)) {
+					assert_int_equal(rc, 0);
+					assert_int_equal(got, w[k].to - w[k].from + 1);
+				} else {
+					assert_int_equal(rc, DSSM_ECORRUPT);
+					assert_non_null(strstr(dssm_last_error(), "entry 1001"));
+				}
+				dssm_recorded rec;
+				dssm_container_stream(c, 0, &rec);
+				assert_non_null(rec.damage);
+				assert_non_null(strstr(rec.damage, "index entry 1001"));
+				dssm_container_close(c);
+			}
+			/* a window holding it: an error naming it */
+			assert_int_equal(dssm_container_open(dir, &c), 0);
+			dssm_container_set_salvage(c, salvage);
+			int rc;
+			count_query(c, 0, t[900], t[1100], &rc);
+			assert_int_equal(rc, DSSM_ECORRUPT);
+			assert_non_null(strstr(dssm_last_error(), "1001"));
+			dssm_container_close(c);
+		}
+	}
+}
+
 /* A limit of open files that leaves `room` descriptors free (open ones
  * above it, inherited, stay open). */
 static rlim_t room_for(int room)
@@ -1061,6 +1136,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_entry_in_search),
 		cmocka_unit_test(test_wrong_sparse_times),
 		cmocka_unit_test(test_out_of_descriptors),
+		cmocka_unit_test(test_damage_next_to_window),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

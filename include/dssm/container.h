@@ -39,7 +39,12 @@
  * in every time search, the CRCs and times of the two index entries it
  * lands between (never an answer that starts or ends at a wrong entry:
  * CLOSED's sparse times found wrong are dropped, a damaged index is
- * DSSM_ECORRUPT naming the stream and entry). A stream whose files are damaged is still
+ * DSSM_ECORRUPT naming the stream and entry; a damaged entry just outside
+ * the window is damage met, reported with the stream, and the window is
+ * still answered when its record in .data gives its time, or with salvage
+ * - see docs/container-format.md). Entries in the middle of an index are
+ * checked only as a query reads them: dssm_container_verify and `dssm
+ * info` do not find damage there. A stream whose files are damaged is still
  * listed, with `damage` saying what is wrong; queries refuse it
  * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
  * its intact part.
