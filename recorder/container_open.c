@@ -308,6 +308,23 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
 }
 
+int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out)
+{
+	*out = 0;
+	int rc = dssm__store_stream_files(c, idx);
+	struct cstream *s = &c->s[idx];
+	uint8_t buf[256 * ENTRY];
+	for (uint64_t i = 0; rc == 0 && i < s->count; i += 256) {
+		uint64_t k = s->count - i < 256 ? s->count - i : 256;
+		if (dssm__store_pread_all(s->index_fd, buf, (size_t)k * ENTRY, i * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "%s/streams/%04d.index: reading entry %llu",
+			                        c->dir, idx, (unsigned long long)i);
+		for (uint64_t j = 0; j < k; j++)
+			*out += le_get32(buf + j * ENTRY + 24);
+	}
+	return rc;
+}
+
 int dssm__store_distrust(dssm_container *c, int idx, const char *why)
 {
 	struct cstream *s = &c->s[idx];
