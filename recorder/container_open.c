@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,6 +220,7 @@ static int open_files(dssm_container *c, int idx, struct cstream *s)
 		close(s->data_fd); /* none or both: a retry opens both */
 		s->data_fd = -1;
 	}
+	c->open_streams += rc == 0;
 	free(data);
 	free(index);
 	return rc;
@@ -340,14 +342,19 @@ int dssm_container_verify(dssm_container *c, int stream)
 	if (!s->lazy)
 		return 0;
 	int rc = dssm__store_stream_files(c, stream);
-	/* a stream CLOSED describes rightly gives its descriptors back until a
-	 * query needs them: checking every stream of a big recording must not
-	 * run out of them */
-	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0) {
+	/* a stream CLOSED describes rightly keeps its descriptors for the
+	 * query that usually follows, while streams hold at most half of the
+	 * process's limit; beyond, it gives them back until a query needs them:
+	 * checking every stream of a big recording must not run out of them */
+	struct rlimit rl;
+	rlim_t budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 64;
+	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0 &&
+	    (rlim_t)c->open_streams > budget) {
 		close(s->data_fd);
 		close(s->index_fd);
 		s->data_fd = s->index_fd = -1;
 		s->lazy = 1;
+		c->open_streams--;
 	}
 	return rc;
 }

@@ -94,6 +94,7 @@ struct dssm_container {
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
 	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 };
 

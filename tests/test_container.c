@@ -1033,6 +1033,38 @@ static void test_damage_next_to_window(void **state)
 	}
 }
 
+/* Descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* dssm_container_verify keeps a checked stream's files open for the query
+ * that follows (while the process has descriptors to spare): the query
+ * opens nothing again. */
+static void test_verify_keeps_files(void **state)
+{
+	(void)state;
+	char dir[300];
+	dir_for(dir, sizeof dir, "keep");
+	free(write_random(dir, 300, NULL));
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int before = open_fds();
+	for (int s = 0; s < dssm_container_stream_count(c); s++)
+		assert_int_equal(dssm_container_verify(c, s), 0);
+	int verified = open_fds();
+	assert_int_equal(verified, before + 2 * dssm_container_stream_count(c));
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	assert_int_equal(open_fds(), verified);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
 /* A limit of open files that leaves `room` descriptors free (open ones
  * above it, inherited, stay open). */
 static rlim_t room_for(int room)
@@ -1137,6 +1169,7 @@ int main(void)
 		cmocka_unit_test(test_wrong_sparse_times),
 		cmocka_unit_test(test_out_of_descriptors),
 		cmocka_unit_test(test_damage_next_to_window),
+		cmocka_unit_test(test_verify_keeps_files),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

@@ -166,9 +166,10 @@ void dssm_container_set_salvage(dssm_container *c, int on);
  * them (its damage set if fewer samples are intact; the container's
  * warning set if only CLOSED was wrong). Nothing to do for a container
  * without CLOSED (its streams were read from their files at open). Its
- * files are closed again when CLOSED was right (a query opens them), so
- * that checking every stream of a big recording needs two descriptors at a
- * time. 0, or DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM, or
+ * files stay open for the query that follows while the container's
+ * streams hold at most half of RLIMIT_NOFILE's soft limit; beyond, they
+ * are closed again when CLOSED was right (a query opens them), so that
+ * checking every stream of a big recording does not run out of them. 0, or DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM, or
  * DSSM_ESYS/DSSM_EPERM when the files cannot be opened (out of
  * descriptors...; the stream is left unchecked, never called damaged). */
 int dssm_container_verify(dssm_container *c, int stream);
