@@ -89,6 +89,12 @@ void dssm__store_stream_free(struct cstream *s)
 	free(s->sparse);
 	free(s->damage);
 	free(s->met);
+	free(s->werr);
+}
+
+const char *dssm__store_write_error(dssm_container *c, int idx)
+{
+	return c && idx >= 0 && idx < c->n ? c->s[idx].werr : NULL;
 }
 
 dssm_container *dssm__store_new(const char *dir, int writing)

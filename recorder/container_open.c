@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +36,30 @@ static int parse_hex8(const uint8_t *p, uint32_t *out)
 	return 1;
 }
 
+/* Is errno (from opening or reading a file) this process's trouble (out of
+ * descriptors or memory, access denied, interrupted) rather than something
+ * wrong with the file? Such an error is reported as an error, never as
+ * damage: the file may be whole. */
+static int resource_errno(int err)
+{
+	return err == EMFILE || err == ENFILE || err == ENOMEM || err == ENOBUFS || err == EACCES ||
+	       err == EPERM || err == EINTR || err == EAGAIN;
+}
+
+/* The error of opening or reading `path` (errno set): DSSM_ECORRUPT when
+ * the file is missing or cannot be read as one (damage), else DSSM_ENOMEM,
+ * DSSM_EPERM or DSSM_ESYS naming the file and errno. */
+static int file_error(const char *what, const char *path)
+{
+	int err = errno;
+	if (!resource_errno(err))
+		return dssm__fail_errno(DSSM_ECORRUPT, "%s %s", what, path);
+	return dssm__fail_errno(err == ENOMEM || err == ENOBUFS ? DSSM_ENOMEM
+	                        : err == EACCES || err == EPERM ? DSSM_EPERM
+	                                                        : DSSM_ESYS,
+	                        "%s %s", what, path);
+}
+
 static int read_file(const char *path, uint8_t **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -48,8 +73,13 @@ static int read_file(const char *path, uint8_t **out, size_t *len)
 	}
 	*len = (size_t)st.st_size;
 	*out = malloc(*len ? *len : 1);
+	errno = *out ? 0 : ENOMEM;
 	int rc = *out && dssm__store_pread_all(fd, *out, *len, 0) == 0 ? 0 : -1;
+	if (rc < 0 && errno == 0)
+		errno = EIO; /* shorter than its size said */
+	int err = errno;
 	close(fd);
+	errno = err;
 	if (rc < 0)
 		free(*out);
 	return rc;
@@ -75,7 +105,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	if (rc == 0 && read_file(path, &buf, &len) < 0) {
 		rc = errno == ENOENT ? dssm__fail(DSSM_ENOENT, "%s is missing", path)
-		                     : dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
+		                     : file_error("reading", path);
 		buf = NULL;
 	}
 	uint32_t magic = rc == 0 && len >= 8 ? le_get32(buf) : 0, version = rc == 0 && len >= 8 ? le_get32(buf + 4) : 0;
@@ -184,9 +214,13 @@ static int open_files(dssm_container *c, int idx, struct cstream *s)
 	char *data = dssm__store_path(c, idx, "data"), *index = dssm__store_path(c, idx, "index");
 	int rc = data && index ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0 && (s->data_fd = open(data, O_RDONLY | O_CLOEXEC)) < 0)
-		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", data);
-	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0)
-		rc = dssm__fail_errno(DSSM_ECORRUPT, "opening %s", index);
+		rc = file_error("opening", data);
+	if (rc == 0 && (s->index_fd = open(index, O_RDONLY | O_CLOEXEC)) < 0) {
+		rc = file_error("opening", index);
+		close(s->data_fd); /* none or both: a retry opens both */
+		s->data_fd = -1;
+	}
+	c->open_streams += rc == 0;
 	free(data);
 	free(index);
 	return rc;
@@ -255,6 +289,8 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	if (!s->lazy)
 		return 0;
 	int rc = open_files(c, idx, s);
+	if (rc < 0 && rc != DSSM_ECORRUPT)
+		return rc; /* out of descriptors...: an error; the stream stays as CLOSED says */
 	if (rc < 0) {
 		s->lazy = 0;
 		set_damage(c, idx, s, "%s", dssm_last_error());
@@ -274,6 +310,23 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
 }
 
+int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out)
+{
+	*out = 0;
+	int rc = dssm__store_stream_files(c, idx);
+	struct cstream *s = &c->s[idx];
+	uint8_t buf[256 * ENTRY];
+	for (uint64_t i = 0; rc == 0 && i < s->count; i += 256) {
+		uint64_t k = s->count - i < 256 ? s->count - i : 256;
+		if (dssm__store_pread_all(s->index_fd, buf, (size_t)k * ENTRY, i * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "%s/streams/%04d.index: reading entry %llu",
+			                        c->dir, idx, (unsigned long long)i);
+		for (uint64_t j = 0; j < k; j++)
+			*out += le_get32(buf + j * ENTRY + 24);
+	}
+	return rc;
+}
+
 int dssm__store_distrust(dssm_container *c, int idx, const char *why)
 {
 	struct cstream *s = &c->s[idx];
@@ -289,14 +342,19 @@ int dssm_container_verify(dssm_container *c, int stream)
 	if (!s->lazy)
 		return 0;
 	int rc = dssm__store_stream_files(c, stream);
-	/* a stream CLOSED describes rightly gives its descriptors back until a
-	 * query needs them: checking every stream of a big recording must not
-	 * run out of them */
-	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0) {
+	/* a stream CLOSED describes rightly keeps its descriptors for the
+	 * query that usually follows, while streams hold at most half of the
+	 * process's limit; beyond, it gives them back until a query needs them:
+	 * checking every stream of a big recording must not run out of them */
+	struct rlimit rl;
+	rlim_t budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 64;
+	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0 &&
+	    (rlim_t)c->open_streams > budget) {
 		close(s->data_fd);
 		close(s->index_fd);
 		s->data_fd = s->index_fd = -1;
 		s->lazy = 1;
+		c->open_streams--;
 	}
 	return rc;
 }
@@ -420,6 +478,8 @@ static int add_read_stream(dssm_container *c)
 		return rc;
 	}
 	c->n++;
+	if (rc < 0 && rc != DSSM_ECORRUPT && rc != DSSM_ENOENT && rc != DSSM_ELAYOUT)
+		return rc; /* out of descriptors...: an error, not damage */
 	if (rc < 0) {
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		return 0;
@@ -443,8 +503,8 @@ static int add_read_stream(dssm_container *c)
 		           (long long)s->first, (long long)s->last);
 		return 0;
 	}
-	if (rc == DSSM_ENOMEM)
-		return rc;
+	if (rc < 0 && rc != DSSM_ECORRUPT)
+		return rc; /* out of descriptors or memory: an error, not damage */
 	if (rc < 0) {
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		s->count = 0;

@@ -164,24 +164,105 @@ static int entry_checked(struct dssm_query *q, int stream, uint64_t i, uint8_t *
 	return 0;
 }
 
+/* Damage a query met in a stream's files (DSSM_ECORRUPT, its message the
+ * last error): kept with the stream, so that dssm_container_stream reports
+ * it as it reports what open found, never a stream that failed as sound. */
+static int met_damage(dssm_container *c, int stream, int rc)
+{
+	struct cstream *s = &c->s[stream];
+	if (rc == DSSM_ECORRUPT && !s->met)
+		s->met = strdup(dssm_last_error());
+	return rc;
+}
+
+/* The time of the record that damaged index entry i stands for, read from
+ * .data: it follows the record of entry i - 1 (intact), after at most a
+ * block of zero words (padding, O_DIRECT's gap), and must hold its magic,
+ * bounds and CRC. 1 and *t if found so, else 0. */
+static int record_time(struct dssm_query *q, int stream, uint64_t i, dssm_time_t *t)
+{
+	struct cstream *s = &q->c->s[stream];
+	uint8_t e[ENTRY], h[RECORD_HEADER];
+	uint64_t off = 0;
+	if (i > 0) {
+		const uint8_t *w = from_window(q, stream, i - 1);
+		if (w)
+			memcpy(e, w, ENTRY);
+		else if (dssm__store_pread_all(s->index_fd, e, ENTRY, (i - 1) * ENTRY) < 0)
+			return 0;
+		if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
+			return 0;
+		off = dssm__store_entry_end(e);
+	}
+	uint64_t limit = off + DIRECT_BLOCK;
+	for (;; off += 8) {
+		if (off >= limit || off > s->data_end || s->data_end - off < RECORD_HEADER ||
+		    dssm__store_pread_all(s->data_fd, h, RECORD_HEADER, off) < 0)
+			return 0;
+		if (le_get32(h) == RECORD_MAGIC)
+			break;
+		if (le_get64(h) != 0)
+			return 0; /* neither padding nor a record */
+	}
+	uint32_t len = le_get32(h + 4);
+	if (s->data_end - off - RECORD_HEADER < len)
+		return 0;
+	uint8_t *data = malloc(len ? len : 1);
+	int ok = data && dssm__store_pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
+	         (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), data, len) ^
+	          0xffffffffu) == le_get32(h + 24);
+	free(data);
+	*t = (dssm_time_t)le_get64(h + 16);
+	return ok;
+}
+
 /* Is `at` the answer of the search for t? The entries either side of it
  * must hold (CRC) and have their times on their side of t. 0 yes, 1 their
  * times say no, or an error. A damaged probe further away sends the search
  * to one side of it, so that it lands next to it and is caught here; wrong
- * sparse times in CLOSED land it where the times disagree. */
-static int check_landing(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t at)
+ * sparse times in CLOSED land it where the times disagree.
+ * A damaged entry here is kept as damage met (a warning), and the landing
+ * still checked: by the time of its record in .data when that is intact
+ * (so a window it lies outside is answered, salvage or not), else, with
+ * salvage, by the next intact entry beyond it (the window's intact part is
+ * answered; the damaged entry's sample may be missing, which the damage
+ * says; a window that would start at it fails when it is read, as it may
+ * be in the window). Otherwise the damaged entry is DSSM_ECORRUPT naming
+ * it. */
+static int check_landing(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t *pat)
 {
-	uint64_t n = q->c->s[stream].count;
+	uint64_t n = q->c->s[stream].count, at = *pat;
+	int moved = 0;
 	for (uint64_t i = at ? at - 1 : at; i <= at && i < n; i++) {
 		uint8_t e[ENTRY];
-		int rc = entry_checked(q, stream, i, e);
+		int rc = entry_checked(q, stream, i, e), known = 0;
+		dssm_time_t et = 0;
+		if (rc == DSSM_ECORRUPT) {
+			met_damage(q->c, stream, rc);
+			if (record_time(q, stream, i, &et))
+				known = 1, rc = 0;
+			else if (!q->c->salvage)
+				return rc;
+			else if (i < at ? i == 0 : i + 1 >= n)
+				continue; /* nothing beyond it: the edge of the stream */
+			else if ((rc = entry_checked(q, stream, i < at ? i - 1 : i + 1, e)) < 0)
+				return met_damage(q->c, stream, rc);
+		}
 		if (rc < 0)
 			return rc;
-		dssm_time_t et = (dssm_time_t)le_get64(e);
+		if (!known)
+			et = (dssm_time_t)le_get64(e);
 		int before = after ? et <= t : et < t;
-		if (i < at ? !before : before)
+		if (i < at ? before : !before)
+			continue;
+		/* a damaged entry whose record puts it on the other side: its
+		 * wrong time stopped the search one entry short (or long) */
+		if (!known || moved++)
 			return 1;
+		at = i < at ? at - 1 : at + 1;
+		i = (at ? at - 1 : at) - 1; /* check the new landing from its start */
 	}
+	*pat = at;
 	return 0;
 }
 
@@ -195,7 +276,7 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 	struct cstream *s = &q->c->s[stream];
 	int rc = search_in(q, stream, t, after, from, at);
 	if (rc == 0)
-		rc = check_landing(q, stream, t, after, *at);
+		rc = check_landing(q, stream, t, after, at);
 	if (rc == 1 && s->sparse) {
 		rc = dssm__store_distrust(q->c, stream, "its sparse times disagree with its index");
 		free(s->sparse);
@@ -204,7 +285,7 @@ static int search_time(struct dssm_query *q, int stream, dssm_time_t t, int afte
 		if (rc == 0)
 			rc = search_in(q, stream, t, after, from, at);
 		if (rc == 0)
-			rc = check_landing(q, stream, t, after, *at);
+			rc = check_landing(q, stream, t, after, at);
 	}
 	if (rc == 1)
 		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': the index's times are out of "
@@ -243,17 +324,6 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	if (rc == 0 && k->end - k->next > INDEX_WINDOW && k->end - k->next <= (1u << 20))
 		posix_fadvise(s->index_fd, (off_t)(k->next * ENTRY), (off_t)((k->end - k->next) * ENTRY),
 		              POSIX_FADV_WILLNEED);
-	return rc;
-}
-
-/* Damage a query met in a stream's files (DSSM_ECORRUPT, its message the
- * last error): kept with the stream, so that dssm_container_stream reports
- * it as it reports what open found, never a stream that failed as sound. */
-static int met_damage(dssm_container *c, int stream, int rc)
-{
-	struct cstream *s = &c->s[stream];
-	if (rc == DSSM_ECORRUPT && !s->met)
-		s->met = strdup(dssm_last_error());
 	return rc;
 }
 

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../connector/wire.h"
@@ -60,6 +61,8 @@ int dssm_container_sync(dssm_container *c)
 		/* 2. ... before the index entries that point to them */
 		if (rc == 0)
 			rc = flush_index(c, i);
+		if (rc < 0 && !c->s[i].werr) /* this stream's own, for its writer */
+			c->s[i].werr = strdup(dssm_last_error());
 		if (rc < 0 && first == 0) {
 			first = rc;
 			snprintf(why, sizeof why, "%s", dssm_last_error());

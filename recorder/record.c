@@ -23,6 +23,7 @@
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+#include "store.h"
 
 struct rstream {
 	char address[DSSM_NAME_MAX + 320];
@@ -38,6 +39,7 @@ struct rstream {
 	uint64_t from_tid;         /*   at this TID */
 	_Atomic uint64_t count, bytes, lost, unstored;
 	uint64_t kept;             /* after stop: what the parts hold */
+	uint64_t kept_bytes;       /* after stop: their data bytes */
 	atomic_int done;           /* reached the limit, or failed */
 	char error[300];
 };
@@ -102,6 +104,11 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	pthread_mutex_lock(&r->lock);
 	int rc = r->c ? dssm_container_append(r->c, rs->index, si->tid, si->time, data, si->copied)
 	              : DSSM_ESTATE;
+	/* the error on this stream's own files, not the first stream's that a
+	 * sync of them all returns */
+	const char *own = rc < 0 && rc != DSSM_ESTATE ? dssm__store_write_error(r->c, rs->index) : NULL;
+	if (rc < 0 && rc != DSSM_ESTATE)
+		snprintf(rs->error, sizeof rs->error, "%s", own ? own : dssm_last_error());
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -115,6 +122,7 @@ static void *drain(void *arg)
 	size_t cap = rs->info.max_size;
 	unsigned char *buf = malloc(cap ? cap : 1);
 	int rc = buf ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", cap);
+	int write_error = 0;
 	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&rs->done)) {
 		dssm_sample_info si;
 		uint64_t missed = 0;
@@ -137,6 +145,7 @@ static void *drain(void *arg)
 			atomic_fetch_add(&rs->unstored, 1);
 			if (rc == DSSM_ESTATE)
 				rc = 0; /* not this stream's failure */
+			write_error = rc == DSSM_ENOSPC || rc == DSSM_ESYS;
 			break;
 		}
 		atomic_fetch_add(&rs->bytes, si.copied);
@@ -144,11 +153,13 @@ static void *drain(void *arg)
 		if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
 			atomic_store(&rs->done, 1);
 	}
-	if (rc < 0) {
+	if (rc < 0 && !rs->error[0])
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
-		if (rc == DSSM_ENOSPC) /* the disk is full: stop everything cleanly */
-			stop_with(r, rs->error);
-	}
+	/* a full disk or a write error: stop everything cleanly at once, so
+	 * that the other streams do not go on accepting samples that their
+	 * own syncs may lose */
+	if (write_error)
+		stop_with(r, rs->error);
 	atomic_store(&rs->done, 1);
 	free(buf);
 	return NULL;
@@ -502,27 +513,43 @@ const char *dssm_recorder_stopped(dssm_recorder *r)
 	return r && r->stop_reason[0] ? r->stop_reason : NULL;
 }
 
-/* Add up, per stream, the samples the parts on disk hold. */
-static void count_kept(dssm_recorder *r)
+static void count_kept_pass(dssm_recorder *r, int bytes)
 {
 	int max = (int)r->cfg.max_splits;
 	int first = max > 0 && r->part > max ? r->part - max + 1 : 1;
-	r->parts_kept = 0;
+	if (!bytes)
+		r->parts_kept = 0;
+	for (int i = 0; bytes && i < r->n; i++)
+		r->v[i]->kept_bytes = r->v[i]->kept == atomic_load(&r->v[i]->count)
+		                          ? atomic_load(&r->v[i]->bytes) : 0;
 	for (int p = first; p <= r->part; p++) {
 		char path[4200];
 		part_path(r, p, path, sizeof path);
 		dssm_container *c;
 		if (dssm_container_open(path, &c) < 0)
 			continue;
-		r->parts_kept++;
+		r->parts_kept += !bytes;
 		for (int i = 0; i < r->n; i++) {
-			int k = dssm_container_find(c, r->v[i]->info.name, r->v[i]->info.id);
+			struct rstream *rs = r->v[i];
+			int k = dssm_container_find(c, rs->info.name, rs->info.id);
 			dssm_recorded rec;
-			if (k >= 0 && dssm_container_stream(c, k, &rec) == 0)
-				r->v[i]->kept += rec.count;
+			uint64_t b = 0;
+			if (k >= 0 && !bytes && dssm_container_stream(c, k, &rec) == 0)
+				rs->kept += rec.count;
+			else if (k >= 0 && bytes && rs->kept != atomic_load(&rs->count) &&
+			         dssm__store_payload_bytes(c, k, &b) == 0)
+				rs->kept_bytes += b;
 		}
 		dssm_container_close(c);
 	}
+}
+
+/* Add up, per stream, the samples the parts on disk hold, and their data
+ * bytes when fewer than recorded (a write error: read from the indexes). */
+static void count_kept(dssm_recorder *r)
+{
+	for (int pass = 0; pass < 2; pass++)
+		count_kept_pass(r, pass);
 }
 
 int dssm_recorder_stop(dssm_recorder *r)
@@ -538,6 +565,15 @@ int dssm_recorder_stop(dssm_recorder *r)
 	int rc = 0;
 	char why[600] = "";
 	if (r->c) {
+		/* the last sync, first on its own: a stream whose own files it
+		 * cannot write says so (its error names its file), the threads
+		 * being joined */
+		dssm_container_sync(r->c);
+		for (int i = 0; i < r->n; i++) {
+			const char *own = dssm__store_write_error(r->c, r->v[i]->index);
+			if (own && !r->v[i]->error[0])
+				snprintf(r->v[i]->error, sizeof r->v[i]->error, "%s", own);
+		}
 		rc = dssm_container_close(r->c);
 		r->c = NULL;
 		if (rc < 0) {
@@ -573,6 +609,7 @@ int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out)
 	out->lost = atomic_load(&rs->lost);
 	out->unstored = atomic_load(&rs->unstored);
 	out->kept = rs->kept;
+	out->kept_bytes = rs->kept_bytes;
 	out->done = atomic_load(&rs->done);
 	/* the error is written once, by the stream's thread, before done */
 	out->error = out->done && rs->error[0] ? rs->error : NULL;

@@ -73,6 +73,7 @@ struct cstream {
 	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
 	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
 	char *met;               /* reader: the first damage a query met in them, or NULL */
+	char *werr;              /* writer: the first write error on its own files, or NULL */
 	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
 	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
 	 * query's binary search starts within one stride of its answer. */
@@ -93,6 +94,7 @@ struct dssm_container {
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
 	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 };
 
@@ -138,6 +140,12 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
+/* The first write error a sync met on stream idx's own files, or NULL: a
+ * sync of every stream returns the first stream's error only. */
+const char *dssm__store_write_error(dssm_container *c, int idx);
+/* The data bytes (payloads, without headers) of stream idx's samples, from
+ * its index (a reader; container_open.c). */
+int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out);
 /* CLOSED proved wrong about stream idx (why): read it from its files, as
  * after a crash (its sparse times dropped); the container's warning says so. */
 int dssm__store_distrust(dssm_container *c, int idx, const char *why);

@@ -252,31 +252,43 @@ t_index_damage() {
 # A write error (EIO from fdatasync of a .data file, through an LD_PRELOAD
 # shim): the recorder stops, closes, and its per-stream count is what the
 # recording holds; the samples the error took are counted as lost, with
-# the reason, and the exit status is 1.
+# the reason - the write error on that stream's own file -, its bytes are
+# what the recording holds of it, and the exit status is 1.
 t_write_error() {
 	local src; src=$(dirname "$(realpath "$0")")/eio_shim.c
 	cc -shared -fPIC -o "$tmp/eio.so" "$src" -ldl || return 1
 	"$BUILD/examples/odometry" --seconds 5 >/dev/null 2>&1 &
 	local wpid=$!
-	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	"$BUILD/examples/lidar" --seconds 5 >/dev/null 2>&1 &
+	local lpid=$!
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && "$DSSM" cat scan >/dev/null 2>&1 && break; sleep 0.05; done
 	mkdir -p "$tmp/eio"
 	DSSM_TEST_EIO_FLAG="$tmp/eio/now" LD_PRELOAD="$tmp/eio.so" \
-		"$DSSM" record -o "$tmp/eio/rec" odom --sync 0.2 2>"$tmp/eio.log" &
+		"$DSSM" record -o "$tmp/eio/rec" odom scan --sync 0.2 2>"$tmp/eio.log" &
 	local rpid=$!
 	sleep 0.7
 	touch "$tmp/eio/now"
 	for _ in $(seq 100); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
 	if kill -0 $rpid 2>/dev/null; then
-		echo "the recorder did not stop on a write error"; kill $rpid; wait $rpid; kill $wpid; return 1
+		echo "the recorder did not stop on a write error"; kill $rpid; wait $rpid; kill $wpid $lpid; return 1
 	fi
 	wait $rpid; local rc=$?
-	kill $wpid 2>/dev/null; wait $wpid 2>/dev/null
+	kill $wpid $lpid 2>/dev/null; wait $wpid $lpid 2>/dev/null
 	cat "$tmp/eio.log"
 	[ $rc -ne 0 ] || { echo "exit status 0 after a write error"; return 1; }
-	has "samples lost: write error on .*/streams/0000.data" "$tmp/eio.log" || return 1
+	has "samples lost: write error on .*/streams/000[01].data" "$tmp/eio.log" || return 1
+	# each loss names the stream's own file, and its bytes are what is held
+	local addr file
+	while read -r addr file; do
+		grep -aq "${addr%:0}" "${file%.data}.meta" || { echo "$addr: the loss names $file, not its own file"; return 1; }
+		local said held
+		said=$(awk -v s="$addr" '$1 == s && $3 == "samples" {print $4 " " $5}' "$tmp/eio.log")
+		held=$("$DSSM" query "$tmp/eio/rec" --streams "${addr%:0}" 2>&1 >/dev/null | sed -n 's/.*samples, \(.*\) from .*/\1/p')
+		[ "$said" = "$held" ] || { echo "$addr: the summary says $said, the recording holds $held"; return 1; }
+	done < <(sed -n 's/^dssm record: \([^ ]*\): [0-9]* samples lost: write error on \([^ ]*\.data\).*/\1 \2/p' "$tmp/eio.log")
 	"$DSSM" info "$tmp/eio/rec" >"$tmp/eio.info"; cat "$tmp/eio.info"
 	has "(closed)" "$tmp/eio.info" || return 1
-	summary_agrees "$tmp/eio.log" "$tmp/eio/rec" odom:0
+	summary_agrees "$tmp/eio.log" "$tmp/eio/rec" odom:0 scan:0
 }
 
 # --min-free above what the disk has: the recorder stops at once, saying
@@ -339,6 +351,39 @@ PY
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); f=lambda d:[s for s in d["streams"] if s["name"]=="odom"][0]["bytes"]; sys.exit(0 if f(a)==f(b) and "wrong" in b.get("warning","") else 1)' "$tmp/a.json" "$tmp/b.json"
 }
 
+# Out of file descriptors (a low `ulimit -n`, soft and hard, in a
+# subshell): a query or replay of a recording with more streams than
+# descriptors fails naming "Too many open files", or answers every sample;
+# never a shorter answer with exit 0. info on a crashed one calls no
+# stream DAMAGED.
+t_out_of_descriptors() {
+	local ns=$DSSM_NAMESPACE-fds
+	for i in $(seq 40); do
+		printf 'x' | DSSM_NAMESPACE=$ns "$DSSM" write "f$i" --create 16 >/dev/null || return 1
+	done
+	DSSM_NAMESPACE=$ns "$DSSM" record -o "$tmp/fds" --all --from-oldest --duration 0.3 2>/dev/null || return 1
+	DSSM_NAMESPACE=$ns "$DSSM" rm $(seq -f 'f%g' 40) >/dev/null 2>&1
+	[ "$("$DSSM" query "$tmp/fds" | wc -l)" = 40 ] || { echo "not 40 samples without a limit"; return 1; }
+	local n rc
+	n=$( (ulimit -n 40; "$DSSM" query "$tmp/fds" 2>"$tmp/e") | wc -l)
+	rc=$( (ulimit -n 40; "$DSSM" query "$tmp/fds" >/dev/null 2>&1; echo $?) )
+	cat "$tmp/e"
+	if [ "$rc" = 0 ]; then
+		[ "$n" = 40 ] || { echo "query: $n of 40 samples, exit 0"; return 1; }
+	else
+		has "Too many open files" "$tmp/e" && ! has "damaged" "$tmp/e" || { echo "query: exit $rc"; return 1; }
+	fi
+	(ulimit -n 40; DSSM_NAMESPACE=$ns "$DSSM" play "$tmp/fds" --speed 100 2>"$tmp/e"); rc=$?
+	DSSM_NAMESPACE=$ns "$DSSM" rm $(seq -f 'f%g' 40) >/dev/null 2>&1
+	cat "$tmp/e"
+	[ $rc -ne 0 ] && has "Too many open files" "$tmp/e" || has "wrote 40 samples" "$tmp/e" || { echo "play: exit $rc"; return 1; }
+	cp -r "$tmp/fds" "$tmp/fdc"; rm "$tmp/fdc/CLOSED"   # as if crashed
+	(ulimit -n 40; "$DSSM" info "$tmp/fdc" >"$tmp/o" 2>&1); rc=$?
+	cat "$tmp/o"
+	! has "DAMAGED" "$tmp/o" || { echo "info: streams called damaged"; return 1; }
+	[ $rc -ne 0 ] && has "Too many open files" "$tmp/o" || [ $rc -eq 0 ]
+}
+
 t_not_a_recording() {
 	mkdir -p "$tmp/plain"
 	"$DSSM" info "$tmp/plain" 2>"$tmp/e"; [ $? -eq 1 ] && has "not a dssm recording" "$tmp/e" || { cat "$tmp/e"; return 1; }
@@ -356,5 +401,6 @@ check "--min-free: stops at once, closed, counts agree" t_min_free
 check "refused outputs are left untouched, no count into them" t_refused_outputs
 check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
+check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
 echo "recording: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

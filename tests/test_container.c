@@ -5,7 +5,9 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -955,6 +957,196 @@ static void test_query_batch(void **state)
 	(void)small;
 }
 
+
+/* xor one byte of a file */
+static void flip_byte(const char *path, long off, int mask)
+{
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, off, SEEK_SET);
+	int ch = fgetc(f);
+	fseek(f, off, SEEK_SET);
+	fputc(ch ^ mask, f);
+	fclose(f);
+}
+
+/* A damaged index entry just outside a query's window (the one after its
+ * end, the one before its start): the intact window is answered whole,
+ * salvage or not, when the entry's record in .data is intact (it says the
+ * entry's time); with its record damaged too, only with salvage and only a
+ * window before it (without salvage the entry is needed to know where the
+ * window ends; a window after it may hold it). Either way the
+ * damage met is reported, and no sample outside the window is returned. */
+static void test_damage_next_to_window(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "edge");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_stream_info info = stream_info("edge", 0);
+	assert_int_equal(dssm_container_add_stream(c, &info, NULL, NULL, 0), 0);
+	for (int k = 0; k < 3000; k++)
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, 1000000 + 10000 * k, "12345678", 8), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	enum { D = 1001 };
+	snprintf(path, sizeof path, "%s/streams/0000.index", dir);
+	flip_byte(path, D * 32 + 4, 4);   /* its time grows by 2^34 ns */
+	dssm_time_t t[3000];
+	for (int k = 0; k < 3000; k++)
+		t[k] = 1000000 + 10000 * k;
+	for (int record_too = 0; record_too < 2; record_too++) {
+		if (record_too) { /* the record's time too: the entry's time is lost */
+			snprintf(path, sizeof path, "%s/streams/0000.data", dir);
+			flip_byte(path, D * 40 + 16, 1);
+		}
+		for (int salvage = 0; salvage < 2; salvage++) {
+			struct { int from, to; } w[] = {{500, D - 1}, {D + 1, 2000}, {D + 1, D + 1}};
+			for (size_t k = 0; k < sizeof w / sizeof w[0]; k++) {
+				assert_int_equal(dssm_container_open(dir, &c), 0);
+				dssm_container_set_salvage(c, salvage);
+				int rc, got = count_query(c, 0, t[w[k].from], t[w[k].to], &rc);
+				/* its time lost, a window starting right after it may
+				 * hold it: it is needed */
+				if (!record_too || (salvage && w[k].to < D)) {
+					assert_int_equal(rc, 0);
+					assert_int_equal(got, w[k].to - w[k].from + 1);
+				} else {
+					assert_int_equal(rc, DSSM_ECORRUPT);
+					assert_non_null(strstr(dssm_last_error(), "entry 1001"));
+				}
+				dssm_recorded rec;
+				dssm_container_stream(c, 0, &rec);
+				assert_non_null(rec.damage);
+				assert_non_null(strstr(rec.damage, "index entry 1001"));
+				dssm_container_close(c);
+			}
+			/* a window holding it: an error naming it */
+			assert_int_equal(dssm_container_open(dir, &c), 0);
+			dssm_container_set_salvage(c, salvage);
+			int rc;
+			count_query(c, 0, t[900], t[1100], &rc);
+			assert_int_equal(rc, DSSM_ECORRUPT);
+			assert_non_null(strstr(dssm_last_error(), "1001"));
+			dssm_container_close(c);
+		}
+	}
+}
+
+/* Descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+	for (int fd = 0; fd < 4096; fd++)
+		n += fcntl(fd, F_GETFD) >= 0;
+	return n;
+}
+
+/* dssm_container_verify keeps a checked stream's files open for the query
+ * that follows (while the process has descriptors to spare): the query
+ * opens nothing again. */
+static void test_verify_keeps_files(void **state)
+{
+	(void)state;
+	char dir[300];
+	dir_for(dir, sizeof dir, "keep");
+	free(write_random(dir, 300, NULL));
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int before = open_fds();
+	for (int s = 0; s < dssm_container_stream_count(c); s++)
+		assert_int_equal(dssm_container_verify(c, s), 0);
+	int verified = open_fds();
+	assert_int_equal(verified, before + 2 * dssm_container_stream_count(c));
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	assert_int_equal(open_fds(), verified);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
+/* A limit of open files that leaves `room` descriptors free (open ones
+ * above it, inherited, stay open). */
+static rlim_t room_for(int room)
+{
+	int fd = 0;
+	for (; room > 0; fd++)
+		room -= fcntl(fd, F_GETFD) < 0;
+	return (rlim_t)fd;
+}
+
+/* Running out of file descriptors while a stream's files are opened is an
+ * error naming the file and errno, never damage: no stream is reported
+ * damaged, no answer is silently shorter (salvage or not), whether the
+ * recording is closed (files opened at the first query) or crashed
+ * (opened at open). */
+static void test_out_of_descriptors(void **state)
+{
+	(void)state;
+	enum { STREAMS = 40, SAMPLES = 10 };
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "fds");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	for (int s = 0; s < STREAMS; s++) {
+		char name[16];
+		snprintf(name, sizeof name, "s%d", s);
+		dssm_stream_info i = stream_info(name, 0);
+		assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), s);
+	}
+	for (int k = 0; k < SAMPLES; k++)
+		for (int s = 0; s < STREAMS; s++)
+			assert_int_equal(dssm_container_append(c, s, (uint64_t)k, 1000 + k, "abcd", 4), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	struct rlimit was;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &was), 0);
+	for (int crashed = 0; crashed < 2; crashed++) {
+		if (crashed) {
+			snprintf(path, sizeof path, "%s/CLOSED", dir);
+			assert_int_equal(unlink(path), 0);
+		}
+		for (int salvage = 0; salvage < 2; salvage++) {
+			/* room for the container and a few streams, not all of them */
+			struct rlimit low = {room_for(20), was.rlim_max};
+			assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+			int rc = dssm_container_open(dir, &c), got = 0;
+			dssm_query *q = NULL;
+			if (rc == 0) {
+				dssm_container_set_salvage(c, salvage);
+				for (int s = 0; s < STREAMS && rc == 0; s++)
+					rc = dssm_container_verify(c, s);
+				if (rc == 0)
+					rc = dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q);
+				dssm_record r;
+				int k = 0;
+				while (rc == 0 && (k = dssm_query_next(q, &r)) > 0)
+					got++;
+				rc = rc ? rc : k;
+				dssm_query_close(q);
+			}
+			char err[512];
+			snprintf(err, sizeof err, "%s", dssm_last_error());
+			assert_int_equal(setrlimit(RLIMIT_NOFILE, &was), 0);
+			if (rc == 0) {
+				assert_int_equal(got, STREAMS * SAMPLES);
+			} else {
+				print_message("crashed %d salvage %d: %d: %s\n", crashed, salvage, rc, err);
+				assert_int_not_equal(rc, DSSM_ECORRUPT);
+				assert_non_null(strstr(err, "Too many open files"));
+				assert_non_null(strstr(err, "streams/00"));
+			}
+			for (int s = 0; c && s < STREAMS; s++) {
+				dssm_recorded rec;
+				dssm_container_stream(c, s, &rec);
+				assert_null(rec.damage);
+			}
+			if (c)
+				dssm_container_close(c);
+			c = NULL;
+		}
+	}
+}
+
 int main(void)
 {
 	snprintf(root, sizeof root, "/tmp/dssm-test-container-%d", (int)getpid());
@@ -975,6 +1167,9 @@ int main(void)
 		cmocka_unit_test(test_query_batch),
 		cmocka_unit_test(test_damaged_entry_in_search),
 		cmocka_unit_test(test_wrong_sparse_times),
+		cmocka_unit_test(test_out_of_descriptors),
+		cmocka_unit_test(test_damage_next_to_window),
+		cmocka_unit_test(test_verify_keeps_files),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

@@ -245,6 +245,7 @@ struct play_run {
 	dssm_container *c;
 	int n, ns, damaged;
 	int *sel;                 /* the played streams' indexes, ns of them */
+	unsigned char *said;      /* a stream's damage was said, by stream index */
 	dssm_stream **rings;      /* a played stream's ring, by stream index */
 	dssm_time_t first, last;  /* the played streams' span */
 	dssm_time_t t0, t1;       /* the window played */
@@ -295,6 +296,28 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	return 0;
 }
 
+static void play_say_damage(struct play_run *p, int i, const dssm_recorded *r)
+{
+	char label[DSSM_NAME_MAX + 16];
+	cli_recorded_label(r, i, label, sizeof label);
+	fprintf(stderr, "dssm play: warning: %s is damaged: %s; %s\n", label, r->damage,
+	        r->info.name[0] ? "playing its intact part" : "skipped");
+	p->damaged = 1;
+	p->said[i] = 1;
+}
+
+/* Damage found in the played streams since their rings were made (the
+ * query read their files): said too, and the exit status is 1. */
+static void play_recheck(struct play_run *p)
+{
+	for (int i = 0; i < p->ns; i++) {
+		dssm_recorded r;
+		dssm_container_stream(p->c, p->sel[i], &r);
+		if (r.damage && !p->said[p->sel[i]])
+			play_say_damage(p, p->sel[i], &r);
+	}
+}
+
 /* The rings of the selected streams; damaged streams are said (the exit
  * status is 1: never a silently shorter replay), and one whose description
  * is lost is skipped. 0, or the exit status after an error was printed. */
@@ -308,15 +331,14 @@ static int play_create_rings(struct play_run *p, const char *path)
 		/* its files checked against CLOSED before it is played: damage the
 		 * replay would meet is said here, not played as a shorter stream */
 		if (cli_stream_selected(&r.info, p->o->list)) {
-			dssm_container_verify(p->c, i);
+			/* an error (out of descriptors...) is not damage: said as is */
+			int rc = dssm_container_verify(p->c, i);
+			if (rc < 0)
+				return cli_dssm_error("play", rc);
 			dssm_container_stream(p->c, i, &r);
 		}
 		if (r.damage) {
-			char label[DSSM_NAME_MAX + 16];
-			cli_recorded_label(&r, i, label, sizeof label);
-			fprintf(stderr, "dssm play: warning: %s is damaged: %s; %s\n", label, r.damage,
-			        r.info.name[0] ? "playing its intact part" : "skipped");
-			p->damaged = 1;
+			play_say_damage(p, i, &r);
 			if (!r.info.name[0])
 				continue;
 		}
@@ -379,6 +401,7 @@ static int play_pass(struct play_run *p, int pass)
 	int rc = dssm_query_open(p->c, p->sel, p->ns, p->t0, p->t1, &q);
 	if (rc < 0)
 		return cli_dssm_error("play", rc);
+	play_recheck(p);
 	keys_on();
 	dssm_time_t span = (p->last < p->t1 ? p->last : p->t1) - p->t0 + 1;
 	dssm_time_t shift = p->o->now ? dssm_now() - p->t0 : (dssm_time_t)pass * span;
@@ -389,6 +412,7 @@ static int play_pass(struct play_run *p, int pass)
 	else
 		status = play_samples(p, q, pass, shift, span);
 	dssm_query_close(q);
+	play_recheck(p); /* damage the replay met and read past */
 	keys_off();
 	return status;
 }
@@ -407,7 +431,8 @@ int cmd_play(int argc, char **argv)
 	dssm_container_set_salvage(p.c, 1);
 	p.sel = calloc((size_t)(p.n ? p.n : 1), sizeof *p.sel);
 	p.rings = calloc((size_t)(p.n ? p.n : 1), sizeof *p.rings);
-	if (!p.sel || !p.rings)
+	p.said = calloc((size_t)(p.n ? p.n : 1), 1);
+	if (!p.sel || !p.rings || !p.said)
 		status = cli_error("play", "no memory for %d streams", p.n);
 	/* the window is checked before any ring is made */
 	dssm_time_t begins, ends;
@@ -434,6 +459,7 @@ int cmd_play(int argc, char **argv)
 		dssm_close(p.rings[i]);
 	free(p.rings);
 	free(p.sel);
+	free(p.said);
 	cli_recording_close(&recording);
 	return status ? status : p.damaged;
 }

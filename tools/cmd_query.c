@@ -164,21 +164,34 @@ struct query_run {
 	struct cli_decode *decs;             /* each selected stream's decoder */
 	uint64_t count, bytes;
 	int warned;                          /* the container's warning was printed */
+	unsigned char *said;                 /* a stream's damage was said */
 };
+
+static void query_say_damage(struct query_run *r, int i, const char *damage)
+{
+	fprintf(stderr, "dssm query: warning: %s is damaged: %s; only its intact part is "
+	        "returned\n", r->labels[i], damage);
+	r->damaged = 1;
+	r->said[i] = 1;
+}
 
 /* The streams --streams selects (and the damaged ones when it is not given,
  * said, never silently left out: their intact part is returned, and the
  * exit status is 1); the recording's span. A selected stream's files are
  * checked against CLOSED first (dssm_container_verify), so that damage the
  * query would meet is said here too, not answered as a shorter stream. */
-static void query_select(struct query_run *r)
+static int query_select(struct query_run *r)
 {
 	r->newest = r->first = r->last = INT64_MIN;
 	for (int i = 0; i < r->n; i++) {
 		dssm_recorded rec;
 		dssm_container_stream(r->c, i, &rec);
 		if (cli_stream_selected(&rec.info, r->o->list) || !r->o->list) {
-			dssm_container_verify(r->c, i);
+			/* an error (out of descriptors...) is not damage: the query
+			 * could not be answered, said as such */
+			int rc = dssm_container_verify(r->c, i);
+			if (rc < 0)
+				return rc;
 			dssm_container_stream(r->c, i, &rec);
 		}
 		cli_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
@@ -188,14 +201,24 @@ static void query_select(struct query_run *r)
 		}
 		if (!cli_stream_selected(&rec.info, r->o->list) && !(rec.damage && !r->o->list))
 			continue;
-		if (rec.damage) {
-			fprintf(stderr, "dssm query: warning: %s is damaged: %s; only its intact part "
-			        "is returned\n", r->labels[i], rec.damage);
-			r->damaged = 1;
-		}
+		if (rec.damage)
+			query_say_damage(r, i, rec.damage);
 		r->sel[r->ns++] = i;
 		if (rec.count && rec.last > r->newest)
 			r->newest = rec.last;
+	}
+	return 0;
+}
+
+/* Damage found in the selected streams since they were selected (opening
+ * the query read their files): said too, and the exit status is 1. */
+static void query_recheck(struct query_run *r)
+{
+	for (int i = 0; i < r->ns; i++) {
+		dssm_recorded rec;
+		dssm_container_stream(r->c, r->sel[i], &rec);
+		if (rec.damage && !r->said[r->sel[i]])
+			query_say_damage(r, r->sel[i], rec.damage);
 	}
 }
 
@@ -286,6 +309,8 @@ static int query_finish(struct query_run *r, int rc)
 	if (r->ns)
 		dssm_query_close(r->q);
 	fflush(stdout);
+	if (r->said)
+		query_recheck(r); /* damage the query met and read past */
 	/* CLOSED found wrong by the query itself (its sparse times): said too */
 	if (!r->warned && dssm_container_warning(r->c))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r->c));
@@ -305,6 +330,7 @@ static void query_free(struct query_run *r)
 	free(r->decs);
 	free(r->sel);
 	free(r->labels);
+	free(r->said);
 }
 
 /* `dssm query DIR|FILE`: a local recording. */
@@ -327,12 +353,17 @@ static int query_local(const char *path, const struct query_opts *o)
 	r.labels = calloc(slots, sizeof *r.labels);
 	r.out_index = calloc(slots, sizeof *r.out_index);
 	r.decs = calloc(slots, sizeof *r.decs);
-	if (!r.sel || !r.labels || !r.out_index) {
+	r.said = calloc(slots, 1);
+	if (!r.sel || !r.labels || !r.out_index || !r.said) {
 		query_free(&r);
 		cli_recording_close(&recording);
 		return cli_error("query", "no memory for %d streams", r.n);
 	}
-	query_select(&r);
+	if ((rc = query_select(&r)) < 0) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return cli_dssm_error("query", rc);
+	}
 	if ((r.warned = dssm_container_warning(r.c) != NULL))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	dssm_time_t t0, t1;
@@ -349,6 +380,8 @@ static int query_local(const char *path, const struct query_opts *o)
 		t0 = r.newest - o->latest;
 	dssm_container_set_salvage(r.c, 1);
 	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
+	if (rc == 0)
+		query_recheck(&r);
 	query_init_decoders(&r);
 	if (!r.decs)
 		rc = DSSM_ENOMEM;

@@ -116,11 +116,14 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 	dssm_recorder_stats st;
 	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
 		char b[16], held[64] = "", unstored[64] = "";
-		cli_format_bytes(b, sizeof b, (double)st.bytes);
 		/* the count is what the recording holds; samples it accepted but
-		 * lost to a write error are counted as lost, with the reason */
+		 * lost to a write error are counted as lost, with the reason (the
+		 * stream's own: the write error on its own file) */
 		uint64_t gone = !rolling && st.kept < st.recorded ? st.recorded - st.kept : 0;
 		st.recorded -= gone;
+		if (gone)
+			st.bytes = st.kept_bytes; /* and the bytes what it holds */
+		cli_format_bytes(b, sizeof b, (double)st.bytes);
 		if (gone)
 			fprintf(stderr, "dssm record: %s: %llu samples lost: %s\n", st.address,
 			        (unsigned long long)gone, st.error ? st.error : dssm_recorder_stopped(r) ?

@@ -183,7 +183,12 @@ void help_info(FILE *out)
 	             "(and why not), schema, property size,\n"
 	             "TID and time range, rate, writer. Given a recording directory: its start,\n"
 	             "end, duration and size on disk, and per stream the samples, bytes, time\n"
-	             "range, rate, type, encoding and the topic it exports as.\n"
+	             "range, rate, type, encoding and the topic it exports as. Damage is checked\n"
+	             "quickly: checksums of the descriptions and CLOSED, files' sizes, each\n"
+	             "stream's first and last index entries; a stream found damaged is listed\n"
+	             "as DAMAGED with why (exit status 1). Damage in the middle of an index or\n"
+	             "of the data is found only when read: `dssm query DIR > /dev/null` reads\n"
+	             "every sample and says so.\n"
 	             "--format json prints one JSON object (for scripts).\n\n"
 	             "examples:\n  dssm info scan:0\n  dssm info run1\n"
 	             "  dssm info run1 --format json | jq '.streams[] | {stream, count}'\n");

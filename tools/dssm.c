@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "cli.h"
@@ -59,8 +60,22 @@ static void usage(FILE *out)
 	             "  dssm help cat\n");
 }
 
+/* The soft limit of open files raised to the hard one: a query, replay or
+ * export of a recording keeps two descriptors per stream open, and the usual
+ * soft limit (1024) is below what a recording of a few hundred streams needs.
+ * Harmless when it fails: the commands then say "Too many open files". */
+static void raise_nofile_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int main(int argc, char **argv)
 {
+	raise_nofile_limit();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -166,7 +166,7 @@ int cli_recording_info(const char *path, int json)
 		return rc;
 	dssm_container *c = recording.c;
 	const char *dir = path;
-	int n = dssm_container_stream_count(c), damaged = 0;
+	int n = dssm_container_stream_count(c), damaged = 0, failed = 0;
 	struct row *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
 	if (!rows) {
 		cli_recording_close(&recording);
@@ -178,9 +178,14 @@ int cli_recording_info(const char *path, int json)
 		/* the files checked against CLOSED: the figures shown are what a
 		 * query finds (first and last entry, data end), and damage found
 		 * so is shown */
-		dssm_container_verify(c, i);
+		int vrc = dssm_container_verify(c, i);
 		dssm_container_stream(c, i, r);
 		cli_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
+		if (vrc < 0) { /* out of descriptors...: not checked, which is not damage */
+			fprintf(stderr, "dssm info: %s not checked against its files: %s\n",
+			        rows[i].label, dssm_last_error());
+			failed = 1;
+		}
 		if (bridge_stream_topic(c, i, rows[i].topic, sizeof rows[i].topic) < 0)
 			snprintf(rows[i].topic, sizeof rows[i].topic, "-");
 		rows[i].secs = r->count > 1 ? dssm_time_to_sec(r->last - r->first) : 0;
@@ -199,5 +204,5 @@ int cli_recording_info(const char *path, int json)
 		print_table(dir, c, rows, n, start, end, disk);
 	free(rows);
 	cli_recording_close(&recording);
-	return damaged;
+	return damaged | failed;
 }

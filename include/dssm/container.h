@@ -39,7 +39,12 @@
  * in every time search, the CRCs and times of the two index entries it
  * lands between (never an answer that starts or ends at a wrong entry:
  * CLOSED's sparse times found wrong are dropped, a damaged index is
- * DSSM_ECORRUPT naming the stream and entry). A stream whose files are damaged is still
+ * DSSM_ECORRUPT naming the stream and entry; a damaged entry just outside
+ * the window is damage met, reported with the stream, and the window is
+ * still answered when its record in .data gives its time, or with salvage
+ * - see docs/container-format.md). Entries in the middle of an index are
+ * checked only as a query reads them: dssm_container_verify and `dssm
+ * info` do not find damage there. A stream whose files are damaged is still
  * listed, with `damage` saying what is wrong; queries refuse it
  * (DSSM_ECORRUPT naming it) unless dssm_container_set_salvage() asks for
  * its intact part.
@@ -110,7 +115,12 @@ void dssm_container_set_direct(dssm_container *c, int on);
 /* Open for reading; recovers the tails (see the format document). Errors:
  * DSSM_EINVAL, DSSM_ENOENT (DIR is not a container), DSSM_ECORRUPT (its
  * CONTAINER file is damaged), DSSM_ELAYOUT (a newer format), DSSM_ENOMEM.
- * A damaged stream is no error here: it is listed with its `damage`. */
+ * A damaged stream is no error here: it is listed with its `damage`. A
+ * stream file that cannot be opened or read for a reason of this process
+ * (EMFILE, ENFILE: out of descriptors; ENOMEM; EACCES) is no damage: it
+ * is DSSM_ESYS (DSSM_ENOMEM, DSSM_EPERM) naming the file and errno, here
+ * for a container without CLOSED (its streams' files are opened at open),
+ * else from dssm_container_verify or the first query of the stream. */
 int dssm_container_open(const char *dir, dssm_container **out);
 /* See what was appended (and new streams) since open or the last refresh.
  * DSSM_EINVAL on a writer. */
@@ -155,8 +165,13 @@ void dssm_container_set_salvage(dssm_container *c, int on);
  * not only what CLOSED said. A stream whose files disagree is read from
  * them (its damage set if fewer samples are intact; the container's
  * warning set if only CLOSED was wrong). Nothing to do for a container
- * without CLOSED (its streams were read from their files at open). 0, or
- * DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM. */
+ * without CLOSED (its streams were read from their files at open). Its
+ * files stay open for the query that follows while the container's
+ * streams hold at most half of RLIMIT_NOFILE's soft limit; beyond, they
+ * are closed again when CLOSED was right (a query opens them), so that
+ * checking every stream of a big recording does not run out of them. 0, or DSSM_EINVAL (no such stream, a writer), DSSM_ENOMEM, or
+ * DSSM_ESYS/DSSM_EPERM when the files cannot be opened (out of
+ * descriptors...; the stream is left unchecked, never called damaged). */
 int dssm_container_verify(dssm_container *c, int stream);
 
 /* Close a writer (sync, CLOSED) or a reader. A writer's close runs every
@@ -226,7 +241,8 @@ typedef struct dssm_record {
 /* Samples of the given streams (NULL/0: all) with start <= time <= end,
  * merged by time. Errors: DSSM_EINVAL (NULL argument, no such stream),
  * DSSM_ECORRUPT (a damaged stream, unless dssm_container_set_salvage),
- * DSSM_ENOMEM. */
+ * DSSM_ENOMEM, DSSM_ESYS/DSSM_EPERM (a stream's files cannot be opened:
+ * out of descriptors... - two per stream queried are kept open). */
 int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
                     dssm_time_t end, dssm_query **out);
 /* 1 and *rec, 0 at the end, or an error (DSSM_ECORRUPT for a bad record).

@@ -25,10 +25,12 @@
  *   the file system as it was;
  * - samples reach the disk and readers within `sync`, also when rings go
  *   quiet (dssm_recorder_poll syncs);
- * - a full disk, a failed split or `min_free` stop the recording by itself
- *   (poll returns 1, dssm_recorder_stopped says why) with every part closed;
+ * - a full disk, a write error, a failed split or `min_free` stop the
+ *   recording by itself (poll returns 1, dssm_recorder_stopped says why)
+ *   with every part closed; a stream whose own files failed to write has
+ *   `error` naming its file;
  * - after stop, `kept` is read back from the parts on disk: it is what
- *   queries return. `recorded` differs from it only when parts were rotated
+ *   queries return (and `kept_bytes` their data bytes). `recorded` differs from it only when parts were rotated
  *   away (max_splits) or damaged after the fact.
  *
  * Caveats.
@@ -132,6 +134,7 @@ typedef struct dssm_recorder_stats {
 	uint64_t lost;              /* overwritten in the ring before they were read */
 	uint64_t unstored;          /* read, but refused by the recording (it stopped) */
 	uint64_t kept;              /* after stop: what the parts on disk hold */
+	uint64_t kept_bytes;        /* after stop: their data bytes */
 	int done;                   /* reached the limit, or failed */
 	const char *error;          /* NULL, or why this stream stopped */
 } dssm_recorder_stats;
