@@ -1,7 +1,8 @@
 /*
  * container_open.c - reading a container: its .meta and CLOSED checked by
  * CRC, CLOSED's figures checked against the files, tails recovered after a
- * crash, damaged streams listed by name instead of hiding others.
+ * crash, damaged streams listed by name instead of hiding others. CLOSED
+ * itself is read and parsed in container_closed.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,21 +22,6 @@
 /* ---- reading ---- */
 
 /* Eight hex digits at P (the caller checked they are within the buffer). */
-static int parse_hex8(const uint8_t *p, uint32_t *out)
-{
-	uint32_t v = 0;
-	for (int i = 0; i < 8; i++) {
-		int d = p[i] >= '0' && p[i] <= '9' ? p[i] - '0'
-		      : p[i] >= 'a' && p[i] <= 'f' ? p[i] - 'a' + 10
-		      : p[i] >= 'A' && p[i] <= 'F' ? p[i] - 'A' + 10 : -1;
-		if (d < 0)
-			return 0;
-		v = v << 4 | (uint32_t)d;
-	}
-	*out = v;
-	return 1;
-}
-
 /* Is errno (from opening or reading a file) this process's trouble (out of
  * descriptors or memory, access denied, interrupted) rather than something
  * wrong with the file? Such an error is reported as an error, never as
@@ -60,7 +46,7 @@ static int file_error(const char *what, const char *path)
 	                        "%s %s", what, path);
 }
 
-static int read_file(const char *path, uint8_t **out, size_t *len)
+int dssm__store_read_file(const char *path, uint8_t **out, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -103,7 +89,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 	uint8_t *buf = NULL;
 	size_t len = 0;
 	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
-	if (rc == 0 && read_file(path, &buf, &len) < 0) {
+	if (rc == 0 && dssm__store_read_file(path, &buf, &len) < 0) {
 		rc = errno == ENOENT ? dssm__fail(DSSM_ENOENT, "%s is missing", path)
 		                     : file_error("reading", path);
 		buf = NULL;
@@ -359,75 +345,6 @@ int dssm_container_verify(dssm_container *c, int stream)
 	return rc;
 }
 
-/* The summary line of stream idx in CLOSED: 1 if found and consistent. */
-static int closed_summary(const char *text, int idx, struct cstream *s)
-{
-	char key[32];
-	snprintf(key, sizeof key, "\nstream %d ", idx);
-	const char *p = text ? strstr(text, key) : NULL;
-	unsigned long long count, end;
-	long long first, last;
-	if (!p || sscanf(p + strlen(key), "%llu %lld %lld %llu", &count, &first, &last, &end) != 4)
-		return 0;
-	if (count && first > last)
-		return 0;
-	s->count = count;
-	s->first = first;
-	s->last = last;
-	s->data_end = end;
-	return 1;
-}
-
-/* The sparse times of stream idx in CLOSED, when the writer kept them and
- * they fit the stream (read after its count was checked against its files,
- * so their number is bounded by the index's size). */
-static void closed_sparse(const char *text, int idx, struct cstream *s)
-{
-	char key[32];
-	snprintf(key, sizeof key, "\nsparse %d ", idx);
-	const char *p = strstr(text, key);
-	unsigned long long stride;
-	int used;
-	if (!p || sscanf(p + strlen(key), "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
-		return;
-	const char *q = p + strlen(key) + used;
-	uint64_t n = (s->count - 1) / stride + 1;
-	int64_t *t = malloc(n * sizeof *t);
-	uint64_t k = 0;
-	while (t && k < n) {
-		char *end_num;
-		long long v = strtoll(q, &end_num, 10);
-		if (end_num == q || *q == '\n')
-			break;
-		/* inside the stream's range, never decreasing, the first exact */
-		if (v < s->first || v > s->last || (k && v < t[k - 1]) || (k == 0 && v != s->first))
-			break;
-		t[k++] = v;
-		q = end_num;
-	}
-	if (t && k == n) {
-		s->sparse = t;
-		s->nsparse = n;
-		s->stride = stride;
-	} else {
-		free(t); /* not as expected: search without it */
-	}
-}
-
-/* Does a stream's CLOSED summary fit its files' sizes? (Two stats, no
- * reads: opening a closed recording stays O(streams).) */
-static int summary_fits(dssm_container *c, int idx, const struct cstream *s)
-{
-	char *data = dssm__store_path(c, idx, "data"), *index = dssm__store_path(c, idx, "index");
-	struct stat ist, dst;
-	int ok = data && index && stat(index, &ist) == 0 && stat(data, &dst) == 0 &&
-	         (uint64_t)ist.st_size == s->count * ENTRY && s->count <= UINT64_MAX / ENTRY &&
-	         (uint64_t)dst.st_size >= s->data_end;
-	free(data);
-	free(index);
-	return ok;
-}
-
 /* Does streams/ hold files of stream idx that are not empty? */
 static int has_stream_files(dssm_container *c, int idx)
 {
@@ -484,9 +401,9 @@ static int add_read_stream(dssm_container *c)
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		return 0;
 	}
-	if (s->trusted && closed_summary(c->summary, idx, s)) {
-		if (summary_fits(c, idx, s)) {
-			closed_sparse(c->summary, idx, s);
+	if (s->trusted && dssm__store_closed_summary(c->summary, idx, s)) {
+		if (dssm__store_summary_fits(c, idx, s)) {
+			dssm__store_closed_sparse(c->summary, idx, s);
 			s->lazy = 1;
 			return 0;
 		}
@@ -534,41 +451,6 @@ static int open_streams(dssm_container *c)
 	return 0;
 }
 
-/* CLOSED: its text when its checksum holds (format 2), or when an older
- * writer made it without one (format 1). A damaged CLOSED is not used: the
- * streams are read from their files, and c->note says so. */
-static void load_closed(dssm_container *c)
-{
-	char *closed = dssm__store_path(c, -1, "CLOSED");
-	uint8_t *sum = NULL;
-	size_t len = 0;
-	c->closed = closed && read_file(closed, &sum, &len) == 0;
-	free(closed);
-	if (!c->closed)
-		return;
-	const char *crc = NULL;
-	for (size_t i = len; i > 0 && !crc; i--)
-		if (i == len || sum[i - 1] == '\n')
-			crc = len - i >= 13 && !memcmp(sum + i, "crc ", 4) ? (const char *)sum + i : NULL;
-	uint32_t want;
-	/* (the file's bytes are not NUL-terminated: no sscanf on them) */
-	int ok = c->version < 2 ||
-	         (crc && parse_hex8((const uint8_t *)crc + 4, &want) &&
-	          dssm__crc32c(sum, (size_t)((const uint8_t *)crc - sum)) == want);
-	if (ok && (c->summary = malloc(len + 1))) {
-		memcpy(c->summary, sum, len);
-		c->summary[len] = '\0';
-		const char *p = strstr(c->summary, "\nstreams ");
-		int n;
-		if (p && sscanf(p + 9, "%d", &n) == 1 && n >= 0 && n < 1000000)
-			c->summary_streams = n;
-	} else if (!ok && asprintf(&c->note, "%s/CLOSED is damaged (checksum); every stream was "
-	                                     "read from its files", c->dir) < 0) {
-		c->note = NULL;
-	}
-	free(sum);
-}
-
 int dssm_container_open(const char *dir, dssm_container **out)
 {
 	if (!dir || !out)
@@ -586,7 +468,7 @@ int dssm_container_open(const char *dir, dssm_container **out)
 		rc = dssm__fail_errno(DSSM_ENOENT, "%s", dir);
 	else if (!S_ISDIR(st.st_mode))
 		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm recording (not a directory)", dir);
-	else if (!cpath || read_file(cpath, &text, &len) < 0)
+	else if (!cpath || dssm__store_read_file(cpath, &text, &len) < 0)
 		rc = dssm__fail(errno == ENOENT ? DSSM_ENOENT : DSSM_ECORRUPT,
 		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
 	else if (len < 17 || memcmp(text, "dssm-container ", 15) != 0 ||
@@ -599,7 +481,7 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	free(cpath);
 	c->version = version;
 	if (rc == 0) {
-		load_closed(c);
+		dssm__store_load_closed(c);
 		rc = open_streams(c);
 	}
 	if (rc < 0) {
@@ -629,7 +511,7 @@ int dssm_container_refresh(dssm_container *c)
 	 * read after seeing it are complete. Read after the tails, a close in
 	 * between would leave this reader closed with stale counts for good. */
 	if (!c->closed)
-		load_closed(c);
+		dssm__store_load_closed(c);
 	for (int i = 0; i < c->n; i++) {
 		int rc = refresh_tail(c, i);
 		if (rc < 0)
@@ -641,7 +523,7 @@ int dssm_container_refresh(dssm_container *c)
 int dssm__store_refresh_stream(dssm_container *c, int idx)
 {
 	if (!c->closed)
-		load_closed(c);
+		dssm__store_load_closed(c);
 	return refresh_tail(c, idx);
 }
 

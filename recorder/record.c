@@ -3,7 +3,7 @@
  * into a container, one thread per stream reading by TID; splits into
  * parts by time or size with a rolling window; syncs when rings go quiet;
  * stops by itself, every part closed, on a full disk or low free space;
- * counts what it kept by reading the parts back.
+ * counts what it kept by reading the parts back (record_kept.c).
  *
  * Threads: each stream's thread reads its ring and appends under r->lock
  * (a container is not thread-safe); the caller's thread adds streams,
@@ -23,45 +23,8 @@
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+#include "record.h"
 #include "store.h"
-
-struct rstream {
-	char address[DSSM_NAME_MAX + 320];
-	dssm_stream *s;
-	int index;                 /* in the current part */
-	dssm_stream_info info;     /* kept to describe it again in each part */
-	char *schema;
-	unsigned char *prop;
-	size_t plen;
-	pthread_t thread;
-	int started;               /* its thread runs */
-	int from;                  /* DSSM_FROM_NOW, _OLDEST (cfg) or _TID (start_at) */
-	uint64_t from_tid;         /*   at this TID */
-	_Atomic uint64_t count, bytes, lost, unstored;
-	uint64_t kept;             /* after stop: what the parts hold */
-	uint64_t kept_bytes;       /* after stop: their data bytes */
-	atomic_int done;           /* reached the limit, or failed */
-	char error[300];
-};
-
-struct dssm_recorder {
-	dssm_recorder_config cfg;
-	char *dir;
-	dssm_container *c;         /* the current part; NULL when none could be made */
-	int part, parts_kept;
-	int started, stopped;
-	dssm_time_t part_start;
-	_Atomic uint64_t part_bytes;
-	pthread_mutex_t lock;
-	struct rstream **v;
-	int n, cap;
-	char **patterns;           /* add_matching's globs */
-	int npatterns;
-	atomic_int stop;
-	char stop_reason[4400];
-	int (*start_at)(void *user, const char *address, uint64_t *tid); /* set_start */
-	void *start_user;
-};
 
 void dssm_recorder_config_init(dssm_recorder_config *cfg)
 {
@@ -79,19 +42,6 @@ static void stop_with(dssm_recorder *r, const char *why)
 		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
 	pthread_mutex_unlock(&r->lock);
 	atomic_store(&r->stop, 1);
-}
-
-static int splitting(const dssm_recorder *r)
-{
-	return r->cfg.split_duration > 0 || r->cfg.split_bytes > 0;
-}
-
-static void part_path(const dssm_recorder *r, int part, char *path, size_t cap)
-{
-	if (splitting(r))
-		snprintf(path, cap, "%s/part-%04d", r->dir, part);
-	else
-		snprintf(path, cap, "%s", r->dir);
 }
 
 /* ---- the stream threads ---- */
@@ -349,8 +299,8 @@ int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern)
 static int open_part(dssm_recorder *r)
 {
 	char path[4200];
-	part_path(r, r->part, path, sizeof path);
-	if (splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
+	dssm__recorder_part_path(r, r->part, path, sizeof path);
+	if (dssm__recorder_splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
 		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", r->dir);
 	int rc = dssm_container_create(path, &r->c);
 	if (rc < 0) {
@@ -402,7 +352,7 @@ static int rotate(dssm_recorder *r)
 	}
 	if (r->cfg.max_splits > 0 && r->part > (int)r->cfg.max_splits) {
 		char old[4200];
-		part_path(r, r->part - (int)r->cfg.max_splits, old, sizeof old);
+		dssm__recorder_part_path(r, r->part - (int)r->cfg.max_splits, old, sizeof old);
 		if (dssm_container_remove(old) < 0)
 			return dssm__fail(DSSM_ESYS, "%s", dssm_last_error()); /* recording goes on */
 	}
@@ -513,45 +463,6 @@ const char *dssm_recorder_stopped(dssm_recorder *r)
 	return r && r->stop_reason[0] ? r->stop_reason : NULL;
 }
 
-static void count_kept_pass(dssm_recorder *r, int bytes)
-{
-	int max = (int)r->cfg.max_splits;
-	int first = max > 0 && r->part > max ? r->part - max + 1 : 1;
-	if (!bytes)
-		r->parts_kept = 0;
-	for (int i = 0; bytes && i < r->n; i++)
-		r->v[i]->kept_bytes = r->v[i]->kept == atomic_load(&r->v[i]->count)
-		                          ? atomic_load(&r->v[i]->bytes) : 0;
-	for (int p = first; p <= r->part; p++) {
-		char path[4200];
-		part_path(r, p, path, sizeof path);
-		dssm_container *c;
-		if (dssm_container_open(path, &c) < 0)
-			continue;
-		r->parts_kept += !bytes;
-		for (int i = 0; i < r->n; i++) {
-			struct rstream *rs = r->v[i];
-			int k = dssm_container_find(c, rs->info.name, rs->info.id);
-			dssm_recorded rec;
-			uint64_t b = 0;
-			if (k >= 0 && !bytes && dssm_container_stream(c, k, &rec) == 0)
-				rs->kept += rec.count;
-			else if (k >= 0 && bytes && rs->kept != atomic_load(&rs->count) &&
-			         dssm__store_payload_bytes(c, k, &b) == 0)
-				rs->kept_bytes += b;
-		}
-		dssm_container_close(c);
-	}
-}
-
-/* Add up, per stream, the samples the parts on disk hold, and their data
- * bytes when fewer than recorded (a write error: read from the indexes). */
-static void count_kept(dssm_recorder *r)
-{
-	for (int pass = 0; pass < 2; pass++)
-		count_kept_pass(r, pass);
-}
-
 int dssm_recorder_stop(dssm_recorder *r)
 {
 	if (!r)
@@ -588,37 +499,8 @@ int dssm_recorder_stop(dssm_recorder *r)
 	}
 	r->stopped = 1;
 	if (r->started)
-		count_kept(r);
+		dssm__recorder_count_kept(r);
 	return rc < 0 ? dssm__fail(rc, "%s", why) : 0;
-}
-
-int dssm_recorder_stream_count(dssm_recorder *r)
-{
-	return r ? r->n : DSSM_EINVAL;
-}
-
-int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out)
-{
-	if (!r || !out || i < 0 || i >= r->n)
-		return dssm__fail(DSSM_EINVAL, "no stream %d in the recorder", i);
-	struct rstream *rs = r->v[i];
-	out->address = rs->address;
-	out->info = rs->info;
-	out->recorded = atomic_load(&rs->count);
-	out->bytes = atomic_load(&rs->bytes);
-	out->lost = atomic_load(&rs->lost);
-	out->unstored = atomic_load(&rs->unstored);
-	out->kept = rs->kept;
-	out->kept_bytes = rs->kept_bytes;
-	out->done = atomic_load(&rs->done);
-	/* the error is written once, by the stream's thread, before done */
-	out->error = out->done && rs->error[0] ? rs->error : NULL;
-	return 0;
-}
-
-int dssm_recorder_parts(dssm_recorder *r)
-{
-	return !r ? DSSM_EINVAL : r->stopped ? r->parts_kept : r->part;
 }
 
 void dssm_recorder_free(dssm_recorder *r)

@@ -133,6 +133,18 @@ dssm_container *dssm__store_new(const char *dir, int writing);
 void dssm__store_free(dssm_container *c);
 /* A new zeroed stream at c->s[c->n] (not counted until c->n++), or NULL. */
 struct cstream *dssm__store_stream_new(dssm_container *c);
+
+/* container_open.c: a whole file (at most 64 MiB) into *out (malloc'd);
+ * -1 with errno set. */
+int dssm__store_read_file(const char *path, uint8_t **out, size_t *len);
+/* container_closed.c: CLOSED read into c->summary when its CRC holds (else
+ * c->note says it is damaged); stream idx's line into s (1 if found and
+ * consistent); its sparse times when they fit; does its summary fit its
+ * files' sizes? */
+void dssm__store_load_closed(dssm_container *c);
+int dssm__store_closed_summary(const char *text, int idx, struct cstream *s);
+void dssm__store_closed_sparse(const char *text, int idx, struct cstream *s);
+int dssm__store_summary_fits(dssm_container *c, int idx, const struct cstream *s);
 void dssm__store_stream_free(struct cstream *s);
 /* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
 int dssm__store_stream_file_name(const char *name);

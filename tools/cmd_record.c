@@ -122,7 +122,7 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 		uint64_t gone = !rolling && st.kept < st.recorded ? st.recorded - st.kept : 0;
 		st.recorded -= gone;
 		if (gone)
-			st.bytes = st.kept_bytes; /* and the bytes what it holds */
+			st.bytes = dssm_recorder_kept_bytes(r, i); /* and the bytes what it holds */
 		cli_format_bytes(b, sizeof b, (double)st.bytes);
 		if (gone)
 			fprintf(stderr, "dssm record: %s: %llu samples lost: %s\n", st.address,

@@ -30,7 +30,8 @@
  *   with every part closed; a stream whose own files failed to write has
  *   `error` naming its file;
  * - after stop, `kept` is read back from the parts on disk: it is what
- *   queries return (and `kept_bytes` their data bytes). `recorded` differs from it only when parts were rotated
+ *   queries return (dssm_recorder_kept_bytes: their data bytes). `recorded`
+ *   differs from it only when parts were rotated
  *   away (max_splits) or damaged after the fact.
  *
  * Caveats.
@@ -134,7 +135,6 @@ typedef struct dssm_recorder_stats {
 	uint64_t lost;              /* overwritten in the ring before they were read */
 	uint64_t unstored;          /* read, but refused by the recording (it stopped) */
 	uint64_t kept;              /* after stop: what the parts on disk hold */
-	uint64_t kept_bytes;        /* after stop: their data bytes */
 	int done;                   /* reached the limit, or failed */
 	const char *error;          /* NULL, or why this stream stopped */
 } dssm_recorder_stats;
@@ -143,6 +143,11 @@ int dssm_recorder_stream_count(dssm_recorder *r);
 /* Figures of stream i (0 .. count-1); DSSM_EINVAL past the end. Counts are
  * live while recording. */
 int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out);
+/* After stop: the data bytes the parts on disk hold of stream i (what
+ * queries return; `bytes` counts what was accepted, more after a write
+ * error). 0 before stop or for no such stream. A call of its own, not a
+ * field of dssm_recorder_stats, whose layout programs were built against. */
+uint64_t dssm_recorder_kept_bytes(dssm_recorder *r, int i);
 /* The current part number (1, 2, ...), or after stop the parts on disk. */
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);

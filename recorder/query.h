@@ -1,0 +1,63 @@
+/*
+ * query.h - a query's inside, shared by container_query.c (queries, merged
+ * by time) and container_search.c (finding a time in one stream's index).
+ * Not installed.
+ */
+#ifndef DSSM_QUERY_H
+#define DSSM_QUERY_H
+
+#include "store.h"
+
+/* A query reads ahead: index entries a window at a time, and small records a
+ * block at a time (records of a stream lie one after another in its .data),
+ * so a window of small samples costs a few reads, not two per sample. */
+#define INDEX_WINDOW 256            /* entries (8 KiB) */
+#define DATA_WINDOW (256u << 10)    /* bytes */
+
+struct cursor {
+	int stream;
+	uint64_t next, end;  /* entries [next, end) */
+	dssm_time_t time;    /* time of entry `next` */
+	uint8_t entry[ENTRY];
+	uint8_t *ibuf;       /* entries [ibase, ibase + icount) */
+	uint64_t ibase;
+	uint32_t icount;
+	uint8_t *dbuf;       /* data bytes [doff, doff + dlen) */
+	size_t dcap, dlen;
+	uint64_t doff;
+	uint64_t data_stop;  /* where the range's last record ends in .data */
+	/* what the previous record returned leaves for the next: entries of a
+	 * sound index never go back in time or in the file */
+	dssm_time_t min_time;
+	uint64_t min_off;
+	int reload;          /* entry `next` failed to load after the record before
+	                        it was returned: its error comes on the next call */
+};
+
+struct dssm_query {
+	dssm_container *c;
+	struct cursor *cur;
+	int n;
+	dssm_time_t start, stop;
+	/* the index entries the last search read: [wlo, whi) of stream wstream */
+	uint8_t win[256 * ENTRY];
+	int wstream;
+	uint64_t wlo, whi;
+	int reload;          /* a cursor has reload set */
+};
+
+/* Index entry i of a stream from the last search's window, if it is there. */
+static inline const uint8_t *query_from_window(struct dssm_query *q, int stream, uint64_t i)
+{
+	return q->wstream == stream && i >= q->wlo && i < q->whi ? q->win + (i - q->wlo) * ENTRY
+	                                                          : NULL;
+}
+
+/* Damage a query met (rc DSSM_ECORRUPT) kept with the stream; returns rc. */
+int dssm__query_met_damage(dssm_container *c, int stream, int rc);
+/* Where the first entry whose time is >= t (after = 0) or > t (after = 1)
+ * is, from entry `from` on, checked where it lands. 0 and *at, or < 0. */
+int dssm__query_search_time(struct dssm_query *q, int stream, dssm_time_t t, int after,
+                            uint64_t from, uint64_t *at);
+
+#endif
