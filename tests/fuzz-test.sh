@@ -59,7 +59,7 @@ else
 fi
 # The container reader: seeds are real recordings packed as directory images
 # ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
-if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c recorder/container.c recorder/container_open.c recorder/container_query.c recorder/container_write.c recorder/container_sync.c recorder/crc32c.c connector/wire.c \
+if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c recorder/container.c recorder/container_open.c recorder/container_closed.c recorder/container_query.c recorder/container_search.c recorder/container_write.c recorder/container_sync.c recorder/crc32c.c connector/wire.c \
 	ssmcore/error.c ssmcore/time.c -lm >"$out/build-container.log" 2>&1; then
 	mkdir -p "$out/container-corpus"
 	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
