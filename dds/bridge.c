@@ -185,21 +185,21 @@ static void scan(struct bridge *b)
 }
 
 /* Writers discovered: the subscriptions waiting for their topic start. */
-/* Subscriptions a glob just made (subs[from .. nsubs)) get their listeners,
+/* Subscriptions a glob made (subs[nlistens .. nsubs)) get their listeners,
  * on the readers the glob made. A slot whose listener could not be made
  * stays NULL: that subscription is served by the waitset and the bridge's
  * takes, as before the listener path. */
-static void listen_new_subs(struct bridge *b, int from, const dds_builtintopic_endpoint_t *ep)
+static void listen_new_subs(struct bridge *b, const dds_builtintopic_endpoint_t *ep)
 {
-	if (from >= b->nsubs)
+	if (b->nlistens >= b->nsubs)
 		return;
 	struct ddsb_listen **more = realloc(b->listens, (size_t)b->nsubs * sizeof *more);
 	if (!more) {
 		fprintf(b->cfg->log, "dssm dds: out of memory for %d listeners\n", b->nsubs);
-		return; /* b->listens still covers [0, from): the new ones are not listened to */
+		return; /* tried again at the next discovery; until then the waitset serves them */
 	}
 	b->listens = more;
-	for (int k = from; k < b->nsubs; k++) {
+	for (int k = b->nlistens; k < b->nsubs; k++) {
 		b->listens[k] = NULL;
 		if (ddsb_listen_new(b->subs[k], b->cfg->log, &b->listens[k]) < 0 ||
 		    ddsb_listen_discovered(b->listens[k], b->pp, b->waitset, ep) < 0)
@@ -234,11 +234,10 @@ static void discovered(struct bridge *b)
 			for (int k = 0; k < b->nsubs; k++)
 				if (sub_discovered(b, k, samples[i]) < 0)
 					fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
-			int before = b->nsubs;
 			if (ddsb_globs_discovered(b->globs, &b->subs, &b->nsubs, b->pp, b->waitset,
 			                          samples[i]) < 0)
 				fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
-			listen_new_subs(b, before, samples[i]);
+			listen_new_subs(b, samples[i]);
 		}
 		dds_return_loan(b->pubs_seen, samples, n);
 		if (n < 16)
@@ -317,10 +316,13 @@ static int setup(struct bridge *b)
 			                cfg->subs[i].ring);
 		else
 			continue; /* its topics get subscriptions as their writers are discovered */
-		if (rc == 0)
-			rc = ddsb_listen_new(b->subs[b->nsubs], cfg->log, &b->listens[b->nsubs]);
 		if (rc < 0)
 			return rc;
+		if (ddsb_listen_new(b->subs[b->nsubs], cfg->log, &b->listens[b->nsubs]) < 0) {
+			fprintf(cfg->log, "dssm dds: %s (%s is taken by the bridge's thread)\n",
+			        dssm_last_error(), cfg->subs[i].topic);
+			b->listens[b->nsubs] = NULL;
+		}
 		b->nsubs++;
 		b->nlistens = b->nsubs;
 	}

@@ -315,6 +315,8 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
  * write yet is held, in order, for the next ddsb_sub_take). */
 dds_entity_t ddsb_sub_reader(const struct ddsb_sub *s);
 void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset);
+/* 1: left to the bridge's thread (samples held, the ring not yet made or
+ * open, a feeder check due): the caller wakes it. */
 int ddsb_sub_take_nowait(struct ddsb_sub *s);
 
 /* ---- listen.c: a subscription's samples taken in a DATA_AVAILABLE listener ------- */

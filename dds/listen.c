@@ -61,6 +61,8 @@ static void drain(struct ddsb_listen *l, int nowait)
 		atomic_store(&l->want, 0);
 		int rc = nowait ? ddsb_sub_take_nowait(l->sub) : ddsb_sub_take(l->sub);
 		pthread_mutex_unlock(&l->mu);
+		if (rc == 1 && l->guard > 0) /* what may wait: the bridge's thread, now */
+			dds_set_guardcondition(l->guard, true);
 		if (rc < 0)
 			fprintf(l->log, "dssm dds: %s\n", dssm_last_error());
 	}

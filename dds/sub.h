@@ -6,6 +6,8 @@
 #ifndef DDSB_SUB_H
 #define DDSB_SUB_H
 
+#include <stdatomic.h>
+
 #include "ddsb.h"
 
 #define TAKE_BATCH 32
@@ -16,7 +18,8 @@ struct ddsb_sub {
 	char ring_name[DSSM_NAME_MAX + 1];
 	int ring_id;
 	char label[DSSM_NAME_MAX + 16];
-	int reading, generic, failed;
+	int reading, generic;
+	atomic_int failed;                /* read by globs.c from the bridge's thread */
 	int best_effort;                  /* the writer's: a sample DDS rejects is not sent again */
 	char dds_type[256];
 	char dssm_type[DSSM_TYPE_MAX + 1];
@@ -63,6 +66,8 @@ int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, ds
 /* 1 if another live process feeds the ring (this subscription then leaves
  * it alone); looked at again at most once a second unless now_too. */
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);
+/* 1 if the once-a-second feeder check is due (ddsb_sub_fed_elsewhere). */
+int ddsb_sub_feeder_due(const struct ddsb_sub *s);
 /* The held samples, written by the bridge's thread, in order. */
 void ddsb_sub_write_held(struct ddsb_sub *s);
 

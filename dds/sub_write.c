@@ -29,15 +29,22 @@ void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 }
 
 /* Keep a sample for the bridge's thread: DDSB_HELD, or DSSM_ENOMEM. */
+/* -v: said once, whichever thread finds the ring's writers' lock taken. */
+static void note_held(struct ddsb_sub *s)
+{
+	if (s->cfg->verbose && !s->warned_held++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
+		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
+}
+
 static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
 	struct held *h = s->nheld < TAKE_BATCH ? malloc(sizeof *h + len) : NULL;
 	if (!h)
 		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
 		                  s->label);
-	if (!s->nheld && s->cfg->verbose && !s->warned_held++)
-		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
-		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
+	if (!s->nheld)
+		note_held(s);
 	h->t = t;
 	h->len = len;
 	if (len)
@@ -52,8 +59,13 @@ static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_
  * (ddsb_sub_write_held). */
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
-	if (!s->nowait)
+	if (!s->nowait) { /* the bridge's thread, which may wait */
+		int64_t w = dssm_write_try(s->ring, data, len, t);
+		if (w != DSSM_EAGAIN)
+			return w;
+		note_held(s);
 		return dssm_write(s->ring, data, len, t);
+	}
 	if (s->nheld)
 		return hold(s, data, len, t);
 	int64_t w = dssm_write_try(s->ring, data, len, t);
@@ -66,6 +78,11 @@ int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, ds
  * that process may end, or may have marked the ring after this one did (two
  * subscribers taking their first sample together: the last mark wins, the
  * other closes the ring within a second). */
+int ddsb_sub_feeder_due(const struct ddsb_sub *s)
+{
+	return !s->feeder_checked || dssm_now() - s->feeder_checked >= DSSM_NSEC_PER_SEC;
+}
+
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
 {
 	dssm_time_t now = dssm_now();

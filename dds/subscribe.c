@@ -523,12 +523,16 @@ void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset)
 
 int ddsb_sub_take_nowait(struct ddsb_sub *s)
 {
-	if (s->nheld)
-		return 0; /* the bridge's thread writes those first, then takes the rest */
+	/* What may wait is the bridge's thread's: held samples (written first),
+	 * making or opening the ring (dssm_open waits for a ring being made;
+	 * marking it takes the property lock), and the feeder check (it reads
+	 * the property, maybe opens the ring, looks in /proc). */
+	if (s->nheld || !s->ring || ddsb_sub_feeder_due(s))
+		return 1;
 	s->nowait = 1;
 	int rc = ddsb_sub_take(s);
 	s->nowait = 0;
-	return rc;
+	return rc < 0 ? rc : s->nheld ? 1 : 0;
 }
 
 int ddsb_sub_failed(const struct ddsb_sub *s)

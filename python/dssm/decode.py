@@ -188,6 +188,23 @@ def _pointer(data):
     return buf, len(buf)
 
 
+class Decodes:
+    """What a stream (live, remote or recorded) offers about decoding; the
+    class sets self._dec, its LazyDecoder."""
+
+    @property
+    def decoder(self):
+        """The stream's dssm.Decoder (built once, on first use); Error EINVAL
+        naming the stream when its encoding has no decoder or its definition
+        is wrong."""
+        return self._dec.get()
+
+    @property
+    def decodable(self):
+        """True if the library decodes this stream's samples (Sample.decode)."""
+        return self._dec.ok()
+
+
 class LazyDecoder:
     """The decoder of one stream, built on first use and kept; a failure is
     kept too and raised again (as a fresh Error) on each use."""

@@ -17,7 +17,7 @@ import numpy as np
 from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
-from .decode import Decoder, LazyDecoder
+from .decode import Decoder, Decodes, LazyDecoder
 from .stream import _ns
 
 # struct dssm_record (container.h) as a numpy dtype, so each
@@ -29,7 +29,7 @@ _RECORD_DTYPE = np.dtype({
     "itemsize": ffi.sizeof("dssm_record")})
 
 
-class RecordedStream:
+class RecordedStream(Decodes):
     """What a recording holds about one stream."""
 
     def __init__(self, index, rec, schema):
@@ -50,18 +50,6 @@ class RecordedStream:
         self.schema = schema
         self.dtype = dtype_for(self.encoding, schema, self.type)
         self._dec = LazyDecoder(self.address, self.encoding, self.type, schema)
-
-    @property
-    def decoder(self):
-        """The stream's dssm.Decoder (built once, on first use); Error EINVAL
-        naming the stream when its encoding has no decoder or its definition
-        is wrong."""
-        return self._dec.get()
-
-    @property
-    def decodable(self):
-        """True if the library decodes this stream's samples."""
-        return self._dec.ok()
 
     def __repr__(self):
         d = f", damage={self.damage!r}" if self.damage else ""

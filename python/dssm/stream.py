@@ -10,7 +10,7 @@ import numbers
 from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
-from .decode import LazyDecoder
+from .decode import Decodes, LazyDecoder
 
 NSEC = 1_000_000_000
 
@@ -169,7 +169,7 @@ class View:
         return f"View(tid={self.tid}, time_ns={self.time_ns}, len={self.len})"
 
 
-class Stream(_lib.Closing):
+class Stream(_lib.Closing, Decodes):
     """An open stream. Use dssm.open() / dssm.create() to get one."""
 
     def __init__(self, handle, address):
@@ -248,18 +248,6 @@ class Stream(_lib.Closing):
     def dtype(self):
         """numpy dtype of a struct-encoded stream's samples, else None."""
         return self._dt
-
-    @property
-    def decoder(self):
-        """The stream's dssm.Decoder (built once, on first use); Error EINVAL
-        naming the stream when its encoding has no decoder or its definition
-        is wrong."""
-        return self._dec.get()
-
-    @property
-    def decodable(self):
-        """True if the library decodes this stream's samples (Sample.decode)."""
-        return self._dec.ok()
 
     def _get_property(self):
         """The property blob (bytes); assign bytes to replace it."""
