@@ -58,6 +58,21 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list);
 /* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
 struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
+/* A recording's damaged streams, said once each (damage.c) by a command
+ * that still answers from their intact part: "dssm CMD: warning: LABEL is
+ * damaged: WHY; INTACT" (LOST instead, if set, for a stream whose
+ * description is lost). said: one byte per stream of the recording;
+ * damaged: set once one was said (the exit status is then 1). */
+struct cli_damage {
+	const char *cmd, *intact, *lost;
+	unsigned char *said;
+	int damaged;
+};
+struct dssm_container;
+void cli_damage_say(struct cli_damage *d, const struct dssm_recorded *r, int i);
+/* Damage the library found since in the streams sel[0 .. ns) (the query
+ * read their files), not yet said. */
+void cli_damage_recheck(struct cli_damage *d, struct dssm_container *c, const int *sel, int ns);
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
 /* `dssm info DIR|FILE` (info_recording.c): a table, or one JSON object. */

@@ -243,9 +243,9 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 struct play_run {
 	const struct play_opts *o;
 	dssm_container *c;
-	int n, ns, damaged;
+	int n, ns;
 	int *sel;                 /* the played streams' indexes, ns of them */
-	unsigned char *said;      /* a stream's damage was said, by stream index */
+	struct cli_damage dmg;    /* damaged streams, said */
 	dssm_stream **rings;      /* a played stream's ring, by stream index */
 	dssm_time_t first, last;  /* the played streams' span */
 	dssm_time_t t0, t1;       /* the window played */
@@ -296,28 +296,6 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	return 0;
 }
 
-static void play_say_damage(struct play_run *p, int i, const dssm_recorded *r)
-{
-	char label[DSSM_NAME_MAX + 16];
-	cli_recorded_label(r, i, label, sizeof label);
-	fprintf(stderr, "dssm play: warning: %s is damaged: %s; %s\n", label, r->damage,
-	        r->info.name[0] ? "playing its intact part" : "skipped");
-	p->damaged = 1;
-	p->said[i] = 1;
-}
-
-/* Damage found in the played streams since their rings were made (the
- * query read their files): said too, and the exit status is 1. */
-static void play_recheck(struct play_run *p)
-{
-	for (int i = 0; i < p->ns; i++) {
-		dssm_recorded r;
-		dssm_container_stream(p->c, p->sel[i], &r);
-		if (r.damage && !p->said[p->sel[i]])
-			play_say_damage(p, p->sel[i], &r);
-	}
-}
-
 /* The rings of the selected streams; damaged streams are said (the exit
  * status is 1: never a silently shorter replay), and one whose description
  * is lost is skipped. 0, or the exit status after an error was printed. */
@@ -338,7 +316,7 @@ static int play_create_rings(struct play_run *p, const char *path)
 			dssm_container_stream(p->c, i, &r);
 		}
 		if (r.damage) {
-			play_say_damage(p, i, &r);
+			cli_damage_say(&p->dmg, &r, i);
 			if (!r.info.name[0])
 				continue;
 		}
@@ -401,7 +379,7 @@ static int play_pass(struct play_run *p, int pass)
 	int rc = dssm_query_open(p->c, p->sel, p->ns, p->t0, p->t1, &q);
 	if (rc < 0)
 		return cli_dssm_error("play", rc);
-	play_recheck(p);
+	cli_damage_recheck(&p->dmg, p->c, p->sel, p->ns); /* what opening the query met */
 	keys_on();
 	dssm_time_t span = (p->last < p->t1 ? p->last : p->t1) - p->t0 + 1;
 	dssm_time_t shift = p->o->now ? dssm_now() - p->t0 : (dssm_time_t)pass * span;
@@ -412,7 +390,7 @@ static int play_pass(struct play_run *p, int pass)
 	else
 		status = play_samples(p, q, pass, shift, span);
 	dssm_query_close(q);
-	play_recheck(p); /* damage the replay met and read past */
+	cli_damage_recheck(&p->dmg, p->c, p->sel, p->ns); /* what the replay met and read past */
 	keys_off();
 	return status;
 }
@@ -426,13 +404,14 @@ int cmd_play(int argc, char **argv)
 	struct cli_recording recording;
 	if ((status = cli_recording_open("play", argv[optind], &recording)) != 0)
 		return status;
-	struct play_run p = {.o = &o, .c = recording.c};
+	struct play_run p = {.o = &o, .c = recording.c,
+	                     .dmg = {.cmd = "play", .intact = "playing its intact part", .lost = "skipped"}};
 	p.n = dssm_container_stream_count(p.c);
 	dssm_container_set_salvage(p.c, 1);
 	p.sel = calloc((size_t)(p.n ? p.n : 1), sizeof *p.sel);
 	p.rings = calloc((size_t)(p.n ? p.n : 1), sizeof *p.rings);
-	p.said = calloc((size_t)(p.n ? p.n : 1), 1);
-	if (!p.sel || !p.rings || !p.said)
+	p.dmg.said = calloc((size_t)(p.n ? p.n : 1), 1);
+	if (!p.sel || !p.rings || !p.dmg.said)
 		status = cli_error("play", "no memory for %d streams", p.n);
 	/* the window is checked before any ring is made */
 	dssm_time_t begins, ends;
@@ -459,7 +438,7 @@ int cmd_play(int argc, char **argv)
 		dssm_close(p.rings[i]);
 	free(p.rings);
 	free(p.sel);
-	free(p.said);
+	free(p.dmg.said);
 	cli_recording_close(&recording);
-	return status ? status : p.damaged;
+	return status ? status : p.dmg.damaged;
 }

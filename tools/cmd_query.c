@@ -154,7 +154,7 @@ static int query_parse_options(int argc, char **argv, struct query_opts *o)
 struct query_run {
 	const struct query_opts *o;
 	dssm_container *c;
-	int n, ns, damaged;
+	int n, ns;
 	int *sel;                            /* the selected streams' indexes, ns of them */
 	char (*labels)[DSSM_NAME_MAX + 16];  /* every stream's label */
 	dssm_time_t newest, first, last;     /* first, last: the recording's span, for +S */
@@ -164,16 +164,8 @@ struct query_run {
 	struct cli_decode *decs;             /* each selected stream's decoder */
 	uint64_t count, bytes;
 	int warned;                          /* the container's warning was printed */
-	unsigned char *said;                 /* a stream's damage was said */
+	struct cli_damage dmg;               /* damaged streams, said */
 };
-
-static void query_say_damage(struct query_run *r, int i, const char *damage)
-{
-	fprintf(stderr, "dssm query: warning: %s is damaged: %s; only its intact part is "
-	        "returned\n", r->labels[i], damage);
-	r->damaged = 1;
-	r->said[i] = 1;
-}
 
 /* The streams --streams selects (and the damaged ones when it is not given,
  * said, never silently left out: their intact part is returned, and the
@@ -202,24 +194,12 @@ static int query_select(struct query_run *r)
 		if (!cli_stream_selected(&rec.info, r->o->list) && !(rec.damage && !r->o->list))
 			continue;
 		if (rec.damage)
-			query_say_damage(r, i, rec.damage);
+			cli_damage_say(&r->dmg, &rec, i);
 		r->sel[r->ns++] = i;
 		if (rec.count && rec.last > r->newest)
 			r->newest = rec.last;
 	}
 	return 0;
-}
-
-/* Damage found in the selected streams since they were selected (opening
- * the query read their files): said too, and the exit status is 1. */
-static void query_recheck(struct query_run *r)
-{
-	for (int i = 0; i < r->ns; i++) {
-		dssm_recorded rec;
-		dssm_container_stream(r->c, r->sel[i], &rec);
-		if (rec.damage && !r->said[r->sel[i]])
-			query_say_damage(r, r->sel[i], rec.damage);
-	}
 }
 
 /* The selected streams' decoders, for the printed formats. */
@@ -309,8 +289,8 @@ static int query_finish(struct query_run *r, int rc)
 	if (r->ns)
 		dssm_query_close(r->q);
 	fflush(stdout);
-	if (r->said)
-		query_recheck(r); /* damage the query met and read past */
+	if (r->dmg.said) /* damage the query met and read past */
+		cli_damage_recheck(&r->dmg, r->c, r->sel, r->ns);
 	/* CLOSED found wrong by the query itself (its sparse times): said too */
 	if (!r->warned && dssm_container_warning(r->c))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r->c));
@@ -321,7 +301,7 @@ static int query_finish(struct query_run *r, int rc)
 	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n",
 	        (unsigned long long)r->count, b, r->ns, r->ns == 1 ? "" : "s",
 	        r->o->output ? " into " : "", r->o->output ? r->o->output : "");
-	return status ? status : r->damaged;
+	return status ? status : r->dmg.damaged;
 }
 
 static void query_free(struct query_run *r)
@@ -330,7 +310,7 @@ static void query_free(struct query_run *r)
 	free(r->decs);
 	free(r->sel);
 	free(r->labels);
-	free(r->said);
+	free(r->dmg.said);
 }
 
 /* `dssm query DIR|FILE`: a local recording. */
@@ -346,15 +326,16 @@ static int query_local(const char *path, const struct query_opts *o)
 	rc = cli_recording_open("query", path, &recording);
 	if (rc)
 		return rc;
-	struct query_run r = {.o = o, .c = recording.c};
+	struct query_run r = {.o = o, .c = recording.c,
+	                      .dmg = {.cmd = "query", .intact = "only its intact part is returned"}};
 	r.n = dssm_container_stream_count(r.c);
 	size_t slots = (size_t)(r.n ? r.n : 1);
 	r.sel = calloc(slots, sizeof *r.sel);
 	r.labels = calloc(slots, sizeof *r.labels);
 	r.out_index = calloc(slots, sizeof *r.out_index);
 	r.decs = calloc(slots, sizeof *r.decs);
-	r.said = calloc(slots, 1);
-	if (!r.sel || !r.labels || !r.out_index || !r.said) {
+	r.dmg.said = calloc(slots, 1);
+	if (!r.sel || !r.labels || !r.out_index || !r.dmg.said) {
 		query_free(&r);
 		cli_recording_close(&recording);
 		return cli_error("query", "no memory for %d streams", r.n);
@@ -381,7 +362,7 @@ static int query_local(const char *path, const struct query_opts *o)
 	dssm_container_set_salvage(r.c, 1);
 	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
 	if (rc == 0)
-		query_recheck(&r);
+		cli_damage_recheck(&r.dmg, r.c, r.sel, r.ns);
 	query_init_decoders(&r);
 	if (!r.decs)
 		rc = DSSM_ENOMEM;
