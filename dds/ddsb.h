@@ -311,12 +311,12 @@ int ddsb_globs_discovered(struct ddsb_globs *g, struct ddsb_sub ***subs, int *n,
                           dds_entity_t waitset, const dds_builtintopic_endpoint_t *ep);
 /* For listen.c: the reader once subscribed (else 0); drop the readcondition
  * from the waitset (a listener takes over); take from Cyclone's receive
- * thread, never waiting for another writer of the ring (what it cannot
- * write yet is held, in order, for the next ddsb_sub_take). */
+ * thread, never waiting (for another writer of the ring neither thread
+ * does: what cannot be written yet is held, in order, for a later take). */
 dds_entity_t ddsb_sub_reader(const struct ddsb_sub *s);
 void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset);
-/* 1: left to the bridge's thread (samples held, the ring not yet made or
- * open, a feeder check due): the caller wakes it. */
+/* 1: left to the bridge's thread (the ring not yet made or open, a feeder
+ * check due): the caller wakes it. */
 int ddsb_sub_take_nowait(struct ddsb_sub *s);
 
 /* ---- listen.c: a subscription's samples taken in a DATA_AVAILABLE listener ------- */

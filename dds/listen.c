@@ -7,15 +7,15 @@
  * The subscription (subscribe.c) is touched by two threads: the receive
  * thread (the listener) and the bridge's (discovery, and a take at each of
  * its wake-ups, at least every 100 ms). A mutex per subscription serializes
- * them. The receive thread never waits: neither for that mutex (trylock)
- * nor for another writer of the ring (dssm_write_try; what it could not
- * write is held in order and written by the bridge's thread, which may
- * wait). A listener that finds the mutex taken leaves `want` set, and
- * whoever holds the mutex takes again after unlocking, so an arrival is
- * never left in the reader unseen until the next wake-up. Until the
- * samples are taken they stay in the reader, which is keep-all up to the
- * ring's history: a reliable writer is held back, a best-effort writer's
- * rejected samples are counted (subscribe.c).
+ * them. The receive thread never waits for that mutex (trylock), and
+ * neither thread waits for another writer of the ring (dssm_write_try;
+ * what cannot be written yet is held in order, bounded, sub_write.c). A
+ * listener that finds the mutex taken leaves `want` set, and whoever holds
+ * the mutex takes again after unlocking, so an arrival is never left in the
+ * reader unseen until the next wake-up. Until the samples are taken they
+ * stay in the reader, which is keep-all up to the ring's history: a
+ * reliable writer faster than the bridge is held back, a best-effort
+ * writer's rejected samples are counted (subscribe.c).
  *
  * In a burst (a sample within DDSB_BURST_NS of the one before) the listener
  * leaves the samples to the bridge's thread, woken by a guard condition:

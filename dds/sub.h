@@ -41,12 +41,16 @@ struct ddsb_sub {
 	int yielding;                     /* another live process feeds the ring */
 	int warned_big, warned_old, warned_type, warned_writers;
 	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
-	/* the listener path (listen.c): writes from Cyclone's receive thread
-	 * must not wait for another writer of the ring; what they could not
-	 * write yet is held, in order, for the bridge's thread */
-	int nowait;
-	struct held *held[TAKE_BATCH];
-	int nheld, warned_held;
+	/* Neither thread waits for another writer of the ring (sub_write.c):
+	 * what cannot be written yet is held, in order, in a queue of at most
+	 * `depth` samples (the reader's keep-all limit, the ring's history);
+	 * the oldest held sample gives way to a newer one (counted `replaced`) */
+	int nowait;                       /* the listener: on Cyclone's receive thread */
+	uint32_t depth;                   /* the reader's limit, and the held queue's */
+	struct held **held;               /* a circular queue of depth, made at the first hold */
+	uint32_t held_first, nheld;
+	uint64_t replaced;                /* held samples a newer one replaced: dropped */
+	int warned_held, warned_replaced;
 };
 
 /* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
@@ -60,15 +64,18 @@ struct held {
 /* sub_write.c */
 /* A write that failed with W: dropped and counted, logged once per kind. */
 void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len);
-/* The ring write of put(): dssm_write, or in the listener (s->nowait) one
- * that never waits (DDSB_HELD: kept for the bridge's thread). */
+/* The ring write of put(), which never waits for another writer of the
+ * ring: DDSB_HELD when the sample is kept to be written later. */
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t);
 /* 1 if another live process feeds the ring (this subscription then leaves
  * it alone); looked at again at most once a second unless now_too. */
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);
 /* 1 if the once-a-second feeder check is due (ddsb_sub_fed_elsewhere). */
 int ddsb_sub_feeder_due(const struct ddsb_sub *s);
-/* The held samples, written by the bridge's thread, in order. */
-void ddsb_sub_write_held(struct ddsb_sub *s);
+/* The held samples written, in order, as far as the ring lets (by either
+ * thread, never waiting); 1 if some are still held. */
+int ddsb_sub_write_held(struct ddsb_sub *s);
+/* At the stop: held samples still unwritten are dropped, counted, logged. */
+void ddsb_sub_drop_held(struct ddsb_sub *s);
 
 #endif

@@ -1,10 +1,10 @@
 /*
  * sub_write.c - how a subscription's taken sample goes into its ring: the
- * write itself (in Cyclone's receive thread one that never waits for
- * another writer of the ring: what it cannot write yet is held, in order,
- * for the bridge's thread), the count and log line of a write that failed,
- * and the check that no other live process feeds the ring (each sample
- * would be there twice).
+ * write itself (one that never waits for another writer of the ring: what
+ * it cannot write yet is held, in order, in a queue bounded by the ring's
+ * history), the count and log line of a write that failed, and the check
+ * that no other live process feeds the ring (each sample would be there
+ * twice).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,44 +28,69 @@ void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 		fprintf(s->cfg->log, "dssm dds: %s: %s\n", s->topic, dssm_last_error());
 }
 
-/* Keep a sample for the bridge's thread: DDSB_HELD, or DSSM_ENOMEM. */
 /* -v: said once, whichever thread finds the ring's writers' lock taken. */
 static void note_held(struct ddsb_sub *s)
 {
 	if (s->cfg->verbose && !s->warned_held++)
-		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples wait for the "
-		        "bridge's thread (further ones not shown)\n", s->topic, s->label);
+		fprintf(s->cfg->log, "dssm dds: %s: another writer holds %s; its samples are held in "
+		        "the bridge until it is free (further ones not shown)\n", s->topic, s->label);
 }
 
+/* The held queue is full: its oldest sample gives way. Written later it
+ * would mostly have been overwritten in the ring by the `depth` newer ones
+ * held (the ring's history, unless --max-stream-bytes cut the depth) before
+ * any reader of the ring could see it; but it is a sample of the writer
+ * that never reached the ring: counted dropped, and said (not only -v). */
+static void replace_oldest(struct ddsb_sub *s)
+{
+	free(s->held[s->held_first]);
+	s->held_first = (s->held_first + 1) % s->depth;
+	s->nheld--;
+	s->replaced++;
+	s->dropped++;
+	if (!s->warned_replaced++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer held %s longer than its history (%u "
+		        "samples) lasted; the oldest samples taken meanwhile are dropped, %s (further "
+		        "ones counted)\n", s->topic, s->label, s->depth,
+		        s->depth + 1 >= s->slots ? "as the ring would have overwritten them"
+		                                 : "the most the bridge keeps (--max-stream-bytes)");
+}
+
+/* Keep a sample to be written later: DDSB_HELD, or DSSM_ENOMEM. */
 static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
-	struct held *h = s->nheld < TAKE_BATCH ? malloc(sizeof *h + len) : NULL;
+	if (!s->depth)
+		s->depth = 1;
+	if (!s->held && !(s->held = calloc(s->depth, sizeof *s->held)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for %u held samples of %s", s->depth,
+		                  s->label);
+	struct held *h = malloc(sizeof *h + len);
 	if (!h)
 		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
 		                  s->label);
 	if (!s->nheld)
 		note_held(s);
+	if (s->nheld == s->depth)
+		replace_oldest(s);
 	h->t = t;
 	h->len = len;
 	if (len)
 		memcpy(h->data, data, len);
-	s->held[s->nheld++] = h;
+	s->held[(s->held_first + s->nheld) % s->depth] = h;
+	s->nheld++;
 	return DDSB_HELD;
 }
 
-/* The ring write of put(). In the listener (s->nowait) it never waits for
- * another writer: DSSM_EAGAIN holds the sample, and every later one of the
- * batch after it (time order), until the bridge's thread writes them
- * (ddsb_sub_write_held). */
+/* The ring write of put(), from either thread. It never waits for another
+ * writer of the ring (a process holding a borrowed slot): on Cyclone's
+ * receive thread that would stop all of the bridge's DDS reception, and on
+ * the bridge's thread every other subscription, discovery included, while
+ * the reader filled and Cyclone's receive thread retried its store for as
+ * long (docs/dds.md, Limits). DSSM_EAGAIN holds the sample, and every later
+ * one after it (time order), until the ring is free (ddsb_sub_write_held,
+ * at each take, at least every 100 ms). */
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
-	if (!s->nowait) { /* the bridge's thread, which may wait */
-		int64_t w = dssm_write_try(s->ring, data, len, t);
-		if (w != DSSM_EAGAIN)
-			return w;
-		note_held(s);
-		return dssm_write(s->ring, data, len, t);
-	}
 	if (s->nheld)
 		return hold(s, data, len, t);
 	int64_t w = dssm_write_try(s->ring, data, len, t);
@@ -104,14 +129,14 @@ int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
 	return s->yielding;
 }
 
-/* The samples the listener held, written by the bridge's thread (which may
- * wait for another writer), in the order they came. */
-void ddsb_sub_write_held(struct ddsb_sub *s)
+int ddsb_sub_write_held(struct ddsb_sub *s)
 {
-	for (int i = 0; i < s->nheld; i++) {
-		struct held *h = s->held[i];
+	while (s->nheld) {
+		struct held *h = s->held[s->held_first];
 		/* the ring may have been left to another feeder since (fed_elsewhere) */
-		int64_t w = s->ring ? dssm_write(s->ring, h->data, h->len, h->t) : 0;
+		int64_t w = s->ring ? dssm_write_try(s->ring, h->data, h->len, h->t) : 0;
+		if (w == DSSM_EAGAIN)
+			return 1;
 		if (!s->ring) {
 			s->elsewhere++;
 		} else if (w < 0) {
@@ -121,6 +146,23 @@ void ddsb_sub_write_held(struct ddsb_sub *s)
 			s->bytes += h->len;
 		}
 		free(h);
+		s->held_first = (s->held_first + 1) % s->depth;
+		s->nheld--;
 	}
-	s->nheld = 0;
+	return 0;
+}
+
+void ddsb_sub_drop_held(struct ddsb_sub *s)
+{
+	if (s->nheld && ddsb_sub_write_held(s))
+		fprintf(s->cfg->log, "dssm dds: %s: %u samples taken were not yet written into %s at "
+		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld,
+		        s->label);
+	s->dropped += s->nheld;
+	for (; s->nheld; s->nheld--) {
+		free(s->held[s->held_first]);
+		s->held_first = (s->held_first + 1) % s->depth;
+	}
+	free(s->held);
+	s->held = NULL;
 }

@@ -141,7 +141,7 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
 	                 rel == DDS_RELIABILITY_BEST_EFFORT;
 	if (ddsb_userdata_layout(ep->qos, &slots, &max_size))
 		take_layout(s, slots, max_size);
-	uint32_t depth = reader_depth(s);
+	uint32_t depth = s->depth = reader_depth(s);
 	if (s->generic) {
 		s->topic_e = dds_create_topic(pp, &dssm_msg_Sample_desc, s->topic, NULL, NULL);
 	} else {
@@ -448,11 +448,14 @@ int ddsb_sub_take(struct ddsb_sub *s)
 {
 	if (!s->reading)
 		return 0;
+	/* Taken even while the ring is held (the held queue keeps them): a
+	 * reader left full would make Cyclone's receive thread retry its store,
+	 * all of its reception stopped (docs/dds.md, Limits). */
 	ddsb_sub_write_held(s);
 	int n;
 	do
 		n = s->generic ? take_generic(s) : take_ros2(s);
-	while (n == TAKE_BATCH && !s->nheld);
+	while (n == TAKE_BATCH);
 	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
 		count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
@@ -470,20 +473,17 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		count_dds_losses(s); /* since the last take */
 	st->left_elsewhere += s->elsewhere;
 	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big || s->after_stop ||
-	    s->elsewhere)
+	    s->elsewhere || s->replaced)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
 		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big, "
-		        "%llu after the subscription stopped; %llu left to the process feeding it\n",
+		        "%llu after the subscription stopped, %llu past the ring's history while "
+		        "another writer held it; %llu left to the process feeding it\n",
 		        s->topic, (unsigned long long)s->skipped, s->label,
 		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
 		        (unsigned long long)s->lost, (unsigned long long)s->too_big,
-		        (unsigned long long)s->after_stop, (unsigned long long)s->elsewhere);
-	if (s->nheld)
-		fprintf(s->cfg->log, "dssm dds: %s: %d samples taken were not yet written into %s at "
-		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld, s->label);
-	for (int i = 0; i < s->nheld; i++)
-		free(s->held[i]);
-	s->dropped += (uint64_t)s->nheld;
+		        (unsigned long long)s->after_stop, (unsigned long long)s->replaced,
+		        (unsigned long long)s->elsewhere);
+	ddsb_sub_drop_held(s);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;
@@ -523,16 +523,17 @@ void ddsb_sub_unwait(struct ddsb_sub *s, dds_entity_t waitset)
 
 int ddsb_sub_take_nowait(struct ddsb_sub *s)
 {
-	/* What may wait is the bridge's thread's: held samples (written first),
-	 * making or opening the ring (dssm_open waits for a ring being made;
-	 * marking it takes the property lock), and the feeder check (it reads
-	 * the property, maybe opens the ring, looks in /proc). */
-	if (s->nheld || !s->ring || ddsb_sub_feeder_due(s))
+	/* What may wait is the bridge's thread's: making or opening the ring
+	 * (dssm_open waits for a ring being made; marking it takes the property
+	 * lock), and the feeder check (it reads the property, maybe opens the
+	 * ring, looks in /proc). Held samples are not: neither thread waits for
+	 * the ring's other writers (sub_write.c). */
+	if (!s->ring || ddsb_sub_feeder_due(s))
 		return 1;
 	s->nowait = 1;
 	int rc = ddsb_sub_take(s);
 	s->nowait = 0;
-	return rc < 0 ? rc : s->nheld ? 1 : 0;
+	return rc < 0 ? rc : 0;
 }
 
 int ddsb_sub_failed(const struct ddsb_sub *s)

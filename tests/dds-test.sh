@@ -885,7 +885,9 @@ listener() {
 	exec {hold_fd}>"$tmp/hold.in"
 	for _ in $(seq 100); do grep -q held "$tmp/hold.out" && break; sleep 0.1; done
 	# (the publisher stays until its samples are in)
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hold $N "$(ns_of 1)" 1000000 1 1 t raw 60 >/dev/null &
+	# ({hold_fd}>&-: a publisher keeping the pipe open would make the hold
+	# last as long as it lives)
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hold $N "$(ns_of 1)" 1000000 1 1 t raw 60 >/dev/null {hold_fd}>&- &
 	local pub=$! last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
 	sleep 2
 	exec {hold_fd}>&-
@@ -906,6 +908,81 @@ listener() {
 	on_a "$dssm" rm dt_hold >/dev/null 2>&1
 }
 listener
+# A ring held longer than its history lasts (dds/sub_write.c): neither of
+# the bridge's threads waits for another writer of a ring; what comes
+# meanwhile is taken and held in the bridge, up to the ring's history, and
+# older held samples (the ring would have overwritten them) are dropped and
+# counted. So Cyclone's receive thread is never left retrying a store into a
+# full reader (which blocks all of its reception, ddsi_deliver_locally.c):
+# another topic of the same bridge lands during the hold, and every sample
+# of the writer is written or counted, never lost with it.
+stall() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_stall dt_side"
+	local log=$tmp/stall.bridge.log N=300 side_ok=0 last
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_stall --subscribe dssm/dt_side \
+		-v 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_stall 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	for _ in $(seq 100); do
+		on_a "$dssm" cat dt_stall -n 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	mkfifo "$tmp/stall.in"
+	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_stall raw \
+		<"$tmp/stall.in" >"$tmp/stall.out" 2>&1 &
+	local holder=$!
+	exec {stall_fd}>"$tmp/stall.in"
+	for _ in $(seq 100); do grep -q held "$tmp/stall.out" && break; sleep 0.1; done
+	# N samples, more than the ring's history, while the ring is held; the
+	# writer leaves once they are acknowledged (-30: at most 30 s), before
+	# the hold ends: what the bridge has not taken by then is gone with it
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_stall $N "$(ns_of 1)" 1000000 1 1 t raw -30 >/dev/null {stall_fd}>&- &
+	local pub=$! acked
+	wait $pub
+	acked=$?
+	# another topic's sample, while the ring is still held
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_side 1 "$(ns_of 0)" 0 0 1 t raw 120 >/dev/null {stall_fd}>&- &
+	local side=$!
+	pids+=("$side")
+	for _ in $(seq 200); do
+		if on_a "$dssm" cat dt_side -n 1 >/dev/null 2>&1; then
+			kill -0 $holder 2>/dev/null && side_ok=1
+			break
+		fi
+		sleep 0.1
+	done
+	exec {stall_fd}>&-
+	wait $holder
+	last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
+	for _ in $(seq 150); do
+		[ "$(on_a "$dssm" cat dt_stall -n 1 --format json 2>/dev/null | cat_raw)" = "$last" ] && break
+		sleep 0.2
+	done
+	kill -TERM $bridge; wait $bridge
+	kill $side; wait $side 2>/dev/null
+	t_s_side() {
+		grep -q held "$tmp/stall.out" || { cat "$tmp/stall.out"; return 1; }
+		[ $side_ok = 1 ] || { echo "dt_side's sample did not land while dt_stall was held"; cat "$log"; return 1; }
+	}
+	check "stall: while a ring is held longer than its history lasts, another topic of the bridge still lands" t_s_side
+	t_s_count() { # written + dropped = every sample; the ring ends with the writer's newest 100, in order
+		local w d
+		w=$(grep -o "subscribed 2 topics: [0-9]* samples" "$log" | awk '{print $4}')
+		d=$(grep -o "written, [0-9]* dropped" "$log" | awk '{print $2}')
+		echo "written $w, dropped $d; the writer's exit status $acked (0: all acknowledged)"
+		[ $acked = 0 ] && [ -n "$w" ] && [ -n "$d" ] && [ $((w + d)) -eq $((N + 2)) ] && [ "$d" -gt 0 ] ||
+			{ cat "$log"; return 1; }
+		grep -q "dssm/dt_stall: another writer held dt_stall:0 longer than its history" "$log" || { cat "$log"; return 1; }
+		grep -Eq "dssm/dt_stall: .* $d past the ring's history while another writer held it" "$log" || { cat "$log"; return 1; }
+		on_a "$dssm" cat dt_stall -n 0 --format json | cat_raw | tail -100 |
+			diff <(for i in $(seq $((N - 100)) $((N - 1))); do echo "$(($(ns_of 1) + i * 1000000)) s$i"; done) -
+	}
+	check "stall: a writer into a ring held longer than its history has every sample acknowledged, and written or counted dropped ($((N + 2)) in all), though it left during the hold; the ring ends with its newest 100 in order" t_s_count
+}
+stall
 # The bridge asks Cyclone for a 4 MiB socket receive buffer (the kernel
 # reports twice what it grants, at most net.core.rmem_max), and a
 # CYCLONEDDS_URI of the user's comes after it: asking for a minimum above

@@ -5,7 +5,9 @@
  *   hostile_pub DOMAIN TOPIC N TIME_NS STEP_NS TID0 TID_STEP TYPE ENCODING [WAIT [SIZE [USERDATA]]]
  * Sample i: time TIME_NS + i * STEP_NS, TID TID0 + i * TID_STEP, data "s<i>".
  * TYPE "L<n>" means n letters 'x'. It waits for a reader, writes, then for
- * WAIT seconds (default 2) so reliable delivery completes.
+ * WAIT seconds (default 2) so reliable delivery completes; a negative WAIT
+ * waits until every reader acknowledged every sample, at most -WAIT
+ * seconds, and leaves (exit status 3 if some were not acknowledged).
  * SIZE > 0: every sample but the first and the last has SIZE bytes
  * ("s<i>" then 'x's); those two stay small, so a reader sees the TID gap
  * the big ones left if they were dropped on the way. USERDATA: the writer's USER_DATA (a dssm bridge's
@@ -83,10 +85,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	dds_sleepfor(DDS_SECS(argc > 10 ? atoi(argv[10]) : 2));
+	int wait = argc > 10 ? atoi(argv[10]) : 2, acked = 1;
+	if (wait < 0)
+		acked = dds_wait_for_acks(w, DDS_SECS(-wait)) == DDS_RETCODE_OK;
+	else
+		dds_sleepfor(DDS_SECS(wait));
 	free(data);
 	free(type);
 	free(enc);
 	dds_delete(pp);
-	return 0;
+	return acked ? 0 : 3;
 }
