@@ -44,6 +44,64 @@ int ddsb_topic_matches(const char *glob, const char *topic)
 	return fnmatch(glob, topic, 0) == 0;
 }
 
+/* A character Cyclone DDS 0.10 takes in a topic name it creates (it
+ * answers "Bad Parameter" to any other: ' ', '-', '.', ':', '%', non-ASCII). */
+static int topic_char(char c, size_t at)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '/' ||
+	       (at > 0 && c >= '0' && c <= '9');
+}
+
+/* What is wrong with TOPIC (an exact topic, or a glob: any printable ASCII
+ * but a space), or 0. */
+static int topic_check(const char *topic, int glob)
+{
+	size_t len = strlen(topic);
+	if (len == 0)
+		return dssm__fail(DSSM_EINVAL, "an empty topic");
+	if (len > DDSB_TOPIC_MAX)
+		return dssm__fail(DSSM_EINVAL, "the topic is %zu characters; at most %d", len,
+		                  DDSB_TOPIC_MAX);
+	for (size_t i = 0; i < len; i++) {
+		char c = topic[i];
+		if (glob ? c > ' ' && c <= '~' : topic_char(c, i))
+			continue;
+		if (c > ' ' && c <= '~')
+			return dssm__fail(DSSM_EINVAL, "the topic has '%c' at %zu: Cyclone DDS takes topic "
+			                  "names of A-Z a-z 0-9 _ / (not starting with a digit)", c, i);
+		return dssm__fail(DSSM_EINVAL, "the topic has character 0x%02x at %zu: a topic is "
+		                  "printable ASCII, without spaces", (unsigned char)c, i);
+	}
+	return 0;
+}
+
+int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out)
+{
+	char *eq = strchr(arg, '='), name[DSSM_NAME_MAX + 1];
+	int id, glob;
+	if (eq)
+		*eq = '\0';
+	out->topic = arg;
+	out->ring = eq ? eq + 1 : NULL;
+	glob = ddsb_topic_is_glob(arg);
+	int rc = topic_check(arg, glob);
+	if (rc == 0 && eq && glob)
+		rc = dssm__fail(DSSM_EINVAL, "a glob's topics each land in the ring named after the "
+		                "topic; no =RING with a glob");
+	else if (rc == 0 && eq && !eq[1])
+		rc = dssm__fail(DSSM_EINVAL, "an empty RING after '='");
+	else if (rc == 0 && !glob && !eq)
+		rc = ddsb_ring_for_topic(arg, name, &id);
+	else if (rc == 0 && !glob && (rc = dssm_parse_address(eq + 1, name, &id)) < 0) {
+		char why[256]; /* it names RING as given: no control character through */
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		for (char *p = why; *p; p++)
+			*p = *p >= ' ' && *p <= '~' ? *p : '?';
+		rc = dssm__fail(rc, "%s", why);
+	}
+	return rc;
+}
+
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg)
 {
 	struct ddsb_globs *g = calloc(1, sizeof *g);

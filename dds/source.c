@@ -97,37 +97,46 @@ static void on_topic(void *user, const char *topic, const char *ring)
 	}
 }
 
-/* specs[i] "dds:TOPIC[=RING]" or "dds:GLOB" into s->subs[i] and
- * s->labels[i], refusing what the bridge would refuse in its thread (a ring
- * not made from DDS, a glob with a ring). */
-static int parse_spec(struct ddsb_source *s, int i, const char *spec)
+int ddsb_source_check(const char *spec)
 {
 	if (!ddsb_is_source(spec))
-		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING] or dds:GLOB)",
-		                  spec);
+		return dssm__fail(DSSM_EINVAL, "not a DDS source (dds:TOPIC[=RING] or dds:GLOB)");
+	char *copy = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1), shown[96];
+	if (!copy)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a DDS source");
+	struct ddsb_subscription sub;
+	int rc = ddsb_subscription_parse(copy, &sub);
+	free(copy);
+	/* (shown: the spec may hold control characters) */
+	return rc < 0 ? dssm__fail(rc, "'%s': %s (a DDS source is dds:TOPIC, dds:TOPIC=RING or "
+	                           "dds:GLOB)", ddsb_shown(spec, shown, sizeof shown),
+	                           dssm_last_error()) : 0;
+}
+
+/* specs[i] "dds:TOPIC[=RING]" or "dds:GLOB" into s->subs[i] and
+ * s->labels[i], refusing what the bridge would refuse in its thread (a
+ * malformed spec, a glob with a ring, a ring not made from DDS). */
+static int parse_spec(struct ddsb_source *s, int i, const char *spec)
+{
+	int rc = ddsb_source_check(spec);
+	if (rc < 0)
+		return rc;
 	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
-	char *eq = strchr(s->copies[i], '='), name[DSSM_NAME_MAX + 1];
-	if (eq)
-		*eq = '\0';
-	if (!*s->copies[i] || (eq && !eq[1]))
-		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC, dds:TOPIC=RING or "
-		                  "dds:GLOB", spec);
-	s->subs[i].topic = s->copies[i];
-	s->subs[i].ring = eq ? eq + 1 : NULL;
-	if (ddsb_topic_is_glob(s->copies[i]))
-		return eq ? dssm__fail(DSSM_EINVAL, "'%s': a glob's topics each land in the ring named "
-		                       "after the topic; no =RING with a glob", spec)
-		          : 0;
-	int id, rc = eq ? dssm_parse_address(eq + 1, name, &id)
-	                : ddsb_ring_for_topic(s->copies[i], name, &id);
+	ddsb_subscription_parse(s->copies[i], &s->subs[i]); /* checked above */
+	const char *topic = s->subs[i].topic, *ring = s->subs[i].ring;
+	if (ddsb_topic_is_glob(topic))
+		return 0;
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	rc = ring ? dssm_parse_address(ring, name, &id) : ddsb_ring_for_topic(topic, name, &id);
 	if (rc < 0)
 		return rc;
 	snprintf(s->labels[i], sizeof s->labels[i], "%s:%d", name, id);
 	if (ddsb_ring_from_dds(name, id) == 0)
 		return dssm__fail(DSSM_EINVAL, "ring %s exists and was not made from DDS: DDS samples go "
 		                  "only into rings made from DDS (docs/dds.md); choose another with "
-		                  "dds:%s=RING", s->labels[i], s->copies[i]);
+		                  "dds:%s=RING", s->labels[i], topic);
 	return 0;
 }
 
@@ -210,15 +219,18 @@ static int await_rings(struct ddsb_source *s, dssm_time_t wait, volatile sig_ato
 	return rc < 0 ? rc : 0;
 }
 
-int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
-                      volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out)
+int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
+                      volatile sig_atomic_t *interrupt, struct ddsb_source **out)
 {
 	struct ddsb_source *s = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
-	s->cfg = (struct ddsb_config){.domain = domain, .nsubs = n, .max_size = DDSB_DEFAULT_MAX_SIZE,
-	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .halt = &s->stop,
-	                              .on_topic = on_topic, .user = s};
+	/* the domain, the limits and the log from base; nothing published */
+	s->cfg = (struct ddsb_config){.domain = base->domain, .max_size = base->max_size,
+	                              .slots = base->slots, .max_stream_bytes = base->max_stream_bytes,
+	                              .max_total_bytes = base->max_total_bytes,
+	                              .verbose = base->verbose, .log = base->log, .nsubs = n,
+	                              .halt = &s->stop, .on_topic = on_topic, .user = s};
 	pthread_mutex_init(&s->lock, NULL);
 	s->subs = calloc((size_t)n, sizeof *s->subs);
 	s->copies = calloc((size_t)n, sizeof *s->copies);
