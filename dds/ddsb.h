@@ -292,6 +292,13 @@ int ddsb_topic_is_glob(const char *topic);
  * anything but printable ASCII without space), RING with a glob, a topic
  * that names no ring (rt/ alone, too long for a ring name), a bad RING. */
 int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out);
+/* The ring an exact topic's subscription writes ("NAME", ID): its RING, or
+ * named after the topic. DSSM_ENAME/EINVAL naming what is wrong. */
+int ddsb_subscription_ring(const struct ddsb_subscription *sub, char *name, int *id);
+/* DSSM_EINVAL if two exact topics of subs land in one ring (each sample
+ * would be written twice, or skipped by the second: a recording of it
+ * would start after every sample), naming both and the ring; else 0. */
+int ddsb_subscriptions_check(const struct ddsb_subscription *subs, int n);
 /* 1 if topic matches glob. */
 int ddsb_topic_matches(const char *glob, const char *topic);
 /* What the bridge keeps for its glob subscriptions: the topics refused
@@ -353,10 +360,12 @@ int ddsb_is_source(const char *arg);
 /* text (what: the option's name, for the message) into *domain; text NULL:
  * ROS_DOMAIN_ID, or 0 if unset. DSSM_EINVAL outside 0 .. 232. */
 int ddsb_domain_parse(const char *text, const char *what, int *domain);
-/* 0 if spec is a well-formed "dds:TOPIC[=RING]" or "dds:GLOB"
- * (ddsb_subscription_parse), else DSSM_EINVAL naming it and what is wrong:
- * what a command refuses as a usage error before it says or makes anything. */
-int ddsb_source_check(const char *spec);
+/* 0 if the n specs are well-formed "dds:TOPIC[=RING]" or "dds:GLOB"
+ * (ddsb_subscription_parse) and no two land in one ring
+ * (ddsb_subscriptions_check), else DSSM_EINVAL naming the spec and what is
+ * wrong: what a command refuses as a usage error before it says or makes
+ * anything. */
+int ddsb_source_check(char *const *specs, int n);
 struct ddsb_source;
 /* Subscribe the n specs ("dds:TOPIC[=RING]", "dds:GLOB") in a thread of
  * this process (ddsb_run, nothing published), with base's domain, limits

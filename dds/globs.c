@@ -75,6 +75,21 @@ static int topic_check(const char *topic, int glob)
 	return 0;
 }
 
+int ddsb_subscription_ring(const struct ddsb_subscription *sub, char *name, int *id)
+{
+	if (!sub->ring)
+		return ddsb_ring_for_topic(sub->topic, name, id);
+	int rc = dssm_parse_address(sub->ring, name, id);
+	if (rc < 0) { /* it names RING as given: no control character through */
+		char why[256];
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		for (char *p = why; *p; p++)
+			*p = *p >= ' ' && *p <= '~' ? *p : '?';
+		rc = dssm__fail(rc, "%s", why);
+	}
+	return rc;
+}
+
 int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out)
 {
 	char *eq = strchr(arg, '='), name[DSSM_NAME_MAX + 1];
@@ -87,19 +102,28 @@ int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out)
 	int rc = topic_check(arg, glob);
 	if (rc == 0 && eq && glob)
 		rc = dssm__fail(DSSM_EINVAL, "a glob's topics each land in the ring named after the "
-		                "topic; no =RING with a glob");
+		                "topic; no RING with a glob");
 	else if (rc == 0 && eq && !eq[1])
 		rc = dssm__fail(DSSM_EINVAL, "an empty RING after '='");
-	else if (rc == 0 && !glob && !eq)
-		rc = ddsb_ring_for_topic(arg, name, &id);
-	else if (rc == 0 && !glob && (rc = dssm_parse_address(eq + 1, name, &id)) < 0) {
-		char why[256]; /* it names RING as given: no control character through */
-		snprintf(why, sizeof why, "%s", dssm_last_error());
-		for (char *p = why; *p; p++)
-			*p = *p >= ' ' && *p <= '~' ? *p : '?';
-		rc = dssm__fail(rc, "%s", why);
-	}
+	else if (rc == 0 && !glob)
+		rc = ddsb_subscription_ring(out, name, &id);
 	return rc;
+}
+
+int ddsb_subscriptions_check(const struct ddsb_subscription *subs, int n)
+{
+	char a[DSSM_NAME_MAX + 1], b[DSSM_NAME_MAX + 1];
+	int ida, idb;
+	for (int i = 0; i < n; i++) {
+		if (ddsb_topic_is_glob(subs[i].topic) || ddsb_subscription_ring(&subs[i], a, &ida) < 0)
+			continue; /* (a bad one is ddsb_subscription_parse's to say) */
+		for (int j = i + 1; j < n; j++)
+			if (!ddsb_topic_is_glob(subs[j].topic) && ddsb_subscription_ring(&subs[j], b, &idb) == 0 &&
+			    ida == idb && strcmp(a, b) == 0)
+				return dssm__fail(DSSM_EINVAL, "topics %s and %s both land in ring %s:%d: give "
+				                  "each its own (TOPIC=RING)", subs[i].topic, subs[j].topic, a, ida);
+	}
+	return 0;
 }
 
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg)

@@ -97,40 +97,49 @@ static void on_topic(void *user, const char *topic, const char *ring)
 	}
 }
 
-int ddsb_source_check(const char *spec)
+/* spec "dds:TOPIC[=RING]" or "dds:GLOB" into *copy (malloc'd, cut at '=')
+ * and *sub; an error names the spec. */
+static int spec_parse(const char *spec, char **copy, struct ddsb_subscription *sub)
 {
+	char shown[96]; /* (the spec may hold control characters) */
+	ddsb_shown(spec, shown, sizeof shown);
 	if (!ddsb_is_source(spec))
-		return dssm__fail(DSSM_EINVAL, "not a DDS source (dds:TOPIC[=RING] or dds:GLOB)");
-	char *copy = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1), shown[96];
-	if (!copy)
+		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING] or dds:GLOB)",
+		                  shown);
+	if (!(*copy = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a DDS source");
-	struct ddsb_subscription sub;
-	int rc = ddsb_subscription_parse(copy, &sub);
-	free(copy);
-	/* (shown: the spec may hold control characters) */
+	int rc = ddsb_subscription_parse(*copy, sub);
 	return rc < 0 ? dssm__fail(rc, "'%s': %s (a DDS source is dds:TOPIC, dds:TOPIC=RING or "
-	                           "dds:GLOB)", ddsb_shown(spec, shown, sizeof shown),
-	                           dssm_last_error()) : 0;
+	                           "dds:GLOB)", shown, dssm_last_error()) : 0;
 }
 
-/* specs[i] "dds:TOPIC[=RING]" or "dds:GLOB" into s->subs[i] and
- * s->labels[i], refusing what the bridge would refuse in its thread (a
- * malformed spec, a glob with a ring, a ring not made from DDS). */
+int ddsb_source_check(char *const *specs, int n)
+{
+	char **copies = calloc((size_t)n + 1, sizeof *copies);
+	struct ddsb_subscription *subs = calloc((size_t)n + 1, sizeof *subs);
+	int rc = copies && subs ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = spec_parse(specs[i], &copies[i], &subs[i]);
+	if (rc == 0)
+		rc = ddsb_subscriptions_check(subs, n);
+	for (int i = 0; copies && i < n; i++)
+		free(copies[i]);
+	free(copies);
+	free(subs);
+	return rc;
+}
+
+/* specs[i] (checked) into s->subs[i] and s->labels[i], refusing what the
+ * bridge would refuse in its thread: a ring not made from DDS. */
 static int parse_spec(struct ddsb_source *s, int i, const char *spec)
 {
-	int rc = ddsb_source_check(spec);
-	if (rc < 0)
+	int rc = spec_parse(spec, &s->copies[i], &s->subs[i]);
+	const char *topic = s->subs[i].topic;
+	if (rc < 0 || ddsb_topic_is_glob(topic))
 		return rc;
-	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
-	ddsb_subscription_parse(s->copies[i], &s->subs[i]); /* checked above */
-	const char *topic = s->subs[i].topic, *ring = s->subs[i].ring;
-	if (ddsb_topic_is_glob(topic))
-		return 0;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
-	rc = ring ? dssm_parse_address(ring, name, &id) : ddsb_ring_for_topic(topic, name, &id);
-	if (rc < 0)
+	if ((rc = ddsb_subscription_ring(&s->subs[i], name, &id)) < 0)
 		return rc;
 	snprintf(s->labels[i], sizeof s->labels[i], "%s:%d", name, id);
 	if (ddsb_ring_from_dds(name, id) == 0)
@@ -236,6 +245,8 @@ int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n,
 	s->copies = calloc((size_t)n, sizeof *s->copies);
 	s->labels = calloc((size_t)n, sizeof *s->labels);
 	int rc = s->subs && s->copies && s->labels ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = ddsb_source_check(specs, n);
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = parse_spec(s, i, specs[i]);
 	s->cfg.subs = s->subs;

@@ -1154,6 +1154,22 @@ edges() {
 	}
 	check "operands: an empty, blank, over-long, control-character or DDS-refused topic is a usage error before anything is said or made (record, mirror, dds)" t_e_malformed
 
+	t_e_dup() { # two exact topics into one ring: record started after every sample (0 recorded)
+		local args want
+		while IFS='|' read -r args want; do
+			eval "set -- $args"
+			timeout 20 "${E[@]}" "$dssm" "$@" --domain "$DOMAIN" 2>"$tmp/e.d.log"
+			[ $? -eq 2 ] && grep -q -- "$want" "$tmp/e.d.log" ||
+				{ echo "dssm $args: not a usage error saying '$want'"; cat "$tmp/e.d.log"; return 1; }
+		done <<EOT
+record -o $tmp/e.d dds:rt/dt_ed dds:rt/dt_ed|topics rt/dt_ed and rt/dt_ed both land in ring dt_ed:0
+record -o $tmp/e.d dds:rt/dt_ea=dt_ed dds:dssm/dt_ed|both land in ring dt_ed:0
+dds --subscribe rt/dt_ed --subscribe dssm/dt_ed|both land in ring dt_ed:0
+EOT
+		[ ! -e "$tmp/e.d" ]
+	}
+	check "operands: two exact topics landing in one ring are a usage error naming both (record, dds)" t_e_dup
+
 	t_e_opt_usage() { # each a usage error saying what is wrong (not just "unknown option")
 		local args want
 		while IFS='|' read -r args want; do

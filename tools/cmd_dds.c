@@ -107,6 +107,8 @@ static int parse_args(int argc, char **argv, struct cli_dds *d, const char **pub
 		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);
 	if (status == 0 && !cfg->all && !cfg->npublish && !cfg->nsubs)
 		status = cli_usage("dds", "nothing to do: give --publish GLOB, --all or --subscribe TOPIC");
+	if (status == 0 && ddsb_subscriptions_check(subs, cfg->nsubs) < 0)
+		status = cli_usage("dds", "--subscribe: %s", dssm_last_error());
 	if (status == 0)
 		status = cli_dds_finish("dds", d);
 	cfg->publish = publish;

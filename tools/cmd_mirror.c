@@ -208,14 +208,15 @@ static int mirror_parse_options(int argc, char **argv, const char **as, int *qui
 
 /* dssm mirror dds:TOPIC: the subscription in this process until a signal
  * (or its error), then the summary. The exit status. */
-static int mirror_dds(const char *source, const char *as, const struct ddsb_config *cfg)
+static int mirror_dds(char *source, const char *as, const struct ddsb_config *cfg)
 {
 	char spec[1024], shown[96];
 	int domain = cfg->domain;
 	if (strchr(source, '=')) /* (shown: it may hold control characters) */
 		return cli_usage("mirror", "'%s': give the ring with --as",
 		                 ddsb_shown(source, shown, sizeof shown));
-	if (ddsb_source_check(source) < 0)
+	char *one[1] = {source};
+	if (ddsb_source_check(one, 1) < 0)
 		return cli_usage("mirror", "%s", dssm_last_error());
 	int glob = ddsb_topic_is_glob(source + sizeof DDSB_SOURCE_PREFIX - 1);
 	if (glob && as)
@@ -224,9 +225,9 @@ static int mirror_dds(const char *source, const char *as, const struct ddsb_conf
 	if ((size_t)snprintf(spec, sizeof spec, "%s%s%s", source, as ? "=" : "", as ? as : "") >=
 	    sizeof spec)
 		return cli_usage("mirror", "'%.40s...' is too long", source);
-	if (as && ddsb_source_check(spec) < 0)
-		return cli_usage("mirror", "--as: %s", dssm_last_error());
 	char *specs[1] = {spec};
+	if (as && ddsb_source_check(specs, 1) < 0)
+		return cli_usage("mirror", "--as: %s", dssm_last_error());
 	struct ddsb_source *src;
 	int rc = ddsb_source_start(cfg, specs, 1, 0, NULL, &src);
 	if (rc < 0)
@@ -273,7 +274,7 @@ int cmd_mirror(int argc, char **argv)
 	int rc = mirror_parse_options(argc, argv, &as, &m.quiet, &d);
 	if (rc)
 		return rc;
-	const char *source = argv[optind];
+	char *source = argv[optind];
 	if (ddsb_is_source(source))
 		return mirror_dds(source, as, &d.cfg);
 	char hp[300], name[DSSM_NAME_MAX + 1], local_addr[DSSM_NAME_MAX + 16];

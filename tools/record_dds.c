@@ -33,9 +33,8 @@ static int check_specs(struct cli_dds *d, int snapshot, char **specs, int n)
 		return d->given ? cli_usage("record", "%s is for dds: sources", d->given) : 0;
 	if (snapshot)
 		return cli_usage("record", "--snapshot records local rings; not %s", specs[0]);
-	for (int i = 0; i < n; i++)
-		if (ddsb_source_check(specs[i]) < 0)
-			return cli_usage("record", "%s", dssm_last_error());
+	if (ddsb_source_check(specs, n) < 0)
+		return cli_usage("record", "%s", dssm_last_error());
 	return cli_dds_finish("record", d);
 }
 
