@@ -471,35 +471,36 @@ replaced
 
 # `dssm record` and `dssm mirror` with a DDS topic as their source: a
 # ROS 2-style publisher's samples (std_msgs/msg/String), no address given
-sources() {
-	local N=$1 exp=$tmp/src.expected
+sources() { # N [LABEL]: the publisher on host b, record and mirror on host a
+	local N=$1 L=${2:-lo}
+	local exp=$tmp/src.$L.expected
 	for i in $(seq 0 $((N - 1))); do echo "$(ns_of "$i") src $i"; done >"$exp"
 	# (the publisher stays, waiting for 99 readers, until both have its samples)
 	"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_src "$N" src 99 2>/dev/null &
 	local pub=$!
 	t_src_record() {
-		on_a timeout 60 "$dssm" record -o "$tmp/src.rec" dds:rt/dt_src --domain "$DOMAIN" \
-			--limit "$N" 2>"$tmp/src.record.log" || { cat "$tmp/src.record.log"; return 1; }
-		on_a "$dssm" info "$tmp/src.rec" >"$tmp/src.info"
-		grep -Eq "^dt_src:0 +std_msgs/msg/String +$N .* cdr " "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
-		grep -q "streams: *1, $N samples" "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
-		on_a "$dssm" query "$tmp/src.rec" --format json 2>/dev/null | cat_strings | diff "$exp" -
+		on_a timeout 60 "$dssm" record -o "$tmp/src.$L.rec" dds:rt/dt_src --domain "$DOMAIN" \
+			--limit "$N" 2>"$tmp/src.$L.record.log" || { cat "$tmp/src.$L.record.log"; return 1; }
+		on_a "$dssm" info "$tmp/src.$L.rec" >"$tmp/src.$L.info"
+		grep -Eq "^dt_src:0 +std_msgs/msg/String +$N .* cdr " "$tmp/src.$L.info" || { cat "$tmp/src.$L.info"; return 1; }
+		grep -q "streams: *1, $N samples" "$tmp/src.$L.info" || { cat "$tmp/src.$L.info"; return 1; }
+		on_a "$dssm" query "$tmp/src.$L.rec" --format json 2>/dev/null | cat_strings | diff "$exp" -
 	}
-	check "sources: dssm record dds:rt/dt_src records a ROS 2 publisher's $N samples (std_msgs/msg/String, cdr, source times)" t_src_record
+	check "$L sources: dssm record dds:rt/dt_src records a ROS 2 publisher's $N samples (std_msgs/msg/String, cdr, source times)" t_src_record
 	t_src_mirror() {
-		"${HOST_A[@]}" "$dssm" mirror dds:rt/dt_src --as dt_srcm --domain "$DOMAIN" 2>"$tmp/src.mirror.log" &
+		"${HOST_A[@]}" "$dssm" mirror dds:rt/dt_src --as dt_srcm --domain "$DOMAIN" 2>"$tmp/src.$L.mirror.log" &
 		local m=$!
 		for _ in $(seq 100); do
 			[ "$(on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] && break
 			sleep 0.2
 		done
-		kill -TERM $m; wait $m || { echo "mirror exit $?"; cat "$tmp/src.mirror.log"; return 1; }
-		grep -q "copied $N samples" "$tmp/src.mirror.log" || { cat "$tmp/src.mirror.log"; return 1; }
+		kill -TERM $m; wait $m || { echo "mirror exit $?"; cat "$tmp/src.$L.mirror.log"; return 1; }
+		grep -q "copied $N samples" "$tmp/src.$L.mirror.log" || { cat "$tmp/src.$L.mirror.log"; return 1; }
 		on_a "$dssm" info dt_srcm | grep -q "type: *std_msgs/msg/String" || return 1
 		on_a "$dssm" info dt_srcm | grep -q "encoding: *cdr" || return 1
 		on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | cat_strings | diff "$exp" -
 	}
-	check "sources: dssm mirror dds:rt/dt_src --as dt_srcm lands all $N samples in the ring" t_src_mirror
+	check "$L sources: dssm mirror dds:rt/dt_src --as dt_srcm lands all $N samples in the ring" t_src_mirror
 	kill $pub 2>/dev/null; wait $pub 2>/dev/null
 }
 sources 12
@@ -689,6 +690,7 @@ EOF
 		echo "  FAIL  no way to drop packets (tc netem or nft)"; failed=$((failed + 1))
 	else
 		scenario two-hosts 200
+		sources 12 two-hosts # a ground station records and mirrors a topic of another host
 		for i in 1 2; do # what the loss did, to see that it did
 			d=$(ip netns exec "${P}h$i" nft list table netdev emu 2>/dev/null | grep -o 'packets [0-9]*' | head -1)
 			[ -n "$d" ] && echo "  (h$i dropped $d)"
