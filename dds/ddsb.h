@@ -373,7 +373,7 @@ struct ddsb_source;
  * wait > 0: return when every exact topic's ring exists (its first sample
  * came), or DSSM_ETIMEDOUT after wait or when *interrupt is set (with
  * nothing left running); globs are not waited for (ddsb_source_next).
- * A malformed spec, GLOB=RING, or a ring not made from DDS: DSSM_EINVAL. */
+ * What ddsb_source_check refuses, or a ring not made from DDS: DSSM_EINVAL. */
 int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
                       volatile sig_atomic_t *interrupt, struct ddsb_source **out);
 /* The ring of spec i, "NAME:ID"; NULL for a glob. */
