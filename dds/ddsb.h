@@ -282,6 +282,23 @@ int ddsb_sub_failed(const struct ddsb_sub *s);
  * without flags, as --publish's ring globs do: '*' also crosses '/'
  * ("rt/r*" takes rt/robot1/odom). */
 int ddsb_topic_is_glob(const char *topic);
+/* The longest topic name a subscription takes (subscribe.c's buffer). */
+#define DDSB_TOPIC_MAX 255
+/* An operand TOPIC[=RING] or GLOB (`--subscribe`, and `dds:` without its
+ * prefix) checked before anything runs, and cut at its '=' (out->topic is
+ * arg, out->ring what follows '=' or NULL). DSSM_EINVAL (or a ring name's
+ * DSSM_ENAME) naming what is wrong: an empty topic or RING, a topic over
+ * DDSB_TOPIC_MAX, a character Cyclone DDS refuses in a topic name (a glob:
+ * anything but printable ASCII without space), RING with a glob, a topic
+ * that names no ring (rt/ alone, too long for a ring name), a bad RING. */
+int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out);
+/* The ring an exact topic's subscription writes ("NAME", ID): its RING, or
+ * named after the topic. DSSM_ENAME/EINVAL naming what is wrong. */
+int ddsb_subscription_ring(const struct ddsb_subscription *sub, char *name, int *id);
+/* DSSM_EINVAL if two exact topics of subs land in one ring (each sample
+ * would be written twice, or skipped by the second: a recording of it
+ * would start after every sample), naming both and the ring; else 0. */
+int ddsb_subscriptions_check(const struct ddsb_subscription *subs, int n);
 /* 1 if topic matches glob. */
 int ddsb_topic_matches(const char *glob, const char *topic);
 /* What the bridge keeps for its glob subscriptions: the topics refused
@@ -343,15 +360,22 @@ int ddsb_is_source(const char *arg);
 /* text (what: the option's name, for the message) into *domain; text NULL:
  * ROS_DOMAIN_ID, or 0 if unset. DSSM_EINVAL outside 0 .. 232. */
 int ddsb_domain_parse(const char *text, const char *what, int *domain);
+/* 0 if the n specs are well-formed "dds:TOPIC[=RING]" or "dds:GLOB"
+ * (ddsb_subscription_parse) and no two land in one ring
+ * (ddsb_subscriptions_check), else DSSM_EINVAL naming the spec and what is
+ * wrong: what a command refuses as a usage error before it says or makes
+ * anything. */
+int ddsb_source_check(char *const *specs, int n);
 struct ddsb_source;
-/* Subscribe the n specs ("dds:TOPIC[=RING]", "dds:GLOB") in domain, in a
- * thread of this process (ddsb_run, nothing published; log: its lines).
+/* Subscribe the n specs ("dds:TOPIC[=RING]", "dds:GLOB") in a thread of
+ * this process (ddsb_run, nothing published), with base's domain, limits
+ * (max_size, slots, max_stream_bytes, max_total_bytes), verbose and log.
  * wait > 0: return when every exact topic's ring exists (its first sample
  * came), or DSSM_ETIMEDOUT after wait or when *interrupt is set (with
  * nothing left running); globs are not waited for (ddsb_source_next).
- * A malformed spec, GLOB=RING, or a ring not made from DDS: DSSM_EINVAL. */
-int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
-                      volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out);
+ * What ddsb_source_check refuses, or a ring not made from DDS: DSSM_EINVAL. */
+int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
+                      volatile sig_atomic_t *interrupt, struct ddsb_source **out);
 /* The ring of spec i, "NAME:ID"; NULL for a glob. */
 const char *ddsb_source_ring(const struct ddsb_source *s, int i);
 /* A topic matching a glob whose ring now exists, not given before: 1 with

@@ -44,6 +44,88 @@ int ddsb_topic_matches(const char *glob, const char *topic)
 	return fnmatch(glob, topic, 0) == 0;
 }
 
+/* A character Cyclone DDS 0.10 takes in a topic name it creates (it
+ * answers "Bad Parameter" to any other: ' ', '-', '.', ':', '%', non-ASCII). */
+static int topic_char(char c, size_t at)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == '/' ||
+	       (at > 0 && c >= '0' && c <= '9');
+}
+
+/* What is wrong with TOPIC (an exact topic, or a glob: any printable ASCII
+ * but a space), or 0. */
+static int topic_check(const char *topic, int glob)
+{
+	size_t len = strlen(topic);
+	if (len == 0)
+		return dssm__fail(DSSM_EINVAL, "an empty topic");
+	if (len > DDSB_TOPIC_MAX)
+		return dssm__fail(DSSM_EINVAL, "the topic is %zu characters; at most %d", len,
+		                  DDSB_TOPIC_MAX);
+	for (size_t i = 0; i < len; i++) {
+		char c = topic[i];
+		if (glob ? c > ' ' && c <= '~' : topic_char(c, i))
+			continue;
+		if (c > ' ' && c <= '~')
+			return dssm__fail(DSSM_EINVAL, "the topic has '%c' at %zu: Cyclone DDS takes topic "
+			                  "names of A-Z a-z 0-9 _ / (not starting with a digit)", c, i);
+		return dssm__fail(DSSM_EINVAL, "the topic has character 0x%02x at %zu: a topic is "
+		                  "printable ASCII, without spaces", (unsigned char)c, i);
+	}
+	return 0;
+}
+
+int ddsb_subscription_ring(const struct ddsb_subscription *sub, char *name, int *id)
+{
+	if (!sub->ring)
+		return ddsb_ring_for_topic(sub->topic, name, id);
+	int rc = dssm_parse_address(sub->ring, name, id);
+	if (rc < 0) { /* it names RING as given: no control character through */
+		char why[256];
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		for (char *p = why; *p; p++)
+			*p = *p >= ' ' && *p <= '~' ? *p : '?';
+		rc = dssm__fail(rc, "%s", why);
+	}
+	return rc;
+}
+
+int ddsb_subscription_parse(char *arg, struct ddsb_subscription *out)
+{
+	char *eq = strchr(arg, '='), name[DSSM_NAME_MAX + 1];
+	int id, glob;
+	if (eq)
+		*eq = '\0';
+	out->topic = arg;
+	out->ring = eq ? eq + 1 : NULL;
+	glob = ddsb_topic_is_glob(arg);
+	int rc = topic_check(arg, glob);
+	if (rc == 0 && eq && glob)
+		rc = dssm__fail(DSSM_EINVAL, "a glob's topics each land in the ring named after the "
+		                "topic; no RING with a glob");
+	else if (rc == 0 && eq && !eq[1])
+		rc = dssm__fail(DSSM_EINVAL, "an empty RING after '='");
+	else if (rc == 0 && !glob)
+		rc = ddsb_subscription_ring(out, name, &id);
+	return rc;
+}
+
+int ddsb_subscriptions_check(const struct ddsb_subscription *subs, int n)
+{
+	char a[DSSM_NAME_MAX + 1], b[DSSM_NAME_MAX + 1];
+	int ida, idb;
+	for (int i = 0; i < n; i++) {
+		if (ddsb_topic_is_glob(subs[i].topic) || ddsb_subscription_ring(&subs[i], a, &ida) < 0)
+			continue; /* (a bad one is ddsb_subscription_parse's to say) */
+		for (int j = i + 1; j < n; j++)
+			if (!ddsb_topic_is_glob(subs[j].topic) && ddsb_subscription_ring(&subs[j], b, &idb) == 0 &&
+			    ida == idb && strcmp(a, b) == 0)
+				return dssm__fail(DSSM_EINVAL, "topics %s and %s both land in ring %s:%d: give "
+				                  "each its own (TOPIC=RING)", subs[i].topic, subs[j].topic, a, ida);
+	}
+	return 0;
+}
+
 struct ddsb_globs *ddsb_globs_new(const struct ddsb_config *cfg)
 {
 	struct ddsb_globs *g = calloc(1, sizeof *g);

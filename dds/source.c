@@ -97,37 +97,55 @@ static void on_topic(void *user, const char *topic, const char *ring)
 	}
 }
 
-/* specs[i] "dds:TOPIC[=RING]" or "dds:GLOB" into s->subs[i] and
- * s->labels[i], refusing what the bridge would refuse in its thread (a ring
- * not made from DDS, a glob with a ring). */
-static int parse_spec(struct ddsb_source *s, int i, const char *spec)
+/* spec "dds:TOPIC[=RING]" or "dds:GLOB" into *copy (malloc'd, cut at '=')
+ * and *sub; an error names the spec. */
+static int spec_parse(const char *spec, char **copy, struct ddsb_subscription *sub)
 {
+	char shown[96]; /* (the spec may hold control characters) */
+	ddsb_shown(spec, shown, sizeof shown);
 	if (!ddsb_is_source(spec))
 		return dssm__fail(DSSM_EINVAL, "'%s' is not a DDS source (dds:TOPIC[=RING] or dds:GLOB)",
-		                  spec);
-	if (!(s->copies[i] = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for '%s'", spec);
-	char *eq = strchr(s->copies[i], '='), name[DSSM_NAME_MAX + 1];
-	if (eq)
-		*eq = '\0';
-	if (!*s->copies[i] || (eq && !eq[1]))
-		return dssm__fail(DSSM_EINVAL, "'%s': a DDS source is dds:TOPIC, dds:TOPIC=RING or "
-		                  "dds:GLOB", spec);
-	s->subs[i].topic = s->copies[i];
-	s->subs[i].ring = eq ? eq + 1 : NULL;
-	if (ddsb_topic_is_glob(s->copies[i]))
-		return eq ? dssm__fail(DSSM_EINVAL, "'%s': a glob's topics each land in the ring named "
-		                       "after the topic; no =RING with a glob", spec)
-		          : 0;
-	int id, rc = eq ? dssm_parse_address(eq + 1, name, &id)
-	                : ddsb_ring_for_topic(s->copies[i], name, &id);
-	if (rc < 0)
+		                  shown);
+	if (!(*copy = strdup(spec + sizeof DDSB_SOURCE_PREFIX - 1)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a DDS source");
+	int rc = ddsb_subscription_parse(*copy, sub);
+	return rc < 0 ? dssm__fail(rc, "'%s': %s (a DDS source is dds:TOPIC, dds:TOPIC=RING or "
+	                           "dds:GLOB)", shown, dssm_last_error()) : 0;
+}
+
+int ddsb_source_check(char *const *specs, int n)
+{
+	char **copies = calloc((size_t)n + 1, sizeof *copies);
+	struct ddsb_subscription *subs = calloc((size_t)n + 1, sizeof *subs);
+	int rc = copies && subs ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = spec_parse(specs[i], &copies[i], &subs[i]);
+	if (rc == 0)
+		rc = ddsb_subscriptions_check(subs, n);
+	for (int i = 0; copies && i < n; i++)
+		free(copies[i]);
+	free(copies);
+	free(subs);
+	return rc;
+}
+
+/* specs[i] (checked) into s->subs[i] and s->labels[i], refusing what the
+ * bridge would refuse in its thread: a ring not made from DDS. */
+static int parse_spec(struct ddsb_source *s, int i, const char *spec)
+{
+	int rc = spec_parse(spec, &s->copies[i], &s->subs[i]);
+	const char *topic = s->subs[i].topic;
+	if (rc < 0 || ddsb_topic_is_glob(topic))
+		return rc;
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	if ((rc = ddsb_subscription_ring(&s->subs[i], name, &id)) < 0)
 		return rc;
 	snprintf(s->labels[i], sizeof s->labels[i], "%s:%d", name, id);
 	if (ddsb_ring_from_dds(name, id) == 0)
 		return dssm__fail(DSSM_EINVAL, "ring %s exists and was not made from DDS: DDS samples go "
 		                  "only into rings made from DDS (docs/dds.md); choose another with "
-		                  "dds:%s=RING", s->labels[i], s->copies[i]);
+		                  "dds:%s=RING", s->labels[i], topic);
 	return 0;
 }
 
@@ -210,20 +228,25 @@ static int await_rings(struct ddsb_source *s, dssm_time_t wait, volatile sig_ato
 	return rc < 0 ? rc : 0;
 }
 
-int ddsb_source_start(int domain, char *const *specs, int n, dssm_time_t wait,
-                      volatile sig_atomic_t *interrupt, FILE *log, struct ddsb_source **out)
+int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
+                      volatile sig_atomic_t *interrupt, struct ddsb_source **out)
 {
 	struct ddsb_source *s = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for DDS sources");
-	s->cfg = (struct ddsb_config){.domain = domain, .nsubs = n, .max_size = DDSB_DEFAULT_MAX_SIZE,
-	                              .slots = DDSB_DEFAULT_SLOTS, .log = log, .halt = &s->stop,
-	                              .on_topic = on_topic, .user = s};
+	/* the domain, the limits and the log from base; nothing published */
+	s->cfg = (struct ddsb_config){.domain = base->domain, .max_size = base->max_size,
+	                              .slots = base->slots, .max_stream_bytes = base->max_stream_bytes,
+	                              .max_total_bytes = base->max_total_bytes,
+	                              .verbose = base->verbose, .log = base->log, .nsubs = n,
+	                              .halt = &s->stop, .on_topic = on_topic, .user = s};
 	pthread_mutex_init(&s->lock, NULL);
 	s->subs = calloc((size_t)n, sizeof *s->subs);
 	s->copies = calloc((size_t)n, sizeof *s->copies);
 	s->labels = calloc((size_t)n, sizeof *s->labels);
 	int rc = s->subs && s->copies && s->labels ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0)
+		rc = ddsb_source_check(specs, n);
 	for (int i = 0; i < n && rc == 0; i++)
 		rc = parse_spec(s, i, specs[i]);
 	s->cfg.subs = s->subs;

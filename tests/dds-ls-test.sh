@@ -128,6 +128,39 @@ done
 if [ $rc -eq 0 ]; then ok "json: names, counts, hosts, writers"
 else bad "json: $(cat "$tmp/ls.json" "$tmp/ls.err" "$tmp/check.err")"; fi
 
+# A topic name from the network with terminal escapes and a newline (as a
+# peer of another DDS implementation could announce; tests/dds/hostile_name.c):
+# the table shows it as printable ASCII on one line, the JSON carries it
+# exactly, as a valid JSON string.
+hn=$(dirname "$dssm")/tests/dds/hostile_name
+[ -x "$hn" ] || make --no-print-directory BUILD="$(dirname "$dssm")" "$hn" >/dev/null 2>&1
+if [ ! -x "$hn" ]; then bad "cannot build $hn"
+else
+	"$hn" $domain 30 >"$tmp/hn.out" 2>&1 &
+	hnp=$!; pids+=("$hnp")
+	cat >"$tmp/hn.py" <<'EOF'
+import json, sys
+rows = [json.loads(line) for line in open(sys.argv[1])]
+want = "rt/dt_fev\x1b]0;PWNED\x07\x1b[31mRED\nfake"
+hit = [r for r in rows if r["dds_topic"].startswith("rt/dt_fev")]
+if not hit or hit[0]["dds_topic"].startswith("rt/dt_fevAAA"):
+    sys.exit(3)   # not discovered yet (or not yet renamed)
+assert hit[0]["dds_topic"] == want and hit[0]["topic"] == want[2:], hit[0]
+EOF
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		"$dssm" ls --dds --domain $domain --wait 1s --format json >"$tmp/hn.json" 2>"$tmp/hn.err"
+		python3 "$tmp/hn.py" "$tmp/hn.json" 2>"$tmp/hn.check"
+		rc=$?
+		[ $rc -eq 3 ] || break
+	done
+	"$dssm" ls --dds --domain $domain --wait 1s >"$tmp/hn.txt" 2>>"$tmp/hn.err"
+	if [ $rc -eq 0 ] && ! LC_ALL=C grep -q '[^ -~]' "$tmp/hn.txt" && ! grep -q "^fake" "$tmp/hn.txt" &&
+		grep -qF "/dt_fev?]0;PWNED??[31mRED?fake " "$tmp/hn.txt"; then
+		ok "a topic name with terminal escapes and a newline: printable on one row, exact in valid JSON"
+	else bad "hostile name: rc $rc $(cat -v "$tmp/hn.json" "$tmp/hn.txt" "$tmp/hn.err" "$tmp/hn.check" "$tmp/hn.out")"; fi
+	kill $hnp 2>/dev/null; wait $hnp 2>/dev/null
+fi
+
 # A domain with nothing: the header alone, no JSON, exit 0. Another test on
 # this machine could use the same random domain: then try another.
 empty=

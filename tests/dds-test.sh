@@ -471,35 +471,36 @@ replaced
 
 # `dssm record` and `dssm mirror` with a DDS topic as their source: a
 # ROS 2-style publisher's samples (std_msgs/msg/String), no address given
-sources() {
-	local N=$1 exp=$tmp/src.expected
+sources() { # N [LABEL]: the publisher on host b, record and mirror on host a
+	local N=$1 L=${2:-lo}
+	local exp=$tmp/src.$L.expected
 	for i in $(seq 0 $((N - 1))); do echo "$(ns_of "$i") src $i"; done >"$exp"
 	# (the publisher stays, waiting for 99 readers, until both have its samples)
 	"${HOST_B[@]}" "$r2s" "$DOMAIN" pub rt/dt_src "$N" src 99 2>/dev/null &
 	local pub=$!
 	t_src_record() {
-		on_a timeout 60 "$dssm" record -o "$tmp/src.rec" dds:rt/dt_src --domain "$DOMAIN" \
-			--limit "$N" 2>"$tmp/src.record.log" || { cat "$tmp/src.record.log"; return 1; }
-		on_a "$dssm" info "$tmp/src.rec" >"$tmp/src.info"
-		grep -Eq "^dt_src:0 +std_msgs/msg/String +$N .* cdr " "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
-		grep -q "streams: *1, $N samples" "$tmp/src.info" || { cat "$tmp/src.info"; return 1; }
-		on_a "$dssm" query "$tmp/src.rec" --format json 2>/dev/null | cat_strings | diff "$exp" -
+		on_a timeout 60 "$dssm" record -o "$tmp/src.$L.rec" dds:rt/dt_src --domain "$DOMAIN" \
+			--limit "$N" 2>"$tmp/src.$L.record.log" || { cat "$tmp/src.$L.record.log"; return 1; }
+		on_a "$dssm" info "$tmp/src.$L.rec" >"$tmp/src.$L.info"
+		grep -Eq "^dt_src:0 +std_msgs/msg/String +$N .* cdr " "$tmp/src.$L.info" || { cat "$tmp/src.$L.info"; return 1; }
+		grep -q "streams: *1, $N samples" "$tmp/src.$L.info" || { cat "$tmp/src.$L.info"; return 1; }
+		on_a "$dssm" query "$tmp/src.$L.rec" --format json 2>/dev/null | cat_strings | diff "$exp" -
 	}
-	check "sources: dssm record dds:rt/dt_src records a ROS 2 publisher's $N samples (std_msgs/msg/String, cdr, source times)" t_src_record
+	check "$L sources: dssm record dds:rt/dt_src records a ROS 2 publisher's $N samples (std_msgs/msg/String, cdr, source times)" t_src_record
 	t_src_mirror() {
-		"${HOST_A[@]}" "$dssm" mirror dds:rt/dt_src --as dt_srcm --domain "$DOMAIN" 2>"$tmp/src.mirror.log" &
+		"${HOST_A[@]}" "$dssm" mirror dds:rt/dt_src --as dt_srcm --domain "$DOMAIN" 2>"$tmp/src.$L.mirror.log" &
 		local m=$!
 		for _ in $(seq 100); do
 			[ "$(on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | wc -l)" -ge "$N" ] && break
 			sleep 0.2
 		done
-		kill -TERM $m; wait $m || { echo "mirror exit $?"; cat "$tmp/src.mirror.log"; return 1; }
-		grep -q "copied $N samples" "$tmp/src.mirror.log" || { cat "$tmp/src.mirror.log"; return 1; }
+		kill -TERM $m; wait $m || { echo "mirror exit $?"; cat "$tmp/src.$L.mirror.log"; return 1; }
+		grep -q "copied $N samples" "$tmp/src.$L.mirror.log" || { cat "$tmp/src.$L.mirror.log"; return 1; }
 		on_a "$dssm" info dt_srcm | grep -q "type: *std_msgs/msg/String" || return 1
 		on_a "$dssm" info dt_srcm | grep -q "encoding: *cdr" || return 1
 		on_a "$dssm" cat dt_srcm -n 0 --format json 2>/dev/null | cat_strings | diff "$exp" -
 	}
-	check "sources: dssm mirror dds:rt/dt_src --as dt_srcm lands all $N samples in the ring" t_src_mirror
+	check "$L sources: dssm mirror dds:rt/dt_src --as dt_srcm lands all $N samples in the ring" t_src_mirror
 	kill $pub 2>/dev/null; wait $pub 2>/dev/null
 }
 sources 12
@@ -689,6 +690,7 @@ EOF
 		echo "  FAIL  no way to drop packets (tc netem or nft)"; failed=$((failed + 1))
 	else
 		scenario two-hosts 200
+		sources 12 two-hosts # a ground station records and mirrors a topic of another host
 		for i in 1 2; do # what the loss did, to see that it did
 			d=$(ip netns exec "${P}h$i" nft list table netdev emu 2>/dev/null | grep -o 'packets [0-9]*' | head -1)
 			[ -n "$d" ] && echo "  (h$i dropped $d)"
@@ -1190,6 +1192,166 @@ source_fixes() {
 	check "limits: --max-total-bytes bounds the shared memory of all rings made from DDS: a topic beyond is left out, logged, its samples counted dropped" t_f_budget
 }
 source_fixes
+
+# ---- E: the DDS operands and options of record and mirror (loopback, C's domain) --
+# A malformed dds: operand or --subscribe topic is a usage error (exit 2)
+# said before any line and before anything is made, shown without control
+# characters; record and mirror take dssm dds's limits (--max-size, --slots,
+# --max-stream-bytes, --max-total-bytes), parsed alike; a glob records many
+# topics; a topic whose writer goes away and comes back is recorded whole.
+edges() {
+	touch "$tmp/ns.ddse$$"
+	local E=(env DSSM_NAMESPACE=ddse$$ CYCLONEDDS_URI="file://$tmp/lo.xml") many=""
+	RINGS="$RINGS dt_el dt_em dt_eba dt_ebb dt_eback"
+	for i in $(seq -w 1 60); do many="$many dt_en$i"; done
+	RINGS="$RINGS $many"
+	e_wait_log() { for _ in $(seq 150); do grep -q "$2" "$1" && return 0; sleep 0.2; done; return 1; }
+
+	t_e_malformed() {
+		local a c st long
+		long=rt/$(head -c 300 /dev/zero | tr '\0' a)
+		for a in "" "rt/" " " "rt/a b" "rt/a$(printf '\t')b" "rt/$(printf '\033')[31m" "$long" \
+			"rt/a-b" "dssm/a:1" "rt/a=" "=x" "rt/a=b$(printf '\033')c" "rt/ *" "rt/*=x"; do
+			"${E[@]}" timeout 20 "$dssm" record -o "$tmp/e.u" "dds:$a" --domain "$DOMAIN" 2>"$tmp/e.u.log"
+			st=$?
+			[ $st -eq 2 ] && ! grep -Eq "waiting for|recording DDS" "$tmp/e.u.log" && [ ! -e "$tmp/e.u" ] ||
+				{ echo "record 'dds:$a': exit $st"; cat -v "$tmp/e.u.log"; return 1; }
+			"${E[@]}" timeout 20 "$dssm" mirror "dds:$a" --domain "$DOMAIN" 2>>"$tmp/e.u.log"
+			st=$?
+			[ $st -eq 2 ] || { echo "mirror 'dds:$a': exit $st"; cat -v "$tmp/e.u.log"; return 1; }
+			"${E[@]}" timeout 20 "$dssm" dds --subscribe "$a" --domain "$DOMAIN" 2>>"$tmp/e.u.log"
+			st=$?
+			[ $st -eq 2 ] && ! grep -Eq "DDS topic|dssm dds: domain" "$tmp/e.u.log" ||
+				{ echo "dds --subscribe '$a': exit $st"; cat -v "$tmp/e.u.log"; return 1; }
+			# one line naming what is wrong, then the pointer to --help; no control character
+			! LC_ALL=C grep -q '[^ -~]' "$tmp/e.u.log" || { cat -v "$tmp/e.u.log"; return 1; }
+		done
+		"${E[@]}" "$dssm" record -o "$tmp/e.u" "dds:" 2>&1 | grep -q "'dds:': an empty topic" &&
+			"${E[@]}" "$dssm" record -o "$tmp/e.u" "dds:rt/a-b" 2>&1 | grep -q "has '-' at 4" &&
+			"${E[@]}" "$dssm" dds --subscribe "$long" 2>&1 | grep -q "is 303 characters; at most 255" ||
+			{ echo "the error does not say what is wrong"; return 1; }
+	}
+	check "operands: an empty, blank, over-long, control-character or DDS-refused topic is a usage error before anything is said or made (record, mirror, dds)" t_e_malformed
+
+	t_e_dup() { # two exact topics into one ring: record started after every sample (0 recorded)
+		local args want
+		while IFS='|' read -r args want; do
+			eval "set -- $args"
+			timeout 20 "${E[@]}" "$dssm" "$@" --domain "$DOMAIN" 2>"$tmp/e.d.log"
+			[ $? -eq 2 ] && grep -q -- "$want" "$tmp/e.d.log" ||
+				{ echo "dssm $args: not a usage error saying '$want'"; cat "$tmp/e.d.log"; return 1; }
+		done <<EOT
+record -o $tmp/e.d dds:rt/dt_ed dds:rt/dt_ed|topics rt/dt_ed and rt/dt_ed both land in ring dt_ed:0
+record -o $tmp/e.d dds:rt/dt_ea=dt_ed dds:dssm/dt_ed|both land in ring dt_ed:0
+dds --subscribe rt/dt_ed --subscribe dssm/dt_ed|both land in ring dt_ed:0
+EOT
+		[ ! -e "$tmp/e.d" ]
+	}
+	check "operands: two exact topics landing in one ring are a usage error naming both (record, dds)" t_e_dup
+
+	t_e_opt_usage() { # each a usage error saying what is wrong (not just "unknown option")
+		local args want
+		while IFS='|' read -r args want; do
+			eval "set -- $args"
+			timeout 20 "${E[@]}" "$dssm" "$@" 2>"$tmp/e.o.log"
+			[ $? -eq 2 ] && grep -q -- "$want" "$tmp/e.o.log" ||
+				{ echo "dssm $args: not a usage error saying '$want'"; cat "$tmp/e.o.log"; return 1; }
+		done <<EOT
+record -o $tmp/e.o dt_x --max-size 100|--max-size is for dds: sources
+record -o $tmp/e.o dds:rt/x --slots 1|--slots is 2 .. 1000000, not 1
+record -o $tmp/e.o dds:rt/x --max-size 0|--max-size is 1 .. 1073741824, not 0
+record -o $tmp/e.o dds:rt/x --slots 1000 --max-size 1000000|over --max-stream-bytes 268435456
+record -o $tmp/e.o dds:rt/x --max-stream-bytes 100|--max-stream-bytes is 4096 ..
+record -o $tmp/e.o dds:rt/x --slots 100 --max-size 100000 --max-total-bytes 5000|over --max-total-bytes 5000
+record -o $tmp/e.o dds:rt/x --domain 233|not a DDS domain id (0 .. 232)
+mirror host:1/x --slots 9|--slots is for a dds:TOPIC source
+mirror host:1/x --max-total-bytes 100000|--max-total-bytes is for a dds:TOPIC source
+mirror dds:rt/x --max-size x|--max-size
+mirror dds:rt/x --max-stream-bytes 4096 --max-size 4096|over --max-stream-bytes 4096
+dds --all --max-stream-bytes 4096 --max-size 4096|over --max-stream-bytes 4096
+EOT
+		[ ! -e "$tmp/e.o" ]
+	}
+	check "options: record and mirror refuse DDS limits without a dds: source, out of range, or whose layout does not fit (exit 2)" t_e_opt_usage
+
+	t_e_limits() { # the limits reach the rings made
+		local p m
+		"${E[@]}" "$r2s" "$DOMAIN" pub rt/dt_el 3 el 99 2>/dev/null & p=$!; pids+=("$p")
+		"${E[@]}" timeout 60 "$dssm" record -o "$tmp/e.lim" dds:rt/dt_el --domain "$DOMAIN" --limit 3 \
+			--slots 7 --max-size 100 2>"$tmp/e.lim.log" || { cat "$tmp/e.lim.log"; return 1; }
+		[ "$(DSSM_NAMESPACE=ddse$$ info_field dt_el slots)" = 7 ] &&
+			[ "$(DSSM_NAMESPACE=ddse$$ info_field dt_el max_size)" = 100 ] ||
+			{ "${E[@]}" "$dssm" info dt_el; return 1; }
+		"${E[@]}" "$dssm" mirror dds:rt/dt_el --as dt_em --domain "$DOMAIN" --slots 9 --max-size 200 \
+			2>"$tmp/e.mir.log" & m=$!; pids+=("$m")
+		for _ in $(seq 100); do "${E[@]}" "$dssm" info dt_em >/dev/null 2>&1 && break; sleep 0.2; done
+		kill -TERM $m; wait $m; local st=$?
+		kill $p; wait $p 2>/dev/null
+		[ $st -eq 0 ] && [ "$(DSSM_NAMESPACE=ddse$$ info_field dt_em slots)" = 9 ] &&
+			[ "$(DSSM_NAMESPACE=ddse$$ info_field dt_em max_size)" = 200 ] ||
+			{ "${E[@]}" "$dssm" info dt_em; cat "$tmp/e.mir.log"; return 1; }
+	}
+	check "options: record --slots 7 --max-size 100 and mirror --slots 9 --max-size 200 make their rings so" t_e_limits
+
+	t_e_budget() { # rings of ~0.4 MB, 0.6 MB for all: one of the two topics left out
+		local p r
+		"${E[@]}" "$r2s" "$DOMAIN" pub rt/dt_eba 3 eb 99 2>/dev/null & pids+=("$!"); p=$!
+		"${E[@]}" "$r2s" "$DOMAIN" pub rt/dt_ebb 3 eb 99 2>/dev/null & pids+=("$!"); p="$p $!"
+		"${E[@]}" "$dssm" record -o "$tmp/e.bud" 'dds:rt/dt_eb?' --domain "$DOMAIN" --max-size 4096 \
+			--slots 100 --max-total-bytes 600000 2>"$tmp/e.bud.log" & r=$!; pids+=("$r")
+		e_wait_log "$tmp/e.bud.log" "over what this process may take for rings from DDS" &&
+			e_wait_log "$tmp/e.bud.log" "recording dt_eb" || { cat "$tmp/e.bud.log"; return 1; }
+		sleep 1
+		kill -TERM $r; wait $r; local st=$?
+		kill $p; wait $p 2>/dev/null
+		[ $st -eq 0 ] && grep -q "DDS topics: 1 subscribed, 1 failed" "$tmp/e.bud.log" &&
+			grep -Eq "^ +dt_eb[ab]:0 +3 samples" "$tmp/e.bud.log" || { cat "$tmp/e.bud.log"; return 1; }
+	}
+	check "options: record --max-total-bytes leaves out the topic whose ring would go over, logged and counted" t_e_budget
+
+	t_e_many() { # 60 topics of one bridge (another host), recorded by one glob
+		local b r n
+		touch "$tmp/ns.ddsn$$"
+		for i in $(seq -w 1 60); do
+			DSSM_NAMESPACE=ddsn$$ "$dssm" write "dt_en$i" "a$i" --create 64 >/dev/null &&
+				DSSM_NAMESPACE=ddsn$$ "$dssm" write "dt_en$i" "b$i" >/dev/null || return 1
+		done
+		env DSSM_NAMESPACE=ddsn$$ CYCLONEDDS_URI="file://$tmp/lo.xml" "$dssm" dds --publish 'dt_en*' \
+			--domain "$DOMAIN" 2>"$tmp/e.many.pub.log" & b=$!; pids+=("$b")
+		"${E[@]}" "$dssm" record -o "$tmp/e.many" 'dds:dssm/dt_en*' --domain "$DOMAIN" \
+			2>"$tmp/e.many.log" & r=$!; pids+=("$r")
+		for _ in $(seq 150); do
+			n=$(grep -c "recording dt_en" "$tmp/e.many.log"); [ "$n" -ge 60 ] && break; sleep 0.2
+		done
+		sleep 1
+		kill -TERM $r; wait $r; local st=$?
+		kill -TERM $b; wait $b
+		[ $st -eq 0 ] && [ "$(grep -Ec "^ +dt_en[0-9]+:0 +2 samples .* 0 lost" "$tmp/e.many.log")" -eq 60 ] &&
+			grep -q "120 samples, .* 0 lost" "$tmp/e.many.log" ||
+			{ echo "$n streams"; tail -5 "$tmp/e.many.log"; return 1; }
+	}
+	check "globs: dssm record 'dds:dssm/dt_en*' records 60 topics of a bridge, every sample" t_e_many
+
+	t_e_back() { # the writer of a glob's topic goes away and another comes: both recorded
+		local r t0
+		t0=$(ns_of 0)
+		"${E[@]}" "$dssm" record -o "$tmp/e.back" 'dds:dssm/dt_eback*' --domain "$DOMAIN" \
+			2>"$tmp/e.back.log" & r=$!; pids+=("$r")
+		"${E[@]}" "$hp" "$DOMAIN" dssm/dt_eback 5 "$t0" 1000000 0 1 t raw 1 >/dev/null || return 1
+		sleep 1
+		"${E[@]}" "$hp" "$DOMAIN" dssm/dt_eback 5 $((t0 + 1000000000)) 1000000 0 1 t raw 1 >/dev/null || return 1
+		for _ in $(seq 100); do
+			[ "$("${E[@]}" "$dssm" query "$tmp/e.back" --format json 2>/dev/null | wc -l)" -ge 10 ] && break
+			sleep 0.2
+		done
+		kill -TERM $r; wait $r; local st=$?
+		[ $st -eq 0 ] && grep -Eq "^ +dt_eback:0 +10 samples .* 0 lost" "$tmp/e.back.log" &&
+			grep -q "10 samples written into their rings, 0 dropped" "$tmp/e.back.log" ||
+			{ cat "$tmp/e.back.log"; return 1; }
+	}
+	check "globs: a topic whose writer goes away and comes back is recorded whole (10 samples, none dropped)" t_e_back
+}
+edges
 
 echo "dds-test: $passed passed, $failed failed"
 [ $failed -eq 0 ]

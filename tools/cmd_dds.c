@@ -3,12 +3,11 @@
  * (Eclipse Cyclone DDS) is in dds/ (ddsb.h, docs/dds.md).
  */
 #include <getopt.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../dds/ddsb.h"
 #include "cli.h"
+#include "dds_opts.h"
 
 void help_dds(FILE *out);
 int cmd_dds(int argc, char **argv);
@@ -59,121 +58,59 @@ void help_dds(FILE *out)
 	        (unsigned long long)(DDSB_DEFAULT_MAX_STREAM_BYTES >> 20));
 }
 
-static int parse_domain(const char *text, const char *what, int *out)
-{
-	char *end;
-	long v = strtol(text, &end, 10);
-	if (!*text || *end || v < 0 || v > 232)
-		return cli_usage("dds", "%s '%s' is not a DDS domain id (0 .. 232)", what, text);
-	*out = (int)v;
-	return 0;
-}
-
-/* --subscribe TOPIC[=RING] into subs[*n] (optarg is cut at the '='). */
+/* --subscribe TOPIC[=RING] or GLOB into subs[*n] (optarg is cut at the '='). */
 static int parse_subscription(char *arg, struct ddsb_subscription *subs, int *n)
 {
-	char *eq = strchr(arg, '=');
-	if (eq)
-		*eq = '\0';
-	if (!*arg || (eq && !eq[1]))
-		return cli_usage("dds", "--subscribe wants TOPIC, TOPIC=RING or GLOB");
-	if (eq && ddsb_topic_is_glob(arg))
-		return cli_usage("dds", "--subscribe %s=%s: a glob's topics each land in the ring "
-		                 "named after the topic; no RING with a glob", arg, eq + 1);
-	subs[*n].topic = arg;
-	subs[(*n)++].ring = eq ? eq + 1 : NULL;
+	char shown[96]; /* (the argument may hold control characters) */
+	ddsb_shown(arg, shown, sizeof shown);
+	if (ddsb_subscription_parse(arg, &subs[*n]) < 0)
+		return cli_usage("dds", "--subscribe '%s': %s", shown, dssm_last_error());
+	(*n)++;
 	return 0;
 }
 
-/* --max-size and --slots: a number in LO .. HI; else a usage error. */
-static int parse_bound(const char *opt, const char *text, long lo, long hi, long *out)
-{
-	if (cli_parse_long("dds", opt, text, out) < 0)
-		return EXIT_USAGE;
-	if (*out < lo || *out > hi)
-		return cli_usage("dds", "%s is %ld .. %ld", opt, lo, hi);
-	return 0;
-}
-
-/* One option of getopt_long into cfg (publish and subs have room for argc
+/* One option of getopt_long into d (publish and subs have room for argc
  * entries); 0 or the exit status of a usage error. */
-static int parse_option(int opt, struct ddsb_config *cfg, const char **publish,
+static int parse_option(int opt, struct cli_dds *d, const char **publish,
                         struct ddsb_subscription *subs)
 {
-	long v;
-	int status = 0;
+	struct ddsb_config *cfg = &d->cfg;
+	int status = cli_dds_option("dds", opt, optarg, d);
+	if (status)
+		return status == 1 ? 0 : status;
 	switch (opt) {
 	case 'p': publish[cfg->npublish++] = optarg; break;
 	case 'a': cfg->all = 1; break;
 	case 's': status = parse_subscription(optarg, subs, &cfg->nsubs); break;
-	case 'd': status = parse_domain(optarg, "--domain", &cfg->domain) ? EXIT_USAGE : 0; break;
-	case 'm':
-		if ((status = parse_bound("--max-size", optarg, 1, 1L << 30, &v)) == 0)
-			cfg->max_size = (size_t)v;
-		break;
-	case 'n':
-		if ((status = parse_bound("--slots", optarg, 2, 1000000, &v)) == 0)
-			cfg->slots = (uint32_t)v;
-		break;
-	case 'B':
-		if ((status = parse_bound("--max-stream-bytes", optarg, 4096, LONG_MAX, &v)) == 0)
-			cfg->max_stream_bytes = (uint64_t)v;
-		break;
-	case 'T':
-		if ((status = parse_bound("--max-total-bytes", optarg, 4096, LONG_MAX, &v)) == 0)
-			cfg->max_total_bytes = (uint64_t)v;
-		break;
 	case 'v': cfg->verbose = 1; break;
 	default: status = cli_usage("dds", "unknown option");
 	}
 	return status;
 }
 
-/* The bridge's own layout must fit its limit on a ring's bytes: it is what
- * a writer's too large layout falls back to (ddsb_layout_cap). */
-static int check_layout(const struct ddsb_config *cfg)
-{
-	int64_t bytes = ddsb_ring_bytes(cfg->slots, cfg->max_size);
-	uint64_t cap = ddsb_max_stream_bytes(cfg);
-	if (bytes < 0 || (uint64_t)bytes > cap)
-		return cli_usage("dds", "--slots %u x --max-size %zu make rings of %s%lld bytes, over "
-		                 "--max-stream-bytes %llu", cfg->slots, cfg->max_size,
-		                 bytes < 0 ? "more than " : "", bytes < 0 ? (long long)SIZE_MAX : (long long)bytes,
-		                 (unsigned long long)cap);
-	if (cfg->max_total_bytes && (uint64_t)bytes > cfg->max_total_bytes)
-		return cli_usage("dds", "--slots %u x --max-size %zu make rings of %lld bytes, over "
-		                 "--max-total-bytes %llu", cfg->slots, cfg->max_size, (long long)bytes,
-		                 (unsigned long long)cfg->max_total_bytes);
-	return 0;
-}
-
-/* The command line into cfg (its publish and subs arrays, argc entries
+/* The command line into d->cfg (its publish and subs arrays, argc entries
  * each, belong to the caller); 0 or the exit status of a usage error. */
-static int parse_args(int argc, char **argv, struct ddsb_config *cfg, const char **publish,
+static int parse_args(int argc, char **argv, struct cli_dds *d, const char **publish,
                       struct ddsb_subscription *subs)
 {
 	static const struct option longopts[] = {{"publish", required_argument, 0, 'p'},
 	                                         {"all", no_argument, 0, 'a'},
 	                                         {"subscribe", required_argument, 0, 's'},
-	                                         {"domain", required_argument, 0, 'd'},
-	                                         {"max-size", required_argument, 0, 'm'},
-	                                         {"slots", required_argument, 0, 'n'},
-	                                         {"max-stream-bytes", required_argument, 0, 'B'},
-	                                         {"max-total-bytes", required_argument, 0, 'T'},
 	                                         {"verbose", no_argument, 0, 'v'},
+	                                         CLI_DDS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
-	const char *env = getenv("ROS_DOMAIN_ID");
-	if (env && *env && parse_domain(env, "ROS_DOMAIN_ID", &cfg->domain))
-		return EXIT_USAGE;
+	struct ddsb_config *cfg = &d->cfg;
 	int opt, status = 0;
 	while (status == 0 && (opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1)
-		status = parse_option(opt, cfg, publish, subs);
+		status = parse_option(opt, d, publish, subs);
 	if (status == 0 && optind != argc)
 		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);
 	if (status == 0 && !cfg->all && !cfg->npublish && !cfg->nsubs)
 		status = cli_usage("dds", "nothing to do: give --publish GLOB, --all or --subscribe TOPIC");
+	if (status == 0 && ddsb_subscriptions_check(subs, cfg->nsubs) < 0)
+		status = cli_usage("dds", "--subscribe: %s", dssm_last_error());
 	if (status == 0)
-		status = check_layout(cfg);
+		status = cli_dds_finish("dds", d);
 	cfg->publish = publish;
 	cfg->subs = subs;
 	return status;
@@ -213,20 +150,17 @@ static int run(const struct ddsb_config *cfg)
 
 int cmd_dds(int argc, char **argv)
 {
-	struct ddsb_config cfg = {
-		.max_size = DDSB_DEFAULT_MAX_SIZE,
-		.slots = DDSB_DEFAULT_SLOTS,
-		.log = stderr,
-		.stop = &cli_stop,
-	};
+	struct cli_dds d;
+	cli_dds_init(&d);
+	d.cfg.stop = &cli_stop;
 	/* at most argc of each */
 	const char **publish = calloc((size_t)argc, sizeof *publish);
 	struct ddsb_subscription *subs = calloc((size_t)argc, sizeof *subs);
 	int status;
 	if (!publish || !subs)
 		status = cli_error("dds", "out of memory");
-	else if ((status = parse_args(argc, argv, &cfg, publish, subs)) == 0)
-		status = run(&cfg);
+	else if ((status = parse_args(argc, argv, &d, publish, subs)) == 0)
+		status = run(&d.cfg);
 	free(publish);
 	free(subs);
 	return status;

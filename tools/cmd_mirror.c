@@ -17,16 +17,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "../dds/ddsb.h"
 #include "cli.h"
+#include "dds_opts.h"
 #include "dssm/connector.h"
 
 void help_mirror(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm mirror HOST:PORT/NAME[:ID] [--as NAME[:ID]] [--quiet]\n"
-	        "       dssm mirror dds:TOPIC [--as NAME[:ID]] [--domain N] [--quiet]\n"
-	        "       dssm mirror dds:GLOB [--domain N] [--quiet]\n\n"
+	        "       dssm mirror dds:TOPIC [--as NAME[:ID]] [--quiet] [DDS options]\n"
+	        "       dssm mirror dds:GLOB [--quiet] [DDS options]\n"
+	        "DDS options: " CLI_DDS_USAGE "\n\n"
 	        "Keeps a local stream (default: the same NAME:ID) replicating a remote one\n"
 	        "through its host's `dssm proxy`: same layout, timestamps, type, encoding,\n"
 	        "schema and property. Starts with the remote history, then follows new\n"
@@ -40,12 +41,15 @@ void help_mirror(FILE *out)
 	        "type's CDR bytes as encoding cdr. dds:GLOB (fnmatch; '*' also matches '/')\n"
 	        "mirrors every topic matching, there now or appearing later, each into the\n"
 	        "ring named after it (so no --as), one line each as it comes. --domain N:\n"
-	        "the DDS domain (default: ROS_DOMAIN_ID, or 0).\n\n"
+	        "the DDS domain (default: ROS_DOMAIN_ID, or 0).\n");
+	cli_dds_help_limits(out);
+	fprintf(out, "\n"
 	        "examples:\n"
 	        "  dssm mirror robot.local:5800/scan\n"
 	        "  dssm mirror 10.0.0.2:5800/odom --as odom:1\n"
 	        "  dssm mirror dds:rt/robot1/odom --as odom1   # a ROS 2 topic of the fleet\n"
-	        "  dssm mirror 'dds:rt/robot1/*'   # all of robot1's topics, now and later\n");
+	        "  dssm mirror 'dds:rt/robot1/*'   # all of robot1's topics, now and later\n"
+	        "  dssm mirror dds:rt/camera --max-size 8388608 --slots 30   # big images\n");
 }
 
 /* The local ring gets the remote's layout and metadata. */
@@ -176,40 +180,44 @@ static int mirror_run(struct mirror *m)
 
 /* 0, or the exit status after a usage error was printed. */
 static int mirror_parse_options(int argc, char **argv, const char **as, int *quiet,
-                                const char **domain)
+                                struct cli_dds *d)
 {
 	static const struct option longopts[] = {{"as", required_argument, 0, 'a'},
 	                                         {"quiet", no_argument, 0, 'q'},
-	                                         {"domain", required_argument, 0, 'd'},
+	                                         CLI_DDS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, rc;
 	while ((opt = getopt_long(argc, argv, "q", longopts, NULL)) != -1) {
-		if (opt == 'a')
+		if ((rc = cli_dds_option("mirror", opt, optarg, d)) != 0) {
+			if (rc != 1)
+				return rc;
+		} else if (opt == 'a') {
 			*as = optarg;
-		else if (opt == 'q')
+		} else if (opt == 'q') {
 			*quiet = 1;
-		else if (opt == 'd')
-			*domain = optarg;
-		else
+		} else {
 			return cli_usage("mirror", "unknown option");
+		}
 	}
 	if (optind != argc - 1)
 		return cli_usage("mirror", "needs one HOST:PORT/NAME[:ID] or dds:TOPIC");
-	if (*domain && !ddsb_is_source(argv[optind]))
-		return cli_usage("mirror", "--domain is for a dds:TOPIC source");
-	return 0;
+	if (!ddsb_is_source(argv[optind]))
+		return d->given ? cli_usage("mirror", "%s is for a dds:TOPIC source", d->given) : 0;
+	return cli_dds_finish("mirror", d);
 }
 
 /* dssm mirror dds:TOPIC: the subscription in this process until a signal
  * (or its error), then the summary. The exit status. */
-static int mirror_dds(const char *source, const char *as, const char *domain_arg)
+static int mirror_dds(char *source, const char *as, const struct ddsb_config *cfg)
 {
-	int domain;
-	char spec[1024];
-	if (ddsb_domain_parse(domain_arg, "--domain", &domain) < 0)
+	char spec[1024], shown[96];
+	int domain = cfg->domain;
+	if (strchr(source, '=')) /* (shown: it may hold control characters) */
+		return cli_usage("mirror", "'%s': give the ring with --as",
+		                 ddsb_shown(source, shown, sizeof shown));
+	char *one[1] = {source};
+	if (ddsb_source_check(one, 1) < 0)
 		return cli_usage("mirror", "%s", dssm_last_error());
-	if (strchr(source, '='))
-		return cli_usage("mirror", "'%s': give the ring with --as", source);
 	int glob = ddsb_topic_is_glob(source + sizeof DDSB_SOURCE_PREFIX - 1);
 	if (glob && as)
 		return cli_usage("mirror", "'%s' is a glob: each topic lands in the ring named after "
@@ -218,8 +226,10 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 	    sizeof spec)
 		return cli_usage("mirror", "'%.40s...' is too long", source);
 	char *specs[1] = {spec};
+	if (as && ddsb_source_check(specs, 1) < 0)
+		return cli_usage("mirror", "--as: %s", dssm_last_error());
 	struct ddsb_source *src;
-	int rc = ddsb_source_start(domain, specs, 1, 0, NULL, stderr, &src);
+	int rc = ddsb_source_start(cfg, specs, 1, 0, NULL, &src);
 	if (rc < 0)
 		return cli_dssm_error("mirror", rc);
 	const char *topic = source + sizeof DDSB_SOURCE_PREFIX - 1, *ring;
@@ -257,14 +267,16 @@ static int mirror_dds(const char *source, const char *as, const char *domain_arg
 
 int cmd_mirror(int argc, char **argv)
 {
-	const char *as = NULL, *domain = NULL;
+	const char *as = NULL;
 	struct mirror m = {.quiet = 0};
-	int rc = mirror_parse_options(argc, argv, &as, &m.quiet, &domain);
+	struct cli_dds d;
+	cli_dds_init(&d);
+	int rc = mirror_parse_options(argc, argv, &as, &m.quiet, &d);
 	if (rc)
 		return rc;
-	const char *source = argv[optind];
+	char *source = argv[optind];
 	if (ddsb_is_source(source))
-		return mirror_dds(source, as, domain);
+		return mirror_dds(source, as, &d.cfg);
 	char hp[300], name[DSSM_NAME_MAX + 1], local_addr[DSSM_NAME_MAX + 16];
 	int id;
 	/* A recording never grows once closed: mirroring it would copy it once

@@ -15,13 +15,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "../dds/ddsb.h"
 #include "cli.h"
+#include "dds_opts.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
-
-/* How long a dds: source's first sample is waited for (s). */
-#define RECORD_DDS_WAIT_S 30
 
 void help_record(FILE *out)
 {
@@ -29,7 +26,7 @@ void help_record(FILE *out)
 	        "usage: dssm record -o DIR [--all] [STREAM...] [--from-oldest] [--duration S]\n"
 	        "                   [--limit N] [--sync S] [--min-free MIB] [--direct]\n"
 	        "                   [--split-duration S | --split-size MIB [--max-splits N]]\n"
-	        "                   [--domain N]\n"
+	        "                   " CLI_DDS_USAGE "\n"
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
 	        "       dssm record --trigger\n\n"
 	        "Records streams into a new container DIR (docs/container-format.md). STREAM is\n"
@@ -44,11 +41,14 @@ void help_record(FILE *out)
 	        "records, each into the ring named after it, its history included; none\n"
 	        "there yet is not an error: it waits for them. A ring another live process\n"
 	        "feeds from DDS (`dssm dds --subscribe`) is left to it and recorded from now.\n"
-	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0). The other\n"
-	        "streams start from now, unless --from-oldest. --all records every stream,\n"
-	        "including ones that appear later. Each ring is drained by TID: nothing is\n"
-	        "missed unless the ring overwrites samples before the recorder reads them (a\n"
-	        "history longer than the ring, a slow disk): those are counted as lost.\n"
+	        "--domain N is the DDS domain (default: ROS_DOMAIN_ID, or 0).\n",
+	        record_dds_wait_s());
+	cli_dds_help_limits(out);
+	fprintf(out,
+	        "The other streams start from now, unless --from-oldest. --all records every\n"
+	        "stream, including ones that appear later. Each ring is drained by TID:\n"
+	        "nothing is missed unless the ring overwrites samples before the recorder\n"
+	        "reads them (a history longer than the ring, a slow disk): counted as lost.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
 	        "N samples; --duration stops after S (> 0); --sync sets how often data is\n"
 	        "made durable (default 1s; 0: every sample). Durations are seconds (90,\n"
@@ -67,9 +67,9 @@ void help_record(FILE *out)
 	        "  dssm record -o run2 odom 'scan*' --duration 1m30s\n"
 	        "  dssm record -o fleet dds:rt/robot1/odom dds:rt/robot2/odom   # no addresses\n"
 	        "  dssm record -o fleet 'dds:rt/*'   # every ROS 2 topic, now and later\n"
+	        "  dssm record -o cams 'dds:rt/*/image' --max-size 8388608 --slots 30\n"
 	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
-	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n",
-	        RECORD_DDS_WAIT_S);
+	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n");
 }
 
 /* Is a local stream asked for by the patterns (or --all)? */
@@ -310,7 +310,7 @@ static int run_snapshots(const char *dir, char **patterns, int npatterns, int al
 /* What `dssm record` was asked for, beyond the recorder's configuration. */
 struct record_opts {
 	const char *dir;
-	const char *domain;       /* --domain, or NULL */
+	struct cli_dds dds;       /* --domain and the limits of dds: sources */
 	int all, snapshot, done;  /* done: --trigger was sent */
 	double split_mb, min_free_mb;
 	dssm_time_t duration, sync, split_duration;
@@ -327,7 +327,6 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 	case 'O': cfg->from_oldest = 1; return 0;
 	case 'P': o->snapshot = 1; return 0;
 	case 'X': cfg->direct = 1; return 0;
-	case 'Y': o->domain = arg; return 0;
 	case 'T':
 		o->done = 1;
 		return send_trigger();
@@ -353,8 +352,10 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 		if (cli_parse_double("record", "--min-free", arg, &o->min_free_mb) < 0 || o->min_free_mb < 0)
 			return cli_usage("record", "--min-free needs MiB >= 0");
 		return 0;
-	default:
-		return cli_usage("record", "unknown option");
+	default: {
+		int rc = cli_dds_option("record", opt, arg, &o->dds);
+		return rc == 1 ? 0 : rc ? rc : cli_usage("record", "unknown option");
+	}
 	}
 }
 
@@ -375,7 +376,7 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 	                                         {"duration", required_argument, 0, 'd'},
 	                                         {"limit", required_argument, 0, 'l'},
 	                                         {"sync", required_argument, 0, 's'},
-	                                         {"domain", required_argument, 0, 'Y'},
+	                                         CLI_DDS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
 	int opt, rc;
 	while ((opt = getopt_long(argc, argv, "o:a", longopts, NULL)) != -1)
@@ -408,29 +409,6 @@ static int record_start(dssm_recorder *r, char **patterns, int npatterns,
 	return rc < 0 ? rc : dssm_recorder_start(r);
 }
 
-/* The rings of topics matching a dds: glob that came since: recorded from
- * the first sample this run wrote (record_start_at). */
-static void record_dds_new(dssm_recorder *r, struct ddsb_source *src)
-{
-	const char *topic, *ring;
-	while (src && ddsb_source_next(src, &topic, &ring))
-		if (dssm_recorder_add(r, ring) < 0) {
-			char shown[96];
-			fprintf(stderr, "dssm record: DDS topic %s (ring %s): %s\n",
-			        ddsb_shown(topic, shown, sizeof shown), ring, dssm_last_error());
-		}
-}
-
-/* The recorder asks, per stream: a ring fed from DDS by this command
- * starts at the first sample it wrote there (the publisher's transient-
- * local history came before the recorder opened it; what the ring
- * overwrote since is counted lost; an earlier run's samples are not
- * recorded); the others from now (or --from-oldest). */
-static int record_start_at(void *user, const char *address, uint64_t *tid)
-{
-	return user && ddsb_source_start_tid(user, address, tid);
-}
-
 /* Record until interrupted, --duration, or the recorder stops by itself,
  * with a status line each second on a terminal. */
 static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duration,
@@ -459,76 +437,10 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 		fprintf(stderr, "\r\033[K");
 }
 
-/* Is "dds:TOPIC[=RING]"'s topic (before any '=') a glob? */
-static int spec_is_glob(const char *spec)
-{
-	const char *t = spec + sizeof DDSB_SOURCE_PREFIX - 1, *g = strpbrk(t, "*?["), *eq = strchr(t, '=');
-	return g && (!eq || g < eq);
-}
-
-/* The dds: operands subscribed (*src, NULL if none), their rings there.
- * 0, or the exit status after the error was printed. */
-static int record_dds_start(const struct record_opts *o, char **patterns, int npatterns,
-                            struct ddsb_source **src)
-{
-	*src = NULL;
-	char **specs = calloc((size_t)npatterns + 1, sizeof *specs);
-	int n = 0, globs = 0, domain, rc;
-	for (int i = 0; specs && i < npatterns; i++)
-		if (ddsb_is_source(patterns[i])) {
-			specs[n++] = patterns[i];
-			globs += spec_is_glob(patterns[i]);
-		}
-	const char *glob_eq = NULL;
-	for (int i = 0; i < n && !glob_eq; i++)
-		if (spec_is_glob(specs[i]) && strchr(specs[i], '='))
-			glob_eq = specs[i];
-	if (!specs)
-		rc = cli_error("record", "out of memory");
-	else if (glob_eq) /* refused before any line says what would be recorded */
-		rc = cli_usage("record", "'%s': a glob's topics each land in the ring named after the "
-		               "topic; no =RING with a glob", glob_eq);
-	else if (n && o->snapshot)
-		rc = cli_usage("record", "--snapshot records local rings; not %s", specs[0]);
-	else if (ddsb_domain_parse(o->domain, "--domain", &domain) < 0)
-		rc = cli_usage("record", "%s", dssm_last_error());
-	else
-		rc = 0;
-	if (rc == 0 && n) {
-		cli_catch_signals(); /* Ctrl-C ends the wait too */
-		if (n > globs)
-			fprintf(stderr, "dssm record: waiting for %d DDS topic%s in domain %d\n", n - globs,
-			        n - globs == 1 ? "" : "s", domain);
-		for (int i = 0; i < n; i++)
-			if (spec_is_glob(specs[i]))
-				fprintf(stderr, "dssm record: recording DDS topics matching %s in domain %d, "
-				        "now and as they appear\n", specs[i] + sizeof DDSB_SOURCE_PREFIX - 1,
-				        domain);
-		rc = ddsb_source_start(domain, specs, n, RECORD_DDS_WAIT_S * DSSM_NSEC_PER_SEC, &cli_stop,
-		                       stderr, src);
-		rc = rc < 0 ? cli_dssm_error("record", rc) : 0;
-	}
-	free(specs);
-	return rc;
-}
-
-/* Stop the DDS sources (after the recorder) and say what they wrote. */
-static int record_dds_stop(struct ddsb_source *src)
-{
-	if (!src)
-		return 0;
-	struct ddsb_stats st;
-	int rc = ddsb_source_stop(src, &st);
-	fprintf(stderr, "dssm record: DDS: %llu topics subscribed, %llu samples written into their "
-	        "rings, %llu dropped\n", (unsigned long long)st.topics_subscribed,
-	        (unsigned long long)st.samples_received, (unsigned long long)st.dropped);
-	ddsb_topics_summary(&st, stderr, "dssm record");
-	return rc < 0 ? cli_dssm_error("record", rc) : 0;
-}
-
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {.sync = DSSM_NSEC_PER_SEC};
+	cli_dds_init(&o.dds);
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
 	int rc = record_parse_options(argc, argv, &o, &cfg);
@@ -540,7 +452,7 @@ int cmd_record(int argc, char **argv)
 	char **patterns = argv + optind;
 	int npatterns = argc - optind;
 	struct ddsb_source *src;
-	if ((rc = record_dds_start(&o, patterns, npatterns, &src)) != 0)
+	if ((rc = record_dds_start(&o.dds, o.snapshot, patterns, npatterns, &src)) != 0)
 		return rc;
 	if (o.snapshot)
 		return run_snapshots(o.dir, patterns, npatterns, o.all);
@@ -558,7 +470,7 @@ int cmd_record(int argc, char **argv)
 		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
 	}
-	dssm_recorder_set_start(r, record_start_at, src); /* rings fed from DDS: per ring */
+	dssm_recorder_set_start(r, record_dds_start_at, src); /* rings fed from DDS: per ring */
 	int status = 0;
 	rc = record_start(r, patterns, npatterns, src);
 	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {
