@@ -170,8 +170,14 @@ static int setup_hosts(void)
 		        "</Discovery>%s</Domain></CycloneDDS>\n", pid % 250, pid % 250, cyclone_extra);
 		fclose(f);
 		snprintf(uri[h], sizeof uri[h], "file://%s", path);
-		snprintf(perf_uri[h], sizeof perf_uri[h], "%s%s%s", perf_default_buffer ? "" :
-		         DDSB_CYCLONE_DEFAULTS, perf_default_buffer ? "" : ",", uri[h]);
+		/* DDSB_CYCLONE_DEFAULTS is the inside of <Internal>, wrapped as
+		 * bridge.c's make_domain does */
+		if (perf_default_buffer)
+			snprintf(perf_uri[h], sizeof perf_uri[h], "%s", uri[h]);
+		else
+			snprintf(perf_uri[h], sizeof perf_uri[h], "<CycloneDDS><Domain id=\"any\">"
+			         "<Internal>%s</Internal></Domain></CycloneDDS>,%s",
+			         DDSB_CYCLONE_DEFAULTS, uri[h]);
 	}
 	srand((unsigned)pid);
 	domain = 20 + rand() % 200;
