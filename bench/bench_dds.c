@@ -119,7 +119,7 @@ static void teardown(void)
 		made_nets = 0;
 	}
 	/* this run's rings (some still open here when a signal stops us) */
-	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k"};
+	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k", "ow"};
 	for (int h = 0; h < 2; h++) {
 		if (!ns[h][0])
 			continue;
@@ -190,7 +190,9 @@ static pid_t on_host(int h, const char *log, char *const argv[])
 	pid_t pid = fork();
 	if (pid == 0) {
 		setenv("DSSM_NAMESPACE", ns[h], 1);
-		setenv("CYCLONEDDS_URI", strcmp(argv[0], "ddsperf") ? uri[h] : perf_uri[h], 1);
+		/* the bridges their hosts' configuration; ddsperf and dds_plain
+		 * (plain Cyclone programs) also the bridge's buffer default */
+		setenv("CYCLONEDDS_URI", strcmp(argv[0], dssm_bin) ? perf_uri[h] : uri[h], 1);
 		char path[160];
 		snprintf(path, sizeof path, "%s/%s", tmpdir, log);
 		if (!freopen(path, "w", stdout) || dup2(1, 2) < 0)
@@ -361,19 +363,27 @@ static double parse_sub(const char *log)
 }
 
 /* mode: "listener" (ddsperf's default: the answer is written from Cyclone's
- * receive thread) or "waitset" (an application thread wakes for it) */
-static struct lat ddsperf_latency(int seconds, char *mode)
+ * receive thread) or "waitset" (an application thread wakes for it); rate:
+ * pings at that rate ("1000Hz"), or NULL: one as each pong arrives */
+static struct lat ddsperf_latency(int seconds, char *mode, char *rate)
 {
 	char dom[16], dur[16];
 	snprintf(dom, sizeof dom, "%d", domain + 1);
 	snprintf(dur, sizeof dur, "%d", seconds + 1);
 	char *pong[] = {"ddsperf", "-i", dom, "pong", mode, NULL};
-	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", mode, NULL};
+	/* rate NULL: the next ping as the pong arrives (one at a time) */
+	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", mode, NULL, NULL};
+	if (rate)
+		memmove(&ping[7], &ping[6], 4 * sizeof *ping), ping[6] = rate;
 	pid_t b = on_host(1, "ddsperf-pong.log", pong);
 	pid_t a = on_host(0, "ddsperf-ping.log", ping);
 	waitpid(a, NULL, 0);
 	stop(b);
-	return parse_ping("ddsperf-ping.log");
+	struct lat r = parse_ping("ddsperf-ping.log");
+	if (r.n == 0) /* not a figure of 0 us: say why */
+		sh("echo 'bench_dds: ddsperf ping gave no round trips; its output:' >&2; "
+		   "cat %s/ddsperf-ping.log >&2", tmpdir);
+	return r;
 }
 
 struct drate {
@@ -414,7 +424,7 @@ static void start_bridges(void)
 {
 	char dom[16];
 	snprintf(dom, sizeof dom, "%d", domain);
-	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*",
+	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*,ow",
 	             "--subscribe", "dssm/pong", NULL};
 	char *b[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pong",
 	             "--subscribe", "dssm/ping", "--subscribe", "dssm/tp64",
@@ -531,6 +541,110 @@ out:
 	return r;
 }
 
+/* ---- one way, as a ROS 2 node on B sees it ---- */
+
+static char plain_bin[512]; /* dds_plain, beside this program ("" if missing) */
+
+/* Lines in tmpdir/log (a subscriber's arrivals so far). */
+static int log_lines(const char *log)
+{
+	char path[160], buf[256];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	int n = 0;
+	while (f && fgets(buf, sizeof buf, f))
+		n++;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* dds_plain sub's "SEQ NS" lines: the one-way times of samples first ..
+ * first + n - 1 (others: discovery, history), percentiles in us. */
+static struct lat parse_oneway(const char *log, long first, int n)
+{
+	struct lat r = {0};
+	double *v = malloc(sizeof(double) * (size_t)n);
+	char path[160], buf[256];
+	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
+	FILE *f = fopen(path, "r");
+	long seq;
+	long long ns;
+	while (v && f && fgets(buf, sizeof buf, f))
+		if (sscanf(buf, "%ld %lld", &seq, &ns) == 2 && seq >= first && seq < first + n &&
+		    r.n < n)
+			v[r.n++] = (double)ns / 1e3;
+	if (f)
+		fclose(f);
+	if (v && r.n > 0) {
+		qsort(v, (size_t)r.n, sizeof *v, cmp_double);
+		r.p50 = pct(v, r.n, 50), r.p90 = pct(v, r.n, 90), r.p99 = pct(v, r.n, 99);
+	}
+	free(v);
+	return r;
+}
+
+/* Sample SEQ of ring "ow" as ROS 2 CDR of std_msgs/String, 64 bytes as
+ * dds_plain pub's: encapsulation (CDR, little-endian), length 56, the
+ * number in 55 characters and a NUL. */
+static void write_cdr(dssm_stream *ow, long seq)
+{
+	unsigned char b[64] = {0x00, 0x01, 0x00, 0x00, 56, 0, 0, 0};
+	char text[56];
+	snprintf(text, sizeof text, "%-55ld", seq);
+	memcpy(b + 8, text, sizeof text);
+	dssm_write(ow, b, sizeof b, dssm_now());
+}
+
+static void next_tick(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L)
+		t->tv_nsec -= 1000000000L, t->tv_sec++;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL);
+}
+
+/* n samples at 1 kHz into ring "ow" on A (a ROS 2-form ring that A's
+ * bridge publishes as rt/ow), timed from the ring write (its sample time,
+ * the DDS source timestamp) to their arrival at dds_plain sub on B. */
+static struct lat ring_oneway(dssm_stream *ow, int n)
+{
+	static long seq; /* across rounds: a late joiner's history is told apart */
+	char dom[16];
+	snprintf(dom, sizeof dom, "%d", domain);
+	char *sub[] = {plain_bin, dom, "sub", "rt/ow", NULL};
+	pid_t s = on_host(1, "plain-ring.log", sub);
+	for (int i = 0; i < 400 && log_lines("plain-ring.log") == 0; i++) {
+		write_cdr(ow, seq++); /* every 50 ms until it arrives (discovery) */
+		usleep(50000);
+	}
+	usleep(200000);
+	long first = seq;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (int i = 0; i < n; i++, next_tick(&t, 1000000))
+		write_cdr(ow, seq++);
+	usleep(200000);
+	stop(s);
+	return parse_oneway("plain-ring.log", first, n);
+}
+
+/* The same without dssm: dds_plain pub on A to dds_plain sub on B, on a
+ * domain of their own. */
+static struct lat plain_oneway(int n)
+{
+	char dom[16], cnt[16];
+	snprintf(dom, sizeof dom, "%d", domain + 2);
+	snprintf(cnt, sizeof cnt, "%d", n + 100);
+	char *sub[] = {plain_bin, dom, "sub", "rt/plain", NULL};
+	char *pub[] = {plain_bin, dom, "pub", "rt/plain", cnt, "1000", NULL};
+	pid_t s = on_host(1, "plain-plain.log", sub);
+	pid_t p = on_host(0, "plain-pub.log", pub);
+	waitpid(p, NULL, 0);
+	stop(s);
+	return parse_oneway("plain-plain.log", 100, n); /* the first 100: warm-up */
+}
+
 struct rate {
 	double per_s;        /* samples/s arrived at B */
 	double cpu_a, cpu_b; /* bridges' CPU us per sample */
@@ -644,6 +758,28 @@ static void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, doubl
 	       median_of(cpu, n));
 }
 
+static void report_oneway(struct lat *ring, struct lat *plain, struct lat *perf, int n, int want)
+{
+	double r50 = MEDIAN(ring, n, p50), r90 = MEDIAN(ring, n, p90), r99 = MEDIAN(ring, n, p99);
+	double p50 = MEDIAN(plain, n, p50), p90 = MEDIAN(plain, n, p90), p99 = MEDIAN(plain, n, p99);
+	double d50 = MEDIAN(perf, n, p50) / 2, d90 = MEDIAN(perf, n, p90) / 2;
+	double d99 = MEDIAN(perf, n, p99) / 2;
+	int got = 0, pgot = 0;
+	for (int i = 0; i < n; i++)
+		got += ring[i].n, pgot += plain[i].n;
+	printf("one way, 64 B at 1 kHz, as a ROS 2 node on B sees it (a plain Cyclone subscriber of\n"
+	       "std_msgs/String in a listener: arrival minus the DDS source timestamp):\n");
+	printf("  dssm ring on A -> dssm dds   p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d "
+	       "arrived)\n", r50, r90, r99, got, n * want);
+	printf("  plain DDS writer on A        p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d)\n",
+	       p50, p90, p99, pgot, n * want);
+	printf("  ddsperf ping 1 kHz, rtt / 2  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", d50, d90,
+	       d99);
+	if (r50 > 0 && p50 > 0 && d50 > 0)
+		printf("  ratio p50 %.2fx to the plain writer, %.2fx to ddsperf's half round trip "
+		       "(p90 %.2fx, %.2fx)\n", r50 / p50, r50 / d50, r90 / p90, r90 / d90);
+}
+
 static void report_rate(const char *label, size_t size, struct rate *ours, struct drate *d, int n)
 {
 	double o = MEDIAN(ours, n, per_s), t = MEDIAN(d, n, per_s);
@@ -711,6 +847,14 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int secs = quick ? 2 : 4, pings = quick ? 2000 : 5000, rounds = quick ? 1 : 3;
+	int oneway_n = quick ? 1000 : 3000;
+	/* dds_plain: built beside this program (make all) */
+	snprintf(plain_bin, sizeof plain_bin, "%s", argv[0]);
+	char *slash = strrchr(plain_bin, '/');
+	snprintf(slash ? slash + 1 : plain_bin, sizeof plain_bin - (size_t)(slash ? slash + 1 - plain_bin : 0),
+	         "dds_plain");
+	if (access(plain_bin, X_OK) != 0)
+		plain_bin[0] = 0;
 	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
 	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
 	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
@@ -724,15 +868,21 @@ int main(int argc, char **argv)
 	dssm_stream *pong_b = make_ring("pong", 64, 64);
 	use_host(0);
 	dssm_stream *ping_a = make_ring("ping", 64, 64);
+	/* ROS 2 CDR of std_msgs/String: A's bridge publishes it as rt/ow */
+	dssm_stream_config owc = DSSM_STREAM_CONFIG_INIT;
+	owc.max_size = 64, owc.slots = 64, owc.type = "std_msgs/msg/String", owc.encoding = "cdr";
+	dssm_stream *ow_a;
+	if (dssm_create("ow", 0, &owc, &ow_a) < 0)
+		die("ow");
 	start_bridges();
-	struct lat dl[8], dw[8], bl[8];
+	struct lat dl[8], dw[8], bl[8], ro[8], po[8], dr[8];
 	struct drate d64[8], d64k[8];
 	struct rate r64[8], r64k[8];
 	double cpu_rt[8];
 	for (int k = 0; k < rounds; k++) {
 		if (lat) {
-			dl[k] = ddsperf_latency(secs, "listener");
-			dw[k] = ddsperf_latency(secs, "waitset");
+			dl[k] = ddsperf_latency(secs, "listener", NULL);
+			dw[k] = ddsperf_latency(secs, "waitset", NULL);
 			char dat[256];
 			if (out)
 				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
@@ -740,6 +890,11 @@ int main(int argc, char **argv)
 			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL);
 			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
 			            (bl[k].n ? bl[k].n : 1);
+			if (plain_bin[0]) {
+				ro[k] = ring_oneway(ow_a, oneway_n);
+				po[k] = plain_oneway(oneway_n);
+				dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
+			}
 		}
 		if (tput) {
 			d64[k] = ddsperf_rate(64, secs);
@@ -750,6 +905,10 @@ int main(int argc, char **argv)
 	}
 	if (lat)
 		report_latency(dl, dw, bl, cpu_rt, rounds);
+	if (lat && plain_bin[0])
+		report_oneway(ro, po, dr, rounds, oneway_n);
+	else if (lat)
+		printf("one way to a plain DDS subscriber: skipped (no %s)\n", plain_bin);
 	if (tput) {
 		printf("throughput, A -> B (%d s a run):\n", secs);
 		report_rate("64 B", 64, r64, d64, rounds);
@@ -759,5 +918,6 @@ int main(int argc, char **argv)
 	stop(bridge[1]);
 	dssm_close(ping_a);
 	dssm_close(pong_b);
+	dssm_close(ow_a);
 	return 0;
 }
