@@ -249,8 +249,6 @@ out:
 
 /* ---- one way, as a ROS 2 node on B sees it ---- */
 
-static char plain_bin[512]; /* dds_plain, beside this program ("" if missing) */
-
 /* Sample SEQ of ring "ow" as ROS 2 CDR of std_msgs/String, 64 bytes as
  * dds_plain pub's: encapsulation (CDR, little-endian), length 56, the
  * number in 55 characters and a NUL. */
@@ -294,22 +292,6 @@ static struct lat ring_oneway(dssm_stream *ow, int n)
 	usleep(200000);
 	stop(s);
 	return parse_oneway("plain-ring.log", first, n);
-}
-
-/* The same without dssm: dds_plain pub on A to dds_plain sub on B, on a
- * domain of their own. */
-static struct lat plain_oneway(int n)
-{
-	char dom[16], cnt[16];
-	snprintf(dom, sizeof dom, "%d", domain + 2);
-	snprintf(cnt, sizeof cnt, "%d", n + 100);
-	char *sub[] = {plain_bin, dom, "sub", "rt/plain", NULL};
-	char *pub[] = {plain_bin, dom, "pub", "rt/plain", cnt, "1000", NULL};
-	pid_t s = on_host(1, "plain-plain.log", sub);
-	pid_t p = on_host(0, "plain-pub.log", pub);
-	waitpid(p, NULL, 0);
-	stop(s);
-	return parse_oneway("plain-plain.log", 100, n); /* the first 100: warm-up */
 }
 
 struct rate {
@@ -479,19 +461,16 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The options after DSSM_BINARY (see the head comment). */
+static void parse_args(int argc, char **argv, const char **only, const char **out)
 {
-	if (argc < 2)
-		usage();
-	dssm_bin = argv[1];
-	const char *only = "", *out = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
+			*only = argv[++i];
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
+			*out = argv[++i];
 		else if (!strcmp(argv[i], "--cyclone") && i + 1 < argc)
 			cyclone_extra = argv[++i];
 		else if (!strcmp(argv[i], "--ddsperf-default-buffer"))
@@ -499,6 +478,39 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
+}
+
+/* dds_plain, built beside this program (make all); "" if it is not there. */
+static void find_plain(const char *argv0)
+{
+	snprintf(plain_bin, sizeof plain_bin, "%s", argv0);
+	char *slash = strrchr(plain_bin, '/');
+	char *name = slash ? slash + 1 : plain_bin;
+	snprintf(name, sizeof plain_bin - (size_t)(name - plain_bin), "dds_plain");
+	if (access(plain_bin, X_OK) != 0)
+		plain_bin[0] = 0;
+}
+
+static void print_header(int rounds)
+{
+	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
+	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
+	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
+	if (*cyclone_extra)
+		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
+	printf("socket receive buffer: the bridges ask for 4 MiB (their default); ddsperf %s\n",
+	       perf_default_buffer ? "has Cyclone's default (asks 1 MiB; --ddsperf-default-buffer)"
+	                           : "is given the same 4 MiB");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	dssm_bin = argv[1];
+	const char *only = "", *out = NULL;
+	parse_args(argc, argv, &only, &out);
 	int lat = strcmp(only, "throughput") != 0, tput = strcmp(only, "latency") != 0;
 	if (geteuid() != 0 || system("command -v ip >/dev/null && command -v ddsperf >/dev/null")) {
 		printf("dds bridge benchmark: skipped (needs root for network namespaces, ip and "
@@ -515,22 +527,8 @@ int main(int argc, char **argv)
 	}
 	int secs = quick ? 2 : 4, pings = quick ? 2000 : 5000, rounds = quick ? 1 : 3;
 	int oneway_n = quick ? 1000 : 3000;
-	/* dds_plain: built beside this program (make all) */
-	snprintf(plain_bin, sizeof plain_bin, "%s", argv[0]);
-	char *slash = strrchr(plain_bin, '/');
-	snprintf(slash ? slash + 1 : plain_bin, sizeof plain_bin - (size_t)(slash ? slash + 1 - plain_bin : 0),
-	         "dds_plain");
-	if (access(plain_bin, X_OK) != 0)
-		plain_bin[0] = 0;
-	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
-	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
-	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
-	if (*cyclone_extra)
-		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
-	printf("socket receive buffer: the bridges ask for 4 MiB (their default); ddsperf %s\n",
-	       perf_default_buffer ? "has Cyclone's default (asks 1 MiB; --ddsperf-default-buffer)"
-	                           : "is given the same 4 MiB");
-	fflush(stdout);
+	find_plain(argv[0]);
+	print_header(rounds);
 	use_host(1);
 	dssm_stream *pong_b = make_ring("pong", 64, 64);
 	use_host(0);

@@ -1,8 +1,8 @@
 /*
  * dds_hosts.c - bench_dds's two hosts and ddsperf (dds_hosts.h): the
  * network namespaces and their configuration, starting programs on them,
- * the UDP drops of B's kernel, and ddsperf's and dds_plain's figures
- * parsed from their output.
+ * the UDP drops of B's kernel, the runs of ddsperf and of dds_plain alone
+ * (the baselines), and their figures parsed from their output.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,6 +27,7 @@ char tmpdir[64];
 int domain;
 int made_nets;
 const char *cyclone_extra = "";
+char plain_bin[512];
 
 double mono_ns(void)
 {
@@ -347,3 +348,16 @@ struct lat parse_oneway(const char *log, long first, int n)
 	return r;
 }
 
+struct lat plain_oneway(int n)
+{
+	char dom[16], cnt[16];
+	snprintf(dom, sizeof dom, "%d", domain + 2);
+	snprintf(cnt, sizeof cnt, "%d", n + 100);
+	char *sub[] = {plain_bin, dom, "sub", "rt/plain", NULL};
+	char *pub[] = {plain_bin, dom, "pub", "rt/plain", cnt, "1000", NULL};
+	pid_t s = on_host(1, "plain-plain.log", sub);
+	pid_t p = on_host(0, "plain-pub.log", pub);
+	waitpid(p, NULL, 0);
+	stop(s);
+	return parse_oneway("plain-plain.log", 100, n); /* the first 100: warm-up */
+}

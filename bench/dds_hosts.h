@@ -21,6 +21,7 @@ extern char tmpdir[64];       /* this run's files (logs, configuration) */
 extern int domain;            /* the bridges'; ddsperf uses domain + 1, dds_plain domain + 2 */
 extern int made_nets;
 extern const char *cyclone_extra; /* --cyclone XML: more of Cyclone's configuration */
+extern char plain_bin[512];   /* dds_plain, beside bench_dds ("" if missing) */
 
 double mono_ns(void);
 void sleep_s(double s);
@@ -61,5 +62,8 @@ struct drate ddsperf_rate(size_t size, int seconds);
 int log_lines(const char *log);
 /* dds_plain sub's one-way times of samples first .. first + n - 1 in log. */
 struct lat parse_oneway(const char *log, long first, int n);
+/* The one way of n samples at 1 kHz from dds_plain pub on A to dds_plain
+ * sub on B (domain + 2): ring_oneway's path without dssm. */
+struct lat plain_oneway(int n);
 
 #endif
