@@ -143,6 +143,11 @@ $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
 
+# The DDS benchmark: its hosts and ddsperf in a file of their own.
+$(BUILD)/bench/bench_dds: bench/bench_dds.c bench/dds_hosts.c $(LIBDSSM) $(wildcard bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ bench/bench_dds.c bench/dds_hosts.c $(LIBDSSM) $(LDLIBS_ALL)
+
 # The recordings benchmark also times SQLite (rosbag2's storage).
 $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 	@mkdir -p $(dir $@)
@@ -188,8 +193,13 @@ $(BUILD)/tests/dds/hostile_pub: tests/dds/hostile_pub.c $(DDS_GEN)/dssm_Sample.o
 # a writer whose topic name, as discovery sends it, holds terminal escapes
 $(BUILD)/tests/dds/hostile_name: tests/dds/hostile_name.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
+# bench_dds's plain Cyclone publisher and subscriber of std_msgs/String (its one-way figure)
+$(BUILD)/bench/dds_plain: bench/dds_plain.c $(DDS_TEST_GEN)/String.c $(DDS_TEST_GEN)/String.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
 all: $(BUILD)/tests/dds/ros2_string $(BUILD)/tests/dds/ros2_pose2d $(BUILD)/tests/dds/naming_check \
-	$(BUILD)/tests/dds/hostile_pub $(BUILD)/tests/dds/layout_check $(BUILD)/tests/dds/hostile_name
+	$(BUILD)/tests/dds/hostile_pub $(BUILD)/tests/dds/layout_check $(BUILD)/tests/dds/hostile_name \
+	$(BUILD)/bench/dds_plain
 
 # ---- tests ----
 

@@ -8,6 +8,13 @@
  *     B's bridge publishes back into a ring on A. The round trip is timed at A
  *     with CLOCK_MONOTONIC, one ping at a time, beside `ddsperf ping size 64`
  *     / `ddsperf pong` (also two DDS hops a round trip).
+ *   one way, as a ROS 2 node sees it: 64 B samples at 1 kHz written into a
+ *     ROS 2-form ring on A (std_msgs/String CDR), published by A's bridge as
+ *     rt/ow, timed to their arrival at a plain Cyclone subscriber on B
+ *     (dds_plain.c, built beside this program; arrival minus the DDS source
+ *     timestamp, which is the ring sample's time: both hosts share this
+ *     machine's clock), beside a plain DDS writer on A to the same kind of
+ *     subscriber and `ddsperf ping 1000Hz`'s round trip / 2.
  *   throughput: 64 B and 64 KiB samples written into a ring on A, counted as
  *     they land in a ring on B, beside `ddsperf pub size S` / `ddsperf sub`.
  *     A ring has no back pressure: the writer keeps at most half a ring
@@ -26,50 +33,27 @@
  * (DDSB_CYCLONE_DEFAULTS, dds/ddsb.h); ddsperf is given the same, placed
  * before the hosts' configuration as the bridge does, unless
  * --ddsperf-default-buffer (then it has Cyclone's default, 1 MiB asked).
+ * The hosts, starting programs on them and ddsperf's runs are in
+ * dds_hosts.c; here the measurements through the bridges and the report.
  * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
  *                  [--out DIR] [--cyclone XML] [--ddsperf-default-buffer]
  */
 #include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "../dds/ddsb.h" /* DDSB_CYCLONE_DEFAULTS: what the bridge puts before CYCLONEDDS_URI */
+#include "dds_hosts.h"
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
 
 static int quick;
-static char *dssm_bin;
-static char net[2][32];   /* network namespaces of hosts A and B */
-static char ns[2][32];    /* their DSSM_NAMESPACEs */
-static char uri[2][200];  /* their CYCLONEDDS_URI */
-static char perf_uri[2][400]; /* ddsperf's: the bridge's buffer default first, unless... */
-static int perf_default_buffer; /* --ddsperf-default-buffer */
-static char tmpdir[64];
-static int domain;
-static int made_nets;
-static const char *cyclone_extra = ""; /* --cyclone XML: more of Cyclone's configuration */
-
-static double mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
-	nanosleep(&ts, NULL);
-}
 
 static void die(const char *what)
 {
@@ -77,30 +61,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* v must be sorted */
-static double pct(const double *v, int n, int p)
-{
-	return v[(size_t)n * (size_t)p / 100];
-}
-
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof cmd, fmt, ap);
-	va_end(ap);
-	return system(cmd);
-}
-
-/* ---- the two hosts ---- */
+/* ---- the two hosts (made by dds_hosts.c), undone at exit ---- */
 
 static pid_t echo_pid; /* the echo process on B, while it runs */
 
@@ -119,7 +80,7 @@ static void teardown(void)
 		made_nets = 0;
 	}
 	/* this run's rings (some still open here when a signal stops us) */
-	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k"};
+	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k", "ow"};
 	for (int h = 0; h < 2; h++) {
 		if (!ns[h][0])
 			continue;
@@ -136,89 +97,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	exit(1); /* atexit: teardown */
-}
-
-static int setup_hosts(void)
-{
-	int pid = (int)getpid();
-	for (int h = 0; h < 2; h++) {
-		snprintf(net[h], sizeof net[h], "bdds%d%c", pid, 'a' + h);
-		snprintf(ns[h], sizeof ns[h], "bdds-%d-%c", pid, 'a' + h);
-	}
-	if (sh("ip netns add %s 2>/dev/null", net[0]) != 0)
-		return -1;
-	made_nets = 1;
-	if (sh("ip netns add %s && ip -n %s link add eth0 type veth peer name eth0 netns %s",
-	       net[1], net[0], net[1]) != 0)
-		return -1;
-	snprintf(tmpdir, sizeof tmpdir, "/tmp/bench-dds-%d", pid);
-	mkdir(tmpdir, 0700);
-	for (int h = 0; h < 2; h++) {
-		if (sh("ip -n %s link set lo up && ip -n %s addr add 10.79.%d.%d/24 dev eth0 && "
-		       "ip -n %s link set eth0 up", net[h], net[h], pid % 250, h + 1, net[h]) != 0)
-			return -1;
-		char path[160];
-		snprintf(path, sizeof path, "%s/h%d.xml", tmpdir, h);
-		FILE *f = fopen(path, "w");
-		if (!f)
-			return -1;
-		fprintf(f, "<CycloneDDS><Domain id=\"any\"><General><Interfaces>"
-		        "<NetworkInterface name=\"eth0\"/></Interfaces><AllowMulticast>false"
-		        "</AllowMulticast></General><Discovery><ParticipantIndex>auto</ParticipantIndex>"
-		        "<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers>"
-		        "<Peer address=\"10.79.%d.1\"/><Peer address=\"10.79.%d.2\"/></Peers>"
-		        "</Discovery>%s</Domain></CycloneDDS>\n", pid % 250, pid % 250, cyclone_extra);
-		fclose(f);
-		snprintf(uri[h], sizeof uri[h], "file://%s", path);
-		snprintf(perf_uri[h], sizeof perf_uri[h], "%s%s%s", perf_default_buffer ? "" :
-		         DDSB_CYCLONE_DEFAULTS, perf_default_buffer ? "" : ",", uri[h]);
-	}
-	srand((unsigned)pid);
-	domain = 20 + rand() % 200;
-	return 0;
-}
-
-/* Start argv in host h's network namespace, output into tmpdir/log. */
-static pid_t on_host(int h, const char *log, char *const argv[])
-{
-	pid_t pid = fork();
-	if (pid == 0) {
-		setenv("DSSM_NAMESPACE", ns[h], 1);
-		setenv("CYCLONEDDS_URI", strcmp(argv[0], "ddsperf") ? uri[h] : perf_uri[h], 1);
-		char path[160];
-		snprintf(path, sizeof path, "%s/%s", tmpdir, log);
-		if (!freopen(path, "w", stdout) || dup2(1, 2) < 0)
-			_exit(127);
-		char *full[32] = {"ip", "netns", "exec", net[h]};
-		int n = 4;
-		for (int i = 0; argv[i] && n < 31; i++)
-			full[n++] = argv[i];
-		full[n] = NULL;
-		execvp("ip", full);
-		_exit(127);
-	}
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGTERM);
-	waitpid(pid, NULL, 0);
-}
-
-/* A child process working on host h's rings (no network: shared memory). */
-static pid_t child_on(int h)
-{
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0)
-		setenv("DSSM_NAMESPACE", ns[h], 1);
-	return pid;
-}
-
-static void use_host(int h)
-{
-	setenv("DSSM_NAMESPACE", ns[h], 1);
 }
 
 static dssm_stream *make_ring(const char *name, size_t size, uint32_t slots)
@@ -244,162 +122,6 @@ static dssm_stream *wait_ring(const char *name, double seconds)
 	return NULL;
 }
 
-/* The bridges' logs, to stderr (the directory goes at exit). */
-static void dump_logs(void)
-{
-	sh("for f in %s/bridge-*.log; do echo \"== $f\"; cat \"$f\"; done >&2", tmpdir);
-}
-
-/* UDP datagrams host h's kernel dropped for a full socket receive buffer
- * (RcvbufErrors): lost packets Cyclone then has to repair. */
-static long udp_drops(int h)
-{
-	char cmd[128], line[1024], names[1024] = "";
-	snprintf(cmd, sizeof cmd, "ip netns exec %s cat /proc/net/snmp", net[h]);
-	FILE *f = popen(cmd, "r");
-	long v = 0;
-	while (f && fgets(line, sizeof line, f)) {
-		if (strncmp(line, "Udp: ", 5) != 0)
-			continue;
-		if (!names[0]) {
-			snprintf(names, sizeof names, "%s", line);
-			continue;
-		}
-		/* the value under the "RcvbufErrors" heading */
-		int col = -1, k = 0;
-		for (char *t = strtok(names, " \n"); t; t = strtok(NULL, " \n"), k++)
-			if (!strcmp(t, "RcvbufErrors"))
-				col = k;
-		k = 0;
-		for (char *t = strtok(line, " \n"); t; t = strtok(NULL, " \n"), k++)
-			if (k == col)
-				v = atol(t);
-		break;
-	}
-	if (f)
-		pclose(f);
-	return v;
-}
-
-/* ---- ddsperf's figures, parsed from its output ---- */
-
-static int cmp_d(const void *a, const void *b)
-{
-	return cmp_double(a, b);
-}
-
-static double median_of(double *v, int n)
-{
-	if (n == 0)
-		return 0;
-	qsort(v, (size_t)n, sizeof *v, cmp_d);
-	return v[n / 2];
-}
-
-struct lat {
-	double p50, p90, p99; /* us */
-	int n;                /* round trips */
-	double ab50, ba50;    /* bridge: medians of ring-to-ring one way, A->B and B->A */
-};
-
-/* ddsperf ping prints one line a second: "... 50% Xus 90% Yus 99% Zus ... cnt N".
- * The first second (discovery, warm-up) is left out; the median of the
- * others' percentiles is taken. */
-static struct lat parse_ping(const char *log)
-{
-	struct lat r = {0};
-	double p50[64], p90[64], p99[64];
-	int k = 0, line = 0;
-	char path[160], buf[512];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(buf, sizeof buf, f) && k < 64) {
-		char *p = strstr(buf, " 50% ");
-		double a, b, c;
-		int cnt;
-		if (!p || sscanf(p, " 50%% %lfus 90%% %lfus 99%% %lfus max %*fus cnt %d", &a, &b, &c,
-		                 &cnt) != 4)
-			continue;
-		if (line++ == 0)
-			continue;
-		p50[k] = a, p90[k] = b, p99[k] = c, k++;
-		r.n += cnt;
-	}
-	if (f)
-		fclose(f);
-	r.p50 = median_of(p50, k), r.p90 = median_of(p90, k), r.p99 = median_of(p99, k);
-	return r;
-}
-
-/* ddsperf sub: "... rate X kS/s Y Mb/s ..." a second; median after the first. */
-static double parse_sub(const char *log)
-{
-	double v[64];
-	int k = 0, line = 0;
-	char path[160], buf[512];
-	snprintf(path, sizeof path, "%s/%s", tmpdir, log);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(buf, sizeof buf, f) && k < 64) {
-		char *p = strstr(buf, " rate ");
-		double x;
-		char unit[8];
-		if (!p || sscanf(p, " rate %lf %7s", &x, unit) != 2)
-			continue;
-		if (line++ == 0)
-			continue;
-		v[k++] = x * (unit[0] == 'k' ? 1e3 : unit[0] == 'M' ? 1e6 : 1);
-	}
-	if (f)
-		fclose(f);
-	return median_of(v, k);
-}
-
-/* mode: "listener" (ddsperf's default: the answer is written from Cyclone's
- * receive thread) or "waitset" (an application thread wakes for it) */
-static struct lat ddsperf_latency(int seconds, char *mode)
-{
-	char dom[16], dur[16];
-	snprintf(dom, sizeof dom, "%d", domain + 1);
-	snprintf(dur, sizeof dur, "%d", seconds + 1);
-	char *pong[] = {"ddsperf", "-i", dom, "pong", mode, NULL};
-	char *ping[] = {"ddsperf", "-i", dom, "-D", dur, "ping", "size", "64", mode, NULL};
-	pid_t b = on_host(1, "ddsperf-pong.log", pong);
-	pid_t a = on_host(0, "ddsperf-ping.log", ping);
-	waitpid(a, NULL, 0);
-	stop(b);
-	return parse_ping("ddsperf-ping.log");
-}
-
-struct drate {
-	double per_s; /* samples/s at the subscriber */
-	double cpu;   /* CPU us per sample, publisher + subscriber processes */
-	double drops; /* UDP datagrams dropped on B (receive buffer full) */
-};
-
-static struct drate ddsperf_rate(size_t size, int seconds)
-{
-	char dom[16], dur[16], sz[32];
-	snprintf(dom, sizeof dom, "%d", domain + 1);
-	snprintf(dur, sizeof dur, "%d", seconds + 1);
-	snprintf(sz, sizeof sz, "%zu", size);
-	char *sub[] = {"ddsperf", "-i", dom, "sub", NULL};
-	char *pub[] = {"ddsperf", "-i", dom, "-D", dur, "pub", "size", sz, NULL};
-	long drops = udp_drops(1);
-	pid_t b = on_host(1, "ddsperf-sub.log", sub);
-	pid_t a = on_host(0, "ddsperf-pub.log", pub);
-	/* CPU from 1 s (discovery done) to 0.5 s before the end */
-	sleep_s(1);
-	double c0 = cpu_seconds(a) + cpu_seconds(b);
-	sleep_s(seconds - 0.5);
-	double c1 = cpu_seconds(a) + cpu_seconds(b);
-	waitpid(a, NULL, 0);
-	stop(b);
-	struct drate r = {parse_sub("ddsperf-sub.log"), 0, (double)(udp_drops(1) - drops)};
-	if (r.per_s > 0)
-		r.cpu = (c1 - c0) * 1e6 / (r.per_s * (seconds - 0.5));
-	return r;
-}
-
 /* ---- through the bridges ---- */
 
 static pid_t bridge[2];
@@ -408,7 +130,7 @@ static void start_bridges(void)
 {
 	char dom[16];
 	snprintf(dom, sizeof dom, "%d", domain);
-	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*",
+	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*,ow",
 	             "--subscribe", "dssm/pong", NULL};
 	char *b[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pong",
 	             "--subscribe", "dssm/ping", "--subscribe", "dssm/tp64",
@@ -525,6 +247,53 @@ out:
 	return r;
 }
 
+/* ---- one way, as a ROS 2 node on B sees it ---- */
+
+/* Sample SEQ of ring "ow" as ROS 2 CDR of std_msgs/String, 64 bytes as
+ * dds_plain pub's: encapsulation (CDR, little-endian), length 56, the
+ * number in 55 characters and a NUL. */
+static void write_cdr(dssm_stream *ow, long seq)
+{
+	unsigned char b[64] = {0x00, 0x01, 0x00, 0x00, 56, 0, 0, 0};
+	char text[56];
+	snprintf(text, sizeof text, "%-55ld", seq);
+	memcpy(b + 8, text, sizeof text);
+	dssm_write(ow, b, sizeof b, dssm_now());
+}
+
+static void next_tick(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L)
+		t->tv_nsec -= 1000000000L, t->tv_sec++;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL);
+}
+
+/* n samples at 1 kHz into ring "ow" on A (a ROS 2-form ring that A's
+ * bridge publishes as rt/ow), timed from the ring write (its sample time,
+ * the DDS source timestamp) to their arrival at dds_plain sub on B. */
+static struct lat ring_oneway(dssm_stream *ow, int n)
+{
+	static long seq; /* across rounds: a late joiner's history is told apart */
+	char dom[16];
+	snprintf(dom, sizeof dom, "%d", domain);
+	char *sub[] = {plain_bin, dom, "sub", "rt/ow", NULL};
+	pid_t s = on_host(1, "plain-ring.log", sub);
+	for (int i = 0; i < 400 && log_lines("plain-ring.log") == 0; i++) {
+		write_cdr(ow, seq++); /* every 50 ms until it arrives (discovery) */
+		usleep(50000);
+	}
+	usleep(200000);
+	long first = seq;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (int i = 0; i < n; i++, next_tick(&t, 1000000))
+		write_cdr(ow, seq++);
+	usleep(200000);
+	stop(s);
+	return parse_oneway("plain-ring.log", first, n);
+}
+
 struct rate {
 	double per_s;        /* samples/s arrived at B */
 	double cpu_a, cpu_b; /* bridges' CPU us per sample */
@@ -638,6 +407,28 @@ static void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, doubl
 	       median_of(cpu, n));
 }
 
+static void report_oneway(struct lat *ring, struct lat *plain, struct lat *perf, int n, int want)
+{
+	double r50 = MEDIAN(ring, n, p50), r90 = MEDIAN(ring, n, p90), r99 = MEDIAN(ring, n, p99);
+	double p50 = MEDIAN(plain, n, p50), p90 = MEDIAN(plain, n, p90), p99 = MEDIAN(plain, n, p99);
+	double d50 = MEDIAN(perf, n, p50) / 2, d90 = MEDIAN(perf, n, p90) / 2;
+	double d99 = MEDIAN(perf, n, p99) / 2;
+	int got = 0, pgot = 0;
+	for (int i = 0; i < n; i++)
+		got += ring[i].n, pgot += plain[i].n;
+	printf("one way, 64 B at 1 kHz, as a ROS 2 node on B sees it (a plain Cyclone subscriber of\n"
+	       "std_msgs/String in a listener: arrival minus the DDS source timestamp):\n");
+	printf("  dssm ring on A -> dssm dds   p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d "
+	       "arrived)\n", r50, r90, r99, got, n * want);
+	printf("  plain DDS writer on A        p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d)\n",
+	       p50, p90, p99, pgot, n * want);
+	printf("  ddsperf ping 1 kHz, rtt / 2  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", d50, d90,
+	       d99);
+	if (r50 > 0 && p50 > 0 && d50 > 0)
+		printf("  ratio p50 %.2fx to the plain writer, %.2fx to ddsperf's half round trip "
+		       "(p90 %.2fx, %.2fx)\n", r50 / p50, r50 / d50, r90 / p90, r90 / d90);
+}
+
 static void report_rate(const char *label, size_t size, struct rate *ours, struct drate *d, int n)
 {
 	double o = MEDIAN(ours, n, per_s), t = MEDIAN(d, n, per_s);
@@ -670,19 +461,16 @@ static void usage(void)
 	exit(2);
 }
 
-int main(int argc, char **argv)
+/* The options after DSSM_BINARY (see the head comment). */
+static void parse_args(int argc, char **argv, const char **only, const char **out)
 {
-	if (argc < 2)
-		usage();
-	dssm_bin = argv[1];
-	const char *only = "", *out = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
 		else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-			only = argv[++i];
+			*only = argv[++i];
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
-			out = argv[++i];
+			*out = argv[++i];
 		else if (!strcmp(argv[i], "--cyclone") && i + 1 < argc)
 			cyclone_extra = argv[++i];
 		else if (!strcmp(argv[i], "--ddsperf-default-buffer"))
@@ -690,6 +478,39 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
+}
+
+/* dds_plain, built beside this program (make all); "" if it is not there. */
+static void find_plain(const char *argv0)
+{
+	snprintf(plain_bin, sizeof plain_bin, "%s", argv0);
+	char *slash = strrchr(plain_bin, '/');
+	char *name = slash ? slash + 1 : plain_bin;
+	snprintf(name, sizeof plain_bin - (size_t)(name - plain_bin), "dds_plain");
+	if (access(plain_bin, X_OK) != 0)
+		plain_bin[0] = 0;
+}
+
+static void print_header(int rounds)
+{
+	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
+	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
+	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
+	if (*cyclone_extra)
+		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
+	printf("socket receive buffer: the bridges ask for 4 MiB (their default); ddsperf %s\n",
+	       perf_default_buffer ? "has Cyclone's default (asks 1 MiB; --ddsperf-default-buffer)"
+	                           : "is given the same 4 MiB");
+	fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		usage();
+	dssm_bin = argv[1];
+	const char *only = "", *out = NULL;
+	parse_args(argc, argv, &only, &out);
 	int lat = strcmp(only, "throughput") != 0, tput = strcmp(only, "latency") != 0;
 	if (geteuid() != 0 || system("command -v ip >/dev/null && command -v ddsperf >/dev/null")) {
 		printf("dds bridge benchmark: skipped (needs root for network namespaces, ip and "
@@ -705,28 +526,28 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int secs = quick ? 2 : 4, pings = quick ? 2000 : 5000, rounds = quick ? 1 : 3;
-	printf("dds bridge benchmark: two network namespaces on a veth, Cyclone DDS unicast on it\n"
-	       "(ratios = through dssm dds / ddsperf, each beside the other in %d round%s, medians; "
-	       "2-core VM, no pinning)\n", rounds, rounds > 1 ? "s" : "");
-	if (*cyclone_extra)
-		printf("Cyclone configuration added for both: %s\n", cyclone_extra);
-	printf("socket receive buffer: the bridges ask for 4 MiB (their default); ddsperf %s\n",
-	       perf_default_buffer ? "has Cyclone's default (asks 1 MiB; --ddsperf-default-buffer)"
-	                           : "is given the same 4 MiB");
-	fflush(stdout);
+	int oneway_n = quick ? 1000 : 3000;
+	find_plain(argv[0]);
+	print_header(rounds);
 	use_host(1);
 	dssm_stream *pong_b = make_ring("pong", 64, 64);
 	use_host(0);
 	dssm_stream *ping_a = make_ring("ping", 64, 64);
+	/* ROS 2 CDR of std_msgs/String: A's bridge publishes it as rt/ow */
+	dssm_stream_config owc = DSSM_STREAM_CONFIG_INIT;
+	owc.max_size = 64, owc.slots = 64, owc.type = "std_msgs/msg/String", owc.encoding = "cdr";
+	dssm_stream *ow_a;
+	if (dssm_create("ow", 0, &owc, &ow_a) < 0)
+		die("ow");
 	start_bridges();
-	struct lat dl[8], dw[8], bl[8];
+	struct lat dl[8], dw[8], bl[8], ro[8], po[8], dr[8];
 	struct drate d64[8], d64k[8];
 	struct rate r64[8], r64k[8];
 	double cpu_rt[8];
 	for (int k = 0; k < rounds; k++) {
 		if (lat) {
-			dl[k] = ddsperf_latency(secs, "listener");
-			dw[k] = ddsperf_latency(secs, "waitset");
+			dl[k] = ddsperf_latency(secs, "listener", NULL);
+			dw[k] = ddsperf_latency(secs, "waitset", NULL);
 			char dat[256];
 			if (out)
 				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
@@ -734,6 +555,11 @@ int main(int argc, char **argv)
 			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL);
 			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
 			            (bl[k].n ? bl[k].n : 1);
+			if (plain_bin[0]) {
+				ro[k] = ring_oneway(ow_a, oneway_n);
+				po[k] = plain_oneway(oneway_n);
+				dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
+			}
 		}
 		if (tput) {
 			d64[k] = ddsperf_rate(64, secs);
@@ -744,6 +570,10 @@ int main(int argc, char **argv)
 	}
 	if (lat)
 		report_latency(dl, dw, bl, cpu_rt, rounds);
+	if (lat && plain_bin[0])
+		report_oneway(ro, po, dr, rounds, oneway_n);
+	else if (lat)
+		printf("one way to a plain DDS subscriber: skipped (no %s)\n", plain_bin);
 	if (tput) {
 		printf("throughput, A -> B (%d s a run):\n", secs);
 		report_rate("64 B", 64, r64, d64, rounds);
@@ -753,5 +583,6 @@ int main(int argc, char **argv)
 	stop(bridge[1]);
 	dssm_close(ping_a);
 	dssm_close(pong_b);
+	dssm_close(ow_a);
 	return 0;
 }

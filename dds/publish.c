@@ -82,6 +82,8 @@ static void send_sample(struct ddsb_pub *p, const void *data, size_t len, const 
 static void *pub_thread(void *arg)
 {
 	struct ddsb_pub *p = arg;
+	/* named, for perf and top (Cyclone names its own threads: recvUC, tev) */
+	pthread_setname_np(pthread_self(), "dssm-dds-pub");
 	while (!atomic_load(&p->stop)) {
 		dssm_sample_info si;
 		uint64_t missed = 0;
