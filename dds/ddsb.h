@@ -22,7 +22,7 @@
 /* ---- what cmd_dds.c gives and gets ---------------------------------------- */
 
 struct ddsb_subscription {
-	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu:1", ..., or a
+	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu/1", ..., or a
 	                      glob of topics ("rt/odom_?": globs.c) */
 	const char *ring;  /* NAME[:ID] to write, or NULL: named after the topic
 	                      (always NULL for a glob) */
