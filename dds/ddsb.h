@@ -22,7 +22,7 @@
 /* ---- what cmd_dds.c gives and gets ---------------------------------------- */
 
 struct ddsb_subscription {
-	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu:1", ..., or a
+	const char *topic; /* a DDS topic: "rt/chatter", "dssm/imu/1", ..., or a
 	                      glob of topics ("rt/odom_?": globs.c) */
 	const char *ring;  /* NAME[:ID] to write, or NULL: named after the topic
 	                      (always NULL for a glob) */
@@ -102,11 +102,16 @@ int ddsb_ros2_type_from_dds(const char *dds_type, char *out, size_t cap);
  * its first byte is shown as '?'). For names from the network. */
 size_t ddsb_text_char(const char *s);
 /* The topic of ring NAME:ID: "rt/NAME" (ROS 2 form; "%2F" in NAME becomes
- * '/', ID > 0 appends "_ID") or "dssm/NAME" / "dssm/NAME:ID" (generic). */
+ * '/', ID > 0 appends "_ID") or "dssm/NAME" / "dssm/NAME/ID" (generic; not
+ * ':', which Cyclone DDS refuses in topic names). DSSM_EINVAL if ID < 0 or
+ * the topic does not fit CAP. */
 int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t cap);
 /* The ring a topic lands in by default: the inverse of the above ("rt/a/b"
- * -> "a%2Fb":0, "dssm/imu:1" -> "imu":1); other characters a ring name
- * cannot hold are percent-encoded. name holds DSSM_NAME_MAX + 1. */
+ * -> "a%2Fb":0, "dssm/imu/1" -> "imu":1; "rt/scan_3" -> "scan_3":0, a ROS 2
+ * name carries no ID); other characters a ring name cannot hold are
+ * percent-encoded, but a "dssm/" topic is exactly "dssm/NAME" or
+ * "dssm/NAME/ID" (ID 1 to INT32_MAX without a leading zero, so that no two
+ * topics give one ring), else DSSM_ENAME. name holds DSSM_NAME_MAX + 1. */
 int ddsb_ring_for_topic(const char *topic, char *name, int *id);
 /* 1 if every character of topic is printable ASCII (as ROS 2 and DDS name
  * topics): a glob subscribes no other, so that the topics of subscriptions

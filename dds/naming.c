@@ -1,7 +1,7 @@
 /*
  * naming.c - how rings and types are named on DDS (docs/dds.md): ROS 2's
  * conventions (topic "rt/NAME", type "pkg::msg::dds_::Type_") for ROS 2
- * streams, "dssm/NAME[:ID]" for the generic type, and back.
+ * streams, "dssm/NAME[/ID]" for the generic type, and back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,10 +111,14 @@ int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t ca
 {
 	size_t at = 0;
 	out[0] = '\0';
+	if (id < 0)
+		return dssm__fail(DSSM_EINVAL, "ring '%s' has the negative ID %d", name, id);
 	if (!ros2) {
+		/* '/' and not ':', which Cyclone DDS refuses in a topic name; a ring
+		 * name holds no '/', so the last element is the ID */
 		char idbuf[16] = "";
 		if (id)
-			snprintf(idbuf, sizeof idbuf, ":%d", id);
+			snprintf(idbuf, sizeof idbuf, "/%d", id);
 		if (put(out, cap, &at, "dssm/", 5) || put(out, cap, &at, name, strlen(name)) ||
 		    put(out, cap, &at, idbuf, strlen(idbuf)))
 			return dssm__fail(DSSM_EINVAL, "topic name for '%s' too long", name);
@@ -131,6 +135,10 @@ int ddsb_topic_for_ring(const char *name, int id, int ros2, char *out, size_t ca
 			p += 2;
 	}
 	if (id) {
+		/* "_ID": ROS 2 refuses a name element starting with a digit
+		 * ("/NAME/1"), hides one starting with '_' ("/NAME/_1"), and every
+		 * ROS 2 name is already some ID-0 ring's (docs/dds.md, Limits); the
+		 * same as an MCAP export names the ring's channel (docs/bridges.md) */
 		char idbuf[16];
 		snprintf(idbuf, sizeof idbuf, "_%d", id);
 		if (put(out, cap, &at, idbuf, strlen(idbuf)))
@@ -153,19 +161,55 @@ int ddsb_topic_printable(const char *topic)
 	return 1;
 }
 
+/* The ID a generic topic's last element spells: 1 to INT32_MAX in decimal,
+ * no sign, no leading zero (ID 0 is the topic without one), so that each
+ * ring has one topic and each topic one ring; -1 if it is none. */
+static int64_t topic_id(const char *s)
+{
+	int64_t v = 0; /* (a long is 32 bits on armhf: v * 10 would overflow it) */
+	if (*s < '1' || *s > '9')
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9' || (v = v * 10 + (*s - '0')) > INT32_MAX)
+			return -1;
+	}
+	return v;
+}
+
+/* "dssm/NAME" -> NAME:0, "dssm/NAME/ID" -> NAME:ID, NAME a ring name as it
+ * is (not percent-encoded: the publishing bridge made it of one). */
+static int generic_ring(const char *topic, char *name, int *id)
+{
+	char shown[96], why[160];
+	const char *body = topic + 5, *slash = strchr(body, '/');
+	size_t len = slash ? (size_t)(slash - body) : strlen(body);
+	int64_t v = slash ? topic_id(slash + 1) : 0;
+	if (v < 0) /* the topic comes from the network: shown as printable ASCII */
+		return dssm__fail(DSSM_ENAME, "topic '%s' is not dssm/NAME or dssm/NAME/ID (ID 1 to "
+		                  "%d, no leading zero; a ring name holds no '/')",
+		                  ddsb_shown(topic, shown, sizeof shown), INT32_MAX);
+	if (len > DSSM_NAME_MAX)
+		return dssm__fail(DSSM_ENAME, "topic '%s' names a ring longer than %d characters; give "
+		                  "one with --subscribe TOPIC=RING",
+		                  ddsb_shown(topic, shown, sizeof shown), DSSM_NAME_MAX);
+	memcpy(name, body, len);
+	name[len] = '\0';
+	*id = (int)v;
+	int rc = dssm__check_name(name, *id);
+	if (rc < 0)
+		return dssm__fail(rc, "topic '%s' is not dssm/NAME[/ID] of a ring name: %s",
+		                  ddsb_shown(topic, shown, sizeof shown),
+		                  ddsb_shown(dssm_last_error(), why, sizeof why));
+	return 0;
+}
+
 int ddsb_ring_for_topic(const char *topic, char *name, int *id)
 {
 	const char *p = topic;
-	char shown[96], why[96];
+	char shown[96];
 	*id = 0;
-	if (strncmp(p, "dssm/", 5) == 0) {
-		/* the generic form carries NAME[:ID] as it is */
-		int rc = dssm_parse_address(p + 5, name, id);
-		if (rc < 0) /* the topic comes from the network: both shown */
-			return dssm__fail(rc, "topic '%s': %s", ddsb_shown(topic, shown, sizeof shown),
-			                  ddsb_shown(dssm_last_error(), why, sizeof why));
-		return 0;
-	}
+	if (strncmp(p, "dssm/", 5) == 0)
+		return generic_ring(topic, name, id);
 	if (strncmp(p, "rt/", 3) == 0)
 		p += 3;
 	size_t at = 0;

@@ -648,6 +648,59 @@ $(($(ns_of 0) + 5000000)) s5" ] || return 1
 RINGS="$RINGS dt_rs dt_huge"
 limits
 
+# A generic ring with an ID > 0 is topic dssm/NAME/ID (Cyclone DDS 0.10
+# refuses the ':' of NAME:ID in a topic name) and lands in NAME:ID at
+# another bridge, subscribed by that topic or by a glob; ID 0 of the same
+# name beside it, so a mix-up of the two shows.
+generic_id() {
+	local exp=$tmp/gid.expected i
+	touch "$tmp/ns.ddsi$$"
+	local C=(env DSSM_NAMESPACE=ddsi$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	for i in 0 1 2 3 4; do
+		on_a "$dssm" write dt_gid:1 "gid $i" --create 64 --encoding raw --type text/plain \
+			--time "$(ms $((i * 10)))" >/dev/null || return 1
+		echo "$(ns_of $((i * 10))) gid $i"
+	done >"$exp"
+	on_a "$dssm" write dt_gid "zero" --create 64 --encoding raw --time "$(ms 0)" >/dev/null || return 1
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_gid*' -v 2>"$tmp/gid.a.log" &
+	local a=$!
+	"${HOST_B[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_gid/1 2>"$tmp/gid.b.log" &
+	local b=$!
+	"${C[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe 'dssm/dt_gid*' 2>"$tmp/gid.c.log" &
+	local c=$!
+	pids+=("$a" "$b" "$c")
+	gid_n() { "$@" "$dssm" cat "$RING" -n 0 --format json 2>/dev/null | wc -l; }
+	for _ in $(seq 150); do
+		[ "$(RING=dt_gid:1 gid_n on_b)" -ge 5 ] && [ "$(RING=dt_gid:1 gid_n "${C[@]}")" -ge 5 ] &&
+			[ "$(RING=dt_gid gid_n "${C[@]}")" -ge 1 ] && break
+		sleep 0.2
+	done
+	kill -TERM "$a" "$b" "$c" 2>/dev/null; wait "$a" "$b" "$c"
+	t_generic_id() {
+		grep -q "publishing dt_gid:1 as dssm/dt_gid/1 (dssm::msg::Sample" "$tmp/gid.a.log" &&
+			grep -q "subscribed dssm/dt_gid/1 (dssm::msg::Sample) into dt_gid:1" "$tmp/gid.b.log" ||
+			{ cat "$tmp/gid.a.log" "$tmp/gid.b.log"; return 1; }
+		on_b "$dssm" cat dt_gid:1 -n 0 --format json 2>/dev/null | cat_raw | diff "$exp" - || return 1
+		on_b "$dssm" info dt_gid:1 | grep -q "type: *text/plain" || { on_b "$dssm" info dt_gid:1; return 1; }
+		# the glob: dssm/dt_gid into dt_gid:0, dssm/dt_gid/1 into dt_gid:1
+		"${C[@]}" "$dssm" cat dt_gid:1 -n 0 --format json 2>/dev/null | cat_raw | diff "$exp" - ||
+			{ cat "$tmp/gid.c.log"; return 1; }
+		[ "$("${C[@]}" "$dssm" cat dt_gid -n 0 --format json 2>/dev/null | cat_raw)" = "$(ns_of 0) zero" ] ||
+			{ cat "$tmp/gid.c.log"; return 1; }
+		# one topic per ring: no ID 0 element, no leading zero, no ':'
+		local t st
+		for t in dssm/dt_gid/0 dssm/dt_gid/01 dssm/dt_gid/1/2 dssm/dt_gid:1; do
+			"${HOST_B[@]}" timeout 20 "$dssm" dds --domain "$DOMAIN" --subscribe "$t" 2>"$tmp/gid.u.log"
+			st=$?
+			[ $st -eq 2 ] && grep -q "$t" "$tmp/gid.u.log" ||
+				{ echo "--subscribe $t: exit $st"; cat "$tmp/gid.u.log"; return 1; }
+		done
+	}
+	check "a generic ring dt_gid:1 crosses as dssm/dt_gid/1 into dt_gid:1 at another bridge (by topic and by glob), sample for sample" t_generic_id
+}
+RINGS="$RINGS dt_gid dt_gid:1"
+generic_id
+
 # ---- B: two network namespaces, 5% loss ----------------------------------------
 echo "-- B: two hosts (network namespaces) across a veth, 5% loss each way"
 if [ "$(id -u)" -ne 0 ] || ! command -v ip >/dev/null; then

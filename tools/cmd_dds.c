@@ -26,7 +26,7 @@ void help_dds(FILE *out)
 	        "topic rt/NAME of type pkg::msg::dds_::Type_, its CDR bytes unchanged (a ROS 2\n"
 	        "user types `ros2 topic echo /NAME`); a struct ring with a definition the\n"
 	        "same way, each sample serialized to ROS 2 CDR for its type (pkg/Type ->\n"
-	        "pkg::msg::dds_::Type_); any other as dssm/NAME[:ID] of type\n"
+	        "pkg::msg::dds_::Type_); any other as dssm/NAME[/ID] of type\n"
 	        "dssm::msg::Sample (time, TID, type, encoding, bytes). Writers are reliable,\n"
 	        "transient-local, keep the ring's history (late joiners get it), offer the\n"
 	        "ring's cycle as deadline and stamp each sample with its measurement time.\n"

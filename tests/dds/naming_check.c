@@ -75,7 +75,9 @@ int main(void)
 		{"laser%2Ffront", 0, 1, "rt/laser/front"},
 		{"scan", 3, 1, "rt/scan_3"},
 		{"imu", 0, 0, "dssm/imu"},
-		{"imu", 1, 0, "dssm/imu:1"},
+		{"imu", 1, 0, "dssm/imu/1"}, /* not "dssm/imu:1": Cyclone DDS refuses ':' */
+		{"edgx", 2147483647, 0, "dssm/edgx/2147483647"},
+		{"imu", -1, 0, NULL}, {"scan", -1, 1, NULL},
 	};
 	for (size_t i = 0; i < sizeof topics / sizeof *topics; i++) {
 		char out[256] = "";
@@ -84,9 +86,21 @@ int main(void)
 	}
 
 	static const char *rings[][2] = {
-		{"rt/laser/front", "laser%2Ffront:0"}, {"dssm/imu:1", "imu:1"}, {"rt/a b", "a%20b:0"},
+		{"rt/laser/front", "laser%2Ffront:0"}, {"dssm/imu/1", "imu:1"}, {"rt/a b", "a%20b:0"},
 		{"chatter", "chatter:0"}, {"rt/.x", "%2Ex:0"}, {"rt/", NULL}, {"dssm/bad:name:x", NULL},
 		{"rt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", NULL}, /* 64 */
+		{"rt/scan_3", "scan_3:0"}, /* a ROS 2 name carries no ID */
+		{"dssm/imu", "imu:0"}, {"dssm/e_1/2147483647", "e_1:2147483647"}, {"dssm/x.y-z", "x.y-z:0"},
+		/* one topic per ring: ID 0 has no element, no leading zero, sign or space */
+		{"dssm/imu/0", NULL}, {"dssm/imu/01", NULL}, {"dssm/imu/+1", NULL}, {"dssm/imu/-1", NULL},
+		{"dssm/imu/ 1", NULL}, {"dssm/imu/1 ", NULL}, {"dssm/imu/1x", NULL}, {"dssm/imu/x", NULL},
+		{"dssm/imu/2147483648", NULL}, {"dssm/imu/99999999999999999999999", NULL},
+		{"dssm/imu/", NULL}, {"dssm//1", NULL}, {"dssm/", NULL}, {"dssm/a/b/1", NULL},
+		{"dssm/a/1/2", NULL}, {"dssm/imu:1", NULL}, /* the old form, which Cyclone refused */
+		{"dssm/.x/1", NULL}, {"dssm/a b/1", NULL},
+		{"dssm/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/1",
+		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa:1"}, /* 63 */
+		{"dssm/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/1", NULL},
 	};
 	for (size_t i = 0; i < sizeof rings / sizeof *rings; i++) {
 		char name[DSSM_NAME_MAX + 1] = "", got[DSSM_NAME_MAX + 16] = "";
@@ -95,12 +109,27 @@ int main(void)
 		snprintf(got, sizeof got, "%s:%d", name, id);
 		expect("ddsb_ring_for_topic", rings[i][0], rc, got, rings[i][1]);
 	}
+	/* both ways: a generic ring's topic gives the ring back, whatever its ID */
+	static const struct { const char *name; int id; } trips[] = {
+		{"imu", 0}, {"imu", 1}, {"edgx", 7}, {"a%2Fb", 12}, {"x.y-z", 2147483647}, {"n1", 10},
+	};
+	for (size_t i = 0; i < sizeof trips / sizeof *trips; i++) {
+		char topic[256] = "", name[DSSM_NAME_MAX + 1] = "", got[DSSM_NAME_MAX + 16] = "",
+		     want[DSSM_NAME_MAX + 16];
+		int id = -1;
+		int rc = ddsb_topic_for_ring(trips[i].name, trips[i].id, 0, topic, sizeof topic);
+		if (rc == 0)
+			rc = ddsb_ring_for_topic(topic, name, &id);
+		snprintf(got, sizeof got, "%s:%d", name, id);
+		snprintf(want, sizeof want, "%s:%d", trips[i].name, trips[i].id);
+		expect("ddsb_ring_for_topic(ddsb_topic_for_ring)", want, rc, got, want);
+	}
 	/* a refused topic from the network: its message reaches the log, so
 	 * the name is in it as printable ASCII only (evil2's kind of name) */
 	static const char *hostile[] = {
 		("rt/\x1b]0;PWNED\x07\x1b[31mRED\nfake"
 		 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"),
-		"dssm/\x1b[31m:\nx", "rt/", "\x1b",
+		"dssm/\x1b[31m:\nx", "rt/", "\x1b", "dssm/x/1\x1b[2J", "dssm/\x1b]0;x\x07/1",
 	};
 	for (size_t i = 0; i < sizeof hostile / sizeof *hostile; i++) {
 		char name[DSSM_NAME_MAX + 1];
