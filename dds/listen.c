@@ -58,7 +58,7 @@ struct ddsb_listen {
 /* Samples closer than this are a burst, written by the bridge's thread. */
 #define DDSB_BURST_NS 20000
 /* ... until this fraction of the reader's depth waits: then the listener
- * takes (a quarter: 252 of the default 1008; an eighth or a sixteenth, or
+ * takes (a quarter: 252 of the default 1008; a sixteenth, or
  * 256-sample DDS takes, measured no better) */
 #define DDSB_DEFER_DIV 4
 
