@@ -24,13 +24,23 @@
  * throughput of 64 B samples; the bridge's thread writes them in batches
  * of what has arrived, as before the listener. A lone sample (a ping, a
  * sensor at a few kHz) is still written at once.
+ *
+ * But the bridge's thread may not run for milliseconds (a loaded machine),
+ * and the reader holds at most `depth` samples: full, it makes Cyclone's
+ * receive thread sleep 10 ms before storing again, receiving nothing for
+ * any topic meanwhile (docs/dds.md, Limits), which cut 64 B throughput to
+ * a fifth. So the listener counts the arrivals it left to the bridge's
+ * thread since the last take, and once they reach a quarter of the depth
+ * takes them itself (as a lone sample, never waiting): a batch, still one
+ * reader wake-up for many samples, and the reader never fills only because
+ * the bridge's thread is late.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
 #include "../ssmcore/internal.h"
-#include "ddsb.h"
+#include "sub.h"
 
 struct ddsb_listen {
 	struct ddsb_sub *sub;
@@ -41,10 +51,16 @@ struct ddsb_listen {
 	dds_entity_t guard;       /* wakes the bridge's thread for a burst */
 	dds_listener_t *listener;
 	_Atomic int64_t last_ns;  /* when the listener last ran (CLOCK_MONOTONIC) */
+	atomic_uint deferred;     /* arrivals left to the bridge's thread since a take */
+	unsigned most_deferred;   /* then the listener takes: depth / DDSB_DEFER_DIV */
 };
 
 /* Samples closer than this are a burst, written by the bridge's thread. */
 #define DDSB_BURST_NS 20000
+/* ... until this fraction of the reader's depth waits: then the listener
+ * takes (a quarter: 252 of the default 1008; a sixteenth, or
+ * 256-sample DDS takes, measured no better) */
+#define DDSB_DEFER_DIV 4
 
 static int64_t mono_ns(void)
 {
@@ -59,6 +75,7 @@ static void drain(struct ddsb_listen *l, int nowait)
 {
 	while (atomic_load(&l->want) && pthread_mutex_trylock(&l->mu) == 0) {
 		atomic_store(&l->want, 0);
+		atomic_store(&l->deferred, 0);
 		int rc = nowait ? ddsb_sub_take_nowait(l->sub) : ddsb_sub_take(l->sub);
 		pthread_mutex_unlock(&l->mu);
 		if (rc == 1 && l->guard > 0) /* what may wait: the bridge's thread, now */
@@ -73,7 +90,8 @@ static void on_data(dds_entity_t reader, void *arg)
 	(void)reader;
 	struct ddsb_listen *l = arg;
 	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
-	if (now - prev < DDSB_BURST_NS && dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) < l->most_deferred &&
+	    dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
 		return;
 	atomic_store(&l->want, 1);
 	drain(l, 1);
@@ -99,6 +117,7 @@ int ddsb_listen_new(struct ddsb_sub *sub, FILE *log, struct ddsb_listen **out)
 	pthread_mutex_init(&l->mu, NULL);
 	atomic_init(&l->want, 0);
 	atomic_init(&l->last_ns, 0);
+	atomic_init(&l->deferred, 0);
 	dds_lset_data_available(l->listener, on_data);
 	*out = l;
 	return 0;
@@ -110,6 +129,8 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 	pthread_mutex_lock(&l->mu);
 	int rc = ddsb_sub_discovered(l->sub, pp, waitset, ep);
 	dds_entity_t reader = l->reader ? 0 : ddsb_sub_reader(l->sub);
+	if (reader > 0) /* before the listener is set: it reads this unlocked */
+		l->most_deferred = l->sub->depth / DDSB_DEFER_DIV;
 	pthread_mutex_unlock(&l->mu);
 	if (reader > 0 && !l->guard) {
 		dds_entity_t g = dds_create_guardcondition(pp);
@@ -142,6 +163,7 @@ int ddsb_listen_take(struct ddsb_listen *l)
 		dds_set_guardcondition(l->guard, false);
 	pthread_mutex_lock(&l->mu);
 	atomic_store(&l->want, 0);
+	atomic_store(&l->deferred, 0);
 	int rc = ddsb_sub_take(l->sub);
 	release(l);
 	return rc;

@@ -1,7 +1,8 @@
 /*
  * sub.h - the inside of a subscription (struct ddsb_sub), shared by
  * subscribe.c (discovery, taking, the summary) and sub_write.c (how a taken
- * sample goes into the ring). Not for other files: they use ddsb.h's calls.
+ * sample goes into the ring); listen.c reads the depth. Not for other files:
+ * they use ddsb.h's calls.
  */
 #ifndef DDSB_SUB_H
 #define DDSB_SUB_H
@@ -35,6 +36,7 @@ struct ddsb_sub {
 	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
 	uint64_t bad_time, bad_label, lost; /* refused times, type/encoding; lost by DDS */
 	uint64_t too_big;                 /* over the ring's max size */
+	uint64_t full;                    /* stores a full reader refused a reliable writer (-v) */
 	uint64_t after_stop;              /* taken after the subscription failed: dropped */
 	uint64_t elsewhere;               /* left to the live process feeding the ring */
 	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */

@@ -433,8 +433,13 @@ static void count_dds_losses(struct ddsb_sub *s)
 	uint64_t n = 0;
 	if (dds_get_sample_lost_status(s->reader, &l) == DDS_RETCODE_OK)
 		n += l.total_count_change;
-	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK && s->best_effort)
-		n += r.total_count_change;
+	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK &&
+	    r.total_count_change > 0) {
+		if (s->best_effort)
+			n += (uint64_t)r.total_count_change;
+		else /* comes again: not lost, but Cyclone's receive thread stalled */
+			s->full += (uint64_t)r.total_count_change;
+	}
 	if (!n)
 		return;
 	s->lost += n;
@@ -483,6 +488,9 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		        (unsigned long long)s->lost, (unsigned long long)s->too_big,
 		        (unsigned long long)s->after_stop, (unsigned long long)s->replaced,
 		        (unsigned long long)s->elsewhere);
+	if (s->cfg->verbose && s->full)
+		fprintf(s->cfg->log, "dssm dds: %s: the reader was full %llu times (the writer held "
+		        "back; docs/dds.md, Limits)\n", s->topic, (unsigned long long)s->full);
 	ddsb_sub_drop_held(s);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
