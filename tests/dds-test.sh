@@ -1138,6 +1138,105 @@ held_stop() {
 	check "hold: $N samples still held at the stop are in the topic's summary line and the total dropped" t_h_stop
 }
 held_stop
+# A holder that dies where the kernel cannot mark the ring's lock (here a
+# non-main thread that execs holding a borrowed slot; also a thread without
+# a robust list): the bridge's thread finds it gone, as a blocking writer
+# would, and takes the lock over. Before, the bridge only tried the lock:
+# the ring stayed held for good, its samples dropped at the stop.
+dead_holder() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_dead"
+	local log=$tmp/dead.bridge.log N=20
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_dead -v 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_dead 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	for _ in $(seq 100); do
+		on_a "$dssm" cat dt_dead -n 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 -c '
+import os, threading
+import dssm
+from dssm._lib import ffi, lib
+ffi.cdef("int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);")
+s = dssm.open("dt_dead", write=True)
+def run():
+    buf = ffi.new("void **")
+    if lib.dssm_write_borrow(s._handle(), buf, ffi.NULL) != 0:
+        os._exit(1)
+    print("held", flush=True)
+    os.execv("/bin/sleep", ["sleep", "120"])
+threading.Thread(target=run).start()
+threading.Event().wait()
+' >"$tmp/dead.out" 2>&1 &
+	local holder=$!
+	pids+=("$holder")
+	for _ in $(seq 100); do grep -q held "$tmp/dead.out" && break; sleep 0.1; done
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_dead $N "$(ns_of 1)" 1000000 1 1 t raw 60 >/dev/null &
+	local pub=$! last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
+	pids+=("$pub")
+	for _ in $(seq 300); do
+		[ "$(on_a "$dssm" cat dt_dead -n 1 --format json 2>/dev/null | cat_raw)" = "$last" ] && break
+		sleep 0.1
+	done
+	local alive=0
+	kill -0 $holder 2>/dev/null && alive=1
+	kill $pub $holder; wait $pub $holder 2>/dev/null
+	kill -TERM $bridge; wait $bridge
+	t_d_robbed() {
+		grep -q held "$tmp/dead.out" || { cat "$tmp/dead.out"; return 1; }
+		[ $alive = 1 ] || { echo "the holder's process (sleep after the exec) ended first"; return 1; }
+		grep -q "dssm/dt_dead: the writer holding dt_dead:0 died; its lock taken over" "$log" &&
+		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
+		[ "$(on_a "$dssm" cat dt_dead -n 1 --format json | cat_raw)" = "$last" ]
+	}
+	check "hold: a holder thread that exec'd (the kernel marks nothing) is taken over by the bridge's thread: all $((N + 1)) samples written, in order" t_d_robbed
+}
+dead_holder
+# The held queue is bounded in bytes too (--max-stream-bytes), not by the
+# largest sample: a ring of 20000 small samples (the writer's USER_DATA
+# layout) holds 5000 while held, and the reliable writer has all its
+# samples acknowledged during the hold. Before, the bound was 1008 samples
+# (--max-stream-bytes / the largest sample): the rest dropped.
+held_bytes() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_small"
+	local log=$tmp/small.bridge.log N=5000 ud="dssm.ring=dt_small:0;slots=20001;max_size=64;"
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_small -v 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_small 1 "$(ns_of 0)" 0 0 1 t raw 1 0 "$ud" >/dev/null
+	for _ in $(seq 100); do
+		on_a "$dssm" cat dt_small -n 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	mkfifo "$tmp/small.in"
+	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_small raw \
+		<"$tmp/small.in" >"$tmp/small.out" 2>&1 &
+	local holder=$!
+	exec {small_fd}>"$tmp/small.in"
+	for _ in $(seq 100); do grep -q held "$tmp/small.out" && break; sleep 0.1; done
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_small $N "$(ns_of 1)" 1000000 1 1 t raw -30 0 "$ud" \
+		>/dev/null {small_fd}>&-
+	local acked=$? last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
+	exec {small_fd}>&-
+	wait $holder
+	for _ in $(seq 300); do
+		[ "$(on_a "$dssm" cat dt_small -n 1 --format json 2>/dev/null | cat_raw)" = "$last" ] && break
+		sleep 0.1
+	done
+	kill -TERM $bridge; wait $bridge
+	t_b_all() {
+		on_a "$dssm" info dt_small | grep -q "history of 20000 samples" || { on_a "$dssm" info dt_small; return 1; }
+		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged during the hold"; cat "$log"; return 1; }
+		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
+	}
+	check "hold: a 20000-sample ring of small samples holds a reliable writer's $N during a hold (all acknowledged meanwhile, $((N + 1)) written, 0 dropped)" t_b_all
+}
+held_bytes
 # The bridge asks Cyclone for a 4 MiB socket receive buffer (the kernel
 # reports twice what it grants, at most net.core.rmem_max), and a
 # CYCLONEDDS_URI of the user's comes after it: asking for a minimum above
