@@ -45,18 +45,25 @@ struct ddsb_sub {
 	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
 	/* Neither thread waits for another writer of the ring (sub_write.c):
 	 * what cannot be written yet is held, in order, in a queue of at most
-	 * `depth` samples (the reader's keep-all limit, the ring's history);
-	 * the oldest held sample gives way to a newer one (counted `replaced`) */
+	 * the ring's history in samples and --max-stream-bytes in bytes. Full,
+	 * a reliable writer's samples are left in the reader (DDS holds the
+	 * writer back); a best-effort writer's oldest held sample gives way to
+	 * a newer one (counted `replaced`) */
 	int nowait;                       /* the listener: on Cyclone's receive thread */
-	uint32_t depth;                   /* the reader's limit, and the held queue's */
-	struct held **held;               /* a circular queue of depth, made at the first hold */
-	uint32_t held_first, nheld;
+	uint32_t depth;                   /* the reader's keep-all limit (qos.c) */
+	struct held *held, *held_last;    /* the queue, oldest first */
+	uint32_t nheld;
+	uint64_t held_bytes;              /* what they take: bytes + header each */
 	uint64_t replaced;                /* held samples a newer one replaced: dropped */
-	int warned_held, warned_replaced;
+	uint64_t too_old;                 /* older than the ring's newest: dropped */
+	uint64_t held_at_stop;            /* still held at the stop: dropped */
+	dssm_time_t rob_checked;          /* when a dead holder was last looked for */
+	int warned_held, warned_replaced, warned_full, warned_robbed;
 };
 
 /* A sample taken but not yet written (dssm_write_try said DSSM_EAGAIN). */
 struct held {
+	struct held *next;
 	dssm_time_t t;
 	size_t len;
 	unsigned char data[];
@@ -74,8 +81,12 @@ int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, ds
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);
 /* 1 if the once-a-second feeder check is due (ddsb_sub_fed_elsewhere). */
 int ddsb_sub_feeder_due(const struct ddsb_sub *s);
+/* How many samples the next take may take (at most TAKE_BATCH): 0 while
+ * the held queue of a reliable writer's samples is full. */
+uint32_t ddsb_sub_room(struct ddsb_sub *s);
 /* The held samples written, in order, as far as the ring lets (by either
- * thread, never waiting); 1 if some are still held. */
+ * thread, never waiting; the bridge's thread also robs a dead holder,
+ * at most every 10 ms); 1 if some are still held. */
 int ddsb_sub_write_held(struct ddsb_sub *s);
 /* At the stop: held samples still unwritten are dropped, counted, logged. */
 void ddsb_sub_drop_held(struct ddsb_sub *s);

@@ -2,9 +2,9 @@
  * sub_write.c - how a subscription's taken sample goes into its ring: the
  * write itself (one that never waits for another writer of the ring: what
  * it cannot write yet is held, in order, in a queue bounded by the ring's
- * history), the count and log line of a write that failed, and the check
- * that no other live process feeds the ring (each sample would be there
- * twice).
+ * history and --max-stream-bytes; a holder that died unmarked is robbed),
+ * the count and log line of a write that failed, and the check that no
+ * other live process feeds the ring (each sample would be there twice).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +17,8 @@ void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len)
 	s->dropped++;
 	if (w == DSSM_ETOOBIG)
 		s->too_big++;
+	if (w == DSSM_EBACKWARDS)
+		s->too_old++;
 	if (w == DSSM_EBACKWARDS && !s->warned_old++)
 		fprintf(s->cfg->log, "dssm dds: %s: a sample older than %s's newest was dropped (a ring "
 		        "is in time order; further ones counted)\n", s->topic, s->label);
@@ -36,59 +38,124 @@ static void note_held(struct ddsb_sub *s)
 		        "the bridge until it is free (further ones not shown)\n", s->topic, s->label);
 }
 
-/* The held queue is full: its oldest sample gives way. Written later it
- * would mostly have been overwritten in the ring by the `depth` newer ones
- * held (the ring's history, unless --max-stream-bytes cut the depth) before
- * any reader of the ring could see it; but it is a sample of the writer
- * that never reached the ring: counted dropped, and said (not only -v). */
-static void replace_oldest(struct ddsb_sub *s)
+/* The held queue's bounds: the ring's history in samples (more would be
+ * overwritten in the ring before any reader saw them: the ring is held, no
+ * reader sees anything new meanwhile), and --max-stream-bytes in bytes of
+ * what is held (the samples and their headers), as a ring from DDS. */
+static uint32_t most_held(const struct ddsb_sub *s)
 {
-	free(s->held[s->held_first]);
-	s->held_first = (s->held_first + 1) % s->depth;
+	return s->slots > 1 ? s->slots - 1 : 1;
+}
+
+static uint64_t held_size(size_t len)
+{
+	return sizeof(struct held) + (uint64_t)len;
+}
+
+/* The limit a queue of one more sample of LEN bytes would pass, or NULL. */
+static const char *limit_passed(const struct ddsb_sub *s, size_t len, char *buf, size_t size)
+{
+	uint64_t most = ddsb_max_stream_bytes(s->cfg);
+	if (s->nheld >= most_held(s))
+		snprintf(buf, size, "the ring's history, %u samples", most_held(s));
+	else if (s->held_bytes + held_size(len) > most)
+		snprintf(buf, size, "%llu bytes, --max-stream-bytes", (unsigned long long)most);
+	else
+		return NULL;
+	return buf;
+}
+
+/* The held queue is full and the writer best-effort (DDS cannot hold it
+ * back): the oldest held sample gives way. Past the ring's history, written
+ * later it would have been overwritten in the ring by the newer ones held
+ * before any reader of the ring could see it; but it is a sample of the
+ * writer that never reached the ring: counted dropped, and said (not only
+ * -v), with the limit it passed. */
+static void replace_oldest(struct ddsb_sub *s, const char *limit)
+{
+	struct held *h = s->held;
+	s->held = h->next;
 	s->nheld--;
+	s->held_bytes -= held_size(h->len);
+	free(h);
 	s->replaced++;
 	s->dropped++;
 	if (!s->warned_replaced++)
-		fprintf(s->cfg->log, "dssm dds: %s: another writer held %s longer than its history (%u "
-		        "samples) lasted; the oldest samples taken meanwhile are dropped, %s (further "
-		        "ones counted)\n", s->topic, s->label, s->depth,
-		        s->depth + 1 >= s->slots ? "as the ring would have overwritten them"
-		                                 : "the most the bridge keeps (--max-stream-bytes)");
+		fprintf(s->cfg->log, "dssm dds: %s: another writer held %s longer than the bridge holds "
+		        "samples for it (%s); the oldest held samples of the best-effort writer are "
+		        "dropped (further ones counted)\n", s->topic, s->label, limit);
 }
 
-/* Keep a sample to be written later: DDSB_HELD, or DSSM_ENOMEM. */
+/* Keep a sample to be written later: DDSB_HELD, DSSM_ETOOBIG (it could
+ * never be written: not held, so the queue's bytes stay within max sizes),
+ * or DSSM_ENOMEM. */
 static int64_t hold(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
-	if (!s->depth)
-		s->depth = 1;
-	if (!s->held && !(s->held = calloc(s->depth, sizeof *s->held)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for %u held samples of %s", s->depth,
-		                  s->label);
-	struct held *h = malloc(sizeof *h + len);
+	if (len > s->max_size)
+		return DSSM_ETOOBIG;
+	struct held *h = malloc(held_size(len));
 	if (!h)
 		return dssm__fail(DSSM_ENOMEM, "out of memory holding a %zu-byte sample for %s", len,
 		                  s->label);
 	if (!s->nheld)
 		note_held(s);
-	if (s->nheld == s->depth)
-		replace_oldest(s);
+	char buf[96];
+	const char *limit;
+	/* a reliable writer's only after a take past ddsb_sub_room (never) */
+	while (s->nheld && (limit = limit_passed(s, len, buf, sizeof buf)))
+		replace_oldest(s, limit);
+	h->next = NULL;
 	h->t = t;
 	h->len = len;
 	if (len)
 		memcpy(h->data, data, len);
-	s->held[(s->held_first + s->nheld) % s->depth] = h;
+	if (s->nheld)
+		s->held_last->next = h;
+	else
+		s->held = h;
+	s->held_last = h;
 	s->nheld++;
+	s->held_bytes += held_size(len);
 	return DDSB_HELD;
+}
+
+/* Said once: taking paused, what it costs. */
+static void note_full(struct ddsb_sub *s, const char *limit)
+{
+	if (!s->warned_full++)
+		fprintf(s->cfg->log, "dssm dds: %s: another writer has held %s longer than the bridge "
+		        "holds samples for it (%s); taking paused until it is free: DDS holds the "
+		        "reliable writer back once the reader is full, and Cyclone's receive thread "
+		        "then receives nothing else (docs/dds.md, Limits)\n", s->topic, s->label, limit);
+}
+
+uint32_t ddsb_sub_room(struct ddsb_sub *s)
+{
+	if (s->best_effort || s->failed)
+		return TAKE_BATCH;
+	char buf[96];
+	const char *limit = limit_passed(s, s->max_size, buf, sizeof buf);
+	if (limit) {
+		if (s->nheld)
+			note_full(s, limit);
+		/* Nothing held: a sample the queue cannot take (a --max-stream-bytes
+		 * under one sample) is written at once or dropped (put). */
+		return s->nheld ? 0 : 1;
+	}
+	uint64_t room = most_held(s) - s->nheld;
+	uint64_t bytes = ddsb_max_stream_bytes(s->cfg) - s->held_bytes;
+	if (room > bytes / held_size(s->max_size))
+		room = bytes / held_size(s->max_size); /* >= 1: no limit passed */
+	return room < TAKE_BATCH ? (uint32_t)room : TAKE_BATCH;
 }
 
 /* The ring write of put(), from either thread. It never waits for another
  * writer of the ring (a process holding a borrowed slot): on Cyclone's
  * receive thread that would stop all of the bridge's DDS reception, and on
- * the bridge's thread every other subscription, discovery included, while
- * the reader filled and Cyclone's receive thread retried its store for as
- * long (docs/dds.md, Limits). DSSM_EAGAIN holds the sample, and every later
- * one after it (time order), until the ring is free (ddsb_sub_write_held,
- * at each take, at least every 100 ms). */
+ * the bridge's thread every other subscription, discovery included.
+ * DSSM_EAGAIN holds the sample, and every later one after it (time order),
+ * until the ring is free (ddsb_sub_write_held, at each take, at least
+ * every 100 ms); the takes stop while the queue is full (ddsb_sub_room). */
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
 	if (s->nheld)
@@ -129,12 +196,42 @@ int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
 	return s->yielding;
 }
 
+/* A holder that died where the kernel could not mark it (no robust list:
+ * musl, qemu-user; a thread that exec'd) is robbed, as a blocking writer
+ * would within ~10 ms: by the bridge's thread only (it may read /proc),
+ * at most every 10 ms. 1 if it was. */
+static int rob_dead(struct ddsb_sub *s)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (s->nowait || (s->rob_checked && now - s->rob_checked < 10 * 1000 * 1000))
+		return 0;
+	s->rob_checked = now;
+	if (dssm__wlock_rob_dead(s->ring) != 1)
+		return 0;
+	if (!s->warned_robbed++)
+		fprintf(s->cfg->log, "dssm dds: %s: the writer holding %s died; its lock taken over "
+		        "(further ones not shown)\n", s->topic, s->label);
+	return 1;
+}
+
+/* The oldest held sample leaves the queue. */
+static void unhold(struct ddsb_sub *s)
+{
+	struct held *h = s->held;
+	s->held = h->next;
+	s->nheld--;
+	s->held_bytes -= held_size(h->len);
+	free(h);
+}
+
 int ddsb_sub_write_held(struct ddsb_sub *s)
 {
 	while (s->nheld) {
-		struct held *h = s->held[s->held_first];
+		struct held *h = s->held;
 		/* the ring may have been left to another feeder since (fed_elsewhere) */
 		int64_t w = s->ring ? dssm_write_try(s->ring, h->data, h->len, h->t) : 0;
+		if (w == DSSM_EAGAIN && rob_dead(s))
+			continue;
 		if (w == DSSM_EAGAIN)
 			return 1;
 		if (!s->ring) {
@@ -145,9 +242,7 @@ int ddsb_sub_write_held(struct ddsb_sub *s)
 			s->received++;
 			s->bytes += h->len;
 		}
-		free(h);
-		s->held_first = (s->held_first + 1) % s->depth;
-		s->nheld--;
+		unhold(s);
 	}
 	return 0;
 }
@@ -158,11 +253,8 @@ void ddsb_sub_drop_held(struct ddsb_sub *s)
 		fprintf(s->cfg->log, "dssm dds: %s: %u samples taken were not yet written into %s at "
 		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld,
 		        s->label);
+	s->held_at_stop += s->nheld;
 	s->dropped += s->nheld;
-	for (; s->nheld; s->nheld--) {
-		free(s->held[s->held_first]);
-		s->held_first = (s->held_first + 1) % s->depth;
-	}
-	free(s->held);
-	s->held = NULL;
+	while (s->nheld)
+		unhold(s);
 }

@@ -284,7 +284,9 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 {
 	if (refuse_time(s, t))
 		return;
-	if (ddsb_sub_fed_elsewhere(s, 0)) {
+	/* the feeder check may wait (property lock, /proc): never on Cyclone's
+	 * receive thread, which goes by the last check's answer */
+	if (s->nowait ? s->yielding : ddsb_sub_fed_elsewhere(s, 0)) {
 		s->elsewhere++;
 		return;
 	}
@@ -317,11 +319,11 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 	s->bytes += len;
 }
 
-static int take_ros2(struct ddsb_sub *s)
+static int take_ros2(struct ddsb_sub *s, uint32_t most)
 {
 	struct ddsi_serdata *sd[TAKE_BATCH];
 	dds_sample_info_t si[TAKE_BATCH];
-	dds_return_t n = dds_takecdr(s->reader, sd, TAKE_BATCH, si, DDS_ANY_STATE);
+	dds_return_t n = dds_takecdr(s->reader, sd, most, si, DDS_ANY_STATE);
 	for (int i = 0; i < n; i++) {
 		if (si[i].valid_data && s->failed) {
 			s->after_stop++; /* taken all the same: Cyclone must not keep them */
@@ -397,11 +399,11 @@ static void note_tid(struct ddsb_sub *s, const dds_sample_info_t *si, uint64_t t
 	s->next_tid = tid + 1;
 }
 
-static int take_generic(struct ddsb_sub *s)
+static int take_generic(struct ddsb_sub *s, uint32_t most)
 {
 	void *samples[TAKE_BATCH] = {NULL};
 	dds_sample_info_t si[TAKE_BATCH];
-	dds_return_t n = dds_take(s->reader, samples, si, TAKE_BATCH, TAKE_BATCH);
+	dds_return_t n = dds_take(s->reader, samples, si, most, most);
 	for (int i = 0; i < n; i++) {
 		const dssm_msg_Sample *m = samples[i];
 		if (si[i].valid_data && s->failed) {
@@ -453,14 +455,17 @@ int ddsb_sub_take(struct ddsb_sub *s)
 {
 	if (!s->reading)
 		return 0;
-	/* Taken even while the ring is held (the held queue keeps them): a
-	 * reader left full would make Cyclone's receive thread retry its store,
-	 * all of its reception stopped (docs/dds.md, Limits). */
+	/* Taken while the ring is held as far as the held queue goes (the
+	 * ring's history, --max-stream-bytes); then a reliable writer's are left
+	 * in the reader, and DDS holds the writer back once it is full: nothing
+	 * is lost, but Cyclone's receive thread retries its store meanwhile,
+	 * all of its reception stopped (docs/dds.md, Limits). A best-effort
+	 * writer's are all taken, the oldest held giving way (sub_write.c). */
 	ddsb_sub_write_held(s);
-	int n;
-	do
-		n = s->generic ? take_generic(s) : take_ros2(s);
-	while (n == TAKE_BATCH);
+	int n = 0;
+	for (uint32_t most; (most = ddsb_sub_room(s)) > 0;)
+		if ((n = s->generic ? take_generic(s, most) : take_ros2(s, most)) < (int)most)
+			break;
 	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
 		count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
@@ -476,22 +481,25 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		st->topics_subscribed++;
 	if (s->reading)
 		count_dds_losses(s); /* since the last take */
+	/* first: held samples may yet be written, or left elsewhere, or dropped */
+	ddsb_sub_drop_held(s);
 	st->left_elsewhere += s->elsewhere;
 	if (s->skipped || s->bad_time || s->bad_label || s->lost || s->too_big || s->after_stop ||
-	    s->elsewhere || s->replaced)
+	    s->elsewhere || s->replaced || s->too_old || s->held_at_stop)
 		fprintf(s->cfg->log, "dssm dds: %s: %llu already in %s (skipped), dropped: %llu bad "
 		        "times, %llu bad or differing types/encodings, %llu lost by DDS, %llu too big, "
-		        "%llu after the subscription stopped, %llu past the ring's history while "
-		        "another writer held it; %llu left to the process feeding it\n",
+		        "%llu older than the ring's newest, %llu after the subscription stopped, %llu "
+		        "past what the bridge holds while another writer held the ring, %llu still held "
+		        "at the stop; %llu left to the process feeding it\n",
 		        s->topic, (unsigned long long)s->skipped, s->label,
 		        (unsigned long long)s->bad_time, (unsigned long long)s->bad_label,
 		        (unsigned long long)s->lost, (unsigned long long)s->too_big,
-		        (unsigned long long)s->after_stop, (unsigned long long)s->replaced,
+		        (unsigned long long)s->too_old, (unsigned long long)s->after_stop,
+		        (unsigned long long)s->replaced, (unsigned long long)s->held_at_stop,
 		        (unsigned long long)s->elsewhere);
 	if (s->cfg->verbose && s->full)
 		fprintf(s->cfg->log, "dssm dds: %s: the reader was full %llu times (the writer held "
 		        "back; docs/dds.md, Limits)\n", s->topic, (unsigned long long)s->full);
-	ddsb_sub_drop_held(s);
 	st->samples_received += s->received;
 	st->bytes_received += s->bytes;
 	st->dropped += s->dropped;
@@ -533,8 +541,9 @@ int ddsb_sub_take_nowait(struct ddsb_sub *s)
 {
 	/* What may wait is the bridge's thread's: making or opening the ring
 	 * (dssm_open waits for a ring being made; marking it takes the property
-	 * lock), and the feeder check (it reads the property, maybe opens the
-	 * ring, looks in /proc). Held samples are not: neither thread waits for
+	 * lock), the feeder check (it reads the property, maybe opens the ring,
+	 * looks in /proc: put goes by the last answer meanwhile) and robbing a
+	 * dead holder (/proc). Held samples are not: neither thread waits for
 	 * the ring's other writers (sub_write.c). */
 	if (!s->ring || ddsb_sub_feeder_due(s))
 		return 1;

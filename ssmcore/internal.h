@@ -83,6 +83,11 @@ int dssm__wlock(dssm_stream *s);
 /* The same, never waiting for another writer: DSSM_EAGAIN while one holds
  * the lock (dssm_write_try). */
 int dssm__wlock_try(dssm_stream *s);
+/* Never waits either: if the lock's holder is dead by any check a blocking
+ * writer makes (the kernel's mark, /proc, a borrowed slot's exec), robs it,
+ * repairs the stream and releases the lock: 1; 0 if free or alive. May read
+ * /proc: call it at most every 10 ms. */
+int dssm__wlock_rob_dead(dssm_stream *s);
 int dssm__wlock_held(const dssm_stream *s);
 /* After dssm__wlock: the lock stays held across the caller's code (a
  * borrowed slot), so enter it in this thread's robust list. */

@@ -36,6 +36,10 @@
  * Where there is no robust list (qemu-user refuses it), the word holds the
  * thread's start time instead of the random number, and a waiter that saw
  * the same holder for a whole sleep checks it through /proc, as before.
+ * A writer that only tries the lock (dssm__wlock_try) robs a holder the
+ * kernel marked; dssm__wlock_rob_dead makes the other checks once, for a
+ * caller that tries again later (dssm dds's bridge thread, every 10 ms at
+ * most) and must not leave a dead holder to a blocking writer.
  * Readers never take the lock: the ring's commit protocol keeps them off a
  * slot a dead holder left half-written.
  */
@@ -369,6 +373,28 @@ int dssm__wlock_try(dssm_stream *s)
 	if (rc < 0)
 		dssm__wunlock(s);
 	return rc;
+}
+
+/* For a caller that only tries the lock (dssm_write_try) and would leave a
+ * holder the kernel could not mark dead to a blocking writer's check:
+ * lock_slow's holder_dead, looked at once, now (not after a sleep), and a
+ * dead holder robbed (the stream repaired, the lock released); 1 if so, 0
+ * if the lock is free or its holder alive. Never sleeps; may read /proc,
+ * so call it at most as often as a blocking writer looks (SLEEP_NS). */
+int dssm__wlock_rob_dead(dssm_stream *s)
+{
+	const struct dssm__thread_id *me = dssm__thread_id();
+	uint64_t cur = atomic_load_explicit(&s->hdr->wlock, memory_order_relaxed);
+	if (cur == 0 || (cur & ~DSSM_WLOCK_CONTENDED) == me->word)
+		return 0;
+	dssm_time_t long_ago = dssm__monotonic() - SLEEP_NS, recheck = long_ago;
+	/* with the contended bit, as lock_slow: sleepers behind the dead one */
+	if (!holder_dead(s, cur, long_ago, &recheck) ||
+	    !take(s, me, cur, me->word | DSSM_WLOCK_CONTENDED))
+		return 0;
+	repair(s);
+	dssm__wunlock(s);
+	return 1;
 }
 
 void dssm__wlock_keep(dssm_stream *s)

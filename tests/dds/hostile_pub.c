@@ -12,6 +12,9 @@
  * ("s<i>" then 'x's); those two stay small, so a reader sees the TID gap
  * the big ones left if they were dropped on the way. USERDATA: the writer's USER_DATA (a dssm bridge's
  * "dssm.ring=NAME:ID;slots=N;max_size=M;" tells the layout of its ring).
+ * The writer is reliable; best-effort with HOSTILE_PUB_BEST_EFFORT=1 in the
+ * environment (acknowledgements are then not waited for); with
+ * HOSTILE_PUB_GAP_US=N it sleeps N microseconds between its writes.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +49,11 @@ int main(int argc, char **argv)
 	dds_entity_t pp = dds_create_participant((dds_domainid_t)atoi(argv[1]), NULL, NULL);
 	dds_entity_t tp = dds_create_topic(pp, &dssm_msg_Sample_desc, argv[2], NULL, NULL);
 	dds_qos_t *q = dds_create_qos();
-	dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(30));
+	const char *be = getenv("HOSTILE_PUB_BEST_EFFORT");
+	if (be && strcmp(be, "1") == 0)
+		dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
+	else
+		dds_qset_reliability(q, DDS_RELIABILITY_RELIABLE, DDS_SECS(30));
 	dds_qset_durability(q, DDS_DURABILITY_TRANSIENT_LOCAL);
 	dds_qset_history(q, DDS_HISTORY_KEEP_ALL, 0);
 	if (argc > 12)
@@ -70,7 +77,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hostile_pub: no memory for %zu-byte samples\n", size);
 		return 1;
 	}
+	const char *gap_us = getenv("HOSTILE_PUB_GAP_US");
+	long gap = gap_us ? atol(gap_us) : 0;
 	for (int i = 0; i < n; i++) {
+		if (gap > 0 && i > 0)
+			dds_sleepfor(DDS_USECS(gap));
 		size_t len = (size_t)snprintf(data, 32, "s%d", i);
 		if (size > len && i > 0 && i < n - 1) {
 			memset(data + len, 'x', size - len);
