@@ -41,6 +41,7 @@ struct ddsb_sub {
 	uint64_t elsewhere;               /* left to the live process feeding the ring */
 	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
 	int yielding;                     /* another live process feeds the ring */
+	int stopping;                     /* the last take: the reader emptied, whatever the queue's room */
 	int warned_big, warned_old, warned_type, warned_writers;
 	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
 	/* Neither thread waits for another writer of the ring (sub_write.c):

@@ -131,7 +131,7 @@ static void note_full(struct ddsb_sub *s, const char *limit)
 
 uint32_t ddsb_sub_room(struct ddsb_sub *s)
 {
-	if (s->best_effort || s->failed)
+	if (s->best_effort || s->failed || s->stopping)
 		return TAKE_BATCH;
 	char buf[96];
 	const char *limit = limit_passed(s, s->max_size, buf, sizeof buf);

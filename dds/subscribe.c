@@ -479,6 +479,12 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 		st->topics_failed++;
 	else if (s->reading)
 		st->topics_subscribed++;
+	/* The last take (no listener runs now): what DDS acknowledged since the
+	 * last one is written, or counted dropped (the held queue's limits no
+	 * longer pause it), never left in the reader unseen. */
+	s->stopping = 1;
+	if (s->reading && ddsb_sub_take(s) < 0)
+		fprintf(s->cfg->log, "dssm dds: %s\n", dssm_last_error());
 	if (s->reading)
 		count_dds_losses(s); /* since the last take */
 	/* first: held samples may yet be written, or left elsewhere, or dropped */

@@ -1180,6 +1180,43 @@ held_stop() {
 	check "hold: $N samples still held at the stop are in the topic's summary line and the total dropped" t_h_stop
 }
 held_stop
+# What DDS acknowledged but the bridge had not yet taken when it stops (a
+# reliable writer's samples left in the reader while the ring is held past
+# the bridge's queue) is taken at the stop and counted: before, the reader
+# was deleted with them, in no count (1 + 100 held in all, of 1 + N).
+reader_stop() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_rstop"
+	local log=$tmp/rstop.bridge.log N=160
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rstop -v 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rstop 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	for _ in $(seq 100); do
+		on_a "$dssm" cat dt_rstop -n 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	mkfifo "$tmp/rstop.in"
+	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_rstop raw \
+		<"$tmp/rstop.in" >"$tmp/rstop.out" 2>&1 &
+	local holder=$!
+	exec {rstop_fd}>"$tmp/rstop.in"
+	for _ in $(seq 100); do grep -q held "$tmp/rstop.out" && break; sleep 0.1; done
+	# 160 into a queue of 100 and a reader of 100: all acknowledged, 60 in the reader
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rstop $N "$(ns_of 1)" 1000000 1 1 t raw -30 >/dev/null {rstop_fd}>&-
+	local acked=$?
+	kill -TERM $bridge; wait $bridge
+	exec {rstop_fd}>&-
+	wait $holder
+	t_rs_count() {
+		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; cat "$log"; return 1; }
+		grep -q "dssm/dt_rstop: .* taking paused" "$log" &&
+		grep -q "subscribed 1 topics: 1 samples (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
+	}
+	check "hold: a reliable writer's samples acknowledged but still in the reader at the stop are counted (1 written, $N dropped)" t_rs_count
+}
+reader_stop
 # A holder that dies where the kernel cannot mark the ring's lock (here a
 # non-main thread that execs holding a borrowed slot; also a thread without
 # a robust list): the bridge's thread finds it gone, as a blocking writer
