@@ -920,28 +920,40 @@ globs
 # limit, the ring's history: a reliable writer held back by a reader that
 # stays full for a while stalls in Cyclone 0.10.2, docs/dds.md, Limits.)
 echo "-- D: the listener receive path (loopback)"
-listener() {
+# held_bridge RING LOG [USERDATA]: a bridge on loopback subscribing
+# dssm/RING (-v, its log in LOG), the ring made by one sample (USERDATA: the
+# writer's, giving the ring's layout); sets the caller's `bridge`.
+held_bridge() {
 	reserve_domain
 	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	local log=$tmp/listener.bridge.log N=60
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_hold -v 2>"$log" &
-	local bridge=$!
+	RINGS="$RINGS $1"
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe "dssm/$1" -v 2>"$2" &
+	bridge=$!
 	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hold 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	"${HOST_A[@]}" "$hp" "$DOMAIN" "dssm/$1" 1 "$(ns_of 0)" 0 0 1 t raw 1 ${3:+0 "$3"} >/dev/null
 	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_hold -n 1 >/dev/null 2>&1 && break
+		on_a "$dssm" cat "$1" -n 1 >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	# a writer holding a borrowed slot of the copy until its stdin closes
-	mkfifo "$tmp/hold.in"
-	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_hold raw \
-		<"$tmp/hold.in" >"$tmp/hold.out" 2>&1 &
-	local holder=$!
-	exec {hold_fd}>"$tmp/hold.in"
-	for _ in $(seq 100); do grep -q held "$tmp/hold.out" && break; sleep 0.1; done
+}
+# hold_ring RING: another process holds a borrowed slot of RING (its lock)
+# until the caller's `hold_fd` is closed; its output in $tmp/RING.out; sets
+# the caller's `holder`. A publisher started meanwhile must get
+# {hold_fd}>&-: keeping the pipe open, it would make the hold last as long
+# as it lives.
+hold_ring() {
+	mkfifo "$tmp/$1.in"
+	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold "$1" raw \
+		<"$tmp/$1.in" >"$tmp/$1.out" 2>&1 &
+	holder=$!
+	exec {hold_fd}>"$tmp/$1.in"
+	for _ in $(seq 100); do grep -q held "$tmp/$1.out" && break; sleep 0.1; done
+}
+listener() {
+	local log=$tmp/listener.bridge.log N=60 bridge holder hold_fd
+	held_bridge dt_hold "$log"
+	hold_ring dt_hold
 	# (the publisher stays until its samples are in)
-	# ({hold_fd}>&-: a publisher keeping the pipe open would make the hold
-	# last as long as it lives)
 	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hold $N "$(ns_of 1)" 1000000 1 1 t raw 60 >/dev/null {hold_fd}>&- &
 	local pub=$! last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
 	sleep 2
@@ -954,7 +966,7 @@ listener() {
 	kill $pub; wait $pub 2>/dev/null
 	kill -TERM $bridge; wait $bridge
 	t_l_held() {
-		grep -q held "$tmp/hold.out" || { cat "$tmp/hold.out"; return 1; }
+		grep -q held "$tmp/dt_hold.out" || { cat "$tmp/dt_hold.out"; return 1; }
 		grep -q "dssm/dt_hold: another writer holds dt_hold:0" "$log" || { cat "$log"; return 1; }
 		grep -q "$((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
 		[ "$(on_a "$dssm" cat dt_hold -n 1 --format json | cat_raw)" = "$last" ]
@@ -1099,31 +1111,17 @@ deep_burst
 # docs/dds.md, Limits). N = 300 into a 101-slot copy is more than the queue
 # and the reader take together: before, the oldest 200 held were dropped.
 hold_reliable() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_rel"
 	local log=$tmp/rel.bridge.log N=300
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rel -v 2>"$log" &
-	local bridge=$!
-	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rel 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
-	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_rel -n 1 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	mkfifo "$tmp/rel.in"
-	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_rel raw \
-		<"$tmp/rel.in" >"$tmp/rel.out" 2>&1 &
-	local holder=$!
-	exec {rel_fd}>"$tmp/rel.in"
-	for _ in $(seq 100); do grep -q held "$tmp/rel.out" && break; sleep 0.1; done
+	local bridge holder hold_fd
+	held_bridge dt_rel "$log"
+	hold_ring dt_rel
 	# the writer stays (as a ROS 2 node does) until its samples are in
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rel $N "$(ns_of 1)" 1000000 1 1 t raw 300 >/dev/null {rel_fd}>&- &
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rel $N "$(ns_of 1)" 1000000 1 1 t raw 300 >/dev/null {hold_fd}>&- &
 	local pub=$! last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
 	pids+=("$pub")
 	# held until the bridge's queue is full (at most 30 s), then released
 	for _ in $(seq 300); do grep -q "dssm/dt_rel: .* taking paused" "$log" && break; sleep 0.1; done
-	exec {rel_fd}>&-
+	exec {hold_fd}>&-
 	wait $holder
 	for _ in $(seq 300); do
 		[ "$(on_a "$dssm" cat dt_rel -n 1 --format json 2>/dev/null | cat_raw)" = "$last" ] && break
@@ -1132,7 +1130,7 @@ hold_reliable() {
 	kill $pub; wait $pub 2>/dev/null
 	kill -TERM $bridge; wait $bridge
 	t_r_all() {
-		grep -q held "$tmp/rel.out" || { cat "$tmp/rel.out"; return 1; }
+		grep -q held "$tmp/dt_rel.out" || { cat "$tmp/dt_rel.out"; return 1; }
 		grep -q "dssm/dt_rel: another writer has held dt_rel:0 longer than the bridge holds samples for it (the ring's history, 100 samples); taking paused" "$log" ||
 			{ cat "$log"; return 1; }
 		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
@@ -1142,35 +1140,27 @@ hold_reliable() {
 	check "hold: a reliable writer's $N samples into a 101-slot ring held past the bridge's queue are all written once it is free ($((N + 1)), 0 dropped), in order" t_r_all
 }
 hold_reliable
+# stop_held RING N LOG: a bridge on RING, the ring held while a reliable
+# writer sends N samples (all acknowledged: the caller's `acked` is 0), then
+# the bridge stopped, the ring still held.
+stop_held() {
+	local bridge holder hold_fd
+	held_bridge "$1" "$3"
+	hold_ring "$1"
+	"${HOST_A[@]}" "$hp" "$DOMAIN" "dssm/$1" "$2" "$(ns_of 1)" 1000000 1 1 t raw -30 >/dev/null {hold_fd}>&-
+	acked=$?
+	# -v says it when the first sample is held (for N = 1: then all are)
+	for _ in $(seq 300); do grep -q "another writer holds $1:0" "$3" && break; sleep 0.1; done
+	kill -TERM $bridge; wait $bridge
+	exec {hold_fd}>&-
+	wait $holder
+}
 # Samples still held when the bridge stops are dropped, counted in the
 # topic's summary line (which came before them, and was missing when they
 # were the only drops) and in the total.
 held_stop() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_hstop"
-	local log=$tmp/hstop.bridge.log N=1
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_hstop -v 2>"$log" &
-	local bridge=$!
-	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hstop 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
-	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_hstop -n 1 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	mkfifo "$tmp/hstop.in"
-	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_hstop raw \
-		<"$tmp/hstop.in" >"$tmp/hstop.out" 2>&1 &
-	local holder=$!
-	exec {hstop_fd}>"$tmp/hstop.in"
-	for _ in $(seq 100); do grep -q held "$tmp/hstop.out" && break; sleep 0.1; done
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_hstop $N "$(ns_of 1)" 1000000 1 1 t raw -30 >/dev/null {hstop_fd}>&-
-	local acked=$?
-	# -v says it when the first sample is held (N = 1: then all are)
-	for _ in $(seq 300); do grep -q "another writer holds dt_hstop:0" "$log" && break; sleep 0.1; done
-	kill -TERM $bridge; wait $bridge
-	exec {hstop_fd}>&-
-	wait $holder
+	local log=$tmp/hstop.bridge.log N=1 acked
+	stop_held dt_hstop $N "$log"
 	t_h_stop() {
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; return 1; }
 		grep -q "dssm/dt_hstop: $N samples taken were not yet written into dt_hstop:0 at the stop" "$log" &&
@@ -1185,30 +1175,9 @@ held_stop
 # the bridge's queue) is taken at the stop and counted: before, the reader
 # was deleted with them, in no count (1 + 100 held in all, of 1 + N).
 reader_stop() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_rstop"
-	local log=$tmp/rstop.bridge.log N=160
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rstop -v 2>"$log" &
-	local bridge=$!
-	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rstop 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
-	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_rstop -n 1 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	mkfifo "$tmp/rstop.in"
-	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_rstop raw \
-		<"$tmp/rstop.in" >"$tmp/rstop.out" 2>&1 &
-	local holder=$!
-	exec {rstop_fd}>"$tmp/rstop.in"
-	for _ in $(seq 100); do grep -q held "$tmp/rstop.out" && break; sleep 0.1; done
 	# 160 into a queue of 100 and a reader of 100: all acknowledged, 60 in the reader
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rstop $N "$(ns_of 1)" 1000000 1 1 t raw -30 >/dev/null {rstop_fd}>&-
-	local acked=$?
-	kill -TERM $bridge; wait $bridge
-	exec {rstop_fd}>&-
-	wait $holder
+	local log=$tmp/rstop.bridge.log N=160 acked
+	stop_held dt_rstop $N "$log"
 	t_rs_count() {
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; cat "$log"; return 1; }
 		grep -q "dssm/dt_rstop: .* taking paused" "$log" &&
@@ -1223,18 +1192,9 @@ reader_stop
 # would, and takes the lock over. Before, the bridge only tried the lock:
 # the ring stayed held for good, its samples dropped at the stop.
 dead_holder() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_dead"
 	local log=$tmp/dead.bridge.log N=20
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_dead -v 2>"$log" &
-	local bridge=$!
-	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_dead 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
-	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_dead -n 1 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
+	local bridge
+	held_bridge dt_dead "$log"
 	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 -c '
 import os, threading
 import dssm
@@ -1280,28 +1240,14 @@ dead_holder
 # samples acknowledged during the hold. Before, the bound was 1008 samples
 # (--max-stream-bytes / the largest sample): the rest dropped.
 held_bytes() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_small"
 	local log=$tmp/small.bridge.log N=5000 ud="dssm.ring=dt_small:0;slots=20001;max_size=64;"
-	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_small -v 2>"$log" &
-	local bridge=$!
-	pids+=("$bridge")
-	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_small 1 "$(ns_of 0)" 0 0 1 t raw 1 0 "$ud" >/dev/null
-	for _ in $(seq 100); do
-		on_a "$dssm" cat dt_small -n 1 >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	mkfifo "$tmp/small.in"
-	on_a env PYTHONPATH="$PWD/python" /usr/bin/python3 tests/foxglove/writer.py hold dt_small raw \
-		<"$tmp/small.in" >"$tmp/small.out" 2>&1 &
-	local holder=$!
-	exec {small_fd}>"$tmp/small.in"
-	for _ in $(seq 100); do grep -q held "$tmp/small.out" && break; sleep 0.1; done
+	local bridge holder hold_fd
+	held_bridge dt_small "$log" "$ud"
+	hold_ring dt_small
 	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_small $N "$(ns_of 1)" 1000000 1 1 t raw -30 0 "$ud" \
-		>/dev/null {small_fd}>&-
+		>/dev/null {hold_fd}>&-
 	local acked=$? last="$(($(ns_of 1) + (N - 1) * 1000000)) s$((N - 1))"
-	exec {small_fd}>&-
+	exec {hold_fd}>&-
 	wait $holder
 	for _ in $(seq 300); do
 		[ "$(on_a "$dssm" cat dt_small -n 1 --format json 2>/dev/null | cat_raw)" = "$last" ] && break
