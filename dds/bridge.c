@@ -222,6 +222,27 @@ static int sub_take(struct bridge *b, int k)
 	                                         : ddsb_sub_take(b->subs[k]);
 }
 
+/* Before any reader is deleted, every subscription takes all it gets from
+ * now on: deleting a reader waits for Cyclone's receive thread, which
+ * would otherwise be retrying its store into the full reader of a held
+ * ring's topic for as long as that topic's reliable writer lives
+ * (docs/dds.md, Limits). The listeners keep taking until their own reader
+ * goes. */
+static void subs_stopping(struct bridge *b)
+{
+	for (int k = 0; b->subs && k < b->nsubs; k++) {
+		int rc;
+		if (k < b->nlistens && b->listens[k]) {
+			rc = ddsb_listen_stop(b->listens[k]);
+		} else {
+			ddsb_sub_stopping(b->subs[k]);
+			rc = ddsb_sub_take(b->subs[k]);
+		}
+		if (rc < 0)
+			fprintf(b->cfg->log, "dssm dds: %s\n", dssm_last_error());
+	}
+}
+
 static void discovered(struct bridge *b)
 {
 	void *samples[16] = {NULL};
@@ -367,6 +388,7 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 	free(b.pubs);
 	free(b.ids);
 	free(b.skipped);
+	subs_stopping(&b);
 	for (int i = 0; b.subs && i < b.nsubs; i++) {
 		if (i < b.nlistens)
 			ddsb_listen_free(b.listens[i]); /* no listener runs after this */

@@ -273,6 +273,10 @@ int ddsb_sub_discovered(struct ddsb_sub *s, dds_entity_t pp, dds_entity_t waitse
                         const dds_builtintopic_endpoint_t *ep);
 /* Take what arrived and write it into the ring. */
 int ddsb_sub_take(struct ddsb_sub *s);
+/* The bridge stops: from now on every take empties the reader, the held
+ * queue's limits no longer pausing it (what does not fit is counted
+ * dropped), so no reader stays full while the readers are deleted. */
+void ddsb_sub_stopping(struct ddsb_sub *s);
 void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st);
 /* Its topic, and its ring "NAME:ID". */
 const char *ddsb_sub_topic(const struct ddsb_sub *s);
@@ -350,6 +354,8 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
                            const dds_builtintopic_endpoint_t *ep);
 /* The bridge's thread takes too (held samples, what a listener left). */
 int ddsb_listen_take(struct ddsb_listen *l);
+/* ddsb_sub_stopping, then a take, under the listener's mutex. */
+int ddsb_listen_stop(struct ddsb_listen *l);
 /* Remove the listener (waiting for one running); before ddsb_sub_free. */
 void ddsb_listen_free(struct ddsb_listen *l);
 

@@ -169,6 +169,16 @@ int ddsb_listen_take(struct ddsb_listen *l)
 	return rc;
 }
 
+int ddsb_listen_stop(struct ddsb_listen *l)
+{
+	pthread_mutex_lock(&l->mu);
+	ddsb_sub_stopping(l->sub); /* under mu: the listener reads it there */
+	atomic_store(&l->want, 0);
+	int rc = ddsb_sub_take(l->sub);
+	release(l);
+	return rc;
+}
+
 void ddsb_listen_free(struct ddsb_listen *l)
 {
 	if (!l)

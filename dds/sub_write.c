@@ -82,8 +82,9 @@ static void replace_oldest(struct ddsb_sub *s, const char *limit)
 	s->dropped++;
 	if (!s->warned_replaced++)
 		fprintf(s->cfg->log, "dssm dds: %s: another writer held %s longer than the bridge holds "
-		        "samples for it (%s); the oldest held samples of the best-effort writer are "
-		        "dropped (further ones counted)\n", s->topic, s->label, limit);
+		        "samples for it (%s); the oldest held samples %s are dropped (further ones "
+		        "counted)\n", s->topic, s->label, limit,
+		        s->stopping ? "at the stop" : "of the best-effort writer");
 }
 
 /* Keep a sample to be written later: DDSB_HELD, DSSM_ETOOBIG (it could

@@ -471,6 +471,11 @@ int ddsb_sub_take(struct ddsb_sub *s)
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
 }
 
+void ddsb_sub_stopping(struct ddsb_sub *s)
+{
+	s->stopping = 1;
+}
+
 void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 {
 	if (!s)
@@ -482,7 +487,7 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 	/* The last take (no listener runs now): what DDS acknowledged since the
 	 * last one is written, or counted dropped (the held queue's limits no
 	 * longer pause it), never left in the reader unseen. */
-	s->stopping = 1;
+	ddsb_sub_stopping(s);
 	if (s->reading && ddsb_sub_take(s) < 0)
 		fprintf(s->cfg->log, "dssm dds: %s\n", dssm_last_error());
 	if (s->reading)

@@ -1186,6 +1186,46 @@ reader_stop() {
 	check "hold: a reliable writer's samples acknowledged but still in the reader at the stop are counted (1 written, $N dropped)" t_rs_count
 }
 reader_stop
+# A stop while a reliable writer is held back for a held ring: deleting any
+# reader waits for Cyclone's receive thread, which retries its store into
+# the held topic's full reader; the bridge first makes every subscription
+# take all it gets, so it stops at once. Before, with the held topic's
+# subscription freed after another's, the stop waited for the writer to
+# give up (its 60 s wait for acknowledgements).
+stop_while_held_back() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_sfirst dt_sheld"
+	local log=$tmp/sback.bridge.log N=500 bridge holder hold_fd gone=0
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_sfirst --subscribe dssm/dt_sheld \
+		2>"$log" &
+	bridge=$!
+	pids+=("$bridge")
+	for r in dt_sfirst dt_sheld; do
+		"${HOST_A[@]}" "$hp" "$DOMAIN" "dssm/$r" 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+		for _ in $(seq 100); do on_a "$dssm" cat $r -n 1 >/dev/null 2>&1 && break; sleep 0.1; done
+	done
+	hold_ring dt_sheld
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_sheld $N "$(ns_of 1)" 1000 1 1 t raw -60 >/dev/null {hold_fd}>&- &
+	local pub=$!
+	pids+=("$pub")
+	for _ in $(seq 300); do grep -q "dssm/dt_sheld: .* taking paused" "$log" && break; sleep 0.1; done
+	sleep 1 # the reader fills meanwhile: the writer is held back
+	kill -TERM $bridge
+	# it stops in well under a second; the writer waits 60 s
+	for _ in $(seq 200); do kill -0 $bridge 2>/dev/null || { gone=1; break; }; sleep 0.1; done
+	exec {hold_fd}>&-
+	wait $holder
+	kill $pub 2>/dev/null; wait $pub 2>/dev/null
+	wait $bridge
+	t_sb_gone() {
+		grep -q "dssm/dt_sheld: .* taking paused" "$log" || { cat "$log"; return 1; }
+		[ $gone = 1 ] || { echo "the bridge had not stopped 20 s after SIGTERM"; cat "$log"; return 1; }
+		grep -q "subscribed 2 topics" "$log" || { cat "$log"; return 1; }
+	}
+	check "hold: a bridge stopped while a reliable writer is held back for a held ring stops at once (not when the writer gives up)" t_sb_gone
+}
+stop_while_held_back
 # A holder that dies where the kernel cannot mark the ring's lock (here a
 # non-main thread that execs holding a borrowed slot; also a thread without
 # a robust list): the bridge's thread finds it gone, as a blocking writer
