@@ -86,19 +86,27 @@ static void skip(struct bridge *b, const char *label, const char *why)
 	}
 }
 
-/* The identity of ring LABEL ("NAME:ID")'s shm file: a ring removed and
- * created anew keeps its name but is another file, while the publisher's
- * handle still follows the unlinked one. {0, 0} when there is none. */
-static struct seg_id ring_identity(const char *name, int id)
+int ddsb_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
 {
 	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
 	struct stat st;
-	struct seg_id r = {0, 0};
+	*dev = *ino = 0;
 	if (dssm__segment_name(name, id, seg, sizeof seg) < 0)
-		return r;
+		return -1;
 	snprintf(path, sizeof path, "/dev/shm%s", seg);
-	if (stat(path, &st) == 0)
-		r = (struct seg_id){(uint64_t)st.st_dev, (uint64_t)st.st_ino};
+	if (stat(path, &st) < 0)
+		return -1;
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+/* {0, 0} when there is none: a publisher's ring replaced before the
+ * first scan is restarted once more. */
+static struct seg_id ring_identity(const char *name, int id)
+{
+	struct seg_id r;
+	ddsb_ring_identity(name, id, &r.dev, &r.ino);
 	return r;
 }
 

@@ -221,7 +221,8 @@ uint64_t ddsb_max_total_bytes(const struct ddsb_config *cfg);
 /* Take BYTES of that budget for a new ring (named in the error): 0, or
  * DSSM_ENOSPC when it would go over (the topic is then left out). Rings
  * stay after the process (they are the data): nothing is given back but a
- * ring that could not be made (ddsb_shm_give). */
+ * ring that could not be made, or that was removed under its subscription
+ * (ddsb_shm_give). */
 int ddsb_shm_take(const struct ddsb_config *cfg, const char *ring, uint64_t bytes);
 void ddsb_shm_give(uint64_t bytes);
 /* A layout asked for (a writer's USER_DATA) within the bridge's limits:
@@ -250,6 +251,14 @@ int ddsb_feeder_other(uint64_t owner);
  * "DDSB_MARK TOPIC (type T)\nfed by process OWNER from TID N (pid P)\n"
  * (the topic shown as ddsb_shown does). */
 int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type, uint64_t from_tid);
+
+/* ---- bridge.c: a ring's shm file ------------------------------------------------- */
+
+/* The identity of ring NAME:ID's shm file (device, inode): a ring removed
+ * and created anew keeps its name but is another file, while a handle open
+ * on it still maps the unlinked one (its samples reach no reader). 0, or
+ * -1 with both 0 when there is none. */
+int ddsb_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
 
 /* ---- publish.c: one thread per published ring ------------------------------------ */
 

@@ -41,6 +41,9 @@ struct ddsb_sub {
 	uint64_t elsewhere;               /* left to the live process feeding the ring */
 	dssm_time_t feeder_checked;       /* when the ring's feeder was last looked at */
 	int yielding;                     /* another live process feeds the ring */
+	uint64_t shm_bytes;               /* of --max-total-bytes, taken for the ring made here */
+	int remade;                       /* the ring was removed: make_ring makes it anew */
+	dssm_time_t removed_checked;      /* when that was last looked at (monotonic) */
 	int stopping;                     /* the last take: the reader emptied, whatever the queue's room */
 	int warned_big, warned_old, warned_type, warned_writers;
 	int warned_time, warned_label, warned_differs, warned_lost, warned_feeder;
@@ -80,6 +83,10 @@ int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, ds
 /* 1 if another live process feeds the ring (this subscription then leaves
  * it alone); looked at again at most once a second unless now_too. */
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);
+/* The bridge's thread, at each take: if the ring was removed (its name is
+ * another shm file, or none), its handle is closed and put makes it anew at
+ * the next sample. Looked at most every 100 ms. */
+void ddsb_sub_check_removed(struct ddsb_sub *s);
 /* 1 if the once-a-second feeder check is due (ddsb_sub_fed_elsewhere). */
 int ddsb_sub_feeder_due(const struct ddsb_sub *s);
 /* How many samples the next take may take (at most TAKE_BATCH): 0 while

@@ -3,8 +3,9 @@
  * write itself (one that never waits for another writer of the ring: what
  * it cannot write yet is held, in order, in a queue bounded by the ring's
  * history and --max-stream-bytes; a holder that died unmarked is robbed),
- * the count and log line of a write that failed, and the check that no
- * other live process feeds the ring (each sample would be there twice).
+ * the count and log line of a write that failed, the check that no
+ * other live process feeds the ring (each sample would be there twice),
+ * and the check that the ring was not removed under the subscription.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +177,34 @@ int ddsb_sub_feeder_due(const struct ddsb_sub *s)
 	return !s->feeder_checked || dssm_now() - s->feeder_checked >= DSSM_NSEC_PER_SEC;
 }
 
+/* Was the ring removed since it was opened (`dssm rm`, or removed and made
+ * anew by another process)? The handle still maps the unlinked shm file:
+ * what is written there reaches no reader, yet would be counted written.
+ * Then the handle is closed, its budget given back (the file goes with the
+ * last mapping), and put makes the ring anew at the next sample, as at the
+ * first (make_ring: marked, budgeted; a ring now there not made from DDS is
+ * refused, the echo rule). Held samples wait for the new ring. A stat at
+ * most every 100 ms, by the bridge's thread only (never on Cyclone's
+ * receive thread): what the listener writes meanwhile still goes into the
+ * removed ring (docs/dds.md, Limits); with the ring closed, the listener
+ * leaves the samples to the bridge's thread (ddsb_sub_take_nowait). */
+void ddsb_sub_check_removed(struct ddsb_sub *s)
+{
+	dssm_time_t now = dssm__monotonic();
+	if (s->nowait || !s->ring || (s->removed_checked && now - s->removed_checked < 100000000))
+		return;
+	s->removed_checked = now;
+	uint64_t dev, ino;
+	if (ddsb_ring_identity(s->ring_name, s->ring_id, &dev, &ino) == 0 &&
+	    dev == s->ring->seg_dev && ino == s->ring->seg_ino)
+		return;
+	dssm_close(s->ring);
+	s->ring = NULL;
+	ddsb_shm_give(s->shm_bytes);
+	s->shm_bytes = 0;
+	s->remade = 1;
+}
+
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
 {
 	dssm_time_t now = dssm_now();
@@ -229,7 +258,10 @@ int ddsb_sub_write_held(struct ddsb_sub *s)
 {
 	while (s->nheld) {
 		struct held *h = s->held;
-		/* the ring may have been left to another feeder since (fed_elsewhere) */
+		/* the ring may have been removed (they wait for the new one, put
+		 * makes it), or left to another feeder since (fed_elsewhere) */
+		if (!s->ring && s->remade && !s->yielding)
+			return 1;
 		int64_t w = s->ring ? dssm_write_try(s->ring, h->data, h->len, h->t) : 0;
 		if (w == DSSM_EAGAIN && rob_dead(s))
 			continue;

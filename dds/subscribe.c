@@ -185,14 +185,17 @@ static int make_ring(struct ddsb_sub *s, const char *type, const char *encoding)
 	int64_t bytes = rc < 0 ? ddsb_ring_bytes(s->slots, s->max_size) : 0;
 	if (bytes > 0 && (rc = ddsb_shm_take(s->cfg, s->label, (uint64_t)bytes)) < 0)
 		return rc;
+	s->shm_bytes = bytes > 0 ? (uint64_t)bytes : 0; /* given back if it is removed */
 	dssm_stream_config c = DSSM_STREAM_CONFIG_INIT;
 	c.max_size = s->max_size;
 	c.slots = s->slots;
 	c.type = type;
 	c.encoding = encoding;
 	rc = dssm_create(s->ring_name, s->ring_id, &c, &s->ring);
-	if (rc < 0 && rc != DSSM_ELAYOUT && bytes > 0)
+	if (rc < 0 && rc != DSSM_ELAYOUT && bytes > 0) {
 		ddsb_shm_give((uint64_t)bytes);
+		s->shm_bytes = 0;
+	}
 	/* A ring an earlier run made with another layout (other --slots or
 	 * --max-size, another writer's USER_DATA) or type: written into as it
 	 * is. Its slots are its history depth, any count will do; samples over
@@ -301,6 +304,10 @@ static void put(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t,
 	if (!s->ring) { /* make_ring left it to another process */
 		s->elsewhere++;
 		return;
+	}
+	if (s->remade) { /* ddsb_sub_check_removed closed it */
+		fprintf(s->cfg->log, "dssm dds: %s: %s was removed; made anew\n", s->topic, s->label);
+		s->remade = 0;
 	}
 	if (refuse_differing(s, type, encoding))
 		return;
@@ -455,6 +462,7 @@ int ddsb_sub_take(struct ddsb_sub *s)
 {
 	if (!s->reading)
 		return 0;
+	ddsb_sub_check_removed(s); /* the bridge's thread only: at most every 100 ms */
 	/* Taken while the ring is held as far as the held queue goes (the
 	 * ring's history, --max-stream-bytes); then a reliable writer's are left
 	 * in the reader, and DDS holds the writer back once it is full: nothing

@@ -1302,6 +1302,74 @@ held_bytes() {
 	check "hold: a 20000-sample ring of small samples holds a reliable writer's $N during a hold (all acknowledged meanwhile, $((N + 1)) written, 0 dropped)" t_b_all
 }
 held_bytes
+# A ring removed under a subscription (`dssm rm`, or removed and made anew
+# by another process): the bridge's thread compares the ring's shm file
+# with the one it has open (at its takes, at most every 100 ms), closes
+# it and makes it anew at the next sample, which later samples land in,
+# logged. A ring then there that was not made from DDS (someone else's) is
+# refused (the echo rule): logged, its samples counted dropped. Before, the
+# bridge wrote on into the unlinked segment it still mapped, counting those
+# samples written: no reader saw them, the name had no ring.
+removed_ring() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS dt_rm"
+	local log=$tmp/rm.bridge.log N=40 t
+	# room for one ring of 100 x 1000 bytes, not two: the removed ring's
+	# bytes are given back for the new one
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_rm --slots 100 --max-size 1000 \
+		--max-total-bytes 250000 2>"$log" &
+	local bridge=$!
+	pids+=("$bridge")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rm 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	for _ in $(seq 100); do
+		on_a "$dssm" cat dt_rm -n 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	on_a "$dssm" rm dt_rm >/dev/null
+	local gone=1
+	on_a "$dssm" cat dt_rm -n 1 >/dev/null 2>&1 && gone=0
+	# paced over 4 s: the removal is found well within them (most of
+	# them land in the new ring; how many depends on scheduling)
+	"${HOST_A[@]}" HOSTILE_PUB_GAP_US=100000 "$hp" "$DOMAIN" dssm/dt_rm $N "$(ns_of 1000)" 1000000 1 1 \
+		t raw -30 >/dev/null
+	local acked=$? last="$(($(ns_of 1000) + (N - 1) * 1000000)) s$((N - 1))" got count
+	for _ in $(seq 300); do
+		got=$(on_a "$dssm" cat dt_rm -n 1 --format json 2>/dev/null | cat_raw)
+		[ "$got" = "$last" ] && break
+		sleep 0.1
+	done
+	count=$(on_a "$dssm" cat dt_rm -n 0 --format json 2>/dev/null | wc -l)
+	# then someone else's ring under the name: rounds of samples until the
+	# bridge has found it (each round paced over a second)
+	on_a "$dssm" rm dt_rm >/dev/null 2>&1 # (there is none before the fix)
+	on_a "$dssm" write dt_rm theirs --create 64 >/dev/null
+	t=$(ns_of 2000)
+	for _ in $(seq 10); do
+		"${HOST_A[@]}" HOSTILE_PUB_GAP_US=100000 "$hp" "$DOMAIN" dssm/dt_rm 15 "$t" 1000000 1 1 \
+			t raw -30 >/dev/null
+		t=$((t + 100000000))
+		grep -q "not made from DDS" "$log" && break
+	done
+	local theirs
+	theirs=$(on_a "$dssm" cat dt_rm -n 0 --format json 2>/dev/null | cat_raw | cut -d' ' -f2 | tr '\n' ' ')
+	kill -TERM $bridge; wait $bridge
+	t_rm_anew() {
+		[ $gone = 1 ] || { echo "dssm rm left the ring"; return 1; }
+		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; cat "$log"; return 1; }
+		[ "$got" = "$last" ] || { echo "dt_rm's newest: '$got', not '$last'"; cat "$log"; return 1; }
+		[ "$count" -ge 1 ] && [ "$count" -le $N ] || { echo "$count samples in the new ring"; return 1; }
+		grep -q "dssm dds: dssm/dt_rm: dt_rm:0 was removed; made anew" "$log" || { cat "$log"; return 1; }
+	}
+	check "removed: a ring removed under a subscription is made anew and gets the later samples (the last of $N, logged)" t_rm_anew
+	t_rm_theirs() {
+		[ "$theirs" = "theirs " ] || { echo "the other ring holds: '$theirs'"; cat "$log"; return 1; }
+		grep -q "dssm/dt_rm: ring dt_rm:0 appeared meanwhile, not made from DDS; not writing into it; stopped" "$log" &&
+			grep -Eq "subscribed 0 topics: .* written, [1-9][0-9]* dropped" "$log" || { cat "$log"; return 1; }
+	}
+	check "removed: a ring made anew by someone else (not from DDS) is not written into; logged, samples counted dropped" t_rm_theirs
+}
+removed_ring
 # The bridge asks Cyclone for a 4 MiB socket receive buffer (the kernel
 # reports twice what it grants, at most net.core.rmem_max), and a
 # CYCLONEDDS_URI of the user's comes after it: asking for a minimum above
