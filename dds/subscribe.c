@@ -435,11 +435,29 @@ static int take_generic(struct ddsb_sub *s, uint32_t most)
  * is keep-all with the ring's history as its limit (qos.c): a reliable
  * writer then waits, and what the reader rejects comes again (not counted);
  * a best-effort writer's rejected sample is lost. */
+/* A writer whose QoS the reader cannot match (a best-effort writer of a
+ * topic whose first writer was reliable: the reader took that one's
+ * reliability) sends nothing to the bridge: said, as its samples never
+ * come. DDS's request/offer rule; Cyclone counts it on the reader. */
+static void note_unmatched(struct ddsb_sub *s)
+{
+	dds_requested_incompatible_qos_status_t q;
+	if (dds_get_requested_incompatible_qos_status(s->reader, &q) != DDS_RETCODE_OK ||
+	    q.total_count_change <= 0)
+		return;
+	fprintf(s->cfg->log, "dssm dds: %s: %d more writers not matched (%d in all): their %s does "
+	        "not fit the bridge's reader, which has the first writer's; their samples never "
+	        "come (docs/dds.md, Limits)\n", s->topic, q.total_count_change, q.total_count,
+	        q.last_policy_id == DDS_RELIABILITY_QOS_POLICY_ID ? "reliability"
+	        : q.last_policy_id == DDS_DURABILITY_QOS_POLICY_ID ? "durability" : "QoS");
+}
+
 static void count_dds_losses(struct ddsb_sub *s)
 {
 	dds_sample_lost_status_t l;
 	dds_sample_rejected_status_t r;
 	uint64_t n = 0;
+	note_unmatched(s);
 	if (dds_get_sample_lost_status(s->reader, &l) == DDS_RETCODE_OK)
 		n += l.total_count_change;
 	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK &&

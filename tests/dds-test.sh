@@ -1226,6 +1226,24 @@ stop_while_held_back() {
 	check "hold: a bridge stopped while a reliable writer is held back for a held ring stops at once (not when the writer gives up)" t_sb_gone
 }
 stop_while_held_back
+# A best-effort writer of a topic whose first writer was reliable does not
+# match the bridge's reader (it has the first writer's reliability): its
+# samples never come, and the bridge says so. Before, nothing was said.
+unmatched_writer() {
+	local log=$tmp/unmatched.bridge.log bridge
+	held_bridge dt_unm "$log"
+	# the writer waits for a reader that never matches it: cut short
+	timeout 5 env HOSTILE_PUB_BEST_EFFORT=1 "${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_unm 3 "$(ns_of 1)" \
+		1000 1 1 t raw 1 >/dev/null 2>&1
+	for _ in $(seq 50); do grep -q "dssm/dt_unm: 1 more writers not matched" "$log" && break; sleep 0.1; done
+	kill -TERM $bridge; wait $bridge
+	t_um_said() {
+		grep -q "dssm/dt_unm: 1 more writers not matched (1 in all): their reliability does not fit" "$log" ||
+			{ cat "$log"; return 1; }
+	}
+	check "a best-effort writer of a topic whose first writer was reliable is not matched, and the bridge says so" t_um_said
+}
+unmatched_writer
 # A holder that dies where the kernel cannot mark the ring's lock (here a
 # non-main thread that execs holding a borrowed slot; also a thread without
 # a robust list): the bridge's thread finds it gone, as a blocking writer
