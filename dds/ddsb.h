@@ -263,9 +263,10 @@ int ddsb_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
 /* ---- publish.c: one thread per published ring ------------------------------------ */
 
 struct ddsb_pub;
-/* Start publishing ring info->name:id on participant pp (history first). */
+/* Start publishing ring info->name:id on participant pp (history first);
+ * refused (DSSM_EINVAL) when one of the NOTHERS publishers has its topic. */
 int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int verbose,
-                   struct ddsb_pub **out);
+                   struct ddsb_pub *const *others, int nothers, struct ddsb_pub **out);
 /* Stop it, add its figures to st and free it. */
 void ddsb_pub_stop(struct ddsb_pub *p, struct ddsb_stats *st);
 const char *ddsb_pub_ring(const struct ddsb_pub *p); /* "NAME:ID" */

@@ -151,8 +151,20 @@ static int make_writer(dds_entity_t pp, struct ddsb_pub *p)
 	return 0;
 }
 
+/* Two rings on one topic (NAME:ID and a ring named NAME_ID, both rt/NAME_ID)
+ * would merge into it, each subscriber's copy mixing them: the one seen
+ * second is not published. */
+static int topic_taken(const struct ddsb_pub *p, struct ddsb_pub *const *others, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(others[k]->topic, p->topic) == 0)
+			return dssm__fail(DSSM_EINVAL, "its topic %s is %s's already (two rings would "
+			                  "merge into one topic)", p->topic, others[k]->label);
+	return 0;
+}
+
 int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int verbose,
-                   struct ddsb_pub **out)
+                   struct ddsb_pub *const *others, int nothers, struct ddsb_pub **out)
 {
 	struct ddsb_pub *p = calloc(1, sizeof *p);
 	if (!p)
@@ -170,7 +182,8 @@ int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int
 	p->cdr.info = &p->info;
 	p->cdr.schema = dssm_schema(p->ring);
 	if ((rc = ddsb_topic_for_ring(p->info.name, p->info.id, p->form == DDSB_FORM_ROS2, p->topic,
-	                              sizeof p->topic)) < 0)
+	                              sizeof p->topic)) < 0 ||
+	    (rc = topic_taken(p, others, nothers)) < 0)
 		goto fail;
 	rc = DSSM_ENOMEM;
 	if (!(p->buf = malloc(p->info.max_size ? p->info.max_size : 1))) {

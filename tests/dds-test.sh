@@ -1553,6 +1553,22 @@ source_fixes() {
 	}
 	check "publishing: a ring whose name DDS refuses as a topic is logged once, counted, not retried every scan" t_f_unpub
 
+	t_f_collide() { # NAME:3 and a ring named NAME_3 are both rt/NAME_3: the second is not published
+		RINGS="$RINGS dt_fk:3 dt_fk_3"
+		for r in dt_fk:3 dt_fk_3; do
+			cdr_string "$r" | "${F[@]}" "$dssm" write $r --create 64 --type std_msgs/msg/String \
+				--encoding cdr --time "$(ms 0)" >/dev/null || return 1
+		done
+		"${F[@]}" "$dssm" dds --domain "$DOMAIN" --publish 'dt_fk*' 2>"$tmp/fix.collide.log" &
+		local b=$!; pids+=("$b")
+		f_wait_log "$tmp/fix.collide.log" "cannot publish dt_fk.*: its topic rt/dt_fk_3 is dt_fk.*'s already" ||
+			{ cat "$tmp/fix.collide.log"; return 1; }
+		kill -TERM $b; wait $b; local st=$?
+		[ $st -eq 0 ] && [ "$(grep -c "publishing dt_fk.* as rt/dt_fk_3" "$tmp/fix.collide.log")" -eq 1 ] &&
+			grep -q "1 rings could not be published" "$tmp/fix.collide.log" || { cat "$tmp/fix.collide.log"; return 1; }
+	}
+	check "publishing: two rings on one ROS 2 topic (NAME:3 and NAME_3): the second is not published, said and counted" t_f_collide
+
 	t_f_budget() { # rings of 26.5 MB each, 60 MB for all: the third topic left out, its samples counted
 		RINGS="$RINGS dt_fb0 dt_fb1 dt_fb2"
 		local p b

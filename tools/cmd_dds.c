@@ -130,8 +130,8 @@ static void summarise(const struct ddsb_stats *st, dssm_time_t start)
 	        (unsigned long long)st->unsendable, (unsigned long long)st->topics_subscribed,
 	        (unsigned long long)st->samples_received, received, (unsigned long long)st->dropped);
 	if (st->unpublishable)
-		fprintf(stderr, "dssm dds: %llu rings could not be published (their names or DDS "
-		        "refused; logged above)\n", (unsigned long long)st->unpublishable);
+		fprintf(stderr, "dssm dds: %llu rings could not be published (a name DDS refused, "
+		        "a topic another ring had, a DDS error; logged above)\n", (unsigned long long)st->unpublishable);
 	ddsb_topics_summary(st, stderr, "dssm dds");
 }
 
