@@ -920,13 +920,18 @@ globs
 # limit, the ring's history: a reliable writer held back by a reader that
 # stays full for a while stalls in Cyclone 0.10.2, docs/dds.md, Limits.)
 echo "-- D: the listener receive path (loopback)"
+# loopback_host RING...: a domain of this test's own, host A on loopback,
+# the RINGs removed at the end.
+loopback_host() {
+	reserve_domain
+	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
+	RINGS="$RINGS $*"
+}
 # held_bridge RING LOG [USERDATA]: a bridge on loopback subscribing
 # dssm/RING (-v, its log in LOG), the ring made by one sample (USERDATA: the
 # writer's, giving the ring's layout); sets the caller's `bridge`.
 held_bridge() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS $1"
+	loopback_host $1
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe "dssm/$1" -v 2>"$2" &
 	bridge=$!
 	pids+=("$bridge")
@@ -985,9 +990,7 @@ listener
 # ddsi_deliver_locally.c): another topic of the same bridge lands during
 # the hold, and every sample of the writer is written or counted.
 stall() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_stall dt_side"
+	loopback_host dt_stall dt_side
 	local log=$tmp/stall.bridge.log N=300 side_ok=0 last
 	local BE=(env HOSTILE_PUB_BEST_EFFORT=1)
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_stall --subscribe dssm/dt_side \
@@ -1072,9 +1075,7 @@ stall
 # and 370 times in 10000), a count that grows as the bridge's thread is
 # later; now 0-2 times (before the listener is set, at the start).
 deep_burst() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_deep"
+	loopback_host dt_deep
 	# 16 slots of 64 B: a depth of 15 (slots - 1; 128 KiB / (64 + 4096) is 31)
 	local log=$tmp/deep.bridge.log N=10000 acked last
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_deep --slots 16 --max-size 64 \
@@ -1193,9 +1194,7 @@ reader_stop
 # subscription freed after another's, the stop waited for the writer to
 # give up (its 60 s wait for acknowledgements).
 stop_while_held_back() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_sfirst dt_sheld"
+	loopback_host dt_sfirst dt_sheld
 	local log=$tmp/sback.bridge.log N=500 bridge holder hold_fd gone=0
 	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --subscribe dssm/dt_sfirst --subscribe dssm/dt_sheld \
 		2>"$log" &
@@ -1329,9 +1328,7 @@ held_bytes
 # bridge wrote on into the unlinked segment it still mapped, counting those
 # samples written: no reader saw them, the name had no ring.
 removed_ring() {
-	reserve_domain
-	HOST_A=(env DSSM_NAMESPACE=ddsa$$ CYCLONEDDS_URI="file://$tmp/lo.xml")
-	RINGS="$RINGS dt_rm"
+	loopback_host dt_rm
 	local log=$tmp/rm.bridge.log N=40 t
 	# room for one ring of 100 x 1000 bytes, not two: the removed ring's
 	# bytes are given back for the new one
