@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "exec_holder.h"
 #include "../ssmcore/internal.h" /* the lock's word, forged below */
 
 #define SIZE 64
@@ -115,17 +116,6 @@ static void test_live_holder_spared(void **state)
 	dssm_close(s);
 }
 
-static void *borrow_and_exec(void *arg)
-{
-	int fd = *(int *)arg;
-	dssm_stream *w = open_w("texec");
-	void *slot;
-	if (!w || dssm_write_borrow(w, &slot, NULL) < 0 || write(fd, "b", 1) != 1)
-		_exit(1);
-	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-	_exit(3);
-}
-
 /* A non-main thread holding a borrowed slot execs: the kernel marks nothing
  * (the thread takes the main thread's id first); its id is gone, which a
  * blocking writer in the same pid namespace checks, and so does this. */
@@ -133,27 +123,11 @@ static void test_thread_that_execd(void **state)
 {
 	(void)state;
 	dssm_stream *s = testutil_create("texec", SIZE, 8);
-	int p[2];
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		pthread_t th;
-		if (pthread_create(&th, NULL, borrow_and_exec, &p[1]) != 0)
-			_exit(4);
-		pause();
-		_exit(5);
-	}
-	close(p[1]);
-	char c;
-	int borrowed = read(p[0], &c, 1) == 1;
-	while (read(p[0], &c, 1) > 0) { /* end of file: the exec closed it */
-	}
-	close(p[0]);
-	int robbed = borrowed && robbed_eventually(s);
+	pid_t pid = exec_holder_spawn("texec", 0, 1);
+	int robbed = robbed_eventually(s);
 	pid_t gone = waitpid(pid, NULL, WNOHANG);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	assert_true(borrowed);
 	assert_int_equal(gone, 0); /* robbed while the exec'd program still ran */
 	assert_true(robbed);
 	check_taken_over(s, 0);

@@ -30,6 +30,7 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
+#include "exec_holder.h"
 #include "ssm.h"
 #include "../ssmcore/internal.h" /* the lock's words, driven directly below */
 
@@ -1045,32 +1046,6 @@ static void test_other_pid_namespace(void **state)
 
 /* In a child: mark the borrowed slot half-written, say "b" on fd (whose
  * other end is the test's, O_CLOEXEC) and exec /bin/sleep holding it. */
-static void exec_holding(void *slot, int fd)
-{
-	memset(slot, 0xab, SIZE / 2);
-	if (write(fd, "b", 1) != 1)
-		_exit(2);
-	execl("/bin/sleep", "sleep", "1000", (char *)NULL);
-	_exit(3);
-}
-
-/* The test's side of exec_holding in child `pid`: wait for the "b" and for
- * the exec (end of file: the exec closed the pipe, or the child died). */
-static void await_exec(pid_t pid, int p[2])
-{
-	assert_true(pid > 0);
-	close(p[1]);
-	char c;
-	int borrowed = read(p[0], &c, 1) == 1;
-	while (read(p[0], &c, 1) > 0) {
-	}
-	close(p[0]);
-	if (!borrowed) {
-		waitpid(pid, NULL, 0);
-		fail_msg("the child did not get to its exec");
-	}
-}
-
 /* Kill the exec'd holder `pid`: 1 if it was still running (as it must:
  * a holder that ended was not taken over for its exec). */
 static int kill_holder(pid_t pid)
@@ -1088,17 +1063,7 @@ static void test_holder_execs(void **state)
 {
 	(void)state;
 	dssm_stream *s = robust_stream("exec");
-	int p[2];
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		dssm_stream *w = open_w("exec");
-		void *slot;
-		if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
-			_exit(1);
-		exec_holding(slot, p[1]);
-	}
-	await_exec(pid, p);
+	pid_t pid = exec_holder_spawn("exec", SIZE / 2, 0);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
@@ -1112,17 +1077,6 @@ static void test_holder_execs(void **state)
 	dssm_close(s);
 }
 
-static void *borrow_and_exec(void *arg)
-{
-	int fd = *(int *)arg;
-	dssm_stream *w = open_w("texec");
-	void *slot;
-	if (!w || dssm_write_borrow(w, &slot, NULL) < 0)
-		_exit(1);
-	exec_holding(slot, fd);
-	return NULL;
-}
-
 /* A holder that is not the main thread execs: the kernel gives the exec'ing
  * thread the main thread's id before it walks the robust list, so it marks
  * nothing. A waiter in the same pid namespace sees the holder's id gone
@@ -1131,17 +1085,7 @@ static void test_thread_execs(void **state)
 {
 	(void)state;
 	dssm_stream *s = robust_stream("texec");
-	int p[2];
-	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-	pid_t pid = fork();
-	if (pid == 0) {
-		pthread_t th;
-		if (pthread_create(&th, NULL, borrow_and_exec, &p[1]) != 0)
-			_exit(4);
-		pause();
-		_exit(5);
-	}
-	await_exec(pid, p);
+	pid_t pid = exec_holder_spawn("texec", SIZE / 2, 1);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
@@ -1232,9 +1176,9 @@ static void test_robust_mutexes_around_a_borrow(void **state)
 		if (dssm_write_borrow(w, &slot, NULL) < 0 || pthread_mutex_lock(&m[1]) != 0 ||
 		    pthread_mutex_unlock(&m[0]) != 0)
 			_exit(3);
-		exec_holding(slot, p[1]);
+		exec_holder_exec(slot, SIZE / 2, p[1]);
 	}
-	await_exec(pid, p);
+	exec_holder_await(pid, p);
 	struct pending_write pw;
 	start_write(&pw, s);
 	int done = write_done_within(&pw, 30000);
