@@ -346,6 +346,10 @@ static void test_ring_created_again(void **state)
 	(void)state;
 	dssm_close(testutil_create("again", 16, 64));
 	dssm_stream *r = open_remote("again", DSSM_READ);
+	/* not a local ring: dssm_is_current does not answer for it (the
+	 * proxy's ENOENT below does) */
+	assert_int_equal(dssm_is_current(r), DSSM_ESTATE);
+	assert_non_null(strstr(dssm_last_error(), "proxy"));
 	assert_int_equal(dssm_remove("again", 0), 0);
 	dssm_stream *w = testutil_create("again", 16, 64);
 	uint64_t v = 7;
