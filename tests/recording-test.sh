@@ -431,6 +431,9 @@ t_ring_made_again() {
 		END {exit !(a && b)}' "$tmp/ainfo" || { echo "info: not one entry per ring"; return 1; }
 	"$DSSM" query "$tmp/again" --format json 2>/dev/null | grep -q '"tid":6,.*"data_hex":"6236"' ||
 		{ echo "the new ring's TIDs are not its own"; return 1; }
+	# as one stream (DIR/NAME:ID): refused, never the first ring alone
+	"$DSSM" cat "$tmp/again/again:0" -n 0 >"$tmp/aout" 2>&1 && { echo "cat DIR/again:0 answered"; return 1; }
+	has "made again while .* recorded it: 2 rings" "$tmp/aout" || { cat "$tmp/aout"; return 1; }
 }
 
 check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring

@@ -140,6 +140,11 @@ static void test_removed_then_made_again(void **state)
 	dssm_recorder_free(r);
 	check_entry(dir, 0, "t/A", 16, 15, 0);
 	check_entry(dir, 1, "t/B", 256, 20, 100);
+	/* as one stream: refused, saying how to read both (not the first alone) */
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &s), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "made again"));
+	assert_null(s);
 	dssm_close(a);
 	dssm_close(b);
 }
