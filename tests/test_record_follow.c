@@ -103,18 +103,29 @@ static void check_entry(const char *dir, int k, const char *type, size_t max_siz
 	dssm_container_close(c);
 }
 
+/* A recording of ring fol (type t/A, 16-byte samples, 64 slots) into
+ * ROOT/NAME (DIR), its first N samples recorded, then the ring removed;
+ * *a is its writer's handle, still open. */
+static dssm_recorder *recorded_then_removed(const char *name, uint64_t split_bytes, int n,
+                                            dssm_stream **a, char *dir, size_t cap)
+{
+	snprintf(dir, cap, "%s/%s", root, name);
+	*a = make("fol", 16, 64, "t/A");
+	dssm_recorder *r = start(dir, "fol", split_bytes);
+	write_n(*a, 0, n);
+	poll_until(r, n, NULL);
+	assert_int_equal(dssm_remove("fol", 0), 0);
+	return r;
+}
+
 /* Removed: still read (a writer with the ring open writes on), said once.
  * Made again with other sizes: recorded whole, as an entry of its own. */
 static void test_removed_then_made_again(void **state)
 {
 	(void)state;
 	char dir[300];
-	snprintf(dir, sizeof dir, "%s/again", root);
-	dssm_stream *a = make("fol", 16, 64, "t/A");
-	dssm_recorder *r = start(dir, "fol", 0);
-	write_n(a, 0, 10);
-	poll_until(r, 10, NULL);
-	assert_int_equal(dssm_remove("fol", 0), 0);
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("again", 0, 10, &a, dir, sizeof dir);
 	write_n(a, 10, 5); /* into the removed ring: still recorded */
 	poll_until(r, 15, "fol:0 was removed; ");
 	int removed = 0;
@@ -155,13 +166,9 @@ static void test_overwritten_counted_lost(void **state)
 {
 	(void)state;
 	char dir[300];
-	snprintf(dir, sizeof dir, "%s/lost", root);
-	dssm_stream *a = make("fol", 16, 64, "t/A");
-	dssm_recorder *r = start(dir, "fol", 0);
-	write_n(a, 0, 3);
-	poll_until(r, 3, NULL);
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("lost", 0, 3, &a, dir, sizeof dir);
 	dssm_close(a);
-	assert_int_equal(dssm_remove("fol", 0), 0);
 	dssm_stream *b = make("fol", 16, 4, "t/A"); /* the same sizes but 4 slots */
 	write_n(b, 0, 40);
 	poll_until(r, 43, "made again");
@@ -180,13 +187,9 @@ static void test_parts_after(void **state)
 {
 	(void)state;
 	char dir[300], part[400];
-	snprintf(dir, sizeof dir, "%s/parts", root);
-	dssm_stream *a = make("fol", 16, 64, "t/A");
-	dssm_recorder *r = start(dir, "fol", 16384);
-	write_n(a, 0, 4);
-	poll_until(r, 4, NULL);
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("parts", 16384, 4, &a, dir, sizeof dir);
 	dssm_close(a);
-	assert_int_equal(dssm_remove("fol", 0), 0);
 	dssm_stream *b = make("fol", 4096, 16, "t/B");
 	unsigned char big[4096] = {0};
 	for (int k = 0; k < 8; k++) { /* 32 KiB: a split (16 KiB) is due */
