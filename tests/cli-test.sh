@@ -86,6 +86,24 @@ t_follow() {
 	cat "$tmp/f" "$tmp/fe"
 	[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/f")" -eq 6 ] && has "6 samples" "$tmp/fe" && has '"data_hex":"7468726565"' "$tmp/f"
 }
+# --follow of a ring removed, then made again under its name with another
+# size: the removal said once, the new ring followed from its oldest sample,
+# said; before, cat waited on the removed ring for ever, saying nothing
+t_follow_made_again() {
+	"$DSSM" write fa a0 --create 16 >/dev/null || return 1
+	"$DSSM" cat fa --follow -n 0 --format raw >"$tmp/fa" 2>"$tmp/fae" &
+	local pid=$!
+	for _ in $(seq 100); do [ -s "$tmp/fa" ] && break; sleep 0.05; done
+	"$DSSM" rm fa || return 1
+	for _ in $(seq 100); do has "fa was removed; waiting" "$tmp/fae" && break; sleep 0.05; done
+	"$DSSM" write fa b0 --create 64 >/dev/null && "$DSSM" write fa b1 >/dev/null || return 1
+	for _ in $(seq 100); do [ "$(cat "$tmp/fa")" = a0b0b1 ] && break; sleep 0.05; done
+	kill -INT $pid; wait $pid; local rc=$?
+	cat "$tmp/fa"; echo; cat "$tmp/fae"
+	[ $rc -eq 0 ] && [ "$(cat "$tmp/fa")" = a0b0b1 ] &&
+		[ "$(grep -c "was removed; waiting" "$tmp/fae")" = 1 ] &&
+		has "fa was removed and made again; following the new ring from its oldest sample" "$tmp/fae"
+}
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
 	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
@@ -420,6 +438,7 @@ check "cat: bad format, missing stream, bad names" t_cat_errors
 check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
+check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here
