@@ -104,6 +104,27 @@ t_follow_made_again() {
 		[ "$(grep -c "was removed; waiting" "$tmp/fae")" = 1 ] &&
 		has "fa was removed and made again; following the new ring from its oldest sample" "$tmp/fae"
 }
+# a mirror whose local ring is removed makes it again (said) and mirrors
+# on into it; before, it wrote on into the removed ring, read by no one
+t_mirror_local_removed() {
+	"$DSSM" write msrc s0 --create 16 >/dev/null || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/mport" --listen 127.0.0.1 2>"$tmp/mp" &
+	local proxy=$! mirror
+	for _ in $(seq 100); do [ -s "$tmp/mport" ] && break; sleep 0.05; done
+	"$DSSM" mirror "127.0.0.1:$(cat "$tmp/mport")/msrc" --as mdst --quiet 2>"$tmp/mm" &
+	mirror=$!
+	wait_stream mdst || { kill $mirror $proxy; return 1; }
+	"$DSSM" rm mdst || return 1
+	for _ in $(seq 100); do has "local ring mdst was removed; made again" "$tmp/mm" && break; sleep 0.05; done
+	"$DSSM" write msrc s1 >/dev/null
+	for _ in $(seq 100); do [ "$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)" = s1 ] && break; sleep 0.05; done
+	local got; got=$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)
+	kill -INT $mirror; wait $mirror; local rc=$?
+	kill $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm msrc mdst >/dev/null 2>&1
+	cat "$tmp/mm"; echo "mdst holds: $got"
+	[ $rc -eq 0 ] && [ "$got" = s1 ] && has "local ring mdst was removed; made again" "$tmp/mm"
+}
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
 	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
@@ -439,6 +460,7 @@ check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
 check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
+check "mirror: its local ring removed is made again (said), mirrored on into" t_mirror_local_removed
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here
