@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "../ssmcore/backend.h"
 #include "../ssmcore/internal.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
@@ -107,7 +108,7 @@ static void *drain(void *arg)
 		if (got == 0 && ++taken < 1024)
 			continue;
 		taken = 0;
-		rc = rs->local ? dssm__recorder_follow(r, rs, &b) : 0;
+		rc = rs->follow ? dssm__recorder_follow(r, rs, &b) : 0;
 		if (rc == 2) {
 			rc = 0;
 			break;
@@ -223,7 +224,10 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 		return rc;
 	}
 	dssm_info(rs->s, &rs->info);
-	rs->local = rs->s->ops == NULL; /* a proxy's or a recording's: not looked at */
+	/* (a recording's kind is container_stream.c's; any other is a proxy's) */
+	rs->follow = !rs->s->ops                              ? FOLLOW_LOCAL
+	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_NONE
+	                                                      : FOLLOW_PROXY;
 	size_t plen = 0;
 	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (rs->prop = malloc(plen)) &&
 	    dssm_property_get(rs->s, rs->prop, plen, &plen) == 0)

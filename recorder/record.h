@@ -23,7 +23,7 @@ struct rstream {
 	int index;                 /* in the current part */
 	/* a ring removed and made again (record_follow.c); entries, nentries,
 	 * info, schema, prop, plen and notice change under r->lock */
-	int local;                 /* a local ring: its name is looked at */
+	int follow;                /* its name is looked at: FOLLOW_LOCAL, _PROXY */
 	int64_t checked;           /* monotonic ns of the last look */
 	atomic_int removed;        /* its name leads to no ring now (said) */
 	_Atomic uint64_t remade;   /* rings followed after the first */
@@ -87,6 +87,11 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
  * stored, 1 none ready, 2 this stream is done (no part: the recording is
  * stopping), or an error (b->write_error set for a disk's). */
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+
+/* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
+ * proxy cannot meet at once, which it refuses for a ring made again), or
+ * neither (a recording: never made again). */
+enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY };
 
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */

@@ -6,9 +6,13 @@
  * recorder read the old, unlinked ring for ever, recorded nothing of the
  * new one, and said nothing.
  *
- * Each local stream's thread looks at its name (dssm_is_current: one
- * stat) at most every FOLLOW_PERIOD, when its ring has nothing new, or
- * after 1024 samples of a ring that never pauses. A ring made again: what
+ * Each stream's thread looks at its name at most every FOLLOW_PERIOD,
+ * when its ring has nothing new, or after 1024 samples of a ring that
+ * never pauses: a local ring with dssm_is_current (one stat); a ring
+ * behind a proxy at most every second with a WAIT the proxy cannot meet at
+ * once, which it refuses with DSSM_ENOENT when the name leads to another
+ * ring (docs/protocol.md, WAIT; one round trip: its subscription's
+ * pushes alone would never say it). A ring made again: what
  * is left in the old one is stored first (it is still mapped: nothing of
  * it is lost), then the new ring gets a stream entry of its own in the
  * current part (its own type, sizes, schema and property; its TIDs start
@@ -24,9 +28,11 @@
 #include <string.h>
 
 #include "../ssmcore/internal.h"
+#include "dssm/connector.h"
 #include "record.h"
 
 #define FOLLOW_PERIOD (DSSM_NSEC_PER_SEC / 4)
+#define FOLLOW_PERIOD_PROXY DSSM_NSEC_PER_SEC
 
 /* rs->removed: what was said of the name */
 enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE };
@@ -162,22 +168,43 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 	return 0;
 }
 
+/* Does the name still lead to the stream's ring? 1, 0, or an error (the
+ * name could not be looked at, the proxy not reached: next period). */
+static int current(struct rstream *rs)
+{
+	if (rs->follow == FOLLOW_LOCAL)
+		return dssm_is_current(rs->s);
+	int rc = dssm_wait_tid(rs->s, UINT64_MAX, 0); /* never met: the proxy looks */
+	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
+}
+
+/* The ring now under the name: 0 and *next, or an error. */
+static int open_again(struct rstream *rs, dssm_stream **next)
+{
+	if (rs->follow == FOLLOW_LOCAL)
+		return dssm_open(rs->s->name, rs->s->id, DSSM_READ | DSSM_NOWAIT, next);
+	int rc = dssm_open_address(rs->address, DSSM_READ, next);
+	/* the proxy not reached: not a ring that cannot be read, next period */
+	return rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT ? DSSM_EAGAIN : rc;
+}
+
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	int64_t now = dssm__monotonic();
-	if (rs->checked && now - rs->checked < FOLLOW_PERIOD)
+	int64_t period = rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
+	if (rs->checked && now - rs->checked < period)
 		return 0;
 	rs->checked = now;
-	if (dssm_is_current(rs->s) != 0)
+	if (current(rs) != 0)
 		return 0; /* still its ring (or the name cannot be looked at: next period) */
 	dssm_stream *next = NULL;
-	int rc = dssm_open(rs->s->name, rs->s->id, DSSM_READ | DSSM_NOWAIT, &next);
+	int rc = open_again(rs, &next);
 	if (rc < 0)
 		return not_followed(r, rs, rc);
 	/* what is left in the old ring first; bounded by what it can hold, in
 	 * case a writer that still has it open writes on */
 	int got = 0;
-	for (uint64_t k = 0; k <= rs->s->num && got == 0; k++)
+	for (uint64_t k = 0; k <= rs->info.slots && got == 0; k++)
 		got = dssm__recorder_take(r, rs, b);
 	if (got == 2 || got < 0) {
 		dssm_close(next);

@@ -53,8 +53,9 @@
  *   and waited for. Both are told (dssm_recorder_set_notice) and counted
  *   (dssm_recorder_followed). A writer that writes on into the removed
  *   ring after the new one was opened is not recorded (no reader sees
- *   it either). A ring behind a proxy is not followed: the proxy refuses
- *   its waits (DSSM_ENOENT), which ends that stream with the error.
+ *   it either). A ring behind a proxy is followed too, looked at once a
+ *   second (a WAIT the proxy cannot meet, which it refuses for a ring made
+ *   again: one round trip).
  * - A ring that laps the recorder (a burst longer than its history while
  *   the disk is slow) loses samples; they are counted in `lost`, never
  *   hidden.
