@@ -8,11 +8,9 @@
  *
  * Each stream's thread looks at its name at most every FOLLOW_PERIOD,
  * when its ring has nothing new, or after 1024 samples of a ring that
- * never pauses: a local ring with dssm_is_current (one stat); a ring
- * behind a proxy at most every second with a WAIT the proxy cannot meet at
- * once, which it refuses with DSSM_ENOENT when the name leads to another
- * ring (docs/protocol.md, WAIT; one round trip: its subscription's
- * pushes alone would never say it). A ring made again: what
+ * never pauses (dssm_is_current: a local ring's is one stat; a ring
+ * behind a proxy is looked at once a second, a round trip: its
+ * subscription's pushes alone would never say it). A ring made again: what
  * is left in the old one is stored first (it is still mapped: nothing of
  * it is lost), then the new ring gets a stream entry of its own in the
  * current part (its own type, sizes, schema and property; its TIDs start
@@ -168,16 +166,6 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 	return 0;
 }
 
-/* Does the name still lead to the stream's ring? 1, 0, or an error (the
- * name could not be looked at, the proxy not reached: next period). */
-static int current(struct rstream *rs)
-{
-	if (rs->follow == FOLLOW_LOCAL)
-		return dssm_is_current(rs->s);
-	int rc = dssm_wait_tid(rs->s, UINT64_MAX, 0); /* never met: the proxy looks */
-	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
-}
-
 /* The ring now under the name: 0 and *next, or an error. */
 static int open_again(struct rstream *rs, dssm_stream **next)
 {
@@ -195,8 +183,8 @@ int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf
 	if (rs->checked && now - rs->checked < period)
 		return 0;
 	rs->checked = now;
-	if (current(rs) != 0)
-		return 0; /* still its ring (or the name cannot be looked at: next period) */
+	if (dssm_is_current(rs->s) != 0)
+		return 0; /* still its ring (or the name, or the proxy, cannot be asked: next period) */
 	dssm_stream *next = NULL;
 	int rc = open_again(rs, &next);
 	if (rc < 0)

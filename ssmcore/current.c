@@ -43,10 +43,9 @@ int dssm_is_current(dssm_stream *s)
 {
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "dssm_is_current: NULL stream");
-	/* a proxy's handle learns it from the proxy (its waits and subscribes
-	 * fail with DSSM_ENOENT); a recording is never made again */
+	/* a proxy's handle asks the proxy; a recording is never made again */
 	if (DSSM_OTHER(s))
-		return dssm__unsupported(s, "is_current");
+		return s->ops->is_current ? s->ops->is_current(s) : dssm__unsupported(s, "is_current");
 	uint64_t dev, ino;
 	int rc = dssm__segment_identity(s->name, s->id, &dev, &ino);
 	if (rc == DSSM_ENOENT)

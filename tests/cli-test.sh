@@ -119,11 +119,22 @@ t_mirror_local_removed() {
 	"$DSSM" write msrc s1 >/dev/null
 	for _ in $(seq 100); do [ "$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)" = s1 ] && break; sleep 0.05; done
 	local got; got=$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)
-	kill -INT $mirror; wait $mirror; local rc=$?
+	# the remote ring made again: cat --follow through the proxy follows
+	# it; the mirror ends, said (before, both waited on, saying nothing)
+	"$DSSM" cat "127.0.0.1:$(cat "$tmp/mport")/msrc" --follow -n 0 --format raw >"$tmp/mc" 2>"$tmp/mce" &
+	local cat=$!
+	for _ in $(seq 100); do [ "$(cat "$tmp/mc")" = s0s1 ] && break; sleep 0.05; done
+	"$DSSM" rm msrc && "$DSSM" write msrc n0 --create 32 >/dev/null || return 1
+	for _ in $(seq 200); do [ "$(cat "$tmp/mc")" = s0s1n0 ] && break; sleep 0.05; done
+	for _ in $(seq 200); do kill -0 $mirror 2>/dev/null || break; sleep 0.05; done
+	kill -INT $mirror $cat; wait $mirror; local rc=$?
+	wait $cat
 	kill $proxy; wait $proxy 2>/dev/null
 	"$DSSM" rm msrc mdst >/dev/null 2>&1
-	cat "$tmp/mm"; echo "mdst holds: $got"
-	[ $rc -eq 0 ] && [ "$got" = s1 ] && has "local ring mdst was removed; made again" "$tmp/mm"
+	cat "$tmp/mm" "$tmp/mce"; echo "mdst holds: $got; cat printed $(cat "$tmp/mc")"
+	[ $rc -eq 1 ] && [ "$got" = s1 ] && has "local ring mdst was removed; made again" "$tmp/mm" &&
+		has "msrc was removed (and maybe made again) on its host" "$tmp/mm" &&
+		[ "$(cat "$tmp/mc")" = s0s1n0 ] && has "msrc was removed and made again; following" "$tmp/mce"
 }
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
@@ -460,7 +471,7 @@ check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
 check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
-check "mirror: its local ring removed is made again (said), mirrored on into" t_mirror_local_removed
+check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
@@ -211,6 +212,7 @@ struct cat_ring {
 	size_t cap;
 	struct cli_decode dec;
 	int data_hex;
+	int remote;             /* through a proxy: its name looked at once a second */
 	int gone_said;          /* "was removed" said; not again until made again */
 	dssm_time_t checked;    /* the last look at the name */
 };
@@ -237,22 +239,26 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 	return 0;
 }
 
-/* --follow of a local ring, when it has nothing new: at most every 250 ms
- * a look at its name (dssm_is_current, one stat). A ring removed is said
- * once and waited for; one made again under the name is followed from its
- * oldest sample, said. 0, or the exit status after an error was printed. */
+/* --follow, when the ring has nothing new: at most every 250 ms (a proxy's
+ * every second) a look at its name (dssm_is_current: one stat, or one round
+ * trip to the proxy). A ring removed is said once and waited for; one made
+ * again under the name is followed from its oldest sample, said. 0, or the
+ * exit status after an error was printed. */
 static int cat_follow_name(struct cat_ring *r)
 {
 	dssm_time_t now = dssm_now();
-	if (now - r->checked < DSSM_NSEC_PER_SEC / 4)
+	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
 		return 0;
 	r->checked = now;
 	if (dssm_is_current(r->s) != 0)
-		return 0; /* still its ring, or not a local one (a proxy says it) */
+		return 0; /* still its ring, or it cannot be asked now */
 	dssm_stream_info was;
 	dssm_stream *next;
 	dssm_info(r->s, &was);
-	int rc = dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
+	int rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
+	                   : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
+	if (rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT)
+		return 0; /* the proxy not reached now: asked again */
 	if (rc == DSSM_ENOENT || rc == DSSM_EAGAIN) {
 		if (rc == DSSM_ENOENT && !r->gone_said++)
 			fprintf(stderr, "dssm cat: %s was removed; waiting for it to be made again\n",
@@ -331,7 +337,10 @@ int cmd_cat(int argc, char **argv)
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;
-	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex};
+	char hp[300], name[DSSM_NAME_MAX + 1];
+	int id;
+	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex,
+	                        .remote = dssm_split_address(argv[optind], hp, name, &id) == 1};
 	if ((status = cat_ring_take(&ring, s)) != 0)
 		return status;
 	s = NULL; /* ring.s from here on */

@@ -414,11 +414,14 @@ int dssm_remove(const char *name, int id);
  * the handle goes on reading and writing the old one, Caveats). Cheap: one
  * stat(2) of the segment's file, no mapping; meant for a loop that checks
  * every 100 ms or so, not for every sample. A process that uses several
- * namespaces asks from the one the handle was opened in.
- * Errors: DSSM_EINVAL (NULL stream); DSSM_ESTATE for a handle that is not
- * a local ring (a proxy's stream learns it from the proxy, whose waits and
- * subscribes then fail with DSSM_ENOENT; a recording is never made
- * again); DSSM_EPERM, DSSM_ESYS (the file could not be looked at). */
+ * namespaces asks from the one the handle was opened in. A stream reached
+ * through a proxy (connector.h) asks the proxy about the ring on its
+ * host: one round trip (a WAIT it cannot meet, which it refuses with
+ * DSSM_ENOENT for a ring made again, docs/protocol.md); check it about
+ * once a second; a subscribed handle's pushes never say it otherwise.
+ * Errors: DSSM_EINVAL (NULL stream); DSSM_ESTATE for a recording's handle
+ * (dssm_open_recording: never made again); DSSM_EPERM, DSSM_ESYS (the file
+ * could not be looked at); a proxy's: DSSM_ECONN, DSSM_ETIMEDOUT... */
 int dssm_is_current(dssm_stream *s);
 /* Remove streams whose registered writer died without closing, and
  * half-created or damaged segments. With all_idle, also streams that have
