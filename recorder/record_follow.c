@@ -157,7 +157,10 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 	dssm_close(rs->s);
 	rs->s = next;
 	/* from TID 0: what it overwrote before now is counted in `lost` */
-	dssm_subscribe(next, DSSM_FROM_TID, 0);
+	if ((rc = dssm_subscribe(next, DSSM_FROM_TID, 0)) < 0) {
+		snprintf(rs->error, sizeof rs->error, "the ring made again: %s", dssm_last_error());
+		return rc;
+	}
 	atomic_fetch_add(&rs->remade, 1);
 	atomic_store(&rs->removed, NAME_OK);
 	note(r, rs, "%s was removed and made again; recording the new ring from its oldest sample "
