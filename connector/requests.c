@@ -378,6 +378,16 @@ static int remote_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
 	return dssm__remote_wait(s, WIRE_WAIT_TIME, (uint64_t)t, timeout);
 }
 
+/* The proxy's existing answer (docs/protocol.md, WAIT): a WAIT it cannot
+ * meet at once (TID UINT64_MAX never comes), for a ring removed and made
+ * again since OPEN, is ERROR DSSM_ENOENT; otherwise it times out at once.
+ * One round trip, also on a subscribed handle (its pushes never say it). */
+static int remote_is_current(dssm_stream *s)
+{
+	int rc = dssm__remote_wait(s, WIRE_WAIT_TID, UINT64_MAX, 0);
+	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
+}
+
 const struct dssm_backend dssm__remote_ops = {
 	.kind = "stream reached through a proxy",
 	.close = dssm__remote_close,
@@ -394,6 +404,7 @@ const struct dssm_backend dssm__remote_ops = {
 	.wait_tid = remote_wait_tid,
 	.wait_new = remote_wait_new,
 	.wait_time = remote_wait_time,
+	.is_current = remote_is_current,
 	.subscribe = dssm__remote_subscribe,
 	.info = dssm__remote_info,
 	.schema = dssm__remote_schema,

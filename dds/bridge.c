@@ -14,7 +14,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../ssmcore/internal.h"
 #include "dssm/recorder.h"
@@ -86,27 +85,12 @@ static void skip(struct bridge *b, const char *label, const char *why)
 	}
 }
 
-int ddsb_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
-{
-	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
-	struct stat st;
-	*dev = *ino = 0;
-	if (dssm__segment_name(name, id, seg, sizeof seg) < 0)
-		return -1;
-	snprintf(path, sizeof path, "/dev/shm%s", seg);
-	if (stat(path, &st) < 0)
-		return -1;
-	*dev = (uint64_t)st.st_dev;
-	*ino = (uint64_t)st.st_ino;
-	return 0;
-}
-
 /* {0, 0} when there is none: a publisher's ring replaced before the
  * first scan is restarted once more. */
 static struct seg_id ring_identity(const char *name, int id)
 {
 	struct seg_id r;
-	ddsb_ring_identity(name, id, &r.dev, &r.ino);
+	dssm__segment_identity(name, id, &r.dev, &r.ino); /* (the ring is not opened here) */
 	return r;
 }
 

@@ -252,14 +252,6 @@ int ddsb_feeder_other(uint64_t owner);
  * (the topic shown as ddsb_shown does). */
 int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type, uint64_t from_tid);
 
-/* ---- bridge.c: a ring's shm file ------------------------------------------------- */
-
-/* The identity of ring NAME:ID's shm file (device, inode): a ring removed
- * and created anew keeps its name but is another file, while a handle open
- * on it still maps the unlinked one (its samples reach no reader). 0, or
- * -1 with both 0 when there is none. */
-int ddsb_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
-
 /* ---- publish.c: one thread per published ring ------------------------------------ */
 
 struct ddsb_pub;

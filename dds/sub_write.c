@@ -194,9 +194,7 @@ void ddsb_sub_check_removed(struct ddsb_sub *s)
 	if (s->nowait || !s->ring || (s->removed_checked && now - s->removed_checked < 100000000))
 		return;
 	s->removed_checked = now;
-	uint64_t dev, ino;
-	if (ddsb_ring_identity(s->ring_name, s->ring_id, &dev, &ino) == 0 &&
-	    dev == s->ring->seg_dev && ino == s->ring->seg_ino)
+	if (dssm_is_current(s->ring) == 1)
 		return;
 	dssm_close(s->ring);
 	s->ring = NULL;

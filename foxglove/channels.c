@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../connector/wire.h"
 #include "../ssmcore/internal.h"
@@ -83,17 +82,7 @@ static struct fg_channel *find_live(struct fg_channels *t, const char *name, int
 
 int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
 {
-	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + 16];
-	struct stat st;
-	int rc = dssm__segment_name(name, id, seg, sizeof seg);
-	if (rc < 0)
-		return rc;
-	snprintf(path, sizeof path, "/dev/shm%s", seg);
-	if (stat(path, &st) < 0)
-		return dssm__fail_errno(DSSM_ENOENT, "%s", path);
-	*dev = (uint64_t)st.st_dev;
-	*ino = (uint64_t)st.st_ino;
-	return 0;
+	return dssm__segment_identity(name, id, dev, ino);
 }
 
 /* The same ring as when it was advertised? A stream removed and created

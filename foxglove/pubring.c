@@ -89,9 +89,7 @@ int fg_wrings_check(struct fg_server *srv)
 {
 	int n = 0;
 	for (struct fg_wring *w = srv->wrings; w; w = w->next) {
-		uint64_t dev, ino;
-		if (!w->stale && (fg_ring_identity(w->name, w->sid, &dev, &ino) < 0 ||
-		                  dev != w->s->seg_dev || ino != w->s->seg_ino))
+		if (!w->stale && dssm_is_current(w->s) != 1)
 			w->stale = 1;
 		n += w->stale;
 	}

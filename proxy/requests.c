@@ -248,19 +248,11 @@ int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *
  * DSSM_ENOENT (removed, or removed and created again). */
 static int handle_still_named(struct handle *h)
 {
-	dssm_stream_info info;
-	dssm_stream *now;
-	int rc = dssm_info(h->s, &info);
+	int rc = dssm_is_current(h->s);
 	if (rc == 0)
-		rc = dssm_open(info.name, info.id, DSSM_READ, &now);
-	if (rc < 0)
-		return rc == DSSM_ENOENT ? dssm__fail(DSSM_ENOENT, "'%s:%d' was removed since it was "
-		                                      "opened", info.name, info.id)
-		                         : rc;
-	int same = dssm__same_segment(now, h->s);
-	dssm_close(now);
-	return same ? 0 : dssm__fail(DSSM_ENOENT, "'%s:%d' was removed and created again since it "
-	                             "was opened; open it again", info.name, info.id);
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and maybe created again) since it "
+		                  "was opened; open it again", h->s->name, h->s->id);
+	return rc < 0 ? rc : 0;
 }
 
 int proxy_do_wait(struct client *c, const struct wire_header *hd, struct rbuf *r)
@@ -330,7 +322,10 @@ int proxy_do_subscribe(struct client *c, const struct wire_header *hd, struct rb
 		h->sub_max = c->peer_max_payload - 64;
 	if ((rc = dssm_open(info.name, info.id, DSSM_READ, &h->sub)) < 0)
 		return rc;
-	if (!dssm__same_segment(h->sub, h->s)) {
+	/* checked after the open: a name that still leads to the handle's ring
+	 * led there at the open too (an unlinked file never gets its name back),
+	 * so h->sub maps that ring */
+	if (dssm_is_current(h->s) != 1) {
 		/* the name leads to another ring now: the handle's is gone */
 		dssm_close(h->sub);
 		h->sub = NULL;

@@ -324,7 +324,9 @@ static struct wstream *stream_new(struct watchset *set, dssm_stream *s, int *rc)
 		return NULL;
 	}
 	pthread_mutex_init(&w->lock, NULL);
-	if (!dssm__same_segment(w->s, s)) {
+	/* after the open: if the name still leads to s's ring, it did at the
+	 * open too (an unlinked file never gets its name back): w->s maps it */
+	if (dssm_is_current(s) != 1) {
 		*rc = dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since it was opened",
 		           info.name, info.id);
 		goto fail;

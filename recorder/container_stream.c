@@ -533,6 +533,26 @@ static const struct dssm_backend recording_ops = {
 	.property_get = op_property_get,
 };
 
+/* A ring made again while it was recorded is a later entry of the same
+ * NAME:ID (docs/container-format.md, "A ring made again"), with TIDs of
+ * its own: one handle cannot read both as one TID sequence, and reading
+ * the first alone would be a shorter answer nobody was told of. */
+static int one_ring(dssm_container *c, int first, const char *dir)
+{
+	dssm_recorded a, b;
+	int n = dssm_container_stream_count(c), more = 0;
+	dssm_container_stream(c, first, &a);
+	for (int k = first + 1; k < n; k++)
+		more += dssm_container_stream(c, k, &b) == 0 && b.info.id == a.info.id &&
+		        !strcmp(b.info.name, a.info.name);
+	if (!more)
+		return 0;
+	return dssm__fail(DSSM_ELAYOUT, "'%s:%d' was made again while %s recorded it: %d rings of "
+	                  "it, each with TIDs from 0, cannot be read as one stream; `dssm query %s "
+	                  "--streams %s:%d` reads them all", a.info.name, a.info.id, dir, more + 1,
+	                  dir, a.info.name, a.info.id);
+}
+
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out)
 {
 	if (!out)
@@ -559,6 +579,8 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
 	if (rc == 0 && (r->idx = dssm_container_find(r->c, name, id)) < 0)
 		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
 	else if (rc == 0)
+		rc = one_ring(r->c, r->idx, dir);
+	if (rc == 0)
 		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
 	if (rc < 0) {
 		dssm_container_close(r->c);

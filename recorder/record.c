@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "../ssmcore/backend.h"
 #include "../ssmcore/internal.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
@@ -34,8 +35,7 @@ void dssm_recorder_config_init(dssm_recorder_config *cfg)
 	cfg->sync = DSSM_NSEC_PER_SEC;
 }
 
-/* Stop every thread; the first reason given is the one reported. */
-static void stop_with(dssm_recorder *r, const char *why)
+void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
 {
 	pthread_mutex_lock(&r->lock);
 	if (!r->stop_reason[0] && why)
@@ -63,55 +63,75 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	return rc;
 }
 
+int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
+{
+	dssm_sample_info si;
+	uint64_t missed = 0;
+	int rc = dssm_read_next(rs->s, b->p, b->cap, &si, &missed);
+	if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN)
+		return 1;
+	if (rc < 0)
+		return rc;
+	atomic_fetch_add(&rs->lost, missed);
+	rc = store_sample(r, rs, &si, b->p);
+	if (rc < 0) {
+		atomic_fetch_add(&rs->unstored, 1);
+		b->write_error = rc == DSSM_ENOSPC || rc == DSSM_ESYS;
+		return rc == DSSM_ESTATE ? 2 : rc; /* no part: not this stream's failure */
+	}
+	atomic_fetch_add(&rs->bytes, si.copied);
+	atomic_fetch_add(&r->part_bytes, si.copied);
+	if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
+		return 2;
+	return 0;
+}
+
+/* A stream's thread: samples as they come; when there is none (and every
+ * 1024 samples of a ring that never pauses) a look at whether its ring was
+ * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait. */
 static void *drain(void *arg)
 {
 	void **a = arg;
 	dssm_recorder *r = a[0];
 	struct rstream *rs = a[1];
 	free(arg);
-	size_t cap = rs->info.max_size;
-	unsigned char *buf = malloc(cap ? cap : 1);
-	int rc = buf ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", cap);
-	int write_error = 0;
+	struct drain_buf b = {NULL, rs->info.max_size, 0};
+	b.p = malloc(b.cap ? b.cap : 1);
+	int rc = b.p ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", b.cap);
+	unsigned taken = 0;
 	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&rs->done)) {
-		dssm_sample_info si;
-		uint64_t missed = 0;
-		rc = dssm_read_next(rs->s, buf, cap, &si, &missed);
-		if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN) {
-			rc = dssm_wait_new(rs->s, DSSM_NSEC_PER_SEC / 5);
-			if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
-				rc = 0;
-				break;
-			}
-			if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN)
-				rc = 0;
+		int got = dssm__recorder_take(r, rs, &b);
+		if (got == 2 || got < 0) {
+			rc = got < 0 ? got : 0;
+			break;
+		}
+		if (got == 0 && ++taken < 1024)
 			continue;
-		}
-		if (rc < 0)
-			break;
-		atomic_fetch_add(&rs->lost, missed);
-		rc = store_sample(r, rs, &si, buf);
-		if (rc < 0) {
-			atomic_fetch_add(&rs->unstored, 1);
-			if (rc == DSSM_ESTATE)
-				rc = 0; /* not this stream's failure */
-			write_error = rc == DSSM_ENOSPC || rc == DSSM_ESYS;
+		taken = 0;
+		rc = rs->follow ? dssm__recorder_follow(r, rs, &b) : 0;
+		if (rc == 2) {
+			rc = 0;
 			break;
 		}
-		atomic_fetch_add(&rs->bytes, si.copied);
-		atomic_fetch_add(&r->part_bytes, si.copied);
-		if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
-			atomic_store(&rs->done, 1);
+		if (rc < 0 || got == 0)
+			continue; /* an error ends the loop; a ring that never pauses is read on */
+		rc = dssm_wait_new(rs->s, DSSM_NSEC_PER_SEC / 5);
+		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
+			rc = 0;
+			break;
+		}
+		if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN)
+			rc = 0;
 	}
 	if (rc < 0 && !rs->error[0])
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 	/* a full disk or a write error: stop everything cleanly at once, so
 	 * that the other streams do not go on accepting samples that their
 	 * own syncs may lose */
-	if (write_error)
-		stop_with(r, rs->error);
+	if (b.write_error)
+		dssm__recorder_stop_with(r, rs->error);
 	atomic_store(&rs->done, 1);
-	free(buf);
+	free(b.p);
 	return NULL;
 }
 
@@ -135,12 +155,14 @@ static int begin(dssm_recorder *r, struct rstream *rs, int add)
 		rc = rs->index = r->c ? dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop,
 		                                                  rs->plen)
 		                      : dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
+	if (add && rc >= 0)
+		dssm__recorder_entry(rs, r->part, rs->index);
 	pthread_mutex_unlock(&r->lock);
 	if (rc < 0) {
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 		atomic_store(&rs->done, 1);
 		if (rc == DSSM_ENOSPC)
-			stop_with(r, rs->error);
+			dssm__recorder_stop_with(r, rs->error);
 		return dssm__fail(rc, "%s", rs->error);
 	}
 	/* subscribed here, not in the thread: every sample written after this
@@ -202,6 +224,10 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 		return rc;
 	}
 	dssm_info(rs->s, &rs->info);
+	/* (a recording's kind is container_stream.c's; any other is a proxy's) */
+	rs->follow = !rs->s->ops                              ? FOLLOW_LOCAL
+	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_NONE
+	                                                      : FOLLOW_PROXY;
 	size_t plen = 0;
 	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (rs->prop = malloc(plen)) &&
 	    dssm_property_get(rs->s, rs->prop, plen, &plen) == 0)
@@ -312,6 +338,8 @@ static int open_part(dssm_recorder *r)
 	for (int i = 0; i < r->n && rc >= 0; i++) {
 		struct rstream *rs = r->v[i];
 		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+		if (rc >= 0)
+			dssm__recorder_entry(rs, r->part, rs->index);
 	}
 	if (rc < 0) {
 		char why[600];
@@ -347,7 +375,7 @@ static int rotate(dssm_recorder *r)
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (rc < 0) {
-		stop_with(r, why);
+		dssm__recorder_stop_with(r, why);
 		return rc;
 	}
 	if (r->cfg.max_splits > 0 && r->part > (int)r->cfg.max_splits) {
@@ -424,6 +452,7 @@ int dssm_recorder_poll(dssm_recorder *r)
 {
 	if (!r || !r->started || r->stopped)
 		return dssm__fail(DSSM_ESTATE, "dssm_recorder_poll: not recording");
+	dssm__recorder_tell(r); /* rings removed or made again since the last poll */
 	if (atomic_load(&r->stop))
 		return 1;
 	dssm_time_t now = dssm_now();
@@ -437,14 +466,14 @@ int dssm_recorder_poll(dssm_recorder *r)
 	int rc = r->c ? dssm_container_sync_if_due(r->c) : 0;
 	pthread_mutex_unlock(&r->lock);
 	if (rc < 0) {
-		stop_with(r, dssm_last_error());
+		dssm__recorder_stop_with(r, dssm_last_error());
 		return 1;
 	}
 	if (r->cfg.min_free > 0 && free_bytes(r->dir) < r->cfg.min_free) {
 		char why[4300];
 		snprintf(why, sizeof why, "less than %llu MiB free on %s (min_free)",
 		         (unsigned long long)(r->cfg.min_free >> 20), r->dir);
-		stop_with(r, why);
+		dssm__recorder_stop_with(r, why);
 		return 1;
 	}
 	scan(r); /* streams that appeared since */
@@ -452,7 +481,7 @@ int dssm_recorder_poll(dssm_recorder *r)
 	for (int i = 0; i < r->n; i++)
 		active += !atomic_load(&r->v[i]->done);
 	if (r->n && !active && !r->cfg.all) {
-		stop_with(r, NULL); /* every stream reached its limit, or failed */
+		dssm__recorder_stop_with(r, NULL); /* every stream reached its limit, or failed */
 		return 1;
 	}
 	return 0;
@@ -473,6 +502,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 	for (int i = 0; i < r->n; i++)
 		if (r->v[i]->started)
 			pthread_join(r->v[i]->thread, NULL);
+	dssm__recorder_tell(r);
 	int rc = 0;
 	char why[600] = "";
 	if (r->c) {
@@ -490,7 +520,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 		if (rc < 0) {
 			snprintf(why, sizeof why, "%s", dssm_last_error());
 			if (rc == DSSM_ENOSPC)
-				stop_with(r, why);
+				dssm__recorder_stop_with(r, why);
 		}
 	}
 	for (int i = 0; i < r->n; i++) {
@@ -511,6 +541,7 @@ void dssm_recorder_free(dssm_recorder *r)
 	for (int i = 0; i < r->n; i++) {
 		free(r->v[i]->schema);
 		free(r->v[i]->prop);
+		free(r->v[i]->entries);
 		free(r->v[i]);
 	}
 	for (int k = 0; k < r->npatterns; k++)

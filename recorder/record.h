@@ -12,10 +12,24 @@
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 
+/* A stream entry a rstream has in part PART (record_kept.c counts them). */
+struct rentry {
+	int part, index;
+};
+
 struct rstream {
 	char address[DSSM_NAME_MAX + 320];
 	dssm_stream *s;
 	int index;                 /* in the current part */
+	/* a ring removed and made again (record_follow.c); entries, nentries,
+	 * info, schema, prop, plen and notice change under r->lock */
+	int follow;                /* its name is looked at: FOLLOW_LOCAL, _PROXY */
+	int64_t checked;           /* monotonic ns of the last look */
+	atomic_int removed;        /* its name leads to no ring now (said) */
+	_Atomic uint64_t remade;   /* rings followed after the first */
+	struct rentry *entries;    /* its stream entries, in every part */
+	int nentries, entries_cap;
+	char notice[1200];         /* what the next poll tells the caller */
 	dssm_stream_info info;     /* kept to describe it again in each part */
 	char *schema;
 	unsigned char *prop;
@@ -48,6 +62,16 @@ struct dssm_recorder {
 	char stop_reason[4400];
 	int (*start_at)(void *user, const char *address, uint64_t *tid); /* set_start */
 	void *start_user;
+	void (*notice)(void *user, const char *address, const char *what); /* set_notice */
+	void *notice_user;
+};
+
+/* A stream thread's sample buffer (record_follow.c grows it for a ring
+ * made again with larger samples). */
+struct drain_buf {
+	unsigned char *p;
+	size_t cap;
+	int write_error;           /* the last store failed writing the disk */
 };
 
 /* 1 if the recording is split into parts (by time or size). */
@@ -56,5 +80,29 @@ int dssm__recorder_splitting(const dssm_recorder *r);
 void dssm__recorder_part_path(const dssm_recorder *r, int part, char *path, size_t cap);
 /* After stop: per stream, what the parts on disk hold (kept, kept_bytes). */
 void dssm__recorder_count_kept(dssm_recorder *r);
+
+/* record.c: stop every thread; the first reason given is the one reported. */
+void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
+/* record.c: one sample from the stream's ring into the current part: 0
+ * stored, 1 none ready, 2 this stream is done (no part: the recording is
+ * stopping), or an error (b->write_error set for a disk's). */
+int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+
+/* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
+ * proxy cannot meet at once, which it refuses for a ring made again), or
+ * neither (a recording: never made again). */
+enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY };
+
+/* record_follow.c: note that rs has entry INDEX in part PART (under
+ * r->lock, or before the threads run). */
+void dssm__recorder_entry(struct rstream *rs, int part, int index);
+/* record_follow.c, from rs's thread at most every FOLLOW_PERIOD: if its
+ * ring was removed, say so once; if a ring was made again under its name,
+ * store what is left in the old one, add a stream entry for the new one to
+ * the current part and go on reading it from its oldest sample. 0 (go on),
+ * 2 (this stream is done), or an error. */
+int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+/* record_follow.c: tell the caller what the threads noted (poll, stop). */
+void dssm__recorder_tell(dssm_recorder *r);
 
 #endif

@@ -23,6 +23,18 @@ void dssm__recorder_part_path(const dssm_recorder *r, int part, char *path, size
 		snprintf(path, cap, "%s", r->dir);
 }
 
+/* Add what entry K of an open part holds to its stream's kept figures. */
+static void count_entry(dssm_container *c, struct rstream *rs, int k, int bytes)
+{
+	dssm_recorded rec;
+	uint64_t b = 0;
+	if (!bytes && dssm_container_stream(c, k, &rec) == 0)
+		rs->kept += rec.count;
+	else if (bytes && rs->kept != atomic_load(&rs->count) &&
+	         dssm__store_payload_bytes(c, k, &b) == 0)
+		rs->kept_bytes += b;
+}
+
 static void count_kept_pass(dssm_recorder *r, int bytes)
 {
 	int max = (int)r->cfg.max_splits;
@@ -39,17 +51,10 @@ static void count_kept_pass(dssm_recorder *r, int bytes)
 		if (dssm_container_open(path, &c) < 0)
 			continue;
 		r->parts_kept += !bytes;
-		for (int i = 0; i < r->n; i++) {
-			struct rstream *rs = r->v[i];
-			int k = dssm_container_find(c, rs->info.name, rs->info.id);
-			dssm_recorded rec;
-			uint64_t b = 0;
-			if (k >= 0 && !bytes && dssm_container_stream(c, k, &rec) == 0)
-				rs->kept += rec.count;
-			else if (k >= 0 && bytes && rs->kept != atomic_load(&rs->count) &&
-			         dssm__store_payload_bytes(c, k, &b) == 0)
-				rs->kept_bytes += b;
-		}
+		for (int i = 0; i < r->n; i++)
+			for (int e = 0; e < r->v[i]->nentries; e++)
+				if (r->v[i]->entries[e].part == p)
+					count_entry(c, r->v[i], r->v[i]->entries[e].index, bytes);
 		dssm_container_close(c);
 	}
 }
@@ -73,7 +78,9 @@ int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the recorder", i);
 	struct rstream *rs = r->v[i];
 	out->address = rs->address;
+	pthread_mutex_lock(&r->lock); /* a ring made again changes it */
 	out->info = rs->info;
+	pthread_mutex_unlock(&r->lock);
 	out->recorded = atomic_load(&rs->count);
 	out->bytes = atomic_load(&rs->bytes);
 	out->lost = atomic_load(&rs->lost);

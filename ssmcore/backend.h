@@ -47,6 +47,8 @@ struct dssm_backend {
 	const char *(*schema)(dssm_stream *s);
 	int (*property_set)(dssm_stream *s, const void *data, size_t len);
 	int (*property_get)(dssm_stream *s, void *buf, size_t cap, size_t *len);
+	/* dssm_is_current: 1, 0 or an error (a proxy's: one round trip) */
+	int (*is_current)(dssm_stream *s);
 };
 
 /* Is s a handle of another backend than a local ring? The ring is the fast

@@ -139,6 +139,12 @@ uint64_t dssm__committed(const dssm_stream *s);
 /* 1 if two local handles map the same segment (not just the same name). */
 int dssm__same_segment(const dssm_stream *a, const dssm_stream *b);
 
+/* current.c: the identity (device, inode) of the shared-memory file
+ * NAME:ID leads to now in the current namespace: 0, DSSM_ENOENT (none),
+ * DSSM_ENAME, DSSM_EPERM, DSSM_ESYS; *dev and *ino are 0 unless 0. For a
+ * ring not opened (a handle has dssm_is_current). */
+int dssm__segment_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
+
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
 #elif defined(__aarch64__) || defined(__arm__)

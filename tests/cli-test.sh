@@ -86,6 +86,56 @@ t_follow() {
 	cat "$tmp/f" "$tmp/fe"
 	[ $rc -eq 0 ] && [ "$(wc -l <"$tmp/f")" -eq 6 ] && has "6 samples" "$tmp/fe" && has '"data_hex":"7468726565"' "$tmp/f"
 }
+# --follow of a ring removed, then made again under its name with another
+# size: the removal said once, the new ring followed from its oldest sample,
+# said; before, cat waited on the removed ring for ever, saying nothing
+t_follow_made_again() {
+	"$DSSM" write fa a0 --create 16 >/dev/null || return 1
+	"$DSSM" cat fa --follow -n 0 --format raw >"$tmp/fa" 2>"$tmp/fae" &
+	local pid=$!
+	for _ in $(seq 100); do [ -s "$tmp/fa" ] && break; sleep 0.05; done
+	"$DSSM" rm fa || return 1
+	for _ in $(seq 100); do has "fa was removed; waiting" "$tmp/fae" && break; sleep 0.05; done
+	"$DSSM" write fa b0 --create 64 >/dev/null && "$DSSM" write fa b1 >/dev/null || return 1
+	for _ in $(seq 100); do [ "$(cat "$tmp/fa")" = a0b0b1 ] && break; sleep 0.05; done
+	kill -INT $pid; wait $pid; local rc=$?
+	cat "$tmp/fa"; echo; cat "$tmp/fae"
+	[ $rc -eq 0 ] && [ "$(cat "$tmp/fa")" = a0b0b1 ] &&
+		[ "$(grep -c "was removed; waiting" "$tmp/fae")" = 1 ] &&
+		has "fa was removed and made again; following the new ring from its oldest sample" "$tmp/fae"
+}
+# a mirror whose local ring is removed makes it again (said) and mirrors
+# on into it; before, it wrote on into the removed ring, read by no one
+t_mirror_local_removed() {
+	"$DSSM" write msrc s0 --create 16 >/dev/null || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/mport" --listen 127.0.0.1 2>"$tmp/mp" &
+	local proxy=$! mirror
+	for _ in $(seq 100); do [ -s "$tmp/mport" ] && break; sleep 0.05; done
+	"$DSSM" mirror "127.0.0.1:$(cat "$tmp/mport")/msrc" --as mdst --quiet 2>"$tmp/mm" &
+	mirror=$!
+	wait_stream mdst || { kill $mirror $proxy; return 1; }
+	"$DSSM" rm mdst || return 1
+	for _ in $(seq 100); do has "local ring mdst was removed; made again" "$tmp/mm" && break; sleep 0.05; done
+	"$DSSM" write msrc s1 >/dev/null
+	for _ in $(seq 100); do [ "$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)" = s1 ] && break; sleep 0.05; done
+	local got; got=$("$DSSM" cat mdst -n 0 --format raw 2>/dev/null)
+	# the remote ring made again: cat --follow through the proxy follows
+	# it; the mirror ends, said (before, both waited on, saying nothing)
+	"$DSSM" cat "127.0.0.1:$(cat "$tmp/mport")/msrc" --follow -n 0 --format raw >"$tmp/mc" 2>"$tmp/mce" &
+	local cat=$!
+	for _ in $(seq 100); do [ "$(cat "$tmp/mc")" = s0s1 ] && break; sleep 0.05; done
+	"$DSSM" rm msrc && "$DSSM" write msrc n0 --create 32 >/dev/null || return 1
+	for _ in $(seq 200); do [ "$(cat "$tmp/mc")" = s0s1n0 ] && break; sleep 0.05; done
+	for _ in $(seq 200); do kill -0 $mirror 2>/dev/null || break; sleep 0.05; done
+	kill -INT $mirror $cat; wait $mirror; local rc=$?
+	wait $cat
+	kill $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm msrc mdst >/dev/null 2>&1
+	cat "$tmp/mm" "$tmp/mce"; echo "mdst holds: $got; cat printed $(cat "$tmp/mc")"
+	[ $rc -eq 1 ] && [ "$got" = s1 ] && has "local ring mdst was removed; made again" "$tmp/mm" &&
+		has "msrc was removed (and maybe made again) on its host" "$tmp/mm" &&
+		[ "$(cat "$tmp/mc")" = s0s1n0 ] && has "msrc was removed and made again; following" "$tmp/mce"
+}
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
 	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
@@ -420,6 +470,8 @@ check "cat: bad format, missing stream, bad names" t_cat_errors
 check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
+check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
+check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here

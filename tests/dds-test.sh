@@ -1385,6 +1385,40 @@ removed_ring() {
 	check "removed: a ring made anew by someone else (not from DDS) is not written into; logged, samples counted dropped" t_rm_theirs
 }
 removed_ring
+# `dssm record dds:TOPIC` whose ring is removed under it: the bridge in the
+# recorder makes it anew; the recorder follows it (recorder/record_follow.c):
+# the samples that went into the removed ring meanwhile and every later one
+# are recorded, logged. Before, it read the removed ring on: nothing after
+# the removal was recorded, and nothing said so.
+removed_recorded() {
+	loopback_host dt_rrec
+	local log=$tmp/rrec.log dir=$tmp/rrec N=20 rec
+	"${HOST_A[@]}" "$dssm" record -o "$dir" dds:dssm/dt_rrec --domain "$DOMAIN" 2>"$log" &
+	rec=$!
+	pids+=("$rec")
+	"${HOST_A[@]}" "$hp" "$DOMAIN" dssm/dt_rrec 1 "$(ns_of 0)" 0 0 1 t raw 1 >/dev/null
+	for _ in $(seq 100); do grep -q "recording dt_rrec:0" "$log" && break; sleep 0.1; done
+	on_a "$dssm" rm dt_rrec >/dev/null
+	# paced over 2 s: the removal is found well within them
+	"${HOST_A[@]}" HOSTILE_PUB_GAP_US=100000 "$hp" "$DOMAIN" dssm/dt_rrec $N "$(ns_of 1000)" 1000000 1 1 \
+		t raw -30 >/dev/null
+	for _ in $(seq 100); do
+		[ "$(on_a "$dssm" query "$dir" 2>/dev/null | wc -l)" -ge $((N + 1)) ] && break
+		sleep 0.1
+	done
+	kill -INT $rec; wait $rec
+	local st=$? want got
+	want=$( (echo "$(ns_of 0) s0"; for i in $(seq 0 $((N - 1))); do echo "$(($(ns_of 1000) + i * 1000000)) s$i"; done) | sort)
+	got=$(on_a "$dssm" query "$dir" --format json 2>/dev/null | cat_raw | sort)
+	t_rrec() {
+		[ $st = 0 ] || { echo "record: exit $st"; cat "$log"; return 1; }
+		grep -q "dt_rrec:0 was removed and made again; recording the new ring from its oldest sample" "$log" ||
+			{ cat "$log"; return 1; }
+		[ "$got" = "$want" ] || { echo "recorded:"; echo "$got"; cat "$log"; return 1; }
+	}
+	check "removed: dssm record dds: follows its ring made anew: all $((N + 1)) samples recorded, logged" t_rrec
+}
+removed_recorded
 # The bridge asks Cyclone for a 4 MiB socket receive buffer (the kernel
 # reports twice what it grants, at most net.core.rmem_max), and a
 # CYCLONEDDS_URI of the user's comes after it: asking for a minimum above

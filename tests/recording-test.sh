@@ -390,6 +390,52 @@ t_not_a_recording() {
 	! has "resolve" "$tmp/e"
 }
 
+# wait_for PATTERN FILE: up to 10 s for a line the recorder logs
+wait_for() {
+	for _ in $(seq 200); do has "$1" "$2" && return 0; sleep 0.05; done
+	echo "no '$1' in the log after 10 s:"; cat "$2"; return 1
+}
+
+# A ring removed (said once, waited for), then made again with other sizes
+# under its name by another writer: every sample of both rings is in the
+# recording, the new ring's as a stream entry of its own (its type, its
+# TIDs from 0), and the log and the summary say it. Before, the recorder
+# kept reading the removed ring and recorded nothing of the new one.
+t_ring_made_again() {
+	"$DSSM" write again a0 --create 16 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/again" again --from-oldest --sync 0.2 2>"$tmp/alog" &
+	local rpid=$!
+	wait_for "recording again:0" "$tmp/alog" || { kill $rpid; return 1; }
+	for i in 1 2 3 4; do "$DSSM" write again a$i >/dev/null || return 1; done
+	"$DSSM" rm again || return 1
+	wait_for "again:0 was removed; " "$tmp/alog" || { kill $rpid; return 1; }
+	"$DSSM" write again b0 --create 64 --type t/B >/dev/null || return 1
+	for i in 1 2 3 4; do "$DSSM" write again b$i >/dev/null || return 1; done
+	wait_for "again:0 was removed and made again; recording the new ring from its oldest sample" \
+		"$tmp/alog" || { kill $rpid; return 1; }
+	for i in 5 6; do "$DSSM" write again b$i >/dev/null || return 1; done
+	# the last samples recorded before the stop: the live recording shows them
+	for _ in $(seq 200); do
+		[ "$("$DSSM" query "$tmp/again" 2>/dev/null | wc -l)" -ge 12 ] && break; sleep 0.05
+	done
+	kill -INT $rpid; wait $rpid || { echo "record: exit $?"; cat "$tmp/alog"; return 1; }
+	cat "$tmp/alog"
+	[ "$(grep -c "was removed; " "$tmp/alog")" = 1 ] || { echo "removal not said once"; return 1; }
+	has "again:0 .* 12 samples .*(2 rings: made again 1 time)" "$tmp/alog" || return 1
+	local got; got=$("$DSSM" cat "$tmp/again" --format raw -n 0 2>/dev/null | tr -d '\n')
+	echo "recorded: $got"
+	[ "$got" = "a0a1a2a3a4b0b1b2b3b4b5b6" ] || { echo "not every sample of both rings"; return 1; }
+	"$DSSM" info "$tmp/again" >"$tmp/ainfo" || return 1
+	cat "$tmp/ainfo"
+	awk '$1 == "again:0" && $2 == "-" && $3 == 5 {a = 1} $1 == "again:0" && $2 == "t/B" && $3 == 7 {b = 1}
+		END {exit !(a && b)}' "$tmp/ainfo" || { echo "info: not one entry per ring"; return 1; }
+	"$DSSM" query "$tmp/again" --format json 2>/dev/null | grep -q '"tid":6,.*"data_hex":"6236"' ||
+		{ echo "the new ring's TIDs are not its own"; return 1; }
+	# as one stream (DIR/NAME:ID): refused, never the first ring alone
+	"$DSSM" cat "$tmp/again/again:0" -n 0 >"$tmp/aout" 2>&1 && { echo "cat DIR/again:0 answered"; return 1; }
+	has "made again while .* recorded it: 2 rings" "$tmp/aout" || { cat "$tmp/aout"; return 1; }
+}
+
 check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring
 check "full disk: the recorder stops, counts agree, closed" t_full_disk
 check "full disk with --direct: counts agree, closed" t_full_disk_direct
@@ -402,5 +448,6 @@ check "refused outputs are left untouched, no count into them" t_refused_outputs
 check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
 check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
+check "a ring removed, then made again with other sizes: both recorded, said" t_ring_made_again
 echo "recording: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -16,6 +16,7 @@
 #include "../connector/wire.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
+#include "dssm/recorder.h"
 #include "testutil.h"
 
 #define MS INT64_C(1000000)
@@ -346,8 +347,12 @@ static void test_ring_created_again(void **state)
 	(void)state;
 	dssm_close(testutil_create("again", 16, 64));
 	dssm_stream *r = open_remote("again", DSSM_READ);
+	/* dssm_is_current asks the proxy: its ring, then another one */
+	assert_int_equal(dssm_is_current(r), 1);
 	assert_int_equal(dssm_remove("again", 0), 0);
+	assert_int_equal(dssm_is_current(r), 0);
 	dssm_stream *w = testutil_create("again", 16, 64);
+	assert_int_equal(dssm_is_current(r), 0);
 	uint64_t v = 7;
 	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
 	assert_int_equal(dssm_wait_tid(r, 0, DSSM_NSEC_PER_SEC), DSSM_ENOENT);
@@ -374,8 +379,10 @@ static void test_ring_created_again_beside_a_watch(void **state)
 	dssm_stream *r1 = open_remote("again2", DSSM_READ);
 	dssm_stream *r2 = open_remote("again2", DSSM_READ);
 	assert_int_equal(dssm_subscribe(r1, DSSM_FROM_NOW, 0), 0);
+	assert_int_equal(dssm_is_current(r1), 1); /* subscribed: asked all the same */
 	dssm_close(old);
 	assert_int_equal(dssm_remove("again2", 0), 0);
+	assert_int_equal(dssm_is_current(r1), 0);
 	dssm_stream *w = testutil_create("again2", 16, 64);
 	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
 	assert_int_equal(dssm_wait_tid(r2, 0, 0), 0); /* met on the handle's own ring */
@@ -383,6 +390,70 @@ static void test_ring_created_again_beside_a_watch(void **state)
 	assert_non_null(strstr(dssm_last_error(), "created again"));
 	dssm_close(r1);
 	dssm_close(r2);
+	dssm_close(w);
+}
+
+static char follow_told[2048];
+static void on_follow_notice(void *user, const char *address, const char *what)
+{
+	(void)user;
+	(void)address;
+	size_t n = strlen(follow_told);
+	snprintf(follow_told + n, sizeof follow_told - n, "%s\n", what);
+}
+
+/* A recorder of a ring behind the proxy follows it when it is removed and
+ * made again (the proxy refuses a WAIT on the old one; a subscription's
+ * pushes alone never said it, and the recorder waited on the old ring,
+ * recording nothing more): both rings recorded, told. */
+static void test_recorder_follows_remote_ring(void **state)
+{
+	(void)state;
+	char dir[128];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-follow-%d", (int)getpid());
+	dssm_container_remove(dir);
+	dssm_stream *w = testutil_create("rfol", 16, 64);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	follow_told[0] = 0;
+	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, addr("rfol")), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	uint64_t v = 1;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	dssm_close(w);
+	assert_int_equal(dssm_remove("rfol", 0), 0);
+	w = testutil_create("rfol", 64, 16);
+	assert_int_equal(dssm_write(w, &v, sizeof v, 2), 0);
+	assert_int_equal(dssm_write(w, &v, sizeof v, 3), 1);
+	dssm_recorder_stats st = {0};
+	for (int t = 0; t < 1000 && (st.recorded < 3 || !strstr(follow_told, "made again")); t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		usleep(10000);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+	assert_int_equal(st.recorded, 3);
+	assert_int_equal(st.kept, 3);
+	assert_int_equal(remade, 1);
+	assert_non_null(strstr(follow_told, "was removed and made again; recording the new ring"));
+	dssm_recorder_free(r);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 2);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 1, &rec), 0);
+	assert_int_equal(rec.info.max_size, 64);
+	assert_int_equal(rec.count, 2);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(dir), 0);
 	dssm_close(w);
 }
 
@@ -1108,6 +1179,7 @@ int main(void)
 		cmocka_unit_test_setup(test_remote_write_never_waits_for_the_lock, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again_beside_a_watch, testutil_reset),
+		cmocka_unit_test_setup(test_recorder_follows_remote_ring, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
@@ -107,7 +108,9 @@ void help_cat(FILE *out)
 	        "       dssm cat DIR|FILE [-n N] [--format ...]\n\n"
 	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
-	        "until Ctrl-C, and reports samples it missed because it fell behind the ring.\n"
+	        "until Ctrl-C, and reports samples it missed because it fell behind the ring;\n"
+	        "a ring removed and made again under its name is followed from its oldest\n"
+	        "sample (said).\n"
 	        "Formats: text (a header line, then the decoded fields, or a hex dump; default),\n"
 	        "hex (a header line and a hex dump), raw (the bytes only), json (one object\n"
 	        "per line: tid, time_ns, time, len,\n"
@@ -201,18 +204,88 @@ struct cat_counts {
 	uint64_t printed, bytes, missed;
 };
 
+/* The ring printed: with --follow, the one its name leads to now. */
+struct cat_ring {
+	const char *address;
+	dssm_stream *s;
+	unsigned char *buf;
+	size_t cap;
+	struct cli_decode dec;
+	int data_hex;
+	int remote;             /* through a proxy: its name looked at once a second */
+	int gone_said;          /* "was removed" said; not again until made again */
+	dssm_time_t checked;    /* the last look at the name */
+};
+
+/* With the ring's handle: its sample buffer and decoder. 0, or the exit
+ * status after an error was printed (s is then closed). */
+static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
+{
+	dssm_stream_info info;
+	dssm_info(s, &info);
+	unsigned char *buf = realloc(r->buf, info.max_size ? info.max_size : 1);
+	if (!buf) {
+		dssm_close(s);
+		return cli_error("cat", "out of memory for a %zu-byte sample", info.max_size);
+	}
+	if (r->s)
+		cli_decode_free(&r->dec);
+	cli_decode_init(&r->dec, "cat", r->address, info.encoding, info.type, dssm_schema(s));
+	r->dec.data_hex = r->data_hex;
+	dssm_close(r->s);
+	r->s = s;
+	r->buf = buf;
+	r->cap = info.max_size;
+	return 0;
+}
+
+/* --follow, when the ring has nothing new: at most every 250 ms (a proxy's
+ * every second) a look at its name (dssm_is_current: one stat, or one round
+ * trip to the proxy). A ring removed is said once and waited for; one made
+ * again under the name is followed from its oldest sample, said. 0, or the
+ * exit status after an error was printed. */
+static int cat_follow_name(struct cat_ring *r)
+{
+	dssm_time_t now = dssm_now();
+	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
+		return 0;
+	r->checked = now;
+	if (dssm_is_current(r->s) != 0)
+		return 0; /* still its ring, or it cannot be asked now */
+	dssm_stream_info was;
+	dssm_stream *next;
+	dssm_info(r->s, &was);
+	int rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
+	                   : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
+	if (rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT)
+		return 0; /* the proxy not reached now: asked again */
+	if (rc == DSSM_ENOENT || rc == DSSM_EAGAIN) {
+		if (rc == DSSM_ENOENT && !r->gone_said++)
+			fprintf(stderr, "dssm cat: %s was removed; waiting for it to be made again\n",
+			        r->address);
+		return 0;
+	}
+	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
+		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
+	r->gone_said = 0;
+	fprintf(stderr, "dssm cat: %s was removed and made again; following the new ring from its "
+	        "oldest sample\n", r->address);
+	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
+	return rc < 0 ? cli_dssm_error("cat", rc) : 0;
+}
+
 /* Print samples from where the stream is subscribed: up to `newest`, or
  * with --follow until interrupted, sleeping while there is nothing new. 0,
  * or the exit status after an error was printed. */
-static int cat_loop(dssm_stream *s, const struct cat_opts *o, void *buf, size_t cap,
-                    uint64_t newest, struct cli_decode *dec, struct cat_counts *n)
+static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newest,
+                    struct cat_counts *n)
 {
 	while (!cli_stop) {
 		dssm_sample_info si;
 		uint64_t missed = 0;
-		int rc = dssm_read_next(s, buf, cap, &si, &missed);
+		int rc = dssm_read_next(r->s, r->buf, r->cap, &si, &missed);
 		if (rc == 0) {
-			cli_print_sample(stdout, o->f, NULL, buf, &si, missed, dec);
+			cli_print_sample(stdout, o->f, NULL, r->buf, &si, missed, &r->dec);
 			n->printed++;
 			n->bytes += si.copied;
 			n->missed += missed;
@@ -223,8 +296,11 @@ static int cat_loop(dssm_stream *s, const struct cat_opts *o, void *buf, size_t 
 		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
 			return cli_dssm_error("cat", rc);
 		fflush(stdout);
+		int status = o->follow ? cat_follow_name(r) : 0;
+		if (status)
+			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
-		rc = dssm_wait_new(s, DSSM_NSEC_PER_SEC / 5);
+		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
 		if (rc == DSSM_EFUTURE)
 			break; /* a closed recording: its end is a normal end */
 		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
@@ -261,21 +337,18 @@ int cmd_cat(int argc, char **argv)
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;
-	dssm_stream_info info;
-	dssm_info(s, &info);
-	unsigned char *buf = malloc(info.max_size ? info.max_size : 1);
-	if (!buf) {
-		dssm_close(s);
-		return cli_error("cat", "out of memory for a %zu-byte sample", info.max_size);
-	}
-	struct cli_decode dec;
-	cli_decode_init(&dec, "cat", argv[optind], info.encoding, info.type, dssm_schema(s));
-	dec.data_hex = o.data_hex;
+	char hp[300], name[DSSM_NAME_MAX + 1];
+	int id;
+	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex,
+	                        .remote = dssm_split_address(argv[optind], hp, name, &id) == 1};
+	if ((status = cat_ring_take(&ring, s)) != 0)
+		return status;
+	s = NULL; /* ring.s from here on */
 	cli_catch_signals();
 	struct cat_counts n = {0, 0, 0};
 	int have;
 	uint64_t newest;
-	int rc = cat_subscribe(s, o.last_n, &have, &newest);
+	int rc = cat_subscribe(ring.s, o.last_n, &have, &newest);
 	if (rc < 0)
 		status = cli_dssm_error("cat", rc);
 	if (!have && !o.follow) {
@@ -283,15 +356,15 @@ int cmd_cat(int argc, char **argv)
 		cli_stop = 1;
 	}
 	if (status == 0)
-		status = cat_loop(s, &o, buf, info.max_size, newest, &dec, &n);
+		status = cat_loop(&ring, &o, newest, &n);
 	fflush(stdout);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)n.bytes);
 	fprintf(stderr, "dssm cat: %llu samples, %s, %llu missed\n", (unsigned long long)n.printed, b,
 	        (unsigned long long)n.missed);
-	free(buf);
-	cli_decode_free(&dec);
-	dssm_close(s);
+	free(ring.buf);
+	cli_decode_free(&ring.dec);
+	dssm_close(ring.s);
 	return status;
 }
 

@@ -33,7 +33,9 @@ void help_mirror(FILE *out)
 	        "schema and property. Starts with the remote history, then follows new\n"
 	        "samples; after a network cut it reconnects and backfills what the remote\n"
 	        "ring still holds, reporting samples lost beyond it. Shows a status line\n"
-	        "(rate, samples, bytes, lost) and a summary on Ctrl-C / SIGTERM.\n"
+	        "(rate, samples, bytes, lost) and a summary on Ctrl-C / SIGTERM. A local\n"
+	        "ring removed meanwhile is made again (said) and the next samples go there;\n"
+	        "the remote ring removed or made again on its host ends it (exit 1, said).\n"
 	        "dds:TOPIC mirrors a DDS topic (ROS 2's rt/NAME, a bridge's dssm/NAME) found by\n"
 	        "DDS discovery, no address: its samples, the publisher's history first, land\n"
 	        "in a ring made at the first one (default: named after the topic, as `dssm\n"
@@ -87,6 +89,7 @@ static void copy_property(dssm_stream *remote, dssm_stream *local)
 /* A running mirror: its ends and counts. */
 struct mirror {
 	dssm_stream *remote, *local;
+	const char *source, *as;       /* the remote address; the local ring's NAME[:ID] */
 	int quiet, progress, warned;   /* progress: a status line (only on a terminal) */
 	unsigned char *buf;
 	size_t cap;
@@ -138,11 +141,44 @@ static int mirror_step(struct mirror *m)
 	return 0;
 }
 
-/* Every second: the property again, and the status line. */
-static void mirror_tick(struct mirror *m)
+/* Every second, both ends still the rings their names lead to? The remote
+ * ring removed or made again on its host ends the mirror, said (exit 1).
+ * The local ring removed (`dssm rm`, `dssm cleanup`): what the mirror wrote
+ * on into it would reach no reader. It is made again, as at the start, and
+ * the samples from the next one on go there; said. A ring of another
+ * layout made meanwhile under the name is an error. 0, or the exit status
+ * after an error was printed. */
+static int mirror_local_check(struct mirror *m)
+{
+	/* the remote ring made again: its samples are another ring's, maybe of
+	 * another layout; a subscription's pushes alone never say it */
+	if (dssm_is_current(m->remote) == 0)
+		return cli_error("mirror", "%s was removed (and maybe made again) on its host; "
+		                 "start the mirror again", m->source);
+	if (dssm_is_current(m->local) != 0)
+		return 0;
+	dssm_stream *again;
+	int rc = create_local(m->as, m->remote, &again);
+	if (rc < 0)
+		return cli_error("mirror", "the local ring %s was removed; making it again: %s", m->as,
+		                 dssm_last_error());
+	dssm_close(m->local);
+	m->local = again;
+	copy_property(m->remote, m->local);
+	fprintf(stderr, "%sdssm mirror: the local ring %s was removed; made again, the next "
+	        "samples go there\n", m->progress ? "\r\033[K" : "", m->as);
+	return 0;
+}
+
+/* Every second: the local ring still there, the property again, and the
+ * status line. 0, or the exit status after an error was printed. */
+static int mirror_tick(struct mirror *m)
 {
 	dssm_time_t now = dssm_now();
 	if (now - m->last_prop > DSSM_NSEC_PER_SEC) {
+		int status = mirror_local_check(m);
+		if (status)
+			return status;
 		copy_property(m->remote, m->local);
 		m->last_prop = now;
 	}
@@ -155,6 +191,7 @@ static void mirror_tick(struct mirror *m)
 		m->last_copied = m->copied;
 		m->last_status = now;
 	}
+	return 0;
 }
 
 /* Copy until interrupted, then print the summary. The exit status. */
@@ -166,7 +203,7 @@ static int mirror_run(struct mirror *m)
 	while (!cli_stop && m->buf && status == 0) {
 		status = mirror_step(m);
 		if (status == 0)
-			mirror_tick(m);
+			status = mirror_tick(m);
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)m->bytes);
@@ -311,6 +348,8 @@ int cmd_mirror(int argc, char **argv)
 	fprintf(stderr, "dssm mirror: %s -> %s (clock offset %+.3f ms +- %.3f ms)\n", source, as,
 	        (double)offset / 1e6, (double)delay / 2e6);
 	m.progress = !m.quiet && isatty(STDERR_FILENO);
+	m.as = as;
+	m.source = source;
 	m.cap = li.max_size;
 	m.buf = malloc(li.max_size ? li.max_size : 1);
 	int status = mirror_run(&m);

@@ -49,6 +49,9 @@ void help_record(FILE *out)
 	        "stream, including ones that appear later. Each ring is drained by TID:\n"
 	        "nothing is missed unless the ring overwrites samples before the recorder\n"
 	        "reads them (a history longer than the ring, a slow disk): counted as lost.\n"
+	        "A ring removed and made again under its name is followed within ~250 ms:\n"
+	        "what the old one holds is kept, the new one recorded from its oldest sample\n"
+	        "as a stream entry of its own (its type and sizes, TIDs from 0); both said.\n"
 	        "--from-oldest starts with what the rings hold; --limit N stops a stream after\n"
 	        "N samples; --duration stops after S (> 0); --sync sets how often data is\n"
 	        "made durable (default 1s; 0: every sample). Durations are seconds (90,\n"
@@ -89,6 +92,15 @@ static void announce(void *user, const char *address, const dssm_stream_info *in
 	fprintf(stderr, "dssm record: recording %s (%s)\n", address, info->type[0] ? info->type : "-");
 }
 
+/* A ring removed, or made again and followed (the recorder's sentence);
+ * on a terminal over the status line. */
+static void tell(void *user, const char *address, const char *what)
+{
+	(void)user;
+	(void)address; /* the sentence names it */
+	fprintf(stderr, "%sdssm record: %s\n", isatty(STDERR_FILENO) ? "\r\033[K" : "", what);
+}
+
 /* Samples per second since the last call, and the totals, on one line. */
 static void status_line(dssm_recorder *r, uint64_t *last_total, double secs)
 {
@@ -108,6 +120,20 @@ static void status_line(dssm_recorder *r, uint64_t *last_total, double secs)
 	*last_total = count;
 }
 
+/* "  (2 rings: made again once)", "  (removed, not made again)", or "". */
+static void rings_said(dssm_recorder *r, int i, char *out, size_t cap)
+{
+	uint64_t remade = 0;
+	int removed = 0;
+	dssm_recorder_followed(r, i, &remade, &removed);
+	if (remade)
+		snprintf(out, cap, "  (%llu rings: made again %llu time%s%s)",
+		         (unsigned long long)remade + 1, (unsigned long long)remade,
+		         remade == 1 ? "" : "s", removed ? ", then removed" : "");
+	else if (removed)
+		snprintf(out, cap, "  (removed, not made again)");
+}
+
 /* One line per stream, the totals, and why it stopped if it did by itself. */
 static int summarize(dssm_recorder *r, const char *dir, double secs, int splits, int rolling)
 {
@@ -115,7 +141,7 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 	int status = 0;
 	dssm_recorder_stats st;
 	for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) {
-		char b[16], held[64] = "", unstored[64] = "";
+		char b[16], held[64] = "", unstored[64] = "", rings[96] = "";
 		/* the count is what the recording holds; samples it accepted but
 		 * lost to a write error are counted as lost, with the reason (the
 		 * stream's own: the write error on its own file) */
@@ -136,9 +162,10 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 		if (st.unstored)
 			snprintf(unstored, sizeof unstored, "  %llu not stored",
 			         (unsigned long long)st.unstored);
-		fprintf(stderr, "  %-32s %10llu samples %10s %8llu lost%s%s%s%s\n", st.address,
+		rings_said(r, i, rings, sizeof rings);
+		fprintf(stderr, "  %-32s %10llu samples %10s %8llu lost%s%s%s%s%s\n", st.address,
 		        (unsigned long long)st.recorded, b, (unsigned long long)st.lost, held, unstored,
-		        st.error ? "  error: " : "", st.error ? st.error : "");
+		        rings, st.error ? "  error: " : "", st.error ? st.error : "");
 		count += st.recorded;
 		bytes += st.bytes;
 		lost += st.lost + st.unstored;
@@ -471,6 +498,7 @@ int cmd_record(int argc, char **argv)
 		return cli_dssm_error("record", rc);
 	}
 	dssm_recorder_set_start(r, record_dds_start_at, src); /* rings fed from DDS: per ring */
+	dssm_recorder_set_notice(r, tell, NULL);
 	int status = 0;
 	rc = record_start(r, patterns, npatterns, src);
 	if (rc < 0 && dssm_recorder_parts(r) == 1 && access(o.dir, F_OK) != 0) {

@@ -344,8 +344,9 @@ static void track_interval(struct tracked *k, const dssm_stream_info *cur)
 	memset(&k->t, 0, sizeof k->t);
 	if (!cur->count)
 		return;
-	if (!k->s || k->next_tid > cur->tid_newest + 1) {
-		/* new, or removed and created again (its TIDs went back) */
+	if (!k->s || k->next_tid > cur->tid_newest + 1 || dssm_is_current(k->s) == 0) {
+		/* new, or removed and created again (one stat: its TIDs may not
+		 * have gone back) */
 		if (k->s)
 			dssm_close(k->s);
 		k->s = NULL;

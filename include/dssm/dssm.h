@@ -64,7 +64,8 @@
  * - A handle never follows a re-created stream: after dssm_remove (`dssm
  *   rm`, `dssm cleanup`) and a new dssm_create of the same NAME:ID, open
  *   handles keep reading and writing the old, unlinked segment and see
- *   nothing of the new one. Open the stream again.
+ *   nothing of the new one. dssm_is_current tells (one stat); open the
+ *   stream again.
  * - Time only goes forward within a stream (DSSM_EBACKWARDS): when the
  *   system clock steps back (a manual date, an NTP step), writes stamped
  *   with dssm_now() are refused until the clock passes the newest sample's
@@ -406,6 +407,22 @@ int dssm_list(dssm_stream_info **out);
 /* Remove NAME:ID. Processes that have it open keep their mapping (dssm.h,
  * Caveats). Errors: DSSM_ENAME, DSSM_ENOENT, DSSM_EPERM, DSSM_ESYS. */
 int dssm_remove(const char *name, int id);
+/* Is the ring this handle has open still the one its name leads to? 1 if
+ * NAME:ID (in the current namespace) is still this handle's shared-memory
+ * segment; 0 if it was removed, or removed and made again (another
+ * segment under the name, maybe of other sizes: open it again to read it;
+ * the handle goes on reading and writing the old one, Caveats). Cheap: one
+ * stat(2) of the segment's file, no mapping; meant for a loop that checks
+ * every 100 ms or so, not for every sample. A process that uses several
+ * namespaces asks from the one the handle was opened in. A stream reached
+ * through a proxy (connector.h) asks the proxy about the ring on its
+ * host: one round trip (a WAIT it cannot meet, which it refuses with
+ * DSSM_ENOENT for a ring made again, docs/protocol.md); check it about
+ * once a second; a subscribed handle's pushes never say it otherwise.
+ * Errors: DSSM_EINVAL (NULL stream); DSSM_ESTATE for a recording's handle
+ * (dssm_open_recording: never made again); DSSM_EPERM, DSSM_ESYS (the file
+ * could not be looked at); a proxy's: DSSM_ECONN, DSSM_ETIMEDOUT... */
+int dssm_is_current(dssm_stream *s);
 /* Remove streams whose registered writer died without closing, and
  * half-created or damaged segments. With all_idle, also streams that have
  * no writer, and streams of another layout version (whose writer this

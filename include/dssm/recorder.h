@@ -42,9 +42,20 @@
  *   between two polls is recorded from the poll that finds it on, unless
  *   `from_oldest` (or dssm_recorder_set_start for it) asks for what its
  *   ring still holds.
- * - A stream removed and created again while it is recorded is not
- *   followed: the recorder keeps its handle on the old segment (dssm.h,
- *   Caveats) and records nothing more of it.
+ * - A local ring removed and made again under its name while it is
+ *   recorded is followed: within about 250 ms (its thread looks at the
+ *   name, dssm_is_current, when the ring has nothing new, at most every
+ *   250 ms) what is left in the old ring is stored, then the new ring is
+ *   recorded from its oldest sample as a stream entry of its own (the
+ *   same NAME:ID, its own type, sizes, schema and property; its TIDs start
+ *   at 0 again; docs/container-format.md, "A ring made again"). A ring
+ *   removed and not made again is still read (a writer may have it open)
+ *   and waited for. Both are told (dssm_recorder_set_notice) and counted
+ *   (dssm_recorder_followed). A writer that writes on into the removed
+ *   ring after the new one was opened is not recorded (no reader sees
+ *   it either). A ring behind a proxy is followed too, looked at once a
+ *   second (a WAIT the proxy cannot meet, which it refuses for a ring made
+ *   again: one round trip).
  * - A ring that laps the recorder (a burst longer than its history while
  *   the disk is slow) loses samples; they are counted in `lost`, never
  *   hidden.
@@ -129,7 +140,8 @@ int dssm_recorder_stop(dssm_recorder *r);
 
 typedef struct dssm_recorder_stats {
 	const char *address;        /* as recorded: NAME:ID or HOST:PORT/NAME:ID */
-	dssm_stream_info info;      /* the ring's, when recording started */
+	dssm_stream_info info;      /* the ring's, when recording started (or
+	                               when it was last made again) */
 	uint64_t recorded;          /* samples the recording accepted */
 	uint64_t bytes;             /* their data bytes */
 	uint64_t lost;              /* overwritten in the ring before they were read */
@@ -148,6 +160,20 @@ int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out);
  * error). 0 before stop or for no such stream. A call of its own, not a
  * field of dssm_recorder_stats, whose layout programs were built against. */
 uint64_t dssm_recorder_kept_bytes(dssm_recorder *r, int i);
+/* Be told what the recorder did by itself that a user must know: a ring
+ * removed (said once; waited for), a ring made again under its name and
+ * followed (its new sizes). `what` is a sentence naming the stream; fn is
+ * called from dssm_recorder_poll and dssm_recorder_stop, in the caller's
+ * thread. NULL fn: not told. Errors: DSSM_EINVAL (r NULL). (A call, not a
+ * config field: dssm_recorder_config keeps its layout.) */
+int dssm_recorder_set_notice(dssm_recorder *r,
+                             void (*fn)(void *user, const char *address, const char *what),
+                             void *user);
+/* Stream i's ring: *remade, how many times it was made again and followed
+ * (each a stream entry of its own); *removed, 1 if its name leads to no
+ * ring it can read now (removed and not made again). Either may be NULL.
+ * Errors: DSSM_EINVAL (no such stream). */
+int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *removed);
 /* The current part number (1, 2, ...), or after stop the parts on disk. */
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);

@@ -1,0 +1,244 @@
+/*
+ * test_record_follow.c - the recorder follows a ring removed and made
+ * again under its name (recorder/record_follow.c): the removed ring is
+ * still read and said once; the new one (other sizes, type, schema) is
+ * recorded from its oldest sample as a stream entry of its own, TIDs from
+ * 0, told and counted; what it overwrote before it was opened is counted
+ * lost, never silently gone; a later part describes the stream by its new
+ * ring. The command's side: tests/recording-test.sh.
+ */
+#include <sys/stat.h>
+
+#include "dssm/container.h"
+#include "dssm/recorder.h"
+#include "testutil.h"
+
+static char root[256];
+
+/* What the recorder told (dssm_recorder_set_notice), one line each. */
+static char told[4096];
+static void on_notice(void *user, const char *address, const char *what)
+{
+	(void)user;
+	size_t n = strlen(told);
+	snprintf(told + n, sizeof told - n, "%s|%s\n", address, what);
+}
+
+/* Poll (up to 10 s) until stream 0 has `want` samples recorded or lost,
+ * and the notices hold `said` (NULL: any). */
+static void poll_until(dssm_recorder *r, uint64_t want, const char *said)
+{
+	for (int t = 0; t < 1000; t++) {
+		dssm_recorder_stats st;
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		if (st.recorded + st.lost >= want && (!said || strstr(told, said)))
+			return;
+		usleep(10000);
+	}
+	fail_msg("after 10 s: not %llu samples, or no '%s' in:\n%s", (unsigned long long)want,
+	         said ? said : "", told);
+}
+
+static dssm_stream *make(const char *name, size_t max_size, uint32_t slots, const char *type)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = max_size;
+	cfg.slots = slots;
+	cfg.type = type;
+	cfg.schema = type;
+	dssm_stream *s = NULL;
+	if (dssm_create(name, 0, &cfg, &s) < 0)
+		fail_msg("dssm_create %s: %s", name, dssm_last_error());
+	return s;
+}
+
+static void write_n(dssm_stream *s, int first, int n)
+{
+	for (int k = first; k < first + n; k++)
+		assert_true(dssm_write(s, &k, sizeof k, dssm_now()) >= 0);
+}
+
+static dssm_recorder *start(const char *dir, const char *stream, uint64_t split_bytes)
+{
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.split_bytes = split_bytes;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_set_notice(r, on_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, stream), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	told[0] = 0;
+	return r;
+}
+
+/* Entry k of DIR: NAME:ID, type, max_size, count; each sample's TID is
+ * its place (from 0) and its data the int written. */
+static void check_entry(const char *dir, int k, const char *type, size_t max_size, int count,
+                        int first_value)
+{
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, k, &rec), 0);
+	assert_string_equal(rec.info.name, "fol");
+	assert_string_equal(rec.info.type, type);
+	assert_int_equal(rec.info.max_size, max_size);
+	assert_int_equal(rec.count, count);
+	assert_string_equal(dssm_container_schema(c, k), type);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &k, 1, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record one;
+	for (int i = 0; i < count; i++) {
+		assert_int_equal(dssm_query_next(q, &one), 1);
+		int v;
+		memcpy(&v, one.data, sizeof v);
+		assert_int_equal(one.tid, i);
+		assert_int_equal(v, first_value + i);
+	}
+	assert_int_equal(dssm_query_next(q, &one), 0);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
+/* A recording of ring fol (type t/A, 16-byte samples, 64 slots) into
+ * ROOT/NAME (DIR), its first N samples recorded, then the ring removed;
+ * *a is its writer's handle, still open. */
+static dssm_recorder *recorded_then_removed(const char *name, uint64_t split_bytes, int n,
+                                            dssm_stream **a, char *dir, size_t cap)
+{
+	snprintf(dir, cap, "%s/%s", root, name);
+	*a = make("fol", 16, 64, "t/A");
+	dssm_recorder *r = start(dir, "fol", split_bytes);
+	write_n(*a, 0, n);
+	poll_until(r, n, NULL);
+	assert_int_equal(dssm_remove("fol", 0), 0);
+	return r;
+}
+
+/* Removed: still read (a writer with the ring open writes on), said once.
+ * Made again with other sizes: recorded whole, as an entry of its own. */
+static void test_removed_then_made_again(void **state)
+{
+	(void)state;
+	char dir[300];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("again", 0, 10, &a, dir, sizeof dir);
+	write_n(a, 10, 5); /* into the removed ring: still recorded */
+	poll_until(r, 15, "fol:0 was removed; ");
+	int removed = 0;
+	assert_int_equal(dssm_recorder_followed(r, 0, NULL, &removed), 0);
+	assert_int_equal(removed, 1);
+	dssm_stream *b = make("fol", 256, 32, "t/B");
+	write_n(b, 100, 20);
+	poll_until(r, 35, "made again; recording the new ring from its oldest sample");
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	/* said once each */
+	assert_null(strstr(strstr(told, "was removed; ") + 1, "was removed; "));
+	assert_non_null(strstr(told, "fol:0|fol:0 was removed and made again"));
+	dssm_recorder_stats st;
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(dssm_recorder_followed(r, 0, &remade, &removed), 0);
+	assert_int_equal(remade, 1);
+	assert_int_equal(removed, 0);
+	assert_int_equal(st.recorded, 35);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.kept, 35);
+	assert_int_equal(st.info.max_size, 256); /* the ring's now */
+	dssm_recorder_free(r);
+	check_entry(dir, 0, "t/A", 16, 15, 0);
+	check_entry(dir, 1, "t/B", 256, 20, 100);
+	/* as one stream: refused, saying how to read both (not the first alone) */
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &s), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "made again"));
+	assert_null(s);
+	dssm_close(a);
+	dssm_close(b);
+}
+
+/* A new ring that wrapped before the recorder opened it: what it overwrote
+ * is counted lost; recorded + lost is every sample written. */
+static void test_overwritten_counted_lost(void **state)
+{
+	(void)state;
+	char dir[300];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("lost", 0, 3, &a, dir, sizeof dir);
+	dssm_close(a);
+	dssm_stream *b = make("fol", 16, 4, "t/A"); /* the same sizes but 4 slots */
+	write_n(b, 0, 40);
+	poll_until(r, 43, "made again");
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded + st.lost, 43);
+	assert_int_equal(st.kept, st.recorded);
+	dssm_recorder_free(r);
+	dssm_close(b);
+}
+
+/* Parts split after the ring was made again describe the stream by the new
+ * ring only; the first part holds both entries; the counts add up. */
+static void test_parts_after(void **state)
+{
+	(void)state;
+	char dir[300], part[400];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("parts", 16384, 4, &a, dir, sizeof dir);
+	dssm_close(a);
+	dssm_stream *b = make("fol", 4096, 16, "t/B");
+	unsigned char big[4096] = {0};
+	for (int k = 0; k < 8; k++) { /* 32 KiB: a split (16 KiB) is due */
+		memcpy(big, &k, sizeof k);
+		assert_true(dssm_write(b, big, sizeof big, dssm_now()) >= 0);
+	}
+	poll_until(r, 12, "made again");
+	assert_int_equal(dssm_recorder_poll(r), 0); /* the split, if not made yet */
+	assert_true(dssm_recorder_parts(r) >= 2);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded, 12);
+	assert_int_equal(st.kept, 12);
+	dssm_recorder_free(r);
+	snprintf(part, sizeof part, "%s/part-0001", dir);
+	check_entry(part, 0, "t/A", 16, 4, 0);
+	snprintf(part, sizeof part, "%s/part-0002", dir);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(part, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 1);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_string_equal(rec.info.type, "t/B");
+	assert_int_equal(rec.info.max_size, 4096);
+	dssm_container_close(c);
+	dssm_close(b);
+}
+
+int main(void)
+{
+	testutil_namespace("follow");
+	snprintf(root, sizeof root, "/tmp/dssm-test-follow-%d", (int)getpid());
+	mkdir(root, 0755);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_removed_then_made_again, testutil_reset),
+		cmocka_unit_test_setup(test_overwritten_counted_lost, testutil_reset),
+		cmocka_unit_test_setup(test_parts_after, testutil_reset),
+	};
+	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
+	const char *dirs[] = {"again", "lost", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		char d[400];
+		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);
+		dssm_container_remove(d);
+	}
+	char d[400];
+	snprintf(d, sizeof d, "%s/parts", root);
+	rmdir(d);
+	rmdir(root);
+	return rc;
+}
