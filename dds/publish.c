@@ -6,6 +6,7 @@
  * sertype with their CDR bytes unchanged, others as dssm::msg::Sample.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,23 +81,46 @@ static void send_sample(struct ddsb_pub *p, const void *data, size_t len, const 
 	atomic_fetch_add(&p->bytes, len);
 }
 
+/* Poll the ring until a sample past those read is committed or a stop is
+ * asked (1), or until `until` (monotonic ns; 0). Not ssmcore's spin
+ * (dssm_set_spin), which only pauses between its reads: a thread woken on
+ * the core of a thread spinning that way waited for the spin's end or the
+ * scheduler's slice (two spinning bridges on 2 cores: round trip p99 2.1
+ * ms, bench_dds --spin 2000). Yielding every 16 reads gives the core to
+ * whatever else is runnable there within about a microsecond (p99 132-144
+ * us), and costs a system call that returns at once when nothing is. */
+static int poll_ring(struct ddsb_pub *p, dssm_time_t until)
+{
+	for (unsigned i = 0;; i++) {
+		if (dssm__next_ready(p->ring))
+			return 1;
+		if ((i & 15) == 15) {
+			if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+				return 1; /* seen by pub_thread's loop at once */
+			if (dssm__monotonic() >= until)
+				return 0;
+			sched_yield();
+		} else {
+			cpu_relax();
+		}
+	}
+}
+
 /* Caught up since *idle (monotonic ns; 0: just now): wait for the next
- * sample, polling the ring for what is left of p->spin first. The spin is
- * counted from the moment the thread caught up, not per wait: a wait ends
- * every 100 ms (to see a stop) and would otherwise start a new spin, so a
- * spin of 100 ms or more would poll for ever on an idle ring. */
+ * sample, polling the ring for what is left of p->spin first, then
+ * sleeping. The spin counts from the moment the thread caught up, not from
+ * each wait: the waits end every 100 ms (to see a stop), and a spin begun
+ * anew at each would poll an idle ring for ever once --spin reached 100 ms
+ * (dds-test '--spin 1000000'). */
 static void wait_next(struct ddsb_pub *p, dssm_time_t *idle)
 {
-	dssm_time_t left = 0;
 	if (p->spin > 0) {
 		dssm_time_t now = dssm__monotonic();
 		if (*idle == 0)
 			*idle = now;
-		left = p->spin - (now - *idle);
+		if (now - *idle < p->spin && poll_ring(p, *idle + p->spin))
+			return;
 	}
-	/* ssmcore/wait.c: a spin of `left` ns (pause between reads of the
-	 * commit, the clock read every 256), then the futex */
-	dssm_set_spin(p->ring, left > 0 ? left : 0);
 	/* 100 ms bounds how long a stop request waits, not the latency */
 	dssm_wait_new(p->ring, 100 * 1000 * 1000);
 }
@@ -220,10 +244,12 @@ int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, const struct d
 	/* the whole history first: the writer keeps it for late joiners */
 	if ((rc = dssm_subscribe(p->ring, DSSM_FROM_OLDEST, 0)) < 0)
 		goto fail;
-	/* By default no spinning before sleeping (wait_next): one thread per
-	 * ring, and ssmcore's default spin was 64% of their CPU (perf,
-	 * bench_dds) for no latency gained; --spin is the user's choice of a
-	 * core per busy ring for one wake-up less a sample (docs/dds.md). */
+	/* No spinning in the wait itself: one thread per ring, and ssmcore's
+	 * default spin was 64% of their CPU (perf, bench_dds) for no latency
+	 * gained. --spin polls before it instead (wait_next): the user's
+	 * choice of a core per busy ring for one wake-up less a sample
+	 * (docs/dds.md). */
+	dssm_set_spin(p->ring, 0);
 	if (pthread_create(&p->thread, NULL, pub_thread, p) != 0) {
 		rc = dssm__fail(DSSM_ESYS, "cannot start a thread to publish %s", p->label);
 		goto fail;
