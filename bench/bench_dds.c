@@ -38,7 +38,8 @@
  * --spin USEC adds a second pair of bridges run with `dssm dds --spin USEC`
  * (their publishing threads poll their rings between samples), measured in
  * the same rounds on rings of their own: the round trip (pings -> pongs)
- * and the one way (ows, as rt/ows), with their CPU beside the default's.
+ * and the one way (ows, as rt/ows), each just after the default bridges'
+ * (before it in odd rounds), with their CPU beside the default's.
  * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
  *                  [--out DIR] [--cyclone XML] [--ddsperf-default-buffer]
  *                  [--spin USEC]
@@ -366,19 +367,62 @@ static void report_rate(const char *label, size_t size, struct rate *ours, struc
 
 /* ---- the spinning pair (--spin) ---- */
 
-/* One round through the spinning pair: what main measures through the
- * default bridges, on rings of their own. */
-static void spin_round(struct spin_round *r, int pings, int oneway_n, dssm_stream *ows)
+/* The round trip through the spinning pair (pings -> pongs), and the one
+ * way (ows as rt/ows), with their CPU: what main measures through the
+ * default bridges, on rings of their own, just before or after it. */
+static void spin_rt(struct spin_round *r, int pings)
 {
 	double a0 = cpu_seconds(bridge[2]), b0 = cpu_seconds(bridge[3]);
 	r->rt = bridge_latency(pings, NULL, "pings", "pongs");
 	r->cpu_rt = (cpu_seconds(bridge[2]) - a0 + cpu_seconds(bridge[3]) - b0) * 1e6 /
 	            (r->rt.n ? r->rt.n : 1);
-	if (!plain_bin[0])
-		return;
-	a0 = cpu_seconds(bridge[2]);
+}
+
+static void spin_ow(struct spin_round *r, int oneway_n, dssm_stream *ows)
+{
+	double a0 = cpu_seconds(bridge[2]);
 	r->ow = ring_oneway(ows, "rt/ows", "plain-rings.log", oneway_n);
 	r->cpu_ow = (cpu_seconds(bridge[2]) - a0) / (oneway_n / 1000.0);
+}
+
+/* The latency figures of each round (the report gives their medians). */
+struct lat_figs {
+	struct lat dl[8], dw[8], bl[8]; /* round trip: ddsperf listener, waitset; the bridges */
+	struct lat ro[8], po[8], dr[8]; /* one way: ring, plain writer, ddsperf 1 kHz / 2 */
+	double cpu_rt[8], cpu_ow[8];    /* both bridges' us a round trip; A's during the one way */
+	struct spin_round sp[8];        /* the spinning pair's (--spin) */
+};
+
+/* Round k's latency measurements into f (out: --out's directory or NULL). */
+static void latency_round(struct lat_figs *f, int k, int secs, int pings, int oneway_n,
+                          dssm_stream **lr, const char *out)
+{
+	f->dl[k] = ddsperf_latency(secs, "listener", NULL);
+	f->dw[k] = ddsperf_latency(secs, "waitset", NULL);
+	char dat[256];
+	if (out)
+		snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
+	/* the spinning pair's just before (odd rounds) or after */
+	int sp_first = spin_us > 0 && k % 2, sp_after = spin_us > 0 && !sp_first;
+	if (sp_first)
+		spin_rt(&f->sp[k], pings);
+	double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
+	f->bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL, "ping", "pong");
+	f->cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
+	               (f->bl[k].n ? f->bl[k].n : 1);
+	if (sp_after)
+		spin_rt(&f->sp[k], pings);
+	if (!plain_bin[0])
+		return;
+	if (sp_first)
+		spin_ow(&f->sp[k], oneway_n, lr[5]);
+	a0 = cpu_seconds(bridge[0]);
+	f->ro[k] = ring_oneway(lr[2], "rt/ow", "plain-ring.log", oneway_n);
+	f->cpu_ow[k] = (cpu_seconds(bridge[0]) - a0) / (oneway_n / 1000.0);
+	if (sp_after)
+		spin_ow(&f->sp[k], oneway_n, lr[5]);
+	f->po[k] = plain_oneway(oneway_n);
+	f->dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
 }
 
 static void usage(void)
@@ -486,32 +530,12 @@ int main(int argc, char **argv)
 	dssm_stream *lr[6]; /* ping, pong, ow; pings, pongs, ows */
 	make_latency_rings(lr);
 	start_bridges();
-	struct lat dl[8], dw[8], bl[8], ro[8], po[8], dr[8];
+	struct lat_figs f;
 	struct drate d64[8], d64k[8];
 	struct rate r64[8], r64k[8];
-	double cpu_rt[8], cpu_ow[8];
-	struct spin_round sp[8];
 	for (int k = 0; k < rounds; k++) {
-		if (lat) {
-			dl[k] = ddsperf_latency(secs, "listener", NULL);
-			dw[k] = ddsperf_latency(secs, "waitset", NULL);
-			char dat[256];
-			if (out)
-				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
-			double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
-			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL, "ping", "pong");
-			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
-			            (bl[k].n ? bl[k].n : 1);
-			if (plain_bin[0]) {
-				a0 = cpu_seconds(bridge[0]);
-				ro[k] = ring_oneway(lr[2], "rt/ow", "plain-ring.log", oneway_n);
-				cpu_ow[k] = (cpu_seconds(bridge[0]) - a0) / (oneway_n / 1000.0);
-				po[k] = plain_oneway(oneway_n);
-				dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
-			}
-			if (spin_us > 0)
-				spin_round(&sp[k], pings, oneway_n, lr[5]);
-		}
+		if (lat)
+			latency_round(&f, k, secs, pings, oneway_n, lr, out);
 		if (tput) {
 			d64[k] = ddsperf_rate(64, secs);
 			r64[k] = bridge_rate("tp64", 64, 4096, secs);
@@ -520,13 +544,13 @@ int main(int argc, char **argv)
 		}
 	}
 	if (lat)
-		report_latency(dl, dw, bl, cpu_rt, rounds);
+		report_latency(f.dl, f.dw, f.bl, f.cpu_rt, rounds);
 	if (lat && plain_bin[0])
-		report_oneway(ro, po, dr, rounds, oneway_n);
+		report_oneway(f.ro, f.po, f.dr, rounds, oneway_n);
 	else if (lat)
 		printf("one way to a plain DDS subscriber: skipped (no %s)\n", plain_bin);
 	if (lat && spin_us > 0)
-		report_spin(sp, bl, dl, ro, po, cpu_rt, cpu_ow, rounds, oneway_n, spin_us);
+		report_spin(f.sp, f.bl, f.dl, f.ro, f.po, f.cpu_rt, f.cpu_ow, rounds, oneway_n, spin_us);
 	if (tput) {
 		printf("throughput, A -> B (%d s a run):\n", secs);
 		report_rate("64 B", 64, r64, d64, rounds);
