@@ -33,8 +33,9 @@
  * (DDSB_CYCLONE_DEFAULTS, dds/ddsb.h); ddsperf is given the same, placed
  * before the hosts' configuration as the bridge does, unless
  * --ddsperf-default-buffer (then it has Cyclone's default, 1 MiB asked).
- * The hosts, starting programs on them and ddsperf's runs are in
- * dds_hosts.c; here the measurements through the bridges and the report.
+ * The hosts, starting programs on them, ddsperf's runs and the one-way
+ * run are in dds_hosts.c, the latency report in dds_report.c; here the
+ * measurements through the bridges and the throughput report.
  * --spin USEC adds a second pair of bridges run with `dssm dds --spin USEC`
  * (their publishing threads poll their rings between samples), measured in
  * the same rounds on rings of their own: the round trip (pings -> pongs)

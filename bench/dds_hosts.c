@@ -2,7 +2,8 @@
  * dds_hosts.c - bench_dds's two hosts and ddsperf (dds_hosts.h): the
  * network namespaces and their configuration, starting programs on them,
  * the UDP drops of B's kernel, the runs of ddsperf and of dds_plain alone
- * (the baselines), and their figures parsed from their output.
+ * (the baselines), their figures parsed from their output, and the one way
+ * from a ring through a bridge to dds_plain (ring_oneway).
  */
 #include <stdarg.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * with its DSSM_NAMESPACE and Cyclone configuration), the programs started
  * on them, and ddsperf's figures beside which the bridge is measured.
  * dds_hosts.c has the code; bench_dds.c the measurements through the
- * bridges and the report.
+ * bridges and the throughput report; dds_report.c the latency report.
  */
 #ifndef DSSM_BENCH_DDS_HOSTS_H
 #define DSSM_BENCH_DDS_HOSTS_H
