@@ -143,10 +143,11 @@ $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
 
-# The DDS benchmark: its hosts and ddsperf in a file of their own.
-$(BUILD)/bench/bench_dds: bench/bench_dds.c bench/dds_hosts.c $(LIBDSSM) $(wildcard bench/*.h)
+# The DDS benchmark: its hosts and ddsperf, and its latency report, in files of their own.
+BENCH_DDS_SRCS := bench/bench_dds.c bench/dds_hosts.c bench/dds_report.c
+$(BUILD)/bench/bench_dds: $(BENCH_DDS_SRCS) $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ bench/bench_dds.c bench/dds_hosts.c $(LIBDSSM) $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_DDS_SRCS) $(LIBDSSM) $(LDLIBS_ALL)
 
 # The recordings benchmark also times SQLite (rosbag2's storage).
 $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)

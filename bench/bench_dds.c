@@ -33,10 +33,17 @@
  * (DDSB_CYCLONE_DEFAULTS, dds/ddsb.h); ddsperf is given the same, placed
  * before the hosts' configuration as the bridge does, unless
  * --ddsperf-default-buffer (then it has Cyclone's default, 1 MiB asked).
- * The hosts, starting programs on them and ddsperf's runs are in
- * dds_hosts.c; here the measurements through the bridges and the report.
+ * The hosts, starting programs on them, ddsperf's runs and the one-way
+ * run are in dds_hosts.c, the latency report in dds_report.c; here the
+ * measurements through the bridges and the throughput report.
+ * --spin USEC adds a second pair of bridges run with `dssm dds --spin USEC`
+ * (their publishing threads poll their rings between samples), measured in
+ * the same rounds on rings of their own: the round trip (pings -> pongs)
+ * and the one way (ows, as rt/ows), each just after the default bridges'
+ * (before it in odd rounds), with their CPU beside the default's.
  * Usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput]
  *                  [--out DIR] [--cyclone XML] [--ddsperf-default-buffer]
+ *                  [--spin USEC]
  */
 #include <signal.h>
 #include <stdatomic.h>
@@ -54,6 +61,7 @@
 #include "proc_cpu.h"
 
 static int quick;
+static long spin_us; /* --spin: the second pair of bridges' (0: no such pair) */
 
 static void die(const char *what)
 {
@@ -80,7 +88,8 @@ static void teardown(void)
 		made_nets = 0;
 	}
 	/* this run's rings (some still open here when a signal stops us) */
-	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k", "ow"};
+	static const char *const rings[] = {"ping", "pong", "tp64", "tp64k", "ow", "pings", "pongs",
+	                                    "ows"};
 	for (int h = 0; h < 2; h++) {
 		if (!ns[h][0])
 			continue;
@@ -124,12 +133,13 @@ static dssm_stream *wait_ring(const char *name, double seconds)
 
 /* ---- through the bridges ---- */
 
-static pid_t bridge[2];
+static pid_t bridge[4]; /* A and B; with --spin, A and B of the spinning pair */
 
 static void start_bridges(void)
 {
-	char dom[16];
+	char dom[16], spin[24];
 	snprintf(dom, sizeof dom, "%d", domain);
+	snprintf(spin, sizeof spin, "%ld", spin_us);
 	char *a[] = {dssm_bin, "dds", "--domain", dom, "--publish", "ping,tp*,ow",
 	             "--subscribe", "dssm/pong", NULL};
 	char *b[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pong",
@@ -137,20 +147,28 @@ static void start_bridges(void)
 	             "--subscribe", "dssm/tp64k", NULL};
 	bridge[0] = on_host(0, "bridge-a.log", a);
 	bridge[1] = on_host(1, "bridge-b.log", b);
+	char *sa[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pings,ows", "--subscribe",
+	              "dssm/pongs", "--spin", spin, NULL};
+	char *sb[] = {dssm_bin, "dds", "--domain", dom, "--publish", "pongs", "--subscribe",
+	              "dssm/pings", "--spin", spin, NULL};
+	if (spin_us > 0) {
+		bridge[2] = on_host(0, "bridge-spin-a.log", sa);
+		bridge[3] = on_host(1, "bridge-spin-b.log", sb);
+	}
 }
 
-/* B's echo: each ping sample into the pong ring, until told to stop. */
-static pid_t start_echo(atomic_int *stop_flag)
+/* B's echo: each sample of ring IN into ring OUT, until told to stop. */
+static pid_t start_echo(atomic_int *stop_flag, const char *in, const char *out)
 {
 	pid_t pid = child_on(1);
 	if (pid != 0)
 		return pid;
 	dssm_stream *pong;
-	if (dssm_open("pong", 0, DSSM_WRITE, &pong) < 0)
+	if (dssm_open(out, 0, DSSM_WRITE, &pong) < 0)
 		_exit(1);
 	dssm_stream *ping = NULL;
 	while (!ping && !atomic_load(stop_flag))
-		ping = wait_ring("ping", 0.1);
+		ping = wait_ring(in, 0.1);
 	if (!ping)
 		_exit(0);
 	dssm_subscribe(ping, DSSM_FROM_OLDEST, 0);
@@ -168,18 +186,20 @@ static pid_t start_echo(atomic_int *stop_flag)
 	_exit(0);
 }
 
-static struct lat bridge_latency(int n, const char *dat)
+/* n round trips: ring IN written on A, bridged to B, echoed into ring OUT
+ * there, bridged back to A (dat: the round trips, one a line). */
+static struct lat bridge_latency(int n, const char *dat, const char *in, const char *out)
 {
 	struct lat r = {0};
 	static uint64_t seq; /* across rounds: old pongs are told apart */
 	atomic_int *stop_flag = mmap(NULL, sizeof *stop_flag, PROT_READ | PROT_WRITE,
 	                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	atomic_store(stop_flag, 0);
-	pid_t echo = echo_pid = start_echo(stop_flag);
+	pid_t echo = echo_pid = start_echo(stop_flag, in, out);
 	use_host(0);
 	dssm_stream *ping;
-	if (dssm_open("ping", 0, DSSM_WRITE, &ping) < 0)
-		die("ping");
+	if (dssm_open(in, 0, DSSM_WRITE, &ping) < 0)
+		die(in);
 	/* pings every 50 ms until the path is up both ways (discovery) */
 	dssm_stream *pong = NULL;
 	unsigned char buf[64] = {0};
@@ -187,7 +207,7 @@ static struct lat bridge_latency(int n, const char *dat)
 		memcpy(buf, &seq, sizeof seq);
 		seq++;
 		dssm_write(ping, buf, sizeof buf, dssm_now());
-		pong = wait_ring("pong", 0.05);
+		pong = wait_ring(out, 0.05);
 	}
 	if (!pong) {
 		fprintf(stderr, "bench_dds: no pong after 20 s\n");
@@ -245,53 +265,6 @@ out:
 	dssm_close(ping);
 	dssm_close(pong);
 	return r;
-}
-
-/* ---- one way, as a ROS 2 node on B sees it ---- */
-
-/* Sample SEQ of ring "ow" as ROS 2 CDR of std_msgs/String, 64 bytes as
- * dds_plain pub's: encapsulation (CDR, little-endian), length 56, the
- * number in 55 characters and a NUL. */
-static void write_cdr(dssm_stream *ow, long seq)
-{
-	unsigned char b[64] = {0x00, 0x01, 0x00, 0x00, 56, 0, 0, 0};
-	char text[56];
-	snprintf(text, sizeof text, "%-55ld", seq);
-	memcpy(b + 8, text, sizeof text);
-	dssm_write(ow, b, sizeof b, dssm_now());
-}
-
-static void next_tick(struct timespec *t, long ns)
-{
-	t->tv_nsec += ns;
-	while (t->tv_nsec >= 1000000000L)
-		t->tv_nsec -= 1000000000L, t->tv_sec++;
-	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL);
-}
-
-/* n samples at 1 kHz into ring "ow" on A (a ROS 2-form ring that A's
- * bridge publishes as rt/ow), timed from the ring write (its sample time,
- * the DDS source timestamp) to their arrival at dds_plain sub on B. */
-static struct lat ring_oneway(dssm_stream *ow, int n)
-{
-	static long seq; /* across rounds: a late joiner's history is told apart */
-	char dom[16];
-	snprintf(dom, sizeof dom, "%d", domain);
-	char *sub[] = {plain_bin, dom, "sub", "rt/ow", NULL};
-	pid_t s = on_host(1, "plain-ring.log", sub);
-	for (int i = 0; i < 400 && log_lines("plain-ring.log") == 0; i++) {
-		write_cdr(ow, seq++); /* every 50 ms until it arrives (discovery) */
-		usleep(50000);
-	}
-	usleep(200000);
-	long first = seq;
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	for (int i = 0; i < n; i++, next_tick(&t, 1000000))
-		write_cdr(ow, seq++);
-	usleep(200000);
-	stop(s);
-	return parse_oneway("plain-ring.log", first, n);
 }
 
 struct rate {
@@ -371,64 +344,6 @@ out:
 	return r;
 }
 
-/* The median of a double field of n structs (field at byte off, stride apart). */
-static double med(const void *arr, int n, size_t stride, size_t off)
-{
-	double v[8];
-	for (int i = 0; i < n; i++)
-		memcpy(&v[i], (const char *)arr + (size_t)i * stride + off, sizeof v[i]);
-	return median_of(v, n);
-}
-#define MEDIAN(arr, n, field) \
-	med((arr), (n), sizeof *(arr), (size_t)((const char *)&(arr)->field - (const char *)(arr)))
-
-static void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, double *cpu_rt, int n)
-{
-	double b50 = MEDIAN(bl, n, p50), b90 = MEDIAN(bl, n, p90), b99 = MEDIAN(bl, n, p99);
-	double l50 = MEDIAN(dl, n, p50), l90 = MEDIAN(dl, n, p90), l99 = MEDIAN(dl, n, p99);
-	double w50 = MEDIAN(dw, n, p50), w90 = MEDIAN(dw, n, p90), w99 = MEDIAN(dw, n, p99);
-	double ratios[8], cpu[8];
-	for (int i = 0; i < n; i++)
-		ratios[i] = dl[i].p50 > 0 ? bl[i].p50 / dl[i].p50 : 0, cpu[i] = cpu_rt[i];
-	double lo = ratios[0], hi = ratios[0];
-	for (int i = 1; i < n; i++)
-		lo = ratios[i] < lo ? ratios[i] : lo, hi = ratios[i] > hi ? ratios[i] : hi;
-	printf("round trip, 64 B, one ping at a time (A -> B -> A, two DDS hops):\n");
-	printf("  dssm dds          p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", b50, b90, b99);
-	printf("  ddsperf listener  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", l50, l90, l99);
-	printf("  ddsperf waitset   p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", w50, w90, w99);
-	if (l50 > 0 && b50 > 0)
-		printf("  ratio p50 %.2fx (rounds %.2f .. %.2f) p90 %.2fx p99 %.2fx %s; "
-		       "to ddsperf waitset p50 %.2fx\n", b50 / l50, lo, hi, b90 / l90, b99 / l99,
-		       b50 / l50 <= 1.2 ? "(goal <= 1.2x met)" : "(goal <= 1.2x missed)",
-		       w50 > 0 ? b50 / w50 : 0);
-	printf("  dssm dds one way, ring to ring (median): A->B %.1f us, B->A %.1f us; "
-	       "both bridges' CPU %.1f us a round trip\n", MEDIAN(bl, n, ab50), MEDIAN(bl, n, ba50),
-	       median_of(cpu, n));
-}
-
-static void report_oneway(struct lat *ring, struct lat *plain, struct lat *perf, int n, int want)
-{
-	double r50 = MEDIAN(ring, n, p50), r90 = MEDIAN(ring, n, p90), r99 = MEDIAN(ring, n, p99);
-	double p50 = MEDIAN(plain, n, p50), p90 = MEDIAN(plain, n, p90), p99 = MEDIAN(plain, n, p99);
-	double d50 = MEDIAN(perf, n, p50) / 2, d90 = MEDIAN(perf, n, p90) / 2;
-	double d99 = MEDIAN(perf, n, p99) / 2;
-	int got = 0, pgot = 0;
-	for (int i = 0; i < n; i++)
-		got += ring[i].n, pgot += plain[i].n;
-	printf("one way, 64 B at 1 kHz, as a ROS 2 node on B sees it (a plain Cyclone subscriber of\n"
-	       "std_msgs/String in a listener: arrival minus the DDS source timestamp):\n");
-	printf("  dssm ring on A -> dssm dds   p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d "
-	       "arrived)\n", r50, r90, r99, got, n * want);
-	printf("  plain DDS writer on A        p50 %7.1f us p90 %7.1f us p99 %7.1f us (%d of %d)\n",
-	       p50, p90, p99, pgot, n * want);
-	printf("  ddsperf ping 1 kHz, rtt / 2  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", d50, d90,
-	       d99);
-	if (r50 > 0 && p50 > 0 && d50 > 0)
-		printf("  ratio p50 %.2fx to the plain writer, %.2fx to ddsperf's half round trip "
-		       "(p90 %.2fx, %.2fx)\n", r50 / p50, r50 / d50, r90 / p90, r90 / d90);
-}
-
 static void report_rate(const char *label, size_t size, struct rate *ours, struct drate *d, int n)
 {
 	double o = MEDIAN(ours, n, per_s), t = MEDIAN(d, n, per_s);
@@ -451,13 +366,74 @@ static void report_rate(const char *label, size_t size, struct rate *ours, struc
 	       "bridges %.0f | ddsperf %.0f (a run)\n", "", MEDIAN(ours, n, drops), MEDIAN(d, n, drops));
 }
 
+/* ---- the spinning pair (--spin) ---- */
+
+/* The round trip through the spinning pair (pings -> pongs), and the one
+ * way (ows as rt/ows), with their CPU: what main measures through the
+ * default bridges, on rings of their own, just before or after it. */
+static void spin_rt(struct spin_round *r, int pings)
+{
+	double a0 = cpu_seconds(bridge[2]), b0 = cpu_seconds(bridge[3]);
+	r->rt = bridge_latency(pings, NULL, "pings", "pongs");
+	r->cpu_rt = (cpu_seconds(bridge[2]) - a0 + cpu_seconds(bridge[3]) - b0) * 1e6 /
+	            (r->rt.n ? r->rt.n : 1);
+}
+
+static void spin_ow(struct spin_round *r, int oneway_n, dssm_stream *ows)
+{
+	double a0 = cpu_seconds(bridge[2]);
+	r->ow = ring_oneway(ows, "rt/ows", "plain-rings.log", oneway_n);
+	r->cpu_ow = (cpu_seconds(bridge[2]) - a0) / (oneway_n / 1000.0);
+}
+
+/* The latency figures of each round (the report gives their medians). */
+struct lat_figs {
+	struct lat dl[8], dw[8], bl[8]; /* round trip: ddsperf listener, waitset; the bridges */
+	struct lat ro[8], po[8], dr[8]; /* one way: ring, plain writer, ddsperf 1 kHz / 2 */
+	double cpu_rt[8], cpu_ow[8];    /* both bridges' us a round trip; A's during the one way */
+	struct spin_round sp[8];        /* the spinning pair's (--spin) */
+};
+
+/* Round k's latency measurements into f (out: --out's directory or NULL). */
+static void latency_round(struct lat_figs *f, int k, int secs, int pings, int oneway_n,
+                          dssm_stream **lr, const char *out)
+{
+	f->dl[k] = ddsperf_latency(secs, "listener", NULL);
+	f->dw[k] = ddsperf_latency(secs, "waitset", NULL);
+	char dat[256];
+	if (out)
+		snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
+	/* the spinning pair's just before (odd rounds) or after */
+	int sp_first = spin_us > 0 && k % 2, sp_after = spin_us > 0 && !sp_first;
+	if (sp_first)
+		spin_rt(&f->sp[k], pings);
+	double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
+	f->bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL, "ping", "pong");
+	f->cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
+	               (f->bl[k].n ? f->bl[k].n : 1);
+	if (sp_after)
+		spin_rt(&f->sp[k], pings);
+	if (!plain_bin[0])
+		return;
+	if (sp_first)
+		spin_ow(&f->sp[k], oneway_n, lr[5]);
+	a0 = cpu_seconds(bridge[0]);
+	f->ro[k] = ring_oneway(lr[2], "rt/ow", "plain-ring.log", oneway_n);
+	f->cpu_ow[k] = (cpu_seconds(bridge[0]) - a0) / (oneway_n / 1000.0);
+	if (sp_after)
+		spin_ow(&f->sp[k], oneway_n, lr[5]);
+	f->po[k] = plain_oneway(oneway_n);
+	f->dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: bench_dds DSSM_BINARY [--quick] [--only latency|throughput] "
-	        "[--out DIR] [--cyclone XML] [--ddsperf-default-buffer]\n"
+	        "[--out DIR] [--cyclone XML] [--ddsperf-default-buffer] [--spin USEC]\n"
 	        "  --cyclone adds XML to both hosts' Cyclone <Domain> (ddsperf and the bridges),\n"
 	        "  e.g. '<Internal><SocketReceiveBufferSize min=\"4MB\"/></Internal>'\n"
-	        "  --ddsperf-default-buffer: ddsperf without the bridge's 4 MiB receive buffer\n");
+	        "  --ddsperf-default-buffer: ddsperf without the bridge's 4 MiB receive buffer\n"
+	        "  --spin USEC: also a pair of bridges run with dssm dds --spin USEC (latency)\n");
 	exit(2);
 }
 
@@ -475,9 +451,32 @@ static void parse_args(int argc, char **argv, const char **only, const char **ou
 			cyclone_extra = argv[++i];
 		else if (!strcmp(argv[i], "--ddsperf-default-buffer"))
 			perf_default_buffer = 1;
+		else if (!strcmp(argv[i], "--spin") && i + 1 < argc && atol(argv[i + 1]) > 0)
+			spin_us = atol(argv[++i]);
 		else
 			usage();
 	}
+}
+
+/* The latency rings: ping on A, pong on B; ow on A (ROS 2 CDR of
+ * std_msgs/String: A's bridge publishes it as rt/ow); with --spin the same
+ * for the spinning pair (pings, pongs, ows); NULL where not made. */
+static void make_latency_rings(dssm_stream *lr[6])
+{
+	dssm_stream_config owc = DSSM_STREAM_CONFIG_INIT;
+	owc.max_size = 64, owc.slots = 64, owc.type = "std_msgs/msg/String", owc.encoding = "cdr";
+	static const char *const names[] = {"ping", "pong", "ow", "pings", "pongs", "ows"};
+	for (int i = 0; i < 6; i++) {
+		lr[i] = NULL;
+		if (i >= 3 && spin_us == 0)
+			continue;
+		use_host(i % 3 == 1); /* pong and pongs on B */
+		if (i % 3 < 2)
+			lr[i] = make_ring(names[i], 64, 64);
+		else if (dssm_create(names[i], 0, &owc, &lr[i]) < 0)
+			die(names[i]);
+	}
+	use_host(0);
 }
 
 /* dds_plain, built beside this program (make all); "" if it is not there. */
@@ -529,38 +528,15 @@ int main(int argc, char **argv)
 	int oneway_n = quick ? 1000 : 3000;
 	find_plain(argv[0]);
 	print_header(rounds);
-	use_host(1);
-	dssm_stream *pong_b = make_ring("pong", 64, 64);
-	use_host(0);
-	dssm_stream *ping_a = make_ring("ping", 64, 64);
-	/* ROS 2 CDR of std_msgs/String: A's bridge publishes it as rt/ow */
-	dssm_stream_config owc = DSSM_STREAM_CONFIG_INIT;
-	owc.max_size = 64, owc.slots = 64, owc.type = "std_msgs/msg/String", owc.encoding = "cdr";
-	dssm_stream *ow_a;
-	if (dssm_create("ow", 0, &owc, &ow_a) < 0)
-		die("ow");
+	dssm_stream *lr[6]; /* ping, pong, ow; pings, pongs, ows */
+	make_latency_rings(lr);
 	start_bridges();
-	struct lat dl[8], dw[8], bl[8], ro[8], po[8], dr[8];
+	struct lat_figs f;
 	struct drate d64[8], d64k[8];
 	struct rate r64[8], r64k[8];
-	double cpu_rt[8];
 	for (int k = 0; k < rounds; k++) {
-		if (lat) {
-			dl[k] = ddsperf_latency(secs, "listener", NULL);
-			dw[k] = ddsperf_latency(secs, "waitset", NULL);
-			char dat[256];
-			if (out)
-				snprintf(dat, sizeof dat, "%s/bench_dds-rtt.dat", out);
-			double a0 = cpu_seconds(bridge[0]), b0 = cpu_seconds(bridge[1]);
-			bl[k] = bridge_latency(pings, out && k == 0 ? dat : NULL);
-			cpu_rt[k] = (cpu_seconds(bridge[0]) - a0 + cpu_seconds(bridge[1]) - b0) * 1e6 /
-			            (bl[k].n ? bl[k].n : 1);
-			if (plain_bin[0]) {
-				ro[k] = ring_oneway(ow_a, oneway_n);
-				po[k] = plain_oneway(oneway_n);
-				dr[k] = ddsperf_latency(secs, "listener", "1000Hz");
-			}
-		}
+		if (lat)
+			latency_round(&f, k, secs, pings, oneway_n, lr, out);
 		if (tput) {
 			d64[k] = ddsperf_rate(64, secs);
 			r64[k] = bridge_rate("tp64", 64, 4096, secs);
@@ -569,20 +545,22 @@ int main(int argc, char **argv)
 		}
 	}
 	if (lat)
-		report_latency(dl, dw, bl, cpu_rt, rounds);
+		report_latency(f.dl, f.dw, f.bl, f.cpu_rt, rounds);
 	if (lat && plain_bin[0])
-		report_oneway(ro, po, dr, rounds, oneway_n);
+		report_oneway(f.ro, f.po, f.dr, rounds, oneway_n);
 	else if (lat)
 		printf("one way to a plain DDS subscriber: skipped (no %s)\n", plain_bin);
+	if (lat && spin_us > 0)
+		report_spin(f.sp, f.bl, f.dl, f.ro, f.po, f.cpu_rt, f.cpu_ow, rounds, oneway_n, spin_us);
 	if (tput) {
 		printf("throughput, A -> B (%d s a run):\n", secs);
 		report_rate("64 B", 64, r64, d64, rounds);
 		report_rate("64 KiB", 65536, r64k, d64k, rounds);
 	}
-	stop(bridge[0]);
-	stop(bridge[1]);
-	dssm_close(ping_a);
-	dssm_close(pong_b);
-	dssm_close(ow_a);
+	for (int i = 0; i < 4; i++)
+		if (bridge[i] > 0)
+			stop(bridge[i]);
+	for (int i = 0; i < 6; i++)
+		dssm_close(lr[i]);
 	return 0;
 }

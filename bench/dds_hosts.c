@@ -2,7 +2,8 @@
  * dds_hosts.c - bench_dds's two hosts and ddsperf (dds_hosts.h): the
  * network namespaces and their configuration, starting programs on them,
  * the UDP drops of B's kernel, the runs of ddsperf and of dds_plain alone
- * (the baselines), and their figures parsed from their output.
+ * (the baselines), their figures parsed from their output, and the one way
+ * from a ring through a bridge to dds_plain (ring_oneway).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -360,4 +361,48 @@ struct lat plain_oneway(int n)
 	waitpid(p, NULL, 0);
 	stop(s);
 	return parse_oneway("plain-plain.log", 100, n); /* the first 100: warm-up */
+}
+
+/* ---- one way through the bridge, as a ROS 2 node on B sees it ---- */
+
+/* Sample SEQ of a ROS 2-form ring as CDR of std_msgs/String, 64 bytes as
+ * dds_plain pub's: encapsulation (CDR, little-endian), length 56, the
+ * number in 55 characters and a NUL. */
+static void write_cdr(dssm_stream *ow, long seq)
+{
+	unsigned char b[64] = {0x00, 0x01, 0x00, 0x00, 56, 0, 0, 0};
+	char text[56];
+	snprintf(text, sizeof text, "%-55ld", seq);
+	memcpy(b + 8, text, sizeof text);
+	dssm_write(ow, b, sizeof b, dssm_now());
+}
+
+static void next_tick(struct timespec *t, long ns)
+{
+	t->tv_nsec += ns;
+	while (t->tv_nsec >= 1000000000L)
+		t->tv_nsec -= 1000000000L, t->tv_sec++;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, t, NULL);
+}
+
+struct lat ring_oneway(dssm_stream *ow, const char *topic, const char *log, int n)
+{
+	static long seq; /* across rounds and rings: a late joiner's history is told apart */
+	char dom[16];
+	snprintf(dom, sizeof dom, "%d", domain);
+	char *sub[] = {plain_bin, dom, "sub", (char *)topic, NULL};
+	pid_t s = on_host(1, log, sub);
+	for (int i = 0; i < 400 && log_lines(log) == 0; i++) {
+		write_cdr(ow, seq++); /* every 50 ms until it arrives (discovery) */
+		usleep(50000);
+	}
+	usleep(200000);
+	long first = seq;
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	for (int i = 0; i < n; i++, next_tick(&t, 1000000))
+		write_cdr(ow, seq++);
+	usleep(200000);
+	stop(s);
+	return parse_oneway(log, first, n);
 }

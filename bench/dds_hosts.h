@@ -3,13 +3,15 @@
  * with its DSSM_NAMESPACE and Cyclone configuration), the programs started
  * on them, and ddsperf's figures beside which the bridge is measured.
  * dds_hosts.c has the code; bench_dds.c the measurements through the
- * bridges and the report.
+ * bridges and the throughput report; dds_report.c the latency report.
  */
 #ifndef DSSM_BENCH_DDS_HOSTS_H
 #define DSSM_BENCH_DDS_HOSTS_H
 
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "dssm/dssm.h"
 
 extern char *dssm_bin;
 extern char net[2][32];       /* network namespaces of hosts A and B */
@@ -65,5 +67,34 @@ struct lat parse_oneway(const char *log, long first, int n);
 /* The one way of n samples at 1 kHz from dds_plain pub on A to dds_plain
  * sub on B (domain + 2): ring_oneway's path without dssm. */
 struct lat plain_oneway(int n);
+/* n samples at 1 kHz written into ring ow on A (ROS 2 form, std_msgs/String
+ * CDR, which a bridge on A publishes as topic), timed from the ring write
+ * (its sample time, the DDS source timestamp) to their arrival at
+ * dds_plain sub on B (its output in tmpdir/log). */
+struct lat ring_oneway(dssm_stream *ow, const char *topic, const char *log, int n);
+
+/* ---- dds_report.c: medians of the rounds, the latency report ---- */
+
+/* The median of a double field of n (at most 8) structs, stride apart. */
+double med(const void *arr, int n, size_t stride, size_t off);
+#define MEDIAN(arr, n, field) \
+	med((arr), (n), sizeof *(arr), (size_t)((const char *)&(arr)->field - (const char *)(arr)))
+
+/* A round through the pair of bridges run with --spin (bench_dds --spin). */
+struct spin_round {
+	struct lat rt, ow;  /* round trip (pings -> pongs), one way (ows as rt/ows) */
+	double cpu_rt;      /* both spinning bridges' CPU us a round trip */
+	double cpu_ow;      /* A's spinning bridge's CPU during the one way, s per s of samples */
+};
+
+/* Arrays of n rounds: ddsperf listener and waitset, the bridges' round trip
+ * (cpu_rt: both bridges' CPU us a round trip). */
+void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, double *cpu_rt, int n);
+/* Ring through the bridge, plain DDS writer, ddsperf 1 kHz; want samples each. */
+void report_oneway(struct lat *ring, struct lat *plain, struct lat *perf, int n, int want);
+/* The spinning pair beside the default bridges (cpu_ow: A's default
+ * bridge's CPU during its one way, as spin_round's). */
+void report_spin(struct spin_round *sp, struct lat *bl, struct lat *dl, struct lat *ro,
+                 struct lat *po, double *cpu_rt, double *cpu_ow, int n, int want, long spin_us);
 
 #endif

@@ -168,8 +168,7 @@ static void scan(struct bridge *b)
 			        "none over %zu (--max-size + %u, its MaxSampleSize, as this bridge "
 			        "subscribes); larger ones are counted unsendable\n", label,
 			        list[i].max_size, (size_t)DDSB_MAX_SAMPLE_SIZE(b->cfg), DDSB_CDR_OVERHEAD);
-		if (ddsb_pub_start(b->pp, &list[i], b->cfg->log, b->cfg->verbose, b->pubs, b->npubs,
-		                   &b->pubs[b->npubs]) == 0)
+		if (ddsb_pub_start(b->pp, &list[i], b->cfg, b->pubs, b->npubs, &b->pubs[b->npubs]) == 0)
 			b->npubs++;
 		else /* a name Cyclone refuses ('-', '.'), a topic taken, a DDS error */
 			skip(b, label, dssm_last_error());

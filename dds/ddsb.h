@@ -42,6 +42,8 @@ struct ddsb_config {
 	uint64_t max_total_bytes;       /* the rings this process makes from DDS, all together
 	                                 * (0: ddsb_max_total_bytes's default) */
 	int verbose;                    /* log rings and topics as they come and go */
+	dssm_time_t spin;               /* ns a publishing thread, caught up, polls its ring
+	                                 * before it sleeps (0: sleeps at once; --spin) */
 	FILE *log;                      /* where the log lines go (stderr) */
 	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns (NULL: none) */
 	atomic_int *halt;               /* set by another thread: the same (NULL: none) */
@@ -255,9 +257,11 @@ int ddsb_mark_ring(dssm_stream *s, const char *topic, const char *dds_type, uint
 /* ---- publish.c: one thread per published ring ------------------------------------ */
 
 struct ddsb_pub;
-/* Start publishing ring info->name:id on participant pp (history first);
- * refused (DSSM_EINVAL) when one of the NOTHERS publishers has its topic. */
-int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int verbose,
+/* Start publishing ring info->name:id on participant pp (history first),
+ * logging to cfg->log, its thread polling the ring for cfg->spin ns once
+ * caught up before it sleeps; refused (DSSM_EINVAL) when one of the
+ * NOTHERS publishers has its topic. */
+int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, const struct ddsb_config *cfg,
                    struct ddsb_pub *const *others, int nothers, struct ddsb_pub **out);
 /* Stop it, add its figures to st and free it. */
 void ddsb_pub_stop(struct ddsb_pub *p, struct ddsb_stats *st);

@@ -6,6 +6,7 @@
  * sertype with their CDR bytes unchanged, others as dssm::msg::Sample.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ struct ddsb_pub {
 	dds_entity_t topic_e, writer;
 	unsigned char *buf;               /* max_size bytes */
 	FILE *log;
+	dssm_time_t spin;                 /* --spin: ns of polling once caught up */
 	pthread_t thread;
 	atomic_int stop;
 	atomic_uint_fast64_t sent, bytes, missed, unsendable;
@@ -79,16 +81,62 @@ static void send_sample(struct ddsb_pub *p, const void *data, size_t len, const 
 	atomic_fetch_add(&p->bytes, len);
 }
 
+/* Poll the ring until a sample past those read is committed or a stop is
+ * asked (1), or until `until` (monotonic ns; 0). Not ssmcore's spin
+ * (dssm_set_spin), which only pauses between its reads: a thread woken on
+ * the core of a thread spinning that way waited for the spin's end or the
+ * scheduler's slice (two spinning bridges on 2 cores: round trip p99 2.1
+ * ms, bench_dds --spin 2000). Yielding every 16 reads gives the core to
+ * whatever else is runnable there within about a microsecond (p99 132-144
+ * us), and costs a system call that returns at once when nothing is. */
+static int poll_ring(struct ddsb_pub *p, dssm_time_t until)
+{
+	for (unsigned i = 0;; i++) {
+		if (dssm__next_ready(p->ring))
+			return 1;
+		if ((i & 15) == 15) {
+			if (atomic_load_explicit(&p->stop, memory_order_relaxed))
+				return 1; /* seen by pub_thread's loop at once */
+			if (dssm__monotonic() >= until)
+				return 0;
+			sched_yield();
+		} else {
+			cpu_relax();
+		}
+	}
+}
+
+/* Caught up since *idle (monotonic ns; 0: just now): wait for the next
+ * sample, polling the ring for what is left of p->spin first, then
+ * sleeping. The spin counts from the moment the thread caught up, not from
+ * each wait: the waits end every 100 ms (to see a stop), and a spin begun
+ * anew at each would poll an idle ring for ever once --spin reached 100 ms
+ * (dds-test '--spin 1000000'). */
+static void wait_next(struct ddsb_pub *p, dssm_time_t *idle)
+{
+	if (p->spin > 0) {
+		dssm_time_t now = dssm__monotonic();
+		if (*idle == 0)
+			*idle = now;
+		if (now - *idle < p->spin && poll_ring(p, *idle + p->spin))
+			return;
+	}
+	/* 100 ms bounds how long a stop request waits, not the latency */
+	dssm_wait_new(p->ring, 100 * 1000 * 1000);
+}
+
 static void *pub_thread(void *arg)
 {
 	struct ddsb_pub *p = arg;
 	/* named, for perf and top (Cyclone names its own threads: recvUC, tev) */
 	pthread_setname_np(pthread_self(), "dssm-dds-pub");
+	dssm_time_t idle = 0;
 	while (!atomic_load(&p->stop)) {
 		dssm_sample_info si;
 		uint64_t missed = 0;
 		int rc = dssm_read_next(p->ring, p->buf, p->info.max_size, &si, &missed);
 		if (rc == 0) {
+			idle = 0;
 			atomic_fetch_add(&p->missed, missed);
 			send_sample(p, p->buf, si.copied, &si);
 		} else if (rc == DSSM_ETOOOLD) {
@@ -98,8 +146,7 @@ static void *pub_thread(void *arg)
 			 * Cyclone's write batching on, which packs a burst of small
 			 * samples into few datagrams: 5x the 64 B rate, bench_dds). */
 			dds_write_flush(p->writer);
-			/* 100 ms bounds how long a stop request waits, not the latency */
-			dssm_wait_new(p->ring, 100 * 1000 * 1000);
+			wait_next(p, &idle);
 		} else {
 			fprintf(p->log, "dssm dds: reading %s: %s; stopped publishing it\n", p->label,
 			        dssm_last_error());
@@ -163,14 +210,16 @@ static int topic_taken(const struct ddsb_pub *p, struct ddsb_pub *const *others,
 	return 0;
 }
 
-int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int verbose,
+int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, const struct ddsb_config *cfg,
                    struct ddsb_pub *const *others, int nothers, struct ddsb_pub **out)
 {
+	FILE *log = cfg->log;
 	struct ddsb_pub *p = calloc(1, sizeof *p);
 	if (!p)
 		return dssm__fail(DSSM_ENOMEM, "out of memory to publish %s:%d", info->name, info->id);
 	snprintf(p->label, sizeof p->label, "%s:%d", info->name, info->id);
 	p->log = log;
+	p->spin = cfg->spin;
 	int rc = dssm_open(info->name, info->id, DSSM_READ, &p->ring);
 	if (rc < 0) {
 		free(p);
@@ -195,15 +244,18 @@ int ddsb_pub_start(dds_entity_t pp, const dssm_stream_info *info, FILE *log, int
 	/* the whole history first: the writer keeps it for late joiners */
 	if ((rc = dssm_subscribe(p->ring, DSSM_FROM_OLDEST, 0)) < 0)
 		goto fail;
-	/* No spinning before sleeping: one thread per ring, and the spin was
-	 * 64% of their CPU (perf, bench_dds) for no latency gained. */
+	/* No spinning in the wait itself: one thread per ring, and ssmcore's
+	 * default spin was 64% of their CPU (perf, bench_dds) for no latency
+	 * gained. --spin polls before it instead (wait_next): the user's
+	 * choice of a core per busy ring for one wake-up less a sample
+	 * (docs/dds.md). */
 	dssm_set_spin(p->ring, 0);
 	if (pthread_create(&p->thread, NULL, pub_thread, p) != 0) {
 		rc = dssm__fail(DSSM_ESYS, "cannot start a thread to publish %s", p->label);
 		goto fail;
 	}
 	fprintf(log, "dssm dds: publishing %s as %s (%s%s)\n", p->label, p->topic, p->dds_type,
-	        verbose ? ", reliable, transient-local" : "");
+	        cfg->verbose ? ", reliable, transient-local" : "");
 	*out = p;
 	return 0;
 fail:

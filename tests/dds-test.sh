@@ -338,11 +338,14 @@ t_usage() {
 	"$dssm" dds --help | grep -q "ros2 topic echo" || return 1
 	for args in "" "--domain 233 --all" "--subscribe =x" "--subscribe rt/x=" "--slots 1 --all" \
 		"--max-size 0 --all" "--all extra" "--max-stream-bytes 100 --all" \
-		"--slots 1000 --max-size 1000000 --all"; do
+		"--slots 1000 --max-size 1000000 --all" "--spin -1 --all" "--spin x --all" \
+		"--spin 1000001 --all" "--spin 2.5 --all"; do
 		# (timeout: a command line taken runs the bridge until stopped)
 		timeout 10 "$dssm" dds $args 2>/dev/null; [ $? -eq 2 ] || { echo "dssm dds $args: not a usage error"; return 1; }
 	done
 	ROS_DOMAIN_ID=x "$dssm" dds --all 2>/dev/null; [ $? -eq 2 ] || return 1
+	"$dssm" dds --all --spin 1000001 2>&1 | grep -q -- "--spin is 0 .. 1000000 microseconds, not 1000001" || return 1
+	"$dssm" dds --help | grep -q -- "--spin 2000" || return 1
 	# DDS sources of record and mirror
 	"$dssm" record --help | grep -q "dssm record -o fleet dds:rt/" || return 1
 	"$dssm" mirror --help | grep -q "dssm mirror dds:rt/" || return 1
@@ -468,6 +471,48 @@ sys.exit(0 if len(s) == 1 and b == bytes.fromhex(sys.argv[1]) else print(len(s),
 }
 RINGS="$RINGS dt_rr dt_odd"
 replaced
+
+# loopback only: --spin. The voluntary context switches of the publishing
+# thread (dssm-dds-pub) count its sleeps: while it polls it makes none (its
+# sched_yield is not one), and once caught up for longer than its spin it
+# sleeps on the ring's futex, 100 ms at a time.
+pub_sleeps() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		[ "$(cat "$t/comm" 2>/dev/null)" = dssm-dds-pub ] &&
+			awk '/^voluntary_ctxt_switches/ {print $2}' "$t/status"
+	done
+}
+t_spin() { # a spinning publisher sends every sample, and sleeps once its spin is over
+	cdr_string "s0" | on_a "$dssm" write dt_spin --create 64 --type std_msgs/msg/String \
+		--encoding cdr --time "$(ms 0)" >/dev/null || return 1
+	"${HOST_A[@]}" "$dssm" dds --domain "$DOMAIN" --publish dt_spin --spin 1000000 2>"$tmp/spin.log" &
+	local a=$! s1 s2
+	pids+=("$a")
+	for _ in $(seq 100); do
+		grep -q "publishing dt_spin:0" "$tmp/spin.log" && break
+		sleep 0.1
+	done
+	grep -q "polls its ring for 1000000 us before it sleeps" "$tmp/spin.log" || { cat "$tmp/spin.log"; return 1; }
+	cdr_string "s1" | on_a "$dssm" write dt_spin --time "$(ms 1)" >/dev/null || return 1
+	sleep 2.5 # (the spin of 1 s after s1 is over: it sleeps, 100 ms at a time)
+	s1=$(pub_sleeps "$a")
+	sleep 2
+	s2=$(pub_sleeps "$a")
+	# about 20 sleeps in these 2 s; a spin begun anew at each wait polls
+	# for ever (none) or 1 s between 100 ms sleeps (2)
+	[ -n "$s1" ] && [ "$s2" -ge $((s1 + 5)) ] ||
+		{ echo "dssm-dds-pub slept $s1 then $s2 times: it polls an idle ring"; return 1; }
+	cdr_string "s2" | on_a "$dssm" write dt_spin --time "$(ms 2)" >/dev/null &&
+		cdr_string "s3" | on_a "$dssm" write dt_spin --time "$(ms 3)" >/dev/null || return 1
+	on_a timeout 30 "$r2s" "$DOMAIN" sub rt/dt_spin 4 >"$tmp/spin.sub" || { cat "$tmp/spin.sub" "$tmp/spin.log"; return 1; }
+	printf '%s s0\n%s s1\n%s s2\n%s s3\n' "$(ns_of 0)" "$(ns_of 1)" "$(ns_of 2)" "$(ns_of 3)" |
+		diff - "$tmp/spin.sub" || return 1
+	kill -TERM "$a"
+	wait "$a" && grep -q "published 1 rings: 4 samples" "$tmp/spin.log" || { cat "$tmp/spin.log"; return 1; }
+}
+RINGS="$RINGS dt_spin"
+check "--spin 1000000: every sample goes out (a ROS 2 subscriber gets them); the publishing thread sleeps once its 1 s of polling is over" t_spin
 
 # `dssm record` and `dssm mirror` with a DDS topic as their source: a
 # ROS 2-style publisher's samples (std_msgs/msg/String), no address given
