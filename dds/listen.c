@@ -52,6 +52,7 @@ struct ddsb_listen {
 	dds_listener_t *listener;
 	_Atomic int64_t last_ns;  /* when the listener last ran (CLOCK_MONOTONIC) */
 	atomic_uint deferred;     /* arrivals left to the bridge's thread since a take */
+	atomic_int guard_set;     /* the guard was set since the bridge's thread reset it */
 	unsigned most_deferred;   /* then the listener takes: depth / DDSB_DEFER_DIV */
 };
 
@@ -85,13 +86,27 @@ static void drain(struct ddsb_listen *l, int nowait)
 	}
 }
 
+/* Leave the sample to the bridge's thread: set the guard condition, once
+ * until that thread resets it (each set locks the guard and broadcasts to
+ * the waitset, even when it is set already: a futex wake a sample in
+ * perf). 0 if the guard could not be set (then the listener takes). */
+static int defer(struct ddsb_listen *l)
+{
+	if (atomic_exchange(&l->guard_set, 1))
+		return 1; /* the bridge's thread is on its way */
+	if (dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+		return 1;
+	atomic_store(&l->guard_set, 0);
+	return 0;
+}
+
 static void on_data(dds_entity_t reader, void *arg)
 {
 	(void)reader;
 	struct ddsb_listen *l = arg;
 	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
 	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) < l->most_deferred &&
-	    dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+	    defer(l))
 		return;
 	atomic_store(&l->want, 1);
 	drain(l, 1);
@@ -118,6 +133,7 @@ int ddsb_listen_new(struct ddsb_sub *sub, FILE *log, struct ddsb_listen **out)
 	atomic_init(&l->want, 0);
 	atomic_init(&l->last_ns, 0);
 	atomic_init(&l->deferred, 0);
+	atomic_init(&l->guard_set, 0);
 	dds_lset_data_available(l->listener, on_data);
 	*out = l;
 	return 0;
@@ -159,8 +175,12 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 
 int ddsb_listen_take(struct ddsb_listen *l)
 {
-	if (l->guard) /* reset before taking: a burst after the take wakes the loop again */
+	/* reset before taking: a burst after the take wakes the loop again. A
+	 * listener that saw guard_set still 1 ran before this store, its sample
+	 * stored before: the take below gets it. */
+	if (l->guard)
 		dds_set_guardcondition(l->guard, false);
+	atomic_store(&l->guard_set, 0);
 	pthread_mutex_lock(&l->mu);
 	atomic_store(&l->want, 0);
 	atomic_store(&l->deferred, 0);
