@@ -62,6 +62,9 @@ struct ddsb_listen {
  * takes (a quarter: 252 of the default 1008; a sixteenth, or
  * 256-sample DDS takes, measured no better) */
 #define DDSB_DEFER_DIV 4
+#define DDSB_TAKE_EVERY 32
+/* The bridge's thread waits this long at most for a burst to end */
+#define DDSB_TAIL_WAIT_NS 1000000
 
 static int64_t mono_ns(void)
 {
@@ -105,7 +108,7 @@ static void on_data(dds_entity_t reader, void *arg)
 	(void)reader;
 	struct ddsb_listen *l = arg;
 	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
-	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) < l->most_deferred &&
+	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) + 1 < DDSB_TAKE_EVERY &&
 	    defer(l))
 		return;
 	atomic_store(&l->want, 1);
@@ -173,6 +176,23 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 	return rc;
 }
 
+/* A burst still arriving is the listener's: it takes every
+ * DDSB_TAKE_EVERY samples. The bridge's thread takes its tail, once no
+ * sample came for DDSB_BURST_NS, waiting up to DDSB_TAIL_WAIT_NS for that:
+ * holding the mutex while samples arrive, it would make the listener leave
+ * them, and descheduled there (milliseconds on a loaded machine) let the
+ * reader fill. */
+static void wait_burst_end(struct ddsb_listen *l)
+{
+	for (int64_t nap = DDSB_BURST_NS, slept = 0; slept < DDSB_TAIL_WAIT_NS; slept += nap, nap *= 2) {
+		int64_t since = mono_ns() - atomic_load(&l->last_ns);
+		if (since >= DDSB_BURST_NS)
+			return;
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int ddsb_listen_take(struct ddsb_listen *l)
 {
 	/* reset before taking: a burst after the take wakes the loop again. A
@@ -181,6 +201,7 @@ int ddsb_listen_take(struct ddsb_listen *l)
 	if (l->guard)
 		dds_set_guardcondition(l->guard, false);
 	atomic_store(&l->guard_set, 0);
+	wait_burst_end(l);
 	pthread_mutex_lock(&l->mu);
 	atomic_store(&l->want, 0);
 	atomic_store(&l->deferred, 0);
