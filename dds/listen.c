@@ -18,22 +18,22 @@
  * writer's rejected samples are counted (subscribe.c).
  *
  * In a burst (a sample within DDSB_BURST_NS of the one before) the listener
- * leaves the samples to the bridge's thread, woken by a guard condition:
- * written one by one as they arrive, each would wake the ring's readers
- * (a futex wake and two context switches a sample), which halved the
- * throughput of 64 B samples; the bridge's thread writes them in batches
- * of what has arrived, as before the listener. A lone sample (a ping, a
- * sensor at a few kHz) is still written at once.
- *
- * But the bridge's thread may not run for milliseconds (a loaded machine),
- * and the reader holds at most `depth` samples: full, it makes Cyclone's
- * receive thread sleep 10 ms before storing again, receiving nothing for
- * any topic meanwhile (docs/dds.md, Limits), which cut 64 B throughput to
- * a fifth. So the listener counts the arrivals it left to the bridge's
- * thread since the last take, and once they reach a quarter of the depth
- * takes them itself (as a lone sample, never waiting): a batch, still one
- * reader wake-up for many samples, and the reader never fills only because
- * the bridge's thread is late.
+ * takes every few samples (DDSB_TAKE_EVERY, 32, fewer for a shallow
+ * reader), not each: each take wakes the ring's readers (ring writes are
+ * made with DSSM_WRITE_NO_WAKE, the take wakes once at its end,
+ * sub_write.c), and a wake per sample (a futex wake, and two context
+ * switches when a reader sleeps) halved the throughput of 64 B samples.
+ * The samples of a burst's tail it left are taken by the bridge's thread,
+ * woken by a guard condition (set once until that thread resets it), once
+ * the burst is over: it waits up to DDSB_TAIL_WAIT_NS for no sample to
+ * come for DDSB_BURST_NS. Taking while samples still arrive, it would hold
+ * the mutex the listener then finds taken, and descheduled there
+ * (milliseconds on a loaded machine) let the reader fill: full, the reader
+ * makes Cyclone's receive thread sleep 10 ms before storing again,
+ * receiving nothing for any topic meanwhile (docs/dds.md, Limits). That is
+ * what the bridge's thread taking bursts did (the version before: 57 to 107
+ * fulls in a quick benchmark run; 3 to 6 now). A lone sample (a ping, a
+ * sensor at a few kHz) is written, and its readers woken, at once.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -53,17 +53,18 @@ struct ddsb_listen {
 	_Atomic int64_t last_ns;  /* when the listener last ran (CLOCK_MONOTONIC) */
 	atomic_uint deferred;     /* arrivals left to the bridge's thread since a take */
 	atomic_int guard_set;     /* the guard was set since the bridge's thread reset it */
-	unsigned most_deferred;   /* then the listener takes: depth / DDSB_DEFER_DIV */
+	unsigned most_deferred;   /* then the listener takes (DDSB_TAKE_EVERY) */
 };
 
-/* Samples closer than this are a burst, written by the bridge's thread. */
+/* Samples closer than this are a burst. */
 #define DDSB_BURST_NS 20000
-/* ... until this fraction of the reader's depth waits: then the listener
- * takes (a quarter: 252 of the default 1008; a sixteenth, or
- * 256-sample DDS takes, measured no better) */
-#define DDSB_DEFER_DIV 4
+/* In a burst the listener takes every this many samples, or a quarter of
+ * the reader's depth if less (the reader never fills while it leaves
+ * them; 252 of the default 1008, the version before, left most to the
+ * bridge's thread) */
 #define DDSB_TAKE_EVERY 32
-/* The bridge's thread waits this long at most for a burst to end */
+#define DDSB_DEFER_DIV 4
+/* How long the bridge's thread waits at most for a burst to end */
 #define DDSB_TAIL_WAIT_NS 1000000
 
 static int64_t mono_ns(void)
@@ -108,7 +109,7 @@ static void on_data(dds_entity_t reader, void *arg)
 	(void)reader;
 	struct ddsb_listen *l = arg;
 	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
-	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) + 1 < DDSB_TAKE_EVERY &&
+	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) + 1 < l->most_deferred &&
 	    defer(l))
 		return;
 	atomic_store(&l->want, 1);
@@ -149,7 +150,9 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 	int rc = ddsb_sub_discovered(l->sub, pp, waitset, ep);
 	dds_entity_t reader = l->reader ? 0 : ddsb_sub_reader(l->sub);
 	if (reader > 0) /* before the listener is set: it reads this unlocked */
-		l->most_deferred = l->sub->depth / DDSB_DEFER_DIV;
+		l->most_deferred = l->sub->depth / DDSB_DEFER_DIV < DDSB_TAKE_EVERY
+		                       ? l->sub->depth / DDSB_DEFER_DIV
+		                       : DDSB_TAKE_EVERY;
 	pthread_mutex_unlock(&l->mu);
 	if (reader > 0 && !l->guard) {
 		dds_entity_t g = dds_create_guardcondition(pp);
@@ -184,9 +187,9 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
  * reader fill. */
 static void wait_burst_end(struct ddsb_listen *l)
 {
-	for (int64_t nap = DDSB_BURST_NS, slept = 0; slept < DDSB_TAIL_WAIT_NS; slept += nap, nap *= 2) {
-		int64_t since = mono_ns() - atomic_load(&l->last_ns);
-		if (since >= DDSB_BURST_NS)
+	int64_t nap = DDSB_BURST_NS;
+	for (int64_t slept = 0; slept < DDSB_TAIL_WAIT_NS; slept += nap, nap *= 2) {
+		if (mono_ns() - atomic_load(&l->last_ns) >= DDSB_BURST_NS)
 			return;
 		struct timespec ts = {0, (long)nap};
 		nanosleep(&ts, NULL);
