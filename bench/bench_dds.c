@@ -351,8 +351,8 @@ static struct rate bridge_rate(const char *name, size_t size, uint32_t slots, in
 			memcpy(buf, &written, sizeof written);
 			dssm_write(w, buf, size, dssm_now());
 			written++;
-		} else { /* a half ring ahead: on again once only a quarter is */
-			dssm_wait_tid(copy, base + written - window / 2, 100 * 1000 * 1000);
+		} else {
+			dssm_wait_tid(copy, base + written - window + 1, 100 * 1000 * 1000);
 		}
 	}
 	n1 = arrived(copy, base);
