@@ -31,8 +31,8 @@
  * (milliseconds on a loaded machine) let the reader fill: full, the reader
  * makes Cyclone's receive thread sleep 10 ms before storing again,
  * receiving nothing for any topic meanwhile (docs/dds.md, Limits). That is
- * what the bridge's thread taking bursts did (the version before: 57 to 107
- * fulls in a quick benchmark run; 3 to 6 now). A lone sample (a ping, a
+ * what the bridge's thread taking bursts did (the version before: 57 fulls
+ * in a quick benchmark run; 3 to 6 now). A lone sample (a ping, a
  * sensor at a few kHz) is written, and its readers woken, at once.
  */
 #include <pthread.h>
