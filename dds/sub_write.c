@@ -305,7 +305,9 @@ int ddsb_sub_write_held(struct ddsb_sub *s)
 
 void ddsb_sub_drop_held(struct ddsb_sub *s)
 {
-	if (s->nheld && ddsb_sub_write_held(s))
+	int left = s->nheld && ddsb_sub_write_held(s);
+	ddsb_sub_wake(s); /* what it wrote, before the ring is closed */
+	if (left)
 		fprintf(s->cfg->log, "dssm dds: %s: %u samples taken were not yet written into %s at "
 		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld,
 		        s->label);
