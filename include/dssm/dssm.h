@@ -258,9 +258,10 @@ int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t
 int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
                          unsigned flags);
 /* Wake the readers asleep in dssm_wait_* on s (any process), if any: after
- * writes made with DSSM_WRITE_NO_WAKE. A load and nothing more when none
- * sleeps. 0, or DSSM_EINVAL for a NULL stream; a no-op on a handle that is
- * not a local ring. */
+ * writes made with DSSM_WRITE_NO_WAKE, by the thread that made them (or one
+ * ordered after them, e.g. by a mutex both take). A load and nothing more
+ * when none sleeps. 0, or DSSM_EINVAL for a NULL stream; a no-op on a
+ * handle that is not a local ring. */
 int dssm_wake(dssm_stream *s);
 
 /* Zero-copy write: borrow the next slot, fill it, then commit. Until commit,
