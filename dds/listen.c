@@ -18,22 +18,22 @@
  * writer's rejected samples are counted (subscribe.c).
  *
  * In a burst (a sample within DDSB_BURST_NS of the one before) the listener
- * leaves the samples to the bridge's thread, woken by a guard condition:
- * written one by one as they arrive, each would wake the ring's readers
- * (a futex wake and two context switches a sample), which halved the
- * throughput of 64 B samples; the bridge's thread writes them in batches
- * of what has arrived, as before the listener. A lone sample (a ping, a
- * sensor at a few kHz) is still written at once.
- *
- * But the bridge's thread may not run for milliseconds (a loaded machine),
- * and the reader holds at most `depth` samples: full, it makes Cyclone's
- * receive thread sleep 10 ms before storing again, receiving nothing for
- * any topic meanwhile (docs/dds.md, Limits), which cut 64 B throughput to
- * a fifth. So the listener counts the arrivals it left to the bridge's
- * thread since the last take, and once they reach a quarter of the depth
- * takes them itself (as a lone sample, never waiting): a batch, still one
- * reader wake-up for many samples, and the reader never fills only because
- * the bridge's thread is late.
+ * takes every few samples (DDSB_TAKE_EVERY, 32, fewer for a shallow
+ * reader), not each: each take wakes the ring's readers (ring writes are
+ * made with DSSM_WRITE_NO_WAKE, the take wakes once at its end,
+ * sub_write.c), and a wake per sample (a futex wake, and two context
+ * switches when a reader sleeps) halved the throughput of 64 B samples.
+ * The samples of a burst's tail it left are taken by the bridge's thread,
+ * woken by a guard condition (set once until that thread resets it), once
+ * the burst is over: it waits up to DDSB_TAIL_WAIT_NS for no sample to
+ * come for DDSB_BURST_NS. Taking while samples still arrive, it would hold
+ * the mutex the listener then finds taken, and descheduled there
+ * (milliseconds on a loaded machine) let the reader fill: full, the reader
+ * makes Cyclone's receive thread sleep 10 ms before storing again,
+ * receiving nothing for any topic meanwhile (docs/dds.md, Limits). That is
+ * what the bridge's thread taking bursts did (the version before: 57 fulls
+ * in a quick benchmark run; 3 to 6 now). A lone sample (a ping, a
+ * sensor at a few kHz) is written, and its readers woken, at once.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -52,15 +52,20 @@ struct ddsb_listen {
 	dds_listener_t *listener;
 	_Atomic int64_t last_ns;  /* when the listener last ran (CLOCK_MONOTONIC) */
 	atomic_uint deferred;     /* arrivals left to the bridge's thread since a take */
-	unsigned most_deferred;   /* then the listener takes: depth / DDSB_DEFER_DIV */
+	atomic_int guard_set;     /* the guard was set since the bridge's thread reset it */
+	unsigned most_deferred;   /* then the listener takes (DDSB_TAKE_EVERY) */
 };
 
-/* Samples closer than this are a burst, written by the bridge's thread. */
+/* Samples closer than this are a burst. */
 #define DDSB_BURST_NS 20000
-/* ... until this fraction of the reader's depth waits: then the listener
- * takes (a quarter: 252 of the default 1008; a sixteenth, or
- * 256-sample DDS takes, measured no better) */
+/* In a burst the listener takes every this many samples, or a quarter of
+ * the reader's depth if less (the reader never fills while it leaves
+ * them; 252 of the default 1008, the version before, left most to the
+ * bridge's thread) */
+#define DDSB_TAKE_EVERY 32
 #define DDSB_DEFER_DIV 4
+/* How long the bridge's thread waits at most for a burst to end */
+#define DDSB_TAIL_WAIT_NS 1000000
 
 static int64_t mono_ns(void)
 {
@@ -85,13 +90,27 @@ static void drain(struct ddsb_listen *l, int nowait)
 	}
 }
 
+/* Leave the sample to the bridge's thread: set the guard condition, once
+ * until that thread resets it (each set locks the guard and broadcasts to
+ * the waitset, even when it is set already: a futex wake a sample in
+ * perf). 0 if the guard could not be set (then the listener takes). */
+static int defer(struct ddsb_listen *l)
+{
+	if (atomic_exchange(&l->guard_set, 1))
+		return 1; /* the bridge's thread is on its way */
+	if (dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+		return 1;
+	atomic_store(&l->guard_set, 0);
+	return 0;
+}
+
 static void on_data(dds_entity_t reader, void *arg)
 {
 	(void)reader;
 	struct ddsb_listen *l = arg;
 	int64_t now = mono_ns(), prev = atomic_exchange(&l->last_ns, now);
-	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) < l->most_deferred &&
-	    dds_set_guardcondition(l->guard, true) == DDS_RETCODE_OK)
+	if (now - prev < DDSB_BURST_NS && atomic_fetch_add(&l->deferred, 1) + 1 < l->most_deferred &&
+	    defer(l))
 		return;
 	atomic_store(&l->want, 1);
 	drain(l, 1);
@@ -118,6 +137,7 @@ int ddsb_listen_new(struct ddsb_sub *sub, FILE *log, struct ddsb_listen **out)
 	atomic_init(&l->want, 0);
 	atomic_init(&l->last_ns, 0);
 	atomic_init(&l->deferred, 0);
+	atomic_init(&l->guard_set, 0);
 	dds_lset_data_available(l->listener, on_data);
 	*out = l;
 	return 0;
@@ -130,7 +150,9 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 	int rc = ddsb_sub_discovered(l->sub, pp, waitset, ep);
 	dds_entity_t reader = l->reader ? 0 : ddsb_sub_reader(l->sub);
 	if (reader > 0) /* before the listener is set: it reads this unlocked */
-		l->most_deferred = l->sub->depth / DDSB_DEFER_DIV;
+		l->most_deferred = l->sub->depth / DDSB_DEFER_DIV < DDSB_TAKE_EVERY
+		                       ? l->sub->depth / DDSB_DEFER_DIV
+		                       : DDSB_TAKE_EVERY;
 	pthread_mutex_unlock(&l->mu);
 	if (reader > 0 && !l->guard) {
 		dds_entity_t g = dds_create_guardcondition(pp);
@@ -157,10 +179,32 @@ int ddsb_listen_discovered(struct ddsb_listen *l, dds_entity_t pp, dds_entity_t 
 	return rc;
 }
 
+/* A burst still arriving is the listener's: it takes every
+ * DDSB_TAKE_EVERY samples. The bridge's thread takes its tail, once no
+ * sample came for DDSB_BURST_NS, waiting up to DDSB_TAIL_WAIT_NS for that:
+ * holding the mutex while samples arrive, it would make the listener leave
+ * them, and descheduled there (milliseconds on a loaded machine) let the
+ * reader fill. */
+static void wait_burst_end(struct ddsb_listen *l)
+{
+	int64_t nap = DDSB_BURST_NS;
+	for (int64_t slept = 0; slept < DDSB_TAIL_WAIT_NS; slept += nap, nap *= 2) {
+		if (mono_ns() - atomic_load(&l->last_ns) >= DDSB_BURST_NS)
+			return;
+		struct timespec ts = {0, (long)nap};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int ddsb_listen_take(struct ddsb_listen *l)
 {
-	if (l->guard) /* reset before taking: a burst after the take wakes the loop again */
+	/* reset before taking: a burst after the take wakes the loop again. A
+	 * listener that saw guard_set still 1 ran before this store, its sample
+	 * stored before: the take below gets it. */
+	if (l->guard)
 		dds_set_guardcondition(l->guard, false);
+	atomic_store(&l->guard_set, 0);
+	wait_burst_end(l);
 	pthread_mutex_lock(&l->mu);
 	atomic_store(&l->want, 0);
 	atomic_store(&l->deferred, 0);

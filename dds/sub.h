@@ -54,6 +54,7 @@ struct ddsb_sub {
 	 * writer back); a best-effort writer's oldest held sample gives way to
 	 * a newer one (counted `replaced`) */
 	int nowait;                       /* the listener: on Cyclone's receive thread */
+	int unwoken;                      /* written without waking the ring's readers */
 	uint32_t depth;                   /* the reader's keep-all limit (qos.c) */
 	struct held *held, *held_last;    /* the queue, oldest first */
 	uint32_t nheld;
@@ -80,6 +81,9 @@ void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len);
 /* The ring write of put(), which never waits for another writer of the
  * ring: DDSB_HELD when the sample is kept to be written later. */
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t);
+/* Wake the ring's sleeping readers for what was written since the last
+ * wake (ring writes do not wake them: sub_write.c). */
+void ddsb_sub_wake(struct ddsb_sub *s);
 /* 1 if another live process feeds the ring (this subscription then leaves
  * it alone); looked at again at most once a second unless now_too. */
 int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too);

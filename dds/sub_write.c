@@ -6,6 +6,9 @@
  * the count and log line of a write that failed, the check that no
  * other live process feeds the ring (each sample would be there twice),
  * and the check that the ring was not removed under the subscription.
+ * Samples are written without waking the ring's readers, and a take wakes
+ * them once at its end (ddsb_sub_wake): one futex wake for the take's
+ * samples instead of one for each while a reader is still waking up.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -158,12 +161,30 @@ uint32_t ddsb_sub_room(struct ddsb_sub *s)
  * DSSM_EAGAIN holds the sample, and every later one after it (time order),
  * until the ring is free (ddsb_sub_write_held, at each take, at least
  * every 100 ms); the takes stop while the queue is full (ddsb_sub_room). */
+static int64_t write_unwoken(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
+{
+	int64_t w = dssm_write_flags(s->ring, data, len, t, DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE);
+	if (w >= 0)
+		s->unwoken = 1;
+	return w;
+}
+
 int64_t ddsb_sub_ring_write(struct ddsb_sub *s, const void *data, size_t len, dssm_time_t t)
 {
 	if (s->nheld)
 		return hold(s, data, len, t);
-	int64_t w = dssm_write_try(s->ring, data, len, t);
+	int64_t w = write_unwoken(s, data, len, t);
 	return w == DSSM_EAGAIN ? hold(s, data, len, t) : w;
+}
+
+/* The end of a take (and before the ring is closed): the readers of the
+ * ring asleep in a wait are woken once for what it wrote (a take is at
+ * most TAKE_BATCH samples and the held queue, written back to back). */
+void ddsb_sub_wake(struct ddsb_sub *s)
+{
+	if (s->unwoken && s->ring)
+		dssm_wake(s->ring);
+	s->unwoken = 0;
 }
 
 /* Does another live process feed the ring (its mark, marks.c)? Then this
@@ -196,6 +217,7 @@ void ddsb_sub_check_removed(struct ddsb_sub *s)
 	s->removed_checked = now;
 	if (dssm_is_current(s->ring) == 1)
 		return;
+	ddsb_sub_wake(s);
 	dssm_close(s->ring);
 	s->ring = NULL;
 	ddsb_shm_give(s->shm_bytes);
@@ -214,6 +236,7 @@ int ddsb_sub_fed_elsewhere(struct ddsb_sub *s, int now_too)
 	                     : ddsb_ring_feeder(s->ring_name, s->ring_id, &owner, &tid);
 	s->yielding = marked == 1 && ddsb_feeder_other(owner);
 	if (s->yielding && s->ring) {
+		ddsb_sub_wake(s);
 		dssm_close(s->ring);
 		s->ring = NULL;
 	}
@@ -260,7 +283,7 @@ int ddsb_sub_write_held(struct ddsb_sub *s)
 		 * makes it), or left to another feeder since (fed_elsewhere) */
 		if (!s->ring && s->remade && !s->yielding)
 			return 1;
-		int64_t w = s->ring ? dssm_write_try(s->ring, h->data, h->len, h->t) : 0;
+		int64_t w = s->ring ? write_unwoken(s, h->data, h->len, h->t) : 0;
 		if (w == DSSM_EAGAIN && rob_dead(s))
 			continue;
 		if (w == DSSM_EAGAIN)
@@ -280,7 +303,9 @@ int ddsb_sub_write_held(struct ddsb_sub *s)
 
 void ddsb_sub_drop_held(struct ddsb_sub *s)
 {
-	if (s->nheld && ddsb_sub_write_held(s))
+	int left = s->nheld && ddsb_sub_write_held(s);
+	ddsb_sub_wake(s); /* what it wrote, before the ring is closed */
+	if (left)
 		fprintf(s->cfg->log, "dssm dds: %s: %u samples taken were not yet written into %s at "
 		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld,
 		        s->label);

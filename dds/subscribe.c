@@ -489,9 +489,13 @@ int ddsb_sub_take(struct ddsb_sub *s)
 	 * writer's are all taken, the oldest held giving way (sub_write.c). */
 	ddsb_sub_write_held(s);
 	int n = 0;
-	for (uint32_t most; (most = ddsb_sub_room(s)) > 0;)
-		if ((n = s->generic ? take_generic(s, most) : take_ros2(s, most)) < (int)most)
+	for (uint32_t most; (most = ddsb_sub_room(s)) > 0;) {
+		n = s->generic ? take_generic(s, most) : take_ros2(s, most);
+		ddsb_sub_wake(s); /* once for the batch (sub_write.c), and the held ones */
+		if (n < (int)most)
 			break;
+	}
+	ddsb_sub_wake(s); /* the held ones, with no room to take */
 	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
 		count_dds_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;

@@ -16,6 +16,12 @@
  * the writer's store of commit comes before the fence (and the waiter's
  * check sees the new commit). If the writer bumps wake_seq after the waiter
  * read it, futex_wait returns at once because the value changed.
+ *
+ * dssm_wake is the writer's second half alone, for writes made with
+ * DSSM_WRITE_NO_WAKE (write.c): its seq_cst load of waiters comes after
+ * each of those commits' seq_cst stores in the same thread, so in S after
+ * them all, and the argument holds for every one of them: a waiter whose
+ * fence precedes the load is woken, any other sees the last commit.
  */
 #include <errno.h>
 #include <limits.h>
@@ -47,6 +53,16 @@ void dssm__wake(struct dssm_shm_header *h)
 	 * reading the old commit (design.md, section 7) */
 	atomic_fetch_add_explicit(&h->wake_seq, 1, memory_order_release);
 	futex(&h->wake_seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+int dssm_wake(dssm_stream *s)
+{
+	if (!s)
+		return dssm__fail(DSSM_EINVAL, "NULL stream");
+	if (DSSM_OTHER(s)) /* another backend's write wakes its readers itself */
+		return 0;
+	dssm__wake(s->hdr);
+	return 0;
 }
 
 void dssm_set_spin(dssm_stream *s, dssm_time_t spin)

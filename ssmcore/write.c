@@ -13,6 +13,12 @@
  *   3. commit := T + 1 (seq_cst, so at least release): readers that acquire
  *      the new commit see all of step 2. Then the writers' own copies
  *      (w_next, w_last_time), unlock, and wake sleeping readers, if any.
+ * A write with DSSM_WRITE_NO_WAKE stops before the wake; dssm_wake, after
+ * the burst, does it for all of the burst's samples at once: one futex wake
+ * (and one reader's wake-up) for the burst instead of one a sample while
+ * the reader is still on its way out of its sleep (wait.c: the writer's
+ * half of the lost-wakeup argument is any seq_cst load of `waiters` after
+ * the commit's seq_cst store, in the same thread, whenever it comes).
  * The writer never waits for readers; it waits for another writer only
  * while that one is inside a write.
  */
@@ -64,8 +70,9 @@ static void claim_next(dssm_stream *s, struct next *n)
 	atomic_thread_fence(memory_order_release);
 }
 
-/* Steps 2 (metadata) and 3; unlocks. */
-static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm_time_t t)
+/* Steps 2 (metadata) and 3; unlocks, and wakes unless told not to. */
+static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm_time_t t,
+                       int wake)
 {
 	struct dssm_shm_header *h = s->hdr;
 	const struct next n = *next;
@@ -91,7 +98,8 @@ static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm
 	                      memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	dssm__wunlock(s);
-	dssm__wake(h);
+	if (wake)
+		dssm__wake(h);
 	return (int64_t)tid;
 }
 
@@ -127,7 +135,8 @@ static inline int check_write(dssm_stream *s, const void *data, size_t len)
 }
 
 /* A write's steps 1 - 3, the lock held; unlocks. */
-static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
+                                   int wake)
 {
 	int rc = check_time(s, t);
 	if (rc < 0) {
@@ -138,7 +147,7 @@ static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len,
 	claim_next(s, &n);
 	if (len)
 		dssm__copy_in(slot_data_at(s, n.place), data, len);
-	return publish(s, &n, len, t);
+	return publish(s, &n, len, t, wake);
 }
 
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
@@ -148,7 +157,7 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = dssm__wlock(s)) < 0)
 		return rc;
-	return write_locked(s, data, len, t);
+	return write_locked(s, data, len, t, 1);
 }
 
 /* Only local rings: another backend's write may wait on a network. */
@@ -159,7 +168,23 @@ int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = dssm__wlock_try(s)) < 0)
 		return rc;
-	return write_locked(s, data, len, t);
+	return write_locked(s, data, len, t, 1);
+}
+
+int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
+                         unsigned flags)
+{
+	if (flags & ~(unsigned)(DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE))
+		return dssm__fail(DSSM_EINVAL, "dssm_write_flags: unknown flags 0x%x",
+		                  flags & ~(unsigned)(DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE));
+	if (DSSM_OTHER(s) && (flags & DSSM_WRITE_TRY))
+		return dssm__unsupported(s, "write_try");
+	if (DSSM_OTHER(s)) /* its write is the backend's, and so is its waking */
+		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
+	int rc = check_write(s, data, len);
+	if (rc < 0 || (rc = (flags & DSSM_WRITE_TRY) ? dssm__wlock_try(s) : dssm__wlock(s)) < 0)
+		return rc;
+	return write_locked(s, data, len, t, !(flags & DSSM_WRITE_NO_WAKE));
 }
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
@@ -211,7 +236,7 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
 	struct next n;
 	next_sample(s, &n);
-	return publish(s, &n, len, t);
+	return publish(s, &n, len, t, 1);
 }
 
 int dssm_write_abandon(dssm_stream *s)

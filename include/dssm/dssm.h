@@ -240,6 +240,30 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
  * and DSSM_ESTATE on a handle that is not a local ring (a remote stream's
  * write waits on its connection: use dssm_write). */
 int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
+/* dssm_write with options, for a writer that has several samples at once:
+ * DSSM_WRITE_TRY: as dssm_write_try (never waits for another writer).
+ * DSSM_WRITE_NO_WAKE: the sample is committed (a reader that reads or
+ *   spins sees it at once) but readers asleep in dssm_wait_* are not woken:
+ *   call dssm_wake(s) after the last sample of the burst, which wakes them
+ *   once for all of it. Each write that finds a reader asleep (or woken but
+ *   not yet running) pays a futex wake; a burst written so pays one. Until
+ *   dssm_wake (or any other write's wake, by any writer), a sleeping reader
+ *   sleeps on: a writer that never calls it leaves them asleep up to their
+ *   timeouts, so call it before anything that may take long, and never
+ *   leave a burst unwoken.
+ * Other flags: DSSM_EINVAL. On a handle that is not a local ring, NO_WAKE
+ * is the backend's business (its write wakes its readers) and TRY is
+ * DSSM_ESTATE, as dssm_write_try. Returns as dssm_write. */
+#define DSSM_WRITE_TRY 0x1u
+#define DSSM_WRITE_NO_WAKE 0x2u
+int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
+                         unsigned flags);
+/* Wake the readers asleep in dssm_wait_* on s (any process), if any: after
+ * writes made with DSSM_WRITE_NO_WAKE, by the thread that made them (or one
+ * ordered after them, e.g. by a mutex both take). A load and nothing more
+ * when none sleeps. 0, or DSSM_EINVAL for a NULL stream; a no-op on a
+ * handle that is not a local ring. */
+int dssm_wake(dssm_stream *s);
 
 /* Zero-copy write: borrow the next slot, fill it, then commit. Until commit,
  * readers do not see the slot; the oldest sample of the history stays
