@@ -384,6 +384,8 @@ static int remote_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
  * One round trip, also on a subscribed handle (its pushes never say it). */
 static int remote_is_current(dssm_stream *s)
 {
+	if (rem(s)->gone)
+		return 0; /* a reconnect found another ring under the name (session.c) */
 	int rc = dssm__remote_wait(s, WIRE_WAIT_TID, UINT64_MAX, 0);
 	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
 }

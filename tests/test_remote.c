@@ -457,6 +457,184 @@ static void test_recorder_follows_remote_ring(void **state)
 	dssm_close(w);
 }
 
+/* Kill the proxy and start it again on the same port, with BETWEEN run
+ * while it is down. */
+static void restart_proxy(void (*between)(void *), void *arg)
+{
+	stop_proxy(proxy_pid, SIGKILL);
+	if (between)
+		between(arg);
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(proxy_port, port);
+}
+
+/* Read ring "rmk" through R until something other than "nothing yet":
+ * the call's code (a sample read: 0 with *tid). Bounded, not timed. */
+static int read_through_outage(dssm_stream *r, uint64_t *tid)
+{
+	for (int i = 0; i < 1500; i++) {
+		uint64_t v[8], missed;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, v, sizeof v, &si, &missed);
+		if (rc == 0)
+			*tid = si.tid;
+		if (rc != DSSM_EFUTURE && rc != DSSM_ECONN && rc != DSSM_ETIMEDOUT)
+			return rc;
+		rc = dssm_wait_new(r, 20 * MS);
+		if (rc == DSSM_ENOENT)
+			return rc;
+		if (rc == DSSM_ECONN)
+			usleep(10000);
+	}
+	return DSSM_ETIMEDOUT;
+}
+
+/* Ring "rmk" removed and made anew with other sizes, 30 samples in it. */
+static void remake_rmk(void *arg)
+{
+	dssm_stream **w = arg;
+	dssm_close(*w);
+	assert_int_equal(dssm_remove("rmk", 0), 0);
+	*w = testutil_create("rmk", 40, 64);
+	uint64_t v[5] = {0};
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+}
+
+static void write_rmk(void *arg)
+{
+	uint64_t v = 5;
+	assert_int_equal(dssm_write(*(dssm_stream **)arg, &v, sizeof v, 50), 5);
+}
+
+/* A ring behind the proxy made again while the connection is down (the
+ * robot rebooted, its handlers made their rings anew): the reconnect
+ * opened the name again and re-subscribed at the old ring's next TID,
+ * delivering the new ring's samples from TID 5 on under the old handle,
+ * cut to its sizes, and dssm_is_current said 1 (attack F1). Now the ring's
+ * identity in the OPEN reply tells them apart: the old handle is gone
+ * (DSSM_ENOENT, said), and a plain restart is still seamless. */
+static void test_ring_made_again_while_proxy_down(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("rmk", 16, 16);
+	uint64_t v = 0, tid = 0;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
+	dssm_stream *sub = open_remote("rmk", DSSM_READ), *plain = open_remote("rmk", DSSM_READ);
+	assert_int_equal(dssm_subscribe(sub, DSSM_FROM_OLDEST, 0), 0);
+	for (uint64_t want = 0; want < 5; want++) {
+		assert_int_equal(read_through_outage(sub, &tid), 0);
+		assert_int_equal(tid, want);
+	}
+	/* a plain restart, one more sample meanwhile: resumed, not "made again" */
+	restart_proxy(write_rmk, &w);
+	assert_int_equal(read_through_outage(sub, &tid), 0);
+	assert_int_equal(tid, 5);
+	assert_int_equal(dssm_is_current(sub), 1);
+	assert_int_equal(dssm_is_current(plain), 1);
+	/* made again while the proxy is down */
+	restart_proxy(remake_rmk, &w);
+	tid = UINT64_MAX;
+	int rc = read_through_outage(sub, &tid);
+	if (rc == 0)
+		fail_msg("the old handle delivered TID %llu of the ring made again",
+		         (unsigned long long)tid);
+	assert_int_equal(rc, DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "'rmk:0' was made again"));
+	assert_int_equal(dssm_is_current(sub), 0);
+	assert_int_equal(dssm_is_current(plain), 0);
+	uint64_t b[5];
+	assert_int_equal(dssm_read_last(plain, b, sizeof b, NULL), DSSM_ENOENT);
+	assert_int_equal(dssm_wait_tid(sub, 0, 0), DSSM_ENOENT);
+	assert_int_equal(dssm_subscribe(plain, DSSM_FROM_NOW, 0), DSSM_ENOENT);
+	dssm_close(sub);
+	dssm_close(plain);
+	/* opened anew: the new ring, whole */
+	dssm_stream *again = open_remote("rmk", DSSM_READ);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(again, b, sizeof b, &si), 0);
+	assert_int_equal(si.tid, 29);
+	assert_int_equal(si.len, 40);
+	assert_int_equal(dssm_is_current(again), 1);
+	dssm_close(again);
+	dssm_close(w);
+}
+
+/* Ring "rrmk" made anew (64-byte samples) with 3 samples. */
+static void remake_rrmk(void *arg)
+{
+	dssm_stream **w = arg;
+	dssm_close(*w);
+	assert_int_equal(dssm_remove("rrmk", 0), 0);
+	*w = testutil_create("rrmk", 64, 32);
+	uint64_t v[8] = {0};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+}
+
+/* The recorder through a proxy whose ring was made again while it was
+ * down: before, the reconnect re-subscribed at the old ring's TID 6 and
+ * the new ring (3 samples) gave nothing, for ever, with 0 lost and no
+ * notice. Now: a second entry with the new ring's samples whole. */
+static void test_recorder_ring_made_again_while_proxy_down(void **state)
+{
+	(void)state;
+	char dir[128];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-rmk-%d", (int)getpid());
+	dssm_container_remove(dir);
+	dssm_stream *w = testutil_create("rrmk", 16, 64);
+	uint64_t v = 1;
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	follow_told[0] = 0;
+	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, addr("rrmk")), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
+	dssm_recorder_stats st = {0};
+	for (int t = 0; t < 1000 && st.recorded < 6; t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		usleep(10000);
+	}
+	assert_int_equal(st.recorded, 6);
+	restart_proxy(remake_rrmk, &w);
+	uint64_t remade = 0;
+	for (int t = 0; t < 1500 && (st.recorded < 9 || !remade); t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+		usleep(10000);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(remade, 1);
+	assert_int_equal(st.recorded, 9);
+	assert_int_equal(st.lost, 0);
+	assert_non_null(strstr(follow_told, "was removed and made again; recording the new ring"));
+	dssm_recorder_free(r);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 2);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, 6);
+	assert_int_equal(dssm_container_stream(c, 1, &rec), 0);
+	assert_int_equal(rec.info.max_size, 64);
+	assert_int_equal(rec.count, 3);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(dir), 0);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -1180,6 +1358,8 @@ int main(void)
 		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again_beside_a_watch, testutil_reset),
 		cmocka_unit_test_setup(test_recorder_follows_remote_ring, testutil_reset),
+		cmocka_unit_test_setup(test_ring_made_again_while_proxy_down, testutil_reset),
+		cmocka_unit_test_setup(test_recorder_ring_made_again_while_proxy_down, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
