@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "../connector/wire.h"
+#include "../ssmcore/internal.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
@@ -1002,6 +1003,109 @@ static void raw_hello(struct wbuf *w)
 	wire_frame_end(w, f);
 }
 
+/* One frame from fd into buf: its payload's length, or -1. */
+static long raw_read_frame(int fd, uint8_t *buf, size_t cap, struct wire_header *h)
+{
+	size_t n = 0;
+	long whole = 0;
+	while (whole == 0) {
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k <= 0)
+			return -1;
+		n += (size_t)k;
+		whole = wire_parse_frame(buf, n, (uint32_t)cap, h);
+		if (whole < 0)
+			return -1;
+	}
+	assert_int_equal((long)n, whole); /* one request, one reply: nothing after it */
+	memmove(buf, buf + WIRE_HEADER, h->length);
+	return h->length;
+}
+
+/* HELLO offering versions VMIN-VMAX and OPEN "vid" for reading; the HELLO
+ * reply's version, and the OPEN reply in *open (payload length returned). */
+static long raw_hello_open(uint16_t vmin, uint16_t vmax, int *version, uint8_t *open, size_t cap)
+{
+	int fd = raw_connect();
+	struct wbuf w = {0};
+	size_t f = wire_frame_begin(&w, WIRE_HELLO, 1);
+	wbuf_u32(&w, WIRE_MAGIC);
+	wbuf_u16(&w, vmin);
+	wbuf_u16(&w, vmax);
+	wbuf_u32(&w, 1 << 20);
+	wbuf_str(&w, "version test");
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	struct wire_header h;
+	long n = raw_read_frame(fd, open, cap, &h);
+	*version = -1;
+	if (n >= 2 && h.type == (WIRE_HELLO | WIRE_REPLY)) {
+		*version = open[0] | open[1] << 8;
+		wbuf_reset(&w);
+		f = wire_frame_begin(&w, WIRE_OPEN, 2);
+		wbuf_u8(&w, WIRE_OPEN_READ);
+		wbuf_str(&w, "vid");
+		wbuf_u32(&w, 0);
+		wire_frame_end(&w, f);
+		assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+		n = raw_read_frame(fd, open, cap, &h);
+		assert_int_equal(h.type, WIRE_OPEN | WIRE_REPLY);
+	} else {
+		assert_int_equal(h.type, WIRE_ERROR);
+	}
+	wbuf_free(&w);
+	close(fd);
+	return n;
+}
+
+/* Versions (docs/protocol.md, HELLO): a version-1 client gets version 1
+ * and the OPEN reply it knows; a client of 1-2 gets 2 and the ring's
+ * identity after the schema: the boot id, the shm file's st_dev, st_ino. */
+static void test_versions_and_ring_id(void **state)
+{
+	(void)state;
+	dssm_close(testutil_create("vid", 16, 8));
+	uint8_t p[4096];
+	int version;
+	for (uint16_t vmax = 1; vmax <= 2; vmax++) {
+		long n = raw_hello_open(1, vmax, &version, p, sizeof p);
+		assert_int_equal(version, vmax);
+		struct rbuf r = rbuf_of(p, (size_t)n);
+		rbuf_u32(&r);
+		dssm_stream_info info;
+		wire_get_info(&r, &info);
+		uint32_t len;
+		rbuf_blob(&r, &len);
+		const uint8_t *id = vmax >= 2 ? rbuf_bytes(&r, WIRE_RING_ID) : NULL;
+		assert_int_equal(rbuf_end(&r, "OPEN reply"), 0);
+		assert_string_equal(info.name, "vid");
+		if (!id)
+			continue;
+		uint64_t dev, ino;
+		assert_int_equal(dssm__segment_identity("vid", 0, &dev, &ino), 0);
+		struct rbuf t = rbuf_of(id + 16, 16);
+		assert_int_equal(rbuf_u64(&t), dev);
+		assert_int_equal(rbuf_u64(&t), ino);
+		char boot[64] = "", hex[40];
+		FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+		if (bf) {
+			assert_non_null(fgets(boot, sizeof boot, bf));
+			fclose(bf);
+			for (int i = 0; i < 16; i++)
+				snprintf(hex + 2 * i, 3, "%02x", id[i]);
+			char *d = boot; /* the dashes out */
+			for (char *q = boot; *q && *q != '\n'; q++)
+				if (*q != '-')
+					*d++ = *q;
+			*d = 0;
+			assert_string_equal(hex, boot);
+		}
+	}
+	/* ranges that do not meet the proxy's, or upside down: refused */
+	assert_true(raw_hello_open(3, 9, &version, p, sizeof p) > 0 && version == -1);
+	assert_true(raw_hello_open(2, 1, &version, p, sizeof p) > 0 && version == -1);
+}
+
 static void test_hostile_frames(void **state)
 {
 	(void)state;
@@ -1368,6 +1472,7 @@ int main(void)
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
+		cmocka_unit_test_setup(test_versions_and_ring_id, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),
