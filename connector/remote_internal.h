@@ -78,6 +78,7 @@ struct dssm_remote {
 	int subscribed;
 	uint32_t sub_request;
 	uint64_t next_tid;             /* TID after the last one received */
+	uint64_t seen;                 /* the highest TID ever received + 1: the ring had that many */
 	int have_next;
 	struct remote_pushed *head, *tail;
 	size_t queued;                 /* data bytes in the queue */

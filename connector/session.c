@@ -183,10 +183,8 @@ static int same_ring(const struct dssm_remote *r, const dssm_stream_info *now, c
 	if (now->max_size != was->max_size || now->slots != was->slots ||
 	    strcmp(now->type, was->type) != 0 || strcmp(now->encoding, was->encoding) != 0)
 		return 0;
-	uint64_t seen = was->count;
-	if (r->have_next && r->next_tid > seen)
-		seen = r->next_tid;
-	return now->count >= seen;
+	/* (not next_tid: a SUBSCRIBE from a TID to come sets it) */
+	return now->count >= (r->seen > was->count ? r->seen : was->count);
 }
 
 /* A reconnect found another ring under the handle's name: the handle's is

@@ -502,6 +502,7 @@ static void remake_rmk(void *arg)
 	uint64_t v[5] = {0};
 	for (int i = 0; i < 30; i++)
 		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+	assert_int_equal(dssm_remove("rmkw", 0), 0); /* as a reboot would */
 }
 
 static void write_rmk(void *arg)
@@ -526,6 +527,8 @@ static void test_ring_made_again_while_proxy_down(void **state)
 		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
 	dssm_stream *sub = open_remote("rmk", DSSM_READ), *plain = open_remote("rmk", DSSM_READ);
 	assert_int_equal(dssm_subscribe(sub, DSSM_FROM_OLDEST, 0), 0);
+	/* (a TID to come is no sign of a ring that had that many) */
+	assert_int_equal(dssm_subscribe(plain, DSSM_FROM_TID, 1000), 0);
 	for (uint64_t want = 0; want < 5; want++) {
 		assert_int_equal(read_through_outage(sub, &tid), 0);
 		assert_int_equal(tid, want);
@@ -536,8 +539,22 @@ static void test_ring_made_again_while_proxy_down(void **state)
 	assert_int_equal(tid, 5);
 	assert_int_equal(dssm_is_current(sub), 1);
 	assert_int_equal(dssm_is_current(plain), 1);
-	/* made again while the proxy is down */
+	/* made again while the proxy is down; a ring a remote writer made is
+	 * made again by it, and written on */
+	dssm_stream_config wc = DSSM_STREAM_CONFIG_INIT;
+	wc.max_size = 8;
+	wc.slots = 4;
+	dssm_stream *cw;
+	assert_int_equal(dssm_create_address(addr("rmkw"), &wc, &cw), 0);
+	assert_int_equal(dssm_write(cw, &v, sizeof v, 1), 0);
 	restart_proxy(remake_rmk, &w);
+	int64_t wrote = DSSM_ECONN;
+	for (int i = 0; i < 1500 && wrote == DSSM_ECONN; i++)
+		if ((wrote = dssm_write(cw, &v, sizeof v, 2)) == DSSM_ECONN)
+			usleep(10000);
+	assert_int_equal(wrote, 0);
+	assert_int_equal(dssm_is_current(cw), 1);
+	dssm_close(cw);
 	tid = UINT64_MAX;
 	int rc = read_through_outage(sub, &tid);
 	if (rc == 0)
@@ -550,7 +567,7 @@ static void test_ring_made_again_while_proxy_down(void **state)
 	uint64_t b[5];
 	assert_int_equal(dssm_read_last(plain, b, sizeof b, NULL), DSSM_ENOENT);
 	assert_int_equal(dssm_wait_tid(sub, 0, 0), DSSM_ENOENT);
-	assert_int_equal(dssm_subscribe(plain, DSSM_FROM_NOW, 0), DSSM_ENOENT);
+	assert_int_equal(dssm_wait_new(plain, 0), DSSM_ENOENT);
 	dssm_close(sub);
 	dssm_close(plain);
 	/* opened anew: the new ring, whole */
