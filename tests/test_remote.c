@@ -653,6 +653,49 @@ static void test_recorder_ring_made_again_while_proxy_down(void **state)
 	dssm_close(w);
 }
 
+/* With the proxy down, a wait waits for the connector's next attempt
+ * (within its timeout) instead of failing at once: the recorder's and the
+ * mirror's loop of read_next and wait_new spun a whole core for as long as
+ * the proxy was down. Checked as a lower bound only (a loaded machine
+ * makes a sleep longer, never shorter): right after a failed attempt the
+ * next is at least 100 ms away, so a 50 ms wait takes 50 ms. */
+static void test_wait_while_proxy_down_sleeps(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("pdw", 8, 8);
+	dssm_stream *r = open_remote("pdw", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
+	stop_proxy(proxy_pid, SIGKILL);
+	int rc = 0;
+	for (int i = 0; i < 500 && rc != DSSM_ECONN; i++)
+		rc = dssm_wait_new(r, 10 * MS); /* the lost connection noticed */
+	assert_int_equal(rc, DSSM_ECONN);
+	for (int i = 0; i < 2000; i++) { /* until a call made an attempt, which failed */
+		assert_int_equal(dssm_wait_new(r, 0), DSSM_ECONN);
+		if (!strstr(dssm_last_error(), "next attempt in"))
+			break;
+		usleep(5000);
+	}
+	dssm_time_t t0 = dssm__monotonic();
+	rc = dssm_wait_new(r, 50 * MS);
+	dssm_time_t took = dssm__monotonic() - t0;
+	/* the proxy back first: a failure here leaves it to the next tests */
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(rc, DSSM_ECONN);
+	if (took < 50 * MS)
+		fail_msg("a 50 ms wait with the proxy down returned after %.3f ms", (double)took / 1e6);
+	/* and it resumes */
+	uint64_t v = 9;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	uint64_t tid = 1;
+	assert_int_equal(read_through_outage(r, &tid), 0);
+	assert_int_equal(tid, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -1481,6 +1524,7 @@ int main(void)
 		cmocka_unit_test_setup(test_recorder_follows_remote_ring, testutil_reset),
 		cmocka_unit_test_setup(test_ring_made_again_while_proxy_down, testutil_reset),
 		cmocka_unit_test_setup(test_recorder_ring_made_again_while_proxy_down, testutil_reset),
+		cmocka_unit_test_setup(test_wait_while_proxy_down_sleeps, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),

@@ -30,7 +30,9 @@
  *
  * Each remote handle has its own TCP connection. Every call has a timeout
  * (default 5 s, dssm_set_timeout). A lost connection is re-established on
- * the next call, with backoff, re-opening the stream; a subscription resumes
+ * the next call, with backoff (100 ms doubling to 5 s: a call before the
+ * next attempt fails at once with DSSM_ECONN, but a dssm_wait_* waits for
+ * that attempt, within its timeout), re-opening the stream; a subscription resumes
  * from the TID after the last one received, so nothing still inside the
  * ring's history is lost across a proxy restart or a network cut. The
  * stream re-opened must be the same ring (its identity, docs/protocol.md
