@@ -192,8 +192,10 @@ static int same_ring(const struct dssm_remote *r, const dssm_stream_info *now, c
  * writes (as it made the ring after a reboot of the proxy's host). */
 static int ring_made_again(struct dssm_remote *r, const char *name, int id)
 {
-	if ((r->open_flags & WIRE_OPEN_CREATE) && !r->subscribed)
+	if ((r->open_flags & WIRE_OPEN_CREATE) && !r->subscribed) {
+		r->seen = 0; /* (its samples are counted afresh) */
 		return 0;
+	}
 	r->gone = 1;
 	return dssm__remote_gone(r, name, id);
 }
