@@ -57,6 +57,13 @@ struct dssm_remote {
 	dssm_stream_config cfg;        /* for WIRE_OPEN_CREATE, kept to re-create */
 	char *cfg_strings[3];
 	uint32_t handle, next_request, peer_max;
+	uint16_t version;              /* agreed in HELLO */
+	/* The ring OPEN found first: its identity (version 2: WIRE_RING_ID
+	 * bytes, have_ring_id), and whether it is gone: a reconnect found
+	 * another ring under the name (made again while the connection was
+	 * down). A gone handle answers DSSM_ENOENT, never the new ring. */
+	int opened, have_ring_id, gone;
+	uint8_t ring_id[WIRE_RING_ID];
 	uint32_t max_in;               /* largest frame taken now: small until authenticated */
 	int handshaking;               /* HELLO/AUTH under way: only their replies are taken */
 	dssm_time_t timeout;
@@ -71,6 +78,7 @@ struct dssm_remote {
 	int subscribed;
 	uint32_t sub_request;
 	uint64_t next_tid;             /* TID after the last one received */
+	uint64_t seen;                 /* the highest TID ever received + 1: the ring had that many */
 	int have_next;
 	struct remote_pushed *head, *tail;
 	size_t queued;                 /* data bytes in the queue */
@@ -150,6 +158,8 @@ int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline);
 int dssm__remote_measure_clock(struct dssm_remote *r, int count, dssm_ping_result *res, dssm_time_t deadline);
 int dssm__remote_send_subscribe(struct dssm_remote *r, int from, uint64_t tid, dssm_time_t deadline);
 int dssm__remote_establish(dssm_stream *s, dssm_time_t deadline);
+/* DSSM_ENOENT: the handle's ring was made again (r->gone), said. */
+int dssm__remote_gone(const struct dssm_remote *r, const char *name, int id);
 int dssm__remote_with_connection(dssm_stream *s, remote_request_fn fn, struct remote_req *ctx);
 
 /* the table of operations of a remote handle (requests.c) */

@@ -189,9 +189,30 @@ static int do_wait(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	return rc < 0 ? rc : rbuf_end(&rb, "WAIT reply");
 }
 
+/* The proxy not reached and the next attempt not due yet (backoff): a wait
+ * waits for it, within its timeout, instead of failing at once with
+ * DSSM_ECONN: a loop of read_next and wait_new (the recorder's, the
+ * mirror's) spun a core for as long as the proxy was down. A signal ends
+ * the sleep (Ctrl-C of a command). */
+static void await_next_attempt(struct dssm_remote *r, dssm_time_t timeout)
+{
+	if (r->fd >= 0 || r->gone || r->head)
+		return;
+	dssm_time_t now = dssm__monotonic();
+	dssm_time_t until = dssm__deadline(now, timeout);
+	if (r->next_attempt < until)
+		until = r->next_attempt;
+	if (until <= now)
+		return;
+	struct timespec ts = {(time_t)((until - now) / DSSM_NSEC_PER_SEC),
+	                      (long)((until - now) % DSSM_NSEC_PER_SEC)};
+	nanosleep(&ts, NULL);
+}
+
 int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 {
 	struct dssm_remote *r = rem(s);
+	await_next_attempt(r, timeout);
 	if (op == WIRE_WAIT_NEW && r->subscribed) {
 		if (r->fd < 0 && !r->head) {
 			int rc = dssm__remote_establish(s, dssm__remote_deadline_of(r));
@@ -384,6 +405,8 @@ static int remote_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
  * One round trip, also on a subscribed handle (its pushes never say it). */
 static int remote_is_current(dssm_stream *s)
 {
+	if (rem(s)->gone)
+		return 0; /* a reconnect found another ring under the name (session.c) */
 	int rc = dssm__remote_wait(s, WIRE_WAIT_TID, UINT64_MAX, 0);
 	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
 }

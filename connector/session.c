@@ -44,7 +44,7 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	size_t f;
 	uint32_t req = dssm__remote_begin(r, WIRE_HELLO, &f);
 	wbuf_u32(&r->out, WIRE_MAGIC);
-	wbuf_u16(&r->out, WIRE_VERSION);
+	wbuf_u16(&r->out, WIRE_VERSION_MIN);
 	wbuf_u16(&r->out, WIRE_VERSION);
 	wbuf_u32(&r->out, OUR_MAX_PAYLOAD);
 	char me[64];
@@ -55,7 +55,7 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	int rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline);
 	if (rc < 0)
 		return rc;
-	rbuf_u16(&rb);
+	r->version = rbuf_u16(&rb);
 	uint8_t auth = rbuf_u8(&rb);
 	r->peer_max = rbuf_u32(&rb);
 	rbuf_i64(&rb);
@@ -67,6 +67,9 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
+	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u; this client "
+		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, WIRE_VERSION);
 	if (r->peer_max < 4096)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
 		                  r->peer_max);
@@ -167,6 +170,43 @@ int dssm__remote_measure_clock(struct dssm_remote *r, int count, dssm_ping_resul
 	return 0;
 }
 
+/* Is NOW (with identity ID, NULL from a version-1 proxy) the ring the
+ * handle opened first? The identities when both are known (a proxy
+ * upgraded since has none to compare with); and in any case what one ring
+ * can never do: change its layout, or count fewer samples written than
+ * were seen (a version-1 proxy, or a host whose boot id cannot be read). */
+static int same_ring(const struct dssm_remote *r, const dssm_stream_info *now, const uint8_t *id)
+{
+	if (id && r->have_ring_id && memcmp(id, r->ring_id, WIRE_RING_ID) != 0)
+		return 0;
+	const dssm_stream_info *was = &r->info;
+	if (now->max_size != was->max_size || now->slots != was->slots ||
+	    strcmp(now->type, was->type) != 0 || strcmp(now->encoding, was->encoding) != 0)
+		return 0;
+	/* (not next_tid: a SUBSCRIBE from a TID to come sets it) */
+	return now->count >= (r->seen > was->count ? r->seen : was->count);
+}
+
+/* A reconnect found another ring under the handle's name: the handle's is
+ * gone. A handle that creates its ring adopts the new one if it only
+ * writes (as it made the ring after a reboot of the proxy's host). */
+static int ring_made_again(struct dssm_remote *r, const char *name, int id)
+{
+	if ((r->open_flags & WIRE_OPEN_CREATE) && !r->subscribed) {
+		r->seen = 0; /* (its samples are counted afresh) */
+		return 0;
+	}
+	r->gone = 1;
+	return dssm__remote_gone(r, name, id);
+}
+
+int dssm__remote_gone(const struct dssm_remote *r, const char *name, int id)
+{
+	return dssm__fail(DSSM_ENOENT, "'%s:%d' was made again on %s:%s (removed and created anew "
+	                  "while the connection was down): this handle's ring is gone; open the name "
+	                  "again for the new one", name, id, r->host, r->port);
+}
+
 static int open_stream(struct dssm_remote *r, const char *name, int id, dssm_time_t deadline)
 {
 	size_t f;
@@ -182,11 +222,21 @@ static int open_stream(struct dssm_remote *r, const char *name, int id, dssm_tim
 	if (rc < 0)
 		return rc;
 	r->handle = rbuf_u32(&rb);
-	wire_get_info(&rb, &r->info);
+	dssm_stream_info info;
+	wire_get_info(&rb, &info);
 	uint32_t n;
 	const uint8_t *schema = rbuf_blob(&rb, &n);
+	const uint8_t *ring = r->version >= 2 ? rbuf_bytes(&rb, WIRE_RING_ID) : NULL;
 	if ((rc = rbuf_end(&rb, "OPEN reply")) < 0)
 		return rc;
+	/* (never re-subscribed at the old ring's TID into another ring) */
+	if (r->opened && !same_ring(r, &info, ring) && (rc = ring_made_again(r, name, id)) < 0)
+		return rc;
+	r->opened = 1;
+	r->info = info;
+	r->have_ring_id = ring != NULL;
+	if (ring)
+		memcpy(r->ring_id, ring, WIRE_RING_ID);
 	free(r->schema);
 	r->schema = malloc((size_t)n + 1);
 	if (!r->schema)
@@ -221,6 +271,8 @@ int dssm__remote_establish(dssm_stream *s, dssm_time_t deadline)
 	struct dssm_remote *r = rem(s);
 	if (r->fd >= 0)
 		return 0;
+	if (r->gone)
+		return dssm__remote_gone(r, s->name, s->id);
 	dssm_time_t now = dssm__monotonic();
 	if (now < r->next_attempt)
 		return dssm__fail(DSSM_ECONN, "proxy %s:%s unreachable; next attempt in %.1f s", r->host,

@@ -22,6 +22,8 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	}
 	r->next_tid = si.tid + 1;
 	r->have_next = 1;
+	if (r->next_tid > r->seen)
+		r->seen = r->next_tid;
 	/* Full: the oldest are dropped (as the ring would), their loss told
 	 * with the next sample kept; the newest always fits. */
 	while (r->head && r->queued + si.copied > QUEUE_MAX_BYTES) {

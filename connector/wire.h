@@ -16,7 +16,14 @@
 #include "dssm/dssm.h"
 
 #define WIRE_MAGIC 0x4d535344u
-#define WIRE_VERSION 1
+/* Versions spoken: HELLO agrees on the highest both speak. Version 2 adds
+ * the ring's identity to the OPEN reply (docs/protocol.md, OPEN). */
+#define WIRE_VERSION_MIN 1
+#define WIRE_VERSION 2
+/* A ring's identity in a version-2 OPEN reply: the proxy host's boot id
+ * (16 bytes), then the ring's shared-memory file's st_dev and st_ino (u64
+ * each). Compared whole, never interpreted by a client. */
+#define WIRE_RING_ID 32
 #define WIRE_HEADER 12
 #define WIRE_DEFAULT_MAX_PAYLOAD (64u << 20)
 #define WIRE_NONCE 32

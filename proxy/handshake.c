@@ -174,12 +174,15 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 		return rc;
 	if (magic != WIRE_MAGIC)
 		return dssm__fail(DSSM_EPROTO, "HELLO magic 0x%08x is not 0x%08x", magic, WIRE_MAGIC);
-	if (vmin > WIRE_VERSION || vmax < WIRE_VERSION)
-		return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u", vmin,
-		                  vmax, WIRE_VERSION);
+	/* the highest version both speak: an older client (1-1) gets version 1
+	 * and version-1 replies (docs/protocol.md, "Versions") */
+	if (vmin > WIRE_VERSION || vmax < WIRE_VERSION_MIN || vmin > vmax)
+		return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u-%u",
+		                  vmin, vmax, WIRE_VERSION_MIN, WIRE_VERSION);
 	if (maxp < 4096)
 		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
 	c->hello = 1;
+	c->version = vmax < WIRE_VERSION ? vmax : WIRE_VERSION;
 	c->peer_max_payload = maxp;
 	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
 		return rc;
@@ -187,7 +190,7 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
 	proxy_logf(c->px, 1, "%s: hello from '%s'", c->peer, name);
 	size_t f = wire_frame_begin(&c->out, WIRE_HELLO | WIRE_REPLY, hd->request_id);
-	wbuf_u16(&c->out, WIRE_VERSION);
+	wbuf_u16(&c->out, c->version);
 	wbuf_u8(&c->out, c->px->cfg.secret ? 1 : 0);
 	wbuf_u32(&c->out, c->px->cfg.max_payload);
 	wbuf_i64(&c->out, dssm_now());

@@ -425,6 +425,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 	memset(&px, 0, sizeof px);
 	px.cfg = *cfg_in;
 	px.auth_refill = AUTH_FAIL_REFILL;
+	proxy_read_boot_id(px.boot_id);
 	/* DSSM_TEST_AUTH_REFILL_MS: a longer refill, so a test of the limiter
 	 * does not depend on how fast it runs */
 	const char *refill = getenv("DSSM_TEST_AUTH_REFILL_MS");

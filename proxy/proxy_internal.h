@@ -85,6 +85,7 @@ struct client {
 	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
 	char source[SOURCE_MAX];     /* who it counts as: IPv4 address, IPv6 /64 */
 	int hello, authed, closing;
+	uint16_t version;            /* agreed in HELLO (WIRE_VERSION_MIN..WIRE_VERSION) */
 	int held;                    /* requests not read: its output is over max_unsent */
 	int big;                     /* it moved big frames: trim the heap when it goes */
 	/* output: written straight at the end of the loop pass (see proxy_client_flush) */
@@ -135,6 +136,10 @@ struct auth_fail {
 
 struct proxy {
 	struct proxy_config cfg;
+	/* this host's boot id (16 zero bytes if it cannot be read): with a
+	 * ring's st_dev and st_ino, its identity across a reboot (tmpfs inode
+	 * numbers start again at boot), sent in OPEN replies */
+	uint8_t boot_id[16];
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct client *clients;
@@ -218,6 +223,9 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 int proxy_do_ping(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_list(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r);
+/* This host's boot id (/proc/sys/kernel/random/boot_id) as 16 bytes; zeros
+ * if it cannot be read. */
+void proxy_read_boot_id(uint8_t id[16]);
 int proxy_do_close(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_read(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *r);

@@ -60,6 +60,32 @@ int proxy_do_list(struct client *c, const struct wire_header *hd, struct rbuf *r
 	return rc;
 }
 
+void proxy_read_boot_id(uint8_t id[16])
+{
+	memset(id, 0, 16);
+	char text[64] = "";
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+	if (!f)
+		return;
+	if (!fgets(text, sizeof text, f))
+		text[0] = 0;
+	fclose(f);
+	/* "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": 32 hex digits, dashes between */
+	uint8_t got[16];
+	int n = 0;
+	for (const char *p = text; *p && *p != '\n' && n < 32; p++) {
+		if (*p == '-')
+			continue;
+		unsigned v;
+		if (sscanf(p, "%1x", &v) != 1)
+			return;
+		got[n / 2] = (uint8_t)(n % 2 ? got[n / 2] | v : v << 4);
+		n++;
+	}
+	if (n == 32)
+		memcpy(id, got, 16);
+}
+
 static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t handle_id,
                       dssm_stream *s)
 {
@@ -71,6 +97,13 @@ static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t han
 	wire_put_info(&c->out, &info);
 	if (type == WIRE_OPEN)
 		wbuf_blob(&c->out, dssm_schema(s), info.schema_len);
+	if (type == WIRE_OPEN && c->version >= 2) {
+		/* the ring's identity: the client tells a ring made again under
+		 * the name from its own when it opens it again after a reconnect */
+		wbuf_bytes(&c->out, c->px->boot_id, sizeof c->px->boot_id);
+		wbuf_u64(&c->out, s->seg_dev);
+		wbuf_u64(&c->out, s->seg_ino);
+	}
 	int rc = wire_frame_end(&c->out, f);
 	proxy_send_frame(c, &c->out);
 	return rc;

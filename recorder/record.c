@@ -70,6 +70,12 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 	int rc = dssm_read_next(rs->s, b->p, b->cap, &si, &missed);
 	if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN)
 		return 1;
+	if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) {
+		/* the proxy's ring was removed or made again while the connection
+		 * was down (its handle is gone): the name is looked at now */
+		rs->checked = 0;
+		return 1;
+	}
 	if (rc < 0)
 		return rc;
 	atomic_fetch_add(&rs->lost, missed);
@@ -120,7 +126,10 @@ static void *drain(void *arg)
 			rc = 0;
 			break;
 		}
-		if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN)
+		if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) /* gone, not followed yet */
+			nanosleep(&(struct timespec){0, DSSM_NSEC_PER_SEC / 5}, NULL);
+		if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN ||
+		    (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY))
 			rc = 0;
 	}
 	if (rc < 0 && !rs->error[0])

@@ -136,6 +136,36 @@ t_mirror_local_removed() {
 		has "msrc was removed (and maybe made again) on its host" "$tmp/mm" &&
 		[ "$(cat "$tmp/mc")" = s0s1n0 ] && has "msrc was removed and made again; following" "$tmp/mce"
 }
+# the robot's proxy restarts and its ring is made again meanwhile: before,
+# the reconnect joined the new ring to the old one (record: one entry, the
+# new ring's first samples missing; mirror: went on, exit 0). Now: the
+# mirror ends, said (exit 1); the recorder follows (a second entry).
+t_proxy_restart_ring_made_again() {
+	"$DSSM" write rsrc s0 --create 16 >/dev/null || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/rport" --listen 127.0.0.1 2>"$tmp/rp" &
+	local proxy=$! mirror record port
+	for _ in $(seq 100); do [ -s "$tmp/rport" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/rport")
+	"$DSSM" mirror "127.0.0.1:$port/rsrc" --as rdst --quiet 2>"$tmp/rm" &
+	mirror=$!
+	"$DSSM" record -o "$tmp/rrec" "127.0.0.1:$port/rsrc" 2>"$tmp/rr" &
+	record=$!
+	wait_stream rdst || { kill $mirror $record $proxy; return 1; }
+	kill -9 $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm rsrc && "$DSSM" write rsrc n0 --create 32 >/dev/null && "$DSSM" write rsrc n1 >/dev/null ||
+		{ kill $mirror $record; return 1; }
+	"$DSSM" proxy --port "$port" --listen 127.0.0.1 2>"$tmp/rp2" &
+	proxy=$!
+	for _ in $(seq 200); do kill -0 $mirror 2>/dev/null || break; sleep 0.05; done
+	for _ in $(seq 200); do has "made again; recording the new ring" "$tmp/rr" && break; sleep 0.05; done
+	kill -INT $mirror 2>/dev/null; wait $mirror; local rc=$?
+	kill -INT $record; wait $record
+	kill $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm rsrc rdst >/dev/null 2>&1
+	cat "$tmp/rm" "$tmp/rr"; echo "mirror exit $rc"
+	[ $rc -eq 1 ] && has "'rsrc:0' was made again on 127.0.0.1:$port" "$tmp/rm" &&
+		has "made again; recording the new ring" "$tmp/rr" && has "(2 rings: made again 1 time)" "$tmp/rr"
+}
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
 	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
@@ -472,6 +502,7 @@ check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
 check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
 check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
+check "a proxy restarted, its ring made again meanwhile: mirror ends (exit 1), record follows" t_proxy_restart_ring_made_again
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here

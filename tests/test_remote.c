@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "../connector/wire.h"
+#include "../ssmcore/internal.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
@@ -457,6 +458,244 @@ static void test_recorder_follows_remote_ring(void **state)
 	dssm_close(w);
 }
 
+/* Kill the proxy and start it again on the same port, with BETWEEN run
+ * while it is down. */
+static void restart_proxy(void (*between)(void *), void *arg)
+{
+	stop_proxy(proxy_pid, SIGKILL);
+	if (between)
+		between(arg);
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(proxy_port, port);
+}
+
+/* Read ring "rmk" through R until something other than "nothing yet":
+ * the call's code (a sample read: 0 with *tid). Bounded, not timed. */
+static int read_through_outage(dssm_stream *r, uint64_t *tid)
+{
+	for (int i = 0; i < 1500; i++) {
+		uint64_t v[8], missed;
+		dssm_sample_info si;
+		int rc = dssm_read_next(r, v, sizeof v, &si, &missed);
+		if (rc == 0)
+			*tid = si.tid;
+		if (rc != DSSM_EFUTURE && rc != DSSM_ECONN && rc != DSSM_ETIMEDOUT)
+			return rc;
+		rc = dssm_wait_new(r, 20 * MS);
+		if (rc == DSSM_ENOENT)
+			return rc;
+		if (rc == DSSM_ECONN)
+			usleep(10000);
+	}
+	return DSSM_ETIMEDOUT;
+}
+
+/* Ring "rmk" removed and made anew with other sizes, 30 samples in it. */
+static void remake_rmk(void *arg)
+{
+	dssm_stream **w = arg;
+	dssm_close(*w);
+	assert_int_equal(dssm_remove("rmk", 0), 0);
+	*w = testutil_create("rmk", 40, 64);
+	uint64_t v[5] = {0};
+	for (int i = 0; i < 30; i++)
+		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+	assert_int_equal(dssm_remove("rmkw", 0), 0); /* as a reboot would */
+}
+
+static void write_rmk(void *arg)
+{
+	uint64_t v = 5;
+	assert_int_equal(dssm_write(*(dssm_stream **)arg, &v, sizeof v, 50), 5);
+}
+
+/* A ring behind the proxy made again while the connection is down (the
+ * robot rebooted, its handlers made their rings anew): the reconnect
+ * opened the name again and re-subscribed at the old ring's next TID,
+ * delivering the new ring's samples from TID 5 on under the old handle,
+ * cut to its sizes, and dssm_is_current said 1 (attack F1). Now the ring's
+ * identity in the OPEN reply tells them apart: the old handle is gone
+ * (DSSM_ENOENT, said), and a plain restart is still seamless. */
+static void test_ring_made_again_while_proxy_down(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("rmk", 16, 16);
+	uint64_t v = 0, tid = 0;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
+	dssm_stream *sub = open_remote("rmk", DSSM_READ), *plain = open_remote("rmk", DSSM_READ);
+	assert_int_equal(dssm_subscribe(sub, DSSM_FROM_OLDEST, 0), 0);
+	/* (a TID to come is no sign of a ring that had that many) */
+	assert_int_equal(dssm_subscribe(plain, DSSM_FROM_TID, 1000), 0);
+	for (uint64_t want = 0; want < 5; want++) {
+		assert_int_equal(read_through_outage(sub, &tid), 0);
+		assert_int_equal(tid, want);
+	}
+	/* a plain restart, one more sample meanwhile: resumed, not "made again" */
+	restart_proxy(write_rmk, &w);
+	assert_int_equal(read_through_outage(sub, &tid), 0);
+	assert_int_equal(tid, 5);
+	assert_int_equal(dssm_is_current(sub), 1);
+	assert_int_equal(dssm_is_current(plain), 1);
+	/* made again while the proxy is down; a ring a remote writer made is
+	 * made again by it, and written on */
+	dssm_stream_config wc = DSSM_STREAM_CONFIG_INIT;
+	wc.max_size = 8;
+	wc.slots = 4;
+	dssm_stream *cw;
+	assert_int_equal(dssm_create_address(addr("rmkw"), &wc, &cw), 0);
+	assert_int_equal(dssm_write(cw, &v, sizeof v, 1), 0);
+	restart_proxy(remake_rmk, &w);
+	int64_t wrote = DSSM_ECONN;
+	for (int i = 0; i < 1500 && wrote == DSSM_ECONN; i++)
+		if ((wrote = dssm_write(cw, &v, sizeof v, 2)) == DSSM_ECONN)
+			usleep(10000);
+	assert_int_equal(wrote, 0);
+	assert_int_equal(dssm_is_current(cw), 1);
+	dssm_close(cw);
+	tid = UINT64_MAX;
+	int rc = read_through_outage(sub, &tid);
+	if (rc == 0)
+		fail_msg("the old handle delivered TID %llu of the ring made again",
+		         (unsigned long long)tid);
+	assert_int_equal(rc, DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "'rmk:0' was made again"));
+	assert_int_equal(dssm_is_current(sub), 0);
+	assert_int_equal(dssm_is_current(plain), 0);
+	uint64_t b[5];
+	assert_int_equal(dssm_read_last(plain, b, sizeof b, NULL), DSSM_ENOENT);
+	assert_int_equal(dssm_wait_tid(sub, 0, 0), DSSM_ENOENT);
+	assert_int_equal(dssm_wait_new(plain, 0), DSSM_ENOENT);
+	dssm_close(sub);
+	dssm_close(plain);
+	/* opened anew: the new ring, whole */
+	dssm_stream *again = open_remote("rmk", DSSM_READ);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_last(again, b, sizeof b, &si), 0);
+	assert_int_equal(si.tid, 29);
+	assert_int_equal(si.len, 40);
+	assert_int_equal(dssm_is_current(again), 1);
+	dssm_close(again);
+	dssm_close(w);
+}
+
+/* Ring "rrmk" made anew (64-byte samples) with 3 samples. */
+static void remake_rrmk(void *arg)
+{
+	dssm_stream **w = arg;
+	dssm_close(*w);
+	assert_int_equal(dssm_remove("rrmk", 0), 0);
+	*w = testutil_create("rrmk", 64, 32);
+	uint64_t v[8] = {0};
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+}
+
+/* The recorder through a proxy whose ring was made again while it was
+ * down: before, the reconnect re-subscribed at the old ring's TID 6 and
+ * the new ring (3 samples) gave nothing, for ever, with 0 lost and no
+ * notice. Now: a second entry with the new ring's samples whole. */
+static void test_recorder_ring_made_again_while_proxy_down(void **state)
+{
+	(void)state;
+	char dir[128];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-rmk-%d", (int)getpid());
+	dssm_container_remove(dir);
+	dssm_stream *w = testutil_create("rrmk", 16, 64);
+	uint64_t v = 1;
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	follow_told[0] = 0;
+	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, addr("rrmk")), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
+	dssm_recorder_stats st = {0};
+	for (int t = 0; t < 1000 && st.recorded < 6; t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		usleep(10000);
+	}
+	assert_int_equal(st.recorded, 6);
+	restart_proxy(remake_rrmk, &w);
+	uint64_t remade = 0;
+	for (int t = 0; t < 1500 && (st.recorded < 9 || !remade); t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+		usleep(10000);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(remade, 1);
+	assert_int_equal(st.recorded, 9);
+	assert_int_equal(st.lost, 0);
+	assert_non_null(strstr(follow_told, "was removed and made again; recording the new ring"));
+	dssm_recorder_free(r);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 2);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, 6);
+	assert_int_equal(dssm_container_stream(c, 1, &rec), 0);
+	assert_int_equal(rec.info.max_size, 64);
+	assert_int_equal(rec.count, 3);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_remove(dir), 0);
+	dssm_close(w);
+}
+
+/* With the proxy down, a wait waits for the connector's next attempt
+ * (within its timeout) instead of failing at once: the recorder's and the
+ * mirror's loop of read_next and wait_new spun a whole core for as long as
+ * the proxy was down. Checked as a lower bound only (a loaded machine
+ * makes a sleep longer, never shorter): right after a failed attempt the
+ * next is at least 100 ms away, so a 50 ms wait takes 50 ms. */
+static void test_wait_while_proxy_down_sleeps(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("pdw", 8, 8);
+	dssm_stream *r = open_remote("pdw", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
+	stop_proxy(proxy_pid, SIGKILL);
+	int rc = 0;
+	for (int i = 0; i < 500 && rc != DSSM_ECONN; i++)
+		rc = dssm_wait_new(r, 10 * MS); /* the lost connection noticed */
+	assert_int_equal(rc, DSSM_ECONN);
+	for (int i = 0; i < 2000; i++) { /* until a call made an attempt, which failed */
+		assert_int_equal(dssm_wait_new(r, 0), DSSM_ECONN);
+		if (!strstr(dssm_last_error(), "next attempt in"))
+			break;
+		usleep(5000);
+	}
+	dssm_time_t t0 = dssm__monotonic();
+	rc = dssm_wait_new(r, 50 * MS);
+	dssm_time_t took = dssm__monotonic() - t0;
+	/* the proxy back first: a failure here leaves it to the next tests */
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(rc, DSSM_ECONN);
+	if (took < 50 * MS)
+		fail_msg("a 50 ms wait with the proxy down returned after %.3f ms", (double)took / 1e6);
+	/* and it resumes */
+	uint64_t v = 9;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	uint64_t tid = 1;
+	assert_int_equal(read_through_outage(r, &tid), 0);
+	assert_int_equal(tid, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -824,6 +1063,109 @@ static void raw_hello(struct wbuf *w)
 	wire_frame_end(w, f);
 }
 
+/* One frame from fd into buf: its payload's length, or -1. */
+static long raw_read_frame(int fd, uint8_t *buf, size_t cap, struct wire_header *h)
+{
+	size_t n = 0;
+	long whole = 0;
+	while (whole == 0) {
+		ssize_t k = read(fd, buf + n, cap - n);
+		if (k <= 0)
+			return -1;
+		n += (size_t)k;
+		whole = wire_parse_frame(buf, n, (uint32_t)cap, h);
+		if (whole < 0)
+			return -1;
+	}
+	assert_int_equal((long)n, whole); /* one request, one reply: nothing after it */
+	memmove(buf, buf + WIRE_HEADER, h->length);
+	return h->length;
+}
+
+/* HELLO offering versions VMIN-VMAX and OPEN "vid" for reading; the HELLO
+ * reply's version, and the OPEN reply in *open (payload length returned). */
+static long raw_hello_open(uint16_t vmin, uint16_t vmax, int *version, uint8_t *open, size_t cap)
+{
+	int fd = raw_connect();
+	struct wbuf w = {0};
+	size_t f = wire_frame_begin(&w, WIRE_HELLO, 1);
+	wbuf_u32(&w, WIRE_MAGIC);
+	wbuf_u16(&w, vmin);
+	wbuf_u16(&w, vmax);
+	wbuf_u32(&w, 1 << 20);
+	wbuf_str(&w, "version test");
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	struct wire_header h;
+	long n = raw_read_frame(fd, open, cap, &h);
+	*version = -1;
+	if (n >= 2 && h.type == (WIRE_HELLO | WIRE_REPLY)) {
+		*version = open[0] | open[1] << 8;
+		wbuf_reset(&w);
+		f = wire_frame_begin(&w, WIRE_OPEN, 2);
+		wbuf_u8(&w, WIRE_OPEN_READ);
+		wbuf_str(&w, "vid");
+		wbuf_u32(&w, 0);
+		wire_frame_end(&w, f);
+		assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+		n = raw_read_frame(fd, open, cap, &h);
+		assert_int_equal(h.type, WIRE_OPEN | WIRE_REPLY);
+	} else {
+		assert_int_equal(h.type, WIRE_ERROR);
+	}
+	wbuf_free(&w);
+	close(fd);
+	return n;
+}
+
+/* Versions (docs/protocol.md, HELLO): a version-1 client gets version 1
+ * and the OPEN reply it knows; a client of 1-2 gets 2 and the ring's
+ * identity after the schema: the boot id, the shm file's st_dev, st_ino. */
+static void test_versions_and_ring_id(void **state)
+{
+	(void)state;
+	dssm_close(testutil_create("vid", 16, 8));
+	uint8_t p[4096];
+	int version;
+	for (uint16_t vmax = 1; vmax <= 2; vmax++) {
+		long n = raw_hello_open(1, vmax, &version, p, sizeof p);
+		assert_int_equal(version, vmax);
+		struct rbuf r = rbuf_of(p, (size_t)n);
+		rbuf_u32(&r);
+		dssm_stream_info info;
+		wire_get_info(&r, &info);
+		uint32_t len;
+		rbuf_blob(&r, &len);
+		const uint8_t *id = vmax >= 2 ? rbuf_bytes(&r, WIRE_RING_ID) : NULL;
+		assert_int_equal(rbuf_end(&r, "OPEN reply"), 0);
+		assert_string_equal(info.name, "vid");
+		if (!id)
+			continue;
+		uint64_t dev, ino;
+		assert_int_equal(dssm__segment_identity("vid", 0, &dev, &ino), 0);
+		struct rbuf t = rbuf_of(id + 16, 16);
+		assert_int_equal(rbuf_u64(&t), dev);
+		assert_int_equal(rbuf_u64(&t), ino);
+		char boot[64] = "", hex[40];
+		FILE *bf = fopen("/proc/sys/kernel/random/boot_id", "r");
+		if (bf) {
+			assert_non_null(fgets(boot, sizeof boot, bf));
+			fclose(bf);
+			for (int i = 0; i < 16; i++)
+				snprintf(hex + 2 * i, 3, "%02x", id[i]);
+			char *d = boot; /* the dashes out */
+			for (char *q = boot; *q && *q != '\n'; q++)
+				if (*q != '-')
+					*d++ = *q;
+			*d = 0;
+			assert_string_equal(hex, boot);
+		}
+	}
+	/* ranges that do not meet the proxy's, or upside down: refused */
+	assert_true(raw_hello_open(3, 9, &version, p, sizeof p) > 0 && version == -1);
+	assert_true(raw_hello_open(2, 1, &version, p, sizeof p) > 0 && version == -1);
+}
+
 static void test_hostile_frames(void **state)
 {
 	(void)state;
@@ -1180,6 +1522,9 @@ int main(void)
 		cmocka_unit_test_setup(test_ring_created_again, testutil_reset),
 		cmocka_unit_test_setup(test_ring_created_again_beside_a_watch, testutil_reset),
 		cmocka_unit_test_setup(test_recorder_follows_remote_ring, testutil_reset),
+		cmocka_unit_test_setup(test_ring_made_again_while_proxy_down, testutil_reset),
+		cmocka_unit_test_setup(test_recorder_ring_made_again_while_proxy_down, testutil_reset),
+		cmocka_unit_test_setup(test_wait_while_proxy_down_sleeps, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),
@@ -1188,6 +1533,7 @@ int main(void)
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
+		cmocka_unit_test_setup(test_versions_and_ring_id, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),

@@ -30,10 +30,20 @@
  *
  * Each remote handle has its own TCP connection. Every call has a timeout
  * (default 5 s, dssm_set_timeout). A lost connection is re-established on
- * the next call, with backoff, re-opening the stream; a subscription resumes
+ * the next call, with backoff (100 ms doubling to 5 s: a call before the
+ * next attempt fails at once with DSSM_ECONN, but a dssm_wait_* waits for
+ * that attempt, within its timeout), re-opening the stream; a subscription resumes
  * from the TID after the last one received, so nothing still inside the
- * ring's history is lost across a proxy restart or a network cut. A
- * subscription that hears nothing for a third of the timeout probes the
+ * ring's history is lost across a proxy restart or a network cut. The
+ * stream re-opened must be the same ring (its identity, docs/protocol.md
+ * OPEN): a ring removed and made again on the proxy's host while the
+ * connection was down (the robot rebooted, its handlers made their rings
+ * anew) is never joined to the old handle. That handle is then gone:
+ * dssm_is_current says 0 and every call DSSM_ENOENT ("'NAME:ID' was made
+ * again on HOST:PORT ..."), after the samples queued before the cut; open
+ * the address again for the new ring. (A handle of dssm_create_address
+ * that only writes takes the ring it made again.) A subscription that
+ * hears nothing for a third of the timeout probes the
  * proxy (PING); nothing at all, not even the answer, within the whole
  * timeout drops the connection (DSSM_ECONN), and the next call reconnects:
  * a link stuck in TCP retransmission after a cut recovers in one timeout,

@@ -442,7 +442,9 @@ int dssm_remove(const char *name, int id);
  * through a proxy (connector.h) asks the proxy about the ring on its
  * host: one round trip (a WAIT it cannot meet, which it refuses with
  * DSSM_ENOENT for a ring made again, docs/protocol.md); check it about
- * once a second; a subscribed handle's pushes never say it otherwise.
+ * once a second; a subscribed handle's pushes never say it otherwise. A
+ * ring made again while the connection was down is found on reconnecting
+ * (its identity differs): 0 from then on, without a round trip.
  * Errors: DSSM_EINVAL (NULL stream); DSSM_ESTATE for a recording's handle
  * (dssm_open_recording: never made again); DSSM_EPERM, DSSM_ESYS (the file
  * could not be looked at); a proxy's: DSSM_ECONN, DSSM_ETIMEDOUT... */

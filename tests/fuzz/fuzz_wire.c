@@ -1,8 +1,9 @@
 /*
  * fuzz_wire.c - libFuzzer target for the wire codec: every input is split
  * into frames with wire_parse_frame, and each frame's payload is decoded as
- * every record the proxy and the connector read (INFO, SAMPLE, CONFIG,
- * strings, blobs). Nothing may crash or read outside the input.
+ * every record the proxy and the connector read (INFO, SAMPLE, CONFIG, the
+ * OPEN reply with its ring identity, strings, blobs). Nothing may crash or
+ * read outside the input.
  */
 #include <stdlib.h>
 
@@ -34,6 +35,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		char type[DSSM_TYPE_MAX + 1], enc[DSSM_ENCODING_MAX + 1], *schema = NULL;
 		wire_get_config(&r, &c, type, enc, &schema);
 		free(schema);
+		r = rbuf_of(p, h.length); /* a version-2 OPEN reply */
+		rbuf_u32(&r);
+		wire_get_info(&r, &info);
+		uint32_t slen;
+		rbuf_blob(&r, &slen);
+		const uint8_t *ring = rbuf_bytes(&r, WIRE_RING_ID);
+		if (rbuf_end(&r, "fuzz") == 0 && ring[WIRE_RING_ID - 1] == 0x42)
+			(void)ring;
 		r = rbuf_of(p, h.length);
 		char s[300];
 		rbuf_str(&r, s, sizeof s);
