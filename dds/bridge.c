@@ -362,8 +362,15 @@ int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
 			last_scan = now;
 		}
 		dds_attach_t fired[8];
-		/* 100 ms bounds how long a stop or a scan waits */
-		dds_return_t n = dds_waitset_wait(b.waitset, fired, 8, DDS_MSECS(100));
+		dds_return_t n = 0;
+		/* 100 ms bounds how long a stop or a scan waits. A bridge that only
+		 * publishes attaches nothing, and Cyclone 0.10's wait on an empty
+		 * waitset returns at once whatever its timeout: it sleeps instead
+		 * (the loop took a whole core, idle). */
+		if (cfg->nsubs)
+			n = dds_waitset_wait(b.waitset, fired, 8, DDS_MSECS(100));
+		else
+			dds_sleepfor(DDS_MSECS(100));
 		if (n < 0) {
 			rc = dssm__fail(DSSM_ESYS, "waiting on DDS: %s", dds_strretcode(n));
 			break;

@@ -1,7 +1,8 @@
 /*
  * sub.h - the inside of a subscription (struct ddsb_sub), shared by
- * subscribe.c (discovery, taking, the summary) and sub_write.c (how a taken
- * sample goes into the ring); listen.c reads the depth. Not for other files:
+ * subscribe.c (discovery, taking, the summary), sub_write.c (how a taken
+ * sample goes into the ring) and sub_loss.c (losses before the bridge);
+ * listen.c reads the depth. Not for other files:
  * they use ddsb.h's calls.
  */
 #ifndef DDSB_SUB_H
@@ -31,6 +32,7 @@ struct ddsb_sub {
 	dssm_time_t have_upto;            /* a restarted bridge: the ring already holds these */
 	dds_instance_handle_t writer;     /* the first writer whose sample came */
 	uint64_t next_tid;                /* the generic type: the TID expected next from writer */
+	uint64_t by_status, by_gap;       /* losses counted one way, not yet seen the other (sub_loss.c) */
 	char ring_type[DSSM_TYPE_MAX + 1], ring_encoding[DSSM_ENCODING_MAX + 1];
 	uint64_t received, bytes, dropped;
 	uint64_t skipped;                 /* already in the ring (have_upto): not counted dropped */
@@ -102,5 +104,13 @@ uint32_t ddsb_sub_room(struct ddsb_sub *s);
 int ddsb_sub_write_held(struct ddsb_sub *s);
 /* At the stop: held samples still unwritten are dropped, counted, logged. */
 void ddsb_sub_drop_held(struct ddsb_sub *s);
+
+/* sub_loss.c: what was lost before it reached the bridge, counted once.
+ * A sample of the generic type from the first writer: its TID after the
+ * one before shows a gap. */
+void ddsb_sub_note_tid(struct ddsb_sub *s, const dds_sample_info_t *si, uint64_t tid);
+/* What DDS says it lost or rejected since the last call, and writers it
+ * could not match (said). The bridge's thread only. */
+void ddsb_sub_count_losses(struct ddsb_sub *s);
 
 #endif

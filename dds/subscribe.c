@@ -388,24 +388,6 @@ static int refuse_label(struct ddsb_sub *s, const char *type, const char *encodi
 	return 1;
 }
 
-/* TIDs of the first writer run on by one: a gap is samples lost on the way
- * (a KEEP_LAST reader that fell behind, a source ring that wrapped). */
-static void note_tid(struct ddsb_sub *s, const dds_sample_info_t *si, uint64_t tid)
-{
-	if (si->publication_handle != s->writer)
-		return;
-	if (s->next_tid && tid > s->next_tid) {
-		uint64_t gap = tid - s->next_tid;
-		s->lost += gap;
-		s->dropped += gap;
-		if (!s->warned_lost++)
-			fprintf(s->cfg->log, "dssm dds: %s: %llu samples of the writer lost before "
-			        "reaching the bridge (TID gap; further ones counted)\n", s->topic,
-			        (unsigned long long)gap);
-	}
-	s->next_tid = tid + 1;
-}
-
 static int take_generic(struct ddsb_sub *s, uint32_t most)
 {
 	void *samples[TAKE_BATCH] = {NULL};
@@ -422,58 +404,13 @@ static int take_generic(struct ddsb_sub *s, uint32_t most)
 		const char *type = m->type ? m->type : "";
 		const char *enc = m->encoding && *m->encoding ? m->encoding : "raw";
 		note_writer(s, si[i].publication_handle);
-		note_tid(s, &si[i], m->tid);
+		ddsb_sub_note_tid(s, &si[i], m->tid);
 		if (!refuse_label(s, type, enc))
 			put(s, m->data._buffer, m->data._length, m->time_ns, type, enc);
 	}
 	if (n > 0)
 		dds_return_loan(s->reader, samples, n);
 	return n;
-}
-
-/* What DDS itself lost or rejected: counted dropped, said once. The reader
- * is keep-all with the ring's history as its limit (qos.c): a reliable
- * writer then waits, and what the reader rejects comes again (not counted);
- * a best-effort writer's rejected sample is lost. */
-/* A writer whose QoS the reader cannot match (a best-effort writer of a
- * topic whose first writer was reliable: the reader took that one's
- * reliability) sends nothing to the bridge: said, as its samples never
- * come. DDS's request/offer rule; Cyclone counts it on the reader. */
-static void note_unmatched(struct ddsb_sub *s)
-{
-	dds_requested_incompatible_qos_status_t q;
-	if (dds_get_requested_incompatible_qos_status(s->reader, &q) != DDS_RETCODE_OK ||
-	    q.total_count_change <= 0)
-		return;
-	fprintf(s->cfg->log, "dssm dds: %s: %d more writers not matched (%d in all): their %s does "
-	        "not fit the bridge's reader, which has the first writer's; their samples never "
-	        "come (docs/dds.md, Limits)\n", s->topic, q.total_count_change, q.total_count,
-	        q.last_policy_id == DDS_RELIABILITY_QOS_POLICY_ID ? "reliability"
-	        : q.last_policy_id == DDS_DURABILITY_QOS_POLICY_ID ? "durability" : "QoS");
-}
-
-static void count_dds_losses(struct ddsb_sub *s)
-{
-	dds_sample_lost_status_t l;
-	dds_sample_rejected_status_t r;
-	uint64_t n = 0;
-	note_unmatched(s);
-	if (dds_get_sample_lost_status(s->reader, &l) == DDS_RETCODE_OK)
-		n += l.total_count_change;
-	if (dds_get_sample_rejected_status(s->reader, &r) == DDS_RETCODE_OK &&
-	    r.total_count_change > 0) {
-		if (s->best_effort)
-			n += (uint64_t)r.total_count_change;
-		else /* comes again: not lost, but Cyclone's receive thread stalled */
-			s->full += (uint64_t)r.total_count_change;
-	}
-	if (!n)
-		return;
-	s->lost += n;
-	s->dropped += n;
-	if (!s->warned_lost++)
-		fprintf(s->cfg->log, "dssm dds: %s: DDS lost or rejected %llu samples (further ones "
-		        "counted)\n", s->topic, (unsigned long long)n);
 }
 
 int ddsb_sub_take(struct ddsb_sub *s)
@@ -497,7 +434,7 @@ int ddsb_sub_take(struct ddsb_sub *s)
 	}
 	ddsb_sub_wake(s); /* the held ones, with no room to take */
 	if (!s->nowait) /* the bridge's thread: at least every 100 ms, and at the end */
-		count_dds_losses(s);
+		ddsb_sub_count_losses(s);
 	return n < 0 ? dssm__fail(DSSM_ESYS, "taking from %s: %s", s->topic, dds_strretcode(n)) : 0;
 }
 
@@ -521,7 +458,7 @@ void ddsb_sub_free(struct ddsb_sub *s, struct ddsb_stats *st)
 	if (s->reading && ddsb_sub_take(s) < 0)
 		fprintf(s->cfg->log, "dssm dds: %s\n", dssm_last_error());
 	if (s->reading)
-		count_dds_losses(s); /* since the last take */
+		ddsb_sub_count_losses(s); /* since the last take */
 	/* first: held samples may yet be written, or left elsewhere, or dropped */
 	ddsb_sub_drop_held(s);
 	st->left_elsewhere += s->elsewhere;
