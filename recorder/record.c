@@ -88,7 +88,9 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 
 /* A stream's thread: samples as they come; when there is none (and every
  * 1024 samples of a ring that never pauses) a look at whether its ring was
- * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait. */
+ * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait
+ * that ends when the next look is due (a removed ring is written by nobody:
+ * a longer wait would see a ring made again late, or not at all). */
 static void *drain(void *arg)
 {
 	void **a = arg;
@@ -115,7 +117,7 @@ static void *drain(void *arg)
 		}
 		if (rc < 0 || got == 0)
 			continue; /* an error ends the loop; a ring that never pauses is read on */
-		rc = dssm_wait_new(rs->s, DSSM_NSEC_PER_SEC / 5);
+		rc = dssm_wait_new(rs->s, dssm__recorder_follow_wait(rs));
 		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
 			rc = 0;
 			break;

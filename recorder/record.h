@@ -102,6 +102,9 @@ void dssm__recorder_entry(struct rstream *rs, int part, int index);
  * the current part and go on reading it from its oldest sample. 0 (go on),
  * 2 (this stream is done), or an error. */
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+/* record_follow.c: how long rs's thread may wait for a sample (ns): at most
+ * 200 ms, and no later than its next look at the name. */
+int64_t dssm__recorder_follow_wait(const struct rstream *rs);
 /* record_follow.c: tell the caller what the threads noted (poll, stop). */
 void dssm__recorder_tell(dssm_recorder *r);
 

@@ -179,10 +179,25 @@ static int open_again(struct rstream *rs, dssm_stream **next)
 	return rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT ? DSSM_EAGAIN : rc;
 }
 
+static int64_t follow_period(const struct rstream *rs)
+{
+	return rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
+}
+
+int64_t dssm__recorder_follow_wait(const struct rstream *rs)
+{
+	int64_t most = DSSM_NSEC_PER_SEC / 5;
+	if (!rs->follow || !rs->checked)
+		return most;
+	int64_t due = rs->checked + follow_period(rs) - dssm__monotonic();
+	/* (1 ms at least: a look that is due now was just made, or is next) */
+	return due < DSSM_NSEC_PER_SEC / 1000 ? DSSM_NSEC_PER_SEC / 1000 : due < most ? due : most;
+}
+
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	int64_t now = dssm__monotonic();
-	int64_t period = rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
+	int64_t period = follow_period(rs);
 	if (rs->checked && now - rs->checked < period)
 		return 0;
 	rs->checked = now;

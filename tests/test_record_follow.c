@@ -219,6 +219,40 @@ static void test_parts_after(void **state)
 	dssm_close(b);
 }
 
+/* Rings made again one after the other, each alive 400 ms with samples
+ * in it: every one is seen (the recorder looks at the name every 250 ms,
+ * also while it waits on a removed ring nobody writes), every sample
+ * recorded, each ring an entry of its own. */
+static void test_remade_in_a_row(void **state)
+{
+	(void)state;
+	enum { RINGS = 8, EACH = 5 };
+	char dir[300];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("row", 0, EACH, &a, dir, sizeof dir);
+	dssm_close(a);
+	for (int k = 1; k <= RINGS; k++) {
+		dssm_stream *b = make("fol", 16, 64, "t/A");
+		write_n(b, 100 * k, EACH);
+		usleep(400000);
+		dssm_close(b);
+		if (k < RINGS)
+			assert_int_equal(dssm_remove("fol", 0), 0);
+	}
+	poll_until(r, (RINGS + 1) * EACH, NULL);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+	dssm_recorder_free(r);
+	assert_int_equal(remade, RINGS);
+	assert_int_equal(st.recorded, (RINGS + 1) * EACH);
+	assert_int_equal(st.lost, 0);
+	for (int k = 1; k <= RINGS; k++)
+		check_entry(dir, k, "t/A", 16, EACH, 100 * k);
+}
+
 int main(void)
 {
 	testutil_namespace("follow");
@@ -228,9 +262,10 @@ int main(void)
 		cmocka_unit_test_setup(test_removed_then_made_again, testutil_reset),
 		cmocka_unit_test_setup(test_overwritten_counted_lost, testutil_reset),
 		cmocka_unit_test_setup(test_parts_after, testutil_reset),
+		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
-	const char *dirs[] = {"again", "lost", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
+	const char *dirs[] = {"again", "lost", "row", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		char d[400];
 		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);
