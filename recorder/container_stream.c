@@ -534,7 +534,8 @@ static const struct dssm_backend recording_ops = {
 };
 
 /* A ring made again while it was recorded is a later entry of the same
- * NAME:ID (docs/container-format.md, "A ring made again"), with TIDs of
+ * NAME:ID (docs/container-format.md, "A ring made again"; so is the same
+ * NAME:ID recorded from two hosts), with TIDs of
  * its own: one handle cannot read both as one TID sequence, and reading
  * the first alone would be a shorter answer nobody was told of. */
 static int one_ring(dssm_container *c, int first, const char *dir)
@@ -547,10 +548,13 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 		        !strcmp(b.info.name, a.info.name);
 	if (!more)
 		return 0;
-	return dssm__fail(DSSM_ELAYOUT, "'%s:%d' was made again while %s recorded it: %d rings of "
-	                  "it, each with TIDs from 0, cannot be read as one stream; `dssm query %s "
-	                  "--streams %s:%d` reads them all", a.info.name, a.info.id, dir, more + 1,
-	                  dir, a.info.name, a.info.id);
+	/* (the entries do not say where their ring was: a ring made again and
+	 * the same NAME:ID recorded from two hosts look alike) */
+	return dssm__fail(DSSM_ELAYOUT, "%s holds %d rings of '%s:%d' (the ring was made again "
+	                  "while it was recorded, or they came from several sources, such as two "
+	                  "hosts): each has TIDs from 0, they cannot be read as one stream; `dssm "
+	                  "query %s --streams %s:%d` reads them all", dir, more + 1, a.info.name,
+	                  a.info.id, dir, a.info.name, a.info.id);
 }
 
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out)

@@ -433,7 +433,7 @@ t_ring_made_again() {
 		{ echo "the new ring's TIDs are not its own"; return 1; }
 	# as one stream (DIR/NAME:ID): refused, never the first ring alone
 	"$DSSM" cat "$tmp/again/again:0" -n 0 >"$tmp/aout" 2>&1 && { echo "cat DIR/again:0 answered"; return 1; }
-	has "made again while .* recorded it: 2 rings" "$tmp/aout" || { cat "$tmp/aout"; return 1; }
+	has "holds 2 rings of 'again:0' (the ring was made again" "$tmp/aout" || { cat "$tmp/aout"; return 1; }
 }
 
 # wait_count N TEXT FILE: until FILE holds TEXT on N lines (10 s at most)

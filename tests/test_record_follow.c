@@ -253,6 +253,36 @@ static void test_remade_in_a_row(void **state)
 		check_entry(dir, k, "t/A", 16, EACH, 100 * k);
 }
 
+/* Two entries of one NAME:ID need not be a ring made again: `dssm record
+ * h1:p/fol h2:p/fol` records one per host. DIR/NAME:ID is refused saying
+ * both, and how to read them, not claiming the ring was made again. */
+static void test_two_sources_refused_truly(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/two", root);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "fol");
+	info.max_size = 16;
+	info.slots = 8;
+	for (int k = 0; k < 2; k++) {
+		int idx = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+		assert_true(idx >= 0);
+		assert_int_equal(dssm_container_append(c, idx, 0, 1000 + k, &k, sizeof k), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &s), DSSM_ELAYOUT);
+	const char *msg = dssm_last_error();
+	assert_null(strstr(msg, "'fol:0' was made again while"));
+	assert_non_null(strstr(msg, "2 rings of 'fol:0'"));
+	assert_non_null(strstr(msg, "several sources"));
+	assert_non_null(strstr(msg, "--streams fol:0"));
+}
+
 int main(void)
 {
 	testutil_namespace("follow");
@@ -263,9 +293,10 @@ int main(void)
 		cmocka_unit_test_setup(test_overwritten_counted_lost, testutil_reset),
 		cmocka_unit_test_setup(test_parts_after, testutil_reset),
 		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
+		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
-	const char *dirs[] = {"again", "lost", "row", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
+	const char *dirs[] = {"again", "lost", "row", "two", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		char d[400];
 		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);

@@ -224,8 +224,9 @@ int dssm_container_remove(const char *dir);
  *     for a read position that means anything.
  * Errors: DSSM_ENOENT (no such stream in DIR), those of
  * dssm_container_open, DSSM_ECORRUPT for a damaged stream, DSSM_ELAYOUT
- * when DIR holds several rings of NAME:ID (made again while recorded:
- * entries of their own, each with TIDs from 0; a query reads them all). A
+ * when DIR holds several rings of NAME:ID (made again while recorded, or
+ * recorded from several hosts: entries of their own, each with TIDs from
+ * 0; a query reads them all). A
  * handle opened while the recorder runs reads the ring it found; one the
  * recorder follows later is not added to it. */
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);
