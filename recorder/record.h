@@ -25,6 +25,8 @@ struct rstream {
 	 * info, schema, prop, plen and notice change under r->lock */
 	int follow;                /* its name is looked at: FOLLOW_LOCAL, _PROXY */
 	int64_t checked;           /* monotonic ns of the last look */
+	int64_t unready_since;     /* monotonic ns since the name leads to a
+	                              segment never marked ready (0: not now) */
 	atomic_int removed;        /* its name leads to no ring now (said) */
 	_Atomic uint64_t remade;   /* rings followed after the first */
 	struct rentry *entries;    /* its stream entries, in every part */

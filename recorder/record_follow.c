@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../ssmcore/internal.h"
 #include "dssm/connector.h"
@@ -32,8 +33,12 @@
 #define FOLLOW_PERIOD (DSSM_NSEC_PER_SEC / 4)
 #define FOLLOW_PERIOD_PROXY DSSM_NSEC_PER_SEC
 
+/* A segment under the name that is still not ready after this long is
+ * not one being made (dssm_open waits as long before it gives up). */
+#define UNREADY_SAY (2 * DSSM_NSEC_PER_SEC)
+
 /* rs->removed: what was said of the name */
-enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE };
+enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE, NAME_UNREADY };
 
 void dssm__recorder_entry(struct rstream *rs, int part, int index)
 {
@@ -64,11 +69,54 @@ static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* What is wrong with the file under rs's name, which never became a
+ * ready ring (an empty file, one of zeros, a FIFO...), into out. */
+static void describe_unready(const struct rstream *rs, char *out, size_t cap)
+{
+	char seg[DSSM_NAME_MAX + 300], path[DSSM_NAME_MAX + 320];
+	struct stat st;
+	if (dssm__segment_name(rs->s->name, rs->s->id, seg, sizeof seg) < 0) {
+		snprintf(out, cap, "its segment cannot be named");
+		return;
+	}
+	snprintf(path, sizeof path, "/dev/shm%s", seg);
+	if (stat(path, &st) < 0)
+		snprintf(out, cap, "%s cannot be looked at", path);
+	else if (!S_ISREG(st.st_mode))
+		snprintf(out, cap, "%s is not a regular file", path);
+	else if (st.st_size == 0)
+		snprintf(out, cap, "%s is an empty file", path);
+	else
+		snprintf(out, cap, "%s (%lld bytes) was never marked ready as a dssm stream: its "
+		         "creator died before finishing it, or it is not one", path, (long long)st.st_size);
+}
+
+/* A segment under the name that never becomes ready: said once after
+ * UNREADY_SAY (a creator at work finishes long before). 1 if said now. */
+static int unready(dssm_recorder *r, struct rstream *rs)
+{
+	int64_t now = dssm__monotonic();
+	if (!rs->unready_since)
+		rs->unready_since = now;
+	if (rs->follow != FOLLOW_LOCAL || now - rs->unready_since < UNREADY_SAY ||
+	    atomic_exchange(&rs->removed, NAME_UNREADY) == NAME_UNREADY)
+		return 0; /* being made right now (or the proxy not reached): next period */
+	char what[DSSM_NAME_MAX + 500];
+	describe_unready(rs, what, sizeof what);
+	note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: %s "
+	     "(`dssm cleanup` removes it); still recording the removed ring and waiting for a ring "
+	     "made under its name", rs->address, (int)(UNREADY_SAY / DSSM_NSEC_PER_SEC), what);
+	return 1;
+}
+
 /* The name leads to no ring we can read: said once per change. */
 static int not_followed(dssm_recorder *r, struct rstream *rs, int rc)
 {
-	if (rc == DSSM_EAGAIN)
-		return 0; /* being made right now: looked at again next period */
+	if (rc == DSSM_EAGAIN) {
+		unready(r, rs);
+		return 0;
+	}
+	rs->unready_since = 0;
 	int state = rc == DSSM_ENOENT ? NAME_GONE : NAME_UNOPENABLE;
 	if (atomic_exchange(&rs->removed, state) == state)
 		return 0;
@@ -207,6 +255,7 @@ int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf
 	int rc = open_again(rs, &next);
 	if (rc < 0)
 		return not_followed(r, rs, rc);
+	rs->unready_since = 0;
 	/* what is left in the old ring first; bounded by what it can hold, in
 	 * case a writer that still has it open writes on */
 	int got = 0;

@@ -7,7 +7,10 @@
  * lost, never silently gone; a later part describes the stream by its new
  * ring. The command's side: tests/recording-test.sh.
  */
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include "../ssmcore/internal.h"
 
 #include "dssm/container.h"
 #include "dssm/recorder.h"
@@ -283,6 +286,57 @@ static void test_two_sources_refused_truly(void **state)
 	assert_non_null(strstr(msg, "--streams fol:0"));
 }
 
+/* /dev/shm's file for fol:0 in this test's namespace, into path. */
+static void segment_path(char *path, size_t cap)
+{
+	char seg[200];
+	assert_int_equal(dssm__segment_name("fol", 0, seg, sizeof seg), 0);
+	snprintf(path, cap, "/dev/shm%s", seg);
+}
+
+/* Under the removed ring's name, a file that never becomes a ring (an
+ * empty file, one of zeros: a creator that died after ftruncate; a FIFO):
+ * said once, naming the file and what is wrong with it, and the recorder
+ * goes on waiting: a real ring made afterwards is followed. Before, the
+ * recorder took it for a ring being made, for ever, without a word. */
+static void test_not_a_ring_under_the_name(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = {"is an empty file", "was never marked ready",
+	                                    "is not a regular file"};
+	char dir[300], path[300];
+	segment_path(path, sizeof path);
+	for (int kind = 0; kind < 3; kind++) {
+		dssm_stream *a;
+		char name[32];
+		snprintf(name, sizeof name, "garbage%d", kind);
+		dssm_recorder *r = recorded_then_removed(name, 0, 3, &a, dir, sizeof dir);
+		dssm_close(a);
+		if (kind == 2) {
+			assert_int_equal(mkfifo(path, 0600), 0);
+		} else {
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			assert_true(fd >= 0);
+			assert_int_equal(ftruncate(fd, kind ? 65536 : 0), 0);
+			close(fd);
+		}
+		poll_until(r, 3, kinds[kind]);
+		assert_non_null(strstr(told, path));
+		assert_int_equal(unlink(path), 0);
+		dssm_stream *b = make("fol", 16, 64, "t/A");
+		write_n(b, 100, 4);
+		poll_until(r, 7, "made again; recording the new ring");
+		assert_int_equal(dssm_recorder_stop(r), 0);
+		const char *said = strstr(told, "is not a ring after");
+		assert_null(strstr(said + 1, "is not a ring after")); /* once */
+		dssm_recorder_free(r);
+		dssm_close(b);
+		assert_int_equal(dssm_remove("fol", 0), 0);
+		check_entry(dir, 1, "t/A", 16, 4, 100);
+		dssm_container_remove(dir);
+	}
+}
+
 int main(void)
 {
 	testutil_namespace("follow");
@@ -294,6 +348,7 @@ int main(void)
 		cmocka_unit_test_setup(test_parts_after, testutil_reset),
 		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
 		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
+		cmocka_unit_test_setup(test_not_a_ring_under_the_name, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
 	const char *dirs[] = {"again", "lost", "row", "two", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
