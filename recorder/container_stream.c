@@ -548,8 +548,7 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 		        !strcmp(b.info.name, a.info.name);
 	if (!more)
 		return 0;
-	/* (the entries do not say where their ring was: a ring made again and
-	 * the same NAME:ID recorded from two hosts look alike) */
+	/* (entries do not say their host: both causes are named) */
 	return dssm__fail(DSSM_ELAYOUT, "%s holds %d rings of '%s:%d' (the ring was made again "
 	                  "while it was recorded, or they came from several sources, such as two "
 	                  "hosts): each has TIDs from 0, they cannot be read as one stream; `dssm "
