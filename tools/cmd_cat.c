@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
@@ -110,7 +111,8 @@ void help_cat(FILE *out)
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring;\n"
 	        "a ring removed and made again under its name is followed from its oldest\n"
-	        "sample (said).\n"
+	        "sample (said); so is, in a recording being written (DIR/NAME), the entry of\n"
+	        "a ring made again while it is recorded.\n"
 	        "Formats: text (a header line, then the decoded fields, or a hex dump; default),\n"
 	        "hex (a header line and a hex dump), raw (the bytes only), json (one object\n"
 	        "per line: tid, time_ns, time, len,\n"
@@ -239,6 +241,18 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 	return 0;
 }
 
+/* --follow of a recording (DIR/NAME) whose ring was made again while it
+ * was recorded: the next ring's entry, said, from its oldest sample. */
+static int cat_next_entry(struct cat_ring *r, int rc, dssm_stream *next)
+{
+	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
+		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
+	fprintf(stderr, "dssm cat: %s was made again while it was recorded; following the next "
+	        "ring's stream entry from its oldest sample (TIDs from 0)\n", r->address);
+	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
+	return rc < 0 ? cli_dssm_error("cat", rc) : 0;
+}
+
 /* --follow, when the ring has nothing new: at most every 250 ms (a proxy's
  * every second) a look at its name (dssm_is_current: one stat, or one round
  * trip to the proxy). A ring removed is said once and waited for; one made
@@ -252,11 +266,14 @@ static int cat_follow_name(struct cat_ring *r)
 	r->checked = now;
 	if (dssm_is_current(r->s) != 0)
 		return 0; /* still its ring, or it cannot be asked now */
-	dssm_stream_info was;
 	dssm_stream *next;
+	int rc = dssm_recording_next_ring(r->s, &next);
+	if (rc != DSSM_EINVAL) /* a recorded stream: its ring made again while recorded */
+		return cat_next_entry(r, rc, next);
+	dssm_stream_info was;
 	dssm_info(r->s, &was);
-	int rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
-	                   : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
+	rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
+	               : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
 	if (rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT)
 		return 0; /* the proxy not reached now: asked again */
 	if (rc == DSSM_ENOENT || rc == DSSM_EAGAIN) {
@@ -301,6 +318,10 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
 		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
+		if (rc == DSSM_EFUTURE && o->follow && dssm_is_current(r->s) == 0) {
+			r->checked = 0; /* a closed recording: its ring's next entry first */
+			continue;
+		}
 		if (rc == DSSM_EFUTURE)
 			break; /* a closed recording: its end is a normal end */
 		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
