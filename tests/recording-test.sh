@@ -487,6 +487,38 @@ t_play_made_again() {
 		echo "$left" | grep -q "^other"
 }
 
+# export --ssm-log of a ring made again while it was recorded: the hint
+# names --ring, and --ring K exports that ring's entry. Before, the hint
+# said --streams NAME:ID, which cannot tell the entries apart.
+t_export_ring() {
+	"$DSSM" write ex a000 --create 4 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/ex" ex --from-oldest 2>"$tmp/exlog" &
+	local rpid=$!
+	wait_for "recording ex:0" "$tmp/exlog" || { kill $rpid; return 1; }
+	"$DSSM" rm ex && "$DSSM" write ex b000 --create 4 >/dev/null &&
+		"$DSSM" write ex b001 >/dev/null || return 1
+	wait_for "ex:0 was removed and made again" "$tmp/exlog" || { kill $rpid; return 1; }
+	for _ in $(seq 200); do
+		[ "$("$DSSM" query "$tmp/ex" 2>/dev/null | wc -l)" -ge 3 ] && break; sleep 0.05
+	done
+	kill -INT $rpid; wait $rpid || return 1
+	"$DSSM" rm ex >/dev/null
+	"$DSSM" export "$tmp/ex" --ssm-log "$tmp/ex.log" 2>"$tmp/exe"; local rc=$?
+	cat "$tmp/exe"
+	[ $rc -eq 2 ] && has "holds 2 rings of 'ex:0' .*--ring 1 to 2" "$tmp/exe" || return 1
+	"$DSSM" export "$tmp/ex" --ssm-log "$tmp/ex.log" --ring 2 2>"$tmp/exe" || { cat "$tmp/exe"; return 1; }
+	local got; got=$("$DSSM" cat "$tmp/ex.log" -n 0 --format raw | tr -d '\n')
+	echo "ring 2: $got"
+	[ "$got" = b000b001 ] || return 1
+	"$DSSM" export "$tmp/ex" --ssm-log "$tmp/ex1.log" --ring 1 2>"$tmp/exe" || { cat "$tmp/exe"; return 1; }
+	got=$("$DSSM" cat "$tmp/ex1.log" -n 0 --format raw | tr -d '\n')
+	echo "ring 1: $got"
+	[ "$got" = a000 ] || return 1
+	"$DSSM" export "$tmp/ex" --ssm-log "$tmp/ex3.log" --ring 3 2>"$tmp/exe"; rc=$?
+	cat "$tmp/exe"
+	[ $rc -eq 2 ] && has "'ex:0' has 2 rings in .*: --ring 1 to 2" "$tmp/exe"
+}
+
 check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring
 check "full disk: the recorder stops, counts agree, closed" t_full_disk
 check "full disk with --direct: counts agree, closed" t_full_disk_direct
@@ -500,6 +532,7 @@ check "info: the data size is the files', not a lowered CLOSED's" t_info_data_si
 check "info on a directory that is not a recording" t_not_a_recording
 check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
 check "a ring removed, then made again with other sizes: both recorded, said" t_ring_made_again
+check "export --ssm-log of a ring made again: --ring K picks its entry, the hint says so" t_export_ring
 check "play: a ring made again with other sizes shares one ring; another type skipped, said" t_play_made_again
 echo "recording: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
