@@ -3,8 +3,7 @@
  * following its ring when it was made again while it was recorded: the
  * recorder then adds a later stream entry of the same NAME:ID, TIDs from 0
  * (docs/container-format.md, "A ring made again"). A handle reads one
- * entry; dssm_is_current says when a later one appeared, and
- * dssm_recording_next_ring opens it (what `dssm cat -f DIR/NAME` does, as
+ * entry; dssm_recording_next_ring opens the next one once it appeared (what `dssm cat -f DIR/NAME` does, as
  * it does for a live ring made again).
  */
 #include <stdio.h>
@@ -104,15 +103,6 @@ static int later_entry(dssm_stream *s)
 		    !strcmp(e.info.name, s->name))
 			return k;
 	return -1;
-}
-
-int dssm__recording_is_current(dssm_stream *s)
-{
-	struct recording *r = s->backend;
-	pthread_mutex_lock(&r->lock);
-	int k = later_entry(s);
-	pthread_mutex_unlock(&r->lock);
-	return k < -1 ? k : k == -1;
 }
 
 int dssm_recording_next_ring(dssm_stream *s, dssm_stream **out)

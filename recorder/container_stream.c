@@ -518,6 +518,5 @@ const struct dssm_backend dssm__recording_ops = {
 	.info = op_info,
 	.schema = op_schema,
 	.property_get = op_property_get,
-	.is_current = dssm__recording_is_current,
 };
 

@@ -28,8 +28,5 @@ struct recording {
 
 /* container_stream.c: the table of a recorded stream's calls. */
 extern const struct dssm_backend dssm__recording_ops;
-/* container_follow.c: 1 while no later entry of its NAME:ID is in the
- * recording (a ring made again while it was recorded), 0 once there is. */
-int dssm__recording_is_current(dssm_stream *s);
 
 #endif

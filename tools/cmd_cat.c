@@ -241,12 +241,17 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 	return 0;
 }
 
-/* --follow of a recording (DIR/NAME) whose ring was made again while it
- * was recorded: the next ring's entry, said, from its oldest sample. */
-static int cat_next_entry(struct cat_ring *r, int rc, dssm_stream *next)
+/* --follow of a recording (DIR/NAME) whose ring was made again while it was recorded:
+ * the next ring's entry from its oldest sample, said (*taken 1), if there is one. */
+static int cat_next_entry(struct cat_ring *r, int *taken)
 {
+	dssm_stream *next;
+	int rc = dssm_recording_next_ring(r->s, &next);
+	if (rc == DSSM_ENOENT || rc == DSSM_EINVAL) /* none yet, or not a recorded stream */
+		return 0;
 	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
 		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
+	*taken = 1;
 	fprintf(stderr, "dssm cat: %s was made again while it was recorded; following the next "
 	        "ring's stream entry from its oldest sample (TIDs from 0)\n", r->address);
 	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
@@ -264,13 +269,13 @@ static int cat_follow_name(struct cat_ring *r)
 	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
 		return 0;
 	r->checked = now;
-	if (dssm_is_current(r->s) != 0)
+	int taken, rc = dssm_is_current(r->s);
+	if (rc == DSSM_ESTATE) /* a recorded stream (or one never made again) */
+		return cat_next_entry(r, &taken);
+	if (rc != 0)
 		return 0; /* still its ring, or it cannot be asked now */
-	dssm_stream *next;
-	int rc = dssm_recording_next_ring(r->s, &next);
-	if (rc != DSSM_EINVAL) /* a recorded stream: its ring made again while recorded */
-		return cat_next_entry(r, rc, next);
 	dssm_stream_info was;
+	dssm_stream *next;
 	dssm_info(r->s, &was);
 	rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
 	               : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
@@ -318,13 +323,12 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
 		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
-		if (rc == DSSM_EFUTURE && o->follow && dssm_is_current(r->s) == 0) {
-			r->checked = 0; /* a closed recording: its ring's next entry first */
-			continue;
-		}
-		if (rc == DSSM_EFUTURE)
+		int taken = 0; /* a closed recording: its ring's next entry first, if any */
+		if (rc == DSSM_EFUTURE && o->follow && (status = cat_next_entry(r, &taken)) != 0)
+			return status;
+		if (rc == DSSM_EFUTURE && !taken)
 			break; /* a closed recording: its end is a normal end */
-		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
+		if (rc < 0 && !taken && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
 			return cli_dssm_error("cat", rc);
 	}
 	return 0;
@@ -586,15 +590,10 @@ int cmd_write(int argc, char **argv)
 
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f)
 {
-	if (!strcmp(text, "text"))
-		*f = FORMAT_TEXT;
-	else if (!strcmp(text, "hex"))
-		*f = FORMAT_HEX;
-	else if (!strcmp(text, "raw"))
-		*f = FORMAT_RAW;
-	else if (!strcmp(text, "json"))
-		*f = FORMAT_JSON;
-	else
-		return cli_usage(cmd, "unknown format '%s' (text, hex, raw or json)", text), -1;
-	return 0;
+	static const char *const names[] = {"text", "hex", "raw", "json"};
+	static const enum cli_format formats[] = {FORMAT_TEXT, FORMAT_HEX, FORMAT_RAW, FORMAT_JSON};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(text, names[i]))
+			return (*f = formats[i]), 0;
+	return cli_usage(cmd, "unknown format '%s' (text, hex, raw or json)", text), -1;
 }

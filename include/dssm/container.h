@@ -231,8 +231,9 @@ int dssm_container_remove(const char *dir);
  * recorder follows later is not added to it. */
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);
 /* A recorded stream S whose ring was made again while it was recorded (a
- * later entry of its NAME:ID appeared: dssm_is_current(S) is then 0): a
- * handle on that next ring's entry in *out (its own TIDs from 0, its own
+ * later entry of its NAME:ID appeared; dssm_is_current answers DSSM_ESTATE
+ * for a recorded stream, whatever happened): a handle on that next ring's
+ * entry in *out (its own TIDs from 0, its own
  * layout). The recording is looked at again (one still being written).
  * DSSM_ENOENT when there is no later entry (yet), DSSM_EINVAL when S is
  * not a recorded stream, those of dssm_open_recording. */
