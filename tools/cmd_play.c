@@ -525,9 +525,12 @@ int cmd_play(int argc, char **argv)
 		status = play_pass(&p, pass);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)p.bytes);
+	int rings = 0; /* (the entries of a ring made again share one) */
+	for (int k = 0; p.lead && k < p.ns; k++)
+		rings += p.lead[p.sel[k]] == p.sel[k];
 	fprintf(stderr, "%sdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
-	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, p.ns,
-	        p.ns == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
+	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, rings,
+	        rings == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
 	if (drive_clock)
 		inittimeSSM();   /* the real clock again */
 	for (int i = 0; p.rings && p.lead && i < p.n; i++)
