@@ -118,8 +118,12 @@ static void *drain(void *arg)
 		if (rc < 0 || got == 0)
 			continue; /* an error ends the loop; a ring that never pauses is read on */
 		rc = dssm_wait_new(rs->s, dssm__recorder_follow_wait(rs));
-		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
-			rc = 0;
+		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored, */
+			uint64_t was = atomic_load(&rs->remade); /* once its last ring's entry is */
+			rs->checked = 0;
+			if ((rc = dssm__recorder_follow(r, rs, &b)) == 0 && atomic_load(&rs->remade) != was)
+				continue;
+			rc = rc < 0 ? rc : 0;
 			break;
 		}
 		if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN)
@@ -228,7 +232,7 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	dssm_info(rs->s, &rs->info);
 	/* (a recording's kind is container_stream.c's; any other is a proxy's) */
 	rs->follow = !rs->s->ops                              ? FOLLOW_LOCAL
-	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_NONE
+	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_RECORDING
 	                                                      : FOLLOW_PROXY;
 	size_t plen = 0;
 	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (rs->prop = malloc(plen)) &&

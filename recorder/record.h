@@ -91,9 +91,10 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
 
 /* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
- * proxy cannot meet at once, which it refuses for a ring made again), or
- * neither (a recording: never made again). */
-enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY };
+ * proxy cannot meet at once, which it refuses for a ring made again), a
+ * recording being written (a later entry of its NAME:ID: the ring was made
+ * again while it recorded it; dssm_recording_next_ring), or none. */
+enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY, FOLLOW_RECORDING };
 
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */

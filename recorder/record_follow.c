@@ -28,6 +28,7 @@
 
 #include "../ssmcore/internal.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 #include "record.h"
 
 #define FOLLOW_PERIOD (DSSM_NSEC_PER_SEC / 4)
@@ -220,6 +221,8 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 /* The ring now under the name: 0 and *next, or an error. */
 static int open_again(struct rstream *rs, dssm_stream **next)
 {
+	if (rs->follow == FOLLOW_RECORDING)
+		return dssm_recording_next_ring(rs->s, next);
 	if (rs->follow == FOLLOW_LOCAL)
 		return dssm_open(rs->s->name, rs->s->id, DSSM_READ | DSSM_NOWAIT, next);
 	int rc = dssm_open_address(rs->address, DSSM_READ, next);
@@ -249,17 +252,21 @@ int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf
 	if (rs->checked && now - rs->checked < period)
 		return 0;
 	rs->checked = now;
-	if (dssm_is_current(rs->s) != 0)
+	int recorded = rs->follow == FOLLOW_RECORDING;
+	if (!recorded && dssm_is_current(rs->s) != 0)
 		return 0; /* still its ring (or the name, or the proxy, cannot be asked: next period) */
 	dssm_stream *next = NULL;
 	int rc = open_again(rs, &next);
+	if (recorded && rc == DSSM_ENOENT)
+		return 0; /* no later entry (yet) */
 	if (rc < 0)
 		return not_followed(r, rs, rc);
 	rs->unready_since = 0;
 	/* what is left in the old ring first; bounded by what it can hold, in
-	 * case a writer that still has it open writes on */
+	 * case a writer that still has it open writes on (a recording's entry
+	 * no longer grows: all of it) */
 	int got = 0;
-	for (uint64_t k = 0; k <= rs->info.slots && got == 0; k++)
+	for (uint64_t k = 0; (recorded || k <= rs->info.slots) && got == 0; k++)
 		got = dssm__recorder_take(r, rs, b);
 	if (got == 2 || got < 0) {
 		dssm_close(next);

@@ -302,6 +302,66 @@ static void test_two_sources_refused_truly(void **state)
 	assert_non_null(strstr(msg, "--streams fol:0"));
 }
 
+/* A recording being written, recorded in turn (`dssm record DIR/NAME`):
+ * when its ring is made again, the source recording gets a later entry of
+ * the NAME:ID, and the second recorder follows it as it follows a ring
+ * (an entry of its own, every sample). Before, it recorded the first entry
+ * only, silently. */
+/* Poll both (the source's recorder syncs what readers see when polled)
+ * until rb has `want` samples recorded (10 s at most). */
+static void poll_both(dssm_recorder *ra, dssm_recorder *rb, uint64_t want)
+{
+	for (int t = 0; t < 1000; t++) {
+		dssm_recorder_stats st;
+		assert_int_equal(dssm_recorder_poll(ra), 0);
+		assert_int_equal(dssm_recorder_poll(rb), 0);
+		assert_int_equal(dssm_recorder_stream(rb, 0, &st), 0);
+		if (st.recorded >= want)
+			return;
+		usleep(10000);
+	}
+	fail_msg("after 10 s: not %llu samples recorded from the recording",
+	         (unsigned long long)want);
+}
+
+static void test_recording_as_source(void **state)
+{
+	(void)state;
+	char src[300], dst[300], addr[320];
+	snprintf(src, sizeof src, "%s/srcrec", root);
+	snprintf(dst, sizeof dst, "%s/dstrec", root);
+	snprintf(addr, sizeof addr, "%s/fol", src);
+	dssm_stream *a = make("fol", 16, 64, "t/A");
+	dssm_recorder *ra = start(src, "fol", 0);
+	write_n(a, 0, 3);
+	poll_until(ra, 3, NULL);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dst;
+	cfg.from_oldest = 1;
+	dssm_recorder *rb;
+	assert_int_equal(dssm_recorder_create(&cfg, &rb), 0);
+	assert_int_equal(dssm_recorder_add(rb, addr), 0);
+	assert_int_equal(dssm_recorder_start(rb), 0);
+	poll_both(ra, rb, 3);
+	assert_int_equal(dssm_remove("fol", 0), 0);
+	dssm_close(a);
+	dssm_stream *b = make("fol", 32, 64, "t/B");
+	write_n(b, 100, 4);
+	poll_until(ra, 7, "made again");
+	poll_both(ra, rb, 7);
+	assert_int_equal(dssm_recorder_stop(ra), 0);
+	assert_int_equal(dssm_recorder_stop(rb), 0);
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_followed(rb, 0, &remade, NULL), 0);
+	assert_int_equal(remade, 1);
+	dssm_recorder_free(ra);
+	dssm_recorder_free(rb);
+	dssm_close(b);
+	check_entry(dst, 0, "t/A", 16, 3, 0);
+	check_entry(dst, 1, "t/B", 32, 4, 100);
+}
+
 /* /dev/shm's file for fol:0 in this test's namespace, into path. */
 static void segment_path(char *path, size_t cap)
 {
@@ -365,9 +425,10 @@ int main(void)
 		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
 		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
 		cmocka_unit_test_setup(test_not_a_ring_under_the_name, testutil_reset),
+		cmocka_unit_test_setup(test_recording_as_source, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
-	const char *dirs[] = {"again", "lost", "row", "two", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
+	const char *dirs[] = {"again", "lost", "row", "two", "srcrec", "dstrec", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		char d[400];
 		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);
