@@ -32,6 +32,7 @@ struct rstream {
 	struct rentry *entries;    /* its stream entries, in every part */
 	int nentries, entries_cap;
 	char notice[1200];         /* what the next poll tells the caller */
+	int notices_lost;          /* sentences that did not fit in it */
 	dssm_stream_info info;     /* kept to describe it again in each part */
 	char *schema;
 	unsigned char *prop;

@@ -66,7 +66,12 @@ static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
 	va_end(ap);
 	pthread_mutex_lock(&r->lock);
 	size_t n = strlen(rs->notice);
-	snprintf(rs->notice + n, sizeof rs->notice - n, "%s%s", n ? "\n" : "", line);
+	/* whole sentences or none: one that does not fit is counted, and the
+	 * poll says how many (several rings made again between two polls) */
+	if (n + !!n + strlen(line) < sizeof rs->notice)
+		snprintf(rs->notice + n, sizeof rs->notice - n, "%s%s", n ? "\n" : "", line);
+	else
+		rs->notices_lost++;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -279,10 +284,12 @@ void dssm__recorder_tell(dssm_recorder *r)
 {
 	for (int i = 0; i < r->n; i++) {
 		struct rstream *rs = r->v[i];
-		char what[sizeof rs->notice];
+		char what[sizeof rs->notice], more[sizeof rs->address + 200];
 		pthread_mutex_lock(&r->lock);
 		memcpy(what, rs->notice, sizeof what);
 		rs->notice[0] = 0;
+		int lost = rs->notices_lost;
+		rs->notices_lost = 0;
 		pthread_mutex_unlock(&r->lock);
 		for (char *line = what, *end; r->notice && *line; line = end) {
 			end = line + strcspn(line, "\n");
@@ -290,6 +297,10 @@ void dssm__recorder_tell(dssm_recorder *r)
 				*end++ = 0;
 			r->notice(r->notice_user, rs->address, line);
 		}
+		snprintf(more, sizeof more, "%d more notices of %s since the last poll were not kept "
+		         "(too many at once; the summary counts every ring)", lost, rs->address);
+		if (lost && r->notice)
+			r->notice(r->notice_user, rs->address, more);
 	}
 }
 
