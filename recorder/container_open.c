@@ -58,8 +58,10 @@ int dssm__store_read_file(const char *path, uint8_t **out, size_t *len)
 		return -1;
 	}
 	*len = (size_t)st.st_size;
-	*out = malloc(*len ? *len : 1);
+	*out = malloc(*len + 1);
 	errno = *out ? 0 : ENOMEM;
+	if (*out)
+		(*out)[*len] = '\0'; /* text files are parsed as strings */
 	int rc = *out && dssm__store_pread_all(fd, *out, *len, 0) == 0 ? 0 : -1;
 	if (rc < 0 && errno == 0)
 		errno = EIO; /* shorter than its size said */
@@ -451,6 +453,19 @@ static int open_streams(dssm_container *c)
 	return 0;
 }
 
+/* The N of 'dssm-container N' in the LEN bytes of TEXT (digits only, read
+ * no further than LEN), or -1. */
+static int container_version(const uint8_t *text, size_t len)
+{
+	if (len < 16 || memcmp(text, "dssm-container ", 15) != 0)
+		return -1;
+	long v = 0;
+	size_t i = 15;
+	for (; i < len && text[i] >= '0' && text[i] <= '9' && v < 1000000; i++)
+		v = v * 10 + (text[i] - '0');
+	return i == 15 || v < 1 || v >= 1000000 ? -1 : (int)v;
+}
+
 int dssm_container_open(const char *dir, dssm_container **out)
 {
 	if (!dir || !out)
@@ -471,8 +486,7 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	else if (!cpath || dssm__store_read_file(cpath, &text, &len) < 0)
 		rc = dssm__fail(errno == ENOENT ? DSSM_ENOENT : DSSM_ECORRUPT,
 		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
-	else if (len < 17 || memcmp(text, "dssm-container ", 15) != 0 ||
-	         sscanf((const char *)text + 15, "%d", &version) != 1 || version < 1)
+	else if ((version = container_version(text, len)) < 1)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: does not start with 'dssm-container N'", cpath);
 	else if (version > FORMAT_VERSION)
 		rc = dssm__fail(DSSM_ELAYOUT, "%s: written by a newer dssm (container format %d; this "

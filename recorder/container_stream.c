@@ -27,25 +27,12 @@
 
 #include "../ssmcore/backend.h"
 #include "../ssmcore/internal.h"
+#include "recstream.h"
 #include "store.h"
 
 /* How often a wait looks at a recording still being written. */
 #define POLL_NS (10 * 1000 * 1000)
 
-struct recording {
-	pthread_mutex_t lock;  /* held by every call: see the top of the file */
-	dssm_container *c;
-	dssm_query *q;         /* one stream, read by position */
-	int idx;               /* the stream in the container */
-	/* the read position, as a ring handle's: the entry (and TID) read last;
-	 * or, after dssm_subscribe(FROM_TID), the TID the next read_next wants */
-	int has_pos, want_set;
-	uint64_t pos_i, pos_tid, want;
-	/* TIDs read_next passed over at the end (damaged entries, with nothing
-	 * good after them yet): added to the missed of the next sample it
-	 * returns, as a ring's read_next does with what it moved past */
-	uint64_t carried;
-};
 
 static struct recording *rec_of(dssm_stream *s)
 {
@@ -515,7 +502,7 @@ static const char *op_schema(dssm_stream *s)
 
 /* Writes, borrows and property_set are left NULL: ssmcore refuses them
  * with DSSM_EPERM naming the stream. */
-static const struct dssm_backend recording_ops = {
+const struct dssm_backend dssm__recording_ops = {
 	.kind = "recording",
 	.close = rec_close,
 	.read_last = op_read_last,
@@ -533,65 +520,3 @@ static const struct dssm_backend recording_ops = {
 	.property_get = op_property_get,
 };
 
-/* A ring made again while it was recorded is a later entry of the same
- * NAME:ID (docs/container-format.md, "A ring made again"), with TIDs of
- * its own: one handle cannot read both as one TID sequence, and reading
- * the first alone would be a shorter answer nobody was told of. */
-static int one_ring(dssm_container *c, int first, const char *dir)
-{
-	dssm_recorded a, b;
-	int n = dssm_container_stream_count(c), more = 0;
-	dssm_container_stream(c, first, &a);
-	for (int k = first + 1; k < n; k++)
-		more += dssm_container_stream(c, k, &b) == 0 && b.info.id == a.info.id &&
-		        !strcmp(b.info.name, a.info.name);
-	if (!more)
-		return 0;
-	return dssm__fail(DSSM_ELAYOUT, "'%s:%d' was made again while %s recorded it: %d rings of "
-	                  "it, each with TIDs from 0, cannot be read as one stream; `dssm query %s "
-	                  "--streams %s:%d` reads them all", a.info.name, a.info.id, dir, more + 1,
-	                  dir, a.info.name, a.info.id);
-}
-
-int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out)
-{
-	if (!out)
-		return dssm__fail(DSSM_EINVAL, "NULL out");
-	*out = NULL;
-	if (!dir || !name)
-		return dssm__fail(DSSM_EINVAL, "NULL directory or name");
-	int rc = dssm__check_name(name, id);
-	if (rc < 0)
-		return rc;
-	dssm_stream *s = calloc(1, sizeof *s);
-	struct recording *r = calloc(1, sizeof *r);
-	if (!s || !r) {
-		free(s);
-		free(r);
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a recorded stream");
-	}
-	snprintf(s->name, sizeof s->name, "%s", name);
-	s->id = id;
-	s->ops = &recording_ops;
-	s->backend = r;
-	pthread_mutex_init(&r->lock, NULL);
-	rc = dssm_container_open(dir, &r->c);
-	if (rc == 0 && (r->idx = dssm_container_find(r->c, name, id)) < 0)
-		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
-	else if (rc == 0)
-		rc = one_ring(r->c, r->idx, dir);
-	if (rc == 0)
-		rc = dssm_query_open(r->c, &r->idx, 1, INT64_MIN, INT64_MAX, &r->q);
-	if (rc < 0) {
-		dssm_container_close(r->c);
-		pthread_mutex_destroy(&r->lock);
-		free(r);
-		free(s);
-		return rc;
-	}
-	dssm_recorded d;
-	if (dssm_container_stream(r->c, r->idx, &d) == 0)
-		s->max_size = d.info.max_size;
-	*out = s;
-	return 0;
-}

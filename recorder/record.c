@@ -94,7 +94,9 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 
 /* A stream's thread: samples as they come; when there is none (and every
  * 1024 samples of a ring that never pauses) a look at whether its ring was
- * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait. */
+ * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait
+ * that ends when the next look is due (a removed ring is written by nobody:
+ * a longer wait would see a ring made again late, or not at all). */
 static void *drain(void *arg)
 {
 	void **a = arg;
@@ -121,9 +123,13 @@ static void *drain(void *arg)
 		}
 		if (rc < 0 || got == 0)
 			continue; /* an error ends the loop; a ring that never pauses is read on */
-		rc = dssm_wait_new(rs->s, DSSM_NSEC_PER_SEC / 5);
-		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored */
-			rc = 0;
+		rc = dssm_wait_new(rs->s, dssm__recorder_follow_wait(rs));
+		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored, */
+			uint64_t was = atomic_load(&rs->remade); /* once its last ring's entry is */
+			rs->checked = 0;
+			if ((rc = dssm__recorder_follow(r, rs, &b)) == 0 && atomic_load(&rs->remade) != was)
+				continue;
+			rc = rc < 0 ? rc : 0;
 			break;
 		}
 		if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) /* gone, not followed yet */
@@ -235,7 +241,7 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	dssm_info(rs->s, &rs->info);
 	/* (a recording's kind is container_stream.c's; any other is a proxy's) */
 	rs->follow = !rs->s->ops                              ? FOLLOW_LOCAL
-	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_NONE
+	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_RECORDING
 	                                                      : FOLLOW_PROXY;
 	size_t plen = 0;
 	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (rs->prop = malloc(plen)) &&

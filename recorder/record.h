@@ -25,11 +25,14 @@ struct rstream {
 	 * info, schema, prop, plen and notice change under r->lock */
 	int follow;                /* its name is looked at: FOLLOW_LOCAL, _PROXY */
 	int64_t checked;           /* monotonic ns of the last look */
+	int64_t unready_since;     /* monotonic ns since the name leads to a
+	                              segment never marked ready (0: not now) */
 	atomic_int removed;        /* its name leads to no ring now (said) */
 	_Atomic uint64_t remade;   /* rings followed after the first */
 	struct rentry *entries;    /* its stream entries, in every part */
 	int nentries, entries_cap;
 	char notice[1200];         /* what the next poll tells the caller */
+	int notices_lost;          /* sentences that did not fit in it */
 	dssm_stream_info info;     /* kept to describe it again in each part */
 	char *schema;
 	unsigned char *prop;
@@ -89,9 +92,10 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
 
 /* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
- * proxy cannot meet at once, which it refuses for a ring made again), or
- * neither (a recording: never made again). */
-enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY };
+ * proxy cannot meet at once, which it refuses for a ring made again), a
+ * recording being written (a later entry of its NAME:ID: the ring was made
+ * again while it recorded it; dssm_recording_next_ring), or none. */
+enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY, FOLLOW_RECORDING };
 
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */
@@ -102,6 +106,9 @@ void dssm__recorder_entry(struct rstream *rs, int part, int index);
  * the current part and go on reading it from its oldest sample. 0 (go on),
  * 2 (this stream is done), or an error. */
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+/* record_follow.c: how long rs's thread may wait for a sample (ns): at most
+ * 200 ms, and no later than its next look at the name. */
+int64_t dssm__recorder_follow_wait(const struct rstream *rs);
 /* record_follow.c: tell the caller what the threads noted (poll, stop). */
 void dssm__recorder_tell(dssm_recorder *r);
 

@@ -24,16 +24,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../ssmcore/internal.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 #include "record.h"
 
 #define FOLLOW_PERIOD (DSSM_NSEC_PER_SEC / 4)
 #define FOLLOW_PERIOD_PROXY DSSM_NSEC_PER_SEC
 
+/* A segment under the name that is still not ready after this long is
+ * not one being made (dssm_open waits as long before it gives up). */
+#define UNREADY_SAY (2 * DSSM_NSEC_PER_SEC)
+
 /* rs->removed: what was said of the name */
-enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE };
+enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE, NAME_UNREADY };
 
 void dssm__recorder_entry(struct rstream *rs, int part, int index)
 {
@@ -60,15 +66,63 @@ static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
 	va_end(ap);
 	pthread_mutex_lock(&r->lock);
 	size_t n = strlen(rs->notice);
-	snprintf(rs->notice + n, sizeof rs->notice - n, "%s%s", n ? "\n" : "", line);
+	/* whole sentences or none: one that does not fit is counted, and the
+	 * poll says how many (several rings made again between two polls) */
+	if (n + !!n + strlen(line) < sizeof rs->notice)
+		snprintf(rs->notice + n, sizeof rs->notice - n, "%s%s", n ? "\n" : "", line);
+	else
+		rs->notices_lost++;
 	pthread_mutex_unlock(&r->lock);
+}
+
+/* What is wrong with the file under rs's name, which never became a
+ * ready ring (an empty file, one of zeros, a FIFO...), into out. */
+static void describe_unready(const struct rstream *rs, char *out, size_t cap)
+{
+	char seg[DSSM_NAME_MAX + 300], path[DSSM_NAME_MAX + 320];
+	struct stat st;
+	if (dssm__segment_name(rs->s->name, rs->s->id, seg, sizeof seg) < 0) {
+		snprintf(out, cap, "its segment cannot be named");
+		return;
+	}
+	snprintf(path, sizeof path, "/dev/shm%s", seg);
+	if (stat(path, &st) < 0)
+		snprintf(out, cap, "%s cannot be looked at", path);
+	else if (!S_ISREG(st.st_mode))
+		snprintf(out, cap, "%s is not a regular file", path);
+	else if (st.st_size == 0)
+		snprintf(out, cap, "%s is an empty file", path);
+	else
+		snprintf(out, cap, "%s (%lld bytes) was never marked ready as a dssm stream: its "
+		         "creator died before finishing it, or it is not one", path, (long long)st.st_size);
+}
+
+/* A segment under the name that never becomes ready: said once after
+ * UNREADY_SAY (a creator at work finishes long before). 1 if said now. */
+static int unready(dssm_recorder *r, struct rstream *rs)
+{
+	int64_t now = dssm__monotonic();
+	if (!rs->unready_since)
+		rs->unready_since = now;
+	if (rs->follow != FOLLOW_LOCAL || now - rs->unready_since < UNREADY_SAY ||
+	    atomic_exchange(&rs->removed, NAME_UNREADY) == NAME_UNREADY)
+		return 0; /* being made right now (or the proxy not reached): next period */
+	char what[DSSM_NAME_MAX + 500];
+	describe_unready(rs, what, sizeof what);
+	note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: %s "
+	     "(`dssm cleanup` removes it); still recording the removed ring and waiting for a ring "
+	     "made under its name", rs->address, (int)(UNREADY_SAY / DSSM_NSEC_PER_SEC), what);
+	return 1;
 }
 
 /* The name leads to no ring we can read: said once per change. */
 static int not_followed(dssm_recorder *r, struct rstream *rs, int rc)
 {
-	if (rc == DSSM_EAGAIN)
-		return 0; /* being made right now: looked at again next period */
+	if (rc == DSSM_EAGAIN) {
+		unready(r, rs);
+		return 0;
+	}
+	rs->unready_since = 0;
 	int state = rc == DSSM_ENOENT ? NAME_GONE : NAME_UNOPENABLE;
 	if (atomic_exchange(&rs->removed, state) == state)
 		return 0;
@@ -172,6 +226,8 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 /* The ring now under the name: 0 and *next, or an error. */
 static int open_again(struct rstream *rs, dssm_stream **next)
 {
+	if (rs->follow == FOLLOW_RECORDING)
+		return dssm_recording_next_ring(rs->s, next);
 	if (rs->follow == FOLLOW_LOCAL)
 		return dssm_open(rs->s->name, rs->s->id, DSSM_READ | DSSM_NOWAIT, next);
 	int rc = dssm_open_address(rs->address, DSSM_READ, next);
@@ -179,23 +235,43 @@ static int open_again(struct rstream *rs, dssm_stream **next)
 	return rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT ? DSSM_EAGAIN : rc;
 }
 
+static int64_t follow_period(const struct rstream *rs)
+{
+	return rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
+}
+
+int64_t dssm__recorder_follow_wait(const struct rstream *rs)
+{
+	int64_t most = DSSM_NSEC_PER_SEC / 5;
+	if (!rs->follow || !rs->checked)
+		return most;
+	int64_t due = rs->checked + follow_period(rs) - dssm__monotonic();
+	/* (1 ms at least: a look that is due now was just made, or is next) */
+	return due < DSSM_NSEC_PER_SEC / 1000 ? DSSM_NSEC_PER_SEC / 1000 : due < most ? due : most;
+}
+
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	int64_t now = dssm__monotonic();
-	int64_t period = rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
+	int64_t period = follow_period(rs);
 	if (rs->checked && now - rs->checked < period)
 		return 0;
 	rs->checked = now;
-	if (dssm_is_current(rs->s) != 0)
+	int recorded = rs->follow == FOLLOW_RECORDING;
+	if (!recorded && dssm_is_current(rs->s) != 0)
 		return 0; /* still its ring (or the name, or the proxy, cannot be asked: next period) */
 	dssm_stream *next = NULL;
 	int rc = open_again(rs, &next);
+	if (recorded && rc == DSSM_ENOENT)
+		return 0; /* no later entry (yet) */
 	if (rc < 0)
 		return not_followed(r, rs, rc);
+	rs->unready_since = 0;
 	/* what is left in the old ring first; bounded by what it can hold, in
-	 * case a writer that still has it open writes on */
+	 * case a writer that still has it open writes on (a recording's entry
+	 * no longer grows: all of it) */
 	int got = 0;
-	for (uint64_t k = 0; k <= rs->info.slots && got == 0; k++)
+	for (uint64_t k = 0; (recorded || k <= rs->info.slots) && got == 0; k++)
 		got = dssm__recorder_take(r, rs, b);
 	if (got == 2 || got < 0) {
 		dssm_close(next);
@@ -208,10 +284,12 @@ void dssm__recorder_tell(dssm_recorder *r)
 {
 	for (int i = 0; i < r->n; i++) {
 		struct rstream *rs = r->v[i];
-		char what[sizeof rs->notice];
+		char what[sizeof rs->notice], more[sizeof rs->address + 200];
 		pthread_mutex_lock(&r->lock);
 		memcpy(what, rs->notice, sizeof what);
 		rs->notice[0] = 0;
+		int lost = rs->notices_lost;
+		rs->notices_lost = 0;
 		pthread_mutex_unlock(&r->lock);
 		for (char *line = what, *end; r->notice && *line; line = end) {
 			end = line + strcspn(line, "\n");
@@ -219,6 +297,10 @@ void dssm__recorder_tell(dssm_recorder *r)
 				*end++ = 0;
 			r->notice(r->notice_user, rs->address, line);
 		}
+		snprintf(more, sizeof more, "%d more notices of %s since the last poll were not kept "
+		         "(too many at once; the summary counts every ring)", lost, rs->address);
+		if (lost && r->notice)
+			r->notice(r->notice_user, rs->address, more);
 	}
 }
 

@@ -134,7 +134,8 @@ void dssm__store_free(dssm_container *c);
 /* A new zeroed stream at c->s[c->n] (not counted until c->n++), or NULL. */
 struct cstream *dssm__store_stream_new(dssm_container *c);
 
-/* container_open.c: a whole file (at most 64 MiB) into *out (malloc'd);
+/* container_open.c: a whole file (at most 64 MiB) into *out (malloc'd,
+ * *len bytes plus a NUL after them, so text can be parsed as a string);
  * -1 with errno set. */
 int dssm__store_read_file(const char *path, uint8_t **out, size_t *len);
 /* container_closed.c: CLOSED read into c->summary when its CRC holds (else

@@ -104,6 +104,27 @@ t_follow_made_again() {
 		[ "$(grep -c "was removed; waiting" "$tmp/fae")" = 1 ] &&
 		has "fa was removed and made again; following the new ring from its oldest sample" "$tmp/fae"
 }
+# --follow of a recording being written (DIR/NAME) whose ring is made again
+# while it is recorded: said, and the next ring's entry followed from its
+# oldest sample. Before, cat kept reading the first entry, which no longer
+# grew, and said nothing.
+t_follow_recording_made_again() {
+	"$DSSM" write ra a0 --create 16 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/ra" ra --from-oldest 2>"$tmp/ral" &
+	local rec=$!
+	for _ in $(seq 200); do has "recording ra:0" "$tmp/ral" && break; sleep 0.05; done
+	"$DSSM" cat "$tmp/ra/ra" --follow -n 0 --format raw >"$tmp/rac" 2>"$tmp/race" &
+	local pid=$!
+	for _ in $(seq 200); do [ -s "$tmp/rac" ] && break; sleep 0.05; done
+	"$DSSM" rm ra && "$DSSM" write ra b0 --create 64 >/dev/null && "$DSSM" write ra b1 >/dev/null ||
+		{ kill $pid $rec; return 1; }
+	for _ in $(seq 200); do [ "$(cat "$tmp/rac")" = a0b0b1 ] && break; sleep 0.05; done
+	kill -INT $pid $rec; wait $pid; local rc=$?; wait $rec
+	"$DSSM" rm ra >/dev/null
+	cat "$tmp/rac"; echo; cat "$tmp/race"
+	[ $rc -eq 0 ] && [ "$(cat "$tmp/rac")" = a0b0b1 ] &&
+		has "ra was made again while it was recorded; following the next ring's stream entry" "$tmp/race"
+}
 # a mirror whose local ring is removed makes it again (said) and mirrors
 # on into it; before, it wrote on into the removed ring, read by no one
 t_mirror_local_removed() {
@@ -501,6 +522,7 @@ check "write: too big, backwards, layout mismatch" t_write_errors
 check "info" t_info
 check "cat --follow prints new samples until SIGINT" t_follow
 check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
+check "cat --follow DIR/NAME follows the ring's next entry when it was made again (said)" t_follow_recording_made_again
 check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
 check "a proxy restarted, its ring made again meanwhile: mirror ends (exit 1), record follows" t_proxy_restart_ring_made_again
 check "top -n 1" t_top

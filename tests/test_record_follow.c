@@ -7,7 +7,10 @@
  * lost, never silently gone; a later part describes the stream by its new
  * ring. The command's side: tests/recording-test.sh.
  */
+#include <fcntl.h>
 #include <sys/stat.h>
+
+#include "../ssmcore/internal.h"
 
 #include "dssm/container.h"
 #include "dssm/recorder.h"
@@ -131,9 +134,25 @@ static void test_removed_then_made_again(void **state)
 	int removed = 0;
 	assert_int_equal(dssm_recorder_followed(r, 0, NULL, &removed), 0);
 	assert_int_equal(removed, 1);
+	/* a reader of the recording opened before the ring is made again */
+	dssm_stream *h = NULL, *h2 = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &h), 0);
+	assert_int_equal(dssm_recording_next_ring(h, &h2), DSSM_ENOENT);
 	dssm_stream *b = make("fol", 256, 32, "t/B");
 	write_n(b, 100, 20);
 	poll_until(r, 35, "made again; recording the new ring from its oldest sample");
+	/* ...sees it and opens the new ring's entry */
+	assert_int_equal(dssm_recording_next_ring(h, &h2), 0);
+	dssm_stream_info hi;
+	assert_int_equal(dssm_info(h2, &hi), 0);
+	assert_int_equal(hi.max_size, 256);
+	assert_string_equal(hi.type, "t/B");
+	dssm_stream *h3 = NULL;
+	assert_int_equal(dssm_recording_next_ring(h2, &h3), DSSM_ENOENT); /* the last one */
+	dssm_close(h2);
+	assert_int_equal(dssm_recording_next_ring(a, &h2), DSSM_EINVAL); /* a ring: not recorded */
+	assert_null(h2);
+	dssm_close(h);
 	assert_int_equal(dssm_recorder_stop(r), 0);
 	/* said once each */
 	assert_null(strstr(strstr(told, "was removed; ") + 1, "was removed; "));
@@ -219,6 +238,193 @@ static void test_parts_after(void **state)
 	dssm_close(b);
 }
 
+/* Rings made again one after the other, each alive 400 ms with samples
+ * in it: every one is seen (the recorder looks at the name every 250 ms,
+ * also while it waits on a removed ring nobody writes), every sample
+ * recorded, each ring an entry of its own. */
+static void test_remade_in_a_row(void **state)
+{
+	(void)state;
+	enum { RINGS = 8, EACH = 5 };
+	char dir[300];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("row", 0, EACH, &a, dir, sizeof dir);
+	dssm_close(a);
+	for (int k = 1; k <= RINGS; k++) {
+		dssm_stream *b = make("fol", 16, 64, "t/A");
+		write_n(b, 100 * k, EACH);
+		usleep(400000);
+		dssm_close(b);
+		if (k < RINGS)
+			assert_int_equal(dssm_remove("fol", 0), 0);
+	}
+	poll_until(r, (RINGS + 1) * EACH, NULL);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+	dssm_recorder_free(r);
+	assert_int_equal(remade, RINGS);
+	/* every ring made again told, or counted in a notice saying how many
+	 * were not kept (nothing polled between the rings: more than fit) */
+	int said = 0, more = 0;
+	for (const char *p = told; (p = strstr(p, "a stream entry of its own)\n")); p++)
+		said++;
+	const char *m = strstr(told, " more notices of fol:0");
+	if (m) {
+		while (m > told && m[-1] != '|')
+			m--;
+		more = atoi(m);
+	}
+	assert_int_equal(said + more, RINGS);
+	assert_int_equal(st.recorded, (RINGS + 1) * EACH);
+	assert_int_equal(st.lost, 0);
+	for (int k = 1; k <= RINGS; k++)
+		check_entry(dir, k, "t/A", 16, EACH, 100 * k);
+}
+
+/* Two entries of one NAME:ID need not be a ring made again: `dssm record
+ * h1:p/fol h2:p/fol` records one per host. DIR/NAME:ID is refused saying
+ * both, and how to read them, not claiming the ring was made again. */
+static void test_two_sources_refused_truly(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/two", root);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	snprintf(info.name, sizeof info.name, "fol");
+	info.max_size = 16;
+	info.slots = 8;
+	for (int k = 0; k < 2; k++) {
+		int idx = dssm_container_add_stream(c, &info, NULL, NULL, 0);
+		assert_true(idx >= 0);
+		assert_int_equal(dssm_container_append(c, idx, 0, 1000 + k, &k, sizeof k), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &s), DSSM_ELAYOUT);
+	const char *msg = dssm_last_error();
+	assert_null(strstr(msg, "'fol:0' was made again while"));
+	assert_non_null(strstr(msg, "2 rings of 'fol:0'"));
+	assert_non_null(strstr(msg, "several sources"));
+	assert_non_null(strstr(msg, "--streams fol:0"));
+}
+
+/* A recording being written, recorded in turn (`dssm record DIR/NAME`):
+ * when its ring is made again, the source recording gets a later entry of
+ * the NAME:ID, and the second recorder follows it as it follows a ring
+ * (an entry of its own, every sample). Before, it recorded the first entry
+ * only, silently. */
+/* Poll both (the source's recorder syncs what readers see when polled)
+ * until rb has `want` samples recorded (10 s at most). */
+static void poll_both(dssm_recorder *ra, dssm_recorder *rb, uint64_t want)
+{
+	for (int t = 0; t < 1000; t++) {
+		dssm_recorder_stats st;
+		assert_int_equal(dssm_recorder_poll(ra), 0);
+		assert_int_equal(dssm_recorder_poll(rb), 0);
+		assert_int_equal(dssm_recorder_stream(rb, 0, &st), 0);
+		if (st.recorded >= want)
+			return;
+		usleep(10000);
+	}
+	fail_msg("after 10 s: not %llu samples recorded from the recording",
+	         (unsigned long long)want);
+}
+
+static void test_recording_as_source(void **state)
+{
+	(void)state;
+	char src[300], dst[300], addr[320];
+	snprintf(src, sizeof src, "%s/srcrec", root);
+	snprintf(dst, sizeof dst, "%s/dstrec", root);
+	snprintf(addr, sizeof addr, "%s/fol", src);
+	dssm_stream *a = make("fol", 16, 64, "t/A");
+	dssm_recorder *ra = start(src, "fol", 0);
+	write_n(a, 0, 3);
+	poll_until(ra, 3, NULL);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dst;
+	cfg.from_oldest = 1;
+	dssm_recorder *rb;
+	assert_int_equal(dssm_recorder_create(&cfg, &rb), 0);
+	assert_int_equal(dssm_recorder_add(rb, addr), 0);
+	assert_int_equal(dssm_recorder_start(rb), 0);
+	poll_both(ra, rb, 3);
+	assert_int_equal(dssm_remove("fol", 0), 0);
+	dssm_close(a);
+	dssm_stream *b = make("fol", 32, 64, "t/B");
+	write_n(b, 100, 4);
+	poll_until(ra, 7, "made again");
+	poll_both(ra, rb, 7);
+	assert_int_equal(dssm_recorder_stop(ra), 0);
+	assert_int_equal(dssm_recorder_stop(rb), 0);
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_followed(rb, 0, &remade, NULL), 0);
+	assert_int_equal(remade, 1);
+	dssm_recorder_free(ra);
+	dssm_recorder_free(rb);
+	dssm_close(b);
+	check_entry(dst, 0, "t/A", 16, 3, 0);
+	check_entry(dst, 1, "t/B", 32, 4, 100);
+}
+
+/* /dev/shm's file for fol:0 in this test's namespace, into path. */
+static void segment_path(char *path, size_t cap)
+{
+	char seg[200];
+	assert_int_equal(dssm__segment_name("fol", 0, seg, sizeof seg), 0);
+	snprintf(path, cap, "/dev/shm%s", seg);
+}
+
+/* Under the removed ring's name, a file that never becomes a ring (an
+ * empty file, one of zeros: a creator that died after ftruncate; a FIFO):
+ * said once, naming the file and what is wrong with it, and the recorder
+ * goes on waiting: a real ring made afterwards is followed. Before, the
+ * recorder took it for a ring being made, for ever, without a word. */
+static void test_not_a_ring_under_the_name(void **state)
+{
+	(void)state;
+	static const char *const kinds[] = {"is an empty file", "was never marked ready",
+	                                    "is not a regular file"};
+	char dir[300], path[300];
+	segment_path(path, sizeof path);
+	for (int kind = 0; kind < 3; kind++) {
+		dssm_stream *a;
+		char name[32];
+		snprintf(name, sizeof name, "garbage%d", kind);
+		dssm_recorder *r = recorded_then_removed(name, 0, 3, &a, dir, sizeof dir);
+		dssm_close(a);
+		if (kind == 2) {
+			assert_int_equal(mkfifo(path, 0600), 0);
+		} else {
+			int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+			assert_true(fd >= 0);
+			assert_int_equal(ftruncate(fd, kind ? 65536 : 0), 0);
+			close(fd);
+		}
+		poll_until(r, 3, kinds[kind]);
+		assert_non_null(strstr(told, path));
+		assert_int_equal(unlink(path), 0);
+		dssm_stream *b = make("fol", 16, 64, "t/A");
+		write_n(b, 100, 4);
+		poll_until(r, 7, "made again; recording the new ring");
+		assert_int_equal(dssm_recorder_stop(r), 0);
+		const char *said = strstr(told, "is not a ring after");
+		assert_null(strstr(said + 1, "is not a ring after")); /* once */
+		dssm_recorder_free(r);
+		dssm_close(b);
+		assert_int_equal(dssm_remove("fol", 0), 0);
+		check_entry(dir, 1, "t/A", 16, 4, 100);
+		dssm_container_remove(dir);
+	}
+}
+
 int main(void)
 {
 	testutil_namespace("follow");
@@ -228,9 +434,13 @@ int main(void)
 		cmocka_unit_test_setup(test_removed_then_made_again, testutil_reset),
 		cmocka_unit_test_setup(test_overwritten_counted_lost, testutil_reset),
 		cmocka_unit_test_setup(test_parts_after, testutil_reset),
+		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
+		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
+		cmocka_unit_test_setup(test_not_a_ring_under_the_name, testutil_reset),
+		cmocka_unit_test_setup(test_recording_as_source, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
-	const char *dirs[] = {"again", "lost", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
+	const char *dirs[] = {"again", "lost", "row", "two", "srcrec", "dstrec", "parts/part-0001", "parts/part-0002", "parts/part-0003"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		char d[400];
 		snprintf(d, sizeof d, "%s/%s", root, dirs[i]);

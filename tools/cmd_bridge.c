@@ -55,7 +55,7 @@ void help_export(FILE *out)
 	        "usage: dssm export DIR|FILE (--bag OUT.bag | --mcap OUT.mcap | --ssm-log OUT.log)\n"
 	        "                   [--compression none|lz4|bz2|zstd] [--chunk-size BYTES]\n"
 	        "                   [--streams A,B,...] [--topics T,U,...] [--start T] [--end T]\n"
-	        "                   [--threads N] [--force]\n\n"
+	        "                   [--ring K] [--threads N] [--force]\n\n"
 	        "Writes a recording (DIR, or a bag, MCAP, .db3 or SSM log FILE: a conversion),\n"
 	        "or the chosen streams over start <= time <= end (epoch\n"
 	        "seconds, ISO 8601 like 2026-11-23T18:29:10Z or local time without a zone,\n"
@@ -79,7 +79,9 @@ void help_export(FILE *out)
 	        "--ssm-log writes one stream (choose it with --streams) as an SSM 1.0.6 log\n"
 	        "that ssm-player and SSMLog read: its name, id, sample size, slots, cycle and\n"
 	        "property; the start time it was imported with, else its first sample's.\n"
-	        "Every sample must have the stream's full size.\n\n"
+	        "Every sample must have the stream's full size. A ring made again while it\n"
+	        "was recorded has an entry per ring under one NAME:ID: --ring K exports the\n"
+	        "K-th (1: the first; with --bag and --mcap too, which otherwise write each).\n\n"
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export talker.db3 --mcap talker.mcap\n"
@@ -249,7 +251,7 @@ static void warn_undecodable(dssm_container *c, int stream)
 struct export_cli {
 	const char *bag, *mcap, *ssmlog, *compression, *streams, *topics;
 	struct cli_time start, end;
-	long chunk;
+	long chunk, ring;
 	int force;
 };
 
@@ -267,6 +269,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 	                                         {"end", required_argument, 0, 'e'},
 	                                         {"threads", required_argument, 0, 'T'},
 	                                         {"force", no_argument, 0, 'f'},
+	                                         {"ring", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	long threads = -1;
@@ -292,6 +295,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 		else if (opt == 't')
 			e->topics = optarg;
 		else if ((opt == 'k' && cli_parse_long("export", "--chunk-size", optarg, &e->chunk) < 0) ||
+		         (opt == 'r' && cli_parse_long("export", "--ring", optarg, &e->ring) < 0) ||
 		         (opt == 'a' && cli_parse_time("export", "--start", optarg, &e->start) < 0) ||
 		         (opt == 'e' && cli_parse_time("export", "--end", optarg, &e->end) < 0))
 			return EXIT_USAGE;
@@ -302,6 +306,8 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");
 	if (e->ssmlog && e->compression)
 		return cli_usage("export", "an SSM log is not compressed: leave out --compression");
+	if (e->ring < 0 || e->ring > 1000000)
+		return cli_usage("export", "--ring is 1 for a name's first ring, 2 for the next...");
 	if (e->chunk < 0 || e->chunk > (1L << 30))
 		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
 	return 0;
@@ -324,6 +330,47 @@ static int export_format(const struct export_cli *e, struct bridge_export_option
 		                 o->mcap ? "MCAP" : "bag", o->mcap ? "zstd, lz4 or none" : "lz4, bz2 or none",
 		                 e->compression);
 	o->codec = (enum bridge_codec)codec;
+	return 0;
+}
+
+/* Are the ns entries of sel all of one NAME:ID (a ring made again while
+ * it was recorded, or the same NAME:ID from several hosts)? */
+static int one_address(dssm_container *c, const int *sel, int ns, dssm_recorded *first)
+{
+	dssm_recorded r;
+	dssm_container_stream(c, sel[0], first);
+	for (int k = 1; k < ns; k++)
+		if (dssm_container_stream(c, sel[k], &r) < 0 || r.info.id != first->info.id ||
+		    strcmp(r.info.name, first->info.name))
+			return 0;
+	return 1;
+}
+
+/* --ring K: of the entries of one NAME:ID selected, the K-th (sel[0]
+ * then, *ns 1); an SSM log takes one stream, so several entries need it.
+ * 0, or the exit status after an error was printed. */
+static int export_pick_ring(const struct export_cli *e, dssm_container *c, const char *dir,
+                            int *sel, int *ns)
+{
+	dssm_recorded r;
+	int one = one_address(c, sel, *ns, &r);
+	if (e->ring && !one)
+		return cli_usage("export", "--ring picks one ring of one NAME:ID; %d streams of "
+		                 "several names match in %s: choose the name with --streams", *ns, dir);
+	if (e->ring && e->ring > *ns)
+		return cli_usage("export", "'%s:%d' has %d ring%s in %s: --ring 1 to %d", r.info.name,
+		                 r.info.id, *ns, *ns == 1 ? "" : "s", dir, *ns);
+	if (e->ring) {
+		sel[0] = sel[e->ring - 1];
+		*ns = 1;
+	}
+	if (e->ssmlog && *ns != 1 && one)
+		return cli_usage("export", "an SSM log holds one stream; %s holds %d rings of '%s:%d' "
+		                 "(made again while it was recorded, or from several sources): choose one "
+		                 "with --ring 1 to %d", dir, *ns, r.info.name, r.info.id, *ns);
+	if (e->ssmlog && *ns != 1)
+		return cli_usage("export", "an SSM log holds one stream; %d of %s match: choose one "
+		                 "with --streams NAME:ID", *ns, dir);
 	return 0;
 }
 
@@ -356,10 +403,9 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 		free(sel);
 		return cli_error("export", "no stream of %s matches", dir);
 	}
-	if (e->ssmlog && ns != 1) {
+	if ((rc = export_pick_ring(e, c, dir, sel, &ns)) != 0) {
 		free(sel);
-		return cli_usage("export", "an SSM log holds one stream; %d of %s match: choose one "
-		                 "with --streams NAME:ID", ns, dir);
+		return rc;
 	}
 	o->streams = *sel_out = sel;
 	o->nstreams = ns;

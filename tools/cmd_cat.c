@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "dssm/connector.h"
+#include "dssm/container.h"
 
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
@@ -110,7 +111,8 @@ void help_cat(FILE *out)
 	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring;\n"
 	        "a ring removed and made again under its name is followed from its oldest\n"
-	        "sample (said).\n"
+	        "sample (said); so is, in a recording being written (DIR/NAME), the entry of\n"
+	        "a ring made again while it is recorded.\n"
 	        "Formats: text (a header line, then the decoded fields, or a hex dump; default),\n"
 	        "hex (a header line and a hex dump), raw (the bytes only), json (one object\n"
 	        "per line: tid, time_ns, time, len,\n"
@@ -239,6 +241,23 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 	return 0;
 }
 
+/* --follow of a recording (DIR/NAME) whose ring was made again while it was recorded:
+ * the next ring's entry from its oldest sample, said (*taken 1), if there is one. */
+static int cat_next_entry(struct cat_ring *r, int *taken)
+{
+	dssm_stream *next;
+	int rc = dssm_recording_next_ring(r->s, &next);
+	if (rc == DSSM_ENOENT || rc == DSSM_EINVAL) /* none yet, or not a recorded stream */
+		return 0;
+	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
+		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
+	*taken = 1;
+	fprintf(stderr, "dssm cat: %s was made again while it was recorded; following the next "
+	        "ring's stream entry from its oldest sample (TIDs from 0)\n", r->address);
+	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
+	return rc < 0 ? cli_dssm_error("cat", rc) : 0;
+}
+
 /* --follow, when the ring has nothing new: at most every 250 ms (a proxy's
  * every second) a look at its name (dssm_is_current: one stat, or one round
  * trip to the proxy). A ring removed is said once and waited for; one made
@@ -250,13 +269,16 @@ static int cat_follow_name(struct cat_ring *r)
 	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
 		return 0;
 	r->checked = now;
-	if (dssm_is_current(r->s) != 0)
+	int taken, rc = dssm_is_current(r->s);
+	if (rc == DSSM_ESTATE) /* a recorded stream (or one never made again) */
+		return cat_next_entry(r, &taken);
+	if (rc != 0)
 		return 0; /* still its ring, or it cannot be asked now */
 	dssm_stream_info was;
 	dssm_stream *next;
 	dssm_info(r->s, &was);
-	int rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
-	                   : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
+	rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
+	               : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
 	if (rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT)
 		return 0; /* the proxy not reached now: asked again */
 	if (rc == DSSM_ENOENT || rc == DSSM_EAGAIN) {
@@ -301,9 +323,12 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
 		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
-		if (rc == DSSM_EFUTURE)
+		int taken = 0; /* a closed recording: its ring's next entry first, if any */
+		if (rc == DSSM_EFUTURE && o->follow && (status = cat_next_entry(r, &taken)) != 0)
+			return status;
+		if (rc == DSSM_EFUTURE && !taken)
 			break; /* a closed recording: its end is a normal end */
-		if (rc < 0 && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
+		if (rc < 0 && !taken && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
 			return cli_dssm_error("cat", rc);
 	}
 	return 0;
@@ -565,15 +590,10 @@ int cmd_write(int argc, char **argv)
 
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f)
 {
-	if (!strcmp(text, "text"))
-		*f = FORMAT_TEXT;
-	else if (!strcmp(text, "hex"))
-		*f = FORMAT_HEX;
-	else if (!strcmp(text, "raw"))
-		*f = FORMAT_RAW;
-	else if (!strcmp(text, "json"))
-		*f = FORMAT_JSON;
-	else
-		return cli_usage(cmd, "unknown format '%s' (text, hex, raw or json)", text), -1;
-	return 0;
+	static const char *const names[] = {"text", "hex", "raw", "json"};
+	static const enum cli_format formats[] = {FORMAT_TEXT, FORMAT_HEX, FORMAT_RAW, FORMAT_JSON};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (!strcmp(text, names[i]))
+			return (*f = formats[i]), 0;
+	return cli_usage(cmd, "unknown format '%s' (text, hex, raw or json)", text), -1;
 }

@@ -38,6 +38,11 @@ void help_play(FILE *out)
 	        "refused before anything is written (times never go back in a ring): --fresh\n"
 	        "removes and re-creates such rings (not one a live process writes), --now\n"
 	        "stamps the samples from now, or play into another DSSM_NAMESPACE.\n"
+	        "A ring made again while it was recorded (several entries of one NAME:ID) is\n"
+	        "played into one ring, in time order, made with the largest sample size and\n"
+	        "slot count among them; an entry of another type or encoding cannot share it:\n"
+	        "it is skipped, said, and the exit status is 1. A start that fails removes the\n"
+	        "rings it made.\n"
 	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
 	        "gettimeSSM() reads the time being played and runs at --speed; the replay is\n"
 	        "paced by that clock, so pausing it or changing its speed from elsewhere\n"
@@ -247,6 +252,9 @@ struct play_run {
 	int *sel;                 /* the played streams' indexes, ns of them */
 	struct cli_damage dmg;    /* damaged streams, said */
 	dssm_stream **rings;      /* a played stream's ring, by stream index */
+	int *lead;                /* the entry whose ring entry i plays into */
+	char *made;               /* the ring of entry i was made by this run */
+	int skipped;              /* entries that cannot share their name's ring */
 	dssm_time_t first, last;  /* the played streams' span */
 	dssm_time_t t0, t1;       /* the window played */
 	uint64_t played, bytes;
@@ -267,14 +275,43 @@ static void play_recording_span(dssm_container *c, dssm_time_t *begins, dssm_tim
 	}
 }
 
+/* Do entries A and B (the same NAME:ID: a ring made again while it was
+ * recorded) fit one ring? Their type and encoding must agree (sizes are
+ * met by the largest). */
+static int same_kind(const dssm_stream_info *a, const dssm_stream_info *b)
+{
+	return !strcmp(a->type, b->type) && !strcmp(a->encoding, b->encoding);
+}
+
+static int same_address(const dssm_stream_info *a, const dssm_stream_info *b)
+{
+	return a->id == b->id && !strcmp(a->name, b->name);
+}
+
+/* The ring for entry i and the later entries of its NAME:ID that can share
+ * it: the largest max_size and slots among them. */
+static void group_layout(struct play_run *p, int i, const dssm_recorded *r,
+                         dssm_stream_config *cfg)
+{
+	cfg->max_size = r->info.max_size ? r->info.max_size : 1;
+	cfg->slots = r->info.slots >= 2 ? r->info.slots : 1000;
+	for (int k = i + 1; k < p->n; k++) {
+		dssm_recorded o;
+		if (dssm_container_stream(p->c, k, &o) < 0 || !same_address(&o.info, &r->info) ||
+		    !same_kind(&o.info, &r->info) || !o.count || !cli_stream_selected(&o.info, p->o->list))
+			continue;
+		cfg->max_size = o.info.max_size > cfg->max_size ? o.info.max_size : cfg->max_size;
+		cfg->slots = o.info.slots > cfg->slots ? o.info.slots : cfg->slots;
+	}
+}
+
 /* Create the ring of stream i as it was recorded (--fresh: re-created) and
  * check that it can take the replay's first sample. 0, or the exit status
  * after an error was printed. */
 static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 {
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
-	cfg.max_size = r->info.max_size ? r->info.max_size : 1;
-	cfg.slots = r->info.slots >= 2 ? r->info.slots : 1000;
+	group_layout(p, i, r, &cfg);
 	cfg.type = r->info.type;
 	cfg.encoding = r->info.encoding;
 	cfg.schema = dssm_container_schema(p->c, i);
@@ -285,8 +322,13 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	int status, rc;
 	if (p->o->fresh && (status = remove_for_fresh(&r->info)) != 0)
 		return status;
+	dssm_stream *there = NULL;
+	if (dssm_open(r->info.name, r->info.id, DSSM_READ | DSSM_NOWAIT, &there) == 0)
+		dssm_close(there);
 	if ((rc = dssm_create(r->info.name, r->info.id, &cfg, &p->rings[i])) < 0)
 		return cli_dssm_error("play", rc);
+	p->made[i] = !there;
+	p->lead[i] = i;
 	/* (--now stamps from now: nothing recorded can be newer) */
 	if (!p->o->now &&
 	    (status = check_ring_time(p->rings[i], &r->info, r->first > p->t0 ? r->first : p->t0)))
@@ -294,6 +336,55 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	if (plen)
 		dssm_property_set(p->rings[i], prop, plen);
 	return 0;
+}
+
+/* A ring made again while it was recorded: entry i goes into the ring of
+ * the first played entry of its NAME:ID (1), made big enough for both; if
+ * it cannot (another type or encoding), it is skipped and said (-1). 0:
+ * the first entry of its name, its ring is to be made. */
+static int play_shared_ring(struct play_run *p, int i, const dssm_recorded *r)
+{
+	for (int k = 0; k < p->ns; k++) {
+		int j = p->sel[k];
+		dssm_recorded o;
+		if (dssm_container_stream(p->c, j, &o) < 0 || !same_address(&o.info, &r->info))
+			continue;
+		if (same_kind(&o.info, &r->info)) {
+			p->rings[i] = p->rings[j];
+			p->lead[i] = j;
+			return 1;
+		}
+		int nth = 1;
+		for (int e = 0; e < i; e++)
+			nth += dssm_container_stream(p->c, e, &o) == 0 && same_address(&o.info, &r->info);
+		dssm_container_stream(p->c, j, &o);
+		fprintf(stderr, "dssm play: '%s:%d' was made again while it was recorded, with another "
+		        "type or encoding: one ring cannot hold both; its ring %d (stream entry %d: type "
+		        "%s, encoding %s, %llu samples) is skipped, the first one played has type %s, "
+		        "encoding %s\n", r->info.name, r->info.id, nth, i,
+		        r->info.type[0] ? r->info.type : "-", r->info.encoding[0] ? r->info.encoding : "-",
+		        (unsigned long long)r->count, o.info.type[0] ? o.info.type : "-",
+		        o.info.encoding[0] ? o.info.encoding : "-");
+		p->skipped++;
+		return -1;
+	}
+	return 0;
+}
+
+/* A start that failed: the rings this run made are removed again (none is
+ * left empty behind it); rings that were there before are kept. */
+static void play_unmake(struct play_run *p)
+{
+	for (int i = 0; i < p->n; i++) {
+		if (!p->rings[i] || p->lead[i] != i)
+			continue;
+		dssm_recorded r;
+		dssm_container_stream(p->c, i, &r);
+		dssm_close(p->rings[i]);
+		if (p->made[i])
+			dssm_remove(r.info.name, r.info.id);
+	}
+	memset(p->rings, 0, sizeof *p->rings * (size_t)(p->n ? p->n : 1));
 }
 
 /* The rings of the selected streams; damaged streams are said (the exit
@@ -322,7 +413,10 @@ static int play_create_rings(struct play_run *p, const char *path)
 		}
 		if (!cli_stream_selected(&r.info, p->o->list) || !r.count)
 			continue;
-		int status = play_create_ring(p, i, &r);
+		int shared = play_shared_ring(p, i, &r);
+		if (shared < 0)
+			continue;
+		int status = shared ? 0 : play_create_ring(p, i, &r);
 		if (status)
 			return status;
 		p->sel[p->ns++] = i;
@@ -411,15 +505,17 @@ int cmd_play(int argc, char **argv)
 	p.sel = calloc((size_t)(p.n ? p.n : 1), sizeof *p.sel);
 	p.rings = calloc((size_t)(p.n ? p.n : 1), sizeof *p.rings);
 	p.dmg.said = calloc((size_t)(p.n ? p.n : 1), 1);
-	if (!p.sel || !p.rings || !p.dmg.said)
+	p.lead = calloc((size_t)(p.n ? p.n : 1), sizeof *p.lead);
+	p.made = calloc((size_t)(p.n ? p.n : 1), 1);
+	if (!p.sel || !p.rings || !p.dmg.said || !p.lead || !p.made)
 		status = cli_error("play", "no memory for %d streams", p.n);
 	/* the window is checked before any ring is made */
 	dssm_time_t begins, ends;
 	play_recording_span(p.c, &begins, &ends);
 	if (status == 0)
 		status = cli_time_window("play", &o.start, &o.end, begins, ends, &p.t0, &p.t1);
-	if (status == 0)
-		status = play_create_rings(&p, argv[optind]);
+	if (status == 0 && (status = play_create_rings(&p, argv[optind])) != 0 && p.rings)
+		play_unmake(&p);
 	cli_catch_signals();
 	p.progress = isatty(STDERR_FILENO);
 	if (p.t0 < p.first)
@@ -429,16 +525,23 @@ int cmd_play(int argc, char **argv)
 		status = play_pass(&p, pass);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)p.bytes);
+	int rings = 0; /* (the entries of a ring made again share one) */
+	for (int k = 0; p.lead && k < p.ns; k++)
+		rings += p.lead[p.sel[k]] == p.sel[k];
 	fprintf(stderr, "%sdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
-	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, p.ns,
-	        p.ns == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
+	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, rings,
+	        rings == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
 	if (drive_clock)
 		inittimeSSM();   /* the real clock again */
-	for (int i = 0; p.rings && i < p.n; i++)
-		dssm_close(p.rings[i]);
+	for (int i = 0; p.rings && p.lead && i < p.n; i++)
+		if (p.lead[i] == i)
+			dssm_close(p.rings[i]);
 	free(p.rings);
 	free(p.sel);
+	free(p.lead);
+	free(p.made);
 	free(p.dmg.said);
 	cli_recording_close(&recording);
-	return status ? status : p.dmg.damaged;
+	/* skipped entries were said, and the replay is shorter: not a success */
+	return status ? status : p.dmg.damaged || p.skipped ? 1 : 0;
 }

@@ -224,11 +224,20 @@ int dssm_container_remove(const char *dir);
  *     for a read position that means anything.
  * Errors: DSSM_ENOENT (no such stream in DIR), those of
  * dssm_container_open, DSSM_ECORRUPT for a damaged stream, DSSM_ELAYOUT
- * when DIR holds several rings of NAME:ID (made again while recorded:
- * entries of their own, each with TIDs from 0; a query reads them all). A
+ * when DIR holds several rings of NAME:ID (made again while recorded, or
+ * recorded from several hosts: entries of their own, each with TIDs from
+ * 0; a query reads them all). A
  * handle opened while the recorder runs reads the ring it found; one the
  * recorder follows later is not added to it. */
 int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream **out);
+/* A recorded stream S whose ring was made again while it was recorded (a
+ * later entry of its NAME:ID appeared; dssm_is_current answers DSSM_ESTATE
+ * for a recorded stream, whatever happened): a handle on that next ring's
+ * entry in *out (its own TIDs from 0, its own
+ * layout). The recording is looked at again (one still being written).
+ * DSSM_ENOENT when there is no later entry (yet), DSSM_EINVAL when S is
+ * not a recorded stream, those of dssm_open_recording. */
+int dssm_recording_next_ring(dssm_stream *s, dssm_stream **out);
 
 /* ---- queries ---- */
 

@@ -53,7 +53,9 @@
  *   and waited for. Both are told (dssm_recorder_set_notice) and counted
  *   (dssm_recorder_followed). A writer that writes on into the removed
  *   ring after the new one was opened is not recorded (no reader sees
- *   it either). A ring behind a proxy is followed too, looked at once a
+ *   it either), nor is a ring made and removed between two looks (it
+ *   lived less than about 250 ms: nothing is left to see it by; it is not
+ *   counted lost either). A ring behind a proxy is followed too, looked at once a
  *   second (a WAIT the proxy cannot meet, which it refuses for a ring made
  *   again: one round trip).
  * - A ring that laps the recorder (a burst longer than its history while

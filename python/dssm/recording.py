@@ -50,10 +50,15 @@ class RecordedStream(Decodes):
         self.schema = schema
         self.dtype = dtype_for(self.encoding, schema, self.type)
         self._dec = LazyDecoder(self.address, self.encoding, self.type, schema)
+        # A ring made again while it was recorded gets an entry of its own
+        # with the same NAME:ID: entry k (0 the first ring) is keyed
+        # "NAME:ID#k" from k = 1 on (Recording._load sets both).
+        self.entry = 0
+        self.key = self.address
 
     def __repr__(self):
         d = f", damage={self.damage!r}" if self.damage else ""
-        return (f"RecordedStream({self.address!r}, count={self.count}, "
+        return (f"RecordedStream({self.key!r}, count={self.count}, "
                 f"first={self.first}, last={self.last}{d})")
 
 
@@ -67,6 +72,7 @@ class StreamData:
     def __init__(self, stream, times, tids, offsets, payload, address=None):
         self.stream = stream          # the RecordedStream; None from query_remote
         self.address = stream.address if stream is not None else address
+        self.key = stream.key if stream is not None else self.address
         self.times = times
         self.tids = tids
         self.offsets = offsets
@@ -166,10 +172,15 @@ class Recording(_lib.Closing):
     def _load(self):
         rec = ffi.new("dssm_recorded *")
         out = []
+        seen = {}
         for i in range(check(lib.dssm_container_stream_count(self._h))):
             check(lib.dssm_container_stream(self._h, i, rec))
-            out.append(RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i))
-                                      or ""))
+            s = RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i)) or "")
+            # entries of one NAME:ID are in the order their rings were made
+            s.entry = seen.get(s.address, 0)
+            seen[s.address] = s.entry + 1
+            s.key = s.address if s.entry == 0 else f"{s.address}#{s.entry}"
+            out.append(s)
         self.streams = out
         self.warning = _lib.string(lib.dssm_container_warning(self._h))
         self.closed = bool(lib.dssm_container_closed(self._h))
@@ -189,7 +200,13 @@ class Recording(_lib.Closing):
             raise Error(ErrorCode.ESTATE, f"recording '{self.path}' is closed")
 
     def stream(self, address):
-        """The RecordedStream for "NAME" or "NAME:ID" (Error ENOENT if absent)."""
+        """The RecordedStream for "NAME" or "NAME:ID" (its first entry: see
+        entries()), or "NAME:ID#K" (entry K of it). Error ENOENT if absent."""
+        if "#" in address:
+            hit = [s for s in self.streams if s.key == address]
+            if not hit:
+                raise Error(ErrorCode.ENOENT, f"{self.path}: no stream entry '{address}'")
+            return hit[0]
         name, _, id_ = address.rpartition(":") if ":" in address else (address, "", "0")
         try:
             id_ = int(id_)
@@ -197,6 +214,13 @@ class Recording(_lib.Closing):
             name, id_ = address, 0
         self._open()
         return self.streams[check(lib.dssm_container_find(self._h, name.encode(), id_))]
+
+    def entries(self, address):
+        """Every entry of "NAME" or "NAME:ID" (one per ring: more than one
+        when the ring was made again while it was recorded), in the order
+        the rings were made."""
+        first = self.stream(address.partition("#")[0])
+        return [s for s in self.streams if s.address == first.address]
 
     def _select(self, streams):
         if streams is None:
@@ -211,19 +235,25 @@ class Recording(_lib.Closing):
                 if not hit:
                     raise Error(ErrorCode.ENOENT,
                                 f"{self.path}: no stream matches '{pat}'")
-            else:
+            elif "#" in pat:
                 hit = [self.stream(pat)]
+            else:
+                hit = self.entries(pat)
             out += [s for s in hit if s not in out]
         return out
 
     def query(self, streams=None, start=None, end=None):
         """Samples with start <= time <= end (int ns or float s; None: open)
-        of the given streams ("NAME[:ID]" or globs; None: all), as a dict
-        address -> StreamData, in the recording's stream order."""
+        of the given streams ("NAME[:ID]", "NAME:ID#K" or globs; None: all),
+        as a dict key -> StreamData, in the recording's stream order. The key
+        is the address NAME:ID; a ring made again while it was recorded has
+        an entry per ring, keyed NAME:ID (the first), NAME:ID#1, #2... (its
+        TIDs start at 0 again, its type and sizes may differ): every one is
+        there."""
         self._open()
         t0 = _lib.INT64_MIN if start is None else _ns(start, "start")
         t1 = _lib.INT64_MAX if end is None else _ns(end, "end")
-        return {s.address: self._query_one(s, t0, t1) for s in self._select(streams)}
+        return {s.key: self._query_one(s, t0, t1) for s in self._select(streams)}
 
     def _query_one(self, s, t0, t1):
         idx = ffi.new("int[1]", [s.index])
