@@ -315,13 +315,17 @@ int dssm_recorder_set_notice(dssm_recorder *r,
 	return 0;
 }
 
-int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *removed)
+int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name)
 {
 	if (!r || i < 0 || i >= r->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the recorder", i);
 	if (remade)
 		*remade = atomic_load(&r->v[i]->remade);
-	if (removed)
-		*removed = atomic_load(&r->v[i]->removed) != NAME_OK;
+	if (name) {
+		int state = atomic_load(&r->v[i]->removed);
+		*name = state == NAME_OK     ? DSSM_FOLLOW_RECORDED
+		        : state == NAME_GONE ? DSSM_FOLLOW_REMOVED
+		                             : DSSM_FOLLOW_UNREADABLE;
+	}
 	return 0;
 }

@@ -133,7 +133,7 @@ static void test_removed_then_made_again(void **state)
 	poll_until(r, 15, "fol:0 was removed; ");
 	int removed = 0;
 	assert_int_equal(dssm_recorder_followed(r, 0, NULL, &removed), 0);
-	assert_int_equal(removed, 1);
+	assert_int_equal(removed, DSSM_FOLLOW_REMOVED);
 	/* a reader of the recording opened before the ring is made again */
 	dssm_stream *h = NULL, *h2 = NULL;
 	assert_int_equal(dssm_open_recording(dir, "fol", 0, &h), 0);
@@ -162,7 +162,7 @@ static void test_removed_then_made_again(void **state)
 	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
 	assert_int_equal(dssm_recorder_followed(r, 0, &remade, &removed), 0);
 	assert_int_equal(remade, 1);
-	assert_int_equal(removed, 0);
+	assert_int_equal(removed, DSSM_FOLLOW_RECORDED);
 	assert_int_equal(st.recorded, 35);
 	assert_int_equal(st.lost, 0);
 	assert_int_equal(st.kept, 35);
@@ -410,6 +410,9 @@ static void test_not_a_ring_under_the_name(void **state)
 		}
 		poll_until(r, 3, kinds[kind]);
 		assert_non_null(strstr(told, path));
+		int now = DSSM_FOLLOW_RECORDED;
+		assert_int_equal(dssm_recorder_followed(r, 0, NULL, &now), 0);
+		assert_int_equal(now, DSSM_FOLLOW_UNREADABLE); /* not "removed" */
 		assert_int_equal(unlink(path), 0);
 		dssm_stream *b = make("fol", 16, 64, "t/A");
 		write_n(b, 100, 4);

@@ -124,14 +124,19 @@ static void status_line(dssm_recorder *r, uint64_t *last_total, double secs)
 static void rings_said(dssm_recorder *r, int i, char *out, size_t cap)
 {
 	uint64_t remade = 0;
-	int removed = 0;
-	dssm_recorder_followed(r, i, &remade, &removed);
+	int name = DSSM_FOLLOW_RECORDED;
+	dssm_recorder_followed(r, i, &remade, &name);
+	const char *now = name == DSSM_FOLLOW_REMOVED      ? "removed"
+	                  : name == DSSM_FOLLOW_UNREADABLE ? "made again unreadable"
+	                                                 : NULL;
 	if (remade)
-		snprintf(out, cap, "  (%llu rings: made again %llu time%s%s)",
+		snprintf(out, cap, "  (%llu rings: made again %llu time%s%s%s)",
 		         (unsigned long long)remade + 1, (unsigned long long)remade,
-		         remade == 1 ? "" : "s", removed ? ", then removed" : "");
-	else if (removed)
+		         remade == 1 ? "" : "s", now ? ", then " : "", now ? now : "");
+	else if (name == DSSM_FOLLOW_REMOVED)
 		snprintf(out, cap, "  (removed, not made again)");
+	else if (name == DSSM_FOLLOW_UNREADABLE)
+		snprintf(out, cap, "  (removed; what is under its name now cannot be read)");
 }
 
 /* One line per stream, the totals, and why it stopped if it did by itself. */

@@ -171,11 +171,17 @@ uint64_t dssm_recorder_kept_bytes(dssm_recorder *r, int i);
 int dssm_recorder_set_notice(dssm_recorder *r,
                              void (*fn)(void *user, const char *address, const char *what),
                              void *user);
+/* What a recorded ring's name leads to now (dssm_recorder_followed). */
+enum {
+	DSSM_FOLLOW_RECORDED = 0,   /* the ring being recorded (the last one followed) */
+	DSSM_FOLLOW_REMOVED = 1,    /* no ring: removed and not made again (yet) */
+	DSSM_FOLLOW_UNREADABLE = 2  /* a ring made again that cannot be read, or a file
+	                           * that is not a ring; the removed ring still recorded */
+};
 /* Stream i's ring: *remade, how many times it was made again and followed
- * (each a stream entry of its own); *removed, 1 if its name leads to no
- * ring it can read now (removed and not made again). Either may be NULL.
- * Errors: DSSM_EINVAL (no such stream). */
-int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *removed);
+ * (each a stream entry of its own); *name, what its name leads to now
+ * (DSSM_FOLLOW_*). Either may be NULL. Errors: DSSM_EINVAL (no such stream). */
+int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name);
 /* The current part number (1, 2, ...), or after stop the parts on disk. */
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);
