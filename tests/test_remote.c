@@ -403,6 +403,24 @@ static void on_follow_notice(void *user, const char *address, const char *what)
 	snprintf(follow_told + n, sizeof follow_told - n, "%s\n", what);
 }
 
+/* A recorder into DIR (emptied first) of RING behind the proxy, from its
+ * oldest sample, its notices in follow_told; started. */
+static dssm_recorder *told_recorder(const char *dir, const char *ring)
+{
+	dssm_container_remove(dir);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	follow_told[0] = 0;
+	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, addr(ring)), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	return r;
+}
+
 /* A recorder of a ring behind the proxy follows it when it is removed and
  * made again (the proxy refuses a WAIT on the old one; a subscription's
  * pushes alone never said it, and the recorder waited on the old ring,
@@ -412,18 +430,8 @@ static void test_recorder_follows_remote_ring(void **state)
 	(void)state;
 	char dir[128];
 	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-follow-%d", (int)getpid());
-	dssm_container_remove(dir);
 	dssm_stream *w = testutil_create("rfol", 16, 64);
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	cfg.from_oldest = 1;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	follow_told[0] = 0;
-	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
-	assert_int_equal(dssm_recorder_add(r, addr("rfol")), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = told_recorder(dir, "rfol");
 	uint64_t v = 1;
 	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
 	dssm_close(w);
@@ -602,19 +610,9 @@ static void test_recorder_ring_made_again_while_proxy_down(void **state)
 	(void)state;
 	char dir[128];
 	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-rmk-%d", (int)getpid());
-	dssm_container_remove(dir);
 	dssm_stream *w = testutil_create("rrmk", 16, 64);
 	uint64_t v = 1;
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	cfg.from_oldest = 1;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	follow_told[0] = 0;
-	assert_int_equal(dssm_recorder_set_notice(r, on_follow_notice, NULL), 0);
-	assert_int_equal(dssm_recorder_add(r, addr("rrmk")), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = told_recorder(dir, "rrmk");
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(dssm_write(w, &v, sizeof v, 1 + i), i);
 	dssm_recorder_stats st = {0};
