@@ -201,12 +201,15 @@ class Recording(_lib.Closing):
 
     def stream(self, address):
         """The RecordedStream for "NAME" or "NAME:ID" (its first entry: see
-        entries()), or "NAME:ID#K" (entry K of it). Error ENOENT if absent."""
-        if "#" in address:
-            hit = [s for s in self.streams if s.key == address]
-            if not hit:
-                raise Error(ErrorCode.ENOENT, f"{self.path}: no stream entry '{address}'")
-            return hit[0]
+        entries()), or "NAME[:ID]#K" (entry K of it, #0 the first). Error
+        ENOENT if absent."""
+        if "#" in address:  # "NAME[:ID]#K": entry K (0 the first) of the ring
+            base, _, k = address.rpartition("#")
+            entries = self.entries(base)
+            if not k.isdigit() or int(k) >= len(entries):
+                raise Error(ErrorCode.ENOENT, f"{self.path}: no stream entry '{address}' "
+                            f"({base} has {len(entries)}: #0 to #{len(entries) - 1})")
+            return entries[int(k)]
         name, _, id_ = address.rpartition(":") if ":" in address else (address, "", "0")
         try:
             id_ = int(id_)
@@ -231,7 +234,7 @@ class Recording(_lib.Closing):
         for pat in streams:
             if any(ch in pat for ch in "*?["):
                 hit = [s for s in self.streams
-                       if fnmatch.fnmatchcase(s.address, pat) or fnmatch.fnmatchcase(s.name, pat)]
+                       if any(fnmatch.fnmatchcase(k, pat) for k in (s.address, s.name, s.key))]
                 if not hit:
                     raise Error(ErrorCode.ENOENT,
                                 f"{self.path}: no stream matches '{pat}'")

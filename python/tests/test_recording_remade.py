@@ -82,3 +82,11 @@ def test_every_entry_queried(remade):
     assert list(rec.query("fol:0#1")) == ["fol:0#1"]
     with pytest.raises(dssm.Error):
         rec.stream("fol:0#3")
+    # #0 is the first entry; the name alone works as in stream("fol");
+    # a glob matches the keys too
+    assert rec.stream("fol:0#0").key == "fol:0"
+    assert rec.stream("fol#1").key == "fol:0#1"
+    assert list(rec.query("fol:0#*")) == ["fol:0#1", "fol:0#2"]
+    for bad in ("fol#x", "fol#-1", "fol#"):
+        with pytest.raises(dssm.Error):
+            rec.stream(bad)
