@@ -49,6 +49,8 @@ struct remote_pushed {
 	unsigned char data[];
 };
 
+enum { GONE_MADE_AGAIN = 1, GONE_REMOVED = 2 };
+
 struct dssm_remote {
 	int fd;                        /* blocking; non-blocking calls say MSG_DONTWAIT */
 	dssm_time_t rcvtimeo;          /* fd's SO_RCVTIMEO as last set (0: none yet) */
@@ -61,7 +63,9 @@ struct dssm_remote {
 	/* The ring OPEN found first: its identity (version 2: WIRE_RING_ID
 	 * bytes, have_ring_id), and whether it is gone: a reconnect found
 	 * another ring under the name (made again while the connection was
-	 * down). A gone handle answers DSSM_ENOENT, never the new ring. */
+	 * down, GONE_MADE_AGAIN) or none (GONE_REMOVED: the proxy, reached,
+	 * answered OPEN with DSSM_ENOENT). A gone handle answers DSSM_ENOENT,
+	 * never the new ring. */
 	int opened, have_ring_id, gone;
 	uint8_t ring_id[WIRE_RING_ID];
 	uint32_t max_in;               /* largest frame taken now: small until authenticated */

@@ -190,18 +190,16 @@ static int do_wait(dssm_stream *s, void *vctx, dssm_time_t deadline)
 }
 
 /* The proxy not reached and the next attempt not due yet (backoff): a wait
- * waits for it, within its timeout, instead of failing at once with
+ * waits for it, until its deadline, instead of failing at once with
  * DSSM_ECONN: a loop of read_next and wait_new (the recorder's, the
  * mirror's) spun a core for as long as the proxy was down. A signal ends
  * the sleep (Ctrl-C of a command). */
-static void await_next_attempt(struct dssm_remote *r, dssm_time_t timeout)
+static void await_next_attempt(struct dssm_remote *r, dssm_time_t deadline)
 {
 	if (r->fd >= 0 || r->gone || r->head)
 		return;
 	dssm_time_t now = dssm__monotonic();
-	dssm_time_t until = dssm__deadline(now, timeout);
-	if (r->next_attempt < until)
-		until = r->next_attempt;
+	dssm_time_t until = r->next_attempt < deadline ? r->next_attempt : deadline;
 	if (until <= now)
 		return;
 	struct timespec ts = {(time_t)((until - now) / DSSM_NSEC_PER_SEC),
@@ -209,17 +207,30 @@ static void await_next_attempt(struct dssm_remote *r, dssm_time_t timeout)
 	nanosleep(&ts, NULL);
 }
 
+/* What is left of a wait's timeout at its deadline: the sleep for the next
+ * attempt is taken out of it, not added to it. A wait forever (deadline
+ * INT64_MAX: timeout < 0, or too large to add) keeps its timeout. */
+static dssm_time_t time_left(dssm_time_t timeout, dssm_time_t deadline)
+{
+	if (deadline == INT64_MAX)
+		return timeout;
+	dssm_time_t left = deadline - dssm__monotonic();
+	return left > 0 ? left : 0;
+}
+
 int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 {
 	struct dssm_remote *r = rem(s);
-	await_next_attempt(r, timeout);
+	/* one deadline, set on entry: every sleep and the proxy's WAIT take
+	 * what is left of it */
+	dssm_time_t deadline = dssm__deadline(dssm__monotonic(), timeout);
+	await_next_attempt(r, deadline);
 	if (op == WIRE_WAIT_NEW && r->subscribed) {
 		if (r->fd < 0 && !r->head) {
 			int rc = dssm__remote_establish(s, dssm__remote_deadline_of(r));
 			if (rc < 0)
 				return rc;
 		}
-		dssm_time_t deadline = dssm__deadline(dssm__monotonic(), timeout);
 		while (!r->head) {
 			struct wire_header h;
 			const uint8_t *payload;
@@ -248,7 +259,7 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 	struct remote_req c = {0};
 	c.op = op;
 	c.arg = arg;
-	c.t = timeout;
+	c.t = time_left(timeout, deadline);
 	return dssm__remote_with_connection(s, do_wait, &c);
 }
 

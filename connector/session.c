@@ -196,12 +196,16 @@ static int ring_made_again(struct dssm_remote *r, const char *name, int id)
 		r->seen = 0; /* (its samples are counted afresh) */
 		return 0;
 	}
-	r->gone = 1;
+	r->gone = GONE_MADE_AGAIN;
 	return dssm__remote_gone(r, name, id);
 }
 
 int dssm__remote_gone(const struct dssm_remote *r, const char *name, int id)
 {
+	if (r->gone == GONE_REMOVED)
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed on %s:%s while the connection was "
+		                  "down: this handle's ring is gone; open the name again for a ring made "
+		                  "again", name, id, r->host, r->port);
 	return dssm__fail(DSSM_ENOENT, "'%s:%d' was made again on %s:%s (removed and created anew "
 	                  "while the connection was down): this handle's ring is gone; open the name "
 	                  "again for the new one", name, id, r->host, r->port);
@@ -219,6 +223,14 @@ static int open_stream(struct dssm_remote *r, const char *name, int id, dssm_tim
 	wire_frame_end(&r->out, f);
 	struct rbuf rb;
 	int rc = dssm__remote_call(r, WIRE_OPEN, req, &rb, deadline);
+	/* The proxy, reached, has no ring under the name any more: the handle's
+	 * ring was removed. Said at once and for good (a ring made later is
+	 * another), not retried with the backoff of a proxy not reached: a
+	 * recorder that follows the name opens it afresh each look. */
+	if (rc == DSSM_ENOENT && r->opened) {
+		r->gone = GONE_REMOVED;
+		return dssm__remote_gone(r, name, id);
+	}
 	if (rc < 0)
 		return rc;
 	r->handle = rbuf_u32(&rb);

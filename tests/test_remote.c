@@ -694,6 +694,130 @@ static void test_wait_while_proxy_down_sleeps(void **state)
 	dssm_close(w);
 }
 
+/* Drive R's reconnect attempts (the proxy down) until the next one is at
+ * least SECS away: the connector's backoff doubles from 100 ms. */
+static void back_off_at_least(dssm_stream *r, double secs)
+{
+	for (int i = 0; i < 4000; i++) {
+		assert_int_equal(dssm_is_current(r), DSSM_ECONN);
+		const char *in = strstr(dssm_last_error(), "next attempt in ");
+		double left = 0;
+		if (in && sscanf(in, "next attempt in %lf", &left) == 1 && left >= secs)
+			return;
+		usleep(5000);
+	}
+	fail_msg("the backoff never reached %.1f s: %s", secs, dssm_last_error());
+}
+
+/* A wait during the backoff keeps to its timeout: it slept until the next
+ * attempt, which got through, and then waited its whole timeout again
+ * (attack v2, finding 2: a 3 s wait took 5 s). Here the next attempt is
+ * 1.4 to 1.6 s away when a 2 s wait starts: before, >= 3.4 s; now 2 s.
+ * The bound (2.9 s) leaves 0.9 s to a loaded machine. */
+static void test_wait_keeps_its_timeout_through_backoff(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("wkt", 8, 8);
+	dssm_stream *r = open_remote("wkt", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_TID, 0), 0);
+	stop_proxy(proxy_pid, SIGKILL);
+	back_off_at_least(r, 1.4);
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	dssm_time_t t0 = dssm__monotonic();
+	int rc = dssm_wait_new(r, 2000 * MS);
+	dssm_time_t took = dssm__monotonic() - t0;
+	if (rc != DSSM_ETIMEDOUT && rc != DSSM_ECONN)
+		fail_msg("wait: %d %s", rc, dssm_last_error());
+	printf("a 2 s wait_new through the backoff took %.3f s\n", (double)took / 1e9);
+	if (took >= 2900 * MS)
+		fail_msg("a 2 s wait took %.3f s (%s)", (double)took / 1e9, dssm_last_error());
+	/* the same on the WAIT request path (not subscribed), and forever
+	 * (timeout < 0) still waits for what it waits for */
+	dssm_stream *u = open_remote("wkt", DSSM_READ);
+	stop_proxy(proxy_pid, SIGKILL);
+	back_off_at_least(u, 1.4);
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	t0 = dssm__monotonic();
+	rc = dssm_wait_tid(u, 0, 2000 * MS);
+	took = dssm__monotonic() - t0;
+	if (rc != DSSM_ETIMEDOUT && rc != DSSM_ECONN)
+		fail_msg("wait_tid: %d %s", rc, dssm_last_error());
+	printf("a 2 s wait_tid through the backoff took %.3f s\n", (double)took / 1e9);
+	if (took >= 2900 * MS)
+		fail_msg("a 2 s wait_tid took %.3f s (%s)", (double)took / 1e9, dssm_last_error());
+	uint64_t v = 3;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	assert_int_equal(dssm_wait_tid(u, 0, -1), 0);
+	assert_int_equal(dssm_wait_tid(u, 0, INT64_MIN), 0);
+	assert_int_equal(dssm_wait_tid(u, 0, INT64_MAX), 0);
+	dssm_close(u);
+	dssm_close(r);
+	dssm_close(w);
+}
+
+static void remove_rgn(void *arg)
+{
+	dssm_close(*(dssm_stream **)arg);
+	assert_int_equal(dssm_remove("rgn", 0), 0);
+}
+
+/* A ring removed while the proxy was down, the proxy back: the handle's
+ * reconnect finds no ring (OPEN: DSSM_ENOENT). That is "removed", said
+ * for good: dssm_is_current 0 on every call, not DSSM_ECONN between the
+ * backed-off attempts (attack v2, finding 3: a recorder looked at the name
+ * again only every ~5 s). Then a recorder follows a ring made later. */
+static void test_ring_removed_while_proxy_down(void **state)
+{
+	(void)state;
+	char dir[128];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-remote-rgn-%d", (int)getpid());
+	dssm_stream *w = testutil_create("rgn", 16, 64);
+	dssm_stream *h = open_remote("rgn", DSSM_READ);
+	dssm_recorder *r = told_recorder(dir, "rgn");
+	uint64_t v = 1;
+	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
+	dssm_recorder_stats st = {0};
+	for (int t = 0; t < 1000 && st.recorded < 1; t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		usleep(10000);
+	}
+	assert_int_equal(st.recorded, 1);
+	restart_proxy(remove_rgn, &w);
+	int rc = DSSM_ECONN;
+	for (int i = 0; i < 1500 && rc == DSSM_ECONN; i++) {
+		if ((rc = dssm_is_current(h)) == DSSM_ECONN)
+			usleep(10000);
+	}
+	assert_int_equal(rc, 0);
+	for (int i = 0; i < 5; i++)
+		if ((rc = dssm_is_current(h)) != 0)
+			fail_msg("look %d after 'removed': %d (%s)", i, rc, dssm_last_error());
+	assert_int_equal(dssm_wait_new(h, 0), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "was removed"));
+	w = testutil_create("rgn", 32, 64);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(dssm_write(w, &v, sizeof v, 10 + i), i);
+	uint64_t remade = 0;
+	for (int t = 0; t < 1500 && (st.recorded < 4 || !remade); t++) {
+		assert_int_equal(dssm_recorder_poll(r), 0);
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+		usleep(10000);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(remade, 1);
+	assert_int_equal(st.recorded, 4);
+	assert_int_equal(st.lost, 0);
+	dssm_recorder_free(r);
+	assert_int_equal(dssm_container_remove(dir), 0);
+	dssm_close(h);
+	dssm_close(w);
+}
+
 static void test_subscription_complete_in_order(void **state)
 {
 	(void)state;
@@ -1523,6 +1647,8 @@ int main(void)
 		cmocka_unit_test_setup(test_ring_made_again_while_proxy_down, testutil_reset),
 		cmocka_unit_test_setup(test_recorder_ring_made_again_while_proxy_down, testutil_reset),
 		cmocka_unit_test_setup(test_wait_while_proxy_down_sleeps, testutil_reset),
+		cmocka_unit_test_setup(test_wait_keeps_its_timeout_through_backoff, testutil_reset),
+		cmocka_unit_test_setup(test_ring_removed_while_proxy_down, testutil_reset),
 		cmocka_unit_test_setup(test_subscription_complete_in_order, testutil_reset),
 		cmocka_unit_test_setup(test_slow_subscriber_told_what_it_missed, testutil_reset),
 		cmocka_unit_test_setup(test_every_loss_counted, testutil_reset),

@@ -367,6 +367,8 @@ int dssm_view_check(dssm_stream *s, const dssm_view *v);
 
 /* Wait until sample `tid` exists (returns 0 at once if it does). Spins for a
  * short while (dssm_set_spin), then sleeps on a futex. timeout < 0: forever.
+ * Through a proxy whose connection is down, the wait for the connector's
+ * next attempt is part of the timeout, not added to it.
  * DSSM_ETIMEDOUT when it passed. DSSM_EFUTURE, at once, when the stream
  * will get no new sample: a closed recording (address DIR/NAME) that does
  * not hold what is waited for; a program replaying it treats that as its
@@ -444,7 +446,10 @@ int dssm_remove(const char *name, int id);
  * DSSM_ENOENT for a ring made again, docs/protocol.md); check it about
  * once a second; a subscribed handle's pushes never say it otherwise. A
  * ring made again while the connection was down is found on reconnecting
- * (its identity differs): 0 from then on, without a round trip.
+ * (its identity differs): 0 from then on, without a round trip; so is a
+ * ring removed while it was down (the proxy, reached, has none under the
+ * name), not DSSM_ECONN until the next backed-off attempt. DSSM_ECONN
+ * means the proxy itself was not reached.
  * Errors: DSSM_EINVAL (NULL stream); DSSM_ESTATE for a recording's handle
  * (dssm_open_recording: never made again); DSSM_EPERM, DSSM_ESYS (the file
  * could not be looked at); a proxy's: DSSM_ECONN, DSSM_ETIMEDOUT... */
