@@ -172,6 +172,9 @@ t_proxy_restart_ring_made_again() {
 	"$DSSM" record -o "$tmp/rrec" "127.0.0.1:$port/rsrc" 2>"$tmp/rr" &
 	record=$!
 	wait_stream rdst || { kill $mirror $record $proxy; return 1; }
+	# the recorder too has its ring open (it says so once it has): killed
+	# before, it ended with "the proxy closed the connection", no ring
+	for _ in $(seq 200); do has "recording 127.0.0.1:$port/rsrc" "$tmp/rr" && break; sleep 0.05; done
 	kill -9 $proxy; wait $proxy 2>/dev/null
 	"$DSSM" rm rsrc && "$DSSM" write rsrc n0 --create 32 >/dev/null && "$DSSM" write rsrc n1 >/dev/null ||
 		{ kill $mirror $record; return 1; }
