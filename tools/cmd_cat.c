@@ -241,14 +241,46 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 	return 0;
 }
 
+static void cat_print(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n,
+                      const dssm_sample_info *si, uint64_t missed)
+{
+	cli_print_sample(stdout, o->f, NULL, r->buf, si, missed, &r->dec);
+	n->printed++;
+	n->bytes += si->copied;
+	n->missed += missed;
+}
+
+/* What is left of r's stream printed: 0, or the exit status after an error. */
+static int cat_drain(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n)
+{
+	for (;;) {
+		dssm_sample_info si;
+		uint64_t missed = 0;
+		int rc = dssm_read_next(r->s, r->buf, r->cap, &si, &missed);
+		if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT)
+			return 0;
+		if (rc < 0)
+			return cli_dssm_error("cat", rc);
+		cat_print(r, o, n, &si, missed);
+	}
+}
+
 /* --follow of a recording (DIR/NAME) whose ring was made again while it was recorded:
- * the next ring's entry from its oldest sample, said (*taken 1), if there is one. */
-static int cat_next_entry(struct cat_ring *r, int *taken)
+ * the next ring's entry from its oldest sample, said (*taken 1), if there is one.
+ * The old entry is drained once more first: its last samples may have become
+ * visible between our last read of it and our look at the entry list
+ * (docs/container-format.md, "A ring made again"). */
+static int cat_next_entry(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n,
+                          int *taken)
 {
 	dssm_stream *next;
 	int rc = dssm_recording_next_ring(r->s, &next);
 	if (rc == DSSM_ENOENT || rc == DSSM_EINVAL) /* none yet, or not a recorded stream */
 		return 0;
+	if (rc == 0 && (rc = cat_drain(r, o, n)) != 0) {
+		dssm_close(next);
+		return rc;
+	}
 	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
 		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
 	*taken = 1;
@@ -263,7 +295,7 @@ static int cat_next_entry(struct cat_ring *r, int *taken)
  * trip to the proxy). A ring removed is said once and waited for; one made
  * again under the name is followed from its oldest sample, said. 0, or the
  * exit status after an error was printed. */
-static int cat_follow_name(struct cat_ring *r)
+static int cat_follow_name(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n)
 {
 	dssm_time_t now = dssm_now();
 	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
@@ -271,7 +303,7 @@ static int cat_follow_name(struct cat_ring *r)
 	r->checked = now;
 	int taken, rc = dssm_is_current(r->s);
 	if (rc == DSSM_ESTATE) /* a recorded stream (or one never made again) */
-		return cat_next_entry(r, &taken);
+		return cat_next_entry(r, o, n, &taken);
 	if (rc != 0)
 		return 0; /* still its ring, or it cannot be asked now */
 	dssm_stream_info was;
@@ -307,10 +339,7 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		uint64_t missed = 0;
 		int rc = dssm_read_next(r->s, r->buf, r->cap, &si, &missed);
 		if (rc == 0) {
-			cli_print_sample(stdout, o->f, NULL, r->buf, &si, missed, &r->dec);
-			n->printed++;
-			n->bytes += si.copied;
-			n->missed += missed;
+			cat_print(r, o, n, &si, missed);
 			if (!o->follow && si.tid >= newest)
 				break;
 			continue;
@@ -318,13 +347,13 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
 			return cli_dssm_error("cat", rc);
 		fflush(stdout);
-		int status = o->follow ? cat_follow_name(r) : 0;
+		int status = o->follow ? cat_follow_name(r, o, n) : 0;
 		if (status)
 			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
 		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
 		int taken = 0; /* a closed recording: its ring's next entry first, if any */
-		if (rc == DSSM_EFUTURE && o->follow && (status = cat_next_entry(r, &taken)) != 0)
+		if (rc == DSSM_EFUTURE && o->follow && (status = cat_next_entry(r, o, n, &taken)) != 0)
 			return status;
 		if (rc == DSSM_EFUTURE && !taken)
 			break; /* a closed recording: its end is a normal end */
