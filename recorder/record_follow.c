@@ -158,10 +158,17 @@ static int describe(dssm_stream *s, struct ring_desc *d)
 	return 0;
 }
 
-/* The new ring's entry in the current part, and rs described by it. */
+/* The new ring's entry in the current part, and rs described by it. The
+ * old entry's samples are made visible (synced: data, then index) before
+ * the new entry is: a reader following the recording switches to the new
+ * entry once the old one shows nothing new (docs/container-format.md, "A
+ * ring made again"). A failed sync is not this entry's failure: the
+ * periodic sync says it again, and what it lost is counted there. */
 static int add_entry(dssm_recorder *r, struct rstream *rs, struct ring_desc *d)
 {
 	pthread_mutex_lock(&r->lock);
+	if (r->c)
+		(void)dssm_container_sync(r->c);
 	int k = r->c ? dssm_container_add_stream(r->c, &d->info, d->schema, d->prop, d->plen)
 	             : DSSM_ESTATE;
 	if (k >= 0) {

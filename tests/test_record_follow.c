@@ -179,6 +179,62 @@ static void test_removed_then_made_again(void **state)
 	dssm_close(b);
 }
 
+/* A reader of the recording drains entry H (its samples' values from
+ * FIRST on) and says how many it read. */
+static int drain_entry(dssm_stream *h, int first)
+{
+	int n = 0, v;
+	dssm_sample_info si;
+	while (dssm_read_next(h, &v, sizeof v, &si, NULL) == 0) {
+		assert_int_equal(v, first + n);
+		n++;
+	}
+	return n;
+}
+
+/* The ring made again while the old entry's last samples are not synced
+ * yet (sync 1 hour): the recorder makes them visible before the new entry,
+ * so a reader that follows the recording (drains the old entry, then goes
+ * to the next) gets every sample of both. Before, the new entry appeared
+ * while the old one's 10 samples sat in the writer's buffer: the reader
+ * went on to the new entry and skipped them silently. */
+static void test_old_entry_visible_before_new(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/visible", root);
+	dssm_stream *a = make("fol", 16, 64, "t/A");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.sync = 3600 * DSSM_NSEC_PER_SEC;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_set_notice(r, on_notice, NULL), 0);
+	assert_int_equal(dssm_recorder_add(r, "fol"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	told[0] = 0;
+	dssm_stream *h = NULL, *h2 = NULL;
+	assert_int_equal(dssm_open_recording(dir, "fol", 0, &h), 0);
+	write_n(a, 0, 10);
+	poll_until(r, 10, NULL);
+	assert_int_equal(dssm_remove("fol", 0), 0);
+	dssm_close(a);
+	dssm_stream *b = make("fol", 16, 64, "t/B");
+	write_n(b, 100, 5);
+	poll_until(r, 15, "made again; recording the new ring");
+	/* the follower: the old entry drained, then the next */
+	int got = drain_entry(h, 0);
+	assert_int_equal(dssm_recording_next_ring(h, &h2), 0);
+	assert_int_equal(got + drain_entry(h, got), 10);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_free(r);
+	assert_int_equal(drain_entry(h2, 100), 5);
+	dssm_close(h2);
+	dssm_close(h);
+	dssm_close(b);
+}
+
 /* A new ring that wrapped before the recorder opened it: what it overwrote
  * is counted lost; recorded + lost is every sample written. */
 static void test_overwritten_counted_lost(void **state)
@@ -441,6 +497,7 @@ int main(void)
 		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
 		cmocka_unit_test_setup(test_not_a_ring_under_the_name, testutil_reset),
 		cmocka_unit_test_setup(test_recording_as_source, testutil_reset),
+		cmocka_unit_test_setup(test_old_entry_visible_before_new, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("record_follow", tests, NULL, NULL);
 	const char *dirs[] = {"again", "lost", "row", "two", "srcrec", "dstrec", "parts/part-0001", "parts/part-0002", "parts/part-0003"};

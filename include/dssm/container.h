@@ -236,7 +236,11 @@ int dssm_open_recording(const char *dir, const char *name, int id, dssm_stream *
  * entry in *out (its own TIDs from 0, its own
  * layout). The recording is looked at again (one still being written).
  * DSSM_ENOENT when there is no later entry (yet), DSSM_EINVAL when S is
- * not a recorded stream, those of dssm_open_recording. */
+ * not a recorded stream, those of dssm_open_recording. After it returns
+ * 0, read S to its end once more before going on with *out: the old
+ * entry's last samples may have become visible between the last read of S
+ * and this call (the recorder makes them visible before it adds the later
+ * entry; docs/container-format.md, "A ring made again"). */
 int dssm_recording_next_ring(dssm_stream *s, dssm_stream **out);
 
 /* ---- queries ---- */
