@@ -500,16 +500,23 @@ static int read_through_outage(dssm_stream *r, uint64_t *tid)
 	return DSSM_ETIMEDOUT;
 }
 
+/* *W's ring NAME removed and made anew with SIZE x SLOTS, N samples of
+ * SIZE zero bytes in it (times 100, 101...). */
+static void remake_ring(dssm_stream **w, const char *name, size_t size, uint32_t slots, int n)
+{
+	dssm_close(*w);
+	assert_int_equal(dssm_remove(name, 0), 0);
+	*w = testutil_create(name, size, slots);
+	unsigned char v[64] = {0};
+	assert_true(size <= sizeof v);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(dssm_write(*w, v, size, 100 + i), i);
+}
+
 /* Ring "rmk" removed and made anew with other sizes, 30 samples in it. */
 static void remake_rmk(void *arg)
 {
-	dssm_stream **w = arg;
-	dssm_close(*w);
-	assert_int_equal(dssm_remove("rmk", 0), 0);
-	*w = testutil_create("rmk", 40, 64);
-	uint64_t v[5] = {0};
-	for (int i = 0; i < 30; i++)
-		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+	remake_ring(arg, "rmk", 40, 64, 30);
 	assert_int_equal(dssm_remove("rmkw", 0), 0); /* as a reboot would */
 }
 
@@ -592,13 +599,7 @@ static void test_ring_made_again_while_proxy_down(void **state)
 /* Ring "rrmk" made anew (64-byte samples) with 3 samples. */
 static void remake_rrmk(void *arg)
 {
-	dssm_stream **w = arg;
-	dssm_close(*w);
-	assert_int_equal(dssm_remove("rrmk", 0), 0);
-	*w = testutil_create("rrmk", 64, 32);
-	uint64_t v[8] = {0};
-	for (int i = 0; i < 3; i++)
-		assert_int_equal(dssm_write(*w, v, sizeof v, 100 + i), i);
+	remake_ring(arg, "rrmk", 64, 32, 3);
 }
 
 /* The recorder through a proxy whose ring was made again while it was
