@@ -79,13 +79,12 @@ static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
  * ready ring (an empty file, one of zeros, a FIFO...), into out. */
 static void describe_unready(const struct rstream *rs, char *out, size_t cap)
 {
-	char seg[DSSM_NAME_MAX + 300], path[DSSM_NAME_MAX + 320];
+	char path[DSSM_SEGMENT_PATH_MAX];
 	struct stat st;
-	if (dssm__segment_name(rs->s->name, rs->s->id, seg, sizeof seg) < 0) {
+	if (dssm__segment_path(rs->s->name, rs->s->id, path, sizeof path) < 0) {
 		snprintf(out, cap, "its segment cannot be named");
 		return;
 	}
-	snprintf(path, sizeof path, "/dev/shm%s", seg);
 	if (stat(path, &st) < 0)
 		snprintf(out, cap, "%s cannot be looked at", path);
 	else if (!S_ISREG(st.st_mode))

@@ -17,18 +17,14 @@
 #include "backend.h"
 #include "internal.h"
 
-/* Where shm_open's objects live on Linux (name.c: /dev/shm/dssm:NS:NAME:ID). */
-#define SHM_DIR "/dev/shm"
-
 int dssm__segment_identity(const char *name, int id, uint64_t *dev, uint64_t *ino)
 {
-	char seg[DSSM_SEGMENT_NAME_MAX], path[DSSM_SEGMENT_NAME_MAX + sizeof SHM_DIR];
+	char path[DSSM_SEGMENT_PATH_MAX];
 	struct stat st;
 	*dev = *ino = 0;
-	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	int rc = dssm__segment_path(name, id, path, sizeof path);
 	if (rc < 0)
 		return rc;
-	snprintf(path, sizeof path, SHM_DIR "%s", seg);
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT)
 			return dssm__fail(DSSM_ENOENT, "no stream '%s:%d'", name, id);

@@ -24,6 +24,11 @@ int dssm__namespace(char out[DSSM_NAMESPACE_MAX + 1]);
 int dssm__segment_name(const char *name, int id, char *out, size_t cap);
 #define DSSM_SEGMENT_PREFIX "dssm:"
 #define DSSM_SEGMENT_NAME_MAX 160
+/* Where shm_open's objects live on Linux, and a segment's file there. */
+#define DSSM_SHM_DIR "/dev/shm"
+#define DSSM_SEGMENT_PATH_MAX (DSSM_SEGMENT_NAME_MAX + sizeof DSSM_SHM_DIR)
+/* "/dev/shm/dssm:NS:NAME:ID", the file behind dssm__segment_name. */
+int dssm__segment_path(const char *name, int id, char *out, size_t cap);
 
 /* owner.c: writer identities that survive pid reuse. The process's owner
  * word and the calling thread's lock word are cached (no system call after

@@ -15,7 +15,6 @@
 #include "internal.h"
 #include "backend.h"
 
-#define SHM_DIR "/dev/shm"
 
 int dssm_info(dssm_stream *s, dssm_stream_info *info)
 {
@@ -166,9 +165,9 @@ static int each_segment(int (*fn)(const char *seg, void *arg), void *arg)
 	if (rc < 0)
 		return rc;
 	size_t plen = (size_t)snprintf(prefix, sizeof prefix, DSSM_SEGMENT_PREFIX "%s:", ns);
-	DIR *d = opendir(SHM_DIR);
+	DIR *d = opendir(DSSM_SHM_DIR);
 	if (!d)
-		return dssm__fail_errno(DSSM_ESYS, "opendir " SHM_DIR);
+		return dssm__fail_errno(DSSM_ESYS, "opendir " DSSM_SHM_DIR);
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (strncmp(e->d_name, prefix, plen) != 0)
@@ -296,7 +295,7 @@ struct cleanup_acc {
 static int mapped_elsewhere(const char *seg)
 {
 	char want[DSSM_SEGMENT_NAME_MAX + 16];
-	snprintf(want, sizeof want, SHM_DIR "%s", seg);
+	snprintf(want, sizeof want, DSSM_SHM_DIR "%s", seg);
 	DIR *d = opendir("/proc");
 	if (!d)
 		return 1;

@@ -75,6 +75,18 @@ int dssm__segment_name(const char *name, int id, char *out, size_t cap)
 	return 0;
 }
 
+int dssm__segment_path(const char *name, int id, char *out, size_t cap)
+{
+	char seg[DSSM_SEGMENT_NAME_MAX];
+	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	if (rc < 0)
+		return rc;
+	int n = snprintf(out, cap, DSSM_SHM_DIR "%s", seg);
+	if (n < 0 || (size_t)n >= cap)
+		return dssm__fail(DSSM_ENAME, "segment path for '%s:%d' too long", name, id);
+	return 0;
+}
+
 int dssm_parse_address(const char *text, char *name, int *id)
 {
 	if (!text || !name || !id)
