@@ -25,20 +25,26 @@ VERSION := 0.1.0
 
 OPT ?= -O2 -g
 SANFLAGS ?=
-CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror -fPIC -pthread -Iinclude
+CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror -fPIC -pthread -Iinclude -I. -MMD -MP
 CFLAGS_ALL = $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(CFLAGS)
-CXXFLAGS_ALL = -std=c++11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude $(OPT) $(SANFLAGS) $(CXXFLAGS)
+CXXFLAGS_ALL = -std=c++11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -MMD -MP $(OPT) $(SANFLAGS) $(CXXFLAGS)
 LDLIBS_ALL = -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 
-CORE_SRC := $(wildcard ssmcore/*.c) $(wildcard connector/*.c) $(wildcard recorder/*.c) $(wildcard decoder/*.c)
-COMPAT_SRC := $(wildcard compat/*.c)
-TOOL_SRC := $(wildcard tools/*.c) $(wildcard proxy/*.c)
-BRIDGE_SRC := $(wildcard bridge/*.c)
-# the Foxglove WebSocket server (foxglove/): in the dssm command only, not in libdssm
-FOXGLOVE_SRC := $(wildcard foxglove/*.c)
-DDS_SRC := $(wildcard dds/*.c)
+# The folders are the link graph (README "Layout", docs/design.md "Layers"):
+#   lib/base lib/ring lib/remote lib/store lib/decode lib/open lib/record -> libdssm
+#   lib/ssm (SSM 1.0.6's API)                                             -> libssm (+ libdssm)
+#   app/cli app/proxy app/bridge app/foxglove app/dds                     -> the dssm command
+# A folder includes only folders below it (scripts/layer-lint.sh checks).
+LIB_LAYERS := base ring remote store decode open record
+CORE_SRC := $(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c))
+COMPAT_SRC := $(wildcard lib/ssm/*.c)
+TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
+BRIDGE_SRC := $(wildcard app/bridge/*.c)
+# the Foxglove WebSocket server (app/foxglove/): in the dssm command only, not in libdssm
+FOXGLOVE_SRC := $(wildcard app/foxglove/*.c)
+DDS_SRC := $(wildcard app/dds/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 BENCH_SRC := $(wildcard bench/bench_*.c)
@@ -75,7 +81,7 @@ SSM_CXX_HEADERS := include/ssm.hpp include/ssmp.hpp include/ssm-log.hpp include/
 all: libs $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES) $(TESTS) $(CXX_TESTS) $(BENCHES)
 libs: $(LIBDSSM) $(LIBDSSM_SO) $(LIBSSM) $(LIBSSM_SO)
 
-$(BUILD)/%.o: %.c Makefile $(wildcard include/*.h include/dssm/*.h ssmcore/*.h connector/*.h proxy/*.h recorder/*.h decoder/*.h bridge/*.h tools/*.h tests/*.h foxglove/*.h dds/*.h)
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -c $< -o $@
 
@@ -92,12 +98,12 @@ $(LIBSSM_SO): $(CORE_OBJ) $(COMPAT_OBJ) scripts/libssm.map
 	  -o $@ $(CORE_OBJ) $(COMPAT_OBJ) $(LDLIBS_ALL)
 
 # SSM's programs (compat/programs/): linked with libssm as SSM's are.
-$(SSM_COORDINATOR): compat/programs/ssm_coordinator.c $(LIBSSM)
+$(SSM_COORDINATOR): lib/ssm/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
-# dssm play --ssm-clock drives the SSM clock (compat/ssm_clock.c); SSM logs
-# name streams as SSM programs do (compat/ssm_name.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/compat/ssm_clock.o $(BUILD)/compat/ssm_name.o $(LIBDSSM)
+# dssm play --ssm-clock drives the SSM clock (lib/ssm/ssm_clock.c); SSM logs
+# name streams as SSM programs do (lib/ssm/ssm_name.c)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/ssm/ssm_clock.o $(BUILD)/lib/ssm/ssm_name.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
@@ -106,25 +112,25 @@ $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io: $(BUILD)/tests/%: test
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
 # The SSM log reader is tested alone (also on armhf: tests/cross-test.sh).
-$(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/bridge/ssmlog_read.o $(BUILD)/bridge/mapped.o $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/app/bridge/ssmlog_read.o $(BUILD)/app/bridge/mapped.o $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/bridge/ssmlog_read.o $(BUILD)/bridge/mapped.o $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/app/bridge/ssmlog_read.o $(BUILD)/app/bridge/mapped.o $(LIBSSM) $(CMOCKA_LIBS) $(LDLIBS_ALL)
 
 # The proxy's watchers are tested on their own (they are not part of libdssm).
-$(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/proxy/watch.o $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/app/proxy/watch.o $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/app/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
 
 # The Foxglove server's socket-free parts (JSON, frames, channel mapping).
-FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/foxglove/,json.o protocol.o channels.o live.o struct_json.o)
+FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/app/foxglove/,json.o protocol.o channels.o live.o struct_json.o)
 $(BUILD)/tests/test_foxglove: tests/test_foxglove.c $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
 # The command line's time parser is tested alone (it needs only libc).
-$(BUILD)/tests/test_timeparse: tests/test_timeparse.c tools/timeparse.c tools/cli.h
+$(BUILD)/tests/test_timeparse: tests/test_timeparse.c app/cli/timeparse.c app/cli/cli.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< tools/timeparse.c $(CMOCKA_LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< app/cli/timeparse.c $(CMOCKA_LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
@@ -155,16 +161,16 @@ $(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
 
 # ---- dds/: the DDS bridge's generated type and its test programs ----
-# idlc (Cyclone DDS) turns the generic type dds/dssm_Sample.idl into C at
+# idlc (Cyclone DDS) turns the generic type app/dds/dssm_Sample.idl into C at
 # build time, in $(DDS_GEN); it is linked into the dssm command with dds/.
 # opaque.c reads Cyclone's DDSI headers, whose atomics use GNU C's asm:
 # it alone is compiled as gnu11. tests/dds/ holds the plain Cyclone DDS
 # programs of tests/dds-test.sh (ROS 2's std_msgs/msg/String and
 # geometry_msgs/msg/Pose2D, from their IDL).
-DDS_GEN := $(BUILD)/dds/gen
+DDS_GEN := $(BUILD)/app/dds/gen
 IDLC ?= idlc
 # (a pattern rule's targets are made together: one idlc run makes both)
-$(DDS_GEN)/%.c $(DDS_GEN)/%.h: dds/%.idl
+$(DDS_GEN)/%.c $(DDS_GEN)/%.h: app/dds/%.idl
 	@mkdir -p $(dir $@)
 	$(IDLC) -o $(dir $@) $<
 $(DDS_GEN)/%.o: $(DDS_GEN)/%.c $(DDS_GEN)/%.h
@@ -172,7 +178,7 @@ $(DDS_GEN)/%.o: $(DDS_GEN)/%.c $(DDS_GEN)/%.h
 .SECONDARY: $(DDS_GEN)/dssm_Sample.c $(DDS_GEN)/dssm_Sample.h
 $(DDS_OBJ): $(DDS_GEN)/dssm_Sample.h
 $(DDS_OBJ): CFLAGS_BASE += -I$(DDS_GEN)
-$(BUILD)/dds/opaque.o: CFLAGS_BASE += -std=gnu11
+$(BUILD)/app/dds/opaque.o: CFLAGS_BASE += -std=gnu11
 $(DSSM_BIN): $(DDS_GEN)/dssm_Sample.o
 DDS_TEST_GEN := $(BUILD)/tests/dds/gen
 $(DDS_TEST_GEN)/%.c $(DDS_TEST_GEN)/%.h: tests/dds/%.idl
@@ -182,12 +188,12 @@ $(BUILD)/tests/dds/ros2_string: tests/dds/ros2_string.c tests/dds/ros2_reader.h 
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/String.c $(DDS_LIBS) $(LDLIBS_ALL)
 $(BUILD)/tests/dds/ros2_pose2d: tests/dds/ros2_pose2d.c tests/dds/ros2_reader.h $(DDS_TEST_GEN)/Pose2D.c $(DDS_TEST_GEN)/Pose2D.h
 	$(CC) $(CFLAGS_ALL) -I$(DDS_TEST_GEN) -o $@ $< $(DDS_TEST_GEN)/Pose2D.c $(DDS_LIBS) $(LDLIBS_ALL)
-# the DDS names (dds/naming.c) checked alone: it needs only libdssm
-$(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/dds/naming.o $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
-# the limits on a ring made from DDS (dds/qos.c) checked alone
-$(BUILD)/tests/dds/layout_check: tests/dds/layout_check.c $(BUILD)/dds/qos.o $(LIBDSSM)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/dds/qos.o $(LIBDSSM) $(DDS_LIBS) $(LDLIBS_ALL)
+# the DDS names (app/dds/naming.c) checked alone: it needs only libdssm
+$(BUILD)/tests/dds/naming_check: tests/dds/naming_check.c $(BUILD)/app/dds/naming.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/app/dds/naming.o $(LIBDSSM) $(LDLIBS_ALL)
+# the limits on a ring made from DDS (app/dds/qos.c) checked alone
+$(BUILD)/tests/dds/layout_check: tests/dds/layout_check.c $(BUILD)/app/dds/qos.o $(LIBDSSM)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(BUILD)/app/dds/qos.o $(LIBDSSM) $(DDS_LIBS) $(LDLIBS_ALL)
 # a peer sending hostile dssm::msg::Sample samples (times, TIDs, types)
 $(BUILD)/tests/dds/hostile_pub: tests/dds/hostile_pub.c $(DDS_GEN)/dssm_Sample.o
 	$(CC) $(CFLAGS_ALL) -I$(DDS_GEN) -o $@ $< $(DDS_GEN)/dssm_Sample.o $(DDS_LIBS) $(LDLIBS_ALL)
@@ -338,3 +344,6 @@ uninstall:
 
 clean:
 	rm -rf build
+
+# Header dependencies, as the compiler found them (-MMD -MP).
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

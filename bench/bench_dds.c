@@ -30,7 +30,7 @@
  * trips (us, one a line) to DIR/bench_dds-rtt.dat; --cyclone XML adds to
  * both hosts' Cyclone configuration (for ddsperf and the bridges alike).
  * The bridges ask for a 4 MiB socket receive buffer by themselves
- * (DDSB_CYCLONE_DEFAULTS, dds/ddsb.h); ddsperf is given the same, placed
+ * (DDSB_CYCLONE_DEFAULTS, app/dds/ddsb.h); ddsperf is given the same, placed
  * before the hosts' configuration as the bridge does, unless
  * --ddsperf-default-buffer (then it has Cyclone's default, 1 MiB asked).
  * The hosts, starting programs on them, ddsperf's runs and the one-way

@@ -41,7 +41,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../connector/wire.h"
+#include "lib/remote/wire.h"
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
 

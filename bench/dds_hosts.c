@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../dds/ddsb.h" /* DDSB_CYCLONE_DEFAULTS: what the bridge puts before CYCLONEDDS_URI */
+#include "app/dds/ddsb.h" /* DDSB_CYCLONE_DEFAULTS: what the bridge puts before CYCLONEDDS_URI */
 #include "dds_hosts.h"
 #include "proc_cpu.h"
 

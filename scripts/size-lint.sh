@@ -14,9 +14,7 @@ cd "$(dirname "$0")/.." || exit 2
 MAX_FILE=${MAX_FILE:-600}
 MAX_FUNC=${MAX_FUNC:-80}
 if [ $# -eq 0 ]; then
-	set -- $(ls ssmcore/*.[ch] connector/*.[ch] recorder/*.[ch] decoder/*.[ch] bridge/*.[ch] \
-	            compat/*.[ch] compat/programs/*.[ch] tools/*.[ch] proxy/*.[ch] foxglove/*.[ch] \
-	            dds/*.[ch] include/*.h include/dssm/*.h 2>/dev/null)
+	set -- $(ls lib/*/*.[ch] lib/ssm/programs/*.[ch] app/*/*.[ch] include/*.h include/dssm/*.h 2>/dev/null)
 fi
 awk -v max_file="$MAX_FILE" -v max_func="$MAX_FUNC" '
 function report(msg) { print msg; bad = 1 }

@@ -963,7 +963,7 @@ globs() {
 }
 reserve_domain # another free domain, held to the end
 globs
-# ---- D: the listener receive path (dds/listen.c) -----------------------------------
+# ---- D: the listener receive path (app/dds/listen.c) -----------------------------------
 # Samples are written into rings from Cyclone's receive thread, which must
 # never wait for another writer of the ring: while a local process holds the
 # ring's writers' lock (a borrowed slot), what arrives is held back (in the
@@ -1032,7 +1032,7 @@ listener() {
 	on_a "$dssm" rm dt_hold >/dev/null 2>&1
 }
 listener
-# A ring held longer than the bridge holds samples for it (dds/sub_write.c):
+# A ring held longer than the bridge holds samples for it (app/dds/sub_write.c):
 # neither of the bridge's threads waits for another writer of a ring; what
 # comes meanwhile is taken and held in the bridge, up to the ring's history.
 # A best-effort writer cannot be held back: its samples are taken all the
@@ -1117,7 +1117,7 @@ stall() {
 	check "stall: a best-effort writer into a ring held longer than the bridge holds its samples has every sample written or counted dropped ($((N + 2)) in all), though it left during the hold; the ring ends with its newest 100 in order" t_s_count
 }
 stall
-# A reliable burst many times the reader's depth (dds/listen.c): in a burst
+# A reliable burst many times the reader's depth (app/dds/listen.c): in a burst
 # the listener leaves the samples to the bridge's thread, but takes them
 # itself once a quarter of the depth waits, so the reader does not fill
 # merely because that thread is late. Every sample lands, in order, none
@@ -1456,7 +1456,7 @@ removed_ring() {
 }
 removed_ring
 # `dssm record dds:TOPIC` whose ring is removed under it: the bridge in the
-# recorder makes it anew; the recorder follows it (recorder/record_follow.c):
+# recorder makes it anew; the recorder follows it (lib/record/record_follow.c):
 # the samples that went into the removed ring meanwhile and every later one
 # are recorded, logged. Before, it read the removed ring on: nothing after
 # the removal was recorded, and nothing said so.
@@ -1522,7 +1522,7 @@ fi
 
 # ---- D: what a DDS source brings, exactly (loopback, the domain of C) -----------
 # The ring's mark names the process feeding it and the first TID it wrote
-# (dds/marks.c): a recording starts there, not at an earlier run's samples,
+# (app/dds/marks.c): a recording starts there, not at an earlier run's samples,
 # and counts as lost what the ring overwrote before the recorder read it; a
 # second subscriber leaves a ring a live process feeds to it; the topics a
 # glob leaves out are counted in the summary.

@@ -110,7 +110,7 @@ kill "$odometry" 2>/dev/null; wait "$odometry" 2>/dev/null
 "$dssm" rm odom >/dev/null 2>&1
 
 echo "-- rings half-created (a creator at work, or dead before marking them ready)"
-# as ssmcore/layout.h has it: /dev/shm/dssm:NAMESPACE:NAME:ID; a file not sized
+# as lib/ring/layout.h has it: /dev/shm/dssm:NAMESPACE:NAME:ID; a file not sized
 # yet, and two sized but not marked ready. Opening one waits up to 2 s for
 # its creator: the server's loop must never do that.
 : >"/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half0:0"

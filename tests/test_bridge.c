@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "dssm/container.h"
-#include "../bridge/bridge.h"
+#include "app/bridge/bridge.h"
 
 struct msg {
 	uint32_t channel;

@@ -5,7 +5,7 @@
  * end of the time range. (The timeouts' behaviour against servers:
  * test_impostor.c and test_remote.c.)
  */
-#include "../connector/remote_internal.h"
+#include "lib/remote/remote_internal.h"
 #include "testutil.h"
 
 #define MS 1000000LL

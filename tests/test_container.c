@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "../ssmcore/internal.h"
+#include "lib/base/base.h"
 #include "dssm/container.h"
 #include "testutil.h"
 

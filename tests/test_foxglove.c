@@ -9,10 +9,10 @@
  */
 #include <malloc.h>
 
-#include "../connector/wire.h"
-#include "../foxglove/json.h"
-#include "../foxglove/pace.h"
-#include "../foxglove/protocol.h"
+#include "lib/remote/wire.h"
+#include "app/foxglove/json.h"
+#include "app/foxglove/pace.h"
+#include "app/foxglove/protocol.h"
 #include "testutil.h"
 
 static struct fg_json *parse_ok(const char *text)

@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../connector/wire.h"
+#include "lib/remote/wire.h"
 #include "dssm/connector.h"
 #include "testutil.h"
 

@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../connector/auth.h"
-#include "../connector/wire.h"
+#include "lib/remote/auth.h"
+#include "lib/remote/wire.h"
 #include "dssm/connector.h"
 #include "testutil.h"
 

@@ -3,7 +3,7 @@
  * read_back, bracket, views and TID ranges, including wrap-around and TIDs
  * beyond 2^32.
  */
-#include "../ssmcore/layout.h"
+#include "lib/ring/layout.h"
 #include "testutil.h"
 
 #define MS INT64_C(1000000)

@@ -1,6 +1,6 @@
 /*
  * test_record_follow.c - the recorder follows a ring removed and made
- * again under its name (recorder/record_follow.c): the removed ring is
+ * again under its name (lib/record/record_follow.c): the removed ring is
  * still read and said once; the new one (other sizes, type, schema) is
  * recorded from its oldest sample as a stream entry of its own, TIDs from
  * 0, told and counted; what it overwrote before it was opened is counted
@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "../ssmcore/internal.h"
+#include "lib/ring/internal.h"
 
 #include "dssm/container.h"
 #include "dssm/recorder.h"

@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "../connector/wire.h"
-#include "../ssmcore/internal.h"
+#include "lib/remote/wire.h"
+#include "lib/ring/internal.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"

@@ -10,7 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
-#include "../ssmcore/internal.h"
+#include "lib/ring/internal.h"
 #include "testutil.h"
 
 static struct dssm_shm_header saved;

@@ -11,7 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../ssmcore/internal.h"
+#include "lib/ring/internal.h"
 #include "testutil.h"
 
 #define SLOTS 64

@@ -1,5 +1,5 @@
 /*
- * test_ssmlog.c - the SSM log reader (bridge/ssmlog.c) on well-formed and
+ * test_ssmlog.c - the SSM log reader (app/bridge/ssmlog.c) on well-formed and
  * hostile files: every header field that is wrong is named, sizes that
  * overflow 32-bit arithmetic or run past the file are refused, a record cut
  * short at the end is reported (the ones before it read), a record whose
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "dssm/container.h"
-#include "../bridge/bridge.h"
+#include "app/bridge/bridge.h"
 
 #include "ssmlog_util.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_ssmlog_io.c - SSM logs into and out of containers (bridge/ssmlog.c):
+ * test_ssmlog_io.c - SSM logs into and out of containers (app/bridge/ssmlog.c):
  * a bad log refused naming the field with no container left, a good one
  * as stream NAME:ID with the log's layout and property, and export of a
  * ring's stream (STARTTIME from its first sample; a short sample refused:
@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "dssm/container.h"
-#include "../bridge/bridge.h"
+#include "app/bridge/bridge.h"
 
 #include "ssmlog_util.h"
 

@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
-#include "../ssmcore/internal.h"
-#include "../ssmcore/layout.h"
+#include "lib/ring/internal.h"
+#include "lib/ring/layout.h"
 
 static void test_names_rejected(void **state)
 {

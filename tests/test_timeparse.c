@@ -1,6 +1,6 @@
 /*
  * test_timeparse.c - the command line's times and durations
- * (tools/timeparse.c): every form a user writes, exact to the nanosecond,
+ * (app/cli/timeparse.c): every form a user writes, exact to the nanosecond,
  * and hostile text refused with a message naming what was wrong.
  */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "../tools/cli.h"
+#include "app/cli/cli.h"
 
 #define S 1000000000LL
 

@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "../ssmcore/internal.h"
+#include "lib/ring/internal.h"
 #include "testutil.h"
 
 #define MS INT64_C(1000000)

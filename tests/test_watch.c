@@ -1,5 +1,5 @@
 /*
- * test_watch.c - the proxy's watchers (proxy/watch.c): a fixed handful of
+ * test_watch.c - the proxy's watchers (app/proxy/watch.c): a fixed handful of
  * threads for hundreds of rings, every commit announced to every
  * registration, registrations removed from inside callbacks, rings
  * dropped and reaped, a ring removed and created again watched afresh.
@@ -8,7 +8,7 @@
 #include <dirent.h>
 #include <event2/thread.h>
 
-#include "../proxy/watch.h"
+#include "app/proxy/watch.h"
 #include "testutil.h"
 
 #define RINGS 300 /* three threads' worth */

@@ -3,7 +3,7 @@
  * unknown type or with flags; records that round-trip; decoders fed random
  * and truncated bytes (they must reject, never crash or over-read).
  */
-#include "../connector/wire.h"
+#include "lib/remote/wire.h"
 #include "testutil.h"
 
 static void test_frame_parse(void **state)

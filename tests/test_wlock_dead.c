@@ -1,5 +1,5 @@
 /*
- * test_wlock_dead.c - dssm__wlock_rob_dead (ssmcore/wlock.c): a writer that
+ * test_wlock_dead.c - dssm__wlock_rob_dead (lib/ring/wlock.c): a writer that
  * only tries the lock (dssm_write_try, as dssm dds's bridge does) recovers
  * a ring from a dead holder the kernel did not mark (no robust list: musl,
  * qemu-user; a thread that exec'd) as a blocking writer would, and never
@@ -16,7 +16,7 @@
 
 #include "testutil.h"
 #include "exec_holder.h"
-#include "../ssmcore/internal.h" /* the lock's word, forged below */
+#include "lib/ring/internal.h" /* the lock's word, forged below */
 
 #define SIZE 64
 

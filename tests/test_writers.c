@@ -32,7 +32,7 @@
 #include "testutil.h"
 #include "exec_holder.h"
 #include "ssm.h"
-#include "../ssmcore/internal.h" /* the lock's words, driven directly below */
+#include "lib/ring/internal.h" /* the lock's words, driven directly below */
 
 #define SIZE 64
 #define NOT_WRITTEN UINT64_MAX

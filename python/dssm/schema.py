@@ -5,11 +5,11 @@ structs of the writing machine. Its schema is a message definition in the
 syntax of docs/message-encodings.md: the root type's fields, one per line
 (`TYPE NAME`, `TYPE[N] NAME`), then a section per nested type after a line of
 '=' and "MSG: pkg/Type". This turns it into the numpy dtype of that struct,
-laid out as the C struct decoder (decoder/layout.c) lays it out: each
+laid out as the C struct decoder (lib/decode/layout.c) lays it out: each
 primitive at its C alignment, a nested struct aligned as its most aligned
 member and padded at its end to a multiple of that; char[N] is a bytes field
 ('S<N>'), T[N] a subarray, a nested type a nested structured dtype. The
-parsing follows decoder/msgdef.c line for line, so a definition means the
+parsing follows lib/decode/msgdef.c line for line, so a definition means the
 same here as to `dssm cat`. Python adds one thing: T[N][M] (several array
 dimensions, C's `T name[N][M]`).
 """
@@ -21,7 +21,7 @@ import numpy as np
 
 # Primitives: numpy code (native byte order: the bytes are the writer's own
 # structs). numpy's alignment of each code is C's _Alignof on this machine
-# (as decoder/layout.c's dec_prim_align: int64/float64 align to 4 on i386).
+# (as lib/decode/layout.c's dec_prim_align: int64/float64 align to 4 on i386).
 SCALARS = {
     "float32": "f4", "float64": "f8",
     "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",

@@ -1,5 +1,5 @@
 /*
- * layout_check.c - the limits a ring made from DDS is held to (dds/qos.c:
+ * layout_check.c - the limits a ring made from DDS is held to (app/dds/qos.c:
  * ddsb_ring_bytes, ddsb_layout_cap; docs/dds.md "Limits on what a writer can
  * make the bridge hold"): a layout a writer asks for in its USER_DATA is
  * cut to the bridge's --max-size, then to the most slots whose ring, as it
@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "../../dds/ddsb.h"
+#include "app/dds/ddsb.h"
 
 static int bad;
 

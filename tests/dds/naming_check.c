@@ -1,12 +1,12 @@
 /*
- * naming_check.c - the names `dssm dds` gives on DDS (dds/naming.c, the
+ * naming_check.c - the names `dssm dds` gives on DDS (app/dds/naming.c, the
  * table in docs/dds.md), checked against the expected ones, including
  * names that must be refused. Run by tests/dds-test.sh; exit 1 on a mismatch.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "../../dds/ddsb.h"
+#include "app/dds/ddsb.h"
 
 static int bad;
 

@@ -1,6 +1,6 @@
 /*
  * fuzz_ssmlog.c - libFuzzer target for the SSM log reader
- * (bridge/ssmlog_read.c): each input is read as a whole log with a sink that
+ * (app/bridge/ssmlog_read.c): each input is read as a whole log with a sink that
  * touches every byte of the header, the property and each record, so reads
  * outside the input show up under ASan. Errors are expected; crashes,
  * overreads and undefined behaviour are not.

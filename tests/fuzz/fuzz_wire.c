@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "../../connector/wire.h"
+#include "lib/remote/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

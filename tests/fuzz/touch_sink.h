@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "../../bridge/bridge.h"
+#include "app/bridge/bridge.h"
 
 static volatile uint8_t touch_sink_byte;
 

@@ -1,0 +1,290 @@
+/*
+ * import.c - a bag, MCAP, rosbag2 .db3 file or SSM log into a new container,
+ * in one pass.
+ *
+ * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
+ * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
+ * channels whose topics give the same name get ids 0, 1, ... The container
+ * keeps the type and encoding in the layout, the message definition or
+ * schema text as the schema, and everything else about the channel, the
+ * exact topic first, in the property as header fields (docs/bridges.md), so
+ * that export can give it back.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "bridge.h"
+#include "lib/remote/wire.h"
+#include "lib/base/base.h"
+
+struct import_stream {
+	int stream;             /* container index; -1: unknown channel id */
+	char topic[96];
+};
+
+struct importer {
+	dssm_container *c;
+	struct import_stream *by_id;   /* indexed by the file's channel id */
+	uint32_t nids;
+	const struct bridge_import_options *o;
+	struct bridge_read_stats progress;
+	struct reorder *order;         /* puts each stream in time order */
+};
+
+/* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
+void bridge_topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1])
+{
+	while (*topic == '/')
+		topic++;
+	size_t n = 0;
+	for (; *topic && n < DSSM_NAME_MAX; topic++) {
+		char c = *topic;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		         c == '_' || c == '-' || c == '.';
+		name[n++] = c == '/' ? '.' : ok ? c : '_';
+	}
+	name[n] = 0;
+	if (n == 0)
+		strcpy(name, "topic");
+	else if (name[0] == '.')
+		name[0] = '_';  /* "//x" or "/.x": names may not start with '.' */
+}
+
+static int schema_is_text(const struct bridge_channel *ch)
+{
+	return ch->schema_len == 0 || !memchr(ch->schema, 0, ch->schema_len);
+}
+
+/* The property: the exact topic, type and encodings, binary schemas, and
+ * every field the source gave (less the message definition, kept as the
+ * schema). */
+static void build_property(const struct bridge_channel *ch, struct wbuf *p)
+{
+	bridge_field_str(p, "topic", ch->topic);
+	bridge_field_str(p, "type", ch->type);
+	bridge_field_str(p, "encoding", ch->encoding);
+	bridge_field_str(p, "schema_encoding", ch->schema_encoding);
+	if (!schema_is_text(ch))
+		bridge_field_put(p, "schema_data", ch->schema, ch->schema_len);
+	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
+	                                   "message_definition", NULL};
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t at = 0; bridge_field_next(ch->fields, ch->fields_len, &at, &f, &n);)
+		if (!bridge_field_key_in(f, n, kept)) {
+			wbuf_u32(p, n);
+			wbuf_bytes(p, f, n);
+		}
+}
+
+static int on_ssm_channel(struct importer *im, const struct bridge_channel *ch)
+{
+	int rc = ssmlog_add_stream(im->c, ch->ssm);
+	if (rc >= 0) {
+		im->by_id[ch->id].stream = rc;
+		snprintf(im->by_id[ch->id].topic, sizeof im->by_id[ch->id].topic, "%s", ch->topic);
+		rc = 0;
+	}
+	return rc;
+}
+
+static int on_channel(void *ctx, const struct bridge_channel *ch)
+{
+	struct importer *im = ctx;
+	if (ch->id >= im->nids) {
+		uint32_t n = ch->id + 64;
+		struct import_stream *p = realloc(im->by_id, n * sizeof *p);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		for (uint32_t i = im->nids; i < n; i++)
+			p[i].stream = -1;
+		im->by_id = p;
+		im->nids = n;
+	}
+	if (ch->ssm)   /* an SSM log: its stream as SSM had it (ssmlog.c) */
+		return on_ssm_channel(im, ch);
+	dssm_stream_info info;
+	memset(&info, 0, sizeof info);
+	bridge_topic_to_name(ch->topic, info.name);
+	/* the next free id under that name */
+	while (dssm_container_find(im->c, info.name, info.id) >= 0)
+		info.id++;
+	snprintf(info.type, sizeof info.type, "%s", ch->type);
+	snprintf(info.encoding, sizeof info.encoding, "%s", ch->encoding);
+	char *schema = NULL;
+	if (schema_is_text(ch)) {
+		if (!(schema = malloc(ch->schema_len + 1)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (ch->schema_len)   /* a channel without a schema has none (NULL) */
+			memcpy(schema, ch->schema, ch->schema_len);
+		schema[ch->schema_len] = 0;
+		info.schema_len = ch->schema_len;
+	}
+	struct wbuf prop = {0};
+	build_property(ch, &prop);
+	int rc = prop.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	                  : dssm_container_add_stream(im->c, &info, schema, prop.data, prop.len);
+	free(schema);
+	wbuf_free(&prop);
+	if (rc < 0)
+		return rc;
+	struct import_stream *s = &im->by_id[ch->id];
+	s->stream = rc;
+	snprintf(s->topic, sizeof s->topic, "%s", ch->topic);
+	return 0;
+}
+
+static int on_message(void *ctx, uint32_t channel, int64_t time, const void *data, size_t len)
+{
+	struct importer *im = ctx;
+	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
+	if (!s || s->stream < 0)
+		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
+	/* into the container in time order (reorder.c) */
+	int rc = reorder_put(im->order, im->c, s->stream, time, data, len);
+	if (rc < 0)
+		return rc;
+	im->progress.messages++;
+	im->progress.bytes += len;
+	if (im->o && im->o->progress && (im->progress.messages & 0x3ff) == 0)
+		im->o->progress(im->o->ctx, &im->progress);
+	return 0;
+}
+
+/* "bag", "mcap", "db3" or "ssmlog", by the file's first bytes ("" for
+ * none), or NULL when the file cannot be read. An SSM log has no magic: its
+ * first line must be a well-formed SSM log header that fits the file. */
+static const char *sniff(const char *path)
+{
+	FILE *f = fopen(path, "rbe");
+	if (!f)
+		return NULL;
+	char head[16] = {0};
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13))
+		return "bag";
+	if (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8))
+		return "mcap";
+	if (n >= 16 && !memcmp(head, "SQLite format 3", 16))
+		return "db3";
+	const uint8_t *buf;
+	size_t len;
+	int ssmlog = 0;
+	if (n > 0 && bridge_map(path, &buf, &len) == 0) {
+		ssmlog = ssmlog_sniff(buf, len);
+		bridge_unmap(buf, len);
+	}
+	return ssmlog ? "ssmlog" : "";
+}
+
+static const char *format_name(const char *format)
+{
+	return !strcmp(format, "mcap") ? "an MCAP file"
+	       : !strcmp(format, "db3") ? "a rosbag2 SQLite file (.db3)"
+	       : !strcmp(format, "ssmlog") ? "an SSM log" : "a ROS bag (v2.0)";
+}
+
+/* Why path is not an SSM log, in out (an SSM log has no magic, so the
+ * header parser's sentence names the field that is wrong). */
+static void ssmlog_why(const char *path, char *out, size_t cap)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct ssmlog_header h;
+	snprintf(out, cap, "it is empty");
+	if (bridge_map(path, &buf, &len) == 0 && len > 0) {
+		if (ssmlog_parse_header(buf, len, path, &h) < 0)
+			snprintf(out, cap, "%s", dssm_last_error());
+		bridge_unmap(buf, len);
+	}
+}
+
+/* Everything the checks before writing can refuse: the file is readable and
+ * is what `format` says (or is one of the formats). */
+static int check_input(const char *path, const char **format)
+{
+	const char *found = sniff(path);
+	if (!found)
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3") &&
+	    strcmp(*format, "ssmlog"))
+		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap, db3 or ssmlog)", *format);
+	char why[512];
+	if (!*found && *format && !strcmp(*format, "ssmlog")) {
+		ssmlog_why(path, why, sizeof why);
+		return dssm__fail(DSSM_ECORRUPT, "%s is not an SSM log: %s; nothing was written", path,
+		                  why);
+	}
+	if (!*found) {
+		ssmlog_why(path, why, sizeof why);
+		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file, a "
+		                  "rosbag2 SQLite file (its first bytes are none's magic) nor an SSM "
+		                  "log (%s)%s", path, why, *format ? "; nothing was written" : "");
+	}
+	if (*format && strcmp(*format, found))
+		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
+		                  format_name(*format), format_name(found));
+	*format = found;
+	return 0;
+}
+
+/* A failed import leaves nothing behind: remove the container, keeping the
+ * import's error message (and adding why the removal failed, if it did). */
+static int discard(const char *dir, int existed, int rc)
+{
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int rrc = dssm_container_remove(dir);
+	if (rrc < 0)
+		return dssm__fail(rc, "%s; %s could not be removed: %s", why, dir, dssm_last_error());
+	if (existed)   /* it was an empty directory the user made: give it back */
+		(void)mkdir(dir, 0777);
+	return dssm__fail(rc, "%s; nothing was kept (%s removed)", why, dir);
+}
+
+int bridge_import(const char *path, const char *format, const char *dir,
+                  const struct bridge_import_options *o, struct bridge_read_stats *st)
+{
+	int rc = check_input(path, &format);
+	if (rc < 0)
+		return rc;
+	struct stat sb;
+	int existed = stat(dir, &sb) == 0;
+	struct bridge_read_stats local;
+	if (!st)
+		st = &local;
+	struct importer im = {.o = o};
+	if ((rc = reorder_new(dir, &im.order)) < 0)
+		return rc;
+	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
+		reorder_free(im.order);
+		return rc;
+	}
+	/* an import can be repeated: sync at the end, not every second */
+	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
+	struct bridge_sink sink = {&im, on_channel, on_message};
+	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
+	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
+	     : !strcmp(format, "ssmlog") ? ssmlog_read_file(path, &sink, st)
+	     : bag_read_file(path, &sink, st);
+	if (rc == 0)
+		rc = reorder_flush(im.order, im.c);
+	int crc = dssm_container_close(im.c);
+	free(im.by_id);
+	if (rc == 0)
+		rc = crc;
+	/* what the container holds: the samples appended in order, or all of
+	 * them once the late ones are merged in */
+	st->reordered = reorder_count(im.order);
+	st->late = reorder_late(im.order);
+	uint64_t merged = 0;
+	if (rc == 0)
+		rc = reorder_finish(im.order, dir, &merged);
+	if (rc == 0)
+		st->messages = merged ? merged : reorder_appended(im.order);
+	reorder_free(im.order);   /* removes its temporary containers */
+	return rc < 0 ? discard(dir, existed, rc) : 0;
+}

@@ -1,0 +1,446 @@
+/*
+ * mcap_read.c - an MCAP reader (docs/bridges.md; the MCAP specification).
+ *
+ * An MCAP file is magic, a Header record, the data section, optionally a
+ * summary, a Footer and the magic again. Records are an opcode byte, a u64
+ * length and the content. The reader walks the data section in file order,
+ * opening chunks as it meets them, and does not need the summary: a file
+ * whose writer died is read up to its last whole record. Unknown opcodes are
+ * skipped, as the specification asks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "bridge.h"
+#include "lib/remote/wire.h"
+#include "lib/base/base.h"
+
+static const uint8_t MCAP_MAGIC[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
+
+enum mcap_op {
+	MCAP_HEADER = 0x01, MCAP_FOOTER = 0x02, MCAP_SCHEMA = 0x03, MCAP_CHANNEL = 0x04,
+	MCAP_MESSAGE = 0x05, MCAP_CHUNK = 0x06, MCAP_DATA_END = 0x0f,
+};
+
+struct schema {
+	char *name, *encoding;
+	uint8_t *data;
+	uint32_t len;
+};
+
+struct mcap_reader {
+	const char *what;
+	const struct bridge_sink *sink;
+	struct bridge_read_stats *st;
+	struct schema **schemas;        /* by id; 0 is "no schema" */
+	uint32_t nschemas;
+	uint8_t *channels;              /* by id, 1: reported to the sink */
+	uint32_t nchannels;
+	uint8_t *chunk;
+	size_t chunk_cap;
+	const uint8_t *file;            /* the whole file, for looking ahead */
+	size_t file_len, scan_at;       /* chunks before scan_at were submitted */
+	struct chunk_pool *pool;
+};
+
+/* A string field (u32 length + bytes) into a malloc'd C string. */
+static char *take_string(struct rbuf *b)
+{
+	uint32_t n;
+	const uint8_t *p = rbuf_blob(b, &n);
+	if (!p)
+		return NULL;
+	char *s = malloc((size_t)n + 1);
+	if (s) {
+		memcpy(s, p, n);
+		s[n] = 0;
+	} else {
+		b->bad = 1;
+	}
+	return s;
+}
+
+static int bad_record(struct mcap_reader *r, const char *kind, const char *where, uint64_t at,
+                      const char *why)
+{
+	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at %s byte %llu %s", r->what, kind, where,
+	                  (unsigned long long)at, why);
+}
+
+/* Grow a by-id table (ids are u16) so that id is in it. */
+static int reserve(void **table, uint32_t *n, size_t elem, uint16_t id)
+{
+	if (id < *n)
+		return 0;
+	uint32_t want = id + 1u < 64 ? 64 : (uint32_t)id * 2 + 1;
+	if (want > 65536)
+		want = 65536;
+	uint8_t *p = realloc(*table, want * elem);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	memset(p + *n * elem, 0, (want - *n) * elem);
+	*table = p;
+	*n = want;
+	return 0;
+}
+
+static void schema_free(struct schema *s)
+{
+	if (s) {
+		free(s->name);
+		free(s->encoding);
+		free(s->data);
+		free(s);
+	}
+}
+
+static int on_schema(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
+{
+	uint16_t id = rbuf_u16(&b);
+	struct schema *s = calloc(1, sizeof *s);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	s->name = take_string(&b);
+	s->encoding = take_string(&b);
+	const uint8_t *data = rbuf_blob(&b, &s->len);
+	if (b.bad || id == 0) {
+		schema_free(s);
+		return bad_record(r, "schema", where, at, id == 0 && !b.bad ? "has id 0, which means "
+		                  "\"no schema\"" : "is cut short");
+	}
+	if (!(s->data = malloc(s->len ? s->len : 1))) {
+		schema_free(s);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	memcpy(s->data, data, s->len);
+	if (reserve((void **)&r->schemas, &r->nschemas, sizeof *r->schemas, id) < 0) {
+		schema_free(s);
+		return DSSM_ENOMEM;
+	}
+	/* The same schema may be repeated (in chunks and in the summary). */
+	schema_free(r->schemas[id]);
+	r->schemas[id] = s;
+	return 0;
+}
+
+/* Channel metadata (map<string,string>) as "meta.KEY=value" fields. */
+static int metadata_fields(struct rbuf *b, struct wbuf *out)
+{
+	uint32_t n;
+	const uint8_t *p = rbuf_blob(b, &n);
+	if (!p)
+		return -1;
+	struct rbuf m = rbuf_of(p, n);
+	while (m.left > 0 && !m.bad) {
+		uint32_t kl, vl;
+		const uint8_t *k = rbuf_blob(&m, &kl), *v = rbuf_blob(&m, &vl);
+		if (m.bad)
+			break;
+		wbuf_u32(out, 5 + kl + 1 + vl);
+		wbuf_bytes(out, "meta.", 5);
+		wbuf_bytes(out, k, kl);
+		wbuf_u8(out, '=');
+		wbuf_bytes(out, v, vl);
+	}
+	return m.bad || out->oom ? -1 : 0;
+}
+
+static int on_channel(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
+{
+	uint16_t id = rbuf_u16(&b), schema_id = rbuf_u16(&b);
+	char *topic = take_string(&b), *encoding = take_string(&b);
+	struct wbuf fields = {0};
+	int rc = metadata_fields(&b, &fields) < 0 || b.bad ? bad_record(r, "channel", where, at,
+	                                                                 "is cut short") : 0;
+	const struct schema *s = schema_id && schema_id < r->nschemas ? r->schemas[schema_id] : NULL;
+	if (rc == 0)
+		rc = reserve((void **)&r->channels, &r->nchannels, 1, id);
+	if (rc == 0 && schema_id && !s)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: channel %u ('%s') at %s byte %llu refers to "
+		                "schema %u, which no schema record defined before it", r->what, id,
+		                topic, where, (unsigned long long)at, schema_id);
+	if (rc == 0 && !r->channels[id]) {
+		struct bridge_channel ch = {
+			.id = id, .topic = topic, .type = s ? s->name : "", .encoding = encoding,
+			.schema_encoding = s ? s->encoding : "", .schema = s ? s->data : NULL,
+			.schema_len = s ? s->len : 0, .fields = fields.data, .fields_len = fields.len,
+		};
+		r->channels[id] = 1;
+		r->st->channels++;
+		if (r->sink->channel)
+			rc = r->sink->channel(r->sink->ctx, &ch);
+	}
+	free(topic);
+	free(encoding);
+	wbuf_free(&fields);
+	return rc;
+}
+
+static int on_message(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
+{
+	uint16_t channel = rbuf_u16(&b);
+	(void)rbuf_u32(&b);             /* sequence */
+	uint64_t log_time = rbuf_u64(&b);
+	(void)rbuf_u64(&b);             /* publish time */
+	if (b.bad)
+		return bad_record(r, "message", where, at, "is cut short");
+	if (channel >= r->nchannels || !r->channels[channel])
+		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is on channel %u, which "
+		                  "no channel record defined before it", r->what, where,
+		                  (unsigned long long)at, channel);
+	if (log_time > (uint64_t)INT64_MAX)
+		return bad_record(r, "message", where, at, "has a log time past the year 2262");
+	r->st->messages++;
+	r->st->bytes += b.left;
+	return r->sink->message ? r->sink->message(r->sink->ctx, channel, (int64_t)log_time, b.p,
+	                                           b.left)
+	                        : 0;
+}
+
+static int walk_records(struct mcap_reader *r, const uint8_t *buf, size_t len, const char *where,
+                        int in_chunk);
+
+struct chunk_params {
+	uint64_t size;
+	uint32_t crc;
+	int codec;
+	const uint8_t *records;
+	size_t records_len;
+};
+
+/* A chunk record's fields, checked. */
+static int chunk_params(struct mcap_reader *r, struct rbuf b, uint64_t at, struct chunk_params *c)
+{
+	(void)rbuf_u64(&b);             /* message start time */
+	(void)rbuf_u64(&b);             /* message end time */
+	c->size = rbuf_u64(&b);
+	c->crc = rbuf_u32(&b);
+	char *compression = take_string(&b);
+	uint64_t records_len = rbuf_u64(&b);
+	if (b.bad || records_len != b.left) {
+		free(compression);
+		return bad_record(r, "chunk", "file", at, b.bad ? "is cut short"
+		                  : "has a records length that does not match the record's");
+	}
+	c->codec = bridge_codec_parse(compression, 1);
+	if (c->codec < 0) {
+		int rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%s' is not "
+		                    "none, lz4 or zstd", r->what, (unsigned long long)at, compression);
+		free(compression);
+		return rc;
+	}
+	free(compression);
+	if (c->size > bridge_max_chunk)
+		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %llu bytes "
+		                  "uncompressed; at most %zu are accepted", r->what,
+		                  (unsigned long long)at, (unsigned long long)c->size, bridge_max_chunk);
+	if (c->codec == BRIDGE_NONE && c->size != b.left)
+		return bad_record(r, "chunk", "file", at, "is uncompressed but its sizes differ");
+	c->records = b.p;
+	c->records_len = b.left;
+	return 0;
+}
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* Submit the compressed chunks ahead of the reader to the worker threads
+ * (see bag_read.c). */
+static void look_ahead(struct mcap_reader *r)
+{
+	while (r->pool && r->scan_at < r->file_len && chunk_pool_room(r->pool) > 0) {
+		size_t at = r->scan_at;
+		if (r->file_len - at < 9)
+			break;
+		uint8_t op = r->file[at];
+		uint64_t n = le64_at(r->file + at + 1);
+		if (n > r->file_len - at - 9 || op == MCAP_DATA_END || op == MCAP_FOOTER)
+			break;
+		if (op == MCAP_CHUNK) {
+			struct chunk_params c;
+			if (chunk_params(r, rbuf_of(r->file + at + 9, (size_t)n), at, &c) < 0)
+				break;
+			char what[128];
+			snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
+			if (c.codec != BRIDGE_NONE &&
+			    chunk_pool_submit(r->pool, at, (enum bridge_codec)c.codec, c.records, c.records_len,
+			                    (size_t)c.size, c.crc, what) < 0)
+				break;
+		}
+		r->scan_at = at + 9 + (size_t)n;
+	}
+}
+
+static int on_chunk(struct mcap_reader *r, struct rbuf b, uint64_t at)
+{
+	struct chunk_params c;
+	int rc = chunk_params(r, b, at, &c);
+	if (rc < 0)
+		return rc;
+	const uint8_t *records = c.records;
+	char what[128];
+	snprintf(what, sizeof what, "%s: chunk at byte %llu", r->what, (unsigned long long)at);
+	look_ahead(r);
+	if (c.codec != BRIDGE_NONE && r->pool && at < r->scan_at) {
+		/* submitted by the look-ahead; the worker checked the CRC */
+		if ((rc = chunk_pool_take(r->pool, at, &records)) < 0)
+			return rc;
+	} else {
+		if (c.codec != BRIDGE_NONE) {
+			if (c.size > r->chunk_cap) {
+				uint8_t *p = realloc(r->chunk, c.size);
+				if (!p)
+					return dssm__fail(DSSM_ENOMEM, "out of memory for a %llu-byte chunk",
+					                  (unsigned long long)c.size);
+				r->chunk = p;
+				r->chunk_cap = c.size;
+			}
+			rc = bridge_decompress((enum bridge_codec)c.codec, c.records, c.records_len,
+			                       r->chunk, c.size, what);
+			if (rc < 0)
+				return rc;
+			records = r->chunk;
+		}
+		if (c.crc != 0 && (uint32_t)crc32(0, records, (uInt)c.size) != c.crc)
+			return dssm__fail(DSSM_ECORRUPT, "%s fails its CRC-32 check", what);
+	}
+	r->st->chunks++;
+	char where[64];
+	snprintf(where, sizeof where, "chunk %llu,", (unsigned long long)at);
+	return walk_records(r, records, c.size, where, 1);
+}
+
+/* Records of buf[0..len): the data section (in_chunk 0) or a chunk. Returns
+ * 1 at a Data End or Footer record, 0 at the end of buf, or an error; for
+ * the data section, *end receives where the walk stopped. */
+static int walk(struct mcap_reader *r, const uint8_t *buf, size_t len, size_t start,
+                const char *where, int in_chunk, size_t *end)
+{
+	size_t at = start;
+	int rc = 0;
+	while (rc == 0 && at < len) {
+		if (len - at < 9) {
+			rc = in_chunk ? bad_record(r, "last", where, at, "is cut short") : 0;
+			break;
+		}
+		uint8_t op = buf[at];
+		uint64_t n = le64_at(buf + at + 1);
+		if (n > len - at - 9) {
+			rc = in_chunk ? bad_record(r, "last", where, at, "runs past the chunk's end") : 0;
+			break;      /* in the file: a writer that died mid-record */
+		}
+		struct rbuf b = rbuf_of(buf + at + 9, (size_t)n);
+		switch (op) {
+		case MCAP_SCHEMA: rc = on_schema(r, b, where, at); break;
+		case MCAP_CHANNEL: rc = on_channel(r, b, where, at); break;
+		case MCAP_MESSAGE: rc = on_message(r, b, where, at); break;
+		case MCAP_CHUNK:
+			rc = in_chunk ? bad_record(r, "chunk", where, at, "is inside another chunk")
+			              : on_chunk(r, b, at);
+			break;
+		case MCAP_HEADER:
+			rc = bad_record(r, "header", where, at, "is not the first record");
+			break;
+		case MCAP_DATA_END:
+		case MCAP_FOOTER:
+			if (!in_chunk)
+				rc = 1;
+			break;
+		default: break;     /* indexes, attachments, metadata, newer records */
+		}
+		at += 9 + (size_t)n;
+	}
+	if (end)
+		*end = at;
+	return rc;
+}
+
+static int walk_records(struct mcap_reader *r, const uint8_t *buf, size_t len, const char *where,
+                        int in_chunk)
+{
+	int rc = walk(r, buf, len, 0, where, in_chunk, NULL);
+	return rc < 0 ? rc : 0;
+}
+
+/* The footer's summary start tells whether the file has a summary. */
+static int has_summary(const uint8_t *buf, size_t len)
+{
+	/* footer: op, u64 length 20, u64 summary_start, u64 summary_offset_start,
+	 * u32 crc; then the 8 magic bytes */
+	if (len < 8 + 9 + 20 + 8 || memcmp(buf + len - 8, MCAP_MAGIC, 8) != 0)
+		return 0;
+	const uint8_t *f = buf + len - 8 - 29;
+	if (f[0] != MCAP_FOOTER)
+		return 0;
+	struct rbuf b = rbuf_of(f + 9, 20);
+	return rbuf_u64(&b) != 0;
+}
+
+int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
+                     const struct bridge_sink *sink, struct bridge_read_stats *st)
+{
+	struct bridge_read_stats local;
+	if (!st)
+		st = &local;
+	memset(st, 0, sizeof *st);
+	st->file_bytes = len;
+	if (len < 8 || memcmp(buf, MCAP_MAGIC, 8) != 0)
+		return dssm__fail(DSSM_ECORRUPT, "%s is not an MCAP file (it does not start with "
+		                  "the MCAP magic)", what);
+	if (len < 17 || buf[8] != MCAP_HEADER)
+		return dssm__fail(DSSM_ECORRUPT, "%s: the first record is not the MCAP header%s", what,
+		                  len < 17 ? " (the file is cut short)" : "");
+	struct mcap_reader *r = calloc(1, sizeof *r);
+	if (!r)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	r->what = what;
+	r->sink = sink;
+	r->st = st;
+	r->file = buf;
+	r->file_len = len;
+	if (bridge_threads != 0 && chunk_pool_new(bridge_threads, &r->pool) < 0)
+		r->pool = NULL;     /* decompress on this thread */
+	/* the header: skip it (profile and library are informational) */
+	struct rbuf h = rbuf_of(buf + 9, 8);
+	uint64_t hlen = rbuf_u64(&h);
+	int rc = 0;
+	size_t end = 0;
+	if (hlen > len - 17)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", what);
+	else {
+		r->scan_at = 17 + (size_t)hlen;
+		rc = walk(r, buf, len, 17 + (size_t)hlen, "file", 0, &end);
+	}
+	if (rc == 0) {
+		/* no Data End or Footer: a writer that did not finish */
+		st->indexed = 0;
+		st->unclosed = 1;
+		st->stopped_at = end;
+		snprintf(st->stop_reason, sizeof st->stop_reason, end < len
+		         ? "the record at byte %zu is cut short: the file was not closed"
+		         : "the file ends at byte %zu without a footer: it was not closed", end);
+	} else if (rc == 1) {
+		st->indexed = has_summary(buf, len);
+		rc = 0;
+	}
+	chunk_pool_free(r->pool);
+	for (uint32_t i = 0; i < r->nschemas; i++)
+		schema_free(r->schemas[i]);
+	free(r->schemas);
+	free(r->channels);
+	free(r->chunk);
+	free(r);
+	return rc;
+}
+
+int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
+{
+	return bridge_read_mapped(path, mcap_read_memory, sink, st);
+}

@@ -1,0 +1,222 @@
+/*
+ * cmd_proxy.c - `dssm proxy` (serve this host's streams over TCP) and
+ * `dssm ping` (measure a proxy's clock offset and round trip).
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/remote/auth.h"
+#include "app/proxy/proxy.h"
+#include "cli.h"
+#include "dssm/connector.h"
+
+void help_proxy(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
+	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
+	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
+	        "                  [--max-stream-bytes BYTES]\n"
+	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
+	        "                  [--port-file FILE] [-v]\n\n"
+	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
+	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
+	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
+	        "secret (--secret-file, mode 0600; `dssm secret FILE` makes one), proven by\n"
+	        "both sides with HMAC-SHA256 and never sent. Clients set DSSM_SECRET_FILE to\n"
+	        "the same file. It authenticates, it does not encrypt: across untrusted\n"
+	        "networks use an SSH tunnel or WireGuard.\n"
+	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
+	        "finish HELLO..AUTH within --handshake-timeout (ms, or 10s; default %d ms); at most\n"
+	        "--max-unauth (default %d) such connections are kept, apart from the\n"
+	        "--max-clients (default 256) authenticated ones: when full, the oldest of\n"
+	        "the source (IPv4 address, IPv6 /64) holding the most goes first.\n"
+	        "Wrong secrets are rate-limited per source and logged in summaries.\n"
+	        "A client may create rings of up to --max-stream-bytes (default %llu MiB,\n"
+	        "the whole shared segment); a refused write or open is an ERROR, the\n"
+	        "connection stays.\n"
+	        "Writes: all streams by default; --read-only refuses every write, and\n"
+	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
+	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
+	        "`dssm query HOST:PORT/NAME`: history, latest, and deadline-bounded queries.\n"
+	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
+	        "examples:\n"
+	        "  dssm proxy\n"
+	        "  dssm secret /etc/dssm/secret\n"
+	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
+	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
+	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
+	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
+}
+
+/* --port and the limits given as plain numbers. 0, or the exit status after
+ * a usage error was printed. */
+static int proxy_number_option(int opt, const char *arg, struct proxy_config *cfg)
+{
+	long v;
+	if (cli_parse_long("proxy", "option", arg, &v) < 0)
+		return EXIT_USAGE;
+	if (opt == 'p' && (v < 0 || v > 65535))
+		return cli_usage("proxy", "--port must be 0..65535");
+	if (opt != 'p' && v < 1)
+		return cli_usage("proxy", "limits must be >= 1");
+	if (opt == 'p')
+		cfg->port = (int)v;
+	if (v > INT32_MAX)
+		return cli_usage("proxy", "'%s' is too large", arg);
+	if (opt == 'c')
+		cfg->max_clients = (int)v;
+	if (opt == 'u')
+		cfg->max_unauth = (int)v;
+	if (opt == 'm')
+		cfg->max_handles = (int)v;
+	if (opt == 'f') {
+		if (v < 4096 || v > (1L << 30) + (1L << 20))
+			return cli_usage("proxy", "--max-frame must be 4096 .. 1 GiB + 1 MiB");
+		cfg->max_payload = (uint32_t)v;
+	}
+	return 0;
+}
+
+/* One option of `dssm proxy` into cfg (--secret-file: *secret, replacing
+ * one given before). 0, or the exit status after an error was printed. */
+static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
+                        struct auth_secret **secret)
+{
+	int rc;
+	long v;
+	switch (opt) {
+	case 'l': cfg->host = arg; return 0;
+	case 'P': cfg->port_file = arg; return 0;
+	case 'v': cfg->verbose++; return 0;
+	case 'R': cfg->read_only = 1; return 0;
+	case 'r': cfg->recordings = arg; return 0;
+	case 'W': {
+		const char **a = realloc(cfg->allow_write, sizeof *a * (size_t)(cfg->n_allow_write + 1));
+		if (!a)
+			return cli_error("proxy", "out of memory");
+		a[cfg->n_allow_write++] = arg;
+		cfg->allow_write = a;
+		return 0;
+	}
+	case 's':
+		auth_secret_free(*secret);
+		*secret = NULL;
+		if ((rc = auth_read_secret(arg, secret)) < 0)
+			return cli_dssm_error("proxy", rc);
+		cfg->secret = *secret;
+		return 0;
+	case 'B':
+		if (cli_parse_long("proxy", "--max-stream-bytes", arg, &v) < 0)
+			return EXIT_USAGE;
+		if (v < 4096)
+			return cli_usage("proxy", "--max-stream-bytes must be at least 4096");
+		cfg->max_stream_bytes = (uint64_t)v;
+		return 0;
+	case 'H': {
+		dssm_time_t ns;
+		if (cli_parse_duration_ms("proxy", "--handshake-timeout", arg, &ns) < 0)
+			return EXIT_USAGE;
+		if (ns > (dssm_time_t)INT32_MAX * 1000000)
+			return cli_usage("proxy", "--handshake-timeout '%s' is too long", arg);
+		cfg->handshake_ms = (int)((ns + 999999) / 1000000); /* at least 1 ms */
+		return 0;
+	}
+	case 'p': case 'c': case 'm': case 'f': case 'u':
+		return proxy_number_option(opt, arg, cfg);
+	default:
+		return cli_usage("proxy", "unknown option");
+	}
+}
+
+int cmd_proxy(int argc, char **argv)
+{
+	struct proxy_config cfg = {
+		.host = "127.0.0.1",
+		.port = PROXY_DEFAULT_PORT,
+		.max_payload = 64u << 20,
+		.max_clients = 256,
+		.max_unauth = PROXY_DEFAULT_MAX_UNAUTH,
+		.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS,
+		.max_handles = 64,
+		.max_unsent = 8u << 20,
+		.max_stream_bytes = PROXY_DEFAULT_MAX_STREAM_BYTES,
+	};
+	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
+	                                         {"port", required_argument, 0, 'p'},
+	                                         {"secret-file", required_argument, 0, 's'},
+	                                         {"max-clients", required_argument, 0, 'c'},
+	                                         {"max-unauth", required_argument, 0, 'u'},
+	                                         {"handshake-timeout", required_argument, 0, 'H'},
+	                                         {"max-stream-bytes", required_argument, 0, 'B'},
+	                                         {"max-streams", required_argument, 0, 'm'},
+	                                         {"max-frame", required_argument, 0, 'f'},
+	                                         {"port-file", required_argument, 0, 'P'},
+	                                         {"verbose", no_argument, 0, 'v'},
+	                                         {"read-only", no_argument, 0, 'R'},
+	                                         {"allow-write", required_argument, 0, 'W'},
+	                                         {"recordings", required_argument, 0, 'r'},
+	                                         {0, 0, 0, 0}};
+	int opt, rc = 0;
+	struct auth_secret *secret = NULL;
+	while (rc == 0 && (opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1)
+		rc = proxy_option(opt, optarg, &cfg, &secret);
+	if (rc == 0 && optind != argc)
+		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
+	if (rc == 0 && cfg.read_only && cfg.n_allow_write)
+		rc = cli_usage("proxy", "--read-only and --allow-write exclude each other");
+	if (rc == 0)
+		rc = proxy_run(&cfg);
+	free(cfg.allow_write);
+	auth_secret_free(secret);
+	return rc;
+}
+
+void help_ping(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm ping HOST:PORT [-n COUNT] [--max-offset MS]\n\n"
+	        "Measures the clock offset between this host and the proxy's with the NTP\n"
+	        "four-timestamp exchange (COUNT exchanges, default 16; the minimum-delay one\n"
+	        "is kept) and the round trip. Warns, and exits 1, when the offset exceeds\n"
+	        "--max-offset (milliseconds, or with units: 500us, 2ms; default 1 ms): the\n"
+	        "hosts are not in step (see README: chrony).\n\n"
+	        "example:\n  dssm ping robot.local:5800\n  dssm ping robot.local:5800 --max-offset 500us\n");
+}
+
+int cmd_ping(int argc, char **argv)
+{
+	long count = 16;
+	dssm_time_t max_offset = 1000000; /* 1 ms */
+	static const struct option longopts[] = {{"max-offset", required_argument, 0, 'o'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+		if (opt == 'n' && cli_parse_long("ping", "-n", optarg, &count) < 0)
+			return EXIT_USAGE;
+		if (opt == 'o' && cli_parse_duration_ms("ping", "--max-offset", optarg, &max_offset) < 0)
+			return EXIT_USAGE;
+		if (opt == '?')
+			return cli_usage("ping", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage("ping", "needs HOST:PORT");
+	if (count < 1 || count > 64)
+		return cli_usage("ping", "-n must be 1..64");
+	dssm_ping_result r;
+	int rc = dssm_ping_remote(argv[optind], (int)count, &r);
+	if (rc < 0)
+		return cli_dssm_error("ping", rc);
+	double off = (double)r.offset / 1e6, err = (double)r.delay / 2e6;
+	printf("%s: clock offset %+.3f ms +- %.3f ms (proxy minus local), round trip min %.1f us, "
+	       "median %.1f us (%d exchanges)\n",
+	       argv[optind], off, err, (double)r.rtt_min / 1e3, (double)r.rtt_median / 1e3, r.count);
+	double max_offset_ms = (double)max_offset / 1e6;
+	if (off > max_offset_ms || off < -max_offset_ms) {
+		fprintf(stderr, "dssm ping: warning: clocks differ by %.3f ms (> %.3f ms): the hosts are "
+		                "not in step; set up chrony (README)\n", off, max_offset_ms);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,404 @@
+/*
+ * cmd_query.c - `dssm query`: samples of a recording by stream and time
+ * range, merged in time order.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "dssm/recorder.h"
+#include "app/bridge/bridge.h"
+
+void help_query(FILE *out)
+{
+	fprintf(out,
+	        "usage: dssm query DIR|FILE|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
+	        "                  [--latest S] [-n COUNT] [--deadline S [--bandwidth MBPS]]\n"
+	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
+	        "Prints the samples of a recording (also one still being recorded) with\n"
+	        "start <= time <= end, merged in time order (-n: the first COUNT). FILE is a\n"
+	        "ROS 1 bag, MCAP, rosbag2 .db3 or SSM log, read directly (through a temporary\n"
+	        "import under $TMPDIR). --streams takes NAME[:ID] or globs\n"
+	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
+	        "(2026-11-23T18:29:10Z, 2026-11-23T18:29:10.5+09:00, or local time without a\n"
+	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
+	        "--start, or a window that misses the recording, is an error. --latest S is the last S (90, 1.5s, 500ms, 1m30s)\n"
+	        "before the newest selected sample. Format: json lines with\n"
+	        "the stream, tid, time and msg, the decoded message (data_hex where a stream\n"
+	        "has no definition; --data-hex: always; default), text (decoded fields), hex,\n"
+	        "or raw bytes; or --output\n"
+	        "extracts them into a new container. A progress line shows on a terminal\n"
+	        "for large outputs; a count goes to stderr at the end.\n"
+	        "HOST:PORT/NAME queries recording NAME served by `dssm proxy --recordings DIR`\n"
+	        "(also while it is recorded); there --deadline S asks for only as much of\n"
+	        "the newest data as --bandwidth (MB/s, default 10) carries in S seconds.\n\n"
+	        "examples:\n"
+	        "  dssm query run1 --streams odom --latest 2\n"
+	        "  dssm query drive.mcap --streams 'camera.*' -n 10\n"
+	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
+	        "  dssm query run1 --start 2026-11-23T18:29:10Z --end +1m30s\n"
+	        "  dssm query run1 --streams imu --output imu-only\n"
+	        "  dssm query robot.local:5800/run1 --streams scan --deadline 200ms --bandwidth 2\n");
+}
+
+/* (the matching itself is the library's: recorder.h) */
+int cli_stream_selected(const dssm_stream_info *info, const char *list)
+{
+	return dssm_name_list_matches(list, info->name, info->id);
+}
+
+struct remote_print {
+	enum cli_format f;
+};
+
+static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
+{
+	struct remote_print *p = user;
+	cli_print_sample(stdout, p->f, stream, data, si, 0, NULL);
+	return cli_stop;
+}
+
+/* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
+static int query_remote(const char *address, const char *list, const struct cli_time *start,
+                        const struct cli_time *end, dssm_time_t latest, dssm_time_t deadline,
+                        double bandwidth_mb, enum cli_format f)
+{
+	const char *slash = strrchr(address, '/');
+	char hp[300];
+	snprintf(hp, sizeof hp, "%.*s", (int)(slash - address), address);
+	dssm_remote_query q = {list, DSSM_RQ_HISTORY, 0, 0, 0, (uint64_t)(bandwidth_mb * 1e6), 0};
+	if ((start->offset || end->offset))
+		return cli_usage("query", "+S offsets need the recording's start: give times for a "
+		                 "recording served by a proxy");
+	int rc = cli_time_window("query", start, end, INT64_MIN, INT64_MIN, &q.start, &q.end);
+	if (rc)
+		return rc;
+	if (deadline > 0) {
+		q.mode = DSSM_RQ_AUTO;
+		q.span = deadline;
+	} else if (latest >= 0) {
+		q.mode = DSSM_RQ_LATEST;
+		q.span = latest;
+	}
+	struct remote_print p = {f};
+	dssm_remote_query_result res = {0, 0, 0};
+	cli_catch_signals();
+	rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
+	fflush(stdout);
+	if (rc < 0)
+		return cli_dssm_error("query", rc);
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)res.bytes);
+	fprintf(stderr, "dssm query: %llu samples, %s from %s\n", (unsigned long long)res.count, b,
+	        address);
+	return 0;
+}
+
+/* What `dssm query` was asked for. */
+struct query_opts {
+	const char *list, *output;
+	struct cli_time start, end;
+	dssm_time_t latest, deadline;
+	double bandwidth_mb;
+	long limit;
+	enum cli_format f;
+	int data_hex;
+};
+
+/* 0, or the exit status after a usage error was printed. */
+static int query_parse_options(int argc, char **argv, struct query_opts *o)
+{
+	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
+	                                         {"start", required_argument, 0, 'a'},
+	                                         {"end", required_argument, 0, 'e'},
+	                                         {"latest", required_argument, 0, 'l'},
+	                                         {"format", required_argument, 0, 'f'},
+	                                         {"output", required_argument, 0, 'o'},
+	                                         {"deadline", required_argument, 0, 'd'},
+	                                         {"bandwidth", required_argument, 0, 'b'},
+	                                         {"data-hex", no_argument, 0, 'x'},
+	                                         {"count", required_argument, 0, 'n'},
+	                                         {0, 0, 0, 0}};
+	int opt;
+	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &o->limit) < 0)
+			return EXIT_USAGE;
+		if (opt == 'n' && o->limit < 0)
+			return cli_usage("query", "-n takes a count >= 0, not %ld", o->limit);
+		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &o->start) < 0) ||
+		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &o->end) < 0) ||
+		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &o->latest) < 0) ||
+		    (opt == 'f' && cli_parse_format("query", optarg, &o->f) < 0) ||
+		    (opt == 'd' && cli_parse_duration("query", "--deadline", optarg, 0, &o->deadline) < 0) ||
+		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &o->bandwidth_mb) < 0))
+			return EXIT_USAGE;
+		if (opt == 's')
+			o->list = optarg;
+		if (opt == 'x')
+			o->data_hex = 1;
+		if (opt == 'o')
+			o->output = optarg;
+		if (opt == '?')
+			return cli_usage("query", "unknown option");
+	}
+	if (optind != argc - 1)
+		return cli_usage("query", "needs one recording DIR");
+	return 0;
+}
+
+/* A query of a local recording, from the selection to the summary. */
+struct query_run {
+	const struct query_opts *o;
+	dssm_container *c;
+	int n, ns;
+	int *sel;                            /* the selected streams' indexes, ns of them */
+	char (*labels)[DSSM_NAME_MAX + 16];  /* every stream's label */
+	dssm_time_t newest, first, last;     /* first, last: the recording's span, for +S */
+	dssm_query *q;                       /* open if ns */
+	dssm_container *out;                 /* --output, or NULL */
+	int *out_index;                      /* a stream's index in out */
+	struct cli_decode *decs;             /* each selected stream's decoder */
+	uint64_t count, bytes;
+	int warned;                          /* the container's warning was printed */
+	struct cli_damage dmg;               /* damaged streams, said */
+};
+
+/* The streams --streams selects (and the damaged ones when it is not given,
+ * said, never silently left out: their intact part is returned, and the
+ * exit status is 1); the recording's span. A selected stream's files are
+ * checked against CLOSED first (dssm_container_verify), so that damage the
+ * query would meet is said here too, not answered as a shorter stream. */
+static int query_select(struct query_run *r)
+{
+	r->newest = r->first = r->last = INT64_MIN;
+	for (int i = 0; i < r->n; i++) {
+		dssm_recorded rec;
+		dssm_container_stream(r->c, i, &rec);
+		if (cli_stream_selected(&rec.info, r->o->list) || !r->o->list) {
+			/* an error (out of descriptors...) is not damage: the query
+			 * could not be answered, said as such */
+			int rc = dssm_container_verify(r->c, i);
+			if (rc < 0)
+				return rc;
+			dssm_container_stream(r->c, i, &rec);
+		}
+		cli_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
+		if (rec.count) {
+			r->first = r->first == INT64_MIN || rec.first < r->first ? rec.first : r->first;
+			r->last = rec.last > r->last ? rec.last : r->last;
+		}
+		if (!cli_stream_selected(&rec.info, r->o->list) && !(rec.damage && !r->o->list))
+			continue;
+		if (rec.damage)
+			cli_damage_say(&r->dmg, &rec, i);
+		r->sel[r->ns++] = i;
+		if (rec.count && rec.last > r->newest)
+			r->newest = rec.last;
+	}
+	return 0;
+}
+
+/* The selected streams' decoders, for the printed formats. */
+static void query_init_decoders(struct query_run *r)
+{
+	const struct query_opts *o = r->o;
+	for (int i = 0; i < r->ns && r->decs && !o->output && (o->f == FORMAT_TEXT || o->f == FORMAT_JSON);
+	     i++) {
+		dssm_recorded rec;
+		dssm_container_stream(r->c, r->sel[i], &rec);
+		cli_decode_init(&r->decs[r->sel[i]], "query", r->labels[r->sel[i]], rec.info.encoding,
+		                rec.info.type, dssm_container_schema(r->c, r->sel[i]));
+		r->decs[r->sel[i]].data_hex = o->data_hex;
+	}
+}
+
+/* --output's container, with the selected streams described as in the source. */
+static int query_create_output(struct query_run *r)
+{
+	int rc = dssm_container_create(r->o->output, &r->out);
+	if (rc != 0)
+		return rc;
+	for (int i = 0; i < r->ns && rc >= 0; i++) {
+		dssm_recorded rec;
+		size_t plen;
+		dssm_container_stream(r->c, r->sel[i], &rec);
+		const void *prop = dssm_container_property(r->c, r->sel[i], &plen);
+		rc = r->out_index[r->sel[i]] = dssm_container_add_stream(
+		    r->out, &rec.info, dssm_container_schema(r->c, r->sel[i]), prop, plen);
+	}
+	return rc < 0 ? rc : 0;
+}
+
+/* Print or copy the samples in time order, up to -n, with a progress line on
+ * a terminal for large outputs. 0 at the end, or a DSSM_E* code. */
+static int query_loop(struct query_run *r)
+{
+	const struct query_opts *o = r->o;
+	int64_t total = dssm_query_remaining(r->q);
+	int progress = isatty(STDERR_FILENO) && (o->output || !isatty(STDOUT_FILENO)) && total > 10000;
+	dssm_time_t shown = 0;
+	int rc = 0;
+	cli_catch_signals();
+	while (!cli_stop && (o->limit < 0 || (long)r->count < o->limit)) {
+		dssm_record rec;
+		int k = dssm_query_next(r->q, &rec);
+		if (k <= 0) {
+			rc = k;
+			break;
+		}
+		if (r->out) {
+			if ((rc = dssm_container_append(r->out, r->out_index[rec.stream], rec.tid, rec.time,
+			                                rec.data, rec.len)) < 0)
+				break;
+		} else {
+			dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
+			cli_print_sample(stdout, o->f, r->labels[rec.stream], rec.data, &si, 0,
+			                 &r->decs[rec.stream]);
+		}
+		r->count++;
+		r->bytes += rec.len;
+		if (progress && dssm_now() - shown > DSSM_NSEC_PER_SEC / 4) {
+			fprintf(stderr, "\rdssm query: %llu / %lld samples (%.0f%%)\033[K",
+			        (unsigned long long)r->count, (long long)total,
+			        100.0 * (double)r->count / (double)total);
+			shown = dssm_now();
+		}
+	}
+	if (progress)
+		fputs("\r\033[K", stderr);
+	return rc;
+}
+
+/* Close what the query opened and print the count (after the samples, so
+ * the two never interleave). The exit status. */
+static int query_finish(struct query_run *r, int rc)
+{
+	int status = 0;
+	if (r->out) {
+		int crc = dssm_container_close(r->out);
+		rc = rc < 0 ? rc : crc;
+	}
+	for (int i = 0; r->decs && i < r->n; i++)
+		cli_decode_free(&r->decs[i]);
+	if (rc < 0)
+		status = cli_dssm_error("query", rc);
+	if (r->ns)
+		dssm_query_close(r->q);
+	fflush(stdout);
+	if (r->dmg.said) /* damage the query met and read past */
+		cli_damage_recheck(&r->dmg, r->c, r->sel, r->ns);
+	/* CLOSED found wrong by the query itself (its sparse times): said too */
+	if (!r->warned && dssm_container_warning(r->c))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r->c));
+	if (r->o->output && !r->out)   /* refused: nothing went "into" it */
+		return status ? status : EXIT_FAILURE;
+	char b[16];
+	cli_format_bytes(b, sizeof b, (double)r->bytes);
+	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n",
+	        (unsigned long long)r->count, b, r->ns, r->ns == 1 ? "" : "s",
+	        r->o->output ? " into " : "", r->o->output ? r->o->output : "");
+	return status ? status : r->dmg.damaged;
+}
+
+static void query_free(struct query_run *r)
+{
+	free(r->out_index);
+	free(r->decs);
+	free(r->sel);
+	free(r->labels);
+	free(r->dmg.said);
+}
+
+/* `dssm query DIR|FILE`: a local recording. */
+static int query_local(const char *path, const struct query_opts *o)
+{
+	if (o->deadline > 0)
+		return cli_usage("query", "--deadline is for recordings served by a proxy");
+	/* refused before anything is opened, and without a count of samples */
+	int rc = o->output ? dssm_container_check_output(o->output) : 0;
+	if (rc < 0)
+		return cli_dssm_error("query", rc);
+	struct cli_recording recording;
+	rc = cli_recording_open("query", path, &recording);
+	if (rc)
+		return rc;
+	struct query_run r = {.o = o, .c = recording.c,
+	                      .dmg = {.cmd = "query", .intact = "only its intact part is returned"}};
+	r.n = dssm_container_stream_count(r.c);
+	size_t slots = (size_t)(r.n ? r.n : 1);
+	r.sel = calloc(slots, sizeof *r.sel);
+	r.labels = calloc(slots, sizeof *r.labels);
+	r.out_index = calloc(slots, sizeof *r.out_index);
+	r.decs = calloc(slots, sizeof *r.decs);
+	r.dmg.said = calloc(slots, 1);
+	if (!r.sel || !r.labels || !r.out_index || !r.dmg.said) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return cli_error("query", "no memory for %d streams", r.n);
+	}
+	if ((rc = query_select(&r)) < 0) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return cli_dssm_error("query", rc);
+	}
+	if ((r.warned = dssm_container_warning(r.c) != NULL))
+		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
+	dssm_time_t t0, t1;
+	if (o->list && r.ns == 0)
+		rc = cli_error("query", "no stream of %s matches '%s'", path, o->list);
+	else
+		rc = cli_time_window("query", &o->start, &o->end, r.first, r.last, &t0, &t1);
+	if (rc) {
+		query_free(&r);
+		cli_recording_close(&recording);
+		return rc;
+	}
+	if (o->latest >= 0 && r.newest != INT64_MIN)
+		t0 = r.newest - o->latest;
+	dssm_container_set_salvage(r.c, 1);
+	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
+	if (rc == 0)
+		cli_damage_recheck(&r.dmg, r.c, r.sel, r.ns);
+	query_init_decoders(&r);
+	if (!r.decs)
+		rc = DSSM_ENOMEM;
+	if (rc == 0 && o->output)
+		rc = query_create_output(&r);
+	if (rc == 0 && r.ns)
+		rc = query_loop(&r);
+	int status = query_finish(&r, rc);
+	query_free(&r);
+	cli_recording_close(&recording);
+	return status;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	struct query_opts o = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
+	                       .deadline = -1, .limit = -1, .f = FORMAT_JSON};
+	int rc = query_parse_options(argc, argv, &o);
+	if (rc)
+		return rc;
+	/* HOST:PORT/NAME that is not a local path: a recording served by a proxy */
+	const char *path = argv[optind];
+	const char *slash = strrchr(path, '/');
+	if (slash && access(path, F_OK) != 0 && memchr(path, ':', (size_t)(slash - path))) {
+		if (o.output)
+			return cli_usage("query", "--output works on local recordings");
+		return query_remote(path, o.list, &o.start, &o.end, o.latest, o.deadline, o.bandwidth_mb,
+		                    o.f);
+	}
+	return query_local(path, &o);
+}
+
+void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)
+{
+	if (r->info.name[0])
+		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
+	else
+		snprintf(out, cap, "#%04d", index); /* its description is lost */
+}

@@ -1,0 +1,134 @@
+/*
+ * protocol.c - encoding the server's messages of the Foxglove WebSocket
+ * protocol v1 and decoding the client's binary ones (protocol.h).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/remote/wire.h"
+#include "lib/base/base.h"
+#include "json.h"
+#include "protocol.h"
+
+static void put_u32(struct wbuf *w, uint32_t v)
+{
+	char t[16];
+	snprintf(t, sizeof t, "%u", v);
+	fg_json_put_raw(w, t);
+}
+
+void fg_put_server_info(struct wbuf *w, const char *name, const struct fg_caps *caps,
+                        const char *session_id)
+{
+	fg_json_put_raw(w, "{\"op\":\"serverInfo\",\"name\":");
+	fg_json_put_string(w, name);
+	fg_json_put_raw(w, ",\"capabilities\":[");
+	const char *sep = "";
+	if (caps->client_publish) {
+		fg_json_put_raw(w, "\"clientPublish\"");
+		sep = ",";
+	}
+	if (caps->time) {
+		fg_json_put_raw(w, sep);
+		fg_json_put_raw(w, "\"time\"");
+	}
+	fg_json_put_raw(w, "]");
+	if (caps->client_publish)
+		fg_json_put_raw(w, ",\"supportedEncodings\":[\"json\",\"ros1\",\"cdr\"]");
+	fg_json_put_raw(w, ",\"metadata\":{\"server\":\"dssm foxglove\"},\"sessionId\":");
+	fg_json_put_string(w, session_id);
+	fg_json_put_raw(w, "}");
+}
+
+void fg_put_advertise(struct wbuf *w, struct fg_channel *const *chs, int n)
+{
+	fg_json_put_raw(w, "{\"op\":\"advertise\",\"channels\":[");
+	for (int i = 0; i < n; i++) {
+		const struct fg_channel *c = chs[i];
+		fg_json_put_raw(w, i ? ",{\"id\":" : "{\"id\":");
+		put_u32(w, c->id);
+		fg_json_put_raw(w, ",\"topic\":");
+		fg_json_put_string(w, c->topic);
+		fg_json_put_raw(w, ",\"encoding\":");
+		fg_json_put_string(w, c->encoding);
+		fg_json_put_raw(w, ",\"schemaName\":");
+		fg_json_put_string(w, c->schema_name);
+		fg_json_put_raw(w, ",\"schema\":");
+		fg_json_put_string(w, c->schema ? c->schema : "");
+		if (c->schema_encoding) {
+			fg_json_put_raw(w, ",\"schemaEncoding\":");
+			fg_json_put_string(w, c->schema_encoding);
+		}
+		fg_json_put_raw(w, "}");
+	}
+	fg_json_put_raw(w, "]}");
+}
+
+void fg_put_unadvertise(struct wbuf *w, const uint32_t *ids, int n)
+{
+	fg_json_put_raw(w, "{\"op\":\"unadvertise\",\"channelIds\":[");
+	for (int i = 0; i < n; i++) {
+		if (i)
+			fg_json_put_raw(w, ",");
+		put_u32(w, ids[i]);
+	}
+	fg_json_put_raw(w, "]}");
+}
+
+void fg_put_status(struct wbuf *w, int level, const char *message)
+{
+	char t[64];
+	snprintf(t, sizeof t, "{\"op\":\"status\",\"level\":%d,\"message\":", level);
+	fg_json_put_raw(w, t);
+	fg_json_put_string(w, message);
+	fg_json_put_raw(w, "}");
+}
+
+static void le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint64_t fg_time_u64(dssm_time_t t)
+{
+	return t < 0 ? 0 : (uint64_t)t;
+}
+
+void fg_frame_message_data(uint8_t out[FG_MESSAGE_DATA_HEADER], uint32_t subscription,
+                           dssm_time_t log_time)
+{
+	out[0] = FG_OP_MESSAGE_DATA;
+	le32(out + 1, subscription);
+	le64(out + 5, fg_time_u64(log_time));
+}
+
+void fg_frame_time(uint8_t out[FG_TIME_FRAME], dssm_time_t t)
+{
+	out[0] = FG_OP_TIME;
+	le64(out + 1, fg_time_u64(t));
+}
+
+int fg_parse_client_binary(const uint8_t *p, size_t n, uint32_t *channel, const uint8_t **payload,
+                           size_t *len)
+{
+	if (n < 1)
+		return dssm__fail(DSSM_EPROTO, "empty binary message");
+	if (p[0] == FG_OP_SERVICE_CALL_REQUEST)
+		return dssm__fail(DSSM_EPROTO, "service calls are not supported (no 'services' capability)");
+	if (p[0] != FG_OP_CLIENT_MESSAGE_DATA)
+		return dssm__fail(DSSM_EPROTO, "unknown binary opcode 0x%02x", p[0]);
+	if (n < 5)
+		return dssm__fail(DSSM_EPROTO, "Client Message Data of %zu bytes: needs 5 at least "
+		                  "(opcode, channel id)", n);
+	*channel = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+	*payload = p + 5;
+	*len = n - 5;
+	return 0;
+}

@@ -1,0 +1,243 @@
+/*
+ * proxy_internal.h - what the files of the proxy share: the proxy, its
+ * clients, their handles and recording queries, and the functions one file
+ * calls in another. Private to proxy/ (the public side is proxy.h).
+ */
+#ifndef DSSM_PROXY_INTERNAL_H
+#define DSSM_PROXY_INTERNAL_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <event2/thread.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "lib/remote/auth.h"
+#include "lib/remote/wire.h"
+#include "dssm/recorder.h"
+#include "dssm/container.h"
+#include "lib/ring/internal.h"
+#include "proxy.h"
+#include "watch.h"
+#include "write_rules.h"
+
+/* A big sample is admitted to a client's output only while less than this is
+ * queued, so a 1 MB camera stream cannot bury a 1 kHz IMU behind many frames. */
+#define BIG_SAMPLE (64u << 10)
+#define BIG_QUEUE (1u << 20)
+
+struct proxy;
+
+/* A source, for the quotas and the AUTH limiter: an IPv4 address, or the /64
+ * prefix of an IPv6 one (one host is usually given a whole /64). */
+#define SOURCE_MAX (INET6_ADDRSTRLEN + 4)
+
+struct handle {
+	struct client *c;
+	dssm_stream *s;          /* reads, writes, read position */
+	struct watch_reg reg;    /* its ring is watched while subscribed (send.c) */
+	struct watch_reg wreg;   /* and while a WAIT is pending */
+	/* subscription */
+	dssm_stream *sub;        /* its own read position */
+	uint32_t sub_request, sub_max;
+	/* samples read_next skipped in a read that then failed: told with the
+	 * next sample sent, so no loss goes unreported (subscription, READ).
+	 * While reg is registered, sub's position and sub_missed are c->tx's. */
+	uint64_t sub_missed, read_missed;
+	uint32_t id;             /* its number on the connection */
+	/* pending WAIT */
+	int waiting;
+	uint32_t wait_request;
+	uint8_t wait_op;
+	uint64_t wait_arg;
+	struct event *wait_timer;
+};
+
+/* A query of a recording, sent as RRECORD pushes while the output drains. */
+struct rquery {
+	dssm_container *c;
+	dssm_query *q;
+	uint32_t request, max_bytes;
+	uint64_t count, bytes;
+	dssm_time_t start;
+};
+
+struct client {
+	struct proxy *px;
+	struct rquery *rq;
+	struct bufferevent *bev;
+	char peer[64];
+	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
+	char source[SOURCE_MAX];     /* who it counts as: IPv4 address, IPv6 /64 */
+	int hello, authed, closing;
+	uint16_t version;            /* agreed in HELLO (WIRE_VERSION_MIN..WIRE_VERSION) */
+	int held;                    /* requests not read: its output is over max_unsent */
+	int big;                     /* it moved big frames: trim the heap when it goes */
+	/* output: written straight at the end of the loop pass (see proxy_client_flush) */
+	int flush_queued;            /* in px->flush_list */
+	int starved;                 /* a subscription stopped at its output limit */
+	int resume;                  /* proxy_on_write is due (px->resume) */
+	struct client *flush_next;
+	struct event *handshake;     /* the one deadline for HELLO..AUTH, then for closing */
+	uint8_t nonce[WIRE_NONCE];
+	uint32_t peer_max_payload;
+	struct handle **handles;
+	struct client *next, *prev;
+	struct wbuf out;         /* scratch for encoding one frame */
+	/* Sending from the watcher threads (send.c, direct_send). Under tx:
+	 * direct: the output is idle (nothing queued, EV_WRITE off), so a
+	 * watcher thread may send on fd itself; spill: what its send left, for
+	 * the loop to send before anything else. out_direct: the loop's view of
+	 * `direct` (only the loop sets it, so 0 there means 0 for sure). */
+	int fd;
+	pthread_mutex_t tx;
+	int direct;
+	uint8_t *spill;
+	size_t spill_len;
+	struct event *spill_ev;  /* made active by a watcher that left a spill */
+	int out_direct;
+};
+
+/* Failed AUTH attempts of one source: a token bucket (a burst of
+ * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet.
+ * The table is bounded: a source is forgotten only once it has nothing left
+ * to tell (bucket full, summary logged); while every entry is in use, AUTH
+ * from any other source is refused unchecked (never an entry forgotten,
+ * which let 65 cycling addresses reset their own limit). */
+#define AUTH_FAIL_SLOTS 1024
+#define AUTH_FAIL_BURST 5
+#define AUTH_FAIL_REFILL DSSM_NSEC_PER_SEC
+#define LOG_SUMMARY_EVERY (10 * DSSM_NSEC_PER_SEC)
+/* Sources logged one by one per LOG_SUMMARY_EVERY; beyond, one line for all
+ * (an attacker cycling through addresses gets no line per address). */
+#define AUTH_LOG_SOURCES 8
+struct auth_fail {
+	char addr[SOURCE_MAX];
+	double tokens;
+	dssm_time_t at;          /* when tokens was last refilled (monotonic) */
+	dssm_time_t logged_at;
+	uint64_t failed, refused; /* since the last log line */
+};
+
+struct proxy {
+	struct proxy_config cfg;
+	/* this host's boot id (16 zero bytes if it cannot be read): with a
+	 * ring's st_dev and st_ino, its identity across a reboot (tmpfs inode
+	 * numbers start again at boot), sent in OPEN replies */
+	uint8_t boot_id[16];
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct client *clients;
+	int nclients;            /* all connections */
+	int nunauth;             /* of which still in HELLO..AUTH */
+	struct watchset *watchset;
+	struct auth_fail fails[AUTH_FAIL_SLOTS];
+	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
+	dssm_time_t table_full_logged_at;
+	int first_lines;             /* first-failure lines logged in this period */
+	dssm_time_t first_lines_at;
+	dssm_time_t auth_refill;     /* AUTH_FAIL_REFILL (a test may make it longer) */
+	/* connections dropped before authenticating, not logged one by one */
+	uint64_t unauth_dropped;
+	dssm_time_t unauth_logged_at;
+	/* out of descriptors: accept paused; a reserve descriptor to refuse with */
+	int reserve_fd;
+	struct event *resume_accept;
+	dssm_time_t emfile_backoff, emfile_logged_at;
+	uint64_t emfile_refused;
+	int trim;                /* a client with big buffers went: trim on the next tick */
+	struct client *flush_list;   /* clients with output queued in this loop pass */
+	struct event *flush, *resume;
+	/* totals for the summary */
+	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
+	uint64_t writes, bytes_sent;  /* by proxy_client_flush (the rest: libevent) */
+	/* by the watcher threads (direct_send) */
+	_Atomic uint64_t direct_frames, direct_bytes, direct_writes, direct_sent;
+};
+
+/* reads one sample for proxy_send_sample: read_next, read_last, ... */
+typedef int (*proxy_sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *si,
+                             uint64_t *missed, uint64_t arg);
+
+/* proxy.c */
+void proxy_logf(struct proxy *px, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* client.c */
+void proxy_send_frame(struct client *c, struct wbuf *w);
+void proxy_send_error(struct client *c, uint32_t req, int code, const char *msg);
+void proxy_out_claim(struct client *c);
+void proxy_out_claim_locked(struct client *c);
+void proxy_out_settle(struct client *c);
+void proxy_on_spill(evutil_socket_t fd, short what, void *arg);
+size_t proxy_unsent(struct client *c);
+void proxy_on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
+void proxy_client_flush(struct client *c);
+void proxy_on_flush(evutil_socket_t fd, short what, void *arg);
+void proxy_on_resume(evutil_socket_t fd, short what, void *arg);
+void proxy_client_free(struct client *c);
+void proxy_client_end(struct client *c, int routine, const char *why);
+void proxy_on_read(struct bufferevent *bev, void *arg);
+void proxy_on_write(struct bufferevent *bev, void *arg);
+void proxy_on_event(struct bufferevent *bev, short what, void *arg);
+void proxy_on_handshake_deadline(evutil_socket_t fd, short what, void *arg);
+
+/* send.c */
+void proxy_handle_unwatch(struct client *c, struct handle *h);
+int proxy_handle_watch(struct client *c, struct handle *h);
+void proxy_handle_unsubscribe(struct client *c, struct handle *h);
+void proxy_handle_free(struct client *c, struct handle *h);
+struct handle *proxy_handle_of(struct client *c, uint32_t id);
+void proxy_pool_drain(void);
+int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample_reader read, uint64_t arg, uint32_t request, int data_frame, uint32_t handle, uint64_t *carry);
+int proxy_rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
+int proxy_rd_last(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
+int proxy_rd_tid(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
+int proxy_rd_time(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
+int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
+void proxy_service_handle(struct client *c, struct handle *h);
+void proxy_on_wait_timeout(evutil_socket_t fd, short what, void *arg);
+
+/* handshake.c */
+void proxy_auth_table_full_log(struct proxy *px, dssm_time_t now);
+void proxy_auth_fail_summaries(struct proxy *px, dssm_time_t now, int all);
+void proxy_auth_fail_flush(struct proxy *px);
+int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r);
+
+/* requests.c */
+int proxy_do_ping(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_list(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r);
+/* This host's boot id (/proc/sys/kernel/random/boot_id) as 16 bytes; zeros
+ * if it cannot be read. */
+void proxy_read_boot_id(uint8_t id[16]);
+int proxy_do_close(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_read(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_wait(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_subscribe(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_unsubscribe(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_property(struct client *c, const struct wire_header *hd, struct rbuf *r);
+int proxy_do_info(struct client *c, const struct wire_header *hd, struct rbuf *r);
+
+/* rquery.c */
+void proxy_rquery_free(struct rquery *rq);
+void proxy_service_rquery(struct client *c);
+int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf *r);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * write_rules.c - the write rules servers share (write_rules.h): a glob per
+ * allowed NAME:ID, matched with fnmatch as the proxy documents.
+ */
+#include <fnmatch.h>
+#include <stdio.h>
+
+#include "lib/base/base.h"
+#include "dssm/dssm.h"
+#include "write_rules.h"
+
+int write_rules_check(const struct write_rules *r, const char *name, int id)
+{
+	char addr[DSSM_NAME_MAX + 16];
+	const char *who = r->server ? r->server : "server";
+	snprintf(addr, sizeof addr, "%s:%d", name, id);
+	if (r->read_only)
+		return dssm__fail(DSSM_EPERM, "this %s is read-only; '%s' cannot be written", who, addr);
+	if (!r->n_allow_write)
+		return 0;
+	for (int i = 0; i < r->n_allow_write; i++)
+		if (fnmatch(r->allow_write[i], addr, 0) == 0)
+			return 0;
+	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this %s (--allow-write)", addr, who);
+}

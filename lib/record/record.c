@@ -1,0 +1,569 @@
+/*
+ * record.c - the recorder engine (include/dssm/recorder.h): rings drained
+ * into a container, one thread per stream reading by TID; splits into
+ * parts by time or size with a rolling window; syncs when rings go quiet;
+ * stops by itself, every part closed, on a full disk or low free space;
+ * counts what it kept by reading the parts back (record_kept.c).
+ *
+ * Threads: each stream's thread reads its ring and appends under r->lock
+ * (a container is not thread-safe); the caller's thread adds streams,
+ * rotates parts and syncs under the same lock. r->stop tells the stream
+ * threads to finish; r->stop_reason is set once, under the lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include "lib/ring/backend.h"
+#include "lib/ring/internal.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "dssm/recorder.h"
+#include "record.h"
+#include "lib/store/store.h"
+
+void dssm_recorder_config_init(dssm_recorder_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof *cfg);
+	cfg->sync = DSSM_NSEC_PER_SEC;
+}
+
+void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
+{
+	pthread_mutex_lock(&r->lock);
+	if (!r->stop_reason[0] && why)
+		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
+	pthread_mutex_unlock(&r->lock);
+	atomic_store(&r->stop, 1);
+}
+
+/* ---- the stream threads ---- */
+
+/* Append one sample to the current part; DSSM_ESTATE when there is none
+ * (a split could not open the next part: the recording is stopping). */
+static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si,
+                        const void *data)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = r->c ? dssm_container_append(r->c, rs->index, si->tid, si->time, data, si->copied)
+	              : DSSM_ESTATE;
+	/* the error on this stream's own files, not the first stream's that a
+	 * sync of them all returns */
+	const char *own = rc < 0 && rc != DSSM_ESTATE ? dssm__store_write_error(r->c, rs->index) : NULL;
+	if (rc < 0 && rc != DSSM_ESTATE)
+		snprintf(rs->error, sizeof rs->error, "%s", own ? own : dssm_last_error());
+	pthread_mutex_unlock(&r->lock);
+	return rc;
+}
+
+int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
+{
+	dssm_sample_info si;
+	uint64_t missed = 0;
+	int rc = dssm_read_next(rs->s, b->p, b->cap, &si, &missed);
+	if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN)
+		return 1;
+	if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) {
+		/* the proxy's ring was removed or made again while the connection
+		 * was down (its handle is gone): the name is looked at now */
+		rs->checked = 0;
+		return 1;
+	}
+	if (rc < 0)
+		return rc;
+	atomic_fetch_add(&rs->lost, missed);
+	rc = store_sample(r, rs, &si, b->p);
+	if (rc < 0) {
+		atomic_fetch_add(&rs->unstored, 1);
+		b->write_error = rc == DSSM_ENOSPC || rc == DSSM_ESYS;
+		return rc == DSSM_ESTATE ? 2 : rc; /* no part: not this stream's failure */
+	}
+	atomic_fetch_add(&rs->bytes, si.copied);
+	atomic_fetch_add(&r->part_bytes, si.copied);
+	if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
+		return 2;
+	return 0;
+}
+
+/* A stream's thread: samples as they come; when there is none (and every
+ * 1024 samples of a ring that never pauses) a look at whether its ring was
+ * made again (record_follow.c, at most every FOLLOW_PERIOD), then a wait
+ * that ends when the next look is due (a removed ring is written by nobody:
+ * a longer wait would see a ring made again late, or not at all). */
+static void *drain(void *arg)
+{
+	void **a = arg;
+	dssm_recorder *r = a[0];
+	struct rstream *rs = a[1];
+	free(arg);
+	struct drain_buf b = {NULL, rs->info.max_size, 0};
+	b.p = malloc(b.cap ? b.cap : 1);
+	int rc = b.p ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", b.cap);
+	unsigned taken = 0;
+	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&rs->done)) {
+		int got = dssm__recorder_take(r, rs, &b);
+		if (got == 2 || got < 0) {
+			rc = got < 0 ? got : 0;
+			break;
+		}
+		if (got == 0 && ++taken < 1024)
+			continue;
+		taken = 0;
+		rc = rs->follow ? dssm__recorder_follow(r, rs, &b) : 0;
+		if (rc == 2) {
+			rc = 0;
+			break;
+		}
+		if (rc < 0 || got == 0)
+			continue; /* an error ends the loop; a ring that never pauses is read on */
+		rc = dssm_wait_new(rs->s, dssm__recorder_follow_wait(rs));
+		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored, */
+			uint64_t was = atomic_load(&rs->remade); /* once its last ring's entry is */
+			rs->checked = 0;
+			if ((rc = dssm__recorder_follow(r, rs, &b)) == 0 && atomic_load(&rs->remade) != was)
+				continue;
+			rc = rc < 0 ? rc : 0;
+			break;
+		}
+		if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) /* gone, not followed yet */
+			nanosleep(&(struct timespec){0, DSSM_NSEC_PER_SEC / 5}, NULL);
+		if (rc == DSSM_ETIMEDOUT || rc == DSSM_ENODATA || rc == DSSM_ECONN ||
+		    (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY))
+			rc = 0;
+	}
+	if (rc < 0 && !rs->error[0])
+		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
+	/* a full disk or a write error: stop everything cleanly at once, so
+	 * that the other streams do not go on accepting samples that their
+	 * own syncs may lose */
+	if (b.write_error)
+		dssm__recorder_stop_with(r, rs->error);
+	atomic_store(&rs->done, 1);
+	free(b.p);
+	return NULL;
+}
+
+/* ---- streams ---- */
+
+static struct rstream *find(dssm_recorder *r, const char *address)
+{
+	for (int i = 0; i < r->n; i++)
+		if (!strcmp(r->v[i]->address, address))
+			return r->v[i];
+	return NULL;
+}
+
+/* Add a registered stream to the current part (unless open_part did) and
+ * start its thread. */
+static int begin(dssm_recorder *r, struct rstream *rs, int add)
+{
+	pthread_mutex_lock(&r->lock);
+	int rc = 0;
+	if (add)
+		rc = rs->index = r->c ? dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop,
+		                                                  rs->plen)
+		                      : dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
+	if (add && rc >= 0)
+		dssm__recorder_entry(rs, r->part, rs->index);
+	pthread_mutex_unlock(&r->lock);
+	if (rc < 0) {
+		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
+		atomic_store(&rs->done, 1);
+		if (rc == DSSM_ENOSPC)
+			dssm__recorder_stop_with(r, rs->error);
+		return dssm__fail(rc, "%s", rs->error);
+	}
+	/* subscribed here, not in the thread: every sample written after this
+	 * call returns is recorded, however late the thread gets to run */
+	rc = dssm_subscribe(rs->s, rs->from, rs->from_tid);
+	if (rc < 0) {
+		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
+		atomic_store(&rs->done, 1);
+		return dssm__fail(rc, "%s", rs->error);
+	}
+	void **arg = malloc(2 * sizeof *arg);
+	if (!arg)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	arg[0] = r;
+	arg[1] = rs;
+	if (pthread_create(&rs->thread, NULL, drain, arg) != 0) {
+		free(arg);
+		return dssm__fail(DSSM_ESYS, "cannot start a thread for %s", rs->address);
+	}
+	rs->started = 1;
+	if (r->cfg.on_stream)
+		r->cfg.on_stream(r->cfg.user, rs->address, &rs->info);
+	return 0;
+}
+
+/* Open a stream and register it; *out is NULL if it was there already. */
+static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
+{
+	/* one spelling per local stream: "odom" and "odom:0" are the same */
+	char address[DSSM_NAME_MAX + 320], name[DSSM_NAME_MAX + 1];
+	int id;
+	*out = NULL;
+	if (!strchr(given, '/') && dssm_parse_address(given, name, &id) == 0)
+		snprintf(address, sizeof address, "%s:%d", name, id);
+	else if (strlen(given) < sizeof address)
+		snprintf(address, sizeof address, "%s", given);
+	else
+		return dssm__fail(DSSM_ENAME, "stream address of %zu bytes is too long", strlen(given));
+	if (find(r, address))
+		return 0;
+	if (r->n == r->cap) {
+		int cap = r->cap ? r->cap * 2 : 8;
+		struct rstream **v = realloc(r->v, sizeof *v * (size_t)cap);
+		if (!v)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		r->v = v;
+		r->cap = cap;
+	}
+	struct rstream *rs = calloc(1, sizeof *rs);
+	if (!rs)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	snprintf(rs->address, sizeof rs->address, "%s", address);
+	rs->from = r->cfg.from_oldest ? DSSM_FROM_OLDEST : DSSM_FROM_NOW;
+	if (r->start_at && r->start_at(r->start_user, address, &rs->from_tid) == 1)
+		rs->from = DSSM_FROM_TID;
+	int rc = dssm_open_address(address, DSSM_READ, &rs->s);
+	if (rc < 0) {
+		free(rs);
+		return rc;
+	}
+	dssm_info(rs->s, &rs->info);
+	/* (a recording's kind is container_stream.c's; any other is a proxy's) */
+	rs->follow = !rs->s->ops                              ? FOLLOW_LOCAL
+	             : !strcmp(rs->s->ops->kind, "recording") ? FOLLOW_RECORDING
+	                                                      : FOLLOW_PROXY;
+	size_t plen = 0;
+	if (dssm_property_get(rs->s, NULL, 0, &plen) == 0 && plen && (rs->prop = malloc(plen)) &&
+	    dssm_property_get(rs->s, rs->prop, plen, &plen) == 0)
+		rs->plen = plen;
+	rs->schema = strdup(dssm_schema(rs->s));
+	if (!rs->schema) {
+		dssm_close(rs->s);
+		free(rs->prop);
+		free(rs);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	r->v[r->n++] = rs;
+	*out = rs;
+	return 0;
+}
+
+int dssm_recorder_set_start(dssm_recorder *r,
+                            int (*start_at)(void *user, const char *address, uint64_t *tid),
+                            void *user)
+{
+	if (!r)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_set_start: NULL recorder");
+	r->start_at = start_at;
+	r->start_user = user;
+	return 0;
+}
+
+int dssm_recorder_add(dssm_recorder *r, const char *address)
+{
+	if (!r || !address)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_add: NULL argument");
+	if (r->stopped)
+		return dssm__fail(DSSM_ESTATE, "dssm_recorder_add: %s was stopped", r->dir);
+	struct rstream *rs;
+	int rc = open_one(r, address, &rs);
+	return rc == 0 && rs && r->started ? begin(r, rs, 1) : rc;
+}
+
+/* Is a local stream wanted by add_matching or `all` (never the trigger)? */
+static int wanted(const dssm_recorder *r, const dssm_stream_info *s)
+{
+	if (!strcmp(s->name, DSSM_RECORD_TRIGGER))
+		return 0;
+	if (r->cfg.all)
+		return 1;
+	for (int k = 0; k < r->npatterns; k++)
+		if (dssm_name_matches(r->patterns[k], s->name, s->id))
+			return 1;
+	return 0;
+}
+
+/* Add every local stream wanted and not recorded yet. */
+static int scan(dssm_recorder *r)
+{
+	if (!r->cfg.all && !r->npatterns)
+		return 0;
+	dssm_stream_info *v;
+	int n = dssm_list(&v);
+	if (n < 0)
+		return n;
+	int first = 0;
+	for (int i = 0; i < n; i++) {
+		char addr[DSSM_NAME_MAX + 16];
+		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
+		if (wanted(r, &v[i]) && !find(r, addr)) {
+			int rc = dssm_recorder_add(r, addr);
+			if (rc < 0 && rc != DSSM_ENOENT && first == 0)
+				first = rc; /* a stream removed meanwhile is not a failure */
+		}
+	}
+	free(v);
+	return first;
+}
+
+int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern)
+{
+	if (!r || !pattern)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_add_matching: NULL argument");
+	char **p = realloc(r->patterns, sizeof *p * (size_t)(r->npatterns + 1));
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	r->patterns = p;
+	if (!(p[r->npatterns] = strdup(pattern)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	r->npatterns++;
+	return r->started ? scan(r) : 0;
+}
+
+/* ---- parts ---- */
+
+/* The container for the current part (DIR itself, or DIR/part-NNNN), with
+ * every registered stream. Called with r->lock held, or before any thread
+ * runs. A part that cannot be made whole is removed again: it holds no
+ * sample, and a part with only some of the streams would mislead. */
+static int open_part(dssm_recorder *r)
+{
+	char path[4200];
+	dssm__recorder_part_path(r, r->part, path, sizeof path);
+	if (dssm__recorder_splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", r->dir);
+	int rc = dssm_container_create(path, &r->c);
+	if (rc < 0) {
+		r->c = NULL;
+		return rc;
+	}
+	dssm_container_set_sync(r->c, r->cfg.sync);
+	dssm_container_set_direct(r->c, r->cfg.direct);
+	for (int i = 0; i < r->n && rc >= 0; i++) {
+		struct rstream *rs = r->v[i];
+		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+		if (rc >= 0)
+			dssm__recorder_entry(rs, r->part, rs->index);
+	}
+	if (rc < 0) {
+		char why[600];
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		dssm_container_close(r->c);
+		dssm_container_remove(path);
+		r->c = NULL;
+		return dssm__fail(rc, "%s", why);
+	}
+	r->part_start = dssm_now();
+	atomic_store(&r->part_bytes, 0);
+	return 0;
+}
+
+/* Close the part and start the next; drop the oldest beyond max_splits.
+ * If the next part cannot be opened (a full disk), the recording stops with
+ * every part that exists closed. */
+static int rotate(dssm_recorder *r)
+{
+	char why[700] = "";
+	pthread_mutex_lock(&r->lock);
+	int rc = dssm_container_close(r->c);
+	r->c = NULL;
+	if (rc < 0)
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+	if (rc == 0) {
+		r->part++;
+		rc = open_part(r);
+		if (rc < 0) {
+			snprintf(why, sizeof why, "cannot start part %d: %s", r->part, dssm_last_error());
+			r->part--; /* it was removed */
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (rc < 0) {
+		dssm__recorder_stop_with(r, why);
+		return rc;
+	}
+	if (r->cfg.max_splits > 0 && r->part > (int)r->cfg.max_splits) {
+		char old[4200];
+		dssm__recorder_part_path(r, r->part - (int)r->cfg.max_splits, old, sizeof old);
+		if (dssm_container_remove(old) < 0)
+			return dssm__fail(DSSM_ESYS, "%s", dssm_last_error()); /* recording goes on */
+	}
+	return 0;
+}
+
+static int split_due(dssm_recorder *r, dssm_time_t now)
+{
+	return (r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
+	       (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes);
+}
+
+/* Free bytes on the recording's file system, or UINT64_MAX if unknown. */
+static uint64_t free_bytes(const char *dir)
+{
+	struct statvfs sv;
+	if (statvfs(dir, &sv) < 0)
+		return UINT64_MAX;
+	return (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+/* ---- life ---- */
+
+int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out)
+{
+	if (!cfg || !out || !cfg->dir || !cfg->dir[0])
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_create: no output directory");
+	*out = NULL;
+	if (cfg->sync < 0 || cfg->split_duration < 0)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_create: negative sync interval or split "
+		                  "duration");
+	if (cfg->max_splits && !cfg->split_duration && !cfg->split_bytes)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_create: max_splits needs a split "
+		                  "duration or size");
+	if (strlen(cfg->dir) > 4000)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_create: output path of %zu bytes is too "
+		                  "long", strlen(cfg->dir));
+	int rc = dssm_container_check_output(cfg->dir);
+	if (rc < 0)
+		return rc;
+	dssm_recorder *r = calloc(1, sizeof *r);
+	if (!r || !(r->dir = strdup(cfg->dir))) {
+		free(r);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	r->cfg = *cfg;
+	r->cfg.dir = r->dir;
+	r->part = 1;
+	pthread_mutex_init(&r->lock, NULL);
+	*out = r;
+	return 0;
+}
+
+int dssm_recorder_start(dssm_recorder *r)
+{
+	if (!r || r->started || r->stopped)
+		return dssm__fail(DSSM_ESTATE, "dssm_recorder_start: not a recorder waiting to start");
+	int rc = open_part(r);
+	if (rc < 0)
+		return rc;
+	r->started = 1;
+	for (int i = 0; i < r->n && rc == 0; i++)
+		rc = begin(r, r->v[i], 0);
+	int s = scan(r);
+	return rc < 0 ? rc : s;
+}
+
+int dssm_recorder_poll(dssm_recorder *r)
+{
+	if (!r || !r->started || r->stopped)
+		return dssm__fail(DSSM_ESTATE, "dssm_recorder_poll: not recording");
+	dssm__recorder_tell(r); /* rings removed or made again since the last poll */
+	if (atomic_load(&r->stop))
+		return 1;
+	dssm_time_t now = dssm_now();
+	if (split_due(r, now))
+		rotate(r); /* a failure stops the recording, and says why */
+	if (atomic_load(&r->stop))
+		return 1;
+	/* samples drained before the rings went quiet reach the disk and
+	 * the readers within the sync interval, not with the next sample */
+	pthread_mutex_lock(&r->lock);
+	int rc = r->c ? dssm_container_sync_if_due(r->c) : 0;
+	pthread_mutex_unlock(&r->lock);
+	if (rc < 0) {
+		dssm__recorder_stop_with(r, dssm_last_error());
+		return 1;
+	}
+	if (r->cfg.min_free > 0 && free_bytes(r->dir) < r->cfg.min_free) {
+		char why[4300];
+		snprintf(why, sizeof why, "less than %llu MiB free on %s (min_free)",
+		         (unsigned long long)(r->cfg.min_free >> 20), r->dir);
+		dssm__recorder_stop_with(r, why);
+		return 1;
+	}
+	scan(r); /* streams that appeared since */
+	int active = 0;
+	for (int i = 0; i < r->n; i++)
+		active += !atomic_load(&r->v[i]->done);
+	if (r->n && !active && !r->cfg.all) {
+		dssm__recorder_stop_with(r, NULL); /* every stream reached its limit, or failed */
+		return 1;
+	}
+	return 0;
+}
+
+const char *dssm_recorder_stopped(dssm_recorder *r)
+{
+	return r && r->stop_reason[0] ? r->stop_reason : NULL;
+}
+
+int dssm_recorder_stop(dssm_recorder *r)
+{
+	if (!r)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_stop: NULL recorder");
+	if (r->stopped)
+		return 0;
+	atomic_store(&r->stop, 1);
+	for (int i = 0; i < r->n; i++)
+		if (r->v[i]->started)
+			pthread_join(r->v[i]->thread, NULL);
+	dssm__recorder_tell(r);
+	int rc = 0;
+	char why[600] = "";
+	if (r->c) {
+		/* the last sync, first on its own: a stream whose own files it
+		 * cannot write says so (its error names its file), the threads
+		 * being joined */
+		dssm_container_sync(r->c);
+		for (int i = 0; i < r->n; i++) {
+			const char *own = dssm__store_write_error(r->c, r->v[i]->index);
+			if (own && !r->v[i]->error[0])
+				snprintf(r->v[i]->error, sizeof r->v[i]->error, "%s", own);
+		}
+		rc = dssm_container_close(r->c);
+		r->c = NULL;
+		if (rc < 0) {
+			snprintf(why, sizeof why, "%s", dssm_last_error());
+			if (rc == DSSM_ENOSPC)
+				dssm__recorder_stop_with(r, why);
+		}
+	}
+	for (int i = 0; i < r->n; i++) {
+		dssm_close(r->v[i]->s);
+		r->v[i]->s = NULL;
+	}
+	r->stopped = 1;
+	if (r->started)
+		dssm__recorder_count_kept(r);
+	return rc < 0 ? dssm__fail(rc, "%s", why) : 0;
+}
+
+void dssm_recorder_free(dssm_recorder *r)
+{
+	if (!r)
+		return;
+	dssm_recorder_stop(r);
+	for (int i = 0; i < r->n; i++) {
+		free(r->v[i]->schema);
+		free(r->v[i]->prop);
+		free(r->v[i]->entries);
+		free(r->v[i]);
+	}
+	for (int k = 0; k < r->npatterns; k++)
+		free(r->patterns[k]);
+	free(r->patterns);
+	free(r->v);
+	pthread_mutex_destroy(&r->lock);
+	free(r->dir);
+	free(r);
+}

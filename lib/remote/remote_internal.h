@@ -1,0 +1,172 @@
+/*
+ * remote_internal.h - what the files of the connector share: the state
+ * behind a remote handle (struct dssm_remote), the pushed-sample queue's
+ * types, one request's arguments, and the functions one file calls in
+ * another. Private to connector/.
+ */
+#ifndef DSSM_REMOTE_INTERNAL_H
+#define DSSM_REMOTE_INTERNAL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/ring/backend.h"
+#include "lib/ring/internal.h"
+#include "auth.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "remote.h"
+#include "wire.h"
+
+#define DEFAULT_TIMEOUT (5 * DSSM_NSEC_PER_SEC)
+/* The largest frame taken once authenticated (announced in HELLO, so the
+ * proxy cuts samples to it): a 1 GiB sample and its prefix; on 32-bit, where
+ * the whole address space is 3 GiB, 256 MiB. */
+#define OUR_MAX_PAYLOAD (SIZE_MAX > UINT32_MAX ? (1u << 30) + (1u << 20) : (1u << 28) + (1u << 20))
+#define CLOCK_PINGS 4
+/* Samples pushed while the caller waits for a reply are queued up to this
+ * many bytes (always at least one); beyond it the oldest is dropped and
+ * counted in the next one's `missed` (docs/protocol.md, section 6). */
+#define QUEUE_MAX_BYTES (8u << 20)
+
+struct remote_pushed {
+	struct remote_pushed *next;
+	dssm_sample_info si;
+	uint64_t missed;
+	unsigned char data[];
+};
+
+enum { GONE_MADE_AGAIN = 1, GONE_REMOVED = 2 };
+
+struct dssm_remote {
+	int fd;                        /* blocking; non-blocking calls say MSG_DONTWAIT */
+	dssm_time_t rcvtimeo;          /* fd's SO_RCVTIMEO as last set (0: none yet) */
+	char host[256], port[16];
+	int open_flags;                /* WIRE_OPEN_* */
+	dssm_stream_config cfg;        /* for WIRE_OPEN_CREATE, kept to re-create */
+	char *cfg_strings[3];
+	uint32_t handle, next_request, peer_max;
+	uint16_t version;              /* agreed in HELLO */
+	/* The ring OPEN found first: its identity (version 2: WIRE_RING_ID
+	 * bytes, have_ring_id), and whether it is gone: a reconnect found
+	 * another ring under the name (made again while the connection was
+	 * down, GONE_MADE_AGAIN) or none (GONE_REMOVED: the proxy, reached,
+	 * answered OPEN with DSSM_ENOENT). A gone handle answers DSSM_ENOENT,
+	 * never the new ring. */
+	int opened, have_ring_id, gone;
+	uint8_t ring_id[WIRE_RING_ID];
+	uint32_t max_in;               /* largest frame taken now: small until authenticated */
+	int handshaking;               /* HELLO/AUTH under way: only their replies are taken */
+	dssm_time_t timeout;
+	dssm_time_t backoff, next_attempt;
+	struct auth_secret *secret;
+	struct wbuf out;
+	uint8_t *in;
+	/* received bytes: in[in_start..in_end); the frame returned last
+	 * (in_used bytes at in_start) is consumed by the next dssm__remote_recv_frame */
+	size_t in_start, in_end, in_cap, in_used;
+	/* subscription */
+	int subscribed;
+	uint32_t sub_request;
+	uint64_t next_tid;             /* TID after the last one received */
+	uint64_t seen;                 /* the highest TID ever received + 1: the ring had that many */
+	int have_next;
+	struct remote_pushed *head, *tail;
+	size_t queued;                 /* data bytes in the queue */
+	uint64_t carry_missed;         /* dropped from the queue: told with the next sample */
+	struct remote_pushed *keep;    /* during establish: the last sample queued before it */
+	/* link check of a subscription: when the last byte arrived, when the
+	 * last probe went out (monotonic) */
+	dssm_time_t heard_at, probed_at;
+	/* clock: the minimum-delay estimate, and when it was taken (monotonic) */
+	dssm_time_t offset, delay, clock_at, checked_at;
+	/* cache */
+	dssm_stream_info info;
+	char *schema;
+	unsigned char *borrow;
+};
+
+/* The connector's state behind a handle whose ops are dssm__remote_ops. */
+static inline struct dssm_remote *rem(dssm_stream *s)
+{
+	return s->backend;
+}
+
+/* Where a read_next wants its sample: a DATA frame arriving while nothing
+ * is queued is copied there directly instead of through the queue. */
+struct remote_direct {
+	void *buf;
+	size_t cap;
+	dssm_sample_info *info;
+	uint64_t *missed;
+	int done;
+};
+
+/* The arguments and results of one request on a stream. */
+struct remote_req {
+	int not_idempotent; /* not safe to send again after a lost reply */
+	int op;
+	uint64_t arg;
+	void *buf, *buf2;
+	size_t cap, cap2;
+	dssm_sample_info *info, *info2;
+	uint64_t *missed;
+	const void *data;
+	size_t len;
+	dssm_time_t t;
+	int64_t tid;
+	dssm_stream_info *sinfo;
+	size_t *plen;
+};
+
+/* One request on a stream, run by dssm__remote_with_connection. */
+typedef int (*remote_request_fn)(dssm_stream *s, void *ctx, dssm_time_t deadline);
+
+/* remote.c */
+int dssm__remote_split_host_port(const char *hp, char *host, size_t hcap, char *port, size_t pcap);
+
+/* socket.c */
+dssm_time_t dssm__remote_deadline_of(const struct dssm_remote *r);
+int dssm__remote_wait_fd(int fd, short events, dssm_time_t deadline);
+dssm_time_t dssm__remote_rcvtimeo_for(dssm_time_t left, dssm_time_t kept);
+void dssm__remote_disconnect(struct dssm_remote *r);
+int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline);
+int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload, dssm_time_t deadline);
+int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline);
+
+/* subscription.c */
+int dssm__remote_data_is_ours(struct dssm_remote *r, const struct wire_header *h);
+void dssm__remote_queue_cut(struct dssm_remote *r, struct remote_pushed *keep);
+int dssm__remote_await_reply(struct dssm_remote *r, uint32_t request, uint16_t type, struct rbuf *reply, dssm_time_t deadline);
+int dssm__remote_pop_pushed(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed);
+int dssm__remote_check_link(struct dssm_remote *r, dssm_time_t *next_check);
+int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d);
+
+/* session.c */
+int dssm__remote_call(struct dssm_remote *r, uint16_t type, uint32_t request, struct rbuf *reply, dssm_time_t deadline);
+uint32_t dssm__remote_begin(struct dssm_remote *r, uint16_t type, size_t *frame);
+int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline);
+int dssm__remote_measure_clock(struct dssm_remote *r, int count, dssm_ping_result *res, dssm_time_t deadline);
+int dssm__remote_send_subscribe(struct dssm_remote *r, int from, uint64_t tid, dssm_time_t deadline);
+int dssm__remote_establish(dssm_stream *s, dssm_time_t deadline);
+/* DSSM_ENOENT: the handle's ring was made again (r->gone), said. */
+int dssm__remote_gone(const struct dssm_remote *r, const char *name, int id);
+int dssm__remote_with_connection(dssm_stream *s, remote_request_fn fn, struct remote_req *ctx);
+
+/* the table of operations of a remote handle (requests.c) */
+extern const struct dssm_backend dssm__remote_ops;
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * container.c - the container object shared by writers and readers: paths
+ * of its files, I/O helpers, its streams' state, what a reader asks of it,
+ * closing and removing (docs/container-format.md; store.h lists the parts).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/base/base.h"
+#include "store.h"
+
+char *dssm__store_path(const dssm_container *c, int stream, const char *ext)
+{
+	char *p = NULL;
+	if (stream < 0) {
+		if (asprintf(&p, "%s/%s", c->dir, ext) < 0)
+			p = NULL;
+	} else if (asprintf(&p, "%s/streams/%04d.%s", c->dir, stream, ext) < 0) {
+		p = NULL;
+	}
+	return p;
+}
+
+int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what)
+{
+	const uint8_t *p = buf;
+	while (n) {
+		ssize_t k = write(fd, p, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return errno == ENOSPC ? dssm__fail_errno(DSSM_ENOSPC, "disk full writing %s", what)
+			                       : dssm__fail_errno(DSSM_ESYS, "write error on %s", what);
+		p += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int dssm__store_pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	uint8_t *p = buf;
+	while (n) {
+		ssize_t k = pread(fd, p, n, (off_t)off);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		p += k;
+		n -= (size_t)k;
+		off += (uint64_t)k;
+	}
+	return 0;
+}
+
+struct cstream *dssm__store_stream_new(dssm_container *c)
+{
+	if (c->n == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 8;
+		struct cstream *s = realloc(c->s, sizeof *s * (size_t)cap);
+		if (!s)
+			return NULL;
+		c->s = s;
+		c->cap = cap;
+	}
+	struct cstream *s = &c->s[c->n];
+	memset(s, 0, sizeof *s);
+	s->data_fd = s->index_fd = s->direct_fd = -1;
+	return s;
+}
+
+void dssm__store_stream_free(struct cstream *s)
+{
+	if (s->direct_fd >= 0)
+		close(s->direct_fd);
+	free(s->dbuf);
+	free(s->ibuf);
+	if (s->data_fd >= 0)
+		close(s->data_fd);
+	if (s->index_fd >= 0)
+		close(s->index_fd);
+	free(s->schema);
+	free(s->prop);
+	free(s->sparse);
+	free(s->damage);
+	free(s->met);
+	free(s->werr);
+}
+
+const char *dssm__store_write_error(dssm_container *c, int idx)
+{
+	return c && idx >= 0 && idx < c->n ? c->s[idx].werr : NULL;
+}
+
+dssm_container *dssm__store_new(const char *dir, int writing)
+{
+	dssm_container *c = calloc(1, sizeof *c);
+	if (!c || !(c->dir = strdup(dir))) {
+		free(c);
+		return NULL;
+	}
+	c->writing = writing;
+	c->sync_interval = DEFAULT_SYNC;
+	return c;
+}
+
+/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
+int dssm__store_stream_file_name(const char *name)
+{
+	size_t digits = strspn(name, "0123456789");
+	const char *ext = name + digits;
+	return digits >= 4 && (!strcmp(ext, ".meta") || !strcmp(ext, ".data") ||
+	                       !strcmp(ext, ".index") || !strcmp(ext, ".meta.tmp"));
+}
+
+void dssm__store_free(dssm_container *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; i < c->n; i++)
+		dssm__store_stream_free(&c->s[i]);
+	free(c->s);
+	free(c->dir);
+	free(c->summary);
+	free(c->note);
+	free(c);
+}
+
+const char *dssm_container_schema(dssm_container *c, int stream)
+{
+	if (!c || stream < 0 || stream >= c->n || !c->s[stream].schema)
+		return "";
+	return c->s[stream].schema;
+}
+
+const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
+{
+	if (!c || stream < 0 || stream >= c->n) {
+		if (len)
+			*len = 0;
+		return NULL;
+	}
+	if (len)
+		*len = c->s[stream].prop_len;
+	return c->s[stream].prop;
+}
+
+int dssm_container_find(dssm_container *c, const char *name, int id)
+{
+	for (int i = 0; c && name && i < c->n; i++)
+		if (c->s[i].info.id == id && !strcmp(c->s[i].info.name, name))
+			return i;
+	return dssm__fail(DSSM_ENOENT, "no stream '%s:%d' in the container", name ? name : "", id);
+}
+
+int dssm_container_closed(dssm_container *c)
+{
+	return c && c->closed;
+}
+
+/* The end, padding included, of the record an index entry points to. */
+uint64_t dssm__store_entry_end(const uint8_t *e)
+{
+	uint64_t end = le_get64(e + 16) + RECORD_HEADER + le_get32(e + 24);
+	return end + (8 - end % 8) % 8;
+}
+
+/* 1 if DIR holds nothing, 0 if it holds something (its name in *first),
+ * -1 if it cannot be read. */
+static int dir_empty(const char *dir, char *first, size_t cap)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -1;
+	int empty = 1;
+	for (struct dirent *e; empty && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			snprintf(first, cap, "%s", e->d_name);
+			empty = 0;
+		}
+	closedir(d);
+	return empty;
+}
+
+int dssm_container_check_output(const char *dir)
+{
+	struct stat st;
+	char first[256];
+	if (!dir)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_check_output: NULL directory");
+	if (stat(dir, &st) < 0)
+		return errno == ENOENT ? 0 : dssm__fail_errno(DSSM_ESYS, "checking %s", dir);
+	if (!S_ISDIR(st.st_mode))
+		return dssm__fail(DSSM_ELAYOUT, "%s exists and is not a directory: a recording goes "
+		                  "into a new or empty directory", dir);
+	int e = dir_empty(dir, first, sizeof first);
+	if (e < 0)
+		return dssm__fail_errno(DSSM_ESYS, "reading %s", dir);
+	if (!e && !strcmp(first, "CONTAINER"))
+		return dssm__fail(DSSM_ELAYOUT, "%s is a recording already: a recording goes into a "
+		                  "new or empty directory", dir);
+	if (!e)
+		return dssm__fail(DSSM_ELAYOUT, "%s is not empty (it holds '%s'): a recording goes "
+		                  "into a new or empty directory", dir, first);
+	return 0;
+}
+
+int dssm_container_stream_count(dssm_container *c)
+{
+	return c ? c->n : DSSM_EINVAL;
+}
+
+int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
+{
+	if (!c || !out || stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+	/* a closed container's figures come from CLOSED until the stream's
+	 * files are opened (its first query) */
+	struct cstream *s = &c->s[stream];
+	out->info = s->info;
+	out->count = s->count;
+	out->first = s->first;
+	out->last = s->last;
+	out->bytes = s->data_end;
+	out->dropped_tail = s->dropped;
+	out->damage = s->damage ? s->damage : s->met;
+	return 0;
+}
+
+const char *dssm_container_warning(dssm_container *c)
+{
+	return c ? c->note : NULL;
+}
+
+void dssm_container_set_salvage(dssm_container *c, int on)
+{
+	if (c)
+		c->salvage = on;
+}
+
+int dssm_container_close(dssm_container *c)
+{
+	if (!c)
+		return 0;
+	int rc = c->writing ? dssm__store_close_writer(c) : 0;
+	dssm__store_free(c);
+	return rc;
+}
+
+/* Remove DIR/NAME if it is there. */
+static int remove_file(const dssm_container *c, const char *name)
+{
+	char *path = dssm__store_path(c, -1, name);
+	int rc = !path ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	         : unlink(path) < 0 && errno != ENOENT ? dssm__fail_errno(DSSM_ESYS, "removing %s", path)
+	                                               : 0;
+	free(path);
+	return rc;
+}
+
+int dssm_container_remove(const char *dir)
+{
+	if (!dir)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_remove: NULL directory");
+	dssm_container c = {.dir = (char *)dir};
+	char *cpath = dssm__store_path(&c, -1, "CONTAINER"), *spath = dssm__store_path(&c, -1, "streams");
+	int rc = cpath && spath ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0 && access(cpath, F_OK) != 0)
+		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm container (no CONTAINER file); "
+		                "not removing it", dir);
+	DIR *d = rc == 0 ? opendir(spath) : NULL;
+	for (struct dirent *e; d && rc == 0 && (e = readdir(d));) {
+		char *file = NULL;
+		if (!dssm__store_stream_file_name(e->d_name))
+			continue;
+		if (asprintf(&file, "%s/%s", spath, e->d_name) < 0)
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+		else if (unlink(file) < 0 && errno != ENOENT)
+			rc = dssm__fail_errno(DSSM_ESYS, "removing %s", file);
+		free(file);
+	}
+	if (d)
+		closedir(d);
+	if (rc == 0 && rmdir(spath) < 0 && errno != ENOENT)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
+		                      "container's)", spath);
+	static const char *const own[] = {"CLOSED", "CLOSED.tmp", "RESERVE", "CONTAINER"};
+	for (size_t i = 0; rc == 0 && i < sizeof own / sizeof own[0]; i++)
+		rc = remove_file(&c, own[i]);
+	if (rc == 0 && rmdir(dir) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "removing %s (it holds files that are not the "
+		                      "container's)", dir);
+	free(cpath);
+	free(spath);
+	return rc;
+}
+

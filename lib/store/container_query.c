@@ -1,0 +1,426 @@
+/*
+ * container_query.c - time-range queries over a container's streams, merged
+ * by time: a binary search of each index (started from CLOSED's sparse
+ * times; container_search.c), read-ahead of entries and small records,
+ * every record checked.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "lib/base/base.h"
+#include "query.h"
+#include "store.h"
+
+/* ---- queries ---- */
+
+/* Damage a query met in a stream's files (DSSM_ECORRUPT, its message the
+ * last error): kept with the stream, so that dssm_container_stream reports
+ * it as it reports what open found, never a stream that failed as sound. */
+int dssm__query_met_damage(dssm_container *c, int stream, int rc)
+{
+	struct cstream *s = &c->s[stream];
+	if (rc == DSSM_ECORRUPT && !s->met)
+		s->met = strdup(dssm_last_error());
+	return rc;
+}
+
+static int load_entry(struct dssm_query *q, struct cursor *k)
+{
+	struct cstream *s = &q->c->s[k->stream];
+	if (k->next >= k->end)
+		return 0;
+	const uint8_t *w = query_from_window(q, k->stream, k->next);
+	if (w && (k->next < k->ibase || k->next >= k->ibase + k->icount)) {
+		memcpy(k->entry, w, ENTRY);
+	} else if (k->next < k->ibase || k->next >= k->ibase + k->icount) {
+		uint64_t n = k->end - k->next < INDEX_WINDOW ? k->end - k->next : INDEX_WINDOW;
+		if (!k->ibuf && !(k->ibuf = malloc(INDEX_WINDOW * ENTRY)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a query");
+		if (dssm__store_pread_all(s->index_fd, k->ibuf, (size_t)n * ENTRY, k->next * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
+		k->ibase = k->next;
+		k->icount = (uint32_t)n;
+	}
+	if (!w || (k->next >= k->ibase && k->next < k->ibase + k->icount))
+		memcpy(k->entry, k->ibuf + (k->next - k->ibase) * ENTRY, ENTRY);
+	if (dssm__crc32c_update(0xffffffffu, k->entry, 28) ^ 0xffffffffu ^ le_get32(k->entry + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails its CRC",
+		                  q->c->dir, s->info.name, s->info.id, (unsigned long long)k->next);
+	k->time = (dssm_time_t)le_get64(k->entry);
+	if (k->time > q->stop)
+		k->end = k->next; /* past the range: this stream is done */
+	return 0;
+}
+
+static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)
+{
+	struct cstream *s = &q->c->s[k->stream];
+	int rc = dssm__query_search_time(q, k->stream, start, 0, 0, &k->next);
+	if (rc == 0)
+		rc = stop < start ? (k->end = k->next, 0)
+		                  : dssm__query_search_time(q, k->stream, stop, 1, k->next, &k->end);
+	if (rc == 0 && k->end < k->next)
+		k->end = k->next;
+	/* where the range's data ends, so that read-ahead stops there */
+	uint8_t e[ENTRY];
+	const uint8_t *last = rc == 0 && k->end > k->next ? query_from_window(q, k->stream, k->end - 1) : NULL;
+	if (!last && rc == 0 && k->end > k->next &&
+	    dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
+		last = e;
+	if (last)
+		k->data_stop = le_get64(last + 16) + RECORD_HEADER + le_get32(last + 24);
+	if (rc == 0)
+		rc = load_entry(q, k);
+	/* On a cold cache, ask for the whole range at once (the disk works on
+	 * all of it while the first records are read); big ranges are left to
+	 * the kernel's own sequential read-ahead. */
+	uint64_t first = le_get64(k->entry + 16);
+	if (rc == 0 && k->end > k->next && k->data_stop > first + DATA_WINDOW &&
+	    k->data_stop - first <= (32u << 20))
+		posix_fadvise(s->data_fd, (off_t)first, (off_t)(k->data_stop - first), POSIX_FADV_WILLNEED);
+	if (rc == 0 && k->end - k->next > INDEX_WINDOW && k->end - k->next <= (1u << 20))
+		posix_fadvise(s->index_fd, (off_t)(k->next * ENTRY), (off_t)((k->end - k->next) * ENTRY),
+		              POSIX_FADV_WILLNEED);
+	return rc;
+}
+
+int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_time_t start,
+                    dssm_time_t end, dssm_query **out)
+{
+	if (!c || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_open: NULL argument");
+	struct dssm_query *q = calloc(1, sizeof *q);
+	int n = streams && nstreams > 0 ? nstreams : c->n;
+	if (!q || !(q->cur = calloc((size_t)(n ? n : 1), sizeof *q->cur))) {
+		free(q);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	q->c = c;
+	q->n = n;
+	q->start = start;
+	q->stop = end;
+	q->wstream = -1;
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
+		int sidx = streams && nstreams > 0 ? streams[i] : i;
+		if (sidx < 0 || sidx >= c->n)
+			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
+		else if ((rc = dssm__store_stream_files(c, sidx)) == 0 && c->s[sidx].damage && !c->salvage)
+			rc = dssm__fail(DSSM_ECORRUPT, "stream '%s:%d' is damaged: %s",
+			                c->s[sidx].info.name, c->s[sidx].info.id, c->s[sidx].damage);
+		else if (rc == 0) {
+			q->cur[i].stream = sidx;
+			q->cur[i].min_time = INT64_MIN;
+			rc = dssm__query_met_damage(c, sidx, seek_time(q, &q->cur[i], start, end));
+		}
+	}
+	if (rc < 0) {
+		dssm_query_close(q);
+		return rc;
+	}
+	*out = q;
+	return 0;
+}
+
+#define SMALL_WINDOW (64u << 10)
+
+static void window_free(struct cursor *k)
+{
+	if (k->dbuf && k->dcap > SMALL_WINDOW)
+		munmap(k->dbuf, k->dcap);
+	else
+		free(k->dbuf);
+	k->dbuf = NULL;
+	k->dcap = 0;
+}
+
+/* The record at off (len data bytes) from the cursor's data window, read
+ * ahead up to DATA_WINDOW bytes of the range when records are small. */
+static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, uint32_t len,
+                        uint8_t **out)
+{
+	size_t need = RECORD_HEADER + (size_t)len;
+	if (off >= k->doff && off + need <= k->doff + k->dlen) {
+		*out = k->dbuf + (off - k->doff);
+		return 0;
+	}
+	size_t want = need;
+	if (want < DATA_WINDOW && k->data_stop > off)
+		want = k->data_stop - off < DATA_WINDOW ? (size_t)(k->data_stop - off) : DATA_WINDOW;
+	if (want < need)
+		want = need;
+	if (want > k->dcap) {
+		/* Big windows: MAP_POPULATE makes the pages in one go, not one
+		 * fault each, which on a virtual machine costs more than the read
+		 * itself; small ones come from the heap. */
+		size_t cap = (want + 4095) & ~(size_t)4095;
+		void *b = cap > SMALL_WINDOW ? mmap(NULL, cap, PROT_READ | PROT_WRITE,
+		                                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0)
+		                             : malloc(cap);
+		if (!b || b == MAP_FAILED)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte record", len);
+		window_free(k);
+		k->dbuf = b;
+		k->dcap = cap;
+	}
+	struct cstream *s = &q->c->s[k->stream];
+	k->dlen = 0;
+	/* read what is there: the window may run past a file still growing */
+	ssize_t got = pread(s->data_fd, k->dbuf, want, (off_t)off);
+	if (got < (ssize_t)need)
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu is cut "
+		                  "short", q->c->dir, s->info.name, s->info.id, (unsigned long long)off);
+	k->doff = off;
+	k->dlen = (size_t)got;
+	*out = k->dbuf;
+	return 0;
+}
+
+/* The cursor whose next sample comes first (ties: stream order), or NULL. */
+static struct cursor *next_cursor(struct dssm_query *q)
+{
+	struct cursor *best = NULL;
+	for (int i = 0; i < q->n; i++) {
+		struct cursor *k = &q->cur[i];
+		if (k->next < k->end && (!best || k->time < best->time))
+			best = k;
+	}
+	return best;
+}
+
+int dssm_query_next(dssm_query *q, dssm_record *rec)
+{
+	if (!q || !rec)
+		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	for (int i = 0; q->reload && i < q->n; i++) {
+		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
+		if (rc < 0)
+			return dssm__query_met_damage(q->c, q->cur[i].stream, rc);
+		q->cur[i].reload = 0;
+	}
+	q->reload = 0;
+	struct cursor *best = next_cursor(q);
+	if (!best)
+		return 0;
+	uint64_t off = le_get64(best->entry + 16);
+	uint32_t len = le_get32(best->entry + 24);
+	uint64_t data_end = q->c->s[best->stream].data_end;
+	const struct cstream *bs = &q->c->s[best->stream];
+	/* never a sample before the window: the search checked where it landed,
+	 * and entries after it never go back (below) */
+	if (best->time < q->start)
+		return dssm__query_met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu has "
+		                             "time %lld, before the query's start %lld: the index is "
+		                             "damaged", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (long long)best->time,
+		                             (long long)q->start));
+	if (off < best->min_off || best->time < best->min_time)
+		return dssm__query_met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu goes "
+		                             "back (time %lld, offset %llu, after time %lld, offset "
+		                             "%llu): the index is damaged", q->c->dir, bs->info.name,
+		                             bs->info.id, (unsigned long long)best->next,
+		                             (long long)best->time, (unsigned long long)off,
+		                             (long long)best->min_time,
+		                             (unsigned long long)best->min_off));
+	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
+		return dssm__query_met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu points "
+		                             "past the data's end (offset %llu, %u bytes, data ends at "
+		                             "%llu)", q->c->dir, bs->info.name, bs->info.id,
+		                             (unsigned long long)best->next, (unsigned long long)off, len,
+		                             (unsigned long long)data_end));
+	uint8_t *h = NULL;
+	int frc = fetch_record(q, best, off, len, &h);
+	if (frc < 0)
+		return dssm__query_met_damage(q->c, best->stream, frc);
+	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), h + RECORD_HEADER, len) ^ 0xffffffffu;
+	if (le_get32(h) != RECORD_MAGIC || le_get32(h + 4) != len || le_get64(h + 16) != le_get64(best->entry) ||
+	    crc != le_get32(h + 24))
+		return dssm__query_met_damage(q->c, best->stream,
+		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
+		                             "is damaged (magic, length, time or CRC)", q->c->dir,
+		                             q->c->s[best->stream].info.name,
+		                             q->c->s[best->stream].info.id, (unsigned long long)off));
+	rec->stream = best->stream;
+	rec->tid = le_get64(h + 8);
+	rec->time = (dssm_time_t)le_get64(h + 16);
+	rec->len = len;
+	rec->data = h + RECORD_HEADER;
+	best->min_time = rec->time;
+	best->min_off = off + RECORD_HEADER + len;
+	best->next++;
+	/* The record is good whatever the next entry holds: it is returned,
+	 * and a damaged next entry is the next call's error. */
+	if (load_entry(q, best) < 0)
+		best->reload = q->reload = 1;
+	return 1;
+}
+
+int dssm_query_next_batch(dssm_query *q, dssm_batch *b)
+{
+	if (!q || !b || (b->max && (!b->times || !b->tids || !b->lens)) || (b->cap && !b->data))
+		return dssm__fail(DSSM_EINVAL, "dssm_query_next_batch: NULL argument");
+	size_t n = 0, used = 0, max = b->max < INT32_MAX ? b->max : INT32_MAX;
+	b->used = 0;
+	while (n < max) {
+		struct cursor *best = next_cursor(q);
+		if (!best)
+			break;
+		/* the next sample's size, from its index entry: stop before it
+		 * rather than take it without room for its bytes */
+		uint32_t len = le_get32(best->entry + 24);
+		if (len > b->cap - used) {
+			if (n == 0)
+				return dssm__fail(DSSM_ETOOBIG, "dssm_query_next_batch: the next sample has %u "
+				                  "bytes, the buffer %zu", len, b->cap);
+			break;
+		}
+		dssm_record rec;
+		int rc = dssm_query_next(q, &rec);
+		if (rc < 0) /* the samples before it are returned; the error comes next call */
+			return n ? (int)n : rc;
+		if (rc == 0)
+			break;
+		b->times[n] = rec.time;
+		b->tids[n] = rec.tid;
+		b->lens[n] = rec.len;
+		if (rec.len)
+			memcpy((uint8_t *)b->data + used, rec.data, rec.len);
+		used += rec.len;
+		n++;
+	}
+	b->used = used;
+	return (int)n;
+}
+
+int dssm_container_budget_start(dssm_container *c, const int *streams, int nstreams,
+                                uint64_t budget, dssm_time_t *start)
+{
+	if (!c || !start)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_budget_start: NULL argument");
+	int n = streams && nstreams > 0 ? nstreams : c->n;
+	uint64_t *pos = calloc((size_t)(n ? n : 1), sizeof *pos);
+	if (!pos)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	for (int i = 0; i < n; i++) {
+		int idx = streams && nstreams > 0 ? streams[i] : i;
+		int rc = idx >= 0 && idx < c->n ? dssm__store_stream_files(c, idx)
+		                                : dssm__fail(DSSM_EINVAL, "no stream %d in the container", idx);
+		if (rc < 0) {
+			free(pos);
+			return rc;
+		}
+		pos[i] = c->s[idx].count;
+	}
+	uint64_t used = 0;
+	*start = INT64_MAX;
+	/* Walk back from the newest sample of all streams, merged by time. */
+	for (;;) {
+		int best = -1;
+		dssm_time_t bt = INT64_MIN;
+		uint8_t e[ENTRY], be[ENTRY];
+		for (int i = 0; i < n; i++) {
+			struct cstream *s = &c->s[streams && nstreams > 0 ? streams[i] : i];
+			if (!pos[i] || dssm__store_pread_all(s->index_fd, e, ENTRY, (pos[i] - 1) * ENTRY) < 0)
+				continue;
+			if ((dssm_time_t)le_get64(e) > bt) {
+				bt = (dssm_time_t)le_get64(e);
+				best = i;
+				memcpy(be, e, ENTRY);
+			}
+		}
+		if (best < 0)
+			break;
+		uint64_t cost = le_get32(be + 24) + 64; /* the sample and its framing */
+		if (used + cost > budget && used > 0)
+			break;
+		used += cost;
+		*start = bt;
+		pos[best]--;
+	}
+	free(pos);
+	return 0;
+}
+
+int64_t dssm_query_remaining(dssm_query *q)
+{
+	if (!q)
+		return dssm__fail(DSSM_EINVAL, "NULL query");
+	int64_t n = 0;
+	for (int i = 0; i < q->n; i++)
+		n += (int64_t)(q->cur[i].end - q->cur[i].next);
+	return n;
+}
+
+void dssm_query_close(dssm_query *q)
+{
+	if (!q)
+		return;
+	for (int i = 0; i < q->n; i++) {
+		free(q->cur[i].ibuf);
+		window_free(&q->cur[i]);
+	}
+	free(q->cur);
+	free(q);
+}
+
+/* ---- one stream read by position (a recording opened as a dssm_stream,
+ * container_stream.c): the same cursor, checks and read-ahead ---- */
+
+int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
+{
+	struct cursor *k = &q->cur[0];
+	struct cstream *s = &q->c->s[k->stream];
+	if (to > s->count)
+		to = s->count;
+	/* the same end as the last seek (read_next's walk): its data_stop holds */
+	int same_end = k->data_stop && to == k->end && to > from;
+	q->stop = INT64_MAX;
+	q->reload = k->reload = 0;
+	k->next = from;
+	k->end = to > from ? to : from;
+	k->min_time = INT64_MIN;
+	k->min_off = 0;
+	if (!same_end)
+		k->data_stop = 0;
+	if (k->end > k->next && !same_end) {
+		uint8_t e[ENTRY];
+		if (dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) < 0)
+			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
+		k->data_stop = le_get64(e + 16) + RECORD_HEADER + le_get32(e + 24);
+	}
+	return load_entry(q, k);
+}
+
+int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
+{
+	return dssm__query_search_time(q, q->cur[0].stream, t, after, 0, at);
+}
+
+int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid)
+{
+	int stream = q->cur[0].stream;
+	struct cstream *s = &q->c->s[stream];
+	uint8_t e[ENTRY];
+	if (i >= s->count || dssm__store_pread_all(s->index_fd, e, ENTRY, i * ENTRY) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading entry %llu of the index of stream %d",
+		                        (unsigned long long)i, stream);
+	if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
+		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
+		                  q->c->dir, (unsigned long long)i, stream);
+	if (time)
+		*time = (dssm_time_t)le_get64(e);
+	if (tid)
+		*tid = le_get64(e + 8);
+	return 0;
+}
+
+uint64_t dssm__query_count(dssm_query *q)
+{
+	return q->c->s[q->cur[0].stream].count;
+}

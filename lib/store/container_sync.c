@@ -1,0 +1,172 @@
+/*
+ * container_sync.c - making what a container writer accepted durable:
+ * periodic syncs (each stream's data before the index entries that point to
+ * it) and close, with a CLOSED that lists exactly what is durable.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/remote/wire.h"
+#include "lib/base/base.h"
+#include "store.h"
+
+/* Write and sync a stream's pending index entries (its data is synced). */
+static int flush_index(dssm_container *c, int i)
+{
+	struct cstream *s = &c->s[i];
+	if (!s->ilen)
+		return 0;
+	char what[4200];
+	snprintf(what, sizeof what, "%s/streams/%04d.index", c->dir, i);
+	int rc = dssm__store_write_all(s->index_fd, s->ibuf, s->ilen, what);
+	if (rc < 0) {
+		/* Cut back to whole entries, so later ones stay aligned; the
+		 * entries stay pending for the next sync. */
+		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
+			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+		return rc;
+	}
+	if (fdatasync(s->index_fd) < 0) {
+		/* written but not known durable: not counted as durable */
+		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
+			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+		return dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.index (fdatasync)",
+		                        c->dir, i);
+	}
+	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
+	s->index_flushed += s->ilen;
+	s->durable_count = s->index_flushed / ENTRY;
+	s->durable_last = (dssm_time_t)le_get64(last);
+	s->durable_end = dssm__store_entry_end(last);
+	s->ilen = 0;
+	return 0;
+}
+
+int dssm_container_sync(dssm_container *c)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
+	/* Each stream on its own: one that cannot be written does not keep
+	 * the others' samples from the disk. The first error is returned. */
+	int first = 0;
+	char why[512] = "";
+	for (int i = 0; i < c->n; i++) {
+		/* 1. the stream's records reach its file and the disk ... */
+		int rc = dssm__store_flush_data(c, i);
+		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.data (fdatasync)",
+			                      c->dir, i);
+		/* 2. ... before the index entries that point to them */
+		if (rc == 0)
+			rc = flush_index(c, i);
+		if (rc < 0 && !c->s[i].werr) /* this stream's own, for its writer */
+			c->s[i].werr = strdup(dssm_last_error());
+		if (rc < 0 && first == 0) {
+			first = rc;
+			snprintf(why, sizeof why, "%s", dssm_last_error());
+		}
+	}
+	c->last_sync = dssm__monotonic();
+	return first < 0 ? dssm__fail(first, "%s", why) : 0;
+}
+
+int dssm_container_sync_if_due(dssm_container *c)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_sync_if_due: not a writer");
+	if (dssm__monotonic() - c->last_sync < c->sync_interval)
+		return 0;
+	for (int i = 0; i < c->n; i++)
+		if (c->s[i].dlen || c->s[i].ilen)
+			return dssm_container_sync(c);
+	c->last_sync = dssm__monotonic();
+	return 0;
+}
+
+void dssm_container_set_sync(dssm_container *c, dssm_time_t interval)
+{
+	if (c)
+		c->sync_interval = interval < 0 ? 0 : interval;
+}
+
+/* CLOSED (format version 2): what is durable of each stream - exactly what
+ * its files hold, also after a failed sync - and a CRC-32C of the text. */
+static int write_closed(dssm_container *c)
+{
+	struct wbuf w = {0};
+	char line[160];
+	int n = snprintf(line, sizeof line, "closed %lld\nstreams %d\n", (long long)dssm_now(), c->n);
+	wbuf_bytes(&w, line, (size_t)n);
+	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		uint64_t count = s->durable_count;
+		n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
+		             (unsigned long long)count, count ? (long long)s->first : 0LL,
+		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
+		wbuf_bytes(&w, line, (size_t)n);
+		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
+		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;
+		if (kept > s->nsparse)
+			kept = s->nsparse;
+		while (kept / f > SPARSE_MAX)
+			f *= 2;
+		if (kept > 1) {
+			n = snprintf(line, sizeof line, "sparse %d %llu", i,
+			             (unsigned long long)(SPARSE_STRIDE * f));
+			wbuf_bytes(&w, line, (size_t)n);
+			for (uint64_t k = 0; k < kept; k += f) {
+				n = snprintf(line, sizeof line, " %lld", (long long)s->sparse[k]);
+				wbuf_bytes(&w, line, (size_t)n);
+			}
+			wbuf_u8(&w, '\n');
+		}
+	}
+	if (!w.oom) {
+		n = snprintf(line, sizeof line, "crc %08x\n", dssm__crc32c(w.data, w.len));
+		wbuf_bytes(&w, line, (size_t)n);
+	}
+	char *path = dssm__store_path(c, -1, "CLOSED"), *tmp = dssm__store_path(c, -1, "CLOSED.tmp");
+	int rc = w.oom || !path || !tmp ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	if (rc == 0)
+		rc = dssm__store_write_atomically(path, tmp, &w, c->dir);
+	free(path);
+	free(tmp);
+	wbuf_free(&w);
+	return rc;
+}
+
+/* Sync, give back the space kept for the end, rewrite the metas of streams
+ * added without a sample size, then CLOSED. Every step runs whatever failed
+ * before it (CLOSED then says what the files hold); the first error wins. */
+int dssm__store_close_writer(dssm_container *c)
+{
+	int first = dssm_container_sync(c);
+	char why[512] = "";
+	if (first < 0)
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+	char *reserve = dssm__store_path(c, -1, "RESERVE");
+	if (reserve)
+		unlink(reserve);
+	free(reserve);
+	for (int i = 0; i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		dssm__store_release_space(s->data_fd, s->data_reserved);
+		dssm__store_release_space(s->index_fd, s->index_reserved);
+		if (s->info.max_size == 0 && s->max_len > 0) {
+			dssm_stream_info info = s->info;
+			info.max_size = s->max_len;
+			int rc = dssm__store_write_meta(c, i, &info, s->schema, s->prop, s->prop_len);
+			if (rc < 0 && first == 0) {
+				first = rc;
+				snprintf(why, sizeof why, "%s", dssm_last_error());
+			}
+		}
+	}
+	int rc = write_closed(c);
+	if (rc < 0 && first == 0)
+		return rc;
+	return first < 0 ? dssm__fail(first, "%s", why) : 0;
+}
+

@@ -1,0 +1,532 @@
+/*
+ * container_write.c - writing a container: create (new or empty directories
+ * only), add streams, append with disk reserved ahead (a full disk refuses
+ * the next sample, never loses one accepted). Syncing and closing are in
+ * container_sync.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lib/remote/wire.h"
+#include "lib/base/base.h"
+#include "store.h"
+
+/* ---- writing ---- */
+
+/* Allocate disk blocks for a file to grow to `upto` bytes, in steps of at
+ * least `step` (FALLOC_FL_KEEP_SIZE: the size readers see does not change).
+ * A sample is accepted only once the blocks for its record and its index
+ * entry are held, so a full disk refuses the next sample (DSSM_ENOSPC)
+ * instead of losing samples that were already accepted. Where the file
+ * system cannot reserve, *reserved becomes UINT64_MAX and a failed write is
+ * handled as it happens (dssm__store_flush_data counts out what it lost). */
+static int reserve_space(const dssm_container *c, const struct cstream *s, int fd,
+                         uint64_t *reserved, uint64_t upto, uint64_t step, const char *what)
+{
+	if (upto <= *reserved)
+		return 0;
+	uint64_t need = upto - *reserved, len = need > step ? need : step;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)len) == 0 ||
+	    (errno == ENOSPC && len > need &&
+	     fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)(len = need)) == 0)) {
+		*reserved += len;
+		return 0;
+	}
+	if (errno == EOPNOTSUPP || errno == ENOSYS) {
+		*reserved = UINT64_MAX;
+		return 0;
+	}
+	return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+	                        "%s: disk full: no room for another sample of '%s:%d' (%llu bytes "
+	                        "for its %s)", c->dir, s->info.name, s->info.id,
+	                        (unsigned long long)need, what);
+}
+
+/* How far ahead to reserve for a file holding `size` bytes. */
+static uint64_t reserve_step(uint64_t size, uint64_t min, uint64_t max)
+{
+	uint64_t step = size / 8;
+	return step < min ? min : step > max ? max : step;
+}
+
+/* Give back the blocks reserved past a file's end (best effort). ext4 frees
+ * them on a truncate to the same size, tmpfs on a hole punched past the end. */
+void dssm__store_release_space(int fd, uint64_t reserved)
+{
+	struct stat st;
+	if (fd < 0 || reserved == UINT64_MAX || fstat(fd, &st) < 0 || (uint64_t)st.st_size >= reserved)
+		return;
+	if (ftruncate(fd, st.st_size) < 0 ||
+	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
+	              (off_t)(reserved - (uint64_t)st.st_size)) < 0) {
+		/* the blocks stay allocated; nothing is lost */
+	}
+}
+
+/* RESERVE holds disk space for what close writes (CLOSED, rewritten .meta
+ * files): it is removed just before, so a recording that filled the disk
+ * still closes. Grown by `add` bytes. */
+static int grow_reserve(dssm_container *c, uint64_t add)
+{
+	char *path = dssm__store_path(c, -1, "RESERVE");
+	int fd = path ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+	int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)(c->reserve_len + add));
+	if (fd >= 0)
+		close(fd);
+	int rc = 0;
+	if (!path)
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	else if (err) {
+		errno = err;
+		rc = dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+		                      "%s: reserving %llu bytes for the recording's summary", path,
+		                      (unsigned long long)(c->reserve_len + add));
+	} else {
+		c->reserve_len += add;
+	}
+	free(path);
+	return rc;
+}
+
+/* Refuse an output that is not a new or empty directory, before anything
+ * is written (a refused command must leave what it refused untouched);
+ * make it if it is new. */
+static int check_output(const char *dir, int *made)
+{
+	*made = 0;
+	int rc = dssm_container_check_output(dir);
+	if (rc < 0 || access(dir, F_OK) == 0)
+		return rc;
+	if (mkdir(dir, 0755) < 0)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", dir);
+	*made = 1;
+	return 0;
+}
+
+static void sync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
+int dssm_container_create(const char *dir, dssm_container **out)
+{
+	if (!dir || !out)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_create: NULL argument");
+	*out = NULL;
+	int made;
+	int rc = check_output(dir, &made);
+	if (rc < 0)
+		return rc;
+	dssm_container *c = dssm__store_new(dir, 1);
+	char *cpath = c ? dssm__store_path(c, -1, "CONTAINER") : NULL, *spath = c ? dssm__store_path(c, -1, "streams") : NULL;
+	if (!cpath || !spath)
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	else if (mkdir(spath, 0755) < 0)
+		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", spath);
+	if (rc == 0) {
+		int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		char host[128] = "?", text[300];
+		gethostname(host, sizeof host);
+		host[sizeof host - 1] = '\0';
+		int n = snprintf(text, sizeof text, "dssm-container %d\nhost %s\ncreated %lld\n",
+		                 FORMAT_VERSION, host, (long long)dssm_now());
+		if (fd < 0)
+			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", cpath);
+		else {
+			rc = dssm__store_write_all(fd, text, (size_t)n, cpath);
+			if (rc == 0 && fsync(fd) < 0)
+				rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", cpath);
+			close(fd);
+		}
+	}
+	if (rc == 0)
+		rc = grow_reserve(c, SUMMARY_RESERVE);
+	if (rc == 0)
+		sync_dir(dir);
+	if (rc < 0 && c) {
+		/* take back what this call made, and nothing else */
+		char *reserve = dssm__store_path(c, -1, "RESERVE");
+		if (reserve)
+			unlink(reserve);
+		free(reserve);
+		if (cpath)
+			unlink(cpath);
+		if (spath)
+			rmdir(spath);
+		if (made)
+			rmdir(dir);
+	}
+	free(cpath);
+	free(spath);
+	if (rc < 0 || !c) {
+		dssm__store_free(c);
+		return rc < 0 ? rc : dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	c->last_sync = dssm__monotonic();
+	*out = c;
+	return 0;
+}
+
+/* Write PATH whole and durably: a temporary file TMP, synced, renamed over
+ * PATH (a reader sees the old file or the new one, never half of one), and
+ * DIR synced when given (so the rename itself survives a power loss). */
+int dssm__store_write_atomically(const char *path, const char *tmp, const struct wbuf *w,
+                                 const char *dir)
+{
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", tmp);
+	int rc = dssm__store_write_all(fd, w->data, w->len, tmp);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", tmp);
+	close(fd);
+	if (rc == 0 && rename(tmp, path) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "renaming %s", tmp);
+	if (rc < 0)
+		unlink(tmp);
+	else if (dir)
+		sync_dir(dir);
+	return rc;
+}
+
+/* The .meta bytes: the layout, schema and property, then a CRC-32C of all
+ * that precedes it (format version 2). */
+static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
+                     const void *prop, size_t plen)
+{
+	wbuf_u32(w, META_MAGIC);
+	wbuf_u32(w, META_VERSION);
+	wire_put_layout(w, i);
+	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
+	wbuf_blob(w, prop, plen);
+	if (!w->oom)
+		wbuf_u32(w, dssm__crc32c(w->data, w->len));
+}
+
+/* Write NNNN.meta atomically: a temporary file, synced, renamed. */
+int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
+                           const char *schema, const void *prop, size_t plen)
+{
+	struct wbuf w = {0};
+	put_meta(&w, info, schema, prop, plen);
+	char *meta = dssm__store_path(c, idx, "meta"), *tmp = dssm__store_path(c, idx, "meta.tmp");
+	int rc = !meta || !tmp || w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	if (rc == 0)
+		rc = dssm__store_write_atomically(meta, tmp, &w, NULL);
+	free(meta);
+	free(tmp);
+	wbuf_free(&w);
+	return rc;
+}
+
+int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
+                              const char *schema, const void *property, size_t property_len)
+{
+	if (!c || !info || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: not a writer");
+	if (property_len && !property)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_add_stream: NULL property of %zu bytes",
+		                  property_len);
+	struct cstream *s = dssm__store_stream_new(c);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int idx = c->n;
+	char *data = dssm__store_path(c, idx, "data"), *index = dssm__store_path(c, idx, "index");
+	int rc = (!data || !index) ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	/* data and index first, then the meta that makes the stream visible */
+	if (rc == 0 && (s->data_fd = open(data, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", data);
+	if (rc == 0 && (s->index_fd = open(index, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "creating %s", index);
+	/* room for this stream's lines in CLOSED and a rewrite of its meta */
+	s->meta_len = 64 + strlen(info->name) + strlen(info->type) + strlen(info->encoding) +
+	              (schema ? strlen(schema) : 0) + property_len;
+	if (rc == 0)
+		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
+	if (rc == 0)
+		rc = dssm__store_write_meta(c, idx, info, schema, property, property_len);
+	/* a stream added without a sample size (an import) gets the largest
+	 * sample's size written into its meta at close, for `dssm play` */
+	if (rc == 0 && info->max_size == 0 &&
+	    (!(s->schema = strdup(schema ? schema : "")) ||
+	     !(s->prop = malloc(property_len ? property_len : 1))))
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (rc == 0 && s->prop && property_len) {
+		memcpy(s->prop, property, property_len);
+		s->prop_len = property_len;
+	}
+	if (rc < 0) {
+		/* no half-added stream stays behind */
+		if (s->data_fd >= 0 && data)
+			unlink(data);
+		if (s->index_fd >= 0 && index)
+			unlink(index);
+	}
+	free(data);
+	free(index);
+	if (rc < 0) {
+		dssm__store_stream_free(s);
+		return rc;
+	}
+	s->info = *info;
+	s->last = s->durable_last = INT64_MIN;
+	if (c->direct) {
+		/* A second descriptor for big records; where the filesystem refuses
+		 * O_DIRECT (tmpfs), they are written the ordinary way. */
+		char *data_path = dssm__store_path(c, idx, "data");
+		if (data_path)
+			s->direct_fd = open(data_path, O_WRONLY | O_DIRECT | O_CLOEXEC);
+		free(data_path);
+	}
+	c->n++;
+	return idx;
+}
+
+/* Forget the pending index entries from byte `keep` of ibuf on: their
+ * records did not reach the file. What the stream reports goes back to its
+ * last record that did. */
+static void drop_pending(struct cstream *s, size_t keep)
+{
+	s->count -= (s->ilen - keep) / ENTRY;
+	s->ilen = keep;
+	s->nsparse = (s->count + SPARSE_STRIDE - 1) / SPARSE_STRIDE;
+	if (keep) {
+		s->last = (dssm_time_t)le_get64(s->ibuf + keep - ENTRY);
+		s->record_end = dssm__store_entry_end(s->ibuf + keep - ENTRY);
+	} else {
+		s->last = s->durable_last;
+		s->record_end = s->durable_end;
+	}
+}
+
+/* Write the gathered small records. On failure (only where the disk could
+ * not be reserved, or on an I/O error) the file is cut back to the last
+ * whole record, and the entries of the lost records are counted out. */
+int dssm__store_flush_data(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->dlen)
+		return 0;
+	char what[4200];
+	snprintf(what, sizeof what, "%s/streams/%04d.data", c->dir, idx);
+	int rc = dssm__store_write_all(s->data_fd, s->dbuf, s->dlen, what);
+	if (rc == 0) {
+		s->flushed += s->dlen;
+		s->dlen = 0;
+		return 0;
+	}
+	if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+		lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+	size_t keep = 0;
+	while (keep < s->ilen && le_get64(s->ibuf + keep + 16) < s->flushed)
+		keep += ENTRY;
+	uint64_t lost = (s->ilen - keep) / ENTRY;
+	drop_pending(s, keep);
+	s->data_end = s->flushed;
+	s->dlen = 0;
+	char why[256];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
+	                  s->info.name, s->info.id, (unsigned long long)lost, why);
+}
+
+/* Append a record with O_DIRECT at the next block boundary. *total becomes
+ * the bytes it takes from the current end (the zero gap included), and
+ * s->data_end moves to where the record starts. */
+static int write_direct(dssm_container *c, int stream, const uint8_t *head, const void *data,
+                        size_t len, size_t *total)
+{
+	struct cstream *s = &c->s[stream];
+	int rc = dssm__store_flush_data(c, stream); /* gathered small records go first */
+	if (rc < 0)
+		return rc;
+	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
+	size_t gap = (size_t)(start - s->flushed);
+	static const uint8_t zeros[DIRECT_BLOCK];
+	if (gap && (rc = dssm__store_write_all(s->data_fd, zeros, gap, "a block gap")) < 0)
+		return rc;
+	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
+	uint8_t *buf;
+	if (posix_memalign((void **)&buf, DIRECT_BLOCK, size) != 0)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte record", size);
+	memcpy(buf, head, RECORD_HEADER);
+	memcpy(buf + RECORD_HEADER, data, len);
+	memset(buf + RECORD_HEADER + len, 0, size - RECORD_HEADER - len);
+	ssize_t k = pwrite(s->direct_fd, buf, size, (off_t)start);
+	free(buf);
+	if (k != (ssize_t)size) {
+		int saved = k < 0 ? errno : ENOSPC;
+		if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+			lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+		errno = saved;
+		return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+		                        "appending to stream %d of %s (O_DIRECT)", stream, c->dir);
+	}
+	/* the buffered descriptor continues after it */
+	lseek(s->data_fd, (off_t)(start + size), SEEK_SET);
+	s->flushed = start + size;
+	s->data_end = start;
+	*total = size;
+	return 0;
+}
+
+void dssm_container_set_direct(dssm_container *c, int on)
+{
+	if (c)
+		c->direct = on;
+}
+
+/* Room for one more entry in ibuf, and one more time in the sparse list. */
+static int grow_pending(struct cstream *s)
+{
+	if (s->ilen + ENTRY > s->icap) {
+		size_t cap = s->icap ? s->icap * 2 : 4096;
+		uint8_t *p = realloc(s->ibuf, cap);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for index entries");
+		s->ibuf = p;
+		s->icap = cap;
+	}
+	if (s->count % SPARSE_STRIDE == 0 && s->nsparse == s->sparse_cap) {
+		uint64_t cap = s->sparse_cap ? 2 * s->sparse_cap : 64;
+		int64_t *p = realloc(s->sparse, cap * sizeof *p);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the time summary");
+		s->sparse = p;
+		s->sparse_cap = cap;
+	}
+	if (!s->dbuf && !(s->dbuf = malloc(DATA_BUFFER)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a write buffer");
+	return 0;
+}
+
+/* Hold the disk space for one more record of `total` bytes and its index
+ * entry: a sample is accepted only with room for both. */
+static int reserve_for_append(dssm_container *c, struct cstream *s, size_t total, int direct)
+{
+	int rc = grow_pending(s);
+	if (rc == 0)
+		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
+		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
+		                   reserve_step(s->data_end, DATA_RESERVE_MIN, DATA_RESERVE_MAX), "record");
+	if (rc == 0)
+		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
+		                   s->index_flushed + s->ilen + ENTRY,
+		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
+		                   "index entry");
+	return rc;
+}
+
+/* Write a record (head, data, pad zero bytes): big ones with O_DIRECT or
+ * straight to the file, small ones gathered in the write buffer. *total
+ * becomes what it takes from the data's end (write_direct's gap included). */
+static int write_record(dssm_container *c, int stream, const uint8_t *head, const void *data,
+                        size_t len, size_t pad, int direct, size_t *total)
+{
+	static const uint8_t zeros[8] = {0};
+	struct cstream *s = &c->s[stream];
+	int rc = 0;
+	if (s->dlen + *total > DATA_BUFFER)
+		rc = dssm__store_flush_data(c, stream);
+	if (rc < 0)
+		return rc;
+	if (direct) {
+		/* big, O_DIRECT: the record starts on a block boundary (zero words
+		 * before it) and fills whole blocks (zero words after it) */
+		return write_direct(c, stream, head, data, len, total);
+	}
+	if (*total > DATA_BUFFER / 2) {
+		/* big: straight to the file */
+		struct iovec iov[3] = {{(void *)head, RECORD_HEADER}, {(void *)data, len},
+		                       {(void *)zeros, pad}};
+		ssize_t k = writev(s->data_fd, iov, 3);
+		if (k != (ssize_t)*total) {
+			int saved = k < 0 ? errno : ENOSPC;
+			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
+				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+			errno = saved;
+			return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+			                        "appending to stream %d of %s", stream, c->dir);
+		}
+		s->flushed += *total;
+		return 0;
+	}
+	uint8_t *p = s->dbuf + s->dlen;
+	memcpy(p, head, RECORD_HEADER);
+	if (len)
+		memcpy(p + RECORD_HEADER, data, len);
+	memset(p + RECORD_HEADER + len, 0, pad);
+	s->dlen += *total;
+	return 0;
+}
+
+/* The pending index entry of the record just written at s->data_end, and
+ * the stream's counts. */
+static void add_entry(struct cstream *s, uint64_t tid, dssm_time_t time, size_t len, size_t pad,
+                      size_t total)
+{
+	uint8_t *entry = s->ibuf + s->ilen;
+	le_put64(entry, (uint64_t)time);
+	le_put64(entry + 8, tid);
+	le_put64(entry + 16, s->data_end);
+	le_put32(entry + 24, (uint32_t)len);
+	le_put32(entry + 28, dssm__crc32c_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
+	s->ilen += ENTRY;
+	s->record_end = s->data_end + RECORD_HEADER + len + pad;
+	if (s->count % SPARSE_STRIDE == 0)
+		s->sparse[s->nsparse++] = time;
+	if (!s->count)
+		s->first = time;
+	s->count++;
+	s->last = time;
+	s->data_end += total;
+}
+
+int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time_t time,
+                          const void *data, size_t len)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: not a container being written");
+	if (stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: %s has no stream %d (it has %d)",
+		                  c->dir, stream, c->n);
+	if (len && !data)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_append: NULL data of %zu bytes", len);
+	struct cstream *s = &c->s[stream];
+	if (len > UINT32_MAX - 64)
+		return dssm__fail(DSSM_ETOOBIG, "sample of %zu bytes: records hold at most 4 GiB", len);
+	if (s->count && time < s->last)
+		return dssm__fail(DSSM_EBACKWARDS, "stream %d: time %lld before the previous %lld",
+		                  stream, (long long)time, (long long)s->last);
+	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
+	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
+	int rc = reserve_for_append(c, s, total, direct);
+	if (rc < 0)
+		return rc;
+	if (len > s->max_len)
+		s->max_len = (uint32_t)len;
+	uint8_t head[RECORD_HEADER] = {0};
+	le_put32(head, RECORD_MAGIC);
+	le_put32(head + 4, (uint32_t)len);
+	le_put64(head + 8, tid);
+	le_put64(head + 16, (uint64_t)time);
+	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
+	le_put32(head + 24, crc);
+	if ((rc = write_record(c, stream, head, data, len, pad, direct, &total)) < 0)
+		return rc;
+	add_entry(s, tid, time, len, pad, total);
+	if (c->sync_interval == 0 || s->ilen >= INDEX_PENDING_MAX ||
+	    dssm__monotonic() - c->last_sync >= c->sync_interval)
+		return dssm_container_sync(c);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/*
+ * recstream.h - a recorded stream's handle (container_stream.c), shared
+ * with container_follow.c, which opens one and follows its ring when it was
+ * made again while it was recorded.
+ */
+#ifndef DSSM_RECSTREAM_H
+#define DSSM_RECSTREAM_H
+
+#include <pthread.h>
+
+#include "lib/ring/backend.h"
+#include "dssm/container.h"
+
+struct recording {
+	pthread_mutex_t lock;  /* held by every call: see the top of the file */
+	dssm_container *c;
+	dssm_query *q;         /* one stream, read by position */
+	int idx;               /* the stream in the container */
+	/* the read position, as a ring handle's: the entry (and TID) read last;
+	 * or, after dssm_subscribe(FROM_TID), the TID the next read_next wants */
+	int has_pos, want_set;
+	uint64_t pos_i, pos_tid, want;
+	/* TIDs read_next passed over at the end (damaged entries, with nothing
+	 * good after them yet): added to the missed of the next sample it
+	 * returns, as a ring's read_next does with what it moved past */
+	uint64_t carried;
+};
+
+/* container_stream.c: the table of a recorded stream's calls. */
+extern const struct dssm_backend dssm__recording_ops;
+
+#endif

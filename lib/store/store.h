@@ -1,0 +1,170 @@
+/*
+ * store.h - what the container files share inside the library: the
+ * on-disk constants of docs/container-format.md, the writer's and reader's
+ * state of a container and its streams, and the helpers every part uses.
+ *
+ *   container.c        the object: paths, files, life, accessors, removal
+ *   container_write.c  create, add streams, append
+ *   container_sync.c   sync, close (CLOSED)
+ *   container_open.c   open, recover, check CLOSED against the files
+ *   container_query.c  time-range queries merged across streams
+ *   container_stream.c a recorded stream opened as a dssm_stream
+ *   crc32c.c           CRC-32C
+ */
+#ifndef DSSM_RECORDER_STORE_H
+#define DSSM_RECORDER_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/container.h"
+#include "lib/base/bytes.h"
+
+#define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` */
+#define META_MAGIC 0x4d4d5344u
+#define META_VERSION 2          /* version 2 ends with a CRC-32C */
+#define RECORD_MAGIC 0x43525344u
+#define RECORD_HEADER 32
+#define ENTRY 32
+#define SPARSE_STRIDE 256   /* entries between the times a writer keeps */
+#define SPARSE_MAX 1024     /* times per stream in CLOSED, at most */
+#define DEFAULT_SYNC DSSM_NSEC_PER_SEC
+#define DATA_BUFFER (256u << 10) /* small records are gathered up to this */
+#define INDEX_PENDING_MAX (4u << 20) /* force a sync past this many entry bytes */
+/* Disk is reserved ahead of each file in steps of an eighth of what it
+ * holds, within these bounds: a quiet stream holds little, a busy one
+ * makes one fallocate call per megabyte at most. */
+#define DATA_RESERVE_MIN (64u << 10)
+#define DATA_RESERVE_MAX (1u << 20)
+#define INDEX_RESERVE_MIN (4u << 10)
+#define INDEX_RESERVE_MAX (256u << 10)
+#define SUMMARY_RESERVE (4u << 10)     /* RESERVE: room for CLOSED ... */
+#define SUMMARY_PER_STREAM (24u << 10) /* ... and each stream's lines in it */
+#define DIRECT_BLOCK 4096u
+#define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
+
+struct cstream {
+	dssm_stream_info info;
+	char *schema;
+	uint8_t *prop;
+	size_t prop_len;
+	int data_fd, index_fd;
+	uint64_t count;          /* valid index entries (a writer: appended ones) */
+	uint64_t data_end;       /* end of the last valid record */
+	/* writer: small records gather in dbuf; index entries wait in ibuf until
+	 * the data they point to is synced, so an entry never outlives its data */
+	uint8_t *dbuf, *ibuf;
+	size_t dlen, ilen, icap;
+	uint64_t flushed;        /* data bytes written to the file */
+	uint64_t index_flushed;  /* index bytes written to the file */
+	int direct_fd;           /* O_DIRECT descriptor of .data, or -1 */
+	dssm_time_t first, last;
+	uint64_t dropped;
+	int trusted;             /* reader of a CLOSED container */
+	int lazy;                /* reader: .data/.index not opened yet (CLOSED summary) */
+	uint32_t max_len;        /* writer: the largest record */
+	uint64_t record_end;     /* writer: end of the last record (as a reader sees it) */
+	/* writer: disk allocated ahead of .data and .index (UINT64_MAX where the
+	 * file system cannot reserve), so that what was accepted always fits */
+	uint64_t data_reserved, index_reserved;
+	/* writer: what is durable (synced data, then synced entries): CLOSED
+	 * describes exactly this, even after a failed sync */
+	uint64_t durable_count, durable_end;
+	dssm_time_t durable_last;
+	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
+	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
+	char *met;               /* reader: the first damage a query met in them, or NULL */
+	char *werr;              /* writer: the first write error on its own files, or NULL */
+	/* Times of entries 0, stride, 2 stride, ...: kept by the writer (stride
+	 * SPARSE_STRIDE) and written into CLOSED; read back by a reader so a
+	 * query's binary search starts within one stride of its answer. */
+	int64_t *sparse;
+	uint64_t nsparse, sparse_cap, stride;
+};
+
+struct dssm_container {
+	char *dir;
+	int writing;
+	struct cstream *s;
+	int n, cap;
+	dssm_time_t sync_interval, last_sync;
+	int closed;
+	char *summary;           /* reader: the text of CLOSED */
+	int direct;              /* write big records with O_DIRECT */
+	int version;             /* reader: CONTAINER's format version */
+	int salvage;             /* reader: queries read damaged streams' intact part */
+	char *note;              /* reader: what was wrong with CLOSED, or NULL */
+	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	int open_streams;        /* reader: streams whose files are open */
+	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
+};
+
+/* DIR/EXT for stream < 0, else DIR/streams/NNNN.EXT; malloc'd, NULL if out of memory. */
+char *dssm__store_path(const dssm_container *c, int stream, const char *ext);
+/* write(2) all of it: DSSM_ENOSPC on a full disk, DSSM_ESYS otherwise. */
+int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what);
+/* pread(2) all of it: 0, or -1 (short file or error). */
+int dssm__store_pread_all(int fd, void *buf, size_t n, uint64_t off);
+dssm_container *dssm__store_new(const char *dir, int writing);
+void dssm__store_free(dssm_container *c);
+/* A new zeroed stream at c->s[c->n] (not counted until c->n++), or NULL. */
+struct cstream *dssm__store_stream_new(dssm_container *c);
+
+/* container_open.c: a whole file (at most 64 MiB) into *out (malloc'd,
+ * *len bytes plus a NUL after them, so text can be parsed as a string);
+ * -1 with errno set. */
+int dssm__store_read_file(const char *path, uint8_t **out, size_t *len);
+/* container_closed.c: CLOSED read into c->summary when its CRC holds (else
+ * c->note says it is damaged); stream idx's line into s (1 if found and
+ * consistent); its sparse times when they fit; does its summary fit its
+ * files' sizes? */
+void dssm__store_load_closed(dssm_container *c);
+int dssm__store_closed_summary(const char *text, int idx, struct cstream *s);
+void dssm__store_closed_sparse(const char *text, int idx, struct cstream *s);
+int dssm__store_summary_fits(dssm_container *c, int idx, const struct cstream *s);
+void dssm__store_stream_free(struct cstream *s);
+/* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
+int dssm__store_stream_file_name(const char *name);
+/* The end, padding included, of the record an index entry points to. */
+uint64_t dssm__store_entry_end(const uint8_t *entry);
+/* Open a stream's files for reading if not yet (container_open.c). */
+int dssm__store_stream_files(dssm_container *c, int idx);
+/* The first write error a sync met on stream idx's own files, or NULL: a
+ * sync of every stream returns the first stream's error only. */
+const char *dssm__store_write_error(dssm_container *c, int idx);
+/* The data bytes (payloads, without headers) of stream idx's samples, from
+ * its index (a reader; container_open.c). */
+int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out);
+/* CLOSED proved wrong about stream idx (why): read it from its files, as
+ * after a crash (its sparse times dropped); the container's warning says so. */
+int dssm__store_distrust(dssm_container *c, int idx, const char *why);
+/* dssm_container_refresh for stream idx alone (and CLOSED): what a
+ * recorded stream read as a dssm_stream needs before each read. */
+int dssm__store_refresh_stream(dssm_container *c, int idx);
+/* Sync, write CLOSED and give back reserved space (container_sync.c). */
+int dssm__store_close_writer(dssm_container *c);
+/* container_write.c, for container_sync.c: write PATH whole and durably
+ * through TMP (DIR synced when given); write NNNN.meta so; give back the
+ * blocks reserved past a file's end (best effort). */
+struct wbuf;
+int dssm__store_write_atomically(const char *path, const char *tmp, const struct wbuf *w,
+                                 const char *dir);
+int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
+                           const char *schema, const void *prop, size_t plen);
+void dssm__store_release_space(int fd, uint64_t reserved);
+/* Write a stream's gathered small records (on failure the file is cut back
+ * to its last whole record and the lost records' entries counted out). */
+int dssm__store_flush_data(dssm_container *c, int idx);
+
+/* container_query.c: a query of one stream read by position, for a
+ * recording opened as a dssm_stream (container_stream.c). seek makes the
+ * next dssm_query_next return entries [from, to) (to is cut to the count);
+ * search gives the first entry with time >= t (after = 0) or > t (after =
+ * 1); entry reads entry i's time and TID, its CRC checked; count is the
+ * stream's entries now (they grow with dssm_container_refresh). */
+int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to);
+int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
+int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
+uint64_t dssm__query_count(dssm_query *q);
+
+#endif
