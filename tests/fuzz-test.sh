@@ -12,7 +12,7 @@ secs=${1:-10}
 out=build/fuzz
 mkdir -p "$out/corpus"
 flags="-std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -g -O1 -Iinclude -I. -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all"
-if ! clang $flags -o "$out/fuzz_wire" tests/fuzz/fuzz_wire.c lib/remote/wire.c lib/base/error.c \
+if ! clang $flags -o "$out/fuzz_wire" tests/fuzz/fuzz_wire.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c \
 	lib/base/time.c -lm >"$out/build.log" 2>&1; then
 	echo "  skip fuzz: cannot build with -fsanitize=fuzzer ($(tail -1 "$out/build.log"))"
 	exit 0
@@ -36,7 +36,7 @@ run fuzz_wire "$out/corpus" 4096
 
 # The readers: seeds are small real MCAP files and small bags exported from
 # a real one (uncompressed, lz4, bz2) when the dssm command is built.
-bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/error.c lib/base/time.c"
+bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c lib/base/time.c"
 if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm -pthread \
 	>"$out/build-bridge.log" 2>&1; then
 	mkdir -p "$out/bridge-corpus"
@@ -59,7 +59,7 @@ else
 fi
 # The container reader: seeds are real recordings packed as directory images
 # ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
-if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c lib/store/container.c lib/store/container_open.c lib/store/container_closed.c lib/store/container_query.c lib/store/container_search.c lib/store/container_write.c lib/store/container_sync.c lib/base/crc32c.c lib/remote/wire.c \
+if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c lib/store/container.c lib/store/container_open.c lib/store/container_closed.c lib/store/container_query.c lib/store/container_search.c lib/store/container_write.c lib/store/container_sync.c lib/base/crc32c.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lm >"$out/build-container.log" 2>&1; then
 	mkdir -p "$out/container-corpus"
 	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
@@ -93,7 +93,7 @@ else
 fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
-if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c \
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
 	rec=${DSSM_RECORDINGS:-../shared/data/recordings}
