@@ -129,7 +129,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	wbuf_bytes(&b, MCAP_MAGIC, 8);
 	size_t at = record_begin(&b, OP_HEADER);
 	put_string(&b, profile ? profile : "");
-	put_string(&b, "dssm 0.1.0");
+	put_string(&b, "dssm " DSSM_VERSION_STRING);
 	record_end(&b, at);
 	int rc = put_buf(w, &b);
 	if (rc < 0) {

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(name, "--version")) {
-		printf("dssm 0.1.0\n");
+		printf("dssm %s\n", dssm_version());
 		return 0;
 	}
 	int help = !strcmp(name, "help");

@@ -88,6 +88,24 @@
 extern "C" {
 #endif
 
+/* ---- version ---------------------------------------------------------------- */
+
+/* The release these headers belong to: the one place it is written (the
+ * Makefile, pkg-config files, man pages, `dssm --version`, MCAP files'
+ * library field and the Python package read it from here). A program checks
+ * the library it runs against with dssm_version(). */
+#define DSSM_VERSION_MAJOR 0
+#define DSSM_VERSION_MINOR 1
+#define DSSM_VERSION_PATCH 0
+#define DSSM__STR2(x) #x
+#define DSSM__STR(x) DSSM__STR2(x)
+#define DSSM_VERSION_STRING                                                        \
+	DSSM__STR(DSSM_VERSION_MAJOR) "." DSSM__STR(DSSM_VERSION_MINOR) "." DSSM__STR(DSSM_VERSION_PATCH)
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define DSSM_VERSION_NUMBER (DSSM_VERSION_MAJOR * 10000 + DSSM_VERSION_MINOR * 100 + DSSM_VERSION_PATCH)
+/* The version of the library linked at run time ("0.1.0"). */
+const char *dssm_version(void);
+
 /* ---- errors ---------------------------------------------------------------- */
 
 enum {
