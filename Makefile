@@ -216,9 +216,11 @@ deps:
 	@bash scripts/deps.sh
 
 # The size rule of the code style: no file over 600 lines, no function over
-# 80 without a "long: reason" in its comment (scripts/size-lint.sh).
+# 80 without a "long: reason" in its comment (scripts/size-lint.sh); the
+# layers: no folder includes one beside or above it (scripts/layer-lint.sh).
 lint:
 	@bash scripts/size-lint.sh
+	@bash scripts/layer-lint.sh
 
 # Run the unit and multi-process tests of one build.
 check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
@@ -304,7 +306,7 @@ test: deps
 	@bash tests/install-test.sh
 	@echo "== cross builds under qemu-user (aarch64, armhf)"
 	@bash tests/cross-test.sh
-	@echo "== code size: files over 600 lines, functions over 80 without a reason"
+	@echo "== code size (files over 600 lines, functions over 80 without a reason) and layers (includes only downwards)"
 	@$(MAKE) --no-print-directory lint
 	@echo "== all tests passed"
 

@@ -18,9 +18,20 @@
 # lib/ring: others use what lib/ring names for them (see RING_SHARED below).
 #
 # usage: scripts/layer-lint.sh   prints FILE:LINE: what is wrong; exit 1 if any.
+#
+# scripts/layer-known.txt lists crossings known and not yet removed ("FILE
+# HEADER" a line): they are printed as "known", not failed, so the list can
+# only shrink; a new crossing fails.
 set -u
 cd "$(dirname "$0")/.." || exit 2
-awk '
+known=scripts/layer-known.txt
+[ -f "$known" ] || known=/dev/null
+awk -v known="$known" '
+BEGIN { while ((getline line < known) > 0) if (line !~ /^#/ && line != "") allowed[line] = 1 }
+function flag(msg) {
+	if ((FILENAME " " h) in allowed) { print "known: " msg; nknown++ }
+	else { print msg; bad = 1 }
+}
 function rank(folder) {
 	if (folder == "lib/base") return 0
 	if (folder == "lib/ring") return 1
@@ -48,22 +59,16 @@ function folder_of(path,   f) { f = path; sub(/\/[^\/]*$/, "", f); sub(/\/progra
 	if (h ~ /^(lib|app)\//) {
 		them = folder_of(h)
 		if (them == me) next
-		if (rank(them) < 0) { print FILENAME ":" FNR ": includes " h ", not in a known folder"; bad = 1; next }
-		if (rank(them) >= r) {
-			print FILENAME ":" FNR ": " me " (rank " r ") includes " h " of " them " (rank " rank(them) "): not below it"
-			bad = 1
-		}
-		if (them == "lib/ring" && h != "lib/ring/backend.h" && h != "lib/ring/sleep.h") {
-			print FILENAME ":" FNR ": " h " is private to lib/ring"
-			bad = 1
-		}
+		if (rank(them) < 0) { flag(FILENAME ":" FNR ": includes " h ", not in a known folder"); next }
+		if (rank(them) >= r)
+			flag(FILENAME ":" FNR ": " me " (rank " r ") includes " h " of " them " (rank " rank(them) "): not below it")
+		else if (them == "lib/ring" && h != "lib/ring/backend.h" && h != "lib/ring/sleep.h")
+			flag(FILENAME ":" FNR ": " h " is private to lib/ring")
 	} else if (h ~ /^dssm\//) {
 		o = public_owner(h)
-		if (o != "" && o != me && rank(o) >= r) {
-			print FILENAME ":" FNR ": " me " (rank " r ") includes " h " of " o " (rank " rank(o) "): not below it"
-			bad = 1
-		}
+		if (o != "" && o != me && rank(o) >= r)
+			flag(FILENAME ":" FNR ": " me " (rank " r ") includes " h " of " o " (rank " rank(o) "): not below it")
 	}
 }
-END { exit bad }
+END { if (nknown) print nknown " known crossing(s) left (" known ")"; exit bad }
 ' $(ls lib/*/*.[ch] lib/ssm/programs/*.c app/*/*.[ch] 2>/dev/null)
