@@ -28,16 +28,6 @@ struct bag_conn {
 	uint32_t in_chunk;          /* messages in the chunk being built */
 };
 
-/* A chunk handed to the pool for compression, waiting to be written (the
- * pool hands it back with the compressed bytes, in order). */
-struct pending {
-	size_t raw_len;
-	int64_t start, end;
-	struct wbuf index;          /* its index data records */
-	struct wbuf counts;         /* (conn, count) pairs for its chunk info */
-	uint32_t nconn;
-};
-
 struct bag_writer {
 	FILE *f;
 	char *path;
@@ -54,7 +44,11 @@ struct bag_writer {
 	uint32_t nchunks;
 	int failed;
 	struct chunk_pool *pool;    /* compression, on worker threads for bz2 */
+	struct chunk_sink sink;     /* ... written out by write_chunk */
 };
+
+static int write_chunk(void *writer, struct chunk_pending *pc, const uint8_t *z, size_t zlen,
+                       uint32_t crc);
 
 static int put(struct bag_writer *w, const void *p, size_t n)
 {
@@ -150,6 +144,7 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 		return rc;
 	}
 	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	w->sink = (struct chunk_sink){w->pool, write_chunk, w, &w->failed, &w->nchunks};
 	int rc = put(w, "#ROSBAG V2.0\n", 13);
 	if (rc == 0)
 		rc = write_bag_header(w, 0);
@@ -192,47 +187,34 @@ int bag_writer_connection(struct bag_writer *w, const char *topic, const char *t
 	return w->nconns++;
 }
 
-/* Write out the oldest compressed chunk: the chunk record, its index data
- * records, and its chunk info for the index section. */
-static int write_pending(struct bag_writer *w)
+/* Write out a compressed chunk (chunk_sink's callback; a chunk_pending's
+ * `extra` holds the (conn, count) pairs of its chunk info): the chunk
+ * record, its index data records, and its chunk info for the index
+ * section. */
+static int write_chunk(void *writer, struct chunk_pending *pc, const uint8_t *z, size_t zlen,
+                       uint32_t crc)
 {
-	struct pending *pc = NULL;
-	const uint8_t *z;
-	size_t zlen;
-	int rc = chunk_pool_take_compressed(w->pool, &z, &zlen, NULL, (void **)&pc);
-	if (!pc)
-		return rc;
-	if (w->failed && rc == 0)
-		rc = DSSM_ESYS;     /* after a failed write: only free what is left */
+	struct bag_writer *w = writer;
+	(void)crc;
 	uint64_t chunk_pos = w->pos;
 	struct wbuf out = {0}, h = {0};
-	if (rc == 0) {
-		field_u8(&h, "op", 0x05);
-		bridge_field_str(&h, "compression", bridge_codec_name(w->codec, 0));
-		field_u32(&h, "size", (uint32_t)pc->raw_len);
-		record(&out, &h, z, zlen);
-		wbuf_bytes(&out, pc->index.data, pc->index.len);
-		wbuf_reset(&h);
-		field_u8(&h, "op", 0x06);
-		field_u32(&h, "ver", 1);
-		field_u64(&h, "chunk_pos", chunk_pos);
-		field_time(&h, "start_time", pc->start);
-		field_time(&h, "end_time", pc->end);
-		field_u32(&h, "count", pc->nconn);
-		record(&w->chunk_infos, &h, pc->counts.data, pc->counts.len);
-		rc = out.oom || h.oom || w->chunk_infos.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-		                                            : put(w, out.data, out.len);
-	}
-	chunk_pool_release(w->pool);
+	field_u8(&h, "op", 0x05);
+	bridge_field_str(&h, "compression", bridge_codec_name(w->codec, 0));
+	field_u32(&h, "size", (uint32_t)pc->raw_len);
+	record(&out, &h, z, zlen);
+	wbuf_bytes(&out, pc->index.data, pc->index.len);
+	wbuf_reset(&h);
+	field_u8(&h, "op", 0x06);
+	field_u32(&h, "ver", 1);
+	field_u64(&h, "chunk_pos", chunk_pos);
+	field_time(&h, "start_time", pc->start);
+	field_time(&h, "end_time", pc->end);
+	field_u32(&h, "count", pc->nconn);
+	record(&w->chunk_infos, &h, pc->extra.data, pc->extra.len);
+	int rc = out.oom || h.oom || w->chunk_infos.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	                                                : put(w, out.data, out.len);
 	wbuf_free(&out);
 	wbuf_free(&h);
-	wbuf_free(&pc->index);
-	wbuf_free(&pc->counts);
-	free(pc);
-	if (rc == 0)
-		w->nchunks++;
-	else
-		w->failed = 1;
 	return rc;
 }
 
@@ -242,17 +224,12 @@ static int flush_chunk(struct bag_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	while (chunk_pool_room(w->pool) == 0) {
-		int rc = write_pending(w);
-		if (rc < 0)
-			return rc;
-	}
-	struct pending *pc = calloc(1, sizeof *pc);
+	int rc = chunk_sink_make_room(&w->sink);
+	if (rc < 0)
+		return rc;
+	struct chunk_pending *pc = chunk_pending_new(w->chunk.len, w->chunk_start, w->chunk_end);
 	if (!pc)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	pc->raw_len = w->chunk.len;
-	pc->start = w->chunk_start;
-	pc->end = w->chunk_end;
+		return DSSM_ENOMEM;
 	/* one index data record per connection in this chunk */
 	struct wbuf h = {0};
 	for (int i = 0; i < w->nconns; i++) {
@@ -265,32 +242,16 @@ static int flush_chunk(struct bag_writer *w)
 		field_u32(&h, "conn", (uint32_t)i);
 		field_u32(&h, "count", c->in_chunk);
 		record(&pc->index, &h, c->index.data, c->index.len);
-		wbuf_u32(&pc->counts, (uint32_t)i);
-		wbuf_u32(&pc->counts, c->in_chunk);
+		wbuf_u32(&pc->extra, (uint32_t)i);
+		wbuf_u32(&pc->extra, c->in_chunk);
 		pc->nconn++;
 		wbuf_reset(&c->index);
 		c->in_chunk = 0;
 	}
-	int oom = h.oom || pc->index.oom || pc->counts.oom;
+	pc->index.oom |= h.oom;
 	wbuf_free(&h);
-	if (oom) {
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->counts);
-		free(pc);
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	}
-	/* the pool owns the chunk's bytes now; the next chunk gets a new buffer */
-	uint8_t *raw = w->chunk.data;
-	size_t raw_len = w->chunk.len;
-	memset(&w->chunk, 0, sizeof w->chunk);
 	w->chunk_messages = 0;
-	int rc = chunk_pool_submit_compress(w->pool, w->codec, raw, raw_len, 0, pc);
-	if (rc < 0) {
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->counts);
-		free(pc);
-	}
-	return rc;
+	return chunk_sink_submit(&w->sink, w->codec, &w->chunk, 0, pc);
 }
 
 int bag_writer_message(struct bag_writer *w, int connection, int64_t time, const void *data,
@@ -366,12 +327,7 @@ int bag_writer_close(struct bag_writer *w)
 	if (rc == 0)
 		rc = flush_chunk(w);
 	/* every chunk still in the pool: written, or after a failure freed */
-	if (rc < 0)
-		w->failed = 1;
-	while (chunk_pool_pending(w->pool) > 0) {
-		int prc = write_pending(w);
-		rc = rc < 0 ? rc : prc;
-	}
+	rc = chunk_sink_drain(&w->sink, rc);
 	if (rc == 0)
 		rc = write_index(w);
 	chunk_pool_free(w->pool);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "dssm/container.h"
+#include "lib/base/bytes.h"
 
 /* ---- what readers report ---- */
 
@@ -170,6 +171,44 @@ void chunk_pool_release(struct chunk_pool *p);
 int chunk_pool_take_compressed(struct chunk_pool *p, const uint8_t **out, size_t *out_len,
                                uint32_t *crc, void **meta);
 void chunk_pool_free(struct chunk_pool *p);
+
+/* The writers' side (chunk_out.c): a chunk handed to the pool, with what its
+ * format writes after it, made while the chunk's bytes compress. */
+struct chunk_pending {
+	size_t raw_len;
+	int64_t start, end;
+	struct wbuf index;          /* the index records that follow the chunk */
+	struct wbuf extra;          /* the format's own: bag (conn, count) pairs;
+	                               MCAP (channel u16, offset in `index` u64) */
+	uint32_t nconn;             /* bag: connections in the chunk */
+};
+/* Lays out one compressed chunk (`crc`: of its uncompressed bytes, when
+ * asked for at submit) in the writer's format: 0 or a DSSM_E* code. */
+typedef int (*chunk_write_fn)(void *writer, struct chunk_pending *pc, const uint8_t *z,
+                              size_t zlen, uint32_t crc);
+/* A writer's pool and how it writes chunks out; `failed` and `nchunks` are
+ * the writer's own (after a failure chunks are freed, not written). */
+struct chunk_sink {
+	struct chunk_pool *pool;
+	chunk_write_fn write;
+	void *writer;
+	int *failed;
+	uint32_t *nchunks;
+};
+/* NULL (DSSM_ENOMEM said) if out of memory. */
+struct chunk_pending *chunk_pending_new(size_t raw_len, int64_t start, int64_t end);
+void chunk_pending_free(struct chunk_pending *pc);
+/* Write out the oldest compressed chunk (or only free it after a failure). */
+int chunk_sink_write_oldest(struct chunk_sink *s);
+/* Write out chunks until the pool has room for one more. */
+int chunk_sink_make_room(struct chunk_sink *s);
+/* Hand *chunk's bytes (the pool frees them; *chunk is emptied) and pc over;
+ * pc is freed on failure (also when its buffers ran out of memory). */
+int chunk_sink_submit(struct chunk_sink *s, enum bridge_codec codec, struct wbuf *chunk,
+                      int want_crc, struct chunk_pending *pc);
+/* At close: every chunk still in the pool written, or after a failure
+ * (rc < 0, or one before) freed; returns rc or the first new failure. */
+int chunk_sink_drain(struct chunk_sink *s, int rc);
 /* Threads the readers and writers use (-1: one per core; tests set 0 or more). */
 extern int bridge_threads;
 /* The workers a writer uses for codec: bridge_threads when set, else one

@@ -33,15 +33,6 @@ struct mcap_channel {
 	uint64_t count;             /* messages in the file */
 };
 
-/* A chunk handed to the pool for compression, waiting to be written (the
- * pool hands it back with the compressed bytes, in order). */
-struct pending {
-	size_t raw_len;
-	int64_t start, end;
-	struct wbuf index;          /* its Message Index records */
-	struct wbuf offsets;        /* (channel u16, offset in `index` u64) */
-};
-
 struct mcap_writer {
 	FILE *f;
 	char *path;
@@ -60,7 +51,11 @@ struct mcap_writer {
 	int64_t first, last;
 	int failed;
 	struct chunk_pool *pool;    /* compression (and CRCs), on workers for bz2 */
+	struct chunk_sink sink;     /* ... written out by write_chunk */
 };
+
+static int write_chunk(void *writer, struct chunk_pending *pc, const uint8_t *z, size_t zlen,
+                       uint32_t crc);
 
 static int put(struct mcap_writer *w, const void *p, size_t n)
 {
@@ -125,6 +120,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 		return rc;
 	}
 	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
+	w->sink = (struct chunk_sink){w->pool, write_chunk, w, &w->failed, &w->nchunks};
 	struct wbuf b = {0};
 	wbuf_bytes(&b, MCAP_MAGIC, 8);
 	size_t at = record_begin(&b, OP_HEADER);
@@ -195,65 +191,49 @@ int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
 	return rc < 0 ? rc : id;
 }
 
-/* Write out the oldest compressed chunk, its Message Indexes, and keep its
- * Chunk Index for the summary. */
-static int write_pending(struct mcap_writer *w)
+/* Write out a compressed chunk (chunk_sink's callback; a chunk_pending's
+ * `extra` holds (channel, offset in `index`) pairs): the chunk, its Message
+ * Indexes, and its Chunk Index kept for the summary. */
+static int write_chunk(void *writer, struct chunk_pending *pc, const uint8_t *z, size_t zlen,
+                       uint32_t crc)
 {
-	struct pending *pc = NULL;
-	const uint8_t *z;
-	size_t zlen;
-	uint32_t crc = 0;
-	int rc = chunk_pool_take_compressed(w->pool, &z, &zlen, &crc, (void **)&pc);
-	if (!pc)
-		return rc;
-	if (w->failed && rc == 0)
-		rc = DSSM_ESYS;     /* after a failed write: only free what is left */
+	struct mcap_writer *w = writer;
 	uint64_t chunk_pos = w->pos;
 	struct wbuf b = {0}, offsets = {0};
-	if (rc == 0) {
-		size_t at = record_begin(&b, OP_CHUNK);
-		wbuf_u64(&b, (uint64_t)pc->start);
-		wbuf_u64(&b, (uint64_t)pc->end);
-		wbuf_u64(&b, pc->raw_len);
-		wbuf_u32(&b, crc);
-		put_string(&b, bridge_codec_name(w->codec, 1));
-		wbuf_u64(&b, zlen);
-		wbuf_bytes(&b, z, zlen);
-		record_end(&b, at);
-		uint64_t chunk_len = b.len;
-		/* the Message Indexes follow; their offsets are now known */
-		struct rbuf r = rbuf_of(pc->offsets.data, pc->offsets.len);
-		while (r.left >= 10) {
-			uint16_t ch = rbuf_u16(&r);
-			uint64_t rel = rbuf_u64(&r);
-			wbuf_u16(&offsets, ch);
-			wbuf_u64(&offsets, chunk_pos + chunk_len + rel);
-		}
-		wbuf_bytes(&b, pc->index.data, pc->index.len);
-		struct wbuf *ci = &w->chunk_indexes;
-		at = record_begin(ci, OP_CHUNK_INDEX);
-		wbuf_u64(ci, (uint64_t)pc->start);
-		wbuf_u64(ci, (uint64_t)pc->end);
-		wbuf_u64(ci, chunk_pos);
-		wbuf_u64(ci, chunk_len);
-		wbuf_blob(ci, offsets.data, offsets.len);
-		wbuf_u64(ci, pc->index.len);
-		put_string(ci, bridge_codec_name(w->codec, 1));
-		wbuf_u64(ci, zlen);
-		wbuf_u64(ci, pc->raw_len);
-		record_end(ci, at);
-		rc = ci->oom || offsets.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : put_buf(w, &b);
+	size_t at = record_begin(&b, OP_CHUNK);
+	wbuf_u64(&b, (uint64_t)pc->start);
+	wbuf_u64(&b, (uint64_t)pc->end);
+	wbuf_u64(&b, pc->raw_len);
+	wbuf_u32(&b, crc);
+	put_string(&b, bridge_codec_name(w->codec, 1));
+	wbuf_u64(&b, zlen);
+	wbuf_bytes(&b, z, zlen);
+	record_end(&b, at);
+	uint64_t chunk_len = b.len;
+	/* the Message Indexes follow; their offsets are now known */
+	struct rbuf r = rbuf_of(pc->extra.data, pc->extra.len);
+	while (r.left >= 10) {
+		uint16_t ch = rbuf_u16(&r);
+		uint64_t rel = rbuf_u64(&r);
+		wbuf_u16(&offsets, ch);
+		wbuf_u64(&offsets, chunk_pos + chunk_len + rel);
 	}
-	chunk_pool_release(w->pool);
+	wbuf_bytes(&b, pc->index.data, pc->index.len);
+	struct wbuf *ci = &w->chunk_indexes;
+	at = record_begin(ci, OP_CHUNK_INDEX);
+	wbuf_u64(ci, (uint64_t)pc->start);
+	wbuf_u64(ci, (uint64_t)pc->end);
+	wbuf_u64(ci, chunk_pos);
+	wbuf_u64(ci, chunk_len);
+	wbuf_blob(ci, offsets.data, offsets.len);
+	wbuf_u64(ci, pc->index.len);
+	put_string(ci, bridge_codec_name(w->codec, 1));
+	wbuf_u64(ci, zlen);
+	wbuf_u64(ci, pc->raw_len);
+	record_end(ci, at);
+	int rc = ci->oom || offsets.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : put_buf(w, &b);
 	wbuf_free(&b);
 	wbuf_free(&offsets);
-	wbuf_free(&pc->index);
-	wbuf_free(&pc->offsets);
-	free(pc);
-	if (rc == 0)
-		w->nchunks++;
-	else
-		w->failed = 1;
 	return rc;
 }
 
@@ -263,47 +243,27 @@ static int flush_chunk(struct mcap_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	while (chunk_pool_room(w->pool) == 0) {
-		int rc = write_pending(w);
-		if (rc < 0)
-			return rc;
-	}
-	struct pending *pc = calloc(1, sizeof *pc);
+	int rc = chunk_sink_make_room(&w->sink);
+	if (rc < 0)
+		return rc;
+	struct chunk_pending *pc = chunk_pending_new(w->chunk.len, w->chunk_start, w->chunk_end);
 	if (!pc)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	pc->raw_len = w->chunk.len;
-	pc->start = w->chunk_start;
-	pc->end = w->chunk_end;
+		return DSSM_ENOMEM;
 	/* a Message Index per channel in the chunk */
 	for (int i = 0; i < w->nchans; i++) {
 		struct mcap_channel *c = &w->chans[i];
 		if (c->index.len == 0)
 			continue;
-		wbuf_u16(&pc->offsets, (uint16_t)i);
-		wbuf_u64(&pc->offsets, pc->index.len);
+		wbuf_u16(&pc->extra, (uint16_t)i);
+		wbuf_u64(&pc->extra, pc->index.len);
 		size_t at = record_begin(&pc->index, OP_MESSAGE_INDEX);
 		wbuf_u16(&pc->index, (uint16_t)i);
 		wbuf_blob(&pc->index, c->index.data, c->index.len);
 		record_end(&pc->index, at);
 		wbuf_reset(&c->index);
 	}
-	if (pc->index.oom || pc->offsets.oom) {
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->offsets);
-		free(pc);
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	}
 	/* the pool owns the chunk's bytes now (and computes their CRC) */
-	uint8_t *raw = w->chunk.data;
-	size_t raw_len = w->chunk.len;
-	memset(&w->chunk, 0, sizeof w->chunk);
-	int rc = chunk_pool_submit_compress(w->pool, w->codec, raw, raw_len, 1, pc);
-	if (rc < 0) {
-		wbuf_free(&pc->index);
-		wbuf_free(&pc->offsets);
-		free(pc);
-	}
-	return rc;
+	return chunk_sink_submit(&w->sink, w->codec, &w->chunk, 1, pc);
 }
 
 int mcap_writer_message(struct mcap_writer *w, int channel, uint32_t sequence, int64_t log_time,
@@ -406,12 +366,7 @@ int mcap_writer_close(struct mcap_writer *w)
 	if (rc == 0)
 		rc = flush_chunk(w);
 	/* every chunk still in the pool: written, or after a failure freed */
-	if (rc < 0)
-		w->failed = 1;
-	while (chunk_pool_pending(w->pool) > 0) {
-		int prc = write_pending(w);
-		rc = rc < 0 ? rc : prc;
-	}
+	rc = chunk_sink_drain(&w->sink, rc);
 	if (rc == 0)
 		rc = write_summary(w);
 	chunk_pool_free(w->pool);
