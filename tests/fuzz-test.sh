@@ -5,7 +5,9 @@
 # our exports of a real one), the container reader, the rosbag2 SQLite reader,
 # the SSM log reader from small logs, and the message decoder from a
 # definition and sample of each encoding.
-# Skips, saying why, if clang's fuzzer runtime is missing.
+# Each target first runs the inputs under tests/fuzz/regress/TARGET/ (crashes
+# found once, kept so they stay fixed). Skips, saying why, if clang's fuzzer
+# runtime is missing.
 set -u
 cd "$(dirname "$0")/.."
 secs=${1:-10}
@@ -22,7 +24,13 @@ printf '\x08\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x15\xcd\x5b\x07\x00\x00
 printf '\x12\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00DSSM\x01\x00\x01\x00\x00\x00\x10\x00\x02\x00hi' >"$out/corpus/hello"
 printf '\x09\x00\x00\x00\xff\xff\x00\x00\x07\x00\x00\x00\xf9\xff\xff\xff\x03\x00bad' >"$out/corpus/error"
 status=0 passed=0 failed=0
-run() { # run NAME CORPUS MAXLEN
+run() { # run NAME CORPUS MAXLEN: first the inputs that once failed, then fuzz
+	local regress=tests/fuzz/regress/$1
+	if [ -d "$regress" ] && ! "$out/$1" -rss_limit_mb=2048 "$regress"/* >"$out/$1-regress.log" 2>&1; then
+		echo "  FAIL  $1: an input of $regress fails again"; tail -30 "$out/$1-regress.log"
+		failed=$((failed + 1)); status=1
+		return
+	fi
 	if "$out/$1" -max_total_time="$secs" -max_len="$3" -rss_limit_mb=2048 "$2" >"$out/$1.log" 2>&1; then
 		runs=$(grep -o 'Done [0-9]* runs' "$out/$1.log" | tail -1)
 		echo "  ok    $1: ${runs:-done} in ${secs}s, no crash"

@@ -51,7 +51,9 @@ static int lz4_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t
 	/* A chunk may hold several frames back to back; stop at the input's end. */
 	while (done_in < in_len) {
 		size_t src = in_len - done_in, dst = out_len - done_out;
-		hint = LZ4F_decompress(ctx, out + done_out, &dst, in + done_in, &src, NULL);
+		/* an empty chunk's output may be NULL, and NULL + 0 is undefined */
+		uint8_t *to = out ? out + done_out : NULL;
+		hint = LZ4F_decompress(ctx, to, &dst, in + done_in, &src, NULL);
 		if (LZ4F_isError(hint)) {
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: lz4: %s", what, LZ4F_getErrorName(hint));
 			break;
