@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bridge-test.sh [DSSM] - `dssm import` and `dssm export` against tools no one
 # here wrote: Debian's python3-rosbag reads every bag (the real recordings in
-# ../shared/data/recordings, our exports, a bag its own writer left unclosed),
+# tests/data/recordings, our exports, a bag its own writer left unclosed),
 # the C++ rosbag::View gives the order of unsorted bags (when its headers are
 # installed), python3's sqlite3 module reads rosbag2 .db3 files, and the npm
 # @mcap/core indexed reader reads our MCAP exports (when npm can install it;
@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
-rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+rec=${DSSM_RECORDINGS:-tests/data/recordings}
 oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
 tmp=$(mktemp -d /tmp/dssm-bridge-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -23,7 +23,7 @@ same() { # same NAME FILE1 FILE2
 }
 
 if [ ! -d "$rec" ]; then
-	echo "  skip: no recordings at $rec"; exit 0
+	echo "  FAIL  no recordings at $rec (tests/data/recordings is part of the repository)"; exit 1
 fi
 
 # ---- bags: import equals rosbag; export reads back in rosbag as the same ----

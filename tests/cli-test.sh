@@ -7,7 +7,7 @@ BUILD=$(dirname "$DSSM")
 export DSSM_NAMESPACE=cli-$$
 passed=0 failed=0
 tmp=$(mktemp -d)
-rec=${DSSM_RECORDINGS:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data/recordings}
+rec=${DSSM_RECORDINGS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data/recordings}
 cleanup() {
 	DSSM_NAMESPACE=$DSSM_NAMESPACE "$DSSM" cleanup --all-idle >/dev/null 2>&1
 	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE:" ); do rm -f "/dev/shm/$s"; done
@@ -249,11 +249,27 @@ t_record_query() {
 	"$DSSM" info "$tmp/rec" | tee "$tmp/i"
 	grep -E "^odom:0 +example/Odometry +[0-9]+ " "$tmp/i" || return 1
 	local n; n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
-	# 1.5 s at 200 Hz, give or take the recorder's 0.1 s timer and a loaded machine
-	[ "$n" -ge 200 ] && [ "$n" -le 400 ] || { echo "recorded $n samples in 1.5 s at 200 Hz"; return 1; }
+	# what was recorded, however fast the machine ran: some samples (the
+	# handler writes for 3 s, the recorder listens for 1.5 s), as many as
+	# the query gives, with consecutive TIDs (nothing lost in between)
+	"$DSSM" query "$tmp/rec" --streams odom >"$tmp/all" 2>"$tmp/qe" || return 1
+	python3 - "$tmp/all" "$n" <<'PY' || return 1
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+tids = [r["tid"] for r in recs]
+assert len(recs) == int(sys.argv[2]) >= 2, (len(recs), sys.argv[2])
+assert tids == list(range(tids[0], tids[0] + len(tids))), "TIDs not consecutive"
+PY
+	# --latest 0.1: exactly the samples of the last 0.1 s before the newest
 	"$DSSM" query "$tmp/rec" --streams odom --latest 0.1 >"$tmp/q" 2>"$tmp/qe" || return 1
-	local k; k=$(wc -l <"$tmp/q")
-	[ "$k" -ge 15 ] && [ "$k" -le 25 ] || { echo "--latest 0.1 gave $k samples"; return 1; }
+	python3 - "$tmp/all" "$tmp/q" <<'PY' || { echo "--latest 0.1 gave other samples than the last 0.1 s"; return 1; }
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+newest = max(r["time_ns"] for r in recs)
+want = [r for r in recs if r["time_ns"] >= newest - 100000000]
+got = [json.loads(l) for l in open(sys.argv[2])]
+assert got == want and got, (len(got), len(want))
+PY
 	has '"stream":"odom:0"' "$tmp/q" || return 1
 	"$DSSM" query "$tmp/rec" --streams nope 2>"$tmp/qe"; [ $? -eq 1 ] && has "no stream" "$tmp/qe" || return 1
 	# extract the last 0.1 s into a new container: the same samples come back out of it
@@ -278,9 +294,11 @@ t_record_query() {
 	cat "$tmp/p"
 	has "wrote $n samples" "$tmp/p" || return 1
 	! grep -q $'[\r\033]' "$tmp/p" || { echo "terminal control bytes in play's log"; return 1; }
-	# pacing: 1.5 s recorded, played at 2x: about 0.75 s
-	local took; took=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/p")
-	awk -v t="$took" 'BEGIN { exit !(t >= 0.55 && t <= 1.3) }' || { echo "2x play of 1.5 s took $took s"; return 1; }
+	# pacing at 2x: never faster than half the recorded span (a loaded
+	# machine may only make it slower, so there is no upper bound)
+	local took span; took=$(sed -n 's/.* in \([0-9.]*\) s$/\1/p' "$tmp/p")
+	span=$(python3 -c 'import json,sys; t=[json.loads(l)["time_ns"] for l in open(sys.argv[1])]; print((max(t)-min(t))/1e9)' "$tmp/all")
+	awk -v t="$took" -v s="$span" 'BEGIN { exit !(t >= s / 2 * 0.95) }' || { echo "2x play of $span s took $took s"; return 1; }
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" cat odom -n 0 --format json >"$tmp/pc" 2>/dev/null
 	"$DSSM" query "$tmp/rec" --format json 2>/dev/null | sed 's/"stream":"odom:0",//' >"$tmp/qc"
 	local played recorded
@@ -311,9 +329,15 @@ t_split_and_snapshot() {
 	tail -2 "$tmp/r"
 	ls "$tmp/roll"
 	[ "$(ls "$tmp/roll" | wc -l)" -eq 2 ] && [ -d "$tmp/roll/part-0004" ] && [ -d "$tmp/roll/part-0003" ] || return 1
-	# a 0.5 s part at 200 Hz: about 100 samples (the split timer ticks every 0.1 s)
-	n=$("$DSSM" info "$tmp/roll/part-0003" | awk '/^odom:0/ {print $3}')
-	[ "$n" -ge 60 ] && [ "$n" -le 160 ] || { echo "part-0003 holds $n samples"; return 1; }
+	# the two parts kept follow each other without a gap: part-0004 starts at
+	# the TID after part-0003's last (how many each holds depends on the
+	# machine's speed: the split timer ticks every 0.1 s)
+	"$DSSM" query "$tmp/roll/part-0003" >"$tmp/p3" 2>/dev/null && "$DSSM" query "$tmp/roll/part-0004" >"$tmp/p4" 2>/dev/null || return 1
+	python3 - "$tmp/p3" "$tmp/p4" <<'PY' || { echo "the kept parts are not consecutive"; return 1; }
+import json, sys
+tids = [json.loads(l)["tid"] for f in sys.argv[1:] for l in open(f)]
+assert len(tids) >= 2 and tids == list(range(tids[0], tids[0] + len(tids))), tids[:3]
+PY
 	"$DSSM" record -o "$tmp/snaps" odom --snapshot 2>"$tmp/s" &
 	local rp=$!
 	sleep 1
@@ -325,9 +349,14 @@ t_split_and_snapshot() {
 	cat "$tmp/s"
 	[ -d "$tmp/snaps/snapshot-0001" ] && [ -d "$tmp/snaps/snapshot-0002" ] || return 1
 	"$DSSM" info "$tmp/snaps/snapshot-0002" | tee "$tmp/i"
-	n=$(awk '/^odom:0/ {print $3}' "$tmp/i")
-	# the odometry ran ~4 s (5 s ring): the snapshot holds all of it
-	[ "$n" -ge 300 ] && [ "$n" -le 1200 ] || { echo "snapshot held $n samples"; return 1; }
+	# the odometry writes at most 6 s x 200 Hz, fewer than its ring's 1201
+	# slots: the snapshot holds all it wrote so far, from TID 0, nothing lost
+	"$DSSM" query "$tmp/snaps/snapshot-0002" >"$tmp/sq" 2>/dev/null || return 1
+	python3 - "$tmp/sq" <<'PY' || { echo "the snapshot is not the whole history from TID 0"; return 1; }
+import json, sys
+tids = [json.loads(l)["tid"] for l in open(sys.argv[1])]
+assert tids and tids == list(range(len(tids))), tids[:3]
+PY
 	kill $pid 2>/dev/null; wait $pid 2>/dev/null
 	"$DSSM" rm odom
 	"$DSSM" rm dssm.record-trigger

@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
-rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+rec=${DSSM_RECORDINGS:-tests/data/recordings}
 oracle="/usr/bin/python3 tests/decoder/genpy_oracle.py"
 tmp=$(mktemp -d /tmp/dssm-decoder-test.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -48,7 +48,7 @@ bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c app/
 if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm -pthread \
 	>"$out/build-bridge.log" 2>&1; then
 	mkdir -p "$out/bridge-corpus"
-	rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+	rec=${DSSM_RECORDINGS:-tests/data/recordings}
 	cp "$rec"/*.mcap "$out/bridge-corpus/" 2>/dev/null
 	if [ -x build/dssm ] && [ -f "$rec/example.bag" ]; then
 		rm -rf "$out/seed.d"
@@ -104,7 +104,7 @@ fi
 if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
-	rec=${DSSM_RECORDINGS:-../shared/data/recordings}
+	rec=${DSSM_RECORDINGS:-tests/data/recordings}
 	cp "$rec"/*.db3 "$out/db3-corpus/" 2>/dev/null
 	/usr/bin/python3 - "$out/db3-corpus/small.db3" <<'PY'
 import os, sqlite3, sys

@@ -599,7 +599,7 @@ static void test_import_out_of_order(void **state)
 
 static const char *recordings(void)
 {
-	return getenv("DSSM_RECORDINGS") ? getenv("DSSM_RECORDINGS") : "../shared/data/recordings";
+	return getenv("DSSM_RECORDINGS") ? getenv("DSSM_RECORDINGS") : "tests/data/recordings";
 }
 
 /* A property field as a string (static buffer), or NULL. */
@@ -693,7 +693,7 @@ static void test_real_recordings(void **state)
 {
 	(void)state;
 	const char *dir = getenv("DSSM_RECORDINGS") ? getenv("DSSM_RECORDINGS")
-	                                            : "../shared/data/recordings";
+	                                            : "tests/data/recordings";
 	static const struct { const char *file; size_t messages; } files[] = {
 		{"example.bag", 8647}, {"example-lz4.bag", 8647}, {"example-bz2.bag", 8647},
 		{"tilt_laser.bag", 4093}, {"talker.mcap", 20}, {"topics_and_services.mcap", 13},

@@ -368,12 +368,9 @@ def test_recording_corrupt_sample(run, tmp_path):
     assert e.value.code == dssm.ECORRUPT and "TID 2" in m and "count" in m and "byte" in m
 
 
-RECORDINGS = os.environ.get("DSSM_RECORDINGS",
-                            os.path.join(REPO, os.pardir, "shared", "data", "recordings"))
+RECORDINGS = os.environ.get("DSSM_RECORDINGS", os.path.join(REPO, "tests", "data", "recordings"))
 
 
-@pytest.mark.skipif(not os.path.exists(os.path.join(RECORDINGS, "talker.mcap")),
-                    reason="talker.mcap (a real ROS 2 recording) is not here")
 def test_real_ros2_recording(run, tmp_path):
     """talker.mcap's rcl_interfaces/msg/Log and std_msgs/msg/String, as ROS 2
     wrote them: decoded here as the C query decodes them."""
