@@ -21,6 +21,8 @@ struct cli_command {
 /* Subcommands (each in its own file). */
 int cmd_ls(int argc, char **argv);
 void help_ls(FILE *out);
+/* `dssm ls --dds ...` (ls_dds.c; cmd_ls hands over when it sees --dds). */
+int cli_ls_dds(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 void help_info(FILE *out);
 int cmd_cat(int argc, char **argv);
@@ -117,7 +119,8 @@ void cli_format_age(char *out, size_t cap, dssm_time_t age);
 /* ISO-8601 UTC with nanoseconds: 2026-11-22T03:14:36.123456789Z */
 void cli_format_time(char *out, size_t cap, dssm_time_t t);
 
-/* SIGINT/SIGTERM set cli_stop (installed without SA_RESTART so waits wake). */
+/* SIGINT/SIGTERM (and SIGPIPE) set cli_stop to the signal's number
+ * (installed without SA_RESTART so waits wake); the engines take &cli_stop. */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
 
