@@ -194,4 +194,20 @@ int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, ds
 int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
                     dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1);
 
+/* What `dssm query` was asked for (cmd_query.c); init sets its defaults
+ * (everything, as JSON). */
+struct cli_query_opts {
+	const char *list, *output;   /* --streams, --output (NULL: none) */
+	struct cli_time start, end;
+	dssm_time_t latest, deadline; /* -1: not given */
+	double bandwidth_mb;
+	long limit;                  /* -n; -1: all */
+	enum cli_format f;
+	int data_hex;
+};
+void cli_query_init(struct cli_query_opts *o);
+/* `dssm query DIR|FILE` of a local recording, as `dssm cat DIR|FILE` runs it
+ * too (its messages say "dssm query"): the exit status. */
+int cli_query_local(const char *path, const struct cli_query_opts *o);
+
 #endif
