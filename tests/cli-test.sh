@@ -557,6 +557,24 @@ check "cat --follow follows a ring removed and made again (said)" t_follow_made_
 check "cat --follow DIR/NAME follows the ring's next entry when it was made again (said)" t_follow_recording_made_again
 check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
 check "a proxy restarted, its ring made again meanwhile: mirror ends (exit 1), record follows" t_proxy_restart_ring_made_again
+# the proxy stops on SIGINT and on SIGTERM (the command's signal handler,
+# not the proxy's own), saying which, then its summary; exit 0
+t_proxy_stop() {
+	local sig proxy rc
+	for sig in INT TERM; do
+		rm -f "$tmp/sport"
+		"$DSSM" proxy --port 0 --port-file "$tmp/sport" --listen 127.0.0.1 2>"$tmp/sp" &
+		proxy=$!
+		for _ in $(seq 100); do [ -s "$tmp/sport" ] && break; sleep 0.05; done
+		"$DSSM" ls "127.0.0.1:$(cat "$tmp/sport")" >/dev/null || { kill $proxy; return 1; }
+		kill -$sig $proxy; wait $proxy; rc=$?
+		cat "$tmp/sp"
+		[ $rc -eq 0 ] && has "^dssm proxy: SIG$sig: stopping$" "$tmp/sp" &&
+			has "^dssm proxy: served 1 connections (0 dropped) in [0-9.]* s: [1-9][0-9]* frames / " "$tmp/sp" ||
+			return 1
+	done
+}
+check "proxy: SIGINT and SIGTERM stop it, said, with its summary (exit 0)" t_proxy_stop
 check "top -n 1" t_top
 # top measures periods between the samples' own times, and every sample once
 # whatever interval it falls in: 10, 30 and 10 ms apart here

@@ -21,6 +21,8 @@ struct cli_command {
 /* Subcommands (each in its own file). */
 int cmd_ls(int argc, char **argv);
 void help_ls(FILE *out);
+/* `dssm ls --dds ...` (ls_dds.c; cmd_ls hands over when it sees --dds). */
+int cli_ls_dds(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 void help_info(FILE *out);
 int cmd_cat(int argc, char **argv);
@@ -117,7 +119,8 @@ void cli_format_age(char *out, size_t cap, dssm_time_t age);
 /* ISO-8601 UTC with nanoseconds: 2026-11-22T03:14:36.123456789Z */
 void cli_format_time(char *out, size_t cap, dssm_time_t t);
 
-/* SIGINT/SIGTERM set cli_stop (installed without SA_RESTART so waits wake). */
+/* SIGINT/SIGTERM (and SIGPIPE) set cli_stop to the signal's number
+ * (installed without SA_RESTART so waits wake); the engines take &cli_stop. */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
 
@@ -190,5 +193,21 @@ int cli_parse_duration_ms(const char *cmd, const char *opt, const char *text, ds
  * naming both ends. Returns 0, or the exit status after printing why. */
 int cli_time_window(const char *cmd, const struct cli_time *start, const struct cli_time *end,
                     dssm_time_t first, dssm_time_t last, dssm_time_t *t0, dssm_time_t *t1);
+
+/* What `dssm query` was asked for (cmd_query.c); init sets its defaults
+ * (everything, as JSON). */
+struct cli_query_opts {
+	const char *list, *output;   /* --streams, --output (NULL: none) */
+	struct cli_time start, end;
+	dssm_time_t latest, deadline; /* -1: not given */
+	double bandwidth_mb;
+	long limit;                  /* -n; -1: all */
+	enum cli_format f;
+	int data_hex;
+};
+void cli_query_init(struct cli_query_opts *o);
+/* `dssm query DIR|FILE` of a local recording, as `dssm cat DIR|FILE` runs it
+ * too (its messages say "dssm query"): the exit status. */
+int cli_query_local(const char *path, const struct cli_query_opts *o);
 
 #endif

@@ -135,31 +135,23 @@ void help_cat(FILE *out)
 
 /* `dssm cat DIR|FILE`: a recording's samples in time order, as `dssm query`
  * prints them (all, or the first -n), in cat's default text format. */
-static int cat_recording(const char *path, int follow, long count, const char *format,
+static int cat_recording(const char *path, int follow, long count, enum cli_format f,
                          int data_hex)
 {
 	if (follow)
 		return cli_usage("cat", "--follow follows a stream; %s is a recording", path);
-	char n[32];
-	snprintf(n, sizeof n, "%ld", count);
-	char *args[9] = {"query", (char *)path, "--format", (char *)(format ? format : "text")};
-	int k = 4;
-	if (count >= 0) {
-		args[k++] = "-n";
-		args[k++] = n;
-	}
-	if (data_hex)
-		args[k++] = "--data-hex";
-	args[k] = NULL;
-	optind = 0; /* getopt starts again for query's options */
-	return cmd_query(k, args);
+	struct cli_query_opts q;
+	cli_query_init(&q);
+	q.limit = count;
+	q.f = f;
+	q.data_hex = data_hex;
+	return cli_query_local(path, &q);
 }
 
 /* What `dssm cat` was asked for. */
 struct cat_opts {
 	long last_n;
 	int follow, data_hex, n_given;
-	const char *format_text;
 	enum cli_format f;
 };
 
@@ -190,7 +182,6 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 		case 'F':
 			if (cli_parse_format("cat", optarg, &o->f) < 0)
 				return EXIT_USAGE;
-			o->format_text = optarg;
 			break;
 		default:
 			return cli_usage("cat", "unknown option");
@@ -382,7 +373,7 @@ int cmd_cat(int argc, char **argv)
 		return status;
 	if (cli_is_path(argv[optind]))
 		return cat_recording(argv[optind], o.follow, o.n_given && o.last_n > 0 ? o.last_n : -1,
-		                     o.format_text, o.data_hex);
+		                     o.f, o.data_hex);
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;

@@ -175,7 +175,7 @@ static int run(const struct ddsb_config *cfg)
 		        (long long)(cfg->spin / 1000));
 	struct ddsb_stats st;
 	dssm_time_t start = dssm_now();
-	int rc = ddsb_run(cfg, &st);
+	int rc = dssm__dds_run(cfg, &cli_stop, &st);
 	int status = rc < 0 ? cli_dssm_error("dds", rc) : 0;
 	summarise(&st, start);
 	return status;
@@ -185,7 +185,6 @@ int cmd_dds(int argc, char **argv)
 {
 	struct cli_dds d;
 	cli_dds_init(&d);
-	d.cfg.stop = &cli_stop;
 	/* at most argc of each */
 	const char **publish = calloc((size_t)argc, sizeof *publish);
 	struct ddsb_subscription *subs = calloc((size_t)argc, sizeof *subs);

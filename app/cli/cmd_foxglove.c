@@ -136,6 +136,18 @@ static int parse_options(int argc, char **argv, struct fg_config *cfg)
 	return 0;
 }
 
+/* The line at a clean stop: what the server did. */
+static void summarise(const struct fg_figures *f)
+{
+	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
+	        "%llu dropped for slow clients, %llu published, %llu not published (ring busy), "
+	        "%llu ops refused\n",
+	        (unsigned long long)f->connections, (unsigned long long)f->messages_out,
+	        (unsigned long long)f->bytes_out, (unsigned long long)f->dropped,
+	        (unsigned long long)f->published, (unsigned long long)f->busy_dropped,
+	        (unsigned long long)f->refused_ops);
+}
+
 int cmd_foxglove(int argc, char **argv)
 {
 	struct fg_config cfg = {
@@ -148,8 +160,13 @@ int cmd_foxglove(int argc, char **argv)
 	};
 	cfg.writes.server = "Foxglove server";
 	int rc = parse_options(argc, argv, &cfg);
-	if (rc == 0)
-		rc = fg_run(&cfg);
+	if (rc == 0) {
+		struct fg_figures fig;
+		cli_catch_signals();
+		rc = dssm__foxglove_run(&cfg, &cli_stop, &fig);
+		if (rc == 0)
+			summarise(&fig);
+	}
 	free(cfg.writes.allow_write);
 	return rc;
 }

@@ -130,6 +130,18 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 	}
 }
 
+/* The line at a clean stop: what the proxy did. */
+static void summarise(const struct proxy_figures *f)
+{
+	fprintf(stderr,
+	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
+	        "in, %llu frames / %llu bytes out (%llu bytes by %llu direct writes)\n",
+	        (unsigned long long)f->accepted, (unsigned long long)f->dropped, f->seconds,
+	        (unsigned long long)f->frames_in, (unsigned long long)f->bytes_in,
+	        (unsigned long long)f->frames_out, (unsigned long long)f->bytes_out,
+	        (unsigned long long)f->bytes_sent, (unsigned long long)f->writes);
+}
+
 int cmd_proxy(int argc, char **argv)
 {
 	struct proxy_config cfg = {
@@ -166,8 +178,13 @@ int cmd_proxy(int argc, char **argv)
 		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
 	if (rc == 0 && cfg.read_only && cfg.n_allow_write)
 		rc = cli_usage("proxy", "--read-only and --allow-write exclude each other");
-	if (rc == 0)
-		rc = proxy_run(&cfg);
+	if (rc == 0) {
+		struct proxy_figures fig;
+		cli_catch_signals();
+		rc = dssm__proxy_run(&cfg, &cli_stop, &fig);
+		if (rc == 0)
+			summarise(&fig);
+	}
 	free(cfg.allow_write);
 	auth_secret_free(secret);
 	return rc;

@@ -98,19 +98,14 @@ static int query_remote(const char *address, const char *list, const struct cli_
 	return 0;
 }
 
-/* What `dssm query` was asked for. */
-struct query_opts {
-	const char *list, *output;
-	struct cli_time start, end;
-	dssm_time_t latest, deadline;
-	double bandwidth_mb;
-	long limit;
-	enum cli_format f;
-	int data_hex;
-};
+void cli_query_init(struct cli_query_opts *o)
+{
+	*o = (struct cli_query_opts){.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
+	                             .deadline = -1, .limit = -1, .f = FORMAT_JSON};
+}
 
 /* 0, or the exit status after a usage error was printed. */
-static int query_parse_options(int argc, char **argv, struct query_opts *o)
+static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 {
 	static const struct option longopts[] = {{"streams", required_argument, 0, 's'},
 	                                         {"start", required_argument, 0, 'a'},
@@ -152,7 +147,7 @@ static int query_parse_options(int argc, char **argv, struct query_opts *o)
 
 /* A query of a local recording, from the selection to the summary. */
 struct query_run {
-	const struct query_opts *o;
+	const struct cli_query_opts *o;
 	dssm_container *c;
 	int n, ns;
 	int *sel;                            /* the selected streams' indexes, ns of them */
@@ -205,7 +200,7 @@ static int query_select(struct query_run *r)
 /* The selected streams' decoders, for the printed formats. */
 static void query_init_decoders(struct query_run *r)
 {
-	const struct query_opts *o = r->o;
+	const struct cli_query_opts *o = r->o;
 	for (int i = 0; i < r->ns && r->decs && !o->output && (o->f == FORMAT_TEXT || o->f == FORMAT_JSON);
 	     i++) {
 		dssm_recorded rec;
@@ -237,7 +232,7 @@ static int query_create_output(struct query_run *r)
  * a terminal for large outputs. 0 at the end, or a DSSM_E* code. */
 static int query_loop(struct query_run *r)
 {
-	const struct query_opts *o = r->o;
+	const struct cli_query_opts *o = r->o;
 	int64_t total = dssm_query_remaining(r->q);
 	int progress = isatty(STDERR_FILENO) && (o->output || !isatty(STDOUT_FILENO)) && total > 10000;
 	dssm_time_t shown = 0;
@@ -313,8 +308,7 @@ static void query_free(struct query_run *r)
 	free(r->dmg.said);
 }
 
-/* `dssm query DIR|FILE`: a local recording. */
-static int query_local(const char *path, const struct query_opts *o)
+int cli_query_local(const char *path, const struct cli_query_opts *o)
 {
 	if (o->deadline > 0)
 		return cli_usage("query", "--deadline is for recordings served by a proxy");
@@ -378,8 +372,8 @@ static int query_local(const char *path, const struct query_opts *o)
 
 int cmd_query(int argc, char **argv)
 {
-	struct query_opts o = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
-	                       .deadline = -1, .limit = -1, .f = FORMAT_JSON};
+	struct cli_query_opts o;
+	cli_query_init(&o);
 	int rc = query_parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
@@ -392,7 +386,7 @@ int cmd_query(int argc, char **argv)
 		return query_remote(path, o.list, &o.start, &o.end, o.latest, o.deadline, o.bandwidth_mb,
 		                    o.f);
 	}
-	return query_local(path, &o);
+	return cli_query_local(path, &o);
 }
 
 void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)

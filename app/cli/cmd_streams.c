@@ -12,7 +12,6 @@
 
 #include "cli.h"
 #include "dssm/connector.h"
-#include "app/dds/discover.h"
 
 static void writer_text(const dssm_stream_info *s, char *out, size_t cap)
 {
@@ -145,7 +144,7 @@ int cmd_ls(int argc, char **argv)
 	int json = 0, opt;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--dds"))
-			return ddsb_cmd_ls(argc, argv);   /* a DDS domain: app/dds/discover.c */
+			return cli_ls_dds(argc, argv);   /* a DDS domain: ls_dds.c */
 	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'F' && cli_parse_table_format("ls", optarg, &json) < 0)

@@ -227,8 +227,7 @@ volatile sig_atomic_t cli_stop;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	cli_stop = 1;
+	cli_stop = sig; /* which one: an engine may say it (the proxy's "SIGINT: stopping") */
 }
 
 void cli_catch_signals(void)

@@ -1,5 +1,5 @@
 /*
- * bridge.c - the bridge's main loop (ddsb_run): one DDS participant; every
+ * bridge.c - the bridge's main loop (dssm__dds_run): one DDS participant; every
  * DDSB_SCAN_MS the rings of this host are listed and those selected
  * (--publish globs, --all) get a publishing thread (publish.c), except rings
  * made from DDS (the echo rule, marks.c); vanished rings stop theirs, and a
@@ -349,13 +349,14 @@ static int setup(struct bridge *b)
 	return 0;
 }
 
-int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *st)
+int dssm__dds_run(const struct ddsb_config *cfg, volatile sig_atomic_t *stop,
+                  struct ddsb_stats *st)
 {
 	struct bridge b = {.cfg = cfg, .st = st};
 	memset(st, 0, sizeof *st);
 	int rc = setup(&b);
 	dssm_time_t last_scan = 0; /* now - INT64_MIN would overflow */
-	while (rc == 0 && !(cfg->stop && *cfg->stop) && !(cfg->halt && atomic_load(cfg->halt))) {
+	while (rc == 0 && !(stop && *stop) && !(cfg->halt && atomic_load(cfg->halt))) {
 		dssm_time_t now = dssm_now();
 		if ((cfg->all || cfg->npublish) && now - last_scan >= DDSB_SCAN_MS * INT64_C(1000000)) {
 			scan(&b);

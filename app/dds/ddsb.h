@@ -1,7 +1,7 @@
 /*
  * ddsb.h - `dssm dds`, the bridge between this host's rings and a DDS
  * domain (Eclipse Cyclone DDS): what the files of dds/ share. The command
- * (app/cli/cmd_dds.c) uses only the config, ddsb_run and the stats.
+ * (app/cli/cmd_dds.c) uses only the config, dssm__dds_run and the stats.
  *
  * Every name here starts with ddsb_ (Cyclone's own are dds_ and ddsi_).
  * docs/dds.md describes the naming, the generic type, the QoS mapping and
@@ -45,8 +45,7 @@ struct ddsb_config {
 	dssm_time_t spin;               /* ns a publishing thread, caught up, polls its ring
 	                                 * before it sleeps (0: sleeps at once; --spin) */
 	FILE *log;                      /* where the log lines go (stderr) */
-	volatile sig_atomic_t *stop;    /* set by a signal: ddsb_run returns (NULL: none) */
-	atomic_int *halt;               /* set by another thread: the same (NULL: none) */
+	atomic_int *halt;               /* set by another thread: dssm__dds_run returns (NULL: none) */
 	/* A topic matching a glob of subs got its subscription, into ring
 	 * ("NAME:ID", made at its first sample): called from the bridge's
 	 * thread, with user. NULL: nobody is told. */
@@ -84,9 +83,11 @@ struct ddsb_stats {
 	uint64_t unpublishable;  /* rings selected that could not be published (logged once) */
 };
 
-/* Run the bridge until *cfg->stop or *cfg->halt. 0, or a DSSM_E* code with
- * dssm_last_error() saying what failed (a DDS entity, a ring). */
-int ddsb_run(const struct ddsb_config *cfg, struct ddsb_stats *stats);
+/* Run the bridge until *stop (set by the command's signal handler; NULL:
+ * none) or *cfg->halt. 0, or a DSSM_E* code with dssm_last_error() saying
+ * what failed (a DDS entity, a ring); *stats holds the figures either way. */
+int dssm__dds_run(const struct ddsb_config *cfg, volatile sig_atomic_t *stop,
+                  struct ddsb_stats *stats);
 
 /* ---- naming.c: rings <-> topics, dssm types <-> DDS type names ------------- */
 
@@ -385,7 +386,7 @@ int ddsb_domain_parse(const char *text, const char *what, int *domain);
 int ddsb_source_check(char *const *specs, int n);
 struct ddsb_source;
 /* Subscribe the n specs ("dds:TOPIC[=RING]", "dds:GLOB") in a thread of
- * this process (ddsb_run, nothing published), with base's domain, limits
+ * this process (dssm__dds_run, nothing published), with base's domain, limits
  * (max_size, slots, max_stream_bytes, max_total_bytes), verbose and log.
  * wait > 0: return when every exact topic's ring exists (its first sample
  * came), or DSSM_ETIMEDOUT after wait or when *interrupt is set (with

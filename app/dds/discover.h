@@ -4,14 +4,14 @@
  * hosts and processes of the writers, read from Cyclone DDS's built-in
  * discovery topics after a discovery window. ROS 2's names are demangled
  * ("rt/chatter" is the topic /chatter, "std_msgs::msg::dds_::String_" the
- * type std_msgs/msg/String). docs/dds.md, "Listing a domain".
+ * type std_msgs/msg/String). docs/dds.md, "Listing a domain"; the command
+ * (options, printing) is app/cli/ls_dds.c.
  */
 #ifndef DSSM_DDS_DISCOVER_H
 #define DSSM_DDS_DISCOVER_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 /* How a DDS topic name reads in ROS 2. */
 enum ddsb_kind {
@@ -53,9 +53,5 @@ void ddsb_domain_free(struct ddsb_domain *d);
  * "std_msgs/msg/String", other type names unchanged. */
 enum ddsb_kind ddsb_demangle_topic(const char *dds, char *out, size_t cap);
 void ddsb_demangle_type(const char *dds, char *out, size_t cap);
-
-/* `dssm ls --dds [--domain N] [--wait SECONDS] [--format table|json]`
- * (cmd_ls hands over when it sees --dds): the exit status. */
-int ddsb_cmd_ls(int argc, char **argv);
 
 #endif

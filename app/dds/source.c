@@ -1,6 +1,6 @@
 /*
  * source.c - DDS topics as sources of `dssm record` and `dssm mirror`
- * ("dds:TOPIC[=RING]", docs/dds.md): the bridge's subscriptions (ddsb_run
+ * ("dds:TOPIC[=RING]", docs/dds.md): the bridge's subscriptions (dssm__dds_run
  * with nothing published) run in a thread of the calling process and write
  * each topic into its ring, which the command then records or keeps. The
  * ring is made at the topic's first sample (subscribe.c), so a caller that
@@ -32,7 +32,7 @@ struct ddsb_source {
 	atomic_int stop;                    /* set here, read by the bridge's thread */
 	pthread_t thread;
 	int started;
-	atomic_int done;                    /* ddsb_run returned: rc and error say how */
+	atomic_int done;                    /* dssm__dds_run returned: rc and error say how */
 	int rc;
 	char error[512];
 	struct ddsb_stats st;
@@ -63,7 +63,7 @@ int ddsb_domain_parse(const char *text, const char *what, int *domain)
 static void *run(void *arg)
 {
 	struct ddsb_source *s = arg;
-	s->rc = ddsb_run(&s->cfg, &s->st);
+	s->rc = dssm__dds_run(&s->cfg, NULL, &s->st);
 	if (s->rc < 0) /* dssm_last_error() is this thread's */
 		snprintf(s->error, sizeof s->error, "%s", dssm_last_error());
 	atomic_store(&s->done, 1);

@@ -18,6 +18,7 @@
 #ifndef DSSM_FOXGLOVE_H
 #define DSSM_FOXGLOVE_H
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -60,8 +61,20 @@ struct fg_config {
 	int verbose;
 };
 
-/* Runs until SIGINT/SIGTERM. 0 on a clean stop, 1 on failure (said on stderr). */
-int fg_run(const struct fg_config *cfg);
+/* What a server did, for the summary the command prints at its stop. */
+struct fg_figures {
+	uint64_t connections;
+	uint64_t messages_out, bytes_out; /* sent to clients */
+	uint64_t dropped;                 /* for slow clients */
+	uint64_t published, busy_dropped; /* into rings; not, the ring busy */
+	uint64_t refused_ops;
+};
+
+/* Serve until *stop is set (the command's signal handler sets it; the loop
+ * sees it within 100 ms). 0 on a clean stop with *fig filled; 1 on failure,
+ * 2 on a refused configuration (both said on stderr). */
+int dssm__foxglove_run(const struct fg_config *cfg, volatile sig_atomic_t *stop,
+                       struct fg_figures *fig);
 
 /* ---- samples: read once, queued to every subscriber by reference ---- */
 

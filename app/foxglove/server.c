@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "lib/remote/wire.h"
-#include "app/cli/cli.h"
 #include "json.h"
 #include "protocol.h"
 #include "server.h"
@@ -360,8 +359,22 @@ static void lws_log(int level, const char *line)
 	fprintf(stderr, "dssm foxglove: libwebsockets: %s", line);
 }
 
-int fg_run(const struct fg_config *cfg)
+/* The totals the server kept, for the command's summary. */
+static void figures(const struct fg_server *srv, struct fg_figures *fig)
 {
+	fig->connections = srv->connections;
+	fig->messages_out = srv->messages_out;
+	fig->bytes_out = srv->bytes_out;
+	fig->dropped = srv->dropped;
+	fig->published = srv->published;
+	fig->busy_dropped = srv->busy_dropped;
+	fig->refused_ops = srv->refused_ops;
+}
+
+int dssm__foxglove_run(const struct fg_config *cfg, volatile sig_atomic_t *stop,
+                       struct fg_figures *fig)
+{
+	memset(fig, 0, sizeof *fig);
 	struct fg_server srv;
 	memset(&srv, 0, sizeof srv);
 	srv.cfg = cfg;
@@ -372,7 +385,7 @@ int fg_run(const struct fg_config *cfg)
 	if (!is_loopback(host) && !cfg->allow_remote) {
 		fprintf(stderr, "dssm foxglove: '%s' is not a loopback address: anyone who reaches it "
 		        "sees every stream; say so with --allow-remote (see README: what protects it)\n", host);
-		return EXIT_USAGE;
+		return 2; /* bad usage */
 	}
 	lws_set_log_level(cfg->verbose > 1 ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log);
 
@@ -406,9 +419,8 @@ int fg_run(const struct fg_config *cfg)
 	say_serving(&srv, host);
 	if (!srv.play)
 		rescan(&srv);
-	cli_catch_signals();
 	lws_sul_schedule(srv.ctx, 0, &srv.tick, on_tick, TICK_US);
-	while (!cli_stop)
+	while (!*stop)
 		if (lws_service(srv.ctx, 0) < 0)
 			break;
 	/* watchers first: they must not wake a context being destroyed */
@@ -417,12 +429,6 @@ int fg_run(const struct fg_config *cfg)
 	fg_live_shutdown();
 	lws_context_destroy(srv.ctx); /* closes the clients (their CLOSED frees them) */
 	release(&srv);
-	fprintf(stderr, "dssm foxglove: stopped: %llu connections, %llu messages (%llu bytes) sent, "
-	        "%llu dropped for slow clients, %llu published, %llu not published (ring busy), "
-	        "%llu ops refused\n",
-	        (unsigned long long)srv.connections, (unsigned long long)srv.messages_out,
-	        (unsigned long long)srv.bytes_out, (unsigned long long)srv.dropped,
-	        (unsigned long long)srv.published, (unsigned long long)srv.busy_dropped,
-	        (unsigned long long)srv.refused_ops);
+	figures(&srv, fig);
 	return 0;
 }

@@ -252,11 +252,19 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void on_signal(evutil_socket_t sig, short what, void *arg)
+/* How soon a stop request is seen: the command's signal handler only sets
+ * a flag (it owns the signals), and no event of ours wakes for it. */
+#define STOP_CHECK_US 100000
+
+static void on_stop_check(evutil_socket_t fd, short what, void *arg)
 {
+	(void)fd;
 	(void)what;
 	struct proxy *px = arg;
-	proxy_logf(px, 0, "%s: stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+	int sig = *px->stop;
+	if (!sig)
+		return;
+	proxy_logf(px, 0, "%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	event_base_loopbreak(px->base);
 }
 
@@ -379,16 +387,16 @@ static void announce(const struct proxy *px)
 	        px->cfg.secret ? ", secret required" : "");
 }
 
-/* Run the loop until SIGINT or SIGTERM, with the once-a-second tick. */
+/* Run the loop until a stop request, with the once-a-second tick. */
 static void proxy_loop(struct proxy *px)
 {
-	struct event *sigint = evsignal_new(px->base, SIGINT, on_signal, px);
-	struct event *sigterm = evsignal_new(px->base, SIGTERM, on_signal, px);
+	struct event *stop = event_new(px->base, -1, EV_PERSIST, on_stop_check, px);
 	struct event *tick = event_new(px->base, -1, EV_PERSIST, on_tick, px);
-	struct timeval second = {1, 0};
-	event_add(sigint, NULL);
-	event_add(sigterm, NULL);
+	struct timeval second = {1, 0}, soon = {0, STOP_CHECK_US};
+	event_add(stop, &soon);
 	event_add(tick, &second);
+	/* a client that went makes a write to its socket raise SIGPIPE: the
+	 * write's error is what the proxy acts on */
 	signal(SIGPIPE, SIG_IGN);
 	event_base_dispatch(px->base);
 	while (px->clients)
@@ -396,34 +404,33 @@ static void proxy_loop(struct proxy *px)
 	proxy_auth_fail_summaries(px, dssm__monotonic(), 1);
 	proxy_auth_table_full_log(px, dssm__monotonic());
 	emfile_log(px, 1);
-	event_free(sigint);
-	event_free(sigterm);
+	event_free(stop);
 	event_free(tick);
 }
 
-/* The summary line at exit; the watcher threads' direct sends count too. */
-static void summarise(struct proxy *px, dssm_time_t start)
+/* The totals at exit; the watcher threads' direct sends count too. */
+static void figures(struct proxy *px, dssm_time_t start, struct proxy_figures *fig)
 {
-	px->frames_out += atomic_load(&px->direct_frames);
-	px->bytes_out += atomic_load(&px->direct_bytes);
-	px->writes += atomic_load(&px->direct_writes);
-	px->bytes_sent += atomic_load(&px->direct_sent);
-	fprintf(stderr,
-	        "dssm proxy: served %llu connections (%llu dropped) in %.1f s: %llu frames / %llu bytes "
-	        "in, %llu frames / %llu bytes out (%llu bytes by %llu direct writes)\n",
-	        (unsigned long long)px->accepted, (unsigned long long)px->dropped,
-	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)px->frames_in,
-	        (unsigned long long)px->bytes_in, (unsigned long long)px->frames_out,
-	        (unsigned long long)px->bytes_out, (unsigned long long)px->bytes_sent,
-	        (unsigned long long)px->writes);
+	fig->seconds = dssm_time_to_sec(dssm_now() - start);
+	fig->accepted = px->accepted;
+	fig->dropped = px->dropped;
+	fig->frames_in = px->frames_in;
+	fig->bytes_in = px->bytes_in;
+	fig->frames_out = px->frames_out + atomic_load(&px->direct_frames);
+	fig->bytes_out = px->bytes_out + atomic_load(&px->direct_bytes);
+	fig->writes = px->writes + atomic_load(&px->direct_writes);
+	fig->bytes_sent = px->bytes_sent + atomic_load(&px->direct_sent);
 }
 
 /* Redis's ae.c shape: create, main loop, delete. */
-int proxy_run(const struct proxy_config *cfg_in)
+int dssm__proxy_run(const struct proxy_config *cfg_in, volatile sig_atomic_t *stop,
+                    struct proxy_figures *fig)
 {
 	struct proxy px;
 	memset(&px, 0, sizeof px);
+	memset(fig, 0, sizeof *fig);
 	px.cfg = *cfg_in;
+	px.stop = stop;
 	px.auth_refill = AUTH_FAIL_REFILL;
 	proxy_read_boot_id(px.boot_id);
 	/* DSSM_TEST_AUTH_REFILL_MS: a longer refill, so a test of the limiter
@@ -443,7 +450,7 @@ int proxy_run(const struct proxy_config *cfg_in)
 		dssm_time_t start = dssm_now();
 		proxy_loop(&px);
 		proxy_close(&px);
-		summarise(&px, start);
+		figures(&px, start, fig);
 		return 0;
 	}
 	proxy_close(&px);

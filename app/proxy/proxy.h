@@ -5,6 +5,7 @@
 #ifndef DSSM_PROXY_H
 #define DSSM_PROXY_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,7 +38,20 @@ struct proxy_config {
  * a few hundred bytes): an unauthenticated peer pins no memory. */
 #define PROXY_PREAUTH_MAX_PAYLOAD 4096
 
-/* Runs until SIGINT/SIGTERM; prints a summary. 0 on a clean stop. */
-int proxy_run(const struct proxy_config *cfg);
+/* What a proxy did, for the summary the command prints at its stop. */
+struct proxy_figures {
+	double seconds;                    /* served */
+	uint64_t accepted, dropped;        /* connections */
+	uint64_t frames_in, bytes_in;
+	uint64_t frames_out, bytes_out;    /* all, the watcher threads' direct sends too */
+	uint64_t writes, bytes_sent;       /* by its own writes (the rest: libevent's) */
+};
+
+/* Serve until *stop is set (the command's signal handler sets it to the
+ * signal's number; the loop sees it within 100 ms and logs "SIGINT:
+ * stopping"). 0 on a clean stop with *fig filled; 1 on failure, 2 on a
+ * refused configuration (both said on stderr). */
+int dssm__proxy_run(const struct proxy_config *cfg, volatile sig_atomic_t *stop,
+                    struct proxy_figures *fig);
 
 #endif

@@ -136,6 +136,7 @@ struct auth_fail {
 
 struct proxy {
 	struct proxy_config cfg;
+	volatile sig_atomic_t *stop; /* set by the command's signal handler (the signal) */
 	/* this host's boot id (16 zero bytes if it cannot be read): with a
 	 * ring's st_dev and st_ino, its identity across a reboot (tmpfs inode
 	 * numbers start again at boot), sent in OPEN replies */
