@@ -305,7 +305,7 @@ static void group_layout(struct play_run *p, int i, const dssm_recorded *r,
 	}
 }
 
-/* Create the ring of stream i as it was recorded (--fresh: re-created) and
+/* Create the ring of stream i as it was recorded (--fresh: made again) and
  * check that it can take the replay's first sample. 0, or the exit status
  * after an error was printed. */
 static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)

@@ -344,7 +344,7 @@ static void track_interval(struct tracked *k, const dssm_stream_info *cur)
 	if (!cur->count)
 		return;
 	if (!k->s || k->next_tid > cur->tid_newest + 1 || dssm_is_current(k->s) == 0) {
-		/* new, or removed and created again (one stat: its TIDs may not
+		/* new, or removed and made again (one stat: its TIDs may not
 		 * have gone back) */
 		if (k->s)
 			dssm_close(k->s);

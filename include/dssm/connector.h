@@ -75,7 +75,7 @@
  *   connector (re)opens the stream, which any call on the handle may do
  *   after a lost connection (a read, a wait, dssm_info). Copy it before the
  *   next call on the handle if it is kept; the stream may even have been
- *   created again with another schema meanwhile.
+ *   made again with another schema meanwhile.
  * - A write (dssm_write, dssm_write_commit), dssm_read_next or
  *   dssm_read_back that fails with DSSM_ECONN (the link was lost before the
  *   reply) or DSSM_ETIMEDOUT may have been applied by the proxy: such calls

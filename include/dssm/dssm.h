@@ -61,7 +61,7 @@
  *   cleanup` run where the users' processes are not in /proc may remove a
  *   stream in use. Processes that rely on these share a PID namespace
  *   (containers: --pid=host).
- * - A handle never follows a re-created stream: after dssm_remove (`dssm
+ * - A handle never follows a stream made again: after dssm_remove (`dssm
  *   rm`, `dssm cleanup`) and a new dssm_create of the same NAME:ID, open
  *   handles keep reading and writing the old, unlinked segment and see
  *   nothing of the new one. dssm_is_current tells (one stat); open the

@@ -238,7 +238,7 @@ struct dssm_stream {
 	char name[DSSM_NAME_MAX + 1];
 	int id;
 	uint64_t seg_dev, seg_ino;    /* the segment's identity: a stream removed
-	                               * and created again is another segment */
+	                               * and made again is another segment */
 	/* NULL for a local ring. Else the backend's table of operations
 	 * (lib/ring/backend.h: a proxy, a recording) and its private state; then
 	 * the shared-memory fields above are unused */
