@@ -247,7 +247,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg)
 	 * otherwise; 130 MB stayed after a flood). At most once a second. */
 	if (px->trim) {
 		px->trim = 0;
-		proxy_pool_drain();
+		proxy_pool_drain(&px->pool);
 		malloc_trim(0);
 	}
 }
@@ -321,7 +321,7 @@ static void proxy_close(struct proxy *px)
 		close(px->reserve_fd);
 	if (px->watchset)
 		watchset_free(px->watchset);
-	proxy_pool_drain();
+	proxy_pool_drain(&px->pool);
 	if (px->listener)
 		evconnlistener_free(px->listener);
 	if (px->base)

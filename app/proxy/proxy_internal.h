@@ -134,6 +134,14 @@ struct auth_fail {
 	uint64_t failed, refused; /* since the last log line */
 };
 
+/* Blocks of big frames kept for the next (send.c), one pool per proxy. */
+#define PROXY_POOL_BLOCKS 16
+struct proxy_block_pool {
+	void *block[PROXY_POOL_BLOCKS];
+	size_t size[PROXY_POOL_BLOCKS];
+	int n;
+};
+
 struct proxy {
 	struct proxy_config cfg;
 	volatile sig_atomic_t *stop; /* set by the command's signal handler (the signal) */
@@ -163,6 +171,7 @@ struct proxy {
 	uint64_t emfile_refused;
 	int trim;                /* a client with big buffers went: trim on the next tick */
 	struct client *flush_list;   /* clients with output queued in this loop pass */
+	struct proxy_block_pool pool;
 	struct event *flush, *resume;
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
@@ -203,7 +212,7 @@ int proxy_handle_watch(struct client *c, struct handle *h);
 void proxy_handle_unsubscribe(struct client *c, struct handle *h);
 void proxy_handle_free(struct client *c, struct handle *h);
 struct handle *proxy_handle_of(struct client *c, uint32_t id);
-void proxy_pool_drain(void);
+void proxy_pool_drain(struct proxy_block_pool *pool);
 int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample_reader read, uint64_t arg, uint32_t request, int data_frame, uint32_t handle, uint64_t *carry);
 int proxy_rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
 int proxy_rd_last(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);

@@ -81,28 +81,24 @@ struct handle *proxy_handle_of(struct client *c, uint32_t id)
  * fills the sample; returns its result (nothing is queued on error). */
 /* Blocks for big frames are recycled: a malloc/free of a few hundred KiB
  * per frame costs page faults (glibc returns such chunks to the kernel).
- * Only the loop thread takes and returns blocks, so the pool needs no lock. */
-#define POOL_BLOCKS 16
-static struct {
-	void *block[POOL_BLOCKS];
-	size_t size[POOL_BLOCKS];
-	int n;
-} pool;
-
-static void *block_get(size_t size)
+ * Each proxy has its pool (struct proxy_block_pool); only its loop thread
+ * takes and returns blocks, so the pool needs no lock. A block carries its
+ * size and its pool in front of it: libevent's cleanup call gets only the
+ * block. */
+static void *block_get(struct proxy_block_pool *pool, size_t size)
 {
-	for (int i = 0; i < pool.n; i++)
-		if (pool.size[i] >= size) {
-			void *b = pool.block[i];
-			pool.block[i] = pool.block[--pool.n];
-			pool.size[i] = pool.size[pool.n];
+	for (int i = 0; i < pool->n; i++)
+		if (pool->size[i] >= size) {
+			void *b = pool->block[i];
+			pool->block[i] = pool->block[--pool->n];
+			pool->size[i] = pool->size[pool->n];
 			return b;
 		}
-	/* remember the size in front of the block */
-	size_t *b = malloc(sizeof(size_t) * 2 + size);
+	void **b = malloc(sizeof(void *) * 2 + size);
 	if (!b)
 		return NULL;
-	b[0] = size;
+	b[0] = (void *)(uintptr_t)size;
+	b[1] = pool;
 	return b + 2;
 }
 
@@ -110,19 +106,20 @@ static void free_block(const void *data, size_t len, void *block)
 {
 	(void)data;
 	(void)len;
-	size_t *b = (size_t *)block - 2;
-	if (pool.n < POOL_BLOCKS) {
-		pool.block[pool.n] = block;
-		pool.size[pool.n++] = b[0];
+	void **b = (void **)block - 2;
+	struct proxy_block_pool *pool = b[1];
+	if (pool->n < PROXY_POOL_BLOCKS) {
+		pool->block[pool->n] = block;
+		pool->size[pool->n++] = (size_t)(uintptr_t)b[0];
 	} else {
 		free(b);
 	}
 }
 
-void proxy_pool_drain(void)
+void proxy_pool_drain(struct proxy_block_pool *pool)
 {
-	while (pool.n)
-		free((size_t *)pool.block[--pool.n] - 2);
+	while (pool->n)
+		free((void **)pool->block[--pool->n] - 2);
 }
 
 /* A block holding `used` bytes, shrunk to about that when it is much
@@ -130,13 +127,13 @@ void proxy_pool_drain(void)
  * holds stays within 1/8 of what it counts. */
 static uint8_t *block_fit(uint8_t *block, size_t used)
 {
-	size_t *b = (size_t *)block - 2;
-	if (b[0] - used <= used / 8)
+	void **b = (void **)block - 2;
+	if ((size_t)(uintptr_t)b[0] - used <= used / 8)
 		return block;
-	size_t *n = realloc(b, sizeof(size_t) * 2 + used);
+	void **n = realloc(b, sizeof(void *) * 2 + used);
 	if (!n)
 		return block; /* (keeps the bigger block: still correct) */
-	n[0] = used;
+	n[0] = (void *)(uintptr_t)used;
 	return (uint8_t *)(n + 2);
 }
 
@@ -167,7 +164,7 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
 		 * copied into the output and the block reused; a big one is handed
 		 * over by reference, shrunk to fit: what is held stays close to
 		 * what is counted against max_unsent. */
-		uint8_t *block = block_get(prefix + cap);
+		uint8_t *block = block_get(&c->px->pool, prefix + cap);
 		if (!block)
 			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte frame", prefix + cap);
 		if ((rc = read(s, block + prefix, cap, &si, &missed, arg)) < 0) {
