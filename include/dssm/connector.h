@@ -99,7 +99,8 @@ extern "C" {
 
 #define DSSM_DEFAULT_PORT 5800
 
-/* Open a stream by address; flags as dssm_open. A recording's address
+/* Open a stream by address; flags as dssm_open. (lib/open/open.c decides
+ * which backend an address belongs to; the backends never look.) A recording's address
  * takes DSSM_READ only (else DSSM_EPERM). Errors: those of dssm_open (the
  * proxy passes the stream's own), DSSM_EINVAL or DSSM_ENAME (a bad
  * address: HOST:PORT, or NAME:ID), DSSM_ECONN

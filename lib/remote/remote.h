@@ -9,6 +9,12 @@
 
 #include "dssm/dssm.h"
 
+/* A handle of NAME:ID through the proxy at host_port ("HOST[:PORT]"):
+ * opened with flags (DSSM_READ and/or DSSM_WRITE), or created with cfg
+ * when cfg is not NULL. The open layer (lib/open/open.c) decides that an
+ * address is a proxy's; this makes the handle. */
+int dssm__remote_open(const char *host_port, const char *name, int id, int flags,
+                      const dssm_stream_config *cfg, dssm_stream **out);
 void dssm__remote_close(dssm_stream *s);
 int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
 int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity);

@@ -27,7 +27,6 @@
 #include "lib/ring/internal.h"
 #include "auth.h"
 #include "dssm/connector.h"
-#include "dssm/container.h"
 #include "remote.h"
 #include "wire.h"
 
