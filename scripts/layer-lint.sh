@@ -49,6 +49,7 @@ function public_owner(h) {
 	if (h == "dssm/connector.h") return "lib/remote"
 	if (h == "dssm/container.h") return "lib/store"
 	if (h == "dssm/decoder.h") return "lib/decode"
+	if (h == "dssm/follow.h") return "lib/open"
 	if (h == "dssm/recorder.h") return "lib/record"
 	return ""
 }

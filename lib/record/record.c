@@ -73,7 +73,7 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 	if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) {
 		/* the proxy's ring was removed or made again while the connection
 		 * was down (its handle is gone): the name is looked at now */
-		rs->checked = 0;
+		dssm_follow_look_now(rs->fw);
 		return 1;
 	}
 	if (rc < 0)
@@ -123,10 +123,10 @@ static void *drain(void *arg)
 		}
 		if (rc < 0 || got == 0)
 			continue; /* an error ends the loop; a ring that never pauses is read on */
-		rc = dssm_wait_new(rs->s, dssm__recorder_follow_wait(rs));
+		rc = dssm_wait_new(rs->s, dssm_follow_wait(rs->fw));
 		if (rc == DSSM_EFUTURE) { /* a closed recording as source: all of it is stored, */
 			uint64_t was = atomic_load(&rs->remade); /* once its last ring's entry is */
-			rs->checked = 0;
+			dssm_follow_look_now(rs->fw);
 			if ((rc = dssm__recorder_follow(r, rs, &b)) == 0 && atomic_load(&rs->remade) != was)
 				continue;
 			rc = rc < 0 ? rc : 0;
@@ -248,11 +248,13 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 	    dssm_property_get(rs->s, rs->prop, plen, &plen) == 0)
 		rs->plen = plen;
 	rs->schema = strdup(dssm_schema(rs->s));
-	if (!rs->schema) {
+	rc = rs->schema ? dssm_follow_new(rs->s, address, &rs->fw) : DSSM_ENOMEM;
+	if (rc < 0) {
 		dssm_close(rs->s);
+		free(rs->schema);
 		free(rs->prop);
 		free(rs);
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
+		return rc == DSSM_ENOMEM ? dssm__fail(DSSM_ENOMEM, "out of memory") : rc;
 	}
 	r->v[r->n++] = rs;
 	*out = rs;
@@ -557,6 +559,7 @@ void dssm_recorder_free(dssm_recorder *r)
 		free(r->v[i]->schema);
 		free(r->v[i]->prop);
 		free(r->v[i]->entries);
+		dssm_follow_free(r->v[i]->fw);
 		free(r->v[i]);
 	}
 	for (int k = 0; k < r->npatterns; k++)

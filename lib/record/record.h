@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 
 #include "dssm/container.h"
+#include "dssm/follow.h"
 #include "dssm/recorder.h"
 
 /* A stream entry a rstream has in part PART (record_kept.c counts them). */
@@ -24,10 +25,7 @@ struct rstream {
 	/* a ring removed and made again (record_follow.c); entries, nentries,
 	 * info, schema, prop, plen and notice change under r->lock */
 	int follow;                /* its name is looked at: FOLLOW_LOCAL, _PROXY */
-	int64_t checked;           /* monotonic ns of the last look */
-	int64_t unready_since;     /* monotonic ns since the name leads to a
-	                              segment never marked ready (0: not now) */
-	atomic_int removed;        /* its name leads to no ring now (said) */
+	dssm_follow *fw;           /* its name followed (lib/open/follow.c) */
 	_Atomic uint64_t remade;   /* rings followed after the first */
 	struct rentry *entries;    /* its stream entries, in every part */
 	int nentries, entries_cap;
@@ -100,15 +98,12 @@ enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY, FOLLOW_RECORDING };
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */
 void dssm__recorder_entry(struct rstream *rs, int part, int index);
-/* record_follow.c, from rs's thread at most every FOLLOW_PERIOD: if its
+/* record_follow.c, from rs's thread (the follow looks at most once a period): if its
  * ring was removed, say so once; if a ring was made again under its name,
  * store what is left in the old one, add a stream entry for the new one to
  * the current part and go on reading it from its oldest sample. 0 (go on),
  * 2 (this stream is done), or an error. */
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
-/* record_follow.c: how long rs's thread may wait for a sample (ns): at most
- * 200 ms, and no later than its next look at the name. */
-int64_t dssm__recorder_follow_wait(const struct rstream *rs);
 /* record_follow.c: tell the caller what the threads noted (poll, stop). */
 void dssm__recorder_tell(dssm_recorder *r);
 

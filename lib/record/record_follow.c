@@ -6,11 +6,12 @@
  * recorder read the old, unlinked ring for ever, recorded nothing of the
  * new one, and said nothing.
  *
- * Each stream's thread looks at its name at most every FOLLOW_PERIOD,
- * when its ring has nothing new, or after 1024 samples of a ring that
- * never pauses (dssm_is_current: a local ring's is one stat; a ring
- * behind a proxy is looked at once a second, a round trip: its
- * subscription's pushes alone would never say it). A ring made again: what
+ * Each stream's thread asks its follow (lib/open/follow.c: what the name
+ * leads to, at most once a period: a local ring's is one stat every
+ * 250 ms, a ring behind a proxy a round trip once a second) when its ring
+ * has nothing new, or after 1024 samples of a ring that never pauses. This
+ * file is the recorder's policy: what it says, and what it stores. A ring
+ * made again: what
  * is left in the old one is stored first (it is still mapped: nothing of
  * it is lost), then the new ring gets a stream entry of its own in the
  * current part (its own type, sizes, schema and property; its TIDs start
@@ -30,16 +31,6 @@
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "record.h"
-
-#define FOLLOW_PERIOD (DSSM_NSEC_PER_SEC / 4)
-#define FOLLOW_PERIOD_PROXY DSSM_NSEC_PER_SEC
-
-/* A segment under the name that is still not ready after this long is
- * not one being made (dssm_open waits as long before it gives up). */
-#define UNREADY_SAY (2 * DSSM_NSEC_PER_SEC)
-
-/* rs->removed: what was said of the name */
-enum { NAME_OK, NAME_GONE, NAME_UNOPENABLE, NAME_UNREADY };
 
 void dssm__recorder_entry(struct rstream *rs, int part, int index)
 {
@@ -96,42 +87,23 @@ static void describe_unready(const struct rstream *rs, char *out, size_t cap)
 		         "creator died before finishing it, or it is not one", path, (long long)st.st_size);
 }
 
-/* A segment under the name that never becomes ready: said once after
- * UNREADY_SAY (a creator at work finishes long before). 1 if said now. */
-static int unready(dssm_recorder *r, struct rstream *rs)
+/* What the follow found of the name, said once per change. */
+static void say(dssm_recorder *r, struct rstream *rs, int event)
 {
-	int64_t now = dssm__monotonic();
-	if (!rs->unready_since)
-		rs->unready_since = now;
-	if (rs->follow != FOLLOW_LOCAL || now - rs->unready_since < UNREADY_SAY ||
-	    atomic_exchange(&rs->removed, NAME_UNREADY) == NAME_UNREADY)
-		return 0; /* being made right now (or the proxy not reached): next period */
 	char what[DSSM_NAME_MAX + 500];
-	describe_unready(rs, what, sizeof what);
-	note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: %s "
-	     "(`dssm cleanup` removes it); still recording the removed ring and waiting for a ring "
-	     "made under its name", rs->address, (int)(UNREADY_SAY / DSSM_NSEC_PER_SEC), what);
-	return 1;
-}
-
-/* The name leads to no ring we can read: said once per change. */
-static int not_followed(dssm_recorder *r, struct rstream *rs, int rc)
-{
-	if (rc == DSSM_EAGAIN) {
-		unready(r, rs);
-		return 0;
-	}
-	rs->unready_since = 0;
-	int state = rc == DSSM_ENOENT ? NAME_GONE : NAME_UNOPENABLE;
-	if (atomic_exchange(&rs->removed, state) == state)
-		return 0;
-	if (state == NAME_GONE)
+	if (event == DSSM_FOLLOW_GONE)
 		note(r, rs, "%s was removed; what its ring held is recorded, and a ring made again "
 		     "under its name will be recorded from its oldest sample", rs->address);
-	else
+	else if (event == DSSM_FOLLOW_BAD_RING)
 		note(r, rs, "%s was removed and made again, but the new ring cannot be read: %s; "
 		     "still recording the removed one", rs->address, dssm_last_error());
-	return 0;
+	else if (event == DSSM_FOLLOW_NOT_A_RING) {
+		describe_unready(rs, what, sizeof what);
+		note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: "
+		     "%s (`dssm cleanup` removes it); still recording the removed ring and waiting for "
+		     "a ring made under its name", rs->address,
+		     (int)(DSSM_FOLLOW_UNREADY_NS / DSSM_NSEC_PER_SEC), what);
+	}
 }
 
 /* What describes a ring in a stream entry, taken from its handle. */
@@ -222,57 +194,22 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 		return rc;
 	}
 	atomic_fetch_add(&rs->remade, 1);
-	atomic_store(&rs->removed, NAME_OK);
+	dssm_follow_switch(rs->fw, next);
 	note(r, rs, "%s was removed and made again; recording the new ring from its oldest sample "
 	     "(type %s, %zu-byte samples, %u slots; TIDs from 0, a stream entry of its own)",
 	     rs->address, d.info.type[0] ? d.info.type : "-", d.info.max_size, d.info.slots);
 	return 0;
 }
 
-/* The ring now under the name: 0 and *next, or an error. */
-static int open_again(struct rstream *rs, dssm_stream **next)
-{
-	if (rs->follow == FOLLOW_RECORDING)
-		return dssm_recording_next_ring(rs->s, next);
-	if (rs->follow == FOLLOW_LOCAL)
-		return dssm_open(rs->s->name, rs->s->id, DSSM_READ | DSSM_NOWAIT, next);
-	int rc = dssm_open_address(rs->address, DSSM_READ, next);
-	/* the proxy not reached: not a ring that cannot be read, next period */
-	return rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT ? DSSM_EAGAIN : rc;
-}
-
-static int64_t follow_period(const struct rstream *rs)
-{
-	return rs->follow == FOLLOW_PROXY ? FOLLOW_PERIOD_PROXY : FOLLOW_PERIOD;
-}
-
-int64_t dssm__recorder_follow_wait(const struct rstream *rs)
-{
-	int64_t most = DSSM_NSEC_PER_SEC / 5;
-	if (!rs->follow || !rs->checked)
-		return most;
-	int64_t due = rs->checked + follow_period(rs) - dssm__monotonic();
-	/* (1 ms at least: a look that is due now was just made, or is next) */
-	return due < DSSM_NSEC_PER_SEC / 1000 ? DSSM_NSEC_PER_SEC / 1000 : due < most ? due : most;
-}
-
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
-	int64_t now = dssm__monotonic();
-	int64_t period = follow_period(rs);
-	if (rs->checked && now - rs->checked < period)
-		return 0;
-	rs->checked = now;
+	dssm_stream *next;
+	int event = dssm_follow_check(rs->fw, &next);
+	if (event != DSSM_FOLLOW_MADE_AGAIN) {
+		say(r, rs, event);
+		return event < 0 ? event : 0;
+	}
 	int recorded = rs->follow == FOLLOW_RECORDING;
-	if (!recorded && dssm_is_current(rs->s) != 0)
-		return 0; /* still its ring (or the name, or the proxy, cannot be asked: next period) */
-	dssm_stream *next = NULL;
-	int rc = open_again(rs, &next);
-	if (recorded && rc == DSSM_ENOENT)
-		return 0; /* no later entry (yet) */
-	if (rc < 0)
-		return not_followed(r, rs, rc);
-	rs->unready_since = 0;
 	/* what is left in the old ring first; bounded by what it can hold, in
 	 * case a writer that still has it open writes on (a recording's entry
 	 * no longer grows: all of it) */
@@ -328,10 +265,10 @@ int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name)
 	if (remade)
 		*remade = atomic_load(&r->v[i]->remade);
 	if (name) {
-		int state = atomic_load(&r->v[i]->removed);
-		*name = state == NAME_OK     ? DSSM_FOLLOW_RECORDED
-		        : state == NAME_GONE ? DSSM_FOLLOW_REMOVED
-		                             : DSSM_FOLLOW_UNREADABLE;
+		int state = dssm_follow_state(r->v[i]->fw);
+		*name = state == DSSM_FOLLOW_SAME   ? DSSM_FOLLOW_RECORDED
+		        : state == DSSM_FOLLOW_GONE ? DSSM_FOLLOW_REMOVED
+		                                    : DSSM_FOLLOW_UNREADABLE;
 	}
 	return 0;
 }
