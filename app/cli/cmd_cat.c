@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
+#include "dssm/follow.h"
 
 static void print_hex(FILE *out, const unsigned char *p, size_t n)
 {
@@ -205,9 +206,8 @@ struct cat_ring {
 	size_t cap;
 	struct cli_decode dec;
 	int data_hex;
-	int remote;             /* through a proxy: its name looked at once a second */
-	int gone_said;          /* "was removed" said; not again until made again */
-	dssm_time_t checked;    /* the last look at the name */
+	dssm_follow *fw;        /* --follow: its name (lib/open/follow.c) */
+	int recorded;           /* a recording's stream (DIR/NAME) */
 };
 
 /* With the ring's handle: its sample buffer and decoder. 0, or the exit
@@ -253,65 +253,52 @@ static int cat_drain(struct cat_ring *r, const struct cat_opts *o, struct cat_co
 	           ? 0 : cli_dssm_error("cat", rc);
 }
 
-/* --follow of a recording (DIR/NAME) whose ring was made again while it was recorded:
- * the next ring's entry from its oldest sample, said (*taken 1), if there is one; the
- * old entry drained once more first (docs/container-format.md, "A ring made again"). */
-static int cat_next_entry(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n,
-                          int *taken)
+/* Go on with NEXT, the ring now under the name (or, of a recording, the
+ * next ring's entry): what is left in the old one printed first, then the
+ * new one from its oldest sample, said. 0, or the exit status after an
+ * error was printed. */
+static int cat_switch(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n,
+                      dssm_stream *next)
 {
-	dssm_stream *next;
-	int rc = dssm_recording_next_ring(r->s, &next);
-	if (rc == DSSM_ENOENT || rc == DSSM_EINVAL) /* none yet, or not a recorded stream */
-		return 0;
-	if (rc == 0 && (rc = cat_drain(r, o, n)) != 0) {
+	int rc = cat_drain(r, o, n);
+	if (rc != 0) {
 		dssm_close(next);
 		return rc;
 	}
-	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
-		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
-	*taken = 1;
-	fprintf(stderr, "dssm cat: %s was made again while it was recorded; following the next "
-	        "ring's stream entry from its oldest sample (TIDs from 0)\n", r->address);
+	if ((rc = cat_ring_take(r, next)) != 0)
+		return rc;
+	dssm_follow_switch(r->fw, next);
+	if (r->recorded)
+		fprintf(stderr, "dssm cat: %s was made again while it was recorded; following the next "
+		        "ring's stream entry from its oldest sample (TIDs from 0)\n", r->address);
+	else
+		fprintf(stderr, "dssm cat: %s was removed and made again; following the new ring from "
+		        "its oldest sample\n", r->address);
 	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
 	return rc < 0 ? cli_dssm_error("cat", rc) : 0;
 }
 
-/* --follow, when the ring has nothing new: at most every 250 ms (a proxy's
- * every second) a look at its name (dssm_is_current: one stat, or one round
- * trip to the proxy). A ring removed is said once and waited for; one made
- * again under the name is followed from its oldest sample, said. 0, or the
- * exit status after an error was printed. */
-static int cat_follow_name(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n)
+/* --follow, when the ring has nothing new: its follow looks at the name
+ * when a look is due (lib/open/follow.c: a ring's every 250 ms, a proxy's
+ * every second, a recording's next entry). What it finds is said once;
+ * a ring made again is followed (*taken 1). 0, or the exit status after an
+ * error was printed. */
+static int cat_follow_name(struct cat_ring *r, const struct cat_opts *o, struct cat_counts *n,
+                           int *taken)
 {
-	dssm_time_t now = dssm_now();
-	if (now - r->checked < (r->remote ? DSSM_NSEC_PER_SEC : DSSM_NSEC_PER_SEC / 4))
-		return 0;
-	r->checked = now;
-	int taken, rc = dssm_is_current(r->s);
-	if (rc == DSSM_ESTATE) /* a recorded stream (or one never made again) */
-		return cat_next_entry(r, o, n, &taken);
-	if (rc != 0)
-		return 0; /* still its ring, or it cannot be asked now */
-	dssm_stream_info was;
 	dssm_stream *next;
-	dssm_info(r->s, &was);
-	rc = r->remote ? dssm_open_address(r->address, DSSM_READ, &next)
-	               : dssm_open(was.name, was.id, DSSM_READ | DSSM_NOWAIT, &next);
-	if (rc == DSSM_ECONN || rc == DSSM_ETIMEDOUT)
-		return 0; /* the proxy not reached now: asked again */
-	if (rc == DSSM_ENOENT || rc == DSSM_EAGAIN) {
-		if (rc == DSSM_ENOENT && !r->gone_said++)
-			fprintf(stderr, "dssm cat: %s was removed; waiting for it to be made again\n",
-			        r->address);
+	int event = dssm_follow_check(r->fw, &next);
+	if (event == DSSM_FOLLOW_GONE)
+		fprintf(stderr, "dssm cat: %s was removed; waiting for it to be made again\n",
+		        r->address);
+	else if (event == DSSM_FOLLOW_BAD_RING || event == DSSM_FOLLOW_NOT_A_RING)
+		fprintf(stderr, "dssm cat: %s was removed, and what is under its name now cannot be "
+		        "read: %s; waiting for a ring made under its name\n", r->address,
+		        dssm_last_error());
+	if (event != DSSM_FOLLOW_MADE_AGAIN)
 		return 0;
-	}
-	if (rc < 0 || (rc = cat_ring_take(r, next)) != 0)
-		return rc < 0 ? cli_dssm_error("cat", rc) : rc;
-	r->gone_said = 0;
-	fprintf(stderr, "dssm cat: %s was removed and made again; following the new ring from its "
-	        "oldest sample\n", r->address);
-	rc = dssm_subscribe(r->s, DSSM_FROM_OLDEST, 0);
-	return rc < 0 ? cli_dssm_error("cat", rc) : 0;
+	*taken = 1;
+	return cat_switch(r, o, n, next);
 }
 
 /* Print samples from where the stream is subscribed: up to `newest`, or
@@ -333,14 +320,18 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
 			return cli_dssm_error("cat", rc);
 		fflush(stdout);
-		int status = o->follow ? cat_follow_name(r, o, n) : 0;
+		int taken = 0;
+		int status = o->follow ? cat_follow_name(r, o, n, &taken) : 0;
 		if (status)
 			return status;
 		/* Sleep until a new sample (or a signal: the wait is re-checked). */
-		rc = dssm_wait_new(r->s, DSSM_NSEC_PER_SEC / 5);
-		int taken = 0; /* a closed recording: its ring's next entry first, if any */
-		if (rc == DSSM_EFUTURE && o->follow && (status = cat_next_entry(r, o, n, &taken)) != 0)
-			return status;
+		rc = dssm_wait_new(r->s, o->follow ? dssm_follow_wait(r->fw) : DSSM_NSEC_PER_SEC / 5);
+		taken = 0; /* a closed recording: its ring's next entry first, if any */
+		if (rc == DSSM_EFUTURE && o->follow) {
+			dssm_follow_look_now(r->fw);
+			if ((status = cat_follow_name(r, o, n, &taken)) != 0)
+				return status;
+		}
 		if (rc == DSSM_EFUTURE && !taken)
 			break; /* a closed recording: its end is a normal end */
 		if (rc < 0 && !taken && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
@@ -377,18 +368,23 @@ int cmd_cat(int argc, char **argv)
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;
-	char hp[300], name[DSSM_NAME_MAX + 1];
-	int id;
 	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex,
-	                        .remote = dssm_split_address(argv[optind], hp, name, &id) == 1};
+	                        .recorded = dssm_address_is_recording(argv[optind])};
 	if ((status = cat_ring_take(&ring, s)) != 0)
 		return status;
 	s = NULL; /* ring.s from here on */
+	int rc = o.follow ? dssm_follow_new(ring.s, argv[optind], &ring.fw) : 0;
+	if (rc < 0) {
+		dssm_close(ring.s);
+		free(ring.buf);
+		cli_decode_free(&ring.dec);
+		return cli_dssm_error("cat", rc);
+	}
 	cli_catch_signals();
 	struct cat_counts n = {0, 0, 0};
 	int have;
 	uint64_t newest;
-	int rc = cat_subscribe(ring.s, o.last_n, &have, &newest);
+	rc = cat_subscribe(ring.s, o.last_n, &have, &newest);
 	if (rc < 0)
 		status = cli_dssm_error("cat", rc);
 	if (!have && !o.follow) {
@@ -404,6 +400,7 @@ int cmd_cat(int argc, char **argv)
 	        (unsigned long long)n.missed);
 	free(ring.buf);
 	cli_decode_free(&ring.dec);
+	dssm_follow_free(ring.fw);
 	dssm_close(ring.s);
 	return status;
 }
