@@ -20,6 +20,7 @@
 #include "cli.h"
 #include "dds_opts.h"
 #include "dssm/connector.h"
+#include "dssm/follow.h"
 
 void help_mirror(FILE *out)
 {
@@ -89,6 +90,7 @@ static void copy_property(dssm_stream *remote, dssm_stream *local)
 /* A running mirror: its ends and counts. */
 struct mirror {
 	dssm_stream *remote, *local;
+	dssm_follow *fw;               /* the remote ring's name (lib/open/follow.c) */
 	const char *source, *as;       /* the remote address; the local ring's NAME[:ID] */
 	int quiet, progress, warned;   /* progress: a status line (only on a terminal) */
 	unsigned char *buf;
@@ -151,8 +153,14 @@ static int mirror_step(struct mirror *m)
 static int mirror_local_check(struct mirror *m)
 {
 	/* the remote ring made again: its samples are another ring's, maybe of
-	 * another layout; a subscription's pushes alone never say it */
-	if (dssm_is_current(m->remote) == 0)
+	 * another layout; a subscription's pushes alone never say it. (The
+	 * mirror ends there: it does not follow; the tick is its period.) */
+	dssm_stream *next = NULL;
+	dssm_follow_look_now(m->fw);
+	int event = dssm_follow_check(m->fw, &next);
+	dssm_close(next);
+	if (event == DSSM_FOLLOW_MADE_AGAIN || event == DSSM_FOLLOW_GONE ||
+	    dssm_follow_state(m->fw) != DSSM_FOLLOW_SAME)
 		return cli_error("mirror", "%s was removed (and maybe made again) on its host; "
 		                 "start the mirror again", m->source);
 	if (dssm_is_current(m->local) != 0)
@@ -347,6 +355,11 @@ int cmd_mirror(int argc, char **argv)
 	dssm_clock_of(m.remote, &offset, &delay);
 	fprintf(stderr, "dssm mirror: %s -> %s (clock offset %+.3f ms +- %.3f ms)\n", source, as,
 	        (double)offset / 1e6, (double)delay / 2e6);
+	if ((rc = dssm_follow_new(m.remote, source, &m.fw)) < 0) {
+		dssm_close(m.local);
+		dssm_close(m.remote);
+		return cli_dssm_error("mirror", rc);
+	}
 	m.progress = !m.quiet && isatty(STDERR_FILENO);
 	m.as = as;
 	m.source = source;
@@ -354,6 +367,7 @@ int cmd_mirror(int argc, char **argv)
 	m.buf = malloc(li.max_size ? li.max_size : 1);
 	int status = mirror_run(&m);
 	free(m.buf);
+	dssm_follow_free(m.fw);
 	dssm_close(m.local);
 	dssm_close(m.remote);
 	return status;
