@@ -1470,6 +1470,33 @@ static void test_write_rules(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
+/* `--allow-write odom` allows every ID of odom, as `--streams odom` selects
+ * them (one glob meaning, lib/base/glob.h): it once allowed none, the glob
+ * being tried against "odom:0" alone. */
+static void test_write_rules_bare_name(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("odom", 16, 8), *b = testutil_create("odometer", 16, 8);
+	dssm_close(a);
+	dssm_close(b);
+	int port;
+	extra_args[0] = "--allow-write";
+	extra_args[1] = "odom";
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	char addr[128];
+	dssm_stream *w = NULL;
+	snprintf(addr, sizeof addr, "127.0.0.1:%d/odom", port);
+	assert_int_equal(dssm_open_address(addr, DSSM_WRITE, &w), 0);
+	assert_int_equal(dssm_write(w, "ok", 2, 1), 0);
+	dssm_close(w);
+	snprintf(addr, sizeof addr, "127.0.0.1:%d/odometer", port);
+	assert_int_equal(dssm_open_address(addr, DSSM_WRITE, &w), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "'odometer:0' is not writable"));
+	stop_proxy(pid, SIGTERM);
+}
+
 static void test_clock_offset_estimate(void **state)
 {
 	(void)state;
@@ -1662,6 +1689,7 @@ int main(void)
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),
+		cmocka_unit_test_setup(test_write_rules_bare_name, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
 	};

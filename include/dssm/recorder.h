@@ -186,11 +186,8 @@ int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name)
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);
 
-/* 1 if stream NAME:ID matches PATTERN, a glob tried against "NAME:ID" and
- * against NAME ("cam*", "odom:1", "imu"). */
-int dssm_name_matches(const char *pattern, const char *name, int id);
-/* 1 if it matches one of LIST's comma-separated patterns (NULL: all). */
-int dssm_name_list_matches(const char *list, const char *name, int id);
+/* dssm_name_matches and dssm_name_list_matches, which the recorder's
+ * patterns use, are declared in dssm/dssm.h (included above). */
 
 #ifdef __cplusplus
 }
