@@ -285,6 +285,8 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 			e->ssmlog = optarg;
 		else if (opt == 'c')
 			e->compression = optarg;
+		else if (opt == 's' && cli_parse_stream_globs("export", "--streams", optarg) < 0)
+			return EXIT_USAGE;
 		else if (opt == 's')
 			e->streams = optarg;
 		else if (opt == 't')

@@ -30,7 +30,7 @@ void help_record(FILE *out)
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
 	        "       dssm record --trigger\n\n"
 	        "Records streams into a new container DIR (docs/container-format.md). STREAM is\n"
-	        "NAME[:ID], a glob such as 'cam*' (matched against NAME:ID and NAME), or\n"
+	        "NAME[:ID], a NAME[:ID] glob such as 'cam*' (every ID) or 'cam*:1', or\n"
 	        "HOST:PORT/NAME[:ID] through a proxy, or dds:TOPIC[=RING]: a DDS topic (ROS 2's\n"
 	        "rt/NAME, a bridge's dssm/NAME) subscribed in this process into ring RING\n"
 	        "(default: named after the topic, as `dssm dds --subscribe`) and recorded\n"

@@ -122,8 +122,10 @@ int dssm_recorder_set_start(dssm_recorder *r,
  * Errors: DSSM_EINVAL, DSSM_ESTATE (the recorder was stopped), and those of
  * dssm_open_address for the stream. */
 int dssm_recorder_add(dssm_recorder *r, const char *address);
-/* Record every local stream matching the glob (against NAME:ID and NAME):
- * those there now, and those that appear later (found by poll). */
+/* Record every local stream matching the NAME[:ID] glob (as
+ * dssm_name_matches: "cam*" every ID of cam..., "odom:1" odom:1 alone):
+ * those there now, and those that appear later (found by poll). DSSM_EINVAL
+ * for a glob that could match no stream ("", "odom:", one with '/'). */
 int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
 /* Create the first part and start draining. Errors: DSSM_ESTATE (started
  * already, or stopped), those of dssm_container_create, and a stream's that
