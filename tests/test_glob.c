@@ -71,6 +71,9 @@ static void test_topic_globs(void **state)
 	assert_int_equal(dssm__glob_list_match("", "/x"), 0);
 	assert_int_equal(dssm__glob_list_match("/a,/scan*", "/scan_front"), 1);
 	assert_int_equal(dssm__glob_list_match("/a,/scan*", "/b"), 0);
+	assert_int_equal(dssm__is_glob("cam*"), 1);
+	assert_int_equal(dssm__is_glob("odom:[0-3]"), 1);
+	assert_int_equal(dssm__is_glob("odom:1"), 0);
 }
 
 static void refused(const char *pattern, const char *words)

@@ -19,6 +19,7 @@
 #include "dds_opts.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+#include "lib/base/glob.h"
 
 void help_record(FILE *out)
 {
@@ -434,7 +435,7 @@ static int record_start(dssm_recorder *r, char **patterns, int npatterns,
 	for (int i = 0; i < npatterns && rc >= 0; i++) {
 		const char *ring = ddsb_is_source(patterns[i]) ? ddsb_source_ring(src, k++) : NULL;
 		rc = ddsb_is_source(patterns[i]) ? (ring ? dssm_recorder_add(r, ring) : 0)
-		     : strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
+		     : strchr(patterns[i], '/') || !dssm__is_glob(patterns[i])
 		         ? dssm_recorder_add(r, patterns[i])
 		         : dssm_recorder_add_matching(r, patterns[i]);
 	}

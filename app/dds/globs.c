@@ -36,7 +36,7 @@ struct ddsb_globs {
 
 int ddsb_topic_is_glob(const char *topic)
 {
-	return strpbrk(topic, "*?[") != NULL;
+	return dssm__is_glob(topic);
 }
 
 int ddsb_topic_matches(const char *glob, const char *topic)

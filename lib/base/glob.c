@@ -13,6 +13,11 @@
 #include "base.h"
 #include "glob.h"
 
+int dssm__is_glob(const char *text)
+{
+	return text && strpbrk(text, "*?[") != NULL;
+}
+
 int dssm__glob_match(const char *glob, const char *text)
 {
 	return glob && text && fnmatch(glob, text, 0) == 0;

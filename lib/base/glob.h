@@ -31,6 +31,8 @@
 #ifndef DSSM_GLOB_H
 #define DSSM_GLOB_H
 
+/* 1 if TEXT is a glob rather than one name: it has '*', '?' or '['. */
+int dssm__is_glob(const char *text);
 /* 1 if TEXT matches GLOB (the character rules above), else 0. */
 int dssm__glob_match(const char *glob, const char *text);
 /* 1 if TEXT matches one of LIST's topic globs (NULL: all), else 0. */
