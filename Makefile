@@ -346,4 +346,4 @@ clean:
 	rm -rf build
 
 # Header dependencies, as the compiler found them (-MMD -MP).
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -name '*.d' -type f 2>/dev/null)
