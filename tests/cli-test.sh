@@ -657,6 +657,16 @@ t_schema_fixed() {
 	"$DSSM" rm fx >/dev/null
 }
 check "write: another type, encoding or definition for an existing stream is refused" t_schema_fixed
+# a stream glob that can match no ring is a usage error naming why
+# (docs/design.md, "Globs"), wherever one is taken
+t_glob_refused() {
+	"$DSSM" proxy --allow-write /ns/x 2>"$tmp/ge"; [ $? -eq 2 ] && has "'/ns/x' has '/' at 0" "$tmp/ge" || return 1
+	"$DSSM" foxglove --allow-write odom: 2>"$tmp/ge"; [ $? -eq 2 ] && has "'odom:' has no ID after ':'" "$tmp/ge" || return 1
+	"$DSSM" query "$tmp" --streams 'imu,:1' 2>"$tmp/ge"; [ $? -eq 2 ] && has "':1' has no NAME before ':'" "$tmp/ge" || return 1
+	"$DSSM" record -o "$tmp/gr" 'cam*:x' --duration 100ms 2>"$tmp/ge"; [ $? -ne 0 ] && has "an ID is decimal digits" "$tmp/ge" || { cat "$tmp/ge"; return 1; }
+	[ ! -e "$tmp/gr" ] || { echo "record made its DIR for a refused glob"; return 1; }
+}
+check "a stream glob that matches no ring is refused, saying why" t_glob_refused
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

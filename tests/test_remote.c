@@ -1436,18 +1436,26 @@ static void test_secret(void **state)
 	unlink(bad);
 }
 
+/* Rings a and b made (and closed), and a proxy started with --allow-write
+ * GLOB; its pid. */
+static pid_t start_allowing(const char *a, const char *b, const char *glob, int *port)
+{
+	dssm_stream *sa = testutil_create(a, 16, 8), *sb = testutil_create(b, 16, 8);
+	dssm_close(sa);
+	dssm_close(sb);
+	extra_args[0] = "--allow-write";
+	extra_args[1] = glob;
+	pid_t pid = start_proxy(0, NULL, NULL, port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	return pid;
+}
+
 static void test_write_rules(void **state)
 {
 	(void)state;
-	dssm_stream *a = testutil_create("cam_result", 16, 8), *b = testutil_create("odom", 16, 8);
-	dssm_close(a);
-	dssm_close(b);
 	int port;
-	extra_args[0] = "--allow-write";
-	extra_args[1] = "cam*";
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	extra_args[0] = extra_args[1] = NULL;
-	assert_true(pid > 0);
+	pid_t pid = start_allowing("cam_result", "odom", "cam*", &port);
 	char a1[128], a2[128];
 	snprintf(a1, sizeof a1, "127.0.0.1:%d/cam_result", port);
 	snprintf(a2, sizeof a2, "127.0.0.1:%d/odom", port);
@@ -1467,6 +1475,26 @@ static void test_write_rules(void **state)
 	snprintf(a1, sizeof a1, "127.0.0.1:%d/cam_result", port);
 	assert_int_equal(dssm_open_address(a1, DSSM_WRITE, &w), DSSM_EPERM);
 	assert_non_null(strstr(dssm_last_error(), "read-only"));
+	stop_proxy(pid, SIGTERM);
+}
+
+/* `--allow-write odom` allows every ID of odom, as `--streams odom` selects
+ * them (one glob meaning, lib/base/glob.h): it once allowed none, the glob
+ * being tried against "odom:0" alone. */
+static void test_write_rules_bare_name(void **state)
+{
+	(void)state;
+	int port;
+	pid_t pid = start_allowing("odom", "odometer", "odom", &port);
+	char addr[128];
+	dssm_stream *w = NULL;
+	snprintf(addr, sizeof addr, "127.0.0.1:%d/odom", port);
+	assert_int_equal(dssm_open_address(addr, DSSM_WRITE, &w), 0);
+	assert_int_equal(dssm_write(w, "ok", 2, 1), 0);
+	dssm_close(w);
+	snprintf(addr, sizeof addr, "127.0.0.1:%d/odometer", port);
+	assert_int_equal(dssm_open_address(addr, DSSM_WRITE, &w), DSSM_EPERM);
+	assert_non_null(strstr(dssm_last_error(), "'odometer:0' is not writable"));
 	stop_proxy(pid, SIGTERM);
 }
 
@@ -1662,6 +1690,7 @@ int main(void)
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),
+		cmocka_unit_test_setup(test_write_rules_bare_name, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
 	};

@@ -19,6 +19,7 @@
 
 #include "bridge.h"
 #include "lib/base/base.h"
+#include "lib/base/bytes.h"
 
 #define BAG_MAGIC "#ROSBAG V2.0\n"
 #define BAG_MAGIC_LEN 13
@@ -54,16 +55,6 @@ struct bag_reader {
 	struct chunk_pool *pool;
 };
 
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 /* One record at `at` of buf[0..len). 1: read, 0: cut short (the end of a
  * crashed recording), or DSSM_ECORRUPT. */
 static int record_at(struct bag_reader *r, const uint8_t *buf, size_t len, size_t at,
@@ -72,14 +63,14 @@ static int record_at(struct bag_reader *r, const uint8_t *buf, size_t len, size_
 	if (len - at < 4)
 		return 0;
 	rec->at = at;
-	rec->header_len = le32(buf + at);
+	rec->header_len = le_get32(buf + at);
 	if (rec->header_len > len - at - 4)
 		return 0;
 	rec->header = buf + at + 4;
 	size_t data_at = at + 4 + rec->header_len;
 	if (len - data_at < 4)
 		return 0;
-	rec->data_len = le32(buf + data_at);
+	rec->data_len = le_get32(buf + data_at);
 	if (rec->data_len > len - data_at - 4)
 		return 0;
 	rec->data = buf + data_at + 4;
@@ -160,7 +151,7 @@ static int on_connection(struct bag_reader *r, const struct record *rec, const c
 	int rc = fixed_field(r, rec, where, "conn", 4, &connp);
 	if (rc < 0)
 		return rc;
-	uint32_t conn = le32(connp);
+	uint32_t conn = le_get32(connp);
 	if (is_reported(r, conn))
 		return 0;       /* the index section repeats what the chunks said */
 	char what[160];
@@ -201,13 +192,13 @@ static int on_message(struct bag_reader *r, const struct record *rec, const char
 		rc = fixed_field(r, rec, where, "time", 8, &timep);
 	if (rc < 0)
 		return rc;
-	uint32_t conn = le32(connp);
+	uint32_t conn = le_get32(connp);
 	if (!is_reported(r, conn))
 		return dssm__fail(DSSM_ECORRUPT,
 		                  "%s: message at %s byte %llu is on connection %u, which no "
 		                  "connection record described before it",
 		                  r->what, where, (unsigned long long)rec->at, conn);
-	int64_t t = (int64_t)le32(timep) * DSSM_NSEC_PER_SEC + le32(timep + 4);
+	int64_t t = (int64_t)le_get32(timep) * DSSM_NSEC_PER_SEC + le_get32(timep + 4);
 	r->st->messages++;
 	r->st->bytes += rec->data_len;
 	return r->sink->message ? r->sink->message(r->sink->ctx, conn, t, rec->data, rec->data_len) : 0;
@@ -259,7 +250,7 @@ static int chunk_params(struct bag_reader *r, const struct record *rec, int *cod
 		return rc;
 	}
 	free(compression);
-	*size = le32(sizep);
+	*size = le_get32(sizep);
 	if (*codec == BRIDGE_NONE && *size != rec->data_len)
 		return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk at byte %llu holds %u "
 		                  "bytes; its header says %zu", r->what,
@@ -340,8 +331,8 @@ static int on_bag_header(struct bag_reader *r, const struct record *rec)
 	if (rc == 0)
 		rc = fixed_field(r, rec, "file", "chunk_count", 4, &chunks);
 	if (rc == 0) {
-		r->index_pos = le64(pos);
-		r->chunk_count = le32(chunks);
+		r->index_pos = le_get64(pos);
+		r->chunk_count = le_get32(chunks);
 	}
 	return rc;
 }

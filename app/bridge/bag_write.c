@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "bridge.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
 #define BAG_HEADER_BYTES 4096
@@ -73,15 +73,15 @@ static void field_u8(struct wbuf *b, const char *key, uint8_t v)
 
 static void field_u32(struct wbuf *b, const char *key, uint32_t v)
 {
-	uint8_t le[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	uint8_t le[4];
+	le_put32(le, v);
 	bridge_field_put(b, key, le, 4);
 }
 
 static void field_u64(struct wbuf *b, const char *key, uint64_t v)
 {
 	uint8_t le[8];
-	for (int i = 0; i < 8; i++)
-		le[i] = (uint8_t)(v >> (8 * i));
+	le_put64(le, v);
 	bridge_field_put(b, key, le, 8);
 }
 

@@ -17,7 +17,7 @@
 
 #include "bridge.h"
 #include "dssm/decoder.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
 struct export_channel {

@@ -8,13 +8,8 @@
 #include <string.h>
 
 #include "bridge.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
-
-static uint32_t le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 int bridge_fields_check(const uint8_t *fields, size_t len, const char *what)
 {
@@ -23,7 +18,7 @@ int bridge_fields_check(const uint8_t *fields, size_t len, const char *what)
 		if (len - at < 4)
 			return dssm__fail(DSSM_ECORRUPT, "%s: header field length cut short at byte %zu",
 			                  what, at);
-		uint32_t n = le32(fields + at);
+		uint32_t n = le_get32(fields + at);
 		at += 4;
 		if (n > len - at)
 			return dssm__fail(DSSM_ECORRUPT,
@@ -42,7 +37,7 @@ int bridge_field_next(const uint8_t *fields, size_t len, size_t *at, const uint8
 {
 	if (!fields || *at > len || len - *at < 4)
 		return 0;
-	uint32_t k = le32(fields + *at);
+	uint32_t k = le_get32(fields + *at);
 	if (k > len - *at - 4)
 		return 0;
 	*field = fields + *at + 4;

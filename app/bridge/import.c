@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 
 #include "bridge.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
 struct import_stream {

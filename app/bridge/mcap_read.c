@@ -14,7 +14,7 @@
 #include <zlib.h>
 
 #include "bridge.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
 static const uint8_t MCAP_MAGIC[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
@@ -243,14 +243,6 @@ static int chunk_params(struct mcap_reader *r, struct rbuf b, uint64_t at, struc
 	return 0;
 }
 
-static uint64_t le64_at(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 /* Submit the compressed chunks ahead of the reader to the worker threads
  * (see bag_read.c). */
 static void look_ahead(struct mcap_reader *r)
@@ -260,7 +252,7 @@ static void look_ahead(struct mcap_reader *r)
 		if (r->file_len - at < 9)
 			break;
 		uint8_t op = r->file[at];
-		uint64_t n = le64_at(r->file + at + 1);
+		uint64_t n = le_get64(r->file + at + 1);
 		if (n > r->file_len - at - 9 || op == MCAP_DATA_END || op == MCAP_FOOTER)
 			break;
 		if (op == MCAP_CHUNK) {
@@ -331,7 +323,7 @@ static int walk(struct mcap_reader *r, const uint8_t *buf, size_t len, size_t st
 			break;
 		}
 		uint8_t op = buf[at];
-		uint64_t n = le64_at(buf + at + 1);
+		uint64_t n = le_get64(buf + at + 1);
 		if (n > len - at - 9) {
 			rc = in_chunk ? bad_record(r, "last", where, at, "runs past the chunk's end") : 0;
 			break;      /* in the file: a writer that died mid-record */

@@ -19,7 +19,7 @@
 #include <zlib.h>
 
 #include "bridge.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
 static const uint8_t MCAP_MAGIC[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
@@ -85,9 +85,7 @@ static void record_end(struct wbuf *b, size_t at)
 {
 	if (b->oom)
 		return;
-	uint64_t n = b->len - at - 8;
-	for (int i = 0; i < 8; i++)
-		b->data[at + i] = (uint8_t)(n >> (8 * i));
+	le_put64(b->data + at, b->len - at - 8);
 }
 
 static int put_buf(struct mcap_writer *w, struct wbuf *b)

@@ -29,14 +29,9 @@
 #include "bridge.h"
 #include "lib/ssm/ssm_name.h"
 #include "lib/base/base.h"
+#include "lib/base/bytes.h"
 
 #define START_KEY "ssm-log start_time="
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++, v >>= 8)
-		p[i] = (uint8_t)v;
-}
 
 /* ---- into a container ---- */
 
@@ -99,7 +94,7 @@ static int write_records(dssm_container *c, int stream, const dssm_recorded *r, 
 		double sec = dssm_time_to_sec(rec.time);
 		uint64_t bits;
 		memcpy(&bits, &sec, sizeof bits);
-		put_le64(t, bits);
+		le_put64(t, bits);
 		if ((rc = write_all(f, t, 8, path)) < 0 || (rc = write_all(f, rec.data, rec.len, path)) < 0)
 			break;
 		st->messages++;

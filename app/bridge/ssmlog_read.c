@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bridge.h"
+#include "lib/base/bytes.h"
 #include "lib/ring/internal.h"
 
 #define HEADER_MAX 4096   /* longest header line read */
@@ -129,14 +130,6 @@ int ssmlog_sniff(const uint8_t *buf, size_t len)
 
 /* ---- reading ---- */
 
-static uint64_t get_le64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 int ssmlog_read_memory(const uint8_t *buf, size_t len, const char *what,
                        const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
@@ -168,7 +161,7 @@ int ssmlog_read_memory(const uint8_t *buf, size_t len, const char *what,
 			         (unsigned long long)h.data_size);
 			break;
 		}
-		uint64_t bits = get_le64(buf + at);
+		uint64_t bits = le_get64(buf + at);
 		double t;
 		memcpy(&t, &bits, sizeof t);
 		if (!isfinite(t) || fabs(t) >= 9.2e9)

@@ -57,6 +57,10 @@ int cmd_export(int argc, char **argv);
 void help_export(FILE *out);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
+/* A comma-separated list of NAME[:ID] globs an option takes (--streams,
+ * --allow-write): 0, or -1 after a usage error saying why it can match no
+ * stream ('/ns/x', 'odom:', ''; lib/base/glob.h). */
+int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list);
 /* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
 struct dssm_recorded;
 void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);

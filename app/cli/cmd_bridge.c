@@ -3,7 +3,6 @@
  * SSM log, into a container) and `dssm export` (a container, or part of it,
  * into a bag, an MCAP file or an SSM log).
  */
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include "cli.h"
 #include "app/bridge/bridge.h"
+#include "lib/base/glob.h"
 
 void help_import(FILE *out)
 {
@@ -219,12 +219,7 @@ static int topic_selected(dssm_container *c, int stream, const char *list)
 	char topic[256];
 	if (bridge_stream_topic(c, stream, topic, sizeof topic) < 0)
 		return 0;
-	char *copy = strdup(list), *save = NULL;
-	int hit = 0;
-	for (char *t = strtok_r(copy, ",", &save); t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = fnmatch(t, topic, 0) == 0;
-	free(copy);
-	return hit;
+	return dssm__glob_list_match(list, topic);
 }
 
 /* A stream whose bytes no MCAP reader can decode (raw, or struct without a
@@ -290,6 +285,8 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 			e->ssmlog = optarg;
 		else if (opt == 'c')
 			e->compression = optarg;
+		else if (opt == 's' && cli_parse_stream_globs("export", "--streams", optarg) < 0)
+			return EXIT_USAGE;
 		else if (opt == 's')
 			e->streams = optarg;
 		else if (opt == 't')

@@ -106,7 +106,11 @@ static int parse_option(int opt, struct cli_dds *d, const char **publish,
 	if (status)
 		return status == 1 ? 0 : status;
 	switch (opt) {
-	case 'p': publish[cfg->npublish++] = optarg; break;
+	case 'p':
+		if (cli_parse_stream_globs("dds", "--publish", optarg) < 0)
+			return EXIT_USAGE;
+		publish[cfg->npublish++] = optarg;
+		break;
 	case 'a': cfg->all = 1; break;
 	case 's': status = parse_subscription(optarg, subs, &cfg->nsubs); break;
 	case 'v': cfg->verbose = 1; break;

@@ -27,8 +27,8 @@ void help_foxglove(FILE *out)
 	        "A client that reads slower than samples come loses the oldest beyond\n"
 	        "--max-queue bytes (default %u MiB) and is told so in a status message.\n"
 	        "Clients may publish (clientPublish) into existing rings of the same encoding:\n"
-	        "all of them by default, none with --read-only, matching NAME:ID with\n"
-	        "--allow-write GLOB (repeatable).\n"
+	        "all of them by default, none with --read-only, those matching a NAME[:ID]\n"
+	        "glob with --allow-write GLOB (repeatable; 'odom' is every ID of odom).\n"
 	        "It listens on 127.0.0.1 only; another --listen address also needs\n"
 	        "--allow-remote, and is read-only unless --allow-write is given. There is no\n"
 	        "authentication: reach a robot's server through an SSH tunnel (README).\n"
@@ -81,6 +81,8 @@ static int number_option(int opt, const char *arg, struct fg_config *cfg)
 /* --allow-write GLOB, repeatable. */
 static int add_allow_write(struct fg_config *cfg, const char *glob)
 {
+	if (cli_parse_stream_globs("foxglove", "--allow-write", glob) < 0)
+		return EXIT_USAGE;
 	const char **a = realloc(cfg->writes.allow_write, sizeof *a * (size_t)(cfg->writes.n_allow_write + 1));
 	if (!a)
 		return cli_error("foxglove", "out of memory");

@@ -226,6 +226,8 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &o->start) < 0) ||
 		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &o->end) < 0))
 			return EXIT_USAGE;
+		if (opt == 's' && cli_parse_stream_globs("play", "--streams", optarg) < 0)
+			return EXIT_USAGE;
 		if (opt == 's')
 			o->list = optarg;
 		else if (opt == 'n')

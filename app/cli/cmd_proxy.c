@@ -37,7 +37,8 @@ void help_proxy(FILE *out)
 	        "the whole shared segment); a refused write or open is an ERROR, the\n"
 	        "connection stays.\n"
 	        "Writes: all streams by default; --read-only refuses every write, and\n"
-	        "--allow-write GLOB (repeatable) allows only matching NAME:ID, e.g. 'cmd*'.\n"
+	        "--allow-write GLOB (repeatable) allows only streams matching a NAME[:ID]\n"
+	        "glob: 'cmd*', 'odom' (every ID of odom, as --streams odom), 'odom:1'.\n"
 	        "--recordings DIR serves the containers in DIR (also ones being recorded) to\n"
 	        "`dssm query HOST:PORT/NAME`: history, latest, and deadline-bounded queries.\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs each connection.\n\n"
@@ -93,6 +94,8 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 	case 'R': cfg->read_only = 1; return 0;
 	case 'r': cfg->recordings = arg; return 0;
 	case 'W': {
+		if (cli_parse_stream_globs("proxy", "--allow-write", arg) < 0)
+			return EXIT_USAGE;
 		const char **a = realloc(cfg->allow_write, sizeof *a * (size_t)(cfg->n_allow_write + 1));
 		if (!a)
 			return cli_error("proxy", "out of memory");

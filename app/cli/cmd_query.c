@@ -12,6 +12,7 @@
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 #include "app/bridge/bridge.h"
+#include "lib/base/glob.h"
 
 void help_query(FILE *out)
 {
@@ -22,7 +23,7 @@ void help_query(FILE *out)
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order (-n: the first COUNT). FILE is a\n"
 	        "ROS 1 bag, MCAP, rosbag2 .db3 or SSM log, read directly (through a temporary\n"
-	        "import under $TMPDIR). --streams takes NAME[:ID] or globs\n"
+	        "import under $TMPDIR). --streams takes NAME[:ID] globs ('odom': every ID)\n"
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
 	        "(2026-11-23T18:29:10Z, 2026-11-23T18:29:10.5+09:00, or local time without a\n"
 	        "zone) or +S from the recording's first sample (+90, +1m30s); --end before\n"
@@ -45,10 +46,18 @@ void help_query(FILE *out)
 	        "  dssm query robot.local:5800/run1 --streams scan --deadline 200ms --bandwidth 2\n");
 }
 
-/* (the matching itself is the library's: recorder.h) */
+/* (the matching itself is the library's: lib/base/glob.c) */
 int cli_stream_selected(const dssm_stream_info *info, const char *list)
 {
 	return dssm_name_list_matches(list, info->name, info->id);
+}
+
+int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list)
+{
+	if (dssm__stream_glob_list_check(list) == 0)
+		return 0;
+	cli_usage(cmd, "%s: %s", opt, dssm_last_error());
+	return -1;
 }
 
 struct remote_print {
@@ -130,6 +139,8 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 		    (opt == 'f' && cli_parse_format("query", optarg, &o->f) < 0) ||
 		    (opt == 'd' && cli_parse_duration("query", "--deadline", optarg, 0, &o->deadline) < 0) ||
 		    (opt == 'b' && cli_parse_double("query", "--bandwidth", optarg, &o->bandwidth_mb) < 0))
+			return EXIT_USAGE;
+		if (opt == 's' && cli_parse_stream_globs("query", "--streams", optarg) < 0)
 			return EXIT_USAGE;
 		if (opt == 's')
 			o->list = optarg;

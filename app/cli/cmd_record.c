@@ -19,6 +19,7 @@
 #include "dds_opts.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+#include "lib/base/glob.h"
 
 void help_record(FILE *out)
 {
@@ -30,7 +31,7 @@ void help_record(FILE *out)
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
 	        "       dssm record --trigger\n\n"
 	        "Records streams into a new container DIR (docs/container-format.md). STREAM is\n"
-	        "NAME[:ID], a glob such as 'cam*' (matched against NAME:ID and NAME), or\n"
+	        "NAME[:ID], a NAME[:ID] glob such as 'cam*' (every ID) or 'cam*:1', or\n"
 	        "HOST:PORT/NAME[:ID] through a proxy, or dds:TOPIC[=RING]: a DDS topic (ROS 2's\n"
 	        "rt/NAME, a bridge's dssm/NAME) subscribed in this process into ring RING\n"
 	        "(default: named after the topic, as `dssm dds --subscribe`) and recorded\n"
@@ -434,7 +435,7 @@ static int record_start(dssm_recorder *r, char **patterns, int npatterns,
 	for (int i = 0; i < npatterns && rc >= 0; i++) {
 		const char *ring = ddsb_is_source(patterns[i]) ? ddsb_source_ring(src, k++) : NULL;
 		rc = ddsb_is_source(patterns[i]) ? (ring ? dssm_recorder_add(r, ring) : 0)
-		     : strchr(patterns[i], '/') || !strpbrk(patterns[i], "*?[")
+		     : strchr(patterns[i], '/') || !dssm__is_glob(patterns[i])
 		         ? dssm_recorder_add(r, patterns[i])
 		         : dssm_recorder_add_matching(r, patterns[i]);
 	}

@@ -294,8 +294,8 @@ int ddsb_sub_failed(const struct ddsb_sub *s);
 /* ---- globs.c: subscriptions by topic glob, for topics now and later --------------- */
 
 /* 1 if a subscription's topic is a glob: it has '*', '?' or '['
- * (characters DDS topic names do not hold). It matches as fnmatch(3)
- * without flags, as --publish's ring globs do: '*' also crosses '/'
+ * (characters DDS topic names do not hold). It matches as every topic
+ * glob (lib/base/glob.h): the whole topic, '*' also crossing '/'
  * ("rt/r*" takes rt/robot1/odom). */
 int ddsb_topic_is_glob(const char *topic);
 /* The longest topic name a subscription takes (subscribe.c's buffer). */

@@ -10,11 +10,11 @@
  * they come, so "now" and "later" are the same path. docs/dds.md, Topic
  * globs.
  */
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 #include "ddsb.h"
 
 /* Topics left out are remembered so that each is logged and counted once,
@@ -36,12 +36,12 @@ struct ddsb_globs {
 
 int ddsb_topic_is_glob(const char *topic)
 {
-	return strpbrk(topic, "*?[") != NULL;
+	return dssm__is_glob(topic);
 }
 
 int ddsb_topic_matches(const char *glob, const char *topic)
 {
-	return fnmatch(glob, topic, 0) == 0;
+	return dssm__glob_match(glob, topic);
 }
 
 /* A character Cyclone DDS 0.10 takes in a topic name it creates (it

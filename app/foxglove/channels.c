@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/ring/internal.h"
 #include "foxglove.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 #include "json.h"
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "dssm/container.h"
 #include "pace.h"
 #include "protocol.h"

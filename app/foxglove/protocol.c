@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 #include "json.h"
 #include "protocol.h"
@@ -84,18 +84,6 @@ void fg_put_status(struct wbuf *w, int level, const char *message)
 	fg_json_put_raw(w, "}");
 }
 
-static void le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
 uint64_t fg_time_u64(dssm_time_t t)
 {
 	return t < 0 ? 0 : (uint64_t)t;
@@ -105,14 +93,14 @@ void fg_frame_message_data(uint8_t out[FG_MESSAGE_DATA_HEADER], uint32_t subscri
                            dssm_time_t log_time)
 {
 	out[0] = FG_OP_MESSAGE_DATA;
-	le32(out + 1, subscription);
-	le64(out + 5, fg_time_u64(log_time));
+	le_put32(out + 1, subscription);
+	le_put64(out + 5, fg_time_u64(log_time));
 }
 
 void fg_frame_time(uint8_t out[FG_TIME_FRAME], dssm_time_t t)
 {
 	out[0] = FG_OP_TIME;
-	le64(out + 1, fg_time_u64(t));
+	le_put64(out + 1, fg_time_u64(t));
 }
 
 int fg_parse_client_binary(const uint8_t *p, size_t n, uint32_t *channel, const uint8_t **payload,
@@ -127,7 +115,7 @@ int fg_parse_client_binary(const uint8_t *p, size_t n, uint32_t *channel, const 
 	if (n < 5)
 		return dssm__fail(DSSM_EPROTO, "Client Message Data of %zu bytes: needs 5 at least "
 		                  "(opcode, channel id)", n);
-	*channel = (uint32_t)p[1] | (uint32_t)p[2] << 8 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 24;
+	*channel = le_get32(p + 1);
 	*payload = p + 5;
 	*len = n - 5;
 	return 0;

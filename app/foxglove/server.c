@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "json.h"
 #include "protocol.h"
 #include "server.h"

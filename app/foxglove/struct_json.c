@@ -7,7 +7,7 @@
  * decoded once, whatever the number of subscribers.
  */
 #include "dssm/decoder.h"
-#include "lib/remote/wire.h"
+#include "lib/base/bytes.h"
 #include "lib/base/base.h"
 #include "foxglove.h"
 

@@ -1,8 +1,8 @@
 /*
- * write_rules.c - the write rules servers share (write_rules.h): a glob per
- * allowed NAME:ID, matched with fnmatch as the proxy documents.
+ * write_rules.c - the write rules servers share (write_rules.h): a stream
+ * glob per allowed NAME[:ID], matched as every stream glob is (lib/base/glob.h:
+ * `--allow-write odom` allows odom:0, odom:1..., as `--streams odom` selects them).
  */
-#include <fnmatch.h>
 #include <stdio.h>
 
 #include "lib/base/base.h"
@@ -19,7 +19,7 @@ int write_rules_check(const struct write_rules *r, const char *name, int id)
 	if (!r->n_allow_write)
 		return 0;
 	for (int i = 0; i < r->n_allow_write; i++)
-		if (fnmatch(r->allow_write[i], addr, 0) == 0)
+		if (dssm_name_matches(r->allow_write[i], name, id))
 			return 0;
 	return dssm__fail(DSSM_EPERM, "'%s' is not writable through this %s (--allow-write)", addr, who);
 }

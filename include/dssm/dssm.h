@@ -485,6 +485,18 @@ int dssm_cleanup(int all_idle);
  * Errors: DSSM_ENAME (naming what is wrong), DSSM_EINVAL (NULL argument). */
 int dssm_parse_address(const char *text, char *name, int *id);
 
+/* 1 if stream NAME:ID matches PATTERN, a NAME[:ID] glob, else 0. The first
+ * ':' parts a glob of the name from one of the ID in decimal; without ':'
+ * every ID matches: "odom" and "odom:*" take odom:0, odom:1...; "odom:1"
+ * odom:1 alone; "cam*" every ID of every name starting with cam; "*" all;
+ * "*:2" ID 2 of every name. '*' '?' [set] '\' as fnmatch(3). An empty
+ * glob, an empty NAME or ID part, a '/' (ring names hold none) match
+ * nothing. docs/design.md, "Globs". */
+int dssm_name_matches(const char *pattern, const char *name, int id);
+/* 1 if it matches one of LIST's comma-separated patterns (NULL: all;
+ * empty items skipped; "": none). */
+int dssm_name_list_matches(const char *list, const char *name, int id);
+
 #ifdef __cplusplus
 }
 #endif

@@ -122,8 +122,10 @@ int dssm_recorder_set_start(dssm_recorder *r,
  * Errors: DSSM_EINVAL, DSSM_ESTATE (the recorder was stopped), and those of
  * dssm_open_address for the stream. */
 int dssm_recorder_add(dssm_recorder *r, const char *address);
-/* Record every local stream matching the glob (against NAME:ID and NAME):
- * those there now, and those that appear later (found by poll). */
+/* Record every local stream matching the NAME[:ID] glob (as
+ * dssm_name_matches: "cam*" every ID of cam..., "odom:1" odom:1 alone):
+ * those there now, and those that appear later (found by poll). DSSM_EINVAL
+ * for a glob that could match no stream ("", "odom:", one with '/'). */
 int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
 /* Create the first part and start draining. Errors: DSSM_ESTATE (started
  * already, or stopped), those of dssm_container_create, and a stream's that
@@ -186,11 +188,8 @@ int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name)
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);
 
-/* 1 if stream NAME:ID matches PATTERN, a glob tried against "NAME:ID" and
- * against NAME ("cam*", "odom:1", "imu"). */
-int dssm_name_matches(const char *pattern, const char *name, int id);
-/* 1 if it matches one of LIST's comma-separated patterns (NULL: all). */
-int dssm_name_list_matches(const char *list, const char *name, int id);
+/* dssm_name_matches and dssm_name_list_matches, which the recorder's
+ * patterns use, are declared in dssm/dssm.h (included above). */
 
 #ifdef __cplusplus
 }

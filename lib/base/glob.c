@@ -1,32 +1,171 @@
 /*
- * names.c - which streams a NAME[:ID] glob, or a comma-separated list of
- * them, selects (include/dssm/recorder.h): shared by the recorder's
- * --all/pattern streams and the command line's --streams.
+ * glob.c - the one glob matcher (glob.h, docs/design.md "Globs"): stream
+ * globs NAME[:ID] (dssm_name_matches, dssm/dssm.h), topic globs, comma
+ * lists of either, and the check commands use to refuse a stream glob that
+ * could match no ring. Every place that selects by glob comes here, so
+ * `--allow-write odom` and `--streams odom` cannot disagree again.
  */
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dssm/recorder.h"
+#include "base.h"
+#include "glob.h"
+
+int dssm__is_glob(const char *text)
+{
+	return text && strpbrk(text, "*?[") != NULL;
+}
+
+int dssm__glob_match(const char *glob, const char *text)
+{
+	return glob && text && fnmatch(glob, text, 0) == 0;
+}
+
+/* N bytes of S as a string in BUF (CAP bytes) or, longer, allocated; NULL
+ * when out of memory. The caller frees it when it is not BUF. */
+static char *cut(const char *s, size_t n, char *buf, size_t cap)
+{
+	char *out = n < cap ? buf : malloc(n + 1);
+	if (out) {
+		memcpy(out, s, n);
+		out[n] = '\0';
+	}
+	return out;
+}
 
 int dssm_name_matches(const char *pattern, const char *name, int id)
 {
-	char addr[DSSM_NAME_MAX + 16];
 	if (!pattern || !name)
 		return 0;
-	snprintf(addr, sizeof addr, "%s:%d", name, id);
-	return fnmatch(pattern, addr, 0) == 0 || fnmatch(pattern, name, 0) == 0;
+	const char *colon = strchr(pattern, ':');
+	if (!colon)
+		return dssm__glob_match(pattern, name);
+	char buf[256], idtext[16];
+	char *name_glob = cut(pattern, (size_t)(colon - pattern), buf, sizeof buf);
+	snprintf(idtext, sizeof idtext, "%d", id);
+	int hit = name_glob && dssm__glob_match(name_glob, name) && dssm__glob_match(colon + 1, idtext);
+	if (name_glob != buf)
+		free(name_glob);
+	return hit;
+}
+
+/* one(item, text, id) for each non-empty item of LIST until one returns
+ * other than 0; that, or 0. An item too long for memory is skipped. */
+static int each_item(const char *list, int (*one)(const char *, const char *, int),
+                     const char *text, int id)
+{
+	char buf[256];
+	int rc = 0;
+	for (const char *p = list; rc == 0; p++) {
+		const char *end = strchrnul(p, ',');
+		char *item = end > p ? cut(p, (size_t)(end - p), buf, sizeof buf) : NULL;
+		if (item)
+			rc = one(item, text, id);
+		if (item != buf)
+			free(item);
+		if (!*end)
+			break;
+		p = end;
+	}
+	return rc;
 }
 
 int dssm_name_list_matches(const char *list, const char *name, int id)
 {
-	if (!list)
-		return 1;
-	char *copy = strdup(list), *save = NULL;
-	int hit = 0;
-	for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !hit; t = strtok_r(NULL, ",", &save))
-		hit = dssm_name_matches(t, name, id);
-	free(copy);
-	return hit;
+	return !list || each_item(list, dssm_name_matches, name, id) > 0;
+}
+
+static int topic_matches(const char *glob, const char *topic, int unused)
+{
+	(void)unused;
+	return dssm__glob_match(glob, topic);
+}
+
+int dssm__glob_list_match(const char *list, const char *text)
+{
+	return !list || each_item(list, topic_matches, text, 0) > 0;
+}
+
+/* Where the set opening at s[i] ('[') closes, or 0 if it does not. */
+static size_t set_end(const char *s, size_t i)
+{
+	size_t j = i + 1;
+	j += s[j] == '!' || s[j] == '^';
+	j += s[j] == ']'; /* a ']' first is a member */
+	while (s[j] && s[j] != ']')
+		j++;
+	return s[j] ? j : 0;
+}
+
+static int name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '-' || c == '.' || c == '%';
+}
+
+/* The character at s[i] that no ring's name (or ID) can hold. */
+static int bad_char(const char *s, size_t i, int in_id)
+{
+	unsigned char c = (unsigned char)s[i];
+	if (in_id)
+		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '%c' at %zu: an ID is decimal "
+		                  "digits (NAME:ID, 'odom:1')", s, c > ' ' && c < 0x7f ? c : '?', i);
+	if (c == '/')
+		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '/' at %zu: a ring name holds no "
+		                  "'/' (laser/front is the ring laser%%2Ffront; topics are matched by "
+		                  "topic globs)", s, i);
+	if (c > ' ' && c < 0x7f)
+		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '%c' at %zu: a name holds "
+		                  "A-Z a-z 0-9 _ - . %%", s, c, i);
+	return dssm__fail(DSSM_EINVAL, "stream glob '%s' has byte 0x%02x at %zu: a name holds "
+	                  "A-Z a-z 0-9 _ - . %%", s, c, i);
+}
+
+int dssm__stream_glob_check(const char *pattern)
+{
+	if (!pattern || !*pattern)
+		return dssm__fail(DSSM_EINVAL, "an empty stream glob: give NAME[:ID] ('*' for all)");
+	const char *colon = strchr(pattern, ':');
+	if (colon == pattern)
+		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has no NAME before ':' ('*%s' takes "
+		                  "that ID of every name)", pattern, pattern);
+	if (colon && !colon[1])
+		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has no ID after ':' (a NAME alone "
+		                  "takes every ID)", pattern);
+	for (size_t i = 0; pattern[i]; i++) {
+		if (pattern[i] == '\\') { /* the next character as itself: checked below */
+			if (!pattern[++i])
+				return dssm__fail(DSSM_EINVAL, "stream glob '%s' ends in '\\' (it quotes "
+				                  "the character after it)", pattern);
+		} else if (pattern + i == colon || pattern[i] == '*' || pattern[i] == '?') {
+			continue;
+		} else if (pattern[i] == '[') {
+			size_t end = set_end(pattern, i);
+			if (!end)
+				return dssm__fail(DSSM_EINVAL, "stream glob '%s' has a '[' at %zu without "
+				                  "its ']'", pattern, i);
+			i = end;
+			continue;
+		}
+		int in_id = colon && pattern + i > colon;
+		if (in_id ? !(pattern[i] >= '0' && pattern[i] <= '9') : !name_char(pattern[i]))
+			return bad_char(pattern, i, in_id);
+	}
+	return 0;
+}
+
+static int check_one(const char *glob, const char *unused, int unused_id)
+{
+	(void)unused;
+	(void)unused_id;
+	return dssm__stream_glob_check(glob);
+}
+
+int dssm__stream_glob_list_check(const char *list)
+{
+	if (list && !*list)
+		return dssm__stream_glob_check(list); /* "" selects nothing: say so */
+	return list ? each_item(list, check_one, NULL, 0) : 0;
 }

@@ -23,6 +23,7 @@
 
 #include "internal.h"
 #include "lib/base/base.h"
+#include "lib/base/bytes.h"
 
 #define PATH_MAX_DEPTH (2 * DEC_MAX_DEPTH + 8)
 
@@ -123,10 +124,9 @@ static void out_align(struct rd *r, size_t a)
 /* An unsigned value of k bytes, little-endian (binary output). */
 static void put_le(struct rd *r, uint64_t v, size_t k)
 {
-	char b[8];
-	for (size_t i = 0; i < k; i++)
-		b[i] = (char)(v >> (8 * i));
-	dec_jw_raw(r->w, b, k);
+	uint8_t b[8];
+	le_put64(b, v); /* its first k bytes are v's low k bytes */
+	dec_jw_raw(r->w, (const char *)b, k);
 }
 
 /* One primitive at r->at (aligned and checked by the caller). */

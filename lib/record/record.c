@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
+#include "lib/base/glob.h"
 #include "lib/ring/backend.h"
 #include "lib/ring/internal.h"
 #include "dssm/connector.h"
@@ -323,6 +324,9 @@ int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern)
 {
 	if (!r || !pattern)
 		return dssm__fail(DSSM_EINVAL, "dssm_recorder_add_matching: NULL argument");
+	int rc = dssm__stream_glob_check(pattern); /* one that could match no ring */
+	if (rc < 0)
+		return rc;
 	char **p = realloc(r->patterns, sizeof *p * (size_t)(r->npatterns + 1));
 	if (!p)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");

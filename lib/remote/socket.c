@@ -59,7 +59,7 @@ static const char *request_name(uint16_t type)
 int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline)
 {
 	const size_t total = n;
-	const uint16_t type = n >= WIRE_HEADER ? (uint16_t)(p[4] | p[5] << 8) : 0;
+	const uint16_t type = n >= WIRE_HEADER ? le_get16(p + 4) : 0;
 	while (n) {
 		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (k > 0) {

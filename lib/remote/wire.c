@@ -20,25 +20,15 @@ int wire_known_type(uint16_t type)
 	return base >= WIRE_HELLO && base <= WIRE_RQUERY;
 }
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
 long wire_parse_frame(const uint8_t *buf, size_t avail, uint32_t max_payload,
                       struct wire_header *h)
 {
 	if (avail < WIRE_HEADER)
 		return 0;
-	h->length = get32(buf);
-	h->type = get16(buf + 4);
-	h->flags = get16(buf + 6);
-	h->request_id = get32(buf + 8);
+	h->length = le_get32(buf);
+	h->type = le_get16(buf + 4);
+	h->flags = le_get16(buf + 6);
+	h->request_id = le_get32(buf + 8);
 #if LONG_MAX < 0xffffffffLL + WIRE_HEADER
 	/* The size is returned as a long, of 32 bits here (armhf). */
 	if (max_payload > (uint32_t)(LONG_MAX - WIRE_HEADER))
@@ -72,9 +62,7 @@ int wire_frame_end(struct wbuf *w, size_t start)
 {
 	if (w->oom)
 		return dssm__fail(DSSM_ENOMEM, "out of memory encoding a frame");
-	uint32_t len = (uint32_t)(w->len - start - WIRE_HEADER);
-	for (int i = 0; i < 4; i++)
-		w->data[start + (size_t)i] = (uint8_t)(len >> (8 * i));
+	le_put32(w->data + start, (uint32_t)(w->len - start - WIRE_HEADER));
 	return 0;
 }
 
@@ -212,10 +200,12 @@ void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *m
 	wire_frame_end(w, f);
 }
 
+/* The low n bytes of v at p (bytes.h's order); past them. */
 static uint8_t *le(uint8_t *p, uint64_t v, int n)
 {
-	for (int i = 0; i < n; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
+	uint8_t b[8];
+	le_put64(b, v);
+	memcpy(p, b, (size_t)n);
 	return p + n;
 }
 

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lib/remote/wire.h"
 #include "lib/base/base.h"
 #include "store.h"
 
@@ -114,7 +113,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 		body = len - 4;
 	if (rc == 0) {
 		struct rbuf r = rbuf_of(buf + 8, body - 8);
-		wire_get_layout(&r, &s->info);
+		dssm__store_get_layout(&r, &s->info);
 		uint32_t ns, np;
 		const uint8_t *schema = rbuf_blob(&r, &ns), *prop = rbuf_blob(&r, &np);
 		if (rbuf_end(&r, path) < 0)

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lib/remote/wire.h"
 #include "lib/base/base.h"
 #include "store.h"
 

@@ -13,7 +13,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "lib/remote/wire.h"
 #include "lib/base/base.h"
 #include "store.h"
 
@@ -206,7 +205,7 @@ static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *sche
 {
 	wbuf_u32(w, META_MAGIC);
 	wbuf_u32(w, META_VERSION);
-	wire_put_layout(w, i);
+	dssm__store_put_layout(w, i);
 	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
 	wbuf_blob(w, prop, plen);
 	if (!w->oom)

@@ -152,6 +152,11 @@ int dssm__store_write_atomically(const char *path, const char *tmp, const struct
 int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
                            const char *schema, const void *prop, size_t plen);
 void dssm__store_release_space(int fd, uint64_t reserved);
+/* container_meta.c: NNNN.meta's stream description fields (name, id, type,
+ * encoding, max_size, slots, life, cycle), the disk format's own encoding;
+ * a field that does not fit marks r bad. */
+void dssm__store_put_layout(struct wbuf *w, const dssm_stream_info *i);
+void dssm__store_get_layout(struct rbuf *r, dssm_stream_info *i);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);

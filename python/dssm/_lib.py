@@ -54,6 +54,7 @@ typedef struct dssm_stream_info {
 const char *dssm_strerror(int code);
 const char *dssm_last_error(void);
 const char *dssm_version(void);
+int dssm_name_matches(const char *pattern, const char *name, int id);
 dssm_time_t dssm_now(void);
 int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);

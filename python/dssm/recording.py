@@ -155,6 +155,17 @@ class StreamData:
         return f"<StreamData {self.address!r}: {len(self)} samples>"
 
 
+def _glob_selects(pat, s):
+    """Does glob PAT select recorded entry S? The NAME[:ID] part means what it
+    means everywhere (the library's dssm_name_matches, docs/design.md
+    "Globs": "odom" every ID, "odom:1" that one); a "#K" part, with the same
+    characters, selects the entries of a ring made again ("fol:0#*": #1, #2...)."""
+    base, sep, entry = pat.partition("#")
+    if sep and not (s.entry and fnmatch.fnmatchcase(str(s.entry), entry)):
+        return False
+    return bool(lib.dssm_name_matches(base.encode(), s.name.encode(), s.id))
+
+
 class Recording(_lib.Closing):
     """A recording opened for reading (also one still being recorded).
     salvage=True lets queries read the intact part of damaged streams
@@ -233,8 +244,7 @@ class Recording(_lib.Closing):
         out = []
         for pat in streams:
             if any(ch in pat for ch in "*?["):
-                hit = [s for s in self.streams
-                       if any(fnmatch.fnmatchcase(k, pat) for k in (s.address, s.name, s.key))]
+                hit = [s for s in self.streams if _glob_selects(pat, s)]
                 if not hit:
                     raise Error(ErrorCode.ENOENT,
                                 f"{self.path}: no stream matches '{pat}'")

@@ -91,6 +91,12 @@ def test_query_window_and_selection(recording, run):
     # the CLI parses seconds as a double: compare the TIDs it found near the edges
     assert abs(len(ref) - 11) <= 2
     assert set(rec.query("n*")) == {"note:0"}
+    # NAME[:ID] globs as the library means them (docs/design.md, "Globs"):
+    # the ID part against the ID, never the text "NAME:ID" as a whole
+    assert set(rec.query("*:0")) == {"note:0", "odom:0"}
+    assert set(rec.query("o?om:[0-3]")) == {"odom:0"}
+    with pytest.raises(dssm.Error):
+        rec.query(["*0"])  # once matched the text "odom:0"
     empty = rec.query("odom", start=t0 - 10, end=t0 - 1)["odom:0"]
     assert len(empty) == 0 and len(empty.offsets) == 1 and empty.values is not None
     full = rec.query("odom", start=-(1 << 63), end=(1 << 63) - 1)["odom:0"]

@@ -1,0 +1,46 @@
+/*
+ * glob.h - what a glob selects, with one meaning everywhere: the recorder's
+ * and `--streams`' NAME[:ID] patterns, the servers' `--allow-write`, the
+ * DDS bridge's `--publish`, and the topic globs of `--topics`, `dds:GLOB`
+ * and `--subscribe` (docs/design.md, "Globs"). Not installed; the public
+ * face of stream globs is dssm_name_matches/dssm_name_list_matches
+ * (dssm/dssm.h).
+ *
+ * Characters, in every glob: fnmatch(3) without flags. '*' is any run of
+ * characters, '/' included; '?' one character; [abc], [a-z], [!a] a set;
+ * '\' makes the next character itself. A '[' without its ']' is itself.
+ *
+ * Stream globs match a ring's NAME and ID, never an address as text: the
+ * first ':' parts the NAME glob from the ID glob (a name holds no ':').
+ *   odom       every ID of odom           odom:*   the same
+ *   odom:1     odom:1 alone               odom:1*  odom:1, odom:10 .. odom:19, ...
+ *   cam*       every ID of each name starting with "cam"
+ *   *          every stream               *:2      ID 2 of every name
+ * The ID glob is tried against the ID in decimal ("odom:01" matches
+ * nothing). A ring name holds no '/' (laser/front is the ring laser%2Ffront),
+ * so a stream glob with '/' ("/ns/x") matches nothing; neither does an empty
+ * glob, an empty NAME (":1") or ID ("odom:"). dssm__stream_glob_check
+ * names what is wrong with such a glob, for commands that refuse it.
+ *
+ * Topic globs match a whole topic name (ROS or DDS), '*' crossing '/': /ns/
+ * followed by '*' takes /ns/a and /ns/a/b; ':' is an ordinary character.
+ *
+ * Lists: comma-separated globs (a glob holds no ','); empty items are
+ * skipped; a NULL list selects everything, a list of no glob ("") nothing.
+ */
+#ifndef DSSM_GLOB_H
+#define DSSM_GLOB_H
+
+/* 1 if TEXT is a glob rather than one name: it has '*', '?' or '['. */
+int dssm__is_glob(const char *text);
+/* 1 if TEXT matches GLOB (the character rules above), else 0. */
+int dssm__glob_match(const char *glob, const char *text);
+/* 1 if TEXT matches one of LIST's topic globs (NULL: all), else 0. */
+int dssm__glob_list_match(const char *list, const char *text);
+/* 0 if PATTERN is a stream glob that can match a ring, else DSSM_EINVAL
+ * with dssm_last_error() saying why ("... '/ns/x' has '/' at 0: ..."). */
+int dssm__stream_glob_check(const char *pattern);
+/* dssm__stream_glob_check for each glob of a comma-separated LIST. */
+int dssm__stream_glob_list_check(const char *list);
+
+#endif
