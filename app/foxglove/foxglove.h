@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "app/proxy/write_rules.h"
+#include "lib/base/write_rules.h"
 #include "dssm/dssm.h"
 
 #define FG_SUBPROTOCOL "foxglove.websocket.v1"

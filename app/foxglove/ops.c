@@ -151,7 +151,7 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 	const char *t = p->topic[0] == '/' ? p->topic + 1 : p->topic;
 	int rc = dssm_parse_address(t, name, &id);
 	if (rc == 0)
-		rc = write_rules_check(&c->srv->cfg->writes, name, id);
+		rc = dssm__write_rules_check(&c->srv->cfg->writes, name, id);
 	if (rc == 0)
 		rc = fg_wring_get(c->srv, name, id, &p->w);
 	if (rc < 0)

@@ -19,7 +19,8 @@
  * client.c (a connection, its output and frames), handshake.c (HELLO, AUTH
  * and its limiter), requests.c (stream requests), send.c (handles, sending
  * samples, subscriptions, WAITs), rquery.c (queries of recordings),
- * watch.c (the watcher threads), write_rules.c; proxy_internal.h.
+ * watch.c (the watcher threads); proxy_internal.h. (The write rules it
+ * shares with the Foxglove server: lib/base/write_rules.c.)
  */
 #include "proxy_internal.h"
 

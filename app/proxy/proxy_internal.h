@@ -34,7 +34,7 @@
 #include "lib/ring/internal.h"
 #include "proxy.h"
 #include "watch.h"
-#include "write_rules.h"
+#include "lib/base/write_rules.h"
 
 /* A big sample is admitted to a client's output only while less than this is
  * queued, so a 1 MB camera stream cannot bury a 1 kHz IMU behind many frames. */

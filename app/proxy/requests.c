@@ -110,11 +110,11 @@ static int reply_info(struct client *c, uint16_t type, uint32_t req, int32_t han
 }
 
 /* The proxy's write rules (--read-only, --allow-write GLOB), as the
- * Foxglove server applies them (write_rules.c). */
+ * Foxglove server applies them (lib/base/write_rules.c). */
 static int may_write(struct proxy *px, const char *name, int id)
 {
 	struct write_rules r = {px->cfg.read_only, px->cfg.allow_write, px->cfg.n_allow_write, "proxy"};
-	return write_rules_check(&r, name, id);
+	return dssm__write_rules_check(&r, name, id);
 }
 
 /* A ring a client creates is at most --max-stream-bytes, counted as the

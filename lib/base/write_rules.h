@@ -15,6 +15,6 @@ struct write_rules {
 
 /* 0 if NAME:ID may be written, else DSSM_EPERM with dssm_last_error()
  * naming the stream and the rule that refused it. */
-int write_rules_check(const struct write_rules *r, const char *name, int id);
+int dssm__write_rules_check(const struct write_rules *r, const char *name, int id);
 
 #endif

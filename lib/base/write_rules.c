@@ -5,11 +5,11 @@
  */
 #include <stdio.h>
 
-#include "lib/base/base.h"
+#include "base.h"
 #include "dssm/dssm.h"
 #include "write_rules.h"
 
-int write_rules_check(const struct write_rules *r, const char *name, int id)
+int dssm__write_rules_check(const struct write_rules *r, const char *name, int id)
 {
 	char addr[DSSM_NAME_MAX + 16];
 	const char *who = r->server ? r->server : "server";
