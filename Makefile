@@ -256,7 +256,7 @@ SCRIPTS_bridge := tests/bridge-test.sh
 SCRIPTS_decode := tests/decoder-test.sh
 SCRIPTS_foxglove := tests/foxglove-test.sh
 SCRIPTS_dds := tests/dds-test.sh tests/dds-ls-test.sh
-SCRIPTS_cli := tests/cli-test.sh
+SCRIPTS_cli := tests/cli-test.sh tests/usage-test.sh
 MODULES := base ring remote store decode open record ssm proxy bridge foxglove dds cli
 .PHONY: $(MODULES:%=test-%) test-python
 # (a unit named in a table but not yet written is left out)
@@ -264,6 +264,7 @@ $(MODULES:%=test-%): test-%: all
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(filter $(addprefix $(BUILD)/tests/,$(UNITS_$*)),$(TESTS)) \
 	  $(if $(filter ssm,$*),$(CXX_TESTS))
 	@set -e; for s in $(SCRIPTS_$*); do case $$s in tests/net-test.sh|tests/install-test.sh) bash $$s ;; \
+	  tests/usage-test.sh) bash $$s $(BUILD) ;; \
 	  *) bash $$s $(DSSM_BIN) ;; esac; done
 test-python: all
 	@bash tests/python-test.sh $(BUILD)
@@ -281,6 +282,8 @@ test: deps
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm
+	@echo "== every benchmark and example: --help, and an unknown option refused"
+	@bash tests/usage-test.sh build
 	@echo "== the proxy at scale: 1000 clients x 10 subscriptions, bounded threads, nothing lost"
 	@build/bench/bench_scale build/dssm --clients 1000 --subs 10 --streams 300 --samples 100
 	@echo "== the same with the watchers' polling fallback (kernels before 5.16)"

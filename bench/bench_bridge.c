@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "dssm/container.h"
+#include "args.h"
 
 static double now(void)
 {
@@ -221,8 +222,19 @@ static void evict(const char *path)
 	}
 }
 
+#define USAGE \
+	"usage: bench_bridge dssm DIR STREAM START_NS END_NS\n" \
+	"       bench_bridge sqlite DB TOPIC START_NS END_NS\n" \
+	"       bench_bridge mksqlite DIR DB\n" \
+	"       bench_bridge evict PATH...\n" \
+	"  The readers bench/bridge/run.sh times against rosbag, MCAP and rosbag2:\n" \
+	"  one query of a recording or an SQLite file, timed by the caller.\n" \
+	"example:\n" \
+	"  build/bench/bench_bridge dssm run1 /imu 0 2000000000000000000\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	if (argc == 6 && !strcmp(argv[1], "dssm"))
 		return read_dssm(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "sqlite"))

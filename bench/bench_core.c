@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "dssm/dssm.h"
+#include "args.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -526,8 +527,17 @@ static void bench_pingpong(const struct run *r, const char *tag)
 	free(base);
 }
 
+#define USAGE \
+	"usage: bench_core [--out DIR] [--quick] [--pingpong]\n" \
+	"  The ring beside its baselines (memcpy, a binary search, a plain single-writer\n" \
+	"  protocol, a pthread mutex, C11 atomics and a futex): ratios in one run.\n" \
+	"  --out DIR: the ping-pong latency samples for the plots; --pingpong: only those.\n" \
+	"example:\n" \
+	"  build/bench/bench_core --quick\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;

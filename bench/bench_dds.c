@@ -59,6 +59,7 @@
 #include "dds_hosts.h"
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
+#include "args.h"
 
 static int quick;
 static long spin_us; /* --spin: the second pair of bridges' (0: no such pair) */
@@ -503,10 +504,20 @@ static void print_header(int rounds)
 	fflush(stdout);
 }
 
+#define USAGE \
+	"usage: bench_dds DSSM_BINARY [--quick] [--only WHAT] [--out DIR] [--cyclone XML] [--ddsperf-default-buffer] [--spin US]\n" \
+	"  dssm dds beside Cyclone DDS ddsperf between two network namespaces (root):\n" \
+	"  throughput and latency ratios.\n" \
+	"example:\n" \
+	"  sudo build/bench/bench_dds build/dssm --quick\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	if (argc < 2)
 		usage();
+	if (argv[1][0] == '-')
+		bench_refuse("bench_dds", argv[1]);
 	dssm_bin = argv[1];
 	const char *only = "", *out = NULL;
 	parse_args(argc, argv, &only, &out);

@@ -24,6 +24,7 @@
 
 #include "dssm/connector.h"
 #include "dssm/dssm.h"
+#include "args.h"
 
 static double mono_s(void)
 {
@@ -326,12 +327,22 @@ static void run(const char *topic, size_t size, int fg_port, int proxy_port, dou
 	       (double)written_px / seconds, fg_rate / px_rate);
 }
 
+#define USAGE \
+	"usage: bench_foxglove DSSM_BINARY [--quick]\n" \
+	"  dssm foxglove beside dssm proxy serving the same rings: delivery rate and\n" \
+	"  latency; DSSM_BINARY runs both servers.\n" \
+	"example:\n" \
+	"  build/bench/bench_foxglove build/dssm --quick\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_foxglove DSSM_BINARY [--quick]\n");
 		return 2;
 	}
+	if (argv[1][0] == '-' || argc > 3 || (argc == 3 && strcmp(argv[2], "--quick")))
+		bench_refuse("bench_foxglove", argv[argc - 1]);
 	double seconds = argc > 2 && !strcmp(argv[2], "--quick") ? 0.5 : 2.0;
 	char ns[64];
 	snprintf(ns, sizeof ns, "benchfg%d", (int)getpid());

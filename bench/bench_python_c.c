@@ -26,6 +26,7 @@
 
 #include "dssm/container.h"
 #include "dssm/dssm.h"
+#include "args.h"
 
 static double now_s(void)
 {
@@ -223,8 +224,16 @@ static int query(const char *dir, const char *name, int repeat)
 	return 0;
 }
 
+#define USAGE \
+	"usage: bench_python_c read-last NAME CALLS REPEAT\n" \
+	"       bench_python_c query DIR NAME REPEAT\n" \
+	"  The C side of bench/bench_python.py: the same calls the Python package makes.\n" \
+	"example:\n" \
+	"  build/bench/bench_python_c read-last odom 100000 3\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	if (argc == 5 && !strcmp(argv[1], "read-last"))
 		return read_last(argv[2], atol(argv[3]), atoi(argv[4]));
 	if (argc == 5 && !strcmp(argv[1], "query"))

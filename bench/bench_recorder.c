@@ -23,6 +23,7 @@
 
 #include "dssm/container.h"
 #include "dssm/dssm.h"
+#include "args.h"
 
 static int quick;
 
@@ -384,9 +385,18 @@ static void bench_robot_mix(const char *root, const char *dssm_bin)
 	rm_rf(dir);
 }
 
+#define USAGE \
+	"usage: bench_recorder [DIR] [--quick]\n" \
+	"  The recorder beside write()+fdatasync, and queries beside a sequential scan,\n" \
+	"  in recordings made under DIR (default build/bench/recorder).\n" \
+	"example:\n" \
+	"  build/bench/bench_recorder /tmp/bench-rec --quick\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	const char *root = "build/bench/recorder";
+	int root_given = 0;
 	const char *dssm_bin = "build/dssm";
 	char ns[32];
 	snprintf(ns, sizeof ns, "bench-rec-%d", (int)getpid());
@@ -394,6 +404,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (argv[i][0] == '-' || root_given++)
+			bench_refuse("bench_recorder", argv[i]);
 		else
 			root = argv[i];
 	}

@@ -36,6 +36,7 @@
 #include "dssm/connector.h"
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
+#include "args.h"
 
 static int quick;
 static char proxy_addr[64];
@@ -506,12 +507,26 @@ static void measure_latency(const char *label, int with_big, pid_t proxy)
 	dssm_close(r);
 }
 
+#define USAGE \
+	"usage: bench_remote DSSM_BINARY [--quick | --stream-only | --rt-only | --w2d-only]\n" \
+	"  The proxy and connector beside raw TCP on loopback: round trips, streaming,\n" \
+	"  write-to-delivery latency; DSSM_BINARY runs the proxy.\n" \
+	"example:\n" \
+	"  build/bench/bench_remote build/dssm --quick\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	if (argc < 2) {
 		fprintf(stderr, "usage: bench_remote DSSM_BINARY [--quick]\n");
 		return 2;
 	}
+	static const char *const modes[] = {"--quick", "--stream-only", "--rt-only", "--w2d-only"};
+	int known = argc == 2;
+	for (size_t k = 0; argc == 3 && k < sizeof modes / sizeof modes[0]; k++)
+		known |= !strcmp(argv[2], modes[k]);
+	if (!known || argv[1][0] == '-')
+		bench_refuse("bench_remote", argc > 3 ? argv[3] : argv[argc - 1]);
 	quick = argc > 2 && !strcmp(argv[2], "--quick");
 	int stream_only = argc > 2 && !strcmp(argv[2], "--stream-only");
 	int rt_only = argc > 2 && !strcmp(argv[2], "--rt-only");

@@ -44,6 +44,7 @@
 #include "lib/remote/wire.h"
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
+#include "args.h"
 
 static int clients = 1000, subs = 10, streams = 50, samples = 100, rate = 100, stagger;
 static pid_t proxy_pid;
@@ -274,8 +275,18 @@ static void parse_args(int argc, char **argv)
 	}
 }
 
+#define USAGE \
+	"usage: bench_scale DSSM_BINARY [--clients N] [--subs N] [--streams N] [--samples N] [--rate HZ] [--stagger N]\n" \
+	"  One proxy, many clients each subscribed to several rings: every sample must\n" \
+	"  arrive, with bounded threads and memory; prints the delivery figures.\n" \
+	"example:\n" \
+	"  build/bench/bench_scale build/dssm --clients 200 --subs 10 --streams 300 --samples 50\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
+	if (argc >= 2 && argv[1][0] == '-')
+		bench_refuse("bench_scale", argv[1]);
 	if (argc < 2 || argc % 2)
 		die("usage", "bench_scale DSSM_BINARY [--clients N] [--subs N] [--streams N] "
 		             "[--samples N] [--rate HZ]");

@@ -29,6 +29,7 @@
 #include <dds/dds.h>
 
 #include "String.h"
+#include "args.h"
 
 static volatile sig_atomic_t stop;
 
@@ -110,8 +111,16 @@ static int run_pub(dds_entity_t pp, dds_entity_t tp, const dds_qos_t *q, long co
 	return 0;
 }
 
+#define USAGE \
+	"usage: dds_plain DOMAIN sub TOPIC | dds_plain DOMAIN pub TOPIC COUNT RATE_HZ\n" \
+	"  A plain Cyclone DDS std_msgs/String publisher or subscriber: the one-way\n" \
+	"  baseline of bench_dds.\n" \
+	"example:\n" \
+	"  build/bench/dds_plain 7 sub rt/ow\n"
+
 int main(int argc, char **argv)
 {
+	bench_help(argc, argv, USAGE);
 	int pub = argc == 6 && !strcmp(argv[2], "pub");
 	if (!pub && !(argc == 4 && !strcmp(argv[2], "sub"))) {
 		fprintf(stderr, "usage: dds_plain DOMAIN sub TOPIC | dds_plain DOMAIN pub TOPIC COUNT "

@@ -15,7 +15,9 @@
 
 int main(int argc, char **argv)
 {
-	double run_for = example_seconds(argc, argv);
+	double run_for = example_options(argc, argv,
+	                                 "usage: lidar [--seconds N]\n  A LiDAR handler: writes ~4 KiB scans into the ring \"scan\" at 40 Hz for N\n  seconds, or until Ctrl-C without --seconds.\nexample:\n  lidar --seconds 10 & dssm info scan\n",
+	                                 NULL, NULL);
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	cfg.max_size = sizeof(struct scan);
 	cfg.life = 2.0;    /* seconds of history */

@@ -45,15 +45,16 @@ static dssm_stream *open_when_ready(const char *address)
 
 int main(int argc, char **argv)
 {
-	double run_for = example_seconds(argc, argv);
-	example_catch_signals();
 	const char *scan_at = "scan", *odom_at = "odom";
-	for (int i = 1; i + 1 < argc; i++) {
-		if (!strcmp(argv[i], "--scan"))
-			scan_at = argv[i + 1];
-		if (!strcmp(argv[i], "--odom"))
-			odom_at = argv[i + 1];
-	}
+	double run_for = example_options(
+		argc, argv,
+		"usage: localizer [--seconds N] [--scan ADDRESS] [--odom ADDRESS]\n"
+		"  Pairs every scan with the odometry at the scan's measurement time and prints\n"
+		"  the interpolated pose. ADDRESS: NAME (this host, default scan and odom),\n"
+		"  HOST:PORT/NAME (through a dssm proxy) or DIR/NAME (a recording).\n"
+		"example:\n  localizer --seconds 5\n  localizer --scan run1/scan --odom run1/odom\n",
+		&scan_at, &odom_at);
+	example_catch_signals();
 	dssm_stream *scan = open_when_ready(scan_at), *odom = open_when_ready(odom_at);
 	if (!scan || !odom)
 		return 1;

@@ -14,7 +14,9 @@
 
 int main(int argc, char **argv)
 {
-	double run_for = example_seconds(argc, argv);
+	double run_for = example_options(argc, argv,
+	                                 "usage: odometry [--seconds N]\n  An odometry handler: writes the ring \"odom\" at 200 Hz (5 s of history)\n  for N seconds, or until Ctrl-C without --seconds.\nexample:\n  odometry --seconds 10 & dssm cat odom --follow\n",
+	                                 NULL, NULL);
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	cfg.max_size = sizeof(struct odometry);
 	cfg.life = 5.0;    /* seconds of history */

@@ -11,6 +11,7 @@
 #define EXAMPLES_ROBOT_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,13 +54,34 @@ static inline void example_catch_signals(void)
 	signal(SIGTERM, example_on_signal);
 }
 
-/* "--seconds N" (0 or absent: run until Ctrl-C). */
-static inline double example_seconds(int argc, char **argv)
+/* The examples' options: "--seconds N" (0 or absent: run until Ctrl-C),
+ * and where the program reads, "--scan ADDRESS" and "--odom ADDRESS" (pass
+ * NULL for options a program does not take). -h/--help prints `usage`
+ * and exits 0; anything else is refused (exit 2), so a mistyped option
+ * never starts a handler that writes for ever. */
+static inline double example_options(int argc, char **argv, const char *usage,
+                                     const char **scan, const char **odom)
 {
-	for (int i = 1; i + 1 < argc; i++)
-		if (!strcmp(argv[i], "--seconds"))
-			return atof(argv[i + 1]);
-	return 0;
+	double seconds = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char **where = !strcmp(a, "--scan") ? scan : !strcmp(a, "--odom") ? odom : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage, stdout);
+			exit(0);
+		}
+		if ((where || !strcmp(a, "--seconds")) && i + 1 < argc) {
+			if (where)
+				*where = argv[++i];
+			else
+				seconds = atof(argv[++i]);
+			continue;
+		}
+		fprintf(stderr, "%s: %s '%s' (try --help)\n", argv[0],
+		        where || !strcmp(a, "--seconds") ? "no value after" : "unknown argument", a);
+		exit(2);
+	}
+	return seconds;
 }
 
 /* Sleep until an absolute CLOCK_MONOTONIC time, so rates do not drift. */

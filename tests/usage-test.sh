@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# usage-test.sh [BUILD] - every benchmark and example answers --help (exit 0,
+# a usage text, at once) and refuses an option it does not know (exit 2, at
+# once), creating nothing: before, `odometry --help` wrote a ring for ever
+# and `bench_recorder --help` wrote a 118 MB recording into ./--help.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=$(realpath "${1:-build}")
+tmp=$(mktemp -d /tmp/dssm-usage-test.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+export DSSM_NAMESPACE=usagetest$$
+passed=0 failed=0
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/examples/*; do
+	[ -x "$prog" ] && [ -f "$prog" ] || continue
+	name=$(basename "$prog")
+	mkdir -p "$tmp/$name" && cd "$tmp/$name" || exit 1
+	timeout 5 "$prog" --help >out 2>err
+	rc=$?
+	if [ $rc -eq 0 ] && grep -qi usage out; then ok "$name --help"; else bad "$name --help: exit $rc"; fi
+	timeout 5 "$prog" --definitely-not-an-option >out 2>err
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "--definitely-not-an-option\|usage" err; then
+		ok "$name refuses an unknown option"
+	else
+		bad "$name --definitely-not-an-option: exit $rc: $(head -c 200 err)"
+	fi
+	left=$(ls -A | grep -v '^out$\|^err$')
+	[ -z "$left" ] && ok "$name wrote nothing" || bad "$name left: $left"
+	cd - >/dev/null || exit 1
+done
+echo "usage: $passed passed, $failed failed"
+[ $failed -eq 0 ]
