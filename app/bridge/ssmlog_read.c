@@ -13,7 +13,8 @@
 
 #include "bridge.h"
 #include "lib/base/bytes.h"
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 
 #define HEADER_MAX 4096   /* longest header line read */
 

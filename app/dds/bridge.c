@@ -15,7 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "dssm/recorder.h"
 #include "ddsb.h"
 

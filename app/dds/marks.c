@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "ddsb.h"
 
 #define FEEDER "\nfed by process "

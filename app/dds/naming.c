@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "ddsb.h"
 
 static int put(char *out, size_t cap, size_t *at, const char *s, size_t n)

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/sleep.h"
 #include "ddsb.h"
 #include "dssm_Sample.h"
 

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "ddsb.h"
 
 dds_qos_t *ddsb_writer_qos(const dssm_stream_info *info)

@@ -14,7 +14,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "ddsb.h"
 
 struct ddsb_source {

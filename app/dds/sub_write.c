@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "sub.h"
 
 void ddsb_sub_write_failed(struct ddsb_sub *s, int64_t w, size_t len)

@@ -12,7 +12,9 @@
 #include <string.h>
 
 #include "lib/base/bytes.h"
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
+#include "lib/ring/sleep.h"
 #include "foxglove.h"
 
 static int set_schema(struct fg_channel *c, const char *text, size_t len)

@@ -30,7 +30,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/sleep.h"
 #include "watch.h"
 
 /* futex_waitv (Linux 5.16): its number where the C library's headers are

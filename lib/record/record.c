@@ -20,8 +20,9 @@
 #include <sys/statvfs.h>
 
 #include "lib/base/glob.h"
+#include "lib/base/base.h"
 #include "lib/ring/backend.h"
-#include "lib/ring/internal.h"
+#include "lib/ring/sleep.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"

@@ -27,7 +27,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
+#include "lib/ring/sleep.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "record.h"

@@ -23,8 +23,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/base/base.h"
 #include "lib/ring/backend.h"
-#include "lib/ring/internal.h"
+#include "lib/ring/sleep.h"
 #include "auth.h"
 #include "dssm/connector.h"
 #include "remote.h"

@@ -34,6 +34,9 @@
 
 #include "dssm/dssm.h"
 
+#include "handle.h"
+#include "ring.h"
+
 /* A 64-bit atomic that is not lock-free would be emulated with a process-local
  * lock by libatomic: useless across processes. Every target we build for
  * (x86_64, aarch64, armv7 with ldrexd/strexd) has it lock-free. */
@@ -49,7 +52,6 @@ _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
                                      * w_slot and last_slot hold places. */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
-#define DSSM_MAX_SAMPLE (UINT64_C(1) << 30)
 #define DSSM_MAX_SLOTS (UINT32_C(1) << 28)
 /* Places (< DSSM_MAX_SLOTS) fit in this many bits: a handle's hint keeps a
  * place and the low 64 - 28 bits of its TID in one word. */
@@ -207,44 +209,6 @@ struct dssm_slot_header {
 };
 _Static_assert(sizeof(struct dssm_slot_header) == DSSM_SLOT_HEADER, "slot header");
 
-/* The process-local handle behind dssm_stream. */
-struct dssm_stream {
-	struct dssm_shm_header *hdr;
-	size_t map_bytes;
-	_Atomic int64_t *times;
-	unsigned char *slots;
-	uint64_t stride;
-	uint64_t num;                 /* slots, widened */
-	uint64_t step;                /* slot_step, widened */
-	uint64_t max_size;
-	uint64_t schema_off, prop_off, prop_cap; /* as validated (stream.c) */
-	/* writer state; a local handle's writes are serialized by hdr->wlock,
-	 * so any number of threads may write through one handle */
-	_Atomic int writable;         /* set once (open, or an SSM handle's first write) */
-	int exclusive;                /* opened with DSSM_EXCLUSIVE */
-	_Atomic uint64_t borrower;    /* lock word of the thread that borrowed through us */
-	int borrowed;                 /* other backends' handles (lib/ring/backend.h) */
-	/* reader state. Relaxed atomics, each read and written whole: threads
-	 * that share a handle (SSM programs share an SSM_sid) may lose the
-	 * read position, never read one sample's bytes under another's TID. */
-	_Atomic uint64_t next;        /* 0: no position (read_next starts at the
-	                               * oldest); else TID read_next reads next + 1 */
-	_Atomic uint64_t hint;        /* the place of the sample read last, as
-	                               * (TID << DSSM_HINT_PLACE_BITS) | place: the
-	                               * next TID's is found by adding (read.c) */
-	_Atomic uint64_t untold;      /* samples read_next skipped in calls that
-	                               * failed: told with its next success */
-	dssm_time_t spin;
-	char name[DSSM_NAME_MAX + 1];
-	int id;
-	uint64_t seg_dev, seg_ino;    /* the segment's identity: a stream removed
-	                               * and made again is another segment */
-	/* NULL for a local ring. Else the backend's table of operations
-	 * (lib/ring/backend.h: a proxy, a recording) and its private state; then
-	 * the shared-memory fields above are unused */
-	const struct dssm_backend *ops;
-	void *backend;
-};
 
 /* Where slot idx (< num) lies. Both factors are < 2^28: no overflow. A
  * 64-bit division costs tens of cycles (a library call on armhf), so the hot

@@ -354,3 +354,8 @@ int dssm_cleanup(int all_idle)
 	int rc = each_segment(cleanup_one, &a);
 	return rc < 0 ? rc : a.removed;
 }
+
+const char *dssm__ring_type(const dssm_stream *s)
+{
+	return s && !s->ops && s->hdr ? s->hdr->type : "";
+}

@@ -34,7 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
 #include "libssm.h"
 
 #define CLOCK_MAGIC 0x4b4c434du   /* "MCLK" */

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
+#include "lib/ring/sleep.h"
 #include "ssm.h"
 #include "ssm_name.h"
 
@@ -25,7 +27,7 @@
 /* The sample size an SSM caller sees. The type is immutable once created. */
 static size_t ssm_size(const dssm_stream *s)
 {
-	if (s->max_size == 1 && strcmp(s->hdr->type, SIZE0_TYPE) == 0)
+	if (s->max_size == 1 && strcmp(dssm__ring_type(s), SIZE0_TYPE) == 0)
 		return 0;
 	return (size_t)s->max_size;
 }

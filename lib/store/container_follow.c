@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib/ring/internal.h"
+#include "lib/base/base.h"
+#include "lib/ring/ring.h"
+#include "lib/ring/sleep.h"
 #include "recstream.h"
 #include "store.h"
 

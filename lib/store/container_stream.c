@@ -25,8 +25,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "lib/base/base.h"
 #include "lib/ring/backend.h"
-#include "lib/ring/internal.h"
+#include "lib/ring/sleep.h"
 #include "recstream.h"
 #include "store.h"
 
