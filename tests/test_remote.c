@@ -340,7 +340,7 @@ static void test_remote_waits(void **state)
 	dssm_close(r);
 }
 
-/* A ring removed and created again under its name: a handle opened before
+/* A ring removed and made again under its name: a handle opened before
  * is told so, instead of waiting for ever on the old ring (or being
  * served the new one behind its back). */
 static void test_ring_created_again(void **state)
@@ -357,7 +357,7 @@ static void test_ring_created_again(void **state)
 	uint64_t v = 7;
 	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
 	assert_int_equal(dssm_wait_tid(r, 0, DSSM_NSEC_PER_SEC), DSSM_ENOENT);
-	assert_non_null(strstr(dssm_last_error(), "created again"));
+	assert_non_null(strstr(dssm_last_error(), "made again"));
 	dssm_close(r);
 	/* opened anew: the new ring, watched */
 	r = open_remote("again", DSSM_READ);
@@ -388,7 +388,7 @@ static void test_ring_created_again_beside_a_watch(void **state)
 	assert_int_equal(dssm_write(w, &v, sizeof v, 1), 0);
 	assert_int_equal(dssm_wait_tid(r2, 0, 0), 0); /* met on the handle's own ring */
 	assert_int_equal(dssm_wait_tid(r2, 5, DSSM_NSEC_PER_SEC), DSSM_ENOENT);
-	assert_non_null(strstr(dssm_last_error(), "created again"));
+	assert_non_null(strstr(dssm_last_error(), "made again"));
 	dssm_close(r1);
 	dssm_close(r2);
 	dssm_close(w);

@@ -2,7 +2,7 @@
  * test_watch.c - the proxy's watchers (app/proxy/watch.c): a fixed handful of
  * threads for hundreds of rings, every commit announced to every
  * registration, registrations removed from inside callbacks, rings
- * dropped and reaped, a ring removed and created again watched afresh.
+ * dropped and reaped, a ring removed and made again watched afresh.
  * Each test runs with futex_waitv and with the polling fallback.
  */
 #include <dirent.h>

@@ -278,12 +278,12 @@ int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *
 }
 
 /* 0 if the handle's ring is still the one its name leads to, else
- * DSSM_ENOENT (removed, or removed and created again). */
+ * DSSM_ENOENT (removed, or removed and made again). */
 static int handle_still_named(struct handle *h)
 {
 	int rc = dssm_is_current(h->s);
 	if (rc == 0)
-		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and maybe created again) since it "
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and maybe made again) since it "
 		                  "was opened; open it again", h->s->name, h->s->id);
 	return rc < 0 ? rc : 0;
 }
@@ -362,7 +362,7 @@ int proxy_do_subscribe(struct client *c, const struct wire_header *hd, struct rb
 		/* the name leads to another ring now: the handle's is gone */
 		dssm_close(h->sub);
 		h->sub = NULL;
-		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since handle %u "
+		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and made again) since handle %u "
 		                  "opened it; open it again", info.name, info.id, id);
 	}
 	if (from == WIRE_SUB_NOW)

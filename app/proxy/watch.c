@@ -328,7 +328,7 @@ static struct wstream *stream_new(struct watchset *set, dssm_stream *s, int *rc)
 	/* after the open: if the name still leads to s's ring, it did at the
 	 * open too (an unlinked file never gets its name back): w->s maps it */
 	if (dssm_is_current(s) != 1) {
-		*rc = dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and created again) since it was opened",
+		*rc = dssm__fail(DSSM_ENOENT, "'%s:%d' was removed (and made again) since it was opened",
 		           info.name, info.id);
 		goto fail;
 	}
