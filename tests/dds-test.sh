@@ -440,10 +440,10 @@ replaced() {
 		cdr_string "b1" | on_a "$dssm" write dt_rr --create 64 --type std_msgs/msg/String \
 			--encoding cdr --time "$(ms 1)" >/dev/null || return 1
 		for _ in $(seq 100); do
-			grep -q "dt_rr:0 was removed and created anew; its publisher restarts" "$tmp/rr.a.log" && break
+			grep -q "dt_rr:0 was removed and made again; its publisher restarts" "$tmp/rr.a.log" && break
 			sleep 0.1
 		done
-		grep -q "dt_rr:0 was removed and created anew" "$tmp/rr.a.log" || { cat "$tmp/rr.a.log"; return 1; }
+		grep -q "dt_rr:0 was removed and made again" "$tmp/rr.a.log" || { cat "$tmp/rr.a.log"; return 1; }
 		# the old writer is deleted before the new one is started (its line)
 		for _ in $(seq 100); do
 			[ "$(grep -c "publishing dt_rr:0" "$tmp/rr.a.log")" -ge 2 ] && break
@@ -453,7 +453,7 @@ replaced() {
 		on_b timeout 30 "$r2s" "$DOMAIN" sub rt/dt_rr 1 >"$tmp/rr.sub" || { cat "$tmp/rr.sub"; return 1; }
 		echo "$(ns_of 1) b1" | diff - "$tmp/rr.sub"
 	}
-	check "a ring removed and created anew is published again (its publisher restarts, logged)" t_replaced
+	check "a ring removed and made again is published again (its publisher restarts, logged)" t_replaced
 	t_odd() { # an 11-byte cdr sample arrives with 11 bytes, not DDSI's padded 12
 		for _ in $(seq 100); do
 			[ "$(on_b "$dssm" cat dt_odd -n 0 --format json 2>/dev/null | wc -l)" -ge 1 ] && break

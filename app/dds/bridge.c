@@ -3,7 +3,7 @@
  * DDSB_SCAN_MS the rings of this host are listed and those selected
  * (--publish globs, --all) get a publishing thread (publish.c), except rings
  * made from DDS (the echo rule, marks.c); vanished rings stop theirs, and a
- * ring removed and created anew between two scans (another shm file under
+ * ring removed and made again between two scans (another shm file under
  * the same name) gets its publisher restarted. The
  * loop itself waits on a DDS waitset: discovered writers (DCPSPublication)
  * start the subscriptions (and make new ones for topics matching a
@@ -108,7 +108,7 @@ static int still_there(struct bridge *b, const dssm_stream_info *list, int n, in
 		if (now.dev == b->ids[i].dev && now.ino == b->ids[i].ino)
 			return 1;
 		/* not verbose-only: the samples of the old ring end here */
-		fprintf(b->cfg->log, "dssm dds: %s was removed and created anew; its "
+		fprintf(b->cfg->log, "dssm dds: %s was removed and made again; its "
 		        "publisher restarts\n", label);
 		return 0;
 	}

@@ -2,7 +2,7 @@
  * channels.c - the channel table: every stream of this host (or of a
  * recording) as a Foxglove channel, with the encoding and schema the
  * protocol wants. The stream list is read again every FG_SCAN_MS; streams
- * that appeared are marked fresh, those that went (or were created anew with
+ * that appeared are marked fresh, those that went (or were made again with
  * another layout) gone, and the server tells its clients. Listing and opening
  * never wait for a ring still being created (DSSM_NOWAIT): the loop must not
  * stall; such a ring is advertised by the first scan that finds it ready.
@@ -106,7 +106,7 @@ static int same_stream(const struct fg_channel *c, const dssm_stream_info *i)
 static void add_stream(struct fg_channels *t, const dssm_stream_info *info)
 {
 	/* (the loop never waits for a ring's creator: one not ready yet, e.g.
-	 * removed and being created anew since the list, is seen next scan) */
+	 * removed and being made again since the list, is seen next scan) */
 	dssm_stream *s = NULL;
 	int rc = dssm_open(info->name, info->id, DSSM_READ | DSSM_NOWAIT, &s);
 	if (rc == DSSM_EAGAIN)
@@ -172,7 +172,7 @@ int fg_channels_scan(struct fg_channels *t)
 		if (c && c->seen)
 			continue; /* confirmed, or made this scan from an earlier entry */
 		if (c)
-			c->gone = 1; /* created anew: unadvertised, then advertised again */
+			c->gone = 1; /* made again: unadvertised, then advertised again */
 		add_stream(t, &list[i]);
 	}
 	for (struct fg_channel *c = t->head; c; c = c->next)

@@ -106,7 +106,7 @@ struct fg_channel {
 	char bad_why[160];           /* why the last undecodable sample was (server.c) */
 	int skipped;                 /* not servable (logged once); never advertised */
 	dssm_stream_info info;       /* as last listed: change detection, the hook */
-	uint64_t seg_dev, seg_ino;   /* its shm file: a ring created anew is another file */
+	uint64_t seg_dev, seg_ino;   /* its shm file: a ring made again is another file */
 	int seen, fresh, gone;       /* scan marks */
 	int subscribers;             /* subscriptions of all clients */
 	struct fg_live *live;        /* ring reader while subscribed */
@@ -129,7 +129,7 @@ int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, cons
  * anew is another file, whatever its layout); DSSM_ENOENT when none. */
 int fg_ring_identity(const char *name, int id, uint64_t *dev, uint64_t *ino);
 /* Read the stream list: new streams are added with `fresh` set, those gone
- * (or removed and created anew: another shm file) get `gone` set. The server
+ * (or removed and made again: another shm file) get `gone` set. The server
  * advertises and unadvertises them, then calls fg_channels_settle. */
 int fg_channels_scan(struct fg_channels *t);
 void fg_channels_settle(struct fg_channels *t);

@@ -130,7 +130,7 @@ int fg_live_start(struct fg_channel *c, struct lws_context *ctx)
 		return dssm__fail(DSSM_ENOMEM, "out of memory to read '%s'", c->topic);
 	}
 	w->ctx = ctx;
-	/* (never waits for a ring being created anew: DSSM_EAGAIN, a status) */
+	/* (never waits for a ring being made again: DSSM_EAGAIN, a status) */
 	int rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &l->reader);
 	if (rc == 0)
 		rc = dssm_open(c->name, c->sid, DSSM_READ | DSSM_NOWAIT, &w->waiter);

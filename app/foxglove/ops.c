@@ -228,7 +228,7 @@ void fg_ops_pubs_stale(struct fg_client *c)
 	for (int i = c->npubs - 1; i >= 0; i--)
 		if (fg_wring_stale(c->pubs[i].w)) {
 			fg_client_status(c, FG_WARNING, "client channel %u ('%s'): the ring was removed or "
-			                 "created anew: this client channel is dropped (advertise it again)",
+			                 "made again: this client channel is dropped (advertise it again)",
 			                 c->pubs[i].id, c->pubs[i].topic);
 			pub_remove(c, i);
 		}

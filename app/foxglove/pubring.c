@@ -5,7 +5,7 @@
  * (a mapping per client channel ran out of vm.max_map_count: 256 clients x
  * 256 channels made 65,533 mappings, and mmap failed for everyone); the
  * server-wide count of client channels is capped at FG_MAX_PUBS_TOTAL.
- * The scan marks the rings removed or created anew (another shm file) as
+ * The scan marks the rings removed or made again (another shm file) as
  * stale: their client channels are dropped with a status (messages went to
  * the deleted ring, silently).
  */
@@ -21,7 +21,7 @@ struct fg_wring {
 	dssm_stream *s;              /* open for writing (DSSM_NOWAIT) */
 	dssm_stream_info info;       /* as opened */
 	int refs;                    /* client channels on it */
-	int stale;                   /* removed or created anew since opened */
+	int stale;                   /* removed or made again since opened */
 	struct fg_wring *next;
 };
 

@@ -130,9 +130,9 @@ struct fg_wring;
 int fg_wring_get(struct fg_server *srv, const char *name, int id, struct fg_wring **out);
 void fg_wring_put(struct fg_server *srv, struct fg_wring *w);
 dssm_stream *fg_wring_stream(const struct fg_wring *w, const dssm_stream_info **info);
-/* Removed or created anew since it was opened (fg_wrings_check)? */
+/* Removed or made again since it was opened (fg_wrings_check)? */
 int fg_wring_stale(const struct fg_wring *w);
-/* At each scan: mark the rings removed or created anew; how many are stale. */
+/* At each scan: mark the rings removed or made again; how many are stale. */
 int fg_wrings_check(struct fg_server *srv);
 
 /* ops.c: a whole text or binary message from the client */

@@ -206,7 +206,7 @@ int dssm__remote_gone(const struct dssm_remote *r, const char *name, int id)
 		return dssm__fail(DSSM_ENOENT, "'%s:%d' was removed on %s:%s while the connection was "
 		                  "down: this handle's ring is gone; open the name again for a ring made "
 		                  "again", name, id, r->host, r->port);
-	return dssm__fail(DSSM_ENOENT, "'%s:%d' was made again on %s:%s (removed and created anew "
+	return dssm__fail(DSSM_ENOENT, "'%s:%d' was made again on %s:%s (removed and made again "
 	                  "while the connection was down): this handle's ring is gone; open the name "
 	                  "again for the new one", name, id, r->host, r->port);
 }

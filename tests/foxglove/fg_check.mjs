@@ -31,13 +31,13 @@
 //                 with a gap of years: all replayed, the gap jumped with a status
 //   rejoin URL    a replay (fgt_ros1 at --speed 0.001) left by its only
 //                 subscriber starts again from its first sample for the next
-//   recreate URL  ring fgt_map removed and created anew with the same layout
+//   recreate URL  ring fgt_map removed and made again with the same layout
 //                 (and more samples) between two scans: unadvertised, advertised
 //                 again, and its new newest sample reaches a new subscription
 //   shared URL PID  17 clients advertise 256 client channels each on ring
 //                 fgt_pub: 4096 accepted (the server's cap), 256 refused, and
 //                 the server (PID) maps the ring once, not once per channel
-//   pubgone URL   a client channel on fgt_map, which is then created anew:
+//   pubgone URL   a client channel on fgt_map, which is then made again:
 //                 dropped with a status, a message on it refused
 //   structbad URL a 4-byte sample in struct ring fgt_struct (24-byte structs):
 //                 the subscriber told it does not match the definition, not
@@ -393,7 +393,7 @@ async function recreate() {
   await until(() => st.messages.length > n, "the new ring's newest sample", 20000);
   const last = st.messages.length > n ? new TextDecoder().decode(st.messages[n].data) : "";
   check(neu && neu.id !== old && /"i": 102/.test(last),
-        `a ring created anew (same layout): channel ${old} -> ${neu && neu.id}, newest ${last}`);
+        `a ring made again (same layout): channel ${old} -> ${neu && neu.id}, newest ${last}`);
   st.client.close();
 }
 
@@ -420,11 +420,11 @@ async function pubgone() {
   st.ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [999999] }));
   await until(() => st.statuses.some((s) => s.message.includes("999999")), "the advertisement handled");
   await writer(["recreate", "fgt_map", "json", "3"]);
-  await until(() => st.statuses.some((s) => /removed or created anew/.test(s.message)), "a status for the client channel on the ring created anew", 20000);
+  await until(() => st.statuses.some((s) => /removed or made again/.test(s.message)), "a status for the client channel on the ring made again", 20000);
   st.client.sendMessage(id, new TextEncoder().encode('{"i":9}'));
   await until(() => st.statuses.some((s) => /not advertised/.test(s.message)), "the dropped channel's message refused", 20000);
-  const said = st.statuses.find((s) => /removed or created anew/.test(s.message));
-  check(said && said.level === 1 && /'fgt_map'/.test(said.message), `a client channel on a ring created anew: ${said && said.message}`);
+  const said = st.statuses.find((s) => /removed or made again/.test(s.message));
+  check(said && said.level === 1 && /'fgt_map'/.test(said.message), `a client channel on a ring made again: ${said && said.message}`);
   st.client.close();
 }
 
