@@ -1697,6 +1697,10 @@ source_fixes() {
 		local e m
 		"${F[@]}" "$BUILD/tests/dds/hostile_name" "$DOMAIN" 60 >"$tmp/fix.evil.n" 2>/dev/null &
 		e=$!; pids+=("$e")
+		# the mirror starts once the writer's name is the hostile one (it
+		# prints how many copies it rewrote): started together, a loaded
+		# machine let the mirror discover the harmless name first
+		for _ in $(seq 150); do [ -s "$tmp/fix.evil.n" ] && break; sleep 0.2; done
 		"${F[@]}" "$dssm" mirror 'dds:rt/dt_fev*' --domain "$DOMAIN" 2>"$tmp/fix.evil.log" &
 		m=$!; pids+=("$m")
 		f_wait_log "$tmp/fix.evil.log" "topic rt/dt_fev.* matches rt/dt_fev\* but is not subscribed: it holds characters other than printable ASCII" ||
