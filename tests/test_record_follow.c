@@ -43,6 +43,21 @@ static void poll_until(dssm_recorder *r, uint64_t want, const char *said)
 	         said ? said : "", told);
 }
 
+/* Wait (up to 30 s) until stream 0 has `want` samples recorded, without
+ * polling the recorder (its notices pile up as they would unpolled). */
+static void recorded_at_least(dssm_recorder *r, uint64_t want)
+{
+	dssm_recorder_stats st;
+	for (int t = 0; t < 3000; t++) {
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		if (st.recorded >= want)
+			return;
+		usleep(10000);
+	}
+	fail_msg("after 30 s: %llu of %llu samples recorded", (unsigned long long)st.recorded,
+	         (unsigned long long)want);
+}
+
 static dssm_stream *make(const char *name, size_t max_size, uint32_t slots, const char *type)
 {
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
@@ -294,10 +309,11 @@ static void test_parts_after(void **state)
 	dssm_close(b);
 }
 
-/* Rings made again one after the other, each alive 400 ms with samples
- * in it: every one is seen (the recorder looks at the name every 250 ms,
- * also while it waits on a removed ring nobody writes), every sample
- * recorded, each ring an entry of its own. */
+/* Rings made again one after the other, each alive with samples in it
+ * until they are recorded (400 ms was not always enough on a loaded
+ * machine): every one is seen (the recorder looks at the name, also while it
+ * waits on a removed ring nobody writes), every sample recorded, each ring an
+ * entry of its own. */
 static void test_remade_in_a_row(void **state)
 {
 	(void)state;
@@ -309,7 +325,7 @@ static void test_remade_in_a_row(void **state)
 	for (int k = 1; k <= RINGS; k++) {
 		dssm_stream *b = make("fol", 16, 64, "t/A");
 		write_n(b, 100 * k, EACH);
-		usleep(400000);
+		recorded_at_least(r, (uint64_t)(k + 1) * EACH);
 		dssm_close(b);
 		if (k < RINGS)
 			assert_int_equal(dssm_remove("fol", 0), 0);

@@ -201,10 +201,11 @@ static void test_same_answers(void **state)
 	dssm_view v;
 	assert_int_equal(dssm_view_last(r, &v), DSSM_ESTATE);
 	assert_int_equal(dssm_write(r, "x", 1, 1), DSSM_EPERM);
-	/* clock estimate on loopback: tiny */
+	/* clock estimate on loopback, one clock: within the +-delay/2 it claims
+	 * (a bound of its own round trip, not of the machine's load) */
 	dssm_time_t off, delay;
 	assert_int_equal(dssm_clock_of(r, &off, &delay), 0);
-	assert_true(off < 5 * MS && off > -5 * MS && delay >= 0);
+	assert_true(delay >= 0 && off <= delay / 2 + 1000 && -off <= delay / 2 + 1000);
 	assert_int_equal(dssm_clock_of(l, &off, &delay), DSSM_ESTATE);
 	dssm_close(r);
 	dssm_close(l);
