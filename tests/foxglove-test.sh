@@ -195,12 +195,19 @@ stop
 echo "-- a recording"
 base=$(( ($(date +%s) + 1) * 1000000000 ))
 py write fgt_ros1 ros1 300 "$base" 0 >/dev/null 2>&1 # (before recording: not in it)
-"$dssm" record fgt_ros1 -o "$tmp/rec" >/dev/null 2>&1 & rec=$!
-sleep 1
+"$dssm" record fgt_ros1 -o "$tmp/rec" >/dev/null 2>"$tmp/rec.log" & rec=$!
+# written once the recorder records the ring, and stopped once the recording
+# holds the 300 samples, however slow the machine (not after sleeps)
+for _ in $(seq 600); do grep -q "recording fgt_ros1:0" "$tmp/rec.log" && break; sleep 0.05; done
 py write fgt_ros1 ros1 300 $((base + 1000000000)) 0
-sleep 1.5
+for _ in $(seq 600); do
+	n=$("$dssm" query "$tmp/rec" --streams fgt_ros1 --format json 2>/dev/null | wc -l)
+	[ "$n" -ge 300 ] && break; sleep 0.05
+done
 kill -INT $rec; wait $rec
 n=$("$dssm" query "$tmp/rec" --streams fgt_ros1 --format json 2>/dev/null | wc -l)
+[ "$n" = 300 ] && ok "the recording to replay holds the 300 samples written while it recorded" ||
+	bad "the recording to replay holds $n samples, not 300"
 start --recording "$tmp/rec" --speed 10
 check play "$url" "$n"
 stop
@@ -211,7 +218,7 @@ stop
 py create fgt_gap json
 now=$(date +%s%N)
 py times fgt_gap json 1000000000 "$now" $((now + 1000000))
-"$dssm" record -o "$tmp/gaprec" --from-oldest --duration 1 fgt_gap >/dev/null 2>&1
+"$dssm" record -o "$tmp/gaprec" --from-oldest --limit 3 fgt_gap >/dev/null 2>&1 # the 3, however slow
 "$dssm" rm fgt_gap
 start --recording "$tmp/gaprec"
 check gap "$url" 1000000000 "$now" $((now + 1000000))
