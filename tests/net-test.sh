@@ -66,7 +66,9 @@ secret=$tmp/secret
 export DSSM_SECRET_FILE=$secret
 on h1 env DSSM_NAMESPACE=net-a "$dssm" proxy --listen 10.77.0.1 --port 5800 --secret-file "$secret" \
 	2>"$tmp/proxy.log" &
-on h1 env DSSM_NAMESPACE=net-a "$PWD/$BUILD/examples/odometry" --seconds 10 2>/dev/null &
+# (not through `on`: $! is the handler itself, whose end is waited for)
+ip netns exec "${P}h1" env DSSM_NAMESPACE=net-a "$PWD/$BUILD/examples/odometry" --seconds 10 2>/dev/null &
+odometry=$!
 sleep 0.5
 
 t_list() { # (the handler and the proxy may take a moment to start)
@@ -84,11 +86,12 @@ mirror=$!
 t_lossy_cut() {
 	sleep 1; loss 2 5
 	sleep 2; cut 2; sleep 2; heal
-	sleep 6.5 # the handler stops at 10 s
+	# the handler stops at 10 s, or later on a loaded machine
+	for _ in $(seq 600); do kill -0 $odometry 2>/dev/null || break; sleep 0.1; done
 	# Let the mirror catch up: a link silent after the cut is given up
 	# within the connector's 5 s timeout, then the ring's history backfills.
 	local a b
-	for _ in $(seq 100); do
+	for _ in $(seq 300); do
 		a=$(DSSM_NAMESPACE=net-a "$dssm" info odom | awk '/^written:/ {print $2}')
 		b=$(DSSM_NAMESPACE=net-b "$dssm" info odom | awk '/^written:/ {print $2}')
 		[ -n "$a" ] && [ "$a" = "$b" ] && break
@@ -101,14 +104,17 @@ t_lossy_cut() {
 }
 check "mirror through 5% loss and a 2 s cut: every sample arrives" t_lossy_cut
 
+# The call fails by its own timeout (said so), not by a hang: how long it
+# took beyond its 5 s depends on the machine's load, so the guard against a
+# hang (TCP retransmits for minutes) is 60 s.
 t_partition() {
 	cut 2
 	local t0=$SECONDS
-	on h2 env DSSM_NAMESPACE=net-b "$dssm" cat 10.77.0.1:5800/odom -n 1 2>"$tmp/e"
+	on h2 env DSSM_NAMESPACE=net-b timeout 60 "$dssm" cat 10.77.0.1:5800/odom -n 1 2>"$tmp/e"
 	local rc=$? took=$((SECONDS - t0))
 	cat "$tmp/e"; echo "failed with $rc after ${took}s"
 	heal
-	[ $rc -ne 0 ] && [ $took -le 8 ]
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "no answer from the proxy in time" "$tmp/e"
 }
 check "a partitioned proxy: calls fail within their timeout, no hang" t_partition
 t_delay() {
