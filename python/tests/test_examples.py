@@ -46,7 +46,8 @@ def test_python_handler_feeds_c_localizer(run, tmp_path):
         err = loc.stderr.decode()
         assert "paired" in err and "paired 0 " not in err, err
         rec = tmp_path / "rec"
-        run("record", "-o", rec, "odom", "scan", "--from-oldest", "--duration", "0.3")
+        # 5 samples of each (the handlers write on): a count, not a time window
+        run("record", "-o", rec, "odom", "scan", "--from-oldest", "--limit", "5")
     finally:
         for p in (odo, lidar):
             p.terminate()
