@@ -37,7 +37,12 @@ coord=$!
 "$prefix/sensor_a"
 "$prefix/uses_dssm"
 "$prefix/bin/dssm" ls | grep -q "^sensor_a" || { echo "  FAIL: sensor_a's stream is not listed"; exit 1; }
-sleep 0.2
+# stopped once it handles SIGTERM (its SigCgt), however slowly it started
+for _ in $(seq 600); do
+	m=$(awk '/^SigCgt:/ {print $2}' /proc/$coord/status 2>/dev/null || true)
+	[ -n "$m" ] && (( (16#$m >> 14) & 1 )) && break
+	sleep 0.05
+done
 kill -TERM $coord
 wait $coord || { echo "  FAIL: ssm-coordinator exited $?: $(cat "$prefix/coord.log")"; exit 1; }
 grep -q "stopping; [1-9][0-9]* unused streams\? removed" "$prefix/coord.log" &&
