@@ -224,12 +224,10 @@ static int flush_chunk(struct bag_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	int rc = chunk_sink_make_room(&w->sink);
+	struct chunk_pending *pc;
+	int rc = chunk_sink_begin(&w->sink, w->chunk.len, w->chunk_start, w->chunk_end, &pc);
 	if (rc < 0)
 		return rc;
-	struct chunk_pending *pc = chunk_pending_new(w->chunk.len, w->chunk_start, w->chunk_end);
-	if (!pc)
-		return DSSM_ENOMEM;
 	/* one index data record per connection in this chunk */
 	struct wbuf h = {0};
 	for (int i = 0; i < w->nconns; i++) {

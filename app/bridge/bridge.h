@@ -195,13 +195,10 @@ struct chunk_sink {
 	int *failed;
 	uint32_t *nchunks;
 };
-/* NULL (DSSM_ENOMEM said) if out of memory. */
-struct chunk_pending *chunk_pending_new(size_t raw_len, int64_t start, int64_t end);
-void chunk_pending_free(struct chunk_pending *pc);
-/* Write out the oldest compressed chunk (or only free it after a failure). */
-int chunk_sink_write_oldest(struct chunk_sink *s);
-/* Write out chunks until the pool has room for one more. */
-int chunk_sink_make_room(struct chunk_sink *s);
+/* Make room in the pool, then a chunk_pending for a chunk of raw_len bytes
+ * between times start and end: 0 and *out, or an error (*out NULL). */
+int chunk_sink_begin(struct chunk_sink *s, size_t raw_len, int64_t start, int64_t end,
+                     struct chunk_pending **out);
 /* Hand *chunk's bytes (the pool frees them; *chunk is emptied) and pc over;
  * pc is freed on failure (also when its buffers ran out of memory). */
 int chunk_sink_submit(struct chunk_sink *s, enum bridge_codec codec, struct wbuf *chunk,

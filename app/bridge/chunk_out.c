@@ -14,7 +14,7 @@
 #include "bridge.h"
 #include "lib/base/base.h"
 
-struct chunk_pending *chunk_pending_new(size_t raw_len, int64_t start, int64_t end)
+static struct chunk_pending *chunk_pending_new(size_t raw_len, int64_t start, int64_t end)
 {
 	struct chunk_pending *pc = calloc(1, sizeof *pc);
 	if (!pc) {
@@ -27,7 +27,7 @@ struct chunk_pending *chunk_pending_new(size_t raw_len, int64_t start, int64_t e
 	return pc;
 }
 
-void chunk_pending_free(struct chunk_pending *pc)
+static void chunk_pending_free(struct chunk_pending *pc)
 {
 	if (!pc)
 		return;
@@ -36,7 +36,7 @@ void chunk_pending_free(struct chunk_pending *pc)
 	free(pc);
 }
 
-int chunk_sink_write_oldest(struct chunk_sink *s)
+static int chunk_sink_write_oldest(struct chunk_sink *s)
 {
 	struct chunk_pending *pc = NULL;
 	const uint8_t *z;
@@ -58,7 +58,7 @@ int chunk_sink_write_oldest(struct chunk_sink *s)
 	return rc;
 }
 
-int chunk_sink_make_room(struct chunk_sink *s)
+static int chunk_sink_make_room(struct chunk_sink *s)
 {
 	while (chunk_pool_room(s->pool) == 0) {
 		int rc = chunk_sink_write_oldest(s);
@@ -66,6 +66,17 @@ int chunk_sink_make_room(struct chunk_sink *s)
 			return rc;
 	}
 	return 0;
+}
+
+int chunk_sink_begin(struct chunk_sink *s, size_t raw_len, int64_t start, int64_t end,
+                     struct chunk_pending **out)
+{
+	*out = NULL;
+	int rc = chunk_sink_make_room(s);
+	if (rc < 0)
+		return rc;
+	*out = chunk_pending_new(raw_len, start, end);
+	return *out ? 0 : DSSM_ENOMEM;
 }
 
 int chunk_sink_submit(struct chunk_sink *s, enum bridge_codec codec, struct wbuf *chunk,

@@ -241,12 +241,10 @@ static int flush_chunk(struct mcap_writer *w)
 {
 	if (w->chunk.len == 0)
 		return 0;
-	int rc = chunk_sink_make_room(&w->sink);
+	struct chunk_pending *pc;
+	int rc = chunk_sink_begin(&w->sink, w->chunk.len, w->chunk_start, w->chunk_end, &pc);
 	if (rc < 0)
 		return rc;
-	struct chunk_pending *pc = chunk_pending_new(w->chunk.len, w->chunk_start, w->chunk_end);
-	if (!pc)
-		return DSSM_ENOMEM;
 	/* a Message Index per channel in the chunk */
 	for (int i = 0; i < w->nchans; i++) {
 		struct mcap_channel *c = &w->chans[i];
