@@ -56,13 +56,13 @@ int dssm_follow_new(dssm_stream *s, const char *address, dssm_follow **out)
 		free(f);
 		return dssm__fail(DSSM_EINVAL, "address of %zu bytes: too long", strlen(address));
 	}
-	if (!dssm_address_is_recording(address) &&
-	    (remote = dssm_split_address(address, hp, f->name, &f->id)) < 0) {
+	int recording = dssm_address_is_recording(address);
+	if (!recording && (remote = dssm_split_address(address, hp, f->name, &f->id)) < 0) {
 		free(f);
 		return remote;
 	}
 	snprintf(f->address, sizeof f->address, "%s", address);
-	f->kind = dssm_address_is_recording(address) ? KIND_RECORDING : remote ? KIND_PROXY : KIND_LOCAL;
+	f->kind = recording ? KIND_RECORDING : remote ? KIND_PROXY : KIND_LOCAL;
 	f->s = s;
 	atomic_init(&f->state, DSSM_FOLLOW_SAME);
 	*out = f;
