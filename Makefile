@@ -228,7 +228,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build.
-TSAN_TESTS := test_concurrency test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends
+TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm
@@ -238,13 +238,13 @@ check-tsan:
 # the folder, then its integration scripts), beside the whole `make test`.
 UNITS_base := test_glob
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
-  test_shared_handle test_writers test_wlock_dead test_current
+  test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_connector_timeouts test_impostor test_backends
 UNITS_store := test_container test_container_text test_recording_close
 UNITS_decode := test_decoder
 UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow
-UNITS_ssm := test_ssm_compat test_ssm_clock
+UNITS_ssm := test_ssm_compat test_ssm_clock test_ssm_times
 UNITS_proxy := test_watch test_hostile
 UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io
 UNITS_foxglove := test_foxglove

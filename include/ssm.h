@@ -13,13 +13,18 @@
  *     openSSM refuse "" and 32 or more (0), as do set/get_propertySSM (0);
  *     getSSM_info answers -1 for a 32-byte name and 0 for a longer one;
  *   - size 0: a stream of 0-byte samples (time and TID only);
- *   - getTID(t): the newest TID with time strictly before t, scanning down
+ *   - getTID(t): the newest TID with time strictly before t (SSM's code
+ *     compares with "<", although its comment says "<="), scanning down
  *     from the newest: at a sample's exact time the TID before it, at the
  *     oldest's exact time tid_bottom - 1; the newest if t is after it; -2 if
  *     t is before the oldest. On an empty stream -1 for t > 0, else -2;
  *   - readSSM_time(t): the sample at t or the newest before it; the newest
  *     when t is after all or t <= 0; -2 before the oldest; on an empty
  *     stream -1 for t > 0 and -3 for t <= 0 (readSSM of the newest);
+ *   - every writeSSM is stored with its own TID, whatever its time: older
+ *     than the newest sample's too (threads racing with gettimeSSM()
+ *     stamps, a sensor whose time jitters, ssm-player looping, playing
+ *     backwards or replaying into a stream a killed handler left);
  *   - createSSM on an existing NAME:ID (again in the same process, or a
  *     handler restarted) gives a handle on the stream as it is, TIDs
  *     continuing, whatever life and cycle are asked (SSM's coordinator
@@ -34,12 +39,17 @@
  *   - samples are never read torn, and concurrent writers never lose a
  *     sample (SSM's lock is not robust; ours survives a writer killed
  *     inside writeSSM);
- *   - a sample older than the stream's newest is refused: writeSSM returns
- *     SSM_ERROR_PAST (-2) and stores nothing (errSSM says which times).
- *     SSM stored it, and then its time searches (readSSM_time, getTID),
- *     which assume ordered times, answered for the wrong sample. dssm's
- *     time search is a binary search over ordered times; refusing keeps
- *     every readSSM_time answer right. Equal times are stored;
+ *   - times that go backwards (dssm.h, dssm_read_time, "Time histories"):
+ *     SSM's time searches assumed ordered times and answered for the
+ *     wrong sample on others. Here a time at most 1 s (DSSM_TIME_JUMP_NS)
+ *     older than the greatest before it is answered exactly: readSSM_time
+ *     reads, of the samples at or before t, the one with the greatest time
+ *     (the newest TID among equal times), and getTID the same for times
+ *     strictly before t. A time more than 1 s older (a player's loop or
+ *     reverse, a replay into a leftover stream) begins a new time history:
+ *     both search the newest history only, and a t before all of it gives
+ *     -2 (SSM_ERROR_PAST), as a t before the oldest sample does; older
+ *     histories are read by TID (readSSM);
  *   - with several samples at one time readSSM_time reads the newest of
  *     them (SSM's answer depended on where its cycle-based guess landed);
  *   - createSSM on an existing stream keeps its data (SSM zeroed the

@@ -82,19 +82,26 @@ static void test_errors_and_null(void **state)
 
 /* A sample older than the newest is refused with SSM_ERROR_PAST and leaves
  * the stream as it was; one at the same time is stored. */
-static void test_backwards_refused(void **state)
+/* As SSM: an older time is stored (it was refused with -2 before the time
+ * histories); readSSM_time reads the greatest time at or before t. */
+static void test_backwards_stored(void **state)
 {
 	(void)state;
 	SSM_sid a = createSSM("back", 0, 8, 1.0, 0.1);
 	assert_int_equal(writeSSM(a, "12345678", 10.0), 0);
-	assert_int_equal(writeSSM(a, "abcdefgh", 9.0), SSM_ERROR_PAST);
-	assert_int_equal(getTID_top(a), 0);
-	assert_int_equal(writeSSM(a, "ABCDEFGH", 10.0), 1);
+	assert_int_equal(writeSSM(a, "abcdefgh", 9.75), 1);
+	assert_int_equal(getTID_top(a), 1);
+	assert_int_equal(writeSSM(a, "ABCDEFGH", 10.0), 2);
 	char buf[8];
 	ssmTimeT t;
 	assert_int_equal(readSSM_time(a, buf, 9.5, &t), SSM_ERROR_PAST);
-	assert_int_equal(readSSM_time(a, buf, 10.0, &t), 1);
+	assert_int_equal(readSSM_time(a, buf, 9.8, &t), 1);
+	assert_memory_equal(buf, "abcdefgh", 8);
+	assert_true(t == 9.75);
+	assert_int_equal(readSSM_time(a, buf, 10.0, &t), 2);
 	assert_memory_equal(buf, "ABCDEFGH", 8);
+	assert_int_equal(getTID(a, 10.0), 1); /* strictly before 10 s: 9.75 s */
+	assert_int_equal(getTID(a, 11.0), 2);
 	closeSSM(&a);
 }
 
@@ -410,7 +417,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_create_read_write, testutil_reset),
 		cmocka_unit_test_setup(test_errors_and_null, testutil_reset),
-		cmocka_unit_test_setup(test_backwards_refused, testutil_reset),
+		cmocka_unit_test_setup(test_backwards_stored, testutil_reset),
 		cmocka_unit_test_setup(test_names_any_bytes, testutil_reset),
 		cmocka_unit_test_setup(test_names_too_long, testutil_reset),
 		cmocka_unit_test_setup(test_size_zero, testutil_reset),

@@ -257,8 +257,8 @@ static void test_write_flags_errors(void **state)
 	(void)state;
 	dssm_stream *s = testutil_create("nwe", 8, 4), *r;
 	int v = 1;
-	assert_int_equal(dssm_write_flags(s, &v, sizeof v, 1, 0x4), DSSM_EINVAL);
-	assert_non_null(strstr(dssm_last_error(), "0x4"));
+	assert_int_equal(dssm_write_flags(s, &v, sizeof v, 1, 0x10), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "0x10"));
 	assert_int_equal(dssm_write_flags(s, &v, sizeof v, 1, DSSM_WRITE_TRY), 0);
 	assert_int_equal(dssm_write_flags(s, &v, sizeof v, 0, DSSM_WRITE_NO_WAKE), DSSM_EBACKWARDS);
 	assert_int_equal(dssm_write_flags(s, &v, 9, 2, 0), DSSM_ETOOBIG);

@@ -1253,7 +1253,7 @@ static void test_other_layout_version(void **state)
 	close(fd);
 	assert_int_equal(dssm_open("oldlay", 0, DSSM_WRITE, &s), DSSM_ELAYOUT);
 	assert_non_null(strstr(dssm_last_error(), "layout version 3"));
-	assert_non_null(strstr(dssm_last_error(), "reads 4"));
+	assert_non_null(strstr(dssm_last_error(), "reads 5"));
 }
 
 /* A slot_step that is no permutation of the slots (0, >= slots, or sharing

@@ -66,10 +66,12 @@
  *   handles keep reading and writing the old, unlinked segment and see
  *   nothing of the new one. dssm_is_current tells (one stat); open the
  *   stream again.
- * - Time only goes forward within a stream (DSSM_EBACKWARDS): when the
- *   system clock steps back (a manual date, an NTP step), writes stamped
- *   with dssm_now() are refused until the clock passes the newest sample's
- *   time again. Let chrony slew the clock rather than step it.
+ * - dssm_write refuses a time older than the stream's newest
+ *   (DSSM_EBACKWARDS): when the system clock steps back (a manual date, an
+ *   NTP step), writes stamped with dssm_now() are refused until the clock
+ *   passes the newest sample's time again. Let chrony slew the clock rather
+ *   than step it, or write with DSSM_WRITE_ANY_TIME, which stores every
+ *   time (SSM programs do; see "Time histories" at dssm_read_time).
  * - A signal does not end a wait on a local stream: dssm_wait_* goes on
  *   after the handler returns, until the sample or the timeout. A program
  *   that stops on SIGINT waits with a finite timeout and checks its flag
@@ -132,7 +134,9 @@ enum {
 	DSSM_ECONN = -19,      /* connecting failed, or the connection was lost */
 	DSSM_ENOSPC = -20,     /* the disk (or the file system) is full */
 	DSSM_EAUTH = -21,      /* authentication failed: wrong secret, or a peer that did not prove it */
-	DSSM_ERRNO_MIN = -21
+	DSSM_EJUMPED = -22,    /* a time only an older time history holds: the stream's
+	                        * time jumped back since (dssm_read_time) */
+	DSSM_ERRNO_MIN = -22
 };
 
 /* The name of an error code ("DSSM_ETOOOLD: sample left the history"). */
@@ -148,6 +152,9 @@ typedef int64_t dssm_time_t;
 
 #define DSSM_NSEC_PER_SEC INT64_C(1000000000)
 #define DSSM_TIME_MAX INT64_MAX
+/* A time older than the greatest before it by more than this begins a new
+ * time history (DSSM_WRITE_ANY_TIME, dssm_read_time): 1 s. */
+#define DSSM_TIME_JUMP_NS DSSM_NSEC_PER_SEC
 
 dssm_time_t dssm_now(void);
 double dssm_time_to_sec(dssm_time_t t);
@@ -211,7 +218,7 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * Writers: any number of threads, handles and processes may write one
  * stream. Their writes are serialized: each successful write gets its own
  * TID and none is lost or torn; time order is checked against the newest
- * sample whoever wrote it (DSSM_EBACKWARDS). Threads may share one handle.
+ * sample whoever wrote it (DSSM_EBACKWARDS, unless DSSM_WRITE_ANY_TIME). Threads may share one handle.
  * A forked child may write through a handle it inherited. Writers may run
  * in different pid namespaces (containers sharing /dev/shm). A writer killed
  * inside a write, or one that execs holding a borrowed slot, does not stop
@@ -269,11 +276,19 @@ int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t
  *   sleeps on: a writer that never calls it leaves them asleep up to their
  *   timeouts, so call it before anything that may take long, and never
  *   leave a burst unwoken.
+ * DSSM_WRITE_ANY_TIME: a time older than the stream's newest is stored,
+ *   not refused (what SSM's writeSSM does, and libssm uses): concurrent
+ *   writers whose stamps race, a sensor whose time jitters, a player that
+ *   loops or plays backwards. The sample joins the time histories that
+ *   dssm_read_time describes; nothing else changes for readers.
  * Other flags: DSSM_EINVAL. On a handle that is not a local ring, NO_WAKE
- * is the backend's business (its write wakes its readers) and TRY is
- * DSSM_ESTATE, as dssm_write_try. Returns as dssm_write. */
+ * is the backend's business (its write wakes its readers), TRY is
+ * DSSM_ESTATE, as dssm_write_try, and ANY_TIME is not carried: the remote
+ * ring's writer refuses an older time with DSSM_EBACKWARDS. Returns as
+ * dssm_write. */
 #define DSSM_WRITE_TRY 0x1u
 #define DSSM_WRITE_NO_WAKE 0x2u
+#define DSSM_WRITE_ANY_TIME 0x4u
 int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
                          unsigned flags);
 /* Wake the readers asleep in dssm_wait_* on s (any process), if any: after
@@ -295,6 +310,9 @@ int dssm_wake(dssm_stream *s);
  * DSSM_ETOOBIG or DSSM_EBACKWARDS: commit again or abandon). */
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity);
 int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t);
+/* dssm_write_commit with DSSM_WRITE_ANY_TIME and/or DSSM_WRITE_NO_WAKE
+ * (others: DSSM_EINVAL, the slot stays borrowed). */
+int64_t dssm_write_commit_flags(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags);
 /* Give a borrowed slot back without writing. DSSM_ESTATE without one. */
 int dssm_write_abandon(dssm_stream *s);
 
@@ -323,8 +341,24 @@ typedef struct dssm_sample_info {
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
 /* Sample `tid`: DSSM_EFUTURE if not written yet, DSSM_ETOOOLD if it left the history. */
 int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
-/* The newest sample with time <= t. t newer than every sample: the newest.
- * t older than the whole history: DSSM_ETOOOLD. Binary search, O(log slots). */
+/* The sample measured at t or closest before it: of the samples with time
+ * <= t, the one with the greatest time (the newest TID among equal times).
+ * t newer than every sample: the one with the greatest time (the newest
+ * sample when times only go forward). Binary search, O(log slots).
+ * t older than the whole history: DSSM_ETOOOLD.
+ *
+ * Time histories. Times may go backwards when written with
+ * DSSM_WRITE_ANY_TIME (SSM programs). A sample whose time is at most
+ * DSSM_TIME_JUMP_NS older than the greatest time before it stays in the
+ * same time history, and the answer above stays exact (writers racing
+ * with their stamps, a jittering sensor): the search then also looks at
+ * the samples whose time may be out of order, at most those within the
+ * largest disorder the stream has seen. A sample more than
+ * DSSM_TIME_JUMP_NS older (a player looping, a clock stepped back) begins
+ * a new time history, as ROS's tf starts over on a jump back in time.
+ * read_time answers from the newest history only: a t older than all of
+ * it gives DSSM_EJUMPED while older histories are still in the ring
+ * (read them by TID), DSSM_ETOOOLD when they are not. */
 int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info);
 /* The sample after the one this handle read last (the oldest in the history
  * if it read none). If the writer overwrote samples this handle had not read
@@ -395,7 +429,8 @@ int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout);
 /* Wait for a sample newer than the one this handle read last (any sample if
  * it read none). */
 int dssm_wait_new(dssm_stream *s, dssm_time_t timeout);
-/* Wait until the newest sample's time is >= t. */
+/* Wait until the newest time history holds a sample with time >= t (with
+ * times in order: the newest sample's time is >= t). */
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout);
 /* How long waits spin before sleeping, in nanoseconds (default 20000).
  * 0 sleeps at once: best when cores are scarce. */

@@ -36,6 +36,7 @@ static const char *const error_names[] = {
 	[19] = "DSSM_ECONN: connection failed or lost",
 	[20] = "DSSM_ENOSPC: disk full",
 	[21] = "DSSM_EAUTH: authentication failed",
+	[22] = "DSSM_EJUMPED: time only an older time history holds",
 };
 
 const char *dssm_strerror(int code)

@@ -47,6 +47,31 @@ int dssm__borrow_held(dssm_stream *s);
 
 /* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
+/* read.c: DSSM_EINVAL for a NULL stream, or a NULL buf with cap > 0. */
+int dssm__check_reader(dssm_stream *s, void *buf, size_t cap);
+/* read.c: why TID tid is not readable when `commit` samples are committed
+ * (ENODATA, EFUTURE or ETOOOLD), reported. */
+int dssm__range_error(dssm_stream *s, uint64_t tid, uint64_t commit);
+
+/* Retry a read that lost a race against a lapping writer. The copy is
+ * retried only when the sample asked for still exists by another route
+ * (the newest, or a time lookup); a fixed TID that was overwritten is final. */
+#define READ_RETRIES 64
+
+static inline uint64_t dssm__load_commit(const dssm_stream *s)
+{
+	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
+}
+
+/* Did the copy made since the last dssm__load_commit() survive? Judged by
+ * the claim (its own cache line): exact, a slot stays valid until a writer
+ * starts on it. */
+static inline int dssm__still_valid(const dssm_stream *s, uint64_t tid)
+{
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t claim = atomic_load_explicit(&s->hdr->claim, memory_order_relaxed);
+	return !overwritten(claim, tid, s->num);
+}
 
 /* seqlock copies: plain memcpy, or atomic byte copies under ThreadSanitizer
  * (which cannot see that the seqlock discards racy copies). */

@@ -7,7 +7,9 @@
  * The segment is host-local, so fields use the host's byte order.
  *
  *   offset 0              header (struct dssm_shm_header, 640 bytes)
- *   times_offset          int64 times[slots]   compact copy of each slot's time
+ *   times_offset          int64 times[slots]   each slot's search key: the
+ *                                              greatest time of its sample's
+ *                                              time history up to it
  *   schema_offset         schema text, NUL-terminated
  *   property_offset       property blob, property_capacity bytes
  *   slots_offset          slots[slots], each slot_stride bytes:
@@ -44,12 +46,16 @@ _Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "32-bit atomics must be lock-free");
 
 #define DSSM_MAGIC 0x4d535344u      /* "DSSM" read as a little-endian uint32 */
-#define DSSM_LAYOUT_VERSION 4u    /* 2: the writers' lock (wlock), last_len;
+#define DSSM_LAYOUT_VERSION 5u    /* 2: the writers' lock (wlock), last_len;
                                      * 3: wlock a robust futex, wlock_entry
                                      * (and later wlock_ns tagged,
                                      * wlock_musl_type: compatible);
                                      * 4: slots scattered (slot_step),
-                                     * w_slot and last_slot hold places. */
+                                     * w_slot and last_slot hold places;
+                                     * 5: times that go backwards: times[]
+                                     * holds search keys, w_last_time the
+                                     * history's greatest time, hist_first,
+                                     * disorder. */
 #define DSSM_ALIGN 64u              /* cache line; slot and region alignment */
 #define DSSM_SLOT_HEADER 64u
 #define DSSM_MAX_SLOTS (UINT32_C(1) << 28)
@@ -147,7 +153,9 @@ struct dssm_shm_header {
 	 * under the lock after commit; a robber of a dead writer recomputes
 	 * them from commit. */
 	_Atomic uint64_t w_next;      /* = commit */
-	_Atomic int64_t w_last_time;  /* time of sample commit - 1 (INT64_MIN: none) */
+	_Atomic int64_t w_last_time;  /* the newest time history's greatest time: the
+	                               * search key of sample commit - 1 (INT64_MIN:
+	                               * none) */
 	_Atomic uint64_t w_slot;      /* w_next % slots, | its place << 32: both kept
 	                               * by adding (no division per write) */
 	/* --- line 448: readers asleep in a futex wait --- */
@@ -166,7 +174,14 @@ struct dssm_shm_header {
 	 * a borrowed slot, << 32, | that holder's random id (wlock bits 32-62),
 	 * or 0: lets a waiter in that namespace check that holder (wlock.c) */
 	_Atomic uint64_t wlock_ns;
-	uint8_t pad8[16];
+	/* Times that go backwards (design.md, "Time histories"); written under
+	 * the lock only when a sample's time is older than the history's
+	 * greatest, so this line stays quiet for ordered streams. */
+	_Atomic uint64_t hist_first;  /* TID that began the newest time history
+	                               * (stored after its commit, with release) */
+	_Atomic int64_t disorder;     /* the most any sample's time has been older
+	                               * than the greatest before it in its history
+	                               * (<= DSSM_TIME_JUMP_NS; only grows) */
 	/* --- line 576: the writer's claim, read by readers after a copy --- */
 	_Atomic uint64_t claim;       /* TID + 1 of the slot the writer holds / held last */
 	uint8_t pad9[56];
@@ -200,6 +215,8 @@ _Static_assert(offsetof(struct dssm_shm_header, property_lock) == 528, "property
 _Static_assert(offsetof(struct dssm_shm_header, owner) == 536, "owner");
 _Static_assert(offsetof(struct dssm_shm_header, crashed) == 544, "crashed");
 _Static_assert(offsetof(struct dssm_shm_header, wlock_ns) == 552, "wlock_ns");
+_Static_assert(offsetof(struct dssm_shm_header, hist_first) == 560, "hist_first");
+_Static_assert(offsetof(struct dssm_shm_header, disorder) == 568, "disorder");
 
 struct dssm_slot_header {
 	_Atomic uint64_t tid;         /* TID of the sample in the slot */

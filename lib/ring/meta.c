@@ -51,8 +51,9 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 		uint64_t lo = oldest_kept(commit, s->num), hi = commit - 1;
 		info->tid_oldest = lo;
 		info->tid_newest = hi;
-		info->time_oldest = atomic_load_explicit(&s->times[lo % s->num], memory_order_relaxed);
-		info->time_newest = atomic_load_explicit(&s->times[hi % s->num], memory_order_relaxed);
+		/* the samples' own times (times[] holds search keys) */
+		info->time_oldest = atomic_load_explicit(&slot_header(s, lo)->time, memory_order_relaxed);
+		info->time_newest = atomic_load_explicit(&slot_header(s, hi)->time, memory_order_relaxed);
 		atomic_thread_fence(memory_order_acquire);
 		if (!overwritten(atomic_load_explicit(&h->claim, memory_order_relaxed), lo, s->num))
 			break;

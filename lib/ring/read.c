@@ -1,5 +1,5 @@
 /*
- * read.c - the readers' side: copies that are never torn, and time lookups.
+ * read.c - the readers' side: copies that are never torn (read_time.c: time lookups).
  *
  * A read (copy) of sample k is a seqlock read keyed on the commit counter:
  *   1. commit (acquire) says which TIDs exist: [oldest_kept(commit), commit-1].
@@ -11,7 +11,8 @@
  *      after step 1. (The header's pair needs commit <= k + 1 as well.)
  * So a reader of the newest sample touches two cache lines a writer wrote:
  * the header's commit line and the data. Views and time lookups judge by
- * the claim instead (exact: valid until a writer starts on the slot).
+ * the claim instead (exact: valid until a writer starts on the slot);
+ * read_time.c has the time lookups.
  * Readers write nothing shared, so any number of them never slow the writer.
  */
 #include <string.h>
@@ -55,22 +56,9 @@ void dssm__copy_in(void *slot, const void *src, size_t n)
 }
 #endif
 
-static uint64_t load_commit(const dssm_stream *s)
-{
-	return atomic_load_explicit(&s->hdr->commit, memory_order_acquire);
-}
 
-/* Did the copy made since the last load_commit() survive? Judged by the
- * claim (its own cache line): exact, a slot stays valid until a writer
- * starts on it. */
-static int still_valid(const dssm_stream *s, uint64_t tid)
-{
-	atomic_thread_fence(memory_order_acquire);
-	uint64_t claim = atomic_load_explicit(&s->hdr->claim, memory_order_relaxed);
-	return !overwritten(claim, tid, s->num);
-}
 
-static int range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
+int dssm__range_error(dssm_stream *s, uint64_t tid, uint64_t commit)
 {
 	if (commit == 0)
 		return dssm__fail(DSSM_ENODATA, "stream '%s:%d' holds no sample yet", s->name, s->id);
@@ -197,9 +185,9 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
 
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info)
 {
-	uint64_t commit = load_commit(s);
+	uint64_t commit = dssm__load_commit(s);
 	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
-		return range_error(s, tid, commit);
+		return dssm__range_error(s, tid, commit);
 	int rc = copy_sample(s, tid, tid + 1 == commit, buf, cap, info);
 	if (rc == 1)
 		rc = copy_sample(s, tid, 0, buf, cap, info);
@@ -209,7 +197,7 @@ int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_samp
 	return 0;
 }
 
-static int check_reader(dssm_stream *s, void *buf, size_t cap)
+int dssm__check_reader(dssm_stream *s, void *buf, size_t cap)
 {
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
@@ -218,21 +206,17 @@ static int check_reader(dssm_stream *s, void *buf, size_t cap)
 	return 0;
 }
 
-/* Retry a read that lost a race against a lapping writer. The copy is
- * retried only when the sample asked for still exists by another route
- * (the newest, or a time lookup); a fixed TID that was overwritten is final. */
-#define READ_RETRIES 64
 
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
 	if (DSSM_OTHER(s) && (buf || !cap))
 		return s->ops->read_last ? s->ops->read_last(s, buf, cap, info)
 		                         : dssm__unsupported(s, "read_last");
-	int rc = check_reader(s, buf, cap);
+	int rc = dssm__check_reader(s, buf, cap);
 	for (int i = 0; rc == 0 && i < READ_RETRIES; i++) {
-		uint64_t commit = load_commit(s);
+		uint64_t commit = dssm__load_commit(s);
 		if (commit == 0)
-			return range_error(s, 0, 0);
+			return dssm__range_error(s, 0, 0);
 		rc = dssm__read_at(s, commit - 1, buf, cap, info);
 		if (rc != DSSM_ETOOOLD)
 			return rc;
@@ -246,83 +230,8 @@ int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_samp
 	if (DSSM_OTHER(s) && (buf || !cap))
 		return s->ops->read_tid ? s->ops->read_tid(s, tid, buf, cap, info)
 		                        : dssm__unsupported(s, "read_tid");
-	int rc = check_reader(s, buf, cap);
+	int rc = dssm__check_reader(s, buf, cap);
 	return rc < 0 ? rc : dssm__read_at(s, tid, buf, cap, info);
-}
-
-static dssm_time_t time_of(const dssm_stream *s, uint64_t tid)
-{
-	return atomic_load_explicit(&s->times[tid % s->num], memory_order_relaxed);
-}
-
-/* Time of the sample `off` places after the one in slot `base`: the search
- * walks slot positions, not TIDs, to avoid a 64-bit division per probe. */
-static dssm_time_t time_at(const dssm_stream *s, uint64_t base, uint64_t off)
-{
-	uint64_t slot = base + off;
-	if (slot >= s->num)
-		slot -= s->num;
-	return atomic_load_explicit(&s->times[slot], memory_order_relaxed);
-}
-
-/* The newest TID with time <= t, by binary search over the compact times
- * table. Returns 0 and *found, or DSSM_ENODATA / DSSM_ETOOOLD, or
- * DSSM_EAGAIN when the writer lapped the search (caller retries). */
-static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *found, uint64_t *commit_out)
-{
-	uint64_t commit = load_commit(s);
-	if (commit == 0)
-		return range_error(s, 0, 0);
-	uint64_t lo = oldest_kept(commit, s->num), hi = commit - 1;
-	*commit_out = commit;
-	if (time_of(s, hi) <= t) {
-		*found = hi; /* the newest slot is not claimed before commit+1 */
-		return 0;
-	}
-	if (time_of(s, lo) > t) {
-		if (!still_valid(s, lo))
-			return DSSM_EAGAIN;
-		return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
-		                  (long long)t, s->name, s->id);
-	}
-	/* Invariant: time(first + a) <= t < time(first + b), as offsets from the
-	 * oldest kept sample, whose slot is `base`. */
-	uint64_t first = lo, base = lo % s->num, a = 0, b = hi - lo;
-	while (b - a > 1) {
-		uint64_t mid = a + (b - a) / 2;
-		if (time_at(s, base, mid) <= t)
-			a = mid;
-		else
-			b = mid;
-	}
-	/* Every probe was at a TID >= first; if that one is intact, all were. */
-	if (!still_valid(s, first))
-		return DSSM_EAGAIN;
-	*found = first + a;
-	return 0;
-}
-
-int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info)
-{
-	if (DSSM_OTHER(s) && (buf || !cap))
-		return s->ops->read_time ? s->ops->read_time(s, t, buf, cap, info)
-		                         : dssm__unsupported(s, "read_time");
-	int rc = check_reader(s, buf, cap);
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < READ_RETRIES; i++) {
-		uint64_t tid = 0, commit;
-		rc = find_time(s, t, &tid, &commit);
-		if (rc == 0)
-			rc = dssm__read_at(s, tid, buf, cap, info);
-		if (rc != DSSM_EAGAIN && rc != DSSM_ETOOOLD)
-			return rc;
-		/* ETOOOLD from find_time itself is final; from the copy it is a race. */
-		if (rc == DSSM_ETOOOLD && time_of(s, oldest_kept(load_commit(s), s->num)) > t)
-			return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
-			                  (long long)t, s->name, s->id);
-	}
-	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a time lookup", s->name, s->id);
 }
 
 int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info, uint64_t *missed)
@@ -332,14 +241,14 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 		                         : dssm__unsupported(s, "read_next");
 	if (missed)
 		*missed = 0;
-	int rc = check_reader(s, buf, cap);
+	int rc = dssm__check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
 	uint64_t lost = 0;
 	for (int i = 0; i < READ_RETRIES; i++) {
-		uint64_t commit = load_commit(s);
+		uint64_t commit = dssm__load_commit(s);
 		if (commit == 0)
-			return range_error(s, 0, 0);
+			return dssm__range_error(s, 0, 0);
 		uint64_t oldest = oldest_kept(commit, s->num);
 		uint64_t want = dssm__next_tid(s, oldest);
 		if (want < oldest) {
@@ -372,7 +281,7 @@ int dssm_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 
 int dssm__next_ready(const dssm_stream *s)
 {
-	uint64_t commit = load_commit(s);
+	uint64_t commit = dssm__load_commit(s);
 	return commit > dssm__next_tid(s, 0);
 }
 
@@ -404,7 +313,7 @@ int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 	if (DSSM_OTHER(s) && (buf || !cap))
 		return s->ops->read_back ? s->ops->read_back(s, buf, cap, info)
 		                         : dssm__unsupported(s, "read_back");
-	int rc = check_reader(s, buf, cap);
+	int rc = dssm__check_reader(s, buf, cap);
 	if (rc < 0)
 		return rc;
 	/* back from the TID read last, next - 1 (UINT64_MAX after set_next(0)) */
@@ -414,35 +323,6 @@ int dssm_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info
 	if (next == 2)
 		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID 0 has no predecessor", s->name, s->id);
 	return dssm__read_at(s, next - 3, buf, cap, info);
-}
-
-int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
-                      dssm_sample_info *before_info, void *after, size_t after_cap,
-                      dssm_sample_info *after_info)
-{
-	if (DSSM_OTHER(s) && (before || !before_cap) && (after || !after_cap))
-		return s->ops->read_bracket ? s->ops->read_bracket(s, t, before, before_cap, before_info,
-		                                                   after, after_cap, after_info)
-		                            : dssm__unsupported(s, "read_bracket");
-	int rc = check_reader(s, before, before_cap);
-	if (rc == 0)
-		rc = check_reader(s, after, after_cap);
-	if (rc < 0)
-		return rc;
-	for (int i = 0; i < READ_RETRIES; i++) {
-		dssm_sample_info bi;
-		if ((rc = dssm_read_time(s, t, before, before_cap, &bi)) < 0)
-			return rc;
-		if (before_info)
-			*before_info = bi;
-		rc = dssm__read_at(s, bi.tid + 1, after, after_cap, after_info);
-		if (rc == DSSM_EFUTURE)
-			return dssm__fail(DSSM_EFUTURE, "time %lld is newer than every sample of '%s:%d'",
-			                  (long long)t, s->name, s->id);
-		if (rc != DSSM_ETOOOLD)
-			return rc;
-	}
-	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a bracket read", s->name, s->id);
 }
 
 int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
@@ -460,9 +340,9 @@ int dssm_tid_range(dssm_stream *s, uint64_t *oldest, uint64_t *newest)
 	}
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
-	uint64_t commit = load_commit(s);
+	uint64_t commit = dssm__load_commit(s);
 	if (commit == 0)
-		return range_error(s, 0, 0);
+		return dssm__range_error(s, 0, 0);
 	if (oldest)
 		*oldest = oldest_kept(commit, s->num);
 	if (newest)
@@ -479,16 +359,16 @@ int dssm_view_tid(dssm_stream *s, uint64_t tid, dssm_view *v)
 		                  s->name, s->id);
 	if (!s || !v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
-	uint64_t commit = load_commit(s);
+	uint64_t commit = dssm__load_commit(s);
 	if (commit == 0 || tid >= commit || tid < oldest_kept(commit, s->num))
-		return range_error(s, tid, commit);
+		return dssm__range_error(s, tid, commit);
 	const struct dssm_slot_header *sh = slot_header(s, tid);
 	v->time = atomic_load_explicit(&sh->time, memory_order_relaxed);
 	uint64_t len = atomic_load_explicit(&sh->len, memory_order_relaxed);
 	v->len = (size_t)(len > s->max_size ? s->max_size : len);
 	v->data = slot_data(s, tid);
 	v->tid = tid;
-	if (!still_valid(s, tid))
+	if (!dssm__still_valid(s, tid))
 		return dssm__fail(DSSM_ETOOOLD, "TID %llu of '%s:%d' was overwritten while viewed",
 		                  (unsigned long long)tid, s->name, s->id);
 	atomic_store_explicit(&s->next, tid + 2, memory_order_relaxed);
@@ -504,9 +384,9 @@ int dssm_view_last(dssm_stream *s, dssm_view *v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
 	int rc = DSSM_ETOOOLD;
 	for (int i = 0; rc == DSSM_ETOOOLD && i < READ_RETRIES; i++) {
-		uint64_t commit = load_commit(s);
+		uint64_t commit = dssm__load_commit(s);
 		if (commit == 0)
-			return range_error(s, 0, 0);
+			return dssm__range_error(s, 0, 0);
 		rc = dssm_view_tid(s, commit - 1, v);
 	}
 	return rc;
@@ -519,7 +399,7 @@ int dssm_view_check(dssm_stream *s, const dssm_view *v)
 		                  s->name, s->id);
 	if (!s || !v)
 		return dssm__fail(DSSM_EINVAL, "NULL stream or view");
-	if (!still_valid(s, v->tid))
+	if (!dssm__still_valid(s, v->tid))
 		return dssm__fail(DSSM_ETOOOLD, "view of TID %llu of '%s:%d' was overwritten",
 		                  (unsigned long long)v->tid, s->name, s->id);
 	return 0;

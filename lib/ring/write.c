@@ -8,11 +8,19 @@
  *   1. claim := T + 1 (relaxed), then a release fence: any reader that sees a
  *      byte of the new data will, after its acquire fence, see commit == T
  *      (and the claim) and discard its copy of the old sample T - slots.
- *   2. fill the slot's data, its header (tid, time, len), times[T % slots],
- *      last_time[T % 2] and last_len[T % 2].
+ *   2. fill the slot's data, its header (tid, time, len), times[T % slots]
+ *      (the search key), last_time[T % 2] and last_len[T % 2]; a time out
+ *      of order raises `disorder` here.
  *   3. commit := T + 1 (seq_cst, so at least release): readers that acquire
- *      the new commit see all of step 2. Then the writers' own copies
+ *      the new commit see all of step 2. Then, if T began a new time
+ *      history, hist_first := T (release), the writers' own copies
  *      (w_next, w_last_time), unlock, and wake sleeping readers, if any.
+ * Times (docs/design.md, "Time histories"): w_last_time is the greatest
+ * time M of the newest history. A time t >= M is in order; a t older than
+ * M is refused (DSSM_EBACKWARDS) unless the write says DSSM_WRITE_ANY_TIME;
+ * then it stays in the history when M - t <= DSSM_TIME_JUMP_NS (its key is
+ * M, so times[] stays ordered within a history) and begins a new history
+ * otherwise (its key, and the new M, is t).
  * A write with DSSM_WRITE_NO_WAKE stops before the wake; dssm_wake, after
  * the burst, does it for all of the burst's samples at once: one futex wake
  * (and one reader's wake-up) for the burst instead of one a sample while
@@ -70,10 +78,19 @@ static void claim_next(dssm_stream *s, struct next *n)
 	atomic_thread_fence(memory_order_release);
 }
 
+/* Where a sample's time goes: its search key (times[]), and whether it is
+ * out of order in its history (by how much) or begins a new one. */
+struct when {
+	dssm_time_t t, key;
+	uint64_t disorder; /* M - t when out of order, else 0 */
+	int new_history;
+};
+
 /* Steps 2 (metadata) and 3; unlocks, and wakes unless told not to. */
-static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm_time_t t,
-                       int wake)
+static int64_t publish(dssm_stream *s, const struct next *next, size_t len,
+                       const struct when *w, int wake)
 {
+	dssm_time_t t = w->t;
 	struct dssm_shm_header *h = s->hdr;
 	const struct next n = *next;
 	struct dssm_slot_header *sh = slot_header_at(s, n.place);
@@ -81,7 +98,10 @@ static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm
 	atomic_store_explicit(&sh->tid, tid, memory_order_relaxed);
 	atomic_store_explicit(&sh->time, t, memory_order_relaxed);
 	atomic_store_explicit(&sh->len, (uint64_t)len, memory_order_relaxed);
-	atomic_store_explicit(&s->times[n.idx], t, memory_order_relaxed);
+	atomic_store_explicit(&s->times[n.idx], w->key, memory_order_relaxed);
+	/* Only grows, so a reader that loads it after commit sees enough. */
+	if (w->disorder > (uint64_t)atomic_load_explicit(&h->disorder, memory_order_relaxed))
+		atomic_store_explicit(&h->disorder, (int64_t)w->disorder, memory_order_relaxed);
 	/* The newest sample's time, length and place also sit in the commit
 	 * line: a reader of the newest sample reads them there (read.c), and
 	 * so pulls two cache lines from us (commit's, data) instead of three. */
@@ -92,11 +112,16 @@ static int64_t publish(dssm_stream *s, const struct next *next, size_t len, dssm
 	 * this is the writer's half of the lost-wakeup argument in wait.c. On
 	 * x86 it is one xchg, on ARMv8 an stlr: cheaper than a separate fence. */
 	atomic_store_explicit(&h->commit, tid + 1, memory_order_seq_cst);
+	/* After the commit: a reader that acquires this sees the commit, and
+	 * one that loaded an older hist_first and commit == tid + 1 knows the
+	 * jump from the keys (read.c, newest_history). */
+	if (w->new_history)
+		atomic_store_explicit(&h->hist_first, tid, memory_order_release);
 	atomic_store_explicit(&h->w_next, tid + 1, memory_order_relaxed);
 	atomic_store_explicit(&h->w_slot,
 	                      w_slot_pack(n.idx + 1 == s->num ? 0 : n.idx + 1, next_place(s, n.place)),
 	                      memory_order_relaxed);
-	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
+	atomic_store_explicit(&h->w_last_time, w->key, memory_order_relaxed);
 	dssm__wunlock(s);
 	if (wake)
 		dssm__wake(h);
@@ -111,16 +136,27 @@ static int check_len(dssm_stream *s, size_t len)
 	return 0;
 }
 
-/* Under the lock: the newest committed sample's time, whoever wrote it.
- * Both times are printed, never subtracted (INT64_MAX - INT64_MIN overflows). */
-static int check_time(dssm_stream *s, dssm_time_t t)
+/* Under the lock: place time t against the newest history's greatest time
+ * M, whoever wrote it. M - t is taken unsigned, where it cannot overflow
+ * (INT64_MAX - INT64_MIN). */
+static int place_time(dssm_stream *s, dssm_time_t t, unsigned flags, struct when *w)
 {
-	dssm_time_t last = atomic_load_explicit(&s->hdr->w_last_time, memory_order_relaxed);
-	if (t < last)
+	dssm_time_t m = atomic_load_explicit(&s->hdr->w_last_time, memory_order_relaxed);
+	*w = (struct when){.t = t, .key = t};
+	if (t >= m)
+		return 0;
+	if (!(flags & DSSM_WRITE_ANY_TIME))
 		return dssm__fail(DSSM_EBACKWARDS,
 		                  "timestamp %lld ns for '%s:%d' is older than the previous sample's "
-		                  "(%lld ns)",
-		                  (long long)t, s->name, s->id, (long long)last);
+		                  "(%lld ns); DSSM_WRITE_ANY_TIME stores it",
+		                  (long long)t, s->name, s->id, (long long)m);
+	uint64_t back = (uint64_t)m - (uint64_t)t;
+	if (back > (uint64_t)DSSM_TIME_JUMP_NS)
+		w->new_history = 1;
+	else {
+		w->key = m;
+		w->disorder = back;
+	}
 	return 0;
 }
 
@@ -136,9 +172,10 @@ static inline int check_write(dssm_stream *s, const void *data, size_t len)
 
 /* A write's steps 1 - 3, the lock held; unlocks. */
 static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
-                                   int wake)
+                                   unsigned flags)
 {
-	int rc = check_time(s, t);
+	struct when w;
+	int rc = place_time(s, t, flags, &w);
 	if (rc < 0) {
 		dssm__wunlock(s);
 		return rc;
@@ -147,7 +184,7 @@ static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len,
 	claim_next(s, &n);
 	if (len)
 		dssm__copy_in(slot_data_at(s, n.place), data, len);
-	return publish(s, &n, len, t, wake);
+	return publish(s, &n, len, &w, !(flags & DSSM_WRITE_NO_WAKE));
 }
 
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
@@ -157,7 +194,7 @@ int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = dssm__wlock(s)) < 0)
 		return rc;
-	return write_locked(s, data, len, t, 1);
+	return write_locked(s, data, len, t, 0);
 }
 
 /* Only local rings: another backend's write may wait on a network. */
@@ -168,15 +205,15 @@ int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = dssm__wlock_try(s)) < 0)
 		return rc;
-	return write_locked(s, data, len, t, 1);
+	return write_locked(s, data, len, t, 0);
 }
 
 int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
                          unsigned flags)
 {
-	if (flags & ~(unsigned)(DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE))
-		return dssm__fail(DSSM_EINVAL, "dssm_write_flags: unknown flags 0x%x",
-		                  flags & ~(unsigned)(DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE));
+	const unsigned known = DSSM_WRITE_TRY | DSSM_WRITE_NO_WAKE | DSSM_WRITE_ANY_TIME;
+	if (flags & ~known)
+		return dssm__fail(DSSM_EINVAL, "dssm_write_flags: unknown flags 0x%x", flags & ~known);
 	if (DSSM_OTHER(s) && (flags & DSSM_WRITE_TRY))
 		return dssm__unsupported(s, "write_try");
 	if (DSSM_OTHER(s)) /* its write is the backend's, and so is its waking */
@@ -184,7 +221,7 @@ int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = (flags & DSSM_WRITE_TRY) ? dssm__wlock_try(s) : dssm__wlock(s)) < 0)
 		return rc;
-	return write_locked(s, data, len, t, !(flags & DSSM_WRITE_NO_WAKE));
+	return write_locked(s, data, len, t, flags);
 }
 
 int dssm_write_borrow(dssm_stream *s, void **buf, size_t *capacity)
@@ -222,8 +259,12 @@ static int check_borrowed(dssm_stream *s, const char *what)
 	return 0;
 }
 
-int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
+int64_t dssm_write_commit_flags(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags)
 {
+	if (flags & ~(unsigned)(DSSM_WRITE_NO_WAKE | DSSM_WRITE_ANY_TIME))
+		return dssm__fail(DSSM_EINVAL, "dssm_write_commit_flags: flags 0x%x other than "
+		                  "DSSM_WRITE_NO_WAKE and DSSM_WRITE_ANY_TIME",
+		                  flags);
 	if (DSSM_OTHER(s))
 		return s->ops->commit ? s->ops->commit(s, len, t) : dssm__unsupported(s, "commit");
 	int rc = check_writer(s);
@@ -231,12 +272,18 @@ int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
 		return rc;
 	/* On a bad length or time the slot stays borrowed: fix and commit again,
 	 * or abandon it. */
-	if ((rc = check_len(s, len)) < 0 || (rc = check_time(s, t)) < 0)
+	struct when w;
+	if ((rc = check_len(s, len)) < 0 || (rc = place_time(s, t, flags, &w)) < 0)
 		return rc;
 	atomic_store_explicit(&s->borrower, 0, memory_order_relaxed);
 	struct next n;
 	next_sample(s, &n);
-	return publish(s, &n, len, t, 1);
+	return publish(s, &n, len, &w, !(flags & DSSM_WRITE_NO_WAKE));
+}
+
+int64_t dssm_write_commit(dssm_stream *s, size_t len, dssm_time_t t)
+{
+	return dssm_write_commit_flags(s, len, t, 0);
 }
 
 int dssm_write_abandon(dssm_stream *s)

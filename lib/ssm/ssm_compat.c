@@ -167,6 +167,7 @@ static SSM_tid ssm_error(int rc)
 	case DSSM_EFUTURE:
 		return SSM_ERROR_FUTURE;
 	case DSSM_ETOOOLD:
+	case DSSM_EJUMPED: /* before the newest time history */
 		return SSM_ERROR_PAST;
 	default:
 		return SSM_ERROR_NO_DATA;
@@ -183,34 +184,29 @@ static int time_of(dssm_stream *s, uint64_t tid, dssm_time_t *t)
 	return rc;
 }
 
-/* One try of getTID; DSSM_ETOOOLD if a writer moved the history under it. */
+/* One try of getTID; DSSM_ETOOOLD if a writer moved the history under it.
+ * "Strictly before t" is read_time's answer for t - 1 ns. */
 static int get_tid_once(dssm_stream *s, ssmTimeT ytime, SSM_tid *out)
 {
-	dssm_time_t t = to_ns(ytime), newest_t = 0, oldest_t = 0;
+	dssm_time_t t = to_ns(ytime), oldest_t = 0;
 	uint64_t oldest, newest;
 	if (dssm_tid_range(s, &oldest, &newest) < 0) {
 		/* empty: SSM compared with the 0 it found below its time table */
 		*out = ytime > 0 ? SSM_ERROR_FUTURE : SSM_ERROR_PAST;
 		return 0;
 	}
-	int rc = time_of(s, newest, &newest_t);
-	if (rc == 0)
-		rc = time_of(s, oldest, &oldest_t);
-	if (rc < 0)
-		return rc;
-	if (t > newest_t)
-		*out = (SSM_tid)newest;
-	else if (t < oldest_t)
-		*out = SSM_ERROR_PAST;
-	else if (t == oldest_t)
-		*out = (SSM_tid)oldest - 1; /* the scan ran out below the oldest */
-	else {
-		/* oldest_t < t <= newest_t: the newest with time <= t - 1 ns */
-		dssm_sample_info info;
-		if ((rc = dssm_read_time(s, t - 1, NULL, 0, &info)) < 0)
-			return rc;
+	dssm_sample_info info;
+	int rc = t == INT64_MIN ? DSSM_ETOOOLD : dssm_read_time(s, t - 1, NULL, 0, &info);
+	if (rc == 0) {
 		*out = (SSM_tid)info.tid;
+		return 0;
 	}
+	if (rc != DSSM_ETOOOLD && rc != DSSM_EJUMPED)
+		return rc;
+	if ((rc = time_of(s, oldest, &oldest_t)) < 0)
+		return rc;
+	/* the scan ran out below the oldest at its exact time */
+	*out = t == oldest_t ? (SSM_tid)oldest - 1 : SSM_ERROR_PAST;
 	return 0;
 }
 
@@ -360,7 +356,9 @@ SSM_tid writeSSM(SSM_sid sid, const void *data, ssmTimeT ytime)
 	if (ensure_writer(s) < 0)
 		return SSM_ERROR_NO_DATA;
 	size_t size = ssm_size(s);
-	return write_result(dssm_write(s, size ? data : NULL, size, to_ns(ytime)));
+	/* SSM stores every write, whatever its time (design.md, "Time histories") */
+	return write_result(
+	    dssm_write_flags(s, size ? data : NULL, size, to_ns(ytime), DSSM_WRITE_ANY_TIME));
 }
 
 SSM_tid writeSSM_time(SSM_sid sid, const void *data, ssmTimeT ytime)
@@ -378,7 +376,7 @@ SSM_tid writeSSMP(SSM_sid sid, const void *adata, ssmTimeT ytime,
 	if (ensure_writer(s) < 0 || dssm_write_borrow(s, &slot, NULL) < 0)
 		return SSM_ERROR_NO_DATA;
 	callback(slot, adata, user_data);
-	int64_t r = dssm_write_commit(s, ssm_size(s), to_ns(ytime));
+	int64_t r = dssm_write_commit_flags(s, ssm_size(s), to_ns(ytime), DSSM_WRITE_ANY_TIME);
 	if (r < 0)
 		dssm_write_abandon(s);
 	return write_result(r);

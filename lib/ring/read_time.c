@@ -1,0 +1,248 @@
+/*
+ * read_time.c - time lookups over a ring's time histories: dssm_read_time
+ * and dssm_read_bracket.
+ *
+ * times[] holds each sample's search key, the greatest time of its time
+ * history up to it, so a binary search over the keys is sound within a
+ * history; a sample's own time (its slot header's) is at most `disorder`
+ * below its key. docs/design.md, "Time histories", states the rule and
+ * the lookup step by step; read.c, the copies they end with.
+ */
+#include "internal.h"
+#include "backend.h"
+
+/* The keys are read relaxed; a search is judged afterwards by the claim
+ * on the oldest TID it probed (dssm__still_valid). */
+static dssm_time_t key_of(const dssm_stream *s, uint64_t tid)
+{
+	return atomic_load_explicit(&s->times[tid % s->num], memory_order_relaxed);
+}
+
+/* The key of the sample `off` places after the one in slot `base`: the
+ * search walks slot positions, not TIDs, to avoid a 64-bit division per
+ * probe. */
+static dssm_time_t key_at(const dssm_stream *s, uint64_t base, uint64_t off)
+{
+	uint64_t slot = base + off;
+	if (slot >= s->num)
+		slot -= s->num;
+	return atomic_load_explicit(&s->times[slot], memory_order_relaxed);
+}
+
+/* How many of the n samples from TID `first` on have a key <= t (the keys
+ * are ordered: they form a prefix). */
+static uint64_t keys_at_most(const dssm_stream *s, uint64_t first, uint64_t n, dssm_time_t t)
+{
+	uint64_t base = first % s->num, a = 0, b = n; /* key(a - 1) <= t < key(b) */
+	while (a < b) {
+		uint64_t mid = a + (b - a) / 2;
+		if (key_at(s, base, mid) <= t)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+static dssm_time_t time_add_sat(dssm_time_t t, uint64_t d)
+{
+	return d > (uint64_t)(INT64_MAX - t) ? INT64_MAX : (dssm_time_t)((uint64_t)t + d);
+}
+
+static dssm_time_t time_sub_sat(dssm_time_t t, uint64_t d)
+{
+	return d > (uint64_t)t - (uint64_t)INT64_MIN ? INT64_MIN : (dssm_time_t)((uint64_t)t - d);
+}
+
+/* The newest time history as of `commit`: the TID that began it. A writer
+ * stores hist_first after the commit of its jump, so one loaded now is
+ * either newer than `commit` (EAGAIN: look again) or the one that holds,
+ * but for a jump at commit - 1 itself not stored yet: its key fell. */
+static int newest_history(const dssm_stream *s, uint64_t commit, uint64_t *first)
+{
+	uint64_t h = atomic_load_explicit(&s->hdr->hist_first, memory_order_acquire);
+	if (h >= commit)
+		return DSSM_EAGAIN;
+	if (h + 1 < commit && commit >= 2 && key_of(s, commit - 1) < key_of(s, commit - 2))
+		h = commit - 1;
+	*first = h;
+	return 0;
+}
+
+/* Nothing in the newest history (kept part [lo, ...]) is at or before t. */
+static int before_history(dssm_stream *s, dssm_time_t t, uint64_t lo, uint64_t kept)
+{
+	if (lo > kept)
+		return dssm__fail(DSSM_EJUMPED,
+		                  "time %lld is older than the newest time history of '%s:%d', which "
+		                  "began at TID %llu when the time jumped back; older histories are "
+		                  "read by TID",
+		                  (long long)t, s->name, s->id, (unsigned long long)lo);
+	return dssm__fail(DSSM_ETOOOLD, "time %lld is older than the history of '%s:%d'",
+	                  (long long)t, s->name, s->id);
+}
+
+#define NONE UINT64_MAX
+
+/* Of the samples [from, to), the one with the greatest time <= t (the
+ * newest of equal times), by their own times; none: NONE. */
+static uint64_t greatest_at_or_before(const dssm_stream *s, uint64_t from, uint64_t to,
+                                      dssm_time_t t)
+{
+	uint64_t best = NONE;
+	dssm_time_t best_t = INT64_MIN;
+	for (uint64_t tid = from; tid < to; tid++) {
+		dssm_time_t x = atomic_load_explicit(&slot_header(s, tid)->time, memory_order_relaxed);
+		if (x <= t && (best == NONE || x >= best_t)) {
+			best = tid;
+			best_t = x;
+		}
+	}
+	return best;
+}
+
+/* Of the samples [from, to), the one with the least time > t (the oldest
+ * of equal times), by their own times; none: NONE. */
+static uint64_t least_after(const dssm_stream *s, uint64_t from, uint64_t to, dssm_time_t t)
+{
+	uint64_t best = NONE;
+	dssm_time_t best_t = INT64_MAX;
+	for (uint64_t tid = from; tid < to; tid++) {
+		dssm_time_t x = atomic_load_explicit(&slot_header(s, tid)->time, memory_order_relaxed);
+		if (x > t && (best == NONE || x < best_t)) {
+			best = tid;
+			best_t = x;
+		}
+	}
+	return best;
+}
+
+/* One search of the newest time history, [lo, lo + n). Keys are ordered
+ * and a sample's own time lies in [key - disorder, key]. */
+struct search {
+	const dssm_stream *s;
+	uint64_t lo, n, disorder;
+};
+
+/* read_time's answer: the greatest time <= t, the newest of equals. */
+static uint64_t search_before(const struct search *q, dssm_time_t t)
+{
+	uint64_t at_most = keys_at_most(q->s, q->lo, q->n, t);
+	if (q->disorder == 0) /* times in order: the key is the time */
+		return at_most ? q->lo + at_most - 1 : NONE;
+	/* Only keys in [key(b) - disorder, t + disorder] can hold the answer,
+	 * b the newest with a key <= t (none: from lo). Before b, a key <=
+	 * key(b) - disorder means a time <= b's own: no better than b, which
+	 * is newer. */
+	uint64_t from = 0;
+	if (at_most) {
+		dssm_time_t kb = key_of(q->s, q->lo + at_most - 1);
+		from = keys_at_most(q->s, q->lo, at_most - 1, time_sub_sat(kb, q->disorder));
+	}
+	uint64_t to = keys_at_most(q->s, q->lo, q->n, time_add_sat(t, q->disorder));
+	return greatest_at_or_before(q->s, q->lo + from, q->lo + to, t);
+}
+
+/* read_bracket's "after": the least time > t, the oldest of equals. */
+static uint64_t search_after(const struct search *q, dssm_time_t t)
+{
+	uint64_t at_most = keys_at_most(q->s, q->lo, q->n, t);
+	if (q->disorder == 0)
+		return at_most < q->n ? q->lo + at_most : NONE;
+	/* Keys <= t hold times <= t. e, the first key > t + disorder, holds a
+	 * time in (t, key(e)]; beyond a key of key(e) + disorder every time
+	 * is greater than e's. */
+	uint64_t e = keys_at_most(q->s, q->lo, q->n, time_add_sat(t, q->disorder)), to = q->n;
+	if (e < q->n)
+		to = keys_at_most(q->s, q->lo, q->n, time_add_sat(key_of(q->s, q->lo + e), q->disorder));
+	return least_after(q->s, q->lo + at_most, q->lo + to, t);
+}
+
+/* The samples read_time (and read_bracket, with `after`) read, dssm.h:
+ * 0 and *before (*after: NONE when none is newer than t), or a failure
+ * (ENODATA, ETOOOLD, EJUMPED), or EAGAIN, unreported, when a writer moved
+ * the history under the search (the caller looks again). */
+static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *after)
+{
+	uint64_t commit = dssm__load_commit(s), first;
+	if (commit == 0)
+		return dssm__range_error(s, 0, 0);
+	if (newest_history(s, commit, &first) < 0)
+		return DSSM_EAGAIN;
+	uint64_t kept = oldest_kept(commit, s->num), lo = first > kept ? first : kept;
+	/* disorder is loaded after commit's acquire: at least what any sample
+	 * below commit was written with (it only grows) */
+	struct search q = {
+		.s = s,
+		.lo = lo,
+		.n = commit - lo,
+		.disorder = (uint64_t)atomic_load_explicit(&s->hdr->disorder, memory_order_relaxed),
+	};
+	uint64_t tid = search_before(&q, t);
+	if (after)
+		*after = search_after(&q, t);
+	/* Every probe was at a TID >= lo; if that one is intact, all were. */
+	if (!dssm__still_valid(s, lo))
+		return DSSM_EAGAIN;
+	if (tid == NONE)
+		return before_history(s, t, lo, kept);
+	*before = tid;
+	return 0;
+}
+
+int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info)
+{
+	if (DSSM_OTHER(s) && (buf || !cap))
+		return s->ops->read_time ? s->ops->read_time(s, t, buf, cap, info)
+		                         : dssm__unsupported(s, "read_time");
+	int rc = dssm__check_reader(s, buf, cap);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint64_t tid = 0;
+		rc = find_time(s, t, &tid, NULL);
+		if (rc == 0) {
+			/* ETOOOLD from the copy: the writer lapped it; look again */
+			rc = dssm__read_at(s, tid, buf, cap, info);
+			if (rc != DSSM_ETOOOLD)
+				return rc;
+		} else if (rc != DSSM_EAGAIN)
+			return rc;
+	}
+	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a time lookup", s->name, s->id);
+}
+
+int dssm_read_bracket(dssm_stream *s, dssm_time_t t, void *before, size_t before_cap,
+                      dssm_sample_info *before_info, void *after, size_t after_cap,
+                      dssm_sample_info *after_info)
+{
+	if (DSSM_OTHER(s) && (before || !before_cap) && (after || !after_cap))
+		return s->ops->read_bracket ? s->ops->read_bracket(s, t, before, before_cap, before_info,
+		                                                   after, after_cap, after_info)
+		                            : dssm__unsupported(s, "read_bracket");
+	int rc = dssm__check_reader(s, before, before_cap);
+	if (rc == 0)
+		rc = dssm__check_reader(s, after, after_cap);
+	if (rc < 0)
+		return rc;
+	for (int i = 0; i < READ_RETRIES; i++) {
+		uint64_t b = 0, a = NONE;
+		if ((rc = find_time(s, t, &b, &a)) == DSSM_EAGAIN)
+			continue;
+		if (rc < 0)
+			return rc;
+		/* ETOOOLD from a copy: the writer lapped it; look again */
+		if ((rc = dssm__read_at(s, b, before, before_cap, before_info)) == DSSM_ETOOOLD)
+			continue;
+		if (rc < 0)
+			return rc;
+		if (a == NONE)
+			return dssm__fail(DSSM_EFUTURE, "time %lld is newer than every sample of '%s:%d'",
+			                  (long long)t, s->name, s->id);
+		rc = dssm__read_at(s, a, after, after_cap, after_info);
+		if (rc != DSSM_ETOOOLD)
+			return rc;
+	}
+	return dssm__fail(DSSM_EAGAIN, "'%s:%d': writer kept lapping a bracket read", s->name, s->id);
+}
+
