@@ -74,7 +74,14 @@
  *     *property_size untouched (SSM stored -1 in *size and *property_size
  *     and whatever its message held in the others);
  *   - the library never prints: SSM's createSSM and openSSM wrote their
- *     refusals to stderr, here errSSM() tells them;
+ *     refusals to stderr, here errSSM() tells them. One exception:
+ *     gettimeSSM() that finds the SSM clock but cannot read it (another
+ *     user's) follows the real time and says so once on stderr;
+ *   - streams and the SSM clock are made mode 0660 (SSM: 0666), so a
+ *     program run as another user (a driver started with sudo, a client
+ *     as yourself) is refused them unless both share the owner's group:
+ *     DSSM_MODE=0666 in the creator's environment makes them as SSM did.
+ *     openSSM then returns 0 and errSSM() names owner, group and mode;
  *   - the streams are those of the namespace DSSM_NAMESPACE names (default
  *     "default"): one coordinator's set of streams in SSM's terms.
  */

@@ -180,11 +180,13 @@ typedef struct dssm_stream_config {
 	const char *encoding;     /* how they are encoded, e.g. "ros1", "cdr", "raw" */
 	const char *schema;       /* schema text (message definition), may be NULL */
 	size_t property_capacity; /* bytes reserved for the property blob */
-	unsigned mode;            /* permission bits of the segment */
+	unsigned mode;            /* permission bits of the segment; 0 (the default):
+	                           * DSSM_MODE's (octal, e.g. 0666 to share streams
+	                           * with every user, as SSM did), else 0660 */
 	unsigned flags;           /* 0, or DSSM_EXCLUSIVE (see dssm_open) */
 } dssm_stream_config;
 
-#define DSSM_STREAM_CONFIG_INIT {0, 0.0, 0.0, 0, "", "raw", NULL, 65536, 0660, 0}
+#define DSSM_STREAM_CONFIG_INIT {0, 0.0, 0.0, 0, "", "raw", NULL, 65536, 0, 0}
 
 /* Slot count SSM 1.0.6 gives for life and cycle: (int)(1.2 * life / cycle) + 1.
  * The history is one slot less (one is kept for the write in progress). */

@@ -19,6 +19,14 @@ int dssm__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* The same for a failed system call: appends strerror(errno). */
 int dssm__fail_errno(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* access.c: the permission bits to make a shared object with: `asked`
+ * if not 0, else DSSM_MODE (octal) if set, else 0660; DSSM_EINVAL for a
+ * bad DSSM_MODE. */
+int dssm__create_mode(unsigned asked, unsigned *mode);
+/* DSSM_EPERM, reported naming the object's owner, group and mode and this
+ * process's ids: `what` ("opening") failed with EACCES on shm_name ("/x"). */
+int dssm__access_denied(const char *shm_name, const char *what);
+
 /* time.c */
 dssm_time_t dssm__monotonic(void);
 /* When a wait of `timeout` ns begun at `now` ends: INT64_MAX for < 0

@@ -252,7 +252,7 @@ int dssm__map_segment_wait(const char *seg, int wait, dssm_stream **out)
 			                  rest ? rest + 1 : ns, rest ? (int)(rest - ns) : 0, ns);
 		}
 		if (errno == EACCES)
-			return dssm__fail_errno(DSSM_EPERM, "opening %s", seg);
+			return dssm__access_denied(seg, "opening");
 		return dssm__fail_errno(DSSM_ESYS, "shm_open %s", seg);
 	}
 	dssm_time_t deadline = dssm__monotonic() + READY_WAIT_NS;
@@ -332,7 +332,7 @@ static int create_segment(const char *seg, const char *name, int id, const dssm_
 		if (errno == EEXIST)
 			return 1;
 		if (errno == EACCES)
-			return dssm__fail_errno(DSSM_EPERM, "creating %s", seg);
+			return dssm__access_denied(seg, "creating");
 		return dssm__fail_errno(DSSM_ESYS, "shm_open %s", seg);
 	}
 	int rc = 0;
@@ -396,17 +396,23 @@ static int compare_layout(const dssm_stream *s, const dssm_stream_config *c, con
 	return 0;
 }
 
-int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out)
+int dssm_create(const char *name, int id, const dssm_stream_config *asked, dssm_stream **out)
 {
 	char seg[DSSM_SEGMENT_NAME_MAX], ns[DSSM_NAMESPACE_MAX + 1];
 	struct plan p = {0};
-	if (!cfg || !out)
+	if (!asked || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_create: NULL config or out");
 	*out = NULL;
+	/* mode 0: DSSM_MODE's, or 0660 */
+	dssm_stream_config config = *asked;
+	const dssm_stream_config *cfg = &config;
+	int rc = dssm__create_mode(asked->mode, &config.mode);
+	if (rc < 0)
+		return rc;
 	if (cfg->flags & ~(unsigned)DSSM_EXCLUSIVE)
 		return dssm__fail(DSSM_EINVAL, "dssm_create '%s:%d': flags 0x%x; only DSSM_EXCLUSIVE",
 		                  name ? name : "", id, cfg->flags);
-	int rc = dssm__segment_name(name, id, seg, sizeof seg);
+	rc = dssm__segment_name(name, id, seg, sizeof seg);
 	if (rc < 0 || (rc = dssm__namespace(ns)) < 0 || (rc = plan_layout(name, id, cfg, &p)) < 0)
 		return rc;
 	int existed = create_segment(seg, name, id, cfg, &p, ns, dssm__owner_self());

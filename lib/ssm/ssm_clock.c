@@ -126,6 +126,8 @@ static int map_existing(const char *name, struct clock_seg **out)
 {
 	for (int i = 0; i < 1000; i++) {
 		int fd = shm_open(name, O_RDWR | O_CLOEXEC, 0);
+		if (fd < 0 && errno == EACCES)
+			return dssm__access_denied(name, "SSM clock: opening");
 		if (fd < 0)
 			return errno == ENOENT ? 1 : dssm__fail_errno(DSSM_ESYS, "SSM clock: shm_open %s", name);
 		struct stat st;
@@ -155,12 +157,17 @@ static int map_existing(const char *name, struct clock_seg **out)
 
 static int create_segment(const char *name, struct clock_seg **out)
 {
-	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0660);
+	unsigned mode;
+	int rc = dssm__create_mode(0, &mode); /* as the streams: DSSM_MODE, or 0660 */
+	if (rc < 0)
+		return rc;
+	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, (mode_t)mode);
+	if (fd < 0 && errno == EACCES)
+		return dssm__access_denied(name, "SSM clock: creating");
 	if (fd < 0)
 		return errno == EEXIST ? 1 : dssm__fail_errno(DSSM_ESYS, "SSM clock: creating %s", name);
-	int rc = 0;
 	void *p = MAP_FAILED;
-	if (fchmod(fd, 0660) < 0 || ftruncate(fd, sizeof(struct clock_seg)) < 0)
+	if (fchmod(fd, (mode_t)mode) < 0 || ftruncate(fd, sizeof(struct clock_seg)) < 0)
 		rc = dssm__fail_errno(DSSM_ESYS, "SSM clock: sizing %s", name);
 	else if ((p = mmap(NULL, sizeof(struct clock_seg), PROT_READ | PROT_WRITE, MAP_SHARED, fd,
 	                   0)) == MAP_FAILED)
@@ -176,7 +183,8 @@ static int create_segment(const char *name, struct clock_seg **out)
 	return rc;
 }
 
-/* Attach; create the clock too if `create`. 1 attached, 0 not. */
+/* Attach; create the clock too if `create`. 1 attached, 0 no clock (and
+ * not `create`), or a dssm error (reported). */
 static int attach(int create)
 {
 	pthread_mutex_lock(&attach_lock);
@@ -196,12 +204,12 @@ static int attach(int create)
 	if (c)
 		atomic_store(&seg, c);
 	pthread_mutex_unlock(&attach_lock);
-	return c != NULL;
+	return c ? 1 : rc == 1 ? 0 : rc;
 }
 
 int opentimeSSM(void)
 {
-	return attach(1);
+	return attach(1) == 1;
 }
 
 int createtimeSSM(void)
@@ -232,6 +240,20 @@ int destroytimeSSM(void)
 	return 1;
 }
 
+/* A clock that is there but cannot be read (another user's, mode 0660; a
+ * damaged one) must not be ignored silently: SSM time would then be real
+ * time while a player drives everybody else's. Said once per process on
+ * stderr, as SSM's own library told its failures there (the one place
+ * libssm prints without being asked: gettimeSSM has no error to return). */
+static void tell_real_time_once(void)
+{
+	static atomic_int told;
+	if (atomic_exchange(&told, 1))
+		return;
+	fprintf(stderr, "libssm: gettimeSSM() follows the real time, not the SSM clock: %s\n",
+	        dssm_last_error());
+}
+
 /* The clock if there is one (looked for at most once a second); NULL:
  * the real clock. */
 static struct clock_seg *clock_at(dssm_time_t now)
@@ -242,8 +264,11 @@ static struct clock_seg *clock_at(dssm_time_t now)
 	if (now < atomic_load_explicit(&next_look, memory_order_relaxed))
 		return NULL;
 	atomic_store_explicit(&next_look, now + DSSM_NSEC_PER_SEC, memory_order_relaxed);
-	if (attach(0))
+	int rc = attach(0);
+	if (rc == 1)
 		return atomic_load_explicit(&seg, memory_order_acquire);
+	if (rc < 0)
+		tell_real_time_once();
 	return NULL;
 }
 

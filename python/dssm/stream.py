@@ -489,10 +489,11 @@ def open(address, write=False, timeout=None, flags=0):
 
 
 def create(name, id=0, max_size=None, life=10.0, cycle=0.1, slots=0, type="",
-           encoding="raw", schema=None, property_capacity=65536, mode=0o660):
+           encoding="raw", schema=None, property_capacity=65536, mode=0):
     """Create stream NAME:ID (or "HOST:PORT/NAME[:ID]" through a proxy) and
     open it for writing; an existing one with the same layout is reopened
-    with its data. max_size (bytes) is required."""
+    with its data. max_size (bytes) is required. mode 0: $DSSM_MODE's
+    permission bits (0o666 shares the stream with every user), else 0o660."""
     if max_size is None:
         raise TypeError("create: max_size (the largest sample, bytes) is required")
     # the strings must outlive the call: keep them in locals
