@@ -249,11 +249,10 @@ public:
 	{
 		if (!hasBuffer("open"))
 			return false;
-		int flags = DSSM_READ;
-		if (openMode & SSM_EXCLUSIVE)
-			flags = DSSM_WRITE | DSSM_EXCLUSIVE;
-		else if (openMode & SSM_WRITE)
-			flags = DSSM_WRITE;
+		/* as openSSM: SSM_EXCLUSIVE on a read open is a no-op (DSSM
+		 * programs open remote streams so); with SSM_WRITE it asks to be
+		 * the only writer, which a proxy refuses, saying why */
+		int flags = dssm_ssm_open_flags(openMode);
 		std::string a;
 		dssm_stream *s;
 		if (!address(a) || dssm_open_address(a.c_str(), flags, &s) < 0)

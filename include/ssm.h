@@ -33,8 +33,8 @@
  *     write gets its own TID.
  *
  * Deliberate differences:
- *   - no ssm-coordinator daemon: initSSM() always succeeds and SSM's
- *     message queue is not used; the installed ssm-coordinator only waits
+ *   - no ssm-coordinator daemon: initSSM() succeeds unless DSSM_NAMESPACE
+ *     is not a valid namespace (0), and SSM's message queue is not used; the installed ssm-coordinator only waits
  *     (and tidies streams left by dead writers);
  *   - samples are never read torn, and concurrent writers never lose a
  *     sample (SSM's lock is not robust; ours survives a writer killed
@@ -70,6 +70,10 @@
  *     never remove it; "dssm cleanup" or the ssm-coordinator does;
  *   - SSM_tid is SSM's int: these calls see TIDs modulo 2^31 after 2^31
  *     samples; dssm's own API has 64-bit TIDs;
+ *   - getSSM_name(n) counts the streams in name order (then ID), not in
+ *     the order they were created: without a coordinator nothing records
+ *     that order. Past the end it returns -1 and sets *stream_id and *size
+ *     to -1, as SSM did;
  *   - getSSM_info of a missing stream leaves *size, *num, *cycle and
  *     *property_size untouched (SSM stored -1 in *size and *property_size
  *     and whatever its message held in the others);
@@ -121,7 +125,8 @@ typedef int SSM_tid;
 
 /* Prints the last error to stderr. */
 void errSSM(void);
-/* 1 on success. No daemon is needed. */
+/* 1 on success. No daemon is needed: it checks DSSM_NAMESPACE only (0,
+ * errSSM tells, when it is not a valid namespace). */
 int initSSM(void);
 int endSSM(void);
 
@@ -133,13 +138,16 @@ int releaseSSM(SSM_sid *sid);
 /* Open a stream. Any sid may write, as on SSM: any number of threads and
  * processes write one stream, each write its own TID. SSM_WRITE registers
  * this process as a writer at once (an SSM_READ sid on its first write);
- * SSM_EXCLUSIVE makes it the only writing process (others' openSSM(SSM_WRITE)
- * returns 0 and their writes fail) until the sid is closed. */
+ * SSM_WRITE | SSM_EXCLUSIVE makes it the only writing process (others'
+ * openSSM(SSM_WRITE) returns 0 and their writes fail) until the sid is
+ * closed. SSM_EXCLUSIVE without SSM_WRITE is a no-op, as in SSM 1.0.6
+ * (its coordinator ignored the flag): a read open. */
 SSM_sid openSSM(const char *stream_name, int stream_id, char open_mode)
 	__attribute__((warn_unused_result));
 int closeSSM(SSM_sid *sid);
 
-/* The newest TID with time <= ytime; the newest if ytime is newer than all. */
+/* The newest TID with time < ytime (strictly; see above); the newest if
+ * ytime is newer than all. */
 SSM_tid getTID(SSM_sid sid, ssmTimeT ytime);
 SSM_tid getTID_top(SSM_sid sid);
 SSM_tid getTID_bottom(SSM_sid sid);
@@ -187,6 +195,11 @@ int damp(SSM_sid sid, int mode, int num);
  * is not 1 to 31 bytes (errSSM tells). ssm-remote.hpp uses it to reach an
  * SSM stream through `dssm proxy`. */
 int dssm_ssm_stream_name(const char *name, char out[64]);
+/* dssm's own: the dssm_open flags of an SSM open mode, for openSSM and
+ * ssm-remote.hpp alike: SSM_WRITE -> DSSM_WRITE, SSM_WRITE | SSM_EXCLUSIVE
+ * -> DSSM_WRITE | DSSM_EXCLUSIVE, anything without SSM_WRITE -> DSSM_READ
+ * (SSM_EXCLUSIVE on a read open is a no-op, as in SSM 1.0.6). */
+int dssm_ssm_open_flags(int open_mode);
 
 #ifdef __cplusplus
 }

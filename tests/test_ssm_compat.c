@@ -392,9 +392,38 @@ static void test_properties_and_listing(void **state)
 	assert_string_equal(name, "urg");
 	assert_int_equal(id, 1);
 	assert_int_equal(getSSM_name(2, name, &id, &size), -1);
+	assert_int_equal(id, -1); /* as SSM's coordinator answered */
+	assert_int_equal(size, (size_t)-1);
 	assert_int_equal(getSSM_info("nope", 0, &size, NULL, NULL, NULL), -1);
 	closeSSM(&a);
 	releaseSSM(&b);
+}
+
+/* SSM_EXCLUSIVE on a read open is a no-op, as in SSM 1.0.6: it opens while
+ * another process writes (it was refused: it asked to be the only writer). */
+static void test_exclusive_read_is_plain_read(void **state)
+{
+	(void)state;
+	SSM_sid w = createSSM("excl", 0, 8, 1.0, 0.1);
+	assert_int_equal(writeSSM(w, "12345678", 10.0), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		SSM_sid r = openSSM("excl", 0, SSM_READ | SSM_EXCLUSIVE);
+		char buf[8];
+		_exit(r && readSSM(r, buf, NULL, -1) == 0 && memcmp(buf, "12345678", 8) == 0 ? 0 : 1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* with SSM_WRITE it is the only writer still: refused while we write */
+	pid = fork();
+	if (pid == 0)
+		_exit(openSSM("excl", 0, SSM_WRITE | SSM_EXCLUSIVE) == 0 ? 0 : 1);
+	waitpid(pid, &status, 0);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(dssm_ssm_open_flags(SSM_EXCLUSIVE), DSSM_READ);
+	assert_int_equal(dssm_ssm_open_flags(SSM_WRITE), DSSM_WRITE);
+	closeSSM(&w);
 }
 
 static void test_time(void **state)
@@ -426,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup(test_create_again, testutil_reset),
 		cmocka_unit_test_setup(test_callbacks_and_open_for_write, testutil_reset),
 		cmocka_unit_test_setup(test_properties_and_listing, testutil_reset),
+		cmocka_unit_test_setup(test_exclusive_read_is_plain_read, testutil_reset),
 		cmocka_unit_test(test_time),
 	};
 	return cmocka_run_group_tests_name("ssm_compat", tests, NULL, NULL);

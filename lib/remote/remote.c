@@ -120,6 +120,12 @@ int dssm__remote_open(const char *host_port, const char *name, int id, int flags
 {
 	if (cfg)
 		return remote_new(host_port, name, id, WIRE_OPEN_CREATE, cfg, out);
+	if (flags & DSSM_EXCLUSIVE)
+		return dssm__fail(DSSM_EINVAL,
+		                  "%s/%s:%d: DSSM_EXCLUSIVE is not available through a proxy (the proxy "
+		                  "writes the ring for all its clients, so it cannot keep one of them "
+		                  "the only writer); open it DSSM_WRITE",
+		                  host_port, name, id);
 	if (flags != DSSM_READ && flags != DSSM_WRITE && flags != (DSSM_READ | DSSM_WRITE))
 		return dssm__fail(DSSM_EINVAL, "flags %d; use DSSM_READ or DSSM_WRITE", flags);
 	return remote_new(host_port, name, id, (flags & DSSM_WRITE) ? WIRE_OPEN_WRITE : WIRE_OPEN_READ,

@@ -109,17 +109,23 @@ int releaseSSM(SSM_sid *sid)
 	return closeSSM(sid);
 }
 
+int dssm_ssm_open_flags(int open_mode)
+{
+	if (!(open_mode & SSM_WRITE))
+		return DSSM_READ;
+	return (open_mode & SSM_EXCLUSIVE) ? DSSM_WRITE | DSSM_EXCLUSIVE : DSSM_WRITE;
+}
+
 SSM_sid openSSM(const char *name, int id, char open_mode)
 {
 	dssm_stream *s;
 	/* Any number of SSM_WRITE handles write one stream (as on SSM);
-	 * SSM_EXCLUSIVE makes this process its only writer. A handle opened
-	 * SSM_READ may write too, as on SSM: it becomes a writer on demand. */
-	int flags = DSSM_READ;
-	if (open_mode & SSM_EXCLUSIVE)
-		flags = DSSM_WRITE | DSSM_EXCLUSIVE;
-	else if (open_mode & SSM_WRITE)
-		flags = DSSM_WRITE;
+	 * SSM_WRITE | SSM_EXCLUSIVE makes this process its only writer. On a
+	 * read open SSM_EXCLUSIVE means nothing, as in SSM 1.0.6 (whose
+	 * coordinator ignored it): DSSM programs open streams that way. A
+	 * handle opened SSM_READ may write too, as on SSM: it becomes a writer
+	 * on demand. */
+	int flags = dssm_ssm_open_flags(open_mode);
 	if (open_ssm(name, id, flags, &s) < 0)
 		return 0;
 	return (SSM_sid)(void *)s;
@@ -441,6 +447,12 @@ int getSSM_name(int n, char *name, int *id, size_t *size)
 		if (size)
 			*size = info_size(&v[n]);
 		rc = (int)info_size(&v[n]);
+	} else {
+		/* past the end: SSM's coordinator answered -1 for both */
+		if (id)
+			*id = -1;
+		if (size)
+			*size = (size_t)-1;
 	}
 	free(v);
 	return rc;

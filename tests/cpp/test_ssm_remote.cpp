@@ -124,6 +124,17 @@ static void reads_match(const std::string &hp)
 	CHECK(l.open(SSM_READ));
 	CHECK(r.open(SSM_READ));
 	CHECK(r.isOpen());
+	{
+		/* SSM_EXCLUSIVE on a read open is a no-op (DSSM programs open so);
+		 * the only writer cannot be had through a proxy, and it says why */
+		Remote rx((hp + "/" + NAME).c_str(), 2);
+		rx.setVerbose(false);
+		CHECK(rx.open(SSM_EXCLUSIVE) && rx.isOpen());
+		Remote rw((hp + "/" + NAME).c_str(), 2);
+		rw.setVerbose(false);
+		CHECK(!rw.open((SSM_open_mode)(SSM_WRITE | SSM_EXCLUSIVE)));
+		CHECK(std::strstr(dssm_last_error(), "DSSM_EXCLUSIVE is not available through a proxy"));
+	}
 
 	/* empty: every read fails both ways */
 	SAME(readLast());
