@@ -408,7 +408,8 @@ static void test_exclusive_read_is_plain_read(void **state)
 	assert_int_equal(writeSSM(w, "12345678", 10.0), 0);
 	pid_t pid = fork();
 	if (pid == 0) {
-		SSM_sid r = openSSM("excl", 0, SSM_READ | SSM_EXCLUSIVE);
+		char mode = (char)(SSM_READ | SSM_EXCLUSIVE); /* openSSM takes a char */
+		SSM_sid r = openSSM("excl", 0, mode);
 		char buf[8];
 		_exit(r && readSSM(r, buf, NULL, -1) == 0 && memcmp(buf, "12345678", 8) == 0 ? 0 : 1);
 	}
@@ -418,7 +419,7 @@ static void test_exclusive_read_is_plain_read(void **state)
 	/* with SSM_WRITE it is the only writer still: refused while we write */
 	pid = fork();
 	if (pid == 0)
-		_exit(openSSM("excl", 0, SSM_WRITE | SSM_EXCLUSIVE) == 0 ? 0 : 1);
+		_exit(openSSM("excl", 0, (char)(SSM_WRITE | SSM_EXCLUSIVE)) == 0 ? 0 : 1);
 	waitpid(pid, &status, 0);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	assert_int_equal(dssm_ssm_open_flags(SSM_EXCLUSIVE), DSSM_READ);

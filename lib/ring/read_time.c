@@ -44,9 +44,11 @@ static uint64_t keys_at_most(const dssm_stream *s, uint64_t first, uint64_t n, d
 	return a;
 }
 
+/* t + d and t - d, saturating. The room to each end is taken unsigned,
+ * where it is exact (0 .. 2^64 - 1). */
 static dssm_time_t time_add_sat(dssm_time_t t, uint64_t d)
 {
-	return d > (uint64_t)(INT64_MAX - t) ? INT64_MAX : (dssm_time_t)((uint64_t)t + d);
+	return d > (uint64_t)INT64_MAX - (uint64_t)t ? INT64_MAX : (dssm_time_t)((uint64_t)t + d);
 }
 
 static dssm_time_t time_sub_sat(dssm_time_t t, uint64_t d)
