@@ -295,6 +295,68 @@ static void test_name_patterns(void **state)
 	assert_false(dssm_name_matches(NULL, "x", 0));
 }
 
+/* A ring whose times go backwards (DSSM_WRITE_ANY_TIME, as SSM programs
+ * write): a jump back of more than 1 s gets a stream entry of its own (TIDs
+ * going on); a sample out of order by less is not stored and counted; the
+ * recording goes on (it used to stop the stream at the first). */
+static void test_times_backwards(void **state)
+{
+	(void)state;
+	dssm_stream *s = testutil_create("rec-back", 8, 256);
+	char dir[300];
+	dir_for(dir, sizeof dir, "back");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-back"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	const dssm_time_t S = DSSM_NSEC_PER_SEC, MS = S / 1000;
+	dssm_time_t t[20];
+	for (int k = 0; k < 20; k++)
+		t[k] = 100 * S + k * 10 * MS;
+	t[10] = 100 * S + 50 * MS;           /* 40 ms out of order */
+	for (int k = 15; k < 20; k++)
+		t[k] = 50 * S + k * 10 * MS;  /* a jump back of 50 s */
+	for (int k = 0; k < 20; k++) {
+		uint64_t v = (uint64_t)k;
+		assert_int_equal(dssm_write_flags(s, &v, sizeof v, t[k], DSSM_WRITE_ANY_TIME), k);
+	}
+	wait_recorded(r, 19);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded, 19);
+	assert_int_equal(st.unstored, 1);
+	assert_int_equal(st.kept, 19);
+	assert_null(st.error);
+	dssm_recorder_free(r);
+	/* two entries of rec-back:0: TIDs 0-9 and 11-14, then 15-19 */
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), 2);
+	dssm_recorded a, b;
+	assert_int_equal(dssm_container_stream(c, 0, &a), 0);
+	assert_int_equal(dssm_container_stream(c, 1, &b), 0);
+	assert_string_equal(b.info.name, "rec-back");
+	assert_int_equal(a.count, 14);
+	assert_int_equal(b.count, 5);
+	assert_int_equal(a.last, t[14]);
+	assert_int_equal(b.first, t[15]);
+	dssm_query *q;
+	int second = 1;
+	assert_int_equal(dssm_query_open(c, &second, 1, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record rec;
+	for (int k = 15; k < 20; k++) {
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(rec.tid, (uint64_t)k);
+	}
+	dssm_query_close(q);
+	dssm_container_close(c);
+	dssm_close(s);
+}
+
 int main(void)
 {
 	testutil_namespace("recorder");
@@ -307,10 +369,11 @@ int main(void)
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test(test_name_patterns),
+		cmocka_unit_test_setup(test_times_backwards, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
 	/* the recordings under root are containers: remove them as such */
-	const char *dirs[] = {"drain", "per-stream", "rolling/part-0001", "rolling/part-0002", "rolling/part-0003",
+	const char *dirs[] = {"drain", "per-stream", "back", "rolling/part-0001", "rolling/part-0002", "rolling/part-0003",
 	                      "rolling/part-0004", "rolling/part-0005", "rolling/part-0006",
 	                      "rolling/part-0007", "rolling/part-0008"};
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {

@@ -149,7 +149,9 @@ typedef struct dssm_recorder_stats {
 	uint64_t recorded;          /* samples the recording accepted */
 	uint64_t bytes;             /* their data bytes */
 	uint64_t lost;              /* overwritten in the ring before they were read */
-	uint64_t unstored;          /* read, but refused by the recording (it stopped) */
+	uint64_t unstored;          /* read, but refused by the recording (it stopped,
+	                               or the sample's time was out of order by
+	                               1 s or less: docs/container-format.md) */
 	uint64_t kept;              /* after stop: what the parts on disk hold */
 	int done;                   /* reached the limit, or failed */
 	const char *error;          /* NULL, or why this stream stopped */

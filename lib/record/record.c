@@ -58,9 +58,12 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	              : DSSM_ESTATE;
 	/* the error on this stream's own files, not the first stream's that a
 	 * sync of them all returns */
-	const char *own = rc < 0 && rc != DSSM_ESTATE ? dssm__store_write_error(r->c, rs->index) : NULL;
-	if (rc < 0 && rc != DSSM_ESTATE)
+	int failed = rc < 0 && rc != DSSM_ESTATE && rc != DSSM_EBACKWARDS;
+	const char *own = failed ? dssm__store_write_error(r->c, rs->index) : NULL;
+	if (failed)
 		snprintf(rs->error, sizeof rs->error, "%s", own ? own : dssm_last_error());
+	if (rc == 0)
+		rs->last_time = si->time;
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -82,6 +85,13 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 		return rc;
 	atomic_fetch_add(&rs->lost, missed);
 	rc = store_sample(r, rs, &si, b->p);
+	/* the ring's time went back (record_follow.c): a new entry, or counted */
+	if (rc == DSSM_EBACKWARDS && (rc = dssm__recorder_time_back(r, rs, &si)) == 0)
+		rc = store_sample(r, rs, &si, b->p);
+	if (rc == 1) {
+		atomic_fetch_add(&rs->unstored, 1);
+		return 0;
+	}
 	if (rc < 0) {
 		atomic_fetch_add(&rs->unstored, 1);
 		b->write_error = rc == DSSM_ENOSPC || rc == DSSM_ESYS;

@@ -40,6 +40,8 @@ struct rstream {
 	int from;                  /* DSSM_FROM_NOW, _OLDEST (cfg) or _TID (start_at) */
 	uint64_t from_tid;         /*   at this TID */
 	_Atomic uint64_t count, bytes, lost, unstored;
+	dssm_time_t last_time;     /* of the sample stored last (its thread's) */
+	int told_unordered;        /* the notice of times out of order was given */
 	uint64_t kept;             /* after stop: what the parts hold */
 	uint64_t kept_bytes;       /* after stop: their data bytes (dssm_recorder_kept_bytes) */
 	atomic_int done;           /* reached the limit, or failed */
@@ -104,6 +106,13 @@ void dssm__recorder_entry(struct rstream *rs, int part, int index);
  * the current part and go on reading it from its oldest sample. 0 (go on),
  * 2 (this stream is done), or an error. */
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+/* record_follow.c, from rs's thread: the container refused sample si, older
+ * than the last one stored (a ring written with DSSM_WRITE_ANY_TIME: SSM
+ * programs). A jump back of more than DSSM_TIME_JUMP_NS, which began a new
+ * time history in the ring, gets a stream entry of its own: 0, store it
+ * there. A sample out of order by less is not stored: 1 (count it; the
+ * first is told). Or an error of the new entry (rs->error says it). */
+int dssm__recorder_time_back(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si);
 /* record_follow.c: tell the caller what the threads noted (poll, stop). */
 void dssm__recorder_tell(dssm_recorder *r);
 

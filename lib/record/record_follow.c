@@ -203,6 +203,38 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 	return 0;
 }
 
+int dssm__recorder_time_back(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si)
+{
+	/* both printed, and the distance taken unsigned: no overflow */
+	uint64_t back = (uint64_t)rs->last_time - (uint64_t)si->time;
+	if (back <= (uint64_t)DSSM_TIME_JUMP_NS) {
+		if (!rs->told_unordered++)
+			note(r, rs, "%s: TID %llu is %.6f s older than the sample before it (its writers' "
+			     "times race or jitter): not stored, as a stream entry keeps its times in "
+			     "order; such samples are counted as not stored",
+			     rs->address, (unsigned long long)si->tid, (double)back / 1e9);
+		return 1;
+	}
+	struct ring_desc d;
+	int rc = describe(rs->s, &d);
+	int k = rc < 0 ? rc : add_entry(r, rs, &d);
+	free(d.schema);
+	free(d.prop);
+	if (k < 0) {
+		if (k == DSSM_ESTATE)
+			return k;
+		snprintf(rs->error, sizeof rs->error, "a new time history: %s", dssm_last_error());
+		if (k == DSSM_ENOSPC)
+			dssm__recorder_stop_with(r, rs->error);
+		return k;
+	}
+	note(r, rs, "%s: time jumped back at TID %llu, from %.6f to %.6f s (a player looping, a "
+	     "clock set back): a stream entry of its own from there, TIDs going on",
+	     rs->address, (unsigned long long)si->tid, dssm_time_to_sec(rs->last_time),
+	     dssm_time_to_sec(si->time));
+	return 0;
+}
+
 int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	dssm_stream *next;
