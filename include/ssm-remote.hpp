@@ -285,7 +285,9 @@ public:
 	{
 		if (!stream || (!writable && !becomeWriter()))
 			return false;
-		int64_t tid = dssm_write(stream, mData, mDataSize, dssm_time_from_sec(t));
+		/* every write stored, whatever its time, as writeSSM */
+		int64_t tid = dssm_write_flags(stream, mData, mDataSize, dssm_time_from_sec(t),
+		                               DSSM_WRITE_ANY_TIME);
 		if (tid < 0)
 			return false;
 		timeId = (SSM_tid)tid;

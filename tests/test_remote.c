@@ -256,6 +256,16 @@ static void test_remote_write_and_create(void **state)
 	assert_int_equal(dssm_open("rw", 0, DSSM_WRITE, &w2), 0);
 	assert_int_equal(dssm_write(w2, "local", 5, 5000), 4);
 	dssm_close(w2);
+	/* an older time with DSSM_WRITE_ANY_TIME crosses the wire (version 3):
+	 * stored, and found at its time (the newest time history holds it) */
+	assert_int_equal(dssm_write_flags(w, "older", 5, 4500, DSSM_WRITE_ANY_TIME), 5);
+	assert_int_equal(dssm_write_flags(w, "old", 3, 4400, 0), DSSM_EBACKWARDS);
+	assert_int_equal(dssm_write_borrow(w, &slot, &cap), 0);
+	memcpy(slot, "b-older", 7);
+	assert_int_equal(dssm_write_commit_flags(w, 7, 4600, DSSM_WRITE_ANY_TIME), 6);
+	assert_int_equal(dssm_read_time(l, 4550, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 5);
+	assert_memory_equal(buf, "older", 5);
 	dssm_close(w);
 	dssm_close(l);
 	/* unknown streams and bad names: the local codes */
@@ -1242,6 +1252,77 @@ static long raw_hello_open(uint16_t vmin, uint16_t vmax, int *version, uint8_t *
 	return n;
 }
 
+/* HELLO offering 1-VMAX, OPEN "vwr" for writing, then a WRITE of time t
+ * with a flags byte when flags >= 0: the reply's type; *tid from a WRITE
+ * reply. */
+static int raw_hello_write(uint16_t vmax, int64_t t, int flags, uint64_t *tid)
+{
+	int fd = raw_connect();
+	struct wbuf w = {0};
+	uint8_t p[4096];
+	struct wire_header h;
+	size_t f = wire_frame_begin(&w, WIRE_HELLO, 1);
+	wbuf_u32(&w, WIRE_MAGIC);
+	wbuf_u16(&w, 1);
+	wbuf_u16(&w, vmax);
+	wbuf_u32(&w, 1 << 20);
+	wbuf_str(&w, "write test");
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	assert_true(raw_read_frame(fd, p, sizeof p, &h) > 0 && h.type == (WIRE_HELLO | WIRE_REPLY));
+	wbuf_reset(&w);
+	f = wire_frame_begin(&w, WIRE_OPEN, 2);
+	wbuf_u8(&w, WIRE_OPEN_WRITE);
+	wbuf_str(&w, "vwr");
+	wbuf_u32(&w, 0);
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	assert_true(raw_read_frame(fd, p, sizeof p, &h) > 0 && h.type == (WIRE_OPEN | WIRE_REPLY));
+	uint32_t handle = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+	wbuf_reset(&w);
+	f = wire_frame_begin(&w, WIRE_WRITE, 3);
+	wbuf_u32(&w, handle);
+	wbuf_i64(&w, t);
+	wbuf_blob(&w, "12345678", 8);
+	if (flags >= 0)
+		wbuf_u8(&w, (uint8_t)flags);
+	wire_frame_end(&w, f);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	long n = raw_read_frame(fd, p, sizeof p, &h);
+	if (n == 8 && h.type == (WIRE_WRITE | WIRE_REPLY)) {
+		struct rbuf r = rbuf_of(p, (size_t)n);
+		*tid = rbuf_u64(&r);
+	}
+	wbuf_free(&w);
+	close(fd);
+	return h.type;
+}
+
+/* WRITE's flags byte (version 3): an older time stored with ANY_TIME;
+ * version 2 sends none and keeps the old rule; an unknown flag and a
+ * missing byte are protocol errors. */
+static void test_write_flags_by_version(void **state)
+{
+	(void)state;
+	dssm_close(testutil_create("vwr", 8, 8));
+	uint64_t tid = 99;
+	assert_int_equal(raw_hello_write(2, 1000, -1, &tid), WIRE_WRITE | WIRE_REPLY);
+	assert_int_equal(tid, 0);
+	assert_int_equal(raw_hello_write(2, 500, -1, &tid), WIRE_ERROR); /* EBACKWARDS */
+	assert_int_equal(raw_hello_write(3, 400, 0, &tid), WIRE_ERROR);
+	assert_int_equal(raw_hello_write(3, 400, WIRE_WRITE_ANY_TIME, &tid), WIRE_WRITE | WIRE_REPLY);
+	assert_int_equal(tid, 1);
+	assert_int_equal(raw_hello_write(3, 2000, 0x80, &tid), WIRE_ERROR);
+	assert_int_equal(raw_hello_write(3, 2000, -1, &tid), WIRE_ERROR); /* no flags byte */
+	assert_int_equal(raw_hello_write(2, 2000, 1, &tid), WIRE_ERROR);  /* a byte too many */
+	dssm_stream *s;
+	assert_int_equal(dssm_open("vwr", 0, DSSM_READ, &s), 0);
+	uint64_t oldest, newest;
+	assert_int_equal(dssm_tid_range(s, &oldest, &newest), 0);
+	assert_int_equal(newest, 1);
+	dssm_close(s);
+}
+
 /* Versions (docs/protocol.md, HELLO): a version-1 client gets version 1
  * and the OPEN reply it knows; a client of 1-2 gets 2 and the ring's
  * identity after the schema: the boot id, the shm file's st_dev, st_ino. */
@@ -1251,7 +1332,7 @@ static void test_versions_and_ring_id(void **state)
 	dssm_close(testutil_create("vid", 16, 8));
 	uint8_t p[4096];
 	int version;
-	for (uint16_t vmax = 1; vmax <= 2; vmax++) {
+	for (uint16_t vmax = 1; vmax <= WIRE_VERSION; vmax++) {
 		long n = raw_hello_open(1, vmax, &version, p, sizeof p);
 		assert_int_equal(version, vmax);
 		struct rbuf r = rbuf_of(p, (size_t)n);
@@ -1286,7 +1367,7 @@ static void test_versions_and_ring_id(void **state)
 		}
 	}
 	/* ranges that do not meet the proxy's, or upside down: refused */
-	assert_true(raw_hello_open(3, 9, &version, p, sizeof p) > 0 && version == -1);
+	assert_true(raw_hello_open(4, 9, &version, p, sizeof p) > 0 && version == -1);
 	assert_true(raw_hello_open(2, 1, &version, p, sizeof p) > 0 && version == -1);
 }
 
@@ -1688,6 +1769,7 @@ int main(void)
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
 		cmocka_unit_test_setup(test_versions_and_ring_id, testutil_reset),
+		cmocka_unit_test_setup(test_write_flags_by_version, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),

@@ -259,15 +259,20 @@ int proxy_do_write(struct client *c, const struct wire_header *hd, struct rbuf *
 	int64_t t = rbuf_i64(r);
 	uint32_t len;
 	const uint8_t *data = rbuf_blob(r, &len);
+	uint8_t flags = c->version >= 3 ? rbuf_u8(r) : 0;
 	int rc = rbuf_end(r, "WRITE");
 	if (rc < 0)
 		return rc;
+	if (flags & ~WIRE_WRITE_ANY_TIME)
+		return dssm__fail(DSSM_EPROTO, "WRITE flags 0x%x (known: 0x%x)", flags,
+		                  WIRE_WRITE_ANY_TIME);
 	struct handle *h = proxy_handle_of(c, id);
 	if (!h)
 		return DSSM_EINVAL;
 	/* The loop never waits for another writer of the ring (one inside a
 	 * borrowed slot, or stopped while holding the lock): DSSM_EAGAIN. */
-	int64_t tid = dssm_write_try(h->s, data, len, t);
+	unsigned how = DSSM_WRITE_TRY | ((flags & WIRE_WRITE_ANY_TIME) ? DSSM_WRITE_ANY_TIME : 0);
+	int64_t tid = dssm_write_flags(h->s, data, len, t, how);
 	if (tid < 0)
 		return (int)tid;
 	size_t f = wire_frame_begin(&c->out, WIRE_WRITE | WIRE_REPLY, hd->request_id);

@@ -285,9 +285,9 @@ int64_t dssm_write_try(dssm_stream *s, const void *data, size_t len, dssm_time_t
  *   dssm_read_time describes; nothing else changes for readers.
  * Other flags: DSSM_EINVAL. On a handle that is not a local ring, NO_WAKE
  * is the backend's business (its write wakes its readers), TRY is
- * DSSM_ESTATE, as dssm_write_try, and ANY_TIME is not carried: the remote
- * ring's writer refuses an older time with DSSM_EBACKWARDS. Returns as
- * dssm_write. */
+ * DSSM_ESTATE, as dssm_write_try, and ANY_TIME goes to the proxy (protocol
+ * version 3; an older proxy's ring refuses an older time with
+ * DSSM_EBACKWARDS). Returns as dssm_write. */
 #define DSSM_WRITE_TRY 0x1u
 #define DSSM_WRITE_NO_WAKE 0x2u
 #define DSSM_WRITE_ANY_TIME 0x4u

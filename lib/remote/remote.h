@@ -16,9 +16,10 @@
 int dssm__remote_open(const char *host_port, const char *name, int id, int flags,
                       const dssm_stream_config *cfg, dssm_stream **out);
 void dssm__remote_close(dssm_stream *s);
-int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
+int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
+                           unsigned flags);
 int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity);
-int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t);
+int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags);
 int dssm__remote_abandon(dssm_stream *s);
 /* op: WIRE_READ_* ; bracket fills the second sample too */
 int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t cap,

@@ -127,6 +127,7 @@ struct remote_req {
 	const void *data;
 	size_t len;
 	dssm_time_t t;
+	unsigned flags; /* a write's: DSSM_WRITE_ANY_TIME */
 	int64_t tid;
 	dssm_stream_info *sinfo;
 	size_t *plen;

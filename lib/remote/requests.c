@@ -107,6 +107,10 @@ static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	wbuf_u32(&r->out, r->handle);
 	wbuf_i64(&r->out, c->t);
 	wbuf_blob(&r->out, c->data, c->len);
+	/* from version 3 on; a version-2 proxy's ring refuses an older time
+	 * (DSSM_EBACKWARDS), which reaches the caller */
+	if (r->version >= 3)
+		wbuf_u8(&r->out, (c->flags & DSSM_WRITE_ANY_TIME) ? WIRE_WRITE_ANY_TIME : 0);
 	wire_frame_end(&r->out, f);
 	struct rbuf rb;
 	int rc = dssm__remote_call(r, WIRE_WRITE, req, &rb, deadline);
@@ -119,7 +123,8 @@ static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	return 0;
 }
 
-int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
+int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t,
+                           unsigned flags)
 {
 	if (!s->writable)
 		return dssm__fail(DSSM_EPERM, "stream '%s:%d' is not open for writing", s->name, s->id);
@@ -130,6 +135,7 @@ int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_ti
 	c.data = data;
 	c.len = len;
 	c.t = t;
+	c.flags = flags;
 	int rc = dssm__remote_with_connection(s, do_write, &c);
 	return rc < 0 ? rc : c.tid;
 }
@@ -150,12 +156,12 @@ int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	return 0;
 }
 
-int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t)
+int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags)
 {
 	if (!s->borrowed)
 		return dssm__fail(DSSM_ESTATE, "stream '%s:%d': commit without a borrowed slot", s->name,
 		                  s->id);
-	int64_t tid = dssm__remote_write(s, rem(s)->borrow, len, t);
+	int64_t tid = dssm__remote_write(s, rem(s)->borrow, len, t, flags);
 	if (tid >= 0 || tid == DSSM_ECONN)
 		s->borrowed = 0;
 	return tid;

@@ -18,9 +18,10 @@
 
 #define WIRE_MAGIC 0x4d535344u
 /* Versions spoken: HELLO agrees on the highest both speak. Version 2 adds
- * the ring's identity to the OPEN reply (docs/protocol.md, OPEN). */
+ * the ring's identity to the OPEN reply (docs/protocol.md, OPEN); version 3
+ * a flags byte to WRITE (WIRE_WRITE_ANY_TIME). */
 #define WIRE_VERSION_MIN 1
-#define WIRE_VERSION 2
+#define WIRE_VERSION 3
 /* A ring's identity in a version-2 OPEN reply: the proxy host's boot id
  * (16 bytes), then the ring's shared-memory file's st_dev and st_ino (u64
  * each). Compared whole, never interpreted by a client. */
@@ -64,6 +65,9 @@ enum wire_rquery_mode { WIRE_RQ_HISTORY, WIRE_RQ_LATEST, WIRE_RQ_AUTO };
 #define WIRE_OPEN_READ 1
 #define WIRE_OPEN_WRITE 2
 #define WIRE_OPEN_CREATE 4
+/* WRITE's flags (version 3): store a time older than the ring's newest
+ * (DSSM_WRITE_ANY_TIME) */
+#define WIRE_WRITE_ANY_TIME 1
 
 struct wire_header {
 	uint32_t length;

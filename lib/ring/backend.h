@@ -26,9 +26,10 @@ struct dssm_backend {
 	const char *kind; /* "proxy", "recording": used in error messages */
 	/* Releases everything, including the dssm_stream itself. */
 	void (*close)(dssm_stream *s);
-	int64_t (*write)(dssm_stream *s, const void *data, size_t len, dssm_time_t t);
+	/* flags: 0 or DSSM_WRITE_ANY_TIME (the others are the ring's) */
+	int64_t (*write)(dssm_stream *s, const void *data, size_t len, dssm_time_t t, unsigned flags);
 	int (*borrow)(dssm_stream *s, void **buf, size_t *capacity);
-	int64_t (*commit)(dssm_stream *s, size_t len, dssm_time_t t);
+	int64_t (*commit)(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags);
 	int (*abandon)(dssm_stream *s);
 	int (*read_last)(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
 	int (*read_tid)(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);

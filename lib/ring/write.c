@@ -190,7 +190,7 @@ static inline int64_t write_locked(dssm_stream *s, const void *data, size_t len,
 int64_t dssm_write(dssm_stream *s, const void *data, size_t len, dssm_time_t t)
 {
 	if (DSSM_OTHER(s))
-		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
+		return s->ops->write ? s->ops->write(s, data, len, t, 0) : dssm__unsupported(s, "write");
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = dssm__wlock(s)) < 0)
 		return rc;
@@ -217,7 +217,8 @@ int64_t dssm_write_flags(dssm_stream *s, const void *data, size_t len, dssm_time
 	if (DSSM_OTHER(s) && (flags & DSSM_WRITE_TRY))
 		return dssm__unsupported(s, "write_try");
 	if (DSSM_OTHER(s)) /* its write is the backend's, and so is its waking */
-		return s->ops->write ? s->ops->write(s, data, len, t) : dssm__unsupported(s, "write");
+		return s->ops->write ? s->ops->write(s, data, len, t, flags & DSSM_WRITE_ANY_TIME)
+		                     : dssm__unsupported(s, "write");
 	int rc = check_write(s, data, len);
 	if (rc < 0 || (rc = (flags & DSSM_WRITE_TRY) ? dssm__wlock_try(s) : dssm__wlock(s)) < 0)
 		return rc;
@@ -266,7 +267,8 @@ int64_t dssm_write_commit_flags(dssm_stream *s, size_t len, dssm_time_t t, unsig
 		                  "DSSM_WRITE_NO_WAKE and DSSM_WRITE_ANY_TIME",
 		                  flags);
 	if (DSSM_OTHER(s))
-		return s->ops->commit ? s->ops->commit(s, len, t) : dssm__unsupported(s, "commit");
+		return s->ops->commit ? s->ops->commit(s, len, t, flags & DSSM_WRITE_ANY_TIME)
+		                      : dssm__unsupported(s, "commit");
 	int rc = check_writer(s);
 	if (rc < 0 || (rc = check_borrowed(s, "commit")) < 0)
 		return rc;

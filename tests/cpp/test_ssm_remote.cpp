@@ -201,13 +201,13 @@ static void reads_match(const std::string &hp)
 	CHECK(l.getProperty() && r.getProperty());
 	CHECK(std::memcmp(&l.property, &r.property, sizeof l.property) == 0);
 
-	/* a write older than the newest: stored locally, as SSM does (a new
-	 * time history, ssm.h); through the proxy the ring's writer refuses it
-	 * (the wire's WRITE carries no DSSM_WRITE_ANY_TIME yet) */
+	/* a write older than the newest is stored both ways, as SSM does (a
+	 * new time history, ssm.h) */
 	fill(w.data, 99);
 	std::memcpy(&r.data, &w.data, sizeof r.data);
-	CHECK(!r.write(stamp(5)));
+	CHECK(r.write(stamp(5)));
 	CHECK(w.write(stamp(5)));
+	CHECK(r.timeId + 1 == w.timeId);
 	CHECK(r.close() && !r.isOpen());
 	CHECK(!r.readLast());
 	l.close();
