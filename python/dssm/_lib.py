@@ -60,6 +60,8 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);
 void dssm_close(dssm_stream *s);
 int64_t dssm_write(dssm_stream *s, const char *data, size_t len, dssm_time_t t);
+int64_t dssm_write_flags(dssm_stream *s, const char *data, size_t len, dssm_time_t t,
+                         unsigned flags);
 int dssm_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info);
 int dssm_read_tid(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
 int dssm_read_time(dssm_stream *s, dssm_time_t t, void *buf, size_t cap, dssm_sample_info *info);

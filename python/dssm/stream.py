@@ -13,6 +13,7 @@ from .schema import dtype_for
 from .decode import Decodes, LazyDecoder
 
 NSEC = 1_000_000_000
+WRITE_ANY_TIME = 0x4  # DSSM_WRITE_ANY_TIME
 
 
 def _ns(t, what="time"):
@@ -281,14 +282,18 @@ class Stream(_lib.Closing, Decodes):
         return a[0], b[0]
 
     # -- writing --
-    def write(self, data, time=None):
+    def write(self, data, time=None, any_time=False):
         """Append one sample: data (bytes-like, or a numpy record; a numpy
         array is written whole, as one sample) measured at `time` (int ns or
-        float s; default now). Returns the TID."""
+        float s; default now). Returns the TID. A time older than the
+        stream's newest is Error EBACKWARDS, unless any_time=True, which
+        stores it (DSSM_WRITE_ANY_TIME: a new time history after a jump
+        back of more than 1 s; docs/design.md, "Time histories")."""
         if not isinstance(data, bytes):
             data = data.tobytes() if hasattr(data, "tobytes") else bytes(memoryview(data))
         t = lib.dssm_now() if time is None else _ns(time)
-        return check(lib.dssm_write(self._handle(), data, len(data), t))
+        flags = WRITE_ANY_TIME if any_time else 0
+        return check(lib.dssm_write_flags(self._handle(), data, len(data), t, flags))
 
     # -- reading --
     def _sample(self, si, buf, missed=0):

@@ -68,6 +68,12 @@ def test_times_at_the_int64_edges():
     with pytest.raises(ValueError):
         w.read_time(float("nan"))
     assert w.read_time((1 << 63) - 1).data == b"b"
+    # stored on request: a jump back, the start of a new time history
+    assert w.write(b"c", time=0, any_time=True) == 2
+    with pytest.raises(dssm.Error) as e:
+        w.read_time(-1)
+    assert e.value.code == dssm.EJUMPED
+    assert w.read_time((1 << 63) - 1).data == b"c"
 
 
 def test_read_only_handle_cannot_write():
