@@ -70,7 +70,11 @@ t_write_errors() {
 	"$DSSM" write note "$(head -c 65 /dev/zero | tr '\0' x)" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
 	has "max_size is 64" "$tmp/e" || return 1
 	"$DSSM" write note x --time 1 2>"$tmp/e"; [ $? -eq 1 ] && has "older than the previous" "$tmp/e" || return 1
-	"$DSSM" write note x --create 128 2>"$tmp/e"; [ $? -eq 1 ] && has "max_size 64, asked 128" "$tmp/e"
+	"$DSSM" write note x --create 128 2>"$tmp/e"; [ $? -eq 1 ] && has "max_size 64, asked 128" "$tmp/e" || return 1
+	# an older time: refused, saying how to store it; stored with --any-time
+	"$DSSM" write back a --create 16 --time 100 >/dev/null || return 1
+	"$DSSM" write back b --time 50 2>"$tmp/e"; [ $? -eq 1 ] && has "(--any-time stores it)" "$tmp/e" || return 1
+	[ "$("$DSSM" write back b --time 50 --any-time)" = 1 ] && "$DSSM" rm back
 }
 t_info() {
 	"$DSSM" info note >"$tmp/i" || return 1

@@ -15,7 +15,8 @@ void help_write(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm write NAME[:ID] [TEXT] [--create SIZE] [--life S] [--cycle S]\n"
-	        "                  [--type T] [--encoding E] [--schema-file F] [--time T]\n\n"
+	        "                  [--type T] [--encoding E] [--schema-file F] [--time T]\n"
+	        "                  [--any-time]\n\n"
 	        "Writes one sample, stamped now (or --time: epoch seconds, or ISO 8601 like\n"
 	        "2026-11-23T18:29:10.5Z or local time without a zone): TEXT, or standard\n"
 	        "input when TEXT is absent. With --create SIZE the stream is created if\n"
@@ -24,10 +25,14 @@ void help_write(FILE *out)
 	        "--type, --encoding and --schema-file (the message definition) describe a\n"
 	        "stream being created, for recordings, `dssm export` and decoded output\n"
 	        "(encodings ros1, cdr, struct, json: docs/message-encodings.md); a definition\n"
-	        "the decoder refuses is an error naming its line. Prints the TID.\n\n"
+	        "the decoder refuses is an error naming its line. A time older than the\n"
+	        "stream's newest is refused unless --any-time (then stored, as SSM programs\n"
+	        "do: a jump back of more than 1 s begins a new time history, docs/design.md).\n"
+	        "Prints the TID.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
 	        "  date | dssm write note\n"
+	        "  dssm write note \"replayed\" --time 2026-11-23T18:29:10Z --any-time\n"
 	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
 	        "      --encoding ros1 --schema-file String.msg\n"
 	        "  printf 'float64 x\\nfloat64 y\\n' > xy.msg\n"
@@ -41,6 +46,7 @@ struct write_opts {
 	dssm_time_t life, cycle;
 	struct cli_time when;
 	const char *type, *encoding, *schema_file;
+	int any_time;
 };
 
 /* 0, or the exit status after a usage error was printed. */
@@ -53,11 +59,16 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 	                                         {"type", required_argument, 0, 'T'},
 	                                         {"encoding", required_argument, 0, 'E'},
 	                                         {"schema-file", required_argument, 0, 'S'},
+	                                         {"any-time", no_argument, 0, 'A'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		if (opt == 'T' || opt == 'E' || opt == 'S') {
 			*(opt == 'T' ? &o->type : opt == 'E' ? &o->encoding : &o->schema_file) = optarg;
+			continue;
+		}
+		if (opt == 'A') {
+			o->any_time = 1;
 			continue;
 		}
 		if (opt == '?')
@@ -158,8 +169,9 @@ static int write_create(const struct write_opts *o, const char *name, int id, co
 
 /* Write TEXT, or standard input up to one byte more than fits (to tell "too
  * big"), and print its TID. The exit status. */
-static int write_sample(dssm_stream *s, const char *text, const struct cli_time *when)
+static int write_sample(dssm_stream *s, const char *text, const struct write_opts *o)
 {
+	const struct cli_time *when = &o->when;
 	dssm_stream_info info;
 	dssm_info(s, &info);
 	char *data;
@@ -171,9 +183,12 @@ static int write_sample(dssm_stream *s, const char *text, const struct cli_time 
 		data = malloc(info.max_size + 1);
 		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
 	}
-	int64_t tid = data ? dssm_write(s, data, len, when->set ? when->ns : dssm_now())
+	int64_t tid = data ? dssm_write_flags(s, data, len, when->set ? when->ns : dssm_now(),
+	                                      o->any_time ? DSSM_WRITE_ANY_TIME : 0)
 	                   : DSSM_ENOMEM;
 	free(data);
+	if (tid == DSSM_EBACKWARDS)
+		return cli_error("write", "%s (--any-time stores it)", dssm_last_error());
 	if (tid < 0)
 		return cli_dssm_error("write", (int)tid);
 	printf("%lld\n", (long long)tid);
@@ -201,7 +216,7 @@ int cmd_write(int argc, char **argv)
 	free(schema);
 	if (status)
 		return status;
-	status = write_sample(s, optind + 1 < argc ? argv[optind + 1] : NULL, &o.when);
+	status = write_sample(s, optind + 1 < argc ? argv[optind + 1] : NULL, &o);
 	dssm_close(s);
 	return status;
 }
