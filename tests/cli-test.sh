@@ -161,6 +161,26 @@ t_mirror_local_removed() {
 		has "msrc was removed (and maybe made again) on its host" "$tmp/mm" &&
 		[ "$(cat "$tmp/mc")" = s0s1n0 ] && has "msrc was removed and made again; following" "$tmp/mce"
 }
+# a source whose time jumps back (a player looping, written --any-time):
+# the mirror stores it as the source did; before, it took the jump and
+# every sample after it for a restarted mirror's backfill and skipped them
+t_mirror_time_back() {
+	"$DSSM" write bsrc a --create 16 --time 100 >/dev/null || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/bport" --listen 127.0.0.1 2>"$tmp/bp" &
+	local proxy=$! mirror
+	for _ in $(seq 100); do [ -s "$tmp/bport" ] && break; sleep 0.05; done
+	"$DSSM" mirror "127.0.0.1:$(cat "$tmp/bport")/bsrc" --as bdst --quiet 2>"$tmp/bm" &
+	mirror=$!
+	wait_stream bdst || { kill $mirror $proxy; return 1; }
+	"$DSSM" write bsrc b --time 50 --any-time >/dev/null && "$DSSM" write bsrc c --time 51 >/dev/null
+	for _ in $(seq 200); do [ "$("$DSSM" cat bdst -n 0 --format raw 2>/dev/null)" = c ] && break; sleep 0.05; done
+	local got; got=$("$DSSM" cat bdst -n 3 --format raw 2>/dev/null)
+	kill -INT $mirror; wait $mirror
+	kill $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm bsrc bdst >/dev/null 2>&1
+	echo "bdst holds: $got"; cat "$tmp/bm"
+	[ "$got" = abc ]
+}
 # the robot's proxy restarts and its ring is made again meanwhile: before,
 # the reconnect joined the new ring to the old one (record: one entry, the
 # new ring's first samples missing; mirror: went on, exit 0). Now: the
@@ -561,6 +581,7 @@ check "cat --follow prints new samples until SIGINT" t_follow
 check "cat --follow follows a ring removed and made again (said)" t_follow_made_again
 check "cat --follow DIR/NAME follows the ring's next entry when it was made again (said)" t_follow_recording_made_again
 check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
+check "mirror: a source whose time jumps back is mirrored as it is" t_mirror_time_back
 check "a proxy restarted, its ring made again meanwhile: mirror ends (exit 1), record follows" t_proxy_restart_ring_made_again
 # the proxy stops on SIGINT and on SIGTERM (the command's signal handler,
 # not the proxy's own), saying which, then its summary; exit 0

@@ -97,6 +97,8 @@ struct mirror {
 	size_t cap;
 	uint64_t copied, bytes, lost, skipped, last_copied;
 	dssm_time_t start, last_status, last_prop;
+	dssm_time_t prev_time;         /* of the source's previous sample (this run) */
+	int have_prev;
 };
 
 /* A restarted mirror resumes after the newest sample it already has (found
@@ -120,7 +122,15 @@ static int mirror_step(struct mirror *m)
 	if (rc == 0) {
 		m->warned = 0;
 		m->lost += missed;
-		int64_t w = dssm_write(m->local, m->buf, si.copied, si.time);
+		/* A sample older than the source's previous one is the source's
+		 * time going back (a player looping, SSM writers racing): stored
+		 * as the source stored it (DSSM_WRITE_ANY_TIME). One older than
+		 * what the local ring holds but in order is a restarted mirror's
+		 * backfill: refused, skipped. */
+		unsigned flags = m->have_prev && si.time < m->prev_time ? DSSM_WRITE_ANY_TIME : 0;
+		m->prev_time = si.time;
+		m->have_prev = 1;
+		int64_t w = dssm_write_flags(m->local, m->buf, si.copied, si.time, flags);
 		if (w == DSSM_EBACKWARDS) {
 			m->skipped++; /* already mirrored (a restarted mirror's backfill) */
 		} else if (w < 0) {
