@@ -25,6 +25,7 @@
 #include "dssm/connector.h"
 #include "dssm/dssm.h"
 #include "args.h"
+#include "namespace.h"
 
 static double mono_s(void)
 {
@@ -344,9 +345,7 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-' || argc > 3 || (argc == 3 && strcmp(argv[2], "--quick")))
 		bench_refuse("bench_foxglove", argv[argc - 1]);
 	double seconds = argc > 2 && !strcmp(argv[2], "--quick") ? 0.5 : 2.0;
-	char ns[64];
-	snprintf(ns, sizeof ns, "benchfg%d", (int)getpid());
-	setenv("DSSM_NAMESPACE", ns, 1);
+	bench_namespace("fg");
 	signal(SIGPIPE, SIG_IGN);
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	cfg.encoding = "json"; /* served by both; the bytes are not looked at */

@@ -45,6 +45,7 @@
 #include "dssm/dssm.h"
 #include "proc_cpu.h"
 #include "args.h"
+#include "namespace.h"
 
 static int clients = 1000, subs = 10, streams = 50, samples = 100, rate = 100, stagger;
 static pid_t proxy_pid;
@@ -300,9 +301,7 @@ int main(int argc, char **argv)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	if (rl.rlim_cur < (rlim_t)clients + 64)
 		die("descriptors", "the hard limit (ulimit -Hn) is below the client count");
-	char ns[64];
-	snprintf(ns, sizeof ns, "scale-%d", (int)getpid());
-	setenv("DSSM_NAMESPACE", ns, 1);
+	bench_namespace("scale");
 	signal(SIGPIPE, SIG_IGN);
 
 	dssm_stream **rings = calloc((size_t)streams, sizeof *rings);
