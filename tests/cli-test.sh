@@ -42,6 +42,25 @@ t_help() {
 	done
 }
 t_unknown() { "$DSSM" frobnicate 2>"$tmp/e"; [ $? -eq 2 ] && has "unknown command" "$tmp/e"; }
+# the option grammar every command shares (app/cli/options.c): a value is
+# never taken from a following option (before: `record -o -v` made a
+# directory "-v"), each refusal is said once naming the option (before:
+# twice, getopt's and "unknown option"), exit 2; an unwritable --port-file
+# is said at once (before: ignored, and a script waiting for it hung)
+t_option_grammar() {
+	"$DSSM" record -o -v note 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	has "-o needs a value; got the option '-v'" "$tmp/e" && [ ! -e ./-v ] || return 1
+	"$DSSM" query --output --force "$tmp" 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	has "--output needs a value; got the option '--force' (write --output=--force" "$tmp/e" || return 1
+	"$DSSM" cat note --bogus 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	[ "$(grep -c bogus "$tmp/e")" = 1 ] && has "unknown or ambiguous option '--bogus'" "$tmp/e" || return 1
+	"$DSSM" cat note --follow=3 2>"$tmp/e"; [ $? -eq 2 ] && has "--follow takes no value" "$tmp/e" || return 1
+	"$DSSM" cat note -n 2>"$tmp/e"; [ $? -eq 2 ] && has "-n needs a value" "$tmp/e" || return 1
+	"$DSSM" write nosuch x --time -5 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream" "$tmp/e" || return 1 # -5: a value
+	"$DSSM" help --help >"$tmp/o" && has "usage: dssm COMMAND" "$tmp/o" || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/no/such/dir/port" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
+	has "--port-file $tmp/no/such/dir/port: cannot write it" "$tmp/e"
+}
 t_write_ls() {
 	[ "$("$DSSM" write note hello --create 64)" = 0 ] || return 1
 	[ "$("$DSSM" write note world)" = 1 ] || return 1
@@ -73,7 +92,7 @@ t_write_errors() {
 	"$DSSM" write note x --create 128 2>"$tmp/e"; [ $? -eq 1 ] && has "max_size 64, asked 128" "$tmp/e" || return 1
 	# an older time: refused, saying how to store it; stored with --any-time
 	"$DSSM" write back a --create 16 --time 100 >/dev/null || return 1
-	"$DSSM" write back b --time 50 2>"$tmp/e"; [ $? -eq 1 ] && has "(--any-time stores it)" "$tmp/e" || return 1
+	"$DSSM" write back b --time 50 2>"$tmp/e"; [ $? -eq 1 ] && has "; --any-time stores it" "$tmp/e" || return 1
 	[ "$("$DSSM" write back b --time 50 --any-time)" = 1 ] && "$DSSM" rm back
 }
 t_info() {
@@ -570,6 +589,7 @@ assert m["header"]["frame_id"] == "/laser" and len(m["ranges"]) == 1078, m["head
 
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
+check "options: a value never taken from an option, refusals said once (exit 2)" t_option_grammar
 check "write --create, then ls shows it" t_write_ls
 check "cat prints the history and a summary" t_cat
 check "cat --format json" t_cat_json

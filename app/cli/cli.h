@@ -112,7 +112,19 @@ int cli_dssm_error(const char *cmd, int rc);
 int cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* 1 if argv has -h or --help. */
 int cli_wants_help(int argc, char **argv);
+/* options.c: getopt_long with the commands' shared grammar (a value never
+ * taken from a following option; refusals said once, naming the option).
+ * '?' after the refusal was printed: return cli_refused_option(). */
+struct option;
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+               const struct option *longopts);
+/* EXIT_USAGE, for a '?' from cli_getopt (which said why). */
+int cli_refused_option(void);
 
+/* A file an option names for output (--port-file): made empty now, so a
+ * path that cannot be written is said before anything starts (a script
+ * waiting for it would wait for ever). 0, or 1 after the error. */
+int cli_output_file(const char *cmd, const char *opt, const char *path);
 /* Open NAME[:ID] or HOST:PORT/NAME[:ID]; on failure print why and return NULL. */
 dssm_stream *cli_open(const char *cmd, const char *address, int flags);
 

@@ -162,7 +162,7 @@ int cmd_import(int argc, char **argv)
 	                                         {"threads", required_argument, 0, 't'},
 	                                         {0, 0, 0, 0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "o:q", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("import", argc, argv, "o:q", longopts)) != -1) {
 		if (opt == 't') {
 			if (cli_parse_long("import", "--threads", optarg, &threads) < 0)
 				return EXIT_USAGE;
@@ -176,7 +176,7 @@ int cmd_import(int argc, char **argv)
 		else if (opt == 'q')
 			quiet = 1;
 		else
-			return cli_usage("import", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind != argc - 1 || !dir)
 		return cli_usage("import", "give one FILE and -o DIR");
@@ -268,7 +268,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 	                                         {0, 0, 0, 0}};
 	int opt;
 	long threads = -1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("export", argc, argv, "", longopts)) != -1) {
 		if (opt == 'T') {
 			if (cli_parse_long("export", "--threads", optarg, &threads) < 0)
 				return EXIT_USAGE;
@@ -297,7 +297,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 		         (opt == 'e' && cli_parse_time("export", "--end", optarg, &e->end) < 0))
 			return EXIT_USAGE;
 		else if (opt == '?')
-			return cli_usage("export", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind != argc - 1 || !!e->bag + !!e->mcap + !!e->ssmlog != 1)
 		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");

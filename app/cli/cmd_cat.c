@@ -165,7 +165,7 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "fn:", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("cat", argc, argv, "fn:", longopts)) != -1) {
 		switch (opt) {
 		case 'f':
 			o->follow = 1;
@@ -185,7 +185,7 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 				return EXIT_USAGE;
 			break;
 		default:
-			return cli_usage("cat", "unknown option");
+			return cli_refused_option();
 		}
 	}
 	if (optind != argc - 1)

@@ -115,7 +115,7 @@ static int parse_option(int opt, struct cli_dds *d, const char **publish,
 	case 's': status = parse_subscription(optarg, subs, &cfg->nsubs); break;
 	case 'v': cfg->verbose = 1; break;
 	case OPT_SPIN: status = parse_spin(optarg, cfg); break;
-	default: status = cli_usage("dds", "unknown option");
+	default: status = cli_refused_option();
 	}
 	return status;
 }
@@ -134,7 +134,7 @@ static int parse_args(int argc, char **argv, struct cli_dds *d, const char **pub
 	                                         {0, 0, 0, 0}};
 	struct ddsb_config *cfg = &d->cfg;
 	int opt, status = 0;
-	while (status == 0 && (opt = getopt_long(argc, argv, "v", longopts, NULL)) != -1)
+	while (status == 0 && (opt = cli_getopt("dds", argc, argv, "v", longopts)) != -1)
 		status = parse_option(opt, d, publish, subs);
 	if (status == 0 && optind != argc)
 		status = cli_usage("dds", "unexpected argument '%s'", argv[optind]);

@@ -100,7 +100,9 @@ static int one_option(int opt, const char *arg, struct fg_config *cfg)
 	case 'R': cfg->writes.read_only = 1; return 0;
 	case 'r': cfg->recording = arg; return 0;
 	case 'L': cfg->loop = 1; return 0;
-	case 'P': cfg->port_file = arg; return 0;
+	case 'P':
+		cfg->port_file = arg;
+		return cli_output_file("foxglove", "--port-file", arg);
 	case 'v': cfg->verbose++; return 0;
 	case 'W': return add_allow_write(cfg, arg);
 	case 's':
@@ -112,7 +114,7 @@ static int one_option(int opt, const char *arg, struct fg_config *cfg)
 	case 'p': case 'c': case 'q': case 'm':
 		return number_option(opt, arg, cfg);
 	default:
-		return cli_usage("foxglove", "unknown option");
+		return cli_refused_option();
 	}
 }
 
@@ -120,7 +122,7 @@ static int one_option(int opt, const char *arg, struct fg_config *cfg)
 static int parse_options(int argc, char **argv, struct fg_config *cfg)
 {
 	int opt, rc;
-	while ((opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1)
+	while ((opt = cli_getopt("foxglove", argc, argv, "l:p:v", longopts)) != -1)
 		if ((rc = one_option(opt, optarg, cfg)) != 0)
 			return rc;
 	if (optind != argc)

@@ -242,7 +242,7 @@ static int mirror_parse_options(int argc, char **argv, const char **as, int *qui
 	                                         CLI_DDS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
 	int opt, rc;
-	while ((opt = getopt_long(argc, argv, "q", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("mirror", argc, argv, "q", longopts)) != -1) {
 		if ((rc = cli_dds_option("mirror", opt, optarg, d)) != 0) {
 			if (rc != 1)
 				return rc;
@@ -251,7 +251,7 @@ static int mirror_parse_options(int argc, char **argv, const char **as, int *qui
 		} else if (opt == 'q') {
 			*quiet = 1;
 		} else {
-			return cli_usage("mirror", "unknown option");
+			return cli_refused_option();
 		}
 	}
 	if (optind != argc - 1)

@@ -219,7 +219,7 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 	                                         {0, 0, 0, 0}};
 	int opt;
 	drive_clock = 0;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("play", argc, argv, "", longopts)) != -1) {
 		if (opt == 'C')
 			drive_clock = 1;
 		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &o->speed) < 0) ||
@@ -237,7 +237,7 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 		else if (opt == 'f')
 			o->fresh = 1;
 		else if (opt == '?')
-			return cli_usage("play", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind != argc - 1)
 		return cli_usage("play", "needs one recording DIR");

@@ -89,7 +89,9 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 	long v;
 	switch (opt) {
 	case 'l': cfg->host = arg; return 0;
-	case 'P': cfg->port_file = arg; return 0;
+	case 'P':
+		cfg->port_file = arg;
+		return cli_output_file("proxy", "--port-file", arg);
 	case 'v': cfg->verbose++; return 0;
 	case 'R': cfg->read_only = 1; return 0;
 	case 'r': cfg->recordings = arg; return 0;
@@ -129,7 +131,7 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 	case 'p': case 'c': case 'm': case 'f': case 'u':
 		return proxy_number_option(opt, arg, cfg);
 	default:
-		return cli_usage("proxy", "unknown option");
+		return cli_refused_option();
 	}
 }
 
@@ -175,7 +177,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {0, 0, 0, 0}};
 	int opt, rc = 0;
 	struct auth_secret *secret = NULL;
-	while (rc == 0 && (opt = getopt_long(argc, argv, "l:p:v", longopts, NULL)) != -1)
+	while (rc == 0 && (opt = cli_getopt("proxy", argc, argv, "l:p:v", longopts)) != -1)
 		rc = proxy_option(opt, optarg, &cfg, &secret);
 	if (rc == 0 && optind != argc)
 		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
@@ -212,13 +214,13 @@ int cmd_ping(int argc, char **argv)
 	static const struct option longopts[] = {{"max-offset", required_argument, 0, 'o'},
 	                                         {0, 0, 0, 0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("ping", argc, argv, "n:", longopts)) != -1) {
 		if (opt == 'n' && cli_parse_long("ping", "-n", optarg, &count) < 0)
 			return EXIT_USAGE;
 		if (opt == 'o' && cli_parse_duration_ms("ping", "--max-offset", optarg, &max_offset) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
-			return cli_usage("ping", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind != argc - 1)
 		return cli_usage("ping", "needs HOST:PORT");

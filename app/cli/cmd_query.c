@@ -128,7 +128,7 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "n:", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("query", argc, argv, "n:", longopts)) != -1) {
 		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &o->limit) < 0)
 			return EXIT_USAGE;
 		if (opt == 'n' && o->limit < 0)
@@ -149,7 +149,7 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 		if (opt == 'o')
 			o->output = optarg;
 		if (opt == '?')
-			return cli_usage("query", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind != argc - 1)
 		return cli_usage("query", "needs one recording DIR");

@@ -387,7 +387,7 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 		return 0;
 	default: {
 		int rc = cli_dds_option("record", opt, arg, &o->dds);
-		return rc == 1 ? 0 : rc ? rc : cli_usage("record", "unknown option");
+		return rc == 1 ? 0 : rc ? rc : cli_refused_option();
 	}
 	}
 }
@@ -412,7 +412,7 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 	                                         CLI_DDS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
 	int opt, rc;
-	while ((opt = getopt_long(argc, argv, "o:a", longopts, NULL)) != -1)
+	while ((opt = cli_getopt("record", argc, argv, "o:a", longopts)) != -1)
 		if ((rc = record_option(opt, optarg, o, cfg)) != 0 || o->done)
 			return rc;
 	if (!o->dir)

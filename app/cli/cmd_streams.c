@@ -146,11 +146,11 @@ int cmd_ls(int argc, char **argv)
 		if (!strcmp(argv[i], "--dds"))
 			return cli_ls_dds(argc, argv);   /* a DDS domain: ls_dds.c */
 	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("ls", argc, argv, "", longopts)) != -1) {
 		if (opt == 'F' && cli_parse_table_format("ls", optarg, &json) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
-			return cli_usage("ls", "unknown option");
+			return cli_refused_option();
 	}
 	if (argc - optind > 1)
 		return cli_usage("ls", "takes at most one HOST:PORT");
@@ -216,11 +216,11 @@ int cmd_info(int argc, char **argv)
 {
 	int json = 0, opt;
 	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("info", argc, argv, "", longopts)) != -1) {
 		if (opt == 'F' && cli_parse_table_format("info", optarg, &json) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
-			return cli_usage("info", "unknown option");
+			return cli_refused_option();
 	}
 	if (argc - optind != 1)
 		return cli_usage("info", "needs one stream NAME[:ID] or a recording DIR");
@@ -476,7 +476,7 @@ int cmd_top(int argc, char **argv)
 	                                         {"iterations", required_argument, 0, 'n'},
 	                                         {"format", required_argument, 0, 'F'},
 	                                         {0, 0, 0, 0}};
-	while ((opt = getopt_long(argc, argv, "d:n:", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("top", argc, argv, "d:n:", longopts)) != -1) {
 		if (opt == 'd' && cli_parse_duration("top", "-d", optarg, 0, &delay) < 0)
 			return EXIT_USAGE;
 		if (opt == 'n' && cli_parse_long("top", "-n", optarg, &iterations) < 0)
@@ -484,7 +484,7 @@ int cmd_top(int argc, char **argv)
 		if (opt == 'F' && cli_parse_table_format("top", optarg, &json) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
-			return cli_usage("top", "unknown option");
+			return cli_refused_option();
 	}
 	cli_catch_signals();
 	int tty = isatty(STDOUT_FILENO) && !json;

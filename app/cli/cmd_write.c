@@ -62,7 +62,7 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 	                                         {"any-time", no_argument, 0, 'A'},
 	                                         {0, 0, 0, 0}};
 	int opt;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("write", argc, argv, "", longopts)) != -1) {
 		if (opt == 'T' || opt == 'E' || opt == 'S') {
 			*(opt == 'T' ? &o->type : opt == 'E' ? &o->encoding : &o->schema_file) = optarg;
 			continue;
@@ -72,7 +72,7 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 			continue;
 		}
 		if (opt == '?')
-			return cli_usage("write", "unknown option");
+			return cli_refused_option();
 		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &o->create_size) < 0) ||
 		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &o->life) < 0) ||
 		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &o->cycle) < 0) ||
@@ -187,8 +187,14 @@ static int write_sample(dssm_stream *s, const char *text, const struct write_opt
 	                                      o->any_time ? DSSM_WRITE_ANY_TIME : 0)
 	                   : DSSM_ENOMEM;
 	free(data);
-	if (tid == DSSM_EBACKWARDS)
-		return cli_error("write", "%s (--any-time stores it)", dssm_last_error());
+	if (tid == DSSM_EBACKWARDS) {
+		/* the library names its flag; here it is an option */
+		const char *e = dssm_last_error(), *flag = strstr(e, "DSSM_WRITE_ANY_TIME");
+		if (flag)
+			return cli_error("write", "%.*s--any-time%s", (int)(flag - e), e,
+			                 flag + strlen("DSSM_WRITE_ANY_TIME"));
+		return cli_error("write", "%s (--any-time stores it)", e);
+	}
 	if (tid < 0)
 		return cli_dssm_error("write", (int)tid);
 	printf("%lld\n", (long long)tid);

@@ -3,6 +3,8 @@
  * helpers they share (errors, formatting, signals).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,7 +93,8 @@ int main(int argc, char **argv)
 	}
 	int help = !strcmp(name, "help");
 	if (help) {
-		if (argc < 3) {
+		/* `dssm help`, `dssm help --help`: the command list */
+		if (argc < 3 || !strcmp(argv[2], "-h") || !strcmp(argv[2], "--help")) {
 			usage(stdout);
 			return 0;
 		}
@@ -150,6 +153,15 @@ int cli_wants_help(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
 			return 1;
+	return 0;
+}
+
+int cli_output_file(const char *cmd, const char *opt, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return cli_error(cmd, "%s %s: cannot write it: %s", opt, path, strerror(errno));
+	close(fd);
 	return 0;
 }
 

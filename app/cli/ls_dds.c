@@ -147,7 +147,7 @@ int cli_ls_dds(int argc, char **argv)
 		{0, 0, 0, 0},
 	};
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((opt = cli_getopt("ls", argc, argv, "", longopts)) != -1) {
 		long v;
 		if (opt == 'F' && cli_parse_table_format("ls", optarg, &json) < 0)
 			return EXIT_USAGE;
@@ -161,7 +161,7 @@ int cli_ls_dds(int argc, char **argv)
 		if (opt == 'w' && cli_parse_duration("ls", "--wait", optarg, 1, &wait_ns) < 0)
 			return EXIT_USAGE;
 		if (opt == '?')
-			return cli_usage("ls", "unknown option");
+			return cli_refused_option();
 	}
 	if (optind < argc)
 		return cli_usage("ls", "--dds lists a DDS domain: it takes no HOST:PORT ('%s')",
