@@ -1518,6 +1518,132 @@ static void test_secret(void **state)
 	unlink(bad);
 }
 
+/* PATH replaced at once by a file (mode 0600) holding SECRET. */
+static void write_secret_file(const char *path, const char *secret)
+{
+	char tmp[96];
+	snprintf(tmp, sizeof tmp, "%s.new", path);
+	FILE *f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs(secret, f);
+	fclose(f);
+	chmod(tmp, 0600);
+	assert_int_equal(rename(tmp, path), 0);
+}
+
+/* Read R's subscription until *next reaches UNTIL (each sample the next
+ * TID, nothing missed); errors of a proxy being restarted are waited out,
+ * up to 30 s. The code of the last failed call. */
+static int read_subscribed_until(dssm_stream *r, uint64_t *next, uint64_t until)
+{
+	dssm_time_t deadline = dssm_now() + 30 * DSSM_NSEC_PER_SEC;
+	int rc = 0;
+	while (*next < until && dssm_now() < deadline) {
+		uint64_t v, missed = 1;
+		dssm_sample_info si;
+		int got = dssm_read_next(r, &v, sizeof v, &si, &missed);
+		if (got == 0) {
+			assert_int_equal(si.tid, *next);
+			assert_int_equal(missed, 0);
+			(*next)++;
+			continue;
+		}
+		rc = got;
+		if (got != DSSM_EFUTURE && got != DSSM_ECONN && got != DSSM_EAUTH &&
+		    got != DSSM_ETIMEDOUT)
+			fail_msg("read_next: %d %s", got, dssm_last_error());
+		if (dssm_wait_new(r, 100 * MS) < 0)
+			usleep(10000);
+	}
+	return rc;
+}
+
+static pid_t rotation_pid;
+
+/* Secret rotation (#24): the file rewritten with a new secret and the proxy
+ * restarted with it. The connector kept the old secret for good ("wrong
+ * secret" until it exited, its subscription losing samples), and its
+ * failures used up the host's AUTH allowance, so a new client with the
+ * right secret was refused ("too many failed AUTH attempts"). Now the
+ * connector reads the file again after a refused AUTH, and a source's
+ * success gives it its whole allowance back. */
+static void test_secret_rotation(void **state)
+{
+	(void)state;
+	char path[64], old[64];
+	snprintf(path, sizeof path, "/tmp/dssm-rot-%d", (int)getpid());
+	snprintf(old, sizeof old, "/tmp/dssm-rot-old-%d", (int)getpid());
+	write_secret_file(path, "secret A, thirty-two bytes long.");
+	write_secret_file(old, "secret A, thirty-two bytes long.");
+	/* no refill during the test: the failures counted are the test's */
+	setenv("DSSM_TEST_AUTH_REFILL_MS", "3600000", 1);
+	int port, again;
+	pid_t pid = rotation_pid = start_proxy(0, path, NULL, &port);
+	assert_true(pid > 0);
+	setenv("DSSM_SECRET_FILE", path, 1);
+	dssm_stream *w = testutil_create("rot", 8, 64);
+	char a[96], hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	snprintf(a, sizeof a, "%s/rot", hp);
+	dssm_stream *r;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	uint64_t next = 0;
+	for (uint64_t i = 0; i < 3; i++)
+		assert_int_equal(dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1), (int64_t)i);
+	read_subscribed_until(r, &next, 3);
+	assert_int_equal(next, 3);
+	/* rotated: the proxy stopped, the file holds secret B, samples written
+	 * meanwhile (still in the ring's history), the proxy started with B */
+	stop_proxy(pid, SIGTERM);
+	write_secret_file(path, "secret B, as long as the other..");
+	for (uint64_t i = 3; i < 6; i++)
+		assert_int_equal(dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1), (int64_t)i);
+	pid = rotation_pid = start_proxy(port, path, NULL, &again);
+	assert_true(pid > 0);
+	assert_int_equal(again, port);
+	int rc = read_subscribed_until(r, &next, 6);
+	if (next < 6)
+		fail_msg("the subscriber did not resume after the rotation: %d %s", rc, dssm_last_error());
+	/* a process still holding secret A fails 4 times (the subscriber
+	 * failed once): a fresh client with B is still accepted */
+	dssm_stream_info *v;
+	setenv("DSSM_SECRET_FILE", old, 1);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
+		assert_non_null(strstr(dssm_last_error(), "wrong secret"));
+	}
+	setenv("DSSM_SECRET_FILE", path, 1);
+	int n = dssm_list_remote(hp, &v);
+	if (n < 0)
+		fail_msg("a client with the new secret was refused: %s", dssm_last_error());
+	free(v);
+	/* and guessing is still limited: a burst of 5, then refused unchecked */
+	setenv("DSSM_SECRET_FILE", old, 1);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
+		assert_non_null(strstr(dssm_last_error(), "wrong secret"));
+	}
+	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EAUTH);
+	assert_non_null(strstr(dssm_last_error(), "too many failed AUTH"));
+	dssm_close(r);
+	dssm_close(w);
+	unlink(path);
+	unlink(old);
+}
+
+/* (also when the test failed: the next tests need no secret) */
+static int rotation_cleanup(void **state)
+{
+	(void)state;
+	unsetenv("DSSM_SECRET_FILE");
+	unsetenv("DSSM_TEST_AUTH_REFILL_MS");
+	if (rotation_pid > 0)
+		stop_proxy(rotation_pid, SIGTERM);
+	rotation_pid = 0;
+	return 0;
+}
+
 /* Rings a and b made (and closed), and a proxy started with --allow-write
  * GLOB; its pid. */
 static pid_t start_allowing(const char *a, const char *b, const char *glob, int *port)
@@ -1772,6 +1898,7 @@ int main(void)
 		cmocka_unit_test_setup(test_write_flags_by_version, testutil_reset),
 		cmocka_unit_test_setup(test_many_clients, testutil_reset),
 		cmocka_unit_test_setup(test_secret, testutil_reset),
+		cmocka_unit_test_setup_teardown(test_secret_rotation, testutil_reset, rotation_cleanup),
 		cmocka_unit_test_setup(test_write_rules, testutil_reset),
 		cmocka_unit_test_setup(test_write_rules_bare_name, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),

@@ -95,6 +95,22 @@ static void auth_failed(struct proxy *px, const char *addr)
 	}
 }
 
+/* A right proof: the source's failures were those of a client that holds
+ * the secret (one still using a secret rotated since, say), not guesses, so
+ * its whole allowance comes back; what is not logged yet still is. A
+ * guesser cannot cause this: without the secret it can make no right
+ * proof, and one sharing an address with honest clients gains at most a
+ * burst per honest success. */
+static void auth_succeeded(struct proxy *px, const char *addr)
+{
+	int created = 0;
+	struct auth_fail *f = auth_fail_of(px, addr, 0, &created);
+	if (!f)
+		return;
+	f->tokens = AUTH_FAIL_BURST;
+	f->at = dssm__monotonic();
+}
+
 void proxy_auth_table_full_log(struct proxy *px, dssm_time_t now)
 {
 	if (px->auth_table_full)
@@ -224,6 +240,7 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 		auth_failed(c->px, c->source);
 		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
+	auth_succeeded(c->px, c->source);
 	if ((rc = client_authenticated(c)) < 0)
 		return rc;
 	c->closing = 0;

@@ -97,8 +97,16 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	wbuf_bytes(&r->out, cnonce, sizeof cnonce);
 	wbuf_bytes(&r->out, proof, sizeof proof);
 	wire_frame_end(&r->out, f);
-	if ((rc = dssm__remote_call(r, WIRE_AUTH, req, &rb, deadline)) < 0)
+	if ((rc = dssm__remote_call(r, WIRE_AUTH, req, &rb, deadline)) < 0) {
+		/* Refused: the secret may have been rotated (the file replaced, the
+		 * proxy restarted with the new one). The next attempt reads the
+		 * file again rather than failing with the old secret for good. */
+		if (rc == DSSM_EAUTH) {
+			auth_secret_free(r->secret);
+			r->secret = NULL;
+		}
 		return rc;
+	}
 	const uint8_t *sp = rbuf_bytes(&rb, AUTH_MAC);
 	if ((rc = rbuf_end(&rb, "AUTH reply")) < 0)
 		return rc;
