@@ -45,6 +45,9 @@ enum scenario {
 	SUB_PARTIAL,        /* subscribed; a DATA frame in two halves, each when the test says */
 	SLOW_WRITE,         /* takes WRITEs of up to 48 MiB; the first connection reads a big
 	                     * one only when the test says (a small receive buffer) */
+	DOWNGRADE,          /* subscribed; the first connection speaks version 2 (the ring's
+	                     * identity in OPEN), pushes one sample and goes; the next
+	                     * speaks version 1 and pushes a sample of another ring */
 };
 #define SLOW_WRITE_MAX (48u << 20)
 #define PARTIAL_TID 42
@@ -90,10 +93,11 @@ static void send_wbuf(int fd, struct wbuf *w)
 	wbuf_reset(w);
 }
 
-static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload)
+static void hello_reply_v(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload,
+                          uint16_t version)
 {
 	size_t f = wire_frame_begin(w, WIRE_HELLO | WIRE_REPLY, req);
-	wbuf_u16(w, 1);
+	wbuf_u16(w, version);
 	wbuf_u8(w, (uint8_t)auth);
 	wbuf_u32(w, max_payload);
 	wbuf_i64(w, 1);
@@ -101,6 +105,11 @@ static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_pay
 	wbuf_bytes(w, nonce, sizeof nonce);
 	wbuf_str(w, "impostor");
 	wire_frame_end(w, f);
+}
+
+static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_payload)
+{
+	hello_reply_v(w, req, auth, max_payload, 1);
 }
 
 /* A pushed sample (a DATA frame) of FLOOD_BYTES bytes; *len its size. */
@@ -163,6 +172,8 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 		struct rbuf r = rbuf_of(body, h.length);
 		dssm_stream_info info;
 		info_of(&info);
+		if (fk->what == DOWNGRADE)
+			info.count = 100; /* (more than the client saw: the same ring, to version 1) */
 		size_t f = wire_frame_begin(w, h.type | WIRE_REPLY, h.request_id);
 		if (h.type == WIRE_PING) {
 			int64_t t1 = rbuf_i64(&r);
@@ -173,6 +184,11 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 			wbuf_u32(w, SUB_HANDLE);
 			wire_put_info(w, &info);
 			wbuf_blob(w, "", 0);
+			if (fk->what == DOWNGRADE && conn == 0) {
+				uint8_t ring_id[WIRE_RING_ID];
+				memset(ring_id, 7, sizeof ring_id);
+				wbuf_bytes(w, ring_id, sizeof ring_id);
+			}
 		} else if (h.type == WIRE_INFO) {
 			if (fk->what == HUGE_INFO_REPLY && conn == 0) {
 				uint8_t huge[WIRE_HEADER] = {HUGE_LEN & 0xff, 0, 0, HUGE_LEN >> 24,
@@ -221,6 +237,11 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 			if (fk->what == SUB_THEN_IMPOSTOR && conn == 0) {
 				send_data(fd, sub, 5);
 				return; /* and the real proxy goes away */
+			}
+			if (fk->what == DOWNGRADE) {
+				send_data(fd, sub, 5 + (uint64_t)conn);
+				if (conn == 0)
+					return; /* and the connection goes */
 			}
 		}
 	}
@@ -310,8 +331,9 @@ static void serve(struct fake *fk, int fd)
 			send_data(fd, h.request_id, t);
 	int auth = fk->what == BAD_PROOF || fk->what == REAL_AUTH || fk->what == SUB_THEN_IMPOSTOR;
 	uint8_t snonce[WIRE_NONCE] = {1, 2, 3};
-	hello_reply(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100
-	                                    : fk->what == SLOW_WRITE ? SLOW_WRITE_MAX + 64 : 1 << 20);
+	hello_reply_v(&w, h.request_id, auth, fk->what == TINY_MAX_PAYLOAD ? 100
+	                                      : fk->what == SLOW_WRITE ? SLOW_WRITE_MAX + 64 : 1 << 20,
+	              fk->what == DOWNGRADE && conn == 0 ? 2 : 1);
 	send_wbuf(fd, &w);
 	if (auth) {
 		if (read_request(fd, &h) < 0 || h.type != WIRE_AUTH)
@@ -697,6 +719,47 @@ static void test_impostor_cannot_inject(void **state)
 	unlink(path);
 }
 
+/* A proxy that spoke version 2 to a handle and version 1 on its reconnect
+ * (#24): the connector fell back to version 1, which has no ring identity
+ * to compare, and took the samples of another ring. Now a lower version
+ * than one the handle was spoken before is refused, naming both. */
+static void test_version_downgrade_refused(void **state)
+{
+	(void)state;
+	struct fake fk;
+	fake_start(&fk, DOWNGRADE);
+	dssm_stream *s = open_subscribed(&fk);
+	static uint8_t buf[FLOOD_BYTES];
+	dssm_sample_info si;
+	uint64_t missed;
+	int rc, tries = 0;
+	do
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	while (rc == DSSM_EFUTURE && ++tries < 20000 && !usleep(1000));
+	assert_int_equal(rc, 0);
+	assert_int_equal(si.tid, 5);
+	tries = 0;
+	do
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	while (rc == DSSM_EFUTURE && ++tries < 20000 && !usleep(1000));
+	assert_int_equal(rc, DSSM_ECONN);
+	/* the reconnect, to version 1: refused, and nothing of it is read */
+	tries = 0;
+	do
+		rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+	while (rc == DSSM_EFUTURE && ++tries < 20000 && !usleep(1000));
+	if (rc == 0)
+		fail_msg("a sample of TID %llu was taken from a proxy that fell back to version 1",
+		         (unsigned long long)si.tid);
+	assert_int_equal(rc, DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "version 1"));
+	assert_non_null(strstr(dssm_last_error(), "version 2"));
+	for (int i = 0; i < 3; i++)
+		assert_true(dssm_read_next(s, buf, sizeof buf, &si, &missed) < 0);
+	dssm_close(s);
+	fake_stop(&fk);
+}
+
 /* A frame too big for the memory left: the call fails, and the connection
  * goes with its half-received frame, so the next call reconnects (the
  * handle kept the header and failed every call with ENOMEM for good). */
@@ -854,6 +917,7 @@ int main(void)
 		cmocka_unit_test(test_foreign_data_refused),
 		cmocka_unit_test(test_deadline_with_stray_frames),
 		cmocka_unit_test(test_impostor_cannot_inject),
+		cmocka_unit_test(test_version_downgrade_refused),
 		cmocka_unit_test(test_no_memory_for_frame_recovers),
 		cmocka_unit_test(test_read_next_with_half_a_frame),
 		cmocka_unit_test(test_write_cut_by_its_timeout),

@@ -60,6 +60,7 @@ struct dssm_remote {
 	char *cfg_strings[3];
 	uint32_t handle, next_request, peer_max;
 	uint16_t version;              /* agreed in HELLO */
+	uint16_t version_seen;         /* the highest agreed on any connection of the handle */
 	/* The ring OPEN found first: its identity (version 2: WIRE_RING_ID
 	 * bytes, have_ring_id), and whether it is gone: a reconnect found
 	 * another ring under the name (made again while the connection was

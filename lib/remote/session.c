@@ -39,6 +39,25 @@ int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline)
 	return rc;
 }
 
+/* The version the HELLO reply chose: in the range sent, and no lower than
+ * one spoken to this handle before. No fallback: version 1 has no ring
+ * identity, so a handle falling back would take another ring's samples. */
+static int hello_version_ok(struct dssm_remote *r)
+{
+	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u; this client "
+		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, WIRE_VERSION);
+	if (r->version < r->version_seen) {
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u on reconnecting, "
+		                  "after version %u before; a proxy does not fall back to a lower "
+		                  "version for a handle (it could not prove the ring is the same): "
+		                  "open the stream again", r->version, r->version_seen);
+	}
+	r->version_seen = r->version;
+	return 0;
+}
+
 static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 {
 	size_t f;
@@ -67,9 +86,8 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
-	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
-		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u; this client "
-		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, WIRE_VERSION);
+	if ((rc = hello_version_ok(r)) < 0)
+		return rc;
 	if (r->peer_max < 4096)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
 		                  r->peer_max);
