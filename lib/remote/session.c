@@ -47,14 +47,17 @@ static int hello_version_ok(struct dssm_remote *r)
 	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u; this client "
 		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, WIRE_VERSION);
-	if (r->version < r->version_seen) {
+	/* Below 2 a reconnect cannot prove the ring is the same one (no ring
+	 * identity in OPEN). A proxy rolled back from 3 to 2 still can. */
+	if (r->version < 2 && r->version_seen >= 2) {
 		dssm__remote_disconnect(r);
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u on reconnecting, "
-		                  "after version %u before; a proxy does not fall back to a lower "
-		                  "version for a handle (it could not prove the ring is the same): "
+		                  "after version %u before; a proxy does not fall back below version 2 "
+		                  "for a handle (it could not prove the ring is the same): "
 		                  "open the stream again", r->version, r->version_seen);
 	}
-	r->version_seen = r->version;
+	if (r->version > r->version_seen)
+		r->version_seen = r->version;
 	return 0;
 }
 
