@@ -198,6 +198,72 @@ rm -f "$tmp/ros2.bag"
 	ok "export --bag of ROS 2 streams with definitions: rosbag reads rcl_interfaces/Log" ||
 	bad "export --bag of talker: $(cat "$tmp/err")"
 
+# ---- ROS 2 constants and empty messages into bags (issue #24): rosbag2's
+# cdr_test (test_msgs/Arrays holds test_msgs/Constants, a type of constants
+# only), and an MCAP written here with a test_msgs/msg/Constants and a
+# test_msgs/msg/Empty topic (an empty ros2msg schema: an empty message, not
+# "no definition"). python3-rosbag reads every message, with the constants,
+# without a warning, each md5sum the one genpy computes from the definition ----
+/usr/bin/python3 - "$tmp/consts.mcap" <<'PY'
+import struct, sys
+def rec(op, body): return struct.pack("<BQ", op, len(body)) + body
+def s(x): return struct.pack("<I", len(x)) + x
+consts = (b"bool BOOL_CONST=true\nbyte BYTE_CONST=50\nchar CHAR_CONST=100\nfloat32 FLOAT32_CONST=1.125\n"
+          b"float64 FLOAT64_CONST=1.125\nint8 INT8_CONST=-50\nuint8 UINT8_CONST=200\n"
+          b"int16 INT16_CONST=-1000 # a comment\nuint16 UINT16_CONST=2000\nint32 INT32_CONST=-30000\n"
+          b"uint32 UINT32_CONST=60000\nint64 INT64_CONST=-40000000\nuint64 UINT64_CONST=50000000\n"
+          b"string<=8 S_CONST=\"a # b\"\n")
+out = b"\x89MCAP0\r\n" + rec(1, s(b"ros2") + s(b"test"))
+for i, (name, text, topic) in enumerate([(b"test_msgs/msg/Constants", consts, b"/constants"),
+                                         (b"test_msgs/msg/Empty", b"", b"/empty")]):
+    out += rec(3, struct.pack("<H", i + 1) + s(name) + s(b"ros2msg") + s(text))
+    out += rec(4, struct.pack("<HH", i + 1, i + 1) + s(topic) + s(b"cdr") + struct.pack("<I", 0))
+for k in range(4):   # CDR of an empty struct: the header and one byte (padded to 4, or not)
+    out += rec(5, struct.pack("<HIQQ", k % 2 + 1, k // 2, 1000 + k, 1000 + k) + b"\0\1\0\0\0" + b"\0\0\0" * (k // 2))
+out += rec(15, struct.pack("<I", 0)) + rec(2, struct.pack("<QQI", 0, 0, 0)) + b"\x89MCAP0\r\n"
+open(sys.argv[1], "wb").write(out)
+PY
+for f in "$rec/cdr_test_0.mcap" "$tmp/consts.mcap"; do
+	rm -rf "$tmp/c.d" "$tmp/c.bag"
+	if ! "$dssm" import "$f" -o "$tmp/c.d" -q >/dev/null 2>"$tmp/err" ||
+		! "$dssm" export "$tmp/c.d" --bag "$tmp/c.bag" 2>"$tmp/err"; then
+		bad "export --bag of $(basename "$f"): $(cat "$tmp/err")"; continue
+	fi
+	got=$(/usr/bin/python3 - "$tmp/c.bag" 2>&1 <<'PY'
+import collections, rosbag, sys
+n = collections.Counter()
+with rosbag.Bag(sys.argv[1]) as b:
+    for topic, m, t, h in b.read_messages(return_connection_header=True):
+        n[topic] += 1
+        assert type(m)._md5sum == h["md5sum"].decode(), (topic, type(m)._md5sum, h["md5sum"])
+        c = type(m)
+        if topic == "/empty":
+            assert c.__slots__ == [] and c._md5sum == "d41d8cd98f00b204e9800998ecf8427e", c._full_text
+        if topic == "/constants":
+            assert c.__slots__ == [] and c.BOOL_CONST is True and c.BYTE_CONST == 50, c._full_text
+            assert (c.CHAR_CONST, c.FLOAT32_CONST, c.INT8_CONST, c.INT16_CONST, c.UINT64_CONST,
+                    c.S_CONST) == (100, 1.125, -50, -1000, 50000000, "a # b"), c._full_text
+        if topic == "/array_topic":
+            assert m.bool_values == [True, False, True], m.bool_values
+            assert m.string_values == ["Complex Hello1", "Complex Hello2", "Complex Hello3"], m
+            assert len(m.constants_values) == 3 and m.constants_values[0].INT64_CONST == -40000000, m
+            assert m.defaults_values[2].float64_value == 1.125 and m.defaults_values[1].int8_value == -50, m
+            assert m.string_values_default == ["", "max value", "min value"], m
+            assert m.int64_values_default[2] == -9223372036854775808 and m.alignment_check in (0, 2), m
+        if topic == "/test_topic":
+            assert m.int32_value == 123, m
+print(" ".join("%s:%d" % kv for kv in sorted(n.items())))
+PY
+)
+	want=$([ "$f" = "$tmp/consts.mcap" ] && echo "/constants:2 /empty:2" || echo "/array_topic:4 /test_topic:3")
+	[ "$got" = "$want" ] && ok "$(basename "$f") exported --bag: rosbag reads every message, constants kept, md5sums genpy's ($got)" ||
+		bad "$(basename "$f") exported --bag: $got"
+	[ "$f" = "$tmp/consts.mcap" ] && continue  # (dssm query shows an empty message's CDR as hex)
+	"$dssm" query "$tmp/c.d" --format json >"$tmp/c.json" 2>/dev/null
+	/usr/bin/python3 tests/decoder/genpy_oracle.py ros2 "$tmp/c.bag" "$tmp/c.json" >"$tmp/out" 2>&1 &&
+		ok "$(basename "$f") exported --bag: $(tail -1 "$tmp/out")" || bad "$(basename "$f") field by field: $(tail -3 "$tmp/out")"
+done
+
 # ---- an existing output: refused without --force; replaced only when complete ----
 echo mine >"$tmp/exists.mcap"
 "$dssm" export "$tmp/example.bag.d" --mcap "$tmp/exists.mcap" 2>"$tmp/err"

@@ -251,7 +251,7 @@ static void test_ros1_md5(void **state)
 	                                  "===\nMSG: pkg/Inner\nstring<=4[] s\n", &d), 0);
 	assert_string_equal(dssm_decoder_type(d), "pkg/T");
 	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
-	assert_string_equal(t.data, "time stamp\nuint8[] b\npkg/Inner[2] i\n"
+	assert_string_equal(t.data, "int32 C=1\ntime stamp\nuint8[] b\npkg/Inner[2] i\n"
 	                    "=============================================================="
 	                    "==================\n"
 	                    "MSG: pkg/Inner\nstring[] s\n");
@@ -263,6 +263,66 @@ static void test_ros1_md5(void **state)
 	                               1, 0, 0, 0, 'h', 0, 0, 0, 0};
 	assert_int_equal(t.len, sizeof ros1);
 	assert_memory_equal(t.data, ros1, sizeof ros1);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* ---- ROS 2 constants and empty messages in ROS 1 text (issue #24) ---- */
+
+static void ros1_text_is(const char *type, const char *def, const char *want_text,
+                         const char *want_md5)
+{
+	dssm_decoder *d;
+	if (dssm_decoder_new("cdr", type, def, &d) < 0)
+		fail_msg("%s", dssm_last_error());
+	dssm_text t = DSSM_TEXT_INIT;
+	char md5[33];
+	if (dssm_decoder_ros1_definition(d, &t) < 0 || dssm_decoder_ros1_md5(d, md5) < 0)
+		fail_msg("%s", dssm_last_error());
+	assert_string_equal(t.data ? t.data : "", want_text);
+	assert_string_equal(md5, want_md5);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+static void test_ros1_constants(void **state)
+{
+	(void)state;
+	/* rosbag2's test_msgs/msg/Constants: kept in order, in ROS 1 spelling
+	 * (bool True, byte and char uint8); the md5 is genpy's for that text */
+	ros1_text_is("test_msgs/msg/Constants",
+	             "bool BOOL_CONST=true\nbyte BYTE_CONST=50\nchar CHAR_CONST=100\n"
+	             "float32 FLOAT32_CONST=1.125\nfloat64 FLOAT64_CONST=1.125\n"
+	             "int8 INT8_CONST=-50\nuint8 UINT8_CONST=200\nint16 INT16_CONST=-1000\n"
+	             "uint16 UINT16_CONST=2000\nint32 INT32_CONST=-30000\n"
+	             "uint32 UINT32_CONST=60000\nint64 INT64_CONST=-40000000\n"
+	             "uint64 UINT64_CONST=50000000\n",
+	             "bool BOOL_CONST=True\nuint8 BYTE_CONST=50\nuint8 CHAR_CONST=100\n"
+	             "float32 FLOAT32_CONST=1.125\nfloat64 FLOAT64_CONST=1.125\n"
+	             "int8 INT8_CONST=-50\nuint8 UINT8_CONST=200\nint16 INT16_CONST=-1000\n"
+	             "uint16 UINT16_CONST=2000\nint32 INT32_CONST=-30000\n"
+	             "uint32 UINT32_CONST=60000\nint64 INT64_CONST=-40000000\n"
+	             "uint64 UINT64_CONST=50000000\n",
+	             "e6239ac5cc5031f489bad45e54265b38");
+	/* ROS 2 string constants are quoted (a comment may follow); bounds dropped */
+	ros1_text_is("p/msg/S", "string<=9 S = \"a # b\"  # note\nbool F=0\nstring x\n",
+	             "string S=a # b\nbool F=False\nstring x\n",
+	             "21297ee2db178d415124b122378deed6");
+	/* an empty message: an empty definition, md5 of nothing; nested, its
+	 * section has a blank line (genpy splits sections at "\n===...\n") */
+	ros1_text_is("test_msgs/msg/Empty", "# nothing\n", "", "d41d8cd98f00b204e9800998ecf8427e");
+	ros1_text_is("test_msgs/msg/Holder",
+	             "Empty e\nuint8 C=1\n===\nMSG: test_msgs/msg/Empty\n",
+	             "uint8 C=1\ntest_msgs/Empty e\n"
+	             "================================================================================\n"
+	             "MSG: test_msgs/Empty\n\n",
+	             "7e46a76fdb234d01d3a6bd1cf812f671");
+	/* its samples: CDR's one byte of an empty struct is no byte in ROS 1 */
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decoder_new("cdr", "test_msgs/msg/Empty", "# nothing\n", &d), 0);
+	assert_int_equal(dssm_decode_ros1(d, "\0\1\0\0\0\0\0\0", 8, &t), 0);
+	assert_int_equal(t.len, 0);
 	dssm_text_free(&t);
 	dssm_decoder_free(d);
 }
@@ -773,6 +833,7 @@ int main(void)
 		cmocka_unit_test(test_struct),
 		cmocka_unit_test(test_ros1),
 		cmocka_unit_test(test_ros1_md5),
+		cmocka_unit_test(test_ros1_constants),
 		cmocka_unit_test(test_cdr),
 		cmocka_unit_test(test_hostile_definitions),
 		cmocka_unit_test(test_hostile_samples),

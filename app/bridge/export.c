@@ -33,6 +33,7 @@ struct export_channel {
 	dssm_decoder *dec;
 	dssm_text converted_schema;
 	char *why;                  /* a ROS 2 stream that cannot be converted: why */
+	int has_schema;             /* imported with a ros2msg schema (maybe empty) */
 };
 
 static char *property_string(const uint8_t *prop, size_t len, const char *key, const char *dflt)
@@ -113,8 +114,11 @@ static int convert_to_ros1(struct export_channel *ch)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	memcpy(def, ch->schema, ch->schema_len);
 	def[ch->schema_len] = 0;
+	/* an empty ros2msg schema (MCAP, .db3) is an empty message, such as
+	 * test_msgs/msg/Empty; a stream with no schema at all has no definition */
 	int rc = ch->schema_len ? dssm_decoder_new("cdr", ch->type, def, &ch->dec)
-	                        : dssm__fail(DSSM_EINVAL, "it has no message definition");
+	         : ch->has_schema ? dssm_decoder_new("cdr", ch->type, "# (an empty message)\n", &ch->dec)
+	         : dssm__fail(DSSM_EINVAL, "it has no message definition");
 	free(def);
 	if (rc < 0) {
 		ch->dec = NULL;
@@ -160,6 +164,9 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	}
 	if (!ch->topic || !ch->type || !ch->encoding || !ch->schema_encoding || !ch->md5sum)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	size_t sn;
+	const uint8_t *se = prop ? bridge_field(prop, plen, "schema_encoding", &sn) : NULL;
+	ch->has_schema = se && sn == 7 && !memcmp(se, "ros2msg", 7) && ch->type[0];
 	const char *text = dssm_container_schema(c, stream);
 	ch->schema = (const uint8_t *)text;
 	ch->schema_len = text ? strlen(text) : 0;

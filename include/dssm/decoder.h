@@ -125,9 +125,12 @@ const char *dssm_decoder_type(const dssm_decoder *dec);
 
 /* The definition as ROS 1 .msg text (the root's fields, then a "MSG:
  * pkg/Type" section per type used): bounds dropped, ROS 2's byte as uint8,
- * builtin_interfaces/Time and Duration as time and duration, no constants
- * or default values. With dssm_decode_ros1 it makes a ROS 2 stream a bag
- * connection that rosbag and genpy read. */
+ * builtin_interfaces/Time and Duration as time and duration, no default
+ * values; constants kept ("TYPE NAME=VALUE" before the fields, in their
+ * order; bool True/False, a ROS 2 string constant without its quotes); a
+ * type without fields or constants is empty (a root's text is ""). With
+ * dssm_decode_ros1 it makes a ROS 2 stream a bag connection that rosbag
+ * and genpy read. */
 int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out);
 
 /* The md5sum ROS 1 gives the root type (32 hex digits and a NUL), as rosbag

@@ -159,15 +159,15 @@ int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33])
 		return dec_ros1_md5(&dec->def, out);
 	if (dec->enc == DEC_JSON)
 		return dssm__fail(DSSM_EINVAL, "json samples have no ROS 1 md5sum");
-	/* the md5 of the ROS 1 text this definition converts to */
+	/* the md5 of the ROS 1 text this definition converts to (parsed here:
+	 * an empty message's text is empty, which dssm_decoder_new refuses) */
 	dssm_text text = DSSM_TEXT_INIT;
-	dssm_decoder *ros1 = NULL;
+	struct dec_def ros1;
 	int rc = dssm_decoder_ros1_definition(dec, &text);
-	if (rc == 0)
-		rc = dssm_decoder_new("ros1", dec->type, text.data, &ros1);
-	if (rc == 0)
-		rc = dec_ros1_md5(&ros1->def, out);
-	dssm_decoder_free(ros1);
+	if (rc == 0 && (rc = dec_def_parse(&ros1, DEC_ROS1, dec->type, text.data ? text.data : "")) == 0) {
+		rc = dec_ros1_md5(&ros1, out);
+		dec_def_free(&ros1);
+	}
 	dssm_text_free(&text);
 	return rc;
 }

@@ -84,6 +84,8 @@ void dec_def_free(struct dec_def *d);
 /* "pkg/msg/Type" -> "pkg/Type" into out. */
 void dec_type_normalize(const char *in, size_t n, char *out, size_t cap);
 const char *dec_kind_name(enum dec_kind k);
+/* The primitive kind of the type name (n bytes), or -1 (a message type). */
+int dec_prim_kind(const char *name, size_t n, enum dec_encoding enc);
 
 /* layout.c: sizes after parsing: struct offsets (refusing variable-length
  * fields) or the minimum serialized sizes. */

@@ -43,7 +43,7 @@ const char *dec_kind_name(enum dec_kind k)
 }
 
 /* The primitive kind NAME stands for, or -1 (a message type). */
-static int prim_kind(const char *name, size_t n, enum dec_encoding enc)
+int dec_prim_kind(const char *name, size_t n, enum dec_encoding enc)
 {
 	if (n == 4 && !memcmp(name, "byte", 4))
 		return enc == DEC_ROS1 ? K_I8 : K_U8;    /* ROS 1: byte is int8 */
@@ -116,7 +116,7 @@ static int parse_type(const struct dec_type *t, int line, const char *tok, size_
 		return bad_line(t, line, "no type before the array brackets", tok, n);
 	if ((name_n == 7 && !memcmp(tok, "wstring", 7)) || (name_n == 5 && !memcmp(tok, "wchar", 5)))
 		return bad_line(t, line, "wstring and wchar are not supported", tok, n);
-	int k = prim_kind(tok, name_n, enc);
+	int k = dec_prim_kind(tok, name_n, enc);
 	if (le) {
 		if (k != K_STRING || parse_count(le + 2, (size_t)(tok + base_n - le - 2), &f->str_bound) < 0)
 			return bad_line(t, line, "only string takes a bound (string<=N)", tok, n);
@@ -140,11 +140,12 @@ static int parse_type(const struct dec_type *t, int line, const char *tok, size_
 }
 
 /* A constant as ROS 1's md5 text has it: "type NAME=value", the value
- * trimmed, and for types other than string without its comment. */
+ * trimmed, and for types other than string without its comment (ros1_def.c
+ * makes a ROS 2 one ROS 1 text). */
 static int add_constant(struct dec_type *t, const char *tok, size_t tok_n, const char *name,
                         size_t name_n, const char *val, size_t val_n)
 {
-	if (!(tok_n == 6 && !memcmp(tok, "string", 6))) {
+	if (!(tok_n >= 6 && !memcmp(tok, "string", 6))) {   /* string, string<=N */
 		const char *hash = memchr(val, '#', val_n);
 		if (hash)
 			val_n = (size_t)(hash - val);
