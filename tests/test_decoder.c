@@ -327,6 +327,43 @@ static void test_ros1_constants(void **state)
 	dssm_decoder_free(d);
 }
 
+/* ---- struct to ROS 1 (export --bag, issue #24): the fields without the C
+ * padding, a definition genpy reads (types without a package in dssm_msgs),
+ * and its md5 ---- */
+
+static void test_struct_to_ros1(void **state)
+{
+	(void)state;
+	struct s {
+		uint8_t flag;
+		struct { int16_t a; double b; } in;
+		char name[3];
+	} v = {7, {-2, 1.5}, "ab"};
+	dssm_decoder *d;
+	dssm_text t = DSSM_TEXT_INIT;
+	char md5[33];
+	assert_int_equal(dssm_decoder_new("struct", "Pose", "uint8 flag\nInner in\nchar[3] name\n"
+	                                  "===\nMSG: Inner\nint16 a\nfloat64 b\n", &d), 0);
+	assert_int_equal(dssm_decoder_struct_size(d), sizeof v);
+	assert_string_equal(dssm_decoder_type(d), "dssm_msgs/Pose");
+	assert_int_equal(dssm_decoder_ros1_definition(d, &t), 0);
+	assert_string_equal(t.data, "uint8 flag\ndssm_msgs/Inner in\nuint8[3] name\n"
+	                    "================================================================================\n"
+	                    "MSG: dssm_msgs/Inner\nint16 a\nfloat64 b\n");
+	assert_int_equal(dssm_decoder_ros1_md5(d, md5), 0);
+	assert_string_equal(md5, "e5f17c13b3034cc441f2718bd53e0149");
+	assert_int_equal(dssm_decode_ros1(d, &v, sizeof v, &t), 0);
+	static const uint8_t ros1[] = {7, 0xfe, 0xff, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f, 'a', 'b', 0};
+	assert_int_equal(t.len, sizeof ros1);
+	assert_memory_equal(t.data, ros1, sizeof ros1);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+	/* no type at all: dssm_msgs/Sample, as for ROS 2 */
+	assert_int_equal(dssm_decoder_new("struct", "", "float64 x\n", &d), 0);
+	assert_string_equal(dssm_decoder_type(d), "dssm_msgs/Sample");
+	dssm_decoder_free(d);
+}
+
 /* ---- CDR: the same message in both byte orders ---- */
 
 static void test_cdr(void **state)
@@ -834,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_ros1),
 		cmocka_unit_test(test_ros1_md5),
 		cmocka_unit_test(test_ros1_constants),
+		cmocka_unit_test(test_struct_to_ros1),
 		cmocka_unit_test(test_cdr),
 		cmocka_unit_test(test_hostile_definitions),
 		cmocka_unit_test(test_hostile_samples),

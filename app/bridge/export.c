@@ -104,20 +104,24 @@ static int convert_to_json(struct export_channel *ch, const char *definition)
 	return 0;
 }
 
-/* A ROS 2 stream into a bag: ROS 1 serialization of the same fields, its
- * definition as ROS 1 text, pkg/Type, and the md5sum of that definition.
- * When it cannot be converted, why is kept for check_bag_channels. */
+/* A ROS 2 (cdr) or struct stream into a bag: ROS 1 serialization of the
+ * same fields (a struct's without its C padding), its definition as ROS 1
+ * text, pkg/Type, and the md5sum of that definition, so that rosbag, which
+ * caches message classes by md5sum, never takes one for another. When it
+ * cannot be converted, why is kept for check_bag_channels. */
 static int convert_to_ros1(struct export_channel *ch)
 {
+	const char *enc = !strcmp(ch->encoding, "struct") ? "struct" : "cdr";
 	char *def = malloc(ch->schema_len + 1);
 	if (!def)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	memcpy(def, ch->schema, ch->schema_len);
+	if (ch->schema_len)
+		memcpy(def, ch->schema, ch->schema_len);
 	def[ch->schema_len] = 0;
 	/* an empty ros2msg schema (MCAP, .db3) is an empty message, such as
 	 * test_msgs/msg/Empty; a stream with no schema at all has no definition */
-	int rc = ch->schema_len ? dssm_decoder_new("cdr", ch->type, def, &ch->dec)
-	         : ch->has_schema ? dssm_decoder_new("cdr", ch->type, "# (an empty message)\n", &ch->dec)
+	int rc = ch->schema_len ? dssm_decoder_new(enc, ch->type, def, &ch->dec)
+	         : ch->has_schema ? dssm_decoder_new(enc, ch->type, "# (an empty message)\n", &ch->dec)
 	         : dssm__fail(DSSM_EINVAL, "it has no message definition");
 	free(def);
 	if (rc < 0) {
@@ -205,7 +209,8 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	if (mcap && !strcmp(ch->encoding, "struct") && text && *text &&
 	    (rc = convert_to_json(ch, text)) < 0)
 		return rc;
-	if (!mcap && !strcmp(ch->encoding, "cdr") && (rc = convert_to_ros1(ch)) < 0)
+	if (!mcap && (!strcmp(ch->encoding, "cdr") || !strcmp(ch->encoding, "struct")) &&
+	    (rc = convert_to_ros1(ch)) < 0)
 		return rc;
 	/* an MCAP reader of ros1 data looks for the md5sum in the metadata */
 	if (mcap && strcmp(ch->md5sum, "*") != 0)
@@ -244,7 +249,8 @@ static int add_channel(struct export_channel *ch, int mcap, struct bag_writer *b
 		char *def = malloc(ch->schema_len + 1);
 		if (!def)
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
-		memcpy(def, ch->schema, ch->schema_len);
+		if (ch->schema_len)
+			memcpy(def, ch->schema, ch->schema_len);
 		def[ch->schema_len] = 0;
 		int rc = bag_writer_connection(bag, ch->topic, ch->type[0] ? ch->type : "dssm/Raw",
 		                               ch->md5sum, def, ch->extra.data, ch->extra.len);
@@ -262,24 +268,27 @@ static int add_channel(struct export_channel *ch, int mcap, struct bag_writer *b
 	                           ch->extra.len);
 }
 
-/* A ROS 2 message: CDR-encoded, or a type named pkg/msg/Type. rosbag takes
- * only pkg/Type names ("invalid name [rcl_interfaces/msg/Log]") and ROS 1
- * serialization, so such a stream cannot go into a bag as it is. */
-static int is_ros2(const struct export_channel *ch)
+/* A ROS 2 message (CDR-encoded, or a type named pkg/msg/Type) or a C
+ * struct. rosbag takes only pkg/Type names ("invalid name
+ * [rcl_interfaces/msg/Log]") and ROS 1 serialization, and tells message
+ * classes apart by md5sum, so such a stream cannot go into a bag as it is. */
+static int not_ros1(const struct export_channel *ch)
 {
 	const char *slash = strchr(ch->type, '/');
-	return !strcmp(ch->encoding, "cdr") || (slash && strchr(slash + 1, '/'));
+	return !strcmp(ch->encoding, "cdr") || !strcmp(ch->encoding, "struct") ||
+	       (slash && strchr(slash + 1, '/'));
 }
 
 /* Refuse, before anything is written, a bag that rosbag could not read,
- * naming the streams that would make it so (ROS 2 streams left after
- * convert_to_ros1: without a definition, or with one that does not parse). */
+ * naming the streams that would make it so (ROS 2 and struct streams left
+ * after convert_to_ros1: without a definition, or with one that does not
+ * parse). */
 static int check_bag_channels(const struct export_channel *chs, int n)
 {
 	struct wbuf list = {0};
 	int bad = 0;
 	for (int i = 0; i < n; i++) {
-		if (!is_ros2(&chs[i]))
+		if (!not_ros1(&chs[i]))
 			continue;
 		if (bad++ < 8) {
 			char one[320];
@@ -295,8 +304,8 @@ static int check_bag_channels(const struct export_channel *chs, int n)
 	int rc = 0;
 	if (bad)
 		rc = list.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-		     : dssm__fail(DSSM_EINVAL, "%d stream%s hold%s ROS 2 messages that cannot be "
-		                  "converted to ROS 1 (that needs each stream's ROS 2 message "
+		     : dssm__fail(DSSM_EINVAL, "%d stream%s hold%s ROS 2 messages or C structs that "
+		                  "cannot be converted to ROS 1 (that needs each stream's message "
 		                  "definition): %s; nothing was written (export them with --mcap, or "
 		                  "leave them out with --topics/--streams)", bad, bad == 1 ? "" : "s",
 		                  bad == 1 ? "s" : "", (const char *)list.data);

@@ -119,8 +119,10 @@ int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
  * hold), else 0. */
 size_t dssm_decoder_struct_size(const dssm_decoder *dec);
 
-/* ROS 2 to ROS 1, for bags. The root type's name as ROS 1 writes it
- * ("pkg/Type": ROS 2's "pkg/msg/Type" without "msg/"). */
+/* ROS 2 (or struct) to ROS 1, for bags. The root type's name as ROS 1
+ * writes it ("pkg/Type": ROS 2's "pkg/msg/Type" without "msg/"; named as
+ * dssm_decoder_ros2_type names it, so a type without a package is
+ * "dssm_msgs/Type" and no type "dssm_msgs/Sample"). */
 const char *dssm_decoder_type(const dssm_decoder *dec);
 
 /* The definition as ROS 1 .msg text (the root's fields, then a "MSG:

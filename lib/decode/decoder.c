@@ -52,6 +52,7 @@ int dssm_decoder_new(const char *encoding, const char *type, const char *definit
 	d->enc = (enum dec_encoding)enc;
 	dec_type_normalize(type ? type : "", type ? strlen(type) : 0, d->type, sizeof d->type);
 	dec_ros2_name(d->type, d->ros2_type, sizeof d->ros2_type);
+	dec_ros1_name(d->type, d->ros1_type, sizeof d->ros1_type);
 	if (enc != DEC_JSON) {
 		int rc = dec_def_parse(&d->def, d->enc, type, definition);
 		if (rc == 0)
@@ -143,7 +144,7 @@ int dssm_decoder_ros2_definition(const dssm_decoder *dec, dssm_text *out)
 
 const char *dssm_decoder_type(const dssm_decoder *dec)
 {
-	return dec ? dec->type : "";
+	return dec ? dec->ros1_type : "";
 }
 
 int dssm_decoder_ros1_definition(const dssm_decoder *dec, dssm_text *out)
@@ -164,7 +165,7 @@ int dssm_decoder_ros1_md5(const dssm_decoder *dec, char out[33])
 	dssm_text text = DSSM_TEXT_INIT;
 	struct dec_def ros1;
 	int rc = dssm_decoder_ros1_definition(dec, &text);
-	if (rc == 0 && (rc = dec_def_parse(&ros1, DEC_ROS1, dec->type, text.data ? text.data : "")) == 0) {
+	if (rc == 0 && (rc = dec_def_parse(&ros1, DEC_ROS1, dec->ros1_type, text.data ? text.data : "")) == 0) {
 		rc = dec_ros1_md5(&ros1, out);
 		dec_def_free(&ros1);
 	}

@@ -74,6 +74,7 @@ struct dssm_decoder {
 	struct dec_def def;
 	char type[DEC_MAX_NAME + 1];
 	char ros2_type[DEC_ROS2_NAME_MAX + 1];   /* "pkg/msg/Type" */
+	char ros1_type[DEC_ROS2_NAME_MAX + 1];   /* "pkg/Type" */
 };
 
 /* msgdef.c: parse DEFINITION (sections split at '=' lines, "MSG: pkg/Type")
@@ -140,6 +141,9 @@ extern const struct dec_dialect dec_ros1_dialect;
  * ROS 2 name "pkg/msg/Type" of a type name (into out, cap bytes). */
 extern const struct dec_dialect dec_ros2_dialect;
 void dec_ros2_name(const char *name, char *out, size_t cap);
+/* The same as ROS 1 writes it, "pkg/Type" (a type without a package in
+ * dssm_msgs, as for ROS 2), for the ROS 1 text of ros1_def.c. */
+void dec_ros1_name(const char *name, char *out, size_t cap);
 
 /* ros1_md5.c: the md5sum ROS 1 gives the root type. */
 int dec_ros1_md5(const struct dec_def *d, char out[33]);

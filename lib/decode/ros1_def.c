@@ -30,6 +30,16 @@ static const char *builtin(const struct dec_type *t)
 	return NULL;
 }
 
+/* A message type's name as ROS 1 has it: "pkg/Type"; one without a
+ * package (a struct stream's "Pose", or its nested "Inner") is put in
+ * dssm_msgs, as for ROS 2 (genpy needs a package to resolve it). */
+static void type_name(struct dec_jw *w, const char *name)
+{
+	char full[DEC_ROS2_NAME_MAX + 1];
+	dec_ros1_name(name, full, sizeof full);
+	dec_jw_lit(w, full);
+}
+
 static int same_word(const char *s, size_t n, const char *word)
 {
 	if (strlen(word) != n)
@@ -98,7 +108,7 @@ static void fields(const struct dec_def *d, int ti, struct dec_jw *w)
 		else if (builtin(&d->types[f->type]))
 			dec_jw_lit(w, builtin(&d->types[f->type]));
 		else
-			dec_jw_lit(w, d->types[f->type].name);
+			type_name(w, d->types[f->type].name);
 		if (f->array == A_FIXED) {
 			dec_jw_char(w, '[');
 			dec_jw_u64(w, f->count);
@@ -123,7 +133,7 @@ static void sections(const struct dec_def *d, int ti, char *done, struct dec_jw 
 		done[k] = 1;
 		dec_jw_lit(w, "================================================================================\n"
 		          "MSG: ");
-		dec_jw_lit(w, d->types[k].name);
+		type_name(w, d->types[k].name);
 		dec_jw_char(w, '\n');
 		if (d->types[k].nfields == 0 && d->types[k].constants_len == 0)
 			dec_jw_char(w, '\n');

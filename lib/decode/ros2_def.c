@@ -60,6 +60,13 @@ void dec_ros2_name(const char *name, char *out, size_t cap)
 	snprintf(out, cap, "%s/msg/%s", pkg, base);
 }
 
+void dec_ros1_name(const char *name, char *out, size_t cap)
+{
+	char pkg[DEC_MAX_NAME + 1], base[DEC_MAX_NAME + 1];
+	split(name, pkg, base, sizeof pkg);
+	snprintf(out, cap, "%s/%s", pkg, base);
+}
+
 /* "pkg/Type", as a field's type is written. */
 static void field_type_name(struct dec_jw *w, const char *name)
 {
