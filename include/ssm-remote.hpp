@@ -250,8 +250,9 @@ public:
 		if (!hasBuffer("open"))
 			return false;
 		/* as openSSM: SSM_EXCLUSIVE on a read open is a no-op (DSSM
-		 * programs open remote streams so); with SSM_WRITE it asks to be
-		 * the only writer, which a proxy refuses, saying why */
+		 * programs open remote streams so); with SSM_WRITE the handle is
+		 * the ring's only writer (the proxy keeps its other clients and
+		 * the host's processes out, as a local open does) */
 		int flags = dssm_ssm_open_flags(openMode);
 		std::string a;
 		dssm_stream *s;

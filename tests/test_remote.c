@@ -268,6 +268,24 @@ static void test_remote_write_and_create(void **state)
 	assert_memory_equal(buf, "older", 5);
 	dssm_close(w);
 	dssm_close(l);
+	/* DSSM_EXCLUSIVE through the proxy: the only writer among its clients
+	 * and the host's processes; CLOSE ends it */
+	dssm_stream *ex, *other;
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_WRITE | DSSM_EXCLUSIVE, &ex), 0);
+	assert_int_equal(dssm_write(ex, "mine", 4, 9000), 7);
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_WRITE, &other), DSSM_EBUSY);
+	assert_non_null(strstr(dssm_last_error(), "written exclusively by another client"));
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_WRITE | DSSM_EXCLUSIVE, &other),
+	                 DSSM_EBUSY);
+	assert_int_equal(dssm_open("rw", 0, DSSM_WRITE, &other), DSSM_EBUSY); /* a local process */
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_READ, &other), 0); /* readers: as ever */
+	dssm_close(other);
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_READ | DSSM_EXCLUSIVE, &other),
+	                 DSSM_EINVAL);
+	dssm_close(ex);
+	assert_int_equal(dssm_open_address(addr("rw"), DSSM_WRITE, &other), 0);
+	assert_int_equal(dssm_write(other, "free", 4, 9100), 8);
+	dssm_close(other);
 	/* unknown streams and bad names: the local codes */
 	assert_int_equal(dssm_open_address(addr("nosuch"), DSSM_READ, &w2), DSSM_ENOENT);
 	assert_int_equal(dssm_open_address(addr("bad*"), DSSM_READ, &w2), DSSM_ENAME);

@@ -52,6 +52,10 @@ struct proxy;
 struct handle {
 	struct client *c;
 	dssm_stream *s;          /* reads, writes, read position */
+	char name[DSSM_NAME_MAX + 1]; /* as OPENed */
+	int ring_id;
+	int writes;              /* OPENed for writing (or creating) */
+	int exclusive;           /* OPENed exclusive: its ring's only writer */
 	struct watch_reg reg;    /* its ring is watched while subscribed (send.c) */
 	struct watch_reg wreg;   /* and while a WAIT is pending */
 	/* subscription */

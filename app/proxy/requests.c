@@ -134,6 +134,36 @@ static int may_create(struct proxy *px, const char *name, int id, const dssm_str
 	return 0;
 }
 
+/* A handle of this proxy, other than `except`, that writes NAME:ID:
+ * exclusively if `exclusive`, else at all. NULL: none. (The exclusive
+ * mark of the ring itself is the proxy process's, for every client alike:
+ * the proxy keeps its clients apart here.) */
+static struct handle *writer_of(struct proxy *px, const char *name, int id, int exclusive,
+                                const struct handle *except)
+{
+	for (struct client *k = px->clients; k; k = k->next)
+		for (int i = 0; k->handles && i < px->cfg.max_handles; i++) {
+			struct handle *h = k->handles[i];
+			if (h && h != except && h->writes && (!exclusive || h->exclusive) &&
+			    h->ring_id == id && !strcmp(h->name, name))
+				return h;
+		}
+	return NULL;
+}
+
+/* OPEN for writing: refused while another client holds the ring
+ * exclusively, and, asked exclusive, while another client writes it. */
+static int may_share(struct proxy *px, const char *name, int id, int exclusive)
+{
+	struct handle *h = writer_of(px, name, id, 1, NULL);
+	if (!h && exclusive)
+		h = writer_of(px, name, id, 0, NULL);
+	if (h)
+		return dssm__fail(DSSM_EBUSY, "'%s:%d' is written %sby another client of this proxy "
+		                  "(%s)", name, id, h->exclusive ? "exclusively " : "", h->c->peer);
+	return 0;
+}
+
 int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint8_t flags = rbuf_u8(r);
@@ -152,18 +182,28 @@ int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r
 	if (rc == 0 && slot < 0)
 		rc = dssm__fail(DSSM_ENOMEM, "this connection has %d streams open, the limit",
 		                c->px->cfg.max_handles);
-	if (rc == 0 && (flags & ~7))
-		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x", flags);
-	if (rc == 0 && (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)))
+	int writes = (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) != 0;
+	int exclusive = (flags & WIRE_OPEN_EXCLUSIVE) != 0;
+	if (rc == 0 && ((flags & ~15) || (exclusive && !writes) ||
+	                (exclusive && c->version < 3)))
+		rc = dssm__fail(DSSM_EINVAL, "OPEN flags 0x%02x%s", flags,
+		                exclusive && !writes ? ": exclusive needs write or create"
+		                : exclusive && c->version < 3 ? ": exclusive needs version 3" : "");
+	if (rc == 0 && writes)
 		rc = may_write(c->px, name, id);
+	if (rc == 0 && writes)
+		rc = may_share(c->px, name, id, exclusive);
 	if (rc == 0 && (flags & WIRE_OPEN_CREATE))
 		rc = may_create(c->px, name, id, &cfg);
 	dssm_stream *s = NULL;
 	if (rc == 0) {
-		if (flags & WIRE_OPEN_CREATE)
+		if (flags & WIRE_OPEN_CREATE) {
+			cfg.flags = exclusive ? DSSM_EXCLUSIVE : 0;
 			rc = dssm_create(name, id, &cfg, &s);
-		else
-			rc = dssm_open(name, id, (flags & WIRE_OPEN_WRITE) ? DSSM_WRITE : DSSM_READ, &s);
+		} else {
+			rc = dssm_open(name, id,
+			               writes ? DSSM_WRITE | (exclusive ? DSSM_EXCLUSIVE : 0) : DSSM_READ, &s);
+		}
 	}
 	free(schema);
 	if (rc < 0)
@@ -176,6 +216,10 @@ int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r
 	dssm_set_spin(s, 0);
 	h->c = c;
 	h->s = s;
+	snprintf(h->name, sizeof h->name, "%s", name);
+	h->ring_id = id;
+	h->writes = writes;
+	h->exclusive = exclusive;
 	h->id = (uint32_t)slot;
 	h->wait_timer = evtimer_new(c->px->base, proxy_on_wait_timeout, c);
 	if (!h->wait_timer) { /* (WAIT would add it) */
@@ -185,7 +229,7 @@ int proxy_do_open(struct client *c, const struct wire_header *hd, struct rbuf *r
 	}
 	c->handles[slot] = h;
 	proxy_logf(c->px, 1, "%s: opened %s:%d%s as handle %d", c->peer, name, id,
-	           (flags & (WIRE_OPEN_WRITE | WIRE_OPEN_CREATE)) ? " for writing" : "", slot);
+	           exclusive ? " for writing, exclusively" : writes ? " for writing" : "", slot);
 	return reply_info(c, WIRE_OPEN, hd->request_id, slot, s);
 }
 

@@ -236,7 +236,9 @@ int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_st
  * process is registered as a writer (the last process to open the stream
  * for writing, or to write it since that one closed); other writers still
  * open get DSSM_EBUSY from their next write. Threads and handles of the
- * exclusive process write as before.
+ * exclusive process write as before. Through a proxy (dssm_open_address
+ * of HOST:PORT/NAME) the handle is the only writer among the proxy's
+ * clients and the host's processes alike (docs/protocol.md, OPEN).
  * Errors: DSSM_EINVAL (bad flags, NULL out), DSSM_ENAME, DSSM_ENOENT,
  * DSSM_EPERM (the OS denied access), DSSM_EBUSY (DSSM_EXCLUSIVE refused),
  * DSSM_EAGAIN (the writer registration kept changing), DSSM_ECORRUPT,

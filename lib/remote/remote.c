@@ -118,18 +118,21 @@ static int remote_new(const char *host_port, const char *name, int id, int open_
 int dssm__remote_open(const char *host_port, const char *name, int id, int flags,
                       const dssm_stream_config *cfg, dssm_stream **out)
 {
+	/* DSSM_EXCLUSIVE: the proxy makes the handle the ring's only writer,
+	 * among its clients and the host's processes (OPEN flag 8, version 3) */
 	if (cfg)
-		return remote_new(host_port, name, id, WIRE_OPEN_CREATE, cfg, out);
+		return remote_new(host_port, name, id,
+		                  WIRE_OPEN_CREATE | ((cfg->flags & DSSM_EXCLUSIVE) ? WIRE_OPEN_EXCLUSIVE : 0),
+		                  cfg, out);
+	int access = flags & ~DSSM_EXCLUSIVE;
+	if ((access != DSSM_READ && access != DSSM_WRITE && access != (DSSM_READ | DSSM_WRITE)) ||
+	    ((flags & DSSM_EXCLUSIVE) && !(flags & DSSM_WRITE)))
+		return dssm__fail(DSSM_EINVAL, "flags %d; use DSSM_READ or DSSM_WRITE (DSSM_EXCLUSIVE "
+		                  "only with DSSM_WRITE)", flags);
+	int open_flags = (flags & DSSM_WRITE) ? WIRE_OPEN_WRITE : WIRE_OPEN_READ;
 	if (flags & DSSM_EXCLUSIVE)
-		return dssm__fail(DSSM_EINVAL,
-		                  "%s/%s:%d: DSSM_EXCLUSIVE is not available through a proxy (the proxy "
-		                  "writes the ring for all its clients, so it cannot keep one of them "
-		                  "the only writer); open it DSSM_WRITE",
-		                  host_port, name, id);
-	if (flags != DSSM_READ && flags != DSSM_WRITE && flags != (DSSM_READ | DSSM_WRITE))
-		return dssm__fail(DSSM_EINVAL, "flags %d; use DSSM_READ or DSSM_WRITE", flags);
-	return remote_new(host_port, name, id, (flags & DSSM_WRITE) ? WIRE_OPEN_WRITE : WIRE_OPEN_READ,
-	                  NULL, out);
+		open_flags |= WIRE_OPEN_EXCLUSIVE;
+	return remote_new(host_port, name, id, open_flags, NULL, out);
 }
 
 int dssm_is_remote(dssm_stream *s)

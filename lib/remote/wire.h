@@ -65,6 +65,9 @@ enum wire_rquery_mode { WIRE_RQ_HISTORY, WIRE_RQ_LATEST, WIRE_RQ_AUTO };
 #define WIRE_OPEN_READ 1
 #define WIRE_OPEN_WRITE 2
 #define WIRE_OPEN_CREATE 4
+/* (with WIRE_OPEN_WRITE or _CREATE; version 3) the handle is the ring's only
+ * writer, as DSSM_EXCLUSIVE locally */
+#define WIRE_OPEN_EXCLUSIVE 8
 /* WRITE's flags (version 3): store a time older than the ring's newest
  * (DSSM_WRITE_ANY_TIME) */
 #define WIRE_WRITE_ANY_TIME 1

@@ -126,14 +126,28 @@ static void reads_match(const std::string &hp)
 	CHECK(r.isOpen());
 	{
 		/* SSM_EXCLUSIVE on a read open is a no-op (DSSM programs open so);
-		 * the only writer cannot be had through a proxy, and it says why */
+		 * with SSM_WRITE the handle is the only writer, as locally */
 		Remote rx((hp + "/" + NAME).c_str(), 2);
 		rx.setVerbose(false);
 		CHECK(rx.open(SSM_EXCLUSIVE) && rx.isOpen());
-		Remote rw((hp + "/" + NAME).c_str(), 2);
+		Remote held((hp + "/" + NAME).c_str(), 2);
+		held.setVerbose(false);
+		/* this process wrote NAME (w): a live writer of another process
+		 * than the proxy's, so the proxy cannot be the only one */
+		CHECK(!held.open((SSM_open_mode)(SSM_WRITE | SSM_EXCLUSIVE)));
+		const std::string excl = hp + "/excl";
+		Remote mk(excl.c_str(), 0);
+		CHECK(mk.create(1.0, 0.1)); /* made by the proxy: its own writer */
+		mk.close();
+		Remote rw(excl.c_str(), 0);
 		rw.setVerbose(false);
-		CHECK(!rw.open((SSM_open_mode)(SSM_WRITE | SSM_EXCLUSIVE)));
-		CHECK(std::strstr(dssm_last_error(), "DSSM_EXCLUSIVE is not available through a proxy"));
+		CHECK(rw.open((SSM_open_mode)(SSM_WRITE | SSM_EXCLUSIVE)));
+		Remote other(excl.c_str(), 0);
+		other.setVerbose(false);
+		CHECK(!other.open(SSM_WRITE));
+		CHECK(std::strstr(dssm_last_error(), "written exclusively by another client"));
+		rw.close();
+		CHECK(other.open(SSM_WRITE));
 	}
 
 	/* empty: every read fails both ways */
