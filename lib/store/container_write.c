@@ -108,6 +108,15 @@ static int check_output(const char *dir, int *made)
 	return 0;
 }
 
+/* Another recorder made streams/ or CONTAINER in DIR after we found it
+ * empty: it is that one's. */
+static int claimed(const char *dir)
+{
+	return dssm__fail(DSSM_EBUSY, "%s was claimed by another recorder meanwhile (its "
+	                  "CONTAINER or streams/ appeared after it was found empty); nothing of it "
+	                  "was touched", dir);
+}
+
 static void sync_dir(const char *dir)
 {
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -128,19 +137,28 @@ int dssm_container_create(const char *dir, dssm_container **out)
 		return rc;
 	dssm_container *c = dssm__store_new(dir, 1);
 	char *cpath = c ? dssm__store_path(c, -1, "CONTAINER") : NULL, *spath = c ? dssm__store_path(c, -1, "streams") : NULL;
+	/* What this call made, and so may take back: a second recorder on the
+	 * same empty directory loses the race at streams/ or CONTAINER (both
+	 * made exclusively) and must not remove the winner's. */
+	int made_streams = 0, made_container = 0, made_reserve = 0;
 	if (!cpath || !spath)
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
 	else if (mkdir(spath, 0755) < 0)
-		rc = dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", spath);
+		rc = errno == EEXIST ? claimed(dir)
+		                     : dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+		                                        "creating %s", spath);
+	else
+		made_streams = 1;
 	if (rc == 0) {
 		int fd = open(cpath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		made_container = fd >= 0;
 		char host[128] = "?", text[300];
 		gethostname(host, sizeof host);
 		host[sizeof host - 1] = '\0';
 		int n = snprintf(text, sizeof text, "dssm-container %d\nhost %s\ncreated %lld\n",
 		                 FORMAT_VERSION, host, (long long)dssm_now());
 		if (fd < 0)
-			rc = dssm__fail_errno(DSSM_ESYS, "creating %s", cpath);
+			rc = errno == EEXIST ? claimed(dir) : dssm__fail_errno(DSSM_ESYS, "creating %s", cpath);
 		else {
 			rc = dssm__store_write_all(fd, text, (size_t)n, cpath);
 			if (rc == 0 && fsync(fd) < 0)
@@ -148,19 +166,21 @@ int dssm_container_create(const char *dir, dssm_container **out)
 			close(fd);
 		}
 	}
-	if (rc == 0)
+	if (rc == 0) {
 		rc = grow_reserve(c, SUMMARY_RESERVE);
+		made_reserve = 1; /* (made, maybe in part, whatever rc) */
+	}
 	if (rc == 0)
 		sync_dir(dir);
 	if (rc < 0 && c) {
 		/* take back what this call made, and nothing else */
-		char *reserve = dssm__store_path(c, -1, "RESERVE");
+		char *reserve = made_reserve ? dssm__store_path(c, -1, "RESERVE") : NULL;
 		if (reserve)
 			unlink(reserve);
 		free(reserve);
-		if (cpath)
+		if (made_container)
 			unlink(cpath);
-		if (spath)
+		if (made_streams)
 			rmdir(spath);
 		if (made)
 			rmdir(dir);
