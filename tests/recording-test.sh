@@ -249,6 +249,63 @@ t_index_damage() {
 	done
 }
 
+# A recording that was not closed, whose last index entry is damaged:
+# recovery drops it, and query and play say so and exit 1, as info marks
+# it "damaged tail dropped" (query answered the rest with exit 0, silent).
+t_dropped_tail() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	local n rc; n=$(held "$tmp/dmg" odom:0)
+	cp -r "$tmp/dmg" "$tmp/tail"
+	rm "$tmp/tail/CLOSED"
+	flip "$tmp/tail/streams/0000.index" $(((n - 1) * 32 + 4)) 4
+	"$DSSM" info "$tmp/tail" >"$tmp/o" 2>&1
+	cat "$tmp/o"
+	has "damaged tail dropped" "$tmp/o" || return 1
+	"$DSSM" query "$tmp/tail" --streams odom >"$tmp/q" 2>"$tmp/e"; rc=$?
+	cat "$tmp/e"
+	[ $rc -eq 1 ] && has "odom:0: the last 1 index entry .* damaged and dropped" "$tmp/e" &&
+		[ "$(wc -l <"$tmp/q")" = $((n - 1)) ] || { echo "query: exit $rc, $(wc -l <"$tmp/q") of $((n - 1))"; return 1; }
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" play "$tmp/tail" --speed 100 2>"$tmp/e"; rc=$?
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-play "$DSSM" rm odom note >/dev/null 2>&1
+	cat "$tmp/e"
+	[ $rc -eq 1 ] && has "damaged and dropped" "$tmp/e"
+}
+
+# Times at the ends of the int64 range through info, query --latest and
+# play --now (signed overflows there: a duration of -0.000 s, 0 samples
+# with exit 0, and the sanitizer build aborting). Run with the ASan+UBSan
+# build of `make test` when there is one.
+t_extreme_times() {
+	local d="$DSSM"
+	[ -x "$BUILD/asan/dssm" ] && d="$BUILD/asan/dssm"
+	/usr/bin/python3 -c "
+import sqlite3, sys
+for path, times in ((sys.argv[1], (-9223372036854775808, 9223372036854775807)),
+                    (sys.argv[2], (-9223372036854775808, -9223372036854775807, -9223372036854775806))):
+    db = sqlite3.connect(path)
+    db.execute('CREATE TABLE topics(id INTEGER PRIMARY KEY, name TEXT, type TEXT, serialization_format TEXT)')
+    db.execute('CREATE TABLE messages(id INTEGER PRIMARY KEY, topic_id INTEGER, timestamp INTEGER, data BLOB)')
+    db.execute(\"INSERT INTO topics VALUES (1, '/x', 'a/msg/B', 'cdr')\")
+    for i, t in enumerate(times):
+        db.execute('INSERT INTO messages(topic_id, timestamp, data) VALUES (1, ?, ?)', (t, bytes([i])))
+    db.commit()" "$tmp/wide.db3" "$tmp/low.db3" || return 1
+	"$d" import "$tmp/wide.db3" -o "$tmp/wide" -q 2>&1 && "$d" import "$tmp/low.db3" -o "$tmp/low" -q 2>&1 || return 1
+	"$d" info "$tmp/wide" >"$tmp/o" 2>&1 || { cat "$tmp/o"; return 1; }
+	cat "$tmp/o"
+	has "duration:    18446744073.710 s" "$tmp/o" || return 1
+	"$d" info "$tmp/wide" --format json | grep -q '"duration_s":18446744073.7' || return 1
+	# the newest second of each: 1 sample (0 before, exit 0)
+	[ "$("$d" query "$tmp/wide" --latest 1 --format raw | wc -c)" = 1 ] || return 1
+	[ "$("$d" query "$tmp/low" --latest 1 --format json | grep -c time_ns)" = 3 ] || return 1
+	# --now: stamped from now, not INT64_MIN + (now - INT64_MIN)
+	local before; before=$(date +%s)
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-wide "$d" play "$tmp/low" --now --speed 1000 2>"$tmp/e" || { cat "$tmp/e"; return 1; }
+	local got; got=$(DSSM_NAMESPACE=$DSSM_NAMESPACE-wide "$d" cat x --format json | grep -o '"time_ns":[-0-9]*' | head -1)
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-wide "$d" rm x >/dev/null 2>&1
+	echo "played at $got (now: $before s)"
+	[ "${got#*:}" -ge $((before * 1000000000)) ]
+}
+
 # A write error (EIO from fdatasync of a .data file, through an LD_PRELOAD
 # shim): the recorder stops, closes, and its per-stream count is what the
 # recording holds; the samples the error took are counted as lost, with
@@ -525,6 +582,8 @@ check "full disk with --direct: counts agree, closed" t_full_disk_direct
 check "full disk during splits: every part closed and whole" t_full_disk_splits
 check "damaged files reported by name, JSON stays valid" t_damage_reported
 check "damage met in an index at query time: said, exit 1" t_index_damage
+check "a damaged tail dropped by recovery: query and play say so, exit 1" t_dropped_tail
+check "times at INT64_MIN and INT64_MAX: info, query --latest, play --now" t_extreme_times
 check "a write error: counts agree, the loss said with its reason" t_write_error
 check "--min-free: stops at once, closed, counts agree" t_min_free
 check "refused outputs are left untouched, no count into them" t_refused_outputs

@@ -128,7 +128,7 @@ static void ssm_layout(const dssm_recorded *r, double *cycle, unsigned *slots)
 {
 	*cycle = r->info.cycle;
 	if (!(*cycle > 0)) {
-		*cycle = r->count > 1 ? dssm_time_to_sec(r->last - r->first) / (double)(r->count - 1) : 1.0;
+		*cycle = r->count > 1 ? dssm__span_sec(r->first, r->last) / (double)(r->count - 1) : 1.0;
 		if (*cycle < 1e-6)
 			*cycle = 1e-6;
 	}

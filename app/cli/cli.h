@@ -76,6 +76,8 @@ struct cli_damage {
 };
 struct dssm_container;
 void cli_damage_say(struct cli_damage *d, const struct dssm_recorded *r, int i);
+/* 1 if r is damaged or lost a damaged tail: cli_damage_say it. */
+int cli_damage_of(const struct dssm_recorded *r);
 /* Damage the library found since in the streams sel[0 .. ns) (the query
  * read their files), not yet said. */
 void cli_damage_recheck(struct cli_damage *d, struct dssm_container *c, const int *sel, int ns);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dssm/container.h"
 #include "libssm.h"
+#include "lib/base/base.h"
 
 void help_play(FILE *out)
 {
@@ -97,13 +98,17 @@ static dssm_time_t wait_until(dssm_time_t when)
 	int pausing = 0;
 	dssm_time_t pause_start = 0;
 	for (;;) {
-		dssm_time_t now = mono();
-		if (cli_stop || (!pausing && now >= when + paused))
+		dssm_time_t now = mono(), end = dssm__time_add(when, paused);
+		if (cli_stop || (!pausing && now >= end))
 			return paused;
-		int ms = pausing ? 200 : (int)((when + paused - now + 999999) / 1000000);
+		/* at most a second at a time: a far `when` (a recording spanning
+		 * centuries) is waited for in steps, never computed past int */
+		dssm_time_t left = dssm__time_sub(end, now);
+		if (left > DSSM_NSEC_PER_SEC)
+			left = DSSM_NSEC_PER_SEC;
+		int ms = pausing ? 200 : (int)((left + 999999) / 1000000);
 		if (!keys) {
-			struct timespec ts = {(time_t)((when - now) / DSSM_NSEC_PER_SEC),
-			                      (long)((when - now) % DSSM_NSEC_PER_SEC)};
+			struct timespec ts = {0, (long)(left < DSSM_NSEC_PER_SEC ? left : 999999999)};
 			nanosleep(&ts, NULL);
 			continue;
 		}
@@ -408,7 +413,7 @@ static int play_create_rings(struct play_run *p, const char *path)
 				return cli_dssm_error("play", rc);
 			dssm_container_stream(p->c, i, &r);
 		}
-		if (r.damage) {
+		if (cli_damage_of(&r)) {
 			cli_damage_say(&p->dmg, &r, i);
 			if (!r.info.name[0])
 				continue;
@@ -431,24 +436,36 @@ static int play_create_rings(struct play_run *p, const char *path)
 	return 0;
 }
 
+/* How long after the pass's start a sample recorded `elapsed` after the
+ * window's start is due at `speed`: saturated, as a double past the int64
+ * range may not be converted (a recording from INT64_MIN to INT64_MAX). */
+static dssm_time_t due_after(dssm_time_t elapsed, double speed)
+{
+	double d = (double)elapsed / speed;
+	return d >= 9.2e18 ? INT64_MAX : (dssm_time_t)d;
+}
+
 /* One pass over the window, paced by the monotonic clock (or the SSM clock),
- * stamped `shift` later than recorded. 0, or the exit status after an error
- * was printed. */
-static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t shift,
+ * a sample stamped `base` plus its time after the window's start (all
+ * saturating: times reach INT64_MIN and INT64_MAX). 0, or the exit status
+ * after an error was printed. */
+static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t base,
                         dssm_time_t span)
 {
 	dssm_time_t pass_mono = mono(), report = mono();
 	dssm_record rec;
 	int rc = 0;
 	while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
-		dssm_time_t due = pass_mono + (dssm_time_t)((double)(rec.time - p->t0) / p->o->speed);
+		dssm_time_t elapsed = dssm__time_sub(rec.time, p->t0);
+		dssm_time_t stamp = dssm__time_add(base, elapsed);
 		if (drive_clock)
-			wait_clock(rec.time + shift);
-		else
-			pass_mono += wait_until(due); /* a pause shifts the rest of the pass */
+			wait_clock(stamp);
+		else /* a pause shifts the rest of the pass */
+			pass_mono = dssm__time_add(
+			    pass_mono, wait_until(dssm__time_add(pass_mono, due_after(elapsed, p->o->speed))));
 		if (cli_stop)
 			break;
-		int64_t w = dssm_write(p->rings[rec.stream], rec.data, rec.len, rec.time + shift);
+		int64_t w = dssm_write(p->rings[rec.stream], rec.data, rec.len, stamp);
 		if (w < 0)
 			return cli_dssm_error("play", (int)w);
 		p->played++;
@@ -457,7 +474,7 @@ static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t
 			char b[16];
 			cli_format_bytes(b, sizeof b, (double)p->bytes);
 			fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
-			        pass + 1, (unsigned long long)p->played, b, dssm_time_to_sec(rec.time - p->t0),
+			        pass + 1, (unsigned long long)p->played, b, dssm__span_sec(p->t0, rec.time),
 			        dssm_time_to_sec(span));
 			report = mono();
 		}
@@ -477,14 +494,14 @@ static int play_pass(struct play_run *p, int pass)
 		return cli_dssm_error("play", rc);
 	cli_damage_recheck(&p->dmg, p->c, p->sel, p->ns); /* what opening the query met */
 	keys_on();
-	dssm_time_t span = (p->last < p->t1 ? p->last : p->t1) - p->t0 + 1;
-	dssm_time_t shift = p->o->now ? dssm_now() - p->t0 : (dssm_time_t)pass * span;
+	dssm_time_t span = dssm__time_add(dssm__time_sub(p->last < p->t1 ? p->last : p->t1, p->t0), 1);
+	/* the pass's first stamp: now, or the window's start after `pass` spans */
+	dssm_time_t base = p->o->now ? dssm_now() : dssm__time_add(p->t0, dssm__time_mul(span, pass));
 	int status;
-	if (drive_clock && (!settimeSSM(dssm_time_to_sec(p->t0 + shift)) ||
-	                    !settimeSSM_speed(p->o->speed)))
+	if (drive_clock && (!settimeSSM(dssm_time_to_sec(base)) || !settimeSSM_speed(p->o->speed)))
 		status = cli_error("play", "cannot set the SSM clock: %s", dssm_last_error());
 	else
-		status = play_samples(p, q, pass, shift, span);
+		status = play_samples(p, q, pass, base, span);
 	dssm_query_close(q);
 	cli_damage_recheck(&p->dmg, p->c, p->sel, p->ns); /* what the replay met and read past */
 	keys_off();

@@ -12,6 +12,7 @@
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 #include "app/bridge/bridge.h"
+#include "lib/base/base.h"
 #include "lib/base/glob.h"
 
 void help_query(FILE *out)
@@ -199,7 +200,7 @@ static int query_select(struct query_run *r)
 		}
 		if (!cli_stream_selected(&rec.info, r->o->list) && !(rec.damage && !r->o->list))
 			continue;
-		if (rec.damage)
+		if (cli_damage_of(&rec))
 			cli_damage_say(&r->dmg, &rec, i);
 		r->sel[r->ns++] = i;
 		if (rec.count && rec.last > r->newest)
@@ -363,7 +364,7 @@ int cli_query_local(const char *path, const struct cli_query_opts *o)
 		return rc;
 	}
 	if (o->latest >= 0 && r.newest != INT64_MIN)
-		t0 = r.newest - o->latest;
+		t0 = dssm__time_sub(r.newest, o->latest); /* times reach INT64_MIN */
 	dssm_container_set_salvage(r.c, 1);
 	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
 	if (rc == 0)

@@ -1,7 +1,8 @@
 /*
  * damage.c - how the commands that answer from a recording (query, play)
- * say a damaged stream: once per stream, on stderr, naming it and what is
- * done with it, and remembered so the exit status is 1. Said when a stream
+ * say a damaged stream (or one whose damaged last index entries recovery
+ * dropped): once per stream, on stderr, naming it and what is done with
+ * it, and remembered so the exit status is 1. Said when a stream
  * is chosen, and again for damage the answer itself met (the library keeps
  * it with the stream): never a silently shorter answer.
  */
@@ -14,10 +15,21 @@ void cli_damage_say(struct cli_damage *d, const dssm_recorded *r, int i)
 {
 	char label[DSSM_NAME_MAX + 16];
 	cli_recorded_label(r, i, label, sizeof label);
-	fprintf(stderr, "dssm %s: warning: %s is damaged: %s; %s\n", d->cmd, label, r->damage,
-	        r->info.name[0] || !d->lost ? d->intact : d->lost);
+	if (r->damage)
+		fprintf(stderr, "dssm %s: warning: %s is damaged: %s; %s\n", d->cmd, label, r->damage,
+		        r->info.name[0] || !d->lost ? d->intact : d->lost);
+	else /* what `dssm info` marks "damaged tail dropped" */
+		fprintf(stderr, "dssm %s: warning: %s: the last %llu index entr%s of the recording, "
+		        "which was not closed, %s damaged and dropped; %s\n", d->cmd, label,
+		        (unsigned long long)r->dropped_tail, r->dropped_tail == 1 ? "y" : "ies",
+		        r->dropped_tail == 1 ? "was" : "were", d->intact);
 	d->damaged = 1;
 	d->said[i] = 1;
+}
+
+int cli_damage_of(const dssm_recorded *r)
+{
+	return r->damage || r->dropped_tail;
 }
 
 void cli_damage_recheck(struct cli_damage *d, dssm_container *c, const int *sel, int ns)
@@ -25,7 +37,7 @@ void cli_damage_recheck(struct cli_damage *d, dssm_container *c, const int *sel,
 	for (int k = 0; k < ns; k++) {
 		dssm_recorded r;
 		dssm_container_stream(c, sel[k], &r);
-		if (r.damage && !d->said[sel[k]])
+		if (cli_damage_of(&r) && !d->said[sel[k]])
 			cli_damage_say(d, &r, sel[k]);
 	}
 }

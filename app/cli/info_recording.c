@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "dssm/container.h"
 #include "app/bridge/bridge.h"
+#include "lib/base/base.h"
 
 /* Bytes of the regular files under the directory fd (symlinks not followed,
  * at most a few levels: a container is DIR and DIR/streams). */
@@ -75,7 +76,7 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 		printf(",\"start_ns\":%lld,\"start\":\"%s\"", (long long)start, t);
 		cli_format_time(t, sizeof t, end);
 		printf(",\"end_ns\":%lld,\"end\":\"%s\",\"duration_s\":%.9f", (long long)end, t,
-		       dssm_time_to_sec(end - start));
+		       dssm__span_sec(start, end));
 	}
 	printf(",\"size_bytes\":%llu,\"streams\":[", (unsigned long long)disk);
 	for (int i = 0; i < n; i++) {
@@ -132,7 +133,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 		cli_format_time(a, sizeof a, start);
 		cli_format_time(b, sizeof b, end);
 		printf("start:       %s\nend:         %s\nduration:    %.3f s\n", a, b,
-		       dssm_time_to_sec(end - start));
+		       dssm__span_sec(start, end));
 	} else {
 		printf("start:       -\nend:         -\nduration:    0 s (no samples)\n");
 	}
@@ -188,7 +189,7 @@ int cli_recording_info(const char *path, int json)
 		}
 		if (bridge_stream_topic(c, i, rows[i].topic, sizeof rows[i].topic) < 0)
 			snprintf(rows[i].topic, sizeof rows[i].topic, "-");
-		rows[i].secs = r->count > 1 ? dssm_time_to_sec(r->last - r->first) : 0;
+		rows[i].secs = r->count > 1 ? dssm__span_sec(r->first, r->last) : 0;
 		rows[i].rate = rows[i].secs > 0 ? (double)(r->count - 1) / rows[i].secs : 0;
 		if (r->count) {
 			start = r->first < start ? r->first : start;

@@ -36,6 +36,34 @@ static inline dssm_time_t dssm__deadline(dssm_time_t now, dssm_time_t timeout)
 	return timeout < 0 || timeout > INT64_MAX - now ? INT64_MAX : now + timeout;
 }
 
+/* a + b, a - b and n * a, saturating at the ends of the time range: times
+ * are the writers' to choose, INT64_MIN and INT64_MAX included. */
+static inline dssm_time_t dssm__time_add(dssm_time_t a, dssm_time_t b)
+{
+	dssm_time_t r;
+	return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline dssm_time_t dssm__time_sub(dssm_time_t a, dssm_time_t b)
+{
+	dssm_time_t r;
+	return __builtin_sub_overflow(a, b, &r) ? (b < 0 ? INT64_MAX : INT64_MIN) : r;
+}
+
+static inline dssm_time_t dssm__time_mul(dssm_time_t a, int64_t n)
+{
+	dssm_time_t r;
+	return __builtin_mul_overflow(a, n, &r) ? ((a < 0) != (n < 0) ? INT64_MIN : INT64_MAX) : r;
+}
+
+/* end - start in seconds, exact in its 64 bits over the whole range (taken
+ * unsigned, where it cannot overflow), before the rounding to double. */
+static inline double dssm__span_sec(dssm_time_t start, dssm_time_t end)
+{
+	return end >= start ? (double)((uint64_t)end - (uint64_t)start) / 1e9
+	                    : -(double)((uint64_t)start - (uint64_t)end) / 1e9;
+}
+
 /* crc32c.c: CRC-32C (Castagnoli) of n bytes. */
 uint32_t dssm__crc32c(const void *data, size_t n);
 /* Raw state in, raw state out (start at 0xffffffff, xor the end);

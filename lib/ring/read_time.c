@@ -44,18 +44,6 @@ static uint64_t keys_at_most(const dssm_stream *s, uint64_t first, uint64_t n, d
 	return a;
 }
 
-/* t + d and t - d, saturating. The room to each end is taken unsigned,
- * where it is exact (0 .. 2^64 - 1). */
-static dssm_time_t time_add_sat(dssm_time_t t, uint64_t d)
-{
-	return d > (uint64_t)INT64_MAX - (uint64_t)t ? INT64_MAX : (dssm_time_t)((uint64_t)t + d);
-}
-
-static dssm_time_t time_sub_sat(dssm_time_t t, uint64_t d)
-{
-	return d > (uint64_t)t - (uint64_t)INT64_MIN ? INT64_MIN : (dssm_time_t)((uint64_t)t - d);
-}
-
 /* The newest time history as of `commit`: the TID that began it. A writer
  * stores hist_first after the commit of its jump, so one loaded now is
  * either newer than `commit` (EAGAIN: look again) or the one that holds,
@@ -123,7 +111,8 @@ static uint64_t least_after(const dssm_stream *s, uint64_t from, uint64_t to, ds
  * and a sample's own time lies in [key - disorder, key]. */
 struct search {
 	const dssm_stream *s;
-	uint64_t lo, n, disorder;
+	uint64_t lo, n;
+	dssm_time_t disorder; /* 0 .. DSSM_TIME_JUMP_NS */
 };
 
 /* read_time's answer: the greatest time <= t, the newest of equals. */
@@ -139,9 +128,9 @@ static uint64_t search_before(const struct search *q, dssm_time_t t)
 	uint64_t from = 0;
 	if (at_most) {
 		dssm_time_t kb = key_of(q->s, q->lo + at_most - 1);
-		from = keys_at_most(q->s, q->lo, at_most - 1, time_sub_sat(kb, q->disorder));
+		from = keys_at_most(q->s, q->lo, at_most - 1, dssm__time_sub(kb, q->disorder));
 	}
-	uint64_t to = keys_at_most(q->s, q->lo, q->n, time_add_sat(t, q->disorder));
+	uint64_t to = keys_at_most(q->s, q->lo, q->n, dssm__time_add(t, q->disorder));
 	return greatest_at_or_before(q->s, q->lo + from, q->lo + to, t);
 }
 
@@ -154,9 +143,9 @@ static uint64_t search_after(const struct search *q, dssm_time_t t)
 	/* Keys <= t hold times <= t. e, the first key > t + disorder, holds a
 	 * time in (t, key(e)]; beyond a key of key(e) + disorder every time
 	 * is greater than e's. */
-	uint64_t e = keys_at_most(q->s, q->lo, q->n, time_add_sat(t, q->disorder)), to = q->n;
+	uint64_t e = keys_at_most(q->s, q->lo, q->n, dssm__time_add(t, q->disorder)), to = q->n;
 	if (e < q->n)
-		to = keys_at_most(q->s, q->lo, q->n, time_add_sat(key_of(q->s, q->lo + e), q->disorder));
+		to = keys_at_most(q->s, q->lo, q->n, dssm__time_add(key_of(q->s, q->lo + e), q->disorder));
 	return least_after(q->s, q->lo + at_most, q->lo + to, t);
 }
 
@@ -178,8 +167,11 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *
 		.s = s,
 		.lo = lo,
 		.n = commit - lo,
-		.disorder = (uint64_t)atomic_load_explicit(&s->hdr->disorder, memory_order_relaxed),
+		.disorder = atomic_load_explicit(&s->hdr->disorder, memory_order_relaxed),
 	};
+	/* (a damaged segment's value must not widen the scan beyond the rule) */
+	if (q.disorder < 0 || q.disorder > DSSM_TIME_JUMP_NS)
+		q.disorder = DSSM_TIME_JUMP_NS;
 	uint64_t tid = search_before(&q, t);
 	if (after)
 		*after = search_after(&q, t);
