@@ -295,6 +295,24 @@ int dssm_recorder_add(dssm_recorder *r, const char *address)
 	return rc == 0 && rs && r->started ? begin(r, rs, 1) : rc;
 }
 
+/* A ring a scan found while recording (--all, a NAME glob): made after the
+ * recording started, so all of it is wanted: it is read from TID 0, and
+ * what its writer overwrote before the recorder saw it is counted lost
+ * (read from "now" instead, its first samples were neither stored nor
+ * counted). A start the caller chose (dssm_recorder_set_start) stays. */
+static int add_found(dssm_recorder *r, const char *address)
+{
+	struct rstream *rs;
+	int rc = open_one(r, address, &rs);
+	if (rc < 0 || !rs || !r->started)
+		return rc;
+	if (rs->from != DSSM_FROM_TID) {
+		rs->from = DSSM_FROM_TID;
+		rs->from_tid = 0;
+	}
+	return begin(r, rs, 1);
+}
+
 /* Is a local stream wanted by add_matching or `all` (never the trigger)? */
 static int wanted(const dssm_recorder *r, const dssm_stream_info *s)
 {
@@ -322,7 +340,7 @@ static int scan(dssm_recorder *r)
 		char addr[DSSM_NAME_MAX + 16];
 		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
 		if (wanted(r, &v[i]) && !find(r, addr)) {
-			int rc = dssm_recorder_add(r, addr);
+			int rc = r->started ? add_found(r, addr) : dssm_recorder_add(r, addr);
 			if (rc < 0 && rc != DSSM_ENOENT && first == 0)
 				first = rc; /* a stream removed meanwhile is not a failure */
 		}
