@@ -48,6 +48,7 @@ enum scenario {
 	DOWNGRADE,          /* subscribed; the first connection speaks version 2 (the ring's
 	                     * identity in OPEN), pushes one sample and goes; the next
 	                     * speaks version 1 and pushes a sample of another ring */
+	SUB_SEQ,            /* subscribed; pushes the samples of seq[] (TID, missed) */
 };
 #define SLOW_WRITE_MAX (48u << 20)
 #define PARTIAL_TID 42
@@ -56,6 +57,11 @@ enum scenario {
 #define SUB_HANDLE 7
 #define FORGED_TID 1000
 static struct auth_secret *server_secret;
+/* SUB_SEQ: what the fake pushes after each SUBSCRIBE */
+static struct {
+	uint64_t tid, missed;
+} seq[8];
+static int seq_n;
 
 struct fake {
 	int lfd, port, conns;
@@ -113,17 +119,23 @@ static void hello_reply(struct wbuf *w, uint32_t req, int auth, uint32_t max_pay
 }
 
 /* A pushed sample (a DATA frame) of FLOOD_BYTES bytes; *len its size. */
-static const uint8_t *data_frame(uint32_t request, uint64_t tid, size_t *len)
+static const uint8_t *data_frame_missed(uint32_t request, uint64_t tid, uint64_t missed,
+                                        size_t *len)
 {
 	static uint8_t frame[WIRE_DATA_PREFIX + FLOOD_BYTES];
 	dssm_sample_info si = {0};
 	si.tid = tid;
 	si.time = 1000 + (dssm_time_t)tid;
 	si.len = si.copied = FLOOD_BYTES;
-	size_t n = wire_sample_prefix(frame, request, 1, SUB_HANDLE, 0, 0, &si);
+	size_t n = wire_sample_prefix(frame, request, 1, SUB_HANDLE, 0, missed, &si);
 	memset(frame + n, 'F', FLOOD_BYTES);
 	*len = n + FLOOD_BYTES;
 	return frame;
+}
+
+static const uint8_t *data_frame(uint32_t request, uint64_t tid, size_t *len)
+{
+	return data_frame_missed(request, tid, 0, len);
 }
 
 static void send_data(int fd, uint32_t request, uint64_t tid)
@@ -237,6 +249,11 @@ static void serve_stream(struct fake *fk, int fd, struct wbuf *w, int conn)
 			if (fk->what == SUB_THEN_IMPOSTOR && conn == 0) {
 				send_data(fd, sub, 5);
 				return; /* and the real proxy goes away */
+			}
+			for (int i = 0; fk->what == SUB_SEQ && i < seq_n; i++) {
+				size_t n;
+				const uint8_t *frame = data_frame_missed(sub, seq[i].tid, seq[i].missed, &n);
+				if (write(fd, frame, n) < 0) { /* the client may have gone */ }
 			}
 			if (fk->what == DOWNGRADE) {
 				send_data(fd, sub, 5 + (uint64_t)conn);
@@ -760,6 +777,89 @@ static void test_version_downgrade_refused(void **state)
 	fake_stop(&fk);
 }
 
+/* Subscribed (FROM, TID) to a fake pushing seq[]: the samples read before
+ * the first failure must be the first `good` of seq[]; then the failure's
+ * code, its message in *msg. */
+static int read_seq(int from, uint64_t tid, int good, char *msg, size_t cap)
+{
+	struct fake fk;
+	fake_start(&fk, SUB_SEQ);
+	char a[96];
+	snprintf(a, sizeof a, "%s/odom", hp(&fk));
+	dssm_stream *s = NULL;
+	if (dssm_open_address(a, DSSM_READ, &s) < 0)
+		fail_msg("open: %s", dssm_last_error());
+	assert_int_equal(dssm_subscribe(s, from, tid), 0);
+	static uint8_t buf[FLOOD_BYTES];
+	int rc;
+	for (int i = 0;; i++) {
+		dssm_sample_info si;
+		uint64_t missed = 0;
+		int tries = 0;
+		do
+			rc = dssm_read_next(s, buf, sizeof buf, &si, &missed);
+		while (rc == DSSM_EFUTURE && i < seq_n && ++tries < 20000 && !usleep(1000));
+		if (rc < 0)
+			break;
+		if (i >= good)
+			fail_msg("sample %d (TID %llu, missed %llu) was taken", i,
+			         (unsigned long long)si.tid, (unsigned long long)missed);
+		assert_int_equal(si.tid, seq[i].tid);
+		assert_int_equal(missed, seq[i].missed);
+	}
+	snprintf(msg, cap, "%s", dssm_last_error());
+	dssm_close(s);
+	fake_stop(&fk);
+	return rc;
+}
+
+#define SEQ(...) do { \
+		static const uint64_t v[] = {__VA_ARGS__}; \
+		seq_n = (int)(sizeof v / sizeof v[0] / 2); \
+		for (int k = 0; k < seq_n; k++) { \
+			seq[k].tid = v[2 * k]; \
+			seq[k].missed = v[2 * k + 1]; \
+		} \
+	} while (0)
+
+static void expect_in(const char *msg, const char *a, const char *b)
+{
+	if (!strstr(msg, a) || !strstr(msg, b))
+		fail_msg("'%s' does not say '%s' and '%s'", msg, a, b);
+}
+
+/* Pushed samples are checked for sequence (#24): TIDs going backwards, a
+ * jump not counted in `missed`, or a `missed` no TID can have were taken.
+ * Now each ends the connection with DSSM_EPROTO naming the numbers
+ * expected and got; a jump that `missed` counts is still taken. */
+static void test_pushed_sequence_checked(void **state)
+{
+	(void)state;
+	char msg[512];
+	SEQ(5, 0, 8, 2, 9, 0); /* a counted jump: fine */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 3, msg, sizeof msg), DSSM_EFUTURE);
+	SEQ(5, 0, 4, 0); /* backwards */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 1, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "TID 4", "expected TID 6");
+	SEQ(5, 0, 5, 0); /* the same again */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 1, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "TID 5", "expected TID 6");
+	SEQ(5, 0, 8, 0); /* a jump with missed 0 */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 1, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "expected missed 2", "got 0");
+	SEQ(5, 0, 7, UINT64_MAX); /* an impossible missed */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 1, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "expected missed 1", "got 18446744073709551615");
+	SEQ(5, UINT64_MAX); /* the first: more missed than TIDs before it */
+	assert_int_equal(read_seq(DSSM_FROM_OLDEST, 0, 0, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "expected missed <= 5", "got 18446744073709551615");
+	SEQ(5, 0); /* subscribed from TID 3: the first must count 3 and 4 */
+	assert_int_equal(read_seq(DSSM_FROM_TID, 3, 0, msg, sizeof msg), DSSM_EPROTO);
+	expect_in(msg, "expected missed 2", "got 0");
+	SEQ(5, 2); /* which it may */
+	assert_int_equal(read_seq(DSSM_FROM_TID, 3, 1, msg, sizeof msg), DSSM_EFUTURE);
+}
+
 /* A frame too big for the memory left: the call fails, and the connection
  * goes with its half-received frame, so the next call reconnects (the
  * handle kept the header and failed every call with ENOMEM for good). */
@@ -918,6 +1018,7 @@ int main(void)
 		cmocka_unit_test(test_deadline_with_stray_frames),
 		cmocka_unit_test(test_impostor_cannot_inject),
 		cmocka_unit_test(test_version_downgrade_refused),
+		cmocka_unit_test(test_pushed_sequence_checked),
 		cmocka_unit_test(test_no_memory_for_frame_recovers),
 		cmocka_unit_test(test_read_next_with_half_a_frame),
 		cmocka_unit_test(test_write_cut_by_its_timeout),

@@ -83,6 +83,11 @@ struct dssm_remote {
 	int subscribed;
 	uint32_t sub_request;
 	uint64_t next_tid;             /* TID after the last one received */
+	/* the TID the next DATA frame counts its `missed` from: the
+	 * SUBSCRIBE's (from a TID), then the one after each DATA; unknown
+	 * (expect_known 0) after a SUBSCRIBE from now or the oldest */
+	uint64_t expect_tid;
+	int expect_known;
 	uint64_t seen;                 /* the highest TID ever received + 1: the ring had that many */
 	int have_next;
 	struct remote_pushed *head, *tail;

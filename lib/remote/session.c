@@ -302,6 +302,8 @@ int dssm__remote_send_subscribe(struct dssm_remote *r, int from, uint64_t tid, d
 	if (rc == 0 && (rc = rbuf_end(&rb, "SUBSCRIBE reply")) == 0) {
 		r->subscribed = 1;
 		r->sub_request = req;
+		r->expect_known = from == WIRE_SUB_TID;
+		r->expect_tid = tid;
 	}
 	return rc;
 }

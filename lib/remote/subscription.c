@@ -6,6 +6,34 @@
  */
 #include "remote_internal.h"
 
+/* Is a DATA frame's (TID, missed) the next of the subscription? Its TID is
+ * the expected one plus `missed` (docs/protocol.md, DATA): never before it,
+ * no jump that `missed` does not count; and when the first frame's TID is
+ * not known (from now, the oldest), no more missed than TIDs before it. */
+static int sequence_ok(const struct dssm_remote *r, uint64_t tid, uint64_t missed)
+{
+	if (!r->expect_known) {
+		if (missed <= tid)
+			return 0;
+		return dssm__fail(DSSM_EPROTO, "proxy %s:%s pushed TID %llu with missed %llu: more "
+		                  "samples missed than TIDs before it (expected missed <= %llu, got %llu)",
+		                  r->host, r->port, (unsigned long long)tid, (unsigned long long)missed,
+		                  (unsigned long long)tid, (unsigned long long)missed);
+	}
+	uint64_t e = r->expect_tid;
+	if (tid < e)
+		return dssm__fail(DSSM_EPROTO, "proxy %s:%s pushed TID %llu, expected TID %llu or "
+		                  "later: TIDs went backwards", r->host, r->port,
+		                  (unsigned long long)tid, (unsigned long long)e);
+	if (tid - e != missed)
+		return dssm__fail(DSSM_EPROTO, "proxy %s:%s pushed TID %llu with missed %llu where "
+		                  "TID %llu was next: expected missed %llu, got %llu", r->host, r->port,
+		                  (unsigned long long)tid, (unsigned long long)missed,
+		                  (unsigned long long)e, (unsigned long long)(tid - e),
+		                  (unsigned long long)missed);
+	return 0;
+}
+
 static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t len,
                       struct remote_direct *d)
 {
@@ -16,10 +44,14 @@ static int queue_push(struct dssm_remote *r, const uint8_t *payload, uint32_t le
 	const uint8_t *data;
 	wire_get_sample(&rb, &si, &data);
 	int rc = rbuf_end(&rb, "DATA");
+	if (rc == 0)
+		rc = sequence_ok(r, si.tid, missed);
 	if (rc < 0) {
 		dssm__remote_disconnect(r);
 		return rc;
 	}
+	r->expect_tid = si.tid + 1;
+	r->expect_known = 1;
 	r->next_tid = si.tid + 1;
 	r->have_next = 1;
 	if (r->next_tid > r->seen)
