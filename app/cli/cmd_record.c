@@ -47,7 +47,8 @@ void help_record(FILE *out)
 	cli_dds_help_limits(out);
 	fprintf(out,
 	        "The other streams start from now, unless --from-oldest. --all records every\n"
-	        "stream, including ones that appear later. Each ring is drained by TID:\n"
+	        "stream, including ones that appear later (from their first sample; what\n"
+	        "they overwrote before they were found is counted lost). Each ring is drained by TID:\n"
 	        "nothing is missed unless the ring overwrites samples before the recorder\n"
 	        "reads them (a history longer than the ring, a slow disk): counted as lost.\n"
 	        "A ring removed and made again under its name is followed within ~250 ms:\n"

@@ -86,7 +86,10 @@ typedef struct dssm_recorder_config {
 	unsigned max_splits;        /* keep only the newest N parts (0: all) */
 	int direct;                 /* samples of 64 KiB and more with O_DIRECT */
 	int from_oldest;            /* start with what the rings hold, not from now */
-	int all;                    /* every local stream, also ones that appear later */
+	int all;                    /* every local stream, also ones that appear later
+	                               (those from their first sample: TID 0, what
+	                               they overwrote before being found counted
+	                               lost) */
 	uint64_t limit;             /* stop a stream after N samples (0: no limit) */
 	uint64_t min_free;          /* stop cleanly below this many free bytes (0: no check) */
 	/* called (from the caller's thread) when a stream starts being recorded */
