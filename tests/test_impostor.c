@@ -738,8 +738,8 @@ static void test_impostor_cannot_inject(void **state)
 
 /* A proxy that spoke version 2 to a handle and version 1 on its reconnect
  * (#24): the connector fell back to version 1, which has no ring identity
- * to compare, and took the samples of another ring. Now a lower version
- * than one the handle was spoken before is refused, naming both. */
+ * to compare, and took the samples of another ring. Now version 1 after
+ * version 2 or more on the handle is refused, naming both. */
 static void test_version_downgrade_refused(void **state)
 {
 	(void)state;

@@ -39,9 +39,10 @@ int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline)
 	return rc;
 }
 
-/* The version the HELLO reply chose: in the range sent, and no lower than
- * one spoken to this handle before. No fallback: version 1 has no ring
- * identity, so a handle falling back would take another ring's samples. */
+/* The version the HELLO reply chose: in the range sent, and not 1 after a
+ * version of 2 or more was spoken to this handle. No fallback: version 1
+ * has no ring identity, so a handle falling back would take another
+ * ring's samples. */
 static int hello_version_ok(struct dssm_remote *r)
 {
 	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
