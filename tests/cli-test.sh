@@ -61,6 +61,20 @@ t_option_grammar() {
 	"$DSSM" proxy --port 0 --port-file "$tmp/no/such/dir/port" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
 	has "--port-file $tmp/no/such/dir/port: cannot write it" "$tmp/e"
 }
+# a ROS topic selects its stream wherever a stream is selected (query's
+# --streams /turtle1/pose matched nothing, export's --topics took it), and a
+# glob that selects nothing is an error naming it (it was dropped silently)
+t_topic_names_and_typos() {
+	"$DSSM" import tests/data/recordings/tilt_laser.bag -o "$tmp/tilt" -q >/dev/null 2>&1 || return 1
+	[ "$("$DSSM" query "$tmp/tilt" --streams /imu_data -n 2 --format raw | wc -c)" -gt 0 ] || return 1
+	"$DSSM" query "$tmp/tilt" --streams /imu_data -n 1 --format json | grep -q '"stream":"imu_data:0"' || return 1
+	"$DSSM" query "$tmp/tilt" --streams imu_data,nosuch -n 1 >/dev/null 2>"$tmp/e"; [ $? -eq 1 ] || return 1
+	has "no stream of $tmp/tilt matches 'nosuch'" "$tmp/e" || return 1
+	"$DSSM" export "$tmp/tilt" --bag "$tmp/t.bag" --streams /scan,nope 2>"$tmp/e"; [ $? -eq 1 ] || return 1
+	has "matches 'nope'" "$tmp/e" && [ ! -e "$tmp/t.bag" ] || return 1
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-tp "$DSSM" play "$tmp/tilt" --streams '/s*,zz' 2>"$tmp/e"; [ $? -eq 1 ] || return 1
+	has "matches 'zz'" "$tmp/e"
+}
 t_write_ls() {
 	[ "$("$DSSM" write note hello --create 64)" = 0 ] || return 1
 	[ "$("$DSSM" write note world)" = 1 ] || return 1
@@ -590,6 +604,7 @@ assert m["header"]["frame_id"] == "/laser" and len(m["ranges"]) == 1078, m["head
 check "dssm --help and every command's --help" t_help
 check "unknown command exits 2" t_unknown
 check "options: a value never taken from an option, refusals said once (exit 2)" t_option_grammar
+check "a ROS topic selects its stream; a --streams glob matching nothing is an error" t_topic_names_and_typos
 check "write --create, then ls shows it" t_write_ls
 check "cat prints the history and a summary" t_cat
 check "cat --format json" t_cat_json
@@ -706,7 +721,7 @@ check "write: another type, encoding or definition for an existing stream is ref
 # a stream glob that can match no ring is a usage error naming why
 # (docs/design.md, "Globs"), wherever one is taken
 t_glob_refused() {
-	"$DSSM" proxy --allow-write /ns/x 2>"$tmp/ge"; [ $? -eq 2 ] && has "'/ns/x' has '/' at 0" "$tmp/ge" || return 1
+	"$DSSM" proxy --allow-write '/ns/a b' 2>"$tmp/ge"; [ $? -eq 2 ] && has "'ns.a b' has byte 0x20 at 4: .* (the stream of topic '/ns/a b')" "$tmp/ge" || return 1
 	"$DSSM" foxglove --allow-write odom: 2>"$tmp/ge"; [ $? -eq 2 ] && has "'odom:' has no ID after ':'" "$tmp/ge" || return 1
 	"$DSSM" query "$tmp" --streams 'imu,:1' 2>"$tmp/ge"; [ $? -eq 2 ] && has "':1' has no NAME before ':'" "$tmp/ge" || return 1
 	"$DSSM" record -o "$tmp/gr" 'cam*:x' --duration 100ms 2>"$tmp/ge"; [ $? -ne 0 ] && has "an ID is decimal digits" "$tmp/ge" || { cat "$tmp/ge"; return 1; }

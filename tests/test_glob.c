@@ -30,6 +30,10 @@ static void test_stream_globs(void **state)
 		{"*0", "odom", 0, 0},         /* a NAME glob: never the text "odom:0" */
 		{"laser%2F*", "laser%2Ffront", 0, 1},
 		{"/ns/*", "ns%2Fa", 0, 0},    {"laser/front", "laser%2Ffront", 0, 0},
+		/* a ROS topic stands for the stream import names after it */
+		{"/turtle1/pose", "turtle1.pose", 0, 1}, {"turtle1/pose", "turtle1.pose", 3, 1},
+		{"/ns/*", "ns.a", 0, 1},      {"/ns/*:1", "ns.a", 1, 1},  {"/ns/*:1", "ns.a", 0, 0},
+		{"//x", "x", 0, 1},           {"/scan", "scan2", 0, 0},
 		{"", "odom", 0, 0},           {":1", "odom", 1, 0},
 		{"odom:", "odom", 0, 0},      {"odom:x", "odom", 0, 0},
 		{"[abc", "a", 0, 0},          {"od\\*m", "odom", 0, 0},
@@ -88,14 +92,16 @@ static void test_check(void **state)
 {
 	(void)state;
 	const char *good[] = {"odom", "odom:*", "odom:1", "odom:1*", "*", "*:2", "cam*", "o?om",
-	                      "[a-c]am", "[!x]*:[0-9]", "laser%2F*", "a.b-c_d"};
+	                      "[a-c]am", "[!x]*:[0-9]", "laser%2F*", "a.b-c_d", "/ns/*",
+	                      "/turtle1/pose"};
 	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
 		if (dssm__stream_glob_check(good[i]) != 0)
 			fail_msg("'%s' refused: %s", good[i], dssm_last_error());
 	refused("", "empty");
 	refused(":1", "no NAME before ':'");
 	refused("odom:", "no ID after ':'");
-	refused("/ns/*", "has '/' at 0");
+	refused("/", "empty");
+	refused("/ns/a b", "has byte 0x20 at 4");
 	refused("odom:x", "an ID is decimal digits");
 	refused("odom:1:2", "has ':' at 6");
 	refused("od om", "has byte 0x20 at 2");
@@ -104,7 +110,8 @@ static void test_check(void **state)
 	refused("od\\*m", "has '*' at 3");
 	assert_int_equal(dssm__stream_glob_list_check(NULL), 0);
 	assert_int_equal(dssm__stream_glob_list_check("imu,odom:1"), 0);
-	assert_int_equal(dssm__stream_glob_list_check("imu,/odom"), DSSM_EINVAL);
+	assert_int_equal(dssm__stream_glob_list_check("imu,/odom"), 0);
+	assert_int_equal(dssm__stream_glob_list_check("imu,/"), DSSM_EINVAL);
 	assert_int_equal(dssm__stream_glob_list_check(""), DSSM_EINVAL);
 }
 

@@ -401,6 +401,10 @@ static int play_create_rings(struct play_run *p, const char *path)
 {
 	p->first = INT64_MAX;
 	p->last = INT64_MIN;
+	char miss[256];
+	if (p->o->list && cli_selection_unmatched(p->o->list, p->c, miss, sizeof miss))
+		return cli_error("play", "no stream of %s matches '%s' (--streams %s)", path, miss,
+		                 p->o->list);
 	for (int i = 0; i < p->n; i++) {
 		dssm_recorded r;
 		dssm_container_stream(p->c, i, &r);

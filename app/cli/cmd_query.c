@@ -53,6 +53,26 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list)
 	return dssm_name_list_matches(list, info->name, info->id);
 }
 
+const char *cli_selection_unmatched(const char *list, dssm_container *c, char *out, size_t cap)
+{
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n && n < cap) {
+			memcpy(out, p, n);
+			out[n] = '\0';
+			int hit = 0;
+			for (int i = 0; !hit && i < dssm_container_stream_count(c); i++) {
+				dssm_recorded r;
+				hit = dssm_container_stream(c, i, &r) == 0 && dssm_name_matches(out, r.info.name, r.info.id);
+			}
+			if (!hit)
+				return out;
+		}
+		p += n + (p[n] == ',');
+	}
+	return NULL;
+}
+
 int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list)
 {
 	if (dssm__stream_glob_list_check(list) == 0)
@@ -354,8 +374,9 @@ int cli_query_local(const char *path, const struct cli_query_opts *o)
 	if ((r.warned = dssm_container_warning(r.c) != NULL))
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	dssm_time_t t0, t1;
-	if (o->list && r.ns == 0)
-		rc = cli_error("query", "no stream of %s matches '%s'", path, o->list);
+	char miss[256];
+	if (o->list && cli_selection_unmatched(o->list, r.c, miss, sizeof miss))
+		rc = cli_error("query", "no stream of %s matches '%s' (--streams %s)", path, miss, o->list);
 	else
 		rc = cli_time_window("query", &o->start, &o->end, r.first, r.last, &t0, &t1);
 	if (rc) {

@@ -48,9 +48,10 @@ void help_record(FILE *out)
 	fprintf(out,
 	        "The other streams start from now, unless --from-oldest. --all records every\n"
 	        "stream, including ones that appear later (from their first sample; what\n"
-	        "they overwrote before they were found is counted lost). Each ring is drained by TID:\n"
-	        "nothing is missed unless the ring overwrites samples before the recorder\n"
-	        "reads them (a history longer than the ring, a slow disk): counted as lost.\n"
+	        "they overwrote before they were found is counted lost). Each ring is\n"
+	        "drained by TID: nothing is missed unless the ring overwrites samples before\n"
+	        "the recorder reads them (a history longer than the ring, a slow disk):\n"
+	        "counted as lost.\n"
 	        "A ring removed and made again under its name is followed within ~250 ms:\n"
 	        "what the old one holds is kept, the new one recorded from its oldest sample\n"
 	        "as a stream entry of its own (its type and sizes, TIDs from 0); both said.\n"

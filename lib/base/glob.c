@@ -35,19 +35,53 @@ static char *cut(const char *s, size_t n, char *buf, size_t cap)
 	return out;
 }
 
-int dssm_name_matches(const char *pattern, const char *name, int id)
+/* A stream glob written as a ROS topic ("/turtle1/pose", "/ns/x*") stands
+ * for the stream `dssm import` names after it: leading '/'s dropped, each
+ * other '/' read as '.' (app/bridge/import.c). PATTERN itself when it has
+ * no '/'; else the mapped glob in BUF (CAP bytes) or, longer, allocated
+ * (NULL when out of memory; the caller frees it when it is neither). */
+static const char *as_stream_glob(const char *pattern, char *buf, size_t cap)
 {
-	if (!pattern || !name)
+	if (!strchr(pattern, '/'))
+		return pattern;
+	while (*pattern == '/')
+		pattern++;
+	size_t n = strlen(pattern);
+	char *out = cut(pattern, n, buf, cap);
+	for (char *p = out; p && *p; p++)
+		if (*p == '/')
+			*p = '.';
+	return out;
+}
+
+static void done_with(const char *glob, const char *pattern, const char *buf)
+{
+	if (glob != pattern && glob != buf)
+		free((char *)glob);
+}
+
+int dssm_name_matches(const char *given, const char *name, int id)
+{
+	if (!given || !name)
+		return 0;
+	char topic_buf[256];
+	const char *pattern = as_stream_glob(given, topic_buf, sizeof topic_buf);
+	if (!pattern)
 		return 0;
 	const char *colon = strchr(pattern, ':');
-	if (!colon)
-		return dssm__glob_match(pattern, name);
-	char buf[256], idtext[16];
-	char *name_glob = cut(pattern, (size_t)(colon - pattern), buf, sizeof buf);
-	snprintf(idtext, sizeof idtext, "%d", id);
-	int hit = name_glob && dssm__glob_match(name_glob, name) && dssm__glob_match(colon + 1, idtext);
-	if (name_glob != buf)
-		free(name_glob);
+	int hit;
+	if (!colon) {
+		hit = dssm__glob_match(pattern, name);
+	} else {
+		char buf[256], idtext[16];
+		char *name_glob = cut(pattern, (size_t)(colon - pattern), buf, sizeof buf);
+		snprintf(idtext, sizeof idtext, "%d", id);
+		hit = name_glob && dssm__glob_match(name_glob, name) &&
+		      dssm__glob_match(colon + 1, idtext);
+		if (name_glob != buf)
+			free(name_glob);
+	}
+	done_with(pattern, given, topic_buf);
 	return hit;
 }
 
@@ -112,10 +146,6 @@ static int bad_char(const char *s, size_t i, int in_id)
 	if (in_id)
 		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '%c' at %zu: an ID is decimal "
 		                  "digits (NAME:ID, 'odom:1')", s, c > ' ' && c < 0x7f ? c : '?', i);
-	if (c == '/')
-		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '/' at %zu: a ring name holds no "
-		                  "'/' (laser/front is the ring laser%%2Ffront; topics are matched by "
-		                  "topic globs)", s, i);
 	if (c > ' ' && c < 0x7f)
 		return dssm__fail(DSSM_EINVAL, "stream glob '%s' has '%c' at %zu: a name holds "
 		                  "A-Z a-z 0-9 _ - . %%", s, c, i);
@@ -123,7 +153,26 @@ static int bad_char(const char *s, size_t i, int in_id)
 	                  "A-Z a-z 0-9 _ - . %%", s, c, i);
 }
 
-int dssm__stream_glob_check(const char *pattern)
+static int check_glob(const char *pattern);
+
+int dssm__stream_glob_check(const char *given)
+{
+	char buf[256];
+	const char *pattern = given ? as_stream_glob(given, buf, sizeof buf) : NULL;
+	if (given && !pattern)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = check_glob(pattern);
+	if (rc < 0 && pattern != given) {
+		char why[512];
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		rc = dssm__fail(rc, "%s (the stream of topic '%s')", why, given);
+	}
+	if (pattern)
+		done_with(pattern, given, buf);
+	return rc;
+}
+
+static int check_glob(const char *pattern)
 {
 	if (!pattern || !*pattern)
 		return dssm__fail(DSSM_EINVAL, "an empty stream glob: give NAME[:ID] ('*' for all)");

@@ -17,9 +17,12 @@
  *   cam*       every ID of each name starting with "cam"
  *   *          every stream               *:2      ID 2 of every name
  * The ID glob is tried against the ID in decimal ("odom:01" matches
- * nothing). A ring name holds no '/' (laser/front is the ring laser%2Ffront),
- * so a stream glob with '/' ("/ns/x") matches nothing; neither does an empty
- * glob, an empty NAME (":1") or ID ("odom:"). dssm__stream_glob_check
+ * nothing). A stream glob written as a ROS topic stands for the stream
+ * `dssm import` names after it: leading '/'s dropped, each other '/' read
+ * as '.' ("/turtle1/pose" is turtle1.pose, "/ns/x*" is ns.x*). (An SSM name
+ * with '/' is a percent-encoded ring name: laser/front is the ring
+ * laser%2Ffront, selected as "laser%2Ffront".) An empty glob, an empty
+ * NAME (":1") or ID ("odom:") matches nothing; dssm__stream_glob_check
  * names what is wrong with such a glob, for commands that refuse it.
  *
  * Topic globs match a whole topic name (ROS or DDS), '*' crossing '/': /ns/
