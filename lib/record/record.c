@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include "lib/base/glob.h"
 #include "lib/base/base.h"
 #include "lib/ring/backend.h"
 #include "lib/ring/sleep.h"
@@ -164,7 +163,7 @@ static void *drain(void *arg)
 
 /* ---- streams ---- */
 
-static struct rstream *find(dssm_recorder *r, const char *address)
+struct rstream *dssm__recorder_find(dssm_recorder *r, const char *address)
 {
 	for (int i = 0; i < r->n; i++)
 		if (!strcmp(r->v[i]->address, address))
@@ -174,7 +173,7 @@ static struct rstream *find(dssm_recorder *r, const char *address)
 
 /* Add a registered stream to the current part (unless open_part did) and
  * start its thread. */
-static int begin(dssm_recorder *r, struct rstream *rs, int add)
+int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 {
 	pthread_mutex_lock(&r->lock);
 	int rc = 0;
@@ -216,7 +215,7 @@ static int begin(dssm_recorder *r, struct rstream *rs, int add)
 }
 
 /* Open a stream and register it; *out is NULL if it was there already. */
-static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
+int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream **out)
 {
 	/* one spelling per local stream: "odom" and "odom:0" are the same */
 	char address[DSSM_NAME_MAX + 320], name[DSSM_NAME_MAX + 1];
@@ -228,7 +227,7 @@ static int open_one(dssm_recorder *r, const char *given, struct rstream **out)
 		snprintf(address, sizeof address, "%s", given);
 	else
 		return dssm__fail(DSSM_ENAME, "stream address of %zu bytes is too long", strlen(given));
-	if (find(r, address))
+	if (dssm__recorder_find(r, address))
 		return 0;
 	if (r->n == r->cap) {
 		int cap = r->cap ? r->cap * 2 : 8;
@@ -291,79 +290,8 @@ int dssm_recorder_add(dssm_recorder *r, const char *address)
 	if (r->stopped)
 		return dssm__fail(DSSM_ESTATE, "dssm_recorder_add: %s was stopped", r->dir);
 	struct rstream *rs;
-	int rc = open_one(r, address, &rs);
-	return rc == 0 && rs && r->started ? begin(r, rs, 1) : rc;
-}
-
-/* A ring a scan found while recording (--all, a NAME glob): made after the
- * recording started, so all of it is wanted: it is read from TID 0, and
- * what its writer overwrote before the recorder saw it is counted lost
- * (read from "now" instead, its first samples were neither stored nor
- * counted). A start the caller chose (dssm_recorder_set_start) stays. */
-static int add_found(dssm_recorder *r, const char *address)
-{
-	struct rstream *rs;
-	int rc = open_one(r, address, &rs);
-	if (rc < 0 || !rs || !r->started)
-		return rc;
-	if (rs->from != DSSM_FROM_TID) {
-		rs->from = DSSM_FROM_TID;
-		rs->from_tid = 0;
-	}
-	return begin(r, rs, 1);
-}
-
-/* Is a local stream wanted by add_matching or `all` (never the trigger)? */
-static int wanted(const dssm_recorder *r, const dssm_stream_info *s)
-{
-	if (!strcmp(s->name, DSSM_RECORD_TRIGGER))
-		return 0;
-	if (r->cfg.all)
-		return 1;
-	for (int k = 0; k < r->npatterns; k++)
-		if (dssm_name_matches(r->patterns[k], s->name, s->id))
-			return 1;
-	return 0;
-}
-
-/* Add every local stream wanted and not recorded yet. */
-static int scan(dssm_recorder *r)
-{
-	if (!r->cfg.all && !r->npatterns)
-		return 0;
-	dssm_stream_info *v;
-	int n = dssm_list(&v);
-	if (n < 0)
-		return n;
-	int first = 0;
-	for (int i = 0; i < n; i++) {
-		char addr[DSSM_NAME_MAX + 16];
-		snprintf(addr, sizeof addr, "%s:%d", v[i].name, v[i].id);
-		if (wanted(r, &v[i]) && !find(r, addr)) {
-			int rc = r->started ? add_found(r, addr) : dssm_recorder_add(r, addr);
-			if (rc < 0 && rc != DSSM_ENOENT && first == 0)
-				first = rc; /* a stream removed meanwhile is not a failure */
-		}
-	}
-	free(v);
-	return first;
-}
-
-int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern)
-{
-	if (!r || !pattern)
-		return dssm__fail(DSSM_EINVAL, "dssm_recorder_add_matching: NULL argument");
-	int rc = dssm__stream_glob_check(pattern); /* one that could match no ring */
-	if (rc < 0)
-		return rc;
-	char **p = realloc(r->patterns, sizeof *p * (size_t)(r->npatterns + 1));
-	if (!p)
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	r->patterns = p;
-	if (!(p[r->npatterns] = strdup(pattern)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	r->npatterns++;
-	return r->started ? scan(r) : 0;
+	int rc = dssm__recorder_open_one(r, address, &rs);
+	return rc == 0 && rs && r->started ? dssm__recorder_begin(r, rs, 1) : rc;
 }
 
 /* ---- parts ---- */
@@ -493,8 +421,8 @@ int dssm_recorder_start(dssm_recorder *r)
 		return rc;
 	r->started = 1;
 	for (int i = 0; i < r->n && rc == 0; i++)
-		rc = begin(r, r->v[i], 0);
-	int s = scan(r);
+		rc = dssm__recorder_begin(r, r->v[i], 0);
+	int s = dssm__recorder_scan(r);
 	return rc < 0 ? rc : s;
 }
 
@@ -526,7 +454,7 @@ int dssm_recorder_poll(dssm_recorder *r)
 		dssm__recorder_stop_with(r, why);
 		return 1;
 	}
-	scan(r); /* streams that appeared since */
+	dssm__recorder_scan(r); /* streams that appeared since */
 	int active = 0;
 	for (int i = 0; i < r->n; i++)
 		active += !atomic_load(&r->v[i]->done);

@@ -97,6 +97,18 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
  * again while it recorded it; dssm_recording_next_ring), or none. */
 enum { FOLLOW_NONE, FOLLOW_LOCAL, FOLLOW_PROXY, FOLLOW_RECORDING };
 
+/* record.c: the stream registered under ADDRESS, or NULL. */
+struct rstream *dssm__recorder_find(dssm_recorder *r, const char *address);
+/* record.c: open a stream and register it; *out is NULL if it was there
+ * already. */
+int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream **out);
+/* record.c: add rs's entry to the part (add) and start its thread. */
+int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add);
+/* record_scan.c: add every local ring `all` or a glob wants and not
+ * recorded yet (found while recording: from its first sample). 0, or the
+ * first error other than a ring removed meanwhile. */
+int dssm__recorder_scan(dssm_recorder *r);
+
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */
 void dssm__recorder_entry(struct rstream *rs, int part, int index);
