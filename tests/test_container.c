@@ -45,10 +45,7 @@ struct rec {
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return testutil_rand(&rng);
 }
 
 /* payload of record k: deterministic from (stream, tid) */

@@ -237,10 +237,7 @@ static void check_bracket(dssm_stream *s, const struct model *m, uint32_t slots,
 static uint64_t rng = 88172645463325252ull;
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return testutil_rand(&rng);
 }
 
 static void test_against_model(void **state)

@@ -99,6 +99,16 @@ static inline int testutil_check(const void *buf, size_t len, uint64_t tid)
 	return 1;
 }
 
+/* A reproducible pseudo-random sequence (xorshift64) from *state, which
+ * the test seeds (never 0). */
+static inline uint64_t testutil_rand(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 static inline double testutil_seconds(double dflt)
 {
 	const char *e = getenv("DSSM_TEST_SECONDS");

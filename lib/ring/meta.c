@@ -61,10 +61,9 @@ int dssm_info(dssm_stream *s, dssm_stream_info *info)
 	}
 	/* Times are the writers' to choose (INT64_MIN and INT64_MAX included):
 	 * the span is taken unsigned, where it cannot overflow. */
-	if (info->tid_newest > info->tid_oldest && info->time_newest > info->time_oldest) {
-		uint64_t span = (uint64_t)info->time_newest - (uint64_t)info->time_oldest;
-		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) / ((double)span / 1e9);
-	}
+	if (info->tid_newest > info->tid_oldest && info->time_newest > info->time_oldest)
+		info->rate_hz = (double)(info->tid_newest - info->tid_oldest) /
+		                dssm__span_sec(info->time_oldest, info->time_newest);
 	return 0;
 }
 

@@ -99,8 +99,10 @@ static int64_t publish(dssm_stream *s, const struct next *next, size_t len,
 	atomic_store_explicit(&sh->time, t, memory_order_relaxed);
 	atomic_store_explicit(&sh->len, (uint64_t)len, memory_order_relaxed);
 	atomic_store_explicit(&s->times[n.idx], w->key, memory_order_relaxed);
-	/* Only grows, so a reader that loads it after commit sees enough. */
-	if (w->disorder > (uint64_t)atomic_load_explicit(&h->disorder, memory_order_relaxed))
+	/* Only grows, so a reader that loads it after commit sees enough. An
+	 * in-order sample (disorder 0) does not touch its line. */
+	if (w->disorder &&
+	    w->disorder > (uint64_t)atomic_load_explicit(&h->disorder, memory_order_relaxed))
 		atomic_store_explicit(&h->disorder, (int64_t)w->disorder, memory_order_relaxed);
 	/* The newest sample's time, length and place also sit in the commit
 	 * line: a reader of the newest sample reads them there (read.c), and
