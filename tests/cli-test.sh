@@ -386,7 +386,8 @@ t_split_and_snapshot() {
 	"$DSSM" record -o "$tmp/roll" odom --split-duration 0.5 --max-splits 2 --duration 1.8 2>"$tmp/r" || { cat "$tmp/r"; return 1; }
 	tail -2 "$tmp/r"
 	ls "$tmp/roll"
-	[ "$(ls "$tmp/roll" | wc -l)" -eq 2 ] && [ -d "$tmp/roll/part-0004" ] && [ -d "$tmp/roll/part-0003" ] || return 1
+	[ "$(ls -d "$tmp/roll"/part-* | wc -l)" -eq 2 ] && [ -d "$tmp/roll/part-0004" ] && [ -d "$tmp/roll/part-0003" ] || return 1
+	[ -f "$tmp/roll/SET" ] && [ -f "$tmp/roll/CLOSED" ] || { echo "no SET or CLOSED in the set"; return 1; }
 	# the two parts kept follow each other without a gap: part-0004 starts at
 	# the TID after part-0003's last (how many each holds depends on the
 	# machine's speed: the split timer ticks every 0.1 s)

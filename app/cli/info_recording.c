@@ -60,6 +60,55 @@ struct row {
 	double secs, rate;
 };
 
+/* The part's directory name (part-NNNN), from its path. */
+static const char *part_name(const dssm_part *p)
+{
+	const char *slash = strrchr(p->path, '/');
+	return slash ? slash + 1 : p->path;
+}
+
+/* A recording split into parts: each part's samples, span and state. */
+static void print_parts_json(dssm_container *c)
+{
+	int n = dssm_container_part_count(c);
+	if (n <= 0)
+		return;
+	fputs(",\"parts\":[", stdout);
+	for (int i = 0; i < n; i++) {
+		dssm_part p;
+		dssm_container_part(c, i, &p);
+		fputs(i ? ",{\"part\":" : "{\"part\":", stdout);
+		cli_json_string(stdout, part_name(&p));
+		printf(",\"number\":%d,\"count\":%llu,\"closed\":%s,\"removed\":%s", p.number,
+		       (unsigned long long)p.count, p.closed ? "true" : "false",
+		       p.removed ? "true" : "false");
+		if (p.count)
+			printf(",\"first_ns\":%lld,\"last_ns\":%lld", (long long)p.first, (long long)p.last);
+		fputc('}', stdout);
+	}
+	fputc(']', stdout);
+}
+
+static void print_parts_table(dssm_container *c)
+{
+	int n = dssm_container_part_count(c);
+	if (n <= 0)
+		return;
+	printf("parts:       %d, read as one recording\n", n);
+	printf("%-10s %10s %-30s %-30s %s\n", "PART", "SAMPLES", "FIRST", "LAST", "STATE");
+	for (int i = 0; i < n; i++) {
+		dssm_part p;
+		char a[48] = "-", b[48] = "-";
+		dssm_container_part(c, i, &p);
+		if (p.count) {
+			cli_format_time(a, sizeof a, p.first);
+			cli_format_time(b, sizeof b, p.last);
+		}
+		printf("%-10s %10llu %-30s %-30s %s\n", part_name(&p), (unsigned long long)p.count, a, b,
+		       p.removed ? "removed (rolling window)" : p.closed ? "closed" : "being written");
+	}
+}
+
 static void print_json(const char *dir, dssm_container *c, const struct row *rows, int n,
                        dssm_time_t start, dssm_time_t end, uint64_t disk)
 {
@@ -107,7 +156,9 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 			fputs("null", stdout);
 		fputc('}', stdout);
 	}
-	fputs("]}\n", stdout);
+	fputc(']', stdout);
+	print_parts_json(c);
+	fputs("}\n", stdout);
 }
 
 static void print_table(const char *dir, dssm_container *c, const struct row *rows, int n,
@@ -157,6 +208,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	for (int i = 0; i < n; i++)
 		if (rows[i].r.damage)
 			printf("damaged:     %s: %s\n", rows[i].label, rows[i].r.damage);
+	print_parts_table(c);
 }
 
 int cli_recording_info(const char *path, int json)

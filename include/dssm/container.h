@@ -187,6 +187,42 @@ int dssm_container_close(dssm_container *c);
  * is not a container. For rolling windows of parts and failed imports. */
 int dssm_container_remove(const char *dir);
 
+/* ---- recording sets: a recording split into parts ----
+ *
+ * `dssm record --split-duration/--split-size` writes DIR/part-0001,
+ * DIR/part-0002, ... (each a container) with DIR/SET, and DIR/CLOSED once
+ * the last part closed; `--max-splits K` keeps the last K parts (a rolling
+ * window). dssm_container_open(DIR) opens such a set as ONE container
+ * (docs/container-format.md, section 6): every call above and below works
+ * on it.
+ *   - A stream continues across parts: its entries in successive parts are
+ *     one stream of the set, TIDs and times going on (a part begun after
+ *     the ring was made again starts a new one, as in one container).
+ *   - Queries merge the parts by time; dssm_open_recording("DIR", ...) and
+ *     dssm_open_address("DIR/NAME") read a stream across its parts.
+ *   - A set being written: dssm_container_refresh (and every read of a
+ *     recorded stream) sees parts added since; dssm_container_closed is 1
+ *     once DIR/CLOSED is there.
+ *   - A part the rolling window removed while the set is open: its samples
+ *     are gone as samples that left a ring's history. A query that reaches
+ *     it fails with DSSM_ETOOOLD naming the part (a part it already reads
+ *     stays readable); a recorded stream's read_next counts them in
+ *     *missed, read_tid of one of them is DSSM_ETOOOLD.
+ *   - A part that cannot be read (damaged CONTAINER, a newer format) is
+ *     left out and dssm_container_warning says so; the others are read.
+ * A plain container has no parts (dssm_container_part_count returns 0). */
+typedef struct dssm_part {
+	const char *path;           /* DIR/part-NNNN (valid while the set is open) */
+	int number;                 /* NNNN */
+	int closed;                 /* its recorder closed it */
+	int removed;                /* the rolling window removed it since open */
+	uint64_t count;             /* samples it holds (its streams' counts) */
+	dssm_time_t first, last;    /* their time range (valid when count > 0) */
+} dssm_part;
+
+int dssm_container_part_count(dssm_container *c);
+int dssm_container_part(dssm_container *c, int i, dssm_part *out);
+
 /* ---- a recorded stream read with the calls of dssm.h ---- */
 
 /* Open stream NAME:ID of the container DIR as a read-only dssm_stream:

@@ -2,7 +2,8 @@
  * open.c - one place that decides what an address is and opens it through
  * the backend that owns it (include/dssm/connector.h, "Addresses"):
  *
- *   DIR/NAME[:ID]        a recording (DIR holds a CONTAINER): lib/store
+ *   DIR/NAME[:ID]        a recording (DIR holds a CONTAINER, or parts of a set):
+ *                        lib/store
  *   HOST[:PORT]/NAME[:ID] a stream behind a dssm proxy: lib/remote
  *   NAME[:ID]            a ring in this host's shared memory: lib/ring
  *
@@ -18,6 +19,7 @@
 #include "dssm/container.h"
 #include "lib/base/base.h"
 #include "lib/remote/remote.h"
+#include "lib/store/set.h"
 
 /* The address rule for recordings (connector.h): "DIR/NAME[:ID]" where DIR
  * is an existing directory; a local path that exists wins over HOST:PORT.
@@ -41,7 +43,9 @@ static size_t recording_dir_len(const char *address)
 	 * not take over an address */
 	char marker[4096 + 16];
 	snprintf(marker, sizeof marker, "%s/CONTAINER", dir);
-	return stat(marker, &st) == 0 && S_ISREG(st.st_mode) ? n : 0;
+	if (stat(marker, &st) == 0 && S_ISREG(st.st_mode))
+		return n;
+	return dssm__set_is(dir) ? n : 0; /* a recording split into parts */
 }
 
 int dssm_address_is_recording(const char *address)

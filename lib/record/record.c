@@ -26,6 +26,7 @@
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 #include "record.h"
+#include "lib/store/set.h"
 #include "lib/store/store.h"
 
 void dssm_recorder_config_init(dssm_recorder_config *cfg)
@@ -306,7 +307,12 @@ static int open_part(dssm_recorder *r)
 	dssm__recorder_part_path(r, r->part, path, sizeof path);
 	if (dssm__recorder_splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
 		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", r->dir);
-	int rc = dssm_container_create(path, &r->c);
+	/* SET marks the directory a set of parts before its first part (a
+	 * reader may follow it from the start) and claims it */
+	int rc = dssm__recorder_splitting(r) && r->part == 1 ? dssm__set_begin(r->dir) : 0;
+	if (rc < 0)
+		return rc;
+	rc = dssm_container_create(path, &r->c);
 	if (rc < 0) {
 		r->c = NULL;
 		return rc;
@@ -499,6 +505,15 @@ int dssm_recorder_stop(dssm_recorder *r)
 			snprintf(why, sizeof why, "%s", dssm_last_error());
 			if (rc == DSSM_ENOSPC)
 				dssm__recorder_stop_with(r, why);
+		}
+	}
+	/* a set's CLOSED: no part will follow (readers stop waiting) */
+	if (r->started && dssm__recorder_splitting(r)) {
+		int max = (int)r->cfg.max_splits;
+		int end = dssm__set_end(r->dir, max > 0 && r->part > max ? r->part - max + 1 : 1, r->part);
+		if (end < 0 && rc == 0) {
+			rc = end;
+			snprintf(why, sizeof why, "%s", dssm_last_error());
 		}
 	}
 	for (int i = 0; i < r->n; i++) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "set.h"
 #include "store.h"
 
 char *dssm__store_path(const dssm_container *c, int stream, const char *ext)
@@ -128,11 +129,14 @@ void dssm__store_free(dssm_container *c)
 	free(c->dir);
 	free(c->summary);
 	free(c->note);
+	dssm__set_free(c->set);
 	free(c);
 }
 
 const char *dssm_container_schema(dssm_container *c, int stream)
 {
+	if (c && c->set)
+		return dssm__set_schema(c, stream);
 	if (!c || stream < 0 || stream >= c->n || !c->s[stream].schema)
 		return "";
 	return c->s[stream].schema;
@@ -140,6 +144,8 @@ const char *dssm_container_schema(dssm_container *c, int stream)
 
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
 {
+	if (c && c->set)
+		return dssm__set_property(c, stream, len);
 	if (!c || stream < 0 || stream >= c->n) {
 		if (len)
 			*len = 0;
@@ -152,6 +158,8 @@ const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
 
 int dssm_container_find(dssm_container *c, const char *name, int id)
 {
+	if (c && c->set)
+		return dssm__set_find(c, name, id);
 	for (int i = 0; c && name && i < c->n; i++)
 		if (c->s[i].info.id == id && !strcmp(c->s[i].info.name, name))
 			return i;
@@ -160,7 +168,7 @@ int dssm_container_find(dssm_container *c, const char *name, int id)
 
 int dssm_container_closed(dssm_container *c)
 {
-	return c && c->closed;
+	return c && (c->set ? dssm__set_closed(c) : c->closed);
 }
 
 /* The end, padding included, of the record an index entry points to. */
@@ -212,11 +220,26 @@ int dssm_container_check_output(const char *dir)
 
 int dssm_container_stream_count(dssm_container *c)
 {
-	return c ? c->n : DSSM_EINVAL;
+	return !c ? DSSM_EINVAL : c->set ? dssm__set_stream_count(c) : c->n;
+}
+
+int dssm_container_part_count(dssm_container *c)
+{
+	return !c ? DSSM_EINVAL : c->set ? dssm__set_part_count(c) : 0;
+}
+
+int dssm_container_part(dssm_container *c, int i, dssm_part *out)
+{
+	if (!c || !c->set)
+		return dssm__fail(DSSM_EINVAL, "no part %d: %s is not a set of parts", i,
+		                  c ? c->dir : "NULL");
+	return dssm__set_part(c, i, out);
 }
 
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 {
+	if (c && out && c->set)
+		return dssm__set_stream(c, stream, out);
 	if (!c || !out || stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
 	/* a closed container's figures come from CLOSED until the stream's
@@ -234,13 +257,15 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 
 const char *dssm_container_warning(dssm_container *c)
 {
-	return c ? c->note : NULL;
+	return !c ? NULL : c->set ? dssm__set_warning(c) : c->note;
 }
 
 void dssm_container_set_salvage(dssm_container *c, int on)
 {
 	if (c)
 		c->salvage = on;
+	if (c && c->set)
+		dssm__set_salvage(c, on);
 }
 
 int dssm_container_close(dssm_container *c)

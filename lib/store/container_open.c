@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "set.h"
 #include "store.h"
 
 /* ---- reading ---- */
@@ -322,6 +323,8 @@ int dssm__store_distrust(dssm_container *c, int idx, const char *why)
 
 int dssm_container_verify(dssm_container *c, int stream)
 {
+	if (c && !c->writing && c->set)
+		return dssm__set_verify(c, stream);
 	if (!c || c->writing || stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_verify: no stream %d in the container",
 		                  stream);
@@ -335,15 +338,21 @@ int dssm_container_verify(dssm_container *c, int stream)
 	 * checking every stream of a big recording must not run out of them */
 	struct rlimit rl;
 	rlim_t budget = getrlimit(RLIMIT_NOFILE, &rl) == 0 ? rl.rlim_cur / 4 : 64;
-	if (rc == 0 && s->trusted && !s->damage && s->data_fd >= 0 &&
-	    (rlim_t)c->open_streams > budget) {
-		close(s->data_fd);
-		close(s->index_fd);
-		s->data_fd = s->index_fd = -1;
-		s->lazy = 1;
-		c->open_streams--;
-	}
+	if (rc == 0 && (rlim_t)c->open_streams > budget)
+		dssm__store_stream_release(c, stream);
 	return rc;
+}
+
+void dssm__store_stream_release(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->trusted || s->damage || s->met || s->data_fd < 0)
+		return;
+	close(s->data_fd);
+	close(s->index_fd);
+	s->data_fd = s->index_fd = -1;
+	s->lazy = 1;
+	c->open_streams--;
 }
 
 /* Does streams/ hold files of stream idx that are not empty? */
@@ -482,6 +491,8 @@ int dssm_container_open(const char *dir, dssm_container **out)
 		rc = dssm__fail_errno(DSSM_ENOENT, "%s", dir);
 	else if (!S_ISDIR(st.st_mode))
 		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm recording (not a directory)", dir);
+	else if (dssm__set_is(dir))
+		rc = 1; /* a set of parts (set.c) */
 	else if (!cpath || dssm__store_read_file(cpath, &text, &len) < 0)
 		rc = dssm__fail(errno == ENOENT ? DSSM_ENOENT : DSSM_ECORRUPT,
 		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
@@ -493,7 +504,10 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	free(text);
 	free(cpath);
 	c->version = version;
-	if (rc == 0) {
+	if (rc == 1) {
+		c->version = FORMAT_VERSION;
+		rc = dssm__set_open(c);
+	} else if (rc == 0) {
 		dssm__store_load_closed(c);
 		rc = open_streams(c);
 	}
@@ -520,6 +534,8 @@ int dssm_container_refresh(dssm_container *c)
 {
 	if (!c || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
+	if (c->set)
+		return dssm__set_refresh(c);
 	/* CLOSED first: the recorder writes it after its final sync, so tails
 	 * read after seeing it are complete. Read after the tails, a close in
 	 * between would leave this reader closed with stale counts for good. */
@@ -535,6 +551,8 @@ int dssm_container_refresh(dssm_container *c)
 
 int dssm__store_refresh_stream(dssm_container *c, int idx)
 {
+	if (c->set)
+		return dssm__set_refresh_stream(c, idx);
 	if (!c->closed)
 		dssm__store_load_closed(c);
 	return refresh_tail(c, idx);

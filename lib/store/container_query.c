@@ -12,6 +12,7 @@
 
 #include "lib/base/base.h"
 #include "query.h"
+#include "set.h"
 #include "store.h"
 
 /* ---- queries ---- */
@@ -92,6 +93,8 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 {
 	if (!c || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_open: NULL argument");
+	if (c->set)
+		return dssm__set_query_open(c, streams, nstreams, start, end, out);
 	struct dssm_query *q = calloc(1, sizeof *q);
 	int n = streams && nstreams > 0 ? nstreams : c->n;
 	if (!q || !(q->cur = calloc((size_t)(n ? n : 1), sizeof *q->cur))) {
@@ -195,6 +198,8 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 {
 	if (!q || !rec)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	if (q->set)
+		return dssm__set_query_next(q, rec);
 	for (int i = 0; q->reload && i < q->n; i++) {
 		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
 		if (rc < 0)
@@ -261,6 +266,18 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	return 1;
 }
 
+/* The size of the sample the next dssm_query_next returns: 1, 0 at the
+ * end, or an error. */
+static int peek_len(struct dssm_query *q, uint32_t *len)
+{
+	if (q->set)
+		return dssm__set_query_peek(q, len);
+	struct cursor *best = next_cursor(q);
+	if (best)
+		*len = le_get32(best->entry + 24);
+	return best != NULL;
+}
+
 int dssm_query_next_batch(dssm_query *q, dssm_batch *b)
 {
 	if (!q || !b || (b->max && (!b->times || !b->tids || !b->lens)) || (b->cap && !b->data))
@@ -268,12 +285,14 @@ int dssm_query_next_batch(dssm_query *q, dssm_batch *b)
 	size_t n = 0, used = 0, max = b->max < INT32_MAX ? b->max : INT32_MAX;
 	b->used = 0;
 	while (n < max) {
-		struct cursor *best = next_cursor(q);
-		if (!best)
-			break;
 		/* the next sample's size, from its index entry: stop before it
 		 * rather than take it without room for its bytes */
-		uint32_t len = le_get32(best->entry + 24);
+		uint32_t len = 0;
+		int more = peek_len(q, &len);
+		if (more < 0)
+			return n ? (int)n : more;
+		if (!more)
+			break;
 		if (len > b->cap - used) {
 			if (n == 0)
 				return dssm__fail(DSSM_ETOOBIG, "dssm_query_next_batch: the next sample has %u "
@@ -303,47 +322,76 @@ int dssm_container_budget_start(dssm_container *c, const int *streams, int nstre
 {
 	if (!c || !start)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_budget_start: NULL argument");
+	if (c->set)
+		return dssm__set_budget_start(c, streams, nstreams, budget, start);
 	int n = streams && nstreams > 0 ? nstreams : c->n;
-	uint64_t *pos = calloc((size_t)(n ? n : 1), sizeof *pos);
-	if (!pos)
+	struct budget_src *src = calloc((size_t)(n ? n : 1), sizeof *src);
+	if (!src)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
+	int rc = 0;
+	for (int i = 0; i < n && rc == 0; i++) {
 		int idx = streams && nstreams > 0 ? streams[i] : i;
-		int rc = idx >= 0 && idx < c->n ? dssm__store_stream_files(c, idx)
-		                                : dssm__fail(DSSM_EINVAL, "no stream %d in the container", idx);
-		if (rc < 0) {
-			free(pos);
-			return rc;
-		}
-		pos[i] = c->s[idx].count;
+		src[i] = (struct budget_src){.c = c, .idx = idx};
+		if (idx < 0 || idx >= c->n)
+			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", idx);
 	}
+	if (rc == 0)
+		rc = dssm__store_budget_walk(src, n, budget, start);
+	free(src);
+	return rc;
+}
+
+/* The time of the newest entry of src not yet taken: from the figures
+ * while its files are not opened (a set's parts are opened only once the
+ * walk reaches them), else from its index. 0, or -1 when nothing is left. */
+static int budget_key(struct budget_src *b, dssm_time_t *t, uint8_t *e)
+{
+	struct cstream *s = &b->c->s[b->idx];
+	if (!b->started) {
+		b->pos = s->count;
+		b->started = 1;
+	}
+	if (!b->pos)
+		return -1;
+	if (s->lazy && b->pos == s->count) {
+		*t = s->last;
+		return 0;
+	}
+	if (dssm__store_pread_all(s->index_fd, e, ENTRY, (b->pos - 1) * ENTRY) < 0)
+		return -1;
+	*t = (dssm_time_t)le_get64(e);
+	return 0;
+}
+
+int dssm__store_budget_walk(struct budget_src *src, int n, uint64_t budget, dssm_time_t *start)
+{
 	uint64_t used = 0;
 	*start = INT64_MAX;
 	/* Walk back from the newest sample of all streams, merged by time. */
 	for (;;) {
 		int best = -1;
-		dssm_time_t bt = INT64_MIN;
-		uint8_t e[ENTRY], be[ENTRY];
-		for (int i = 0; i < n; i++) {
-			struct cstream *s = &c->s[streams && nstreams > 0 ? streams[i] : i];
-			if (!pos[i] || dssm__store_pread_all(s->index_fd, e, ENTRY, (pos[i] - 1) * ENTRY) < 0)
-				continue;
-			if ((dssm_time_t)le_get64(e) > bt) {
-				bt = (dssm_time_t)le_get64(e);
+		dssm_time_t bt = INT64_MIN, t;
+		uint8_t e[ENTRY];
+		for (int i = 0; i < n; i++)
+			if (budget_key(&src[i], &t, e) == 0 && t > bt) {
+				bt = t;
 				best = i;
-				memcpy(be, e, ENTRY);
 			}
-		}
 		if (best < 0)
 			break;
-		uint64_t cost = le_get32(be + 24) + 64; /* the sample and its framing */
+		struct budget_src *b = &src[best];
+		int rc = dssm__store_stream_files(b->c, b->idx);
+		if (rc < 0)
+			return rc;
+		if (budget_key(b, &bt, e) < 0) /* (files found shorter than said) */
+			continue;
+		uint64_t cost = le_get32(e + 24) + 64; /* the sample and its framing */
 		if (used + cost > budget && used > 0)
 			break;
 		used += cost;
 		*start = bt;
-		pos[best]--;
+		b->pos--;
 	}
-	free(pos);
 	return 0;
 }
 
@@ -351,6 +399,8 @@ int64_t dssm_query_remaining(dssm_query *q)
 {
 	if (!q)
 		return dssm__fail(DSSM_EINVAL, "NULL query");
+	if (q->set)
+		return dssm__set_query_remaining(q);
 	int64_t n = 0;
 	for (int i = 0; i < q->n; i++)
 		n += (int64_t)(q->cur[i].end - q->cur[i].next);
@@ -361,6 +411,10 @@ void dssm_query_close(dssm_query *q)
 {
 	if (!q)
 		return;
+	if (q->set) {
+		dssm__set_query_close(q);
+		return;
+	}
 	for (int i = 0; i < q->n; i++) {
 		free(q->cur[i].ibuf);
 		window_free(&q->cur[i]);
@@ -374,6 +428,8 @@ void dssm_query_close(dssm_query *q)
 
 int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 {
+	if (q->set)
+		return dssm__set_query_seek(q, from, to);
 	struct cursor *k = &q->cur[0];
 	struct cstream *s = &q->c->s[k->stream];
 	if (to > s->count)
@@ -399,11 +455,15 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 
 int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
 {
+	if (q->set)
+		return dssm__set_query_search(q, t, after, at);
 	return dssm__query_search_time(q, q->cur[0].stream, t, after, 0, at);
 }
 
 int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid)
 {
+	if (q->set)
+		return dssm__set_query_entry(q, i, time, tid);
 	int stream = q->cur[0].stream;
 	struct cstream *s = &q->c->s[stream];
 	uint8_t e[ENTRY];
@@ -422,5 +482,7 @@ int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *ti
 
 uint64_t dssm__query_count(dssm_query *q)
 {
+	if (q->set)
+		return dssm__set_query_count(q);
 	return q->c->s[q->cur[0].stream].count;
 }

@@ -40,6 +40,28 @@ static struct recording *rec_of(dssm_stream *s)
 	return s->backend;
 }
 
+/* A set's rolling window took entries from the stream's front: entry
+ * numbers move back by as many. A read position among them is gone: the
+ * next read_next looks for the TID after it, and counts what it passes
+ * over in *missed, as a ring's reader that fell behind. */
+static void follow_front(struct recording *r)
+{
+	uint64_t gone = dssm__store_front_dropped(r->c, r->idx);
+	if (gone <= r->front_seen)
+		return;
+	uint64_t k = gone - r->front_seen;
+	r->front_seen = gone;
+	if (!r->has_pos || r->want_set)
+		return;
+	if (r->pos_i >= k) {
+		r->pos_i -= k;
+		return;
+	}
+	r->has_pos = 0;
+	r->want_set = 1;
+	r->want = r->pos_tid + 1;
+}
+
 /* See what the recorder added to this stream since the last look (nothing
  * to do once the recorder closed the container). The other streams, and
  * streams added later, are not looked at: a read costs the same however
@@ -50,9 +72,10 @@ static int refresh(dssm_stream *s)
 	if (dssm_container_closed(r->c))
 		return 0;
 	int rc = dssm__store_refresh_stream(r->c, r->idx);
-	return rc < 0 ? dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id,
-	                           dssm_last_error())
-	              : 0;
+	if (rc < 0)
+		return dssm__fail(rc, "recording of '%s:%d': %s", s->name, s->id, dssm_last_error());
+	follow_front(r);
+	return 0;
 }
 
 static int no_sample(dssm_stream *s)

@@ -44,6 +44,7 @@ struct dssm_query {
 	int wstream;
 	uint64_t wlo, whi;
 	int reload;          /* a cursor has reload set */
+	struct set_query *set; /* a query of a set (set.c): the fields above unused */
 };
 
 /* Index entry i of a stream from the last search's window, if it is there. */

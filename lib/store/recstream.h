@@ -24,6 +24,9 @@ struct recording {
 	 * good after them yet): added to the missed of the next sample it
 	 * returns, as a ring's read_next does with what it moved past */
 	uint64_t carried;
+	/* entries the rolling window of a set took from the stream's front,
+	 * as far as the read position knows (set.c) */
+	uint64_t front_seen;
 };
 
 /* container_stream.c: the table of a recorded stream's calls. */

@@ -9,6 +9,8 @@
  *   container_open.c   open, recover, check CLOSED against the files
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
+ *   set.c              a directory of parts read as one container (and
+ *                      set_streams.c, set_query.c)
  *   crc32c.c           CRC-32C
  */
 #ifndef DSSM_RECORDER_STORE_H
@@ -97,6 +99,7 @@ struct dssm_container {
 	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
 	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
+	struct rset *set;        /* reader of a set of parts (set.c), else NULL */
 };
 
 /* DIR/EXT for stream < 0, else DIR/streams/NNNN.EXT; malloc'd, NULL if out of memory. */
@@ -129,6 +132,9 @@ int dssm__store_stream_file_name(const char *name);
 uint64_t dssm__store_entry_end(const uint8_t *entry);
 /* Open a stream's files for reading if not yet (container_open.c). */
 int dssm__store_stream_files(dssm_container *c, int idx);
+/* Close them again when CLOSED describes the stream rightly (a later query
+ * opens them): a set of many parts must not hold every part's files. */
+void dssm__store_stream_release(dssm_container *c, int idx);
 /* The first write error a sync met on stream idx's own files, or NULL: a
  * sync of every stream returns the first stream's error only. */
 const char *dssm__store_write_error(dssm_container *c, int idx);
@@ -141,6 +147,9 @@ int dssm__store_distrust(dssm_container *c, int idx, const char *why);
 /* dssm_container_refresh for stream idx alone (and CLOSED): what a
  * recorded stream read as a dssm_stream needs before each read. */
 int dssm__store_refresh_stream(dssm_container *c, int idx);
+/* Entries the rolling window of a set took from the front of stream idx
+ * since it was opened (0 for a container: set.c). */
+uint64_t dssm__store_front_dropped(dssm_container *c, int idx);
 /* Sync, write CLOSED and give back reserved space (container_sync.c). */
 int dssm__store_close_writer(dssm_container *c);
 /* container_write.c, for container_sync.c: write PATH whole and durably
@@ -171,5 +180,15 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to);
 int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
 int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
 uint64_t dssm__query_count(dssm_query *q);
+/* dssm_container_budget_start's walk back over streams (of one container,
+ * or of a set's parts), newest sample first, merged by time: *start is the
+ * oldest time it takes within budget (INT64_MAX: none). */
+struct budget_src {
+	dssm_container *c;
+	int idx;
+	uint64_t pos;            /* entries not taken yet: [0, pos) */
+	int started;
+};
+int dssm__store_budget_walk(struct budget_src *src, int n, uint64_t budget, dssm_time_t *start);
 
 #endif

@@ -1,0 +1,465 @@
+/*
+ * set.c - a recording set read as one container (docs/container-format.md,
+ * section 6): DIR/part-0001, DIR/part-0002, ... are containers the recorder
+ * wrote one after another (--split-duration, --split-size), maybe the last
+ * K of them only (--max-splits); DIR/SET marks the set, DIR/CLOSED its end.
+ *
+ * Each part is opened as a container of its own. A stream of the set is a
+ * chain of *segments*, one stream entry per part: the first entry of a
+ * NAME:ID in a part continues the chain that ended with that NAME:ID's
+ * last entry in an earlier part, when it describes the same ring (type,
+ * encoding, size) and does not go back in time; any other entry (a ring
+ * made again, a ring found later) begins a stream of its own, as in one
+ * container. So a stream's segments are in time order, and its samples are
+ * its segments' samples one after another: entry i of the set stream is
+ * entry i - base of the segment that holds it.
+ *
+ * What a set keeps open is bounded by what is read, not by its parts: a
+ * closed part's stream files are opened when a query reaches it and
+ * closed again when the query leaves it; a merged query opens a part's
+ * query only once the merge reaches the part's first time.
+ *
+ * A part the rolling window removed while the set is open is found by its
+ * missing CONTAINER: its segments leave the front of their streams (the
+ * count of entries each lost is kept, so a recorded stream's read position
+ * follows), and what still needs its files fails with DSSM_ETOOOLD naming
+ * it. Its container object stays until the set is closed: a query may be
+ * reading it (its open files still read on a POSIX file system).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/base/base.h"
+#include "query.h"
+#include "set.h"
+#include "store.h"
+
+/* ---- finding and opening parts ---- */
+
+/* NNNN of "part-NNNN" (4 or more digits), or -1. */
+static int part_number(const char *name)
+{
+	if (strncmp(name, "part-", 5) != 0)
+		return -1;
+	size_t digits = strspn(name + 5, "0123456789");
+	if (digits < 4 || digits > 9 || name[5 + digits])
+		return -1;
+	return atoi(name + 5);
+}
+
+int dssm__set_has_file(const char *dir, const char *name)
+{
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	return stat(path, &st) == 0;
+}
+
+int dssm__set_is(const char *dir)
+{
+	if (!dir || dssm__set_has_file(dir, "CONTAINER"))
+		return 0;
+	if (dssm__set_has_file(dir, "SET"))
+		return 1;
+	DIR *d = opendir(dir);
+	int found = 0;
+	for (struct dirent *e; d && !found && (e = readdir(d));)
+		found = part_number(e->d_name) >= 0;
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static void note(struct rset *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct rset *s, const char *fmt, ...)
+{
+	if (s->note)
+		return; /* the first is said; handed-out text stays valid */
+	va_list ap;
+	va_start(ap, fmt);
+	if (vasprintf(&s->note, fmt, ap) < 0)
+		s->note = NULL;
+	va_end(ap);
+}
+
+static struct sstream *stream_new(struct rset *s)
+{
+	if (s->ns == s->scap) {
+		int cap = s->scap ? s->scap * 2 : 8;
+		struct sstream *v = realloc(s->st, sizeof *v * (size_t)cap);
+		if (!v)
+			return NULL;
+		s->st = v;
+		s->scap = cap;
+	}
+	struct sstream *t = &s->st[s->ns];
+	memset(t, 0, sizeof *t);
+	return t;
+}
+
+static int segment_add(struct sstream *t, int part, int local)
+{
+	if (t->nseg == t->cap) {
+		int cap = t->cap ? t->cap * 2 : 4;
+		struct segment *v = realloc(t->seg, sizeof *v * (size_t)cap);
+		if (!v)
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		t->seg = v;
+		t->cap = cap;
+	}
+	t->seg[t->nseg++] = (struct segment){.part = part, .local = local};
+	return 0;
+}
+
+static int same_ring(const dssm_stream_info *a, const dssm_stream_info *b)
+{
+	return a->id == b->id && !strcmp(a->name, b->name) && !strcmp(a->type, b->type) &&
+	       !strcmp(a->encoding, b->encoding) && a->max_size == b->max_size;
+}
+
+/* The set stream entry `local` of part pi continues, or -1: see the top. */
+static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
+{
+	dssm_container *c = s->p[pi].c;
+	dssm_recorded o;
+	for (int k = 0; k < local; k++) /* not the first of its NAME:ID here */
+		if (dssm_container_stream(c, k, &o) == 0 && o.info.id == e->info.id &&
+		    !strcmp(o.info.name, e->info.name))
+			return -1;
+	for (int j = s->ns - 1; j >= 0; j--) {
+		struct sstream *t = &s->st[j];
+		if (t->info.id != e->info.id || strcmp(t->info.name, e->info.name))
+			continue;
+		/* the newest stream of NAME:ID: continued only if it ends before
+		 * this part and is the same ring, not going back in time */
+		if (!t->nseg || t->seg[t->nseg - 1].part >= pi || !same_ring(&t->info, &e->info))
+			return -1;
+		for (int g = t->nseg - 1; g >= 0; g--) {
+			struct segment *sg = &t->seg[g];
+			if (dssm_container_stream(s->p[sg->part].c, sg->local, &o) == 0 && o.count)
+				return e->count && e->first < o.last ? -1 : j;
+		}
+		return j;
+	}
+	return -1;
+}
+
+/* Give the stream entries of part pi not yet chained their set streams. */
+static int chain_part(struct rset *s, int pi)
+{
+	struct part *p = &s->p[pi];
+	int n = dssm_container_stream_count(p->c);
+	if (n <= p->nchain)
+		return 0;
+	int *v = realloc(p->chain, sizeof *v * (size_t)n);
+	if (!v)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	p->chain = v;
+	for (; p->nchain < n; p->nchain++) {
+		int local = p->nchain;
+		dssm_recorded e;
+		dssm_container_stream(p->c, local, &e);
+		int j = continued(s, pi, local, &e);
+		if (j < 0) {
+			struct sstream *t = stream_new(s);
+			if (!t)
+				return dssm__fail(DSSM_ENOMEM, "out of memory");
+			j = s->ns++;
+		}
+		int rc = segment_add(&s->st[j], pi, local);
+		if (rc < 0)
+			return rc;
+		s->st[j].info = e.info;
+		p->chain[local] = j;
+	}
+	return 0;
+}
+
+/* Open part NUM and add it (parts come in number order). 1 if added or
+ * left out, 0 if it is not there (yet), an error. A part that cannot be
+ * read is left out and said in the warning when `final`; otherwise (the
+ * newest part of a set still written: its CONTAINER may be being written)
+ * it is taken as not there yet and looked at again. */
+static int add_part(dssm_container *c, int num, int final)
+{
+	struct rset *s = c->set;
+	char *path = NULL;
+	if (asprintf(&path, "%s/part-%04d", c->dir, num) < 0)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	dssm_container *pc = NULL;
+	int rc = dssm_container_open(path, &pc);
+	int unreadable = rc < 0 && rc != DSSM_ENOENT && rc != DSSM_ENOMEM && rc != DSSM_ESYS &&
+	                 rc != DSSM_EPERM;
+	if (rc == DSSM_ENOENT || (unreadable && !final)) {
+		free(path);
+		return 0;
+	}
+	if (num > s->last_num)
+		s->last_num = num;
+	if (unreadable) {
+		note(s, "%s is left out: %s", path, dssm_last_error());
+		free(path);
+		return 1;
+	}
+	if (rc == 0 && s->np == s->pcap) {
+		int cap = s->pcap ? s->pcap * 2 : 8;
+		struct part *v = realloc(s->p, sizeof *v * (size_t)cap);
+		if (!v)
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+		else {
+			s->p = v;
+			s->pcap = cap;
+		}
+	}
+	if (rc < 0) {
+		dssm_container_close(pc);
+		free(path);
+		return rc;
+	}
+	dssm_container_set_salvage(pc, c->salvage);
+	s->p[s->np] = (struct part){.num = num, .path = path, .c = pc};
+	s->np++;
+	rc = chain_part(s, s->np - 1);
+	return rc < 0 ? rc : 1;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+/* The part numbers in DIR, sorted, into *out (malloc'd); how many, or an error. */
+static int list_parts(const char *dir, int **out)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return dssm__fail_errno(DSSM_ENOENT, "%s", dir);
+	int *v = NULL, n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(d));) {
+		int num = part_number(e->d_name);
+		if (num < 0)
+			continue;
+		if (n == cap) {
+			int *w = realloc(v, sizeof *w * (size_t)(cap = cap ? cap * 2 : 16));
+			if (!w) {
+				free(v);
+				closedir(d);
+				return dssm__fail(DSSM_ENOMEM, "out of memory");
+			}
+			v = w;
+		}
+		v[n++] = num;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, (size_t)n, sizeof *v, cmp_int);
+	*out = v;
+	return n;
+}
+
+/* ---- the set's own files: SET and CLOSED ---- */
+
+/* 1 if DIR/CLOSED is there and whole (its last line the CRC-32C of the
+ * bytes before it), 0 if absent; a damaged one is said and taken as absent. */
+static int load_closed(dssm_container *c)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/CLOSED", c->dir);
+	uint8_t *text = NULL;
+	size_t len = 0;
+	if (dssm__store_read_file(path, &text, &len) < 0)
+		return 0;
+	const char *crc = len ? strstr((char *)text, "crc ") : NULL;
+	int ok = crc && strncmp((char *)text, "closed ", 7) == 0 &&
+	         strtoul(crc + 4, NULL, 16) == dssm__crc32c(text, (size_t)((uint8_t *)crc - text));
+	if (!ok)
+		note(c->set, "%s is damaged (its checksum fails): the set is taken as still being "
+		     "written", path);
+	free(text);
+	return ok;
+}
+
+int dssm__set_begin(const char *dir)
+{
+	char path[4200], text[200];
+	snprintf(path, sizeof path, "%s/SET", dir);
+	int n = snprintf(text, sizeof text, "dssm-set %d\ncreated %lld\n", SET_FORMAT,
+	                 (long long)dssm_now());
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? dssm__fail(DSSM_EBUSY, "%s was claimed by another recorder "
+		                                     "meanwhile", dir)
+		                       : dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+		                                          "creating %s", path);
+	int rc = dssm__store_write_all(fd, text, (size_t)n, path);
+	if (rc == 0 && fsync(fd) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", path);
+	close(fd);
+	return rc;
+}
+
+int dssm__set_end(const char *dir, int first_part, int last_part)
+{
+	char path[4200], tmp[4200];
+	struct wbuf w = {0};
+	char line[120];
+	int n = snprintf(line, sizeof line, "closed %lld\nparts %d %d\n", (long long)dssm_now(),
+	                 first_part, last_part);
+	wbuf_bytes(&w, line, (size_t)n);
+	n = snprintf(line, sizeof line, "crc %08x\n", w.oom ? 0 : dssm__crc32c(w.data, w.len));
+	wbuf_bytes(&w, line, (size_t)n);
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	snprintf(tmp, sizeof tmp, "%s/CLOSED.tmp", dir);
+	int rc = w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	               : dssm__store_write_atomically(path, tmp, &w, dir);
+	wbuf_free(&w);
+	return rc;
+}
+
+/* ---- open, refresh, close ---- */
+
+/* Add the parts DIR holds beyond the last looked at. */
+static int add_listed(dssm_container *c)
+{
+	struct rset *s = c->set;
+	int *nums = NULL;
+	int n = list_parts(c->dir, &nums), rc = n < 0 ? n : 0;
+	for (int i = 0; i < n && rc >= 0; i++)
+		if (nums[i] > s->last_num)
+			rc = add_part(c, nums[i], s->closed || i < n - 1);
+	free(nums);
+	return rc < 0 ? rc : 0;
+}
+
+int dssm__set_open(dssm_container *c)
+{
+	struct rset *s = calloc(1, sizeof *s);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	c->set = s;
+	/* CLOSED before the parts: a set closed after this look is refreshed */
+	s->closed = load_closed(c);
+	s->last_num = -1;
+	return add_listed(c);
+}
+
+/* Close segment g's one-stream query (set_query.c) if open. */
+void dssm__set_segment_close(struct rset *s, struct segment *g)
+{
+	if (!g->q)
+		return;
+	dssm_query_close(g->q);
+	g->q = NULL;
+	struct part *p = &s->p[g->part];
+	if (--p->users == 0)
+		dssm__store_stream_release(p->c, g->local);
+}
+
+void dssm__set_free(struct rset *s)
+{
+	if (!s)
+		return;
+	for (int j = 0; j < s->ns; j++) {
+		for (int g = 0; g < s->st[j].nseg; g++)
+			dssm__set_segment_close(s, &s->st[j].seg[g]);
+		free(s->st[j].seg);
+	}
+	for (int i = 0; i < s->np; i++) {
+		dssm_container_close(s->p[i].c);
+		free(s->p[i].path);
+		free(s->p[i].chain);
+	}
+	free(s->p);
+	free(s->st);
+	free(s->note);
+	free(s);
+}
+
+/* The rolling window removed the oldest parts: find them (their CONTAINER
+ * gone) and take their segments off the front of their streams. */
+static void find_removed(dssm_container *c)
+{
+	struct rset *s = c->set;
+	for (int i = 0; i < s->np; i++) {
+		struct part *p = &s->p[i];
+		if (p->removed)
+			continue;
+		if (dssm__set_has_file(p->path, "CONTAINER"))
+			break; /* removal goes oldest first */
+		p->removed = 1;
+		for (int j = 0; j < s->ns; j++) {
+			struct sstream *t = &s->st[j];
+			int g = 0;
+			for (; g < t->nseg && t->seg[g].part == i; g++) {
+				dssm_recorded e;
+				if (dssm_container_stream(p->c, t->seg[g].local, &e) == 0)
+					t->dropped += e.count;
+				dssm__set_segment_close(s, &t->seg[g]);
+			}
+			if (g) {
+				memmove(t->seg, t->seg + g, sizeof *t->seg * (size_t)(t->nseg - g));
+				t->nseg -= g;
+			}
+		}
+	}
+}
+
+/* Parts made since the last look: the next number, one stat when there
+ * is none (the recorder numbers its parts one after another). */
+static int find_added(dssm_container *c)
+{
+	struct rset *s = c->set;
+	if (s->last_num < 0) /* none yet: the recorder may begin with any number */
+		return add_listed(c);
+	int rc = 1;
+	while (rc == 1)
+		rc = add_part(c, s->last_num + 1, s->closed);
+	return rc < 0 ? rc : 0;
+}
+
+/* Refresh the set: CLOSED first (as for a container: parts read after it
+ * are complete), then parts removed and added, then the parts still being
+ * written (all their streams, or stream entry `local` of each when only
+ * set stream `only` is read). */
+static int refresh(dssm_container *c, int only)
+{
+	struct rset *s = c->set;
+	if (s->closed)
+		return 0;
+	s->closed = load_closed(c);
+	find_removed(c);
+	int rc = find_added(c);
+	for (int i = 0; i < s->np && rc == 0; i++) {
+		struct part *p = &s->p[i];
+		if (p->removed || dssm_container_closed(p->c))
+			continue;
+		if (only < 0) {
+			rc = dssm_container_refresh(p->c);
+		} else {
+			for (int k = 0; k < p->nchain && rc == 0; k++)
+				if (p->chain[k] == only)
+					rc = dssm__store_refresh_stream(p->c, k);
+		}
+		if (rc == 0)
+			rc = chain_part(s, i);
+	}
+	return rc;
+}
+
+int dssm__set_refresh(dssm_container *c)
+{
+	return refresh(c, -1);
+}
+
+int dssm__set_refresh_stream(dssm_container *c, int idx)
+{
+	return refresh(c, idx);
+}

@@ -1,0 +1,102 @@
+/*
+ * set.h - a recording set (docs/container-format.md, section 6): a
+ * directory of parts (part-0001, part-0002, ...: split or rolling
+ * recordings), each a container, read as one container. set.c implements
+ * the reader calls of container.h for it; container.c and
+ * container_query.c hand a set's calls over here (c->set, q->set). Not
+ * installed.
+ */
+#ifndef DSSM_STORE_SET_H
+#define DSSM_STORE_SET_H
+
+#include "store.h"
+
+#define SET_FORMAT 1   /* SET's `dssm-set N` */
+
+#define SEG_QUERIES 4   /* single-stream segment queries kept open at once */
+
+struct part {
+	int num;                 /* NNNN of part-NNNN */
+	char *path;
+	dssm_container *c;
+	int removed;             /* the rolling window took it */
+	int users;               /* queries reading it now */
+	int *chain;              /* per stream entry of the part: its set stream */
+	int nchain;
+};
+
+struct segment {
+	int part, local;         /* index in set->p, stream entry in that part */
+	dssm_query *q;           /* one-stream query, by position (or NULL) */
+	uint64_t used;           /* when q was last used (to close the oldest) */
+};
+
+struct sstream {
+	dssm_stream_info info;   /* of its newest segment */
+	struct segment *seg;
+	int nseg, cap;
+	uint64_t dropped;        /* entries the rolling window took from its front */
+};
+
+struct rset {
+	struct part *p;
+	int np, pcap;
+	struct sstream *st;
+	int ns, scap;
+	int closed;              /* DIR/CLOSED found */
+	char *note;              /* warning: parts left out, a damaged CLOSED */
+	uint64_t clock;          /* counts segment query uses */
+	int last_num;            /* the highest part number looked at */
+};
+
+/* set.c, set_streams.c, for each other and set_query.c */
+int dssm__set_has_file(const char *dir, const char *name);
+int dssm__set_part_gone(dssm_container *c, int pi);
+struct sstream *dssm__set_stream_of(dssm_container *c, int idx);
+dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g);
+int dssm__set_selection(dssm_container *c, const int *streams, int n, char **out);
+int dssm__set_part_locals(struct rset *s, int pi, const char *sel, int **out);
+void dssm__set_segment_close(struct rset *s, struct segment *g);
+
+/* Is DIR a set (no CONTAINER; SET, or a part-NNNN directory)? */
+int dssm__set_is(const char *dir);
+/* Open DIR as a set into c (a reader made by dssm__store_new). */
+int dssm__set_open(dssm_container *c);
+void dssm__set_free(struct rset *s);
+
+/* The reader calls of container.h on a set. */
+int dssm__set_refresh(dssm_container *c);
+int dssm__set_refresh_stream(dssm_container *c, int idx);
+int dssm__set_stream_count(dssm_container *c);
+int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out);
+const char *dssm__set_schema(dssm_container *c, int idx);
+const void *dssm__set_property(dssm_container *c, int idx, size_t *len);
+int dssm__set_find(dssm_container *c, const char *name, int id);
+int dssm__set_closed(dssm_container *c);
+const char *dssm__set_warning(dssm_container *c);
+void dssm__set_salvage(dssm_container *c, int on);
+int dssm__set_verify(dssm_container *c, int idx);
+int dssm__set_part_count(dssm_container *c);
+int dssm__set_part(dssm_container *c, int i, dssm_part *out);
+int dssm__set_budget_start(dssm_container *c, const int *streams, int n, uint64_t budget,
+                           dssm_time_t *start);
+/* Queries of a set: merged across its parts, or one stream by position. */
+int dssm__set_query_open(dssm_container *c, const int *streams, int n, dssm_time_t start,
+                         dssm_time_t end, dssm_query **out);
+int dssm__set_query_next(dssm_query *q, dssm_record *rec);
+/* The size of the sample the next dssm_query_next returns: 1 and *len, 0
+ * at the end, or an error (for dssm_query_next_batch). */
+int dssm__set_query_peek(dssm_query *q, uint32_t *len);
+int64_t dssm__set_query_remaining(dssm_query *q);
+void dssm__set_query_close(dssm_query *q);
+int dssm__set_query_seek(dssm_query *q, uint64_t from, uint64_t to);
+int dssm__set_query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
+int dssm__set_query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
+uint64_t dssm__set_query_count(dssm_query *q);
+
+/* Writing a set (the recorder): SET at the start, CLOSED after the last
+ * part closed, listing the parts the set holds. */
+int dssm__set_begin(const char *dir);
+int dssm__set_end(const char *dir, int first_part, int last_part);
+
+#endif

@@ -1,0 +1,415 @@
+/*
+ * test_set.c - a recording split into parts read as one recording
+ * (lib/store/set.c): streams continued across parts, queries merged across
+ * them against a brute-force answer, a recorded stream read across parts
+ * with the calls of dssm.h, a set followed while written, parts taken by
+ * the rolling window while read, a damaged part left out and said.
+ */
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "lib/base/base.h"
+#include "lib/store/set.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "testutil.h"
+
+static char root[256];
+static int seq;
+
+static dssm_stream_info info_of(const char *name, const char *type)
+{
+	dssm_stream_info i;
+	memset(&i, 0, sizeof i);
+	snprintf(i.name, sizeof i.name, "%s", name);
+	snprintf(i.type, sizeof i.type, "%s", type);
+	snprintf(i.encoding, sizeof i.encoding, "raw");
+	i.max_size = 64;
+	i.slots = 100;
+	return i;
+}
+
+/* A new set directory (with SET) under root. */
+static void set_dir(char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/set-%d", root, ++seq);
+	assert_int_equal(mkdir(out, 0755), 0);
+	assert_int_equal(dssm__set_begin(out), 0);
+}
+
+static dssm_container *part(const char *dir, int num)
+{
+	char path[512];
+	dssm_container *c;
+	snprintf(path, sizeof path, "%s/part-%04d", dir, num);
+	assert_int_equal(dssm_container_create(path, &c), 0);
+	dssm_container_set_sync(c, 0);
+	return c;
+}
+
+static int add(dssm_container *c, const char *name, const char *type)
+{
+	dssm_stream_info i = info_of(name, type);
+	int k = dssm_container_add_stream(c, &i, "schema", NULL, 0);
+	assert_true(k >= 0);
+	return k;
+}
+
+/* Sample payload: its stream name's first letter and TID. */
+static void put(dssm_container *c, int k, char tag, uint64_t tid, dssm_time_t t)
+{
+	char b[16];
+	int n = snprintf(b, sizeof b, "%c%llu", tag, (unsigned long long)tid);
+	assert_int_equal(dssm_container_append(c, k, tid, t, b, (size_t)n), 0);
+}
+
+#define S(x) ((dssm_time_t)(x) * 1000000000)
+
+/* part 1: odom TIDs 0-9 (times 0-9 s), scan 0-4 (0, 2, ... 8 s)
+ * part 2: odom 10-19 (10-19 s), scan 5-9; then odom's ring made again
+ *         (TIDs 0-2 at 19.5, 20, 20.5 s)
+ * part 3: odom (the new ring) 3-6 (21-24 s), scan 10-11 */
+static void three_parts(const char *dir)
+{
+	dssm_container *c = part(dir, 1);
+	int o = add(c, "odom", "t/O"), s = add(c, "scan", "t/S");
+	for (int i = 0; i < 10; i++)
+		put(c, o, 'o', (uint64_t)i, S(i));
+	for (int i = 0; i < 5; i++)
+		put(c, s, 's', (uint64_t)i, S(2 * i));
+	assert_int_equal(dssm_container_close(c), 0);
+	c = part(dir, 2);
+	o = add(c, "odom", "t/O");
+	s = add(c, "scan", "t/S");
+	for (int i = 10; i < 20; i++)
+		put(c, o, 'o', (uint64_t)i, S(i));
+	for (int i = 5; i < 10; i++)
+		put(c, s, 's', (uint64_t)i, S(2 * i));
+	int o2 = add(c, "odom", "t/O");
+	for (int i = 0; i < 3; i++)
+		put(c, o2, 'n', (uint64_t)i, S(19) + S(i + 1) / 2);
+	assert_int_equal(dssm_container_close(c), 0);
+	c = part(dir, 3);
+	o = add(c, "odom", "t/O");
+	s = add(c, "scan", "t/S");
+	for (int i = 3; i < 7; i++)
+		put(c, o, 'n', (uint64_t)i, S(18 + i));
+	for (int i = 10; i < 12; i++)
+		put(c, s, 's', (uint64_t)i, S(2 * i));
+	assert_int_equal(dssm_container_close(c), 0);
+}
+
+static void test_streams_continue(void **state)
+{
+	(void)state;
+	char dir[300];
+	set_dir(dir, sizeof dir);
+	three_parts(dir);
+	assert_int_equal(dssm__set_end(dir, 1, 3), 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_closed(c), 1);
+	/* odom (ring 1) across parts 1-2, scan across 1-3, odom (ring 2) 2-3 */
+	assert_int_equal(dssm_container_stream_count(c), 3);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(c, 0, &r), 0);
+	assert_string_equal(r.info.name, "odom");
+	assert_int_equal(r.count, 20);
+	assert_int_equal(r.first, S(0));
+	assert_int_equal(r.last, S(19));
+	assert_int_equal(dssm_container_stream(c, 1, &r), 0);
+	assert_string_equal(r.info.name, "scan");
+	assert_int_equal(r.count, 12);
+	assert_int_equal(r.last, S(22));
+	assert_int_equal(dssm_container_stream(c, 2, &r), 0);
+	assert_string_equal(r.info.name, "odom");
+	assert_int_equal(r.count, 7);
+	assert_int_equal(dssm_container_find(c, "scan", 0), 1);
+	assert_string_equal(dssm_container_schema(c, 1), "schema");
+	assert_int_equal(dssm_container_part_count(c), 3);
+	dssm_part p;
+	assert_int_equal(dssm_container_part(c, 1, &p), 0);
+	assert_int_equal(p.number, 2);
+	assert_int_equal(p.count, 18);
+	assert_int_equal(p.closed, 1);
+	assert_int_equal(p.removed, 0);
+	assert_null(dssm_container_warning(c));
+	for (int k = 0; k < 3; k++)
+		assert_int_equal(dssm_container_verify(c, k), 0);
+	dssm_container_close(c);
+}
+
+/* Every window of a merged query against the samples in time order. */
+static void test_query_windows(void **state)
+{
+	(void)state;
+	char dir[300];
+	set_dir(dir, sizeof dir);
+	three_parts(dir);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_closed(c), 0); /* no CLOSED: still written */
+	struct { int stream; dssm_time_t t; uint64_t tid; } all[64];
+	int n = 0;
+	dssm_query *q;
+	dssm_record rec;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	assert_int_equal(dssm_query_remaining(q), 39);
+	while (dssm_query_next(q, &rec) == 1) {
+		assert_true(n < 64);
+		if (n)
+			assert_true(rec.time >= all[n - 1].t);
+		all[n].stream = rec.stream;
+		all[n].t = rec.time;
+		all[n].tid = rec.tid;
+		char want[16];
+		snprintf(want, sizeof want, "%c%llu", rec.stream == 1 ? 's' : rec.stream ? 'n' : 'o',
+		         (unsigned long long)rec.tid);
+		assert_int_equal(rec.len, strlen(want));
+		assert_memory_equal(rec.data, want, rec.len);
+		n++;
+	}
+	dssm_query_close(q);
+	assert_int_equal(n, 39);
+	/* windows [a, b] over whole and half seconds, one stream or all */
+	for (dssm_time_t a = -S(1); a <= S(25); a += S(1) / 2)
+		for (dssm_time_t b = a - S(1); b <= S(25); b += S(3) / 2)
+			for (int sel = -1; sel < 3; sel++) {
+				int k = 0, m = 0;
+				assert_int_equal(dssm_query_open(c, sel < 0 ? NULL : &sel, sel < 0 ? 0 : 1, a, b, &q), 0);
+				int64_t left = dssm_query_remaining(q);
+				while (dssm_query_next(q, &rec) == 1) {
+					while (k < n && !(all[k].t >= a && all[k].t <= b &&
+					                  (sel < 0 || all[k].stream == sel)))
+						k++;
+					assert_true(k < n);
+					assert_int_equal(rec.stream, all[k].stream);
+					assert_int_equal(rec.time, all[k].t);
+					assert_int_equal(rec.tid, all[k].tid);
+					k++;
+					m++;
+				}
+				for (; k < n; k++)
+					assert_false(all[k].t >= a && all[k].t <= b &&
+					             (sel < 0 || all[k].stream == sel));
+				assert_int_equal(left, m);
+				dssm_query_close(q);
+			}
+	/* a batch across parts */
+	assert_int_equal(dssm_query_open(c, NULL, 0, S(8), S(12), &q), 0);
+	dssm_time_t times[64];
+	uint64_t tids[64], lens[64];
+	char data[1024];
+	dssm_batch b = {.max = 64, .times = times, .tids = tids, .lens = lens, .data = data,
+	                .cap = sizeof data};
+	assert_int_equal(dssm_query_next_batch(q, &b), 5 + 3);
+	assert_int_equal(times[0], S(8));
+	assert_int_equal(times[7], S(12));
+	dssm_query_close(q);
+	/* the newest samples that fit a budget, walked back across parts */
+	dssm_time_t start;
+	assert_int_equal(dssm_container_budget_start(c, NULL, 0, 7 * 66, &start), 0);
+	assert_int_equal(start, S(41) / 2); /* n2 of part 2, newer than s10 of part 3 */
+	dssm_container_close(c);
+}
+
+/* A stream read with the calls of dssm.h across its parts. */
+static void test_stream_across_parts(void **state)
+{
+	(void)state;
+	char dir[300], addr[400], buf[64];
+	set_dir(dir, sizeof dir);
+	three_parts(dir);
+	assert_int_equal(dssm__set_end(dir, 1, 3), 0);
+	dssm_stream *s;
+	snprintf(addr, sizeof addr, "%s/scan", dir);
+	assert_int_equal(dssm_address_is_recording(addr), 1);
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
+	dssm_sample_info si;
+	uint64_t missed;
+	assert_int_equal(dssm_read_tid(s, 7, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.time, S(14));
+	assert_int_equal(dssm_read_time(s, S(21), buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 10);
+	assert_int_equal(dssm_read_time(s, S(9), buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 4);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 5); /* into part 2 */
+	assert_int_equal(missed, 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 4); /* back into part 1 */
+	dssm_sample_info b, a;
+	assert_int_equal(dssm_read_bracket(s, S(19), buf, sizeof buf, &b, buf, sizeof buf, &a), 0);
+	assert_int_equal(b.tid, 9);
+	assert_int_equal(a.tid, 10);
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 0), 0);
+	for (uint64_t t = 0; t < 12; t++) {
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+		assert_int_equal(si.tid, t);
+		assert_int_equal(missed, 0);
+	}
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	assert_int_equal(dssm_wait_new(s, -1), DSSM_EFUTURE); /* the set is closed */
+	dssm_stream_info info;
+	assert_int_equal(dssm_info(s, &info), 0);
+	assert_int_equal(info.tid_oldest, 0);
+	assert_int_equal(info.tid_newest, 11);
+	dssm_close(s);
+	/* odom: two rings (made again in part 2) cannot be one stream */
+	snprintf(addr, sizeof addr, "%s/odom", dir);
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), DSSM_ELAYOUT);
+	assert_null(s);
+}
+
+/* A set read while it is written: parts appear, the stream goes on. */
+static void test_follow_written(void **state)
+{
+	(void)state;
+	char dir[300], addr[400], buf[64];
+	set_dir(dir, sizeof dir);
+	dssm_container *reader;
+	assert_int_equal(dssm_container_open(dir, &reader), 0); /* only SET yet */
+	assert_int_equal(dssm_container_stream_count(reader), 0);
+	dssm_container *w = part(dir, 1);
+	int k = add(w, "imu", "t/I");
+	put(w, k, 'i', 0, S(1));
+	assert_int_equal(dssm_container_sync(w), 0);
+	snprintf(addr, sizeof addr, "%s/imu", dir);
+	dssm_stream *s;
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
+	dssm_sample_info si;
+	uint64_t missed;
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	put(w, k, 'i', 1, S(2));
+	assert_int_equal(dssm_container_close(w), 0);
+	w = part(dir, 2);
+	k = add(w, "imu", "t/I");
+	put(w, k, 'i', 2, S(3));
+	assert_int_equal(dssm_container_sync(w), 0);
+	assert_int_equal(dssm_wait_tid(s, 2, S(5)), 0);
+	for (uint64_t t = 1; t <= 2; t++) {
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+		assert_int_equal(si.tid, t);
+	}
+	assert_int_equal(dssm_container_refresh(reader), 0);
+	assert_int_equal(dssm_container_stream_count(reader), 1);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(reader, 0, &r), 0);
+	assert_int_equal(r.count, 3);
+	assert_int_equal(dssm_container_close(w), 0);
+	assert_int_equal(dssm_wait_new(s, S(1) / 20), DSSM_ETIMEDOUT); /* no CLOSED yet */
+	assert_int_equal(dssm__set_end(dir, 1, 2), 0);
+	assert_int_equal(dssm_wait_new(s, -1), DSSM_EFUTURE);
+	assert_int_equal(dssm_container_refresh(reader), 0);
+	assert_int_equal(dssm_container_closed(reader), 1);
+	dssm_close(s);
+	dssm_container_close(reader);
+}
+
+/* The rolling window removes the oldest parts while they are read. */
+static void test_rolling_window(void **state)
+{
+	(void)state;
+	char dir[300], path[400], addr[400], buf[64];
+	set_dir(dir, sizeof dir);
+	for (int p = 1; p <= 3; p++) {
+		dssm_container *w = part(dir, p);
+		int k = add(w, "gps", "t/G");
+		for (int i = 0; i < 4; i++)
+			put(w, k, 'g', (uint64_t)(4 * (p - 1) + i), S(4 * (p - 1) + i));
+		assert_int_equal(dssm_container_close(w), 0);
+	}
+	/* a reader in part 1; a query that has not reached part 2 */
+	snprintf(addr, sizeof addr, "%s/gps", dir);
+	dssm_stream *s;
+	dssm_sample_info si;
+	uint64_t missed;
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
+	assert_int_equal(dssm_read_tid(s, 1, buf, sizeof buf, &si), 0);
+	dssm_container *c;
+	dssm_query *q;
+	dssm_record rec;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	assert_int_equal(dssm_query_next(q, &rec), 1);
+	assert_int_equal(rec.tid, 0);
+	for (int p = 1; p <= 2; p++) {
+		snprintf(path, sizeof path, "%s/part-%04d", dir, p);
+		assert_int_equal(dssm_container_remove(path), 0);
+	}
+	/* the reader's next sample is the oldest kept; what went is missed */
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 8);
+	assert_int_equal(missed, 6);
+	assert_int_equal(dssm_read_tid(s, 3, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	dssm_close(s);
+	/* the query reads part 1 (its files are open) to its end, then says
+	 * part 2 is gone, naming it */
+	for (int i = 1; i < 4; i++) {
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(rec.tid, (uint64_t)i);
+	}
+	assert_int_equal(dssm_query_next(q, &rec), DSSM_ETOOOLD);
+	assert_non_null(strstr(dssm_last_error(), "part-0002"));
+	dssm_query_close(q);
+	/* a refresh sees what is left */
+	assert_int_equal(dssm_container_refresh(c), 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(c, 0, &r), 0);
+	assert_int_equal(r.count, 4);
+	assert_int_equal(r.first, S(8));
+	dssm_part p;
+	assert_int_equal(dssm_container_part(c, 0, &p), 0);
+	assert_int_equal(p.removed, 1);
+	dssm_container_close(c);
+}
+
+/* A part whose CONTAINER is damaged is left out and said; the rest reads. */
+static void test_damaged_part(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	set_dir(dir, sizeof dir);
+	three_parts(dir);
+	assert_int_equal(dssm__set_end(dir, 1, 3), 0);
+	snprintf(path, sizeof path, "%s/part-0002/CONTAINER", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("garbage\n", f);
+	fclose(f);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_non_null(dssm_container_warning(c));
+	assert_non_null(strstr(dssm_container_warning(c), "part-0002"));
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(c, 1, &r), 0);
+	assert_string_equal(r.info.name, "scan");
+	assert_int_equal(r.count, 7); /* parts 1 and 3 */
+	dssm_container_close(c);
+	/* not a set, not a container */
+	snprintf(path, sizeof path, "%s/empty", root);
+	mkdir(path, 0755);
+	assert_int_equal(dssm_container_open(path, &c), DSSM_ENOENT);
+}
+
+int main(void)
+{
+	snprintf(root, sizeof root, "/tmp/dssm-test-set-%d", (int)getpid());
+	mkdir(root, 0755);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_streams_continue),
+		cmocka_unit_test(test_query_windows),
+		cmocka_unit_test(test_stream_across_parts),
+		cmocka_unit_test(test_follow_written),
+		cmocka_unit_test(test_rolling_window),
+		cmocka_unit_test(test_damaged_part),
+	};
+	int rc = cmocka_run_group_tests_name("set", tests, NULL, NULL);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}
