@@ -7,8 +7,9 @@
  * [an IPv6 address]) or "DIR/NAME[:ID]" (stream NAME:ID of the recording
  * in directory DIR, read-only: dssm_open_recording in container.h). The
  * rule: if what stands before the last '/' is an existing container
- * directory (one holding the container's CONTAINER file), the address is a
- * recording's (a recording that exists wins over HOST:PORT; write "./DIR"
+ * directory (one holding the container's CONTAINER file) or a recording
+ * split into parts (a set: SET or part-NNNN directories, container.h),
+ * the address is a recording's (a recording that exists wins over HOST:PORT; write "./DIR"
  * or an absolute path to be explicit; any other directory, e.g. one named
  * like a host, does not count). Switching a program
  * from a local stream to a remote one or to a recording is one line:
