@@ -211,6 +211,15 @@ n=$("$dssm" query "$tmp/rec" --streams fgt_ros1 --format json 2>/dev/null | wc -
 start --recording "$tmp/rec" --speed 10
 check play "$url" "$n"
 stop
+start --recording "$tmp/rec"
+check control "$url" "$n"
+stop
+# a file is a recording as for every command; its ROS topics keep their '/'
+start --recording tests/data/recordings/talker.mcap
+check advertised "$url" topic
+grep -q "serving tests/data/recordings/talker.mcap" "$tmp/server.log" &&
+	ok "--recording FILE (an MCAP file) is served, named as given" || bad "--recording FILE: $(cat "$tmp/server.log")"
+stop
 start --recording "$tmp/rec" --speed 0.001
 check rejoin "$url"
 stop

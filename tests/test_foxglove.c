@@ -266,6 +266,52 @@ static void test_frames(void **state)
 	assert_non_null(strstr(dssm_last_error(), "0x7f"));
 }
 
+/* Playback control frames (the SDK's playbackControl capability). */
+static void test_playback_frames(void **state)
+{
+	(void)state;
+	struct fg_play_request r;
+	/* play at 1.5x, seek to 100.5 s, request id "r1" */
+	const uint8_t req[] = {0x03, 0, 0x00, 0x00, 0xc0, 0x3f, 1, 0x00, 0x4d, 0x44, 0x66, 0x17, 0, 0, 0,
+	                       2, 0, 0, 0, 'r', '1'};
+	assert_int_equal(fg_parse_play_request(req, sizeof req, &r), 0);
+	assert_int_equal(r.pause, 0);
+	assert_true(r.speed == 1.5f);
+	assert_int_equal(r.seek, 1);
+	assert_true(r.seek_time == UINT64_C(100500000000));
+	assert_string_equal(r.request_id, "r1");
+	/* the first form of the request: no request id */
+	assert_int_equal(fg_parse_play_request(req, 15, &r), 0);
+	assert_string_equal(r.request_id, "");
+	for (size_t n = 0; n < 15; n++)
+		assert_int_equal(fg_parse_play_request(req, n, &r), DSSM_EPROTO);
+	assert_int_equal(fg_parse_play_request(req, 17, &r), DSSM_EPROTO); /* id length cut */
+	assert_int_equal(fg_parse_play_request(req, 20, &r), DSSM_EPROTO); /* id cut short */
+	uint8_t bad[sizeof req];
+	memcpy(bad, req, sizeof req);
+	bad[1] = 2; /* neither play nor pause */
+	assert_int_equal(fg_parse_play_request(bad, sizeof bad, &r), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "command 2"));
+	const uint8_t speeds[][4] = {{0, 0, 0, 0}, {0, 0, 0x80, 0xbf}, {0, 0, 0xc0, 0x7f}, {0, 0, 0x80, 0x7f}};
+	for (size_t i = 0; i < 4; i++) { /* 0, -1, NaN, infinity */
+		memcpy(bad, req, sizeof req);
+		memcpy(bad + 2, speeds[i], 4);
+		assert_int_equal(fg_parse_play_request(bad, sizeof bad, &r), DSSM_EPROTO);
+	}
+	memcpy(bad, req, sizeof req);
+	bad[15] = 0xff; /* an id longer than the frame */
+	assert_int_equal(fg_parse_play_request(bad, sizeof bad, &r), DSSM_EPROTO);
+
+	struct wbuf w = {0};
+	struct fg_play_state st = {FG_PAUSED, INT64_C(12345), 1.0f, 1, "id"};
+	fg_put_play_state(&w, &st);
+	const uint8_t want[] = {0x05, 1, 0x39, 0x30, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3f, 1, 2, 0, 0, 0,
+	                        'i', 'd'};
+	assert_int_equal(w.len, sizeof want);
+	assert_memory_equal(w.data, want, sizeof want);
+	wbuf_free(&w);
+}
+
 static int describe(const char *enc, const char *type, const char *schema, int id, struct fg_channel *c)
 {
 	dssm_stream_info info;
@@ -283,17 +329,18 @@ static void test_channels(void **state)
 	(void)state;
 	struct fg_channel c;
 	assert_int_equal(describe("ros1", "nav_msgs/Odometry", "float64 x\n", 0, &c), 0);
-	assert_string_equal(c.topic, "odom");
+	assert_string_equal(c.topic, "/odom"); /* ROS data: its ROS topic */
 	assert_string_equal(c.encoding, "ros1");
 	assert_string_equal(c.schema_encoding, "ros1msg");
 	assert_string_equal(c.schema_name, "nav_msgs/Odometry");
 	assert_string_equal(c.schema, "float64 x\n");
 	free(c.schema);
 	assert_int_equal(describe("cdr", "nav_msgs/msg/Odometry", "float64 x\n", 3, &c), 0);
-	assert_string_equal(c.topic, "odom:3");
+	assert_string_equal(c.topic, "/odom:3");
 	assert_string_equal(c.schema_encoding, "ros2msg");
 	free(c.schema);
 	assert_int_equal(describe("json", "", NULL, 0, &c), 0);
+	assert_string_equal(c.topic, "odom"); /* not ROS: its stream name */
 	assert_null(c.schema_encoding); /* schemaless JSON */
 	free(c.schema);
 	assert_int_equal(describe("json", "T", "{\"type\":\"object\"}", 0, &c), 0);
@@ -453,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_json_memory),
 		cmocka_unit_test(test_json_writer),
 		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_playback_frames),
 		cmocka_unit_test(test_channels),
 		cmocka_unit_test(test_advertise_is_json),
 		cmocka_unit_test(test_live_reader),

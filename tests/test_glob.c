@@ -80,6 +80,25 @@ static void test_topic_globs(void **state)
 	assert_int_equal(dssm__is_glob("odom:1"), 0);
 }
 
+/* A stream's ROS topic and back (servers naming streams to ROS tools). */
+static void test_topic_names(void **state)
+{
+	(void)state;
+	char t[64], n[64];
+	dssm__topic_of("turtle1.pose", 0, t, sizeof t);
+	assert_string_equal(t, "/turtle1/pose");
+	dssm__topic_of("odom", 3, t, sizeof t);
+	assert_string_equal(t, "/odom:3");
+	assert_int_equal(dssm__topic_to_name("/turtle1/pose", n, sizeof n), 0);
+	assert_string_equal(n, "turtle1.pose");
+	assert_int_equal(dssm__topic_to_name("odom:2", n, sizeof n), 0);
+	assert_string_equal(n, "odom:2");
+	assert_int_equal(dssm__topic_to_name("/a/very/long/topic/name", n, 8), DSSM_ENAME);
+	assert_int_equal(dssm__topic_to_name("plain_but_too_long", n, 8), DSSM_ENAME);
+	dssm__topic_of("x", 0, t, 2); /* cut, terminated */
+	assert_string_equal(t, "/");
+}
+
 static void refused(const char *pattern, const char *words)
 {
 	int rc = dssm__stream_glob_check(pattern);
@@ -121,6 +140,7 @@ int main(void)
 		cmocka_unit_test(test_stream_globs),
 		cmocka_unit_test(test_stream_lists),
 		cmocka_unit_test(test_topic_globs),
+		cmocka_unit_test(test_topic_names),
 		cmocka_unit_test(test_check),
 	};
 	return cmocka_run_group_tests_name("glob", tests, NULL, NULL);

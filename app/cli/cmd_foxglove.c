@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/foxglove/foxglove.h"
 #include "cli.h"
@@ -32,8 +33,11 @@ void help_foxglove(FILE *out)
 	        "It listens on 127.0.0.1 only; another --listen address also needs\n"
 	        "--allow-remote, and is read-only unless --allow-write is given. There is no\n"
 	        "authentication: reach a robot's server through an SSH tunnel (README).\n"
-	        "--recording DIR serves a recording instead of the rings, replayed at --speed\n"
-	        "(default 1) once, or for ever with --loop, with Time messages.\n"
+	        "--recording DIR serves a recording instead of the rings (a directory, one\n"
+	        "split into parts, or a bag, MCAP, .db3 or SSM log file), replayed at --speed\n"
+	        "(default 1) once, or for ever with --loop, with Time messages; the Foxglove\n"
+	        "app can pause, seek and change the speed (playbackControl). ROS data keeps\n"
+	        "its ROS topic names (/turtle1/pose).\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs connections and ops.\n\n"
 	        "examples:\n"
 	        "  dssm foxglove\n"
@@ -164,6 +168,14 @@ int cmd_foxglove(int argc, char **argv)
 	};
 	cfg.writes.server = "Foxglove server";
 	int rc = parse_options(argc, argv, &cfg);
+	/* a file (bag, MCAP, .db3, SSM log) is a recording as for every command */
+	struct cli_recording rec = {0};
+	struct stat st;
+	if (rc == 0 && cfg.recording && stat(cfg.recording, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (rc = cli_recording_open("foxglove", cfg.recording, &rec)) == 0) {
+		cfg.recording_name = cfg.recording;
+		cfg.recording = rec.dir;
+	}
 	if (rc == 0) {
 		struct fg_figures fig;
 		cli_catch_signals();
@@ -171,6 +183,7 @@ int cmd_foxglove(int argc, char **argv)
 		if (rc == 0)
 			summarise(&fig);
 	}
+	cli_recording_close(&rec);
 	free(cfg.writes.allow_write);
 	return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 #include "lib/ring/ring.h"
 #include "lib/ring/sleep.h"
 #include "foxglove.h"
@@ -28,13 +29,24 @@ static int set_schema(struct fg_channel *c, const char *text, size_t len)
 	return 0;
 }
 
+static int is_ros(const dssm_stream_info *info)
+{
+	return !strcmp(info->encoding, "ros1") || !strcmp(info->encoding, "cdr") ||
+	       strstr(info->type, "/msg/") != NULL;
+}
+
 int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, const char *schema)
 {
 	const char *enc = info->encoding;
 	schema = schema ? schema : "";
 	snprintf(c->name, sizeof c->name, "%s", info->name);
 	c->sid = info->id;
-	if (info->id == 0)
+	/* ROS data keeps ROS's names, so layouts saved against ROS bind: a
+	 * stream of ros1 or cdr messages (from a bag, MCAP, DDS, a ROS type)
+	 * is the topic it stands for (turtle1.pose: /turtle1/pose) */
+	if (is_ros(info))
+		dssm__topic_of(info->name, info->id, c->topic, sizeof c->topic);
+	else if (info->id == 0)
 		snprintf(c->topic, sizeof c->topic, "%s", info->name);
 	else
 		snprintf(c->topic, sizeof c->topic, "%s:%d", info->name, info->id);

@@ -35,7 +35,7 @@ static size_t entry_cost(const struct fg_sample *s)
 
 /* ---- text queue ---- */
 
-static int queue_text(struct fg_client *c, const struct wbuf *w, int channels)
+static int queue_text(struct fg_client *c, const struct wbuf *w, int channels, int binary)
 {
 	if (w->oom) {
 		lwsl_err("%s: out of memory for a message\n", c->peer);
@@ -60,6 +60,7 @@ static int queue_text(struct fg_client *c, const struct wbuf *w, int channels)
 	t->next = NULL;
 	t->len = w->len;
 	t->channels = channels;
+	t->binary = binary;
 	memcpy(t->buf + LWS_PRE, w->data, w->len);
 	if (c->text_tail)
 		c->text_tail->next = t;
@@ -76,12 +77,17 @@ static int queue_text(struct fg_client *c, const struct wbuf *w, int channels)
 
 int fg_client_send_text(struct fg_client *c, const struct wbuf *w)
 {
-	return queue_text(c, w, 0);
+	return queue_text(c, w, 0, 0);
+}
+
+int fg_client_send_binary(struct fg_client *c, const struct wbuf *w)
+{
+	return queue_text(c, w, 0, 1);
 }
 
 int fg_client_send_channels(struct fg_client *c, const struct wbuf *w)
 {
-	return queue_text(c, w, 1);
+	return queue_text(c, w, 1, 0);
 }
 
 int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
@@ -188,6 +194,11 @@ static void queue_purge(struct fg_client *c, const struct fg_sub *sub)
 	c->qlen = kept;
 }
 
+void fg_client_drop_queued(struct fg_client *c)
+{
+	queue_purge(c, NULL);
+}
+
 /* ---- subscriptions ending ---- */
 
 void fg_client_sub_remove(struct fg_client *c, int i)
@@ -266,7 +277,7 @@ int fg_client_receive(struct fg_client *c, const void *in, size_t len)
 static int write_text(struct fg_client *c)
 {
 	struct fg_text *t = c->text_head;
-	int n = lws_write(c->wsi, t->buf + LWS_PRE, t->len, LWS_WRITE_TEXT);
+	int n = lws_write(c->wsi, t->buf + LWS_PRE, t->len, t->binary ? LWS_WRITE_BINARY : LWS_WRITE_TEXT);
 	c->text_head = t->next;
 	if (!c->text_head)
 		c->text_tail = NULL;
@@ -391,7 +402,8 @@ static int write_some(struct fg_client *c)
 			rc = write_sample(c);
 		else if (rc == 0 && c->tell_end) {
 			c->tell_end = 0;
-			rc = fg_client_status(c, FG_INFO, "end of the recording (%s)", c->srv->cfg->recording);
+			rc = fg_client_status(c, FG_INFO, "end of the recording (%s)",
+			                      fg_recording_name(c->srv->cfg));
 			continue;
 		} else
 			break;
@@ -413,7 +425,9 @@ int fg_client_open(struct fg_client *c, struct fg_server *srv, struct lws *wsi)
 	snprintf(c->peer, sizeof c->peer, "%s", ip);
 	c->open = 1;
 	struct wbuf w = {0};
-	struct fg_caps caps = {srv->client_publish, srv->play != NULL};
+	struct fg_caps caps = {srv->client_publish, srv->play != NULL, srv->play != NULL, 0, 0};
+	if (srv->play)
+		fg_playback_range(srv, &caps.data_start, &caps.data_end);
 	fg_put_server_info(&w, "dssm", &caps, srv->session_id);
 	int rc = fg_client_send_text(c, &w);
 	/* every channel now (the protocol wants at least one advertise) */

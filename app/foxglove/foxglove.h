@@ -55,6 +55,7 @@ struct fg_config {
 	size_t max_queue;          /* bytes of samples queued per client */
 	size_t max_message;        /* largest message a client may send */
 	const char *recording;     /* serve this container instead of the rings */
+	const char *recording_name; /* what to call it (the file it was imported from), or NULL */
 	double speed;              /* playback speed (1 = real time) */
 	int loop;                  /* replay the recording for ever */
 	const char *port_file;     /* the bound port is written here (tests) */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 #include "dssm/decoder.h"
 #include "json.h"
 #include "protocol.h"
@@ -143,13 +144,15 @@ static size_t struct_size(const dssm_stream_info *info, const char *definition)
 	return n;
 }
 
-/* A client channel's topic as a ring: NAME or NAME:ID, a leading '/' allowed. */
+/* A client channel's topic as a ring: NAME or NAME:ID, or a ROS topic
+ * (/turtle1/pose is turtle1.pose: lib/base/glob.h). */
 static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 {
-	char name[DSSM_NAME_MAX + 1];
+	char name[DSSM_NAME_MAX + 1], t[sizeof p->topic];
 	int id;
-	const char *t = p->topic[0] == '/' ? p->topic + 1 : p->topic;
-	int rc = dssm_parse_address(t, name, &id);
+	int rc = dssm__topic_to_name(p->topic, t, sizeof t);
+	if (rc == 0)
+		rc = dssm_parse_address(t, name, &id);
 	if (rc == 0)
 		rc = dssm__write_rules_check(&c->srv->cfg->writes, name, id);
 	if (rc == 0)
@@ -277,6 +280,21 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 	uint32_t chid;
 	const uint8_t *payload;
 	size_t len;
+	if (n && p[0] == FG_OP_PLAYBACK_CONTROL) {
+		struct fg_play_request req;
+		if (!c->srv->play) {
+			c->srv->refused_ops++;
+			fg_client_status(c, FG_ERROR, "a Playback Control Request needs the 'playbackControl' "
+			                 "capability, which this server offers only when it serves a recording "
+			                 "(--recording)");
+		} else if (fg_parse_play_request(p, n, &req) < 0) {
+			c->srv->refused_ops++;
+			fg_client_status(c, FG_ERROR, "%s", dssm_last_error());
+		} else {
+			fg_playback_control(c->srv, c, &req);
+		}
+		return;
+	}
 	if (fg_parse_client_binary(p, n, &chid, &payload, &len) < 0) {
 		fg_client_status(c, FG_ERROR, "%s", dssm_last_error());
 		return;

@@ -3,9 +3,12 @@
  * the channels instead of the rings: its samples replayed in time order at
  * --speed, each with its recorded measurement time as log time, and a Time
  * message before each batch (the `time` capability) so Foxglove's clock
- * follows the recording. Protocol v1 has no playback control (play, pause,
- * seek): the replay starts from the beginning with the first subscription
- * (when none is running), and runs once, or with --loop for ever.
+ * follows the recording. The replay starts from the beginning with the
+ * first subscription (when none is running), and runs once, or with --loop
+ * for ever - until the app takes control (the playbackControl capability,
+ * docs/foxglove.md): then its Playback Control Requests play, pause, seek
+ * and set the speed, each answered with a Playback State, and the end of
+ * the recording is a state of its own (Ended) that a play starts again.
  * Paced by a loop timer; nothing blocks.
  */
 #include <stdio.h>
@@ -33,6 +36,11 @@ struct fg_playback {
 	dssm_time_t prev;              /* the sample played last (gaps, pace.h) */
 	int64_t start_us;              /* monotonic clock then */
 	uint64_t rounds;
+	/* under the app's control (playbackControl) */
+	int controlled, paused, ended;
+	double speed;                  /* a factor of real time */
+	dssm_time_t current;           /* the playback position: last played, or sought */
+	dssm_time_t data_start, data_end; /* the recording's time range */
 };
 
 static int64_t mono_us(void)
@@ -42,18 +50,26 @@ static int64_t mono_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-static int restart(struct fg_playback *p)
+/* The replay from recording time `from` on (INT64_MIN: the beginning);
+ * its clock starts again at the next sample. */
+static int restart_at(struct fg_playback *p, dssm_time_t from)
 {
 	if (p->q)
 		dssm_query_close(p->q);
 	p->q = NULL;
 	p->have = 0;
-	int rc = dssm_query_open(p->c, NULL, 0, INT64_MIN, INT64_MAX, &p->q);
+	int rc = dssm_query_open(p->c, NULL, 0, from, INT64_MAX, &p->q);
 	if (rc < 0)
 		return rc;
 	p->start_us = mono_us();
 	p->first = INT64_MIN;
+	p->current = from == INT64_MIN ? p->data_start : from;
 	return 0;
+}
+
+static int restart(struct fg_playback *p)
+{
+	return restart_at(p, INT64_MIN);
 }
 
 int fg_playback_open(struct fg_server *srv, const char *dir)
@@ -88,11 +104,16 @@ int fg_playback_open(struct fg_server *srv, const char *dir)
 			continue;
 		}
 		ch->rec_stream = i;
+		if (r.count && (!p->data_start || r.first < p->data_start))
+			p->data_start = r.first;
+		if (r.count && (!p->data_end || r.last > p->data_end))
+			p->data_end = r.last;
 		ch->id = ++srv->channels.next_id;
 		ch->next = srv->channels.head;
 		srv->channels.head = ch;
 		p->by_stream[i] = ch;
 	}
+	p->speed = srv->cfg->speed > 0 ? srv->cfg->speed : 1.0;
 	if (!p->by_stream || restart(p) < 0) {
 		fprintf(stderr, "dssm foxglove: cannot read the recording '%s': %s\n", dir, dssm_last_error());
 		srv->play = p;
@@ -133,13 +154,84 @@ void fg_playback_stop(struct fg_server *srv)
 		return;
 	lws_sul_cancel(&srv->pace);
 	srv->playing = 0;
-	restart(srv->play);
+	if (!srv->play->controlled) /* (the app's position is kept) */
+		restart(srv->play);
+}
+
+void fg_playback_range(struct fg_server *srv, dssm_time_t *start, dssm_time_t *end)
+{
+	*start = srv->play->data_start;
+	*end = srv->play->data_end;
+}
+
+int fg_playback_may_run(struct fg_server *srv)
+{
+	return srv->play && !srv->play->paused;
+}
+
+/* The replay's state, to every client that controls it (req_id: the
+ * request this answers, or NULL). */
+static void tell_state(struct fg_server *srv, int did_seek, const char *req_id)
+{
+	struct fg_playback *p = srv->play;
+	struct fg_play_state st = {p->ended ? FG_ENDED : p->paused ? FG_PAUSED : FG_PLAYING,
+	                           p->current, (float)p->speed, did_seek, req_id};
+	struct wbuf w = {0};
+	fg_put_play_state(&w, &st);
+	for (struct fg_client *c = srv->clients; c; c = c->next)
+		if (c->controls)
+			fg_client_send_binary(c, &w);
+	wbuf_free(&w);
+}
+
+static void run(struct fg_server *srv, int on)
+{
+	if (on && !srv->playing) {
+		srv->playing = 1;
+		lws_sul_schedule(srv->ctx, 0, &srv->pace, fg_server_on_pace, 1);
+	} else if (!on && srv->playing) {
+		lws_sul_cancel(&srv->pace);
+		srv->playing = 0;
+	}
+}
+
+void fg_playback_control(struct fg_server *srv, struct fg_client *c,
+                         const struct fg_play_request *req)
+{
+	struct fg_playback *p = srv->play;
+	c->controls = 1;
+	p->controlled = 1;
+	int did_seek = 0;
+	if (req->seek || (p->ended && !req->pause)) {
+		/* a seek, or a play after the end (from the beginning): what the
+		 * clients still have queued is of the old position */
+		dssm_time_t t = !req->seek ? INT64_MIN
+		                : req->seek_time > INT64_MAX ? INT64_MAX : (dssm_time_t)req->seek_time;
+		if (restart_at(p, t) < 0) {
+			fg_client_status(c, FG_ERROR, "seek to %lld: %s", (long long)t, dssm_last_error());
+		} else {
+			for (struct fg_client *k = srv->clients; k; k = k->next)
+				fg_client_drop_queued(k);
+			send_time(srv, p->current);
+			did_seek = req->seek;
+			p->ended = 0;
+		}
+	}
+	if (p->speed != req->speed) {
+		p->speed = req->speed;
+		p->first = INT64_MIN; /* the clock goes on from the next sample at the new speed */
+	}
+	p->paused = req->pause;
+	if (p->paused)
+		p->first = INT64_MIN; /* no catching up on the pause afterwards */
+	run(srv, !p->paused && !p->ended);
+	tell_state(srv, did_seek, req->request_id);
 }
 
 int64_t fg_playback_step(struct fg_server *srv)
 {
 	struct fg_playback *p = srv->play;
-	double speed = srv->cfg->speed > 0 ? srv->cfg->speed : 1.0;
+	double speed = p->speed;
 	dssm_time_t last = INT64_MIN;
 	for (int n = 0; n < PLAY_BATCH; n++) {
 		if (!p->have) {
@@ -158,14 +250,19 @@ int64_t fg_playback_step(struct fg_server *srv)
 					c->tell_end = 1; /* after its queued samples (client.c) */
 					lws_callback_on_writable(c->wsi);
 				}
-				restart(p); /* the next subscription replays it again */
+				if (p->controlled) { /* the app says when to play again */
+					p->ended = 1;
+					tell_state(srv, 0, NULL);
+				} else {
+					restart(p); /* the next subscription replays it again */
+				}
 				return -1;
 			}
 			p->have = 1;
-			if (p->first == INT64_MIN) { /* the replay's clock starts now */
-				p->first = p->prev = p->rec.time;
-				p->start_us = mono_us();
-			}
+		}
+		if (p->first == INT64_MIN) { /* the replay's clock starts now */
+			p->first = p->prev = p->rec.time;
+			p->start_us = mono_us();
 		}
 		int64_t now = mono_us();
 		int64_t wait = fg_pace_wait_us(p->first, p->start_us, p->prev, p->rec.time, now, speed);
@@ -186,7 +283,7 @@ int64_t fg_playback_step(struct fg_server *srv)
 				fg_sample_put(s);
 			}
 		}
-		last = p->prev = p->rec.time;
+		last = p->prev = p->current = p->rec.time;
 		p->have = 0;
 	}
 	if (last != INT64_MIN)

@@ -17,6 +17,19 @@ static void put_u32(struct wbuf *w, uint32_t v)
 	fg_json_put_raw(w, t);
 }
 
+/* ,"KEY":{"sec":S,"nsec":N}: the protocol's time (uint32 seconds; a time
+ * before 1970 is 0, one after 2106 the last second it can say) */
+static void put_stamp(struct wbuf *w, const char *key, dssm_time_t t)
+{
+	uint64_t ns = fg_time_u64(t), sec = ns / 1000000000u;
+	char text[96];
+	if (sec > UINT32_MAX)
+		sec = UINT32_MAX;
+	snprintf(text, sizeof text, ",\"%s\":{\"sec\":%llu,\"nsec\":%u}", key, (unsigned long long)sec,
+	         (unsigned)(ns % 1000000000u));
+	fg_json_put_raw(w, text);
+}
+
 void fg_put_server_info(struct wbuf *w, const char *name, const struct fg_caps *caps,
                         const char *session_id)
 {
@@ -31,12 +44,21 @@ void fg_put_server_info(struct wbuf *w, const char *name, const struct fg_caps *
 	if (caps->time) {
 		fg_json_put_raw(w, sep);
 		fg_json_put_raw(w, "\"time\"");
+		sep = ",";
+	}
+	if (caps->playback) {
+		fg_json_put_raw(w, sep);
+		fg_json_put_raw(w, "\"playbackControl\"");
 	}
 	fg_json_put_raw(w, "]");
 	if (caps->client_publish)
 		fg_json_put_raw(w, ",\"supportedEncodings\":[\"json\",\"ros1\",\"cdr\"]");
 	fg_json_put_raw(w, ",\"metadata\":{\"server\":\"dssm foxglove\"},\"sessionId\":");
 	fg_json_put_string(w, session_id);
+	if (caps->playback) {
+		put_stamp(w, "dataStartTime", caps->data_start);
+		put_stamp(w, "dataEndTime", caps->data_end);
+	}
 	fg_json_put_raw(w, "}");
 }
 
@@ -119,4 +141,56 @@ int fg_parse_client_binary(const uint8_t *p, size_t n, uint32_t *channel, const 
 	*payload = p + 5;
 	*len = n - 5;
 	return 0;
+}
+
+int fg_parse_play_request(const uint8_t *p, size_t n, struct fg_play_request *out)
+{
+	/* opcode, command u8, speed f32, had_seek u8, seek_time u64 (always
+	 * there), then (the protocol's later form) u32 request id length and
+	 * the id */
+	memset(out, 0, sizeof *out);
+	if (n < 15)
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request of %zu bytes: needs 15 at least",
+		                  n);
+	if (p[1] > 1)
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request: command %u is neither play (0) "
+		                  "nor pause (1)", p[1]);
+	out->pause = p[1];
+	uint32_t bits = le_get32(p + 2);
+	memcpy(&out->speed, &bits, sizeof out->speed);
+	if (!(out->speed > 0) || out->speed > 1e6f) /* (also NaN) */
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request: speed %g is not a positive "
+		                  "factor of real time", (double)out->speed);
+	out->seek = p[6] != 0;
+	out->seek_time = le_get64(p + 7);
+	if (n == 15)
+		return 0;
+	if (n < 19)
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request of %zu bytes: its request id "
+		                  "length is cut short", n);
+	uint32_t len = le_get32(p + 15);
+	if (len != n - 19)
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request: request id of %u bytes in a "
+		                  "frame that holds %zu", len, n - 19);
+	if (len >= sizeof out->request_id)
+		return dssm__fail(DSSM_EPROTO, "Playback Control Request: request id of %u bytes (at most "
+		                  "%zu)", len, sizeof out->request_id - 1);
+	memcpy(out->request_id, p + 19, len);
+	return 0;
+}
+
+void fg_put_play_state(struct wbuf *w, const struct fg_play_state *st)
+{
+	uint32_t bits;
+	float speed = st->speed;
+	size_t idlen = st->request_id ? strlen(st->request_id) : 0;
+	memcpy(&bits, &speed, sizeof bits);
+	wbuf_u8(w, FG_OP_PLAYBACK_STATE);
+	wbuf_u8(w, (uint8_t)st->status);
+	wbuf_u64(w, fg_time_u64(st->current));
+	wbuf_u32(w, bits);
+	wbuf_u8(w, st->did_seek ? 1 : 0);
+	wbuf_u32(w, (uint32_t)idlen);
+	if (idlen)
+		wbuf_bytes(w, st->request_id, idlen);
 }

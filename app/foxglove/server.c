@@ -18,12 +18,12 @@
 
 /* ---- delivering samples ---- */
 
-static void on_pace(lws_sorted_usec_list_t *sul)
+void fg_server_on_pace(lws_sorted_usec_list_t *sul)
 {
 	struct fg_server *srv = lws_container_of(sul, struct fg_server, pace);
 	int64_t us = fg_playback_step(srv);
 	if (us >= 0)
-		lws_sul_schedule(srv->ctx, 0, &srv->pace, on_pace, us);
+		lws_sul_schedule(srv->ctx, 0, &srv->pace, fg_server_on_pace, us);
 	else
 		srv->playing = 0;
 }
@@ -155,9 +155,10 @@ void fg_server_dispatch(struct fg_server *srv)
 
 int fg_server_sub_added(struct fg_server *srv, struct fg_channel *ch)
 {
-	if (srv->play && !srv->playing) { /* a replay starts with a subscription */
+	/* a replay starts with a subscription (unless the app paused it) */
+	if (srv->play && !srv->playing && fg_playback_may_run(srv)) {
 		srv->playing = 1;
-		lws_sul_schedule(srv->ctx, 0, &srv->pace, on_pace, 1);
+		lws_sul_schedule(srv->ctx, 0, &srv->pace, fg_server_on_pace, 1);
 	}
 	if (ch->subscribers++ == 0 && !srv->play) {
 		int rc = fg_live_start(ch, srv->ctx);
@@ -339,7 +340,7 @@ static void say_serving(const struct fg_server *srv, const char *host)
 	}
 	int v6 = strchr(host, ':') != NULL;
 	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
-	        cfg->recording ? cfg->recording : "this host's streams", v6 ? "[" : "", host,
+	        cfg->recording ? fg_recording_name(cfg) : "this host's streams", v6 ? "[" : "", host,
 	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
 	        srv->client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
 	                                                          : "clients may publish to any ring")

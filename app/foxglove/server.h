@@ -11,6 +11,7 @@
 #include "foxglove.h"
 
 struct fg_playback;
+struct fg_play_request;
 struct wbuf;
 
 struct fg_server {
@@ -62,6 +63,7 @@ struct fg_text {                 /* a queued JSON message, with lws's headroom *
 	struct fg_text *next;
 	size_t len;
 	int channels;                /* the server's own channel table (its own bound) */
+	int binary;                  /* a binary frame (Playback State), not JSON */
 	unsigned char buf[];         /* LWS_PRE + len */
 };
 
@@ -72,6 +74,7 @@ struct fg_client {
 	int open;
 	int closing;                 /* over a bound: being closed, nothing more is queued or said */
 	int tell_end;                /* say "end of the recording" once its samples went */
+	int controls;                /* sent a Playback Control Request: gets Playback States */
 	struct fg_sub **subs;
 	int nsubs;
 	struct fg_pub *pubs;
@@ -108,6 +111,12 @@ int fg_client_send_channels(struct fg_client *c, const struct wbuf *w);
 /* Queue a JSON message (the wbuf's text); -1 when the client is closed for
  * not reading (its text queue is over FG_MAX_CONTROL_QUEUE). */
 int fg_client_send_text(struct fg_client *c, const struct wbuf *w);
+/* The same for a binary control frame (Playback State), in order with the
+ * text messages. */
+int fg_client_send_binary(struct fg_client *c, const struct wbuf *w);
+/* Drop the samples queued for the client (a seek: they are of the old
+ * position). */
+void fg_client_drop_queued(struct fg_client *c);
 int fg_client_status(struct fg_client *c, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Queue a sample to a subscription (a new reference is taken); drops the
@@ -144,10 +153,16 @@ void fg_ops_pubs_stale(struct fg_client *c);
 void fg_ops_pubs_free(struct fg_client *c);
 
 /* server.c */
+static inline const char *fg_recording_name(const struct fg_config *cfg)
+{
+	return cfg->recording_name ? cfg->recording_name : cfg->recording;
+}
 /* Queue a sample of ch to its subscribers (struct streams as JSON). */
 void fg_server_deliver(struct fg_server *srv, struct fg_channel *ch, struct fg_sample *s);
 /* The same to one subscription only. */
 void fg_server_deliver_to(struct fg_client *c, struct fg_sub *sub, struct fg_sample *s);
+/* The replay's timer: play what is due, set the timer for the next. */
+void fg_server_on_pace(lws_sorted_usec_list_t *sul);
 /* Read the rings the watchers flagged, for subscribers with room. */
 void fg_server_dispatch(struct fg_server *srv);
 /* A client subscribed to or unsubscribed from ch (subscriber counts, ring readers). */
@@ -160,8 +175,16 @@ int fg_playback_open(struct fg_server *srv, const char *dir);
  * or -1 at the end. */
 int64_t fg_playback_step(struct fg_server *srv);
 /* The last subscriber left: stop the replay (the next subscription starts
- * it from the beginning). */
+ * it from the beginning; under the app's control it only pauses). */
 void fg_playback_stop(struct fg_server *srv);
+/* A Playback Control Request of client c: seek, speed, play or pause,
+ * answered with a Playback State to every client that controls. */
+void fg_playback_control(struct fg_server *srv, struct fg_client *c,
+                         const struct fg_play_request *req);
+/* The recording's time range, for serverInfo. */
+void fg_playback_range(struct fg_server *srv, dssm_time_t *start, dssm_time_t *end);
+/* The replay may run (it is not paused by the app). */
+int fg_playback_may_run(struct fg_server *srv);
 void fg_playback_close(struct fg_server *srv);
 
 #endif

@@ -54,6 +54,29 @@ static const char *as_stream_glob(const char *pattern, char *buf, size_t cap)
 	return out;
 }
 
+void dssm__topic_of(const char *name, int id, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "/%s", name);
+	for (char *p = out + 1; *p; p++)
+		if (*p == '.')
+			*p = '/';
+	if (id && n >= 0 && (size_t)n < cap)
+		snprintf(out + n, cap - (size_t)n, ":%d", id);
+}
+
+int dssm__topic_to_name(const char *topic, char *out, size_t cap)
+{
+	const char *t = as_stream_glob(topic, out, cap);
+	if (!t || (t != out && t != topic)) {
+		if (t)
+			free((char *)t);
+		return dssm__fail(DSSM_ENAME, "topic '%.64s...' is too long for a stream name", topic);
+	}
+	if (t == topic && snprintf(out, cap, "%s", topic) >= (int)cap)
+		return dssm__fail(DSSM_ENAME, "topic '%.64s...' is too long for a stream name", topic);
+	return 0;
+}
+
 static void done_with(const char *glob, const char *pattern, const char *buf)
 {
 	if (glob != pattern && glob != buf)

@@ -34,6 +34,8 @@
 #ifndef DSSM_GLOB_H
 #define DSSM_GLOB_H
 
+#include <stddef.h>
+
 /* 1 if TEXT is a glob rather than one name: it has '*', '?' or '['. */
 int dssm__is_glob(const char *text);
 /* 1 if TEXT matches GLOB (the character rules above), else 0. */
@@ -45,5 +47,13 @@ int dssm__glob_list_match(const char *list, const char *text);
 int dssm__stream_glob_check(const char *pattern);
 /* dssm__stream_glob_check for each glob of a comma-separated LIST. */
 int dssm__stream_glob_list_check(const char *list);
+
+/* A stream's ROS topic, the inverse of the rule above: "/" and NAME with
+ * each '.' read as '/', and ":ID" when ID is not 0 (turtle1.pose is
+ * /turtle1/pose). For servers that name streams to ROS tools (Foxglove). */
+void dssm__topic_of(const char *name, int id, char *out, size_t cap);
+/* The stream NAME[:ID] a topic stands for (the rule above) into OUT: 0, or
+ * DSSM_ENAME when it does not fit. */
+int dssm__topic_to_name(const char *topic, char *out, size_t cap);
 
 #endif

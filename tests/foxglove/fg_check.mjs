@@ -45,6 +45,12 @@
 //   dup URL       a second shm file claims fgt_dupa:0 (it alone for a scan,
 //                 then fgt_dupa created): fgt_dupa is served, and its channel
 //                 stays put over two scans (fgt_tick1, fgt_tick2 advertised in turn)
+//   control URL N a recording of N samples 1 ms apart (fgt_ros1) under the
+//                 app's control, with a client of our own speaking the
+//                 playbackControl messages: paused before it subscribes
+//                 (nothing comes), a seek forward and play (samples from the
+//                 seek point, in order, none missing, then Ended), a seek
+//                 backwards while paused, play at another speed
 //   odom URL      the demo's odometry handler (examples/odometry): its struct
 //                 samples arrive as JSON objects with exactly the schema's fields
 import { createRequire } from "node:module";
@@ -112,7 +118,11 @@ function run(cmd, argv) {
 }
 const writer = (argv) => run("/usr/bin/python3", [process.env.WRITER, ...argv]);
 const dssm = (argv) => run(process.env.DSSM, argv);
-const byTopic = (st, topic) => [...st.channels.values()].find((c) => c.topic === topic);
+// A stream's channel as the server must name it: ROS data (ros1, cdr) by
+// its ROS topic (fgt_ros1 is /fgt_ros1), anything else by its name.
+const rosName = (name) => "/" + name.replaceAll(".", "/");
+const byTopic = (st, name) => [...st.channels.values()].find((c) =>
+  c.topic === (["ros1", "cdr"].includes(c.encoding) ? rosName(name) : name));
 const t0 = () => BigInt(Math.floor(Date.now() / 1000) + 1) * 1000000000n;
 
 async function live() {
@@ -620,7 +630,91 @@ async function limit() {
   b.client.close();
 }
 
-const scenarios = { live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+// ---- playback control, with a client of our own (the reference client of
+// npm has no playback messages): the frames of the Foxglove SDK's
+// playbackControl capability, little-endian
+async function control(n) {
+  n = Number(n);
+  const ws = new WebSocket(url, ["foxglove.websocket.v1"]);
+  const st = { info: null, channels: new Map(), statuses: [], states: [], data: [] };
+  ws.on("message", (buf, binary) => {
+    if (!binary) {
+      const m = JSON.parse(buf.toString());
+      if (m.op === "serverInfo") st.info = m;
+      if (m.op === "advertise") m.channels.forEach((c) => st.channels.set(c.id, c));
+      if (m.op === "status") st.statuses.push(m);
+      return;
+    }
+    const b = Buffer.from(buf);
+    if (b[0] === 1) st.data.push(b.readBigUInt64LE(5));
+    if (b[0] === 5) {
+      const len = b.readUInt32LE(15);
+      st.states.push({ status: b[1], time: b.readBigUInt64LE(2), speed: b.readFloatLE(10),
+                       didSeek: b[14], id: b.subarray(19, 19 + len).toString() });
+    }
+  });
+  ws.on("error", () => {});
+  const request = (pause, speed, seek, id) => {
+    const b = Buffer.alloc(19 + id.length);
+    b[0] = 3; b[1] = pause ? 1 : 0; b.writeFloatLE(speed, 2);
+    b[6] = seek === null ? 0 : 1; b.writeBigUInt64LE(seek === null ? 0n : seek, 7);
+    b.writeUInt32LE(id.length, 15); b.write(id, 19);
+    ws.send(b);
+  };
+  const state = async (id) => {
+    await until(() => st.states.some((s) => s.id === id), `Playback State answering ${id}`);
+    return st.states.find((s) => s.id === id);
+  };
+  const marker = async (what) => {
+    const id = MARKER + ++markers;
+    ws.send(JSON.stringify({ op: "unsubscribe", subscriptionIds: [id] }));
+    await until(() => st.statuses.some((s) => s.message.includes(String(id))), what);
+  };
+  await until(() => st.info && byTopic(st, "fgt_ros1"), "serverInfo and the recording's channel");
+  const c = byTopic(st, "fgt_ros1");
+  const start = BigInt(st.info.dataStartTime?.sec ?? 0) * 1000000000n + BigInt(st.info.dataStartTime?.nsec ?? 0);
+  const end = BigInt(st.info.dataEndTime?.sec ?? 0) * 1000000000n + BigInt(st.info.dataEndTime?.nsec ?? 0);
+  check(st.info.capabilities.includes("playbackControl") && end - start === BigInt(n - 1) * 1000000n,
+        `playbackControl offered with the recording's range (${Number(end - start) / 1e6} ms), the ROS channel named ${c.topic}`);
+  // paused first: a subscription then starts nothing
+  request(true, 1, null, "pause");
+  const paused = await state("pause");
+  ws.send(JSON.stringify({ op: "subscribe", subscriptions: [{ id: 1, channelId: c.id }] }));
+  await marker("subscribe handled");
+  check(paused.status === 1 && st.data.length === 0, `paused before subscribing: state ${paused.status}, ${st.data.length} samples sent`);
+  // a seek forward, playing at 10x: from the seek point to the end, then Ended
+  const mid = start + BigInt(Math.floor(n / 2)) * 1000000n;
+  request(false, 10, mid, "seek-fwd");
+  const fwd = await state("seek-fwd");
+  await until(() => st.states.some((s) => s.status === 3 && s.id === ""), "Ended after the seek forward");
+  const want = n - Math.floor(n / 2);
+  const inOrder = st.data.every((t, i) => t === mid + BigInt(i) * 1000000n);
+  check(fwd.status === 0 && fwd.didSeek === 1 && fwd.time === mid && Math.abs(fwd.speed - 10) < 1e-6 &&
+        st.data.length === want && inOrder,
+        `seek forward to sample ${Math.floor(n / 2)} and play at 10x: ${st.data.length} of ${want} samples from the seek point, in order, then Ended`);
+  // a seek backwards while paused: nothing comes until play
+  st.data = [];
+  const back = start + 20n * 1000000n;
+  request(true, 10, back, "seek-back");
+  const b = await state("seek-back");
+  await marker("seek handled");
+  check(b.status === 1 && b.didSeek === 1 && b.time === back && st.data.length === 0,
+        `seek backwards while paused: state ${b.status} at sample 20, nothing sent`);
+  // play at another speed: samples 20 .. N-1, then Ended again
+  const ends = st.states.filter((s) => s.status === 3).length;
+  request(false, 100, null, "play-100");
+  const p = await state("play-100");
+  await until(() => st.states.filter((s) => s.status === 3).length > ends, "Ended after playing on");
+  check(p.status === 0 && Math.abs(p.speed - 100) < 1e-6 && st.data.length === n - 20 &&
+        st.data.every((t, i) => t === back + BigInt(i) * 1000000n),
+        `play on at 100x: ${st.data.length} of ${n - 20} samples from sample 20, in order`);
+  // a bad request is refused with a status, the connection kept
+  ws.send(Buffer.from([3, 7, 0, 0, 128, 63, 0, 0, 0, 0, 0, 0, 0, 0, 0]));
+  await until(() => st.statuses.some((s) => /neither play/.test(s.message)), "a bad command refused");
+  ws.close();
+}
+
+const scenarios = { control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
