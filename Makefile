@@ -236,7 +236,7 @@ check-tsan:
 
 # ---- one layer's tests: make test-ring, test-store, ... (the unit tests of
 # the folder, then its integration scripts), beside the whole `make test`.
-UNITS_base := test_glob
+UNITS_base := test_glob test_crc
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_connector_timeouts test_impostor test_backends

@@ -69,6 +69,9 @@ uint32_t dssm__crc32c(const void *data, size_t n);
 /* Raw state in, raw state out (start at 0xffffffff, xor the end);
  * dssm__crc32c is the whole computation. */
 uint32_t dssm__crc32c_update(uint32_t crc, const void *data, size_t n);
+/* The same without the CPU's instruction (slicing-by-8 tables): for the
+ * tests and the benchmark that check the fast path against it. */
+uint32_t dssm__crc32c_portable(uint32_t crc, const void *data, size_t n);
 
 /* A hint inside a spin loop: let the sibling hyperthread (or, on ARM, the
  * other cores) run. */
