@@ -81,6 +81,7 @@ void dssm__store_stream_free(struct cstream *s)
 		close(s->direct_fd);
 	free(s->dbuf);
 	free(s->ibuf);
+	free(s->abuf);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)

@@ -60,6 +60,8 @@ struct cstream {
 	uint64_t flushed;        /* data bytes written to the file */
 	uint64_t index_flushed;  /* index bytes written to the file */
 	int direct_fd;           /* O_DIRECT descriptor of .data, or -1 */
+	uint8_t *abuf;           /* writer: the block-aligned buffer of O_DIRECT records */
+	size_t abuf_cap;
 	dssm_time_t first, last;
 	uint64_t dropped;
 	int trusted;             /* reader of a CLOSED container */
