@@ -20,27 +20,36 @@ cleanup() {
 pids=()
 trap cleanup EXIT
 
+# wait_for NAME...: until each stream exists (a handler made it), not a sleep
+wait_for() {
+	for name; do
+		for _ in $(seq 200); do $dssm info "$name" >/dev/null 2>&1 && break; sleep 0.05; done
+	done
+}
+
 echo "== starting the sensor handlers for ${SECONDS_TO_RUN} s (namespace $DSSM_NAMESPACE)"
 $BUILD/examples/odometry --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
 $BUILD/examples/lidar --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
-sleep 0.3
+wait_for odom scan
 
 echo "== localizer: each scan paired with odometry by measurement time (every 8th line shown),"
-echo "   while dssm record keeps scan and odom in $tmp/drive"
+echo "   while dssm record keeps scan and odom in $tmp/drive, split into 1 s parts"
 $dssm record -o "$tmp/drive" scan odom --from-oldest --duration $((SECONDS_TO_RUN + 1)) \
-	>"$tmp/drive.log" 2>&1 & pids+=($!)
+	--split-duration 1s >"$tmp/drive.log" 2>&1 & pids+=($!)
 $BUILD/examples/localizer --seconds "$SECONDS_TO_RUN" | tee "$tmp/live.txt" |
 	awk 'NR == 1 || NR % 8 == 2'
 wait "${pids[-1]}" || true
 
 echo
 echo "== the same localizer, unchanged, on the recording: --scan $tmp/drive/scan --odom .../odom"
-echo "   (a DIR/NAME address opens a recorded stream with the same calls; it stops at the end)"
+echo "   (a DIR/NAME address opens a recorded stream with the same calls, across the"
+echo "   $(ls -d "$tmp/drive"/part-* | wc -l) parts of the recording as one; it stops at the end)"
 $BUILD/examples/localizer --scan "$tmp/drive/scan" --odom "$tmp/drive/odom" >"$tmp/replay.txt"
 live_lines=$(wc -l <"$tmp/live.txt")
 same=$(paste -d '\n' <(head -n "$live_lines" "$tmp/live.txt") <(head -n "$live_lines" "$tmp/replay.txt") |
 	awk 'NR % 2 == 1 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
-echo "$same of $live_lines lines the same as live (the recording goes on $(($(wc -l <"$tmp/replay.txt") - live_lines)) lines longer)"
+echo "$same of $live_lines lines the same as live (the recording goes on $(($(wc -l <"$tmp/replay.txt") - live_lines)) lines longer:"
+echo "   the recorder ran 1 s beyond the live localizer)"
 head -n 4 "$tmp/replay.txt"
 
 echo
@@ -69,10 +78,10 @@ if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
 	echo "== Python: the recording's odometry against the scan times, into $BUILD/demo-odometry.png"
 	PYTHONPATH=python /usr/bin/python3 python/examples/plot_odometry.py "$tmp/recording" \
 		"$BUILD/demo-odometry.png" || echo "(plot_odometry failed)"
-	echo "== Python: the odometry handler in Python for 1 s, read by dssm cat (another namespace)"
+	echo "== Python: the odometry handler in Python (a struct stream, as the C one), read by dssm cat once it exists"
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-py PYTHONPATH=python /usr/bin/python3 python/examples/odometry.py \
-		--seconds 1 & pids+=($!)
-	sleep 0.5
+		--seconds 3 & pids+=($!)
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-py wait_for odom
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-py $dssm cat odom -n 1 --format json | cut -c1-100
 	wait "${pids[-1]}" 2>/dev/null || true
 	DSSM_NAMESPACE=$DSSM_NAMESPACE-py $dssm rm odom 2>/dev/null || true

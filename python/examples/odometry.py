@@ -29,7 +29,7 @@ def main():
     a = ap.parse_args()
     dt = dssm.struct_dtype(SCHEMA)
     out = dssm.create("odom", max_size=dt.itemsize, life=5.0, cycle=0.005,
-                      type="example/Odometry", schema=SCHEMA)
+                      type="example/Odometry", encoding="struct", schema=SCHEMA)
     stop = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.append(1))
