@@ -441,6 +441,43 @@ t_out_of_descriptors() {
 	[ $rc -ne 0 ] && has "Too many open files" "$tmp/o" || [ $rc -eq 0 ]
 }
 
+# the bytes `record` reports are the bytes `info` lists (the samples' own,
+# not their framing in the data file), also for a recording whose CLOSED
+# predates the payload line (counted from the index then)
+t_bytes_agree() {
+	"$DSSM" write vary --create 300 >/dev/null 2>&1 || return 1
+	"$DSSM" record -o "$tmp/agree" vary --duration 1.5 2>"$tmp/ag.log" & local rp=$!
+	for _ in $(seq 200); do grep -q "recording vary" "$tmp/ag.log" && break; sleep 0.05; done
+	for k in $(seq 40); do head -c $((k * 7)) /dev/zero | "$DSSM" write vary >/dev/null || return 1; done
+	wait $rp
+	local said; said=$(awk '/^  vary:0/ {print $4, $5}' "$tmp/ag.log")
+	"$DSSM" info "$tmp/agree" --format json >"$tmp/ag.json" || return 1
+	"$DSSM" query "$tmp/agree" --format json >"$tmp/ag.q" 2>/dev/null || return 1
+	local listed; listed=$("$DSSM" info "$tmp/agree" | awk '/^vary:0/ {print $4, $5}')
+	echo "record: $said, info: $listed"
+	[ -n "$said" ] && [ "$said" = "$listed" ] || return 1
+	python3 - "$tmp/ag.json" "$tmp/ag.q" "$tmp/agree/CLOSED" <<'PY' || return 1
+import json, re, sys
+info = json.load(open(sys.argv[1]))["streams"][0]
+lens = sum(json.loads(l)["len"] for l in open(sys.argv[2]))
+assert info["payload_bytes"] == lens == sum(range(7, 281, 7)), (info["payload_bytes"], lens)
+assert info["bytes"] > lens  # the data file, with its framing
+# an older CLOSED, without the payload line (its CRC made again)
+def crc32c(b):
+    c = 0xffffffff
+    for x in b:
+        c ^= x
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
+    return c ^ 0xffffffff
+body = open(sys.argv[3]).read()
+body = re.sub(r"payload \d+ \d+\n", "", body[:body.index("crc ")])
+open(sys.argv[3], "wb").write(body.encode() + ("crc %08x\n" % crc32c(body.encode())).encode())
+PY
+	[ "$("$DSSM" info "$tmp/agree" | awk '/^vary:0/ {print $4, $5}')" = "$listed" ] || return 1
+	"$DSSM" rm vary
+}
+
 t_not_a_recording() {
 	mkdir -p "$tmp/plain"
 	"$DSSM" info "$tmp/plain" 2>"$tmp/e"; [ $? -eq 1 ] && has "not a dssm recording" "$tmp/e" || { cat "$tmp/e"; return 1; }
@@ -589,6 +626,7 @@ check "--min-free: stops at once, closed, counts agree" t_min_free
 check "refused outputs are left untouched, no count into them" t_refused_outputs
 check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
+check "record and info agree on a stream's bytes (its samples' own)" t_bytes_agree
 check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
 check "a ring removed, then made again with other sizes: both recorded, said" t_ring_made_again
 check "export --ssm-log of a ring made again: --ring K picks its entry, the hint says so" t_export_ring

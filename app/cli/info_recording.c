@@ -58,6 +58,7 @@ struct row {
 	char label[DSSM_NAME_MAX + 16];
 	char topic[256];
 	double secs, rate;
+	uint64_t payload;          /* the samples' own bytes (what `record` counts) */
 };
 
 /* The part's directory name (part-NNNN), from its path. */
@@ -140,8 +141,8 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 		cli_json_string(stdout, r->info.encoding);
 		fputs(",\"topic\":", stdout);
 		cli_json_string(stdout, rows[i].topic);
-		printf(",\"count\":%llu,\"bytes\":%llu", (unsigned long long)r->count,
-		       (unsigned long long)r->bytes);
+		printf(",\"count\":%llu,\"bytes\":%llu,\"payload_bytes\":%llu", (unsigned long long)r->count,
+		       (unsigned long long)r->bytes, (unsigned long long)rows[i].payload);
 		if (r->count) {
 			cli_format_time(t, sizeof t, r->first);
 			printf(",\"first_ns\":%lld,\"first\":\"%s\"", (long long)r->first, t);
@@ -196,7 +197,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	for (int i = 0; i < n; i++) {
 		const dssm_recorded *r = &rows[i].r;
 		char first[48] = "-";
-		cli_format_bytes(size, sizeof size, (double)r->bytes);
+		cli_format_bytes(size, sizeof size, (double)rows[i].payload);
 		if (r->count)
 			cli_format_time(first, sizeof first, r->first);
 		printf("%-*s %-*s %10llu %10s %9.2f %9.1f %-*s %-30s %s%s%s\n", ws, rows[i].label, wt,
@@ -233,6 +234,9 @@ int cli_recording_info(const char *path, int json)
 		 * so is shown */
 		int vrc = dssm_container_verify(c, i);
 		dssm_container_stream(c, i, r);
+		/* what `record` counted: the samples' bytes, not their framing */
+		if (vrc == 0 && !r->damage && dssm_container_payload_bytes(c, i, &rows[i].payload) < 0)
+			vrc = -1;
 		cli_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
 		if (vrc < 0) { /* out of descriptors...: not checked, which is not damage */
 			fprintf(stderr, "dssm info: %s not checked against its files: %s\n",

@@ -141,6 +141,12 @@ typedef struct dssm_recorded {
 } dssm_recorded;
 
 int dssm_container_stream_count(dssm_container *c);
+/* The bytes of a stream's samples themselves (what `dssm record` counts;
+ * dssm_recorded.bytes is its data file's, framing included): from CLOSED
+ * when the recorder wrote it there and it is trusted, else counted from the
+ * stream's index (one read of 32 bytes per sample). 0, or DSSM_EINVAL,
+ * DSSM_ECORRUPT (the index cannot be read), DSSM_ESYS. */
+int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes);
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
 /* Schema and property as recorded (valid while the container is open). */
 const char *dssm_container_schema(dssm_container *c, int stream);

@@ -224,6 +224,17 @@ int dssm_container_stream_count(dssm_container *c)
 	return !c ? DSSM_EINVAL : c->set ? dssm__set_stream_count(c) : c->n;
 }
 
+int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
+{
+	if (!c || !bytes || c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_payload_bytes: NULL argument or a writer");
+	if (c->set)
+		return dssm__set_payload_bytes(c, stream, bytes);
+	if (stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+	return dssm__store_payload_bytes(c, stream, bytes);
+}
+
 int dssm_container_part_count(dssm_container *c)
 {
 	return !c ? DSSM_EINVAL : c->set ? dssm__set_part_count(c) : 0;

@@ -44,6 +44,14 @@ int dssm__store_closed_summary(const char *text, int idx, struct cstream *s)
 	s->first = first;
 	s->last = last;
 	s->data_end = end;
+	/* the payload bytes (written since the line existed; older readers
+	 * skip it): no more than the data holds beside the record headers */
+	snprintf(key, sizeof key, "\npayload %d ", idx);
+	unsigned long long payload;
+	p = strstr(text, key);
+	s->payload_known = p && sscanf(p + strlen(key), "%llu", &payload) == 1 &&
+	                   payload <= end && end - payload >= count * RECORD_HEADER;
+	s->payload = s->payload_known ? payload : 0;
 	return 1;
 }
 

@@ -248,6 +248,7 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 	s->trusted = 0;
 	s->lazy = 0;
 	s->count = 0;
+	s->payload_known = 0;
 	s->dropped = 0;
 	s->first = s->last = 0;
 	s->data_end = 0;
@@ -301,6 +302,10 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out)
 {
 	*out = 0;
+	if (c->s[idx].trusted && c->s[idx].payload_known && !c->s[idx].damage) {
+		*out = c->s[idx].payload;
+		return 0;
+	}
 	int rc = dssm__store_stream_files(c, idx);
 	struct cstream *s = &c->s[idx];
 	uint8_t buf[256 * ENTRY];

@@ -35,6 +35,8 @@ static int flush_index(dssm_container *c, int i)
 		                        c->dir, i);
 	}
 	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
+	for (size_t k = 0; k < s->ilen; k += ENTRY)
+		s->durable_payload += le_get32(s->ibuf + k + 24);
 	s->index_flushed += s->ilen;
 	s->durable_count = s->index_flushed / ENTRY;
 	s->durable_last = (dssm_time_t)le_get64(last);
@@ -104,6 +106,9 @@ static int write_closed(dssm_container *c)
 		n = snprintf(line, sizeof line, "stream %d %llu %lld %lld %llu\n", i,
 		             (unsigned long long)count, count ? (long long)s->first : 0LL,
 		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
+		wbuf_bytes(&w, line, (size_t)n);
+		n = snprintf(line, sizeof line, "payload %d %llu\n", i,
+		             (unsigned long long)s->durable_payload);
 		wbuf_bytes(&w, line, (size_t)n);
 		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
 		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;

@@ -77,6 +77,7 @@ const char *dssm__set_warning(dssm_container *c);
 void dssm__set_salvage(dssm_container *c, int on);
 int dssm__set_verify(dssm_container *c, int idx);
 int dssm__set_part_count(dssm_container *c);
+int dssm__set_payload_bytes(dssm_container *c, int idx, uint64_t *out);
 int dssm__set_part(dssm_container *c, int i, dssm_part *out);
 int dssm__set_budget_start(dssm_container *c, const int *streams, int n, uint64_t budget,
                            dssm_time_t *start);

@@ -134,6 +134,23 @@ int dssm__set_verify(dssm_container *c, int idx)
 	return 0;
 }
 
+int dssm__set_payload_bytes(dssm_container *c, int idx, uint64_t *out)
+{
+	struct sstream *t = dssm__set_stream_of(c, idx);
+	*out = 0;
+	if (!t)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the recording", idx);
+	for (int g = 0; g < t->nseg; g++) {
+		uint64_t b = 0;
+		int rc = dssm_container_payload_bytes(dssm__set_seg_container(c->set, &t->seg[g]),
+		                                      t->seg[g].local, &b);
+		if (rc < 0)
+			return rc;
+		*out += b;
+	}
+	return 0;
+}
+
 int dssm__set_part_count(dssm_container *c)
 {
 	return c->set->np;

@@ -74,6 +74,11 @@ struct cstream {
 	/* writer: what is durable (synced data, then synced entries): CLOSED
 	 * describes exactly this, even after a failed sync */
 	uint64_t durable_count, durable_end;
+	uint64_t durable_payload; /* writer: the payload bytes of the durable entries */
+	/* reader: the payload bytes CLOSED gave (payload_known), else counted
+	 * from the index when asked */
+	uint64_t payload;
+	int payload_known;
 	dssm_time_t durable_last;
 	size_t meta_len;         /* writer: bytes of the .meta (its rewrite at close) */
 	char *damage;            /* reader: what is wrong with the stream's files, or NULL */
