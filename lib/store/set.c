@@ -138,15 +138,17 @@ static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
 		if (t->info.id != e->info.id || strcmp(t->info.name, e->info.name))
 			continue;
 		/* the newest stream of NAME:ID: continued only if it ends before
-		 * this part and is the same ring, not going back in time */
-		if (!t->nseg || t->seg[t->nseg - 1].part >= pi || !same_ring(&t->info, &e->info))
+		 * this part and is the same ring, not going back in time (a stream
+		 * whose parts the rolling window all took goes on by what they
+		 * held: the reader following it misses what came between) */
+		if ((t->nseg && t->seg[t->nseg - 1].part >= pi) || !same_ring(&t->info, &e->info))
 			return -1;
 		for (int g = t->nseg - 1; g >= 0; g--) {
 			struct segment *sg = &t->seg[g];
 			if (dssm_container_stream(s->p[sg->part].c, sg->local, &o) == 0 && o.count)
 				return e->count && e->first < o.last ? -1 : j;
 		}
-		return j;
+		return e->count && t->has_gone && e->first < t->gone_last ? -1 : j;
 	}
 	return -1;
 }
@@ -182,6 +184,22 @@ static int chain_part(struct rset *s, int pi)
 	return 0;
 }
 
+/* Remember part NUM as left out (why): a stream with samples on both sides
+ * of it is missing its samples there (set_streams.c says so). */
+static void left_out(struct rset *s, int num, const char *why)
+{
+	int *nums = realloc(s->out_num, sizeof *nums * (size_t)(s->nout + 1));
+	if (nums)
+		s->out_num = nums;
+	char **whys = nums ? realloc(s->out_why, sizeof *whys * (size_t)(s->nout + 1)) : NULL;
+	if (!whys)
+		return; /* (the warning still says it) */
+	s->out_why = whys;
+	s->out_num[s->nout] = num;
+	s->out_why[s->nout] = strdup(why);
+	s->nout++;
+}
+
 /* Open part NUM and add it (parts come in number order). 1 if added or
  * left out, 0 if it is not there (yet), an error. A part that cannot be
  * read is left out and said in the warning when `final`; otherwise (the
@@ -205,6 +223,7 @@ static int add_part(dssm_container *c, int num, int final)
 		s->last_num = num;
 	if (unreadable) {
 		note(s, "%s is left out: %s", path, dssm_last_error());
+		left_out(s, num, dssm_last_error());
 		free(path);
 		return 1;
 	}
@@ -371,7 +390,12 @@ void dssm__set_free(struct rset *s)
 		for (int g = 0; g < s->st[j].nseg; g++)
 			dssm__set_segment_close(s, &s->st[j].seg[g]);
 		free(s->st[j].seg);
+		free(s->st[j].gap);
 	}
+	for (int i = 0; i < s->nout; i++)
+		free(s->out_why[i]);
+	free(s->out_num);
+	free(s->out_why);
 	for (int i = 0; i < s->np; i++) {
 		dssm_container_close(s->p[i].c);
 		free(s->p[i].path);
@@ -399,9 +423,13 @@ static void find_removed(dssm_container *c)
 			struct sstream *t = &s->st[j];
 			int g = 0;
 			for (; g < t->nseg && t->seg[g].part == i; g++) {
-				dssm_recorded e;
+				dssm_recorded e = {0};
 				if (dssm_container_stream(p->c, t->seg[g].local, &e) == 0)
 					t->dropped += e.count;
+				if (e.count && (!t->has_gone || e.last > t->gone_last)) {
+					t->gone_last = e.last;
+					t->has_gone = 1;
+				}
 				dssm__set_segment_close(s, &t->seg[g]);
 			}
 			if (g) {
@@ -422,6 +450,11 @@ static int find_added(dssm_container *c)
 	int rc = 1;
 	while (rc == 1)
 		rc = add_part(c, s->last_num + 1, s->closed);
+	/* No next part, and the last one known is closed: the set ended, or
+	 * the rolling window moved past parts this reader never saw (it
+	 * stopped for a while): the directory says which parts are there. */
+	if (rc == 0 && (!s->np || s->p[s->np - 1].removed || dssm_container_closed(s->p[s->np - 1].c)))
+		rc = add_listed(c);
 	return rc < 0 ? rc : 0;
 }
 
@@ -441,13 +474,16 @@ static int refresh(dssm_container *c, int only)
 		struct part *p = &s->p[i];
 		if (p->removed || dssm_container_closed(p->c))
 			continue;
-		if (only < 0) {
+		int found = 0;
+		for (int k = 0; only >= 0 && k < p->nchain && rc == 0; k++)
+			if (p->chain[k] == only) {
+				rc = dssm__store_refresh_stream(p->c, k);
+				found = 1;
+			}
+		/* everything, or (one stream read) a part whose entry of it may
+		 * not be written yet: its new entries are looked for */
+		if (!found && rc == 0)
 			rc = dssm_container_refresh(p->c);
-		} else {
-			for (int k = 0; k < p->nchain && rc == 0; k++)
-				if (p->chain[k] == only)
-					rc = dssm__store_refresh_stream(p->c, k);
-		}
 		if (rc == 0)
 			rc = chain_part(s, i);
 	}

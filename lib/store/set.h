@@ -36,6 +36,9 @@ struct sstream {
 	struct segment *seg;
 	int nseg, cap;
 	uint64_t dropped;        /* entries the rolling window took from its front */
+	char *gap;               /* its samples in a part left out are missing: said so */
+	dssm_time_t gone_last;   /* the newest time of its segments removed */
+	int has_gone;
 };
 
 struct rset {
@@ -47,6 +50,10 @@ struct rset {
 	char *note;              /* warning: parts left out, a damaged CLOSED */
 	uint64_t clock;          /* counts segment query uses */
 	int last_num;            /* the highest part number looked at */
+	/* parts left out (unreadable): their numbers and why */
+	int *out_num;
+	char **out_why;
+	int nout;
 };
 
 /* set.c, set_streams.c, for each other and set_query.c */

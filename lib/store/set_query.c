@@ -111,6 +111,16 @@ int dssm__set_query_open(dssm_container *c, const int *streams, int n, dssm_time
 	int rc = dssm__set_selection(c, streams, n, &sel);
 	if (rc < 0)
 		return rc;
+	/* a stream missing samples in a part left out, as a damaged one:
+	 * refused unless the caller asked for intact parts (salvage) */
+	for (int j = 0; j < c->set->ns && !c->salvage; j++) {
+		dssm_recorded r;
+		if (sel[j] && dssm__set_stream(c, j, &r) == 0 && r.damage) {
+			free(sel);
+			return dssm__fail(DSSM_ECORRUPT, "stream '%s:%d' is damaged: %s", r.info.name,
+			                  r.info.id, r.damage);
+		}
+	}
 	struct dssm_query *q = query_new(c, &sq);
 	if (!q) {
 		free(sel);

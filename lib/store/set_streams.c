@@ -28,6 +28,24 @@ dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g)
 	return s->p[g->part].c;
 }
 
+/* A part left out (unreadable) between two of the stream's parts: its
+ * samples there are missing, which is damage to say (never a shorter
+ * answer given as whole). NULL when none; the text lives with the stream. */
+static const char *gap_damage(dssm_container *c, struct sstream *t)
+{
+	struct rset *s = c->set;
+	if (t->gap || t->nseg < 2)
+		return t->gap;
+	int lo = s->p[t->seg[0].part].num, hi = s->p[t->seg[t->nseg - 1].part].num;
+	for (int i = 0; i < s->nout; i++)
+		if (s->out_num[i] > lo && s->out_num[i] < hi &&
+		    asprintf(&t->gap, "%s/part-%04d cannot be read (%s): the samples of '%s:%d' in it "
+		             "are missing", c->dir, s->out_num[i], s->out_why[i] ? s->out_why[i] : "?",
+		             t->info.name, t->info.id) >= 0)
+			return t->gap;
+	return NULL;
+}
+
 int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
 {
 	struct sstream *t = dssm__set_stream_of(c, idx);
@@ -49,6 +67,8 @@ int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
 		if (!out->damage)
 			out->damage = e.damage; /* names its part's directory */
 	}
+	if (!out->damage)
+		out->damage = gap_damage(c, t);
 	return 0;
 }
 
