@@ -124,7 +124,7 @@ $(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/app/proxy/watch.o $(LIBSS
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/app/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
 
 # The Foxglove server's socket-free parts (JSON, frames, channel mapping).
-FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/app/foxglove/,json.o protocol.o channels.o live.o struct_json.o)
+FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/app/foxglove/,protocol.o channels.o live.o struct_json.o)
 $(BUILD)/tests/test_foxglove: tests/test_foxglove.c $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)

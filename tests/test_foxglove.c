@@ -10,15 +10,15 @@
 #include <malloc.h>
 
 #include "lib/remote/wire.h"
-#include "app/foxglove/json.h"
+#include "lib/base/json.h"
 #include "app/foxglove/pace.h"
 #include "app/foxglove/protocol.h"
 #include "testutil.h"
 
-static struct fg_json *parse_ok(const char *text)
+static struct dssm__json *parse_ok(const char *text)
 {
-	struct fg_json *j;
-	int rc = fg_json_parse(text, strlen(text), &j);
+	struct dssm__json *j;
+	int rc = dssm__json_parse(text, strlen(text), &j);
 	if (rc < 0)
 		fail_msg("'%s': %s", text, dssm_last_error());
 	return j;
@@ -26,8 +26,8 @@ static struct fg_json *parse_ok(const char *text)
 
 static void parse_bad(const char *text, size_t len, const char *why)
 {
-	struct fg_json *j = (struct fg_json *)1;
-	assert_int_equal(fg_json_parse(text, len, &j), DSSM_EPROTO);
+	struct dssm__json *j = (struct dssm__json *)1;
+	assert_int_equal(dssm__json_parse(text, len, &j), DSSM_EPROTO);
 	assert_null(j);
 	if (!strstr(dssm_last_error(), why))
 		fail_msg("'%.40s': '%s' does not say '%s'", text, dssm_last_error(), why);
@@ -36,31 +36,31 @@ static void parse_bad(const char *text, size_t len, const char *why)
 static void test_json_ops(void **state)
 {
 	(void)state;
-	struct fg_json *j = parse_ok(" {\"op\" : \"subscribe\", \"subscriptions\":[{\"id\":1,\"channelId\":4294967295},"
+	struct dssm__json *j = parse_ok(" {\"op\" : \"subscribe\", \"subscriptions\":[{\"id\":1,\"channelId\":4294967295},"
 	                             "{\"id\":2,\"channelId\":0}], \"x\":[true,false,null,-1.5e3]} ");
-	assert_string_equal(fg_json_str(j, "op"), "subscribe");
-	const struct fg_json *a = fg_json_get(j, "subscriptions");
-	assert_int_equal(a->type, FG_JSON_ARRAY);
+	assert_string_equal(dssm__json_str(j, "op"), "subscribe");
+	const struct dssm__json *a = dssm__json_get(j, "subscriptions");
+	assert_int_equal(a->type, DSSM__JSON_ARRAY);
 	uint32_t v;
-	assert_int_equal(fg_json_u32(a->child, "channelId", &v), 0);
+	assert_int_equal(dssm__json_u32(a->child, "channelId", &v), 0);
 	assert_true(v == 4294967295u);
-	assert_int_equal(fg_json_u32(a->child->next, "id", &v), 0);
+	assert_int_equal(dssm__json_u32(a->child->next, "id", &v), 0);
 	assert_int_equal(v, 2);
-	const struct fg_json *x = fg_json_get(j, "x")->child;
-	assert_int_equal(x->type, FG_JSON_BOOL);
-	assert_int_equal(x->next->next->type, FG_JSON_NULL);
+	const struct dssm__json *x = dssm__json_get(j, "x")->child;
+	assert_int_equal(x->type, DSSM__JSON_BOOL);
+	assert_int_equal(x->next->next->type, DSSM__JSON_NULL);
 	assert_true(x->next->next->next->number == -1500.0);
-	assert_null(fg_json_get(j, "missing"));
-	assert_null(fg_json_str(j, "x")); /* not a string */
-	fg_json_free(j);
+	assert_null(dssm__json_get(j, "missing"));
+	assert_null(dssm__json_str(j, "x")); /* not a string */
+	dssm__json_free(j);
 
 	/* ids that are not whole numbers in 0..2^32-1 */
 	const char *bad_ids[] = {"{\"id\":-1}", "{\"id\":1.5}", "{\"id\":4294967296}", "{\"id\":\"1\"}", "{}"};
 	for (size_t i = 0; i < sizeof bad_ids / sizeof *bad_ids; i++) {
 		j = parse_ok(bad_ids[i]);
-		assert_int_equal(fg_json_u32(j, "id", &v), DSSM_EPROTO);
+		assert_int_equal(dssm__json_u32(j, "id", &v), DSSM_EPROTO);
 		assert_non_null(strstr(dssm_last_error(), "'id'"));
-		fg_json_free(j);
+		dssm__json_free(j);
 	}
 }
 
@@ -68,9 +68,9 @@ static void test_json_strings(void **state)
 {
 	(void)state;
 	/* escapes, a surrogate pair, a lone surrogate (U+FFFD) */
-	struct fg_json *j = parse_ok("\"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\\ud800x\"");
+	struct dssm__json *j = parse_ok("\"a\\\"b\\\\c\\/\\n\\u00e9\\ud83d\\ude00\\ud800x\"");
 	assert_string_equal(j->string, "a\"b\\c/\n\xc3\xa9\xf0\x9f\x98\x80\xef\xbf\xbdx");
-	fg_json_free(j);
+	dssm__json_free(j);
 	/* a high surrogate followed by something else than a low one is U+FFFD,
 	 * and what follows (another escape, another high surrogate) is kept */
 	j = parse_ok("[\"\\ud800\\u0041\", \"\\ud800\\ud83d\\ude00\", \"\\udc00x\", \"\\ud800\\n\", \"\\ud800\"]");
@@ -79,7 +79,7 @@ static void test_json_strings(void **state)
 	assert_string_equal(j->child->next->next->string, "\xef\xbf\xbdx");
 	assert_string_equal(j->child->next->next->next->string, "\xef\xbf\xbd\n");
 	assert_string_equal(j->child->next->next->next->next->string, "\xef\xbf\xbd");
-	fg_json_free(j);
+	dssm__json_free(j);
 	parse_bad("\"\\ud800\\u0000\"", 14, "\\u0000");
 	parse_bad("\"\\ud800\\u00\"", 12, "\\u escape");
 	parse_bad("\"a\\u0000b\"", 10, "\\u0000");
@@ -116,19 +116,19 @@ static void test_json_hostile(void **state)
 	char *deep = malloc(n);
 	memset(deep, '[', n);
 	parse_bad(deep, n, "nested too deep");
-	for (int d = 1; d <= FG_JSON_MAX_DEPTH + 1; d++) {
+	for (int d = 1; d <= DSSM__JSON_MAX_DEPTH + 1; d++) {
 		memset(deep, '[', (size_t)d);
 		memset(deep + d, ']', (size_t)d);
-		struct fg_json *j;
-		int rc = fg_json_parse(deep, (size_t)d * 2, &j);
-		assert_int_equal(rc, d <= FG_JSON_MAX_DEPTH ? 0 : DSSM_EPROTO);
-		fg_json_free(j);
+		struct dssm__json *j;
+		int rc = dssm__json_parse(deep, (size_t)d * 2, &j);
+		assert_int_equal(rc, d <= DSSM__JSON_MAX_DEPTH ? 0 : DSSM_EPROTO);
+		dssm__json_free(j);
 	}
 	/* every prefix of a valid message is refused without a leak or crash */
 	const char *msg = "{\"op\":\"advertise\",\"channels\":[{\"id\":1,\"topic\":\"a\\u00e9\",\"x\":[true,null,2.5]}]}";
 	for (size_t i = 0; i < strlen(msg); i++) {
-		struct fg_json *j;
-		assert_int_equal(fg_json_parse(msg, i, &j), DSSM_EPROTO);
+		struct dssm__json *j;
+		assert_int_equal(dssm__json_parse(msg, i, &j), DSSM_EPROTO);
 	}
 	/* random bytes */
 	srand(7);
@@ -138,9 +138,9 @@ static void test_json_hostile(void **state)
 		size_t len = (size_t)(rand() % (int)sizeof buf);
 		for (size_t i = 0; i < len; i++)
 			buf[i] = alphabet[rand() % (int)(sizeof alphabet - 1)];
-		struct fg_json *j;
-		if (fg_json_parse(buf, len, &j) == 0)
-			fg_json_free(j);
+		struct dssm__json *j;
+		if (dssm__json_parse(buf, len, &j) == 0)
+			dssm__json_free(j);
 	}
 	free(deep);
 }
@@ -162,8 +162,8 @@ static char *repeated(const char *open, const char *unit, const char *close, siz
 	return t;
 }
 
-/* The tree of a message takes at most FG_JSON_COST_FACTOR times its size
- * (plus FG_JSON_COST_BASE), whatever it holds: hostile texts of many small
+/* The tree of a message takes at most DSSM__JSON_COST_FACTOR times its size
+ * (plus DSSM__JSON_COST_BASE), whatever it holds: hostile texts of many small
  * values parse within it, or are refused for it (saying so). */
 static void test_json_memory(void **state)
 {
@@ -179,32 +179,32 @@ static void test_json_memory(void **state)
 		for (size_t n = 10; n <= 1000000; n *= 100) {
 			size_t len;
 			char *t = repeated(fits[i][0], fits[i][1], fits[i][2], n, &len);
-			struct fg_json *j;
-			if (fg_json_parse(t, len, &j) < 0)
+			struct dssm__json *j;
+			if (dssm__json_parse(t, len, &j) < 0)
 				fail_msg("%s...%s of %zu bytes: %s", fits[i][0], fits[i][2], len, dssm_last_error());
-			size_t bytes = fg_json_bytes(j), nodes = 0;
-			for (const struct fg_json *c = j->child; c; c = c->next)
+			size_t bytes = dssm__json_bytes(j), nodes = 0;
+			for (const struct dssm__json *c = j->child; c; c = c->next)
 				nodes++;
-			if (bytes > len * FG_JSON_COST_FACTOR + FG_JSON_COST_BASE || bytes < nodes * sizeof *j)
+			if (bytes > len * DSSM__JSON_COST_FACTOR + DSSM__JSON_COST_BASE || bytes < nodes * sizeof *j)
 				fail_msg("%s...%s: %zu bytes of text, %zu values, %zu bytes held", fits[i][0],
 				         fits[i][2], len, nodes, bytes);
-			fg_json_free(j);
+			dssm__json_free(j);
 			free(t);
 		}
 	/* 2 bytes a value: over the bound where a node takes more than 32 bytes
 	 * (64-bit hosts: 40; nodes alone would take 20 times the text) */
-	if (sizeof(struct fg_json) > 2 * FG_JSON_COST_FACTOR) {
+	if (sizeof(struct dssm__json) > 2 * DSSM__JSON_COST_FACTOR) {
 		size_t len;
 		char *t = repeated("[", "0", "]", 1000000, &len);
 		parse_bad(t, len, "too many values for a message of");
 		free(t);
 	}
 	/* small messages are never refused for their size */
-	struct fg_json *j = parse_ok("[0,0,0,0,0,0,0,0,0,0,[[],[],[]],{\"a\":[0,0]}]");
-	assert_true(fg_json_bytes(j) <= FG_JSON_COST_BASE);
-	fg_json_free(j);
-	fg_json_free(NULL);
-	assert_int_equal(fg_json_bytes(NULL), 0);
+	struct dssm__json *j = parse_ok("[0,0,0,0,0,0,0,0,0,0,[[],[],[]],{\"a\":[0,0]}]");
+	assert_true(dssm__json_bytes(j) <= DSSM__JSON_COST_BASE);
+	dssm__json_free(j);
+	dssm__json_free(NULL);
+	assert_int_equal(dssm__json_bytes(NULL), 0);
 }
 
 static void test_json_writer(void **state)
@@ -213,17 +213,17 @@ static void test_json_writer(void **state)
 	struct wbuf w = {0};
 	/* quotes, backslashes, control bytes, DEL, invalid UTF-8, a valid 4-byte sequence */
 	const char in[] = "q\"b\\c\n\x01\x7f\xff\xc3(\xe2\x82\xac\xf0\x9f\x98\x80\xed\xa0\x80";
-	fg_json_put_bytes(&w, in, sizeof in - 1);
+	dssm__json_put_bytes(&w, in, sizeof in - 1);
 	wbuf_u8(&w, 0);
 	assert_string_equal((char *)w.data, "\"q\\\"b\\\\c\\u000a\\u0001\\u007f\xef\xbf\xbd\xef\xbf\xbd("
 	                                    "\xe2\x82\xac\xf0\x9f\x98\x80\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\"");
 	/* what it writes, the parser reads back */
-	struct fg_json *j = parse_ok((char *)w.data);
-	assert_int_equal(j->type, FG_JSON_STRING);
-	fg_json_free(j);
+	struct dssm__json *j = parse_ok((char *)w.data);
+	assert_int_equal(j->type, DSSM__JSON_STRING);
+	dssm__json_free(j);
 	/* an embedded NUL is written as \u0000 (and refused when parsed) */
 	wbuf_reset(&w);
-	fg_json_put_bytes(&w, "a\0b", 3);
+	dssm__json_put_bytes(&w, "a\0b", 3);
 	assert_int_equal(w.len, 10);
 	assert_memory_equal(w.data, "\"a\\u0000b\"", 10);
 	wbuf_free(&w);
@@ -385,15 +385,15 @@ static void test_advertise_is_json(void **state)
 	struct fg_channel *list[] = {&c};
 	struct wbuf w = {0};
 	fg_put_advertise(&w, list, 1);
-	struct fg_json *j;
-	assert_int_equal(fg_json_parse((char *)w.data, w.len, &j), 0);
-	const struct fg_json *ch = fg_json_get(j, "channels")->child;
+	struct dssm__json *j;
+	assert_int_equal(dssm__json_parse((char *)w.data, w.len, &j), 0);
+	const struct dssm__json *ch = dssm__json_get(j, "channels")->child;
 	uint32_t id;
-	assert_int_equal(fg_json_u32(ch, "id", &id), 0);
+	assert_int_equal(dssm__json_u32(ch, "id", &id), 0);
 	assert_int_equal(id, 7);
-	assert_string_equal(fg_json_str(ch, "schema"), "string a # \"q\"\nuint8 b\xef\xbf\xbd\n");
-	assert_string_equal(fg_json_str(ch, "schemaEncoding"), "ros1msg");
-	fg_json_free(j);
+	assert_string_equal(dssm__json_str(ch, "schema"), "string a # \"q\"\nuint8 b\xef\xbf\xbd\n");
+	assert_string_equal(dssm__json_str(ch, "schemaEncoding"), "ros1msg");
+	dssm__json_free(j);
 	uint32_t ids[] = {1, 4294967295u};
 	wbuf_reset(&w);
 	fg_put_unadvertise(&w, ids, 2);

@@ -20,7 +20,7 @@
 
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
-#include "json.h"
+#include "lib/base/json.h"
 #include "protocol.h"
 #include "server.h"
 

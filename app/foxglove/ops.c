@@ -13,7 +13,7 @@
 #include "lib/base/base.h"
 #include "lib/base/glob.h"
 #include "dssm/decoder.h"
-#include "json.h"
+#include "lib/base/json.h"
 #include "protocol.h"
 #include "server.h"
 
@@ -27,10 +27,10 @@ static int sub_index(struct fg_client *c, uint32_t id)
 	return -1;
 }
 
-static void subscribe_one(struct fg_client *c, const struct fg_json *e)
+static void subscribe_one(struct fg_client *c, const struct dssm__json *e)
 {
 	uint32_t id, chid;
-	if (fg_json_u32(e, "id", &id) < 0 || fg_json_u32(e, "channelId", &chid) < 0) {
+	if (dssm__json_u32(e, "id", &id) < 0 || dssm__json_u32(e, "channelId", &chid) < 0) {
 		fg_client_status(c, FG_ERROR, "subscribe: %s", dssm_last_error());
 		return;
 	}
@@ -83,20 +83,20 @@ static void subscribe_one(struct fg_client *c, const struct fg_json *e)
 }
 
 /* An element of an id list: a whole number in 0..UINT32_MAX (1.5 is not 1). */
-static int whole_id(const struct fg_json *e, uint32_t *id)
+static int whole_id(const struct dssm__json *e, uint32_t *id)
 {
-	if (e->type != FG_JSON_NUMBER || e->number < 0 || e->number > 4294967295.0 ||
+	if (e->type != DSSM__JSON_NUMBER || e->number < 0 || e->number > 4294967295.0 ||
 	    e->number != floor(e->number))
 		return -1;
 	*id = (uint32_t)e->number;
 	return 0;
 }
 
-static void unsubscribe_one(struct fg_client *c, const struct fg_json *e)
+static void unsubscribe_one(struct fg_client *c, const struct dssm__json *e)
 {
 	uint32_t id;
 	if (whole_id(e, &id) < 0) {
-		if (e->type == FG_JSON_NUMBER)
+		if (e->type == DSSM__JSON_NUMBER)
 			fg_client_status(c, FG_ERROR, "unsubscribe: subscription id %.17g is not a whole number "
 			                 "0..4294967295", e->number);
 		else
@@ -171,12 +171,12 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 	return 0;
 }
 
-static void advertise_one(struct fg_client *c, const struct fg_json *e)
+static void advertise_one(struct fg_client *c, const struct dssm__json *e)
 {
 	uint32_t id;
 	const char *topic = NULL, *enc = NULL;
-	if (fg_json_u32(e, "id", &id) < 0 || !(topic = fg_json_str(e, "topic")) ||
-	    !(enc = fg_json_str(e, "encoding"))) {
+	if (dssm__json_u32(e, "id", &id) < 0 || !(topic = dssm__json_str(e, "topic")) ||
+	    !(enc = dssm__json_str(e, "encoding"))) {
 		fg_client_status(c, FG_ERROR, "advertise: %s", dssm_last_error());
 		return;
 	}
@@ -215,7 +215,7 @@ static void advertise_one(struct fg_client *c, const struct fg_json *e)
 		fprintf(stderr, "dssm foxglove: %s: publishes '%s' as client channel %u\n", c->peer, topic, id);
 }
 
-static void unadvertise_one(struct fg_client *c, const struct fg_json *e)
+static void unadvertise_one(struct fg_client *c, const struct dssm__json *e)
 {
 	uint32_t id;
 	int i = whole_id(e, &id) == 0 ? pub_index(c, id) : -1;
@@ -318,19 +318,19 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 
 /* ---- text ops ---- */
 
-typedef void (*each_fn)(struct fg_client *c, const struct fg_json *e);
+typedef void (*each_fn)(struct fg_client *c, const struct dssm__json *e);
 
-static void each(struct fg_client *c, const struct fg_json *msg, const char *op, const char *key,
+static void each(struct fg_client *c, const struct dssm__json *msg, const char *op, const char *key,
                  each_fn fn)
 {
-	const struct fg_json *a = fg_json_get(msg, key);
-	if (!a || a->type != FG_JSON_ARRAY) {
+	const struct dssm__json *a = dssm__json_get(msg, key);
+	if (!a || a->type != DSSM__JSON_ARRAY) {
 		fg_client_status(c, FG_ERROR, "%s: '%s' must be an array", op, key);
 		return;
 	}
 	/* (a client being closed, e.g. for the statuses of a flood of bad
 	 * entries, gets no more of its entries handled) */
-	for (const struct fg_json *e = a->child; e && !c->closing; e = e->next)
+	for (const struct dssm__json *e = a->child; e && !c->closing; e = e->next)
 		fn(c, e);
 }
 
@@ -347,14 +347,14 @@ static const char *const unoffered[][2] = {
 
 void fg_ops_text(struct fg_client *c, const char *text, size_t len)
 {
-	struct fg_json *msg;
-	if (fg_json_parse(text, len, &msg) < 0) {
+	struct dssm__json *msg;
+	if (dssm__json_parse(text, len, &msg) < 0) {
 		c->srv->refused_ops++;
 		fg_client_status(c, FG_ERROR, "%s", dssm_last_error());
 		return;
 	}
-	const struct fg_json *opj = fg_json_get(msg, "op");
-	const char *op = opj && opj->type == FG_JSON_STRING ? opj->string : NULL;
+	const struct dssm__json *opj = dssm__json_get(msg, "op");
+	const char *op = opj && opj->type == DSSM__JSON_STRING ? opj->string : NULL;
 	if (!op) {
 		c->srv->refused_ops++;
 		fg_client_status(c, FG_ERROR, "a text message must be a JSON object with a string 'op'");
@@ -378,5 +378,5 @@ void fg_ops_text(struct fg_client *c, const char *text, size_t len)
 		else
 			fg_client_status(c, FG_ERROR, "unknown op '%.64s'", op);
 	}
-	fg_json_free(msg);
+	dssm__json_free(msg);
 }

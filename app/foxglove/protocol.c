@@ -7,14 +7,14 @@
 
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
-#include "json.h"
+#include "lib/base/json.h"
 #include "protocol.h"
 
 static void put_u32(struct wbuf *w, uint32_t v)
 {
 	char t[16];
 	snprintf(t, sizeof t, "%u", v);
-	fg_json_put_raw(w, t);
+	dssm__json_put_raw(w, t);
 }
 
 /* ,"KEY":{"sec":S,"nsec":N}: the protocol's time (uint32 seconds; a time
@@ -27,83 +27,83 @@ static void put_stamp(struct wbuf *w, const char *key, dssm_time_t t)
 		sec = UINT32_MAX;
 	snprintf(text, sizeof text, ",\"%s\":{\"sec\":%llu,\"nsec\":%u}", key, (unsigned long long)sec,
 	         (unsigned)(ns % 1000000000u));
-	fg_json_put_raw(w, text);
+	dssm__json_put_raw(w, text);
 }
 
 void fg_put_server_info(struct wbuf *w, const char *name, const struct fg_caps *caps,
                         const char *session_id)
 {
-	fg_json_put_raw(w, "{\"op\":\"serverInfo\",\"name\":");
-	fg_json_put_string(w, name);
-	fg_json_put_raw(w, ",\"capabilities\":[");
+	dssm__json_put_raw(w, "{\"op\":\"serverInfo\",\"name\":");
+	dssm__json_put_string(w, name);
+	dssm__json_put_raw(w, ",\"capabilities\":[");
 	const char *sep = "";
 	if (caps->client_publish) {
-		fg_json_put_raw(w, "\"clientPublish\"");
+		dssm__json_put_raw(w, "\"clientPublish\"");
 		sep = ",";
 	}
 	if (caps->time) {
-		fg_json_put_raw(w, sep);
-		fg_json_put_raw(w, "\"time\"");
+		dssm__json_put_raw(w, sep);
+		dssm__json_put_raw(w, "\"time\"");
 		sep = ",";
 	}
 	if (caps->playback) {
-		fg_json_put_raw(w, sep);
-		fg_json_put_raw(w, "\"playbackControl\"");
+		dssm__json_put_raw(w, sep);
+		dssm__json_put_raw(w, "\"playbackControl\"");
 	}
-	fg_json_put_raw(w, "]");
+	dssm__json_put_raw(w, "]");
 	if (caps->client_publish)
-		fg_json_put_raw(w, ",\"supportedEncodings\":[\"json\",\"ros1\",\"cdr\"]");
-	fg_json_put_raw(w, ",\"metadata\":{\"server\":\"dssm foxglove\"},\"sessionId\":");
-	fg_json_put_string(w, session_id);
+		dssm__json_put_raw(w, ",\"supportedEncodings\":[\"json\",\"ros1\",\"cdr\"]");
+	dssm__json_put_raw(w, ",\"metadata\":{\"server\":\"dssm foxglove\"},\"sessionId\":");
+	dssm__json_put_string(w, session_id);
 	if (caps->playback) {
 		put_stamp(w, "dataStartTime", caps->data_start);
 		put_stamp(w, "dataEndTime", caps->data_end);
 	}
-	fg_json_put_raw(w, "}");
+	dssm__json_put_raw(w, "}");
 }
 
 void fg_put_advertise(struct wbuf *w, struct fg_channel *const *chs, int n)
 {
-	fg_json_put_raw(w, "{\"op\":\"advertise\",\"channels\":[");
+	dssm__json_put_raw(w, "{\"op\":\"advertise\",\"channels\":[");
 	for (int i = 0; i < n; i++) {
 		const struct fg_channel *c = chs[i];
-		fg_json_put_raw(w, i ? ",{\"id\":" : "{\"id\":");
+		dssm__json_put_raw(w, i ? ",{\"id\":" : "{\"id\":");
 		put_u32(w, c->id);
-		fg_json_put_raw(w, ",\"topic\":");
-		fg_json_put_string(w, c->topic);
-		fg_json_put_raw(w, ",\"encoding\":");
-		fg_json_put_string(w, c->encoding);
-		fg_json_put_raw(w, ",\"schemaName\":");
-		fg_json_put_string(w, c->schema_name);
-		fg_json_put_raw(w, ",\"schema\":");
-		fg_json_put_string(w, c->schema ? c->schema : "");
+		dssm__json_put_raw(w, ",\"topic\":");
+		dssm__json_put_string(w, c->topic);
+		dssm__json_put_raw(w, ",\"encoding\":");
+		dssm__json_put_string(w, c->encoding);
+		dssm__json_put_raw(w, ",\"schemaName\":");
+		dssm__json_put_string(w, c->schema_name);
+		dssm__json_put_raw(w, ",\"schema\":");
+		dssm__json_put_string(w, c->schema ? c->schema : "");
 		if (c->schema_encoding) {
-			fg_json_put_raw(w, ",\"schemaEncoding\":");
-			fg_json_put_string(w, c->schema_encoding);
+			dssm__json_put_raw(w, ",\"schemaEncoding\":");
+			dssm__json_put_string(w, c->schema_encoding);
 		}
-		fg_json_put_raw(w, "}");
+		dssm__json_put_raw(w, "}");
 	}
-	fg_json_put_raw(w, "]}");
+	dssm__json_put_raw(w, "]}");
 }
 
 void fg_put_unadvertise(struct wbuf *w, const uint32_t *ids, int n)
 {
-	fg_json_put_raw(w, "{\"op\":\"unadvertise\",\"channelIds\":[");
+	dssm__json_put_raw(w, "{\"op\":\"unadvertise\",\"channelIds\":[");
 	for (int i = 0; i < n; i++) {
 		if (i)
-			fg_json_put_raw(w, ",");
+			dssm__json_put_raw(w, ",");
 		put_u32(w, ids[i]);
 	}
-	fg_json_put_raw(w, "]}");
+	dssm__json_put_raw(w, "]}");
 }
 
 void fg_put_status(struct wbuf *w, int level, const char *message)
 {
 	char t[64];
 	snprintf(t, sizeof t, "{\"op\":\"status\",\"level\":%d,\"message\":", level);
-	fg_json_put_raw(w, t);
-	fg_json_put_string(w, message);
-	fg_json_put_raw(w, "}");
+	dssm__json_put_raw(w, t);
+	dssm__json_put_string(w, message);
+	dssm__json_put_raw(w, "}");
 }
 
 uint64_t fg_time_u64(dssm_time_t t)

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/base/bytes.h"
-#include "json.h"
+#include "lib/base/json.h"
 #include "protocol.h"
 #include "server.h"
 

@@ -5,8 +5,9 @@
  * offset and what was expected; depth is bounded (no stack exhaustion);
  * the tree (nodes and decoded strings) is carved from one arena whose total
  * is bounded by a constant multiple of the message's size
- * (FG_JSON_COST_FACTOR), and freed at once.
+ * (DSSM__JSON_COST_FACTOR), and freed at once.
  */
+#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +16,7 @@
 
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
-#include "json.h"
+#include "lib/base/json.h"
 
 /* ---- the arena: chunks within a budget, freed all together ---- */
 
@@ -29,7 +30,7 @@ struct chunk {
 struct doc {
 	struct chunk *chunks;      /* newest first; the one holding this doc last */
 	size_t bytes;              /* every chunk, headers included */
-	struct fg_json root;
+	struct dssm__json root;
 };
 
 struct parser {
@@ -41,7 +42,7 @@ struct parser {
 };
 
 #define ALIGN_UP(n, a) (((n) + (a) - 1) / (a) * (a))
-#define FIRST_CHUNK 1024       /* (below FG_JSON_COST_BASE: always allowed) */
+#define FIRST_CHUNK 1024       /* (below DSSM__JSON_COST_BASE: always allowed) */
 
 static int fail_at(struct parser *ps, const char *what)
 {
@@ -64,7 +65,7 @@ static void *arena_alloc(struct parser *ps, size_t n)
 		ps->rc = dssm__fail(DSSM_EPROTO, "bad JSON at byte %zu: too many values for a message of "
 		                    "%zu bytes (its tree may take %d times its size)",
 		                    (size_t)(ps->p - ps->start), (size_t)(ps->end - ps->start),
-		                    FG_JSON_COST_FACTOR);
+		                    DSSM__JSON_COST_FACTOR);
 		return NULL;
 	}
 	/* a new chunk: twice the last, at least n, within the budget */
@@ -84,9 +85,9 @@ static void *arena_alloc(struct parser *ps, size_t n)
 	return nc->mem;
 }
 
-static struct fg_json *new_node(struct parser *ps)
+static struct dssm__json *new_node(struct parser *ps)
 {
-	struct fg_json *j = arena_alloc(ps, sizeof *j);
+	struct dssm__json *j = arena_alloc(ps, sizeof *j);
 	if (j)
 		memset(j, 0, sizeof *j);
 	return j;
@@ -207,9 +208,9 @@ static int parse_string(struct parser *ps, char **out)
 	return 0;
 }
 
-static int parse_value(struct parser *ps, struct fg_json *j);
+static int parse_value(struct parser *ps, struct dssm__json *j);
 
-static int parse_number(struct parser *ps, struct fg_json *j)
+static int parse_number(struct parser *ps, struct dssm__json *j)
 {
 	const char *s = ps->p;
 	if (ps->p < ps->end && *ps->p == '-')
@@ -229,7 +230,7 @@ static int parse_number(struct parser *ps, struct fg_json *j)
 	j->number = strtod(tmp, &e);
 	if (*e || !isfinite(j->number))
 		return fail_at(ps, "bad number");
-	j->type = FG_JSON_NUMBER;
+	j->type = DSSM__JSON_NUMBER;
 	return 0;
 }
 
@@ -243,9 +244,9 @@ static int literal(struct parser *ps, const char *word)
 }
 
 /* Elements of an array or members of an object, after the opening bracket. */
-static int parse_children(struct parser *ps, struct fg_json *j, char close)
+static int parse_children(struct parser *ps, struct dssm__json *j, char close)
 {
-	struct fg_json **tail = &j->child;
+	struct dssm__json **tail = &j->child;
 	skip_ws(ps);
 	if (ps->p < ps->end && *ps->p == close) {
 		ps->p++;
@@ -267,7 +268,7 @@ static int parse_children(struct parser *ps, struct fg_json *j, char close)
 		skip_ws(ps);
 		if (ps->p >= ps->end)
 			return fail_at(ps, "expected a value, found the end");
-		struct fg_json *c = new_node(ps);
+		struct dssm__json *c = new_node(ps);
 		if (!c)
 			return ps->rc;
 		c->key = key;
@@ -289,17 +290,19 @@ static int parse_children(struct parser *ps, struct fg_json *j, char close)
 }
 
 /* The value at ps->p into node j (zeroed; its key set by the caller). */
-static int parse_value(struct parser *ps, struct fg_json *j)
+static int parse_value(struct parser *ps, struct dssm__json *j)
 {
 	skip_ws(ps);
 	if (ps->p >= ps->end)
 		return fail_at(ps, "expected a value, found the end");
+	size_t at = (size_t)(ps->p - ps->start);
+	j->at = at <= UINT32_MAX ? (uint32_t)at : UINT32_MAX;
 	switch (*ps->p) {
 	case '{':
 	case '[': {
 		char close = *ps->p == '{' ? '}' : ']';
-		j->type = close == '}' ? FG_JSON_OBJECT : FG_JSON_ARRAY;
-		if (++ps->depth > FG_JSON_MAX_DEPTH)
+		j->type = close == '}' ? DSSM__JSON_OBJECT : DSSM__JSON_ARRAY;
+		if (++ps->depth > DSSM__JSON_MAX_DEPTH)
 			return fail_at(ps, "nested too deep");
 		ps->p++;
 		int rc = parse_children(ps, j, close);
@@ -307,25 +310,25 @@ static int parse_value(struct parser *ps, struct fg_json *j)
 		return rc;
 	}
 	case '"':
-		j->type = FG_JSON_STRING;
+		j->type = DSSM__JSON_STRING;
 		return parse_string(ps, &j->string);
-	case 't': j->type = FG_JSON_BOOL; j->number = 1; return literal(ps, "true");
-	case 'f': j->type = FG_JSON_BOOL; j->number = 0; return literal(ps, "false");
-	case 'n': j->type = FG_JSON_NULL; return literal(ps, "null");
+	case 't': j->type = DSSM__JSON_BOOL; j->number = 1; return literal(ps, "true");
+	case 'f': j->type = DSSM__JSON_BOOL; j->number = 0; return literal(ps, "false");
+	case 'n': j->type = DSSM__JSON_NULL; return literal(ps, "null");
 	default: return parse_number(ps, j);
 	}
 }
 
-static struct doc *doc_of(const struct fg_json *root)
+static struct doc *doc_of(const struct dssm__json *root)
 {
 	return (struct doc *)((char *)root - offsetof(struct doc, root));
 }
 
-int fg_json_parse(const char *text, size_t len, struct fg_json **out)
+int dssm__json_parse(const char *text, size_t len, struct dssm__json **out)
 {
 	*out = NULL;
-	size_t budget = len > (SIZE_MAX - FG_JSON_COST_BASE) / FG_JSON_COST_FACTOR
-	                        ? SIZE_MAX : len * FG_JSON_COST_FACTOR + FG_JSON_COST_BASE;
+	size_t budget = len > (SIZE_MAX - DSSM__JSON_COST_BASE) / DSSM__JSON_COST_FACTOR
+	                        ? SIZE_MAX : len * DSSM__JSON_COST_FACTOR + DSSM__JSON_COST_BASE;
 	struct chunk *c = malloc(sizeof *c + FIRST_CHUNK);
 	if (!c)
 		return dssm__fail(DSSM_ENOMEM, "out of memory for JSON");
@@ -344,14 +347,14 @@ int fg_json_parse(const char *text, size_t len, struct fg_json **out)
 			rc = fail_at(&ps, "text after the value");
 	}
 	if (rc < 0) {
-		fg_json_free(&d->root);
+		dssm__json_free(&d->root);
 		return rc;
 	}
 	*out = &d->root;
 	return 0;
 }
 
-void fg_json_free(struct fg_json *root)
+void dssm__json_free(struct dssm__json *root)
 {
 	if (!root)
 		return;
@@ -361,51 +364,51 @@ void fg_json_free(struct fg_json *root)
 	}
 }
 
-size_t fg_json_bytes(const struct fg_json *root)
+size_t dssm__json_bytes(const struct dssm__json *root)
 {
 	return root ? doc_of(root)->bytes : 0;
 }
 
-const struct fg_json *fg_json_get(const struct fg_json *obj, const char *key)
+const struct dssm__json *dssm__json_get(const struct dssm__json *obj, const char *key)
 {
-	if (!obj || obj->type != FG_JSON_OBJECT)
+	if (!obj || obj->type != DSSM__JSON_OBJECT)
 		return NULL;
-	for (const struct fg_json *c = obj->child; c; c = c->next)
+	for (const struct dssm__json *c = obj->child; c; c = c->next)
 		if (!strcmp(c->key, key))
 			return c;
 	return NULL;
 }
 
-int fg_json_u32(const struct fg_json *obj, const char *key, uint32_t *out)
+int dssm__json_u32(const struct dssm__json *obj, const char *key, uint32_t *out)
 {
-	const struct fg_json *v = fg_json_get(obj, key);
+	const struct dssm__json *v = dssm__json_get(obj, key);
 	if (!v)
 		return dssm__fail(DSSM_EPROTO, "'%s' is missing", key);
-	if (v->type != FG_JSON_NUMBER || v->number < 0 || v->number > 4294967295.0 ||
+	if (v->type != DSSM__JSON_NUMBER || v->number < 0 || v->number > 4294967295.0 ||
 	    v->number != floor(v->number))
 		return dssm__fail(DSSM_EPROTO, "'%s' must be a whole number 0..4294967295", key);
 	*out = (uint32_t)v->number;
 	return 0;
 }
 
-const char *fg_json_str(const struct fg_json *obj, const char *key)
+const char *dssm__json_str(const struct dssm__json *obj, const char *key)
 {
-	const struct fg_json *v = fg_json_get(obj, key);
-	if (!v || v->type != FG_JSON_STRING) {
+	const struct dssm__json *v = dssm__json_get(obj, key);
+	if (!v || v->type != DSSM__JSON_STRING) {
 		dssm__fail(DSSM_EPROTO, "'%s' must be a string", key);
 		return NULL;
 	}
 	return v->string;
 }
 
-void fg_json_put_raw(struct wbuf *w, const char *text)
+void dssm__json_put_raw(struct wbuf *w, const char *text)
 {
 	wbuf_bytes(w, text, strlen(text));
 }
 
-void fg_json_put_string(struct wbuf *w, const char *text)
+void dssm__json_put_string(struct wbuf *w, const char *text)
 {
-	fg_json_put_bytes(w, text, strlen(text));
+	dssm__json_put_bytes(w, text, strlen(text));
 }
 
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
@@ -425,7 +428,7 @@ static size_t utf8_seq(const unsigned char *p, size_t n)
 	return len;
 }
 
-void fg_json_put_bytes(struct wbuf *w, const char *text, size_t len)
+void dssm__json_put_bytes(struct wbuf *w, const char *text, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)text, *end = p + len;
 	wbuf_u8(w, '"');
@@ -458,4 +461,25 @@ void fg_json_put_bytes(struct wbuf *w, const char *text, size_t len)
 		}
 	}
 	wbuf_u8(w, '"');
+}
+
+int dssm__json_integer(const char *text, size_t len, const struct dssm__json *j, int *negative,
+                       uint64_t *magnitude)
+{
+	if (!j || j->type != DSSM__JSON_NUMBER || j->at >= len)
+		return 0;
+	const char *p = text + j->at, *end = text + len;
+	*negative = *p == '-';
+	p += *negative;
+	uint64_t v = 0;
+	const char *digits = p;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+			return 0; /* beyond 64 bits */
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (p == digits || (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+		return 0;
+	*magnitude = v;
+	return 1;
 }
