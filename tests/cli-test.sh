@@ -729,6 +729,22 @@ t_glob_refused() {
 	[ ! -e "$tmp/gr" ] || { echo "record made its DIR for a refused glob"; return 1; }
 }
 check "a stream glob that matches no ring is refused, saying why" t_glob_refused
+# a message from its fields, as rostopic pub: JSON encoded by the stream's
+# definition (struct and ROS 1); typos and wrong sizes refused, naming them
+t_write_fields() {
+	printf 'float64 x\nfloat64 y\nuint8 n\n' >"$tmp/xy.msg"
+	"$DSSM" write wf --create 24 --encoding struct --schema-file "$tmp/xy.msg" '{"x": 1.5, "n": 7}' >/dev/null || return 1
+	"$DSSM" cat wf -n 1 --format json | grep -q '"msg":{"x":1.5,"y":0,"n":7}' || return 1
+	"$DSSM" write wf '{"x": 1, "z": 2}' 2>"$tmp/we"; [ $? -eq 1 ] && has "has no field 'z'" "$tmp/we" || return 1
+	"$DSSM" write wf '{"n": 300}' 2>"$tmp/we"; [ $? -eq 1 ] && has "field n: 300 is out of the field's range" "$tmp/we" || return 1
+	"$DSSM" write wf 'hello' 2>"$tmp/we"; [ $? -eq 1 ] && has "structs of 24 bytes, not 5: give its fields as JSON" "$tmp/we" || return 1
+	printf 'string data\n' >"$tmp/s.msg"
+	"$DSSM" write chat --create 64 --encoding ros1 --type std_msgs/String --schema-file "$tmp/s.msg" '{"data": "hi there"}' >/dev/null || return 1
+	"$DSSM" cat chat -n 1 --format json | grep -q '"msg":{"data":"hi there"}' || return 1
+	[ "$("$DSSM" info wf --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = 1 ] || return 1
+	"$DSSM" rm wf chat >/dev/null
+}
+check "write: a message from its fields (JSON) for struct and ROS 1 streams; typos refused" t_write_fields
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

@@ -94,10 +94,11 @@ echo "-- a struct ring (a C struct and its definition) as JSON"
 start
 check struct "$url"
 stop
-# 100 samples written, then the one right message a client published (TIDs 0-100)
+# 100 samples written, then the one right message a client published and
+# the one it published as JSON (TIDs 0-101)
 tids=$("$dssm" ls 2>/dev/null | awk '$1 == "fgt_struct:0" {for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+-[0-9]+$/) print $i}')
-[ "$tids" = "0-100" ] && ok "nothing of the wrong size was written into fgt_struct (TIDs $tids)" ||
-	bad "fgt_struct holds TIDs '$tids', not 0-100"
+[ "$tids" = "0-101" ] && ok "nothing of the wrong size was written into fgt_struct (TIDs $tids)" ||
+	bad "fgt_struct holds TIDs '$tids', not 0-101"
 start
 check structbad "$url"
 stop

@@ -434,6 +434,122 @@ static void test_cdr(void **state)
 	corrupt("cdr", def, "\x00\x01", 2, "encapsulation header needs 4 bytes");
 }
 
+/* ---- messages from their fields (dssm_encode_json) ---- */
+
+/* JSON -> bytes -> JSON gives the same text; the bytes are want's when given. */
+static void encodes(const char *enc, const char *type, const char *def, const char *json,
+                    const void *want, size_t want_len)
+{
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new(enc, type, def, &d), 0);
+	dssm_text b = DSSM_TEXT_INIT, t = DSSM_TEXT_INIT;
+	if (dssm_encode_json(d, json, strlen(json), &b) < 0)
+		fail_msg("encode %s: %s", json, dssm_last_error());
+	if (want && (b.len != want_len || memcmp(b.data, want, want_len)))
+		fail_msg("%s: %zu bytes, not the %zu expected", json, b.len, want_len);
+	if (dssm_decode_json(d, b.data, b.len, &t) < 0)
+		fail_msg("decode back: %s", dssm_last_error());
+	assert_string_equal(t.data, json);
+	dssm_text_free(&b);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+static void encode_refused(const char *enc, const char *def, const char *json, const char *says)
+{
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new(enc, "test/T", def, &d), 0);
+	dssm_text b = DSSM_TEXT_INIT;
+	int rc = dssm_encode_json(d, json, strlen(json), &b);
+	if (rc != DSSM_EINVAL || !strstr(dssm_last_error(), says))
+		fail_msg("%s: got %d '%s', want DSSM_EINVAL naming '%s'", json, rc, dssm_last_error(), says);
+	dssm_text_free(&b);
+	dssm_decoder_free(d);
+}
+
+static void test_encode(void **state)
+{
+	(void)state;
+	/* a C struct: the bytes the compiler lays out (padding zero) */
+	struct sample s;
+	memset(&s, 0, sizeof s);
+	memcpy(s.name, "odo", 3);
+	s.flag = 200;
+	s.in.a = -3;
+	s.in.b = 0.1;
+	s.v[0] = 1.5f;
+	s.v[1] = NAN;
+	s.v[2] = -INFINITY;
+	s.big = INT64_MIN;
+	s.ok = true;
+	memcpy(s.raw, "\x00\xff\x10\x20", 4);
+	s.pair[0].a = 1;
+	s.pair[0].b = 1e300;
+	s.pair[1].a = 2;
+	s.pair[1].b = -2.5;
+	s.tail = UINT32_MAX;
+	encodes("struct", "test/Sample", sample_def,
+	        "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
+	        "\"v\":[1.5,\"NaN\",\"-Infinity\"],\"big\":-9223372036854775808,\"ok\":true,"
+	        "\"raw\":\"AP8QIA==\",\"pair\":[{\"a\":1,\"b\":1e+300},{\"a\":2,\"b\":-2.5}],"
+	        "\"tail\":4294967295}", &s, sizeof s);
+	/* fields left out are zero; a byte array as numbers */
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("struct", "test/Sample", sample_def, &d), 0);
+	dssm_text b = DSSM_TEXT_INIT;
+	const char *some = "{\"flag\": 7, \"raw\": [1, 2, 3, 4]}";
+	assert_int_equal(dssm_encode_json(d, some, strlen(some), &b), 0);
+	struct sample z;
+	memset(&z, 0, sizeof z);
+	z.flag = 7;
+	memcpy(z.raw, "\1\2\3\4", 4);
+	assert_int_equal(b.len, sizeof z);
+	assert_memory_equal(b.data, &z, sizeof z);
+	dssm_text_free(&b);
+	dssm_decoder_free(d);
+	/* ROS 1: strings, sequences, bytes, time, duration, nested */
+	static const char ros1_def[] =
+		"Header header\nstring text\nfloat64[] xs\nuint8[] data\nbyte b\nchar c\nduration d\n"
+		"===\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
+	encodes("ros1", "test/T", ros1_def,
+	        "{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":999999999},"
+	        "\"frame_id\":\"base\"},\"text\":\"a\\\"\\u000a\",\"xs\":[-0.5,1e-07],\"data\":\"YWJj\","
+	        "\"b\":-1,\"c\":255,\"d\":{\"sec\":-1,\"nsec\":-5}}", NULL, 0);
+	/* CDR: the bytes of test_cdr's sample (little-endian), bounds, Time */
+	static const char cdr_def[] =
+		"int16 a 5\nfloat64 b\nstring<=10 s\nint32[<=4] v [1, 2]\nbuiltin_interfaces/Time t\n"
+		"byte[] blob\nstd_msgs/Empty e\nuint64 u\n===\nMSG: std_msgs/Empty\n";
+	static const uint8_t le[] = {
+		0x00, 0x01, 0x00, 0x00, 0xfe, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf8, 0x3f,
+		3, 0, 0, 0, 'h', 'i', 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f,
+		0x80, 0, 0, 0, 9, 0, 0, 0, 2, 0, 0, 0, 0xde, 0xad, 0, 0, 0, 0, 0, 0,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	};
+	encodes("cdr", "test/msg/T", cdr_def,
+	        "{\"a\":-2,\"b\":1.5,\"s\":\"hi\",\"v\":[1,2147483647],"
+	        "\"t\":{\"sec\":128,\"nanosec\":9},\"blob\":\"3q0=\",\"e\":{},"
+	        "\"u\":18446744073709551615}", le, sizeof le);
+	encodes("cdr", "std_msgs/msg/String", "string data\n", "{\"data\":\"Hello, world! 0\"}", NULL, 0);
+	/* what is refused names the field */
+	static const char xy[] = "float64 x\nuint8 n\nint8[2] pair\nstring<=3 s\n";
+	encode_refused("ros1", xy, "{\"x\":1,\"nn\":2}", "has no field 'nn'");
+	encode_refused("ros1", xy, "{\"x\":\"one\"}", "field x: needs a number, found a string");
+	encode_refused("ros1", xy, "{\"n\":256}", "256 is out of the field's range");
+	encode_refused("ros1", xy, "{\"n\":-1}", "needs a number >= 0");
+	encode_refused("ros1", xy, "{\"n\":1.5}", "needs a whole number");
+	encode_refused("ros1", xy, "{\"pair\":[1,2,3]}", "3 elements for an array of 2");
+	encode_refused("ros1", xy, "{\"pair\":[1,-129]}", "field pair[1]: -129 is out of");
+	encode_refused("ros1", xy, "{\"s\":\"four\"}", "longer than its bound 3");
+	encode_refused("ros1", xy, "[1,2]", "must be a JSON object");
+	encode_refused("ros1", xy, "{\"x\":", "no JSON object");
+	encode_refused("cdr", "int32[<=2] v\n", "{\"v\":[1,2,3]}", "more than its bound 2");
+	encode_refused("struct", "uint64 u\nint64 i\n", "{\"u\":18446744073709551616}",
+	               "needs a whole number");
+	encode_refused("struct", "uint64 u\nint64 i\n", "{\"i\":9223372036854775808}", "out of");
+	encode_refused("struct", "uint8[3] raw\n", "{\"raw\":\"AAAAAA==\"}", "more bytes than");
+	encode_refused("ros1", "time t\n", "{\"t\":{\"sec\":1,\"ns\":2}}", "has no member 'ns'");
+}
+
 /* ---- hostile definitions ---- */
 
 static void test_hostile_definitions(void **state)
@@ -876,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_definitions),
 		cmocka_unit_test(test_hostile_samples),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_encode),
 		cmocka_unit_test(test_locale),
 		cmocka_unit_test(test_to_cdr_round_trip),
 		cmocka_unit_test(test_to_cdr_bytes),

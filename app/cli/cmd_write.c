@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "dssm/connector.h"
 #include "dssm/container.h"
+#include "dssm/decoder.h"
 
 void help_write(FILE *out)
 {
@@ -28,9 +29,14 @@ void help_write(FILE *out)
 	        "the decoder refuses is an error naming its line. A time older than the\n"
 	        "stream's newest is refused unless --any-time (then stored, as SSM programs\n"
 	        "do: a jump back of more than 1 s begins a new time history, docs/design.md).\n"
-	        "Prints the TID.\n\n"
+	        "A stream with a message definition (struct, ros1, cdr) takes a message\n"
+	        "from its fields, as rostopic pub does: TEXT that is a JSON object\n"
+	        "('{\"x\": 1.5, \"pose\": {\"theta\": 0.2}}'; fields left out are 0, a\n"
+	        "typo is refused, naming it); raw bytes of another size than a struct\n"
+	        "stream's are refused. Prints the TID.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
+	        "  dssm write odom '{\"x\": 1.5, \"y\": -0.25, \"theta\": 0.1}'\n"
 	        "  date | dssm write note\n"
 	        "  dssm write note \"replayed\" --time 2026-11-23T18:29:10Z --any-time\n"
 	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
@@ -167,6 +173,39 @@ static int write_create(const struct write_opts *o, const char *name, int id, co
 	return rc < 0 ? cli_dssm_error("write", rc) : 0;
 }
 
+/* A stream with a message definition (struct, ros1, cdr) takes its
+ * messages from their fields, as rostopic pub does: TEXT (or input) that
+ * is a JSON object is encoded by the definition into *out. A struct
+ * stream's raw bytes must be its struct's size (another would be misread
+ * by every reader). 0 (out->data NULL: write the bytes as given), or the
+ * exit status after an error was printed. */
+static int encode_fields(dssm_stream *s, const dssm_stream_info *info, const char *data,
+                         size_t len, dssm_text *out)
+{
+	const char *enc = info->encoding;
+	if (!dssm_decoder_supports(enc) || !strcmp(enc, "json") || !dssm_schema(s)[0])
+		return 0;
+	dssm_decoder *dec;
+	if (dssm_decoder_new(enc, info->type, dssm_schema(s), &dec) < 0)
+		return 0; /* (no usable definition: bytes as given, as before) */
+	size_t i = 0, size = dssm_decoder_struct_size(dec);
+	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
+		i++;
+	int rc = 0;
+	if (i < len && data[i] == '{') {
+		if (dssm_encode_json(dec, data, len, out) < 0)
+			rc = cli_error("write", "'%s:%d' (%s, %s): %s", info->name, info->id, enc,
+			               info->type[0] ? info->type : "-", dssm_last_error());
+	} else if (size && len != size) {
+		rc = cli_error("write", "'%s:%d' holds %s structs of %zu bytes, not %zu: give its "
+		               "fields as JSON, e.g. dssm write %s '{\"field\": 1.5}' (dssm info %s shows "
+		               "them)", info->name, info->id, info->type[0] ? info->type : "its", size, len,
+		               info->name, info->name);
+	}
+	dssm_decoder_free(dec);
+	return rc;
+}
+
 /* Write TEXT, or standard input up to one byte more than fits (to tell "too
  * big"), and print its TID. The exit status. */
 static int write_sample(dssm_stream *s, const char *text, const struct write_opts *o)
@@ -182,6 +221,16 @@ static int write_sample(dssm_stream *s, const char *text, const struct write_opt
 	} else {
 		data = malloc(info.max_size + 1);
 		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
+	}
+	dssm_text msg = DSSM_TEXT_INIT;
+	int rc = data ? encode_fields(s, &info, data, len, &msg) : 0;
+	if (rc)
+		return free(data), dssm_text_free(&msg), rc;
+	if (msg.data) { /* the message from its fields, in the stream's encoding */
+		free(data);
+		data = msg.data;
+		len = msg.len;
+		msg.data = NULL;
 	}
 	int64_t tid = data ? dssm_write_flags(s, data, len, when->set ? when->ns : dssm_now(),
 	                                      o->any_time ? DSSM_WRITE_ANY_TIME : 0)

@@ -125,6 +125,7 @@ static int pub_index(struct fg_client *c, uint32_t id)
 static void pub_remove(struct fg_client *c, int i)
 {
 	fg_wring_put(c->srv, c->pubs[i].w);
+	dssm_decoder_free(c->pubs[i].encoder);
 	c->pubs[i] = c->pubs[--c->npubs];
 }
 
@@ -161,6 +162,13 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 		return rc;
 	const dssm_stream_info *info;
 	dssm_stream *s = fg_wring_stream(p->w, &info);
+	/* JSON into a ring with a message definition: each message encoded by
+	 * it (lib/decode/encode.c), as `dssm write` does */
+	p->encoder = NULL;
+	if (!strcmp(encoding, "json") && strcmp(info->encoding, "json") != 0 &&
+	    dssm_decoder_supports(info->encoding) && dssm_schema(s)[0] &&
+	    dssm_decoder_new(info->encoding, info->type, dssm_schema(s), &p->encoder) == 0)
+		return 0;
 	/* bytes of another encoding would be misread by every reader */
 	if (strcmp(info->encoding, "raw") != 0 && info->encoding[0] && strcmp(info->encoding, encoding) != 0) {
 		fg_wring_put(c->srv, p->w);
@@ -303,6 +311,18 @@ void fg_ops_binary(struct fg_client *c, const uint8_t *p, size_t n)
 	if (i < 0) {
 		fg_client_status(c, FG_ERROR, "message data for client channel %u, which is not advertised%s",
 		                 chid, c->srv->client_publish ? "" : " (this server is read-only)");
+		return;
+	}
+	if (c->pubs[i].encoder) { /* JSON fields, encoded by the ring's definition */
+		dssm_text msg = DSSM_TEXT_INIT;
+		if (dssm_encode_json(c->pubs[i].encoder, (const char *)payload, len, &msg) < 0) {
+			c->srv->refused_ops++;
+			fg_client_status(c, FG_ERROR, "publishing to '%s' (client channel %u): %s: not "
+			                 "written", c->pubs[i].topic, chid, dssm_last_error());
+		} else {
+			publish(c, &c->pubs[i], (const uint8_t *)msg.data, msg.len);
+		}
+		dssm_text_free(&msg);
 		return;
 	}
 	/* a struct of another size would be misdecoded by every reader */

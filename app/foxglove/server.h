@@ -50,6 +50,7 @@ struct fg_pub {
 	char encoding[32];
 	struct fg_wring *w;          /* the ring, open for writing (shared: pubring.c) */
 	size_t struct_size;          /* a struct ring: the size every message must have */
+	struct dssm_decoder *encoder; /* JSON messages into a struct, ros1 or cdr ring */
 	uint64_t busy;               /* dropped since the ring was last found busy (told once) */
 };
 

@@ -108,6 +108,19 @@ void dssm_decoder_free(dssm_decoder *dec);
  * dssm_last_error() says which field at which byte was wrong. */
 int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out);
 
+/* The reverse: a message given by its fields as one JSON object (what
+ * dssm_decode_json writes, e.g. {"x": 1.5, "pose": {"theta": 0.2}}) into
+ * the decoder's encoding in OUT (OUT->len bytes; struct: the C struct's
+ * size; cdr: with its 4-byte header, little-endian; json: the text checked
+ * and passed on one line). A field left out is zero, empty or false (as
+ * rostopic pub fills it); integers are exact and range-checked; floats may
+ * be "NaN", "Infinity", "-Infinity"; a uint8 array (and a struct char[N])
+ * may be a base64 (or plain) string; ROS 1 time as {"sec": S, "nsec": N}.
+ * DSSM_EINVAL names the field and what is wrong (a field the type does not
+ * have, a string where a number belongs, 300 for a uint8, 2 elements for
+ * float64[3]...). */
+int dssm_encode_json(const dssm_decoder *dec, const char *json, size_t len, dssm_text *out);
+
 /* A JSON Schema (2020-12) for what dssm_decode_json writes (as Foxglove
  * wants for a channel with "json" message encoding): objects with their
  * properties in order, integers, numbers, strings, arrays (fixed lengths as
