@@ -144,6 +144,7 @@ int dssm_decoder_new(const char *encoding, const char *type, const char *definit
 void dssm_decoder_free(dssm_decoder *dec);
 int dssm_decode_json(const dssm_decoder *dec, const char *data, size_t len, dssm_text *out);
 int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
+int dssm_encode_json(const dssm_decoder *dec, const char *json, size_t len, dssm_text *out);
 size_t dssm_decoder_struct_size(const dssm_decoder *dec);
 int dssm_decoder_supports(const char *encoding);
 

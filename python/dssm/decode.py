@@ -67,6 +67,13 @@ def _mender(schema):
     return None
 
 
+def _json_default(o):
+    """numpy scalars and arrays in a message given by its fields."""
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    raise TypeError(f"{type(o).__name__} is no JSON value")
+
+
 class Decoder:
     """Decodes samples of one encoding, type and definition (a stream's
     `info["encoding"]`, `info["type"]` and `schema`):
@@ -113,6 +120,24 @@ class Decoder:
             return ffi.string(text.data, text.len).decode()
         finally:
             lib.dssm_text_free(text)
+
+    def encode(self, message):
+        """A message given by its fields (a dict, as decode() returns, or a
+        JSON text) as the bytes of this encoding (dssm_encode_json): fields
+        left out are 0; a field the type does not have, a value of the
+        wrong kind or out of range raises dssm.Error EINVAL naming it."""
+        text = message if isinstance(message, str) else json.dumps(
+            message, allow_nan=False, default=_json_default)
+        raw = text.encode()
+        out = ffi.new("dssm_text *")
+        try:
+            rc = lib.dssm_encode_json(self._h, raw, len(raw), out)
+            if rc < 0:
+                e = fail(rc)
+                raise Error(e.code, f"{self._who()}{e.message}")
+            return ffi.unpack(out.data, out.len)
+        finally:
+            lib.dssm_text_free(out)
 
     @property
     def struct_size(self):

@@ -288,8 +288,12 @@ class Stream(_lib.Closing, Decodes):
         float s; default now). Returns the TID. A time older than the
         stream's newest is Error EBACKWARDS, unless any_time=True, which
         stores it (DSSM_WRITE_ANY_TIME: a new time history after a jump
-        back of more than 1 s; docs/design.md, "Time histories")."""
-        if not isinstance(data, bytes):
+        back of more than 1 s; docs/design.md, "Time histories"). A dict is a
+        message given by its fields, encoded by the stream's definition
+        (struct, ros1, cdr: dssm.Decoder.encode), as `dssm write NAME '{...}'`."""
+        if isinstance(data, dict):
+            data = self._dec.get().encode(data)
+        elif not isinstance(data, bytes):
             data = data.tobytes() if hasattr(data, "tobytes") else bytes(memoryview(data))
         t = lib.dssm_now() if time is None else _ns(time)
         flags = WRITE_ANY_TIME if any_time else 0

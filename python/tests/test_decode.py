@@ -404,3 +404,27 @@ def test_definition_too_large_for_its_json_schema():
     with pytest.raises(dssm.Error) as e:
         d.json(b"\0" * 8)                    # decodes, until the bytes run out
     assert e.value.code == dssm.ECORRUPT and "byte 8" in e.value.message
+
+
+def test_write_message_from_fields():
+    """Stream.write(dict) and Decoder.encode: a message given by its fields,
+    encoded by the stream's definition (the library's dssm_encode_json), as
+    `dssm write NAME '{...}'`; a typo or a value out of range is an Error
+    naming the field."""
+    s = dssm.create("fields", max_size=64, encoding="struct", type="example/Odometry",
+                    schema=ODOM_SCHEMA)
+    s.write({"x": 1.5, "theta": np.float64(0.25), "v": 2})
+    got = s.read_last().decode()
+    assert got == {"x": 1.5, "y": 0.0, "theta": 0.25, "v": 2.0, "w": 0.0}
+    with pytest.raises(dssm.Error) as e:
+        s.write({"x": 1, "xx": 2})
+    assert e.value.code == dssm.ErrorCode.EINVAL and "no field 'xx'" in e.value.message
+    dec = dssm.Decoder("cdr", CDR_TYPE, CDR_DEF)
+    msg = {"stamp": {"sec": 3, "nanosec": 4}, "level": 7, "name": "probe", "blob": "3q0=",
+           "temp": 21.5, "big": -(2 ** 63), "pair": [1.5, 2.5], "count": 2 ** 64 - 1}
+    assert dec.decode(dec.encode(msg)) == {**msg, "blob": b"\xde\xad"}
+    with pytest.raises(dssm.Error) as e:
+        dec.encode({"level": 256})
+    assert "level" in e.value.message and "out of" in e.value.message
+    s.close()
+    dssm.remove("fields")
