@@ -67,7 +67,7 @@ else
 fi
 # The container reader: seeds are real recordings packed as directory images
 # ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
-if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c lib/store/container.c lib/store/container_open.c lib/store/container_closed.c lib/store/container_query.c lib/store/container_search.c lib/store/container_write.c lib/store/container_sync.c lib/store/container_meta.c lib/base/crc32c.c lib/base/bytes.c \
+if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c lib/store/container.c lib/store/container_open.c lib/store/container_closed.c lib/store/container_query.c lib/store/container_search.c lib/store/container_write.c lib/store/container_sync.c lib/store/container_meta.c lib/store/set.c lib/store/set_query.c lib/store/set_streams.c lib/base/crc32c.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lm >"$out/build-container.log" 2>&1; then
 	mkdir -p "$out/container-corpus"
 	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
@@ -147,11 +147,13 @@ else
 fi
 # The message decoder: seeds are definitions of each encoding with a sample
 # that decodes ([u8 encoding][definition][NUL][sample]; fuzz_decoder.c).
-if clang $flags -o "$out/fuzz_decoder" tests/fuzz/fuzz_decoder.c lib/decode/*.c lib/base/error.c \
+if clang $flags -o "$out/fuzz_decoder" tests/fuzz/fuzz_decoder.c lib/decode/*.c lib/base/json.c lib/base/bytes.c lib/base/error.c \
 	-lnettle -lm >"$out/build-decoder.log" 2>&1; then
 	mkdir -p "$out/decoder-corpus"
 	# ros1: std_msgs/Header and a string, float64[] and uint8[]
 	printf '\000Header h\nstring s\nfloat64[] x\nuint8[] b\n===\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n\000\001\000\000\000\002\000\000\000\003\000\000\000\001\000\000\000a\002\000\000\000hi\001\000\000\000\000\000\000\000\000\000\360?\002\000\000\000\377\000' >"$out/decoder-corpus/ros1"
+	# a message from its fields: ros1 (the same definition), JSON input
+	printf '\000string s\nfloat64[] x\nuint8[] b\n\000{"s": "hi", "x": [1.5, -2], "b": "AAE="}' >"$out/decoder-corpus/ros1-fields"
 	# cdr: little-endian, bounded string, a sequence, builtin Time
 	printf '\001int16 a\nfloat64 b\nstring<=10 s\nint32[<=4] v\nbuiltin_interfaces/Time t\n\000\000\001\000\000\376\377\000\000\000\000\000\000\000\000\000\000\000\000\370?\003\000\000\000hi\000\000\001\000\000\000\007\000\000\000\001\000\000\000\002\000\000\000' >"$out/decoder-corpus/cdr"
 	# struct: the examples' odometry, and a nested struct with char[N]

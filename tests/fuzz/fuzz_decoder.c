@@ -6,6 +6,8 @@
  * ROS 2 CDR); both halves may be hostile. Nothing may crash, read outside
  * the input, or run unbounded. The CDR written must read back through the
  * ROS 2 definition written (always, for a struct sample of the right size).
+ * The sample is also given to the encoder as JSON fields (dssm_encode_json):
+ * what it accepts must decode again.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +57,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 		dssm_decoder_free(c);
+		/* the sample bytes as a message given by its fields (hostile JSON
+		 * into the encoder); what it encodes must decode again */
+		dssm_text enc_out = DSSM_TEXT_INIT;
+		if (dssm_encode_json(d, (const char *)sample, n, &enc_out) == 0 && data[0] % 4 != 3) {
+			int rc = dssm_decode_json(d, enc_out.data, enc_out.len, &back);
+			if (rc != 0 && rc != DSSM_ENOMEM)
+				abort();
+		}
+		dssm_text_free(&enc_out);
 		dssm_text_free(&def2);
 		dssm_text_free(&back);
 		dssm_text_free(&t);
