@@ -29,6 +29,10 @@ if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
 	PYTHONPATH=python /usr/bin/python3 bench/bench_python.py | tee "$out/bench_python.txt"
 fi
 
+echo
+echo "== every ratio of this run (ours / baseline, or a speed-up), with its goal"
+bash bench/summary.sh "$out" | tee "$out/summary.txt"
+
 if ! command -v gnuplot >/dev/null; then
 	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq gnuplot-nox >/dev/null 2>&1 ||
