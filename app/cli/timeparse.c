@@ -239,7 +239,7 @@ static int parse_iso(const char *text, int64_t *out, char *err, size_t cap)
 	} else {
 		if (*p)
 			return why(err, cap, "'%s': '%s' after the time", text, p);
-		/* no zone: local time, as `date` prints it */
+		/* no zone: local time (as `date "+%F %T"` prints it) */
 		struct tm tm;
 		memset(&tm, 0, sizeof tm);
 		tm.tm_year = y - 1900;
