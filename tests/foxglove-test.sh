@@ -72,6 +72,7 @@ echo "-- live rings"
 start
 check live "$url"
 check publish "$url" accepted
+check newtopic "$url"
 got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 [ "$got" = '{"i":7,"text":"from foxglove"}' ] && ok "the published message is in ring fgt_pub" ||
 	bad "ring fgt_pub holds '$got'"

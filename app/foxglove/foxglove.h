@@ -43,6 +43,12 @@
 /* Client channels on the whole server: they share one write handle per ring
  * (pubring.c), and this bounds their memory. */
 #define FG_MAX_PUBS_TOTAL 4096
+/* A client channel on a topic with no ring makes one (rostopic pub does):
+ * at most this many per server, each of samples up to FG_NEW_RING_SIZE
+ * bytes and FG_NEW_RING_SLOTS of history (about 1 MiB of shared memory). */
+#define FG_MAX_NEW_RINGS 64
+#define FG_NEW_RING_SIZE (64u << 10)
+#define FG_NEW_RING_SLOTS 16
 /* How often the stream list is read for new and removed streams. */
 #define FG_SCAN_MS 500
 

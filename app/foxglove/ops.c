@@ -145,9 +145,42 @@ static size_t struct_size(const dssm_stream_info *info, const char *definition)
 	return n;
 }
 
+/* The ring of a client channel: the one there is, or (a topic with no
+ * ring, as rostopic pub makes one) a ring made for it when its encoding
+ * is one the readers know (json, ros1, cdr); a ros1msg or ros2msg schema
+ * becomes its message definition. */
+static int new_topic_ring(struct fg_client *c, const struct dssm__json *adv, const char *name,
+                          int id, const char *encoding, struct fg_wring **out)
+{
+	if (strcmp(encoding, "json") && strcmp(encoding, "ros1") && strcmp(encoding, "cdr"))
+		return fg_wring_get(c->srv, name, id, out);
+	const struct dssm__json *t = dssm__json_get(adv, "schemaName"),
+	                        *sc = dssm__json_get(adv, "schema"),
+	                        *se = dssm__json_get(adv, "schemaEncoding");
+	const char *type = t && t->type == DSSM__JSON_STRING ? t->string : "";
+	const char *schema = sc && sc->type == DSSM__JSON_STRING && se && se->type == DSSM__JSON_STRING &&
+	                     (!strcmp(se->string, "ros1msg") || !strcmp(se->string, "ros2msg"))
+	                         ? sc->string : NULL;
+	if (strlen(type) > DSSM_TYPE_MAX)
+		type = "";
+	/* a definition the decoder refuses would only show up as hex later */
+	dssm_decoder *dec;
+	if (schema && dssm_decoder_new(encoding, type, schema, &dec) < 0)
+		return dssm__fail(DSSM_EINVAL, "no ring '%s:%d', and its %s schema does not parse: %s",
+		                  name, id, se->string, dssm_last_error());
+	if (schema)
+		dssm_decoder_free(dec);
+	int rc = fg_wring_make(c->srv, name, id, encoding, type, schema, out);
+	if (rc == 0 && c->srv->cfg->verbose)
+		fprintf(stderr, "dssm foxglove: %s: ring '%s:%d' (%s) for its new topic\n", c->peer, name,
+		        id, encoding);
+	return rc;
+}
+
 /* A client channel's topic as a ring: NAME or NAME:ID, or a ROS topic
  * (/turtle1/pose is turtle1.pose: lib/base/glob.h). */
-static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
+static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding,
+                    const struct dssm__json *adv)
 {
 	char name[DSSM_NAME_MAX + 1], t[sizeof p->topic];
 	int id;
@@ -157,7 +190,7 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding)
 	if (rc == 0)
 		rc = dssm__write_rules_check(&c->srv->cfg->writes, name, id);
 	if (rc == 0)
-		rc = fg_wring_get(c->srv, name, id, &p->w);
+		rc = new_topic_ring(c, adv, name, id, encoding, &p->w);
 	if (rc < 0)
 		return rc;
 	const dssm_stream_info *info;
@@ -213,7 +246,7 @@ static void advertise_one(struct fg_client *c, const struct dssm__json *e)
 	p->id = id;
 	snprintf(p->topic, sizeof p->topic, "%s", topic);
 	snprintf(p->encoding, sizeof p->encoding, "%s", enc);
-	if (pub_open(c, p, enc) < 0) {
+	if (pub_open(c, p, enc, e) < 0) {
 		c->srv->refused_ops++;
 		fg_client_status(c, FG_ERROR, "advertise %u ('%s'): %s", id, topic, dssm_last_error());
 		return;

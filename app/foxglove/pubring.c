@@ -25,6 +25,32 @@ struct fg_wring {
 	struct fg_wring *next;
 };
 
+int fg_wring_make(struct fg_server *srv, const char *name, int id, const char *encoding,
+                  const char *type, const char *schema, struct fg_wring **out)
+{
+	int rc = fg_wring_get(srv, name, id, out);
+	if (rc != DSSM_ENOENT)
+		return rc;
+	if (srv->new_rings >= FG_MAX_NEW_RINGS)
+		return dssm__fail(DSSM_EBUSY, "no ring '%s:%d', and this server made %d rings for new "
+		                  "topics already, the limit", name, id, FG_MAX_NEW_RINGS);
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = FG_NEW_RING_SIZE;
+	cfg.slots = FG_NEW_RING_SLOTS;
+	cfg.type = type;
+	cfg.encoding = encoding;
+	cfg.schema = schema;
+	dssm_stream *s;
+	rc = dssm_create(name, id, &cfg, &s);
+	if (rc == DSSM_ELAYOUT) /* made meanwhile by another writer: take it */
+		return fg_wring_get(srv, name, id, out);
+	if (rc < 0)
+		return rc;
+	dssm_close(s);
+	srv->new_rings++;
+	return fg_wring_get(srv, name, id, out);
+}
+
 int fg_wring_get(struct fg_server *srv, const char *name, int id, struct fg_wring **out)
 {
 	if (srv->npubs_total >= FG_MAX_PUBS_TOTAL)

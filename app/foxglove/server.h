@@ -24,6 +24,7 @@ struct fg_server {
 	struct fg_playback *play;    /* serving a recording instead of the rings */
 	struct fg_wring *wrings;     /* rings clients publish into (pubring.c) */
 	int npubs_total;             /* client channels of all clients */
+	int new_rings;               /* rings made for clients' new topics */
 	int playing;                 /* its replay runs (the pace timer is set) */
 	int throttled;               /* a ring was left unread: no subscriber had room */
 	char session_id[32];
@@ -138,6 +139,11 @@ void fg_client_channel_gone(struct fg_client *c, struct fg_channel *ch);
  * DSSM_EBUSY at FG_MAX_PUBS_TOTAL client channels, those of dssm_open. */
 struct fg_wring;
 int fg_wring_get(struct fg_server *srv, const char *name, int id, struct fg_wring **out);
+/* The same, making the ring when there is none (a client publishing to a
+ * new topic): described by ENCODING, TYPE and SCHEMA (NULL: none); DSSM_EBUSY
+ * past FG_MAX_NEW_RINGS rings made. */
+int fg_wring_make(struct fg_server *srv, const char *name, int id, const char *encoding,
+                  const char *type, const char *schema, struct fg_wring **out);
 void fg_wring_put(struct fg_server *srv, struct fg_wring *w);
 dssm_stream *fg_wring_stream(const struct fg_wring *w, const dssm_stream_info **info);
 /* Removed or made again since it was opened (fg_wrings_check)? */

@@ -45,6 +45,9 @@
 //   dup URL       a second shm file claims fgt_dupa:0 (it alone for a scan,
 //                 then fgt_dupa created): fgt_dupa is served, and its channel
 //                 stays put over two scans (fgt_tick1, fgt_tick2 advertised in turn)
+//   newtopic URL  client channels on topics with no ring: a ring made for
+//                 each (json; ros1 with its ros1msg schema), the messages in
+//                 it, decoded by dssm cat; a schema that does not parse refused
 //   control URL N a recording of N samples 1 ms apart (fgt_ros1) under the
 //                 app's control, with a client of our own speaking the
 //                 playbackControl messages: paused before it subscribes
@@ -732,7 +735,33 @@ async function control(n) {
   ws.close();
 }
 
-const scenarios = { control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+async function newtopic() {
+  const st = connect();
+  await until(() => st.info, "serverInfo");
+  const j = st.client.advertise({ topic: "/fgt_newj", encoding: "json", schemaName: "demo/Note" });
+  const r = st.client.advertise({ topic: "/fgt/newr", encoding: "ros1", schemaName: "std_msgs/String",
+                                  schema: "string data\n", schemaEncoding: "ros1msg" });
+  st.client.advertise({ topic: "/fgt_newbad", encoding: "ros1", schemaName: "x/Y",
+                        schema: "strnig data\n", schemaEncoding: "ros1msg" });
+  st.client.sendMessage(j, new TextEncoder().encode('{"text":"hello"}'));
+  const ros1 = new Uint8Array([5, 0, 0, 0, 104, 101, 108, 108, 111]); // "hello"
+  st.client.sendMessage(r, ros1);
+  await handled(st, "the new topics published");
+  const cat = (name) => new Promise((resolve) => {
+    const p = spawn(process.env.DSSM, ["cat", name, "--format", "json"], { stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    p.stdout.on("data", (d) => { out += d; });
+    p.on("exit", () => resolve(out));
+  });
+  const a = await cat("fgt_newj"), b = await cat("fgt.newr");
+  const bad = st.statuses.find((s) => /fgt_newbad/.test(s.message));
+  check(/"msg":\{"text":"hello"\}/.test(a) && /"msg":\{"data":"hello"\}/.test(b) && bad && /does not parse/.test(bad.message),
+        `new topics: rings made (json: ${a.trim().slice(0, 60)}...; ros1 /fgt/newr as fgt.newr decoded); a bad schema refused: ${bad && bad.message}`);
+  st.client.close();
+  await dssm(["rm", "fgt_newj", "fgt.newr"]);
+}
+
+const scenarios = { newtopic, control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
