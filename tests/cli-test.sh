@@ -745,6 +745,29 @@ t_write_fields() {
 	"$DSSM" rm wf chat >/dev/null
 }
 check "write: a message from its fields (JSON) for struct and ROS 1 streams; typos refused" t_write_fields
+# bash completion offers each command's options from its parser's table:
+# every one offered parses (none "unknown"), the refused ones of old are gone
+t_completion() {
+	local cmds c o bad=0
+	cmds=$("$DSSM" --help | awk '/Commands:/ {on = 1; next} on && NF == 0 {exit} on {print $1}')
+	for c in $cmds; do
+		for o in $("$DSSM" "$c" --complete-options 2>/dev/null); do
+			if DSSM_OPTIONS_CHECK=1 timeout 10 "$DSSM" "$c" "$o" </dev/null 2>&1 | grep -q "unknown"; then
+				echo "completion offers '$c $o', which its parser refuses"; bad=1
+			fi
+		done
+	done
+	COMPREPLY=()
+	source scripts/dssm.bash-completion
+	COMP_WORDS=("$DSSM" cat --); COMP_CWORD=2; _dssm 2>/dev/null
+	local got=" ${COMPREPLY[*]} "
+	[[ $got == *" --follow "* && $got != *"--schema-file"* ]] || { echo "cat --: $got"; bad=1; }
+	COMP_WORDS=("$DSSM" record --); COMP_CWORD=2; _dssm 2>/dev/null
+	got=" ${COMPREPLY[*]} "
+	[[ $got == *" --split-duration "* && $got != *"--subscribe"* ]] || { echo "record --: $got"; bad=1; }
+	return $bad
+}
+check "completion: every option offered is one the command's parser takes" t_completion
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary
