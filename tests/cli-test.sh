@@ -94,10 +94,10 @@ t_cat_raw() { [ "$("$DSSM" cat note --format raw 2>/dev/null)" = abc ]; }
 t_cat_errors() {
 	"$DSSM" cat note --format xml 2>"$tmp/e"; [ $? -eq 2 ] || return 1
 	"$DSSM" cat nosuch 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream 'nosuch:0'" "$tmp/e" || return 1
-	"$DSSM" cat 'bad*name' 2>"$tmp/e"; [ $? -eq 1 ] && has "character 0x2a" "$tmp/e" || return 1
+	"$DSSM" cat 'bad*name' 2>"$tmp/e"; [ $? -eq 2 ] && has "character 0x2a" "$tmp/e" || return 1
 	"$DSSM" cat 'no-such-host.invalid:5800/x' 2>"$tmp/e"; [ $? -eq 1 ] && has "cannot resolve" "$tmp/e" || return 1
 	"$DSSM" cat '127.0.0.1:1/x' 2>"$tmp/e"; [ $? -eq 1 ] && has "Connection refused" "$tmp/e" || return 1
-	"$DSSM" cat note:x 2>"$tmp/e"; [ $? -eq 1 ] && has "not a number" "$tmp/e"
+	"$DSSM" cat note:x 2>"$tmp/e"; [ $? -eq 2 ] && has "not a number" "$tmp/e"
 }
 t_write_errors() {
 	"$DSSM" write note "$(head -c 65 /dev/zero | tr '\0' x)" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
@@ -779,5 +779,27 @@ check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_s
 check "ls, info, info DIR and top: --format json, names never cut" t_output
 check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 check "cat and query print decoded messages (struct, ROS 1), or say why not" t_decoded
+# a malformed address is a usage error naming what is wrong (exit 2), for
+# every command that takes one (before: exit 1, as a stream that failed); a
+# well-formed one that fails (connection refused) still exits 1
+t_address_usage() {
+	local c
+	"$DSSM" cat 127.0.0.1:99999/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "'127.0.0.1:99999/odom': port 99999 is out of range (1..65535)" "$tmp/e" || { cat "$tmp/e"; return 1; }
+	"$DSSM" cat host:5800/ 2>"$tmp/e"; [ $? -eq 2 ] && has "'host:5800/': no stream NAME after '/'" "$tmp/e" || { cat "$tmp/e"; return 1; }
+	"$DSSM" cat 127.0.0.1:abc/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "port 'abc' is not a number" "$tmp/e" || return 1
+	"$DSSM" cat :5800/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "no HOST before the port" "$tmp/e" || return 1
+	"$DSSM" info 127.0.0.1:0/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "port 0 is out of range" "$tmp/e" || return 1
+	"$DSSM" ls 127.0.0.1:99999 2>"$tmp/e"; [ $? -eq 2 ] && has "port 99999 is out of range" "$tmp/e" || return 1
+	"$DSSM" ping 127.0.0.1:99999 2>"$tmp/e"; [ $? -eq 2 ] && has "port 99999 is out of range" "$tmp/e" || return 1
+	"$DSSM" mirror 127.0.0.1:99999/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "port 99999 is out of range" "$tmp/e" || return 1
+	"$DSSM" record -o "$tmp/ar" 127.0.0.1:99999/odom 2>"$tmp/e"; [ $? -eq 2 ] && has "port 99999 is out of range" "$tmp/e" && [ ! -e "$tmp/ar" ] || return 1
+	"$DSSM" query 127.0.0.1:99999/run1 2>"$tmp/e"; [ $? -eq 2 ] && has "port 99999 is out of range" "$tmp/e" || return 1
+	"$DSSM" write host:5800/odom x 2>"$tmp/e"; [ $? -eq 2 ] && has "give a stream of this host, NAME\[:ID\]" "$tmp/e" || return 1
+	"$DSSM" rm 'a b' 2>"$tmp/e"; [ $? -eq 2 ] && has "character 0x20" "$tmp/e" || return 1
+	for c in cat info; do
+		"$DSSM" $c 127.0.0.1:1/odom 2>"$tmp/e"; [ $? -eq 1 ] && has "Connection refused" "$tmp/e" || { echo "$c: $(cat "$tmp/e")"; return 1; }
+	done
+}
+check "a malformed address is a usage error naming what is wrong (exit 2)" t_address_usage
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

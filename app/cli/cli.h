@@ -108,6 +108,15 @@ struct cli_recording {
  * status after an error naming the file was printed. */
 int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec);
 void cli_recording_close(struct cli_recording *rec);
+/* A malformed address, said as a usage error naming what is wrong: each
+ * returns 0, or EXIT_USAGE after saying why. A stream address NAME[:ID],
+ * HOST[:PORT]/NAME[:ID] or DIR/NAME[:ID]; a stream of this host only,
+ * NAME[:ID]; a proxy HOST[:PORT]; the HOST[:PORT] that is the first n
+ * bytes of hp (whole: the operand as typed, for the message). */
+int cli_check_address(const char *cmd, const char *address);
+int cli_check_name(const char *cmd, const char *name);
+int cli_check_proxy(const char *cmd, const char *hp);
+int cli_check_host_port(const char *cmd, const char *whole, const char *hp, size_t n);
 
 /* Exit codes: 0 ok, 1 the operation failed, 2 bad usage. */
 #define EXIT_USAGE 2

@@ -365,6 +365,8 @@ int cmd_cat(int argc, char **argv)
 	if (cli_is_path(argv[optind]))
 		return cat_recording(argv[optind], o.follow, o.n_given && o.last_n > 0 ? o.last_n : -1,
 		                     o.f, o.data_hex);
+	if ((status = cli_check_address("cat", argv[optind])) != 0)
+		return status;
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;

@@ -339,6 +339,9 @@ int cmd_mirror(int argc, char **argv)
 	if (dssm_address_is_recording(source))
 		return cli_usage("mirror", "'%s' is a recorded stream, not a live one; replay it with "
 		                 "dssm play", source);
+	if ((rc = cli_check_address("mirror", source)) != 0 ||
+	    (as && (rc = cli_check_name("mirror", as)) != 0))
+		return rc;
 	int remote_addr = dssm_split_address(source, hp, name, &id);
 	if (remote_addr < 0)
 		return cli_dssm_error("mirror", remote_addr);

@@ -229,6 +229,9 @@ int cmd_ping(int argc, char **argv)
 		return cli_usage("ping", "needs HOST:PORT");
 	if (count < 1 || count > 64)
 		return cli_usage("ping", "-n must be 1..64");
+	int status = cli_check_proxy("ping", argv[optind]);
+	if (status)
+		return status;
 	dssm_ping_result r;
 	int rc = dssm_ping_remote(argv[optind], (int)count, &r);
 	if (rc < 0)

@@ -416,6 +416,10 @@ int cmd_query(int argc, char **argv)
 	if (slash && access(path, F_OK) != 0 && memchr(path, ':', (size_t)(slash - path))) {
 		if (o.output)
 			return cli_usage("query", "--output works on local recordings");
+		if ((rc = cli_check_host_port("query", path, path, (size_t)(slash - path))) != 0)
+			return rc;
+		if (!slash[1])
+			return cli_usage("query", "'%s': no recording NAME after '/'", path);
 		return query_remote(path, o.list, &o.start, &o.end, o.latest, o.deadline, o.bandwidth_mb,
 		                    o.f);
 	}

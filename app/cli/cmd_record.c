@@ -425,6 +425,11 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 		return cli_usage("record", "needs STREAM arguments or --all");
 	if (o->max_splits && !o->split_duration && !o->split_mb)
 		return cli_usage("record", "--max-splits needs --split-duration or --split-size");
+	/* an address (not a glob, not dds:): malformed is a usage error */
+	for (int i = optind; i < argc; i++)
+		if (!ddsb_is_source(argv[i]) && (strchr(argv[i], '/') || !dssm__is_glob(argv[i])) &&
+		    (rc = cli_check_address("record", argv[i])) != 0)
+			return rc;
 	return 0;
 }
 

@@ -154,6 +154,8 @@ int cmd_ls(int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return cli_usage("ls", "takes at most one HOST:PORT");
+	if (optind < argc && cli_check_proxy("ls", argv[optind]))
+		return EXIT_USAGE;
 	dssm_stream_info *v;
 	int n = optind < argc ? dssm_list_remote(argv[optind], &v) : dssm_list(&v);
 	if (n < 0)
@@ -229,6 +231,8 @@ int cmd_info(int argc, char **argv)
 	 * else a stream. */
 	if (cli_is_path(what))
 		return cli_recording_info(what, json);
+	if (cli_check_address("info", what))
+		return EXIT_USAGE;
 	dssm_stream *s = cli_open("info", what, DSSM_READ);
 	if (!s)
 		return 1;
@@ -558,13 +562,14 @@ int cmd_rm(int argc, char **argv)
 	if (argc < 2)
 		return cli_usage("rm", "needs at least one stream NAME[:ID]");
 	int status = 0;
+	for (int i = 1; i < argc; i++) /* none removed when one is malformed */
+		if ((status = cli_check_name("rm", argv[i])) != 0)
+			return status;
 	for (int i = 1; i < argc; i++) {
 		char name[DSSM_NAME_MAX + 1];
 		int id;
 		int rc = dssm_parse_address(argv[i], name, &id);
-		if (rc == 0)
-			rc = dssm_remove(name, id);
-		if (rc < 0)
+		if (rc < 0 || (rc = dssm_remove(name, id)) < 0)
 			status = cli_dssm_error("rm", rc);
 	}
 	return status;

@@ -257,6 +257,8 @@ int cmd_write(int argc, char **argv)
 	int status = write_parse_options(argc, argv, &o);
 	if (status)
 		return status;
+	if ((status = cli_check_name("write", argv[optind])) != 0)
+		return status;
 	char name[DSSM_NAME_MAX + 1];
 	int id;
 	int rc = dssm_parse_address(argv[optind], name, &id);

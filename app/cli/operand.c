@@ -5,6 +5,11 @@
  * temporary container under $TMPDIR, read, and removed, so `info`, `cat`,
  * `query`, `play` and `export` open those files with no import step.
  * Anything else is a stream address (NAME[:ID], HOST:PORT/NAME).
+ *
+ * An address that is malformed (a port out of range, no NAME after '/', a
+ * name with a character no name has) is a usage error, said before
+ * anything is opened, naming what is wrong (exit 2); a well-formed one
+ * that fails (no such stream, connection refused) exits 1.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dssm/connector.h"
 #include "dssm/container.h"
 #include "app/bridge/bridge.h"
 
@@ -77,4 +83,93 @@ void cli_recording_close(struct cli_recording *rec)
 		free(rec->tmp);
 		rec->tmp = NULL;
 	}
+}
+
+/* ---- addresses: a malformed one is a usage error ---- */
+
+int cli_check_host_port(const char *cmd, const char *whole, const char *hp, size_t n)
+{
+	const char *port = NULL;
+	size_t hlen, plen = 0;
+	if (memchr(hp, '/', n))
+		return cli_usage(cmd, "'%s': '%.*s' is no recording (a directory holding one) and no "
+		                 "HOST[:PORT]", whole, (int)n, hp);
+	if (n && hp[0] == '[') {
+		const char *end = memchr(hp, ']', n);
+		if (!end)
+			return cli_usage(cmd, "'%s': the IPv6 address after '[' has no ']'", whole);
+		hlen = (size_t)(end - hp - 1);
+		if (end + 1 < hp + n) {
+			if (end[1] != ':')
+				return cli_usage(cmd, "'%s': after ']' comes ':PORT'", whole);
+			port = end + 2;
+			plen = (size_t)(hp + n - port);
+		}
+	} else {
+		const char *colon = memrchr(hp, ':', n);
+		hlen = colon ? (size_t)(colon - hp) : n;
+		if (colon) {
+			port = colon + 1;
+			plen = (size_t)(hp + n - port);
+		}
+	}
+	if (hlen == 0)
+		return cli_usage(cmd, "'%s': no HOST before the port", whole);
+	if (!port)
+		return 0; /* DSSM_DEFAULT_PORT */
+	if (plen == 0)
+		return cli_usage(cmd, "'%s': no PORT after ':'", whole);
+	if (strspn(port, "0123456789") < plen)
+		return cli_usage(cmd, "'%s': port '%.*s' is not a number (1..65535)", whole, (int)plen,
+		                 port);
+	unsigned long p = 0;
+	for (size_t i = 0; i < plen && p <= 65535; i++)
+		p = p * 10 + (unsigned long)(port[i] - '0');
+	if (p < 1 || p > 65535)
+		return cli_usage(cmd, "'%s': port %.*s is out of range (1..65535)", whole, (int)plen,
+		                 port);
+	return 0;
+}
+
+int cli_check_proxy(const char *cmd, const char *hp)
+{
+	if (strchr(hp, '/'))
+		return cli_usage(cmd, "'%s': give the proxy as HOST[:PORT], without /NAME", hp);
+	return cli_check_host_port(cmd, hp, hp, strlen(hp));
+}
+
+/* NAME[:ID] after "PREFIX/" of address (or the whole of it) */
+static int check_name_part(const char *cmd, const char *address, const char *part)
+{
+	char name[DSSM_NAME_MAX + 1];
+	int id;
+	if (!*part)
+		return part == address
+		       ? cli_usage(cmd, "the stream address is empty: give NAME[:ID]")
+		       : cli_usage(cmd, "'%s': no stream NAME after '/'", address);
+	if (dssm_parse_address(part, name, &id) < 0)
+		return part == address ? cli_usage(cmd, "%s", dssm_last_error())
+		                       : cli_usage(cmd, "'%s': %s", address, dssm_last_error());
+	return 0;
+}
+
+int cli_check_address(const char *cmd, const char *address)
+{
+	const char *slash = strrchr(address, '/');
+	if (!slash)
+		return check_name_part(cmd, address, address);
+	if (dssm_address_is_recording(address))
+		return check_name_part(cmd, address, slash + 1);
+	if (address[0] == '/')
+		return 0; /* /TOPIC: the stream import names it (cli_open) */
+	int rc = cli_check_host_port(cmd, address, address, (size_t)(slash - address));
+	return rc ? rc : check_name_part(cmd, address, slash + 1);
+}
+
+int cli_check_name(const char *cmd, const char *name)
+{
+	if (strchr(name, '/'))
+		return cli_usage(cmd, "'%s': give a stream of this host, NAME[:ID] (no HOST:PORT/ or "
+		                 "DIR/)", name);
+	return check_name_part(cmd, name, name);
 }
