@@ -270,7 +270,7 @@ t_sigterm_summary() {
 	"$DSSM" write pulse x --create 8 >/dev/null || return 1
 	"$DSSM" cat pulse --follow >/dev/null 2>"$tmp/s" &
 	local pid=$!; sleep 0.3; kill -TERM $pid; wait $pid
-	has "1 samples" "$tmp/s"
+	has "1 sample, " "$tmp/s"
 }
 
 t_recorded_stream() {
@@ -800,6 +800,21 @@ t_address_usage() {
 		"$DSSM" $c 127.0.0.1:1/odom 2>"$tmp/e"; [ $? -eq 1 ] && has "Connection refused" "$tmp/e" || { echo "$c: $(cat "$tmp/e")"; return 1; }
 	done
 }
+# a count of one is "1 sample", never "1 samples" (cat, record, query, play)
+t_one_sample() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-one
+	"$DSSM" write solo x --create 16 >/dev/null || return 1
+	"$DSSM" cat solo 2>"$tmp/oe" >/dev/null && has "dssm cat: 1 sample, 1 B, 0 missed" "$tmp/oe" || { cat "$tmp/oe"; return 1; }
+	"$DSSM" record -o "$tmp/one" solo --from-oldest --duration 200ms 2>"$tmp/oe" || { cat "$tmp/oe"; return 1; }
+	has ": 1 sample, 1 B in" "$tmp/oe" && has " 1 sample  " "$tmp/oe" || { cat "$tmp/oe"; return 1; }
+	"$DSSM" query "$tmp/one" >/dev/null 2>"$tmp/oe" && has "dssm query: 1 sample, 1 B from 1 stream" "$tmp/oe" || { cat "$tmp/oe"; return 1; }
+	"$DSSM" info "$tmp/one" | grep -q "streams: *1, 1 sample$" || return 1
+	"$DSSM" play "$tmp/one" --fresh 2>"$tmp/oe" && has "wrote 1 sample (1 B) into 1 stream in" "$tmp/oe" || { cat "$tmp/oe"; return 1; }
+	"$DSSM" info solo | grep -q "^written: *1 sample$" || return 1
+	"$DSSM" rm solo
+	! grep -rq "1 samples" "$tmp/oe"
+}
 check "a malformed address is a usage error naming what is wrong (exit 2)" t_address_usage
+check "a count of one says \"1 sample\"" t_one_sample
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -145,6 +145,11 @@ int cli_output_file(const char *cmd, const char *opt, const char *path);
 /* Open NAME[:ID] or HOST:PORT/NAME[:ID]; on failure print why and return NULL. */
 dssm_stream *cli_open(const char *cmd, const char *address, int flags);
 
+/* "s" unless n is 1: "%llu sample%s" says "1 sample", "2 samples" */
+static inline const char *cli_s(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
 /* "1.5 KiB", "300 KiB", "12 MiB" */
 void cli_format_bytes(char *out, size_t cap, double bytes);
 /* "0.2s", "3m12s", "2h05m", "-" for never */

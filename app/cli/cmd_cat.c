@@ -88,8 +88,8 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 		break;
 	default:
 		if (missed)
-			fprintf(out, "# missed %llu samples (overwritten before they were read)\n",
-			        (unsigned long long)missed);
+			fprintf(out, "# missed %llu sample%s (overwritten before they were read)\n",
+			        (unsigned long long)missed, cli_s(missed));
 		fprintf(out, "%s%stid %llu  time %s  len %zu\n", stream ? stream : "", stream ? "  " : "",
 		        (unsigned long long)si->tid, when, si->len);
 		if (decoded) {
@@ -398,7 +398,8 @@ int cmd_cat(int argc, char **argv)
 	fflush(stdout);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)n.bytes);
-	fprintf(stderr, "dssm cat: %llu samples, %s, %llu missed\n", (unsigned long long)n.printed, b,
+	fprintf(stderr, "dssm cat: %llu sample%s, %s, %llu missed\n", (unsigned long long)n.printed,
+	        cli_s(n.printed), b,
 	        (unsigned long long)n.missed);
 	free(ring.buf);
 	cli_decode_free(&ring.dec);

@@ -203,9 +203,9 @@ static int mirror_tick(struct mirror *m)
 	if (m->progress && now - m->last_status > DSSM_NSEC_PER_SEC) {
 		char b[16];
 		cli_format_bytes(b, sizeof b, (double)m->bytes);
-		fprintf(stderr, "\rdssm mirror: %.1f samples/s, %llu samples, %s, %llu lost\033[K",
+		fprintf(stderr, "\rdssm mirror: %.1f samples/s, %llu sample%s, %s, %llu lost\033[K",
 		        (double)(m->copied - m->last_copied) / dssm_time_to_sec(now - m->last_status),
-		        (unsigned long long)m->copied, b, (unsigned long long)m->lost);
+		        (unsigned long long)m->copied, cli_s(m->copied), b, (unsigned long long)m->lost);
 		m->last_copied = m->copied;
 		m->last_status = now;
 	}
@@ -225,9 +225,9 @@ static int mirror_run(struct mirror *m)
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)m->bytes);
-	fprintf(stderr, "%sdssm mirror: copied %llu samples (%s) in %.1f s, %llu lost beyond the "
+	fprintf(stderr, "%sdssm mirror: copied %llu sample%s (%s) in %.1f s, %llu lost beyond the "
 	                "remote history, %llu already present\n",
-	        m->progress ? "\r\033[K" : "", (unsigned long long)m->copied, b,
+	        m->progress ? "\r\033[K" : "", (unsigned long long)m->copied, cli_s(m->copied), b,
 	        dssm_time_to_sec(dssm_now() - m->start), (unsigned long long)m->lost,
 	        (unsigned long long)m->skipped);
 	return status;
@@ -313,8 +313,8 @@ static int mirror_dds(char *source, const char *as, const struct ddsb_config *cf
 		status = cli_dssm_error("mirror", rc);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)st.bytes_received);
-	fprintf(stderr, "dssm mirror: copied %llu samples (%s) in %.1f s, %llu dropped\n",
-	        (unsigned long long)st.samples_received, b, dssm_time_to_sec(dssm_now() - start),
+	fprintf(stderr, "dssm mirror: copied %llu sample%s (%s) in %.1f s, %llu dropped\n",
+	        (unsigned long long)st.samples_received, cli_s(st.samples_received), b, dssm_time_to_sec(dssm_now() - start),
 	        (unsigned long long)st.dropped);
 	ddsb_topics_summary(&st, stderr, "dssm mirror");
 	return status;

@@ -477,8 +477,8 @@ static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t
 		if (p->progress && mono() - report >= DSSM_NSEC_PER_SEC) {
 			char b[16];
 			cli_format_bytes(b, sizeof b, (double)p->bytes);
-			fprintf(stderr, "\rdssm play: pass %d, %llu samples, %s, at %.1f s of %.1f s\033[K",
-			        pass + 1, (unsigned long long)p->played, b, dssm__span_sec(p->t0, rec.time),
+			fprintf(stderr, "\rdssm play: pass %d, %llu sample%s, %s, at %.1f s of %.1f s\033[K",
+			        pass + 1, (unsigned long long)p->played, cli_s(p->played), b, dssm__span_sec(p->t0, rec.time),
 			        dssm_time_to_sec(span));
 			report = mono();
 		}
@@ -551,8 +551,8 @@ int cmd_play(int argc, char **argv)
 	int rings = 0; /* (the entries of a ring made again share one) */
 	for (int k = 0; p.lead && k < p.ns; k++)
 		rings += p.lead[p.sel[k]] == p.sel[k];
-	fprintf(stderr, "%sdssm play: wrote %llu samples (%s) into %d stream%s in %.1f s\n",
-	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, b, rings,
+	fprintf(stderr, "%sdssm play: wrote %llu sample%s (%s) into %d stream%s in %.1f s\n",
+	        p.progress ? "\r\033[K" : "", (unsigned long long)p.played, cli_s(p.played), b, rings,
 	        rings == 1 ? "" : "s", dssm_time_to_sec(dssm_now() - wall_start));
 	if (drive_clock)
 		inittimeSSM();   /* the real clock again */

@@ -123,8 +123,8 @@ static int query_remote(const char *address, const char *list, const struct cli_
 		return cli_dssm_error("query", rc);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)res.bytes);
-	fprintf(stderr, "dssm query: %llu samples, %s from %s\n", (unsigned long long)res.count, b,
-	        address);
+	fprintf(stderr, "dssm query: %llu sample%s, %s from %s\n", (unsigned long long)res.count,
+	        cli_s(res.count), b, address);
 	return 0;
 }
 
@@ -289,8 +289,8 @@ static int query_loop(struct query_run *r)
 		r->count++;
 		r->bytes += rec.len;
 		if (progress && dssm_now() - shown > DSSM_NSEC_PER_SEC / 4) {
-			fprintf(stderr, "\rdssm query: %llu / %lld samples (%.0f%%)\033[K",
-			        (unsigned long long)r->count, (long long)total,
+			fprintf(stderr, "\rdssm query: %llu / %lld sample%s (%.0f%%)\033[K",
+			        (unsigned long long)r->count, (long long)total, cli_s((unsigned long long)total),
 			        100.0 * (double)r->count / (double)total);
 			shown = dssm_now();
 		}
@@ -325,8 +325,8 @@ static int query_finish(struct query_run *r, int rc)
 		return status ? status : EXIT_FAILURE;
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)r->bytes);
-	fprintf(stderr, "dssm query: %llu samples, %s from %d stream%s%s%s\n",
-	        (unsigned long long)r->count, b, r->ns, r->ns == 1 ? "" : "s",
+	fprintf(stderr, "dssm query: %llu sample%s, %s from %d stream%s%s%s\n",
+	        (unsigned long long)r->count, cli_s(r->count), b, r->ns, r->ns == 1 ? "" : "s",
 	        r->o->output ? " into " : "", r->o->output ? r->o->output : "");
 	return status ? status : r->dmg.damaged;
 }

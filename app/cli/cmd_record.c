@@ -119,8 +119,9 @@ static void status_line(dssm_recorder *r, uint64_t *last_total, double secs)
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "\rdssm record: %d streams, %.0f samples/s, %llu samples, %s, %llu lost\033[K",
-	        n, (double)(count - *last_total) / secs, (unsigned long long)count, b,
+	fprintf(stderr, "\rdssm record: %d stream%s, %.0f samples/s, %llu sample%s, %s, %llu lost\033[K",
+	        n, cli_s((unsigned long long)n), (double)(count - *last_total) / secs,
+	        (unsigned long long)count, cli_s(count), b,
 	        (unsigned long long)lost);
 	*last_total = count;
 }
@@ -161,8 +162,8 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 			st.bytes = dssm_recorder_kept_bytes(r, i); /* and the bytes what it holds */
 		cli_format_bytes(b, sizeof b, (double)st.bytes);
 		if (gone)
-			fprintf(stderr, "dssm record: %s: %llu samples lost: %s\n", st.address,
-			        (unsigned long long)gone, st.error ? st.error : dssm_recorder_stopped(r) ?
+			fprintf(stderr, "dssm record: %s: %llu sample%s lost: %s\n", st.address,
+			        (unsigned long long)gone, cli_s(gone), st.error ? st.error : dssm_recorder_stopped(r) ?
 			        dssm_recorder_stopped(r) : "a write error");
 		st.lost += gone;
 		status |= gone != 0;
@@ -173,8 +174,8 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 			snprintf(unstored, sizeof unstored, "  %llu not stored",
 			         (unsigned long long)st.unstored);
 		rings_said(r, i, rings, sizeof rings);
-		fprintf(stderr, "  %-32s %10llu samples %10s %8llu lost%s%s%s%s%s\n", st.address,
-		        (unsigned long long)st.recorded, b, (unsigned long long)st.lost, held, unstored,
+		fprintf(stderr, "  %-32s %10llu %-7s %10s %8llu lost%s%s%s%s%s\n", st.address,
+		        (unsigned long long)st.recorded, st.recorded == 1 ? "sample" : "samples", b, (unsigned long long)st.lost, held, unstored,
 		        rings, st.error ? "  error: " : "", st.error ? st.error : "");
 		count += st.recorded;
 		bytes += st.bytes;
@@ -184,15 +185,16 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 	}
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm record: %s: %llu samples, %s in %.1f s, %llu lost\n", dir,
-	        (unsigned long long)count, b, secs, (unsigned long long)lost);
+	fprintf(stderr, "dssm record: %s: %llu sample%s, %s in %.1f s, %llu lost\n", dir,
+	        (unsigned long long)count, cli_s(count), b, secs, (unsigned long long)lost);
 	int parts = dssm_recorder_parts(r);
 	if (splits)
 		fprintf(stderr, "dssm record: %d part%s (%s/part-NNNN)%s\n", parts, parts == 1 ? "" : "s",
 		        dir, rolling ? ", the oldest removed beyond --max-splits" : "");
 	if (dssm_recorder_stopped(r)) {
-		fprintf(stderr, "dssm record: stopped early: %s\ndssm record: %s holds %llu samples, "
-		        "every part closed\n", dssm_recorder_stopped(r), dir, (unsigned long long)kept);
+		fprintf(stderr, "dssm record: stopped early: %s\ndssm record: %s holds %llu sample%s, "
+		        "every part closed\n", dssm_recorder_stopped(r), dir, (unsigned long long)kept,
+		        cli_s(kept));
 		status = 1;
 	}
 	return status;
@@ -292,8 +294,9 @@ static int take_snapshot(const char *dir, int number, char **patterns, int npatt
 	rc = dssm_container_close(c);
 	char b[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
-	fprintf(stderr, "dssm record: snapshot %s: %llu samples (%s) from %d streams in %.0f ms\n",
-	        path, (unsigned long long)samples, b, streams, dssm_time_to_sec(dssm_now() - t0) * 1e3);
+	fprintf(stderr, "dssm record: snapshot %s: %llu sample%s (%s) from %d stream%s in %.0f ms\n",
+	        path, (unsigned long long)samples, cli_s(samples), b, streams,
+	        cli_s((unsigned long long)streams), dssm_time_to_sec(dssm_now() - t0) * 1e3);
 	return rc < 0 ? cli_dssm_error("record", rc) : 0;
 }
 

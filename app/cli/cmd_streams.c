@@ -251,12 +251,12 @@ int cmd_info(int argc, char **argv)
 	printf("type:        %s\n", i.type[0] ? i.type : "-");
 	printf("encoding:    %s\n", i.encoding[0] ? i.encoding : "-");
 	printf("max size:    %zu bytes (%s)\n", i.max_size, size);
-	printf("slots:       %u (history of %u samples)\n", i.slots, i.slots - 1);
+	printf("slots:       %u (history of %u sample%s)\n", i.slots, i.slots - 1, cli_s(i.slots - 1));
 	if (i.life > 0)
 		printf("life/cycle:  %.3f s / %.6f s\n", i.life, i.cycle);
 	printf("segment:     %s, mode %04o\n", seg, i.mode);
 	printf("writer:      %s%s\n", writer, i.writer_crashed ? " (a writer crashed before)" : "");
-	printf("written:     %llu samples\n", (unsigned long long)i.count);
+	printf("written:     %llu sample%s\n", (unsigned long long)i.count, cli_s(i.count));
 	if (i.count) {
 		cli_format_time(t0, sizeof t0, i.time_oldest);
 		cli_format_time(t1, sizeof t1, i.time_newest);
@@ -532,7 +532,7 @@ int cmd_top(int argc, char **argv)
 			struct table_widths w = measure(cur, n);
 			if (tty)
 				fputs("\033[H\033[2J", stdout);
-			printf("dssm top - %d streams, every %.1f s (Ctrl-C quits)\n", n, dssm_time_to_sec(delay));
+			printf("dssm top - %d stream%s, every %.1f s (Ctrl-C quits)\n", n, cli_s(n), dssm_time_to_sec(delay));
 			print_top_header(stdout, &w);
 			for (int i = 0; i < n; i++)
 				print_top_row(stdout, &cur[i], of[i] ? &of[i]->t : &none, secs, now, &w);

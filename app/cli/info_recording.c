@@ -191,7 +191,8 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	}
 	cli_format_bytes(size, sizeof size, (double)disk);
 	printf("size:        %s on disk (%llu bytes)\n", size, (unsigned long long)disk);
-	printf("streams:     %d, %llu samples\n", n, (unsigned long long)samples);
+	printf("streams:     %d, %llu sample%s\n", n, (unsigned long long)samples,
+	       cli_s(samples));
 	printf("%-*s %-*s %10s %10s %9s %9s %-*s %-30s %s\n", ws, "STREAM", wt, "TYPE", "SAMPLES",
 	       "DATA", "SECONDS", "RATE Hz", we, "ENCODING", "FIRST", "TOPIC (export)");
 	for (int i = 0; i < n; i++) {
