@@ -814,7 +814,20 @@ t_one_sample() {
 	"$DSSM" rm solo
 	! grep -rq "1 samples" "$tmp/oe"
 }
+# a file that is no recording says what it is not and how it starts
+# (before: "its first bytes are none's magic")
+t_not_a_recording_file() {
+	printf 'abcdefghijklmnopq\n' >"$tmp/x.txt"
+	for c in info cat query import; do
+		"$DSSM" $c "$tmp/x.txt" $([ $c = import ] && echo "-o $tmp/xi") 2>"$tmp/ne"; [ $? -eq 1 ] || return 1
+		has "x.txt is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it starts with 'abcdefghijkl...'" "$tmp/ne" || { cat "$tmp/ne"; return 1; }
+		! has "none's magic" "$tmp/ne" || return 1
+	done
+	: >"$tmp/empty.bag"
+	"$DSSM" info "$tmp/empty.bag" 2>"$tmp/ne"; [ $? -eq 1 ] && has "empty.bag is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it is empty" "$tmp/ne"
+}
 check "a malformed address is a usage error naming what is wrong (exit 2)" t_address_usage
 check "a count of one says \"1 sample\"" t_one_sample
+check "a file that is no recording: what it is not, how it starts" t_not_a_recording_file
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

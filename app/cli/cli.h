@@ -108,6 +108,10 @@ struct cli_recording {
  * status after an error naming the file was printed. */
 int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec);
 void cli_recording_close(struct cli_recording *rec);
+/* A file that is no ROS 1 bag, MCAP, rosbag2 .db3 or SSM log (by its first
+ * bytes): 1 after an error naming what it is not and how it starts; 0 for
+ * one of them (or a file that cannot be read: the import says why). */
+int cli_check_file_format(const char *cmd, const char *path);
 /* A malformed address, said as a usage error naming what is wrong: each
  * returns 0, or EXIT_USAGE after saying why. A stream address NAME[:ID],
  * HOST[:PORT]/NAME[:ID] or DIR/NAME[:ID]; a stream of this host only,

@@ -184,6 +184,8 @@ int cmd_import(int argc, char **argv)
 	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3") &&
 	    strcmp(format, "ssmlog"))
 		return cli_usage("import", "--format is bag, mcap, db3 or ssmlog, not '%s'", format);
+	if (!format && cli_check_file_format("import", argv[optind]))
+		return 1;
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
 	struct bridge_read_stats st;

@@ -29,11 +29,64 @@ int cli_is_path(const char *arg)
 }
 
 /* A file to import: a regular file (its format is told by its first bytes,
- * and bridge_import names what it is not). */
+ * cli_check_file_format says what it is not). */
 static int is_file(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The first bytes of a file as a user reads them: 'hello worl...',
+ * control and other bytes as \n, \xNN. */
+static void shown_bytes(const unsigned char *b, size_t n, int more, char *out, size_t cap)
+{
+	size_t o = 0;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && o + 8 < cap; i++) {
+		int w = b[i] == '\n'   ? snprintf(out + o, cap - o, "\\n")
+		        : b[i] == '\t' ? snprintf(out + o, cap - o, "\\t")
+		        : b[i] == '\r' ? snprintf(out + o, cap - o, "\\r")
+		        : b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\'
+		            ? snprintf(out + o, cap - o, "%c", b[i])
+		            : snprintf(out + o, cap - o, "\\x%02x", b[i]);
+		o += (size_t)w;
+	}
+	if (more && o + 4 < cap)
+		snprintf(out + o, cap - o, "...");
+}
+
+int cli_check_file_format(const char *cmd, const char *path)
+{
+	static const char *none = "is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log";
+	FILE *f = fopen(path, "rbe");
+	if (!f)
+		return 0; /* the import says why it cannot be read */
+	unsigned char head[16];
+	size_t n = fread(head, 1, sizeof head, f);
+	int more = n == sizeof head && fgetc(f) != EOF;
+	fclose(f);
+	if ((n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13)) ||
+	    (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8)) ||
+	    (n >= 16 && !memcmp(head, "SQLite format 3", 16)))
+		return 0;
+	if (n == 0)
+		return cli_error(cmd, "%s %s: it is empty", path, none);
+	const uint8_t *buf;
+	size_t len;
+	char why[512] = "";
+	if (bridge_map(path, &buf, &len) == 0) {
+		struct ssmlog_header h;
+		int ssmlog = ssmlog_sniff(buf, len);
+		if (!ssmlog && ssmlog_parse_header(buf, len, "as an SSM log", &h) < 0)
+			snprintf(why, sizeof why, " (%s)", dssm_last_error());
+		bridge_unmap(buf, len);
+		if (ssmlog)
+			return 0;
+	}
+	char shown[16 * 4 + 8];
+	shown_bytes(head, n > 12 ? 12 : n, more || n > 12, shown, sizeof shown);
+	return cli_error(cmd, "%s %s: it starts with '%s'%s",
+	                 path, none, shown, why);
 }
 
 int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec)
@@ -42,6 +95,8 @@ int cli_recording_open(const char *cmd, const char *path, struct cli_recording *
 	rec->path = path;
 	const char *dir = path;
 	if (is_file(path)) {
+		if (cli_check_file_format(cmd, path))
+			return 1;
 		const char *t = getenv("TMPDIR");
 		char tmpl[4096];
 		snprintf(tmpl, sizeof tmpl, "%s/dssm-%s-XXXXXX", t && *t ? t : "/tmp", cmd);
