@@ -826,8 +826,30 @@ t_not_a_recording_file() {
 	: >"$tmp/empty.bag"
 	"$DSSM" info "$tmp/empty.bag" 2>"$tmp/ne"; [ $? -eq 1 ] && has "empty.bag is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it is empty" "$tmp/ne"
 }
+# a port where something else listens (an HTTP server) is said to be no
+# dssm proxy (before: "frame of 1347703880 payload bytes exceeds the limit")
+t_not_a_proxy() {
+	python3 -c '
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept(); c.recv(4096)
+    c.sendall(b"HTTP/1.0 400 Bad request\r\nServer: SimpleHTTP/0.6\r\n\r\n"); c.close()
+' "$tmp/hport" &
+	local http=$! port c
+	for _ in $(seq 100); do [ -s "$tmp/hport" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/hport")
+	for c in "cat 127.0.0.1:$port/odom" "ls 127.0.0.1:$port" "ping 127.0.0.1:$port"; do
+		timeout 20 "$DSSM" $c 2>"$tmp/he"; local rc=$?
+		[ $rc -eq 1 ] && has "127.0.0.1:$port is not a dssm proxy: it answered 'HTTP/1.0 400 Bad request'" "$tmp/he" || { echo "$c: exit $rc"; cat "$tmp/he"; kill $http; return 1; }
+	done
+	kill $http; wait $http 2>/dev/null
+	! has "exceeds the limit" "$tmp/he"
+}
 check "a malformed address is a usage error naming what is wrong (exit 2)" t_address_usage
 check "a count of one says \"1 sample\"" t_one_sample
 check "a file that is no recording: what it is not, how it starts" t_not_a_recording_file
+check "a port that is not a dssm proxy is said so" t_not_a_proxy
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

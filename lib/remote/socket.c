@@ -165,6 +165,27 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 	return recv(r->fd, at, room, 0);
 }
 
+/* A peer that answers the handshake with bytes that are no dssm frame (an
+ * HTTP server, ssh, a database: no frame header of a known type, or a few
+ * bytes and then it hung up) is no dssm proxy: said so, with how its
+ * answer starts (its first line, at most 48 bytes), instead of what the
+ * frame parser found wrong with them ("frame of 1347703880 payload bytes":
+ * "HTTP" read as a length). DSSM_EPROTO. */
+static int not_a_proxy(const struct dssm_remote *r, const uint8_t *b, size_t n)
+{
+	char shown[48 * 4 + 8];
+	size_t o = 0, i;
+	for (i = 0; i < n && i < 48 && b[i] != '\r' && b[i] != '\n'; i++) {
+		if (b[i] >= 0x20 && b[i] < 0x7f && b[i] != '\\')
+			shown[o++] = (char)b[i];
+		else
+			o += (size_t)snprintf(shown + o, sizeof shown - o, "\\x%02x", b[i]);
+	}
+	shown[o] = '\0';
+	return dssm__fail(DSSM_EPROTO, "%s:%s is not a dssm proxy: it answered '%s%s', which is "
+	                  "no dssm frame", r->host, r->port, shown, i == 48 ? "..." : "");
+}
+
 /* The next complete frame; payload valid until the next call. To leave a
  * frame for the next call instead (peek), set r->in_used = 0 after it. */
 int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload,
@@ -179,6 +200,9 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 		/* (no pointer arithmetic on the NULL buffer of a new connection) */
 		long n = have ? wire_parse_frame(r->in + r->in_start, have, r->max_in, h) : 0;
 		if (n < 0) {
+			/* (a frame header of a known type is a dssm peer's, too big) */
+			if (r->handshaking && (h->flags != 0 || !wire_known_type(h->type)))
+				n = not_a_proxy(r, r->in + r->in_start, have);
 			dssm__remote_disconnect(r);
 			return (int)n;
 		}
@@ -226,9 +250,18 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			r->heard_at = dssm__monotonic();
 			continue;
 		}
+		if (k == -2 && r->handshaking) /* an HTTP server waits for a line of text */
+			return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy in time: %s:%s took the "
+			                  "connection but did not answer the handshake (a dssm proxy answers "
+			                  "at once: is it one?)", r->host, r->port);
 		if (k == -2)
 			return dssm__fail(DSSM_ETIMEDOUT, "no answer from the proxy in time");
 		if (k == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+			if (k == 0 && r->handshaking && have) { /* a few bytes, then it hung up */
+				not_a_proxy(r, r->in + r->in_start, have);
+				dssm__remote_disconnect(r);
+				return DSSM_EPROTO;
+			}
 			if (k == 0)
 				dssm__fail(DSSM_ECONN, "the proxy %s:%s closed the connection", r->host, r->port);
 			else
