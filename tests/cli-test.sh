@@ -847,9 +847,23 @@ while True:
 	kill $http; wait $http 2>/dev/null
 	! has "exceeds the limit" "$tmp/he"
 }
+# `cat --follow | head -1` on a stream that gets no new samples ends when
+# head does (before: it waited for the next sample, for ever); exit 0
+t_closed_pipe_quiet() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-quiet
+	"$DSSM" write still x --create 16 >/dev/null || return 1
+	local t0 n rc
+	t0=$(date +%s%N)
+	n=$(timeout 10 "$DSSM" cat still --follow 2>"$tmp/qe" | head -1 | wc -l); rc=${PIPESTATUS[0]}
+	local ms=$((($(date +%s%N) - t0) / 1000000))
+	"$DSSM" rm still
+	echo "cat: $n line, exit $rc after $ms ms"; cat "$tmp/qe"
+	[ "$n" = 1 ] && [ "$rc" = 0 ] && [ $ms -lt 3000 ] && has "1 sample, " "$tmp/qe"
+}
 check "a malformed address is a usage error naming what is wrong (exit 2)" t_address_usage
 check "a count of one says \"1 sample\"" t_one_sample
 check "a file that is no recording: what it is not, how it starts" t_not_a_recording_file
 check "a port that is not a dssm proxy is said so" t_not_a_proxy
+check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quiet
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

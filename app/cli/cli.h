@@ -165,6 +165,15 @@ void cli_format_time(char *out, size_t cap, dssm_time_t t);
  * (installed without SA_RESTART so waits wake); the engines take &cli_stop. */
 extern volatile sig_atomic_t cli_stop;
 void cli_catch_signals(void);
+/* The reader of standard output went away (a pipe's reader closed, a
+ * socket hung up): a command that follows a stream notices it while the
+ * stream is quiet, as it would at its next write (EPIPE), and stops
+ * (`dssm cat odom --follow | head -1`). cli_output_gone looks now;
+ * cli_sleep_watching_output sleeps up to ns (a signal wakes it early) and
+ * says whether the reader went away meanwhile. Both set cli_stop to SIGPIPE
+ * when it did. */
+int cli_output_gone(void);
+int cli_sleep_watching_output(dssm_time_t ns);
 
 /* Decoded samples (decode.c): a stream's decoder, when its encoding has one
  * and its definition parses (else a warning naming the stream, and hex). */

@@ -320,6 +320,8 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
 			return cli_dssm_error("cat", rc);
 		fflush(stdout);
+		if (o->follow && cli_output_gone())
+			break; /* `| head -1` on a quiet stream: as at the next write (EPIPE) */
 		int taken = 0;
 		int status = o->follow ? cat_follow_name(r, o, n, &taken) : 0;
 		if (status)

@@ -506,8 +506,7 @@ int cmd_top(int argc, char **argv)
 	free(cur);
 	dssm_time_t last = dssm_now();
 	for (long it = 0; !cli_stop && (iterations < 0 || it < iterations); it++) {
-		struct timespec ts = {(time_t)(delay / DSSM_NSEC_PER_SEC), (long)(delay % DSSM_NSEC_PER_SEC)};
-		nanosleep(&ts, NULL);
+		cli_sleep_watching_output(delay); /* (`top | head -1` ends at once) */
 		if (cli_stop)
 			break;
 		n = dssm_list(&cur);

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -255,6 +257,28 @@ void cli_catch_signals(void)
 	 * for ever. Sockets never raise it: the connector sends with
 	 * MSG_NOSIGNAL, and the proxy ignores it for its own. */
 	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static int output_gone_within(int ms)
+{
+	struct pollfd p = {STDOUT_FILENO, 0, 0}; /* only POLLERR, POLLHUP come */
+	if (poll(&p, 1, ms) != 1 || !(p.revents & (POLLERR | POLLHUP)))
+		return 0;
+	cli_stop = SIGPIPE;
+	return 1;
+}
+
+int cli_output_gone(void)
+{
+	return output_gone_within(0);
+}
+
+int cli_sleep_watching_output(dssm_time_t ns)
+{
+	/* (poll, not nanosleep: it wakes when the reader goes; a signal ends it
+	 * early as it did nanosleep) */
+	dssm_time_t ms = (ns + 999999) / 1000000;
+	return output_gone_within(ms > INT_MAX ? INT_MAX : (int)ms);
 }
 
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out)
