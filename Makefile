@@ -129,10 +129,12 @@ $(BUILD)/tests/test_foxglove: tests/test_foxglove.c $(FOXGLOVE_UNIT_OBJ) $(LIBSS
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(FOXGLOVE_LIBS) $(LDLIBS_ALL)
 
-# The command line's time parser is tested alone (it needs only libc).
-$(BUILD)/tests/test_timeparse: tests/test_timeparse.c app/cli/timeparse.c app/cli/cli.h
+# The time parser (the command line's and the library's) is tested alone
+# (it needs only libc and error.c).
+TIMEPARSE_SRC := app/cli/timeparse.c lib/base/timeparse.c lib/base/error.c
+$(BUILD)/tests/test_timeparse: tests/test_timeparse.c $(TIMEPARSE_SRC) app/cli/cli.h lib/base/base.h include/dssm/dssm.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< app/cli/timeparse.c $(CMOCKA_LIBS)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(TIMEPARSE_SRC) $(CMOCKA_LIBS)
 
 $(BUILD)/tests/%: tests/%.c $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)

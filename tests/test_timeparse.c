@@ -1,7 +1,9 @@
 /*
  * test_timeparse.c - the command line's times and durations
- * (app/cli/timeparse.c): every form a user writes, exact to the nanosecond,
- * and hostile text refused with a message naming what was wrong.
+ * (app/cli/timeparse.c over lib/base/timeparse.c): every form a user writes,
+ * exact to the nanosecond, and hostile text refused with a message naming
+ * what was wrong; the same parser as the library's dssm_parse_time and
+ * dssm_parse_duration (what the Python package calls).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,7 @@
 #include <cmocka.h>
 
 #include "app/cli/cli.h"
+#include "dssm/dssm.h"
 
 #define S 1000000000LL
 
@@ -246,13 +249,46 @@ static void test_hostile_times(void **state)
 	when_bad("2026-11-23X", "'X' after the time");
 }
 
+/* the public calls: the same answers, the reason in dssm_last_error() */
+static void test_public_calls(void **state)
+{
+	(void)state;
+	dssm_time_t ns = -12345;
+	int offset = -1;
+	assert_int_equal(dssm_parse_time("1795320000.1", &ns, &offset), 0);
+	assert_int_equal(ns, 1795320000 * S + 100000000);
+	assert_int_equal(offset, 0);
+	assert_int_equal(dssm_parse_time("2026-11-23T09:20:00.1+09:00", &ns, &offset), 0);
+	assert_int_equal(ns, 1795393200 * S + 100000000); /* 00:20Z */
+	assert_int_equal(dssm_parse_time("+1m30.5s", &ns, &offset), 0);
+	assert_int_equal(ns, 90 * S + S / 2);
+	assert_int_equal(offset, 1);
+	ns = -12345;
+	assert_int_equal(dssm_parse_time("+2", &ns, NULL), DSSM_EINVAL); /* no start to count from */
+	assert_non_null(strstr(dssm_last_error(), "'+2' counts from a recording's start"));
+	assert_int_equal(dssm_parse_time("1.7e9", &ns, &offset), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "'1.7e9' is not a time"));
+	assert_int_equal(dssm_parse_time(NULL, &ns, &offset), DSSM_EINVAL);
+	assert_int_equal(dssm_parse_time("1", NULL, &offset), DSSM_EINVAL);
+	assert_int_equal(ns, -12345);
+	assert_int_equal(dssm_parse_duration("1m30s", &ns), 0);
+	assert_int_equal(ns, 90 * S);
+	assert_int_equal(dssm_parse_duration("90", &ns), 0);
+	assert_int_equal(ns, 90 * S);
+	ns = -12345;
+	assert_int_equal(dssm_parse_duration("-1s", &ns), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "cannot be negative"));
+	assert_int_equal(dssm_parse_duration("5 s", &ns), DSSM_EINVAL);
+	assert_int_equal(ns, -12345);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_durations),     cmocka_unit_test(test_hostile_durations),
 		cmocka_unit_test(test_times),         cmocka_unit_test(test_local_time),
 		cmocka_unit_test(test_offsets),       cmocka_unit_test(test_hostile_times),
-		cmocka_unit_test(test_bare_unit),
+		cmocka_unit_test(test_bare_unit),     cmocka_unit_test(test_public_calls),
 	};
 	return cmocka_run_group_tests_name("timeparse", tests, NULL, NULL);
 }

@@ -161,6 +161,19 @@ double dssm_time_to_sec(dssm_time_t t);
 /* Seconds to nanoseconds, rounded to the nearest; saturates at the int64 range. */
 dssm_time_t dssm_time_from_sec(double sec);
 
+/* Times and durations as people write them, as the dssm command takes them
+ * (--start, --end, --latest...), exactly (no double on the way). A time:
+ * epoch seconds ("1795320000.25", "-5"), ISO 8601 ("2026-11-23T18:29:10Z",
+ * with a fraction, with "+09:00" or "-0500", or local time without a zone),
+ * or "+S", an offset from a recording's start ("+90", "+1m30s", "+500ms"):
+ * then *offset is 1 and *ns the offset for the caller to add (offset NULL:
+ * "+S" is refused). A duration: "90" (seconds), "1.5s", "500ms", "1m30s",
+ * "2h", "1d"; units ns us ms s m h d; never negative. 0, or DSSM_EINVAL
+ * with dssm_last_error() naming the text and what was expected; *ns is
+ * written only on success. */
+int dssm_parse_time(const char *text, dssm_time_t *ns, int *offset);
+int dssm_parse_duration(const char *text, dssm_time_t *ns);
+
 /* ---- streams --------------------------------------------------------------- */
 
 typedef struct dssm_stream dssm_stream;

@@ -27,6 +27,16 @@ int dssm__create_mode(unsigned asked, unsigned *mode);
  * process's ids: `what` ("opening") failed with EACCES on shm_name ("/x"). */
 int dssm__access_denied(const char *shm_name, const char *what);
 
+/* timeparse.c: dssm_parse_time and dssm_parse_duration with the reason in
+ * err (naming the text and what is wrong) instead of dssm_last_error, for
+ * the command line's usage errors: 0, or -1. A "+S" time sets *offset to 1
+ * and *ns to the offset; *ns and *offset are written only on success. A
+ * bare number in a duration counts bare_unit ns (1, 1000, 1000000 or
+ * 1000000000: --max-offset 5 is 5 ms). */
+int dssm__time_parse(const char *text, int64_t *ns, int *offset, char *err, size_t cap);
+int dssm__duration_parse(const char *text, int64_t bare_unit, int64_t *out, char *err,
+                         size_t cap);
+
 /* time.c */
 dssm_time_t dssm__monotonic(void);
 /* When a wait of `timeout` ns begun at `now` ends: INT64_MAX for < 0

@@ -56,6 +56,8 @@ const char *dssm_last_error(void);
 const char *dssm_version(void);
 int dssm_name_matches(const char *pattern, const char *name, int id);
 dssm_time_t dssm_now(void);
+int dssm_parse_time(const char *text, dssm_time_t *ns, int *offset);
+int dssm_parse_duration(const char *text, dssm_time_t *ns);
 int dssm_create(const char *name, int id, const dssm_stream_config *cfg, dssm_stream **out);
 int dssm_open(const char *name, int id, int flags, dssm_stream **out);
 void dssm_close(dssm_stream *s);

@@ -10,6 +10,7 @@ StreamData.decoded() is the per-sample path: the messages as dicts, decoded
 by the library where it decodes the stream's encoding.
 """
 
+import datetime
 import fnmatch
 
 import numpy as np
@@ -18,7 +19,7 @@ from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
 from .decode import Decoder, Decodes, LazyDecoder
-from .stream import _ns
+from .times import time_ns, duration_ns
 
 # struct dssm_record (container.h) as a numpy dtype, so each
 # dssm_query_next writes one row of a numpy array in place.
@@ -193,6 +194,10 @@ class Recording(_lib.Closing):
             s.key = s.address if s.entry == 0 else f"{s.address}#{s.entry}"
             out.append(s)
         self.streams = out
+        # the recording's span: where "+S" counts from (as `dssm query`)
+        firsts = [s.first for s in out if s.count]
+        self.first = min(firsts) if firsts else None
+        self.last = max(s.last for s in out if s.count) if firsts else None
         self.warning = _lib.string(lib.dssm_container_warning(self._h))
         self.closed = bool(lib.dssm_container_closed(self._h))
 
@@ -256,17 +261,36 @@ class Recording(_lib.Closing):
         return out
 
     def query(self, streams=None, start=None, end=None):
-        """Samples with start <= time <= end (int ns or float s; None: open)
-        of the given streams ("NAME[:ID]", "NAME:ID#K" or globs; None: all),
-        as a dict key -> StreamData, in the recording's stream order. The key
-        is the address NAME:ID; a ring made again while it was recorded has
-        an entry per ring, keyed NAME:ID (the first), NAME:ID#1, #2... (its
+        """Samples with start <= time <= end (None: open) of the given
+        streams ("NAME[:ID]", "NAME:ID#K" or globs; None: all), as a dict
+        key -> StreamData, in the recording's stream order. The key is the
+        address NAME:ID; a ring made again while it was recorded has an
+        entry per ring, keyed NAME:ID (the first), NAME:ID#1, #2... (its
         TIDs start at 0 again, its type and sizes may differ): every one is
-        there."""
+        there.
+
+        start and end are times as `dssm query --start/--end` takes them
+        (times.py): int ns, float s, text ("1795320000.5",
+        "2026-11-23T18:29:10.25Z", "+2", "+1m30s": from the recording's
+        first sample, self.first, as the command counts), a datetime, a
+        timedelta (from the first sample too), numpy.datetime64. Text that
+        is no time, an offset in a recording without samples, and an end
+        before the start raise ValueError."""
         self._open()
-        t0 = _lib.INT64_MIN if start is None else _ns(start, "start")
-        t1 = _lib.INT64_MAX if end is None else _ns(end, "end")
+        t0, t1 = self._window(start, end)
         return {s.key: self._query_one(s, t0, t1) for s in self._select(streams)}
+
+    def _window(self, start, end):
+        """[t0, t1] in ns of a query's start and end."""
+        why = f"recording '{self.path}' has no samples to count from"
+        t0 = _lib.INT64_MIN if start is None else \
+            time_ns(start, "start", lambda: self.first, no_start=why)
+        t1 = _lib.INT64_MAX if end is None else \
+            time_ns(end, "end", lambda: self.first, no_start=why)
+        if t1 < t0:
+            raise ValueError(f"end {end!r} ({_fmt(t1)}) is before start {start!r} "
+                             f"({_fmt(t0)}): the window is empty")
+        return t0, t1
 
     def _query_one(self, s, t0, t1):
         idx = ffi.new("int[1]", [s.index])
@@ -318,6 +342,16 @@ class Recording(_lib.Closing):
         return f"<dssm.Recording {self.path!r}: {len(self.streams)} streams>"
 
 
+def _fmt(ns):
+    """ns as ISO 8601 UTC with nanoseconds, for messages."""
+    secs, frac = divmod(ns, 1_000_000_000)
+    try:
+        day = datetime.datetime.fromtimestamp(secs, datetime.timezone.utc)
+        return day.strftime("%Y-%m-%dT%H:%M:%S") + f".{frac:09d}Z"
+    except (OverflowError, OSError, ValueError):
+        return f"{ns} ns"
+
+
 class _Grow:
     """One stream's samples as they arrive from a proxy: numpy buffers grown
     by doubling (no Python object kept per sample)."""
@@ -360,8 +394,10 @@ class _Grow:
 def query_remote(address, streams=None, start=None, end=None, latest=None):
     """Query recording NAME served by `dssm proxy --recordings DIR` at
     "HOST:PORT/NAME" (also one still being recorded): samples with start <=
-    time <= end, or with latest=S the last S seconds before the newest
-    selected sample. streams: "NAME[:ID]" globs (a str or a list; None: all).
+    time <= end (times as Recording.query takes them, but no "+S": the
+    recording's start is not known here), or with latest=S the last S
+    before the newest selected sample (a duration: seconds, a timedelta,
+    "1m30s", "500ms" as `dssm query --latest`). streams: "NAME[:ID]" globs (a str or a list; None: all).
     Returns a dict address -> StreamData like Recording.query (values is None:
     the proxy sends no schema; use StreamData.as_struct(dtype)). The samples
     come over TCP one frame each, so this path makes one Python call per
@@ -376,11 +412,16 @@ def query_remote(address, streams=None, start=None, end=None, latest=None):
     q.streams = sel
     if latest is not None:
         q.mode = _lib.RQ_LATEST
-        q.span = _ns(float(latest), "latest")
+        q.span = duration_ns(latest, "latest")
     else:
         q.mode = _lib.RQ_HISTORY
-        q.start = _lib.INT64_MIN if start is None else _ns(start, "start")
-        q.end = _lib.INT64_MAX if end is None else _ns(end, "end")
+        why = ("+S offsets need the recording's start: give times for a recording "
+               "served by a proxy")
+        q.start = _lib.INT64_MIN if start is None else time_ns(start, "start", no_start=why)
+        q.end = _lib.INT64_MAX if end is None else time_ns(end, "end", no_start=why)
+        if q.end < q.start:
+            raise ValueError(f"end {end!r} ({_fmt(q.end)}) is before start {start!r} "
+                             f"({_fmt(q.start)}): the window is empty")
     acc = {}
     problem = []
 

@@ -11,30 +11,28 @@ from . import _lib
 from ._lib import ffi, lib, check, fail, Error, ErrorCode
 from .schema import dtype_for
 from .decode import Decodes, LazyDecoder
+from .times import time_ns, duration_ns
 
 NSEC = 1_000_000_000
 WRITE_ANY_TIME = 0x4  # DSSM_WRITE_ANY_TIME
 
 
 def _ns(t, what="time"):
-    """Nanoseconds (any integer, numpy's too) or seconds (any other real,
-    e.g. float or numpy.float32) to int64 nanoseconds."""
-    if isinstance(t, numbers.Integral):
-        t = int(t)
-    else:
-        t = round(float(t) * NSEC)
-    if not _lib.INT64_MIN <= t <= _lib.INT64_MAX:
-        raise OverflowError(f"{what} {t} ns is outside int64")
-    return t
+    """A time as the package takes it (times.py: int ns, float s, text as
+    the dssm command takes it, a datetime...) to int64 ns. A stream has no
+    start to count "+S" from."""
+    return time_ns(t, what, no_start="a stream has none; give a time, or query a "
+                   "dssm.Recording")
 
 
-def _timeout_ns(timeout):
-    """None: forever (-1); seconds otherwise."""
+def _timeout_ns(timeout, what="timeout"):
+    """None: forever (-1); else a duration (times.py: seconds, a timedelta,
+    "500ms", "1m30s")."""
     if timeout is None:
         return -1
-    if timeout < 0:
-        raise ValueError(f"timeout {timeout} s is negative (None waits forever)")
-    return min(round(timeout * NSEC), _lib.INT64_MAX)
+    if isinstance(timeout, numbers.Real) and timeout < 0:
+        raise ValueError(f"{what} {timeout} s is negative (None waits forever)")
+    return duration_ns(timeout, what)
 
 
 def now():
@@ -269,11 +267,12 @@ class Stream(_lib.Closing, Decodes):
         return bool(lib.dssm_is_remote(self._handle()))
 
     def set_timeout(self, seconds):
-        """Timeout of each call on a remote handle (None: none)."""
+        """Timeout of each call on a remote handle (None: none); seconds, a
+        timedelta or text such as "500ms" (durations: times.py)."""
         lib.dssm_set_timeout(self._handle(), _timeout_ns(seconds))
 
     def set_spin(self, seconds):
-        lib.dssm_set_spin(self._handle(), _timeout_ns(seconds))
+        lib.dssm_set_spin(self._handle(), _timeout_ns(seconds, "spin"))
 
     def tid_range(self):
         """(oldest, newest) TIDs kept; Error ENODATA when empty."""
@@ -284,8 +283,9 @@ class Stream(_lib.Closing, Decodes):
     # -- writing --
     def write(self, data, time=None, any_time=False):
         """Append one sample: data (bytes-like, or a numpy record; a numpy
-        array is written whole, as one sample) measured at `time` (int ns or
-        float s; default now). Returns the TID. A time older than the
+        array is written whole, as one sample) measured at `time` (int ns,
+        float s, text as the dssm command takes it, a datetime: times.py;
+        default now). Returns the TID. A time older than the
         stream's newest is Error EBACKWARDS, unless any_time=True, which
         stores it (DSSM_WRITE_ANY_TIME: a new time history after a jump
         back of more than 1 s; docs/design.md, "Time histories"). A dict is a
@@ -344,7 +344,9 @@ class Stream(_lib.Closing, Decodes):
         return self._read(lib.dssm_read_tid, int(tid))
 
     def read_time(self, t):
-        """The newest sample with time <= t (int ns or float s)."""
+        """The newest sample with time <= t (int ns, float s, text as the
+        dssm command takes it: "1795320000.5", "2026-11-23T18:29:10Z", a
+        datetime...: times.py)."""
         return self._read(lib.dssm_read_time, _ns(t))
 
     def read_back(self):
@@ -368,8 +370,8 @@ class Stream(_lib.Closing, Decodes):
         return self._sample(self._si, self._buf, self._missed[0])
 
     def read_bracket(self, t):
-        """(before, after) around t: before = newest with time <= t, after =
-        the next one. When t is newer than every sample, after is None."""
+        """(before, after) around t (a time as read_time takes it): before =
+        newest with time <= t, after = the next one. When t is newer than every sample, after is None."""
         h = self._handle()
         t = _ns(t)
         rc = lib.dssm_read_bracket(h, t, self._buf, self._cap, self._si,
@@ -442,6 +444,9 @@ class Stream(_lib.Closing, Decodes):
         Ctrl-C is seen."""
         if start is not None:
             self.subscribe(start)
+        # seconds from here on; a timedelta or "500ms" as well (times.py)
+        timeout = None if timeout is None else _timeout_ns(timeout) / NSEC
+        poll = _timeout_ns(poll, "poll") / NSEC
         waited = 0.0
         while True:
             try:
