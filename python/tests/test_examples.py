@@ -38,8 +38,10 @@ def test_python_handler_feeds_c_localizer(run, tmp_path):
         wait_for("odom", odo)
         wait_for("scan", lidar)
         # the C side reads what Python wrote: dssm cat, then the localizer
-        o = json_lines(run("cat", "odom", "--format", "json"))[0]
+        # (a struct stream, as the C handler's: decoded, and its bytes too)
+        o = json_lines(run("cat", "odom", "--format", "json", "--data-hex"))[0]
         assert struct.unpack("5d", bytes.fromhex(o["data_hex"]))[3:] == (0.5, 0.2)
+        assert (o["msg"]["v"], o["msg"]["w"]) == (0.5, 0.2)
         loc = subprocess.run([os.path.join(REPO, "build", "examples", "localizer"),
                               "--seconds", "1"], capture_output=True, timeout=60)
         assert loc.returncode == 0, loc.stderr.decode()
