@@ -295,6 +295,8 @@ test: deps
 	@bash tests/python-test.sh build
 	@echo "== recordings: quiet rings, full disks, splits, damaged files"
 	@bash tests/recording-test.sh build/dssm
+	@echo "== recordings split into parts: read as one by every reader, while written, under the rolling window"
+	@bash tests/set-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"

@@ -135,7 +135,7 @@ rc=$?
 	bad "cut bag (exit $rc, $(ls -d "$tmp/cut.d" 2>&1)): $(cat "$tmp/err")"
 head -c 3000 /dev/urandom >"$tmp/noise.mcap"
 "$dssm" import "$tmp/noise.mcap" -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
-[ $? -eq 1 ] && grep -q "neither" "$tmp/err" && [ ! -e "$tmp/noise.d" ] &&
+[ $? -eq 1 ] && grep -q "is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it starts with" "$tmp/err" && [ ! -e "$tmp/noise.d" ] &&
 	ok "random bytes: $(cat "$tmp/err" | cut -c1-80)" || bad "noise: $(cat "$tmp/err")"
 "$dssm" import "$tmp/noise.mcap" --format mcap -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && [ ! -e "$tmp/noise.d" ] && ok "--format mcap of random bytes leaves nothing: $(cut -c1-80 "$tmp/err")" ||
