@@ -186,11 +186,14 @@ int dssm_container_verify(dssm_container *c, int stream);
  * handle is freed either way. */
 int dssm_container_close(dssm_container *c);
 
-/* Remove the container DIR (not open anywhere): only the files the format
- * names (CONTAINER, CLOSED, streams/NNNN.meta|data|index and a leftover
- * NNNN.meta.tmp), then streams/ and DIR if that left them empty. Anything
- * else in DIR stays, and the call says so (DSSM_ESYS). DSSM_ENOENT if DIR
- * is not a container. For rolling windows of parts and failed imports. */
+/* Remove the container DIR (not open anywhere): DIR is first renamed out
+ * of sight (".NAME.removing" beside it: no reader meets it half removed),
+ * then only the files the format names (CONTAINER, CLOSED,
+ * streams/NNNN.meta|data|index and a leftover NNNN.meta.tmp) go, then
+ * streams/ and the directory if that left them empty. Anything else stays,
+ * the directory gets its name back, and the call says so (DSSM_ESYS).
+ * DSSM_ENOENT if DIR is not a container. For rolling windows of parts and
+ * failed imports. */
 int dssm_container_remove(const char *dir);
 
 /* ---- recording sets: a recording split into parts ----

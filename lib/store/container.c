@@ -300,10 +300,9 @@ static int remove_file(const dssm_container *c, const char *name)
 	return rc;
 }
 
-int dssm_container_remove(const char *dir)
+/* Remove the container DIR's own files, then DIR. */
+static int remove_container(const char *dir)
 {
-	if (!dir)
-		return dssm__fail(DSSM_EINVAL, "dssm_container_remove: NULL directory");
 	dssm_container c = {.dir = (char *)dir};
 	char *cpath = dssm__store_path(&c, -1, "CONTAINER"), *spath = dssm__store_path(&c, -1, "streams");
 	int rc = cpath && spath ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
@@ -337,3 +336,39 @@ int dssm_container_remove(const char *dir)
 	return rc;
 }
 
+/* DIR renamed to a hidden name beside it (".NAME.removing"), so that a
+ * reader never meets it half removed (a part of a set with its CONTAINER
+ * but no streams looked damaged): into *out (malloc'd), or DIR itself when
+ * it cannot be renamed. NULL when out of memory. */
+static char *out_of_sight(const char *dir)
+{
+	struct stat st;
+	const char *slash = strrchr(dir, '/');
+	size_t head = slash ? (size_t)(slash - dir) + 1 : 0;
+	char *hidden = NULL;
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+	    asprintf(&hidden, "%.*s.%s.removing", (int)head, dir, dir + head) >= 0 &&
+	    rename(dir, hidden) == 0)
+		return hidden;
+	free(hidden);
+	return strdup(dir);
+}
+
+int dssm_container_remove(const char *given)
+{
+	if (!given)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_remove: NULL directory");
+	char *cpath = NULL, *moved = NULL;
+	int is = asprintf(&cpath, "%s/CONTAINER", given) >= 0 && access(cpath, F_OK) == 0;
+	free(cpath);
+	if (!is)
+		return dssm__fail(DSSM_ENOENT, "%s is not a dssm container (no CONTAINER file); "
+		                  "not removing it", given);
+	if (!(moved = out_of_sight(given)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = remove_container(moved);
+	if (rc < 0 && strcmp(moved, given) && rename(moved, given) < 0)
+		rc = dssm__fail(rc, "%s (left as %s)", dssm_last_error(), moved);
+	free(moved);
+	return rc;
+}

@@ -33,8 +33,9 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 		return 0;
 	/* (entries do not say their host: both causes are named) */
 	return dssm__fail(DSSM_ELAYOUT, "%s holds %d rings of '%s:%d' (the ring was made again "
-	                  "while it was recorded, or they came from several sources, such as two "
-	                  "hosts): each has TIDs from 0, they cannot be read as one stream; `dssm "
+	                  "while it was recorded, they came from several sources, such as two "
+	                  "hosts, or parts of a split recording describe it differently: type, "
+	                  "encoding or size): they cannot be read as one stream; `dssm "
 	                  "query %s --streams %s:%d` reads them all", dir, more + 1, a.info.name,
 	                  a.info.id, dir, a.info.name, a.info.id);
 }

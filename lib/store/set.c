@@ -51,7 +51,19 @@ static int part_number(const char *name)
 	size_t digits = strspn(name + 5, "0123456789");
 	if (digits < 4 || digits > 9 || name[5 + digits])
 		return -1;
-	return atoi(name + 5);
+	/* only the name the recorder writes (part-%04d): "part-00002" is not
+	 * part 2 (list_parts says so) */
+	int num = atoi(name + 5);
+	char canon[32];
+	snprintf(canon, sizeof canon, "part-%04d", num);
+	return strcmp(canon, name) ? -1 : num;
+}
+
+/* "part-" and digits, but not a part name part_number takes. */
+static int part_like(const char *name)
+{
+	size_t digits = strncmp(name, "part-", 5) ? 0 : strspn(name + 5, "0123456789");
+	return digits && !name[5 + digits] && part_number(name) < 0;
 }
 
 int dssm__set_has_file(const char *dir, const char *name)
@@ -242,6 +254,14 @@ static int add_part(dssm_container *c, int num, int final)
 		free(path);
 		return rc;
 	}
+	/* read while it was removed (its CONTAINER gone now): not there */
+	if (!dssm__set_has_file(path, "CONTAINER")) {
+		dssm_container_close(pc);
+		free(path);
+		if (num > s->last_num)
+			s->last_num = num;
+		return 1;
+	}
 	dssm_container_set_salvage(pc, c->salvage);
 	s->p[s->np] = (struct part){.num = num, .path = path, .c = pc};
 	s->np++;
@@ -256,14 +276,18 @@ static int cmp_int(const void *a, const void *b)
 }
 
 /* The part numbers in DIR, sorted, into *out (malloc'd); how many, or an error. */
-static int list_parts(const char *dir, int **out)
+static int list_parts(dssm_container *c, int **out)
 {
+	const char *dir = c->dir;
 	DIR *d = opendir(dir);
 	if (!d)
 		return dssm__fail_errno(DSSM_ENOENT, "%s", dir);
 	int *v = NULL, n = 0, cap = 0;
 	for (struct dirent *e; (e = readdir(d));) {
 		int num = part_number(e->d_name);
+		if (num < 0 && part_like(e->d_name))
+			note(c->set, "%s/%s is left out: not a part name the recorder writes (part-NNNN, "
+			     "at least 4 digits, no other leading zeros)", dir, e->d_name);
 		if (num < 0)
 			continue;
 		if (n == cap) {
@@ -294,14 +318,24 @@ static int load_closed(dssm_container *c)
 	snprintf(path, sizeof path, "%s/CLOSED", c->dir);
 	uint8_t *text = NULL;
 	size_t len = 0;
-	if (dssm__store_read_file(path, &text, &len) < 0)
+	if (dssm__store_read_file(path, &text, &len) < 0) {
+		if (errno != ENOENT)
+			note(c->set, "%s cannot be read (%s): the set is taken as still being written",
+			     path, strerror(errno));
 		return 0;
+	}
 	const char *crc = len ? strstr((char *)text, "crc ") : NULL;
 	int ok = crc && strncmp((char *)text, "closed ", 7) == 0 &&
 	         strtoul(crc + 4, NULL, 16) == dssm__crc32c(text, (size_t)((uint8_t *)crc - text));
 	if (!ok)
 		note(c->set, "%s is damaged (its checksum fails): the set is taken as still being "
 		     "written", path);
+	const char *parts = ok ? strstr((char *)text, "\nparts ") : NULL;
+	int first, last;
+	if (parts && sscanf(parts + 7, "%d %d", &first, &last) == 2 && first >= 0 && last >= first) {
+		c->set->closed_first = first;
+		c->set->closed_last = last;
+	}
 	free(text);
 	return ok;
 }
@@ -345,12 +379,45 @@ int dssm__set_end(const char *dir, int first_part, int last_part)
 
 /* ---- open, refresh, close ---- */
 
+static int known_part(const struct rset *s, int num)
+{
+	for (int i = 0; i < s->np; i++)
+		if (s->p[i].num == num)
+			return 1;
+	for (int i = 0; i < s->nout; i++)
+		if (s->out_num[i] == num)
+			return 1;
+	return 0;
+}
+
+/* Parts that should be there and are not: a number between two parts (the
+ * recorder numbers them one after another, and the rolling window takes
+ * the oldest only), or, once the set is closed, one its CLOSED lists. Each
+ * is left out and said: a stream with samples on both sides of it is
+ * missing samples (set_streams.c), never a silently shorter answer. */
+static void find_gaps(dssm_container *c)
+{
+	struct rset *s = c->set;
+	int lo = s->np ? s->p[0].num : 0, hi = s->np ? s->p[s->np - 1].num : -1;
+	if (s->closed && s->closed_last) {
+		lo = s->closed_first < lo || !s->np ? s->closed_first : lo;
+		hi = s->closed_last > hi ? s->closed_last : hi;
+	}
+	for (int num = lo; num <= hi && num - lo < 1000000; num++)
+		if (!known_part(s, num)) {
+			note(s, "%s/part-%04d is missing (%s)", c->dir, num,
+			     s->closed && s->closed_last ? "its CLOSED lists the parts "
+			     "it held" : "parts are numbered one after another");
+			left_out(s, num, "the part is missing");
+		}
+}
+
 /* Add the parts DIR holds beyond the last looked at. */
 static int add_listed(dssm_container *c)
 {
 	struct rset *s = c->set;
 	int *nums = NULL;
-	int n = list_parts(c->dir, &nums), rc = n < 0 ? n : 0;
+	int n = list_parts(c, &nums), rc = n < 0 ? n : 0;
 	for (int i = 0; i < n && rc >= 0; i++)
 		if (nums[i] > s->last_num)
 			rc = add_part(c, nums[i], s->closed || i < n - 1);
@@ -367,7 +434,10 @@ int dssm__set_open(dssm_container *c)
 	/* CLOSED before the parts: a set closed after this look is refreshed */
 	s->closed = load_closed(c);
 	s->last_num = -1;
-	return add_listed(c);
+	int rc = add_listed(c);
+	if (rc == 0)
+		find_gaps(c);
+	return rc;
 }
 
 /* Close segment g's one-stream query (set_query.c) if open. */
@@ -470,6 +540,8 @@ static int refresh(dssm_container *c, int only)
 	s->closed = load_closed(c);
 	find_removed(c);
 	int rc = find_added(c);
+	if (rc == 0 && s->closed)
+		find_gaps(c); /* what CLOSED lists, now that it is there */
 	for (int i = 0; i < s->np && rc == 0; i++) {
 		struct part *p = &s->p[i];
 		if (p->removed || dssm_container_closed(p->c))

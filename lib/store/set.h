@@ -50,6 +50,7 @@ struct rset {
 	char *note;              /* warning: parts left out, a damaged CLOSED */
 	uint64_t clock;          /* counts segment query uses */
 	int last_num;            /* the highest part number looked at */
+	int closed_first, closed_last; /* CLOSED's `parts FIRST LAST` (0 0: none) */
 	/* parts left out (unreadable): their numbers and why */
 	int *out_num;
 	char **out_why;
@@ -59,6 +60,8 @@ struct rset {
 /* set.c, set_streams.c, for each other and set_query.c */
 int dssm__set_has_file(const char *dir, const char *name);
 int dssm__set_part_gone(dssm_container *c, int pi);
+/* The same without an error recorded: 1 if gone. */
+int dssm__set_part_gone_quiet(dssm_container *c, int pi);
 struct sstream *dssm__set_stream_of(dssm_container *c, int idx);
 dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g);
 int dssm__set_selection(dssm_container *c, const int *streams, int n, char **out);

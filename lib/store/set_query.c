@@ -176,7 +176,10 @@ static int sub_open(struct set_query *sq, struct sub *b)
 		rc = dssm_query_open(s->p[b->part].c, b->locals, b->nlocal, sq->start, sq->stop, &b->q);
 	if (rc < 0) {
 		b->q = NULL;
-		return rc;
+		/* its files went because the rolling window took the part: gone,
+		 * not damaged */
+		int gone = dssm__set_part_gone(sq->c, b->part);
+		return gone < 0 ? gone : rc;
 	}
 	s->p[b->part].users++;
 	return sub_advance(sq, b);
@@ -253,7 +256,8 @@ static int segment_query(struct set_query *sq, int g, dssm_query **out)
 		rc = dssm_query_open(s->p[sg->part].c, &sg->local, 1, INT64_MIN, INT64_MAX, &sg->q);
 	if (rc < 0) {
 		sg->q = NULL;
-		return rc;
+		int gone = dssm__set_part_gone(sq->c, sg->part); /* (as in sub_open) */
+		return gone < 0 ? gone : rc;
 	}
 	s->p[sg->part].users++;
 	*out = sg->q;

@@ -64,7 +64,9 @@ int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
 		out->count += e.count;
 		out->bytes += e.bytes;
 		out->dropped_tail += e.dropped_tail;
-		if (!out->damage)
+		/* (files that went with a part the rolling window took are no
+		 * damage: the part is gone, which the next refresh finds) */
+		if (!out->damage && e.damage && !dssm__set_part_gone_quiet(c, t->seg[g].part))
 			out->damage = e.damage; /* names its part's directory */
 	}
 	if (!out->damage)
@@ -123,6 +125,12 @@ void dssm__set_salvage(dssm_container *c, int on)
 
 /* A part the rolling window removed (found now if not yet): DSSM_ETOOOLD
  * naming it. 0 if the part is still there. */
+int dssm__set_part_gone_quiet(dssm_container *c, int pi)
+{
+	struct part *p = &c->set->p[pi];
+	return p->removed || !dssm__set_has_file(p->path, "CONTAINER");
+}
+
 int dssm__set_part_gone(dssm_container *c, int pi)
 {
 	struct part *p = &c->set->p[pi];
