@@ -768,6 +768,32 @@ t_completion() {
 	return $bad
 }
 check "completion: every option offered is one the command's parser takes" t_completion
+# cat --follow of a remote stream goes on across a proxy restart, as mirror
+# does: the sample written while the proxy was down arrives, nothing twice
+t_cat_follow_reconnects() {
+	local pp cp port i
+	"$DSSM" write rtick t0 --create 64 >/dev/null || return 1
+	rm -f "$tmp/rport"
+	"$DSSM" proxy --port 0 --port-file "$tmp/rport" 2>/dev/null & pp=$!
+	for i in $(seq 200); do [ -s "$tmp/rport" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/rport")
+	"$DSSM" cat "127.0.0.1:$port/rtick" --follow --format json >"$tmp/rc.out" 2>"$tmp/rc.err" & cp=$!
+	for i in $(seq 200); do [ "$(wc -l <"$tmp/rc.out")" -ge 1 ] && break; sleep 0.05; done
+	kill $pp; wait $pp 2>/dev/null
+	"$DSSM" write rtick t1 >/dev/null
+	for i in $(seq 200); do grep -q reconnecting "$tmp/rc.err" && break; sleep 0.05; done
+	"$DSSM" proxy --port "$port" 2>/dev/null & pp=$!
+	for i in $(seq 400); do [ "$(wc -l <"$tmp/rc.out")" -ge 2 ] && break; sleep 0.05; done
+	"$DSSM" write rtick t2 >/dev/null
+	for i in $(seq 400); do [ "$(wc -l <"$tmp/rc.out")" -ge 3 ] && break; sleep 0.05; done
+	kill -INT $cp; wait $cp; local rc=$?
+	kill $pp; wait $pp 2>/dev/null
+	"$DSSM" rm rtick >/dev/null
+	cat "$tmp/rc.err"
+	[ $rc -eq 0 ] && grep -q "reconnecting" "$tmp/rc.err" && grep -q "connected again" "$tmp/rc.err" &&
+		[ "$(python3 -c 'import json,sys; print(" ".join(str(json.loads(l)["tid"]) for l in open(sys.argv[1])))' "$tmp/rc.out")" = "0 1 2" ]
+}
+check "cat --follow of a remote stream goes on across a proxy restart (as mirror)" t_cat_follow_reconnects
 check "killed writer shows dead; cleanup removes it" t_crash_cleanup
 check "rm" t_rm
 check "SIGTERM ends cat --follow with a summary" t_sigterm_summary

@@ -113,7 +113,8 @@ void help_cat(FILE *out)
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring;\n"
 	        "a ring removed and made again under its name is followed from its oldest\n"
 	        "sample (said); so is, in a recording being written (DIR/NAME), the entry of\n"
-	        "a ring made again while it is recorded.\n"
+	        "a ring made again while it is recorded. Through a proxy, a lost connection\n"
+	        "is made again (said), going on after the last sample printed, as mirror does.\n"
 	        "Formats: text (a header line, then the decoded fields, or a hex dump; default),\n"
 	        "hex (a header line and a hex dump), raw (the bytes only), json (one object\n"
 	        "per line: tid, time_ns, time, len,\n"
@@ -196,6 +197,7 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 /* The samples printed from a live stream. */
 struct cat_counts {
 	uint64_t printed, bytes, missed;
+	int outage;             /* --follow: the connection is lost (said once) */
 };
 
 /* The ring printed: with --follow, the one its name leads to now. */
@@ -301,6 +303,17 @@ static int cat_follow_name(struct cat_ring *r, const struct cat_opts *o, struct 
 	return cat_switch(r, o, n, next);
 }
 
+/* --follow of a remote stream whose connection was lost: said once per
+ * outage; the connector makes a new one (with backoff) at the next call,
+ * and the subscription goes on from the TID after the last one printed
+ * (what the ring overwrote meanwhile is counted missed), as `dssm mirror`
+ * does. */
+static void connection_lost(struct cat_counts *n)
+{
+	if (!n->outage++)
+		fprintf(stderr, "dssm cat: %s; reconnecting\n", dssm_last_error());
+}
+
 /* Print samples from where the stream is subscribed: up to `newest`, or
  * with --follow until interrupted, sleeping while there is nothing new. 0,
  * or the exit status after an error was printed. */
@@ -312,10 +325,19 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		uint64_t missed = 0;
 		int rc = dssm_read_next(r->s, r->buf, r->cap, &si, &missed);
 		if (rc == 0) {
+			if (n->outage) { /* the connector made a new connection */
+				fprintf(stderr, "dssm cat: connected again; following on from TID %llu\n",
+				        (unsigned long long)si.tid);
+				n->outage = 0;
+			}
 			cat_print(r, o, n, &si, missed);
 			if (!o->follow && si.tid >= newest)
 				break;
 			continue;
+		}
+		if (rc == DSSM_ECONN && o->follow) {
+			connection_lost(n);
+			rc = DSSM_EFUTURE;
 		}
 		if (rc != DSSM_EFUTURE && rc != DSSM_ENODATA && rc != DSSM_ETIMEDOUT)
 			return cli_dssm_error("cat", rc);
@@ -336,6 +358,10 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 		}
 		if (rc == DSSM_EFUTURE && !taken)
 			break; /* a closed recording: its end is a normal end */
+		if (rc == DSSM_ECONN && o->follow) {
+			connection_lost(n);
+			continue;
+		}
 		if (rc < 0 && !taken && rc != DSSM_ETIMEDOUT && rc != DSSM_ENODATA)
 			return cli_dssm_error("cat", rc);
 	}
@@ -385,7 +411,7 @@ int cmd_cat(int argc, char **argv)
 		return cli_dssm_error("cat", rc);
 	}
 	cli_catch_signals();
-	struct cat_counts n = {0, 0, 0};
+	struct cat_counts n = {0, 0, 0, 0};
 	int have;
 	uint64_t newest;
 	rc = cat_subscribe(ring.s, o.last_n, &have, &newest);
