@@ -6,6 +6,7 @@
 # stays JSON. Full-disk checks need root (a loop-mounted ext4 image, else a
 # small tmpfs) and skip, saying so, without it.
 set -u
+export DSSM_TESTS_DIR=$(cd "$(dirname "$0")" && pwd)  # tests/crc32c.py
 DSSM=$(realpath "${1:-build/dssm}")
 BUILD=$(dirname "$DSSM")
 export DSSM_NAMESPACE=rec-$$
@@ -389,19 +390,15 @@ t_info_data_size() {
 	cp -r "$tmp/dmg" "$tmp/end"
 	python3 - "$tmp/end/CLOSED" <<'PY' || return 1
 import re, sys
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
-    return c ^ 0xffffffff
+import os
+sys.path.insert(0, os.environ["DSSM_TESTS_DIR"])
+from crc32c import resign
 body = open(sys.argv[1]).read()
 body = body[:body.index("crc ")]
 m = re.search(r"\nstream 0 (\d+) (-?\d+) (-?\d+) (\d+)\n", body)
 low = int(m.group(4)) - 2048
 body = body[:m.start(4)] + str(low) + body[m.end(4):]
-open(sys.argv[1], "wb").write(body.encode() + ("crc %08x\n" % crc32c(body.encode())).encode())
+resign(sys.argv[1], body)
 PY
 	"$DSSM" info "$tmp/dmg" --format json >"$tmp/a.json" && "$DSSM" info "$tmp/end" --format json >"$tmp/b.json" || return 1
 	cat "$tmp/b.json"
@@ -463,16 +460,12 @@ lens = sum(json.loads(l)["len"] for l in open(sys.argv[2]))
 assert info["payload_bytes"] == lens == sum(range(7, 281, 7)), (info["payload_bytes"], lens)
 assert info["bytes"] > lens  # the data file, with its framing
 # an older CLOSED, without the payload line (its CRC made again)
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
-    return c ^ 0xffffffff
+import os
+sys.path.insert(0, os.environ["DSSM_TESTS_DIR"])
+from crc32c import resign
 body = open(sys.argv[3]).read()
 body = re.sub(r"payload \d+ \d+\n", "", body[:body.index("crc ")])
-open(sys.argv[3], "wb").write(body.encode() + ("crc %08x\n" % crc32c(body.encode())).encode())
+resign(sys.argv[3], body)
 PY
 	[ "$("$DSSM" info "$tmp/agree" | awk '/^vary:0/ {print $4, $5}')" = "$listed" ] || return 1
 	"$DSSM" rm vary

@@ -15,6 +15,7 @@
 # exit 1). An unsplit recording is the control, checked the same way.
 # What was written is asserted, never how long anything took.
 set -u
+export DSSM_TESTS_DIR=$(cd "$(dirname "$0")" && pwd)  # tests/crc32c.py
 DSSM=$(realpath "${1:-build/dssm}")
 BUILD=$(dirname "$DSSM")
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -279,13 +280,9 @@ set_files() { # set_files DIR
 		{ echo "CLOSED does not list parts $(echo "$nums" | head -1) to $(echo "$nums" | tail -1)"; return 1; }
 	py - "$d/CLOSED" <<'PY'
 import sys
-def crc32c(b):
-    c = 0xffffffff
-    for x in b:
-        c ^= x
-        for _ in range(8):
-            c = (c >> 1) ^ 0x82f63b78 if c & 1 else c >> 1
-    return c ^ 0xffffffff
+import os
+sys.path.insert(0, os.environ["DSSM_TESTS_DIR"])
+from crc32c import crc32c
 body = open(sys.argv[1], "rb").read()
 i = body.index(b"crc ")
 assert body[i:].strip() == b"crc %08x" % crc32c(body[:i]), "CLOSED's crc is not the CRC-32C of what precedes it"

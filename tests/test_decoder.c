@@ -93,26 +93,32 @@ static const char sample_def[] =
 	"int16 a\n"
 	"float64 b\n";
 
+/* The values both struct tests use (all but the name). */
+static void fill_sample(struct sample *s)
+{
+	s->flag = 200;
+	s->in.a = -3;
+	s->in.b = 0.1;
+	s->v[0] = 1.5f;
+	s->v[1] = NAN;
+	s->v[2] = -INFINITY;
+	s->big = INT64_MIN;
+	s->ok = true;
+	memcpy(s->raw, "\x00\xff\x10\x20", 4);
+	s->pair[0].a = 1;
+	s->pair[0].b = 1e300;
+	s->pair[1].a = 2;
+	s->pair[1].b = -2.5;
+	s->tail = UINT32_MAX;
+}
+
 static void test_struct(void **state)
 {
 	(void)state;
 	struct sample s;
 	memset(&s, 0xee, sizeof s);      /* padding: never shown */
 	memcpy(s.name, "odo\0xyz", 8);
-	s.flag = 200;
-	s.in.a = -3;
-	s.in.b = 0.1;
-	s.v[0] = 1.5f;
-	s.v[1] = NAN;
-	s.v[2] = -INFINITY;
-	s.big = INT64_MIN;
-	s.ok = true;
-	memcpy(s.raw, "\x00\xff\x10\x20", 4);
-	s.pair[0].a = 1;
-	s.pair[0].b = 1e300;
-	s.pair[1].a = 2;
-	s.pair[1].b = -2.5;
-	s.tail = UINT32_MAX;
+	fill_sample(&s);
 	decodes_to("struct", "test/Sample", sample_def, &s, sizeof s,
 	           "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
 	           "\"v\":[1.5,\"NaN\",\"-Infinity\"],\"big\":-9223372036854775808,\"ok\":true,"
@@ -474,20 +480,7 @@ static void test_encode(void **state)
 	struct sample s;
 	memset(&s, 0, sizeof s);
 	memcpy(s.name, "odo", 3);
-	s.flag = 200;
-	s.in.a = -3;
-	s.in.b = 0.1;
-	s.v[0] = 1.5f;
-	s.v[1] = NAN;
-	s.v[2] = -INFINITY;
-	s.big = INT64_MIN;
-	s.ok = true;
-	memcpy(s.raw, "\x00\xff\x10\x20", 4);
-	s.pair[0].a = 1;
-	s.pair[0].b = 1e300;
-	s.pair[1].a = 2;
-	s.pair[1].b = -2.5;
-	s.tail = UINT32_MAX;
+	fill_sample(&s);
 	encodes("struct", "test/Sample", sample_def,
 	        "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
 	        "\"v\":[1.5,\"NaN\",\"-Infinity\"],\"big\":-9223372036854775808,\"ok\":true,"
