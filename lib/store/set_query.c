@@ -168,21 +168,29 @@ static int sub_advance(struct set_query *sq, struct sub *b)
 	return 0;
 }
 
-static int sub_open(struct set_query *sq, struct sub *b)
+/* A query of part pi's stream entries into *q, counted as a user of the
+ * part. A part the rolling window took is DSSM_ETOOOLD naming it, also
+ * when its files went between the look and the open (gone, not damaged). */
+static int part_query(struct set_query *sq, int pi, const int *locals, int n, dssm_time_t start,
+                      dssm_time_t stop, dssm_query **q)
 {
-	struct rset *s = sq->c->set;
-	int rc = dssm__set_part_gone(sq->c, b->part);
+	struct part *p = &sq->c->set->p[pi];
+	int rc = dssm__set_part_gone(sq->c, pi);
 	if (rc == 0)
-		rc = dssm_query_open(s->p[b->part].c, b->locals, b->nlocal, sq->start, sq->stop, &b->q);
+		rc = dssm_query_open(p->c, locals, n, start, stop, q);
 	if (rc < 0) {
-		b->q = NULL;
-		/* its files went because the rolling window took the part: gone,
-		 * not damaged */
-		int gone = dssm__set_part_gone(sq->c, b->part);
+		*q = NULL;
+		int gone = dssm__set_part_gone(sq->c, pi);
 		return gone < 0 ? gone : rc;
 	}
-	s->p[b->part].users++;
-	return sub_advance(sq, b);
+	p->users++;
+	return 0;
+}
+
+static int sub_open(struct set_query *sq, struct sub *b)
+{
+	int rc = part_query(sq, b->part, b->locals, b->nlocal, sq->start, sq->stop, &b->q);
+	return rc < 0 ? rc : sub_advance(sq, b);
 }
 
 /* The sub whose head comes next (ties: the earlier part, so a stream's
@@ -251,17 +259,9 @@ static int segment_query(struct set_query *sq, int g, dssm_query **out)
 		}
 	if (open >= SEG_QUERIES && oldest >= 0)
 		dssm__set_segment_close(s, &t->seg[oldest]);
-	int rc = dssm__set_part_gone(sq->c, sg->part);
-	if (rc == 0)
-		rc = dssm_query_open(s->p[sg->part].c, &sg->local, 1, INT64_MIN, INT64_MAX, &sg->q);
-	if (rc < 0) {
-		sg->q = NULL;
-		int gone = dssm__set_part_gone(sq->c, sg->part); /* (as in sub_open) */
-		return gone < 0 ? gone : rc;
-	}
-	s->p[sg->part].users++;
+	int rc = part_query(sq, sg->part, &sg->local, 1, INT64_MIN, INT64_MAX, &sg->q);
 	*out = sg->q;
-	return 0;
+	return rc;
 }
 
 static uint64_t segment_count(struct rset *s, const struct segment *g)

@@ -134,7 +134,7 @@ int dssm__set_part_gone_quiet(dssm_container *c, int pi)
 int dssm__set_part_gone(dssm_container *c, int pi)
 {
 	struct part *p = &c->set->p[pi];
-	if (!p->removed && dssm__set_has_file(p->path, "CONTAINER"))
+	if (!dssm__set_part_gone_quiet(c, pi))
 		return 0;
 	return dssm__fail(DSSM_ETOOOLD, "%s was removed (the recording's rolling window, "
 	                  "--max-splits, moved past it) while it was read: its samples are gone",
