@@ -770,6 +770,83 @@ static void test_reset_while_closing_frees(void **state)
 	dssm_close(w);
 }
 
+/* Subscribers that reset while their output is held in the proxy (the
+ * socket full: the output BLOCKED, or a watcher thread's send SPILLED) are
+ * ended and freed, and the proxy goes on serving: the write error is met by
+ * the one writer of the socket (app/proxy/output.c), never a crash, a leak
+ * of descriptors or a client left behind. */
+static void test_reset_while_blocked_frees(void **state)
+{
+	(void)state;
+	enum { BIG = 256 << 10, ROUNDS = 6 };
+	dssm_stream *big = testutil_create("big", BIG, 16);
+	dssm_stream *small = testutil_create("small", 64, 4096);
+	uint8_t *img = calloc(1, BIG), s64[64] = {0};
+	for (int i = 0; i < 16; i++)
+		dssm_write(big, img, BIG, i + 1);
+	for (int i = 0; i < 4096; i++)
+		dssm_write(small, s64, sizeof s64, i + 1);
+	struct proxy p = start_proxy(NULL);
+	int fds_before = count_fds(p.pid);
+	for (int round = 0; round < ROUNDS; round++) {
+		int fd = raw_connect_from(p, 4096, NULL);
+		struct wbuf out = {0};
+		put_hello(&out);
+		const char *name = round % 2 ? "small" : "big"; /* the loop's path, the watchers' */
+		put_open(&out, 2, WIRE_OPEN_READ, name, (uint32_t)strlen(name));
+		size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
+		wbuf_u32(&out, 0);
+		wbuf_u8(&out, WIRE_SUB_OLDEST);
+		wbuf_u64(&out, 0);
+		wbuf_u32(&out, UINT32_MAX);
+		wire_frame_end(&out, f);
+		send_all_blocking(fd, &out);
+		int inq = 0;
+		for (int i = 0; i < 1000 && inq <= 0; i++) {
+			usleep(10000);
+			ioctl(fd, SIOCINQ, &inq);
+		}
+		assert_true(inq > 0);
+		for (int i = 0; i < 20; i++) /* more samples while it reads nothing */
+			dssm_write(small, s64, sizeof s64, 5000 + i);
+		struct linger lg = {1, 0};
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+		close(fd); /* a reset */
+		wbuf_free(&out);
+	}
+	int fds_after = -1;
+	for (int i = 0; i < 30; i++) {
+		usleep(100000);
+		if ((fds_after = count_fds(p.pid)) <= fds_before)
+			break;
+	}
+	print_message("proxy descriptors: %d before, %d after %d resets of blocked subscribers\n",
+	              fds_before, fds_after, ROUNDS);
+	assert_true(fds_after <= fds_before);
+	/* and it still answers: a new subscriber gets the small stream */
+	int fd = raw_connect(p);
+	struct wbuf out = {0};
+	put_hello(&out);
+	put_open(&out, 2, WIRE_OPEN_READ, "small", 5);
+	size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
+	wbuf_u32(&out, 0);
+	wbuf_u8(&out, WIRE_SUB_OLDEST);
+	wbuf_u64(&out, 0);
+	wbuf_u32(&out, 64);
+	wire_frame_end(&out, f);
+	send_all_blocking(fd, &out);
+	int data = 0;
+	for (int t; data < 10 && (t = next_frame(fd, NULL)) >= 0;)
+		data += t == WIRE_DATA;
+	assert_int_equal(data, 10);
+	close(fd);
+	wbuf_free(&out);
+	stop_proxy(p);
+	free(img);
+	dssm_close(big);
+	dssm_close(small);
+}
+
 /* Out of descriptors (ulimit -n 40): the proxy pauses accept and refuses
  * politely instead of spinning and flooding its log; it serves again once
  * descriptors are free. */
@@ -942,6 +1019,7 @@ int main(void)
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
 		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_reset_while_closing_frees, testutil_reset),
+		cmocka_unit_test_setup(test_reset_while_blocked_frees, testutil_reset),
 		cmocka_unit_test_setup(test_out_of_descriptors, testutil_reset),
 		cmocka_unit_test_setup(test_refusals, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),

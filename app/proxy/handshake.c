@@ -197,7 +197,7 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 		                  vmin, vmax, WIRE_VERSION_MIN, WIRE_VERSION);
 	if (maxp < 4096)
 		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
-	c->hello = 1;
+	c->phase = PHASE_AUTH;
 	c->version = vmax < WIRE_VERSION ? vmax : WIRE_VERSION;
 	c->peer_max_payload = maxp;
 	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
@@ -228,9 +228,8 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 		return rc;
 	if (!c->px->cfg.secret)
 		return dssm__fail(DSSM_ESTATE, "this proxy needs no AUTH");
-	if (c->authed)
+	if (proxy_authed(c))
 		return dssm__fail(DSSM_EPROTO, "second AUTH");
-	c->closing = 1; /* unless it succeeds */
 	if (auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
 		                  c->source);
@@ -243,7 +242,6 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 	auth_succeeded(c->px, c->source);
 	if ((rc = client_authenticated(c)) < 0)
 		return rc;
-	c->closing = 0;
 	auth_proof(c->px->cfg.secret, AUTH_SERVER, cnonce, c->nonce, server_proof);
 	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
 	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
@@ -260,11 +258,11 @@ static int client_authenticated(struct client *c)
 	if (px->nclients - px->nunauth >= px->cfg.max_clients)
 		return dssm__fail(DSSM_EBUSY, "too many clients: %d, the limit (--max-clients)",
 		                  px->cfg.max_clients);
-	c->authed = 1;
+	c->phase = PHASE_READY;
 	px->nunauth--;
 	event_del(c->handshake);
 	/* libevent reads 4 KiB per callback by default: far too little for
 	 * camera-sized frames. */
-	bufferevent_set_max_single_read(c->bev, 1 << 20);
+	c->read_max = 1 << 20;
 	return 0;
 }

@@ -2,9 +2,9 @@
  * proxy.c - the dssm proxy: one libevent loop serving many clients; its
  * set-up, accepting, ticks and shutdown (create / main / delete).
  *
- * Each client is a bufferevent. Complete frames are parsed (wire.c) and
- * dispatched to a handler per message type; replies are appended to the
- * client's output. Nothing in the loop blocks: reads and writes of rings are
+ * Each client has a read event and an input buffer; complete frames are
+ * parsed (wire.c) and dispatched to a handler per message type; replies are
+ * queued on the client's output, whose one writer is output.c. Nothing in the loop blocks: reads and writes of rings are
  * memory copies, and waiting for new samples is done by a few watcher
  * threads (watch.c), each asleep on the futexes of up to 127 rings at once.
  * A watcher thread sends new samples itself to a subscriber whose output is
@@ -16,7 +16,8 @@
  * missed) when the output drains.
  *
  * The proxy's files: proxy.c (this: set-up, the loop, accept, shutdown),
- * client.c (a connection, its output and frames), handshake.c (HELLO, AUTH
+ * client.c (a connection and its frames), output.c (the one writer of each
+ * client's socket, and its states), handshake.c (HELLO, AUTH
  * and its limiter), requests.c (stream requests), send.c (handles, sending
  * samples, subscriptions, WAITs), rquery.c (queries of recordings),
  * watch.c (the watcher threads); proxy_internal.h. (The write rules it
@@ -129,12 +130,12 @@ static void unauth_make_room(struct proxy *px)
 	int most = 0;
 	/* (quadratic in the quota, which is small: 32 by default) */
 	for (struct client *o = px->clients; o; o = o->next) {
-		if (o->authed)
+		if (proxy_authed(o))
 			continue;
 		int n = 0;
 		struct client *oldest = o;
 		for (struct client *q = o; q; q = q->next)
-			if (!q->authed && !strcmp(q->source, o->source)) {
+			if (!proxy_authed(q) && !strcmp(q->source, o->source)) {
 				n++;
 				oldest = q; /* the list is newest first */
 			}
@@ -176,63 +177,15 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 	source_of(sa, source);
 	unauth_make_room(px);
 	struct client *c = calloc(1, sizeof *c);
-	if (c)
-		c->handles = calloc((size_t)px->cfg.max_handles, sizeof *c->handles);
-	if (c)
-		c->bev = bufferevent_socket_new(px->base, fd, BEV_OPT_CLOSE_ON_FREE);
-	if (c)
-		c->handshake = evtimer_new(px->base, proxy_on_handshake_deadline, c);
-	if (c)
-		c->spill_ev = event_new(px->base, -1, 0, proxy_on_spill, c);
-	if (!c || !c->handles || !c->bev || !c->handshake || !c->spill_ev) {
-		if (c) {
-			if (c->bev)
-				bufferevent_free(c->bev);
-			else
-				evutil_closesocket(fd);
-			if (c->handshake)
-				event_free(c->handshake);
-			if (c->spill_ev)
-				event_free(c->spill_ev);
-			free(c->handles);
-			free(c);
-		} else {
-			evutil_closesocket(fd);
-		}
+	if (!c) {
+		evutil_closesocket(fd);
 		return;
 	}
-	int one = 1;
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
-	c->px = px;
-	c->fd = fd;
-	pthread_mutex_init(&c->tx, NULL);
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	snprintf(c->addr, sizeof c->addr, "%s", addr);
 	snprintf(c->source, sizeof c->source, "%s", source);
-	c->next = px->clients;
-	if (px->clients)
-		px->clients->prev = c;
-	px->clients = c;
-	px->nclients++;
-	px->nunauth++;
-	px->accepted++;
-	/* Until AUTH, reads stay small (PROXY_PREAUTH_MAX_PAYLOAD frames). */
-	bufferevent_set_max_single_read(c->bev, PROXY_PREAUTH_MAX_PAYLOAD + WIRE_HEADER);
-	bufferevent_set_max_single_write(c->bev, 1 << 20);
-	bufferevent_setwatermark(c->bev, EV_WRITE, px->cfg.max_unsent / 2, 0);
-	bufferevent_setcb(c->bev, proxy_on_read, proxy_on_write, proxy_on_event, c);
-	/* proxy_on_output claims the output for the loop the moment bytes are
-	 * added, before a watcher thread can send (send.c): that needs the
-	 * callback run at once, so never BEV_OPT_DEFER_CALLBACKS here. */
-	evbuffer_add_cb(bufferevent_get_output(c->bev), proxy_on_output, c);
-	/* One deadline for the whole handshake, which arriving bytes do not
-	 * extend (a peer sending a byte a second cannot hold the slot). */
-	struct timeval hs = {px->cfg.handshake_ms / 1000, (px->cfg.handshake_ms % 1000) * 1000};
-	evtimer_add(c->handshake, &hs);
-	/* (a new bufferevent has EV_WRITE enabled: off, see proxy_client_flush) */
-	bufferevent_disable(c->bev, EV_WRITE);
-	bufferevent_enable(c->bev, EV_READ);
+	if (proxy_client_open(px, c, fd) < 0)
+		return;
 	proxy_logf(px, 1, "%s: connected", peer);
 }
 

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <event2/thread.h>
@@ -83,41 +82,66 @@ struct rquery {
 	dssm_time_t start;
 };
 
+/* Where a connection is in its handshake: what it may send next. */
+enum client_phase {
+	PHASE_HELLO,   /* its first frame must be HELLO */
+	PHASE_AUTH,    /* HELLO done; this proxy needs AUTH next */
+	PHASE_READY,   /* authenticated: any request */
+};
+
+/* Who writes a client's socket, and when (output.c). Only the loop thread
+ * moves the state, except a watcher thread's send that the socket did not
+ * take whole (IDLE -> SPILLED); moves from and to IDLE are made under the
+ * client's tx lock, so a watcher thread that sees IDLE under it owns the
+ * socket until it unlocks. */
+enum out_state {
+	OUT_IDLE,      /* nothing queued: a watcher thread may send itself */
+	OUT_LOOP,      /* the loop owns it: what it queues goes out at the end of the pass */
+	OUT_SPILLED,   /* the rest of a watcher thread's send is queued, for the loop */
+	OUT_BLOCKED,   /* the socket is full: the queue goes out as it drains */
+	OUT_CLOSING,   /* no new frames; the connection ends once the queue is out */
+	OUT_BROKEN,    /* a write failed: the connection ends in the loop's next pass */
+};
+
 struct client {
 	struct proxy *px;
 	struct rquery *rq;
-	struct bufferevent *bev;
 	char peer[64];
 	char addr[INET6_ADDRSTRLEN]; /* the peer's address without its port */
 	char source[SOURCE_MAX];     /* who it counts as: IPv4 address, IPv6 /64 */
-	int hello, authed, closing;
+	enum client_phase phase;
 	uint16_t version;            /* agreed in HELLO (WIRE_VERSION_MIN..WIRE_VERSION) */
-	int held;                    /* requests not read: its output is over max_unsent */
 	int big;                     /* it moved big frames: trim the heap when it goes */
-	/* output: written straight at the end of the loop pass (see proxy_client_flush) */
-	int flush_queued;            /* in px->flush_list */
-	int starved;                 /* a subscription stopped at its output limit */
-	int resume;                  /* proxy_on_write is due (px->resume) */
-	struct client *flush_next;
 	struct event *handshake;     /* the one deadline for HELLO..AUTH, then for closing */
 	uint8_t nonce[WIRE_NONCE];
 	uint32_t peer_max_payload;
 	struct handle **handles;
 	struct client *next, *prev;
 	struct wbuf out;         /* scratch for encoding one frame */
-	/* Sending from the watcher threads (send.c, direct_send). Under tx:
-	 * direct: the output is idle (nothing queued, EV_WRITE off), so a
-	 * watcher thread may send on fd itself; spill: what its send left, for
-	 * the loop to send before anything else. out_direct: the loop's view of
-	 * `direct` (only the loop sets it, so 0 there means 0 for sure). */
 	int fd;
-	pthread_mutex_t tx;
-	int direct;
-	uint8_t *spill;
-	size_t spill_len;
-	struct event *spill_ev;  /* made active by a watcher that left a spill */
-	int out_direct;
+	/* input (client.c): read into `in` up to read_max bytes a time */
+	struct evbuffer *in;
+	struct event *readable;
+	size_t read_max;
+	int held;                    /* requests not read: its output is over max_unsent */
+	/* output (output.c) */
+	_Atomic int out_state;       /* enum out_state */
+	pthread_mutex_t tx;          /* moves from and to OUT_IDLE; a subscription's position */
+	struct evbuffer *queue;      /* bytes not yet on the socket, in order */
+	struct event *writable;      /* EV_WRITE, added while OUT_BLOCKED or OUT_CLOSING */
+	struct event *wake;          /* made active by a watcher thread that spilled */
+	int out_err;                 /* errno of the write that broke it */
+	int listed;                  /* in px->flush_list (OUT_LOOP with output to write) */
+	struct client *flush_next;
+	/* what waits for room in the output (proxy_on_room) */
+	int starved;                 /* a subscription stopped at its output limit */
+	int resume;                  /* proxy_on_room is due in the next pass (px->resume) */
 };
+
+static inline int proxy_authed(const struct client *c)
+{
+	return c->phase == PHASE_READY;
+}
 
 /* Failed AUTH attempts of one source: a token bucket (a burst of
  * AUTH_FAIL_BURST, then one per AUTH_FAIL_REFILL) and what is not logged yet.
@@ -196,21 +220,29 @@ void proxy_logf(struct proxy *px, int level, const char *fmt, ...) __attribute__
 /* client.c */
 void proxy_send_frame(struct client *c, struct wbuf *w);
 void proxy_send_error(struct client *c, uint32_t req, int code, const char *msg);
-void proxy_out_claim(struct client *c);
-void proxy_out_claim_locked(struct client *c);
-void proxy_out_settle(struct client *c);
-void proxy_on_spill(evutil_socket_t fd, short what, void *arg);
-size_t proxy_unsent(struct client *c);
-void proxy_on_output(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg);
-void proxy_client_flush(struct client *c);
-void proxy_on_flush(evutil_socket_t fd, short what, void *arg);
-void proxy_on_resume(evutil_socket_t fd, short what, void *arg);
+int proxy_client_open(struct proxy *px, struct client *c, int fd);
 void proxy_client_free(struct client *c);
 void proxy_client_end(struct client *c, int routine, const char *why);
-void proxy_on_read(struct bufferevent *bev, void *arg);
-void proxy_on_write(struct bufferevent *bev, void *arg);
-void proxy_on_event(struct bufferevent *bev, short what, void *arg);
+void proxy_on_read(struct client *c);
+void proxy_on_room(struct client *c);
+void proxy_on_resume(evutil_socket_t fd, short what, void *arg);
 void proxy_on_handshake_deadline(evutil_socket_t fd, short what, void *arg);
+
+/* output.c */
+int proxy_out_open(struct client *c);
+void proxy_out_free(struct client *c);
+struct evbuffer *proxy_out_claim(struct client *c);
+struct evbuffer *proxy_out_claim_locked(struct client *c);
+void proxy_out_settle(struct client *c);
+int proxy_out_ended(const struct client *c);
+size_t proxy_unsent(const struct client *c);
+void proxy_out_fail(struct client *c, int err);
+int proxy_out_close(struct client *c);
+void proxy_on_flush(evutil_socket_t fd, short what, void *arg);
+int proxy_out_direct_begin(struct client *c);
+int proxy_out_direct_write(struct client *c, const uint8_t *buf, size_t len);
+int proxy_out_direct_more(const struct client *c);
+void proxy_out_direct_end(struct client *c);
 
 /* send.c */
 void proxy_handle_unwatch(struct client *c, struct handle *h);
@@ -226,6 +258,9 @@ int proxy_rd_tid(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint
 int proxy_rd_time(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
 int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
 void proxy_service_handle(struct client *c, struct handle *h);
+/* A test hook's number from the environment variable NAME, read once into
+ * *CACHE (-1 until then): >= 0, 0 when unset. Any thread. */
+long proxy_test_hook(const char *name, _Atomic long *cache);
 void proxy_on_wait_timeout(evutil_socket_t fd, short what, void *arg);
 
 /* handshake.c */

@@ -151,7 +151,9 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
                       uint64_t arg, uint32_t request, int data_frame, uint32_t handle,
                       uint64_t *carry)
 {
-	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer *out = proxy_out_claim(c);
+	if (!out)
+		return dssm__fail(DSSM_ESTATE, "the connection is closing");
 	size_t prefix = data_frame ? WIRE_DATA_PREFIX : WIRE_READ_PREFIX;
 	dssm_sample_info si;
 	uint64_t missed = 0;
@@ -217,7 +219,7 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
 /* A test hook's number from the environment variable NAME, read once into
  * *CACHE (-1 until then; read by the watcher threads too): >= 0, 0 when
  * unset. */
-static long test_hook(const char *name, _Atomic long *cache)
+long proxy_test_hook(const char *name, _Atomic long *cache)
 {
 	long v = atomic_load_explicit(cache, memory_order_relaxed);
 	if (v < 0) {
@@ -237,7 +239,7 @@ static long test_hook(const char *name, _Atomic long *cache)
 static unsigned long test_overwrite_every(void)
 {
 	static _Atomic long every = -1;
-	return (unsigned long)test_hook("DSSM_TEST_OVERWRITE_EVERY", &every);
+	return (unsigned long)proxy_test_hook("DSSM_TEST_OVERWRITE_EVERY", &every);
 }
 
 int proxy_rd_next(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a)
@@ -284,53 +286,14 @@ int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uin
  * thread wake-up (the watcher's) instead of two (the watcher's, then the
  * loop's). A subscriber that is behind gets all its ready samples in that
  * one send. What the socket does not take is handed to the loop as the
- * client's spill, which goes out before anything else (proxy_out_claim);
- * big samples, and clients with output queued, are left to the loop. */
+ * client's queue (output.c: SPILLED), which the loop writes before
+ * anything else; big samples, and clients with output queued, are left to
+ * the loop. */
 
 /* Samples up to this size are sent from a watcher thread. */
 #define DIRECT_MAX_SAMPLE (16u << 10)
 /* Batches one subscriber gets per wake-up before the loop takes over. */
 #define DIRECT_ROUNDS 4
-
-/* DSSM_TEST_DIRECT_SEND_MAX=N: a direct send() is offered at most N bytes,
- * as if the socket were full (0: unlimited), so the tests reach the spill
- * path at will. */
-static size_t test_direct_send_max(void)
-{
-	static _Atomic long max = -1;
-	return (size_t)test_hook("DSSM_TEST_DIRECT_SEND_MAX", &max);
-}
-
-/* Send len bytes of buf on c's socket (c->tx held, c->direct set). What
- * is not taken becomes the spill, for the loop. 0, or -1 if nothing could
- * be kept for the loop (the connection is then shut down: a frame cut in
- * the middle must never be followed by another). */
-static int direct_write(struct client *c, const uint8_t *buf, size_t len)
-{
-	size_t offer = len, limit = test_direct_send_max();
-	if (limit && offer > limit)
-		offer = limit;
-	ssize_t n;
-	do
-		n = send(c->fd, buf, offer, MSG_NOSIGNAL | MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		n = 0; /* EAGAIN, or an error the loop's own write meets and reports */
-	atomic_fetch_add_explicit(&c->px->direct_writes, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&c->px->direct_sent, (uint64_t)n, memory_order_relaxed);
-	if ((size_t)n == len)
-		return 0;
-	c->direct = 0;
-	c->spill = malloc(len - (size_t)n);
-	if (c->spill) {
-		memcpy(c->spill, buf + n, len - (size_t)n);
-		c->spill_len = len - (size_t)n;
-	} else {
-		shutdown(c->fd, SHUT_RDWR);
-	}
-	event_active(c->spill_ev, EV_WRITE, 0);
-	return c->spill ? 0 : -1;
-}
 
 /* direct callback of a subscription (on a watcher thread, the ring's lock
  * held): 1 if everything ready was sent, 0 to leave the rest to the loop. */
@@ -342,12 +305,10 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 	if (h->sub_max > DIRECT_MAX_SAMPLE || frame_max > cap)
 		return 0;
 	int done = 0;
-	/* Never wait for the loop here: it may hold c->tx through a long fill
-	 * (up to max_unsent), and this thread serves every subscriber of its
-	 * rings. Busy means the loop is serving c: leave the rest to it. */
-	if (pthread_mutex_trylock(&c->tx) != 0)
+	/* Busy or not idle means the loop is serving c: leave the rest to it. */
+	if (!proxy_out_direct_begin(c))
 		return 0;
-	for (int round = 0; round < DIRECT_ROUNDS && c->direct; round++) {
+	for (int round = 0; round < DIRECT_ROUNDS && proxy_out_direct_more(c); round++) {
 		size_t len = 0;
 		uint64_t frames = 0;
 		int rc = 0;
@@ -369,7 +330,7 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 		}
 		atomic_fetch_add_explicit(&c->px->direct_frames, frames, memory_order_relaxed);
 		atomic_fetch_add_explicit(&c->px->direct_bytes, len, memory_order_relaxed);
-		if (len && direct_write(c, buf, len) < 0)
+		if (len && proxy_out_direct_write(c, buf, len) < 0)
 			break;
 		if (rc < 0 && rc != DSSM_ETOOOLD)
 			break; /* the loop meets the error again (and leaves it there) */
@@ -378,14 +339,14 @@ static int direct_send(struct watch_reg *r, uint8_t *buf, size_t cap)
 			break;
 		}
 	}
-	pthread_mutex_unlock(&c->tx);
+	proxy_out_direct_end(c);
 	return done;
 }
 
 /* Push what a subscription may send now; finish a WAIT whose condition holds. */
 void proxy_service_handle(struct client *c, struct handle *h)
 {
-	if (c->closing)
+	if (proxy_out_ended(c))
 		return; /* nothing more after the ERROR it is being closed for */
 	if (h->sub) {
 		/* A big sample goes out only while little is queued, so it cannot
@@ -394,7 +355,8 @@ void proxy_service_handle(struct client *c, struct handle *h)
 		/* h->sub's position and sub_missed are shared with direct_send */
 		pthread_mutex_lock(&c->tx);
 		while (proxy_unsent(c) < limit && dssm__next_ready(h->sub)) {
-			proxy_out_claim_locked(c);
+			if (!proxy_out_claim_locked(c))
+				break;
 			int rc = proxy_send_sample(c, h->sub, h->sub_max, proxy_rd_next, 0, h->sub_request, 1, h->id,
 			                           &h->sub_missed);
 			/* Overwritten while copied: read_next moved past it (counted in
@@ -404,7 +366,7 @@ void proxy_service_handle(struct client *c, struct handle *h)
 		}
 		pthread_mutex_unlock(&c->tx);
 		if (proxy_unsent(c) >= limit)
-			c->starved = 1; /* proxy_on_write goes on */
+			c->starved = 1; /* proxy_on_room goes on */
 		proxy_out_settle(c); /* (a claim that queued nothing) */
 	}
 	if (h->waiting) {
