@@ -123,6 +123,12 @@ $(BUILD)/tests/test_watch: tests/test_watch.c $(BUILD)/app/proxy/watch.o $(LIBSS
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BUILD)/app/proxy/watch.o $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
 
+# Two proxies in one process: the proxy engine linked as a library.
+PROXY_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard app/proxy/*.c))
+$(BUILD)/tests/test_proxies: tests/test_proxies.c $(PROXY_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(PROXY_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(EVENT_LIBS) $(LDLIBS_ALL)
+
 # The Foxglove server's socket-free parts (JSON, frames, channel mapping).
 FOXGLOVE_UNIT_OBJ := $(addprefix $(BUILD)/app/foxglove/,protocol.o channels.o live.o struct_json.o)
 $(BUILD)/tests/test_foxglove: tests/test_foxglove.c $(FOXGLOVE_UNIT_OBJ) $(LIBSSM) $(wildcard tests/*.h)
@@ -230,7 +236,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build.
-TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends
+TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm
@@ -247,7 +253,7 @@ UNITS_decode := test_decoder
 UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow
 UNITS_ssm := test_ssm_compat test_ssm_clock test_ssm_times test_ssm_users
-UNITS_proxy := test_watch test_hostile
+UNITS_proxy := test_watch test_hostile test_proxies
 UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io
 UNITS_foxglove := test_foxglove
 UNITS_cli := test_timeparse

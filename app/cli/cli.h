@@ -6,6 +6,7 @@
 #define DSSM_CLI_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "dssm/decoder.h"
@@ -162,8 +163,10 @@ void cli_format_age(char *out, size_t cap, dssm_time_t age);
 void cli_format_time(char *out, size_t cap, dssm_time_t t);
 
 /* SIGINT/SIGTERM (and SIGPIPE) set cli_stop to the signal's number
- * (installed without SA_RESTART so waits wake); the engines take &cli_stop. */
-extern volatile sig_atomic_t cli_stop;
+ * (installed without SA_RESTART so waits wake); the engines take &cli_stop.
+ * A lock-free atomic int: safe to set from a signal handler, and read by
+ * an engine's threads without a race (dssm.c checks it is lock-free). */
+extern _Atomic int cli_stop;
 void cli_catch_signals(void);
 /* The reader of standard output went away (a pipe's reader closed, a
  * socket hung up): a command that follows a stream notices it while the

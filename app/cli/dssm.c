@@ -237,7 +237,8 @@ void cli_format_time(char *out, size_t cap, dssm_time_t t)
 	snprintf(out, cap, "%s.%09ldZ", date, ns);
 }
 
-volatile sig_atomic_t cli_stop;
+_Atomic int cli_stop;
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "cli_stop is set from a signal handler: it must be lock-free");
 
 static void on_signal(int sig)
 {

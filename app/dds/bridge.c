@@ -350,7 +350,7 @@ static int setup(struct bridge *b)
 	return 0;
 }
 
-int dssm__dds_run(const struct ddsb_config *cfg, volatile sig_atomic_t *stop,
+int dssm__dds_run(const struct ddsb_config *cfg, _Atomic int *stop,
                   struct ddsb_stats *st)
 {
 	struct bridge b = {.cfg = cfg, .st = st};

@@ -86,7 +86,7 @@ struct ddsb_stats {
 /* Run the bridge until *stop (set by the command's signal handler; NULL:
  * none) or *cfg->halt. 0, or a DSSM_E* code with dssm_last_error() saying
  * what failed (a DDS entity, a ring); *stats holds the figures either way. */
-int dssm__dds_run(const struct ddsb_config *cfg, volatile sig_atomic_t *stop,
+int dssm__dds_run(const struct ddsb_config *cfg, _Atomic int *stop,
                   struct ddsb_stats *stats);
 
 /* ---- naming.c: rings <-> topics, dssm types <-> DDS type names ------------- */
@@ -393,7 +393,7 @@ struct ddsb_source;
  * nothing left running); globs are not waited for (ddsb_source_next).
  * What ddsb_source_check refuses, or a ring not made from DDS: DSSM_EINVAL. */
 int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
-                      volatile sig_atomic_t *interrupt, struct ddsb_source **out);
+                      _Atomic int *interrupt, struct ddsb_source **out);
 /* The ring of spec i, "NAME:ID"; NULL for a glob. */
 const char *ddsb_source_ring(const struct ddsb_source *s, int i);
 /* A topic matching a glob whose ring now exists, not given before: 1 with

@@ -206,7 +206,7 @@ static int ready(struct ddsb_source *s)
 }
 
 /* Wait for the rings (docs/dds.md); < 0 if they did not come. */
-static int await_rings(struct ddsb_source *s, dssm_time_t wait, volatile sig_atomic_t *interrupt)
+static int await_rings(struct ddsb_source *s, dssm_time_t wait, _Atomic int *interrupt)
 {
 	dssm_time_t end = dssm_now() + wait;
 	int rc;
@@ -230,7 +230,7 @@ static int await_rings(struct ddsb_source *s, dssm_time_t wait, volatile sig_ato
 }
 
 int ddsb_source_start(const struct ddsb_config *base, char *const *specs, int n, dssm_time_t wait,
-                      volatile sig_atomic_t *interrupt, struct ddsb_source **out)
+                      _Atomic int *interrupt, struct ddsb_source **out)
 {
 	struct ddsb_source *s = calloc(1, sizeof *s);
 	if (!s)

@@ -80,7 +80,7 @@ struct fg_figures {
 /* Serve until *stop is set (the command's signal handler sets it; the loop
  * sees it within 100 ms). 0 on a clean stop with *fig filled; 1 on failure,
  * 2 on a refused configuration (both said on stderr). */
-int dssm__foxglove_run(const struct fg_config *cfg, volatile sig_atomic_t *stop,
+int dssm__foxglove_run(const struct fg_config *cfg, _Atomic int *stop,
                        struct fg_figures *fig);
 
 /* ---- samples: read once, queued to every subscriber by reference ---- */

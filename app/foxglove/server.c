@@ -372,7 +372,7 @@ static void figures(const struct fg_server *srv, struct fg_figures *fig)
 	fig->refused_ops = srv->refused_ops;
 }
 
-int dssm__foxglove_run(const struct fg_config *cfg, volatile sig_atomic_t *stop,
+int dssm__foxglove_run(const struct fg_config *cfg, _Atomic int *stop,
                        struct fg_figures *fig)
 {
 	memset(fig, 0, sizeof *fig);

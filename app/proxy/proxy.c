@@ -377,7 +377,7 @@ static void figures(struct proxy *px, dssm_time_t start, struct proxy_figures *f
 }
 
 /* Redis's ae.c shape: create, main loop, delete. */
-int dssm__proxy_run(const struct proxy_config *cfg_in, volatile sig_atomic_t *stop,
+int dssm__proxy_run(const struct proxy_config *cfg_in, _Atomic int *stop,
                     struct proxy_figures *fig)
 {
 	struct proxy px;

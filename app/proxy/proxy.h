@@ -6,6 +6,7 @@
 #define DSSM_PROXY_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,14 +45,15 @@ struct proxy_figures {
 	uint64_t accepted, dropped;        /* connections */
 	uint64_t frames_in, bytes_in;
 	uint64_t frames_out, bytes_out;    /* all, the watcher threads' direct sends too */
-	uint64_t writes, bytes_sent;       /* by its own writes (the rest: libevent's) */
+	uint64_t writes, bytes_sent;       /* system calls that wrote, and what they wrote (the loop's and the watcher threads') */
 };
 
-/* Serve until *stop is set (the command's signal handler sets it to the
- * signal's number; the loop sees it within 100 ms and logs "SIGINT:
- * stopping"). 0 on a clean stop with *fig filled; 1 on failure, 2 on a
+/* Serve until *stop is set (to the number of the signal that asks: the
+ * command's signal handler sets it, or any thread; a lock-free atomic may be
+ * set from both); the loop sees it within 100 ms and logs "SIGINT:
+ * stopping". 0 on a clean stop with *fig filled; 1 on failure, 2 on a
  * refused configuration (both said on stderr). */
-int dssm__proxy_run(const struct proxy_config *cfg, volatile sig_atomic_t *stop,
+int dssm__proxy_run(const struct proxy_config *cfg, _Atomic int *stop,
                     struct proxy_figures *fig);
 
 #endif

@@ -174,7 +174,7 @@ struct proxy_block_pool {
 
 struct proxy {
 	struct proxy_config cfg;
-	volatile sig_atomic_t *stop; /* set by the command's signal handler (the signal) */
+	_Atomic int *stop; /* set by the command's signal handler (the signal) */
 	/* this host's boot id (16 zero bytes if it cannot be read): with a
 	 * ring's st_dev and st_ino, its identity across a reboot (tmpfs inode
 	 * numbers start again at boot), sent in OPEN replies */
@@ -205,7 +205,7 @@ struct proxy {
 	struct event *flush, *resume;
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
-	uint64_t writes, bytes_sent;  /* by proxy_client_flush (the rest: libevent) */
+	uint64_t writes, bytes_sent;  /* by the loop (output.c, write_some) */
 	/* by the watcher threads (direct_send) */
 	_Atomic uint64_t direct_frames, direct_bytes, direct_writes, direct_sent;
 };
