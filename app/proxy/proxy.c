@@ -222,6 +222,22 @@ static void on_stop_check(evutil_socket_t fd, short what, void *arg)
 	event_base_loopbreak(px->base);
 }
 
+/* A test hook's number from the environment variable NAME, read once into
+ * *CACHE (-1 until then; read by the watcher threads too): >= 0, 0 when
+ * unset. */
+long proxy_test_hook(const char *name, _Atomic long *cache)
+{
+	long v = atomic_load_explicit(cache, memory_order_relaxed);
+	if (v < 0) {
+		const char *text = getenv(name);
+		v = text ? strtol(text, NULL, 10) : 0;
+		if (v < 0)
+			v = 0;
+		atomic_store_explicit(cache, v, memory_order_relaxed);
+	}
+	return v;
+}
+
 static int is_loopback(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)

@@ -216,6 +216,9 @@ typedef int (*proxy_sample_reader)(dssm_stream *s, void *buf, size_t cap, dssm_s
 
 /* proxy.c */
 void proxy_logf(struct proxy *px, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A test hook's number from the environment variable NAME, read once into
+ * *CACHE (-1 until then): >= 0, 0 when unset. Any thread. */
+long proxy_test_hook(const char *name, _Atomic long *cache);
 
 /* client.c */
 void proxy_send_frame(struct client *c, struct wbuf *w);
@@ -258,9 +261,6 @@ int proxy_rd_tid(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint
 int proxy_rd_time(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
 int proxy_rd_back(dssm_stream *s, void *b, size_t cap, dssm_sample_info *si, uint64_t *m, uint64_t a);
 void proxy_service_handle(struct client *c, struct handle *h);
-/* A test hook's number from the environment variable NAME, read once into
- * *CACHE (-1 until then): >= 0, 0 when unset. Any thread. */
-long proxy_test_hook(const char *name, _Atomic long *cache);
 void proxy_on_wait_timeout(evutil_socket_t fd, short what, void *arg);
 
 /* handshake.c */

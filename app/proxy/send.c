@@ -216,22 +216,6 @@ int proxy_send_sample(struct client *c, dssm_stream *s, size_t cap, proxy_sample
 	return 0;
 }
 
-/* A test hook's number from the environment variable NAME, read once into
- * *CACHE (-1 until then; read by the watcher threads too): >= 0, 0 when
- * unset. */
-long proxy_test_hook(const char *name, _Atomic long *cache)
-{
-	long v = atomic_load_explicit(cache, memory_order_relaxed);
-	if (v < 0) {
-		const char *text = getenv(name);
-		v = text ? strtol(text, NULL, 10) : 0;
-		if (v < 0)
-			v = 0;
-		atomic_store_explicit(cache, v, memory_order_relaxed);
-	}
-	return v;
-}
-
 /* DSSM_TEST_OVERWRITE_EVERY=N makes every Nth read_next end as if the
  * writer had overwritten the sample during its copy (DSSM_ETOOOLD, the
  * sample counted in missed): how the tests reach, at will, a failure that
