@@ -136,10 +136,11 @@ static void message_of(int i, int *channel, int64_t *time, uint8_t *buf, size_t 
 		buf[k] = (uint8_t)(i * 31 + k * 7);
 }
 
-static void write_bag(const char *path, enum bridge_codec codec, size_t chunk, int count)
+static void write_bag_tuned(const char *path, enum bridge_codec codec, size_t chunk, int count,
+                            const struct bridge_tuning *t)
 {
 	struct bag_writer *w;
-	assert_int_equal(bag_writer_open(path, codec, chunk, &w), 0);
+	assert_int_equal(bag_writer_open(path, codec, chunk, t, &w), 0);
 	static const char *const topics[] = {"/imu", "/camera/image", "/rosout"};
 	for (int c = 0; c < 3; c++)
 		assert_int_equal(bag_writer_connection(w, topics[c], "std_msgs/String", "*",
@@ -155,10 +156,11 @@ static void write_bag(const char *path, enum bridge_codec codec, size_t chunk, i
 	assert_int_equal(bag_writer_close(w), 0);
 }
 
-static void write_mcap(const char *path, enum bridge_codec codec, size_t chunk, int count)
+static void write_mcap_tuned(const char *path, enum bridge_codec codec, size_t chunk, int count,
+                             const struct bridge_tuning *t)
 {
 	struct mcap_writer *w;
-	assert_int_equal(mcap_writer_open(path, "", codec, chunk, &w), 0);
+	assert_int_equal(mcap_writer_open(path, "", codec, chunk, t, &w), 0);
 	int schema = mcap_writer_schema(w, "pkg/Thing", "jsonschema", (const uint8_t *)"{}", 2);
 	assert_true(schema > 0);
 	for (int c = 0; c < 3; c++)
@@ -173,6 +175,17 @@ static void write_mcap(const char *path, enum bridge_codec codec, size_t chunk, 
 		assert_int_equal(mcap_writer_message(w, ch, (uint32_t)i, t, t, buf, len), 0);
 	}
 	assert_int_equal(mcap_writer_close(w), 0);
+}
+
+/* With the defaults. */
+static void write_bag(const char *path, enum bridge_codec codec, size_t chunk, int count)
+{
+	write_bag_tuned(path, codec, chunk, count, NULL);
+}
+
+static void write_mcap(const char *path, enum bridge_codec codec, size_t chunk, int count)
+{
+	write_mcap_tuned(path, codec, chunk, count, NULL);
 }
 
 static void check_messages(const struct collected *c, size_t count, int small)
@@ -197,17 +210,18 @@ static void round_trip(int mcap)
 {
 	const enum bridge_codec codecs[] = {BRIDGE_NONE, BRIDGE_LZ4, mcap ? BRIDGE_ZSTD : BRIDGE_BZ2};
 	for (size_t k = 0; k < 9; k++) {
-		bridge_threads = (int)(k / 3) * 2 - (k >= 3);
+		struct bridge_tuning t = BRIDGE_TUNING_DEFAULT;
+		t.threads = (int)(k / 3) * 2 - (k >= 3);
 		char path[128];
 		snprintf(path, sizeof path, "%s/rt-%zu.%s", tmpdir, k % 3, mcap ? "mcap" : "bag");
 		if (mcap)
-			write_mcap(path, codecs[k % 3], 100000, NMSG);
+			write_mcap_tuned(path, codecs[k % 3], 100000, NMSG, &t);
 		else
-			write_bag(path, codecs[k % 3], 100000, NMSG);
+			write_bag_tuned(path, codecs[k % 3], 100000, NMSG, &t);
 		struct collected c = {0};
 		struct bridge_read_stats st;
-		assert_int_equal(mcap ? mcap_read_file(path, sink_of(&c), &st)
-		                      : bag_read_file(path, sink_of(&c), &st), 0);
+		assert_int_equal(mcap ? mcap_read_file(path, &t, sink_of(&c), &st)
+		                      : bag_read_file(path, &t, sink_of(&c), &st), 0);
 		check_messages(&c, NMSG, 0);
 		assert_int_equal(c.channels, 3);
 		assert_true(st.indexed);
@@ -238,13 +252,14 @@ static void truncations(const char *path, int mcap, size_t count)
 	uint8_t *full = slurp(path, &len);
 	for (size_t cut = 0; cut < len; cut++) {
 		/* one cut in 16 decompresses on 2 workers: their errors reach the reader */
-		bridge_threads = cut % 16 == 0 ? 2 : 0;
+		struct bridge_tuning t = BRIDGE_TUNING_DEFAULT;
+		t.threads = cut % 16 == 0 ? 2 : 0;
 		uint8_t *buf = malloc(cut ? cut : 1); /* exactly cut bytes: ASan sees overreads */
 		memcpy(buf, full, cut);
 		struct collected c = {0};
 		struct bridge_read_stats st;
-		int rc = mcap ? mcap_read_memory(buf, cut, "cut", sink_of(&c), &st)
-		              : bag_read_memory(buf, cut, "cut", sink_of(&c), &st);
+		int rc = mcap ? mcap_read_memory(buf, cut, "cut", &t, sink_of(&c), &st)
+		              : bag_read_memory(buf, cut, "cut", &t, sink_of(&c), &st);
 		assert_true(rc == 0 || rc == DSSM_ECORRUPT);
 		assert_true(c.n <= count);
 		if (rc == 0)
@@ -254,7 +269,6 @@ static void truncations(const char *path, int mcap, size_t count)
 		free(buf);
 	}
 	free(full);
-	bridge_threads = 0;
 }
 
 static void test_truncated_files(void **state)
@@ -294,8 +308,8 @@ static void flips(const char *path, int mcap)
 			buf[at] ^= (uint8_t)(1u << (seed % 8)) | (round & 0x10 ? 0xff : 0);
 		}
 		struct collected c = {0};
-		int rc = mcap ? mcap_read_memory(buf, len, "flipped", sink_of(&c), NULL)
-		              : bag_read_memory(buf, len, "flipped", sink_of(&c), NULL);
+		int rc = mcap ? mcap_read_memory(buf, len, "flipped", NULL, sink_of(&c), NULL)
+		              : bag_read_memory(buf, len, "flipped", NULL, sink_of(&c), NULL);
 		assert_true(rc == 0 || rc == DSSM_ECORRUPT || rc == DSSM_ENOMEM);
 		free(c.m);
 	}
@@ -336,14 +350,14 @@ static void test_unindexed_bag(void **state)
 	memset(p + 10, 0, 8);
 	struct collected c = {0};
 	struct bridge_read_stats st;
-	assert_int_equal(bag_read_memory(buf, len - 7, "crashed", sink_of(&c), &st), 0);
+	assert_int_equal(bag_read_memory(buf, len - 7, "crashed", NULL, sink_of(&c), &st), 0);
 	check_messages(&c, 300, 0);
 	assert_false(st.indexed);
 	assert_true(st.stopped_at > 0);
 	free(c.m);
 	/* the same with the last chunk cut: the whole chunks before it remain */
 	c = (struct collected){0};
-	assert_int_equal(bag_read_memory(buf, len / 2, "crashed", sink_of(&c), &st), 0);
+	assert_int_equal(bag_read_memory(buf, len / 2, "crashed", NULL, sink_of(&c), &st), 0);
 	assert_true(c.n > 50 && c.n < 300);
 	check_messages(&c, c.n, 0);
 	free(c.m);
@@ -364,13 +378,52 @@ static void test_hostile_chunk_size(void **state)
 		at += 9 + (size_t)(buf[at + 1] | buf[at + 2] << 8 | buf[at + 3] << 16);
 	memset(buf + at + 9 + 16, 0xff, 8);
 	struct collected c = {0};
-	assert_int_equal(mcap_read_memory(buf, len, "hostile", sink_of(&c), NULL), DSSM_ECORRUPT);
+	assert_int_equal(mcap_read_memory(buf, len, "hostile", NULL, sink_of(&c), NULL), DSSM_ECORRUPT);
 	assert_non_null(strstr(dssm_last_error(), "claims"));
 	free(c.m);
 	/* not a bag, not an MCAP file */
-	assert_int_equal(bag_read_memory(buf, len, "x.mcap", sink_of(&c), NULL), DSSM_ECORRUPT);
+	assert_int_equal(bag_read_memory(buf, len, "x.mcap", NULL, sink_of(&c), NULL), DSSM_ECORRUPT);
 	assert_non_null(strstr(dssm_last_error(), "not a ROS bag"));
 	free(buf);
+}
+
+/* Tuning is per call: a reader or an import given a small max_chunk refuses
+ * the file while calls in the same process with the defaults read it all,
+ * whichever runs first. */
+static void test_tuning_per_call(void **state)
+{
+	(void)state;
+	struct bridge_tuning small = BRIDGE_TUNING_DEFAULT;
+	small.max_chunk = 100;
+	small.threads = 0;
+	for (int mcap = 0; mcap < 2; mcap++) {
+		char path[128], dir[160];
+		snprintf(path, sizeof path, "%s/tuned.%s", tmpdir, mcap ? "mcap" : "bag");
+		if (mcap)
+			write_mcap(path, BRIDGE_ZSTD, 1500, SMALL);
+		else
+			write_bag(path, BRIDGE_LZ4, 1500, SMALL);
+		for (int round = 0; round < 2; round++) {
+			struct collected c = {0};
+			int rc = mcap ? mcap_read_file(path, &small, sink_of(&c), NULL)
+			              : bag_read_file(path, &small, sink_of(&c), NULL);
+			assert_int_equal(rc, DSSM_ECORRUPT);
+			assert_non_null(strstr(dssm_last_error(), "at most 100 are accepted"));
+			free(c.m);
+			memset(&c, 0, sizeof c);
+			rc = mcap ? mcap_read_file(path, NULL, sink_of(&c), NULL)
+			          : bag_read_file(path, NULL, sink_of(&c), NULL);
+			assert_int_equal(rc, 0);
+			check_messages(&c, SMALL, 1);
+			free(c.m);
+		}
+		struct bridge_import_options refused = {.tuning = &small}, plain = {0};
+		snprintf(dir, sizeof dir, "%s/tuned-%d.d", tmpdir, mcap);
+		assert_int_equal(bridge_import(path, NULL, dir, &refused, NULL), DSSM_ECORRUPT);
+		struct bridge_read_stats st;
+		assert_int_equal(bridge_import(path, NULL, dir, &plain, &st), 0);
+		assert_int_equal(st.messages, SMALL);
+	}
 }
 
 /* The writer refuses time going back; import refuses what is neither a bag
@@ -382,7 +435,7 @@ static void test_errors(void **state)
 	char path[128], dir[128];
 	snprintf(path, sizeof path, "%s/back.bag", tmpdir);
 	struct bag_writer *w;
-	assert_int_equal(bag_writer_open(path, BRIDGE_NONE, 0, &w), 0);
+	assert_int_equal(bag_writer_open(path, BRIDGE_NONE, 0, NULL, &w), 0);
 	assert_int_equal(bag_writer_connection(w, "/odom", "std_msgs/String", "*", "string data\n",
 	                                       NULL, 0), 0);
 	assert_int_equal(bag_writer_message(w, 0, 2000000000, "a", 1), 0);
@@ -394,7 +447,7 @@ static void test_errors(void **state)
 	assert_non_null(strstr(dssm_last_error(), "neither"));
 	assert_int_equal(bridge_import("/nonexistent.bag", NULL, dir, NULL, NULL), DSSM_ENOENT);
 	struct mcap_writer *mw;
-	assert_int_equal(mcap_writer_open(path, "", BRIDGE_BZ2, 0, &mw), DSSM_EINVAL);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_BZ2, 0, NULL, &mw), DSSM_EINVAL);
 }
 
 static int is_dir(const char *path)
@@ -480,7 +533,7 @@ static void test_import_out_of_order(void **state)
 	char path[128], dir[160];
 	snprintf(path, sizeof path, "%s/shuffled.mcap", tmpdir);
 	struct mcap_writer *w;
-	assert_int_equal(mcap_writer_open(path, "", BRIDGE_LZ4, 4000, &w), 0);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_LZ4, 4000, NULL, &w), 0);
 	for (int c = 0; c < 3; c++)
 		assert_int_equal(mcap_writer_channel(w, 0, c == 0 ? "/a" : c == 1 ? "/b" : "/c", "raw",
 		                                     NULL, 0), c);
@@ -498,13 +551,13 @@ static void test_import_out_of_order(void **state)
 	qsort(want, N, sizeof *want, by_channel_time);
 	const size_t budgets[] = {64u << 20, 2048};
 	for (int b = 0; b < 2; b++) {
-		size_t saved = bridge_reorder_bytes, saved_window = bridge_window_bytes;
-		bridge_reorder_bytes = budgets[b];
+		struct bridge_tuning t = BRIDGE_TUNING_DEFAULT;
+		t.reorder_bytes = budgets[b];
 		struct rlimit fds, few;
 		assert_int_equal(getrlimit(RLIMIT_NOFILE, &fds), 0);
 		few = fds;
 		if (b) {   /* and the windows flushed all the time */
-			bridge_window_bytes = 512;
+			t.window_bytes = 512;
 			/* ~130 runs of 3 streams need 6 descriptors each: merged
 			 * in groups, they fit in 200 */
 			few.rlim_cur = 200;
@@ -513,9 +566,8 @@ static void test_import_out_of_order(void **state)
 		snprintf(dir, sizeof dir, "%s/shuffled-%d.d", tmpdir, b);
 		struct bridge_read_stats st;
 		memset(&st, 0, sizeof st);
-		int rc = bridge_import(path, NULL, dir, NULL, &st);
-		bridge_reorder_bytes = saved;
-		bridge_window_bytes = saved_window;
+		struct bridge_import_options o = {.tuning = &t};
+		int rc = bridge_import(path, NULL, dir, &o, &st);
 		assert_int_equal(setrlimit(RLIMIT_NOFILE, &fds), 0);
 		if (rc < 0)
 			fail_msg("import: %s", dssm_last_error());
@@ -546,7 +598,7 @@ static void test_import_out_of_order(void **state)
 	/* jitter (each pair of messages swapped): put in order in memory,
 	 * nothing merged from runs */
 	snprintf(path, sizeof path, "%s/jitter.mcap", tmpdir);
-	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, NULL, &w), 0);
 	assert_int_equal(mcap_writer_channel(w, 0, "/j", "raw", NULL, 0), 0);
 	for (int i = 0; i < N; i++) {
 		int k = i ^ 1;
@@ -578,7 +630,7 @@ static void test_import_out_of_order(void **state)
 
 	/* late messages that are all empty (no bytes held for them) */
 	snprintf(path, sizeof path, "%s/empty.mcap", tmpdir);
-	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, &w), 0);
+	assert_int_equal(mcap_writer_open(path, "", BRIDGE_NONE, 4000, NULL, &w), 0);
 	assert_int_equal(mcap_writer_channel(w, 0, "/e", "raw", NULL, 0), 0);
 	for (int i = 0; i < 110; i++) {
 		int64_t t = 1700000000LL * 1000000000LL + (i < 100 ? 1000 + i : i);
@@ -680,7 +732,7 @@ static void test_db3(void **state)
 		if (k >= 100)
 			buf[at] = saved;
 		struct collected got = {0};
-		int rc = db3_read_file(copy, sink_of(&got), NULL);
+		int rc = db3_read_file(copy, NULL, sink_of(&got), NULL);
 		assert_true(rc == 0 || rc == DSSM_ECORRUPT);
 		assert_true(got.n <= 20);
 		free(got.m);
@@ -707,7 +759,7 @@ static void test_real_recordings(void **state)
 		}
 		struct collected c = {0};
 		int mcap = strstr(files[i].file, ".mcap") != NULL;
-		int rc = mcap ? mcap_read_file(path, sink_of(&c), NULL) : bag_read_file(path, sink_of(&c), NULL);
+		int rc = mcap ? mcap_read_file(path, NULL, sink_of(&c), NULL) : bag_read_file(path, NULL, sink_of(&c), NULL);
 		assert_int_equal(rc, 0);
 		assert_int_equal(c.n, files[i].messages);
 		if (c.md5_mismatch[0])
@@ -730,6 +782,7 @@ int main(void)
 		cmocka_unit_test(test_flipped_bytes),
 		cmocka_unit_test(test_unindexed_bag),
 		cmocka_unit_test(test_hostile_chunk_size),
+		cmocka_unit_test(test_tuning_per_call),
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_import_failures),
 		cmocka_unit_test(test_import_out_of_order),

@@ -53,6 +53,7 @@ struct bag_reader {
 	const uint8_t *file;                /* the whole bag, for looking ahead */
 	size_t file_len, scan_at;           /* chunks before scan_at were submitted */
 	struct chunk_pool *pool;
+	size_t max_chunk;
 };
 
 /* One record at `at` of buf[0..len). 1: read, 0: cut short (the end of a
@@ -255,10 +256,10 @@ static int chunk_params(struct bag_reader *r, const struct record *rec, int *cod
 		return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk at byte %llu holds %u "
 		                  "bytes; its header says %zu", r->what,
 		                  (unsigned long long)rec->at, rec->data_len, *size);
-	if (*size > bridge_max_chunk)
+	if (*size > r->max_chunk)
 		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %zu bytes "
 		                  "uncompressed; at most %zu are accepted", r->what,
-		                  (unsigned long long)rec->at, *size, bridge_max_chunk);
+		                  (unsigned long long)rec->at, *size, r->max_chunk);
 	return 0;
 }
 
@@ -337,7 +338,7 @@ static int on_bag_header(struct bag_reader *r, const struct record *rec)
 	return rc;
 }
 
-int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
+int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                     const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
@@ -348,9 +349,10 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 	if (len < BAG_MAGIC_LEN || memcmp(buf, BAG_MAGIC, BAG_MAGIC_LEN) != 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s is not a ROS bag v2.0 (it does not start with "
 		                  "\"#ROSBAG V2.0\")", what);
+	t = bridge_tuning_or_default(t);
 	struct bag_reader r = {.what = what, .sink = sink, .st = st, .file = buf, .file_len = len,
-	                       .scan_at = BAG_MAGIC_LEN};
-	if (bridge_threads != 0 && chunk_pool_new(bridge_threads, &r.pool) < 0)
+	                       .scan_at = BAG_MAGIC_LEN, .max_chunk = t->max_chunk};
+	if (t->threads != 0 && chunk_pool_new(t->threads, &r.pool) < 0)
 		r.pool = NULL;  /* decompress on this thread */
 	size_t at = BAG_MAGIC_LEN;
 	int rc = 0, seen_header = 0;
@@ -416,7 +418,8 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
 	return rc < 0 ? rc : 0;
 }
 
-int bag_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
+int bag_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                  struct bridge_read_stats *st)
 {
-	return bridge_read_mapped(path, bag_read_memory, sink, st);
+	return bridge_read_mapped(path, bag_read_memory, t, sink, st);
 }

@@ -122,7 +122,7 @@ static int write_bag_header(struct bag_writer *w, uint64_t index_pos)
 }
 
 int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_bytes,
-                    struct bag_writer **out)
+                    const struct bridge_tuning *t, struct bag_writer **out)
 {
 	if (codec == BRIDGE_ZSTD)
 		return dssm__fail(DSSM_EINVAL, "ROS bags are compressed with lz4 or bz2, not zstd");
@@ -134,7 +134,7 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 	w->codec = codec;
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->last_time = INT64_MIN;
-	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
+	int prc = chunk_pool_new(bridge_writer_threads(t, codec), &w->pool);
 	w->f = prc == 0 ? fopen(path, "wbe") : NULL;
 	if (!w->f) {
 		int rc = prc == 0 ? dssm__fail_errno(DSSM_ESYS, "creating %s", path) : prc;

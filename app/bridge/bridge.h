@@ -23,6 +23,25 @@
 #include "dssm/container.h"
 #include "lib/base/bytes.h"
 
+/* ---- how much memory and how many threads a call may use ---- */
+
+/* Given to each reader, writer, import and export call (NULL: the
+ * defaults), so that two calls in one process may differ; the CLI fills it
+ * from --threads, tests and fuzz targets from what they exercise. */
+struct bridge_tuning {
+	/* The largest decompressed chunk a reader accepts (hostile sizes). */
+	size_t max_chunk;
+	/* Worker threads for chunks (readers, and writers when >= 0); -1: one
+	 * per core for readers, bridge_writer_threads's choice for writers. */
+	int threads;
+	/* Import (reorder.c): late samples held in memory before a sorted
+	 * run is written; what all streams' windows hold at most. */
+	size_t reorder_bytes, window_bytes;
+};
+#define BRIDGE_TUNING_DEFAULT {(size_t)1 << 30, -1, 64u << 20, 16u << 20}
+/* t, or the defaults when t is NULL (codec.c). */
+const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning *t);
+
 /* ---- what readers report ---- */
 
 struct bridge_channel {
@@ -98,22 +117,25 @@ int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h);
 /* Read a whole ROS1 bag v2.0 (uncompressed, lz4 or bz2 chunks; with or
  * without index records: a bag whose recorder crashed is read up to its
  * last whole record). */
-int bag_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
-int bag_read_memory(const uint8_t *buf, size_t len, const char *what,
+int bag_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                  struct bridge_read_stats *st);
+int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                     const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* Read a whole MCAP file (chunked or not; none, lz4 or zstd; summary optional). */
-int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
-int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
+int mcap_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                   struct bridge_read_stats *st);
+int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                      const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* Read a rosbag2 SQLite bag (.db3; db3_read.c), opened read-only: every
  * topic as a channel (serialization_format as the encoding; offered QoS and
  * serialization format as fields), then every message ORDER BY timestamp, id. */
-int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st);
+int db3_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                  struct bridge_read_stats *st);
 /* The same from bytes in memory (the fuzz target): SQLite reads them in
  * place, read-only. */
-int db3_read_memory(const uint8_t *buf, size_t len, const char *what,
+int db3_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                     const struct bridge_sink *sink, struct bridge_read_stats *st);
 
 /* A whole file mapped read-only (mapped.c). */
@@ -121,9 +143,10 @@ int bridge_map(const char *path, const uint8_t **buf, size_t *len);
 void bridge_unmap(const uint8_t *buf, size_t len);
 /* Map path and read it with a reader's *_read_memory. */
 typedef int (*bridge_read_fn)(const uint8_t *buf, size_t len, const char *what,
-                              const struct bridge_sink *sink, struct bridge_read_stats *st);
-int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_sink *sink,
-                       struct bridge_read_stats *st);
+                              const struct bridge_tuning *t, const struct bridge_sink *sink,
+                              struct bridge_read_stats *st);
+int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_tuning *t,
+                       const struct bridge_sink *sink, struct bridge_read_stats *st);
 /* Where an export writes OUT (export.c): OUT itself when it exists and is
  * not a regular file (a pipe), else a temporary beside it, renamed over OUT
  * once complete (malloc'd; NULL: out of memory). */
@@ -145,9 +168,6 @@ int bridge_decompress(enum bridge_codec codec, const uint8_t *in, size_t in_len,
 /* Compress into a malloc'd buffer. */
 int bridge_compress(enum bridge_codec codec, const uint8_t *in, size_t in_len, uint8_t **out,
                     size_t *out_len);
-/* The largest decompressed chunk a reader accepts (hostile sizes). */
-extern size_t bridge_max_chunk;
-
 /* Chunks decompressed on worker threads, taken back in submission order
  * (chunk_pool.c). threads < 0: one per core (at most 4; none on one core). */
 struct chunk_pool;
@@ -206,17 +226,15 @@ int chunk_sink_submit(struct chunk_sink *s, enum bridge_codec codec, struct wbuf
 /* At close: every chunk still in the pool written, or after a failure
  * (rc < 0, or one before) freed; returns rc or the first new failure. */
 int chunk_sink_drain(struct chunk_sink *s, int rc);
-/* Threads the readers and writers use (-1: one per core; tests set 0 or more). */
-extern int bridge_threads;
-/* The workers a writer uses for codec: bridge_threads when set, else one
+/* The workers a writer uses for codec: t->threads when >= 0, else one
  * per core for bz2 and none for the fast codecs. */
-int bridge_writer_threads(enum bridge_codec codec);
+int bridge_writer_threads(const struct bridge_tuning *t, enum bridge_codec codec);
 
 /* ---- writers ---- */
 
 struct bag_writer;
 int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_bytes,
-                    struct bag_writer **out);
+                    const struct bridge_tuning *t, struct bag_writer **out);
 /* A connection; `fields` are extra header fields as in bridge_channel. */
 int bag_writer_connection(struct bag_writer *w, const char *topic, const char *type,
                           const char *md5sum, const char *definition, const uint8_t *fields,
@@ -229,7 +247,7 @@ int bag_writer_close(struct bag_writer *w);
 
 struct mcap_writer;
 int mcap_writer_open(const char *path, const char *profile, enum bridge_codec codec,
-                     size_t chunk_bytes, struct mcap_writer **out);
+                     size_t chunk_bytes, const struct bridge_tuning *t, struct mcap_writer **out);
 /* Returns the schema id (> 0). */
 int mcap_writer_schema(struct mcap_writer *w, const char *name, const char *encoding,
                        const uint8_t *data, size_t len);
@@ -265,11 +283,11 @@ int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
 
 /* The samples of an import into DIR, put into the container in time order
  * per stream: each stream holds back its newest samples (all streams at
- * most bridge_window_bytes); one older than what its stream already wrote
- * is "late": held in memory up to bridge_reorder_bytes, then sorted into
+ * most t->window_bytes); one older than what its stream already wrote
+ * is "late": held in memory up to t->reorder_bytes, then sorted into
  * runs (temporary containers in a directory beside DIR). */
 struct reorder;
-int reorder_new(const char *dir, struct reorder **out);
+int reorder_new(const char *dir, const struct bridge_tuning *t, struct reorder **out);
 int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
                 const void *data, size_t len);
 /* Every held-back sample into c (before closing it). */
@@ -285,7 +303,6 @@ uint64_t reorder_appended(const struct reorder *r);
 int reorder_finish(struct reorder *r, const char *dir, uint64_t *total);
 /* Removes the temporary containers; keeps dssm_last_error(). */
 void reorder_free(struct reorder *r);
-extern size_t bridge_reorder_bytes, bridge_window_bytes;
 
 /* ---- container import / export (import.c, export.c) ---- */
 
@@ -293,6 +310,7 @@ struct bridge_import_options {
 	/* called now and then with what was read so far */
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
+	const struct bridge_tuning *tuning;  /* NULL: the defaults */
 };
 /* A topic or SSM name as a stream name: no leading '/', '/' -> '.', other
  * characters a name cannot hold -> '_' (import.c). */
@@ -316,6 +334,7 @@ struct bridge_export_options {
 	int nstreams;
 	void (*progress)(void *ctx, const struct bridge_export_stats *sofar);
 	void *ctx;
+	const struct bridge_tuning *tuning;  /* NULL: the defaults */
 };
 /* The topic export gives stream `stream` of c. */
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap);

@@ -120,13 +120,13 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-int bridge_writer_threads(enum bridge_codec codec)
+int bridge_writer_threads(const struct bridge_tuning *t, enum bridge_codec codec)
 {
 	/* Measured (bench/bridge/run.sh): workers halve a bz2 export on 2 cores
 	 * but slow lz4 and zstd exports, which the disk and the queries bound,
 	 * by 15-50%. So by default only bz2 chunks go to workers. */
-	if (bridge_threads >= 0)
-		return bridge_threads;
+	if (t && t->threads >= 0)
+		return t->threads;
 	return codec == BRIDGE_BZ2 ? -1 : 0;
 }
 

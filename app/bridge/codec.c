@@ -13,8 +13,11 @@
 #include "bridge.h"
 #include "lib/base/base.h"
 
-size_t bridge_max_chunk = (size_t)1 << 30;
-int bridge_threads = -1;
+const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning *t)
+{
+	static const struct bridge_tuning defaults = BRIDGE_TUNING_DEFAULT;
+	return t ? t : &defaults;
+}
 
 int bridge_codec_parse(const char *name, int mcap)
 {

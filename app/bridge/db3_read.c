@@ -272,20 +272,22 @@ static int read_messages(struct db3 *d, const struct bridge_sink *sink,
 
 /* The untrusted file runs nothing: no functions, views or triggers from its
  * schema, and no value larger than a chunk may be. */
-static void defend(struct db3 *d)
+static void defend(struct db3 *d, const struct bridge_tuning *t)
 {
+	size_t max_chunk = bridge_tuning_or_default(t)->max_chunk;
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
-	size_t max = bridge_max_chunk < 0x7fffffff ? bridge_max_chunk : 0x7fffffff;
+	size_t max = max_chunk < 0x7fffffff ? max_chunk : 0x7fffffff;
 	sqlite3_limit(d->db, SQLITE_LIMIT_LENGTH, (int)max);
 }
 
 /* An opened database: its schema checked, its topics then its messages. */
-static int read_db(struct db3 *d, const struct bridge_sink *sink, struct bridge_read_stats *st)
+static int read_db(struct db3 *d, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                   struct bridge_read_stats *st)
 {
-	defend(d);
+	defend(d, t);
 	int rc = check_schema(d);
 	if (rc == 0)
 		rc = read_topics(d, sink);
@@ -326,7 +328,8 @@ static char *uri_of(const char *path)
 	return u;
 }
 
-int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
+int db3_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                  struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
 	if (!st)
@@ -355,10 +358,10 @@ int db3_read_file(const char *path, const struct bridge_sink *sink, struct bridg
 		sqlite3_close(d.db);
 		return rc;
 	}
-	return read_db(&d, sink, st);
+	return read_db(&d, t, sink, st);
 }
 
-int db3_read_memory(const uint8_t *buf, size_t len, const char *what,
+int db3_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                     const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
@@ -383,5 +386,5 @@ int db3_read_memory(const uint8_t *buf, size_t len, const char *what,
 		sqlite3_close(d.db);
 		return rc;
 	}
-	return read_db(&d, sink, st);
+	return read_db(&d, t, sink, st);
 }

@@ -432,8 +432,9 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 	if (rc == 0 && !o->mcap)
 		rc = check_bag_channels(chs, n);
 	if (rc == 0)
-		rc = o->mcap ? mcap_writer_open(staged, profile_of(chs, n), o->codec, o->chunk_bytes, &mw)
-		             : bag_writer_open(staged, o->codec, o->chunk_bytes, &bag);
+		rc = o->mcap ? mcap_writer_open(staged, profile_of(chs, n), o->codec, o->chunk_bytes,
+		                                o->tuning, &mw)
+		             : bag_writer_open(staged, o->codec, o->chunk_bytes, o->tuning, &bag);
 	for (int i = 0; i < n && rc == 0; i++) {
 		rc = add_channel(&chs[i], o->mcap, bag, mw);
 		if (rc >= 0) {

@@ -257,7 +257,8 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	if (!st)
 		st = &local;
 	struct importer im = {.o = o};
-	if ((rc = reorder_new(dir, &im.order)) < 0)
+	const struct bridge_tuning *t = o ? o->tuning : NULL;
+	if ((rc = reorder_new(dir, t, &im.order)) < 0)
 		return rc;
 	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
 		reorder_free(im.order);
@@ -266,10 +267,10 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
-	rc = !strcmp(format, "mcap") ? mcap_read_file(path, &sink, st)
-	     : !strcmp(format, "db3") ? db3_read_file(path, &sink, st)
+	rc = !strcmp(format, "mcap") ? mcap_read_file(path, t, &sink, st)
+	     : !strcmp(format, "db3") ? db3_read_file(path, t, &sink, st)
 	     : !strcmp(format, "ssmlog") ? ssmlog_read_file(path, &sink, st)
-	     : bag_read_file(path, &sink, st);
+	     : bag_read_file(path, t, &sink, st);
 	if (rc == 0)
 		rc = reorder_flush(im.order, im.c);
 	int crc = dssm_container_close(im.c);

@@ -58,15 +58,15 @@ void bridge_remove_partial(const char *path)
 		unlink(path);
 }
 
-int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_sink *sink,
-                       struct bridge_read_stats *st)
+int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridge_tuning *t,
+                       const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
 	const uint8_t *buf;
 	size_t len;
 	int rc = bridge_map(path, &buf, &len);
 	if (rc < 0)
 		return rc;
-	rc = read(buf, len, path, sink, st);
+	rc = read(buf, len, path, t, sink, st);
 	bridge_unmap(buf, len);
 	return rc;
 }

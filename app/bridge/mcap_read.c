@@ -43,6 +43,7 @@ struct mcap_reader {
 	const uint8_t *file;            /* the whole file, for looking ahead */
 	size_t file_len, scan_at;       /* chunks before scan_at were submitted */
 	struct chunk_pool *pool;
+	size_t max_chunk;
 };
 
 /* A string field (u32 length + bytes) into a malloc'd C string. */
@@ -232,10 +233,10 @@ static int chunk_params(struct mcap_reader *r, struct rbuf b, uint64_t at, struc
 		return rc;
 	}
 	free(compression);
-	if (c->size > bridge_max_chunk)
+	if (c->size > r->max_chunk)
 		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %llu bytes "
 		                  "uncompressed; at most %zu are accepted", r->what,
-		                  (unsigned long long)at, (unsigned long long)c->size, bridge_max_chunk);
+		                  (unsigned long long)at, (unsigned long long)c->size, r->max_chunk);
 	if (c->codec == BRIDGE_NONE && c->size != b.left)
 		return bad_record(r, "chunk", "file", at, "is uncompressed but its sizes differ");
 	c->records = b.p;
@@ -375,7 +376,7 @@ static int has_summary(const uint8_t *buf, size_t len)
 	return rbuf_u64(&b) != 0;
 }
 
-int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
+int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                      const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
@@ -397,7 +398,9 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	r->st = st;
 	r->file = buf;
 	r->file_len = len;
-	if (bridge_threads != 0 && chunk_pool_new(bridge_threads, &r->pool) < 0)
+	t = bridge_tuning_or_default(t);
+	r->max_chunk = t->max_chunk;
+	if (t->threads != 0 && chunk_pool_new(t->threads, &r->pool) < 0)
 		r->pool = NULL;     /* decompress on this thread */
 	/* the header: skip it (profile and library are informational) */
 	struct rbuf h = rbuf_of(buf + 9, 8);
@@ -432,7 +435,8 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what,
 	return rc;
 }
 
-int mcap_read_file(const char *path, const struct bridge_sink *sink, struct bridge_read_stats *st)
+int mcap_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
+                   struct bridge_read_stats *st)
 {
-	return bridge_read_mapped(path, mcap_read_memory, sink, st);
+	return bridge_read_mapped(path, mcap_read_memory, t, sink, st);
 }

@@ -96,7 +96,7 @@ static int put_buf(struct mcap_writer *w, struct wbuf *b)
 }
 
 int mcap_writer_open(const char *path, const char *profile, enum bridge_codec codec,
-                     size_t chunk_bytes, struct mcap_writer **out)
+                     size_t chunk_bytes, const struct bridge_tuning *t, struct mcap_writer **out)
 {
 	if (codec == BRIDGE_BZ2)
 		return dssm__fail(DSSM_EINVAL, "MCAP chunks are compressed with zstd or lz4, not bz2");
@@ -109,7 +109,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	w->chunk_bytes = chunk_bytes ? chunk_bytes : 768 * 1024;
 	w->first = INT64_MAX;
 	w->last = INT64_MIN;
-	int prc = chunk_pool_new(bridge_writer_threads(codec), &w->pool);
+	int prc = chunk_pool_new(bridge_writer_threads(t, codec), &w->pool);
 	if (prc < 0 || !(w->f = fopen(path, "wbe"))) {
 		int rc = prc == 0 ? dssm__fail_errno(DSSM_ESYS, "creating %s", path) : prc;
 		chunk_pool_free(w->pool);

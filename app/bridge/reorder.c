@@ -11,9 +11,9 @@
  *   sorted; the oldest goes into the output when the window is full. A
  *   sample that arrives a little late (jitter) is put in its place there,
  *   at the cost of one copy. All windows together hold at most
- *   bridge_window_bytes (beyond, they are flushed).
+ *   the tuning's window_bytes (beyond, they are flushed).
  * - A sample older than what its stream already put into the output is
- *   "late": gathered in memory up to bridge_reorder_bytes, then sorted (by
+ *   "late": gathered in memory up to its reorder_bytes, then sorted (by
  *   stream, time, arrival) and written as a run into a temporary container
  *   in a directory beside the output. At the end, if anything was late, the
  *   output and the runs are merged by time (dssm_query over each, a k-way
@@ -30,8 +30,6 @@
 #include "lib/base/base.h"
 
 #define REORDER_WINDOW 64u
-size_t bridge_reorder_bytes = 64u << 20;
-size_t bridge_window_bytes = 16u << 20;
 
 struct late {
 	int stream;         /* in the output */
@@ -82,9 +80,10 @@ struct reorder {
 	uint64_t seq, count;
 	struct run *runs;   /* in the order of the samples they hold */
 	int nruns, named;
+	size_t reorder_bytes, window_bytes;  /* the caller's bridge_tuning */
 };
 
-int reorder_new(const char *dir, struct reorder **out)
+int reorder_new(const char *dir, const struct bridge_tuning *t, struct reorder **out)
 {
 	struct reorder *r = calloc(1, sizeof *r);
 	char *copy = strdup(dir);
@@ -110,6 +109,9 @@ int reorder_new(const char *dir, struct reorder **out)
 		reorder_free(r);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
+	t = bridge_tuning_or_default(t);
+	r->reorder_bytes = t->reorder_bytes;
+	r->window_bytes = t->window_bytes;
 	*out = r;
 	return 0;
 }
@@ -242,7 +244,7 @@ static int spill(struct reorder *r)
 static int late_add(struct reorder *r, int stream, int64_t time, const void *data, size_t len)
 {
 	size_t held = r->used + r->n * sizeof *r->v;
-	if (r->n && held + len + sizeof *r->v > bridge_reorder_bytes) {
+	if (r->n && held + len + sizeof *r->v > r->reorder_bytes) {
 		int rc = spill(r);
 		if (rc < 0)
 			return rc;
@@ -358,7 +360,7 @@ int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
 	int rc = 0;
 	while (rc == 0 && w->n > REORDER_WINDOW)
 		rc = pop_oldest(r, c, stream, w);
-	if (rc == 0 && r->held_bytes > bridge_window_bytes)
+	if (rc == 0 && r->held_bytes > r->window_bytes)
 		rc = reorder_flush(r, c);
 	return rc;
 }

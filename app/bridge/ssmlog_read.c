@@ -180,9 +180,18 @@ int ssmlog_read_memory(const uint8_t *buf, size_t len, const char *what,
 	return 0;
 }
 
+/* An SSM log has no chunks: nothing to tune. */
+static int read_untuned(const uint8_t *buf, size_t len, const char *what,
+                        const struct bridge_tuning *t, const struct bridge_sink *sink,
+                        struct bridge_read_stats *st)
+{
+	(void)t;
+	return ssmlog_read_memory(buf, len, what, sink, st);
+}
+
 int ssmlog_read_file(const char *path, const struct bridge_sink *sink,
                      struct bridge_read_stats *st)
 {
-	return bridge_read_mapped(path, ssmlog_read_memory, sink, st);
+	return bridge_read_mapped(path, read_untuned, NULL, sink, st);
 }
 

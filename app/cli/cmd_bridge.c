@@ -157,6 +157,7 @@ int cmd_import(int argc, char **argv)
 	const char *dir = NULL, *format = NULL;
 	int quiet = 0;
 	long threads = -1;
+	struct bridge_tuning tuning = BRIDGE_TUNING_DEFAULT;
 	static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
 	                                         {"format", required_argument, 0, 'f'},
 	                                         {"quiet", no_argument, 0, 'q'},
@@ -169,7 +170,7 @@ int cmd_import(int argc, char **argv)
 				return EXIT_USAGE;
 			if (threads < 0 || threads > 64)
 				return cli_usage("import", "--threads is 0 to 64");
-			bridge_threads = (int)threads;
+			tuning.threads = (int)threads;
 		} else if (opt == 'o')
 			dir = optarg;
 		else if (opt == 'f')
@@ -187,7 +188,8 @@ int cmd_import(int argc, char **argv)
 	if (!format && cli_check_file_format("import", argv[optind]))
 		return 1;
 	struct progress p = {"import", dssm_now(), 0, 0};
-	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p};
+	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p,
+	                                  &tuning};
 	struct bridge_read_stats st;
 	memset(&st, 0, sizeof st);
 	int rc = bridge_import(argv[optind], format, dir, &o, &st);
@@ -251,6 +253,7 @@ struct export_cli {
 	struct cli_time start, end;
 	long chunk, ring;
 	int force;
+	struct bridge_tuning tuning;   /* --threads */
 };
 
 /* 0, or the exit status after a usage error was printed. */
@@ -277,7 +280,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 				return EXIT_USAGE;
 			if (threads < 0 || threads > 64)
 				return cli_usage("export", "--threads is 0 to 64");
-			bridge_threads = (int)threads;
+			e->tuning.threads = (int)threads;
 		} else if (opt == 'f')
 			e->force = 1;
 		else if (opt == 'b')
@@ -321,6 +324,7 @@ static int export_format(const struct export_cli *e, struct bridge_export_option
 	o->mcap = e->mcap != NULL;
 	o->codec = o->mcap ? BRIDGE_ZSTD : BRIDGE_LZ4;
 	o->chunk_bytes = (size_t)e->chunk;
+	o->tuning = &e->tuning;
 	if (!e->compression)
 		return 0;
 	int codec = !strcmp(e->compression, "none") ? BRIDGE_NONE
@@ -418,7 +422,8 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 
 int cmd_export(int argc, char **argv)
 {
-	struct export_cli e = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}};
+	struct export_cli e = {.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL},
+	                       .tuning = BRIDGE_TUNING_DEFAULT};
 	struct bridge_export_options o;
 	int rc = export_parse_options(argc, argv, &e);
 	if (rc)

@@ -13,12 +13,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	bridge_max_chunk = 8u << 20; /* hostile sizes fail fast instead of allocating */
-	bridge_threads = 0;          /* one input, one thread: fast and deterministic */
+	struct bridge_tuning t = BRIDGE_TUNING_DEFAULT;
+	t.max_chunk = 8u << 20; /* hostile sizes fail fast instead of allocating */
+	t.threads = 0;          /* one input, one thread: fast and deterministic */
 	struct bridge_read_stats st;
 	if (size >= 1 && data[0] == '#')
-		bag_read_memory(data, size, "fuzz", &touch_sink, &st);
+		bag_read_memory(data, size, "fuzz", &t, &touch_sink, &st);
 	else
-		mcap_read_memory(data, size, "fuzz", &touch_sink, &st);
+		mcap_read_memory(data, size, "fuzz", &t, &touch_sink, &st);
 	return 0;
 }

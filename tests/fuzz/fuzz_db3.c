@@ -11,8 +11,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	bridge_max_chunk = 8u << 20; /* values over it are refused by SQLite's length limit */
+	struct bridge_tuning t = BRIDGE_TUNING_DEFAULT;
+	t.max_chunk = 8u << 20; /* values over it are refused by SQLite's length limit */
 	struct bridge_read_stats st;
-	db3_read_memory(data, size, "fuzz", &touch_sink, &st);
+	db3_read_memory(data, size, "fuzz", &t, &touch_sink, &st);
 	return 0;
 }
