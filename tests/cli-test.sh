@@ -665,6 +665,39 @@ print("periods", mins, maxs)
 PY
 }
 check "top: min/max period of the samples' times, every sample counted once" t_top_periods
+# a ring removed and made again (another size) while top runs: top follows
+# the name to the new ring (dssm_follow) and shows its figures, counting
+# the samples written into it after top saw it, with their periods
+t_top_made_again() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-topagain
+	"$DSSM" write phoenix 'old' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" top -d 100ms --format json >"$tmp/tm" &
+	local top=$! _
+	for _ in $(seq 200); do grep -q '"max_size":16,' "$tmp/tm" && break; sleep 0.05; done
+	"$DSSM" rm phoenix >/dev/null || return 1
+	"$DSSM" write phoenix 'new' --create 32 --time 1795458560 >/dev/null || return 1
+	for _ in $(seq 200); do grep -q '"max_size":32,' "$tmp/tm" && break; sleep 0.05; done
+	for t in 1795458560.010 1795458560.030; do
+		"$DSSM" write phoenix 'abcdefgh' --time $t >/dev/null || return 1
+	done
+	# a row that lists the last sample has read it
+	for _ in $(seq 200); do grep -q '"max_size":32,.*"tid_newest":2,' "$tmp/tm" && break; sleep 0.05; done
+	kill -INT $top; wait $top
+	"$DSSM" rm phoenix >/dev/null
+	python3 - "$tmp/tm" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+new = [r for r in rows if r["stream"] == "phoenix:0" and r["max_size"] == 32]
+assert rows and new, rows
+assert sum(r["samples"] for r in new) == 2 and sum(r["lost"] for r in new) == 0, new
+assert new[-1]["tid_newest"] == 2 and new[-1]["count"] == 3, new[-1]
+periods = sorted(r["period_min_ms"] for r in new if "period_min_ms" in r) + sorted(r["period_max_ms"] for r in new if "period_max_ms" in r)
+assert abs(min(periods) - 10) < 1e-6 and abs(max(periods) - 20) < 1e-6, periods
+assert sum(r["bandwidth_Bps"] for r in new) > 0, new
+print("new ring rows", len(new), "periods", periods)
+PY
+}
+check "top follows a ring removed and made again, showing the new ring's figures" t_top_made_again
 # play into a ring that holds newer samples: refused before anything is
 # written, saying what to do; --fresh re-creates it
 t_play_fresh() {

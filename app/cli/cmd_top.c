@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "dssm/connector.h"
+#include "dssm/follow.h"
 #include "stream_rows.h"
 
 void help_top(FILE *out)
@@ -38,11 +39,13 @@ struct traffic {
 	double bytes;
 };
 
-/* A stream top follows: a reading handle and the last sample it saw. */
+/* A stream top follows: its name across "the ring was made again" (one
+ * dssm_follow, lib/open/follow.c; NULL until the ring could be opened) and
+ * the last sample it saw. */
 struct tracked {
 	char name[DSSM_NAME_MAX + 1];
 	int id;
-	dssm_stream *s;
+	dssm_follow *f;
 	uint64_t next_tid;
 	dssm_time_t last_time;
 	int have_last, seen;
@@ -68,21 +71,29 @@ static double traffic_jitter(const struct traffic *t)
 }
 
 /* Read the samples written since the last interval (up to the listing's
- * newest): their times and lengths. A stream top meets for the first time
- * is followed from its newest sample on. */
+ * newest): their times and lengths. A stream top meets for the first time,
+ * or whose ring was made again, is read from its newest sample on. */
 static void track_interval(struct tracked *k, const dssm_stream_info *cur)
 {
 	memset(&k->t, 0, sizeof k->t);
 	if (!cur->count)
 		return;
-	if (!k->s || k->next_tid > cur->tid_newest + 1 || dssm_is_current(k->s) == 0) {
-		/* new, or removed and made again (one stat: its TIDs may not
-		 * have gone back) */
-		if (k->s)
-			dssm_close(k->s);
-		k->s = NULL;
-		if (dssm_open(cur->name, cur->id, DSSM_READ, &k->s) < 0)
-			return;
+	dssm_stream *s = NULL, *next = NULL;
+	char addr[DSSM_NAME_MAX + 16];
+	snprintf(addr, sizeof addr, "%s:%d", cur->name, cur->id);
+	if (!k->f && dssm_open_address(addr, DSSM_READ, &s) == 0 && dssm_follow_new(s, addr, &k->f) < 0)
+		dssm_close(s);
+	if (!k->f)
+		return;
+	/* Each listing is a look (one stat), whatever the interval: the
+	 * listing's figures are the new ring's as soon as it exists. */
+	dssm_follow_look_now(k->f);
+	if (dssm_follow_check(k->f, &next) == DSSM_FOLLOW_MADE_AGAIN) {
+		dssm_close(dssm_follow_stream(k->f));
+		dssm_follow_switch(k->f, next);
+	}
+	if (s || next || k->next_tid > cur->tid_newest + 1) {
+		/* new, made again, or its TIDs went back */
 		k->next_tid = cur->tid_newest + 1;
 		k->last_time = cur->time_newest;
 		k->have_last = 1;
@@ -90,7 +101,7 @@ static void track_interval(struct tracked *k, const dssm_stream_info *cur)
 	}
 	for (uint64_t tid = k->next_tid; tid <= cur->tid_newest; tid++) {
 		dssm_sample_info si;
-		int rc = dssm_read_tid(k->s, tid, NULL, 0, &si);
+		int rc = dssm_read_tid(dssm_follow_stream(k->f), tid, NULL, 0, &si);
 		if (rc == DSSM_ETOOOLD) {
 			k->t.lost++;
 			k->have_last = 0;
@@ -108,6 +119,13 @@ static void track_interval(struct tracked *k, const dssm_stream_info *cur)
 	}
 	if (k->next_tid <= cur->tid_newest)
 		k->next_tid = cur->tid_newest + 1;
+}
+
+static void untrack(struct tracked *k)
+{
+	if (k->f)
+		dssm_close(dssm_follow_stream(k->f));
+	dssm_follow_free(k->f);
 }
 
 /* Follow the streams of a listing: new ones are added, gone ones closed. */
@@ -139,8 +157,7 @@ static struct tracked *track_all(struct tracked *k, int *nk, const dssm_stream_i
 			j++;
 			continue;
 		}
-		if (k[j].s)
-			dssm_close(k[j].s);
+		untrack(&k[j]);
 		k[j] = k[--*nk];
 	}
 	for (int i = 0; i < n; i++) {
@@ -270,8 +287,7 @@ int cmd_top(int argc, char **argv)
 		last = now;
 	}
 	for (int j = 0; j < ntracked; j++)
-		if (tracked[j].s)
-			dssm_close(tracked[j].s);
+		untrack(&tracked[j]);
 	free(tracked);
 	return status;
 }
