@@ -19,6 +19,7 @@
 #include "dssm/decoder.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 
 struct export_channel {
 	char *topic, *type, *encoding, *schema_encoding, *md5sum;
@@ -52,15 +53,6 @@ static char *property_string(const uint8_t *prop, size_t len, const char *key, c
 	return s;
 }
 
-/* The topic of a stream recorded from a ring. */
-static void ring_topic(const dssm_stream_info *info, char *out, size_t cap)
-{
-	if (info->id == 0)
-		snprintf(out, cap, "/%s", info->name);
-	else
-		snprintf(out, cap, "/%s_%d", info->name, info->id);
-}
-
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 {
 	dssm_recorded r;
@@ -74,7 +66,7 @@ int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 	if (v)
 		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
 	else
-		ring_topic(&r.info, out, cap);
+		dssm__topic_of(r.info.name, r.info.id, out, cap);  /* a ring's */
 	return 0;
 }
 
@@ -153,7 +145,7 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	if (prop && bridge_fields_check(prop, plen, "property") < 0)
 		prop = NULL;        /* a ring's own property blob, not header fields */
 	char topic[DSSM_NAME_MAX + 16];
-	ring_topic(&r.info, topic, sizeof topic);
+	dssm__topic_of(r.info.name, r.info.id, topic, sizeof topic);
 	const char *enc = r.info.encoding[0] ? r.info.encoding : "";
 	ch->topic = property_string(prop, plen, "topic", topic);
 	ch->type = property_string(prop, plen, "type", r.info.type);
