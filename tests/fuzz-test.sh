@@ -101,7 +101,7 @@ else
 fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
-if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c lib/base/bytes.c \
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}

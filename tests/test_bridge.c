@@ -446,6 +446,16 @@ static void test_errors(void **state)
 	assert_int_equal(bridge_import("/etc/hostname", NULL, dir, NULL, NULL), DSSM_EINVAL);
 	assert_non_null(strstr(dssm_last_error(), "neither"));
 	assert_int_equal(bridge_import("/nonexistent.bag", NULL, dir, NULL, NULL), DSSM_ENOENT);
+	/* every reader opens its file one way (bridge_map): a directory is
+	 * said to be one, for import's sniffing and the .db3 reader too */
+	struct collected c = {0};
+	assert_int_equal(bridge_import(tmpdir, NULL, dir, NULL, NULL), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "is not a regular file"));
+	assert_int_equal(db3_read_file(tmpdir, NULL, sink_of(&c), NULL), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "is not a regular file"));
+	assert_int_equal(db3_read_file("/etc/hostname", NULL, sink_of(&c), NULL), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "is not an SQLite file"));
+	assert_int_equal(c.n, 0);
 	struct mcap_writer *mw;
 	assert_int_equal(mcap_writer_open(path, "", BRIDGE_BZ2, 0, NULL, &mw), DSSM_EINVAL);
 }

@@ -21,8 +21,7 @@
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
 
-#define BAG_MAGIC "#ROSBAG V2.0\n"
-#define BAG_MAGIC_LEN 13
+#define BAG_MAGIC_LEN BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_BAG)
 
 enum bag_op {
 	OP_MSG_DATA = 0x02,
@@ -346,7 +345,7 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 		st = &local;
 	memset(st, 0, sizeof *st);
 	st->file_bytes = len;
-	if (len < BAG_MAGIC_LEN || memcmp(buf, BAG_MAGIC, BAG_MAGIC_LEN) != 0)
+	if (!BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_BAG))
 		return dssm__fail(DSSM_ECORRUPT, "%s is not a ROS bag v2.0 (it does not start with "
 		                  "\"#ROSBAG V2.0\")", what);
 	t = bridge_tuning_or_default(t);

@@ -145,7 +145,7 @@ int bag_writer_open(const char *path, enum bridge_codec codec, size_t chunk_byte
 	}
 	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	w->sink = (struct chunk_sink){w->pool, write_chunk, w, &w->failed, &w->nchunks};
-	int rc = put(w, "#ROSBAG V2.0\n", 13);
+	int rc = put(w, BRIDGE_MAGIC_BAG, BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_BAG));
 	if (rc == 0)
 		rc = write_bag_header(w, 0);
 	if (rc < 0) {

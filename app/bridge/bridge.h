@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "dssm/container.h"
 #include "lib/base/bytes.h"
@@ -41,6 +42,17 @@ struct bridge_tuning {
 #define BRIDGE_TUNING_DEFAULT {(size_t)1 << 30, -1, 64u << 20, 16u << 20}
 /* t, or the defaults when t is NULL (codec.c). */
 const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning *t);
+
+/* ---- the formats' first bytes: their readers and writers, and import's
+ * sniffing (an SSM log has none: ssmlog_sniff) ---- */
+
+#define BRIDGE_MAGIC_BAG "#ROSBAG V2.0\n"
+#define BRIDGE_MAGIC_MCAP "\x89MCAP0\r\n"         /* also an MCAP file's last bytes */
+#define BRIDGE_MAGIC_DB3 "SQLite format 3\0"     /* the NUL is part of it */
+#define BRIDGE_MAGIC_LEN(magic) (sizeof magic - 1)
+/* Do the len bytes at buf start with magic (one of the above)? */
+#define BRIDGE_HAS_MAGIC(buf, len, magic) \
+	((len) >= BRIDGE_MAGIC_LEN(magic) && memcmp(buf, magic, BRIDGE_MAGIC_LEN(magic)) == 0)
 
 /* ---- what readers report ---- */
 

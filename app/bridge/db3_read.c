@@ -328,24 +328,34 @@ static char *uri_of(const char *path)
 	return u;
 }
 
+/* The stats zeroed with the file's size, and its first bytes checked. */
+static int begin(const uint8_t *buf, size_t len, const char *what, struct bridge_read_stats *st)
+{
+	memset(st, 0, sizeof *st);
+	st->file_bytes = len;
+	if (!BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_DB3))
+		return dssm__fail(DSSM_ECORRUPT, "%s is not an SQLite file (no \"SQLite format 3\" "
+		                  "magic), so not a rosbag2 .db3 bag", what);
+	return 0;
+}
+
 int db3_read_file(const char *path, const struct bridge_tuning *t, const struct bridge_sink *sink,
                   struct bridge_read_stats *st)
 {
 	struct bridge_read_stats local;
 	if (!st)
 		st = &local;
-	memset(st, 0, sizeof *st);
-	FILE *f = fopen(path, "rbe");
-	if (!f)
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
-	char magic[16];
-	size_t n = fread(magic, 1, sizeof magic, f);
-	fseeko(f, 0, SEEK_END);
-	st->file_bytes = (uint64_t)ftello(f);
-	fclose(f);
-	if (n != sizeof magic || memcmp(magic, "SQLite format 3", 16) != 0)
-		return dssm__fail(DSSM_ECORRUPT, "%s is not an SQLite file (no \"SQLite format 3\" "
-		                  "magic), so not a rosbag2 .db3 bag", path);
+	/* mapped only to look at its first bytes: SQLite opens the file
+	 * itself (and replays a write-ahead log beside it) */
+	const uint8_t *buf;
+	size_t len;
+	int rc = bridge_map(path, &buf, &len);
+	if (rc < 0)
+		return rc;
+	rc = begin(buf, len, path, st);
+	bridge_unmap(buf, len);
+	if (rc < 0)
+		return rc;
 	struct db3 d = {.what = path};
 	char *uri = uri_of(path);
 	if (!uri)
@@ -353,8 +363,8 @@ int db3_read_file(const char *path, const struct bridge_tuning *t, const struct 
 	int orc = sqlite3_open_v2(uri, &d.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
 	free(uri);
 	if (orc != SQLITE_OK) {
-		int rc = d.db ? db_fail(&d, DSSM_ECORRUPT, "opening it read-only")
-		              : dssm__fail(DSSM_ENOMEM, "out of memory");
+		rc = d.db ? db_fail(&d, DSSM_ECORRUPT, "opening it read-only")
+		          : dssm__fail(DSSM_ENOMEM, "out of memory");
 		sqlite3_close(d.db);
 		return rc;
 	}
@@ -367,11 +377,9 @@ int db3_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 	struct bridge_read_stats local;
 	if (!st)
 		st = &local;
-	memset(st, 0, sizeof *st);
-	st->file_bytes = len;
-	if (len < 16 || memcmp(buf, "SQLite format 3", 16) != 0)
-		return dssm__fail(DSSM_ECORRUPT, "%s is not an SQLite file (no \"SQLite format 3\" "
-		                  "magic), so not a rosbag2 .db3 bag", what);
+	int rc = begin(buf, len, what, st);
+	if (rc < 0)
+		return rc;
 	if (len > (size_t)INT64_MAX)
 		return dssm__fail(DSSM_ETOOBIG, "%s: %zu bytes", what, len);
 	struct db3 d = {.what = what};
@@ -382,7 +390,7 @@ int db3_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 	/* READONLY: SQLite never writes into the caller's (const) bytes */
 	if (sqlite3_deserialize(d.db, "main", (unsigned char *)(uintptr_t)buf, (sqlite3_int64)len,
 	                        (sqlite3_int64)len, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
-		int rc = db_fail(&d, DSSM_ECORRUPT, "opening it");
+		rc = db_fail(&d, DSSM_ECORRUPT, "opening it");
 		sqlite3_close(d.db);
 		return rc;
 	}

@@ -154,30 +154,14 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 }
 
 /* "bag", "mcap", "db3" or "ssmlog", by the file's first bytes ("" for
- * none), or NULL when the file cannot be read. An SSM log has no magic: its
- * first line must be a well-formed SSM log header that fits the file. */
-static const char *sniff(const char *path)
+ * none). An SSM log has no magic: its first line must be a well-formed SSM
+ * log header that fits the file. */
+static const char *sniff(const uint8_t *buf, size_t len)
 {
-	FILE *f = fopen(path, "rbe");
-	if (!f)
-		return NULL;
-	char head[16] = {0};
-	size_t n = fread(head, 1, sizeof head, f);
-	fclose(f);
-	if (n >= 13 && !memcmp(head, "#ROSBAG V2.0\n", 13))
-		return "bag";
-	if (n >= 8 && !memcmp(head, "\x89MCAP0\r\n", 8))
-		return "mcap";
-	if (n >= 16 && !memcmp(head, "SQLite format 3", 16))
-		return "db3";
-	const uint8_t *buf;
-	size_t len;
-	int ssmlog = 0;
-	if (n > 0 && bridge_map(path, &buf, &len) == 0) {
-		ssmlog = ssmlog_sniff(buf, len);
-		bridge_unmap(buf, len);
-	}
-	return ssmlog ? "ssmlog" : "";
+	return BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_BAG) ? "bag"
+	       : BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_MCAP) ? "mcap"
+	       : BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_DB3) ? "db3"
+	       : len > 0 && ssmlog_sniff(buf, len) ? "ssmlog" : "";
 }
 
 static const char *format_name(const char *format)
@@ -187,43 +171,41 @@ static const char *format_name(const char *format)
 	       : !strcmp(format, "ssmlog") ? "an SSM log" : "a ROS bag (v2.0)";
 }
 
-/* Why path is not an SSM log, in out (an SSM log has no magic, so the
+/* Why the file is not an SSM log, in out (an SSM log has no magic, so the
  * header parser's sentence names the field that is wrong). */
-static void ssmlog_why(const char *path, char *out, size_t cap)
+static void ssmlog_why(const uint8_t *buf, size_t len, const char *path, char *out, size_t cap)
 {
-	const uint8_t *buf;
-	size_t len;
 	struct ssmlog_header h;
 	snprintf(out, cap, "it is empty");
-	if (bridge_map(path, &buf, &len) == 0 && len > 0) {
-		if (ssmlog_parse_header(buf, len, path, &h) < 0)
-			snprintf(out, cap, "%s", dssm_last_error());
-		bridge_unmap(buf, len);
-	}
+	if (len > 0 && ssmlog_parse_header(buf, len, path, &h) < 0)
+		snprintf(out, cap, "%s", dssm_last_error());
 }
 
 /* Everything the checks before writing can refuse: the file is readable and
- * is what `format` says (or is one of the formats). */
+ * is what `format` says (or is one of the formats). The file is mapped once
+ * for its first bytes (and, for a file of no format, why it is no SSM log). */
 static int check_input(const char *path, const char **format)
 {
-	const char *found = sniff(path);
-	if (!found)
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
 	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3") &&
 	    strcmp(*format, "ssmlog"))
 		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap, db3 or ssmlog)", *format);
-	char why[512];
-	if (!*found && *format && !strcmp(*format, "ssmlog")) {
-		ssmlog_why(path, why, sizeof why);
+	const uint8_t *buf;
+	size_t len;
+	int rc = bridge_map(path, &buf, &len);
+	if (rc < 0)
+		return rc;
+	const char *found = sniff(buf, len);
+	char why[512] = "";
+	if (!*found)
+		ssmlog_why(buf, len, path, why, sizeof why);
+	bridge_unmap(buf, len);
+	if (!*found && *format && !strcmp(*format, "ssmlog"))
 		return dssm__fail(DSSM_ECORRUPT, "%s is not an SSM log: %s; nothing was written", path,
 		                  why);
-	}
-	if (!*found) {
-		ssmlog_why(path, why, sizeof why);
+	if (!*found)
 		return dssm__fail(DSSM_EINVAL, "%s is neither a ROS bag (v2.0), an MCAP file, a "
 		                  "rosbag2 SQLite file (its first bytes are none's magic) nor an SSM "
 		                  "log (%s)%s", path, why, *format ? "; nothing was written" : "");
-	}
 	if (*format && strcmp(*format, found))
 		return dssm__fail(DSSM_EINVAL, "%s is not %s but %s; nothing was written", path,
 		                  format_name(*format), format_name(found));

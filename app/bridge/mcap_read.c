@@ -17,8 +17,6 @@
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
-static const uint8_t MCAP_MAGIC[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
-
 enum mcap_op {
 	MCAP_HEADER = 0x01, MCAP_FOOTER = 0x02, MCAP_SCHEMA = 0x03, MCAP_CHANNEL = 0x04,
 	MCAP_MESSAGE = 0x05, MCAP_CHUNK = 0x06, MCAP_DATA_END = 0x0f,
@@ -367,7 +365,7 @@ static int has_summary(const uint8_t *buf, size_t len)
 {
 	/* footer: op, u64 length 20, u64 summary_start, u64 summary_offset_start,
 	 * u32 crc; then the 8 magic bytes */
-	if (len < 8 + 9 + 20 + 8 || memcmp(buf + len - 8, MCAP_MAGIC, 8) != 0)
+	if (len < 8 + 9 + 20 + 8 || !BRIDGE_HAS_MAGIC(buf + len - 8, 8, BRIDGE_MAGIC_MCAP))
 		return 0;
 	const uint8_t *f = buf + len - 8 - 29;
 	if (f[0] != MCAP_FOOTER)
@@ -384,7 +382,7 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const str
 		st = &local;
 	memset(st, 0, sizeof *st);
 	st->file_bytes = len;
-	if (len < 8 || memcmp(buf, MCAP_MAGIC, 8) != 0)
+	if (!BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_MCAP))
 		return dssm__fail(DSSM_ECORRUPT, "%s is not an MCAP file (it does not start with "
 		                  "the MCAP magic)", what);
 	if (len < 17 || buf[8] != MCAP_HEADER)

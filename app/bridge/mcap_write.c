@@ -22,8 +22,6 @@
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
-static const uint8_t MCAP_MAGIC[8] = {0x89, 'M', 'C', 'A', 'P', '0', '\r', '\n'};
-
 enum { OP_HEADER = 0x01, OP_FOOTER = 0x02, OP_SCHEMA = 0x03, OP_CHANNEL = 0x04, OP_MESSAGE = 0x05,
        OP_CHUNK = 0x06, OP_MESSAGE_INDEX = 0x07, OP_CHUNK_INDEX = 0x08, OP_STATISTICS = 0x0b,
        OP_SUMMARY_OFFSET = 0x0e, OP_DATA_END = 0x0f };
@@ -120,7 +118,7 @@ int mcap_writer_open(const char *path, const char *profile, enum bridge_codec co
 	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
 	w->sink = (struct chunk_sink){w->pool, write_chunk, w, &w->failed, &w->nchunks};
 	struct wbuf b = {0};
-	wbuf_bytes(&b, MCAP_MAGIC, 8);
+	wbuf_bytes(&b, BRIDGE_MAGIC_MCAP, BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_MCAP));
 	size_t at = record_begin(&b, OP_HEADER);
 	put_string(&b, profile ? profile : "");
 	put_string(&b, "dssm " DSSM_VERSION_STRING);
@@ -350,7 +348,7 @@ static int write_summary(struct mcap_writer *w)
 	/* the CRC covers the summary from its start through the field above */
 	if (!b.oom)
 		wbuf_u32(&b, (uint32_t)crc32(0, b.data, (uInt)b.len));
-	wbuf_bytes(&b, MCAP_MAGIC, 8);
+	wbuf_bytes(&b, BRIDGE_MAGIC_MCAP, BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_MCAP));
 	return put_buf(w, &b);
 }
 
