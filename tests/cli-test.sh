@@ -682,7 +682,7 @@ t_top_made_again() {
 	done
 	# a row that lists the last sample has read it
 	for _ in $(seq 200); do grep -q '"max_size":32,.*"tid_newest":2,' "$tmp/tm" && break; sleep 0.05; done
-	kill -INT $top; wait $top
+	kill -INT $top; wait $top || { echo "top exit $?"; return 1; }
 	"$DSSM" rm phoenix >/dev/null
 	python3 - "$tmp/tm" <<'PY'
 import json, sys
