@@ -420,8 +420,8 @@ want="/chatter:std_msgs/String:hello /chatter:std_msgs/String:world
 	bad "ring export: $got"
 
 # ---- a ring's topic is the one rule Foxglove, --streams and --topics use:
-# each '.' read as '/', ':ID' when ID is not 0 (before: /turtle1.pose and
-# /scan_1, which --topics /turtle1/pose did not select) ----
+# each '.' read as '/' (before: /turtle1.pose, which --topics /turtle1/pose
+# did not select); an ID that is not 0 as _ID, a valid ROS name ----
 "$dssm" write turtle1.pose x --create 16 >/dev/null
 "$dssm" write scan:1 y --create 16 >/dev/null
 "$dssm" record -o "$tmp/topics.d" turtle1.pose scan:1 --from-oldest --duration 0.3 >/dev/null 2>&1
@@ -432,8 +432,8 @@ print(' '.join(sorted(rosbag.Bag(sys.argv[1]).get_type_and_topic_info().topics))
 "$dssm" export "$tmp/topics.d" --bag "$tmp/topics.bag" 2>"$tmp/err" || bad "export of dotted rings: $(cat "$tmp/err")"
 "$dssm" export "$tmp/topics.d" --bag "$tmp/pose.bag" --topics /turtle1/pose 2>"$tmp/err" || bad "export --topics /turtle1/pose: $(cat "$tmp/err")"
 got="$(topics_of "$tmp/topics.bag"); $(topics_of "$tmp/pose.bag")"
-[ "$got" = "/scan:1 /turtle1/pose; /turtle1/pose" ] &&
-	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan:1; --topics /turtle1/pose selects it" ||
+[ "$got" = "/scan_1 /turtle1/pose; /turtle1/pose" ] &&
+	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan_1 (a ROS name); --topics /turtle1/pose selects it" ||
 	bad "ring topics: $got"
 
 # ---- struct streams (C structs, issue #24) into a bag: converted to ROS 1

@@ -53,6 +53,18 @@ static char *property_string(const uint8_t *prop, size_t len, const char *key, c
 	return s;
 }
 
+/* The topic of a stream recorded from a ring: the one rule (dssm__topic_of:
+ * each '.' read as '/'), but a ring ID that is not 0 as "_ID", not ":ID": a
+ * ROS graph resource name holds only letters, digits, '_' and '/' (ROS
+ * tools refuse "/scan:1"). */
+static void ring_topic(const dssm_stream_info *info, char *out, size_t cap)
+{
+	dssm__topic_of(info->name, 0, out, cap);
+	size_t n = strlen(out);
+	if (info->id && n < cap)
+		snprintf(out + n, cap - n, "_%d", info->id);
+}
+
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 {
 	dssm_recorded r;
@@ -66,7 +78,7 @@ int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 	if (v)
 		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
 	else
-		dssm__topic_of(r.info.name, r.info.id, out, cap);  /* a ring's */
+		ring_topic(&r.info, out, cap);
 	return 0;
 }
 
@@ -145,7 +157,7 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 	if (prop && bridge_fields_check(prop, plen, "property") < 0)
 		prop = NULL;        /* a ring's own property blob, not header fields */
 	char topic[DSSM_NAME_MAX + 16];
-	dssm__topic_of(r.info.name, r.info.id, topic, sizeof topic);
+	ring_topic(&r.info, topic, sizeof topic);
 	const char *enc = r.info.encoding[0] ? r.info.encoding : "";
 	ch->topic = property_string(prop, plen, "topic", topic);
 	ch->type = property_string(prop, plen, "type", r.info.type);

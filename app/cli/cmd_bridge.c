@@ -66,7 +66,7 @@ void help_export(FILE *out)
 	        "workers (default one per core, at most 4); lz4 and zstd ones on this thread\n"
 	        "unless --threads says. --streams takes NAME[:ID] globs, --topics topic globs. Imported\n"
 	        "streams get their topic, type and schema back; streams recorded from rings\n"
-	        "become topic /NAME with each '.' read as '/' and :ID when ID is not 0\n"
+	        "become topic /NAME with each '.' read as '/' and _ID when ID is not 0\n"
 	        "(turtle1.pose -> /turtle1/pose, as Foxglove and --topics name it) with the\n"
 	        "ring's type, encoding and schema (a ring typed std_msgs/String, encoding\n"
 	        "ros1, schema its message definition, reads back in rosbag as\n"
