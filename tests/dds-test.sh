@@ -516,7 +516,7 @@ t_spin() { # a spinning publisher sends every sample, and sleeps once its spin i
 	printf '%s s0\n%s s1\n%s s2\n%s s3\n' "$(ns_of 0)" "$(ns_of 1)" "$(ns_of 2)" "$(ns_of 3)" |
 		diff - "$tmp/spin.sub" || return 1
 	kill -TERM "$a"
-	wait "$a" && grep -q "published 1 rings: 4 samples" "$tmp/spin.log" || { cat "$tmp/spin.log"; return 1; }
+	wait "$a" && grep -q "published 1 ring: 4 samples" "$tmp/spin.log" || { cat "$tmp/spin.log"; return 1; }
 }
 RINGS="$RINGS dt_spin"
 check "--spin 1000000: every sample goes out (a ROS 2 subscriber gets them); the publishing thread sleeps once its 1 s of polling is over, and the idle bridge takes no CPU" t_spin
@@ -669,7 +669,7 @@ limits() {
 		grep -q "dssm/dt_rs: dt_rs:0 exists (made from DDS before) with 101 slots x 64 bytes, not the 7 x 1000 this run would make; written into as it is" "$tmp/rs.2.log" &&
 			[ "$(grep -c "dssm/dt_rs: a 200-byte sample is larger than dt_rs:0's 64 bytes; dropped" "$tmp/rs.2.log")" -eq 1 ] &&
 			grep -q "dssm/dt_rs: .* 1 too big" "$tmp/rs.2.log" &&
-			grep -q "subscribed 1 topics: 6 samples (.*) written, 1 dropped" "$tmp/rs.2.log" ||
+			grep -q "subscribed 1 topic: 6 samples (.*) written, 1 dropped" "$tmp/rs.2.log" ||
 			{ cat "$tmp/rs.2.log"; return 1; }
 	}
 	check "limits: restarted with other --slots and --max-size, the bridge writes into its earlier ring; a sample over its size logged once and counted" t_restart
@@ -1145,7 +1145,7 @@ deep_burst() {
 	t_d_all() {
 		echo "the writer's exit status $acked (0: all acknowledged)"
 		grep "reader was full" "$log"
-		[ $acked = 0 ] && grep -q "subscribed 1 topics: $N samples (.*) written, 0 dropped" "$log" ||
+		[ $acked = 0 ] && grep -q "subscribed 1 topic: $N samples (.*) written, 0 dropped" "$log" ||
 			{ cat "$log"; return 1; }
 		local full
 		full=$(grep -o "dt_deep: the reader was full [0-9]* times" "$log" | awk '{print $6}')
@@ -1167,7 +1167,7 @@ deep_burst() {
 	kill -TERM $bridge; wait $bridge
 	t_d_once() {
 		local w d
-		read -r w d < <(sed -n 's/.*subscribed 1 topics: \([0-9]*\) samples (.*) written, \([0-9]*\) dropped.*/\1 \2/p' "$log.be")
+		read -r w d < <(sed -n 's/.*subscribed 1 topic: \([0-9]*\) samples\? (.*) written, \([0-9]*\) dropped.*/\1 \2/p' "$log.be")
 		echo "best-effort: $w written, $d dropped of $N sent"
 		[ -n "$w" ] && [ $((w + d)) -le $N ] || { cat "$log.be"; return 1; }
 	}
@@ -1204,7 +1204,7 @@ hold_reliable() {
 		grep -q held "$tmp/dt_rel.out" || { cat "$tmp/dt_rel.out"; return 1; }
 		grep -q "dssm/dt_rel: another writer has held dt_rel:0 longer than the bridge holds samples for it (the ring's history, 100 samples); taking paused" "$log" ||
 			{ cat "$log"; return 1; }
-		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
+		grep -q "subscribed 1 topic: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
 		on_a "$dssm" cat dt_rel -n 0 --format json | cat_raw | tail -100 |
 			diff <(for i in $(seq $((N - 100)) $((N - 1))); do echo "$(($(ns_of 1) + i * 1000000)) s$i"; done) -
 	}
@@ -1236,7 +1236,7 @@ held_stop() {
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; return 1; }
 		grep -q "dssm/dt_hstop: $N samples taken were not yet written into dt_hstop:0 at the stop" "$log" &&
 		grep -q "dssm/dt_hstop: .* $N still held at the stop;" "$log" &&
-		grep -q "subscribed 1 topics: 1 samples (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
+		grep -q "subscribed 1 topic: 1 sample (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
 	}
 	check "hold: $N samples still held at the stop are in the topic's summary line and the total dropped" t_h_stop
 }
@@ -1252,7 +1252,7 @@ reader_stop() {
 	t_rs_count() {
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; cat "$log"; return 1; }
 		grep -q "dssm/dt_rstop: .* taking paused" "$log" &&
-		grep -q "subscribed 1 topics: 1 samples (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
+		grep -q "subscribed 1 topic: 1 sample (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
 	}
 	check "hold: a reliable writer's samples acknowledged but still in the reader at the stop are counted (1 written, $N dropped)" t_rs_count
 }
@@ -1355,7 +1355,7 @@ threading.Event().wait()
 		grep -q held "$tmp/dead.out" || { cat "$tmp/dead.out"; return 1; }
 		[ $alive = 1 ] || { echo "the holder's process (sleep after the exec) ended first"; return 1; }
 		grep -q "dssm/dt_dead: the writer holding dt_dead:0 died; its lock taken over" "$log" &&
-		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
+		grep -q "subscribed 1 topic: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
 		[ "$(on_a "$dssm" cat dt_dead -n 1 --format json | cat_raw)" = "$last" ]
 	}
 	check "hold: a holder thread that exec'd (the kernel marks nothing) is taken over by the bridge's thread: all $((N + 1)) samples written, in order" t_d_robbed
@@ -1384,7 +1384,7 @@ held_bytes() {
 	t_b_all() {
 		on_a "$dssm" info dt_small | grep -q "history of 20000 samples" || { on_a "$dssm" info dt_small; return 1; }
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged during the hold"; cat "$log"; return 1; }
-		grep -q "subscribed 1 topics: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
+		grep -q "subscribed 1 topic: $((N + 1)) samples (.*) written, 0 dropped" "$log" || { cat "$log"; return 1; }
 	}
 	check "hold: a 20000-sample ring of small samples holds a reliable writer's $N during a hold (all acknowledged meanwhile, $((N + 1)) written, 0 dropped)" t_b_all
 }

@@ -155,16 +155,19 @@ static void summarise(const struct ddsb_stats *st, dssm_time_t start)
 	char sent[16], received[16];
 	cli_format_bytes(sent, sizeof sent, (double)st->bytes_sent);
 	cli_format_bytes(received, sizeof received, (double)st->bytes_received);
-	fprintf(stderr, "dssm dds: in %.1f s published %llu rings: %llu samples (%s) sent, "
-	        "%llu missed in rings, %llu unsendable; subscribed %llu topics: %llu samples (%s) "
+	fprintf(stderr, "dssm dds: in %.1f s published %llu ring%s: %llu sample%s (%s) sent, "
+	        "%llu missed in rings, %llu unsendable; subscribed %llu topic%s: %llu sample%s (%s) "
 	        "written, %llu dropped\n",
 	        dssm_time_to_sec(dssm_now() - start), (unsigned long long)st->rings_published,
-	        (unsigned long long)st->samples_sent, sent, (unsigned long long)st->missed,
+	        cli_s(st->rings_published), (unsigned long long)st->samples_sent,
+	        cli_s(st->samples_sent), sent, (unsigned long long)st->missed,
 	        (unsigned long long)st->unsendable, (unsigned long long)st->topics_subscribed,
-	        (unsigned long long)st->samples_received, received, (unsigned long long)st->dropped);
+	        cli_s(st->topics_subscribed), (unsigned long long)st->samples_received,
+	        cli_s(st->samples_received), received, (unsigned long long)st->dropped);
 	if (st->unpublishable)
-		fprintf(stderr, "dssm dds: %llu rings could not be published (a name DDS refused, "
-		        "a topic another ring had, a DDS error; logged above)\n", (unsigned long long)st->unpublishable);
+		fprintf(stderr, "dssm dds: %llu ring%s could not be published (a name DDS refused, "
+		        "a topic another ring had, a DDS error; logged above)\n",
+		        (unsigned long long)st->unpublishable, cli_s(st->unpublishable));
 	ddsb_topics_summary(st, stderr, "dssm dds");
 }
 

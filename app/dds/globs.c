@@ -155,12 +155,12 @@ void ddsb_topics_summary(const struct ddsb_stats *st, FILE *f, const char *who)
 		return;
 	fprintf(f, "%s: DDS topics: %llu subscribed, %llu failed (their samples dropped); left out: "
 	        "%llu past the %d a glob takes, %llu whose ring is another topic's, %llu refused "
-	        "(%llu more refusals not remembered); %llu samples left to another process feeding "
+	        "(%llu more refusals not remembered); %llu sample%s left to another process feeding "
 	        "their ring\n", who, (unsigned long long)st->topics_subscribed,
 	        (unsigned long long)st->topics_failed, (unsigned long long)st->topics_capped,
 	        DDSB_GLOB_TOPICS_MAX, (unsigned long long)st->topics_collided,
 	        (unsigned long long)st->topics_refused, (unsigned long long)st->refusals_unkept,
-	        (unsigned long long)st->left_elsewhere);
+	        (unsigned long long)st->left_elsewhere, st->left_elsewhere == 1 ? "" : "s");
 }
 
 /* The first glob of the config topic matches, or NULL. */

@@ -25,8 +25,9 @@ static void count_lost(struct ddsb_sub *s, uint64_t n, const char *how)
 	s->lost += n;
 	s->dropped += n;
 	if (!s->warned_lost++)
-		fprintf(s->cfg->log, "dssm dds: %s: %llu samples lost before reaching the bridge "
-		        "(%s; further ones counted)\n", s->topic, (unsigned long long)n, how);
+		fprintf(s->cfg->log, "dssm dds: %s: %llu sample%s lost before reaching the bridge "
+		        "(%s; further ones counted)\n", s->topic, (unsigned long long)n,
+		        n == 1 ? "" : "s", how);
 }
 
 /* N told one way: what the other way already counted (*other) pays for it

@@ -307,9 +307,9 @@ void ddsb_sub_drop_held(struct ddsb_sub *s)
 	int left = s->nheld && ddsb_sub_write_held(s);
 	ddsb_sub_wake(s); /* what it wrote, before the ring is closed */
 	if (left)
-		fprintf(s->cfg->log, "dssm dds: %s: %u samples taken were not yet written into %s at "
+		fprintf(s->cfg->log, "dssm dds: %s: %u sample%s taken %s not yet written into %s at "
 		        "the stop (another writer held the ring); dropped\n", s->topic, s->nheld,
-		        s->label);
+		        s->nheld == 1 ? "" : "s", s->nheld == 1 ? "was" : "were", s->label);
 	s->held_at_stop += s->nheld;
 	s->dropped += s->nheld;
 	while (s->nheld)
