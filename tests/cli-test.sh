@@ -838,6 +838,17 @@ check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_s
 check "ls, info, info DIR and top: --format json, names never cut" t_output
 check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 check "cat and query print decoded messages (struct, ROS 1), or say why not" t_decoded
+# each command's man page has an OPTIONS section made from its parser's
+# options and what --help says of them (before: none; help2man found no
+# option list in the prose)
+t_man_options() {
+	command -v help2man >/dev/null || { echo "skipped: help2man is not installed"; return 0; }
+	bash scripts/man.sh "$DSSM" "$tmp/man" test 2>"$tmp/me" || { cat "$tmp/me"; return 1; }
+	man -l "$tmp/man/dssm-cat.1" 2>/dev/null | grep -A3 "^OPTIONS" >"$tmp/mo"; cat "$tmp/mo"
+	has "^ *-f, --follow" "$tmp/mo" || return 1
+	man -l "$tmp/man/dssm-query.1" 2>/dev/null | sed -n '/^OPTIONS/,/^[A-Z]/p' | grep -q "^ *--start T" || return 1
+	[ ! -s "$tmp/me" ] || { cat "$tmp/me"; return 1; }
+}
 # a malformed address is a usage error naming what is wrong (exit 2), for
 # every command that takes one (before: exit 1, as a stream that failed); a
 # well-formed one that fails (connection refused) still exits 1
@@ -924,5 +935,6 @@ check "a count of one says \"1 sample\"" t_one_sample
 check "a file that is no recording: what it is not, how it starts" t_not_a_recording_file
 check "a port that is not a dssm proxy is said so" t_not_a_proxy
 check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quiet
+check "man pages have an OPTIONS section (dssm-cat: -f, --follow)" t_man_options
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]
