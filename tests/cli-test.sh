@@ -725,9 +725,9 @@ t_operands() {
 	"$DSSM" info "$rec/talker.mcap" >"$tmp/oi" || return 1
 	has "^recording: *$rec/talker.mcap (closed)" "$tmp/oi" && has "(12880 bytes)" "$tmp/oi" && has "^topic:0 .*std_msgs/msg/String .* 10 " "$tmp/oi" || { cat "$tmp/oi"; return 1; }
 	"$DSSM" info "$rec/example.bag" --format json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["size_bytes"] == 868400 and len(d["streams"]) > 3, d' || return 1
-	"$DSSM" query "$rec/talker.db3" --streams topic -n 3 --format json >"$tmp/oq" 2>/dev/null || return 1
+	"$DSSM" query "$rec/talker.db3" --streams topic --first 3 --format json >"$tmp/oq" 2>/dev/null || return 1
 	[ "$(wc -l <"$tmp/oq")" -eq 3 ] && has '"msg":{"data":"Hello, world! 2"}' "$tmp/oq" || { cat "$tmp/oq"; return 1; }
-	"$DSSM" cat "$rec/talker.mcap" -n 2 2>/dev/null | grep -q 'data: "Hello, world! 0"' || return 1
+	"$DSSM" cat "$rec/talker.mcap" --first 2 2>/dev/null | grep -q 'data: "Hello, world! 0"' || return 1
 	"$DSSM" cat "$rec/talker.mcap" --follow 2>/dev/null; [ $? -eq 2 ] || return 1
 	"$DSSM" play "$rec/talker.mcap" --streams topic --speed 1000 2>/dev/null || return 1
 	"$DSSM" cat /topic -n 1 --format json | grep -q '"Hello, world! 9"' || return 1
@@ -838,6 +838,28 @@ check "record: rolling splits, snapshots on SIGUSR1 and --trigger" t_split_and_s
 check "ls, info, info DIR and top: --format json, names never cut" t_output
 check "times: ISO 8601, epoch, +S offsets, durations; inverted windows refused" t_times
 check "cat and query print decoded messages (struct, ROS 1), or say why not" t_decoded
+# -n N is the last N everywhere, as for tail: of a live stream, of a
+# recording, of a query (before, a recording's -n was its first N);
+# --first N the first N; the two together are refused (exit 2)
+t_n_last_first() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-nl
+	local i
+	for i in 1 2 3 4 5; do "$DSSM" write nl "m$i" $([ $i = 1 ] && echo "--create 16") >/dev/null || return 1; done
+	[ "$("$DSSM" cat nl -n 2 --format raw 2>/dev/null)" = "m4m5" ] || return 1
+	[ "$("$DSSM" cat nl --last 2 --format raw 2>/dev/null)" = "m4m5" ] || return 1
+	[ "$("$DSSM" cat nl --first 2 --format raw 2>/dev/null)" = "m1m2" ] || return 1
+	[ "$("$DSSM" cat nl -n 0 --format raw 2>/dev/null)" = "m1m2m3m4m5" ] || return 1
+	"$DSSM" record -o "$tmp/nlr" nl --from-oldest --duration 200ms >/dev/null 2>&1 || return 1
+	[ "$("$DSSM" cat "$tmp/nlr" -n 2 --format raw 2>/dev/null)" = "m4m5" ] || return 1
+	[ "$("$DSSM" cat "$tmp/nlr" --first 2 --format raw 2>/dev/null)" = "m1m2" ] || return 1
+	[ "$("$DSSM" query "$tmp/nlr" -n 2 --format raw 2>/dev/null)" = "m4m5" ] || return 1
+	[ "$("$DSSM" query "$tmp/nlr" --first 2 --format raw 2>/dev/null)" = "m1m2" ] || return 1
+	[ "$("$DSSM" query "$tmp/nlr" -n 0 --format raw 2>/dev/null)" = "m1m2m3m4m5" ] || return 1
+	"$DSSM" query "$tmp/nlr" -n 2 --first 2 2>"$tmp/e"; [ $? -eq 2 ] && has "two ends: give one" "$tmp/e" || return 1
+	"$DSSM" cat nl --first 2 --follow 2>"$tmp/e"; [ $? -eq 2 ] && has "give -n N --follow" "$tmp/e" || return 1
+	"$DSSM" cat --help | grep -q -- "-n, --last N prints the last N samples, as tail does" || return 1
+	"$DSSM" rm nl >/dev/null
+}
 # each command's man page has an OPTIONS section made from its parser's
 # options and what --help says of them (before: none; help2man found no
 # option list in the prose)
@@ -935,6 +957,7 @@ check "a count of one says \"1 sample\"" t_one_sample
 check "a file that is no recording: what it is not, how it starts" t_not_a_recording_file
 check "a port that is not a dssm proxy is said so" t_not_a_proxy
 check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quiet
+check "-n is the last N (cat, query, live or recorded); --first N the first N" t_n_last_first
 check "man pages have an OPTIONS section (dssm-cat: -f, --follow)" t_man_options
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -255,7 +255,8 @@ struct cli_query_opts {
 	struct cli_time start, end;
 	dssm_time_t latest, deadline; /* -1: not given */
 	double bandwidth_mb;
-	long limit;                  /* -n; -1: all */
+	long limit;                  /* --first N; -1: all */
+	long last;                   /* -n/--last N; -1: all */
 	enum cli_format f;
 	int data_hex;
 };

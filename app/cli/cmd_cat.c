@@ -1,6 +1,7 @@
 /*
- * cmd_cat.c - `dssm cat` prints samples (the last N, then new ones with
- * --follow) as hex, raw bytes or JSON lines (`dssm write`: cmd_write.c).
+ * cmd_cat.c - `dssm cat` prints samples (the last N, as tail does, or the
+ * first N; then new ones with --follow) as text, hex, raw bytes or JSON
+ * lines (`dssm write`: cmd_write.c).
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -105,11 +106,15 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 void help_cat(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N] [--follow] [--format text|hex|raw|json]\n"
-	        "                              [--data-hex]\n"
-	        "       dssm cat DIR|FILE [-n N] [--format ...]\n\n"
-	        "Prints the last N samples kept (default 1; -n 0: the whole history), oldest\n"
-	        "first. With --follow (-f) it then prints every new sample as it is written,\n"
+	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N | --first N] [--follow]\n"
+	        "                [--format text|hex|raw|json] [--data-hex]\n"
+	        "       dssm cat DIR|FILE [-n N | --first N] [--format ...]\n\n"
+	        "-n, --last N prints the last N samples, as tail does: of those a stream keeps\n"
+	        "(default 1; -n 0: all it keeps), or of a recording (default: all), oldest\n"
+	        "first. --first N prints the first N instead: the oldest a stream keeps, or a\n"
+	        "recording's first (as `dssm query --first`). -n means the same for every\n"
+	        "command that takes it (cat, query: the last N; top: N rounds).\n"
+	        "With --follow (-f) it then prints every new sample as it is written,\n"
 	        "until Ctrl-C, and reports samples it missed because it fell behind the ring;\n"
 	        "a ring removed and made again under its name is followed from its oldest\n"
 	        "sample (said); so is, in a recording being written (DIR/NAME), the entry of\n"
@@ -124,38 +129,39 @@ void help_cat(FILE *out)
 	        "encodings.md); a sample that does not decode shows why (decode_error).\n"
 	        "--data-hex adds data_hex to decoded samples too (json).\n"
 	        "A recording (a DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE) is\n"
-	        "printed whole in time order, or its first N samples (as `dssm query`).\n"
+	        "printed in time order, as `dssm query` prints it.\n"
 	        "/TOPIC names the stream a topic was imported as (/camera/image_raw:\n"
 	        "camera.image_raw).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm cat odom\n"
 	        "  dssm cat scan:1 -n 10 --format json\n"
+	        "  dssm cat drive.bag --first 5\n"
 	        "  dssm cat odom --follow --format raw > odom.bin\n"
 	        "  dssm cat robot.local:5800/scan --follow\n");
 }
 
-/* `dssm cat DIR|FILE`: a recording's samples in time order, as `dssm query`
- * prints them (all, or the first -n), in cat's default text format. */
-static int cat_recording(const char *path, int follow, long count, enum cli_format f,
-                         int data_hex)
-{
-	if (follow)
-		return cli_usage("cat", "--follow follows a stream; %s is a recording", path);
-	struct cli_query_opts q;
-	cli_query_init(&q);
-	q.limit = count;
-	q.f = f;
-	q.data_hex = data_hex;
-	return cli_query_local(path, &q);
-}
-
 /* What `dssm cat` was asked for. */
 struct cat_opts {
-	long last_n;
+	long last_n, first;     /* -n/--last N; --first N (0: not given) */
 	int follow, data_hex, n_given;
 	enum cli_format f;
 };
+
+/* `dssm cat DIR|FILE`: a recording's samples in time order, as `dssm query`
+ * prints them (all, the last -n or the --first), in cat's text format. */
+static int cat_recording(const char *path, const struct cat_opts *o)
+{
+	if (o->follow)
+		return cli_usage("cat", "--follow follows a stream; %s is a recording", path);
+	struct cli_query_opts q;
+	cli_query_init(&q);
+	q.limit = o->first ? o->first : -1;
+	q.last = o->n_given && o->last_n > 0 ? o->last_n : -1;
+	q.f = o->f;
+	q.data_hex = o->data_hex;
+	return cli_query_local(path, &q);
+}
 
 /* 0, or the exit status after a usage error was printed. */
 static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
@@ -163,7 +169,8 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 	static const struct option longopts[] = {{"follow", no_argument, 0, 'f'},
 	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"format", required_argument, 0, 'F'},
-	                                         {"count", required_argument, 0, 'n'},
+	                                         {"last", required_argument, 0, 'n'},
+	                                         {"first", required_argument, 0, '1'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = cli_getopt("cat", argc, argv, "fn:", longopts)) != -1) {
@@ -181,6 +188,12 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 				return cli_usage("cat", "-n must be >= 0");
 			o->n_given = 1;
 			break;
+		case '1':
+			if (cli_parse_long("cat", "--first", optarg, &o->first) < 0)
+				return EXIT_USAGE;
+			if (o->first < 1)
+				return cli_usage("cat", "--first takes a count >= 1, not %ld", o->first);
+			break;
 		case 'F':
 			if (cli_parse_format("cat", optarg, &o->f) < 0)
 				return EXIT_USAGE;
@@ -191,6 +204,11 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 	}
 	if (optind != argc - 1)
 		return cli_usage("cat", "needs one stream NAME[:ID], or a recording DIR or FILE");
+	if (o->first && o->n_given)
+		return cli_usage("cat", "-n/--last N and --first N are two ends: give one");
+	if (o->first && o->follow)
+		return cli_usage("cat", "--first N prints the oldest N kept; to follow from the "
+		                 "last N, give -n N --follow");
 	return 0;
 }
 
@@ -331,7 +349,7 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 				n->outage = 0;
 			}
 			cat_print(r, o, n, &si, missed);
-			if (!o->follow && si.tid >= newest)
+			if (!o->follow && (si.tid >= newest || (o->first && n->printed >= (uint64_t)o->first)))
 				break;
 			continue;
 		}
@@ -368,7 +386,8 @@ static int cat_loop(struct cat_ring *r, const struct cat_opts *o, uint64_t newes
 	return 0;
 }
 
-/* Subscribe at the first sample to print: the last N of the history.
+/* Subscribe at the first sample to print: the last N of the history (all
+ * of it for 0, and for --first).
  * Subscribing there makes a remote proxy push samples instead of answering
  * a round trip per sample; locally it just positions the handle. *newest is
  * the newest sample now; 0 with *have 0: no samples yet. */
@@ -391,8 +410,7 @@ int cmd_cat(int argc, char **argv)
 	if (status)
 		return status;
 	if (cli_is_path(argv[optind]))
-		return cat_recording(argv[optind], o.follow, o.n_given && o.last_n > 0 ? o.last_n : -1,
-		                     o.f, o.data_hex);
+		return cat_recording(argv[optind], &o);
 	if ((status = cli_check_address("cat", argv[optind])) != 0)
 		return status;
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
@@ -414,7 +432,7 @@ int cmd_cat(int argc, char **argv)
 	struct cat_counts n = {0, 0, 0, 0};
 	int have;
 	uint64_t newest;
-	rc = cat_subscribe(ring.s, o.last_n, &have, &newest);
+	rc = cat_subscribe(ring.s, o.first ? 0 : o.last_n, &have, &newest);
 	if (rc < 0)
 		status = cli_dssm_error("cat", rc);
 	if (!have && !o.follow) {

@@ -19,10 +19,12 @@ void help_query(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm query DIR|FILE|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
-	        "                  [--latest S] [-n COUNT] [--deadline S [--bandwidth MBPS]]\n"
+	        "                  [--latest S] [-n N | --first N] [--deadline S [--bandwidth MBPS]]\n"
 	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
-	        "start <= time <= end, merged in time order (-n: the first COUNT). FILE is a\n"
+	        "start <= time <= end, merged in time order: all of them, or -n, --last N:\n"
+	        "the last N, as tail does and as `dssm cat -n` (before, query's -n was the\n"
+	        "first N), or --first N: the first N. FILE is a\n"
 	        "ROS 1 bag, MCAP, rosbag2 .db3 or SSM log, read directly (through a temporary\n"
 	        "import under $TMPDIR). --streams takes NAME[:ID] globs ('odom': every ID)\n"
 	        "(default: all). --start/--end T are epoch seconds (1795320000.5), ISO 8601\n"
@@ -40,7 +42,7 @@ void help_query(FILE *out)
 	        "the newest data as --bandwidth (MB/s, default 10) carries in S seconds.\n\n"
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
-	        "  dssm query drive.mcap --streams 'camera.*' -n 10\n"
+	        "  dssm query drive.mcap --streams 'camera.*' --first 10\n"
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
 	        "  dssm query run1 --start 2026-11-23T18:29:10Z --end +1m30s\n"
 	        "  dssm query run1 --streams imu --output imu-only\n"
@@ -83,20 +85,26 @@ int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list)
 
 struct remote_print {
 	enum cli_format f;
+	long first, printed;        /* --first N (-1: all) */
 };
 
 static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
 {
 	struct remote_print *p = user;
 	cli_print_sample(stdout, p->f, stream, data, si, 0, NULL);
-	return cli_stop;
+	return cli_stop || (p->first >= 0 && ++p->printed >= p->first);
 }
 
 /* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
-static int query_remote(const char *address, const char *list, const struct cli_time *start,
-                        const struct cli_time *end, dssm_time_t latest, dssm_time_t deadline,
-                        double bandwidth_mb, enum cli_format f)
+static int query_remote(const char *address, const struct cli_query_opts *o)
 {
+	const char *list = o->list;
+	const struct cli_time *start = &o->start, *end = &o->end;
+	dssm_time_t latest = o->latest, deadline = o->deadline;
+	double bandwidth_mb = o->bandwidth_mb;
+	if (o->last >= 0)
+		return cli_usage("query", "-n/--last N is for local recordings; of one served by a "
+		                 "proxy, --latest S asks for the last S seconds");
 	const char *slash = strrchr(address, '/');
 	char hp[300];
 	snprintf(hp, sizeof hp, "%.*s", (int)(slash - address), address);
@@ -114,7 +122,7 @@ static int query_remote(const char *address, const char *list, const struct cli_
 		q.mode = DSSM_RQ_LATEST;
 		q.span = latest;
 	}
-	struct remote_print p = {f};
+	struct remote_print p = {o->f, o->limit, 0};
 	dssm_remote_query_result res = {0, 0, 0};
 	cli_catch_signals();
 	rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
@@ -131,7 +139,7 @@ static int query_remote(const char *address, const char *list, const struct cli_
 void cli_query_init(struct cli_query_opts *o)
 {
 	*o = (struct cli_query_opts){.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
-	                             .deadline = -1, .limit = -1, .f = FORMAT_JSON};
+	                             .deadline = -1, .limit = -1, .last = -1, .f = FORMAT_JSON};
 }
 
 /* 0, or the exit status after a usage error was printed. */
@@ -146,14 +154,23 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 	                                         {"deadline", required_argument, 0, 'd'},
 	                                         {"bandwidth", required_argument, 0, 'b'},
 	                                         {"data-hex", no_argument, 0, 'x'},
-	                                         {"count", required_argument, 0, 'n'},
+	                                         {"last", required_argument, 0, 'n'},
+	                                         {"first", required_argument, 0, '1'},
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, n_given = 0;
 	while ((opt = cli_getopt("query", argc, argv, "n:", longopts)) != -1) {
-		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &o->limit) < 0)
+		if (opt == 'n' && cli_parse_long("query", "-n", optarg, &o->last) < 0)
 			return EXIT_USAGE;
-		if (opt == 'n' && o->limit < 0)
-			return cli_usage("query", "-n takes a count >= 0, not %ld", o->limit);
+		if (opt == 'n' && o->last < 0)
+			return cli_usage("query", "-n takes a count >= 0, not %ld", o->last);
+		if (opt == 'n' && o->last == 0)
+			o->last = -1; /* -n 0: all, as cat's */
+		else if (opt == 'n')
+			n_given = 1;
+		if (opt == '1' && cli_parse_long("query", "--first", optarg, &o->limit) < 0)
+			return EXIT_USAGE;
+		if (opt == '1' && o->limit < 1)
+			return cli_usage("query", "--first takes a count >= 1, not %ld", o->limit);
 		if ((opt == 'a' && cli_parse_time("query", "--start", optarg, &o->start) < 0) ||
 		    (opt == 'e' && cli_parse_time("query", "--end", optarg, &o->end) < 0) ||
 		    (opt == 'l' && cli_parse_duration("query", "--latest", optarg, 1, &o->latest) < 0) ||
@@ -174,6 +191,8 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 	}
 	if (optind != argc - 1)
 		return cli_usage("query", "needs one recording DIR");
+	if (n_given && o->limit >= 0)
+		return cli_usage("query", "-n/--last N and --first N are two ends: give one");
 	return 0;
 }
 
@@ -260,15 +279,30 @@ static int query_create_output(struct query_run *r)
 	return rc < 0 ? rc : 0;
 }
 
-/* Print or copy the samples in time order, up to -n, with a progress line on
- * a terminal for large outputs. 0 at the end, or a DSSM_E* code. */
+/* Past all but the last -n N samples of the window (their count is known
+ * at open). 0, or a DSSM_E* code. */
+static int query_skip_to_last(struct query_run *r)
+{
+	int64_t skip = dssm_query_remaining(r->q) - r->o->last;
+	dssm_record rec;
+	int k = 1;
+	while (r->o->last > 0 && skip-- > 0 && !cli_stop && (k = dssm_query_next(r->q, &rec)) > 0)
+		;
+	return k < 0 ? k : 0;
+}
+
+/* Print or copy the samples in time order (up to --first N; the last -n N),
+ * with a progress line on a terminal for large outputs. 0 at the end, or a
+ * DSSM_E* code. */
 static int query_loop(struct query_run *r)
 {
 	const struct cli_query_opts *o = r->o;
+	int rc = query_skip_to_last(r);
+	if (rc < 0)
+		return rc;
 	int64_t total = dssm_query_remaining(r->q);
 	int progress = isatty(STDERR_FILENO) && (o->output || !isatty(STDOUT_FILENO)) && total > 10000;
 	dssm_time_t shown = 0;
-	int rc = 0;
 	cli_catch_signals();
 	while (!cli_stop && (o->limit < 0 || (long)r->count < o->limit)) {
 		dssm_record rec;
@@ -420,8 +454,7 @@ int cmd_query(int argc, char **argv)
 			return rc;
 		if (!slash[1])
 			return cli_usage("query", "'%s': no recording NAME after '/'", path);
-		return query_remote(path, o.list, &o.start, &o.end, o.latest, o.deadline, o.bandwidth_mb,
-		                    o.f);
+		return query_remote(path, &o);
 	}
 	return cli_query_local(path, &o);
 }
