@@ -1230,11 +1230,11 @@ stop_held() {
 # topic's summary line (which came before them, and was missing when they
 # were the only drops) and in the total.
 held_stop() {
-	local log=$tmp/hstop.bridge.log N=1 acked
+	local log=$tmp/hstop.bridge.log N=1 acked # N=1: "1 sample ... was"
 	stop_held dt_hstop $N "$log"
 	t_h_stop() {
 		[ $acked = 0 ] || { echo "the writer's samples were not all acknowledged"; return 1; }
-		grep -q "dssm/dt_hstop: $N samples taken were not yet written into dt_hstop:0 at the stop" "$log" &&
+		grep -q "dssm/dt_hstop: 1 sample taken was not yet written into dt_hstop:0 at the stop" "$log" &&
 		grep -q "dssm/dt_hstop: .* $N still held at the stop;" "$log" &&
 		grep -q "subscribed 1 topic: 1 sample (.*) written, $N dropped" "$log" || { cat "$log"; return 1; }
 	}
@@ -1650,7 +1650,7 @@ source_fixes() {
 		f_wait_log "$tmp/fix.unpub.log" "publishing dt_fz:0" || { cat "$tmp/fix.unpub.log"; return 1; }
 		kill -TERM $b; wait $b; local st=$?
 		[ $st -eq 0 ] && [ "$(grep -c "cannot publish dt_f-x:0" "$tmp/fix.unpub.log")" -eq 1 ] &&
-			grep -q "1 rings could not be published" "$tmp/fix.unpub.log" || { cat "$tmp/fix.unpub.log"; return 1; }
+			grep -q "1 ring could not be published" "$tmp/fix.unpub.log" || { cat "$tmp/fix.unpub.log"; return 1; }
 	}
 	check "publishing: a ring whose name DDS refuses as a topic is logged once, counted, not retried every scan" t_f_unpub
 
@@ -1666,7 +1666,7 @@ source_fixes() {
 			{ cat "$tmp/fix.collide.log"; return 1; }
 		kill -TERM $b; wait $b; local st=$?
 		[ $st -eq 0 ] && [ "$(grep -c "publishing dt_fk.* as rt/dt_fk_3" "$tmp/fix.collide.log")" -eq 1 ] &&
-			grep -q "1 rings could not be published" "$tmp/fix.collide.log" || { cat "$tmp/fix.collide.log"; return 1; }
+			grep -q "1 ring could not be published" "$tmp/fix.collide.log" || { cat "$tmp/fix.collide.log"; return 1; }
 	}
 	check "publishing: two rings on one ROS 2 topic (NAME:3 and NAME_3): the second is not published, said and counted" t_f_collide
 
