@@ -860,6 +860,27 @@ t_n_last_first() {
 	"$DSSM" cat --help | grep -q -- "-n, --last N prints the last N samples, as tail does" || return 1
 	"$DSSM" rm nl >/dev/null
 }
+# write --rate HZ repeats a message as rostopic pub -r does: --count N
+# writes, or until SIGINT/SIGTERM, with a summary line; a rate that is no
+# number > 0 is a usage error naming it (exit 2)
+t_write_rate() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-rate
+	local r pid
+	printf 'float64 x\nfloat64 y\n' >"$tmp/rxy.msg"
+	"$DSSM" write wr --create 16 --encoding struct --schema-file "$tmp/rxy.msg" '{"x": 1}' >/dev/null || return 1
+	"$DSSM" write wr '{"x": 2.5}' --rate 100 --count 5 2>"$tmp/re" || { cat "$tmp/re"; return 1; }
+	has "^dssm write: 5 samples into wr at 100 Hz (TIDs 1-5)$" "$tmp/re" || { cat "$tmp/re"; return 1; }
+	[ "$("$DSSM" cat wr -n 0 --format json 2>/dev/null | grep -c '"msg":{"x":2.5,"y":0}')" = 5 ] || return 1
+	for r in 0 -2 nan abc; do
+		"$DSSM" write wr '{"x": 1}' --rate=$r --count 2 2>"$tmp/re"; [ $? -eq 2 ] && has "'$r'" "$tmp/re" || { echo "--rate $r:"; cat "$tmp/re"; return 1; }
+	done
+	"$DSSM" write wr x --count 3 2>"$tmp/re"; [ $? -eq 2 ] && has "give --rate too" "$tmp/re" || return 1
+	"$DSSM" write wr '{"x": 3}' --rate 50 2>"$tmp/re" & pid=$!
+	for _ in $(seq 100); do "$DSSM" cat wr --format json 2>/dev/null | grep -q '"x":3' && break; sleep 0.05; done
+	kill -TERM $pid; wait $pid || { echo "exit $? after SIGTERM"; return 1; }
+	has "^dssm write: [1-9][0-9]* samples\? into wr at 50 Hz (TIDs 6-[0-9]*), stopped by a signal$" "$tmp/re" || { cat "$tmp/re"; return 1; }
+	"$DSSM" rm wr >/dev/null
+}
 # each command's man page has an OPTIONS section made from its parser's
 # options and what --help says of them (before: none; help2man found no
 # option list in the prose)
@@ -958,6 +979,7 @@ check "a file that is no recording: what it is not, how it starts" t_not_a_recor
 check "a port that is not a dssm proxy is said so" t_not_a_proxy
 check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quiet
 check "-n is the last N (cat, query, live or recorded); --first N the first N" t_n_last_first
+check "write --rate HZ --count N repeats a message; SIGTERM ends it with a summary; bad rates exit 2" t_write_rate
 check "man pages have an OPTIONS section (dssm-cat: -f, --follow)" t_man_options
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

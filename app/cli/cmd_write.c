@@ -1,10 +1,13 @@
 /*
  * cmd_write.c - `dssm write` writes one sample (TEXT or standard input),
- * creating the stream with --create. (Moved out of cmd_cat.c.)
+ * creating the stream with --create, or repeats it at --rate HZ (as
+ * `rostopic pub -r`). (Moved out of cmd_cat.c.)
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -17,7 +20,7 @@ void help_write(FILE *out)
 	fprintf(out,
 	        "usage: dssm write NAME[:ID] [TEXT] [--create SIZE] [--life S] [--cycle S]\n"
 	        "                  [--type T] [--encoding E] [--schema-file F] [--time T]\n"
-	        "                  [--any-time]\n\n"
+	        "                  [--any-time] [--rate HZ [--count N]]\n\n"
 	        "Writes one sample, stamped now (or --time: epoch seconds, or ISO 8601 like\n"
 	        "2026-11-23T18:29:10.5Z or local time without a zone): TEXT, or standard\n"
 	        "input when TEXT is absent. With --create SIZE the stream is created if\n"
@@ -33,10 +36,14 @@ void help_write(FILE *out)
 	        "from its fields, as rostopic pub does: TEXT that is a JSON object\n"
 	        "('{\"x\": 1.5, \"pose\": {\"theta\": 0.2}}'; fields left out are 0, a\n"
 	        "typo is refused, naming it); raw bytes of another size than a struct\n"
-	        "stream's are refused. Prints the TID.\n\n"
+	        "stream's are refused. Prints the TID.\n"
+	        "--rate HZ writes the same message again at HZ per second (each stamped\n"
+	        "now), as `rostopic pub -r` does, until Ctrl-C or SIGTERM, or --count N\n"
+	        "writes; then says on stderr how many it wrote and their TIDs.\n\n"
 	        "examples:\n"
 	        "  dssm write note \"hello\" --create 256\n"
 	        "  dssm write odom '{\"x\": 1.5, \"y\": -0.25, \"theta\": 0.1}'\n"
+	        "  dssm write cmd_vel '{\"v\": 0.2, \"w\": 0}' --rate 10\n"
 	        "  date | dssm write note\n"
 	        "  dssm write note \"replayed\" --time 2026-11-23T18:29:10Z --any-time\n"
 	        "  printf '\\005\\0\\0\\0hello' | dssm write chatter --create 64 --type std_msgs/String \\\n"
@@ -53,7 +60,23 @@ struct write_opts {
 	struct cli_time when;
 	const char *type, *encoding, *schema_file;
 	int any_time;
+	double rate;            /* --rate HZ; 0: write once */
+	long count;             /* --count N with --rate; 0: until stopped */
 };
+
+/* --rate HZ: a finite number > 0 (a period of at least 1 us), or -1 after
+ * a usage error naming it. */
+static int write_parse_rate(const char *text, double *hz)
+{
+	if (cli_parse_double("write", "--rate", text, hz) < 0)
+		return -1;
+	if (!isfinite(*hz) || *hz <= 0 || *hz > 1e6) {
+		cli_usage("write", "--rate takes writes per second, a number > 0 and <= 1000000, "
+		          "not '%s'", text);
+		return -1;
+	}
+	return 0;
+}
 
 /* 0, or the exit status after a usage error was printed. */
 static int write_parse_options(int argc, char **argv, struct write_opts *o)
@@ -66,6 +89,8 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 	                                         {"encoding", required_argument, 0, 'E'},
 	                                         {"schema-file", required_argument, 0, 'S'},
 	                                         {"any-time", no_argument, 0, 'A'},
+	                                         {"rate", required_argument, 0, 'r'},
+	                                         {"count", required_argument, 0, 'n'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = cli_getopt("write", argc, argv, "", longopts)) != -1) {
@@ -79,6 +104,11 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 		}
 		if (opt == '?')
 			return cli_refused_option();
+		if ((opt == 'r' && write_parse_rate(optarg, &o->rate) < 0) ||
+		    (opt == 'n' && cli_parse_long("write", "--count", optarg, &o->count) < 0))
+			return EXIT_USAGE;
+		if (opt == 'n' && o->count < 1)
+			return cli_usage("write", "--count takes a number of writes >= 1, not %ld", o->count);
 		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &o->create_size) < 0) ||
 		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &o->life) < 0) ||
 		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &o->cycle) < 0) ||
@@ -90,6 +120,10 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 	}
 	if (optind >= argc || argc - optind > 2)
 		return cli_usage("write", "needs NAME[:ID] and at most one TEXT");
+	if (o->count && !o->rate)
+		return cli_usage("write", "--count N counts the writes of --rate HZ: give --rate too");
+	if (o->rate && o->when.set)
+		return cli_usage("write", "--time stamps one sample; with --rate each is stamped now");
 	return 0;
 }
 
@@ -206,37 +240,44 @@ static int encode_fields(dssm_stream *s, const dssm_stream_info *info, const cha
 	return rc;
 }
 
-/* Write TEXT, or standard input up to one byte more than fits (to tell "too
- * big"), and print its TID. The exit status. */
-static int write_sample(dssm_stream *s, const char *text, const struct write_opts *o)
+/* The bytes to write: TEXT, or standard input up to one byte more than
+ * fits (to tell "too big"), or the message encoded from its fields. 0 with
+ * *data malloc'd, or the exit status after an error was printed. */
+static int write_bytes(dssm_stream *s, const char *text, char **data, size_t *len)
 {
-	const struct cli_time *when = &o->when;
 	dssm_stream_info info;
 	dssm_info(s, &info);
-	char *data;
-	size_t len;
 	if (text) {
-		data = strdup(text);
-		len = data ? strlen(data) : 0;
+		*data = strdup(text);
+		*len = *data ? strlen(*data) : 0;
 	} else {
-		data = malloc(info.max_size + 1);
-		len = data ? fread(data, 1, info.max_size + 1, stdin) : 0;
+		*data = malloc(info.max_size + 1);
+		*len = *data ? fread(*data, 1, info.max_size + 1, stdin) : 0;
 	}
+	if (!*data)
+		return cli_dssm_error("write", DSSM_ENOMEM);
 	dssm_text msg = DSSM_TEXT_INIT;
-	int rc = data ? encode_fields(s, &info, data, len, &msg) : 0;
-	if (rc)
-		return free(data), dssm_text_free(&msg), rc;
-	if (msg.data) { /* the message from its fields, in the stream's encoding */
-		free(data);
-		data = msg.data;
-		len = msg.len;
-		msg.data = NULL;
+	int rc = encode_fields(s, &info, *data, *len, &msg);
+	if (rc) {
+		free(*data);
+		dssm_text_free(&msg);
+		return rc;
 	}
-	int64_t tid = data ? dssm_write_flags(s, data, len, when->set ? when->ns : dssm_now(),
-	                                      o->any_time ? DSSM_WRITE_ANY_TIME : 0)
-	                   : DSSM_ENOMEM;
-	free(data);
-	if (tid == DSSM_EBACKWARDS) {
+	if (msg.data) { /* the message from its fields, in the stream's encoding */
+		free(*data);
+		*data = msg.data;
+		*len = msg.len;
+	}
+	return 0;
+}
+
+/* One write of data stamped t: 0 with *tid, or the exit status after the
+ * error was printed. */
+static int write_once(dssm_stream *s, const char *data, size_t len, dssm_time_t t,
+                      const struct write_opts *o, int64_t *tid)
+{
+	*tid = dssm_write_flags(s, data, len, t, o->any_time ? DSSM_WRITE_ANY_TIME : 0);
+	if (*tid == DSSM_EBACKWARDS) {
 		/* the library names its flag; here it is an option */
 		const char *e = dssm_last_error(), *flag = strstr(e, "DSSM_WRITE_ANY_TIME");
 		if (flag)
@@ -244,10 +285,63 @@ static int write_sample(dssm_stream *s, const char *text, const struct write_opt
 			                 flag + strlen("DSSM_WRITE_ANY_TIME"));
 		return cli_error("write", "%s (--any-time stores it)", e);
 	}
-	if (tid < 0)
-		return cli_dssm_error("write", (int)tid);
-	printf("%lld\n", (long long)tid);
-	return 0;
+	return *tid < 0 ? cli_dssm_error("write", (int)*tid) : 0;
+}
+
+/* --rate HZ: the same bytes again every 1/HZ s on a fixed schedule (one
+ * that fell behind by more than a period starts again from now, never
+ * bursts), until a signal or --count writes; a summary line on stderr.
+ * The exit status. */
+static int write_repeat(dssm_stream *s, const char *address, const char *data, size_t len,
+                        const struct write_opts *o)
+{
+	dssm_time_t period = (dssm_time_t)((double)DSSM_NSEC_PER_SEC / o->rate);
+	dssm_time_t next = dssm_now();
+	int64_t tid = -1, first = -1;
+	long written = 0;
+	int status = 0;
+	cli_catch_signals();
+	while (!cli_stop && (!o->count || written < o->count)) {
+		dssm_time_t now = dssm_now();
+		if (now < next) {
+			dssm_time_t left = next - now;
+			struct timespec ts = {(time_t)(left / DSSM_NSEC_PER_SEC),
+			                      (long)(left % DSSM_NSEC_PER_SEC)};
+			nanosleep(&ts, NULL);
+			continue; /* a signal may have woken it early */
+		}
+		next = now - next > period ? now + period : next + period;
+		if ((status = write_once(s, data, len, now, o, &tid)) != 0)
+			break;
+		first = first < 0 ? tid : first;
+		written++;
+	}
+	fprintf(stderr, "dssm write: %ld sample%s into %s at %g Hz", written,
+	        cli_s((unsigned long long)written), address, o->rate);
+	if (written)
+		fprintf(stderr, " (TIDs %lld-%lld)", (long long)first, (long long)tid);
+	fprintf(stderr, "%s\n", cli_stop == SIGINT || cli_stop == SIGTERM ? ", stopped by a signal" : "");
+	return status;
+}
+
+/* Write TEXT or standard input once (print its TID), or at --rate. The
+ * exit status. */
+static int write_sample(dssm_stream *s, const char *address, const char *text,
+                        const struct write_opts *o)
+{
+	char *data;
+	size_t len;
+	int status = write_bytes(s, text, &data, &len);
+	if (status)
+		return status;
+	int64_t tid;
+	if (o->rate)
+		status = write_repeat(s, address, data, len, o);
+	else if ((status = write_once(s, data, len, o->when.set ? o->when.ns : dssm_now(), o,
+	                              &tid)) == 0)
+		printf("%lld\n", (long long)tid);
+	free(data);
+	return status;
 }
 
 int cmd_write(int argc, char **argv)
@@ -273,7 +367,7 @@ int cmd_write(int argc, char **argv)
 	free(schema);
 	if (status)
 		return status;
-	status = write_sample(s, optind + 1 < argc ? argv[optind + 1] : NULL, &o);
+	status = write_sample(s, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, &o);
 	dssm_close(s);
 	return status;
 }
