@@ -214,6 +214,107 @@ static void test_ros1(void **state)
 	dssm_decoder_free(d);
 }
 
+/* ---- views: a field selected by its path, arrays shortened ---- */
+
+/* Decode through the view of path (max_array) and compare. */
+static void view_is(const char *enc, const char *type, const char *def, const void *data,
+                    size_t len, const char *path, long max_array, const char *want)
+{
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new(enc, type, def, &d), 0);
+	dssm_decode_view v;
+	if (dssm_decoder_view(d, path, max_array, &v) < 0)
+		fail_msg("view %s: %s", path, dssm_last_error());
+	dssm_text t = DSSM_TEXT_INIT;
+	if (dssm_decode_json_view(d, &v, data, len, &t) < 0)
+		fail_msg("decode %s: %s", path, dssm_last_error());
+	assert_string_equal(t.data, want);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+}
+
+/* The path must be refused, naming `says`. */
+static void view_refused(const char *enc, const char *def, const char *path, const char *says)
+{
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new(enc, "test/T", def, &d), 0);
+	dssm_decode_view v;
+	int rc = dssm_decoder_view(d, path, -1, &v);
+	if (rc != DSSM_EINVAL || !strstr(dssm_last_error(), says))
+		fail_msg("%s: got %d '%s', want DSSM_EINVAL naming '%s'", path, rc, dssm_last_error(), says);
+	dssm_decoder_free(d);
+}
+
+static void test_view(void **state)
+{
+	(void)state;
+	struct sample s;
+	memset(&s, 0, sizeof s);
+	memcpy(s.name, "odo", 4);
+	fill_sample(&s);
+	const char *T = "test/Sample";
+	view_is("struct", T, sample_def, &s, sizeof s, "tail", -1, "4294967295");
+	view_is("struct", T, sample_def, &s, sizeof s, "in/b", -1, "0.1");
+	view_is("struct", T, sample_def, &s, sizeof s, "in.a", -1, "-3");
+	view_is("struct", T, sample_def, &s, sizeof s, "in", -1, "{\"a\":-3,\"b\":0.1}");
+	view_is("struct", T, sample_def, &s, sizeof s, "pair", -1,
+	        "[{\"a\":1,\"b\":1e+300},{\"a\":2,\"b\":-2.5}]");
+	view_is("struct", T, sample_def, &s, sizeof s, "", -1,
+	        "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
+	        "\"v\":[1.5,\"NaN\",\"-Infinity\"],\"big\":-9223372036854775808,\"ok\":true,"
+	        "\"raw\":\"AP8QIA==\",\"pair\":[{\"a\":1,\"b\":1e+300},{\"a\":2,\"b\":-2.5}],"
+	        "\"tail\":4294967295}");
+	/* arrays shortened: none shown, the first one, or whole (within the limit) */
+	view_is("struct", T, sample_def, &s, sizeof s, NULL, 0,
+	        "{\"name\":\"odo\",\"flag\":200,\"in\":{\"a\":-3,\"b\":0.1},"
+	        "\"v\":\"<array of 3 float32>\",\"big\":-9223372036854775808,\"ok\":true,"
+	        "\"raw\":\"<array of 4 uint8>\",\"pair\":\"<array of 2 test/Inner>\","
+	        "\"tail\":4294967295}");
+	view_is("struct", T, sample_def, &s, sizeof s, "v", 1, "[1.5,\"<2 more float32>\"]");
+	view_is("struct", T, sample_def, &s, sizeof s, "pair", 1, "[{\"a\":1,\"b\":1e+300},\"<1 more test/Inner>\"]");
+	view_is("struct", T, sample_def, &s, sizeof s, "v", 3, "[1.5,\"NaN\",\"-Infinity\"]");
+	/* a variable-length encoding is walked past what is left out */
+	static const char ros1_def[] = "Header header\nfloat32[] ranges\nstring tail\n"
+	                               "===\nMSG: std_msgs/Header\nuint32 seq\ntime stamp\nstring frame_id\n";
+	uint8_t buf[128], *p = buf;
+	put32(&p, 7);
+	put32(&p, 100);
+	put32(&p, 5);
+	put32(&p, 4);
+	memcpy(p, "base", 4), p += 4;
+	put32(&p, 3);
+	float r[3] = {1.5f, 2.5f, 3.5f};
+	memcpy(p, r, sizeof r), p += sizeof r;
+	put32(&p, 2);
+	memcpy(p, "ok", 2), p += 2;
+	size_t n = (size_t)(p - buf);
+	view_is("ros1", "test/Scan", ros1_def, buf, n, "tail", -1, "\"ok\"");
+	view_is("ros1", "test/Scan", ros1_def, buf, n, "header/frame_id", -1, "\"base\"");
+	view_is("ros1", "test/Scan", ros1_def, buf, n, "header.stamp", -1, "{\"sec\":100,\"nsec\":5}");
+	view_is("ros1", "test/Scan", ros1_def, buf, n, NULL, 2,
+	        "{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":5},\"frame_id\":\"base\"},"
+	        "\"ranges\":[1.5,2.5,\"<1 more float32>\"],\"tail\":\"ok\"}");
+	/* a cut sample is refused through a view as it is whole */
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("ros1", "test/Scan", ros1_def, &d), 0);
+	dssm_decode_view v;
+	assert_int_equal(dssm_decoder_view(d, "header/seq", -1, &v), 0);
+	dssm_text t = DSSM_TEXT_INIT;
+	assert_int_equal(dssm_decode_json_view(d, &v, buf, n - 1, &t), DSSM_ECORRUPT);
+	dssm_text_free(&t);
+	dssm_decoder_free(d);
+	/* paths that name no field: said, with the fields there are */
+	view_refused("struct", sample_def, "nosuch", "no field 'nosuch' in test/T: its fields are name, flag, in, v,");
+	view_refused("struct", sample_def, "in/c", "no field 'c' in in (test/Inner): its fields are a, b");
+	view_refused("struct", sample_def, "tail/x", "the field tail is a uint32: it has no field 'x'");
+	view_refused("struct", sample_def, "pair/a", "the field pair is an array of test/Inner: select it whole");
+	view_refused("struct", sample_def, "in//a", "no field '' in in");
+	dssm_decoder *j;
+	assert_int_equal(dssm_decoder_new("json", "", NULL, &j), 0);
+	assert_int_equal(dssm_decoder_view(j, "x", -1, &v), DSSM_EINVAL);
+	dssm_decoder_free(j);
+}
+
 /* ---- ROS 1 md5sums (as genpy gives them) ---- */
 
 static void md5_is(const char *enc, const char *type, const char *def, const char *want)
@@ -978,6 +1079,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_struct),
 		cmocka_unit_test(test_ros1),
+		cmocka_unit_test(test_view),
 		cmocka_unit_test(test_ros1_md5),
 		cmocka_unit_test(test_ros1_constants),
 		cmocka_unit_test(test_struct_to_ros1),

@@ -198,6 +198,31 @@ int dssm_decode_cdr(const dssm_decoder *dec, const void *data, size_t len, dssm_
  * calls above it appends; DSSM_ENOMEM leaves OUT as it was. */
 int dssm_json_string(dssm_text *out, const char *text, size_t n);
 
+/* A view of the decoded message, as `ros2 topic echo --field pose.x
+ * --no-arr` shows it: only the field at a path (its value alone: a number,
+ * a string, an array or an object), and arrays of more than max_array
+ * elements shortened: their first max_array elements, then a string
+ * "<N more float32>" (with max_array 0: the whole array as the string
+ * "<array of N float32>"; a byte array, written as base64, as that string
+ * whenever it is longer). Built once per decoder with dssm_decoder_view. */
+#define DSSM_VIEW_DEPTH 32
+typedef struct dssm_decode_view {
+	int depth;                   /* fields in the path; 0: the whole message */
+	int field[DSSM_VIEW_DEPTH];  /* each the field's index in its message type */
+	long max_array;              /* -1: arrays whole */
+} dssm_decode_view;
+
+/* PATH: field names separated by '/' or '.' ("pose/position/x",
+ * "pose.position.x"; NULL or "": the whole message). A name the type does
+ * not have is DSSM_EINVAL naming it and listing the fields there are; so is
+ * a path that goes on past a primitive field or into an array of messages
+ * (select the array whole), or a decoder of json samples (no definition). */
+int dssm_decoder_view(const dssm_decoder *dec, const char *path, long max_array,
+                      dssm_decode_view *out);
+/* dssm_decode_json through a view (NULL: the whole message). */
+int dssm_decode_json_view(const dssm_decoder *dec, const dssm_decode_view *view,
+                          const void *data, size_t len, dssm_text *out);
+
 /* 1 if ENCODING has a decoder here ("ros1", "cdr", "struct", "json"). */
 int dssm_decoder_supports(const char *encoding);
 

@@ -75,7 +75,7 @@ void dssm_decoder_free(dssm_decoder *dec)
 }
 
 static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out,
-                  enum dec_out to)
+                  enum dec_out to, const dssm_decode_view *view)
 {
 	static const char *const names[] = {"json", "ros1", "cdr"};
 	if (!dec || !out || (!data && len))
@@ -87,28 +87,37 @@ static int decode(const dssm_decoder *dec, const void *data, size_t len, dssm_te
 	dec_jw_reset(&w, out);
 	static const uint8_t none[1];
 	const uint8_t *p = data ? data : none;
-	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w) : dec_walk(dec, p, len, &w, to);
+	if (view && view->depth && dec->enc == DEC_JSON)
+		return dssm__fail(DSSM_EINVAL, "json samples have no definition to select fields by");
+	int rc = dec->enc == DEC_JSON ? dec_json_pass(p, len, &w)
+	                              : dec_walk(dec, p, len, &w, to, view);
 	if (rc < 0) {
 		int keep = w.oom;
 		dec_jw_reset(&w, out);
-		return keep ? dec_jw_end(&(struct dec_jw){out, 1}) : rc;
+		return keep ? dec_jw_end(&(struct dec_jw){out, 1, 0}) : rc;
 	}
 	return dec_jw_end(&w);
 }
 
 int dssm_decode_json(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
 {
-	return decode(dec, data, len, out, DEC_OUT_JSON);
+	return decode(dec, data, len, out, DEC_OUT_JSON, NULL);
+}
+
+int dssm_decode_json_view(const dssm_decoder *dec, const dssm_decode_view *view,
+                          const void *data, size_t len, dssm_text *out)
+{
+	return decode(dec, data, len, out, DEC_OUT_JSON, view);
 }
 
 int dssm_decode_ros1(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
 {
-	return decode(dec, data, len, out, DEC_OUT_ROS1);
+	return decode(dec, data, len, out, DEC_OUT_ROS1, NULL);
 }
 
 int dssm_decode_cdr(const dssm_decoder *dec, const void *data, size_t len, dssm_text *out)
 {
-	return decode(dec, data, len, out, DEC_OUT_CDR);
+	return decode(dec, data, len, out, DEC_OUT_CDR, NULL);
 }
 
 const char *dssm_decoder_ros2_type(const dssm_decoder *dec)

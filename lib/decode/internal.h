@@ -99,6 +99,7 @@ size_t dec_prim_align(enum dec_kind k);
 struct dec_jw {
 	dssm_text *t;
 	int oom;
+	int mute;   /* > 0: writes are dropped (a view's unselected parts) */
 };
 void dec_jw_reset(struct dec_jw *w, dssm_text *t);
 void dec_jw_raw(struct dec_jw *w, const char *s, size_t n);
@@ -122,7 +123,7 @@ int dec_json_pass(const uint8_t *p, size_t n, struct dec_jw *w);
  * serializes the same message to. */
 enum dec_out { DEC_OUT_JSON, DEC_OUT_ROS1, DEC_OUT_CDR };
 int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
-             enum dec_out out);
+             enum dec_out out, const dssm_decode_view *view);
 
 /* A .msg text dialect: the root type's fields, then a section per nested
  * type not yet written (done[type] marks written ones; the dialect may use

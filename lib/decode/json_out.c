@@ -3,7 +3,8 @@
  * UTF-8 as U+FFFD, so the output is valid JSON whatever a sample holds),
  * exact integers, floats in their shortest round-trip form (NaN and the
  * infinities as strings), base64 for byte arrays. Out of memory is sticky:
- * the writer stops growing and dec_jw_end reports it once.
+ * the writer stops growing and dec_jw_end reports it once. A muted writer
+ * drops what it is given (the parts of a message a view leaves out).
  */
 #include <math.h>
 #include <stdio.h>
@@ -25,7 +26,7 @@ void dssm_text_free(dssm_text *t)
 static int reserve(struct dec_jw *w, size_t more)
 {
 	dssm_text *t = w->t;
-	if (w->oom)
+	if (w->oom || w->mute)
 		return -1;
 	if (more < t->cap - t->len)  /* room for the NUL too */
 		return 0;
@@ -50,6 +51,7 @@ void dec_jw_reset(struct dec_jw *w, dssm_text *t)
 {
 	w->t = t;
 	w->oom = 0;
+	w->mute = 0;
 	t->len = 0;
 	if (reserve(w, 0) == 0)
 		t->data[0] = 0;
@@ -96,6 +98,8 @@ static size_t utf8_len(const unsigned char *p, size_t n)
 void dec_jw_string(struct dec_jw *w, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	if (w->mute)
+		return;
 	/* the worst case at once: every byte as \u00XX */
 	if (n > SIZE_MAX / 8 || reserve(w, 6 * n + 2) < 0) {
 		w->oom = 1;
@@ -200,6 +204,8 @@ void dec_jw_f32(struct dec_jw *w, float v)
 void dec_jw_base64(struct dec_jw *w, const uint8_t *p, size_t n)
 {
 	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	if (w->mute)
+		return;
 	if (n > SIZE_MAX / 2 || reserve(w, (n + 2) / 3 * 4 + 2) < 0) {
 		w->oom = 1;
 		return;
@@ -230,7 +236,7 @@ int dssm_json_string(dssm_text *out, const char *text, size_t n)
 {
 	if (!out || (!text && n))
 		return dssm__fail(DSSM_EINVAL, "dssm_json_string: NULL argument");
-	struct dec_jw w = {out, 0};
+	struct dec_jw w = {out, 0, 0};
 	size_t was = out->len;
 	dec_jw_string(&w, text ? text : "", n);
 	if (w.oom && out->data) {

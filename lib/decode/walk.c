@@ -14,8 +14,15 @@
  * no bytes. The binary outputs are written as the walk goes: ROS 1 unaligned,
  * CDR (XCDR1 little-endian) with each primitive aligned to its size from the
  * end of its 4-byte header, strings with their NUL counted and written, and a
- * message without fields as one byte, as ROS 2's rmw writes them. On failure the message names the field path and byte offset,
- * built from a stack of the fields being decoded.
+ * message without fields as one byte, as ROS 2's rmw writes them. On
+ * failure the message names the field path and byte offset, built from a
+ * stack of the fields being decoded.
+ *
+ * A view (dssm_decode_view, JSON only) is the same walk with the writer
+ * muted where its output is not wanted: the fields beside the selected
+ * path, and the elements of an array past its limit. The bytes are read
+ * and checked all the same (variable-length encodings have to be walked to
+ * find what follows), so a sample decodes, or fails, as it does whole.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,6 +43,8 @@ struct rd {
 	uint64_t budget;    /* elements still allowed */
 	struct dec_jw *w;
 	enum dec_out out;   /* JSON, or ROS 1 or CDR bytes */
+	const dssm_decode_view *view;   /* JSON: a field and array limits, or NULL */
+	int sel_at;         /* view->field[0 .. sel_at) matched so far; -1: off the path */
 	/* the fields being decoded, for messages */
 	const struct dec_field *path[PATH_MAX_DEPTH];
 	int64_t index[PATH_MAX_DEPTH];
@@ -269,6 +278,29 @@ static uint64_t elem_min(const struct rd *r, const struct dec_field *f)
 	return wire_size(f->kind);
 }
 
+/* The view's array limit, if this array of count elements passes it (JSON
+ * only); else -1. */
+static long array_limit(const struct rd *r, uint64_t count)
+{
+	if (r->out != DEC_OUT_JSON || !r->view || r->view->max_array < 0 ||
+	    count <= (uint64_t)r->view->max_array)
+		return -1;
+	return r->view->max_array;
+}
+
+/* What stands for the elements of f left out: "<array of 1000 float32>"
+ * (all of them) or "<990 more float32>". */
+static void elided(struct rd *r, const struct dec_field *f, uint64_t count, long shown)
+{
+	char b[DEC_MAX_NAME + 64];
+	const char *type = f->kind == K_MSG ? r->def->types[f->type].name : dec_kind_name(f->kind);
+	if (shown)
+		snprintf(b, sizeof b, "<%llu more %s>", (unsigned long long)(count - (uint64_t)shown), type);
+	else
+		snprintf(b, sizeof b, "<array of %llu %s>", (unsigned long long)count, type);
+	dec_jw_string(r->w, b, strlen(b));
+}
+
 static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 {
 	uint64_t count = f->count;
@@ -292,6 +324,7 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 		            (unsigned long long)count, r->n - r->at);
 	if ((rc = spend(r, count / 16)) < 0)
 		return rc;
+	long limit = array_limit(r, count);
 	if (f->bytes || f->char_text) {
 		size_t at = at_struct;
 		if (r->def->enc != DEC_STRUCT)
@@ -303,6 +336,8 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 			dec_jw_raw(r->w, (const char *)r->p + at, count);
 		else if (f->char_text)
 			dec_jw_string(r->w, (const char *)r->p + at, strnlen((const char *)r->p + at, count));
+		else if (limit >= 0)
+			elided(r, f, count, 0); /* (a part of its base64 would say nothing) */
 		else
 			dec_jw_base64(r->w, r->p + at, count);
 		if (r->def->enc != DEC_STRUCT)
@@ -312,9 +347,12 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 	size_t stride = 0;
 	if (r->def->enc == DEC_STRUCT)
 		stride = f->kind == K_MSG ? r->def->types[f->type].size : dec_prim_size(f->kind);
-	punct(r, "[");
+	if (limit != 0)
+		punct(r, "[");
 	int d = r->depth - 1;
 	for (uint64_t i = 0; i < count; i++) {
+		if (limit >= 0 && i == (uint64_t)limit)
+			r->w->mute++;   /* read on, unwritten, up to the array's end */
 		if (i)
 			punct(r, ",");
 		r->index[d] = (int64_t)i;
@@ -322,7 +360,14 @@ static int array(struct rd *r, const struct dec_field *f, size_t at_struct)
 			return rc;
 	}
 	r->index[d] = -1;
-	punct(r, "]");
+	if (limit >= 0) {
+		r->w->mute--;
+		if (limit)
+			punct(r, ",");
+		elided(r, f, count, limit);
+	}
+	if (limit != 0)
+		punct(r, "]");
 	return 0;
 }
 
@@ -348,14 +393,25 @@ static int message(struct rd *r, int ti, size_t base)
 		dec_jw_char(r->w, 0);
 		return 0;
 	}
-	punct(r, "{");
+	/* on a view's path, above the field it selects: only that field is
+	 * written, without this message's braces and keys */
+	int above = r->view && r->sel_at >= 0 && r->sel_at < r->view->depth;
+	if (!above)
+		punct(r, "{");
 	for (int i = 0; i < t->nfields; i++) {
 		const struct dec_field *f = &t->fields[i];
-		if (r->out == DEC_OUT_JSON) {
+		int beside = above && i != r->view->field[r->sel_at], was = r->sel_at;
+		if (r->out == DEC_OUT_JSON && !above) {
 			if (i)
 				dec_jw_char(r->w, ',');
 			dec_jw_string(r->w, f->name, strlen(f->name));
 			dec_jw_char(r->w, ':');
+		}
+		if (beside) {
+			r->w->mute++;
+			r->sel_at = -1;
+		} else if (above) {
+			r->sel_at++;
 		}
 		r->path[r->depth] = f;
 		r->index[r->depth] = -1;
@@ -363,10 +419,14 @@ static int message(struct rd *r, int ti, size_t base)
 		int rc = f->array == A_SCALAR ? element(r, f, base + f->offset)
 		                             : array(r, f, base + f->offset);
 		r->depth--;
+		r->sel_at = was;
+		if (beside)
+			r->w->mute--;
 		if (rc < 0)
 			return rc;
 	}
-	punct(r, "}");
+	if (!above)
+		punct(r, "}");
 	return 0;
 }
 
@@ -393,7 +453,7 @@ static int wrong_size(struct rd *r, size_t want)
 }
 
 int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
-             enum dec_out out)
+             enum dec_out out, const dssm_decode_view *view)
 {
 	struct rd r;
 	memset(&r, 0, sizeof r);
@@ -403,6 +463,7 @@ int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct 
 	r.w = w;
 	r.out = out;
 	r.origin = SIZE_MAX;
+	r.view = out == DEC_OUT_JSON ? view : NULL;
 	r.budget = 4096 + 8 * (uint64_t)n;
 	if (dec->enc == DEC_STRUCT) {
 		/* the writer's own structs: this machine's byte order */
