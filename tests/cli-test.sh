@@ -881,6 +881,31 @@ t_write_rate() {
 	has "^dssm write: [1-9][0-9]* samples\? into wr at 50 Hz (TIDs 6-[0-9]*), stopped by a signal$" "$tmp/re" || { cat "$tmp/re"; return 1; }
 	"$DSSM" rm wr >/dev/null
 }
+# one field of each message, as `ros2 topic echo --field` / `rostopic echo
+# /odom/pose/x`, and arrays shortened (--no-arrays, --array-limit), on a
+# struct stream and a ROS 1 bag (cat and query, text and json); a field the
+# type does not have is an error listing those it has (exit 2)
+t_field_select() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-fs
+	"$BUILD/examples/odometry" --seconds 0.3 >/dev/null 2>&1 || return 1
+	"$BUILD/examples/lidar" --seconds 0.3 >/dev/null 2>&1 || return 1
+	"$DSSM" cat odom --field v 2>/dev/null | tail -1 | grep -q "^  v: 0.5$" || return 1
+	"$DSSM" cat odom --field v --format json 2>/dev/null | grep -q '"msg":0.5}$' || return 1
+	"$DSSM" cat odom --field pose/x 2>"$tmp/fe"; [ $? -eq 2 ] || return 1
+	has "no field 'pose' in example/Odometry: its fields are x, y, theta, v, w" "$tmp/fe" || { cat "$tmp/fe"; return 1; }
+	"$DSSM" cat scan --no-arrays 2>/dev/null >"$tmp/fo"; has '^  ranges: "<array of 1000 float32>"$' "$tmp/fo" || { cat "$tmp/fo"; return 1; }
+	"$DSSM" cat scan --array-limit 2 --format json 2>/dev/null | grep -q '"ranges":\[[-0-9.e]*,[-0-9.e]*,"<998 more float32>"\]}}$' || return 1
+	"$DSSM" cat scan --field ranges --format hex 2>"$tmp/fe"; [ $? -eq 2 ] && has "give --format text or json" "$tmp/fe" || return 1
+	local bag=$rec/tilt_laser.bag
+	"$DSSM" query "$bag" --streams /imu_data --first 2 --field orientation/w --format text >"$tmp/fo" 2>/dev/null || return 1
+	[ "$(grep -c '^  orientation/w: 0.805' "$tmp/fo")" = 2 ] && ! has "angular_velocity" "$tmp/fo" || { cat "$tmp/fo"; return 1; }
+	"$DSSM" cat "$bag" --field header.frame_id >/dev/null 2>"$tmp/fe"; [ $? -eq 2 ] && has "tf:0: no field 'header'" "$tmp/fe" || return 1
+	"$DSSM" query "$bag" --streams scan --first 1 --no-arrays 2>/dev/null | grep -q '"ranges":"<array of 1078 float32>","intensities":\[\]}}$' || return 1
+	"$DSSM" query "$bag" --field header/stamp 2>"$tmp/fe"; [ $? -eq 2 ] || return 1
+	has "tf:0: no field 'header' in tf/tfMessage: its fields are transforms" "$tmp/fe" || { cat "$tmp/fe"; return 1; }
+	"$DSSM" query "$bag" --streams imu_data --field orientation/q 2>"$tmp/fe"; [ $? -eq 2 ] || return 1
+	has "no field 'q' in orientation (geometry_msgs/Quaternion): its fields are x, y, z, w" "$tmp/fe"
+}
 # each command's man page has an OPTIONS section made from its parser's
 # options and what --help says of them (before: none; help2man found no
 # option list in the prose)
@@ -980,6 +1005,7 @@ check "a port that is not a dssm proxy is said so" t_not_a_proxy
 check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quiet
 check "-n is the last N (cat, query, live or recorded); --first N the first N" t_n_last_first
 check "write --rate HZ --count N repeats a message; SIGTERM ends it with a summary; bad rates exit 2" t_write_rate
+check "cat/query --field PATH, --no-arrays, --array-limit (struct stream, ROS 1 bag); unknown fields listed" t_field_select
 check "man pages have an OPTIONS section (dssm-cat: -f, --follow)" t_man_options
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -182,6 +182,9 @@ int cli_sleep_watching_output(dssm_time_t ns);
  * and its definition parses (else a warning naming the stream, and hex). */
 struct cli_decode {
 	dssm_decoder *dec;   /* NULL: shown as hex */
+	dssm_decode_view view; /* --field, --no-arrays, --array-limit */
+	int viewed;          /* view is set */
+	const char *field;   /* --field, as given (NULL: the whole message) */
 	dssm_text text;      /* the last sample decoded */
 	int compact;         /* text is the decoder's compact JSON (not passed through) */
 	int data_hex;        /* json: data_hex also beside a decoded msg (--data-hex) */
@@ -209,6 +212,23 @@ void cli_print_sample(FILE *out, enum cli_format f, const char *stream, const vo
 int cli_parse_format(const char *cmd, const char *text, enum cli_format *f);
 /* --format table|json of ls, info and top: *json set to 0 or 1. */
 int cli_parse_table_format(const char *cmd, const char *text, int *json);
+/* What of each decoded sample is shown (--field PATH, --no-arrays,
+ * --array-limit N of cat and query): the options' table entries, their
+ * parsing (opt is the entry's val: 0, or EXIT_USAGE after a usage error),
+ * and the view set on a stream's decoder: 0, or EXIT_USAGE after an error
+ * naming the stream and the fields it has. */
+struct cli_view {
+	const char *field;   /* NULL: the whole message */
+	long max_array;      /* -1: arrays whole */
+};
+#define CLI_VIEW_OPTIONS                                                                    \
+	{"field", required_argument, 0, 'P'}, {"no-arrays", no_argument, 0, 'N'},              \
+	{"array-limit", required_argument, 0, 'L'}
+int cli_parse_view(const char *cmd, int opt, const char *arg, struct cli_view *v);
+/* A view that needs decoded output with a --format that has none: EXIT_USAGE. */
+int cli_check_view_format(const char *cmd, const struct cli_view *v, enum cli_format f);
+int cli_decode_view(struct cli_decode *d, const char *cmd, const char *label,
+                    const struct cli_view *v);
 
 /* Parse a number option; print a usage error and return -1 if it is not one. */
 int cli_parse_double(const char *cmd, const char *opt, const char *text, double *out);
@@ -259,6 +279,7 @@ struct cli_query_opts {
 	long last;                   /* -n/--last N; -1: all */
 	enum cli_format f;
 	int data_hex;
+	struct cli_view view;        /* --field, --no-arrays, --array-limit */
 };
 void cli_query_init(struct cli_query_opts *o);
 /* `dssm query DIR|FILE` of a local recording, as `dssm cat DIR|FILE` runs it

@@ -108,7 +108,8 @@ void help_cat(FILE *out)
 	fprintf(out,
 	        "usage: dssm cat [HOST:PORT/]NAME[:ID] [-n N | --first N] [--follow]\n"
 	        "                [--format text|hex|raw|json] [--data-hex]\n"
-	        "       dssm cat DIR|FILE [-n N | --first N] [--format ...]\n\n"
+	        "                [--field PATH] [--no-arrays | --array-limit N]\n"
+	        "       dssm cat DIR|FILE [-n N | --first N] [--format ...] [--field PATH] ...\n\n"
 	        "-n, --last N prints the last N samples, as tail does: of those a stream keeps\n"
 	        "(default 1; -n 0: all it keeps), or of a recording (default: all), oldest\n"
 	        "first. --first N prints the first N instead: the oldest a stream keeps, or a\n"
@@ -128,6 +129,11 @@ void help_cat(FILE *out)
 	        "and it has a message definition (dssm write --schema-file; docs/message-\n"
 	        "encodings.md); a sample that does not decode shows why (decode_error).\n"
 	        "--data-hex adds data_hex to decoded samples too (json).\n"
+	        "--field PATH shows one field of each decoded sample, as `ros2 topic echo\n"
+	        "--field` (pose/x or pose.x; json: msg is its value); a PATH the type does not\n"
+	        "have is an error listing the fields it has (exit 2). --no-arrays shows each\n"
+	        "array as \"<array of N float32>\"; --array-limit N shows its first N elements,\n"
+	        "then \"<K more float32>\" (text and json).\n"
 	        "A recording (a DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE) is\n"
 	        "printed in time order, as `dssm query` prints it.\n"
 	        "/TOPIC names the stream a topic was imported as (/camera/image_raw:\n"
@@ -137,6 +143,8 @@ void help_cat(FILE *out)
 	        "  dssm cat odom\n"
 	        "  dssm cat scan:1 -n 10 --format json\n"
 	        "  dssm cat drive.bag --first 5\n"
+	        "  dssm cat odom --field theta --follow\n"
+	        "  dssm cat scan --no-arrays\n"
 	        "  dssm cat odom --follow --format raw > odom.bin\n"
 	        "  dssm cat robot.local:5800/scan --follow\n");
 }
@@ -146,6 +154,7 @@ struct cat_opts {
 	long last_n, first;     /* -n/--last N; --first N (0: not given) */
 	int follow, data_hex, n_given;
 	enum cli_format f;
+	struct cli_view view;   /* --field, --no-arrays, --array-limit */
 };
 
 /* `dssm cat DIR|FILE`: a recording's samples in time order, as `dssm query`
@@ -160,6 +169,7 @@ static int cat_recording(const char *path, const struct cat_opts *o)
 	q.last = o->n_given && o->last_n > 0 ? o->last_n : -1;
 	q.f = o->f;
 	q.data_hex = o->data_hex;
+	q.view = o->view;
 	return cli_query_local(path, &q);
 }
 
@@ -171,6 +181,7 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 	                                         {"format", required_argument, 0, 'F'},
 	                                         {"last", required_argument, 0, 'n'},
 	                                         {"first", required_argument, 0, '1'},
+	                                         CLI_VIEW_OPTIONS,
 	                                         {0, 0, 0, 0}};
 	int opt;
 	while ((opt = cli_getopt("cat", argc, argv, "fn:", longopts)) != -1) {
@@ -198,6 +209,10 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 			if (cli_parse_format("cat", optarg, &o->f) < 0)
 				return EXIT_USAGE;
 			break;
+		case 'P': case 'N': case 'L':
+			if (cli_parse_view("cat", opt, optarg, &o->view))
+				return EXIT_USAGE;
+			break;
 		default:
 			return cli_refused_option();
 		}
@@ -206,6 +221,8 @@ static int cat_parse_options(int argc, char **argv, struct cat_opts *o)
 		return cli_usage("cat", "needs one stream NAME[:ID], or a recording DIR or FILE");
 	if (o->first && o->n_given)
 		return cli_usage("cat", "-n/--last N and --first N are two ends: give one");
+	if (cli_check_view_format("cat", &o->view, o->f))
+		return EXIT_USAGE;
 	if (o->first && o->follow)
 		return cli_usage("cat", "--first N prints the oldest N kept; to follow from the "
 		                 "last N, give -n N --follow");
@@ -226,6 +243,7 @@ struct cat_ring {
 	size_t cap;
 	struct cli_decode dec;
 	int data_hex;
+	const struct cli_view *view;
 	dssm_follow *fw;        /* --follow: its name (lib/open/follow.c) */
 	int recorded;           /* a recording's stream (DIR/NAME) */
 };
@@ -241,13 +259,19 @@ static int cat_ring_take(struct cat_ring *r, dssm_stream *s)
 		dssm_close(s);
 		return cli_error("cat", "out of memory for a %zu-byte sample", info.max_size);
 	}
+	r->buf = buf;
 	if (r->s)
 		cli_decode_free(&r->dec);
 	cli_decode_init(&r->dec, "cat", r->address, info.encoding, info.type, dssm_schema(s));
 	r->dec.data_hex = r->data_hex;
+	int status = cli_decode_view(&r->dec, "cat", r->address, r->view);
+	if (status) {
+		cli_decode_free(&r->dec);
+		dssm_close(s);
+		return status;
+	}
 	dssm_close(r->s);
 	r->s = s;
-	r->buf = buf;
 	r->cap = info.max_size;
 	return 0;
 }
@@ -405,7 +429,7 @@ static int cat_subscribe(dssm_stream *s, long last_n, int *have, uint64_t *newes
 
 int cmd_cat(int argc, char **argv)
 {
-	struct cat_opts o = {.last_n = 1, .f = FORMAT_TEXT};
+	struct cat_opts o = {.last_n = 1, .f = FORMAT_TEXT, .view = {NULL, -1}};
 	int status = cat_parse_options(argc, argv, &o);
 	if (status)
 		return status;
@@ -416,7 +440,7 @@ int cmd_cat(int argc, char **argv)
 	dssm_stream *s = cli_open("cat", argv[optind], DSSM_READ);
 	if (!s)
 		return 1;
-	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex,
+	struct cat_ring ring = {.address = argv[optind], .data_hex = o.data_hex, .view = &o.view,
 	                        .recorded = dssm_address_is_recording(argv[optind])};
 	if ((status = cat_ring_take(&ring, s)) != 0)
 		return status;

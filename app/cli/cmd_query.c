@@ -20,7 +20,8 @@ void help_query(FILE *out)
 	fprintf(out,
 	        "usage: dssm query DIR|FILE|HOST:PORT/NAME [--streams A,B,...] [--start T] [--end T]\n"
 	        "                  [--latest S] [-n N | --first N] [--deadline S [--bandwidth MBPS]]\n"
-	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n\n"
+	        "                  [--format json|text|hex|raw [--data-hex] | --output NEWDIR]\n"
+	        "                  [--field PATH] [--no-arrays | --array-limit N]\n\n"
 	        "Prints the samples of a recording (also one still being recorded) with\n"
 	        "start <= time <= end, merged in time order: all of them, or -n, --last N:\n"
 	        "the last N, as tail does and as `dssm cat -n` (before, query's -n was the\n"
@@ -35,7 +36,10 @@ void help_query(FILE *out)
 	        "the stream, tid, time and msg, the decoded message (data_hex where a stream\n"
 	        "has no definition; --data-hex: always; default), text (decoded fields), hex,\n"
 	        "or raw bytes; or --output\n"
-	        "extracts them into a new container. A progress line shows on a terminal\n"
+	        "extracts them into a new container. --field PATH, --no-arrays and\n"
+	        "--array-limit N show part of each decoded sample, as `dssm cat` does (every\n"
+	        "selected stream must have the field: --streams picks those that do).\n"
+	        "A progress line shows on a terminal\n"
 	        "for large outputs; a count goes to stderr at the end.\n"
 	        "HOST:PORT/NAME queries recording NAME served by `dssm proxy --recordings DIR`\n"
 	        "(also while it is recorded); there --deadline S asks for only as much of\n"
@@ -46,6 +50,7 @@ void help_query(FILE *out)
 	        "  dssm query run1 --streams 'cam*',imu --start 1795320000.5 --end 1795320010\n"
 	        "  dssm query run1 --start 2026-11-23T18:29:10Z --end +1m30s\n"
 	        "  dssm query run1 --streams imu --output imu-only\n"
+	        "  dssm query drive.bag --streams /imu --field orientation/w --format text\n"
 	        "  dssm query robot.local:5800/run1 --streams scan --deadline 200ms --bandwidth 2\n");
 }
 
@@ -105,6 +110,9 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 	if (o->last >= 0)
 		return cli_usage("query", "-n/--last N is for local recordings; of one served by a "
 		                 "proxy, --latest S asks for the last S seconds");
+	if (o->view.field || o->view.max_array >= 0)
+		return cli_usage("query", "--field, --no-arrays and --array-limit are for local "
+		                 "recordings (a proxy sends samples undecoded)");
 	const char *slash = strrchr(address, '/');
 	char hp[300];
 	snprintf(hp, sizeof hp, "%.*s", (int)(slash - address), address);
@@ -139,7 +147,8 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 void cli_query_init(struct cli_query_opts *o)
 {
 	*o = (struct cli_query_opts){.start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}, .latest = -1,
-	                             .deadline = -1, .limit = -1, .last = -1, .f = FORMAT_JSON};
+	                             .deadline = -1, .limit = -1, .last = -1, .f = FORMAT_JSON,
+	                             .view = {NULL, -1}};
 }
 
 /* 0, or the exit status after a usage error was printed. */
@@ -156,6 +165,7 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 	                                         {"data-hex", no_argument, 0, 'x'},
 	                                         {"last", required_argument, 0, 'n'},
 	                                         {"first", required_argument, 0, '1'},
+	                                         CLI_VIEW_OPTIONS,
 	                                         {0, 0, 0, 0}};
 	int opt, n_given = 0;
 	while ((opt = cli_getopt("query", argc, argv, "n:", longopts)) != -1) {
@@ -184,6 +194,8 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 			o->list = optarg;
 		if (opt == 'x')
 			o->data_hex = 1;
+		if ((opt == 'P' || opt == 'N' || opt == 'L') && cli_parse_view("query", opt, optarg, &o->view))
+			return EXIT_USAGE;
 		if (opt == 'o')
 			o->output = optarg;
 		if (opt == '?')
@@ -193,6 +205,11 @@ static int query_parse_options(int argc, char **argv, struct cli_query_opts *o)
 		return cli_usage("query", "needs one recording DIR");
 	if (n_given && o->limit >= 0)
 		return cli_usage("query", "-n/--last N and --first N are two ends: give one");
+	if (!o->output && cli_check_view_format("query", &o->view, o->f))
+		return EXIT_USAGE;
+	if (o->output && (o->view.field || o->view.max_array >= 0))
+		return cli_usage("query", "--output copies whole samples: --field, --no-arrays and "
+		                 "--array-limit are for printed ones");
 	return 0;
 }
 
@@ -248,8 +265,10 @@ static int query_select(struct query_run *r)
 	return 0;
 }
 
-/* The selected streams' decoders, for the printed formats. */
-static void query_init_decoders(struct query_run *r)
+/* The selected streams' decoders, for the printed formats, with the view
+ * asked for. 0, or EXIT_USAGE after a stream refused the view (--field
+ * names no field of it). */
+static int query_init_decoders(struct query_run *r)
 {
 	const struct cli_query_opts *o = r->o;
 	for (int i = 0; i < r->ns && r->decs && !o->output && (o->f == FORMAT_TEXT || o->f == FORMAT_JSON);
@@ -259,7 +278,11 @@ static void query_init_decoders(struct query_run *r)
 		cli_decode_init(&r->decs[r->sel[i]], "query", r->labels[r->sel[i]], rec.info.encoding,
 		                rec.info.type, dssm_container_schema(r->c, r->sel[i]));
 		r->decs[r->sel[i]].data_hex = o->data_hex;
+		int status = cli_decode_view(&r->decs[r->sel[i]], "query", r->labels[r->sel[i]], &o->view);
+		if (status)
+			return status;
 	}
+	return 0;
 }
 
 /* --output's container, with the selected streams described as in the source. */
@@ -424,7 +447,16 @@ int cli_query_local(const char *path, const struct cli_query_opts *o)
 	rc = r.ns ? dssm_query_open(r.c, r.sel, r.ns, t0, t1, &r.q) : 0;
 	if (rc == 0)
 		cli_damage_recheck(&r.dmg, r.c, r.sel, r.ns);
-	query_init_decoders(&r);
+	int refused = rc == 0 ? query_init_decoders(&r) : 0;
+	if (refused) { /* --field names no field of a selected stream: said */
+		for (int i = 0; i < r.n; i++)
+			cli_decode_free(&r.decs[i]);
+		if (r.ns)
+			dssm_query_close(r.q);
+		query_free(&r);
+		cli_recording_close(&recording);
+		return refused;
+	}
 	if (!r.decs)
 		rc = DSSM_ENOMEM;
 	if (rc == 0 && o->output)

@@ -62,7 +62,49 @@ int cli_decode(struct cli_decode *d, const void *data, size_t len)
 {
 	if (!d || !d->dec)
 		return -1;
-	return dssm_decode_json(d->dec, data, len, &d->text) == 0 ? 0 : -1;
+	return dssm_decode_json_view(d->dec, d->viewed ? &d->view : NULL, data, len, &d->text) == 0
+	           ? 0 : -1;
+}
+
+int cli_parse_view(const char *cmd, int opt, const char *arg, struct cli_view *v)
+{
+	if (opt == 'P' && !*arg)
+		return cli_usage(cmd, "--field needs a field path, such as pose/x");
+	if (opt == 'P')
+		v->field = arg;
+	if (opt == 'N')
+		v->max_array = 0;
+	if (opt == 'L' && cli_parse_long(cmd, "--array-limit", arg, &v->max_array) < 0)
+		return EXIT_USAGE;
+	if (opt == 'L' && v->max_array < 0)
+		return cli_usage(cmd, "--array-limit takes a number of elements >= 0, not %ld",
+		                 v->max_array);
+	return 0;
+}
+
+int cli_check_view_format(const char *cmd, const struct cli_view *v, enum cli_format f)
+{
+	if ((v->field || v->max_array >= 0) && f != FORMAT_TEXT && f != FORMAT_JSON)
+		return cli_usage(cmd, "%s shows decoded fields: give --format text or json",
+		                 v->field ? "--field" : v->max_array ? "--array-limit" : "--no-arrays");
+	return 0;
+}
+
+int cli_decode_view(struct cli_decode *d, const char *cmd, const char *label,
+                    const struct cli_view *v)
+{
+	if (!v->field && v->max_array < 0)
+		return 0;
+	if (!d->dec && v->field)
+		return cli_usage(cmd, "--field %s: %s has no decoded fields (no definition, or one "
+		                 "that does not parse: dssm info %s says)", v->field, label, label);
+	if (!d->dec)
+		return 0; /* shown as hex: no arrays to shorten */
+	if (dssm_decoder_view(d->dec, v->field, v->max_array, &d->view) < 0)
+		return cli_usage(cmd, "--field %s: %s: %s", v->field, label, dssm_last_error());
+	d->viewed = 1;
+	d->field = v->field;
+	return 0;
 }
 
 /* The end of the JSON value at p (compact and valid: the decoder's output). */
@@ -116,6 +158,13 @@ static const char *print_object(FILE *out, const char *p, int indent)
 void cli_print_decoded(FILE *out, const struct cli_decode *d, int indent)
 {
 	const char *json = d->text.data;
+	if (d->field && d->compact) { /* one field: under its path, as a field is shown */
+		int object = json[0] == '{' && json[1] != '}';
+		fprintf(out, "%*s%s:%s%s\n", indent, "", d->field, object ? "" : " ", object ? "" : json);
+		if (object)
+			print_object(out, json, indent + 2);
+		return;
+	}
 	if (d->compact && json[0] == '{' && json[1] != '}')
 		print_object(out, json, indent);
 	else
