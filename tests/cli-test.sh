@@ -883,7 +883,7 @@ t_write_rate() {
 }
 # one field of each message, as `ros2 topic echo --field` / `rostopic echo
 # /odom/pose/x`, and arrays shortened (--no-arrays, --array-limit), on a
-# struct stream and a ROS 1 bag (cat and query, text and json); a field the
+# struct stream, a ROS 1 bag and ROS 2 MCAP (cat and query, text and json); a field the
 # type does not have is an error listing those it has (exit 2)
 t_field_select() {
 	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-fs
@@ -904,7 +904,9 @@ t_field_select() {
 	"$DSSM" query "$bag" --field header/stamp 2>"$tmp/fe"; [ $? -eq 2 ] || return 1
 	has "tf:0: no field 'header' in tf/tfMessage: its fields are transforms" "$tmp/fe" || { cat "$tmp/fe"; return 1; }
 	"$DSSM" query "$bag" --streams imu_data --field orientation/q 2>"$tmp/fe"; [ $? -eq 2 ] || return 1
-	has "no field 'q' in orientation (geometry_msgs/Quaternion): its fields are x, y, z, w" "$tmp/fe"
+	has "no field 'q' in orientation (geometry_msgs/Quaternion): its fields are x, y, z, w" "$tmp/fe" || return 1
+	# ROS 2 (cdr) from an MCAP file
+	"$DSSM" query "$rec/talker.mcap" --streams rosout --first 1 --field stamp/sec 2>/dev/null | grep -q '"msg":1585866235}$'
 }
 # each command's man page has an OPTIONS section made from its parser's
 # options and what --help says of them (before: none; help2man found no
