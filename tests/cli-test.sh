@@ -908,6 +908,20 @@ t_field_select() {
 	# ROS 2 (cdr) from an MCAP file
 	"$DSSM" query "$rec/talker.mcap" --streams rosout --first 1 --field stamp/sec 2>/dev/null | grep -q '"msg":1585866235}$'
 }
+# a topic written by several publishers (a bag's connections) is one topic
+# of several streams, as rosbag info shows it (before: rosout:0/1/2 only as
+# three unrelated streams); --streams /rosout selects all three
+t_info_topics() {
+	local bag=$rec/example.bag
+	"$DSSM" info "$bag" >"$tmp/it" || return 1
+	has "^topics:      9 (/rosout from 3 streams: rosout:0, rosout:1, rosout:2; /tf from 2 streams: tf:0, tf:1)$" "$tmp/it" || { cat "$tmp/it"; return 1; }
+	"$DSSM" info "$bag" --format json | python3 -c '
+import json, sys
+t = {x["topic"]: x for x in json.load(sys.stdin)["topics"]}
+assert len(t) == 9 and t["/rosout"]["streams"] == ["rosout:0", "rosout:1", "rosout:2"], t
+assert t["/rosout"]["count"] == 10 and t["/tf"]["count"] == 2688, t' || return 1
+	[ "$("$DSSM" query "$bag" --streams /rosout 2>/dev/null | wc -l)" = 10 ]
+}
 # each command's man page has an OPTIONS section made from its parser's
 # options and what --help says of them (before: none; help2man found no
 # option list in the prose)
@@ -1008,6 +1022,7 @@ check "cat --follow | head -1 on a quiet stream ends at once" t_closed_pipe_quie
 check "-n is the last N (cat, query, live or recorded); --first N the first N" t_n_last_first
 check "write --rate HZ --count N repeats a message; SIGTERM ends it with a summary; bad rates exit 2" t_write_rate
 check "cat/query --field PATH, --no-arrays, --array-limit (struct stream, ROS 1 bag); unknown fields listed" t_field_select
+check "info: a topic of several publishers is one topic of several streams (rosbag info's connections)" t_info_topics
 check "man pages have an OPTIONS section (dssm-cat: -f, --follow)" t_man_options
 echo "cli: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -110,6 +110,79 @@ static void print_parts_table(dssm_container *c)
 	}
 }
 
+/* The index of the first row with row i's topic: a topic written by several
+ * publishers (a bag's connections) is one topic of several streams, as
+ * `rosbag info` shows it. */
+static int topic_first(const struct row *rows, int i)
+{
+	for (int j = 0; j < i; j++)
+		if (!strcmp(rows[j].topic, rows[i].topic))
+			return j;
+	return i;
+}
+
+/* Distinct topics, and (into shared, may be NULL) how many of them more
+ * than one stream has. */
+static int topic_count(const struct row *rows, int n, int *shared)
+{
+	int topics = 0, many = 0;
+	for (int i = 0; i < n; i++) {
+		if (topic_first(rows, i) != i)
+			continue;
+		topics++;
+		for (int j = i + 1; j < n; j++)
+			if (!strcmp(rows[j].topic, rows[i].topic)) {
+				many++;
+				break;
+			}
+	}
+	if (shared)
+		*shared = many;
+	return topics;
+}
+
+/* "topics: 10 (/rosout from 3 streams: rosout:0, rosout:1, rosout:2; ...)" */
+static void print_topics_line(const struct row *rows, int n)
+{
+	int shared, topics = topic_count(rows, n, &shared);
+	printf("topics:      %d", topics);
+	const char *sep = " (";
+	for (int i = 0; i < n && shared; i++) {
+		int k = 0;
+		for (int j = i; j < n; j++)
+			k += topic_first(rows, j) == i;
+		if (topic_first(rows, i) != i || k < 2)
+			continue;
+		printf("%s%s from %d streams:", sep, rows[i].topic, k);
+		for (int j = i, m = 0; j < n; j++)
+			if (topic_first(rows, j) == i)
+				printf("%s %s", m++ ? "," : "", rows[j].label);
+		sep = "; ";
+	}
+	puts(shared ? ")" : "");
+}
+
+static void print_topics_json(const struct row *rows, int n)
+{
+	fputs(",\"topics\":[", stdout);
+	for (int i = 0, t = 0; i < n; i++) {
+		if (topic_first(rows, i) != i)
+			continue;
+		uint64_t count = 0;
+		fputs(t++ ? ",{\"topic\":" : "{\"topic\":", stdout);
+		cli_json_string(stdout, rows[i].topic);
+		fputs(",\"streams\":[", stdout);
+		for (int j = i, m = 0; j < n; j++)
+			if (topic_first(rows, j) == i) {
+				fputs(m++ ? "," : "", stdout);
+				cli_json_string(stdout, rows[j].label);
+				count += rows[j].r.count;
+			}
+		printf("],\"count\":%llu}", (unsigned long long)count);
+	}
+	fputc(']', stdout);
+}
+
 static void print_json(const char *dir, dssm_container *c, const struct row *rows, int n,
                        dssm_time_t start, dssm_time_t end, uint64_t disk)
 {
@@ -158,6 +231,7 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 		fputc('}', stdout);
 	}
 	fputc(']', stdout);
+	print_topics_json(rows, n);
 	print_parts_json(c);
 	fputs("}\n", stdout);
 }
@@ -193,6 +267,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	printf("size:        %s on disk (%llu bytes)\n", size, (unsigned long long)disk);
 	printf("streams:     %d, %llu sample%s\n", n, (unsigned long long)samples,
 	       cli_s(samples));
+	print_topics_line(rows, n);
 	printf("%-*s %-*s %10s %10s %9s %9s %-*s %-30s %s\n", ws, "STREAM", wt, "TYPE", "SAMPLES",
 	       "DATA", "SECONDS", "RATE Hz", we, "ENCODING", "FIRST", "TOPIC (export)");
 	for (int i = 0; i < n; i++) {
