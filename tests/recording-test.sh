@@ -443,10 +443,15 @@ t_out_of_descriptors() {
 # predates the payload line (counted from the index then)
 t_bytes_agree() {
 	"$DSSM" write vary --create 300 >/dev/null 2>&1 || return 1
-	"$DSSM" record -o "$tmp/agree" vary --duration 1.5 2>"$tmp/ag.log" & local rp=$!
+	# stopped once the live recording holds all 40 (a --duration let a loaded
+	# machine stop it after 25 of the writes)
+	"$DSSM" record -o "$tmp/agree" vary 2>"$tmp/ag.log" & local rp=$!
 	for _ in $(seq 200); do grep -q "recording vary" "$tmp/ag.log" && break; sleep 0.05; done
 	for k in $(seq 40); do head -c $((k * 7)) /dev/zero | "$DSSM" write vary >/dev/null || return 1; done
-	wait $rp
+	for _ in $(seq 400); do
+		[ "$("$DSSM" query "$tmp/agree" 2>/dev/null | wc -l)" -ge 40 ] && break; sleep 0.05
+	done
+	kill -INT $rp; wait $rp || { cat "$tmp/ag.log"; return 1; }
 	local said; said=$(awk '/^  vary:0/ {print $4, $5}' "$tmp/ag.log")
 	"$DSSM" info "$tmp/agree" --format json >"$tmp/ag.json" || return 1
 	"$DSSM" query "$tmp/agree" --format json >"$tmp/ag.q" 2>/dev/null || return 1
