@@ -264,6 +264,96 @@ static void test_views(void **state)
 	dssm_close(s);
 }
 
+/* ---- read_time's search against a brute-force answer, on keys spaced
+ * every way its first guess (where t lies if the keys grow evenly) can be
+ * wrong ---- */
+
+enum spacing { EVEN, BURSTS, DOUBLING, EXTREMES, N_SPACINGS };
+
+/* The time of sample i (non-decreasing in i: one time history). */
+static dssm_time_t spaced(enum spacing sp, uint64_t i)
+{
+	switch (sp) {
+	case EVEN:
+		return (dssm_time_t)(i * 1000 + i % 3);
+	case BURSTS: /* runs of 40 equal times, then a gap of an hour */
+		return (dssm_time_t)(i / 40) * 3600 * DSSM_NSEC_PER_SEC;
+	case DOUBLING: /* gaps 1, 2, 4, ... ns: nearly all of the span at the end */
+		return i < 62 ? (dssm_time_t)((UINT64_C(1) << i) - 1) : INT64_MAX - 10000 + (dssm_time_t)i;
+	default: /* the first times at INT64_MIN, the rest near INT64_MAX */
+		return i < 5 ? INT64_MIN + (dssm_time_t)i : INT64_MAX - 100000 + (dssm_time_t)i;
+	}
+}
+
+static dssm_time_t add_sat(dssm_time_t t, dssm_time_t d)
+{
+	if (d > 0 && t > INT64_MAX - d)
+		return INT64_MAX;
+	if (d < 0 && t < INT64_MIN - d)
+		return INT64_MIN;
+	return t + d;
+}
+
+/* read_time and read_bracket at t, against the kept TIDs [lo, hi]. */
+static void check_lookup(dssm_stream *s, enum spacing sp, uint64_t lo, uint64_t hi, dssm_time_t t)
+{
+	uint64_t want = UINT64_MAX, after = UINT64_MAX; /* none */
+	for (uint64_t k = lo; k <= hi; k++)
+		if (spaced(sp, k) <= t)
+			want = k;
+		else if (after == UINT64_MAX)
+			after = k;
+	char a[64], b[64];
+	dssm_sample_info ai, bi;
+	int rc = dssm_read_time(s, t, a, sizeof a, &ai);
+	if (want == UINT64_MAX) {
+		assert_int_equal(rc, DSSM_ETOOOLD);
+		return;
+	}
+	assert_int_equal(rc, 0);
+	if (ai.tid != want)
+		fail_msg("spacing %d, TIDs %llu..%llu, time %lld: read_time gave TID %llu, not %llu",
+		         (int)sp, (unsigned long long)lo, (unsigned long long)hi, (long long)t,
+		         (unsigned long long)ai.tid, (unsigned long long)want);
+	assert_true(testutil_check(a, 64, want));
+	rc = dssm_read_bracket(s, t, a, sizeof a, &ai, b, sizeof b, &bi);
+	assert_int_equal(rc, after == UINT64_MAX ? DSSM_EFUTURE : 0);
+	assert_int_equal(ai.tid, want);
+	if (after != UINT64_MAX)
+		assert_int_equal(bi.tid, after);
+}
+
+static void test_search_any_spacing(void **state)
+{
+	(void)state;
+	/* 2 slots keep one sample; 7 and 1000 are no power of two */
+	static const uint32_t slot_counts[] = {2, 3, 7, 64, 1000};
+	for (enum spacing sp = EVEN; sp < N_SPACINGS; sp++)
+		for (size_t c = 0; c < sizeof slot_counts / sizeof *slot_counts; c++) {
+			uint32_t slots = slot_counts[c];
+			dssm_stream *s = testutil_create("spaced", 64, slots);
+			char buf[64];
+			/* 2.5 laps: the kept samples wrap around the end of times[] */
+			for (uint64_t i = 0; i < slots * 5 / 2; i++) {
+				testutil_fill(buf, sizeof buf, i);
+				if (dssm_write(s, buf, sizeof buf, spaced(sp, i)) != (int64_t)i)
+					fail_msg("spacing %d, write %llu: %s", (int)sp, (unsigned long long)i,
+					         dssm_last_error());
+				if (slots > 64 && i % 97 != 0)
+					continue;
+				uint64_t lo, hi;
+				assert_int_equal(dssm_tid_range(s, &lo, &hi), 0);
+				check_lookup(s, sp, lo, hi, INT64_MIN);
+				check_lookup(s, sp, lo, hi, INT64_MAX);
+				for (uint64_t k = lo; k <= hi; k++)
+					for (dssm_time_t d = -1; d <= 1; d++)
+						check_lookup(s, sp, lo, hi, add_sat(spaced(sp, k), d));
+			}
+			dssm_close(s);
+			dssm_remove("spaced", 0);
+		}
+}
+
 int main(void)
 {
 	testutil_namespace("read");
@@ -277,6 +367,7 @@ int main(void)
 		cmocka_unit_test_setup(test_next_and_back, testutil_reset),
 		cmocka_unit_test_setup(test_bracket, testutil_reset),
 		cmocka_unit_test_setup(test_views, testutil_reset),
+		cmocka_unit_test_setup(test_search_any_spacing, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("read", tests, NULL, NULL);
 }

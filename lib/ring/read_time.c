@@ -12,15 +12,10 @@
 #include "backend.h"
 
 /* The keys are read relaxed; a search is judged afterwards by the claim
- * on the oldest TID it probed (dssm__still_valid). */
-static dssm_time_t key_of(const dssm_stream *s, uint64_t tid)
-{
-	return atomic_load_explicit(&s->times[tid % s->num], memory_order_relaxed);
-}
-
-/* The key of the sample `off` places after the one in slot `base`: the
- * search walks slot positions, not TIDs, to avoid a 64-bit division per
- * probe. */
+ * on the oldest TID it probed (dssm__still_valid). The search walks slot
+ * positions, not TIDs: key_at(s, base, off) is the key of the sample `off`
+ * places after the one in slot `base`, found without a division (one per
+ * lookup, in find_time, gives every slot it needs). */
 static dssm_time_t key_at(const dssm_stream *s, uint64_t base, uint64_t off)
 {
 	uint64_t slot = base + off;
@@ -29,31 +24,76 @@ static dssm_time_t key_at(const dssm_stream *s, uint64_t base, uint64_t off)
 	return atomic_load_explicit(&s->times[slot], memory_order_relaxed);
 }
 
-/* How many of the n samples from TID `first` on have a key <= t (the keys
- * are ordered: they form a prefix). */
-static uint64_t keys_at_most(const dssm_stream *s, uint64_t first, uint64_t n, dssm_time_t t)
+/* Where t should lie among the n keys from lo_key (first) to hi_key (last),
+ * lo_key <= t < hi_key, if the keys grow evenly: an index in [0, n - 1].
+ * In double: the differences may exceed 2^63 and the product 2^64. */
+static uint64_t interpolate(dssm_time_t lo_key, dssm_time_t hi_key, dssm_time_t t, uint64_t n)
 {
-	uint64_t base = first % s->num, a = 0, b = n; /* key(a - 1) <= t < key(b) */
-	while (a < b) {
+	double f = (double)((uint64_t)t - (uint64_t)lo_key) /
+	           (double)((uint64_t)hi_key - (uint64_t)lo_key);
+	double g = f * (double)(n - 1);
+	return g < (double)(n - 1) ? (uint64_t)g : n - 1;
+}
+
+/* How many of the n keys from slot `base` on are <= t (the keys are
+ * ordered: they form a prefix). Sensor streams come at a steady rate, so
+ * the first probe is where t lies if the keys grow evenly between the
+ * first and the last: from there the search gallops (steps 1, 2, 4, ...)
+ * until it brackets t, then halves. Evenly spaced keys take 2-3 probes,
+ * mostly in the first one's cache line, where a binary search takes
+ * log2(n) misses; keys spaced anyhow take at most twice its probes. Keys
+ * torn by a writer that lapped the search may point anywhere: every probe
+ * stays in [0, n) and the loops end, and find_time discards the answer. */
+static uint64_t keys_at_most(const dssm_stream *s, uint64_t base, uint64_t n, dssm_time_t t)
+{
+	if (n == 0 || t < key_at(s, base, 0))
+		return 0;
+	dssm_time_t last = key_at(s, base, n - 1);
+	if (last <= t)
+		return n;
+	/* key(a) <= t < key(b) from here on; the answer is b when b = a + 1 */
+	uint64_t a = 0, b = n - 1, g = interpolate(key_at(s, base, 0), last, t, n), step = 1;
+	if (g > a && g < b) {
+		if (key_at(s, base, g) <= t) {
+			for (a = g; step < b - a && key_at(s, base, a + step) <= t; step *= 2)
+				a += step;
+			if (step < b - a)
+				b = a + step;
+		} else {
+			for (b = g; step < b - a && key_at(s, base, b - step) > t; step *= 2)
+				b -= step;
+			if (step < b - a)
+				a = b - step;
+		}
+	}
+	while (b - a > 1) {
 		uint64_t mid = a + (b - a) / 2;
 		if (key_at(s, base, mid) <= t)
-			a = mid + 1;
+			a = mid;
 		else
 			b = mid;
 	}
-	return a;
+	return b;
+}
+
+/* The slot of TID commit - d, cslot = commit % slots, 0 < d <= slots. */
+static uint64_t slot_back(const dssm_stream *s, uint64_t cslot, uint64_t d)
+{
+	return cslot >= d ? cslot - d : cslot + s->num - d;
 }
 
 /* The newest time history as of `commit`: the TID that began it. A writer
  * stores hist_first after the commit of its jump, so one loaded now is
  * either newer than `commit` (EAGAIN: look again) or the one that holds,
  * but for a jump at commit - 1 itself not stored yet: its key fell. */
-static int newest_history(const dssm_stream *s, uint64_t commit, uint64_t *first)
+static int newest_history(const dssm_stream *s, uint64_t commit, uint64_t cslot,
+                          uint64_t *first)
 {
 	uint64_t h = atomic_load_explicit(&s->hdr->hist_first, memory_order_acquire);
 	if (h >= commit)
 		return DSSM_EAGAIN;
-	if (h + 1 < commit && commit >= 2 && key_of(s, commit - 1) < key_of(s, commit - 2))
+	if (h + 1 < commit && commit >= 2 &&
+	    key_at(s, slot_back(s, cslot, 1), 0) < key_at(s, slot_back(s, cslot, 2), 0))
 		h = commit - 1;
 	*first = h;
 	return 0;
@@ -107,18 +147,19 @@ static uint64_t least_after(const dssm_stream *s, uint64_t from, uint64_t to, ds
 	return best;
 }
 
-/* One search of the newest time history, [lo, lo + n). Keys are ordered
- * and a sample's own time lies in [key - disorder, key]. */
+/* One search of the newest time history, [lo, lo + n), TID lo in slot
+ * base. Keys are ordered and a sample's own time lies in [key - disorder,
+ * key]. */
 struct search {
 	const dssm_stream *s;
-	uint64_t lo, n;
+	uint64_t lo, n, base;
 	dssm_time_t disorder; /* 0 .. DSSM_TIME_JUMP_NS */
 };
 
 /* read_time's answer: the greatest time <= t, the newest of equals. */
 static uint64_t search_before(const struct search *q, dssm_time_t t)
 {
-	uint64_t at_most = keys_at_most(q->s, q->lo, q->n, t);
+	uint64_t at_most = keys_at_most(q->s, q->base, q->n, t);
 	if (q->disorder == 0) /* times in order: the key is the time */
 		return at_most ? q->lo + at_most - 1 : NONE;
 	/* Only keys in [key(b) - disorder, t + disorder] can hold the answer,
@@ -127,25 +168,25 @@ static uint64_t search_before(const struct search *q, dssm_time_t t)
 	 * is newer. */
 	uint64_t from = 0;
 	if (at_most) {
-		dssm_time_t kb = key_of(q->s, q->lo + at_most - 1);
-		from = keys_at_most(q->s, q->lo, at_most - 1, dssm__time_sub(kb, q->disorder));
+		dssm_time_t kb = key_at(q->s, q->base, at_most - 1);
+		from = keys_at_most(q->s, q->base, at_most - 1, dssm__time_sub(kb, q->disorder));
 	}
-	uint64_t to = keys_at_most(q->s, q->lo, q->n, dssm__time_add(t, q->disorder));
+	uint64_t to = keys_at_most(q->s, q->base, q->n, dssm__time_add(t, q->disorder));
 	return greatest_at_or_before(q->s, q->lo + from, q->lo + to, t);
 }
 
 /* read_bracket's "after": the least time > t, the oldest of equals. */
 static uint64_t search_after(const struct search *q, dssm_time_t t)
 {
-	uint64_t at_most = keys_at_most(q->s, q->lo, q->n, t);
+	uint64_t at_most = keys_at_most(q->s, q->base, q->n, t);
 	if (q->disorder == 0)
 		return at_most < q->n ? q->lo + at_most : NONE;
 	/* Keys <= t hold times <= t. e, the first key > t + disorder, holds a
 	 * time in (t, key(e)]; beyond a key of key(e) + disorder every time
 	 * is greater than e's. */
-	uint64_t e = keys_at_most(q->s, q->lo, q->n, dssm__time_add(t, q->disorder)), to = q->n;
+	uint64_t e = keys_at_most(q->s, q->base, q->n, dssm__time_add(t, q->disorder)), to = q->n;
 	if (e < q->n)
-		to = keys_at_most(q->s, q->lo, q->n, dssm__time_add(key_of(q->s, q->lo + e), q->disorder));
+		to = keys_at_most(q->s, q->base, q->n, dssm__time_add(key_at(q->s, q->base, e), q->disorder));
 	return least_after(q->s, q->lo + at_most, q->lo + to, t);
 }
 
@@ -158,7 +199,8 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *
 	uint64_t commit = dssm__load_commit(s), first;
 	if (commit == 0)
 		return dssm__range_error(s, 0, 0);
-	if (newest_history(s, commit, &first) < 0)
+	uint64_t cslot = commit % s->num; /* the lookup's one division */
+	if (newest_history(s, commit, cslot, &first) < 0)
 		return DSSM_EAGAIN;
 	uint64_t kept = oldest_kept(commit, s->num), lo = first > kept ? first : kept;
 	/* disorder is loaded after commit's acquire: at least what any sample
@@ -167,6 +209,7 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *
 		.s = s,
 		.lo = lo,
 		.n = commit - lo,
+		.base = slot_back(s, cslot, commit - lo), /* commit - lo < slots */
 		.disorder = atomic_load_explicit(&s->hdr->disorder, memory_order_relaxed),
 	};
 	/* (a damaged segment's value must not widen the scan beyond the rule) */
