@@ -16,7 +16,9 @@
 # Every reader times itself inside its process (no interpreter start-up) and
 # prints "open query count bytes"; the counts must agree. Medians of 3 runs;
 # cold runs drop the page cache first (root) or the files' pages (fadvise).
-# Prints the table and the ratios; writes $out/bridge.txt.
+# Prints the table and the ratios; writes $out/bridge.txt. Each run starts
+# from scratch: only the generated bag (slow to write, the same for a given
+# length) is kept from an earlier run.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -55,12 +57,13 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
 
 # ---- import, against copying the same bytes (both warm) ----
 cat "$bag" >/dev/null
-rm -rf "$dir" "$data/copy.bag"
+rm -rf "$dir" "$data/copy.bag" "$mcap" "$db" "$data/t.d"
+: >"$out/errors.log"
 t0=$(now); cp "$bag" "$data/copy.bag"; sync "$data/copy.bag" 2>/dev/null || sync; t1=$(now)
 "$dssm" import "$bag" -o "$dir" -q >/dev/null 2>"$out/import.log"; sync; t2=$(now)
 rm -f "$data/copy.bag"
 copy_s=$(elapsed "$t0" "$t1") import_s=$(elapsed "$t1" "$t2")
-"$dssm" export "$dir" --mcap "$mcap" --compression none 2>/dev/null
+"$dssm" export "$dir" --mcap "$mcap" --compression none
 "$bb" mksqlite "$dir" "$db"
 
 # ---- compressed inputs: decompression on worker threads vs on the reader's ----
@@ -138,8 +141,16 @@ for cache in warm cold; do
 	done
 done
 
-# page-cache read speed of the image data, for the whole-topic extraction
-img=$("$dssm" info "$dir" | awk '$1 == "camera.image:0" { print NR - 3 }')
+# page-cache read speed of the image data, for the whole-topic extraction:
+# the image stream's data file, streams/NNNN.data, NNNN its place in info's
+# list of streams
+img=$("$dssm" info "$dir" --format json | /usr/bin/python3 -c '
+import json, sys
+names = [s["stream"] for s in json.load(sys.stdin)["streams"]]
+print(names.index("camera.image:0") if "camera.image:0" in names else "no camera.image:0 among " + " ".join(names))')
+case $img in
+*[!0-9]*) echo "run.sh: $dir: $img" >&2; exit 1 ;;
+esac
 imgfile=$(printf '%s/streams/%04d.data' "$dir" "$img")
 cat "$imgfile" >/dev/null
 t0=$(now); cat "$imgfile" >/dev/null; t1=$(now)
