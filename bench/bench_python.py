@@ -27,6 +27,25 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+REPEAT = 3
+
+
+def options():
+    """The command line, read before numpy is imported: --help and a wrong
+    option are answered (exit 0 / 2) also where numpy is missing."""
+    ap = argparse.ArgumentParser(
+        description="The Python package's bulk query and read_last beside "
+        "the same calls from C and rosbag (ratios).",
+        epilog="example: PYTHONPATH=python bench/bench_python.py --samples 20000")
+    ap.add_argument("--samples", type=int, default=100_000)
+    ap.add_argument("--build", default=os.path.join(HERE, os.pardir, "build"))
+    ap.add_argument("--repeat", type=int, default=REPEAT)
+    ap.add_argument("--json", action="store_true",
+                    help="compare with parsed JSON lines even where rosbag is installed")
+    return ap.parse_args()
+
+
+ARGS = options() if __name__ == "__main__" else None
 sys.path.insert(0, os.path.join(HERE, os.pardir, "python"))
 import numpy as np  # noqa: E402
 
@@ -34,7 +53,6 @@ import dssm  # noqa: E402
 
 IMU_SCHEMA = ("float64[4] orientation\nfloat64[3] angular_velocity\n"
               "float64[3] linear_acceleration\n")
-REPEAT = 3
 
 
 def best(fn):
@@ -48,13 +66,7 @@ def best(fn):
 
 def main():
     global REPEAT
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--samples", type=int, default=100_000)
-    ap.add_argument("--build", default=os.path.join(HERE, os.pardir, "build"))
-    ap.add_argument("--repeat", type=int, default=REPEAT)
-    ap.add_argument("--json", action="store_true",
-                    help="compare with parsed JSON lines even where rosbag is installed")
-    a = ap.parse_args()
+    a = ARGS
     n = a.samples
     REPEAT = a.repeat
     bin_ = os.path.join(a.build, "dssm")

@@ -2,6 +2,21 @@
 # run.sh - `make bench`: every benchmark beside its baseline in one run, then
 # the ping-pong latency distributions drawn with gnuplot (installed if missing).
 set -eu
+usage() {
+	echo "usage: bash bench/run.sh [--quick]"
+	echo "  Every benchmark beside its baseline, then one table of the run's ratios with"
+	echo "  their goals (build/bench/summary.txt) and the latency plots. --quick: fewer"
+	echo "  rounds, for a look (given to each benchmark that takes it)."
+	echo "example:"
+	echo "  make bench"
+}
+for arg in "$@"; do
+	case $arg in
+	--quick) ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
+	esac
+done
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 out=$BUILD/bench

@@ -20,6 +20,18 @@
 # from scratch: only the generated bag (slow to write, the same for a given
 # length) is kept from an earlier run.
 set -eu
+usage() {
+	echo "usage: [DSSM_BENCH_SECONDS=500] [DSSM_BENCH_RUNS=3] [BUILD=build] bash bench/bridge/run.sh"
+	echo "  The recordings benchmark: a robot bag imported and read by dssm and its peers,"
+	echo "  warm and cold; prints the table and writes \$BUILD/bench/bridge/bridge.txt."
+	echo "example:"
+	echo "  DSSM_BENCH_SECONDS=20 DSSM_BENCH_RUNS=1 bash bench/bridge/run.sh"
+}
+case ${1-} in
+"") ;;
+-h | --help) usage; exit 0 ;;
+*) echo "run.sh: takes no arguments, not '$*'" >&2; usage >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 out=$BUILD/bench/bridge
