@@ -35,6 +35,33 @@ static uint64_t interpolate(dssm_time_t lo_key, dssm_time_t hi_key, dssm_time_t 
 	return g < (double)(n - 1) ? (uint64_t)g : n - 1;
 }
 
+/* One search of the newest time history, [lo, lo + n), TID lo in slot
+ * base. Keys are ordered and a sample's own time lies in [key - disorder,
+ * key]. */
+struct search {
+	dssm_stream *s;
+	uint64_t lo, n, base;
+	dssm_time_t disorder; /* 0 .. DSSM_TIME_JUMP_NS */
+};
+
+/* Make ready to read the sample `off` places after the search's first
+ * while its key is being loaded: on a steady stream read_time's answer is
+ * it or the next one, and their slots are misses of their own. Their slot
+ * headers are asked for now, and the handle's hint (read.c) says where the
+ * sample lies, so the read finds both places without a division. */
+static void warm_slots(const struct search *q, uint64_t off)
+{
+	dssm_stream *s = q->s;
+	uint64_t slot = q->base + off;
+	if (slot >= s->num)
+		slot -= s->num;
+	uint64_t place = slot_place(s, slot);
+	__builtin_prefetch(slot_header_at(s, place));
+	__builtin_prefetch(slot_header_at(s, next_place(s, place)));
+	atomic_store_explicit(&s->hint, (q->lo + off) << DSSM_HINT_PLACE_BITS | place,
+	                      memory_order_relaxed);
+}
+
 /* How many of the n keys from slot `base` on are <= t (the keys are
  * ordered: they form a prefix). Sensor streams come at a steady rate, so
  * the first probe is where t lies if the keys grow evenly between the
@@ -44,8 +71,10 @@ static uint64_t interpolate(dssm_time_t lo_key, dssm_time_t hi_key, dssm_time_t 
  * log2(n) misses; keys spaced anyhow take at most twice its probes. Keys
  * torn by a writer that lapped the search may point anywhere: every probe
  * stays in [0, n) and the loops end, and find_time discards the answer. */
-static uint64_t keys_at_most(const dssm_stream *s, uint64_t base, uint64_t n, dssm_time_t t)
+static uint64_t keys_at_most(const struct search *q, uint64_t n, dssm_time_t t, int warm)
 {
+	const dssm_stream *s = q->s;
+	uint64_t base = q->base;
 	if (n == 0 || t < key_at(s, base, 0))
 		return 0;
 	dssm_time_t last = key_at(s, base, n - 1);
@@ -53,6 +82,8 @@ static uint64_t keys_at_most(const dssm_stream *s, uint64_t base, uint64_t n, ds
 		return n;
 	/* key(a) <= t < key(b) from here on; the answer is b when b = a + 1 */
 	uint64_t a = 0, b = n - 1, g = interpolate(key_at(s, base, 0), last, t, n), step = 1;
+	if (warm)
+		warm_slots(q, g);
 	if (g > a && g < b) {
 		if (key_at(s, base, g) <= t) {
 			for (a = g; step < b - a && key_at(s, base, a + step) <= t; step *= 2)
@@ -147,19 +178,10 @@ static uint64_t least_after(const dssm_stream *s, uint64_t from, uint64_t to, ds
 	return best;
 }
 
-/* One search of the newest time history, [lo, lo + n), TID lo in slot
- * base. Keys are ordered and a sample's own time lies in [key - disorder,
- * key]. */
-struct search {
-	const dssm_stream *s;
-	uint64_t lo, n, base;
-	dssm_time_t disorder; /* 0 .. DSSM_TIME_JUMP_NS */
-};
-
 /* read_time's answer: the greatest time <= t, the newest of equals. */
 static uint64_t search_before(const struct search *q, dssm_time_t t)
 {
-	uint64_t at_most = keys_at_most(q->s, q->base, q->n, t);
+	uint64_t at_most = keys_at_most(q, q->n, t, 1);
 	if (q->disorder == 0) /* times in order: the key is the time */
 		return at_most ? q->lo + at_most - 1 : NONE;
 	/* Only keys in [key(b) - disorder, t + disorder] can hold the answer,
@@ -169,24 +191,26 @@ static uint64_t search_before(const struct search *q, dssm_time_t t)
 	uint64_t from = 0;
 	if (at_most) {
 		dssm_time_t kb = key_at(q->s, q->base, at_most - 1);
-		from = keys_at_most(q->s, q->base, at_most - 1, dssm__time_sub(kb, q->disorder));
+		from = keys_at_most(q, at_most - 1, dssm__time_sub(kb, q->disorder), 0);
 	}
-	uint64_t to = keys_at_most(q->s, q->base, q->n, dssm__time_add(t, q->disorder));
+	uint64_t to = keys_at_most(q, q->n, dssm__time_add(t, q->disorder), 0);
 	return greatest_at_or_before(q->s, q->lo + from, q->lo + to, t);
 }
 
 /* read_bracket's "after": the least time > t, the oldest of equals. */
 static uint64_t search_after(const struct search *q, dssm_time_t t)
 {
-	uint64_t at_most = keys_at_most(q->s, q->base, q->n, t);
+	uint64_t at_most = keys_at_most(q, q->n, t, 0);
 	if (q->disorder == 0)
 		return at_most < q->n ? q->lo + at_most : NONE;
 	/* Keys <= t hold times <= t. e, the first key > t + disorder, holds a
 	 * time in (t, key(e)]; beyond a key of key(e) + disorder every time
 	 * is greater than e's. */
-	uint64_t e = keys_at_most(q->s, q->base, q->n, dssm__time_add(t, q->disorder)), to = q->n;
+	uint64_t e = keys_at_most(q, q->n, dssm__time_add(t, q->disorder), 0);
+	uint64_t to = q->n;
 	if (e < q->n)
-		to = keys_at_most(q->s, q->base, q->n, dssm__time_add(key_at(q->s, q->base, e), q->disorder));
+		to = keys_at_most(q, q->n,
+		                  dssm__time_add(key_at(q->s, q->base, e), q->disorder), 0);
 	return least_after(q->s, q->lo + at_most, q->lo + to, t);
 }
 
