@@ -24,15 +24,18 @@ static dssm_time_t key_at(const dssm_stream *s, uint64_t base, uint64_t off)
 	return atomic_load_explicit(&s->times[slot], memory_order_relaxed);
 }
 
-/* Where t should lie among the n keys from lo_key (first) to hi_key (last),
- * lo_key <= t < hi_key, if the keys grow evenly: an index in [0, n - 1].
- * In double: the differences may exceed 2^63 and the product 2^64. */
-static uint64_t interpolate(dssm_time_t lo_key, dssm_time_t hi_key, dssm_time_t t, uint64_t n)
+/* Where t should lie between keys a and a + span, key(a) = ka <= t <
+ * kb = key(a + span), span >= 2, if the keys between grow evenly: the
+ * offset from a of the last key <= t, kept within [1, span - 1]. In
+ * double: the differences may exceed 2^63 and the product 2^64; keys torn
+ * by a lapping writer (kb <= ka) give NaN or anything, still kept within. */
+static uint64_t interpolate(dssm_time_t ka, dssm_time_t kb, dssm_time_t t, uint64_t span)
 {
-	double f = (double)((uint64_t)t - (uint64_t)lo_key) /
-	           (double)((uint64_t)hi_key - (uint64_t)lo_key);
-	double g = f * (double)(n - 1);
-	return g < (double)(n - 1) ? (uint64_t)g : n - 1;
+	double f = (double)((uint64_t)t - (uint64_t)ka) / (double)((uint64_t)kb - (uint64_t)ka);
+	double g = f * (double)span;
+	if (!(g >= 1.0))
+		return 1;
+	return g < (double)(span - 1) ? (uint64_t)g : span - 1;
 }
 
 /* One search of the newest time history, [lo, lo + n), TID lo in slot
@@ -62,49 +65,78 @@ static void warm_slots(const struct search *q, uint64_t off)
 	                      memory_order_relaxed);
 }
 
-/* How many of the n keys from slot `base` on are <= t (the keys are
- * ordered: they form a prefix). Sensor streams come at a steady rate, so
- * the first probe is where t lies if the keys grow evenly between the
- * first and the last: from there the search gallops (steps 1, 2, 4, ...)
- * until it brackets t, then halves. Evenly spaced keys take 2-3 probes,
- * mostly in the first one's cache line, where a binary search takes
- * log2(n) misses; keys spaced anyhow take at most twice its probes. Keys
- * torn by a writer that lapped the search may point anywhere: every probe
- * stays in [0, n) and the loops end, and find_time discards the answer. */
-static uint64_t keys_at_most(const struct search *q, uint64_t n, dssm_time_t t, int warm)
+/* Keys a and b of a search, key(a) = ka <= t < key(b) = kb: the answer
+ * lies in (a, b]. */
+struct bracket {
+	uint64_t a, b;
+	dssm_time_t ka, kb;
+};
+
+/* Narrow r by key i (a < i < b); 1 if it is <= t. */
+static int probe(const struct search *q, struct bracket *r, uint64_t i, dssm_time_t t)
 {
-	const dssm_stream *s = q->s;
-	uint64_t base = q->base;
-	if (n == 0 || t < key_at(s, base, 0))
-		return 0;
-	dssm_time_t last = key_at(s, base, n - 1);
-	if (last <= t)
-		return n;
-	/* key(a) <= t < key(b) from here on; the answer is b when b = a + 1 */
-	uint64_t a = 0, b = n - 1, g = interpolate(key_at(s, base, 0), last, t, n), step = 1;
+	dssm_time_t k = key_at(q->s, q->base, i);
+	if (k <= t) {
+		r->a = i, r->ka = k;
+		return 1;
+	}
+	r->b = i, r->kb = k;
+	return 0;
+}
+
+#define GUESSES 3     /* rounds of guessing before plain halving */
+#define GALLOP_MAX 8  /* the longest step a guess gallops */
+
+/* One guess: the key where t lies if the keys grow evenly from r's first
+ * to its last, then galloping from it toward t (steps 1, 2, 4, 8): an
+ * exact guess takes its neighbour to confirm, a burst of equal times is
+ * crossed in a few steps. warm: the first guess of read_time's search. */
+static void guess(const struct search *q, struct bracket *r, dssm_time_t t, int warm)
+{
+	uint64_t g = r->a + interpolate(r->ka, r->kb, t, r->b - r->a);
 	if (warm)
 		warm_slots(q, g);
-	if (g > a && g < b) {
-		if (key_at(s, base, g) <= t) {
-			for (a = g; step < b - a && key_at(s, base, a + step) <= t; step *= 2)
-				a += step;
-			if (step < b - a)
-				b = a + step;
-		} else {
-			for (b = g; step < b - a && key_at(s, base, b - step) > t; step *= 2)
-				b -= step;
-			if (step < b - a)
-				a = b - step;
+	if (probe(q, r, g, t)) {
+		for (uint64_t step = 1; step <= GALLOP_MAX && step < r->b - r->a; step *= 2)
+			if (!probe(q, r, r->a + step, t))
+				break;
+	} else {
+		for (uint64_t step = 1; step <= GALLOP_MAX && step < r->b - r->a; step *= 2)
+			if (probe(q, r, r->b - step, t))
+				break;
+	}
+}
+
+/* How many of the n keys from slot `base` on are <= t (the keys are
+ * ordered: they form a prefix). Sensor streams come at a steady rate, so
+ * the search guesses (guess()) rather than halves: evenly spaced keys take
+ * 2 probes, mostly in one cache line, where a binary search of 100,000
+ * takes 17, of which the last several miss. A guess that did not halve the
+ * bracket (a pause in the stream, a burst of equal times) is followed by a
+ * halving, and after GUESSES guesses the search only halves: at most
+ * 3 * (1 + 4 + 1) probes more than a binary search. (Simulated on 100,000
+ * keys: a day's pause at 2/3 took 15 probes on average, bursts of 40 equal
+ * times an hour apart 12, gaps doubling 2.4.) Keys torn by a writer that
+ * lapped the search may point anywhere: every probe narrows the bracket,
+ * and find_time discards the answer. */
+static uint64_t keys_at_most(const struct search *q, uint64_t n, dssm_time_t t, int warm)
+{
+	if (n == 0 || t < key_at(q->s, q->base, 0))
+		return 0;
+	struct bracket r = {0, n - 1, key_at(q->s, q->base, 0), key_at(q->s, q->base, n - 1)};
+	if (r.kb <= t)
+		return n;
+	for (int guesses = 0; r.b - r.a > 1;) {
+		uint64_t span = r.b - r.a;
+		if (guesses < GUESSES) {
+			guess(q, &r, t, warm && guesses == 0);
+			if (++guesses, r.b - r.a <= span / 2)
+				continue;
 		}
+		if (r.b - r.a > 1)
+			probe(q, &r, r.a + (r.b - r.a) / 2, t);
 	}
-	while (b - a > 1) {
-		uint64_t mid = a + (b - a) / 2;
-		if (key_at(s, base, mid) <= t)
-			a = mid;
-		else
-			b = mid;
-	}
-	return b;
+	return r.b;
 }
 
 /* The slot of TID commit - d, cslot = commit % slots, 0 < d <= slots. */
