@@ -268,7 +268,7 @@ static void test_views(void **state)
  * every way its first guess (where t lies if the keys grow evenly) can be
  * wrong ---- */
 
-enum spacing { EVEN, BURSTS, DOUBLING, EXTREMES, N_SPACINGS };
+enum spacing { EVEN, BURSTS, PAUSES, DOUBLING, EXTREMES, N_SPACINGS };
 
 /* The time of sample i (non-decreasing in i: one time history). */
 static dssm_time_t spaced(enum spacing sp, uint64_t i)
@@ -278,6 +278,8 @@ static dssm_time_t spaced(enum spacing sp, uint64_t i)
 		return (dssm_time_t)(i * 1000 + i % 3);
 	case BURSTS: /* runs of 40 equal times, then a gap of an hour */
 		return (dssm_time_t)(i / 40) * 3600 * DSSM_NSEC_PER_SEC;
+	case PAUSES: /* steady, with a day's pause after every 700 samples */
+		return (dssm_time_t)(i / 700) * 86400 * DSSM_NSEC_PER_SEC + (dssm_time_t)i * 1000;
 	case DOUBLING: /* gaps 1, 2, 4, ... ns: nearly all of the span at the end */
 		return i < 62 ? (dssm_time_t)((UINT64_C(1) << i) - 1) : INT64_MAX - 10000 + (dssm_time_t)i;
 	default: /* the first times at INT64_MIN, the rest near INT64_MAX */
