@@ -12,14 +12,20 @@ export DSSM_NAMESPACE=usagetest$$
 passed=0 failed=0
 ok() { echo "  ok    $1"; passed=$((passed + 1)); }
 bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
-for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/examples/*; do
-	[ -x "$prog" ] && [ -f "$prog" ] || continue
-	name=$(basename "$prog")
+root=$(pwd)
+# (the shell and Python benchmarks too: bridge/run.sh --help ran the whole
+# 4-minute benchmark)
+for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/examples/* \
+	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/bench_python.py; do
+	[ -f "$prog" ] || continue
+	case $prog in *.sh) prog_cmd=(bash "$prog") ;; *.py) prog_cmd=(python3 "$prog") ;; *)
+		[ -x "$prog" ] || continue; prog_cmd=("$prog") ;; esac
+	name=$(basename "$(dirname "$prog")")/$(basename "$prog"); name=${name#build/}
 	mkdir -p "$tmp/$name" && cd "$tmp/$name" || exit 1
-	timeout 5 "$prog" --help >out 2>err
+	timeout 5 "${prog_cmd[@]}" --help >out 2>err
 	rc=$?
 	if [ $rc -eq 0 ] && grep -qi usage out; then ok "$name --help"; else bad "$name --help: exit $rc"; fi
-	timeout 5 "$prog" --definitely-not-an-option >out 2>err
+	timeout 5 "${prog_cmd[@]}" --definitely-not-an-option >out 2>err
 	rc=$?
 	if [ $rc -eq 2 ] && grep -q -- "--definitely-not-an-option\|usage" err; then
 		ok "$name refuses an unknown option"
