@@ -40,10 +40,16 @@ CMOCKA_LIBS ?= -lcmocka
 #   app/cli app/proxy app/bridge app/foxglove app/dds                     -> the dssm command
 # A folder includes only folders below it (scripts/layer-lint.sh checks).
 LIB_LAYERS := base ring remote store decode open record
-CORE_SRC := $(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c))
+# Foreign files read in place (lib/store/view.h): they need liblz4, libzstd
+# and libbz2, so they are linked where the bridge is (the dssm command, the
+# bridge tests), not into libdssm's core; a program turns them on with
+# dssm__mcap_view_register().
+VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/mcap_view.c \
+  lib/store/mcap_index.c
+CORE_SRC := $(filter-out $(VIEW_SRC),$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
-BRIDGE_SRC := $(wildcard app/bridge/*.c)
+BRIDGE_SRC := $(wildcard app/bridge/*.c) $(VIEW_SRC)
 # the Foxglove WebSocket server (app/foxglove/): in the dssm command only, not in libdssm
 FOXGLOVE_SRC := $(wildcard app/foxglove/*.c)
 DDS_SRC := $(wildcard app/dds/*.c)

@@ -1,8 +1,8 @@
 /*
  * codec.c - chunk compression for bags and MCAP, through Debian's liblz4
- * (frame format), libbz2 and libzstd. Both formats store the uncompressed
- * size beside each chunk, so decompression is one call into a buffer of
- * exactly that size, and any other outcome means a damaged chunk.
+ * (frame format), libbz2 and libzstd. Decompression and the names of the
+ * codecs are lib/store/codec.c's (the file views read chunks in place
+ * too); the calls here hand over to it.
  */
 #include <bzlib.h>
 #include <lz4frame.h>
@@ -12,6 +12,7 @@
 
 #include "bridge.h"
 #include "lib/base/base.h"
+#include "lib/store/codec.h"
 
 const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning *t)
 {
@@ -21,15 +22,7 @@ const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning 
 
 int bridge_codec_parse(const char *name, int mcap)
 {
-	if (mcap ? !strcmp(name, "") : !strcmp(name, "none"))
-		return BRIDGE_NONE;
-	if (!strcmp(name, "lz4"))
-		return BRIDGE_LZ4;
-	if (!mcap && !strcmp(name, "bz2"))
-		return BRIDGE_BZ2;
-	if (mcap && !strcmp(name, "zstd"))
-		return BRIDGE_ZSTD;
-	return -1;
+	return dssm__codec_parse(name, mcap);
 }
 
 const char *bridge_codec_name(enum bridge_codec codec, int mcap)
@@ -43,89 +36,10 @@ const char *bridge_codec_name(enum bridge_codec codec, int mcap)
 	return "?";
 }
 
-static int lz4_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                          const char *what)
-{
-	LZ4F_dctx *ctx;
-	if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for an lz4 context");
-	size_t done_in = 0, done_out = 0, hint = 1;
-	int rc = 0;
-	/* A chunk may hold several frames back to back; stop at the input's end. */
-	while (done_in < in_len) {
-		size_t src = in_len - done_in, dst = out_len - done_out;
-		/* an empty chunk's output may be NULL, and NULL + 0 is undefined */
-		uint8_t *to = out ? out + done_out : NULL;
-		hint = LZ4F_decompress(ctx, to, &dst, in + done_in, &src, NULL);
-		if (LZ4F_isError(hint)) {
-			rc = dssm__fail(DSSM_ECORRUPT, "%s: lz4: %s", what, LZ4F_getErrorName(hint));
-			break;
-		}
-		done_in += src;
-		done_out += dst;
-		if (src == 0 && dst == 0) {
-			rc = dssm__fail(DSSM_ECORRUPT, "%s: lz4 data larger than the %zu bytes announced",
-			                what, out_len);
-			break;
-		}
-	}
-	LZ4F_freeDecompressionContext(ctx);
-	if (rc == 0 && (hint != 0 || done_out != out_len))
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: lz4 data gives %zu bytes%s; %zu announced", what,
-		                done_out, hint ? " and is cut short" : "", out_len);
-	return rc;
-}
-
-static int bz2_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                          const char *what)
-{
-	if (in_len > UINT32_MAX || out_len > UINT32_MAX)
-		return dssm__fail(DSSM_ECORRUPT, "%s: bz2 chunk over 4 GiB", what);
-	unsigned int got = (unsigned int)out_len;
-	int r = BZ2_bzBuffToBuffDecompress((char *)out, &got, (char *)(uintptr_t)in,
-	                                   (unsigned int)in_len, 0, 0);
-	if (r == BZ_OUTBUFF_FULL)
-		return dssm__fail(DSSM_ECORRUPT, "%s: bz2 data larger than the %zu bytes announced",
-		                  what, out_len);
-	if (r == BZ_MEM_ERROR)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for bz2");
-	if (r != BZ_OK)
-		return dssm__fail(DSSM_ECORRUPT, "%s: bz2 data is damaged (libbz2 error %d)", what, r);
-	if (got != out_len)
-		return dssm__fail(DSSM_ECORRUPT, "%s: bz2 data gives %u bytes; %zu announced", what,
-		                  got, out_len);
-	return 0;
-}
-
-static int zstd_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
-                           const char *what)
-{
-	size_t got = ZSTD_decompress(out, out_len, in, in_len);
-	if (ZSTD_isError(got))
-		return dssm__fail(DSSM_ECORRUPT, "%s: zstd: %s", what, ZSTD_getErrorName(got));
-	if (got != out_len)
-		return dssm__fail(DSSM_ECORRUPT, "%s: zstd data gives %zu bytes; %zu announced", what,
-		                  got, out_len);
-	return 0;
-}
-
 int bridge_decompress(enum bridge_codec codec, const uint8_t *in, size_t in_len, uint8_t *out,
                       size_t out_len, const char *what)
 {
-	if (in_len == 0 && out_len == 0)
-		return 0;       /* a chunk its recorder never finished */
-	switch (codec) {
-	case BRIDGE_NONE:
-		if (in_len != out_len)
-			return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk of %zu bytes; %zu announced",
-			                  what, in_len, out_len);
-		memcpy(out, in, in_len);
-		return 0;
-	case BRIDGE_LZ4: return lz4_decompress(in, in_len, out, out_len, what);
-	case BRIDGE_BZ2: return bz2_decompress(in, in_len, out, out_len, what);
-	case BRIDGE_ZSTD: return zstd_decompress(in, in_len, out, out_len, what);
-	}
-	return dssm__fail(DSSM_EINVAL, "%s: unknown codec %d", what, (int)codec);
+	return dssm__decompress((int)codec, in, in_len, out, out_len, what);
 }
 
 int bridge_compress(enum bridge_codec codec, const uint8_t *in, size_t in_len, uint8_t **out,

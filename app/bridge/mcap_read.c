@@ -6,7 +6,8 @@
  * length and the content. The reader walks the data section in file order,
  * opening chunks as it meets them, and does not need the summary: a file
  * whose writer died is read up to its last whole record. Unknown opcodes are
- * skipped, as the specification asks.
+ * skipped, as the specification asks. The records' fields are parsed by
+ * lib/store/mcap.c, which the file view reading MCAP in place shares.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,11 +17,7 @@
 #include "bridge.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
-
-enum mcap_op {
-	MCAP_HEADER = 0x01, MCAP_FOOTER = 0x02, MCAP_SCHEMA = 0x03, MCAP_CHANNEL = 0x04,
-	MCAP_MESSAGE = 0x05, MCAP_CHUNK = 0x06, MCAP_DATA_END = 0x0f,
-};
+#include "lib/store/mcap.h"
 
 struct schema {
 	char *name, *encoding;
@@ -44,19 +41,13 @@ struct mcap_reader {
 	size_t max_chunk;
 };
 
-/* A string field (u32 length + bytes) into a malloc'd C string. */
-static char *take_string(struct rbuf *b)
+/* A string field into a malloc'd C string (NULL: out of memory). */
+static char *take_string(struct mcap_str f)
 {
-	uint32_t n;
-	const uint8_t *p = rbuf_blob(b, &n);
-	if (!p)
-		return NULL;
-	char *s = malloc((size_t)n + 1);
+	char *s = malloc((size_t)f.n + 1);
 	if (s) {
-		memcpy(s, p, n);
-		s[n] = 0;
-	} else {
-		b->bad = 1;
+		memcpy(s, f.p, f.n);
+		s[f.n] = 0;
 	}
 	return s;
 }
@@ -97,19 +88,20 @@ static void schema_free(struct schema *s)
 
 static int on_schema(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
 {
-	uint16_t id = rbuf_u16(&b);
+	struct mcap_schema f;
+	int cut = dssm__mcap_schema(b, &f) < 0;
+	uint16_t id = f.id;
+	if (cut || id == 0)
+		return bad_record(r, "schema", where, at, !cut ? "has id 0, which means "
+		                  "\"no schema\"" : "is cut short");
 	struct schema *s = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	s->name = take_string(&b);
-	s->encoding = take_string(&b);
-	const uint8_t *data = rbuf_blob(&b, &s->len);
-	if (b.bad || id == 0) {
-		schema_free(s);
-		return bad_record(r, "schema", where, at, id == 0 && !b.bad ? "has id 0, which means "
-		                  "\"no schema\"" : "is cut short");
-	}
-	if (!(s->data = malloc(s->len ? s->len : 1))) {
+	s->name = take_string(f.name);
+	s->encoding = take_string(f.encoding);
+	s->len = f.len;
+	const uint8_t *data = f.data;
+	if (!s->name || !s->encoding || !(s->data = malloc(s->len ? s->len : 1))) {
 		schema_free(s);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
@@ -125,13 +117,9 @@ static int on_schema(struct mcap_reader *r, struct rbuf b, const char *where, ui
 }
 
 /* Channel metadata (map<string,string>) as "meta.KEY=value" fields. */
-static int metadata_fields(struct rbuf *b, struct wbuf *out)
+static int metadata_fields(const struct mcap_channel *c, struct wbuf *out)
 {
-	uint32_t n;
-	const uint8_t *p = rbuf_blob(b, &n);
-	if (!p)
-		return -1;
-	struct rbuf m = rbuf_of(p, n);
+	struct rbuf m = rbuf_of(c->metadata, c->metadata_len);
 	while (m.left > 0 && !m.bad) {
 		uint32_t kl, vl;
 		const uint8_t *k = rbuf_blob(&m, &kl), *v = rbuf_blob(&m, &vl);
@@ -148,11 +136,13 @@ static int metadata_fields(struct rbuf *b, struct wbuf *out)
 
 static int on_channel(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
 {
-	uint16_t id = rbuf_u16(&b), schema_id = rbuf_u16(&b);
-	char *topic = take_string(&b), *encoding = take_string(&b);
+	struct mcap_channel f;
 	struct wbuf fields = {0};
-	int rc = metadata_fields(&b, &fields) < 0 || b.bad ? bad_record(r, "channel", where, at,
-	                                                                 "is cut short") : 0;
+	int cut = dssm__mcap_channel(b, &f) < 0 || metadata_fields(&f, &fields) < 0;
+	uint16_t id = f.id, schema_id = f.schema_id;
+	char *topic = take_string(f.topic), *encoding = take_string(f.encoding);
+	int rc = cut ? bad_record(r, "channel", where, at, "is cut short")
+	         : !topic || !encoding ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	const struct schema *s = schema_id && schema_id < r->nschemas ? r->schemas[schema_id] : NULL;
 	if (rc == 0)
 		rc = reserve((void **)&r->channels, &r->nchannels, 1, id);
@@ -179,12 +169,11 @@ static int on_channel(struct mcap_reader *r, struct rbuf b, const char *where, u
 
 static int on_message(struct mcap_reader *r, struct rbuf b, const char *where, uint64_t at)
 {
-	uint16_t channel = rbuf_u16(&b);
-	(void)rbuf_u32(&b);             /* sequence */
-	uint64_t log_time = rbuf_u64(&b);
-	(void)rbuf_u64(&b);             /* publish time */
-	if (b.bad)
+	struct mcap_message m;
+	if (dssm__mcap_message(b, &m) < 0)
 		return bad_record(r, "message", where, at, "is cut short");
+	uint16_t channel = m.channel;
+	uint64_t log_time = m.log_time;
 	if (channel >= r->nchannels || !r->channels[channel])
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is on channel %u, which "
 		                  "no channel record defined before it", r->what, where,
@@ -192,9 +181,9 @@ static int on_message(struct mcap_reader *r, struct rbuf b, const char *where, u
 	if (log_time > (uint64_t)INT64_MAX)
 		return bad_record(r, "message", where, at, "has a log time past the year 2262");
 	r->st->messages++;
-	r->st->bytes += b.left;
-	return r->sink->message ? r->sink->message(r->sink->ctx, channel, (int64_t)log_time, b.p,
-	                                           b.left)
+	r->st->bytes += m.len;
+	return r->sink->message ? r->sink->message(r->sink->ctx, channel, (int64_t)log_time, m.data,
+	                                           m.len)
 	                        : 0;
 }
 
@@ -212,33 +201,29 @@ struct chunk_params {
 /* A chunk record's fields, checked. */
 static int chunk_params(struct mcap_reader *r, struct rbuf b, uint64_t at, struct chunk_params *c)
 {
-	(void)rbuf_u64(&b);             /* message start time */
-	(void)rbuf_u64(&b);             /* message end time */
-	c->size = rbuf_u64(&b);
-	c->crc = rbuf_u32(&b);
-	char *compression = take_string(&b);
-	uint64_t records_len = rbuf_u64(&b);
-	if (b.bad || records_len != b.left) {
-		free(compression);
-		return bad_record(r, "chunk", "file", at, b.bad ? "is cut short"
+	struct mcap_chunk f;
+	int cut = dssm__mcap_chunk(b, &f);
+	if (cut < 0)
+		return bad_record(r, "chunk", "file", at, cut == -1 ? "is cut short"
 		                  : "has a records length that does not match the record's");
-	}
-	c->codec = bridge_codec_parse(compression, 1);
-	if (c->codec < 0) {
-		int rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%s' is not "
-		                    "none, lz4 or zstd", r->what, (unsigned long long)at, compression);
-		free(compression);
-		return rc;
-	}
-	free(compression);
+	c->size = f.size;
+	c->crc = f.crc;
+	char name[16];
+	snprintf(name, sizeof name, "%.*s", (int)(f.compression.n < 15 ? f.compression.n : 15),
+	         f.compression.p);
+	c->codec = f.compression.n < 15 ? bridge_codec_parse(name, 1) : -1;
+	if (c->codec < 0)
+		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%.*s' is not "
+		                  "none, lz4 or zstd", r->what, (unsigned long long)at,
+		                  (int)(f.compression.n < 64 ? f.compression.n : 64), f.compression.p);
 	if (c->size > r->max_chunk)
 		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %llu bytes "
 		                  "uncompressed; at most %zu are accepted", r->what,
 		                  (unsigned long long)at, (unsigned long long)c->size, r->max_chunk);
-	if (c->codec == BRIDGE_NONE && c->size != b.left)
+	if (c->codec == BRIDGE_NONE && c->size != f.records_len)
 		return bad_record(r, "chunk", "file", at, "is uncompressed but its sizes differ");
-	c->records = b.p;
-	c->records_len = b.left;
+	c->records = f.records;
+	c->records_len = f.records_len;
 	return 0;
 }
 
@@ -363,15 +348,10 @@ static int walk_records(struct mcap_reader *r, const uint8_t *buf, size_t len, c
 /* The footer's summary start tells whether the file has a summary. */
 static int has_summary(const uint8_t *buf, size_t len)
 {
-	/* footer: op, u64 length 20, u64 summary_start, u64 summary_offset_start,
-	 * u32 crc; then the 8 magic bytes */
-	if (len < 8 + 9 + 20 + 8 || !BRIDGE_HAS_MAGIC(buf + len - 8, 8, BRIDGE_MAGIC_MCAP))
+	struct mcap_footer f;
+	if (len < 8 + MCAP_FOOTER_LEN + 8 || dssm__mcap_footer(buf + len - 8 - MCAP_FOOTER_LEN, &f) < 0)
 		return 0;
-	const uint8_t *f = buf + len - 8 - 29;
-	if (f[0] != MCAP_FOOTER)
-		return 0;
-	struct rbuf b = rbuf_of(f + 9, 20);
-	return rbuf_u64(&b) != 0;
+	return f.summary_start != 0;
 }
 
 int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,

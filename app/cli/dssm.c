@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "app/bridge/bridge.h"
+#include "lib/store/view.h"
 #include "dssm/connector.h"
 
 /* `dssm dds` (cmd_dds.c, over dds/) */
@@ -80,6 +81,7 @@ static void raise_nofile_limit(void)
 int main(int argc, char **argv)
 {
 	raise_nofile_limit();
+	dssm__mcap_view_register();   /* MCAP files are read in place, not imported */
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

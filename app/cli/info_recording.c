@@ -48,6 +48,9 @@ static uint64_t tree_bytes(int dirfd, int depth)
 
 static uint64_t size_on_disk(const char *dir)
 {
+	struct stat st;
+	if (stat(dir, &st) == 0 && S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;   /* a file read in place */
 	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	return fd < 0 ? 0 : tree_bytes(fd, 0);
 }

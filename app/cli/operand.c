@@ -1,9 +1,11 @@
 /*
  * operand.c - what a user means by an operand. A directory is a recording
  * (a container). A regular file is a recording too when it is a ROS 1 bag,
- * an MCAP file, a rosbag2 .db3 or an SSM log: it is imported into a
- * temporary container under $TMPDIR, read, and removed, so `info`, `cat`,
- * `query`, `play` and `export` open those files with no import step.
+ * an MCAP file, a rosbag2 .db3 or an SSM log, so `info`, `cat`, `query`,
+ * `play` and `export` open those files with no import step. An MCAP file
+ * is read in place (lib/store/view.h: its summary and indexes, no copy);
+ * the others, and an MCAP file too big to index in memory, are imported
+ * into a temporary container under $TMPDIR, read, and removed.
  * Anything else is a stream address (NAME[:ID], HOST:PORT/NAME).
  *
  * An address that is malformed (a port out of range, no NAME after '/', a
@@ -89,6 +91,31 @@ int cli_check_file_format(const char *cmd, const char *path)
 	                 path, none, shown, why);
 }
 
+/* An MCAP file opened as a view (dssm_container_open reads it in place):
+ * 0, 1 when it is to be imported instead (not MCAP, or too big to index),
+ * or -(exit status) after saying why it cannot be read. */
+static int read_in_place(const char *cmd, const char *path, struct cli_recording *rec)
+{
+	FILE *f = fopen(path, "rbe");
+	unsigned char head[8];
+	int mcap = f && fread(head, 1, sizeof head, f) == sizeof head &&
+	           !memcmp(head, "\x89MCAP0\r\n", 8);
+	if (f)
+		fclose(f);
+	if (!mcap)
+		return 1;
+	int rc = dssm_container_open(path, &rec->c);
+	if (rc == DSSM_ENOMEM) {
+		fprintf(stderr, "dssm %s: %s: importing it into a temporary container instead\n", cmd,
+		        dssm_last_error());
+		return 1;
+	}
+	if (rc < 0)
+		return -cli_dssm_error(cmd, rc);
+	rec->dir = path;
+	return 0;
+}
+
 int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec)
 {
 	memset(rec, 0, sizeof *rec);
@@ -97,6 +124,9 @@ int cli_recording_open(const char *cmd, const char *path, struct cli_recording *
 	if (is_file(path)) {
 		if (cli_check_file_format(cmd, path))
 			return 1;
+		int inplace = read_in_place(cmd, path, rec);
+		if (inplace <= 0)
+			return -inplace;
 		const char *t = getenv("TMPDIR");
 		char tmpl[4096];
 		snprintf(tmpl, sizeof tmpl, "%s/dssm-%s-XXXXXX", t && *t ? t : "/tmp", cmd);

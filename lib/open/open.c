@@ -4,6 +4,10 @@
  *
  *   DIR/NAME[:ID]        a recording (DIR holds a CONTAINER, or parts of a set):
  *                        lib/store
+ *   FILE/TOPIC[:ID]      a foreign file read in place (an MCAP file, when the
+ *                        program registered the views: lib/store/view.h);
+ *                        TOPIC with or without its leading '/', or the
+ *                        stream NAME
  *   HOST[:PORT]/NAME[:ID] a stream behind a dssm proxy: lib/remote
  *   NAME[:ID]            a ring in this host's shared memory: lib/ring
  *
@@ -18,14 +22,43 @@
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 #include "lib/remote/remote.h"
 #include "lib/store/set.h"
+#include "lib/store/view.h"
+
+/* "FILE/TOPIC": the length of FILE, the first prefix of the address ending
+ * before a '/' that is a regular file, when files are read in place; else 0. */
+static size_t view_file_len(const char *address)
+{
+	if (!dssm__view_open || !address || !*address)
+		return 0;
+	for (const char *p = strchr(address + 1, '/'); p; p = strchr(p + 1, '/')) {
+		char path[4096];
+		struct stat st;
+		size_t n = (size_t)(p - address);
+		if (n >= sizeof path)
+			return 0;
+		memcpy(path, address, n);
+		path[n] = '\0';
+		if (stat(path, &st) != 0)
+			return 0;
+		if (S_ISREG(st.st_mode))
+			return n;
+		if (!S_ISDIR(st.st_mode))
+			return 0;
+	}
+	return 0;
+}
 
 /* The address rule for recordings (connector.h): "DIR/NAME[:ID]" where DIR
  * is an existing directory; a local path that exists wins over HOST:PORT.
  * Returns the length of DIR, or 0 if the address is not a recording's. */
 static size_t recording_dir_len(const char *address)
 {
+	size_t file = view_file_len(address);
+	if (file)
+		return file;
 	const char *slash = address ? strrchr(address, '/') : NULL;
 	if (!slash || slash == address) /* "/TOPIC" is not the root directory's */
 		return 0;
@@ -55,9 +88,13 @@ int dssm_address_is_recording(const char *address)
 
 static int open_recording_address(const char *address, size_t n, int flags, dssm_stream **out)
 {
-	char dir[4096], name[DSSM_NAME_MAX + 1];
+	char dir[4096], name[DSSM_NAME_MAX + 1], mapped[DSSM_NAME_MAX + 16];
 	int id;
-	int rc = dssm_parse_address(address + n + 1, name, &id);
+	const char *what = address + n + 1;
+	/* a topic in a file read in place: the stream its import would name */
+	if (view_file_len(address) == n && dssm__topic_to_name(what, mapped, sizeof mapped) == 0)
+		what = mapped;
+	int rc = dssm_parse_address(what, name, &id);
 	if (rc < 0)
 		return rc;
 	if (flags & ~DSSM_READ)

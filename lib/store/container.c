@@ -13,6 +13,7 @@
 
 #include "lib/base/base.h"
 #include "set.h"
+#include "view.h"
 #include "store.h"
 
 char *dssm__store_path(const dssm_container *c, int stream, const char *ext)
@@ -131,6 +132,8 @@ void dssm__store_free(dssm_container *c)
 	free(c->summary);
 	free(c->note);
 	dssm__set_free(c->set);
+	if (c->view)
+		c->view->ops->free(c);
 	free(c);
 }
 
@@ -138,6 +141,8 @@ const char *dssm_container_schema(dssm_container *c, int stream)
 {
 	if (c && c->set)
 		return dssm__set_schema(c, stream);
+	if (c && c->view)
+		return c->view->ops->schema(c, stream);
 	if (!c || stream < 0 || stream >= c->n || !c->s[stream].schema)
 		return "";
 	return c->s[stream].schema;
@@ -147,6 +152,8 @@ const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
 {
 	if (c && c->set)
 		return dssm__set_property(c, stream, len);
+	if (c && c->view)
+		return c->view->ops->property(c, stream, len);
 	if (!c || stream < 0 || stream >= c->n) {
 		if (len)
 			*len = 0;
@@ -161,6 +168,8 @@ int dssm_container_find(dssm_container *c, const char *name, int id)
 {
 	if (c && c->set)
 		return dssm__set_find(c, name, id);
+	if (c && c->view)
+		return c->view->ops->find(c, name, id);
 	for (int i = 0; c && name && i < c->n; i++)
 		if (c->s[i].info.id == id && !strcmp(c->s[i].info.name, name))
 			return i;
@@ -221,7 +230,8 @@ int dssm_container_check_output(const char *dir)
 
 int dssm_container_stream_count(dssm_container *c)
 {
-	return !c ? DSSM_EINVAL : c->set ? dssm__set_stream_count(c) : c->n;
+	return !c ? DSSM_EINVAL : c->set ? dssm__set_stream_count(c)
+	                        : c->view ? c->view->ops->stream_count(c) : c->n;
 }
 
 int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
@@ -230,6 +240,8 @@ int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_payload_bytes: NULL argument or a writer");
 	if (c->set)
 		return dssm__set_payload_bytes(c, stream, bytes);
+	if (c->view)
+		return c->view->ops->payload_bytes(c, stream, bytes);
 	if (stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
 	return dssm__store_payload_bytes(c, stream, bytes);
@@ -252,6 +264,8 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 {
 	if (c && out && c->set)
 		return dssm__set_stream(c, stream, out);
+	if (c && out && c->view)
+		return c->view->ops->stream(c, stream, out);
 	if (!c || !out || stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
 	/* a closed container's figures come from CLOSED until the stream's

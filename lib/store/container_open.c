@@ -17,6 +17,7 @@
 
 #include "lib/base/base.h"
 #include "set.h"
+#include "view.h"
 #include "store.h"
 
 /* ---- reading ---- */
@@ -330,6 +331,9 @@ int dssm_container_verify(dssm_container *c, int stream)
 {
 	if (c && !c->writing && c->set)
 		return dssm__set_verify(c, stream);
+	uint64_t bytes;   /* a view: every sample of the stream read once */
+	if (c && !c->writing && c->view)
+		return c->view->ops->payload_bytes(c, stream, &bytes) < 0 ? DSSM_ECORRUPT : 0;
 	if (!c || c->writing || stream < 0 || stream >= c->n)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_verify: no stream %d in the container",
 		                  stream);
@@ -479,6 +483,8 @@ static int container_version(const uint8_t *text, size_t len)
 	return i == 15 || v < 1 || v >= 1000000 ? -1 : (int)v;
 }
 
+dssm__view_opener dssm__view_open;
+
 int dssm_container_open(const char *dir, dssm_container **out)
 {
 	if (!dir || !out)
@@ -490,10 +496,12 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	char *cpath = dssm__store_path(c, -1, "CONTAINER");
 	uint8_t *text = NULL;
 	size_t len = 0;
-	int rc = 0, version = 0;
+	int rc = 0, version = 0, view = 0;
 	struct stat st;
 	if (stat(dir, &st) < 0)
 		rc = dssm__fail_errno(DSSM_ENOENT, "%s", dir);
+	else if (S_ISREG(st.st_mode) && dssm__view_open && (rc = dssm__view_open(c, dir)) != 1)
+		view = 1; /* a foreign file read in place (view.h), or why it cannot be */
 	else if (!S_ISDIR(st.st_mode))
 		rc = dssm__fail(DSSM_ENOENT, "%s is not a dssm recording (not a directory)", dir);
 	else if (dssm__set_is(dir))
@@ -509,7 +517,9 @@ int dssm_container_open(const char *dir, dssm_container **out)
 	free(text);
 	free(cpath);
 	c->version = version;
-	if (rc == 1) {
+	if (view)
+		c->version = FORMAT_VERSION;
+	else if (rc == 1) {
 		c->version = FORMAT_VERSION;
 		rc = dssm__set_open(c);
 	} else if (rc == 0) {
@@ -541,6 +551,8 @@ int dssm_container_refresh(dssm_container *c)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
 	if (c->set)
 		return dssm__set_refresh(c);
+	if (c->view)
+		return 0;   /* a file read in place is complete */
 	/* CLOSED first: the recorder writes it after its final sync, so tails
 	 * read after seeing it are complete. Read after the tails, a close in
 	 * between would leave this reader closed with stale counts for good. */
@@ -558,6 +570,8 @@ int dssm__store_refresh_stream(dssm_container *c, int idx)
 {
 	if (c->set)
 		return dssm__set_refresh_stream(c, idx);
+	if (c->view)
+		return 0;
 	if (!c->closed)
 		dssm__store_load_closed(c);
 	return refresh_tail(c, idx);

@@ -45,6 +45,7 @@ struct dssm_query {
 	uint64_t wlo, whi;
 	int reload;          /* a cursor has reload set */
 	struct set_query *set; /* a query of a set (set.c): the fields above unused */
+	struct view_query *view; /* a query of a file view (view.c): likewise */
 };
 
 /* Index entry i of a stream from the last search's window, if it is there. */

@@ -11,6 +11,8 @@
  *   container_stream.c a recorded stream opened as a dssm_stream
  *   set.c              a directory of parts read as one container (and
  *                      set_streams.c, set_query.c)
+ *   view.c             a foreign file (MCAP) read in place as a container
+ *                      (view.h; mcap_view.c, mcap.c, codec.c)
  *   crc32c.c           CRC-32C
  */
 #ifndef DSSM_RECORDER_STORE_H
@@ -107,6 +109,7 @@ struct dssm_container {
 	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 	struct rset *set;        /* reader of a set of parts (set.c), else NULL */
+	struct view_head *view;  /* reader of a foreign file in place (view.h), else NULL */
 };
 
 /* DIR/EXT for stream < 0, else DIR/streams/NNNN.EXT; malloc'd, NULL if out of memory. */

@@ -1,0 +1,69 @@
+/*
+ * mcap_file.h - an MCAP file read in place (mcap_view.c: reading samples,
+ * streams, opening) and the building of its index (mcap_index.c: from the
+ * summary and message indexes, or by a scan). Not installed.
+ */
+#ifndef DSSM_STORE_MCAP_FILE_H
+#define DSSM_STORE_MCAP_FILE_H
+
+#include "mcap.h"
+#include "view_table.h"
+
+#define SUMMARY_MAX ((uint64_t)256 << 20)   /* a bigger summary is hostile */
+#define CHUNK_MAX ((uint64_t)1 << 30)       /* the bridge's largest chunk */
+
+struct mchunk {
+	uint64_t at, len;          /* the chunk record: offset of its content, its length */
+};
+
+struct mschema {
+	char *name, *encoding;
+	uint8_t *data;
+	uint32_t len;
+};
+
+struct mchannel {
+	uint32_t order;            /* of its record among the channels' */
+	uint16_t schema_id;
+	char *topic, *encoding;
+	uint8_t *metadata;
+	uint32_t metadata_len;
+	int stream;                /* -1: no stream yet */
+	struct ventry *e;          /* the summary path: its entries, before it has a stream */
+	uint64_t n, cap;
+};
+
+struct mcap_file {
+	int fd;
+	uint64_t size;
+	char *path;
+	struct mchunk *chunks;
+	uint32_t nchunks, ccap;
+	struct mschema **schemas;             /* by id, 65536 */
+	struct mchannel **channels;           /* by id, 65536 */
+	uint32_t nchannels;
+};
+
+/* mcap_view.c */
+int dssm__mcap_pread(struct mcap_file *f, void *buf, size_t n, uint64_t at);
+/* n bytes at `at` into a malloc'd buffer. */
+int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t **out);
+/* DSSM_ECORRUPT: "FILE: KIND record at byte AT WHY". */
+int dssm__mcap_bad(struct mcap_file *f, const char *kind, uint64_t at, const char *why);
+/* A schema or channel record, kept (a repeated one ignored). */
+int dssm__mcap_on_schema(struct mcap_file *f, struct rbuf b, uint64_t at);
+int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at);
+/* The channel's stream, made as an import makes it. */
+int dssm__mcap_channel_stream(struct view *v, struct mcap_file *f, struct mchannel *ch);
+/* A chunk record's content (at `at`, n bytes) decompressed into a slot of
+ * k as chunk number `chunk`. */
+int dssm__mcap_load_chunk(struct mcap_file *f, struct view_cache *k, uint32_t chunk, uint64_t at,
+                          uint64_t n, const uint8_t **out, size_t *len);
+
+/* mcap_index.c: the entries from the summary (1: it has none usable, and
+ * what it gave is forgotten), or from a scan of the data section from
+ * `at` on (*note: the file was not closed). */
+int dssm__mcap_load_summary(struct view *v, struct mcap_file *f);
+int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **note);
+
+#endif

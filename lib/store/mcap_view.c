@@ -1,0 +1,351 @@
+/*
+ * mcap_view.c - an MCAP file read in place as a container (view.h).
+ *
+ * Opening reads the summary: schemas, channels and the chunk indexes, then
+ * each chunk's message index records (the time and offset of every message
+ * of each channel in the chunk), which lie after the chunk: what is read
+ * grows with the index, not with the file. A file without them (no
+ * summary, no chunk index, a writer that died) is scanned once instead,
+ * decompressing each chunk in turn. Queries then read and decompress only
+ * the chunks holding the samples they return.
+ *
+ * Streams are made as an import makes them (app/bridge/import.c): one per
+ * channel, in the order the file first uses them, the property holding the
+ * exact topic, type, encodings, a binary schema and the channel's metadata.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codec.h"
+#include "lib/base/base.h"
+
+#include "mcap_file.h"
+
+static void file_free(void *ctx)
+{
+	struct mcap_file *f = ctx;
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	for (uint32_t i = 0; f->schemas && i < 65536; i++)
+		if (f->schemas[i]) {
+			free(f->schemas[i]->name);
+			free(f->schemas[i]->encoding);
+			free(f->schemas[i]->data);
+			free(f->schemas[i]);
+		}
+	for (uint32_t i = 0; f->channels && i < 65536; i++)
+		if (f->channels[i]) {
+			free(f->channels[i]->topic);
+			free(f->channels[i]->encoding);
+			free(f->channels[i]->metadata);
+			free(f->channels[i]->e);
+			free(f->channels[i]);
+		}
+	free(f->schemas);
+	free(f->channels);
+	free(f->chunks);
+	free(f->path);
+	free(f);
+}
+
+int dssm__mcap_pread(struct mcap_file *f, void *buf, size_t n, uint64_t at)
+{
+	if (at > f->size || n > f->size - at)
+		return dssm__fail(DSSM_ECORRUPT, "%s: %zu bytes at byte %llu run past the file's end "
+		                  "(%llu bytes)", f->path, n, (unsigned long long)at,
+		                  (unsigned long long)f->size);
+	size_t done = 0;
+	while (done < n) {
+		ssize_t got = pread(f->fd, (uint8_t *)buf + done, n - done, (off_t)(at + done));
+		if (got <= 0)
+			return got < 0 ? dssm__fail_errno(DSSM_ESYS, "reading %s", f->path)
+			               : dssm__fail(DSSM_ECORRUPT, "%s: cut short at byte %llu", f->path,
+			                            (unsigned long long)(at + done));
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+/* n bytes at `at` into a malloc'd buffer. */
+int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t **out)
+{
+	if (n > SIZE_MAX - 1 || !(*out = malloc(n ? (size_t)n : 1)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for %llu bytes of %s",
+		                  (unsigned long long)n, f->path);
+	int rc = dssm__mcap_pread(f, *out, (size_t)n, at);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+static char *dup_str(struct mcap_str s)
+{
+	char *p = malloc((size_t)s.n + 1);
+	if (p) {
+		memcpy(p, s.p, s.n);
+		p[s.n] = 0;
+	}
+	return p;
+}
+
+int dssm__mcap_bad(struct mcap_file *f, const char *kind, uint64_t at, const char *why)
+{
+	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %llu %s", f->path, kind,
+	                  (unsigned long long)at, why);
+}
+
+int dssm__mcap_on_schema(struct mcap_file *f, struct rbuf b, uint64_t at)
+{
+	struct mcap_schema m;
+	if (dssm__mcap_schema(b, &m) < 0 || m.id == 0)
+		return dssm__mcap_bad(f, "schema", at, m.id == 0 ? "has id 0" : "is cut short");
+	if (f->schemas[m.id])
+		return 0;   /* the same schema repeated (in chunks and the summary) */
+	struct mschema *s = f->schemas[m.id] = calloc(1, sizeof *s);
+	if (!s)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	s->name = dup_str(m.name);
+	s->encoding = dup_str(m.encoding);
+	s->data = malloc(m.len ? m.len : 1);
+	if (!s->name || !s->encoding || !s->data)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	memcpy(s->data, m.data, m.len);
+	s->len = m.len;
+	return 0;
+}
+
+int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at)
+{
+	struct mcap_channel m;
+	if (dssm__mcap_channel(b, &m) < 0)
+		return dssm__mcap_bad(f, "channel", at, "is cut short");
+	if (f->channels[m.id])
+		return 0;
+	if (m.schema_id && !f->schemas[m.schema_id])
+		return dssm__fail(DSSM_ECORRUPT, "%s: channel %u at byte %llu refers to schema %u, "
+		                  "which no schema record defined before it", f->path, m.id,
+		                  (unsigned long long)at, m.schema_id);
+	struct mchannel *ch = f->channels[m.id] = calloc(1, sizeof *ch);
+	if (!ch)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	ch->stream = -1;
+	ch->order = f->nchannels++;
+	ch->schema_id = m.schema_id;
+	ch->topic = dup_str(m.topic);
+	ch->encoding = dup_str(m.encoding);
+	ch->metadata = malloc(m.metadata_len ? m.metadata_len : 1);
+	if (!ch->topic || !ch->encoding || !ch->metadata)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	memcpy(ch->metadata, m.metadata, m.metadata_len);
+	ch->metadata_len = m.metadata_len;
+	return 0;
+}
+
+/* One property field, "key=value" after its u32 length (as import.c's). */
+static void field(struct wbuf *w, const char *key, const void *value, size_t len)
+{
+	size_t klen = strlen(key);
+	wbuf_u32(w, (uint32_t)(klen + 1 + len));
+	wbuf_bytes(w, key, klen);
+	wbuf_u8(w, '=');
+	wbuf_bytes(w, value, len);
+}
+
+/* The channel's stream, made as an import makes it: a text schema as the
+ * schema, and the property of import.c's build_property (the exact topic,
+ * type, encodings, a binary schema, the metadata as "meta.KEY=value"). */
+int dssm__mcap_channel_stream(struct view *v, struct mcap_file *f, struct mchannel *ch)
+{
+	const struct mschema *s = ch->schema_id ? f->schemas[ch->schema_id] : NULL;
+	const char *type = s ? s->name : "", *senc = s ? s->encoding : "";
+	int text = !s || s->len == 0 || !memchr(s->data, 0, s->len);
+	struct wbuf p = {0};
+	field(&p, "topic", ch->topic, strlen(ch->topic));
+	field(&p, "type", type, strlen(type));
+	field(&p, "encoding", ch->encoding, strlen(ch->encoding));
+	field(&p, "schema_encoding", senc, strlen(senc));
+	if (!text)
+		field(&p, "schema_data", s->data, s->len);
+	struct rbuf m = rbuf_of(ch->metadata, ch->metadata_len);
+	while (m.left > 0 && !m.bad) {
+		uint32_t kl, vl;
+		const uint8_t *k = rbuf_blob(&m, &kl), *val = rbuf_blob(&m, &vl);
+		if (m.bad)
+			break;
+		wbuf_u32(&p, 5 + kl + 1 + vl);
+		wbuf_bytes(&p, "meta.", 5);
+		wbuf_bytes(&p, k, kl);
+		wbuf_u8(&p, '=');
+		wbuf_bytes(&p, val, vl);
+	}
+	int rc = p.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	         : m.bad ? dssm__fail(DSSM_ECORRUPT, "%s: channel '%s': its metadata is cut short",
+	                              f->path, ch->topic)
+	                 : dssm__view_add_stream(v, ch->topic, type, ch->encoding,
+	                                         text ? (s ? (const char *)s->data : "") : NULL,
+	                                         text && s ? s->len : 0, p.data, p.len);
+	wbuf_free(&p);
+	if (rc >= 0)
+		ch->stream = rc;
+	return rc < 0 ? rc : 0;
+}
+
+/* A chunk record's content (at `at`, n bytes) decompressed into a slot of
+ * k as chunk number `chunk`; its bytes and length. */
+int dssm__mcap_load_chunk(struct mcap_file *f, struct view_cache *k, uint32_t chunk, uint64_t at,
+                      uint64_t n, const uint8_t **out, size_t *len)
+{
+	uint8_t *raw;
+	int rc = dssm__mcap_read_range(f, at, n, &raw);
+	if (rc < 0)
+		return rc;
+	struct mcap_chunk c;
+	int codec = -1;
+	char what[128];
+	snprintf(what, sizeof what, "%s: chunk at byte %llu", f->path,
+	         (unsigned long long)(at - MCAP_RECORD_HEAD));
+	int cut = dssm__mcap_chunk(rbuf_of(raw, (size_t)n), &c);
+	if (cut == 0) {
+		char name[16];
+		snprintf(name, sizeof name, "%.*s", (int)(c.compression.n < 15 ? c.compression.n : 15),
+		         c.compression.p);
+		codec = c.compression.n < 15 ? dssm__codec_parse(name, 1) : -1;
+	}
+	uint8_t *buf = NULL;
+	if (cut < 0)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s %s", what, cut == -1 ? "is cut short"
+		                : "has a records length that does not match the record's");
+	else if (codec < 0 || codec == DSSM__CODEC_BZ2)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: compression '%.*s' is not none, lz4 or zstd", what,
+		                (int)(c.compression.n < 64 ? c.compression.n : 64), c.compression.p);
+	else if (c.size > CHUNK_MAX)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s claims %llu bytes uncompressed; at most %llu are "
+		                "accepted", what, (unsigned long long)c.size, (unsigned long long)CHUNK_MAX);
+	else if (!(buf = dssm__view_cache_slot(k, chunk, (size_t)c.size)))
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a %llu-byte chunk",
+		                (unsigned long long)c.size);
+	else if ((rc = dssm__decompress(codec, c.records, c.records_len, buf, (size_t)c.size, what)) == 0 &&
+	         c.crc != 0 && dssm__crc32_zlib(buf, (size_t)c.size) != c.crc)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s fails its CRC-32 check", what);
+	free(raw);
+	if (rc < 0) {
+		dssm__view_cache_drop(k, chunk);
+		return rc;
+	}
+	*out = buf;
+	*len = (size_t)c.size;
+	return 0;
+}
+
+/* Read entry e of stream idx: the message record it points to, checked to
+ * be that sample's. */
+static int mcap_read(struct view *v, struct view_cache *k, int idx, const struct ventry *e,
+                     const uint8_t **data, size_t *len)
+{
+	struct mcap_file *f = v->ctx;
+	const uint8_t *buf;
+	size_t blen = 0;
+	uint64_t at = e->off;
+	int rc = 0;
+	if (e->chunk == VIEW_NO_CHUNK) {
+		uint8_t head[MCAP_RECORD_HEAD];
+		uint64_t n = 0;
+		if ((rc = dssm__mcap_pread(f, head, sizeof head, at)) == 0)
+			n = le_get64(head + 1);
+		if (rc == 0 && n > CHUNK_MAX)
+			rc = dssm__mcap_bad(f, "message", at, "is over 1 GiB");
+		if (rc == 0 && n + MCAP_RECORD_HEAD > k->rec_cap) {
+			uint8_t *p = realloc(k->rec, (size_t)n + MCAP_RECORD_HEAD);
+			rc = p ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+			if (p) {
+				k->rec = p;
+				k->rec_cap = (size_t)n + MCAP_RECORD_HEAD;
+			}
+		}
+		if (rc == 0)
+			rc = dssm__mcap_pread(f, k->rec, (size_t)n + MCAP_RECORD_HEAD, at);
+		buf = k->rec;
+		blen = (size_t)n + MCAP_RECORD_HEAD;
+		at = 0;
+	} else if (!(buf = dssm__view_cache_find(k, e->chunk, &blen))) {
+		const struct mchunk *c = &f->chunks[e->chunk];
+		rc = dssm__mcap_load_chunk(f, k, e->chunk, c->at, c->len, &buf, &blen);
+	}
+	if (rc < 0)
+		return rc;
+	uint8_t op = 0;
+	struct rbuf b;
+	struct mcap_message m;
+	const struct mchannel *ch = NULL;
+	if (!dssm__mcap_record(buf, blen, (size_t)at, &op, &b) || op != MCAP_MESSAGE ||
+	    dssm__mcap_message(b, &m) < 0 || !(ch = f->channels[m.channel]) || ch->stream != idx ||
+	    m.log_time != (uint64_t)e->time || m.len >= VIEW_NO_LEN)
+		return dssm__fail(DSSM_ECORRUPT, "%s: the index points to byte %llu of %s %llu, which "
+		                  "is not a message of '%s' at time %lld", f->path, (unsigned long long)e->off,
+		                  e->chunk == VIEW_NO_CHUNK ? "the file, at" : "chunk",
+		                  (unsigned long long)(e->chunk == VIEW_NO_CHUNK ? 0 : e->chunk),
+		                  v->s[idx].info.name, (long long)e->time);
+	*data = m.data;
+	*len = m.len;
+	return 0;
+}
+
+static const struct view_format mcap_format = {mcap_read, file_free};
+
+static int mcap_open(dssm_container *c, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	uint8_t head[8 + MCAP_RECORD_HEAD];
+	struct stat st;
+	if (fstat(fd, &st) < 0 || pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
+	    memcmp(head, dssm__mcap_magic, 8) != 0) {
+		close(fd);
+		return 1;   /* not an MCAP file */
+	}
+	struct mcap_file *f = calloc(1, sizeof *f);
+	if (!f || !(f->path = strdup(path)) || !(f->schemas = calloc(65536, sizeof *f->schemas)) ||
+	    !(f->channels = calloc(65536, sizeof *f->channels))) {
+		close(fd);
+		file_free(f);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	f->fd = fd;
+	f->size = (uint64_t)st.st_size;
+	if (head[8] != MCAP_HEADER) {
+		file_free(f);
+		return dssm__fail(DSSM_ECORRUPT, "%s: the first record is not the MCAP header", path);
+	}
+	int rc = dssm__view_new(c, &mcap_format, f, path);
+	if (rc < 0) {
+		file_free(f);
+		return rc;
+	}
+	struct view *v = (struct view *)c->view;
+	if ((rc = dssm__mcap_load_summary(v, f)) == 1) {
+		uint8_t len[8];
+		rc = dssm__mcap_pread(f, len, 8, 9);
+		uint64_t hlen = rc == 0 ? le_get64(len) : 0;
+		if (rc == 0 && hlen > f->size - 17)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", path);
+		if (rc == 0)
+			rc = dssm__mcap_scan(v, f, 17 + hlen, &c->note);
+	}
+	if (rc == 0)
+		dssm__view_sort(v);
+	return rc;   /* on an error the caller frees c, and the view with it */
+}
+
+void dssm__mcap_view_register(void)
+{
+	dssm__view_open = mcap_open;
+}

@@ -1,0 +1,65 @@
+/*
+ * view.h - a file view: a foreign recording (an MCAP file) read in place
+ * as a dssm_container, without a copy. Its streams, samples, times and TIDs
+ * are the ones an import of the same file gives (app/bridge/import.c): a
+ * stream per channel named by its topic, each stream's samples in time
+ * order (ties in file order), TIDs 0, 1, ... in that order.
+ *
+ * The view keeps, per stream, an entry per sample (its time and where its
+ * record is: a chunk and an offset), built from the file's own index (an
+ * MCAP summary and message indexes) or, where the file has none, from one
+ * scan; samples are read from the file when a query reaches them, a chunk
+ * at a time.
+ *
+ * container.c, container_open.c and container_query.c hand a view's calls
+ * over through c->view->ops, so that libdssm's core does not link the
+ * views (they need liblz4 and libzstd): a program that wants files read in
+ * place registers the formats (dssm__mcap_view_register) and
+ * dssm_container_open takes a regular file through the opener registered.
+ * Not installed.
+ */
+#ifndef DSSM_STORE_VIEW_H
+#define DSSM_STORE_VIEW_H
+
+#include "store.h"
+
+struct view_ops {
+	void (*free)(dssm_container *c);
+	int (*stream_count)(dssm_container *c);
+	int (*stream)(dssm_container *c, int idx, dssm_recorded *out);
+	const char *(*schema)(dssm_container *c, int idx);
+	const void *(*property)(dssm_container *c, int idx, size_t *len);
+	int (*find)(dssm_container *c, const char *name, int id);
+	int (*payload_bytes)(dssm_container *c, int idx, uint64_t *out);
+	int (*budget_start)(dssm_container *c, const int *streams, int n, uint64_t budget,
+	                    dssm_time_t *start);
+	int (*query_open)(dssm_container *c, const int *streams, int n, dssm_time_t start,
+	                  dssm_time_t end, dssm_query **out);
+	int (*query_next)(dssm_query *q, dssm_record *rec);
+	int (*query_peek)(dssm_query *q, uint32_t *len);
+	int64_t (*query_remaining)(dssm_query *q);
+	void (*query_close)(dssm_query *q);
+	int (*query_seek)(dssm_query *q, uint64_t from, uint64_t to);
+	int (*query_search)(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
+	int (*query_entry)(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
+	uint64_t (*query_count)(dssm_query *q);
+};
+
+/* What c->view points to: the first member of each view. */
+struct view_head {
+	const struct view_ops *ops;
+};
+
+/* The opener of regular files a program registered (container_open.c):
+ * 0 and c made a view of path, 1 when path is no format it reads in place
+ * (its error then says why), or an error. */
+typedef int (*dssm__view_opener)(dssm_container *c, const char *path);
+extern dssm__view_opener dssm__view_open;
+
+/* Read MCAP files in place from now on (mcap_view.c). */
+void dssm__mcap_view_register(void);
+/* The most sample entries a view keeps in memory (24 bytes each): a file
+ * with more is refused, saying so (the caller may import it instead). */
+extern uint64_t dssm__view_max_entries;
+
+#endif

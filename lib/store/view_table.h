@@ -1,0 +1,84 @@
+/*
+ * view_table.h - a file view's streams and sample entries (view.c), which
+ * a format (mcap_view.c) fills from its file and reads samples for. Not
+ * installed.
+ */
+#ifndef DSSM_STORE_VIEW_TABLE_H
+#define DSSM_STORE_VIEW_TABLE_H
+
+#include "view.h"
+
+#define VIEW_NO_CHUNK UINT32_MAX   /* a sample outside any chunk: off is in the file */
+#define VIEW_NO_LEN UINT32_MAX     /* its length not known yet */
+
+struct ventry {
+	int64_t time;
+	uint64_t off;        /* of its record, in its chunk's bytes (or the file) */
+	uint32_t chunk;      /* the format's chunk number, in file order */
+	uint32_t len;        /* payload bytes, or VIEW_NO_LEN */
+};
+
+struct vstream {
+	dssm_stream_info info;
+	char *schema;        /* NULL: none ("") */
+	uint8_t *prop;
+	size_t prop_len;
+	struct ventry *e;
+	uint64_t n, cap;
+	int sized;           /* every entry's len is known */
+	int summed;          /* payload, bytes and info.max_size counted */
+	uint64_t payload, bytes;
+};
+
+/* Decompressed chunks a reader keeps (per query): the last two. */
+struct view_cache {
+	uint32_t chunk[2];
+	uint8_t *buf[2];
+	size_t cap[2], len[2];
+	int next;
+	uint8_t *rec;        /* a record outside chunks */
+	size_t rec_cap;
+};
+
+struct view;
+struct view_format {
+	/* The payload of entry e of stream idx into *data (valid until the
+	 * next call with k) and *len; checks that the record is e's. */
+	int (*read)(struct view *v, struct view_cache *k, int idx, const struct ventry *e,
+	            const uint8_t **data, size_t *len);
+	void (*free)(void *ctx);
+};
+
+struct view {
+	struct view_head head;
+	const struct view_format *fmt;
+	void *ctx;           /* the format's */
+	char *what;          /* the file, for messages */
+	struct vstream *s;
+	int n, cap;
+	uint64_t entries;
+};
+
+/* A view of c (c->view, closed) reading through fmt. */
+int dssm__view_new(dssm_container *c, const struct view_format *fmt, void *ctx, const char *what);
+/* A stream for a channel: its name from the topic (the import's rule),
+ * the next free id under that name; schema (NULL: none) and property are
+ * copied. Its index, or an error. */
+int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
+                          const char *encoding, const char *schema, size_t schema_len,
+                          const void *prop, size_t prop_len);
+/* A sample of stream idx; DSSM_ENOMEM past dssm__view_max_entries (said). */
+int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, uint64_t off,
+                         uint32_t len);
+/* Every stream's entries put in time order (ties: file order). */
+void dssm__view_sort(struct view *v);
+/* A cache's bytes of chunk (and their length *len), or NULL; a slot for
+ * chunk (the older one, its buffer grown to size) to fill, or NULL when
+ * out of memory. */
+void dssm__view_cache_free(struct view_cache *k);
+const uint8_t *dssm__view_cache_find(struct view_cache *k, uint32_t chunk, size_t *len);
+uint8_t *dssm__view_cache_slot(struct view_cache *k, uint32_t chunk, size_t size);
+/* Forget chunk (its reading failed half way). */
+void dssm__view_cache_drop(struct view_cache *k, uint32_t chunk);
+
+#endif
