@@ -96,6 +96,7 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 	if (prop_len)
 		memcpy(s->prop, prop, prop_len);
 	s->prop_len = prop_len;
+	s->info.property_len = prop_len;
 	s->sized = 1;
 	return v->n++;
 }

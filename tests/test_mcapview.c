@@ -1,0 +1,410 @@
+/*
+ * test_mcapview.c - MCAP files read in place (lib/store/view.h) answer as
+ * an import of the same file does: the same streams (names, ids, layout,
+ * schema, property, counts, times, bytes), the same samples with the same
+ * times and TIDs for merged and windowed queries, batches, budgets, and
+ * every read call of a recorded stream opened as a dssm_stream. Files:
+ * the MCAP files in tests/data/recordings (rosbag2's, with a summary and
+ * message indexes), exports of example.bag in every codec with small
+ * chunks, and the same cut before their summary (read by a scan).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dssm/container.h"
+#include "dssm/connector.h"
+#include "app/bridge/bridge.h"
+#include "lib/store/view.h"
+
+#ifndef DATA
+#define DATA "tests/data/recordings"
+#endif
+
+static char tmp[256];
+
+static void sh(const char *fmt, const char *a)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, fmt, a);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmp, sizeof tmp, "%s/mcapview-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp))
+		return -1;
+	bridge_threads = 0;
+	dssm__mcap_view_register();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sh("rm -rf '%s'", tmp);
+	return 0;
+}
+
+/* The view's stream for the import's stream i (by NAME:ID). */
+static int peer(dssm_container *imp, dssm_container *view, int i)
+{
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(imp, i, &r), 0);
+	int j = dssm_container_find(view, r.info.name, r.info.id);
+	assert_true(j >= 0);
+	return j;
+}
+
+static void same_streams(dssm_container *imp, dssm_container *view)
+{
+	int n = dssm_container_stream_count(imp), m = dssm_container_stream_count(view);
+	assert_true(m >= n);
+	for (int i = 0; i < n; i++) {
+		int j = peer(imp, view, i);
+		dssm_recorded a, b;
+		assert_int_equal(dssm_container_stream(imp, i, &a), 0);
+		assert_int_equal(dssm_container_stream(view, j, &b), 0);
+		assert_string_equal(a.info.name, b.info.name);
+		assert_string_equal(a.info.type, b.info.type);
+		assert_string_equal(a.info.encoding, b.info.encoding);
+		assert_int_equal(a.info.max_size, b.info.max_size);
+		assert_int_equal(a.info.schema_len, b.info.schema_len);
+		assert_memory_equal(&a.info, &b.info, sizeof a.info);
+		assert_int_equal(a.count, b.count);
+		if (a.count) {
+			assert_int_equal(a.first, b.first);
+			assert_int_equal(a.last, b.last);
+		}
+		assert_int_equal(a.bytes, b.bytes);
+		uint64_t pa, pb;
+		assert_int_equal(dssm_container_payload_bytes(imp, i, &pa), 0);
+		assert_int_equal(dssm_container_payload_bytes(view, j, &pb), 0);
+		assert_int_equal(pa, pb);
+		assert_string_equal(dssm_container_schema(imp, i), dssm_container_schema(view, j));
+		size_t la, lb;
+		const void *qa = dssm_container_property(imp, i, &la), *qb = dssm_container_property(view, j, &lb);
+		assert_int_equal(la, lb);
+		assert_memory_equal(qa, qb, la);
+		assert_int_equal(dssm_container_verify(view, j), 0);
+	}
+	/* a channel only the summary declares (never written into the data
+	 * section, so an import does not meet it) has no samples */
+	for (int j = 0; j < m; j++) {
+		dssm_recorded b;
+		assert_int_equal(dssm_container_stream(view, j, &b), 0);
+		if (dssm_container_find(imp, b.info.name, b.info.id) < 0)
+			assert_int_equal(b.count, 0);
+	}
+}
+
+/* The same records from a query of the import's streams (in its order) on
+ * both, over [start, end]; how many. */
+static int same_query(dssm_container *imp, dssm_container *view, dssm_time_t start, dssm_time_t end)
+{
+	int n = dssm_container_stream_count(imp), ia[256], ib[256];
+	assert_true(n <= 256);
+	for (int i = 0; i < n; i++) {
+		ia[i] = i;
+		ib[i] = peer(imp, view, i);
+	}
+	dssm_query *qa, *qb;
+	assert_int_equal(dssm_query_open(imp, ia, n, start, end, &qa), 0);
+	assert_int_equal(dssm_query_open(view, ib, n, start, end, &qb), 0);
+	assert_int_equal(dssm_query_remaining(qa), dssm_query_remaining(qb));
+	int count = 0;
+	for (;;) {
+		dssm_record a, b;
+		int ra = dssm_query_next(qa, &a), rb = dssm_query_next(qb, &b);
+		assert_int_equal(ra, rb);
+		if (ra <= 0)
+			break;
+		assert_int_equal(ib[a.stream], b.stream);
+		assert_int_equal(a.tid, b.tid);
+		assert_int_equal(a.time, b.time);
+		assert_int_equal(a.len, b.len);
+		assert_memory_equal(a.data, b.data, a.len);
+		count++;
+	}
+	dssm_query_close(qa);
+	dssm_query_close(qb);
+	if (n) {
+		dssm_time_t sa, sb;
+		assert_int_equal(dssm_container_budget_start(imp, ia, n, 2000, &sa), 0);
+		assert_int_equal(dssm_container_budget_start(view, ib, n, 2000, &sb), 0);
+		assert_int_equal(sa, sb);
+	}
+	return count;
+}
+
+static void same_batches(dssm_container *imp, dssm_container *view)
+{
+	dssm_query *qa, *qb;
+	assert_int_equal(dssm_query_open(imp, NULL, 0, INT64_MIN, INT64_MAX, &qa), 0);
+	assert_int_equal(dssm_query_open(view, NULL, 0, INT64_MIN, INT64_MAX, &qb), 0);
+	static uint8_t da[1 << 16], db[1 << 16];
+	dssm_time_t ta[7], tb[7];
+	uint64_t ka[7], kb[7], la[7], lb[7];
+	dssm_batch a = {7, ta, ka, la, da, sizeof da, 0}, b = {7, tb, kb, lb, db, sizeof db, 0};
+	int ra, rb;
+	do {
+		ra = dssm_query_next_batch(qa, &a);
+		rb = dssm_query_next_batch(qb, &b);
+		/* (the streams' order may differ: only sizes and totals compare) */
+		assert_int_equal(ra, rb);
+		assert_int_equal(a.used, b.used);
+	} while (ra > 0);
+	dssm_query_close(qa);
+	dssm_query_close(qb);
+}
+
+/* Every read call of dssm.h on each stream opened as a dssm_stream. */
+static void same_reads(const char *dir, const char *file, dssm_container *imp)
+{
+	static uint8_t ba[1 << 20], bb[1 << 20];
+	for (int i = 0; i < dssm_container_stream_count(imp); i++) {
+		dssm_recorded r;
+		assert_int_equal(dssm_container_stream(imp, i, &r), 0);
+		dssm_stream *a, *b;
+		assert_int_equal(dssm_open_recording(dir, r.info.name, r.info.id, &a), 0);
+		assert_int_equal(dssm_open_recording(file, r.info.name, r.info.id, &b), 0);
+		dssm_sample_info ia, ib;
+		uint64_t ma, mb;
+		for (;;) {
+			int ra = dssm_read_next(a, ba, sizeof ba, &ia, &ma);
+			int rb = dssm_read_next(b, bb, sizeof bb, &ib, &mb);
+			assert_int_equal(ra, rb);
+			if (ra < 0)
+				break;
+			assert_int_equal(ia.tid, ib.tid);
+			assert_int_equal(ia.time, ib.time);
+			assert_int_equal(ia.len, ib.len);
+			assert_memory_equal(ba, bb, ia.copied);
+		}
+		int ra = dssm_read_last(a, ba, sizeof ba, &ia), rb = dssm_read_last(b, bb, sizeof bb, &ib);
+		assert_int_equal(ra, rb);
+		if (r.count) {
+			assert_int_equal(ia.tid, ib.tid);
+			dssm_time_t probes[] = {r.first - 1, r.first, (r.first + r.last) / 2, r.last, r.last + 1};
+			for (size_t k = 0; k < sizeof probes / sizeof probes[0]; k++) {
+				ra = dssm_read_time(a, probes[k], ba, sizeof ba, &ia);
+				rb = dssm_read_time(b, probes[k], bb, sizeof bb, &ib);
+				assert_int_equal(ra, rb);
+				if (ra >= 0) {
+					assert_int_equal(ia.tid, ib.tid);
+					assert_memory_equal(ba, bb, ia.copied);
+				}
+			}
+			ra = dssm_read_tid(a, r.count / 2, ba, sizeof ba, &ia);
+			rb = dssm_read_tid(b, r.count / 2, bb, sizeof bb, &ib);
+			assert_int_equal(ra, rb);
+			assert_int_equal(ia.time, ib.time);
+			ra = dssm_read_back(a, ba, sizeof ba, &ia);
+			rb = dssm_read_back(b, bb, sizeof bb, &ib);
+			assert_int_equal(ra, rb);
+			if (ra >= 0)
+				assert_int_equal(ia.tid, ib.tid);
+		}
+		dssm_close(a);
+		dssm_close(b);
+	}
+}
+
+/* The view of `file` against its import. */
+static void check_file(const char *file)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/imported", tmp);
+	sh("rm -rf '%s'", dir);
+	assert_int_equal(bridge_import(file, NULL, dir, NULL, NULL), 0);
+	dssm_container *imp, *view;
+	assert_int_equal(dssm_container_open(dir, &imp), 0);
+	assert_int_equal(dssm_container_open(file, &view), 0);
+	same_streams(imp, view);
+	int all = same_query(imp, view, INT64_MIN, INT64_MAX);
+	assert_true(all > 0);
+	dssm_time_t lo = INT64_MAX, hi = INT64_MIN;
+	for (int i = 0; i < dssm_container_stream_count(imp); i++) {
+		dssm_recorded r;
+		assert_int_equal(dssm_container_stream(imp, i, &r), 0);
+		if (r.count && r.first < lo)
+			lo = r.first;
+		if (r.count && r.last > hi)
+			hi = r.last;
+	}
+	int parts = 0;
+	for (int k = 0; k < 5; k++)   /* windows that tile the span */
+		parts += same_query(imp, view, lo + (hi - lo) / 5 * k,
+		                    k == 4 ? hi : lo + (hi - lo) / 5 * (k + 1) - 1);
+	assert_int_equal(parts, all);
+	same_query(imp, view, hi, lo);   /* end before start: nothing */
+	same_batches(imp, view);
+	same_reads(dir, file, imp);
+	dssm_container_close(imp);
+	dssm_container_close(view);
+}
+
+static void test_rosbag2_files(void **state)
+{
+	(void)state;
+	check_file(DATA "/talker.mcap");
+	check_file(DATA "/cdr_test_0.mcap");
+	check_file(DATA "/topics_and_services.mcap");
+}
+
+/* example.bag exported as MCAP with codec and small chunks (many of
+ * them), into path. */
+static void export_example(enum bridge_codec codec, const char *path)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/example", tmp);
+	if (access(dir, F_OK) != 0)
+		assert_int_equal(bridge_import(DATA "/example.bag", NULL, dir, NULL, NULL), 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	struct bridge_export_options o = {.mcap = 1, .codec = codec, .chunk_bytes = 4096,
+	                                  .start = INT64_MIN, .end = INT64_MAX};
+	assert_int_equal(bridge_export(c, path, &o, NULL), 0);
+	dssm_container_close(c);
+}
+
+/* The first n bytes of from into to. */
+static void cut(const char *from, const char *to, long n)
+{
+	FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+	assert_non_null(f);
+	assert_non_null(g);
+	for (long i = 0; i < n; i++) {
+		int ch = fgetc(f);
+		assert_true(ch != EOF);
+		fputc(ch, g);
+	}
+	fclose(f);
+	fclose(g);
+}
+
+static long summary_start(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	uint8_t t[37];
+	assert_int_equal(fseek(f, -37, SEEK_END), 0);
+	assert_int_equal(fread(t, 1, 37, f), 37);
+	fclose(f);
+	uint64_t s = 0;
+	for (int i = 7; i >= 0; i--)
+		s = s << 8 | t[9 + i];
+	return (long)s;
+}
+
+static void test_exports_and_scans(void **state)
+{
+	(void)state;
+	static const enum bridge_codec codecs[] = {BRIDGE_NONE, BRIDGE_LZ4, BRIDGE_ZSTD};
+	for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
+		char path[512], cutp[512];
+		snprintf(path, sizeof path, "%s/example-%d.mcap", tmp, (int)codecs[i]);
+		export_example(codecs[i], path);
+		check_file(path);                       /* summary and message indexes */
+		snprintf(cutp, sizeof cutp, "%s/nosummary.mcap", tmp);
+		cut(path, cutp, summary_start(path));   /* ends at Data End: scanned */
+		check_file(cutp);
+		cut(path, cutp, summary_start(path) * 2 / 3);   /* a writer that died */
+		check_file(cutp);
+		dssm_container *c;
+		assert_int_equal(dssm_container_open(cutp, &c), 0);
+		assert_non_null(strstr(dssm_container_warning(c), "was not closed"));
+		dssm_container_close(c);
+	}
+}
+
+/* Past the entries kept in memory, the open says why (the CLI imports). */
+static void test_too_many(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof path, "%s/example-0.mcap", tmp);
+	uint64_t was = dssm__view_max_entries;
+	dssm__view_max_entries = 10;
+	dssm_container *c = NULL;
+	assert_int_equal(dssm_container_open(path, &c), DSSM_ENOMEM);
+	assert_null(c);
+	assert_non_null(strstr(dssm_last_error(), "more than 10 messages"));
+	dssm__view_max_entries = was;
+}
+
+/* FILE/TOPIC addresses: the topic with or without its '/', or the name. */
+static void test_addresses(void **state)
+{
+	(void)state;
+	static const char *const ok[] = {"/talker.mcap/topic", "/talker.mcap//topic",
+	                                 "/talker.mcap/rosout:0", "/talker.mcap/parameter_events"};
+	for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+		char a[512];
+		snprintf(a, sizeof a, "%s%s", DATA, ok[i]);
+		assert_true(dssm_address_is_recording(a));
+		dssm_stream *s;
+		assert_int_equal(dssm_open_address(a, DSSM_READ, &s), 0);
+		dssm_close(s);
+	}
+	dssm_stream *s = NULL;
+	assert_int_equal(dssm_open_address(DATA "/talker.mcap/nope", DSSM_READ, &s), DSSM_ENOENT);
+	assert_non_null(strstr(dssm_last_error(), "nope"));
+	assert_int_equal(dssm_open_address(DATA "/talker.mcap/topic", DSSM_READ | DSSM_WRITE, &s),
+	                 DSSM_EPERM);
+	/* a file that is not MCAP: said, not taken for another kind */
+	dssm_container *c = NULL;
+	assert_true(dssm_container_open(DATA "/example.bag", &c) < 0);
+	assert_null(c);
+}
+
+/* Damage the view meets is an error naming the file, never a crash. */
+static void test_damage(void **state)
+{
+	(void)state;
+	char path[512], bad[512];
+	snprintf(path, sizeof path, "%s/example-1.mcap", tmp);
+	snprintf(bad, sizeof bad, "%s/bad.mcap", tmp);
+	long n = summary_start(path);
+	for (long at = 9; at < n; at += 97) {
+		char cmd[2048];
+		snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf '\\377' | dd of='%s' bs=1 seek=%ld "
+		         "conv=notrunc status=none", path, bad, bad, at);
+		assert_int_equal(system(cmd), 0);
+		dssm_container *c;
+		if (dssm_container_open(bad, &c) < 0) {
+			if (!strstr(dssm_last_error(), "bad.mcap"))
+				fail_msg("byte %ld: %s", at, dssm_last_error());
+			continue;
+		}
+		dssm_query *q;
+		assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+		dssm_record r;
+		int rc;
+		while ((rc = dssm_query_next(q, &r)) > 0)
+			;
+		if (rc < 0 && !strstr(dssm_last_error(), "bad.mcap"))
+			fail_msg("byte %ld: %s", at, dssm_last_error());
+		dssm_query_close(q);
+		dssm_container_close(c);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rosbag2_files),
+		cmocka_unit_test(test_exports_and_scans),
+		cmocka_unit_test(test_too_many),
+		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_damage),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
