@@ -533,6 +533,11 @@ if node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err"); then
 		[ "$n" = "$(wc -l <"$tmp/got")" ] && grep -q "came out of time order" "$tmp/err" &&
 			ok "out-of-order MCAP: the summary counts what the container holds ($n)" ||
 			bad "out-of-order MCAP summary: $(cat "$tmp/err")"
+		# read in place (lib/store/view.h): the same samples, times and TIDs
+		"$dssm" query "$tmp/unordered.d" >"$tmp/want" 2>/dev/null
+		"$dssm" query "$tmp/unordered.mcap" >"$tmp/got" 2>/dev/null
+		same "out-of-order MCAP read in place: what its import holds, in the same order" \
+			"$tmp/want" "$tmp/got"
 	else
 		bad "out-of-order MCAP: $(cat "$tmp/err")"
 	fi

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# mcapview-test.sh [DSSM] - MCAP files read in place (lib/store/view.h), as a
+# user sees them: `info`, `cat FILE/TOPIC`, `query` and `export` of an MCAP
+# file print what they print for its import, and create nothing under
+# $TMPDIR (no hidden import); FILE/TOPIC takes the topic with or without its
+# leading '/'. Files: rosbag2's MCAP recordings in tests/data/recordings and
+# exports of example.bag in every codec.
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+rec=tests/data/recordings
+tmp=$(mktemp -d /tmp/dssm-mcapview-test.XXXXXX)
+priv=$(mktemp -d /tmp/dssm-mcapview-tmpdir.XXXXXX)
+trap 'rm -rf "$tmp" "$priv"' EXIT
+passed=0 failed=0
+
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+same() { # same NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
+}
+# run in place with a private, empty TMPDIR; fail if anything is left or made there
+inplace() { # inplace OUT CMD...
+	local out=$1; shift
+	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
+	local rc=$?
+	if [ -n "$(ls -A "$priv")" ]; then
+		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
+	fi
+	return $rc
+}
+
+"$dssm" import "$rec/example.bag" -o "$tmp/example.d" -q >/dev/null 2>&1
+for comp in zstd lz4 none; do
+	"$dssm" export "$tmp/example.d" --mcap "$tmp/example-$comp.mcap" --compression $comp \
+		--chunk-size 20000 2>/dev/null || bad "export example.bag as $comp MCAP"
+done
+
+for f in "$rec/talker.mcap" "$rec/cdr_test_0.mcap" "$rec/topics_and_services.mcap" \
+	"$tmp/example-zstd.mcap" "$tmp/example-lz4.mcap" "$tmp/example-none.mcap"; do
+	b=$(basename "$f")
+	"$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
+	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
+	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
+	# the streams of info (from the STREAM line on): channels only the summary
+	# declares (never in the data section: no samples) are listed in place only
+	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
+	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	sed -n '/^STREAM/,$p' "$tmp/want" | tr -s ' ' | sort >"$tmp/want2"
+	sed -n '/^STREAM/,$p' "$tmp/got" | tr -s ' ' | sort | awk -v want="$tmp/want2" '
+		BEGIN { while ((getline l < want) > 0) w[l] = 1 } w[$0] || $3 != 0' >"$tmp/got2"
+	same "info $b in place lists its import's streams" "$tmp/want2" "$tmp/got2"
+	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
+		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
+	# cat FILE/TOPIC, FILE//TOPIC (the topic with its '/') and FILE/NAME
+	topic=$(awk '$3 > 0 && NR > 1 { print $NF; exit }' "$tmp/got2")
+	name=$(awk '$3 > 0 && NR > 1 { sub(/:0$/, "", $1); print $1; exit }' "$tmp/got2")
+	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
+	for a in "$f/$topic" "$f/${topic#/}" "$f/$name"; do
+		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
+		same "cat ${a#"$tmp"/} -n 3 in place" "$tmp/want" "$tmp/got"
+	done
+	inplace "$tmp/got" "$dssm" export "$f" --mcap "$tmp/out.mcap" --force &&
+		"$dssm" query "$tmp/out.mcap" >"$tmp/got" 2>/dev/null
+	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	same "export $b in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
+done
+
+# errors name what is wrong
+inplace "$tmp/got" "$dssm" cat "$rec/talker.mcap/nope" -n 1
+rc=$?
+[ $rc -eq 1 ] && grep -q "nope" "$tmp/err" && ok "cat FILE/unknown topic: $(cat "$tmp/err")" ||
+	bad "cat FILE/nope: rc $rc, $(cat "$tmp/err")"
+head -c 5000 "$tmp/example-lz4.mcap" >"$tmp/cut.mcap"
+inplace "$tmp/got" "$dssm" info "$tmp/cut.mcap"
+grep -q "was not closed" "$tmp/got" "$tmp/err" && ok "an MCAP cut short is read up to its last whole record, said" ||
+	bad "cut MCAP: $(cat "$tmp/got" "$tmp/err" | head -5)"
+
+echo "mcapview: $passed passed, $failed failed"
+[ $failed -eq 0 ]
