@@ -137,7 +137,8 @@ void help_cat(FILE *out)
 	        "A recording (a DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE) is\n"
 	        "printed in time order, as `dssm query` prints it.\n"
 	        "/TOPIC names the stream a topic was imported as (/camera/image_raw:\n"
-	        "camera.image_raw).\n"
+	        "camera.image_raw). FILE.mcap/TOPIC reads one topic of an MCAP file in place\n"
+	        "(the topic with or without its '/', or its stream NAME).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"
 	        "examples:\n"
 	        "  dssm cat odom\n"
@@ -146,7 +147,8 @@ void help_cat(FILE *out)
 	        "  dssm cat odom --field theta --follow\n"
 	        "  dssm cat scan --no-arrays\n"
 	        "  dssm cat odom --follow --format raw > odom.bin\n"
-	        "  dssm cat robot.local:5800/scan --follow\n");
+	        "  dssm cat robot.local:5800/scan --follow\n"
+	        "  dssm cat drive.mcap/imu -n 3\n");
 }
 
 /* What `dssm cat` was asked for. */
