@@ -193,26 +193,52 @@ void dssm__view_cache_free(struct view_cache *k)
 	memset(k, 0, sizeof *k);
 }
 
-/* Every entry's length (and the stream's byte counts): known from a scan,
- * else read once from the samples. */
-static int stream_sized(struct view *v, int idx)
+/* Every entry's length, where a scan did not give it: read from the
+ * samples in file order, all streams in one pass, so that each chunk is
+ * decompressed once (info asks for every stream's sizes). */
+struct unsized {
+	const struct ventry *e;
+	int stream;
+	uint64_t i;
+};
+
+static int file_order(const void *a, const void *b)
 {
-	struct vstream *s = &v->s[idx];
-	if (s->sized)
-		return 0;
+	const struct ventry *x = ((const struct unsized *)a)->e, *y = ((const struct unsized *)b)->e;
+	if (x->chunk != y->chunk)
+		return x->chunk < y->chunk ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int streams_sized(struct view *v)
+{
+	uint64_t n = 0;
+	for (int i = 0; i < v->n; i++)
+		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
+			n += v->s[i].e[j].len == VIEW_NO_LEN;
+	struct unsized *u = n ? malloc(n * sizeof *u) : NULL;
+	if (n && !u)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the sizes of %s", v->what);
+	n = 0;
+	for (int i = 0; i < v->n; i++)
+		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
+			if (v->s[i].e[j].len == VIEW_NO_LEN)
+				u[n++] = (struct unsized){&v->s[i].e[j], i, j};
+	qsort(u, n, sizeof *u, file_order);
 	struct view_cache k;
 	memset(&k, 0, sizeof k);
 	int rc = 0;
-	for (uint64_t i = 0; i < s->n && rc == 0; i++) {
+	for (uint64_t x = 0; x < n && rc == 0; x++) {
 		const uint8_t *data;
 		size_t len;
-		if (s->e[i].len != VIEW_NO_LEN)
-			continue;
-		if ((rc = v->fmt->read(v, &k, idx, &s->e[i], &data, &len)) == 0)
-			s->e[i].len = (uint32_t)len;
+		struct ventry *e = &v->s[u[x].stream].e[u[x].i];
+		if ((rc = v->fmt->read(v, &k, u[x].stream, e, &data, &len)) == 0)
+			e->len = (uint32_t)len;
 	}
 	dssm__view_cache_free(&k);
-	s->sized = rc == 0;
+	free(u);
+	for (int i = 0; rc == 0 && i < v->n; i++)
+		v->s[i].sized = 1;
 	return rc;
 }
 
@@ -237,7 +263,7 @@ static int view_sized(dssm_container *c, int idx)
 	if (idx < 0 || idx >= v->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in %s", idx, v->what);
 	struct vstream *s = &v->s[idx];
-	int rc = s->summed ? 0 : stream_sized(v, idx);
+	int rc = s->summed || s->sized ? 0 : streams_sized(v);
 	if (rc == 0 && !s->summed) {
 		stream_sums(s);
 		s->summed = 1;
