@@ -46,7 +46,7 @@ LIB_LAYERS := base ring remote store decode open record
 # dssm__mcap_view_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/mcap_view.c \
   lib/store/mcap_index.c
-CORE_SRC := $(filter-out $(VIEW_SRC),$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
+CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
 BRIDGE_SRC := $(wildcard app/bridge/*.c) $(VIEW_SRC)
@@ -95,9 +95,13 @@ $(BUILD)/%.o: %.c Makefile
 
 $(LIBDSSM): $(CORE_OBJ)
 	$(AR) rcs $@ $^
-$(LIBDSSM_SO): $(CORE_OBJ) scripts/libdssm.map
+# libdssm.so reads MCAP files in place: it carries the views and registers
+# them when loaded (lib/store/view_so.c)
+VIEW_SO_OBJ := $(VIEW_SRC:%.c=$(BUILD)/%.o) $(BUILD)/lib/store/view_so.o
+VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz
+$(LIBDSSM_SO): $(CORE_OBJ) $(VIEW_SO_OBJ) scripts/libdssm.map
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -Wl,--version-script=scripts/libdssm.map \
-	  -o $@ $(CORE_OBJ) $(LDLIBS_ALL)
+	  -o $@ $(CORE_OBJ) $(VIEW_SO_OBJ) $(VIEW_LIBS) $(LDLIBS_ALL)
 # libssm carries libdssm inside, so SSM programs link with -lssm alone.
 $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(AR) rcs $@ $^

@@ -3,7 +3,7 @@
 # user sees them: `info`, `cat FILE/TOPIC`, `query` and `export` of an MCAP
 # file print what they print for its import, and create nothing under
 # $TMPDIR (no hidden import); FILE/TOPIC takes the topic with or without its
-# leading '/'. Files: rosbag2's MCAP recordings in tests/data/recordings and
+# leading '/'; Python (libdssm.so) reads them too. Files: rosbag2's MCAP recordings in tests/data/recordings and
 # exports of example.bag in every codec.
 set -u
 cd "$(dirname "$0")/.."
@@ -66,6 +66,21 @@ for f in "$rec/talker.mcap" "$rec/cdr_test_0.mcap" "$rec/topics_and_services.mca
 	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
 	same "export $b in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
 done
+
+# libdssm.so reads MCAP in place too: Python's dssm.Recording and dssm.open
+lib=$(dirname "$dssm")/libdssm.so
+if [ -e "$lib" ]; then
+	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 -c '
+import sys, dssm
+r = dssm.Recording(sys.argv[1])
+print(sorted((k, len(v.times)) for k, v in r.query().items()))
+s = dssm.open(sys.argv[1] + "//topic")
+print(s.read_last()[1].tid if isinstance(s.read_last(), tuple) else "opened")
+' "$rec/talker.mcap" || bad "python on talker.mcap: $(tail -3 "$tmp/err")"
+	grep -q "('topic:0', 10)" "$tmp/got" && ok "Python reads talker.mcap in place: $(head -1 "$tmp/got")" ||
+		bad "python talker.mcap: $(cat "$tmp/got" "$tmp/err" | tail -3)"
+fi
 
 # errors name what is wrong
 inplace "$tmp/got" "$dssm" cat "$rec/talker.mcap/nope" -n 1
