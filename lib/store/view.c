@@ -414,7 +414,6 @@ static int view_query_next(dssm_query *q, dssm_record *rec)
 	int rc = vq->v->fmt->read(vq->v, &vq->k, k->stream, &s->e[k->next], &data, &len);
 	if (rc < 0)
 		return rc;
-	s->e[k->next].len = (uint32_t)len;
 	rec->stream = k->stream;
 	rec->tid = k->next;
 	rec->time = s->e[k->next].time;
@@ -430,16 +429,19 @@ static int view_query_peek(dssm_query *q, uint32_t *len)
 	struct vcur *k = next_cursor(vq);
 	if (!k)
 		return 0;
-	struct ventry *e = &vq->v->s[k->stream].e[k->next];
+	/* queries only read the table (queries of one container may run on
+	 * several threads): an unknown length is read, not kept */
+	const struct ventry *e = &vq->v->s[k->stream].e[k->next];
 	if (e->len == VIEW_NO_LEN) {
 		const uint8_t *data;
 		size_t n;
 		int rc = vq->v->fmt->read(vq->v, &vq->k, k->stream, e, &data, &n);
 		if (rc < 0)
 			return rc;
-		e->len = (uint32_t)n;
+		*len = (uint32_t)n;
+	} else {
+		*len = e->len;
 	}
-	*len = e->len;
 	return 1;
 }
 
