@@ -44,8 +44,8 @@ LIB_LAYERS := base ring remote store decode open record
 # and libbz2, so they are linked where the bridge is (the dssm command, the
 # bridge tests), not into libdssm's core; a program turns them on with
 # dssm__mcap_view_register().
-VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/mcap_view.c \
-  lib/store/mcap_index.c
+VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
+  lib/store/mcap_view.c lib/store/mcap_index.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)

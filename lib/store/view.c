@@ -193,82 +193,12 @@ void dssm__view_cache_free(struct view_cache *k)
 	memset(k, 0, sizeof *k);
 }
 
-/* Every entry's length, where a scan did not give it: read from the
- * samples in file order, all streams in one pass, so that each chunk is
- * decompressed once (info asks for every stream's sizes). */
-struct unsized {
-	const struct ventry *e;
-	int stream;
-	uint64_t i;
-};
-
-static int file_order(const void *a, const void *b)
-{
-	const struct ventry *x = ((const struct unsized *)a)->e, *y = ((const struct unsized *)b)->e;
-	if (x->chunk != y->chunk)
-		return x->chunk < y->chunk ? -1 : 1;
-	return x->off < y->off ? -1 : x->off > y->off;
-}
-
-static int streams_sized(struct view *v)
-{
-	uint64_t n = 0;
-	for (int i = 0; i < v->n; i++)
-		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
-			n += v->s[i].e[j].len == VIEW_NO_LEN;
-	struct unsized *u = n ? malloc(n * sizeof *u) : NULL;
-	if (n && !u)
-		return dssm__fail(DSSM_ENOMEM, "out of memory for the sizes of %s", v->what);
-	n = 0;
-	for (int i = 0; i < v->n; i++)
-		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
-			if (v->s[i].e[j].len == VIEW_NO_LEN)
-				u[n++] = (struct unsized){&v->s[i].e[j], i, j};
-	qsort(u, n, sizeof *u, file_order);
-	struct view_cache k;
-	memset(&k, 0, sizeof k);
-	int rc = 0;
-	for (uint64_t x = 0; x < n && rc == 0; x++) {
-		const uint8_t *data;
-		size_t len;
-		struct ventry *e = &v->s[u[x].stream].e[u[x].i];
-		if ((rc = v->fmt->read(v, &k, u[x].stream, e, &data, &len)) == 0)
-			e->len = (uint32_t)len;
-	}
-	dssm__view_cache_free(&k);
-	free(u);
-	for (int i = 0; rc == 0 && i < v->n; i++)
-		v->s[i].sized = 1;
-	return rc;
-}
-
-/* The sums an imported stream's figures give: payload bytes, and the bytes
- * of its .data (each record's header and padding to 8 bytes). */
-static void stream_sums(struct vstream *s)
-{
-	s->payload = s->bytes = 0;
-	s->info.max_size = 0;
-	for (uint64_t i = 0; i < s->n; i++) {
-		uint64_t end = s->bytes + RECORD_HEADER + s->e[i].len;
-		s->payload += s->e[i].len;
-		s->bytes = end + (8 - end % 8) % 8;
-		if (s->e[i].len > s->info.max_size)
-			s->info.max_size = s->e[i].len;
-	}
-}
-
 static int view_sized(dssm_container *c, int idx)
 {
 	struct view *v = view_of(c);
 	if (idx < 0 || idx >= v->n)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in %s", idx, v->what);
-	struct vstream *s = &v->s[idx];
-	int rc = s->summed || s->sized ? 0 : streams_sized(v);
-	if (rc == 0 && !s->summed) {
-		stream_sums(s);
-		s->summed = 1;
-	}
-	return rc;
+	return dssm__view_sized(v, idx);
 }
 
 static int view_stream_count(dssm_container *c)

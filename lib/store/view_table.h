@@ -70,6 +70,9 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 /* A sample of stream idx; DSSM_ENOMEM past dssm__view_max_entries (said). */
 int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, uint64_t off,
                          uint32_t len);
+/* Stream idx's entries' lengths and its sums (payload, bytes,
+ * info.max_size), read once (view_sizes.c). */
+int dssm__view_sized(struct view *v, int idx);
 /* Every stream's entries put in time order (ties: file order). */
 void dssm__view_sort(struct view *v);
 /* A cache's bytes of chunk (and their length *len), or NULL; a slot for

@@ -1,0 +1,117 @@
+/*
+ * view_sizes.c - the sizes of a file view's streams (view_table.h): a
+ * sample's length is not in an MCAP file's indexes, so a stream's bytes,
+ * payload bytes and largest sample, which an imported stream reports, are
+ * counted by reading its samples, once, the first time they are asked for.
+ * The chunks holding the stream's samples are read in file order, each
+ * decompressed once, and the other streams' samples in them are sized on
+ * the way: info, asking for every stream, decompresses each chunk once;
+ * a sparse topic costs only its own chunks.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_table.h"
+#include "lib/base/base.h"
+
+struct unsized {
+	struct ventry *e;
+	int stream;
+};
+
+static int file_order(const void *a, const void *b)
+{
+	const struct ventry *x = ((const struct unsized *)a)->e, *y = ((const struct unsized *)b)->e;
+	if (x->chunk != y->chunk)
+		return x->chunk < y->chunk ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+static int wanted(const uint8_t *mine, int idx, int i, const struct ventry *e)
+{
+	return e->len == VIEW_NO_LEN && (e->chunk == VIEW_NO_CHUNK ? i == idx
+	                                 : mine[e->chunk / 8] >> e->chunk % 8 & 1);
+}
+
+/* The unsized samples of any stream in the chunks holding stream idx's
+ * unsized samples (and its own outside chunks), into *u (malloc'd). */
+static int gather(struct view *v, int idx, struct unsized **u, uint64_t *n)
+{
+	uint32_t top = 0;
+	for (int i = 0; i < v->n; i++)
+		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
+			if (v->s[i].e[j].chunk != VIEW_NO_CHUNK && v->s[i].e[j].chunk >= top)
+				top = v->s[i].e[j].chunk + 1;
+	uint8_t *mine = calloc(top / 8 + 1, 1);
+	if (!mine)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the sizes of %s", v->what);
+	const struct vstream *s = &v->s[idx];
+	for (uint64_t j = 0; j < s->n; j++)
+		if (s->e[j].len == VIEW_NO_LEN && s->e[j].chunk != VIEW_NO_CHUNK)
+			mine[s->e[j].chunk / 8] |= (uint8_t)(1u << s->e[j].chunk % 8);
+	uint64_t count = 0;
+	for (int i = 0; i < v->n; i++)
+		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
+			count += (uint64_t)wanted(mine, idx, i, &v->s[i].e[j]);
+	if (!(*u = malloc((count ? count : 1) * sizeof **u))) {
+		free(mine);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the sizes of %s", v->what);
+	}
+	*n = 0;
+	for (int i = 0; i < v->n; i++)
+		for (uint64_t j = 0; !v->s[i].sized && j < v->s[i].n; j++)
+			if (wanted(mine, idx, i, &v->s[i].e[j]))
+				(*u)[(*n)++] = (struct unsized){&v->s[i].e[j], i};
+	free(mine);
+	return 0;
+}
+
+static int stream_sized(struct view *v, int idx)
+{
+	struct unsized *u = NULL;
+	uint64_t n = 0;
+	int rc = gather(v, idx, &u, &n);
+	if (rc < 0)
+		return rc;
+	qsort(u, n, sizeof *u, file_order);
+	struct view_cache k;
+	memset(&k, 0, sizeof k);
+	for (uint64_t x = 0; x < n && rc == 0; x++) {
+		const uint8_t *data;
+		size_t len;
+		if ((rc = v->fmt->read(v, &k, u[x].stream, u[x].e, &data, &len)) == 0)
+			u[x].e->len = (uint32_t)len;
+	}
+	dssm__view_cache_free(&k);
+	free(u);
+	if (rc == 0)
+		v->s[idx].sized = 1;
+	return rc;
+}
+
+/* The sums an imported stream's figures give: payload bytes, the bytes of
+ * its .data (each record's header and padding to 8 bytes), the largest
+ * sample (info.max_size, which an import writes at close). */
+static void stream_sums(struct vstream *s)
+{
+	s->payload = s->bytes = 0;
+	s->info.max_size = 0;
+	for (uint64_t i = 0; i < s->n; i++) {
+		uint64_t end = s->bytes + RECORD_HEADER + s->e[i].len;
+		s->payload += s->e[i].len;
+		s->bytes = end + (8 - end % 8) % 8;
+		if (s->e[i].len > s->info.max_size)
+			s->info.max_size = s->e[i].len;
+	}
+}
+
+int dssm__view_sized(struct view *v, int idx)
+{
+	struct vstream *s = &v->s[idx];
+	int rc = s->summed || s->sized ? 0 : stream_sized(v, idx);
+	if (rc == 0 && !s->summed) {
+		stream_sums(s);
+		s->summed = 1;
+	}
+	return rc;
+}
