@@ -41,17 +41,6 @@ struct mcap_reader {
 	size_t max_chunk;
 };
 
-/* A string field into a malloc'd C string (NULL: out of memory). */
-static char *take_string(struct mcap_str f)
-{
-	char *s = malloc((size_t)f.n + 1);
-	if (s) {
-		memcpy(s, f.p, f.n);
-		s[f.n] = 0;
-	}
-	return s;
-}
-
 static int bad_record(struct mcap_reader *r, const char *kind, const char *where, uint64_t at,
                       const char *why)
 {
@@ -97,8 +86,8 @@ static int on_schema(struct mcap_reader *r, struct rbuf b, const char *where, ui
 	struct schema *s = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	s->name = take_string(f.name);
-	s->encoding = take_string(f.encoding);
+	s->name = dssm__mcap_strdup(f.name);
+	s->encoding = dssm__mcap_strdup(f.encoding);
 	s->len = f.len;
 	const uint8_t *data = f.data;
 	if (!s->name || !s->encoding || !(s->data = malloc(s->len ? s->len : 1))) {
@@ -140,7 +129,7 @@ static int on_channel(struct mcap_reader *r, struct rbuf b, const char *where, u
 	struct wbuf fields = {0};
 	int cut = dssm__mcap_channel(b, &f) < 0 || metadata_fields(&f, &fields) < 0;
 	uint16_t id = f.id, schema_id = f.schema_id;
-	char *topic = take_string(f.topic), *encoding = take_string(f.encoding);
+	char *topic = dssm__mcap_strdup(f.topic), *encoding = dssm__mcap_strdup(f.encoding);
 	int rc = cut ? bad_record(r, "channel", where, at, "is cut short")
 	         : !topic || !encoding ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	const struct schema *s = schema_id && schema_id < r->nschemas ? r->schemas[schema_id] : NULL;

@@ -2,6 +2,7 @@
  * mcap.c - MCAP record parsing (mcap.h): the layout of each record the
  * readers use, in one place.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mcap.h"
@@ -16,9 +17,14 @@ static struct mcap_str take_str(struct rbuf *b)
 	return s;
 }
 
-int dssm__mcap_str_is(struct mcap_str s, const char *z)
+char *dssm__mcap_strdup(struct mcap_str s)
 {
-	return strlen(z) == s.n && !memcmp(s.p, z, s.n);
+	char *p = malloc((size_t)s.n + 1);
+	if (p) {
+		memcpy(p, s.p, s.n);
+		p[s.n] = 0;
+	}
+	return p;
 }
 
 int dssm__mcap_record(const uint8_t *buf, size_t len, size_t at, uint8_t *op, struct rbuf *body)

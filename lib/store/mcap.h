@@ -90,7 +90,7 @@ int dssm__mcap_message_index(struct rbuf b, uint16_t *channel, const uint8_t **p
 /* The footer from the file's last MCAP_FOOTER_LEN + 8 bytes (the footer
  * record and the closing magic): -1 if they are not that. */
 int dssm__mcap_footer(const uint8_t *tail, struct mcap_footer *out);
-/* 1 if s equals the C string z. */
-int dssm__mcap_str_is(struct mcap_str s, const char *z);
+/* s as a malloc'd C string, or NULL when out of memory. */
+char *dssm__mcap_strdup(struct mcap_str s);
 
 #endif

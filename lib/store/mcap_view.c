@@ -86,16 +86,6 @@ int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t 
 	return rc;
 }
 
-static char *dup_str(struct mcap_str s)
-{
-	char *p = malloc((size_t)s.n + 1);
-	if (p) {
-		memcpy(p, s.p, s.n);
-		p[s.n] = 0;
-	}
-	return p;
-}
-
 int dssm__mcap_bad(struct mcap_file *f, const char *kind, uint64_t at, const char *why)
 {
 	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %llu %s", f->path, kind,
@@ -112,8 +102,8 @@ int dssm__mcap_on_schema(struct mcap_file *f, struct rbuf b, uint64_t at)
 	struct mschema *s = f->schemas[m.id] = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	s->name = dup_str(m.name);
-	s->encoding = dup_str(m.encoding);
+	s->name = dssm__mcap_strdup(m.name);
+	s->encoding = dssm__mcap_strdup(m.encoding);
 	s->data = malloc(m.len ? m.len : 1);
 	if (!s->name || !s->encoding || !s->data)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
@@ -139,8 +129,8 @@ int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at)
 	ch->stream = -1;
 	ch->order = f->nchannels++;
 	ch->schema_id = m.schema_id;
-	ch->topic = dup_str(m.topic);
-	ch->encoding = dup_str(m.encoding);
+	ch->topic = dssm__mcap_strdup(m.topic);
+	ch->encoding = dssm__mcap_strdup(m.encoding);
 	ch->metadata = malloc(m.metadata_len ? m.metadata_len : 1);
 	if (!ch->topic || !ch->encoding || !ch->metadata)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
