@@ -60,10 +60,14 @@ int dssm__mcap_channel_stream(struct view *v, struct mcap_file *f, struct mchann
 int dssm__mcap_load_chunk(struct mcap_file *f, struct view_cache *k, uint32_t chunk, uint64_t at,
                           uint64_t n, const uint8_t **out, size_t *len);
 
-/* mcap_index.c: the entries from the summary (1: it has none usable, and
- * what it gave is forgotten), or from a scan of the data section from
- * `at` on (*note: the file was not closed). */
-int dssm__mcap_load_summary(struct view *v, struct mcap_file *f);
+/* Forget every schema, channel and chunk (before a scan). */
+void dssm__mcap_forget(struct mcap_file *f);
+
+/* mcap_index.c: the entries from the summary (1: it has none usable, or
+ * a damaged one, *why then saying what is wrong; what it gave is
+ * forgotten), or from a scan of the data section from `at` on (*note:
+ * the file was not closed). */
+int dssm__mcap_load_summary(struct view *v, struct mcap_file *f, char **why);
 int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **note);
 
 #endif

@@ -281,20 +281,6 @@ static int summary_streams(struct view *v, struct mcap_file *f)
 	return rc;
 }
 
-/* Forget what an unusable summary gave before the scan: its chunks and
- * entries (its schemas and channels stay: the scan meets them again). */
-static void summary_reset(struct mcap_file *f)
-{
-	f->nchunks = 0;
-	for (uint32_t i = 0; i < 65536; i++)
-		if (f->channels[i]) {
-			free(f->channels[i]->e);
-			f->channels[i]->e = NULL;
-			f->channels[i]->n = f->channels[i]->cap = 0;
-		}
-}
-
-
 /* The index from the summary: 1 when the file has none usable (then it is
  * scanned), 0, or an error. */
 static int summary_load(struct view *v, struct mcap_file *f)
@@ -331,10 +317,17 @@ static int summary_load(struct view *v, struct mcap_file *f)
 	return rc < 0 ? rc : !sm.usable;
 }
 
-int dssm__mcap_load_summary(struct view *v, struct mcap_file *f)
+int dssm__mcap_load_summary(struct view *v, struct mcap_file *f, char **why)
 {
 	int rc = summary_load(v, f);
-	if (rc == 1)
-		summary_reset(f);
+	/* a damaged summary or index: the file is read as the importer reads
+	 * it, by a scan, and the warning says why */
+	if (rc == DSSM_ECORRUPT && v->n == 0) {
+		if (asprintf(why, "%s: the file was read by a scan", dssm_last_error()) < 0)
+			*why = NULL;
+		rc = 1;
+	}
+	if (rc == 1)   /* what the summary gave: the scan meets it again */
+		dssm__mcap_forget(f);
 	return rc;
 }

@@ -25,19 +25,15 @@
 
 #include "mcap_file.h"
 
-static void file_free(void *ctx)
+void dssm__mcap_forget(struct mcap_file *f)
 {
-	struct mcap_file *f = ctx;
-	if (!f)
-		return;
-	if (f->fd >= 0)
-		close(f->fd);
 	for (uint32_t i = 0; f->schemas && i < 65536; i++)
 		if (f->schemas[i]) {
 			free(f->schemas[i]->name);
 			free(f->schemas[i]->encoding);
 			free(f->schemas[i]->data);
 			free(f->schemas[i]);
+			f->schemas[i] = NULL;
 		}
 	for (uint32_t i = 0; f->channels && i < 65536; i++)
 		if (f->channels[i]) {
@@ -46,7 +42,20 @@ static void file_free(void *ctx)
 			free(f->channels[i]->metadata);
 			free(f->channels[i]->e);
 			free(f->channels[i]);
+			f->channels[i] = NULL;
 		}
+	f->nchannels = 0;
+	f->nchunks = 0;
+}
+
+static void file_free(void *ctx)
+{
+	struct mcap_file *f = ctx;
+	if (!f)
+		return;
+	if (f->fd >= 0)
+		close(f->fd);
+	dssm__mcap_forget(f);
 	free(f->schemas);
 	free(f->channels);
 	free(f->chunks);
@@ -117,6 +126,14 @@ int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at)
 	struct mcap_channel m;
 	if (dssm__mcap_channel(b, &m) < 0)
 		return dssm__mcap_bad(f, "channel", at, "is cut short");
+	struct rbuf meta = rbuf_of(m.metadata, m.metadata_len);
+	while (meta.left > 0 && !meta.bad) {   /* pairs of strings */
+		uint32_t n;
+		(void)rbuf_blob(&meta, &n);
+		(void)rbuf_blob(&meta, &n);
+	}
+	if (meta.bad)
+		return dssm__mcap_bad(f, "channel", at, "has its metadata cut short");
 	if (f->channels[m.id])
 		return 0;
 	if (m.schema_id && !f->schemas[m.schema_id])
@@ -321,7 +338,8 @@ static int mcap_open(dssm_container *c, const char *path)
 		return rc;
 	}
 	struct view *v = (struct view *)c->view;
-	if ((rc = dssm__mcap_load_summary(v, f)) == 1) {
+	char *why = NULL;
+	if ((rc = dssm__mcap_load_summary(v, f, &why)) == 1) {
 		uint8_t len[8];
 		rc = dssm__mcap_pread(f, len, 8, 9);
 		uint64_t hlen = rc == 0 ? le_get64(len) : 0;
@@ -329,6 +347,14 @@ static int mcap_open(dssm_container *c, const char *path)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", path);
 		if (rc == 0)
 			rc = dssm__mcap_scan(v, f, 17 + hlen, &c->note);
+		if (rc == 0 && why) {   /* the warning says both */
+			char *both = NULL;
+			if (asprintf(&both, "%s%s%s", why, c->note ? "; " : "", c->note ? c->note : "") >= 0) {
+				free(c->note);
+				c->note = both;
+			}
+		}
+		free(why);
 	}
 	if (rc == 0)
 		dssm__view_sort(v);
