@@ -413,7 +413,7 @@ static void test_damaged_index(void **state)
 	fseek(f, 0, SEEK_END);
 	long size = ftell(f), scanned = 0;
 	fclose(f);
-	for (long at = summary_start(path) - 1500; at < size - 8; at += 37) {
+	for (long at = summary_start(path) - 1500; at < size - 8; at += 61) {
 		char cmd[4096];
 		snprintf(cmd, sizeof cmd, "cp '%s' '%s' && printf '\\125' | dd of='%s' bs=1 seek=%ld "
 		         "conv=notrunc status=none && rm -rf '%s'", path, bad, bad, at, dir);
