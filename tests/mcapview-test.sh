@@ -61,6 +61,9 @@ for f in "$rec/talker.mcap" "$rec/cdr_test_0.mcap" "$rec/topics_and_services.mca
 		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
 		same "cat ${a#"$tmp"/} -n 3 in place" "$tmp/want" "$tmp/got"
 	done
+	inplace "$tmp/got" "$dssm" info "$f/$topic" || bad "info $b/$topic: $(cat "$tmp/err")"
+	"$dssm" info "$tmp/$b.d/$name" >"$tmp/want" 2>/dev/null
+	same "info $b/$topic (a stream of the file) in place" "$tmp/want" "$tmp/got"
 	inplace "$tmp/got" "$dssm" export "$f" --mcap "$tmp/out.mcap" --force &&
 		"$dssm" query "$tmp/out.mcap" >"$tmp/got" 2>/dev/null
 	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
