@@ -14,6 +14,10 @@
 
 struct mchunk {
 	uint64_t at, len;          /* the chunk record: offset of its content, its length */
+	/* where its records start in the file when it is uncompressed (a
+	 * sample's length is then read from its header alone); 0: not looked
+	 * at yet, 1: compressed */
+	uint64_t plain_at;
 };
 
 struct mschema {

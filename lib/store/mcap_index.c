@@ -30,7 +30,7 @@ static int add_chunk(struct mcap_file *f, uint64_t at, uint64_t len)
 		f->chunks = p;
 		f->ccap = cap;
 	}
-	f->chunks[f->nchunks++] = (struct mchunk){at, len};
+	f->chunks[f->nchunks++] = (struct mchunk){at, len, 0};
 	return 0;
 }
 

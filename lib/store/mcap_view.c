@@ -305,7 +305,45 @@ static int mcap_read(struct view *v, struct view_cache *k, int idx, const struct
 	return 0;
 }
 
-static const struct view_format mcap_format = {mcap_read, file_free};
+/* Where an uncompressed chunk's records start (its header read once), or
+ * 1 for a compressed one. */
+static int plain_at(struct mcap_file *f, struct mchunk *c)
+{
+	uint8_t h[8 * 3 + 4 + 4 + 8];   /* times, size, crc, a 0-length string, records length */
+	int rc = c->len < sizeof h ? dssm__mcap_bad(f, "chunk", c->at - MCAP_RECORD_HEAD, "is cut short")
+	                           : dssm__mcap_pread(f, h, sizeof h, c->at);
+	if (rc == 0)
+		c->plain_at = le_get32(h + 28) != 0 ? 1 : c->at + sizeof h;
+	return rc;
+}
+
+/* An entry's length from its record's header, in an uncompressed chunk. */
+static int mcap_length(struct view *v, int idx, const struct ventry *e, uint32_t *len)
+{
+	struct mcap_file *f = v->ctx;
+	if (e->chunk == VIEW_NO_CHUNK)
+		return 0;
+	struct mchunk *c = &f->chunks[e->chunk];
+	int rc = c->plain_at ? 0 : plain_at(f, c);
+	if (rc < 0 || c->plain_at == 1)
+		return rc;
+	uint8_t h[MCAP_RECORD_HEAD + MCAP_MESSAGE_HEAD];
+	uint64_t records = c->at + c->len - c->plain_at;
+	if (e->off > records || records - e->off < sizeof h)
+		return 0;   /* the read says what is wrong */
+	if ((rc = dssm__mcap_pread(f, h, sizeof h, c->plain_at + e->off)) < 0)
+		return rc;
+	uint64_t n = le_get64(h + 1);
+	const struct mchannel *ch = f->channels[le_get16(h + MCAP_RECORD_HEAD)];
+	if (h[0] != MCAP_MESSAGE || n < MCAP_MESSAGE_HEAD || n - MCAP_MESSAGE_HEAD >= VIEW_NO_LEN ||
+	    n > records - e->off - MCAP_RECORD_HEAD || !ch || ch->stream != idx ||
+	    le_get64(h + MCAP_RECORD_HEAD + 6) != (uint64_t)e->time)
+		return 0;
+	*len = (uint32_t)(n - MCAP_MESSAGE_HEAD);
+	return 1;
+}
+
+static const struct view_format mcap_format = {mcap_read, mcap_length, file_free};
 
 static int mcap_open(dssm_container *c, const char *path)
 {

@@ -3,7 +3,8 @@
  * sample's length is not in an MCAP file's indexes, so a stream's bytes,
  * payload bytes and largest sample, which an imported stream reports, are
  * counted by reading its samples, once, the first time they are asked for.
- * The chunks holding the stream's samples are read in file order, each
+ * An uncompressed chunk's samples are sized from their headers alone;
+ * other chunks holding the stream's samples are read in file order, each
  * decompressed once, and the other streams' samples in them are sized on
  * the way: info, asking for every stream, decompresses each chunk once;
  * a sparse topic costs only its own chunks.
@@ -79,7 +80,12 @@ static int stream_sized(struct view *v, int idx)
 	for (uint64_t x = 0; x < n && rc == 0; x++) {
 		const uint8_t *data;
 		size_t len;
-		if ((rc = v->fmt->read(v, &k, u[x].stream, u[x].e, &data, &len)) == 0)
+		uint32_t n32;
+		int cheap = v->fmt->length ? v->fmt->length(v, u[x].stream, u[x].e, &n32) : 0;
+		if (cheap > 0)
+			u[x].e->len = n32;
+		else if ((rc = cheap) == 0 &&
+		         (rc = v->fmt->read(v, &k, u[x].stream, u[x].e, &data, &len)) == 0)
 			u[x].e->len = (uint32_t)len;
 	}
 	dssm__view_cache_free(&k);

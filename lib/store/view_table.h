@@ -46,6 +46,9 @@ struct view_format {
 	 * next call with k) and *len; checks that the record is e's. */
 	int (*read)(struct view *v, struct view_cache *k, int idx, const struct ventry *e,
 	            const uint8_t **data, size_t *len);
+	/* Entry e's length without reading its sample, when the format can
+	 * tell it cheaply: 1 and *len, 0 (then read), or an error. */
+	int (*length)(struct view *v, int idx, const struct ventry *e, uint32_t *len);
 	void (*free)(void *ctx);
 };
 
