@@ -68,28 +68,28 @@ static void put_time(struct wbuf *b, int64_t t)
 
 static void field_u8(struct wbuf *b, const char *key, uint8_t v)
 {
-	bridge_field_put(b, key, &v, 1);
+	wbuf_field(b, key, &v, 1);
 }
 
 static void field_u32(struct wbuf *b, const char *key, uint32_t v)
 {
 	uint8_t le[4];
 	le_put32(le, v);
-	bridge_field_put(b, key, le, 4);
+	wbuf_field(b, key, le, 4);
 }
 
 static void field_u64(struct wbuf *b, const char *key, uint64_t v)
 {
 	uint8_t le[8];
 	le_put64(le, v);
-	bridge_field_put(b, key, le, 8);
+	wbuf_field(b, key, le, 8);
 }
 
 static void field_time(struct wbuf *b, const char *key, int64_t t)
 {
 	struct wbuf v = {0};
 	put_time(&v, t);
-	bridge_field_put(b, key, v.data, v.len);
+	wbuf_field(b, key, v.data, v.len);
 	wbuf_free(&v);
 }
 

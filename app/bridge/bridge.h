@@ -283,7 +283,7 @@ const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, 
 /* 0 if the fields are well formed, else DSSM_ECORRUPT naming `what`. */
 int bridge_fields_check(const uint8_t *fields, size_t len, const char *what);
 struct wbuf;
-void bridge_field_put(struct wbuf *w, const char *key, const void *value, size_t len);
+/* wbuf_field (lib/base/bytes.h) of a C string */
 void bridge_field_str(struct wbuf *w, const char *key, const char *value);
 
 /* The md5sum ROS 1 gives TYPE, from its full message definition
@@ -324,9 +324,6 @@ struct bridge_import_options {
 	void *ctx;
 	const struct bridge_tuning *tuning;  /* NULL: the defaults */
 };
-/* A topic or SSM name as a stream name: no leading '/', '/' -> '.', other
- * characters a name cannot hold -> '_' (import.c). */
-void bridge_topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1]);
 /* FORMAT: "bag", "mcap", "db3" or "ssmlog" (NULL: by the file's first bytes); a file that
  * is not that format is refused before DIR is created. DIR must not exist
  * (or be empty). A failed import removes the container it created: nothing

@@ -73,16 +73,7 @@ const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, 
 	return NULL;
 }
 
-void bridge_field_put(struct wbuf *w, const char *key, const void *value, size_t len)
-{
-	size_t klen = strlen(key);
-	wbuf_u32(w, (uint32_t)(klen + 1 + len));
-	wbuf_bytes(w, key, klen);
-	wbuf_u8(w, '=');
-	wbuf_bytes(w, value, len);
-}
-
 void bridge_field_str(struct wbuf *w, const char *key, const char *value)
 {
-	bridge_field_put(w, key, value, strlen(value));
+	wbuf_field(w, key, value, strlen(value));
 }

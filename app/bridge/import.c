@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "bridge.h"
+#include "lib/base/glob.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
@@ -33,25 +34,6 @@ struct importer {
 	struct reorder *order;         /* puts each stream in time order */
 };
 
-/* The topic as a stream name: no leading '/', '/' -> '.', others -> '_'. */
-void bridge_topic_to_name(const char *topic, char name[DSSM_NAME_MAX + 1])
-{
-	while (*topic == '/')
-		topic++;
-	size_t n = 0;
-	for (; *topic && n < DSSM_NAME_MAX; topic++) {
-		char c = *topic;
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		         c == '_' || c == '-' || c == '.';
-		name[n++] = c == '/' ? '.' : ok ? c : '_';
-	}
-	name[n] = 0;
-	if (n == 0)
-		strcpy(name, "topic");
-	else if (name[0] == '.')
-		name[0] = '_';  /* "//x" or "/.x": names may not start with '.' */
-}
-
 static int schema_is_text(const struct bridge_channel *ch)
 {
 	return ch->schema_len == 0 || !memchr(ch->schema, 0, ch->schema_len);
@@ -67,7 +49,7 @@ static void build_property(const struct bridge_channel *ch, struct wbuf *p)
 	bridge_field_str(p, "encoding", ch->encoding);
 	bridge_field_str(p, "schema_encoding", ch->schema_encoding);
 	if (!schema_is_text(ch))
-		bridge_field_put(p, "schema_data", ch->schema, ch->schema_len);
+		wbuf_field(p, "schema_data", ch->schema, ch->schema_len);
 	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
 	                                   "message_definition", NULL};
 	const uint8_t *f;
@@ -107,7 +89,7 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 		return on_ssm_channel(im, ch);
 	dssm_stream_info info;
 	memset(&info, 0, sizeof info);
-	bridge_topic_to_name(ch->topic, info.name);
+	dssm__topic_stream_name(ch->topic, info.name);
 	/* the next free id under that name */
 	while (dssm_container_find(im->c, info.name, info.id) >= 0)
 		info.id++;

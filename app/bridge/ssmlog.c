@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "bridge.h"
+#include "lib/base/glob.h"
 #include "lib/ssm/ssm_name.h"
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
@@ -42,7 +43,7 @@ int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h)
 	/* the stream SSM programs open by NAME; a NAME SSM could not have
 	 * made (longer than 31 bytes) as topics are */
 	if (dssm__ssm_name_encode(h->name, info.name) < 0)
-		bridge_topic_to_name(h->name, info.name);
+		dssm__topic_stream_name(h->name, info.name);
 	info.id = h->id;
 	info.max_size = (size_t)h->data_size;
 	info.slots = (uint32_t)h->buffer_num;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "lib/base/glob.h"
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
 #include "dssm/connector.h"
@@ -183,7 +184,7 @@ dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 			*colon = '\0';
 			id = colon + 1;
 		}
-		bridge_topic_to_name(topic, name);
+		dssm__topic_stream_name(topic, name);
 		snprintf(mapped, sizeof mapped, "%s%s%s", name, *id ? ":" : "", id);
 		address = mapped;
 	}

@@ -77,6 +77,15 @@ void wbuf_str(struct wbuf *w, const char *s)
 	wbuf_bytes(w, s, n);
 }
 
+void wbuf_field(struct wbuf *w, const char *key, const void *value, size_t n)
+{
+	size_t klen = strlen(key);
+	wbuf_u32(w, (uint32_t)(klen + 1 + n));
+	wbuf_bytes(w, key, klen);
+	wbuf_u8(w, '=');
+	wbuf_bytes(w, value, n);
+}
+
 void wbuf_blob(struct wbuf *w, const void *p, size_t n)
 {
 	wbuf_u32(w, (uint32_t)n);

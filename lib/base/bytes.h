@@ -69,6 +69,10 @@ void wbuf_i32(struct wbuf *w, int32_t v);
 void wbuf_i64(struct wbuf *w, int64_t v);
 void wbuf_str(struct wbuf *w, const char *s);
 void wbuf_blob(struct wbuf *w, const void *p, size_t n);
+/* A "KEY=value" field: u32 length, then KEY, '=', the value's n bytes (a
+ * ROS connection header's field, and a recorded stream's property; see
+ * docs/container-format.md). */
+void wbuf_field(struct wbuf *w, const char *key, const void *value, size_t n);
 /* ---- reading ---- */
 
 struct rbuf {

@@ -77,6 +77,24 @@ int dssm__topic_to_name(const char *topic, char *out, size_t cap)
 	return 0;
 }
 
+void dssm__topic_stream_name(const char *topic, char name[DSSM_NAME_MAX + 1])
+{
+	while (*topic == '/')
+		topic++;
+	size_t n = 0;
+	for (; *topic && n < DSSM_NAME_MAX; topic++) {
+		char c = *topic;
+		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		         c == '_' || c == '-' || c == '.';
+		name[n++] = c == '/' ? '.' : ok ? c : '_';
+	}
+	name[n] = 0;
+	if (n == 0)
+		strcpy(name, "topic");
+	else if (name[0] == '.')
+		name[0] = '_'; /* "//x" or "/.x": names may not start with '.' */
+}
+
 static void done_with(const char *glob, const char *pattern, const char *buf)
 {
 	if (glob != pattern && glob != buf)

@@ -55,5 +55,9 @@ void dssm__topic_of(const char *name, int id, char *out, size_t cap);
 /* The stream NAME[:ID] a topic stands for (the rule above) into OUT: 0, or
  * DSSM_ENAME when it does not fit. */
 int dssm__topic_to_name(const char *topic, char *out, size_t cap);
+/* The stream name a file's topic is stored under (an import, a file read in
+ * place): no leading '/', '/' -> '.', characters a name cannot hold -> '_'
+ * ("" is "topic"; a leading '.' is '_'). Never fails: a name for any topic. */
+void dssm__topic_stream_name(const char *topic, char name[DSSM_NAME_MAX + 1]);
 
 #endif

@@ -157,15 +157,6 @@ int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at)
 }
 
 /* One property field, "key=value" after its u32 length (as import.c's). */
-static void field(struct wbuf *w, const char *key, const void *value, size_t len)
-{
-	size_t klen = strlen(key);
-	wbuf_u32(w, (uint32_t)(klen + 1 + len));
-	wbuf_bytes(w, key, klen);
-	wbuf_u8(w, '=');
-	wbuf_bytes(w, value, len);
-}
-
 /* The channel's stream, made as an import makes it: a text schema as the
  * schema, and the property of import.c's build_property (the exact topic,
  * type, encodings, a binary schema, the metadata as "meta.KEY=value"). */
@@ -175,12 +166,12 @@ int dssm__mcap_channel_stream(struct view *v, struct mcap_file *f, struct mchann
 	const char *type = s ? s->name : "", *senc = s ? s->encoding : "";
 	int text = !s || s->len == 0 || !memchr(s->data, 0, s->len);
 	struct wbuf p = {0};
-	field(&p, "topic", ch->topic, strlen(ch->topic));
-	field(&p, "type", type, strlen(type));
-	field(&p, "encoding", ch->encoding, strlen(ch->encoding));
-	field(&p, "schema_encoding", senc, strlen(senc));
+	wbuf_field(&p, "topic", ch->topic, strlen(ch->topic));
+	wbuf_field(&p, "type", type, strlen(type));
+	wbuf_field(&p, "encoding", ch->encoding, strlen(ch->encoding));
+	wbuf_field(&p, "schema_encoding", senc, strlen(senc));
 	if (!text)
-		field(&p, "schema_data", s->data, s->len);
+		wbuf_field(&p, "schema_data", s->data, s->len);
 	struct rbuf m = rbuf_of(ch->metadata, ch->metadata_len);
 	while (m.left > 0 && !m.bad) {
 		uint32_t kl, vl;

@@ -13,6 +13,7 @@
 #include "query.h"
 #include "view_table.h"
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 
 uint64_t dssm__view_max_entries = (uint64_t)16 << 20;
 
@@ -31,26 +32,6 @@ struct view_query {
 static struct view *view_of(dssm_container *c)
 {
 	return (struct view *)c->view;
-}
-
-/* The topic as a stream name, as an import names it (bridge_topic_to_name
- * in app/bridge/import.c): no leading '/', '/' -> '.', others -> '_'. */
-static void topic_name(const char *topic, char name[DSSM_NAME_MAX + 1])
-{
-	while (*topic == '/')
-		topic++;
-	size_t n = 0;
-	for (; *topic && n < DSSM_NAME_MAX; topic++) {
-		char c = *topic;
-		int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		         c == '_' || c == '-' || c == '.';
-		name[n++] = c == '/' ? '.' : ok ? c : '_';
-	}
-	name[n] = 0;
-	if (n == 0)
-		strcpy(name, "topic");
-	else if (name[0] == '.')
-		name[0] = '_';
 }
 
 static int view_find(dssm_container *c, const char *name, int id)
@@ -76,7 +57,7 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 	}
 	struct vstream *s = &v->s[v->n];
 	memset(s, 0, sizeof *s);
-	topic_name(topic, s->info.name);
+	dssm__topic_stream_name(topic, s->info.name);
 	for (int i = 0; i < v->n; i++)   /* the next free id under that name */
 		if (!strcmp(v->s[i].info.name, s->info.name) && v->s[i].info.id == s->info.id)
 			s->info.id++, i = -1;
