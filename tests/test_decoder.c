@@ -1057,6 +1057,203 @@ static void test_to_cdr_hostile(void **state)
 	dssm_text_free(&t);
 }
 
+/* ---- columns and rows (dssm_decoder_columns, dssm_decode_rows) ---- */
+
+static void column_is(const dssm_decode_columns *c, size_t i, const char *name, char kind,
+                      unsigned size, size_t count, size_t offset)
+{
+	assert_true(i < c->ncolumns);
+	assert_string_equal(c->column[i].name, name);
+	assert_int_equal(c->column[i].kind, kind);
+	assert_int_equal(c->column[i].size, size);
+	assert_int_equal(c->column[i].count, count);
+	assert_int_equal(c->column[i].offset, offset);
+}
+
+/* Samples from JSON texts (each read back as the same text by
+ * dssm_decode_json), one payload with offsets as a query gives them. */
+static size_t samples_from(dssm_decoder *d, const char *const *json, size_t n, uint8_t *payload,
+                           int64_t *offsets)
+{
+	dssm_text t = DSSM_TEXT_INIT, back = DSSM_TEXT_INIT;
+	offsets[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (dssm_encode_json(d, json[i], strlen(json[i]), &t) < 0)
+			fail_msg("encode: %s", dssm_last_error());
+		memcpy(payload + offsets[i], t.data, t.len);
+		offsets[i + 1] = offsets[i] + (int64_t)t.len;
+		assert_int_equal(dssm_decode_json(d, t.data, t.len, &back), 0);
+		assert_string_equal(back.data, json[i]);
+	}
+	dssm_text_free(&t);
+	dssm_text_free(&back);
+	return (size_t)offsets[n];
+}
+
+#define AT(type, row, off) (*(const type *)memcpy(&(type){0}, (row) + (off), sizeof(type)))
+
+static void test_columns_ros1(void **state)
+{
+	(void)state;
+	static const char def[] =
+		"Header header\n"
+		"float64[4] covariance\n"
+		"string name\n"
+		"int16 k\n"
+		"float32[] xs\n"
+		"geometry_msgs/Point p\n"
+		"bool ok\n"
+		"uint8[3] rgb\n"
+		"duration d\n"
+		"geometry_msgs/Point[2] pair\n"
+		"===\n"
+		"MSG: std_msgs/Header\n"
+		"uint32 seq\ntime stamp\nstring frame_id\n"
+		"===\n"
+		"MSG: geometry_msgs/Point\n"
+		"float64 x\nfloat64 y\nfloat64 z\n";
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("ros1", "test/T", def, &d), 0);
+	dssm_decode_columns c;
+	assert_int_equal(dssm_decoder_columns(d, &c), 0);
+	assert_int_equal(c.ncolumns, 12);
+	column_is(&c, 0, "header.seq", 'u', 4, 1, 0);
+	column_is(&c, 1, "header.stamp.sec", 'u', 4, 1, 4);
+	column_is(&c, 2, "header.stamp.nsec", 'u', 4, 1, 8);
+	column_is(&c, 3, "covariance", 'f', 8, 4, 12);
+	column_is(&c, 4, "k", 'i', 2, 1, 44);
+	column_is(&c, 5, "p.x", 'f', 8, 1, 46);
+	column_is(&c, 7, "p.z", 'f', 8, 1, 62);
+	column_is(&c, 8, "ok", 'b', 1, 1, 70);
+	column_is(&c, 9, "rgb", 'u', 1, 3, 71);
+	column_is(&c, 10, "d.sec", 'i', 4, 1, 74);
+	column_is(&c, 11, "d.nsec", 'i', 4, 1, 78);
+	assert_int_equal(c.row_size, 82);
+	assert_int_equal(c.nleft_out, 4);
+	assert_string_equal(c.left_out[0], "header.frame_id");
+	assert_string_equal(c.left_out[1], "name");
+	assert_string_equal(c.left_out[2], "xs");
+	assert_string_equal(c.left_out[3], "pair");
+	static const char *const json[] = {
+		"{\"header\":{\"seq\":7,\"stamp\":{\"sec\":100,\"nsec\":999999999},\"frame_id\":\"base\"},"
+		"\"covariance\":[1.5,-2,0,1e-07],\"name\":\"a\",\"k\":-300,\"xs\":[0.5,2],"
+		"\"p\":{\"x\":1,\"y\":2,\"z\":3},\"ok\":true,\"rgb\":\"AQID\",\"d\":{\"sec\":-1,\"nsec\":-5},"
+		"\"pair\":[{\"x\":0,\"y\":0,\"z\":0},{\"x\":0,\"y\":0,\"z\":0}]}",
+		"{\"header\":{\"seq\":4294967295,\"stamp\":{\"sec\":0,\"nsec\":1},\"frame_id\":\"\"},"
+		"\"covariance\":[0,0,0,-0.25],\"name\":\"longer name\",\"k\":32767,\"xs\":[],"
+		"\"p\":{\"x\":-1,\"y\":-2,\"z\":-3},\"ok\":false,\"rgb\":\"/wAA\",\"d\":{\"sec\":2,\"nsec\":3},"
+		"\"pair\":[{\"x\":0,\"y\":0,\"z\":0},{\"x\":0,\"y\":0,\"z\":0}]}",
+	};
+	uint8_t payload[1024];
+	int64_t offsets[3];
+	samples_from(d, json, 2, payload, offsets);
+	uint8_t rows[2 * 82];
+	assert_int_equal(dssm_decode_rows(d, payload, offsets, 2, c.row_size, rows), 0);
+	const uint8_t *r0 = rows, *r1 = rows + 82;
+	assert_int_equal(AT(uint32_t, r0, 0), 7);
+	assert_int_equal(AT(uint32_t, r0, 4), 100);
+	assert_int_equal(AT(uint32_t, r0, 8), 999999999);
+	assert_true(AT(double, r0, 12) == 1.5 && AT(double, r0, 20) == -2 &&
+	            AT(double, r0, 36) == 1e-07);
+	assert_int_equal(AT(int16_t, r0, 44), -300);
+	assert_true(AT(double, r0, 46) == 1 && AT(double, r0, 62) == 3);
+	assert_int_equal(r0[70], 1);
+	assert_memory_equal(r0 + 71, "\1\2\3", 3);
+	assert_int_equal(AT(int32_t, r0, 74), -1);
+	assert_int_equal(AT(int32_t, r0, 78), -5);
+	assert_int_equal(AT(uint32_t, r1, 0), 4294967295u);
+	assert_true(AT(double, r1, 36) == -0.25);
+	assert_int_equal(AT(int16_t, r1, 44), 32767);
+	assert_int_equal(r1[70], 0);
+	assert_memory_equal(r1 + 71, "\xff\0\0", 3);
+	/* a sample cut short is named by its index, not left as zeros */
+	offsets[2] -= 3;
+	assert_int_equal(dssm_decode_rows(d, payload, offsets, 2, c.row_size, rows), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "sample 1: "));
+	assert_non_null(strstr(dssm_last_error(), "at byte"));
+	/* a row size of another message; offsets going backwards */
+	offsets[2] += 3;
+	assert_int_equal(dssm_decode_rows(d, payload, offsets, 2, 80, rows), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "not the 80 given"));
+	int64_t back[3] = {0, 10, 5};
+	assert_int_equal(dssm_decode_rows(d, payload, back, 2, c.row_size, rows), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "sample 1: offsets 10..5 go backwards"));
+	dssm_decode_columns_free(&c);
+	dssm_decoder_free(d);
+}
+
+static void test_columns_cdr(void **state)
+{
+	(void)state;
+	/* each primitive aligned to its size after the header; a message
+	 * without fields (one byte, no column); a bounded array left out */
+	static const char def[] =
+		"uint8 a\n"
+		"float64 b\n"
+		"builtin_interfaces/Time t\n"
+		"std_msgs/Empty e\n"
+		"int16[2] v\n"
+		"string s\n"
+		"int32[<=4] w\n"
+		"uint64 u\n"
+		"================================================================================\n"
+		"MSG: std_msgs/Empty\n";
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("cdr", "test/msg/T", def, &d), 0);
+	dssm_decode_columns c;
+	assert_int_equal(dssm_decoder_columns(d, &c), 0);
+	assert_int_equal(c.ncolumns, 6);
+	column_is(&c, 0, "a", 'u', 1, 1, 0);
+	column_is(&c, 1, "b", 'f', 8, 1, 1);
+	column_is(&c, 2, "t.sec", 'i', 4, 1, 9);
+	column_is(&c, 3, "t.nanosec", 'u', 4, 1, 13);
+	column_is(&c, 4, "v", 'i', 2, 2, 17);
+	column_is(&c, 5, "u", 'u', 8, 1, 21);
+	assert_int_equal(c.row_size, 29);
+	assert_int_equal(c.nleft_out, 2);
+	assert_string_equal(c.left_out[0], "s");
+	assert_string_equal(c.left_out[1], "w");
+	static const char *const json[] = {
+		"{\"a\":7,\"b\":-2.5,\"t\":{\"sec\":-3,\"nanosec\":5},\"e\":{},\"v\":[1,-2],\"s\":\"hey\","
+		"\"w\":[9],\"u\":18446744073709551615}",
+		"{\"a\":255,\"b\":0.125,\"t\":{\"sec\":2000000000,\"nanosec\":999},\"e\":{},\"v\":[0,32767],"
+		"\"s\":\"\",\"w\":[],\"u\":1}",
+	};
+	uint8_t payload[512];
+	int64_t offsets[3];
+	samples_from(d, json, 2, payload, offsets);
+	uint8_t rows[2 * 29];
+	assert_int_equal(dssm_decode_rows(d, payload, offsets, 2, c.row_size, rows), 0);
+	const uint8_t *r0 = rows, *r1 = rows + 29;
+	assert_int_equal(r0[0], 7);
+	assert_true(AT(double, r0, 1) == -2.5);
+	assert_int_equal(AT(int32_t, r0, 9), -3);
+	assert_int_equal(AT(uint32_t, r0, 13), 5);
+	assert_int_equal(AT(int16_t, r0, 17), 1);
+	assert_int_equal(AT(int16_t, r0, 19), -2);
+	assert_true(AT(uint64_t, r0, 21) == UINT64_MAX);
+	assert_int_equal(r1[0], 255);
+	assert_true(AT(double, r1, 1) == 0.125);
+	assert_int_equal(AT(int32_t, r1, 9), 2000000000);
+	assert_int_equal(AT(int16_t, r1, 19), 32767);
+	assert_true(AT(uint64_t, r1, 21) == 1);
+	dssm_decode_columns_free(&c);
+	dssm_decoder_free(d);
+	/* struct and json decoders have no columns; a message of strings only has none */
+	assert_int_equal(dssm_decoder_new("json", "", NULL, &d), 0);
+	assert_int_equal(dssm_decoder_columns(d, &c), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "not json"));
+	dssm_decoder_free(d);
+	assert_int_equal(dssm_decoder_new("cdr", "std_msgs/msg/String", "string data\n", &d), 0);
+	assert_int_equal(dssm_decoder_columns(d, &c), 0);
+	assert_int_equal(c.ncolumns, 0);
+	assert_int_equal(c.row_size, 0);
+	assert_int_equal(c.nleft_out, 1);
+	dssm_decode_columns_free(&c);
+	dssm_decoder_free(d);
+}
+
+
 /* A program in a locale whose decimal point is ',' still gets JSON numbers
  * (tests/decoder-test.sh makes de_DE.UTF-8 with localedef and LOCPATH). */
 static void test_locale(void **state)
@@ -1092,6 +1289,8 @@ int main(void)
 		cmocka_unit_test(test_to_cdr_round_trip),
 		cmocka_unit_test(test_to_cdr_bytes),
 		cmocka_unit_test(test_to_cdr_hostile),
+		cmocka_unit_test(test_columns_ros1),
+		cmocka_unit_test(test_columns_cdr),
 	};
 	return cmocka_run_group_tests_name("decoder", tests, NULL, NULL);
 }

@@ -59,6 +59,9 @@
  * messages with dssm_decoder_ros2_type, dssm_decoder_ros2_definition and
  * dssm_decode_cdr (what `dssm dds` publishes).
  *
+ * Many samples into a table at once (numpy): dssm_decoder_columns and
+ * dssm_decode_rows.
+ *
  * A decoder is immutable once built: threads may share it, each with its
  * own output text.
  *
@@ -75,6 +78,7 @@
 #define DSSM_DECODER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -222,6 +226,62 @@ int dssm_decoder_view(const dssm_decoder *dec, const char *path, long max_array,
 /* dssm_decode_json through a view (NULL: the whole message). */
 int dssm_decode_json_view(const dssm_decoder *dec, const dssm_decode_view *view,
                           const void *data, size_t len, dssm_text *out);
+
+/* A ros1 or cdr message as a table row, for numpy and the like: one row
+ * per sample, with no object made per sample.
+ *
+ *     dssm_decode_columns cols;
+ *     if (dssm_decoder_columns(dec, &cols) == 0) {
+ *         char *rows = malloc(n * cols.row_size);
+ *         // payload and offsets[n + 1] as a query returns them: sample i is
+ *         // payload[offsets[i] .. offsets[i + 1])
+ *         if (dssm_decode_rows(dec, payload, offsets, n, cols.row_size, rows) == 0)
+ *             ...;  // column c of sample i at rows + i * cols.row_size + cols.column[c].offset
+ *         dssm_decode_columns_free(&cols);
+ *     }
+ *
+ * The columns are the fields of fixed size reachable from the root without
+ * crossing one of variable size, in definition order: primitives, the
+ * primitives of nested messages ("header.stamp.sec"), fixed arrays of
+ * primitives (float64[36] "covariance" is one column of 36 elements; a
+ * uint8[N] its N bytes), ROS 1 time and duration as two columns "NAME.sec"
+ * and "NAME.nsec" (32 bits each, unsigned for time, signed for duration).
+ * Left out, and named in left_out (each field once, not what it holds):
+ * strings, variable-length (and bounded) arrays, fixed arrays of messages
+ * or of times. A row is the columns packed in that order, without padding,
+ * each value in this machine's byte order (bool: one byte, 0 or 1). */
+typedef struct dssm_decode_column {
+	const char *name;    /* the field's path: "angle_min", "header.stamp.sec" */
+	char kind;           /* 'b' bool, 'i' signed, 'u' unsigned integer, 'f' IEEE float */
+	unsigned size;       /* bytes of one element: 1, 2, 4 or 8 */
+	size_t count;        /* elements: 1, or the fixed array's length */
+	size_t offset;       /* of its first byte in a row */
+} dssm_decode_column;
+
+typedef struct dssm_decode_columns {
+	dssm_decode_column *column;
+	size_t ncolumns;         /* 0: the message has no field of fixed size */
+	size_t row_size;         /* bytes of one row */
+	const char **left_out;   /* paths of the fields without a column ("header.frame_id") */
+	size_t nleft_out;
+} dssm_decode_columns;
+
+/* The columns of DEC's root message into OUT (free it with
+ * dssm_decode_columns_free). DSSM_EINVAL for a struct or json decoder
+ * (struct samples are rows already: view them through the struct's layout)
+ * and for a definition of more than 65536 columns or rows past 1 GiB. */
+int dssm_decoder_columns(const dssm_decoder *dec, dssm_decode_columns *out);
+void dssm_decode_columns_free(dssm_decode_columns *c);
+
+/* Fill N rows of ROW_SIZE bytes (dssm_decoder_columns' row_size) at ROWS
+ * from N samples: sample i is PAYLOAD[OFFSETS[i] .. OFFSETS[i + 1]) (OFFSETS
+ * has N + 1 entries). Decoded by the same walk as dssm_decode_json, so the
+ * values are those it writes and a sample it refuses is refused here: the
+ * error (DSSM_ECORRUPT) begins "sample I: " and says the field and byte;
+ * rows from I on are then unspecified. Offsets that go backwards and a
+ * ROW_SIZE of another decoder are DSSM_EINVAL. */
+int dssm_decode_rows(const dssm_decoder *dec, const void *payload, const int64_t *offsets,
+                     size_t n, size_t row_size, void *rows);
 
 /* 1 if ENCODING has a decoder here ("ros1", "cdr", "struct", "json"). */
 int dssm_decoder_supports(const char *encoding);

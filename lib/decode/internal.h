@@ -121,9 +121,15 @@ int dec_json_pass(const uint8_t *p, size_t n, struct dec_jw *w);
 /* walk.c: decode one ros1/cdr/struct sample into JSON, or into the bytes
  * ROS 1 or ROS 2 (CDR, little-endian, with its encapsulation header)
  * serializes the same message to. */
-enum dec_out { DEC_OUT_JSON, DEC_OUT_ROS1, DEC_OUT_CDR };
+enum dec_out { DEC_OUT_JSON, DEC_OUT_ROS1, DEC_OUT_CDR, DEC_OUT_ROWS };
 int dec_walk(const struct dssm_decoder *dec, const uint8_t *p, size_t n, struct dec_jw *w,
              enum dec_out out, const dssm_decode_view *view);
+
+/* columns.c: does field f have a place in a row (dssm_decoder_columns)? A
+ * primitive or a fixed array of primitives, a time, a message (whose own
+ * fields then say); not strings, sequences, fixed arrays of messages or
+ * times. The walk mutes the others when it writes rows. */
+int dec_row_field(const struct dec_field *f);
 
 /* A .msg text dialect: the root type's fields, then a section per nested
  * type not yet written (done[type] marks written ones; the dialect may use

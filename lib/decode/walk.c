@@ -18,6 +18,11 @@
  * failure the message names the field path and byte offset, built from a
  * stack of the fields being decoded.
  *
+ * Rows (DEC_OUT_ROWS, columns.c) are the same walk writing each primitive
+ * in this machine's byte order, muted in the fields dec_row_field leaves
+ * out, so what is written is the sample's row: its columns packed in
+ * definition order.
+ *
  * A view (dssm_decode_view, JSON only) is the same walk with the writer
  * muted where its output is not wanted: the fields beside the selected
  * path, and the elements of an array past its limit. The bytes are read
@@ -138,10 +143,31 @@ static void put_le(struct rd *r, uint64_t v, size_t k)
 	dec_jw_raw(r->w, (const char *)b, k);
 }
 
+/* An unsigned value of k bytes in this machine's order (a row's column). */
+static void put_native(struct rd *r, uint64_t v, size_t k)
+{
+	uint8_t b1 = (uint8_t)v;
+	uint16_t b2 = (uint16_t)v;
+	uint32_t b4 = (uint32_t)v;
+	const void *src = k == 1 ? (const void *)&b1 : k == 2 ? (const void *)&b2
+	                : k == 4 ? (const void *)&b4 : (const void *)&v;
+	dec_jw_raw(r->w, src, k);
+}
+
 /* One primitive at r->at (aligned and checked by the caller). */
 static void put_prim(struct rd *r, enum dec_kind k, size_t at)
 {
 	struct dec_jw *w = r->w;
+	if (r->out == DEC_OUT_ROWS) {
+		/* time as its two 32-bit halves, the columns .sec and .nsec */
+		if (k == K_TIME || k == K_DURATION) {
+			put_native(r, get(r, at, 4), 4);
+			put_native(r, get(r, at + 4, 4), 4);
+		} else {
+			put_native(r, k == K_BOOL ? r->p[at] != 0 : get(r, at, wire_size(k)), wire_size(k));
+		}
+		return;
+	}
 	if (r->out != DEC_OUT_JSON) {
 		/* the same value little-endian (time: its two 32-bit halves, as
 		 * builtin_interfaces/Time in CDR) */
@@ -401,6 +427,8 @@ static int message(struct rd *r, int ti, size_t base)
 	for (int i = 0; i < t->nfields; i++) {
 		const struct dec_field *f = &t->fields[i];
 		int beside = above && i != r->view->field[r->sel_at], was = r->sel_at;
+		/* rows: a field of variable size (and what it holds) has no column */
+		beside |= r->out == DEC_OUT_ROWS && !dec_row_field(f);
 		if (r->out == DEC_OUT_JSON && !above) {
 			if (i)
 				dec_jw_char(r->w, ',');
