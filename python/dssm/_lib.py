@@ -149,6 +149,17 @@ int dssm_decoder_json_schema(const dssm_decoder *dec, dssm_text *out);
 int dssm_encode_json(const dssm_decoder *dec, const char *json, size_t len, dssm_text *out);
 size_t dssm_decoder_struct_size(const dssm_decoder *dec);
 int dssm_decoder_supports(const char *encoding);
+typedef struct dssm_decode_column {
+    const char *name; char kind; unsigned size; size_t count; size_t offset;
+} dssm_decode_column;
+typedef struct dssm_decode_columns {
+    dssm_decode_column *column; size_t ncolumns; size_t row_size;
+    const char **left_out; size_t nleft_out;
+} dssm_decode_columns;
+int dssm_decoder_columns(const dssm_decoder *dec, dssm_decode_columns *out);
+void dssm_decode_columns_free(dssm_decode_columns *c);
+int dssm_decode_rows(const dssm_decoder *dec, const char *payload, const int64_t *offsets,
+                     size_t n, size_t row_size, char *rows);
 
 void free(void *p);
 """

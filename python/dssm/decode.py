@@ -19,8 +19,11 @@ ROS 1 time/duration as {"sec", "nsec"}, struct char[N] as str.
 
 import base64
 import json
+import re
 
-from ._lib import ffi, lib, fail, Error, ErrorCode
+import numpy as np
+
+from ._lib import ffi, lib, check, fail, Error, ErrorCode
 
 ENCODINGS = ("ros1", "cdr", "struct", "json")
 
@@ -98,7 +101,7 @@ class Decoder:
             e = fail(rc)
             raise Error(e.code, f"{self._who()}{e.message}")
         self._h = ffi.gc(out[0], lib.dssm_decoder_free)
-        self._mend = self._schema_error = None
+        self._mend = self._schema_error = self._columns = None
         try:
             self._mend = _mender(json.loads(self.json_schema))
         except Error as e:
@@ -193,6 +196,61 @@ class Decoder:
         finally:
             lib.dssm_text_free(text)
             del buf
+
+    def columns(self):
+        """The message as table columns (dssm_decoder_columns), for a ros1
+        or cdr decoder: (dtype, left_out). dtype is a packed structured
+        numpy dtype with one field per column, named by its flat path
+        ("header.stamp.sec", as `dssm cat --field` and the JSON name it; a
+        fixed array one field of that shape); None when the message has no
+        field of fixed size. left_out: the paths of the fields without a
+        column (strings, variable-length arrays...)."""
+        if self._columns is None:
+            c = ffi.new("dssm_decode_columns *")
+            check(lib.dssm_decoder_columns(self._h, c))
+            try:
+                names, formats, offsets = [], [], []
+                for i in range(c.ncolumns):
+                    col = c.column[i]
+                    kind = col.kind.decode()
+                    base = np.dtype("?") if kind == "b" else np.dtype(f"={kind}{col.size}")
+                    names.append(ffi.string(col.name).decode())
+                    formats.append(base if col.count == 1 else (base, (col.count,)))
+                    offsets.append(col.offset)
+                dtype = np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                                  "itemsize": c.row_size}) if names else None
+                left = [ffi.string(c.left_out[i]).decode() for i in range(c.nleft_out)]
+            finally:
+                lib.dssm_decode_columns_free(c)
+            self._columns = (dtype, left)
+        return self._columns
+
+    def rows(self, payload, offsets, what=None):
+        """The samples of a query's payload/offsets pair as one structured
+        array of columns()'s dtype, filled by the library in one call (no
+        Python object per sample). A sample that does not decode raises
+        dssm.Error ECORRUPT naming it (what(i), else its index) and the
+        field; no row is left zero silently."""
+        dtype, _ = self.columns()
+        if dtype is None:
+            raise Error(ErrorCode.EINVAL, f"{self._who()}the message has no field of fixed size")
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        n = max(len(offsets) - 1, 0)
+        out = np.empty(n, dtype=dtype)
+        if n == 0:
+            return out
+        payload = np.ascontiguousarray(payload, dtype=np.uint8)
+        src = ffi.from_buffer(payload) if len(payload) else _EMPTY
+        rc = lib.dssm_decode_rows(self._h, ffi.cast("const char *", src),
+                                  ffi.cast("const int64_t *", ffi.from_buffer(offsets)), n,
+                                  dtype.itemsize, ffi.cast("char *", ffi.from_buffer(out)))
+        if rc < 0:
+            e = fail(rc)
+            m = re.match(r"sample (\d+): ", e.message)
+            if m and what is not None:
+                raise Error(rc, f"{self._who()}{what(int(m.group(1)))}{e.message[m.end():]}")
+            raise Error(rc, f"{self._who()}{e.message}")
+        return out
 
     def __repr__(self):
         return f"<dssm.Decoder {self.encoding} {self.type!r}>"

@@ -2,9 +2,10 @@
 
 Recording(dir) lists the recorded streams; query() returns, per stream, its
 samples in bulk: times (int64 ns), tids (uint64), and the payloads as one
-uint8 array with int64 offsets, plus a structured array when the stream is
-struct-encoded with fixed-size samples. No Python object is made per sample:
-dssm_query_next_batch fills preallocated numpy arrays (dssm_query_remaining
+uint8 array with int64 offsets, plus a structured array (values) when the
+stream is struct-encoded with fixed-size samples or ros1/cdr (the message's
+fixed-size fields as columns, filled in C by dssm_decode_rows). No Python
+object is made per sample: dssm_query_next_batch fills preallocated numpy arrays (dssm_query_remaining
 gives the count up front) and a growing byte buffer, many samples per call.
 StreamData.decoded() is the per-sample path: the messages as dicts, decoded
 by the library where it decodes the stream's encoding.
@@ -67,8 +68,9 @@ class StreamData:
     """One stream's samples from a query, as numpy arrays:
     times (int64 ns), tids (uint64), offsets (int64, n+1: sample i is
     payload[offsets[i]:offsets[i+1]]), payload (uint8), and values: a
-    structured array (the stream's dtype) when every sample has the struct's
-    size, else None."""
+    structured array of the samples' fixed-size fields (struct streams: the
+    struct's dtype; ros1 and cdr: one column per field, see values), or
+    None."""
 
     def __init__(self, stream, times, tids, offsets, payload, address=None):
         self.stream = stream          # the RecordedStream; None from query_remote
@@ -78,7 +80,37 @@ class StreamData:
         self.tids = tids
         self.offsets = offsets
         self.payload = payload
-        self.values = self.as_struct(stream.dtype) if stream is not None else None
+        self._values = None
+
+    @property
+    def values(self):
+        """The samples as a structured numpy array, one row per sample, or
+        None. Struct streams: the payload viewed through the struct's dtype
+        (no copy) when every sample has its size. ros1 and cdr streams: the
+        message's fields of fixed size as columns named by their paths
+        ("header.stamp.sec", "angle_min"; a fixed array one column of its
+        shape), filled by the library in one call on first use and kept;
+        strings and variable-length arrays are not in it (decoded() has
+        them; stream.decoder.columns() names them). None for other
+        encodings, query_remote's results, and messages without a field of
+        fixed size. A sample that does not decode raises dssm.Error ECORRUPT
+        naming its TID."""
+        if self._values is None:
+            self._values = self._make_values()
+        return self._values if self._values is not False else None
+
+    def _make_values(self):
+        s = self.stream
+        if s is None:
+            return False
+        if s.dtype is not None:
+            v = self.as_struct(s.dtype)
+            return False if v is None else v
+        if s.encoding not in ("ros1", "cdr") or not s.decodable or \
+                s.decoder.columns()[0] is None:
+            return False
+        tids = self.tids
+        return s.decoder.rows(self.payload, self.offsets, lambda i: f"TID {int(tids[i])}: ")
 
     def as_struct(self, dtype):
         """The payloads as a structured array of `dtype` (no copy), or None
@@ -135,7 +167,8 @@ class StreamData:
 
     def to_pandas(self):
         """A DataFrame indexed by time (datetime64[ns]) with a tid column and
-        the struct's fields (or a `len` column for non-struct streams).
+        the columns of values (struct fields, or a ros1/cdr message's
+        fixed-size fields), else a `len` column.
         Needs Debian's python3-pandas."""
         import pandas as pd
         cols = {"tid": self.tids}
