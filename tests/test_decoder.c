@@ -1180,6 +1180,25 @@ static void test_columns_ros1(void **state)
 	assert_non_null(strstr(dssm_last_error(), "sample 1: offsets 10..5 go backwards"));
 	dssm_decode_columns_free(&c);
 	dssm_decoder_free(d);
+	/* types of ten fields of the next type, six deep: a million columns,
+	 * refused (not allocated) */
+	char big[4096];
+	size_t o = 0;
+	for (int level = 0; level < 6; level++) {
+		if (level)
+			o += (size_t)snprintf(big + o, sizeof big - o, "===\nMSG: t/L%d\n", level);
+		for (int i = 0; i < 10; i++) {
+			if (level < 5)
+				o += (size_t)snprintf(big + o, sizeof big - o, "t/L%d f%d\n", level + 1, i);
+			else
+				o += (size_t)snprintf(big + o, sizeof big - o, "float64 f%d\n", i);
+		}
+	}
+	assert_int_equal(dssm_decoder_new("ros1", "t/L0", big, &d), 0);
+	assert_int_equal(dssm_decoder_columns(d, &c), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "more than 65536 columns"));
+	assert_null(c.column);
+	dssm_decoder_free(d);
 }
 
 static void test_columns_cdr(void **state)

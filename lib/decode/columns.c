@@ -44,26 +44,38 @@ static char *path_with(struct colbuild *b, size_t at, const char *suffix)
 	return s;
 }
 
+/* Room for one more entry in the array *arr (n used of *cap, each elem
+ * bytes), within the cap on columns and left-out fields together. */
+static int room(struct colbuild *b, void **arr, size_t n, size_t *cap, size_t elem)
+{
+	if (b->out->ncolumns + b->out->nleft_out >= COLUMNS_MAX)
+		return dssm__fail(DSSM_EINVAL, "%s: more than %d columns", b->def->types[b->def->root].name,
+		                  COLUMNS_MAX);
+	if (n < *cap)
+		return 0;
+	size_t more = *cap ? 2 * *cap : 16;
+	void *p = realloc(*arr, more * elem);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "columns: out of memory");
+	*arr = p;
+	*cap = more;
+	return 0;
+}
+
 /* A column named b->path (its first `at` bytes) + suffix. */
 static int add_column(struct colbuild *b, size_t at, const char *suffix, char kind, unsigned size,
                       size_t count)
 {
 	dssm_decode_columns *o = b->out;
-	if (o->ncolumns + o->nleft_out >= COLUMNS_MAX)
-		return dssm__fail(DSSM_EINVAL, "%s: more than %d columns", b->def->types[b->def->root].name,
-		                  COLUMNS_MAX);
 	if (count > (DEC_MAX_STRUCT - o->row_size) / size)
 		return dssm__fail(DSSM_EINVAL, "%s: a row of more than %zu bytes (at %.*s%s)",
 		                  b->def->types[b->def->root].name, (size_t)DEC_MAX_STRUCT, (int)at,
 		                  b->path, suffix);
-	if (o->ncolumns == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 16;
-		dssm_decode_column *c = realloc(o->column, cap * sizeof *c);
-		if (!c)
-			return dssm__fail(DSSM_ENOMEM, "columns: out of memory");
-		o->column = c;
-		b->cap = cap;
-	}
+	void *arr = o->column;
+	int rc = room(b, &arr, o->ncolumns, &b->cap, sizeof *o->column);
+	o->column = arr;
+	if (rc < 0)
+		return rc;
 	char *name = path_with(b, at, suffix);
 	if (!name)
 		return dssm__fail(DSSM_ENOMEM, "columns: out of memory");
@@ -80,17 +92,11 @@ static int add_column(struct colbuild *b, size_t at, const char *suffix, char ki
 static int add_left_out(struct colbuild *b, size_t at)
 {
 	dssm_decode_columns *o = b->out;
-	if (o->ncolumns + o->nleft_out >= COLUMNS_MAX)
-		return dssm__fail(DSSM_EINVAL, "%s: more than %d columns", b->def->types[b->def->root].name,
-		                  COLUMNS_MAX);
-	if (o->nleft_out == b->left_cap) {
-		size_t cap = b->left_cap ? 2 * b->left_cap : 8;
-		const char **l = realloc(o->left_out, cap * sizeof *l);
-		if (!l)
-			return dssm__fail(DSSM_ENOMEM, "columns: out of memory");
-		o->left_out = l;
-		b->left_cap = cap;
-	}
+	void *arr = o->left_out;
+	int rc = room(b, &arr, o->nleft_out, &b->left_cap, sizeof *o->left_out);
+	o->left_out = arr;
+	if (rc < 0)
+		return rc;
 	char *name = path_with(b, at, "");
 	if (!name)
 		return dssm__fail(DSSM_ENOMEM, "columns: out of memory");
