@@ -4,7 +4,9 @@
  * and CDR (both byte orders) bytes built by hand, JSON passed through, the
  * JSON Schema, and hostile definitions and samples (each an error naming
  * the field and offset, never a crash); struct samples re-serialized as ROS 2
- * CDR and read back through their ROS 2 definition. tests/decoder-test.sh
+ * CDR and read back through their ROS 2 definition; ros1 and cdr messages
+ * as columns and rows (dssm_decoder_columns, dssm_decode_rows) with the
+ * values dssm_decode_json gives. tests/decoder-test.sh
  * checks ROS 1 against python3-genpy and CDR against real ROS 2 MCAP files.
  */
 #include <locale.h>
@@ -539,6 +541,25 @@ static void test_cdr(void **state)
 	corrupt("cdr", def, longer, sizeof longer, "longer than its bound 10");
 	corrupt("cdr", def, "\x00\x0b\x00\x00", 4, "not plain CDR");
 	corrupt("cdr", def, "\x00\x01", 2, "encapsulation header needs 4 bytes");
+	/* both byte orders as rows in one call: the same values, this machine's order */
+	dssm_decoder *d;
+	assert_int_equal(dssm_decoder_new("cdr", "test/msg/T", def, &d), 0);
+	dssm_decode_columns c;
+	assert_int_equal(dssm_decoder_columns(d, &c), 0);
+	assert_int_equal(c.row_size, 26);   /* a, b, t.sec, t.nanosec, u */
+	uint8_t both[sizeof le + sizeof be], rows[2 * 26];
+	memcpy(both, le, sizeof le);
+	memcpy(both + sizeof le, be, sizeof be);
+	int64_t offsets[3] = {0, sizeof le, sizeof le + sizeof be};
+	assert_int_equal(dssm_decode_rows(d, both, offsets, 2, c.row_size, rows), 0);
+	assert_memory_equal(rows, rows + 26, 26);
+	int16_t a;
+	double b;
+	memcpy(&a, rows, 2);
+	memcpy(&b, rows + 2, 8);
+	assert_true(a == -2 && b == 1.5);
+	dssm_decode_columns_free(&c);
+	dssm_decoder_free(d);
 }
 
 /* ---- messages from their fields (dssm_encode_json) ---- */
