@@ -1187,6 +1187,17 @@ static void test_columns_ros1(void **state)
 	assert_int_equal(AT(int16_t, r1, 44), 32767);
 	assert_int_equal(r1[70], 0);
 	assert_memory_equal(r1 + 71, "\xff\0\0", 3);
+	/* every prefix of a sample is refused (the left-out arrays passed over
+	 * whole are checked as the JSON walk checks them), never read past */
+	for (int64_t cut = 0; cut < offsets[1]; cut++) {
+		uint8_t *copy = malloc(cut ? (size_t)cut : 1);   /* exactly cut bytes, for ASan */
+		memcpy(copy, payload, (size_t)cut);
+		int64_t one[2] = {0, cut};
+		assert_int_equal(dssm_decode_rows(d, copy, one, 1, c.row_size, rows), DSSM_ECORRUPT);
+		assert_non_null(strstr(dssm_last_error(), "sample 0: "));
+		assert_non_null(strstr(dssm_last_error(), "at byte"));
+		free(copy);
+	}
 	/* a sample cut short is named by its index, not left as zeros */
 	offsets[2] -= 3;
 	assert_int_equal(dssm_decode_rows(d, payload, offsets, 2, c.row_size, rows), DSSM_ECORRUPT);
