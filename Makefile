@@ -268,7 +268,7 @@ UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview
 UNITS_foxglove := test_foxglove
 UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh
-SCRIPTS_record := tests/recording-test.sh tests/set-test.sh
+SCRIPTS_record := tests/recording-test.sh tests/set-test.sh tests/gluster-test.sh
 SCRIPTS_ssm := tests/install-test.sh
 SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh
 SCRIPTS_decode := tests/decoder-test.sh
@@ -313,6 +313,8 @@ test: deps
 	@bash tests/recording-test.sh build/dssm
 	@echo "== recordings split into parts: read as one by every reader, while written, under the rolling window"
 	@bash tests/set-test.sh build/dssm
+	@echo "== a recording on GlusterFS (two bricks, two hosts' FUSE mounts): read from the other host while written, after a SIGKILL, split"
+	@bash tests/gluster-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"

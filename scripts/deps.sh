@@ -4,11 +4,13 @@
 # there). Cross-test packages are best effort: without them the cross tests
 # skip with a message. They need arm64 and armhf as foreign architectures
 # (dpkg --add-architecture): DSSM_SKIP_CROSS=1 skips both. help2man makes
-# the man pages of `make install`.
+# the man pages of `make install`. glusterfs-server is for tests/gluster-test.sh
+# (a recording on a distributed file system; it runs its own glusterd).
 set -u
 need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev gawk procps iproute2 nftables iptables libnetfilter-queue-dev
       liblz4-dev libzstd-dev libbz2-dev zlib1g-dev python3-rosbag python3-roslz4 python3-geometry-msgs python3-sensor-msgs libsqlite3-dev
-      libwebsockets-dev cyclonedds-dev cyclonedds-tools help2man python3-numpy python3-pytest python3-cffi python3-pandas python3-matplotlib)
+      libwebsockets-dev cyclonedds-dev cyclonedds-tools help2man python3-numpy python3-pytest python3-cffi python3-pandas python3-matplotlib
+      glusterfs-server)
 cross=(gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libc6-dev-arm64-cross
        libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf)
 
