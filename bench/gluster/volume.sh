@@ -65,8 +65,8 @@ VOL
 	on_a glusterd -f "$GV_TMP/glusterd.vol" -p "$GV_TMP/glusterd.pid" -l "$GV_TMP/log/glusterd.log" ||
 		{ echo "glusterd did not start"; return 1; }
 	for _ in $(seq 300); do $GV_G volume list >/dev/null 2>&1 && break; sleep 0.1; done
-	$GV_G volume create "$GV_VOL" replica 2 "10.79.0.1:$GV_TMP/brick1" "10.79.0.1:$GV_TMP/brick2" force &&
-		GV_MADE=1 && $GV_G volume start "$GV_VOL" || { tail -5 "$GV_TMP/log/glusterd.log"; return 1; }
+	$GV_G volume create "$GV_VOL" replica 2 "10.79.0.1:$GV_TMP/brick1" "10.79.0.1:$GV_TMP/brick2" force \
+		>/dev/null && GV_MADE=1 && $GV_G volume start "$GV_VOL" >/dev/null || { tail -5 "$GV_TMP/log/glusterd.log"; return 1; }
 	gv_mount "$GV_H1" "$GV_A" a && gv_mount "$GV_H2" "$GV_B" b
 }
 
