@@ -317,6 +317,8 @@ test: deps
 	@bash tests/gluster-test.sh build/dssm
 	@echo "== bags and MCAP: import and export against rosbag and @mcap/core"
 	@bash tests/bridge-test.sh build/dssm
+	@echo "== MCAP files read in place: what the import prints, nothing under TMPDIR"
+	@bash tests/mcapview-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
 	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"
