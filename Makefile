@@ -102,6 +102,7 @@ VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz
 $(LIBDSSM_SO): $(CORE_OBJ) $(VIEW_SO_OBJ) scripts/libdssm.map
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -Wl,--version-script=scripts/libdssm.map \
 	  -o $@ $(CORE_OBJ) $(VIEW_SO_OBJ) $(VIEW_LIBS) $(LDLIBS_ALL)
+	ln -sf libdssm.so $@.0  # (the name programs linked with it ask for)
 # libssm carries libdssm inside, so SSM programs link with -lssm alone.
 $(LIBSSM): $(CORE_OBJ) $(COMPAT_OBJ)
 	$(AR) rcs $@ $^
@@ -161,9 +162,12 @@ $(BUILD)/tests/cpp/%: tests/cpp/%.cpp $(LIBSSM) $(SSM_CXX_HEADERS) include/ssm.h
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS_ALL) -Itests/cpp -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
-$(BUILD)/examples/%: examples/%.c $(LIBDSSM) $(wildcard examples/*.h)
+# Examples link libdssm.so, as a program built with `pkg-config --libs dssm`
+# does: it reads MCAP files in place too (the demo's localizer on an MCAP
+# export); the run path finds the build's library.
+$(BUILD)/examples/%: examples/%.c $(LIBDSSM_SO) $(wildcard examples/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD) -ldssm -Wl,-rpath,$(abspath $(BUILD)) $(LDLIBS_ALL)
 
 $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)

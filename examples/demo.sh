@@ -53,6 +53,17 @@ echo "   the recorder ran 1 s beyond the live localizer)"
 head -n 4 "$tmp/replay.txt"
 
 echo
+echo "== the same localizer, unchanged, on an MCAP export of the recording, read in place:"
+echo "   dssm export $tmp/drive --mcap drive.mcap --struct-bytes (the C structs as they are);"
+echo "   --scan drive.mcap/scan --odom drive.mcap/odom"
+$dssm export "$tmp/drive" --mcap "$tmp/drive.mcap" --struct-bytes
+$BUILD/examples/localizer --scan "$tmp/drive.mcap/scan" --odom "$tmp/drive.mcap/odom" >"$tmp/mcap.txt"
+same_mcap=$(paste -d '\n' "$tmp/replay.txt" "$tmp/mcap.txt" |
+	awk 'NR % 2 == 1 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
+echo "$same_mcap of $(wc -l <"$tmp/replay.txt") lines the same as on the recording" \
+	"($(wc -l <"$tmp/mcap.txt") lines from the MCAP file)"
+
+echo
 echo "== dssm ls"
 $dssm ls
 echo

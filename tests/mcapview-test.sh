@@ -95,5 +95,27 @@ inplace "$tmp/got" "$dssm" info "$tmp/cut.mcap"
 grep -q "was not closed" "$tmp/got" "$tmp/err" && ok "an MCAP cut short is read up to its last whole record, said" ||
 	bad "cut MCAP: $(cat "$tmp/got" "$tmp/err" | head -5)"
 
+# --struct-bytes: C structs kept as they are, so a C program reads the MCAP
+# file in place as it read the recording (the demo's localizer); without
+# it they are JSON (for Foxglove) and --bag refuses the option
+BUILD=$(dirname "$dssm")
+export DSSM_NAMESPACE=mcapview$$
+"$BUILD/examples/odometry" --seconds 1 >/dev/null 2>&1
+"$dssm" record -o "$tmp/odom.d" odom --from-oldest --duration 0.3 >/dev/null 2>&1
+"$dssm" rm odom >/dev/null 2>&1
+"$dssm" export "$tmp/odom.d" --mcap "$tmp/odom.mcap" --struct-bytes 2>/dev/null &&
+	"$dssm" export "$tmp/odom.d" --mcap "$tmp/odom-json.mcap" 2>/dev/null || bad "export odom to MCAP"
+"$dssm" query "$tmp/odom.d" --format raw >"$tmp/want" 2>/dev/null
+inplace "$tmp/got" "$dssm" query "$tmp/odom.mcap" --format raw
+n=$("$dssm" info "$tmp/odom.d" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["streams"][0]["count"])')
+[ "$n" -gt 0 ] && cmp -s "$tmp/want" "$tmp/got" &&
+	"$dssm" info "$tmp/odom.mcap" | grep -q "^odom:0 *example/Odometry .* struct " &&
+	"$dssm" info "$tmp/odom-json.mcap" | grep -q "^odom:0 *example/Odometry .* json " &&
+	ok "export --mcap --struct-bytes: the $n structs read in place byte for byte (JSON without it)" ||
+	bad "struct bytes: $(head -c 300 "$tmp/err")"
+"$dssm" export "$tmp/odom.d" --bag "$tmp/odom.bag" --struct-bytes 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "struct-bytes is for --mcap" "$tmp/err" && ok "--struct-bytes with --bag: usage error" ||
+	bad "--struct-bytes --bag: $(cat "$tmp/err")"
+
 echo "mcapview: $passed passed, $failed failed"
 [ $failed -eq 0 ]

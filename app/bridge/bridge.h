@@ -344,6 +344,9 @@ struct bridge_export_options {
 	void (*progress)(void *ctx, const struct bridge_export_stats *sofar);
 	void *ctx;
 	const struct bridge_tuning *tuning;  /* NULL: the defaults */
+	/* MCAP: struct streams as they are (message encoding "struct", schema
+	 * the struct definition, schema encoding "dssm-struct"), not as JSON */
+	int struct_bytes;
 };
 /* The topic export gives stream `stream` of c. */
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap);

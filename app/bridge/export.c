@@ -146,7 +146,8 @@ static int convert_to_ros1(struct export_channel *ch)
 	return 0;
 }
 
-static int describe(dssm_container *c, int stream, int mcap, struct export_channel *ch)
+static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
+                    struct export_channel *ch)
 {
 	dssm_recorded r;
 	int rc = dssm_container_stream(c, stream, &r);
@@ -210,7 +211,10 @@ static int describe(dssm_container *c, int stream, int mcap, struct export_chann
 		if (!(ch->md5sum = strdup(md5)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
-	if (mcap && !strcmp(ch->encoding, "struct") && text && *text &&
+	if (mcap && !strcmp(ch->encoding, "struct") && struct_bytes && !ch->schema_encoding[0] &&
+	    (rc = replace(&ch->schema_encoding, "dssm-struct")) < 0)
+		return rc;
+	if (mcap && !strcmp(ch->encoding, "struct") && !struct_bytes && text && *text &&
 	    (rc = convert_to_json(ch, text)) < 0)
 		return rc;
 	if (!mcap && (!strcmp(ch->encoding, "cdr") || !strcmp(ch->encoding, "struct")) &&
@@ -429,7 +433,7 @@ static int export_staged(dssm_container *c, const char *path, const char *staged
 		if (stream < 0 || stream >= total)
 			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
 		else
-			rc = describe(c, stream, o->mcap, &chs[i]);
+			rc = describe(c, stream, o->mcap, o->struct_bytes, &chs[i]);
 	}
 	struct bag_writer *bag = NULL;
 	struct mcap_writer *mw = NULL;

@@ -76,7 +76,10 @@ void help_export(FILE *out)
 	        "definition is refused, naming it, before anything is written. Struct\n"
 	        "streams (C structs with a definition) go into MCAP as JSON with a JSON\n"
 	        "Schema, which Foxglove reads, and into a bag converted to ROS 1 as ROS 2\n"
-	        "streams are (docs/bridges.md, docs/message-encodings.md).\n"
+	        "streams are (docs/bridges.md, docs/message-encodings.md); --struct-bytes\n"
+	        "keeps them in MCAP as they are (message encoding struct, the struct\n"
+	        "definition as schema, encoding dssm-struct): Foxglove cannot read them,\n"
+	        "but a C program reading the file in place gets its structs back.\n"
 	        "An existing OUT is replaced only with --force, and only once the new file is\n"
 	        "complete (it is written beside OUT and renamed over it).\n"
 	        "--ssm-log writes one stream (choose it with --streams) as an SSM 1.0.6 log\n"
@@ -88,6 +91,7 @@ void help_export(FILE *out)
 	        "examples:\n"
 	        "  dssm export run --bag run.bag\n"
 	        "  dssm export talker.db3 --mcap talker.mcap\n"
+	        "  dssm export drive --mcap drive.mcap --struct-bytes   # then: localizer --scan drive.mcap/scan\n"
 	        "  dssm export run --mcap scans.mcap --topics '/scan*' --start 1795320000 --end 1795320060\n"
 	        "  dssm export run --bag first-minute.bag --end +1m\n"
 	        "  dssm export run --ssm-log odometry.log --streams spur_odometry\n");
@@ -255,6 +259,7 @@ struct export_cli {
 	struct cli_time start, end;
 	long chunk, ring;
 	int force;
+	int struct_bytes;              /* --struct-bytes */
 	struct bridge_tuning tuning;   /* --threads */
 };
 
@@ -272,6 +277,7 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 	                                         {"end", required_argument, 0, 'e'},
 	                                         {"threads", required_argument, 0, 'T'},
 	                                         {"force", no_argument, 0, 'f'},
+	                                         {"struct-bytes", no_argument, 0, 'S'},
 	                                         {"ring", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
 	int opt;
@@ -285,6 +291,8 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 			e->tuning.threads = (int)threads;
 		} else if (opt == 'f')
 			e->force = 1;
+		else if (opt == 'S')
+			e->struct_bytes = 1;
 		else if (opt == 'b')
 			e->bag = optarg;
 		else if (opt == 'm')
@@ -309,6 +317,9 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 	}
 	if (optind != argc - 1 || !!e->bag + !!e->mcap + !!e->ssmlog != 1)
 		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");
+	if (e->struct_bytes && !e->mcap)
+		return cli_usage("export", "--struct-bytes is for --mcap (a bag converts struct "
+		                 "streams to ROS 1; an SSM log holds the bytes anyway)");
 	if (e->ssmlog && e->compression)
 		return cli_usage("export", "an SSM log is not compressed: leave out --compression");
 	if (e->ring < 0 || e->ring > 1000000)
@@ -327,6 +338,7 @@ static int export_format(const struct export_cli *e, struct bridge_export_option
 	o->codec = o->mcap ? BRIDGE_ZSTD : BRIDGE_LZ4;
 	o->chunk_bytes = (size_t)e->chunk;
 	o->tuning = &e->tuning;
+	o->struct_bytes = e->struct_bytes;
 	if (!e->compression)
 		return 0;
 	int codec = !strcmp(e->compression, "none") ? BRIDGE_NONE
