@@ -978,7 +978,15 @@ t_not_a_recording_file() {
 		! has "none's magic" "$tmp/ne" || return 1
 	done
 	: >"$tmp/empty.bag"
-	"$DSSM" info "$tmp/empty.bag" 2>"$tmp/ne"; [ $? -eq 1 ] && has "empty.bag is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it is empty" "$tmp/ne"
+	"$DSSM" info "$tmp/empty.bag" 2>"$tmp/ne"; [ $? -eq 1 ] && has "empty.bag is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it is empty" "$tmp/ne" || return 1
+	# a file that is not there is said to be no file (before: "no stream
+	# 'x.nosuch.bag:0'", or "cannot resolve '.'" for ./nosuch.mcap)
+	for f in /x/nosuch.bag ./nosuch.mcap "$tmp/nosuch.db3"; do
+		for c in info cat query; do
+			"$DSSM" $c "$f" 2>"$tmp/ne"; [ $? -eq 1 ] || return 1
+			grep -qi "^dssm $c: $f: no such file" "$tmp/ne" || { cat "$tmp/ne"; return 1; }
+		done
+	done
 }
 # a port where something else listens (an HTTP server) is said to be no
 # dssm proxy (before: "frame of 1347703880 payload bytes exceeds the limit")
