@@ -107,7 +107,15 @@ t_write_errors() {
 	# an older time: refused, saying how to store it; stored with --any-time
 	"$DSSM" write back a --create 16 --time 100 >/dev/null || return 1
 	"$DSSM" write back b --time 50 2>"$tmp/e"; [ $? -eq 1 ] && has "; --any-time stores it" "$tmp/e" || return 1
-	[ "$("$DSSM" write back b --time 50 --any-time)" = 1 ] && "$DSSM" rm back
+	[ "$("$DSSM" write back b --time 50 --any-time)" = 1 ] && "$DSSM" rm back || return 1
+	# a refused first sample leaves no empty stream behind (before: an empty
+	# 'small' stayed); --create 0 or 2.5 is a usage error (before: "no stream")
+	"$DSSM" write small 0123456789 --create 4 2>"$tmp/e"; [ $? -eq 1 ] && has "max_size is 4" "$tmp/e" || return 1
+	! "$DSSM" ls | grep -q "^small:0" || { echo "small:0 left behind"; return 1; }
+	for v in 0 2.5 -3; do
+		"$DSSM" write tiny x --create=$v 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+		has "--create takes the stream's max sample size in bytes" "$tmp/e" || { cat "$tmp/e"; return 1; }
+	done
 }
 t_info() {
 	"$DSSM" info note >"$tmp/i" || return 1

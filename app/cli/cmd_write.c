@@ -56,6 +56,7 @@ void help_write(FILE *out)
 /* What `dssm write` was asked for. */
 struct write_opts {
 	double create_size;
+	int create_given;
 	dssm_time_t life, cycle;
 	struct cli_time when;
 	const char *type, *encoding, *schema_file;
@@ -109,6 +110,7 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 			return EXIT_USAGE;
 		if (opt == 'n' && o->count < 1)
 			return cli_usage("write", "--count takes a number of writes >= 1, not %ld", o->count);
+		o->create_given |= opt == 'c';
 		if ((opt == 'c' && cli_parse_double("write", "--create", optarg, &o->create_size) < 0) ||
 		    (opt == 'l' && cli_parse_duration("write", "--life", optarg, 0, &o->life) < 0) ||
 		    (opt == 'y' && cli_parse_duration("write", "--cycle", optarg, 0, &o->cycle) < 0) ||
@@ -120,6 +122,10 @@ static int write_parse_options(int argc, char **argv, struct write_opts *o)
 	}
 	if (optind >= argc || argc - optind > 2)
 		return cli_usage("write", "needs NAME[:ID] and at most one TEXT");
+	if (o->create_given && !(o->create_size >= 1 && o->create_size <= (double)(1ull << 40) &&
+	                         o->create_size == (double)(uint64_t)o->create_size))
+		return cli_usage("write", "--create takes the stream's max sample size in bytes "
+		                 "(a whole number >= 1), not %g", o->create_size);
 	if (o->count && !o->rate)
 		return cli_usage("write", "--count N counts the writes of --rate HZ: give --rate too");
 	if (o->rate && o->when.set)
@@ -344,6 +350,15 @@ static int write_sample(dssm_stream *s, const char *address, const char *text,
 	return status;
 }
 
+static int stream_exists(const char *name, int id)
+{
+	dssm_stream *s = NULL;
+	if (dssm_open(name, id, DSSM_READ, &s) < 0)
+		return 0;
+	dssm_close(s);
+	return 1;
+}
+
 int cmd_write(int argc, char **argv)
 {
 	struct write_opts o = {.life = 10 * DSSM_NSEC_PER_SEC, .cycle = DSSM_NSEC_PER_SEC / 10,
@@ -362,12 +377,19 @@ int cmd_write(int argc, char **argv)
 	if (o.schema_file && !(schema = write_read_schema(o.schema_file)))
 		return 1;
 	dssm_stream *s = NULL;
-	status = o.create_size > 0 ? write_create(&o, name, id, schema, &s)
-	                           : write_open_existing(&o, name, id, schema, &s);
+	/* a stream this command makes is removed again if nothing could be
+	 * written into it (a refused sample leaves no empty stream behind) */
+	int made = o.create_given && !stream_exists(name, id);
+	status = o.create_given ? write_create(&o, name, id, schema, &s)
+	                        : write_open_existing(&o, name, id, schema, &s);
 	free(schema);
 	if (status)
 		return status;
 	status = write_sample(s, argv[optind], optind + 1 < argc ? argv[optind + 1] : NULL, &o);
+	dssm_stream_info info;
+	int empty = dssm_info(s, &info) == 0 && info.count == 0;
 	dssm_close(s);
+	if (status && made && empty)
+		dssm_remove(name, id);
 	return status;
 }
