@@ -2,7 +2,8 @@
 # fuzz-test.sh [SECONDS] - build the libFuzzer targets with clang (ASan +
 # UBSan) and run each briefly from seeds: the wire codec from valid frames,
 # the bag and MCAP readers from small bags and MCAP files (real ones, and
-# our exports of a real one), the container reader, the rosbag2 SQLite reader,
+# our exports of a real one), the container reader, MCAP files read in place
+# (the file view), the rosbag2 SQLite reader,
 # the SSM log reader from small logs, and the message decoder from a
 # definition and sample of each encoding.
 # Each target first runs the inputs under tests/fuzz/regress/TARGET/ (crashes
@@ -44,7 +45,7 @@ run fuzz_wire "$out/corpus" 4096
 
 # The readers: seeds are small real MCAP files and small bags exported from
 # a real one (uncompressed, lz4, bz2) when the dssm command is built.
-bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c lib/base/time.c"
+bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c lib/store/codec.c lib/store/mcap.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c lib/base/time.c"
 if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm -pthread \
 	>"$out/build-bridge.log" 2>&1; then
 	mkdir -p "$out/bridge-corpus"
@@ -99,9 +100,28 @@ else
 	echo "  FAIL  fuzz_container: cannot build ($(tail -1 "$out/build-container.log"))"
 	failed=$((failed + 1)); status=1
 fi
+# MCAP files read in place (the file view): seeds are the MCAP files of the
+# test data and example.bag exported in every codec with small chunks.
+view_src="$(ls lib/store/*.c | grep -v view_so.c) lib/base/*.c lib/ring/name.c"
+# shellcheck disable=SC2086
+if clang $flags -o "$out/fuzz_mcapview" tests/fuzz/fuzz_mcapview.c $view_src -llz4 -lzstd -lbz2 -lz \
+	-lm -pthread >"$out/build-mcapview.log" 2>&1; then
+	mkdir -p "$out/mcapview-corpus"
+	cp "$rec"/*.mcap "$out/mcapview-corpus/"
+	if [ -x build/dssm ] && [ -d "$out/seed.d" ]; then
+		for c in none lz4 zstd; do
+			build/dssm export "$out/seed.d" --mcap "$out/mcapview-corpus/seed-$c.mcap" --force \
+				--compression $c --chunk-size 8000 --end 1396293890 >/dev/null 2>&1
+		done
+	fi
+	run fuzz_mcapview "$out/mcapview-corpus" 200000
+else
+	echo "  FAIL  fuzz_mcapview: cannot build ($(tail -1 "$out/build-mcapview.log"))"
+	failed=$((failed + 1)); status=1
+fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
-if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/remote/wire.c lib/base/bytes.c \
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}
