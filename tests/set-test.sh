@@ -558,8 +558,13 @@ proxy_agrees() { # proxy_agrees NAME
 	cat "$tmp/e"
 	T "$DSSM" query "$hp/$1" --streams fgt_ros1 --format json --data-hex >"$tmp/$1.rqr" 2>"$tmp/e"; local rc2=$?
 	cat "$tmp/e"
+	# --first N stops the query early: the summary counts what was printed
+	# (before: "0 samples, 0 B")
+	T "$DSSM" query "$hp/$1" --first 3 --format json >"$tmp/$1.rq3" 2>"$tmp/e3"; local rc3=$?
 	kill $ppid; wait $ppid 2>/dev/null
-	[ $rc -eq 0 ] && [ $rc2 -eq 0 ] || { echo "remote query: exit $rc, $rc2"; return 1; }
+	[ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ $rc3 -eq 0 ] || { echo "remote query: exit $rc, $rc2, $rc3"; return 1; }
+	[ "$(wc -l <"$tmp/$1.rq3")" = 3 ] && grep -q "^dssm query: 3 samples, " "$tmp/e3" ||
+		{ echo "--first 3: $(wc -l <"$tmp/$1.rq3") lines, $(cat "$tmp/e3")"; return 1; }
 	an same "$tmp/$1.rq" "$tmp/$1.q" || return 1
 	grep '"stream":"fgt_ros1:0"' "$tmp/$1.q" >"$tmp/$1.qr"
 	an same "$tmp/$1.rqr" "$tmp/$1.qr"

@@ -138,7 +138,9 @@ int dssm_ping_remote(const char *host_port, int count, dssm_ping_result *result)
 /* Query a recording served by a proxy (`dssm proxy --recordings DIR`), also
  * one still being recorded; ROSfs's query-history, query-latest and
  * query-auto. fn is called for each sample in time order; a non-zero return
- * stops (the connection is then closed). */
+ * stops (the connection is then closed). *result (may be NULL): the samples
+ * and bytes given to fn, with the start time the proxy used; when fn stopped
+ * the query, what fn was given up to then, and start INT64_MIN. */
 #define DSSM_RQ_HISTORY 0 /* start <= time <= end */
 #define DSSM_RQ_LATEST 1  /* the last `span` ns before the newest sample */
 #define DSSM_RQ_AUTO 2    /* the newest samples that `bandwidth` carries in `span` ns */

@@ -101,6 +101,8 @@ int dssm_query_remote(const char *host_port, const char *recording, const dssm_r
 		wire_frame_end(&r.out, f);
 		rc = dssm__remote_send_all(&r, r.out.data, r.out.len, dssm__remote_deadline_of(&r));
 	}
+	/* what fn was given: the result when fn stops the query early */
+	dssm_remote_query_result given = {0, 0, INT64_MIN};
 	while (rc == 0) {
 		struct wire_header h;
 		const uint8_t *payload;
@@ -124,8 +126,15 @@ int dssm_query_remote(const char *host_port, const char *recording, const dssm_r
 			uint32_t n;
 			const uint8_t *data = rbuf_blob(&rb, &n);
 			si.copied = n;
-			if ((rc = rbuf_end(&rb, "RRECORD")) == 0 && fn(user, stream, &si, data) != 0)
+			if ((rc = rbuf_end(&rb, "RRECORD")) != 0)
 				break;
+			given.count++;
+			given.bytes += n;
+			if (fn(user, stream, &si, data) != 0) {
+				if (result)
+					*result = given;
+				break;
+			}
 		} else if (h.type == (WIRE_RQUERY | WIRE_REPLY) && h.request_id == req) {
 			dssm_remote_query_result res;
 			res.count = rbuf_u64(&rb);
