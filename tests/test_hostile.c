@@ -562,6 +562,28 @@ static void put_open(struct wbuf *w, uint32_t req, uint8_t flags, const char *na
 	wire_frame_end(w, f);
 }
 
+/* SUBSCRIBE handle 0 (request 3) from its oldest sample, samples cut at max. */
+static void put_subscribe(struct wbuf *w, uint32_t max)
+{
+	size_t f = wire_frame_begin(w, WIRE_SUBSCRIBE, 3);
+	wbuf_u32(w, 0);
+	wbuf_u8(w, WIRE_SUB_OLDEST);
+	wbuf_u64(w, 0);
+	wbuf_u32(w, max);
+	wire_frame_end(w, f);
+}
+
+/* Wait (up to 10 s) until the proxy has sent fd something unread. */
+static int wait_unread(int fd)
+{
+	int inq = 0;
+	for (int i = 0; i < 1000 && inq <= 0; i++) {
+		usleep(10000);
+		ioctl(fd, SIOCINQ, &inq);
+	}
+	return inq;
+}
+
 static void send_all_blocking(int fd, struct wbuf *w)
 {
 	for (size_t off = 0; off < w->len;) {
@@ -730,21 +752,11 @@ static void test_reset_while_closing_frees(void **state)
 		struct wbuf out = {0};
 		put_hello(&out);
 		put_open(&out, 2, WIRE_OPEN_READ, "big", 3);
-		size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
-		wbuf_u32(&out, 0);
-		wbuf_u8(&out, WIRE_SUB_OLDEST);
-		wbuf_u64(&out, 0);
-		wbuf_u32(&out, UINT32_MAX);
-		wire_frame_end(&out, f);
+		put_subscribe(&out, UINT32_MAX);
 		send_all_blocking(fd, &out);
 		/* the subscription's data is flowing (and queues behind what the
 		 * client does not read) */
-		int inq = 0;
-		for (int i = 0; i < 1000 && inq <= 0; i++) {
-			usleep(10000);
-			ioctl(fd, SIOCINQ, &inq);
-		}
-		assert_true(inq > 0);
+		assert_true(wait_unread(fd) > 0);
 		uint8_t bad[WIRE_HEADER] = {0, 0, 0, 0, WIRE_PING, 0, 1, 0, 9, 0, 0, 0}; /* flags 1 */
 		assert_int_equal(write(fd, bad, sizeof bad), (ssize_t)sizeof bad);
 		/* now closing, its output still queued: seen in the proxy's log */
@@ -794,19 +806,9 @@ static void test_reset_while_blocked_frees(void **state)
 		put_hello(&out);
 		const char *name = round % 2 ? "small" : "big"; /* the loop's path, the watchers' */
 		put_open(&out, 2, WIRE_OPEN_READ, name, (uint32_t)strlen(name));
-		size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
-		wbuf_u32(&out, 0);
-		wbuf_u8(&out, WIRE_SUB_OLDEST);
-		wbuf_u64(&out, 0);
-		wbuf_u32(&out, UINT32_MAX);
-		wire_frame_end(&out, f);
+		put_subscribe(&out, UINT32_MAX);
 		send_all_blocking(fd, &out);
-		int inq = 0;
-		for (int i = 0; i < 1000 && inq <= 0; i++) {
-			usleep(10000);
-			ioctl(fd, SIOCINQ, &inq);
-		}
-		assert_true(inq > 0);
+		assert_true(wait_unread(fd) > 0);
 		for (int i = 0; i < 20; i++) /* more samples while it reads nothing */
 			dssm_write(small, s64, sizeof s64, 5000 + i);
 		struct linger lg = {1, 0};
@@ -828,12 +830,7 @@ static void test_reset_while_blocked_frees(void **state)
 	struct wbuf out = {0};
 	put_hello(&out);
 	put_open(&out, 2, WIRE_OPEN_READ, "small", 5);
-	size_t f = wire_frame_begin(&out, WIRE_SUBSCRIBE, 3);
-	wbuf_u32(&out, 0);
-	wbuf_u8(&out, WIRE_SUB_OLDEST);
-	wbuf_u64(&out, 0);
-	wbuf_u32(&out, 64);
-	wire_frame_end(&out, f);
+	put_subscribe(&out, 64);
 	send_all_blocking(fd, &out);
 	int data = 0;
 	for (int t; data < 10 && (t = next_frame(fd, NULL)) >= 0;)
