@@ -170,20 +170,6 @@ int cli_output_file(const char *cmd, const char *opt, const char *path)
 	return 0;
 }
 
-/* Does `given` read as a file a user meant: a path with a directory part
- * that is not on this host's disk as a stream would be, or a recording
- * file's extension? (/x/nosuch.bag is a missing file, not the stream
- * x.nosuch.bag; /turtle1/pose stays a topic.) */
-static int meant_a_file(const char *given)
-{
-	static const char *const ext[] = {".bag", ".mcap", ".db3", ".log", NULL};
-	size_t n = strlen(given);
-	for (int i = 0; ext[i]; i++)
-		if (n > strlen(ext[i]) && !strcmp(given + n - strlen(ext[i]), ext[i]))
-			return 1;
-	return !strncmp(given, "./", 2) || !strncmp(given, "../", 3) || !strncmp(given, "~/", 2);
-}
-
 dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 {
 	dssm_stream *s = NULL;
@@ -205,13 +191,13 @@ dssm_stream *cli_open(const char *cmd, const char *address, int flags)
 	}
 	/* DIR/x.bag that is not there: a file, never host DIR's stream x.bag
 	 * (no name lookup of DIR) */
-	if (!strchr(given, ':') && strchr(given + 1, '/') && meant_a_file(given) &&
+	if (!strchr(given, ':') && strchr(given + 1, '/') && cli_meant_a_file(given) &&
 	    !dssm_address_is_recording(given)) {
 		fprintf(stderr, "dssm %s: %s: no such file\n", cmd, given);
 		return NULL;
 	}
 	int rc = dssm_open_address(address, flags, &s);
-	if (rc == DSSM_ENOENT && !strchr(given, ':') && meant_a_file(given)) {
+	if (rc == DSSM_ENOENT && !strchr(given, ':') && cli_meant_a_file(given)) {
 		fprintf(stderr, "dssm %s: %s: no such file (nor a stream '%s')\n", cmd, given, address);
 		return NULL;
 	}

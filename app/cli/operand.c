@@ -30,6 +30,20 @@ int cli_is_path(const char *arg)
 	return stat(arg, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
 }
 
+/* Does `given` read as a file a user meant: a path with a directory part
+ * that is not on this host's disk as a stream would be, or a recording
+ * file's extension? (/x/nosuch.bag is a missing file, not the stream
+ * x.nosuch.bag; /turtle1/pose stays a topic.) */
+int cli_meant_a_file(const char *given)
+{
+	static const char *const ext[] = {".bag", ".mcap", ".db3", ".log", NULL};
+	size_t n = strlen(given);
+	for (int i = 0; ext[i]; i++)
+		if (n > strlen(ext[i]) && !strcmp(given + n - strlen(ext[i]), ext[i]))
+			return 1;
+	return !strncmp(given, "./", 2) || !strncmp(given, "../", 3) || !strncmp(given, "~/", 2);
+}
+
 /* A file to import: a regular file (its format is told by its first bytes,
  * cli_check_file_format says what it is not). */
 static int is_file(const char *path)
