@@ -95,11 +95,11 @@ int cli_recording_info(const char *path, int json);
 
 /* Operands (operand.c). A path that exists (a directory or a regular
  * file) is a recording; anything else a stream address. */
+int cli_is_path(const char *arg);
 /* An operand that reads as a file a user meant (a recording file's
  * extension, or ./ ../ ~/): said "no such file" when it is not there, not
- * taken as a stream name or host (operand.c). */
+ * taken as a stream name or host. */
 int cli_meant_a_file(const char *given);
-int cli_is_path(const char *arg);
 struct dssm_container;
 struct cli_recording {
 	struct dssm_container *c; /* open */
