@@ -62,6 +62,8 @@ struct row {
 	char topic[256];
 	double secs, rate;
 	uint64_t payload;          /* the samples' own bytes (what `record` counts) */
+	int topic_first;           /* the first row of its topic (group_topics) */
+	int topic_streams;         /* rows of its topic (on its first row) */
 };
 
 /* The part's directory name (part-NNNN), from its path. */
@@ -113,52 +115,40 @@ static void print_parts_table(dssm_container *c)
 	}
 }
 
-/* The index of the first row with row i's topic: a topic written by several
- * publishers (a bag's connections) is one topic of several streams, as
- * `rosbag info` shows it. */
-static int topic_first(const struct row *rows, int i)
+/* Each row's topic group: the index of the first row with its topic (a
+ * topic written by several publishers, a bag's connections, is one topic
+ * of several streams, as `rosbag info` shows it), and how many rows share
+ * it. Found once per listing. */
+static void group_topics(struct row *rows, int n)
 {
-	for (int j = 0; j < i; j++)
-		if (!strcmp(rows[j].topic, rows[i].topic))
-			return j;
-	return i;
-}
-
-/* Distinct topics, and (into shared, may be NULL) how many of them more
- * than one stream has. */
-static int topic_count(const struct row *rows, int n, int *shared)
-{
-	int topics = 0, many = 0;
 	for (int i = 0; i < n; i++) {
-		if (topic_first(rows, i) != i)
-			continue;
-		topics++;
-		for (int j = i + 1; j < n; j++)
+		rows[i].topic_first = i;
+		for (int j = 0; j < i; j++)
 			if (!strcmp(rows[j].topic, rows[i].topic)) {
-				many++;
+				rows[i].topic_first = j;
 				break;
 			}
+		rows[rows[i].topic_first].topic_streams++;
 	}
-	if (shared)
-		*shared = many;
-	return topics;
 }
 
 /* "topics: 10 (/rosout from 3 streams: rosout:0, rosout:1, rosout:2; ...)" */
 static void print_topics_line(const struct row *rows, int n)
 {
-	int shared, topics = topic_count(rows, n, &shared);
+	int topics = 0, shared = 0;
+	for (int i = 0; i < n; i++)
+		if (rows[i].topic_first == i) {
+			topics++;
+			shared += rows[i].topic_streams > 1;
+		}
 	printf("topics:      %d", topics);
 	const char *sep = " (";
-	for (int i = 0; i < n && shared; i++) {
-		int k = 0;
-		for (int j = i; j < n; j++)
-			k += topic_first(rows, j) == i;
-		if (topic_first(rows, i) != i || k < 2)
+	for (int i = 0; i < n; i++) {
+		if (rows[i].topic_first != i || rows[i].topic_streams < 2)
 			continue;
-		printf("%s%s from %d streams:", sep, rows[i].topic, k);
+		printf("%s%s from %d streams:", sep, rows[i].topic, rows[i].topic_streams);
 		for (int j = i, m = 0; j < n; j++)
-			if (topic_first(rows, j) == i)
+			if (rows[j].topic_first == i)
 				printf("%s %s", m++ ? "," : "", rows[j].label);
 		sep = "; ";
 	}
@@ -169,14 +159,14 @@ static void print_topics_json(const struct row *rows, int n)
 {
 	fputs(",\"topics\":[", stdout);
 	for (int i = 0, t = 0; i < n; i++) {
-		if (topic_first(rows, i) != i)
+		if (rows[i].topic_first != i)
 			continue;
 		uint64_t count = 0;
 		fputs(t++ ? ",{\"topic\":" : "{\"topic\":", stdout);
 		cli_json_string(stdout, rows[i].topic);
 		fputs(",\"streams\":[", stdout);
-		for (int j = i, m = 0; j < n; j++)
-			if (topic_first(rows, j) == i) {
+		for (int j = i, m = 0; j < n && m < rows[i].topic_streams; j++)
+			if (rows[j].topic_first == i) {
 				fputs(m++ ? "," : "", stdout);
 				cli_json_string(stdout, rows[j].label);
 				count += rows[j].r.count;
@@ -332,6 +322,7 @@ int cli_recording_info(const char *path, int json)
 		}
 		damaged |= r->damage != NULL;
 	}
+	group_topics(rows, n);
 	/* a file read directly: its own size */
 	uint64_t disk = recording.tmp ? (uint64_t)recording.file_bytes : size_on_disk(dir);
 	if (json)
