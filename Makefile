@@ -43,9 +43,9 @@ LIB_LAYERS := base ring remote store decode open record
 # Foreign files read in place (lib/store/view.h): they need liblz4, libzstd
 # and libbz2, so they are linked where the bridge is (the dssm command, the
 # bridge tests), not into libdssm's core; a program turns them on with
-# dssm__mcap_view_register().
+# dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
-  lib/store/mcap_view.c lib/store/mcap_index.c
+  lib/store/mcap_view.c lib/store/mcap_index.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
@@ -95,8 +95,8 @@ $(BUILD)/%.o: %.c Makefile
 
 $(LIBDSSM): $(CORE_OBJ)
 	$(AR) rcs $@ $^
-# libdssm.so reads MCAP files in place: it carries the views and registers
-# them when loaded (lib/store/view_so.c)
+# libdssm.so reads foreign files in place: it carries the views (views.c
+# lists them) and registers them when loaded (lib/store/view_so.c)
 VIEW_SO_OBJ := $(VIEW_SRC:%.c=$(BUILD)/%.o) $(BUILD)/lib/store/view_so.o
 VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz
 $(LIBDSSM_SO): $(CORE_OBJ) $(VIEW_SO_OBJ) scripts/libdssm.map

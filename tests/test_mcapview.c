@@ -41,7 +41,7 @@ static int setup(void **state)
 	snprintf(tmp, sizeof tmp, "%s/mcapview-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(tmp))
 		return -1;
-	dssm__mcap_view_register();
+	dssm__views_register();
 	return 0;
 }
 

@@ -82,7 +82,7 @@ static void raise_nofile_limit(void)
 int main(int argc, char **argv)
 {
 	raise_nofile_limit();
-	dssm__mcap_view_register();   /* MCAP files are read in place, not imported */
+	dssm__views_register();   /* the formats of lib/store/views.c are read in place */
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

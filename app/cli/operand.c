@@ -2,9 +2,10 @@
  * operand.c - what a user means by an operand. A directory is a recording
  * (a container). A regular file is a recording too when it is a ROS 1 bag,
  * an MCAP file, a rosbag2 .db3 or an SSM log, so `info`, `cat`, `query`,
- * `play` and `export` open those files with no import step. An MCAP file
- * is read in place (lib/store/view.h: its summary and indexes, no copy);
- * the others, and an MCAP file too big to index in memory, are imported
+ * `play` and `export` open those files with no import step. A file of a
+ * format lib/store/views.c lists is read in place (lib/store/view.h: its
+ * summary and indexes, no copy); the others, and a file too big to index
+ * in memory, are imported
  * into a temporary container under $TMPDIR, read, and removed.
  * Anything else is a stream address (NAME[:ID], HOST:PORT/NAME).
  *
@@ -23,6 +24,7 @@
 #include "dssm/connector.h"
 #include "dssm/container.h"
 #include "app/bridge/bridge.h"
+#include "lib/store/view.h"
 
 int cli_is_path(const char *arg)
 {
@@ -105,18 +107,12 @@ int cli_check_file_format(const char *cmd, const char *path)
 	                 path, none, shown, why);
 }
 
-/* An MCAP file opened as a view (dssm_container_open reads it in place):
- * 0, 1 when it is to be imported instead (not MCAP, or too big to index),
- * or -(exit status) after saying why it cannot be read. */
+/* A file in a format read in place (lib/store/views.c) opened as a view:
+ * 0, 1 when it is to be imported instead (no such format, or too big to
+ * index), or -(exit status) after saying why it cannot be read. */
 static int read_in_place(const char *cmd, const char *path, struct cli_recording *rec)
 {
-	FILE *f = fopen(path, "rbe");
-	unsigned char head[8];
-	int mcap = f && fread(head, 1, sizeof head, f) == sizeof head &&
-	           !memcmp(head, "\x89MCAP0\r\n", 8);
-	if (f)
-		fclose(f);
-	if (!mcap)
+	if (!dssm__view_claims(path))
 		return 1;
 	int rc = dssm_container_open(path, &rec->c);
 	if (rc == DSSM_ENOMEM) {

@@ -336,7 +336,12 @@ static int mcap_length(struct view *v, int idx, const struct ventry *e, uint32_t
 
 static const struct view_format mcap_format = {mcap_read, mcap_length, file_free};
 
-static int mcap_open(dssm_container *c, const char *path)
+int dssm__mcap_sniff(const uint8_t *head, size_t n)
+{
+	return n >= 8 && memcmp(head, dssm__mcap_magic, 8) == 0;
+}
+
+int dssm__mcap_open(dssm_container *c, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -388,9 +393,4 @@ static int mcap_open(dssm_container *c, const char *path)
 	if (rc == 0)
 		dssm__view_sort(v);
 	return rc;   /* on an error the caller frees c, and the view with it */
-}
-
-void dssm__mcap_view_register(void)
-{
-	dssm__view_open = mcap_open;
 }

@@ -14,7 +14,7 @@
  * container.c, container_open.c and container_query.c hand a view's calls
  * over through c->view->ops, so that libdssm's core does not link the
  * views (they need liblz4 and libzstd): a program that wants files read in
- * place registers the formats (dssm__mcap_view_register) and
+ * place registers the formats (dssm__views_register, views.c) and
  * dssm_container_open takes a regular file through the opener registered.
  * Not installed.
  */
@@ -56,8 +56,18 @@ struct view_head {
 typedef int (*dssm__view_opener)(dssm_container *c, const char *path);
 extern dssm__view_opener dssm__view_open;
 
-/* Read MCAP files in place from now on (mcap_view.c). */
-void dssm__mcap_view_register(void);
+/* Read every format of views.c in place from now on. */
+void dssm__views_register(void);
+/* The name of the format path is read in place as ("MCAP"), or NULL:
+ * none is registered, or none knows its first bytes (it is imported). */
+const char *dssm__view_claims(const char *path);
+
+/* Each format: does a file starting with the n bytes at head (n up to
+ * VIEW_SNIFF_BYTES, fewer for a short file) belong to it; and its opener
+ * (a dssm__view_opener). */
+#define VIEW_SNIFF_BYTES 64
+int dssm__mcap_sniff(const uint8_t *head, size_t n);
+int dssm__mcap_open(dssm_container *c, const char *path);
 /* The most sample entries a view keeps in memory (24 bytes each): a file
  * with more is refused, saying so (the caller may import it instead). */
 extern uint64_t dssm__view_max_entries;

@@ -79,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!path[0]) {
 		snprintf(path, sizeof path, "/tmp/fuzz-mcapview-%d.mcap", (int)getpid());
-		dssm__mcap_view_register();
+		dssm__views_register();
 	}
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
