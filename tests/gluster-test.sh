@@ -161,10 +161,11 @@ t_split() {
 	bg_a "$DSSM" record -o "$A/split" split --from-oldest --sync 0.2 --split-duration 2s \
 		--limit 121 --duration 5m 2>"$tmp/split.log"
 	local r=$!
-	# half the samples, then the rest once B sees part 2 begun: both parts
-	# hold some, however fast the writer goes
+	# half the samples, then the rest once B sees part 1 closed by the
+	# split: both parts hold some, however fast the writer goes (part 2 is
+	# made by its first sample)
 	put split 1 60 || { kill $r; return 1; }
-	wait_for test -d "$B/split/part-0002" || { kill $r; return 1; }
+	wait_for test -f "$B/split/part-0001/CLOSED" || { kill $r; return 1; }
 	raw_b "$B/split" >"$tmp/mid"; local mid; mid=$(prefix_of "$tmp/mid") || { kill $r; return 1; }
 	put split 61 120 || { kill $r; return 1; }
 	wait $r || { cat "$tmp/split.log"; return 1; }

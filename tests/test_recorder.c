@@ -159,24 +159,29 @@ static void test_rolling_parts(void **state)
 	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
 	assert_int_equal(dssm_recorder_add(r, "rec-big"), 0);
 	assert_int_equal(dssm_recorder_start(r), 0);
-	/* batches of 100 samples, each filling a part: one rotation each */
+	/* batches of 100 samples, each filling a part: one rotation each; the
+	 * next part is made by the next batch's first sample, not before */
 	for (int batch = 1; batch <= 6; batch++) {
 		struct writer w = {a, 100, 4096};
 		write_samples(&w);
 		wait_recorded(r, (uint64_t)batch * 100);
 		assert_int_equal(dssm_recorder_poll(r), 0);
-		assert_int_equal(dssm_recorder_parts(r), batch + 1);
+		assert_int_equal(dssm_recorder_parts(r), batch);
 	}
 	assert_int_equal(dssm_recorder_stop(r), 0);
-	assert_int_equal(dssm_recorder_parts(r), 2); /* the rolling window: parts 6 and 7 */
+	/* the rolling window: parts 5 and 6, both full; no empty part 7 took
+	 * a place in it (a recorder stopped just after a split made one) */
+	assert_int_equal(dssm_recorder_parts(r), 2);
 	dssm_recorder_stats st;
 	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
 	assert_int_equal(st.recorded, 600);
-	assert_int_equal(st.kept, 100);
+	assert_int_equal(st.kept, 200);
 	dssm_recorder_free(r);
 	char part[400];
-	snprintf(part, sizeof part, "%s/part-0001", dir);
+	snprintf(part, sizeof part, "%s/part-0004", dir);
 	assert_int_equal(access(part, F_OK), -1); /* rotated away */
+	snprintf(part, sizeof part, "%s/part-0007", dir);
+	assert_int_equal(access(part, F_OK), -1); /* never made: no sample came for it */
 	dssm_close(a);
 }
 

@@ -189,7 +189,10 @@ enum {
  * (each a stream entry of its own); *name, what its name leads to now
  * (DSSM_FOLLOW_*). Either may be NULL. Errors: DSSM_EINVAL (no such stream). */
 int dssm_recorder_followed(dssm_recorder *r, int i, uint64_t *remade, int *name);
-/* The current part number (1, 2, ...), or after stop the parts on disk. */
+/* The number of the last part made (1, 2, ...), or after stop the parts
+ * on disk. A split closes a part; the next is made when its first sample
+ * comes, so no part is empty and a quiet ring's rolling window keeps
+ * samples, not empty parts. */
 int dssm_recorder_parts(dssm_recorder *r);
 void dssm_recorder_free(dssm_recorder *r);
 

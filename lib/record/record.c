@@ -48,14 +48,44 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
 
 /* ---- the stream threads ---- */
 
+static int open_part(dssm_recorder *r);
+
+/* Why the recording stops, with r->lock held (dssm__recorder_stop_with
+ * takes it). */
+static void stop_locked(dssm_recorder *r, const char *why)
+{
+	if (!r->stop_reason[0])
+		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
+	atomic_store(&r->stop, 1);
+}
+
+/* The part a split left pending, made for the sample that needs it (with
+ * r->lock held). If it cannot be made (a full disk), the recording stops,
+ * every part that exists closed, and the sample is not stored. */
+static int open_pending_part(dssm_recorder *r)
+{
+	if (r->c || !r->part_pending || atomic_load(&r->stop))
+		return r->c ? 0 : DSSM_ESTATE;
+	r->part_pending = 0;
+	r->part++;
+	if (open_part(r) == 0)
+		return 0;
+	char why[700];
+	snprintf(why, sizeof why, "cannot start part %d: %s", r->part, dssm_last_error());
+	r->part--; /* it was removed */
+	stop_locked(r, why);
+	return DSSM_ESTATE;
+}
+
 /* Append one sample to the current part; DSSM_ESTATE when there is none
- * (a split could not open the next part: the recording is stopping). */
+ * (the next part could not be made: the recording is stopping). */
 static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si,
                         const void *data)
 {
 	pthread_mutex_lock(&r->lock);
-	int rc = r->c ? dssm_container_append(r->c, rs->index, si->tid, si->time, data, si->copied)
-	              : DSSM_ESTATE;
+	int rc = open_pending_part(r);
+	if (rc == 0)
+		rc = dssm_container_append(r->c, rs->index, si->tid, si->time, data, si->copied);
 	/* the error on this stream's own files, not the first stream's that a
 	 * sync of them all returns */
 	int failed = rc < 0 && rc != DSSM_ESTATE && rc != DSSM_EBACKWARDS;
@@ -178,10 +208,12 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 {
 	pthread_mutex_lock(&r->lock);
 	int rc = 0;
-	if (add)
-		rc = rs->index = r->c ? dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop,
-		                                                  rs->plen)
-		                      : dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
+	if (add && r->c)
+		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+	else if (add && !r->part_pending)
+		rc = dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
+	else if (add)
+		add = 0; /* the pending part is made with every stream (open_part) */
 	if (add && rc >= 0)
 		dssm__recorder_entry(rs, r->part, rs->index);
 	pthread_mutex_unlock(&r->lock);
@@ -338,43 +370,51 @@ static int open_part(dssm_recorder *r)
 	return 0;
 }
 
-/* Close the part and start the next; drop the oldest beyond max_splits.
- * If the next part cannot be opened (a full disk), the recording stops with
- * every part that exists closed. */
+/* Close the part; the next is made when a sample comes (open_pending_part).
+ * A part that cannot be closed stops the recording, saying why. */
 static int rotate(dssm_recorder *r)
 {
 	char why[700] = "";
 	pthread_mutex_lock(&r->lock);
-	int rc = dssm_container_close(r->c);
+	int rc = r->c ? dssm_container_close(r->c) : 0;
 	r->c = NULL;
 	if (rc < 0)
 		snprintf(why, sizeof why, "%s", dssm_last_error());
-	if (rc == 0) {
-		r->part++;
-		rc = open_part(r);
-		if (rc < 0) {
-			snprintf(why, sizeof why, "cannot start part %d: %s", r->part, dssm_last_error());
-			r->part--; /* it was removed */
-		}
-	}
+	else
+		r->part_pending = 1;
 	pthread_mutex_unlock(&r->lock);
-	if (rc < 0) {
+	if (rc < 0)
 		dssm__recorder_stop_with(r, why);
-		return rc;
-	}
-	if (r->cfg.max_splits > 0 && r->part > (int)r->cfg.max_splits) {
+	return rc;
+}
+
+/* Remove the parts older than the rolling window (max_splits), from the
+ * caller's thread: not under r->lock, which the stream threads append
+ * under. A part that cannot be removed is tried again at the next call. */
+static int trim_window(dssm_recorder *r)
+{
+	pthread_mutex_lock(&r->lock);
+	int last = r->part;
+	pthread_mutex_unlock(&r->lock);
+	int max = (int)r->cfg.max_splits;
+	while (max > 0 && r->trimmed < last - max) {
 		char old[4200];
-		dssm__recorder_part_path(r, r->part - (int)r->cfg.max_splits, old, sizeof old);
+		dssm__recorder_part_path(r, r->trimmed + 1, old, sizeof old);
 		if (dssm_container_remove(old) < 0)
 			return dssm__fail(DSSM_ESYS, "%s", dssm_last_error()); /* recording goes on */
+		r->trimmed++;
 	}
 	return 0;
 }
 
+/* Is the open part due to be closed (none is open: no)? */
 static int split_due(dssm_recorder *r, dssm_time_t now)
 {
-	return (r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
-	       (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes);
+	pthread_mutex_lock(&r->lock);
+	int due = r->c && ((r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
+	                   (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
+	pthread_mutex_unlock(&r->lock);
+	return due;
 }
 
 /* Free bytes on the recording's file system, or UINT64_MAX if unknown. */
@@ -442,6 +482,7 @@ int dssm_recorder_poll(dssm_recorder *r)
 	dssm_time_t now = dssm_now();
 	if (split_due(r, now))
 		rotate(r); /* a failure stops the recording, and says why */
+	trim_window(r);
 	if (atomic_load(&r->stop))
 		return 1;
 	/* samples drained before the rings went quiet reach the disk and
@@ -509,6 +550,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 	}
 	/* a set's CLOSED: no part will follow (readers stop waiting) */
 	if (r->started && dssm__recorder_splitting(r)) {
+		trim_window(r);
 		int max = (int)r->cfg.max_splits;
 		int end = dssm__set_end(r->dir, max > 0 && r->part > max ? r->part - max + 1 : 1, r->part);
 		if (end < 0 && rc == 0) {

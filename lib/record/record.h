@@ -51,8 +51,13 @@ struct rstream {
 struct dssm_recorder {
 	dssm_recorder_config cfg;
 	char *dir;
-	dssm_container *c;         /* the current part; NULL when none could be made */
+	dssm_container *c;         /* the current part; NULL when none is open */
 	int part, parts_kept;
+	/* a split closed part `part`: part + 1 is made when a sample comes for
+	 * it (store_sample), so that no part is ever empty (a recording
+	 * stopped just after a split, a quiet ring's rolling window) */
+	int part_pending;
+	int trimmed;               /* parts up to this one removed by max_splits */
 	int started, stopped;
 	dssm_time_t part_start;
 	_Atomic uint64_t part_bytes;

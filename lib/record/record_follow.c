@@ -142,8 +142,9 @@ static int add_entry(dssm_recorder *r, struct rstream *rs, struct ring_desc *d)
 	pthread_mutex_lock(&r->lock);
 	if (r->c)
 		(void)dssm_container_sync(r->c);
+	/* with a part pending, the part is made with rs described anew */
 	int k = r->c ? dssm_container_add_stream(r->c, &d->info, d->schema, d->prop, d->plen)
-	             : DSSM_ESTATE;
+	             : r->part_pending ? 0 : DSSM_ESTATE;
 	if (k >= 0) {
 		free(rs->schema);
 		free(rs->prop);
@@ -154,7 +155,8 @@ static int add_entry(dssm_recorder *r, struct rstream *rs, struct ring_desc *d)
 		rs->index = k;
 		d->schema = NULL;
 		d->prop = NULL;
-		dssm__recorder_entry(rs, r->part, k);
+		if (r->c)
+			dssm__recorder_entry(rs, r->part, k);
 	}
 	pthread_mutex_unlock(&r->lock);
 	return k;

@@ -94,7 +94,14 @@ int dssm_recorder_stream(dssm_recorder *r, int i, dssm_recorder_stats *out)
 
 int dssm_recorder_parts(dssm_recorder *r)
 {
-	return !r ? DSSM_EINVAL : r->stopped ? r->parts_kept : r->part;
+	if (!r)
+		return DSSM_EINVAL;
+	if (r->stopped)
+		return r->parts_kept;
+	pthread_mutex_lock(&r->lock); /* a stream thread makes the next part */
+	int part = r->part;
+	pthread_mutex_unlock(&r->lock);
+	return part;
 }
 
 uint64_t dssm_recorder_kept_bytes(dssm_recorder *r, int i)
