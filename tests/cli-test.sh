@@ -865,6 +865,9 @@ t_n_last_first() {
 	[ "$("$DSSM" query "$tmp/nlr" -n 0 --format raw 2>/dev/null)" = "m1m2m3m4m5" ] || return 1
 	"$DSSM" query "$tmp/nlr" -n 2 --first 2 2>"$tmp/e"; [ $? -eq 2 ] && has "two ends: give one" "$tmp/e" || return 1
 	"$DSSM" cat nl --first 2 --follow 2>"$tmp/e"; [ $? -eq 2 ] && has "give -n N --follow" "$tmp/e" || return 1
+	# the option these replaced is not only refused: the error says what to write
+	"$DSSM" query "$tmp/nlr" --count 2 2>"$tmp/e"; [ $? -eq 2 ] &&
+		has "'--count' is no longer an option: use -n N for the newest N samples, --first N" "$tmp/e" || return 1
 	"$DSSM" cat --help | grep -q -- "-n, --last N prints the last N samples, as tail does" || return 1
 	"$DSSM" rm nl >/dev/null
 }

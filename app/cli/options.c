@@ -78,6 +78,22 @@ static void list_options(const char *shortopts, const struct option *longopts)
 			printf("-%c\n", *s);
 }
 
+/* Options an earlier dssm took that a command no longer does, and what
+ * to write instead: a script written for it is told, not only refused. */
+static const struct {
+	const char *name, *instead;
+} retired[] = {
+	{"count", "-n N for the newest N samples, --first N for the oldest N"},
+};
+
+static const char *retired_option(const char *word, int n)
+{
+	for (size_t i = 0; i < sizeof retired / sizeof retired[0]; i++)
+		if ((int)strlen(retired[i].name) == n - 2 && !strncmp(word + 2, retired[i].name, (size_t)n - 2))
+			return retired[i].instead;
+	return NULL;
+}
+
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
                const struct option *longopts)
 {
@@ -104,6 +120,9 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 				cli_usage(cmd, "--%s needs a value", o->name);
 			else if (o && o->has_arg == no_argument && word[n])
 				cli_usage(cmd, "--%s takes no value ('%s')", o->name, word);
+			else if (!o && retired_option(word, n))
+				cli_usage(cmd, "'%.*s' is no longer an option: use %s", n, word,
+				          retired_option(word, n));
 			else
 				cli_usage(cmd, "unknown or ambiguous option '%.*s'", n, word);
 		} else {
