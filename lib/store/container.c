@@ -131,16 +131,13 @@ void dssm__store_free(dssm_container *c)
 	free(c->dir);
 	free(c->summary);
 	free(c->note);
-	dssm__set_free(c->set);
-	if (c->view)
+	if (c->view)   /* a set or a file view: it frees c->set with it */
 		c->view->ops->free(c);
 	free(c);
 }
 
 const char *dssm_container_schema(dssm_container *c, int stream)
 {
-	if (c && c->set)
-		return dssm__set_schema(c, stream);
 	if (c && c->view)
 		return c->view->ops->schema(c, stream);
 	if (!c || stream < 0 || stream >= c->n || !c->s[stream].schema)
@@ -150,8 +147,6 @@ const char *dssm_container_schema(dssm_container *c, int stream)
 
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
 {
-	if (c && c->set)
-		return dssm__set_property(c, stream, len);
 	if (c && c->view)
 		return c->view->ops->property(c, stream, len);
 	if (!c || stream < 0 || stream >= c->n) {
@@ -166,8 +161,6 @@ const void *dssm_container_property(dssm_container *c, int stream, size_t *len)
 
 int dssm_container_find(dssm_container *c, const char *name, int id)
 {
-	if (c && c->set)
-		return dssm__set_find(c, name, id);
 	if (c && c->view)
 		return c->view->ops->find(c, name, id);
 	for (int i = 0; c && name && i < c->n; i++)
@@ -178,7 +171,9 @@ int dssm_container_find(dssm_container *c, const char *name, int id)
 
 int dssm_container_closed(dssm_container *c)
 {
-	return c && (c->set ? dssm__set_closed(c) : c->closed);
+	if (c && c->view && c->view->ops->closed)
+		return c->view->ops->closed(c);
+	return c && c->closed;
 }
 
 /* The end, padding included, of the record an index entry points to. */
@@ -230,16 +225,13 @@ int dssm_container_check_output(const char *dir)
 
 int dssm_container_stream_count(dssm_container *c)
 {
-	return !c ? DSSM_EINVAL : c->set ? dssm__set_stream_count(c)
-	                        : c->view ? c->view->ops->stream_count(c) : c->n;
+	return !c ? DSSM_EINVAL : c->view ? c->view->ops->stream_count(c) : c->n;
 }
 
 int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
 {
 	if (!c || !bytes || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_payload_bytes: NULL argument or a writer");
-	if (c->set)
-		return dssm__set_payload_bytes(c, stream, bytes);
 	if (c->view)
 		return c->view->ops->payload_bytes(c, stream, bytes);
 	if (stream < 0 || stream >= c->n)
@@ -249,21 +241,19 @@ int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
 
 int dssm_container_part_count(dssm_container *c)
 {
-	return !c ? DSSM_EINVAL : c->set ? dssm__set_part_count(c) : 0;
+	return !c ? DSSM_EINVAL : c->view && c->view->ops->part_count ? c->view->ops->part_count(c) : 0;
 }
 
 int dssm_container_part(dssm_container *c, int i, dssm_part *out)
 {
-	if (!c || !c->set)
+	if (!c || !c->view || !c->view->ops->part)
 		return dssm__fail(DSSM_EINVAL, "no part %d: %s is not a set of parts", i,
 		                  c ? c->dir : "NULL");
-	return dssm__set_part(c, i, out);
+	return c->view->ops->part(c, i, out);
 }
 
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 {
-	if (c && out && c->set)
-		return dssm__set_stream(c, stream, out);
 	if (c && out && c->view)
 		return c->view->ops->stream(c, stream, out);
 	if (!c || !out || stream < 0 || stream >= c->n)
@@ -283,15 +273,17 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 
 const char *dssm_container_warning(dssm_container *c)
 {
-	return !c ? NULL : c->set ? dssm__set_warning(c) : c->note;
+	if (c && c->view && c->view->ops->warning)
+		return c->view->ops->warning(c);
+	return c ? c->note : NULL;
 }
 
 void dssm_container_set_salvage(dssm_container *c, int on)
 {
 	if (c)
 		c->salvage = on;
-	if (c && c->set)
-		dssm__set_salvage(c, on);
+	if (c && c->view && c->view->ops->salvage)
+		c->view->ops->salvage(c, on);
 }
 
 int dssm_container_close(dssm_container *c)

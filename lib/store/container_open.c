@@ -329,9 +329,9 @@ int dssm__store_distrust(dssm_container *c, int idx, const char *why)
 
 int dssm_container_verify(dssm_container *c, int stream)
 {
-	if (c && !c->writing && c->set)
-		return dssm__set_verify(c, stream);
-	uint64_t bytes;   /* a view: every sample of the stream read once */
+	if (c && !c->writing && c->view && c->view->ops->verify)
+		return c->view->ops->verify(c, stream);
+	uint64_t bytes;   /* a file read in place: every sample of the stream read once */
 	if (c && !c->writing && c->view)
 		return c->view->ops->payload_bytes(c, stream, &bytes) < 0 ? DSSM_ECORRUPT : 0;
 	if (!c || c->writing || stream < 0 || stream >= c->n)
@@ -549,10 +549,8 @@ int dssm_container_refresh(dssm_container *c)
 {
 	if (!c || c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_refresh: not a reader");
-	if (c->set)
-		return dssm__set_refresh(c);
-	if (c->view)
-		return 0;   /* a file read in place is complete */
+	if (c->view)   /* a set; a file read in place is complete */
+		return c->view->ops->refresh ? c->view->ops->refresh(c) : 0;
 	/* CLOSED first: the recorder writes it after its final sync, so tails
 	 * read after seeing it are complete. Read after the tails, a close in
 	 * between would leave this reader closed with stale counts for good. */
@@ -568,10 +566,8 @@ int dssm_container_refresh(dssm_container *c)
 
 int dssm__store_refresh_stream(dssm_container *c, int idx)
 {
-	if (c->set)
-		return dssm__set_refresh_stream(c, idx);
 	if (c->view)
-		return 0;
+		return c->view->ops->refresh_stream ? c->view->ops->refresh_stream(c, idx) : 0;
 	if (!c->closed)
 		dssm__store_load_closed(c);
 	return refresh_tail(c, idx);

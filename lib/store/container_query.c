@@ -94,8 +94,6 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 {
 	if (!c || !out)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_open: NULL argument");
-	if (c->set)
-		return dssm__set_query_open(c, streams, nstreams, start, end, out);
 	if (c->view)
 		return c->view->ops->query_open(c, streams, nstreams, start, end, out);
 	struct dssm_query *q = calloc(1, sizeof *q);
@@ -201,9 +199,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 {
 	if (!q || !rec)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
-	if (q->set)
-		return dssm__set_query_next(q, rec);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_next(q, rec);
 	for (int i = 0; q->reload && i < q->n; i++) {
 		int rc = q->cur[i].reload ? load_entry(q, &q->cur[i]) : 0;
@@ -275,9 +271,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
  * end, or an error. */
 static int peek_len(struct dssm_query *q, uint32_t *len)
 {
-	if (q->set)
-		return dssm__set_query_peek(q, len);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_peek(q, len);
 	struct cursor *best = next_cursor(q);
 	if (best)
@@ -329,8 +323,6 @@ int dssm_container_budget_start(dssm_container *c, const int *streams, int nstre
 {
 	if (!c || !start)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_budget_start: NULL argument");
-	if (c->set)
-		return dssm__set_budget_start(c, streams, nstreams, budget, start);
 	if (c->view)
 		return c->view->ops->budget_start(c, streams, nstreams, budget, start);
 	int n = streams && nstreams > 0 ? nstreams : c->n;
@@ -408,9 +400,7 @@ int64_t dssm_query_remaining(dssm_query *q)
 {
 	if (!q)
 		return dssm__fail(DSSM_EINVAL, "NULL query");
-	if (q->set)
-		return dssm__set_query_remaining(q);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_remaining(q);
 	int64_t n = 0;
 	for (int i = 0; i < q->n; i++)
@@ -422,11 +412,7 @@ void dssm_query_close(dssm_query *q)
 {
 	if (!q)
 		return;
-	if (q->set) {
-		dssm__set_query_close(q);
-		return;
-	}
-	if (q->view) {
+	if (q->c->view) {
 		q->c->view->ops->query_close(q);
 		return;
 	}
@@ -443,9 +429,7 @@ void dssm_query_close(dssm_query *q)
 
 int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 {
-	if (q->set)
-		return dssm__set_query_seek(q, from, to);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_seek(q, from, to);
 	struct cursor *k = &q->cur[0];
 	struct cstream *s = &q->c->s[k->stream];
@@ -472,18 +456,14 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 
 int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
 {
-	if (q->set)
-		return dssm__set_query_search(q, t, after, at);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_search(q, t, after, at);
 	return dssm__query_search_time(q, q->cur[0].stream, t, after, 0, at);
 }
 
 int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid)
 {
-	if (q->set)
-		return dssm__set_query_entry(q, i, time, tid);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_entry(q, i, time, tid);
 	int stream = q->cur[0].stream;
 	struct cstream *s = &q->c->s[stream];
@@ -503,9 +483,7 @@ int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *ti
 
 uint64_t dssm__query_count(dssm_query *q)
 {
-	if (q->set)
-		return dssm__set_query_count(q);
-	if (q->view)
+	if (q->c->view)
 		return q->c->view->ops->query_count(q);
 	return q->c->s[q->cur[0].stream].count;
 }

@@ -430,7 +430,7 @@ int dssm__set_open(dssm_container *c)
 	struct rset *s = calloc(1, sizeof *s);
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	c->set = s;
+	dssm__set_attach(c, s);
 	/* CLOSED before the parts: a set closed after this look is refreshed */
 	s->closed = load_closed(c);
 	s->last_num = -1;

@@ -1,15 +1,17 @@
 /*
  * set.h - a recording set (docs/container-format.md, section 6): a
  * directory of parts (part-0001, part-0002, ...: split or rolling
- * recordings), each a container, read as one container. set.c implements
- * the reader calls of container.h for it; container.c and
- * container_query.c hand a set's calls over here (c->set, q->set). Not
- * installed.
+ * recordings), each a container, read as one container. set.c,
+ * set_streams.c and set_query.c implement the reader calls of container.h
+ * for it; set_ops.c lists them in the table (view.h) through which
+ * container.c, container_open.c and container_query.c reach them, as they
+ * reach a file read in place. Not installed.
  */
 #ifndef DSSM_STORE_SET_H
 #define DSSM_STORE_SET_H
 
 #include "store.h"
+#include "view.h"
 
 #define SET_FORMAT 1   /* SET's `dssm-set N` */
 
@@ -42,6 +44,7 @@ struct sstream {
 };
 
 struct rset {
+	struct view_head head;   /* c->view: how container.h's calls reach set_ops.c */
 	struct part *p;
 	int np, pcap;
 	struct sstream *st;
@@ -72,6 +75,8 @@ void dssm__set_segment_close(struct rset *s, struct segment *g);
 int dssm__set_is(const char *dir);
 /* Open DIR as a set into c (a reader made by dssm__store_new). */
 int dssm__set_open(dssm_container *c);
+/* Make s c's set: c->set, and c->view for the calls of container.h. */
+void dssm__set_attach(dssm_container *c, struct rset *s);
 void dssm__set_free(struct rset *s);
 
 /* The reader calls of container.h on a set. */

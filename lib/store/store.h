@@ -10,7 +10,7 @@
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
  *   set.c              a directory of parts read as one container (and
- *                      set_streams.c, set_query.c)
+ *                      set_streams.c, set_query.c; set_ops.c their table)
  *   view.c             a foreign file (MCAP) read in place as a container
  *                      (view.h; mcap_view.c, mcap.c, codec.c)
  *   crc32c.c           CRC-32C
@@ -109,7 +109,9 @@ struct dssm_container {
 	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 	struct rset *set;        /* reader of a set of parts (set.c), else NULL */
-	struct view_head *view;  /* reader of a foreign file in place (view.h), else NULL */
+	/* how the reader calls reach a set or a foreign file read in place
+	 * (view.h): their table; NULL for a container's own files */
+	struct view_head *view;
 };
 
 /* DIR/EXT for stream < 0, else DIR/streams/NNNN.EXT; malloc'd, NULL if out of memory. */

@@ -23,6 +23,13 @@
 
 #include "store.h"
 
+/* How a container that is not read from files of its own answers the
+ * reader calls of container.h: a set of parts (set_ops.c) or a foreign
+ * file read in place (view.c). container.c, container_open.c and
+ * container_query.c hand every such call to c->view->ops, and nothing
+ * else: one way in for every kind. The members after query_count are
+ * optional; NULL gives the answer of one complete file read in place
+ * (closed, c->note as its warning, nothing to refresh, no parts). */
 struct view_ops {
 	void (*free)(dssm_container *c);
 	int (*stream_count)(dssm_container *c);
@@ -43,9 +50,19 @@ struct view_ops {
 	int (*query_search)(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
 	int (*query_entry)(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
 	uint64_t (*query_count)(dssm_query *q);
+	/* optional */
+	int (*closed)(dssm_container *c);
+	const char *(*warning)(dssm_container *c);
+	void (*salvage)(dssm_container *c, int on);
+	int (*verify)(dssm_container *c, int idx);
+	int (*refresh)(dssm_container *c);
+	int (*refresh_stream)(dssm_container *c, int idx);
+	int (*part_count)(dssm_container *c);
+	int (*part)(dssm_container *c, int i, dssm_part *out);
 };
 
-/* What c->view points to: the first member of each view. */
+/* What c->view points to: the first member of each kind (struct view,
+ * struct rset). */
 struct view_head {
 	const struct view_ops *ops;
 };
