@@ -179,10 +179,12 @@ $(BUILD)/bench/bench_dds: $(BENCH_DDS_SRCS) $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $(BENCH_DDS_SRCS) $(LIBDSSM) $(LDLIBS_ALL)
 
-# The recordings benchmark also times SQLite (rosbag2's storage).
-$(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM)
+# The recordings benchmark also times SQLite (rosbag2's storage). It links
+# libdssm.so, as a user's program does, so that it reads the files a user's
+# program reads in place (bench/inplace/run.sh).
+$(BUILD)/bench/bench_bridge: bench/bench_bridge.c $(LIBDSSM_SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lsqlite3 $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -o $@ $< -L$(BUILD) -ldssm -Wl,-rpath,$(abspath $(BUILD)) -lsqlite3 $(LDLIBS_ALL)
 
 # ---- dds/: the DDS bridge's generated type and its test programs ----
 # idlc (Cyclone DDS) turns the generic type app/dds/dssm_Sample.idl into C at

@@ -2,6 +2,12 @@
  * bench_bridge.c - the C side of the recordings benchmark (bench/bridge/run.sh):
  *
  *   bench_bridge dssm DIR STREAM START_NS END_NS   open a container, query
+ *                                                  (DIR may be a file read
+ *                                                  in place: an MCAP file)
+ *   bench_bridge open PATH                         open a container or a
+ *                                                  file read in place until
+ *                                                  its streams and counts
+ *                                                  are known (bench/inplace)
  *   bench_bridge sqlite DB TOPIC START_NS END_NS   the same on SQLite with
  *                                                  rosbag2's schema
  *   bench_bridge mksqlite DIR DB                   fill that database from a
@@ -12,7 +18,13 @@
  * The readers print "open_seconds query_seconds count bytes", as the Python,
  * C++ and JavaScript peers do, timed inside the process. Every reader hands
  * each message's bytes to the caller; here a byte per 64 is read so that the
- * data is really fetched.
+ * data is really fetched. `open` prints "open_seconds streams messages
+ * bytes_read", as the peers' open mode does (bytes_read: what the process
+ * read from files meanwhile, /proc/self/io's rchar: it grows with the index
+ * read, or with the file where a reader scans it).
+ *
+ * Linked with libdssm.so, as a user's program is: it reads the formats of
+ * lib/store/views.c in place (MCAP files; bags once they are listed there).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -78,6 +90,43 @@ static int read_dssm(const char *dir, const char *stream, int64_t start, int64_t
 	if (rc < 0)
 		return fail(dir, dssm_last_error());
 	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	return 0;
+}
+
+/* What this process has read so far (read(2), pread(2)), in bytes. */
+static unsigned long long bytes_read(void)
+{
+	unsigned long long n = 0;
+	FILE *f = fopen("/proc/self/io", "r");
+	if (f) {
+		if (fscanf(f, "rchar: %llu", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n;
+}
+
+/* Open until every stream's name, type and sample count are known: what
+ * `dssm info`, `rosbag info` and `mcap info` start with. */
+static int open_only(const char *path)
+{
+	unsigned long long b0 = bytes_read();
+	double t0 = now();
+	dssm_container *c;
+	if (dssm_container_open(path, &c) < 0)
+		return fail(path, dssm_last_error());
+	int n = dssm_container_stream_count(c);
+	unsigned long long messages = 0;
+	for (int i = 0; i < n; i++) {
+		dssm_recorded r;
+		if (dssm_container_stream(c, i, &r) < 0)
+			return fail(path, dssm_last_error());
+		messages += r.count;
+	}
+	double t1 = now();
+	unsigned long long b1 = bytes_read();
+	dssm_container_close(c);
+	printf("%.6f %d %llu %llu\n", t1 - t0, n, messages, b1 - b0);
 	return 0;
 }
 
@@ -224,19 +273,24 @@ static void evict(const char *path)
 
 #define USAGE \
 	"usage: bench_bridge dssm DIR STREAM START_NS END_NS\n" \
+	"       bench_bridge open PATH\n" \
 	"       bench_bridge sqlite DB TOPIC START_NS END_NS\n" \
 	"       bench_bridge mksqlite DIR DB\n" \
 	"       bench_bridge evict PATH...\n" \
 	"  The readers bench/bridge/run.sh times against rosbag, MCAP and rosbag2:\n" \
-	"  one query of a recording or an SQLite file, timed by the caller.\n" \
+	"  one query of a recording or an SQLite file, timed by the caller; `open`\n" \
+	"  times opening a recording or a file read in place (bench/inplace/run.sh).\n" \
 	"example:\n" \
-	"  build/bench/bench_bridge dssm run1 /imu 0 2000000000000000000\n"
+	"  build/bench/bench_bridge dssm run1 /imu 0 2000000000000000000\n" \
+	"  build/bench/bench_bridge open robot.mcap\n"
 
 int main(int argc, char **argv)
 {
 	bench_help(argc, argv, USAGE);
 	if (argc == 6 && !strcmp(argv[1], "dssm"))
 		return read_dssm(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
+	if (argc == 3 && !strcmp(argv[1], "open"))
+		return open_only(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "sqlite"))
 		return read_sqlite(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
 	if (argc == 4 && !strcmp(argv[1], "mksqlite"))
@@ -252,9 +306,6 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	fprintf(stderr, "usage: bench_bridge dssm DIR STREAM START_NS END_NS\n"
-	                "       bench_bridge sqlite DB TOPIC START_NS END_NS\n"
-	                "       bench_bridge mksqlite DIR DB\n"
-	                "       bench_bridge evict PATH...\n");
+	fputs(USAGE, stderr);
 	return 2;
 }

@@ -39,6 +39,9 @@ echo
 echo
 BUILD=$BUILD bash bench/bridge/run.sh
 echo
+# bags and MCAP files read in place: open, info, a 10 s window (issue #25)
+BUILD=$BUILD bash bench/inplace/run.sh | tee "$out/bench_inplace.txt"
+echo
 # Python: a recording's stream into numpy, beside the C query and rosbag
 if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
 	PYTHONPATH=python /usr/bin/python3 bench/bench_python.py | tee "$out/bench_python.txt"

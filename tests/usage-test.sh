@@ -16,7 +16,8 @@ root=$(pwd)
 # (the shell and Python benchmarks too: bridge/run.sh --help ran the whole
 # 4-minute benchmark)
 for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/examples/* \
-	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/bench_python.py; do
+	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/inplace/run.sh \
+	"$root"/bench/bench_python.py; do
 	[ -f "$prog" ] || continue
 	case $prog in *.sh) prog_cmd=(bash "$prog") ;; *.py) prog_cmd=(python3 "$prog") ;; *)
 		[ -x "$prog" ] || continue; prog_cmd=("$prog") ;; esac

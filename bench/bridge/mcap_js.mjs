@@ -3,9 +3,28 @@
 // messages with START <= logTime <= END; prints
 // "open_seconds query_seconds count bytes". NODE_PATH as
 // tests/bridge/mcap_open.mjs says.
+// mcap_js.mjs FILE - open the file through its summary until every
+// channel's message count is known (its Statistics record, what `mcap info`
+// prints); prints "open_seconds channels messages bytes_read" (bytes_read:
+// /proc/self/io's rchar meanwhile), as bench_bridge open does.
+import { readFileSync } from "node:fs";
 import { openIndexed } from "../../tests/bridge/mcap_open.mjs";
 
+const bytesRead = () => Number(/rchar:\s*(\d+)/.exec(readFileSync("/proc/self/io", "latin1"))[1]);
+
 const [file, topic, start, end] = process.argv.slice(2);
+if (topic === undefined) {
+  const b0 = bytesRead();
+  const t0 = process.hrtime.bigint();
+  const { reader, close } = await openIndexed(file);
+  let messages = 0n;
+  for (const n of reader.statistics?.channelMessageCounts.values() ?? []) messages += n;
+  const t1 = process.hrtime.bigint();
+  const b1 = bytesRead();
+  await close();
+  console.log(`${Number(t1 - t0) / 1e9} ${reader.channelsById.size} ${messages} ${b1 - b0}`);
+  process.exit(0);
+}
 const t0 = process.hrtime.bigint();
 const { reader, close } = await openIndexed(file);
 const t1 = process.hrtime.bigint();

@@ -2,7 +2,13 @@
 // librosbag-storage-dev): open the bag, read TOPIC's messages with
 // START <= time <= END as raw bytes through rosbag::View; prints
 // "open_seconds query_seconds count bytes".
+// rosbag_cpp.cpp BAG - open the bag until every topic's message count is
+// known (a rosbag::View per topic, from the index read at open); prints
+// "open_seconds topics messages bytes_read" (bytes_read: /proc/self/io's
+// rchar meanwhile), as bench_bridge open does.
 #include <chrono>
+#include <fstream>
+#include <set>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,10 +28,39 @@ static ros::Time time_of(long long ns)
 	return ros::Time((uint32_t)(ns / 1000000000LL), (uint32_t)(ns % 1000000000LL));
 }
 
+static unsigned long long bytes_read()
+{
+	std::ifstream io("/proc/self/io");
+	std::string key;
+	unsigned long long n = 0;
+	io >> key >> n;
+	return key == "rchar:" ? n : 0;
+}
+
+static int open_only(const char *path)
+{
+	unsigned long long b0 = bytes_read();
+	double t0 = now();
+	rosbag::Bag bag;
+	bag.open(path, rosbag::bagmode::Read);
+	rosbag::View all(bag);
+	std::set<std::string> topics;
+	for (const rosbag::ConnectionInfo *c : all.getConnections())
+		topics.insert(c->topic);
+	unsigned long long messages = 0;
+	for (const std::string &t : topics)
+		messages += rosbag::View(bag, rosbag::TopicQuery(t)).size();
+	double t1 = now();
+	std::printf("%.6f %zu %llu %llu\n", t1 - t0, topics.size(), messages, bytes_read() - b0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 2)
+		return open_only(argv[1]);
 	if (argc != 5) {
-		std::fprintf(stderr, "usage: rosbag_cpp BAG TOPIC START_NS END_NS\n");
+		std::fprintf(stderr, "usage: rosbag_cpp BAG [TOPIC START_NS END_NS]\n");
 		return 2;
 	}
 	long long start = std::atoll(argv[3]), end = std::atoll(argv[4]);

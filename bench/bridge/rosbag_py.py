@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """rosbag_py.py BAG TOPIC START_NS END_NS - the python3-rosbag peer: open the
 bag, read TOPIC's raw messages with START <= time <= END; prints
-"open_seconds query_seconds count bytes" (timed inside, no interpreter start)."""
+"open_seconds query_seconds count bytes" (timed inside, no interpreter start).
+rosbag_py.py BAG - open the bag until every topic's message count is known
+(get_type_and_topic_info, what `rosbag info` lists); prints "open_seconds
+topics messages bytes_read" (bytes_read: /proc/self/io's rchar meanwhile)."""
 import sys
 import time
 
@@ -9,7 +12,25 @@ import rosbag
 import rospy
 
 
+def bytes_read():
+    with open('/proc/self/io') as io:
+        return int(io.readline().split()[1])
+
+
+def open_only(path):
+    b0 = bytes_read()
+    t0 = time.perf_counter()
+    bag = rosbag.Bag(path)
+    topics = bag.get_type_and_topic_info().topics
+    messages = sum(t.message_count for t in topics.values())
+    t1 = time.perf_counter()
+    print('%.6f %d %d %d' % (t1 - t0, len(topics), messages, bytes_read() - b0))
+
+
 def main():
+    if len(sys.argv) == 2:
+        open_only(sys.argv[1])
+        return
     path, topic, start, end = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     t0 = time.perf_counter()
     bag = rosbag.Bag(path)
