@@ -41,19 +41,9 @@ runs=${DSSM_BENCH_RUNS:-3}
 dssm=$BUILD/dssm
 bb=$BUILD/bench/bench_bridge
 
-bash bench/bridge/peers.sh debian || echo "(some Debian peers are missing; their columns stay empty)"
-readers="dssm"
-inc="-I/usr/include/pluginlib -I/usr/include/class_loader -I/usr/include/rcpputils -I/usr/include/rcutils -I/usr/include/ament_index_cpp"
-libs="-lrosbag_storage -lroscpp_serialization -lrostime -lcpp_common -lconsole_bridge -lboost_filesystem -lclass_loader -lrcpputils -lrcutils -lament_index_cpp"
-if g++ -O2 $inc -o "$out/rosbag_cpp" bench/bridge/rosbag_cpp.cpp $libs 2>"$out/rosbag_cpp.log"; then
-	readers="$readers rosbag-cpp"
-else
-	echo "(C++ rosbag peer does not build: $(grep -m1 error "$out/rosbag_cpp.log"))"
-fi
-/usr/bin/python3 -c 'import rosbag' 2>/dev/null && readers="$readers rosbag-py"
-readers="$readers sqlite"
-node_path=$(bash bench/bridge/peers.sh node 2>"$out/npm.err") && readers="$readers mcap-js" ||
-	echo "(no @mcap/core: $(tail -1 "$out/npm.err"))"
+. bench/bridge/readers.sh
+find_peers "$out"
+readers="dssm $peers sqlite"
 
 data=$out/data
 mkdir -p "$data"

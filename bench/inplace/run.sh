@@ -66,18 +66,9 @@ mkdir -p "$tmp"
 trap 'rm -rf "$tmp" "$out/import.d"' EXIT
 
 # ---- the peers (bench/bridge's) ----
-bash bench/bridge/peers.sh debian || echo "(some Debian peers are missing; their columns stay empty)"
-readers="dssm"
-inc="-I/usr/include/pluginlib -I/usr/include/class_loader -I/usr/include/rcpputils -I/usr/include/rcutils -I/usr/include/ament_index_cpp"
-libs="-lrosbag_storage -lroscpp_serialization -lrostime -lcpp_common -lconsole_bridge -lboost_filesystem -lclass_loader -lrcpputils -lrcutils -lament_index_cpp"
-if g++ -O2 $inc -o "$tmp/rosbag_cpp" bench/bridge/rosbag_cpp.cpp $libs 2>"$tmp/rosbag_cpp.log"; then
-	readers="$readers rosbag-cpp"
-else
-	echo "(C++ rosbag peer does not build: $(grep -m1 error "$tmp/rosbag_cpp.log"))"
-fi
-/usr/bin/python3 -c 'import rosbag' 2>/dev/null && readers="$readers rosbag-py"
-node_path=$(bash bench/bridge/peers.sh node 2>"$tmp/npm.err") && readers="$readers mcap-js" ||
-	echo "(no @mcap/core: $(tail -1 "$tmp/npm.err"))"
+. bench/bridge/readers.sh
+find_peers "$tmp"
+readers="dssm $peers"
 
 # ---- the inputs, kept between runs: a bag per length, its MCAP copies ----
 bags=$BUILD/bench/bridge/data data=$out/data

@@ -58,7 +58,7 @@ END {
 			bt = best(k, fmt, C[c]); g = goal(fmt, C[c])
 			if (((k SUBSEP "dssm") in t) && B != "" && t[k, "dssm"] > 0) {
 				ratio = bt / t[k, "dssm"]
-				printf " %7.1fx %-14s %s", ratio, "(" label(B, C[c]) ")", goal_text(fmt, C[c])
+				printf (ratio < 1 ? " %7.2fx" : " %7.1fx") " %-14s %s", ratio, "(" label(B, C[c]) ")", goal_text(fmt, C[c])
 				if (g != "") printf " %s", ratio >= g ? "met" : "MISSED"
 			} else printf " %8s %-14s %s", "-", "", goal_text(fmt, C[c])
 			for (i = 1; i <= nr; i++)
@@ -95,7 +95,7 @@ END {
 		bt = best(k, fmt, C[c])
 		if (!((k SUBSEP "dssm") in t) || B == "" || t[k, "dssm"] <= 0) continue
 		ratio = bt / t[k, "dssm"]
-		printf "in place %s %s %s, %s: dssm %.4f s, %s %.4f s, ratio %.1fx (goal %s) %s\n", fmt, mbof(s, fmt),
+		printf "in place %s %s %s, %s: dssm %.4f s, %s %.4f s, ratio %.2fx (goal %s) %s\n", fmt, mbof(s, fmt),
 			C[c], cache, t[k, "dssm"], label(B, C[c]), bt, ratio, goal_text(fmt, C[c]), ratio >= goal(fmt, C[c]) ? "met" : "MISSED"
 	}
 }
