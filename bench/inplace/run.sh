@@ -25,6 +25,12 @@
 #              open excluded: dssm's query (bench_bridge dssm), rosbag C++'s
 #              View, python3-rosbag's read_messages, @mcap/core's readMessages
 #
+# Goals (issue #25), beside each ratio: on a bag, open and info at least 10x
+# faster than rosbag (open: the faster of rosbag C++'s and python3-rosbag's
+# in-process open; info: `rosbag info`); on MCAP, no slower than @mcap/core
+# (open: its in-process open; info: the node process); for the window none.
+# The sizes side by side show how dssm's cost grows with the file.
+#
 # Peers are bench/bridge's (rosbag_cpp.cpp, rosbag_py.py, mcap_js.mjs) in
 # their open mode. A reader that cannot open a file (dssm on a bag before
 # bags are read in place) leaves its cell empty and says why. Medians of
