@@ -115,8 +115,8 @@ $(SSM_COORDINATOR): lib/ssm/programs/ssm_coordinator.c $(LIBSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBSSM) $(LDLIBS_ALL)
 
 # dssm play --ssm-clock drives the SSM clock (lib/ssm/ssm_clock.c); SSM logs
-# name streams as SSM programs do (lib/ssm/ssm_name.c)
-$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/ssm/ssm_clock.o $(BUILD)/lib/ssm/ssm_name.o $(LIBDSSM)
+# name streams as SSM programs do (lib/base/ssm_name.c, in libdssm)
+$(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/ssm/ssm_clock.o $(LIBDSSM)
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).

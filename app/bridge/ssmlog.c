@@ -28,7 +28,7 @@
 
 #include "bridge.h"
 #include "lib/base/glob.h"
-#include "lib/ssm/ssm_name.h"
+#include "lib/base/ssm_name.h"
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
 

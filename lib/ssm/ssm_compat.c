@@ -15,7 +15,7 @@
 #include "lib/ring/ring.h"
 #include "lib/ring/sleep.h"
 #include "ssm.h"
-#include "ssm_name.h"
+#include "lib/base/ssm_name.h"
 
 #define SID(sid) ((dssm_stream *)(void *)(sid))
 

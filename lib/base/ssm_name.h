@@ -2,8 +2,8 @@
  * ssm_name.h - SSM stream names as dssm stream names (ssm_name.c); not
  * installed.
  */
-#ifndef DSSM_SSM_NAME_H
-#define DSSM_SSM_NAME_H
+#ifndef DSSM_BASE_SSM_NAME_H
+#define DSSM_BASE_SSM_NAME_H
 
 #include "dssm/dssm.h"
 
