@@ -68,7 +68,7 @@ static void refused(const char *header, const char *words)
 		fail_msg("header '%s': rc %d, message '%s' (expected one with '%s')", header, rc,
 		         dssm_last_error(), words);
 	assert_int_equal(s.channels, 0);
-	assert_false(ssmlog_sniff(buf, len));
+	assert_false(dssm__ssmlog_sniff(buf, len, len));
 }
 
 static void test_hostile_headers(void **state)

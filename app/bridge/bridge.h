@@ -23,6 +23,7 @@
 
 #include "dssm/container.h"
 #include "lib/base/bytes.h"
+#include "lib/store/ssmlog.h"
 
 /* ---- how much memory and how many threads a call may use ---- */
 
@@ -44,7 +45,7 @@ struct bridge_tuning {
 const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning *t);
 
 /* ---- the formats' first bytes: their readers and writers, and import's
- * sniffing (an SSM log has none: ssmlog_sniff) ---- */
+ * sniffing (an SSM log has none: dssm__ssmlog_sniff, lib/store/ssmlog.h) ---- */
 
 #define BRIDGE_MAGIC_BAG "#ROSBAG V2.0\n"
 #define BRIDGE_MAGIC_MCAP "\x89MCAP0\r\n"         /* also an MCAP file's last bytes */
@@ -69,7 +70,7 @@ struct bridge_channel {
 	 * "meta.KEY=value". */
 	const uint8_t *fields;
 	size_t fields_len;
-	/* An SSM log's stream (ssmlog.c): its header; NULL for other formats. */
+	/* An SSM log's stream (lib/store/ssmlog.h): its header; NULL for other formats. */
 	const struct ssmlog_header *ssm;
 };
 
@@ -99,23 +100,6 @@ struct bridge_read_stats {
 	uint64_t late;
 };
 
-/* An SSM 1.0.6 log file's header line and property (ssmlog.c). */
-struct ssmlog_header {
-	char name[DSSM_NAME_MAX + 1];  /* NAME as in the file */
-	int id;
-	uint64_t data_size;            /* DATASIZE: bytes after each record's time */
-	int buffer_num;                /* BUFFERNUM: the ring's slots */
-	double cycle, start_time;      /* CYCLE, STARTTIME (seconds) */
-	uint64_t property_size;
-	const uint8_t *property;       /* PROPERTYSIZE bytes, in the file's buffer */
-	size_t header_len;             /* bytes of the text line, newline included */
-};
-/* Parse and check the header against the file's length (len): every field
- * is named when it is wrong, sizes that run past the file are refused. */
-int ssmlog_parse_header(const uint8_t *buf, size_t len, const char *what,
-                        struct ssmlog_header *h);
-/* 1 if buf starts like an SSM log (keeps dssm_last_error()). */
-int ssmlog_sniff(const uint8_t *buf, size_t len);
 /* Read a whole SSM log: one channel (with .ssm), then every record. A
  * record cut short at the end (a logger that was killed) is reported as
  * an unclosed file (stopped_at, stop_reason), the records before it read. */

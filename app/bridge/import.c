@@ -143,7 +143,7 @@ static const char *sniff(const uint8_t *buf, size_t len)
 	return BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_BAG) ? "bag"
 	       : BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_MCAP) ? "mcap"
 	       : BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_DB3) ? "db3"
-	       : len > 0 && ssmlog_sniff(buf, len) ? "ssmlog" : "";
+	       : len > 0 && dssm__ssmlog_sniff(buf, len, len) ? "ssmlog" : "";
 }
 
 static const char *format_name(const char *format)
@@ -159,7 +159,7 @@ static void ssmlog_why(const uint8_t *buf, size_t len, const char *path, char *o
 {
 	struct ssmlog_header h;
 	snprintf(out, cap, "it is empty");
-	if (len > 0 && ssmlog_parse_header(buf, len, path, &h) < 0)
+	if (len > 0 && dssm__ssmlog_parse_header(buf, len, len, path, &h) < 0)
 		snprintf(out, cap, "%s", dssm_last_error());
 }
 

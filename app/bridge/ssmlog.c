@@ -17,7 +17,7 @@
  * byte for byte (times are kept to the nanosecond, which is exact for epoch
  * times). A stream recorded from a ring exports with its first sample's
  * time as STARTTIME. NAME is an SSM name: it becomes the dssm name SSM
- * programs reach it by (lib/ssm/ssm_name.c: "laser/front" is laser%2Ffront)
+ * programs reach it by (lib/base/ssm_name.c: "laser/front" is laser%2Ffront)
  * and goes back to the SSM name on export.
  */
 #include <errno.h>
@@ -32,25 +32,13 @@
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
 
-#define START_KEY "ssm-log start_time="
-
 /* ---- into a container ---- */
 
 int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h)
 {
 	dssm_stream_info info;
-	memset(&info, 0, sizeof info);
-	/* the stream SSM programs open by NAME; a NAME SSM could not have
-	 * made (longer than 31 bytes) as topics are */
-	if (dssm__ssm_name_encode(h->name, info.name) < 0)
-		dssm__topic_stream_name(h->name, info.name);
-	info.id = h->id;
-	info.max_size = (size_t)h->data_size;
-	info.slots = (uint32_t)h->buffer_num;
-	info.cycle = h->cycle;
 	char schema[64];
-	snprintf(schema, sizeof schema, START_KEY "%.6f", h->start_time);
-	info.schema_len = strlen(schema);
+	dssm__ssmlog_stream(h, &info, schema, sizeof schema);
 	return dssm_container_add_stream(c, &info, schema, h->property, (size_t)h->property_size);
 }
 
@@ -60,10 +48,10 @@ int ssmlog_add_stream(dssm_container *c, const struct ssmlog_header *h)
 static double kept_start(dssm_container *c, int stream)
 {
 	const char *s = dssm_container_schema(c, stream);
-	if (!s || strncmp(s, START_KEY, strlen(START_KEY)))
+	if (!s || strncmp(s, SSMLOG_START_KEY, strlen(SSMLOG_START_KEY)))
 		return NAN;
 	char *end;
-	double v = strtod(s + strlen(START_KEY), &end);
+	double v = strtod(s + strlen(SSMLOG_START_KEY), &end);
 	return *end || !isfinite(v) ? NAN : v;
 }
 

@@ -94,8 +94,8 @@ int cli_check_file_format(const char *cmd, const char *path)
 	char why[512] = "";
 	if (bridge_map(path, &buf, &len) == 0) {
 		struct ssmlog_header h;
-		int ssmlog = ssmlog_sniff(buf, len);
-		if (!ssmlog && ssmlog_parse_header(buf, len, "as an SSM log", &h) < 0)
+		int ssmlog = dssm__ssmlog_sniff(buf, len, len);
+		if (!ssmlog && dssm__ssmlog_parse_header(buf, len, len, "as an SSM log", &h) < 0)
 			snprintf(why, sizeof why, " (%s)", dssm_last_error());
 		bridge_unmap(buf, len);
 		if (ssmlog)

@@ -13,6 +13,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct bridge_read_stats st;
 	ssmlog_read_memory(data, size, "fuzz", &touch_sink, &st);
-	ssmlog_sniff(data, size);
+	dssm__ssmlog_sniff(data, size, size);
 	return 0;
 }
