@@ -45,7 +45,7 @@ LIB_LAYERS := base ring remote store decode open record
 # bridge tests), not into libdssm's core; a program turns them on with
 # dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
-  lib/store/mcap_view.c lib/store/mcap_index.c lib/store/views.c
+  lib/store/mcap_view.c lib/store/mcap_index.c lib/store/ssmlog_view.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)

@@ -42,6 +42,10 @@ int dssm__ssmlog_parse_header(const uint8_t *buf, size_t n, uint64_t file_len, c
 /* 1 if the n bytes at buf start like an SSM log of file_len bytes (an SSM
  * log has no magic: a well-formed header); keeps dssm_last_error(). */
 int dssm__ssmlog_sniff(const uint8_t *buf, size_t n, uint64_t file_len);
+/* 1 if the n bytes at buf start with a line of SSM log header's shape
+ * (seven fields), whatever their values: a file to read as a log and, if
+ * it is a wrong one, to say which field is wrong. */
+int dssm__ssmlog_shaped(const uint8_t *buf, size_t n);
 /* The time of record i (its first 8 bytes at rec, at byte `at` of the
  * file) in *t, or DSSM_ECORRUPT when it is no time since the epoch (a
  * wrong DATASIZE shifts the records). */

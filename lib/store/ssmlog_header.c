@@ -51,14 +51,38 @@ static int parse_double(const char *tok, double min, int field, const char *what
 	return 0;
 }
 
-/* The line's seven fields into h (sizes not yet checked against the file). */
-static int parse_fields(char *line, const char *what, struct ssmlog_header *h)
+/* The header line of the n bytes at buf into line (NUL-terminated): its
+ * length, or -1 when there is no newline in the first SSMLOG_HEADER_MAX
+ * bytes, -2 when the line holds a NUL byte. */
+static long header_line(const uint8_t *buf, size_t n, char line[SSMLOG_HEADER_MAX + 1])
 {
-	char *tok[8], *save = NULL;
+	const uint8_t *nl = memchr(buf, '\n', n < SSMLOG_HEADER_MAX ? n : SSMLOG_HEADER_MAX);
+	if (!nl)
+		return -1;
+	size_t len = (size_t)(nl - buf);
+	memcpy(line, buf, len);
+	line[len] = 0;
+	return strlen(line) != len ? -2 : (long)len;
+}
+
+/* The line's fields (at most 8 kept) into tok; how many there are. */
+static int split(char *line, char *tok[8])
+{
+	char *save = NULL;
 	int count = 0;
 	for (char *t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save))
 		if (count < 8)
 			tok[count++] = t;
+		else
+			return 9;
+	return count;
+}
+
+/* The line's seven fields into h (sizes not yet checked against the file). */
+static int parse_fields(char *line, const char *what, struct ssmlog_header *h)
+{
+	char *tok[8];
+	int count = split(line, tok);
 	if (count != 7)
 		return dssm__fail(DSSM_ECORRUPT, "%s: the SSM log header has %s%d field%s; SSM writes 7: "
 		                  "NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME PROPERTYSIZE", what,
@@ -89,21 +113,17 @@ int dssm__ssmlog_parse_header(const uint8_t *buf, size_t n, uint64_t file_len, c
                               struct ssmlog_header *h)
 {
 	memset(h, 0, sizeof *h);
-	size_t scan = n < SSMLOG_HEADER_MAX ? n : SSMLOG_HEADER_MAX;
-	const uint8_t *nl = memchr(buf, '\n', scan);
-	if (!nl)
+	char line[SSMLOG_HEADER_MAX + 1];
+	long len = header_line(buf, n, line);
+	if (len == -1)
 		return dssm__fail(DSSM_ECORRUPT, "%s: no SSM log header (a text line of at most %d "
 		                  "bytes ending in a newline)", what, SSMLOG_HEADER_MAX);
-	char line[SSMLOG_HEADER_MAX + 1];
-	size_t len = (size_t)(nl - buf);
-	memcpy(line, buf, len);
-	line[len] = 0;
-	if (strlen(line) != len)
+	if (len < 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s: the SSM log header line holds a NUL byte", what);
 	int rc = parse_fields(line, what, h);
 	if (rc < 0)
 		return rc;
-	h->header_len = len + 1;
+	h->header_len = (size_t)len + 1;
 	if (file_len < n)
 		file_len = n;
 	/* sizes are checked against the file before any sum: no overflow */
@@ -136,6 +156,12 @@ int dssm__ssmlog_sniff(const uint8_t *buf, size_t n, uint64_t file_len)
 	int ok = n > 0 && dssm__ssmlog_parse_header(buf, n, file_len, "sniff", &h) == 0;
 	dssm__fail(0, "%s", saved);  /* a failed guess leaves no message behind */
 	return ok;
+}
+
+int dssm__ssmlog_shaped(const uint8_t *buf, size_t n)
+{
+	char line[SSMLOG_HEADER_MAX + 1], *tok[8];
+	return header_line(buf, n, line) >= 0 && split(line, tok) == 7;
 }
 
 int dssm__ssmlog_time(const uint8_t rec[8], uint64_t i, uint64_t at, const struct ssmlog_header *h,

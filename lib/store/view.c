@@ -82,23 +82,42 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 	return v->n++;
 }
 
+/* DSSM_ENOMEM, said, when the index would pass dssm__view_max_entries. */
+static int too_many(const struct view *v)
+{
+	return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
+	                  "place (their index would take over %llu MiB)", v->what,
+	                  (unsigned long long)dssm__view_max_entries,
+	                  (unsigned long long)(dssm__view_max_entries * sizeof(struct ventry) >> 20));
+}
+
+static int grow(struct view *v, struct vstream *s, uint64_t cap)
+{
+	struct ventry *p = realloc(s->e, cap * sizeof *p);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", v->what);
+	s->e = p;
+	s->cap = cap;
+	return 0;
+}
+
+int dssm__view_reserve(struct view *v, int idx, uint64_t n)
+{
+	struct vstream *s = &v->s[idx];
+	if (n > dssm__view_max_entries || v->entries > dssm__view_max_entries - n)
+		return too_many(v);
+	return s->cap - s->n >= n ? 0 : grow(v, s, s->n + n);
+}
+
 int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, uint64_t off,
                          uint32_t len)
 {
 	struct vstream *s = &v->s[idx];
+	int rc;
 	if (v->entries >= dssm__view_max_entries)
-		return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
-		                  "place (their index would take over %llu MiB)", v->what,
-		                  (unsigned long long)dssm__view_max_entries,
-		                  (unsigned long long)(dssm__view_max_entries * sizeof *s->e >> 20));
-	if (s->n == s->cap) {
-		uint64_t cap = s->cap ? s->cap * 2 : 256;
-		struct ventry *p = realloc(s->e, cap * sizeof *p);
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", v->what);
-		s->e = p;
-		s->cap = cap;
-	}
+		return too_many(v);
+	if (s->n == s->cap && (rc = grow(v, s, s->cap ? s->cap * 2 : 256)) < 0)
+		return rc;
 	s->e[s->n++] = (struct ventry){time, off, chunk, len};
 	v->entries++;
 	if (len == VIEW_NO_LEN)

@@ -1,14 +1,15 @@
 /*
- * view.h - a file view: a foreign recording (an MCAP file) read in place
- * as a dssm_container, without a copy. Its streams, samples, times and TIDs
- * are the ones an import of the same file gives (app/bridge/import.c): a
- * stream per channel named by its topic, each stream's samples in time
- * order (ties in file order), TIDs 0, 1, ... in that order.
+ * view.h - a file view: a foreign recording (an MCAP file, an SSM log) read
+ * in place as a dssm_container, without a copy. Its streams, samples, times
+ * and TIDs are the ones an import of the same file gives
+ * (app/bridge/import.c): a stream per channel named by its topic (an SSM
+ * log's one stream as SSM had it), each stream's samples in time order
+ * (ties in file order), TIDs 0, 1, ... in that order.
  *
  * The view keeps, per stream, an entry per sample (its time and where its
  * record is: a chunk and an offset), built from the file's own index (an
- * MCAP summary and message indexes) or, where the file has none, from one
- * scan; samples are read from the file when a query reaches them, a chunk
+ * MCAP summary and message indexes) or, where the file has none (an SSM
+ * log never has), from one scan; samples are read from the file when a query reaches them, a chunk
  * at a time.
  *
  * container.c, container_open.c and container_query.c hand a view's calls
@@ -82,9 +83,11 @@ const char *dssm__view_claims(const char *path);
 /* Each format: does a file starting with the n bytes at head (n up to
  * VIEW_SNIFF_BYTES, fewer for a short file) belong to it; and its opener
  * (a dssm__view_opener). */
-#define VIEW_SNIFF_BYTES 64
+#define VIEW_SNIFF_BYTES 4096   /* an SSM log's header line (SSMLOG_HEADER_MAX) */
 int dssm__mcap_sniff(const uint8_t *head, size_t n);
 int dssm__mcap_open(dssm_container *c, const char *path);
+int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
+int dssm__ssmlog_view_open(dssm_container *c, const char *path);
 /* The most sample entries a view keeps in memory (24 bytes each): a file
  * with more is refused, saying so (the caller may import it instead). */
 extern uint64_t dssm__view_max_entries;

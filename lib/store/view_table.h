@@ -1,6 +1,6 @@
 /*
  * view_table.h - a file view's streams and sample entries (view.c), which
- * a format (mcap_view.c) fills from its file and reads samples for. Not
+ * a format (mcap_view.c, ssmlog_view.c) fills from its file and reads samples for. Not
  * installed.
  */
 #ifndef DSSM_STORE_VIEW_TABLE_H
@@ -73,6 +73,9 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 /* A sample of stream idx; DSSM_ENOMEM past dssm__view_max_entries (said). */
 int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, uint64_t off,
                          uint32_t len);
+/* Room for n more samples of stream idx, allocated at once (a format that
+ * knows its count up front); DSSM_ENOMEM past dssm__view_max_entries. */
+int dssm__view_reserve(struct view *v, int idx, uint64_t n);
 /* Stream idx's entries' lengths and its sums (payload, bytes,
  * info.max_size), read once (view_sizes.c). */
 int dssm__view_sized(struct view *v, int idx);

@@ -22,6 +22,7 @@ struct view_kind {
 
 static const struct view_kind kinds[] = {
 	{"MCAP", dssm__mcap_sniff, dssm__mcap_open},
+	{"SSM log", dssm__ssmlog_view_sniff, dssm__ssmlog_view_open},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])
