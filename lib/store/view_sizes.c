@@ -97,11 +97,11 @@ static int stream_sized(struct view *v, int idx)
 
 /* The sums an imported stream's figures give: payload bytes, the bytes of
  * its .data (each record's header and padding to 8 bytes), the largest
- * sample (info.max_size, which an import writes at close). */
+ * sample (info.max_size, which an import writes at close: at least what
+ * the stream declared, an SSM log's DATASIZE even with no records). */
 static void stream_sums(struct vstream *s)
 {
 	s->payload = s->bytes = 0;
-	s->info.max_size = 0;
 	for (uint64_t i = 0; i < s->n; i++) {
 		uint64_t end = s->bytes + RECORD_HEADER + s->e[i].len;
 		s->payload += s->e[i].len;
