@@ -276,7 +276,7 @@ UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh
 SCRIPTS_record := tests/recording-test.sh tests/set-test.sh tests/gluster-test.sh
 SCRIPTS_ssm := tests/install-test.sh
-SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh
+SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh
 SCRIPTS_decode := tests/decoder-test.sh
 SCRIPTS_foxglove := tests/foxglove-test.sh
 SCRIPTS_dds := tests/dds-test.sh tests/dds-ls-test.sh
@@ -325,6 +325,8 @@ test: deps
 	@bash tests/bridge-test.sh build/dssm
 	@echo "== MCAP files read in place: what the import prints, nothing under TMPDIR"
 	@bash tests/mcapview-test.sh build/dssm
+	@echo "== SSM logs read in place: what the import prints, nothing under TMPDIR"
+	@bash tests/ssmlogview-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
 	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# ssmlogview-test.sh [DSSM] - SSM 1.0.6 logs read in place
+# (lib/store/ssmlog_view.c), as a user sees them: `info`, `query` and
+# `cat FILE/NAME` of a log print what they print for its import, and create
+# nothing under $TMPDIR (no hidden import); a log cut short (the logger
+# killed) is read up to its last whole record and says so; a wrong header
+# is refused naming its field. The logs are written here as ssm-logger
+# writes them (a header line, the property, [double time][DATASIZE bytes]
+# records), and one by `dssm export --ssm-log`.
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+tmp=$(mktemp -d /tmp/dssm-ssmlogview-test.XXXXXX)
+priv=$(mktemp -d /tmp/dssm-ssmlogview-tmpdir.XXXXXX)
+trap 'rm -rf "$tmp" "$priv"' EXIT
+passed=0 failed=0
+
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+same() { # same NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
+}
+# run with a private, empty TMPDIR; fail if anything is left or made there
+inplace() { # inplace OUT CMD...
+	local out=$1; shift
+	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
+	local rc=$?
+	if [ -n "$(ls -A "$priv")" ]; then
+		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
+	fi
+	return $rc
+}
+
+python3 - "$tmp" <<'PY'
+import struct, sys
+d = sys.argv[1]
+def log(name, header, prop, times, size, cut=0):
+    b = header.encode() + prop
+    for k, t in enumerate(times):
+        b += struct.pack("<d", t) + bytes([k % 256]) * size
+    open(f"{d}/{name}", "wb").write(b[:len(b) - cut])
+# an SSM name that is not a dssm name, a property, two samples out of order
+log("front.log", "laser/front 3 32 121 0.010000 1700000000.000000 4\n", b"prop",
+    [1700000000 + k / 8 for k in range(30)] + [1700000001.5, 1700000001.25], 32)
+log("cut.log", "urg_fs 1 64 13 0.025000 1700000001.500000 0\n", b"", [1700000001.5 + k / 40 for k in range(9)],
+    64, cut=20)
+log("bad.log", "odom 0 8 10 0.100000 x 0\n", b"", [1.0, 2.0], 8)
+PY
+"$dssm" import "$tmp/front.log" -o "$tmp/front.d" -q >/dev/null 2>&1 || bad "import front.log"
+"$dssm" export "$tmp/front.d" --ssm-log "$tmp/exported.log" --streams 'laser%2Ffront:3' >/dev/null 2>&1 ||
+	bad "export --ssm-log: $("$dssm" export "$tmp/front.d" --ssm-log "$tmp/exported.log" 2>&1)"
+# (its samples in time order: the same log but for the two out of order)
+"$dssm" query "$tmp/front.log" >"$tmp/want" 2>/dev/null
+"$dssm" query "$tmp/exported.log" >"$tmp/got" 2>/dev/null
+same "export --ssm-log of the import, read in place: the log's samples" "$tmp/want" "$tmp/got"
+
+for b in front.log exported.log cut.log; do
+	f=$tmp/$b
+	[ -e "$tmp/$b.d" ] || "$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
+	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
+	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
+	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
+	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	sed -n '/^STREAM/,$p' "$tmp/want" >"$tmp/want2"
+	sed -n '/^STREAM/,$p' "$tmp/got" >"$tmp/got2"
+	same "info $b in place lists its import's stream" "$tmp/want2" "$tmp/got2"
+	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
+		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
+	name=$(awk 'NR == 2 { print $1 }' "$tmp/got2")
+	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
+	inplace "$tmp/got" "$dssm" cat "$f/$name" -n 3 || bad "cat $b/$name: $(cat "$tmp/err")"
+	same "cat $b/$name -n 3 in place" "$tmp/want" "$tmp/got"
+done
+inplace "$tmp/got" "$dssm" info "$tmp/cut.log"
+grep -q "warning: .*cut.log was not closed by its logger: it is read up to byte .* (record 8 is cut short: 52 of its 8 + 64 bytes)" \
+	"$tmp/got" && ok "a log cut short: read up to its last whole record, said" ||
+	bad "cut log: $(cat "$tmp/got" "$tmp/err" | head -3)"
+
+# errors name what is wrong
+inplace "$tmp/got" "$dssm" info "$tmp/bad.log"
+rc=$?
+[ $rc -eq 1 ] && grep -q "field STARTTIME is 'x'" "$tmp/err" && ok "a wrong header field is named: $(cat "$tmp/err")" ||
+	bad "bad.log: rc $rc, $(cat "$tmp/err")"
+inplace "$tmp/got" "$dssm" cat "$tmp/front.log/nope" -n 1
+rc=$?
+[ $rc -eq 1 ] && grep -q "nope" "$tmp/err" && ok "cat FILE/unknown stream: $(cat "$tmp/err")" ||
+	bad "cat FILE/nope: rc $rc, $(cat "$tmp/err")"
+
+echo "ssmlogview: $passed passed, $failed failed"
+[ $failed -eq 0 ]
