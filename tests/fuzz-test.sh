@@ -4,7 +4,8 @@
 # the bag and MCAP readers from small bags and MCAP files (real ones, and
 # our exports of a real one), the container reader, MCAP files read in place
 # (the file view), the rosbag2 SQLite reader,
-# the SSM log reader from small logs, and the message decoder from a
+# the SSM log reader from small logs, SSM logs read in place against it,
+# and the message decoder from a
 # definition and sample of each encoding.
 # Each target first runs the inputs under tests/fuzz/regress/TARGET/ (crashes
 # found once, kept so they stay fixed). Skips, saying why, if clang's fuzzer
@@ -163,6 +164,16 @@ PY
 	run fuzz_ssmlog "$out/ssmlog-corpus" 4096
 else
 	echo "  FAIL  fuzz_ssmlog: cannot build ($(tail -1 "$out/build-ssmlog.log"))"
+	failed=$((failed + 1)); status=1
+fi
+# SSM logs read in place (the file view), against the importer's reader on
+# the same bytes: seeded with the SSM log reader's seeds.
+# shellcheck disable=SC2086
+if clang $flags -o "$out/fuzz_ssmlogview" tests/fuzz/fuzz_ssmlogview.c app/bridge/ssmlog_read.c \
+	app/bridge/mapped.c $view_src -llz4 -lzstd -lbz2 -lz -lm -pthread >"$out/build-ssmlogview.log" 2>&1; then
+	run fuzz_ssmlogview "$out/ssmlog-corpus" 4096
+else
+	echo "  FAIL  fuzz_ssmlogview: cannot build ($(tail -1 "$out/build-ssmlogview.log"))"
 	failed=$((failed + 1)); status=1
 fi
 # The message decoder: seeds are definitions of each encoding with a sample
