@@ -120,7 +120,7 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/s
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_backends: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
