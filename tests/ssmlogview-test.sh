@@ -77,6 +77,19 @@ grep -q "warning: .*cut.log was not closed by its logger: it is read up to byte 
 	"$tmp/got" && ok "a log cut short: read up to its last whole record, said" ||
 	bad "cut log: $(cat "$tmp/got" "$tmp/err" | head -3)"
 
+# libdssm.so reads SSM logs in place too: Python's dssm.Recording and dssm.open
+lib=$(dirname "$dssm")/libdssm.so
+if [ -e "$lib" ]; then
+	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 -c '
+import sys, dssm
+r = dssm.Recording(sys.argv[1])
+print(sorted((k, len(v.times)) for k, v in r.query().items()))
+' "$tmp/front.log" || bad "python on front.log: $(tail -3 "$tmp/err")"
+	grep -q "('laser%2Ffront:3', 32)" "$tmp/got" && ok "Python reads front.log in place: $(head -1 "$tmp/got")" ||
+		bad "python front.log: $(cat "$tmp/got" "$tmp/err" | tail -3)"
+fi
+
 # errors name what is wrong
 inplace "$tmp/got" "$dssm" info "$tmp/bad.log"
 rc=$?
