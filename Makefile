@@ -40,12 +40,14 @@ CMOCKA_LIBS ?= -lcmocka
 #   app/cli app/proxy app/bridge app/foxglove app/dds                     -> the dssm command
 # A folder includes only folders below it (scripts/layer-lint.sh checks).
 LIB_LAYERS := base ring remote store decode open record
-# Foreign files read in place (lib/store/view.h): they need liblz4, libzstd
-# and libbz2, so they are linked where the bridge is (the dssm command, the
-# bridge tests), not into libdssm's core; a program turns them on with
+# Foreign files read in place (lib/store/view.h): they need liblz4, libzstd,
+# libbz2 and libsqlite3 (rosbag2's .db3), so they are linked where the
+# bridge is (the dssm command, the bridge tests) and into libdssm.so, not
+# into libdssm's core (libdssm.a); a program turns them on with
 # dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
-  lib/store/mcap_view.c lib/store/mcap_index.c lib/store/ssmlog_view.c lib/store/views.c
+  lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
+  lib/store/ssmlog_view.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
@@ -98,7 +100,7 @@ $(LIBDSSM): $(CORE_OBJ)
 # libdssm.so reads foreign files in place: it carries the views (views.c
 # lists them) and registers them when loaded (lib/store/view_so.c)
 VIEW_SO_OBJ := $(VIEW_SRC:%.c=$(BUILD)/%.o) $(BUILD)/lib/store/view_so.o
-VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz
+VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
 $(LIBDSSM_SO): $(CORE_OBJ) $(VIEW_SO_OBJ) scripts/libdssm.map
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -Wl,--version-script=scripts/libdssm.map \
 	  -o $@ $(CORE_OBJ) $(VIEW_SO_OBJ) $(VIEW_LIBS) $(LDLIBS_ALL)

@@ -45,6 +45,11 @@ static inline uint32_t le_get32(const uint8_t *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+/* Big-endian, as SQLite's file header has them. */
+static inline uint32_t be_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 static inline uint64_t le_get64(const uint8_t *p)
 {
 	return (uint64_t)le_get32(p) | (uint64_t)le_get32(p + 4) << 32;

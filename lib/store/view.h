@@ -86,6 +86,8 @@ const char *dssm__view_claims(const char *path);
 #define VIEW_SNIFF_BYTES 4096   /* an SSM log's header line (SSMLOG_HEADER_MAX) */
 int dssm__mcap_sniff(const uint8_t *head, size_t n);
 int dssm__mcap_open(dssm_container *c, const char *path);
+int dssm__db3_sniff(const uint8_t *head, size_t n);
+int dssm__db3_view_open(dssm_container *c, const char *path);
 int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
 int dssm__ssmlog_view_open(dssm_container *c, const char *path);
 /* The most sample entries a view keeps in memory (24 bytes each): a file

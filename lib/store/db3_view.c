@@ -1,0 +1,168 @@
+/*
+ * db3_view.c - a rosbag2 SQLite file (.db3) read in place as a container
+ * (view.h), through libsqlite3.
+ *
+ * Opening checks the file as the import does (db3.c: read-only, running
+ * nothing of its schema, rosbag2's tables and column types) and makes one
+ * pass over the messages table that reads each row's time, rowid and
+ * length, not its data (length() and typeof() of a blob leave its pages
+ * unread): what is read grows with the table's rows, not their bytes.
+ * A query then reads each sample it returns by its rowid.
+ *
+ * Streams are made as an import makes them (app/bridge/import.c): one per
+ * topic in topics.id order, named by the topic, the message definition
+ * (rosbag2 Iron and later) as the schema, the property holding the exact
+ * topic, type, encodings and the topic's fields (db3.c); each stream's
+ * samples in the import's order (timestamp, then id).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db3.h"
+#include "lib/base/base.h"
+#include "view_table.h"
+
+#define DB3_MAX_VALUE ((size_t)1 << 30)   /* the largest sample accepted, as the import's */
+
+struct db3_file {
+	struct db3 d;
+	char *path;
+	sqlite3_stmt *get;      /* a sample by rowid (one statement: under lock) */
+	pthread_mutex_t lock;
+};
+
+static void file_free(void *ctx)
+{
+	struct db3_file *f = ctx;
+	if (!f)
+		return;
+	sqlite3_finalize(f->get);
+	dssm__db3_close(&f->d);
+	pthread_mutex_destroy(&f->lock);
+	free(f->path);
+	free(f);
+}
+
+/* The row of entry e checked to be that sample (the file may have been
+ * changed since it was opened) and its data copied into k->rec. */
+static int fetch(struct view *v, struct db3_file *f, struct view_cache *k, int idx,
+                 const struct ventry *e, size_t *len)
+{
+	sqlite3_stmt *q = f->get;
+	sqlite3_bind_int64(q, 1, (sqlite3_int64)e->off);
+	int rc = sqlite3_step(q);
+	if (rc != SQLITE_ROW)
+		return rc == SQLITE_DONE
+		       ? dssm__fail(DSSM_ECORRUPT, "%s: the message of '%s' at time %lld (rowid %llu) "
+		                    "is gone: the file changed since it was opened", f->path,
+		                    v->s[idx].info.name, (long long)e->time, (unsigned long long)e->off)
+		       : dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading a message");
+	int dtype = sqlite3_column_type(q, 2);
+	if (sqlite3_column_int64(q, 0) != f->d.ids[idx] || sqlite3_column_int64(q, 1) != e->time ||
+	    (dtype != SQLITE_BLOB && dtype != SQLITE_NULL))
+		return dssm__fail(DSSM_ECORRUPT, "%s: rowid %llu is no longer the message of '%s' at "
+		                  "time %lld: the file changed since it was opened", f->path,
+		                  (unsigned long long)e->off, v->s[idx].info.name, (long long)e->time);
+	const void *data = sqlite3_column_blob(q, 2);
+	size_t n = (size_t)sqlite3_column_bytes(q, 2);
+	if (n > k->rec_cap) {
+		uint8_t *p = realloc(k->rec, n);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", n);
+		k->rec = p;
+		k->rec_cap = n;
+	}
+	if (n)
+		memcpy(k->rec, data, n);
+	*len = n;
+	return 0;
+}
+
+static int db3_read(struct view *v, struct view_cache *k, int idx, const struct ventry *e,
+                    const uint8_t **data, size_t *len)
+{
+	struct db3_file *f = v->ctx;
+	pthread_mutex_lock(&f->lock);
+	int rc = fetch(v, f, k, idx, e, len);
+	sqlite3_reset(f->get);
+	pthread_mutex_unlock(&f->lock);
+	*data = k->rec ? k->rec : (const uint8_t *)"";
+	return rc;
+}
+
+static const struct view_format db3_format = {db3_read, NULL, file_free};
+
+/* A topic's stream, as import.c's on_channel and build_property make it. */
+static int on_topic(void *ctx, uint32_t index, const struct db3_topic *t)
+{
+	struct view *v = ctx;
+	const char *senc = t->def_encoding ? t->def_encoding : "";
+	struct wbuf p = {0};
+	wbuf_field(&p, "topic", t->name, strlen(t->name));
+	wbuf_field(&p, "type", t->type, strlen(t->type));
+	wbuf_field(&p, "encoding", t->format, strlen(t->format));
+	wbuf_field(&p, "schema_encoding", senc, strlen(senc));
+	dssm__db3_fields(&p, t);
+	int rc = p.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	                 : dssm__view_add_stream(v, t->name, t->type, t->format, t->def,
+	                                         t->def ? strlen(t->def) : 0, p.data, p.len);
+	wbuf_free(&p);
+	if (rc >= 0 && (uint32_t)rc != index)   /* a stream per topic, in order */
+		rc = dssm__fail(DSSM_EINVAL, "%s: topic %u made stream %d", v->what, index, rc);
+	return rc < 0 ? rc : 0;
+}
+
+/* Each message's time, rowid and length, in the import's order. */
+static int load_entries(struct view *v, struct db3_file *f)
+{
+	sqlite3_stmt *q;
+	if (sqlite3_prepare_v2(f->d.db, DB3_MESSAGES(DB3_LENGTH), -1, &q, NULL) != SQLITE_OK)
+		return dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
+	int rc;
+	uint32_t topic;
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		sqlite3_int64 len = sqlite3_column_int64(q, 3);
+		if ((rc = dssm__db3_row(&f->d, q, 1, &topic)) < 0 ||
+		    (rc = dssm__view_add_entry(v, (int)topic, sqlite3_column_int64(q, 2), 0,
+		                               (uint64_t)sqlite3_column_int64(q, 4),
+		                               (uint32_t)len)) < 0)
+			break;
+	}
+	sqlite3_finalize(q);
+	if (rc < 0)
+		return rc;
+	return rc == SQLITE_DONE ? 0 : dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
+}
+
+int dssm__db3_sniff(const uint8_t *head, size_t n)
+{
+	return n >= 16 && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+int dssm__db3_view_open(dssm_container *c, const char *path)
+{
+	struct db3_file *f = calloc(1, sizeof *f);
+	if (!f || !(f->path = strdup(path))) {
+		free(f);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&f->lock, NULL);
+	int rc = dssm__db3_open(&f->d, path, DB3_MAX_VALUE);
+	f->d.what = f->path;
+	if (rc == 0 && sqlite3_prepare_v2(f->d.db, "SELECT topic_id, timestamp, data FROM messages "
+	                                  "WHERE rowid = ?1", -1, &f->get, NULL) != SQLITE_OK)
+		rc = dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
+	if (rc == 0)
+		rc = dssm__view_new(c, &db3_format, f, path);
+	if (rc < 0) {
+		file_free(f);
+		return rc;
+	}
+	struct view *v = (struct view *)c->view;
+	rc = dssm__db3_topics(&f->d, on_topic, v);
+	if (rc == 0)
+		rc = load_entries(v, f);
+	return rc;   /* on an error the caller frees c, and the view with it */
+}
