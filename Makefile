@@ -41,13 +41,14 @@ CMOCKA_LIBS ?= -lcmocka
 # A folder includes only folders below it (scripts/layer-lint.sh checks).
 LIB_LAYERS := base ring remote store decode open record
 # Foreign files read in place (lib/store/view.h): they need liblz4, libzstd,
-# libbz2 and libsqlite3 (rosbag2's .db3), so they are linked where the
+# libbz2, libsqlite3 (rosbag2's .db3) and libyaml (a rosbag2 bag
+# directory's metadata.yaml), so they are linked where the
 # bridge is (the dssm command, the bridge tests) and into libdssm.so, not
 # into libdssm's core (libdssm.a); a program turns them on with
 # dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
   lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
-  lib/store/ssmlog_view.c lib/store/views.c
+  lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
@@ -71,7 +72,7 @@ FOXGLOVE_LIBS ?= -lwebsockets
 # dds/ is linked into the dssm command only: libdssm never depends on Cyclone DDS.
 DDS_LIBS ?= $(shell pkg-config --libs CycloneDDS)
 # bags and MCAP files: compression from Debian's libraries, CRC-32 from zlib
-BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
+BRIDGE_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3 -lyaml
 
 LIBDSSM := $(BUILD)/libdssm.a
 LIBDSSM_SO := $(BUILD)/libdssm.so
@@ -100,7 +101,7 @@ $(LIBDSSM): $(CORE_OBJ)
 # libdssm.so reads foreign files in place: it carries the views (views.c
 # lists them) and registers them when loaded (lib/store/view_so.c)
 VIEW_SO_OBJ := $(VIEW_SRC:%.c=$(BUILD)/%.o) $(BUILD)/lib/store/view_so.o
-VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3
+VIEW_LIBS ?= -llz4 -lzstd -lbz2 -lz -lsqlite3 -lyaml
 $(LIBDSSM_SO): $(CORE_OBJ) $(VIEW_SO_OBJ) scripts/libdssm.map
 	$(CC) $(CFLAGS_ALL) -shared -Wl,-soname,libdssm.so.0 -Wl,--version-script=scripts/libdssm.map \
 	  -o $@ $(CORE_OBJ) $(VIEW_SO_OBJ) $(VIEW_LIBS) $(LDLIBS_ALL)

@@ -105,7 +105,7 @@ fi
 # test data and example.bag exported in every codec with small chunks.
 view_src="$(ls lib/store/*.c | grep -v view_so.c) lib/base/*.c lib/ring/name.c"
 # shellcheck disable=SC2086
-if clang $flags -o "$out/fuzz_mcapview" tests/fuzz/fuzz_mcapview.c $view_src -llz4 -lzstd -lbz2 -lz \
+if clang $flags -o "$out/fuzz_mcapview" tests/fuzz/fuzz_mcapview.c $view_src -llz4 -lzstd -lbz2 -lz -lsqlite3 -lyaml \
 	-lm -pthread >"$out/build-mcapview.log" 2>&1; then
 	mkdir -p "$out/mcapview-corpus"
 	cp "$rec"/*.mcap "$out/mcapview-corpus/"
@@ -122,7 +122,7 @@ else
 fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
-if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c lib/store/db3.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
 	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}

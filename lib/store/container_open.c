@@ -354,6 +354,8 @@ int dssm_container_verify(dssm_container *c, int stream)
 
 void dssm__store_stream_release(dssm_container *c, int idx)
 {
+	if (c->view || c->set)
+		return;   /* (a set's part read in place: it holds no stream files) */
 	struct cstream *s = &c->s[idx];
 	if (!s->trusted || s->damage || s->met || s->data_fd < 0)
 		return;

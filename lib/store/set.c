@@ -19,6 +19,13 @@
  * closed again when the query leaves it; a merged query opens a part's
  * query only once the merge reaches the part's first time.
  *
+ * A foreign bag directory (a rosbag2 bag: dssm__set_list_files, views.c)
+ * is a set too: its parts are the files it lists, in order, each read in
+ * place (view.h), the set closed from the start. A stream goes on across
+ * them by the same rule, but for the largest sample (a file view's
+ * max_size is what its file holds, not what a ring declared): the set's
+ * is the largest of its segments'.
+ *
  * A part the rolling window removed while the set is open is found by its
  * missing CONTAINER: its segments leave the front of their streams (the
  * count of entries each lost is kept, so a recorded stream's read position
@@ -80,6 +87,8 @@ int dssm__set_is(const char *dir)
 		return 0;
 	if (dssm__set_has_file(dir, "SET"))
 		return 1;
+	if (dssm__set_list_files && dssm__set_list_files(dir, NULL, NULL, NULL) == 0)
+		return 1;
 	DIR *d = opendir(dir);
 	int found = 0;
 	for (struct dirent *e; d && !found && (e = readdir(d));)
@@ -130,10 +139,11 @@ static int segment_add(struct sstream *t, int part, int local)
 	return 0;
 }
 
-static int same_ring(const dssm_stream_info *a, const dssm_stream_info *b)
+/* measured: max_size is a file's largest sample, not a ring's size */
+static int same_ring(const dssm_stream_info *a, const dssm_stream_info *b, int measured)
 {
 	return a->id == b->id && !strcmp(a->name, b->name) && !strcmp(a->type, b->type) &&
-	       !strcmp(a->encoding, b->encoding) && a->max_size == b->max_size;
+	       !strcmp(a->encoding, b->encoding) && (measured || a->max_size == b->max_size);
 }
 
 /* The set stream entry `local` of part pi continues, or -1: see the top. */
@@ -153,7 +163,8 @@ static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
 		 * this part and is the same ring, not going back in time (a stream
 		 * whose parts the rolling window all took goes on by what they
 		 * held: the reader following it misses what came between) */
-		if ((t->nseg && t->seg[t->nseg - 1].part >= pi) || !same_ring(&t->info, &e->info))
+		if ((t->nseg && t->seg[t->nseg - 1].part >= pi) ||
+		    !same_ring(&t->info, &e->info, s->files != NULL))
 			return -1;
 		for (int g = t->nseg - 1; g >= 0; g--) {
 			struct segment *sg = &t->seg[g];
@@ -190,7 +201,10 @@ static int chain_part(struct rset *s, int pi)
 		int rc = segment_add(&s->st[j], pi, local);
 		if (rc < 0)
 			return rc;
+		size_t largest = s->st[j].info.max_size;
 		s->st[j].info = e.info;
+		if (s->files && largest > e.info.max_size)
+			s->st[j].info.max_size = largest;
 		p->chain[local] = j;
 	}
 	return 0;
@@ -217,14 +231,21 @@ static void left_out(struct rset *s, int num, const char *why)
  * read is left out and said in the warning when `final`; otherwise (the
  * newest part of a set still written: its CONTAINER may be being written)
  * it is taken as not there yet and looked at again. */
-static int add_part(dssm_container *c, int num, int final)
+int dssm__set_add_part(dssm_container *c, int num, int final)
 {
 	struct rset *s = c->set;
 	char *path = NULL;
-	if (asprintf(&path, "%s/part-%04d", c->dir, num) < 0)
+	if (s->files ? !(path = strdup(s->files[num - 1]))
+	             : asprintf(&path, "%s/part-%04d", c->dir, num) < 0)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	dssm_container *pc = NULL;
 	int rc = dssm_container_open(path, &pc);
+	if (rc < 0 && s->files) {   /* a file the bag lists: the bag is not whole */
+		rc = dssm__fail(rc == DSSM_ENOMEM ? rc : DSSM_ECORRUPT, "%s: %s", c->dir,
+		                dssm_last_error());
+		free(path);
+		return rc;
+	}
 	int unreadable = rc < 0 && rc != DSSM_ENOENT && rc != DSSM_ENOMEM && rc != DSSM_ESYS &&
 	                 rc != DSSM_EPERM;
 	if (rc == DSSM_ENOENT || (unreadable && !final)) {
@@ -255,7 +276,7 @@ static int add_part(dssm_container *c, int num, int final)
 		return rc;
 	}
 	/* read while it was removed (its CONTAINER gone now): not there */
-	if (!dssm__set_has_file(path, "CONTAINER")) {
+	if (!s->files && !dssm__set_has_file(path, "CONTAINER")) {
 		dssm_container_close(pc);
 		free(path);
 		if (num > s->last_num)
@@ -420,7 +441,7 @@ static int add_listed(dssm_container *c)
 	int n = list_parts(c, &nums), rc = n < 0 ? n : 0;
 	for (int i = 0; i < n && rc >= 0; i++)
 		if (nums[i] > s->last_num)
-			rc = add_part(c, nums[i], s->closed || i < n - 1);
+			rc = dssm__set_add_part(c, nums[i], s->closed || i < n - 1);
 	free(nums);
 	return rc < 0 ? rc : 0;
 }
@@ -431,9 +452,11 @@ int dssm__set_open(dssm_container *c)
 	if (!s)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	dssm__set_attach(c, s);
+	s->last_num = -1;
+	if (dssm__set_list_files && dssm__set_list_files(c->dir, NULL, NULL, NULL) == 0)
+		return dssm__set_open_files(c);
 	/* CLOSED before the parts: a set closed after this look is refreshed */
 	s->closed = load_closed(c);
-	s->last_num = -1;
 	int rc = add_listed(c);
 	if (rc == 0)
 		find_gaps(c);
@@ -470,10 +493,14 @@ void dssm__set_free(struct rset *s)
 		dssm_container_close(s->p[i].c);
 		free(s->p[i].path);
 		free(s->p[i].chain);
+		free(s->p[i].tid_base);
 	}
 	free(s->p);
 	free(s->st);
 	free(s->note);
+	for (int i = 0; i < s->nfiles; i++)
+		free(s->files[i]);
+	free(s->files);
 	free(s);
 }
 
@@ -519,7 +546,7 @@ static int find_added(dssm_container *c)
 		return add_listed(c);
 	int rc = 1;
 	while (rc == 1)
-		rc = add_part(c, s->last_num + 1, s->closed);
+		rc = dssm__set_add_part(c, s->last_num + 1, s->closed);
 	/* No next part, and the last one known is closed: the set ended, or
 	 * the rolling window moved past parts this reader never saw (it
 	 * stopped for a while): the directory says which parts are there. */

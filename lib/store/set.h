@@ -25,6 +25,8 @@ struct part {
 	int users;               /* queries reading it now */
 	int *chain;              /* per stream entry of the part: its set stream */
 	int nchain;
+	uint64_t *tid_base;      /* a foreign set's: per stream entry, what its TIDs
+	                          * go on from (set_query.c), or NULL */
 };
 
 struct segment {
@@ -58,6 +60,10 @@ struct rset {
 	int *out_num;
 	char **out_why;
 	int nout;
+	/* a foreign bag directory (dssm__set_list_files): its files, the
+	 * parts in order (part i+1 is files[i]); NULL for part-NNNN */
+	char **files;
+	int nfiles;
 };
 
 /* set.c, set_streams.c, for each other and set_query.c */
@@ -70,8 +76,22 @@ dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g)
 int dssm__set_selection(dssm_container *c, const int *streams, int n, char **out);
 int dssm__set_part_locals(struct rset *s, int pi, const char *sel, int **out);
 void dssm__set_segment_close(struct rset *s, struct segment *g);
+/* Open part NUM and add it: 1 if added or left out, 0 if not there (yet),
+ * or an error (set.c). */
+int dssm__set_add_part(dssm_container *c, int num, int final);
+/* Open c->dir as a foreign bag directory's files (set_files.c). */
+int dssm__set_open_files(dssm_container *c);
 
-/* Is DIR a set (no CONTAINER; SET, or a part-NNNN directory)? */
+/* A directory of foreign files read as one recording (a rosbag2 bag:
+ * metadata.yaml and the files it lists), when a program registered the
+ * views (views.c): 0 when dir is one, 1 when it is not, or an error; with
+ * files non-NULL, its files too (malloc'd, in order, *n of them) and a
+ * note for the warning (malloc'd, or NULL). */
+typedef int (*dssm__set_lister)(const char *dir, char ***files, int *n, char **note);
+extern dssm__set_lister dssm__set_list_files;
+
+/* Is DIR a set (no CONTAINER; SET, a part-NNNN directory, or a directory
+ * dssm__set_list_files takes)? */
 int dssm__set_is(const char *dir);
 /* Open DIR as a set into c (a reader made by dssm__store_new). */
 int dssm__set_open(dssm_container *c);

@@ -218,6 +218,28 @@ static struct sub *next_sub(struct set_query *sq, int *rc)
 	}
 }
 
+static uint64_t segment_count(struct rset *s, const struct segment *g);
+
+/* What a foreign set (a rosbag2 bag's files, s->files) adds to the TIDs
+ * stream entry `local` of part pi gives (a file view numbers its samples
+ * 0, 1, ...): the samples of its set stream in the files before, so that
+ * TIDs go on across files as in one import of them all. 0 for dssm's
+ * parts, whose TIDs are the rings'. Counted once per part (the set does
+ * not change); 0 when out of memory (said by nothing else: TIDs restart). */
+static uint64_t tid_base(struct rset *s, int pi, int local)
+{
+	struct part *p = &s->p[pi];
+	if (!s->files || local < 0 || local >= p->nchain)
+		return 0;
+	if (!p->tid_base && (p->tid_base = calloc((size_t)p->nchain, sizeof *p->tid_base)))
+		for (int k = 0; k < p->nchain; k++) {
+			struct sstream *t = &s->st[p->chain[k]];
+			for (int g = 0; g < t->nseg && t->seg[g].part < pi; g++)
+				p->tid_base[k] += segment_count(s, &t->seg[g]);
+		}
+	return p->tid_base ? p->tid_base[local] : 0;
+}
+
 static int merged_next(struct set_query *sq, dssm_record *rec)
 {
 	int rc;
@@ -226,6 +248,7 @@ static int merged_next(struct set_query *sq, dssm_record *rec)
 		return rc;
 	*rec = b->head;
 	rec->stream = sq->c->set->p[b->part].chain[b->head.stream];
+	rec->tid += tid_base(sq->c->set, b->part, b->head.stream);
 	b->advance = 1;
 	return 1;
 }
@@ -310,7 +333,10 @@ int dssm__set_query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t
 		return dssm__fail(DSSM_ECORRUPT, "%s: no entry %llu of stream %d", sq->c->dir,
 		                  (unsigned long long)i, sq->stream);
 	int rc = segment_query(sq, g, &pq);
-	return rc < 0 ? rc : dssm__query_entry(pq, i - base, time, tid);
+	struct segment *sg = &pos_stream(sq)->seg[g];
+	if (rc == 0 && (rc = dssm__query_entry(pq, i - base, time, tid)) == 0 && tid)
+		*tid += tid_base(sq->c->set, sg->part, sg->local);
+	return rc;
 }
 
 int dssm__set_query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
@@ -372,8 +398,10 @@ static int position_next(struct set_query *sq, dssm_record *rec)
 		if (rc == 0)
 			rc = dssm_query_next(pq, rec);
 		if (rc != 0) {
-			if (rc == 1)
+			if (rc == 1) {
 				rec->stream = sq->stream;
+				rec->tid += tid_base(sq->c->set, t->seg[sq->seg].part, t->seg[sq->seg].local);
+			}
 			return rc;
 		}
 		uint64_t end = sq->base + segment_count(sq->c->set, &t->seg[sq->seg]);

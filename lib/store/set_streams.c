@@ -128,7 +128,7 @@ void dssm__set_salvage(dssm_container *c, int on)
 int dssm__set_part_gone_quiet(dssm_container *c, int pi)
 {
 	struct part *p = &c->set->p[pi];
-	return p->removed || !dssm__set_has_file(p->path, "CONTAINER");
+	return p->removed || (!c->set->files && !dssm__set_has_file(p->path, "CONTAINER"));
 }
 
 int dssm__set_part_gone(dssm_container *c, int pi)

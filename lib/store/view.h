@@ -90,6 +90,8 @@ int dssm__db3_sniff(const uint8_t *head, size_t n);
 int dssm__db3_view_open(dssm_container *c, const char *path);
 int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
 int dssm__ssmlog_view_open(dssm_container *c, const char *path);
+/* The lister of set.h for rosbag2 bag directories (rosbag2_dir.c). */
+int dssm__rosbag2_dir(const char *dir, char ***files, int *n, char **note);
 /* The most sample entries a view keeps in memory (24 bytes each): a file
  * with more is refused, saying so (the caller may import it instead). */
 extern uint64_t dssm__view_max_entries;

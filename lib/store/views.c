@@ -5,12 +5,14 @@
  * first bytes. A new format adds its line here, and nowhere else: the dssm
  * command, libdssm.so and the tests turn them all on with
  * dssm__views_register(), and the CLI asks dssm__view_claims whether a
- * file is read in place or imported.
+ * file is read in place or imported. A directory of such files (a rosbag2
+ * bag) is read as a set of them (set_files.c, rosbag2_dir.c).
  */
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "set.h"
 #include "view.h"
 #include "lib/base/base.h"
 
@@ -58,4 +60,5 @@ const char *dssm__view_claims(const char *path)
 void dssm__views_register(void)
 {
 	dssm__view_open = open_any;
+	dssm__set_list_files = dssm__rosbag2_dir;   /* a rosbag2 bag directory: a set of files */
 }

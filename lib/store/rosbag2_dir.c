@@ -1,0 +1,250 @@
+/*
+ * rosbag2_dir.c - which directories are rosbag2 bags, and their files (the
+ * lister of set.h, registered with the views: views.c). `ros2 bag record`
+ * writes a directory holding NAME_0.db3 (or .mcap), NAME_1.db3, ... as it
+ * splits by size or duration, and metadata.yaml when it stops; the files
+ * are metadata.yaml's rosbag2_bagfile_information.relative_file_paths, in
+ * that order, read with Debian's libyaml. A directory whose recorder was
+ * killed before writing metadata.yaml is still a bag: its NAME_N.db3 or
+ * NAME_N.mcap files in N order, which the set's warning says.
+ *
+ * metadata.yaml is untrusted: a path that leaves the directory (absolute,
+ * or with a ".." component) is refused; bags before rosbag2's version 4
+ * listed "NAME/NAME_0.db3" (relative to the parent), taken as NAME_0.db3
+ * in the directory. A compressed bag (compression_mode FILE or MESSAGE)
+ * is refused, naming its compression: its files or samples are zstd
+ * streams, not what a reader of rosbag2's storage expects.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include "lib/base/base.h"
+#include "set.h"
+#include "store.h"
+#include "view.h"
+
+#define BAG_FILES_MAX 100000
+
+/* The value of KEY in mapping node m, or NULL. */
+static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *m, const char *key)
+{
+	if (!m || m->type != YAML_MAPPING_NODE)
+		return NULL;
+	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(doc, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == strlen(key) &&
+		    !memcmp(k->data.scalar.value, key, k->data.scalar.length))
+			return yaml_document_get_node(doc, p->value);
+	}
+	return NULL;
+}
+
+/* A scalar's text ("" for anything else); NULL when it holds a NUL. */
+static const char *scalar(yaml_node_t *n)
+{
+	if (!n || n->type != YAML_SCALAR_NODE)
+		return "";
+	const char *v = (const char *)n->data.scalar.value;
+	return strlen(v) == n->data.scalar.length ? v : NULL;
+}
+
+static int add_file(char ***files, int *n, const char *dir, const char *name)
+{
+	char **v = realloc(*files, sizeof *v * (size_t)(*n + 1));
+	if (!v)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	*files = v;
+	if (asprintf(&v[*n], "%s/%s", dir, name) < 0)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	++*n;
+	return 0;
+}
+
+/* A listed path as a file of dir (see the top), into *files. */
+static int listed_file(const char *dir, const char *yml, const char *rel, char ***files, int *n)
+{
+	if (!rel || !*rel || rel[0] == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) ||
+	    strstr(rel, "/../") || (strlen(rel) >= 3 && !strcmp(rel + strlen(rel) - 3, "/..")))
+		return dssm__fail(DSSM_ECORRUPT, "%s: relative_file_paths lists '%s', which is not a "
+		                  "file of the bag's directory", yml, rel ? rel : "(a value with a NUL)");
+	char path[4200];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	const char *base = strrchr(rel, '/');
+	if (stat(path, &st) != 0 && base)   /* before version 4: NAME/NAME_0.db3 */
+		rel = base + 1;
+	return add_file(files, n, dir, rel);
+}
+
+/* The bag's files, as metadata.yaml lists them. */
+static int from_metadata(const char *dir, const char *yml, char ***files, int *n)
+{
+	uint8_t *text = NULL;
+	size_t len = 0;
+	if (dssm__store_read_file(yml, &text, &len) < 0)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", yml);
+	yaml_parser_t parser;
+	yaml_document_t doc;
+	if (!yaml_parser_initialize(&parser)) {
+		free(text);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
+	yaml_parser_set_input_string(&parser, text, len);
+	int rc = 0, loaded = yaml_parser_load(&parser, &doc);
+	if (!loaded)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s is not YAML: line %zu, column %zu: %s", yml,
+		                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+		                parser.problem ? parser.problem : "cannot be parsed");
+	yaml_node_t *info = rc ? NULL : lookup(&doc, yaml_document_get_root_node(&doc),
+	                                       "rosbag2_bagfile_information");
+	yaml_node_t *paths = lookup(&doc, info, "relative_file_paths");
+	const char *mode = info ? scalar(lookup(&doc, info, "compression_mode")) : "";
+	if (rc == 0 && !info)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s is not a rosbag2 bag's metadata (no "
+		                "rosbag2_bagfile_information)", yml);
+	else if (rc == 0 && (!paths || paths->type != YAML_SEQUENCE_NODE ||
+	                     paths->data.sequence.items.top == paths->data.sequence.items.start))
+		rc = dssm__fail(DSSM_ECORRUPT, "%s lists no files (relative_file_paths)", yml);
+	else if (rc == 0 && (!mode || *mode))
+		rc = dssm__fail(DSSM_EINVAL, "%s: the bag is compressed (compression_mode %s, "
+		                "compression_format %s), which is not read: decompress it first "
+		                "(ros2 bag convert)", yml, mode ? mode : "?",
+		                scalar(lookup(&doc, info, "compression_format")));
+	for (yaml_node_item_t *i = rc ? NULL : paths->data.sequence.items.start;
+	     i && i < paths->data.sequence.items.top && rc == 0; i++)
+		rc = *n >= BAG_FILES_MAX
+		     ? dssm__fail(DSSM_ECORRUPT, "%s lists more than %d files", yml, BAG_FILES_MAX)
+		     : listed_file(dir, yml, scalar(yaml_document_get_node(&doc, *i)), files, n);
+	if (loaded)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	free(text);
+	return rc;
+}
+
+/* N of "PREFIX_N.db3" or "PREFIX_N.mcap" (its extension in *ext, the
+ * length of PREFIX in *plen), or -1. */
+static long split_number(const char *name, const char **ext, size_t *plen)
+{
+	const char *dot = strrchr(name, '.');
+	if (!dot || (strcmp(dot, ".db3") && strcmp(dot, ".mcap")))
+		return -1;
+	const char *d = dot;
+	while (d > name && d[-1] >= '0' && d[-1] <= '9')
+		d--;
+	if (d == dot || dot - d > 9 || d == name || d[-1] != '_')
+		return -1;
+	*ext = dot;
+	*plen = (size_t)(d - 1 - name);
+	return strtol(d, NULL, 10);
+}
+
+struct split {
+	long num;
+	char *name;
+};
+
+static int by_number(const void *a, const void *b)
+{
+	long x = ((const struct split *)a)->num, y = ((const struct split *)b)->num;
+	return (x > y) - (x < y);
+}
+
+/* The NAME_N files of dir (of one NAME and extension), sorted by N, into
+ * *v (malloc'd); how many (0: none), or an error. */
+static int splits_of(const char *dir, struct split **v)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return dssm__fail_errno(DSSM_ENOENT, "%s", dir);
+	int n = 0, rc = 0;
+	*v = NULL;
+	const char *ext;
+	size_t plen;
+	char bag[300] = "", key[300];   /* NAME and extension of the first */
+	for (struct dirent *e; rc == 0 && (e = readdir(d));) {
+		long num = split_number(e->d_name, &ext, &plen);
+		if (num < 0)
+			continue;
+		snprintf(key, sizeof key, "%.*s%s", (int)plen, e->d_name, ext);
+		if (!bag[0])
+			snprintf(bag, sizeof bag, "%s", key);
+		struct split *w = strcmp(bag, key) ? NULL : realloc(*v, sizeof *w * (size_t)(n + 1));
+		if (strcmp(bag, key))
+			rc = dssm__fail(DSSM_ECORRUPT, "%s has no metadata.yaml and holds the files of "
+			                "more than one bag (%s and %s): give one file", dir, (*v)[0].name,
+			                e->d_name);
+		else if (!w || !(w[n].name = strdup(e->d_name)))
+			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+		if (w)
+			*v = w;
+		if (rc == 0)
+			w[n++].num = num;
+	}
+	closedir(d);
+	if (rc == 0 && n > 1)
+		qsort(*v, (size_t)n, sizeof **v, by_number);
+	if (rc < 0) {
+		for (int i = 0; i < n; i++)
+			free((*v)[i].name);
+		free(*v);
+		*v = NULL;
+	}
+	return rc < 0 ? rc : n;
+}
+
+/* A bag without metadata.yaml: its split files in number order. */
+static int from_splits(const char *dir, char ***files, int *n, char **note)
+{
+	struct split *v;
+	int m = splits_of(dir, &v), rc = m < 0 ? m : 0;
+	for (int i = 0; i < m && rc == 0; i++)
+		rc = add_file(files, n, dir, v[i].name);
+	if (rc == 0 && note && m > 0 &&
+	    asprintf(note, "%s has no metadata.yaml (its recorder did not stop cleanly?): its "
+	             "files %s ... %s are read in their number order", dir, v[0].name,
+	             v[m - 1].name) < 0)
+		*note = NULL;
+	for (int i = 0; i < m; i++)
+		free(v[i].name);
+	free(v);
+	return rc;
+}
+
+int dssm__rosbag2_dir(const char *dir, char ***files, int *n, char **note)
+{
+	char yml[4200];
+	struct stat st;
+	snprintf(yml, sizeof yml, "%s/metadata.yaml", dir);
+	int meta = stat(yml, &st) == 0 && S_ISREG(st.st_mode);
+	if (!files) {
+		if (meta)
+			return 0;
+		struct split *v;
+		int m = splits_of(dir, &v);
+		for (int i = 0; i < m; i++)
+			free(v[i].name);
+		free(v);
+		return m > 0 || m == DSSM_ECORRUPT ? 0 : 1;   /* (two bags: the open says so) */
+	}
+	*files = NULL;
+	*n = 0;
+	if (note)
+		*note = NULL;
+	int rc = meta ? from_metadata(dir, yml, files, n) : from_splits(dir, files, n, note);
+	if (rc == 0 && *n == 0)
+		rc = dssm__fail(DSSM_ENOENT, "%s is not a rosbag2 bag (no metadata.yaml, no "
+		                "NAME_N.db3 or NAME_N.mcap files)", dir);
+	if (rc < 0) {
+		for (int i = 0; i < *n; i++)
+			free((*files)[i]);
+		free(*files);
+		*files = NULL;
+		*n = 0;
+	}
+	return rc;
+}
