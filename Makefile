@@ -123,7 +123,7 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/s
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_backends: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
@@ -273,7 +273,7 @@ UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow
 UNITS_ssm := test_ssm_compat test_ssm_clock test_ssm_times test_ssm_users
 UNITS_proxy := test_watch test_hostile test_proxies
-UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview test_ssmlogview
+UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview test_ssmlogview test_db3view
 UNITS_foxglove := test_foxglove
 UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh

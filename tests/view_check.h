@@ -1,23 +1,26 @@
 /*
- * view_check.h - a file read in place (lib/store/view.h) against its
- * import: the same streams (names, ids, layout, schema, property, counts,
- * times, bytes), the same samples, times and TIDs from merged and windowed
- * queries, batches and budgets, and every read call of a stream opened as
- * a dssm_stream on both. Shared by the tests of each format read in place
- * (test_mcapview.c, test_ssmlogview.c), which define their setup (tmp, the
- * views registered).
+ * view_check.h - a recording read in place (lib/store/view.h: an MCAP or
+ * .db3 file, a rosbag2 bag directory) against the import of the same data
+ * (app/bridge/import.c), by every reader call: the same streams (names,
+ * ids, layout, schema, property, counts, times, bytes), the same samples
+ * with the same times and TIDs for merged and windowed queries, batches,
+ * budgets, and every read call of a recorded stream opened as a
+ * dssm_stream. For test_mcapview.c and test_db3view.c.
  */
 #ifndef DSSM_TESTS_VIEW_CHECK_H
 #define DSSM_TESTS_VIEW_CHECK_H
 
-static char tmp[256];
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-static void sh(const char *fmt, const char *a)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, fmt, a);
-	assert_int_equal(system(cmd), 0);
-}
+#include "dssm/container.h"
+#include "dssm/connector.h"
+#include "app/bridge/bridge.h"
 
 /* The view's stream for the import's stream i (by NAME:ID). */
 static int peer(dssm_container *imp, dssm_container *view, int i)
@@ -183,19 +186,21 @@ static void same_reads(const char *dir, const char *file, dssm_container *imp)
 	}
 }
 
-/* The view of `file` against its import (made in tmp): how many samples
- * it holds. */
-static int check_file(const char *file)
+/* `file` read in place (a file, or a directory read as one) against the
+ * import of `source` (into tmpdir/imported). */
+static void view_check(const char *source, const char *file, const char *tmpdir)
 {
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s/imported", tmp);
-	sh("rm -rf '%s'", dir);
-	assert_int_equal(bridge_import(file, NULL, dir, NULL, NULL), 0);
+	char dir[512], cmd[600];
+	snprintf(dir, sizeof dir, "%s/imported", tmpdir);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(bridge_import(source, NULL, dir, NULL, NULL), 0);
 	dssm_container *imp, *view;
 	assert_int_equal(dssm_container_open(dir, &imp), 0);
 	assert_int_equal(dssm_container_open(file, &view), 0);
 	same_streams(imp, view);
 	int all = same_query(imp, view, INT64_MIN, INT64_MAX);
+	assert_true(all > 0);
 	dssm_time_t lo = INT64_MAX, hi = INT64_MIN;
 	for (int i = 0; i < dssm_container_stream_count(imp); i++) {
 		dssm_recorded r;
@@ -206,17 +211,15 @@ static int check_file(const char *file)
 			hi = r.last;
 	}
 	int parts = 0;
-	for (int k = 0; all > 0 && k < 5; k++)   /* windows that tile the span */
+	for (int k = 0; k < 5; k++)   /* windows that tile the span */
 		parts += same_query(imp, view, lo + (hi - lo) / 5 * k,
 		                    k == 4 ? hi : lo + (hi - lo) / 5 * (k + 1) - 1);
 	assert_int_equal(parts, all);
-	if (all > 0)
-		same_query(imp, view, hi, lo);   /* end before start: nothing */
+	same_query(imp, view, hi, lo);   /* end before start: nothing */
 	same_batches(imp, view);
 	same_reads(dir, file, imp);
 	dssm_container_close(imp);
 	dssm_container_close(view);
-	return all;
 }
 
 #endif

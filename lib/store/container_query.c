@@ -347,6 +347,18 @@ int dssm_container_budget_start(dssm_container *c, const int *streams, int nstre
  * walk reaches them), else from its index. 0, or -1 when nothing is left. */
 static int budget_key(struct budget_src *b, dssm_time_t *t, uint8_t *e)
 {
+	if (b->c->view) {   /* a set's part read in place: its table */
+		dssm_recorded r;
+		uint32_t len;
+		if (!b->started && b->c->view->ops->stream(b->c, b->idx, &r) == 0) {
+			b->pos = r.count;
+			b->started = 1;
+		}
+		if (!b->pos || b->c->view->ops->entry(b->c, b->idx, b->pos - 1, t, &len) < 0)
+			return -1;
+		le_put32(e + 24, len);   /* where an index entry has it */
+		return 0;
+	}
 	struct cstream *s = &b->c->s[b->idx];
 	if (!b->started) {
 		b->pos = s->count;
@@ -381,7 +393,7 @@ int dssm__store_budget_walk(struct budget_src *src, int n, uint64_t budget, dssm
 		if (best < 0)
 			break;
 		struct budget_src *b = &src[best];
-		int rc = dssm__store_stream_files(b->c, b->idx);
+		int rc = b->c->view ? 0 : dssm__store_stream_files(b->c, b->idx);
 		if (rc < 0)
 			return rc;
 		if (budget_key(b, &bt, e) < 0) /* (files found shorter than said) */

@@ -1,8 +1,9 @@
 /*
  * db3.c - a rosbag2 SQLite database opened as an untrusted file (db3.h):
  * read-only, running nothing from its schema (no functions, views or
- * triggers), values over a size refused by SQLite itself; "topics" and
- * "messages" must be real tables (not views) with rosbag2's columns, and
+ * triggers; a file with a trigger is refused), values over a size refused
+ * by SQLite itself; "topics" and "messages" must be real tables (not
+ * views) with rosbag2's columns, and
  * values of the wrong type are errors naming the row. The import and the
  * file view both go through here, so both refuse the same files.
  */
@@ -89,8 +90,23 @@ static int check_schema(struct db3 *d)
 				                  "has no column '%s'", d->what, need[t][0], need[t][c]);
 		}
 	}
-	/* samples are read back by rowid (db3_view.c) */
+	/* a trigger would not run (defend() turns them off): a file with one
+	 * is no rosbag2 recorder's, and refused as made to mislead */
 	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(d->db, "SELECT name FROM sqlite_master WHERE type = 'trigger'", -1,
+	                       &st, NULL) != SQLITE_OK)
+		return dssm__db3_fail(d, DSSM_ECORRUPT, "reading its schema");
+	int rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s is not a rosbag2 bag: it has a trigger ('%s'), "
+		                "which rosbag2 never writes (nothing of a bag's schema is run)", d->what,
+		                text_of(st, 0) ? text_of(st, 0) : "?");
+	else if (rc != SQLITE_DONE)
+		rc = dssm__db3_fail(d, DSSM_ECORRUPT, "reading its schema");
+	sqlite3_finalize(st);
+	if (rc < 0)
+		return rc;
+	/* samples are read back by rowid (db3_view.c) */
 	if (sqlite3_prepare_v2(d->db, "SELECT rowid FROM messages LIMIT 0", -1, &st, NULL) != SQLITE_OK)
 		return dssm__fail(DSSM_ECORRUPT, "%s is not a rosbag2 bag: its table 'messages' has "
 		                  "no rowid (WITHOUT ROWID), which rosbag2 never writes", d->what);

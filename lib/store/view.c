@@ -478,6 +478,20 @@ static int view_budget_start(dssm_container *c, const int *streams, int nstreams
 	return rc;
 }
 
+static int view_entry(dssm_container *c, int idx, uint64_t i, dssm_time_t *time, uint32_t *len)
+{
+	int rc = view_sized(c, idx);
+	const struct vstream *s = rc == 0 ? &view_of(c)->s[idx] : NULL;
+	if (rc == 0 && i >= s->n)
+		rc = dssm__fail(DSSM_EINVAL, "%s: stream '%s:%d' has no entry %llu", view_of(c)->what,
+		                s->info.name, s->info.id, (unsigned long long)i);
+	if (rc == 0) {
+		*time = s->e[i].time;
+		*len = s->e[i].len;
+	}
+	return rc;
+}
+
 static const struct view_ops ops = {
 	.free = view_free,
 	.stream_count = view_stream_count,
@@ -496,6 +510,7 @@ static const struct view_ops ops = {
 	.query_search = view_query_search,
 	.query_entry = view_query_entry,
 	.query_count = view_query_count,
+	.entry = view_entry,
 };
 
 int dssm__view_new(dssm_container *c, const struct view_format *fmt, void *ctx, const char *what)
