@@ -4,10 +4,10 @@
  *
  *   DIR/NAME[:ID]        a recording (DIR holds a CONTAINER, or parts of a set):
  *                        lib/store
- *   FILE/TOPIC[:ID]      a foreign file read in place (an MCAP file, when the
- *                        program registered the views: lib/store/view.h);
- *                        TOPIC with or without its leading '/', or the
- *                        stream NAME
+ *   FILE/TOPIC[:ID]      a foreign file read in place (an MCAP or rosbag2 .db3
+ *                        file, or a rosbag2 bag directory, when the program
+ *                        registered the views: lib/store/view.h); TOPIC with
+ *                        or without its leading '/', or the stream NAME
  *   HOST[:PORT]/NAME[:ID] a stream behind a dssm proxy: lib/remote
  *   NAME[:ID]            a ring in this host's shared memory: lib/ring
  *
@@ -28,27 +28,31 @@
 #include "lib/store/view.h"
 
 /* "FILE/TOPIC": the length of FILE, the first prefix of the address ending
- * before a '/' that is a regular file, when files are read in place; else 0. */
+ * before a '/' that is a regular file, when files are read in place; else
+ * that of the first that is a bag directory read in place (a rosbag2 bag:
+ * set.h's lister), whose topics have '/' in them too; else 0. */
 static size_t view_file_len(const char *address)
 {
 	if (!dssm__view_open || !address || !*address)
 		return 0;
+	size_t bag = 0;
 	for (const char *p = strchr(address + 1, '/'); p; p = strchr(p + 1, '/')) {
 		char path[4096];
 		struct stat st;
 		size_t n = (size_t)(p - address);
 		if (n >= sizeof path)
-			return 0;
+			break;
 		memcpy(path, address, n);
 		path[n] = '\0';
-		if (stat(path, &st) != 0)
-			return 0;
+		if (stat(path, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			break;
 		if (S_ISREG(st.st_mode))
 			return n;
-		if (!S_ISDIR(st.st_mode))
-			return 0;
+		if (!bag && dssm__set_list_files && !dssm__set_has_file(path, "CONTAINER") &&
+		    dssm__set_list_files(path, NULL, NULL, NULL) == 0)
+			bag = n;
 	}
-	return 0;
+	return bag;
 }
 
 /* The address rule for recordings (connector.h): "DIR/NAME[:ID]" where DIR
