@@ -279,7 +279,7 @@ UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh
 SCRIPTS_record := tests/recording-test.sh tests/set-test.sh tests/gluster-test.sh
 SCRIPTS_ssm := tests/install-test.sh
-SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh
+SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh tests/db3view-test.sh
 SCRIPTS_decode := tests/decoder-test.sh
 SCRIPTS_foxglove := tests/foxglove-test.sh
 SCRIPTS_dds := tests/dds-test.sh tests/dds-ls-test.sh
@@ -330,6 +330,8 @@ test: deps
 	@bash tests/mcapview-test.sh build/dssm
 	@echo "== SSM logs read in place: what the import prints, nothing under TMPDIR"
 	@bash tests/ssmlogview-test.sh build/dssm
+	@echo "== rosbag2 .db3 files and bag directories read in place: what the import prints, what sqlite3 reads, nothing under TMPDIR"
+	@bash tests/db3view-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
 	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"

@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# db3view-test.sh [DSSM] - rosbag2 SQLite files (.db3) and rosbag2 bag
+# directories read in place (lib/store/db3_view.c, rosbag2_dir.c), as a
+# user sees them: `info`, `cat FILE/TOPIC`, `query` and `export` print what
+# they print for the import of the same data and create nothing under
+# $TMPDIR (no hidden import); the samples are what python3's sqlite3 reads
+# (tests/bridge/db3_oracle.py). A bag directory made here from talker.db3's
+# rows (two .db3 files, or a .db3 and an .mcap file, with and without
+# metadata.yaml) is one recording whose counts are the sum of its files'.
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+rec=tests/data/recordings
+talker=$rec/talker.db3
+db3oracle="/usr/bin/python3 tests/bridge/db3_oracle.py"
+oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
+tmp=$(mktemp -d /tmp/dssm-db3view-test.XXXXXX)
+priv=$(mktemp -d /tmp/dssm-db3view-tmpdir.XXXXXX)
+trap 'rm -rf "$tmp" "$priv"' EXIT
+passed=0 failed=0
+
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+same() { # same NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
+}
+# run in place with a private, empty TMPDIR; fail if anything is left or made there
+inplace() { # inplace OUT CMD...
+	local out=$1; shift
+	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
+	local rc=$?
+	if [ -n "$(ls -A "$priv")" ]; then
+		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
+	fi
+	return $rc
+}
+# the streams of info, from the STREAM line on, spaces squeezed
+streams() { awk '/^STREAM/ { on = 1 } /^$|^parts:/ { on = 0 } on' "$1" | tr -s ' '; }
+
+# ---- a .db3 file ----
+"$dssm" import "$talker" -o "$tmp/talker.d" -q >/dev/null 2>&1 || bad "import talker.db3"
+inplace "$tmp/got" "$dssm" query "$talker" || bad "query talker.db3: $(cat "$tmp/err")"
+"$dssm" query "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+same "query talker.db3 in place prints what its import prints" "$tmp/want" "$tmp/got"
+inplace "$tmp/info" "$dssm" info "$talker" || bad "info talker.db3: $(cat "$tmp/err")"
+"$dssm" info "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+streams "$tmp/want" >"$tmp/want2"
+streams "$tmp/info" >"$tmp/got2"
+same "info talker.db3 in place lists its import's streams" "$tmp/want2" "$tmp/got2"
+grep -q "^size: .*($(stat -c %s "$talker") bytes)" "$tmp/info" &&
+	ok "info talker.db3: its size is the file's" || bad "info size: $(grep size "$tmp/info")"
+"$dssm" cat "$tmp/talker.d/topic" -n 3 >"$tmp/want" 2>/dev/null
+for a in "$talker/topic" "$talker//topic" "$talker/topic:0"; do
+	inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
+	same "cat ${a#"$rec"/} -n 3 in place" "$tmp/want" "$tmp/got"
+done
+# every message (topic, time, length, SHA-1) as sqlite3 reads it
+$db3oracle messages "$talker" | sort -s -k1,1 >"$tmp/want"
+TMPDIR=$priv $oracle container-ordered "$talker" "$dssm" | sort -s -k1,1 >"$tmp/got"
+[ -z "$(ls -A "$priv")" ] || bad "the oracle's reads wrote under TMPDIR"
+same "talker.db3 in place: every message as sqlite3 reads it" "$tmp/want" "$tmp/got"
+inplace "$tmp/out" "$dssm" export "$talker" --mcap "$tmp/talker.mcap" --force ||
+	bad "export talker.db3: $(cat "$tmp/err")"
+"$dssm" query "$tmp/talker.mcap" >"$tmp/got" 2>/dev/null
+"$dssm" query "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+same "export talker.db3 in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
+
+# ---- a rosbag2 bag directory split into files ----
+# DIR/bag_0.db3 holds talker.db3's first 12 rows, DIR/bag_1.db3 the rest
+split() { # split DIR
+	mkdir -p "$1"
+	/usr/bin/python3 - "$talker" "$1" <<'PY'
+import sqlite3, sys
+src, out = sys.argv[1], sys.argv[2]
+for i, keep in enumerate(["id <= 12", "id > 12"]):
+    path = "%s/bag_%d.db3" % (out, i)
+    s = sqlite3.connect("file:%s?immutable=1" % src, uri=True)
+    s.execute("VACUUM INTO ?", (path,))
+    s.close()
+    d = sqlite3.connect(path)
+    d.execute("DELETE FROM messages WHERE NOT (%s)" % keep)
+    d.commit()
+    d.execute("VACUUM")
+    d.close()
+PY
+}
+meta() { # meta DIR FILE... : metadata.yaml listing the files
+	local dir=$1; shift
+	{ echo "rosbag2_bagfile_information:"; echo "  version: 5"
+	  echo "  storage_identifier: sqlite3"; echo "  relative_file_paths:"
+	  for f in "$@"; do echo "    - $f"; done
+	  echo '  compression_format: ""'; echo '  compression_mode: ""'; } >"$dir/metadata.yaml"
+}
+bag=$tmp/talker_bag
+split "$bag"
+meta "$bag" bag_0.db3 bag_1.db3
+n0=$($db3oracle messages "$bag/bag_0.db3" | wc -l) n1=$($db3oracle messages "$bag/bag_1.db3" | wc -l)
+inplace "$tmp/info" "$dssm" info "$bag" || bad "info of a bag directory: $(cat "$tmp/err")"
+total=$(awk '/^streams:/ { print $3 }' "$tmp/info")
+[ "$total" = "$((n0 + n1))" ] && [ "$n0" -gt 0 ] && [ "$n1" -gt 0 ] &&
+	grep -q "^parts: *2, read as one recording" "$tmp/info" &&
+	grep -q "^bag_1.db3 " "$tmp/info" &&
+	ok "info DIR: one recording of its 2 files, $total samples = $n0 + $n1" ||
+	bad "info DIR: $total samples for $n0 + $n1: $(cat "$tmp/info")"
+streams "$tmp/info" >"$tmp/got2"
+"$dssm" info "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+streams "$tmp/want" >"$tmp/want2"
+same "info DIR lists the streams of the whole file's import" "$tmp/want2" "$tmp/got2"
+{ $db3oracle messages "$bag/bag_0.db3"; $db3oracle messages "$bag/bag_1.db3"; } | sort -s -k1,1 >"$tmp/want"
+TMPDIR=$priv $oracle container-ordered "$bag" "$dssm" | sort -s -k1,1 >"$tmp/got"
+same "query DIR: every message of both files as sqlite3 reads them" "$tmp/want" "$tmp/got"
+inplace "$tmp/got" "$dssm" query "$bag"
+"$dssm" query "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+same "query DIR prints what the import of the whole file prints (TIDs going on)" "$tmp/want" "$tmp/got"
+"$dssm" cat "$tmp/talker.d/topic" -n 0 >"$tmp/want" 2>/dev/null
+for a in "$bag/topic" "$bag//topic"; do
+	inplace "$tmp/got" "$dssm" cat "$a" -n 0 || bad "cat $a: $(cat "$tmp/err")"
+	same "cat ${a#"$tmp"/} -n 0: across both files" "$tmp/want" "$tmp/got"
+done
+inplace "$tmp/out" "$dssm" export "$bag" --mcap "$tmp/bag.mcap" --force &&
+	"$dssm" query "$tmp/bag.mcap" >"$tmp/got" 2>/dev/null
+"$dssm" query "$tmp/talker.d" >"$tmp/want" 2>/dev/null
+same "export DIR --mcap: one file of the same samples" "$tmp/want" "$tmp/got"
+
+# without metadata.yaml (its recorder killed): its files in number order, said
+rm "$bag/metadata.yaml"
+inplace "$tmp/got" "$dssm" query "$bag"
+same "query DIR without metadata.yaml: the same samples" "$tmp/want" "$tmp/got"
+inplace "$tmp/info" "$dssm" info "$bag"
+grep -q "no metadata.yaml" "$tmp/info" "$tmp/err" && ok "info DIR without metadata.yaml says so" ||
+	bad "no metadata.yaml not said: $(cat "$tmp/info" "$tmp/err" | head -5)"
+
+# a .db3 file and an .mcap file (the second exported from its .db3 in place)
+mixed=$tmp/mixed_bag
+split "$mixed"
+"$dssm" export "$mixed/bag_1.db3" --mcap "$mixed/bag_1.mcap" >/dev/null 2>&1 || bad "export bag_1.db3"
+rm "$mixed/bag_1.db3"
+meta "$mixed" bag_0.db3 bag_1.mcap
+inplace "$tmp/info" "$dssm" info "$mixed" || bad "info of a .db3+.mcap bag: $(cat "$tmp/err")"
+total=$(awk '/^streams:/ { print $3 }' "$tmp/info")
+[ "$total" = "$((n0 + n1))" ] && grep -q "^bag_1.mcap " "$tmp/info" &&
+	ok "info DIR of a .db3 and an .mcap file: $total samples = $n0 + $n1" ||
+	bad "mixed bag: $total samples: $(cat "$tmp/info")"
+inplace "$tmp/got" "$dssm" query "$mixed" --format json --data-hex
+"$dssm" query "$tmp/talker.d" --format json --data-hex >"$tmp/want" 2>/dev/null
+same "query DIR of a .db3 and an .mcap file: the same samples, times and TIDs" "$tmp/want" "$tmp/got"
+
+# ---- errors name what is wrong ----
+inplace "$tmp/got" "$dssm" cat "$talker/nope" -n 1
+rc=$?
+[ $rc -eq 1 ] && grep -q "nope" "$tmp/err" && ok "cat FILE/unknown topic: $(cat "$tmp/err")" ||
+	bad "cat FILE/nope: rc $rc, $(cat "$tmp/err")"
+head -c 8192 "$talker" >"$tmp/cut.db3"
+inplace "$tmp/got" "$dssm" info "$tmp/cut.db3"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cut.db3 is cut short: its header counts" "$tmp/err" &&
+	ok "a .db3 cut short: $(cat "$tmp/err")" || bad "cut .db3: rc $rc, $(cat "$tmp/err")"
+sed -i 's/compression_mode: ""/compression_mode: FILE/; s/compression_format: ""/compression_format: zstd/' \
+	"$mixed/metadata.yaml"
+inplace "$tmp/got" "$dssm" info "$mixed"
+rc=$?
+[ $rc -eq 1 ] && grep -q "the bag is compressed (compression_mode FILE" "$tmp/err" &&
+	ok "a compressed bag directory: $(cat "$tmp/err")" || bad "compressed bag: rc $rc, $(cat "$tmp/err")"
+
+echo "db3view: $passed passed, $failed failed"
+[ $failed -eq 0 ]
