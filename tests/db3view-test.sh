@@ -17,23 +17,7 @@ oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
 tmp=$(mktemp -d /tmp/dssm-db3view-test.XXXXXX)
 priv=$(mktemp -d /tmp/dssm-db3view-tmpdir.XXXXXX)
 trap 'rm -rf "$tmp" "$priv"' EXIT
-passed=0 failed=0
-
-ok() { echo "  ok    $1"; passed=$((passed + 1)); }
-bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
-same() { # same NAME FILE1 FILE2
-	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
-}
-# run in place with a private, empty TMPDIR; fail if anything is left or made there
-inplace() { # inplace OUT CMD...
-	local out=$1; shift
-	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
-	local rc=$?
-	if [ -n "$(ls -A "$priv")" ]; then
-		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
-	fi
-	return $rc
-}
+. tests/inplace-lib.sh
 # the streams of info, from the STREAM line on, spaces squeezed
 streams() { awk '/^STREAM/ { on = 1 } /^$|^parts:/ { on = 0 } on' "$1" | tr -s ' '; }
 

@@ -21,6 +21,7 @@
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
+#define VIEW_TEST "db3view"
 #include "view_check.h"
 
 #ifndef DATA
@@ -28,31 +29,6 @@
 #endif
 #define TALKER DATA "/talker.db3"
 
-static char tmp[256];
-
-static void sh(const char *fmt, const char *a)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, fmt, a);
-	assert_int_equal(system(cmd), 0);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmp, sizeof tmp, "%s/db3view-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp))
-		return -1;
-	dssm__views_register();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sh("rm -rf '%s'", tmp);
-	return 0;
-}
 
 /* Run sql on the database at path (made if missing). */
 static void exec(const char *path, const char *sql)

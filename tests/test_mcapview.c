@@ -21,37 +21,13 @@
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
+#define VIEW_TEST "mcapview"
 #include "view_check.h"
 
 #ifndef DATA
 #define DATA "tests/data/recordings"
 #endif
 
-static char tmp[256];
-
-static void sh(const char *fmt, const char *a)
-{
-	char cmd[1024];
-	snprintf(cmd, sizeof cmd, fmt, a);
-	assert_int_equal(system(cmd), 0);
-}
-
-static int setup(void **state)
-{
-	(void)state;
-	snprintf(tmp, sizeof tmp, "%s/mcapview-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp))
-		return -1;
-	dssm__views_register();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sh("rm -rf '%s'", tmp);
-	return 0;
-}
 
 /* The view of `file` against its import. */
 static void check_file(const char *file)

@@ -5,7 +5,9 @@
  * ids, layout, schema, property, counts, times, bytes), the same samples
  * with the same times and TIDs for merged and windowed queries, batches,
  * budgets, and every read call of a recorded stream opened as a
- * dssm_stream. For test_mcapview.c and test_db3view.c.
+ * dssm_stream. For test_mcapview.c and test_db3view.c, which define
+ * VIEW_TEST (their name) first: setup makes tmp, $TMPDIR/VIEW_TEST-XXXXXX,
+ * and registers the views; teardown removes it.
  */
 #ifndef DSSM_TESTS_VIEW_CHECK_H
 #define DSSM_TESTS_VIEW_CHECK_H
@@ -21,6 +23,33 @@
 #include "dssm/container.h"
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
+#include "lib/store/view.h"
+
+static char tmp[256];
+
+static void sh(const char *fmt, const char *a)
+{
+	char cmd[1024];
+	snprintf(cmd, sizeof cmd, fmt, a);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmp, sizeof tmp, "%s/" VIEW_TEST "-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(tmp))
+		return -1;
+	dssm__views_register();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	sh("rm -rf '%s'", tmp);
+	return 0;
+}
 
 /* The view's stream for the import's stream i (by NAME:ID). */
 static int peer(dssm_container *imp, dssm_container *view, int i)
