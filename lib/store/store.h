@@ -10,9 +10,13 @@
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
  *   set.c              a directory of parts read as one container (and
- *                      set_streams.c, set_query.c; set_ops.c their table)
- *   view.c             a foreign file (MCAP) read in place as a container
- *                      (view.h; mcap_view.c, mcap.c, codec.c)
+ *                      set_streams.c, set_query.c; set_ops.c their table;
+ *                      set_files.c: a rosbag2 bag directory's files as the
+ *                      parts)
+ *   view.c             a foreign file (MCAP, rosbag2 .db3, SSM log) read in
+ *                      place as a container (view.h; mcap_view.c, mcap.c,
+ *                      codec.c; db3_view.c, db3.c; rosbag2_dir.c;
+ *                      ssmlog_view.c, ssmlog_header.c)
  *   crc32c.c           CRC-32C
  */
 #ifndef DSSM_RECORDER_STORE_H

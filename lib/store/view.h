@@ -1,22 +1,25 @@
 /*
- * view.h - a file view: a foreign recording (an MCAP file, an SSM log) read
- * in place as a dssm_container, without a copy. Its streams, samples, times
- * and TIDs are the ones an import of the same file gives
- * (app/bridge/import.c): a stream per channel named by its topic (an SSM
- * log's one stream as SSM had it), each stream's samples in time order
+ * view.h - a file view: a foreign recording (an MCAP file, a rosbag2 .db3
+ * file, an SSM log) read in place as a dssm_container, without a copy. Its
+ * streams, samples, times and TIDs are the ones an import of the same file
+ * gives (app/bridge/import.c): a stream per channel named by its topic (an
+ * SSM log's one stream as SSM had it), each stream's samples in time order
  * (ties in file order), TIDs 0, 1, ... in that order.
  *
  * The view keeps, per stream, an entry per sample (its time and where its
- * record is: a chunk and an offset), built from the file's own index (an
- * MCAP summary and message indexes) or, where the file has none (an SSM
- * log never has), from one scan; samples are read from the file when a query reaches them, a chunk
- * at a time.
+ * record is: a chunk and an offset, or a .db3 row's rowid), built from the
+ * file's own index (an MCAP summary and message indexes; a .db3's messages
+ * table) or, where the file has none (an SSM log never has), from one
+ * scan; samples are read from the file when a query reaches them, a chunk
+ * (or a row) at a time.
  *
  * container.c, container_open.c and container_query.c hand a view's calls
  * over through c->view->ops, so that libdssm's core does not link the
- * views (they need liblz4 and libzstd): a program that wants files read in
- * place registers the formats (dssm__views_register, views.c) and
- * dssm_container_open takes a regular file through the opener registered.
+ * views (they need liblz4, libzstd, libsqlite3 and libyaml): a program
+ * that wants files read in place registers the formats
+ * (dssm__views_register, views.c) and dssm_container_open takes a regular
+ * file through the opener registered, and a rosbag2 bag directory as a
+ * set of such files (set.h's lister).
  * Not installed.
  */
 #ifndef DSSM_STORE_VIEW_H
