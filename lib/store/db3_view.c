@@ -124,10 +124,17 @@ static int load_entries(struct view *v, struct db3_file *f)
 	uint32_t topic;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		sqlite3_int64 len = sqlite3_column_int64(q, 3);
-		if ((rc = dssm__db3_row(&f->d, q, 1, &topic)) < 0 ||
-		    (rc = dssm__view_add_entry(v, (int)topic, sqlite3_column_int64(q, 2), 0,
-		                               (uint64_t)sqlite3_column_int64(q, 4),
-		                               (uint32_t)len)) < 0)
+		if ((rc = dssm__db3_row(&f->d, q, 1, &topic)) < 0)
+			break;
+		if (len > (sqlite3_int64)DB3_MAX_VALUE) {
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: message id %lld holds %lld bytes, over the "
+			                "%zu a sample may have", f->path, sqlite3_column_int64(q, 0), len,
+			                DB3_MAX_VALUE);
+			break;
+		}
+		rc = dssm__view_add_entry(v, (int)topic, sqlite3_column_int64(q, 2), 0,
+		                          (uint64_t)sqlite3_column_int64(q, 4), (uint32_t)len);
+		if (rc < 0)
 			break;
 	}
 	sqlite3_finalize(q);
