@@ -24,23 +24,13 @@
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
 #include "ssmlog_util.h"
+#define VIEW_TEST "ssmlogview"
 #include "view_check.h"
 
-static int setup(void **state)
+/* The log at path against its import: how many samples it holds. */
+static int check_file(const char *path)
 {
-	(void)state;
-	snprintf(tmp, sizeof tmp, "%s/ssmlogview-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp))
-		return -1;
-	dssm__views_register();
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	sh("rm -rf '%s'", tmp);
-	return 0;
+	return view_check(path, path, tmp);
 }
 
 /* n bytes at p into tmp/name; its path in path. */
