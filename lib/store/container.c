@@ -78,11 +78,11 @@ struct cstream *dssm__store_stream_new(dssm_container *c)
 
 void dssm__store_stream_free(struct cstream *s)
 {
+	dssm__direct_free(s->dw); /* (its last writes, before the descriptor goes) */
 	if (s->direct_fd >= 0)
 		close(s->direct_fd);
 	free(s->dbuf);
 	free(s->ibuf);
-	free(s->abuf);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)

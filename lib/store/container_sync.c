@@ -55,7 +55,9 @@ int dssm_container_sync(dssm_container *c)
 	char why[512] = "";
 	for (int i = 0; i < c->n; i++) {
 		/* 1. the stream's records reach its file and the disk ... */
-		int rc = dssm__store_flush_data(c, i);
+		int rc = dssm__store_flush_direct(c, i);
+		if (rc == 0)
+			rc = dssm__store_flush_data(c, i);
 		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)
 			rc = dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.data (fdatasync)",
 			                      c->dir, i);

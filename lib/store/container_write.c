@@ -328,6 +328,32 @@ static void drop_pending(struct cstream *s, size_t keep)
 	}
 }
 
+/* Cut stream idx back to its records before byte `good` (the file is
+ * whole up to there; an earlier failure of the O_DIRECT writer cuts
+ * further): the file is truncated, the lost records' entries counted out,
+ * and rc returned with how many samples already accepted were lost. */
+static int cut_back(dssm_container *c, int idx, uint64_t good, int rc)
+{
+	struct cstream *s = &c->s[idx];
+	char why[256];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	uint64_t bad;
+	if (dssm__direct_drain(s->dw, &bad) && bad < good)
+		good = bad;
+	dssm__direct_reset(s->dw);
+	if (ftruncate(s->data_fd, (off_t)good) == 0)
+		lseek(s->data_fd, (off_t)good, SEEK_SET);
+	size_t keep = 0;
+	while (keep < s->ilen && le_get64(s->ibuf + keep + 16) < good)
+		keep += ENTRY;
+	uint64_t lost = (s->ilen - keep) / ENTRY;
+	drop_pending(s, keep);
+	s->data_end = s->flushed = good;
+	s->dlen = 0;
+	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
+	                  s->info.name, s->info.id, (unsigned long long)lost, why);
+}
+
 /* Write the gathered small records. On failure (only where the disk could
  * not be reserved, or on an I/O error) the file is cut back to the last
  * whole record, and the entries of the lost records are counted out. */
@@ -339,33 +365,42 @@ int dssm__store_flush_data(dssm_container *c, int idx)
 	char what[4200];
 	snprintf(what, sizeof what, "%s/streams/%04d.data", c->dir, idx);
 	int rc = dssm__store_write_all(s->data_fd, s->dbuf, s->dlen, what);
-	if (rc == 0) {
-		s->flushed += s->dlen;
-		s->dlen = 0;
-		return 0;
-	}
-	if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
-		lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
-	size_t keep = 0;
-	while (keep < s->ilen && le_get64(s->ibuf + keep + 16) < s->flushed)
-		keep += ENTRY;
-	uint64_t lost = (s->ilen - keep) / ENTRY;
-	drop_pending(s, keep);
-	s->data_end = s->flushed;
+	if (rc < 0)
+		return cut_back(c, idx, s->flushed, rc);
+	s->flushed += s->dlen;
 	s->dlen = 0;
-	char why[256];
-	snprintf(why, sizeof why, "%s", dssm_last_error());
-	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
-	                  s->info.name, s->info.id, (unsigned long long)lost, why);
+	return 0;
 }
 
-/* Append a record with O_DIRECT at the next block boundary. *total becomes
- * the bytes it takes from the current end (the zero gap included), and
- * s->data_end moves to where the record starts. */
+/* A failed O_DIRECT write (err, at byte off) as the stream's error. */
+static int direct_failed(dssm_container *c, int idx, int err, uint64_t off)
+{
+	errno = err;
+	int rc = dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+	                          "appending to stream %d of %s (O_DIRECT)", idx, c->dir);
+	return cut_back(c, idx, off, rc);
+}
+
+int dssm__store_flush_direct(dssm_container *c, int idx)
+{
+	uint64_t off;
+	int err = dssm__direct_drain(c->s[idx].dw, &off);
+	return err ? direct_failed(c, idx, err, off) : 0;
+}
+
+/* Append a record with O_DIRECT at the next block boundary: copied into the
+ * stream's O_DIRECT writer, which writes it soon (a failure shows at the
+ * next O_DIRECT record or sync). *total becomes the bytes it takes from the
+ * current end (the zero gap included), and s->data_end moves to where the
+ * record starts. */
 static int write_direct(dssm_container *c, int stream, const uint8_t *head, const void *data,
                         size_t len, size_t *total)
 {
 	struct cstream *s = &c->s[stream];
+	uint64_t off;
+	int err = dssm__direct_failed(s->dw, &off);
+	if (err)
+		return direct_failed(c, stream, err, off);
 	int rc = dssm__store_flush_data(c, stream); /* gathered small records go first */
 	if (rc < 0)
 		return rc;
@@ -375,28 +410,11 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
 	if (gap && (rc = dssm__store_write_all(s->data_fd, zeros, gap, "a block gap")) < 0)
 		return rc;
 	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
-	/* one aligned buffer per stream, kept: a fresh one per record cost an
-	 * mmap/munmap pair and a page fault per 4 KiB (a fifth of the CPU) */
-	if (size > s->abuf_cap) {
-		uint8_t *buf;
-		if (posix_memalign((void **)&buf, DIRECT_BLOCK, size) != 0)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte record", size);
-		free(s->abuf);
-		s->abuf = buf;
-		s->abuf_cap = size;
-	}
-	uint8_t *buf = s->abuf;
-	memcpy(buf, head, RECORD_HEADER);
-	memcpy(buf + RECORD_HEADER, data, len);
-	memset(buf + RECORD_HEADER + len, 0, size - RECORD_HEADER - len);
-	ssize_t k = pwrite(s->direct_fd, buf, size, (off_t)start);
-	if (k != (ssize_t)size) {
-		int saved = k < 0 ? errno : ENOSPC;
+	rc = dssm__direct_put(&s->dw, s->direct_fd, start, head, data, len, size);
+	if (rc < 0) {
 		if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
 			lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
-		errno = saved;
-		return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-		                        "appending to stream %d of %s (O_DIRECT)", stream, c->dir);
+		return rc;
 	}
 	/* the buffered descriptor continues after it */
 	lseek(s->data_fd, (off_t)(start + size), SEEK_SET);

@@ -6,6 +6,7 @@
  *   container.c        the object: paths, files, life, accessors, removal
  *   container_write.c  create, add streams, append
  *   container_sync.c   sync, close (CLOSED)
+ *   direct_writer.c    big records with O_DIRECT, written by a thread
  *   container_open.c   open, recover, check CLOSED against the files
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
@@ -50,6 +51,8 @@
 #define SUMMARY_PER_STREAM (24u << 10) /* ... and each stream's lines in it */
 #define DIRECT_BLOCK 4096u
 #define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
+#define DIRECT_CHUNK (2u << 20)        /* O_DIRECT records are written this many at once */
+#define DIRECT_CHUNKS 3                /* ... from a pool of this many chunks per stream */
 
 struct cstream {
 	dssm_stream_info info;
@@ -66,8 +69,7 @@ struct cstream {
 	uint64_t flushed;        /* data bytes written to the file */
 	uint64_t index_flushed;  /* index bytes written to the file */
 	int direct_fd;           /* O_DIRECT descriptor of .data, or -1 */
-	uint8_t *abuf;           /* writer: the block-aligned buffer of O_DIRECT records */
-	size_t abuf_cap;
+	struct dwriter *dw;      /* writer: its O_DIRECT records' thread (direct_writer.c) */
 	dssm_time_t first, last;
 	uint64_t dropped;
 	int trusted;             /* reader of a CLOSED container */
@@ -185,6 +187,23 @@ void dssm__store_get_layout(struct rbuf *r, dssm_stream_info *i);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);
+/* Write the records waiting for the O_DIRECT writer and wait for them (on
+ * failure the stream is cut back as above). */
+int dssm__store_flush_direct(dssm_container *c, int idx);
+
+/* direct_writer.c: put a record (head, len bytes of data, zeros up to size,
+ * a multiple of DIRECT_BLOCK) at byte off of fd, an O_DIRECT descriptor;
+ * *w is made at the first. failed says, without waiting, whether a write
+ * failed: its errno, *off where the file stops being whole. drain writes
+ * all and waits, then says the same; reset forgets the failure (once the
+ * stream was cut back); free writes what is left and ends the thread. */
+struct dwriter;
+int dssm__direct_put(struct dwriter **w, int fd, uint64_t off, const uint8_t *head,
+                     const void *data, size_t len, size_t size);
+int dssm__direct_failed(struct dwriter *w, uint64_t *off);
+int dssm__direct_drain(struct dwriter *w, uint64_t *off);
+void dssm__direct_reset(struct dwriter *w);
+void dssm__direct_free(struct dwriter *w);
 
 /* container_query.c: a query of one stream read by position, for a
  * recording opened as a dssm_stream (container_stream.c). seek makes the
