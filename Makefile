@@ -254,8 +254,9 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
-# starts the proxy of the same build.
-TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies
+# starts the proxy of the same build; test_container has the O_DIRECT writer's
+# thread.
+TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
 	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm
