@@ -74,7 +74,7 @@ void dssm__store_release_space(int fd, uint64_t reserved)
 static int grow_reserve(dssm_container *c, uint64_t add)
 {
 	char *path = dssm__store_path(c, -1, "RESERVE");
-	int fd = path ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
 	int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)(c->reserve_len + add));
 	if (fd >= 0)
 		close(fd);
