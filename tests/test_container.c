@@ -229,6 +229,40 @@ static void test_read_while_writing(void **state)
 	dssm_container_close(r);
 }
 
+/* Fork a recorder into dir with one stream `name` (big records with
+ * O_DIRECT if direct), and a pipe p for its word: the child gets 0 and *c,
+ * the parent the child's pid. */
+static pid_t fork_recorder(const char *dir, int p[2], int direct, const char *name,
+                           dssm_container **c)
+{
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (dssm_container_create(dir, c) < 0)
+			_exit(1);
+		dssm_container_set_direct(*c, direct);
+		dssm_stream_info i = stream_info(name, 0);
+		dssm_container_add_stream(*c, &i, NULL, NULL, 0);
+	}
+	return pid;
+}
+
+/* Wait for the child recorder's word on pipe p, kill it at a random moment
+ * within max_us, and open what it left in dir. */
+static dssm_container *kill_and_open(pid_t pid, int p[2], unsigned max_us, const char *dir)
+{
+	char x;
+	assert_int_equal(read(p[0], &x, 1), 1);
+	usleep((useconds_t)(rnd() % max_us));
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	return c;
+}
+
 static void test_killed_recorder(void **state)
 {
 	(void)state;
@@ -236,14 +270,9 @@ static void test_killed_recorder(void **state)
 		char dir[300];
 		snprintf(dir, sizeof dir, "%s/crash%d", root, round);
 		int p[2];
-		assert_int_equal(pipe(p), 0);
-		pid_t pid = fork();
+		dssm_container *c;
+		pid_t pid = fork_recorder(dir, p, 0, "imu", &c);
 		if (pid == 0) {
-			dssm_container *c;
-			if (dssm_container_create(dir, &c) < 0)
-				_exit(1);
-			dssm_stream_info i = stream_info("imu", 0);
-			dssm_container_add_stream(c, &i, NULL, NULL, 0);
 			dssm_container_set_sync(c, 0); /* every append synced */
 			uint8_t buf[4000];
 			for (uint64_t k = 0;; k++) {
@@ -254,15 +283,7 @@ static void test_killed_recorder(void **state)
 					_exit(3);
 			}
 		}
-		char x;
-		assert_int_equal(read(p[0], &x, 1), 1);
-		usleep((useconds_t)(rnd() % 50000));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		close(p[0]);
-		close(p[1]);
-		dssm_container *c;
-		assert_int_equal(dssm_container_open(dir, &c), 0);
+		c = kill_and_open(pid, p, 50000, dir);
 		assert_false(dssm_container_closed(c));
 		dssm_recorded rec;
 		dssm_container_stream(c, 0, &rec);
@@ -364,15 +385,9 @@ static void test_direct_killed(void **state)
 		char dir[300];
 		snprintf(dir, sizeof dir, "%s/direct-crash%d", root, round);
 		int p[2];
-		assert_int_equal(pipe(p), 0);
-		pid_t pid = fork();
+		dssm_container *c;
+		pid_t pid = fork_recorder(dir, p, 1, "camera", &c);
 		if (pid == 0) {
-			dssm_container *c;
-			if (dssm_container_create(dir, &c) < 0)
-				_exit(1);
-			dssm_container_set_direct(c, 1);
-			dssm_stream_info i = stream_info("camera", 0);
-			dssm_container_add_stream(c, &i, NULL, NULL, 0);
 			dssm_container_set_sync(c, 2 * DSSM_NSEC_PER_SEC / 1000);
 			for (uint64_t k = 0; k < 2000; k++) {
 				fill(buf, big_len(k), 0, k);
@@ -384,15 +399,7 @@ static void test_direct_killed(void **state)
 			pause(); /* (killed) */
 			_exit(4);
 		}
-		char x;
-		assert_int_equal(read(p[0], &x, 1), 1);
-		usleep((useconds_t)(rnd() % 100000));
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		close(p[0]);
-		close(p[1]);
-		dssm_container *c;
-		assert_int_equal(dssm_container_open(dir, &c), 0);
+		c = kill_and_open(pid, p, 100000, dir);
 		dssm_recorded rec;
 		dssm_container_stream(c, 0, &rec);
 		assert_true(rec.count >= 41); /* synced before the signal */
