@@ -3,6 +3,7 @@
  * answer, time-range queries, reading while writing, crash and damage
  * recovery (SIGKILL, truncated and bit-flipped files), a full disk.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -372,6 +373,46 @@ static void test_direct_sync(void **state)
 	assert_int_equal(dssm_container_refresh(r), 0);
 	check_big(r, 90);
 	dssm_container_close(r);
+}
+
+/* The O_DIRECT writer's thread blocks every signal: a recorder's SIGINT or
+ * SIGUSR1 must wake the recorder's own thread (the signal is handled where
+ * it waits), never be taken by the writer. Read from /proc: the mask of
+ * each thread but this one. */
+static void test_direct_thread_signals(void **state)
+{
+	(void)state;
+	static uint8_t buf[BIG];
+	char dir[300], path[64], line[256];
+	dir_for(dir, sizeof dir, "direct-signals");
+	dssm_container *w;
+	assert_int_equal(dssm_container_create(dir, &w), 0);
+	dssm_container_set_direct(w, 1);
+	dssm_stream_info i = stream_info("camera", 0);
+	assert_int_equal(dssm_container_add_stream(w, &i, NULL, NULL, 0), 0);
+	assert_int_equal(dssm_container_append(w, 0, 0, 0, buf, BIG), 0);
+	int others = 0;
+	DIR *tasks = opendir("/proc/self/task");
+	assert_non_null(tasks);
+	for (struct dirent *e; (e = readdir(tasks));) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == getpid())
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%.20s/status", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		unsigned long long blocked = 0;
+		while (fgets(line, sizeof line, f))
+			sscanf(line, "SigBlk: %llx", &blocked);
+		fclose(f);
+		others++;
+		unsigned long long want = 1ull << (SIGINT - 1) | 1ull << (SIGTERM - 1) |
+		                          1ull << (SIGUSR1 - 1) | 1ull << (SIGHUP - 1);
+		assert_int_equal(blocked & want, want);
+	}
+	closedir(tasks);
+	assert_int_equal(others, 1); /* (the writer's thread was found) */
+	assert_int_equal(dssm_container_close(w), 0);
 }
 
 /* The same, the recorder killed at a random moment (chunks in flight,
@@ -1342,6 +1383,7 @@ int main(void)
 		cmocka_unit_test(test_direct_io),
 		cmocka_unit_test(test_direct_sync),
 		cmocka_unit_test(test_direct_killed),
+		cmocka_unit_test(test_direct_thread_signals),
 		cmocka_unit_test(test_read_while_writing),
 		cmocka_unit_test(test_killed_recorder),
 		cmocka_unit_test(test_damaged_files),

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,7 +104,13 @@ static struct dwriter *dwriter_new(int fd)
 	w->fd = fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
+	/* the caller's signals (a recorder's SIGINT, SIGUSR1) must wake the
+	 * caller's thread, never land in this one */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	w->threaded = pthread_create(&w->thread, NULL, run, w) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return w;
 }
 
