@@ -75,7 +75,7 @@ meta() { # meta DIR FILE... : metadata.yaml listing the files
 	  for f in "$@"; do echo "    - $f"; done
 	  echo '  compression_format: ""'; echo '  compression_mode: ""'; } >"$dir/metadata.yaml"
 }
-bag=$tmp/talker_bag
+bag=$tmp/bag   # (its files are named after it, as ros2 bag record names them)
 split "$bag"
 meta "$bag" bag_0.db3 bag_1.db3
 n0=$($db3oracle messages "$bag/bag_0.db3" | wc -l) n1=$($db3oracle messages "$bag/bag_1.db3" | wc -l)

@@ -275,11 +275,21 @@ static void test_hostile_directory(void **state)
 	snprintf(dir, sizeof dir, "%s/bad", tmp);
 	snprintf(path, sizeof path, "%s/metadata.yaml", dir);
 	unlink(path);
-	snprintf(path, sizeof path, "%s/other_0.db3", dir);
+	snprintf(path, sizeof path, "%s/bad_0.db3", dir);
 	talker_rows(path, "1");
+	snprintf(path, sizeof path, "%s/bad_0.mcap", dir);
+	sh("cp " DATA "/talker.mcap '%s'", path);
 	dssm_container *c = NULL;
 	assert_int_equal(dssm_container_open(dir, &c), DSSM_ECORRUPT);
 	assert_non_null(strstr(dssm_last_error(), "more than one bag"));
+	/* files not named after the directory (x_0.mcap in a folder of
+	 * recordings): no bag, and no file of it is taken as a part */
+	snprintf(dir, sizeof dir, "%s/folder", tmp);
+	sh("mkdir -p '%s'", dir);
+	snprintf(path, sizeof path, "%s/other_0.mcap", dir);
+	sh("cp " DATA "/talker.mcap '%s'", path);
+	assert_int_equal(dssm_container_open(dir, &c), DSSM_ENOENT);
+	assert_null(c);
 }
 
 int main(void)

@@ -6,7 +6,9 @@
  * are metadata.yaml's rosbag2_bagfile_information.relative_file_paths, in
  * that order, read with Debian's libyaml. A directory whose recorder was
  * killed before writing metadata.yaml is still a bag: its NAME_N.db3 or
- * NAME_N.mcap files in N order, which the set's warning says.
+ * NAME_N.mcap files in N order, which the set's warning says; NAME is the
+ * directory's own name, as `ros2 bag record -o NAME` names its files, so a
+ * directory that merely holds a file called x_0.mcap is no bag.
  *
  * metadata.yaml is untrusted: a path that leaves the directory (absolute,
  * or with a ".." component) is refused; bags before rosbag2's version 4
@@ -154,8 +156,21 @@ static int by_number(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The NAME_N files of dir (of one NAME and extension), sorted by N, into
- * *v (malloc'd); how many (0: none), or an error. */
+/* The length of dir's last name, where *name points to it. */
+static size_t last_name(const char *dir, const char **name)
+{
+	size_t len = strlen(dir);
+	while (len > 1 && dir[len - 1] == '/')
+		len--;
+	size_t at = len;
+	while (at > 0 && dir[at - 1] != '/')
+		at--;
+	*name = dir + at;
+	return len - at;
+}
+
+/* The NAME_N files of dir (NAME: dir's own name; of one extension), sorted
+ * by N, into *v (malloc'd); how many (0: none), or an error. */
 static int splits_of(const char *dir, struct split **v)
 {
 	DIR *d = opendir(dir);
@@ -163,12 +178,12 @@ static int splits_of(const char *dir, struct split **v)
 		return dssm__fail_errno(DSSM_ENOENT, "%s", dir);
 	int n = 0, rc = 0;
 	*v = NULL;
-	const char *ext;
-	size_t plen;
+	const char *ext, *own;
+	size_t plen, own_len = last_name(dir, &own);
 	char bag[300] = "", key[300];   /* NAME and extension of the first */
 	for (struct dirent *e; rc == 0 && (e = readdir(d));) {
 		long num = split_number(e->d_name, &ext, &plen);
-		if (num < 0)
+		if (num < 0 || plen != own_len || strncmp(e->d_name, own, plen))
 			continue;
 		snprintf(key, sizeof key, "%.*s%s", (int)plen, e->d_name, ext);
 		if (!bag[0])
