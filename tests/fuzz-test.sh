@@ -46,7 +46,7 @@ run fuzz_wire "$out/corpus" 4096
 
 # The readers: seeds are small real MCAP files and small bags exported from
 # a real one (uncompressed, lz4, bz2) when the dssm command is built.
-bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c lib/store/codec.c lib/store/mcap.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c lib/base/time.c"
+bridge_src="app/bridge/bag_read.c app/bridge/mcap_read.c app/bridge/codec.c lib/store/codec.c lib/store/mcap.c lib/store/bag.c app/bridge/fields.c app/bridge/mapped.c app/bridge/chunk_pool.c lib/remote/wire.c lib/base/bytes.c lib/base/error.c lib/base/time.c"
 if clang $flags -o "$out/fuzz_bridge" tests/fuzz/fuzz_bridge.c $bridge_src -llz4 -lzstd -lbz2 -lz -lm -pthread \
 	>"$out/build-bridge.log" 2>&1; then
 	mkdir -p "$out/bridge-corpus"

@@ -48,7 +48,7 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 	c->channels++;
 	/* bags: the md5 computed from the definition must match the recorded one */
 	size_t n;
-	const uint8_t *md5 = bridge_field(ch->fields, ch->fields_len, "md5sum", &n);
+	const uint8_t *md5 = fields_get(ch->fields, ch->fields_len, "md5sum", &n);
 	if (md5 && n == 32 && ch->schema_len && !strcmp(ch->encoding, "ros1")) {
 		char *def = strndup((const char *)ch->schema, ch->schema_len), out[33];
 		if (bridge_ros1_md5(ch->type, def, out) < 0 || memcmp(out, md5, 32) != 0)
@@ -670,7 +670,7 @@ static const char *prop_field(dssm_container *c, int stream, const char *key)
 	static char out[1024];
 	size_t plen, n;
 	const uint8_t *prop = dssm_container_property(c, stream, &plen);
-	const uint8_t *v = prop ? bridge_field(prop, plen, key, &n) : NULL;
+	const uint8_t *v = prop ? fields_get(prop, plen, key, &n) : NULL;
 	if (!v)
 		return NULL;
 	snprintf(out, sizeof out, "%.*s", (int)n, (const char *)v);

@@ -12,6 +12,9 @@
  * zero sizes and patches them when the chunk is done, so in such a bag the
  * messages of the unfinished chunk appear as top-level records; they are
  * read as such.
+ *
+ * The records themselves are parsed by lib/store/bag.c, which the view
+ * that reads a bag in place (lib/store/bag_view.c) shares.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,24 +23,7 @@
 #include "bridge.h"
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
-
-#define BAG_MAGIC_LEN BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_BAG)
-
-enum bag_op {
-	OP_MSG_DATA = 0x02,
-	OP_BAG_HEADER = 0x03,
-	OP_INDEX_DATA = 0x04,
-	OP_CHUNK = 0x05,
-	OP_CHUNK_INFO = 0x06,
-	OP_CONNECTION = 0x07,
-};
-
-struct record {
-	uint64_t at;                /* offset of the record (in file or chunk) */
-	const uint8_t *header, *data;
-	uint32_t header_len, data_len;
-	int op;
-};
+#include "lib/store/bag.h"
 
 struct bag_reader {
 	const char *what;
@@ -55,69 +41,11 @@ struct bag_reader {
 	size_t max_chunk;
 };
 
-/* One record at `at` of buf[0..len). 1: read, 0: cut short (the end of a
- * crashed recording), or DSSM_ECORRUPT. */
+/* One record at `at` of buf[0..len): 1, 0 when cut short, or an error. */
 static int record_at(struct bag_reader *r, const uint8_t *buf, size_t len, size_t at,
-                     const char *where, struct record *rec)
+                     const char *where, struct bag_record *rec)
 {
-	if (len - at < 4)
-		return 0;
-	rec->at = at;
-	rec->header_len = le_get32(buf + at);
-	if (rec->header_len > len - at - 4)
-		return 0;
-	rec->header = buf + at + 4;
-	size_t data_at = at + 4 + rec->header_len;
-	if (len - data_at < 4)
-		return 0;
-	rec->data_len = le_get32(buf + data_at);
-	if (rec->data_len > len - data_at - 4)
-		return 0;
-	rec->data = buf + data_at + 4;
-	char what[160];
-	snprintf(what, sizeof what, "%s: record at %s byte %zu", r->what, where, at);
-	int rc = bridge_fields_check(rec->header, rec->header_len, what);
-	if (rc < 0)
-		return rc;
-	size_t n;
-	const uint8_t *op = bridge_field(rec->header, rec->header_len, "op", &n);
-	if (!op || n != 1)
-		return dssm__fail(DSSM_ECORRUPT, "%s has no one-byte 'op' field", what);
-	rec->op = op[0];
-	return 1;
-}
-
-static size_t record_end(const struct record *rec)
-{
-	return (size_t)rec->at + 8 + rec->header_len + rec->data_len;
-}
-
-/* A fixed-size field of the record's header, or DSSM_ECORRUPT. */
-static int fixed_field(struct bag_reader *r, const struct record *rec, const char *where,
-                       const char *key, size_t size, const uint8_t **out)
-{
-	size_t n;
-	*out = bridge_field(rec->header, rec->header_len, key, &n);
-	if (!*out || n != size)
-		return dssm__fail(DSSM_ECORRUPT, "%s: %s at %s byte %llu: field '%s' %s", r->what,
-		                  rec->op == OP_MSG_DATA ? "message" : "record", where,
-		                  (unsigned long long)rec->at, key,
-		                  *out ? "has the wrong size" : "is missing");
-	return 0;
-}
-
-static char *field_string(const uint8_t *fields, size_t len, const char *key)
-{
-	size_t n;
-	const uint8_t *v = bridge_field(fields, len, key, &n);
-	if (!v)
-		return NULL;
-	char *s = malloc(n + 1);
-	if (s) {
-		memcpy(s, v, n);
-		s[n] = 0;
-	}
-	return s;
+	return dssm__bag_record(buf, len, at, 0, r->what, where, rec);
 }
 
 static int is_reported(struct bag_reader *r, uint32_t conn)
@@ -145,63 +73,46 @@ static int mark_reported(struct bag_reader *r, uint32_t conn)
 
 /* A connection record: header conn + topic; data: the connection header
  * (topic, type, md5sum, message_definition, callerid, latching). */
-static int on_connection(struct bag_reader *r, const struct record *rec, const char *where)
+static int on_connection(struct bag_reader *r, const struct bag_record *rec, const char *where)
 {
 	const uint8_t *connp;
-	int rc = fixed_field(r, rec, where, "conn", 4, &connp);
+	int rc = dssm__bag_fixed(r->what, where, rec, "conn", 4, &connp);
 	if (rc < 0)
 		return rc;
-	uint32_t conn = le_get32(connp);
-	if (is_reported(r, conn))
+	if (is_reported(r, le_get32(connp)))
 		return 0;       /* the index section repeats what the chunks said */
-	char what[160];
-	snprintf(what, sizeof what, "%s: connection %u at %s byte %llu", r->what, conn, where,
-	         (unsigned long long)rec->at);
-	if ((rc = bridge_fields_check(rec->data, rec->data_len, what)) < 0)
+	struct bag_connection c;
+	if ((rc = dssm__bag_connection(r->what, where, rec, &c)) < 0)
 		return rc;
-	char *topic = field_string(rec->header, rec->header_len, "topic");
-	char *type = field_string(rec->data, rec->data_len, "type");
-	size_t deflen = 0;
-	const uint8_t *def = bridge_field(rec->data, rec->data_len, "message_definition", &deflen);
-	if (!topic)
-		topic = field_string(rec->data, rec->data_len, "topic");
-	if (!topic || !type) {
-		rc = dssm__fail(DSSM_ECORRUPT, "%s has no %s field", what, topic ? "type" : "topic");
-	} else {
-		struct bridge_channel ch = {
-			.id = conn, .topic = topic, .type = type, .encoding = "ros1",
-			.schema_encoding = "ros1msg", .schema = def, .schema_len = def ? deflen : 0,
-			.fields = rec->data, .fields_len = rec->data_len,
-		};
-		rc = mark_reported(r, conn);
-		if (rc == 0 && r->sink->channel)
-			rc = r->sink->channel(r->sink->ctx, &ch);
-		if (rc == 0)
-			r->st->channels++;
-	}
-	free(topic);
-	free(type);
+	struct bridge_channel ch = {
+		.id = c.conn, .topic = c.topic, .type = c.type, .encoding = "ros1",
+		.schema_encoding = "ros1msg", .schema = c.def, .schema_len = c.def ? c.def_len : 0,
+		.fields = c.fields, .fields_len = c.fields_len,
+	};
+	rc = mark_reported(r, c.conn);
+	if (rc == 0 && r->sink->channel)
+		rc = r->sink->channel(r->sink->ctx, &ch);
+	if (rc == 0)
+		r->st->channels++;
+	dssm__bag_connection_free(&c);
 	return rc;
 }
 
-static int on_message(struct bag_reader *r, const struct record *rec, const char *where)
+static int on_message(struct bag_reader *r, const struct bag_record *rec, const char *where)
 {
-	const uint8_t *connp, *timep;
-	int rc = fixed_field(r, rec, where, "conn", 4, &connp);
-	if (rc == 0)
-		rc = fixed_field(r, rec, where, "time", 8, &timep);
+	struct bag_message m;
+	int rc = dssm__bag_message(r->what, where, rec, &m);
 	if (rc < 0)
 		return rc;
-	uint32_t conn = le_get32(connp);
-	if (!is_reported(r, conn))
+	if (!is_reported(r, m.conn))
 		return dssm__fail(DSSM_ECORRUPT,
 		                  "%s: message at %s byte %llu is on connection %u, which no "
 		                  "connection record described before it",
-		                  r->what, where, (unsigned long long)rec->at, conn);
-	int64_t t = (int64_t)le_get32(timep) * DSSM_NSEC_PER_SEC + le_get32(timep + 4);
+		                  r->what, where, (unsigned long long)rec->at, m.conn);
 	r->st->messages++;
 	r->st->bytes += rec->data_len;
-	return r->sink->message ? r->sink->message(r->sink->ctx, conn, t, rec->data, rec->data_len) : 0;
+	return r->sink->message ? r->sink->message(r->sink->ctx, m.conn, m.time, rec->data,
+	                                           rec->data_len) : 0;
 }
 
 /* The records inside one (decompressed) chunk. */
@@ -211,16 +122,16 @@ static int walk_chunk(struct bag_reader *r, const uint8_t *buf, size_t len, uint
 	snprintf(where, sizeof where, "chunk %llu,", (unsigned long long)chunk_at);
 	size_t at = 0;
 	while (at < len) {
-		struct record rec;
+		struct bag_record rec;
 		int rc = record_at(r, buf, len, at, where, &rec);
 		if (rc == 0)
 			return dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu is cut short",
 			                  r->what, where, at);
 		if (rc < 0)
 			return rc;
-		if (rec.op == OP_CONNECTION)
+		if (rec.op == BAG_CONNECTION)
 			rc = on_connection(r, &rec, where);
-		else if (rec.op == OP_MSG_DATA)
+		else if (rec.op == BAG_MSG_DATA)
 			rc = on_message(r, &rec, where);
 		else
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu has op 0x%02x; "
@@ -228,38 +139,19 @@ static int walk_chunk(struct bag_reader *r, const uint8_t *buf, size_t len, uint
 			                r->what, where, at, rec.op);
 		if (rc < 0)
 			return rc;
-		at = record_end(&rec);
+		at = (size_t)bag_record_end(&rec);
 	}
 	return 0;
 }
 
 /* A chunk's codec and uncompressed size, checked. */
-static int chunk_params(struct bag_reader *r, const struct record *rec, int *codec, size_t *size)
+static int chunk_params(struct bag_reader *r, const struct bag_record *rec, int *codec, size_t *size)
 {
-	const uint8_t *sizep;
-	int rc = fixed_field(r, rec, "file", "size", 4, &sizep);
-	if (rc < 0)
-		return rc;
-	char *compression = field_string(rec->header, rec->header_len, "compression");
-	*codec = compression ? bridge_codec_parse(compression, 0) : -1;
-	if (*codec < 0) {
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: compression '%s' is not "
-		                "none, lz4 or bz2", r->what, (unsigned long long)rec->at,
-		                compression ? compression : "(missing)");
-		free(compression);
-		return rc;
-	}
-	free(compression);
-	*size = le_get32(sizep);
-	if (*codec == BRIDGE_NONE && *size != rec->data_len)
-		return dssm__fail(DSSM_ECORRUPT, "%s: uncompressed chunk at byte %llu holds %u "
-		                  "bytes; its header says %zu", r->what,
-		                  (unsigned long long)rec->at, rec->data_len, *size);
-	if (*size > r->max_chunk)
-		return dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu claims %zu bytes "
-		                  "uncompressed; at most %zu are accepted", r->what,
-		                  (unsigned long long)rec->at, *size, r->max_chunk);
-	return 0;
+	struct bag_chunk c;
+	int rc = dssm__bag_chunk(r->what, rec, r->max_chunk, &c);
+	*codec = c.codec;
+	*size = c.size;
+	return rc;
 }
 
 /* Submit the compressed chunks ahead of the reader to the worker threads,
@@ -268,12 +160,12 @@ static int chunk_params(struct bag_reader *r, const struct record *rec, int *cod
 static void look_ahead(struct bag_reader *r)
 {
 	while (r->pool && r->scan_at < r->file_len && chunk_pool_room(r->pool) > 0) {
-		struct record rec;
+		struct bag_record rec;
 		int codec;
 		size_t size;
 		if (record_at(r, r->file, r->file_len, r->scan_at, "file", &rec) <= 0)
 			break;
-		if (rec.op == OP_CHUNK) {
+		if (rec.op == BAG_CHUNK) {
 			if (chunk_params(r, &rec, &codec, &size) < 0)
 				break;
 			char what[128];
@@ -284,11 +176,11 @@ static void look_ahead(struct bag_reader *r)
 			                    rec.data_len, size, 0, what) < 0)
 				break;
 		}
-		r->scan_at = record_end(&rec);
+		r->scan_at = (size_t)bag_record_end(&rec);
 	}
 }
 
-static int on_chunk(struct bag_reader *r, const struct record *rec)
+static int on_chunk(struct bag_reader *r, const struct bag_record *rec)
 {
 	int codec;
 	size_t size;
@@ -322,17 +214,13 @@ static int on_chunk(struct bag_reader *r, const struct record *rec)
 }
 
 /* The bag header: where the index is (0 while recording). */
-static int on_bag_header(struct bag_reader *r, const struct record *rec)
+static int on_bag_header(struct bag_reader *r, const struct bag_record *rec)
 {
-	const uint8_t *pos, *conns, *chunks;
-	int rc = fixed_field(r, rec, "file", "index_pos", 8, &pos);
-	if (rc == 0)
-		rc = fixed_field(r, rec, "file", "conn_count", 4, &conns);
-	if (rc == 0)
-		rc = fixed_field(r, rec, "file", "chunk_count", 4, &chunks);
+	struct bag_header h;
+	int rc = dssm__bag_header(r->what, rec, &h);
 	if (rc == 0) {
-		r->index_pos = le_get64(pos);
-		r->chunk_count = le_get32(chunks);
+		r->index_pos = h.index_pos;
+		r->chunk_count = h.chunk_count;
 	}
 	return rc;
 }
@@ -345,37 +233,37 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 		st = &local;
 	memset(st, 0, sizeof *st);
 	st->file_bytes = len;
-	if (!BRIDGE_HAS_MAGIC(buf, len, BRIDGE_MAGIC_BAG))
+	if (!BRIDGE_HAS_MAGIC(buf, len, DSSM__BAG_MAGIC))
 		return dssm__fail(DSSM_ECORRUPT, "%s is not a ROS bag v2.0 (it does not start with "
 		                  "\"#ROSBAG V2.0\")", what);
 	t = bridge_tuning_or_default(t);
 	struct bag_reader r = {.what = what, .sink = sink, .st = st, .file = buf, .file_len = len,
-	                       .scan_at = BAG_MAGIC_LEN, .max_chunk = t->max_chunk};
+	                       .scan_at = DSSM__BAG_MAGIC_LEN, .max_chunk = t->max_chunk};
 	if (t->threads != 0 && chunk_pool_new(t->threads, &r.pool) < 0)
 		r.pool = NULL;  /* decompress on this thread */
-	size_t at = BAG_MAGIC_LEN;
+	size_t at = DSSM__BAG_MAGIC_LEN;
 	int rc = 0, seen_header = 0;
 	while (at < len) {
-		struct record rec;
+		struct bag_record rec;
 		rc = record_at(&r, buf, len, at, "file", &rec);
 		if (rc == 0)
 			break;      /* a crashed recorder's last record, cut short */
-		if (rc > 0 && !seen_header && rec.op != OP_BAG_HEADER)
+		if (rc > 0 && !seen_header && rec.op != BAG_HEADER)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: the first record (op 0x%02x) is not the bag "
 			                "header", what, rec.op);
 		if (rc > 0) {
 			switch (rec.op) {
-			case OP_BAG_HEADER:
+			case BAG_HEADER:
 				rc = seen_header ? dssm__fail(DSSM_ECORRUPT, "%s: a second bag header at "
 				                              "byte %zu", what, at)
 				                 : on_bag_header(&r, &rec);
 				seen_header = 1;
 				break;
-			case OP_CHUNK: rc = on_chunk(&r, &rec); break;
-			case OP_CONNECTION: rc = on_connection(&r, &rec, "file"); break;
-			case OP_MSG_DATA: rc = on_message(&r, &rec, "file"); break;
-			case OP_INDEX_DATA: break;      /* the reader walks the chunks themselves */
-			case OP_CHUNK_INFO: r.chunk_infos++; break;
+			case BAG_CHUNK: rc = on_chunk(&r, &rec); break;
+			case BAG_CONNECTION: rc = on_connection(&r, &rec, "file"); break;
+			case BAG_MSG_DATA: rc = on_message(&r, &rec, "file"); break;
+			case BAG_INDEX_DATA: break;      /* the reader walks the chunks themselves */
+			case BAG_CHUNK_INFO: r.chunk_infos++; break;
 			default:
 				rc = dssm__fail(DSSM_ECORRUPT, "%s: record at byte %zu has unknown op 0x%02x",
 				                what, at, rec.op);
@@ -392,7 +280,7 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 		}
 		if (rc < 0)
 			break;
-		at = record_end(&rec);
+		at = (size_t)bag_record_end(&rec);
 	}
 	if (rc >= 0 && !seen_header)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: no bag header record (the file is cut short "

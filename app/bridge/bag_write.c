@@ -177,8 +177,8 @@ int bag_writer_connection(struct bag_writer *w, const char *topic, const char *t
 	static const char *const own[] = {"topic", "type", "md5sum", "message_definition", NULL};
 	const uint8_t *f;
 	uint32_t n;
-	for (size_t at = 0; bridge_field_next(fields, fields_len, &at, &f, &n);)
-		if (!bridge_field_key_in(f, n, own)) {
+	for (size_t at = 0; fields_next(fields, fields_len, &at, &f, &n);)
+		if (!fields_key_in(f, n, own)) {
 			wbuf_u32(&c->header, n);
 			wbuf_bytes(&c->header, f, n);
 		}

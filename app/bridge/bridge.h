@@ -24,6 +24,7 @@
 #include "dssm/container.h"
 #include "lib/base/bytes.h"
 #include "lib/store/ssmlog.h"
+#include "lib/store/bag.h"
 
 /* ---- how much memory and how many threads a call may use ---- */
 
@@ -47,7 +48,7 @@ const struct bridge_tuning *bridge_tuning_or_default(const struct bridge_tuning 
 /* ---- the formats' first bytes: their readers and writers, and import's
  * sniffing (an SSM log has none: dssm__ssmlog_sniff, lib/store/ssmlog.h) ---- */
 
-#define BRIDGE_MAGIC_BAG "#ROSBAG V2.0\n"
+#define BRIDGE_MAGIC_BAG DSSM__BAG_MAGIC                 /* lib/store/bag.h */
 #define BRIDGE_MAGIC_MCAP "\x89MCAP0\r\n"         /* also an MCAP file's last bytes */
 #define BRIDGE_MAGIC_DB3 "SQLite format 3\0"     /* the NUL is part of it */
 #define BRIDGE_MAGIC_LEN(magic) (sizeof magic - 1)
@@ -254,18 +255,9 @@ int mcap_writer_message(struct mcap_writer *w, int channel, uint32_t sequence, i
                         int64_t publish_time, const void *data, size_t len);
 int mcap_writer_close(struct mcap_writer *w);
 
-/* ---- header fields (fields.c): u32 length + "key=value", as ROS writes them ---- */
+/* ---- header fields: u32 length + "key=value", as ROS writes them (read
+ * with lib/base/bytes.h's fields_get, fields_next, fields_check) ---- */
 
-/* The field at *at: 1 with *field (n bytes, "key=value") and *at moved
- * past it; 0 at the end or at a length that runs past len. */
-int bridge_field_next(const uint8_t *fields, size_t len, size_t *at, const uint8_t **field,
-                      uint32_t *n);
-/* Is the field's key one of `keys` (a NULL-terminated list)? */
-int bridge_field_key_in(const uint8_t *field, uint32_t n, const char *const *keys);
-/* The value of `key` (not NUL-terminated), or NULL. */
-const uint8_t *bridge_field(const uint8_t *fields, size_t len, const char *key, size_t *value_len);
-/* 0 if the fields are well formed, else DSSM_ECORRUPT naming `what`. */
-int bridge_fields_check(const uint8_t *fields, size_t len, const char *what);
 struct wbuf;
 /* wbuf_field (lib/base/bytes.h) of a C string */
 void bridge_field_str(struct wbuf *w, const char *key, const char *value);

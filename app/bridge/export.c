@@ -40,7 +40,7 @@ struct export_channel {
 static char *property_string(const uint8_t *prop, size_t len, const char *key, const char *dflt)
 {
 	size_t n;
-	const uint8_t *v = prop ? bridge_field(prop, len, key, &n) : NULL;
+	const uint8_t *v = prop ? fields_get(prop, len, key, &n) : NULL;
 	if (!v) {
 		v = (const uint8_t *)dflt;
 		n = strlen(dflt);
@@ -73,8 +73,8 @@ int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 		return rc;
 	size_t plen = 0, n;
 	const uint8_t *prop = dssm_container_property(c, stream, &plen);
-	const uint8_t *v = prop && bridge_fields_check(prop, plen, "property") == 0
-	                   ? bridge_field(prop, plen, "topic", &n) : NULL;
+	const uint8_t *v = prop && fields_check(prop, plen, "property") == 0
+	                   ? fields_get(prop, plen, "topic", &n) : NULL;
 	if (v)
 		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
 	else
@@ -155,7 +155,7 @@ static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
 		return rc;
 	size_t plen = 0;
 	const uint8_t *prop = dssm_container_property(c, stream, &plen);
-	if (prop && bridge_fields_check(prop, plen, "property") < 0)
+	if (prop && fields_check(prop, plen, "property") < 0)
 		prop = NULL;        /* a ring's own property blob, not header fields */
 	char topic[DSSM_NAME_MAX + 16];
 	ring_topic(&r.info, topic, sizeof topic);
@@ -174,14 +174,14 @@ static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
 	if (!ch->topic || !ch->type || !ch->encoding || !ch->schema_encoding || !ch->md5sum)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	size_t sn;
-	const uint8_t *se = prop ? bridge_field(prop, plen, "schema_encoding", &sn) : NULL;
+	const uint8_t *se = prop ? fields_get(prop, plen, "schema_encoding", &sn) : NULL;
 	ch->has_schema = se && sn == 7 && !memcmp(se, "ros2msg", 7) && ch->type[0];
 	const char *text = dssm_container_schema(c, stream);
 	ch->schema = (const uint8_t *)text;
 	ch->schema_len = text ? strlen(text) : 0;
 	if (prop && !ch->schema_len) {
 		size_t n;
-		const uint8_t *bin = bridge_field(prop, plen, "schema_data", &n);
+		const uint8_t *bin = fields_get(prop, plen, "schema_data", &n);
 		if (bin) {
 			ch->schema = bin;
 			ch->schema_len = n;
@@ -193,12 +193,12 @@ static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
 	                                  "schema_data", "md5sum", NULL};
 	const uint8_t *f;
 	uint32_t n;
-	for (size_t at = 0; bridge_field_next(prop, plen, &at, &f, &n);) {
+	for (size_t at = 0; fields_next(prop, plen, &at, &f, &n);) {
 		if (n > 5 && !memcmp(f, "meta.", 5)) {
 			f += 5;
 			n -= 5;
 		}
-		if (!bridge_field_key_in(f, n, own)) {
+		if (!fields_key_in(f, n, own)) {
 			wbuf_u32(&ch->extra, n);
 			wbuf_bytes(&ch->extra, f, n);
 		}

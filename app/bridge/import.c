@@ -54,8 +54,8 @@ static void build_property(const struct bridge_channel *ch, struct wbuf *p)
 	                                   "message_definition", NULL};
 	const uint8_t *f;
 	uint32_t n;
-	for (size_t at = 0; bridge_field_next(ch->fields, ch->fields_len, &at, &f, &n);)
-		if (!bridge_field_key_in(f, n, kept)) {
+	for (size_t at = 0; fields_next(ch->fields, ch->fields_len, &at, &f, &n);)
+		if (!fields_key_in(f, n, kept)) {
 			wbuf_u32(p, n);
 			wbuf_bytes(p, f, n);
 		}

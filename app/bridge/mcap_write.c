@@ -172,7 +172,7 @@ int mcap_writer_channel(struct mcap_writer *w, int schema_id, const char *topic,
 	/* metadata: the "KEY=value" fields as map<string, string> */
 	const uint8_t *f;
 	uint32_t n;
-	for (size_t off = 0; bridge_field_next(metadata, metadata_len, &off, &f, &n);) {
+	for (size_t off = 0; fields_next(metadata, metadata_len, &off, &f, &n);) {
 		const uint8_t *eq = memchr(f, '=', n);
 		if (eq) {
 			wbuf_blob(&map, f, (size_t)(eq - f));

@@ -176,3 +176,67 @@ int rbuf_end(struct rbuf *r, const char *what)
 		return dssm__fail(DSSM_EPROTO, "%s: %zu unexpected bytes at the end", what, r->left);
 	return 0;
 }
+
+/* ---- "KEY=value" fields (a ROS connection header, a bag record's header,
+ * a stream's property): u32 length, then the field ---- */
+
+int fields_check(const uint8_t *fields, size_t len, const char *what)
+{
+	size_t at = 0;
+	while (at < len) {
+		if (len - at < 4)
+			return dssm__fail(DSSM_ECORRUPT, "%s: header field length cut short at byte %zu",
+			                  what, at);
+		uint32_t n = le_get32(fields + at);
+		at += 4;
+		if (n > len - at)
+			return dssm__fail(DSSM_ECORRUPT,
+			                  "%s: header field of %u bytes at byte %zu runs past the %zu-byte header",
+			                  what, n, at - 4, len);
+		if (!memchr(fields + at, '=', n))
+			return dssm__fail(DSSM_ECORRUPT, "%s: header field at byte %zu has no '='", what,
+			                  at - 4);
+		at += n;
+	}
+	return 0;
+}
+
+int fields_next(const uint8_t *fields, size_t len, size_t *at, const uint8_t **field, uint32_t *n)
+{
+	if (!fields || *at > len || len - *at < 4)
+		return 0;
+	uint32_t k = le_get32(fields + *at);
+	if (k > len - *at - 4)
+		return 0;
+	*field = fields + *at + 4;
+	*n = k;
+	*at += 4 + (size_t)k;
+	return 1;
+}
+
+static int has_key(const uint8_t *f, uint32_t n, const char *key)
+{
+	size_t k = strlen(key);
+	return n > k && f[k] == '=' && memcmp(f, key, k) == 0;
+}
+
+int fields_key_in(const uint8_t *f, uint32_t n, const char *const *keys)
+{
+	for (; *keys; keys++)
+		if (has_key(f, n, *keys))
+			return 1;
+	return 0;
+}
+
+const uint8_t *fields_get(const uint8_t *fields, size_t len, const char *key, size_t *value_len)
+{
+	size_t klen = strlen(key), at = 0;
+	const uint8_t *f;
+	uint32_t n;
+	while (fields_next(fields, len, &at, &f, &n))
+		if (has_key(f, n, key)) {
+			*value_len = n - klen - 1;
+			return f + klen + 1;
+		}
+	return NULL;
+}

@@ -111,4 +111,17 @@ const uint8_t *rbuf_blob(struct rbuf *r, uint32_t *len);
 /* 0 if every field was there and nothing is left over, else DSSM_EPROTO. */
 int rbuf_end(struct rbuf *r, const char *what);
 
+/* ---- reading "KEY=value" fields (wbuf_field's): a ROS connection header,
+ * a bag record's header, a recorded stream's property ---- */
+
+/* 0 if the fields are well formed, else DSSM_ECORRUPT naming `what`. */
+int fields_check(const uint8_t *fields, size_t len, const char *what);
+/* The field at *at: 1 with *field (n bytes, "key=value") and *at moved
+ * past it; 0 at the end or at a length that runs past len. */
+int fields_next(const uint8_t *fields, size_t len, size_t *at, const uint8_t **field, uint32_t *n);
+/* Is the field's key one of `keys` (a NULL-terminated list)? */
+int fields_key_in(const uint8_t *field, uint32_t n, const char *const *keys);
+/* The value of `key` (not NUL-terminated, value_len bytes), or NULL. */
+const uint8_t *fields_get(const uint8_t *fields, size_t len, const char *key, size_t *value_len);
+
 #endif
