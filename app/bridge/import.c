@@ -19,6 +19,7 @@
 #include "lib/base/glob.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
+#include "lib/store/view.h"
 
 struct import_stream {
 	int stream;             /* container index; -1: unknown channel id */
@@ -36,29 +37,16 @@ struct importer {
 
 static int schema_is_text(const struct bridge_channel *ch)
 {
-	return ch->schema_len == 0 || !memchr(ch->schema, 0, ch->schema_len);
+	return dssm__schema_is_text(ch->schema, ch->schema_len);
 }
 
 /* The property: the exact topic, type and encodings, binary schemas, and
  * every field the source gave (less the message definition, kept as the
- * schema). */
+ * schema); a bag read in place gives the same (lib/store/view.c). */
 static void build_property(const struct bridge_channel *ch, struct wbuf *p)
 {
-	bridge_field_str(p, "topic", ch->topic);
-	bridge_field_str(p, "type", ch->type);
-	bridge_field_str(p, "encoding", ch->encoding);
-	bridge_field_str(p, "schema_encoding", ch->schema_encoding);
-	if (!schema_is_text(ch))
-		wbuf_field(p, "schema_data", ch->schema, ch->schema_len);
-	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
-	                                   "message_definition", NULL};
-	const uint8_t *f;
-	uint32_t n;
-	for (size_t at = 0; fields_next(ch->fields, ch->fields_len, &at, &f, &n);)
-		if (!fields_key_in(f, n, kept)) {
-			wbuf_u32(p, n);
-			wbuf_bytes(p, f, n);
-		}
+	dssm__channel_property(p, ch->topic, ch->type, ch->encoding, ch->schema_encoding, ch->schema,
+	                       ch->schema_len, ch->fields, ch->fields_len);
 }
 
 static int on_ssm_channel(struct importer *im, const struct bridge_channel *ch)

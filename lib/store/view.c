@@ -13,6 +13,7 @@
 #include "query.h"
 #include "view_table.h"
 #include "lib/base/base.h"
+#include "lib/base/bytes.h"
 #include "lib/base/glob.h"
 
 uint64_t dssm__view_max_entries = (uint64_t)16 << 20;
@@ -145,6 +146,33 @@ void dssm__view_sort(struct view *v)
 		if (!sorted)
 			qsort(s->e, s->n, sizeof *s->e, entry_cmp);
 	}
+}
+
+int dssm__schema_is_text(const uint8_t *schema, size_t len)
+{
+	return len == 0 || !memchr(schema, 0, len);
+}
+
+void dssm__channel_property(struct wbuf *p, const char *topic, const char *type,
+                            const char *encoding, const char *schema_encoding,
+                            const uint8_t *schema, size_t schema_len, const uint8_t *fields,
+                            size_t fields_len)
+{
+	wbuf_field(p, "topic", topic, strlen(topic));
+	wbuf_field(p, "type", type, strlen(type));
+	wbuf_field(p, "encoding", encoding, strlen(encoding));
+	wbuf_field(p, "schema_encoding", schema_encoding, strlen(schema_encoding));
+	if (!dssm__schema_is_text(schema, schema_len))
+		wbuf_field(p, "schema_data", schema, schema_len);
+	static const char *const kept[] = {"topic", "type", "encoding", "schema_encoding",
+	                                   "message_definition", NULL};
+	const uint8_t *f;
+	uint32_t n;
+	for (size_t at = 0; fields_next(fields, fields_len, &at, &f, &n);)
+		if (!fields_key_in(f, n, kept)) {
+			wbuf_u32(p, n);
+			wbuf_bytes(p, f, n);
+		}
 }
 
 /* ---- the chunks a reader holds ---- */

@@ -98,6 +98,21 @@ int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
 int dssm__ssmlog_view_open(dssm_container *c, const char *path);
 /* The lister of set.h for rosbag2 bag directories (rosbag2_dir.c). */
 int dssm__rosbag2_dir(const char *dir, char ***files, int *n, char **note);
+/* A ROS 1 bag (bag_view.c). */
+int dssm__bag_sniff(const uint8_t *head, size_t n);
+int dssm__bag_open(dssm_container *c, const char *path);
+
+/* A foreign channel's stream property, as an import writes it and a view
+ * gives it (view.c; docs/bridges.md): the exact topic, type and encodings,
+ * a binary schema as schema_data, then every field of `fields` (a
+ * connection header, "KEY=value" each) but those and message_definition
+ * (kept as the schema). A schema is text when it holds no NUL byte. */
+struct wbuf;
+int dssm__schema_is_text(const uint8_t *schema, size_t len);
+void dssm__channel_property(struct wbuf *p, const char *topic, const char *type,
+                            const char *encoding, const char *schema_encoding,
+                            const uint8_t *schema, size_t schema_len, const uint8_t *fields,
+                            size_t fields_len);
 /* The most sample entries a view keeps in memory (24 bytes each): a file
  * with more is refused, saying so (the caller may import it instead). */
 extern uint64_t dssm__view_max_entries;
