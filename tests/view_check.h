@@ -5,7 +5,8 @@
  * ids, layout, schema, property, counts, times, bytes), the same samples
  * with the same times and TIDs for merged and windowed queries, batches,
  * budgets, and every read call of a recorded stream opened as a
- * dssm_stream. For test_mcapview.c, test_db3view.c and
+ * dssm_stream; and the helpers that cut or damage a file (cut,
+ * write_damaged). For test_mcapview.c, test_db3view.c and
  * test_ssmlogview.c, which define
  * VIEW_TEST (their name) first: setup makes tmp, $TMPDIR/VIEW_TEST-XXXXXX,
  * and registers the views; teardown removes it.
@@ -252,6 +253,46 @@ static int view_check(const char *source, const char *file, const char *tmpdir)
 	dssm_container_close(imp);
 	dssm_container_close(view);
 	return all;
+}
+
+/* The first n bytes of from into to. */
+static inline void cut(const char *from, const char *to, long n)
+{
+	FILE *f = fopen(from, "rb"), *g = fopen(to, "wb");
+	assert_non_null(f);
+	assert_non_null(g);
+	for (long i = 0; i < n; i++) {
+		int ch = fgetc(f);
+		assert_true(ch != EOF);
+		fputc(ch, g);
+	}
+	fclose(f);
+	fclose(g);
+}
+
+/* path's bytes (read once into *buf) written to bad with the byte at `at`
+ * changed to v: in-process, since a copy per damaged byte with cp and dd
+ * took most of this test's time. */
+static inline void write_damaged(const char *path, const char *bad, long at, uint8_t v, uint8_t **buf,
+                          long *len)
+{
+	if (!*buf) {
+		FILE *f = fopen(path, "rb");
+		assert_non_null(f);
+		fseek(f, 0, SEEK_END);
+		*len = ftell(f);
+		fseek(f, 0, SEEK_SET);
+		*buf = malloc((size_t)*len);
+		assert_int_equal(fread(*buf, 1, (size_t)*len, f), (size_t)*len);
+		fclose(f);
+	}
+	FILE *o = fopen(bad, "wb");
+	assert_non_null(o);
+	uint8_t was = (*buf)[at];
+	(*buf)[at] = v;
+	assert_int_equal(fwrite(*buf, 1, (size_t)*len, o), (size_t)*len);
+	(*buf)[at] = was;
+	fclose(o);
 }
 
 #endif

@@ -209,15 +209,21 @@ int dssm__bag_index(const char *file, const struct bag_record *rec, struct bag_i
 int dssm__bag_chunk_info(const char *file, const struct bag_record *rec,
                          struct bag_chunk_info *out)
 {
-	const uint8_t *ver, *pos, *count;
+	const uint8_t *ver, *pos, *count, *start, *end;
 	int rc = dssm__bag_fixed(file, "file", rec, "ver", 4, &ver);
 	if (rc == 0)
 		rc = dssm__bag_fixed(file, "file", rec, "chunk_pos", 8, &pos);
+	if (rc == 0)
+		rc = dssm__bag_fixed(file, "file", rec, "start_time", 8, &start);
+	if (rc == 0)
+		rc = dssm__bag_fixed(file, "file", rec, "end_time", 8, &end);
 	if (rc == 0)
 		rc = dssm__bag_fixed(file, "file", rec, "count", 4, &count);
 	if (rc < 0)
 		return rc;
 	out->chunk_pos = le_get64(pos);
+	out->start = dssm__bag_time(start);
+	out->end = dssm__bag_time(end);
 	out->count = le_get32(count);
 	out->pairs = rec->data;
 	if (le_get32(ver) != 1)

@@ -70,6 +70,7 @@ struct bag_index {             /* an index data record (version 1) */
 
 struct bag_chunk_info {
 	uint64_t chunk_pos;
+	int64_t start, end;        /* its messages' first and last time */
 	uint32_t count;            /* connections in the chunk */
 	const uint8_t *pairs;      /* count of BAG_INFO_PAIR bytes */
 };

@@ -299,9 +299,7 @@ static struct view_query *vq_of(dssm_query *q)
 	return q->view;
 }
 
-/* The first entry of s from `from` on whose time is >= t (after = 0) or
- * > t (after = 1). */
-static uint64_t search(const struct vstream *s, dssm_time_t t, int after, uint64_t from)
+uint64_t dssm__view_search(const struct vstream *s, dssm_time_t t, int after, uint64_t from)
 {
 	uint64_t lo = from, hi = s->n;
 	while (lo < hi) {
@@ -340,8 +338,8 @@ static int view_query_open(dssm_container *c, const int *streams, int nstreams,
 		}
 		struct vcur *k = &vq->cur[i];
 		k->stream = idx;
-		k->next = search(&v->s[idx], start, 0, 0);
-		k->end = end < start ? k->next : search(&v->s[idx], end, 1, k->next);
+		k->next = dssm__view_search(&v->s[idx], start, 0, 0);
+		k->end = end < start ? k->next : dssm__view_search(&v->s[idx], end, 1, k->next);
 	}
 	*out = q;
 	return 0;
@@ -438,7 +436,7 @@ static int view_query_seek(dssm_query *q, uint64_t from, uint64_t to)
 static int view_query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at)
 {
 	struct view_query *vq = vq_of(q);
-	*at = search(&vq->v->s[vq->cur[0].stream], t, after, 0);
+	*at = dssm__view_search(&vq->v->s[vq->cur[0].stream], t, after, 0);
 	return 0;
 }
 

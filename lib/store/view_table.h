@@ -79,6 +79,9 @@ int dssm__view_reserve(struct view *v, int idx, uint64_t n);
 /* Stream idx's entries' lengths and its sums (payload, bytes,
  * info.max_size), read once (view_sizes.c). */
 int dssm__view_sized(struct view *v, int idx);
+/* The first entry of s from `from` on whose time is >= t (after = 0) or
+ * > t (after = 1). */
+uint64_t dssm__view_search(const struct vstream *s, dssm_time_t t, int after, uint64_t from);
 /* Every stream's entries put in time order (ties: file order). */
 void dssm__view_sort(struct view *v);
 /* A cache's bytes of chunk (and their length *len), or NULL; a slot for

@@ -25,6 +25,7 @@ struct view_kind {
 static const struct view_kind kinds[] = {
 	{"MCAP", dssm__mcap_sniff, dssm__mcap_open},
 	{"rosbag2 SQLite", dssm__db3_sniff, dssm__db3_view_open},
+	{"ROS bag", dssm__bag_sniff, dssm__bag_open},
 	{"SSM log", dssm__ssmlog_view_sniff, dssm__ssmlog_view_open},
 };
 
