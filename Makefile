@@ -48,7 +48,8 @@ LIB_LAYERS := base ring remote store decode open record
 # dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
   lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
-  lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/bag.c lib/store/views.c
+  lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/bag.c lib/store/bag_view.c \
+  lib/store/bag_index.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)
 TOOL_SRC := $(wildcard app/cli/*.c) $(wildcard app/proxy/*.c)
@@ -123,7 +124,7 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/s
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends $(BUILD)/tests/test_bagview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
@@ -274,13 +275,13 @@ UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow
 UNITS_ssm := test_ssm_compat test_ssm_clock test_ssm_times test_ssm_users
 UNITS_proxy := test_watch test_hostile test_proxies
-UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview test_ssmlogview test_db3view
+UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview test_ssmlogview test_db3view test_bagview
 UNITS_foxglove := test_foxglove
 UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh
 SCRIPTS_record := tests/recording-test.sh tests/set-test.sh tests/gluster-test.sh
 SCRIPTS_ssm := tests/install-test.sh
-SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh tests/db3view-test.sh
+SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh tests/db3view-test.sh tests/bagview-test.sh
 SCRIPTS_decode := tests/decoder-test.sh
 SCRIPTS_foxglove := tests/foxglove-test.sh
 SCRIPTS_dds := tests/dds-test.sh tests/dds-ls-test.sh
@@ -333,6 +334,8 @@ test: deps
 	@bash tests/ssmlogview-test.sh build/dssm
 	@echo "== rosbag2 .db3 files and bag directories read in place: what the import prints, what sqlite3 reads, nothing under TMPDIR"
 	@bash tests/db3view-test.sh build/dssm
+	@echo "== ROS 1 bags read in place: what the import and python3-rosbag give, nothing under TMPDIR"
+	@bash tests/bagview-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
 	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# bagview-test.sh [DSSM] - ROS 1 bags read in place (lib/store/bag_view.c),
+# as a user sees them: `info`, `cat FILE/TOPIC`, `query` and `export` of a
+# bag print what they print for its import and create nothing under
+# $TMPDIR (no hidden import); FILE/TOPIC takes the topic with or without
+# its leading '/'; the messages are python3-rosbag's; a bag whose recorder
+# was killed (no index, its last chunk unfinished) is read up to its last
+# whole record, said; Python (libdssm.so) reads bags too. Files: the bags
+# in tests/data/recordings.
+set -u
+cd "$(dirname "$0")/.."
+dssm=$(realpath "${1:-build/dssm}")
+rec=tests/data/recordings
+oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
+tmp=$(mktemp -d /tmp/dssm-bagview-test.XXXXXX)
+priv=$(mktemp -d /tmp/dssm-bagview-tmpdir.XXXXXX)
+trap 'rm -rf "$tmp" "$priv"' EXIT
+passed=0 failed=0
+
+ok() { echo "  ok    $1"; passed=$((passed + 1)); }
+bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
+same() { # same NAME FILE1 FILE2
+	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
+}
+# run in place with a private, empty TMPDIR; fail if anything is left or made there
+inplace() { # inplace OUT CMD...
+	local out=$1; shift
+	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
+	local rc=$?
+	if [ -n "$(ls -A "$priv")" ]; then
+		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
+	fi
+	return $rc
+}
+have_rosbag=0
+/usr/bin/python3 -c 'import rosbag' 2>/dev/null && have_rosbag=1
+
+for f in "$rec/example.bag" "$rec/example-bz2.bag" "$rec/example-lz4.bag" "$rec/tilt_laser.bag"; do
+	b=$(basename "$f")
+	"$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
+	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
+	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
+	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
+	grep -q "importing" "$tmp/err" && bad "info $b imported it: $(cat "$tmp/err")"
+	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	sed -n '/^STREAM/,$p' "$tmp/want" >"$tmp/want2"
+	sed -n '/^STREAM/,$p' "$tmp/got" >"$tmp/got2"
+	same "info $b in place lists its import's streams" "$tmp/want2" "$tmp/got2"
+	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
+		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
+	# cat FILE/TOPIC, FILE//TOPIC (the topic with its '/') and FILE/NAME
+	topic=$(awk 'NR > 1 { print $NF; exit }' "$tmp/got2")
+	name=$(awk 'NR > 1 { sub(/:0$/, "", $1); print $1; exit }' "$tmp/got2")
+	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
+	for a in "$f/${topic#/}" "$f/$topic" "$f/$name"; do
+		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
+		same "cat ${a#"$rec"/} -n 3 in place" "$tmp/want" "$tmp/got"
+	done
+	inplace "$tmp/got" "$dssm" export "$f" --mcap "$tmp/out.mcap" --force &&
+		"$dssm" query "$tmp/out.mcap" >"$tmp/got" 2>/dev/null
+	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
+	same "export $b in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
+	if [ $have_rosbag = 1 ]; then
+		# the messages python3-rosbag reads (topic, time, length, sha1)
+		$oracle messages "$f" >"$tmp/want" 2>/dev/null
+		$oracle container "$f" "$dssm" >"$tmp/got" 2>"$tmp/err"
+		same "$b in place: python3-rosbag's messages" "$tmp/want" "$tmp/got"
+	fi
+done
+
+# a 10 s window of one topic, as rosbag reads it
+if [ $have_rosbag = 1 ]; then
+	f=$rec/tilt_laser.bag
+	start=1326899530000000000 end=1326899540000000000
+	$oracle window "$f" /imu_data $start $end >"$tmp/want" 2>/dev/null
+	inplace "$tmp/q" "$dssm" query "$f" --streams imu_data --start $((start / 1000000000)) \
+		--end $((end / 1000000000)) --format json --data-hex
+	/usr/bin/python3 -c '
+import hashlib, json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line); d = bytes.fromhex(r["data_hex"])
+    print("/imu_data", r["time_ns"], len(d), hashlib.sha1(d).hexdigest())' "$tmp/q" | sort >"$tmp/got"
+	[ -s "$tmp/want" ] && same "a 10 s window of /imu_data in place: rosbag's messages" "$tmp/want" "$tmp/got" ||
+		bad "no window of /imu_data: $(cat "$tmp/err")"
+
+	# a recorder killed: no index, its last chunk unfinished (messages at
+	# top level); read up to the last whole record, said, as rosbag's
+	# reindex reads it
+	for comp in none lz4 bz2; do
+		$oracle crashed "$tmp/crashed-$comp.bag" $comp 2>/dev/null
+		$oracle reindex "$tmp/crashed-$comp.bag" "$tmp/fixed.bag" 2>/dev/null
+		inplace "$tmp/info" "$dssm" info "$tmp/crashed-$comp.bag"
+		grep -q "was not closed" "$tmp/info" "$tmp/err" ||
+			bad "crashed $comp bag: no note ($(cat "$tmp/info" "$tmp/err" | head -3))"
+		$oracle messages "$tmp/fixed.bag" >"$tmp/want" 2>/dev/null
+		$oracle container "$tmp/crashed-$comp.bag" "$dssm" >"$tmp/got" 2>"$tmp/err"
+		# everything rosbag's reindex recovers, and maybe a last whole record
+		# it drops (as the import: bridge-test.sh)
+		lost=$(comm -23 "$tmp/want" "$tmp/got" | wc -l) extra=$(comm -13 "$tmp/want" "$tmp/got" | wc -l)
+		[ -s "$tmp/want" ] && [ "$lost" -eq 0 ] && [ "$extra" -le 1 ] &&
+			ok "a killed recorder's $comp bag in place: the $(wc -l <"$tmp/want") messages rosbag reindex recovers (+$extra)" ||
+			bad "killed recorder's $comp bag: $lost missing, $extra extra"
+		"$dssm" import "$tmp/crashed-$comp.bag" -o "$tmp/crashed-$comp.d" -q >/dev/null 2>&1
+		$oracle container "$tmp/crashed-$comp.d" "$dssm" >"$tmp/want" 2>/dev/null
+		same "a killed recorder's $comp bag in place: what its import holds" "$tmp/want" "$tmp/got"
+	done
+else
+	echo "  skip  python3-rosbag is not installed: no comparison with rosbag"
+fi
+
+# libdssm.so reads bags in place too: Python's dssm.Recording and dssm.open
+lib=$(dirname "$dssm")/libdssm.so
+if [ -e "$lib" ]; then
+	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
+		/usr/bin/python3 -c '
+import sys, dssm
+r = dssm.Recording(sys.argv[1])
+print(sorted((k, len(v.times)) for k, v in r.query().items())[:3])
+s = dssm.open(sys.argv[1] + "//imu_data")
+print("opened")
+' "$rec/tilt_laser.bag" || bad "python on tilt_laser.bag: $(tail -3 "$tmp/err")"
+	grep -q "('gravity_vector:0', 356)" "$tmp/got" && grep -q opened "$tmp/got" &&
+		ok "Python reads tilt_laser.bag in place: $(head -1 "$tmp/got")" ||
+		bad "python tilt_laser.bag: $(cat "$tmp/got" "$tmp/err" | tail -3)"
+fi
+
+# errors name what is wrong
+inplace "$tmp/got" "$dssm" cat "$rec/tilt_laser.bag/nope" -n 1
+rc=$?
+[ $rc -eq 1 ] && grep -q "nope" "$tmp/err" && ok "cat FILE/unknown topic: $(cat "$tmp/err")" ||
+	bad "cat FILE/nope: rc $rc, $(cat "$tmp/err")"
+size=$(stat -c %s "$rec/example-lz4.bag")
+head -c $((size - 2000)) "$rec/example-lz4.bag" >"$tmp/cut.bag"
+inplace "$tmp/got" "$dssm" info "$tmp/cut.bag"
+rc=$?
+[ $rc -eq 1 ] && grep -q "cut.bag is cut short: its index was at byte" "$tmp/err" &&
+	ok "a closed bag cut short (its index lost): said, as the import says it" ||
+	bad "cut bag: rc $rc, $(cat "$tmp/got" "$tmp/err" | head -5)"
+
+echo "bagview: $passed passed, $failed failed"
+[ $failed -eq 0 ]
