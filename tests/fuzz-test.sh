@@ -120,6 +120,30 @@ else
 	echo "  FAIL  fuzz_mcapview: cannot build ($(tail -1 "$out/build-mcapview.log"))"
 	failed=$((failed + 1)); status=1
 fi
+# ROS 1 bags read in place: seeds are exports of example.bag in every codec
+# with small chunks, and one with its index position 0 (read by a scan).
+# shellcheck disable=SC2086
+if clang $flags -o "$out/fuzz_bagview" tests/fuzz/fuzz_bagview.c $view_src -llz4 -lzstd -lbz2 -lz \
+	-lm -pthread >"$out/build-bagview.log" 2>&1; then
+	mkdir -p "$out/bagview-corpus"
+	if [ -x build/dssm ] && [ -d "$out/seed.d" ]; then
+		for c in none lz4 bz2; do
+			build/dssm export "$out/seed.d" --bag "$out/bagview-corpus/seed-$c.bag" --force \
+				--compression $c --chunk-size 8000 --end 1396293890 >/dev/null 2>&1
+		done
+		python3 - "$out/bagview-corpus/seed-lz4.bag" "$out/bagview-corpus/unindexed.bag" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+at = b.index(b'index_pos=') + 10
+b[at:at + 8] = bytes(8)
+open(sys.argv[2], 'wb').write(b)
+PY
+	fi
+	run fuzz_bagview "$out/bagview-corpus" 200000
+else
+	echo "  FAIL  fuzz_bagview: cannot build ($(tail -1 "$out/build-bagview.log"))"
+	failed=$((failed + 1)); status=1
+fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
 if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c lib/store/db3.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
