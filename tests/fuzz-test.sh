@@ -123,7 +123,7 @@ fi
 # ROS 1 bags read in place: seeds are exports of example.bag in every codec
 # with small chunks, and one with its index position 0 (read by a scan).
 # shellcheck disable=SC2086
-if clang $flags -o "$out/fuzz_bagview" tests/fuzz/fuzz_bagview.c $view_src -llz4 -lzstd -lbz2 -lz \
+if clang $flags -o "$out/fuzz_bagview" tests/fuzz/fuzz_bagview.c $view_src -llz4 -lzstd -lbz2 -lz -lsqlite3 -lyaml \
 	-lm -pthread >"$out/build-bagview.log" 2>&1; then
 	mkdir -p "$out/bagview-corpus"
 	if [ -x build/dssm ] && [ -d "$out/seed.d" ]; then

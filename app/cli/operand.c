@@ -4,9 +4,9 @@
  * in place as one, lib/store/rosbag2_dir.c). A regular file is a recording
  * too when it is a ROS 1 bag, an MCAP file, a rosbag2 .db3 or an SSM log,
  * so `info`, `cat`, `query`, `play` and `export` open those files with no
- * import step. A file of a format lib/store/views.c lists (MCAP, .db3) is
- * read in place (lib/store/view.h: its summary and indexes, or its table,
- * no copy); the others, and a file too big to index in memory, are
+ * import step. A file of a format lib/store/views.c lists (MCAP, ROS 1
+ * bags, .db3, SSM logs) is read in place (lib/store/view.h: its summary
+ * and indexes, or its table, no copy); a file too big to index in memory is
  * imported into a temporary container under $TMPDIR, read, and removed.
  * Anything else is a stream address (NAME[:ID], HOST:PORT/NAME).
  *
