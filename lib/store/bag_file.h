@@ -13,6 +13,7 @@
 #define BAG_CHUNK_MAX ((size_t)1 << 30)      /* the importer's largest chunk */
 #define BAG_INDEX_MAX ((uint64_t)256 << 20)  /* a bigger index section is hostile */
 #define BAG_HEAD_MAX ((uint32_t)1 << 20)     /* a record header larger is hostile */
+#define BAG_WINDOW ((size_t)16 << 10)        /* read for message heads (sizes) */
 
 struct bchunk {
 	uint64_t at;               /* the chunk record */
@@ -46,6 +47,9 @@ struct bag_file {
 	struct bchunk *chunks;
 	uint32_t nchunks, ccap;
 	struct bconn **conns;      /* by connection id */
+	uint8_t *win;              /* the file's bytes last read for message heads */
+	uint64_t win_at;
+	size_t win_len;
 	uint32_t nconns;
 };
 

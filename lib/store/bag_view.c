@@ -48,6 +48,7 @@ static void file_free(void *ctx)
 	if (f->fd >= 0)
 		close(f->fd);
 	dssm__bag_forget(f);
+	free(f->win);
 	free(f->conns);
 	free(f->chunks);
 	free(f->path);
@@ -78,11 +79,12 @@ int dssm__bag_read_head(struct bag_file *f, uint64_t at, const char *where, uint
                         struct bag_record *rec)
 {
 	*buf = NULL;
-	uint8_t len[4];
+	uint8_t first[256];   /* most headers: one read */
 	if (at > f->size || f->size - at < 8)
 		return 0;
-	int rc = dssm__bag_pread(f, len, 4, at);
-	uint32_t hlen = rc == 0 ? le_get32(len) : 0;
+	size_t n = f->size - at < sizeof first ? (size_t)(f->size - at) : sizeof first;
+	int rc = dssm__bag_pread(f, first, n, at);
+	uint32_t hlen = rc == 0 ? le_get32(first) : 0;
 	if (rc < 0 || hlen > f->size - at - 8)
 		return rc;
 	if (hlen > BAG_HEAD_MAX)
@@ -90,7 +92,11 @@ int dssm__bag_read_head(struct bag_file *f, uint64_t at, const char *where, uint
 		                  "the %u read", f->path, where, (unsigned long long)at, hlen, BAG_HEAD_MAX);
 	if (!(*buf = malloc((size_t)hlen + 8)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	if ((rc = dssm__bag_pread(f, *buf, (size_t)hlen + 8, at)) == 0)
+	if (hlen + 8 <= n)
+		memcpy(*buf, first, (size_t)hlen + 8);
+	else
+		rc = dssm__bag_pread(f, *buf, (size_t)hlen + 8, at);
+	if (rc == 0)
 		rc = dssm__bag_record_head(*buf, (size_t)hlen + 8, 0, at, f->path, where, rec);
 	if (rc == 1 && rec->data_len > f->size - at - 8 - hlen)
 		rc = 0;   /* its data runs past the end */
@@ -307,22 +313,44 @@ static int bag_read(struct view *v, struct view_cache *k, int idx, const struct 
 	return 0;
 }
 
-/* An entry's length from its record's header, outside chunks or in an
- * uncompressed chunk. */
+/* The head of the record at file byte `at`, inside [at, end): from the
+ * window of the file last read (f->win) when it holds it, else from a new
+ * window read there (up to BAG_WINDOW bytes, not past end), so that the
+ * heads of a chunk's small messages take one read for many of them and a
+ * large message's data is skipped. 1, 0 (no whole head there) or an error. */
+static int head_at(struct bag_file *f, uint64_t at, uint64_t end, struct bag_record *rec)
+{
+	int rc = 0;
+	if (at < f->win_at || at - f->win_at >= f->win_len ||
+	    dssm__bag_record_head(f->win, f->win_len, (size_t)(at - f->win_at), f->win_at, f->path,
+	                          "file", rec) != 1) {
+		if (!f->win && !(f->win = malloc(BAG_WINDOW)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		f->win_len = end - at < BAG_WINDOW ? (size_t)(end - at) : BAG_WINDOW;
+		f->win_at = at;
+		if ((rc = dssm__bag_pread(f, f->win, f->win_len, at)) < 0) {
+			f->win_len = 0;
+			return rc;
+		}
+		rc = dssm__bag_record_head(f->win, f->win_len, 0, at, f->path, "file", rec);
+	} else {
+		rc = 1;
+	}
+	return rc;
+}
+
+/* An entry's length from its record's header, in an uncompressed chunk
+ * (or outside chunks: then read). */
 static int bag_length(struct view *v, int idx, const struct ventry *e, uint32_t *len)
 {
 	struct bag_file *f = v->ctx;
 	const struct bchunk *c = e->chunk == VIEW_NO_CHUNK ? NULL : &f->chunks[e->chunk];
-	if (c && (c->codec != DSSM__CODEC_NONE || e->off >= c->data_len))
+	if (!c || c->codec != DSSM__CODEC_NONE || e->off >= c->data_len)
 		return 0;   /* read it (the read says what is wrong) */
-	uint8_t *head;
 	struct bag_record rec;
-	int rc = dssm__bag_read_head(f, c ? c->data_at + e->off : e->off, c ? "chunk" : "file",
-	                             &head, &rec);
-	int ok = rc == 1 && is_sample(f, &rec, "file", idx, e->time) &&
-	         (!c || e->off + 8 + rec.header_len + (uint64_t)rec.data_len <= c->data_len);
-	free(head);
-	if (rc < 0 || !ok)
+	int rc = head_at(f, c->data_at + e->off, c->data_at + c->data_len, &rec);
+	if (rc <= 0 || !is_sample(f, &rec, "file", idx, e->time) ||
+	    e->off + 8 + rec.header_len + (uint64_t)rec.data_len > c->data_len)
 		return rc < 0 ? rc : 0;
 	*len = rec.data_len;
 	return 1;
