@@ -57,20 +57,7 @@ static void file_free(void *ctx)
 
 int dssm__bag_pread(struct bag_file *f, void *buf, size_t n, uint64_t at)
 {
-	if (at > f->size || n > f->size - at)
-		return dssm__fail(DSSM_ECORRUPT, "%s: %zu bytes at byte %llu run past the file's end "
-		                  "(%llu bytes)", f->path, n, (unsigned long long)at,
-		                  (unsigned long long)f->size);
-	size_t done = 0;
-	while (done < n) {
-		ssize_t got = pread(f->fd, (uint8_t *)buf + done, n - done, (off_t)(at + done));
-		if (got <= 0)
-			return got < 0 ? dssm__fail_errno(DSSM_ESYS, "reading %s", f->path)
-			               : dssm__fail(DSSM_ECORRUPT, "%s: cut short at byte %llu", f->path,
-			                            (unsigned long long)(at + done));
-		done += (size_t)got;
-	}
-	return 0;
+	return dssm__view_pread(f->fd, f->size, f->path, buf, n, at);
 }
 
 /* 1 and the record's head in *buf, 0 when the record runs past the
@@ -412,13 +399,8 @@ int dssm__bag_open(dssm_container *c, const char *path)
 	char *why = NULL;
 	if ((rc = read_header(f)) == 0 && (rc = dssm__bag_load_index(v, f, &why)) == 1) {
 		rc = dssm__bag_scan(v, f, &c->note);
-		if (rc == 0 && why) {   /* the warning says both */
-			char *both = NULL;
-			if (asprintf(&both, "%s%s%s", why, c->note ? "; " : "", c->note ? c->note : "") >= 0) {
-				free(c->note);
-				c->note = both;
-			}
-		}
+		if (rc == 0)   /* the warning says both */
+			dssm__view_note_why(c, why);
 	}
 	free(why);
 	if (rc == 0)

@@ -65,20 +65,7 @@ static void file_free(void *ctx)
 
 int dssm__mcap_pread(struct mcap_file *f, void *buf, size_t n, uint64_t at)
 {
-	if (at > f->size || n > f->size - at)
-		return dssm__fail(DSSM_ECORRUPT, "%s: %zu bytes at byte %llu run past the file's end "
-		                  "(%llu bytes)", f->path, n, (unsigned long long)at,
-		                  (unsigned long long)f->size);
-	size_t done = 0;
-	while (done < n) {
-		ssize_t got = pread(f->fd, (uint8_t *)buf + done, n - done, (off_t)(at + done));
-		if (got <= 0)
-			return got < 0 ? dssm__fail_errno(DSSM_ESYS, "reading %s", f->path)
-			               : dssm__fail(DSSM_ECORRUPT, "%s: cut short at byte %llu", f->path,
-			                            (unsigned long long)(at + done));
-		done += (size_t)got;
-	}
-	return 0;
+	return dssm__view_pread(f->fd, f->size, f->path, buf, n, at);
 }
 
 /* n bytes at `at` into a malloc'd buffer. */
@@ -381,13 +368,8 @@ int dssm__mcap_open(dssm_container *c, const char *path)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", path);
 		if (rc == 0)
 			rc = dssm__mcap_scan(v, f, 17 + hlen, &c->note);
-		if (rc == 0 && why) {   /* the warning says both */
-			char *both = NULL;
-			if (asprintf(&both, "%s%s%s", why, c->note ? "; " : "", c->note ? c->note : "") >= 0) {
-				free(c->note);
-				c->note = both;
-			}
-		}
+		if (rc == 0)   /* the warning says both */
+			dssm__view_note_why(c, why);
 		free(why);
 	}
 	if (rc == 0)

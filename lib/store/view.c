@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "query.h"
 #include "view_table.h"
@@ -145,6 +146,33 @@ void dssm__view_sort(struct view *v)
 			sorted = entry_cmp(&s->e[j - 1], &s->e[j]) < 0;
 		if (!sorted)
 			qsort(s->e, s->n, sizeof *s->e, entry_cmp);
+	}
+}
+
+int dssm__view_pread(int fd, uint64_t size, const char *path, void *buf, size_t n, uint64_t at)
+{
+	if (at > size || n > size - at)
+		return dssm__fail(DSSM_ECORRUPT, "%s: %zu bytes at byte %llu run past the file's end "
+		                  "(%llu bytes)", path, n, (unsigned long long)at,
+		                  (unsigned long long)size);
+	size_t done = 0;
+	while (done < n) {
+		ssize_t got = pread(fd, (uint8_t *)buf + done, n - done, (off_t)(at + done));
+		if (got <= 0)
+			return got < 0 ? dssm__fail_errno(DSSM_ESYS, "reading %s", path)
+			               : dssm__fail(DSSM_ECORRUPT, "%s: cut short at byte %llu", path,
+			                            (unsigned long long)(at + done));
+		done += (size_t)got;
+	}
+	return 0;
+}
+
+void dssm__view_note_why(dssm_container *c, const char *why)
+{
+	char *both = NULL;
+	if (why && asprintf(&both, "%s%s%s", why, c->note ? "; " : "", c->note ? c->note : "") >= 0) {
+		free(c->note);
+		c->note = both;
 	}
 }
 

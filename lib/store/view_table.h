@@ -79,6 +79,12 @@ int dssm__view_reserve(struct view *v, int idx, uint64_t n);
 /* Stream idx's entries' lengths and its sums (payload, bytes,
  * info.max_size), read once (view_sizes.c). */
 int dssm__view_sized(struct view *v, int idx);
+/* n bytes at `at` of the file (fd, size bytes, named path in messages):
+ * a range past its end, or a read cut short, is DSSM_ECORRUPT. */
+int dssm__view_pread(int fd, uint64_t size, const char *path, void *buf, size_t n, uint64_t at);
+/* Why the file's index was not used (NULL: nothing), put before c's note
+ * (a scan's), so that the warning says both. */
+void dssm__view_note_why(dssm_container *c, const char *why);
 /* The first entry of s from `from` on whose time is >= t (after = 0) or
  * > t (after = 1). */
 uint64_t dssm__view_search(const struct vstream *s, dssm_time_t t, int after, uint64_t from);
