@@ -181,9 +181,9 @@ void help_info(FILE *out)
 	             "stream's first and last index entries; a stream found damaged is listed\n"
 	             "as DAMAGED with why (exit status 1). Damage in the middle of an index or\n"
 	             "of the data is found only when read: `dssm query DIR > /dev/null` reads\n"
-	             "every sample and says so. An MCAP or rosbag2 .db3 FILE, or a rosbag2 bag\n"
-	             "directory (metadata.yaml and its files, listed as parts), is read in place;\n"
-	             "a ROS 1 bag or SSM log FILE through a temporary import under $TMPDIR.\n"
+	             "every sample and says so. A ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE,\n"
+	             "or a rosbag2 bag directory (metadata.yaml and its files, listed as parts),\n"
+	             "is read in place, through its own index: nothing is copied.\n"
 	             "--format json prints one JSON object (for scripts).\n\n"
 	             "examples:\n  dssm info scan:0\n  dssm info run1\n"
 	             "  dssm info run1 --format json | jq '.streams[] | {stream, count}'\n");
