@@ -5,8 +5,9 @@
 # $TMPDIR (no hidden import); FILE/TOPIC takes the topic with or without
 # its leading '/'; the messages are python3-rosbag's; a bag whose recorder
 # was killed (no index, its last chunk unfinished) is read up to its last
-# whole record, said; Python (libdssm.so) reads bags too. Files: the bags
-# in tests/data/recordings.
+# whole record, said; Python (libdssm.so) reads bags too; `proxy
+# --recordings` serves a bag, an MCAP file, a .db3 and an SSM log read in
+# place. Files: those in tests/data/recordings.
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
@@ -15,23 +16,7 @@ oracle="/usr/bin/python3 tests/bridge/rosbag_oracle.py"
 tmp=$(mktemp -d /tmp/dssm-bagview-test.XXXXXX)
 priv=$(mktemp -d /tmp/dssm-bagview-tmpdir.XXXXXX)
 trap 'rm -rf "$tmp" "$priv"' EXIT
-passed=0 failed=0
-
-ok() { echo "  ok    $1"; passed=$((passed + 1)); }
-bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
-same() { # same NAME FILE1 FILE2
-	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
-}
-# run in place with a private, empty TMPDIR; fail if anything is left or made there
-inplace() { # inplace OUT CMD...
-	local out=$1; shift
-	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
-	local rc=$?
-	if [ -n "$(ls -A "$priv")" ]; then
-		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
-	fi
-	return $rc
-}
+. tests/inplace-lib.sh
 have_rosbag=0
 /usr/bin/python3 -c 'import rosbag' 2>/dev/null && have_rosbag=1
 
@@ -124,6 +109,36 @@ print("opened")
 		ok "Python reads tilt_laser.bag in place: $(head -1 "$tmp/got")" ||
 		bad "python tilt_laser.bag: $(cat "$tmp/got" "$tmp/err" | tail -3)"
 fi
+
+# proxy --recordings serves files read in place as it serves containers:
+# `dssm query HOST:PORT/FILE` of a bag, an MCAP file, a .db3 and an SSM log
+# beside them prints what a local query of the file prints, and the proxy
+# writes nothing under its TMPDIR (no import to serve them)
+served=$tmp/served
+mkdir -p "$served"
+cp "$rec/example-lz4.bag" "$rec/talker.mcap" "$rec/talker.db3" "$served/"
+"$dssm" export "$rec/tilt_laser.bag" --ssm-log "$served/imu.log" --streams imu_data >/dev/null 2>&1 ||
+	bad "export an SSM log to serve"
+TMPDIR=$priv "$dssm" proxy --port 0 --port-file "$tmp/pport" --recordings "$served" 2>"$tmp/proxy.log" &
+ppid=$!
+for _ in $(seq 400); do [ -s "$tmp/pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
+hp=127.0.0.1:$(cat "$tmp/pport" 2>/dev/null)
+# (what a sample is: a proxy sends samples undecoded, so `msg` is left out)
+sample_of() { /usr/bin/python3 -c '
+import json, sys
+for line in sys.stdin:
+    d = json.loads(line)
+    print(d["stream"], d["tid"], d["time_ns"], d["len"], d["data_hex"])'; }
+for f in example-lz4.bag talker.mcap talker.db3 imu.log; do
+	"$dssm" query "$served/$f" --format json --data-hex 2>/dev/null | sample_of >"$tmp/want"
+	"$dssm" query "$hp/$f" --format json --data-hex 2>"$tmp/err" | sample_of >"$tmp/got" ||
+		bad "query $hp/$f: $(cat "$tmp/err")"
+	[ -s "$tmp/want" ] || bad "a local query of $f printed nothing"
+	same "proxy --recordings serves $f read in place" "$tmp/want" "$tmp/got"
+done
+kill $ppid; wait $ppid 2>/dev/null
+[ -z "$(ls -A "$priv")" ] && ok "the proxy wrote nothing under TMPDIR" ||
+	bad "the proxy wrote under TMPDIR: $(ls -A "$priv" | head -3)"
 
 # errors name what is wrong
 inplace "$tmp/got" "$dssm" cat "$rec/tilt_laser.bag/nope" -n 1

@@ -1,5 +1,5 @@
 # inplace-lib.sh - what the tests of files read in place (mcapview-test.sh,
-# db3view-test.sh) share, sourced after they set $tmp and $priv (a private
+# bagview-test.sh, db3view-test.sh, ssmlogview-test.sh) share, sourced after they set $tmp and $priv (a private
 # TMPDIR, empty): counting checks and running a command in place.
 
 passed=0 failed=0

@@ -13,23 +13,7 @@ dssm=$(realpath "${1:-build/dssm}")
 tmp=$(mktemp -d /tmp/dssm-ssmlogview-test.XXXXXX)
 priv=$(mktemp -d /tmp/dssm-ssmlogview-tmpdir.XXXXXX)
 trap 'rm -rf "$tmp" "$priv"' EXIT
-passed=0 failed=0
-
-ok() { echo "  ok    $1"; passed=$((passed + 1)); }
-bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
-same() { # same NAME FILE1 FILE2
-	if cmp -s "$2" "$3"; then ok "$1 ($(wc -l <"$2") lines)"; else bad "$1"; diff "$2" "$3" | head -5; fi
-}
-# run with a private, empty TMPDIR; fail if anything is left or made there
-inplace() { # inplace OUT CMD...
-	local out=$1; shift
-	TMPDIR=$priv "$@" >"$out" 2>"$tmp/err"
-	local rc=$?
-	if [ -n "$(ls -A "$priv")" ]; then
-		bad "$* wrote under TMPDIR: $(ls -A "$priv" | head -3)"; rm -rf "${priv:?}"/*
-	fi
-	return $rc
-}
+. tests/inplace-lib.sh
 
 python3 - "$tmp" <<'PY'
 import struct, sys
