@@ -14,22 +14,6 @@
 #include "lib/store/view.h"
 
 #define FUZZ_TARGET "fuzz_bagview"
+#define FUZZ_SUFFIX ".bag"
+#define VIEW_READ_MAIN
 #include "view_read.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static char path[64];
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	if (!path[0]) {
-		snprintf(path, sizeof path, "/tmp/fuzz-bagview-%d.bag", (int)getpid());
-		dssm__views_register();
-	}
-	dssm_container *c;
-	if (write_input(path, data, size) < 0 || dssm_container_open(path, &c) < 0)
-		return 0;
-	(void)read_all(c);
-	dssm_container_close(c);
-	return 0;
-}

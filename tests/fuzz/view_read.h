@@ -4,7 +4,9 @@
  * stream listed and queried, a merged query whole and in a window, each
  * answer checked against itself (no more samples than a stream lists,
  * times in order, none outside the window). FUZZ_TARGET names the target
- * in a failure.
+ * in a failure. A target that only opens its input and reads it
+ * (fuzz_mcapview.c, fuzz_bagview.c) defines FUZZ_SUFFIX (".mcap") and
+ * VIEW_READ_MAIN first: its LLVMFuzzerTestOneInput is the one below.
  */
 #ifndef DSSM_FUZZ_VIEW_READ_H
 #define DSSM_FUZZ_VIEW_READ_H
@@ -93,5 +95,26 @@ static uint64_t read_all(dssm_container *c)
 		query_window(c, r.first, r.first + (r.last - r.first) / 2);
 	return n;
 }
+
+#ifdef VIEW_READ_MAIN
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Each input written as a file of its format (the views know a file by
+ * its first bytes), opened in place and read. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static char path[80];
+	if (!path[0]) {
+		snprintf(path, sizeof path, "/tmp/%s-%d%s", FUZZ_TARGET, (int)getpid(), FUZZ_SUFFIX);
+		dssm__views_register();
+	}
+	dssm_container *c;
+	if (write_input(path, data, size) < 0 || dssm_container_open(path, &c) < 0)
+		return 0;
+	(void)read_all(c);
+	dssm_container_close(c);
+	return 0;
+}
+#endif
 
 #endif
