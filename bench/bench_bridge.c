@@ -119,7 +119,7 @@ static int open_only(const char *path)
 	unsigned long long messages = 0;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(c, i, &r) < 0)
+		if (dssm_container_stream_brief(c, i, &r) < 0)
 			return fail(path, dssm_last_error());
 		messages += r.count;
 	}

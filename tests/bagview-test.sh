@@ -26,7 +26,8 @@ for f in "$rec/example.bag" "$rec/example-bz2.bag" "$rec/example-lz4.bag" "$rec/
 	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
 	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
 	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
-	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
+	inplace "$tmp/got" "$dssm" info "$f" --sizes || bad "info $b: $(cat "$tmp/err")"
+	brief_info_same "$b" "$f" "$tmp/got"
 	grep -q "importing" "$tmp/err" && bad "info $b imported it: $(cat "$tmp/err")"
 	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
 	sed -n '/^STREAM/,$p' "$tmp/want" >"$tmp/want2"

@@ -19,3 +19,14 @@ inplace() { # inplace OUT CMD...
 	fi
 	return $rc
 }
+# `info FILE` without --sizes lists what `info FILE --sizes` lists, with DATA
+# '-' where the file's index holds no sizes (a bag, MCAP) and says so
+brief_info_same() { # brief_info_same NAME FILE SIZED_INFO_OUTPUT
+	inplace "$tmp/brief" "$dssm" info "$2" || bad "info $1: $(cat "$tmp/err")"
+	sed -n '/^STREAM/,$p' "$3" | tr -s ' ' |
+		sed -E 's/^([^ ]+ [^ ]+ [1-9][0-9]*) [0-9.]+ (B|KiB|MiB|GiB|TiB) /\1 - /' >"$tmp/brief-want"
+	sed -n '/^STREAM/,$p' "$tmp/brief" | tr -s ' ' | grep -v '^sizes: ' >"$tmp/brief-got"
+	same "info $1 without --sizes: the same streams, DATA '-'" "$tmp/brief-want" "$tmp/brief-got"
+	grep -q "^sizes: .*--sizes" "$tmp/brief" && ok "info $1 says --sizes reads the sizes" ||
+		bad "info $1 does not say its DATA is not read"
+}

@@ -29,7 +29,8 @@ for f in "$rec/talker.mcap" "$rec/cdr_test_0.mcap" "$rec/topics_and_services.mca
 	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
 	# the streams of info (from the STREAM line on): channels only the summary
 	# declares (never in the data section: no samples) are listed in place only
-	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
+	inplace "$tmp/got" "$dssm" info "$f" --sizes || bad "info $b: $(cat "$tmp/err")"
+	brief_info_same "$b" "$f" "$tmp/got"
 	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
 	sed -n '/^STREAM/,$p' "$tmp/want" | tr -s ' ' | sort >"$tmp/want2"
 	sed -n '/^STREAM/,$p' "$tmp/got" | tr -s ' ' | sort | awk -v want="$tmp/want2" '

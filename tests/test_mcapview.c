@@ -112,6 +112,49 @@ static void test_too_many(void **state)
 	dssm__view_max_entries = was;
 }
 
+/* dssm_container_stream_brief: an MCAP index holds no sizes, so they are
+ * unknown until a call reads them, and then known to it too; everything
+ * else is the full answer. A container records its sizes: brief is full. */
+static void test_brief_sizes(void **state)
+{
+	(void)state;
+	char path[512], dir[512];
+	snprintf(path, sizeof path, "%s/example-%d.mcap", tmp, (int)BRIDGE_ZSTD);
+	snprintf(dir, sizeof dir, "%s/example", tmp);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(path, &c), 0);
+	int n = dssm_container_stream_count(c), sized = -1;
+	assert_true(n > 1);
+	for (int i = 0; i < n; i++) {
+		dssm_recorded b;
+		assert_int_equal(dssm_container_stream_brief(c, i, &b), 0);
+		assert_true(b.count > 0);
+		assert_true(b.bytes == DSSM_SIZE_UNKNOWN);
+		assert_int_equal(b.info.max_size, 0);
+		if (b.count > 100 && sized < 0)
+			sized = i;
+	}
+	assert_true(sized >= 0);
+	dssm_recorded full, b;
+	assert_int_equal(dssm_container_stream(c, sized, &full), 0);
+	assert_true(full.bytes != DSSM_SIZE_UNKNOWN && full.bytes > 0 && full.info.max_size > 0);
+	assert_int_equal(dssm_container_stream_brief(c, sized, &b), 0);
+	assert_true(b.bytes == full.bytes && b.info.max_size == full.info.max_size);
+	assert_true(b.count == full.count && b.first == full.first && b.last == full.last);
+	assert_string_equal(b.info.name, full.info.name);
+	assert_int_equal(dssm_container_stream_brief(c, n, &b), DSSM_EINVAL);
+	dssm_container_close(c);
+
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	for (int i = 0; i < dssm_container_stream_count(c); i++) {
+		dssm_recorded x, y;
+		assert_int_equal(dssm_container_stream_brief(c, i, &x), 0);
+		assert_int_equal(dssm_container_stream(c, i, &y), 0);
+		assert_true(x.bytes == y.bytes && x.count == y.count && x.info.max_size == y.info.max_size);
+	}
+	dssm_container_close(c);
+}
+
 /* FILE/TOPIC addresses: the topic with or without its '/', or the name. */
 static void test_addresses(void **state)
 {
@@ -219,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_rosbag2_files),
 		cmocka_unit_test(test_exports_and_scans),
 		cmocka_unit_test(test_too_many),
+		cmocka_unit_test(test_brief_sizes),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_damaged_index),

@@ -91,7 +91,7 @@ void cli_damage_recheck(struct cli_damage *d, struct dssm_container *c, const in
 /* Write TEXT as a JSON string (escaped; invalid UTF-8 as U+FFFD). */
 void cli_json_string(FILE *out, const char *text);
 /* `dssm info DIR|FILE` (info_recording.c): a table, or one JSON object. */
-int cli_recording_info(const char *path, int json);
+int cli_recording_info(const char *path, int json, int sizes);
 
 /* Operands (operand.c). A path that exists (a directory or a regular
  * file) is a recording; anything else a stream address. */

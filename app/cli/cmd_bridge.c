@@ -406,7 +406,7 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 	dssm_time_t first = INT64_MIN, last = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(c, i, &r) == 0 && r.count) {
+		if (dssm_container_stream_brief(c, i, &r) == 0 && r.count) {
 			first = first == INT64_MIN || r.first < first ? r.first : first;
 			last = r.last > last ? r.last : last;
 		}
@@ -421,7 +421,7 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 	int *sel = calloc((size_t)(n > 0 ? n : 1), sizeof *sel);
 	for (int i = 0; sel && i < n; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(c, i, &r) == 0 && cli_stream_selected(&r.info, e->streams) &&
+		if (dssm_container_stream_brief(c, i, &r) == 0 && cli_stream_selected(&r.info, e->streams) &&
 		    (!e->topics || topic_selected(c, i, e->topics)))
 			sel[ns++] = i;
 	}

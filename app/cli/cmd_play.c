@@ -274,7 +274,7 @@ static void play_recording_span(dssm_container *c, dssm_time_t *begins, dssm_tim
 	*begins = *ends = INT64_MIN;
 	for (int i = 0, n = dssm_container_stream_count(c); i < n; i++) {
 		dssm_recorded r;
-		dssm_container_stream(c, i, &r);
+		dssm_container_stream_brief(c, i, &r);
 		if (r.count) {
 			*begins = *begins == INT64_MIN || r.first < *begins ? r.first : *begins;
 			*ends = r.last > *ends ? r.last : *ends;
@@ -354,7 +354,7 @@ static int play_shared_ring(struct play_run *p, int i, const dssm_recorded *r)
 	for (int k = 0; k < p->ns; k++) {
 		int j = p->sel[k];
 		dssm_recorded o;
-		if (dssm_container_stream(p->c, j, &o) < 0 || !same_address(&o.info, &r->info))
+		if (dssm_container_stream_brief(p->c, j, &o) < 0 || !same_address(&o.info, &r->info))
 			continue;
 		if (same_kind(&o.info, &r->info)) {
 			p->rings[i] = p->rings[j];
@@ -363,8 +363,8 @@ static int play_shared_ring(struct play_run *p, int i, const dssm_recorded *r)
 		}
 		int nth = 1;
 		for (int e = 0; e < i; e++)
-			nth += dssm_container_stream(p->c, e, &o) == 0 && same_address(&o.info, &r->info);
-		dssm_container_stream(p->c, j, &o);
+			nth += dssm_container_stream_brief(p->c, e, &o) == 0 && same_address(&o.info, &r->info);
+		dssm_container_stream_brief(p->c, j, &o);
 		fprintf(stderr, "dssm play: '%s:%d' was made again while it was recorded, with another "
 		        "type or encoding: one ring cannot hold both; its ring %d (stream entry %d: type "
 		        "%s, encoding %s, %llu samples) is skipped, the first one played has type %s, "
@@ -386,7 +386,7 @@ static void play_unmake(struct play_run *p)
 		if (!p->rings[i] || p->lead[i] != i)
 			continue;
 		dssm_recorded r;
-		dssm_container_stream(p->c, i, &r);
+		dssm_container_stream_brief(p->c, i, &r);
 		dssm_close(p->rings[i]);
 		if (p->made[i])
 			dssm_remove(r.info.name, r.info.id);
@@ -407,7 +407,7 @@ static int play_create_rings(struct play_run *p, const char *path)
 		                 p->o->list);
 	for (int i = 0; i < p->n; i++) {
 		dssm_recorded r;
-		dssm_container_stream(p->c, i, &r);
+		dssm_container_stream_brief(p->c, i, &r);
 		/* its files checked against CLOSED before it is played: damage the
 		 * replay would meet is said here, not played as a shorter stream */
 		if (cli_stream_selected(&r.info, p->o->list)) {

@@ -74,7 +74,7 @@ const char *cli_selection_unmatched(const char *list, dssm_container *c, char *o
 			int hit = 0;
 			for (int i = 0; !hit && i < dssm_container_stream_count(c); i++) {
 				dssm_recorded r;
-				hit = dssm_container_stream(c, i, &r) == 0 && dssm_name_matches(out, r.info.name, r.info.id);
+				hit = dssm_container_stream_brief(c, i, &r) == 0 && dssm_name_matches(out, r.info.name, r.info.id);
 			}
 			if (!hit)
 				return out;
@@ -244,7 +244,7 @@ static int query_select(struct query_run *r)
 	r->newest = r->first = r->last = INT64_MIN;
 	for (int i = 0; i < r->n; i++) {
 		dssm_recorded rec;
-		dssm_container_stream(r->c, i, &rec);
+		dssm_container_stream_brief(r->c, i, &rec);
 		if (cli_stream_selected(&rec.info, r->o->list) || !r->o->list) {
 			/* an error (out of descriptors...) is not damage: the query
 			 * could not be answered, said as such */

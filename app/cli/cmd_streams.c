@@ -171,7 +171,7 @@ int cmd_ls(int argc, char **argv)
 
 void help_info(FILE *out)
 {
-	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR [--format table|json]\n\n"
+	fprintf(out, "usage: dssm info [HOST:PORT/]NAME[:ID] | DIR [--format table|json] [--sizes]\n\n"
 	             "Everything about one stream: layout, metadata, whether its samples decode\n"
 	             "(and why not), schema, property size,\n"
 	             "TID and time range, rate, writer. Given a recording directory: its start,\n"
@@ -183,9 +183,13 @@ void help_info(FILE *out)
 	             "of the data is found only when read: `dssm query DIR > /dev/null` reads\n"
 	             "every sample and says so. A ROS 1 bag, MCAP, rosbag2 .db3 or SSM log FILE,\n"
 	             "or a rosbag2 bag directory (metadata.yaml and its files, listed as parts),\n"
-	             "is read in place, through its own index: nothing is copied.\n"
+	             "is read in place, through its own index: nothing is copied. A bag's or an\n"
+	             "MCAP file's index records no sample sizes: DATA is '-' (null in JSON),\n"
+	             "and --sizes reads each sample's header to count them (and, in a\n"
+	             "compressed file, decompresses every chunk), as rosbag info and mcap\n"
+	             "info never do.\n"
 	             "--format json prints one JSON object (for scripts).\n\n"
-	             "examples:\n  dssm info scan:0\n  dssm info run1\n"
+	             "examples:\n  dssm info scan:0\n  dssm info run1\n  dssm info big.mcap --sizes\n"
 	             "  dssm info run1 --format json | jq '.streams[] | {stream, count}'\n");
 }
 
@@ -210,11 +214,13 @@ static void info_json(dssm_stream *s, const dssm_stream_info *i)
 
 int cmd_info(int argc, char **argv)
 {
-	int json = 0, opt;
-	const struct option longopts[] = {format_option, {0, 0, 0, 0}};
+	int json = 0, sizes = 0, opt;
+	const struct option longopts[] = {format_option, {"sizes", no_argument, NULL, 'z'},
+	                                  {0, 0, 0, 0}};
 	while ((opt = cli_getopt("info", argc, argv, "", longopts)) != -1) {
 		if (opt == 'F' && cli_parse_table_format("info", optarg, &json) < 0)
 			return EXIT_USAGE;
+		sizes |= opt == 'z';
 		if (opt == '?')
 			return cli_refused_option();
 	}
@@ -224,7 +230,10 @@ int cmd_info(int argc, char **argv)
 	/* A directory or a file is a recording (or says why it is not one);
 	 * else a stream. */
 	if (cli_is_path(what))
-		return cli_recording_info(what, json);
+		return cli_recording_info(what, json, sizes);
+	if (sizes)
+		return cli_usage("info", "--sizes is for a recording (a DIR or FILE): '%s' is a stream",
+		                 what);
 	if (cli_check_address("info", what))
 		return EXIT_USAGE;
 	dssm_stream *s = cli_open("info", what, DSSM_READ);

@@ -61,7 +61,9 @@ struct row {
 	char label[DSSM_NAME_MAX + 16];
 	char topic[256];
 	double secs, rate;
-	uint64_t payload;          /* the samples' own bytes (what `record` counts) */
+	uint64_t payload;          /* the samples' own bytes (what `record` counts), or
+	                              DSSM_SIZE_UNKNOWN: not read (a file's index holds
+	                              none, and --sizes was not given) */
 	int topic_first;           /* the first row of its topic (group_topics) */
 	int topic_streams;         /* rows of its topic (on its first row) */
 };
@@ -207,8 +209,12 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 		cli_json_string(stdout, r->info.encoding);
 		fputs(",\"topic\":", stdout);
 		cli_json_string(stdout, rows[i].topic);
-		printf(",\"count\":%llu,\"bytes\":%llu,\"payload_bytes\":%llu", (unsigned long long)r->count,
-		       (unsigned long long)r->bytes, (unsigned long long)rows[i].payload);
+		printf(",\"count\":%llu", (unsigned long long)r->count);
+		if (rows[i].payload == DSSM_SIZE_UNKNOWN)
+			fputs(",\"bytes\":null,\"payload_bytes\":null", stdout);
+		else
+			printf(",\"bytes\":%llu,\"payload_bytes\":%llu", (unsigned long long)r->bytes,
+			       (unsigned long long)rows[i].payload);
 		if (r->count) {
 			cli_format_time(t, sizeof t, r->first);
 			printf(",\"first_ns\":%lld,\"first\":\"%s\"", (long long)r->first, t);
@@ -234,6 +240,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 {
 	char a[48], b[48], size[16];
 	uint64_t samples = 0;
+	int unsized = 0;
 	int ws = (int)strlen("STREAM"), wt = (int)strlen("TYPE"), we = (int)strlen("ENCODING");
 	for (int i = 0; i < n; i++) {
 		const dssm_recorded *r = &rows[i].r;
@@ -243,6 +250,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 		wt = lt > wt ? lt : wt;
 		we = le > we ? le : we;
 		samples += r->count;
+		unsized |= rows[i].payload == DSSM_SIZE_UNKNOWN;
 	}
 	printf("recording:   %s (%s)\n", dir,
 	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
@@ -266,7 +274,10 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	for (int i = 0; i < n; i++) {
 		const dssm_recorded *r = &rows[i].r;
 		char first[48] = "-";
-		cli_format_bytes(size, sizeof size, (double)rows[i].payload);
+		if (rows[i].payload == DSSM_SIZE_UNKNOWN)
+			snprintf(size, sizeof size, "-");
+		else
+			cli_format_bytes(size, sizeof size, (double)rows[i].payload);
 		if (r->count)
 			cli_format_time(first, sizeof first, r->first);
 		printf("%-*s %-*s %10llu %10s %9.2f %9.1f %-*s %-30s %s%s%s\n", ws, rows[i].label, wt,
@@ -278,10 +289,35 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	for (int i = 0; i < n; i++)
 		if (rows[i].r.damage)
 			printf("damaged:     %s: %s\n", rows[i].label, rows[i].r.damage);
+	if (unsized)
+		printf("sizes:       DATA '-': the file's index records no sizes; --sizes reads each "
+		       "sample's header\n");
 	print_parts_table(c);
 }
 
-int cli_recording_info(const char *path, int json)
+/* Row i's figures. Sizes a file's index does not hold are read only when
+ * asked (--sizes): `rosbag info` and `mcap info` read the index alone, and
+ * reading every sample's header of a 1 GB file is what they do not do. */
+static int info_row(dssm_container *c, int i, struct row *row, int sizes)
+{
+	dssm_recorded *r = &row->r;
+	dssm_container_stream_brief(c, i, r);
+	if (r->bytes == DSSM_SIZE_UNKNOWN && !sizes) {
+		row->payload = DSSM_SIZE_UNKNOWN;
+		return 0;
+	}
+	/* the files checked against CLOSED: the figures shown are what a
+	 * query finds (first and last entry, data end), and damage found
+	 * so is shown */
+	int vrc = dssm_container_verify(c, i);
+	dssm_container_stream(c, i, r);
+	/* what `record` counted: the samples' bytes, not their framing */
+	if (vrc == 0 && !r->damage && dssm_container_payload_bytes(c, i, &row->payload) < 0)
+		vrc = -1;
+	return vrc;
+}
+
+int cli_recording_info(const char *path, int json, int sizes)
 {
 	struct cli_recording recording;
 	int rc = cli_recording_open("info", path, &recording);
@@ -298,14 +334,7 @@ int cli_recording_info(const char *path, int json)
 	dssm_time_t start = INT64_MAX, end = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded *r = &rows[i].r;
-		/* the files checked against CLOSED: the figures shown are what a
-		 * query finds (first and last entry, data end), and damage found
-		 * so is shown */
-		int vrc = dssm_container_verify(c, i);
-		dssm_container_stream(c, i, r);
-		/* what `record` counted: the samples' bytes, not their framing */
-		if (vrc == 0 && !r->damage && dssm_container_payload_bytes(c, i, &rows[i].payload) < 0)
-			vrc = -1;
+		int vrc = info_row(c, i, &rows[i], sizes);
 		cli_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
 		if (vrc < 0) { /* out of descriptors...: not checked, which is not damage */
 			fprintf(stderr, "dssm info: %s not checked against its files: %s\n",

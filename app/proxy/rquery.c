@@ -32,7 +32,7 @@ void proxy_service_rquery(struct client *c)
 			proxy_send_frame(c, &c->out);
 		} else {
 			dssm_recorded r;
-			dssm_container_stream(rq->c, rec.stream, &r);
+			dssm_container_stream_brief(rq->c, rec.stream, &r);
 			char label[DSSM_NAME_MAX + 16];
 			snprintf(label, sizeof label, "%s:%d", r.info.name, r.info.id);
 			size_t n = rec.len < rq->max_bytes ? rec.len : rq->max_bytes;
@@ -95,7 +95,7 @@ int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf 
 	dssm_time_t newest = INT64_MIN;
 	for (int i = 0; sel && i < n; i++) {
 		dssm_recorded rec;
-		dssm_container_stream(rq->c, i, &rec);
+		dssm_container_stream_brief(rq->c, i, &rec);
 		if (!dssm_name_list_matches(list[0] ? list : NULL, rec.info.name, rec.info.id))
 			continue;
 		sel[ns++] = i;

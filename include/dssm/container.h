@@ -148,6 +148,20 @@ int dssm_container_stream_count(dssm_container *c);
  * DSSM_ECORRUPT (the index cannot be read), DSSM_ESYS. */
 int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes);
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
+/* A size a file's index does not record (dssm_container_stream_brief). */
+#define DSSM_SIZE_UNKNOWN UINT64_MAX
+/* As dssm_container_stream, but only what the recording's index says, at a
+ * cost that does not grow with the samples: for listing the streams of a
+ * big file (`dssm info`, choosing a stream by name). A dssm recording (a
+ * container or a set of parts) records its sizes, and the answer is
+ * dssm_container_stream's. A file read in place whose index holds no
+ * sample sizes (a ROS 1 bag, an MCAP file: their indexes give each
+ * message's time and place, not its length) answers bytes =
+ * DSSM_SIZE_UNKNOWN and info.max_size = 0 until a call has read them:
+ * dssm_container_stream, dssm_container_payload_bytes and
+ * dssm_container_verify read the sample headers of that stream (and of
+ * the streams sharing its chunks); a query reads what it returns. */
+int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out);
 /* Schema and property as recorded (valid while the container is open). */
 const char *dssm_container_schema(dssm_container *c, int stream);
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len);

@@ -271,6 +271,13 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 	return 0;
 }
 
+int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out)
+{
+	if (c && out && c->view && c->view->ops->stream_brief)
+		return c->view->ops->stream_brief(c, stream, out);
+	return dssm_container_stream(c, stream, out);
+}
+
 const char *dssm_container_warning(dssm_container *c)
 {
 	if (c && c->view && c->view->ops->warning)

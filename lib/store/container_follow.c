@@ -25,9 +25,9 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 {
 	dssm_recorded a, b;
 	int n = dssm_container_stream_count(c), more = 0;
-	dssm_container_stream(c, first, &a);
+	dssm_container_stream_brief(c, first, &a);
 	for (int k = first + 1; k < n; k++)
-		more += dssm_container_stream(c, k, &b) == 0 && b.info.id == a.info.id &&
+		more += dssm_container_stream_brief(c, k, &b) == 0 && b.info.id == a.info.id &&
 		        !strcmp(b.info.name, a.info.name);
 	if (!more)
 		return 0;

@@ -152,7 +152,7 @@ static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
 	dssm_container *c = s->p[pi].c;
 	dssm_recorded o;
 	for (int k = 0; k < local; k++) /* not the first of its NAME:ID here */
-		if (dssm_container_stream(c, k, &o) == 0 && o.info.id == e->info.id &&
+		if (dssm_container_stream_brief(c, k, &o) == 0 && o.info.id == e->info.id &&
 		    !strcmp(o.info.name, e->info.name))
 			return -1;
 	for (int j = s->ns - 1; j >= 0; j--) {
@@ -168,7 +168,7 @@ static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
 			return -1;
 		for (int g = t->nseg - 1; g >= 0; g--) {
 			struct segment *sg = &t->seg[g];
-			if (dssm_container_stream(s->p[sg->part].c, sg->local, &o) == 0 && o.count)
+			if (dssm_container_stream_brief(s->p[sg->part].c, sg->local, &o) == 0 && o.count)
 				return e->count && e->first < o.last ? -1 : j;
 		}
 		return e->count && t->has_gone && e->first < t->gone_last ? -1 : j;
@@ -190,7 +190,7 @@ static int chain_part(struct rset *s, int pi)
 	for (; p->nchain < n; p->nchain++) {
 		int local = p->nchain;
 		dssm_recorded e;
-		dssm_container_stream(p->c, local, &e);
+		dssm_container_stream_brief(p->c, local, &e);
 		int j = continued(s, pi, local, &e);
 		if (j < 0) {
 			struct sstream *t = stream_new(s);
@@ -201,10 +201,7 @@ static int chain_part(struct rset *s, int pi)
 		int rc = segment_add(&s->st[j], pi, local);
 		if (rc < 0)
 			return rc;
-		size_t largest = s->st[j].info.max_size;
-		s->st[j].info = e.info;
-		if (s->files && largest > e.info.max_size)
-			s->st[j].info.max_size = largest;
+		s->st[j].info = e.info; /* (a set of files: its max_size is set_streams.c's) */
 		p->chain[local] = j;
 	}
 	return 0;
@@ -521,7 +518,7 @@ static void find_removed(dssm_container *c)
 			int g = 0;
 			for (; g < t->nseg && t->seg[g].part == i; g++) {
 				dssm_recorded e = {0};
-				if (dssm_container_stream(p->c, t->seg[g].local, &e) == 0)
+				if (dssm_container_stream_brief(p->c, t->seg[g].local, &e) == 0)
 					t->dropped += e.count;
 				if (e.count && (!t->has_gone || e.last > t->gone_last)) {
 					t->gone_last = e.last;

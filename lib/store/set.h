@@ -104,6 +104,7 @@ int dssm__set_refresh(dssm_container *c);
 int dssm__set_refresh_stream(dssm_container *c, int idx);
 int dssm__set_stream_count(dssm_container *c);
 int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out);
+int dssm__set_stream_brief(dssm_container *c, int idx, dssm_recorded *out);
 const char *dssm__set_schema(dssm_container *c, int idx);
 const void *dssm__set_property(dssm_container *c, int idx, size_t *len);
 int dssm__set_find(dssm_container *c, const char *name, int id);

@@ -18,6 +18,7 @@ static const struct view_ops set_ops = {
 	.free = set_free,
 	.stream_count = dssm__set_stream_count,
 	.stream = dssm__set_stream,
+	.stream_brief = dssm__set_stream_brief,
 	.schema = dssm__set_schema,
 	.property = dssm__set_property,
 	.find = dssm__set_find,

@@ -81,7 +81,7 @@ static int plan(struct set_query *sq, const char *sel)
 		dssm_time_t from = INT64_MAX;
 		for (int k = 0; k < rc; k++) {
 			dssm_recorded e;
-			if (dssm_container_stream(p->c, locals[k], &e) < 0)
+			if (dssm_container_stream_brief(p->c, locals[k], &e) < 0)
 				continue;
 			/* (a damaged stream is kept: its query says so) */
 			if ((!e.count || e.last < sq->start || e.first > sq->stop) && !e.damage)
@@ -290,7 +290,7 @@ static int segment_query(struct set_query *sq, int g, dssm_query **out)
 static uint64_t segment_count(struct rset *s, const struct segment *g)
 {
 	dssm_recorded e;
-	return dssm_container_stream(dssm__set_seg_container(s, g), g->local, &e) == 0 ? e.count : 0;
+	return dssm_container_stream_brief(dssm__set_seg_container(s, g), g->local, &e) == 0 ? e.count : 0;
 }
 
 uint64_t dssm__set_query_count(dssm_query *q)
@@ -347,7 +347,7 @@ int dssm__set_query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at
 	uint64_t base = 0;
 	for (int g = 0; g < s->nseg; g++) {
 		dssm_recorded e;
-		if (dssm_container_stream(dssm__set_seg_container(sq->c->set, &s->seg[g]), s->seg[g].local, &e) < 0)
+		if (dssm_container_stream_brief(dssm__set_seg_container(sq->c->set, &s->seg[g]), s->seg[g].local, &e) < 0)
 			continue;
 		if (!e.count || (after ? e.last <= t : e.last < t)) {
 			base += e.count;

@@ -46,23 +46,35 @@ static const char *gap_damage(dssm_container *c, struct sstream *t)
 	return NULL;
 }
 
-int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
+/* The stream's figures summed over its segments; brief: from the parts'
+ * indexes alone (dssm_container_stream_brief), a size one of them does not
+ * know then unknown for the whole. The largest sample of a set of files
+ * read in place is the largest of its parts' (the chaining keeps the
+ * newest part's description, sized or not). */
+static int set_stream(dssm_container *c, int idx, dssm_recorded *out, int brief)
 {
 	struct sstream *t = dssm__set_stream_of(c, idx);
 	if (!t)
 		return dssm__fail(DSSM_EINVAL, "no stream %d in the recording", idx);
 	memset(out, 0, sizeof *out);
 	out->info = t->info;
+	if (c->set->files)
+		out->info.max_size = 0;
 	for (int g = 0; g < t->nseg; g++) {
 		dssm_recorded e;
-		if (dssm_container_stream(dssm__set_seg_container(c->set, &t->seg[g]), t->seg[g].local, &e) < 0)
+		dssm_container *pc = dssm__set_seg_container(c->set, &t->seg[g]);
+		if ((brief ? dssm_container_stream_brief(pc, t->seg[g].local, &e)
+		           : dssm_container_stream(pc, t->seg[g].local, &e)) < 0)
 			continue;
 		if (e.count && !out->count)
 			out->first = e.first;
 		if (e.count)
 			out->last = e.last;
 		out->count += e.count;
-		out->bytes += e.bytes;
+		if (out->bytes != DSSM_SIZE_UNKNOWN)
+			out->bytes = e.bytes == DSSM_SIZE_UNKNOWN ? e.bytes : out->bytes + e.bytes;
+		if (c->set->files && e.info.max_size > out->info.max_size)
+			out->info.max_size = e.info.max_size;
 		out->dropped_tail += e.dropped_tail;
 		/* (files that went with a part the rolling window took are no
 		 * damage: the part is gone, which the next refresh finds) */
@@ -71,7 +83,19 @@ int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
 	}
 	if (!out->damage)
 		out->damage = gap_damage(c, t);
+	if (out->bytes == DSSM_SIZE_UNKNOWN)
+		out->info.max_size = 0;
 	return 0;
+}
+
+int dssm__set_stream(dssm_container *c, int idx, dssm_recorded *out)
+{
+	return set_stream(c, idx, out, 0);
+}
+
+int dssm__set_stream_brief(dssm_container *c, int idx, dssm_recorded *out)
+{
+	return set_stream(c, idx, out, 1);
 }
 
 const char *dssm__set_schema(dssm_container *c, int idx)
@@ -197,7 +221,7 @@ int dssm__set_part(dssm_container *c, int i, dssm_part *out)
 	out->removed = p->removed;
 	for (int k = 0, n = dssm_container_stream_count(p->c); k < n; k++) {
 		dssm_recorded e;
-		if (dssm_container_stream(p->c, k, &e) < 0 || !e.count)
+		if (dssm_container_stream_brief(p->c, k, &e) < 0 || !e.count)
 			continue;
 		if (!out->count || e.first < out->first)
 			out->first = e.first;

@@ -265,18 +265,15 @@ static int view_stream_count(dssm_container *c)
 static int view_stream(dssm_container *c, int idx, dssm_recorded *out)
 {
 	int rc = view_sized(c, idx);
-	if (rc < 0)
-		return rc;
-	struct vstream *s = &view_of(c)->s[idx];
-	memset(out, 0, sizeof *out);
-	out->info = s->info;
-	out->count = s->n;
-	if (s->n) {
-		out->first = s->e[0].time;
-		out->last = s->e[s->n - 1].time;
-	}
-	out->bytes = s->bytes;
-	return 0;
+	return rc < 0 ? rc : dssm__view_figures(view_of(c), idx, out, 0);
+}
+
+static int view_stream_brief(dssm_container *c, int idx, dssm_recorded *out)
+{
+	struct view *v = view_of(c);
+	if (idx < 0 || idx >= v->n)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in %s", idx, v->what);
+	return dssm__view_figures(v, idx, out, 1);
 }
 
 static const char *view_schema(dssm_container *c, int idx)
@@ -550,6 +547,7 @@ static const struct view_ops ops = {
 	.free = view_free,
 	.stream_count = view_stream_count,
 	.stream = view_stream,
+	.stream_brief = view_stream_brief,
 	.schema = view_schema,
 	.property = view_property,
 	.find = view_find,

@@ -63,6 +63,8 @@ struct view_ops {
 	int (*refresh_stream)(dssm_container *c, int idx);
 	int (*part_count)(dssm_container *c);
 	int (*part)(dssm_container *c, int i, dssm_part *out);
+	/* dssm_container_stream_brief (NULL: stream's answer) */
+	int (*stream_brief)(dssm_container *c, int idx, dssm_recorded *out);
 	/* Entry i of stream idx: its time and length (a file view's; the
 	 * budget walk over a set's parts, container_query.c). */
 	int (*entry)(dssm_container *c, int idx, uint64_t i, dssm_time_t *time, uint32_t *len);

@@ -6,8 +6,9 @@
  * An uncompressed chunk's samples are sized from their headers alone;
  * other chunks holding the stream's samples are read in file order, each
  * decompressed once, and the other streams' samples in them are sized on
- * the way: info, asking for every stream, decompresses each chunk once;
- * a sparse topic costs only its own chunks.
+ * the way: `info --sizes`, asking for every stream, decompresses each chunk once;
+ * a sparse topic costs only its own chunks. And the figures
+ * dssm_container_stream and dssm_container_stream_brief give of a stream.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,4 +121,25 @@ int dssm__view_sized(struct view *v, int idx)
 		s->summed = 1;
 	}
 	return rc;
+}
+
+int dssm__view_figures(struct view *v, int idx, dssm_recorded *out, int brief)
+{
+	struct vstream *s = &v->s[idx];
+	/* sizes the index already holds are summed in memory (no read); the
+	 * others stay unknown until a call reads them (container.h) */
+	int rc = brief && s->sized ? dssm__view_sized(v, idx) : 0;
+	if (rc < 0)
+		return rc;
+	memset(out, 0, sizeof *out);
+	out->info = s->info;
+	out->count = s->n;
+	if (s->n) {
+		out->first = s->e[0].time;
+		out->last = s->e[s->n - 1].time;
+	}
+	out->bytes = s->summed ? s->bytes : DSSM_SIZE_UNKNOWN;
+	if (!s->summed)
+		out->info.max_size = 0;
+	return 0;
 }

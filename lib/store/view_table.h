@@ -79,6 +79,9 @@ int dssm__view_reserve(struct view *v, int idx, uint64_t n);
 /* Stream idx's entries' lengths and its sums (payload, bytes,
  * info.max_size), read once (view_sizes.c). */
 int dssm__view_sized(struct view *v, int idx);
+/* Stream idx's figures (dssm_container_stream); brief: its sizes only if
+ * known without a read, else DSSM_SIZE_UNKNOWN and max_size 0. */
+int dssm__view_figures(struct view *v, int idx, dssm_recorded *out, int brief);
 /* n bytes at `at` of the file (fd, size bytes, named path in messages):
  * a range past its end, or a read cut short, is DSSM_ECORRUPT. */
 int dssm__view_pread(int fd, uint64_t size, const char *path, void *buf, size_t n, uint64_t at);
