@@ -87,7 +87,7 @@ int fg_playback_open(struct fg_server *srv, const char *dir)
 	p->by_stream = calloc((size_t)(p->nstreams > 0 ? p->nstreams : 1), sizeof *p->by_stream);
 	for (int i = 0; p->by_stream && i < p->nstreams; i++) {
 		dssm_recorded r;
-		if (dssm_container_stream(p->c, i, &r) < 0 || r.damage) {
+		if (dssm_container_stream_brief(p->c, i, &r) < 0 || r.damage) {
 			fprintf(stderr, "dssm foxglove: recorded stream %d of '%s' skipped: %s\n", i, dir,
 			        r.damage ? r.damage : dssm_last_error());
 			continue;

@@ -121,6 +121,7 @@ int dssm_container_open(const char *dir, dssm_container **out);
 int dssm_container_refresh(dssm_container *c);
 int dssm_container_stream_count(dssm_container *c);
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
+int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out);
 const char *dssm_container_schema(dssm_container *c, int stream);
 int dssm_container_find(dssm_container *c, const char *name, int id);
 int dssm_container_closed(dssm_container *c);

@@ -31,10 +31,17 @@ _RECORD_DTYPE = np.dtype({
     "itemsize": ffi.sizeof("dssm_record")})
 
 
-class RecordedStream(Decodes):
-    """What a recording holds about one stream."""
+# A size a file's index does not record (DSSM_SIZE_UNKNOWN).
+_SIZE_UNKNOWN = 2**64 - 1
 
-    def __init__(self, index, rec, schema):
+
+class RecordedStream(Decodes):
+    """What a recording holds about one stream. Of a bag or MCAP file read
+    in place, bytes and max_size are read from the file the first time
+    they are asked for (its index records no sizes); the rest is known at
+    open."""
+
+    def __init__(self, index, rec, schema, sizer=None):
         i = rec.info
         self.index = index
         self.name = _lib.string(i.name)
@@ -42,11 +49,13 @@ class RecordedStream(Decodes):
         self.address = f"{self.name}:{self.id}"
         self.type = _lib.string(i.type)
         self.encoding = _lib.string(i.encoding)
-        self.max_size = i.max_size
+        self._max_size = i.max_size
         self.count = rec.count
         self.first = rec.first if rec.count else None  # ns
         self.last = rec.last if rec.count else None
-        self.bytes = rec.bytes
+        self._bytes = rec.bytes
+        # (reads the sizes: a callable giving the full dssm_recorded)
+        self._sizer = sizer if rec.bytes == _SIZE_UNKNOWN else None
         self.dropped_tail = rec.dropped_tail
         self.damage = _lib.string(rec.damage)
         self.schema = schema
@@ -57,6 +66,24 @@ class RecordedStream(Decodes):
         # "NAME:ID#k" from k = 1 on (Recording._load sets both).
         self.entry = 0
         self.key = self.address
+
+    def _sized(self):
+        if self._sizer is not None:
+            rec = self._sizer(self.index)
+            self._bytes, self._max_size = rec.bytes, rec.info.max_size
+            self._sizer = None
+
+    @property
+    def bytes(self):
+        """The stream's data bytes (as its import's data file holds them)."""
+        self._sized()
+        return self._bytes
+
+    @property
+    def max_size(self):
+        """Its largest sample in bytes."""
+        self._sized()
+        return self._max_size
 
     def __repr__(self):
         d = f", damage={self.damage!r}" if self.damage else ""
@@ -219,8 +246,9 @@ class Recording(_lib.Closing):
         out = []
         seen = {}
         for i in range(check(lib.dssm_container_stream_count(self._h))):
-            check(lib.dssm_container_stream(self._h, i, rec))
-            s = RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i)) or "")
+            check(lib.dssm_container_stream_brief(self._h, i, rec))
+            s = RecordedStream(i, rec, _lib.string(lib.dssm_container_schema(self._h, i)) or "",
+                               self._stream_sized)
             # entries of one NAME:ID are in the order their rings were made
             s.entry = seen.get(s.address, 0)
             seen[s.address] = s.entry + 1
@@ -233,6 +261,12 @@ class Recording(_lib.Closing):
         self.last = max(s.last for s in out if s.count) if firsts else None
         self.warning = _lib.string(lib.dssm_container_warning(self._h))
         self.closed = bool(lib.dssm_container_closed(self._h))
+
+    def _stream_sized(self, i):
+        self._open()
+        rec = ffi.new("dssm_recorded *")
+        check(lib.dssm_container_stream(self._h, i, rec))
+        return rec
 
     def refresh(self):
         """See what was appended since open (a recording still being written)."""
