@@ -145,6 +145,29 @@ static void test_brief_sizes(void **state)
 	assert_int_equal(dssm_container_stream_brief(c, n, &b), DSSM_EINVAL);
 	dssm_container_close(c);
 
+	/* a rosbag2 directory of it: its parts chained without sizing them */
+	char bag[600], part[700];
+	snprintf(bag, sizeof bag, "%s/sized", tmp);
+	snprintf(part, sizeof part, "%s/sized_0.mcap", bag);
+	sh("mkdir -p '%s'", bag);
+	FILE *f = fopen(part, "wb"), *src = fopen(path, "rb");
+	assert_true(f && src);
+	char buf[65536];
+	size_t got;
+	while ((got = fread(buf, 1, sizeof buf, src)) > 0)
+		assert_int_equal(fwrite(buf, 1, got, f), got);
+	fclose(src);
+	fclose(f);
+	assert_int_equal(dssm_container_open(bag, &c), 0);
+	assert_int_equal(dssm_container_stream_count(c), n);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(dssm_container_stream_brief(c, i, &b), 0);
+		assert_true(b.bytes == DSSM_SIZE_UNKNOWN && b.info.max_size == 0 && b.count > 0);
+	}
+	assert_int_equal(dssm_container_stream(c, sized, &b), 0);
+	assert_true(b.bytes == full.bytes && b.info.max_size == full.info.max_size);
+	dssm_container_close(c);
+
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	for (int i = 0; i < dssm_container_stream_count(c); i++) {
 		dssm_recorded x, y;
