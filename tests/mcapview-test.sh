@@ -80,6 +80,29 @@ inplace "$tmp/got" "$dssm" info "$tmp/cut.mcap"
 grep -q "was not closed" "$tmp/got" "$tmp/err" && ok "an MCAP cut short is read up to its last whole record, said" ||
 	bad "cut MCAP: $(cat "$tmp/got" "$tmp/err" | head -5)"
 
+# info reads the index only (as `mcap info`): a message damaged inside an
+# uncompressed chunk is not met by it; --sizes reads every message's header
+# and shows the damage by name (exit 1), never a size made up
+"$dssm" export "$tmp/example.d" --mcap "$tmp/plain.mcap" --compression none --force >/dev/null 2>&1
+python3 - "$tmp/plain.mcap" <<'PY'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+at = 8
+while b[at] != 0x06:                 # to the first chunk (op, u64 length, body)
+    at += 9 + struct.unpack_from("<Q", b, at + 1)[0]
+rec = at + 9 + 32 + 8                # its records: start, end, size, crc, "" codec
+assert b[rec] == 0x05                # a message: op, len, channel, sequence, log time
+struct.pack_into("<Q", b, rec + 15, struct.unpack_from("<Q", b, rec + 15)[0] + 1)
+open(sys.argv[1], "wb").write(b)
+PY
+inplace "$tmp/got" "$dssm" info "$tmp/plain.mcap" && ! grep -q DAMAGED "$tmp/got" &&
+	grep -q "^streams: *12, 8647 samples" "$tmp/got" && grep -q "^rosout:0 .* /rosout$" "$tmp/got" && ok "info of a damaged message: the index alone is read" ||
+	bad "info read past the index: $(head -c 300 "$tmp/err")"
+inplace "$tmp/got" "$dssm" info "$tmp/plain.mcap" --sizes
+[ $? -eq 1 ] && grep -q "^damaged: .*plain.mcap: chunk at byte .* fails its CRC-32 check" "$tmp/got" &&
+	! grep -q "not checked" "$tmp/err" && ok "info --sizes of it: the damage named, exit 1" ||
+	bad "info --sizes of a damaged message: $(head -c 300 "$tmp/got" "$tmp/err")"
+
 # --struct-bytes: C structs kept as they are, so a C program reads the MCAP
 # file in place as it read the recording (the demo's localizer); without
 # it they are JSON (for Foxglove) and --bag refuses the option

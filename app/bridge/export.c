@@ -68,7 +68,7 @@ static void ring_topic(const dssm_stream_info *info, char *out, size_t cap)
 int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
 {
 	dssm_recorded r;
-	int rc = dssm_container_stream(c, stream, &r);
+	int rc = dssm_container_stream_brief(c, stream, &r);
 	if (rc < 0)
 		return rc;
 	size_t plen = 0, n;

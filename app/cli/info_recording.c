@@ -64,6 +64,7 @@ struct row {
 	uint64_t payload;          /* the samples' own bytes (what `record` counts), or
 	                              DSSM_SIZE_UNKNOWN: not read (a file's index holds
 	                              none, and --sizes was not given) */
+	char damage[512];          /* damage found reading a file's sizes (r.damage) */
 	int topic_first;           /* the first row of its topic (group_topics) */
 	int topic_streams;         /* rows of its topic (on its first row) */
 };
@@ -250,7 +251,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 		wt = lt > wt ? lt : wt;
 		we = le > we ? le : we;
 		samples += r->count;
-		unsized |= rows[i].payload == DSSM_SIZE_UNKNOWN;
+		unsized |= rows[i].payload == DSSM_SIZE_UNKNOWN && !r->damage;
 	}
 	printf("recording:   %s (%s)\n", dir,
 	       dssm_container_closed(c) ? "closed" : "open: being recorded, or the recorder died");
@@ -310,6 +311,14 @@ static int info_row(dssm_container *c, int i, struct row *row, int sizes)
 	 * query finds (first and last entry, data end), and damage found
 	 * so is shown */
 	int vrc = dssm_container_verify(c, i);
+	if (vrc == DSSM_ECORRUPT) {
+		/* a file read in place: its sizes could not be read (a chunk
+		 * failing its CRC...), which is damage to show, not a failure */
+		snprintf(row->damage, sizeof row->damage, "%s", dssm_last_error());
+		row->payload = DSSM_SIZE_UNKNOWN;
+		r->damage = row->damage;
+		return 0;
+	}
 	dssm_container_stream(c, i, r);
 	/* what `record` counted: the samples' bytes, not their framing */
 	if (vrc == 0 && !r->damage && dssm_container_payload_bytes(c, i, &row->payload) < 0)
