@@ -46,7 +46,7 @@ LIB_LAYERS := base ring remote store decode open record
 # bridge is (the dssm command, the bridge tests) and into libdssm.so, not
 # into libdssm's core (libdssm.a); a program turns them on with
 # dssm__views_register().
-VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c \
+VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c lib/store/view_file.c \
   lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
   lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/bag.c lib/store/bag_view.c \
   lib/store/bag_index.c lib/store/views.c

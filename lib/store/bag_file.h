@@ -35,9 +35,7 @@ struct bconn {
 };
 
 struct bag_file {
-	int fd;
-	uint64_t size;
-	char *path;
+	struct view_file file;
 	struct bag_header h;
 	/* the entries came from the index: each chunk a query decompresses is
 	 * checked against them first (a damaged index record is said, never
@@ -54,7 +52,6 @@ struct bag_file {
 };
 
 /* bag_view.c */
-int dssm__bag_pread(struct bag_file *f, void *buf, size_t n, uint64_t at);
 /* The record at `at` without its data: its header fields in *buf
  * (malloc'd, holding the header's length, the header and the data's
  * length: rec points into it), its data at rec->at + 8 + header_len. */

@@ -23,13 +23,13 @@ static int scan_connection(struct view *v, struct bag_file *f, const struct bag_
                            const char *where)
 {
 	const uint8_t *connp;
-	int rc = dssm__bag_fixed(f->path, where, rec, "conn", 4, &connp);
+	int rc = dssm__bag_fixed(f->file.path, where, rec, "conn", 4, &connp);
 	uint32_t id = rc == 0 ? le_get32(connp) : 0;
 	if (rc < 0 || (id < f->nconns && f->conns[id] && f->conns[id]->stream >= 0))
 		return rc;   /* the index section repeats what the chunks said */
 	struct bag_connection c;
 	struct bconn *bc;
-	if ((rc = dssm__bag_connection(f->path, where, rec, &c)) < 0)
+	if ((rc = dssm__bag_connection(f->file.path, where, rec, &c)) < 0)
 		return rc;
 	if ((rc = dssm__bag_conn(f, c.conn, &bc)) == 0)
 		rc = dssm__bag_conn_stream(v, f, bc, &c);
@@ -41,17 +41,17 @@ static int scan_message(struct view *v, struct bag_file *f, const struct bag_rec
                         const char *where, uint32_t chunk, uint64_t off)
 {
 	struct bag_message m;
-	int rc = dssm__bag_message(f->path, where, rec, &m);
+	int rc = dssm__bag_message(f->file.path, where, rec, &m);
 	if (rc < 0)
 		return rc;
 	const struct bconn *bc = m.conn < f->nconns ? f->conns[m.conn] : NULL;
 	if (!bc || bc->stream < 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is on connection %u, "
-		                  "which no connection record described before it", f->path, where,
+		                  "which no connection record described before it", f->file.path, where,
 		                  (unsigned long long)rec->at, m.conn);
 	if (rec->data_len >= VIEW_NO_LEN)
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is 4 GiB or more",
-		                  f->path, where, (unsigned long long)rec->at);
+		                  f->file.path, where, (unsigned long long)rec->at);
 	return dssm__view_add_entry(v, bc->stream, m.time, chunk, off, rec->data_len);
 }
 
@@ -59,7 +59,7 @@ static int scan_message(struct view *v, struct bag_file *f, const struct bag_rec
 static int scan_chunk(struct view *v, struct bag_file *f, const struct bag_record *head)
 {
 	struct bag_chunk c;
-	int rc = dssm__bag_chunk(f->path, head, BAG_CHUNK_MAX, &c);
+	int rc = dssm__bag_chunk(f->file.path, head, BAG_CHUNK_MAX, &c);
 	if (rc == 0)
 		rc = dssm__bag_add_chunk(f, head, head->at + 8 + head->header_len, &c);
 	struct view_cache k;
@@ -73,9 +73,9 @@ static int scan_chunk(struct view *v, struct bag_file *f, const struct bag_recor
 	snprintf(where, sizeof where, "chunk %llu,", (unsigned long long)head->at);
 	while (rc == 0 && pos < len) {
 		struct bag_record rec;
-		rc = dssm__bag_record(buf, len, pos, 0, f->path, where, &rec);
+		rc = dssm__bag_record(buf, len, pos, 0, f->file.path, where, &rec);
 		if (rc == 0)
-			rc = dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu is cut short", f->path,
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu is cut short", f->file.path,
 			                where, pos);
 		else if (rc > 0 && rec.op == BAG_CONNECTION)
 			rc = scan_connection(v, f, &rec, where);
@@ -83,7 +83,7 @@ static int scan_chunk(struct view *v, struct bag_file *f, const struct bag_recor
 			rc = scan_message(v, f, &rec, where, chunk, pos);
 		else if (rc > 0)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu has op 0x%02x; chunks "
-			                "hold only connections and messages", f->path, where, pos, rec.op);
+			                "hold only connections and messages", f->file.path, where, pos, rec.op);
 		if (rc == 0)
 			pos = (size_t)bag_record_end(&rec);
 	}
@@ -95,7 +95,7 @@ static int scan_chunk(struct view *v, struct bag_file *f, const struct bag_recor
 static int scan_top(struct view *v, struct bag_file *f, struct bag_record *rec)
 {
 	uint8_t *data = malloc(rec->data_len ? rec->data_len : 1);
-	int rc = data ? dssm__bag_pread(f, data, rec->data_len, rec->at + 8 + rec->header_len)
+	int rc = data ? dssm__view_file_read(&f->file, data, rec->data_len, rec->at + 8 + rec->header_len)
 	              : dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte record", rec->data_len);
 	rec->data = data;
 	if (rc == 0)
@@ -116,7 +116,7 @@ static int scan_record(struct view *v, struct bag_file *f, uint64_t at, uint64_t
 		return rc;
 	switch (rec.op) {
 	case BAG_HEADER:
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: a second bag header at byte %llu", f->path,
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: a second bag header at byte %llu", f->file.path,
 		                (unsigned long long)at);
 		break;
 	case BAG_CHUNK: rc = scan_chunk(v, f, &rec); break;
@@ -125,7 +125,7 @@ static int scan_record(struct view *v, struct bag_file *f, uint64_t at, uint64_t
 	case BAG_INDEX_DATA:
 	case BAG_CHUNK_INFO: rc = 0; break;   /* the chunks themselves are walked */
 	default:
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: record at byte %llu has unknown op 0x%02x", f->path,
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: record at byte %llu has unknown op 0x%02x", f->file.path,
 		                (unsigned long long)at, rec.op);
 	}
 	*end = bag_record_end(&rec);
@@ -137,7 +137,7 @@ int dssm__bag_scan(struct view *v, struct bag_file *f, char **note)
 {
 	uint64_t at = f->data_at, end = 0;
 	char why[512] = "";
-	while (at < f->size) {
+	while (at < f->file.size) {
 		int rc = scan_record(v, f, at, &end);
 		if (rc == DSSM_ECORRUPT && f->h.index_pos == 0) {
 			/* not closed: what follows the last whole record may be a
@@ -152,15 +152,15 @@ int dssm__bag_scan(struct view *v, struct bag_file *f, char **note)
 		}
 		at = end;
 	}
-	if (at < f->size && f->h.index_pos != 0)
+	if (at < f->file.size && f->h.index_pos != 0)
 		/* a closed bag that ends early was damaged after it was written */
 		return dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but the "
-		                  "record at byte %llu is cut short (the file ends at %llu)", f->path,
+		                  "record at byte %llu is cut short (the file ends at %llu)", f->file.path,
 		                  (unsigned long long)f->h.index_pos, (unsigned long long)at,
-		                  (unsigned long long)f->size);
+		                  (unsigned long long)f->file.size);
 	if (f->h.index_pos == 0 &&
 	    asprintf(note, "%s was not closed (it has no index): it is read up to byte %llu, its "
-	             "last whole record%s", f->path, (unsigned long long)at, why) < 0)
+	             "last whole record%s", f->file.path, (unsigned long long)at, why) < 0)
 		*note = NULL;
 	return 0;
 }
@@ -184,7 +184,7 @@ static int unusable(struct bag_file *f, struct index *ix, const char *fmt, unsig
 {
 	char reason[256];
 	snprintf(reason, sizeof reason, fmt, a, b);
-	if (!ix->why && asprintf(&ix->why, "%s: %s: the file was read by a scan", f->path, reason) < 0)
+	if (!ix->why && asprintf(&ix->why, "%s: %s: the file was read by a scan", f->file.path, reason) < 0)
 		ix->why = NULL;
 	return 1;
 }
@@ -195,7 +195,7 @@ static int index_connection(struct bag_file *f, struct index *ix, const struct b
 {
 	struct bag_connection c;
 	struct bconn *bc;
-	int rc = dssm__bag_connection(f->path, "file", rec, &c);
+	int rc = dssm__bag_connection(f->file.path, "file", rec, &c);
 	if (rc == 0)
 		rc = dssm__bag_conn(f, c.conn, &bc);
 	dssm__bag_connection_free(&c);
@@ -214,7 +214,7 @@ static int index_connection(struct bag_file *f, struct index *ix, const struct b
 static int index_info(struct bag_file *f, struct index *ix, const struct bag_record *rec)
 {
 	struct bag_chunk_info ci;
-	int rc = dssm__bag_chunk_info(f->path, rec, &ci);
+	int rc = dssm__bag_chunk_info(f->file.path, rec, &ci);
 	if (rc < 0)
 		return rc;
 	struct info *p = realloc(ix->infos, ((size_t)ix->n + 1) * sizeof *p);
@@ -231,18 +231,18 @@ static int index_info(struct bag_file *f, struct index *ix, const struct bag_rec
 /* The records from index_pos to the end: 0, 1 (not usable) or an error. */
 static int index_section(struct bag_file *f, struct index *ix)
 {
-	uint64_t at = f->h.index_pos, n = f->size - at;
-	if (at < f->data_at || at >= f->size)
+	uint64_t at = f->h.index_pos, n = f->file.size - at;
+	if (at < f->data_at || at >= f->file.size)
 		return unusable(f, ix, "its index position %llu is outside the file (%llu bytes)", at,
-		                f->size);
+		                f->file.size);
 	if (n > BAG_INDEX_MAX)
 		return unusable(f, ix, "its index section of %llu bytes is over the %llu read", n,
 		                BAG_INDEX_MAX);
 	uint8_t *buf = malloc((size_t)n);
-	int rc = buf ? dssm__bag_pread(f, buf, (size_t)n, at) : dssm__fail(DSSM_ENOMEM, "out of memory");
+	int rc = buf ? dssm__view_file_read(&f->file, buf, (size_t)n, at) : dssm__fail(DSSM_ENOMEM, "out of memory");
 	for (size_t pos = 0; rc == 0 && pos < n;) {
 		struct bag_record rec;
-		rc = dssm__bag_record(buf, (size_t)n, pos, at, f->path, "file", &rec);
+		rc = dssm__bag_record(buf, (size_t)n, pos, at, f->file.path, "file", &rec);
 		if (rc == 0)
 			rc = unusable(f, ix, "its index section is cut short at byte %llu", at + pos, 0);
 		else if (rc > 0 && rec.op == BAG_CONNECTION)
@@ -271,27 +271,27 @@ static int conn_entry(struct bag_file *f, struct index *ix, uint32_t id, int64_t
 	const struct info *in = &ix->infos[chunk];
 	if (time < in->start || time > in->end)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu gives "
-		                  "time %lld, outside its chunk info's %lld to %lld", f->path,
+		                  "time %lld, outside its chunk info's %lld to %lld", f->file.path,
 		                  (unsigned long long)f->chunks[chunk].at, (long long)time,
 		                  (long long)in->start, (long long)in->end);
 	struct bconn *bc = id < f->nconns ? f->conns[id] : NULL;
 	if (!bc || !bc->rec)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu is of "
-		                  "connection %u, which the index section does not define", f->path,
+		                  "connection %u, which the index section does not define", f->file.path,
 		                  (unsigned long long)f->chunks[chunk].at, id);
 	if (ix->entries >= dssm__view_max_entries)
 		return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
-		                  "place", f->path, (unsigned long long)dssm__view_max_entries);
+		                  "place", f->file.path, (unsigned long long)dssm__view_max_entries);
 	if (off >= f->chunks[chunk].size)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu points "
-		                  "to its byte %llu, past its %u bytes", f->path,
+		                  "to its byte %llu, past its %u bytes", f->file.path,
 		                  (unsigned long long)f->chunks[chunk].at, (unsigned long long)off,
 		                  f->chunks[chunk].size);
 	if (bc->n == bc->cap) {
 		uint64_t cap = bc->cap ? bc->cap * 2 : 256;
 		struct ventry *p = realloc(bc->e, cap * sizeof *p);
 		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", f->path);
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", f->file.path);
 		bc->e = p;
 		bc->cap = cap;
 	}
@@ -310,14 +310,14 @@ static int chunk_entries(struct bag_file *f, struct index *ix, uint32_t chunk, c
 	for (size_t pos = 0; rc == 0 && pos < n;) {
 		struct bag_record rec;
 		struct bag_index bi;
-		rc = dssm__bag_record(buf, (size_t)n, pos, at, f->path, "file", &rec);
+		rc = dssm__bag_record(buf, (size_t)n, pos, at, f->file.path, "file", &rec);
 		if (rc == 0)
 			return unusable(f, ix, "the index records at byte %llu are cut short", at + pos, 0);
 		if (rc > 0 && rec.op != BAG_INDEX_DATA)
 			return unusable(f, ix, "a record of op 0x%02llx at byte %llu is among the index "
 			                "records of a chunk", (unsigned long long)rec.op, rec.at);
 		if (rc > 0)
-			rc = dssm__bag_index(f->path, &rec, &bi);
+			rc = dssm__bag_index(f->file.path, &rec, &bi);
 		for (uint32_t i = 0; rc == 0 && i < bi.count; i++) {
 			const uint8_t *e = bi.entries + BAG_INDEX_ENTRY * i;
 			rc = conn_entry(f, ix, bi.conn, dssm__bag_time(e), chunk, le_get32(e + 8));
@@ -355,11 +355,11 @@ static int index_chunk(struct bag_file *f, struct index *ix, uint32_t i)
 		return rc;
 	}
 	if (rc > 0)
-		rc = dssm__bag_chunk(f->path, &rec, BAG_CHUNK_MAX, &c);
+		rc = dssm__bag_chunk(f->file.path, &rec, BAG_CHUNK_MAX, &c);
 	uint64_t end = rc == 0 ? bag_record_end(&rec) : 0;
 	if (rc == 0 && end > next)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: the chunk at byte %llu runs past the next chunk or "
-		                "the index (byte %llu)", f->path, (unsigned long long)rec.at,
+		                "the index (byte %llu)", f->file.path, (unsigned long long)rec.at,
 		                (unsigned long long)next);
 	if (rc == 0)
 		rc = dssm__bag_add_chunk(f, &rec, rec.at + 8 + rec.header_len, &c);
@@ -370,7 +370,7 @@ static int index_chunk(struct bag_file *f, struct index *ix, uint32_t i)
 	if (rc == 0 && !(buf = malloc((size_t)(next - end) + 1)))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (rc == 0)
-		rc = dssm__bag_pread(f, buf, (size_t)(next - end), end);
+		rc = dssm__view_file_read(&f->file, buf, (size_t)(next - end), end);
 	if (rc == 0)
 		rc = chunk_entries(f, ix, i, buf, next - end, end, ix->infos[i].count);
 	free(buf);
@@ -401,11 +401,11 @@ static int stream_of(struct view *v, struct bag_file *f, struct bconn *bc)
 {
 	struct bag_record rec;
 	struct bag_connection c;
-	int rc = dssm__bag_record(bc->rec, bc->rec_len, 0, bc->rec_at, f->path, "file", &rec);
+	int rc = dssm__bag_record(bc->rec, bc->rec_len, 0, bc->rec_at, f->file.path, "file", &rec);
 	if (rc == 0)
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: connection at byte %llu is cut short", f->path,
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: connection at byte %llu is cut short", f->file.path,
 		                (unsigned long long)bc->rec_at);
-	if (rc < 0 || (rc = dssm__bag_connection(f->path, "file", &rec, &c)) < 0)
+	if (rc < 0 || (rc = dssm__bag_connection(f->file.path, "file", &rec, &c)) < 0)
 		return rc;
 	rc = dssm__bag_conn_stream(v, f, bc, &c);
 	dssm__bag_connection_free(&c);

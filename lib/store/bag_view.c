@@ -16,12 +16,9 @@
  * header as the property (dssm__channel_property) and the message
  * definition as the schema.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bag_file.h"
 #include "codec.h"
@@ -45,19 +42,12 @@ static void file_free(void *ctx)
 	struct bag_file *f = ctx;
 	if (!f)
 		return;
-	if (f->fd >= 0)
-		close(f->fd);
+	dssm__view_file_close(&f->file);
 	dssm__bag_forget(f);
 	free(f->win);
 	free(f->conns);
 	free(f->chunks);
-	free(f->path);
 	free(f);
-}
-
-int dssm__bag_pread(struct bag_file *f, void *buf, size_t n, uint64_t at)
-{
-	return dssm__view_pread(f->fd, f->size, f->path, buf, n, at);
 }
 
 /* 1 and the record's head in *buf, 0 when the record runs past the
@@ -67,25 +57,25 @@ int dssm__bag_read_head(struct bag_file *f, uint64_t at, const char *where, uint
 {
 	*buf = NULL;
 	uint8_t first[256];   /* most headers: one read */
-	if (at > f->size || f->size - at < 8)
+	if (at > f->file.size || f->file.size - at < 8)
 		return 0;
-	size_t n = f->size - at < sizeof first ? (size_t)(f->size - at) : sizeof first;
-	int rc = dssm__bag_pread(f, first, n, at);
+	size_t n = f->file.size - at < sizeof first ? (size_t)(f->file.size - at) : sizeof first;
+	int rc = dssm__view_file_read(&f->file, first, n, at);
 	uint32_t hlen = rc == 0 ? le_get32(first) : 0;
-	if (rc < 0 || hlen > f->size - at - 8)
+	if (rc < 0 || hlen > f->file.size - at - 8)
 		return rc;
 	if (hlen > BAG_HEAD_MAX)
 		return dssm__fail(DSSM_ECORRUPT, "%s: record at %s byte %llu has a %u-byte header, over "
-		                  "the %u read", f->path, where, (unsigned long long)at, hlen, BAG_HEAD_MAX);
+		                  "the %u read", f->file.path, where, (unsigned long long)at, hlen, BAG_HEAD_MAX);
 	if (!(*buf = malloc((size_t)hlen + 8)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	if (hlen + 8 <= n)
 		memcpy(*buf, first, (size_t)hlen + 8);
 	else
-		rc = dssm__bag_pread(f, *buf, (size_t)hlen + 8, at);
+		rc = dssm__view_file_read(&f->file, *buf, (size_t)hlen + 8, at);
 	if (rc == 0)
-		rc = dssm__bag_record_head(*buf, (size_t)hlen + 8, 0, at, f->path, where, rec);
-	if (rc == 1 && rec->data_len > f->size - at - 8 - hlen)
+		rc = dssm__bag_record_head(*buf, (size_t)hlen + 8, 0, at, f->file.path, where, rec);
+	if (rc == 1 && rec->data_len > f->file.size - at - 8 - hlen)
 		rc = 0;   /* its data runs past the end */
 	if (rc <= 0) {
 		free(*buf);
@@ -99,7 +89,7 @@ int dssm__bag_conn(struct bag_file *f, uint32_t conn, struct bconn **out)
 	if (conn >= f->nconns) {
 		if (conn >= (1u << 24))
 			return dssm__fail(DSSM_ECORRUPT, "%s: connection id %u is implausibly large",
-			                  f->path, conn);
+			                  f->file.path, conn);
 		uint32_t n = conn + 64;
 		struct bconn **p = realloc(f->conns, n * sizeof *p);
 		if (!p)
@@ -142,7 +132,7 @@ int dssm__bag_add_chunk(struct bag_file *f, const struct bag_record *rec, uint64
 		uint32_t cap = f->ccap ? f->ccap * 2 : 64;
 		struct bchunk *p = cap > f->ccap ? realloc(f->chunks, (size_t)cap * sizeof *p) : NULL;
 		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->path);
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
 		f->chunks = p;
 		f->ccap = cap;
 	}
@@ -155,16 +145,16 @@ int dssm__bag_load_chunk(struct bag_file *f, struct view_cache *k, uint32_t chun
 {
 	const struct bchunk *c = &f->chunks[chunk];
 	char what[600];
-	snprintf(what, sizeof what, "%s: chunk at byte %llu", f->path, (unsigned long long)c->at);
+	snprintf(what, sizeof what, "%s: chunk at byte %llu", f->file.path, (unsigned long long)c->at);
 	uint8_t *buf = dssm__view_cache_slot(k, chunk, c->size), *raw = NULL;
 	int rc = 0;
 	if (!buf)
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte chunk", c->size);
 	else if (c->codec == DSSM__CODEC_NONE)
-		rc = dssm__bag_pread(f, buf, c->size, c->data_at);
+		rc = dssm__view_file_read(&f->file, buf, c->size, c->data_at);
 	else if (!(raw = malloc(c->data_len ? c->data_len : 1)))
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory for a %u-byte chunk", c->data_len);
-	else if ((rc = dssm__bag_pread(f, raw, c->data_len, c->data_at)) == 0)
+	else if ((rc = dssm__view_file_read(&f->file, raw, c->data_len, c->data_at)) == 0)
 		rc = dssm__decompress(c->codec, raw, c->data_len, buf, c->size, what);
 	free(raw);
 	if (rc < 0) {
@@ -181,7 +171,7 @@ static int is_sample(struct bag_file *f, const struct bag_record *rec, const cha
                      int64_t t)
 {
 	struct bag_message m;
-	return rec->op == BAG_MSG_DATA && dssm__bag_message(f->path, where, rec, &m) == 0 &&
+	return rec->op == BAG_MSG_DATA && dssm__bag_message(f->file.path, where, rec, &m) == 0 &&
 	       m.conn < f->nconns && f->conns[m.conn] && f->conns[m.conn]->stream == idx &&
 	       m.time == t;
 }
@@ -193,7 +183,7 @@ static int not_sample(struct view *v, struct bag_file *f, int idx, const struct 
 		snprintf(in, sizeof in, "the chunk at byte %llu",
 		         (unsigned long long)f->chunks[e->chunk].at);
 	return dssm__fail(DSSM_ECORRUPT, "%s: the index points to byte %llu of %s, which is not a "
-	                  "message of '%s' at time %lld", f->path, (unsigned long long)e->off, in,
+	                  "message of '%s' at time %lld", f->file.path, (unsigned long long)e->off, in,
 	                  v->s[idx].info.name, (long long)e->time);
 }
 
@@ -219,7 +209,7 @@ static int read_top(struct view *v, struct bag_file *f, struct view_cache *k, in
 		k->rec = p;
 		k->rec_cap = rec.data_len ? rec.data_len : 1;
 	}
-	if ((rc = dssm__bag_pread(f, k->rec, rec.data_len, at)) < 0)
+	if ((rc = dssm__view_file_read(&f->file, k->rec, rec.data_len, at)) < 0)
 		return rc;
 	*data = k->rec;
 	*len = rec.data_len;
@@ -240,14 +230,14 @@ static int verify_chunk(struct view *v, struct bag_file *f, uint32_t chunk, cons
 	for (size_t pos = 0; pos < len;) {
 		struct bag_record rec;
 		struct bag_message m;
-		int rc = dssm__bag_record(buf, len, pos, 0, f->path, where, &rec), found = 0;
+		int rc = dssm__bag_record(buf, len, pos, 0, f->file.path, where, &rec), found = 0;
 		if (rc <= 0)
 			return rc < 0 ? rc : dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %zu is cut "
-			                                "short", f->path, where, pos);
+			                                "short", f->file.path, where, pos);
 		if (rec.op == BAG_MSG_DATA) {
 			messages++;
 			const struct bconn *bc;
-			if ((rc = dssm__bag_message(f->path, where, &rec, &m)) < 0)
+			if ((rc = dssm__bag_message(f->file.path, where, &rec, &m)) < 0)
 				return rc;
 			bc = m.conn < f->nconns ? f->conns[m.conn] : NULL;
 			const struct vstream *s = bc && bc->stream >= 0 ? &v->s[bc->stream] : NULL;
@@ -257,7 +247,7 @@ static int verify_chunk(struct view *v, struct bag_file *f, uint32_t chunk, cons
 			if (!found)
 				return dssm__fail(DSSM_ECORRUPT, "%s: the message at byte %zu of the chunk at "
 				                  "byte %llu (connection %u, time %lld) is not where the bag's "
-				                  "index records put it: the index is damaged", f->path, pos,
+				                  "index records put it: the index is damaged", f->file.path, pos,
 				                  (unsigned long long)f->chunks[chunk].at, m.conn,
 				                  (long long)m.time);
 		}
@@ -265,7 +255,7 @@ static int verify_chunk(struct view *v, struct bag_file *f, uint32_t chunk, cons
 	}
 	if (messages != f->chunks[chunk].count)
 		return dssm__fail(DSSM_ECORRUPT, "%s: the chunk at byte %llu holds %llu messages; its "
-		                  "index records %llu: the index is damaged", f->path,
+		                  "index records %llu: the index is damaged", f->file.path,
 		                  (unsigned long long)f->chunks[chunk].at, (unsigned long long)messages,
 		                  (unsigned long long)f->chunks[chunk].count);
 	return 0;
@@ -292,7 +282,7 @@ static int bag_read(struct view *v, struct view_cache *k, int idx, const struct 
 	char where[64];
 	snprintf(where, sizeof where, "chunk %llu,", (unsigned long long)f->chunks[e->chunk].at);
 	struct bag_record rec;
-	if (e->off >= blen || dssm__bag_record(buf, blen, (size_t)e->off, 0, f->path, where, &rec) != 1 ||
+	if (e->off >= blen || dssm__bag_record(buf, blen, (size_t)e->off, 0, f->file.path, where, &rec) != 1 ||
 	    !is_sample(f, &rec, where, idx, e->time))
 		return not_sample(v, f, idx, e);
 	*data = rec.data;
@@ -309,17 +299,17 @@ static int head_at(struct bag_file *f, uint64_t at, uint64_t end, struct bag_rec
 {
 	int rc = 0;
 	if (at < f->win_at || at - f->win_at >= f->win_len ||
-	    dssm__bag_record_head(f->win, f->win_len, (size_t)(at - f->win_at), f->win_at, f->path,
+	    dssm__bag_record_head(f->win, f->win_len, (size_t)(at - f->win_at), f->win_at, f->file.path,
 	                          "file", rec) != 1) {
 		if (!f->win && !(f->win = malloc(BAG_WINDOW)))
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
 		f->win_len = end - at < BAG_WINDOW ? (size_t)(end - at) : BAG_WINDOW;
 		f->win_at = at;
-		if ((rc = dssm__bag_pread(f, f->win, f->win_len, at)) < 0) {
+		if ((rc = dssm__view_file_read(&f->file, f->win, f->win_len, at)) < 0) {
 			f->win_len = 0;
 			return rc;
 		}
-		rc = dssm__bag_record_head(f->win, f->win_len, 0, at, f->path, "file", rec);
+		rc = dssm__bag_record_head(f->win, f->win_len, 0, at, f->file.path, "file", rec);
 	} else {
 		rc = 1;
 	}
@@ -358,12 +348,12 @@ static int read_header(struct bag_file *f)
 	int rc = dssm__bag_read_head(f, DSSM__BAG_MAGIC_LEN, "file", &head, &rec);
 	if (rc == 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s: no bag header record (the file is cut short at "
-		                  "%llu bytes)", f->path, (unsigned long long)f->size);
+		                  "%llu bytes)", f->file.path, (unsigned long long)f->file.size);
 	if (rc > 0 && rec.op != BAG_HEADER)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: the first record (op 0x%02x) is not the bag header",
-		                f->path, rec.op);
+		                f->file.path, rec.op);
 	if (rc > 0)
-		rc = dssm__bag_header(f->path, &rec, &f->h);
+		rc = dssm__bag_header(f->file.path, &rec, &f->h);
 	if (rc == 0)
 		f->data_at = bag_record_end(&rec);
 	free(head);
@@ -372,25 +362,22 @@ static int read_header(struct bag_file *f)
 
 int dssm__bag_open(dssm_container *c, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	struct view_file file;
 	uint8_t head[DSSM__BAG_MAGIC_LEN];
-	struct stat st;
-	if (fstat(fd, &st) < 0 || pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-	    !dssm__bag_sniff(head, sizeof head)) {
-		close(fd);
-		return 1;   /* not a bag */
+	int rc = dssm__view_file_open(&file, path, head, sizeof head);
+	if (rc == 0 && !dssm__bag_sniff(head, sizeof head)) {
+		dssm__view_file_close(&file);
+		rc = 1;
 	}
+	if (rc != 0)
+		return rc;   /* 1: not a bag */
 	struct bag_file *f = calloc(1, sizeof *f);
-	if (!f || !(f->path = strdup(path))) {
-		close(fd);
-		free(f);
+	if (!f) {
+		dssm__view_file_close(&file);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
-	f->fd = fd;
-	f->size = (uint64_t)st.st_size;
-	int rc = dssm__view_new(c, &bag_format, f, path);
+	f->file = file;
+	rc = dssm__view_new(c, &bag_format, f, path);
 	if (rc < 0) {
 		file_free(f);
 		return rc;

@@ -38,9 +38,7 @@ struct mchannel {
 };
 
 struct mcap_file {
-	int fd;
-	uint64_t size;
-	char *path;
+	struct view_file file;
 	struct mchunk *chunks;
 	uint32_t nchunks, ccap;
 	struct mschema **schemas;             /* by id, 65536 */
@@ -49,7 +47,6 @@ struct mcap_file {
 };
 
 /* mcap_view.c */
-int dssm__mcap_pread(struct mcap_file *f, void *buf, size_t n, uint64_t at);
 /* n bytes at `at` into a malloc'd buffer. */
 int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t **out);
 /* DSSM_ECORRUPT: "FILE: KIND record at byte AT WHY". */

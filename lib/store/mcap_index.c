@@ -26,7 +26,7 @@ static int add_chunk(struct mcap_file *f, uint64_t at, uint64_t len)
 		uint32_t cap = f->ccap ? f->ccap * 2 : 64;
 		struct mchunk *p = cap > f->ccap ? realloc(f->chunks, (size_t)cap * sizeof *p) : NULL;
 		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->path);
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
 		f->chunks = p;
 		f->ccap = cap;
 	}
@@ -54,7 +54,7 @@ static int scan_record(struct scan *s, uint8_t op, struct rbuf b, uint32_t chunk
 	const struct mchannel *ch = f->channels[m.channel];
 	if (!ch)
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at byte %llu is on channel %u, which no "
-		                  "channel record defined before it", f->path, (unsigned long long)at,
+		                  "channel record defined before it", f->file.path, (unsigned long long)at,
 		                  m.channel);
 	if (m.log_time > (uint64_t)INT64_MAX || m.len >= VIEW_NO_LEN)
 		return dssm__mcap_bad(f, "message", at, m.len >= VIEW_NO_LEN ? "is 4 GiB or more"
@@ -78,7 +78,7 @@ static int scan_chunk(struct scan *s, uint64_t at, uint64_t n)
 		struct rbuf b;
 		if (!dssm__mcap_record(buf, len, pos, &op, &b))
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: chunk at byte %llu: the record at its byte %zu "
-			                "runs past the chunk's end", f->path,
+			                "runs past the chunk's end", f->file.path,
 			                (unsigned long long)(at - MCAP_RECORD_HEAD), pos);
 		else if (op == MCAP_CHUNK || op == MCAP_HEADER)
 			rc = dssm__mcap_bad(f, op == MCAP_CHUNK ? "chunk" : "header", at, "is inside a chunk");
@@ -98,10 +98,10 @@ int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **not
 	int rc = 0;
 	for (;;) {
 		uint8_t head[MCAP_RECORD_HEAD];
-		if (f->size - at < sizeof head || dssm__mcap_pread(f, head, sizeof head, at) < 0)
+		if (f->file.size - at < sizeof head || dssm__view_file_read(&f->file, head, sizeof head, at) < 0)
 			break;
 		uint64_t n = le_get64(head + 1);
-		if (n > f->size - at - sizeof head)
+		if (n > f->file.size - at - sizeof head)
 			break;
 		uint8_t op = head[0];
 		if (op == MCAP_DATA_END || op == MCAP_FOOTER)
@@ -121,7 +121,7 @@ int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **not
 		at += sizeof head + n;
 	}
 	if (asprintf(note, "%s was not closed: it is read up to byte %llu, its last whole record",
-	             f->path, (unsigned long long)at) < 0)
+	             f->file.path, (unsigned long long)at) < 0)
 		*note = NULL;
 	return 0;
 }
@@ -140,8 +140,8 @@ static int on_chunk_index(struct mcap_file *f, struct summary *sm, struct rbuf b
 	struct mcap_chunk_index ci;
 	if (dssm__mcap_chunk_index(b, &ci) < 0)
 		return dssm__mcap_bad(f, "chunk index", at, "is cut short");
-	if (ci.chunk_len < MCAP_RECORD_HEAD || ci.chunk_at > f->size ||
-	    ci.chunk_len > f->size - ci.chunk_at || ci.index_len > f->size - ci.chunk_at - ci.chunk_len)
+	if (ci.chunk_len < MCAP_RECORD_HEAD || ci.chunk_at > f->file.size ||
+	    ci.chunk_len > f->file.size - ci.chunk_at || ci.index_len > f->file.size - ci.chunk_at - ci.chunk_len)
 		return dssm__mcap_bad(f, "chunk index", at, "points past the file's end");
 	uint32_t i = f->nchunks;
 	int rc = add_chunk(f, ci.chunk_at + MCAP_RECORD_HEAD, ci.chunk_len - MCAP_RECORD_HEAD);
@@ -195,16 +195,16 @@ static int chan_entry(struct mcap_file *f, struct summary *sm, uint16_t id, int6
 	struct mchannel *ch = f->channels[id];
 	if (!ch)
 		return dssm__fail(DSSM_ECORRUPT, "%s: a message index of the chunk at byte %llu is of "
-		                  "channel %u, which the summary does not define", f->path,
+		                  "channel %u, which the summary does not define", f->file.path,
 		                  (unsigned long long)(f->chunks[chunk].at - MCAP_RECORD_HEAD), id);
 	if (sm->entries >= dssm__view_max_entries)
 		return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
-		                  "place", f->path, (unsigned long long)dssm__view_max_entries);
+		                  "place", f->file.path, (unsigned long long)dssm__view_max_entries);
 	if (ch->n == ch->cap) {
 		uint64_t cap = ch->cap ? ch->cap * 2 : 256;
 		struct ventry *p = realloc(ch->e, cap * sizeof *p);
 		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", f->path);
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", f->file.path);
 		ch->e = p;
 		ch->cap = cap;
 	}
@@ -287,16 +287,16 @@ static int summary_load(struct view *v, struct mcap_file *f)
 {
 	uint8_t tail[MCAP_FOOTER_LEN + 8];
 	struct mcap_footer ft;
-	if (f->size < 8 + 9 + sizeof tail || dssm__mcap_pread(f, tail, sizeof tail, f->size - sizeof tail) < 0 ||
+	if (f->file.size < 8 + 9 + sizeof tail || dssm__view_file_read(&f->file, tail, sizeof tail, f->file.size - sizeof tail) < 0 ||
 	    dssm__mcap_footer(tail, &ft) < 0 || ft.summary_start == 0)
 		return 1;
-	uint64_t end = f->size - sizeof tail;
+	uint64_t end = f->file.size - sizeof tail;
 	if (ft.summary_start < 8 || ft.summary_start > end)
 		return dssm__fail(DSSM_ECORRUPT, "%s: the footer's summary start %llu is outside the "
-		                  "file", f->path, (unsigned long long)ft.summary_start);
+		                  "file", f->file.path, (unsigned long long)ft.summary_start);
 	if (end - ft.summary_start > SUMMARY_MAX)
 		return dssm__fail(DSSM_ENOMEM, "%s: its summary of %llu bytes is over the %llu read",
-		                  f->path, (unsigned long long)(end - ft.summary_start),
+		                  f->file.path, (unsigned long long)(end - ft.summary_start),
 		                  (unsigned long long)SUMMARY_MAX);
 	uint8_t *buf;
 	struct summary sm = {.usable = 1};

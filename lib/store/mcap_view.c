@@ -13,12 +13,9 @@
  * channel, in the order the file first uses them, the property holding the
  * exact topic, type, encodings, a binary schema and the channel's metadata.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "codec.h"
 #include "lib/base/base.h"
@@ -53,19 +50,12 @@ static void file_free(void *ctx)
 	struct mcap_file *f = ctx;
 	if (!f)
 		return;
-	if (f->fd >= 0)
-		close(f->fd);
+	dssm__view_file_close(&f->file);
 	dssm__mcap_forget(f);
 	free(f->schemas);
 	free(f->channels);
 	free(f->chunks);
-	free(f->path);
 	free(f);
-}
-
-int dssm__mcap_pread(struct mcap_file *f, void *buf, size_t n, uint64_t at)
-{
-	return dssm__view_pread(f->fd, f->size, f->path, buf, n, at);
 }
 
 /* n bytes at `at` into a malloc'd buffer. */
@@ -73,8 +63,8 @@ int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t 
 {
 	if (n > SIZE_MAX - 1 || !(*out = malloc(n ? (size_t)n : 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for %llu bytes of %s",
-		                  (unsigned long long)n, f->path);
-	int rc = dssm__mcap_pread(f, *out, (size_t)n, at);
+		                  (unsigned long long)n, f->file.path);
+	int rc = dssm__view_file_read(&f->file, *out, (size_t)n, at);
 	if (rc < 0) {
 		free(*out);
 		*out = NULL;
@@ -84,7 +74,7 @@ int dssm__mcap_read_range(struct mcap_file *f, uint64_t at, uint64_t n, uint8_t 
 
 int dssm__mcap_bad(struct mcap_file *f, const char *kind, uint64_t at, const char *why)
 {
-	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %llu %s", f->path, kind,
+	return dssm__fail(DSSM_ECORRUPT, "%s: %s record at byte %llu %s", f->file.path, kind,
 	                  (unsigned long long)at, why);
 }
 
@@ -125,7 +115,7 @@ int dssm__mcap_on_channel(struct mcap_file *f, struct rbuf b, uint64_t at)
 		return 0;
 	if (m.schema_id && !f->schemas[m.schema_id])
 		return dssm__fail(DSSM_ECORRUPT, "%s: channel %u at byte %llu refers to schema %u, "
-		                  "which no schema record defined before it", f->path, m.id,
+		                  "which no schema record defined before it", f->file.path, m.id,
 		                  (unsigned long long)at, m.schema_id);
 	struct mchannel *ch = f->channels[m.id] = calloc(1, sizeof *ch);
 	if (!ch)
@@ -173,7 +163,7 @@ int dssm__mcap_channel_stream(struct view *v, struct mcap_file *f, struct mchann
 	}
 	int rc = p.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
 	         : m.bad ? dssm__fail(DSSM_ECORRUPT, "%s: channel '%s': its metadata is cut short",
-	                              f->path, ch->topic)
+	                              f->file.path, ch->topic)
 	                 : dssm__view_add_stream(v, ch->topic, type, ch->encoding,
 	                                         text ? (s ? (const char *)s->data : "") : NULL,
 	                                         text && s ? s->len : 0, p.data, p.len);
@@ -195,7 +185,7 @@ int dssm__mcap_load_chunk(struct mcap_file *f, struct view_cache *k, uint32_t ch
 	struct mcap_chunk c;
 	int codec = -1;
 	char what[128];
-	snprintf(what, sizeof what, "%s: chunk at byte %llu", f->path,
+	snprintf(what, sizeof what, "%s: chunk at byte %llu", f->file.path,
 	         (unsigned long long)(at - MCAP_RECORD_HEAD));
 	int cut = dssm__mcap_chunk(rbuf_of(raw, (size_t)n), &c);
 	if (cut == 0) {
@@ -243,7 +233,7 @@ static int mcap_read(struct view *v, struct view_cache *k, int idx, const struct
 	if (e->chunk == VIEW_NO_CHUNK) {
 		uint8_t head[MCAP_RECORD_HEAD];
 		uint64_t n = 0;
-		if ((rc = dssm__mcap_pread(f, head, sizeof head, at)) == 0)
+		if ((rc = dssm__view_file_read(&f->file, head, sizeof head, at)) == 0)
 			n = le_get64(head + 1);
 		if (rc == 0 && n > CHUNK_MAX)
 			rc = dssm__mcap_bad(f, "message", at, "is over 1 GiB");
@@ -256,7 +246,7 @@ static int mcap_read(struct view *v, struct view_cache *k, int idx, const struct
 			}
 		}
 		if (rc == 0)
-			rc = dssm__mcap_pread(f, k->rec, (size_t)n + MCAP_RECORD_HEAD, at);
+			rc = dssm__view_file_read(&f->file, k->rec, (size_t)n + MCAP_RECORD_HEAD, at);
 		buf = k->rec;
 		blen = (size_t)n + MCAP_RECORD_HEAD;
 		at = 0;
@@ -274,7 +264,7 @@ static int mcap_read(struct view *v, struct view_cache *k, int idx, const struct
 	    dssm__mcap_message(b, &m) < 0 || !(ch = f->channels[m.channel]) || ch->stream != idx ||
 	    m.log_time != (uint64_t)e->time || m.len >= VIEW_NO_LEN)
 		return dssm__fail(DSSM_ECORRUPT, "%s: the index points to byte %llu of %s %llu, which "
-		                  "is not a message of '%s' at time %lld", f->path, (unsigned long long)e->off,
+		                  "is not a message of '%s' at time %lld", f->file.path, (unsigned long long)e->off,
 		                  e->chunk == VIEW_NO_CHUNK ? "the file, at" : "chunk",
 		                  (unsigned long long)(e->chunk == VIEW_NO_CHUNK ? 0 : e->chunk),
 		                  v->s[idx].info.name, (long long)e->time);
@@ -289,7 +279,7 @@ static int plain_at(struct mcap_file *f, struct mchunk *c)
 {
 	uint8_t h[8 * 3 + 4 + 4 + 8];   /* times, size, crc, a 0-length string, records length */
 	int rc = c->len < sizeof h ? dssm__mcap_bad(f, "chunk", c->at - MCAP_RECORD_HEAD, "is cut short")
-	                           : dssm__mcap_pread(f, h, sizeof h, c->at);
+	                           : dssm__view_file_read(&f->file, h, sizeof h, c->at);
 	if (rc == 0)
 		c->plain_at = le_get32(h + 28) != 0 ? 1 : c->at + sizeof h;
 	return rc;
@@ -309,7 +299,7 @@ static int mcap_length(struct view *v, int idx, const struct ventry *e, uint32_t
 	uint64_t records = c->at + c->len - c->plain_at;
 	if (e->off > records || records - e->off < sizeof h)
 		return 0;   /* the read says what is wrong */
-	if ((rc = dssm__mcap_pread(f, h, sizeof h, c->plain_at + e->off)) < 0)
+	if ((rc = dssm__view_file_read(&f->file, h, sizeof h, c->plain_at + e->off)) < 0)
 		return rc;
 	uint64_t n = le_get64(h + 1);
 	const struct mchannel *ch = f->channels[le_get16(h + MCAP_RECORD_HEAD)];
@@ -330,30 +320,30 @@ int dssm__mcap_sniff(const uint8_t *head, size_t n)
 
 int dssm__mcap_open(dssm_container *c, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	struct view_file file;
 	uint8_t head[8 + MCAP_RECORD_HEAD];
-	struct stat st;
-	if (fstat(fd, &st) < 0 || pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-	    memcmp(head, dssm__mcap_magic, 8) != 0) {
-		close(fd);
-		return 1;   /* not an MCAP file */
+	int rc = dssm__view_file_open(&file, path, head, sizeof head);
+	if (rc == 0 && memcmp(head, dssm__mcap_magic, 8) != 0) {
+		dssm__view_file_close(&file);
+		rc = 1;
 	}
+	if (rc != 0)
+		return rc;   /* 1: not an MCAP file */
 	struct mcap_file *f = calloc(1, sizeof *f);
-	if (!f || !(f->path = strdup(path)) || !(f->schemas = calloc(65536, sizeof *f->schemas)) ||
+	if (f)
+		f->file = file;
+	else
+		dssm__view_file_close(&file);
+	if (!f || !(f->schemas = calloc(65536, sizeof *f->schemas)) ||
 	    !(f->channels = calloc(65536, sizeof *f->channels))) {
-		close(fd);
 		file_free(f);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
-	f->fd = fd;
-	f->size = (uint64_t)st.st_size;
 	if (head[8] != MCAP_HEADER) {
 		file_free(f);
 		return dssm__fail(DSSM_ECORRUPT, "%s: the first record is not the MCAP header", path);
 	}
-	int rc = dssm__view_new(c, &mcap_format, f, path);
+	rc = dssm__view_new(c, &mcap_format, f, path);
 	if (rc < 0) {
 		file_free(f);
 		return rc;
@@ -362,9 +352,9 @@ int dssm__mcap_open(dssm_container *c, const char *path)
 	char *why = NULL;
 	if ((rc = dssm__mcap_load_summary(v, f, &why)) == 1) {
 		uint8_t len[8];
-		rc = dssm__mcap_pread(f, len, 8, 9);
+		rc = dssm__view_file_read(&f->file, len, 8, 9);
 		uint64_t hlen = rc == 0 ? le_get64(len) : 0;
-		if (rc == 0 && hlen > f->size - 17)
+		if (rc == 0 && hlen > f->file.size - 17)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: the MCAP header record is cut short", path);
 		if (rc == 0)
 			rc = dssm__mcap_scan(v, f, 17 + hlen, &c->note);

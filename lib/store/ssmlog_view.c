@@ -16,12 +16,9 @@
  * last whole record, and the container's warning says so, as the import's
  * summary does.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "ssmlog.h"
 #include "view_table.h"
@@ -30,8 +27,7 @@
 #define BLOCK ((size_t)1 << 20)   /* bytes of records read at once while indexing */
 
 struct ssmlog_file {
-	int fd;
-	uint64_t size;
+	struct view_file file;
 	struct ssmlog_header h;   /* its property is not kept (h.property NULL) */
 	uint64_t first, record;   /* the first record's byte, a record's bytes */
 };
@@ -39,17 +35,9 @@ struct ssmlog_file {
 static void file_free(void *ctx)
 {
 	struct ssmlog_file *f = ctx;
-	if (f && f->fd >= 0)
-		close(f->fd);
+	if (f)
+		dssm__view_file_close(&f->file);
 	free(f);
-}
-
-static int read_at(struct view *v, struct ssmlog_file *f, void *buf, size_t n, uint64_t at)
-{
-	if (dssm__store_pread_all(f->fd, buf, n, at) == 0)
-		return 0;
-	return dssm__fail_errno(DSSM_ESYS, "reading %zu bytes at byte %llu of %s", n,
-	                        (unsigned long long)at, v->what);
 }
 
 /* Entry e's record (its time checked: the file changed if it is not e's). */
@@ -68,7 +56,7 @@ static int ssmlog_read(struct view *v, struct view_cache *k, int idx, const stru
 	}
 	uint64_t i = (e->off - f->first) / f->record;
 	int64_t t = 0;
-	int rc = read_at(v, f, k->rec, (size_t)f->record, e->off);
+	int rc = dssm__view_file_read(&f->file, k->rec, (size_t)f->record, e->off);
 	if (rc == 0 && (rc = dssm__ssmlog_time(k->rec, i, e->off, &f->h, v->what, &t)) == 0 &&
 	    t != e->time)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: record %llu at byte %llu has changed since the log "
@@ -103,7 +91,7 @@ static int index_times(struct view *v, struct ssmlog_file *f, int idx, uint64_t 
 		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
 	for (uint64_t i = 0; rc == 0 && i < count; i += per) {
 		uint64_t in = count - i < per ? count - i : per, at = f->first + i * f->record;
-		rc = read_at(v, f, buf, f->record <= BLOCK ? (size_t)(in * f->record) : 8, at);
+		rc = dssm__view_file_read(&f->file, buf, f->record <= BLOCK ? (size_t)(in * f->record) : 8, at);
 		for (uint64_t j = 0; rc == 0 && j < in; j++) {
 			int64_t t;
 			uint64_t here = at + j * f->record;
@@ -116,17 +104,18 @@ static int index_times(struct view *v, struct ssmlog_file *f, int idx, uint64_t 
 	return rc;
 }
 
-/* The header and property of the log at fd: 0, 1 when it is no SSM log,
+/* The header and property of the log: 0, 1 when it is no SSM log,
  * or an error naming the field that is wrong. *prop is malloc'd. */
 static int read_header(struct ssmlog_file *f, const char *path, uint8_t **prop)
 {
 	uint8_t head[SSMLOG_HEADER_MAX];
-	size_t n = f->size < sizeof head ? (size_t)f->size : sizeof head;
-	if (dssm__store_pread_all(f->fd, head, n, 0) < 0)
-		return dssm__fail_errno(DSSM_ESYS, "reading %s", path);
+	size_t n = f->file.size < sizeof head ? (size_t)f->file.size : sizeof head;
+	int rc = dssm__view_file_read(&f->file, head, n, 0);
+	if (rc < 0)
+		return rc;
 	if (!dssm__ssmlog_view_sniff(head, n))
 		return 1;
-	int rc = dssm__ssmlog_parse_header(head, n, f->size, path, &f->h);
+	rc = dssm__ssmlog_parse_header(head, n, f->file.size, path, &f->h);
 	if (rc < 0)
 		return rc;
 	f->h.property = NULL;
@@ -135,9 +124,7 @@ static int read_header(struct ssmlog_file *f, const char *path, uint8_t **prop)
 	if (!(*prop = malloc(f->h.property_size ? (size_t)f->h.property_size : 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for the %llu-byte property of %s",
 		                  (unsigned long long)f->h.property_size, path);
-	if (dssm__store_pread_all(f->fd, *prop, (size_t)f->h.property_size, f->h.header_len) < 0)
-		return dssm__fail_errno(DSSM_ESYS, "reading the property of %s", path);
-	return 0;
+	return dssm__view_file_read(&f->file, *prop, (size_t)f->h.property_size, f->h.header_len);
 }
 
 /* The stream the import makes (ssmlog_header.c), its samples indexed. */
@@ -157,7 +144,7 @@ static int fill(dssm_container *c, struct ssmlog_file *f, const uint8_t *prop, c
 	s->max_size = info.max_size;
 	s->slots = info.slots;
 	s->cycle = info.cycle;
-	uint64_t count = (f->size - f->first) / f->record, rest = (f->size - f->first) % f->record;
+	uint64_t count = (f->file.size - f->first) / f->record, rest = (f->file.size - f->first) % f->record;
 	int rc = index_times(v, f, idx, count);
 	if (rc == 0 && rest) {
 		char why[128];
@@ -165,7 +152,7 @@ static int fill(dssm_container *c, struct ssmlog_file *f, const uint8_t *prop, c
 		if (asprintf(&c->note, "%s was not closed by its logger: it is read up to byte %llu of "
 		             "%llu, its last whole record (%s)", path,
 		             (unsigned long long)(f->first + count * f->record),
-		             (unsigned long long)f->size, why) < 0)
+		             (unsigned long long)f->file.size, why) < 0)
 			c->note = NULL;
 	}
 	if (rc == 0)
@@ -178,15 +165,13 @@ int dssm__ssmlog_view_open(dssm_container *c, const char *path)
 	struct ssmlog_file *f = calloc(1, sizeof *f);
 	if (!f)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	struct stat st;
-	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(f->fd, &st) < 0) {
-		int rc = dssm__fail_errno(f->fd < 0 ? DSSM_ENOENT : DSSM_ESYS, "opening %s", path);
-		file_free(f);
+	int rc = dssm__view_file_open(&f->file, path, NULL, 0);
+	if (rc < 0) {
+		free(f);
 		return rc;
 	}
-	f->size = (uint64_t)st.st_size;
 	uint8_t *prop = NULL;
-	int rc = read_header(f, path, &prop);
+	rc = read_header(f, path, &prop);
 	if (rc != 0) {
 		free(prop);
 		file_free(f);

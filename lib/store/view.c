@@ -149,24 +149,6 @@ void dssm__view_sort(struct view *v)
 	}
 }
 
-int dssm__view_pread(int fd, uint64_t size, const char *path, void *buf, size_t n, uint64_t at)
-{
-	if (at > size || n > size - at)
-		return dssm__fail(DSSM_ECORRUPT, "%s: %zu bytes at byte %llu run past the file's end "
-		                  "(%llu bytes)", path, n, (unsigned long long)at,
-		                  (unsigned long long)size);
-	size_t done = 0;
-	while (done < n) {
-		ssize_t got = pread(fd, (uint8_t *)buf + done, n - done, (off_t)(at + done));
-		if (got <= 0)
-			return got < 0 ? dssm__fail_errno(DSSM_ESYS, "reading %s", path)
-			               : dssm__fail(DSSM_ECORRUPT, "%s: cut short at byte %llu", path,
-			                            (unsigned long long)(at + done));
-		done += (size_t)got;
-	}
-	return 0;
-}
-
 void dssm__view_note_why(dssm_container *c, const char *why)
 {
 	char *both = NULL;

@@ -82,9 +82,21 @@ int dssm__view_sized(struct view *v, int idx);
 /* Stream idx's figures (dssm_container_stream); brief: its sizes only if
  * known without a read, else DSSM_SIZE_UNKNOWN and max_size 0. */
 int dssm__view_figures(struct view *v, int idx, dssm_recorded *out, int brief);
-/* n bytes at `at` of the file (fd, size bytes, named path in messages):
- * a range past its end, or a read cut short, is DSSM_ECORRUPT. */
-int dssm__view_pread(int fd, uint64_t size, const char *path, void *buf, size_t n, uint64_t at);
+/* The file a view reads (view_file.c): read-only, its size at open, its
+ * path for the errors. */
+struct view_file {
+	int fd;
+	uint64_t size;
+	char *path;
+};
+/* Open path and read its first n bytes into head: 0; 1 when the file is
+ * shorter than n (it is no file of the format asking); or an error
+ * (DSSM_ENOENT, DSSM_ESYS, DSSM_ENOMEM), f then closed. */
+int dssm__view_file_open(struct view_file *f, const char *path, void *head, size_t n);
+void dssm__view_file_close(struct view_file *f);
+/* n bytes at `at`: a range past the size at open, or a read cut short, is
+ * DSSM_ECORRUPT naming the file. */
+int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_t at);
 /* Why the file's index was not used (NULL: nothing), put before c's note
  * (a scan's), so that the warning says both. */
 void dssm__view_note_why(dssm_container *c, const char *why);
