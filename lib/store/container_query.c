@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "data_map.h"
 #include "query.h"
 #include "set.h"
 #include "view.h"
@@ -141,16 +142,22 @@ static void window_free(struct cursor *k)
 	k->dcap = 0;
 }
 
-/* The record at off (len data bytes) from the cursor's data window, read
- * ahead up to DATA_WINDOW bytes of the range when records are small. */
+/* The record at off (len data bytes): a large one lent from a mapping of
+ * .data (data_map.c), else from the cursor's data window, read ahead up to
+ * DATA_WINDOW bytes of the range when records are small. */
 static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, uint32_t len,
-                        uint8_t **out)
+                        const uint8_t **out)
 {
 	size_t need = RECORD_HEADER + (size_t)len;
 	if (off >= k->doff && off + need <= k->doff + k->dlen) {
 		*out = k->dbuf + (off - k->doff);
 		return 0;
 	}
+	uint64_t end = q->c->s[k->stream].data_end;   /* never the tail a writer may cut */
+	if (need >= DATA_MAP_MIN &&
+	    dssm__data_map_get(&k->map, q->c->s[k->stream].data_fd, off, need,
+	                       k->data_stop < end ? k->data_stop : end, out))
+		return 0;
 	size_t want = need;
 	if (want < DATA_WINDOW && k->data_stop > off)
 		want = k->data_stop - off < DATA_WINDOW ? (size_t)(k->data_stop - off) : DATA_WINDOW;
@@ -240,7 +247,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		                             "%llu)", q->c->dir, bs->info.name, bs->info.id,
 		                             (unsigned long long)best->next, (unsigned long long)off, len,
 		                             (unsigned long long)data_end));
-	uint8_t *h = NULL;
+	const uint8_t *h = NULL;
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)
 		return dssm__query_met_damage(q->c, best->stream, frc);
@@ -431,6 +438,7 @@ void dssm_query_close(dssm_query *q)
 	for (int i = 0; i < q->n; i++) {
 		free(q->cur[i].ibuf);
 		window_free(&q->cur[i]);
+		dssm__data_map_free(&q->cur[i].map);
 	}
 	free(q->cur);
 	free(q);

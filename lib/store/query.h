@@ -6,6 +6,7 @@
 #ifndef DSSM_QUERY_H
 #define DSSM_QUERY_H
 
+#include "data_map.h"
 #include "store.h"
 
 /* A query reads ahead: index entries a window at a time, and small records a
@@ -26,6 +27,7 @@ struct cursor {
 	size_t dcap, dlen;
 	uint64_t doff;
 	uint64_t data_stop;  /* where the range's last record ends in .data */
+	struct data_map map; /* large records lent in place (data_map.c) */
 	/* what the previous record returned leaves for the next: entries of a
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;

@@ -1,0 +1,330 @@
+/*
+ * test_data_map.c - large records lent in place from a mapping of .data
+ * (lib/store/data_map.c): the bytes equal what was written across mapping
+ * windows and beside small records read by pread, a damaged record is still
+ * reported by name, a file cut while a query reads it is an error and not
+ * SIGBUS, and a container being written is read as it grows (buffered and
+ * O_DIRECT writers).
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "lib/base/base.h"
+#include "lib/base/bytes.h"
+#include "lib/store/data_map.h"
+#include "dssm/container.h"
+#include "testutil.h"
+
+static char root[256];
+
+#define BIG (300u << 10)
+#define RECORD_HEADER 32     /* docs/container-format.md */
+#define RECORD_MAGIC 0x43525344u
+
+static dssm_stream_info stream_info(const char *name, int id)
+{
+	dssm_stream_info i;
+	memset(&i, 0, sizeof i);
+	snprintf(i.name, sizeof i.name, "%s", name);
+	i.id = id;
+	snprintf(i.type, sizeof i.type, "test/%s", name);
+	snprintf(i.encoding, sizeof i.encoding, "raw");
+	i.max_size = 1 << 20;
+	i.slots = 10;
+	return i;
+}
+
+/* Sample k of a stream: its length (around the mapped path's threshold,
+ * 300 KiB, 1 MiB; the small stream's a few bytes) and its bytes. */
+static size_t len_of(int stream, uint64_t k)
+{
+	static const size_t big[] = {DATA_MAP_MIN - RECORD_HEADER - 1, DATA_MAP_MIN - RECORD_HEADER,
+	                             BIG, BIG + 7, 1u << 20, BIG - 3};
+	return stream == 2 ? 1 + k % 200 : big[(k + (uint64_t)stream) % 6];
+}
+
+static void fill(uint8_t *p, size_t len, int stream, uint64_t k)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(k * 31 + (uint64_t)stream * 7 + i + (i >> 12));
+}
+
+static uint8_t buf[1u << 20], expect[1u << 20];
+
+/* Append samples [from, to) of streams 0 and 1 (big) and 2 (small), time
+ * 1000 * k + stream, tid k. */
+static void append(dssm_container *c, uint64_t from, uint64_t to)
+{
+	for (uint64_t k = from; k < to; k++)
+		for (int s = 0; s < 3; s++) {
+			size_t len = len_of(s, k);
+			fill(buf, len, s, k);
+			assert_int_equal(dssm_container_append(c, s, k, (dssm_time_t)(1000 * k) + s, buf, len), 0);
+		}
+}
+
+static dssm_container *create(const char *dir, int direct)
+{
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_direct(c, direct);
+	const char *names[] = {"camera", "lidar", "text"};
+	for (int s = 0; s < 3; s++) {
+		dssm_stream_info i = stream_info(names[s], s + 1);
+		assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), s);
+	}
+	return c;
+}
+
+/* The samples of the streams in mask with k in [from, to), in order,
+ * checked byte for byte; then the end. */
+static void check_all(dssm_container *c, int mask, uint64_t from, uint64_t to)
+{
+	int streams[3], ns = 0;
+	for (int s = 0; s < 3; s++)
+		if (mask & (1 << s))
+			streams[ns++] = s;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, streams, ns, (dssm_time_t)(1000 * from),
+	                                 (dssm_time_t)(1000 * to) - 1, &q), 0);
+	dssm_record r;
+	for (uint64_t k = from; k < to; k++)
+		for (int s = 0; s < 3; s++) {
+			if (!(mask & (1 << s)))
+				continue;
+			assert_int_equal(dssm_query_next(q, &r), 1);
+			assert_int_equal(r.stream, s);
+			assert_int_equal(r.tid, k);
+			assert_int_equal(r.len, len_of(s, k));
+			fill(expect, r.len, s, k);
+			assert_memory_equal(r.data, expect, r.len);
+		}
+	assert_int_equal(dssm_query_next(q, &r), 0);
+	dssm_query_close(q);
+}
+
+static void path_of(char *out, size_t cap, const char *dir, int stream)
+{
+	snprintf(out, cap, "%s/streams/%04d.data", dir, stream);
+}
+
+/* Where sample k of a stream lies in its .data, from its index entry. */
+static uint64_t offset_of(const char *dir, int stream, uint64_t k)
+{
+	char path[320];
+	snprintf(path, sizeof path, "%s/streams/%04d.index", dir, stream);
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	uint8_t e[32];
+	assert_int_equal(pread(fd, e, sizeof e, (off_t)(k * 32)), (ssize_t)sizeof e);
+	close(fd);
+	return le_get64(e + 16);
+}
+
+/* The mapping itself: bytes as in the file, a window bounded by `stop`,
+ * nothing lent past the file's end, and nothing once the file is cut. */
+static void test_map_api(void **state)
+{
+	(void)state;
+	char path[300];
+	snprintf(path, sizeof path, "%s/file", root);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	fill(buf, sizeof buf, 0, 1);
+	assert_int_equal(write(fd, buf, sizeof buf), (ssize_t)sizeof buf);
+	struct data_map m = {0};
+	const uint8_t *p;
+	assert_int_equal(dssm__data_map_get(&m, fd, 5000, 70000, 300000, &p), 1);
+	assert_memory_equal(p, buf + 5000, 70000);
+	assert_true(m.off <= 5000 && m.off + m.len == 300000); /* up to stop, no further */
+	assert_true(dssm__data_map_holds(&m, 200000, 100000));
+	assert_false(dssm__data_map_holds(&m, 200000, 100001));
+	/* within the window: the same mapping */
+	uint8_t *base = m.base;
+	assert_int_equal(dssm__data_map_get(&m, fd, 100000, 70000, 300000, &p), 1);
+	assert_ptr_equal(m.base, base);
+	assert_memory_equal(p, buf + 100000, 70000);
+	/* beyond the window: a new one; stop before the record: the record */
+	assert_int_equal(dssm__data_map_get(&m, fd, 900000, 100000, 0, &p), 1);
+	assert_memory_equal(p, buf + 900000, 100000);
+	/* past the file's end: not lent (pread reports it) */
+	assert_int_equal(dssm__data_map_get(&m, fd, 1000000, sizeof buf, 0, &p), 0);
+	assert_null(m.base);
+	assert_int_equal(dssm__data_map_get(&m, fd, 0, 70000, sizeof buf, &p), 1);
+	assert_int_equal(ftruncate(fd, 60000), 0);
+	assert_int_equal(dssm__data_map_get(&m, fd, 0, 70000, sizeof buf, &p), 0);
+	assert_null(m.base);
+	dssm__data_map_free(&m);
+	dssm__data_map_free(&m);
+	close(fd);
+}
+
+/* More than two mapping windows of big records, beside small ones: every
+ * byte as written, whole and in ranges, by dssm_query_next and by batches. */
+static void test_equal_bytes(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/equal", root);
+	dssm_container *c = create(dir, 0);
+	const uint64_t n = 60;   /* ~2 x 27 MiB */
+	append(c, 0, n);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	check_all(c, 7, 0, n);
+	check_all(c, 1, 0, n);
+	check_all(c, 3, 17, 41);
+	check_all(c, 2, 59, 60);
+	/* batches copy out of the mapping once */
+	int one = 1;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &one, 1, INT64_MIN, INT64_MAX, &q), 0);
+	static uint8_t data[3u << 20];
+	dssm_time_t times[8];
+	uint64_t tids[8], lens[8];
+	uint64_t k = 0;
+	for (;;) {
+		dssm_batch b = {8, times, tids, lens, data, sizeof data, 0};
+		int got = dssm_query_next_batch(q, &b);
+		assert_true(got >= 0);
+		if (!got)
+			break;
+		size_t at = 0;
+		for (int i = 0; i < got; i++, k++) {
+			assert_int_equal(tids[i], k);
+			assert_int_equal(lens[i], len_of(1, k));
+			fill(expect, lens[i], 1, k);
+			assert_memory_equal(data + at, expect, lens[i]);
+			at += lens[i];
+		}
+	}
+	assert_int_equal(k, n);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
+/* A bit flipped inside a big record: the records before it come, then
+ * DSSM_ECORRUPT naming the stream and the record, kept as damage met. */
+static void test_damaged_record(void **state)
+{
+	(void)state;
+	char dir[300], path[320];
+	snprintf(dir, sizeof dir, "%s/damaged", root);
+	dssm_container *c = create(dir, 0);
+	append(c, 0, 10);
+	assert_int_equal(dssm_container_close(c), 0);
+	uint64_t off = offset_of(dir, 1, 6);
+	path_of(path, sizeof path, dir, 1);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t h[RECORD_HEADER], x;
+	assert_int_equal(pread(fd, h, sizeof h, (off_t)off), (ssize_t)sizeof h);
+	assert_int_equal(le_get32(h), RECORD_MAGIC); /* the record is where it was sought */
+	assert_int_equal(pread(fd, &x, 1, (off_t)(off + 40000)), 1);
+	x ^= 0x10;
+	assert_int_equal(pwrite(fd, &x, 1, (off_t)(off + 40000)), 1);
+	close(fd);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int one = 1;
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, &one, 1, INT64_MIN, INT64_MAX, &q), 0);
+	for (uint64_t k = 0; k < 6; k++)
+		assert_int_equal(dssm_query_next(q, &r), 1);
+	assert_int_equal(dssm_query_next(q, &r), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "'lidar:2'"));
+	char at[64];
+	snprintf(at, sizeof at, "record at offset %llu is damaged", (unsigned long long)off);
+	assert_non_null(strstr(dssm_last_error(), at));
+	dssm_query_close(q);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 1, &rec), 0);
+	assert_non_null(rec.damage);
+	dssm_container_close(c);
+}
+
+/* The data file cut under a query that has mapped it: the records still in
+ * the file come, the first one cut is DSSM_ECORRUPT "cut short", and the
+ * process gets no SIGBUS. */
+static void test_cut_while_read(void **state)
+{
+	(void)state;
+	char dir[300], path[320];
+	snprintf(dir, sizeof dir, "%s/cut", root);
+	dssm_container *c = create(dir, 0);
+	append(c, 0, 20);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int zero = 0;
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, &zero, 1, INT64_MIN, INT64_MAX, &q), 0);
+	for (int k = 0; k < 3; k++)   /* sample 1 is the first mapped: the window */
+		assert_int_equal(dssm_query_next(q, &r), 1);
+	uint64_t off = offset_of(dir, 0, 8);
+	path_of(path, sizeof path, dir, 0);
+	assert_int_equal(truncate(path, (off_t)(off + 5000)), 0);
+	for (uint64_t k = 3; k < 8; k++) {
+		assert_int_equal(dssm_query_next(q, &r), 1);
+		fill(expect, r.len, 0, k);
+		assert_memory_equal(r.data, expect, r.len);
+	}
+	assert_int_equal(dssm_query_next(q, &r), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "cut short"));
+	assert_non_null(strstr(dssm_last_error(), "'camera:1'"));
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
+/* A container read while it is written, with the buffered and the O_DIRECT
+ * writer: what was synced is read, byte for byte, and what comes after it
+ * once the reader refreshes; a query open across the appends is unmoved. */
+static void test_read_while_written(void **state)
+{
+	(void)state;
+	for (int direct = 0; direct < 2; direct++) {
+		char dir[300];
+		snprintf(dir, sizeof dir, "%s/live%d", root, direct);
+		dssm_container *w = create(dir, direct), *r;
+		append(w, 0, 12);
+		assert_int_equal(dssm_container_sync(w), 0);
+		assert_int_equal(dssm_container_open(dir, &r), 0);
+		check_all(r, 7, 0, 12);
+		dssm_query *q;
+		dssm_record rec;
+		assert_int_equal(dssm_query_open(r, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		append(w, 12, 30);   /* written (and cut back, were it refused) meanwhile */
+		assert_int_equal(dssm_container_sync(w), 0);
+		for (int i = 1; i < 36; i++)
+			assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(dssm_query_next(q, &rec), 0);
+		dssm_query_close(q);
+		assert_int_equal(dssm_container_refresh(r), 0);
+		check_all(r, 7, 0, 30);
+		check_all(r, 3, 10, 14);
+		assert_int_equal(dssm_container_close(w), 0);
+		assert_int_equal(dssm_container_refresh(r), 0);
+		check_all(r, 7, 0, 30);
+		dssm_container_close(r);
+	}
+}
+
+int main(void)
+{
+	snprintf(root, sizeof root, "/tmp/dssm-test-data-map-%d", (int)getpid());
+	mkdir(root, 0755);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_map_api),
+		cmocka_unit_test(test_equal_bytes),
+		cmocka_unit_test(test_damaged_record),
+		cmocka_unit_test(test_cut_while_read),
+		cmocka_unit_test(test_read_while_written),
+	};
+	int rc = cmocka_run_group_tests_name("data_map", tests, NULL, NULL);
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	if (system(cmd) != 0)
+		rc = rc ? rc : 1;
+	return rc;
+}
