@@ -642,6 +642,33 @@ t_export_ring() {
 	[ $rc -eq 2 ] && has "'ex:0' has 2 rings in .*: --ring 1 to 2" "$tmp/exe"
 }
 
+# query --format raw of large samples (spliced or sent from the recording's
+# data file, checked through a mapping of it): the bytes written, to a pipe
+# and to a file, beside a small sample; a flipped byte in a large sample is
+# reported by stream and offset, exit 1, and nothing of it reaches stdout
+t_raw_large() {
+	local i n
+	for i in 1 2 3 4; do head -c $((200000 + i * 30000)) /dev/urandom >"$tmp/big$i"; done
+	head -c 100 /dev/urandom >"$tmp/big5"
+	"$DSSM" write big --create 400000 <"$tmp/big1" >/dev/null || return 1
+	for i in 2 3 4 5; do "$DSSM" write big <"$tmp/big$i" >/dev/null || return 1; done
+	"$DSSM" record -o "$tmp/bigrec" big --from-oldest --duration 0.3 2>/dev/null || return 1
+	"$DSSM" rm big
+	cat "$tmp/big1" "$tmp/big2" "$tmp/big3" "$tmp/big4" "$tmp/big5" >"$tmp/bigall"
+	"$DSSM" query "$tmp/bigrec" --format raw 2>/dev/null | cmp - "$tmp/bigall" || return 1
+	"$DSSM" query "$tmp/bigrec" --format raw >"$tmp/bigout" 2>/dev/null && cmp "$tmp/bigout" "$tmp/bigall" || return 1
+	"$DSSM" query "$tmp/bigrec" --format raw --first 2 | cmp - <(cat "$tmp/big1" "$tmp/big2") || return 1
+	# the third sample's record, from its index entry (offset at byte 16)
+	local off
+	off=$(python3 -c 'import struct,sys; f=open(sys.argv[1],"rb"); f.seek(2*32+16); print(struct.unpack("<Q", f.read(8))[0])' \
+		"$tmp/bigrec/streams/0000.index")
+	flip "$tmp/bigrec/streams/0000.data" $((off + 32 + 100000)) 4
+	"$DSSM" query "$tmp/bigrec" --format raw 2>"$tmp/bige" | cat >"$tmp/bigout"; n=${PIPESTATUS[0]}
+	cat "$tmp/bige"
+	[ "$n" -eq 1 ] && has "'big:0': record at offset $off is damaged" "$tmp/bige" || return 1
+	cmp "$tmp/bigout" <(cat "$tmp/big1" "$tmp/big2")
+}
+
 check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring
 check "full disk: the recorder stops, counts agree, closed" t_full_disk
 check "full disk with --direct: counts agree, closed" t_full_disk_direct
@@ -649,6 +676,7 @@ check "full disk with --direct, no fallocate (ext2): lost samples counted out, c
 check "full disk during splits: every part closed and whole" t_full_disk_splits
 check "damaged files reported by name, JSON stays valid" t_damage_reported
 check "damage met in an index at query time: said, exit 1" t_index_damage
+check "query --format raw of large samples: the bytes written; a damaged one said" t_raw_large
 check "a damaged tail dropped by recovery: query and play say so, exit 1" t_dropped_tail
 check "times at INT64_MIN and INT64_MAX: info, query --latest, play --now" t_extreme_times
 check "a write error: counts agree, the loss said with its reason" t_write_error

@@ -4,10 +4,12 @@
  * windows and beside small records read by pread, a damaged record is still
  * reported by name, a file cut while a query reads it is an error and not
  * SIGBUS, and a container being written is read as it grows (buffered and
- * O_DIRECT writers).
+ * O_DIRECT writers); dssm_query_write (query_write.c) writes the bytes
+ * checked, spliced to a pipe or sent to a file.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
@@ -310,6 +312,93 @@ static void test_read_while_written(void **state)
 	}
 }
 
+/* What a descriptor received, compared with samples [0, n) of stream 1. */
+static void check_written(int fd, uint64_t n)
+{
+	static uint8_t got[1u << 20];
+	for (uint64_t k = 0; k < n; k++) {
+		size_t len = len_of(1, k), have = 0;
+		while (have < len) {
+			ssize_t r = read(fd, got + have, len - have);
+			assert_true(r > 0);
+			have += (size_t)r;
+		}
+		fill(expect, len, 1, k);
+		assert_memory_equal(got, expect, len);
+	}
+}
+
+/* dssm_query_write: the bytes of each record to a file (sendfile) and to a
+ * pipe read by another process (splice), the same as dssm_query_next's;
+ * a record other than the last returned written from its bytes; bad
+ * arguments refused. */
+static void test_query_write(void **state)
+{
+	(void)state;
+	char dir[300], path[320];
+	snprintf(dir, sizeof dir, "%s/write", root);
+	dssm_container *c = create(dir, 0);
+	const uint64_t n = 12;
+	append(c, 0, n);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int one = 1;
+	dssm_query *q;
+	dssm_record r, first;
+	/* a file */
+	snprintf(path, sizeof path, "%s/out", root);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(dssm_query_open(c, &one, 1, INT64_MIN, INT64_MAX, &q), 0);
+	while (dssm_query_next(q, &r) > 0)
+		assert_int_equal(dssm_query_write(q, &r, fd), 0);
+	dssm_query_close(q);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	check_written(fd, n);
+	close(fd);
+	/* a pipe, its reader another process */
+	int p[2];
+	assert_int_equal(pipe(p), 0);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		check_written(p[0], n);
+		_exit(0);
+	}
+	close(p[0]);
+	assert_int_equal(dssm_query_open(c, &one, 1, INT64_MIN, INT64_MAX, &q), 0);
+	while (dssm_query_next(q, &r) > 0)
+		assert_int_equal(dssm_query_write(q, &r, p[1]), 0);
+	dssm_query_close(q);
+	close(p[1]);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* not the last record returned: its bytes, by write */
+	fd = open(path, O_RDWR | O_TRUNC);
+	assert_int_equal(dssm_query_open(c, &one, 1, INT64_MIN, INT64_MAX, &q), 0);
+	assert_int_equal(dssm_query_next(q, &first), 1);
+	uint8_t copy[DATA_MAP_MIN];   /* sample 0 of stream 1 is under the mapped size */
+	assert_true(first.len <= sizeof copy);
+	memcpy(copy, first.data, first.len);
+	first.data = copy;
+	assert_int_equal(dssm_query_next(q, &r), 1);
+	assert_int_equal(dssm_query_write(q, &first, fd), 0);
+	assert_int_equal(dssm_query_write(q, &r, fd), 0);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	check_written(fd, 2);
+	assert_int_equal(dssm_query_write(q, &r, -1), DSSM_EINVAL);
+	assert_int_equal(dssm_query_write(q, NULL, fd), DSSM_EINVAL);
+	close(fd);
+	/* a descriptor that cannot take it: the reason */
+	fd = open(path, O_RDONLY);
+	assert_int_equal(dssm_query_write(q, &r, fd), DSSM_ESYS);
+	assert_non_null(strstr(dssm_last_error(), "writing a"));
+	close(fd);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof root, "/tmp/dssm-test-data-map-%d", (int)getpid());
@@ -320,6 +409,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_record),
 		cmocka_unit_test(test_cut_while_read),
 		cmocka_unit_test(test_read_while_written),
+		cmocka_unit_test(test_query_write),
 	};
 	int rc = cmocka_run_group_tests_name("data_map", tests, NULL, NULL);
 	char cmd[300];

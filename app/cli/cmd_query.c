@@ -39,7 +39,9 @@ void help_query(FILE *out)
 	        "before the newest selected sample. Format: json lines with\n"
 	        "the stream, tid, time and msg, the decoded message (data_hex where a stream\n"
 	        "has no definition; --data-hex: always; default), text (decoded fields), hex,\n"
-	        "or raw bytes; or --output\n"
+	        "or raw bytes (the samples' bytes one after another; those of 64 KiB and\n"
+	        "more spliced from the recording's files where stdout is a pipe, file or\n"
+	        "socket); or --output\n"
 	        "extracts them into a new container. --field PATH, --no-arrays and\n"
 	        "--array-limit N show part of each decoded sample, as `dssm cat` does (every\n"
 	        "selected stream must have the field: --streams picks those that do).\n"
@@ -318,6 +320,8 @@ static int query_skip_to_last(struct query_run *r)
 	return k < 0 ? k : 0;
 }
 
+#define RAW_SPLICE_MIN (64u << 10)
+
 /* Print or copy the samples in time order (up to --first N; the last -n N),
  * with a progress line on a terminal for large outputs. 0 at the end, or a
  * DSSM_E* code. */
@@ -342,6 +346,15 @@ static int query_loop(struct query_run *r)
 			if ((rc = dssm_container_append(r->out, r->out_index[rec.stream], rec.tid, rec.time,
 			                                rec.data, rec.len)) < 0)
 				break;
+		} else if (o->f == FORMAT_RAW && rec.len >= RAW_SPLICE_MIN) {
+			/* spliced from the recording's file where the kernel can
+			 * (stdout a pipe, a file, a socket): no copy through here;
+			 * smaller samples are gathered by stdio, a call for many */
+			fflush(stdout);
+			if ((rc = dssm_query_write(r->q, &rec, STDOUT_FILENO)) < 0) {
+				rc = cli_stop ? 0 : rc;   /* the reader went away: stop */
+				break;
+			}
 		} else {
 			dssm_sample_info si = {rec.tid, rec.time, rec.len, rec.len};
 			cli_print_sample(stdout, o->f, r->labels[rec.stream], rec.data, &si, 0,

@@ -311,7 +311,9 @@ typedef struct dssm_record {
 	uint64_t tid;
 	dssm_time_t time;
 	size_t len;
-	const void *data;           /* valid until the next dssm_query_next */
+	const void *data;           /* valid until the next dssm_query_next (a
+	                               record of 64 KiB or more points into a
+	                               read-only mapping of its data file) */
 } dssm_record;
 
 /* Samples of the given streams (NULL/0: all) with start <= time <= end,
@@ -325,6 +327,16 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
  * A good record is returned even when the index entry after it is damaged:
  * that error comes with the next call. */
 int dssm_query_next(dssm_query *q, dssm_record *rec);
+/* Write a record's data (rec as dssm_query_next returned it) to fd, all of
+ * it: for the last record returned from a container, straight from its
+ * data file with splice(2) (fd a pipe) or sendfile(2) (a socket, a file),
+ * the bytes never copied through the process; else (a file read in place,
+ * a set, an older record, a descriptor the kernel cannot do that for) with
+ * write(2). Either way what is written is what dssm_query_next checked: a
+ * container's data file is only appended to. fd should block (a
+ * non-blocking one may fail with EAGAIN). 0, or DSSM_EINVAL, DSSM_ESYS
+ * (the write failed: EPIPE, ENOSPC...; the message says which). */
+int dssm_query_write(dssm_query *q, const dssm_record *rec, int fd);
 /* Many samples per call, for bindings that pay per call (Python): up to
  * `max` samples into times[], tids[] and lens[], their data bytes one after
  * another into data (cap bytes); `used` says how many bytes. It stops before

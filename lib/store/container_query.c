@@ -108,6 +108,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 	q->start = start;
 	q->stop = end;
 	q->wstream = -1;
+	q->last_fd = q->out_fd = -1;
 	int rc = 0;
 	for (int i = 0; i < n && rc == 0; i++) {
 		int sidx = streams && nstreams > 0 ? streams[i] : i;
@@ -206,6 +207,7 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 {
 	if (!q || !rec)
 		return dssm__fail(DSSM_EINVAL, "dssm_query_next: NULL argument");
+	q->last_fd = -1;
 	if (q->c->view)
 		return q->c->view->ops->query_next(q, rec);
 	for (int i = 0; q->reload && i < q->n; i++) {
@@ -264,6 +266,10 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	rec->time = (dssm_time_t)le_get64(h + 16);
 	rec->len = len;
 	rec->data = h + RECORD_HEADER;
+	q->last_fd = bs->data_fd;
+	q->last_off = off + RECORD_HEADER;
+	q->last_data = rec->data;
+	q->last_len = len;
 	best->min_time = rec->time;
 	best->min_off = off + RECORD_HEADER + len;
 	best->next++;

@@ -48,6 +48,13 @@ struct dssm_query {
 	int reload;          /* a cursor has reload set */
 	struct set_query *set; /* a query of a set (set.c): the fields above unused */
 	struct view_query *view; /* a query of a file view (view.c): likewise */
+	/* the record dssm_query_next returned last, where it lies in its data
+	 * file (last_fd -1: a view's), for dssm_query_write (query_write.c) */
+	int last_fd;
+	uint64_t last_off;
+	const void *last_data;
+	size_t last_len;
+	int out_fd, out_way;     /* how dssm_query_write last wrote to out_fd */
 };
 
 /* Index entry i of a stream from the last search's window, if it is there. */
