@@ -14,6 +14,9 @@
  *                                                  container
  *   bench_bridge evict PATH...                     drop files from the page
  *                                                  cache (cold runs)
+ *   bench_bridge cat FILE                          read a file as cat does
+ *                                                  (read() of 128 KiB), the
+ *                                                  floor of a whole topic
  *
  * The readers print "open_seconds query_seconds count bytes", as the Python,
  * C++ and JavaScript peers do, timed inside the process. Every reader hands
@@ -27,6 +30,7 @@
  * lib/store/views.c in place (MCAP files; bags once they are listed there).
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -90,6 +94,27 @@ static int read_dssm(const char *dir, const char *stream, int64_t start, int64_t
 	if (rc < 0)
 		return fail(dir, dssm_last_error());
 	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	return 0;
+}
+
+/* A file read as cat(1) reads it (128 KiB at a time), timed inside the
+ * process as the readers are: what a whole topic's query is held against
+ * (its data file's bytes out of the page cache or the disk). */
+static int cat_file(const char *path)
+{
+	static uint8_t buf[128 << 10];
+	double t0 = now();
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return fail(path, strerror(errno));
+	unsigned long long bytes = 0;
+	ssize_t k;
+	while ((k = read(fd, buf, sizeof buf)) > 0)
+		bytes += (unsigned long long)k;
+	close(fd);
+	if (k < 0)
+		return fail(path, strerror(errno));
+	printf("%.6f %.6f %d %llu\n", 0.0, now() - t0, 1, bytes);
 	return 0;
 }
 
@@ -277,6 +302,7 @@ static void evict(const char *path)
 	"       bench_bridge sqlite DB TOPIC START_NS END_NS\n" \
 	"       bench_bridge mksqlite DIR DB\n" \
 	"       bench_bridge evict PATH...\n" \
+	"       bench_bridge cat FILE\n" \
 	"  The readers bench/bridge/run.sh times against rosbag, MCAP and rosbag2:\n" \
 	"  one query of a recording or an SQLite file, timed by the caller; `open`\n" \
 	"  times opening a recording or a file read in place (bench/inplace/run.sh).\n" \
@@ -289,6 +315,8 @@ int main(int argc, char **argv)
 	bench_help(argc, argv, USAGE);
 	if (argc == 6 && !strcmp(argv[1], "dssm"))
 		return read_dssm(argv[2], argv[3], atoll(argv[4]), atoll(argv[5]));
+	if (argc == 3 && !strcmp(argv[1], "cat"))
+		return cat_file(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "open"))
 		return open_only(argv[2]);
 	if (argc == 6 && !strcmp(argv[1], "sqlite"))
