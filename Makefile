@@ -269,7 +269,7 @@ UNITS_base := test_glob test_crc
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_connector_timeouts test_impostor test_backends
-UNITS_store := test_container test_data_map test_container_text test_recording_close test_set
+UNITS_store := test_container test_data_map test_container_text test_container_cold test_recording_close test_set
 UNITS_decode := test_decoder
 UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow

@@ -130,6 +130,7 @@ void dssm__store_free(dssm_container *c)
 	free(c->s);
 	free(c->dir);
 	free(c->summary);
+	free(c->closed_at);
 	free(c->note);
 	if (c->view)   /* a set or a file view: it frees c->set with it */
 		c->view->ops->free(c);

@@ -1,8 +1,9 @@
 /*
  * container_closed.c - CLOSED, the summary a finished recording carries
  * (docs/container-format.md): read and checked by its CRC, each stream's
- * line and sparse times parsed, and its figures checked against the
- * files' sizes. A summary that does not hold is not used: container_open.c
+ * lines found in one pass (open stays flat), its line parsed and its
+ * figures checked against the files' sizes, its sparse times parsed when
+ * it is first queried. A summary that does not hold is not used: container_open.c
  * then recovers the stream from its files.
  */
 #include <stdio.h>
@@ -28,15 +29,80 @@ static int parse_hex8(const uint8_t *p, uint32_t *out)
 	return 1;
 }
 
-/* The summary line of stream idx in CLOSED: 1 if found and consistent. */
-int dssm__store_closed_summary(const char *text, int idx, struct cstream *s)
+/* The kinds of a stream's lines in CLOSED, in the order of closed_at. */
+enum { LINE_STREAM, LINE_PAYLOAD, LINE_SPARSE, LINE_KINDS };
+static const char *const line_key[LINE_KINDS] = {"stream ", "payload ", "sparse "};
+
+/* The stream number at p as the writer prints it (digits without a leading
+ * zero, then a space), below `bound`; *used its length with the space. -1
+ * if it is not one. */
+static int line_index(const char *p, int bound, size_t *used)
 {
-	char key[32];
-	snprintf(key, sizeof key, "\nstream %d ", idx);
-	const char *p = text ? strstr(text, key) : NULL;
+	long v = 0;
+	size_t i = 0;
+	for (; p[i] >= '0' && p[i] <= '9' && v < bound; i++)
+		v = v * 10 + (p[i] - '0');
+	if (i == 0 || p[i] != ' ' || v >= bound || (p[0] == '0' && i > 1))
+		return -1;
+	*used = i + 1;
+	return (int)v;
+}
+
+/* Room in c->closed_at for stream idx: 0, or -1 out of memory. */
+static int closed_room(dssm_container *c, int idx)
+{
+	if (idx < c->nclosed)
+		return 0;
+	int n = c->nclosed ? c->nclosed : 16;
+	while (n <= idx)
+		n *= 2;
+	uint32_t *at = realloc(c->closed_at, (size_t)n * LINE_KINDS * sizeof *at);
+	if (!at)
+		return -1;
+	memset(at + (size_t)c->nclosed * LINE_KINDS, 0,
+	       (size_t)(n - c->nclosed) * LINE_KINDS * sizeof *at);
+	c->closed_at = at;
+	c->nclosed = n;
+	return 0;
+}
+
+/* Where each stream's lines are in CLOSED (c->closed_at), in one pass over
+ * its lines: the first of each kind per stream, as a search of the text
+ * from its start would find. Out of memory, some are not found: those
+ * streams are read from their files (slower, as right). */
+static void find_lines(dssm_container *c)
+{
+	const char *text = c->summary;
+	/* a stream line takes at least 12 bytes: numbers beyond are not streams */
+	int bound = (int)(strlen(text) / 12 + 1);
+	for (const char *p = strchr(text, '\n'); p; p = strchr(p + 1, '\n')) {
+		for (int k = 0; k < LINE_KINDS; k++) {
+			size_t klen = strlen(line_key[k]), used;
+			if (strncmp(p + 1, line_key[k], klen) != 0)
+				continue;
+			int idx = line_index(p + 1 + klen, bound, &used);
+			if (idx >= 0 && closed_room(c, idx) == 0 && !c->closed_at[idx * LINE_KINDS + k])
+				c->closed_at[idx * LINE_KINDS + k] = (uint32_t)(p + 1 + klen + used - text);
+			break;
+		}
+	}
+}
+
+/* The text after "KIND IDX " of stream idx's line of that kind, or NULL. */
+static const char *closed_line(const dssm_container *c, int idx, int kind)
+{
+	if (!c->summary || idx < 0 || idx >= c->nclosed || !c->closed_at[idx * LINE_KINDS + kind])
+		return NULL;
+	return c->summary + c->closed_at[idx * LINE_KINDS + kind];
+}
+
+/* The summary line of stream idx in CLOSED: 1 if found and consistent. */
+int dssm__store_closed_summary(const dssm_container *c, int idx, struct cstream *s)
+{
+	const char *p = closed_line(c, idx, LINE_STREAM);
 	unsigned long long count, end;
 	long long first, last;
-	if (!p || sscanf(p + strlen(key), "%llu %lld %lld %llu", &count, &first, &last, &end) != 4)
+	if (!p || sscanf(p, "%llu %lld %lld %llu", &count, &first, &last, &end) != 4)
 		return 0;
 	if (count && first > last)
 		return 0;
@@ -46,10 +112,9 @@ int dssm__store_closed_summary(const char *text, int idx, struct cstream *s)
 	s->data_end = end;
 	/* the payload bytes (written since the line existed; older readers
 	 * skip it): no more than the data holds beside the record headers */
-	snprintf(key, sizeof key, "\npayload %d ", idx);
 	unsigned long long payload;
-	p = strstr(text, key);
-	s->payload_known = p && sscanf(p + strlen(key), "%llu", &payload) == 1 &&
+	p = closed_line(c, idx, LINE_PAYLOAD);
+	s->payload_known = p && sscanf(p, "%llu", &payload) == 1 &&
 	                   payload <= end && end - payload >= count * RECORD_HEADER;
 	s->payload = s->payload_known ? payload : 0;
 	return 1;
@@ -58,16 +123,14 @@ int dssm__store_closed_summary(const char *text, int idx, struct cstream *s)
 /* The sparse times of stream idx in CLOSED, when the writer kept them and
  * they fit the stream (read after its count was checked against its files,
  * so their number is bounded by the index's size). */
-void dssm__store_closed_sparse(const char *text, int idx, struct cstream *s)
+void dssm__store_closed_sparse(const dssm_container *c, int idx, struct cstream *s)
 {
-	char key[32];
-	snprintf(key, sizeof key, "\nsparse %d ", idx);
-	const char *p = strstr(text, key);
+	const char *p = closed_line(c, idx, LINE_SPARSE);
 	unsigned long long stride;
 	int used;
-	if (!p || sscanf(p + strlen(key), "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
+	if (!p || sscanf(p, "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
 		return;
-	const char *q = p + strlen(key) + used;
+	const char *q = p + used;
 	uint64_t n = (s->count - 1) / stride + 1;
 	int64_t *t = malloc(n * sizeof *t);
 	uint64_t k = 0;
@@ -133,6 +196,7 @@ void dssm__store_load_closed(dssm_container *c)
 		int n;
 		if (p && sscanf(p + 9, "%d", &n) == 1 && n >= 0 && n < 1000000)
 			c->summary_streams = n;
+		find_lines(c);
 	} else if (!ok && asprintf(&c->note, "%s/CLOSED is damaged (checksum); every stream was "
 	                                     "read from its files", c->dir) < 0) {
 		c->note = NULL;

@@ -278,6 +278,13 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	struct cstream *s = &c->s[idx];
 	if (!s->lazy)
 		return 0;
+	/* CLOSED's sparse times, here rather than at open: parsing a thousand
+	 * numbers per stream made opening grow with the recording, and only
+	 * the streams queried need them */
+	if (!s->sparse_read && s->trusted) {
+		s->sparse_read = 1;
+		dssm__store_closed_sparse(c, idx, s);
+	}
 	int rc = open_files(c, idx, s);
 	if (rc < 0 && rc != DSSM_ECORRUPT)
 		return rc; /* out of descriptors...: an error; the stream stays as CLOSED says */
@@ -422,10 +429,9 @@ static int add_read_stream(dssm_container *c)
 		set_damage(c, idx, s, "%s", dssm_last_error());
 		return 0;
 	}
-	if (s->trusted && dssm__store_closed_summary(c->summary, idx, s)) {
+	if (s->trusted && dssm__store_closed_summary(c, idx, s)) {
 		if (dssm__store_summary_fits(c, idx, s)) {
-			dssm__store_closed_sparse(c->summary, idx, s);
-			s->lazy = 1;
+			s->lazy = 1; /* (its sparse times are read at its first query) */
 			return 0;
 		}
 		rc = recover_from_files(c, idx, s, "the files' sizes disagree with the summary");

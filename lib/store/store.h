@@ -97,6 +97,7 @@ struct cstream {
 	 * query's binary search starts within one stride of its answer. */
 	int64_t *sparse;
 	uint64_t nsparse, sparse_cap, stride;
+	int sparse_read;         /* reader: CLOSED's sparse times were looked for */
 };
 
 struct dssm_container {
@@ -112,6 +113,12 @@ struct dssm_container {
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
 	int summary_streams;     /* reader: streams CLOSED lists (format 2), else 0 */
+	/* reader: where each stream's lines are in summary, found in one pass
+	 * (opening stays flat however long the sparse lines grow): offsets
+	 * just past "stream IDX ", "payload IDX ", "sparse IDX " at
+	 * [3 IDX], [3 IDX + 1], [3 IDX + 2], 0 for none; IDX < nclosed */
+	uint32_t *closed_at;
+	int nclosed;
 	int open_streams;        /* reader: streams whose files are open */
 	uint64_t reserve_len;    /* writer: bytes held in RESERVE for the summary */
 	struct rset *set;        /* reader of a set of parts (set.c), else NULL */
@@ -137,11 +144,11 @@ struct cstream *dssm__store_stream_new(dssm_container *c);
 int dssm__store_read_file(const char *path, uint8_t **out, size_t *len);
 /* container_closed.c: CLOSED read into c->summary when its CRC holds (else
  * c->note says it is damaged); stream idx's line into s (1 if found and
- * consistent); its sparse times when they fit; does its summary fit its
- * files' sizes? */
+ * consistent); its sparse times when they fit (read at the stream's first
+ * query, not at open); does its summary fit its files' sizes? */
 void dssm__store_load_closed(dssm_container *c);
-int dssm__store_closed_summary(const char *text, int idx, struct cstream *s);
-void dssm__store_closed_sparse(const char *text, int idx, struct cstream *s);
+int dssm__store_closed_summary(const dssm_container *c, int idx, struct cstream *s);
+void dssm__store_closed_sparse(const dssm_container *c, int idx, struct cstream *s);
 int dssm__store_summary_fits(dssm_container *c, int idx, const struct cstream *s);
 void dssm__store_stream_free(struct cstream *s);
 /* Is NAME one of the per-stream files (NNNN.meta, .data, .index, .meta.tmp)? */
