@@ -3,11 +3,15 @@
  * query read (issue #27): CLOSED's lines are found per stream in one pass,
  * in any order, "stream 1" never taken for "stream 10"; its sparse times are
  * parsed at a stream's first query, not at open (open stays flat however
- * long they grow). Nothing here is timed: the tests look at what was read.
+ * long they grow); the index span a query asks for ahead of its search
+ * (dssm__query_index_span) holds every entry the search and the window
+ * read, and little more. Nothing here is timed: the tests look at what is
+ * read and what is asked for.
  */
 #include <sys/stat.h>
 
 #include "lib/base/base.h"
+#include "lib/store/query.h"
 #include "lib/store/store.h"
 #include "dssm/container.h"
 #include "testutil.h"
@@ -138,6 +142,82 @@ static void test_sparse_at_first_query(void **state)
 	dssm_container_close(c);
 }
 
+/* The span from the sparse times, worked by hand: entry i at time 10 i,
+ * 1000 entries, a time kept every 256. */
+static void test_span_by_hand(void **state)
+{
+	(void)state;
+	int64_t kept[] = {0, 2560, 5120, 7680};
+	struct cstream s;
+	memset(&s, 0, sizeof s);
+	s.count = 1000;
+	s.sparse = kept;
+	s.nsparse = 4;
+	s.stride = 256;
+	struct { dssm_time_t a, b; uint64_t lo, hi; } want[] = {
+		{3000, 6000, 256, 769},     /* strides 1 to 2, and the entry after */
+		{2560, 2560, 0, 513},       /* a kept time: the stride before it too (equal times) */
+		{-100, -50, 0, 1},          /* before the first entry */
+		{20000, 30000, 768, 1000},  /* after the last */
+		{6000, 3000, 512, 769},     /* stop before start: [start, start] */
+		{INT64_MIN, INT64_MAX, 0, 1000},
+	};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		uint64_t lo, hi;
+		dssm__query_index_span(&s, want[i].a, want[i].b, &lo, &hi);
+		assert_int_equal(lo, want[i].lo);
+		assert_int_equal(hi, want[i].hi);
+	}
+	/* equal times across strides: all of them */
+	int64_t same[] = {5, 5, 5, 5};
+	s.sparse = same;
+	uint64_t lo, hi;
+	dssm__query_index_span(&s, 5, 5, &lo, &hi);
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, 1000);
+	/* no sparse times: the whole index */
+	s.sparse = NULL;
+	s.nsparse = 0;
+	dssm__query_index_span(&s, 3000, 6000, &lo, &hi);
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, 1000);
+}
+
+/* On a real recording, for windows anywhere: the span holds the entries
+ * the query answers, the one before the first and the one after the last
+ * (the landing checks), and at most two strides more. */
+static void test_span_holds_the_window(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/span", root);
+	make_recording(dir, 2, 3000); /* 3000 and 6000 entries, 1 ms apart */
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	uint64_t rng = 12345;
+	for (int k = 0; k < 400; k++) {
+		int st = k % 2;
+		dssm_time_t n = (dssm_time_t)(st + 1) * 3000;
+		dssm_time_t a = (dssm_time_t)(testutil_rand(&rng) % (uint64_t)(n + 200)) - 100;
+		if (k % 4 == 1 && a > 0)
+			a -= a % 256;   /* at a kept time: the landing check's entry is a stride before */
+		dssm_time_t b = a + (dssm_time_t)(testutil_rand(&rng) % 2000);
+		if (k % 8 == 3)
+			b = a;          /* one sample */
+		dssm_query *q;
+		assert_int_equal(dssm_query_open(c, &st, 1, a * 1000000, b * 1000000, &q), 0);
+		struct cstream *s = &c->s[st];
+		assert_non_null(s->sparse);
+		uint64_t lo, hi, next = q->cur[0].next, end = q->cur[0].end;
+		dssm__query_index_span(s, a * 1000000, b * 1000000, &lo, &hi);
+		assert_true(lo <= (next ? next - 1 : 0));
+		assert_true(hi >= (end < s->count ? end + 1 : s->count));
+		assert_true(hi - lo <= end - next + 2 * s->stride + 2);
+		dssm_query_close(q);
+	}
+	dssm_container_close(c);
+}
+
 int main(void)
 {
 	snprintf(root, sizeof root, "/tmp/dssm-test-ccold-%d", (int)getpid());
@@ -145,6 +225,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_closed_lines),
 		cmocka_unit_test(test_sparse_at_first_query),
+		cmocka_unit_test(test_span_by_hand),
+		cmocka_unit_test(test_span_holds_the_window),
 	};
 	int rc = cmocka_run_group_tests_name("container_cold", tests, NULL, NULL);
 	char cmd[300];

@@ -18,6 +18,7 @@
 #include "lib/base/base.h"
 #include "set.h"
 #include "view.h"
+#include "query.h"
 #include "store.h"
 
 /* ---- reading ---- */
@@ -273,7 +274,7 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 /* Open a stream's .data and .index (a reader of a CLOSED container opens
  * them at its first query of the stream), checking that the first and
  * last index entries are what CLOSED says. */
-int dssm__store_stream_files(dssm_container *c, int idx)
+int dssm__store_stream_files_for(dssm_container *c, int idx, dssm_time_t start, dssm_time_t stop)
 {
 	struct cstream *s = &c->s[idx];
 	if (!s->lazy)
@@ -297,6 +298,12 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	s->lazy = 0;
 	if (!s->count)
 		return 0;
+	/* the check's two entries and the query's search, in one trip to a
+	 * cold disk rather than three */
+	posix_fadvise(s->index_fd, 0, ENTRY, POSIX_FADV_WILLNEED);
+	posix_fadvise(s->index_fd, (off_t)((s->count - 1) * ENTRY), ENTRY, POSIX_FADV_WILLNEED);
+	if (start <= stop)
+		dssm__query_read_ahead(s, start, stop, 0);
 	uint8_t a[ENTRY], b[ENTRY];
 	struct stat dst;
 	int ok = fstat(s->data_fd, &dst) == 0 && dssm__store_pread_all(s->index_fd, a, ENTRY, 0) == 0 &&
@@ -305,6 +312,11 @@ int dssm__store_stream_files(dssm_container *c, int idx)
 	         (dssm_time_t)le_get64(a) == s->first && (dssm_time_t)le_get64(b) == s->last &&
 	         dssm__store_entry_end(b) == s->data_end;
 	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
+}
+
+int dssm__store_stream_files(dssm_container *c, int idx)
+{
+	return dssm__store_stream_files_for(c, idx, 1, 0); /* (no query: no span) */
 }
 
 int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out)

@@ -6,12 +6,61 @@
  * window; a damaged entry's time is taken from its record when that is
  * intact.
  */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/base/base.h"
 #include "query.h"
 #include "store.h"
+
+/* The entries [*lo, *hi) among which CLOSED's sparse times put the first
+ * entry whose time is >= t (after = 0) or > t (after = 1): the stride
+ * after the last kept time before the answer; [0, count) without them. */
+static void sparse_bounds(const struct cstream *s, dssm_time_t t, int after, uint64_t *lo,
+                          uint64_t *hi)
+{
+	*lo = 0;
+	*hi = s->count;
+	if (!s->sparse || !s->nsparse)
+		return;
+	uint64_t a = 0, b = s->nsparse;  /* first kept index whose time fails the test */
+	while (a < b) {
+		uint64_t m = a + (b - a) / 2;
+		if (after ? s->sparse[m] <= t : s->sparse[m] < t)
+			a = m + 1;
+		else
+			b = m;
+	}
+	*lo = a ? (a - 1) * s->stride : 0;
+	if (a < s->nsparse && a * s->stride < s->count)
+		*hi = a * s->stride;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+void dssm__query_index_span(const struct cstream *s, dssm_time_t start, dssm_time_t stop,
+                            uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a, b;
+	sparse_bounds(s, start, 0, lo, &b);
+	sparse_bounds(s, stop > start ? stop : start, 1, &a, hi);
+	/* the landing check reads the entry at the second answer, which may
+	 * be the stride's end (the entry before the first answer is inside
+	 * its stride: the kept time starting it is before `start`) */
+	if (*hi < s->count)
+		(*hi)++;
+}
+
+void dssm__query_read_ahead(const struct cstream *s, dssm_time_t start, dssm_time_t stop,
+                            uint64_t min)
+{
+	uint64_t lo, hi;
+	dssm__query_index_span(s, start, stop, &lo, &hi);
+	if (hi > lo && hi - lo >= min && (hi - lo) * ENTRY <= INDEX_AHEAD_MAX)
+		posix_fadvise(s->index_fd, (off_t)(lo * ENTRY), (off_t)((hi - lo) * ENTRY),
+		              POSIX_FADV_WILLNEED);
+}
 
 /* Where the first entry whose time is >= t (after = 0) or > t (after = 1)
  * should be: a binary search over the index, the last steps within one
@@ -21,29 +70,13 @@ static int search_in(struct dssm_query *q, int stream, dssm_time_t t, int after,
                        uint64_t *at)
 {
 	struct cstream *s = &q->c->s[stream];
-	uint64_t lo = from, hi = s->count;
+	uint64_t lo, hi;
 	uint8_t e[ENTRY], *win = q->win;
-	if (s->sparse && s->nsparse) {
-		/* the last kept time before the answer bounds it within a stride */
-		uint64_t a = 0, b = s->nsparse;  /* first kept index whose time fails the test */
-		while (a < b) {
-			uint64_t m = a + (b - a) / 2;
-			if (after ? s->sparse[m] <= t : s->sparse[m] < t)
-				a = m + 1;
-			else
-				b = m;
-		}
-		uint64_t slo = a ? (a - 1) * s->stride : 0;
-		uint64_t shi = a < s->nsparse ? a * s->stride : s->count;
-		if (shi > s->count)
-			shi = s->count;
-		if (slo > lo)
-			lo = slo;
-		if (shi < hi)
-			hi = shi;
-		if (hi < lo)
-			hi = lo;
-	}
+	sparse_bounds(s, t, after, &lo, &hi);
+	if (lo < from)
+		lo = from;
+	if (hi < lo)
+		hi = lo;
 	while (hi - lo > 256) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (dssm__store_pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)

@@ -64,6 +64,20 @@ static inline const uint8_t *query_from_window(struct dssm_query *q, int stream,
 	                                                          : NULL;
 }
 
+/* The index entries [*lo, *hi) that a query of [start, stop] of stream s
+ * reads to find its window (its two searches and their landing checks,
+ * and the window's entries): from the start's stride of CLOSED's sparse
+ * times to the stop's, or the whole index without them. Asked for in one
+ * read-ahead, a cold search costs one trip to the disk, not one per step. */
+void dssm__query_index_span(const struct cstream *s, dssm_time_t start, dssm_time_t stop,
+                            uint64_t *lo, uint64_t *hi);
+/* Index bytes asked for ahead of a search, at most: beyond, the window is
+ * long enough that a few more trips to the disk do not count. */
+#define INDEX_AHEAD_MAX (1u << 20)
+/* posix_fadvise(WILLNEED) of that span of s->index_fd, when it holds at
+ * least `min` entries and at most INDEX_AHEAD_MAX bytes. */
+void dssm__query_read_ahead(const struct cstream *s, dssm_time_t start, dssm_time_t stop,
+                            uint64_t min);
 /* Damage a query met (rc DSSM_ECORRUPT) kept with the stream; returns rc. */
 int dssm__query_met_damage(dssm_container *c, int stream, int rc);
 /* Where the first entry whose time is >= t (after = 0) or > t (after = 1)

@@ -155,8 +155,12 @@ void dssm__store_stream_free(struct cstream *s);
 int dssm__store_stream_file_name(const char *name);
 /* The end, padding included, of the record an index entry points to. */
 uint64_t dssm__store_entry_end(const uint8_t *entry);
-/* Open a stream's files for reading if not yet (container_open.c). */
+/* Open a stream's files for reading if not yet (container_open.c). The
+ * _for form, for a query of [start, stop]: the index entries its search
+ * will read are asked for along with the two the check of the files
+ * reads, so that a cold first query waits on the disk once for them all. */
 int dssm__store_stream_files(dssm_container *c, int idx);
+int dssm__store_stream_files_for(dssm_container *c, int idx, dssm_time_t start, dssm_time_t stop);
 /* Close them again when CLOSED describes the stream rightly (a later query
  * opens them): a set of many parts must not hold every part's files. */
 void dssm__store_stream_release(dssm_container *c, int idx);
