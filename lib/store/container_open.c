@@ -211,6 +211,7 @@ static int open_files(dssm_container *c, int idx, struct cstream *s)
 		s->data_fd = -1;
 	}
 	c->open_streams += rc == 0;
+	s->searched = 0; /* (its pages may have gone since the last search) */
 	free(data);
 	free(index);
 	return rc;

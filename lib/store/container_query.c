@@ -65,11 +65,14 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 {
 	struct cstream *s = &q->c->s[k->stream];
 	/* On a cold cache, the entries both searches and the window read, in
-	 * one request before the first of them is read. Not for a few strides:
-	 * the search reads those in two or three reads anyway, and the call
-	 * would cost a small warm query 8 %. */
+	 * one request before the first of them is read: at the first search
+	 * since the files were opened (after dssm_container_verify, as `dssm
+	 * query` does), and later for more than a few strides only: the search
+	 * reads those in two or three reads anyway, and the call would cost a
+	 * small warm query 8 %. */
 	if (!asked)
-		dssm__query_read_ahead(s, start, stop, 4 * INDEX_WINDOW);
+		dssm__query_read_ahead(s, start, stop, s->searched ? 4 * INDEX_WINDOW : 0);
+	s->searched = 1;
 	int rc = dssm__query_search_time(q, k->stream, start, 0, 0, &k->next);
 	if (rc == 0)
 		rc = stop < start ? (k->end = k->next, 0)

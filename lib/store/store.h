@@ -98,6 +98,7 @@ struct cstream {
 	int64_t *sparse;
 	uint64_t nsparse, sparse_cap, stride;
 	int sparse_read;         /* reader: CLOSED's sparse times were looked for */
+	int searched;            /* reader: a query searched it since its files opened */
 };
 
 struct dssm_container {
