@@ -58,20 +58,28 @@ static int load_entry(struct dssm_query *q, struct cursor *k)
 	return 0;
 }
 
-/* Find [start, stop] in a stream's index; `asked`: its files were opened
- * for this query, and the index entries that takes asked for with them. */
-static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop,
-                     int asked)
+/* Ask for the index entries the searches of [start, end] will read in the
+ * streams whose files are open (opened by an earlier query, or checked by
+ * dssm_container_verify as `dssm query` does), all before the first search
+ * waits: on a cold cache one trip to the disk for them all. Files opened by
+ * this query ask with their check (dssm__store_stream_files_for). At the
+ * first search since the files were opened whatever the span, later for
+ * more than a few strides only: the search reads those in two or three
+ * reads anyway, and the call would cost a small warm query 8 %. */
+static void ask_open_streams(dssm_container *c, const int *streams, int n, dssm_time_t start,
+                             dssm_time_t end)
+{
+	for (int i = 0; i < n; i++) {
+		int sidx = streams ? streams[i] : i;
+		struct cstream *s = sidx >= 0 && sidx < c->n ? &c->s[sidx] : NULL;
+		if (s && !s->lazy && s->index_fd >= 0 && start <= end)
+			dssm__query_read_ahead(s, start, end, s->searched ? 4 * INDEX_WINDOW : 0);
+	}
+}
+
+static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, dssm_time_t stop)
 {
 	struct cstream *s = &q->c->s[k->stream];
-	/* On a cold cache, the entries both searches and the window read, in
-	 * one request before the first of them is read: at the first search
-	 * since the files were opened (after dssm_container_verify, as `dssm
-	 * query` does), and later for more than a few strides only: the search
-	 * reads those in two or three reads anyway, and the call would cost a
-	 * small warm query 8 %. */
-	if (!asked)
-		dssm__query_read_ahead(s, start, stop, s->searched ? 4 * INDEX_WINDOW : 0);
 	s->searched = 1;
 	int rc = dssm__query_search_time(q, k->stream, start, 0, 0, &k->next);
 	if (rc == 0)
@@ -122,14 +130,13 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 	q->wstream = -1;
 	q->last_fd = q->out_fd = -1;
 	int rc = 0;
+	ask_open_streams(c, streams && nstreams > 0 ? streams : NULL, n, start, end);
 	for (int i = 0; i < n && rc == 0; i++) {
 		int sidx = streams && nstreams > 0 ? streams[i] : i;
 		if (sidx < 0 || sidx >= c->n) {
 			rc = dssm__fail(DSSM_EINVAL, "no stream %d in the container", sidx);
 			break;
 		}
-		/* files opened now ask for the search's entries with their check's */
-		int asked = c->s[sidx].lazy;
 		rc = dssm__store_stream_files_for(c, sidx, start, end);
 		if (rc == 0 && c->s[sidx].damage && !c->salvage)
 			rc = dssm__fail(DSSM_ECORRUPT, "stream '%s:%d' is damaged: %s",
@@ -137,7 +144,7 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 		else if (rc == 0) {
 			q->cur[i].stream = sidx;
 			q->cur[i].min_time = INT64_MIN;
-			rc = dssm__query_met_damage(c, sidx, seek_time(q, &q->cur[i], start, end, asked));
+			rc = dssm__query_met_damage(c, sidx, seek_time(q, &q->cur[i], start, end));
 		}
 	}
 	if (rc < 0) {
