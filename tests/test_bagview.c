@@ -70,31 +70,6 @@ static void test_recorded_bags(void **state)
 	}
 }
 
-/* example.bag's first 5 s (about a quarter of its 8647 messages, every
- * topic: what the checks need, at a quarter of their time, four times as
- * much under ASan) exported as a bag with codec and small chunks, into
- * path. */
-static void export_example(enum bridge_codec codec, const char *path)
-{
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s/example", tmp);
-	if (access(dir, F_OK) != 0)
-		assert_int_equal(bridge_import(DATA "/example.bag", NULL, dir, NULL, NULL), 0);
-	dssm_container *c;
-	assert_int_equal(dssm_container_open(dir, &c), 0);
-	dssm_time_t first = INT64_MAX;
-	for (int i = 0; i < dssm_container_stream_count(c); i++) {
-		dssm_recorded r;
-		assert_int_equal(dssm_container_stream(c, i, &r), 0);
-		if (r.count && r.first < first)
-			first = r.first;
-	}
-	struct bridge_export_options o = {.mcap = 0, .codec = codec, .chunk_bytes = 4096,
-	                                  .start = INT64_MIN, .end = first + 5 * DSSM_NSEC_PER_SEC};
-	assert_int_equal(bridge_export(c, path, &o, NULL), 0);
-	dssm_container_close(c);
-}
-
 /* The bag header's index_pos (the field after "index_pos=" in the first
  * 4 KiB), and where it is. */
 static uint64_t index_pos(const char *path, long *at)
@@ -132,7 +107,7 @@ static void test_exports_and_scans(void **state)
 	for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
 		char path[512], cutp[512];
 		snprintf(path, sizeof path, "%s/example-%d.bag", tmp, (int)codecs[i]);
-		export_example(codecs[i], path);
+		export_example(DATA "/example.bag", 0, codecs[i], NULL, path);
 		view_check(path, path, tmp);   /* its index */
 		same_order(path);
 		assert_null(warning_of(path));
@@ -160,13 +135,7 @@ static void test_exports_and_scans(void **state)
 static void test_too_many(void **state)
 {
 	(void)state;
-	uint64_t was = dssm__view_max_entries;
-	dssm__view_max_entries = 10;
-	dssm_container *c = NULL;
-	assert_int_equal(dssm_container_open(DATA "/example.bag", &c), DSSM_ENOMEM);
-	assert_null(c);
-	assert_non_null(strstr(dssm_last_error(), "more than 10 messages"));
-	dssm__view_max_entries = was;
+	refused_past_max_entries(DATA "/example.bag");
 }
 
 /* FILE/TOPIC addresses: the topic with or without its '/', or the name. */

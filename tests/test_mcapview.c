@@ -5,8 +5,9 @@
  * times and TIDs for merged and windowed queries, batches, budgets, and
  * every read call of a recorded stream opened as a dssm_stream. Files:
  * the MCAP files in tests/data/recordings (rosbag2's, with a summary and
- * message indexes), exports of example.bag in every codec with small
- * chunks, and the same cut before their summary (read by a scan).
+ * message indexes), exports of example.bag's first 5 s in every codec with
+ * small chunks, and the same cut before their summary (read by a scan);
+ * damaged files, which give an error naming the file.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,24 +44,8 @@ static void test_rosbag2_files(void **state)
 	check_file(DATA "/topics_and_services.mcap");
 }
 
-/* example.bag exported as MCAP with codec and small chunks (many of
- * them), into path. */
-static void export_example(enum bridge_codec codec, const char *path)
-{
-	char dir[512];
-	snprintf(dir, sizeof dir, "%s/example", tmp);
-	if (access(dir, F_OK) != 0)
-		assert_int_equal(bridge_import(DATA "/example.bag", NULL, dir, NULL, NULL), 0);
-	dssm_container *c;
-	assert_int_equal(dssm_container_open(dir, &c), 0);
-	/* (no worker threads: the chunks in the order they were filled) */
-	static const struct bridge_tuning inline_chunks = {(size_t)1 << 30, 0, 64u << 20, 16u << 20};
-	struct bridge_export_options o = {.mcap = 1, .codec = codec, .chunk_bytes = 4096,
-	                                  .start = INT64_MIN, .end = INT64_MAX,
-	                                  .tuning = &inline_chunks};
-	assert_int_equal(bridge_export(c, path, &o, NULL), 0);
-	dssm_container_close(c);
-}
+/* (no worker threads: the chunks in the order they were filled) */
+static const struct bridge_tuning inline_chunks = {(size_t)1 << 30, 0, 64u << 20, 16u << 20};
 
 static long summary_start(const char *path)
 {
@@ -83,7 +68,7 @@ static void test_exports_and_scans(void **state)
 	for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
 		char path[512], cutp[512];
 		snprintf(path, sizeof path, "%s/example-%d.mcap", tmp, (int)codecs[i]);
-		export_example(codecs[i], path);
+		export_example(DATA "/example.bag", 1, codecs[i], &inline_chunks, path);
 		check_file(path);                       /* summary and message indexes */
 		snprintf(cutp, sizeof cutp, "%s/nosummary.mcap", tmp);
 		cut(path, cutp, summary_start(path));   /* ends at Data End: scanned */
@@ -103,13 +88,7 @@ static void test_too_many(void **state)
 	(void)state;
 	char path[512];
 	snprintf(path, sizeof path, "%s/example-0.mcap", tmp);
-	uint64_t was = dssm__view_max_entries;
-	dssm__view_max_entries = 10;
-	dssm_container *c = NULL;
-	assert_int_equal(dssm_container_open(path, &c), DSSM_ENOMEM);
-	assert_null(c);
-	assert_non_null(strstr(dssm_last_error(), "more than 10 messages"));
-	dssm__view_max_entries = was;
+	refused_past_max_entries(path);
 }
 
 /* dssm_container_stream_brief: an MCAP index holds no sizes, so they are

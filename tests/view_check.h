@@ -5,8 +5,9 @@
  * ids, layout, schema, property, counts, times, bytes), the same samples
  * with the same times and TIDs for merged and windowed queries, batches,
  * budgets, and every read call of a recorded stream opened as a
- * dssm_stream; and the helpers that cut or damage a file (cut,
- * write_damaged). For test_mcapview.c, test_db3view.c and
+ * dssm_stream; and the helpers that make the files to check (export_example:
+ * example.bag's first seconds as a bag or MCAP file), cut or damage them
+ * (cut, write_damaged), and check a view's entry limit. For test_mcapview.c, test_db3view.c and
  * test_ssmlogview.c, which define
  * VIEW_TEST (their name) first: setup makes tmp, $TMPDIR/VIEW_TEST-XXXXXX,
  * and registers the views; teardown removes it.
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dssm/container.h"
 #include "dssm/connector.h"
@@ -253,6 +255,48 @@ static int view_check(const char *source, const char *file, const char *tmpdir)
 	dssm_container_close(imp);
 	dssm_container_close(view);
 	return all;
+}
+
+/* bag's first 5 s (for example.bag about a quarter of its 8647 messages,
+ * every topic: what the view checks need, at a quarter of their time and
+ * four times as much under ASan) exported into path as a bag or (mcap)
+ * MCAP file with codec and small chunks (4 KiB: many of them); tuning as
+ * bridge_export takes it. The import it is exported from is made once, in
+ * tmp/example. */
+static inline void export_example(const char *bag, int mcap, enum bridge_codec codec,
+                                  const struct bridge_tuning *tuning, const char *path)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/example", tmp);
+	if (access(dir, F_OK) != 0)
+		assert_int_equal(bridge_import(bag, NULL, dir, NULL, NULL), 0);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_time_t first = INT64_MAX;
+	for (int i = 0; i < dssm_container_stream_count(c); i++) {
+		dssm_recorded r;
+		assert_int_equal(dssm_container_stream(c, i, &r), 0);
+		if (r.count && r.first < first)
+			first = r.first;
+	}
+	struct bridge_export_options o = {.mcap = mcap, .codec = codec, .chunk_bytes = 4096,
+	                                  .start = INT64_MIN, .end = first + 5 * DSSM_NSEC_PER_SEC,
+	                                  .tuning = tuning};
+	assert_int_equal(bridge_export(c, path, &o, NULL), 0);
+	dssm_container_close(c);
+}
+
+/* Past the entries a view keeps in memory, its open says why (the CLI
+ * then imports). */
+static inline void refused_past_max_entries(const char *path)
+{
+	uint64_t was = dssm__view_max_entries;
+	dssm__view_max_entries = 10;
+	dssm_container *c = NULL;
+	assert_int_equal(dssm_container_open(path, &c), DSSM_ENOMEM);
+	assert_null(c);
+	assert_non_null(strstr(dssm_last_error(), "more than 10 messages"));
+	dssm__view_max_entries = was;
 }
 
 /* The first n bytes of from into to. */
