@@ -21,32 +21,8 @@ have_rosbag=0
 /usr/bin/python3 -c 'import rosbag' 2>/dev/null && have_rosbag=1
 
 for f in "$rec/example.bag" "$rec/example-bz2.bag" "$rec/example-lz4.bag" "$rec/tilt_laser.bag"; do
+	same_in_place "$f" || continue
 	b=$(basename "$f")
-	"$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
-	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
-	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
-	inplace "$tmp/got" "$dssm" info "$f" --sizes || bad "info $b: $(cat "$tmp/err")"
-	brief_info_same "$b" "$f" "$tmp/got"
-	grep -q "importing" "$tmp/err" && bad "info $b imported it: $(cat "$tmp/err")"
-	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	sed -n '/^STREAM/,$p' "$tmp/want" >"$tmp/want2"
-	sed -n '/^STREAM/,$p' "$tmp/got" >"$tmp/got2"
-	same "info $b in place lists its import's streams" "$tmp/want2" "$tmp/got2"
-	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
-		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
-	# cat FILE/TOPIC, FILE//TOPIC (the topic with its '/') and FILE/NAME
-	topic=$(awk 'NR > 1 { print $NF; exit }' "$tmp/got2")
-	name=$(awk 'NR > 1 { sub(/:0$/, "", $1); print $1; exit }' "$tmp/got2")
-	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
-	for a in "$f/${topic#/}" "$f/$topic" "$f/$name"; do
-		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
-		same "cat ${a#"$rec"/} -n 3 in place" "$tmp/want" "$tmp/got"
-	done
-	inplace "$tmp/got" "$dssm" export "$f" --mcap "$tmp/out.mcap" --force &&
-		"$dssm" query "$tmp/out.mcap" >"$tmp/got" 2>/dev/null
-	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	same "export $b in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
 	if [ $have_rosbag = 1 ]; then
 		# the messages python3-rosbag reads (topic, time, length, sha1)
 		$oracle messages "$f" >"$tmp/want" 2>/dev/null
@@ -98,8 +74,7 @@ fi
 # libdssm.so reads bags in place too: Python's dssm.Recording and dssm.open
 lib=$(dirname "$dssm")/libdssm.so
 if [ -e "$lib" ]; then
-	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -c '
+	inplace_python "$tmp/got" '
 import sys, dssm
 r = dssm.Recording(sys.argv[1])
 print(sorted((k, len(v.times)) for k, v in r.query().items())[:3])

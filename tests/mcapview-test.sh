@@ -22,44 +22,13 @@ done
 
 for f in "$rec/talker.mcap" "$rec/cdr_test_0.mcap" "$rec/topics_and_services.mcap" \
 	"$tmp/example-zstd.mcap" "$tmp/example-lz4.mcap" "$tmp/example-none.mcap"; do
-	b=$(basename "$f")
-	"$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
-	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
-	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
-	# the streams of info (from the STREAM line on): channels only the summary
-	# declares (never in the data section: no samples) are listed in place only
-	inplace "$tmp/got" "$dssm" info "$f" --sizes || bad "info $b: $(cat "$tmp/err")"
-	brief_info_same "$b" "$f" "$tmp/got"
-	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	sed -n '/^STREAM/,$p' "$tmp/want" | tr -s ' ' | sort >"$tmp/want2"
-	sed -n '/^STREAM/,$p' "$tmp/got" | tr -s ' ' | sort | awk -v want="$tmp/want2" '
-		BEGIN { while ((getline l < want) > 0) w[l] = 1 } w[$0] || $3 != 0' >"$tmp/got2"
-	same "info $b in place lists its import's streams" "$tmp/want2" "$tmp/got2"
-	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
-		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
-	# cat FILE/TOPIC, FILE//TOPIC (the topic with its '/') and FILE/NAME
-	topic=$(awk '$3 > 0 && NR > 1 { print $NF; exit }' "$tmp/got2")
-	name=$(awk '$3 > 0 && NR > 1 { sub(/:0$/, "", $1); print $1; exit }' "$tmp/got2")
-	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
-	for a in "$f/$topic" "$f/${topic#/}" "$f/$name"; do
-		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat $a: $(cat "$tmp/err")"
-		same "cat ${a#"$tmp"/} -n 3 in place" "$tmp/want" "$tmp/got"
-	done
-	inplace "$tmp/got" "$dssm" info "$f/$topic" || bad "info $b/$topic: $(cat "$tmp/err")"
-	"$dssm" info "$tmp/$b.d/$name" >"$tmp/want" 2>/dev/null
-	same "info $b/$topic (a stream of the file) in place" "$tmp/want" "$tmp/got"
-	inplace "$tmp/got" "$dssm" export "$f" --mcap "$tmp/out.mcap" --force &&
-		"$dssm" query "$tmp/out.mcap" >"$tmp/got" 2>/dev/null
-	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	same "export $b in place to MCAP: the same samples" "$tmp/want" "$tmp/got"
+	same_in_place "$f" --summary
 done
 
 # libdssm.so reads MCAP in place too: Python's dssm.Recording and dssm.open
 lib=$(dirname "$dssm")/libdssm.so
 if [ -e "$lib" ]; then
-	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -c '
+	inplace_python "$tmp/got" '
 import sys, dssm
 r = dssm.Recording(sys.argv[1])
 print(sorted((k, len(v.times)) for k, v in r.query().items()))

@@ -64,8 +64,7 @@ grep -q "warning: .*cut.log was not closed by its logger: it is read up to byte 
 # libdssm.so reads SSM logs in place too: Python's dssm.Recording and dssm.open
 lib=$(dirname "$dssm")/libdssm.so
 if [ -e "$lib" ]; then
-	inplace "$tmp/got" env DSSM_LIBRARY="$lib" PYTHONPATH="$PWD/python" PYTHONDONTWRITEBYTECODE=1 \
-		/usr/bin/python3 -c '
+	inplace_python "$tmp/got" '
 import sys, dssm
 r = dssm.Recording(sys.argv[1])
 print(sorted((k, len(v.times)) for k, v in r.query().items()))
