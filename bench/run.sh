@@ -10,13 +10,8 @@ usage() {
 	echo "example:"
 	echo "  make bench"
 }
-for arg in "$@"; do
-	case $arg in
-	--quick) ;;
-	-h | --help) usage; exit 0 ;;
-	*) echo "run.sh: unknown option '$arg'" >&2; usage >&2; exit 2 ;;
-	esac
-done
+. "$(dirname "$0")/args.sh"
+bench_args --quick "$@"
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 out=$BUILD/bench

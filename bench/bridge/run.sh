@@ -29,11 +29,8 @@ usage() {
 	echo "example:"
 	echo "  DSSM_BENCH_SECONDS=20 DSSM_BENCH_RUNS=1 bash bench/bridge/run.sh"
 }
-case ${1-} in
-"") ;;
--h | --help) usage; exit 0 ;;
-*) echo "run.sh: takes no arguments, not '$*'" >&2; usage >&2; exit 2 ;;
-esac
+. "$(dirname "$0")/../args.sh"
+bench_args '' "$@"
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 out=$BUILD/bench/bridge
