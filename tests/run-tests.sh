@@ -7,12 +7,12 @@ runner=() list=()
 while [ $# -gt 0 ]; do
 	if [ "$1" = --qemu ]; then runner=("$2"); shift 2; else list+=("$1"); shift; fi
 done
-# A test that takes TMPDIR (the views' checks: tests/view_check.h) gets a
-# fresh one on tmpfs: they import into it, and on a disk shared with other
-# builds their imports' fsyncs took most of their time (test_mcapview 62 s
-# on the disk, 3.5 s on tmpfs). They check what is read, not that it is
-# durable; the recorder's and the container's tests write under /tmp, on
-# the disk (O_DIRECT, fallocate, full disks).
+# A test that takes TMPDIR (testutil_tmpdir: the views' checks, test_set,
+# test_bridge) gets a fresh one on tmpfs: on a disk shared with other
+# builds their writers' fsyncs took most of their time (test_mcapview 62 s
+# on the disk, 3.5 s on tmpfs; test_set 91 s, 1.3 s). They check what the
+# files hold, not that it is durable; the recorder's and the container's
+# tests write under /tmp, on the disk (O_DIRECT, fallocate, full disks).
 shm=
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 	shm=$(mktemp -d /dev/shm/dssm-tests.XXXXXX) && trap 'rm -rf "$shm"' EXIT

@@ -19,6 +19,7 @@
 
 #include "dssm/container.h"
 #include "app/bridge/bridge.h"
+#include "testutil.h"
 
 struct msg {
 	uint32_t channel;
@@ -103,16 +104,11 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 static char tmpdir[64];
 
-/* Under $TMPDIR (run-tests.sh: tmpfs; what is checked is what the files
- * hold, and the imports' fsyncs on a shared disk were most of the time),
- * /tmp where it is unset or too long for the paths here. */
+/* (what the files hold is checked: testutil_tmpdir) */
 static int setup(void **state)
 {
 	(void)state;
-	const char *t = getenv("TMPDIR");
-	if (!t || !*t || strlen(t) > 40)
-		t = "/tmp";
-	snprintf(tmpdir, sizeof tmpdir, "%s/dssm-bridge-XXXXXX", t);
+	snprintf(tmpdir, sizeof tmpdir, "%s/dssm-bridge-XXXXXX", testutil_tmpdir(40));
 	return mkdtemp(tmpdir) ? 0 : -1;
 }
 

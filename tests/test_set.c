@@ -613,7 +613,7 @@ static void test_closed_huge(void **state)
 
 int main(void)
 {
-	snprintf(root, sizeof root, "/tmp/dssm-test-set-%d", (int)getpid());
+	snprintf(root, sizeof root, "%s/dssm-test-set-%d", testutil_tmpdir(200), (int)getpid());
 	mkdir(root, 0755);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_streams_continue),

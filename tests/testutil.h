@@ -45,6 +45,17 @@ static inline void testutil_cleanup(void)
 		closedir(d);
 }
 
+/* Where a test that checks what its files hold (not that they are durable
+ * on a disk: the recorder's and container's tests keep /tmp) makes them:
+ * $TMPDIR, which run-tests.sh sets to a tmpfs folder (on a disk shared
+ * with other builds, the fsyncs of their writers were most of their
+ * time), or /tmp; /tmp too where $TMPDIR is longer than max bytes. */
+static inline const char *testutil_tmpdir(size_t max)
+{
+	const char *t = getenv("TMPDIR");
+	return t && *t && strlen(t) <= max ? t : "/tmp";
+}
+
 /* Give this process its own namespace; remove its streams at exit. */
 static inline void testutil_namespace(const char *tag)
 {

@@ -28,6 +28,7 @@
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
+#include "testutil.h"
 
 static char tmp[256];
 
@@ -41,7 +42,7 @@ static void sh(const char *fmt, const char *a)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(tmp, sizeof tmp, "%s/" VIEW_TEST "-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	snprintf(tmp, sizeof tmp, "%s/" VIEW_TEST "-XXXXXX", testutil_tmpdir(200));
 	if (!mkdtemp(tmp))
 		return -1;
 	dssm__views_register();
