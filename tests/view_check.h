@@ -7,7 +7,8 @@
  * budgets, and every read call of a recorded stream opened as a
  * dssm_stream; and the helpers that make the files to check (export_example:
  * example.bag's first seconds as a bag or MCAP file), cut or damage them
- * (cut, write_damaged), and check a view's entry limit. For test_mcapview.c, test_db3view.c and
+ * (cut, write_damaged), read a damaged one through (reads_through), and
+ * check a view's entry limit. For test_mcapview.c, test_db3view.c and
  * test_ssmlogview.c, which define
  * VIEW_TEST (their name) first: setup makes tmp, $TMPDIR/VIEW_TEST-XXXXXX,
  * and registers the views; teardown removes it.
@@ -298,6 +299,22 @@ static inline void refused_past_max_entries(const char *path)
 	assert_null(c);
 	assert_non_null(strstr(dssm_last_error(), "more than 10 messages"));
 	dssm__view_max_entries = was;
+}
+
+/* Every sample of c (a damaged file's view) read through: it ends, or
+ * stops with an error naming the file (its name, `file`), never a crash;
+ * at: the damaged byte, for the message. */
+static inline void reads_through(dssm_container *c, const char *file, long at)
+{
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_record r;
+	int rc;
+	while ((rc = dssm_query_next(q, &r)) > 0)
+		;
+	if (rc < 0 && !strstr(dssm_last_error(), file))
+		fail_msg("byte %ld: %s", at, dssm_last_error());
+	dssm_query_close(q);
 }
 
 /* The first n bytes of from into to. */
