@@ -2,7 +2,8 @@
 # bagview-test.sh, db3view-test.sh, ssmlogview-test.sh) share, sourced
 # after they set $dssm, $tmp and $priv (a private TMPDIR, empty): counting
 # checks, running a command (or Python) in place, and the checks every
-# file read in place passes against its import (same_in_place).
+# file read in place passes against its import (same_listing,
+# same_in_place).
 
 passed=0 failed=0
 
@@ -33,15 +34,14 @@ brief_info_same() { # brief_info_same NAME FILE SIZED_INFO_OUTPUT
 		bad "info $1 does not say its DATA is not read"
 }
 
-# same_in_place FILE [--summary]: FILE read in place as a user reads it
-# prints what its import ($tmp/NAME.d, made here) prints: query; info (its
-# streams, and the file's size; without importing it); cat FILE/TOPIC,
-# FILE//TOPIC and FILE/NAME of its first stream with samples; info
-# FILE/TOPIC; export to MCAP. --summary: streams that only the file's
-# summary declares (MCAP channels never written: no samples, so not in the
-# import) may be listed in place too, and the streams are compared sorted.
-same_in_place() {
-	local f=$1 b topic name a
+# same_listing FILE [--summary]: FILE read in place prints what its import
+# ($tmp/NAME.d, made here) prints for query and for info (its streams,
+# left in $tmp/got2, and the file's size; without importing it).
+# --summary: streams that only the file's summary declares (MCAP channels
+# never written: no samples, so not in the import) may be listed in place
+# too, and the streams are compared sorted.
+same_listing() {
+	local f=$1 b
 	b=$(basename "$f")
 	"$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; return 1; }
 	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
@@ -64,6 +64,15 @@ same_in_place() {
 	same "info $b in place lists its import's streams" "$tmp/want2" "$tmp/got2"
 	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
 		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
+}
+
+# same_in_place FILE [--summary]: same_listing, then cat FILE/TOPIC,
+# FILE//TOPIC and FILE/NAME of its first stream with samples, info
+# FILE/TOPIC and export to MCAP print what they print for the import.
+same_in_place() {
+	local f=$1 b topic name a
+	b=$(basename "$f")
+	same_listing "$@" || return 1
 	topic=$(awk '$3 > 0 && NR > 1 { print $NF; exit }' "$tmp/got2")
 	name=$(awk '$3 > 0 && NR > 1 { sub(/:0$/, "", $1); print $1; exit }' "$tmp/got2")
 	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null

@@ -40,17 +40,7 @@ same "export --ssm-log of the import, read in place: the log's samples" "$tmp/wa
 
 for b in front.log exported.log cut.log; do
 	f=$tmp/$b
-	[ -e "$tmp/$b.d" ] || "$dssm" import "$f" -o "$tmp/$b.d" -q >/dev/null 2>&1 || { bad "import $b"; continue; }
-	inplace "$tmp/got" "$dssm" query "$f" || bad "query $b: $(cat "$tmp/err")"
-	"$dssm" query "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	same "query $b in place prints what its import prints" "$tmp/want" "$tmp/got"
-	inplace "$tmp/got" "$dssm" info "$f" || bad "info $b: $(cat "$tmp/err")"
-	"$dssm" info "$tmp/$b.d" >"$tmp/want" 2>/dev/null
-	sed -n '/^STREAM/,$p' "$tmp/want" >"$tmp/want2"
-	sed -n '/^STREAM/,$p' "$tmp/got" >"$tmp/got2"
-	same "info $b in place lists its import's stream" "$tmp/want2" "$tmp/got2"
-	grep -q "^size: .*($(stat -c %s "$f") bytes)" "$tmp/got" &&
-		ok "info $b: its size is the file's" || bad "info $b size: $(grep size "$tmp/got")"
+	same_listing "$f" || continue
 	name=$(awk 'NR == 2 { print $1 }' "$tmp/got2")
 	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
 	inplace "$tmp/got" "$dssm" cat "$f/$name" -n 3 || bad "cat $b/$name: $(cat "$tmp/err")"
