@@ -29,12 +29,56 @@ static char proxy_bin[512];
 /* Start the proxy binary; port 0 picks a free one unless `port` is given. */
 static const char *extra_args[4]; /* more proxy arguments for the next start */
 
+/* DSSM_TEST_TLS, the link the tests run over (make test-remote runs all
+ * three): unset, TLS where a test gives the proxy a secret (what a proxy
+ * with one speaks); "all", every proxy given a secret and every client
+ * holding it, so every connector test runs over TLS (the tests of
+ * clear-text frames on raw sockets skip); "off", the secret tests in clear
+ * text (proxy --insecure-clear, DSSM_TLS=off). */
+static int tls_all, tls_off;
+static char mode_secret[64];
+static int no_mode_secret; /* the next start_proxy really has no secret */
+
+/* DSSM_SECRET_FILE as the mode has it between tests. */
+static void restore_secret_env(void)
+{
+	if (tls_all)
+		setenv("DSSM_SECRET_FILE", mode_secret, 1);
+	else
+		unsetenv("DSSM_SECRET_FILE");
+}
+
+static void tls_mode_setup(void)
+{
+	const char *m = getenv("DSSM_TEST_TLS");
+	tls_all = m && !strcmp(m, "all");
+	tls_off = m && !strcmp(m, "off");
+	if (tls_off)
+		setenv("DSSM_TLS", "off", 1);
+	if (!tls_all)
+		return;
+	snprintf(mode_secret, sizeof mode_secret, "/tmp/dssm-tls-mode-%d", (int)getpid());
+	FILE *f = fopen(mode_secret, "w");
+	if (f) {
+		fputs("the secret of the all-TLS mode, 32\n", f);
+		fclose(f);
+	}
+	chmod(mode_secret, 0600);
+	restore_secret_env();
+}
+
+/* Tests of clear-text frames sent on raw sockets (a TLS proxy refuses them
+ * at HELLO; the frames inside TLS go through the same parser). */
+#define SKIP_IF_ALL_TLS() do { if (tls_all) { print_message("(clear-text frames: skipped with DSSM_TEST_TLS=all)\n"); skip(); } } while (0)
+
 static pid_t start_proxy(int port, const char *secret_file, const char *listen, int *bound)
 {
 	char port_file[64], port_arg[16];
 	snprintf(port_file, sizeof port_file, "/tmp/dssm-test-port-%d", (int)getpid());
 	unlink(port_file);
 	snprintf(port_arg, sizeof port_arg, "%d", port);
+	if (!secret_file && tls_all && !no_mode_secret)
+		secret_file = mode_secret;
 	pid_t pid = fork();
 	if (pid == 0) {
 		prctl(PR_SET_PDEATHSIG, SIGTERM); /* a crashed test leaves no proxy behind */
@@ -44,6 +88,8 @@ static pid_t start_proxy(int port, const char *secret_file, const char *listen, 
 		if (secret_file) {
 			argv[n++] = "--secret-file";
 			argv[n++] = secret_file;
+			if (tls_off)
+				argv[n++] = "--insecure-clear";
 		}
 		for (int i = 0; i < 4 && extra_args[i]; i++)
 			argv[n++] = extra_args[i];
@@ -84,6 +130,7 @@ static int setup(void **state)
 	(void)state;
 	const char *build = getenv("BUILD");
 	snprintf(proxy_bin, sizeof proxy_bin, "%s/dssm", build ? build : "build");
+	tls_mode_setup();
 	proxy_pid = start_proxy(0, NULL, NULL, &proxy_port);
 	return proxy_pid > 0 ? 0 : -1;
 }
@@ -92,6 +139,8 @@ static int teardown(void **state)
 {
 	(void)state;
 	stop_proxy(proxy_pid, SIGTERM);
+	if (tls_all)
+		unlink(mode_secret);
 	return 0;
 }
 
@@ -1322,6 +1371,7 @@ static int raw_hello_write(uint16_t vmax, int64_t t, int flags, uint64_t *tid)
 static void test_write_flags_by_version(void **state)
 {
 	(void)state;
+	SKIP_IF_ALL_TLS();
 	dssm_close(testutil_create("vwr", 8, 8));
 	uint64_t tid = 99;
 	assert_int_equal(raw_hello_write(2, 1000, -1, &tid), WIRE_WRITE | WIRE_REPLY);
@@ -1347,6 +1397,7 @@ static void test_write_flags_by_version(void **state)
 static void test_versions_and_ring_id(void **state)
 {
 	(void)state;
+	SKIP_IF_ALL_TLS();
 	dssm_close(testutil_create("vid", 16, 8));
 	uint8_t p[4096];
 	int version;
@@ -1392,6 +1443,7 @@ static void test_versions_and_ring_id(void **state)
 static void test_hostile_frames(void **state)
 {
 	(void)state;
+	SKIP_IF_ALL_TLS();
 	int code;
 	/* garbage */
 	int fd = raw_connect();
@@ -1508,7 +1560,9 @@ static void test_secret(void **state)
 	chmod(bad, 0600);
 	int port;
 	/* not loopback without a secret: refused */
+	no_mode_secret = 1;
 	pid_t pid = start_proxy(0, NULL, "0.0.0.0", &port);
+	no_mode_secret = 0;
 	assert_int_equal(pid, -1);
 	assert_int_equal(port, -2);
 	pid = start_proxy(0, good, NULL, &port);
@@ -1530,7 +1584,7 @@ static void test_secret(void **state)
 	chmod(good, 0644);
 	assert_int_equal(dssm_list_remote(hp, &v), DSSM_EPERM);
 	assert_non_null(strstr(dssm_last_error(), "readable by others"));
-	unsetenv("DSSM_SECRET_FILE");
+	restore_secret_env();
 	stop_proxy(pid, SIGTERM);
 	unlink(good);
 	unlink(bad);
@@ -1654,7 +1708,7 @@ static void test_secret_rotation(void **state)
 static int rotation_cleanup(void **state)
 {
 	(void)state;
-	unsetenv("DSSM_SECRET_FILE");
+	restore_secret_env();
 	unsetenv("DSSM_TEST_AUTH_REFILL_MS");
 	if (rotation_pid > 0)
 		stop_proxy(rotation_pid, SIGTERM);

@@ -15,6 +15,7 @@ void help_proxy(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
+	        "                  [--insecure-clear]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
 	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
 	        "                  [--max-stream-bytes BYTES]\n"
@@ -23,10 +24,14 @@ void help_proxy(FILE *out)
 	        "Serves this host's streams (of DSSM_NAMESPACE) to connectors on other hosts:\n"
 	        "reads, writes, waits and subscriptions (docs/protocol.md). Listens on\n"
 	        "127.0.0.1:%d unless told otherwise; any other address requires a shared\n"
-	        "secret (--secret-file, mode 0600; `dssm secret FILE` makes one), proven by\n"
-	        "both sides with HMAC-SHA256 and never sent. Clients set DSSM_SECRET_FILE to\n"
-	        "the same file. It authenticates, it does not encrypt: across untrusted\n"
-	        "networks use an SSH tunnel or WireGuard.\n"
+	        "secret (--secret-file, mode 0600; `dssm secret FILE` makes one). Clients set\n"
+	        "DSSM_SECRET_FILE to the same file. With a secret every connection is TLS 1.3\n"
+	        "(protocol version 4), the secret a pre-shared key that both sides prove and\n"
+	        "never send: nothing on the path can read or change what crosses it.\n"
+	        "--insecure-clear also takes clear-text clients (versions 1-3: the secret\n"
+	        "proven by HMAC-SHA256, the rest readable and changeable), with a warning;\n"
+	        "a connector holding a secret refuses clear text unless DSSM_TLS=allow-clear\n"
+	        "(DSSM_TLS=off: never TLS).\n"
 	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
 	        "finish HELLO..AUTH within --handshake-timeout (ms, or 10s; default %d ms); at most\n"
 	        "--max-unauth (default %d) such connections are kept, apart from the\n"
@@ -98,6 +103,7 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 		return cli_output_file("proxy", "--port-file", arg);
 	case 'v': cfg->verbose++; return 0;
 	case 'R': cfg->read_only = 1; return 0;
+	case 'I': cfg->insecure_clear = 1; return 0;
 	case 'r': cfg->recordings = arg; return 0;
 	case 'W': {
 		if (cli_parse_stream_globs("proxy", "--allow-write", arg) < 0)
@@ -176,6 +182,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"port-file", required_argument, 0, 'P'},
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {"read-only", no_argument, 0, 'R'},
+	                                         {"insecure-clear", no_argument, 0, 'I'},
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
@@ -185,6 +192,9 @@ int cmd_proxy(int argc, char **argv)
 		rc = proxy_option(opt, optarg, &cfg, &secret);
 	if (rc == 0 && optind != argc)
 		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
+	if (rc == 0 && cfg.insecure_clear && !cfg.secret)
+		rc = cli_usage("proxy", "--insecure-clear needs --secret-file (without a secret "
+		               "every connection is clear text)");
 	if (rc == 0 && cfg.read_only && cfg.n_allow_write)
 		rc = cli_usage("proxy", "--read-only and --allow-write exclude each other");
 	if (rc == 0) {

@@ -81,6 +81,7 @@ static void client_parts_free(struct client *c)
 	if (c->in)
 		evbuffer_free(c->in);
 	proxy_out_free(c);
+	proxy_tls_free(c);
 	free(c->handles);
 	wbuf_free(&c->out);
 	if (c->fd >= 0)
@@ -229,11 +230,36 @@ static void start_closing(struct client *c)
 
 /* Bytes from the peer (at most read_max a call: before AUTH, one small
  * frame's worth). */
+/* A TLS handshake may take this much ciphertext (a client's hello is
+ * about 300 bytes): an unauthenticated peer holds no more. */
+#define TLS_HANDSHAKE_MAX (64u << 10)
+
+/* Ciphertext read (TLS): opened into c->in. 0, or -1 if c was ended. */
+static int tls_input(struct client *c)
+{
+	const char *why = "TLS handshake over 64 KiB";
+	int early = !proxy_authed(c);
+	if ((!early || evbuffer_get_length(c->tls_in) <= TLS_HANDSHAKE_MAX) &&
+	    proxy_tls_open_records(c, &why) == 0)
+		return 0;
+	if (!early) {
+		proxy_client_end(c, 0, why);
+		return -1;
+	}
+	/* before the end of the handshake: as a refused AUTH, the alert
+	 * the session wrote goes out first */
+	proxy_logf(c->px, 1, "%s: dropped: TLS: %s", c->peer, why);
+	c->px->dropped++;
+	c->px->unauth_dropped++;
+	start_closing(c);
+	return -1;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	(void)what;
 	struct client *c = arg;
-	int n = evbuffer_read(c->in, fd, (int)c->read_max);
+	int n = evbuffer_read(c->tls ? c->tls_in : c->in, fd, (int)c->read_max);
 	if (n == 0) {
 		proxy_client_end(c, 1, "by the peer");
 		return;
@@ -244,6 +270,8 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 			proxy_client_end(c, 0, strerror(err));
 		return;
 	}
+	if (c->tls && tls_input(c) < 0)
+		return;
 	proxy_on_read(c); /* may free c */
 }
 
@@ -293,6 +321,18 @@ void proxy_on_read(struct client *c)
 		evbuffer_drain(in, total);
 		if (close_it)
 			break;
+		/* HELLO chose TLS: the client's next bytes are its TLS hello,
+		 * sent only once it has the HELLO reply */
+		if (c->phase == PHASE_TLS) {
+			if (evbuffer_get_length(in)) {
+				proxy_logf(c->px, 1, "%s: dropped: bytes after HELLO before the TLS handshake",
+				           c->peer);
+				c->px->dropped++;
+				c->px->unauth_dropped++;
+				close_it = 1;
+			}
+			break;
+		}
 	}
 	if (close_it)
 		start_closing(c);
@@ -310,7 +350,8 @@ void proxy_on_handshake_deadline(evutil_socket_t fd, short what, void *arg)
 		return;
 	}
 	char why[96];
-	snprintf(why, sizeof why, "no %s within %d ms", c->phase == PHASE_AUTH ? "AUTH" : "HELLO",
+	snprintf(why, sizeof why, "no %s within %d ms", c->phase == PHASE_AUTH ? "AUTH"
+	         : c->phase == PHASE_TLS ? "end of the TLS handshake" : "HELLO",
 	         c->px->cfg.handshake_ms);
 	c->px->unauth_dropped++;
 	c->px->dropped++;

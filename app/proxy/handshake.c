@@ -178,6 +178,25 @@ void proxy_auth_fail_flush(struct proxy *px)
 
 static int client_authenticated(struct client *c);
 
+/* The versions this proxy speaks: 1-3 in clear text; 4 (TLS) with a
+ * secret, which is then the only one unless --insecure-clear. */
+static void versions(const struct proxy *px, uint16_t *lo, uint16_t *hi)
+{
+	*lo = px->cfg.secret && !px->cfg.insecure_clear ? TLS_WIRE_VERSION : WIRE_VERSION_MIN;
+	*hi = px->cfg.secret ? TLS_WIRE_VERSION : WIRE_VERSION;
+}
+
+static int versions_apart(uint16_t vmin, uint16_t vmax, uint16_t lo, uint16_t hi)
+{
+	if (lo == TLS_WIRE_VERSION && vmax < lo)
+		/* (EAUTH, as AUTH required from a client without a secret) */
+		return dssm__fail(DSSM_EAUTH, "client speaks versions %u-%u; this proxy speaks only "
+		                  "version %u, TLS with the shared secret (a client needs "
+		                  "DSSM_SECRET_FILE, and a libdssm that speaks TLS)", vmin, vmax, lo);
+	return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u-%u", vmin,
+	                  vmax, lo, hi);
+}
+
 int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r)
 {
 	uint32_t magic = rbuf_u32(r);
@@ -192,14 +211,19 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 		return dssm__fail(DSSM_EPROTO, "HELLO magic 0x%08x is not 0x%08x", magic, WIRE_MAGIC);
 	/* the highest version both speak: an older client (1-1) gets version 1
 	 * and version-1 replies (docs/protocol.md, "Versions") */
-	if (vmin > WIRE_VERSION || vmax < WIRE_VERSION_MIN || vmin > vmax)
-		return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u-%u",
-		                  vmin, vmax, WIRE_VERSION_MIN, WIRE_VERSION);
+	uint16_t lo, hi;
+	versions(c->px, &lo, &hi);
+	if (vmin > hi || vmax < lo || vmin > vmax)
+		return versions_apart(vmin, vmax, lo, hi);
 	if (maxp < 4096)
 		return dssm__fail(DSSM_EPROTO, "client max_payload %u is below 4096", maxp);
 	c->phase = PHASE_AUTH;
-	c->version = vmax < WIRE_VERSION ? vmax : WIRE_VERSION;
+	c->version = vmax < hi ? vmax : hi;
 	c->peer_max_payload = maxp;
+	/* a TLS handshake checks the secret: as AUTH, it is rate-limited */
+	if (c->version == TLS_WIRE_VERSION && auth_throttled(c->px, c->source))
+		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
+		                  c->source);
 	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
 		return rc;
 	if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
@@ -217,7 +241,20 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 	wbuf_str(&c->out, host);
 	rc = wire_frame_end(&c->out, f);
 	proxy_send_frame(c, &c->out);
+	if (rc == 0 && c->version == TLS_WIRE_VERSION)
+		rc = proxy_tls_begin(c);
 	return rc;
+}
+
+int proxy_tls_authenticated(struct client *c)
+{
+	auth_succeeded(c->px, c->source);
+	return client_authenticated(c);
+}
+
+void proxy_auth_failed(struct client *c)
+{
+	auth_failed(c->px, c->source);
 }
 
 int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r)

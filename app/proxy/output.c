@@ -94,7 +94,8 @@ int proxy_out_ended(const struct client *c)
  * be filling the queue with what its send left: that counts from SPILLED.) */
 size_t proxy_unsent(const struct client *c)
 {
-	return state_of(c) == OUT_IDLE ? 0 : evbuffer_get_length(c->queue);
+	size_t sealed = c->tls_out ? evbuffer_get_length(c->tls_out) : 0;
+	return sealed + (state_of(c) == OUT_IDLE ? 0 : evbuffer_get_length(c->queue));
 }
 
 /* The client is ended in the loop's next pass (c->writable sees BROKEN),
@@ -153,7 +154,7 @@ struct evbuffer *proxy_out_claim(struct client *c)
  * may send again. */
 void proxy_out_settle(struct client *c)
 {
-	if (state_of(c) != OUT_LOOP || c->listed || !proxy_authed(c) || evbuffer_get_length(c->queue))
+	if (state_of(c) != OUT_LOOP || c->listed || !proxy_authed(c) || proxy_unsent(c))
 		return;
 	pthread_mutex_lock(&c->tx);
 	set_state(c, OUT_IDLE);
@@ -165,9 +166,15 @@ void proxy_out_settle(struct client *c)
  * client is then BROKEN). */
 static long write_some(struct client *c)
 {
-	size_t len = evbuffer_get_length(c->queue);
+	/* TLS: the queue is sealed into records as the socket takes them */
+	struct evbuffer *wire = c->tls ? c->tls_out : c->queue;
+	if (c->tls && proxy_tls_seal(c, 1 << 20) < 0) {
+		proxy_out_fail(c, EPROTO);
+		return -1;
+	}
+	size_t len = evbuffer_get_length(wire);
 	if (len) {
-		int n = evbuffer_write_atmost(c->queue, c->fd, 1 << 20);
+		int n = evbuffer_write_atmost(wire, c->fd, 1 << 20);
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
 			proxy_out_fail(c, errno);
 			return -1;
@@ -177,7 +184,7 @@ static long write_some(struct client *c)
 			c->px->writes++;
 		}
 	}
-	return (long)evbuffer_get_length(c->queue);
+	return (long)(evbuffer_get_length(c->queue) + (c->tls ? evbuffer_get_length(wire) : 0));
 }
 
 /* proxy_on_room is due for c: in the next pass of the loop, after epoll has
@@ -279,7 +286,7 @@ int proxy_out_close(struct client *c)
 	pthread_mutex_lock(&c->tx);
 	set_state(c, OUT_CLOSING);
 	pthread_mutex_unlock(&c->tx);
-	if (!evbuffer_get_length(c->queue))
+	if (!evbuffer_get_length(c->queue) && !(c->tls_out && evbuffer_get_length(c->tls_out)))
 		return 1;
 	event_add(c->writable, NULL);
 	return 0;
@@ -293,7 +300,8 @@ int proxy_out_close(struct client *c)
  * subscriber of its rings. */
 int proxy_out_direct_begin(struct client *c)
 {
-	if (pthread_mutex_trylock(&c->tx) != 0)
+	/* (a TLS session is the loop's alone: it seals what the loop queues) */
+	if (c->tls || pthread_mutex_trylock(&c->tx) != 0)
 		return 0;
 	if (state_of(c) == OUT_IDLE)
 		return 1;

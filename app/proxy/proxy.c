@@ -296,6 +296,7 @@ static void proxy_close(struct proxy *px)
 		evconnlistener_free(px->listener);
 	if (px->base)
 		event_base_free(px->base);
+	proxy_tls_close(px);
 }
 
 /* The event base, the watcher threads, the listening socket and the loop's
@@ -330,6 +331,14 @@ static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int s
 		fprintf(stderr, "dssm proxy: out of memory for its events\n");
 		return 1;
 	}
+	if (proxy_tls_open(px) < 0) {
+		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
+		return 1;
+	}
+	if (px->cfg.secret && px->cfg.insecure_clear)
+		fprintf(stderr, "dssm proxy: warning: --insecure-clear: clients may connect without TLS; "
+		        "their samples, stream names and properties cross the network readable and "
+		        "changeable\n");
 	px->emfile_logged_at = px->unauth_logged_at = dssm__monotonic() - LOG_SUMMARY_EVERY;
 	return 0;
 }
@@ -354,7 +363,8 @@ static void announce(const struct proxy *px)
 	dssm__namespace(ns);
 	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s (Ctrl-C stops)\n", ns,
 	        px->cfg.host ? px->cfg.host : "127.0.0.1", port,
-	        px->cfg.secret ? ", secret required" : "");
+	        !px->cfg.secret ? "" : px->cfg.insecure_clear ? ", secret required, TLS or clear text"
+	        : ", secret required, TLS");
 }
 
 /* Run the loop until a stop request, with the once-a-second tick. */

@@ -16,6 +16,7 @@ struct proxy_config {
 	const char *host;          /* address to listen on (default 127.0.0.1) */
 	int port;                  /* default 5800; 0 picks a free port */
 	const struct auth_secret *secret; /* shared secret; required unless loopback */
+	int insecure_clear;        /* with a secret: clear-text clients (versions 1-3, AUTH) too */
 	uint32_t max_payload;      /* largest frame payload accepted */
 	int max_clients;           /* authenticated connections */
 	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "lib/remote/auth.h"
+#include "lib/remote/tls.h"
 #include "lib/remote/wire.h"
 #include "dssm/recorder.h"
 #include "dssm/container.h"
@@ -86,6 +87,7 @@ struct rquery {
 enum client_phase {
 	PHASE_HELLO,   /* its first frame must be HELLO */
 	PHASE_AUTH,    /* HELLO done; this proxy needs AUTH next */
+	PHASE_TLS,     /* HELLO chose version 4: the TLS handshake (tls.c) */
 	PHASE_READY,   /* authenticated: any request */
 };
 
@@ -131,6 +133,10 @@ struct client {
 	struct event *writable;      /* EV_WRITE, added while OUT_BLOCKED or OUT_CLOSING */
 	struct event *wake;          /* made active by a watcher thread that spilled */
 	int out_err;                 /* errno of the write that broke it */
+	/* TLS (version 4, tls.c): the session; ciphertext read from the socket
+	 * and to write to it (the HELLO reply first, in clear); NULL in clear */
+	gnutls_session_t tls;
+	struct evbuffer *tls_in, *tls_out;
 	int listed;                  /* in px->flush_list (OUT_LOOP with output to write) */
 	struct client *flush_next;
 	/* what waits for room in the output (proxy_on_room) */
@@ -202,6 +208,9 @@ struct proxy {
 	int trim;                /* a client with big buffers went: trim on the next tick */
 	struct client *flush_list;   /* clients with output queued in this loop pass */
 	struct proxy_block_pool pool;
+	/* TLS: the PSK derived from the secret, and the credentials finding it */
+	struct tls_psk psk;
+	gnutls_psk_server_credentials_t tls_cred;
 	struct event *flush, *resume;
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
@@ -269,6 +278,19 @@ void proxy_auth_fail_summaries(struct proxy *px, dssm_time_t now, int all);
 void proxy_auth_fail_flush(struct proxy *px);
 int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r);
+
+/* The client proved the secret through TLS (tls.c): as a right AUTH. */
+int proxy_tls_authenticated(struct client *c);
+/* A wrong proof of the secret through TLS: counted as a failed AUTH. */
+void proxy_auth_failed(struct client *c);
+
+/* tls.c */
+int proxy_tls_open(struct proxy *px);
+void proxy_tls_close(struct proxy *px);
+int proxy_tls_begin(struct client *c);
+void proxy_tls_free(struct client *c);
+int proxy_tls_open_records(struct client *c, const char **why);
+int proxy_tls_seal(struct client *c, size_t room);
 
 /* requests.c */
 int proxy_do_ping(struct client *c, const struct wire_header *hd, struct rbuf *r);

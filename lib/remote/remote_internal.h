@@ -27,6 +27,7 @@
 #include "lib/ring/backend.h"
 #include "lib/ring/sleep.h"
 #include "auth.h"
+#include "tls.h"
 #include "dssm/connector.h"
 #include "remote.h"
 #include "wire.h"
@@ -74,6 +75,12 @@ struct dssm_remote {
 	dssm_time_t timeout;
 	dssm_time_t backoff, next_attempt;
 	struct auth_secret *secret;
+	/* TLS (version 4): the session over fd, from the HELLO reply on
+	 * (tls_client.c); NULL in clear text */
+	gnutls_session_t tls;
+	gnutls_psk_client_credentials_t tls_cred;
+	int tls_recv_flags;            /* the flags of the recv under way (MSG_DONTWAIT or 0) */
+	int tls_partial;               /* a record is partly sent: a send that gives up closes */
 	struct wbuf out;
 	uint8_t *in;
 	/* received bytes: in[in_start..in_end); the frame returned last
@@ -153,6 +160,21 @@ void dssm__remote_disconnect(struct dssm_remote *r);
 int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dssm_time_t deadline);
 int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const uint8_t **payload, dssm_time_t deadline);
 int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline);
+
+/* tls_client.c: the connector's socket I/O, through TLS when r->tls */
+/* Which TLS the connector wants (DSSM_TLS): TLS_WANT_REQUIRE (the default
+ * with a secret), TLS_WANT_ALLOW_CLEAR, TLS_WANT_OFF; DSSM_EINVAL for
+ * another value. */
+enum { TLS_WANT_OFF, TLS_WANT_ALLOW_CLEAR, TLS_WANT_REQUIRE };
+int dssm__remote_tls_wanted(void);
+int dssm__remote_tls_start(struct dssm_remote *r, dssm_time_t deadline);
+void dssm__remote_tls_end(struct dssm_remote *r);
+/* As recv and send(MSG_NOSIGNAL | MSG_DONTWAIT); -3 for a TLS error (said
+ * with dssm__fail: the connection is unusable). */
+ssize_t dssm__remote_recv(struct dssm_remote *r, void *buf, size_t n, int flags);
+ssize_t dssm__remote_send(struct dssm_remote *r, const void *buf, size_t n);
+/* Bytes TLS has decrypted and not handed out yet (a poll would not see them). */
+int dssm__remote_pending(const struct dssm_remote *r);
 
 /* subscription.c */
 int dssm__remote_data_is_ours(struct dssm_remote *r, const struct wire_header *h);

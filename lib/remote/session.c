@@ -27,6 +27,8 @@ uint32_t dssm__remote_begin(struct dssm_remote *r, uint16_t type, size_t *frame)
 }
 
 static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline);
+static int prove_by_auth(struct dssm_remote *r, const uint8_t nonce[WIRE_NONCE],
+                         dssm_time_t deadline);
 
 /* HELLO (and AUTH); only then are big frames accepted from the proxy. */
 int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline)
@@ -43,11 +45,11 @@ int dssm__remote_handshake(struct dssm_remote *r, dssm_time_t deadline)
  * version of 2 or more was spoken to this handle. No fallback: version 1
  * has no ring identity, so a handle falling back would take another
  * ring's samples. */
-static int hello_version_ok(struct dssm_remote *r)
+static int hello_version_ok(struct dssm_remote *r, uint16_t vmax)
 {
-	if (r->version < WIRE_VERSION_MIN || r->version > WIRE_VERSION)
+	if (r->version < WIRE_VERSION_MIN || r->version > vmax)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy chose version %u; this client "
-		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, WIRE_VERSION);
+		                  "speaks %u-%u", r->version, WIRE_VERSION_MIN, vmax);
 	/* Below 2 a reconnect cannot prove the ring is the same one (no ring
 	 * identity in OPEN). A proxy rolled back from 3 to 2 still can. */
 	if (r->version < 2 && r->version_seen >= 2) {
@@ -62,21 +64,56 @@ static int hello_version_ok(struct dssm_remote *r)
 	return 0;
 }
 
+/* After a HELLO reply: TLS (version 4), or clear text if the connector
+ * may speak it (DSSM_TLS). */
+static int start_tls(struct dssm_remote *r, int want, dssm_time_t deadline)
+{
+	if (r->version < TLS_WIRE_VERSION) {
+		if (want != TLS_WANT_REQUIRE)
+			return 0;
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s does not offer TLS (it chose protocol "
+		                  "version %u, clear text): not connecting in clear text with a secret; "
+		                  "set DSSM_TLS=allow-clear to accept it (samples then cross the network "
+		                  "readable and changeable)", r->host, r->port, r->version);
+	}
+	/* the proxy speaks nothing before the client's TLS hello */
+	if (r->in_end - r->in_start > r->in_used) {
+		dssm__remote_disconnect(r);
+		return dssm__fail(DSSM_EPROTO, "proxy %s:%s sent bytes after its HELLO reply before the "
+		                  "TLS handshake", r->host, r->port);
+	}
+	int rc = dssm__remote_tls_start(r, deadline);
+	if (rc == DSSM_EAUTH) { /* read the file again next time (rotated?) */
+		auth_secret_free(r->secret);
+		r->secret = NULL;
+	}
+	return rc;
+}
+
 static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 {
+	/* The secret first: with one, the connector asks for TLS (version 4). */
+	const char *path = getenv("DSSM_SECRET_FILE");
+	int rc = 0;
+	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
+		return rc;
+	int want = r->secret ? dssm__remote_tls_wanted() : TLS_WANT_OFF;
+	if (want < 0)
+		return want;
+	uint16_t vmax = want == TLS_WANT_OFF ? WIRE_VERSION : TLS_WIRE_VERSION;
 	size_t f;
 	uint32_t req = dssm__remote_begin(r, WIRE_HELLO, &f);
 	wbuf_u32(&r->out, WIRE_MAGIC);
 	wbuf_u16(&r->out, WIRE_VERSION_MIN);
-	wbuf_u16(&r->out, WIRE_VERSION);
+	wbuf_u16(&r->out, vmax);
 	wbuf_u32(&r->out, OUR_MAX_PAYLOAD);
 	char me[64];
 	snprintf(me, sizeof me, "libdssm pid %d", (int)getpid());
 	wbuf_str(&r->out, me);
 	wire_frame_end(&r->out, f);
 	struct rbuf rb;
-	int rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline);
-	if (rc < 0)
+	if ((rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline)) < 0)
 		return rc;
 	r->version = rbuf_u16(&rb);
 	uint8_t auth = rbuf_u8(&rb);
@@ -90,32 +127,40 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	rbuf_str(&rb, server, sizeof server);
 	if ((rc = rbuf_end(&rb, "HELLO reply")) < 0)
 		return rc;
-	if ((rc = hello_version_ok(r)) < 0)
+	if ((rc = hello_version_ok(r, vmax)) < 0)
 		return rc;
 	if (r->peer_max < 4096)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
 		                  r->peer_max);
+	/* TLS proves both ends know the secret (its PSK): no AUTH then. */
+	if (want != TLS_WANT_OFF && ((rc = start_tls(r, want, deadline)) < 0 || r->tls))
+		return rc;
 	/* A client holding a secret trusts only a proxy that proves it knows
 	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
-	const char *path = getenv("DSSM_SECRET_FILE");
-	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
-		return rc;
 	if (!auth && r->secret) {
 		dssm__remote_disconnect(r);
 		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: it asked for no AUTH, "
 		                  "so it cannot prove it knows the secret of DSSM_SECRET_FILE (an "
 		                  "impostor, or a proxy started without --secret-file)", r->host, r->port);
 	}
-	if (!auth)
-		return 0;
+	return auth ? prove_by_auth(r, nonce, deadline) : 0;
+}
+
+/* The AUTH exchange (clear text): both prove the secret over both nonces. */
+static int prove_by_auth(struct dssm_remote *r, const uint8_t nonce[WIRE_NONCE],
+                         dssm_time_t deadline)
+{
 	if (!r->secret)
 		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
 		                  r->host, r->port);
+	size_t f;
+	struct rbuf rb;
+	int rc;
 	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC];
 	if (getrandom(cnonce, sizeof cnonce, 0) != (ssize_t)sizeof cnonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
 	auth_proof(r->secret, AUTH_CLIENT, nonce, cnonce, proof);
-	req = dssm__remote_begin(r, WIRE_AUTH, &f);
+	uint32_t req = dssm__remote_begin(r, WIRE_AUTH, &f);
 	wbuf_bytes(&r->out, cnonce, sizeof cnonce);
 	wbuf_bytes(&r->out, proof, sizeof proof);
 	wire_frame_end(&r->out, f);

@@ -30,6 +30,7 @@ int dssm__remote_wait_fd(int fd, short events, dssm_time_t deadline)
 
 void dssm__remote_disconnect(struct dssm_remote *r)
 {
+	dssm__remote_tls_end(r);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -61,7 +62,7 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 	const size_t total = n;
 	const uint16_t type = n >= WIRE_HEADER ? le_get16(p + 4) : 0;
 	while (n) {
-		ssize_t k = send(r->fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t k = dssm__remote_send(r, p, n);
 		if (k > 0) {
 			p += k;
 			n -= (size_t)k;
@@ -74,7 +75,8 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 			return DSSM_ECONN;
 		}
 		int rc = dssm__remote_wait_fd(r->fd, POLLOUT, deadline);
-		if (rc == DSSM_ETIMEDOUT && n < total) {
+		/* (TLS: a record partly sent is bytes of the frame on the wire) */
+		if (rc == DSSM_ETIMEDOUT && (n < total || r->tls_partial)) {
 			dssm__remote_disconnect(r);
 			return dssm__fail(DSSM_ETIMEDOUT, "sending a %zu-byte %s to %s:%s timed out after "
 			                  "%zu of %zu bytes; connection closed", total, request_name(type),
@@ -137,10 +139,12 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 		if (left <= 0) {
 			/* bytes already there are still taken (a big frame may
 			 * go on arriving past the deadline, as below) */
-			ssize_t k = recv(r->fd, at, room, MSG_DONTWAIT);
+			ssize_t k = dssm__remote_recv(r, at, room, MSG_DONTWAIT);
 			return k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? -2 : k;
 		}
 		want = dssm__remote_rcvtimeo_for(left, r->rcvtimeo);
+		if (want == 0 && dssm__remote_pending(r))
+			return dssm__remote_recv(r, at, room, MSG_DONTWAIT);
 		if (want == 0) {
 			struct pollfd pf = {r->fd, POLLIN, 0};
 			struct timespec ts = {(time_t)(left / DSSM_NSEC_PER_SEC),
@@ -151,7 +155,7 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 					errno = EAGAIN; /* the caller looks at the deadline again */
 				return -1;
 			}
-			return recv(r->fd, at, room, MSG_DONTWAIT);
+			return dssm__remote_recv(r, at, room, MSG_DONTWAIT);
 		}
 	}
 	/* (after a disconnect rcvtimeo is 0 again: a new socket waits for ever) */
@@ -162,7 +166,7 @@ static ssize_t recv_by(struct dssm_remote *r, dssm_time_t deadline)
 			return -1;
 		r->rcvtimeo = want;
 	}
-	return recv(r->fd, at, room, 0);
+	return dssm__remote_recv(r, at, room, 0);
 }
 
 /* A peer that answers the handshake with bytes that are no dssm frame (an
@@ -264,7 +268,7 @@ int dssm__remote_recv_frame(struct dssm_remote *r, struct wire_header *h, const 
 			}
 			if (k == 0)
 				dssm__fail(DSSM_ECONN, "the proxy %s:%s closed the connection", r->host, r->port);
-			else
+			else if (k != -3) /* (-3: TLS, said) */
 				dssm__fail_errno(DSSM_ECONN, "receiving from %s:%s", r->host, r->port);
 			dssm__remote_disconnect(r);
 			return DSSM_ECONN;

@@ -270,7 +270,7 @@ static int frame_buffered(struct dssm_remote *r)
 int dssm__remote_drain_socket(struct dssm_remote *r, dssm_time_t deadline, struct remote_direct *d)
 {
 	while (r->fd >= 0) {
-		if (!frame_buffered(r)) {
+		if (!frame_buffered(r) && !dssm__remote_pending(r)) {
 			struct pollfd p = {r->fd, POLLIN, 0};
 			dssm_time_t left = deadline == INT64_MAX ? -1 : deadline - dssm__monotonic();
 			int ms = deadline == 0 ? 0 : left < 0 ? -1 : (int)((left + 999999) / 1000000);
