@@ -32,6 +32,13 @@ struct proxy {
 	int port;
 };
 
+/* The attackers here speak clear text (HELLO, AUTH), so a proxy given a
+ * secret also gets --insecure-clear, while the connectors (legitimate
+ * clients, wrong secrets) speak TLS to it; DSSM_TEST_TLS=off makes them
+ * speak clear text too (DSSM_TLS=off). tls_only: the next proxy speaks
+ * TLS alone (test_tls_handshakes_bounded). */
+static int tls_only;
+
 /* Start the proxy with `args` (NULL-terminated), stderr into log_file;
  * `nofile` > 0 limits its descriptors. */
 static struct proxy start_proxy_lim(const char **args, int nofile)
@@ -52,8 +59,11 @@ static struct proxy start_proxy_lim(const char **args, int nofile)
 		}
 		const char *argv[32] = {proxy_bin, "proxy", "--port", "0", "--port-file", port_file};
 		int n = 6;
-		for (int i = 0; args && args[i] && n < 31; i++)
+		for (int i = 0; args && args[i] && n < 30; i++) {
 			argv[n++] = args[i];
+			if (i > 0 && !strcmp(args[i - 1], "--secret-file") && !tls_only)
+				argv[n++] = "--insecure-clear";
+		}
 		argv[n] = NULL;
 		execv(proxy_bin, (char *const *)argv);
 		_exit(127);
@@ -979,6 +989,79 @@ static void test_extreme_times(void **state)
 	dssm_close(w);
 }
 
+/* A TLS-only proxy (version 4): its handshake is the costliest thing an
+ * unauthenticated peer can make it do, and the same bounds hold: the one
+ * handshake deadline, at most 64 KiB of handshake held (many peers sending
+ * 2 MiB each do not grow it), failed PSKs rate-limited per source like
+ * failed AUTHs, and a clear-text HELLO refused naming what is needed. */
+static void test_tls_handshakes_bounded(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, "--handshake-timeout", "500", NULL};
+	setenv("DSSM_TEST_AUTH_REFILL_MS", "3600000", 1);
+	tls_only = 1;
+	struct proxy p = start_proxy(args);
+	tls_only = 0;
+	unsetenv("DSSM_TEST_AUTH_REFILL_MS");
+	/* clear text: refused at HELLO */
+	int fd = raw_connect(p), code = 0;
+	send_hello(fd);
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EAUTH);
+	close(fd);
+	/* version 4, then silence: closed at the deadline */
+	struct wbuf w = {0};
+	size_t f = wire_frame_begin(&w, WIRE_HELLO, 1);
+	wbuf_u32(&w, WIRE_MAGIC);
+	wbuf_u16(&w, 4);
+	wbuf_u16(&w, 4);
+	wbuf_u32(&w, 1 << 20);
+	wbuf_str(&w, "hostile TLS");
+	wire_frame_end(&w, f);
+	fd = raw_connect(p);
+	assert_int_equal(write(fd, w.data, w.len), (ssize_t)w.len);
+	assert_int_equal(next_frame(fd, &code), -1); /* the HELLO reply, then EOF */
+	close(fd);
+	/* 16 peers, each a TLS record header announcing 16 KiB and 2 MiB after it */
+	long before = rss_anon_kib(p.pid);
+	enum { PEERS = 16, SENT = 2 << 20 };
+	uint8_t *junk = calloc(1, SENT);
+	junk[0] = 0x16, junk[1] = 3, junk[2] = 1, junk[3] = 0x40, junk[4] = 0;
+	int fds[PEERS];
+	for (int i = 0; i < PEERS; i++) {
+		fds[i] = raw_connect(p);
+		assert_int_equal(write(fds[i], w.data, w.len), (ssize_t)w.len);
+		int fl = fcntl(fds[i], F_GETFL);
+		fcntl(fds[i], F_SETFL, fl | O_NONBLOCK);
+		if (write(fds[i], junk, SENT) < 0) { /* closed already */ }
+		fcntl(fds[i], F_SETFL, fl);
+	}
+	for (int i = 0; i < PEERS; i++) {
+		assert_int_equal(next_frame(fds[i], &code), -1);
+		close(fds[i]);
+	}
+	long after = rss_anon_kib(p.pid);
+	print_message("RssAnon before %ld KiB, after %d TLS peers sent 2 MiB: %ld KiB\n", before,
+	              PEERS, after);
+	assert_true(after - before < 8 * 1024);
+	free(junk);
+	wbuf_free(&w);
+	/* wrong PSKs: a burst of 5 checked, then refused unchecked */
+	setenv("DSSM_SECRET_FILE", wrong_file, 1);
+	int wrong = 0, refused = 0;
+	for (int i = 0; i < 8; i++) {
+		dssm_stream_info *v;
+		assert_int_equal(dssm_list_remote(hp(p), &v), DSSM_EAUTH);
+		wrong += strstr(dssm_last_error(), "wrong secret") != NULL;
+		refused += strstr(dssm_last_error(), "too many failed AUTH") != NULL;
+	}
+	print_message("8 wrong PSKs: %d checked, %d refused\n", wrong, refused);
+	assert_int_equal(wrong, 5);
+	assert_int_equal(refused, 3);
+	unsetenv("DSSM_SECRET_FILE");
+	stop_proxy(p);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -987,6 +1070,9 @@ static int setup(void **state)
 	snprintf(secret_file, sizeof secret_file, "/tmp/dssm-hostile-secret-%d", (int)getpid());
 	snprintf(wrong_file, sizeof wrong_file, "/tmp/dssm-hostile-wrong-%d", (int)getpid());
 	snprintf(log_file, sizeof log_file, "/tmp/dssm-hostile-log-%d", (int)getpid());
+	const char *m = getenv("DSSM_TEST_TLS");
+	if (m && !strcmp(m, "off"))
+		setenv("DSSM_TLS", "off", 1);
 	write_secrets();
 	return 0;
 }
@@ -1020,6 +1106,7 @@ int main(void)
 		cmocka_unit_test_setup(test_out_of_descriptors, testutil_reset),
 		cmocka_unit_test_setup(test_refusals, testutil_reset),
 		cmocka_unit_test_setup(test_extreme_times, testutil_reset),
+		cmocka_unit_test_setup(test_tls_handshakes_bounded, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("hostile", tests, setup, teardown);
 }

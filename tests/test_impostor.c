@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "lib/remote/auth.h"
+#include "lib/remote/tls.h"
 #include "lib/remote/wire.h"
 #include "dssm/connector.h"
 #include "testutil.h"
@@ -49,6 +50,8 @@ enum scenario {
 	                     * identity in OPEN), pushes one sample and goes; the next
 	                     * speaks version 1 and pushes a sample of another ring */
 	SUB_SEQ,            /* subscribed; pushes the samples of seq[] (TID, missed) */
+	TLS_WRONG_PSK,      /* offers TLS (version 4) with the PSK of another secret */
+	TLS_CLEAR_AFTER,    /* offers TLS, then sends clear DATA frames instead */
 };
 #define SLOW_WRITE_MAX (48u << 20)
 #define PARTIAL_TID 42
@@ -315,6 +318,38 @@ static void serve_writes(struct fake *fk, int fd, struct wbuf *w, int conn)
 	}
 }
 
+/* An impostor that offers TLS: it cannot hold the client's PSK. */
+static void serve_tls_impostor(struct fake *fk, int fd, struct wbuf *w, uint32_t req)
+{
+	hello_reply_v(w, req, 1, 1 << 20, TLS_WIRE_VERSION);
+	send_wbuf(fd, w);
+	if (fk->what == TLS_CLEAR_AFTER) {
+		for (uint64_t t = 0; t < 3; t++)
+			send_data(fd, 1, FORGED_TID + t);
+		return;
+	}
+	static const char other[] = "another secret, thirty-two bytes";
+	struct auth_secret *sec = malloc(sizeof *sec + sizeof other);
+	sec->len = sizeof other - 1;
+	memcpy(sec->bytes, other, sec->len);
+	struct tls_psk psk;
+	tls_psk_derive(sec, &psk);
+	free(sec);
+	gnutls_psk_server_credentials_t cred;
+	gnutls_session_t t;
+	assert_int_equal(tls_server_cred(&cred), 0);
+	assert_int_equal(tls_session_new(&t, GNUTLS_SERVER, cred, &psk), 0);
+	gnutls_transport_set_int(t, fd);
+	int err;
+	do /* (a blocking socket: AGAIN only if interrupted) */
+		err = gnutls_handshake(t);
+	while (err == GNUTLS_E_AGAIN || err == GNUTLS_E_INTERRUPTED);
+	if (err < 0 && tls_bad_identity(t))
+		gnutls_alert_send(t, GNUTLS_AL_FATAL, GNUTLS_A_UNKNOWN_PSK_IDENTITY);
+	gnutls_deinit(t);
+	gnutls_psk_free_server_credentials(cred);
+}
+
 static void serve(struct fake *fk, int fd)
 {
 	int conn = fk->conns++;
@@ -335,6 +370,10 @@ static void serve(struct fake *fk, int fd)
 	struct wire_header h;
 	if (read_request(fd, &h) < 0 || h.type != WIRE_HELLO)
 		goto out;
+	if (fk->what == TLS_WRONG_PSK || fk->what == TLS_CLEAR_AFTER) {
+		serve_tls_impostor(fk, fd, &w, h.request_id);
+		goto out;
+	}
 	uint8_t huge[WIRE_HEADER] = {HUGE_LEN & 0xff, 0, 0, HUGE_LEN >> 24, 0, 0x80, 0, 0, 0, 0, 0, 0};
 	static uint8_t junk[65536];
 	if (fk->what == HUGE_HELLO_REPLY) {
@@ -545,6 +584,17 @@ static void test_impostor_refused(void **state)
 		assert_null(s);
 		fake_stop(&fk);
 	}
+	/* a client requiring TLS (DSSM_TLS's default) refuses both before AUTH */
+	unsetenv("DSSM_TLS");
+	for (int k = 0; k < 2; k++) {
+		struct fake fk;
+		fake_start(&fk, k ? BAD_PROOF : NO_AUTH);
+		dssm_ping_result res;
+		assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EAUTH);
+		assert_non_null(strstr(dssm_last_error(), "does not offer TLS"));
+		fake_stop(&fk);
+	}
+	setenv("DSSM_TLS", "allow-clear", 1);
 	/* without a secret, a server asking no AUTH is fine (loopback use) */
 	unsetenv("DSSM_SECRET_FILE");
 	struct fake fk;
@@ -734,6 +784,48 @@ static void test_impostor_cannot_inject(void **state)
 	auth_secret_free(server_secret);
 	server_secret = NULL;
 	unlink(path);
+}
+
+/* TLS impostors (version 4): one with the PSK of another secret is refused
+ * with "wrong secret", one that sends clear frames after offering TLS is
+ * refused by the handshake; neither delivers a sample or takes a write. */
+static void test_tls_impostor_refused(void **state)
+{
+	(void)state;
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/dssm-impostor-t-%d", (int)getpid());
+	write_file(path, "a secret of thirty-two bytes....", 32);
+	setenv("DSSM_SECRET_FILE", path, 1);
+	unsetenv("DSSM_TLS");
+	for (int k = 0; k < 2; k++) {
+		struct fake fk;
+		fake_start(&fk, k ? TLS_CLEAR_AFTER : TLS_WRONG_PSK);
+		dssm_ping_result res;
+		int rc = dssm_ping_remote(hp(&fk), 1, &res);
+		print_message("%s\n", dssm_last_error());
+		assert_true(rc == DSSM_EAUTH || rc == DSSM_ECONN || rc == DSSM_EPROTO);
+		assert_non_null(strstr(dssm_last_error(), "TLS handshake"));
+		if (!k)
+			assert_non_null(strstr(dssm_last_error(), "wrong secret"));
+		dssm_stream *s = NULL;
+		char a[96];
+		snprintf(a, sizeof a, "%s/cmd_vel", hp(&fk));
+		assert_true(dssm_open_address(a, DSSM_WRITE, &s) < 0);
+		assert_null(s);
+		fake_stop(&fk);
+	}
+	setenv("DSSM_TLS", "allow-clear", 1);
+	unsetenv("DSSM_SECRET_FILE");
+	unlink(path);
+}
+
+/* The clear-text fakes here speak versions 1-3: the connector meets them
+ * as DSSM_TLS=allow-clear would (a client requiring TLS refuses them
+ * before anything else, test_impostor_refused). */
+static int clear_fakes(void **state)
+{
+	(void)state;
+	return setenv("DSSM_TLS", "allow-clear", 1);
 }
 
 /* A proxy that spoke version 2 to a handle and version 1 on its reconnect
@@ -1011,6 +1103,7 @@ int main(void)
 		cmocka_unit_test(test_huge_frame_after_hello),
 		cmocka_unit_test(test_ping_times_out_of_range),
 		cmocka_unit_test(test_impostor_refused),
+		cmocka_unit_test(test_tls_impostor_refused),
 		cmocka_unit_test(test_secret_is_the_whole_file),
 		cmocka_unit_test(test_data_during_handshake),
 		cmocka_unit_test(test_push_queue_bounded),
@@ -1024,5 +1117,5 @@ int main(void)
 		cmocka_unit_test(test_write_cut_by_its_timeout),
 		cmocka_unit_test(test_int64_max_timeout),
 	};
-	return cmocka_run_group_tests_name("impostor", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("impostor", tests, clear_fakes, NULL);
 }
