@@ -6,6 +6,7 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -123,6 +124,252 @@ static pid_t start_proxy_hooked(const char *name, const char *value, int *port)
 	unsetenv(name);
 	assert_true(pid > 0);
 	return pid;
+}
+
+/* ---- a relay between the connector and the proxy (TLS) ---- */
+
+/* Forwards one connection at a time between its port and the proxy's,
+ * keeping every byte that passes (both ways); `flip` (set by the test):
+ * the next chunk from the proxy has one byte changed on the way. */
+struct relay {
+	int lfd, port, target;
+	pthread_t thread;
+	_Atomic int flip, stop, conns;
+	pthread_mutex_t lock;
+	uint8_t *seen;
+	size_t seen_len, seen_cap;
+};
+
+static void relay_keep(struct relay *rl, const uint8_t *b, size_t n)
+{
+	pthread_mutex_lock(&rl->lock);
+	if (rl->seen_len + n > rl->seen_cap) {
+		rl->seen_cap = (rl->seen_len + n) * 2;
+		rl->seen = realloc(rl->seen, rl->seen_cap);
+	}
+	memcpy(rl->seen + rl->seen_len, b, n);
+	rl->seen_len += n;
+	pthread_mutex_unlock(&rl->lock);
+}
+
+static void relay_pass(struct relay *rl, int cfd)
+{
+	int pfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	sa.sin_family = AF_INET;
+	sa.sin_port = htons((uint16_t)rl->target);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (connect(pfd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+		close(pfd);
+		return;
+	}
+	static uint8_t buf[65536];
+	while (!rl->stop) {
+		struct pollfd p[2] = {{cfd, POLLIN, 0}, {pfd, POLLIN, 0}};
+		if (poll(p, 2, 100) <= 0)
+			continue;
+		int from_proxy = (p[1].revents & (POLLIN | POLLHUP)) != 0;
+		int in = from_proxy ? pfd : cfd, out = from_proxy ? cfd : pfd;
+		ssize_t n = read(in, buf, sizeof buf);
+		if (n <= 0)
+			break;
+		relay_keep(rl, buf, (size_t)n);
+		if (from_proxy && atomic_exchange(&rl->flip, 0))
+			buf[n / 2] ^= 0x20;
+		if (write(out, buf, (size_t)n) != n)
+			break;
+	}
+	close(pfd);
+}
+
+static void *relay_main(void *arg)
+{
+	struct relay *rl = arg;
+	while (!rl->stop) {
+		struct pollfd p = {rl->lfd, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		int cfd = accept(rl->lfd, NULL, NULL);
+		if (cfd < 0)
+			continue;
+		rl->conns++;
+		relay_pass(rl, cfd);
+		close(cfd);
+	}
+	return NULL;
+}
+
+static void relay_start(struct relay *rl, int target)
+{
+	memset(rl, 0, sizeof *rl);
+	rl->target = target;
+	pthread_mutex_init(&rl->lock, NULL);
+	rl->lfd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {0};
+	socklen_t len = sizeof sa;
+	sa.sin_family = AF_INET;
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(bind(rl->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+	assert_int_equal(listen(rl->lfd, 4), 0);
+	getsockname(rl->lfd, (struct sockaddr *)&sa, &len);
+	rl->port = ntohs(sa.sin_port);
+	pthread_create(&rl->thread, NULL, relay_main, rl);
+}
+
+static void relay_stop(struct relay *rl)
+{
+	rl->stop = 1;
+	pthread_join(rl->thread, NULL);
+	close(rl->lfd);
+	free(rl->seen);
+	pthread_mutex_destroy(&rl->lock);
+}
+
+static int relay_saw(struct relay *rl, const char *what)
+{
+	pthread_mutex_lock(&rl->lock);
+	int found = memmem(rl->seen, rl->seen_len, what, strlen(what)) != NULL;
+	pthread_mutex_unlock(&rl->lock);
+	return found;
+}
+
+/* The secret file of the TLS tests (test_tls_*): PATH, made 0600. */
+static void tls_secret(char *path, size_t cap)
+{
+	snprintf(path, cap, "/tmp/dssm-tls-relay-%d", (int)getpid());
+	FILE *f = fopen(path, "w");
+	fputs("the secret of the relay tests....\n", f);
+	fclose(f);
+	chmod(path, 0600);
+	setenv("DSSM_SECRET_FILE", path, 1);
+}
+
+/* Reads, a subscription, a property, a write, through the relay; what the
+ * relay saw of the stream's name, its samples and its property. */
+static int relay_sees_secrets(int clear)
+{
+	char path[64], a[128];
+	tls_secret(path, sizeof path);
+	if (clear) {
+		extra_args[0] = "--insecure-clear";
+		setenv("DSSM_TLS", "off", 1);
+	}
+	int port;
+	pid_t pid = start_proxy(0, path, NULL, &port);
+	extra_args[0] = NULL;
+	assert_true(pid > 0);
+	struct relay rl;
+	relay_start(&rl, port);
+	dssm_stream *w = testutil_create("secret_stream_name", 64, 16);
+	assert_int_equal(dssm_property_set(w, "secret-property-value", 21), 0);
+	dssm_write(w, "secret-sample-payload-0", 23, 1);
+	snprintf(a, sizeof a, "127.0.0.1:%d/secret_stream_name", rl.port);
+	dssm_stream *r = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ | DSSM_WRITE, &r), 0);
+	char buf[64], prop[64];
+	size_t plen;
+	assert_int_equal(dssm_read_last(r, buf, sizeof buf, NULL), 0);
+	assert_int_equal(dssm_property_get(r, prop, sizeof prop, &plen), 0);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_OLDEST, 0), 0);
+	assert_true(dssm_write(r, "secret-sample-payload-1", 23, 2) >= 0);
+	dssm_sample_info si;
+	uint64_t missed;
+	int got = 0;
+	for (int i = 0; i < 200 && got < 2; i++)
+		if (dssm_read_next(r, buf, sizeof buf, &si, &missed) == 0)
+			got++;
+		else
+			dssm_wait_new(r, 20 * MS);
+	assert_int_equal(got, 2);
+	dssm_close(r);
+	dssm_close(w);
+	int seen = relay_saw(&rl, "secret_stream_name") + relay_saw(&rl, "secret-sample-payload") +
+	           relay_saw(&rl, "secret-property-value");
+	print_message("%s: the relay saw %zu bytes, %d of the 3 secrets\n", clear ? "clear" : "TLS",
+	              rl.seen_len, seen);
+	relay_stop(&rl);
+	stop_proxy(pid, SIGTERM);
+	unsetenv("DSSM_TLS");
+	if (tls_off)
+		setenv("DSSM_TLS", "off", 1);
+	restore_secret_env();
+	unlink(path);
+	return seen;
+}
+
+/* Over TLS nothing on the path reads a stream's name, samples or property
+ * (the same exchange in clear text shows all three: the relay sees). */
+static void test_tls_relay_sees_nothing(void **state)
+{
+	(void)state;
+	if (tls_off)
+		skip();
+	assert_int_equal(relay_sees_secrets(0), 0);
+	assert_int_equal(relay_sees_secrets(1), 3);
+}
+
+/* One byte changed on the way after the handshake: the connection fails
+ * with an error, no changed sample is delivered, and the subscription
+ * resumes on a new connection without losing a sample of the history. */
+static void test_tls_flipped_byte(void **state)
+{
+	(void)state;
+	if (tls_off)
+		skip();
+	char path[64], a[128];
+	tls_secret(path, sizeof path);
+	int port;
+	pid_t pid = start_proxy(0, path, NULL, &port);
+	assert_true(pid > 0);
+	struct relay rl;
+	relay_start(&rl, port);
+	dssm_stream *w = testutil_create("flip", 64, 256);
+	snprintf(a, sizeof a, "127.0.0.1:%d/flip", rl.port);
+	dssm_stream *r = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r), 0);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_OLDEST, 0), 0);
+	uint64_t next = 0, failed = 0, have = 0;
+	int flipped = 0;
+	char err[512] = "";
+	dssm_time_t deadline = dssm_now() + 20 * DSSM_NSEC_PER_SEC;
+	while (next < 100 && dssm_now() < deadline) {
+		if (next == 10 && !flipped)
+			rl.flip = flipped = 1; /* the next chunk the proxy sends */
+		if (have < 100 && have < next + 5) {
+			char v[32];
+			snprintf(v, sizeof v, "sample %llu", (unsigned long long)have);
+			dssm_write(w, v, strlen(v) + 1, (dssm_time_t)have + 1);
+			have++;
+		}
+		char buf[64], want[32];
+		dssm_sample_info si;
+		uint64_t missed;
+		int rc = dssm_read_next(r, buf, sizeof buf, &si, &missed);
+		if (rc == 0) {
+			snprintf(want, sizeof want, "sample %llu", (unsigned long long)si.tid);
+			assert_int_equal(si.tid, next);
+			assert_string_equal(buf, want); /* never a changed sample */
+			assert_int_equal(missed, 0);
+			next++;
+			continue;
+		}
+		if (rc == DSSM_EFUTURE || rc == DSSM_ETIMEDOUT)
+			rc = dssm_wait_new(r, 20 * MS); /* (the error may come here too) */
+		if (rc < 0 && rc != DSSM_ETIMEDOUT && !failed++)
+			snprintf(err, sizeof err, "%s", dssm_last_error());
+	}
+	print_message("first error: %s; %llu errors, %d connections, %llu samples in order\n", err,
+	              (unsigned long long)failed, (int)rl.conns, (unsigned long long)next);
+	assert_true(failed >= 1);
+	assert_non_null(strstr(err, "TLS"));
+	assert_true(rl.conns >= 2);
+	assert_int_equal(next, 100);
+	dssm_close(r);
+	dssm_close(w);
+	relay_stop(&rl);
+	stop_proxy(pid, SIGTERM);
+	restore_secret_env();
+	unlink(path);
 }
 
 static int setup(void **state)
@@ -1975,6 +2222,8 @@ int main(void)
 		cmocka_unit_test_setup(test_write_rules_bare_name, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
+		cmocka_unit_test_setup(test_tls_relay_sees_nothing, testutil_reset),
+		cmocka_unit_test_setup(test_tls_flipped_byte, testutil_reset),
 	};
 	return cmocka_run_group_tests_name("remote", tests, setup, teardown);
 }
