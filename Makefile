@@ -250,9 +250,15 @@ lint:
 	@bash scripts/size-lint.sh
 	@bash scripts/layer-lint.sh
 
+# The tests run again in the other modes of the link (TEST@VAR=VALUE:
+# tests/run-tests.sh): every connector test over TLS, the secret tests in
+# clear text (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
+TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off
+TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off
+
 # Run the unit and multi-process tests of one build.
 check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
-	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS)
+	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS) $(TLS_MODES_remote) $(TLS_MODES_proxy)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
@@ -291,7 +297,7 @@ MODULES := base ring remote store decode open record ssm proxy bridge foxglove d
 # (a unit named in a table but not yet written is left out)
 $(MODULES:%=test-%): test-%: all
 	@BUILD=$(BUILD) bash tests/run-tests.sh $(filter $(addprefix $(BUILD)/tests/,$(UNITS_$*)),$(TESTS)) \
-	  $(if $(filter ssm,$*),$(CXX_TESTS))
+	  $(if $(filter ssm,$*),$(CXX_TESTS)) $(TLS_MODES_$*)
 	@set -e; for s in $(SCRIPTS_$*); do case $$s in tests/net-test.sh|tests/install-test.sh) bash $$s ;; \
 	  tests/usage-test.sh) bash $$s $(BUILD) ;; \
 	  *) bash $$s $(DSSM_BIN) ;; esac; done

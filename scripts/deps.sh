@@ -7,12 +7,13 @@
 # the man pages of `make install`. glusterfs-server is for tests/gluster-test.sh
 # (a recording on a distributed file system; it runs its own glusterd).
 set -u
-need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev gawk procps iproute2 nftables iptables libnetfilter-queue-dev
+need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev libgnutls28-dev gawk procps iproute2 nftables iptables libnetfilter-queue-dev
       liblz4-dev libzstd-dev libbz2-dev zlib1g-dev python3-rosbag python3-roslz4 python3-geometry-msgs python3-sensor-msgs libsqlite3-dev libyaml-dev
       libwebsockets-dev cyclonedds-dev cyclonedds-tools help2man python3-numpy python3-pytest python3-cffi python3-pandas python3-matplotlib
       glusterfs-server)
 cross=(gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libc6-dev-arm64-cross
-       libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf)
+       libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf
+       libgnutls28-dev:arm64 libgnutls28-dev:armhf)
 
 missing() {
 	local out=()

@@ -2,7 +2,7 @@
 # cross-test.sh - build libdssm and its unit tests for the Raspberry Pi's
 # CPUs (aarch64, and 32-bit armhf where size_t is 4 bytes and 64-bit atomics
 # need ldrexd/strexd) and run them under qemu-user. Skips, saying why, where
-# a cross compiler, qemu or the foreign cmocka is missing.
+# a cross compiler, qemu or the foreign cmocka or GnuTLS is missing.
 set -u
 cd "$(dirname "$0")/.."
 tests="test_crc test_stream test_read test_times test_shared_handle test_segment test_wait test_crash test_concurrency test_ssm_compat test_wire test_container test_impostor test_writers test_ssmlog test_ssm_clock test_decoder"
@@ -14,6 +14,7 @@ for arch in aarch64:aarch64-linux-gnu:qemu-aarch64 armhf:arm-linux-gnueabihf:qem
 	if ! command -v "$cc" >/dev/null; then echo "  skip $name: no $cc (apt-get install gcc-$triple)"; continue; fi
 	if ! command -v "$qemu" >/dev/null; then echo "  skip $name: no $qemu (apt-get install qemu-user)"; continue; fi
 	if [ ! -e "$libdir/libcmocka.so" ]; then echo "  skip $name: no libcmocka-dev for $name"; continue; fi
+	if [ ! -e "$libdir/libgnutls.so" ]; then echo "  skip $name: no libgnutls28-dev for $name"; continue; fi
 	build=build/cross-$name
 	if ! make --no-print-directory -s BUILD=$build CC=$cc AR=$triple-ar \
 		$(for t in $tests; do echo $build/tests/$t; done) >$build.log 2>&1; then

@@ -3,6 +3,7 @@
 # print one closing line "N passed, N failed".
 set -u
 # --qemu PROGRAM (anywhere in the arguments) runs each test under it.
+# TEST@VAR=VALUE runs TEST with VAR=VALUE in its environment (a mode of it).
 runner=() list=()
 while [ $# -gt 0 ]; do
 	if [ "$1" = --qemu ]; then runner=("$2"); shift 2; else list+=("$1"); shift; fi
@@ -19,10 +20,11 @@ if [ -d /dev/shm ] && [ -w /dev/shm ]; then
 fi
 passed=0 failed=0 failures=()
 for t in "${list[@]}"; do
-	name=$(basename "$t")
+	name=$(basename "$t") mode=()
+	case $t in *@*=*) mode=("${t#*@}"); t=${t%%@*} ;; esac
 	log=$(mktemp)
 	start=$(date +%s.%N)
-	if TMPDIR=${shm:-${TMPDIR:-/tmp}} "${runner[@]}" "$t" >"$log" 2>&1; then
+	if TMPDIR=${shm:-${TMPDIR:-/tmp}} env "${mode[@]}" "${runner[@]}" "$t" >"$log" 2>&1; then
 		passed=$((passed + 1))
 		printf '  ok    %-28s %5.1fs\n' "$name" "$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')"
 	else
