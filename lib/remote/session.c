@@ -113,8 +113,13 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	wbuf_str(&r->out, me);
 	wire_frame_end(&r->out, f);
 	struct rbuf rb;
-	if ((rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline)) < 0)
+	if ((rc = dssm__remote_call(r, WIRE_HELLO, req, &rb, deadline)) < 0) {
+		if (rc == DSSM_EAUTH && vmax == TLS_WIRE_VERSION) { /* refused: read it again */
+			auth_secret_free(r->secret);
+			r->secret = NULL;
+		}
 		return rc;
+	}
 	r->version = rbuf_u16(&rb);
 	uint8_t auth = rbuf_u8(&rb);
 	r->peer_max = rbuf_u32(&rb);
