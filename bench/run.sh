@@ -20,6 +20,8 @@ mkdir -p "$out"
 echo
 "$BUILD/bench/bench_remote" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_remote.txt"
 echo
+"$BUILD/bench/bench_tls" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_tls.txt"
+echo
 # the proxy at scale, and the fan-out of one 1 kHz stream to 100 subscribers
 "$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 1000 --subs 10 --streams 1000 |
 	tee "$out/bench_scale.txt"

@@ -59,7 +59,10 @@ t_option_grammar() {
 	"$DSSM" write nosuch x --time -5 2>"$tmp/e"; [ $? -eq 1 ] && has "no stream" "$tmp/e" || return 1 # -5: a value
 	"$DSSM" help --help >"$tmp/o" && has "usage: dssm COMMAND" "$tmp/o" || return 1
 	"$DSSM" proxy --port 0 --port-file "$tmp/no/such/dir/port" 2>"$tmp/e"; [ $? -eq 1 ] || return 1
-	has "--port-file $tmp/no/such/dir/port: cannot write it" "$tmp/e"
+	has "--port-file $tmp/no/such/dir/port: cannot write it" "$tmp/e" || return 1
+	# clear text beside TLS needs the secret TLS would use (#29)
+	"$DSSM" proxy --port 0 --insecure-clear 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	has "--insecure-clear needs --secret-file" "$tmp/e"
 }
 # a ROS topic selects its stream wherever a stream is selected (query's
 # --streams /turtle1/pose matched nothing, export's --topics took it), and a

@@ -24,12 +24,11 @@ void help_secret(FILE *out)
 	        "mode 0600 and never overwritten. Copy it to the other hosts over a channel\n"
 	        "you trust (scp, ssh), keep it mode 0600, and give the same file to\n"
 	        "`dssm proxy --secret-file FILE` and to clients as DSSM_SECRET_FILE. The\n"
-	        "whole file is the secret (at least %d bytes). It authenticates both ends;\n"
-	        "it does not encrypt: across untrusted networks use an SSH tunnel or\n"
-	        "WireGuard (docs/protocol.md).\n"
+	        "whole file is the secret (at least %d bytes): the pre-shared key of TLS 1.3\n"
+	        "between them, which authenticates both ends and encrypts (docs/protocol.md).\n"
 	        "To rotate it, make a new one beside it, rename it over the old file on\n"
 	        "every host and restart the proxy; running clients read the file again\n"
-	        "after a refused AUTH.\n\n"
+	        "after a refused handshake.\n\n"
 	        "example:\n"
 	        "  dssm secret /etc/dssm/secret && scp -p /etc/dssm/secret pi@robot:/etc/dssm/\n",
 	        SECRET_BYTES, AUTH_SECRET_MIN);

@@ -63,13 +63,18 @@
  *
  * Authentication: the shared secret is the whole file named by
  * DSSM_SECRET_FILE (mode 0600, 16 to 4096 bytes; `dssm secret FILE` makes
- * one). With it set, the connector proves it to the proxy and requires the
- * proxy's proof in return: a proxy that asks for no AUTH, or whose proof is
- * wrong, is refused with DSSM_EAUTH ("did not authenticate"). A proxy that
- * requires a secret the client lacks, or a wrong secret, is DSSM_EAUTH too.
- * Anything a server sends during the handshake other than its reply is
- * DSSM_EPROTO: nothing from an unproven server reaches dssm_read_next.
- * The link is authenticated, not encrypted (docs/protocol.md, threat model).
+ * one). With it set, the connection is TLS 1.3 with the secret as its
+ * pre-shared key (protocol version 4): both ends prove the secret, and
+ * nothing on the path reads or changes the traffic. A proxy that does not
+ * offer TLS is refused with DSSM_EAUTH unless DSSM_TLS=allow-clear (then,
+ * in clear text, the connector proves the secret by AUTH and requires the
+ * proxy's proof: one that asks for no AUTH, or whose proof is wrong, is
+ * DSSM_EAUTH, "did not authenticate"); DSSM_TLS=off never asks for TLS. A
+ * proxy that requires a secret the client lacks, or a wrong secret, is
+ * DSSM_EAUTH too. Anything a server sends during the handshake other than
+ * its reply is DSSM_EPROTO: nothing from an unproven server reaches
+ * dssm_read_next. A TLS record that fails its check ends the connection
+ * (DSSM_ECONN; the next call reconnects). docs/protocol.md, section 3.1.
  *
  * Caveats.
  * - dssm_schema of a remote handle: the string is replaced each time the
