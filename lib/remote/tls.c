@@ -45,8 +45,12 @@ void tls_psk_wipe(struct tls_psk *psk)
 }
 
 /* TLS 1.3 only; ECDHE-PSK (psk_dhe_ke: a recorded session stays secret
- * if the secret leaks later), never plain PSK key exchange. */
-#define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK"
+ * if the secret leaks later), never plain PSK key exchange. The suites
+ * whose hash is the PSK's (SHA-256), AES-GCM first (AES instructions on
+ * x86 and ARMv8), ChaCha20 for CPUs without them; X25519 first (one key
+ * share, the cheapest). */
+#define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:-CIPHER-ALL:" \
+	"+AES-128-GCM:+CHACHA20-POLY1305:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1"
 
 /* A server session's ptr: its psk, or this sentinel once a client offered
  * another identity. */
