@@ -30,7 +30,11 @@ SANFLAGS ?=
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Wall -Wextra -Werror -fPIC -pthread -Iinclude -I. -MMD -MP
 CFLAGS_ALL = $(CFLAGS_BASE) $(OPT) $(SANFLAGS) $(CFLAGS)
 CXXFLAGS_ALL = -std=c++11 -D_GNU_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -MMD -MP $(OPT) $(SANFLAGS) $(CXXFLAGS)
-LDLIBS_ALL = -lgnutls -lnettle -pthread -lm -lrt $(LDLIBS)
+# GnuTLS: the proxy's and the connector's TLS (lib/remote/tls.c). A cross
+# build without the foreign -dev package links the runtime library by name
+# (tests/cross-test.sh: GNUTLS_LIBS=-l:libgnutls.so.30).
+GNUTLS_LIBS ?= -lgnutls
+LDLIBS_ALL = $(GNUTLS_LIBS) -lnettle -pthread -lm -lrt $(LDLIBS)
 EVENT_LIBS ?= -levent_core -levent_pthreads
 CMOCKA_LIBS ?= -lcmocka
 

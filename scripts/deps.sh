@@ -13,7 +13,7 @@ need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-de
       glusterfs-server)
 cross=(gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libc6-dev-arm64-cross
        libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf
-       libgnutls28-dev:arm64 libgnutls28-dev:armhf)
+       libgnutls30:arm64 libgnutls30:armhf)
 
 missing() {
 	local out=()
