@@ -38,6 +38,7 @@
 #include "proc_cpu.h"
 #include "args.h"
 #include "loopback.h"
+#include "proxy_start.h"
 #include "namespace.h"
 
 static int quick;
@@ -107,47 +108,6 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 
 /* ---- the proxy ---- */
 
-static pid_t start_proxy(const char *bin, int cpu)
-{
-	char port_file[64];
-	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-port-%d", (int)getpid());
-	unlink(port_file);
-	pid_t pid = fork();
-	if (pid == 0) {
-		pin(cpu);
-		execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300; i++) {
-		FILE *f = fopen(port_file, "r");
-		int port = 0;
-		if (f) {
-			int ok = fscanf(f, "%d", &port) == 1;
-			fclose(f);
-			if (ok && port > 0) {
-				snprintf(proxy_addr, sizeof proxy_addr, "127.0.0.1:%d", port);
-				unlink(port_file);
-				return pid;
-			}
-		}
-		usleep(10000);
-	}
-	fprintf(stderr, "bench_remote: the proxy did not start\n");
-	exit(1);
-}
-
-static dssm_stream *make_stream(const char *name, size_t size, uint32_t slots)
-{
-	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
-	cfg.max_size = size;
-	cfg.slots = slots;
-	dssm_stream *s;
-	dssm_remove(name, 0);
-	if (dssm_create(name, 0, &cfg, &s) < 0)
-		die("create");
-	return s;
-}
-
 static dssm_stream *open_far(const char *name)
 {
 	char a[128];
@@ -163,7 +123,7 @@ static dssm_stream *open_far(const char *name)
 static void bench_round_trip(int cpu_client, int cpu_server, const char *label)
 {
 	int n = quick ? 2000 : 20000;
-	dssm_stream *w = make_stream("rt64", 64, 16);
+	dssm_stream *w = bench_make_stream("rt64", 64, 16);
 	char payload[64] = {1};
 	dssm_write(w, payload, 64, 1);
 	dssm_stream *r = open_far("rt64");
@@ -204,7 +164,7 @@ static void bench_stream(void)
 {
 	const size_t size = 300 * 1024;
 	const int count = quick ? 60 : 250;
-	dssm_stream *w = make_stream("big", size, (uint32_t)count + 2);
+	dssm_stream *w = bench_make_stream("big", size, (uint32_t)count + 2);
 	unsigned char *buf = calloc(1, size);
 	for (int i = 0; i < count; i++)
 		dssm_write(w, buf, size, i);
@@ -378,9 +338,9 @@ static int block_raw(int k, double *lat, double *sender_cpu)
 static void measure_latency(const char *label, int with_big, pid_t proxy)
 {
 	const int blocks = quick ? 4 : 10, k = quick ? 125 : 300, n = blocks * k;
-	dssm_stream *c = make_stream("imu", 64, 4096);
+	dssm_stream *c = bench_make_stream("imu", 64, 4096);
 	dssm_close(c);
-	dssm_stream *big = make_stream("cam", 1 << 20, 16);
+	dssm_stream *big = bench_make_stream("cam", 1 << 20, 16);
 	dssm_close(big);
 	struct big_writer b = {0};
 	pthread_t tw, tr;
@@ -454,7 +414,7 @@ int main(int argc, char **argv)
 	int w2d_only = argc > 2 && !strcmp(argv[2], "--w2d-only");
 	bench_namespace("r"); /* its ~95 MB of rings removed at exit */
 	signal(SIGPIPE, SIG_IGN);
-	pid_t proxy = start_proxy(argv[1], 1);
+	pid_t proxy = bench_start_proxy(argv[1], 1, NULL, proxy_addr, sizeof proxy_addr);
 	printf("proxy + connector benchmark, loopback (ratios = dssm / raw TCP; proxy on cpu 1)\n");
 	if (stream_only) {
 		printf("streaming (client cpu 0, server cpu 1):\n");

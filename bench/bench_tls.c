@@ -25,6 +25,7 @@
 #include "loopback.h"
 #include "namespace.h"
 #include "proc_cpu.h"
+#include "proxy_start.h"
 
 static int quick;
 static char secret_path[64];
@@ -128,48 +129,9 @@ struct proxy {
 
 static struct proxy start_proxy(const char *bin, int cpu, int tls)
 {
-	struct proxy p = {0, ""};
-	char port_file[64];
-	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-tls-port-%d", (int)getpid());
-	unlink(port_file);
-	p.pid = fork();
-	if (p.pid == 0) {
-		pin(cpu);
-		if (tls)
-			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, "--secret-file",
-			      secret_path, (char *)NULL);
-		else
-			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 300; i++) {
-		FILE *f = fopen(port_file, "r");
-		int port = 0;
-		if (f) {
-			int ok = fscanf(f, "%d", &port) == 1;
-			fclose(f);
-			if (ok && port > 0) {
-				snprintf(p.addr, sizeof p.addr, "127.0.0.1:%d", port);
-				unlink(port_file);
-				return p;
-			}
-		}
-		usleep(10000);
-	}
-	fprintf(stderr, "bench_tls: the proxy did not start\n");
-	exit(1);
-}
-
-static dssm_stream *make_stream(const char *name, size_t size, uint32_t slots)
-{
-	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
-	cfg.max_size = size;
-	cfg.slots = slots;
-	dssm_stream *s;
-	dssm_remove(name, 0);
-	if (dssm_create(name, 0, &cfg, &s) < 0)
-		die("create");
-	return s;
+	struct proxy p;
+	p.pid = bench_start_proxy(bin, cpu, tls ? secret_path : NULL, p.addr, sizeof p.addr);
+	return p;
 }
 
 /* A remote handle through p: over TLS when the connector holds the secret. */
@@ -210,7 +172,7 @@ static double rt_proxy(const struct proxy *p, int tls, int n)
 static void bench_round_trip(const struct proxy *tls, const struct proxy *clear)
 {
 	int n = quick ? 2000 : 20000;
-	dssm_stream *w = make_stream("rt64", 64, 16);
+	dssm_stream *w = bench_make_stream("rt64", 64, 16);
 	char payload[64] = {1};
 	dssm_write(w, payload, 64, 1);
 	pin(0);
@@ -265,7 +227,7 @@ static void bench_stream(const struct proxy *tls, const struct proxy *clear)
 {
 	const size_t size = 300 * 1024;
 	const int count = quick ? 60 : 250;
-	dssm_stream *w = make_stream("big", size, (uint32_t)count + 2);
+	dssm_stream *w = bench_make_stream("big", size, (uint32_t)count + 2);
 	unsigned char *buf = calloc(1, size);
 	for (int i = 0; i < count; i++)
 		dssm_write(w, buf, size, i);
@@ -295,7 +257,7 @@ static void bench_stream(const struct proxy *tls, const struct proxy *clear)
 static double cpu_per_sample(const struct proxy *p, int tls)
 {
 	int n = quick ? 500 : 2000;
-	dssm_stream *w = make_stream("cpu64", 64, 4096);
+	dssm_stream *w = bench_make_stream("cpu64", 64, 4096);
 	dssm_stream *r = open_far(p, "cpu64", tls);
 	dssm_subscribe(r, DSSM_FROM_NOW, 0);
 	char payload[64] = {2};

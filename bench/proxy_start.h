@@ -1,0 +1,66 @@
+/*
+ * proxy_start.h - what the proxy benchmarks share: start the real `dssm
+ * proxy` on a free loopback port (pinned to a CPU, with a secret file or
+ * none) and learn its address; make a fresh ring to serve.
+ */
+#ifndef DSSM_BENCH_PROXY_START_H
+#define DSSM_BENCH_PROXY_START_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "dssm/dssm.h"
+#include "loopback.h"
+
+/* The proxy's pid; "127.0.0.1:PORT" in addr. Exits if it does not start. */
+static inline pid_t bench_start_proxy(const char *bin, int cpu, const char *secret_file,
+                                      char *addr, size_t cap)
+{
+	char port_file[64];
+	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-port-%d", (int)getpid());
+	unlink(port_file);
+	pid_t pid = fork();
+	if (pid == 0) {
+		pin(cpu);
+		if (secret_file)
+			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, "--secret-file",
+			      secret_file, (char *)NULL);
+		else
+			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 300; i++) {
+		FILE *f = fopen(port_file, "r");
+		int port = 0;
+		if (f) {
+			int ok = fscanf(f, "%d", &port) == 1;
+			fclose(f);
+			if (ok && port > 0) {
+				snprintf(addr, cap, "127.0.0.1:%d", port);
+				unlink(port_file);
+				return pid;
+			}
+		}
+		usleep(10000);
+	}
+	fprintf(stderr, "bench: the proxy did not start\n");
+	exit(1);
+}
+
+/* A new ring NAME of `slots` samples of up to `size` bytes (an old one removed). */
+static inline dssm_stream *bench_make_stream(const char *name, size_t size, uint32_t slots)
+{
+	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
+	cfg.max_size = size;
+	cfg.slots = slots;
+	dssm_stream *s;
+	dssm_remove(name, 0);
+	if (dssm_create(name, 0, &cfg, &s) < 0) {
+		fprintf(stderr, "bench: create %s: %s\n", name, dssm_last_error());
+		exit(1);
+	}
+	return s;
+}
+
+#endif
