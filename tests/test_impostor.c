@@ -814,6 +814,14 @@ static void test_tls_impostor_refused(void **state)
 		assert_null(s);
 		fake_stop(&fk);
 	}
+	/* a DSSM_TLS it does not know: said, before anything is sent */
+	struct fake fk;
+	fake_start(&fk, TLS_WRONG_PSK);
+	setenv("DSSM_TLS", "yes", 1);
+	dssm_ping_result res;
+	assert_int_equal(dssm_ping_remote(hp(&fk), 1, &res), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "DSSM_TLS='yes': expected require, allow-clear or off"));
+	fake_stop(&fk);
 	setenv("DSSM_TLS", "allow-clear", 1);
 	unsetenv("DSSM_SECRET_FILE");
 	unlink(path);
