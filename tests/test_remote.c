@@ -130,7 +130,8 @@ static pid_t start_proxy_hooked(const char *name, const char *value, int *port)
 
 /* Forwards one connection at a time between its port and the proxy's,
  * keeping every byte that passes (both ways); `flip` (set by the test):
- * the next chunk from the proxy has one byte changed on the way. */
+ * the next chunk from the proxy (1) or from the client (2) has one byte
+ * changed on the way. */
 struct relay {
 	int lfd, port, target;
 	pthread_t thread;
@@ -174,7 +175,8 @@ static void relay_pass(struct relay *rl, int cfd)
 		if (n <= 0)
 			break;
 		relay_keep(rl, buf, (size_t)n);
-		if (from_proxy && atomic_exchange(&rl->flip, 0))
+		int want = from_proxy ? 1 : 2;
+		if (atomic_compare_exchange_strong(&rl->flip, &want, 0))
 			buf[n / 2] ^= 0x20;
 		if (write(out, buf, (size_t)n) != n)
 			break;
@@ -364,7 +366,24 @@ static void test_tls_flipped_byte(void **state)
 	assert_non_null(strstr(err, "TLS"));
 	assert_true(rl.conns >= 2);
 	assert_int_equal(next, 100);
+	/* the other way: a request changed on the way is dropped by the proxy;
+	 * the read (safe to repeat) goes again on a new connection (the
+	 * relay serves one connection at a time: the subscriber's goes first) */
 	dssm_close(r);
+	dssm_stream *r2 = NULL;
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &r2), 0);
+	int before = rl.conns;
+	rl.flip = 2;
+	char buf[64];
+	dssm_sample_info si;
+	int rc = dssm_read_last(r2, buf, sizeof buf, &si);
+	print_message("read_last after a request was changed: %d (%s), %d connections more\n", rc,
+	              rc < 0 ? dssm_last_error() : "", (int)rl.conns - before);
+	assert_int_equal(rc, 0);
+	assert_string_equal(buf, "sample 99");
+	assert_int_equal(rl.flip, 0);
+	assert_true(rl.conns > before);
+	dssm_close(r2);
 	dssm_close(w);
 	relay_stop(&rl);
 	stop_proxy(pid, SIGTERM);

@@ -243,7 +243,9 @@ static int tls_input(struct client *c)
 	    proxy_tls_open_records(c, &why) == 0)
 		return 0;
 	if (!early) {
-		proxy_client_end(c, 0, why);
+		char said[160];
+		snprintf(said, sizeof said, "TLS: %s", why);
+		proxy_client_end(c, 0, said);
 		return -1;
 	}
 	/* before the end of the handshake: as a refused AUTH, the alert
