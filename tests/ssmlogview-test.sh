@@ -45,6 +45,12 @@ for b in front.log exported.log cut.log; do
 	"$dssm" cat "$tmp/$b.d/$name" -n 3 >"$tmp/want" 2>/dev/null
 	inplace "$tmp/got" "$dssm" cat "$f/$name" -n 3 || bad "cat $b/$name: $(cat "$tmp/err")"
 	same "cat $b/$name -n 3 in place" "$tmp/want" "$tmp/got"
+	# the TOPIC info shows (urg_fs:1 is /urg_fs_1), with and without its '/'
+	topic=$(awk 'NR == 2 { print $NF }' "$tmp/got2")
+	for a in "$f/$topic" "$f/${topic#/}"; do
+		inplace "$tmp/got" "$dssm" cat "$a" -n 3 || bad "cat ${a#"$tmp"/}: $(cat "$tmp/err")"
+		same "cat ${a#"$tmp"/} -n 3 (info's TOPIC) in place" "$tmp/want" "$tmp/got"
+	done
 done
 inplace "$tmp/got" "$dssm" info "$tmp/cut.log"
 grep -q "warning: .*cut.log was not closed by its logger: it is read up to byte .* (record 8 is cut short: 52 of its 8 + 64 bytes)" \

@@ -324,8 +324,6 @@ struct bridge_export_options {
 	 * the struct definition, schema encoding "dssm-struct"), not as JSON */
 	int struct_bytes;
 };
-/* The topic export gives stream `stream` of c. */
-int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap);
 int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
                   struct bridge_export_stats *st);
 /* Stream `stream` of c over o->start..o->end as an SSM log (ssmlog.c; o's

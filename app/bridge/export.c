@@ -53,35 +53,6 @@ static char *property_string(const uint8_t *prop, size_t len, const char *key, c
 	return s;
 }
 
-/* The topic of a stream recorded from a ring: the one rule (dssm__topic_of:
- * each '.' read as '/'), but a ring ID that is not 0 as "_ID", not ":ID": a
- * ROS graph resource name holds only letters, digits, '_' and '/' (ROS
- * tools refuse "/scan:1"). */
-static void ring_topic(const dssm_stream_info *info, char *out, size_t cap)
-{
-	dssm__topic_of(info->name, 0, out, cap);
-	size_t n = strlen(out);
-	if (info->id && n < cap)
-		snprintf(out + n, cap - n, "_%d", info->id);
-}
-
-int bridge_stream_topic(dssm_container *c, int stream, char *out, size_t cap)
-{
-	dssm_recorded r;
-	int rc = dssm_container_stream_brief(c, stream, &r);
-	if (rc < 0)
-		return rc;
-	size_t plen = 0, n;
-	const uint8_t *prop = dssm_container_property(c, stream, &plen);
-	const uint8_t *v = prop && fields_check(prop, plen, "property") == 0
-	                   ? fields_get(prop, plen, "topic", &n) : NULL;
-	if (v)
-		snprintf(out, cap, "%.*s", (int)n, (const char *)v);
-	else
-		ring_topic(&r.info, out, cap);
-	return 0;
-}
-
 static int replace(char **field, const char *value)
 {
 	free(*field);
@@ -158,7 +129,7 @@ static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
 	if (prop && fields_check(prop, plen, "property") < 0)
 		prop = NULL;        /* a ring's own property blob, not header fields */
 	char topic[DSSM_NAME_MAX + 16];
-	ring_topic(&r.info, topic, sizeof topic);
+	dssm__ring_topic(r.info.name, r.info.id, topic, sizeof topic);
 	const char *enc = r.info.encoding[0] ? r.info.encoding : "";
 	ch->topic = property_string(prop, plen, "topic", topic);
 	ch->type = property_string(prop, plen, "type", r.info.type);

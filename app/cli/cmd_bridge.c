@@ -153,7 +153,7 @@ static void print_streams(const char *dir)
 		dssm_recorded r;
 		char addr[DSSM_NAME_MAX + 16], topic[256], b[16];
 		dssm_container_stream(c, i, &r);
-		bridge_stream_topic(c, i, topic, sizeof topic);
+		dssm_container_topic(c, i, topic, sizeof topic);
 		snprintf(addr, sizeof addr, "%s:%d", r.info.name, r.info.id);
 		cli_format_bytes(b, sizeof b, (double)r.bytes);
 		printf("%-28s %-28s %-26s %9llu %10s\n", addr, topic, r.info.type[0] ? r.info.type : "-",
@@ -232,7 +232,7 @@ int cmd_import(int argc, char **argv)
 static int topic_selected(dssm_container *c, int stream, const char *list)
 {
 	char topic[256];
-	if (bridge_stream_topic(c, stream, topic, sizeof topic) < 0)
+	if (dssm_container_topic(c, stream, topic, sizeof topic) < 0)
 		return 0;
 	return dssm__glob_list_match(list, topic);
 }
@@ -249,7 +249,7 @@ static void warn_undecodable(dssm_container *c, int stream)
 	if (!raw && !(strcmp(r.info.encoding, "struct") == 0 && (!schema || !*schema)))
 		return;
 	char topic[DSSM_NAME_MAX + 16];
-	bridge_stream_topic(c, stream, topic, sizeof topic);
+	dssm_container_topic(c, stream, topic, sizeof topic);
 	fprintf(stderr, "dssm export: note: %s (encoding %s, %s) goes in as raw bytes, which "
 	        "Foxglove and PlotJuggler cannot decode; a stream created with --encoding struct "
 	        "and its C struct's definition is written as JSON with a JSON Schema "

@@ -350,7 +350,7 @@ int cli_recording_info(const char *path, int json, int sizes)
 			        rows[i].label, dssm_last_error());
 			failed = 1;
 		}
-		if (bridge_stream_topic(c, i, rows[i].topic, sizeof rows[i].topic) < 0)
+		if (dssm_container_topic(c, i, rows[i].topic, sizeof rows[i].topic) < 0)
 			snprintf(rows[i].topic, sizeof rows[i].topic, "-");
 		rows[i].secs = r->count > 1 ? dssm__span_sec(r->first, r->last) : 0;
 		rows[i].rate = rows[i].secs > 0 ? (double)(r->count - 1) / rows[i].secs : 0;

@@ -167,6 +167,12 @@ const char *dssm_container_schema(dssm_container *c, int stream);
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len);
 /* The index of stream NAME:ID, or DSSM_ENOENT. */
 int dssm_container_find(dssm_container *c, const char *name, int id);
+/* The ROS topic of a stream, as `dssm info` shows it and `export` writes
+ * it: the topic a stream imported (or read in place) from a bag or MCAP
+ * file came from; else its NAME with each '.' as '/' and an ID other than
+ * 0 as "_ID" ("scan:1" is /scan_1). A "DIR/TOPIC" address finds a stream
+ * by it. 0, or DSSM_EINVAL (no stream, no room). */
+int dssm_container_topic(dssm_container *c, int stream, char *out, size_t cap);
 /* 1 if the recorder closed the container cleanly. */
 int dssm_container_closed(dssm_container *c);
 /* NULL, or a sentence about damage to the container as a whole (a CLOSED

@@ -64,6 +64,14 @@ void dssm__topic_of(const char *name, int id, char *out, size_t cap)
 		snprintf(out + n, cap - (size_t)n, ":%d", id);
 }
 
+void dssm__ring_topic(const char *name, int id, char *out, size_t cap)
+{
+	dssm__topic_of(name, 0, out, cap);
+	size_t n = strlen(out);
+	if (id && n < cap)
+		snprintf(out + n, cap - n, "_%d", id);
+}
+
 int dssm__topic_to_name(const char *topic, char *out, size_t cap)
 {
 	const char *t = as_stream_glob(topic, out, cap);

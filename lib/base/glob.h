@@ -52,6 +52,10 @@ int dssm__stream_glob_list_check(const char *list);
  * each '.' read as '/', and ":ID" when ID is not 0 (turtle1.pose is
  * /turtle1/pose). For servers that name streams to ROS tools (Foxglove). */
 void dssm__topic_of(const char *name, int id, char *out, size_t cap);
+/* The topic a recorded ring exports as (dssm_container_topic): as above,
+ * but an ID other than 0 as "_ID", not ":ID": a ROS graph resource name
+ * holds only letters, digits, '_' and '/' (ROS tools refuse "/scan:1"). */
+void dssm__ring_topic(const char *name, int id, char *out, size_t cap);
 /* The stream NAME[:ID] a topic stands for (the rule above) into OUT: 0, or
  * DSSM_ENAME when it does not fit. */
 int dssm__topic_to_name(const char *topic, char *out, size_t cap);

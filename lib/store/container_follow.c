@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/base/base.h"
+#include "lib/base/glob.h"
 #include "lib/ring/ring.h"
 #include "lib/ring/sleep.h"
 #include "recstream.h"
@@ -42,6 +43,19 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 
 /* A handle on entry `idx` of NAME:ID in DIR (-1: the first, refused when
  * there are more: one_ring). */
+/* Stream NAME:ID, or the stream whose topic NAME stands for (ID 0): the
+ * TOPIC column of `info` ("/urg_fs_1" is urg_fs:1, a stream an SSM log or
+ * a bag's connection named) works in a "DIR/TOPIC" address as it is shown. */
+static int find_stream(dssm_container *c, const char *name, int id)
+{
+	int k = dssm_container_find(c, name, id);
+	if (k != DSSM_ENOENT || id != 0)
+		return k;
+	char topic[DSSM_NAME_MAX + 300];
+	dssm__topic_of(name, 0, topic, sizeof topic);
+	return dssm__container_find_topic(c, topic);
+}
+
 static int open_entry(const char *dir, const char *name, int id, int idx, dssm_stream **out)
 {
 	if (!out)
@@ -67,8 +81,9 @@ static int open_entry(const char *dir, const char *name, int id, int idx, dssm_s
 	rc = dssm_container_open(dir, &r->c);
 	if (rc == 0 && idx >= 0)
 		r->idx = idx;
-	else if (rc == 0 && (r->idx = dssm_container_find(r->c, name, id)) < 0)
-		rc = dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
+	else if (rc == 0 && (r->idx = find_stream(r->c, name, id)) < 0)
+		rc = r->idx != DSSM_ENOENT
+		     ? r->idx : dssm__fail(DSSM_ENOENT, "recording %s has no stream '%s:%d'", dir, name, id);
 	else if (rc == 0)
 		rc = one_ring(r->c, r->idx, dir);
 	if (rc == 0)

@@ -136,6 +136,10 @@ int dssm__store_write_all(int fd, const void *buf, size_t n, const char *what);
 int dssm__store_pread_all(int fd, void *buf, size_t n, uint64_t off);
 dssm_container *dssm__store_new(const char *dir, int writing);
 void dssm__store_free(dssm_container *c);
+/* The stream whose dssm_container_topic is topic (container_topic.c):
+ * its index, DSSM_ENOENT (none; not said), or DSSM_EINVAL saying that
+ * several streams have it. */
+int dssm__container_find_topic(dssm_container *c, const char *topic);
 /* A new zeroed stream at c->s[c->n] (not counted until c->n++), or NULL. */
 struct cstream *dssm__store_stream_new(dssm_container *c);
 
