@@ -65,6 +65,33 @@ static void test_in_place(void **state)
 	dssm_container_close(c);
 }
 
+/* A topic with every field a .db3 gives (QoS, type hash, a message
+ * definition): the view's stream property, made by dssm__channel_property
+ * as the import's is, holds them and equals the import's byte for byte. */
+static void test_property(void **state)
+{
+	(void)state;
+	char path[300];
+	snprintf(path, sizeof path, "%s/fields.db3", tmp);
+	talker_rows(path, "1");
+	exec(path, "UPDATE topics SET type_description_hash = 'RIHS01_ab' WHERE id = 3; "
+	     "DELETE FROM message_definitions; INSERT INTO message_definitions VALUES (1, "
+	     "'std_msgs/msg/String', 'ros2msg', 'string data', 'RIHS01_ab')");
+	view_check(path, path, tmp);   /* compares each stream's property with the import's */
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(path, &c), 0);
+	int i = dssm_container_find(c, "topic", 0);
+	size_t n;
+	const char *p = dssm_container_property(c, i, &n);
+	assert_non_null(p);
+	assert_non_null(memmem(p, n, "topic=/topic", 12));
+	assert_non_null(memmem(p, n, "schema_encoding=ros2msg", 23));
+	assert_non_null(memmem(p, n, "type_description_hash=RIHS01_ab", 31));
+	assert_non_null(memmem(p, n, "offered_qos_profiles=- history: 3", 33));
+	assert_string_equal(dssm_container_schema(c, i), "string data");
+	dssm_container_close(c);
+}
+
 /* A recorder killed before its checkpoint: rows in the -wal beside the
  * file, read as the import reads them. */
 static void test_write_ahead_log(void **state)
@@ -296,6 +323,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_in_place),
+		cmocka_unit_test(test_property),
 		cmocka_unit_test(test_write_ahead_log),
 		cmocka_unit_test(test_bag_directory),
 		cmocka_unit_test(test_mixed_directory),

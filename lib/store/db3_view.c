@@ -11,8 +11,8 @@
  *
  * Streams are made as an import makes them (app/bridge/import.c): one per
  * topic in topics.id order, named by the topic, the message definition
- * (rosbag2 Iron and later) as the schema, the property holding the exact
- * topic, type, encodings and the topic's fields (db3.c); each stream's
+ * (rosbag2 Iron and later) as the schema, the property made by
+ * dssm__channel_property (view.h) from the topic's fields (db3.c); each stream's
  * samples in the import's order (timestamp, then id).
  */
 #include <pthread.h>
@@ -94,20 +94,20 @@ static int db3_read(struct view *v, struct view_cache *k, int idx, const struct 
 
 static const struct view_format db3_format = {db3_read, NULL, file_free};
 
-/* A topic's stream, as import.c's on_channel and build_property make it. */
+/* A topic's stream, as import.c's on_channel makes it: the property by
+ * dssm__channel_property from the topic's fields (db3.c), as the import's. */
 static int on_topic(void *ctx, uint32_t index, const struct db3_topic *t)
 {
 	struct view *v = ctx;
-	const char *senc = t->def_encoding ? t->def_encoding : "";
-	struct wbuf p = {0};
-	wbuf_field(&p, "topic", t->name, strlen(t->name));
-	wbuf_field(&p, "type", t->type, strlen(t->type));
-	wbuf_field(&p, "encoding", t->format, strlen(t->format));
-	wbuf_field(&p, "schema_encoding", senc, strlen(senc));
-	dssm__db3_fields(&p, t);
-	int rc = p.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-	                 : dssm__view_add_stream(v, t->name, t->type, t->format, t->def,
-	                                         t->def ? strlen(t->def) : 0, p.data, p.len);
+	struct wbuf f = {0}, p = {0};
+	dssm__db3_fields(&f, t);
+	dssm__channel_property(&p, t->name, t->type, t->format,
+	                       t->def_encoding ? t->def_encoding : "", (const uint8_t *)t->def,
+	                       t->def ? strlen(t->def) : 0, f.data, f.len);
+	int rc = p.oom || f.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
+	                        : dssm__view_add_stream(v, t->name, t->type, t->format, t->def,
+	                                                t->def ? strlen(t->def) : 0, p.data, p.len);
+	wbuf_free(&f);
 	wbuf_free(&p);
 	if (rc >= 0 && (uint32_t)rc != index)   /* a stream per topic, in order */
 		rc = dssm__fail(DSSM_EINVAL, "%s: topic %u made stream %d", v->what, index, rc);
