@@ -214,6 +214,95 @@ static void test_mixed_directory(void **state)
 	dssm_container_close(c);
 }
 
+/* rosbag2's compression (tests/data/recordings/make-compressed-talker.py):
+ * each message a zstd frame (compression_mode MESSAGE), said by the bag's
+ * metadata.yaml or by the .db3's own table; or the .db3 compressed whole
+ * (FILE). Each reads as talker.db3 does, by every reader call. */
+static void test_message_compressed(void **state)
+{
+	(void)state;
+	view_check(TALKER, DATA "/talker_zstd_message", tmp);
+	view_check(TALKER, DATA "/talker_zstd_message/talker_zstd_message_0.db3", tmp);
+	view_check(TALKER, DATA "/talker_zstd_message.db3", tmp);
+	/* the import decompresses alike: its answers are the plain file's */
+	view_check(DATA "/talker_zstd_message.db3", TALKER, tmp);
+}
+
+static void test_file_compressed(void **state)
+{
+	(void)state;
+	view_check(TALKER, DATA "/talker_zstd_file", tmp);
+	view_check(TALKER, DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", tmp);
+	/* read in memory up to a bound: over it, refused naming the way out */
+	size_t was = dssm__db3_zstd_max;
+	dssm__db3_zstd_max = 16 << 10;
+	dssm_container *c = NULL;
+	assert_int_equal(dssm_container_open(DATA "/talker_zstd_file", &c), DSSM_ECORRUPT);
+	assert_null(c);
+	assert_non_null(strstr(dssm_last_error(), "read into memory, up to 0 MiB"));
+	assert_non_null(strstr(dssm_last_error(), "ros2 bag convert"));
+	dssm__db3_zstd_max = was;
+	/* a cut stream, and a zstd file that is no rosbag2 .db3 */
+	char path[512];
+	snprintf(path, sizeof path, "%s/cut_0.db3.zstd", tmp);
+	cut(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", path, 1000);
+	assert_int_equal(dssm_container_open(path, &c), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "cut short"));
+	assert_non_null(strstr(dssm_last_error(), path));
+	snprintf(path, sizeof path, "%s/other.zstd", tmp);
+	cut(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", path, 1644);
+	assert_int_equal(dssm_container_open(path, &c), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "the only one read in place is a rosbag2 .db3"));
+}
+
+/* A copy of the MESSAGE-compressed talker with message 5's data set to
+ * `data` (SQL): refused at open (`at_open`) or when the sample is read,
+ * with an error naming the message and holding `why`; the import too. */
+static void bad_frame(const char *data, int at_open, const char *why)
+{
+	char path[512], sql[700], dir[600];
+	snprintf(path, sizeof path, "%s/frame.db3", tmp);
+	unlink(path);
+	exec(path, "SELECT 1");
+	unlink(path);
+	snprintf(sql, sizeof sql, "VACUUM INTO '%s'", path);
+	exec("file:" DATA "/talker_zstd_message.db3?immutable=1", sql);
+	snprintf(sql, sizeof sql, "UPDATE messages SET data = %s WHERE id = 5", data);
+	exec(path, sql);
+	dssm_container *c = NULL;
+	int rc = dssm_container_open(path, &c);
+	if (!at_open) {
+		if (rc != 0)
+			fail_msg("%s", dssm_last_error());
+		dssm_query *q;
+		assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+		dssm_record r;
+		while ((rc = dssm_query_next(q, &r)) > 0)
+			;
+		dssm_query_close(q);
+		dssm_container_close(c);
+	}
+	assert_int_equal(rc, DSSM_ECORRUPT);
+	if (!strstr(dssm_last_error(), why) || !strstr(dssm_last_error(), "message id 5"))
+		fail_msg("'%s' does not say '%s' of message id 5", dssm_last_error(), why);
+	snprintf(dir, sizeof dir, "%s.d", path);
+	sh("rm -rf '%s'", dir);
+	assert_int_equal(bridge_import(path, NULL, dir, NULL, NULL), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), why));
+}
+
+static void test_hostile_frames(void **state)
+{
+	(void)state;
+	/* its last bytes damaged: never other bytes as the sample */
+	bad_frame("CAST(substr(data, 1, length(data) - 4) || x'00000000' AS BLOB)", 0, "zstd:");
+	bad_frame("x'0102030405'", 1, "its data is no zstd frame");
+	/* a frame header without a size (window descriptor only) */
+	bad_frame("x'28b52ffd0000'", 1, "does not say its size");
+	/* a bomb: 14 bytes claiming 2^48, refused before anything is allocated */
+	bad_frame("x'28b52ffde0000000000000010001000000'", 1, "says 281474976710656 bytes, over");
+}
+
 /* A database made by sql refused, by the view and the import alike, with
  * an error holding `why`. */
 static void refused(const char *name, const char *sql, const char *why)
@@ -290,8 +379,14 @@ static void test_hostile_directory(void **state)
 	dir_refused("rosbag2_bagfile_information:\n  relative_file_paths:\n    - ../../etc/passwd\n",
 	            DSSM_ECORRUPT, "lists '../../etc/passwd', which is not a file of the bag's directory");
 	dir_refused("rosbag2_bagfile_information:\n  relative_file_paths:\n    - bag_0.db3\n"
-	            "  compression_mode: FILE\n  compression_format: zstd\n", DSSM_EINVAL,
-	            "the bag is compressed (compression_mode FILE, compression_format zstd)");
+	            "  compression_mode: FILE\n  compression_format: bz2\n", DSSM_EINVAL,
+	            "the bag is compressed with 'bz2' (compression_format), which is not read");
+	dir_refused("rosbag2_bagfile_information:\n  relative_file_paths:\n    - bag_0.db3\n"
+	            "  compression_mode: CHUNK\n  compression_format: zstd\n", DSSM_ECORRUPT,
+	            "compression_mode 'CHUNK' is not one rosbag2 writes");
+	dir_refused("rosbag2_bagfile_information:\n  relative_file_paths:\n    - bag_0.mcap\n"
+	            "  compression_mode: message\n  compression_format: zstd\n", DSSM_ECORRUPT,
+	            "compression_mode MESSAGE with an MCAP file (bag_0.mcap)");
 	dir_refused("rosbag2_bagfile_information:\n  relative_file_paths: [bag_0.db3\n",
 	            DSSM_ECORRUPT, "is not YAML: line");
 	dir_refused("something: else\n", DSSM_ECORRUPT, "no rosbag2_bagfile_information");
@@ -327,6 +422,9 @@ int main(void)
 		cmocka_unit_test(test_write_ahead_log),
 		cmocka_unit_test(test_bag_directory),
 		cmocka_unit_test(test_mixed_directory),
+		cmocka_unit_test(test_message_compressed),
+		cmocka_unit_test(test_file_compressed),
+		cmocka_unit_test(test_hostile_frames),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_hostile_directory),
 	};

@@ -45,17 +45,23 @@ static int read_messages(struct db3 *d, const struct bridge_sink *sink,
 		return dssm__db3_fail(d, DSSM_ECORRUPT, "reading messages");
 	int rc;
 	uint32_t topic;
+	uint8_t *buf = NULL;   /* a message decompressed (compression_mode MESSAGE) */
+	size_t cap = 0;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
 		if ((rc = dssm__db3_row(d, q, 0, &topic)) < 0)
 			break;
 		const void *data = sqlite3_column_blob(q, 3);
 		size_t len = (size_t)sqlite3_column_bytes(q, 3);
+		if (d->zstd && (rc = dssm__db3_unzstd(d, sqlite3_column_int64(q, 0), data, len, &buf,
+		                                      &cap, &len)) < 0)
+			break;
 		if ((rc = sink->message(sink->ctx, topic, sqlite3_column_int64(q, 2),
-		                        data ? data : "", len)) < 0)
+		                        d->zstd ? buf : data ? data : "", len)) < 0)
 			break;
 		st->messages++;
 		st->bytes += len;
 	}
+	free(buf);
 	sqlite3_finalize(q);
 	if (rc < 0)
 		return rc;

@@ -7,6 +7,7 @@
  */
 #include <bzlib.h>
 #include <lz4frame.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -103,6 +104,64 @@ static int zstd_decompress(const uint8_t *in, size_t in_len, uint8_t *out, size_
 		return dssm__fail(DSSM_ECORRUPT, "%s: zstd data gives %zu bytes; %zu announced", what,
 		                  got, out_len);
 	return 0;
+}
+
+/* out grown to hold at least `need` bytes (at most max), doubling. */
+static int grow(uint8_t **out, size_t *cap, size_t need, size_t max, const char *what)
+{
+	if (need <= *cap)
+		return 0;
+	if (need > max)
+		return dssm__fail(DSSM_ETOOBIG, "%s: its zstd stream holds more than %zu bytes, the "
+		                  "most read into memory", what, max);
+	size_t n = *cap ? *cap : 1 << 20;
+	n = n > max ? max : n;
+	while (n < need)
+		n = n > max / 2 ? max : 2 * n;
+	uint8_t *p = realloc(*out, n);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for %zu bytes of %s", n, what);
+	*out = p;
+	*cap = n;
+	return 0;
+}
+
+int dssm__zstd_whole(const uint8_t *in, size_t in_len, size_t max, uint8_t **out, size_t *len,
+                     const char *what)
+{
+	unsigned long long said = ZSTD_getFrameContentSize(in, in_len);
+	if (said == ZSTD_CONTENTSIZE_ERROR)
+		return dssm__fail(DSSM_ECORRUPT, "%s: not a zstd stream (no zstd frame header)", what);
+	ZSTD_DStream *z = ZSTD_createDStream();
+	if (!z)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	size_t cap = 0, ret = 1;
+	*out = NULL;
+	*len = 0;
+	/* a size the frame declares is checked before anything is allocated */
+	int rc = said != ZSTD_CONTENTSIZE_UNKNOWN ? grow(out, &cap, said ? said : 1, max, what) : 0;
+	ZSTD_inBuffer src = {in, in_len, 0};
+	while (rc == 0 && (src.pos < src.size || ret != 0)) {
+		if ((rc = grow(out, &cap, *len + 1, max, what)) < 0)
+			break;
+		ZSTD_outBuffer dst = {*out, cap, *len};
+		size_t at = src.pos, had = *len;
+		ret = ZSTD_decompressStream(z, &dst, &src);
+		*len = dst.pos;
+		if (ZSTD_isError(ret))
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: zstd: %s (after %zu bytes)", what,
+			                ZSTD_getErrorName(ret), *len);
+		else if (ret != 0 && src.pos == src.size && at == src.pos && had == *len)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: its zstd stream is cut short (after %zu "
+			                "bytes)", what, *len);
+	}
+	ZSTD_freeDStream(z);
+	if (rc < 0) {
+		free(*out);
+		*out = NULL;
+		*len = 0;
+	}
+	return rc;
 }
 
 int dssm__decompress(int codec, const uint8_t *in, size_t in_len, uint8_t *out,

@@ -22,6 +22,12 @@ int dssm__codec_parse(const char *name, int mcap);
  * `what`. */
 int dssm__decompress(int codec, const uint8_t *in, size_t in_len, uint8_t *out, size_t out_len,
                      const char *what);
+/* A whole zstd stream (one or more frames, their sizes declared or not)
+ * decompressed into *out (malloc'd), *len bytes; more than max bytes is
+ * DSSM_ETOOBIG (a size a frame declares is checked before allocating); a
+ * damaged or cut stream is DSSM_ECORRUPT naming `what`. */
+int dssm__zstd_whole(const uint8_t *in, size_t in_len, size_t max, uint8_t **out, size_t *len,
+                     const char *what);
 /* CRC-32 (zlib's) of a chunk's uncompressed bytes. */
 uint32_t dssm__crc32_zlib(const uint8_t *p, size_t n);
 

@@ -12,7 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <zstd.h>
+
+#include "codec.h"
 #include "db3.h"
+#include "rosbag2.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
 
@@ -261,16 +265,91 @@ int dssm__db3_row(struct db3 *d, sqlite3_stmt *q, int length, uint32_t *topic)
 	return 0;
 }
 
+/* Whether rosbag2 compressed each message (db3.h): the newest row of the
+ * file's table `metadata` (a YAML copy of metadata.yaml's mapping), else
+ * (an older file, or one whose recorder never wrote the row) the
+ * metadata.yaml beside path listing the file. FILE there means the file
+ * was compressed whole and is read decompressed: its messages are plain. */
+static int read_compression(struct db3 *d, const char *path)
+{
+	int c = ROSBAG2_PLAIN, rc = has_table(d, "metadata"), found = 0;
+	sqlite3_stmt *st = NULL;
+	if (rc == 1 && sqlite3_prepare_v2(d->db, "SELECT metadata FROM metadata ORDER BY id DESC "
+	                                  "LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+		st = NULL;   /* a table of another shape: no metadata of rosbag2's */
+	if (st && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		char what[4200];
+		const char *text = text_of(st, 0);
+		snprintf(what, sizeof what, "%s (its table metadata)", d->what);
+		rc = !text ? dssm__fail(DSSM_ECORRUPT, "%s holds a NUL byte", what)
+		           : dssm__rosbag2_meta((const uint8_t *)text, strlen(text), what, 0, &c,
+		                                NULL, NULL);
+		found = 1;
+	} else if (st && rc != SQLITE_DONE)
+		rc = dssm__db3_fail(d, DSSM_ECORRUPT, "reading its table metadata");
+	else
+		rc = rc < 0 ? rc : 0;
+	sqlite3_finalize(st);
+	if (rc == 0 && !found && path)
+		rc = dssm__rosbag2_file_compression(path, &c);
+	d->zstd = c == ROSBAG2_MESSAGE;
+	return rc < 0 ? rc : 0;
+}
+
+int dssm__db3_frame_size(struct db3 *d, int64_t id, const void *head, size_t n, size_t *size)
+{
+	unsigned long long s = head ? ZSTD_getFrameContentSize(head, n) : ZSTD_CONTENTSIZE_ERROR;
+	if (s == ZSTD_CONTENTSIZE_ERROR)
+		return dssm__fail(DSSM_ECORRUPT, "%s: message id %lld: its data is no zstd frame, "
+		                  "though the bag says each message is one (compression_mode MESSAGE)",
+		                  d->what, (long long)id);
+	if (s == ZSTD_CONTENTSIZE_UNKNOWN)
+		return dssm__fail(DSSM_ECORRUPT, "%s: message id %lld: its zstd frame does not say its "
+		                  "size, which rosbag2's compressor always writes (refused, as rosbag2 "
+		                  "refuses it)", d->what, (long long)id);
+	if (s > d->max)
+		return dssm__fail(DSSM_ECORRUPT, "%s: message id %lld: its zstd frame says %llu bytes, "
+		                  "over the %zu a sample may have", d->what, (long long)id, s, d->max);
+	*size = (size_t)s;
+	return 0;
+}
+
+int dssm__db3_unzstd(struct db3 *d, int64_t id, const void *data, size_t n, uint8_t **buf,
+                     size_t *cap, size_t *len)
+{
+	size_t size;
+	int rc = dssm__db3_frame_size(d, id, data, n, &size);
+	if (rc < 0)
+		return rc;
+	if (size > *cap || !*buf) {
+		uint8_t *p = realloc(*buf, size ? size : 1);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", size);
+		*buf = p;
+		*cap = size ? size : 1;
+	}
+	char what[4200];
+	snprintf(what, sizeof what, "%s: message id %lld", d->what, (long long)id);
+	if ((rc = dssm__decompress(DSSM__CODEC_ZSTD, data, n, *buf, size, what)) < 0)
+		return rc;
+	*len = size;
+	return 0;
+}
+
 /* The untrusted file runs nothing: no functions, views or triggers from its
- * schema, and no value larger than max may be. */
-static int defend(struct db3 *d, size_t max)
+ * schema, and no value larger than max may be; then how its messages are
+ * compressed (path: the file, NULL for an image in memory). */
+static int defend(struct db3 *d, size_t max, const char *path)
 {
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_db_config(d->db, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	sqlite3_limit(d->db, SQLITE_LIMIT_LENGTH, (int)(max < 0x7fffffff ? max : 0x7fffffff));
+	d->max = max;
 	int rc = check_schema(d);
+	if (rc == 0)
+		rc = read_compression(d, path);
 	if (rc < 0)
 		dssm__db3_close(d);
 	return rc;
@@ -348,7 +427,7 @@ int dssm__db3_open(struct db3 *d, const char *path, size_t max_value)
 		dssm__db3_close(d);
 	}
 	free(uri);
-	return rc < 0 ? rc : defend(d, max_value);
+	return rc < 0 ? rc : defend(d, max_value, path);
 }
 
 int dssm__db3_open_memory(struct db3 *d, const uint8_t *buf, size_t len, const char *what,
@@ -372,7 +451,7 @@ int dssm__db3_open_memory(struct db3 *d, const uint8_t *buf, size_t len, const c
 		dssm__db3_close(d);
 		return rc;
 	}
-	return defend(d, max_value);
+	return defend(d, max_value, NULL);
 }
 
 void dssm__db3_close(struct db3 *d)

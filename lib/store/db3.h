@@ -19,6 +19,8 @@ struct db3 {
 	sqlite3 *db;
 	int64_t *ids;        /* topics.id of each topic read, in id order */
 	uint32_t ntopics, cap;
+	size_t max;          /* the largest value accepted (max_value) */
+	int zstd;            /* each message's data a zstd frame (dssm__db3_unzstd) */
 };
 
 /* A topic as the file describes it (the strings valid during the call). */
@@ -33,7 +35,10 @@ struct db3_topic {
 /* Open path read-only (a write-ahead log beside it replayed, nothing
  * written otherwise), made to run nothing of its schema and to refuse
  * values over max_value bytes, its schema checked: 0 or an error naming
- * what is wrong. d->what is path. */
+ * what is wrong. d->what is path. d->zstd tells whether rosbag2 compressed
+ * each message (compression_mode MESSAGE), as the file's own copy of its
+ * metadata says (table `metadata`, rosbag2's schema 3 and later) or, in a
+ * file without one, the metadata.yaml beside it that lists it. */
 int dssm__db3_open(struct db3 *d, const char *path, size_t max_value);
 /* The same for a database image in memory (read in place, read-only). */
 int dssm__db3_open_memory(struct db3 *d, const uint8_t *buf, size_t len, const char *what,
@@ -61,5 +66,20 @@ void dssm__db3_fields(struct wbuf *w, const struct db3_topic *t);
  * `length`): its topic's index (from dssm__db3_topics), or an error naming
  * the row. */
 int dssm__db3_row(struct db3 *d, sqlite3_stmt *q, int length, uint32_t *topic);
+
+/* rosbag2's compression_mode MESSAGE (d->zstd): each message's data is
+ * one zstd frame that says its size, as rosbag2's compressor writes it.
+ * dssm__db3_frame_size reads that size from the first bytes of the data
+ * (DB3_HEAD of them are enough); an error names the message when they are
+ * no zstd frame, when the frame does not say its size (rosbag2's reader
+ * refuses such a frame too), or when the size is over d->max: checked
+ * before anything is allocated (a small frame may claim gigabytes).
+ * dssm__db3_unzstd decompresses the whole data into *buf (grown, *cap its
+ * size), *len bytes: a damaged frame is an error naming the message,
+ * never other bytes. */
+#define DB3_HEAD "CASE typeof(data) WHEN 'blob' THEN substr(data, 1, 18) END"
+int dssm__db3_frame_size(struct db3 *d, int64_t id, const void *head, size_t n, size_t *size);
+int dssm__db3_unzstd(struct db3 *d, int64_t id, const void *data, size_t n, uint8_t **buf,
+                     size_t *cap, size_t *len);
 
 #endif

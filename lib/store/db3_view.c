@@ -15,11 +15,16 @@
  * dssm__channel_property (view.h) from the topic's fields (db3.c); each stream's
  * samples in the import's order (timestamp, then id).
  */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "codec.h"
 #include "db3.h"
 #include "lib/base/base.h"
 #include "view_table.h"
@@ -29,6 +34,7 @@
 struct db3_file {
 	struct db3 d;
 	char *path;
+	uint8_t *image;         /* a file compressed whole: its image in memory, or NULL */
 	sqlite3_stmt *get;      /* a sample by rowid (one statement: under lock) */
 	pthread_mutex_t lock;
 };
@@ -41,6 +47,7 @@ static void file_free(void *ctx)
 	sqlite3_finalize(f->get);
 	dssm__db3_close(&f->d);
 	pthread_mutex_destroy(&f->lock);
+	free(f->image);   /* (after SQLite let go of it) */
 	free(f->path);
 	free(f);
 }
@@ -67,6 +74,14 @@ static int fetch(struct view *v, struct db3_file *f, struct view_cache *k, int i
 		                  (unsigned long long)e->off, v->s[idx].info.name, (long long)e->time);
 	const void *data = sqlite3_column_blob(q, 2);
 	size_t n = (size_t)sqlite3_column_bytes(q, 2);
+	if (f->d.zstd) {   /* decompressed as it is read (compression_mode MESSAGE) */
+		int rc = dssm__db3_unzstd(&f->d, (int64_t)e->off, data, n, &k->rec, &k->rec_cap, len);
+		if (rc == 0 && *len != e->len)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: rowid %llu now holds %zu bytes, not %u: the "
+			                "file changed since it was opened", f->path,
+			                (unsigned long long)e->off, *len, e->len);
+		return rc;
+	}
 	if (n > k->rec_cap) {
 		uint8_t *p = realloc(k->rec, n);
 		if (!p)
@@ -114,24 +129,41 @@ static int on_topic(void *ctx, uint32_t index, const struct db3_topic *t)
 	return rc < 0 ? rc : 0;
 }
 
-/* Each message's time, rowid and length, in the import's order. */
+/* A row's sample length: its data's, or (compression_mode MESSAGE) what
+ * its zstd frame says it holds, read from the frame's first bytes. */
+static int row_length(struct db3_file *f, sqlite3_stmt *q, sqlite3_int64 *len)
+{
+	if (f->d.zstd) {
+		size_t size;
+		int rc = dssm__db3_frame_size(&f->d, sqlite3_column_int64(q, 0),
+		                              sqlite3_column_blob(q, 3),
+		                              (size_t)sqlite3_column_bytes(q, 3), &size);
+		*len = (sqlite3_int64)size;
+		return rc;
+	}
+	*len = sqlite3_column_int64(q, 3);
+	if (*len > (sqlite3_int64)DB3_MAX_VALUE)
+		return dssm__fail(DSSM_ECORRUPT, "%s: message id %lld holds %lld bytes, over the %zu a "
+		                  "sample may have", f->path, sqlite3_column_int64(q, 0), *len,
+		                  DB3_MAX_VALUE);
+	return 0;
+}
+
+/* Each message's time, rowid and length, in the import's order: its
+ * length without reading its data, or its frame's first bytes. */
 static int load_entries(struct view *v, struct db3_file *f)
 {
 	sqlite3_stmt *q;
-	if (sqlite3_prepare_v2(f->d.db, DB3_MESSAGES(DB3_LENGTH), -1, &q, NULL) != SQLITE_OK)
+	const char *sql = f->d.zstd ? DB3_MESSAGES(DB3_HEAD) : DB3_MESSAGES(DB3_LENGTH);
+	if (sqlite3_prepare_v2(f->d.db, sql, -1, &q, NULL) != SQLITE_OK)
 		return dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
 	int rc;
 	uint32_t topic;
+	sqlite3_int64 len;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		sqlite3_int64 len = sqlite3_column_int64(q, 3);
-		if ((rc = dssm__db3_row(&f->d, q, 1, &topic)) < 0)
+		if ((rc = dssm__db3_row(&f->d, q, !f->d.zstd, &topic)) < 0 ||
+		    (rc = row_length(f, q, &len)) < 0)
 			break;
-		if (len > (sqlite3_int64)DB3_MAX_VALUE) {
-			rc = dssm__fail(DSSM_ECORRUPT, "%s: message id %lld holds %lld bytes, over the "
-			                "%zu a sample may have", f->path, sqlite3_column_int64(q, 0), len,
-			                DB3_MAX_VALUE);
-			break;
-		}
 		rc = dssm__view_add_entry(v, (int)topic, sqlite3_column_int64(q, 2), 0,
 		                          (uint64_t)sqlite3_column_int64(q, 4), (uint32_t)len);
 		if (rc < 0)
@@ -148,15 +180,20 @@ int dssm__db3_sniff(const uint8_t *head, size_t n)
 	return n >= 16 && memcmp(head, "SQLite format 3", 16) == 0;
 }
 
-int dssm__db3_view_open(dssm_container *c, const char *path)
+/* path read in place, or (img non-NULL) the len bytes of its image in
+ * memory, which the view then owns. */
+static int open_view(dssm_container *c, const char *path, uint8_t *img, size_t len)
 {
 	struct db3_file *f = calloc(1, sizeof *f);
 	if (!f || !(f->path = strdup(path))) {
 		free(f);
+		free(img);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
+	f->image = img;
 	pthread_mutex_init(&f->lock, NULL);
-	int rc = dssm__db3_open(&f->d, path, DB3_MAX_VALUE);
+	int rc = img ? dssm__db3_open_memory(&f->d, img, len, f->path, DB3_MAX_VALUE)
+	             : dssm__db3_open(&f->d, path, DB3_MAX_VALUE);
 	f->d.what = f->path;
 	if (rc == 0 && sqlite3_prepare_v2(f->d.db, "SELECT topic_id, timestamp, data FROM messages "
 	                                  "WHERE rowid = ?1", -1, &f->get, NULL) != SQLITE_OK)
@@ -172,4 +209,63 @@ int dssm__db3_view_open(dssm_container *c, const char *path)
 	if (rc == 0)
 		rc = load_entries(v, f);
 	return rc;   /* on an error the caller frees c, and the view with it */
+}
+
+int dssm__db3_view_open(dssm_container *c, const char *path)
+{
+	return open_view(c, path, NULL, 0);
+}
+
+/* ---- a .db3 compressed whole (rosbag2's compression_mode FILE) ---- */
+
+size_t dssm__db3_zstd_max = (size_t)512 << 20;
+
+int dssm__zstd_sniff(const uint8_t *head, size_t n)
+{
+	return n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd;
+}
+
+static int ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+	return n >= m && !strcmp(s + n - m, end);
+}
+
+/* A zstd stream cannot be read at random without decompressing it from
+ * its start, and no copy is written (the issue forbids hidden files): the
+ * file is decompressed into memory, at most dssm__db3_zstd_max bytes, and
+ * that image read as a .db3 is (sqlite3_deserialize, read-only). */
+int dssm__db3_zstd_open(dssm_container *c, const char *path)
+{
+	if (!ends_with(path, ".db3.zstd"))
+		return ends_with(path, ".mcap.zstd")
+		       ? dssm__fail(DSSM_EINVAL, "%s: an MCAP file compressed whole (rosbag2's "
+		                    "compression_mode FILE) is not read in place: decompress the bag "
+		                    "first (ros2 bag convert); MCAP's own chunk compression is read in "
+		                    "place", path)
+		       : dssm__fail(DSSM_EINVAL, "%s is a zstd stream: the only one read in place is "
+		                    "a rosbag2 .db3 compressed whole (NAME_N.db3.zstd)", path);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int rc = dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	void *in = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+	                          : MAP_FAILED;
+	close(fd);
+	if (in == MAP_FAILED)
+		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
+	uint8_t *img;
+	size_t len;
+	int rc = dssm__zstd_whole(in, (size_t)st.st_size, dssm__db3_zstd_max, &img, &len, path);
+	munmap(in, (size_t)st.st_size);
+	if (rc == DSSM_ETOOBIG)
+		return dssm__fail(DSSM_ETOOBIG, "%s: a .db3 compressed whole (rosbag2's "
+		                  "compression_mode FILE) is read into memory, up to %zu MiB, and this "
+		                  "one holds more: decompress the bag first (ros2 bag convert to a bag "
+		                  "without compression)", path, dssm__db3_zstd_max >> 20);
+	return rc < 0 ? rc : open_view(c, path, img, len);
 }

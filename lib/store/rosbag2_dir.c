@@ -13,46 +13,25 @@
  * metadata.yaml is untrusted: a path that leaves the directory (absolute,
  * or with a ".." component) is refused; bags before rosbag2's version 4
  * listed "NAME/NAME_0.db3" (relative to the parent), taken as NAME_0.db3
- * in the directory. A compressed bag (compression_mode FILE or MESSAGE)
- * is refused, naming its compression: its files or samples are zstd
- * streams, not what a reader of rosbag2's storage expects.
+ * in the directory. metadata.yaml is read by rosbag2_meta.c, which also
+ * says how the bag is compressed: with compression_mode FILE its files are
+ * NAME_N.db3.zstd (read in memory: db3_zstd.c), with MESSAGE each .db3
+ * finds its messages' compression itself (db3.c); MESSAGE with MCAP files
+ * is refused, as rosbag2 never writes it.
  */
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <yaml.h>
 
 #include "lib/base/base.h"
+#include "rosbag2.h"
 #include "set.h"
 #include "store.h"
 #include "view.h"
 
 #define BAG_FILES_MAX 100000
-
-/* The value of KEY in mapping node m, or NULL. */
-static yaml_node_t *lookup(yaml_document_t *doc, yaml_node_t *m, const char *key)
-{
-	if (!m || m->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *p = m->data.mapping.pairs.start; p < m->data.mapping.pairs.top; p++) {
-		yaml_node_t *k = yaml_document_get_node(doc, p->key);
-		if (k && k->type == YAML_SCALAR_NODE && k->data.scalar.length == strlen(key) &&
-		    !memcmp(k->data.scalar.value, key, k->data.scalar.length))
-			return yaml_document_get_node(doc, p->value);
-	}
-	return NULL;
-}
-
-/* A scalar's text ("" for anything else); NULL when it holds a NUL. */
-static const char *scalar(yaml_node_t *n)
-{
-	if (!n || n->type != YAML_SCALAR_NODE)
-		return "";
-	const char *v = (const char *)n->data.scalar.value;
-	return strlen(v) == n->data.scalar.length ? v : NULL;
-}
 
 static int add_file(char ***files, int *n, const char *dir, const char *name)
 {
@@ -66,66 +45,42 @@ static int add_file(char ***files, int *n, const char *dir, const char *name)
 	return 0;
 }
 
+struct listing {
+	const char *dir, *yml;
+	char ***files;
+	int *n;
+	int compression;   /* (known before the first file: rosbag2_meta.c) */
+};
+
 /* A listed path as a file of dir (see the top), into *files. */
-static int listed_file(const char *dir, const char *yml, const char *rel, char ***files, int *n)
+static int listed_file(void *ctx, const char *rel)
 {
+	struct listing *l = ctx;
+	if (*l->n >= BAG_FILES_MAX)
+		return dssm__fail(DSSM_ECORRUPT, "%s lists more than %d files", l->yml, BAG_FILES_MAX);
 	if (!rel || !*rel || rel[0] == '/' || !strcmp(rel, "..") || !strncmp(rel, "../", 3) ||
 	    strstr(rel, "/../") || (strlen(rel) >= 3 && !strcmp(rel + strlen(rel) - 3, "/..")))
 		return dssm__fail(DSSM_ECORRUPT, "%s: relative_file_paths lists '%s', which is not a "
-		                  "file of the bag's directory", yml, rel ? rel : "(a value with a NUL)");
+		                  "file of the bag's directory", l->yml, rel ? rel : "(a value with a NUL)");
+	size_t len = strlen(rel);
+	if (l->compression == ROSBAG2_MESSAGE && len >= 5 && !strcmp(rel + len - 5, ".mcap"))
+		return dssm__fail(DSSM_ECORRUPT, "%s: compression_mode MESSAGE with an MCAP file (%s), "
+		                  "which rosbag2 does not write (MCAP storage compresses its chunks "
+		                  "instead)", l->yml, rel);
 	char path[4200];
 	struct stat st;
-	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	snprintf(path, sizeof path, "%s/%s", l->dir, rel);
 	const char *base = strrchr(rel, '/');
 	if (stat(path, &st) != 0 && base)   /* before version 4: NAME/NAME_0.db3 */
 		rel = base + 1;
-	return add_file(files, n, dir, rel);
+	return add_file(l->files, l->n, l->dir, rel);
 }
 
 /* The bag's files, as metadata.yaml lists them. */
 static int from_metadata(const char *dir, const char *yml, char ***files, int *n)
 {
-	uint8_t *text = NULL;
-	size_t len = 0;
-	if (dssm__store_read_file(yml, &text, &len) < 0)
-		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", yml);
-	yaml_parser_t parser;
-	yaml_document_t doc;
-	if (!yaml_parser_initialize(&parser)) {
-		free(text);
-		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	}
-	yaml_parser_set_input_string(&parser, text, len);
-	int rc = 0, loaded = yaml_parser_load(&parser, &doc);
-	if (!loaded)
-		rc = dssm__fail(DSSM_ECORRUPT, "%s is not YAML: line %zu, column %zu: %s", yml,
-		                parser.problem_mark.line + 1, parser.problem_mark.column + 1,
-		                parser.problem ? parser.problem : "cannot be parsed");
-	yaml_node_t *info = rc ? NULL : lookup(&doc, yaml_document_get_root_node(&doc),
-	                                       "rosbag2_bagfile_information");
-	yaml_node_t *paths = lookup(&doc, info, "relative_file_paths");
-	const char *mode = info ? scalar(lookup(&doc, info, "compression_mode")) : "";
-	if (rc == 0 && !info)
-		rc = dssm__fail(DSSM_ECORRUPT, "%s is not a rosbag2 bag's metadata (no "
-		                "rosbag2_bagfile_information)", yml);
-	else if (rc == 0 && (!paths || paths->type != YAML_SEQUENCE_NODE ||
-	                     paths->data.sequence.items.top == paths->data.sequence.items.start))
-		rc = dssm__fail(DSSM_ECORRUPT, "%s lists no files (relative_file_paths)", yml);
-	else if (rc == 0 && (!mode || *mode))
-		rc = dssm__fail(DSSM_EINVAL, "%s: the bag is compressed (compression_mode %s, "
-		                "compression_format %s), which is not read: decompress it first "
-		                "(ros2 bag convert)", yml, mode ? mode : "?",
-		                scalar(lookup(&doc, info, "compression_format")));
-	for (yaml_node_item_t *i = rc ? NULL : paths->data.sequence.items.start;
-	     i && i < paths->data.sequence.items.top && rc == 0; i++)
-		rc = *n >= BAG_FILES_MAX
-		     ? dssm__fail(DSSM_ECORRUPT, "%s lists more than %d files", yml, BAG_FILES_MAX)
-		     : listed_file(dir, yml, scalar(yaml_document_get_node(&doc, *i)), files, n);
-	if (loaded)
-		yaml_document_delete(&doc);
-	yaml_parser_delete(&parser);
-	free(text);
-	return rc;
+	struct listing l = {dir, yml, files, n, ROSBAG2_PLAIN};
+	return dssm__rosbag2_meta_file(yml, &l.compression, listed_file, &l);
 }
 
 /* N of "PREFIX_N.db3" or "PREFIX_N.mcap" (its extension in *ext, the

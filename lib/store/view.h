@@ -96,6 +96,12 @@ int dssm__mcap_sniff(const uint8_t *head, size_t n);
 int dssm__mcap_open(dssm_container *c, const char *path);
 int dssm__db3_sniff(const uint8_t *head, size_t n);
 int dssm__db3_view_open(dssm_container *c, const char *path);
+/* A rosbag2 .db3 compressed whole (NAME_N.db3.zstd, compression_mode
+ * FILE), read from memory: at most dssm__db3_zstd_max bytes decompressed
+ * (db3_view.c). */
+int dssm__zstd_sniff(const uint8_t *head, size_t n);
+int dssm__db3_zstd_open(dssm_container *c, const char *path);
+extern size_t dssm__db3_zstd_max;
 int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
 int dssm__ssmlog_view_open(dssm_container *c, const char *path);
 /* The lister of set.h for rosbag2 bag directories (rosbag2_dir.c). */
