@@ -317,7 +317,7 @@ test: deps
 	  SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer" check-unit
 	@echo "== concurrency tests under ThreadSanitizer (clang)"
 	@$(MAKE) --no-print-directory check-tsan
-	@echo "== fuzzing the wire codec, the bag/MCAP/db3/SSM-log readers, the container reader, MCAP read in place and the message decoder (libFuzzer, 10 s each)"
+	@echo "== fuzzing the wire codec, the bag/MCAP/db3/SSM-log readers, the container reader, MCAP and rosbag2 .db3 (plain or zstd) read in place and the message decoder (libFuzzer, 10 s each)"
 	@bash tests/fuzz-test.sh 10
 	@echo "== command-line integration tests"
 	@bash tests/cli-test.sh build/dssm

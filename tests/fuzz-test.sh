@@ -155,10 +155,23 @@ else
 	echo "  FAIL  fuzz_bagview: cannot build ($(tail -1 "$out/build-bagview.log"))"
 	failed=$((failed + 1)); status=1
 fi
+# rosbag2 .db3 files read in place, plain, compressed per message or
+# compressed whole (.db3.zstd): seeds are the test data's.
+# shellcheck disable=SC2086
+if clang $flags -o "$out/fuzz_db3view" tests/fuzz/fuzz_db3view.c $view_src -llz4 -lzstd -lbz2 -lz -lsqlite3 \
+	-lyaml -lm -pthread >"$out/build-db3view.log" 2>&1; then
+	mkdir -p "$out/db3view-corpus"
+	rec=${DSSM_RECORDINGS:-tests/data/recordings}
+	cp "$rec"/*.db3 "$rec"/*/*.db3 "$rec"/*/*.db3.zstd "$out/db3view-corpus/" 2>/dev/null
+	run fuzz_db3view "$out/db3view-corpus" 65536
+else
+	echo "  FAIL  fuzz_db3view: cannot build ($(tail -1 "$out/build-db3view.log"))"
+	failed=$((failed + 1)); status=1
+fi
 # The rosbag2 SQLite reader: seeds are rosbag2's talker.db3 and a small bag
 # with extreme values; SQLite itself parses the image, our side must hold.
-if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c lib/store/db3.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
-	lib/base/error.c lib/base/time.c -lsqlite3 -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
+if clang $flags -o "$out/fuzz_db3" tests/fuzz/fuzz_db3.c app/bridge/db3_read.c lib/store/db3.c lib/store/rosbag2_meta.c app/bridge/mapped.c app/bridge/fields.c app/bridge/codec.c lib/store/codec.c lib/remote/wire.c lib/base/bytes.c \
+	lib/base/error.c lib/base/time.c -lsqlite3 -lyaml -llz4 -lzstd -lbz2 -lz -lm >"$out/build-db3.log" 2>&1; then
 	mkdir -p "$out/db3-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}
 	cp "$rec"/*.db3 "$out/db3-corpus/" 2>/dev/null

@@ -6,7 +6,8 @@
  * times in order, none outside the window). FUZZ_TARGET names the target
  * in a failure. A target that only opens its input and reads it
  * (fuzz_mcapview.c, fuzz_bagview.c) defines FUZZ_SUFFIX (".mcap") and
- * VIEW_READ_MAIN first: its LLVMFuzzerTestOneInput is the one below.
+ * VIEW_READ_MAIN first: its LLVMFuzzerTestOneInput is the one below
+ * (running FUZZ_INIT, when defined, once before the first input).
  */
 #ifndef DSSM_FUZZ_VIEW_READ_H
 #define DSSM_FUZZ_VIEW_READ_H
@@ -107,6 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!path[0]) {
 		snprintf(path, sizeof path, "/tmp/%s-%d%s", FUZZ_TARGET, (int)getpid(), FUZZ_SUFFIX);
 		dssm__views_register();
+#ifdef FUZZ_INIT
+		FUZZ_INIT;
+#endif
 	}
 	dssm_container *c;
 	if (write_input(path, data, size) < 0 || dssm_container_open(path, &c) < 0)
