@@ -70,14 +70,14 @@ int dssm__db3_row(struct db3 *d, sqlite3_stmt *q, int length, uint32_t *topic);
 /* rosbag2's compression_mode MESSAGE (d->zstd): each message's data is
  * one zstd frame that says its size, as rosbag2's compressor writes it.
  * dssm__db3_frame_size reads that size from the first bytes of the data
- * (DB3_HEAD of them are enough); an error names the message when they are
+ * (DB3_FRAME_HEAD of them are enough); an error names the message when they are
  * no zstd frame, when the frame does not say its size (rosbag2's reader
  * refuses such a frame too), or when the size is over d->max: checked
  * before anything is allocated (a small frame may claim gigabytes).
  * dssm__db3_unzstd decompresses the whole data into *buf (grown, *cap its
  * size), *len bytes: a damaged frame is an error naming the message,
  * never other bytes. */
-#define DB3_HEAD "CASE typeof(data) WHEN 'blob' THEN substr(data, 1, 18) END"
+#define DB3_FRAME_HEAD 18   /* ZSTD_FRAMEHEADERSIZE_MAX */
 int dssm__db3_frame_size(struct db3 *d, int64_t id, const void *head, size_t n, size_t *size);
 int dssm__db3_unzstd(struct db3 *d, int64_t id, const void *data, size_t n, uint8_t **buf,
                      size_t *cap, size_t *len);

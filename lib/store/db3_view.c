@@ -36,6 +36,7 @@ struct db3_file {
 	char *path;
 	uint8_t *image;         /* a file compressed whole: its image in memory, or NULL */
 	sqlite3_stmt *get;      /* a sample by rowid (one statement: under lock) */
+	sqlite3_blob *blob;     /* while opening: frame headers (frame_head) */
 	pthread_mutex_t lock;
 };
 
@@ -45,6 +46,7 @@ static void file_free(void *ctx)
 	if (!f)
 		return;
 	sqlite3_finalize(f->get);
+	sqlite3_blob_close(f->blob);
 	dssm__db3_close(&f->d);
 	pthread_mutex_destroy(&f->lock);
 	free(f->image);   /* (after SQLite let go of it) */
@@ -129,19 +131,38 @@ static int on_topic(void *ctx, uint32_t index, const struct db3_topic *t)
 	return rc < 0 ? rc : 0;
 }
 
+/* The first bytes of a MESSAGE-compressed row's data (its zstd frame
+ * header, at most DB3_FRAME_HEAD bytes) through SQLite's incremental blob
+ * I/O, which reads the pages holding them and not the rest of the blob
+ * (substr() would read it whole). */
+static int frame_head(struct db3_file *f, sqlite3_int64 rowid, sqlite3_int64 n,
+                      uint8_t *head, int *got)
+{
+	int rc = f->blob ? sqlite3_blob_reopen(f->blob, rowid)
+	                 : sqlite3_blob_open(f->d.db, "main", "messages", "data", rowid, 0,
+	                                     &f->blob);
+	*got = n < DB3_FRAME_HEAD ? (int)n : DB3_FRAME_HEAD;
+	if (rc == SQLITE_OK && *got > 0)
+		rc = sqlite3_blob_read(f->blob, head, *got, 0);
+	return rc == SQLITE_OK ? 0 : dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading a message's "
+	                                            "zstd frame header");
+}
+
 /* A row's sample length: its data's, or (compression_mode MESSAGE) what
- * its zstd frame says it holds, read from the frame's first bytes. */
+ * its zstd frame says it holds, read from the frame's header. */
 static int row_length(struct db3_file *f, sqlite3_stmt *q, sqlite3_int64 *len)
 {
+	*len = sqlite3_column_int64(q, 3);
 	if (f->d.zstd) {
-		size_t size;
-		int rc = dssm__db3_frame_size(&f->d, sqlite3_column_int64(q, 0),
-		                              sqlite3_column_blob(q, 3),
-		                              (size_t)sqlite3_column_bytes(q, 3), &size);
+		uint8_t head[DB3_FRAME_HEAD];
+		size_t size = 0;
+		int got, rc = frame_head(f, sqlite3_column_int64(q, 4), *len, head, &got);
+		if (rc == 0)
+			rc = dssm__db3_frame_size(&f->d, sqlite3_column_int64(q, 0), head, (size_t)got,
+			                          &size);
 		*len = (sqlite3_int64)size;
 		return rc;
 	}
-	*len = sqlite3_column_int64(q, 3);
 	if (*len > (sqlite3_int64)DB3_MAX_VALUE)
 		return dssm__fail(DSSM_ECORRUPT, "%s: message id %lld holds %lld bytes, over the %zu a "
 		                  "sample may have", f->path, sqlite3_column_int64(q, 0), *len,
@@ -150,19 +171,17 @@ static int row_length(struct db3_file *f, sqlite3_stmt *q, sqlite3_int64 *len)
 }
 
 /* Each message's time, rowid and length, in the import's order: its
- * length without reading its data, or its frame's first bytes. */
+ * length without reading its data (or only its frame's header). */
 static int load_entries(struct view *v, struct db3_file *f)
 {
 	sqlite3_stmt *q;
-	const char *sql = f->d.zstd ? DB3_MESSAGES(DB3_HEAD) : DB3_MESSAGES(DB3_LENGTH);
-	if (sqlite3_prepare_v2(f->d.db, sql, -1, &q, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(f->d.db, DB3_MESSAGES(DB3_LENGTH), -1, &q, NULL) != SQLITE_OK)
 		return dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
 	int rc;
 	uint32_t topic;
 	sqlite3_int64 len;
 	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-		if ((rc = dssm__db3_row(&f->d, q, !f->d.zstd, &topic)) < 0 ||
-		    (rc = row_length(f, q, &len)) < 0)
+		if ((rc = dssm__db3_row(&f->d, q, 1, &topic)) < 0 || (rc = row_length(f, q, &len)) < 0)
 			break;
 		rc = dssm__view_add_entry(v, (int)topic, sqlite3_column_int64(q, 2), 0,
 		                          (uint64_t)sqlite3_column_int64(q, 4), (uint32_t)len);
@@ -170,6 +189,8 @@ static int load_entries(struct view *v, struct db3_file *f)
 			break;
 	}
 	sqlite3_finalize(q);
+	sqlite3_blob_close(f->blob);   /* (queries read by rowid) */
+	f->blob = NULL;
 	if (rc < 0)
 		return rc;
 	return rc == SQLITE_DONE ? 0 : dssm__db3_fail(&f->d, DSSM_ECORRUPT, "reading messages");
