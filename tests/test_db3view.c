@@ -249,6 +249,14 @@ static void test_file_compressed(void **state)
 	assert_int_equal(dssm_container_open(path, &c), DSSM_ECORRUPT);
 	assert_non_null(strstr(dssm_last_error(), "cut short"));
 	assert_non_null(strstr(dssm_last_error(), path));
+	/* a 17-byte stream declaring 2^48 bytes: refused before allocating */
+	snprintf(path, sizeof path, "%s/bomb_0.db3.zstd", tmp);
+	FILE *b = fopen(path, "wb");
+	assert_non_null(b);
+	fwrite("\x28\xb5\x2f\xfd\xe0\0\0\0\0\0\0\x01\0\x01\0\0\0", 1, 17, b);
+	fclose(b);
+	assert_int_equal(dssm_container_open(path, &c), DSSM_ETOOBIG);
+	assert_non_null(strstr(dssm_last_error(), "read into memory, up to 512 MiB"));
 	snprintf(path, sizeof path, "%s/other.zstd", tmp);
 	cut(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", path, 1644);
 	assert_int_equal(dssm_container_open(path, &c), DSSM_EINVAL);
