@@ -52,7 +52,7 @@ LIB_LAYERS := base ring remote store decode open record
 # dssm__views_register().
 VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c lib/store/view_file.c \
   lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
-  lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/rosbag2_meta.c lib/store/bag.c lib/store/bag_view.c \
+  lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/rosbag2_meta.c lib/store/rosbag2_zstd.c lib/store/bag.c lib/store/bag_view.c \
   lib/store/bag_index.c lib/store/views.c
 CORE_SRC := $(filter-out $(VIEW_SRC) lib/store/view_so.c,$(foreach l,$(LIB_LAYERS),$(wildcard lib/$(l)/*.c)))
 COMPAT_SRC := $(wildcard lib/ssm/*.c)

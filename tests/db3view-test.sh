@@ -165,6 +165,11 @@ for z in talker_zstd_message talker_zstd_message.db3 talker_zstd_file \
 	TMPDIR=$priv $oracle container-ordered "$rec/$z" "$dssm" | sort -s -k1,1 >"$tmp/got"
 	same "$z: every message as sqlite3 reads talker.db3's" "$tmp/want-oracle" "$tmp/got"
 done
+"$dssm" query "$rec/talker.mcap" >"$tmp/want-mcap" 2>/dev/null
+inplace "$tmp/got" "$dssm" query "$rec/talker_mcap_zstd_file" ||
+	bad "query talker_mcap_zstd_file: $(cat "$tmp/err")"
+same "query of an MCAP bag compressed whole (FILE) prints what talker.mcap gives" \
+	"$tmp/want-mcap" "$tmp/got"
 inplace "$tmp/info" "$dssm" info "$rec/talker_zstd_file"
 streams "$tmp/info" >"$tmp/got2"
 "$dssm" info "$tmp/talker.d" >"$tmp/want3" 2>/dev/null

@@ -163,6 +163,7 @@ if clang $flags -o "$out/fuzz_db3view" tests/fuzz/fuzz_db3view.c $view_src -llz4
 	mkdir -p "$out/db3view-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}
 	cp "$rec"/*.db3 "$rec"/*/*.db3 "$rec"/*/*.db3.zstd "$out/db3view-corpus/" 2>/dev/null
+	cp "$rec"/*/*.mcap.zstd "$out/db3view-corpus/" 2>/dev/null
 	run fuzz_db3view "$out/db3view-corpus" 65536
 else
 	echo "  FAIL  fuzz_db3view: cannot build ($(tail -1 "$out/build-db3view.log"))"

@@ -233,15 +233,17 @@ static void test_file_compressed(void **state)
 	(void)state;
 	view_check(TALKER, DATA "/talker_zstd_file", tmp);
 	view_check(TALKER, DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", tmp);
+	/* with MCAP storage: the .mcap.zstd read as talker.mcap is */
+	view_check(DATA "/talker.mcap", DATA "/talker_mcap_zstd_file", tmp);
 	/* read in memory up to a bound: over it, refused naming the way out */
-	size_t was = dssm__db3_zstd_max;
-	dssm__db3_zstd_max = 16 << 10;
+	size_t was = dssm__zstd_file_max;
+	dssm__zstd_file_max = 16 << 10;
 	dssm_container *c = NULL;
 	assert_int_equal(dssm_container_open(DATA "/talker_zstd_file", &c), DSSM_ECORRUPT);
 	assert_null(c);
 	assert_non_null(strstr(dssm_last_error(), "read into memory, up to 0 MiB"));
 	assert_non_null(strstr(dssm_last_error(), "ros2 bag convert"));
-	dssm__db3_zstd_max = was;
+	dssm__zstd_file_max = was;
 	/* a cut stream, and a zstd file that is no rosbag2 .db3 */
 	char path[512];
 	snprintf(path, sizeof path, "%s/cut_0.db3.zstd", tmp);
@@ -260,7 +262,7 @@ static void test_file_compressed(void **state)
 	snprintf(path, sizeof path, "%s/other.zstd", tmp);
 	cut(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", path, 1644);
 	assert_int_equal(dssm_container_open(path, &c), DSSM_EINVAL);
-	assert_non_null(strstr(dssm_last_error(), "the only one read in place is a rosbag2 .db3"));
+	assert_non_null(strstr(dssm_last_error(), "the only ones read in place are rosbag2 files compressed whole"));
 }
 
 /* A copy of the MESSAGE-compressed talker with message 5's data set to

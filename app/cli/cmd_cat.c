@@ -139,7 +139,7 @@ void help_cat(FILE *out)
 	        "/TOPIC names the stream a topic was imported as (/camera/image_raw:\n"
 	        "camera.image_raw). FILE/TOPIC reads one topic of a ROS 1 bag, an MCAP or\n"
 	        "rosbag2 .db3 file, or of a rosbag2 bag directory (metadata.yaml and its files), in place\n"
-	        "(a bag rosbag2 compressed with zstd too: per message, or a .db3.zstd in memory)\n"
+	        "(a bag rosbag2 compressed with zstd too: per message, or whole files in memory)\n"
 	        "(the topic with or without its '/', or its stream NAME); FILE.log/NAME[:ID]\n"
 	        "the stream of an SSM log (laser%%2Ffront:0 for SSM's laser/front).\n"
 	        "A summary (samples, bytes, missed) goes to stderr at the end.\n\n"

@@ -188,8 +188,8 @@ void help_info(FILE *out)
 	             "and --sizes reads each sample's header to count them (and, in a\n"
 	             "compressed file, decompresses every chunk), as rosbag info and mcap\n"
 	             "info never do. A bag rosbag2 compressed with zstd is read too: each\n"
-	             "message (MESSAGE) in place, a NAME_N.db3.zstd (FILE) decompressed into\n"
-	             "memory (up to 512 MiB).\n"
+	             "message (MESSAGE) in place, a NAME_N.db3.zstd or .mcap.zstd (FILE)\n"
+	             "decompressed into memory (up to 512 MiB).\n"
 	             "--format json prints one JSON object (for scripts).\n\n"
 	             "examples:\n  dssm info scan:0\n  dssm info run1\n  dssm info big.mcap --sizes\n"
 	             "  dssm info run1 --format json | jq '.streams[] | {stream, count}'\n");

@@ -2,8 +2,8 @@
  * operand.c - what a user means by an operand. A directory is a recording
  * (a container, a set of parts, or a rosbag2 bag directory: its files read
  * in place as one, lib/store/rosbag2_dir.c). A regular file is a recording
- * too when it is a ROS 1 bag, an MCAP file, a rosbag2 .db3 (or a .db3
- * rosbag2 compressed whole, NAME_N.db3.zstd) or an SSM log,
+ * too when it is a ROS 1 bag, an MCAP file, a rosbag2 .db3 (or a file
+ * rosbag2 compressed whole, NAME_N.db3.zstd or .mcap.zstd) or an SSM log,
  * so `info`, `cat`, `query`, `play` and `export` open those files with no
  * import step. A file of a format lib/store/views.c lists (MCAP, ROS 1
  * bags, .db3, SSM logs) is read in place (lib/store/view.h: its summary
@@ -40,7 +40,7 @@ int cli_is_path(const char *arg)
  * x.nosuch.bag; /turtle1/pose stays a topic.) */
 int cli_meant_a_file(const char *given)
 {
-	static const char *const ext[] = {".bag", ".mcap", ".db3", ".db3.zstd", ".log", NULL};
+	static const char *const ext[] = {".bag", ".mcap", ".db3", ".db3.zstd", ".mcap.zstd", ".log", NULL};
 	size_t n = strlen(given);
 	for (int i = 0; ext[i]; i++)
 		if (n > strlen(ext[i]) && !strcmp(given + n - strlen(ext[i]), ext[i]))

@@ -15,16 +15,11 @@
  * dssm__channel_property (view.h) from the topic's fields (db3.c); each stream's
  * samples in the import's order (timestamp, then id).
  */
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "codec.h"
 #include "db3.h"
 #include "lib/base/base.h"
 #include "view_table.h"
@@ -237,56 +232,7 @@ int dssm__db3_view_open(dssm_container *c, const char *path)
 	return open_view(c, path, NULL, 0);
 }
 
-/* ---- a .db3 compressed whole (rosbag2's compression_mode FILE) ---- */
-
-size_t dssm__db3_zstd_max = (size_t)512 << 20;
-
-int dssm__zstd_sniff(const uint8_t *head, size_t n)
+int dssm__db3_view_open_image(dssm_container *c, const char *path, uint8_t *img, size_t len)
 {
-	return n >= 4 && head[0] == 0x28 && head[1] == 0xb5 && head[2] == 0x2f && head[3] == 0xfd;
-}
-
-static int ends_with(const char *s, const char *end)
-{
-	size_t n = strlen(s), m = strlen(end);
-	return n >= m && !strcmp(s + n - m, end);
-}
-
-/* A zstd stream cannot be read at random without decompressing it from
- * its start, and no copy is written (the issue forbids hidden files): the
- * file is decompressed into memory, at most dssm__db3_zstd_max bytes, and
- * that image read as a .db3 is (sqlite3_deserialize, read-only). */
-int dssm__db3_zstd_open(dssm_container *c, const char *path)
-{
-	if (!ends_with(path, ".db3.zstd"))
-		return ends_with(path, ".mcap.zstd")
-		       ? dssm__fail(DSSM_EINVAL, "%s: an MCAP file compressed whole (rosbag2's "
-		                    "compression_mode FILE) is not read in place: decompress the bag "
-		                    "first (ros2 bag convert); MCAP's own chunk compression is read in "
-		                    "place", path)
-		       : dssm__fail(DSSM_EINVAL, "%s is a zstd stream: the only one read in place is "
-		                    "a rosbag2 .db3 compressed whole (NAME_N.db3.zstd)", path);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int rc = dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
-		if (fd >= 0)
-			close(fd);
-		return rc;
-	}
-	void *in = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
-	                          : MAP_FAILED;
-	close(fd);
-	if (in == MAP_FAILED)
-		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
-	uint8_t *img;
-	size_t len;
-	int rc = dssm__zstd_whole(in, (size_t)st.st_size, dssm__db3_zstd_max, &img, &len, path);
-	munmap(in, (size_t)st.st_size);
-	if (rc == DSSM_ETOOBIG)
-		return dssm__fail(DSSM_ETOOBIG, "%s: a .db3 compressed whole (rosbag2's "
-		                  "compression_mode FILE) is read into memory, up to %zu MiB, and this "
-		                  "one holds more: decompress the bag first (ros2 bag convert to a bag "
-		                  "without compression)", path, dssm__db3_zstd_max >> 20);
-	return rc < 0 ? rc : open_view(c, path, img, len);
+	return open_view(c, path, img, len);
 }

@@ -13,6 +13,7 @@
  * channel, in the order the file first uses them, the property holding the
  * exact topic, type, encodings, a binary schema and the channel's metadata.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,9 +321,17 @@ int dssm__mcap_sniff(const uint8_t *head, size_t n)
 
 int dssm__mcap_open(dssm_container *c, const char *path)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	return dssm__mcap_open_fd(c, fd, path);
+}
+
+int dssm__mcap_open_fd(dssm_container *c, int fd, const char *path)
+{
 	struct view_file file;
 	uint8_t head[8 + MCAP_RECORD_HEAD];
-	int rc = dssm__view_file_open(&file, path, head, sizeof head);
+	int rc = dssm__view_file_adopt(&file, fd, path, head, sizeof head);
 	if (rc == 0 && memcmp(head, dssm__mcap_magic, 8) != 0) {
 		dssm__view_file_close(&file);
 		rc = 1;

@@ -94,14 +94,18 @@ const char *dssm__view_claims(const char *path);
 #define VIEW_SNIFF_BYTES 4096   /* an SSM log's header line (SSMLOG_HEADER_MAX) */
 int dssm__mcap_sniff(const uint8_t *head, size_t n);
 int dssm__mcap_open(dssm_container *c, const char *path);
+/* The same for the file open at fd (the view owns it), named path. */
+int dssm__mcap_open_fd(dssm_container *c, int fd, const char *path);
 int dssm__db3_sniff(const uint8_t *head, size_t n);
 int dssm__db3_view_open(dssm_container *c, const char *path);
-/* A rosbag2 .db3 compressed whole (NAME_N.db3.zstd, compression_mode
- * FILE), read from memory: at most dssm__db3_zstd_max bytes decompressed
- * (db3_view.c). */
+/* A .db3 image in memory (img, len bytes: the view owns it), named path. */
+int dssm__db3_view_open_image(dssm_container *c, const char *path, uint8_t *img, size_t len);
+/* A rosbag2 file compressed whole (NAME_N.db3.zstd or NAME_N.mcap.zstd,
+ * compression_mode FILE), read from memory: at most dssm__zstd_file_max
+ * bytes decompressed (rosbag2_zstd.c). */
 int dssm__zstd_sniff(const uint8_t *head, size_t n);
-int dssm__db3_zstd_open(dssm_container *c, const char *path);
-extern size_t dssm__db3_zstd_max;
+int dssm__zstd_file_open(dssm_container *c, const char *path);
+extern size_t dssm__zstd_file_max;
 int dssm__ssmlog_view_sniff(const uint8_t *head, size_t n);
 int dssm__ssmlog_view_open(dssm_container *c, const char *path);
 /* The lister of set.h for rosbag2 bag directories (rosbag2_dir.c). */

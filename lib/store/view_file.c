@@ -16,10 +16,22 @@
 
 int dssm__view_file_open(struct view_file *f, const char *path, void *head, size_t n)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		memset(f, 0, sizeof *f);
+		f->fd = -1;
+		return dssm__fail_errno(DSSM_ENOENT, "opening %s", path);
+	}
+	return dssm__view_file_adopt(f, fd, path, head, n);
+}
+
+int dssm__view_file_adopt(struct view_file *f, int fd, const char *path, void *head, size_t n)
+{
 	memset(f, 0, sizeof *f);
+	f->fd = fd;
 	struct stat st;
-	if ((f->fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(f->fd, &st) < 0) {
-		int rc = dssm__fail_errno(f->fd < 0 ? DSSM_ENOENT : DSSM_ESYS, "opening %s", path);
+	if (fstat(f->fd, &st) < 0) {
+		int rc = dssm__fail_errno(DSSM_ESYS, "opening %s", path);
 		dssm__view_file_close(f);
 		return rc;
 	}

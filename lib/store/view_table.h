@@ -93,6 +93,10 @@ struct view_file {
  * shorter than n (it is no file of the format asking); or an error
  * (DSSM_ENOENT, DSSM_ESYS, DSSM_ENOMEM), f then closed. */
 int dssm__view_file_open(struct view_file *f, const char *path, void *head, size_t n);
+/* The same for a file already open at fd (an anonymous memory file holding
+ * a decompressed image: rosbag2_zstd.c), named path; f owns fd from now
+ * on, closed on every error. */
+int dssm__view_file_adopt(struct view_file *f, int fd, const char *path, void *head, size_t n);
 void dssm__view_file_close(struct view_file *f);
 /* n bytes at `at`: a range past the size at open, or a read cut short, is
  * DSSM_ECORRUPT naming the file. */

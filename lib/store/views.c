@@ -27,7 +27,7 @@ static const struct view_kind kinds[] = {
 	{"rosbag2 SQLite", dssm__db3_sniff, dssm__db3_view_open},
 	{"ROS bag", dssm__bag_sniff, dssm__bag_open},
 	{"SSM log", dssm__ssmlog_view_sniff, dssm__ssmlog_view_open},
-	{"rosbag2 file compressed whole (zstd)", dssm__zstd_sniff, dssm__db3_zstd_open},
+	{"rosbag2 file compressed whole (zstd)", dssm__zstd_sniff, dssm__zstd_file_open},
 };
 
 #define NKINDS (sizeof kinds / sizeof kinds[0])

@@ -8,7 +8,10 @@
  * read as one (compression_mode FILE), then listed and queried
  * (view_read.h). The in-memory bound is lowered to 16 MiB so that a small
  * input claiming a big image stays cheap. fuzz-test.sh seeds it with the
- * .db3 and .db3.zstd files of tests/data/recordings.
+ * .db3, .db3.zstd and .mcap.zstd files of tests/data/recordings (a zstd
+ * stream holding an MCAP file is decompressed, then refused as no .db3:
+ * past the decompression an .mcap.zstd is read by the MCAP view, which
+ * fuzz_mcapview tries).
  */
 #include <stdio.h>
 
@@ -16,6 +19,6 @@
 
 #define FUZZ_TARGET "fuzz_db3view"
 #define FUZZ_SUFFIX ".db3.zstd"
-#define FUZZ_INIT (dssm__db3_zstd_max = (size_t)16 << 20)
+#define FUZZ_INIT (dssm__zstd_file_max = (size_t)16 << 20)
 #define VIEW_READ_MAIN
 #include "view_read.h"

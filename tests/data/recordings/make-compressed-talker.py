@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""make-compressed-talker.py - talker.db3 as rosbag2 writes it compressed,
+"""make-compressed-talker.py - talker.db3 (and talker.mcap) as rosbag2
+writes them compressed,
 for tests/test_db3view.c and tests/db3view-test.sh (run from the
 repository's top: python3 tests/data/recordings/make-compressed-talker.py).
 
@@ -10,8 +11,8 @@ named in metadata.yaml's compression_mode with compression_format zstd:
   copy of the metadata in its table `metadata` (SQLite schema 3 and later).
 - FILE: each storage file is compressed whole with zstd's streaming
   compressor (no size in the frame header) into NAME_0.db3.zstd, which
-  relative_file_paths lists.
-The same 20 messages as talker.db3, so that a reader's answers can be
+  relative_file_paths lists (NAME_0.mcap.zstd with MCAP storage).
+The same 20 messages as talker.db3 (talker.mcap), so that a reader's answers can be
 compared with talker.db3's. Needs python3's sqlite3 and the zstd command.
 """
 import os
@@ -95,3 +96,13 @@ with open(plain + '.zstd', 'wb') as f:
 os.remove(plain)
 with open(os.path.join(d, 'metadata.yaml'), 'w') as f:
     f.write(metadata('FILE', ['talker_zstd_file_0.db3.zstd'], True))
+
+# FILE with MCAP storage: talker.mcap compressed whole
+d = bag_dir('talker_mcap_zstd_file')
+with open(os.path.join(HERE, 'talker.mcap'), 'rb') as f:
+    image = f.read()
+with open(os.path.join(d, 'talker_mcap_zstd_file_0.mcap.zstd'), 'wb') as f:
+    f.write(zstd(image, False))
+with open(os.path.join(d, 'metadata.yaml'), 'w') as f:
+    f.write(metadata('FILE', ['talker_mcap_zstd_file_0.mcap.zstd'], True)
+            .replace('storage_identifier: sqlite3', 'storage_identifier: mcap'))
