@@ -7,7 +7,11 @@
  * pass over the messages table that reads each row's time, rowid and
  * length, not its data (length() and typeof() of a blob leave its pages
  * unread): what is read grows with the table's rows, not their bytes.
- * A query then reads each sample it returns by its rowid.
+ * A query then reads each sample it returns by its rowid. A file whose
+ * messages rosbag2 compressed (compression_mode MESSAGE, db3.c says so)
+ * gives each sample's size from its zstd frame header (its first bytes,
+ * read alone), and a query decompresses each sample it returns. A .db3
+ * compressed whole is read from its image in memory (rosbag2_zstd.c).
  *
  * Streams are made as an import makes them (app/bridge/import.c): one per
  * topic in topics.id order, named by the topic, the message definition

@@ -15,7 +15,8 @@
  * listed "NAME/NAME_0.db3" (relative to the parent), taken as NAME_0.db3
  * in the directory. metadata.yaml is read by rosbag2_meta.c, which also
  * says how the bag is compressed: with compression_mode FILE its files are
- * NAME_N.db3.zstd (read in memory: db3_zstd.c), with MESSAGE each .db3
+ * NAME_N.db3.zstd or .mcap.zstd (read in memory: rosbag2_zstd.c), with
+ * MESSAGE each .db3
  * finds its messages' compression itself (db3.c); MESSAGE with MCAP files
  * is refused, as rosbag2 never writes it.
  */
