@@ -16,9 +16,8 @@
  * in the directory. metadata.yaml is read by rosbag2_meta.c, which also
  * says how the bag is compressed: with compression_mode FILE its files are
  * NAME_N.db3.zstd or .mcap.zstd (read in memory: rosbag2_zstd.c), with
- * MESSAGE each .db3
- * finds its messages' compression itself (db3.c); MESSAGE with MCAP files
- * is refused, as rosbag2 never writes it.
+ * MESSAGE each .db3 finds its messages' compression itself (db3.c);
+ * MESSAGE with MCAP files is refused, as rosbag2 never writes it.
  */
 #include <dirent.h>
 #include <stdio.h>

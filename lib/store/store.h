@@ -16,8 +16,9 @@
  *                      parts)
  *   view.c             a foreign file (MCAP, rosbag2 .db3, SSM log) read in
  *                      place as a container (view.h; mcap_view.c, mcap.c,
- *                      codec.c; db3_view.c, db3.c; rosbag2_dir.c;
- *                      ssmlog_view.c, ssmlog_header.c)
+ *                      codec.c; db3_view.c, db3.c; rosbag2_dir.c,
+ *                      rosbag2_meta.c, rosbag2_zstd.c: rosbag2 bags,
+ *                      compressed or not; ssmlog_view.c, ssmlog_header.c)
  *   crc32c.c           CRC-32C
  */
 #ifndef DSSM_RECORDER_STORE_H
