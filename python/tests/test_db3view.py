@@ -46,3 +46,20 @@ def test_bag_directory_as_one(run, tmp_path):
     same(imported(run, tmp_path, "talker.db3"), rec)
     assert sum(s.count for s in rec.streams) == 20
     assert sorted(os.listdir(bag)) == before
+
+
+def test_compressed_bags(run, tmp_path):
+    """Bags rosbag2 compressed with zstd (make-compressed-talker.py): each
+    message (MESSAGE) or each file whole (FILE, read in memory) give
+    talker.db3's (talker.mcap's) answers, and nothing is written beside
+    them."""
+    want = imported(run, tmp_path, "talker.db3")
+    for name in ["talker_zstd_message", "talker_zstd_message.db3", "talker_zstd_file",
+                 "talker_zstd_file/talker_zstd_file_0.db3.zstd"]:
+        path = os.path.join(RECORDINGS, name)
+        folder = path if os.path.isdir(path) else os.path.dirname(path)
+        before = sorted(os.listdir(folder))
+        same(want, dssm.Recording(path))
+        assert sorted(os.listdir(folder)) == before
+    same(dssm.Recording(os.path.join(RECORDINGS, "talker.mcap")),
+         dssm.Recording(os.path.join(RECORDINGS, "talker_mcap_zstd_file")))
