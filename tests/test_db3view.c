@@ -173,6 +173,13 @@ static void test_bag_directory(void **state)
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	assert_non_null(strstr(dssm_container_warning(c), "no metadata.yaml"));
 	dssm_container_close(c);
+	/* killed while compressing files whole (compression_mode FILE): its
+	 * first file compressed, the last not yet: still one bag */
+	sh("cd '%s' && zstd -q --rm bag_0.db3 -o bag_0.db3.zstd", dir);
+	view_check(TALKER, dir, tmp);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_part_count(c), 2);
+	dssm_container_close(c);
 }
 
 /* A bag of a .db3 file and an MCAP file (exported from the second half):

@@ -6,7 +6,8 @@
  * are metadata.yaml's rosbag2_bagfile_information.relative_file_paths, in
  * that order, read with Debian's libyaml. A directory whose recorder was
  * killed before writing metadata.yaml is still a bag: its NAME_N.db3 or
- * NAME_N.mcap files in N order, which the set's warning says; NAME is the
+ * NAME_N.mcap files (compressed whole or not: NAME_N.db3.zstd) in N
+ * order, which the set's warning says; NAME is the
  * directory's own name, as `ros2 bag record -o NAME` names its files, so a
  * directory that merely holds a file called x_0.mcap is no bag.
  *
@@ -83,19 +84,26 @@ static int from_metadata(const char *dir, const char *yml, char ***files, int *n
 	return dssm__rosbag2_meta_file(yml, &l.compression, listed_file, &l);
 }
 
-/* N of "PREFIX_N.db3" or "PREFIX_N.mcap" (its extension in *ext, the
- * length of PREFIX in *plen), or -1. */
+/* N of "PREFIX_N.db3" or "PREFIX_N.mcap", either with ".zstd" after it
+ * (compression_mode FILE compresses each file once the recorder moves to
+ * the next, so a killed recorder leaves NAME_0.db3.zstd ... NAME_K.db3: one
+ * bag), its storage extension in *ext (".db3", ".mcap"), the length of
+ * PREFIX in *plen; or -1. */
 static long split_number(const char *name, const char **ext, size_t *plen)
 {
-	const char *dot = strrchr(name, '.');
-	if (!dot || (strcmp(dot, ".db3") && strcmp(dot, ".mcap")))
+	size_t len = strlen(name);
+	if (len > 5 && !strcmp(name + len - 5, ".zstd"))
+		len -= 5;
+	const char *dot = memrchr(name, '.', len);
+	size_t elen = dot ? (size_t)(name + len - dot) : 0;
+	if (!dot || ((elen != 4 || strncmp(dot, ".db3", 4)) && (elen != 5 || strncmp(dot, ".mcap", 5))))
 		return -1;
 	const char *d = dot;
 	while (d > name && d[-1] >= '0' && d[-1] <= '9')
 		d--;
 	if (d == dot || dot - d > 9 || d == name || d[-1] != '_')
 		return -1;
-	*ext = dot;
+	*ext = elen == 4 ? ".db3" : ".mcap";
 	*plen = (size_t)(d - 1 - name);
 	return strtol(d, NULL, 10);
 }
