@@ -158,7 +158,7 @@ fi
 # rosbag2 .db3 files read in place, plain, compressed per message or
 # compressed whole (.db3.zstd): seeds are the test data's.
 # shellcheck disable=SC2086
-if clang $flags -o "$out/fuzz_db3view" tests/fuzz/fuzz_db3view.c $view_src -llz4 -lzstd -lbz2 -lz -lsqlite3 \
+if clang $flags -o "$out/fuzz_db3view" tests/fuzz/fuzz_db3view.c "$view_obj"/*.o -llz4 -lzstd -lbz2 -lz -lsqlite3 \
 	-lyaml -lm -pthread >"$out/build-db3view.log" 2>&1; then
 	mkdir -p "$out/db3view-corpus"
 	rec=${DSSM_RECORDINGS:-tests/data/recordings}
