@@ -8,7 +8,8 @@
  * A zstd stream cannot be read at random without decompressing it from
  * its start, and a file read in place must not leave a hidden copy (no
  * file under $TMPDIR, none beside the bag): the file is decompressed into
- * memory, at most dssm__zstd_file_max bytes (a size the frame declares is
+ * memory, at most dssm__zstd_file_max bytes and a quarter of the
+ * machine's memory (a size the frame declares is
  * checked before allocating), and read from there as the file it holds:
  * a .db3 image through sqlite3_deserialize (db3_view.c), an MCAP file
  * through an anonymous memory file (memfd_create: no name in any file
@@ -41,6 +42,15 @@ static int ends_with(const char *s, const char *end)
 	return n >= m && !strcmp(s + n - m, end);
 }
 
+/* The bound: dssm__zstd_file_max, and at most a quarter of the memory
+ * (a Raspberry Pi with 1 GiB must not be driven into the OOM killer). */
+static size_t file_bound(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t quarter = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page / 4 : UINT64_MAX;
+	return quarter < dssm__zstd_file_max ? (size_t)quarter : dssm__zstd_file_max;
+}
+
 /* path's zstd stream decompressed into *img (malloc'd), *len bytes. */
 static int inflate_file(const char *path, uint8_t **img, size_t *len)
 {
@@ -57,13 +67,14 @@ static int inflate_file(const char *path, uint8_t **img, size_t *len)
 	close(fd);
 	if (in == MAP_FAILED)
 		return dssm__fail_errno(DSSM_ECORRUPT, "reading %s", path);
-	int rc = dssm__zstd_whole(in, (size_t)st.st_size, dssm__zstd_file_max, img, len, path);
+	size_t bound = file_bound();
+	int rc = dssm__zstd_whole(in, (size_t)st.st_size, bound, img, len, path);
 	munmap(in, (size_t)st.st_size);
 	if (rc == DSSM_ETOOBIG)
 		return dssm__fail(DSSM_ETOOBIG, "%s: a rosbag2 file compressed whole (compression_mode "
 		                  "FILE) is read into memory, up to %zu MiB, and this one holds more: "
 		                  "decompress the bag first (ros2 bag convert to a bag without "
-		                  "compression)", path, dssm__zstd_file_max >> 20);
+		                  "compression)", path, bound >> 20);
 	return rc;
 }
 
