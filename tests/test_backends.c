@@ -68,8 +68,11 @@ static pid_t start_proxy(int *bound)
 		_exit(127);
 	}
 	int status = 0;
-	if (testutil_wait_port(port_file, pid, 500, bound, &status) == 1)
+	/* (up to 60 s: a TSan proxy on a loaded machine starts slowly; a
+	 * bound, not a pause: the wait ends when the port is written) */
+	if (testutil_wait_port(port_file, pid, 6000, bound, &status) == 1)
 		return pid;
+	fprintf(stderr, "setup: the proxy did not start (status %d)\n", status);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	return -1;
@@ -110,14 +113,23 @@ static int record_rings(void)
 	rc.limit = N;
 	dssm_recorder *r = NULL;
 	if (dssm_recorder_create(&rc, &r) < 0 || dssm_recorder_add(r, "conf") < 0 ||
-	    dssm_recorder_add(r, "conf_fixed") < 0 || dssm_recorder_start(r) < 0)
+	    dssm_recorder_add(r, "conf_fixed") < 0 || dssm_recorder_start(r) < 0) {
+		fprintf(stderr, "setup: recording the rings: %s\n", dssm_last_error());
 		return -1;
+	}
 	dssm_recorder_stats st = {0}, sf = {0};
+	/* until each stream has its N (or is done): one done early must not
+	 * stop the wait for the other (under TSan at load, conf_fixed lagged
+	 * and the setup failed) */
 	while (dssm_recorder_stream(r, 0, &st) == 0 && dssm_recorder_stream(r, 1, &sf) == 0 &&
-	       (st.recorded < N || sf.recorded < N) && !st.done && !sf.done)
+	       ((st.recorded < N && !st.done) || (sf.recorded < N && !sf.done)))
 		usleep(10000);
 	int ok = dssm_recorder_stop(r) == 0 && dssm_recorder_stream(r, 0, &st) == 0 && st.kept == N &&
 	         dssm_recorder_stream(r, 1, &sf) == 0 && sf.kept == N;
+	if (!ok)
+		fprintf(stderr, "setup: recorded %llu and %llu samples, kept %llu and %llu, not %d each\n",
+		        (unsigned long long)st.recorded, (unsigned long long)sf.recorded,
+		        (unsigned long long)st.kept, (unsigned long long)sf.kept, N);
 	dssm_recorder_free(r);
 	return ok ? 0 : -1;
 }
