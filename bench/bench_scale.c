@@ -113,22 +113,6 @@ static pid_t start_proxy(const char *bin, int *port)
 	return -1;
 }
 
-/* A field of /proc/PID/status, in its own unit (kB for sizes). */
-static long status_field(pid_t pid, const char *field)
-{
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "r");
-	long v = -1;
-	size_t n = strlen(field);
-	while (f && fgets(line, sizeof line, f))
-		if (!strncmp(line, field, n) && line[n] == ':')
-			v = atol(line + n + 1);
-	if (f)
-		fclose(f);
-	return v;
-}
-
 static int watcher_threads(pid_t pid)
 {
 	char path[300], comm[64];

@@ -1,11 +1,14 @@
 /*
- * proc_cpu.h - CPU seconds (user + system) a process has used, from
- * /proc/PID/stat: what the proxy benchmarks charge to the proxy.
+ * proc_cpu.h - what /proc tells of a process the proxy benchmarks watch:
+ * the CPU seconds (user + system) it has used, from /proc/PID/stat, which
+ * they charge to the proxy, and a field of /proc/PID/status (VmRSS,
+ * Threads).
  */
 #ifndef DSSM_BENCH_PROC_CPU_H
 #define DSSM_BENCH_PROC_CPU_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -26,6 +29,22 @@ static inline double cpu_seconds(pid_t pid)
 	if (p)
 		sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A field of /proc/PID/status, in its own unit (kB for sizes); -1 if absent. */
+static inline long status_field(pid_t pid, const char *field)
+{
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	long v = -1;
+	size_t n = strlen(field);
+	while (f && fgets(line, sizeof line, f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = atol(line + n + 1);
+	if (f)
+		fclose(f);
+	return v;
 }
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * proxy_start.h - what the proxy benchmarks share: start the real `dssm
  * proxy` on a free loopback port (pinned to a CPU, with a secret file or
- * none) and learn its address; make a fresh ring to serve.
+ * none, or options of the caller's) and learn its address; make a fresh
+ * ring to serve.
  */
 #ifndef DSSM_BENCH_PROXY_START_H
 #define DSSM_BENCH_PROXY_START_H
@@ -13,21 +14,22 @@
 #include "dssm/dssm.h"
 #include "loopback.h"
 
-/* The proxy's pid; "127.0.0.1:PORT" in addr. Exits if it does not start. */
-static inline pid_t bench_start_proxy(const char *bin, int cpu, const char *secret_file,
-                                      char *addr, size_t cap)
+/* The proxy's pid; "127.0.0.1:PORT" in addr. `extra`: more options for
+ * the proxy (a NULL-terminated list, at most 24; NULL for none). Exits if
+ * it does not start. */
+static inline pid_t bench_start_proxy_with(const char *bin, int cpu, const char *const *extra,
+                                           char *addr, size_t cap)
 {
 	char port_file[64];
 	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-port-%d", (int)getpid());
 	unlink(port_file);
+	const char *argv[32] = {bin, "proxy", "--port", "0", "--port-file", port_file};
+	for (int i = 0, n = 6; extra && extra[i] && n < 30; i++)
+		argv[n++] = extra[i];
 	pid_t pid = fork();
 	if (pid == 0) {
 		pin(cpu);
-		if (secret_file)
-			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, "--secret-file",
-			      secret_file, (char *)NULL);
-		else
-			execl(bin, bin, "proxy", "--port", "0", "--port-file", port_file, (char *)NULL);
+		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
 	for (int i = 0; i < 300; i++) {
@@ -46,6 +48,14 @@ static inline pid_t bench_start_proxy(const char *bin, int cpu, const char *secr
 	}
 	fprintf(stderr, "bench: the proxy did not start\n");
 	exit(1);
+}
+
+/* The same with a secret file (TLS only) or none (clear text, no AUTH). */
+static inline pid_t bench_start_proxy(const char *bin, int cpu, const char *secret_file,
+                                      char *addr, size_t cap)
+{
+	const char *extra[] = {"--secret-file", secret_file, NULL};
+	return bench_start_proxy_with(bin, cpu, secret_file ? extra : NULL, addr, cap);
 }
 
 /* A new ring NAME of `slots` samples of up to `size` bytes (an old one removed). */
