@@ -8,7 +8,8 @@
  *   2. streaming 300 KiB samples through a subscription vs a bare TLS stream
  *      of the same bytes (throughput);
  *   3. the proxy's CPU time per 64 B sample of a 1 kHz subscription;
- *   4. what a connection costs: connect, handshake and one PING.
+ *   4. what a connection costs: connect, handshake and one PING (and what
+ *      1000 at once cost: bench_tls_crowd.c).
  * Issue #29's goals: streaming >= 0.8x the bare pair, round trip <= 1.3x.
  */
 #include <signal.h>

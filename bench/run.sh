@@ -22,6 +22,9 @@ echo
 echo
 "$BUILD/bench/bench_tls" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_tls.txt"
 echo
+# 1000 clients connecting at once, over TLS and in clear text (issue #29)
+"$BUILD/bench/bench_tls_crowd" "$BUILD/dssm" "$@" 2>/dev/null | tee "$out/bench_tls_crowd.txt"
+echo
 # the proxy at scale, and the fan-out of one 1 kHz stream to 100 subscribers
 "$BUILD/bench/bench_scale" "$BUILD/dssm" --clients 1000 --subs 10 --streams 1000 |
 	tee "$out/bench_scale.txt"
