@@ -31,6 +31,7 @@
 static int quick;
 static char secret_path[64];
 static struct tls_psk psk;
+static struct tls_psk_set server_keys; /* psk alone */
 
 static void die(const char *what)
 {
@@ -53,7 +54,8 @@ static gnutls_session_t bare_session(int fd, unsigned role)
 		tls_client_cred(&c, &psk);
 		cred = c;
 	}
-	if (tls_session_new(&s, role, cred, &psk) < 0)
+	server_keys.psk[0] = psk;
+	if (tls_session_new(&s, role, cred, role == GNUTLS_SERVER ? &server_keys : NULL) < 0)
 		die("TLS session");
 	gnutls_transport_set_int(s, fd);
 	int err;

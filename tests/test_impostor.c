@@ -332,13 +332,13 @@ static void serve_tls_impostor(struct fake *fk, int fd, struct wbuf *w, uint32_t
 	struct auth_secret *sec = malloc(sizeof *sec + sizeof other);
 	sec->len = sizeof other - 1;
 	memcpy(sec->bytes, other, sec->len);
-	struct tls_psk psk;
-	tls_psk_derive(sec, &psk);
+	struct tls_psk_set keys = {0};
+	tls_psk_derive(sec, &keys.psk[0]);
 	free(sec);
 	gnutls_psk_server_credentials_t cred;
 	gnutls_session_t t;
 	assert_int_equal(tls_server_cred(&cred), 0);
-	assert_int_equal(tls_session_new(&t, GNUTLS_SERVER, cred, &psk), 0);
+	assert_int_equal(tls_session_new(&t, GNUTLS_SERVER, cred, &keys), 0);
 	gnutls_transport_set_int(t, fd);
 	int err;
 	do /* (a blocking socket: AGAIN only if interrupted) */

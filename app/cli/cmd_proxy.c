@@ -15,7 +15,7 @@ void help_proxy(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm proxy [--listen ADDRESS] [--port PORT] [--secret-file FILE]\n"
-	        "                  [--insecure-clear]\n"
+	        "                  [--secret-grace SECONDS] [--insecure-clear]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
 	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
 	        "                  [--max-stream-bytes BYTES]\n"
@@ -39,9 +39,16 @@ void help_proxy(FILE *out)
 	        "the source (IPv4 address, IPv6 /64) holding the most goes first.\n"
 	        "Wrong secrets are rate-limited per source and logged in summaries; a\n"
 	        "right one gives its source the whole allowance back (a TLS handshake\n"
-	        "is held to the same deadline, quota and limiter). To rotate the\n"
-	        "secret, replace the file and restart the proxy: running clients read\n"
-	        "DSSM_SECRET_FILE again after a refused handshake and reconnect.\n"
+	        "is held to the same deadline, quota and limiter).\n"
+	        "To rotate the secret without downtime, write the new secret into the\n"
+	        "--secret-file and send the proxy SIGHUP: it reads the file again, and the\n"
+	        "new secret is the one from then on while the previous one is still\n"
+	        "accepted for --secret-grace (seconds, or 90s, 5m; default %d s; 0: refused\n"
+	        "at once), then refused; connections stay open whichever secret they\n"
+	        "proved. A file that cannot be read or is not a secret changes nothing;\n"
+	        "the log says what happened and names each client still proving the\n"
+	        "previous secret. Clients read DSSM_SECRET_FILE again after a refused\n"
+	        "handshake and reconnect. (Without --secret-file, SIGHUP ends the proxy.)\n"
 	        "A client may create rings of up to --max-stream-bytes (default %llu MiB,\n"
 	        "the whole shared segment); a refused write or open is an ERROR, the\n"
 	        "connection stays.\n"
@@ -58,7 +65,8 @@ void help_proxy(FILE *out)
 	        "  dssm proxy --listen 0.0.0.0 --secret-file /etc/dssm/secret\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
 	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
-	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
+	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_SECRET_GRACE_S,
+	        PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
 }
 
 /* --port and the limits given as plain numbers. 0, or the exit status after
@@ -89,6 +97,9 @@ static int proxy_number_option(int opt, const char *arg, struct proxy_config *cf
 	}
 	return 0;
 }
+
+/* --secret-grace was given (it needs --secret-file) */
+static int grace_given;
 
 /* One option of `dssm proxy` into cfg (--secret-file: *secret, replacing
  * one given before). 0, or the exit status after an error was printed. */
@@ -122,7 +133,16 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 		if ((rc = auth_read_secret(arg, secret)) < 0)
 			return cli_dssm_error("proxy", rc);
 		cfg->secret = *secret;
+		cfg->secret_file = arg;
 		return 0;
+	case 'G': {
+		dssm_time_t ns;
+		if (cli_parse_duration("proxy", "--secret-grace", arg, 1, &ns) < 0)
+			return EXIT_USAGE;
+		cfg->secret_grace = ns;
+		grace_given = 1;
+		return 0;
+	}
 	case 'B':
 		if (cli_parse_long("proxy", "--max-stream-bytes", arg, &v) < 0)
 			return EXIT_USAGE;
@@ -170,7 +190,9 @@ int cmd_proxy(int argc, char **argv)
 		.max_handles = 64,
 		.max_unsent = 8u << 20,
 		.max_stream_bytes = PROXY_DEFAULT_MAX_STREAM_BYTES,
+		.secret_grace = (int64_t)PROXY_DEFAULT_SECRET_GRACE_S * DSSM_NSEC_PER_SEC,
 	};
+	grace_given = 0;
 	static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
 	                                         {"port", required_argument, 0, 'p'},
 	                                         {"secret-file", required_argument, 0, 's'},
@@ -184,6 +206,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"verbose", no_argument, 0, 'v'},
 	                                         {"read-only", no_argument, 0, 'R'},
 	                                         {"insecure-clear", no_argument, 0, 'I'},
+	                                         {"secret-grace", required_argument, 0, 'G'},
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
 	                                         {0, 0, 0, 0}};
@@ -196,6 +219,9 @@ int cmd_proxy(int argc, char **argv)
 	if (rc == 0 && cfg.insecure_clear && !cfg.secret)
 		rc = cli_usage("proxy", "--insecure-clear needs --secret-file (without a secret "
 		               "every connection is clear text)");
+	if (rc == 0 && grace_given && !cfg.secret)
+		rc = cli_usage("proxy", "--secret-grace needs --secret-file (it is how long the "
+		               "previous secret is accepted after a SIGHUP rotation)");
 	if (rc == 0 && cfg.read_only && cfg.n_allow_write)
 		rc = cli_usage("proxy", "--read-only and --allow-write exclude each other");
 	if (rc == 0) {

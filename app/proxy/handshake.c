@@ -246,9 +246,10 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 	return rc;
 }
 
-int proxy_tls_authenticated(struct client *c)
+int proxy_tls_authenticated(struct client *c, int which)
 {
 	auth_succeeded(c->px, c->source);
+	proxy_secret_proved(c, which < 0 ? 0 : which);
 	return client_authenticated(c);
 }
 
@@ -270,16 +271,19 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 	if (auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
 		                  c->source);
-	uint8_t expect[AUTH_MAC], server_proof[AUTH_MAC];
-	auth_proof(c->px->cfg.secret, AUTH_CLIENT, c->nonce, cnonce, expect);
-	if (!auth_equal(expect, proof, AUTH_MAC)) {
+	uint8_t server_proof[AUTH_MAC];
+	/* the current secret, or the previous one during its grace (secret.c) */
+	int which = proxy_secret_check(c->px, c->nonce, cnonce, proof);
+	if (which < 0) {
 		auth_failed(c->px, c->source);
 		return dssm__fail(DSSM_EAUTH, "wrong secret");
 	}
 	auth_succeeded(c->px, c->source);
+	proxy_secret_proved(c, which);
 	if ((rc = client_authenticated(c)) < 0)
 		return rc;
-	auth_proof(c->px->cfg.secret, AUTH_SERVER, cnonce, c->nonce, server_proof);
+	/* (the proxy proves the secret the client proved: it has only that) */
+	auth_proof(c->px->secrets[which], AUTH_SERVER, cnonce, c->nonce, server_proof);
 	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
 	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
 	rc = wire_frame_end(&c->out, f);

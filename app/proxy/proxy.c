@@ -294,6 +294,7 @@ static void proxy_close(struct proxy *px)
 	proxy_pool_drain(&px->pool);
 	if (px->listener)
 		evconnlistener_free(px->listener);
+	proxy_secret_close(px);
 	if (px->base)
 		event_base_free(px->base);
 	proxy_tls_close(px);
@@ -331,7 +332,7 @@ static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int s
 		fprintf(stderr, "dssm proxy: out of memory for its events\n");
 		return 1;
 	}
-	if (proxy_tls_open(px) < 0) {
+	if (proxy_secret_open(px) < 0 || proxy_tls_open(px) < 0) {
 		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
 		return 1;
 	}

@@ -16,6 +16,8 @@ struct proxy_config {
 	const char *host;          /* address to listen on (default 127.0.0.1) */
 	int port;                  /* default 5800; 0 picks a free port */
 	const struct auth_secret *secret; /* shared secret; required unless loopback */
+	const char *secret_file;   /* where it came from: SIGHUP reads it again (secret.c) */
+	int64_t secret_grace;      /* ns the previous secret is still accepted after that */
 	int insecure_clear;        /* with a secret: clear-text clients (versions 1-3, AUTH) too */
 	uint32_t max_payload;      /* largest frame payload accepted */
 	int max_clients;           /* authenticated connections */
@@ -36,6 +38,10 @@ struct proxy_config {
 #define PROXY_DEFAULT_MAX_UNAUTH 32
 #define PROXY_DEFAULT_HANDSHAKE_MS 10000
 #define PROXY_DEFAULT_MAX_STREAM_BYTES (256ull << 20)
+/* Five minutes: time to copy the new file to a few robots, and for their
+ * connectors' next reconnect; short enough that a rotated-out secret dies
+ * soon (--secret-grace). */
+#define PROXY_DEFAULT_SECRET_GRACE_S 300
 /* Frames before AUTH completes are at most this long (HELLO and AUTH need
  * a few hundred bytes): an unauthenticated peer pins no memory. */
 #define PROXY_PREAUTH_MAX_PAYLOAD 4096

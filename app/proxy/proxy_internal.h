@@ -137,6 +137,7 @@ struct client {
 	 * and to write to it (the HELLO reply first, in clear); NULL in clear */
 	gnutls_session_t tls;
 	struct evbuffer *tls_in, *tls_out;
+	unsigned secret_gen;         /* px->secret_gen of the secret it proved (secret.c) */
 	int listed;                  /* in px->flush_list (OUT_LOOP with output to write) */
 	struct client *flush_next;
 	/* what waits for room in the output (proxy_on_room) */
@@ -208,8 +209,15 @@ struct proxy {
 	int trim;                /* a client with big buffers went: trim on the next tick */
 	struct client *flush_list;   /* clients with output queued in this loop pass */
 	struct proxy_block_pool pool;
-	/* TLS: the PSK derived from the secret, and the credentials finding it */
-	struct tls_psk psk;
+	/* The secrets (secret.c): [0] the current one, [1] the previous one
+	 * while its grace after a SIGHUP rotation lasts (else NULL); their TLS
+	 * PSKs, which a session finds by the identity the client offers; the
+	 * rotations so far; SIGHUP, and the end of the grace. */
+	struct auth_secret *secrets[TLS_PSK_KEYS];
+	struct tls_psk_set keys;
+	unsigned secret_gen;
+	dssm_time_t grace_until;     /* monotonic */
+	struct event *hup, *grace_end;
 	gnutls_psk_server_credentials_t tls_cred;
 	struct event *flush, *resume;
 	/* totals for the summary */
@@ -279,10 +287,23 @@ void proxy_auth_fail_flush(struct proxy *px);
 int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *r);
 int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r);
 
-/* The client proved the secret through TLS (tls.c): as a right AUTH. */
-int proxy_tls_authenticated(struct client *c);
+/* The client proved the secret through TLS (tls.c): as a right AUTH;
+ * which: the index of the secret it proved (secret.c). */
+int proxy_tls_authenticated(struct client *c, int which);
 /* A wrong proof of the secret through TLS: counted as a failed AUTH. */
 void proxy_auth_failed(struct client *c);
+
+/* secret.c */
+/* Copy cfg.secret as the current secret; with a secret file, catch SIGHUP
+ * to read it again. 0 or a DSSM_E* code. */
+int proxy_secret_open(struct proxy *px);
+void proxy_secret_close(struct proxy *px);
+/* Which secret (0 current, 1 previous) made the client's AUTH proof over
+ * the nonces, or -1. */
+int proxy_secret_check(const struct proxy *px, const uint8_t *snonce, const uint8_t *cnonce,
+                       const uint8_t proof[AUTH_MAC]);
+/* c proved secret `which`: remembered, and logged when it is the previous. */
+void proxy_secret_proved(struct client *c, int which);
 
 /* tls.c */
 int proxy_tls_open(struct proxy *px);

@@ -13,7 +13,6 @@ int proxy_tls_open(struct proxy *px)
 {
 	if (!px->cfg.secret)
 		return 0;
-	tls_psk_derive(px->cfg.secret, &px->psk);
 	return tls_server_cred(&px->tls_cred);
 }
 
@@ -22,7 +21,6 @@ void proxy_tls_close(struct proxy *px)
 	if (px->tls_cred)
 		gnutls_psk_free_server_credentials(px->tls_cred);
 	px->tls_cred = NULL;
-	tls_psk_wipe(&px->psk);
 }
 
 static ssize_t pull(gnutls_transport_ptr_t p, void *buf, size_t n)
@@ -62,7 +60,7 @@ int proxy_tls_begin(struct client *c)
 {
 	if (!(c->tls_in = evbuffer_new()) || !(c->tls_out = evbuffer_new()))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a TLS connection");
-	int rc = tls_session_new(&c->tls, GNUTLS_SERVER, c->px->tls_cred, &c->px->psk);
+	int rc = tls_session_new(&c->tls, GNUTLS_SERVER, c->px->tls_cred, &c->px->keys);
 	if (rc < 0)
 		return rc;
 	gnutls_transport_set_ptr(c->tls, c);
@@ -112,7 +110,7 @@ int proxy_tls_open_records(struct client *c, const char **why)
 				proxy_auth_failed(c);
 			return -1;
 		}
-		if (proxy_tls_authenticated(c) < 0) {
+		if (proxy_tls_authenticated(c, tls_psk_which(c->tls, &c->px->keys)) < 0) {
 			*why = dssm_last_error();
 			return -1;
 		}

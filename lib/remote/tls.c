@@ -52,14 +52,24 @@ void tls_psk_wipe(struct tls_psk *psk)
 #define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:-CIPHER-ALL:" \
 	"+AES-128-GCM:+CHACHA20-POLY1305:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1"
 
-/* A server session's ptr: its psk, or this sentinel once a client offered
- * another identity. */
+/* A server session's ptr: its key set, or this sentinel once a client
+ * offered an identity none of them has. */
 static const char bad_identity_mark;
+
+static const struct tls_psk *key_of(const struct tls_psk_set *keys, const char *identity)
+{
+	for (int i = 0; keys && identity && i < TLS_PSK_KEYS; i++)
+		if (keys->psk[i].identity[0] && !strcmp(identity, keys->psk[i].identity))
+			return &keys->psk[i];
+	return NULL;
+}
 
 static int server_key(gnutls_session_t s, const char *identity, gnutls_datum_t *key)
 {
-	const struct tls_psk *psk = gnutls_session_get_ptr(s);
-	if (!psk || (const void *)psk == &bad_identity_mark || strcmp(identity, psk->identity) != 0) {
+	const struct tls_psk_set *keys = gnutls_session_get_ptr(s);
+	const struct tls_psk *psk = (const void *)keys == &bad_identity_mark ? NULL
+	                            : key_of(keys, identity);
+	if (!psk) {
 		gnutls_session_set_ptr(s, (void *)&bad_identity_mark);
 		return -1;
 	}
@@ -74,6 +84,12 @@ static int server_key(gnutls_session_t s, const char *identity, gnutls_datum_t *
 int tls_bad_identity(gnutls_session_t s)
 {
 	return gnutls_session_get_ptr(s) == &bad_identity_mark;
+}
+
+int tls_psk_which(gnutls_session_t s, const struct tls_psk_set *keys)
+{
+	const struct tls_psk *psk = key_of(keys, gnutls_psk_server_get_username(s));
+	return psk ? (int)(psk - keys->psk) : -1;
 }
 
 int tls_server_cred(gnutls_psk_server_credentials_t *out)
@@ -97,7 +113,8 @@ int tls_client_cred(gnutls_psk_client_credentials_t *out, const struct tls_psk *
 	return 0;
 }
 
-int tls_session_new(gnutls_session_t *out, unsigned role, void *cred, const struct tls_psk *psk)
+int tls_session_new(gnutls_session_t *out, unsigned role, void *cred,
+                    const struct tls_psk_set *keys)
 {
 	gnutls_session_t s;
 	int err = gnutls_init(&s, role | GNUTLS_NONBLOCK | GNUTLS_NO_TICKETS);
@@ -112,7 +129,7 @@ int tls_session_new(gnutls_session_t *out, unsigned role, void *cred, const stru
 		                  where ? " at " : "", where ? where : "");
 	}
 	if (role == GNUTLS_SERVER)
-		gnutls_session_set_ptr(s, (void *)psk);
+		gnutls_session_set_ptr(s, (void *)keys);
 	*out = s;
 	return 0;
 }
