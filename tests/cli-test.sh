@@ -62,7 +62,13 @@ t_option_grammar() {
 	has "--port-file $tmp/no/such/dir/port: cannot write it" "$tmp/e" || return 1
 	# clear text beside TLS needs the secret TLS would use (#29)
 	"$DSSM" proxy --port 0 --insecure-clear 2>"$tmp/e"; [ $? -eq 2 ] || return 1
-	has "--insecure-clear needs --secret-file" "$tmp/e"
+	has "--insecure-clear needs --secret-file" "$tmp/e" || return 1
+	# the grace of a rotated secret: only with a secret, a duration (#29)
+	"$DSSM" proxy --port 0 --secret-grace 5 2>"$tmp/e"; [ $? -eq 2 ] || return 1
+	has "--secret-grace needs --secret-file" "$tmp/e" || return 1
+	"$DSSM" secret "$tmp/grace-secret" >/dev/null || return 1
+	"$DSSM" proxy --port 0 --secret-file "$tmp/grace-secret" --secret-grace soon 2>"$tmp/e"
+	[ $? -eq 2 ] && has "--secret-grace: 'soon' is not a duration" "$tmp/e"
 }
 # a ROS topic selects its stream wherever a stream is selected (query's
 # --streams /turtle1/pose matched nothing, export's --topics took it), and a
