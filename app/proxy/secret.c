@@ -151,6 +151,6 @@ void proxy_secret_proved(struct client *c, int which)
 		return;
 	/* who still has the old file: the operator's list of clients to update */
 	double s = dssm_time_to_sec(px->grace_until - dssm__monotonic());
-	proxy_logf(px, 0, "%s: proved the previous secret (accepted for %.0f s more): give it the new "
+	proxy_logf(px, 0, "%s: proved the previous secret (accepted for %.1f s more): give it the new "
 	           "secret file", c->peer, s > 0 ? s : 0);
 }
