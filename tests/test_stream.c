@@ -555,6 +555,29 @@ static void test_not_ready_nowait(void **state)
 	unlink(path);
 }
 
+/* A time lookup whose jump check met a slot the writer has since begun
+ * lapping looks again (EAGAIN), never answers EJUMPED: with 4 slots under
+ * qemu, test_concurrency read TID 8's slot holding TID 12's greater time,
+ * which looked like the time jumping back at TID 9. Made here by hand: a
+ * reader that loaded commit 10 while the writer started TID 12. */
+static void test_read_time_lapped_jump_check(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("lapkey", 8, 4), *r;
+	uint8_t buf[8] = {0};
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(dssm_write(w, buf, 8, (dssm_time_t)i * 1000), i);
+	assert_int_equal(dssm_open("lapkey", 0, DSSM_READ, &r), 0);
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_time(r, 9500, buf, 8, &si), 0);
+	assert_int_equal(si.tid, 9);
+	atomic_store(&r->times[8 % 4], 12000);       /* TID 12's key in TID 8's slot */
+	atomic_store(&r->hdr->claim, 13);            /* the writer holds TID 12 */
+	assert_int_equal(dssm_read_time(r, 5000, buf, 8, &si), DSSM_EAGAIN);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 static void test_strerror(void **state)
 {
 	(void)state;
@@ -604,6 +627,7 @@ int main(void)
 		cmocka_unit_test_setup(test_forked_child_close_keeps_writer, testutil_reset),
 		cmocka_unit_test_setup(test_corrupt_segment, testutil_reset),
 		cmocka_unit_test_setup(test_not_ready_nowait, testutil_reset),
+		cmocka_unit_test_setup(test_read_time_lapped_jump_check, testutil_reset),
 		cmocka_unit_test(test_strerror),
 		cmocka_unit_test(test_time_conversions),
 	};

@@ -148,16 +148,23 @@ static uint64_t slot_back(const dssm_stream *s, uint64_t cslot, uint64_t d)
 /* The newest time history as of `commit`: the TID that began it. A writer
  * stores hist_first after the commit of its jump, so one loaded now is
  * either newer than `commit` (EAGAIN: look again) or the one that holds,
- * but for a jump at commit - 1 itself not stored yet: its key fell. */
+ * but for a jump at commit - 1 itself not stored yet: its key fell.
+ * *oldest_read: the oldest TID whose key this read (commit - 2), which
+ * the caller's validity check must cover: a writer lapping that slot
+ * meanwhile leaves a greater key there, which looked like a jump back at
+ * commit - 1 (test_concurrency, 4 slots under qemu: a false EJUMPED). */
 static int newest_history(const dssm_stream *s, uint64_t commit, uint64_t cslot,
-                          uint64_t *first)
+                          uint64_t *first, uint64_t *oldest_read)
 {
 	uint64_t h = atomic_load_explicit(&s->hdr->hist_first, memory_order_acquire);
+	*oldest_read = commit;
 	if (h >= commit)
 		return DSSM_EAGAIN;
-	if (h + 1 < commit && commit >= 2 &&
-	    key_at(s, slot_back(s, cslot, 1), 0) < key_at(s, slot_back(s, cslot, 2), 0))
-		h = commit - 1;
+	if (h + 1 < commit && commit >= 2) {
+		*oldest_read = commit - 2;
+		if (key_at(s, slot_back(s, cslot, 1), 0) < key_at(s, slot_back(s, cslot, 2), 0))
+			h = commit - 1;
+	}
 	*first = h;
 	return 0;
 }
@@ -252,11 +259,11 @@ static uint64_t search_after(const struct search *q, dssm_time_t t)
  * the history under the search (the caller looks again). */
 static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *after)
 {
-	uint64_t commit = dssm__load_commit(s), first;
+	uint64_t commit = dssm__load_commit(s), first, oldest_read;
 	if (commit == 0)
 		return dssm__range_error(s, 0, 0);
 	uint64_t cslot = commit % s->num; /* the lookup's one division */
-	if (newest_history(s, commit, cslot, &first) < 0)
+	if (newest_history(s, commit, cslot, &first, &oldest_read) < 0)
 		return DSSM_EAGAIN;
 	uint64_t kept = oldest_kept(commit, s->num), lo = first > kept ? first : kept;
 	/* disorder is loaded after commit's acquire: at least what any sample
@@ -274,8 +281,9 @@ static int find_time(dssm_stream *s, dssm_time_t t, uint64_t *before, uint64_t *
 	uint64_t tid = search_before(&q, t);
 	if (after)
 		*after = search_after(&q, t);
-	/* Every probe was at a TID >= lo; if that one is intact, all were. */
-	if (!dssm__still_valid(s, lo))
+	/* Every probe was at a TID >= lo, and newest_history's at oldest_read
+	 * or later; if the older of the two is intact, all were. */
+	if (!dssm__still_valid(s, oldest_read < lo ? oldest_read : lo))
 		return DSSM_EAGAIN;
 	if (tid == NONE)
 		return before_history(s, t, lo, kept);
