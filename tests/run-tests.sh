@@ -31,6 +31,9 @@ for t in "${list[@]}"; do
 		failed=$((failed + 1))
 		failures+=("$name")
 		printf '  FAIL  %s\n' "$name"
+		# what failed, wherever it is in the log (a long test's tail may not
+		# hold it), then the tail
+		grep -B4 -A4 -E '\[  ERROR   \]|\[   LINE   \]|^ERROR' "$log" | head -40 | sed 's/^/   !    /'
 		sed 's/^/        /' "$log" | tail -40
 	fi
 	rm -f "$log"
