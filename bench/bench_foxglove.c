@@ -26,6 +26,7 @@
 #include "dssm/dssm.h"
 #include "args.h"
 #include "namespace.h"
+#include "proxy_start.h"
 
 static double mono_s(void)
 {
@@ -51,19 +52,9 @@ static int start(const char *bin, const char *cmd, pid_t *pid)
 		execl(bin, bin, cmd, "--port", "0", "--port-file", port_file, (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 500; i++) {
-		FILE *f = fopen(port_file, "r");
-		int port = 0;
-		if (f) {
-			int ok = fscanf(f, "%d", &port) == 1;
-			fclose(f);
-			if (ok && port > 0) {
-				unlink(port_file);
-				return port;
-			}
-		}
-		usleep(10000);
-	}
+	int port = bench_wait_port(port_file, 500);
+	if (port > 0)
+		return port;
 	fprintf(stderr, "bench_foxglove: `dssm %s` did not start\n", cmd);
 	exit(1);
 }

@@ -182,15 +182,7 @@ static void bench_stream(void)
 	waitpid(srv, NULL, 0);
 	dssm_stream *r = open_far("big");
 	t0 = mono_ns();
-	dssm_subscribe(r, DSSM_FROM_OLDEST, 0);
-	int got = 0;
-	while (got < count) {
-		dssm_sample_info si;
-		if (dssm_read_next(r, buf, size, &si, NULL) == 0)
-			got++;
-		else if (dssm_wait_new(r, DSSM_NSEC_PER_SEC) < 0)
-			break;
-	}
+	bench_drain(r, buf, size, count);
 	double ours = mono_ns() - t0;
 	double mb = (double)size * count / 1e6;
 	printf("  300 KiB samples, %d of them: subscription %7.0f MB/s | raw TCP %7.0f MB/s | "

@@ -211,15 +211,7 @@ static double stream_proxy(const struct proxy *p, int tls, size_t size, int coun
 	unsigned char *buf = malloc(size);
 	dssm_stream *r = open_far(p, "big", tls);
 	double t0 = mono_ns();
-	dssm_subscribe(r, DSSM_FROM_OLDEST, 0);
-	int got = 0;
-	while (got < count) {
-		dssm_sample_info si;
-		if (dssm_read_next(r, buf, size, &si, NULL) == 0)
-			got++;
-		else if (dssm_wait_new(r, DSSM_NSEC_PER_SEC) < 0)
-			break;
-	}
+	bench_drain(r, buf, size, count);
 	double ns = mono_ns() - t0;
 	dssm_close(r);
 	free(buf);
