@@ -50,7 +50,7 @@ LIB_LAYERS := base ring remote store decode open record
 # bridge is (the dssm command, the bridge tests) and into libdssm.so, not
 # into libdssm's core (libdssm.a); a program turns them on with
 # dssm__views_register().
-VIEW_SRC := lib/store/codec.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c lib/store/view_file.c \
+VIEW_SRC := lib/store/codec.c lib/store/codec_compress.c lib/store/mcap.c lib/store/view.c lib/store/view_sizes.c lib/store/view_file.c \
   lib/store/mcap_view.c lib/store/mcap_index.c lib/store/db3.c lib/store/db3_view.c \
   lib/store/ssmlog_view.c lib/store/rosbag2_dir.c lib/store/rosbag2_meta.c lib/store/rosbag2_zstd.c lib/store/bag.c lib/store/bag_view.c \
   lib/store/bag_index.c lib/store/views.c
@@ -128,7 +128,7 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/s
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends $(BUILD)/tests/test_bagview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_container $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends $(BUILD)/tests/test_bagview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 

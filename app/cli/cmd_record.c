@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "dds_opts.h"
+#include "record_compress.h"
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 #include "lib/base/glob.h"
@@ -26,6 +27,8 @@ void help_record(FILE *out)
 	fprintf(out,
 	        "usage: dssm record -o DIR [--all] [STREAM...] [--from-oldest] [--duration S]\n"
 	        "                   [--limit N] [--sync S] [--min-free MIB] [--direct]\n"
+	        "                   [--compress zstd|lz4|none [--compress-level N]]\n"
+	        "                   [--compress-stream GLOB=CODEC[:LEVEL]]...\n"
 	        "                   [--split-duration S | --split-size MIB [--max-splits N]]\n"
 	        "                   " CLI_DDS_USAGE "\n"
 	        "       dssm record -o DIR --snapshot [--all] [STREAM...]\n"
@@ -61,7 +64,14 @@ void help_record(FILE *out)
 	        "1.5) or with units: 500ms, 1m30s, 2h, 1d; --min-free stops cleanly when\n"
 	        "the disk's free space falls below MIB; --direct writes samples of 64 KiB and\n"
 	        "more with O_DIRECT (no page cache; a thread per stream writes them in 2 MiB\n"
-	        "chunks). With --split-duration or --split-size, DIR holds part-0001,\n"
+	        "chunks). --compress stores samples compressed in chunks of up to 1 MiB,\n"
+	        "each closed at every sync (container format 3; zstd's level 1-19, default\n"
+	        "1; lz4's 0-12); samples already compressed (JPEG, PNG, video,\n"
+	        "CompressedImage) are left as they are unless --compress-stream names them,\n"
+	        "and a stream whose first chunks do not shrink stores the rest as is;\n"
+	        "--compress-stream 'cam*=none' or 'scan*=zstd:3' sets one stream's (a glob\n"
+	        "naming a stream beats --compress; the last one given wins).\n"
+	        "With --split-duration or --split-size, DIR holds part-0001,\n"
 	        "part-0002, ... containers with no gap between them (a part is made by its\n"
 	        "first sample: none is empty),\n"
 	        "and every reader takes DIR as one recording (info, query, cat DIR/NAME,\n"
@@ -79,6 +89,7 @@ void help_record(FILE *out)
 	        "  dssm record -o fleet 'dds:rt/*'   # every ROS 2 topic, now and later\n"
 	        "  dssm record -o cams 'dds:rt/*/image' --max-size 8388608 --slots 30\n"
 	        "  dssm record -o rolling --all --split-duration 1m --max-splits 10\n"
+	        "  dssm record -o small --all --compress zstd --compress-stream 'cam*=none'\n"
 	        "  dssm record -o events --all --snapshot   # then: dssm record --trigger\n");
 }
 
@@ -353,6 +364,7 @@ static int run_snapshots(const char *dir, char **patterns, int npatterns, int al
 struct record_opts {
 	const char *dir;
 	struct cli_dds dds;       /* --domain and the limits of dds: sources */
+	struct cli_compress compress; /* --compress and its rules */
 	int all, snapshot, done;  /* done: --trigger was sent */
 	double split_mb, min_free_mb;
 	dssm_time_t duration, sync, split_duration;
@@ -395,7 +407,10 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 			return cli_usage("record", "--min-free needs MiB >= 0");
 		return 0;
 	default: {
-		int rc = cli_dds_option("record", opt, arg, &o->dds);
+		int rc = cli_compress_option(opt, arg, &o->compress);
+		if (rc)
+			return rc == 1 ? 0 : rc;
+		rc = cli_dds_option("record", opt, arg, &o->dds);
 		return rc == 1 ? 0 : rc ? rc : cli_refused_option();
 	}
 	}
@@ -419,6 +434,7 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 	                                         {"limit", required_argument, 0, 'l'},
 	                                         {"sync", required_argument, 0, 's'},
 	                                         CLI_DDS_LONGOPTS,
+	                                         CLI_COMPRESS_LONGOPTS,
 	                                         {0, 0, 0, 0}};
 	int opt, rc;
 	while ((opt = cli_getopt("record", argc, argv, "o:a", longopts)) != -1)
@@ -514,6 +530,11 @@ int cmd_record(int argc, char **argv)
 	cfg.on_stream = announce;
 	dssm_recorder *r;
 	if ((rc = dssm_recorder_create(&cfg, &r)) < 0) {
+		record_dds_stop(src);
+		return cli_dssm_error("record", rc);
+	}
+	if ((rc = cli_compress_apply(r, &o.compress)) < 0) {
+		dssm_recorder_free(r);
 		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
 	}

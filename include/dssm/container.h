@@ -109,6 +109,16 @@ int dssm_container_sync_if_due(dssm_container *c);
  * cache), for streams added after this call. Where the filesystem refuses
  * O_DIRECT they are written the ordinary way. */
 void dssm_container_set_direct(dssm_container *c, int on);
+/* Streams added after this call keep their samples compressed, in chunks
+ * (container format 3, docs/container-format.md section 3.1): codec
+ * "zstd" or "lz4", level the codec's own (0: its default; zstd 1-19,
+ * lz4 0-12), or "none"/NULL: records as in format 2, the default (the
+ * fastest to write and read where disk bandwidth is not what limits). A
+ * stream whose first chunks do not shrink (noise, images already
+ * compressed) stores its later chunks as they are. DSSM_EINVAL for
+ * another name, a level out of range, or a program built without the
+ * compressors (they come with libdssm.so and the dssm command). */
+int dssm_container_set_compress(dssm_container *c, const char *codec, int level);
 
 /* ---- reading ---- */
 

@@ -119,6 +119,22 @@ int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out);
 int dssm_recorder_set_start(dssm_recorder *r,
                             int (*start_at)(void *user, const char *address, uint64_t *tid),
                             void *user);
+/* How streams are stored: compressed with codec "zstd" or "lz4" at level
+ * (0: the codec's default), or "none" (the default: records as they
+ * are). pattern NULL sets the default for every stream; a NAME[:ID] glob
+ * (as dssm_name_matches) sets it for the streams it matches, and beats
+ * the default (among globs, the one set last wins). The default leaves
+ * samples that are already compressed as they are (an encoding or type
+ * naming JPEG, PNG, H.264/5, VP8/9, AV1, CompressedImage or
+ * CompressedVideo); a glob naming such a stream compresses it anyway. A
+ * stream whose first chunks do not shrink stores the rest as they are.
+ * Call before start (also applies to streams found later, and to each
+ * part). docs/container-format.md section 3.1. Errors: DSSM_EINVAL (an
+ * unknown codec, a level out of -7..22, an empty glob or one with '/'),
+ * DSSM_ENOMEM. (A call, not a config field: dssm_recorder_config keeps
+ * its layout.) */
+int dssm_recorder_set_compress(dssm_recorder *r, const char *pattern, const char *codec,
+                               int level);
 /* Record one stream. Before start it is only opened (a stream that does not
  * open is refused then, before anything is written); after, it joins the
  * current part at once. Adding a stream twice is a no-op.

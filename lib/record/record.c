@@ -209,7 +209,7 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 	pthread_mutex_lock(&r->lock);
 	int rc = 0;
 	if (add && r->c)
-		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+		rc = rs->index = dssm__recorder_add_entry(r, &rs->info, rs->schema, rs->prop, rs->plen);
 	else if (add && !r->part_pending)
 		rc = dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
 	else if (add)
@@ -353,7 +353,7 @@ static int open_part(dssm_recorder *r)
 	dssm_container_set_direct(r->c, r->cfg.direct);
 	for (int i = 0; i < r->n && rc >= 0; i++) {
 		struct rstream *rs = r->v[i];
-		rc = rs->index = dssm_container_add_stream(r->c, &rs->info, rs->schema, rs->prop, rs->plen);
+		rc = rs->index = dssm__recorder_add_entry(r, &rs->info, rs->schema, rs->prop, rs->plen);
 		if (rc >= 0)
 			dssm__recorder_entry(rs, r->part, rs->index);
 	}
@@ -583,6 +583,7 @@ void dssm_recorder_free(dssm_recorder *r)
 	for (int k = 0; k < r->npatterns; k++)
 		free(r->patterns[k]);
 	free(r->patterns);
+	dssm__recorder_compress_free(r);
 	free(r->v);
 	pthread_mutex_destroy(&r->lock);
 	free(r->dir);

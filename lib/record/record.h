@@ -72,6 +72,8 @@ struct dssm_recorder {
 	void *start_user;
 	void (*notice)(void *user, const char *address, const char *what); /* set_notice */
 	void *notice_user;
+	struct rcompress *compress; /* set_compress's rules (record_compress.c) */
+	int ncompress;
 };
 
 /* A stream thread's sample buffer (record_follow.c grows it for a ring
@@ -114,6 +116,11 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add);
  * first error other than a ring removed meanwhile. */
 int dssm__recorder_scan(dssm_recorder *r);
 
+/* record_compress.c: add a stream entry described by info to the current
+ * part (r->c), compressed as the rules say; and free the rules. */
+int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,
+                             const void *prop, size_t plen);
+void dssm__recorder_compress_free(dssm_recorder *r);
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */
 void dssm__recorder_entry(struct rstream *rs, int part, int index);

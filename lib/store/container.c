@@ -14,6 +14,7 @@
 #include "lib/base/base.h"
 #include "set.h"
 #include "view.h"
+#include "chunk.h"
 #include "store.h"
 
 char *dssm__store_path(const dssm_container *c, int stream, const char *ext)
@@ -73,6 +74,7 @@ struct cstream *dssm__store_stream_new(dssm_container *c)
 	struct cstream *s = &c->s[c->n];
 	memset(s, 0, sizeof *s);
 	s->data_fd = s->index_fd = s->direct_fd = -1;
+	s->codec = -1;
 	return s;
 }
 
@@ -83,6 +85,10 @@ void dssm__store_stream_free(struct cstream *s)
 		close(s->direct_fd);
 	free(s->dbuf);
 	free(s->ibuf);
+	free(s->cbuf);
+	free(s->zbuf);
+	if (s->cctx && dssm__chunk_codecs)
+		dssm__chunk_codecs->ctx_free(s->codec, s->cctx);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)
@@ -109,6 +115,7 @@ dssm_container *dssm__store_new(const char *dir, int writing)
 	}
 	c->writing = writing;
 	c->sync_interval = DEFAULT_SYNC;
+	c->codec = -1;
 	return c;
 }
 

@@ -19,6 +19,7 @@
 #include "set.h"
 #include "view.h"
 #include "query.h"
+#include "chunk.h"
 #include "store.h"
 
 /* ---- reading ---- */
@@ -84,8 +85,9 @@ static int is_text(const char *p)
 	return 1;
 }
 
-/* NNNN.meta: version 1 (older writers, no checksum) or 2 (a CRC-32C of
- * everything before it at the end). DSSM_ENOENT if it is missing,
+/* NNNN.meta: version 1 (older writers, no checksum), 2 (a CRC-32C of
+ * everything before it at the end) or 3 (a chunked stream: its codec
+ * before the CRC; chunk.h). DSSM_ENOENT if it is missing,
  * DSSM_ECORRUPT if damaged, DSSM_ELAYOUT if a newer dssm wrote it. */
 static int load_meta(dssm_container *c, int idx, struct cstream *s)
 {
@@ -119,8 +121,15 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 		dssm__store_get_layout(&r, &s->info);
 		uint32_t ns, np;
 		const uint8_t *schema = rbuf_blob(&r, &ns), *prop = rbuf_blob(&r, &np);
+		if (version >= 3) {
+			s->chunked = 1;
+			s->codec = (int)rbuf_u32(&r);
+		}
 		if (rbuf_end(&r, path) < 0)
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: truncated or damaged stream description", path);
+		else if (version >= 3 && s->codec != CHUNK_LZ4 && s->codec != CHUNK_ZSTD &&
+		         s->codec != CHUNK_STORED)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: unknown codec %d: damaged", path, s->codec);
 		else if (!is_text(s->info.name) || !is_text(s->info.type) || !is_text(s->info.encoding))
 			rc = dssm__fail(DSSM_ECORRUPT, "%s: the stream's name, type or encoding holds "
 			                "control bytes: damaged", path);
@@ -140,63 +149,6 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 	free(buf);
 	free(path);
 	return rc;
-}
-
-/* Does index entry `e` (its 32 bytes in buf) point at an intact record? */
-static int entry_valid(struct cstream *s, const uint8_t *buf, uint64_t data_size)
-{
-	if (dssm__crc32c_update(0xffffffffu, buf, 28) ^ 0xffffffffu ^ le_get32(buf + 28))
-		return 0;
-	uint64_t off = le_get64(buf + 16);
-	uint32_t len = le_get32(buf + 24);
-	if (off % 8 || off > data_size || data_size - off < RECORD_HEADER + (uint64_t)len)
-		return 0;
-	/* A container closed cleanly had every record and entry synced before
-	 * CLOSED was written: the entry's CRC and bounds are enough at open
-	 * (each record's header and CRC are still checked when it is read),
-	 * and open stays a few small reads per stream. */
-	if (s->trusted)
-		return 1;
-	uint8_t head[RECORD_HEADER];
-	if (dssm__store_pread_all(s->data_fd, head, RECORD_HEADER, off) < 0)
-		return 0;
-	if (le_get32(head) != RECORD_MAGIC || le_get32(head + 4) != len || le_get64(head + 8) != le_get64(buf + 8) ||
-	    le_get64(head + 16) != le_get64(buf))
-		return 0;
-	/* the data's CRC too: the tail is where a torn write would be (len is
-	 * bounded by the file's size above) */
-	uint8_t *data = malloc(len ? len : 1);
-	int ok = data && dssm__store_pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
-	         (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu) ==
-	             le_get32(head + 24);
-	free(data);
-	return ok;
-}
-
-/* Count the valid entries, checking only from the end backwards. */
-static int recover_tail(struct cstream *s)
-{
-	struct stat ist, dst;
-	if (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0)
-		return dssm__fail_errno(DSSM_ESYS, "fstat");
-	uint64_t entries = (uint64_t)ist.st_size / ENTRY;
-	uint8_t buf[ENTRY];
-	uint64_t from = s->count; /* entries known good (refresh) */
-	while (entries > from) {
-		if (dssm__store_pread_all(s->index_fd, buf, ENTRY, (entries - 1) * ENTRY) == 0 &&
-		    entry_valid(s, buf, (uint64_t)dst.st_size))
-			break;
-		entries--;
-		s->dropped++;
-	}
-	if (entries == s->count)
-		return 0;
-	s->count = entries;
-	s->last = (dssm_time_t)le_get64(buf);
-	s->data_end = dssm__store_entry_end(buf);
-	if (from == 0 && dssm__store_pread_all(s->index_fd, buf, ENTRY, 0) == 0)
-		s->first = (dssm_time_t)le_get64(buf);
-	return 0;
 }
 
 static int open_files(dssm_container *c, int idx, struct cstream *s)
@@ -260,7 +212,7 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 	s->nsparse = 0;
 	int rc = s->data_fd >= 0 ? 0 : open_files(c, idx, s);
 	if (rc == 0)
-		rc = recover_tail(s);
+		rc = dssm__store_recover_tail(c, idx);
 	if (rc == 0 && s->count < said)
 		set_damage(c, idx, s, "%s: %llu of the %llu samples the recording's summary lists are "
 		           "intact", why, (unsigned long long)s->count, (unsigned long long)said);
@@ -307,11 +259,13 @@ int dssm__store_stream_files_for(dssm_container *c, int idx, dssm_time_t start, 
 		dssm__query_read_ahead(s, start, stop, 0);
 	uint8_t a[ENTRY], b[ENTRY];
 	struct stat dst;
+	uint64_t end_a, end_b;
 	int ok = fstat(s->data_fd, &dst) == 0 && dssm__store_pread_all(s->index_fd, a, ENTRY, 0) == 0 &&
 	         dssm__store_pread_all(s->index_fd, b, ENTRY, (s->count - 1) * ENTRY) == 0 &&
-	         entry_valid(s, a, (uint64_t)dst.st_size) && entry_valid(s, b, (uint64_t)dst.st_size) &&
+	         dssm__store_entry_valid(c, idx, a, (uint64_t)dst.st_size, &end_a) &&
+	         dssm__store_entry_valid(c, idx, b, (uint64_t)dst.st_size, &end_b) &&
 	         (dssm_time_t)le_get64(a) == s->first && (dssm_time_t)le_get64(b) == s->last &&
-	         dssm__store_entry_end(b) == s->data_end;
+	         end_b == s->data_end;
 	return ok ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
 }
 
@@ -453,7 +407,7 @@ static int add_read_stream(dssm_container *c)
 		s->count = 0;
 		rc = open_files(c, idx, s);
 		if (rc == 0)
-			rc = recover_tail(s);
+			rc = dssm__store_recover_tail(c, idx);
 	}
 	if (rc == 0 && s->count && s->first > s->last) {
 		set_damage(c, idx, s, "its index goes back in time (first entry %lld, last %lld)",
@@ -532,9 +486,9 @@ int dssm_container_open(const char *dir, dssm_container **out)
 		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
 	else if ((version = container_version(text, len)) < 1)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: does not start with 'dssm-container N'", cpath);
-	else if (version > FORMAT_VERSION)
+	else if (version > FORMAT_CHUNKED)
 		rc = dssm__fail(DSSM_ELAYOUT, "%s: written by a newer dssm (container format %d; this "
-		                "reader knows 1 to %d)", cpath, version, FORMAT_VERSION);
+		                "reader knows 1 to %d)", cpath, version, FORMAT_CHUNKED);
 	free(text);
 	free(cpath);
 	c->version = version;
@@ -562,7 +516,7 @@ static int refresh_tail(dssm_container *c, int idx)
 	struct cstream *s = &c->s[idx];
 	int rc = dssm__store_stream_files(c, idx);
 	if (rc == 0 && !s->damage && s->data_fd >= 0)
-		rc = recover_tail(s);
+		rc = dssm__store_recover_tail(c, idx);
 	return rc;
 }
 

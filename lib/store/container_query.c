@@ -129,6 +129,8 @@ int dssm_query_open(dssm_container *c, const int *streams, int nstreams, dssm_ti
 	q->stop = end;
 	q->wstream = -1;
 	q->last_fd = q->out_fd = -1;
+	for (int i = 0; i < n; i++)
+		dssm__chunk_view_init(&q->cur[i].chunk);
 	int rc = 0;
 	ask_open_streams(c, streams && nstreams > 0 ? streams : NULL, n, start, end);
 	for (int i = 0; i < n && rc == 0; i++) {
@@ -215,6 +217,31 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	return 0;
 }
 
+/* dssm_query_next's record from a chunked stream (chunk.h): found in its
+ * chunk, decompressed once for all the records it holds, and checked
+ * there. Not lent from the file (q->last_fd stays -1). */
+static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *rec)
+{
+	const uint8_t *e = k->entry, *h;
+	uint64_t off = le_get64(e + 16);
+	uint32_t len = le_get32(e + 24);
+	int rc = dssm__chunk_record(q->c, k->stream, &k->chunk, off, q->c->s[k->stream].data_end,
+	                            le_get64(e + 8), len, (dssm_time_t)le_get64(e), &h);
+	if (rc < 0)
+		return dssm__query_met_damage(q->c, k->stream, rc);
+	rec->stream = k->stream;
+	rec->tid = le_get64(h + 8);
+	rec->time = (dssm_time_t)le_get64(h + 16);
+	rec->len = len;
+	rec->data = h + RECORD_HEADER;
+	k->min_time = rec->time;
+	k->min_off = off; /* the next record may share the chunk */
+	k->next++;
+	if (load_entry(q, k) < 0)
+		k->reload = q->reload = 1;
+	return 1;
+}
+
 /* The cursor whose next sample comes first (ties: stream order), or NULL. */
 static struct cursor *next_cursor(struct dssm_query *q)
 {
@@ -266,7 +293,8 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		                             (long long)best->time, (unsigned long long)off,
 		                             (long long)best->min_time,
 		                             (unsigned long long)best->min_off));
-	if (off > data_end || data_end - off < RECORD_HEADER + (uint64_t)len)
+	uint64_t need = bs->chunked ? CHUNK_HEADER : RECORD_HEADER + (uint64_t)len;
+	if (off > data_end || data_end - off < need)
 		return dssm__query_met_damage(q->c, best->stream,
 		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu points "
 		                             "past the data's end (offset %llu, %u bytes, data ends at "
@@ -274,6 +302,8 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		                             (unsigned long long)best->next, (unsigned long long)off, len,
 		                             (unsigned long long)data_end));
 	const uint8_t *h = NULL;
+	if (bs->chunked)
+		return next_from_chunk(q, best, rec);
 	int frc = fetch_record(q, best, off, len, &h);
 	if (frc < 0)
 		return dssm__query_met_damage(q->c, best->stream, frc);
@@ -469,6 +499,7 @@ void dssm_query_close(dssm_query *q)
 		free(q->cur[i].ibuf);
 		window_free(&q->cur[i]);
 		dssm__data_map_free(&q->cur[i].map);
+		dssm__chunk_view_free(&q->cur[i].chunk);
 	}
 	free(q->cur);
 	free(q);

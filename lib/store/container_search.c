@@ -12,6 +12,7 @@
 
 #include "lib/base/base.h"
 #include "query.h"
+#include "chunk.h"
 #include "store.h"
 
 /* The entries [*lo, *hi) among which CLOSED's sparse times put the first
@@ -142,6 +143,8 @@ static int record_time(struct dssm_query *q, int stream, uint64_t i, dssm_time_t
 			return 0;
 		off = dssm__store_entry_end(e);
 	}
+	if (s->chunked)
+		return dssm__chunk_time_after(q->c, stream, i > 0 ? e : NULL, s->data_end, t);
 	uint64_t limit = off + DIRECT_BLOCK;
 	for (;; off += 8) {
 		if (off >= limit || off > s->data_end || s->data_end - off < RECORD_HEADER ||

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "chunk.h"
 #include "store.h"
 
 /* Write and sync a stream's pending index entries (its data is synced). */
@@ -40,7 +41,10 @@ static int flush_index(dssm_container *c, int i)
 	s->index_flushed += s->ilen;
 	s->durable_count = s->index_flushed / ENTRY;
 	s->durable_last = (dssm_time_t)le_get64(last);
-	s->durable_end = dssm__store_entry_end(last);
+	/* a chunked stream's entries all lie in chunks placed before the sync
+	 * (dssm_container_sync closes the open one first): they end at the
+	 * data's end */
+	s->durable_end = s->chunked ? s->data_end : dssm__store_entry_end(last);
 	s->ilen = 0;
 	return 0;
 }
@@ -54,8 +58,11 @@ int dssm_container_sync(dssm_container *c)
 	int first = 0;
 	char why[512] = "";
 	for (int i = 0; i < c->n; i++) {
-		/* 1. the stream's records reach its file and the disk ... */
-		int rc = dssm__store_flush_direct(c, i);
+		/* 1. the stream's records (its open chunk closed) reach its file
+		 * and the disk ... */
+		int rc = dssm__chunk_close(c, i);
+		if (rc == 0)
+			rc = dssm__store_flush_direct(c, i);
 		if (rc == 0)
 			rc = dssm__store_flush_data(c, i);
 		if (rc == 0 && fdatasync(c->s[i].data_fd) < 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "chunk.h"
 #include "store.h"
 
 /* ---- writing ---- */
@@ -218,16 +219,19 @@ int dssm__store_write_atomically(const char *path, const char *tmp, const struct
 	return rc;
 }
 
-/* The .meta bytes: the layout, schema and property, then a CRC-32C of all
- * that precedes it (format version 2). */
+/* The .meta bytes: the layout, schema and property, the codec of a chunked
+ * stream (version 3; a stream of records is written as version 2, as
+ * before format 3), then a CRC-32C of all that precedes it. */
 static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
-                     const void *prop, size_t plen)
+                     const void *prop, size_t plen, int codec)
 {
 	wbuf_u32(w, META_MAGIC);
-	wbuf_u32(w, META_VERSION);
+	wbuf_u32(w, codec >= 0 ? 3 : 2);
 	dssm__store_put_layout(w, i);
 	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
 	wbuf_blob(w, prop, plen);
+	if (codec >= 0)
+		wbuf_u32(w, (uint32_t)codec);
 	if (!w->oom)
 		wbuf_u32(w, dssm__crc32c(w->data, w->len));
 }
@@ -237,7 +241,7 @@ int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *i
                            const char *schema, const void *prop, size_t plen)
 {
 	struct wbuf w = {0};
-	put_meta(&w, info, schema, prop, plen);
+	put_meta(&w, info, schema, prop, plen, c->s[idx].chunked ? c->s[idx].asked : -1);
 	char *meta = dssm__store_path(c, idx, "meta"), *tmp = dssm__store_path(c, idx, "meta.tmp");
 	int rc = !meta || !tmp || w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
 	if (rc == 0)
@@ -272,6 +276,12 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	              (schema ? strlen(schema) : 0) + property_len;
 	if (rc == 0)
 		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
+	if (rc == 0 && c->codec >= 0) {
+		s->chunked = 1;
+		s->codec = s->asked = c->codec;
+		s->level = c->level;
+		rc = dssm__chunk_mark_container(c);
+	}
 	if (rc == 0)
 		rc = dssm__store_write_meta(c, idx, info, schema, property, property_len);
 	/* a stream added without a sample size (an import) gets the largest
@@ -299,7 +309,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	}
 	s->info = *info;
 	s->last = s->durable_last = INT64_MIN;
-	if (c->direct) {
+	if (c->direct && !s->chunked) {
 		/* A second descriptor for big records; where the filesystem refuses
 		 * O_DIRECT (tmpfs), they are written the ordinary way. */
 		char *data_path = dssm__store_path(c, idx, "data");
@@ -332,7 +342,7 @@ static void drop_pending(struct cstream *s, size_t keep)
  * whole up to there; an earlier failure of the O_DIRECT writer cuts
  * further): the file is truncated, the lost records' entries counted out,
  * and rc returned with how many samples already accepted were lost. */
-static int cut_back(dssm_container *c, int idx, uint64_t good, int rc)
+int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc)
 {
 	struct cstream *s = &c->s[idx];
 	char why[256];
@@ -350,6 +360,8 @@ static int cut_back(dssm_container *c, int idx, uint64_t good, int rc)
 	drop_pending(s, keep);
 	s->data_end = s->flushed = good;
 	s->dlen = 0;
+	s->clen = 0; /* (an open chunk's entries were past good: counted out) */
+	s->crecords = 0;
 	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
 	                  s->info.name, s->info.id, (unsigned long long)lost, why);
 }
@@ -366,7 +378,7 @@ int dssm__store_flush_data(dssm_container *c, int idx)
 	snprintf(what, sizeof what, "%s/streams/%04d.data", c->dir, idx);
 	int rc = dssm__store_write_all(s->data_fd, s->dbuf, s->dlen, what);
 	if (rc < 0)
-		return cut_back(c, idx, s->flushed, rc);
+		return dssm__store_cut_back(c, idx, s->flushed, rc);
 	s->flushed += s->dlen;
 	s->dlen = 0;
 	return 0;
@@ -378,7 +390,7 @@ static int direct_failed(dssm_container *c, int idx, int err, uint64_t off)
 	errno = err;
 	int rc = dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
 	                          "appending to stream %d of %s (O_DIRECT)", idx, c->dir);
-	return cut_back(c, idx, off, rc);
+	return dssm__store_cut_back(c, idx, off, rc);
 }
 
 int dssm__store_flush_direct(dssm_container *c, int idx)
@@ -554,7 +566,9 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		                  stream, (long long)time, (long long)s->last);
 	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
 	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
-	int rc = reserve_for_append(c, s, total, direct);
+	/* a chunk (the open one, placed at the data's end when closed) is never
+	 * bigger than its records stored, plus its header */
+	int rc = reserve_for_append(c, s, total + (s->chunked ? s->clen + CHUNK_HEADER + 8 : 0), direct);
 	if (rc < 0)
 		return rc;
 	if (len > s->max_len)
@@ -566,8 +580,15 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	le_put64(head + 16, (uint64_t)time);
 	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
 	le_put32(head + 24, crc);
-	if ((rc = write_record(c, stream, head, data, len, pad, direct, &total)) < 0)
+	if (s->chunked) {
+		/* into the open chunk: its entry points at the chunk's place,
+		 * the data's end, which moves once the chunk is closed */
+		if ((rc = dssm__chunk_put(c, stream, head, data, len, pad)) < 0)
+			return rc;
+		total = 0;
+	} else if ((rc = write_record(c, stream, head, data, len, pad, direct, &total)) < 0) {
 		return rc;
+	}
 	add_entry(s, tid, time, len, pad, total);
 	if (c->sync_interval == 0 || s->ilen >= INDEX_PENDING_MAX ||
 	    dssm__monotonic() - c->last_sync >= c->sync_interval)

@@ -6,6 +6,7 @@
 #ifndef DSSM_QUERY_H
 #define DSSM_QUERY_H
 
+#include "chunk.h"
 #include "data_map.h"
 #include "store.h"
 
@@ -28,6 +29,7 @@ struct cursor {
 	uint64_t doff;
 	uint64_t data_stop;  /* where the range's last record ends in .data */
 	struct data_map map; /* large records lent in place (data_map.c) */
+	struct chunk_view chunk; /* a chunked stream's chunk, decompressed (chunk.h) */
 	/* what the previous record returned leaves for the next: entries of a
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;

@@ -30,9 +30,10 @@
 #include "dssm/container.h"
 #include "lib/base/bytes.h"
 
-#define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` */
+#define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` ... */
+#define FORMAT_CHUNKED 3       /* ... once a stream is compressed (chunk.h) */
 #define META_MAGIC 0x4d4d5344u
-#define META_VERSION 2          /* version 2 ends with a CRC-32C */
+#define META_VERSION 3          /* 2 ends with a CRC-32C; 3 (chunked streams) adds the codec */
 #define RECORD_MAGIC 0x43525344u
 #define RECORD_HEADER 32
 #define ENTRY 32
@@ -100,6 +101,18 @@ struct cstream {
 	uint64_t nsparse, sparse_cap, stride;
 	int sparse_read;         /* reader: CLOSED's sparse times were looked for */
 	int searched;            /* reader: a query searched it since its files opened */
+	/* format 3 (chunk.h): its records are in chunks; the writer compresses
+	 * them with codec at level (CHUNK_STORED once CHUNK_TRIES chunks did
+	 * not shrink) */
+	int chunked, codec, level;
+	int asked;               /* writer: the codec asked for (its .meta's) */
+	uint8_t *cbuf;           /* writer: the open chunk's records */
+	size_t clen, ccap;
+	uint32_t crecords;
+	uint8_t *zbuf;           /* writer: a chunk compressed */
+	size_t zcap;
+	void *cctx;              /* writer: the compressor's state */
+	uint32_t ctried, cshrunk;
 };
 
 struct dssm_container {
@@ -111,6 +124,8 @@ struct dssm_container {
 	int closed;
 	char *summary;           /* reader: the text of CLOSED */
 	int direct;              /* write big records with O_DIRECT */
+	int codec, level;        /* writer: how streams added next are compressed
+	                            (chunk.h; -1: not, records as in format 2) */
 	int version;             /* reader: CONTAINER's format version */
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
@@ -161,6 +176,13 @@ void dssm__store_stream_free(struct cstream *s);
 int dssm__store_stream_file_name(const char *name);
 /* The end, padding included, of the record an index entry points to. */
 uint64_t dssm__store_entry_end(const uint8_t *entry);
+/* container_tail.c: does index entry buf of stream idx point at an intact
+ * record (1, and *end where the record or its chunk ends; else 0)? And
+ * count a stream's valid entries from the end backwards (s->count,
+ * first, last, data_end). */
+int dssm__store_entry_valid(dssm_container *c, int idx, const uint8_t *buf, uint64_t data_size,
+                            uint64_t *end);
+int dssm__store_recover_tail(dssm_container *c, int idx);
 /* Open a stream's files for reading if not yet (container_open.c). The
  * _for form, for a query of [start, stop]: the index entries its search
  * will read are asked for along with the two the check of the files
@@ -201,6 +223,9 @@ void dssm__store_release_space(int fd, uint64_t reserved);
  * a field that does not fit marks r bad. */
 void dssm__store_put_layout(struct wbuf *w, const dssm_stream_info *i);
 void dssm__store_get_layout(struct rbuf *r, dssm_stream_info *i);
+/* Cut stream idx back to byte good of .data (whole up to there): the
+ * entries past it counted out, rc returned saying how many were lost. */
+int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "set.h"
+#include "chunk.h"
 #include "view.h"
 #include "lib/base/base.h"
 
@@ -63,4 +64,5 @@ void dssm__views_register(void)
 {
 	dssm__view_open = open_any;
 	dssm__set_list_files = dssm__rosbag2_dir;   /* a rosbag2 bag directory: a set of files */
+	dssm__chunk_codecs_register();              /* compressed containers (format 3) */
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "dssm/container.h"
+#include "lib/store/chunk.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -138,6 +139,7 @@ static void check_stream(dssm_container *c, int s, uint64_t listed, const uint8_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	dssm__chunk_codecs_register(); /* compressed streams (format 3) too */
 	scratch_reset();
 	size_t off = 0;
 	while (size - off >= 5) {

@@ -1,0 +1,88 @@
+/*
+ * record_compress.c - `dssm record --compress CODEC [--compress-level N]
+ * [--compress-stream GLOB=CODEC[:LEVEL]]...`: how streams are stored
+ * (docs/container-format.md section 3.1), given to the recorder as its
+ * rules (dssm_recorder_set_compress, which says what is wrong with a codec,
+ * level or glob: checked here first, so a mistake is a usage error before
+ * anything is recorded).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "record_compress.h"
+
+static int known_codec(const char *s)
+{
+	return !strcmp(s, "zstd") || !strcmp(s, "lz4") || !strcmp(s, "none");
+}
+
+/* GLOB=CODEC[:LEVEL] into its parts (glob and codec copied into the
+ * buffers): 0, or -1 if it is not of that shape. */
+static int split_rule(const char *arg, char *glob, size_t gcap, char *codec, size_t ccap,
+                      long *level)
+{
+	const char *eq = strrchr(arg, '=');
+	if (!eq || eq == arg || (size_t)(eq - arg) >= gcap)
+		return -1;
+	snprintf(glob, gcap, "%.*s", (int)(eq - arg), arg);
+	const char *colon = strchr(eq + 1, ':');
+	size_t n = colon ? (size_t)(colon - eq - 1) : strlen(eq + 1);
+	if (n >= ccap)
+		return -1;
+	snprintf(codec, ccap, "%.*s", (int)n, eq + 1);
+	*level = 0;
+	if (colon) {
+		char *end;
+		*level = strtol(colon + 1, &end, 10);
+		if (end == colon + 1 || *end)
+			return -1;
+	}
+	return 0;
+}
+
+int cli_compress_option(int opt, const char *arg, struct cli_compress *o)
+{
+	char glob[256], codec[16];
+	long level;
+	switch (opt) {
+	case CLI_COMPRESS:
+		if (!known_codec(arg))
+			return cli_usage("record", "--compress takes zstd, lz4 or none");
+		o->codec = arg;
+		return 1;
+	case CLI_COMPRESS_LEVEL:
+		if (cli_parse_long("record", "--compress-level", arg, &o->level) < 0)
+			return EXIT_USAGE;
+		if (o->level < -7 || o->level > 22)
+			return cli_usage("record", "--compress-level needs a level from -7 to 22");
+		return 1;
+	case CLI_COMPRESS_STREAM:
+		if (split_rule(arg, glob, sizeof glob, codec, sizeof codec, &level) < 0 ||
+		    !known_codec(codec) || level < -7 || level > 22 || strchr(glob, '/'))
+			return cli_usage("record", "--compress-stream takes GLOB=CODEC[:LEVEL] (CODEC "
+			                 "zstd, lz4 or none; LEVEL -7 to 22), as 'scan*=zstd:3'");
+		if (o->nstreams == CLI_COMPRESS_MAX_STREAMS)
+			return cli_usage("record", "--compress-stream given more than 64 times");
+		o->streams[o->nstreams++] = arg;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int cli_compress_apply(dssm_recorder *r, const struct cli_compress *o)
+{
+	int rc = 0;
+	if (o->codec)
+		rc = dssm_recorder_set_compress(r, NULL, o->codec, (int)o->level);
+	for (int i = 0; i < o->nstreams && rc == 0; i++) {
+		char glob[256], codec[16];
+		long level;
+		split_rule(o->streams[i], glob, sizeof glob, codec, sizeof codec, &level);
+		rc = dssm_recorder_set_compress(r, glob, codec, (int)level);
+	}
+	return rc;
+}

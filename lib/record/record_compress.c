@@ -1,0 +1,102 @@
+/*
+ * record_compress.c - how each recorded stream is stored: which codec its
+ * stream entries get (dssm_recorder_set_compress: a default and per-stream
+ * NAME[:ID] globs, the last that matches winning), and the automatic rule
+ * that keeps what is already compressed (JPEG, PNG, video, a ROS
+ * CompressedImage) as it is: compressing it again costs CPU and saves
+ * nothing. Streams whose first chunks do not shrink stop being compressed
+ * by themselves (the container's rule, lib/store/chunk_write.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <string.h>
+
+#include "lib/base/base.h"
+#include "record.h"
+
+struct rcompress {
+	char *pattern;             /* NULL: every stream */
+	char codec[8];             /* "zstd", "lz4", "none" */
+	int level;
+};
+
+int dssm_recorder_set_compress(dssm_recorder *r, const char *pattern, const char *codec,
+                               int level)
+{
+	if (!r || !codec)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_set_compress: NULL argument");
+	if (strcmp(codec, "zstd") && strcmp(codec, "lz4") && strcmp(codec, "none"))
+		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
+	if (level < -7 || level > 22)
+		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (-7 to 22)", level);
+	if (pattern && (!*pattern || strchr(pattern, '/')))
+		return dssm__fail(DSSM_EINVAL, "'%s' is no NAME[:ID] glob a stream can match", pattern);
+	struct rcompress *p = realloc(r->compress, (size_t)(r->ncompress + 1) * sizeof *p);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	r->compress = p;
+	struct rcompress *e = &p[r->ncompress];
+	if (pattern && !(e->pattern = strdup(pattern)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (!pattern)
+		e->pattern = NULL;
+	snprintf(e->codec, sizeof e->codec, "%s", codec);
+	e->level = level;
+	r->ncompress++;
+	return 0;
+}
+
+void dssm__recorder_compress_free(dssm_recorder *r)
+{
+	for (int i = 0; i < r->ncompress; i++)
+		free(r->compress[i].pattern);
+	free(r->compress);
+	r->compress = NULL;
+	r->ncompress = 0;
+}
+
+/* Does s hold `word`, case aside? */
+static int holds(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	for (; *s; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Samples already compressed by their producer: images and video. */
+static int already_compressed(const dssm_stream_info *info)
+{
+	static const char *const words[] = {"jpeg", "jpg", "png", "h264", "h265", "hevc", "vp8",
+	                                    "vp9", "av1", "CompressedImage", "CompressedVideo"};
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if (holds(info->encoding, words[i]) || holds(info->type, words[i]))
+			return 1;
+	return 0;
+}
+
+/* The rule for info: the last set_compress whose glob matches it (a glob
+ * naming it beats the automatic rule), else the default (pattern NULL)
+ * unless its samples are compressed already. */
+static const struct rcompress *rule_for(const dssm_recorder *r, const dssm_stream_info *info)
+{
+	const struct rcompress *all = NULL;
+	for (int i = r->ncompress - 1; i >= 0; i--) {
+		const struct rcompress *e = &r->compress[i];
+		if (e->pattern && dssm_name_matches(e->pattern, info->name, info->id) == 1)
+			return e;
+		if (!e->pattern && !all)
+			all = e;
+	}
+	return all && !already_compressed(info) ? all : NULL;
+}
+
+int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,
+                             const void *prop, size_t plen)
+{
+	const struct rcompress *e = rule_for(r, info);
+	int rc = dssm_container_set_compress(r->c, e ? e->codec : "none", e ? e->level : 0);
+	return rc < 0 ? rc : dssm_container_add_stream(r->c, info, schema, prop, plen);
+}

@@ -1,0 +1,109 @@
+/*
+ * chunk.h - the compressed chunks of a format 3 stream
+ * (docs/container-format.md, section 3.1): its records, laid out as in
+ * format 2, gathered into chunks that are compressed (zstd or lz4) or
+ * stored, each with its header and CRC. Index entries point at the chunk
+ * that holds their record, so a time search is the same binary search of
+ * the index; a reader decompresses only the chunks a window needs.
+ *
+ *   chunk_write.c  the writer: records into the open chunk, the chunk
+ *                  compressed and placed in .data at a sync or when full
+ *   chunk_read.c   the reader: a chunk read, checked and decompressed
+ *                  (bounded), a record found in it by its TID
+ *
+ * The compressors are not in libdssm's core (they need liblz4 and
+ * libzstd): codec.c installs them in dssm__chunk_codecs when the views are
+ * registered (dssm__views_register: the dssm command, libdssm.so). A
+ * program without them refuses a compressed stream by name, never reads it
+ * wrong.
+ */
+#ifndef DSSM_STORE_CHUNK_H
+#define DSSM_STORE_CHUNK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dssm/container.h"
+
+#define CHUNK_MAGIC 0x4b435344u   /* "DSCK" */
+#define CHUNK_HEADER 32
+/* A chunk is closed once it holds this many bytes of records (a record
+ * bigger than that is a chunk alone), and at every sync: a quiet stream's
+ * samples are durable and visible within the sync interval. */
+#define CHUNK_RAW (1u << 20)
+/* The stream stops trying to compress once this many of its first chunks
+ * did not shrink below 15/16 of their size (noise, images already
+ * compressed): they are stored, as cheap to read as format 2. */
+#define CHUNK_TRIES 4
+
+/* Codec numbers, on disk (the chunk header's and the .meta's): the values
+ * of codec.h's DSSM__CODEC_* (0 stored, 1 lz4 frame, 3 zstd frame). */
+enum { CHUNK_STORED = 0, CHUNK_LZ4 = 1, CHUNK_ZSTD = 3 };
+
+struct dssm__chunk_codecs {
+	/* the most bytes compress may write for n bytes */
+	size_t (*bound)(int codec, size_t n);
+	/* compress n bytes into out (cap >= bound): its size, or a negative
+	 * DSSM_E*; *ctx is the stream's own state, made at the first call */
+	long (*compress)(int codec, int level, void **ctx, const uint8_t *in, size_t n,
+	                 uint8_t *out, size_t cap);
+	void (*ctx_free)(int codec, void *ctx);
+	/* exactly out_len bytes, anything else DSSM_ECORRUPT naming what */
+	int (*decompress)(int codec, const uint8_t *in, size_t in_len, uint8_t *out,
+	                  size_t out_len, const char *what);
+};
+extern const struct dssm__chunk_codecs *dssm__chunk_codecs;
+/* codec_compress.c: install them (dssm__views_register does) */
+void dssm__chunk_codecs_register(void);
+
+/* "zstd", "lz4", "none": CHUNK_ZSTD, CHUNK_LZ4, -1 (records, format 2);
+ * -2 for any other name. And back. */
+int dssm__chunk_codec_parse(const char *name);
+const char *dssm__chunk_codec_name(int codec);
+
+struct dssm_container;
+/* writer (chunk_write.c): add a record (head, data, pad zeros) to stream
+ * idx's open chunk, closing the chunk first when it would grow past
+ * CHUNK_RAW; close the open chunk: compress it and gather it like a record
+ * (dssm__store_flush_data writes it). */
+int dssm__chunk_put(struct dssm_container *c, int idx, const uint8_t *head, const void *data,
+                    size_t len, size_t pad);
+int dssm__chunk_close(struct dssm_container *c, int idx);
+/* CONTAINER rewritten to say format 3 (once, before the first chunked
+ * stream's .meta), its other lines kept. */
+int dssm__chunk_mark_container(struct dssm_container *c);
+
+/* reader (chunk_read.c): the chunk a cursor holds decompressed */
+struct chunk_view {
+	uint64_t off;        /* its place in .data (UINT64_MAX: none) */
+	uint64_t end;        /* where it ends in .data, padding included */
+	uint8_t *raw;        /* its records */
+	size_t raw_len, cap;
+	size_t hint;         /* where the record after the last one found starts */
+};
+void dssm__chunk_view_init(struct chunk_view *v);
+void dssm__chunk_view_free(struct chunk_view *v);
+/* The record of TID tid (len data bytes, time t) in the chunk at off of
+ * stream idx, which must lie before byte limit of .data (what the index
+ * says is whole): *head points at its header in v (valid until v
+ * changes). Its header must agree and its CRC hold; damage is
+ * DSSM_ECORRUPT naming the stream and the chunk. */
+int dssm__chunk_record(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
+                       uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
+                       const uint8_t **head);
+/* Load the chunk at off (before limit) into v: its CRC checked,
+ * decompressed. */
+int dssm__chunk_load(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
+                     uint64_t limit);
+/* The time of the record after the one index entry prev names (NULL: the
+ * stream's first record), read from the chunks, its CRC holding: for a
+ * search that met a damaged entry (container_search.c). 1 and *t if found
+ * so, else 0. */
+int dssm__chunk_time_after(struct dssm_container *c, int idx, const uint8_t *prev,
+                           uint64_t limit, dssm_time_t *t);
+/* Where the chunk at off ends (its header read and checked against the
+ * file's size data_size): 0 and *end, or DSSM_ECORRUPT. */
+int dssm__chunk_end(struct dssm_container *c, int idx, uint64_t off, uint64_t data_size,
+                    uint64_t *end);
+
+#endif

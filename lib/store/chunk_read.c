@@ -1,0 +1,196 @@
+/*
+ * chunk_read.c - reading a format 3 stream's chunks (chunk.h): a chunk's
+ * header checked against the file, its bytes against their CRC, then
+ * decompressed into exactly the size its header announces - bounded, so a
+ * damaged or hostile header cannot make a reader allocate more than the
+ * stream's largest record allows - and a record found in it by its TID.
+ * What fails is DSSM_ECORRUPT naming the stream and the chunk: a damaged
+ * chunk is never decompressed into wrong data (the record's own CRC is
+ * checked too).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/base/base.h"
+#include "chunk.h"
+#include "store.h"
+
+void dssm__chunk_view_init(struct chunk_view *v)
+{
+	memset(v, 0, sizeof *v);
+	v->off = UINT64_MAX;
+}
+
+void dssm__chunk_view_free(struct chunk_view *v)
+{
+	free(v->raw);
+	dssm__chunk_view_init(v);
+}
+
+static int chunk_damaged(dssm_container *c, int idx, uint64_t off, const char *why)
+{
+	const struct cstream *s = &c->s[idx];
+	return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': chunk at offset %llu of "
+	                  "streams/%04d.data is damaged (%s)", c->dir, s->info.name, s->info.id,
+	                  (unsigned long long)off, idx, why);
+}
+
+/* The most record bytes a chunk of stream s may hold: CHUNK_RAW, or one
+ * record of the stream's largest size (a bigger record is a chunk alone).
+ * A stream written without a sample size (an import still being written:
+ * its .meta gets the size at close) is bounded at CHUNK_UNSIZED. */
+#define CHUNK_UNSIZED (256u << 20)
+static uint64_t raw_bound(const struct cstream *s)
+{
+	uint64_t one = s->info.max_size ? RECORD_HEADER + (uint64_t)s->info.max_size + 8
+	                                : CHUNK_UNSIZED;
+	return one > CHUNK_RAW ? one : CHUNK_RAW;
+}
+
+/* Read and check the chunk header at off; *stored, *raw, *codec. */
+static int read_header(dssm_container *c, int idx, uint64_t off, uint64_t data_size,
+                       uint8_t *head)
+{
+	struct cstream *s = &c->s[idx];
+	if (off % 8 || off > data_size || data_size - off < CHUNK_HEADER)
+		return chunk_damaged(c, idx, off, "it lies past the data's end");
+	if (dssm__store_pread_all(s->data_fd, head, CHUNK_HEADER, off) < 0)
+		return chunk_damaged(c, idx, off, "its header cannot be read");
+	uint32_t codec = le_get32(head + 4), raw = le_get32(head + 8), stored = le_get32(head + 12);
+	if (le_get32(head) != CHUNK_MAGIC)
+		return chunk_damaged(c, idx, off, "no chunk magic");
+	if (codec != CHUNK_STORED && codec != CHUNK_LZ4 && codec != CHUNK_ZSTD)
+		return chunk_damaged(c, idx, off, "an unknown codec");
+	if (raw > raw_bound(s) || (codec == CHUNK_STORED && stored != raw) || raw % 8)
+		return chunk_damaged(c, idx, off, "its sizes are out of bounds");
+	if (data_size - off - CHUNK_HEADER < stored)
+		return chunk_damaged(c, idx, off, "it runs past the data's end");
+	return 0;
+}
+
+int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size, uint64_t *end)
+{
+	uint8_t head[CHUNK_HEADER];
+	int rc = read_header(c, idx, off, data_size, head);
+	if (rc < 0)
+		return rc;
+	uint64_t stored = le_get32(head + 12);
+	*end = off + CHUNK_HEADER + stored + (8 - stored % 8) % 8;
+	return 0;
+}
+
+int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
+                     uint64_t limit)
+{
+	struct cstream *s = &c->s[idx];
+	if (v->off == off)
+		return 0;
+	uint8_t head[CHUNK_HEADER];
+	int rc = read_header(c, idx, off, limit, head);
+	if (rc < 0)
+		return rc;
+	int codec = (int)le_get32(head + 4);
+	size_t raw = le_get32(head + 8), stored = le_get32(head + 12);
+	if (codec != CHUNK_STORED && !dssm__chunk_codecs)
+		return dssm__fail(DSSM_EINVAL, "%s: stream '%s:%d' is compressed with %s: this "
+		                  "program was built without the decompressors (link libdssm.so)",
+		                  c->dir, s->info.name, s->info.id, dssm__chunk_codec_name(codec));
+	size_t need = raw + stored + 1;
+	if (need > v->cap) {
+		uint8_t *p = realloc(v->raw, need);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", need);
+		v->raw = p;
+		v->cap = need;
+	}
+	v->off = UINT64_MAX;
+	uint8_t *in = v->raw + raw; /* the stored bytes after room for the records */
+	if (dssm__store_pread_all(s->data_fd, in, stored, off + CHUNK_HEADER) < 0)
+		return chunk_damaged(c, idx, off, "it is cut short");
+	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), in,
+	                                   stored) ^ 0xffffffffu;
+	if (crc != le_get32(head + 24))
+		return chunk_damaged(c, idx, off, "its CRC does not match");
+	char what[160];
+	snprintf(what, sizeof what, "chunk at offset %llu of stream '%s:%d'",
+	         (unsigned long long)off, s->info.name, s->info.id);
+	if (codec == CHUNK_STORED)
+		memmove(v->raw, in, raw);
+	else if ((rc = dssm__chunk_codecs->decompress(codec, in, stored, v->raw, raw, what)) < 0)
+		return dssm__fail(DSSM_ECORRUPT, "%s: %s", c->dir, dssm_last_error());
+	v->off = off;
+	v->end = off + CHUNK_HEADER + stored + (8 - stored % 8) % 8;
+	v->raw_len = raw;
+	v->hint = 0;
+	return 0;
+}
+
+/* The record at pos of v if it is whole: its total size, else 0. */
+static size_t record_at(const struct chunk_view *v, size_t pos)
+{
+	if (pos > v->raw_len || v->raw_len - pos < RECORD_HEADER ||
+	    le_get32(v->raw + pos) != RECORD_MAGIC)
+		return 0;
+	uint64_t len = le_get32(v->raw + pos + 4), total = RECORD_HEADER + len + (8 - len % 8) % 8;
+	return total <= v->raw_len - pos ? (size_t)total : 0;
+}
+
+int dssm__chunk_record(dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
+                       uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
+                       const uint8_t **head)
+{
+	int rc = dssm__chunk_load(c, idx, v, off, limit);
+	if (rc < 0)
+		return rc;
+	/* the next record first (a query reads them in order), else from the
+	 * chunk's start */
+	size_t pos = v->hint, n = record_at(v, pos);
+	if (!n || le_get64(v->raw + pos + 8) != tid) {
+		for (pos = 0; (n = record_at(v, pos)) != 0; pos += n)
+			if (le_get64(v->raw + pos + 8) == tid)
+				break;
+		if (!n)
+			return chunk_damaged(c, idx, off, "it does not hold the record its index "
+			                     "entry names");
+	}
+	const uint8_t *h = v->raw + pos;
+	if (le_get32(h + 4) != len || (dssm_time_t)le_get64(h + 16) != t)
+		return chunk_damaged(c, idx, off, "a record disagrees with its index entry");
+	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
+	                                   h + RECORD_HEADER, len) ^ 0xffffffffu;
+	if (crc != le_get32(h + 24))
+		return chunk_damaged(c, idx, off, "a record in it fails its CRC");
+	v->hint = pos + n;
+	*head = h;
+	return 0;
+}
+
+int dssm__chunk_time_after(dssm_container *c, int idx, const uint8_t *prev, uint64_t limit,
+                           dssm_time_t *t)
+{
+	struct chunk_view v;
+	const uint8_t *h;
+	dssm__chunk_view_init(&v);
+	uint64_t off = prev ? le_get64(prev + 16) : 0;
+	int rc = prev ? dssm__chunk_record(c, idx, &v, off, limit, le_get64(prev + 8),
+	                                   le_get32(prev + 24), (dssm_time_t)le_get64(prev), &h)
+	              : dssm__chunk_load(c, idx, &v, off, limit);
+	size_t n = rc == 0 ? record_at(&v, v.hint) : 0;
+	if (rc == 0 && !n && v.end < limit) {
+		/* the record after prev's is the next chunk's first */
+		rc = dssm__chunk_load(c, idx, &v, v.end, limit);
+		n = rc == 0 ? record_at(&v, 0) : 0;
+	}
+	int found = 0;
+	if (n) {
+		h = v.raw + v.hint;
+		uint32_t len = le_get32(h + 4);
+		found = (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
+		                             h + RECORD_HEADER, len) ^ 0xffffffffu) == le_get32(h + 24);
+		*t = (dssm_time_t)le_get64(h + 16);
+	}
+	dssm__chunk_view_free(&v);
+	return found;
+}

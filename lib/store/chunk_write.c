@@ -1,0 +1,227 @@
+/*
+ * chunk_write.c - writing a format 3 stream's chunks (chunk.h,
+ * docs/container-format.md section 3.1). Records are laid out as in format
+ * 2 in the stream's open chunk; the chunk is closed when the next record
+ * would take it past CHUNK_RAW, and at every sync (so a quiet stream is
+ * durable within the sync interval), then compressed (or stored, when
+ * compressing does not shrink it) and gathered like a record, so the
+ * writer's rules hold unchanged: the chunk reaches .data and the disk
+ * before the index entries that point to it.
+ *
+ * Every entry of the open chunk points at the chunk's place in .data,
+ * known before it is written: chunks are placed one after another, and
+ * s->data_end moves past a chunk only when it is closed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "lib/base/base.h"
+#include "chunk.h"
+#include "store.h"
+
+const struct dssm__chunk_codecs *dssm__chunk_codecs;
+
+int dssm__chunk_codec_parse(const char *name)
+{
+	if (!name || !strcmp(name, "none"))
+		return -1;
+	if (!strcmp(name, "zstd"))
+		return CHUNK_ZSTD;
+	if (!strcmp(name, "lz4"))
+		return CHUNK_LZ4;
+	return -2;
+}
+
+const char *dssm__chunk_codec_name(int codec)
+{
+	return codec == CHUNK_ZSTD ? "zstd" : codec == CHUNK_LZ4 ? "lz4"
+	     : codec == CHUNK_STORED ? "stored" : "none";
+}
+
+int dssm_container_set_compress(dssm_container *c, const char *codec, int level)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_set_compress: not a writer");
+	int k = dssm__chunk_codec_parse(codec);
+	if (k == -2)
+		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
+	if (k >= 0 && !dssm__chunk_codecs)
+		return dssm__fail(DSSM_EINVAL, "compression '%s' is not available: this program was "
+		                  "built without the compressors (link libdssm.so, or the views and "
+		                  "call dssm__views_register)", codec);
+	if (level < -7 || level > 22)
+		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (-7 to 22)", level);
+	c->codec = k;
+	c->level = level;
+	return 0;
+}
+
+/* CONTAINER says format 3 before the first chunked stream is added (its
+ * other lines kept): a reader that knows only 1 and 2 then refuses the
+ * recording as written by a newer dssm instead of misreading a stream. */
+int dssm__chunk_mark_container(dssm_container *c)
+{
+	if (c->version >= FORMAT_CHUNKED)
+		return 0;
+	char *path = dssm__store_path(c, -1, "CONTAINER"), *tmp = dssm__store_path(c, -1, "CONTAINER.tmp");
+	uint8_t *text = NULL;
+	size_t len = 0;
+	int rc = !path || !tmp ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	if (rc == 0 && dssm__store_read_file(path, &text, &len) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "reading %s", path);
+	const char *was = "dssm-container 2\n";
+	if (rc == 0 && (len < strlen(was) || memcmp(text, was, strlen(was))))
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: not what this writer wrote", path);
+	if (rc == 0) {
+		text[15] = '0' + FORMAT_CHUNKED;
+		struct wbuf w = {.data = text, .len = len};
+		rc = dssm__store_write_atomically(path, tmp, &w, c->dir);
+	}
+	if (rc == 0)
+		c->version = FORMAT_CHUNKED;
+	free(text);
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+/* Room for n more bytes of records in the open chunk. */
+static int grow_chunk(struct cstream *s, size_t n)
+{
+	if (s->clen + n <= s->ccap)
+		return 0;
+	size_t cap = s->ccap ? s->ccap : 64u << 10;
+	while (cap < s->clen + n)
+		cap *= 2;
+	uint8_t *p = realloc(s->cbuf, cap);
+	if (!p)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", cap);
+	s->cbuf = p;
+	s->ccap = cap;
+	return 0;
+}
+
+int dssm__chunk_put(dssm_container *c, int idx, const uint8_t *head, const void *data, size_t len,
+                    size_t pad)
+{
+	struct cstream *s = &c->s[idx];
+	size_t total = RECORD_HEADER + len + pad;
+	int rc = 0;
+	if (s->clen && s->clen + total > CHUNK_RAW)
+		rc = dssm__chunk_close(c, idx);
+	if (rc == 0)
+		rc = grow_chunk(s, total);
+	if (rc < 0)
+		return rc;
+	uint8_t *p = s->cbuf + s->clen;
+	memcpy(p, head, RECORD_HEADER);
+	if (len)
+		memcpy(p + RECORD_HEADER, data, len);
+	memset(p + RECORD_HEADER + len, 0, pad);
+	s->clen += total;
+	s->crecords++;
+	return 0;
+}
+
+/* The open chunk compressed into s->zbuf: its stored size and codec (the
+ * chunk is stored when compressing does not shrink it). */
+static int compress_chunk(struct cstream *s, size_t *stored, int *codec)
+{
+	*codec = CHUNK_STORED;
+	*stored = s->clen;
+	if (s->codec == CHUNK_STORED || !dssm__chunk_codecs)
+		return 0;
+	size_t bound = dssm__chunk_codecs->bound(s->codec, s->clen);
+	if (bound > s->zcap) {
+		uint8_t *p = realloc(s->zbuf, bound);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a compressed chunk");
+		s->zbuf = p;
+		s->zcap = bound;
+	}
+	long n = dssm__chunk_codecs->compress(s->codec, s->level, &s->cctx, s->cbuf, s->clen,
+	                                      s->zbuf, s->zcap);
+	if (n < 0)
+		return (int)n;
+	s->ctried++;
+	if ((size_t)n < s->clen - s->clen / 16) {
+		s->cshrunk++;
+		*codec = s->codec;
+		*stored = (size_t)n;
+	} else if (s->ctried >= CHUNK_TRIES && !s->cshrunk) {
+		s->codec = CHUNK_STORED; /* it does not shrink: stop trying */
+	}
+	return 0;
+}
+
+/* Place the chunk (head, body, pad zeros) at the data's end: gathered in
+ * the write buffer, or written straight to the file when big, as
+ * write_record does for a record. A failed write cuts the stream back to
+ * the chunk's start, its entries counted out (dssm__store_cut_back). */
+static int place_chunk(dssm_container *c, int idx, const uint8_t *head, const uint8_t *body,
+                       size_t stored, size_t pad)
+{
+	static const uint8_t zeros[8];
+	struct cstream *s = &c->s[idx];
+	size_t total = CHUNK_HEADER + stored + pad;
+	int rc = 0;
+	if (s->dlen + total > DATA_BUFFER)
+		rc = dssm__store_flush_data(c, idx);
+	if (rc < 0)
+		return rc;
+	if (total > DATA_BUFFER / 2) {
+		struct iovec iov[3] = {{(void *)head, CHUNK_HEADER}, {(void *)body, stored},
+		                       {(void *)zeros, pad}};
+		ssize_t k = writev(s->data_fd, iov, 3);
+		if (k != (ssize_t)total) {
+			int saved = k < 0 ? errno : ENOSPC;
+			errno = saved;
+			rc = dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+			                      "appending a chunk to stream %d of %s", idx, c->dir);
+			return dssm__store_cut_back(c, idx, s->flushed, rc);
+		}
+		s->flushed += total;
+		return 0;
+	}
+	uint8_t *p = s->dbuf + s->dlen;
+	memcpy(p, head, CHUNK_HEADER);
+	memcpy(p + CHUNK_HEADER, body, stored);
+	memset(p + CHUNK_HEADER + stored, 0, pad);
+	s->dlen += total;
+	return 0;
+}
+
+int dssm__chunk_close(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->chunked || !s->clen)
+		return 0;
+	size_t stored;
+	int codec;
+	int rc = compress_chunk(s, &stored, &codec);
+	if (rc < 0)
+		return rc;
+	const uint8_t *body = codec == CHUNK_STORED ? s->cbuf : s->zbuf;
+	uint8_t head[CHUNK_HEADER] = {0};
+	le_put32(head, CHUNK_MAGIC);
+	le_put32(head + 4, (uint32_t)codec);
+	le_put32(head + 8, (uint32_t)s->clen);
+	le_put32(head + 12, (uint32_t)stored);
+	le_put32(head + 16, s->crecords);
+	le_put32(head + 24, dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20),
+	                                        body, stored) ^ 0xffffffffu);
+	size_t pad = (8 - stored % 8) % 8;
+	rc = place_chunk(c, idx, head, body, stored, pad);
+	/* after a failed write the stream was cut back, its entries counted
+	 * out with the open chunk's: nothing of this chunk stays pending */
+	s->clen = 0;
+	s->crecords = 0;
+	if (rc < 0)
+		return rc;
+	s->data_end += CHUNK_HEADER + stored + pad;
+	s->record_end = s->data_end;
+	return 0;
+}

@@ -1,0 +1,73 @@
+/*
+ * codec_compress.c - the compressors of a format 3 container's chunks
+ * (chunk.h): zstd (a frame, at the stream's level; its context kept per
+ * stream, so a chunk costs no allocation) and lz4 (a frame, the format
+ * bags and MCAP files use, decompressed by codec.c). Installed in
+ * dssm__chunk_codecs by dssm__views_register: like the views, they need
+ * liblz4 and libzstd, which libdssm's core does not link.
+ */
+#include <lz4frame.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "chunk.h"
+#include "codec.h"
+#include "lib/base/base.h"
+
+_Static_assert((int)CHUNK_LZ4 == (int)DSSM__CODEC_LZ4 && (int)CHUNK_ZSTD == (int)DSSM__CODEC_ZSTD &&
+               (int)CHUNK_STORED == (int)DSSM__CODEC_NONE, "chunk codecs are codec.h's numbers");
+
+static size_t bound(int codec, size_t n)
+{
+	if (codec == CHUNK_ZSTD)
+		return ZSTD_compressBound(n);
+	LZ4F_preferences_t prefs;
+	memset(&prefs, 0, sizeof prefs);
+	return LZ4F_compressFrameBound(n, &prefs);
+}
+
+static long compress_zstd(int level, void **ctx, const uint8_t *in, size_t n, uint8_t *out,
+                          size_t cap)
+{
+	if (!*ctx && !(*ctx = ZSTD_createCCtx()))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a zstd context");
+	size_t got = ZSTD_compressCCtx(*ctx, out, cap, in, n, level ? level : 1);
+	if (ZSTD_isError(got))
+		return dssm__fail(DSSM_ESYS, "zstd: %s", ZSTD_getErrorName(got));
+	return (long)got;
+}
+
+static long compress_lz4(int level, const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+	LZ4F_preferences_t prefs;
+	memset(&prefs, 0, sizeof prefs);
+	prefs.compressionLevel = level;
+	prefs.frameInfo.contentSize = n;
+	size_t got = LZ4F_compressFrame(out, cap, in, n, &prefs);
+	if (LZ4F_isError(got))
+		return dssm__fail(DSSM_ESYS, "lz4: %s", LZ4F_getErrorName(got));
+	return (long)got;
+}
+
+static long compress(int codec, int level, void **ctx, const uint8_t *in, size_t n, uint8_t *out,
+                     size_t cap)
+{
+	if (codec == CHUNK_ZSTD)
+		return compress_zstd(level, ctx, in, n, out, cap);
+	if (codec == CHUNK_LZ4)
+		return compress_lz4(level, in, n, out, cap);
+	return dssm__fail(DSSM_EINVAL, "no compressor for codec %d", codec);
+}
+
+static void ctx_free(int codec, void *ctx)
+{
+	(void)codec;
+	ZSTD_freeCCtx(ctx); /* (only zstd keeps one) */
+}
+
+static const struct dssm__chunk_codecs codecs = {bound, compress, ctx_free, dssm__decompress};
+
+void dssm__chunk_codecs_register(void)
+{
+	dssm__chunk_codecs = &codecs;
+}
