@@ -128,9 +128,19 @@ $(DSSM_BIN): $(TOOL_OBJ) $(BRIDGE_OBJ) $(FOXGLOVE_OBJ) $(DDS_OBJ) $(BUILD)/lib/s
 	$(CC) $(CFLAGS_ALL) -o $@ $^ $(EVENT_LIBS) $(BRIDGE_LIBS) $(FOXGLOVE_LIBS) $(DDS_LIBS) $(LDLIBS_ALL)
 
 # The bridge tests link the bridge objects (they are not part of libdssm).
-$(BUILD)/tests/test_container $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends $(BUILD)/tests/test_bagview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mcapview $(BUILD)/tests/test_ssmlogview $(BUILD)/tests/test_db3view $(BUILD)/tests/test_backends $(BUILD)/tests/test_bagview: $(BUILD)/tests/%: tests/%.c $(BRIDGE_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
+
+# The container tests run on compressed streams too (DSSM_TEST_COMPRESS):
+# they link the chunks' compressors alone (codec.c, codec_compress.c), not
+# the views, so the cross builds need only the codecs' libraries
+# (tests/cross-test.sh gives them as CODEC_LIBS).
+CODEC_OBJ := $(BUILD)/lib/store/codec.o $(BUILD)/lib/store/codec_compress.o
+CODEC_LIBS ?= -llz4 -lzstd -lbz2 -lz
+$(BUILD)/tests/test_container $(BUILD)/tests/test_container_chunks: $(BUILD)/tests/%: tests/%.c $(CODEC_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(CODEC_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(CODEC_LIBS) $(LDLIBS_ALL)
 
 # The SSM log reader is tested alone (also on armhf: tests/cross-test.sh).
 $(BUILD)/tests/test_ssmlog: tests/test_ssmlog.c $(BUILD)/app/bridge/ssmlog_read.o $(BUILD)/app/bridge/mapped.o $(LIBSSM) $(wildcard tests/*.h)
@@ -254,15 +264,19 @@ lint:
 	@bash scripts/size-lint.sh
 	@bash scripts/layer-lint.sh
 
-# The tests run again in the other modes of the link (TEST@VAR=VALUE:
-# tests/run-tests.sh): every connector test over TLS, the secret tests in
-# clear text (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
+# The tests run again in other modes (TEST@VAR=VALUE: tests/run-tests.sh):
+# every connector test over TLS, the secret tests in clear text
+# (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
 TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off
 TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off
+# ... and the container tests on compressed streams (format 3)
+TLS_MODES_store := $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=zstd \
+  $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=lz4
 
 # Run the unit and multi-process tests of one build.
 check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
-	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS) $(TLS_MODES_remote) $(TLS_MODES_proxy)
+	@BUILD=$(BUILD) bash tests/run-tests.sh $(TESTS) $(CXX_TESTS) $(TLS_MODES_remote) $(TLS_MODES_proxy) \
+	  $(TLS_MODES_store)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
@@ -279,7 +293,7 @@ UNITS_base := test_glob test_crc
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_connector_timeouts test_impostor test_backends
-UNITS_store := test_container test_data_map test_container_text test_container_cold test_recording_close test_set
+UNITS_store := test_container test_container_chunks test_data_map test_container_text test_container_cold test_recording_close test_set
 UNITS_decode := test_decoder
 UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow

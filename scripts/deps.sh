@@ -13,7 +13,8 @@ need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-de
       glusterfs-server)
 cross=(gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf qemu-user libc6-dev-arm64-cross
        libc6-dev-armhf-cross libcmocka-dev:arm64 libcmocka-dev:armhf nettle-dev:arm64 nettle-dev:armhf
-       libgnutls30:arm64 libgnutls30:armhf)
+       libgnutls30:arm64 libgnutls30:armhf libzstd1:arm64 libzstd1:armhf liblz4-1:arm64 liblz4-1:armhf
+       libbz2-1.0:arm64 libbz2-1.0:armhf zlib1g:arm64 zlib1g:armhf)
 
 missing() {
 	local out=()

@@ -14,7 +14,7 @@
 
 #include "lib/base/base.h"
 #include "dssm/container.h"
-#include "lib/store/view.h"
+#include "lib/store/chunk.h"
 #include "testutil.h"
 
 static char root[256];
@@ -1423,7 +1423,7 @@ static void test_out_of_descriptors(void **state)
 
 int main(void)
 {
-	dssm__views_register(); /* (the compressors of DSSM_TEST_COMPRESS) */
+	dssm__chunk_codecs_register(); /* (the compressors of DSSM_TEST_COMPRESS) */
 	snprintf(root, sizeof root, "/tmp/dssm-test-container-%d", (int)getpid());
 	mkdir(root, 0755);
 	const struct CMUnitTest tests[] = {

@@ -1,0 +1,394 @@
+/*
+ * test_container_chunks.c - what is particular to compressed streams
+ * (container format 3, lib/store/chunk.h): a container mixing compressed
+ * and plain streams, what an older or newer reader sees, a damaged chunk
+ * reported by name and never decompressed into wrong data, a chunk header
+ * announcing a decompression bomb, streams that do not shrink, samples
+ * bigger than a chunk, and a program without the decompressors. The rest
+ * of format 2's guarantees run on compressed streams in test_container's
+ * modes DSSM_TEST_COMPRESS=zstd and lz4.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "lib/base/base.h"
+#include "dssm/connector.h"
+#include "dssm/container.h"
+#include "lib/base/bytes.h"
+#include "lib/store/chunk.h"
+#include "testutil.h"
+
+static char root[256];
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static dssm_stream_info info_of(const char *name, size_t max_size)
+{
+	dssm_stream_info i;
+	memset(&i, 0, sizeof i);
+	snprintf(i.name, sizeof i.name, "%s", name);
+	snprintf(i.type, sizeof i.type, "test/%s", name);
+	snprintf(i.encoding, sizeof i.encoding, "raw");
+	i.max_size = max_size;
+	i.slots = 100;
+	return i;
+}
+
+/* Sample k of stream s: compressible (a slow ramp) or noise. */
+static void fill(uint8_t *p, size_t len, int s, uint64_t k, int noise)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = noise ? (uint8_t)testutil_rand(&rng) : (uint8_t)((k + (uint64_t)s * 3 + i / 64) & 0xff);
+}
+
+static void path_of(char *out, size_t cap, const char *dir, const char *file)
+{
+	snprintf(out, cap, "%s/%s", dir, file);
+}
+
+/* Every sample of the container through one query, checked against what
+ * fill gave (noise streams: their length and time only). */
+static int count_all(dssm_container *c, int check, int *rc)
+{
+	dssm_query *q;
+	dssm_record r;
+	int n = 0;
+	dssm_time_t last = INT64_MIN;
+	*rc = dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q);
+	if (*rc < 0)
+		return 0;
+	uint8_t *want = malloc(4 << 20);
+	while ((*rc = dssm_query_next(q, &r)) > 0) {
+		assert_true(r.time >= last);
+		last = r.time;
+		if (check && r.stream != 2) {
+			fill(want, r.len, r.stream, r.tid, 0);
+			assert_memory_equal(r.data, want, r.len);
+		}
+		n++;
+	}
+	free(want);
+	dssm_query_close(q);
+	return n;
+}
+
+/* streams: 0 zstd, 1 plain, 2 lz4 (noise: it stops compressing) */
+static void write_mixed(const char *dir, int n)
+{
+	dssm_container *c;
+	uint8_t buf[2048];
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	assert_int_equal(dssm_container_set_compress(c, "zstd", 3), 0);
+	dssm_stream_info a = info_of("imu", sizeof buf), b = info_of("odom", sizeof buf),
+	                 d = info_of("noise", sizeof buf);
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	assert_int_equal(dssm_container_set_compress(c, "none", 0), 0);
+	assert_int_equal(dssm_container_add_stream(c, &b, NULL, NULL, 0), 1);
+	assert_int_equal(dssm_container_set_compress(c, "lz4", 0), 0);
+	assert_int_equal(dssm_container_add_stream(c, &d, NULL, NULL, 0), 2);
+	for (int k = 0; k < n; k++)
+		for (int s = 0; s < 3; s++) {
+			size_t len = 200 + (size_t)(k * 7 + s) % 1800;
+			fill(buf, len, s, (uint64_t)k, s == 2);
+			assert_int_equal(dssm_container_append(c, s, (uint64_t)k, 1000 + 10 * k + s, buf, len), 0);
+		}
+	assert_int_equal(dssm_container_close(c), 0);
+}
+
+static void test_mixed_container(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	path_of(dir, sizeof dir, root, "mixed");
+	write_mixed(dir, 3000);
+	/* CONTAINER says format 3; the plain stream's description is format 2's */
+	path_of(path, sizeof path, dir, "CONTAINER");
+	FILE *f = fopen(path, "r");
+	char line[64] = "";
+	assert_non_null(fgets(line, sizeof line, f));
+	fclose(f);
+	assert_string_equal(line, "dssm-container 3\n");
+	struct stat st0, st1;
+	path_of(path, sizeof path, dir, "streams/0000.data");
+	assert_int_equal(stat(path, &st0), 0);
+	path_of(path, sizeof path, dir, "streams/0001.data");
+	assert_int_equal(stat(path, &st1), 0);
+	assert_true(st0.st_size * 4 < st1.st_size); /* the ramp shrinks */
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_recorded rec;
+	for (int s = 0; s < 3; s++) {
+		assert_int_equal(dssm_container_stream(c, s, &rec), 0);
+		assert_int_equal(rec.count, 3000);
+		assert_null(rec.damage);
+		assert_int_equal(dssm_container_verify(c, s), 0);
+	}
+	int rc;
+	assert_int_equal(count_all(c, 1, &rc), 9000);
+	assert_int_equal(rc, 0);
+	/* a window in the middle of stream 0: exactly its samples */
+	int s0 = 0;
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, &s0, 1, 1000 + 10 * 1234, 1000 + 10 * 1240, &q), 0);
+	int n = 0;
+	while (dssm_query_next(q, &r) == 1)
+		assert_int_equal(r.tid, 1234 + n++);
+	assert_int_equal(n, 7);
+	dssm_query_close(q);
+	dssm_container_close(c);
+	/* the same stream read by position */
+	dssm_stream *s;
+	char addr[400];
+	snprintf(addr, sizeof addr, "%s/imu", dir);
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
+	uint8_t buf[2048], want[2048];
+	dssm_sample_info si;
+	assert_int_equal(dssm_read_time(s, 1000 + 10 * 2000 + 5, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2000);
+	fill(want, si.len, 0, 2000, 0);
+	assert_memory_equal(buf, want, si.len);
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2999);
+	dssm_close(s);
+}
+
+/* The noise stream stops trying after CHUNK_TRIES chunks: its later
+ * chunks are stored (codec 0), and read the same. */
+static void test_noise_is_stored(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	path_of(dir, sizeof dir, root, "noise");
+	write_mixed(dir, 6000);
+	path_of(path, sizeof path, dir, "streams/0002.data");
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	uint8_t h[CHUNK_HEADER];
+	uint64_t off = 0;
+	int chunks = 0, stored = 0;
+	while (pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
+		assert_int_equal(le_get32(h), CHUNK_MAGIC);
+		chunks++;
+		stored += le_get32(h + 4) == CHUNK_STORED;
+		uint32_t n = le_get32(h + 12);
+		off += CHUNK_HEADER + n + (8 - n % 8) % 8;
+	}
+	close(fd);
+	assert_true(chunks > CHUNK_TRIES + 2);
+	assert_int_equal(stored, chunks); /* (none shrank: all stored) */
+	dssm_container *c;
+	int rc;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(count_all(c, 1, &rc), 18000);
+	assert_int_equal(rc, 0);
+	dssm_container_close(c);
+}
+
+/* The offset of stream 0's chunk number k in its .data (its header in h). */
+static uint64_t chunk_at(const char *dir, int k, uint8_t *h)
+{
+	char path[400];
+	path_of(path, sizeof path, dir, "streams/0000.data");
+	int fd = open(path, O_RDONLY);
+	uint64_t off = 0;
+	for (int i = 0;; i++) {
+		assert_int_equal(pread(fd, h, CHUNK_HEADER, (off_t)off), CHUNK_HEADER);
+		if (i == k)
+			break;
+		uint32_t n = le_get32(h + 12);
+		off += CHUNK_HEADER + n + (8 - n % 8) % 8;
+	}
+	close(fd);
+	return off;
+}
+
+static void patch(const char *dir, uint64_t off, const void *p, size_t n)
+{
+	char path[400];
+	path_of(path, sizeof path, dir, "streams/0000.data");
+	int fd = open(path, O_WRONLY);
+	assert_int_equal(pwrite(fd, p, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+/* A byte of a compressed chunk flipped: the query reaching it fails
+ * naming the stream and the chunk; the chunks before it are answered. */
+static void test_damaged_chunk(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof dir, root, "damaged");
+	write_mixed(dir, 3000);
+	uint8_t h[CHUNK_HEADER];
+	uint64_t off = chunk_at(dir, 1, h);
+	assert_int_equal(le_get32(h + 4), CHUNK_ZSTD);
+	uint8_t b = 0x5a;
+	patch(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2, &b, 1);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int s0 = 0, n = 0;
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, &s0, 1, INT64_MIN, INT64_MAX, &q), 0);
+	int rc;
+	uint8_t want[2048];
+	while ((rc = dssm_query_next(q, &r)) == 1) {
+		fill(want, r.len, 0, r.tid, 0);
+		assert_memory_equal(r.data, want, r.len); /* never wrong data */
+		n++;
+	}
+	assert_int_equal(rc, DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "imu:0"));
+	assert_non_null(strstr(dssm_last_error(), "chunk at offset"));
+	assert_true(n > 0 && n < 3000);
+	dssm_query_close(q);
+	dssm_recorded rec;
+	dssm_container_stream(c, 0, &rec);
+	assert_non_null(rec.damage); /* reported with the stream from then on */
+	dssm_container_close(c);
+}
+
+/* A chunk header in the middle of a stream announcing 4 GiB of records, a
+ * codec no writer uses, or more bytes than the file holds: refused naming
+ * why, before anything is allocated for it. */
+static void test_hostile_header(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof dir, root, "bomb");
+	write_mixed(dir, 3000);
+	uint8_t h[CHUNK_HEADER];
+	uint64_t off = chunk_at(dir, 1, h);
+	uint8_t orig[CHUNK_HEADER];
+	memcpy(orig, h, sizeof h);
+	const struct { uint32_t at, value; const char *why; } bad[] = {
+		{8, 0xfffffff8u, "sizes are out of bounds"},
+		{4, 2u, "unknown codec"},
+		{12, 0x7ffffff0u, "past the data's end"},
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memcpy(h, orig, sizeof h);
+		le_put32(h + bad[i].at, bad[i].value);
+		patch(dir, off, h, sizeof h);
+		dssm_container *c;
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm_container_set_salvage(c, 1);
+		int rc, s0 = 0;
+		dssm_query *q;
+		dssm_record r;
+		rc = dssm_query_open(c, &s0, 1, INT64_MIN, INT64_MAX, &q);
+		if (rc == 0) {
+			while ((rc = dssm_query_next(q, &r)) == 1) {
+			}
+			dssm_query_close(q);
+		}
+		assert_int_equal(rc, DSSM_ECORRUPT);
+		assert_non_null(strstr(dssm_last_error(), bad[i].why));
+		dssm_container_close(c);
+	}
+	patch(dir, off, orig, sizeof orig);
+}
+
+/* Samples bigger than a chunk: each a chunk alone. */
+static void test_big_samples(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof dir, root, "big");
+	size_t big = 3 * CHUNK_RAW + 5;
+	uint8_t *buf = malloc(big), *want = malloc(big);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	assert_int_equal(dssm_container_set_compress(c, "zstd", 0), 0);
+	dssm_stream_info a = info_of("cloud", big);
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	for (int k = 0; k < 5; k++) {
+		size_t len = k == 2 ? 100 : big - (size_t)k;
+		fill(buf, len, 0, (uint64_t)k, 0);
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, 100 + k, buf, len), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	int n = 0;
+	while (dssm_query_next(q, &r) == 1) {
+		assert_int_equal(r.len, n == 2 ? 100 : big - (size_t)n);
+		fill(want, r.len, 0, r.tid, 0);
+		assert_memory_equal(r.data, want, r.len);
+		n++;
+	}
+	assert_int_equal(n, 5);
+	dssm_query_close(q);
+	dssm_container_close(c);
+	free(buf);
+	free(want);
+}
+
+/* A newer format is refused by name; bad arguments; a program without the
+ * decompressors refuses a compressed stream and reads the plain ones. */
+static void test_refusals(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	path_of(dir, sizeof dir, root, "refuse");
+	write_mixed(dir, 100);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c) < 0, 1); /* not new */
+	path_of(path, sizeof path, root, "args");
+	assert_int_equal(dssm_container_create(path, &c), 0);
+	assert_int_equal(dssm_container_set_compress(c, "brotli", 0), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "brotli"));
+	assert_int_equal(dssm_container_set_compress(c, "zstd", 99), DSSM_EINVAL);
+	dssm_container_close(c);
+	/* no decompressors */
+	const struct dssm__chunk_codecs *saved = dssm__chunk_codecs;
+	dssm__chunk_codecs = NULL;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int s1 = 1, s0 = 0, rc;
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, &s1, 1, INT64_MIN, INT64_MAX, &q), 0);
+	while ((rc = dssm_query_next(q, &r)) == 1) {
+	}
+	assert_int_equal(rc, 0);
+	dssm_query_close(q);
+	rc = dssm_query_open(c, &s0, 1, INT64_MIN, INT64_MAX, &q);
+	if (rc == 0) {
+		rc = dssm_query_next(q, &r);
+		dssm_query_close(q);
+	}
+	assert_true(rc < 0);
+	assert_non_null(strstr(dssm_last_error(), "without the decompressors"));
+	dssm_container_close(c);
+	dssm__chunk_codecs = saved;
+	/* a newer container format */
+	path_of(path, sizeof path, dir, "CONTAINER");
+	FILE *f = fopen(path, "r+");
+	fseek(f, 15, SEEK_SET);
+	fputc('4', f);
+	fclose(f);
+	assert_int_equal(dssm_container_open(dir, &c), DSSM_ELAYOUT);
+	assert_non_null(strstr(dssm_last_error(), "newer dssm"));
+}
+
+int main(void)
+{
+	dssm__chunk_codecs_register();
+	snprintf(root, sizeof root, "%s/dssm-test-chunks-%d", testutil_tmpdir(64), (int)getpid());
+	mkdir(root, 0755);
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mixed_container), cmocka_unit_test(test_noise_is_stored),
+		cmocka_unit_test(test_damaged_chunk),   cmocka_unit_test(test_hostile_header),
+		cmocka_unit_test(test_big_samples),     cmocka_unit_test(test_refusals),
+	};
+	int rc = cmocka_run_group_tests_name("container_chunks", tests, NULL, NULL);
+	char cmd[400];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", root);
+	if (getenv("KEEP"))
+		return rc;
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", root);
+	return rc;
+}
