@@ -85,20 +85,64 @@ summary_agrees() {
 # Samples drained before a ring went quiet reach readers and the disk within
 # the sync interval: a live query sees them, and so does a reader after the
 # recorder is killed.
-t_quiet_ring() {
+quiet_ring() { # quiet_ring DIR [OPTION...]
 	"$BUILD/examples/odometry" --seconds 0.6 >/dev/null 2>&1 &
 	local wpid=$!
 	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
-	"$DSSM" record -o "$tmp/quiet" odom --from-oldest --sync 0.2 2>"$tmp/qlog" &
+	"$DSSM" record -o "$tmp/$1" odom --from-oldest --sync 0.2 "${@:2}" 2>"$tmp/qlog" &
 	local rpid=$!
 	wait $wpid
 	local written; written=$("$DSSM" info odom | awk '/^written:/ {print $2}')
 	sleep 1.5 # the ring is quiet: only the sync timer can make the rest durable
-	local live; live=$("$DSSM" query "$tmp/quiet" 2>/dev/null | wc -l)
+	local live; live=$("$DSSM" query "$tmp/$1" 2>/dev/null | wc -l)
 	kill -KILL $rpid; wait $rpid 2>/dev/null
-	local after; after=$(held "$tmp/quiet" odom:0)
+	local after; after=$(held "$tmp/$1" odom:0)
 	echo "written $written, live query $live, after SIGKILL $after"
 	[ "$live" = "$written" ] && [ "$after" = "$written" ]
+}
+t_quiet_ring() { quiet_ring quiet; }
+# compressed (container format 3): a partly filled chunk is closed at every
+# sync, so a quiet stream is as durable and visible as an uncompressed one
+t_quiet_ring_zstd() { quiet_ring quietz --compress zstd; }
+
+# The same rings recorded plain and compressed at once: the same samples
+# (every byte, TID and time); info says what is compressed and by how
+# much; what is compressed already (a jpeg stream) is left as it is, unless
+# a --compress-stream glob names it; bad options are usage errors.
+t_compressed_recording() {
+	"$DSSM" write cam --create 4000 --encoding jpeg "$(head -c 3000 /dev/zero | tr '\0' x)" >/dev/null
+	"$BUILD/examples/odometry" --seconds 1 >/dev/null 2>&1 &
+	local wpid=$!
+	for _ in $(seq 100); do "$DSSM" cat odom >/dev/null 2>&1 && break; sleep 0.05; done
+	"$DSSM" record -o "$tmp/cplain" odom cam --from-oldest --duration 1.5 2>/dev/null &
+	local p1=$!
+	"$DSSM" record -o "$tmp/czstd" odom cam --from-oldest --duration 1.5 --compress zstd \
+		2>/dev/null &
+	local p2=$!
+	"$DSSM" record -o "$tmp/clz4" odom cam --from-oldest --duration 1.5 --compress lz4 \
+		--compress-stream 'cam=zstd:5' 2>/dev/null &
+	local p3=$!
+	wait $wpid $p1 $p2 $p3 || { echo "a recorder failed"; return 1; }
+	"$DSSM" rm cam
+	"$DSSM" query "$tmp/cplain" --format json >"$tmp/q.plain" || return 1
+	for d in zstd lz4; do
+		"$DSSM" query "$tmp/c$d" --format json >"$tmp/q.$d" || return 1
+		cmp "$tmp/q.plain" "$tmp/q.$d" || { echo "$d: another answer than plain"; return 1; }
+		"$DSSM" info "$tmp/c$d" | tee "$tmp/i.$d"
+		head -c 16 "$tmp/c$d/CONTAINER" | grep -q "dssm-container 3" || return 1
+	done
+	[ "$(wc -l <"$tmp/q.plain")" -gt 150 ] || { echo "too little recorded"; return 1; }
+	has "compressed:  odom:0: zstd" "$tmp/i.zstd" && ! has "cam:0" <(grep compressed: "$tmp/i.zstd") || return 1
+	has "compressed:  odom:0: lz4" "$tmp/i.lz4" && has "compressed:  cam:0: zstd" "$tmp/i.lz4" || return 1
+	"$DSSM" info "$tmp/czstd" --format json | grep -q '"compression":"zstd","stored_bytes":' || return 1
+	! has "compressed:" <("$DSSM" info "$tmp/cplain") || return 1
+	head -c 16 "$tmp/cplain/CONTAINER" | grep -q "dssm-container 2" || return 1
+	# refused before anything is recorded
+	"$DSSM" record -o "$tmp/bad1" odom --compress brotli 2>"$tmp/e1"; [ $? -eq 2 ] || return 1
+	has "zstd, lz4 or none" "$tmp/e1" || return 1
+	"$DSSM" record -o "$tmp/bad2" odom --compress-stream 'cam' 2>"$tmp/e2"; [ $? -eq 2 ] || return 1
+	"$DSSM" record -o "$tmp/bad3" odom --compress-level 99 2>"$tmp/e3"; [ $? -eq 2 ] || return 1
+	[ ! -e "$tmp/bad1" ] && [ ! -e "$tmp/bad2" ] && [ ! -e "$tmp/bad3" ]
 }
 
 # fill_disk RPID: write streams big and small until recorder RPID stops on
@@ -140,6 +184,7 @@ full_disk() { # full_disk NAME [--direct]
 	[ "$n" = $(($(held "$tmp/$1/rec" big:0) + $(held "$tmp/$1/rec" small:0))) ]
 }
 t_full_disk() { full_disk disk1; }
+t_full_disk_zstd() { full_disk disk5 --compress zstd; }
 t_full_disk_direct() { full_disk disk2 --direct; }
 
 # Without fallocate (ext2) nothing is reserved ahead, so the O_DIRECT
@@ -670,7 +715,10 @@ t_raw_large() {
 }
 
 check "a ring gone quiet: its samples reach readers and the disk" t_quiet_ring
+check "a ring gone quiet, compressed: the same" t_quiet_ring_zstd
+check "compressed recordings: the same samples, info says how, jpeg left as is" t_compressed_recording
 check "full disk: the recorder stops, counts agree, closed" t_full_disk
+check "full disk, compressed: the same" t_full_disk_zstd
 check "full disk with --direct: counts agree, closed" t_full_disk_direct
 check "full disk with --direct, no fallocate (ext2): lost samples counted out, closed" t_full_disk_direct_no_fallocate
 check "full disk during splits: every part closed and whole" t_full_disk_splits

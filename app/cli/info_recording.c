@@ -65,6 +65,8 @@ struct row {
 	                              DSSM_SIZE_UNKNOWN: not read (a file's index holds
 	                              none, and --sizes was not given) */
 	char damage[512];          /* damage found reading a file's sizes (r.damage) */
+	const char *codec;         /* how it is kept: "zstd", "lz4" or "none" (format 3) */
+	uint64_t stored;           /* its data file's bytes (DSSM_SIZE_UNKNOWN: in place) */
 	int topic_first;           /* the first row of its topic (group_topics) */
 	int topic_streams;         /* rows of its topic (on its first row) */
 };
@@ -132,6 +134,25 @@ static void group_topics(struct row *rows, int n)
 				break;
 			}
 		rows[rows[i].topic_first].topic_streams++;
+	}
+}
+
+/* The compressed streams (container format 3): codec, DATA and what it
+ * takes on disk, and their ratio; nothing for a recording without any. */
+static void print_compression(const struct row *rows, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct row *w = &rows[i];
+		if (!strcmp(w->codec, "none") || w->stored == DSSM_SIZE_UNKNOWN)
+			continue;
+		char raw[16] = "-", disk[16];
+		if (w->payload != DSSM_SIZE_UNKNOWN)
+			cli_format_bytes(raw, sizeof raw, (double)w->payload);
+		cli_format_bytes(disk, sizeof disk, (double)w->stored);
+		printf("compressed:  %s: %s, %s of samples in %s on disk", w->label, w->codec, raw, disk);
+		if (w->payload != DSSM_SIZE_UNKNOWN && w->stored)
+			printf(" (%.2fx)", (double)w->payload / (double)w->stored);
+		printf("\n");
 	}
 }
 
@@ -216,6 +237,9 @@ static void print_json(const char *dir, dssm_container *c, const struct row *row
 		else
 			printf(",\"bytes\":%llu,\"payload_bytes\":%llu", (unsigned long long)r->bytes,
 			       (unsigned long long)rows[i].payload);
+		printf(",\"compression\":\"%s\"", rows[i].codec);
+		if (rows[i].stored != DSSM_SIZE_UNKNOWN)
+			printf(",\"stored_bytes\":%llu", (unsigned long long)rows[i].stored);
 		if (r->count) {
 			cli_format_time(t, sizeof t, r->first);
 			printf(",\"first_ns\":%lld,\"first\":\"%s\"", (long long)r->first, t);
@@ -293,6 +317,7 @@ static void print_table(const char *dir, dssm_container *c, const struct row *ro
 	if (unsized)
 		printf("sizes:       DATA '-': the file's index records no sizes; --sizes reads each "
 		       "sample's header\n");
+	print_compression(rows, n);
 	print_parts_table(c);
 }
 
@@ -303,6 +328,10 @@ static int info_row(dssm_container *c, int i, struct row *row, int sizes)
 {
 	dssm_recorded *r = &row->r;
 	dssm_container_stream_brief(c, i, r);
+	if (dssm_container_stream_storage(c, i, &row->codec, &row->stored) < 0) {
+		row->codec = "none";
+		row->stored = DSSM_SIZE_UNKNOWN;
+	}
 	if (r->bytes == DSSM_SIZE_UNKNOWN && !sizes) {
 		row->payload = DSSM_SIZE_UNKNOWN;
 		return 0;

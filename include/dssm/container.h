@@ -172,6 +172,15 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
  * dssm_container_verify read the sample headers of that stream (and of
  * the streams sharing its chunks); a query reads what it returns. */
 int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out);
+/* How stream `stream` is kept on disk: *codec "zstd" or "lz4" (a
+ * compressed stream, container format 3; some of its chunks may be stored
+ * as they are) or "none" (records), and *disk the bytes of its data file
+ * that hold its samples, headers included (DSSM_SIZE_UNKNOWN for a file
+ * read in place). Beside dssm_recorded.bytes, the samples' own bytes, it
+ * gives the compression ratio `dssm info` shows. *codec is a constant
+ * string. Costs no read. Errors: DSSM_EINVAL. */
+int dssm_container_stream_storage(dssm_container *c, int stream, const char **codec,
+                                  uint64_t *disk);
 /* Schema and property as recorded (valid while the container is open). */
 const char *dssm_container_schema(dssm_container *c, int stream);
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len);

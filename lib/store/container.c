@@ -247,6 +247,25 @@ int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes)
 	return dssm__store_payload_bytes(c, stream, bytes);
 }
 
+int dssm_container_stream_storage(dssm_container *c, int stream, const char **codec,
+                                  uint64_t *disk)
+{
+	if (!c || !codec || !disk || c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_stream_storage: NULL argument or a writer");
+	*codec = "none";
+	*disk = DSSM_SIZE_UNKNOWN;
+	if (c->view)
+		return c->view->ops->storage ? c->view->ops->storage(c, stream, codec, disk)
+		       : stream < 0 || stream >= c->view->ops->stream_count(c)
+		           ? dssm__fail(DSSM_EINVAL, "no stream %d in the recording", stream) : 0;
+	if (stream < 0 || stream >= c->n)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+	const struct cstream *s = &c->s[stream];
+	*codec = s->chunked ? dssm__chunk_codec_name(s->codec) : "none";
+	*disk = s->data_end;
+	return 0;
+}
+
 int dssm_container_part_count(dssm_container *c)
 {
 	return !c ? DSSM_EINVAL : c->view && c->view->ops->part_count ? c->view->ops->part_count(c) : 0;

@@ -114,6 +114,9 @@ void dssm__set_salvage(dssm_container *c, int on);
 int dssm__set_verify(dssm_container *c, int idx);
 int dssm__set_part_count(dssm_container *c);
 int dssm__set_payload_bytes(dssm_container *c, int idx, uint64_t *out);
+/* dssm_container_stream_storage of a set stream: its entries' disk bytes
+ * summed, the newest entry's codec. */
+int dssm__set_storage(dssm_container *c, int idx, const char **codec, uint64_t *disk);
 int dssm__set_part(dssm_container *c, int i, dssm_part *out);
 int dssm__set_budget_start(dssm_container *c, const int *streams, int n, uint64_t budget,
                            dssm_time_t *start);

@@ -36,6 +36,7 @@ static const struct view_ops set_ops = {
 	.closed = dssm__set_closed,
 	.warning = dssm__set_warning,
 	.salvage = dssm__set_salvage,
+	.storage = dssm__set_storage,
 	.verify = dssm__set_verify,
 	.refresh = dssm__set_refresh,
 	.refresh_stream = dssm__set_refresh_stream,

@@ -203,6 +203,24 @@ int dssm__set_payload_bytes(dssm_container *c, int idx, uint64_t *out)
 	return 0;
 }
 
+int dssm__set_storage(dssm_container *c, int idx, const char **codec, uint64_t *disk)
+{
+	struct sstream *t = dssm__set_stream_of(c, idx);
+	if (!t)
+		return dssm__fail(DSSM_EINVAL, "no stream %d in the recording", idx);
+	*disk = 0;
+	for (int g = 0; g < t->nseg; g++) {
+		uint64_t b = 0;
+		int rc = dssm_container_stream_storage(dssm__set_seg_container(c->set, &t->seg[g]),
+		                                       t->seg[g].local, codec, &b);
+		if (rc < 0)
+			return rc;
+		*disk = b == DSSM_SIZE_UNKNOWN || *disk == DSSM_SIZE_UNKNOWN ? DSSM_SIZE_UNKNOWN
+		                                                            : *disk + b;
+	}
+	return 0;
+}
+
 int dssm__set_part_count(dssm_container *c)
 {
 	return c->set->np;

@@ -68,6 +68,9 @@ struct view_ops {
 	/* Entry i of stream idx: its time and length (a file view's; the
 	 * budget walk over a set's parts, container_query.c). */
 	int (*entry)(dssm_container *c, int idx, uint64_t i, dssm_time_t *time, uint32_t *len);
+	/* dssm_container_stream_storage (NULL: "none" and DSSM_SIZE_UNKNOWN,
+	 * a file read in place) */
+	int (*storage)(dssm_container *c, int idx, const char **codec, uint64_t *disk);
 };
 
 /* What c->view points to: the first member of each kind (struct view,
