@@ -267,9 +267,11 @@ lint:
 # The tests run again in other modes (TEST@VAR=VALUE: tests/run-tests.sh):
 # every connector test over TLS, the secret tests in clear text
 # (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
-TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off
+TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off \
+  $(BUILD)/tests/test_backends@DSSM_TEST_COMPRESS=zstd
 TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off
-# ... and the container tests on compressed streams (format 3)
+# ... and the container tests and the recording backend on compressed
+# streams (format 3)
 TLS_MODES_store := $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=zstd \
   $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=lz4
 

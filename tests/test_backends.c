@@ -103,17 +103,39 @@ static dssm_stream *make_ring(int fixed)
 	return w;
 }
 
-/* Both rings recorded from their oldest sample into rec_dir. */
+/* Is rec_dir's first stream kept with codec? */
+static int recorded_with(const char *codec)
+{
+	dssm_container *c;
+	const char *kept = "?";
+	uint64_t disk;
+	if (dssm_container_open(rec_dir, &c) == 0) {
+		dssm_container_stream_storage(c, 0, &kept, &disk);
+		dssm_container_close(c);
+	}
+	if (strcmp(kept, codec) == 0)
+		return 1;
+	fprintf(stderr, "setup: the recording is not compressed with %s (%s)\n", codec, kept);
+	return 0;
+}
+
+/* Both rings recorded from their oldest sample into rec_dir: compressed
+ * in the mode DSSM_TEST_COMPRESS=zstd or lz4 (container format 3, so the
+ * recording backend and the files exported from it are checked on
+ * compressed streams too). */
 static int record_rings(void)
 {
+	const char *codec = getenv("DSSM_TEST_COMPRESS");
 	dssm_recorder_config rc;
 	dssm_recorder_config_init(&rc);
 	rc.dir = rec_dir;
 	rc.from_oldest = 1;
 	rc.limit = N;
 	dssm_recorder *r = NULL;
-	if (dssm_recorder_create(&rc, &r) < 0 || dssm_recorder_add(r, "conf") < 0 ||
-	    dssm_recorder_add(r, "conf_fixed") < 0 || dssm_recorder_start(r) < 0) {
+	if (dssm_recorder_create(&rc, &r) < 0 ||
+	    (codec && *codec && dssm_recorder_set_compress(r, NULL, codec, 0) < 0) ||
+	    dssm_recorder_add(r, "conf") < 0 || dssm_recorder_add(r, "conf_fixed") < 0 ||
+	    dssm_recorder_start(r) < 0) {
 		fprintf(stderr, "setup: recording the rings: %s\n", dssm_last_error());
 		return -1;
 	}
@@ -131,6 +153,8 @@ static int record_rings(void)
 		        (unsigned long long)st.recorded, (unsigned long long)sf.recorded,
 		        (unsigned long long)st.kept, (unsigned long long)sf.kept, N);
 	dssm_recorder_free(r);
+	if (ok && codec && *codec)
+		ok = recorded_with(codec);
 	return ok ? 0 : -1;
 }
 
