@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "lib/base/base.h"
+#include "lib/base/bytes.h"
 #include "dssm/container.h"
 #include "lib/store/chunk.h"
 #include "testutil.h"
@@ -1307,6 +1308,48 @@ static void test_damage_next_to_window(void **state)
 	}
 }
 
+/* A damaged entry that a search's binary probe meets, its time now far
+ * before the stream's first (as after a recorder crashed: no sparse
+ * times): the search is not sent past its answer; the window from the
+ * first sample is answered up to the damaged entry, and the error names
+ * it (before, the landing check said only that the times disagreed, and
+ * `dssm play` of such a recording failed without naming the entry). */
+static void test_damaged_probe(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	dir_for(dir, sizeof dir, "probe");
+	free(write_random(dir, 3000, NULL));
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int n;
+	dssm_time_t *t = stream_times(c, 0, &n);
+	dssm_container_close(c);
+	assert_true(n > 700);
+	int at = n / 2; /* the first probe of a search over the whole index */
+	snprintf(path, sizeof path, "%s/CLOSED", dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(path, sizeof path, "%s/streams/0000.index", dir);
+	uint8_t was[8];
+	le_put64(was, (uint64_t)(t[0] - 10 * DSSM_NSEC_PER_SEC));
+	FILE *f = fopen(path, "r+b");
+	fseek(f, (long)at * 32, SEEK_SET);
+	fwrite(was, 1, 8, f);
+	fclose(f);
+	for (int salvage = 0; salvage < 2; salvage++) {
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm_container_set_salvage(c, salvage);
+		int rc, got = count_query(c, 0, t[0], t[at + 100], &rc);
+		assert_int_equal(rc, DSSM_ECORRUPT);
+		char entry[64];
+		snprintf(entry, sizeof entry, "index entry %d ", at);
+		assert_non_null(strstr(dssm_last_error(), entry));
+		assert_int_equal(got, at);
+		dssm_container_close(c);
+	}
+	free(t);
+}
+
 /* Descriptors this process has open. */
 static int open_fds(void)
 {
@@ -1445,6 +1488,7 @@ int main(void)
 		cmocka_unit_test(test_checked_summary),
 		cmocka_unit_test(test_query_batch),
 		cmocka_unit_test(test_damaged_entry_in_search),
+		cmocka_unit_test(test_damaged_probe),
 		cmocka_unit_test(test_wrong_sparse_times),
 		cmocka_unit_test(test_out_of_descriptors),
 		cmocka_unit_test(test_damage_next_to_window),

@@ -326,6 +326,54 @@ static void test_big_samples(void **state)
 	free(want);
 }
 
+/* A level too slow for the rate the samples come at (zstd 19, 16 MiB
+ * appended at once): the writer never waits long for the compressing
+ * thread, which compresses at the fastest level, then stores, what it
+ * cannot keep up with; counted, and every sample read back whole. */
+static void test_compressor_behind(void **state)
+{
+	(void)state;
+	char dir[300];
+	path_of(dir, sizeof dir, root, "behind");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
+	assert_int_equal(dssm_container_set_compress(c, "zstd", 19), 0);
+	enum { LEN = 4096, COUNT = 4096 };
+	dssm_stream_info a = info_of("lidar", LEN);
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	static uint8_t buf[LEN];
+	for (int k = 0; k < COUNT; k++) {
+		fill(buf, LEN, 0, (uint64_t)k, 0);
+		buf[k % LEN] ^= (uint8_t)k; /* (not one pattern over and over) */
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, 10 + k, buf, LEN), 0);
+	}
+	assert_int_equal(dssm_container_sync(c), 0);
+	struct dssm__chunk_counts k;
+	dssm__chunk_counts(c, 0, &k);
+	print_message("  %llu chunks: %llu at the fastest level, %llu stored\n",
+	              (unsigned long long)k.chunks, (unsigned long long)k.faster,
+	              (unsigned long long)k.stored_behind);
+	assert_true(k.chunks >= 16);
+	assert_true(k.faster + k.stored_behind > 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	int n = 0;
+	while (dssm_query_next(q, &r) == 1) {
+		fill(buf, LEN, 0, r.tid, 0);
+		buf[r.tid % LEN] ^= (uint8_t)r.tid;
+		assert_int_equal(r.tid, n);
+		assert_memory_equal(r.data, buf, LEN);
+		n++;
+	}
+	assert_int_equal(n, COUNT);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
 /* A newer format is refused by name; bad arguments; a program without the
  * decompressors refuses a compressed stream and reads the plain ones. */
 static void test_refusals(void **state)
@@ -382,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_mixed_container), cmocka_unit_test(test_noise_is_stored),
 		cmocka_unit_test(test_damaged_chunk),   cmocka_unit_test(test_hostile_header),
 		cmocka_unit_test(test_big_samples),     cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_compressor_behind),
 	};
 	int rc = cmocka_run_group_tests_name("container_chunks", tests, NULL, NULL);
 	char cmd[400];

@@ -190,6 +190,12 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 		fprintf(stderr, "  %-32s %10llu %-7s %10s %8llu lost%s%s%s%s%s\n", st.address,
 		        (unsigned long long)st.recorded, st.recorded == 1 ? "sample" : "samples", b, (unsigned long long)st.lost, held, unstored,
 		        rings, st.error ? "  error: " : "", st.error ? st.error : "");
+		uint64_t chunks, faster, stored;
+		if (dssm_recorder_compression(r, i, &chunks, &faster, &stored) == 0 && (faster || stored))
+			fprintf(stderr, "dssm record: %s: compressing fell behind: %llu of %llu chunks at "
+			        "the codec's fastest level, %llu stored as they were (nothing lost)\n",
+			        st.address, (unsigned long long)faster, (unsigned long long)chunks,
+			        (unsigned long long)stored);
 		count += st.recorded;
 		bytes += st.bytes;
 		lost += st.lost + st.unstored;

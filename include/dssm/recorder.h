@@ -135,6 +135,15 @@ int dssm_recorder_set_start(dssm_recorder *r,
  * its layout.) */
 int dssm_recorder_set_compress(dssm_recorder *r, const char *pattern, const char *codec,
                                int level);
+/* How stream i's samples were compressed, in the parts closed so far
+ * (after stop: all): chunks closed, those compressed at the codec's
+ * fastest level and those stored as they are because the compressing
+ * thread fell behind (the CPU was short, or the level too slow for the
+ * stream's rate: the recorder never lets the ring overwrite what it has
+ * not read instead). All 0 for a stream not compressed. Errors:
+ * DSSM_EINVAL. */
+int dssm_recorder_compression(dssm_recorder *r, int i, uint64_t *chunks, uint64_t *faster,
+                              uint64_t *stored);
 /* Record one stream. Before start it is only opened (a stream that does not
  * open is refused then, before anything is written); after, it joins the
  * current part at once. Adding a stream twice is a no-op.

@@ -376,6 +376,7 @@ static int rotate(dssm_recorder *r)
 {
 	char why[700] = "";
 	pthread_mutex_lock(&r->lock);
+	dssm__recorder_count_chunks(r);
 	int rc = r->c ? dssm_container_close(r->c) : 0;
 	r->c = NULL;
 	if (rc < 0)
@@ -540,6 +541,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 			if (own && !r->v[i]->error[0])
 				snprintf(r->v[i]->error, sizeof r->v[i]->error, "%s", own);
 		}
+		dssm__recorder_count_chunks(r);
 		rc = dssm_container_close(r->c);
 		r->c = NULL;
 		if (rc < 0) {

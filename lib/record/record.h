@@ -44,6 +44,8 @@ struct rstream {
 	int told_unordered;        /* the notice of times out of order was given */
 	uint64_t kept;             /* after stop: what the parts hold */
 	uint64_t kept_bytes;       /* after stop: their data bytes (dssm_recorder_kept_bytes) */
+	/* its chunks in the parts closed so far (dssm_recorder_compression) */
+	uint64_t chunks, chunks_faster, chunks_stored;
 	atomic_int done;           /* reached the limit, or failed */
 	char error[300];
 };
@@ -121,6 +123,9 @@ int dssm__recorder_scan(dssm_recorder *r);
 int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,
                              const void *prop, size_t plen);
 void dssm__recorder_compress_free(dssm_recorder *r);
+/* Before the current part is closed (under r->lock): sync it, and add how
+ * its chunks were kept to each stream's counts. */
+void dssm__recorder_count_chunks(dssm_recorder *r);
 /* record_follow.c: note that rs has entry INDEX in part PART (under
  * r->lock, or before the threads run). */
 void dssm__recorder_entry(struct rstream *rs, int part, int index);

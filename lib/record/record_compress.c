@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "lib/base/base.h"
+#include "lib/store/chunk.h"
 #include "record.h"
 
 struct rcompress {
@@ -99,4 +100,36 @@ int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, con
 	const struct rcompress *e = rule_for(r, info);
 	int rc = dssm_container_set_compress(r->c, e ? e->codec : "none", e ? e->level : 0);
 	return rc < 0 ? rc : dssm_container_add_stream(r->c, info, schema, prop, plen);
+}
+
+void dssm__recorder_count_chunks(dssm_recorder *r)
+{
+	if (!r->c || !r->ncompress)
+		return;
+	dssm_container_sync(r->c); /* (the last chunks are closed: counted too) */
+	for (int i = 0; i < r->n; i++) {
+		struct rstream *rs = r->v[i];
+		for (int e = 0; e < rs->nentries; e++) {
+			if (rs->entries[e].part != r->part)
+				continue;
+			struct dssm__chunk_counts k;
+			dssm__chunk_counts(r->c, rs->entries[e].index, &k);
+			rs->chunks += k.chunks;
+			rs->chunks_faster += k.faster;
+			rs->chunks_stored += k.stored_behind;
+		}
+	}
+}
+
+int dssm_recorder_compression(dssm_recorder *r, int i, uint64_t *chunks, uint64_t *faster,
+                              uint64_t *stored)
+{
+	if (!r || i < 0 || i >= r->n || !chunks || !faster || !stored)
+		return dssm__fail(DSSM_EINVAL, "dssm_recorder_compression: no stream %d", i);
+	pthread_mutex_lock(&r->lock);
+	*chunks = r->v[i]->chunks;
+	*faster = r->v[i]->chunks_faster;
+	*stored = r->v[i]->chunks_stored;
+	pthread_mutex_unlock(&r->lock);
+	return 0;
 }

@@ -6,8 +6,9 @@
  * that holds their record, so a time search is the same binary search of
  * the index; a reader decompresses only the chunks a window needs.
  *
- *   chunk_write.c  the writer: records into the open chunk, the chunk
- *                  compressed and placed in .data at a sync or when full
+ *   chunk_write.c  the writer: records into the open chunk, closed at a
+ *                  sync or when full, and placed in .data once compressed
+ *   chunk_worker.c the thread of a stream that compresses its chunks
  *   chunk_read.c   the reader: a chunk read, checked and decompressed
  *                  (bounded), a record found in it by its TID
  *
@@ -69,6 +70,29 @@ struct dssm_container;
 int dssm__chunk_put(struct dssm_container *c, int idx, const uint8_t *head, const void *data,
                     size_t len, size_t pad);
 int dssm__chunk_close(struct dssm_container *c, int idx);
+/* Place a chunk finished by the worker (codec, raw bytes of records,
+ * stored bytes of body, its entries at byte ifirst of the stream's ibuf)
+ * at the data's end, and give its entries their offset. A failed write
+ * cuts the stream back (dssm__store_cut_back). */
+int dssm__chunk_place(struct dssm_container *c, int idx, int codec, size_t raw,
+                      const uint8_t *body, size_t stored, uint32_t records, size_t ifirst);
+
+/* chunk_worker.c: the stream's compressing thread. submit hands it the
+ * open chunk (waiting only when CHUNK_QUEUE chunks are unplaced); reap
+ * places the chunks it finished, in order (all: waits for every one, as a
+ * sync must); discard forgets the unplaced ones (a stream cut back); free
+ * ends the thread. counts: how its chunks were kept. */
+struct cworker;
+struct dssm__chunk_counts {
+	uint64_t chunks;         /* chunks closed */
+	uint64_t faster;         /* compressed at the fastest level: the worker was behind */
+	uint64_t stored_behind;  /* stored as they are: the worker was further behind */
+};
+int dssm__chunk_submit(struct dssm_container *c, int idx);
+int dssm__chunk_reap(struct dssm_container *c, int idx, int all);
+void dssm__chunk_discard(struct dssm_container *c, int idx);
+void dssm__chunk_worker_free(struct cworker *w);
+void dssm__chunk_counts(const struct dssm_container *c, int idx, struct dssm__chunk_counts *out);
 /* CONTAINER rewritten to say format 3 (once, before the first chunked
  * stream's .meta), its other lines kept. */
 int dssm__chunk_mark_container(struct dssm_container *c);

@@ -126,37 +126,6 @@ int dssm__chunk_put(dssm_container *c, int idx, const uint8_t *head, const void 
 	return 0;
 }
 
-/* The open chunk compressed into s->zbuf: its stored size and codec (the
- * chunk is stored when compressing does not shrink it). */
-static int compress_chunk(struct cstream *s, size_t *stored, int *codec)
-{
-	*codec = CHUNK_STORED;
-	*stored = s->clen;
-	if (s->codec == CHUNK_STORED || !dssm__chunk_codecs)
-		return 0;
-	size_t bound = dssm__chunk_codecs->bound(s->codec, s->clen);
-	if (bound > s->zcap) {
-		uint8_t *p = realloc(s->zbuf, bound);
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for a compressed chunk");
-		s->zbuf = p;
-		s->zcap = bound;
-	}
-	long n = dssm__chunk_codecs->compress(s->codec, s->level, &s->cctx, s->cbuf, s->clen,
-	                                      s->zbuf, s->zcap);
-	if (n < 0)
-		return (int)n;
-	s->ctried++;
-	if ((size_t)n < s->clen - s->clen / 16) {
-		s->cshrunk++;
-		*codec = s->codec;
-		*stored = (size_t)n;
-	} else if (s->ctried >= CHUNK_TRIES && !s->cshrunk) {
-		s->codec = CHUNK_STORED; /* it does not shrink: stop trying */
-	}
-	return 0;
-}
-
 /* Place the chunk (head, body, pad zeros) at the data's end: gathered in
  * the write buffer, or written straight to the file when big, as
  * write_record does for a record. A failed write cuts the stream back to
@@ -199,28 +168,32 @@ int dssm__chunk_close(dssm_container *c, int idx)
 	struct cstream *s = &c->s[idx];
 	if (!s->chunked || !s->clen)
 		return 0;
-	size_t stored;
-	int codec;
-	int rc = compress_chunk(s, &stored, &codec);
-	if (rc < 0)
-		return rc;
-	const uint8_t *body = codec == CHUNK_STORED ? s->cbuf : s->zbuf;
+	return dssm__chunk_submit(c, idx);
+}
+
+int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, const uint8_t *body,
+                      size_t stored, uint32_t records, size_t ifirst)
+{
+	struct cstream *s = &c->s[idx];
 	uint8_t head[CHUNK_HEADER] = {0};
 	le_put32(head, CHUNK_MAGIC);
 	le_put32(head + 4, (uint32_t)codec);
-	le_put32(head + 8, (uint32_t)s->clen);
+	le_put32(head + 8, (uint32_t)raw);
 	le_put32(head + 12, (uint32_t)stored);
-	le_put32(head + 16, s->crecords);
+	le_put32(head + 16, records);
 	le_put32(head + 24, dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20),
 	                                        body, stored) ^ 0xffffffffu);
 	size_t pad = (8 - stored % 8) % 8;
-	rc = place_chunk(c, idx, head, body, stored, pad);
-	/* after a failed write the stream was cut back, its entries counted
-	 * out with the open chunk's: nothing of this chunk stays pending */
-	s->clen = 0;
-	s->crecords = 0;
+	uint64_t off = s->data_end;
+	int rc = place_chunk(c, idx, head, body, stored, pad);
 	if (rc < 0)
 		return rc;
+	/* its entries get their offset, and their CRC again */
+	for (size_t k = ifirst; k < ifirst + (size_t)records * ENTRY; k += ENTRY) {
+		uint8_t *e = s->ibuf + k;
+		le_put64(e + 16, off);
+		le_put32(e + 28, dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu);
+	}
 	s->data_end += CHUNK_HEADER + stored + pad;
 	s->record_end = s->data_end;
 	return 0;

@@ -85,10 +85,8 @@ void dssm__store_stream_free(struct cstream *s)
 		close(s->direct_fd);
 	free(s->dbuf);
 	free(s->ibuf);
+	dssm__chunk_worker_free(s->cw);
 	free(s->cbuf);
-	free(s->zbuf);
-	if (s->cctx && dssm__chunk_codecs)
-		dssm__chunk_codecs->ctx_free(s->codec, s->cctx);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)

@@ -63,10 +63,32 @@ void dssm__query_read_ahead(const struct cstream *s, dssm_time_t start, dssm_tim
 		              POSIX_FADV_WILLNEED);
 }
 
+static int record_time(struct dssm_query *q, int stream, uint64_t i, dssm_time_t *t);
+
+/* The time a binary search's probe (entry i, its 32 bytes in e) stands
+ * for: its own, or, when the entry fails its CRC, its record's (kept as
+ * damage met): a damaged time must not send the search away from its
+ * answer, where the landing check could only say that the times disagree
+ * and not which entry is damaged. With its record damaged too, the
+ * entry's time is taken, and the landing check says what it finds. */
+static dssm_time_t probe_time(struct dssm_query *q, int stream, uint64_t i, const uint8_t *e)
+{
+	dssm_time_t et = (dssm_time_t)le_get64(e);
+	if ((dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu) == le_get32(e + 28))
+		return et;
+	const struct cstream *s = &q->c->s[stream];
+	dssm__query_met_damage(q->c, stream,
+	                       dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': index entry %llu fails "
+	                                  "its CRC", q->c->dir, s->info.name, s->info.id,
+	                                  (unsigned long long)i));
+	dssm_time_t rt;
+	return record_time(q, stream, i, &rt) ? rt : et;
+}
+
 /* Where the first entry whose time is >= t (after = 0) or > t (after = 1)
  * should be: a binary search over the index, the last steps within one
- * read. Its probes' times are not checked here: search_time checks where
- * it lands. */
+ * read. Its probes' times are those of probe_time; the last steps' are not
+ * checked here: search_time checks where it lands. */
 static int search_in(struct dssm_query *q, int stream, dssm_time_t t, int after, uint64_t from,
                        uint64_t *at)
 {
@@ -82,7 +104,7 @@ static int search_in(struct dssm_query *q, int stream, dssm_time_t t, int after,
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (dssm__store_pread_all(s->index_fd, e, ENTRY, mid * ENTRY) < 0)
 			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", stream);
-		dssm_time_t et = (dssm_time_t)le_get64(e);
+		dssm_time_t et = probe_time(q, stream, mid, e);
 		if (after ? et <= t : et < t)
 			lo = mid + 1;
 		else

@@ -62,6 +62,8 @@ int dssm_container_sync(dssm_container *c)
 		 * and the disk ... */
 		int rc = dssm__chunk_close(c, i);
 		if (rc == 0)
+			rc = dssm__chunk_reap(c, i, 1);
+		if (rc == 0)
 			rc = dssm__store_flush_direct(c, i);
 		if (rc == 0)
 			rc = dssm__store_flush_data(c, i);

@@ -347,6 +347,7 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc)
 	struct cstream *s = &c->s[idx];
 	char why[256];
 	snprintf(why, sizeof why, "%s", dssm_last_error());
+	dssm__chunk_discard(c, idx); /* (their entries are past good: counted out below) */
 	uint64_t bad;
 	if (dssm__direct_drain(s->dw, &bad) && bad < good)
 		good = bad;
@@ -534,7 +535,9 @@ static void add_entry(struct cstream *s, uint64_t tid, dssm_time_t time, size_t 
 	uint8_t *entry = s->ibuf + s->ilen;
 	le_put64(entry, (uint64_t)time);
 	le_put64(entry + 8, tid);
-	le_put64(entry + 16, s->data_end);
+	/* (a chunked stream's entry gets its chunk's place once the chunk is
+	 * placed: dssm__chunk_place) */
+	le_put64(entry + 16, s->chunked ? UINT64_MAX : s->data_end);
 	le_put32(entry + 24, (uint32_t)len);
 	le_put32(entry + 28, dssm__crc32c_update(0xffffffffu, entry, 28) ^ 0xffffffffu);
 	s->ilen += ENTRY;
@@ -566,9 +569,11 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		                  stream, (long long)time, (long long)s->last);
 	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
 	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
-	/* a chunk (the open one, placed at the data's end when closed) is never
-	 * bigger than its records stored, plus its header */
-	int rc = reserve_for_append(c, s, total + (s->chunked ? s->clen + CHUNK_HEADER + 8 : 0), direct);
+	/* a chunk (the open one, and those the worker has, placed at the
+	 * data's end in turn) is never bigger than its records stored, plus
+	 * its header */
+	int rc = reserve_for_append(c, s, total + (s->chunked ? s->cqueued + s->clen + CHUNK_HEADER + 8 : 0),
+	                            direct);
 	if (rc < 0)
 		return rc;
 	if (len > s->max_len)

@@ -109,10 +109,8 @@ struct cstream {
 	uint8_t *cbuf;           /* writer: the open chunk's records */
 	size_t clen, ccap;
 	uint32_t crecords;
-	uint8_t *zbuf;           /* writer: a chunk compressed */
-	size_t zcap;
-	void *cctx;              /* writer: the compressor's state */
-	uint32_t ctried, cshrunk;
+	struct cworker *cw;      /* writer: its compressing thread (chunk_worker.c) */
+	uint64_t cqueued;        /* writer: bytes of the chunks not placed yet, at most */
 };
 
 struct dssm_container {
