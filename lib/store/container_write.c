@@ -469,7 +469,7 @@ static int grow_pending(struct cstream *s)
 
 /* Hold the disk space for one more record of `total` bytes and its index
  * entry: a sample is accepted only with room for both. */
-static int reserve_for_append(dssm_container *c, struct cstream *s, size_t total, int direct)
+static int reserve_for_append(dssm_container *c, struct cstream *s, uint64_t total, int direct)
 {
 	int rc = grow_pending(s);
 	if (rc == 0)
@@ -569,11 +569,9 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		                  stream, (long long)time, (long long)s->last);
 	size_t pad = (8 - len % 8) % 8, total = RECORD_HEADER + len + pad;
 	int direct = s->direct_fd >= 0 && total >= DIRECT_MIN;
-	/* a chunk (the open one, and those the worker has, placed at the
-	 * data's end in turn) is never bigger than its records stored, plus
-	 * its header */
-	int rc = reserve_for_append(c, s, total + (s->chunked ? s->cqueued + s->clen + CHUNK_HEADER + 8 : 0),
-	                            direct);
+	/* chunks not placed yet take at most their records and a header each */
+	uint64_t unplaced = s->chunked ? s->cqueued + s->clen + CHUNK_HEADER + 8 : 0;
+	int rc = reserve_for_append(c, s, total + unplaced, direct);
 	if (rc < 0)
 		return rc;
 	if (len > s->max_len)
