@@ -51,6 +51,25 @@ for f in example.bag example-lz4.bag example-bz2.bag tilt_laser.bag; do
 		bad "export $f: rosbag deserialize: $n"
 done
 
+# ---- imported compressed (container format 3): the same messages as rosbag
+# reads, smaller on disk; exported back, rosbag reads the same ----
+for f in tilt_laser.bag example-lz4.bag; do
+	$oracle messages "$rec/$f" >"$tmp/want"
+	"$dssm" import "$rec/$f" -o "$tmp/$f.z" -q --compress zstd --compress-level 3 >/dev/null 2>"$tmp/err" ||
+		{ bad "import $f --compress zstd: $(cat "$tmp/err")"; continue; }
+	$oracle container "$tmp/$f.z" "$dssm" >"$tmp/got"
+	same "import $f --compress zstd: topics, times, bytes as rosbag reads them" "$tmp/want" "$tmp/got"
+	"$dssm" export "$tmp/$f.z" --bag "$tmp/outz.bag" --force 2>/dev/null && $oracle messages "$tmp/outz.bag" >"$tmp/got"
+	same "export of $f imported compressed: rosbag reads the same messages" "$tmp/want" "$tmp/got"
+	plain=$(du -sb "$tmp/$f.d" | cut -f1) packed=$(du -sb "$tmp/$f.z" | cut -f1)
+	[ "$packed" -lt "$plain" ] && "$dssm" info "$tmp/$f.z" | grep -q "^compressed: .*zstd" &&
+		ok "import $f --compress zstd: $packed bytes on disk instead of $plain, info says so" ||
+		bad "import $f --compress zstd: $packed bytes on disk, plain $plain"
+done
+"$dssm" import "$rec/example.bag" -o "$tmp/bad.z" --compress gzip >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "zstd, lz4 or none" "$tmp/err" && [ ! -e "$tmp/bad.z" ] &&
+	ok "import --compress gzip: a usage error, nothing written" || bad "import --compress gzip: $(cat "$tmp/err")"
+
 # ---- a time window and a topic selection, against rosbag's own selection ----
 start=1396293890000000000 end=1396293895500000000
 $oracle window "$rec/example.bag" /turtle1/pose,/tf $start $end >"$tmp/want"
@@ -118,6 +137,18 @@ for comp in none lz4 bz2; do
 		ok "unsorted $comp bag: the summary counts what the container holds ($n, $r reordered)" ||
 		bad "unsorted $comp bag: summary says ${n:-?} (${r:-?} reordered), container holds $(wc -l <"$tmp/got")"
 done
+# the merge of late messages keeps each stream's compression
+rm -rf "$tmp/unsorted.z"
+if "$dssm" import "$tmp/unsorted.bag" -o "$tmp/unsorted.z" -q --compress lz4 >/dev/null 2>"$tmp/err"; then
+	$oracle container-ordered "$tmp/unsorted.d" "$dssm" >"$tmp/want"
+	$oracle container-ordered "$tmp/unsorted.z" "$dssm" >"$tmp/got"
+	same "an unsorted bag imported --compress lz4: the same messages in the same order" "$tmp/want" "$tmp/got"
+	"$dssm" info "$tmp/unsorted.z" --format json | grep -q '"compression":"lz4"' &&
+		ok "an unsorted bag imported --compress lz4: still compressed after the merge" ||
+		bad "an unsorted bag imported --compress lz4: the merged container is not compressed"
+else
+	bad "unsorted bag --compress lz4: $(cat "$tmp/err")"
+fi
 $oracle backwards "$tmp/back.bag"
 rm -rf "$tmp/back.d"
 "$dssm" import "$tmp/back.bag" -o "$tmp/back.d" -q >/dev/null 2>"$tmp/err" &&

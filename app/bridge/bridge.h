@@ -276,6 +276,9 @@ int bridge_ros1_md5(const char *type, const char *definition, char out[33]);
  * runs (temporary containers in a directory beside DIR). */
 struct reorder;
 int reorder_new(const char *dir, const struct bridge_tuning *t, struct reorder **out);
+/* The level the merged output's compressed streams get (each keeps the
+ * codec it has in the output). */
+void reorder_set_level(struct reorder *r, int level);
 int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
                 const void *data, size_t len);
 /* Every held-back sample into c (before closing it). */
@@ -299,6 +302,11 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 	const struct bridge_tuning *tuning;  /* NULL: the defaults */
+	/* the container's streams compressed (format 3) with "zstd" or
+	 * "lz4" at compress_level, but those whose samples are compressed
+	 * already (dssm__chunk_already_compressed); NULL or "none": not */
+	const char *compress;
+	int compress_level;
 };
 /* FORMAT: "bag", "mcap", "db3" or "ssmlog" (NULL: by the file's first bytes); a file that
  * is not that format is refused before DIR is created. DIR must not exist

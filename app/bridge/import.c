@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "bridge.h"
+#include "lib/store/chunk.h"
 #include "lib/base/glob.h"
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
@@ -94,8 +95,13 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 	}
 	struct wbuf prop = {0};
 	build_property(ch, &prop);
+	const char *compress = im->o && im->o->compress ? im->o->compress : "none";
+	if (dssm__chunk_already_compressed(&info))
+		compress = "none";
 	int rc = prop.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-	                  : dssm_container_add_stream(im->c, &info, schema, prop.data, prop.len);
+	         : dssm_container_set_compress(im->c, compress, im->o ? im->o->compress_level : 0);
+	if (rc == 0)
+		rc = dssm_container_add_stream(im->c, &info, schema, prop.data, prop.len);
 	free(schema);
 	wbuf_free(&prop);
 	if (rc < 0)
@@ -212,6 +218,7 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	const struct bridge_tuning *t = o ? o->tuning : NULL;
 	if ((rc = reorder_new(dir, t, &im.order)) < 0)
 		return rc;
+	reorder_set_level(im.order, o ? o->compress_level : 0);
 	if ((rc = dssm_container_create(dir, &im.c)) < 0) {
 		reorder_free(im.order);
 		return rc;

@@ -81,7 +81,13 @@ struct reorder {
 	struct run *runs;   /* in the order of the samples they hold */
 	int nruns, named;
 	size_t reorder_bytes, window_bytes;  /* the caller's bridge_tuning */
+	int level;          /* of the merged output's compressed streams */
 };
+
+void reorder_set_level(struct reorder *r, int level)
+{
+	r->level = level;
+}
 
 int reorder_new(const char *dir, const struct bridge_tuning *t, struct reorder **out)
 {
@@ -366,7 +372,7 @@ int reorder_put(struct reorder *r, dssm_container *c, int stream, int64_t time,
 }
 
 /* The streams of `from`, in the same order, into `to`. */
-static int copy_streams(dssm_container *from, dssm_container *to)
+static int copy_streams(dssm_container *from, dssm_container *to, int level)
 {
 	int n = dssm_container_stream_count(from);
 	for (int i = 0; i < n; i++) {
@@ -384,7 +390,11 @@ static int copy_streams(dssm_container *from, dssm_container *to)
 		info.schema_len = schema ? strlen(schema) : 0;
 		size_t plen = 0;
 		const void *prop = dssm_container_property(from, i, &plen);
-		if ((rc = dssm_container_add_stream(to, &info, schema, prop, plen)) < 0)
+		const char *codec = "none";
+		uint64_t disk;
+		dssm_container_stream_storage(from, i, &codec, &disk); /* (kept as it was) */
+		if ((rc = dssm_container_set_compress(to, codec, level)) < 0 ||
+		    (rc = dssm_container_add_stream(to, &info, schema, prop, plen)) < 0)
 			return rc;
 		if (rc != i)
 			return dssm__fail(DSSM_ESTATE, "reordering: stream %d became %d", i, rc);
@@ -529,7 +539,7 @@ int reorder_finish(struct reorder *r, const char *dir, uint64_t *total)
 	dssm_container *to = NULL;
 	if (rc == 0 && (rc = dssm_container_create(final, &to)) == 0) {
 		dssm_container_set_sync(to, 60 * DSSM_NSEC_PER_SEC);
-		int n = copy_streams(src[0].c, to);
+		int n = copy_streams(src[0].c, to, r->level);
 		struct target t = {.c = to, .n = n};
 		rc = n < 0 ? n : merge(src, nsrc, &t, total);
 		int crc = dssm_container_close(to);

@@ -10,13 +10,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "record_compress.h"
 #include "app/bridge/bridge.h"
 #include "lib/base/glob.h"
 
 void help_import(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3|ssmlog] [--threads N] [--quiet]\n\n"
+	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3|ssmlog] [--threads N] [--quiet]\n"
+	        "                   [--compress zstd|lz4|none [--compress-level N]]\n\n"
 	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
 	        "its index, e.g. from a recorder that died), an MCAP file (chunked or not;\n"
 	        "none, lz4 or zstd; with or without summary) or a rosbag2 SQLite bag (.db3,\n"
@@ -35,7 +37,9 @@ void help_import(FILE *out)
 	        "nothing behind. Progress shows on a terminal; a table of the streams\n"
 	        "follows. A bag or an MCAP file needs no import to be read: info, cat,\n"
 	        "query, play and export read them in place, through their index; import\n"
-	        "gives dssm's format (crash safety, writing while read).\n\n"
+	        "gives dssm's format (crash safety, writing while read). --compress stores\n"
+	        "the streams compressed (container format 3, as `dssm record --compress`;\n"
+	        "images and video compressed already are left as they are).\n\n"
 	        "An SSM 1.0.6 log (what ssm-logger and SSMLog write: a header line\n"
 	        "NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME PROPERTYSIZE, the property,\n"
 	        "then [double time][DATASIZE bytes] records) becomes stream NAME:ID with\n"
@@ -51,6 +55,7 @@ void help_import(FILE *out)
 	        "in place only.\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
+	        "  dssm import tilt_laser.bag -o laser --compress zstd\n"
 	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
 	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n"
 	        "  dssm import spur_odometry.log -o odo && dssm play odo\n");
@@ -171,14 +176,21 @@ int cmd_import(int argc, char **argv)
 	int quiet = 0;
 	long threads = -1;
 	struct bridge_tuning tuning = BRIDGE_TUNING_DEFAULT;
+	struct cli_compress compress = {0};
 	static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
 	                                         {"format", required_argument, 0, 'f'},
 	                                         {"quiet", no_argument, 0, 'q'},
 	                                         {"threads", required_argument, 0, 't'},
+	                                         {"compress", required_argument, 0, CLI_COMPRESS},
+	                                         {"compress-level", required_argument, 0,
+	                                          CLI_COMPRESS_LEVEL},
 	                                         {0, 0, 0, 0}};
-	int opt;
+	int opt, taken;
 	while ((opt = cli_getopt("import", argc, argv, "o:q", longopts)) != -1) {
-		if (opt == 't') {
+		if ((taken = cli_compress_option("import", opt, optarg, &compress)) != 0) {
+			if (taken != 1)
+				return taken;
+		} else if (opt == 't') {
 			if (cli_parse_long("import", "--threads", optarg, &threads) < 0)
 				return EXIT_USAGE;
 			if (threads < 0 || threads > 64)
@@ -202,7 +214,7 @@ int cmd_import(int argc, char **argv)
 		return 1;
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p,
-	                                  &tuning};
+	                                  &tuning, compress.codec, (int)compress.level};
 	struct bridge_read_stats st;
 	memset(&st, 0, sizeof st);
 	int rc = bridge_import(argv[optind], format, dir, &o, &st);

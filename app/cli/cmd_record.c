@@ -413,7 +413,7 @@ static int record_option(int opt, const char *arg, struct record_opts *o, dssm_r
 			return cli_usage("record", "--min-free needs MiB >= 0");
 		return 0;
 	default: {
-		int rc = cli_compress_option(opt, arg, &o->compress);
+		int rc = cli_compress_option("record", opt, arg, &o->compress);
 		if (rc)
 			return rc == 1 ? 0 : rc;
 		rc = cli_dds_option("record", opt, arg, &o->dds);

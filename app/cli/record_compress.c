@@ -43,29 +43,29 @@ static int split_rule(const char *arg, char *glob, size_t gcap, char *codec, siz
 	return 0;
 }
 
-int cli_compress_option(int opt, const char *arg, struct cli_compress *o)
+int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_compress *o)
 {
 	char glob[256], codec[16];
 	long level;
 	switch (opt) {
 	case CLI_COMPRESS:
 		if (!known_codec(arg))
-			return cli_usage("record", "--compress takes zstd, lz4 or none");
+			return cli_usage(cmd, "--compress takes zstd, lz4 or none");
 		o->codec = arg;
 		return 1;
 	case CLI_COMPRESS_LEVEL:
-		if (cli_parse_long("record", "--compress-level", arg, &o->level) < 0)
+		if (cli_parse_long(cmd, "--compress-level", arg, &o->level) < 0)
 			return EXIT_USAGE;
 		if (o->level < -7 || o->level > 22)
-			return cli_usage("record", "--compress-level needs a level from -7 to 22");
+			return cli_usage(cmd, "--compress-level needs a level from -7 to 22");
 		return 1;
 	case CLI_COMPRESS_STREAM:
 		if (split_rule(arg, glob, sizeof glob, codec, sizeof codec, &level) < 0 ||
 		    !known_codec(codec) || level < -7 || level > 22 || strchr(glob, '/'))
-			return cli_usage("record", "--compress-stream takes GLOB=CODEC[:LEVEL] (CODEC "
+			return cli_usage(cmd, "--compress-stream takes GLOB=CODEC[:LEVEL] (CODEC "
 			                 "zstd, lz4 or none; LEVEL -7 to 22), as 'scan*=zstd:3'");
 		if (o->nstreams == CLI_COMPRESS_MAX_STREAMS)
-			return cli_usage("record", "--compress-stream given more than 64 times");
+			return cli_usage(cmd, "--compress-stream given more than 64 times");
 		o->streams[o->nstreams++] = arg;
 		return 1;
 	default:

@@ -23,8 +23,8 @@ struct cli_compress {
 };
 
 /* 1 if opt was one of them (taken), 0 if not, or the exit status after a
- * usage error was printed. */
-int cli_compress_option(int opt, const char *arg, struct cli_compress *o);
+ * usage error was printed (naming cmd). */
+int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_compress *o);
 /* Give the rules to the recorder: 0 or a DSSM_E* code. */
 int cli_compress_apply(dssm_recorder *r, const struct cli_compress *o);
 

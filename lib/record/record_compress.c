@@ -9,7 +9,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <strings.h>
 #include <string.h>
 
 #include "lib/base/base.h"
@@ -57,27 +56,6 @@ void dssm__recorder_compress_free(dssm_recorder *r)
 	r->ncompress = 0;
 }
 
-/* Does s hold `word`, case aside? */
-static int holds(const char *s, const char *word)
-{
-	size_t n = strlen(word);
-	for (; *s; s++)
-		if (strncasecmp(s, word, n) == 0)
-			return 1;
-	return 0;
-}
-
-/* Samples already compressed by their producer: images and video. */
-static int already_compressed(const dssm_stream_info *info)
-{
-	static const char *const words[] = {"jpeg", "jpg", "png", "h264", "h265", "hevc", "vp8",
-	                                    "vp9", "av1", "CompressedImage", "CompressedVideo"};
-	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
-		if (holds(info->encoding, words[i]) || holds(info->type, words[i]))
-			return 1;
-	return 0;
-}
-
 /* The rule for info: the last set_compress whose glob matches it (a glob
  * naming it beats the automatic rule), else the default (pattern NULL)
  * unless its samples are compressed already. */
@@ -91,7 +69,7 @@ static const struct rcompress *rule_for(const dssm_recorder *r, const dssm_strea
 		if (!e->pattern && !all)
 			all = e;
 	}
-	return all && !already_compressed(info) ? all : NULL;
+	return all && !dssm__chunk_already_compressed(info) ? all : NULL;
 }
 
 int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,

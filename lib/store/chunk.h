@@ -62,6 +62,12 @@ void dssm__chunk_codecs_register(void);
 int dssm__chunk_codec_parse(const char *name);
 const char *dssm__chunk_codec_name(int codec);
 
+/* Were a stream's samples compressed by their producer already (an
+ * encoding or type naming JPEG, PNG, H.264/5, VP8/9, AV1, CompressedImage,
+ * CompressedVideo)? Then compressing them again costs CPU and saves
+ * nothing: the recorder's and import's default leaves them as they are. */
+int dssm__chunk_already_compressed(const dssm_stream_info *info);
+
 struct dssm_container;
 /* writer (chunk_write.c): add a record (head, data, pad zeros) to stream
  * idx's open chunk, closing the chunk first when it would grow past

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/uio.h>
 
 #include "lib/base/base.h"
@@ -86,6 +87,26 @@ int dssm__chunk_mark_container(dssm_container *c)
 	free(path);
 	free(tmp);
 	return rc;
+}
+
+/* Does s hold `word`, case aside? */
+static int holds(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+	for (; *s; s++)
+		if (strncasecmp(s, word, n) == 0)
+			return 1;
+	return 0;
+}
+
+int dssm__chunk_already_compressed(const dssm_stream_info *info)
+{
+	static const char *const words[] = {"jpeg", "jpg", "png", "h264", "h265", "hevc", "vp8",
+	                                    "vp9", "av1", "CompressedImage", "CompressedVideo"};
+	for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+		if (holds(info->encoding, words[i]) || holds(info->type, words[i]))
+			return 1;
+	return 0;
 }
 
 /* Room for n more bytes of records in the open chunk. */
