@@ -356,6 +356,59 @@ static void test_search_any_spacing(void **state)
 		}
 }
 
+/* ring_mod (layout.h) against %: every place and slot is found through it,
+ * so a wrong remainder would read another sample. Slot counts at the edges
+ * (1, 2, powers of two and their neighbours, up to 2^32 - 1, beyond the
+ * ring's own limit), numerators at the edges of 64 bits and random ones;
+ * on armhf (no 128-bit product) mul_high is mul_high_parts. */
+static uint64_t mix(uint64_t *x)
+{
+	*x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+	return *x;
+}
+
+static void test_ring_mod(void **state)
+{
+	(void)state;
+	uint64_t nums[64] = {1, 2, 3, 5, 6, 7, 100000, DSSM_MAX_SLOTS, UINT32_MAX - 1, UINT32_MAX};
+	size_t nn = 10;
+	for (int b = 2; b < 32 && nn + 3 <= 64; b += 3) {
+		nums[nn++] = (UINT64_C(1) << b) - 1;
+		nums[nn++] = UINT64_C(1) << b;
+		nums[nn++] = (UINT64_C(1) << b) + 1;
+	}
+	uint64_t r = 88172645463325252u;
+	while (nn < 64)
+		nums[nn++] = 1 + mix(&r) % UINT32_MAX;
+	for (size_t i = 0; i < nn; i++) {
+		dssm_stream s = {.num = nums[i], .recip = ring_recip(nums[i])};
+		uint64_t xs[] = {0, 1, nums[i] - 1, nums[i], nums[i] + 1, 2 * nums[i] - 1,
+		                 nums[i] * nums[i], UINT64_MAX, UINT64_MAX - 1, UINT64_MAX - nums[i],
+		                 UINT64_MAX / nums[i] * nums[i], UINT64_MAX / nums[i] * nums[i] - 1,
+		                 UINT64_C(1) << 63, (UINT64_C(1) << 56) - 1, UINT32_MAX};
+		for (size_t k = 0; k < sizeof xs / sizeof *xs; k++)
+			if (ring_mod(&s, xs[k]) != xs[k] % nums[i])
+				fail_msg("%llu %% %llu: %llu", (unsigned long long)xs[k],
+				         (unsigned long long)nums[i], (unsigned long long)ring_mod(&s, xs[k]));
+		for (int k = 0; k < 20000; k++) {
+			uint64_t x = mix(&r) >> (k % 64); /* every magnitude */
+			if (ring_mod(&s, x) != x % nums[i])
+				fail_msg("%llu %% %llu: %llu", (unsigned long long)x,
+				         (unsigned long long)nums[i], (unsigned long long)ring_mod(&s, x));
+		}
+	}
+	/* the 32-bit high product against the 128-bit one, where there is one */
+	uint64_t edges[] = {0, 1, UINT32_MAX, UINT64_C(1) << 32, UINT64_MAX};
+	for (size_t i = 0; i < 5; i++)
+		for (size_t k = 0; k < 5; k++)
+			assert_true(mul_high_parts(edges[i], edges[k]) == mul_high(edges[i], edges[k]));
+	assert_true(mul_high_parts(UINT64_MAX, UINT64_MAX) == UINT64_MAX - 1);
+	for (int k = 0; k < 100000; k++) {
+		uint64_t a = mix(&r), b = mix(&r) >> (k % 64);
+		assert_true(mul_high_parts(a, b) == mul_high(a, b));
+	}
+}
+
 int main(void)
 {
 	testutil_namespace("read");
@@ -370,6 +423,7 @@ int main(void)
 		cmocka_unit_test_setup(test_bracket, testutil_reset),
 		cmocka_unit_test_setup(test_views, testutil_reset),
 		cmocka_unit_test_setup(test_search_any_spacing, testutil_reset),
+		cmocka_unit_test(test_ring_mod),
 	};
 	return cmocka_run_group_tests_name("read", tests, NULL, NULL);
 }

@@ -27,6 +27,9 @@ struct dssm_stream {
 	uint64_t stride;
 	uint64_t num;                 /* slots, widened */
 	uint64_t step;                /* slot_step, widened */
+	uint64_t recip;               /* floor((2^64 - 1) / num): ring_mod's
+	                               * reciprocal (layout.h), process-local so
+	                               * a writer of the segment cannot change it */
 	uint64_t max_size;
 	uint64_t schema_off, prop_off, prop_cap; /* as validated (stream.c) */
 	/* writer state; a local handle's writes are serialized by hdr->wlock,

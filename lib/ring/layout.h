@@ -227,13 +227,51 @@ struct dssm_slot_header {
 _Static_assert(sizeof(struct dssm_slot_header) == DSSM_SLOT_HEADER, "slot header");
 
 
-/* Where slot idx (< num) lies. Both factors are < 2^28: no overflow. A
- * 64-bit division costs tens of cycles (a library call on armhf), so the hot
- * paths find a place without one: writers keep theirs in w_slot, readers of
- * the newest sample take last_slot, sequential readers add (next_place). */
+/* The high 64 bits of a * b, from four 32 x 32 -> 64 products: what a
+ * 32-bit target (armhf) computes; test_read checks it against the 128-bit
+ * product where there is one. */
+static inline uint64_t mul_high_parts(uint64_t a, uint64_t b)
+{
+	uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b, bh = b >> 32;
+	uint64_t lh = al * bh, hl = ah * bl;
+	uint64_t mid = (al * bl >> 32) + (uint32_t)lh + (uint32_t)hl;
+	return ah * bh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+static inline uint64_t mul_high(uint64_t a, uint64_t b)
+{
+#ifdef __SIZEOF_INT128__
+	__extension__ typedef unsigned __int128 u128;
+	return (uint64_t)((u128)a * b >> 64);
+#else
+	return mul_high_parts(a, b);
+#endif
+}
+
+/* The reciprocal ring_mod multiplies by, for num slots (1 <= num < 2^32). */
+static inline uint64_t ring_recip(uint64_t num)
+{
+	return UINT64_MAX / num;
+}
+
+/* x % s->num without a division: a 64-bit division costs tens of cycles on
+ * x86-64 (and is a library call on armhf), and a time lookup needs two
+ * (design.md, "Slots"). With r = floor((2^64 - 1) / num), 2^64 / num - r
+ * <= 1, so q = floor(x * r / 2^64) is floor(x / num) or one less, and
+ * x - q * num lies in [0, 2 num): one subtraction at most (Barrett). */
+static inline uint64_t ring_mod(const dssm_stream *s, uint64_t x)
+{
+	uint64_t rem = x - mul_high(x, s->recip) * s->num;
+	return rem >= s->num ? rem - s->num : rem;
+}
+
+/* Where slot idx (< num) lies. Both factors are < 2^28: no overflow. Even
+ * without a division (ring_mod), the hot paths find a place without this:
+ * writers keep theirs in w_slot, readers of the newest sample take
+ * last_slot, sequential readers add (next_place). */
 static inline uint64_t slot_place(const dssm_stream *s, uint64_t idx)
 {
-	return idx * s->step % s->num;
+	return ring_mod(s, idx * s->step);
 }
 
 /* The place of the slot after the one at `place`. */
@@ -256,12 +294,12 @@ static inline unsigned char *slot_data_at(const dssm_stream *s, uint64_t place)
 
 static inline struct dssm_slot_header *slot_header(const dssm_stream *s, uint64_t tid)
 {
-	return slot_header_at(s, slot_place(s, tid % s->num));
+	return slot_header_at(s, slot_place(s, ring_mod(s, tid)));
 }
 
 static inline unsigned char *slot_data(const dssm_stream *s, uint64_t tid)
 {
-	return slot_data_at(s, slot_place(s, tid % s->num));
+	return slot_data_at(s, slot_place(s, ring_mod(s, tid)));
 }
 
 /* w_slot's two halves. */

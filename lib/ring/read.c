@@ -103,7 +103,7 @@ static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header, en
 			return place;
 	}
 	*how = COMPUTED;
-	return slot_place(s, tid % s->num);
+	return slot_place(s, ring_mod(s, tid));
 }
 
 /* Was `place` tid's? `says` is what the copy loaded beside the data: the
@@ -171,7 +171,7 @@ static int copy_sample(dssm_stream *s, uint64_t tid, int from_header, void *buf,
 			                  (unsigned long long)tid, (unsigned long long)place,
 			                  (unsigned long long)says);
 		how = COMPUTED; /* a stale hint: find the place the slow way, once */
-		place = slot_place(s, tid % s->num);
+		place = slot_place(s, ring_mod(s, tid));
 	}
 	atomic_store_explicit(&s->hint, tid << DSSM_HINT_PLACE_BITS | place, memory_order_relaxed);
 	if (info) {

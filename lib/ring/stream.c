@@ -213,6 +213,7 @@ static dssm_stream *handle_for(unsigned char *base, const struct dssm_shm_header
 	s->stride = h->slot_stride;
 	s->num = h->slots;
 	s->step = h->slot_step;
+	s->recip = ring_recip(h->slots);
 	s->max_size = h->max_size;
 	s->schema_off = h->schema_offset;
 	s->prop_off = h->property_offset;

@@ -88,7 +88,7 @@ static int time_ready(dssm_stream *s, uint64_t t)
 		if (commit == 0)
 			return 0;
 		dssm_time_t newest =
-		    atomic_load_explicit(&s->times[(commit - 1) % s->num], memory_order_relaxed);
+		    atomic_load_explicit(&s->times[ring_mod(s, commit - 1)], memory_order_relaxed);
 		/* as in read.c: the entry is the sample's unless a writer has
 		 * claimed its slot again since */
 		atomic_thread_fence(memory_order_acquire);

@@ -179,16 +179,16 @@ static void repair(dssm_stream *s)
 	struct dssm_shm_header *h = s->hdr;
 	uint64_t commit = atomic_load_explicit(&h->commit, memory_order_acquire);
 	/* The newest history's greatest time is the newest sample's key. */
-	dssm_time_t t = commit ? atomic_load_explicit(&s->times[(commit - 1) % s->num],
+	dssm_time_t t = commit ? atomic_load_explicit(&s->times[ring_mod(s, commit - 1)],
 	                                              memory_order_relaxed)
 	                       : INT64_MIN;
 	/* A holder that died between committing a jump back in time and
 	 * storing hist_first: the keys show the jump (they only fall there). */
 	if (commit >= 2 && atomic_load_explicit(&h->hist_first, memory_order_relaxed) < commit - 1 &&
-	    t < atomic_load_explicit(&s->times[(commit - 2) % s->num], memory_order_relaxed))
+	    t < atomic_load_explicit(&s->times[ring_mod(s, commit - 2)], memory_order_relaxed))
 		atomic_store_explicit(&h->hist_first, commit - 1, memory_order_release);
 	atomic_store_explicit(&h->w_next, commit, memory_order_relaxed);
-	uint64_t idx = commit % s->num;
+	uint64_t idx = ring_mod(s, commit);
 	atomic_store_explicit(&h->w_slot, w_slot_pack(idx, slot_place(s, idx)), memory_order_relaxed);
 	atomic_store_explicit(&h->w_last_time, t, memory_order_relaxed);
 	atomic_store_explicit(&h->crashed, 1, memory_order_relaxed);

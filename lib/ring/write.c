@@ -65,7 +65,7 @@ static void next_sample(dssm_stream *s, struct next *n)
 	/* Damaged (cheap checks: slot 0, and only it, lies at place 0): recompute. */
 	if (n->idx >= s->num || n->place >= s->num || (n->tid < s->num && n->idx != n->tid) ||
 	    (n->idx == 0) != (n->place == 0)) {
-		n->idx = n->tid % s->num;
+		n->idx = ring_mod(s, n->tid);
 		n->place = slot_place(s, n->idx);
 	}
 }
