@@ -34,6 +34,7 @@
 
 #include "dssm/dssm.h"
 #include "args.h"
+#include "ring_lines.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #define cpu_relax() __builtin_ia32_pause()
@@ -581,6 +582,7 @@ int main(int argc, char **argv)
 		bench_writes(ncpu);
 	}
 	printf("cross-process round trip, 64 B (ping stream -> pong stream):\n");
+	ring_lines_print();
 	int other = ncpu > 1 ? 1 : 0;
 	struct run runs[] = {
 		{"spinning, across cores", 0, 0, other},
