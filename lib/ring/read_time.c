@@ -76,16 +76,20 @@ struct bracket {
 	dssm_time_t ka, kb;
 };
 
-/* Narrow r by key i (a < i < b); 1 if it is <= t. */
-static int probe(const struct search *q, struct bracket *r, uint64_t i, dssm_time_t t)
+/* Narrow r by key k, key i's (a < i < b); 1 if it is <= t. */
+static int narrow(struct bracket *r, uint64_t i, dssm_time_t k, dssm_time_t t)
 {
-	dssm_time_t k = key_at(q->s, q->base, i);
 	if (k <= t) {
 		r->a = i, r->ka = k;
 		return 1;
 	}
 	r->b = i, r->kb = k;
 	return 0;
+}
+
+static int probe(const struct search *q, struct bracket *r, uint64_t i, dssm_time_t t)
+{
+	return narrow(r, i, key_at(q->s, q->base, i), t);
 }
 
 #define GUESSES 3     /* rounds of guessing before plain halving */
@@ -98,9 +102,14 @@ static int probe(const struct search *q, struct bracket *r, uint64_t i, dssm_tim
 static void guess(const struct search *q, struct bracket *r, dssm_time_t t, int warm)
 {
 	uint64_t g = r->a + interpolate(r->ka, r->kb, t, r->b - r->a);
+	/* The key's load first: a prefetch into a page the TLB lacks holds
+	 * up what follows it until the page walk is done (perf: most of the
+	 * search's time sat on the prefetches), so the key's miss is started
+	 * before them and the three overlap. */
+	dssm_time_t k = key_at(q->s, q->base, g);
 	if (warm)
 		warm_slots(q, g);
-	if (probe(q, r, g, t)) {
+	if (narrow(r, g, k, t)) {
 		for (uint64_t step = 1; step <= GALLOP_MAX && step < r->b - r->a; step *= 2)
 			if (!probe(q, r, r->a + step, t))
 				break;
