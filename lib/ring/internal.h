@@ -47,6 +47,9 @@ int dssm__borrow_held(dssm_stream *s);
 
 /* read.c: copy sample tid; 0, DSSM_EFUTURE, DSSM_ETOOOLD or DSSM_ENODATA. */
 int dssm__read_at(dssm_stream *s, uint64_t tid, void *buf, size_t cap, dssm_sample_info *info);
+/* read.c: prefetch sample tid's data where the handle's hint places it
+ * (a waiter that saw it committed, just before the copy). */
+void dssm__warm_tid(const dssm_stream *s, uint64_t tid);
 /* read.c: DSSM_EINVAL for a NULL stream, or a NULL buf with cap > 0. */
 int dssm__check_reader(dssm_stream *s, void *buf, size_t cap);
 /* read.c: why TID tid is not readable when `commit` samples are committed

@@ -87,15 +87,36 @@ enum how { BY_HINT, BY_HEADER, COMPUTED };
  * of its TID: a hinted place is checked after the copy (copy_sample). A
  * reader of the newest sample (from_header) without a hint takes
  * last_slot; it may be a newer sample's, which copy_sample finds out. */
-static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header, enum how *how)
+static int hinted_place(const dssm_stream *s, uint64_t tid, uint64_t *place)
 {
 	uint64_t hint = atomic_load_explicit(&s->hint, memory_order_relaxed);
 	uint64_t htid = hint >> DSSM_HINT_PLACE_BITS, hplace = hint & HINT_PLACE_MASK;
+	if ((tid & HINT_TID_MASK) == ((htid + 1) & HINT_TID_MASK)) {
+		*place = next_place(s, hplace);
+		return 1;
+	}
+	*place = hplace;
+	return (tid & HINT_TID_MASK) == htid;
+}
+
+/* A waiter that has just seen tid committed: its copy follows at once, so
+ * the sample's first data line, where the hint places it, is asked for
+ * now; the call and the checks before the copy then overlap its transfer
+ * from the writer's core (the spinning round trip). Never before the
+ * commit: a line asked for early would be the writer's to take back. */
+void dssm__warm_tid(const dssm_stream *s, uint64_t tid)
+{
+	uint64_t place;
+	if (hinted_place(s, tid, &place) && place < s->num)
+		__builtin_prefetch(slot_data_at(s, place));
+}
+
+static uint64_t place_of(const dssm_stream *s, uint64_t tid, int from_header, enum how *how)
+{
+	uint64_t place;
 	*how = BY_HINT;
-	if ((tid & HINT_TID_MASK) == ((htid + 1) & HINT_TID_MASK))
-		return next_place(s, hplace);
-	if ((tid & HINT_TID_MASK) == htid)
-		return hplace;
+	if (hinted_place(s, tid, &place))
+		return place;
 	*how = BY_HEADER;
 	if (from_header) {
 		uint64_t place = atomic_load_explicit(&s->hdr->last_slot[tid & 1], memory_order_relaxed);

@@ -178,7 +178,10 @@ int dssm_wait_tid(dssm_stream *s, uint64_t tid, dssm_time_t timeout)
 		                        : dssm__unsupported(s, "wait_tid");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
-	return wait_until(s, tid_ready, tid, timeout);
+	int rc = wait_until(s, tid_ready, tid, timeout);
+	if (rc == 0)
+		dssm__warm_tid(s, tid);
+	return rc;
 }
 
 int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
@@ -187,7 +190,11 @@ int dssm_wait_new(dssm_stream *s, dssm_time_t timeout)
 		return s->ops->wait_new ? s->ops->wait_new(s, timeout) : dssm__unsupported(s, "wait_new");
 	if (!s)
 		return dssm__fail(DSSM_EINVAL, "NULL stream");
-	return wait_until(s, tid_ready, dssm__next_tid(s, 0), timeout);
+	uint64_t tid = dssm__next_tid(s, 0);
+	int rc = wait_until(s, tid_ready, tid, timeout);
+	if (rc == 0)
+		dssm__warm_tid(s, tid);
+	return rc;
 }
 
 int dssm_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
