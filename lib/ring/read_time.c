@@ -50,10 +50,9 @@ struct search {
 /* Make ready to read the sample `off` places after the search's first
  * while its key is being loaded: on a steady stream read_time's answer is
  * it or the next one, and their slots are misses of their own. Their slot
- * headers and first data lines (the copy reads both; measured, best of 8
- * runs of 300,000 lookups in 100,000 slots: 199 -> 180 ns) are asked for
- * now, and the handle's hint (read.c) says where the sample lies, so the
- * read finds both places without computing them. */
+ * headers and first data lines (the copy reads both) are asked for now,
+ * and the handle's hint (read.c) says where the sample lies, so the read
+ * finds both places without computing them. */
 static void warm_slots(const struct search *q, uint64_t off)
 {
 	dssm_stream *s = q->s;
