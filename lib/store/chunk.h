@@ -81,7 +81,11 @@ int dssm__chunk_close(struct dssm_container *c, int idx);
  * at the data's end, and give its entries their offset. A failed write
  * cuts the stream back (dssm__store_cut_back). */
 int dssm__chunk_place(struct dssm_container *c, int idx, int codec, size_t raw,
-                      const uint8_t *body, size_t stored, uint32_t records, size_t ifirst);
+                      uint64_t raw_start, const uint8_t *body, size_t stored, uint32_t records,
+                      size_t ifirst);
+/* A chunk's CRC-32C: its header's bytes 4..19 and 24..31, then its stored
+ * bytes. */
+uint32_t dssm__chunk_crc(const uint8_t *head, const uint8_t *body, size_t stored);
 
 /* chunk_worker.c: the stream's compressing thread. submit hands it the
  * open chunk (waiting only when CHUNK_QUEUE chunks are unplaced); reap
@@ -132,8 +136,9 @@ int dssm__chunk_load(struct dssm_container *c, int idx, struct chunk_view *v, ui
 int dssm__chunk_time_after(struct dssm_container *c, int idx, const uint8_t *prev,
                            uint64_t limit, dssm_time_t *t);
 /* Where the chunk at off ends (its header read and checked against the
- * file's size data_size): 0 and *end, or DSSM_ECORRUPT. */
+ * file's size data_size): 0, *end in .data and *raw_end where its records
+ * end as format 2 lays them out; or DSSM_ECORRUPT. */
 int dssm__chunk_end(struct dssm_container *c, int idx, uint64_t off, uint64_t data_size,
-                    uint64_t *end);
+                    uint64_t *end, uint64_t *raw_end);
 
 #endif

@@ -63,14 +63,16 @@ static int read_header(dssm_container *c, int idx, uint64_t off, uint64_t data_s
 		return chunk_damaged(c, idx, off, "no chunk magic");
 	if (codec != CHUNK_STORED && codec != CHUNK_LZ4 && codec != CHUNK_ZSTD)
 		return chunk_damaged(c, idx, off, "an unknown codec");
-	if (raw > raw_bound(s) || (codec == CHUNK_STORED && stored != raw) || raw % 8)
+	if (raw > raw_bound(s) || (codec == CHUNK_STORED && stored != raw) || raw % 8 ||
+	    le_get64(head + 24) % 8 || le_get64(head + 24) > UINT64_MAX / 2)
 		return chunk_damaged(c, idx, off, "its sizes are out of bounds");
 	if (data_size - off - CHUNK_HEADER < stored)
 		return chunk_damaged(c, idx, off, "it runs past the data's end");
 	return 0;
 }
 
-int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size, uint64_t *end)
+int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size, uint64_t *end,
+                    uint64_t *raw_end)
 {
 	uint8_t head[CHUNK_HEADER];
 	int rc = read_header(c, idx, off, data_size, head);
@@ -78,6 +80,7 @@ int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size
 		return rc;
 	uint64_t stored = le_get32(head + 12);
 	*end = off + CHUNK_HEADER + stored + (8 - stored % 8) % 8;
+	*raw_end = le_get64(head + 24) + le_get32(head + 8);
 	return 0;
 }
 
@@ -109,9 +112,7 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 	uint8_t *in = v->raw + raw; /* the stored bytes after room for the records */
 	if (dssm__store_pread_all(s->data_fd, in, stored, off + CHUNK_HEADER) < 0)
 		return chunk_damaged(c, idx, off, "it is cut short");
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), in,
-	                                   stored) ^ 0xffffffffu;
-	if (crc != le_get32(head + 24))
+	if (dssm__chunk_crc(head, in, stored) != le_get32(head + 20))
 		return chunk_damaged(c, idx, off, "its CRC does not match");
 	char what[160];
 	snprintf(what, sizeof what, "chunk at offset %llu of stream '%s:%d'",

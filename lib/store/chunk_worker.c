@@ -34,6 +34,7 @@ struct cjob {
 	uint8_t *raw;            /* its records */
 	size_t raw_len, raw_cap;
 	uint32_t records;
+	uint64_t raw_start;      /* where its records start as format 2 lays them out */
 	size_t ifirst;           /* its first entry's byte offset in the stream's ibuf */
 	uint8_t *out;            /* compressed */
 	size_t out_len, out_cap;
@@ -180,8 +181,8 @@ void dssm__chunk_worker_free(struct cworker *w)
 static int place(dssm_container *c, int idx, struct cjob *k)
 {
 	const uint8_t *body = k->codec == CHUNK_STORED ? k->raw : k->out;
-	return dssm__chunk_place(c, idx, k->codec, k->raw_len, body, k->out_len, k->records,
-	                         k->ifirst);
+	return dssm__chunk_place(c, idx, k->codec, k->raw_len, k->raw_start, body, k->out_len,
+	                         k->records, k->ifirst);
 }
 
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
@@ -233,6 +234,8 @@ int dssm__chunk_submit(dssm_container *c, int idx)
 	k->raw_cap = s->ccap;
 	k->raw_len = s->clen;
 	k->records = s->crecords;
+	k->raw_start = s->raw_next;
+	s->raw_next += s->clen;
 	k->ifirst = s->ilen - (size_t)s->crecords * ENTRY;
 	s->cbuf = raw;
 	s->ccap = cap;

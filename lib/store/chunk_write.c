@@ -192,8 +192,8 @@ int dssm__chunk_close(dssm_container *c, int idx)
 	return dssm__chunk_submit(c, idx);
 }
 
-int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, const uint8_t *body,
-                      size_t stored, uint32_t records, size_t ifirst)
+int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, uint64_t raw_start,
+                      const uint8_t *body, size_t stored, uint32_t records, size_t ifirst)
 {
 	struct cstream *s = &c->s[idx];
 	uint8_t head[CHUNK_HEADER] = {0};
@@ -202,8 +202,8 @@ int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, const u
 	le_put32(head + 8, (uint32_t)raw);
 	le_put32(head + 12, (uint32_t)stored);
 	le_put32(head + 16, records);
-	le_put32(head + 24, dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20),
-	                                        body, stored) ^ 0xffffffffu);
+	le_put64(head + 24, raw_start);
+	le_put32(head + 20, dssm__chunk_crc(head, body, stored));
 	size_t pad = (8 - stored % 8) % 8;
 	uint64_t off = s->data_end;
 	int rc = place_chunk(c, idx, head, body, stored, pad);
@@ -217,5 +217,13 @@ int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, const u
 	}
 	s->data_end += CHUNK_HEADER + stored + pad;
 	s->record_end = s->data_end;
+	s->raw_end = raw_start + raw;
 	return 0;
+}
+
+uint32_t dssm__chunk_crc(const uint8_t *head, const uint8_t *body, size_t stored)
+{
+	uint32_t crc = dssm__crc32c_update(0xffffffffu, head + 4, 16);
+	crc = dssm__crc32c_update(crc, head + 24, 8);
+	return dssm__crc32c_update(crc, body, stored) ^ 0xffffffffu;
 }

@@ -290,7 +290,7 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 	out->count = s->count;
 	out->first = s->first;
 	out->last = s->last;
-	out->bytes = s->data_end;
+	out->bytes = s->chunked ? s->raw_end : s->data_end; /* (format 2's records, however kept) */
 	out->dropped_tail = s->dropped;
 	out->damage = s->damage ? s->damage : s->met;
 	return 0;

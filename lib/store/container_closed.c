@@ -112,10 +112,15 @@ int dssm__store_closed_summary(const dssm_container *c, int idx, struct cstream 
 	s->data_end = end;
 	/* the payload bytes (written since the line existed; older readers
 	 * skip it): no more than the data holds beside the record headers */
-	unsigned long long payload;
+	unsigned long long payload, raw = end;
 	p = closed_line(c, idx, LINE_PAYLOAD);
-	s->payload_known = p && sscanf(p, "%llu", &payload) == 1 &&
-	                   payload <= end && end - payload >= count * RECORD_HEADER;
+	/* a chunked stream's: then the bytes of its records (format 2's
+	 * layout), which hold the payload, its end being its chunks' */
+	int k = p ? sscanf(p, "%llu %llu", &payload, &raw) : 0;
+	if (s->chunked && k != 2)
+		return 0;
+	s->raw_end = raw;
+	s->payload_known = k >= 1 && payload <= raw && raw - payload >= count * RECORD_HEADER;
 	s->payload = s->payload_known ? payload : 0;
 	return 1;
 }

@@ -45,6 +45,7 @@ static int flush_index(dssm_container *c, int i)
 	 * (dssm_container_sync closes the open one first): they end at the
 	 * data's end */
 	s->durable_end = s->chunked ? s->data_end : dssm__store_entry_end(last);
+	s->durable_raw = s->raw_end;
 	s->ilen = 0;
 	return 0;
 }
@@ -118,8 +119,11 @@ static int write_closed(dssm_container *c)
 		             (unsigned long long)count, count ? (long long)s->first : 0LL,
 		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
 		wbuf_bytes(&w, line, (size_t)n);
-		n = snprintf(line, sizeof line, "payload %d %llu\n", i,
-		             (unsigned long long)s->durable_payload);
+		n = s->chunked ? snprintf(line, sizeof line, "payload %d %llu %llu\n", i,
+		                          (unsigned long long)s->durable_payload,
+		                          (unsigned long long)s->durable_raw)
+		               : snprintf(line, sizeof line, "payload %d %llu\n", i,
+		                          (unsigned long long)s->durable_payload);
 		wbuf_bytes(&w, line, (size_t)n);
 		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
 		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;

@@ -18,9 +18,10 @@
 static int chunk_entry_valid(dssm_container *c, int idx, const uint8_t *buf, uint64_t data_size,
                              uint64_t *end)
 {
-	uint64_t off = le_get64(buf + 16);
-	if (dssm__chunk_end(c, idx, off, data_size, end) < 0)
+	uint64_t off = le_get64(buf + 16), raw_end;
+	if (dssm__chunk_end(c, idx, off, data_size, end, &raw_end) < 0)
 		return 0;
+	c->s[idx].raw_end = raw_end; /* (the last entry's, as recovery reads it last) */
 	if (c->s[idx].trusted)
 		return 1;
 	struct chunk_view v;
@@ -88,6 +89,8 @@ int dssm__store_recover_tail(dssm_container *c, int idx)
 	}
 	if (entries == s->count)
 		return 0;
+	if (!entries)
+		s->raw_end = 0;
 	s->count = entries;
 	s->last = (dssm_time_t)le_get64(buf);
 	s->data_end = end;
