@@ -42,6 +42,9 @@ echo
 # bags and MCAP files read in place: open, info, a 10 s window (issue #25)
 BUILD=$BUILD bash bench/inplace/run.sh | tee "$out/bench_inplace.txt"
 echo
+# compressed recordings beside the uncompressed container and MCAP's zstd chunks (issue #28)
+BUILD=$BUILD bash bench/compress/run.sh "$@" | tee "$out/bench_compress.txt"
+echo
 # Python: a recording's stream into numpy, beside the C query and rosbag
 if /usr/bin/python3 -c 'import numpy, cffi' 2>/dev/null; then
 	PYTHONPATH=python /usr/bin/python3 bench/bench_python.py | tee "$out/bench_python.txt"
