@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "dssm/dssm.h"
+#include "lib/base/base.h"
 #include "bench/args.h"
 
 static const char usage[] =
@@ -265,13 +266,6 @@ static dssm_stream *make_ring(const char *prefix, const char *what, size_t size,
 	return s;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void write_or_die(dssm_stream *s, const void *buf, size_t len, dssm_time_t t)
 {
 	if (dssm_write(s, buf, len, t) < 0) {
@@ -291,7 +285,7 @@ static void run(const char *prefix, double seconds)
 	void *buf = malloc(size[0] > size[2] ? size[0] : size[2]);
 	if (!buf)
 		exit(1);
-	int64_t m0 = mono_ns(), due[3] = {m0, m0, m0}, end = m0 + (int64_t)(seconds * 1e9);
+	int64_t m0 = dssm__monotonic(), due[3] = {m0, m0, m0}, end = m0 + (int64_t)(seconds * 1e9);
 	dssm_time_t r0 = dssm_now();
 	uint64_t n[3] = {0, 0, 0};
 	double yaw = 0;

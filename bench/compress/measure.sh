@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2154
 # measure.sh - what the compression benchmark (bench/compress/run.sh,
 # sourced) does to one data set: record it with a codec, with what that
 # cost; sizes and payloads of containers; medians. Needs: dssm, rus (the

@@ -121,11 +121,11 @@ progress "importing $recs/tilt_laser.bag and example.bag"
 live_codecs=none
 [ $have_compress = 1 ] && live_codecs="none zstd"
 progress "$secs s of synthetic LiDAR, IMU and camera recorded live ($live_codecs)"
+# the uncompressed live recording is the synthetic data set of what follows
+live_dir() { if [ "$1" = none ]; then echo "$work/src/synth.d"; else echo "$work/live-$1.d"; fi; }
 for c in $live_codecs; do
-	o=$work/src/synth.d
-	[ $c = none ] || o=$work/live-$c.d
 	# shellcheck disable=SC2046
-	"$rus" "$work/live-$c.cost" "$dssm" record -o "$o" --all $(codec_args $c) >"$work/live-$c.log" 2>&1 &
+	"$rus" "$work/live-$c.cost" "$dssm" record -o "$(live_dir $c)" --all $(codec_args $c) >"$work/live-$c.log" 2>&1 &
 	live_pids+=($!)
 done
 sleep 1
@@ -138,17 +138,15 @@ rm -f /dev/shm/dssm:"$DSSM_NAMESPACE":*
 
 say "compressed recordings (issue #28), $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores; codecs: $codecs (zstd level $level)"
 [ $have_compress = 1 ] || say "dssm record has no --compress: $NA; the uncompressed rows and the peers are measured"
-say "data: tilt_laser.bag (laser scans, tf, IMU) and example.bag, imported; ${secs} s of synthetic streams: $(cat "$work/gen.log" | sed 's/^gen_streams: //')"
+say "data: tilt_laser.bag (laser scans, tf, IMU, GPS) and example.bag, imported; ${secs} s of synthetic streams: $(cat "$work/gen.log" | sed 's/^gen_streams: //')"
 [ -z "$mcap_why" ] || say "MCAP peer: $mcap_why: its columns are left out"
 say ""
 say "== live: the generator's rings recorded while written (${secs} s, ~10 MB/s)"
 for c in $live_codecs; do
-	o=$work/src/synth.d
-	[ $c = none ] || o=$work/live-$c.d
 	summary=$(grep -E '^dssm record: .*lost' "$work/live-$c.log" | tail -1)
 	lost=$(sed -nE 's/.* ([0-9]+) lost.*/\1/p' <<<"$summary")
 	read -r _ u s _ <"$work/live-$c.cost"
-	pay=$(payload_of "$o")
+	pay=$(payload_of "$(live_dir $c)")
 	say "$(awk -v c="$(codec_label $c)" -v l="${lost:-?}" -v p="$pay" -v u="$u" -v s="$s" 'BEGIN {
 		printf "live %-8s %7.1f MB recorded, %s samples lost (goal 0), recorder CPU %.2f ms per MB\n",
 		c, p / 1e6, l, (u + s) * 1000 / (p / 1e6) }')"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # slow_disk.sh - a disk whose writes are the bottleneck, for the compression
 # benchmark (bench/compress/run.sh, sourced): an ext4 filesystem on a loop
 # device over a file, mounted at a folder, and a cgroup whose processes may
@@ -13,7 +14,7 @@
 # slow_disk_rate BYTES_PER_S: sets the limit for what slow_disk_run starts.
 # slow_disk_run CMD...: runs CMD inside the cgroup.
 # slow_disk_down: unmounts and removes all of it (safe to call twice).
-slow_dev= slow_mnt= slow_cg= slow_img= slow_why= slow_v=
+slow_dev='' slow_mnt='' slow_cg='' slow_img='' slow_why='' slow_v=''
 slow_disk_up() {
 	local dir=$1 mib=$2
 	[ "$(id -u)" -eq 0 ] || { slow_why="needs root (a loop device and a cgroup)"; return 1; }
@@ -57,8 +58,8 @@ slow_disk_down() {
 	[ -n "$slow_dev" ] && losetup -d "$slow_dev" 2>/dev/null
 	[ -n "$slow_cg" ] && rmdir "$slow_cg" 2>/dev/null
 	[ -n "$slow_img" ] && rm -f "$slow_img"
-	slow_dev= slow_cg= slow_img=
+	slow_dev='' slow_cg='' slow_img=''
 	[ -n "$slow_mnt" ] && rmdir "$slow_mnt" 2>/dev/null
-	slow_mnt=
+	slow_mnt=''
 	return 0
 }
