@@ -161,6 +161,13 @@ streams_for() { # SOURCE STREAMS
 	if [ -n "$2" ]; then echo "$2"; else streams_of "$work/src/$1"; fi
 }
 declare -A ratio
+per_stream() { # DIR: "  its streams, zstd-L: NAME A.BCx (payload / stored), ..."
+	"$dssm" info "$1" --format json | /usr/bin/python3 -c '
+import json, sys
+rows = ["%s %.2fx" % (s["name"], s["payload_bytes"] / max(1, s.get("stored_bytes", s["bytes"])))
+        for s in json.load(sys.stdin)["streams"]]
+print("  its streams, %s (samples / stored): %s" % (sys.argv[1], ", ".join(rows)))' "$zl"
+}
 say ""
 say "== size on disk: the container uncompressed and compressed, MCAP by @mcap/core uncompressed and with $zl chunks"
 for set in $sets; do
@@ -192,6 +199,8 @@ for set in $sets; do
 		fi
 	fi
 	say "$row"
+	# the real recordings hold several kinds of message: each one's own
+	[ $have_compress = 1 ] && [ -z "$st" ] && [ $name != synth ] && say "$(per_stream "$work/c-zstd.d")"
 	case $name in synth | tilt)
 		mv "$work/c-none.d" "$work/keep/$name-none.d"
 		[ $have_compress = 1 ] && mv "$work/c-zstd.d" "$work/keep/$name-zstd.d"
