@@ -164,7 +164,7 @@ declare -A ratio
 per_stream() { # DIR: "  its streams, zstd-L: NAME A.BCx (payload / stored), ..."
 	"$dssm" info "$1" --format json | /usr/bin/python3 -c '
 import json, sys
-rows = ["%s %.2fx" % (s["name"], s["payload_bytes"] / max(1, s.get("stored_bytes", s["bytes"])))
+rows = ["%s %.2fx" % (s["stream"], s["payload_bytes"] / max(1, s.get("stored_bytes", s["bytes"])))
         for s in json.load(sys.stdin)["streams"]]
 print("  its streams, %s (samples / stored): %s" % (sys.argv[1], ", ".join(rows)))' "$zl"
 }
