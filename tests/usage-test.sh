@@ -15,8 +15,8 @@ bad() { echo "  FAIL  $1"; failed=$((failed + 1)); }
 root=$(pwd)
 # (the shell and Python benchmarks too: bridge/run.sh --help ran the whole
 # 4-minute benchmark)
-for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/examples/* \
-	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/inplace/run.sh \
+for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/bench/compress/* "$BUILD"/examples/* \
+	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/inplace/run.sh "$root"/bench/compress/run.sh \
 	"$root"/bench/bench_python.py; do
 	[ -f "$prog" ] || continue
 	case $prog in *.sh) prog_cmd=(bash "$prog") ;; *.py) prog_cmd=(python3 "$prog") ;; *)
