@@ -306,6 +306,7 @@ UNITS_bridge := test_bridge test_ssmlog test_ssmlog_io test_mcapview test_ssmlog
 UNITS_foxglove := test_foxglove
 UNITS_cli := test_timeparse
 SCRIPTS_remote := tests/net-test.sh
+SCRIPTS_proxy := tests/tls-cert-test.sh
 SCRIPTS_record := tests/recording-test.sh tests/set-test.sh tests/gluster-test.sh
 SCRIPTS_ssm := tests/install-test.sh
 SCRIPTS_bridge := tests/bridge-test.sh tests/mcapview-test.sh tests/ssmlogview-test.sh tests/db3view-test.sh tests/bagview-test.sh
@@ -365,6 +366,8 @@ test: deps
 	@bash tests/bagview-test.sh build/dssm
 	@echo "== Foxglove WebSocket server against the reference client (@foxglove/ws-protocol)"
 	@bash tests/foxglove-test.sh build/dssm
+	@echo "== TLS with X.509 certificates: dssm proxy --tls-cert, DSSM_TLS_CA; wrong CA, name, expired, client certificates"
+	@bash tests/tls-cert-test.sh build/dssm
 	@echo "== DDS: dssm dds against ROS 2's std_msgs/String (Cyclone DDS), one host and two with 5% loss"
 	@bash tests/dds-test.sh build/dssm
 	@echo "== DDS domains: dssm ls --dds against ddsperf and a ROS 2-style talker (loopback)"

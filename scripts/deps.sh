@@ -6,8 +6,9 @@
 # (dpkg --add-architecture): DSSM_SKIP_CROSS=1 skips both. help2man makes
 # the man pages of `make install`. glusterfs-server is for tests/gluster-test.sh
 # (a recording on a distributed file system; it runs its own glusterd).
+# openssl makes the test certificates of tests/tls-cert-test.sh.
 set -u
-need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev libgnutls28-dev gawk procps iproute2 nftables iptables libnetfilter-queue-dev
+need=(gcc g++ clang make pkg-config libcmocka-dev libclang-rt-14-dev libevent-dev nettle-dev libgnutls28-dev openssl gawk procps iproute2 nftables iptables libnetfilter-queue-dev
       liblz4-dev libzstd-dev libbz2-dev zlib1g-dev python3-rosbag python3-roslz4 python3-geometry-msgs python3-sensor-msgs libsqlite3-dev libyaml-dev
       libwebsockets-dev cyclonedds-dev cyclonedds-tools help2man python3-numpy python3-pytest python3-cffi python3-pandas python3-matplotlib
       glusterfs-server)

@@ -147,6 +147,19 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 /* EXIT_USAGE, for a '?' from cli_getopt (which said why). */
 int cli_refused_option(void);
 
+/* tls_opts.c: the certificate options of `dssm proxy` and `dssm foxglove`
+ * (CLI_TLS_LONGOPTS in their option tables; --tls-client-ca the proxy's
+ * alone). cli_tls_option: 1 if opt was one of them (kept in *t);
+ * cli_tls_check: 0, or EXIT_USAGE after saying what is wrong with them. */
+enum { CLI_TLS_CERT = 0x100, CLI_TLS_KEY, CLI_TLS_CLIENT_CA };
+#define CLI_TLS_LONGOPTS {"tls-cert", required_argument, 0, CLI_TLS_CERT}, \
+	{"tls-key", required_argument, 0, CLI_TLS_KEY}
+struct cli_tls {
+	const char *cert, *key, *client_ca;
+};
+int cli_tls_option(int opt, const char *arg, struct cli_tls *t);
+int cli_tls_check(const char *cmd, const struct cli_tls *t);
+
 /* A file an option names for output (--port-file): made empty now, so a
  * path that cannot be written is said before anything starts (a script
  * waiting for it would wait for ever). 0, or 1 after the error. */

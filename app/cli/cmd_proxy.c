@@ -209,16 +209,26 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"secret-grace", required_argument, 0, 'G'},
 	                                         {"allow-write", required_argument, 0, 'W'},
 	                                         {"recordings", required_argument, 0, 'r'},
+	                                         CLI_TLS_LONGOPTS,
+	                                         {"tls-client-ca", required_argument, 0,
+	                                          CLI_TLS_CLIENT_CA},
 	                                         {0, 0, 0, 0}};
 	int opt, rc = 0;
 	struct auth_secret *secret = NULL;
+	struct cli_tls tls = {0};
 	while (rc == 0 && (opt = cli_getopt("proxy", argc, argv, "l:p:v", longopts)) != -1)
-		rc = proxy_option(opt, optarg, &cfg, &secret);
+		if (!cli_tls_option(opt, optarg, &tls))
+			rc = proxy_option(opt, optarg, &cfg, &secret);
 	if (rc == 0 && optind != argc)
 		rc = cli_usage("proxy", "unexpected argument '%s'", argv[optind]);
-	if (rc == 0 && cfg.insecure_clear && !cfg.secret)
-		rc = cli_usage("proxy", "--insecure-clear needs --secret-file (without a secret "
-		               "every connection is clear text)");
+	if (rc == 0)
+		rc = cli_tls_check("proxy", &tls);
+	cfg.tls_cert = tls.cert;
+	cfg.tls_key = tls.key;
+	cfg.tls_client_ca = tls.client_ca;
+	if (rc == 0 && cfg.insecure_clear && !cfg.secret && !cfg.tls_cert)
+		rc = cli_usage("proxy", "--insecure-clear needs --secret-file or --tls-cert (without "
+		               "them every connection is clear text)");
 	if (rc == 0 && grace_given && !cfg.secret)
 		rc = cli_usage("proxy", "--secret-grace needs --secret-file (it is how long the "
 		               "previous secret is accepted after a SIGHUP rotation)");

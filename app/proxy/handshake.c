@@ -179,11 +179,12 @@ void proxy_auth_fail_flush(struct proxy *px)
 static int client_authenticated(struct client *c);
 
 /* The versions this proxy speaks: 1-3 in clear text; 4 (TLS) with a
- * secret, which is then the only one unless --insecure-clear. */
+ * secret or a certificate, which is then the only one unless
+ * --insecure-clear. */
 static void versions(const struct proxy *px, uint16_t *lo, uint16_t *hi)
 {
-	*lo = px->cfg.secret && !px->cfg.insecure_clear ? TLS_WIRE_VERSION : WIRE_VERSION_MIN;
-	*hi = px->cfg.secret ? TLS_WIRE_VERSION : WIRE_VERSION;
+	*lo = proxy_tls_on(px) && !px->cfg.insecure_clear ? TLS_WIRE_VERSION : WIRE_VERSION_MIN;
+	*hi = proxy_tls_on(px) ? TLS_WIRE_VERSION : WIRE_VERSION;
 }
 
 static int versions_apart(uint16_t vmin, uint16_t vmax, uint16_t lo, uint16_t hi)
@@ -192,7 +193,8 @@ static int versions_apart(uint16_t vmin, uint16_t vmax, uint16_t lo, uint16_t hi
 		/* (EAUTH, as AUTH required from a client without a secret) */
 		return dssm__fail(DSSM_EAUTH, "client speaks versions %u-%u; this proxy speaks only "
 		                  "version %u, TLS with the shared secret (a client needs "
-		                  "DSSM_SECRET_FILE, and a libdssm that speaks TLS)", vmin, vmax, lo);
+		                  "DSSM_SECRET_FILE, or DSSM_TLS_CA for a proxy with a certificate, "
+		                  "and a libdssm that speaks TLS)", vmin, vmax, lo);
 	return dssm__fail(DSSM_EPROTO, "client speaks versions %u-%u; this proxy speaks %u-%u", vmin,
 	                  vmax, lo, hi);
 }
@@ -224,7 +226,7 @@ int proxy_do_hello(struct client *c, const struct wire_header *hd, struct rbuf *
 	if (c->version == TLS_WIRE_VERSION && auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
 		                  c->source);
-	if (!c->px->cfg.secret && (rc = client_authenticated(c)) < 0)
+	if (!c->px->cfg.secret && c->version < TLS_WIRE_VERSION && (rc = client_authenticated(c)) < 0)
 		return rc;
 	if (getrandom(c->nonce, sizeof c->nonce, 0) != (ssize_t)sizeof c->nonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
@@ -251,6 +253,16 @@ int proxy_tls_authenticated(struct client *c, int which)
 	auth_succeeded(c->px, c->source);
 	proxy_secret_proved(c, which < 0 ? 0 : which);
 	return client_authenticated(c);
+}
+
+int proxy_tls_cert_done(struct client *c, int by_cert)
+{
+	if (by_cert)
+		auth_succeeded(c->px, c->source);
+	if (by_cert || !c->px->cfg.secret)
+		return client_authenticated(c);
+	c->phase = PHASE_AUTH; /* AUTH next, inside TLS */
+	return 0;
 }
 
 void proxy_auth_failed(struct client *c)

@@ -270,9 +270,10 @@ static int listen_address(const struct proxy *px, struct sockaddr_storage *ss, i
 		fprintf(stderr, "dssm proxy: cannot parse listen address '%s' (use an IP address)\n", host);
 		return 2;
 	}
-	if (!is_loopback((struct sockaddr *)ss) && !px->cfg.secret) {
-		fprintf(stderr, "dssm proxy: listening on %s (not loopback) needs --secret-file: anyone "
-		                "who can reach the port could read and write every stream\n", host);
+	if (!is_loopback((struct sockaddr *)ss) && !px->cfg.secret && !px->cfg.tls_client_ca) {
+		fprintf(stderr, "dssm proxy: listening on %s (not loopback) needs --secret-file (or "
+		                "--tls-client-ca): anyone who can reach the port could read and write "
+		                "every stream\n", host);
 		return 2;
 	}
 	return 0;
@@ -336,7 +337,7 @@ static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int s
 		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
 		return 1;
 	}
-	if (px->cfg.secret && px->cfg.insecure_clear)
+	if (proxy_tls_on(px) && px->cfg.insecure_clear)
 		fprintf(stderr, "dssm proxy: warning: --insecure-clear: clients may connect without TLS; "
 		        "their samples, stream names and properties cross the network readable and "
 		        "changeable\n");
@@ -362,10 +363,12 @@ static void announce(const struct proxy *px)
 	}
 	char ns[DSSM_NAMESPACE_MAX + 1] = "?";
 	dssm__namespace(ns);
-	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s (Ctrl-C stops)\n", ns,
+	fprintf(stderr, "dssm proxy: serving namespace '%s' on %s:%d%s%s%s (Ctrl-C stops)\n", ns,
 	        px->cfg.host ? px->cfg.host : "127.0.0.1", port,
-	        !px->cfg.secret ? "" : px->cfg.insecure_clear ? ", secret required, TLS or clear text"
-	        : ", secret required, TLS");
+	        !proxy_tls_on(px) ? "" : px->cfg.insecure_clear ? ", TLS or clear text" : ", TLS",
+	        !px->cfg.tls_cert ? "" : px->cfg.tls_client_ca ? " (certificate; client certificates "
+	        "required of certificate clients)" : " (certificate)",
+	        !px->cfg.secret ? "" : ", secret required");
 }
 
 /* Run the loop until a stop request, with the once-a-second tick. */

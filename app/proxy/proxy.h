@@ -18,7 +18,11 @@ struct proxy_config {
 	const struct auth_secret *secret; /* shared secret; required unless loopback */
 	const char *secret_file;   /* where it came from: SIGHUP reads it again (secret.c) */
 	int64_t secret_grace;      /* ns the previous secret is still accepted after that */
-	int insecure_clear;        /* with a secret: clear-text clients (versions 1-3, AUTH) too */
+	int insecure_clear;        /* with TLS: clear-text clients (versions 1-3, AUTH) too */
+	/* X.509 (PEM files): the proxy's certificate and key, and the CA that
+	 * client certificates must chain to (then required of certificate
+	 * clients); NULL: none (docs/protocol.md, section 3.1) */
+	const char *tls_cert, *tls_key, *tls_client_ca;
 	uint32_t max_payload;      /* largest frame payload accepted */
 	int max_clients;           /* authenticated connections */
 	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */

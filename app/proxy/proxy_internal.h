@@ -219,6 +219,7 @@ struct proxy {
 	dssm_time_t grace_until;     /* monotonic */
 	struct event *hup, *grace_end;
 	gnutls_psk_server_credentials_t tls_cred;
+	gnutls_certificate_credentials_t tls_xcred; /* --tls-cert, --tls-client-ca */
 	struct event *flush, *resume;
 	/* totals for the summary */
 	uint64_t frames_in, frames_out, bytes_in, bytes_out, accepted, dropped;
@@ -290,6 +291,12 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 /* The client proved the secret through TLS (tls.c): as a right AUTH;
  * which: the index of the secret it proved (secret.c). */
 int proxy_tls_authenticated(struct client *c, int which);
+/* The handshake was by the proxy's certificate: the client is authenticated
+ * by its certificate (by_cert), or needs AUTH inside TLS when the proxy has
+ * a secret, or needs nothing. 0 or a DSSM_E* code. */
+int proxy_tls_cert_done(struct client *c, int by_cert);
+/* Whether this proxy speaks TLS (a secret or a certificate). */
+int proxy_tls_on(const struct proxy *px);
 /* A wrong proof of the secret through TLS: counted as a failed AUTH. */
 void proxy_auth_failed(struct client *c);
 

@@ -9,18 +9,34 @@
  */
 #include "proxy_internal.h"
 
+int proxy_tls_on(const struct proxy *px)
+{
+	return px->cfg.secret || px->cfg.tls_cert;
+}
+
+/* The PSK of the secret, and the certificate (--tls-cert): a client
+ * offering the PSK gets a PSK handshake, one offering none (DSSM_TLS_CA)
+ * a certificate handshake. */
 int proxy_tls_open(struct proxy *px)
 {
-	if (!px->cfg.secret)
-		return 0;
-	return tls_server_cred(&px->tls_cred);
+	int rc = 0;
+	if (px->cfg.secret)
+		rc = tls_server_cred(&px->tls_cred);
+	if (rc == 0 && px->cfg.tls_cert) {
+		struct tls_files f = {px->cfg.tls_cert, px->cfg.tls_key, px->cfg.tls_client_ca, NULL};
+		rc = tls_cert_cred(&px->tls_xcred, &f);
+	}
+	return rc;
 }
 
 void proxy_tls_close(struct proxy *px)
 {
 	if (px->tls_cred)
 		gnutls_psk_free_server_credentials(px->tls_cred);
+	if (px->tls_xcred)
+		gnutls_certificate_free_credentials(px->tls_xcred);
 	px->tls_cred = NULL;
+	px->tls_xcred = NULL;
 }
 
 static ssize_t pull(gnutls_transport_ptr_t p, void *buf, size_t n)
@@ -61,6 +77,8 @@ int proxy_tls_begin(struct client *c)
 	if (!(c->tls_in = evbuffer_new()) || !(c->tls_out = evbuffer_new()))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a TLS connection");
 	int rc = tls_session_new(&c->tls, GNUTLS_SERVER, c->px->tls_cred, &c->px->keys);
+	if (rc == 0 && c->px->tls_xcred)
+		rc = tls_session_cert(c->tls, c->px->tls_xcred, NULL, c->px->cfg.tls_client_ca != NULL);
 	if (rc < 0)
 		return rc;
 	gnutls_transport_set_ptr(c->tls, c);
@@ -106,11 +124,14 @@ int proxy_tls_open_records(struct client *c, const char **why)
 			else
 				gnutls_alert_send_appropriate(c->tls, err);
 			flush_soon(c);
+			/* (a refused client certificate is not a guess at the
+			 * secret: dropped and logged with -v, as other TLS errors) */
 			if (tls_bad_identity(c->tls) || err == GNUTLS_E_DECRYPTION_FAILED)
 				proxy_auth_failed(c);
 			return -1;
 		}
-		if (proxy_tls_authenticated(c, tls_psk_which(c->tls, &c->px->keys)) < 0) {
+		if ((tls_by_cert(c->tls) ? proxy_tls_cert_done(c, c->px->cfg.tls_client_ca != NULL)
+		     : proxy_tls_authenticated(c, tls_psk_which(c->tls, &c->px->keys))) < 0) {
 			*why = dssm_last_error();
 			return -1;
 		}
@@ -139,7 +160,7 @@ int proxy_tls_open_records(struct client *c, const char **why)
  * is waiting there for the socket. -1 if the session failed. */
 int proxy_tls_seal(struct client *c, size_t room)
 {
-	if (c->phase != PHASE_READY)
+	if (c->phase == PHASE_TLS)
 		return 0; /* (no records before the handshake is done) */
 	size_t len;
 	while ((len = evbuffer_get_length(c->queue)) && evbuffer_get_length(c->tls_out) < room) {

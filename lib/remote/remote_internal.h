@@ -79,6 +79,9 @@ struct dssm_remote {
 	 * (tls_client.c); NULL in clear text */
 	gnutls_session_t tls;
 	gnutls_psk_client_credentials_t tls_cred;
+	/* certificate mode (DSSM_TLS_CA): the CA, and this end's certificate */
+	gnutls_certificate_credentials_t tls_xcred;
+	int tls_sent_cert;             /* the proxy asked for our certificate and got it */
 	int tls_recv_flags;            /* the flags of the recv under way (MSG_DONTWAIT or 0) */
 	int tls_partial;               /* a record is partly sent: a send that gives up closes */
 	struct wbuf out;
@@ -167,8 +170,16 @@ int dssm__remote_connect_socket(struct dssm_remote *r, dssm_time_t deadline);
  * another value. */
 enum { TLS_WANT_OFF, TLS_WANT_ALLOW_CLEAR, TLS_WANT_REQUIRE };
 int dssm__remote_tls_wanted(void);
+/* The certificate files of DSSM_TLS_CA, DSSM_TLS_CERT, DSSM_TLS_KEY and the
+ * name of DSSM_TLS_NAME: 1 if a CA is set (certificate mode), 0 if none
+ * is, DSSM_EINVAL if they do not go together. */
+int dssm__remote_tls_files(struct tls_files *f);
 int dssm__remote_tls_start(struct dssm_remote *r, dssm_time_t deadline);
 void dssm__remote_tls_end(struct dssm_remote *r);
+/* After a failed send: the alert the proxy sent before it closed (a
+ * client certificate refused after the handshake), said with dssm__fail as
+ * DSSM_EAUTH; 0 if none came. */
+int dssm__remote_tls_alert(struct dssm_remote *r);
 /* As recv and send(MSG_NOSIGNAL | MSG_DONTWAIT); -3 for a TLS error (said
  * with dssm__fail: the connection is unusable). */
 ssize_t dssm__remote_recv(struct dssm_remote *r, void *buf, size_t n, int flags);

@@ -73,7 +73,8 @@ static int start_tls(struct dssm_remote *r, int want, dssm_time_t deadline)
 			return 0;
 		dssm__remote_disconnect(r);
 		return dssm__fail(DSSM_EAUTH, "proxy %s:%s does not offer TLS (it chose protocol "
-		                  "version %u, clear text): not connecting in clear text with a secret; "
+		                  "version %u, clear text): not connecting in clear text with a secret or "
+		                  "DSSM_TLS_CA; "
 		                  "set DSSM_TLS=allow-clear to accept it (samples then cross the network "
 		                  "readable and changeable)", r->host, r->port, r->version);
 	}
@@ -98,7 +99,12 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	int rc = 0;
 	if (!r->secret && path && *path && (rc = auth_read_secret(path, &r->secret)) < 0)
 		return rc;
-	int want = r->secret ? dssm__remote_tls_wanted() : TLS_WANT_OFF;
+	/* DSSM_TLS_CA: TLS by certificates, with or without a secret */
+	struct tls_files files;
+	int cert = dssm__remote_tls_files(&files);
+	if (cert < 0)
+		return cert;
+	int want = r->secret || cert ? dssm__remote_tls_wanted() : TLS_WANT_OFF;
 	if (want < 0)
 		return want;
 	uint16_t vmax = want == TLS_WANT_OFF ? WIRE_VERSION : TLS_WIRE_VERSION;
@@ -137,12 +143,17 @@ static int handshake_steps(struct dssm_remote *r, dssm_time_t deadline)
 	if (r->peer_max < 4096)
 		return dssm__fail(DSSM_EPROTO, "HELLO reply: proxy max_payload %u is below 4096",
 		                  r->peer_max);
-	/* TLS proves both ends know the secret (its PSK): no AUTH then. */
-	if (want != TLS_WANT_OFF && ((rc = start_tls(r, want, deadline)) < 0 || r->tls))
+	/* TLS by the PSK proves both ends know the secret: no AUTH then. By
+	 * certificates it proves the proxy; the client proves itself by its
+	 * certificate if the proxy asked for it, else by AUTH inside TLS. */
+	if (want != TLS_WANT_OFF && (rc = start_tls(r, want, deadline)) < 0)
 		return rc;
+	if (r->tls && (!tls_by_cert(r->tls) || r->tls_sent_cert))
+		return 0;
 	/* A client holding a secret trusts only a proxy that proves it knows
-	 * it: one that asks for no AUTH could be anyone (docs/protocol.md). */
-	if (!auth && r->secret) {
+	 * it (or its certificate): one that asks for no AUTH could be anyone
+	 * (docs/protocol.md). */
+	if (!auth && r->secret && !r->tls) {
 		dssm__remote_disconnect(r);
 		return dssm__fail(DSSM_EAUTH, "proxy %s:%s did not authenticate: it asked for no AUTH, "
 		                  "so it cannot prove it knows the secret of DSSM_SECRET_FILE (an "
@@ -156,8 +167,9 @@ static int prove_by_auth(struct dssm_remote *r, const uint8_t nonce[WIRE_NONCE],
                          dssm_time_t deadline)
 {
 	if (!r->secret)
-		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE",
-		                  r->host, r->port);
+		return dssm__fail(DSSM_EAUTH, "proxy %s:%s requires a secret: set DSSM_SECRET_FILE%s",
+		                  r->host, r->port, r->tls ? " (or a client certificate it accepts: "
+		                  "DSSM_TLS_CERT and DSSM_TLS_KEY)" : "");
 	size_t f;
 	struct rbuf rb;
 	int rc;

@@ -69,6 +69,12 @@ int dssm__remote_send_all(struct dssm_remote *r, const uint8_t *p, size_t n, dss
 			continue;
 		}
 		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+			/* (a TLS peer that closed may have said why: an alert) */
+			int alert = dssm__remote_tls_alert(r);
+			if (alert < 0) {
+				dssm__remote_disconnect(r);
+				return alert;
+			}
 			dssm__fail_errno(DSSM_ECONN, "sending a %zu-byte %s to %s:%s (%zu bytes sent)",
 			                 total, request_name(type), r->host, r->port, total - n);
 			dssm__remote_disconnect(r);

@@ -44,17 +44,16 @@ void tls_psk_wipe(struct tls_psk *psk)
 	explicit_bzero(psk, sizeof *psk);
 }
 
-/* TLS 1.3 only; ECDHE-PSK (psk_dhe_ke: a recorded session stays secret
- * if the secret leaks later), never plain PSK key exchange. The suites
- * whose hash is the PSK's (SHA-256), AES-GCM first (AES instructions on
- * x86 and ARMv8), ChaCha20 for CPUs without them; X25519 first (one key
- * share, the cheapest). */
-#define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:-CIPHER-ALL:" \
-	"+AES-128-GCM:+CHACHA20-POLY1305:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1"
-
 /* A server session's ptr: its key set, or this sentinel once a client
  * offered an identity none of them has. */
 static const char bad_identity_mark;
+/* A client session's ptr. */
+static const char client_mark;
+
+int tls_is_client(gnutls_session_t s)
+{
+	return gnutls_session_get_ptr(s) == &client_mark;
+}
 
 static const struct tls_psk *key_of(const struct tls_psk_set *keys, const char *identity)
 {
@@ -121,21 +120,23 @@ int tls_session_new(gnutls_session_t *out, unsigned role, void *cred,
 	if (err < 0)
 		return dssm__fail(DSSM_ENOMEM, "TLS session: %s", gnutls_strerror(err));
 	const char *where = NULL;
-	if ((err = gnutls_priority_set_direct(s, PRIORITIES, &where)) >= 0)
+	if ((err = gnutls_priority_set_direct(s, TLS_PRIORITIES, &where)) >= 0 && cred)
 		err = gnutls_credentials_set(s, GNUTLS_CRD_PSK, cred);
 	if (err < 0) {
 		gnutls_deinit(s);
 		return dssm__fail(DSSM_ESYS, "TLS session settings: %s%s%s", gnutls_strerror(err),
 		                  where ? " at " : "", where ? where : "");
 	}
-	if (role == GNUTLS_SERVER)
-		gnutls_session_set_ptr(s, (void *)keys);
+	gnutls_session_set_ptr(s, role == GNUTLS_SERVER ? (void *)keys : (void *)&client_mark);
 	*out = s;
 	return 0;
 }
 
 const char *tls_why(gnutls_session_t s, int err)
 {
+	const char *cert = s ? tls_cert_refused(s, err) : NULL;
+	if (cert)
+		return cert;
 	if (s && tls_bad_identity(s))
 		return "wrong secret (the client's PSK identity is not this proxy's)";
 	if (err == GNUTLS_E_WARNING_ALERT_RECEIVED || err == GNUTLS_E_FATAL_ALERT_RECEIVED) {

@@ -39,9 +39,18 @@ struct tls_psk_set {
 	struct tls_psk psk[TLS_PSK_KEYS];
 };
 
+/* TLS 1.3 only; ECDHE-PSK (psk_dhe_ke: a recorded session stays secret
+ * if the secret leaks later), never plain PSK key exchange. The suites
+ * whose hash is the PSK's (SHA-256), AES-GCM first (AES instructions on
+ * x86 and ARMv8), ChaCha20 for CPUs without them; X25519 first (one key
+ * share, the cheapest). */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:-KX-ALL:+ECDHE-PSK:-CIPHER-ALL:" \
+	"+AES-128-GCM:+CHACHA20-POLY1305:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1"
+
 /* A session (GNUTLS_SERVER or GNUTLS_CLIENT) limited to TLS 1.3 with the
  * PSK and an ephemeral ECDHE share (forward secrecy), no session tickets,
- * non-blocking. cred: from tls_client_cred or tls_server_cred. A server
+ * non-blocking. cred: from tls_client_cred or tls_server_cred (NULL: a
+ * client by certificate alone, tls_session_cert). A server
  * session answers the identities of `keys` as they are when the client's
  * hello arrives (keys must outlive it; the session's ptr is tls.c's); a
  * client passes NULL. 0 or a DSSM_E* code with a message. */
@@ -49,6 +58,8 @@ int tls_session_new(gnutls_session_t *out, unsigned role, void *cred,
                     const struct tls_psk_set *keys);
 int tls_client_cred(gnutls_psk_client_credentials_t *out, const struct tls_psk *psk);
 int tls_server_cred(gnutls_psk_server_credentials_t *out);
+/* Whether s is a client's session (tls_session_new's role). */
+int tls_is_client(gnutls_session_t s);
 /* Whether the handshake of session s failed on a PSK identity that is not
  * the server's (a client holding another secret). */
 int tls_bad_identity(gnutls_session_t s);
@@ -57,7 +68,28 @@ int tls_bad_identity(gnutls_session_t s);
 int tls_psk_which(gnutls_session_t s, const struct tls_psk_set *keys);
 
 /* A handshake error said for people: "wrong secret" where the alert or
- * the error tells it. */
+ * the error tells it; for a certificate session (tls_cert.c) what was
+ * wrong with the certificate. */
 const char *tls_why(gnutls_session_t s, int err);
+
+/* X.509 certificates (tls_cert.c), for sites with a PKI: the certificate
+ * and key this end shows (both or neither) and the CA file it checks the
+ * peer's certificate against (a client: always; a proxy: client
+ * certificates, optional). */
+struct tls_files {
+	const char *cert, *key, *ca;
+	const char *name; /* a client: the name the proxy's certificate must bear */
+};
+int tls_cert_cred(gnutls_certificate_credentials_t *out, const struct tls_files *f);
+/* Session s also takes certificates: cred set, the priorities widened to
+ * certificate signatures; peer certificates are checked against the CA,
+ * and a client's must bear `name` (NULL: a server, which then requires a
+ * client certificate when `require`). 0 or a DSSM_E* code. */
+int tls_session_cert(gnutls_session_t s, gnutls_certificate_credentials_t cred,
+                     const char *name, int require);
+/* Whether the handshake of s was by certificate (not the PSK). */
+int tls_by_cert(gnutls_session_t s);
+/* Why the peer's certificate was refused, or NULL if it was not. */
+const char *tls_cert_refused(gnutls_session_t s, int err);
 
 #endif

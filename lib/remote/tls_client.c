@@ -18,6 +18,23 @@ int dssm__remote_tls_wanted(void)
 	return dssm__fail(DSSM_EINVAL, "DSSM_TLS='%s': expected require, allow-clear or off", v);
 }
 
+int dssm__remote_tls_files(struct tls_files *f)
+{
+	const char *v[4] = {getenv("DSSM_TLS_CA"), getenv("DSSM_TLS_CERT"), getenv("DSSM_TLS_KEY"),
+	                    getenv("DSSM_TLS_NAME")};
+	for (int i = 0; i < 4; i++)
+		v[i] = v[i] && *v[i] ? v[i] : NULL;
+	*f = (struct tls_files){.ca = v[0], .cert = v[1], .key = v[2], .name = v[3]};
+	if (!f->cert != !f->key)
+		return dssm__fail(DSSM_EINVAL, "DSSM_TLS_CERT and DSSM_TLS_KEY go together (a client "
+		                  "certificate and its key); only %s is set",
+		                  f->cert ? "DSSM_TLS_CERT" : "DSSM_TLS_KEY");
+	if (!f->ca && (f->cert || f->name))
+		return dssm__fail(DSSM_EINVAL, "%s needs DSSM_TLS_CA (the CA file that checks the "
+		                  "proxy's certificate)", f->cert ? "DSSM_TLS_CERT" : "DSSM_TLS_NAME");
+	return f->ca != NULL;
+}
+
 static ssize_t pull(gnutls_transport_ptr_t p, void *buf, size_t n)
 {
 	struct dssm_remote *r = p;
@@ -42,20 +59,40 @@ void dssm__remote_tls_end(struct dssm_remote *r)
 		gnutls_deinit(r->tls);
 	if (r->tls_cred)
 		gnutls_psk_free_client_credentials(r->tls_cred);
+	if (r->tls_xcred)
+		gnutls_certificate_free_credentials(r->tls_xcred);
 	r->tls = NULL;
 	r->tls_cred = NULL;
+	r->tls_xcred = NULL;
+	r->tls_sent_cert = 0;
 	r->tls_partial = 0;
+}
+
+/* The session: by the secret's PSK, or by certificates when DSSM_TLS_CA
+ * is set (the proxy's checked against it, under the address's host name
+ * or DSSM_TLS_NAME). */
+static int tls_client_session(struct dssm_remote *r)
+{
+	struct tls_files f;
+	int rc = dssm__remote_tls_files(&f);
+	if (rc == 0) {
+		struct tls_psk psk;
+		tls_psk_derive(r->secret, &psk);
+		rc = tls_client_cred(&r->tls_cred, &psk);
+		tls_psk_wipe(&psk);
+		return rc < 0 ? rc : tls_session_new(&r->tls, GNUTLS_CLIENT, r->tls_cred, NULL);
+	}
+	r->tls_sent_cert = f.cert != NULL;
+	if (rc > 0 && (rc = tls_cert_cred(&r->tls_xcred, &f)) == 0 &&
+	    (rc = tls_session_new(&r->tls, GNUTLS_CLIENT, NULL, NULL)) == 0)
+		rc = tls_session_cert(r->tls, r->tls_xcred, f.name ? f.name : r->host, 0);
+	return rc;
 }
 
 /* The TLS handshake on r->fd, right after a HELLO reply of version 4. */
 int dssm__remote_tls_start(struct dssm_remote *r, dssm_time_t deadline)
 {
-	struct tls_psk psk;
-	tls_psk_derive(r->secret, &psk);
-	int rc = tls_client_cred(&r->tls_cred, &psk);
-	tls_psk_wipe(&psk);
-	if (rc == 0)
-		rc = tls_session_new(&r->tls, GNUTLS_CLIENT, r->tls_cred, NULL);
+	int rc = tls_client_session(r);
 	if (rc < 0) {
 		dssm__remote_tls_end(r);
 		return rc;
@@ -67,7 +104,8 @@ int dssm__remote_tls_start(struct dssm_remote *r, dssm_time_t deadline)
 	int err;
 	while ((err = gnutls_handshake(r->tls)) < 0) {
 		if (err != GNUTLS_E_AGAIN && err != GNUTLS_E_INTERRUPTED) {
-			rc = dssm__fail(err == GNUTLS_E_FATAL_ALERT_RECEIVED ? DSSM_EAUTH : DSSM_ECONN,
+			int refused = err == GNUTLS_E_FATAL_ALERT_RECEIVED || tls_cert_refused(r->tls, err);
+			rc = dssm__fail(refused ? DSSM_EAUTH : DSSM_ECONN,
 			                "TLS handshake with %s:%s failed: %s", r->host, r->port,
 			                tls_why(r->tls, err));
 			break;
@@ -82,6 +120,9 @@ int dssm__remote_tls_start(struct dssm_remote *r, dssm_time_t deadline)
 		dssm__remote_disconnect(r);
 		return rc;
 	}
+	/* certificate mode: a proxy that asked for our certificate has it */
+	r->tls_sent_cert = r->tls_sent_cert && tls_by_cert(r->tls) &&
+	                   gnutls_certificate_client_get_request_status(r->tls);
 	return 0;
 }
 
@@ -121,6 +162,19 @@ ssize_t dssm__remote_send(struct dssm_remote *r, const void *buf, size_t n)
 	}
 	errno = EPIPE;
 	return -1;
+}
+
+int dssm__remote_tls_alert(struct dssm_remote *r)
+{
+	if (!r->tls)
+		return 0;
+	uint8_t b[256];
+	r->tls_recv_flags = MSG_DONTWAIT;
+	ssize_t k = gnutls_record_recv(r->tls, b, sizeof b);
+	if (k != GNUTLS_E_FATAL_ALERT_RECEIVED)
+		return 0;
+	return dssm__fail(DSSM_EAUTH, "TLS from %s:%s: %s; connection closed", r->host, r->port,
+	                  tls_why(r->tls, (int)k));
 }
 
 int dssm__remote_pending(const struct dssm_remote *r)
