@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 fgt_tls 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -233,6 +233,38 @@ py times fgt_gap json 1000000000 "$now" $((now + 1000000))
 "$dssm" rm fgt_gap
 start --recording "$tmp/gaprec"
 check gap "$url" 1000000000 "$now" $((now + 1000000))
+stop
+
+echo "-- wss:// (--tls-cert, --tls-key)"
+c=$tmp/certs
+mkdir -p "$c"
+. tests/tls-certs.sh
+if tls_ca fgca && tls_cert fgserver fgca 30 DNS:localhost,IP:127.0.0.1; then
+	start --tls-cert "$c/fgserver.pem" --tls-key "$c/fgserver.key"
+	url=${url/ws:/wss:}
+	grep -q "on wss://127.0.0.1" "$tmp/server.log" && ok "the server says it serves wss://" ||
+		bad "no wss:// in: $(cat "$tmp/server.log")"
+	export FG_CA=$c/fgca.pem
+	py create fgt_tls json && check wss "$url" fgt_tls
+	unset FG_CA
+	stop
+	"$dssm" foxglove --port 0 --tls-cert "$c/fgserver.pem" 2>"$tmp/e"; rc=$?
+	[ $rc -eq 2 ] && grep -q -- "--tls-cert and --tls-key go together" "$tmp/e" &&
+		ok "--tls-cert without --tls-key: usage error" || bad "--tls-cert alone: exit $rc, $(cat "$tmp/e")"
+	"$dssm" foxglove --port 0 --tls-cert "$c/fgserver.pem" --tls-key "$c/fgca.key" 2>"$tmp/e"; rc=$?
+	[ $rc -eq 2 ] && grep -qF "$c/fgserver.pem" "$tmp/e" &&
+		ok "a key that is not the certificate's: usage error naming the file" ||
+		bad "a wrong key: exit $rc, $(cat "$tmp/e")"
+	"$dssm" foxglove --port 0 --tls-client-ca "$c/fgca.pem" 2>"$tmp/e"; rc=$?
+	[ $rc -eq 2 ] && ok "--tls-client-ca is the proxy's alone: usage error" || bad "--tls-client-ca: exit $rc"
+else
+	bad "openssl could not make the test certificates"
+fi
+# --allow-remote without TLS: served, with a warning that the link is clear
+start --listen 0.0.0.0 --allow-remote
+grep -q "warning: --allow-remote without --tls-cert: the link is clear text" "$tmp/server.log" &&
+	ok "--allow-remote without --tls-cert warns that the link is clear text" ||
+	bad "no clear-text warning in: $(cat "$tmp/server.log")"
 stop
 
 # serving fails after the recording's channels were made (its port is taken):

@@ -32,23 +32,14 @@ check() {
 }
 has() { grep -qF -- "$1" "$2" || { echo "expected '$1' in:"; cat "$2"; return 1; }; }
 
-# ---- the certificates (EC P-256: quick to make) ----
+# ---- the certificates ----
 c=$tmp/c
 mkdir -p "$c"
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$c/$1.key" 2>/dev/null; }
-ca() { key "$1" && openssl req -x509 -new -key "$c/$1.key" -out "$c/$1.pem" -days 30 -subj "/CN=$1" \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null; }
-# cert NAME CA DAYS SAN: a certificate NAME signed by CA, valid DAYS (negative: expired)
-cert() {
-	key "$1" && openssl req -new -key "$c/$1.key" -out "$c/$1.csr" -subj "/CN=$1" 2>/dev/null &&
-	printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$4" >"$c/$1.ext" &&
-	openssl x509 -req -in "$c/$1.csr" -CA "$c/$2.pem" -CAkey "$c/$2.key" -CAcreateserial -days "$3" \
-		-extfile "$c/$1.ext" -out "$c/$1.pem" 2>/dev/null
-}
-{ ca ca && ca otherca && cert server ca 30 DNS:localhost,IP:127.0.0.1 &&
-	cert foreign otherca 30 DNS:localhost,IP:127.0.0.1 && cert expired ca -1 DNS:localhost,IP:127.0.0.1 &&
-	cert elsewhere ca 30 DNS:robot.example && cert client ca 30 DNS:client &&
-	cert stranger otherca 30 DNS:client; } || { echo "  FAIL  openssl could not make the certificates"; exit 1; }
+. tests/tls-certs.sh
+{ tls_ca ca && tls_ca otherca && tls_cert server ca 30 DNS:localhost,IP:127.0.0.1 &&
+	tls_cert expired ca -1 DNS:localhost,IP:127.0.0.1 && tls_cert elsewhere ca 30 DNS:robot.example &&
+	tls_cert client ca 30 DNS:client && tls_cert stranger otherca 30 DNS:client; } ||
+	{ echo "  FAIL  openssl could not make the certificates"; exit 1; }
 "$dssm" secret "$tmp/secret" >/dev/null || exit 1
 
 "$dssm" write tc_note "hello over certificates" --create 64 >/dev/null || exit 1

@@ -61,6 +61,7 @@ static const struct option longopts[] = {{"listen", required_argument, 0, 'l'},
                                          {"loop", no_argument, 0, 'L'},
                                          {"port-file", required_argument, 0, 'P'},
                                          {"verbose", no_argument, 0, 'v'},
+                                         CLI_TLS_LONGOPTS,
                                          {0, 0, 0, 0}};
 
 /* --port, --max-clients, --max-queue, --max-message: 0, or a usage error. */
@@ -126,11 +127,16 @@ static int one_option(int opt, const char *arg, struct fg_config *cfg)
 static int parse_options(int argc, char **argv, struct fg_config *cfg)
 {
 	int opt, rc;
+	struct cli_tls tls = {0};
 	while ((opt = cli_getopt("foxglove", argc, argv, "l:p:v", longopts)) != -1)
-		if ((rc = one_option(opt, optarg, cfg)) != 0)
+		if (!cli_tls_option(opt, optarg, &tls) && (rc = one_option(opt, optarg, cfg)) != 0)
 			return rc;
 	if (optind != argc)
 		return cli_usage("foxglove", "unexpected argument '%s'", argv[optind]);
+	if ((rc = cli_tls_check("foxglove", &tls)) != 0)
+		return rc;
+	cfg->tls_cert = tls.cert;
+	cfg->tls_key = tls.key;
 	if (cfg->writes.read_only && cfg->writes.n_allow_write)
 		return cli_usage("foxglove", "--read-only and --allow-write exclude each other");
 	if (cfg->loop && !cfg->recording)

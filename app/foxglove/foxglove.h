@@ -56,6 +56,7 @@ struct fg_config {
 	const char *host;          /* default 127.0.0.1 */
 	int port;                  /* default 8765; 0 picks a free one */
 	int allow_remote;          /* a non-loopback host was explicitly allowed */
+	const char *tls_cert, *tls_key; /* wss:// with this certificate and key (PEM); NULL: ws:// */
 	struct write_rules writes; /* clientPublish into rings */
 	int max_clients;
 	size_t max_queue;          /* bytes of samples queued per client */

@@ -339,8 +339,9 @@ static void say_serving(const struct fg_server *srv, const char *host)
 		}
 	}
 	int v6 = strchr(host, ':') != NULL;
-	fprintf(stderr, "dssm foxglove: serving %s on ws://%s%s%s:%d (%s; %s)\n",
-	        cfg->recording ? fg_recording_name(cfg) : "this host's streams", v6 ? "[" : "", host,
+	fprintf(stderr, "dssm foxglove: serving %s on %s://%s%s%s:%d (%s; %s)\n",
+	        cfg->recording ? fg_recording_name(cfg) : "this host's streams",
+	        cfg->tls_cert ? "wss" : "ws", v6 ? "[" : "", host,
 	        v6 ? "]" : "", port, FG_SUBPROTOCOL,
 	        srv->client_publish ? (cfg->writes.n_allow_write ? "clients may publish to --allow-write rings"
 	                                                          : "clients may publish to any ring")
@@ -388,6 +389,10 @@ int dssm__foxglove_run(const struct fg_config *cfg, _Atomic int *stop,
 		        "sees every stream; say so with --allow-remote (see README: what protects it)\n", host);
 		return 2; /* bad usage */
 	}
+	if (!is_loopback(host) && !cfg->tls_cert)
+		fprintf(stderr, "dssm foxglove: warning: --allow-remote without --tls-cert: the link is "
+		        "clear text, and anyone on the path reads every stream sent (and what clients "
+		        "publish)\n");
 	lws_set_log_level(cfg->verbose > 1 ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, lws_log);
 
 	static struct lws_protocols protocols[] = {
@@ -407,6 +412,13 @@ int dssm__foxglove_run(const struct fg_config *cfg, _Atomic int *stop,
 	info.ka_interval = 5;
 	if (!strchr(host, ':'))
 		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	/* wss://: libwebsockets' TLS (OpenSSL in Debian's build), only
+	 * connections that begin with a TLS hello */
+	if (cfg->tls_cert) {
+		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
+		info.ssl_cert_filepath = cfg->tls_cert;
+		info.ssl_private_key_filepath = cfg->tls_key;
+	}
 	if (cfg->recording && fg_playback_open(&srv, cfg->recording) < 0) {
 		release(&srv); /* the channels made before it failed */
 		return 1;

@@ -75,8 +75,11 @@ const bad = (what) => { console.log(`  FAIL  ${what}`); failed++; };
 const check = (cond, what) => (cond ? ok(what) : bad(what));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// wss:// (FG_CA: the CA file the server's certificate is checked against)
+const tlsOptions = () => (process.env.FG_CA ? { ca: readFileSync(process.env.FG_CA) } : {});
+
 function connect() {
-  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL]);
+  const ws = new WebSocket(url, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], tlsOptions());
   const client = new FoxgloveClient({ ws });
   const st = { ws, client, info: null, channels: new Map(), statuses: [], gone: [], messages: [] };
   client.on("serverInfo", (i) => { st.info = i; });
@@ -761,7 +764,33 @@ async function newtopic() {
   await dssm(["rm", "fgt_newj", "fgt.newr"]);
 }
 
-const scenarios = { newtopic, control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+// wss:// (dssm foxglove --tls-cert): a client trusting the CA subscribes
+// and gets the samples written; a plain ws:// client to the same port, and
+// a wss:// client that does not trust the CA, never get a connection.
+async function wss(topic) {
+  const st = connect();
+  await until(() => st.info && byTopic(st, topic), "serverInfo and advertise over wss");
+  const sub = st.client.subscribe(byTopic(st, topic).id);
+  await handled(st, "the subscription, before the samples");
+  await writer(["write", topic, "json", 10, t0(), 1000]);
+  await until(() => st.messages.filter((m) => m.subscriptionId === sub).length >= 10, "10 samples over wss");
+  const got = st.messages.filter((m) => m.subscriptionId === sub)
+    .map((m) => JSON.parse(new TextDecoder().decode(m.data)).text);
+  check(got.length === 10 && got[9] === "msg 9", `over wss: ${got.length} of 10 samples, the last '${got[9]}'`);
+  st.ws.close();
+  const refused = (u, opts) => new Promise((resolve) => {
+    const ws = new WebSocket(u, [FoxgloveClient.SUPPORTED_SUBPROTOCOL], opts);
+    ws.on("open", () => { ws.close(); resolve("opened"); });
+    ws.on("error", (e) => resolve(e.code || e.message));
+    ws.on("close", () => resolve("closed"));
+  });
+  const plain = await refused(url.replace(/^wss:/, "ws:"), {});
+  check(plain !== "opened", `a plain ws:// client to the wss server gets no connection (${plain})`);
+  const untrusted = await refused(url, {});
+  check(untrusted !== "opened", `a wss client not trusting the CA is refused (${untrusted})`);
+}
+
+const scenarios = { wss, newtopic, control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
