@@ -14,6 +14,7 @@ void help_foxglove(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm foxglove [--listen ADDRESS] [--port PORT] [--allow-remote]\n"
+	        "                     [--tls-cert FILE --tls-key FILE]\n"
 	        "                     [--read-only | --allow-write GLOB...]\n"
 	        "                     [--max-clients N] [--max-queue BYTES] [--max-message BYTES]\n"
 	        "                     [--recording DIR [--speed X] [--loop]] [--port-file FILE] [-v]\n\n"
@@ -31,8 +32,14 @@ void help_foxglove(FILE *out)
 	        "all of them by default, none with --read-only, those matching a NAME[:ID]\n"
 	        "glob with --allow-write GLOB (repeatable; 'odom' is every ID of odom).\n"
 	        "It listens on 127.0.0.1 only; another --listen address also needs\n"
-	        "--allow-remote, and is read-only unless --allow-write is given. There is no\n"
-	        "authentication: reach a robot's server through an SSH tunnel (README).\n"
+	        "--allow-remote, and is read-only unless --allow-write is given.\n"
+	        "--tls-cert and --tls-key (PEM, as dssm proxy's) serve wss:// instead of\n"
+	        "ws://: the link is encrypted and the browser checks the certificate (its CA\n"
+	        "must be one the browser or Foxglove trusts); a plain ws:// client is\n"
+	        "refused. --allow-remote without them warns that the link is clear text.\n"
+	        "There is no client authentication: over another network, reach a robot's\n"
+	        "server through an SSH tunnel (README), or serve wss:// on a network where\n"
+	        "everyone who can connect may see the streams.\n"
 	        "--recording DIR serves a recording instead of the rings (a directory, one\n"
 	        "split into parts, or a bag, MCAP, .db3 or SSM log file), replayed at --speed\n"
 	        "(default 1) once, or for ever with --loop, with Time messages; the Foxglove\n"
@@ -43,6 +50,7 @@ void help_foxglove(FILE *out)
 	        "  dssm foxglove\n"
 	        "  dssm foxglove --read-only\n"
 	        "  dssm foxglove --recording run-42 --speed 2 --loop\n"
+	        "  dssm foxglove --listen 0.0.0.0 --allow-remote --tls-cert robot.pem --tls-key robot.key\n"
 	        "  ssh -L %d:127.0.0.1:%d robot   # then open ws://127.0.0.1:%d\n",
 	        FG_DEFAULT_PORT, FG_SCAN_MS, FG_DEFAULT_MAX_QUEUE >> 20, FG_DEFAULT_PORT, FG_DEFAULT_PORT,
 	        FG_DEFAULT_PORT);

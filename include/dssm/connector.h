@@ -76,6 +76,16 @@
  * dssm_read_next. A TLS record that fails its check ends the connection
  * (DSSM_ECONN; the next call reconnects). docs/protocol.md, section 3.1.
  *
+ * Certificates (a proxy started with --tls-cert): DSSM_TLS_CA names the CA
+ * file (PEM) the proxy's certificate must chain to; the certificate must
+ * also be valid now and issued for the host of the address (or for
+ * DSSM_TLS_NAME). The connector then proves itself by DSSM_TLS_CERT and
+ * DSSM_TLS_KEY (a client certificate) when the proxy asks for one, else by
+ * the secret (AUTH inside TLS) when the proxy has one. A refused
+ * certificate is DSSM_EAUTH naming why (another CA, another name, expired);
+ * the variables out of place (a certificate without its key, either
+ * without DSSM_TLS_CA) are DSSM_EINVAL.
+ *
  * Caveats.
  * - dssm_schema of a remote handle: the string is replaced each time the
  *   connector (re)opens the stream, which any call on the handle may do
