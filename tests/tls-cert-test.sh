@@ -24,13 +24,15 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-passed=0 failed=0
+passed=0 failed=0 bad_proxy=
 check() {
 	local name=$1; shift
 	if "$@" >"$tmp/out" 2>&1; then passed=$((passed + 1)); echo "  ok    $name"
 	else failed=$((failed + 1)); echo "  FAIL  $name"; sed 's/^/        /' "$tmp/out" | tail -15; fi
 }
-has() { grep -qF -- "$1" "$2" || { echo "expected '$1' in:"; cat "$2"; return 1; }; }
+# (under ASan a report is a failure too, even where the command should fail)
+has() { grep -qF -- "$1" "$2" || { echo "expected '$1' in:"; cat "$2"; return 1; }
+	! grep -q "Sanitizer" "$2" || { cat "$2"; return 1; }; }
 
 # ---- the certificates ----
 c=$tmp/c
@@ -46,7 +48,10 @@ mkdir -p "$c"
 
 # start ARGS...: a proxy on a free loopback port; sets addr
 start() {
-	[ -n "$proxy" ] && kill "$proxy" 2>/dev/null && wait "$proxy" 2>/dev/null
+	if [ -n "$proxy" ]; then
+		kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null
+		grep -q Sanitizer "$tmp/proxy.log" && { bad_proxy=1; cat "$tmp/proxy.log"; }
+	fi
 	rm -f "$tmp/port"
 	"$dssm" proxy --port 0 --port-file "$tmp/port" "$@" 2>"$tmp/proxy.log" & proxy=$!
 	for _ in $(seq 200); do [ -s "$tmp/port" ] && break; sleep 0.05; done
@@ -74,6 +79,8 @@ check "DSSM_TLS_NAME another name: refused, naming it" refused "issued for anoth
 	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_NAME=robot.example
 check "no certificate and no secret: a TLS-only proxy refuses a clear client" refused \
 	"speaks only version 4"
+check "a PSK client (a secret, no DSSM_TLS_CA) at a certificate-only proxy: told to set DSSM_TLS_CA" \
+	refused "set DSSM_TLS_CA" DSSM_SECRET_FILE="$tmp/secret"
 check "DSSM_TLS_CERT without DSSM_TLS_KEY: refused, naming both" refused \
 	"DSSM_TLS_CERT and DSSM_TLS_KEY go together" DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/client.pem"
 check "DSSM_TLS_CA that is not a file: refused, naming it" refused "$tmp/nosuch" \
@@ -97,6 +104,10 @@ check "... a certificate client without the secret is refused" refused \
 check "... a certificate client with a wrong secret is refused" refused "wrong secret" \
 	DSSM_TLS_CA="$c/ca.pem" DSSM_SECRET_FILE="$tmp/wrong"
 
+start --secret-file "$tmp/secret"
+check "a certificate client at a PSK-only proxy: told it has no certificate" refused \
+	"the proxy has no certificate to offer" DSSM_TLS_CA="$c/ca.pem" DSSM_SECRET_FILE="$tmp/secret"
+
 # client certificates required
 start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem"
 check "client certificates: one of the CA reads" reads DSSM_TLS_CA="$c/ca.pem" \
@@ -106,6 +117,7 @@ check "... a client without one is refused, told why" refused "requires a client
 check "... one of another CA is refused" refused "not of that CA" \
 	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/stranger.pem" DSSM_TLS_KEY="$c/stranger.key"
 kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null; proxy=
+check "no proxy reported a sanitizer error" bash -c "[ -z '${bad_proxy:-}' ] && ! grep -q Sanitizer '$tmp/proxy.log'"
 
 # usage errors
 usage() { # WHY ARGS...: dssm proxy ARGS exits 2 saying WHY

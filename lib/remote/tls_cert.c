@@ -103,6 +103,11 @@ const char *tls_cert_refused(gnutls_session_t s, int err)
 			snprintf(why, sizeof why, "the %s certificate is %s", peer, status_why(st));
 		return why;
 	}
+	void *cred = NULL;
+	if (err == GNUTLS_E_INSUFFICIENT_CREDENTIALS && tls_is_client(s) &&
+	    gnutls_credentials_get(s, GNUTLS_CRD_CERTIFICATE, &cred) < 0)
+		return "the proxy offers a certificate, not the secret's key (it has no --secret-file): "
+		       "set DSSM_TLS_CA to the CA file that checks it";
 	if (err == GNUTLS_E_NO_CERTIFICATE_FOUND || err == GNUTLS_E_CERTIFICATE_REQUIRED)
 		return "no client certificate (this proxy requires one: --tls-client-ca)";
 	if (err != GNUTLS_E_FATAL_ALERT_RECEIVED && err != GNUTLS_E_WARNING_ALERT_RECEIVED)
