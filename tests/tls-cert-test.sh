@@ -116,6 +116,22 @@ check "... a client without one is refused, told why" refused "requires a client
 	DSSM_TLS_CA="$c/ca.pem"
 check "... one of another CA is refused" refused "not of that CA" \
 	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/stranger.pem" DSSM_TLS_KEY="$c/stranger.key"
+# a rotation of the secret does not count clients of a certificate as
+# still proving the previous secret
+start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem" \
+	--secret-file "$tmp/secret" --secret-grace 1
+DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/client.pem" DSSM_TLS_KEY="$c/client.key" \
+	"$dssm" cat "$addr/tc_note" --follow >"$tmp/follow" 2>&1 & follower=$!
+t_rotation() {
+	for _ in $(seq 600); do grep -q "hello over certi" "$tmp/follow" && break; sleep 0.05; done
+	has "hello over certi" "$tmp/follow" || return 1
+	"$dssm" secret "$tmp/secret2" >/dev/null && mv "$tmp/secret2" "$tmp/secret" && kill -HUP "$proxy"
+	for _ in $(seq 600); do grep -q "grace of the previous secret ended" "$tmp/proxy.log" && break; sleep 0.05; done
+	has "(0 connections that proved it stay connected)" "$tmp/proxy.log"
+}
+check "a client certificate's connection is not counted as proving the previous secret" t_rotation
+kill "$follower" 2>/dev/null; wait "$follower" 2>/dev/null
+
 kill "$proxy" 2>/dev/null; wait "$proxy" 2>/dev/null; proxy=
 check "no proxy reported a sanitizer error" bash -c "[ -z '${bad_proxy:-}' ] && ! grep -q Sanitizer '$tmp/proxy.log'"
 

@@ -257,6 +257,7 @@ int proxy_tls_authenticated(struct client *c, int which)
 
 int proxy_tls_cert_done(struct client *c, int by_cert)
 {
+	c->by_cert = by_cert; /* (no secret of its own to rotate: secret.c) */
 	if (by_cert)
 		auth_succeeded(c->px, c->source);
 	if (by_cert || !c->px->cfg.secret)

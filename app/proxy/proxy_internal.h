@@ -138,6 +138,7 @@ struct client {
 	gnutls_session_t tls;
 	struct evbuffer *tls_in, *tls_out;
 	unsigned secret_gen;         /* px->secret_gen of the secret it proved (secret.c) */
+	int by_cert;                 /* authenticated by its certificate, not a secret */
 	int listed;                  /* in px->flush_list (OUT_LOOP with output to write) */
 	struct client *flush_next;
 	/* what waits for room in the output (proxy_on_room) */

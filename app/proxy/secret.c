@@ -36,7 +36,7 @@ static int on_previous(const struct proxy *px)
 {
 	int n = 0;
 	for (const struct client *c = px->clients; c; c = c->next)
-		n += proxy_authed(c) && px->cfg.secret && c->secret_gen != px->secret_gen;
+		n += proxy_authed(c) && px->cfg.secret && !c->by_cert && c->secret_gen != px->secret_gen;
 	return n;
 }
 
