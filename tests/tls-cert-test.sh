@@ -9,8 +9,10 @@
 # checked is the address's host or DSSM_TLS_NAME; a proxy with a secret and a
 # certificate takes certificate clients that prove the secret by AUTH inside
 # TLS, and PSK clients; a proxy requiring client certificates refuses a
-# client without one or with one of another CA, and takes one of its CA;
-# usage errors of the options.
+# client without one or with one of another CA, and takes one of its CA
+# (with a secret too: no AUTH then), and may listen beyond loopback; a
+# rotation of the secret does not count client certificates as on the
+# previous secret; usage errors of the options.
 set -u
 cd "$(dirname "$0")/.."
 dssm=$(realpath "${1:-build/dssm}")
@@ -116,6 +118,14 @@ check "... a client without one is refused, told why" refused "requires a client
 	DSSM_TLS_CA="$c/ca.pem"
 check "... one of another CA is refused" refused "not of that CA" \
 	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/stranger.pem" DSSM_TLS_KEY="$c/stranger.key"
+# both: a certificate client proves itself by its certificate (no AUTH, no
+# secret needed); PSK clients go on
+start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem" \
+	--secret-file "$tmp/secret"
+check "client certificates and a secret: a client certificate alone reads" reads \
+	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/client.pem" DSSM_TLS_KEY="$c/client.key"
+check "... and a PSK client reads" reads DSSM_SECRET_FILE="$tmp/secret"
+
 # a rotation of the secret does not count clients of a certificate as
 # still proving the previous secret
 start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem" \
@@ -150,6 +160,11 @@ check "a key that is not the certificate's: usage error naming the file" usage "
 	--tls-cert "$c/server.pem" --tls-key "$c/client.key"
 check "a missing certificate file: usage error naming it" usage "$tmp/none.pem" \
 	--tls-cert "$tmp/none.pem" --tls-key "$c/server.key"
+t_listen_any() { # client certificates authenticate: any address is allowed
+	start --listen 0.0.0.0 --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem"
+	has "on 0.0.0.0:" "$tmp/proxy.log" && kill "$proxy" && wait "$proxy"; local rc=$?; proxy=; return $rc
+}
+check "--listen 0.0.0.0 with --tls-client-ca and no secret: served" t_listen_any
 check "--listen 0.0.0.0 with a certificate but no client authentication: refused" usage \
 	"needs --secret-file (or --tls-client-ca)" --listen 0.0.0.0 --tls-cert "$c/server.pem" \
 	--tls-key "$c/server.key"
