@@ -126,6 +126,23 @@ check "client certificates and a secret: a client certificate alone reads" reads
 	DSSM_TLS_CA="$c/ca.pem" DSSM_TLS_CERT="$c/client.pem" DSSM_TLS_KEY="$c/client.key"
 check "... and a PSK client reads" reads DSSM_SECRET_FILE="$tmp/secret"
 
+# AUTH inside TLS is bound to the session (the TLS exporter): an attacker
+# holding another certificate of the CA for the proxy's name cannot relay a
+# client's proof into its own session with the proxy
+start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --secret-file "$tmp/secret"
+t_relay() {
+	rm -f "$tmp/rport"
+	python3 tests/tls_auth_relay.py "$c/server.pem" "$c/server.key" "$port" "$tmp/rport" \
+		>"$tmp/relay" 2>&1 & local relay=$!
+	for _ in $(seq 200); do [ -s "$tmp/rport" ] && break; sleep 0.05; done
+	DSSM_TLS_CA="$c/ca.pem" DSSM_SECRET_FILE="$tmp/secret" timeout 30 "$dssm" cat \
+		"127.0.0.1:$(cat "$tmp/rport")/tc_note" -n 1 >"$tmp/r" 2>&1
+	wait "$relay"
+	cat "$tmp/relay" "$tmp/r"
+	has "relayed AUTH refused" "$tmp/relay"
+}
+check "a relayed AUTH is refused (the proof is bound to its TLS session)" t_relay
+
 # a rotation of the secret does not count clients of a certificate as
 # still proving the previous secret
 start --tls-cert "$c/server.pem" --tls-key "$c/server.key" --tls-client-ca "$c/ca.pem" \

@@ -284,9 +284,15 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 	if (auth_throttled(c->px, c->source))
 		return dssm__fail(DSSM_EAUTH, "too many failed AUTH attempts from %s; try again later",
 		                  c->source);
-	uint8_t server_proof[AUTH_MAC];
+	uint8_t server_proof[AUTH_MAC], bound[TLS_AUTH_NONCE];
+	/* inside TLS (by certificate): over the session's exporter (tls.h) */
+	const uint8_t *nonce = c->nonce;
+	if (c->tls && (rc = tls_auth_nonce(c->tls, bound)) < 0)
+		return rc;
+	if (c->tls)
+		nonce = bound;
 	/* the current secret, or the previous one during its grace (secret.c) */
-	int which = proxy_secret_check(c->px, c->nonce, cnonce, proof);
+	int which = proxy_secret_check(c->px, nonce, cnonce, proof);
 	if (which < 0) {
 		auth_failed(c->px, c->source);
 		return dssm__fail(DSSM_EAUTH, "wrong secret");
@@ -296,7 +302,7 @@ int proxy_do_auth(struct client *c, const struct wire_header *hd, struct rbuf *r
 	if ((rc = client_authenticated(c)) < 0)
 		return rc;
 	/* (the proxy proves the secret the client proved: it has only that) */
-	auth_proof(c->px->secrets[which], AUTH_SERVER, cnonce, c->nonce, server_proof);
+	auth_proof(c->px->secrets[which], AUTH_SERVER, cnonce, nonce, server_proof);
 	size_t f = wire_frame_begin(&c->out, WIRE_AUTH | WIRE_REPLY, hd->request_id);
 	wbuf_bytes(&c->out, server_proof, AUTH_MAC);
 	rc = wire_frame_end(&c->out, f);

@@ -173,7 +173,13 @@ static int prove_by_auth(struct dssm_remote *r, const uint8_t nonce[WIRE_NONCE],
 	size_t f;
 	struct rbuf rb;
 	int rc;
-	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC];
+	uint8_t cnonce[WIRE_NONCE], proof[AUTH_MAC], expect[AUTH_MAC], bound[TLS_AUTH_NONCE];
+	/* inside TLS (by certificate) the proofs are over the session's
+	 * exporter, not the HELLO nonce: they cannot be relayed */
+	if (r->tls && (rc = tls_auth_nonce(r->tls, bound)) < 0)
+		return rc;
+	if (r->tls)
+		nonce = bound;
 	if (getrandom(cnonce, sizeof cnonce, 0) != (ssize_t)sizeof cnonce)
 		return dssm__fail_errno(DSSM_ESYS, "getrandom");
 	auth_proof(r->secret, AUTH_CLIENT, nonce, cnonce, proof);

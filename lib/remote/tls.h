@@ -89,6 +89,12 @@ int tls_session_cert(gnutls_session_t s, gnutls_certificate_credentials_t cred,
                      const char *name, int require);
 /* Whether the handshake of s was by certificate (not the PSK). */
 int tls_by_cert(gnutls_session_t s);
+/* The server nonce AUTH proves over inside a certificate session: 32 bytes
+ * of the session's TLS exporter (RFC 8446 7.5, label "EXPORTER-dssm-auth",
+ * no context), so a proof is bound to the session it was made in and
+ * cannot be relayed into another. 0 or a DSSM_E* code. */
+#define TLS_AUTH_NONCE 32
+int tls_auth_nonce(gnutls_session_t s, uint8_t out[TLS_AUTH_NONCE]);
 /* Why the peer's certificate was refused, or NULL if it was not. */
 const char *tls_cert_refused(gnutls_session_t s, int err);
 

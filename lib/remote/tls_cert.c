@@ -67,6 +67,15 @@ int tls_by_cert(gnutls_session_t s)
 	return gnutls_auth_get_type(s) == GNUTLS_CRD_CERTIFICATE;
 }
 
+int tls_auth_nonce(gnutls_session_t s, uint8_t out[TLS_AUTH_NONCE])
+{
+	static const char label[] = "EXPORTER-dssm-auth";
+	int err = gnutls_prf_rfc5705(s, sizeof label - 1, label, 0, NULL, TLS_AUTH_NONCE, (char *)out);
+	if (err < 0)
+		return dssm__fail(DSSM_ESYS, "TLS exporter for AUTH: %s", gnutls_strerror(err));
+	return 0;
+}
+
 /* What a verification status says, for people; the first reason that
  * applies (a certificate from another CA usually also fails the name). */
 static const char *status_why(unsigned st)
