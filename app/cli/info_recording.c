@@ -137,21 +137,23 @@ static void group_topics(struct row *rows, int n)
 	}
 }
 
-/* The compressed streams (container format 3): codec, DATA and what it
- * takes on disk, and their ratio; nothing for a recording without any. */
+/* The compressed streams (container format 3): codec, what their records
+ * take stored plain (format 2's layout, headers included: what the same
+ * stream takes uncompressed) and on disk, and their ratio; nothing for a
+ * recording without any. */
 static void print_compression(const struct row *rows, int n)
 {
 	for (int i = 0; i < n; i++) {
 		const struct row *w = &rows[i];
 		if (!strcmp(w->codec, "none") || w->stored == DSSM_SIZE_UNKNOWN)
 			continue;
-		char raw[16] = "-", disk[16];
-		if (w->payload != DSSM_SIZE_UNKNOWN)
-			cli_format_bytes(raw, sizeof raw, (double)w->payload);
+		char plain[16], disk[16];
+		cli_format_bytes(plain, sizeof plain, (double)w->r.bytes);
 		cli_format_bytes(disk, sizeof disk, (double)w->stored);
-		printf("compressed:  %s: %s, %s of samples in %s on disk", w->label, w->codec, raw, disk);
-		if (w->payload != DSSM_SIZE_UNKNOWN && w->stored)
-			printf(" (%.2fx)", (double)w->payload / (double)w->stored);
+		printf("compressed:  %s: %s, %s (stored plain) in %s on disk", w->label, w->codec, plain,
+		       disk);
+		if (w->stored)
+			printf(" (%.2fx)", (double)w->r.bytes / (double)w->stored);
 		printf("\n");
 	}
 }

@@ -161,12 +161,12 @@ streams_for() { # SOURCE STREAMS
 	if [ -n "$2" ]; then echo "$2"; else streams_of "$work/src/$1"; fi
 }
 declare -A ratio
-per_stream() { # DIR: "  its streams, zstd-L: NAME A.BCx (payload / stored), ..."
+per_stream() { # DIR: "  its streams, zstd-L: NAME A.BCx (stored plain / stored), ..."
 	"$dssm" info "$1" --format json | /usr/bin/python3 -c '
 import json, sys
-rows = ["%s %.2fx" % (s["stream"], s["payload_bytes"] / max(1, s.get("stored_bytes", s["bytes"])))
+rows = ["%s %.2fx" % (s["stream"], s["bytes"] / max(1, s.get("stored_bytes", s["bytes"])))
         for s in json.load(sys.stdin)["streams"]]
-print("  its streams, %s (samples / stored): %s" % (sys.argv[1], ", ".join(rows)))' "$zl"
+print("  its streams, %s (stored plain / stored): %s" % (sys.argv[1], ", ".join(rows)))' "$zl"
 }
 say ""
 say "== size on disk: the container uncompressed and compressed, MCAP by @mcap/core uncompressed and with $zl chunks"
