@@ -10,6 +10,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -389,6 +391,93 @@ static void test_unauth_flood_spares_others(void **state)
 		close(fds[i]);
 	close(victim);
 	stop_proxy(p);
+}
+
+/* One client of a crowd: opens and reads once, and stays connected. */
+struct crowd_client {
+	char address[96];
+	pthread_barrier_t *go;
+	_Atomic int *done;
+	dssm_stream *s;
+	int rc;
+	char why[200];
+};
+
+static void *crowd_client(void *arg)
+{
+	struct crowd_client *c = arg;
+	pthread_barrier_wait(c->go);
+	c->rc = dssm_open_address(c->address, DSSM_READ, &c->s);
+	if (c->rc == 0)
+		c->rc = dssm_read_last(c->s, NULL, 0, NULL);
+	if (c->rc < 0)
+		snprintf(c->why, sizeof c->why, "%s", dssm_last_error());
+	atomic_fetch_add(c->done, 1);
+	return NULL;
+}
+
+/* Many clients of one host connect at once to a proxy whose quota of
+ * connections in the handshake is 2, held by two peers of the same host
+ * that sent HELLO and stopped: the clients wait for a place and all are
+ * served (they used to close each other's handshakes, and connectors
+ * failed), the stalled peers make way for them, and a client connected
+ * before keeps having its reads answered meanwhile. */
+static void test_crowd_waits_its_turn(void **state)
+{
+	(void)state;
+	enum { CROWD = 24 };
+	const char *args[] = {"--secret-file", secret_file, "--max-unauth", "2", "-v", NULL};
+	struct proxy p = start_proxy(args);
+	dssm_stream *w = testutil_create("crowd", 16, 8);
+	dssm_write(w, "x", 1, 1);
+	setenv("DSSM_SECRET_FILE", secret_file, 1);
+	struct crowd_client c[CROWD];
+	dssm_stream *reader = NULL;
+	char a[96];
+	snprintf(a, sizeof a, "%s/crowd", hp(p));
+	assert_int_equal(dssm_open_address(a, DSSM_READ, &reader), 0);
+	int squat[2] = {raw_connect(p), raw_connect(p)};
+	send_hello(squat[0]);
+	send_hello(squat[1]);
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, CROWD + 1);
+	_Atomic int done = 0;
+	pthread_t t[CROWD];
+	for (int i = 0; i < CROWD; i++) {
+		c[i] = (struct crowd_client){.go = &go, .done = &done};
+		snprintf(c[i].address, sizeof c[i].address, "%s", a);
+		assert_int_equal(pthread_create(&t[i], NULL, crowd_client, &c[i]), 0);
+	}
+	pthread_barrier_wait(&go);
+	long reads = 0;
+	do {
+		if (dssm_read_last(reader, NULL, 0, NULL) < 0)
+			fail_msg("a read of the client connected before the crowd failed: %s",
+			         dssm_last_error());
+		reads++;
+	} while (atomic_load(&done) < CROWD);
+	for (int i = 0; i < CROWD; i++) {
+		pthread_join(t[i], NULL);
+		if (c[i].rc < 0)
+			fail_msg("client %d of %d was not served: %s", i, CROWD, c[i].why);
+	}
+	for (int i = 0; i < 2; i++) {
+		assert_true(closed_within(squat[i], 5000)); /* they made way */
+		close(squat[i]);
+	}
+	int waited = log_lines("waiting for a place in the handshake");
+	print_message("%d clients served, %d of them waited for a place; %ld reads answered "
+	              "meanwhile\n", CROWD, waited, reads);
+	assert_true(waited > 0);
+	for (int i = 0; i < CROWD; i++)
+		dssm_close(c[i].s);
+	dssm_close(reader);
+	dssm_close(w);
+	unsetenv("DSSM_SECRET_FILE");
+	pthread_barrier_destroy(&go);
+	stop_proxy(p);
+	/* the two silent peers are the only connections dropped */
+	assert_int_equal(log_lines("(2 dropped)"), 1);
 }
 
 static void send_all_blocking(int fd, struct wbuf *w);
@@ -1103,6 +1192,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unauthenticated_quota, testutil_reset),
 		cmocka_unit_test_setup(test_auth_failures_rate_limited, testutil_reset),
 		cmocka_unit_test_setup(test_unauth_flood_spares_others, testutil_reset),
+		cmocka_unit_test_setup(test_crowd_waits_its_turn, testutil_reset),
 		cmocka_unit_test_setup(test_auth_limiter_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
 		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),

@@ -43,6 +43,7 @@ static int start(struct running *p, int which)
 	p->cfg.max_payload = 4u << 20;
 	p->cfg.max_clients = 16;
 	p->cfg.max_unauth = PROXY_DEFAULT_MAX_UNAUTH;
+	p->cfg.max_waiting = PROXY_DEFAULT_MAX_WAITING;
 	p->cfg.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS;
 	p->cfg.max_handles = 16;
 	p->cfg.max_unsent = 8u << 20;

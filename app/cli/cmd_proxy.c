@@ -18,7 +18,7 @@ void help_proxy(FILE *out)
 	        "                  [--secret-grace SECONDS] [--insecure-clear]\n"
 	        "                  [--tls-cert FILE --tls-key FILE [--tls-client-ca FILE]]\n"
 	        "                  [--max-clients N] [--max-streams N] [--max-frame BYTES]\n"
-	        "                  [--max-unauth N] [--handshake-timeout MS]\n"
+	        "                  [--max-unauth N] [--max-waiting N] [--handshake-timeout MS]\n"
 	        "                  [--max-stream-bytes BYTES]\n"
 	        "                  [--read-only | --allow-write GLOB...] [--recordings DIR]\n"
 	        "                  [--port-file FILE] [-v]\n\n"
@@ -46,9 +46,15 @@ void help_proxy(FILE *out)
 	        "alone (no secret) is TLS too, and --insecure-clear applies to it.\n"
 	        "Before AUTH a connection may send only frames of up to %d bytes and must\n"
 	        "finish HELLO..AUTH within --handshake-timeout (ms, or 10s; default %d ms); at most\n"
-	        "--max-unauth (default %d) such connections are kept, apart from the\n"
-	        "--max-clients (default 256) authenticated ones: when full, the oldest of\n"
-	        "the source (IPv4 address, IPv6 /64) holding the most goes first.\n"
+	        "--max-unauth (default %d) such connections are in their handshake at once,\n"
+	        "apart from the --max-clients (default 256) authenticated ones. Past it a\n"
+	        "new connection waits, unread, for a place, in order of arrival (at most\n"
+	        "--max-waiting, default %d, fewer if ulimit -n cannot hold them; beyond,\n"
+	        "refused with ERROR DSSM_EBUSY). A connection from a source (IPv4 address,\n"
+	        "IPv6 /64) holding fewer places than the source holding the most takes the\n"
+	        "oldest place of that one; one that sent nothing for 250 ms makes way for a\n"
+	        "waiting connection of its own source. A few handshake steps run in each\n"
+	        "pass of the proxy's loop, after the authenticated clients' requests.\n"
 	        "Wrong secrets are rate-limited per source and logged in summaries; a\n"
 	        "right one gives its source the whole allowance back (a TLS handshake\n"
 	        "is held to the same deadline, quota and limiter).\n"
@@ -81,7 +87,7 @@ void help_proxy(FILE *out)
 	        "    #           dssm ls robot.local:5800\n"
 	        "  dssm proxy --allow-write 'result*' --allow-write 'cmd_vel:0'\n",
 	        PROXY_DEFAULT_PORT, PROXY_PREAUTH_MAX_PAYLOAD, PROXY_DEFAULT_HANDSHAKE_MS,
-	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_SECRET_GRACE_S,
+	        PROXY_DEFAULT_MAX_UNAUTH, PROXY_DEFAULT_MAX_WAITING, PROXY_DEFAULT_SECRET_GRACE_S,
 	        PROXY_DEFAULT_MAX_STREAM_BYTES >> 20);
 }
 
@@ -94,8 +100,10 @@ static int proxy_number_option(int opt, const char *arg, struct proxy_config *cf
 		return EXIT_USAGE;
 	if (opt == 'p' && (v < 0 || v > 65535))
 		return cli_usage("proxy", "--port must be 0..65535");
-	if (opt != 'p' && v < 1)
+	if (opt != 'p' && opt != 'w' && v < 1)
 		return cli_usage("proxy", "limits must be >= 1");
+	if (opt == 'w' && v < 0)
+		return cli_usage("proxy", "--max-waiting must be >= 0 (0: no queue)");
 	if (opt == 'p')
 		cfg->port = (int)v;
 	if (v > INT32_MAX)
@@ -104,6 +112,8 @@ static int proxy_number_option(int opt, const char *arg, struct proxy_config *cf
 		cfg->max_clients = (int)v;
 	if (opt == 'u')
 		cfg->max_unauth = (int)v;
+	if (opt == 'w')
+		cfg->max_waiting = (int)v;
 	if (opt == 'm')
 		cfg->max_handles = (int)v;
 	if (opt == 'f') {
@@ -175,7 +185,7 @@ static int proxy_option(int opt, const char *arg, struct proxy_config *cfg,
 		cfg->handshake_ms = (int)((ns + 999999) / 1000000); /* at least 1 ms */
 		return 0;
 	}
-	case 'p': case 'c': case 'm': case 'f': case 'u':
+	case 'p': case 'c': case 'm': case 'f': case 'u': case 'w':
 		return proxy_number_option(opt, arg, cfg);
 	default:
 		return cli_refused_option();
@@ -202,6 +212,7 @@ int cmd_proxy(int argc, char **argv)
 		.max_payload = 64u << 20,
 		.max_clients = 256,
 		.max_unauth = PROXY_DEFAULT_MAX_UNAUTH,
+		.max_waiting = PROXY_DEFAULT_MAX_WAITING,
 		.handshake_ms = PROXY_DEFAULT_HANDSHAKE_MS,
 		.max_handles = 64,
 		.max_unsent = 8u << 20,
@@ -214,6 +225,7 @@ int cmd_proxy(int argc, char **argv)
 	                                         {"secret-file", required_argument, 0, 's'},
 	                                         {"max-clients", required_argument, 0, 'c'},
 	                                         {"max-unauth", required_argument, 0, 'u'},
+	                                         {"max-waiting", required_argument, 0, 'w'},
 	                                         {"handshake-timeout", required_argument, 0, 'H'},
 	                                         {"max-stream-bytes", required_argument, 0, 'B'},
 	                                         {"max-streams", required_argument, 0, 'm'},

@@ -116,7 +116,6 @@ int proxy_client_open(struct proxy *px, struct client *c, int fd)
 		px->clients->prev = c;
 	px->clients = c;
 	px->nclients++;
-	px->nunauth++;
 	px->accepted++;
 	/* One deadline for the whole handshake, which arriving bytes do not
 	 * extend (a peer sending a byte a second cannot hold the slot). */
@@ -129,8 +128,9 @@ int proxy_client_open(struct proxy *px, struct client *c, int fd)
 void proxy_client_free(struct client *c)
 {
 	struct proxy *px = c->px;
+	proxy_admit_forget(c);
 	if (!proxy_authed(c))
-		px->nunauth--;
+		proxy_admit_release(c);
 	/* an authenticated client may have had much output queued, even of
 	 * small frames (1000 subscribers left 120 MB of freed heap behind) */
 	if (c->big || proxy_authed(c))
@@ -272,6 +272,16 @@ static void on_readable(evutil_socket_t fd, short what, void *arg)
 			proxy_client_end(c, 0, strerror(err));
 		return;
 	}
+	/* before AUTH: a handshake step, run after the authenticated clients
+	 * (admit.c) */
+	if (!proxy_authed(c))
+		proxy_step_later(c);
+	else
+		proxy_client_step(c); /* may free c */
+}
+
+void proxy_client_step(struct client *c)
+{
 	if (c->tls && tls_input(c) < 0)
 		return;
 	proxy_on_read(c); /* may free c */

@@ -319,7 +319,7 @@ static int client_authenticated(struct client *c)
 		return dssm__fail(DSSM_EBUSY, "too many clients: %d, the limit (--max-clients)",
 		                  px->cfg.max_clients);
 	c->phase = PHASE_READY;
-	px->nunauth--;
+	proxy_admit_release(c);
 	event_del(c->handshake);
 	/* libevent reads 4 KiB per callback by default: far too little for
 	 * camera-sized frames. */

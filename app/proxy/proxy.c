@@ -117,41 +117,6 @@ static void source_of(const struct sockaddr *sa, char *out)
 	}
 }
 
-/* Make room for a new unauthenticated connection when the quota is full:
- * the oldest unauthenticated connection of the source holding the most
- * goes (the newest such source on a tie). A flood from one source thus
- * evicts its own connections, never another source's handshake, while a
- * burst of honest clients from one host may still use the whole quota. */
-static void unauth_make_room(struct proxy *px)
-{
-	if (px->nunauth < px->cfg.max_unauth)
-		return;
-	struct client *victim = NULL;
-	int most = 0;
-	/* (quadratic in the quota, which is small: 32 by default) */
-	for (struct client *o = px->clients; o; o = o->next) {
-		if (proxy_authed(o))
-			continue;
-		int n = 0;
-		struct client *oldest = o;
-		for (struct client *q = o; q; q = q->next)
-			if (!proxy_authed(q) && !strcmp(q->source, o->source)) {
-				n++;
-				oldest = q; /* the list is newest first */
-			}
-		if (n > most) {
-			most = n;
-			victim = oldest;
-		}
-	}
-	if (victim) {
-		px->unauth_dropped++;
-		px->dropped++;
-		proxy_client_end(victim, 1, "evicted: the quota of unauthenticated connections is full and "
-		                 "its source holds the most of them");
-	}
-}
-
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
                       void *arg)
 {
@@ -169,24 +134,14 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 		inet_ntop(AF_INET6, &in->sin6_addr, addr, sizeof addr);
 		snprintf(peer, sizeof peer, "[%s]:%d", addr, ntohs(in->sin6_port));
 	}
-	/* Connections still authenticating have a quota of their own:
-	 * unauthenticated peers can never take an authenticated client's slot,
-	 * nor keep a new one out, and a flood from one source evicts its own
-	 * connections, not others' handshakes. */
+	/* Connections still authenticating have a quota of their own, and a
+	 * queue to wait in for it (admit.c): unauthenticated peers can never
+	 * take an authenticated client's slot, nor keep a new one out, and a
+	 * flood from one source closes its own connections, not others'
+	 * handshakes. */
 	char source[SOURCE_MAX];
 	source_of(sa, source);
-	unauth_make_room(px);
-	struct client *c = calloc(1, sizeof *c);
-	if (!c) {
-		evutil_closesocket(fd);
-		return;
-	}
-	snprintf(c->peer, sizeof c->peer, "%s", peer);
-	snprintf(c->addr, sizeof c->addr, "%s", addr);
-	snprintf(c->source, sizeof c->source, "%s", source);
-	if (proxy_client_open(px, c, fd) < 0)
-		return;
-	proxy_logf(px, 1, "%s: connected", peer);
+	proxy_admit(px, fd, peer, addr, source);
 }
 
 static void on_tick(evutil_socket_t fd, short what, void *arg)
@@ -279,6 +234,8 @@ static int listen_address(const struct proxy *px, struct sockaddr_storage *ss, i
 	return 0;
 }
 
+#define LISTEN_BACKLOG 1024
+
 /* Free what proxy_open made (any part of it may be missing). */
 static void proxy_close(struct proxy *px)
 {
@@ -292,6 +249,7 @@ static void proxy_close(struct proxy *px)
 		close(px->reserve_fd);
 	if (px->watchset)
 		watchset_free(px->watchset);
+	proxy_admit_close(px);
 	proxy_pool_drain(&px->pool);
 	if (px->listener)
 		evconnlistener_free(px->listener);
@@ -316,8 +274,12 @@ static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int s
 		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
 		return 1;
 	}
+	/* A backlog for a crowd connecting at once: a connection the kernel
+	 * has no room for waits for its SYN to be sent again (1 s); 128 made
+	 * 1000 clients of one host overflow it about 500 times
+	 * (bench_tls_crowd). The kernel caps it at net.core.somaxconn. */
 	px->listener = evconnlistener_new_bind(px->base, on_accept, px,
-	                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 128,
+	                                       LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, LISTEN_BACKLOG,
 	                                       (const struct sockaddr *)ss, sslen);
 	if (!px->listener) {
 		fprintf(stderr, "dssm proxy: cannot listen on %s: %s\n", spec, strerror(errno));
@@ -333,7 +295,7 @@ static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int s
 		fprintf(stderr, "dssm proxy: out of memory for its events\n");
 		return 1;
 	}
-	if (proxy_secret_open(px) < 0 || proxy_tls_open(px) < 0) {
+	if (proxy_admit_open(px) < 0 || proxy_secret_open(px) < 0 || proxy_tls_open(px) < 0) {
 		fprintf(stderr, "dssm proxy: %s\n", dssm_last_error());
 		return 1;
 	}

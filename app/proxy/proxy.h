@@ -26,6 +26,7 @@ struct proxy_config {
 	uint32_t max_payload;      /* largest frame payload accepted */
 	int max_clients;           /* authenticated connections */
 	int max_unauth;            /* connections still in HELLO..AUTH (their own quota) */
+	int max_waiting;           /* connections waiting for a place among those (then refused) */
 	int handshake_ms;          /* HELLO..AUTH must end within this (arriving bytes do not extend it) */
 	int max_handles;           /* open streams per client */
 	size_t max_unsent;         /* queued output per client; its requests wait beyond it */
@@ -40,6 +41,7 @@ struct proxy_config {
 
 #define PROXY_DEFAULT_PORT 5800
 #define PROXY_DEFAULT_MAX_UNAUTH 32
+#define PROXY_DEFAULT_MAX_WAITING 1024
 #define PROXY_DEFAULT_HANDSHAKE_MS 10000
 #define PROXY_DEFAULT_MAX_STREAM_BYTES (256ull << 20)
 /* Five minutes: time to copy the new file to a few robots, and for their

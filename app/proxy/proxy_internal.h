@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -144,6 +145,20 @@ struct client {
 	/* what waits for room in the output (proxy_on_room) */
 	int starved;                 /* a subscription stopped at its output limit */
 	int resume;                  /* proxy_on_room is due in the next pass (px->resume) */
+	/* before AUTH (admit.c): in px->unauth; bytes last read (monotonic);
+	 * in px->steps, its next handshake step due */
+	struct client *unext, *uprev;
+	dssm_time_t heard_at;
+	int step_due;
+	struct client *step_next;
+};
+
+/* A connection accepted while every place in the handshake was taken
+ * (admit.c): nothing read from it yet. */
+struct waiter {
+	int fd;
+	char peer[64], addr[INET6_ADDRSTRLEN], source[SOURCE_MAX];
+	struct waiter *next;
 };
 
 static inline int proxy_authed(const struct client *c)
@@ -191,7 +206,12 @@ struct proxy {
 	struct evconnlistener *listener;
 	struct client *clients;
 	int nclients;            /* all connections */
-	int nunauth;             /* of which still in HELLO..AUTH */
+	int nunauth;             /* of which still in HELLO..AUTH (admit.c) */
+	struct client *unauth;   /* those, newest first */
+	struct waiter *waiting, *waiting_tail; /* waiting for a place among them, oldest first */
+	int nwaiting, max_waiting;
+	struct client *steps, *steps_tail;   /* due a handshake step, oldest first */
+	struct event *admit, *admit_check, *step_turn;
 	struct watchset *watchset;
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
 	uint64_t auth_table_full;    /* AUTH refused: no room to track a new source */
@@ -239,7 +259,21 @@ void proxy_logf(struct proxy *px, int level, const char *fmt, ...) __attribute__
  * *CACHE (-1 until then): >= 0, 0 when unset. Any thread. */
 long proxy_test_hook(const char *name, _Atomic long *cache);
 
+/* admit.c */
+int proxy_admit_open(struct proxy *px);
+void proxy_admit_close(struct proxy *px);
+void proxy_admit(struct proxy *px, int fd, const char *peer, const char *addr,
+                 const char *source);
+/* c leaves the handshake (authenticated, or freed before): its place goes
+ * to the first waiting connection. */
+void proxy_admit_release(struct client *c);
+void proxy_admit_forget(struct client *c);
+void proxy_step_later(struct client *c);
+
 /* client.c */
+/* Handle what was read from a client (before AUTH: one handshake step).
+ * May free c. */
+void proxy_client_step(struct client *c);
 void proxy_send_frame(struct client *c, struct wbuf *w);
 void proxy_send_error(struct client *c, uint32_t req, int code, const char *msg);
 int proxy_client_open(struct proxy *px, struct client *c, int fd);
