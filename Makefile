@@ -270,7 +270,7 @@ lint:
 # (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
 TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off \
   $(BUILD)/tests/test_backends@DSSM_TEST_COMPRESS=zstd
-TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off
+TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off $(BUILD)/tests/test_proxies@DSSM_TEST_TLS=all
 # ... and the container tests and the recording backend on compressed
 # streams (format 3)
 TLS_MODES_store := $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=zstd \
@@ -283,12 +283,22 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 
 # TSan: only the concurrency tests (the rest run under ASan+UBSan); test_backends
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
-# thread.
+# thread. Over TLS too (#29): test_proxies (proxies and connectors in one
+# process) and test_remote (the proxy it starts runs under TSan as well).
+# Reports go to files, so that one from a process a test started (a proxy,
+# whose exit status the test may not check) fails check-tsan too.
 TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container
+TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all
+TSAN_REPORTS := build/tsan/reports
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
-	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/dssm
-	@BUILD=build/tsan TSAN_OPTIONS="halt_on_error=1" bash tests/run-tests.sh $(TSAN_TESTS:%=build/tsan/tests/%)
+	  SANFLAGS="-fsanitize=thread" $(TSAN_TESTS:%=build/tsan/tests/%) build/tsan/tests/test_remote \
+	  build/tsan/dssm
+	@rm -rf $(TSAN_REPORTS) && mkdir -p $(TSAN_REPORTS)
+	@BUILD=build/tsan TSAN_OPTIONS="halt_on_error=1 log_path=$(abspath $(TSAN_REPORTS))/tsan" \
+	  bash tests/run-tests.sh $(TSAN_TESTS:%=build/tsan/tests/%) $(TSAN_MODES:%=build/tsan/tests/%); \
+	  rc=$$?; for f in $(TSAN_REPORTS)/tsan.*; do [ -e "$$f" ] || continue; \
+	  echo "== ThreadSanitizer report of pid $${f##*.}:"; head -60 "$$f"; rc=1; done; exit $$rc
 
 # ---- one layer's tests: make test-ring, test-store, ... (the unit tests of
 # the folder, then its integration scripts), beside the whole `make test`.

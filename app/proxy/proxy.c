@@ -17,7 +17,8 @@
  *
  * The proxy's files: proxy.c (this: set-up, the loop, accept, shutdown),
  * client.c (a connection and its frames), output.c (the one writer of each
- * client's socket, and its states), handshake.c (HELLO, AUTH
+ * client's socket, and its states), admit.c (the places in the handshake,
+ * the queue for them, handshake steps a pass), handshake.c (HELLO, AUTH
  * and its limiter), requests.c (stream requests), send.c (handles, sending
  * samples, subscriptions, WAITs), rquery.c (queries of recordings),
  * watch.c (the watcher threads); proxy_internal.h. (The write rules it
@@ -259,13 +260,24 @@ static void proxy_close(struct proxy *px)
 	proxy_tls_close(px);
 }
 
+/* libevent's locks, once a process: evthread_use_pthreads sets globals and
+ * makes libevent's global locks anew, so two proxies of one process
+ * starting at once raced on them (TSan, test_proxies over TLS: one took the
+ * signal lock the other was making). */
+static pthread_once_t evthread_once = PTHREAD_ONCE_INIT;
+
+static void use_pthreads(void)
+{
+	evthread_use_pthreads();
+}
+
 /* The event base, the watcher threads, the listening socket and the loop's
  * own events. 0, or 1 with a message on stderr (the caller closes). */
 static int proxy_open(struct proxy *px, const struct sockaddr_storage *ss, int sslen,
                       const char *spec)
 {
 	px->reserve_fd = -1;
-	evthread_use_pthreads();
+	pthread_once(&evthread_once, use_pthreads);
 	if (!(px->base = event_base_new())) {
 		fprintf(stderr, "dssm proxy: event_base_new failed\n");
 		return 1;
