@@ -480,6 +480,34 @@ static void test_crowd_waits_its_turn(void **state)
 	assert_int_equal(log_lines("(2 dropped)"), 1);
 }
 
+/* With no room to wait (--max-waiting 0) and the one place taken, a new
+ * connection of the same host is refused at once with ERROR DSSM_EBUSY (a
+ * connector says why), and the connection holding the place is kept. */
+static void test_no_room_to_wait(void **state)
+{
+	(void)state;
+	const char *args[] = {"--secret-file", secret_file, "--max-unauth", "1", "--max-waiting", "0",
+	                      NULL};
+	struct proxy p = start_proxy(args);
+	int holder = raw_connect(p);
+	send_hello(holder);
+	int fd = raw_connect(p), code = 0;
+	send_hello(fd);
+	assert_int_equal(next_frame(fd, &code), WIRE_ERROR);
+	assert_int_equal(code, DSSM_EBUSY);
+	assert_int_equal(next_frame(fd, NULL), -1);
+	close(fd);
+	setenv("DSSM_SECRET_FILE", secret_file, 1);
+	dssm_stream_info *v = NULL;
+	assert_int_equal(dssm_list_remote(hp(p), &v), DSSM_EBUSY);
+	print_message("a connector is told: %s\n", dssm_last_error());
+	assert_non_null(strstr(dssm_last_error(), "--max-waiting"));
+	unsetenv("DSSM_SECRET_FILE");
+	assert_false(closed_within(holder, 0));
+	close(holder);
+	stop_proxy(p);
+}
+
 static void send_all_blocking(int fd, struct wbuf *w);
 
 /* One wrong AUTH from `from`: 1 if checked (wrong secret), 2 if refused
@@ -1193,6 +1221,7 @@ int main(void)
 		cmocka_unit_test_setup(test_auth_failures_rate_limited, testutil_reset),
 		cmocka_unit_test_setup(test_unauth_flood_spares_others, testutil_reset),
 		cmocka_unit_test_setup(test_crowd_waits_its_turn, testutil_reset),
+		cmocka_unit_test_setup(test_no_room_to_wait, testutil_reset),
 		cmocka_unit_test_setup(test_auth_limiter_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
 		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),

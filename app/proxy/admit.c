@@ -229,9 +229,10 @@ static void on_admit(evutil_socket_t fd, short what, void *arg)
 /* The queue is full: the newcomer is told so and closed. */
 static void refuse(struct proxy *px, int fd)
 {
-	char msg[128];
-	snprintf(msg, sizeof msg, "%d connections wait for a handshake (--max-waiting); try again "
-	         "later", px->nwaiting);
+	char msg[192];
+	snprintf(msg, sizeof msg, "the proxy's %d places in the handshake (--max-unauth) are taken "
+	         "and %d connections wait for one (--max-waiting); try again later",
+	         px->cfg.max_unauth, px->nwaiting);
 	struct wbuf w = {0};
 	wire_put_error(&w, 0, DSSM_EBUSY, msg);
 	if (!w.oom && send(fd, w.data, w.len, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) { /* best effort */ }
