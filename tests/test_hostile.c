@@ -508,6 +508,40 @@ static void test_no_room_to_wait(void **state)
 	stop_proxy(p);
 }
 
+static int count_fds(pid_t pid);
+
+/* A connection waiting for a place in the handshake holds a descriptor
+ * and a small record, nothing read: 400 of them behind one place grow the
+ * proxy by far less than one TLS handshake each would (about 25 kB). */
+static void test_waiting_is_small(void **state)
+{
+	(void)state;
+	enum { WAITING = 400 };
+	const char *args[] = {"--secret-file", secret_file, "--max-unauth", "1", NULL};
+	struct proxy p = start_proxy(args);
+	int holder = raw_connect(p);
+	send_hello(holder);
+	assert_false(closed_within(holder, 100)); /* (its HELLO is read: the place is taken) */
+	long before = rss_anon_kib(p.pid);
+	int fds[WAITING];
+	for (int i = 0; i < WAITING; i++) {
+		fds[i] = raw_connect(p);
+		send_hello(fds[i]);
+	}
+	/* the proxy has accepted them all when its descriptors say so */
+	for (int i = 0; i < 100 && count_fds(p.pid) < WAITING; i++)
+		usleep(20000);
+	long after = rss_anon_kib(p.pid);
+	print_message("RssAnon %ld KiB, with %d connections waiting: %ld KiB\n", before, WAITING,
+	              after);
+	assert_true(count_fds(p.pid) >= WAITING);
+	assert_true(after - before < 2 * WAITING); /* under 2 KiB each (about 0.2 measured) */
+	for (int i = 0; i < WAITING; i++)
+		close(fds[i]);
+	close(holder);
+	stop_proxy(p);
+}
+
 static void send_all_blocking(int fd, struct wbuf *w);
 
 /* One wrong AUTH from `from`: 1 if checked (wrong secret), 2 if refused
@@ -1222,6 +1256,7 @@ int main(void)
 		cmocka_unit_test_setup(test_unauth_flood_spares_others, testutil_reset),
 		cmocka_unit_test_setup(test_crowd_waits_its_turn, testutil_reset),
 		cmocka_unit_test_setup(test_no_room_to_wait, testutil_reset),
+		cmocka_unit_test_setup(test_waiting_is_small, testutil_reset),
 		cmocka_unit_test_setup(test_auth_limiter_bounded, testutil_reset),
 		cmocka_unit_test_setup(test_dssm_secret, testutil_reset),
 		cmocka_unit_test_setup(test_pipelined_reads_bounded, testutil_reset),
