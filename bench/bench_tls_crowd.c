@@ -10,7 +10,8 @@
  * PING answered, when the first, the median and the last one was (a proxy
  * that ran every handshake before any reply answers them all at once), the
  * proxy's CPU seconds and RSS (/proc/PID/stat, status) idle, with all N
- * connected and after they left.
+ * connected and after they left, and how long the PINGs of a client
+ * authenticated before the crowd waited in the proxy (witness.h).
  *
  * The proxy keeps its quota of connections in the handshake (32, or
  * --max-unauth's; --max-clients is raised to N), and the rest wait for a
@@ -37,6 +38,7 @@
 #include "loopback.h"
 #include "proc_cpu.h"
 #include "proxy_start.h"
+#include "witness.h"
 
 #define DEADLINE_S 120.0
 
@@ -386,29 +388,6 @@ static double run_crowd(struct crowd *c)
 	return mono_ns() / 1e9 - t0;
 }
 
-/* The kernel's count of connections its accept queues had no room for
- * (TcpExt ListenOverflows, all sockets of the host): the proxy listens
- * with a backlog of 1024, and a client left out waits for a retransmission
- * (a second at first). */
-static long listen_overflows(void)
-{
-	FILE *f = fopen("/proc/net/netstat", "r");
-	char names[4096], values[4096];
-	long v = -1;
-	while (f && fgets(names, sizeof names, f) && fgets(values, sizeof values, f)) {
-		if (strncmp(names, "TcpExt:", 7))
-			continue;
-		char *sn, *sv, *n = strtok_r(names, " \n", &sn), *x = strtok_r(values, " \n", &sv);
-		while (n && x && strcmp(n, "ListenOverflows"))
-			n = strtok_r(NULL, " \n", &sn), x = strtok_r(NULL, " \n", &sv);
-		if (n && x)
-			v = atol(x);
-	}
-	if (f)
-		fclose(f);
-	return v;
-}
-
 struct figures {
 	double wall, cpu, rss_kb;
 };
@@ -452,6 +431,9 @@ static struct figures crowd(const char *bin, const char *secret_path, int tls, i
 	proxy_sa.sin_family = AF_INET;
 	proxy_sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	proxy_sa.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+	struct witness wit;
+	if (witness_start(&wit, &proxy_sa, cred) < 0)
+		die("a client authenticated before the crowd", wit.why);
 	long rss0 = status_field(proxy_pid, "VmRSS"), over0 = listen_overflows();
 	double cpu0 = cpu_seconds(proxy_pid), self0 = cpu_seconds(getpid());
 	struct crowd c = {.tls = tls, .n = n, .ep = epoll_create1(EPOLL_CLOEXEC)};
@@ -478,6 +460,7 @@ static struct figures crowd(const char *bin, const char *secret_path, int tls, i
 		       each[0] * 1e3, median * 1e3, each[n - 1] * 1e3);
 	}
 	free(each);
+	witness_end(&wit, "    ");
 	printf("    proxy CPU %.2f s (%.0f us a client); the clients' CPU %.2f s; proxy VmRSS %ld kB "
 	       "idle, %ld kB with %d connected (%.1f kB a client)\n", cpu, cpu * 1e6 / n, self,
 	       rss0, rss, n, (double)(rss - rss0) / n);
