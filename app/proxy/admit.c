@@ -72,26 +72,52 @@ void proxy_admit_release(struct client *c)
 		event_active(px->admit, EV_TIMEOUT, 0);
 }
 
-/* Whether c is still due a step (then it is taken off the list). */
+/* ---- handshake steps ----
+ * Two queues, oldest first: [0] the steps that end a handshake (a TLS
+ * client's Finished, after its hello was answered), run first: they are
+ * cheap and give a place back; [1] the rest (HELLO, a TLS client hello:
+ * about 0.3 ms, AUTH). With a large quota 1000 clients' TLS hellos all came
+ * before any Finished, and the first PING was answered after 1.3-1.6 s. */
+
+static void step_push(struct step_queue *q, struct client *c)
+{
+	c->step_next = NULL;
+	if (q->tail)
+		q->tail->step_next = c;
+	else
+		q->head = c;
+	q->tail = c;
+}
+
+static struct client *step_pop(struct step_queue *q)
+{
+	struct client *c = q->head;
+	q->head = c->step_next;
+	if (!q->head)
+		q->tail = NULL;
+	return c;
+}
+
+/* c is freed: off its queue if it was due a step. */
 void proxy_admit_forget(struct client *c)
 {
 	if (!c->step_due)
 		return;
-	for (struct client **p = &c->px->steps; *p; p = &(*p)->step_next)
-		if (*p == c) {
-			*p = c->step_next;
-			break;
-		}
-	if (c->px->steps_tail == c) {
-		struct client *t = c->px->steps;
-		while (t && t->step_next)
-			t = t->step_next;
-		c->px->steps_tail = t;
+	struct step_queue *q = &c->px->steps[c->step_due - 1];
+	struct client *prev = NULL;
+	for (struct client *o = q->head; o; prev = o, o = o->step_next) {
+		if (o != c)
+			continue;
+		if (prev)
+			prev->step_next = c->step_next;
+		else
+			q->head = c->step_next;
+		if (q->tail == c)
+			q->tail = prev;
+		break;
 	}
 	c->step_due = 0;
 }
-
-/* ---- handshake steps ---- */
 
 /* Bytes arrived for a connection in the handshake: they are handled in a
  * later pass, after the authenticated clients' (its reads stop until then,
@@ -103,13 +129,10 @@ void proxy_step_later(struct client *c)
 	if (c->step_due)
 		return;
 	event_del(c->readable);
-	c->step_due = 1;
-	c->step_next = NULL;
-	if (px->steps_tail)
-		px->steps_tail->step_next = c;
-	else
-		px->steps = c;
-	px->steps_tail = c;
+	/* (steps: HELLO, the TLS client hello, then its Finished) */
+	int ending = c->tls && c->steps_taken >= 2;
+	c->step_due = ending ? 1 : 2;
+	step_push(&px->steps[c->step_due - 1], c);
 	if (!evtimer_pending(px->step_turn, NULL))
 		evtimer_add(px->step_turn, &zero);
 }
@@ -119,16 +142,17 @@ static void on_step_turn(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	struct proxy *px = arg;
-	for (int n = 0; n < STEPS_PER_PASS && px->steps; n++) {
-		struct client *c = px->steps;
-		px->steps = c->step_next;
-		if (!px->steps)
-			px->steps_tail = NULL;
+	for (int n = 0; n < STEPS_PER_PASS; n++) {
+		struct step_queue *q = px->steps[0].head ? &px->steps[0] : &px->steps[1];
+		if (!q->head)
+			return;
+		struct client *c = step_pop(q);
 		c->step_due = 0;
+		c->steps_taken++;
 		event_add(c->readable, NULL);
 		proxy_client_step(c); /* may free c */
 	}
-	if (px->steps)
+	if (px->steps[0].head || px->steps[1].head)
 		evtimer_add(px->step_turn, &zero); /* the next pass, after epoll */
 }
 

@@ -146,11 +146,16 @@ struct client {
 	int starved;                 /* a subscription stopped at its output limit */
 	int resume;                  /* proxy_on_room is due in the next pass (px->resume) */
 	/* before AUTH (admit.c): in px->unauth; bytes last read (monotonic);
-	 * in px->steps, its next handshake step due */
+	 * its handshake steps run, and which of px->steps holds it (1, 2; 0: none) */
 	struct client *unext, *uprev;
 	dssm_time_t heard_at;
-	int step_due;
+	int steps_taken, step_due;
 	struct client *step_next;
+};
+
+/* Clients due a handshake step, oldest first (admit.c). */
+struct step_queue {
+	struct client *head, *tail;
 };
 
 /* A connection accepted while every place in the handshake was taken
@@ -210,7 +215,7 @@ struct proxy {
 	struct client *unauth;   /* those, newest first */
 	struct waiter *waiting, *waiting_tail; /* waiting for a place among them, oldest first */
 	int nwaiting, max_waiting;
-	struct client *steps, *steps_tail;   /* due a handshake step, oldest first */
+	struct step_queue steps[2];          /* due a handshake step (admit.c) */
 	struct event *admit, *admit_check, *step_turn;
 	struct watchset *watchset;
 	struct auth_fail fails[AUTH_FAIL_SLOTS];
