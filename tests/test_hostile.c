@@ -532,14 +532,16 @@ static void test_waiting_is_small(void **state)
 	for (int i = 0; i < 100 && count_fds(p.pid) < WAITING; i++)
 		usleep(20000);
 	long after = rss_anon_kib(p.pid);
+	int held = count_fds(p.pid);
 	print_message("RssAnon %ld KiB, with %d connections waiting: %ld KiB\n", before, WAITING,
 	              after);
-	assert_true(count_fds(p.pid) >= WAITING);
-	assert_true(after - before < 2 * WAITING); /* under 2 KiB each (about 0.2 measured) */
-	for (int i = 0; i < WAITING; i++)
+	for (int i = 0; i < WAITING; i++) /* (before asserting: the next tests need descriptors) */
 		close(fds[i]);
 	close(holder);
 	stop_proxy(p);
+	assert_true(held >= WAITING);
+	/* under 4 KiB each: 0.2 measured, 0.3 under ASan, 2 under TSan */
+	assert_true(after - before < 4 * WAITING);
 }
 
 static void send_all_blocking(int fd, struct wbuf *w);
