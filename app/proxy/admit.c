@@ -25,8 +25,9 @@
  * px->steps, and STEPS_PER_PASS of them run from a zero timer, which the
  * loop runs after the sockets epoll found ready. So each pass serves the
  * authenticated clients first, then at most a few handshakes, then writes
- * what all of them queued; a crowd of handshakes cannot hold every reply
- * back until the last of them is done.
+ * what all of them queued: an authenticated client's request waits behind
+ * a few handshakes, not behind every one that became ready (its PINGs
+ * waited up to 215 ms behind 1000 clients' hellos, bench_tls_crowd).
  */
 #include "proxy_internal.h"
 
