@@ -285,10 +285,12 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
 # thread. Over TLS too (#29): test_proxies (proxies and connectors in one
 # process) and test_remote (the proxy it starts runs under TSan as well).
+# Compressed streams (#28): their compressing threads.
 # Reports go to files, so that one from a process a test started (a proxy,
 # whose exit status the test may not check) fails check-tsan too.
-TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container
-TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all
+TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks
+TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all \
+  test_container@DSSM_TEST_COMPRESS=zstd
 TSAN_REPORTS := build/tsan/reports
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
