@@ -209,7 +209,7 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 	pthread_mutex_lock(&r->lock);
 	int rc = 0;
 	if (add && r->c)
-		rc = rs->index = dssm__recorder_add_entry(r, &rs->info, rs->schema, rs->prop, rs->plen);
+		rc = rs->index = dssm__recorder_add_entry(r, rs, &rs->info, rs->schema, rs->prop, rs->plen);
 	else if (add && !r->part_pending)
 		rc = dssm__fail(DSSM_ESTATE, "%s: no part is open", r->dir);
 	else if (add)
@@ -353,7 +353,7 @@ static int open_part(dssm_recorder *r)
 	dssm_container_set_direct(r->c, r->cfg.direct);
 	for (int i = 0; i < r->n && rc >= 0; i++) {
 		struct rstream *rs = r->v[i];
-		rc = rs->index = dssm__recorder_add_entry(r, &rs->info, rs->schema, rs->prop, rs->plen);
+		rc = rs->index = dssm__recorder_add_entry(r, rs, &rs->info, rs->schema, rs->prop, rs->plen);
 		if (rc >= 0)
 			dssm__recorder_entry(rs, r->part, rs->index);
 	}

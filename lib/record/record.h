@@ -118,10 +118,13 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add);
  * first error other than a ring removed meanwhile. */
 int dssm__recorder_scan(dssm_recorder *r);
 
-/* record_compress.c: add a stream entry described by info to the current
- * part (r->c), compressed as the rules say; and free the rules. */
-int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,
-                             const void *prop, size_t plen);
+/* record_compress.c: add a stream entry of rs described by info to the
+ * current part (r->c), compressed as the rules say (a ring's falling back
+ * to faster levels when the compressor is behind; a recording's, which
+ * cannot be overwritten, waiting for it); and free the rules. */
+int dssm__recorder_add_entry(dssm_recorder *r, const struct rstream *rs,
+                             const dssm_stream_info *info, const char *schema, const void *prop,
+                             size_t plen);
 void dssm__recorder_compress_free(dssm_recorder *r);
 /* Before the current part is closed (under r->lock): sync it, and add how
  * its chunks were kept to each stream's counts. */

@@ -72,11 +72,16 @@ static const struct rcompress *rule_for(const dssm_recorder *r, const dssm_strea
 	return all && !dssm__chunk_already_compressed(info) ? all : NULL;
 }
 
-int dssm__recorder_add_entry(dssm_recorder *r, const dssm_stream_info *info, const char *schema,
-                             const void *prop, size_t plen)
+int dssm__recorder_add_entry(dssm_recorder *r, const struct rstream *rs,
+                             const dssm_stream_info *info, const char *schema, const void *prop,
+                             size_t plen)
 {
 	const struct rcompress *e = rule_for(r, info);
 	int rc = dssm_container_set_compress(r->c, e ? e->codec : "none", e ? e->level : 0);
+	/* a ring overwrites what is not read in time: its compressor gives way
+	 * when behind; a recording read as a source keeps everything, so its
+	 * compressor takes its time */
+	dssm__chunk_set_adaptive(r->c, rs->follow != FOLLOW_RECORDING);
 	return rc < 0 ? rc : dssm_container_add_stream(r->c, info, schema, prop, plen);
 }
 

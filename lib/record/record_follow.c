@@ -143,7 +143,7 @@ static int add_entry(dssm_recorder *r, struct rstream *rs, struct ring_desc *d)
 	if (r->c)
 		(void)dssm_container_sync(r->c);
 	/* with a part pending, the part is made with rs described anew */
-	int k = r->c ? dssm__recorder_add_entry(r, &d->info, d->schema, d->prop, d->plen)
+	int k = r->c ? dssm__recorder_add_entry(r, rs, &d->info, d->schema, d->prop, d->plen)
 	             : r->part_pending ? 0 : DSSM_ESTATE;
 	if (k >= 0) {
 		free(rs->schema);

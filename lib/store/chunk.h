@@ -57,6 +57,12 @@ extern const struct dssm__chunk_codecs *dssm__chunk_codecs;
 /* codec_compress.c: install them (dssm__views_register does) */
 void dssm__chunk_codecs_register(void);
 
+/* Streams added next: their compressor gives way when it falls behind
+ * (a faster level, then storing: for a recorder of rings, which overwrite
+ * what is not read in time), or the writer waits for it (the default: an
+ * import, a recording copied, where waiting loses nothing). */
+void dssm__chunk_set_adaptive(struct dssm_container *c, int on);
+
 /* "zstd", "lz4", "none": CHUNK_ZSTD, CHUNK_LZ4, -1 (records, format 2);
  * -2 for any other name. And back. */
 int dssm__chunk_codec_parse(const char *name);

@@ -12,12 +12,16 @@
  * point to it" holds unchanged.
  *
  * Memory is bounded: CHUNK_QUEUE chunks per stream, each its records and
- * their compressed copy. When the worker falls behind (the CPU is short,
- * or the level too slow for the stream's rate) it does not let the writer
- * wait, and so never lets the ring overwrite samples the recorder has not
- * read: with half the queue waiting it compresses at the codec's fastest
- * level, with the queue full it stores the chunk as it is. Both are
- * counted (dssm__chunk_counts), and `dssm record` says them.
+ * their compressed copy; with all taken, the writer waits for the oldest.
+ * A recorder of rings cannot wait long (the ring overwrites what it has
+ * not read), so its streams are adaptive (dssm__chunk_set_adaptive): when
+ * the worker falls behind (the CPU is short, or the level too slow for the
+ * stream's rate), with more than half the queue waiting it compresses at
+ * the codec's fastest level, with the queue full it stores the chunk as
+ * it is; both
+ * are counted (dssm__chunk_counts), and `dssm record` says them. Other
+ * writers (an import, a recording copied) lose nothing by waiting, and
+ * keep the level asked for.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -51,6 +55,7 @@ struct cworker {
 	uint64_t queued, done, placed;
 	int stop;
 	int codec, level;        /* the stream's (codec CHUNK_STORED once it does not shrink) */
+	int adaptive;            /* give way when behind (else the writer waits) */
 	void *ctx;               /* the compressor's state */
 	uint32_t tried, shrunk;
 	struct dssm__chunk_counts counts;
@@ -80,10 +85,10 @@ static int compress_job(struct cworker *w, struct cjob *k, uint64_t backlog)
 	k->out_len = k->raw_len;
 	if (w->codec == CHUNK_STORED || !dssm__chunk_codecs)
 		return KEPT_AS_ASKED;
-	if (backlog >= CHUNK_QUEUE)
+	if (w->adaptive && backlog >= CHUNK_QUEUE)
 		return KEPT_STORED_BEHIND;
 	int level = w->level, how = KEPT_AS_ASKED;
-	if (backlog >= CHUNK_QUEUE / 2) {
+	if (w->adaptive && backlog > CHUNK_QUEUE / 2) {
 		level = w->codec == CHUNK_ZSTD ? -5 : 0; /* the fastest that still shrinks */
 		how = KEPT_FASTER;
 	}
@@ -142,6 +147,7 @@ static struct cworker *worker_new(const struct cstream *s)
 		return NULL;
 	w->codec = s->codec;
 	w->level = s->level;
+	w->adaptive = s->adaptive;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	/* the caller's signals (a recorder's SIGINT, SIGUSR1) must wake the

@@ -60,6 +60,12 @@ int dssm_container_set_compress(dssm_container *c, const char *codec, int level)
 	return 0;
 }
 
+void dssm__chunk_set_adaptive(dssm_container *c, int on)
+{
+	if (c)
+		c->adaptive = on;
+}
+
 /* CONTAINER says format 3 before the first chunked stream is added (its
  * other lines kept): a reader that knows only 1 and 2 then refuses the
  * recording as written by a newer dssm instead of misreading a stream. */

@@ -280,6 +280,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 		s->chunked = 1;
 		s->codec = s->asked = c->codec;
 		s->level = c->level;
+		s->adaptive = c->adaptive;
 		rc = dssm__chunk_mark_container(c);
 	}
 	if (rc == 0)

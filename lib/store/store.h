@@ -104,7 +104,7 @@ struct cstream {
 	/* format 3 (chunk.h): its records are in chunks; the writer compresses
 	 * them with codec at level (CHUNK_STORED once CHUNK_TRIES chunks did
 	 * not shrink) */
-	int chunked, codec, level;
+	int chunked, codec, level, adaptive;
 	int asked;               /* writer: the codec asked for (its .meta's) */
 	uint8_t *cbuf;           /* writer: the open chunk's records */
 	size_t clen, ccap;
@@ -129,6 +129,8 @@ struct dssm_container {
 	int direct;              /* write big records with O_DIRECT */
 	int codec, level;        /* writer: how streams added next are compressed
 	                            (chunk.h; -1: not, records as in format 2) */
+	int adaptive;            /* writer: ... and whether their compressor gives way
+	                            when behind (chunk_worker.c) */
 	int version;             /* reader: CONTAINER's format version */
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
