@@ -109,6 +109,10 @@ int dssm__chunk_reap(struct dssm_container *c, int idx, int all);
 void dssm__chunk_discard(struct dssm_container *c, int idx);
 void dssm__chunk_worker_free(struct cworker *w);
 void dssm__chunk_counts(const struct dssm_container *c, int idx, struct dssm__chunk_counts *out);
+/* Stream s, being added, compressed as c says for streams added next
+ * (CONTAINER marked format 3 first). */
+struct cstream;
+int dssm__chunk_stream_begin(struct dssm_container *c, struct cstream *s);
 /* CONTAINER rewritten to say format 3 (once, before the first chunked
  * stream's .meta), its other lines kept. */
 int dssm__chunk_mark_container(struct dssm_container *c);

@@ -60,6 +60,15 @@ int dssm_container_set_compress(dssm_container *c, const char *codec, int level)
 	return 0;
 }
 
+int dssm__chunk_stream_begin(dssm_container *c, struct cstream *s)
+{
+	s->chunked = 1;
+	s->codec = s->asked = c->codec;
+	s->level = c->level;
+	s->adaptive = c->adaptive;
+	return dssm__chunk_mark_container(c);
+}
+
 void dssm__chunk_set_adaptive(dssm_container *c, int on)
 {
 	if (c)

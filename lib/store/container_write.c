@@ -276,13 +276,8 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	              (schema ? strlen(schema) : 0) + property_len;
 	if (rc == 0)
 		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
-	if (rc == 0 && c->codec >= 0) {
-		s->chunked = 1;
-		s->codec = s->asked = c->codec;
-		s->level = c->level;
-		s->adaptive = c->adaptive;
-		rc = dssm__chunk_mark_container(c);
-	}
+	if (rc == 0 && c->codec >= 0)
+		rc = dssm__chunk_stream_begin(c, s);
 	if (rc == 0)
 		rc = dssm__store_write_meta(c, idx, info, schema, property, property_len);
 	/* a stream added without a sample size (an import) gets the largest
