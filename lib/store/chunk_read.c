@@ -100,7 +100,9 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 		return dssm__fail(DSSM_EINVAL, "%s: stream '%s:%d' is compressed with %s: this "
 		                  "program was built without the decompressors (link libdssm.so)",
 		                  c->dir, s->info.name, s->info.id, dssm__chunk_codec_name(codec));
-	size_t need = raw + stored + 1;
+	/* a stored chunk is read where its records go; a compressed one after
+	 * room for them */
+	size_t at = codec == CHUNK_STORED ? 0 : raw, need = at + stored + 1;
 	if (need > v->cap) {
 		uint8_t *p = realloc(v->raw, need);
 		if (!p)
@@ -109,7 +111,7 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 		v->cap = need;
 	}
 	v->off = UINT64_MAX;
-	uint8_t *in = v->raw + raw; /* the stored bytes after room for the records */
+	uint8_t *in = v->raw + at;
 	if (dssm__store_pread_all(s->data_fd, in, stored, off + CHUNK_HEADER) < 0)
 		return chunk_damaged(c, idx, off, "it is cut short");
 	if (dssm__chunk_crc(head, in, stored) != le_get32(head + 20))
@@ -117,9 +119,8 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 	char what[160];
 	snprintf(what, sizeof what, "chunk at offset %llu of stream '%s:%d'",
 	         (unsigned long long)off, s->info.name, s->info.id);
-	if (codec == CHUNK_STORED)
-		memmove(v->raw, in, raw);
-	else if ((rc = dssm__chunk_codecs->decompress(codec, in, stored, v->raw, raw, what)) < 0)
+	if (codec != CHUNK_STORED &&
+	    (rc = dssm__chunk_codecs->decompress(codec, in, stored, v->raw, raw, what)) < 0)
 		return dssm__fail(DSSM_ECORRUPT, "%s: %s", c->dir, dssm_last_error());
 	v->off = off;
 	v->end = off + CHUNK_HEADER + stored + (8 - stored % 8) % 8;
