@@ -73,7 +73,7 @@ fi
 # ([u8 file][u32 length][bytes]; the file numbers are fuzz_container.c's).
 if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c lib/store/container.c lib/store/container_open.c lib/store/container_closed.c lib/store/container_query.c lib/store/container_search.c lib/store/container_write.c lib/store/container_sync.c lib/store/container_meta.c lib/store/set.c lib/store/set_query.c lib/store/set_streams.c lib/store/set_ops.c lib/store/set_files.c lib/store/direct_writer.c lib/store/data_map.c \
 	lib/store/container_tail.c lib/store/chunk_write.c lib/store/chunk_read.c lib/store/chunk_worker.c lib/store/codec.c lib/store/codec_compress.c \
-	lib/base/crc32c.c lib/base/bytes.c lib/base/error.c lib/base/time.c -llz4 -lzstd -lbz2 -lz -lm -pthread >"$out/build-container.log" 2>&1; then
+	lib/base/crc32c.c lib/base/bytes.c lib/base/error.c lib/base/time.c lib/base/thread.c -llz4 -lzstd -lbz2 -lz -lm -pthread >"$out/build-container.log" 2>&1; then
 	mkdir -p "$out/container-corpus"
 	pack() { # pack DIR STREAM_A STREAM_B OUT: streams A and B of DIR as 0000 and 0001
 		python3 - "$@" <<'PY'

@@ -8,7 +8,6 @@
  * the newest sample (fg_live_latest).
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -96,12 +95,8 @@ static int watch_start(struct fg_channel *c, struct fg_watch *w)
 		return dssm__fail(DSSM_ESYS, "cannot start a watcher thread for '%s'", c->topic);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* signals go to the loop's thread, never to a watcher */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
 	atomic_fetch_add(&running, 1);
-	int rc = pthread_create(&t, &attr, watch_thread, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = dssm__thread_start(&t, &attr, watch_thread, w);
 	pthread_attr_destroy(&attr);
 	if (rc != 0) {
 		atomic_fetch_sub(&running, 1);

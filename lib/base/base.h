@@ -19,6 +19,11 @@ int dssm__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* The same for a failed system call: appends strerror(errno). */
 int dssm__fail_errno(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* thread.c: pthread_create with every signal blocked in the new thread
+ * (a library's own threads never take the caller's signals); its result. */
+#include <pthread.h>
+int dssm__thread_start(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg);
+
 /* access.c: the permission bits to make a shared object with: `asked`
  * if not 0, else DSSM_MODE (octal) if set, else 0660; DSSM_EINVAL for a
  * bad DSSM_MODE. */

@@ -24,7 +24,6 @@
  * keep the level asked for.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,13 +149,7 @@ static struct cworker *worker_new(const struct cstream *s)
 	w->adaptive = s->adaptive;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	/* the caller's signals (a recorder's SIGINT, SIGUSR1) must wake the
-	 * caller's thread, never land in this one */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	w->threaded = pthread_create(&w->thread, NULL, run, w) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	w->threaded = dssm__thread_start(&w->thread, NULL, run, w) == 0;
 	return w;
 }
 

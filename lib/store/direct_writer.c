@@ -28,7 +28,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,13 +103,7 @@ static struct dwriter *dwriter_new(int fd)
 	w->fd = fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	/* the caller's signals (a recorder's SIGINT, SIGUSR1) must wake the
-	 * caller's thread, never land in this one */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	w->threaded = pthread_create(&w->thread, NULL, run, w) == 0;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	w->threaded = dssm__thread_start(&w->thread, NULL, run, w) == 0;
 	return w;
 }
 
