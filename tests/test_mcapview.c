@@ -21,7 +21,8 @@
 #include "dssm/container.h"
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
-#include "lib/store/view.h"
+#include "lib/base/bytes.h"
+#include "lib/store/view_table.h"
 #define VIEW_TEST "mcapview"
 #include "view_check.h"
 
@@ -245,6 +246,92 @@ static void test_damaged_index(void **state)
 	assert_true(scanned > 0);
 }
 
+/* Opening reads the summary and, per channel, the message index record of
+ * its first and last chunks only; a stream's other message indexes are read
+ * at its first query, and give what the summary said (#25). */
+static void test_open_reads_summary(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof path, "%s/example-0.mcap", tmp);
+	dssm_container *c;
+	uint64_t reads = dssm__view_index_reads, bytes = dssm__view_read_bytes;
+	assert_int_equal(dssm_container_open(path, &c), 0);
+	uint64_t open_reads = dssm__view_index_reads - reads, open_bytes = dssm__view_read_bytes - bytes;
+	int n = dssm_container_stream_count(c);
+	assert_true(n > 1 && n <= 64);
+	assert_true(open_reads <= 2 * (uint64_t)n);
+	dssm_recorded b[64];
+	for (int i = 0; i < n; i++)
+		assert_int_equal(dssm_container_stream_brief(c, i, &b[i]), 0);
+	reads = dssm__view_index_reads;
+	bytes = dssm__view_read_bytes;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_query_close(q);
+	uint64_t all_reads = dssm__view_index_reads - reads, all_bytes = dssm__view_read_bytes - bytes;
+	print_message("open: %llu message index reads, %llu bytes; a query of all: %llu, %llu\n",
+	              (unsigned long long)open_reads, (unsigned long long)open_bytes,
+	              (unsigned long long)all_reads, (unsigned long long)all_bytes);
+	assert_true(all_reads > 2 * open_reads);   /* (the file has many chunks) */
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x;
+		assert_int_equal(dssm_container_stream(c, i, &x), 0);
+		assert_true(x.count == b[i].count && x.first == b[i].first && x.last == b[i].last);
+	}
+	dssm_container_close(c);
+}
+
+/* Statistics that disagree with the message indexes: the stream's first
+ * query (and verify) says so, naming the file and the stream; never a
+ * count silently changed. */
+static void test_damaged_counts(void **state)
+{
+	(void)state;
+	char path[512], bad[512];
+	snprintf(path, sizeof path, "%s/example-0.mcap", tmp);
+	snprintf(bad, sizeof bad, "%s/badcounts.mcap", tmp);
+	uint8_t *buf = NULL;
+	long len = 0, at = summary_start(path);
+	write_damaged(path, bad, 0, 0x89, &buf, &len);   /* (byte 0 as it is: a copy) */
+	while (at + 9 < len && buf[at] != 0x0b)   /* the statistics record */
+		at += 9 + (long)le_get64(buf + at + 1);
+	assert_true(at + 9 + 56 < len);
+	uint8_t *st = buf + at + 9;
+	le_put64(st, le_get64(st) + 1);           /* message_count */
+	le_put64(st + 48, le_get64(st + 48) + 1);   /* the first channel's count */
+	FILE *f = fopen(bad, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	dssm_container *good, *c;
+	assert_int_equal(dssm_container_open(path, &good), 0);
+	assert_int_equal(dssm_container_open(bad, &c), 0);
+	int n = dssm_container_stream_count(c), damaged = -1;
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x, y;
+		assert_int_equal(dssm_container_stream_brief(good, i, &x), 0);
+		assert_int_equal(dssm_container_stream_brief(c, i, &y), 0);
+		if (y.count != x.count)
+			damaged = i;
+	}
+	assert_true(damaged >= 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream_brief(c, damaged, &r), 0);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &damaged, 1, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "badcounts.mcap"));
+	assert_non_null(strstr(dssm_last_error(), r.info.name));
+	assert_int_equal(dssm_container_verify(c, damaged), DSSM_ECORRUPT);
+	assert_int_equal(dssm_container_stream(c, damaged, &r), DSSM_ECORRUPT);
+	int other = damaged == 0 ? 1 : 0;
+	assert_int_equal(dssm_query_open(c, &other, 1, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_query_close(q);
+	dssm_container_close(c);
+	dssm_container_close(good);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -255,6 +342,8 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_damage),
 		cmocka_unit_test(test_damaged_index),
+		cmocka_unit_test(test_open_reads_summary),
+		cmocka_unit_test(test_damaged_counts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

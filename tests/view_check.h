@@ -303,11 +303,17 @@ static inline void refused_past_max_entries(const char *path)
 
 /* Every sample of c (a damaged file's view) read through: it ends, or
  * stops with an error naming the file (its name, `file`), never a crash;
- * at: the damaged byte, for the message. */
+ * at: the damaged byte, for the message. The query's open may say it
+ * already: it reads the message indexes the file's summary promised
+ * (lazy streams, lib/store/view_sizes.c). */
 static inline void reads_through(dssm_container *c, const char *file, long at)
 {
 	dssm_query *q;
-	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	if (dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q) < 0) {
+		if (!strstr(dssm_last_error(), file))
+			fail_msg("byte %ld: %s", at, dssm_last_error());
+		return;
+	}
 	dssm_record r;
 	int rc;
 	while ((rc = dssm_query_next(q, &r)) > 0)

@@ -333,7 +333,7 @@ static int bag_length(struct view *v, int idx, const struct ventry *e, uint32_t 
 	return 1;
 }
 
-static const struct view_format bag_format = {bag_read, bag_length, file_free};
+static const struct view_format bag_format = {bag_read, bag_length, file_free, NULL};
 
 int dssm__bag_sniff(const uint8_t *head, size_t n)
 {

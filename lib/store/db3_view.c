@@ -108,7 +108,7 @@ static int db3_read(struct view *v, struct view_cache *k, int idx, const struct 
 	return rc;
 }
 
-static const struct view_format db3_format = {db3_read, NULL, file_free};
+static const struct view_format db3_format = {db3_read, NULL, file_free, NULL};
 
 /* A topic's stream, as import.c's on_channel makes it: the property by
  * dssm__channel_property from the topic's fields (db3.c), as the import's. */

@@ -18,6 +18,13 @@ struct mchunk {
 	 * sample's length is then read from its header alone); 0: not looked
 	 * at yet, 1: compressed */
 	uint64_t plain_at;
+	/* from its chunk index (the summary): its messages' times, where its
+	 * message index records are, and the map of channel id to the file
+	 * offset of each channel's (10 bytes a channel; NULL after a scan) */
+	int64_t start, end;
+	uint64_t index_at, index_len;
+	uint8_t *offsets;
+	uint32_t noffsets;
 };
 
 struct mschema {
@@ -35,6 +42,7 @@ struct mchannel {
 	int stream;                /* -1: no stream yet */
 	struct ventry *e;          /* the summary path: its entries, before it has a stream */
 	uint64_t n, cap;
+	uint64_t count;            /* its messages, as the statistics count them */
 };
 
 struct mcap_file {
@@ -70,5 +78,8 @@ void dssm__mcap_forget(struct mcap_file *f);
  * the file was not closed). */
 int dssm__mcap_load_summary(struct view *v, struct mcap_file *f, char **why);
 int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **note);
+/* The view's load (view_table.h): stream idx's entries from its channel's
+ * message index records, in the chunks whose index lists it. */
+int dssm__mcap_load_stream(struct view *v, int idx);
 
 #endif

@@ -30,7 +30,7 @@ static int add_chunk(struct mcap_file *f, uint64_t at, uint64_t len)
 		f->chunks = p;
 		f->ccap = cap;
 	}
-	f->chunks[f->nchunks++] = (struct mchunk){at, len, 0};
+	f->chunks[f->nchunks++] = (struct mchunk){.at = at, .len = len};
 	return 0;
 }
 
@@ -129,10 +129,11 @@ int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **not
 /* ---- building the index: the summary and the message indexes ---- */
 
 struct summary {
-	uint64_t *index_at, *index_len;   /* by chunk: its message index records */
 	uint64_t messages;                /* the statistics' count (has_stats) */
 	int has_stats, usable;            /* usable: every chunk has its message indexes */
 	uint64_t entries;
+	const uint8_t *counts;            /* the statistics' count per channel (10 bytes each) */
+	uint32_t counts_len;
 };
 
 static int on_chunk_index(struct mcap_file *f, struct summary *sm, struct rbuf b, uint64_t at)
@@ -143,25 +144,27 @@ static int on_chunk_index(struct mcap_file *f, struct summary *sm, struct rbuf b
 	if (ci.chunk_len < MCAP_RECORD_HEAD || ci.chunk_at > f->file.size ||
 	    ci.chunk_len > f->file.size - ci.chunk_at || ci.index_len > f->file.size - ci.chunk_at - ci.chunk_len)
 		return dssm__mcap_bad(f, "chunk index", at, "points past the file's end");
+	if (ci.start > (uint64_t)INT64_MAX || ci.end > (uint64_t)INT64_MAX || ci.start > ci.end)
+		return dssm__mcap_bad(f, "chunk index", at, "has times out of order or past 2262");
 	uint32_t i = f->nchunks;
 	int rc = add_chunk(f, ci.chunk_at + MCAP_RECORD_HEAD, ci.chunk_len - MCAP_RECORD_HEAD);
-	uint64_t *a = rc == 0 ? realloc(sm->index_at, f->ccap * sizeof *a) : NULL;
-	if (a)
-		sm->index_at = a;
-	uint64_t *l = a ? realloc(sm->index_len, f->ccap * sizeof *l) : NULL;
-	if (l)
-		sm->index_len = l;
-	if (rc == 0 && !l)
-		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-	if (rc == 0 && i > 0 && f->chunks[i].at <= f->chunks[i - 1].at)
+	if (rc < 0)
+		return rc;
+	struct mchunk *c = &f->chunks[i];
+	if (i > 0 && c->at <= f->chunks[i - 1].at)
 		sm->usable = 0;   /* chunk indexes out of file order: scan */
-	if (rc == 0) {
-		sm->index_at[i] = ci.chunk_at + ci.chunk_len;
-		sm->index_len[i] = ci.index_len;
-		if (ci.index_len == 0 && ci.offsets_len == 0 && ci.uncompressed > 0)
-			sm->usable = 0;   /* a chunk without message indexes: scan */
-	}
-	return rc;
+	c->start = (int64_t)ci.start;
+	c->end = (int64_t)ci.end;
+	c->index_at = ci.chunk_at + ci.chunk_len;
+	c->index_len = ci.index_len;
+	if (ci.index_len == 0 && ci.offsets_len == 0 && ci.uncompressed > 0)
+		sm->usable = 0;   /* a chunk without message indexes: scan */
+	if (ci.offsets_len && !(c->offsets = malloc(ci.offsets_len)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	if (ci.offsets_len)
+		memcpy(c->offsets, ci.offsets, ci.offsets_len);
+	c->noffsets = ci.offsets_len / 10;
+	return 0;
 }
 
 static int summary_records(struct mcap_file *f, struct summary *sm, const uint8_t *buf,
@@ -183,6 +186,14 @@ static int summary_records(struct mcap_file *f, struct summary *sm, const uint8_
 			struct rbuf st = b;
 			sm->messages = rbuf_u64(&st);
 			sm->has_stats = !st.bad;
+			(void)rbuf_u16(&st);   /* schemas, channels, attachments, metadata, chunks */
+			for (int k = 0; k < 4; k++)
+				(void)rbuf_u32(&st);
+			(void)rbuf_u64(&st);   /* the first and last message times */
+			(void)rbuf_u64(&st);
+			sm->counts = rbuf_blob(&st, &sm->counts_len);
+			if (st.bad || sm->counts_len % 10)
+				sm->counts = NULL;
 		}
 		at += MCAP_RECORD_HEAD + b.left;
 	}
@@ -217,8 +228,9 @@ static int chan_entry(struct mcap_file *f, struct summary *sm, uint16_t id, int6
 static int message_indexes(struct mcap_file *f, struct summary *sm, uint32_t chunk)
 {
 	uint8_t *buf;
-	uint64_t len = sm->index_len[chunk], base = sm->index_at[chunk];
+	uint64_t len = f->chunks[chunk].index_len, base = f->chunks[chunk].index_at;
 	int rc = dssm__mcap_read_range(f, base, len, &buf);
+	dssm__view_index_reads++;
 	for (size_t at = 0; rc == 0 && at < len;) {
 		uint8_t op;
 		struct rbuf b;
@@ -242,6 +254,177 @@ static int message_indexes(struct mcap_file *f, struct summary *sm, uint32_t chu
 	return rc;
 }
 
+/* ---- the lazy index: counts from the statistics, entries at first use ---- */
+
+/* The statistics' counts per channel, when they account for every message
+ * and every channel the chunk indexes list (and only those): 1, else 0 (the
+ * message indexes are then all read at open, as for a file without
+ * statistics: a count that cannot be checked against the file's own
+ * message index map is not taken). */
+static int channel_counts(struct mcap_file *f, const struct summary *sm)
+{
+	if (!sm->has_stats || !sm->counts || sm->counts_len == 0)
+		return 0;
+	uint64_t sum = 0;
+	for (uint32_t i = 0; i < sm->counts_len / 10; i++) {
+		struct mchannel *ch = f->channels[le_get16(sm->counts + 10 * i)];
+		uint64_t n = le_get64(sm->counts + 10 * i + 2);
+		if (!ch || ch->count || sum + n < sum)
+			return 0;
+		ch->count = n;
+		sum += n;
+	}
+	uint8_t *listed = calloc(65536 / 8, 1);
+	int ok = listed && sum == sm->messages;
+	for (uint32_t i = 0; ok && i < f->nchunks; i++) {
+		const struct mchunk *c = &f->chunks[i];
+		ok = c->noffsets > 0;
+		for (uint32_t j = 0; ok && j < c->noffsets; j++) {
+			uint16_t id = le_get16(c->offsets + 10 * j);
+			ok = f->channels[id] && f->channels[id]->count > 0;
+			if (ok)
+				listed[id / 8] |= (uint8_t)(1u << id % 8);
+		}
+	}
+	for (uint32_t id = 0; ok && id < 65536; id++)
+		ok = !f->channels[id] || !f->channels[id]->count || (listed[id / 8] >> id % 8 & 1);
+	free(listed);
+	return ok;
+}
+
+/* Channel id's message index record after chunk i: its (time, offset)
+ * pairs in *buf (malloc'd); 0 and *n = 0 when the chunk's map does not
+ * list the channel. */
+static int channel_index(struct mcap_file *f, uint32_t i, uint16_t id, uint8_t **buf,
+                         const uint8_t **pairs, size_t *n)
+{
+	const struct mchunk *c = &f->chunks[i];
+	uint64_t at = 0, end = c->index_at + c->index_len;
+	int listed = 0;
+	*buf = NULL;
+	*n = 0;
+	for (uint32_t j = 0; j < c->noffsets; j++)
+		if (le_get16(c->offsets + 10 * j) == id) {
+			at = le_get64(c->offsets + 10 * j + 2);
+			listed = 1;
+		}
+	if (!listed)
+		return 0;
+	for (uint32_t j = 0; j < c->noffsets; j++) {   /* it ends where the next one starts */
+		uint64_t o = le_get64(c->offsets + 10 * j + 2);
+		if (o > at && o < end)
+			end = o;
+	}
+	if (at < c->index_at || at >= end)
+		return dssm__mcap_bad(f, "chunk index", c->at - MCAP_RECORD_HEAD, "puts a message index "
+		                      "outside the chunk's");
+	int rc = dssm__mcap_read_range(f, at, end - at, buf);
+	dssm__view_index_reads++;
+	uint8_t op;
+	struct rbuf b;
+	uint16_t got;
+	if (rc == 0 && (!dssm__mcap_record(*buf, (size_t)(end - at), 0, &op, &b) ||
+	                op != MCAP_MESSAGE_INDEX || dssm__mcap_message_index(b, &got, pairs, n) < 0 ||
+	                got != id))
+		rc = dssm__mcap_bad(f, "message index", at, "is not the one its chunk index names");
+	if (rc < 0) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return rc;
+}
+
+/* Chunk i's times of channel id folded into *first and *last. */
+static int chunk_times(struct mcap_file *f, uint32_t i, uint16_t id, int64_t *first, int64_t *last)
+{
+	uint8_t *buf;
+	const uint8_t *pairs;
+	size_t n;
+	int rc = channel_index(f, i, id, &buf, &pairs, &n);
+	for (size_t k = 0; rc == 0 && k < n; k++) {
+		uint64_t t = le_get64(pairs + 16 * k);
+		if (t > (uint64_t)INT64_MAX)
+			rc = dssm__mcap_bad(f, "message index", f->chunks[i].index_at, "has a time past the "
+			                    "year 2262");
+		else if ((int64_t)t < *first)
+			*first = (int64_t)t;
+		if (rc == 0 && (int64_t)t > *last)
+			*last = (int64_t)t;
+	}
+	free(buf);
+	return rc;
+}
+
+static int holds(const struct mchunk *c, uint16_t id)
+{
+	for (uint32_t j = 0; j < c->noffsets; j++)
+		if (le_get16(c->offsets + 10 * j) == id)
+			return 1;
+	return 0;
+}
+
+/* Channel id's first and last times from the message indexes of the
+ * chunks that can hold them: by the chunk indexes' times, the first chunk
+ * holding it (and any other starting before the earliest time found), the
+ * same for the last: usually two reads, whatever the file's length. */
+static int channel_times(struct mcap_file *f, uint16_t id, int64_t *first, int64_t *last)
+{
+	uint8_t *seen = calloc(f->nchunks ? f->nchunks : 1, 1);
+	if (!seen)
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	*first = INT64_MAX;
+	*last = INT64_MIN;
+	int rc = 0;
+	for (int pass = 0; rc == 0 && pass < 2;) {
+		int64_t pick = -1;
+		for (uint32_t i = 0; i < f->nchunks; i++) {
+			const struct mchunk *c = &f->chunks[i];
+			if (seen[i] || (pass == 0 ? c->start >= *first : c->end <= *last) || !holds(c, id))
+				continue;
+			if (pick < 0 || (pass == 0 ? c->start < f->chunks[pick].start : c->end > f->chunks[pick].end))
+				pick = i;
+		}
+		if (pick < 0)
+			pass++;
+		else
+			rc = chunk_times(f, (uint32_t)pick, id, first, last);
+		if (pick >= 0)
+			seen[pick] = 1;
+	}
+	free(seen);
+	if (rc == 0 && *first > *last)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: channel %u: the statistics count %llu messages; its "
+		                "message indexes hold none", f->file.path, id,
+		                (unsigned long long)f->channels[id]->count);
+	return rc;
+}
+
+int dssm__mcap_load_stream(struct view *v, int idx)
+{
+	struct mcap_file *f = v->ctx;
+	uint32_t id = 0;
+	while (id < 65536 && !(f->channels[id] && f->channels[id]->stream == idx))
+		id++;
+	if (id == 65536)
+		return 0;
+	int rc = dssm__view_reserve(v, idx, f->channels[id]->count);
+	for (uint32_t i = 0; rc == 0 && i < f->nchunks; i++) {
+		uint8_t *buf;
+		const uint8_t *pairs;
+		size_t n;
+		rc = channel_index(f, i, (uint16_t)id, &buf, &pairs, &n);
+		for (size_t k = 0; rc == 0 && k < n; k++) {
+			uint64_t t = le_get64(pairs + 16 * k), off = le_get64(pairs + 16 * k + 8);
+			rc = t > (uint64_t)INT64_MAX
+			     ? dssm__mcap_bad(f, "message index", f->chunks[i].index_at, "has a time past "
+			                      "the year 2262")
+			     : dssm__view_add_entry(v, idx, (int64_t)t, i, off, VIEW_NO_LEN);
+		}
+		free(buf);
+	}
+	return rc;
+}
+
 /* Channels in the order their records came (the summary's order: the
  * order writers register them, in which they write them into the data
  * section, where an import meets them). */
@@ -251,9 +434,10 @@ static int order_cmp(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Streams for the channels, each taking the entries its message indexes
- * gave. */
-static int summary_streams(struct view *v, struct mcap_file *f)
+/* Streams for the channels, in the order their records came, each taking
+ * the entries its message indexes gave (lazy: each its statistics' count
+ * and its first and last times, its entries read at its first use). */
+static int summary_streams(struct view *v, struct mcap_file *f, int lazy)
 {
 	struct mchannel **order = malloc(65536 * sizeof *order);
 	if (!order)
@@ -263,10 +447,23 @@ static int summary_streams(struct view *v, struct mcap_file *f)
 		if (f->channels[i])
 			order[n++] = f->channels[i];
 	qsort(order, n, sizeof *order, order_cmp);
-	int rc = 0;
+	int64_t *times = lazy ? malloc((n ? n : 1) * 2 * sizeof *times) : NULL;
+	int rc = lazy && !times ? dssm__fail(DSSM_ENOMEM, "out of memory") : 0;
+	/* (every channel's times before any stream: damage met here is read
+	 * by a scan, dssm__mcap_load_summary) */
+	for (size_t i = 0; lazy && i < n && rc == 0; i++) {
+		uint16_t id = 0;
+		while (f->channels[id] != order[i])
+			id++;
+		times[2 * i] = times[2 * i + 1] = 0;
+		if (order[i]->count)
+			rc = channel_times(f, id, &times[2 * i], &times[2 * i + 1]);
+	}
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct mchannel *ch = order[i];
-		if ((rc = dssm__mcap_channel_stream(v, f, ch)) == 0) {
+		if ((rc = dssm__mcap_channel_stream(v, f, ch)) == 0 && lazy)
+			rc = dssm__view_defer(v, ch->stream, ch->count, times[2 * i], times[2 * i + 1]);
+		else if (rc == 0) {
 			struct vstream *s = &v->s[ch->stream];
 			s->e = ch->e;
 			s->n = ch->n;
@@ -277,6 +474,7 @@ static int summary_streams(struct view *v, struct mcap_file *f)
 			ch->n = ch->cap = 0;
 		}
 	}
+	free(times);
 	free(order);
 	return rc;
 }
@@ -300,20 +498,24 @@ static int summary_load(struct view *v, struct mcap_file *f)
 		                  (unsigned long long)SUMMARY_MAX);
 	uint8_t *buf;
 	struct summary sm = {.usable = 1};
-	int rc = dssm__mcap_read_range(f, ft.summary_start, end - ft.summary_start, &buf);
+	int rc = dssm__mcap_read_range(f, ft.summary_start, end - ft.summary_start, &buf), lazy = 0;
 	if (rc == 0)
 		rc = summary_records(f, &sm, buf, (size_t)(end - ft.summary_start), ft.summary_start);
-	free(buf);
 	if (rc == 0 && f->nchunks == 0)
 		sm.usable = 0;   /* messages outside chunks, or none: the scan finds them */
-	for (uint32_t i = 0; rc == 0 && sm.usable && i < f->nchunks; i++)
-		rc = message_indexes(f, &sm, i);
-	if (rc == 0 && sm.usable && sm.has_stats && sm.messages != sm.entries)
-		sm.usable = 0;   /* indexes that miss messages */
 	if (rc == 0 && sm.usable)
-		rc = summary_streams(v, f);
-	free(sm.index_at);
-	free(sm.index_len);
+		lazy = channel_counts(f, &sm);
+	free(buf);
+	/* no count per channel (no statistics, or ones that do not account for
+	 * every message): every message index read now */
+	for (uint32_t i = 0; rc == 0 && sm.usable && !lazy && i < f->nchunks; i++)
+		rc = message_indexes(f, &sm, i);
+	if (rc == 0 && sm.usable && !lazy && sm.has_stats && sm.messages != sm.entries)
+		sm.usable = 0;   /* indexes that miss messages */
+	if (rc == 0 && sm.usable && lazy && sm.messages > dssm__view_max_entries)
+		rc = dssm__view_too_many(v);
+	if (rc == 0 && sm.usable)
+		rc = summary_streams(v, f, lazy);
 	return rc < 0 ? rc : !sm.usable;
 }
 

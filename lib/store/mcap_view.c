@@ -1,10 +1,14 @@
 /*
  * mcap_view.c - an MCAP file read in place as a container (view.h).
  *
- * Opening reads the summary: schemas, channels and the chunk indexes, then
- * each chunk's message index records (the time and offset of every message
- * of each channel in the chunk), which lie after the chunk: what is read
- * grows with the index, not with the file. A file without them (no
+ * Opening reads the summary: schemas, channels, the chunk indexes and the
+ * statistics (each channel's count), and each channel's message index
+ * record in its first and last chunks (its first and last times); a
+ * channel's other message index records (the time and offset of each of
+ * its messages, after each chunk) are read at its first query (view.h's
+ * lazy streams): what is read grows with the summary, not with the file.
+ * A file whose statistics give no count per channel has every message
+ * index read at open. A file without them (no
  * summary, no chunk index, a writer that died) is scanned once instead,
  * decompressing each chunk in turn. Queries then read and decompress only
  * the chunks holding the samples they return.
@@ -43,6 +47,8 @@ void dssm__mcap_forget(struct mcap_file *f)
 			f->channels[i] = NULL;
 		}
 	f->nchannels = 0;
+	for (uint32_t i = 0; i < f->nchunks; i++)
+		free(f->chunks[i].offsets);
 	f->nchunks = 0;
 }
 
@@ -312,7 +318,8 @@ static int mcap_length(struct view *v, int idx, const struct ventry *e, uint32_t
 	return 1;
 }
 
-static const struct view_format mcap_format = {mcap_read, mcap_length, file_free};
+static const struct view_format mcap_format = {mcap_read, mcap_length, file_free,
+                                               dssm__mcap_load_stream};
 
 int dssm__mcap_sniff(const uint8_t *head, size_t n)
 {

@@ -69,7 +69,7 @@ static int ssmlog_read(struct view *v, struct view_cache *k, int idx, const stru
 	return 0;
 }
 
-static const struct view_format ssmlog_format = {ssmlog_read, NULL, file_free};
+static const struct view_format ssmlog_format = {ssmlog_read, NULL, file_free, NULL};
 
 /* A file whose first line has the header's shape is read as a log: a
  * wrong field is then refused by name (the import's sentence), not taken

@@ -84,8 +84,7 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 	return v->n++;
 }
 
-/* DSSM_ENOMEM, said, when the index would pass dssm__view_max_entries. */
-static int too_many(const struct view *v)
+int dssm__view_too_many(const struct view *v)
 {
 	return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
 	                  "place (their index would take over %llu MiB)", v->what,
@@ -106,8 +105,9 @@ static int grow(struct view *v, struct vstream *s, uint64_t cap)
 int dssm__view_reserve(struct view *v, int idx, uint64_t n)
 {
 	struct vstream *s = &v->s[idx];
-	if (n > dssm__view_max_entries || v->entries > dssm__view_max_entries - n)
-		return too_many(v);
+	uint64_t held = v->entries + v->deferred;
+	if (n > dssm__view_max_entries || held > dssm__view_max_entries - n)
+		return dssm__view_too_many(v);
 	return s->cap - s->n >= n ? 0 : grow(v, s, s->n + n);
 }
 
@@ -116,8 +116,8 @@ int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, 
 {
 	struct vstream *s = &v->s[idx];
 	int rc;
-	if (v->entries >= dssm__view_max_entries)
-		return too_many(v);
+	if (v->entries + v->deferred >= dssm__view_max_entries)
+		return dssm__view_too_many(v);
 	if (s->n == s->cap && (rc = grow(v, s, s->cap ? s->cap * 2 : 256)) < 0)
 		return rc;
 	s->e[s->n++] = (struct ventry){time, off, chunk, len};
@@ -137,16 +137,19 @@ static int entry_cmp(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+void dssm__view_sort_stream(struct vstream *s)
+{
+	int sorted = 1;
+	for (uint64_t j = 1; sorted && j < s->n; j++)
+		sorted = entry_cmp(&s->e[j - 1], &s->e[j]) < 0;
+	if (!sorted)
+		qsort(s->e, s->n, sizeof *s->e, entry_cmp);
+}
+
 void dssm__view_sort(struct view *v)
 {
-	for (int i = 0; i < v->n; i++) {
-		struct vstream *s = &v->s[i];
-		int sorted = 1;
-		for (uint64_t j = 1; sorted && j < s->n; j++)
-			sorted = entry_cmp(&s->e[j - 1], &s->e[j]) < 0;
-		if (!sorted)
-			qsort(s->e, s->n, sizeof *s->e, entry_cmp);
-	}
+	for (int i = 0; i < v->n; i++)
+		dssm__view_sort_stream(&v->s[i]);
 }
 
 void dssm__view_note_why(dssm_container *c, const char *why)
@@ -342,6 +345,11 @@ static int view_query_open(dssm_container *c, const int *streams, int nstreams,
 		if (idx < 0 || idx >= v->n) {
 			dssm_query_close(q);
 			return dssm__fail(DSSM_EINVAL, "no stream %d in the container", idx);
+		}
+		int rc = dssm__view_load(v, idx);
+		if (rc < 0) {
+			dssm_query_close(q);
+			return rc;
 		}
 		struct vcur *k = &vq->cur[i];
 		k->stream = idx;

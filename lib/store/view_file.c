@@ -59,6 +59,8 @@ void dssm__view_file_close(struct view_file *f)
 	f->path = NULL;
 }
 
+uint64_t dssm__view_read_bytes, dssm__view_index_reads;
+
 int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_t at)
 {
 	if (at > f->size || n > f->size - at)
@@ -74,5 +76,6 @@ int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_
 			                            (unsigned long long)(at + done));
 		done += (size_t)got;
 	}
+	dssm__view_read_bytes += n;
 	return 0;
 }

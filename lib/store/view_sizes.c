@@ -1,5 +1,16 @@
 /*
- * view_sizes.c - the sizes of a file view's streams (view_table.h): a
+ * view_sizes.c - what a file view reads after its open, the first time a
+ * call needs it (view_table.h).
+ *
+ * A stream's entries (dssm__view_load): where the file's summary gives a
+ * stream's count and times (an MCAP file's statistics, a bag's chunk
+ * infos), the open keeps those and reads no message index; the stream's
+ * first query, sizes or verify reads its own message indexes, in the
+ * chunks that hold it, and checks them against the summary: a summary
+ * that disagrees is damage, said naming the file and the stream, never a
+ * count silently changed (docs/bridges.md, 3.1).
+ *
+ * The sizes of its streams: a
  * sample's length is not in an MCAP file's indexes, so a stream's bytes,
  * payload bytes and largest sample, which an imported stream reports, are
  * counted by reading its samples, once, the first time they are asked for.
@@ -112,10 +123,67 @@ static void stream_sums(struct vstream *s)
 	}
 }
 
+int dssm__view_defer(struct view *v, int idx, uint64_t n, int64_t first, int64_t last)
+{
+	struct vstream *s = &v->s[idx];
+	uint64_t held = v->entries + v->deferred;
+	if (n > dssm__view_max_entries || held > dssm__view_max_entries - n)
+		return dssm__view_too_many(v);
+	if (n == 0)
+		return 0;
+	v->deferred += n;
+	s->lazy = 1;
+	s->sized = 0;
+	s->sum_n = n;
+	s->sum_first = first;
+	s->sum_last = last;
+	return 0;
+}
+
+/* The entries just read against the summary's figures. */
+static int as_summary_says(const struct view *v, const struct vstream *s)
+{
+	if (s->n == s->sum_n && s->e[0].time == s->sum_first && s->e[s->n - 1].time == s->sum_last)
+		return 0;
+	return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': the file's summary gives %llu "
+	                  "messages from %lld to %lld, its message indexes %llu from %lld to %lld: "
+	                  "the file is damaged (dssm import reads it whole)", v->what, s->info.name,
+	                  s->info.id, (unsigned long long)s->sum_n, (long long)s->sum_first,
+	                  (long long)s->sum_last, (unsigned long long)s->n,
+	                  (long long)(s->n ? s->e[0].time : 0),
+	                  (long long)(s->n ? s->e[s->n - 1].time : 0));
+}
+
+int dssm__view_load(struct view *v, int idx)
+{
+	struct vstream *s = &v->s[idx];
+	if (!s->lazy)
+		return 0;
+	uint64_t was = v->entries;
+	v->deferred -= s->sum_n;
+	int rc = v->fmt->load(v, idx);
+	if (rc == 0) {
+		dssm__view_sort_stream(s);
+		rc = as_summary_says(v, s);
+	}
+	if (rc < 0) {   /* still lazy: the next call says it again */
+		free(s->e);
+		s->e = NULL;
+		s->n = s->cap = 0;
+		v->entries = was;
+		v->deferred += s->sum_n;
+		return rc;
+	}
+	s->lazy = 0;
+	return 0;
+}
+
 int dssm__view_sized(struct view *v, int idx)
 {
 	struct vstream *s = &v->s[idx];
-	int rc = s->summed || s->sized ? 0 : stream_sized(v, idx);
+	int rc = dssm__view_load(v, idx);
+	if (rc == 0 && !s->summed && !s->sized)
+		rc = stream_sized(v, idx);
 	if (rc == 0 && !s->summed) {
 		stream_sums(s);
 		s->summed = 1;
@@ -133,8 +201,11 @@ int dssm__view_figures(struct view *v, int idx, dssm_recorded *out, int brief)
 		return rc;
 	memset(out, 0, sizeof *out);
 	out->info = s->info;
-	out->count = s->n;
-	if (s->n) {
+	out->count = s->lazy ? s->sum_n : s->n;
+	if (s->lazy) {
+		out->first = s->sum_first;
+		out->last = s->sum_last;
+	} else if (s->n) {
 		out->first = s->e[0].time;
 		out->last = s->e[s->n - 1].time;
 	}

@@ -28,6 +28,12 @@ struct vstream {
 	int sized;           /* every entry's len is known */
 	int summed;          /* payload, bytes and info.max_size counted */
 	uint64_t payload, bytes;
+	/* lazy: its entries are not read yet (the format's load reads them at
+	 * the stream's first query, sizes or verify); until then its count and
+	 * times are the file's summary's, which the load checks */
+	int lazy;
+	uint64_t sum_n;
+	int64_t sum_first, sum_last;
 };
 
 /* Decompressed chunks a reader keeps (per query): the last two. */
@@ -50,6 +56,9 @@ struct view_format {
 	 * tell it cheaply: 1 and *len, 0 (then read), or an error. */
 	int (*length)(struct view *v, int idx, const struct ventry *e, uint32_t *len);
 	void (*free)(void *ctx);
+	/* Stream idx's entries (a lazy one's: dssm__view_defer), added with
+	 * dssm__view_add_entry in any order; an error names the file. */
+	int (*load)(struct view *v, int idx);
 };
 
 struct view {
@@ -60,6 +69,7 @@ struct view {
 	struct vstream *s;
 	int n, cap;
 	uint64_t entries;
+	uint64_t deferred;   /* the lazy streams' summary counts */
 };
 
 /* A view of c (c->view, closed) reading through fmt. */
@@ -76,6 +86,18 @@ int dssm__view_add_entry(struct view *v, int idx, int64_t time, uint32_t chunk, 
 /* Room for n more samples of stream idx, allocated at once (a format that
  * knows its count up front); DSSM_ENOMEM past dssm__view_max_entries. */
 int dssm__view_reserve(struct view *v, int idx, uint64_t n);
+/* Stream idx has n samples from first to last, as the file's summary
+ * says: its entries are read when a call needs them (dssm__view_load).
+ * DSSM_ENOMEM (said) when the file would pass dssm__view_max_entries. */
+int dssm__view_defer(struct view *v, int idx, uint64_t n, int64_t first, int64_t last);
+/* Stream idx's entries, read now if they were deferred (view_sizes.c):
+ * entries that disagree with the summary are DSSM_ECORRUPT naming the
+ * file and the stream (never a count silently changed). */
+int dssm__view_load(struct view *v, int idx);
+/* DSSM_ENOMEM: v holds more messages than are read in place (said). */
+int dssm__view_too_many(const struct view *v);
+/* Stream s's entries put in time order (ties: file order). */
+void dssm__view_sort_stream(struct vstream *s);
 /* Stream idx's entries' lengths and its sums (payload, bytes,
  * info.max_size), read once (view_sizes.c). */
 int dssm__view_sized(struct view *v, int idx);
@@ -98,6 +120,10 @@ int dssm__view_file_open(struct view_file *f, const char *path, void *head, size
  * on, closed on every error. */
 int dssm__view_file_adopt(struct view_file *f, int fd, const char *path, void *head, size_t n);
 void dssm__view_file_close(struct view_file *f);
+/* The bytes every view of this process has read from its files, and the
+ * reads of a chunk's message index records (an MCAP channel's, a bag
+ * chunk's index data): what opening costs, for the tests. */
+extern uint64_t dssm__view_read_bytes, dssm__view_index_reads;
 /* n bytes at `at`: a range past the size at open, or a read cut short, is
  * DSSM_ECORRUPT naming the file. */
 int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_t at);
