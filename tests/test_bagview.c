@@ -21,7 +21,7 @@
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
 #include "lib/base/bytes.h"
-#include "lib/store/view.h"
+#include "lib/store/view_table.h"
 
 #define VIEW_TEST "bagview"
 #include "view_check.h"
@@ -181,12 +181,20 @@ static int same_record(const dssm_record *a, const dssm_record *b)
 
 /* Every record the view of a damaged bag gives is the undamaged bag's
  * (orig) or what the import of the damaged one holds (imp, NULL when it
- * refused it), at the same place; it stops only with an error naming the
- * file; when it reads to the end it gives what the import gives. 1 when
- * the view read it all. */
+ * refused it), at the same place; it stops (or its query does not open)
+ * only with an error naming the file; when it reads to the end it gives
+ * what the import gives. 1 when the view read it all. */
 static int never_wrong(dssm_container *orig, dssm_container *imp, dssm_container *view, long at)
 {
-	dssm_query *qo = all_of(orig), *qi = all_of(imp), *qv = all_of(view);
+	dssm_query *qv;
+	/* (the query's open may say it: it reads the index records the chunk
+	 * infos promised, lib/store/view_sizes.c) */
+	if (dssm_query_open(view, NULL, 0, INT64_MIN, INT64_MAX, &qv) < 0) {
+		if (!strstr(dssm_last_error(), "bad.bag"))
+			fail_msg("byte %ld: %s", at, dssm_last_error());
+		return 0;
+	}
+	dssm_query *qo = all_of(orig), *qi = all_of(imp);
 	int whole = 0, ri = 0;
 	for (;;) {
 		dssm_record o, i, r;
@@ -258,6 +266,89 @@ static void test_damage(void **state)
 	}
 }
 
+/* Opening reads the index section and the index records of a few chunks
+ * (each connection's first and last); a stream's other index records are
+ * read at its first query, and give what the chunk infos said (#25). */
+static void test_open_reads_index_section(void **state)
+{
+	(void)state;
+	char path[512];
+	snprintf(path, sizeof path, "%s/example-0.bag", tmp);
+	dssm_container *c;
+	uint64_t reads = dssm__view_index_reads;
+	assert_int_equal(dssm_container_open(path, &c), 0);
+	uint64_t open_reads = dssm__view_index_reads - reads;
+	int n = dssm_container_stream_count(c);
+	assert_true(n > 1 && n <= 64);
+	dssm_recorded b[64];
+	for (int i = 0; i < n; i++)
+		assert_int_equal(dssm_container_stream_brief(c, i, &b[i]), 0);
+	reads = dssm__view_index_reads;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_query_close(q);
+	uint64_t all_reads = dssm__view_index_reads - reads;
+	print_message("open: %llu chunks' index records read; a query of all: %llu\n",
+	              (unsigned long long)open_reads, (unsigned long long)all_reads);
+	assert_true(open_reads <= 3 * (uint64_t)n);
+	assert_true(all_reads > 2 * open_reads);   /* (the bag has many chunks) */
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x;
+		assert_int_equal(dssm_container_stream(c, i, &x), 0);
+		assert_true(x.count == b[i].count && x.first == b[i].first && x.last == b[i].last);
+	}
+	dssm_container_close(c);
+}
+
+/* A chunk info whose count disagrees with the chunk's index records: the
+ * stream's first query (and verify) says so, naming the file and the
+ * stream; never a count silently changed. */
+static void test_damaged_counts(void **state)
+{
+	(void)state;
+	char path[512], bad[512];
+	snprintf(path, sizeof path, "%s/example-0.bag", tmp);
+	snprintf(bad, sizeof bad, "%s/badcounts.bag", tmp);
+	uint8_t *buf = NULL;
+	long len = 0, at;
+	write_damaged(path, bad, 0, '#', &buf, &len);   /* (byte 0 as it is: a copy) */
+	long pos = (long)index_pos(path, &at), infos = 0, mid = -1;
+	for (long p = pos; p + 8 < len; p += 8 + (long)le_get32(buf + p) + (long)le_get32(buf + p + 4 + le_get32(buf + p)))
+		infos += memmem(buf + p + 4, le_get32(buf + p), "op=\x06", 4) != NULL;
+	long k = 0;
+	for (long p = pos; mid < 0 && p + 8 < len; p += 8 + (long)le_get32(buf + p) + (long)le_get32(buf + p + 4 + le_get32(buf + p)))
+		if (memmem(buf + p + 4, le_get32(buf + p), "op=\x06", 4) && k++ == infos / 2)
+			mid = p + 8 + (long)le_get32(buf + p);   /* its first (connection, count) */
+	assert_true(infos > 4 && mid > 0);
+	le_put32(buf + mid + 4, le_get32(buf + mid + 4) + 1);
+	FILE *f = fopen(bad, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	dssm_container *good, *c;
+	assert_int_equal(dssm_container_open(path, &good), 0);
+	assert_int_equal(dssm_container_open(bad, &c), 0);
+	int n = dssm_container_stream_count(c), damaged = -1;
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x, y;
+		assert_int_equal(dssm_container_stream_brief(good, i, &x), 0);
+		assert_int_equal(dssm_container_stream_brief(c, i, &y), 0);
+		if (y.count != x.count)
+			damaged = i;
+	}
+	assert_true(damaged >= 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream_brief(c, damaged, &r), 0);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &damaged, 1, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "badcounts.bag"));
+	assert_non_null(strstr(dssm_last_error(), r.info.name));
+	assert_int_equal(dssm_container_verify(c, damaged), DSSM_ECORRUPT);
+	dssm_container_close(c);
+	dssm_container_close(good);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +357,8 @@ int main(void)
 		cmocka_unit_test(test_too_many),
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_damage),
+		cmocka_unit_test(test_open_reads_index_section),
+		cmocka_unit_test(test_damaged_counts),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

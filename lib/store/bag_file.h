@@ -20,18 +20,30 @@ struct bchunk {
 	uint64_t data_at;          /* its (compressed) bytes */
 	uint32_t data_len, size;   /* their length; uncompressed */
 	int codec;
-	uint64_t count;            /* its messages, as its index records say */
+	uint64_t count;            /* its messages, as its chunk info (or a scan) counts them */
+	/* the index path: its head is read when first needed (data_at to
+	 * codec above); from its chunk info: its messages' times, its
+	 * (connection, count) pairs (BAG_INFO_PAIR bytes each), and where the
+	 * next chunk (or the index section) starts, bounding its index records */
+	int headed;
+	int64_t start, end;
+	uint8_t *pairs;
+	uint32_t npairs;
+	uint64_t next;
 };
 
 struct bconn {
 	int stream;                /* -1: no stream yet */
-	/* the index path: its connection record's data, and its entries
-	 * before it has a stream */
+	/* the index path: its connection record's data; its count (its chunk
+	 * infos'), its times and first use (chunk, offset) from the index
+	 * records of the chunks read at open (seen: any) */
 	uint8_t *rec;
 	uint32_t rec_len;
 	uint64_t rec_at;
-	struct ventry *e;
-	uint64_t n, cap;
+	uint64_t count;
+	int64_t tmin, tmax;
+	uint64_t fchunk, foff;
+	int seen;
 };
 
 struct bag_file {
@@ -76,5 +88,8 @@ void dssm__bag_forget(struct bag_file *f);
  * closed). */
 int dssm__bag_load_index(struct view *v, struct bag_file *f, char **why);
 int dssm__bag_scan(struct view *v, struct bag_file *f, char **note);
+/* The view's load (view_table.h): stream idx's entries from the index
+ * records of the chunks whose chunk infos count its connection. */
+int dssm__bag_load_stream(struct view *v, int idx);
 
 #endif

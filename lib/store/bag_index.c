@@ -167,15 +167,8 @@ int dssm__bag_scan(struct view *v, struct bag_file *f, char **note)
 
 /* ---- building the index: the index section and index data records ---- */
 
-struct info {
-	uint64_t pos, count;      /* a chunk, the messages its chunk info counts */
-	int64_t start, end;       /* and their times */
-};
-
 struct index {
-	struct info *infos;
 	uint32_t n, conns;        /* chunk infos, connection records */
-	uint64_t entries;
 	char *why;                /* the index is not usable: why (then scanned) */
 };
 
@@ -211,20 +204,30 @@ static int index_connection(struct bag_file *f, struct index *ix, const struct b
 	return 0;
 }
 
+/* A chunk info: its chunk, not read yet (its head is read when needed). */
 static int index_info(struct bag_file *f, struct index *ix, const struct bag_record *rec)
 {
 	struct bag_chunk_info ci;
 	int rc = dssm__bag_chunk_info(f->file.path, rec, &ci);
 	if (rc < 0)
 		return rc;
-	struct info *p = realloc(ix->infos, ((size_t)ix->n + 1) * sizeof *p);
-	if (!p)
+	if (f->nchunks == f->ccap) {
+		uint32_t cap = f->ccap ? f->ccap * 2 : 64;
+		struct bchunk *p = cap > f->ccap ? realloc(f->chunks, (size_t)cap * sizeof *p) : NULL;
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
+		f->chunks = p;
+		f->ccap = cap;
+	}
+	struct bchunk *c = &f->chunks[f->nchunks];
+	*c = (struct bchunk){.at = ci.chunk_pos, .start = ci.start, .end = ci.end, .npairs = ci.count};
+	if (!(c->pairs = malloc((size_t)ci.count * BAG_INFO_PAIR + 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	ix->infos = p;
-	uint64_t count = 0;
+	memcpy(c->pairs, ci.pairs, (size_t)ci.count * BAG_INFO_PAIR);
 	for (uint32_t i = 0; i < ci.count; i++)
-		count += le_get32(ci.pairs + BAG_INFO_PAIR * i + 4);
-	ix->infos[ix->n++] = (struct info){ci.chunk_pos, count, ci.start, ci.end};
+		c->count += le_get32(ci.pairs + BAG_INFO_PAIR * i + 4);
+	f->nchunks++;
+	ix->n++;
 	return 0;
 }
 
@@ -265,116 +268,202 @@ static int index_section(struct bag_file *f, struct index *ix)
 	return rc;
 }
 
-static int conn_entry(struct bag_file *f, struct index *ix, uint32_t id, int64_t time,
-                      uint32_t chunk, uint64_t off)
+/* Chunk i's head, read once: its codec, sizes and data. */
+static int chunk_head(struct bag_file *f, uint32_t i)
 {
-	const struct info *in = &ix->infos[chunk];
-	if (time < in->start || time > in->end)
+	struct bchunk *ch = &f->chunks[i];
+	if (ch->headed)
+		return 0;
+	uint8_t *head;
+	struct bag_record rec;
+	struct bag_chunk c;
+	int rc = dssm__bag_read_head(f, ch->at, "file", &head, &rec);
+	if (rc == 0 || (rc > 0 && rec.op != BAG_CHUNK))
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: a chunk info points to byte %llu, which is no chunk",
+		                f->file.path, (unsigned long long)ch->at);
+	if (rc > 0)
+		rc = dssm__bag_chunk(f->file.path, &rec, BAG_CHUNK_MAX, &c);
+	if (rc == 0 && bag_record_end(&rec) > ch->next)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: the chunk at byte %llu runs past the next chunk or "
+		                "the index (byte %llu)", f->file.path, (unsigned long long)rec.at,
+		                (unsigned long long)ch->next);
+	if (rc == 0) {
+		ch->data_at = rec.at + 8 + rec.header_len;
+		ch->data_len = rec.data_len;
+		ch->size = c.size;
+		ch->codec = c.codec;
+		ch->headed = 1;
+	}
+	free(head);
+	return rc;
+}
+
+/* What an index data entry of a chunk is for: opening (each connection's
+ * times and first use) or loading stream `stream`'s entries. */
+struct sink {
+	struct view *v;
+	int stream;               /* -1: opening */
+};
+
+static int on_entry(struct bag_file *f, struct sink *k, uint32_t id, int64_t time,
+                    uint32_t chunk, uint64_t off)
+{
+	const struct bchunk *c = &f->chunks[chunk];
+	struct bconn *bc = id < f->nconns ? f->conns[id] : NULL;
+	if (time < c->start || time > c->end)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu gives "
 		                  "time %lld, outside its chunk info's %lld to %lld", f->file.path,
-		                  (unsigned long long)f->chunks[chunk].at, (long long)time,
-		                  (long long)in->start, (long long)in->end);
-	struct bconn *bc = id < f->nconns ? f->conns[id] : NULL;
+		                  (unsigned long long)c->at, (long long)time, (long long)c->start,
+		                  (long long)c->end);
 	if (!bc || !bc->rec)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu is of "
 		                  "connection %u, which the index section does not define", f->file.path,
-		                  (unsigned long long)f->chunks[chunk].at, id);
-	if (ix->entries >= dssm__view_max_entries)
-		return dssm__fail(DSSM_ENOMEM, "%s holds more than %llu messages, the most read in "
-		                  "place", f->file.path, (unsigned long long)dssm__view_max_entries);
-	if (off >= f->chunks[chunk].size)
+		                  (unsigned long long)c->at, id);
+	if (off >= c->size)
 		return dssm__fail(DSSM_ECORRUPT, "%s: an index record of the chunk at byte %llu points "
 		                  "to its byte %llu, past its %u bytes", f->file.path,
-		                  (unsigned long long)f->chunks[chunk].at, (unsigned long long)off,
-		                  f->chunks[chunk].size);
-	if (bc->n == bc->cap) {
-		uint64_t cap = bc->cap ? bc->cap * 2 : 256;
-		struct ventry *p = realloc(bc->e, cap * sizeof *p);
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the index of %s", f->file.path);
-		bc->e = p;
-		bc->cap = cap;
+		                  (unsigned long long)c->at, (unsigned long long)off, c->size);
+	if (k->stream >= 0)
+		return bc->stream == k->stream
+		       ? dssm__view_add_entry(k->v, k->stream, time, chunk, off, VIEW_NO_LEN) : 0;
+	if (!bc->seen || time < bc->tmin)
+		bc->tmin = time;
+	if (!bc->seen || time > bc->tmax)
+		bc->tmax = time;
+	if (!bc->seen || chunk < bc->fchunk || (chunk == bc->fchunk && off < bc->foff)) {
+		bc->fchunk = chunk;
+		bc->foff = off;
 	}
-	bc->e[bc->n++] = (struct ventry){time, off, chunk, VIEW_NO_LEN};
-	ix->entries++;
+	bc->seen = 1;
 	return 0;
 }
 
-/* The index data records in buf (n bytes from file byte `at`), after chunk
- * `chunk`: an entry per message; 1 when they miss messages. */
-static int chunk_entries(struct bag_file *f, struct index *ix, uint32_t chunk, const uint8_t *buf,
-                         uint64_t n, uint64_t at, uint64_t want)
+/* Chunk i's index data records (after it, up to the next chunk): each
+ * entry to k; as many as its chunk info counts. */
+static int chunk_index(struct bag_file *f, uint32_t i, struct sink *k)
 {
-	uint64_t got = 0;
-	int rc = 0;
+	int rc = chunk_head(f, i);
+	const struct bchunk *c = &f->chunks[i];
+	uint64_t at = rc == 0 ? c->data_at + c->data_len : 0, n = c->next - at, got = 0;
+	if (rc == 0 && n > BAG_INDEX_MAX)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: the %llu bytes after the chunk at byte %llu are over "
+		                "the index records read", f->file.path, (unsigned long long)n,
+		                (unsigned long long)c->at);
+	uint8_t *buf = rc == 0 ? malloc((size_t)n + 1) : NULL;
+	if (rc == 0)
+		rc = buf ? dssm__view_file_read(&f->file, buf, (size_t)n, at) : dssm__fail(DSSM_ENOMEM, "out of memory");
+	dssm__view_index_reads++;
 	for (size_t pos = 0; rc == 0 && pos < n;) {
 		struct bag_record rec;
 		struct bag_index bi;
 		rc = dssm__bag_record(buf, (size_t)n, pos, at, f->file.path, "file", &rec);
-		if (rc == 0)
-			return unusable(f, ix, "the index records at byte %llu are cut short", at + pos, 0);
-		if (rc > 0 && rec.op != BAG_INDEX_DATA)
-			return unusable(f, ix, "a record of op 0x%02llx at byte %llu is among the index "
-			                "records of a chunk", (unsigned long long)rec.op, rec.at);
+		if (rc == 0 || (rc > 0 && rec.op != BAG_INDEX_DATA))
+			rc = dssm__fail(DSSM_ECORRUPT, "%s: the index records of the chunk at byte %llu are "
+			                "cut short or hold another record, at byte %llu", f->file.path,
+			                (unsigned long long)c->at, (unsigned long long)(at + pos));
 		if (rc > 0)
 			rc = dssm__bag_index(f->file.path, &rec, &bi);
-		for (uint32_t i = 0; rc == 0 && i < bi.count; i++) {
-			const uint8_t *e = bi.entries + BAG_INDEX_ENTRY * i;
-			rc = conn_entry(f, ix, bi.conn, dssm__bag_time(e), chunk, le_get32(e + 8));
+		for (uint32_t j = 0; rc == 0 && j < bi.count; j++) {
+			const uint8_t *e = bi.entries + BAG_INDEX_ENTRY * j;
+			rc = on_entry(f, k, bi.conn, dssm__bag_time(e), i, le_get32(e + 8));
 		}
 		got += rc == 0 ? bi.count : 0;
 		if (rc == 0)
 			pos = (size_t)(bag_record_end(&rec) - at);
 	}
-	f->chunks[chunk].count = got;
-	if (rc == 0 && got != want)
-		rc = unusable(f, ix, "the index records of the chunk at byte %llu count %llu messages; "
-		              "its chunk info %llu", f->chunks[chunk].at, got);
-	return rc;
-}
-
-static int pos_cmp(const void *a, const void *b)
-{
-	const struct info *x = a, *y = b;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
-}
-
-/* Chunk i of ix (in file order): its head, then the index data records
- * between its end and the next chunk (or the index section). */
-static int index_chunk(struct bag_file *f, struct index *ix, uint32_t i)
-{
-	uint64_t next = i + 1 < ix->n ? ix->infos[i + 1].pos : f->h.index_pos;
-	uint8_t *head, *buf = NULL;
-	struct bag_record rec;
-	struct bag_chunk c;
-	int rc = dssm__bag_read_head(f, ix->infos[i].pos, "file", &head, &rec);
-	if (rc == 0 || (rc > 0 && rec.op != BAG_CHUNK)) {
-		rc = unusable(f, ix, "its chunk info points to byte %llu, which is no chunk",
-		              ix->infos[i].pos, 0);
-		free(head);
-		return rc;
-	}
-	if (rc > 0)
-		rc = dssm__bag_chunk(f->file.path, &rec, BAG_CHUNK_MAX, &c);
-	uint64_t end = rc == 0 ? bag_record_end(&rec) : 0;
-	if (rc == 0 && end > next)
-		rc = dssm__fail(DSSM_ECORRUPT, "%s: the chunk at byte %llu runs past the next chunk or "
-		                "the index (byte %llu)", f->file.path, (unsigned long long)rec.at,
-		                (unsigned long long)next);
-	if (rc == 0)
-		rc = dssm__bag_add_chunk(f, &rec, rec.at + 8 + rec.header_len, &c);
-	free(head);
-	if (rc == 0 && next - end > BAG_INDEX_MAX)
-		rc = unusable(f, ix, "the %llu bytes after the chunk at byte %llu are over the index "
-		              "records read", next - end, f->chunks[i].at);
-	if (rc == 0 && !(buf = malloc((size_t)(next - end) + 1)))
-		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-	if (rc == 0)
-		rc = dssm__view_file_read(&f->file, buf, (size_t)(next - end), end);
-	if (rc == 0)
-		rc = chunk_entries(f, ix, i, buf, next - end, end, ix->infos[i].count);
 	free(buf);
+	if (rc == 0 && got != c->count)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: the index records of the chunk at byte %llu count "
+		                "%llu messages; its chunk info %llu", f->file.path, (unsigned long long)c->at,
+		                (unsigned long long)got, (unsigned long long)c->count);
 	return rc;
+}
+
+/* How many messages of connection id chunk c's info counts. */
+static uint32_t holds(const struct bchunk *c, uint32_t id)
+{
+	for (uint32_t j = 0; j < c->npairs; j++)
+		if (le_get32(c->pairs + BAG_INFO_PAIR * j) == id)
+			return le_get32(c->pairs + BAG_INFO_PAIR * j + 4);
+	return 0;
+}
+
+int dssm__bag_load_stream(struct view *v, int idx)
+{
+	struct bag_file *f = v->ctx;
+	uint32_t id = 0;
+	while (id < f->nconns && !(f->conns[id] && f->conns[id]->stream == idx))
+		id++;
+	struct sink k = {v, idx};
+	int rc = id < f->nconns ? dssm__view_reserve(v, idx, f->conns[id]->count) : 0;
+	for (uint32_t i = 0; rc == 0 && id < f->nconns && i < f->nchunks; i++)
+		if (holds(&f->chunks[i], id))
+			rc = chunk_index(f, i, &k);
+	return rc;
+}
+
+/* Connection id's first use, first and last times from the index records
+ * of the chunks that can hold them (read[]: the chunks read): the first
+ * chunk holding it in the file, then by the chunk infos' times the one
+ * starting first (and any other starting before the earliest time found),
+ * the same for the last: usually two chunks, whatever the bag's length. */
+static int conn_times(struct bag_file *f, uint32_t id, uint8_t *read)
+{
+	struct bconn *bc = f->conns[id];
+	struct sink k = {NULL, -1};
+	int rc = 0;
+	for (int pass = -1; rc == 0 && pass < 2;) {
+		int64_t pick = -1;
+		for (uint32_t i = 0; i < f->nchunks && !(pass < 0 && pick >= 0); i++) {
+			const struct bchunk *c = &f->chunks[i];
+			if (!holds(c, id) || (pass >= 0 && read[i]) ||
+			    (pass == 0 && bc->seen && c->start >= bc->tmin) ||
+			    (pass == 1 && bc->seen && c->end <= bc->tmax))
+				continue;
+			if (pick < 0 || (pass == 0 ? c->start < f->chunks[pick].start
+			                 : pass == 1 && c->end > f->chunks[pick].end))
+				pick = i;
+		}
+		if (pick >= 0 && !read[pick]) {
+			read[pick] = 1;
+			rc = chunk_index(f, (uint32_t)pick, &k);
+		} else {
+			pass++;
+		}
+	}
+	if (rc == 0 && !bc->seen)
+		rc = dssm__fail(DSSM_ECORRUPT, "%s: connection %u: its chunk infos count %llu messages; "
+		                "the index records of its chunks none", f->file.path, id,
+		                (unsigned long long)bc->count);
+	return rc;
+}
+
+/* Each connection's count from the chunk infos, and its times and first
+ * use from the index records of a few chunks. */
+static int conn_figures(struct bag_file *f, struct index *ix)
+{
+	for (uint32_t i = 0; i < f->nchunks; i++)
+		for (uint32_t j = 0; j < f->chunks[i].npairs; j++) {
+			uint32_t id = le_get32(f->chunks[i].pairs + BAG_INFO_PAIR * j);
+			struct bconn *bc = id < f->nconns ? f->conns[id] : NULL;
+			if (!bc || !bc->rec)
+				return unusable(f, ix, "the chunk info at byte %llu counts messages of connection "
+				                "%llu, which the index section does not define", f->chunks[i].at, id);
+			bc->count += le_get32(f->chunks[i].pairs + BAG_INFO_PAIR * j + 4);
+		}
+	uint8_t *read = calloc(f->nchunks ? f->nchunks : 1, 1);
+	int rc = read ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+	for (uint32_t id = 0; rc == 0 && id < f->nconns; id++)
+		if (f->conns[id] && f->conns[id]->rec && f->conns[id]->count)
+			rc = conn_times(f, id, read);
+	free(read);
+	return rc;
+}
+
+static int chunk_cmp(const void *a, const void *b)
+{
+	const struct bchunk *x = a, *y = b;
+	return x->at < y->at ? -1 : x->at > y->at;
 }
 
 /* A connection and where the file first uses it: its first message's
@@ -397,6 +486,7 @@ static int use_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* Connection bc's stream, its entries deferred to its first use. */
 static int stream_of(struct view *v, struct bag_file *f, struct bconn *bc)
 {
 	struct bag_record rec;
@@ -409,16 +499,8 @@ static int stream_of(struct view *v, struct bag_file *f, struct bconn *bc)
 		return rc;
 	rc = dssm__bag_conn_stream(v, f, bc, &c);
 	dssm__bag_connection_free(&c);
-	if (rc == 0) {   /* the entries its index records gave */
-		struct vstream *s = &v->s[bc->stream];
-		s->e = bc->e;
-		s->n = bc->n;
-		s->cap = bc->cap;
-		s->sized = bc->n == 0;
-		v->entries += bc->n;
-		bc->e = NULL;
-		bc->n = bc->cap = 0;
-	}
+	if (rc == 0)
+		rc = dssm__view_defer(v, bc->stream, bc->count, bc->tmin, bc->tmax);
 	return rc;
 }
 
@@ -430,15 +512,9 @@ static int index_streams(struct view *v, struct bag_file *f)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	for (uint32_t i = 0; i < f->nconns; i++) {
 		struct bconn *bc = f->conns[i];
-		if (!bc || !bc->rec)
-			continue;
-		struct use u = {bc, UINT64_MAX, 0, i};
-		for (uint64_t j = 0; j < bc->n; j++)
-			if (bc->e[j].chunk < u.chunk || (bc->e[j].chunk == u.chunk && bc->e[j].off < u.off)) {
-				u.chunk = bc->e[j].chunk;
-				u.off = bc->e[j].off;
-			}
-		order[n++] = u;
+		if (bc && bc->rec)
+			order[n++] = (struct use){bc, bc->count ? bc->fchunk : UINT64_MAX,
+			                          bc->count ? bc->foff : 0, i};
 	}
 	qsort(order, n, sizeof *order, use_cmp);
 	int rc = 0;
@@ -453,18 +529,24 @@ static int index_load(struct view *v, struct bag_file *f, struct index *ix)
 	if (f->h.index_pos == 0)
 		return 1;   /* never closed: the scan's note says so */
 	int rc = index_section(f, ix);
-	if (rc == 0 && ix->n)
-		qsort(ix->infos, ix->n, sizeof *ix->infos, pos_cmp);
-	if (rc == 0 && ix->n && ix->infos[0].pos != f->data_at)
+	if (rc == 0 && f->nchunks)
+		qsort(f->chunks, f->nchunks, sizeof *f->chunks, chunk_cmp);
+	if (rc == 0 && f->nchunks && f->chunks[0].at != f->data_at)
 		rc = unusable(f, ix, "its first chunk is at byte %llu, not right after its header "
-		              "(byte %llu)", ix->infos[0].pos, f->data_at);
-	for (uint32_t i = 0; rc == 0 && i < ix->n; i++)
-		rc = i > 0 && ix->infos[i].pos == ix->infos[i - 1].pos
-		     ? unusable(f, ix, "two chunk infos point to byte %llu", ix->infos[i].pos, 0)
-		     : index_chunk(f, ix, i);
-	if (rc == 0 && ix->n == 0 && f->data_at != f->h.index_pos)
+		              "(byte %llu)", f->chunks[0].at, f->data_at);
+	for (uint32_t i = 0; rc == 0 && i < f->nchunks; i++) {
+		f->chunks[i].next = i + 1 < f->nchunks ? f->chunks[i + 1].at : f->h.index_pos;
+		if (f->chunks[i].next <= f->chunks[i].at || f->chunks[i].start > f->chunks[i].end)
+			rc = unusable(f, ix, f->chunks[i].next <= f->chunks[i].at
+			                     ? "two chunk infos point to byte %llu (or past the index)"
+			                     : "the chunk info of byte %llu has its times out of order",
+			              f->chunks[i].at, 0);
+	}
+	if (rc == 0 && f->nchunks == 0 && f->data_at != f->h.index_pos)
 		rc = unusable(f, ix, "it has no chunk infos, yet records from byte %llu to %llu",
 		              f->data_at, f->h.index_pos);
+	if (rc == 0)
+		rc = conn_figures(f, ix);
 	if (rc == 0)
 		rc = index_streams(v, f);
 	f->indexed = rc == 0;
@@ -490,6 +572,5 @@ int dssm__bag_load_index(struct view *v, struct bag_file *f, char **why)
 		ix.why = NULL;
 	}
 	free(ix.why);
-	free(ix.infos);
 	return rc;
 }

@@ -30,10 +30,11 @@ void dssm__bag_forget(struct bag_file *f)
 	for (uint32_t i = 0; i < f->nconns; i++)
 		if (f->conns[i]) {
 			free(f->conns[i]->rec);
-			free(f->conns[i]->e);
 			free(f->conns[i]);
 			f->conns[i] = NULL;
 		}
+	for (uint32_t i = 0; i < f->nchunks; i++)
+		free(f->chunks[i].pairs);
 	f->nchunks = 0;
 }
 
@@ -136,7 +137,9 @@ int dssm__bag_add_chunk(struct bag_file *f, const struct bag_record *rec, uint64
 		f->chunks = p;
 		f->ccap = cap;
 	}
-	f->chunks[f->nchunks++] = (struct bchunk){rec->at, data_at, rec->data_len, c->size, c->codec, 0};
+	f->chunks[f->nchunks++] = (struct bchunk){.at = rec->at, .data_at = data_at,
+	                                          .data_len = rec->data_len, .size = c->size,
+	                                          .codec = c->codec, .headed = 1};
 	return 0;
 }
 
@@ -241,6 +244,7 @@ static int verify_chunk(struct view *v, struct bag_file *f, uint32_t chunk, cons
 				return rc;
 			bc = m.conn < f->nconns ? f->conns[m.conn] : NULL;
 			const struct vstream *s = bc && bc->stream >= 0 ? &v->s[bc->stream] : NULL;
+			found = s && s->lazy;   /* (its entries not read yet: checked when they are) */
 			for (uint64_t i = s ? dssm__view_search(s, m.time, 0, 0) : 0;
 			     s && !found && i < s->n && s->e[i].time == m.time; i++)
 				found = s->e[i].chunk == chunk && s->e[i].off == pos;
@@ -333,7 +337,8 @@ static int bag_length(struct view *v, int idx, const struct ventry *e, uint32_t 
 	return 1;
 }
 
-static const struct view_format bag_format = {bag_read, bag_length, file_free, NULL};
+static const struct view_format bag_format = {bag_read, bag_length, file_free,
+                                              dssm__bag_load_stream};
 
 int dssm__bag_sniff(const uint8_t *head, size_t n)
 {

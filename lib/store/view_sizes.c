@@ -21,6 +21,7 @@
  * a sparse topic costs only its own chunks. And the figures
  * dssm_container_stream and dssm_container_stream_brief give of a stream.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -165,6 +166,12 @@ int dssm__view_load(struct view *v, int idx)
 	if (rc == 0) {
 		dssm__view_sort_stream(s);
 		rc = as_summary_says(v, s);
+	}
+	if (rc < 0 && !strstr(dssm_last_error(), "stream '")) {
+		char why[768];
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		rc = dssm__fail(rc, "%s (reading the index of stream '%s:%d')", why, s->info.name,
+		                s->info.id);
 	}
 	if (rc < 0) {   /* still lazy: the next call says it again */
 		free(s->e);
