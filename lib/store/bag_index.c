@@ -1,7 +1,8 @@
 /*
  * bag_index.c - the index of a ROS 1 bag read in place (bag_file.h): from
  * its index section (connection records, chunk infos) and the index data
- * records after each chunk, reading no chunk; or, where the bag has none
+ * records after a chunk, reading no chunk (at open those of a few chunks,
+ * a stream's own at its first use: dssm__bag_load_stream); or, where the bag has none
  * usable (its recorder was killed: no index position, the last chunk
  * unfinished and its messages at top level; index records missing or
  * damaged), from one scan of its records as the importer

@@ -2,10 +2,12 @@
  * bag_view.c - a ROS 1 bag read in place as a container (view.h).
  *
  * Opening reads the bag header, then the index section it points to
- * (connection records and chunk infos), then each chunk's index data
- * records, which follow the chunk: the time and offset of every message,
- * read without the chunk's data, so what is read grows with the index,
- * not with the file (bag_index.c). A bag without a usable index (its
+ * (connection records and chunk infos: each connection's count), and the
+ * index data records (which follow a chunk's data) of the few chunks that
+ * give each connection's first use and first and last times; a stream's
+ * other index records (the time and offset of each of its messages) are
+ * read at its first query (view.h's lazy streams), so what is read grows
+ * with the index, not with the file (bag_index.c). A bag without a usable index (its
  * recorder was killed: no index position, the last chunk unfinished) is
  * scanned once instead, decompressing each chunk in turn, as the importer
  * walks it. Queries then read and decompress only the chunks holding the

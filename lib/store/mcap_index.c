@@ -1,7 +1,10 @@
 /*
  * mcap_index.c - the index of an MCAP file read in place (mcap_file.h):
  * from its summary (schemas, channels, chunk indexes, statistics) and the
- * message index records after each chunk, reading no chunk; or, where the
+ * message index records after each chunk, reading no chunk (with counts
+ * per channel in the statistics: at open a channel's records in its first
+ * and last chunks, the others at its first use, dssm__mcap_load_stream;
+ * without them: all at open); or, where the
  * file has none usable (no summary, chunks without message indexes, a
  * writer that died), from one scan of the data section as the importer
  * walks it. Either gives each stream its entries (time, chunk, offset).

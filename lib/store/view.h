@@ -11,7 +11,9 @@
  * file's own index (an MCAP summary and message indexes; a .db3's messages
  * table) or, where the file has none (an SSM log never has), from one
  * scan; samples are read from the file when a query reaches them, a chunk
- * (or a row) at a time.
+ * (or a row) at a time. Where the file's summary gives each stream's count
+ * and times (MCAP statistics, a bag's chunk infos), a stream's entries are
+ * read at its first use, and checked against the summary (view_sizes.c).
  *
  * container.c, container_open.c and container_query.c hand a view's calls
  * over through c->view->ops, so that libdssm's core does not link the
