@@ -364,7 +364,11 @@ static int chunk_index(struct bag_file *f, uint32_t i, struct sink *k)
 			                (unsigned long long)c->at, (unsigned long long)(at + pos));
 		if (rc > 0)
 			rc = dssm__bag_index(f->file.path, &rec, &bi);
-		for (uint32_t j = 0; rc == 0 && j < bi.count; j++) {
+		/* loading one stream: another connection's entries are counted
+		 * only (they are checked when their stream is read) */
+		const struct bconn *bc = rc == 0 && bi.conn < f->nconns ? f->conns[bi.conn] : NULL;
+		int skip = k->stream >= 0 && bc && bc->rec && bc->stream != k->stream;
+		for (uint32_t j = 0; rc == 0 && !skip && j < bi.count; j++) {
 			const uint8_t *e = bi.entries + BAG_INDEX_ENTRY * j;
 			rc = on_entry(f, k, bi.conn, dssm__bag_time(e), i, le_get32(e + 8));
 		}
