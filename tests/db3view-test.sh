@@ -175,6 +175,16 @@ streams "$tmp/info" >"$tmp/got2"
 "$dssm" info "$tmp/talker.d" >"$tmp/want3" 2>/dev/null
 streams "$tmp/want3" >"$tmp/want2"
 same "info of a FILE-compressed bag lists talker.db3's streams" "$tmp/want2" "$tmp/got2"
+# import takes a file compressed whole too, through the same reading
+for z in talker_zstd_file/talker_zstd_file_0.db3.zstd \
+	talker_mcap_zstd_file/talker_mcap_zstd_file_0.mcap.zstd; do
+	rm -rf "$tmp/imported-z"
+	"$dssm" import "$rec/$z" -o "$tmp/imported-z" -q >/dev/null 2>"$tmp/err" ||
+		bad "import $z: $(cat "$tmp/err")"
+	"$dssm" query "$tmp/imported-z" >"$tmp/got" 2>"$tmp/err"
+	case $z in *.mcap.zstd) w=$tmp/want-mcap ;; *) w=$tmp/want ;; esac
+	same "import $z: its query prints what talker's does" "$w" "$tmp/got"
+done
 # a damaged message: named, never answered with other bytes
 cp "$rec/talker_zstd_message.db3" "$tmp/damaged.db3"
 /usr/bin/python3 - "$tmp/damaged.db3" <<'PY'

@@ -242,6 +242,17 @@ static void test_file_compressed(void **state)
 	view_check(TALKER, DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", tmp);
 	/* with MCAP storage: the .mcap.zstd read as talker.mcap is */
 	view_check(DATA "/talker.mcap", DATA "/talker_mcap_zstd_file", tmp);
+	/* imported through the same view: what talker.db3 and talker.mcap
+	 * read as, by every reader call */
+	view_check(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", TALKER, tmp);
+	view_check(DATA "/talker_mcap_zstd_file/talker_mcap_zstd_file_0.mcap.zstd",
+	           DATA "/talker.mcap", tmp);
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/wrongformat", tmp);
+	assert_int_equal(bridge_import(DATA "/talker_zstd_file/talker_zstd_file_0.db3.zstd", "db3",
+	                               dir, NULL, NULL), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "no --format"));
+	assert_int_equal(access(dir, F_OK), -1);
 	/* read in memory up to a bound: over it, refused naming the way out */
 	size_t was = dssm__zstd_file_max;
 	dssm__zstd_file_max = 16 << 10;

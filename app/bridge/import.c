@@ -1,6 +1,6 @@
 /*
  * import.c - a bag, MCAP, rosbag2 .db3 file or SSM log into a new container,
- * in one pass.
+ * in one pass (a rosbag2 file compressed whole through its view, view_read).
  *
  * Each channel (bag connection, MCAP channel) becomes a stream. Its name is
  * the topic made into a stream name ("/camera/image_raw" -> "camera.image_raw");
@@ -129,6 +129,57 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	return 0;
 }
 
+/* A file of a format read in place that has no reader here (a rosbag2
+ * file compressed whole, NAME_N.db3.zstd or .mcap.zstd: lib/store's view
+ * decompresses it into memory) is imported through its view: its streams
+ * as the view gives them (the import's names, types, schemas and
+ * properties: lib/store/view.c builds them as on_channel does), then every
+ * sample in time order, through on_message. One reader of such a file,
+ * the view's, for reading in place and for importing. */
+static int view_read(struct importer *im, const char *path, struct bridge_read_stats *st)
+{
+	dssm_container *v = NULL;
+	int rc = dssm_container_open(path, &v);
+	int n = rc == 0 ? dssm_container_stream_count(v) : 0;
+	if (rc == 0 && !(im->by_id = calloc((size_t)(n ? n : 1), sizeof *im->by_id)))
+		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
+	im->nids = rc == 0 ? (uint32_t)n : 0;
+	for (int i = 0; rc == 0 && i < n; i++) {
+		dssm_recorded r;
+		dssm_stream_info info;
+		size_t plen;
+		const void *prop = dssm_container_property(v, i, &plen);
+		if ((rc = dssm_container_stream_brief(v, i, &r)) < 0)
+			break;
+		memset(&info, 0, sizeof info);
+		memcpy(info.name, r.info.name, sizeof info.name);
+		info.id = r.info.id;
+		memcpy(info.type, r.info.type, sizeof info.type);
+		memcpy(info.encoding, r.info.encoding, sizeof info.encoding);
+		info.schema_len = r.info.schema_len;
+		rc = dssm_container_add_stream(im->c, &info, dssm_container_schema(v, i), prop, plen);
+		im->by_id[i].stream = rc;
+		rc = rc < 0 ? rc : 0;
+	}
+	dssm_query *q = NULL;
+	if (rc == 0)
+		rc = dssm_query_open(v, NULL, 0, INT64_MIN, INT64_MAX, &q);
+	dssm_record rec;
+	while (rc == 0 && (rc = dssm_query_next(q, &rec)) > 0)
+		rc = on_message(im, (uint32_t)rec.stream, rec.time, rec.data, rec.len);
+	if (q)
+		dssm_query_close(q);
+	struct stat sb;
+	st->file_bytes = stat(path, &sb) == 0 ? (uint64_t)sb.st_size : 0;
+	st->channels = (uint64_t)n;
+	st->messages = im->progress.messages;
+	st->bytes = im->progress.bytes;
+	st->indexed = 1;
+	if (v)
+		dssm_container_close(v);
+	return rc < 0 ? rc : 0;
+}
+
 /* "bag", "mcap", "db3" or "ssmlog", by the file's first bytes ("" for
  * none). An SSM log has no magic: its first line must be a well-formed SSM
  * log header that fits the file. */
@@ -175,6 +226,15 @@ static int check_input(const char *path, const char **format)
 	if (!*found)
 		ssmlog_why(buf, len, path, why, sizeof why);
 	bridge_unmap(buf, len);
+	const char *inplace = *found ? NULL : dssm__view_claims(path);
+	if (inplace && *format)
+		return dssm__fail(DSSM_EINVAL, "%s is not %s but a %s, imported through its reading "
+		                  "in place (no --format); nothing was written", path,
+		                  format_name(*format), inplace);
+	if (inplace) {
+		*format = "view";
+		return 0;
+	}
 	if (!*found && *format && !strcmp(*format, "ssmlog"))
 		return dssm__fail(DSSM_ECORRUPT, "%s is not an SSM log: %s; nothing was written", path,
 		                  why);
@@ -226,7 +286,8 @@ int bridge_import(const char *path, const char *format, const char *dir,
 	/* an import can be repeated: sync at the end, not every second */
 	dssm_container_set_sync(im.c, 60 * DSSM_NSEC_PER_SEC);
 	struct bridge_sink sink = {&im, on_channel, on_message};
-	rc = !strcmp(format, "mcap") ? mcap_read_file(path, t, &sink, st)
+	rc = !strcmp(format, "view") ? view_read(&im, path, st)
+	     : !strcmp(format, "mcap") ? mcap_read_file(path, t, &sink, st)
 	     : !strcmp(format, "db3") ? db3_read_file(path, t, &sink, st)
 	     : !strcmp(format, "ssmlog") ? ssmlog_read_file(path, &sink, st)
 	     : bag_read_file(path, t, &sink, st);

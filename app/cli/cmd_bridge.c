@@ -51,13 +51,15 @@ void help_import(FILE *out)
 	        ".db3 files and SSM logs in place, with no import: import is for keeping\n"
 	        "dssm's format (crash safety, appending, its checksums). A .db3 whose\n"
 	        "messages rosbag2 compressed (compression_mode MESSAGE) is imported\n"
-	        "decompressed; a whole-file NAME_N.db3.zstd or .mcap.zstd (FILE) is read\n"
-	        "in place only.\n\n"
+	        "decompressed; a whole-file NAME_N.db3.zstd or .mcap.zstd (FILE) is\n"
+	        "imported through its reading in place (decompressed in memory, bounded\n"
+	        "as `dssm info` reads it; no --format).\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
 	        "  dssm import tilt_laser.bag -o laser --compress zstd\n"
 	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
 	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n"
+	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.mcap.zstd -o talker\n"
 	        "  dssm import spur_odometry.log -o odo && dssm play odo\n");
 }
 
