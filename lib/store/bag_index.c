@@ -401,6 +401,16 @@ int dssm__bag_load_stream(struct view *v, int idx)
 		id++;
 	struct sink k = {v, idx};
 	int rc = id < f->nconns ? dssm__view_reserve(v, idx, f->conns[id]->count) : 0;
+	/* the chunks' heads, then their index records, each asked for at once */
+	for (uint32_t i = 0; rc == 0 && id < f->nconns && i < f->nchunks; i++)
+		if (holds(&f->chunks[i], id) && !f->chunks[i].headed)
+			dssm__view_file_will_need(&f->file, f->chunks[i].at, 4096);
+	for (uint32_t i = 0; rc == 0 && id < f->nconns && i < f->nchunks; i++)
+		if (holds(&f->chunks[i], id) && (rc = chunk_head(f, i)) == 0) {
+			const struct bchunk *c = &f->chunks[i];
+			uint64_t at = c->data_at + c->data_len;
+			dssm__view_file_will_need(&f->file, at, c->next - at);
+		}
 	for (uint32_t i = 0; rc == 0 && id < f->nconns && i < f->nchunks; i++)
 		if (holds(&f->chunks[i], id))
 			rc = chunk_index(f, i, &k);

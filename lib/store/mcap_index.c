@@ -298,26 +298,34 @@ static int channel_counts(struct mcap_file *f, const struct summary *sm)
 /* Channel id's message index record after chunk i: its (time, offset)
  * pairs in *buf (malloc'd); 0 and *n = 0 when the chunk's map does not
  * list the channel. */
+/* Where channel id's message index record after chunk i is: 1 and
+ * [*at, *end), or 0 when the chunk's map does not list the channel. */
+static int channel_range(const struct mchunk *c, uint16_t id, uint64_t *at, uint64_t *end)
+{
+	int listed = 0;
+	*end = c->index_at + c->index_len;
+	for (uint32_t j = 0; j < c->noffsets; j++)
+		if (le_get16(c->offsets + 10 * j) == id) {
+			*at = le_get64(c->offsets + 10 * j + 2);
+			listed = 1;
+		}
+	for (uint32_t j = 0; listed && j < c->noffsets; j++) {   /* it ends where the next starts */
+		uint64_t o = le_get64(c->offsets + 10 * j + 2);
+		if (o > *at && o < *end)
+			*end = o;
+	}
+	return listed;
+}
+
 static int channel_index(struct mcap_file *f, uint32_t i, uint16_t id, uint8_t **buf,
                          const uint8_t **pairs, size_t *n)
 {
 	const struct mchunk *c = &f->chunks[i];
-	uint64_t at = 0, end = c->index_at + c->index_len;
-	int listed = 0;
+	uint64_t at = 0, end;
 	*buf = NULL;
 	*n = 0;
-	for (uint32_t j = 0; j < c->noffsets; j++)
-		if (le_get16(c->offsets + 10 * j) == id) {
-			at = le_get64(c->offsets + 10 * j + 2);
-			listed = 1;
-		}
-	if (!listed)
+	if (!channel_range(c, id, &at, &end))
 		return 0;
-	for (uint32_t j = 0; j < c->noffsets; j++) {   /* it ends where the next one starts */
-		uint64_t o = le_get64(c->offsets + 10 * j + 2);
-		if (o > at && o < end)
-			end = o;
-	}
 	if (at < c->index_at || at >= end)
 		return dssm__mcap_bad(f, "chunk index", c->at - MCAP_RECORD_HEAD, "puts a message index "
 		                      "outside the chunk's");
@@ -411,6 +419,11 @@ int dssm__mcap_load_stream(struct view *v, int idx)
 	if (id == 65536)
 		return 0;
 	int rc = dssm__view_reserve(v, idx, f->channels[id]->count);
+	for (uint32_t i = 0; rc == 0 && i < f->nchunks; i++) {   /* asked for at once */
+		uint64_t at = 0, end;
+		if (channel_range(&f->chunks[i], (uint16_t)id, &at, &end) && at < end)
+			dssm__view_file_will_need(&f->file, at, end - at);
+	}
 	for (uint32_t i = 0; rc == 0 && i < f->nchunks; i++) {
 		uint8_t *buf;
 		const uint8_t *pairs;

@@ -61,6 +61,13 @@ void dssm__view_file_close(struct view_file *f)
 
 uint64_t dssm__view_read_bytes, dssm__view_index_reads;
 
+void dssm__view_file_will_need(const struct view_file *f, uint64_t at, uint64_t n)
+{
+	if (at < f->size)
+		(void)posix_fadvise(f->fd, (off_t)at, (off_t)(n < f->size - at ? n : f->size - at),
+		                    POSIX_FADV_WILLNEED);
+}
+
 int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_t at)
 {
 	if (at > f->size || n > f->size - at)

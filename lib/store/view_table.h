@@ -127,6 +127,10 @@ extern uint64_t dssm__view_read_bytes, dssm__view_index_reads;
 /* n bytes at `at`: a range past the size at open, or a read cut short, is
  * DSSM_ECORRUPT naming the file. */
 int dssm__view_file_read(const struct view_file *f, void *buf, size_t n, uint64_t at);
+/* n bytes at `at` will be read soon: the kernel may start reading them
+ * now, with the others asked for (many small reads scattered over a cold
+ * file then overlap instead of waiting one after the other). */
+void dssm__view_file_will_need(const struct view_file *f, uint64_t at, uint64_t n);
 /* Why the file's index was not used (NULL: nothing), put before c's note
  * (a scan's), so that the warning says both. */
 void dssm__view_note_why(dssm_container *c, const char *why);
