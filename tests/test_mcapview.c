@@ -300,35 +300,20 @@ static void test_damaged_counts(void **state)
 	uint8_t *st = buf + at + 9;
 	le_put64(st, le_get64(st) + 1);           /* message_count */
 	le_put64(st + 48, le_get64(st + 48) + 1);   /* the first channel's count */
-	FILE *f = fopen(bad, "wb");
-	assert_non_null(f);
-	assert_int_equal(fwrite(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	dssm_container *good, *c;
-	assert_int_equal(dssm_container_open(path, &good), 0);
-	assert_int_equal(dssm_container_open(bad, &c), 0);
-	int n = dssm_container_stream_count(c), damaged = -1;
-	for (int i = 0; i < n; i++) {
-		dssm_recorded x, y;
-		assert_int_equal(dssm_container_stream_brief(good, i, &x), 0);
-		assert_int_equal(dssm_container_stream_brief(c, i, &y), 0);
-		if (y.count != x.count)
-			damaged = i;
-	}
-	assert_true(damaged >= 0);
-	dssm_recorded r;
-	assert_int_equal(dssm_container_stream_brief(c, damaged, &r), 0);
+	damaged_count_said(path, bad, "badcounts.mcap", buf, len);
+	/* a query of every stream says it too; each other stream is read */
+	dssm_container *c;
 	dssm_query *q;
-	assert_int_equal(dssm_query_open(c, &damaged, 1, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
-	assert_non_null(strstr(dssm_last_error(), "badcounts.mcap"));
-	assert_non_null(strstr(dssm_last_error(), r.info.name));
-	assert_int_equal(dssm_container_verify(c, damaged), DSSM_ECORRUPT);
-	assert_int_equal(dssm_container_stream(c, damaged, &r), DSSM_ECORRUPT);
-	int other = damaged == 0 ? 1 : 0;
-	assert_int_equal(dssm_query_open(c, &other, 1, INT64_MIN, INT64_MAX, &q), 0);
-	dssm_query_close(q);
+	assert_int_equal(dssm_container_open(bad, &c), 0);
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	int n = dssm_container_stream_count(c), read = 0;
+	for (int i = 0; i < n; i++)
+		if (dssm_query_open(c, &i, 1, INT64_MIN, INT64_MAX, &q) == 0) {
+			dssm_query_close(q);
+			read++;
+		}
+	assert_int_equal(read, n - 1);
 	dssm_container_close(c);
-	dssm_container_close(good);
 	free(buf);
 }
 

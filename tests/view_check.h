@@ -8,7 +8,8 @@
  * dssm_stream; and the helpers that make the files to check (export_example:
  * example.bag's first seconds as a bag or MCAP file), cut or damage them
  * (cut, write_damaged), read a damaged one through (reads_through), and
- * check a view's entry limit. For test_mcapview.c, test_db3view.c and
+ * check a view's entry limit and that a damaged summary count is said
+ * (damaged_count_said). For test_mcapview.c, test_db3view.c and
  * test_ssmlogview.c, which define
  * VIEW_TEST (their name) first: setup makes tmp, $TMPDIR/VIEW_TEST-XXXXXX,
  * and registers the views; teardown removes it.
@@ -321,6 +322,42 @@ static inline void reads_through(dssm_container *c, const char *file, long at)
 	if (rc < 0 && !strstr(dssm_last_error(), file))
 		fail_msg("byte %ld: %s", at, dssm_last_error());
 	dssm_query_close(q);
+}
+
+/* buf (len bytes: good's, with one stream's count in its summary raised
+ * by one) written as bad: it opens, its brief count is the summary's, and
+ * the stream's first query, stream and verify say the damage
+ * (DSSM_ECORRUPT) naming the file (`name`) and the stream; never a count
+ * silently changed. */
+static inline void damaged_count_said(const char *good_path, const char *bad, const char *name,
+                                      const uint8_t *buf, long len)
+{
+	FILE *f = fopen(bad, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	dssm_container *good, *c;
+	assert_int_equal(dssm_container_open(good_path, &good), 0);
+	assert_int_equal(dssm_container_open(bad, &c), 0);
+	int n = dssm_container_stream_count(c), damaged = -1;
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x, y;
+		assert_int_equal(dssm_container_stream_brief(good, i, &x), 0);
+		assert_int_equal(dssm_container_stream_brief(c, i, &y), 0);
+		if (y.count == x.count + 1)
+			damaged = i;
+	}
+	assert_true(damaged >= 0);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream_brief(c, damaged, &r), 0);
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, &damaged, 1, INT64_MIN, INT64_MAX, &q), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), name));
+	assert_non_null(strstr(dssm_last_error(), r.info.name));
+	assert_int_equal(dssm_container_verify(c, damaged), DSSM_ECORRUPT);
+	assert_int_equal(dssm_container_stream(c, damaged, &r), DSSM_ECORRUPT);
+	dssm_container_close(c);
+	dssm_container_close(good);
 }
 
 /* The first n bytes of from into to. */

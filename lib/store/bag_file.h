@@ -79,6 +79,8 @@ int dssm__bag_load_chunk(struct bag_file *f, struct view_cache *k, uint32_t chun
                          const uint8_t **out, size_t *len);
 int dssm__bag_add_chunk(struct bag_file *f, const struct bag_record *rec, uint64_t data_at,
                         const struct bag_chunk *c);
+/* A new chunk at the end of f->chunks, zeroed, or NULL (said). */
+struct bchunk *dssm__bag_new_chunk(struct bag_file *f);
 /* Forget every connection and chunk (before a scan). */
 void dssm__bag_forget(struct bag_file *f);
 

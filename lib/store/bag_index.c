@@ -212,22 +212,15 @@ static int index_info(struct bag_file *f, struct index *ix, const struct bag_rec
 	int rc = dssm__bag_chunk_info(f->file.path, rec, &ci);
 	if (rc < 0)
 		return rc;
-	if (f->nchunks == f->ccap) {
-		uint32_t cap = f->ccap ? f->ccap * 2 : 64;
-		struct bchunk *p = cap > f->ccap ? realloc(f->chunks, (size_t)cap * sizeof *p) : NULL;
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
-		f->chunks = p;
-		f->ccap = cap;
-	}
-	struct bchunk *c = &f->chunks[f->nchunks];
+	struct bchunk *c = dssm__bag_new_chunk(f);
+	if (!c)
+		return DSSM_ENOMEM;
 	*c = (struct bchunk){.at = ci.chunk_pos, .start = ci.start, .end = ci.end, .npairs = ci.count};
 	if (!(c->pairs = malloc((size_t)ci.count * BAG_INFO_PAIR + 1)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	memcpy(c->pairs, ci.pairs, (size_t)ci.count * BAG_INFO_PAIR);
 	for (uint32_t i = 0; i < ci.count; i++)
 		c->count += le_get32(ci.pairs + BAG_INFO_PAIR * i + 4);
-	f->nchunks++;
 	ix->n++;
 	return 0;
 }

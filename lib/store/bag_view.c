@@ -128,20 +128,31 @@ int dssm__bag_conn_stream(struct view *v, struct bag_file *f, struct bconn *bc,
 	return rc < 0 ? rc : 0;
 }
 
-int dssm__bag_add_chunk(struct bag_file *f, const struct bag_record *rec, uint64_t data_at,
-                        const struct bag_chunk *c)
+struct bchunk *dssm__bag_new_chunk(struct bag_file *f)
 {
 	if (f->nchunks == f->ccap) {
 		uint32_t cap = f->ccap ? f->ccap * 2 : 64;
 		struct bchunk *p = cap > f->ccap ? realloc(f->chunks, (size_t)cap * sizeof *p) : NULL;
-		if (!p)
-			return dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
+		if (!p) {
+			dssm__fail(DSSM_ENOMEM, "out of memory for the chunks of %s", f->file.path);
+			return NULL;
+		}
 		f->chunks = p;
 		f->ccap = cap;
 	}
-	f->chunks[f->nchunks++] = (struct bchunk){.at = rec->at, .data_at = data_at,
-	                                          .data_len = rec->data_len, .size = c->size,
-	                                          .codec = c->codec, .headed = 1};
+	struct bchunk *c = &f->chunks[f->nchunks++];
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+int dssm__bag_add_chunk(struct bag_file *f, const struct bag_record *rec, uint64_t data_at,
+                        const struct bag_chunk *c)
+{
+	struct bchunk *b = dssm__bag_new_chunk(f);
+	if (!b)
+		return DSSM_ENOMEM;
+	*b = (struct bchunk){.at = rec->at, .data_at = data_at, .data_len = rec->data_len,
+	                     .size = c->size, .codec = c->codec, .headed = 1};
 	return 0;
 }
 
