@@ -274,30 +274,7 @@ static void test_open_reads_index_section(void **state)
 	(void)state;
 	char path[512];
 	snprintf(path, sizeof path, "%s/example-0.bag", tmp);
-	dssm_container *c;
-	uint64_t reads = dssm__view_index_reads;
-	assert_int_equal(dssm_container_open(path, &c), 0);
-	uint64_t open_reads = dssm__view_index_reads - reads;
-	int n = dssm_container_stream_count(c);
-	assert_true(n > 1 && n <= 64);
-	dssm_recorded b[64];
-	for (int i = 0; i < n; i++)
-		assert_int_equal(dssm_container_stream_brief(c, i, &b[i]), 0);
-	reads = dssm__view_index_reads;
-	dssm_query *q;
-	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
-	dssm_query_close(q);
-	uint64_t all_reads = dssm__view_index_reads - reads;
-	print_message("open: %llu chunks' index records read; a query of all: %llu\n",
-	              (unsigned long long)open_reads, (unsigned long long)all_reads);
-	assert_true(open_reads <= 3 * (uint64_t)n);
-	assert_true(all_reads > 2 * open_reads);   /* (the bag has many chunks) */
-	for (int i = 0; i < n; i++) {
-		dssm_recorded x;
-		assert_int_equal(dssm_container_stream(c, i, &x), 0);
-		assert_true(x.count == b[i].count && x.first == b[i].first && x.last == b[i].last);
-	}
-	dssm_container_close(c);
+	open_reads_little(path, 3);
 }
 
 /* A chunk info whose count disagrees with the chunk's index records: the

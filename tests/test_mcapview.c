@@ -254,32 +254,7 @@ static void test_open_reads_summary(void **state)
 	(void)state;
 	char path[512];
 	snprintf(path, sizeof path, "%s/example-0.mcap", tmp);
-	dssm_container *c;
-	uint64_t reads = dssm__view_index_reads, bytes = dssm__view_read_bytes;
-	assert_int_equal(dssm_container_open(path, &c), 0);
-	uint64_t open_reads = dssm__view_index_reads - reads, open_bytes = dssm__view_read_bytes - bytes;
-	int n = dssm_container_stream_count(c);
-	assert_true(n > 1 && n <= 64);
-	assert_true(open_reads <= 2 * (uint64_t)n);
-	dssm_recorded b[64];
-	for (int i = 0; i < n; i++)
-		assert_int_equal(dssm_container_stream_brief(c, i, &b[i]), 0);
-	reads = dssm__view_index_reads;
-	bytes = dssm__view_read_bytes;
-	dssm_query *q;
-	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
-	dssm_query_close(q);
-	uint64_t all_reads = dssm__view_index_reads - reads, all_bytes = dssm__view_read_bytes - bytes;
-	print_message("open: %llu message index reads, %llu bytes; a query of all: %llu, %llu\n",
-	              (unsigned long long)open_reads, (unsigned long long)open_bytes,
-	              (unsigned long long)all_reads, (unsigned long long)all_bytes);
-	assert_true(all_reads > 2 * open_reads);   /* (the file has many chunks) */
-	for (int i = 0; i < n; i++) {
-		dssm_recorded x;
-		assert_int_equal(dssm_container_stream(c, i, &x), 0);
-		assert_true(x.count == b[i].count && x.first == b[i].first && x.last == b[i].last);
-	}
-	dssm_container_close(c);
+	open_reads_little(path, 2);
 }
 
 /* Statistics that disagree with the message indexes: the stream's first

@@ -29,7 +29,7 @@
 #include "dssm/container.h"
 #include "dssm/connector.h"
 #include "app/bridge/bridge.h"
-#include "lib/store/view.h"
+#include "lib/store/view_table.h"
 #include "testutil.h"
 
 static char tmp[256];
@@ -322,6 +322,41 @@ static inline void reads_through(dssm_container *c, const char *file, long at)
 	if (rc < 0 && !strstr(dssm_last_error(), file))
 		fail_msg("byte %ld: %s", at, dssm_last_error());
 	dssm_query_close(q);
+}
+
+/* Opening `path` makes at most per_stream reads of message indexes (an
+ * MCAP channel's, a bag chunk's index records) a stream (#25: open reads
+ * the summary, and each stream's first and last chunks' indexes); a query
+ * of every stream then reads more than twice that (the file has many
+ * chunks) and gives the counts and times the open gave. */
+static inline void open_reads_little(const char *path, uint64_t per_stream)
+{
+	dssm_container *c;
+	uint64_t reads = dssm__view_index_reads, bytes = dssm__view_read_bytes;
+	assert_int_equal(dssm_container_open(path, &c), 0);
+	uint64_t open_reads = dssm__view_index_reads - reads, open_bytes = dssm__view_read_bytes - bytes;
+	int n = dssm_container_stream_count(c);
+	assert_true(n > 1 && n <= 64);
+	assert_true(open_reads <= per_stream * (uint64_t)n);
+	dssm_recorded b[64];
+	for (int i = 0; i < n; i++)
+		assert_int_equal(dssm_container_stream_brief(c, i, &b[i]), 0);
+	reads = dssm__view_index_reads;
+	bytes = dssm__view_read_bytes;
+	dssm_query *q;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	dssm_query_close(q);
+	uint64_t all_reads = dssm__view_index_reads - reads, all_bytes = dssm__view_read_bytes - bytes;
+	print_message("open: %llu index reads, %llu bytes; then a query of all: %llu, %llu\n",
+	              (unsigned long long)open_reads, (unsigned long long)open_bytes,
+	              (unsigned long long)all_reads, (unsigned long long)all_bytes);
+	assert_true(all_reads > 2 * open_reads);
+	for (int i = 0; i < n; i++) {
+		dssm_recorded x;
+		assert_int_equal(dssm_container_stream(c, i, &x), 0);
+		assert_true(x.count == b[i].count && x.first == b[i].first && x.last == b[i].last);
+	}
+	dssm_container_close(c);
 }
 
 /* buf (len bytes: good's, with one stream's count in its summary raised
