@@ -64,7 +64,7 @@ void help_record(FILE *out)
 	        "1.5) or with units: 500ms, 1m30s, 2h, 1d; --min-free stops cleanly when\n"
 	        "the disk's free space falls below MIB; --direct writes samples of 64 KiB and\n"
 	        "more with O_DIRECT (no page cache; a thread per stream writes them in 2 MiB\n"
-	        "chunks). --compress stores samples compressed in chunks of up to 1 MiB,\n"
+	        "chunks). --compress stores samples compressed in chunks of up to 256 KiB,\n"
 	        "each closed at every sync (container format 3; zstd's level 1-19, default\n"
 	        "1; lz4's 0-12); samples already compressed (JPEG, PNG, video,\n"
 	        "CompressedImage) are left as they are unless --compress-stream names them,\n"

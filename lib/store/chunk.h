@@ -30,8 +30,9 @@
 #define CHUNK_HEADER 32
 /* A chunk is closed once it holds this many bytes of records (a record
  * bigger than that is a chunk alone), and at every sync: a quiet stream's
- * samples are durable and visible within the sync interval. */
-#define CHUNK_RAW (1u << 20)
+ * samples are durable and visible within the sync interval. A format
+ * limit (a reader refuses a bigger chunk of several records). */
+#define CHUNK_RAW (256u << 10)
 /* The stream stops trying to compress once this many of its first chunks
  * did not shrink below 15/16 of their size (noise, images already
  * compressed): they are stored, as cheap to read as format 2. */
@@ -136,9 +137,12 @@ int dssm__chunk_record(struct dssm_container *c, int idx, struct chunk_view *v, 
                        uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
                        const uint8_t **head);
 /* Load the chunk at off (before limit) into v: its CRC checked,
- * decompressed. */
+ * decompressed. len: the data bytes of the record the caller wants from
+ * it (an index entry's), or CHUNK_UNKNOWN_LEN; a chunk bigger than
+ * CHUNK_RAW must hold that record alone. */
+#define CHUNK_UNKNOWN_LEN UINT64_MAX
 int dssm__chunk_load(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
-                     uint64_t limit);
+                     uint64_t limit, uint64_t len);
 /* The time of the record after the one index entry prev names (NULL: the
  * stream's first record), read from the chunks, its CRC holding: for a
  * search that met a damaged entry (container_search.c). 1 and *t if found
@@ -149,6 +153,6 @@ int dssm__chunk_time_after(struct dssm_container *c, int idx, const uint8_t *pre
  * file's size data_size): 0, *end in .data and *raw_end where its records
  * end as format 2 lays them out; or DSSM_ECORRUPT. */
 int dssm__chunk_end(struct dssm_container *c, int idx, uint64_t off, uint64_t data_size,
-                    uint64_t *end, uint64_t *raw_end);
+                    uint64_t len, uint64_t *end, uint64_t *raw_end);
 
 #endif

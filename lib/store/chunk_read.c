@@ -37,21 +37,21 @@ static int chunk_damaged(dssm_container *c, int idx, uint64_t off, const char *w
 	                  (unsigned long long)off, idx, why);
 }
 
-/* The most record bytes a chunk of stream s may hold: CHUNK_RAW, or one
- * record of the stream's largest size (a bigger record is a chunk alone).
- * A stream written without a sample size (an import still being written:
- * its .meta gets the size at close) is bounded at CHUNK_UNSIZED. */
-#define CHUNK_UNSIZED (256u << 20)
-static uint64_t raw_bound(const struct cstream *s)
+/* A chunk holds at most CHUNK_RAW bytes of records, or one record alone:
+ * one of `len` data bytes when the caller knows it from an index entry
+ * whose CRC held (else CHUNK_UNKNOWN_LEN: then only the first bound). So
+ * a damaged or hostile header never makes a reader allocate more than
+ * the sample it asked for. */
+static int raw_fits(const uint8_t *head, uint64_t len)
 {
-	uint64_t one = s->info.max_size ? RECORD_HEADER + (uint64_t)s->info.max_size + 8
-	                                : CHUNK_UNSIZED;
-	return one > CHUNK_RAW ? one : CHUNK_RAW;
+	uint64_t raw = le_get32(head + 8);
+	return raw <= CHUNK_RAW || (len != CHUNK_UNKNOWN_LEN && le_get32(head + 16) == 1 &&
+	                            raw == RECORD_HEADER + len + (8 - len % 8) % 8);
 }
 
 /* Read and check the chunk header at off; *stored, *raw, *codec. */
 static int read_header(dssm_container *c, int idx, uint64_t off, uint64_t data_size,
-                       uint8_t *head)
+                       uint64_t len, uint8_t *head)
 {
 	struct cstream *s = &c->s[idx];
 	if (off % 8 || off > data_size || data_size - off < CHUNK_HEADER)
@@ -63,7 +63,7 @@ static int read_header(dssm_container *c, int idx, uint64_t off, uint64_t data_s
 		return chunk_damaged(c, idx, off, "no chunk magic");
 	if (codec != CHUNK_STORED && codec != CHUNK_LZ4 && codec != CHUNK_ZSTD)
 		return chunk_damaged(c, idx, off, "an unknown codec");
-	if (raw > raw_bound(s) || (codec == CHUNK_STORED && stored != raw) || raw % 8 ||
+	if (!raw_fits(head, len) || (codec == CHUNK_STORED && stored != raw) || raw % 8 ||
 	    le_get64(head + 24) % 8 || le_get64(head + 24) > UINT64_MAX / 2)
 		return chunk_damaged(c, idx, off, "its sizes are out of bounds");
 	if (data_size - off - CHUNK_HEADER < stored)
@@ -71,11 +71,11 @@ static int read_header(dssm_container *c, int idx, uint64_t off, uint64_t data_s
 	return 0;
 }
 
-int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size, uint64_t *end,
-                    uint64_t *raw_end)
+int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size, uint64_t len,
+                    uint64_t *end, uint64_t *raw_end)
 {
 	uint8_t head[CHUNK_HEADER];
-	int rc = read_header(c, idx, off, data_size, head);
+	int rc = read_header(c, idx, off, data_size, len, head);
 	if (rc < 0)
 		return rc;
 	uint64_t stored = le_get32(head + 12);
@@ -85,13 +85,13 @@ int dssm__chunk_end(dssm_container *c, int idx, uint64_t off, uint64_t data_size
 }
 
 int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
-                     uint64_t limit)
+                     uint64_t limit, uint64_t len)
 {
 	struct cstream *s = &c->s[idx];
 	if (v->off == off)
 		return 0;
 	uint8_t head[CHUNK_HEADER];
-	int rc = read_header(c, idx, off, limit, head);
+	int rc = read_header(c, idx, off, limit, len, head);
 	if (rc < 0)
 		return rc;
 	int codec = (int)le_get32(head + 4);
@@ -143,7 +143,7 @@ int dssm__chunk_record(dssm_container *c, int idx, struct chunk_view *v, uint64_
                        uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
                        const uint8_t **head)
 {
-	int rc = dssm__chunk_load(c, idx, v, off, limit);
+	int rc = dssm__chunk_load(c, idx, v, off, limit, len);
 	if (rc < 0)
 		return rc;
 	/* the next record first (a query reads them in order), else from the
@@ -178,11 +178,11 @@ int dssm__chunk_time_after(dssm_container *c, int idx, const uint8_t *prev, uint
 	uint64_t off = prev ? le_get64(prev + 16) : 0;
 	int rc = prev ? dssm__chunk_record(c, idx, &v, off, limit, le_get64(prev + 8),
 	                                   le_get32(prev + 24), (dssm_time_t)le_get64(prev), &h)
-	              : dssm__chunk_load(c, idx, &v, off, limit);
+	              : dssm__chunk_load(c, idx, &v, off, limit, CHUNK_UNKNOWN_LEN);
 	size_t n = rc == 0 ? record_at(&v, v.hint) : 0;
 	if (rc == 0 && !n && v.end < limit) {
 		/* the record after prev's is the next chunk's first */
-		rc = dssm__chunk_load(c, idx, &v, v.end, limit);
+		rc = dssm__chunk_load(c, idx, &v, v.end, limit, CHUNK_UNKNOWN_LEN);
 		n = rc == 0 ? record_at(&v, 0) : 0;
 	}
 	int found = 0;

@@ -19,7 +19,7 @@ static int chunk_entry_valid(dssm_container *c, int idx, const uint8_t *buf, uin
                              uint64_t *end)
 {
 	uint64_t off = le_get64(buf + 16), raw_end;
-	if (dssm__chunk_end(c, idx, off, data_size, end, &raw_end) < 0)
+	if (dssm__chunk_end(c, idx, off, data_size, le_get32(buf + 24), end, &raw_end) < 0)
 		return 0;
 	c->s[idx].raw_end = raw_end; /* (the last entry's, as recovery reads it last) */
 	if (c->s[idx].trusted)
