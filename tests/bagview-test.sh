@@ -95,6 +95,9 @@ mkdir -p "$served"
 cp "$rec/example-lz4.bag" "$rec/talker.mcap" "$rec/talker.db3" "$served/"
 "$dssm" export "$rec/tilt_laser.bag" --ssm-log "$served/imu.log" --streams imu_data >/dev/null 2>&1 ||
 	bad "export an SSM log to serve"
+# and a compressed container (format 3) beside them
+"$dssm" import "$rec/tilt_laser.bag" -o "$served/packed" -q --compress zstd >/dev/null 2>&1 ||
+	bad "import a compressed container to serve"
 TMPDIR=$priv "$dssm" proxy --port 0 --port-file "$tmp/pport" --recordings "$served" 2>"$tmp/proxy.log" &
 ppid=$!
 for _ in $(seq 400); do [ -s "$tmp/pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
@@ -105,7 +108,7 @@ import json, sys
 for line in sys.stdin:
     d = json.loads(line)
     print(d["stream"], d["tid"], d["time_ns"], d["len"], d["data_hex"])'; }
-for f in example-lz4.bag talker.mcap talker.db3 imu.log; do
+for f in example-lz4.bag talker.mcap talker.db3 imu.log packed; do
 	"$dssm" query "$served/$f" --format json --data-hex 2>/dev/null | sample_of >"$tmp/want"
 	"$dssm" query "$hp/$f" --format json --data-hex 2>"$tmp/err" | sample_of >"$tmp/got" ||
 		bad "query $hp/$f: $(cat "$tmp/err")"
