@@ -544,6 +544,9 @@ int cmd_record(int argc, char **argv)
 		record_dds_stop(src);
 		return cli_dssm_error("record", rc);
 	}
+	if (cfg.direct && o.compress.codec && strcmp(o.compress.codec, "none"))
+		fprintf(stderr, "dssm record: --direct applies to the streams stored as records; "
+		        "compressed ones are written in chunks through the page cache\n");
 	dssm_recorder_set_start(r, record_dds_start_at, src); /* rings fed from DDS: per ring */
 	dssm_recorder_set_notice(r, tell, NULL);
 	int status = 0;
