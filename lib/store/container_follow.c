@@ -41,8 +41,6 @@ static int one_ring(dssm_container *c, int first, const char *dir)
 	                  a.info.id, dir, a.info.name, a.info.id);
 }
 
-/* A handle on entry `idx` of NAME:ID in DIR (-1: the first, refused when
- * there are more: one_ring). */
 /* Stream NAME:ID, or the stream whose topic NAME stands for (ID 0): the
  * TOPIC column of `info` ("/urg_fs_1" is urg_fs:1, a stream an SSM log or
  * a bag's connection named) works in a "DIR/TOPIC" address as it is shown. */
@@ -56,6 +54,8 @@ static int find_stream(dssm_container *c, const char *name, int id)
 	return dssm__container_find_topic(c, topic);
 }
 
+/* A handle on entry `idx` of NAME:ID in DIR (-1: the first, refused when
+ * there are more: one_ring). */
 static int open_entry(const char *dir, const char *name, int id, int idx, dssm_stream **out)
 {
 	if (!out)
