@@ -33,12 +33,15 @@ $BUILD/examples/lidar --seconds $((SECONDS_TO_RUN + 5)) & pids+=($!)
 wait_for odom scan
 
 echo "== localizer: each scan paired with odometry by measurement time (every 8th line shown),"
-echo "   while dssm record keeps scan and odom in $tmp/drive, split into 1 s parts"
+echo "   while dssm record keeps scan and odom in $tmp/drive, split into 1 s parts,"
+echo "   and a second recorder keeps them compressed (zstd) in $tmp/drive-z"
+$dssm record -o "$tmp/drive-z" scan odom --from-oldest --duration $((SECONDS_TO_RUN + 1)) \
+	--compress zstd >"$tmp/drive-z.log" 2>&1 & pids+=($!)
 $dssm record -o "$tmp/drive" scan odom --from-oldest --duration $((SECONDS_TO_RUN + 1)) \
 	--split-duration 1s >"$tmp/drive.log" 2>&1 & pids+=($!)
 $BUILD/examples/localizer --seconds "$SECONDS_TO_RUN" | tee "$tmp/live.txt" |
 	awk 'NR == 1 || NR % 8 == 2'
-wait "${pids[-1]}" || true
+wait "${pids[-1]}" "${pids[-2]}" || true
 
 echo
 echo "== the same localizer, unchanged, on the recording: --scan $tmp/drive/scan --odom .../odom"
@@ -62,6 +65,15 @@ same_mcap=$(paste -d '\n' "$tmp/replay.txt" "$tmp/mcap.txt" |
 	awk 'NR % 2 == 1 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
 echo "$same_mcap of $(wc -l <"$tmp/replay.txt") lines the same as on the recording" \
 	"($(wc -l <"$tmp/mcap.txt") lines from the MCAP file)"
+
+echo
+echo "== and on the compressed recording (container format 3): --scan $tmp/drive-z/scan ..."
+$BUILD/examples/localizer --scan "$tmp/drive-z/scan" --odom "$tmp/drive-z/odom" >"$tmp/z.txt"
+same_z=$(paste -d '\n' "$tmp/replay.txt" "$tmp/z.txt" |
+	awk 'NR % 2 == 1 { a = $0; next } a == $0 { n++ } END { print n + 0 }')
+echo "$same_z of $(wc -l <"$tmp/replay.txt") lines the same as on the uncompressed recording" \
+	"($(wc -l <"$tmp/z.txt") lines from the compressed one)"
+$dssm info "$tmp/drive-z" | grep '^compressed:' || true
 
 echo
 echo "== dssm ls"
