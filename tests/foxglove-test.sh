@@ -19,7 +19,7 @@ export DSSM=$dssm WRITER=$PWD/tests/foxglove/writer.py PYTHONPATH=$PWD/python PY
 server=
 cleanup() {
 	[ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
-	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 fgt_tls 2>/dev/null
+	"$dssm" rm fgt_ros1 fgt_cdr fgt_json fgt_new fgt_pub fgt_busy fgt_gap fgt_map fgt_dupa fgt_tick0 fgt_tick1 fgt_tick2 fgt_big fgt_huge fgt_steady fgt_half0 fgt_tls fgt_idx:3 2>/dev/null
 	rm -f "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_half"[012]":0" "/dev/shm/dssm:$DSSM_NAMESPACE:fgt_dupx:0"
 	[ -n "${KEEP:-}" ] && cp "$tmp"/*.log /tmp/ 2>/dev/null
 	rm -rf "$tmp"
@@ -68,11 +68,17 @@ py create fgt_ros1 ros1 && py create fgt_cdr cdr && py create fgt_json json && p
 	py create fgt_huge json $((5 << 20)) 64 &&
 	py create fgt_big json 16384 2048 || { bad "creating the test rings"; exit 1; }
 
+# a ROS ring with an ID: its channel is named as `dssm export` names its topic
+printf 'string data\n' >"$tmp/String.msg"
+"$dssm" write fgt_idx:3 --create 64 --type std_msgs/String --encoding ros1 --schema-file "$tmp/String.msg" \
+	'{"data": "first"}' >/dev/null || { bad "creating ring fgt_idx:3"; exit 1; }
+
 echo "-- live rings"
 start
 check live "$url"
 check publish "$url" accepted
 check newtopic "$url"
+check rostopic "$url"
 got=$("$dssm" cat fgt_pub -n 1 --format raw 2>/dev/null | tail -c 31)
 [ "$got" = '{"i":7,"text":"from foxglove"}' ] && ok "the published message is in ring fgt_pub" ||
 	bad "ring fgt_pub holds '$got'"

@@ -43,9 +43,11 @@ int fg_channel_describe(struct fg_channel *c, const dssm_stream_info *info, cons
 	c->sid = info->id;
 	/* ROS data keeps ROS's names, so layouts saved against ROS bind: a
 	 * stream of ros1 or cdr messages (from a bag, MCAP, DDS, a ROS type)
-	 * is the topic it stands for (turtle1.pose: /turtle1/pose) */
+	 * is the topic it stands for (turtle1.pose: /turtle1/pose), by the
+	 * rule `dssm export` names topics by (odom:3: /odom_3), so that a
+	 * layout made live binds on the exported file too */
 	if (is_ros(info))
-		dssm__topic_of(info->name, info->id, c->topic, sizeof c->topic);
+		dssm__ring_topic(info->name, info->id, c->topic, sizeof c->topic);
 	else if (info->id == 0)
 		snprintf(c->topic, sizeof c->topic, "%s", info->name);
 	else

@@ -177,8 +177,30 @@ static int new_topic_ring(struct fg_client *c, const struct dssm__json *adv, con
 	return rc;
 }
 
+/* A ROS topic that names an existing ring NAME:ID by export's rule
+ * (/odom_3 is odom:3, as the channels name it) when no ring has the
+ * topic's own name: name and *id become that ring's. */
+static void ring_of_topic(char *name, int *id)
+{
+	char base[DSSM_NAME_MAX + 1];
+	int n;
+	dssm_stream *s;
+	if (*id != 0 || !dssm__ring_topic_split(name, base, sizeof base, &n))
+		return;
+	if (dssm_open(name, 0, DSSM_READ | DSSM_NOWAIT, &s) == 0) {
+		dssm_close(s); /* the topic's own name is a ring */
+		return;
+	}
+	if (dssm_open(base, n, DSSM_READ | DSSM_NOWAIT, &s) == 0) {
+		dssm_close(s);
+		snprintf(name, DSSM_NAME_MAX + 1, "%s", base);
+		*id = n;
+	}
+}
+
 /* A client channel's topic as a ring: NAME or NAME:ID, or a ROS topic
- * (/turtle1/pose is turtle1.pose: lib/base/glob.h). */
+ * (/turtle1/pose is turtle1.pose: lib/base/glob.h; /odom_3 is odom:3
+ * where that ring exists and odom_3 does not). */
 static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding,
                     const struct dssm__json *adv)
 {
@@ -187,6 +209,8 @@ static int pub_open(struct fg_client *c, struct fg_pub *p, const char *encoding,
 	int rc = dssm__topic_to_name(p->topic, t, sizeof t);
 	if (rc == 0)
 		rc = dssm_parse_address(t, name, &id);
+	if (rc == 0 && p->topic[0] == '/')
+		ring_of_topic(name, &id);
 	if (rc == 0)
 		rc = dssm__write_rules_check(&c->srv->cfg->writes, name, id);
 	if (rc == 0)

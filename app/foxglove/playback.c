@@ -104,6 +104,11 @@ int fg_playback_open(struct fg_server *srv, const char *dir)
 			continue;
 		}
 		ch->rec_stream = i;
+		/* ROS data: the recording's own topic (a bag's, an MCAP file's), the
+		 * one `dssm info` shows and `dssm export` writes */
+		char topic[sizeof ch->topic];
+		if (ch->topic[0] == '/' && dssm_container_topic(p->c, i, topic, sizeof topic) == 0)
+			snprintf(ch->topic, sizeof ch->topic, "%s", topic);
 		if (r.count && (!p->data_start || r.first < p->data_start))
 			p->data_start = r.first;
 		if (r.count && (!p->data_end || r.last > p->data_end))

@@ -72,6 +72,17 @@ void dssm__ring_topic(const char *name, int id, char *out, size_t cap)
 		snprintf(out + n, cap - n, "_%d", id);
 }
 
+int dssm__ring_topic_split(const char *name, char *base, size_t cap, int *id)
+{
+	const char *u = strrchr(name, '_');
+	if (!u || u == name || u[1] < '1' || u[1] > '9' || strspn(u + 1, "0123456789") != strlen(u + 1) ||
+	    strlen(u + 1) > 9 || (size_t)(u - name) >= cap)
+		return 0;
+	snprintf(base, cap, "%.*s", (int)(u - name), name);
+	*id = atoi(u + 1);
+	return 1;
+}
+
 int dssm__topic_to_name(const char *topic, char *out, size_t cap)
 {
 	const char *t = as_stream_glob(topic, out, cap);

@@ -56,6 +56,10 @@ void dssm__topic_of(const char *name, int id, char *out, size_t cap);
  * but an ID other than 0 as "_ID", not ":ID": a ROS graph resource name
  * holds only letters, digits, '_' and '/' (ROS tools refuse "/scan:1"). */
 void dssm__ring_topic(const char *name, int id, char *out, size_t cap);
+/* The other way for a name that ends in _N (N > 0, decimal, no leading
+ * 0): 1, base (NAME without _N) and *id = N; else 0. "odom_3" may be
+ * odom:3 as dssm__ring_topic names it (the caller looks for that ring). */
+int dssm__ring_topic_split(const char *name, char *base, size_t cap, int *id);
 /* The stream NAME[:ID] a topic stands for (the rule above) into OUT: 0, or
  * DSSM_ENAME when it does not fit. */
 int dssm__topic_to_name(const char *topic, char *out, size_t cap);

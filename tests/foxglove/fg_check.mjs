@@ -764,6 +764,29 @@ async function newtopic() {
   await dssm(["rm", "fgt_newj", "fgt.newr"]);
 }
 
+// A ROS ring with an ID (fgt_idx:3) is the topic /fgt_idx_3, as `dssm
+// export` names it, so a layout made live binds on the exported file; a
+// client publishing on that topic writes into fgt_idx:3.
+async function rostopic() {
+  const st = connect();
+  const named = (t) => [...st.channels.values()].find((c) => c.topic === t);
+  await until(() => st.info && named("/fgt_idx_3"), "advertise of /fgt_idx_3");
+  check(named("/fgt_idx_3") && !named("/fgt_idx:3"), "ring fgt_idx:3 (ros1) is the channel /fgt_idx_3");
+  const r = st.client.advertise({ topic: "/fgt_idx_3", encoding: "ros1", schemaName: "std_msgs/String",
+                                  schema: "string data\n", schemaEncoding: "ros1msg" });
+  st.client.sendMessage(r, new Uint8Array([5, 0, 0, 0, 104, 101, 108, 108, 111])); // "hello"
+  await handled(st, "the message on /fgt_idx_3 published");
+  const out = await new Promise((resolve) => {
+    const p = spawn(process.env.DSSM, ["cat", "fgt_idx:3", "-n", "1", "--format", "json"],
+                    { stdio: ["ignore", "pipe", "ignore"] });
+    let o = "";
+    p.stdout.on("data", (d) => { o += d; });
+    p.on("exit", () => resolve(o));
+  });
+  check(/"msg":\{"data":"hello"\}/.test(out), `publishing on /fgt_idx_3 writes into fgt_idx:3: ${out.trim().slice(0, 80)}`);
+  st.client.close();
+}
+
 // wss:// (dssm foxglove --tls-cert): a client trusting the CA subscribes
 // and gets the samples written; a plain ws:// client to the same port, and
 // a wss:// client that does not trust the CA, never get a connection.
@@ -790,7 +813,7 @@ async function wss(topic) {
   check(untrusted !== "opened", `a wss client not trusting the CA is refused (${untrusted})`);
 }
 
-const scenarios = { wss, newtopic, control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
+const scenarios = { wss, rostopic, newtopic, control, live, publish, busy, gap, rejoin, recreate, shared, pubgone, structbad, dup, slow, hostile, play, limit, struct: structs, odom, flood, bigadv, steady, advertised };
 try {
   await scenarios[scenario](...args);
 } catch (e) {
