@@ -1063,6 +1063,20 @@ static int count_query(dssm_container *c, int stream, dssm_time_t t0, dssm_time_
 	return n;
 }
 
+/* A closed recording of 3000 random samples in DIR/name (dir, cap): its
+ * stream 0's times (malloc'd), *n of them (over 700). */
+static dssm_time_t *random_recording(char *dir, size_t cap, const char *name, int *n)
+{
+	dir_for(dir, cap, name);
+	free(write_random(dir, 3000, NULL));
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_time_t *t = stream_times(c, 0, n);
+	dssm_container_close(c);
+	assert_true(*n > 700);
+	return t;
+}
+
 /* A bit flipped in an index entry's time, within a query's range: the time
  * search must not land on it and answer a shorter range with no error. The
  * query fails naming the entry - closed or crashed, salvage or not. */
@@ -1070,14 +1084,9 @@ static void test_damaged_entry_in_search(void **state)
 {
 	(void)state;
 	char dir[300], path[400];
-	dir_for(dir, sizeof dir, "land");
-	free(write_random(dir, 3000, NULL));
-	dssm_container *c;
-	assert_int_equal(dssm_container_open(dir, &c), 0);
 	int n;
-	dssm_time_t *t = stream_times(c, 0, &n);
-	dssm_container_close(c);
-	assert_true(n > 700);
+	dssm_time_t *t = random_recording(dir, sizeof dir, "land", &n);
+	dssm_container *c;
 	int at = n / 2;
 	snprintf(path, sizeof path, "%s/streams/0000.index", dir);
 	FILE *f = fopen(path, "r+b");
@@ -1318,14 +1327,9 @@ static void test_damaged_probe(void **state)
 {
 	(void)state;
 	char dir[300], path[400];
-	dir_for(dir, sizeof dir, "probe");
-	free(write_random(dir, 3000, NULL));
-	dssm_container *c;
-	assert_int_equal(dssm_container_open(dir, &c), 0);
 	int n;
-	dssm_time_t *t = stream_times(c, 0, &n);
-	dssm_container_close(c);
-	assert_true(n > 700);
+	dssm_time_t *t = random_recording(dir, sizeof dir, "probe", &n);
+	dssm_container *c;
 	int at = n / 2; /* the first probe of a search over the whole index */
 	snprintf(path, sizeof path, "%s/CLOSED", dir);
 	assert_int_equal(unlink(path), 0);
