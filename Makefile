@@ -269,6 +269,7 @@ lint:
 # every connector test over TLS, the secret tests in clear text
 # (DSSM_TEST_TLS in tests/test_remote.c, test_hostile.c).
 TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/test_remote@DSSM_TEST_TLS=off \
+  $(BUILD)/tests/test_remote_threads@DSSM_TEST_TLS=all \
   $(BUILD)/tests/test_backends@DSSM_TEST_COMPRESS=zstd
 TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off $(BUILD)/tests/test_proxies@DSSM_TEST_TLS=all
 # ... and the container tests and the recording backend on compressed
@@ -285,12 +286,13 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
 # thread. Over TLS too (#29): test_proxies (proxies and connectors in one
 # process) and test_remote (the proxy it starts runs under TSan as well).
-# Compressed streams (#28): their compressing threads.
+# Compressed streams (#28): their compressing threads. Threads sharing one
+# remote handle, in clear text and over TLS (test_remote_threads).
 # Reports go to files, so that one from a process a test started (a proxy,
 # whose exit status the test may not check) fails check-tsan too.
-TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks
+TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks test_remote_threads
 TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all \
-  test_container@DSSM_TEST_COMPRESS=zstd
+  test_remote_threads@DSSM_TEST_TLS=all test_container@DSSM_TEST_COMPRESS=zstd
 TSAN_REPORTS := build/tsan/reports
 check-tsan:
 	@$(MAKE) --no-print-directory BUILD=build/tsan CC=clang OPT="-O1 -g" \
@@ -307,7 +309,7 @@ check-tsan:
 UNITS_base := test_glob test_crc
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
-UNITS_remote := test_wire test_remote test_connector_timeouts test_impostor test_backends
+UNITS_remote := test_wire test_remote test_remote_threads test_connector_timeouts test_impostor test_backends
 UNITS_store := test_container test_container_chunks test_data_map test_container_text test_container_cold test_recording_close test_set
 UNITS_decode := test_decoder
 UNITS_open := test_follow

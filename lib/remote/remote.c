@@ -86,6 +86,11 @@ static int remote_new(const char *host_port, const char *name, int id, int open_
 		free(r);
 		return dssm__fail(DSSM_ENOMEM, "out of memory for a remote handle");
 	}
+	if (pthread_mutex_init(&r->lock, NULL) != 0) {
+		free(s);
+		free(r);
+		return dssm__fail(DSSM_ENOMEM, "no mutex for a remote handle");
+	}
 	r->fd = -1;
 	r->timeout = DEFAULT_TIMEOUT;
 	r->open_flags = open_flags;
@@ -142,18 +147,23 @@ int dssm_is_remote(dssm_stream *s)
 
 void dssm_set_timeout(dssm_stream *s, dssm_time_t timeout)
 {
-	if (dssm_is_remote(s))
-		rem(s)->timeout = timeout;
+	if (!dssm_is_remote(s))
+		return;
+	struct dssm_remote *r = dssm__remote_hold(s);
+	r->timeout = timeout;
+	dssm__remote_release(r);
 }
 
 int dssm_clock_of(dssm_stream *s, dssm_time_t *offset, dssm_time_t *delay)
 {
 	if (!dssm_is_remote(s))
 		return dssm__fail(DSSM_ESTATE, "a local stream has no remote clock");
+	struct dssm_remote *r = dssm__remote_hold(s);
 	if (offset)
-		*offset = rem(s)->offset;
+		*offset = r->offset;
 	if (delay)
-		*delay = rem(s)->delay;
+		*delay = r->delay;
+	dssm__remote_release(r);
 	return 0;
 }
 
@@ -169,6 +179,7 @@ void dssm__remote_close(dssm_stream *s)
 	free(r->borrow);
 	free(r->in);
 	wbuf_free(&r->out);
+	pthread_mutex_destroy(&r->lock);
 	free(r);
 	free(s);
 }

@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,14 @@ struct remote_pushed {
 enum { GONE_MADE_AGAIN = 1, GONE_REMOVED = 2 };
 
 struct dssm_remote {
+	/* Held through each call on the handle (requests.c, remote.c), from
+	 * before its request is written into `out` to after its reply is
+	 * copied out of `in`: threads sharing the handle (SSM programs share
+	 * an SSM_sid) take turns on the one connection, its buffers, its TLS
+	 * session and the subscription's queue, and each gets its own answer.
+	 * Uncontended, one atomic operation each way. Not in bare.c's
+	 * handles, which no other thread sees. */
+	pthread_mutex_t lock;
 	int fd;                        /* blocking; non-blocking calls say MSG_DONTWAIT */
 	dssm_time_t rcvtimeo;          /* fd's SO_RCVTIMEO as last set (0: none yet) */
 	char host[256], port[16];
@@ -119,6 +128,20 @@ struct dssm_remote {
 static inline struct dssm_remote *rem(dssm_stream *s)
 {
 	return s->backend;
+}
+
+/* Take the handle's lock for one call (and give it back): every entry
+ * point of a remote handle but close, which no other thread may race. */
+static inline struct dssm_remote *dssm__remote_hold(dssm_stream *s)
+{
+	struct dssm_remote *r = rem(s);
+	pthread_mutex_lock(&r->lock);
+	return r;
+}
+
+static inline void dssm__remote_release(struct dssm_remote *r)
+{
+	pthread_mutex_unlock(&r->lock);
 }
 
 /* Where a read_next wants its sample: a DATA frame arriving while nothing

@@ -52,9 +52,9 @@ static int do_read(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	return 0;
 }
 
-int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t cap,
-                      dssm_sample_info *info, void *buf2, size_t cap2, dssm_sample_info *info2,
-                      uint64_t *missed)
+static int read_held(dssm_stream *s, int op, uint64_t arg, void *buf, size_t cap,
+                     dssm_sample_info *info, void *buf2, size_t cap2, dssm_sample_info *info2,
+                     uint64_t *missed)
 {
 	struct dssm_remote *r = rem(s);
 	if (missed)
@@ -89,6 +89,16 @@ int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t ca
 	/* next/back move the proxy-side position: not safe to repeat */
 	c.not_idempotent = op == WIRE_READ_NEXT || op == WIRE_READ_BACK;
 	return dssm__remote_with_connection(s, do_read, &c);
+}
+
+int dssm__remote_read(dssm_stream *s, int op, uint64_t arg, void *buf, size_t cap,
+                      dssm_sample_info *info, void *buf2, size_t cap2, dssm_sample_info *info2,
+                      uint64_t *missed)
+{
+	struct dssm_remote *r = dssm__remote_hold(s);
+	int rc = read_held(s, op, arg, buf, cap, info, buf2, cap2, info2, missed);
+	dssm__remote_release(r);
+	return rc;
 }
 
 static int do_write(dssm_stream *s, void *vctx, dssm_time_t deadline)
@@ -136,7 +146,9 @@ int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_ti
 	c.len = len;
 	c.t = t;
 	c.flags = flags;
+	struct dssm_remote *r = dssm__remote_hold(s);
 	int rc = dssm__remote_with_connection(s, do_write, &c);
+	dssm__remote_release(r);
 	return rc < 0 ? rc : c.tid;
 }
 
@@ -224,7 +236,7 @@ static dssm_time_t time_left(dssm_time_t timeout, dssm_time_t deadline)
 	return left > 0 ? left : 0;
 }
 
-int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
+static int wait_held(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 {
 	struct dssm_remote *r = rem(s);
 	/* one deadline, set on entry: every sleep and the proxy's WAIT take
@@ -269,7 +281,15 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 	return dssm__remote_with_connection(s, do_wait, &c);
 }
 
-int dssm__remote_subscribe(dssm_stream *s, int from, uint64_t tid)
+int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
+{
+	struct dssm_remote *r = dssm__remote_hold(s);
+	int rc = wait_held(s, op, arg, timeout);
+	dssm__remote_release(r);
+	return rc;
+}
+
+static int subscribe_held(dssm_stream *s, int from, uint64_t tid)
 {
 	struct dssm_remote *r = rem(s);
 	if (r->subscribed)
@@ -282,6 +302,14 @@ int dssm__remote_subscribe(dssm_stream *s, int from, uint64_t tid)
 		r->have_next = 1;
 	}
 	return dssm__remote_send_subscribe(r, from, tid, dssm__remote_deadline_of(r));
+}
+
+int dssm__remote_subscribe(dssm_stream *s, int from, uint64_t tid)
+{
+	struct dssm_remote *r = dssm__remote_hold(s);
+	int rc = subscribe_held(s, from, tid);
+	dssm__remote_release(r);
+	return rc;
 }
 
 static int do_info(dssm_stream *s, void *vctx, dssm_time_t deadline)
@@ -304,15 +332,20 @@ int dssm__remote_info(dssm_stream *s, dssm_stream_info *info)
 {
 	struct remote_req c = {0};
 	c.sinfo = info;
+	struct dssm_remote *r = dssm__remote_hold(s);
 	int rc = dssm__remote_with_connection(s, do_info, &c);
 	if (rc == 0)
-		rem(s)->info = *info;
+		r->info = *info;
+	dssm__remote_release(r);
 	return rc;
 }
 
 const char *dssm__remote_schema(dssm_stream *s)
 {
-	return rem(s)->schema ? rem(s)->schema : "";
+	struct dssm_remote *r = dssm__remote_hold(s);
+	const char *schema = r->schema ? r->schema : "";
+	dssm__remote_release(r);
+	return schema;
 }
 
 static int do_property(dssm_stream *s, void *vctx, dssm_time_t deadline)
@@ -345,13 +378,21 @@ static int do_property(dssm_stream *s, void *vctx, dssm_time_t deadline)
 	return 0;
 }
 
+static int property_held(dssm_stream *s, struct remote_req *c)
+{
+	struct dssm_remote *r = dssm__remote_hold(s);
+	int rc = dssm__remote_with_connection(s, do_property, c);
+	dssm__remote_release(r);
+	return rc;
+}
+
 int dssm__remote_property_set(dssm_stream *s, const void *data, size_t len)
 {
 	struct remote_req c = {0};
 	c.op = 1;
 	c.data = data;
 	c.len = len;
-	return dssm__remote_with_connection(s, do_property, &c);
+	return property_held(s, &c);
 }
 
 int dssm__remote_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len)
@@ -360,7 +401,7 @@ int dssm__remote_property_get(dssm_stream *s, void *buf, size_t cap, size_t *len
 	c.buf = buf;
 	c.cap = cap;
 	c.plen = len;
-	return dssm__remote_with_connection(s, do_property, &c);
+	return property_held(s, &c);
 }
 
 /* ---- the table ssmcore dispatches through (lib/ring/backend.h) ---- */
@@ -422,9 +463,10 @@ static int remote_wait_time(dssm_stream *s, dssm_time_t t, dssm_time_t timeout)
  * One round trip, also on a subscribed handle (its pushes never say it). */
 static int remote_is_current(dssm_stream *s)
 {
-	if (rem(s)->gone)
-		return 0; /* a reconnect found another ring under the name (session.c) */
-	int rc = dssm__remote_wait(s, WIRE_WAIT_TID, UINT64_MAX, 0);
+	struct dssm_remote *r = dssm__remote_hold(s);
+	/* (gone: a reconnect found another ring under the name, session.c) */
+	int rc = r->gone ? DSSM_ENOENT : wait_held(s, WIRE_WAIT_TID, UINT64_MAX, 0);
+	dssm__remote_release(r);
 	return rc == DSSM_ENOENT ? 0 : rc == DSSM_ETIMEDOUT || rc == 0 ? 1 : rc;
 }
 

@@ -347,6 +347,11 @@ static int open_stream(struct dssm_remote *r, const char *name, int id, dssm_tim
 	r->have_ring_id = ring != NULL;
 	if (ring)
 		memcpy(r->ring_id, ring, WIRE_RING_ID);
+	/* The same schema keeps its string: a pointer dssm_schema gave out
+	 * (maybe to another thread sharing the handle) stays valid across a
+	 * reconnect to the same ring. */
+	if (r->schema && strlen(r->schema) == n && (n == 0 || memcmp(r->schema, schema, n) == 0))
+		return 0;
 	free(r->schema);
 	r->schema = malloc((size_t)n + 1);
 	if (!r->schema)
