@@ -54,6 +54,19 @@
  * are dropped and counted in the next sample's `missed`. Samples are cut to
  * 256 MiB on 32-bit hosts (1 GiB elsewhere).
  *
+ * Threads: as a local handle, a remote one may be shared by threads (SSM
+ * programs share an SSM_sid); each call gets its own answer (the sample it
+ * asked for, whole, or its own error; dssm_last_error is per thread), in
+ * clear text and over TLS. The handle's calls take turns: each holds the
+ * handle (a mutex, uncontended in a single thread) from sending its request
+ * to reading its reply, so a call waits for the one under way, and its own
+ * timeout starts when its turn comes. A dssm_wait_* holds the handle for
+ * the whole wait (one connection carries one exchange at a time): a thread
+ * that waits long should have a handle of its own. With a subscription,
+ * any thread's read_next takes the next sample pushed (one sequence, as
+ * they would share a local handle's read position). dssm_close and a
+ * borrowed slot (dssm_write_borrow to dssm_write_commit) are one thread's.
+ *
  * Clocks: on connecting, and again every 30 s while the handle is used, the
  * connector measures the offset between the proxy's clock and this host's
  * with the NTP four-timestamp exchange and keeps the minimum-delay estimate
@@ -87,11 +100,12 @@
  * without DSSM_TLS_CA) are DSSM_EINVAL.
  *
  * Caveats.
- * - dssm_schema of a remote handle: the string is replaced each time the
- *   connector (re)opens the stream, which any call on the handle may do
- *   after a lost connection (a read, a wait, dssm_info). Copy it before the
- *   next call on the handle if it is kept; the stream may even have been
- *   made again with another schema meanwhile.
+ * - dssm_schema of a remote handle: the string is replaced when the
+ *   connector (re)opens the stream and finds another schema, which any call
+ *   on the handle may do after a lost connection (a read, a wait,
+ *   dssm_info; another thread's too). Copy it before the next call on the
+ *   handle if it is kept; the stream may even have been made again with
+ *   another schema meanwhile.
  * - A write (dssm_write, dssm_write_commit), dssm_read_next or
  *   dssm_read_back that fails with DSSM_ECONN (the link was lost before the
  *   reply) or DSSM_ETIMEDOUT may have been applied by the proxy: such calls
