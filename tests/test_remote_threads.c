@@ -115,8 +115,8 @@ struct caller {
 	uint64_t seed;
 };
 
-/* One of the threads calling read_last, read_tid, read_time and wait_tid
- * (met at once, and one that times out) on the shared handle. */
+/* One of the threads calling read_last, read_tid, read_time, wait_tid
+ * (met at once, and one that times out) and dssm_info on the shared handle. */
 static void *caller(void *p)
 {
 	struct caller *c = p;
@@ -127,7 +127,8 @@ static void *caller(void *p)
 		uint64_t top = atomic_load(&sh->written);
 		uint64_t tid = 1 + testutil_rand(&c->seed) % top;
 		int rc;
-		switch (testutil_rand(&c->seed) % 5) {
+		dssm_stream_info in;
+		switch (testutil_rand(&c->seed) % 6) {
 		case 0:
 			rc = dssm_read_last(sh->h, buf, sizeof buf, &si);
 			/* (newer samples may have come since `top` was loaded) */
@@ -148,6 +149,11 @@ static void *caller(void *p)
 			rc = dssm_wait_tid(sh->h, tid, 2000 * MS);
 			if (rc != 0)
 				wrong(sh, c->who, "wait_tid (written)", rc, tid, &si);
+			break;
+		case 4:
+			rc = dssm_info(sh->h, &in);
+			if (rc != 0 || in.max_size != MAXSZ || in.slots != SLOTS || in.count < top + 1)
+				wrong(sh, c->who, "info", rc, top, &si);
 			break;
 		default:
 			/* never written: its own answer is the timeout, at once */
@@ -238,7 +244,8 @@ static void run_shared(int subscribe)
 	dssm_close(w);
 }
 
-/* read_last, read_tid, read_time and wait_tid from four threads at once. */
+/* read_last, read_tid, read_time, wait_tid and dssm_info from four threads
+ * at once. */
 static void test_shared_reads(void **state)
 {
 	(void)state;

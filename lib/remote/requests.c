@@ -152,7 +152,7 @@ int64_t dssm__remote_write(dssm_stream *s, const void *data, size_t len, dssm_ti
 	return rc < 0 ? rc : c.tid;
 }
 
-int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity)
+static int borrow_held(dssm_stream *s, void **buf, size_t *capacity)
 {
 	struct dssm_remote *r = rem(s);
 	if (!s->writable)
@@ -166,6 +166,15 @@ int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity)
 	if (capacity)
 		*capacity = r->info.max_size;
 	return 0;
+}
+
+/* (held: r->info is rewritten by a reconnect in another thread's call) */
+int dssm__remote_borrow(dssm_stream *s, void **buf, size_t *capacity)
+{
+	struct dssm_remote *r = dssm__remote_hold(s);
+	int rc = borrow_held(s, buf, capacity);
+	dssm__remote_release(r);
+	return rc;
 }
 
 int64_t dssm__remote_commit(dssm_stream *s, size_t len, dssm_time_t t, unsigned flags)
