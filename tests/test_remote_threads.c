@@ -198,6 +198,7 @@ static void *subscriber(void *p)
 	return NULL;
 }
 
+/* (w: the local handle, or the remote one the threads share) */
 static void write_sample(dssm_stream *w, uint64_t tid)
 {
 	unsigned char buf[MAXSZ];
@@ -216,7 +217,7 @@ static void run_shared(int subscribe)
 	atomic_store(&sh.written, FIRST);
 	char addr[128];
 	snprintf(addr, sizeof addr, "127.0.0.1:%d/shared", proxy_port);
-	assert_int_equal(dssm_open_address(addr, DSSM_READ, &sh.h), 0);
+	assert_int_equal(dssm_open_address(addr, DSSM_READ | DSSM_WRITE, &sh.h), 0);
 	dssm_set_timeout(sh.h, 30 * DSSM_NSEC_PER_SEC); /* (a TSan run on a loaded machine) */
 	if (subscribe)
 		assert_int_equal(dssm_subscribe(sh.h, DSSM_FROM_TID, 1), 0);
@@ -229,7 +230,10 @@ static void run_shared(int subscribe)
 	if (subscribe)
 		assert_int_equal(pthread_create(&th[THREADS], NULL, subscriber, &sh), 0);
 	for (uint64_t t = FIRST + 1; t <= FIRST + MORE; t++) {
-		write_sample(w, t);
+		/* through the shared handle: its turns come between the
+		 * subscriber's waits (a waiter that takes the handle again at
+		 * once starved this thread of every turn) */
+		write_sample(sh.h, t);
 		atomic_store(&sh.written, t);
 		if (atomic_load(&sh.done) < THREADS)
 			usleep(200); /* spread the writes over the callers' run */
@@ -245,7 +249,7 @@ static void run_shared(int subscribe)
 }
 
 /* read_last, read_tid, read_time, wait_tid and dssm_info from four threads
- * at once. */
+ * at once, while this one writes through the same handle. */
 static void test_shared_reads(void **state)
 {
 	(void)state;

@@ -57,10 +57,10 @@
  * Threads: as a local handle, a remote one may be shared by threads (SSM
  * programs share an SSM_sid); each call gets its own answer (the sample it
  * asked for, whole, or its own error; dssm_last_error is per thread), in
- * clear text and over TLS. The handle's calls take turns: each holds the
- * handle (a mutex, uncontended in a single thread) from sending its request
- * to reading its reply, so a call waits for the one under way, and its own
- * timeout starts when its turn comes. A dssm_wait_* holds the handle for
+ * clear text and over TLS. The handle's calls take turns, in the order
+ * they were made: each holds the handle (a mutex, uncontended in a single
+ * thread) from sending its request to reading its reply, so a call waits
+ * for those before it, and its own timeout starts when its turn comes. A dssm_wait_* holds the handle for
  * the whole wait (one connection carries one exchange at a time): a thread
  * that waits long should have a handle of its own. With a subscription,
  * any thread's read_next takes the next sample pushed (one sequence, as

@@ -91,6 +91,12 @@ static int remote_new(const char *host_port, const char *name, int id, int open_
 		free(r);
 		return dssm__fail(DSSM_ENOMEM, "no mutex for a remote handle");
 	}
+	if (pthread_cond_init(&r->turn, NULL) != 0) {
+		pthread_mutex_destroy(&r->lock);
+		free(s);
+		free(r);
+		return dssm__fail(DSSM_ENOMEM, "no condition variable for a remote handle");
+	}
 	r->fd = -1;
 	r->timeout = DEFAULT_TIMEOUT;
 	r->open_flags = open_flags;
@@ -179,6 +185,7 @@ void dssm__remote_close(dssm_stream *s)
 	free(r->borrow);
 	free(r->in);
 	wbuf_free(&r->out);
+	pthread_cond_destroy(&r->turn);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 	free(s);

@@ -54,14 +54,18 @@ struct remote_pushed {
 enum { GONE_MADE_AGAIN = 1, GONE_REMOVED = 2 };
 
 struct dssm_remote {
-	/* Held through each call on the handle (requests.c, remote.c), from
+	/* Each call on the handle holds it (requests.c, remote.c), from
 	 * before its request is written into `out` to after its reply is
 	 * copied out of `in`: threads sharing the handle (SSM programs share
 	 * an SSM_sid) take turns on the one connection, its buffers, its TLS
 	 * session and the subscription's queue, and each gets its own answer.
-	 * Uncontended, one atomic operation each way. Not in bare.c's
-	 * handles, which no other thread sees. */
+	 * Turns go in the order asked (tickets): with a bare mutex, a thread
+	 * looping on wait_new took it back at once and starved a writer of
+	 * every turn. Uncontended, one mutex lock and unlock each way. Not in
+	 * bare.c's handles, which no other thread sees. */
 	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	unsigned long ticket, serving; /* the next turn to hand out, the one running */
 	int fd;                        /* blocking; non-blocking calls say MSG_DONTWAIT */
 	dssm_time_t rcvtimeo;          /* fd's SO_RCVTIMEO as last set (0: none yet) */
 	char host[256], port[16];
@@ -136,11 +140,19 @@ static inline struct dssm_remote *dssm__remote_hold(dssm_stream *s)
 {
 	struct dssm_remote *r = rem(s);
 	pthread_mutex_lock(&r->lock);
+	unsigned long mine = r->ticket++;
+	while (r->serving != mine)
+		pthread_cond_wait(&r->turn, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 	return r;
 }
 
 static inline void dssm__remote_release(struct dssm_remote *r)
 {
+	pthread_mutex_lock(&r->lock);
+	r->serving++;
+	if (r->ticket != r->serving) /* someone waits for a turn */
+		pthread_cond_broadcast(&r->turn);
 	pthread_mutex_unlock(&r->lock);
 }
 
