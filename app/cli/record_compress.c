@@ -12,11 +12,13 @@
 #include <string.h>
 
 #include "cli.h"
+#include "lib/store/chunk.h"
 #include "record_compress.h"
 
+/* (the container's own rule, lib/store/chunk.h) */
 static int known_codec(const char *s)
 {
-	return !strcmp(s, "zstd") || !strcmp(s, "lz4") || !strcmp(s, "none");
+	return dssm__chunk_codec_parse(s) != -2;
 }
 
 /* GLOB=CODEC[:LEVEL] into its parts (glob and codec copied into the
@@ -56,12 +58,12 @@ int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_co
 	case CLI_COMPRESS_LEVEL:
 		if (cli_parse_long(cmd, "--compress-level", arg, &o->level) < 0)
 			return EXIT_USAGE;
-		if (o->level < -7 || o->level > 22)
+		if (o->level < CHUNK_LEVEL_MIN || o->level > CHUNK_LEVEL_MAX)
 			return cli_usage(cmd, "--compress-level needs a level from -7 to 22");
 		return 1;
 	case CLI_COMPRESS_STREAM:
 		if (split_rule(arg, glob, sizeof glob, codec, sizeof codec, &level) < 0 ||
-		    !known_codec(codec) || level < -7 || level > 22 || strchr(glob, '/'))
+		    !known_codec(codec) || level < CHUNK_LEVEL_MIN || level > CHUNK_LEVEL_MAX || strchr(glob, '/'))
 			return cli_usage(cmd, "--compress-stream takes GLOB=CODEC[:LEVEL] (CODEC "
 			                 "zstd, lz4 or none; LEVEL -7 to 22), as 'scan*=zstd:3'");
 		if (o->nstreams == CLI_COMPRESS_MAX_STREAMS)

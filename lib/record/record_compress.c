@@ -24,12 +24,11 @@ struct rcompress {
 int dssm_recorder_set_compress(dssm_recorder *r, const char *pattern, const char *codec,
                                int level)
 {
+	int k;
 	if (!r || !codec)
 		return dssm__fail(DSSM_EINVAL, "dssm_recorder_set_compress: NULL argument");
-	if (strcmp(codec, "zstd") && strcmp(codec, "lz4") && strcmp(codec, "none"))
-		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
-	if (level < -7 || level > 22)
-		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (-7 to 22)", level);
+	if (dssm__chunk_check(codec, level, &k) < 0)
+		return DSSM_EINVAL;
 	if (pattern && (!*pattern || strchr(pattern, '/')))
 		return dssm__fail(DSSM_EINVAL, "'%s' is no NAME[:ID] glob a stream can match", pattern);
 	struct rcompress *p = realloc(r->compress, (size_t)(r->ncompress + 1) * sizeof *p);

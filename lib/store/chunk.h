@@ -64,6 +64,13 @@ void dssm__chunk_codecs_register(void);
  * import, a recording copied, where waiting loses nothing). */
 void dssm__chunk_set_adaptive(struct dssm_container *c, int on);
 
+/* A codec's name and a level as dssm_container_set_compress and the
+ * recorder take them: 0 and *k (as dssm__chunk_codec_parse), or
+ * DSSM_EINVAL naming what is wrong. */
+#define CHUNK_LEVEL_MIN (-7)
+#define CHUNK_LEVEL_MAX 22
+int dssm__chunk_check(const char *codec, int level, int *k);
+
 /* "zstd", "lz4", "none": CHUNK_ZSTD, CHUNK_LZ4, -1 (records, format 2);
  * -2 for any other name. And back. */
 int dssm__chunk_codec_parse(const char *name);

@@ -42,19 +42,28 @@ const char *dssm__chunk_codec_name(int codec)
 	     : codec == CHUNK_STORED ? "stored" : "none";
 }
 
+int dssm__chunk_check(const char *codec, int level, int *k)
+{
+	*k = dssm__chunk_codec_parse(codec);
+	if (*k == -2)
+		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
+	if (level < CHUNK_LEVEL_MIN || level > CHUNK_LEVEL_MAX)
+		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (%d to %d)", level,
+		                  CHUNK_LEVEL_MIN, CHUNK_LEVEL_MAX);
+	return 0;
+}
+
 int dssm_container_set_compress(dssm_container *c, const char *codec, int level)
 {
 	if (!c || !c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_set_compress: not a writer");
-	int k = dssm__chunk_codec_parse(codec);
-	if (k == -2)
-		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
+	int k, rc = dssm__chunk_check(codec, level, &k);
+	if (rc < 0)
+		return rc;
 	if (k >= 0 && !dssm__chunk_codecs)
 		return dssm__fail(DSSM_EINVAL, "compression '%s' is not available: this program was "
 		                  "built without the compressors (link libdssm.so, or the views and "
 		                  "call dssm__views_register)", codec);
-	if (level < -7 || level > 22)
-		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (-7 to 22)", level);
 	c->codec = k;
 	c->level = level;
 	return 0;

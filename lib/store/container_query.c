@@ -217,6 +217,26 @@ static int fetch_record(struct dssm_query *q, struct cursor *k, uint64_t off, ui
 	return 0;
 }
 
+/* Record h (its header; len data bytes), checked, as cursor k's answer:
+ * the entries after it may not go back before min_off in .data. */
+static int returned(struct dssm_query *q, struct cursor *k, const uint8_t *h, uint32_t len,
+                    uint64_t min_off, dssm_record *rec)
+{
+	rec->stream = k->stream;
+	rec->tid = le_get64(h + 8);
+	rec->time = (dssm_time_t)le_get64(h + 16);
+	rec->len = len;
+	rec->data = h + RECORD_HEADER;
+	k->min_time = rec->time;
+	k->min_off = min_off;
+	k->next++;
+	/* The record is good whatever the next entry holds: it is returned,
+	 * and a damaged next entry is the next call's error. */
+	if (load_entry(q, k) < 0)
+		k->reload = q->reload = 1;
+	return 1;
+}
+
 /* dssm_query_next's record from a chunked stream (chunk.h): found in its
  * chunk, decompressed once for all the records it holds, and checked
  * there. Not lent from the file (q->last_fd stays -1). */
@@ -229,17 +249,7 @@ static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *
 	                            le_get64(e + 8), len, (dssm_time_t)le_get64(e), &h);
 	if (rc < 0)
 		return dssm__query_met_damage(q->c, k->stream, rc);
-	rec->stream = k->stream;
-	rec->tid = le_get64(h + 8);
-	rec->time = (dssm_time_t)le_get64(h + 16);
-	rec->len = len;
-	rec->data = h + RECORD_HEADER;
-	k->min_time = rec->time;
-	k->min_off = off; /* the next record may share the chunk */
-	k->next++;
-	if (load_entry(q, k) < 0)
-		k->reload = q->reload = 1;
-	return 1;
+	return returned(q, k, h, len, off /* (the next record may share the chunk) */, rec);
 }
 
 /* The cursor whose next sample comes first (ties: stream order), or NULL. */
@@ -315,23 +325,11 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		                             "is damaged (magic, length, time or CRC)", q->c->dir,
 		                             q->c->s[best->stream].info.name,
 		                             q->c->s[best->stream].info.id, (unsigned long long)off));
-	rec->stream = best->stream;
-	rec->tid = le_get64(h + 8);
-	rec->time = (dssm_time_t)le_get64(h + 16);
-	rec->len = len;
-	rec->data = h + RECORD_HEADER;
 	q->last_fd = bs->data_fd;
 	q->last_off = off + RECORD_HEADER;
-	q->last_data = rec->data;
+	q->last_data = h + RECORD_HEADER;
 	q->last_len = len;
-	best->min_time = rec->time;
-	best->min_off = off + RECORD_HEADER + len;
-	best->next++;
-	/* The record is good whatever the next entry holds: it is returned,
-	 * and a damaged next entry is the next call's error. */
-	if (load_entry(q, best) < 0)
-		best->reload = q->reload = 1;
-	return 1;
+	return returned(q, best, h, len, off + RECORD_HEADER + len, rec);
 }
 
 /* The size of the sample the next dssm_query_next returns: 1, 0 at the
