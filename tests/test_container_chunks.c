@@ -448,6 +448,26 @@ static void test_refusals(void **state)
 	assert_non_null(strstr(dssm_last_error(), "without the decompressors"));
 	dssm_container_close(c);
 	dssm__chunk_codecs = saved;
+	/* a description naming a codec no writer uses (its CRC made right):
+	 * that stream is damaged, named; the others are read */
+	path_of(path, sizeof path, dir, "streams/0000.meta");
+	FILE *m = fopen(path, "r+b");
+	uint8_t meta[4096];
+	size_t mlen = fread(meta, 1, sizeof meta, m);
+	assert_true(mlen > 8 && mlen < sizeof meta);
+	le_put32(meta + mlen - 8, 7);
+	le_put32(meta + mlen - 4, dssm__crc32c(meta, mlen - 4));
+	fseek(m, 0, SEEK_SET);
+	assert_int_equal(fwrite(meta, 1, mlen, m), mlen);
+	fclose(m);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_recorded rec;
+	dssm_container_stream(c, 0, &rec);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "unknown codec 7"));
+	assert_int_equal(dssm_container_stream(c, 1, &rec), 0);
+	assert_null(rec.damage);
+	dssm_container_close(c);
 	/* a newer container format */
 	path_of(path, sizeof path, dir, "CONTAINER");
 	FILE *f = fopen(path, "r+");
