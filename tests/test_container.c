@@ -1240,6 +1240,54 @@ static void test_query_batch(void **state)
 }
 
 
+/* One stream whose samples are now small (gathered in the write buffer)
+ * and now big (written straight to the file, past half the buffer): a big
+ * one must reach .data after the small ones gathered before it, as its
+ * index entry says. It once went first whenever the buffer held less than
+ * half its size (a JPEG stream of 100-200 KB frames): every sample after
+ * was reported damaged. Run in every mode (plain, zstd, lz4: a stored
+ * chunk past half the buffer is written straight too). */
+static void test_small_then_big(void **state)
+{
+	(void)state;
+	char dir[300];
+	dir_for(dir, sizeof dir, "small-then-big");
+	dssm_container *c;
+	assert_int_equal(create_container(dir, &c), 0);
+	dssm_stream_info i = stream_info("jpeg", 0);
+	i.max_size = 300000;
+	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	static uint8_t buf[300000];
+	const size_t lens[] = {100, 140000, 120000, 135000, 8, 131072, 131040, 200000, 0, 260000};
+	enum { N = sizeof lens / sizeof lens[0], ROUNDS = 6 };
+	for (uint64_t k = 0; k < N * ROUNDS; k++) {
+		fill(buf, lens[k % N], 0, k);
+		for (size_t j = 0; j < lens[k % N]; j += 61) /* (no long runs: chunks stay big) */
+			buf[j] ^= (uint8_t)(rnd() >> 13);
+		assert_int_equal(dssm_container_append(c, 0, k, (dssm_time_t)(10 + k), buf, lens[k % N]), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_null(rec.damage);
+	assert_int_equal(rec.count, N * ROUNDS);
+	dssm_query *q;
+	dssm_record r;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	uint64_t k = 0;
+	int rc;
+	while ((rc = dssm_query_next(q, &r)) == 1) {
+		assert_int_equal(r.tid, k);
+		assert_int_equal(r.len, lens[k % N]);
+		k++;
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(k, N * ROUNDS);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
 /* xor one byte of a file */
 static void flip_byte(const char *path, long off, int mask)
 {
@@ -1497,6 +1545,7 @@ int main(void)
 		cmocka_unit_test(test_out_of_descriptors),
 		cmocka_unit_test(test_damage_next_to_window),
 		cmocka_unit_test(test_verify_keeps_files),
+		cmocka_unit_test(test_small_then_big),
 	};
 	int rc = cmocka_run_group_tests_name("container", tests, NULL, NULL);
 	char cmd[300];

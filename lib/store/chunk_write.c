@@ -172,8 +172,8 @@ int dssm__chunk_put(dssm_container *c, int idx, const uint8_t *head, const void 
 }
 
 /* Place the chunk (head, body, pad zeros) at the data's end: gathered in
- * the write buffer, or written straight to the file when big, as
- * write_record does for a record. A failed write cuts the stream back to
+ * the write buffer, or written straight to the file when big (after what
+ * was gathered: dssm__store_make_room), as write_record does for a record. A failed write cuts the stream back to
  * the chunk's start, its entries counted out (dssm__store_cut_back). */
 static int place_chunk(dssm_container *c, int idx, const uint8_t *head, const uint8_t *body,
                        size_t stored, size_t pad)
@@ -181,12 +181,10 @@ static int place_chunk(dssm_container *c, int idx, const uint8_t *head, const ui
 	static const uint8_t zeros[8];
 	struct cstream *s = &c->s[idx];
 	size_t total = CHUNK_HEADER + stored + pad;
-	int rc = 0;
-	if (s->dlen + total > DATA_BUFFER)
-		rc = dssm__store_flush_data(c, idx);
+	int rc = dssm__store_make_room(c, idx, total);
 	if (rc < 0)
 		return rc;
-	if (total > DATA_BUFFER / 2) {
+	if (rc == 1) {
 		struct iovec iov[3] = {{(void *)head, CHUNK_HEADER}, {(void *)body, stored},
 		                       {(void *)zeros, pad}};
 		ssize_t k = writev(s->data_fd, iov, 3);

@@ -381,6 +381,18 @@ int dssm__store_flush_data(dssm_container *c, int idx)
 	return 0;
 }
 
+int dssm__store_make_room(dssm_container *c, int idx, size_t total)
+{
+	struct cstream *s = &c->s[idx];
+	int straight = total > DATA_BUFFER / 2;
+	if (s->dlen && (straight || s->dlen + total > DATA_BUFFER)) {
+		int rc = dssm__store_flush_data(c, idx);
+		if (rc < 0)
+			return rc;
+	}
+	return straight;
+}
+
 /* A failed O_DIRECT write (err, at byte off) as the stream's error. */
 static int direct_failed(dssm_container *c, int idx, int err, uint64_t off)
 {
@@ -488,18 +500,16 @@ static int write_record(dssm_container *c, int stream, const uint8_t *head, cons
 {
 	static const uint8_t zeros[8] = {0};
 	struct cstream *s = &c->s[stream];
-	int rc = 0;
-	if (s->dlen + *total > DATA_BUFFER)
-		rc = dssm__store_flush_data(c, stream);
-	if (rc < 0)
-		return rc;
 	if (direct) {
 		/* big, O_DIRECT: the record starts on a block boundary (zero words
 		 * before it) and fills whole blocks (zero words after it) */
 		return write_direct(c, stream, head, data, len, total);
 	}
-	if (*total > DATA_BUFFER / 2) {
-		/* big: straight to the file */
+	int rc = dssm__store_make_room(c, stream, *total);
+	if (rc < 0)
+		return rc;
+	if (rc == 1) {
+		/* big: straight to the file, after the records gathered before it */
 		struct iovec iov[3] = {{(void *)head, RECORD_HEADER}, {(void *)data, len},
 		                       {(void *)zeros, pad}};
 		ssize_t k = writev(s->data_fd, iov, 3);

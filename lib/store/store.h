@@ -234,6 +234,12 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);
+/* Room for a record or chunk of `total` bytes appended next: 1 if it is
+ * big (over half the write buffer) and goes straight to the file, 0 if it
+ * is gathered in the buffer. Either way the records gathered before it are
+ * written first when it must land after them on disk (it goes straight)
+ * or does not fit after them. On failure as dssm__store_flush_data. */
+int dssm__store_make_room(dssm_container *c, int idx, size_t total);
 /* Write the records waiting for the O_DIRECT writer and wait for them (on
  * failure the stream is cut back as above). */
 int dssm__store_flush_direct(dssm_container *c, int idx);
