@@ -111,6 +111,7 @@ struct dssm__chunk_counts {
 	uint64_t chunks;         /* chunks closed */
 	uint64_t faster;         /* compressed at the fastest level: the worker was behind */
 	uint64_t stored_behind;  /* stored as they are: the worker was further behind */
+	int threads;             /* compressing threads started (more when one was not enough) */
 };
 int dssm__chunk_submit(struct dssm_container *c, int idx);
 int dssm__chunk_reap(struct dssm_container *c, int idx, int all);

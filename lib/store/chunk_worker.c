@@ -1,37 +1,48 @@
 /*
- * chunk_worker.c - a compressed stream's chunks compressed by a thread of
+ * chunk_worker.c - a compressed stream's chunks compressed by threads of
  * its own, off the path that drains the ring (chunk.h).
  *
- * The writer hands each closed chunk to the worker and goes on appending
- * into a free buffer; finished chunks are placed in .data in their order
- * by the writer's thread (at its next append, or when a sync waits for
- * them all). A chunk's place is known only once the chunks before it are
- * compressed, so its index entries wait in the stream's pending entries
- * with no offset (UINT64_MAX) and get it when it is placed - always before
- * a sync writes them to .index, so the rule "data before the entries that
- * point to it" holds unchanged.
+ * The writer hands each closed chunk to the stream's workers and goes on
+ * appending into a free buffer; finished chunks are placed in .data in
+ * their order by the writer's thread (at its next append, or when a sync
+ * waits for them all). A chunk's place is known only once the chunks
+ * before it are compressed, so its index entries wait in the stream's
+ * pending entries with no offset (UINT64_MAX) and get it when it is placed
+ * - always before a sync writes them to .index, so the rule "data before
+ * the entries that point to it" holds unchanged.
+ *
+ * One thread is started with the stream's first chunk; another, up to
+ * one per CPU (at most CHUNK_THREADS), only when a chunk waits with every
+ * thread busy. So a quiet stream has one sleeping thread, and a stream
+ * that alone outruns a core (a camera or a LiDAR copied as fast as the
+ * disk goes, a level too slow for one core) has its chunks compressed side
+ * by side, each with the thread's own compressor state. They may finish
+ * out of order; they are placed in order.
  *
  * Memory is bounded: CHUNK_QUEUE chunks per stream, each its records and
  * their compressed copy; with all taken, the writer waits for the oldest.
  * A recorder of rings cannot wait long (the ring overwrites what it has
  * not read), so its streams are adaptive (dssm__chunk_set_adaptive): when
- * the worker falls behind (the CPU is short, or the level too slow for the
- * stream's rate), with more than half the queue waiting it compresses at
- * the codec's fastest level, with the queue full it stores the chunk as
- * it is; both
- * are counted (dssm__chunk_counts), and `dssm record` says them. Other
- * writers (an import, a recording copied) lose nothing by waiting, and
- * keep the level asked for.
+ * the workers fall behind (the CPU is short, or the level too slow for the
+ * stream's rate), with more than half the queue unfinished a chunk is
+ * compressed at the codec's fastest level, with the queue full it is
+ * stored as it is; both are counted (dssm__chunk_counts), and `dssm
+ * record` says them. Other writers (an import, a recording copied) lose
+ * nothing by waiting, and keep the level asked for.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/base/base.h"
 #include "chunk.h"
 #include "store.h"
 
 #define CHUNK_QUEUE 4
+#define CHUNK_THREADS 4
+
+enum { JOB_WAITING, JOB_BUSY, JOB_DONE };
 
 struct cjob {
 	uint8_t *raw;            /* its records */
@@ -42,20 +53,24 @@ struct cjob {
 	uint8_t *out;            /* compressed */
 	size_t out_len, out_cap;
 	int codec;               /* what it is kept with */
+	int state;               /* JOB_* (under the lock) */
 };
 
 struct cworker {
-	pthread_t thread;
-	int threaded;            /* 0: no thread could be started, chunks are compressed inline */
+	pthread_t thread[CHUNK_THREADS];
+	int threads;             /* started (0: none could be, chunks are compressed inline) */
+	int idle;                /* of them, waiting for a chunk */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct cjob job[CHUNK_QUEUE];
-	/* job[i % CHUNK_QUEUE] for i in [placed, queued): finished below done */
-	uint64_t queued, done, placed;
+	/* job[i % CHUNK_QUEUE] for i in [placed, queued): those in [taken,
+	 * queued) wait for a thread; `done` of them all were finished */
+	uint64_t queued, taken, done, placed;
 	int stop;
+	int asked;               /* the codec asked for */
 	int codec, level;        /* the stream's (codec CHUNK_STORED once it does not shrink) */
 	int adaptive;            /* give way when behind (else the writer waits) */
-	void *ctx;               /* the compressor's state */
+	void *ctx;               /* the compressor's state when compressing inline */
 	uint32_t tried, shrunk;
 	struct dssm__chunk_counts counts;
 };
@@ -75,68 +90,121 @@ static int reserve(uint8_t **p, size_t *cap, size_t n)
 
 enum { KEPT_AS_ASKED, KEPT_FASTER, KEPT_STORED_BEHIND };
 
-/* Compress job k at the level its backlog allows (the worker's thread, or
- * the writer's without one): how (KEPT_*). A chunk that does not shrink
- * below 15/16, or that the compressor refused, is stored. */
-static int compress_job(struct cworker *w, struct cjob *k, uint64_t backlog)
+/* What a job is compressed with, taken under the lock when it starts. */
+struct plan {
+	int codec, level, how;
+};
+
+/* The plan for a job started with `backlog` chunks unfinished (itself
+ * included), under w->lock. */
+static struct plan plan_for(const struct cworker *w, uint64_t backlog)
+{
+	struct plan p = {w->codec, w->level, KEPT_AS_ASKED};
+	if (w->codec == CHUNK_STORED || !dssm__chunk_codecs || !w->adaptive)
+		return p;
+	if (backlog >= CHUNK_QUEUE) {
+		p.codec = CHUNK_STORED;
+		p.how = KEPT_STORED_BEHIND;
+	} else if (backlog > CHUNK_QUEUE / 2) {
+		p.level = w->codec == CHUNK_ZSTD ? -5 : 0; /* the fastest that still shrinks */
+		p.how = KEPT_FASTER;
+	}
+	return p;
+}
+
+/* Compress job k as planned, with the compressor state *ctx (a thread's,
+ * or the writer's without one): 1 if it shrank below 15/16 and is kept
+ * compressed, 0 if it is stored (it did not, or the compressor refused),
+ * -1 if it was not tried. */
+static int compress_job(struct plan p, void **ctx, struct cjob *k)
 {
 	k->codec = CHUNK_STORED;
 	k->out_len = k->raw_len;
-	if (w->codec == CHUNK_STORED || !dssm__chunk_codecs)
-		return KEPT_AS_ASKED;
-	if (w->adaptive && backlog >= CHUNK_QUEUE)
-		return KEPT_STORED_BEHIND;
-	int level = w->level, how = KEPT_AS_ASKED;
-	if (w->adaptive && backlog > CHUNK_QUEUE / 2) {
-		level = w->codec == CHUNK_ZSTD ? -5 : 0; /* the fastest that still shrinks */
-		how = KEPT_FASTER;
-	}
-	size_t bound = dssm__chunk_codecs->bound(w->codec, k->raw_len);
+	if (p.codec == CHUNK_STORED || !dssm__chunk_codecs)
+		return -1;
+	size_t bound = dssm__chunk_codecs->bound(p.codec, k->raw_len);
 	if (reserve(&k->out, &k->out_cap, bound) < 0)
-		return how;
-	long n = dssm__chunk_codecs->compress(w->codec, level, &w->ctx, k->raw, k->raw_len, k->out,
+		return -1;
+	long n = dssm__chunk_codecs->compress(p.codec, p.level, ctx, k->raw, k->raw_len, k->out,
 	                                      k->out_cap);
 	if (n < 0)
-		return how;
-	w->tried++;
-	if ((size_t)n < k->raw_len - k->raw_len / 16) {
-		w->shrunk++;
-		k->codec = w->codec;
-		k->out_len = (size_t)n;
-	} else if (w->tried >= CHUNK_TRIES && !w->shrunk) {
-		w->codec = CHUNK_STORED; /* it does not shrink: stop trying */
-	}
-	return how;
+		return -1;
+	if ((size_t)n >= k->raw_len - k->raw_len / 16)
+		return 0;
+	k->codec = p.codec;
+	k->out_len = (size_t)n;
+	return 1;
 }
 
-/* A chunk done (under w->lock): counted by how it was kept. */
-static void finished(struct cworker *w, int how)
+/* Job k done (under w->lock): counted by how it was kept; a stream whose
+ * first CHUNK_TRIES chunks did not shrink stores the rest. */
+static void finished(struct cworker *w, struct cjob *k, struct plan p, int shrunk)
 {
+	if (shrunk >= 0) {
+		w->tried++;
+		w->shrunk += shrunk;
+		if (w->tried >= CHUNK_TRIES && !w->shrunk)
+			w->codec = CHUNK_STORED; /* it does not shrink: stop trying */
+	}
 	w->counts.chunks++;
-	w->counts.faster += how == KEPT_FASTER;
-	w->counts.stored_behind += how == KEPT_STORED_BEHIND;
+	w->counts.faster += p.how == KEPT_FASTER;
+	w->counts.stored_behind += p.how == KEPT_STORED_BEHIND;
+	k->state = JOB_DONE;
 	w->done++;
 	pthread_cond_broadcast(&w->cond);
+}
+
+/* The oldest waiting job, taken (under w->lock), and its plan. */
+static struct cjob *take(struct cworker *w, struct plan *p)
+{
+	struct cjob *k = &w->job[w->taken % CHUNK_QUEUE];
+	*p = plan_for(w, w->queued - w->done);
+	k->state = JOB_BUSY;
+	w->taken++;
+	return k;
 }
 
 static void *run(void *arg)
 {
 	struct cworker *w = arg;
+	void *ctx = NULL;
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		while (!w->stop && w->done == w->queued)
+		while (!w->stop && w->taken == w->queued) {
+			w->idle++;
 			pthread_cond_wait(&w->cond, &w->lock);
-		if (w->done == w->queued)
+			w->idle--;
+		}
+		if (w->taken == w->queued)
 			break; /* stopped, and nothing left */
-		struct cjob *k = &w->job[w->done % CHUNK_QUEUE];
-		uint64_t backlog = w->queued - w->done;
+		struct plan p;
+		struct cjob *k = take(w, &p);
 		pthread_mutex_unlock(&w->lock);
-		int how = compress_job(w, k, backlog);
+		int shrunk = compress_job(p, &ctx, k);
 		pthread_mutex_lock(&w->lock);
-		finished(w, how);
+		finished(w, k, p, shrunk);
 	}
 	pthread_mutex_unlock(&w->lock);
+	if (ctx && dssm__chunk_codecs)
+		dssm__chunk_codecs->ctx_free(w->asked, ctx);
 	return NULL;
+}
+
+/* The most threads a stream's chunks are compressed by: one per CPU this
+ * process may run on, at most CHUNK_THREADS. */
+static int threads_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > CHUNK_THREADS ? CHUNK_THREADS : (int)n;
+}
+
+/* Under w->lock: another thread when a chunk waits with every thread busy
+ * (the first with the first chunk). */
+static void grow(struct cworker *w)
+{
+	if (w->queued - w->taken > (uint64_t)w->idle && w->threads < threads_max() &&
+	    dssm__thread_start(&w->thread[w->threads], NULL, run, w) == 0)
+		w->threads++;
 }
 
 static struct cworker *worker_new(const struct cstream *s)
@@ -144,12 +212,11 @@ static struct cworker *worker_new(const struct cstream *s)
 	struct cworker *w = calloc(1, sizeof *w);
 	if (!w)
 		return NULL;
-	w->codec = s->codec;
+	w->asked = w->codec = s->codec;
 	w->level = s->level;
 	w->adaptive = s->adaptive;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->threaded = dssm__thread_start(&w->thread, NULL, run, w) == 0;
 	return w;
 }
 
@@ -157,19 +224,18 @@ void dssm__chunk_worker_free(struct cworker *w)
 {
 	if (!w)
 		return;
-	if (w->threaded) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
-	}
+	pthread_mutex_lock(&w->lock);
+	w->stop = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	for (int i = 0; i < w->threads; i++)
+		pthread_join(w->thread[i], NULL);
 	for (int i = 0; i < CHUNK_QUEUE; i++) {
 		free(w->job[i].raw);
 		free(w->job[i].out);
 	}
 	if (w->ctx && dssm__chunk_codecs)
-		dssm__chunk_codecs->ctx_free(w->codec, w->ctx);
+		dssm__chunk_codecs->ctx_free(w->asked, w->ctx);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->cond);
 	free(w);
@@ -184,6 +250,12 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 	                         k->records, k->ifirst);
 }
 
+/* Under w->lock: the oldest unplaced job is finished. */
+static int oldest_done(const struct cworker *w)
+{
+	return w->placed < w->queued && w->job[w->placed % CHUNK_QUEUE].state == JOB_DONE;
+}
+
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
 {
 	struct cstream *s = &c->s[idx];
@@ -191,9 +263,9 @@ int dssm__chunk_reap(dssm_container *c, int idx, int all)
 	int rc = 0;
 	while (w && rc == 0) {
 		pthread_mutex_lock(&w->lock);
-		while (all && w->threaded && w->done < w->queued)
+		while (all && w->threads && w->done < w->queued)
 			pthread_cond_wait(&w->cond, &w->lock);
-		int ready = w->placed < w->done;
+		int ready = oldest_done(w);
 		pthread_mutex_unlock(&w->lock);
 		if (!ready)
 			break;
@@ -206,27 +278,9 @@ int dssm__chunk_reap(dssm_container *c, int idx, int all)
 	return rc;
 }
 
-int dssm__chunk_submit(dssm_container *c, int idx)
+/* The open chunk of s becomes job k's (k's free buffer the open chunk's). */
+static void hand_over(struct cstream *s, struct cjob *k)
 {
-	struct cstream *s = &c->s[idx];
-	if (!s->cw && !(s->cw = worker_new(s)))
-		return dssm__fail(DSSM_ENOMEM, "out of memory for a compressor");
-	struct cworker *w = s->cw;
-	int rc = dssm__chunk_reap(c, idx, 0);
-	/* a free slot: wait for the oldest when all are taken (rare: the
-	 * worker stores what it cannot keep up with) */
-	while (rc == 0 && w->queued - w->placed == CHUNK_QUEUE) {
-		pthread_mutex_lock(&w->lock);
-		while (w->threaded && w->done == w->placed)
-			pthread_cond_wait(&w->cond, &w->lock);
-		pthread_mutex_unlock(&w->lock);
-		rc = dssm__chunk_reap(c, idx, 0);
-	}
-	if (rc < 0)
-		return rc;
-	struct cjob *k = &w->job[w->queued % CHUNK_QUEUE];
-	/* the open chunk's buffer becomes the job's, the job's free one the
-	 * open chunk's */
 	uint8_t *raw = k->raw;
 	size_t cap = k->raw_cap;
 	k->raw = s->cbuf;
@@ -241,15 +295,42 @@ int dssm__chunk_submit(dssm_container *c, int idx)
 	s->cqueued += s->clen + CHUNK_HEADER + 8;
 	s->clen = 0;
 	s->crecords = 0;
-	pthread_mutex_lock(&w->lock);
-	uint64_t backlog = w->queued - w->done + 1;
-	w->queued++;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	if (!w->threaded) {
-		int how = compress_job(w, k, backlog);
+}
+
+int dssm__chunk_submit(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	if (!s->cw && !(s->cw = worker_new(s)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a compressor");
+	struct cworker *w = s->cw;
+	int rc = dssm__chunk_reap(c, idx, 0);
+	/* a free slot: wait for the oldest when all are taken (rare when
+	 * adaptive: the workers store what they cannot keep up with) */
+	while (rc == 0 && w->queued - w->placed == CHUNK_QUEUE) {
 		pthread_mutex_lock(&w->lock);
-		finished(w, how);
+		while (w->threads && !oldest_done(w))
+			pthread_cond_wait(&w->cond, &w->lock);
+		pthread_mutex_unlock(&w->lock);
+		rc = dssm__chunk_reap(c, idx, 0);
+	}
+	if (rc < 0)
+		return rc;
+	struct cjob *k = &w->job[w->queued % CHUNK_QUEUE];
+	hand_over(s, k);
+	pthread_mutex_lock(&w->lock);
+	k->state = JOB_WAITING;
+	w->queued++;
+	grow(w);
+	pthread_cond_signal(&w->cond);
+	int inline_ = w->threads == 0;
+	struct plan p;
+	if (inline_)
+		take(w, &p);
+	pthread_mutex_unlock(&w->lock);
+	if (inline_) {
+		int shrunk = compress_job(p, &w->ctx, k);
+		pthread_mutex_lock(&w->lock);
+		finished(w, k, p, shrunk);
 		pthread_mutex_unlock(&w->lock);
 	}
 	return 0;
@@ -262,9 +343,9 @@ void dssm__chunk_discard(dssm_container *c, int idx)
 	if (!w)
 		return;
 	pthread_mutex_lock(&w->lock);
-	while (w->threaded && w->done < w->queued)
+	while (w->threads && w->done < w->queued)
 		pthread_cond_wait(&w->cond, &w->lock);
-	w->placed = w->done = w->queued;
+	w->placed = w->taken = w->done = w->queued;
 	pthread_mutex_unlock(&w->lock);
 	s->cqueued = 0;
 }
@@ -276,6 +357,7 @@ void dssm__chunk_counts(const dssm_container *c, int idx, struct dssm__chunk_cou
 		struct cworker *w = c->s[idx].cw;
 		pthread_mutex_lock(&w->lock);
 		*out = w->counts;
+		out->threads = w->threads;
 		pthread_mutex_unlock(&w->lock);
 	}
 }
