@@ -42,20 +42,51 @@ static uint32_t shift_long[4][256], shift_short[4][256];
 static int crc_hw_ok;
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
-/* The raw state after n zero bytes, one byte at a time (table making only). */
-static uint32_t past_zeros(uint32_t crc, size_t n)
+/* A linear map of the 32-bit raw state, as its 32 columns: m[b] is the
+ * image of the state 1 << b. */
+static uint32_t map_apply(const uint32_t m[32], uint32_t v)
 {
-	while (n--)
-		crc = crc_table[0][crc & 0xff] ^ (crc >> 8);
-	return crc;
+	uint32_t r = 0;
+	for (int b = 0; v; b++, v >>= 1)
+		if (v & 1)
+			r ^= m[b];
+	return r;
+}
+
+/* out = a after b (out may not be a or b). */
+static void map_compose(uint32_t out[32], const uint32_t a[32], const uint32_t b[32])
+{
+	for (int k = 0; k < 32; k++)
+		out[k] = map_apply(a, b[k]);
+}
+
+/* The map "past n zero bytes": the one-byte map raised to the n-th power
+ * by squaring (about 13 compositions for 8 KiB, where stepping each of the
+ * 32 columns through 8192 bytes took ~0.3 ms at every program's first
+ * CRC). */
+static void past_zeros(uint32_t out[32], size_t n)
+{
+	uint32_t base[32], tmp[32];
+	for (int b = 0; b < 32; b++) {
+		uint32_t v = UINT32_C(1) << b;
+		base[b] = crc_table[0][v & 0xff] ^ (v >> 8);
+		out[b] = v; /* the identity */
+	}
+	for (; n; n >>= 1) {
+		if (n & 1) {
+			map_compose(tmp, base, out);
+			memcpy(out, tmp, sizeof tmp);
+		}
+		map_compose(tmp, base, base);
+		memcpy(base, tmp, sizeof tmp);
+	}
 }
 
 /* The linear map "past n zero bytes" as four byte tables. */
 static void make_shift(uint32_t t[4][256], size_t n)
 {
 	uint32_t bit[32];
-	for (int b = 0; b < 32; b++)
-		bit[b] = past_zeros(UINT32_C(1) << b, n);
+	past_zeros(bit, n);
 	for (int k = 0; k < 4; k++)
 		for (uint32_t v = 0; v < 256; v++) {
 			uint32_t r = 0;
