@@ -24,9 +24,10 @@
 #            MB of the recorder (wait4's user + system of `dssm record`)
 #   query    a 10 s window and a whole small topic, in-process (bench_bridge
 #            dssm, and bench/bridge/mcap_js.mjs for @mcap/core), medians of
-#            DSSM_BENCH_RUNS, warm: the compressed container against the
-#            uncompressed one (goal <= 1.5x its time) and against @mcap/core
-#            reading the zstd MCAP (goal: faster)
+#            DSSM_BENCH_RUNS, warm and cold (the files dropped from the page
+#            cache before each run): the zstd container against the
+#            uncompressed one (goal <= 1.5x its time; lz4's ratio beside it)
+#            and against @mcap/core reading the zstd MCAP (goal: faster)
 # Until `dssm record --help` lists --compress, only the uncompressed rows are
 # measured and the compressed ones say "compression not available in this
 # build". Writes $BUILD/bench/compress/compress.txt; removes everything else
@@ -203,7 +204,8 @@ for set in $sets; do
 	[ $have_compress = 1 ] && [ -z "$st" ] && [ $name != synth ] && say "$(per_stream "$work/c-zstd.d")"
 	case $name in synth | tilt)
 		mv "$work/c-none.d" "$work/keep/$name-none.d"
-		[ $have_compress = 1 ] && mv "$work/c-zstd.d" "$work/keep/$name-zstd.d"
+		[ $have_compress = 1 ] && mv "$work/c-zstd.d" "$work/keep/$name-zstd.d" &&
+			mv "$work/c-lz4.d" "$work/keep/$name-lz4.d"
 		[ -z "$mcap_why" ] && mv "$work/m-z.mcap" "$work/keep/$name.mcap" ;;
 	esac
 	rm -rf "$work"/c-*.d "$work"/m*.mcap
@@ -276,37 +278,46 @@ slow_disk_down
 
 # ---- queries ----
 say ""
-say "== queries, in-process, warm, medians of $(( runs < 3 ? 3 : runs )): a 10 s window and whole topics"
+say "== queries, in-process, medians of $(( runs < 3 ? 3 : runs )): a 10 s window and whole topics, warm"
+say "   (the files in the page cache) and cold (dropped from it before each run: bench_bridge evict)"
 qruns=$(( runs < 3 ? 3 : runs ))
 run_reader() { # READER SET STREAM A B -> "open query count bytes"
 	case $1 in
-	none | zstd) "$bb" dssm "$work/keep/$2-$1.d" "${3%:*}" "$4" "$5" ;;
+	none | zstd | lz4) "$bb" dssm "$work/keep/$2-$1.d" "${3%:*}" "$4" "$5" ;;
 	mcap) NODE_PATH=$node_path node bench/bridge/mcap_js.mjs "$work/keep/$2.mcap" "/${3%:*}" "$4" "$5" ;;
 	esac
 }
-query_row() { # SET CASE STREAM A B
-	local readers=none r i qs n
-	[ $have_compress = 1 ] && readers="$readers zstd"
+evict_reader() { # READER SET: its files out of the page cache
+	case $1 in
+	mcap) "$bb" evict "$work/keep/$2.mcap" ;;
+	*) "$bb" evict "$work/keep/$2-$1.d" ;;
+	esac
+}
+ratio_of() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }'; }
+query_row() { # SET CASE STREAM A B [cold]
+	local readers=none r i qs n cache=${6:-warm}
+	[ $have_compress = 1 ] && readers="$readers zstd lz4"
 	[ -z "$mcap_why" ] && readers="$readers mcap"
 	declare -A q=() cnt=()
 	for r in $readers; do
-		progress "query $1 $2: $r"
-		run_reader $r "$1" "$3" "$4" "$5" >/dev/null
+		progress "query $1 $2 $cache: $r"
+		[ "$cache" = cold ] || run_reader $r "$1" "$3" "$4" "$5" >/dev/null
 		qs=()
 		for i in $(seq $qruns); do
+			[ "$cache" = cold ] && evict_reader $r "$1"
 			read -r _ t n _ <<<"$(run_reader $r "$1" "$3" "$4" "$5")"
 			qs+=("$t")
 		done
 		q[$r]=$(printf '%s\n' "${qs[@]}" | median) cnt[$r]=$n
 	done
 	local row
-	row=$(printf 'query %-7s %-10s: %6s samples; none %.6f s' "$1" "$2" "${cnt[none]}" "${q[none]}")
+	row=$(printf 'query %-7s %-10s %s: %6s samples; none %.6f s' "$1" "$2" "$cache" "${cnt[none]}" "${q[none]}")
 	for r in $readers; do
 		[ "${cnt[$r]}" = "${cnt[none]}" ] || row="$row; COUNT MISMATCH $r=${cnt[$r]}"
 	done
 	if [ $have_compress = 1 ]; then
-		say "$row, $zl $(printf %.6f "${q[zstd]}") s; time ratio $(awk -v a="${q[zstd]}" -v b="${q[none]}" 'BEGIN { printf "%.2fx", a / b }') (goal <= 1.5x)"
-		[ -z "$mcap_why" ] && say "$(printf 'query %-7s %-10s vs @mcap/core on the %s MCAP: %.6f s; speed-up %s (goal > 1x)' "$1" "$2" $zl "${q[mcap]}" \
+		say "$row, $zl $(printf %.6f "${q[zstd]}") s, lz4 $(printf %.6f "${q[lz4]}") s; time ratio $(ratio_of "${q[zstd]}" "${q[none]}") (goal <= 1.5x), lz4 $(ratio_of "${q[lz4]}" "${q[none]}")"
+		[ -z "$mcap_why" ] && say "$(printf 'query %-7s %-10s %s vs @mcap/core on the %s MCAP: %.6f s; speed-up %s (goal > 1x)' "$1" "$2" "$cache" $zl "${q[mcap]}" \
 			"$(awk -v a="${q[mcap]}" -v b="${q[zstd]}" 'BEGIN { printf "%.1fx", a / b }')")"
 	else
 		[ -z "$mcap_why" ] && row="$row; @mcap/core on the $zl MCAP $(printf %.6f "${q[mcap]}") s"
@@ -320,9 +331,11 @@ window() { # SET -> "A B": the 10 s in the middle of the recording
 		/usr/bin/python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["start_ns"], j["end_ns"])')
 	echo "$((s + (e - s) / 2 - 5000000000)) $((s + (e - s) / 2 + 5000000000))"
 }
-read -r a b <<<"$(window synth)"
-for sc in imu lidar camera; do query_row synth $sc-10s $sc:0 "$a" "$b"; done
-query_row synth imu-all imu:0 0 9000000000000000000
-read -r a b <<<"$(window tilt)"
-query_row tilt scan-10s scan:0 "$a" "$b"
-query_row tilt tf-all tf:0 0 9000000000000000000
+for cache in warm cold; do
+	read -r a b <<<"$(window synth)"
+	for sc in imu lidar camera; do query_row synth $sc-10s $sc:0 "$a" "$b" $cache; done
+	query_row synth imu-all imu:0 0 9000000000000000000 $cache
+	read -r a b <<<"$(window tilt)"
+	query_row tilt scan-10s scan:0 "$a" "$b" $cache
+	query_row tilt tf-all tf:0 0 9000000000000000000 $cache
+done
