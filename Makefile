@@ -290,7 +290,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 # remote handle, in clear text and over TLS (test_remote_threads).
 # Reports go to files, so that one from a process a test started (a proxy,
 # whose exit status the test may not check) fails check-tsan too.
-TSAN_TESTS := test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks test_remote_threads
+TSAN_TESTS := test_pool test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks test_remote_threads
 TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all \
   test_remote_threads@DSSM_TEST_TLS=all test_container@DSSM_TEST_COMPRESS=zstd
 TSAN_REPORTS := build/tsan/reports
@@ -306,7 +306,7 @@ check-tsan:
 
 # ---- one layer's tests: make test-ring, test-store, ... (the unit tests of
 # the folder, then its integration scripts), beside the whole `make test`.
-UNITS_base := test_glob test_crc
+UNITS_base := test_glob test_crc test_pool
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_remote_threads test_connector_timeouts test_impostor test_backends

@@ -5,7 +5,7 @@
 # a cross compiler, qemu or the foreign cmocka or GnuTLS is missing.
 set -u
 cd "$(dirname "$0")/.."
-tests="test_crc test_stream test_read test_times test_shared_handle test_segment test_wait test_crash test_concurrency test_ssm_compat test_wire test_container test_container_chunks test_impostor test_writers test_ssmlog test_ssm_clock test_decoder"
+tests="test_crc test_pool test_stream test_read test_times test_shared_handle test_segment test_wait test_crash test_concurrency test_ssm_compat test_wire test_container test_container_chunks test_impostor test_writers test_ssmlog test_ssm_clock test_decoder"
 status=0 ran=0
 for arch in aarch64:aarch64-linux-gnu:qemu-aarch64 armhf:arm-linux-gnueabihf:qemu-arm; do
 	IFS=: read -r name triple qemu <<<"$arch"

@@ -11,13 +11,14 @@
  * - always before a sync writes them to .index, so the rule "data before
  * the entries that point to it" holds unchanged.
  *
- * One thread is started with the stream's first chunk; another, up to
- * one per CPU (at most CHUNK_THREADS), only when a chunk waits with every
- * thread busy. So a quiet stream has one sleeping thread, and a stream
- * that alone outruns a core (a camera or a LiDAR copied as fast as the
- * disk goes, a level too slow for one core) has its chunks compressed side
- * by side, each with the thread's own compressor state. They may finish
- * out of order; they are placed in order.
+ * The threads are an ordered work pool's (lib/base/pool.h): one is started
+ * with the stream's first chunk; another, up to one per CPU (at most 4),
+ * only when a chunk waits with every thread busy. So a quiet stream has
+ * one sleeping thread, and a stream that alone outruns a core (a camera or
+ * a LiDAR copied as fast as the disk goes, a level too slow for one core)
+ * has its chunks compressed side by side, each with the thread's own
+ * compressor state. They may finish out of order; they are placed in
+ * order.
  *
  * Memory is bounded: CHUNK_QUEUE chunks per stream, each its records and
  * their compressed copy; with all taken, the writer waits for the oldest.
@@ -30,19 +31,22 @@
  * record` says them. Other writers (an import, a recording copied) lose
  * nothing by waiting, and keep the level asked for.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lib/base/base.h"
+#include "lib/base/pool.h"
 #include "chunk.h"
 #include "store.h"
 
 #define CHUNK_QUEUE 4
-#define CHUNK_THREADS 4
 
-enum { JOB_WAITING, JOB_BUSY, JOB_DONE };
+enum { KEPT_AS_ASKED, KEPT_FASTER, KEPT_STORED_BEHIND };
+
+/* What a job is compressed with, planned when a thread takes it. */
+struct plan {
+	int codec, level, how;
+};
 
 struct cjob {
 	uint8_t *raw;            /* its records */
@@ -53,24 +57,16 @@ struct cjob {
 	uint8_t *out;            /* compressed */
 	size_t out_len, out_cap;
 	int codec;               /* what it is kept with */
-	int state;               /* JOB_* (under the lock) */
+	struct plan plan;
+	int shrunk;              /* compress_job's answer */
 };
 
 struct cworker {
-	pthread_t thread[CHUNK_THREADS];
-	int threads;             /* started (0: none could be, chunks are compressed inline) */
-	int idle;                /* of them, waiting for a chunk */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	struct dssm__pool *pool; /* (lib/base/pool.h: its lock guards what follows) */
 	struct cjob job[CHUNK_QUEUE];
-	/* job[i % CHUNK_QUEUE] for i in [placed, queued): those in [taken,
-	 * queued) wait for a thread; `done` of them all were finished */
-	uint64_t queued, taken, done, placed;
-	int stop;
 	int asked;               /* the codec asked for */
 	int codec, level;        /* the stream's (codec CHUNK_STORED once it does not shrink) */
 	int adaptive;            /* give way when behind (else the writer waits) */
-	void *ctx;               /* the compressor's state when compressing inline */
 	uint32_t tried, shrunk;
 	struct dssm__chunk_counts counts;
 };
@@ -88,16 +84,9 @@ static int reserve(uint8_t **p, size_t *cap, size_t n)
 	return 0;
 }
 
-enum { KEPT_AS_ASKED, KEPT_FASTER, KEPT_STORED_BEHIND };
-
-/* What a job is compressed with, taken under the lock when it starts. */
-struct plan {
-	int codec, level, how;
-};
-
 /* The plan for a job started with `backlog` chunks unfinished (itself
- * included), under w->lock. */
-static struct plan plan_for(const struct cworker *w, uint64_t backlog)
+ * included). */
+static struct plan plan_for(const struct cworker *w, unsigned backlog)
 {
 	struct plan p = {w->codec, w->level, KEPT_AS_ASKED};
 	if (w->codec == CHUNK_STORED || !dssm__chunk_codecs || !w->adaptive)
@@ -112,10 +101,9 @@ static struct plan plan_for(const struct cworker *w, uint64_t backlog)
 	return p;
 }
 
-/* Compress job k as planned, with the compressor state *ctx (a thread's,
- * or the writer's without one): 1 if it shrank below 15/16 and is kept
- * compressed, 0 if it is stored (it did not, or the compressor refused),
- * -1 if it was not tried. */
+/* Compress job k as planned, with the compressor state *ctx (the thread's
+ * own): 1 if it shrank below 15/16 and is kept compressed, 0 if it is
+ * stored (it did not, or the compressor refused), -1 if it was not tried. */
 static int compress_job(struct plan p, void **ctx, struct cjob *k)
 {
 	k->codec = CHUNK_STORED;
@@ -136,76 +124,43 @@ static int compress_job(struct plan p, void **ctx, struct cjob *k)
 	return 1;
 }
 
-/* Job k done (under w->lock): counted by how it was kept; a stream whose
- * first CHUNK_TRIES chunks did not shrink stores the rest. */
-static void finished(struct cworker *w, struct cjob *k, struct plan p, int shrunk)
+/* The pool's callbacks (lib/base/pool.h). */
+static void job_start(void *owner, void *job, unsigned backlog)
 {
-	if (shrunk >= 0) {
+	((struct cjob *)job)->plan = plan_for(owner, backlog);
+}
+
+static void job_run(void *owner, void *job, void **ctx)
+{
+	(void)owner;
+	struct cjob *k = job;
+	k->shrunk = compress_job(k->plan, ctx, k);
+}
+
+/* Counted by how it was kept; a stream whose first CHUNK_TRIES chunks did
+ * not shrink stores the rest. */
+static void job_finish(void *owner, void *job)
+{
+	struct cworker *w = owner;
+	const struct cjob *k = job;
+	if (k->shrunk >= 0) {
 		w->tried++;
-		w->shrunk += shrunk;
+		w->shrunk += (uint32_t)k->shrunk;
 		if (w->tried >= CHUNK_TRIES && !w->shrunk)
 			w->codec = CHUNK_STORED; /* it does not shrink: stop trying */
 	}
 	w->counts.chunks++;
-	w->counts.faster += p.how == KEPT_FASTER;
-	w->counts.stored_behind += p.how == KEPT_STORED_BEHIND;
-	k->state = JOB_DONE;
-	w->done++;
-	pthread_cond_broadcast(&w->cond);
+	w->counts.faster += k->plan.how == KEPT_FASTER;
+	w->counts.stored_behind += k->plan.how == KEPT_STORED_BEHIND;
 }
 
-/* The oldest waiting job, taken (under w->lock), and its plan. */
-static struct cjob *take(struct cworker *w, struct plan *p)
+static void ctx_free(void *owner, void *ctx)
 {
-	struct cjob *k = &w->job[w->taken % CHUNK_QUEUE];
-	*p = plan_for(w, w->queued - w->done);
-	k->state = JOB_BUSY;
-	w->taken++;
-	return k;
+	if (dssm__chunk_codecs)
+		dssm__chunk_codecs->ctx_free(((struct cworker *)owner)->asked, ctx);
 }
 
-static void *run(void *arg)
-{
-	struct cworker *w = arg;
-	void *ctx = NULL;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (!w->stop && w->taken == w->queued) {
-			w->idle++;
-			pthread_cond_wait(&w->cond, &w->lock);
-			w->idle--;
-		}
-		if (w->taken == w->queued)
-			break; /* stopped, and nothing left */
-		struct plan p;
-		struct cjob *k = take(w, &p);
-		pthread_mutex_unlock(&w->lock);
-		int shrunk = compress_job(p, &ctx, k);
-		pthread_mutex_lock(&w->lock);
-		finished(w, k, p, shrunk);
-	}
-	pthread_mutex_unlock(&w->lock);
-	if (ctx && dssm__chunk_codecs)
-		dssm__chunk_codecs->ctx_free(w->asked, ctx);
-	return NULL;
-}
-
-/* The most threads a stream's chunks are compressed by: one per CPU this
- * process may run on, at most CHUNK_THREADS. */
-static int threads_max(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-	return n < 1 ? 1 : n > CHUNK_THREADS ? CHUNK_THREADS : (int)n;
-}
-
-/* Under w->lock: another thread when a chunk waits with every thread busy
- * (the first with the first chunk). */
-static void grow(struct cworker *w)
-{
-	if (w->queued - w->taken > (uint64_t)w->idle && w->threads < threads_max() &&
-	    dssm__thread_start(&w->thread[w->threads], NULL, run, w) == 0)
-		w->threads++;
-}
+static const struct dssm__pool_ops chunk_ops = {job_start, job_run, job_finish, ctx_free};
 
 static struct cworker *worker_new(const struct cstream *s)
 {
@@ -215,8 +170,12 @@ static struct cworker *worker_new(const struct cstream *s)
 	w->asked = w->codec = s->codec;
 	w->level = s->level;
 	w->adaptive = s->adaptive;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
+	/* up to one thread per CPU: one LiDAR or camera stream may need more
+	 * than a core */
+	if (dssm__pool_new(&chunk_ops, w, w->job, sizeof w->job[0], CHUNK_QUEUE, -1, &w->pool) < 0) {
+		free(w);
+		return NULL;
+	}
 	return w;
 }
 
@@ -224,20 +183,11 @@ void dssm__chunk_worker_free(struct cworker *w)
 {
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
-	w->stop = 1;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	for (int i = 0; i < w->threads; i++)
-		pthread_join(w->thread[i], NULL);
+	dssm__pool_free(w->pool);
 	for (int i = 0; i < CHUNK_QUEUE; i++) {
 		free(w->job[i].raw);
 		free(w->job[i].out);
 	}
-	if (w->ctx && dssm__chunk_codecs)
-		dssm__chunk_codecs->ctx_free(w->asked, w->ctx);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
 	free(w);
 }
 
@@ -250,30 +200,19 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 	                         k->records, k->ifirst);
 }
 
-/* Under w->lock: the oldest unplaced job is finished. */
-static int oldest_done(const struct cworker *w)
-{
-	return w->placed < w->queued && w->job[w->placed % CHUNK_QUEUE].state == JOB_DONE;
-}
-
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
 {
 	struct cstream *s = &c->s[idx];
 	struct cworker *w = s->cw;
+	if (w && all)
+		dssm__pool_wait_all(w->pool);
 	int rc = 0;
-	while (w && rc == 0) {
-		pthread_mutex_lock(&w->lock);
-		while (all && w->threads && w->done < w->queued)
-			pthread_cond_wait(&w->cond, &w->lock);
-		int ready = oldest_done(w);
-		pthread_mutex_unlock(&w->lock);
-		if (!ready)
-			break;
-		struct cjob *k = &w->job[w->placed % CHUNK_QUEUE];
+	struct cjob *k;
+	while (w && rc == 0 && (k = dssm__pool_oldest(w->pool, 0)) != NULL) {
 		s->cqueued -= k->raw_len + CHUNK_HEADER + 8;
 		rc = place(c, idx, k);
 		if (rc == 0) /* (a failed write cut the stream back: dssm__chunk_discard) */
-			w->placed++;
+			dssm__pool_release(w->pool);
 	}
 	return rc;
 }
@@ -306,33 +245,14 @@ int dssm__chunk_submit(dssm_container *c, int idx)
 	int rc = dssm__chunk_reap(c, idx, 0);
 	/* a free slot: wait for the oldest when all are taken (rare when
 	 * adaptive: the workers store what they cannot keep up with) */
-	while (rc == 0 && w->queued - w->placed == CHUNK_QUEUE) {
-		pthread_mutex_lock(&w->lock);
-		while (w->threads && !oldest_done(w))
-			pthread_cond_wait(&w->cond, &w->lock);
-		pthread_mutex_unlock(&w->lock);
+	while (rc == 0 && !dssm__pool_room(w->pool)) {
+		dssm__pool_oldest(w->pool, 1);
 		rc = dssm__chunk_reap(c, idx, 0);
 	}
 	if (rc < 0)
 		return rc;
-	struct cjob *k = &w->job[w->queued % CHUNK_QUEUE];
-	hand_over(s, k);
-	pthread_mutex_lock(&w->lock);
-	k->state = JOB_WAITING;
-	w->queued++;
-	grow(w);
-	pthread_cond_signal(&w->cond);
-	int inline_ = w->threads == 0;
-	struct plan p;
-	if (inline_)
-		take(w, &p);
-	pthread_mutex_unlock(&w->lock);
-	if (inline_) {
-		int shrunk = compress_job(p, &w->ctx, k);
-		pthread_mutex_lock(&w->lock);
-		finished(w, k, p, shrunk);
-		pthread_mutex_unlock(&w->lock);
-	}
+	hand_over(s, dssm__pool_next(w->pool));
+	dssm__pool_submit(w->pool);
 	return 0;
 }
 
@@ -342,11 +262,9 @@ void dssm__chunk_discard(dssm_container *c, int idx)
 	struct cworker *w = s->cw;
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
-	while (w->threads && w->done < w->queued)
-		pthread_cond_wait(&w->cond, &w->lock);
-	w->placed = w->taken = w->done = w->queued;
-	pthread_mutex_unlock(&w->lock);
+	dssm__pool_wait_all(w->pool);
+	while (dssm__pool_pending(w->pool))
+		dssm__pool_release(w->pool);
 	s->cqueued = 0;
 }
 
@@ -355,9 +273,9 @@ void dssm__chunk_counts(const dssm_container *c, int idx, struct dssm__chunk_cou
 	memset(out, 0, sizeof *out);
 	if (c && idx >= 0 && idx < c->n && c->s[idx].cw) {
 		struct cworker *w = c->s[idx].cw;
-		pthread_mutex_lock(&w->lock);
+		dssm__pool_lock(w->pool);
 		*out = w->counts;
-		out->threads = w->threads;
-		pthread_mutex_unlock(&w->lock);
+		dssm__pool_unlock(w->pool);
+		out->threads = dssm__pool_threads(w->pool);
 	}
 }

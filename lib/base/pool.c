@@ -1,0 +1,219 @@
+/*
+ * pool.c - an ordered work pool (pool.h): a ring of the owner's job slots,
+ * handed over at `submitted`, taken by threads at `taken` (in order),
+ * finished in any order, released in order at `released`:
+ *
+ *     released <= taken <= submitted,  submitted - released <= slots
+ *
+ * Each slot's state says whether its job waits, runs or has run. Threads
+ * are started on demand (a job waiting with no idle thread), sleep on
+ * `work`, and the caller sleeps on `done`.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "pool.h"
+
+#define POOL_THREADS_MAX 16
+
+enum { SLOT_WAITING, SLOT_RUNNING, SLOT_DONE };
+
+struct dssm__pool {
+	const struct dssm__pool_ops *ops;
+	void *owner;
+	uint8_t *jobs;
+	size_t job_size;
+	int slots, max_threads;
+	unsigned char *state;          /* SLOT_* per slot */
+	uint64_t submitted, taken, finished, released;
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	pthread_t thread[POOL_THREADS_MAX];
+	int threads, idle, stop;
+	void *here_state;              /* the caller's, for jobs run on its thread */
+};
+
+static void *job_at(struct dssm__pool *p, uint64_t i)
+{
+	return p->jobs + (size_t)(i % (uint64_t)p->slots) * p->job_size;
+}
+
+static unsigned char *state_at(struct dssm__pool *p, uint64_t i)
+{
+	return &p->state[i % (uint64_t)p->slots];
+}
+
+/* Take the next waiting job and run it (lock held on entry and exit; it
+ * is dropped while the job runs). */
+static void take_and_run(struct dssm__pool *p, void **state, unsigned backlog)
+{
+	uint64_t i = p->taken++;
+	void *job = job_at(p, i);
+	*state_at(p, i) = SLOT_RUNNING;
+	if (p->ops->start)
+		p->ops->start(p->owner, job, backlog);
+	pthread_mutex_unlock(&p->lock);
+	p->ops->run(p->owner, job, state);
+	pthread_mutex_lock(&p->lock);
+	if (p->ops->finish)
+		p->ops->finish(p->owner, job);
+	*state_at(p, i) = SLOT_DONE;
+	p->finished++;
+	pthread_cond_broadcast(&p->done);
+}
+
+static void *worker(void *arg)
+{
+	struct dssm__pool *p = arg;
+	void *state = NULL;
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		while (!p->stop && p->taken == p->submitted) {
+			p->idle++;
+			pthread_cond_wait(&p->work, &p->lock);
+			p->idle--;
+		}
+		if (p->taken == p->submitted)
+			break; /* stopped, and nothing left */
+		take_and_run(p, &state, (unsigned)(p->submitted - p->finished));
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (state && p->ops->state_free)
+		p->ops->state_free(p->owner, state);
+	return NULL;
+}
+
+int dssm__pool_threads_max(int max_threads)
+{
+	if (max_threads >= 0)
+		return max_threads > POOL_THREADS_MAX ? POOL_THREADS_MAX : max_threads;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
+}
+
+int dssm__pool_new(const struct dssm__pool_ops *ops, void *owner, void *jobs, size_t job_size,
+                   int slots, int max_threads, struct dssm__pool **out)
+{
+	struct dssm__pool *p = calloc(1, sizeof *p);
+	unsigned char *state = calloc((size_t)(slots > 0 ? slots : 1), 1);
+	if (!p || !state) {
+		free(p);
+		free(state);
+		return dssm__fail(DSSM_ENOMEM, "out of memory for a work pool");
+	}
+	p->ops = ops;
+	p->owner = owner;
+	p->jobs = jobs;
+	p->job_size = job_size;
+	p->slots = slots > 0 ? slots : 1;
+	p->max_threads = dssm__pool_threads_max(max_threads);
+	p->state = state;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->work, NULL);
+	pthread_cond_init(&p->done, NULL);
+	*out = p;
+	return 0;
+}
+
+void dssm__pool_free(struct dssm__pool *p)
+{
+	if (!p)
+		return;
+	dssm__pool_wait_all(p);
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work);
+	pthread_mutex_unlock(&p->lock);
+	for (int i = 0; i < p->threads; i++)
+		pthread_join(p->thread[i], NULL);
+	if (p->here_state && p->ops->state_free)
+		p->ops->state_free(p->owner, p->here_state);
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->work);
+	pthread_cond_destroy(&p->done);
+	free(p->state);
+	free(p);
+}
+
+int dssm__pool_room(struct dssm__pool *p)
+{
+	return p->slots - (int)(p->submitted - p->released);
+}
+
+void *dssm__pool_next(struct dssm__pool *p)
+{
+	return dssm__pool_room(p) > 0 ? job_at(p, p->submitted) : NULL;
+}
+
+void dssm__pool_submit(struct dssm__pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	*state_at(p, p->submitted) = SLOT_WAITING;
+	p->submitted++;
+	if (p->submitted - p->taken > (uint64_t)p->idle && p->threads < p->max_threads &&
+	    dssm__thread_start(&p->thread[p->threads], NULL, worker, p) == 0)
+		p->threads++;
+	pthread_cond_signal(&p->work);
+	pthread_mutex_unlock(&p->lock);
+}
+
+int dssm__pool_pending(struct dssm__pool *p)
+{
+	return (int)(p->submitted - p->released);
+}
+
+void *dssm__pool_oldest(struct dssm__pool *p, int wait)
+{
+	if (p->released == p->submitted)
+		return NULL;
+	pthread_mutex_lock(&p->lock);
+	unsigned char *s = state_at(p, p->released);
+	while (wait && *s != SLOT_DONE) {
+		if (p->threads == 0 && *s == SLOT_WAITING)
+			take_and_run(p, &p->here_state, 1); /* (the oldest waits: it is next) */
+		else
+			pthread_cond_wait(&p->done, &p->lock);
+	}
+	int done = *s == SLOT_DONE;
+	pthread_mutex_unlock(&p->lock);
+	return done ? job_at(p, p->released) : NULL;
+}
+
+void dssm__pool_release(struct dssm__pool *p)
+{
+	if (p->released < p->submitted)
+		p->released++;
+}
+
+void dssm__pool_wait_all(struct dssm__pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	while (p->finished < p->submitted) {
+		if (p->threads == 0 && p->taken < p->submitted)
+			take_and_run(p, &p->here_state, 1);
+		else
+			pthread_cond_wait(&p->done, &p->lock);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int dssm__pool_threads(struct dssm__pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+	int n = p->threads;
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
+
+void dssm__pool_lock(struct dssm__pool *p)
+{
+	pthread_mutex_lock(&p->lock);
+}
+
+void dssm__pool_unlock(struct dssm__pool *p)
+{
+	pthread_mutex_unlock(&p->lock);
+}
