@@ -11,23 +11,21 @@
  * compression and write the chunks out in order as they come back, so
  * compressing one chunk overlaps filling the next (bz2 is slow).
  *
- * Slots form a ring: `head` is the oldest job not yet taken, `tail` the
- * next free slot. A taken slot's buffer stays valid until the next take.
+ * The threads and the order are lib/base/pool.h's (the one ordered work
+ * pool, also the container's chunk compressors'); this file is the jobs:
+ * what a chunk is, how it is decompressed or compressed, and the taken
+ * chunk's output kept valid until the next take (`held`).
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include "bridge.h"
 #include "lib/base/base.h"
-
-enum job_state { JOB_FREE, JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+#include "lib/base/pool.h"
 
 struct job {
-	enum job_state state;
 	int compress;               /* 1: in (owned) -> out (malloc'd, out_len) */
 	void *meta;                 /* the writer's, handed back with the output */
 	uint64_t tag;
@@ -43,19 +41,19 @@ struct job {
 };
 
 struct chunk_pool {
-	pthread_mutex_t lock;
-	pthread_cond_t work, done;
-	pthread_t *threads;
-	int nthreads, stopping;
+	struct dssm__pool *pool;
 	struct job *jobs;
-	int nslots, head, tail, count;   /* count: submitted, not taken */
-	int held;                        /* slot handed out by the last take, or -1 */
+	int nslots;
+	int held;                        /* the last take's job is not released yet */
 	uint64_t next_tag;               /* for compression jobs, which are not named */
 };
 
-/* Decompress one job (on whichever thread runs it). */
-static void run_job(struct job *j)
+/* Decompress or compress one job (on whichever thread runs it). */
+static void run_job(void *owner, void *job, void **state)
 {
+	(void)owner;
+	(void)state;
+	struct job *j = job;
 	j->rc = 0;
 	if (j->compress) {
 		uint8_t *z = NULL;
@@ -92,33 +90,7 @@ static void run_job(struct job *j)
 		snprintf(j->error, sizeof j->error, "%s", dssm_last_error());
 }
 
-static void *worker(void *arg)
-{
-	struct chunk_pool *p = arg;
-	pthread_mutex_lock(&p->lock);
-	for (;;) {
-		struct job *j = NULL;
-		for (int k = 0, i = p->head; k < p->count; k++, i = (i + 1) % p->nslots)
-			if (p->jobs[i].state == JOB_QUEUED) {
-				j = &p->jobs[i];
-				break;
-			}
-		if (!j) {
-			if (p->stopping)
-				break;
-			pthread_cond_wait(&p->work, &p->lock);
-			continue;
-		}
-		j->state = JOB_RUNNING;
-		pthread_mutex_unlock(&p->lock);
-		run_job(j);
-		pthread_mutex_lock(&p->lock);
-		j->state = JOB_DONE;
-		pthread_cond_broadcast(&p->done);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return NULL;
-}
+static const struct dssm__pool_ops ops = {NULL, run_job, NULL, NULL};
 
 int bridge_writer_threads(const struct bridge_tuning *t, enum bridge_codec codec)
 {
@@ -133,27 +105,19 @@ int bridge_writer_threads(const struct bridge_tuning *t, enum bridge_codec codec
 int chunk_pool_new(int threads, struct chunk_pool **out)
 {
 	if (threads < 0) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		threads = n > 1 ? (int)(n < 4 ? n : 4) : 0;
+		threads = dssm__pool_threads_max(-1);
+		threads = threads > 1 ? threads : 0; /* one core: taken chunks decompressed there */
 	}
 	struct chunk_pool *p = calloc(1, sizeof *p);
 	if (!p)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	p->nslots = threads ? 2 * threads + 1 : 1;
-	p->held = -1;
 	p->jobs = calloc((size_t)p->nslots, sizeof *p->jobs);
-	p->threads = calloc((size_t)(threads ? threads : 1), sizeof *p->threads);
-	if (!p->jobs || !p->threads) {
-		chunk_pool_free(p);
+	if (!p->jobs || dssm__pool_new(&ops, p, p->jobs, sizeof *p->jobs, p->nslots, threads,
+	                               &p->pool) < 0) {
+		free(p->jobs);
+		free(p);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
-	}
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->done, NULL);
-	for (int i = 0; i < threads; i++) {
-		if (pthread_create(&p->threads[i], NULL, worker, p) != 0)
-			break;      /* fewer workers still work; none: take decompresses */
-		p->nthreads++;
 	}
 	*out = p;
 	return 0;
@@ -162,22 +126,16 @@ int chunk_pool_new(int threads, struct chunk_pool **out)
 /* Free slots: a held slot is released by the next take, so it counts. */
 int chunk_pool_room(struct chunk_pool *p)
 {
-	pthread_mutex_lock(&p->lock);
-	int room = p->nslots - p->count - (p->held >= 0);
-	pthread_mutex_unlock(&p->lock);
-	return room;
+	return dssm__pool_room(p->pool);
 }
 
 static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_codec codec,
                   const uint8_t *in, size_t in_len, size_t out_len, uint32_t crc, const char *what,
                   void *meta)
 {
-	pthread_mutex_lock(&p->lock);
-	if (p->count + (p->held >= 0) >= p->nslots) {
-		pthread_mutex_unlock(&p->lock);
+	struct job *j = dssm__pool_next(p->pool);
+	if (!j)
 		return dssm__fail(DSSM_EINVAL, "chunk_pool_submit: no free slot");
-	}
-	struct job *j = &p->jobs[p->tail];
 	j->compress = compress;
 	j->meta = meta;
 	j->tag = tag;
@@ -187,11 +145,7 @@ static int submit(struct chunk_pool *p, int compress, uint64_t tag, enum bridge_
 	j->out_len = out_len;
 	j->crc = crc;
 	snprintf(j->what, sizeof j->what, "%s", what);
-	j->state = JOB_QUEUED;
-	p->tail = (p->tail + 1) % p->nslots;
-	p->count++;
-	pthread_cond_signal(&p->work);
-	pthread_mutex_unlock(&p->lock);
+	dssm__pool_submit(p->pool);
 	return 0;
 }
 
@@ -214,65 +168,48 @@ int chunk_pool_submit_compress(struct chunk_pool *p, enum bridge_codec codec, ui
 
 int chunk_pool_pending(struct chunk_pool *p)
 {
-	pthread_mutex_lock(&p->lock);
-	int n = p->count;
-	pthread_mutex_unlock(&p->lock);
-	return n;
+	return dssm__pool_pending(p->pool) - p->held;
+}
+
+void chunk_pool_release(struct chunk_pool *p)
+{
+	if (p->held) {
+		dssm__pool_release(p->pool);
+		p->held = 0;
+	}
+}
+
+/* The oldest job once it has run, held until the next take or release. */
+static struct job *take(struct chunk_pool *p)
+{
+	chunk_pool_release(p);
+	struct job *j = dssm__pool_oldest(p->pool, 1);
+	p->held = j != NULL;
+	return j;
 }
 
 int chunk_pool_take_compressed(struct chunk_pool *p, const uint8_t **out, size_t *out_len,
                                uint32_t *crc, void **meta)
 {
-	pthread_mutex_lock(&p->lock);
-	uint64_t tag = p->count ? p->jobs[p->head].tag : 0;
-	pthread_mutex_unlock(&p->lock);
-	int rc = chunk_pool_take(p, tag, out);
-	if (p->held < 0)
-		return rc;      /* nothing was submitted */
-	struct job *j = &p->jobs[p->held];
+	struct job *j = take(p);
+	if (!j)
+		return dssm__fail(DSSM_EINVAL, "chunk_pool_take: nothing was submitted");
+	*out = j->out;
 	*out_len = j->out_len;
 	*meta = j->meta;
 	if (crc)
 		*crc = j->crc;
-	return rc;
-}
-
-void chunk_pool_release(struct chunk_pool *p)
-{
-	pthread_mutex_lock(&p->lock);
-	if (p->held >= 0) {
-		p->jobs[p->held].state = JOB_FREE;
-		p->held = -1;
-	}
-	pthread_mutex_unlock(&p->lock);
+	return j->rc < 0 ? dssm__fail(j->rc, "%s", j->error) : 0;
 }
 
 int chunk_pool_take(struct chunk_pool *p, uint64_t tag, const uint8_t **out)
 {
-	pthread_mutex_lock(&p->lock);
-	if (p->held >= 0) {
-		p->jobs[p->held].state = JOB_FREE;
-		p->held = -1;
-	}
-	if (p->count == 0 || p->jobs[p->head].tag != tag) {
-		pthread_mutex_unlock(&p->lock);
+	struct job *j = take(p);
+	if (!j || j->tag != tag) {
+		p->held = 0; /* (not released: it is still the oldest) */
 		return dssm__fail(DSSM_EINVAL, "chunk_pool_take: chunk %llu was not submitted next",
 		                  (unsigned long long)tag);
 	}
-	struct job *j = &p->jobs[p->head];
-	if (p->nthreads == 0 && j->state == JOB_QUEUED) {
-		j->state = JOB_RUNNING;
-		pthread_mutex_unlock(&p->lock);
-		run_job(j);
-		pthread_mutex_lock(&p->lock);
-		j->state = JOB_DONE;
-	}
-	while (j->state != JOB_DONE)
-		pthread_cond_wait(&p->done, &p->lock);
-	p->held = p->head;
-	p->head = (p->head + 1) % p->nslots;
-	p->count--;
-	pthread_mutex_unlock(&p->lock);
 	*out = j->out;
 	return j->rc < 0 ? dssm__fail(j->rc, "%s", j->error) : 0;
 }
@@ -281,26 +218,12 @@ void chunk_pool_free(struct chunk_pool *p)
 {
 	if (!p)
 		return;
-	if (p->threads && p->jobs) {
-		pthread_mutex_lock(&p->lock);
-		p->stopping = 1;
-		pthread_cond_broadcast(&p->work);
-		pthread_mutex_unlock(&p->lock);
-		for (int i = 0; i < p->nthreads; i++)
-			pthread_join(p->threads[i], NULL);
-		/* workers may still be running jobs nobody took: joined above,
-		 * after they finished them (a worker leaves only when none is
-		 * queued) */
-		pthread_mutex_destroy(&p->lock);
-		pthread_cond_destroy(&p->work);
-		pthread_cond_destroy(&p->done);
-	}
-	for (int i = 0; p->jobs && i < p->nslots; i++) {
+	dssm__pool_free(p->pool); /* (after every job handed over has run) */
+	for (int i = 0; i < p->nslots; i++) {
 		free(p->jobs[i].out);
 		if (p->jobs[i].compress)
-			free((void *)(uintptr_t)p->jobs[i].in);   /* never run */
+			free((void *)(uintptr_t)p->jobs[i].in); /* (NULL once run) */
 	}
 	free(p->jobs);
-	free(p->threads);
 	free(p);
 }
