@@ -139,6 +139,12 @@ static size_t record_at(const struct chunk_view *v, size_t pos)
 	return total <= v->raw_len - pos ? (size_t)total : 0;
 }
 
+/* Is the record at h the one of this TID, length and time? */
+static int names(const uint8_t *h, uint64_t tid, uint32_t len, dssm_time_t t)
+{
+	return le_get64(h + 8) == tid && le_get32(h + 4) == len && (dssm_time_t)le_get64(h + 16) == t;
+}
+
 int dssm__chunk_record(dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
                        uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
                        const uint8_t **head)
@@ -147,19 +153,23 @@ int dssm__chunk_record(dssm_container *c, int idx, struct chunk_view *v, uint64_
 	if (rc < 0)
 		return rc;
 	/* the next record first (a query reads them in order), else from the
-	 * chunk's start */
+	 * chunk's start: the first with the entry's TID, length and time (a
+	 * writer may repeat a TID: dssm_container_append takes any; a window
+	 * starts at the first entry of its time, so the first record of that
+	 * TID, length and time in the chunk is the entry's) */
 	size_t pos = v->hint, n = record_at(v, pos);
-	if (!n || le_get64(v->raw + pos + 8) != tid) {
-		for (pos = 0; (n = record_at(v, pos)) != 0; pos += n)
-			if (le_get64(v->raw + pos + 8) == tid)
+	if (!n || !names(v->raw + pos, tid, len, t)) {
+		int tid_met = 0;
+		for (pos = 0; (n = record_at(v, pos)) != 0; pos += n) {
+			if (names(v->raw + pos, tid, len, t))
 				break;
+			tid_met |= le_get64(v->raw + pos + 8) == tid;
+		}
 		if (!n)
-			return chunk_damaged(c, idx, off, "it does not hold the record its index "
-			                     "entry names");
+			return chunk_damaged(c, idx, off, tid_met ? "a record disagrees with its index "
+			                     "entry" : "it does not hold the record its index entry names");
 	}
 	const uint8_t *h = v->raw + pos;
-	if (le_get32(h + 4) != len || (dssm_time_t)le_get64(h + 16) != t)
-		return chunk_damaged(c, idx, off, "a record disagrees with its index entry");
 	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
 	                                   h + RECORD_HEADER, len) ^ 0xffffffffu;
 	if (crc != le_get32(h + 24))
