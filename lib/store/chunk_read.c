@@ -103,6 +103,10 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 	/* a stored chunk is read where its records go; a compressed one after
 	 * room for them */
 	size_t at = codec == CHUNK_STORED ? 0 : raw, need = at + stored + 1;
+	if (need <= at) /* (size_t of 32 bits: a record of ~4 GiB and its stored bytes) */
+		return dssm__fail(DSSM_ENOMEM, "%s: stream '%s:%d': the chunk at offset %llu (%zu "
+		                  "bytes of records) does not fit this program's memory", c->dir,
+		                  s->info.name, s->info.id, (unsigned long long)off, raw);
 	if (need > v->cap) {
 		uint8_t *p = realloc(v->raw, need);
 		if (!p)
