@@ -196,6 +196,7 @@ static int place_chunk(dssm_container *c, int idx, const uint8_t *head, const ui
 			return dssm__store_cut_back(c, idx, s->flushed, rc);
 		}
 		s->flushed += total;
+		s->flushed_raw = le_get64(head + 24) + le_get32(head + 8);
 		return 0;
 	}
 	uint8_t *p = s->dbuf + s->dlen;

@@ -359,6 +359,7 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc)
 	s->dlen = 0;
 	s->clen = 0; /* (an open chunk's entries were past good: counted out) */
 	s->crecords = 0;
+	s->raw_end = s->raw_next = s->flushed_raw; /* (the chunks lost held no more) */
 	return dssm__fail(rc, "%s: '%s:%d': %llu samples already accepted were lost (%s)", c->dir,
 	                  s->info.name, s->info.id, (unsigned long long)lost, why);
 }
@@ -378,6 +379,7 @@ int dssm__store_flush_data(dssm_container *c, int idx)
 		return dssm__store_cut_back(c, idx, s->flushed, rc);
 	s->flushed += s->dlen;
 	s->dlen = 0;
+	s->flushed_raw = s->raw_end; /* (every placed chunk is in the file now) */
 	return 0;
 }
 

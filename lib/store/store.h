@@ -113,9 +113,10 @@ struct cstream {
 	uint64_t cqueued;        /* writer: bytes of the chunks not placed yet, at most */
 	/* the bytes of its records as format 2 lays them out (dssm_recorded.bytes
 	 * of a chunked stream): where the next chunk's records start (writer),
-	 * where the placed chunks' end, what is durable; a reader's from
+	 * where the placed chunks' end, where those in the file end (a failed
+	 * write cuts back to there), what is durable; a reader's from
 	 * CLOSED's payload line or the last chunk's header */
-	uint64_t raw_next, raw_end, durable_raw;
+	uint64_t raw_next, raw_end, flushed_raw, durable_raw;
 };
 
 struct dssm_container {
