@@ -12,7 +12,7 @@
  *   5. the CRC-32C every record carries, on 300 KiB, vs memcpy of it and vs
  *      the portable tables (lib/base/crc32c.c).
  * Warm page cache, and cold too when run as root (drop_caches).
- * Usage: bench_recorder [DIR] [--quick]
+ * Usage: bench_recorder [DIR] [--quick] [--large]
  */
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +31,7 @@
 #include "args.h"
 
 static int quick;
+static int large_only; /* --large: section 1 alone (an A/B run of the writer) */
 
 static double now_s(void)
 {
@@ -425,9 +426,10 @@ static void bench_robot_mix(const char *root, const char *dssm_bin)
 }
 
 #define USAGE \
-	"usage: bench_recorder [DIR] [--quick]\n" \
+	"usage: bench_recorder [DIR] [--quick] [--large]\n" \
 	"  The recorder beside write()+fdatasync, and queries beside a sequential scan,\n" \
 	"  in recordings made under DIR (default build/bench/recorder).\n" \
+	"  --large: only the 300 KiB recordings (buffered, O_DIRECT, with a reader).\n" \
 	"example:\n" \
 	"  build/bench/bench_recorder /tmp/bench-rec --quick\n"
 
@@ -479,6 +481,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--quick"))
 			quick = 1;
+		else if (!strcmp(argv[i], "--large"))
+			large_only = 1;
 		else if (argv[i][0] == '-' || root_given++)
 			bench_refuse("bench_recorder", argv[i]);
 		else
@@ -492,6 +496,8 @@ int main(int argc, char **argv)
 	bench_large(root, 1, 0);
 	bench_large(root, 0, 1);
 	bench_large(root, 1, 1);
+	if (large_only)
+		return 0;
 	bench_small(root);
 	bench_queries(root);
 	bench_crc();

@@ -16,6 +16,7 @@
 #include "lib/base/bytes.h"
 #include "dssm/container.h"
 #include "lib/store/chunk.h"
+#include "lib/store/store.h"
 #include "testutil.h"
 
 static char root[256];
@@ -454,7 +455,7 @@ static void test_direct_thread_signals(void **state)
 		                          1ull << (SIGUSR1 - 1) | 1ull << (SIGHUP - 1);
 		assert_int_equal(blocked & want, want);
 	}
-	assert_int_equal(started, 1); /* (the writer's thread was found) */
+	assert_int_equal(started, DIRECT_WRITERS); /* (the writer's threads were found) */
 	assert_int_equal(dssm_container_close(w), 0);
 }
 

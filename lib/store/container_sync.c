@@ -171,6 +171,7 @@ int dssm__store_close_writer(dssm_container *c)
 	free(reserve);
 	for (int i = 0; i < c->n; i++) {
 		struct cstream *s = &c->s[i];
+		dssm__store_cut_ahead(s);
 		dssm__store_release_space(s->data_fd, s->data_reserved);
 		dssm__store_release_space(s->index_fd, s->index_reserved);
 		if (s->info.max_size == 0 && s->max_len > 0) {

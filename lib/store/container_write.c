@@ -19,81 +19,6 @@
 
 /* ---- writing ---- */
 
-/* Allocate disk blocks for a file to grow to `upto` bytes, in steps of at
- * least `step` (FALLOC_FL_KEEP_SIZE: the size readers see does not change).
- * A sample is accepted only once the blocks for its record and its index
- * entry are held, so a full disk refuses the next sample (DSSM_ENOSPC)
- * instead of losing samples that were already accepted. Where the file
- * system cannot reserve, *reserved becomes UINT64_MAX and a failed write is
- * handled as it happens (dssm__store_flush_data counts out what it lost). */
-static int reserve_space(const dssm_container *c, const struct cstream *s, int fd,
-                         uint64_t *reserved, uint64_t upto, uint64_t step, const char *what)
-{
-	if (upto <= *reserved)
-		return 0;
-	uint64_t need = upto - *reserved, len = need > step ? need : step;
-	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)len) == 0 ||
-	    (errno == ENOSPC && len > need &&
-	     fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)*reserved, (off_t)(len = need)) == 0)) {
-		*reserved += len;
-		return 0;
-	}
-	if (errno == EOPNOTSUPP || errno == ENOSYS) {
-		*reserved = UINT64_MAX;
-		return 0;
-	}
-	return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-	                        "%s: disk full: no room for another sample of '%s:%d' (%llu bytes "
-	                        "for its %s)", c->dir, s->info.name, s->info.id,
-	                        (unsigned long long)need, what);
-}
-
-/* How far ahead to reserve for a file holding `size` bytes. */
-static uint64_t reserve_step(uint64_t size, uint64_t min, uint64_t max)
-{
-	uint64_t step = size / 8;
-	return step < min ? min : step > max ? max : step;
-}
-
-/* Give back the blocks reserved past a file's end (best effort). ext4 frees
- * them on a truncate to the same size, tmpfs on a hole punched past the end. */
-void dssm__store_release_space(int fd, uint64_t reserved)
-{
-	struct stat st;
-	if (fd < 0 || reserved == UINT64_MAX || fstat(fd, &st) < 0 || (uint64_t)st.st_size >= reserved)
-		return;
-	if (ftruncate(fd, st.st_size) < 0 ||
-	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size,
-	              (off_t)(reserved - (uint64_t)st.st_size)) < 0) {
-		/* the blocks stay allocated; nothing is lost */
-	}
-}
-
-/* RESERVE holds disk space for what close writes (CLOSED, rewritten .meta
- * files): it is removed just before, so a recording that filled the disk
- * still closes. Grown by `add` bytes. */
-static int grow_reserve(dssm_container *c, uint64_t add)
-{
-	char *path = dssm__store_path(c, -1, "RESERVE");
-	int fd = path ? open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644) : -1;
-	int err = fd < 0 ? errno : posix_fallocate(fd, 0, (off_t)(c->reserve_len + add));
-	if (fd >= 0)
-		close(fd);
-	int rc = 0;
-	if (!path)
-		rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-	else if (err) {
-		errno = err;
-		rc = dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-		                      "%s: reserving %llu bytes for the recording's summary", path,
-		                      (unsigned long long)(c->reserve_len + add));
-	} else {
-		c->reserve_len += add;
-	}
-	free(path);
-	return rc;
-}
-
 /* Refuse an output that is not a new or empty directory, before anything
  * is written (a refused command must leave what it refused untouched);
  * make it if it is new. */
@@ -168,7 +93,7 @@ int dssm_container_create(const char *dir, dssm_container **out)
 		}
 	}
 	if (rc == 0) {
-		rc = grow_reserve(c, SUMMARY_RESERVE);
+		rc = dssm__store_grow_reserve(c, SUMMARY_RESERVE);
 		made_reserve = 1; /* (made, maybe in part, whatever rc) */
 	}
 	if (rc == 0)
@@ -275,7 +200,7 @@ int dssm_container_add_stream(dssm_container *c, const dssm_stream_info *info,
 	s->meta_len = 64 + strlen(info->name) + strlen(info->type) + strlen(info->encoding) +
 	              (schema ? strlen(schema) : 0) + property_len;
 	if (rc == 0)
-		rc = grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
+		rc = dssm__store_grow_reserve(c, SUMMARY_PER_STREAM + s->meta_len);
 	if (rc == 0 && c->codec >= 0)
 		rc = dssm__chunk_stream_begin(c, s);
 	if (rc == 0)
@@ -348,8 +273,12 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc)
 	if (dssm__direct_drain(s->dw, &bad) && bad < good)
 		good = bad;
 	dssm__direct_reset(s->dw);
-	if (ftruncate(s->data_fd, (off_t)good) == 0)
+	if (ftruncate(s->data_fd, (off_t)good) == 0) {
 		lseek(s->data_fd, (off_t)good, SEEK_SET);
+		/* (a truncate frees the blocks past it, reserved or not) */
+		if (s->data_reserved != UINT64_MAX && s->data_reserved > good)
+			s->data_reserved = good;
+	}
 	size_t keep = 0;
 	while (keep < s->ilen && le_get64(s->ibuf + keep + 16) < good)
 		keep += ENTRY;
@@ -477,21 +406,12 @@ static int grow_pending(struct cstream *s)
 	return 0;
 }
 
-/* Hold the disk space for one more record of `total` bytes and its index
- * entry: a sample is accepted only with room for both. */
+/* Room in memory and on disk for one more record of `total` bytes and
+ * its index entry (container_reserve.c). */
 static int reserve_for_append(dssm_container *c, struct cstream *s, uint64_t total, int direct)
 {
 	int rc = grow_pending(s);
-	if (rc == 0)
-		rc = reserve_space(c, s, s->data_fd, &s->data_reserved,
-		                   s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
-		                   reserve_step(s->data_end, DATA_RESERVE_MIN, DATA_RESERVE_MAX), "record");
-	if (rc == 0)
-		rc = reserve_space(c, s, s->index_fd, &s->index_reserved,
-		                   s->index_flushed + s->ilen + ENTRY,
-		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
-		                   "index entry");
-	return rc;
+	return rc < 0 ? rc : dssm__store_reserve_record(c, s, total, direct);
 }
 
 /* Write a record (head, data, pad zero bytes): big ones with O_DIRECT or

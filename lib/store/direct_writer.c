@@ -1,30 +1,40 @@
 /*
- * direct_writer.c - a stream's O_DIRECT records written by a thread of its
+ * direct_writer.c - a stream's O_DIRECT records written by threads of its
  * own, from a pool of block-aligned chunks reused for the whole recording.
  *
  * Consecutive records are gathered into one chunk (DIRECT_CHUNK bytes, more
- * for a bigger record) and a chunk is written with one pwrite while the
- * caller copies and checksums the next records into the next chunk: the
- * disk sees large writes back to back, the caller rarely waits for it, and
- * nothing is allocated per record.
+ * for a bigger record) and each full chunk is written with one pwrite by
+ * one of DIRECT_WRITERS threads while the caller copies and checksums the
+ * next records into the next chunk: several chunks are in flight at once,
+ * the caller rarely waits for the disk, and nothing is allocated per record.
  *
- * Why a thread and not io_uring: the recorder appends past the file's end
- * (its disk is reserved with FALLOC_FL_KEEP_SIZE, so readers never see a
- * size beyond what was written), and ext4 runs such direct writes one at a
- * time under the inode's lock whoever submits them; several writes in flight
- * at the device come from large writes (the block layer splits a chunk into
- * requests that run together), not from several calls in flight. Measured
- * here with dd: 300 KiB direct writes 0.6x of buffered+fdatasync, 1.2-2.4 MB
- * ones 1.0x. io_uring would add a build dependency (liburing) and still
- * need this path where it is refused (Docker's default seccomp profile,
- * kernel.io_uring_disabled): two implementations of one idea. A thread
- * works on every kernel and is checked by the TSan tests.
+ * Why several writes in flight, and why they help only with the file's
+ * size run ahead: ext4 runs a direct write that EXTENDS a file alone under
+ * the inode's lock, so appending writes go one at a time whoever submits
+ * them; a direct write inside the file's end (into blocks allocated ahead)
+ * takes the lock shared and runs beside the others. The writer of a
+ * --direct stream therefore allocates .data WITHOUT FALLOC_FL_KEEP_SIZE,
+ * many chunks at a time (container_reserve.c, DIRECT_AHEAD_MIN), so every
+ * chunk lies inside the file's end, and cuts the file back to its records
+ * at close (dssm__store_cut_ahead). Where the file system cannot allocate
+ * ahead (ext2, NFS before 4.2) the writes extend the file as before: one at
+ * a time, every record still counted (docs/container-format.md section 4).
+ *
+ * Why threads and not io_uring: io_uring would add a build dependency
+ * (liburing) and still need this path where it is refused (Docker's default
+ * seccomp profile, kernel.io_uring_disabled): two implementations of one
+ * idea. Why threads of each stream and not one pool for all: ext4's limit
+ * is per file (each .data needs its own writes in flight), a stream's
+ * chunks must be counted written in order (below), and idle threads only
+ * sleep on the stream's condition variable. Threads work on every kernel
+ * and are checked by the TSan tests.
  *
  * Guarantees kept (docs/container-format.md): an index entry is written only
  * after its record is on disk - dssm__direct_drain waits for every write
  * before the stream's fdatasync - and a failed write is reported with the
- * offset where the file stops being whole, so the caller cuts the stream
- * back there and counts out exactly the records it lost.
+ * lowest offset where the file stops being whole (chunks complete out of
+ * order), so the caller cuts the stream back there and counts out exactly
+ * the records it lost.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -39,20 +49,23 @@ struct dchunk {
 	uint8_t *buf;
 	size_t cap, len;
 	uint64_t off;            /* where buf[0] goes in the file */
+	int done;                /* its write ended (counted in written once those before it did) */
 };
 
 struct dwriter {
 	int fd;
-	pthread_t thread;
-	int threaded;            /* 0: no thread could be started, chunks are written inline */
+	pthread_t thread[DIRECT_WRITERS];
+	int threads;             /* started; 0: none could be, chunks are written inline */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	/* chunk[filled % DIRECT_CHUNKS] is the one being filled; chunks
-	 * [written, filled) wait for (or are in) a pwrite. */
+	 * [taken, filled) wait for a thread, [written, taken) are in a pwrite
+	 * or done out of order: a slot is reused only once it and every chunk
+	 * before it are written. */
 	struct dchunk chunk[DIRECT_CHUNKS];
-	uint64_t filled, written;
+	uint64_t filled, taken, written;
 	int stop;
-	int err;                 /* errno of the first failed write, or 0 */
+	int err;                 /* errno of the failed write lowest in the file, or 0 */
 	uint64_t err_off;        /* its chunk's offset: the file is whole before it */
 };
 
@@ -63,15 +76,26 @@ static int write_chunk(int fd, const struct dchunk *k)
 	return n == (ssize_t)k->len ? 0 : n < 0 ? errno : ENOSPC;
 }
 
-/* Once a write failed, the chunks after it are not written: the stream is
- * cut back to the failed one's offset anyway. */
-static void wrote(struct dwriter *w, const struct dchunk *k, int err)
+/* A chunk past a failed one need not be written: the stream is cut back
+ * to the failed one's offset anyway. (Under the lock.) */
+static int skip(const struct dwriter *w, const struct dchunk *k)
 {
-	if (err && !w->err) {
+	return w->err && k->off >= w->err_off;
+}
+
+/* Chunk k's write ended (err: its errno, or 0): the lowest failure is the
+ * one reported, and written moves over every chunk done in order. */
+static void wrote(struct dwriter *w, struct dchunk *k, int err)
+{
+	if (err && (!w->err || k->off < w->err_off)) {
 		w->err = err;
 		w->err_off = k->off;
 	}
-	w->written++;
+	k->done = 1;
+	while (w->written < w->taken && w->chunk[w->written % DIRECT_CHUNKS].done) {
+		w->chunk[w->written % DIRECT_CHUNKS].done = 0;
+		w->written++;
+	}
 }
 
 static void *run(void *arg)
@@ -79,14 +103,14 @@ static void *run(void *arg)
 	struct dwriter *w = arg;
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		while (!w->stop && w->written == w->filled)
+		while (!w->stop && w->taken == w->filled)
 			pthread_cond_wait(&w->cond, &w->lock);
-		if (w->written == w->filled)
+		if (w->taken == w->filled)
 			break; /* stopped, and nothing left */
-		struct dchunk *k = &w->chunk[w->written % DIRECT_CHUNKS];
-		int skip = w->err != 0;
+		struct dchunk *k = &w->chunk[w->taken++ % DIRECT_CHUNKS];
+		int skipped = skip(w, k);
 		pthread_mutex_unlock(&w->lock);
-		int err = skip ? 0 : write_chunk(w->fd, k);
+		int err = skipped ? 0 : write_chunk(w->fd, k);
 		pthread_mutex_lock(&w->lock);
 		wrote(w, k, err);
 		pthread_cond_broadcast(&w->cond);
@@ -103,7 +127,10 @@ static struct dwriter *dwriter_new(int fd)
 	w->fd = fd;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->threaded = dssm__thread_start(&w->thread, NULL, run, w) == 0;
+	/* (as many as start: one is enough to write, fewer keep fewer in flight) */
+	while (w->threads < DIRECT_WRITERS &&
+	       dssm__thread_start(&w->thread[w->threads], NULL, run, w) == 0)
+		w->threads++;
 	return w;
 }
 
@@ -114,9 +141,10 @@ static void submit(struct dwriter *w)
 	struct dchunk *k = &w->chunk[w->filled % DIRECT_CHUNKS];
 	if (!k->len)
 		return;
-	if (!w->threaded) {
-		int err = w->err ? 0 : write_chunk(w->fd, k);
+	if (!w->threads) {
+		int err = skip(w, k) ? 0 : write_chunk(w->fd, k);
 		w->filled++;
+		w->taken++;
 		wrote(w, k, err);
 	} else {
 		pthread_mutex_lock(&w->lock);
@@ -202,12 +230,13 @@ void dssm__direct_free(struct dwriter *w)
 	if (!w)
 		return;
 	submit(w);
-	if (w->threaded) {
+	if (w->threads) {
 		pthread_mutex_lock(&w->lock);
 		w->stop = 1;
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
-		pthread_join(w->thread, NULL);
+		for (int i = 0; i < w->threads; i++)
+			pthread_join(w->thread[i], NULL);
 	}
 	for (int i = 0; i < DIRECT_CHUNKS; i++)
 		free(w->chunk[i].buf);

@@ -5,8 +5,9 @@
  *
  *   container.c        the object: paths, files, life, accessors, removal
  *   container_write.c  create, add streams, append
+ *   container_reserve.c disk held ahead of the files (and given back)
  *   container_sync.c   sync, close (CLOSED)
- *   direct_writer.c    big records with O_DIRECT, written by a thread
+ *   direct_writer.c    big records with O_DIRECT, written by threads
  *   container_open.c   open, recover, check CLOSED against the files
  *   container_query.c  time-range queries merged across streams
  *   container_stream.c a recorded stream opened as a dssm_stream
@@ -54,7 +55,15 @@
 #define DIRECT_BLOCK 4096u
 #define DIRECT_MIN (64u << 10)         /* records at least this big go O_DIRECT */
 #define DIRECT_CHUNK (2u << 20)        /* O_DIRECT records are written this many at once */
-#define DIRECT_CHUNKS 3                /* ... from a pool of this many chunks per stream */
+#define DIRECT_WRITERS 4               /* ... by this many threads of the stream at once */
+#define DIRECT_CHUNKS 5                /* ... from a pool of this many chunks (one being filled) */
+/* .data of an O_DIRECT stream is allocated ahead of its records, its size
+ * with it (not FALLOC_FL_KEEP_SIZE), an eighth of what it holds at a time
+ * within these bounds: the chunks in flight then lie inside the file's
+ * end, where ext4 runs them side by side (direct_writer.c); each step
+ * waits for the writes in flight, so steps are many chunks long. */
+#define DIRECT_AHEAD_MIN (8 * DIRECT_CHUNK)
+#define DIRECT_AHEAD_MAX (32 * DIRECT_CHUNK)
 
 struct cstream {
 	dssm_stream_info info;
@@ -216,14 +225,21 @@ uint64_t dssm__store_front_dropped(dssm_container *c, int idx);
 /* Sync, write CLOSED and give back reserved space (container_sync.c). */
 int dssm__store_close_writer(dssm_container *c);
 /* container_write.c, for container_sync.c: write PATH whole and durably
- * through TMP (DIR synced when given); write NNNN.meta so; give back the
- * blocks reserved past a file's end (best effort). */
+ * through TMP (DIR synced when given); write NNNN.meta so. */
 struct wbuf;
 int dssm__store_write_atomically(const char *path, const char *tmp, const struct wbuf *w,
                                  const char *dir);
 int dssm__store_write_meta(dssm_container *c, int idx, const dssm_stream_info *info,
                            const char *schema, const void *prop, size_t plen);
+/* container_reserve.c: hold the disk for one more record of `total` bytes
+ * (O_DIRECT if direct) and its index entry, or DSSM_ENOSPC saying so; grow
+ * RESERVE by add bytes; give back the blocks reserved past a file's end
+ * (best effort); cut an O_DIRECT stream's .data, whose size ran ahead,
+ * back to the records written. */
 void dssm__store_release_space(int fd, uint64_t reserved);
+int dssm__store_reserve_record(dssm_container *c, struct cstream *s, uint64_t total, int direct);
+int dssm__store_grow_reserve(dssm_container *c, uint64_t add);
+void dssm__store_cut_ahead(struct cstream *s);
 /* container_meta.c: NNNN.meta's stream description fields (name, id, type,
  * encoding, max_size, slots, life, cycle), the disk format's own encoding;
  * a field that does not fit marks r bad. */
