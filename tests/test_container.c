@@ -346,6 +346,8 @@ static void check_big(dssm_container *c, uint64_t count)
 	dssm_recorded rec;
 	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
 	assert_int_equal(rec.count, count);
+	assert_null(rec.damage);
+	assert_int_equal(rec.dropped_tail, 0);
 	dssm_query *q;
 	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
 	dssm_record r;
@@ -363,11 +365,38 @@ static void check_big(dssm_container *c, uint64_t count)
 	dssm_query_close(q);
 }
 
+/* The bytes big records 0 .. count-1 take in .data: each O_DIRECT record
+ * starts on a block and fills whole blocks. */
+static uint64_t big_end(uint64_t count)
+{
+	uint64_t end = 0;
+	for (uint64_t k = 0; k < count; k++)
+		end += (RECORD_HEADER + big_len(k) + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
+	return end;
+}
+
+/* The size of stream 0's .data in dir, and whether it takes O_DIRECT
+ * (not where the file system refuses it, nor for a compressed stream). */
+static uint64_t data_size(const char *dir, int *direct)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/streams/0000.data", dir);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	int fd = open(path, O_RDONLY | O_DIRECT);
+	*direct = fd >= 0 && !compressed();
+	if (fd >= 0)
+		close(fd);
+	return (uint64_t)st.st_size;
+}
+
 /* A recording of big records through the O_DIRECT writer, syncs at
  * irregular points: right after each, a reader finds every record appended
- * so far, whole. A sync that wrote the index entries before the writer's
- * chunks reached the file (or a chunk reused before its write ended) would
- * show as records missing or wrong. */
+ * so far, whole, and no damage, while .data's size runs ahead of the
+ * records (the chunks in flight are inside the file's end) with zeros; at
+ * close .data is cut back to exactly its records. A sync that wrote the
+ * index entries before the writer's chunks reached the file (or a chunk
+ * reused before its write ended) would show as records missing or wrong. */
 static void test_direct_sync(void **state)
 {
 	(void)state;
@@ -379,6 +408,7 @@ static void test_direct_sync(void **state)
 	dssm_container_set_direct(w, 1);
 	dssm_stream_info i = stream_info("camera", 0);
 	assert_int_equal(dssm_container_add_stream(w, &i, NULL, NULL, 0), 0);
+	int direct = 0;
 	for (uint64_t k = 0; k < 90; k++) {
 		fill(buf, big_len(k), 0, k);
 		assert_int_equal(dssm_container_append(w, 0, k, (dssm_time_t)k, buf, big_len(k)), 0);
@@ -390,10 +420,22 @@ static void test_direct_sync(void **state)
 		else
 			assert_int_equal(dssm_container_refresh(r), 0);
 		check_big(r, k + 1);
+		uint64_t size = data_size(dir, &direct);
+		if (direct)
+			assert_true(size > big_end(k + 1)); /* ran ahead */
 	}
 	assert_int_equal(dssm_container_close(w), 0);
 	assert_int_equal(dssm_container_refresh(r), 0);
 	check_big(r, 90);
+	dssm_container_close(r);
+	uint64_t size = data_size(dir, &direct);
+	if (direct)
+		assert_int_equal(size, big_end(90)); /* cut back to the records */
+	/* and read again from the start, closed */
+	assert_int_equal(dssm_container_open(dir, &r), 0);
+	assert_true(dssm_container_closed(r));
+	check_big(r, 90);
+	assert_int_equal(dssm_container_verify(r, 0), 0);
 	dssm_container_close(r);
 }
 
@@ -461,7 +503,8 @@ static void test_direct_thread_signals(void **state)
 
 /* The same, the recorder killed at a random moment (chunks in flight,
  * syncs every 2 ms): every record the reopened index counts is whole, and
- * is the one written there. */
+ * is the one written there; no damage, nothing dropped, verify agrees,
+ * although .data ends with the zeros the writer had allocated ahead. */
 static void test_direct_killed(void **state)
 {
 	(void)state;
@@ -488,7 +531,13 @@ static void test_direct_killed(void **state)
 		dssm_recorded rec;
 		dssm_container_stream(c, 0, &rec);
 		assert_true(rec.count >= 41); /* synced before the signal */
-		check_big(c, rec.count);
+		check_big(c, rec.count); /* (no damage, nothing dropped) */
+		assert_int_equal(dssm_container_verify(c, 0), 0);
+		int direct;
+		uint64_t size = data_size(dir, &direct);
+		/* the zeros the writer ran ahead are still there: not records */
+		if (direct)
+			assert_true(size > big_end(rec.count));
 		dssm_container_close(c);
 		char cmd[400];
 		snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -713,6 +762,14 @@ static void test_full_disk_counts(void **state)
 			dssm_container_stream(c, s, &rec);
 			assert_int_equal(rec.count, accepted[s]);
 			assert_null(rec.damage);
+			/* .data ends with its last record (an O_DIRECT one fills its
+			 * last block), never with what was allocated ahead of it */
+			char path[500];
+			struct stat st;
+			snprintf(path, sizeof path, "%s/streams/%04d.data", dir, s);
+			assert_int_equal(stat(path, &st), 0);
+			assert_true((uint64_t)st.st_size >= rec.bytes);
+			assert_true((uint64_t)st.st_size - rec.bytes < DIRECT_BLOCK);
 			dssm_query *q;
 			dssm_record r;
 			assert_int_equal(dssm_query_open(c, &s, 1, INT64_MIN, INT64_MAX, &q), 0);
