@@ -106,8 +106,11 @@ void dssm_container_set_sync(dssm_container *c, dssm_time_t interval);
  * samples stopped coming, so they still reach the disk and the readers. */
 int dssm_container_sync_if_due(dssm_container *c);
 /* Write records of 64 KiB and more with O_DIRECT (block-aligned, no page
- * cache), for streams added after this call. Where the filesystem refuses
- * O_DIRECT they are written the ordinary way. */
+ * cache, several writes in flight), for streams added after this call.
+ * Their .data is allocated ahead with its size (zeros past the records,
+ * never read as samples) and cut back to the records at close: meant for
+ * local disks (docs/container-format.md section 4). Where the filesystem
+ * refuses O_DIRECT they are written the ordinary way. */
 void dssm_container_set_direct(dssm_container *c, int on);
 /* Streams added after this call keep their samples compressed, in chunks
  * (container format 3, docs/container-format.md section 3.1): codec
