@@ -768,8 +768,10 @@ static void test_full_disk_counts(void **state)
 			struct stat st;
 			snprintf(path, sizeof path, "%s/streams/%04d.data", dir, s);
 			assert_int_equal(stat(path, &st), 0);
-			assert_true((uint64_t)st.st_size >= rec.bytes);
-			assert_true((uint64_t)st.st_size - rec.bytes < DIRECT_BLOCK);
+			if (!compressed()) { /* (rec.bytes: what its records take uncompressed) */
+				assert_true((uint64_t)st.st_size >= rec.bytes);
+				assert_true((uint64_t)st.st_size - rec.bytes < DIRECT_BLOCK);
+			}
 			dssm_query *q;
 			dssm_record r;
 			assert_int_equal(dssm_query_open(c, &s, 1, INT64_MIN, INT64_MAX, &q), 0);

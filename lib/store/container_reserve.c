@@ -31,20 +31,35 @@ static int reserve_space(const dssm_container *c, const struct cstream *s, int f
 	if (upto <= *reserved)
 		return 0;
 	uint64_t need = upto - *reserved, len = need > step ? need : step;
-	if (fallocate(fd, mode, (off_t)*reserved, (off_t)len) == 0 ||
-	    (errno == ENOSPC && len > need &&
-	     fallocate(fd, mode, (off_t)*reserved, (off_t)(len = need)) == 0)) {
-		*reserved += len;
-		return 0;
+	if (fallocate(fd, mode, (off_t)*reserved, (off_t)len) == 0)
+		goto held;
+	if (errno == ENOSPC && len > need &&
+	    fallocate(fd, mode, (off_t)*reserved, (off_t)(len = need)) == 0) {
+		/* The step failed, but ext4 keeps the blocks it got before
+		 * failing, with mode 0 the size too: a stream running ahead would
+		 * take the last free blocks from the others. Cut them off (past
+		 * every byte written: those are below *reserved). */
+		if (mode == 0 && ftruncate(fd, (off_t)(*reserved + len)) < 0) {
+			/* kept until close cuts the file back; nothing is lost */
+		}
+		goto held;
 	}
 	if (errno == EOPNOTSUPP || errno == ENOSYS) {
 		*reserved = UINT64_MAX;
 		return 0;
 	}
-	return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+	int err = errno;
+	if (err == ENOSPC && mode == 0 && ftruncate(fd, (off_t)*reserved) < 0) {
+		/* (the same for a sample refused) */
+	}
+	errno = err;
+	return dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
 	                        "%s: disk full: no room for another sample of '%s:%d' (%llu bytes "
 	                        "for its %s)", c->dir, s->info.name, s->info.id,
 	                        (unsigned long long)need, what);
+held:
+	*reserved += len;
+	return 0;
 }
 
 /* How far ahead to reserve for a file holding `size` bytes. */
@@ -62,7 +77,12 @@ static uint64_t reserve_step(uint64_t size, uint64_t min, uint64_t max)
  * reservation would be bytes on disk nothing points to.) */
 void dssm__store_cut_ahead(struct cstream *s)
 {
-	if (s->direct_fd < 0 || s->data_reserved == UINT64_MAX || s->data_reserved <= s->flushed)
+	/* by the file's size, not by what was reserved: an fallocate that
+	 * failed for want of room may have moved the size with the blocks it
+	 * got before failing */
+	struct stat st;
+	if (s->direct_fd < 0 || s->data_reserved == UINT64_MAX || fstat(s->data_fd, &st) < 0 ||
+	    (uint64_t)st.st_size <= s->flushed)
 		return;
 	if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
 		s->data_reserved = s->flushed;
