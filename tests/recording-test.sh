@@ -249,6 +249,33 @@ t_direct_killed() {
 	fi
 }
 
+# --direct with splits: every part closed at a split (and the last at the
+# end) has its .data cut back to its records, never left as long as the
+# size the writer ran ahead (the end of its last record's last block).
+t_direct_split() {
+	head -c 100 /dev/urandom | "$DSSM" write dsplit --create 300000 --life 4 --cycle 0.01 >/dev/null
+	"$DSSM" record -o "$tmp/dsplit" dsplit --direct --split-size 2 --limit 20 2>"$tmp/dsplit.log" &
+	local rpid=$!
+	sleep 0.3
+	flood dsplit 60 300000 & local f1=$!
+	for _ in $(seq 300); do kill -0 $rpid 2>/dev/null || break; sleep 0.1; done
+	kill $f1 2>/dev/null; wait $f1 2>/dev/null
+	kill -0 $rpid 2>/dev/null && { echo "the recorder did not stop"; kill $rpid; }
+	wait $rpid || { cat "$tmp/dsplit.log"; return 1; }
+	"$DSSM" rm dsplit
+	local parts=0 p size bytes
+	for p in "$tmp/dsplit"/part-*; do
+		size=$(stat -c %s "$p/streams/0000.data")
+		bytes=$("$DSSM" info "$p" --format json |
+			python3 -c 'import json,sys; print(json.load(sys.stdin)["streams"][0]["bytes"])')
+		echo "$(basename "$p"): data file $size bytes, its records $bytes"
+		[ "$size" -ge "$bytes" ] && [ $((size - bytes)) -lt 4096 ] || return 1
+		parts=$((parts + 1))
+	done
+	[ "$parts" -ge 2 ] || { echo "no split happened"; return 1; }
+	[ "$(held "$tmp/dsplit" dsplit:0)" = 20 ]
+}
+
 # Splits on a disk that fills: every part that exists is closed and holds
 # every stream; the part count and the counts are what is on disk.
 t_full_disk_splits() {
@@ -757,6 +784,7 @@ check "full disk with --direct: counts agree, closed" t_full_disk_direct
 check "full disk with --direct, no fallocate (ext2): lost samples counted out, closed" t_full_disk_direct_no_fallocate
 check "full disk during splits: every part closed and whole" t_full_disk_splits
 check "a --direct recorder killed: zeros past the records are no damage, every sample read" t_direct_killed
+check "--direct with splits: each part's .data cut back to its records" t_direct_split
 check "damaged files reported by name, JSON stays valid" t_damage_reported
 check "damage met in an index at query time: said, exit 1" t_index_damage
 check "query --format raw of large samples: the bytes written; a damaged one said" t_raw_large
