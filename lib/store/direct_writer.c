@@ -19,6 +19,12 @@
  * at close (dssm__store_cut_ahead). Where the file system cannot allocate
  * ahead (ext2, NFS before 4.2) the writes extend the file as before: one at
  * a time, every record still counted (docs/container-format.md section 4).
+ * Measured here (ext4 on a virtio disk, 2 cores at load 6-8, 1500 x 300 KiB,
+ * ours / write()+fdatasync per round, nine rounds each, alternated): one
+ * appending write in flight 0.29-0.98x, four inside the file's end
+ * 0.65-1.19x; with a reader streaming 1 GiB beside, 0.18-0.48x and
+ * 0.40-0.85x. Eight writers or 4 MiB chunks were not better within that
+ * noise.
  *
  * Why threads and not io_uring: io_uring would add a build dependency
  * (liburing) and still need this path where it is refused (Docker's default
