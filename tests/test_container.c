@@ -476,7 +476,9 @@ static void test_direct_thread_signals(void **state)
 	sigset_t none, saved;
 	sigemptyset(&none);
 	pthread_sigmask(SIG_SETMASK, &none, &saved);
-	assert_int_equal(dssm_container_append(w, 0, 0, 0, buf, BIG), 0);
+	/* (more than a chunk: one is handed to the writer's threads) */
+	for (uint64_t k = 0; k <= DIRECT_CHUNK / BIG + 1; k++)
+		assert_int_equal(dssm_container_append(w, 0, k, (dssm_time_t)k, buf, BIG), 0);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	int na = list_threads(after, 64), started = 0;
 	for (int a = 0; a < na; a++) {
@@ -497,7 +499,8 @@ static void test_direct_thread_signals(void **state)
 		                          1ull << (SIGUSR1 - 1) | 1ull << (SIGHUP - 1);
 		assert_int_equal(blocked & want, want);
 	}
-	assert_int_equal(started, DIRECT_WRITERS); /* (the writer's threads were found) */
+	/* (the writer's threads were found: one at least, more as chunks wait) */
+	assert_true(started >= 1 && started <= DIRECT_WRITERS);
 	assert_int_equal(dssm_container_close(w), 0);
 }
 

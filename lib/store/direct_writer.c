@@ -29,11 +29,12 @@
  * Why threads and not io_uring: io_uring would add a build dependency
  * (liburing) and still need this path where it is refused (Docker's default
  * seccomp profile, kernel.io_uring_disabled): two implementations of one
- * idea. Why threads of each stream and not one pool for all: ext4's limit
- * is per file (each .data needs its own writes in flight), a stream's
- * chunks must be counted written in order (below), and idle threads only
- * sleep on the stream's condition variable. Threads work on every kernel
- * and are checked by the TSan tests.
+ * idea. Why a pool of threads for each stream (lib/base/pool.h, the
+ * ordered work pool the compressors use too) and not one for all: ext4's
+ * limit is per file (each .data needs its own writes in flight), a
+ * stream's chunks must be counted written in order (below), and a quiet
+ * stream starts one thread, which only sleeps. Threads work on every
+ * kernel and are checked by the TSan tests.
  *
  * Guarantees kept (docs/container-format.md): an index entry is written only
  * after its record is on disk - dssm__direct_drain waits for every write
@@ -43,34 +44,31 @@
  * the records it lost.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "lib/base/pool.h"
 #include "store.h"
 
 struct dchunk {
 	uint8_t *buf;
 	size_t cap, len;
 	uint64_t off;            /* where buf[0] goes in the file */
-	int done;                /* its write ended (counted in written once those before it did) */
+	int skip;                /* past a failed write: not written (planned when taken) */
+	int err;                 /* its write's errno, or 0 */
 };
 
+/* The chunks are an ordered work pool's jobs (lib/base/pool.h): the one
+ * being filled is the pool's next free slot; handed over, a chunk is
+ * written by one of up to DIRECT_WRITERS threads (started as chunks wait:
+ * a quiet stream has one); a slot is filled again only once it and every
+ * chunk before it are written (taken back in order). */
 struct dwriter {
 	int fd;
-	pthread_t thread[DIRECT_WRITERS];
-	int threads;             /* started; 0: none could be, chunks are written inline */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	/* chunk[filled % DIRECT_CHUNKS] is the one being filled; chunks
-	 * [taken, filled) wait for a thread, [written, taken) are in a pwrite
-	 * or done out of order: a slot is reused only once it and every chunk
-	 * before it are written. */
+	struct dssm__pool *pool;
 	struct dchunk chunk[DIRECT_CHUNKS];
-	uint64_t filled, taken, written;
-	int stop;
 	int err;                 /* errno of the failed write lowest in the file, or 0 */
 	uint64_t err_off;        /* its chunk's offset: the file is whole before it */
 };
@@ -82,48 +80,35 @@ static int write_chunk(int fd, const struct dchunk *k)
 	return n == (ssize_t)k->len ? 0 : n < 0 ? errno : ENOSPC;
 }
 
-/* A chunk past a failed one need not be written: the stream is cut back
- * to the failed one's offset anyway. (Under the lock.) */
-static int skip(const struct dwriter *w, const struct dchunk *k)
+/* The pool's callbacks. A chunk past a failed one need not be written:
+ * the stream is cut back to the failed one's offset anyway. */
+static void chunk_start(void *owner, void *job, unsigned backlog)
 {
-	return w->err && k->off >= w->err_off;
+	(void)backlog;
+	const struct dwriter *w = owner;
+	struct dchunk *k = job;
+	k->skip = w->err && k->off >= w->err_off;
 }
 
-/* Chunk k's write ended (err: its errno, or 0): the lowest failure is the
- * one reported, and written moves over every chunk done in order. */
-static void wrote(struct dwriter *w, struct dchunk *k, int err)
+static void chunk_run(void *owner, void *job, void **state)
 {
-	if (err && (!w->err || k->off < w->err_off)) {
-		w->err = err;
+	(void)state;
+	struct dchunk *k = job;
+	k->err = k->skip ? 0 : write_chunk(((struct dwriter *)owner)->fd, k);
+}
+
+/* The lowest failure is the one reported (chunks end out of order). */
+static void chunk_finish(void *owner, void *job)
+{
+	struct dwriter *w = owner;
+	const struct dchunk *k = job;
+	if (k->err && (!w->err || k->off < w->err_off)) {
+		w->err = k->err;
 		w->err_off = k->off;
 	}
-	k->done = 1;
-	while (w->written < w->taken && w->chunk[w->written % DIRECT_CHUNKS].done) {
-		w->chunk[w->written % DIRECT_CHUNKS].done = 0;
-		w->written++;
-	}
 }
 
-static void *run(void *arg)
-{
-	struct dwriter *w = arg;
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		while (!w->stop && w->taken == w->filled)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (w->taken == w->filled)
-			break; /* stopped, and nothing left */
-		struct dchunk *k = &w->chunk[w->taken++ % DIRECT_CHUNKS];
-		int skipped = skip(w, k);
-		pthread_mutex_unlock(&w->lock);
-		int err = skipped ? 0 : write_chunk(w->fd, k);
-		pthread_mutex_lock(&w->lock);
-		wrote(w, k, err);
-		pthread_cond_broadcast(&w->cond);
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
+static const struct dssm__pool_ops chunk_ops = {chunk_start, chunk_run, chunk_finish, NULL};
 
 static struct dwriter *dwriter_new(int fd)
 {
@@ -131,36 +116,42 @@ static struct dwriter *dwriter_new(int fd)
 	if (!w)
 		return NULL;
 	w->fd = fd;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	/* (as many as start: one is enough to write, fewer keep fewer in flight) */
-	while (w->threads < DIRECT_WRITERS &&
-	       dssm__thread_start(&w->thread[w->threads], NULL, run, w) == 0)
-		w->threads++;
+	if (dssm__pool_new(&chunk_ops, w, w->chunk, sizeof w->chunk[0], DIRECT_CHUNKS,
+	                   DIRECT_WRITERS, &w->pool) < 0) {
+		free(w);
+		return NULL;
+	}
 	return w;
 }
 
-/* Hand the chunk being filled to the writer (written inline without a
- * thread), and wait until the next one is free. */
+/* The chunk being filled (a free slot: submit keeps one). */
+static struct dchunk *filling(struct dwriter *w)
+{
+	return dssm__pool_next(w->pool);
+}
+
+/* Release the chunks written, in order; with wait, the oldest is waited
+ * for first. */
+static void reap(struct dwriter *w, int wait)
+{
+	if (wait)
+		dssm__pool_oldest(w->pool, 1);
+	while (dssm__pool_oldest(w->pool, 0))
+		dssm__pool_release(w->pool);
+}
+
+/* Hand the chunk being filled to the writers, and wait until the next one
+ * is free. */
 static void submit(struct dwriter *w)
 {
-	struct dchunk *k = &w->chunk[w->filled % DIRECT_CHUNKS];
+	struct dchunk *k = filling(w);
 	if (!k->len)
 		return;
-	if (!w->threads) {
-		int err = skip(w, k) ? 0 : write_chunk(w->fd, k);
-		w->filled++;
-		w->taken++;
-		wrote(w, k, err);
-	} else {
-		pthread_mutex_lock(&w->lock);
-		w->filled++;
-		pthread_cond_broadcast(&w->cond);
-		while (w->filled - w->written >= DIRECT_CHUNKS)
-			pthread_cond_wait(&w->cond, &w->lock);
-		pthread_mutex_unlock(&w->lock);
-	}
-	w->chunk[w->filled % DIRECT_CHUNKS].len = 0;
+	dssm__pool_submit(w->pool);
+	reap(w, 0);
+	while (!dssm__pool_room(w->pool))
+		reap(w, 1);
+	filling(w)->len = 0;
 }
 
 int dssm__direct_put(struct dwriter **wp, int fd, uint64_t off, const uint8_t *head,
@@ -169,10 +160,10 @@ int dssm__direct_put(struct dwriter **wp, int fd, uint64_t off, const uint8_t *h
 	if (!*wp && !(*wp = dwriter_new(fd)))
 		return dssm__fail(DSSM_ENOMEM, "out of memory for the O_DIRECT writer");
 	struct dwriter *w = *wp;
-	struct dchunk *k = &w->chunk[w->filled % DIRECT_CHUNKS];
+	struct dchunk *k = filling(w);
 	if (k->len && (off != k->off + k->len || k->len + size > k->cap)) {
 		submit(w);
-		k = &w->chunk[w->filled % DIRECT_CHUNKS];
+		k = filling(w);
 	}
 	if (size > k->cap) {
 		/* this chunk is not in a write (submit waited for it): grow it */
@@ -201,10 +192,10 @@ int dssm__direct_failed(struct dwriter *w, uint64_t *off)
 {
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
+	dssm__pool_lock(w->pool);
 	int err = w->err;
 	*off = w->err_off;
-	pthread_mutex_unlock(&w->lock);
+	dssm__pool_unlock(w->pool);
 	return err;
 }
 
@@ -213,22 +204,18 @@ int dssm__direct_drain(struct dwriter *w, uint64_t *off)
 	if (!w)
 		return 0;
 	submit(w);
-	pthread_mutex_lock(&w->lock);
-	while (w->written != w->filled)
-		pthread_cond_wait(&w->cond, &w->lock);
-	int err = w->err;
-	*off = w->err_off;
-	pthread_mutex_unlock(&w->lock);
-	return err;
+	dssm__pool_wait_all(w->pool);
+	reap(w, 0);
+	return dssm__direct_failed(w, off);
 }
 
 void dssm__direct_reset(struct dwriter *w)
 {
 	if (!w)
 		return;
-	pthread_mutex_lock(&w->lock);
+	dssm__pool_lock(w->pool);
 	w->err = 0;
-	pthread_mutex_unlock(&w->lock);
+	dssm__pool_unlock(w->pool);
 }
 
 void dssm__direct_free(struct dwriter *w)
@@ -236,17 +223,8 @@ void dssm__direct_free(struct dwriter *w)
 	if (!w)
 		return;
 	submit(w);
-	if (w->threads) {
-		pthread_mutex_lock(&w->lock);
-		w->stop = 1;
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		for (int i = 0; i < w->threads; i++)
-			pthread_join(w->thread[i], NULL);
-	}
+	dssm__pool_free(w->pool); /* (after every chunk handed over is written) */
 	for (int i = 0; i < DIRECT_CHUNKS; i++)
 		free(w->chunk[i].buf);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
 	free(w);
 }
