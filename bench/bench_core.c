@@ -34,6 +34,7 @@
 
 #include "dssm/dssm.h"
 #include "args.h"
+#include "namespace.h"
 #include "ring_lines.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -421,6 +422,7 @@ static void pingpong(int ours, const struct run *r, double *lat, int n, int *cpu
 	dssm_time_t spin = r->blocking ? 0 : 10 * DSSM_NSEC_PER_SEC;
 	const int warm = n / 10;
 	pid_t kid = fork();
+	bench_namespace_child(kid);
 	if (kid == 0) {
 		pin(r->cpu_b);
 		unsigned char buf[64];
@@ -561,14 +563,10 @@ int main(int argc, char **argv)
 			only_pingpong = 1;
 		else if (!strcmp(argv[i], "--out") && i + 1 < argc)
 			out_dir = argv[++i];
-		else {
-			fprintf(stderr, "usage: bench_core [--out DIR] [--quick] [--pingpong]\n");
-			return 2;
-		}
+		else
+			bench_refuse("bench_core", argv[i]);
 	}
-	char ns[32];
-	snprintf(ns, sizeof ns, "bench-%d", (int)getpid());
-	setenv("DSSM_NAMESPACE", ns, 1);
+	bench_namespace("core");
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	printf("ssmcore benchmark (%ld cpus; ratios = dssm / baseline, lower is better)\n", ncpu);
 	if (!only_pingpong) {

@@ -48,6 +48,7 @@ static int start(const char *bin, const char *cmd, pid_t *pid)
 	snprintf(port_file, sizeof port_file, "/tmp/dssm-bench-fg-%s-%d", cmd, (int)getpid());
 	unlink(port_file);
 	*pid = fork();
+	bench_namespace_child(*pid);
 	if (*pid == 0) {
 		execl(bin, bin, cmd, "--port", "0", "--port-file", port_file, (char *)NULL);
 		_exit(127);

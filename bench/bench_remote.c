@@ -67,6 +67,7 @@ static pid_t raw_server(enum server_kind kind, int cpu, size_t bytes, int count,
 {
 	int lfd = listen_any(port);
 	pid_t pid = fork();
+	bench_namespace_child(pid);
 	if (pid == 0) {
 		pin(cpu);
 		/* STREAM sends `count` different slices of a buffer as large as the
@@ -238,6 +239,7 @@ static void *big_stream_reader(void *p)
 static pid_t small_writer(int count, int settle_us, int cpu_fd)
 {
 	pid_t pid = fork();
+	bench_namespace_child(pid);
 	if (pid == 0) {
 		pin(1);
 		dssm_stream *w;

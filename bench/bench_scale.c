@@ -87,6 +87,7 @@ static pid_t start_proxy(const char *bin, int *port)
 	snprintf(maxc, sizeof maxc, "%d", clients + 16);
 	unlink(port_file);
 	pid_t pid = fork();
+	bench_namespace_child(pid);
 	if (pid == 0) {
 		/* its summary and log lines would bury ours */
 		int null = open("/dev/null", O_WRONLY);

@@ -104,6 +104,7 @@ static pid_t bare_server(int cpu, size_t bytes, int count, int *port)
 {
 	int lfd = listen_any(port);
 	pid_t pid = fork();
+	bench_namespace_child(pid);
 	if (pid == 0) {
 		pin(cpu);
 		unsigned char *buf = calloc(1, bytes * (size_t)count);
@@ -304,6 +305,7 @@ static double connect_cost_cert(const char *bin)
 {
 	char dir[64], cmd[256], cert[96], key[96], ca[96];
 	snprintf(dir, sizeof dir, "/tmp/dssm-bench-certs-%d", (int)getpid());
+	bench_namespace_path(dir);
 	snprintf(cmd, sizeof cmd, "mkdir -p %s && c=%s bash -c '. tests/tls-certs.sh && tls_ca ca && "
 	         "tls_cert server ca 30 IP:127.0.0.1' 2>/dev/null", dir, dir);
 	if (system(cmd) != 0)
@@ -344,6 +346,7 @@ int main(int argc, char **argv)
 	bench_namespace("t");
 	signal(SIGPIPE, SIG_IGN);
 	snprintf(secret_path, sizeof secret_path, "/tmp/dssm-bench-tls-%d", (int)getpid());
+	bench_namespace_path(secret_path);
 	FILE *f = fopen(secret_path, "w");
 	if (!f)
 		die("secret file");

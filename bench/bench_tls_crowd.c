@@ -548,6 +548,7 @@ int main(int argc, char **argv)
 {
 	bench_help(argc, argv, USAGE);
 	int n = parse_args(argc, argv);
+	bench_namespace("crowd");
 	signal(SIGPIPE, SIG_IGN);
 	pin(0);
 	char secret_path[64], load[64] = "?";
@@ -561,6 +562,7 @@ int main(int argc, char **argv)
 	       max_unauth ? max_unauth : PROXY_DEFAULT_MAX_UNAUTH, max_unauth ? "" : " (the default)", load);
 	n = raise_fd_limit(n);
 	snprintf(secret_path, sizeof secret_path, "/tmp/dssm-bench-crowd-%d", (int)getpid());
+	bench_namespace_path(secret_path);
 	int fd = open(secret_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	if (fd < 0 || write(fd, "the benchmark's secret, 32 bytes", 32) != 32)
 		die("secret file", strerror(errno));

@@ -13,6 +13,7 @@
 
 #include "dssm/dssm.h"
 #include "loopback.h"
+#include "namespace.h"
 
 /* The port a server started with --port-file wrote there (and the file
  * removed), looking every 10 ms at most `tries` times; 0: none came. */
@@ -68,6 +69,7 @@ static inline pid_t bench_start_proxy_with(const char *bin, int cpu, const char 
 		execv(bin, (char *const *)argv);
 		_exit(127);
 	}
+	bench_namespace_child(pid);
 	int port = bench_wait_port(port_file, 300);
 	if (port > 0) {
 		snprintf(addr, cap, "127.0.0.1:%d", port);
