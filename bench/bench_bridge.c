@@ -18,8 +18,10 @@
  *                                                  (read() of 128 KiB), the
  *                                                  floor of a whole topic
  *
- * The readers print "open_seconds query_seconds count bytes", as the Python,
- * C++ and JavaScript peers do, timed inside the process. Every reader hands
+ * The readers run DSSM_BENCH_AFTER_OPEN between open and query (cold runs
+ * drop the files' pages there, untimed). They print "open_seconds
+ * query_seconds count bytes", as the Python, C++ and JavaScript peers do,
+ * timed inside the process. Every reader hands
  * each message's bytes to the caller; here a byte per 64 is read so that the
  * data is really fetched. `open` prints "open_seconds streams messages
  * bytes_read", as the peers' open mode does (bytes_read: what the process
@@ -42,6 +44,7 @@
 
 #include "dssm/container.h"
 #include "args.h"
+#include "evict.h"
 
 static double now(void)
 {
@@ -67,12 +70,30 @@ static int fail(const char *what, const char *why)
 	return 1;
 }
 
+/* DSSM_BENCH_AFTER_OPEN: a command every reader (here and the peers of
+ * bench/bridge) runs between its open and its query, untimed. Cold runs
+ * drop the files' pages there (bench_bridge evict), so that a cold query
+ * reads from the disk also what the open had read: rosbag2's open reads
+ * the whole messages table (its metadata query), which made SQLite's
+ * "cold" window a warm one. 0, or -1 if the command failed. */
+static int after_open(void)
+{
+	const char *cmd = getenv("DSSM_BENCH_AFTER_OPEN");
+	if (!cmd || !*cmd)
+		return 0;
+	fflush(stdout);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
 static int read_dssm(const char *dir, const char *stream, int64_t start, int64_t end)
 {
 	double t0 = now();
 	dssm_container *c;
 	if (dssm_container_open(dir, &c) < 0)
 		return fail(dir, dssm_last_error());
+	double opened = now() - t0;
+	if (after_open() < 0)
+		return fail("DSSM_BENCH_AFTER_OPEN", getenv("DSSM_BENCH_AFTER_OPEN"));
 	double t1 = now();
 	int idx = dssm_container_find(c, stream, 0);
 	if (idx < 0)
@@ -93,7 +114,7 @@ static int read_dssm(const char *dir, const char *stream, int64_t start, int64_t
 	dssm_container_close(c);
 	if (rc < 0)
 		return fail(dir, dssm_last_error());
-	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	printf("%.6f %.6f %llu %llu\n", opened, t2 - t1, count, bytes);
 	return 0;
 }
 
@@ -174,6 +195,9 @@ static int read_sqlite(const char *db, const char *topic, int64_t start, int64_t
 	while (sqlite3_step(st) == SQLITE_ROW)
 		;
 	sqlite3_finalize(st);
+	double opened = now() - t0;
+	if (after_open() < 0)
+		return fail("DSSM_BENCH_AFTER_OPEN", getenv("DSSM_BENCH_AFTER_OPEN"));
 	double t1 = now();
 	const char *sql = "SELECT messages.timestamp, messages.data FROM messages JOIN topics ON "
 	                  "messages.topic_id = topics.id WHERE topics.name = ? AND "
@@ -195,7 +219,7 @@ static int read_sqlite(const char *db, const char *topic, int64_t start, int64_t
 	sqlite3_finalize(st);
 	double t2 = now();
 	sqlite3_close(s);
-	printf("%.6f %.6f %llu %llu\n", t1 - t0, t2 - t1, count, bytes);
+	printf("%.6f %.6f %llu %llu\n", opened, t2 - t1, count, bytes);
 	return 0;
 }
 
@@ -269,33 +293,6 @@ static int make_sqlite(const char *dir, const char *db)
 	return rc < 0;
 }
 
-static void evict(const char *path)
-{
-	struct stat st;
-	if (stat(path, &st) < 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		struct dirent *e;
-		while (d && (e = readdir(d))) {
-			if (e->d_name[0] == '.')
-				continue;
-			char sub[4096];
-			snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-			evict(sub);
-		}
-		if (d)
-			closedir(d);
-		return;
-	}
-	int fd = open(path, O_RDONLY);
-	if (fd >= 0) {
-		fdatasync(fd);
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		close(fd);
-	}
-}
-
 #define USAGE \
 	"usage: bench_bridge dssm DIR STREAM START_NS END_NS\n" \
 	"       bench_bridge open PATH\n" \
@@ -324,15 +321,11 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "mksqlite"))
 		return make_sqlite(argv[2], argv[3]);
 	if (argc >= 2 && !strcmp(argv[1], "evict")) {
+		int rc = 0;
 		for (int i = 2; i < argc; i++)
-			evict(argv[i]);
-		/* and the whole page cache, where allowed (root) */
-		FILE *f = fopen("/proc/sys/vm/drop_caches", "w");
-		if (f) {
-			fputs("3\n", f);
-			fclose(f);
-		}
-		return 0;
+			if (bench_evict(argv[i]) < 0)
+				rc = fail(argv[i], "no such file or folder");
+		return rc;
 	}
 	fputs(USAGE, stderr);
 	return 2;
