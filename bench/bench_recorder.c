@@ -256,8 +256,12 @@ static void bench_queries(const char *root)
 	double o_small = time_open(small_dir, 20, 0), o_big = time_open(big_dir, 20, 0);
 	printf("  open, warm: 10 MB container %.1f us, %s container %.1f us: ratio %.2fx (goal <= 1.2x)\n",
 	       o_small * 1e6, big, o_big * 1e6, o_big / o_small);
-	o_small = time_open(small_dir, 3, 1);
-	o_big = time_open(big_dir, 3, 1);
+	o_small = o_big = 1e9;
+	for (int r = 0; r < 5; r++) { /* alternated: the disk's moods fall on both */
+		double a = time_open(small_dir, 1, 1), b = time_open(big_dir, 1, 1);
+		o_small = a < o_small ? a : o_small;
+		o_big = b < o_big ? b : o_big;
+	}
 	printf("  open, cold: 10 MB container %.1f us, %s container %.1f us: ratio %.2fx (goal <= 1.2x)\n",
 	       o_small * 1e6, big, o_big * 1e6, o_big / o_small);
 	dssm_container *c;
@@ -295,7 +299,7 @@ static void bench_queries(const char *root)
 			best_q = query_s < best_q ? query_s : best_q;
 			best_b = e - b < best_b ? e - b : best_b;
 		}
-		printf("  %-28s %s query %9.1f us (%ld samples) | sequential scan %10.1f us (%ld) | "
+		printf("  %s, %s: query %9.1f us (%ld samples) | sequential scan %10.1f us (%ld) | "
 		       "speed-up %.0fx\n",
 		       cases[k % 2].label, drop ? "cold" : "warm", best_q * 1e6, n, best_b * 1e6, m,
 		       best_b / best_q);

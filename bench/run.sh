@@ -5,8 +5,11 @@ set -eu
 usage() {
 	echo "usage: bash bench/run.sh [--quick]"
 	echo "  Every benchmark beside its baseline, then one table of the run's ratios with"
-	echo "  their goals (build/bench/summary.txt) and the latency plots. --quick: fewer"
-	echo "  rounds, for a look (given to each benchmark that takes it)."
+	echo "  their peers, goals and whether each was met, and the ratios of issues #27 and"
+	echo "  #28 no bench printed (build/bench/summary.txt, bench/summary.sh), then the"
+	echo "  latency plots. --quick: fewer rounds, for a look (given to each benchmark"
+	echo "  that takes it). Every benchmark removes its rings and files, also when"
+	echo "  interrupted."
 	echo "example:"
 	echo "  make bench"
 }
@@ -37,7 +40,8 @@ echo
 echo
 "$BUILD/bench/bench_recorder" "$out/recorder" "$@" | tee "$out/bench_recorder.txt"
 echo
-BUILD=$BUILD bash bench/bridge/run.sh
+# whole topics and cold windows beside cat, C++ rosbag and SQLite (issue #27)
+BUILD=$BUILD bash bench/bridge/run.sh | tee "$out/bench_bridge.txt"
 echo
 # bags and MCAP files read in place: open, info, a 10 s window (issue #25)
 BUILD=$BUILD bash bench/inplace/run.sh | tee "$out/bench_inplace.txt"
