@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,10 @@ def main():
     bin_ = os.path.join(a.build, "dssm")
     os.environ["DSSM_NAMESPACE"] = f"bench-py-{os.getpid()}"
     tmp = tempfile.mkdtemp(prefix="bench-py-")
+    # SIGTERM and SIGHUP end it as Ctrl-C does, through the cleanup below
+    # (by default they end Python at once: its rings and files stayed)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, _f: sys.exit(128 + s))
     try:
         run(n, bin_, tmp, a.json)
     finally:

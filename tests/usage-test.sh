@@ -2,7 +2,8 @@
 # usage-test.sh [BUILD] - every benchmark and example answers --help (exit 0,
 # a usage text, at once) and refuses an option it does not know (exit 2, at
 # once), creating nothing: before, `odometry --help` wrote a ring for ever
-# and `bench_recorder --help` wrote a 118 MB recording into ./--help.
+# and `bench_recorder --help` wrote a 118 MB recording into ./--help. And a
+# benchmark stopped by SIGTERM leaves no ring, process or file.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=$(realpath "${1:-build}")
@@ -17,7 +18,7 @@ root=$(pwd)
 # 4-minute benchmark)
 for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/bench/compress/* "$BUILD"/examples/* \
 	"$root"/bench/run.sh "$root"/bench/bridge/run.sh "$root"/bench/inplace/run.sh "$root"/bench/compress/run.sh \
-	"$root"/bench/bench_python.py; do
+	"$root"/bench/gluster/run.sh "$root"/bench/summary.sh "$root"/bench/bench_python.py; do
 	[ -f "$prog" ] || continue
 	case $prog in *.sh) prog_cmd=(bash "$prog") ;; *.py) prog_cmd=(python3 "$prog") ;; *)
 		[ -x "$prog" ] || continue; prog_cmd=("$prog") ;; esac
@@ -37,5 +38,40 @@ for prog in "$BUILD"/bench/bench_* "$BUILD"/bench/dds_plain "$BUILD"/bench/compr
 	[ -z "$left" ] && ok "$name wrote nothing" || bad "$name left: $left"
 	cd - >/dev/null || exit 1
 done
+
+# A benchmark stopped by SIGTERM (a timeout, or Ctrl-C's SIGINT) leaves
+# nothing: before, bench_core kept its rings in /dev/shm and its spinning
+# ping-pong responder, bench_remote ~95 MB of rings, bench_recorder its
+# recordings. Each is stopped once what it made exists.
+gone() { # NAME PID PATTERN CHILDREN: nothing of PID left
+	local left
+	left=$(ls /dev/shm | grep -F "$3")
+	for k in $4; do kill -0 "$k" 2>/dev/null && left="$left process $k"; done
+	[ -z "$left" ] && ok "$1 stopped by SIGTERM leaves nothing" || bad "$1 stopped by SIGTERM left:$left"
+}
+wait_for() { # TEST... : up to 10 s for it to hold
+	for _ in $(seq 100); do "$@" && return 0; sleep 0.1; done
+	return 1
+}
+"$BUILD"/bench/bench_core --quick --out "$tmp" >/dev/null 2>&1 &
+pid=$!
+if wait_for eval 'ls /dev/shm | grep -q "^dssm:bench-core-$pid:"'; then
+	kids=$(pgrep -P $pid)
+	kill -TERM $pid; wait $pid
+	gone bench_core $pid "dssm:bench-core-$pid:" "$kids"
+else
+	bad "bench_core made no ring in 10 s"; kill -TERM $pid; wait $pid
+fi
+"$BUILD"/bench/bench_recorder "$tmp/rec" --quick >/dev/null 2>&1 &
+pid=$!
+if wait_for test -d "$tmp/rec/run-$pid/large"; then
+	kids=$(pgrep -P $pid)
+	kill -TERM $pid; wait $pid
+	gone bench_recorder $pid "dssm:bench-rec-$pid:" "$kids"
+	[ ! -e "$tmp/rec" ] && ok "bench_recorder stopped removes the folder it made" ||
+		bad "bench_recorder stopped left $(ls -R "$tmp/rec" | head -5)"
+else
+	bad "bench_recorder made no recording in 10 s"; kill -TERM $pid; wait $pid
+fi
 echo "usage: $passed passed, $failed failed"
 [ $failed -eq 0 ]

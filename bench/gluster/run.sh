@@ -14,7 +14,12 @@
 # figures move with the load (say so when quoting them).
 set -u
 case "${1:-}" in
--h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+-h|--help)
+	echo "usage: [BENCH_SECONDS=5] bash bench/gluster/run.sh [DSSM]"
+	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
+	echo "example:"
+	echo "  BENCH_SECONDS=2 bash bench/gluster/run.sh build/dssm"
+	exit 0 ;;
 -*) echo "usage: bench/gluster/run.sh [DSSM] (unknown option $1)" >&2; exit 2 ;;
 esac
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

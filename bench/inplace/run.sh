@@ -34,7 +34,8 @@
 # Peers are bench/bridge's (rosbag_cpp.cpp, rosbag_py.py, mcap_js.mjs) in
 # their open mode. A reader that cannot open a file (dssm on a bag before
 # bags are read in place) leaves its cell empty and says why. Medians of
-# DSSM_BENCH_RUNS; cold runs drop the page cache (bench_bridge evict).
+# DSSM_BENCH_RUNS; cold runs drop the file's pages first (bench_bridge evict:
+# posix_fadvise, no root needed).
 # Writes $BUILD/bench/inplace/inplace.txt (the tables) and results.tsv; keeps
 # only the generated inputs (bags and MCAP files, keyed by length).
 set -eu
