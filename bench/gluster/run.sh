@@ -44,7 +44,10 @@ sleep 0.5
 "$DSSM" record -o "$tmp/local" --all --duration 20 2>"$tmp/rec.log" || { cat "$tmp/rec.log"; exit 1; }
 wait
 on_a cp -r "$tmp/local" "$GV_A/rec" || exit 1
-echo "recording: $(du -sh "$tmp/local" | cut -f1), $("$DSSM" info "$tmp/local" | awk '/^streams:/ {print $2, $3, $4}' | tr -d ,)"
+echo "recording: $(du -sh "$tmp/local" | cut -f1), $("$DSSM" info "$tmp/local" --format json | /usr/bin/python3 -c '
+import json, sys
+s = json.load(sys.stdin)["streams"]
+print(len(s), "streams,", sum(x["count"] for x in s), "samples")')"
 echo "window: --start +5 --end +15 ($("$DSSM" query "$tmp/local" --start +5 --end +15 --format raw 2>/dev/null | wc -c) bytes)"
 
 # reader REC END: queries until END (epoch s); prints how many it ran
