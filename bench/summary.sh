@@ -35,23 +35,33 @@ met() {
 		print ok ? "met" : "missed" }'
 }
 
-# what LINE -> "WHAT<TAB>PEER": what was measured, the line's words before
-# its first ':', else before its first figure (a number and a unit of time
-# or rate) but for one that starts it, or its first '|'; the peer, the words after its first
-# '|' (dssm ... | PEER figures |) without figures, or where a line has no
-# '|', the words between its first and second figure (read_time 343 ns
-# binary search 118 ns).
+# what LINE -> "WHAT<TAB>PEER", read from how the benches word their lines:
+#   WHAT  the words before the first ':', else before the first figure (a
+#         number and a unit of time or rate; one that starts the line is
+#         part of its name), else before the first '|'
+#   PEER  the words after the first '|' without figures (dssm ... | PEER
+#         figures | ratio), else between the first and second figure
+#         (read_time 343 ns binary search 118 ns ratio), else the words that
+#         name it: WHAT vs PEER; ratio R of PEER's; ratio R OURS / PEER;
+#         ratio OURS/PEER R; OURS / PEER ratio
 what() {
 	awk '
-	function clean(s) {
-		gsub(fig, " ", s); gsub(/(^|[[:space:]])p(50|99)([[:space:]]|$)/, " ", s)
-		gsub(/\([0-9]+\)/, "", s); gsub(/[[:space:]]+/, " ", s); sub(/^ /, "", s); sub(/ $/, "", s)
+	function trim(s) {
+		gsub(/[[:space:]]+/, " ", s); sub(/^[ (,;]+/, "", s); sub(/[ (,;]+$/, "", s)
 		return s
 	}
+	function clean(s) {
+		gsub(fig, " ", s); gsub(/(^|[[:space:]])p(50|99)([[:space:]]|$)/, " ", s)
+		gsub(/\([0-9]+\)/, "", s)
+		return trim(s)
+	}
 	{
-		fig = "[0-9][0-9.]*%? *(ns|us|ms|s|GB/s|MB/s|M samples/s|samples/s|/s)([[:space:]]|$)"
+		fig = "[0-9][0-9.]*%? *(ns|us|ms|s|GB/s|MB/s|M samples/s|samples/s|/s)([[:space:],;)]|$)"
 		line = $0
-		sub(/[[:space:]]*(ratio|speed-up).*/, "", line)
+		sub(/^[[:space:]]*ratio[[:space:]]+/, "", line) # (bench_python: "ratio A vs B: R")
+		tail = line; sub(/.*(ratio|speed-up)[^0-9]*[0-9.]+x?/, "", tail); sub(/\(.*/, "", tail)
+		label = line; sub(/.*(ratio|speed-up)[[:space:]]*/, "", label); sub(/[[:space:]]*[0-9].*/, "", label)
+		sub(/[[:space:]]+(ratio|speed-up).*/, "", line)
 		n = split(line, part, /[|]/)
 		head = part[1]; sub(/^[[:space:]]+/, "", head)
 		peer = n > 1 ? clean(part[2]) : ""
@@ -62,8 +72,23 @@ what() {
 			head = substr(head, 1, RSTART - 1)
 			if (n == 1 && match(rest, fig)) peer = clean(substr(rest, 1, RSTART - 1))
 		}
-		gsub(/[[:space:]]+/, " ", head); sub(/ $/, "", head); sub(/ dssm( p50)?$/, "", head)
-		printf "%s\t%s\n", substr(head, 1, 58), substr(peer == "" ? "-" : peer, 1, 24)
+		head = trim(head); sub(/ dssm( p50)?$/, "", head)
+		q = sprintf("%c", 39)
+		if (peer != "")
+			;
+		else if (match(head, / vs /)) {
+			peer = substr(head, RSTART + 4); head = substr(head, 1, RSTART - 1)
+		} else if (match(tail, "^ *of [^ ]+" q "s")) {
+			peer = substr(tail, RSTART, RLENGTH); sub(/^ *of /, "", peer); sub(q "s$", "", peer)
+		} else if (match(tail, /\/ *[^ ]+/)) {
+			peer = substr(tail, RSTART + 1, RLENGTH - 1)
+		} else if (match(label, /\/[^ ]+/)) {
+			peer = substr(label, RSTART + 1, RLENGTH - 1)
+		} else if (match(head, / \/ [^ ]+/)) {
+			peer = substr(head, RSTART + 3, RLENGTH - 3)
+		}
+		peer = trim(peer)
+		printf "%s\t%s\n", substr(head, 1, 58), substr(peer == "" ? "-" : peer, 1, 30)
 	}' <<<"$1"
 }
 
@@ -76,12 +101,12 @@ table=$(
 			[ -n "$ratio" ] || continue
 			goal=$(sed -nE 's/.*\((target|goal)[: ]*([^)]*)\).*/\2/p' <<<"$line" | head -1)
 			IFS=$'\t' read -r measured peer < <(what "$line")
-			printf '%-9s %-58s %-24s %8s  %-16s %s\n' "$tag" "$measured" "$peer" "$ratio" "${goal:--}" \
+			printf '%-9s %-58s %-30s %8s  %-22s %s\n' "$tag" "$measured" "$peer" "$ratio" "${goal:--}" \
 				"$([ -n "$goal" ] && met "$goal" "${ratio%x}" || echo -)"
 		done
 	done
 )
-printf '%-9s %-58s %-24s %8s  %-16s %s\n' BENCH MEASURED PEER RATIO GOAL MET
+printf '%-9s %-58s %-30s %8s  %-22s %s\n' BENCH MEASURED PEER RATIO GOAL MET
 [ -n "$table" ] && echo "$table"
 
 # The ratios of issue #27 (what it names, bench, a pattern of its row) and

@@ -316,7 +316,7 @@ query_row() { # SET CASE STREAM A B [cold]
 		[ "${cnt[$r]}" = "${cnt[none]}" ] || row="$row; COUNT MISMATCH $r=${cnt[$r]}"
 	done
 	if [ $have_compress = 1 ]; then
-		say "$row, $zl $(printf %.6f "${q[zstd]}") s, lz4 $(printf %.6f "${q[lz4]}") s; time ratio $(ratio_of "${q[zstd]}" "${q[none]}") (goal <= 1.5x), lz4 $(ratio_of "${q[lz4]}" "${q[none]}")"
+		say "$row, $zl $(printf %.6f "${q[zstd]}") s, lz4 $(printf %.6f "${q[lz4]}") s; time ratio $(ratio_of "${q[zstd]}" "${q[none]}") $zl / none (goal <= 1.5x), lz4 $(ratio_of "${q[lz4]}" "${q[none]}")"
 		[ -z "$mcap_why" ] && say "$(printf 'query %-7s %-10s %s vs @mcap/core on the %s MCAP: %.6f s; speed-up %s (goal > 1x)' "$1" "$2" "$cache" $zl "${q[mcap]}" \
 			"$(awk -v a="${q[mcap]}" -v b="${q[zstd]}" 'BEGIN { printf "%.1fx", a / b }')")"
 	else
