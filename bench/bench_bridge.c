@@ -12,8 +12,9 @@
  *                                                  rosbag2's schema
  *   bench_bridge mksqlite DIR DB                   fill that database from a
  *                                                  container
- *   bench_bridge evict PATH...                     drop files from the page
- *                                                  cache (cold runs)
+ *   bench_bridge evict PATH...                     drop files' pages from the
+ *                                                  page cache (cold runs;
+ *                                                  evict.h)
  *   bench_bridge cat FILE                          read a file as cat does
  *                                                  (read() of 128 KiB), the
  *                                                  floor of a whole topic
@@ -303,6 +304,9 @@ static int make_sqlite(const char *dir, const char *db)
 	"  The readers bench/bridge/run.sh times against rosbag, MCAP and rosbag2:\n" \
 	"  one query of a recording or an SQLite file, timed by the caller; `open`\n" \
 	"  times opening a recording or a file read in place (bench/inplace/run.sh).\n" \
+	"  evict drops the files' pages (under a folder: all its files) from the page\n" \
+	"  cache, for any user. DSSM_BENCH_AFTER_OPEN: a command the readers run between\n" \
+	"  their open and their query, untimed (cold runs evict there again).\n" \
 	"example:\n" \
 	"  build/bench/bench_bridge dssm run1 /imu 0 2000000000000000000\n" \
 	"  build/bench/bench_bridge open robot.mcap\n"
@@ -327,6 +331,9 @@ int main(int argc, char **argv)
 				rc = fail(argv[i], "no such file or folder");
 		return rc;
 	}
+	if (argc > 1)
+		fprintf(stderr, "bench_bridge: '%s' with %d argument%s is not a command of this program\n",
+		        argv[1], argc - 2, argc == 3 ? "" : "s");
 	fputs(USAGE, stderr);
 	return 2;
 }
