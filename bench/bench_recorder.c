@@ -426,7 +426,9 @@ static void bench_robot_mix(const char *root, const char *dssm_bin)
 #define USAGE \
 	"usage: bench_recorder [DIR] [--quick] [--large]\n" \
 	"  The recorder beside write()+fdatasync, and queries beside a sequential scan,\n" \
-	"  in recordings made under DIR (default build/bench/recorder).\n" \
+	"  in recordings made under DIR/run-PID (DIR default build/bench/recorder),\n" \
+	"  removed at the end, also on Ctrl-C or SIGTERM. Cold figures drop the files'\n" \
+	"  pages (posix_fadvise, no root needed), a query's after its open.\n" \
 	"  --large: only the 300 KiB recordings (buffered, O_DIRECT, with a reader).\n" \
 	"example:\n" \
 	"  build/bench/bench_recorder /tmp/bench-rec --quick\n"

@@ -32,7 +32,7 @@ void report_latency(struct lat *dl, struct lat *dw, struct lat *bl, double *cpu_
 	printf("  ddsperf listener  p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", l50, l90, l99);
 	printf("  ddsperf waitset   p50 %7.1f us p90 %7.1f us p99 %7.1f us\n", w50, w90, w99);
 	if (l50 > 0 && b50 > 0)
-		printf("  ratio p50 %.2fx (rounds %.2f .. %.2f) p90 %.2fx p99 %.2fx %s; "
+		printf("  ratio p50 %.2fx to ddsperf listener (rounds %.2f .. %.2f) p90 %.2fx p99 %.2fx %s; "
 		       "to ddsperf waitset p50 %.2fx\n", b50 / l50, lo, hi, b90 / l90, b99 / l99,
 		       b50 / l50 <= 1.2 ? "(goal <= 1.2x met)" : "(goal <= 1.2x missed)",
 		       w50 > 0 ? b50 / w50 : 0);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # summary.sh [DIR] - one table of every ratio the benchmarks of `make bench`
 # printed (DIR/bench_*.txt, default build/bench): which bench, what was
-# measured against which peer (the line's words before its first ':' or
-# '|'), the ratio (ours / baseline, or a speed-up), the goal where the bench
-# states one, and whether this run met it. Then the ratios issues #27 and
+# measured, against which peer (both read from the line's words: what()
+# below), the ratio (ours / baseline, or a speed-up), the goal where the
+# bench states one, and whether this run met it. Then the ratios issues #27 and
 # #28 ask for that no bench printed (a bench skipped, or failed), so that a
 # missing row is seen, not overlooked.
 #
@@ -35,6 +35,10 @@ met() {
 		print ok ? "met" : "missed" }'
 }
 
+# A ratio: "ratio" or "speed-up", words that are not numbers (p50,
+# foxglove/proxy, numpy query vs rosbag:), then the number (\3).
+export RATIO_RE='(ratio|speed-up)(:? +[^ 0-9][^ ]*)*:? +([0-9][0-9.]*x?)'
+
 # what LINE -> "WHAT<TAB>PEER", read from how the benches word their lines:
 #   WHAT  the words before the first ':', else before the first figure (a
 #         number and a unit of time or rate; one that starts the line is
@@ -46,6 +50,7 @@ met() {
 #         ratio OURS/PEER R; OURS / PEER ratio
 what() {
 	awk '
+	BEGIN { R = ENVIRON["RATIO_RE"] }
 	function trim(s) {
 		gsub(/[[:space:]]+/, " ", s); sub(/^[ (,;]+/, "", s); sub(/[ (,;]+$/, "", s)
 		return s
@@ -58,8 +63,20 @@ what() {
 	{
 		fig = "[0-9][0-9.]*%? *(ns|us|ms|s|GB/s|MB/s|M samples/s|samples/s|/s)([[:space:],;)]|$)"
 		line = $0
-		sub(/^[[:space:]]*ratio[[:space:]]+/, "", line) # (bench_python: "ratio A vs B: R")
-		tail = line; sub(/.*(ratio|speed-up)[^0-9]*[0-9.]+x?/, "", tail); sub(/\(.*/, "", tail)
+		# a line that starts with its ratio: named after the colon before
+		# it (bench_python: "ratio A vs B: R"), else by its section, with
+		# the peer it goes "to" (bench_dds: "ratio p50 R to PEER ...")
+		if (line ~ "^[[:space:]]*" R && line !~ /^[^:]*[0-9]x?[^:]*:/ && ENVIRON["SECTION"] != "") {
+			head = ENVIRON["SECTION"]; sub(/ *\(.*/, "", head)
+			peer = "-"
+			if (match(line, /[0-9]x? to /)) {
+				peer = substr(line, RSTART + RLENGTH); sub(/[(,;].*/, "", peer)
+			}
+			printf "%s\t%s\n", substr(trim(head), 1, 58), substr(trim(peer), 1, 30)
+			next
+		}
+		sub(/^[[:space:]]*ratio[[:space:]]+/, "", line)
+		tail = line; sub(".*" R, "", tail); sub(/\(.*/, "", tail)
 		label = line; sub(/.*(ratio|speed-up)[[:space:]]*/, "", label); sub(/[[:space:]]*[0-9].*/, "", label)
 		sub(/[[:space:]]+(ratio|speed-up).*/, "", line)
 		n = split(line, part, /[|]/)
@@ -96,14 +113,23 @@ table=$(
 	for f in "$dir"/bench_*.txt; do
 		[ -s "$f" ] || continue
 		tag=$(basename "$f" .txt); tag=${tag#bench_}
-		grep -E 'ratio|speed-up' "$f" | while IFS= read -r line; do
-			ratio=$(sed -nE 's/.*(ratio|speed-up)[^0-9]*([0-9.]+x?).*/\2/p' <<<"$line" | head -1)
+		section= prev=
+		while IFS= read -r line; do
+			# a heading (a line without indent, unless it goes on with the
+			# one before, whose '(' is not closed) names the lines under it
+			case $line in [![:space:]]*)
+				open=${prev//[^(]/} shut=${prev//[^)]/}
+				[ ${#open} -gt ${#shut} ] || section=${line%:} ;;
+			esac
+			case $line in [![:space:]]*) prev=$line ;; *) prev= ;; esac
+			grep -qE 'ratio|speed-up' <<<"$line" || continue
+			ratio=$(sed -nE "s/.*$RATIO_RE.*/\\3/p" <<<"$line" | head -1)
 			[ -n "$ratio" ] || continue
 			goal=$(sed -nE 's/.*\((target|goal)[: ]*([^)]*)\).*/\2/p' <<<"$line" | head -1)
-			IFS=$'\t' read -r measured peer < <(what "$line")
+			IFS=$'\t' read -r measured peer < <(SECTION=$section what "$line")
 			printf '%-9s %-58s %-30s %8s  %-22s %s\n' "$tag" "$measured" "$peer" "$ratio" "${goal:--}" \
 				"$([ -n "$goal" ] && met "$goal" "${ratio%x}" || echo -)"
-		done
+		done <"$f"
 	done
 )
 printf '%-9s %-58s %-30s %8s  %-22s %s\n' BENCH MEASURED PEER RATIO GOAL MET
