@@ -63,10 +63,11 @@ what() {
 	{
 		fig = "[0-9][0-9.]*%? *(ns|us|ms|s|GB/s|MB/s|M samples/s|samples/s|/s)([[:space:],;)]|$)"
 		line = $0
-		# a line that starts with its ratio: named after the colon before
-		# it (bench_python: "ratio A vs B: R"), else by its section, with
-		# the peer it goes "to" (bench_dds: "ratio p50 R to PEER ...")
-		if (line ~ "^[[:space:]]*" R && line !~ /^[^:]*[0-9]x?[^:]*:/ && ENVIRON["SECTION"] != "") {
+		# a line that starts with its ratio and no words: named by its
+		# section, with the peer it goes "to" (bench_dds: "ratio p50 R to
+		# PEER ..."); one with words says what before a colon (bench_python:
+		# "ratio A vs B: R")
+		if (line ~ /^[[:space:]]*ratio (p[0-9]+ )?[0-9]/ && ENVIRON["SECTION"] != "") {
 			head = ENVIRON["SECTION"]; sub(/ *\(.*/, "", head)
 			peer = "-"
 			if (match(line, /[0-9]x? to /)) {
@@ -82,8 +83,14 @@ what() {
 		n = split(line, part, /[|]/)
 		head = part[1]; sub(/^[[:space:]]+/, "", head)
 		peer = n > 1 ? clean(part[2]) : ""
-		if (head ~ /:/)
+		if (head ~ /:/) {
+			# "WHAT: dssm FIGURE, PEER FIGURE, ratio" (bench/inplace)
+			after = head; sub(/^[^:]*:[[:space:]]*/, "", after)
+			if (n == 1 && after ~ /^dssm /) {
+				split(after, item, /[,;]/); peer = clean(item[2])
+			}
 			sub(/:.*/, "", head)
+		}
 		else if (match(head, fig) && RSTART > 1) {
 			rest = substr(head, RSTART + RLENGTH)
 			head = substr(head, 1, RSTART - 1)
@@ -115,9 +122,10 @@ table=$(
 		tag=$(basename "$f" .txt); tag=${tag#bench_}
 		section= prev=
 		while IFS= read -r line; do
-			# a heading (a line without indent, unless it goes on with the
-			# one before, whose '(' is not closed) names the lines under it
-			case $line in [![:space:]]*)
+			# a heading (a line without indent and without a ratio, unless it
+			# goes on with the one before, whose '(' is not closed) names the
+			# lines under it
+			case $line in *ratio* | *speed-up*) ;; [![:space:]]*)
 				open=${prev//[^(]/} shut=${prev//[^)]/}
 				[ ${#open} -gt ${#shut} ] || section=${line%:} ;;
 			esac
