@@ -252,6 +252,15 @@ static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *
 	return returned(q, k, h, len, off /* (the next record may share the chunk) */, rec);
 }
 
+/* Is h the record entry e names (its header and CRC)? */
+static int record_matches(const uint8_t *h, uint32_t len, const uint8_t *e)
+{
+	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
+	                                   h + RECORD_HEADER, len) ^ 0xffffffffu;
+	return le_get32(h) == RECORD_MAGIC && le_get32(h + 4) == len &&
+	       le_get64(h + 16) == le_get64(e) && crc == le_get32(h + 24);
+}
+
 /* The cursor whose next sample comes first (ties: stream order), or NULL. */
 static struct cursor *next_cursor(struct dssm_query *q)
 {
@@ -315,18 +324,21 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 	if (bs->chunked)
 		return next_from_chunk(q, best, rec);
 	int frc = fetch_record(q, best, off, len, &h);
+	uint64_t at = off;
+	/* (a recording whose writer put this record elsewhere: record_displaced.c) */
+	if (frc == 0 && !record_matches(h, len, best->entry) &&
+	    dssm__record_displaced(bs->data_fd, best->entry, data_end, &at))
+		frc = fetch_record(q, best, at, len, &h);
 	if (frc < 0)
 		return dssm__query_met_damage(q->c, best->stream, frc);
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), h + RECORD_HEADER, len) ^ 0xffffffffu;
-	if (le_get32(h) != RECORD_MAGIC || le_get32(h + 4) != len || le_get64(h + 16) != le_get64(best->entry) ||
-	    crc != le_get32(h + 24))
+	if (!record_matches(h, len, best->entry))
 		return dssm__query_met_damage(q->c, best->stream,
 		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
 		                             "is damaged (magic, length, time or CRC)", q->c->dir,
 		                             q->c->s[best->stream].info.name,
 		                             q->c->s[best->stream].info.id, (unsigned long long)off));
 	q->last_fd = bs->data_fd;
-	q->last_off = off + RECORD_HEADER;
+	q->last_off = at + RECORD_HEADER;
 	q->last_data = h + RECORD_HEADER;
 	q->last_len = len;
 	return returned(q, best, h, len, off + RECORD_HEADER + len, rec);

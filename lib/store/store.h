@@ -251,6 +251,10 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);
+/* record_displaced.c: where the record index entry e names really is, in
+ * a recording an older writer put it out of place (within DATA_BUFFER of
+ * its entry's offset): 1 and *at, or 0. */
+int dssm__record_displaced(int data_fd, const uint8_t *e, uint64_t data_end, uint64_t *at);
 /* Room for a record or chunk of `total` bytes appended next: 1 if it is
  * big (over half the write buffer) and goes straight to the file, 0 if it
  * is gathered in the buffer. Either way the records gathered before it are
