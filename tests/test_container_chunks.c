@@ -211,6 +211,39 @@ static void test_noise_is_stored(void **state)
 	dssm_container_close(c);
 }
 
+/* A stream quiet for its first seconds (a chunk of one sample closed at
+ * each sync, which cannot shrink) is still compressed once it is busy:
+ * it was stored uncompressed for good after 4 such chunks. */
+static void test_quiet_start_compressed(void **state)
+{
+	(void)state;
+	char dir[300], path[400];
+	path_of(dir, sizeof dir, root, "quietstart");
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
+	assert_int_equal(dssm_container_set_compress(c, "zstd", 1), 0);
+	dssm_stream_info a = info_of("pose", 24);
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	uint8_t p[24];
+	int k = 0;
+	for (; k < 2 * CHUNK_TRIES; k++) {
+		fill(p, sizeof p, 0, (uint64_t)k, 1);
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, k, p, sizeof p), 0);
+		assert_int_equal(dssm_container_sync(c), 0);
+	}
+	for (; k < 20000; k++) {
+		fill(p, sizeof p, 0, (uint64_t)k / 16, 0);
+		assert_int_equal(dssm_container_append(c, 0, (uint64_t)k, k, p, sizeof p), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	struct stat st;
+	path_of(path, sizeof path, dir, "streams/0000.data");
+	assert_int_equal(stat(path, &st), 0);
+	print_message("  %d samples of 56 bytes as records: %lld bytes\n", k, (long long)st.st_size);
+	assert_true(st.st_size * 3 < k * 56);
+}
+
 /* The offset of stream 0's chunk number k in its .data (its header in h). */
 static uint64_t chunk_at(const char *dir, int k, uint8_t *h)
 {
@@ -618,6 +651,7 @@ int main(void)
 	mkdir(root, 0755);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mixed_container), cmocka_unit_test(test_noise_is_stored),
+		cmocka_unit_test(test_quiet_start_compressed),
 		cmocka_unit_test(test_damaged_chunk),   cmocka_unit_test(test_hostile_header),
 		cmocka_unit_test(test_big_samples),     cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_compressor_behind), cmocka_unit_test(test_repeated_tids),

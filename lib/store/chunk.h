@@ -34,9 +34,12 @@
  * limit (a reader refuses a bigger chunk of several records). */
 #define CHUNK_RAW (256u << 10)
 /* The stream stops trying to compress once this many of its first chunks
- * did not shrink below 15/16 of their size (noise, images already
- * compressed): they are stored, as cheap to read as format 2. */
+ * of at least CHUNK_TRY_MIN bytes did not shrink below 15/16 of their size
+ * (noise, images already compressed): they are stored, as cheap to read as
+ * format 2. A smaller chunk (a quiet stream's, closed by a sync) is no
+ * evidence: a few samples hardly shrink, however alike they are. */
 #define CHUNK_TRIES 4
+#define CHUNK_TRY_MIN (CHUNK_RAW / 4)
 
 /* Codec numbers, on disk (the chunk header's and the .meta's): the values
  * of codec.h's DSSM__CODEC_* (0 stored, 1 lz4 frame, 3 zstd frame). */

@@ -137,14 +137,15 @@ static void job_run(void *owner, void *job, void **ctx)
 	k->shrunk = compress_job(k->plan, ctx, k);
 }
 
-/* Counted by how it was kept; a stream whose first CHUNK_TRIES chunks did
- * not shrink stores the rest. */
+/* Counted by how it was kept; a stream whose first CHUNK_TRIES chunks of
+ * CHUNK_TRY_MIN bytes or more did not shrink (and none shrank) stores the
+ * rest. */
 static void job_finish(void *owner, void *job)
 {
 	struct cworker *w = owner;
 	const struct cjob *k = job;
 	if (k->shrunk >= 0) {
-		w->tried++;
+		w->tried += k->raw_len >= CHUNK_TRY_MIN;
 		w->shrunk += (uint32_t)k->shrunk;
 		if (w->tried >= CHUNK_TRIES && !w->shrunk)
 			w->codec = CHUNK_STORED; /* it does not shrink: stop trying */
