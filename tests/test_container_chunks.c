@@ -495,6 +495,22 @@ static void test_compressor_behind(void **state)
 	(void)state;
 	compressor_behind(1);
 	compressor_behind(0);
+	/* a compressor asked to hurry gives up; not asked, its frame is whole */
+	static uint8_t in[3 * CHUNK_STEP], out[4 * CHUNK_STEP], back[sizeof in];
+	fill(in, sizeof in, 0, 1, 0);
+	void *ctx = NULL;
+	atomic_int hurry = 1;
+	size_t cap = dssm__chunk_codecs->bound(CHUNK_ZSTD, sizeof in);
+	assert_true(cap <= sizeof out);
+	assert_int_equal(dssm__chunk_codecs->compress(CHUNK_ZSTD, 19, &ctx, in, sizeof in, out, cap,
+	                                              &hurry), DSSM_EAGAIN);
+	atomic_store(&hurry, 0);
+	long n = dssm__chunk_codecs->compress(CHUNK_ZSTD, 19, &ctx, in, sizeof in, out, cap, &hurry);
+	assert_true(n > 0 && n < (long)sizeof in / 4);
+	assert_int_equal(dssm__chunk_codecs->decompress(CHUNK_ZSTD, out, (size_t)n, back, sizeof back,
+	                                                "test"), 0);
+	assert_memory_equal(back, in, sizeof in);
+	dssm__chunk_codecs->ctx_free(CHUNK_ZSTD, ctx);
 }
 
 /* A writer may repeat a TID (dssm_container_append takes any): a window

@@ -21,6 +21,7 @@
 #ifndef DSSM_STORE_CHUNK_H
 #define DSSM_STORE_CHUNK_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,11 @@
  * evidence: a few samples hardly shrink, however alike they are. */
 #define CHUNK_TRIES 4
 #define CHUNK_TRY_MIN (CHUNK_RAW / 4)
+/* zstd compresses a chunk in steps of this many bytes: between two, a
+ * writer that must wait for the chunk can make the compressor give up (at
+ * level 19 a chunk took 50-200 ms on a busy machine, the writer blocked
+ * all along, and a recorder's ring overwrote what it had not read) */
+#define CHUNK_STEP (32u << 10)
 
 /* Codec numbers, on disk (the chunk header's and the .meta's): the values
  * of codec.h's DSSM__CODEC_* (0 stored, 1 lz4 frame, 3 zstd frame). */
@@ -49,9 +55,11 @@ struct dssm__chunk_codecs {
 	/* the most bytes compress may write for n bytes */
 	size_t (*bound)(int codec, size_t n);
 	/* compress n bytes into out (cap >= bound): its size, or a negative
-	 * DSSM_E*; *ctx is the stream's own state, made at the first call */
+	 * DSSM_E*; *ctx is the stream's own state, made at the first call.
+	 * DSSM_EAGAIN: given up because *hurry became set (a writer waits for
+	 * the chunk; checked between steps of CHUNK_STEP input bytes) */
 	long (*compress)(int codec, int level, void **ctx, const uint8_t *in, size_t n,
-	                 uint8_t *out, size_t cap);
+	                 uint8_t *out, size_t cap, const atomic_int *hurry);
 	void (*ctx_free)(int codec, void *ctx);
 	/* exactly out_len bytes, anything else DSSM_ECORRUPT naming what */
 	int (*decompress)(int codec, const uint8_t *in, size_t in_len, uint8_t *out,

@@ -33,6 +33,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/base/base.h"
 #include "lib/base/pool.h"
@@ -67,6 +68,7 @@ struct cworker {
 	int asked;               /* the codec asked for */
 	int codec, level;        /* the stream's (codec CHUNK_STORED once it does not shrink) */
 	int adaptive;            /* give way when behind (else the writer waits) */
+	atomic_int hurry;        /* adaptive: the writer waits, give up compressing */
 	uint32_t tried, shrunk;
 	struct dssm__chunk_counts counts;
 };
@@ -104,7 +106,7 @@ static struct plan plan_for(const struct cworker *w, unsigned backlog)
 /* Compress job k as planned, with the compressor state *ctx (the thread's
  * own): 1 if it shrank below 15/16 and is kept compressed, 0 if it is
  * stored (it did not, or the compressor refused), -1 if it was not tried. */
-static int compress_job(struct plan p, void **ctx, struct cjob *k)
+static int compress_job(struct plan p, void **ctx, struct cjob *k, const atomic_int *hurry)
 {
 	k->codec = CHUNK_STORED;
 	k->out_len = k->raw_len;
@@ -114,7 +116,9 @@ static int compress_job(struct plan p, void **ctx, struct cjob *k)
 	if (reserve(&k->out, &k->out_cap, bound) < 0)
 		return -1;
 	long n = dssm__chunk_codecs->compress(p.codec, p.level, ctx, k->raw, k->raw_len, k->out,
-	                                      k->out_cap);
+	                                      k->out_cap, hurry);
+	if (n == DSSM_EAGAIN)
+		k->plan.how = KEPT_STORED_BEHIND; /* (given up: the writer waits for it) */
 	if (n < 0)
 		return -1;
 	if ((size_t)n >= k->raw_len - k->raw_len / 16)
@@ -132,9 +136,9 @@ static void job_start(void *owner, void *job, unsigned backlog)
 
 static void job_run(void *owner, void *job, void **ctx)
 {
-	(void)owner;
+	struct cworker *w = owner;
 	struct cjob *k = job;
-	k->shrunk = compress_job(k->plan, ctx, k);
+	k->shrunk = compress_job(k->plan, ctx, k, w->adaptive ? &w->hurry : NULL);
 }
 
 /* Counted by how it was kept; a stream whose first CHUNK_TRIES chunks of
@@ -201,12 +205,38 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 	                         k->records, k->ifirst);
 }
 
+/* The writer waits for the oldest chunk (all: for every one, as a sync
+ * must). An adaptive writer does not wait for a slow level's whole chunk
+ * (zstd 19: 50-200 ms on a busy machine, while the recorder's rings
+ * overwrote what it had not read): after HURRY_AFTER it makes the
+ * compressors give up (the chunks are stored), so the wait lasts one step
+ * of compression more. A sync that is not behind does not hurry the chunk
+ * it just closed (a quiet stream, one chunk per sync, would never
+ * shrink). */
+#define HURRY_AFTER_MS 10
+static void wait_chunks(struct cworker *w, int all)
+{
+	int behind = !all || dssm__pool_pending(w->pool) > CHUNK_QUEUE / 2;
+	for (int i = 0; w->adaptive && behind && i < HURRY_AFTER_MS; i++) {
+		if (!all && dssm__pool_oldest(w->pool, 0))
+			return;
+		nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+	}
+	if (w->adaptive && behind)
+		atomic_store(&w->hurry, 1);
+	if (all)
+		dssm__pool_wait_all(w->pool);
+	else
+		dssm__pool_oldest(w->pool, 1);
+	atomic_store(&w->hurry, 0);
+}
+
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
 {
 	struct cstream *s = &c->s[idx];
 	struct cworker *w = s->cw;
 	if (w && all)
-		dssm__pool_wait_all(w->pool);
+		wait_chunks(w, 1);
 	int rc = 0;
 	struct cjob *k;
 	while (w && rc == 0 && (k = dssm__pool_oldest(w->pool, 0)) != NULL) {
@@ -247,7 +277,7 @@ int dssm__chunk_submit(dssm_container *c, int idx)
 	/* a free slot: wait for the oldest when all are taken (rare when
 	 * adaptive: the workers store what they cannot keep up with) */
 	while (rc == 0 && !dssm__pool_room(w->pool)) {
-		dssm__pool_oldest(w->pool, 1);
+		wait_chunks(w, 0);
 		rc = dssm__chunk_reap(c, idx, 0);
 	}
 	if (rc < 0)
