@@ -48,6 +48,22 @@ static void path_of(char *out, size_t cap, const char *dir, const char *file)
 	snprintf(out, cap, "%s/%s", dir, file);
 }
 
+/* A new container root/NAME holding one stream NAME of samples up to max
+ * bytes, compressed with codec at level, synced only when the test says
+ * (or closes it). */
+static dssm_container *one_stream(char *dir, size_t cap, const char *name, const char *codec,
+                                  int level, size_t max)
+{
+	dssm_container *c;
+	path_of(dir, cap, root, name);
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
+	assert_int_equal(dssm_container_set_compress(c, codec, level), 0);
+	dssm_stream_info a = info_of(name, max);
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	return c;
+}
+
 /* Every sample of the container through one query, checked against what
  * fill gave (noise streams: their length and time only). */
 static int count_all(dssm_container *c, int check, int *rc)
@@ -218,13 +234,7 @@ static void test_quiet_start_compressed(void **state)
 {
 	(void)state;
 	char dir[300], path[400];
-	path_of(dir, sizeof dir, root, "quietstart");
-	dssm_container *c;
-	assert_int_equal(dssm_container_create(dir, &c), 0);
-	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
-	assert_int_equal(dssm_container_set_compress(c, "zstd", 1), 0);
-	dssm_stream_info a = info_of("pose", 24);
-	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	dssm_container *c = one_stream(dir, sizeof dir, "pose", "zstd", 1, 24);
 	uint8_t p[24];
 	int k = 0;
 	for (; k < 2 * CHUNK_TRIES; k++) {
@@ -356,12 +366,7 @@ static void test_huge_record(void **state)
 {
 	(void)state;
 	char dir[300], path[400];
-	path_of(dir, sizeof dir, root, "huge");
-	dssm_container *c;
-	assert_int_equal(dssm_container_create(dir, &c), 0);
-	assert_int_equal(dssm_container_set_compress(c, "zstd", 1), 0);
-	dssm_stream_info a = info_of("one", 64);
-	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	dssm_container *c = one_stream(dir, sizeof dir, "huge", "zstd", 1, 64);
 	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[32], body[4096];
 	assert_int_equal(dssm_container_append(c, 0, 1, 100, buf, sizeof buf), 0);
 	assert_int_equal(dssm_container_close(c), 0);
@@ -399,14 +404,9 @@ static void test_big_samples(void **state)
 {
 	(void)state;
 	char dir[300];
-	path_of(dir, sizeof dir, root, "big");
 	size_t big = 3 * CHUNK_RAW + 5;
 	uint8_t *buf = malloc(big), *want = malloc(big);
-	dssm_container *c;
-	assert_int_equal(dssm_container_create(dir, &c), 0);
-	assert_int_equal(dssm_container_set_compress(c, "zstd", 0), 0);
-	dssm_stream_info a = info_of("cloud", big);
-	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	dssm_container *c = one_stream(dir, sizeof dir, "cloud", "zstd", 0, big);
 	for (int k = 0; k < 5; k++) {
 		size_t len = k == 2 ? 100 : big - (size_t)k;
 		fill(buf, len, 0, (uint64_t)k, 0);
@@ -520,12 +520,7 @@ static void test_repeated_tids(void **state)
 {
 	(void)state;
 	char dir[300];
-	path_of(dir, sizeof dir, root, "tids");
-	dssm_container *c, *r;
-	assert_int_equal(dssm_container_create(dir, &c), 0);
-	assert_int_equal(dssm_container_set_compress(c, "lz4", 0), 0);
-	dssm_stream_info a = info_of("same", 64);
-	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	dssm_container *r, *c = one_stream(dir, sizeof dir, "tids", "lz4", 0, 64);
 	uint8_t buf[64];
 	for (int k = 0; k < 10; k++) {
 		memset(buf, k, sizeof buf);
@@ -561,13 +556,7 @@ static void test_lost_chunks_uncounted(void **state)
 {
 	(void)state;
 	char dir[300];
-	path_of(dir, sizeof dir, root, "fsize");
-	dssm_container *c;
-	assert_int_equal(dssm_container_create(dir, &c), 0);
-	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
-	assert_int_equal(dssm_container_set_compress(c, "zstd", 1), 0);
-	dssm_stream_info a = info_of("cut", 4096);
-	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	dssm_container *c = one_stream(dir, sizeof dir, "fsize", "zstd", 1, 4096);
 	struct rlimit was, lim;
 	getrlimit(RLIMIT_FSIZE, &was);
 	lim = was;
