@@ -142,7 +142,15 @@ t_compressed_recording() {
 	has "zstd, lz4 or none" "$tmp/e1" || return 1
 	"$DSSM" record -o "$tmp/bad2" odom --compress-stream 'cam' 2>"$tmp/e2"; [ $? -eq 2 ] || return 1
 	"$DSSM" record -o "$tmp/bad3" odom --compress-level 99 2>"$tmp/e3"; [ $? -eq 2 ] || return 1
-	[ ! -e "$tmp/bad1" ] && [ ! -e "$tmp/bad2" ] && [ ! -e "$tmp/bad3" ]
+	# a level needs a codec that has it, in any order of the options
+	"$DSSM" record -o "$tmp/bad4" odom --compress-level 3 2>"$tmp/e4"; [ $? -eq 2 ] || return 1
+	has "needs --compress" "$tmp/e4" || return 1
+	"$DSSM" record -o "$tmp/bad5" odom --compress-level 15 --compress lz4 2>"$tmp/e5"; [ $? -eq 2 ] || return 1
+	has "out of range for lz4 (0 to 12)" "$tmp/e5" || return 1
+	"$DSSM" record -o "$tmp/bad6" odom --compress-stream 'cam=none:5' 2>"$tmp/e6"; [ $? -eq 2 ] || return 1
+	has "'none' takes no compression level" "$tmp/e6" || return 1
+	"$DSSM" import "$DSSM_TESTS_DIR/data/recordings/tilt_laser.bag" -o "$tmp/bad7" --compress-level 3 2>"$tmp/e7"; [ $? -eq 2 ] || return 1
+	for k in 1 2 3 4 5 6 7; do [ ! -e "$tmp/bad$k" ] || return 1; done
 }
 
 # fill_disk RPID: write streams big and small until recorder RPID stops on

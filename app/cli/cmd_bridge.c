@@ -209,6 +209,8 @@ int cmd_import(int argc, char **argv)
 	}
 	if (optind != argc - 1 || !dir)
 		return cli_usage("import", "give one FILE and -o DIR");
+	if ((taken = cli_compress_done("import", &compress)) != 0)
+		return taken;
 	if (format && strcmp(format, "bag") && strcmp(format, "mcap") && strcmp(format, "db3") &&
 	    strcmp(format, "ssmlog"))
 		return cli_usage("import", "--format is bag, mcap, db3 or ssmlog, not '%s'", format);

@@ -67,8 +67,8 @@ void help_record(FILE *out)
 	        "2 MiB writes in flight inside the data file, whose size runs up to 64 MiB\n"
 	        "ahead of its samples, zeros cut off at close and never read as samples).\n"
 	        "--compress stores samples compressed in chunks of up to 256 KiB,\n"
-	        "each closed at every sync (container format 3; zstd's level 1-19, default\n"
-	        "1; lz4's 0-12); samples already compressed (JPEG, PNG, video,\n"
+	        "each closed at every sync (container format 3; zstd's level -7 to 22,\n"
+	        "default 1; lz4's 0-12, default 0); samples already compressed (JPEG, PNG, video,\n"
 	        "CompressedImage) are left as they are unless --compress-stream names them,\n"
 	        "and a stream whose first chunks of 64 KiB do not shrink stores the rest\n"
 	        "as is; --compress-stream 'cam*=none' or 'scan*=zstd:3' sets one\n"
@@ -195,7 +195,7 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 		uint64_t chunks, faster, stored;
 		if (dssm_recorder_compression(r, i, &chunks, &faster, &stored) == 0 && (faster || stored))
 			fprintf(stderr, "dssm record: %s: compressing fell behind: %llu of %llu chunks at "
-			        "the codec's fastest level, %llu stored as they were (nothing lost)\n",
+			        "the codec's fastest level, %llu stored as they were\n",
 			        st.address, (unsigned long long)faster, (unsigned long long)chunks,
 			        (unsigned long long)stored);
 		count += st.recorded;
@@ -454,6 +454,8 @@ static int record_parse_options(int argc, char **argv, struct record_opts *o,
 		return cli_usage("record", "needs STREAM arguments or --all");
 	if (o->max_splits && !o->split_duration && !o->split_mb)
 		return cli_usage("record", "--max-splits needs --split-duration or --split-size");
+	if ((rc = cli_compress_done("record", &o->compress)) != 0)
+		return rc;
 	/* an address (not a glob, not dds:): malformed is a usage error */
 	for (int i = optind; i < argc; i++)
 		if (!ddsb_is_source(argv[i]) && (strchr(argv[i], '/') || !dssm__is_glob(argv[i])) &&

@@ -7,6 +7,7 @@
  * anything is recorded).
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,26 @@ static int split_rule(const char *arg, char *glob, size_t gcap, char *codec, siz
 	return 0;
 }
 
+/* The container's own check of a codec and level (lib/store/chunk.h): 0,
+ * or -1 after a usage error naming what is wrong. */
+static int checked(const char *cmd, const char *codec, int level)
+{
+	int k;
+	if (dssm__chunk_check(codec, level, &k) == 0)
+		return 0;
+	cli_usage(cmd, "%s", dssm_last_error());
+	return -1;
+}
+
+int cli_compress_done(const char *cmd, const struct cli_compress *o)
+{
+	if (o->level_given && !o->codec)
+		return cli_usage(cmd, "--compress-level needs --compress zstd or lz4");
+	if (o->codec && checked(cmd, o->codec, (int)o->level) < 0)
+		return EXIT_USAGE;
+	return 0;
+}
+
 int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_compress *o)
 {
 	char glob[256], codec[16];
@@ -58,14 +79,18 @@ int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_co
 	case CLI_COMPRESS_LEVEL:
 		if (cli_parse_long(cmd, "--compress-level", arg, &o->level) < 0)
 			return EXIT_USAGE;
-		if (o->level < CHUNK_LEVEL_MIN || o->level > CHUNK_LEVEL_MAX)
-			return cli_usage(cmd, "--compress-level needs a level from -7 to 22");
+		if (o->level < INT32_MIN || o->level > INT32_MAX)
+			return cli_usage(cmd, "--compress-level: zstd's levels are -7 to 22, lz4's 0 to 12");
+		o->level_given = 1; /* (checked against the codec once all are read) */
 		return 1;
 	case CLI_COMPRESS_STREAM:
 		if (split_rule(arg, glob, sizeof glob, codec, sizeof codec, &level) < 0 ||
-		    !known_codec(codec) || level < CHUNK_LEVEL_MIN || level > CHUNK_LEVEL_MAX || strchr(glob, '/'))
+		    !known_codec(codec) || strchr(glob, '/'))
 			return cli_usage(cmd, "--compress-stream takes GLOB=CODEC[:LEVEL] (CODEC "
-			                 "zstd, lz4 or none; LEVEL -7 to 22), as 'scan*=zstd:3'");
+			                 "zstd, lz4 or none; LEVEL zstd's -7 to 22, lz4's 0 to 12), as "
+			                 "'scan*=zstd:3'");
+		if (level < INT32_MIN || level > INT32_MAX || checked(cmd, codec, (int)level) < 0)
+			return EXIT_USAGE;
 		if (o->nstreams == CLI_COMPRESS_MAX_STREAMS)
 			return cli_usage(cmd, "--compress-stream given more than 64 times");
 		o->streams[o->nstreams++] = arg;

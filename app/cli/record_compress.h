@@ -18,6 +18,7 @@ enum { CLI_COMPRESS = 0x1300, CLI_COMPRESS_LEVEL, CLI_COMPRESS_STREAM };
 struct cli_compress {
 	const char *codec;         /* --compress, NULL: none */
 	long level;
+	int level_given;           /* --compress-level was given */
 	const char *streams[CLI_COMPRESS_MAX_STREAMS]; /* GLOB=CODEC[:LEVEL] */
 	int nstreams;
 };
@@ -25,6 +26,9 @@ struct cli_compress {
 /* 1 if opt was one of them (taken), 0 if not, or the exit status after a
  * usage error was printed (naming cmd). */
 int cli_compress_option(const char *cmd, int opt, const char *arg, struct cli_compress *o);
+/* Once every option is read: --compress-level's level for --compress's
+ * codec (and not without it). 0, or the exit status after a usage error. */
+int cli_compress_done(const char *cmd, const struct cli_compress *o);
 /* Give the rules to the recorder: 0 or a DSSM_E* code. */
 int cli_compress_apply(dssm_recorder *r, const struct cli_compress *o);
 

@@ -77,9 +77,13 @@ void dssm__chunk_set_adaptive(struct dssm_container *c, int on);
 
 /* A codec's name and a level as dssm_container_set_compress and the
  * recorder take them: 0 and *k (as dssm__chunk_codec_parse), or
- * DSSM_EINVAL naming what is wrong. */
+ * DSSM_EINVAL naming what is wrong. zstd's levels are -7 (fastest) to 22,
+ * lz4's 0 to 12 (3 and up: its high-compression mode); 0 is each codec's
+ * default (zstd 1); "none" takes only 0. */
 #define CHUNK_LEVEL_MIN (-7)
 #define CHUNK_LEVEL_MAX 22
+#define CHUNK_LZ4_LEVEL_MIN 0
+#define CHUNK_LZ4_LEVEL_MAX 12
 int dssm__chunk_check(const char *codec, int level, int *k);
 
 /* "zstd", "lz4", "none": CHUNK_ZSTD, CHUNK_LZ4, -1 (records, format 2);

@@ -47,9 +47,13 @@ int dssm__chunk_check(const char *codec, int level, int *k)
 	*k = dssm__chunk_codec_parse(codec);
 	if (*k == -2)
 		return dssm__fail(DSSM_EINVAL, "unknown compression '%s' (zstd, lz4 or none)", codec);
-	if (level < CHUNK_LEVEL_MIN || level > CHUNK_LEVEL_MAX)
-		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range (%d to %d)", level,
-		                  CHUNK_LEVEL_MIN, CHUNK_LEVEL_MAX);
+	if (*k < 0 && level != 0)
+		return dssm__fail(DSSM_EINVAL, "'none' takes no compression level (%d given)", level);
+	int lo = *k == CHUNK_LZ4 ? CHUNK_LZ4_LEVEL_MIN : CHUNK_LEVEL_MIN;
+	int hi = *k == CHUNK_LZ4 ? CHUNK_LZ4_LEVEL_MAX : CHUNK_LEVEL_MAX;
+	if (*k >= 0 && (level < lo || level > hi))
+		return dssm__fail(DSSM_EINVAL, "compression level %d is out of range for %s (%d to %d)",
+		                  level, codec, lo, hi);
 	return 0;
 }
 
