@@ -597,6 +597,11 @@ static void test_refusals(void **state)
 	assert_int_equal(dssm_container_set_compress(c, "brotli", 0), DSSM_EINVAL);
 	assert_non_null(strstr(dssm_last_error(), "brotli"));
 	assert_int_equal(dssm_container_set_compress(c, "zstd", 99), DSSM_EINVAL);
+	assert_int_equal(dssm_container_set_compress(c, "lz4", 13), DSSM_EINVAL);
+	assert_non_null(strstr(dssm_last_error(), "for lz4 (0 to 12)"));
+	assert_int_equal(dssm_container_set_compress(c, "none", 5), DSSM_EINVAL);
+	assert_int_equal(dssm_container_set_compress(c, "lz4", 12), 0);
+	assert_int_equal(dssm_container_set_compress(c, "zstd", -7), 0);
 	dssm_container_close(c);
 	/* no decompressors */
 	const struct dssm__chunk_codecs *saved = dssm__chunk_codecs;
