@@ -306,7 +306,7 @@ query_row() { # SET CASE STREAM A B [cold]
 		for i in $(seq 0 $qruns); do
 			[ "$cache" = cold ] && evict_reader $r "$1"
 			# (run 0 warms the cache, or the program, and is not counted)
-			if ! out=$(run_reader $r "$1" "$3" "$4" "$5" 2>"$work/reader.err"); then
+			if ! got=$(run_reader $r "$1" "$3" "$4" "$5" 2>"$work/reader.err"); then
 				# a peer that fails (node killed by the OOM killer on a small
 				# machine) leaves its column out; ours failing is a failure
 				[ $r = mcap ] || { echo "run.sh: $r reader: $(head -3 "$work/reader.err")" >&2; exit 1; }
@@ -314,7 +314,7 @@ query_row() { # SET CASE STREAM A B [cold]
 				break
 			fi
 			[ "$i" = 0 ] && continue
-			read -r _ t n _ <<<"$out"
+			read -r _ t n _ <<<"$got"
 			qs+=("$t")
 		done
 		[ -n "$peer_why" ] && [ $r = mcap ] && continue
