@@ -550,6 +550,35 @@ PY
 	python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); f=lambda d:[s for s in d["streams"] if s["name"]=="odom"][0]["bytes"]; sys.exit(0 if f(a)==f(b) and "wrong" in b.get("warning","") else 1)' "$tmp/a.json" "$tmp/b.json"
 }
 
+# info of a damaged stream: DATA (payload_bytes) is the bytes of the intact
+# samples SAMPLES counts, what a query of it returns; it said 0 B beside
+# them: a recording cut short, a set missing a part.
+t_damaged_data_size() {
+	local i d
+	head -c 10 /dev/urandom | "$DSSM" write dsz --create 3000 --life 10 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/dszs" dsz --from-oldest --split-duration 0.2 2>/dev/null &
+	local rpid=$!
+	for i in $(seq 40); do
+		head -c $((i * 50)) /dev/urandom | "$DSSM" write dsz >/dev/null || return 1
+		sleep 0.03
+	done
+	kill -INT $rpid; wait $rpid
+	"$DSSM" record -o "$tmp/dsz" dsz --from-oldest --duration 0.3 2>/dev/null || return 1
+	"$DSSM" rm dsz
+	[ -d "$tmp/dszs/part-0003" ] || { echo "fewer than 3 parts"; return 1; }
+	truncate -s 20000 "$tmp/dsz/streams/0000.data"
+	rm -r "$tmp/dszs/part-0002"
+	for d in dsz dszs; do
+		"$DSSM" info "$tmp/$d" | grep "^dsz:0"
+		"$DSSM" info "$tmp/$d" --format json >"$tmp/$d.json"
+		local got want
+		got=$(python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["streams"][0]; assert s["damage"]; print(s["payload_bytes"])' "$tmp/$d.json") || return 1
+		want=$("$DSSM" query "$tmp/$d" --format raw 2>/dev/null | wc -c)
+		echo "$d: info says $got bytes, a query returns $want"
+		[ "$want" -gt 0 ] && [ "$got" = "$want" ] || return 1
+	done
+}
+
 # Out of file descriptors (a low `ulimit -n`, soft and hard, in a
 # subshell): a query or replay of a recording with more streams than
 # descriptors fails naming "Too many open files", or answers every sample;
@@ -803,6 +832,7 @@ check "--min-free: stops at once, closed, counts agree" t_min_free
 check "refused outputs are left untouched, no count into them" t_refused_outputs
 check "info: the data size is the files', not a lowered CLOSED's" t_info_data_size
 check "info on a directory that is not a recording" t_not_a_recording
+check "info: a damaged stream's DATA is its intact samples' bytes" t_damaged_data_size
 check "record and info agree on a stream's bytes (its samples' own)" t_bytes_agree
 check "out of file descriptors: an error, never damage nor a short answer" t_out_of_descriptors
 check "a ring removed, then made again with other sizes: both recorded, said" t_ring_made_again

@@ -351,9 +351,14 @@ static int info_row(dssm_container *c, int i, struct row *row, int sizes)
 		return 0;
 	}
 	dssm_container_stream(c, i, r);
-	/* what `record` counted: the samples' bytes, not their framing */
-	if (vrc == 0 && !r->damage && dssm_container_payload_bytes(c, i, &row->payload) < 0)
-		vrc = -1;
+	/* what `record` counted: the samples' bytes, not their framing; of a
+	 * damaged stream, those of the intact samples SAMPLES counts ('-' when
+	 * they cannot be read), never a 0 B beside them */
+	if (vrc == 0 && dssm_container_payload_bytes(c, i, &row->payload) < 0) {
+		if (!r->damage)
+			vrc = -1;
+		row->payload = DSSM_SIZE_UNKNOWN;
+	}
 	return vrc;
 }
 
