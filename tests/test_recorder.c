@@ -196,6 +196,45 @@ static void test_rolling_parts(void **state)
 	dssm_close(a);
 }
 
+/* A split by size is made at the sample that reaches it, not at the next
+ * poll: a ring drained faster than the poll comes (here: with no poll at
+ * all) had all its samples in one part, many times --split-size. */
+static void test_split_at_its_size(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("rec-fast", 4096, 256);
+	struct writer w = {a, 200, 4096};
+	write_samples(&w);
+	char dir[300], part[400];
+	dir_for(dir, sizeof dir, "split-size");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	cfg.split_bytes = 20 * 4096;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-fast"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder_stats st;
+	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 200); t++)
+		usleep(10000); /* (no dssm_recorder_poll) */
+	assert_int_equal(st.recorded, 200);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_parts(r), 10);
+	dssm_recorder_free(r);
+	for (int p = 1; p <= 10; p++) {
+		dssm_container *c;
+		dssm_recorded rec;
+		snprintf(part, sizeof part, "%s/part-%04d", dir, p);
+		assert_int_equal(dssm_container_open(part, &c), 0);
+		assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+		assert_int_equal(rec.count, 20);
+		dssm_container_close(c);
+	}
+	dssm_close(a);
+}
+
 /* dssm_recorder_set_start: a stream it names starts at the TID it gives
  * (as `dssm record` does for rings fed from DDS: the first sample this
  * run wrote, not what an earlier run left), the others from now; what the
@@ -434,6 +473,7 @@ int main(void)
 		cmocka_unit_test_setup(test_refusals, testutil_reset),
 		cmocka_unit_test_setup(test_drain_and_limit, testutil_reset),
 		cmocka_unit_test_setup(test_rolling_parts, testutil_reset),
+		cmocka_unit_test_setup(test_split_at_its_size, testutil_reset),
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test(test_name_patterns),

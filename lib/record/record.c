@@ -98,6 +98,8 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	return rc;
 }
 
+static int rotate_if_due(dssm_recorder *r, dssm_time_t now);
+
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	dssm_sample_info si;
@@ -128,7 +130,11 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 		return rc == DSSM_ESTATE ? 2 : rc; /* no part: not this stream's failure */
 	}
 	atomic_fetch_add(&rs->bytes, si.copied);
-	atomic_fetch_add(&r->part_bytes, si.copied);
+	/* a split by size is made at the sample reaching it, not at the next
+	 * poll: a ring drained faster than that made parts many times the size */
+	if (atomic_fetch_add(&r->part_bytes, si.copied) + si.copied >= r->cfg.split_bytes &&
+	    r->cfg.split_bytes > 0)
+		rotate_if_due(r, dssm_now());
 	if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
 		return 2;
 	return 0;
@@ -370,19 +376,26 @@ static int open_part(dssm_recorder *r)
 	return 0;
 }
 
-/* Close the part; the next is made when a sample comes (open_pending_part).
+/* Close the part if its split is due (its duration or size reached); the
+ * next is made when a sample comes (open_pending_part). Decided under the
+ * lock: of stream threads reaching the size together one closes the part,
+ * and a part made meanwhile is not closed for the bytes of the one before.
  * A part that cannot be closed stops the recording, saying why. */
-static int rotate(dssm_recorder *r)
+static int rotate_if_due(dssm_recorder *r, dssm_time_t now)
 {
 	char why[700] = "";
 	pthread_mutex_lock(&r->lock);
-	dssm__recorder_count_chunks(r);
-	int rc = r->c ? dssm_container_close(r->c) : 0;
-	r->c = NULL;
-	if (rc < 0)
-		snprintf(why, sizeof why, "%s", dssm_last_error());
-	else
-		r->part_pending = 1;
+	int rc = 0, due = r->c && ((r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
+	                           (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
+	if (due) {
+		dssm__recorder_count_chunks(r);
+		rc = dssm_container_close(r->c);
+		r->c = NULL;
+		if (rc < 0)
+			snprintf(why, sizeof why, "%s", dssm_last_error());
+		else
+			r->part_pending = 1;
+	}
 	pthread_mutex_unlock(&r->lock);
 	if (rc < 0)
 		dssm__recorder_stop_with(r, why);
@@ -406,16 +419,6 @@ static int trim_window(dssm_recorder *r)
 		r->trimmed++;
 	}
 	return 0;
-}
-
-/* Is the open part due to be closed (none is open: no)? */
-static int split_due(dssm_recorder *r, dssm_time_t now)
-{
-	pthread_mutex_lock(&r->lock);
-	int due = r->c && ((r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
-	                   (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
-	pthread_mutex_unlock(&r->lock);
-	return due;
 }
 
 /* Free bytes on the recording's file system, or UINT64_MAX if unknown. */
@@ -481,8 +484,7 @@ int dssm_recorder_poll(dssm_recorder *r)
 	if (atomic_load(&r->stop))
 		return 1;
 	dssm_time_t now = dssm_now();
-	if (split_due(r, now))
-		rotate(r); /* a failure stops the recording, and says why */
+	rotate_if_due(r, now); /* a failure stops the recording, and says why */
 	trim_window(r);
 	if (atomic_load(&r->stop))
 		return 1;
