@@ -308,6 +308,58 @@ static void test_follow_written(void **state)
 	dssm_container_close(reader);
 }
 
+/* A part read while it was made (CONTAINER there, its stream entries not
+ * yet), then finished and followed by the next part before the reader's
+ * next look: its entries chain first, and the set keeps one stream. They
+ * began a stream of their own after the next part's, which `dssm cat -f
+ * DIR/NAME` took for the ring made again ("no stream 1 in the recording")
+ * and stopped following. */
+static void test_part_read_while_made(void **state)
+{
+	(void)state;
+	char dir[300], addr[400], buf[64];
+	set_dir(dir, sizeof dir);
+	dssm_container *w = part(dir, 1);
+	int k = add(w, "imu", "t/I");
+	put(w, k, 'i', 0, S(1));
+	assert_int_equal(dssm_container_close(w), 0);
+	snprintf(addr, sizeof addr, "%s/imu", dir);
+	dssm_stream *s;
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
+	dssm_container *reader;
+	assert_int_equal(dssm_container_open(dir, &reader), 0);
+	w = part(dir, 2); /* being made: no stream entry yet */
+	assert_int_equal(dssm_container_refresh(reader), 0);
+	dssm_sample_info si;
+	uint64_t missed;
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), DSSM_EFUTURE);
+	k = add(w, "imu", "t/I");
+	put(w, k, 'i', 1, S(2));
+	assert_int_equal(dssm_container_close(w), 0);
+	w = part(dir, 3);
+	k = add(w, "imu", "t/I");
+	put(w, k, 'i', 2, S(3));
+	assert_int_equal(dssm_container_sync(w), 0);
+	assert_int_equal(dssm_container_refresh(reader), 0);
+	assert_int_equal(dssm_container_stream_count(reader), 1);
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(reader, 0, &r), 0);
+	assert_int_equal(r.count, 3);
+	/* the follower reads on: TIDs 1 and 2, and no later ring */
+	assert_int_equal(dssm_wait_tid(s, 2, S(5)), 0);
+	for (uint64_t t = 1; t <= 2; t++) {
+		assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+		assert_int_equal(si.tid, t);
+		assert_int_equal(missed, 0);
+	}
+	dssm_stream *next;
+	assert_int_equal(dssm_recording_next_ring(s, &next), DSSM_ENOENT);
+	assert_int_equal(dssm_container_close(w), 0);
+	dssm_close(s);
+	dssm_container_close(reader);
+}
+
 /* The rolling window removes the oldest parts while they are read. */
 static void test_rolling_window(void **state)
 {
@@ -620,6 +672,7 @@ int main(void)
 		cmocka_unit_test(test_query_windows),
 		cmocka_unit_test(test_stream_across_parts),
 		cmocka_unit_test(test_follow_written),
+		cmocka_unit_test(test_part_read_while_made),
 		cmocka_unit_test(test_rolling_window),
 		cmocka_unit_test(test_follow_gaps),
 		cmocka_unit_test(test_damaged_part),

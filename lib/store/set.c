@@ -179,8 +179,13 @@ static int continued(struct rset *s, int pi, int local, const dssm_recorded *e)
 /* Give the stream entries of part pi not yet chained their set streams. */
 static int chain_part(struct rset *s, int pi)
 {
-	struct part *p = &s->p[pi];
-	int n = dssm_container_stream_count(p->c);
+	struct part *p = &s->p[pi], *prev = pi ? &s->p[pi - 1] : NULL;
+	/* a part read while it was made is whole once the next one exists: its entries
+	 * chain first (after the next's, each began a stream: a ring made again to cat -f) */
+	int rc, n = dssm_container_stream_count(p->c);
+	if (!p->nchain && prev && !prev->removed && !dssm_container_closed(prev->c) &&
+	    dssm_container_refresh(prev->c) == 0 && (rc = chain_part(s, pi - 1)) < 0)
+		return rc;
 	if (n <= p->nchain)
 		return 0;
 	int *v = realloc(p->chain, sizeof *v * (size_t)n);
@@ -198,8 +203,7 @@ static int chain_part(struct rset *s, int pi)
 				return dssm__fail(DSSM_ENOMEM, "out of memory");
 			j = s->ns++;
 		}
-		int rc = segment_add(&s->st[j], pi, local);
-		if (rc < 0)
+		if ((rc = segment_add(&s->st[j], pi, local)) < 0)
 			return rc;
 		s->st[j].info = e.info; /* (a set of files: its max_size is set_streams.c's) */
 		p->chain[local] = j;
@@ -260,12 +264,9 @@ int dssm__set_add_part(dssm_container *c, int num, int final)
 	if (rc == 0 && s->np == s->pcap) {
 		int cap = s->pcap ? s->pcap * 2 : 8;
 		struct part *v = realloc(s->p, sizeof *v * (size_t)cap);
-		if (!v)
-			rc = dssm__fail(DSSM_ENOMEM, "out of memory");
-		else {
-			s->p = v;
-			s->pcap = cap;
-		}
+		rc = v ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory");
+		s->p = v ? v : s->p;
+		s->pcap = v ? cap : s->pcap;
 	}
 	if (rc < 0) {
 		dssm_container_close(pc);
