@@ -1353,7 +1353,7 @@ static void test_small_then_big(void **state)
 
 /* A recording as the writer before the fix above left it: a big record
  * written ahead of the small one gathered before it, the index saying the
- * other order. Both are found (record_displaced.c), whole, CRC checked;
+ * other order. Both are found (record_check.c), whole, CRC checked;
  * a damaged one is still refused. */
 static void test_displaced_records(void **state)
 {

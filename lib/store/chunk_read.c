@@ -174,9 +174,7 @@ int dssm__chunk_record(dssm_container *c, int idx, struct chunk_view *v, uint64_
 			                     "entry" : "it does not hold the record its index entry names");
 	}
 	const uint8_t *h = v->raw + pos;
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
-	                                   h + RECORD_HEADER, len) ^ 0xffffffffu;
-	if (crc != le_get32(h + 24))
+	if (dssm__record_crc(h, h + RECORD_HEADER, len) != le_get32(h + 24))
 		return chunk_damaged(c, idx, off, "a record in it fails its CRC");
 	v->hint = pos + n;
 	*head = h;
@@ -203,8 +201,7 @@ int dssm__chunk_time_after(dssm_container *c, int idx, const uint8_t *prev, uint
 	if (n) {
 		h = v.raw + v.hint;
 		uint32_t len = le_get32(h + 4);
-		found = (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
-		                             h + RECORD_HEADER, len) ^ 0xffffffffu) == le_get32(h + 24);
+		found = dssm__record_crc(h, h + RECORD_HEADER, len) == le_get32(h + 24);
 		*t = (dssm_time_t)le_get64(h + 16);
 	}
 	dssm__chunk_view_free(&v);

@@ -252,15 +252,6 @@ static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *
 	return returned(q, k, h, len, off /* (the next record may share the chunk) */, rec);
 }
 
-/* Is h the record entry e names (its header and CRC)? */
-static int record_matches(const uint8_t *h, uint32_t len, const uint8_t *e)
-{
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20),
-	                                   h + RECORD_HEADER, len) ^ 0xffffffffu;
-	return le_get32(h) == RECORD_MAGIC && le_get32(h + 4) == len &&
-	       le_get64(h + 16) == le_get64(e) && crc == le_get32(h + 24);
-}
-
 /* The cursor whose next sample comes first (ties: stream order), or NULL. */
 static struct cursor *next_cursor(struct dssm_query *q)
 {
@@ -325,13 +316,13 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		return next_from_chunk(q, best, rec);
 	int frc = fetch_record(q, best, off, len, &h);
 	uint64_t at = off;
-	/* (a recording whose writer put this record elsewhere: record_displaced.c) */
-	if (frc == 0 && !record_matches(h, len, best->entry) &&
+	/* (a recording whose writer put this record elsewhere: record_check.c) */
+	if (frc == 0 && !dssm__record_matches(h, RECORD_HEADER + (size_t)len, best->entry) &&
 	    dssm__record_displaced(bs->data_fd, best->entry, data_end, &at))
 		frc = fetch_record(q, best, at, len, &h);
 	if (frc < 0)
 		return dssm__query_met_damage(q->c, best->stream, frc);
-	if (!record_matches(h, len, best->entry))
+	if (!dssm__record_matches(h, RECORD_HEADER + (size_t)len, best->entry))
 		return dssm__query_met_damage(q->c, best->stream,
 		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
 		                             "is damaged (magic, length, time or CRC)", q->c->dir,

@@ -182,8 +182,7 @@ static int record_time(struct dssm_query *q, int stream, uint64_t i, dssm_time_t
 		return 0;
 	uint8_t *data = malloc(len ? len : 1);
 	int ok = data && dssm__store_pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
-	         (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, h + 4, 20), data, len) ^
-	          0xffffffffu) == le_get32(h + 24);
+	         dssm__record_crc(h, data, len) == le_get32(h + 24);
 	free(data);
 	*t = (dssm_time_t)le_get64(h + 16);
 	return ok;

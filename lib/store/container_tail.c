@@ -64,8 +64,7 @@ int dssm__store_entry_valid(dssm_container *c, int idx, const uint8_t *buf, uint
 	 * bounded by the file's size above) */
 	uint8_t *data = malloc(len ? len : 1);
 	int ok = data && dssm__store_pread_all(s->data_fd, data, len, off + RECORD_HEADER) == 0 &&
-	         (dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu) ==
-	             le_get32(head + 24);
+	         dssm__record_crc(head, data, len) == le_get32(head + 24);
 	free(data);
 	return ok;
 }

@@ -509,8 +509,7 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	le_put32(head + 4, (uint32_t)len);
 	le_put64(head + 8, tid);
 	le_put64(head + 16, (uint64_t)time);
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^ 0xffffffffu;
-	le_put32(head + 24, crc);
+	le_put32(head + 24, dssm__record_crc(head, data, len));
 	if (s->chunked) {
 		/* into the open chunk: its entry points at the chunk's place,
 		 * the data's end, which moves once the chunk is closed */

@@ -251,9 +251,13 @@ int dssm__store_cut_back(dssm_container *c, int idx, uint64_t good, int rc);
 /* Write a stream's gathered small records (on failure the file is cut back
  * to its last whole record and the lost records' entries counted out). */
 int dssm__store_flush_data(dssm_container *c, int idx);
-/* record_displaced.c: where the record index entry e names really is, in
- * a recording an older writer put it out of place (within DATA_BUFFER of
- * its entry's offset): 1 and *at, or 0. */
+/* record_check.c: a record's CRC (of its header's bytes 4..23, then its
+ * data); whether the record at h (avail bytes there) is the one index
+ * entry e names (magic, length, time, CRC); and where that record really
+ * is, in a recording an older writer put it out of place (within
+ * DATA_BUFFER of its entry's offset): 1 and *at, or 0. */
+uint32_t dssm__record_crc(const uint8_t *head, const void *data, size_t len);
+int dssm__record_matches(const uint8_t *h, size_t avail, const uint8_t *e);
 int dssm__record_displaced(int data_fd, const uint8_t *e, uint64_t data_end, uint64_t *at);
 /* Room for a record or chunk of `total` bytes appended next: 1 if it is
  * big (over half the write buffer) and goes straight to the file, 0 if it

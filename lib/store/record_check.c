@@ -1,6 +1,11 @@
 /*
- * record_displaced.c - finding a record that a writer before this version
- * put in the wrong place, so that recordings it made read whole.
+ * record_check.c - a record's CRC-32C, whether a record is the one an
+ * index entry names, and where it is when a writer before this version
+ * put it in the wrong place, so that recordings it made read whole.
+ *
+ * The CRC covers the header from its length to its time (bytes 4..23)
+ * and then the data (docs/container-format.md section 2): every writer
+ * and reader of records computes it here.
  *
  * Until 2026-11 the writer could write a record of 128-256 KiB straight to
  * .data ahead of the smaller records it still held in its 256 KiB write
@@ -20,17 +25,18 @@
 #include "lib/base/base.h"
 #include "store.h"
 
-/* Does the record at p (avail bytes there) match entry e, CRC included? */
-static int is_the_record(const uint8_t *p, size_t avail, const uint8_t *e)
+uint32_t dssm__record_crc(const uint8_t *head, const void *data, size_t len)
+{
+	return dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, head + 4, 20), data, len) ^
+	       0xffffffffu;
+}
+
+int dssm__record_matches(const uint8_t *h, size_t avail, const uint8_t *e)
 {
 	uint32_t len = le_get32(e + 24);
-	if (avail < RECORD_HEADER || le_get32(p) != RECORD_MAGIC || le_get32(p + 4) != len ||
-	    le_get64(p + 8) != le_get64(e + 8) || le_get64(p + 16) != le_get64(e) ||
-	    avail - RECORD_HEADER < len)
-		return 0;
-	uint32_t crc = dssm__crc32c_update(dssm__crc32c_update(0xffffffffu, p + 4, 20),
-	                                   p + RECORD_HEADER, len) ^ 0xffffffffu;
-	return crc == le_get32(p + 24);
+	return avail >= RECORD_HEADER && le_get32(h) == RECORD_MAGIC && le_get32(h + 4) == len &&
+	       le_get64(h + 16) == le_get64(e) && avail - RECORD_HEADER >= len &&
+	       dssm__record_crc(h, h + RECORD_HEADER, len) == le_get32(h + 24);
 }
 
 int dssm__record_displaced(int data_fd, const uint8_t *e, uint64_t data_end, uint64_t *at)
@@ -47,7 +53,9 @@ int dssm__record_displaced(int data_fd, const uint8_t *e, uint64_t data_end, uin
 	ssize_t got = pread(data_fd, buf, n, (off_t)lo);
 	int found = 0;
 	for (size_t p = 0; got > 0 && p + RECORD_HEADER <= (size_t)got && !found; p += 8) {
-		if (lo + p != off && is_the_record(buf + p, (size_t)got - p, e)) {
+		/* (its TID too: another record may have its time and length) */
+		if (lo + p != off && le_get64(buf + p + 8) == le_get64(e + 8) &&
+		    dssm__record_matches(buf + p, (size_t)got - p, e)) {
 			*at = lo + p;
 			found = 1;
 		}
