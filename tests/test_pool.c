@@ -167,7 +167,11 @@ static void test_threads_on_demand(void **s)
 		dssm__pool_submit(p);
 	}
 	assert_int_equal(dssm__pool_threads(p), 2); /* max 2, though 4 wait */
+	/* a timed wait for held jobs runs out, and says so */
+	assert_int_equal(dssm__pool_wait(p, 0, 5), 0);
+	assert_int_equal(dssm__pool_wait(p, 1, 0), 0);
 	atomic_store(&o2.gate, 1);
+	assert_int_equal(dssm__pool_wait(p, 1, 60000), 1);
 	for (uint64_t k = 0; k < 4; k++) {
 		struct job *j = dssm__pool_oldest(p, 1);
 		assert_int_equal(j->seq, k);

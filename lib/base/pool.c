@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -113,7 +114,13 @@ int dssm__pool_new(const struct dssm__pool_ops *ops, void *owner, void *jobs, si
 	p->state = state;
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->work, NULL);
-	pthread_cond_init(&p->done, NULL);
+	/* (timed waits on the monotonic clock: a clock set meanwhile does not
+	 * stretch or cut them) */
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->done, &attr);
+	pthread_condattr_destroy(&attr);
 	*out = p;
 	return 0;
 }
@@ -165,39 +172,57 @@ int dssm__pool_pending(struct dssm__pool *p)
 	return (int)(p->submitted - p->released);
 }
 
+/* Has what `all` names run: every job handed over, or the oldest pending
+ * one (none pending counts as run)? (Lock held.) */
+static int awaited_done(struct dssm__pool *p, int all)
+{
+	return all ? p->finished == p->submitted
+	           : p->released == p->submitted || *state_at(p, p->released) == SLOT_DONE;
+}
+
+int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	if (timeout_ms > 0) {
+		until.tv_sec += timeout_ms / 1000;
+		until.tv_nsec += timeout_ms % 1000 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
+	pthread_mutex_lock(&p->lock);
+	int rc = 0;
+	while (!awaited_done(p, all) && rc == 0 && timeout_ms != 0) {
+		if (p->threads == 0 && p->taken < p->submitted)
+			take_and_run(p, &p->here_state, 1); /* (in order: the oldest first) */
+		else if (timeout_ms < 0)
+			pthread_cond_wait(&p->done, &p->lock);
+		else
+			rc = pthread_cond_timedwait(&p->done, &p->lock, &until);
+	}
+	int done = awaited_done(p, all);
+	pthread_mutex_unlock(&p->lock);
+	return done;
+}
+
 void *dssm__pool_oldest(struct dssm__pool *p, int wait)
 {
 	if (p->released == p->submitted)
 		return NULL;
-	pthread_mutex_lock(&p->lock);
-	unsigned char *s = state_at(p, p->released);
-	while (wait && *s != SLOT_DONE) {
-		if (p->threads == 0 && *s == SLOT_WAITING)
-			take_and_run(p, &p->here_state, 1); /* (the oldest waits: it is next) */
-		else
-			pthread_cond_wait(&p->done, &p->lock);
-	}
-	int done = *s == SLOT_DONE;
-	pthread_mutex_unlock(&p->lock);
-	return done ? job_at(p, p->released) : NULL;
+	return dssm__pool_wait(p, 0, wait ? -1 : 0) ? job_at(p, p->released) : NULL;
+}
+
+void dssm__pool_wait_all(struct dssm__pool *p)
+{
+	dssm__pool_wait(p, 1, -1);
 }
 
 void dssm__pool_release(struct dssm__pool *p)
 {
 	if (p->released < p->submitted)
 		p->released++;
-}
-
-void dssm__pool_wait_all(struct dssm__pool *p)
-{
-	pthread_mutex_lock(&p->lock);
-	while (p->finished < p->submitted) {
-		if (p->threads == 0 && p->taken < p->submitted)
-			take_and_run(p, &p->here_state, 1);
-		else
-			pthread_cond_wait(&p->done, &p->lock);
-	}
-	pthread_mutex_unlock(&p->lock);
 }
 
 int dssm__pool_threads(struct dssm__pool *p)

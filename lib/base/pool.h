@@ -78,6 +78,11 @@ void *dssm__pool_oldest(struct dssm__pool *p, int wait);
 void dssm__pool_release(struct dssm__pool *p);
 /* Waits until every job handed over has run. */
 void dssm__pool_wait_all(struct dssm__pool *p);
+/* Waits at most timeout_ms (< 0: as long as it takes; 0: not at all) until
+ * every job handed over (all) or the oldest pending one has run: 1 if it
+ * has, 0 if the time ran out first. Without threads the jobs run here,
+ * whatever the timeout (but 0: only looked at). */
+int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms);
 /* Threads started so far. */
 int dssm__pool_threads(struct dssm__pool *p);
 

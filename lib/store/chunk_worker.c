@@ -33,7 +33,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "lib/base/base.h"
 #include "lib/base/pool.h"
@@ -208,7 +207,7 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 /* The writer waits for the oldest chunk (all: for every one, as a sync
  * must). An adaptive writer does not wait for a slow level's whole chunk
  * (zstd 19: 50-200 ms on a busy machine, while the recorder's rings
- * overwrote what it had not read): after HURRY_AFTER it makes the
+ * overwrote what it had not read): after HURRY_AFTER_MS it makes the
  * compressors give up (the chunks are stored), so the wait lasts one step
  * of compression more. A sync that is not behind does not hurry the chunk
  * it just closed (a quiet stream, one chunk per sync, would never
@@ -217,18 +216,13 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 static void wait_chunks(struct cworker *w, int all)
 {
 	int behind = !all || dssm__pool_pending(w->pool) > CHUNK_QUEUE / 2;
-	for (int i = 0; w->adaptive && behind && i < HURRY_AFTER_MS; i++) {
-		if (!all && dssm__pool_oldest(w->pool, 0))
-			return;
-		nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-	}
-	if (w->adaptive && behind)
+	if (w->adaptive && behind && !dssm__pool_wait(w->pool, all, HURRY_AFTER_MS)) {
 		atomic_store(&w->hurry, 1);
-	if (all)
-		dssm__pool_wait_all(w->pool);
-	else
-		dssm__pool_oldest(w->pool, 1);
-	atomic_store(&w->hurry, 0);
+		dssm__pool_wait(w->pool, all, -1);
+		atomic_store(&w->hurry, 0);
+	} else {
+		dssm__pool_wait(w->pool, all, -1);
+	}
 }
 
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
