@@ -1303,6 +1303,19 @@ static void test_query_batch(void **state)
 }
 
 
+/* A new container DIR/name (its path in dir) with one stream "jpeg" of
+ * samples up to 300000 bytes. */
+static dssm_container *jpeg_container(char *dir, size_t cap, const char *name)
+{
+	dir_for(dir, cap, name);
+	dssm_container *c;
+	assert_int_equal(create_container(dir, &c), 0);
+	dssm_stream_info i = stream_info("jpeg", 0);
+	i.max_size = 300000;
+	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	return c;
+}
+
 /* One stream whose samples are now small (gathered in the write buffer)
  * and now big (written straight to the file, past half the buffer): a big
  * one must reach .data after the small ones gathered before it, as its
@@ -1314,12 +1327,7 @@ static void test_small_then_big(void **state)
 {
 	(void)state;
 	char dir[300];
-	dir_for(dir, sizeof dir, "small-then-big");
-	dssm_container *c;
-	assert_int_equal(create_container(dir, &c), 0);
-	dssm_stream_info i = stream_info("jpeg", 0);
-	i.max_size = 300000;
-	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	dssm_container *c = jpeg_container(dir, sizeof dir, "small-then-big");
 	static uint8_t buf[300000];
 	const size_t lens[] = {100, 140000, 120000, 135000, 8, 131072, 131040, 200000, 0, 260000};
 	enum { N = sizeof lens / sizeof lens[0], ROUNDS = 6 };
@@ -1361,12 +1369,7 @@ static void test_displaced_records(void **state)
 	if (compressed())
 		return; /* (records of chunked streams live in chunks) */
 	char dir[300], path[400];
-	dir_for(dir, sizeof dir, "displaced");
-	dssm_container *c;
-	assert_int_equal(create_container(dir, &c), 0);
-	dssm_stream_info i = stream_info("jpeg", 0);
-	i.max_size = 300000;
-	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	dssm_container *c = jpeg_container(dir, sizeof dir, "displaced");
 	static uint8_t buf[140000];
 	const size_t lens[] = {100, 140000, 60, 140000};
 	for (uint64_t k = 0; k < 4; k++) {
