@@ -114,8 +114,9 @@ int dssm_container_sync_if_due(dssm_container *c);
 void dssm_container_set_direct(dssm_container *c, int on);
 /* Streams added after this call keep their samples compressed, in chunks
  * (container format 3, docs/container-format.md section 3.1): codec
- * "zstd" or "lz4", level the codec's own (0: its default; zstd 1-19,
- * lz4 0-12), or "none"/NULL: records as in format 2, the default (the
+ * "zstd" or "lz4", level the codec's own (0: its default; zstd -7 to
+ * 22, lz4 0-12), or "none"/NULL (level 0 only): records as in format 2,
+ * the default (the
  * fastest to write and read where disk bandwidth is not what limits). A
  * stream whose first chunks do not shrink (noise, images already
  * compressed) stores its later chunks as they are. DSSM_EINVAL for

@@ -130,7 +130,8 @@ int dssm_recorder_set_start(dssm_recorder *r,
  * stream whose first chunks do not shrink stores the rest as they are.
  * Call before start (also applies to streams found later, and to each
  * part). docs/container-format.md section 3.1. Errors: DSSM_EINVAL (an
- * unknown codec, a level out of -7..22, an empty glob or one with '/'),
+ * unknown codec, a level out of the codec's range: zstd -7..22, lz4
+ * 0..12, none 0 only; an empty glob or one with '/'),
  * DSSM_ENOMEM. (A call, not a config field: dssm_recorder_config keeps
  * its layout.) */
 int dssm_recorder_set_compress(dssm_recorder *r, const char *pattern, const char *codec,
