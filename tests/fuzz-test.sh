@@ -22,10 +22,12 @@ if ! clang $flags -o "$out/fuzz_wire" tests/fuzz/fuzz_wire.c lib/remote/wire.c l
 	echo "  skip fuzz: cannot build with -fsanitize=fuzzer ($(tail -1 "$out/build.log"))"
 	exit 0
 fi
-# Seeds: a PING, a HELLO and an ERROR frame (little-endian, docs/protocol.md).
+# Seeds: a PING, a HELLO, an ERROR and an RWARNING frame (little-endian,
+# docs/protocol.md).
 printf '\x08\x00\x00\x00\x03\x00\x00\x00\x01\x00\x00\x00\x15\xcd\x5b\x07\x00\x00\x00\x00' >"$out/corpus/ping"
 printf '\x12\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00\x00DSSM\x01\x00\x01\x00\x00\x00\x10\x00\x02\x00hi' >"$out/corpus/hello"
 printf '\x09\x00\x00\x00\xff\xff\x00\x00\x07\x00\x00\x00\xf9\xff\xff\xff\x03\x00bad' >"$out/corpus/error"
+printf '\x13\x00\x00\x00\x02\x81\x00\x00\x01\x00\x00\x00\x06\x00odom:0\x01\x00x\x00\x00\x00\x00\x00\x00\x00\x00' >"$out/corpus/rwarning"
 status=0 passed=0 failed=0
 # run NAME CORPUS MAXLEN queues a target; they run once all are built
 # (fuzz_one, as many at a time as there are cores: no compile shares them).

@@ -417,6 +417,39 @@ t_dropped_tail() {
 	[ $rc -eq 1 ] && has "damaged and dropped" "$tmp/e"
 }
 
+# A damaged recording queried through `dssm proxy --recordings`: the
+# intact samples, the same warnings and exit status 1 as a local query of
+# it (before: the proxy's ERROR, not one sample); file names inside the
+# served directory, not the proxy's path to it.
+t_damage_remote() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	local srv=$tmp/served n r lrc rrc pport=$tmp/rport
+	n=$(held "$tmp/dmg" odom:0)
+	mkdir -p "$srv"
+	cp -r "$tmp/dmg" "$srv/trunc" && truncate -s 2000 "$srv/trunc/streams/0000.data"
+	cp -r "$tmp/dmg" "$srv/index" && flip "$srv/index/streams/0001.index" 0 4
+	cp -r "$tmp/dmg" "$srv/tail" && rm "$srv/tail/CLOSED" &&
+		flip "$srv/tail/streams/0000.index" $(((n - 1) * 32 + 4)) 4
+	"$DSSM" proxy --port 0 --port-file "$pport" --recordings "$srv" 2>"$tmp/rproxy.log" &
+	local ppid=$!
+	for _ in $(seq 400); do [ -s "$pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
+	[ -s "$pport" ] || { cat "$tmp/rproxy.log"; return 1; }
+	local hp=127.0.0.1:$(cat "$pport") bad=
+	for r in trunc index tail; do
+		(cd "$srv" && "$DSSM" query "$r" --format hex) >"$tmp/rl.q" 2>"$tmp/rl.e"; lrc=$?
+		"$DSSM" query "$hp/$r" --format hex >"$tmp/rr.q" 2>"$tmp/rr.e"; rrc=$?
+		cat "$tmp/rl.e" "$tmp/rr.e"
+		grep "warning:" "$tmp/rl.e" >"$tmp/rl.w"; grep "warning:" "$tmp/rr.e" >"$tmp/rr.w"
+		[ $lrc -eq 1 ] && [ $rrc -eq 1 ] || { bad="$r: local exit $lrc, remote exit $rrc"; break; }
+		[ -s "$tmp/rl.q" ] && cmp -s "$tmp/rl.q" "$tmp/rr.q" ||
+			{ bad="$r: $(wc -l <"$tmp/rr.q") samples remotely, $(wc -l <"$tmp/rl.q") locally"; break; }
+		[ -s "$tmp/rl.w" ] && cmp -s "$tmp/rl.w" "$tmp/rr.w" || { bad="$r: not the same warnings"; break; }
+		! has "$srv" "$tmp/rr.e" || { bad="$r: the proxy's path told"; break; }
+	done
+	kill $ppid; wait $ppid 2>/dev/null
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+
 # Times at the ends of the int64 range through info, query --latest and
 # play --now (signed overflows there: a duration of -0.000 s, 0 samples
 # with exit 0, and the sanitizer build aborting). Run with the ASan+UBSan
@@ -826,6 +859,7 @@ check "damaged files reported by name, JSON stays valid" t_damage_reported
 check "damage met in an index at query time: said, exit 1" t_index_damage
 check "query --format raw of large samples: the bytes written; a damaged one said" t_raw_large
 check "a damaged tail dropped by recovery: query and play say so, exit 1" t_dropped_tail
+check "a damaged recording through a proxy: the intact samples, the local query's warnings" t_damage_remote
 check "times at INT64_MIN and INT64_MAX: info, query --latest, play --now" t_extreme_times
 check "a write error: counts agree, the loss said with its reason" t_write_error
 check "--min-free: stops at once, closed, counts agree" t_min_free

@@ -52,7 +52,13 @@ enum scenario {
 	SUB_SEQ,            /* subscribed; pushes the samples of seq[] (TID, missed) */
 	TLS_WRONG_PSK,      /* offers TLS (version 4) with the PSK of another secret */
 	TLS_CLEAR_AFTER,    /* offers TLS, then sends clear DATA frames instead */
+	RQ_OLD,             /* a proxy older than RQUERY_WARN: refuses it as an unknown
+	                     * type (ERROR, closed); answers RQUERY with one sample */
+	RQ_FLOOD,           /* answers RQUERY_WARN with RQ_FLOOD_N good RWARNINGs */
+	RQ_CUT,             /* an RWARNING cut short (its damage text announced longer) */
+	RQ_MISCOUNT,        /* one RWARNING; the reply counts two */
 };
+#define RQ_FLOOD_N 1000
 #define SLOW_WRITE_MAX (48u << 20)
 #define PARTIAL_TID 42
 #define FLOOD_N 3000
@@ -350,6 +356,47 @@ static void serve_tls_impostor(struct fake *fk, int fd, struct wbuf *w, uint32_t
 	gnutls_psk_free_server_credentials(cred);
 }
 
+/* A recording's query (RQ_*): the old proxy's answers, or lies in RWARNINGs. */
+static void serve_rquery(struct fake *fk, int fd, struct wbuf *w)
+{
+	struct wire_header h;
+	if (read_request(fd, &h) < 0)
+		return;
+	if (fk->what == RQ_OLD && h.type == WIRE_RQUERY_WARN) {
+		/* what wire_parse_frame of a proxy before it said */
+		wire_put_error(w, 0, DSSM_EPROTO, "unknown frame type 0x0010");
+		send_wbuf(fd, w);
+		return;
+	}
+	int n = fk->what == RQ_FLOOD ? RQ_FLOOD_N : 1;
+	for (int i = 0; fk->what != RQ_OLD && i < n; i++) {
+		size_t f = wire_frame_begin(w, WIRE_RWARNING, h.request_id);
+		wire_put_warning(w, "odom:0", "run/streams/0000: damaged", 0);
+		wire_frame_end(w, f);
+		if (fk->what == RQ_CUT) { /* the text's length says 200 more bytes */
+			w->data[WIRE_HEADER + 2 + 6] = 200;
+		}
+		send_wbuf(fd, w);
+	}
+	size_t f = wire_frame_begin(w, WIRE_RRECORD, h.request_id);
+	wbuf_str(w, "odom:0");
+	wbuf_u64(w, 5);
+	wbuf_i64(w, 1000);
+	wbuf_u32(w, 1);
+	wbuf_blob(w, "x", 1);
+	wire_frame_end(w, f);
+	f = wire_frame_begin(w, h.type | WIRE_REPLY, h.request_id);
+	wbuf_u64(w, 1);
+	wbuf_u64(w, 1);
+	wbuf_i64(w, 0);
+	if (h.type == WIRE_RQUERY_WARN) {
+		wbuf_u32(w, fk->what == RQ_MISCOUNT ? 2 : (uint32_t)n);
+		wbuf_u64(w, 0);
+	}
+	wire_frame_end(w, f);
+	send_wbuf(fd, w);
+}
+
 static void serve(struct fake *fk, int fd)
 {
 	int conn = fk->conns++;
@@ -412,6 +459,10 @@ static void serve(struct fake *fk, int fd)
 	}
 	if (fk->what == SLOW_WRITE) {
 		serve_writes(fk, fd, &w, conn);
+		goto out;
+	}
+	if (fk->what >= RQ_OLD) {
+		serve_rquery(fk, fd, &w);
 		goto out;
 	}
 	if (fk->what >= SUB_FLOOD) {
@@ -1101,6 +1152,74 @@ static void test_int64_max_timeout(void **state)
 	fake_stop(&fk);
 }
 
+struct rq_seen {
+	int samples, warnings;
+};
+
+static int rq_sample(void *user, const char *stream, const dssm_sample_info *si, const void *data)
+{
+	(void)stream, (void)si, (void)data;
+	((struct rq_seen *)user)->samples++;
+	return 0;
+}
+
+static void rq_warning(void *user, const dssm_remote_warning *w)
+{
+	struct rq_seen *seen = user;
+	assert_string_equal(w->stream, "odom:0");
+	assert_string_equal(w->damage, "run/streams/0000: damaged");
+	seen->warnings++;
+}
+
+/* A recording's query with warnings (RQUERY_WARN). Against a proxy older
+ * than it: asked again as RQUERY on a new connection, answered. Against a
+ * hostile one: more RWARNINGs than the limit, one cut short, a reply that
+ * miscounts them: DSSM_EPROTO naming it, the warnings before handed over
+ * one at a time (nothing held for them). */
+static void test_rquery_warnings_hostile(void **state)
+{
+	(void)state;
+	struct fake fk;
+	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	dssm_remote_query_result res = {0, 0, 0};
+	struct rq_seen seen = {0, 0};
+	fake_start(&fk, RQ_OLD);
+	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
+	                                           &res), 0);
+	assert_int_equal(seen.samples, 1);
+	assert_int_equal(seen.warnings, 0);
+	assert_int_equal(res.count, 1);
+	assert_int_equal(fk.conns, 2); /* refused, then asked the old way */
+	fake_stop(&fk);
+	fake_start(&fk, RQ_FLOOD);
+	seen = (struct rq_seen){0, 0};
+	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
+	                                           &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "more than 64 RWARNINGs"));
+	assert_int_equal(seen.warnings, WIRE_RQ_MAX_WARNINGS);
+	assert_int_equal(seen.samples, 0);
+	/* the query without warnings takes none */
+	seen = (struct rq_seen){0, 0};
+	assert_int_equal(dssm_query_remote(hp(&fk), "run", &q, rq_sample, &seen, &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "RWARNING to an RQUERY"));
+	fake_stop(&fk);
+	fake_start(&fk, RQ_CUT);
+	seen = (struct rq_seen){0, 0};
+	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
+	                                           &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "RWARNING"));
+	assert_int_equal(seen.warnings, 0);
+	fake_stop(&fk);
+	fake_start(&fk, RQ_MISCOUNT);
+	seen = (struct rq_seen){0, 0};
+	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
+	                                           &res), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "counts 2 warnings where 1 came"));
+	fake_stop(&fk);
+	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, NULL, &seen, &res),
+	                 DSSM_EINVAL);
+}
+
 int main(void)
 {
 	testutil_namespace("impostor");
@@ -1124,6 +1243,7 @@ int main(void)
 		cmocka_unit_test(test_read_next_with_half_a_frame),
 		cmocka_unit_test(test_write_cut_by_its_timeout),
 		cmocka_unit_test(test_int64_max_timeout),
+		cmocka_unit_test(test_rquery_warnings_hostile),
 	};
 	return cmocka_run_group_tests_name("impostor", tests, clear_fakes, NULL);
 }

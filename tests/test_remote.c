@@ -2243,6 +2243,103 @@ static void test_remote_queries_of_recordings(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* A remote query's samples and warnings (one user pointer for both). */
+struct warned {
+	struct collected *got;
+	int n;
+	char stream[32], damage[512];
+};
+
+static void note_warning(void *user, const dssm_remote_warning *w)
+{
+	struct warned *wd = user;
+	if (wd->n++ == 0) {
+		snprintf(wd->stream, sizeof wd->stream, "%s", w->stream);
+		snprintf(wd->damage, sizeof wd->damage, "%s", w->damage ? w->damage : "");
+	}
+}
+
+static int collect_warned(void *user, const char *stream, const dssm_sample_info *si,
+                          const void *data)
+{
+	return collect(((struct warned *)user)->got, stream, si, data);
+}
+
+/* A damaged recording through the proxy, as the local recording backend:
+ * dssm_query_remote refuses it (DSSM_ECORRUPT naming the stream), as a
+ * query without salvage; dssm_query_remote_salvage gets the intact
+ * samples and the damage, naming the file inside the served directory
+ * (before: nothing but the ERROR). */
+static void test_remote_query_of_damaged_recording(void **state)
+{
+	(void)state;
+	char dir[128], rec[160], data[200];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-dmg-%d", (int)getpid());
+	snprintf(rec, sizeof rec, "%s/run", dir);
+	snprintf(data, sizeof data, "%s/streams/0000.data", rec);
+	mkdir(dir, 0755);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	dssm_stream_info a;
+	memset(&a, 0, sizeof a);
+	strcpy(a.name, "imu");
+	assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+	for (uint64_t k = 0; k < 100; k++)
+		assert_int_equal(dssm_container_append(c, 0, k, (dssm_time_t)(k + 1) * MS, &k, sizeof k), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	struct stat st;
+	assert_int_equal(stat(data, &st), 0);
+	assert_int_equal(truncate(data, st.st_size / 2), 0); /* the second half lost */
+	/* the local answer */
+	static struct collected local, got;
+	assert_int_equal(dssm_container_open(rec, &c), 0);
+	dssm_container_set_salvage(c, 1);
+	dssm_query *lq;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &lq), 0);
+	dssm_record r;
+	local.n = 0;
+	while (dssm_query_next(lq, &r) > 0) {
+		dssm_sample_info si = {r.tid, r.time, r.len, r.len};
+		collect(&local, "imu:0", &si, r.data);
+	}
+	dssm_query_close(lq);
+	dssm_recorded info;
+	dssm_container_stream(c, 0, &info);
+	assert_non_null(info.damage);
+	assert_true(local.n > 0 && local.n < 100);
+	int port;
+	extra_args[0] = "--recordings";
+	extra_args[1] = dir;
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	dssm_remote_query_result res;
+	got.n = 0;
+	assert_int_equal(dssm_query_remote(hp, "run", &q, collect, &got, &res), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "imu:0"));
+	struct warned wd = {&got, 0, "", ""};
+	got.n = 0;
+	assert_int_equal(dssm_query_remote_salvage(hp, "run", &q, collect_warned, note_warning, &wd, &res), 0);
+	assert_int_equal(got.n, local.n);
+	assert_int_equal(res.count, (uint64_t)local.n);
+	for (int i = 0; i < got.n; i++)
+		assert_int_equal(got.tids[i], local.tids[i]);
+	/* the local damage text, with the path inside the served directory */
+	assert_int_equal(wd.n, 1);
+	assert_string_equal(wd.stream, "imu:0");
+	const char *inside = strstr(info.damage, "/run/streams/0000");
+	assert_non_null(inside);
+	assert_string_equal(wd.damage, inside + 1);
+	stop_proxy(pid, SIGTERM);
+	dssm_container_close(c);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	testutil_namespace("remote");
@@ -2277,6 +2374,7 @@ int main(void)
 		cmocka_unit_test_setup(test_write_rules_bare_name, testutil_reset),
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
+		cmocka_unit_test_setup(test_remote_query_of_damaged_recording, testutil_reset),
 		cmocka_unit_test_setup(test_tls_relay_sees_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_tls_flipped_byte, testutil_reset),
 	};

@@ -230,6 +230,93 @@ static void test_hostile_fields(void **state)
 	wbuf_free(&w);
 }
 
+/* RWARNING (RQUERY_WARN): round trip; a text over the limit cut at a
+ * character's start; every truncation, a longer frame, a string longer
+ * than its room, a NUL, or a warning that says nothing refused with a
+ * clear error, never read past. */
+static void test_warning_frames(void **state)
+{
+	(void)state;
+	struct wbuf w = {0};
+	static struct wire_warning got;
+	wire_put_warning(&w, "odom:0", "run1/streams/0000: 27 of the 81 samples are intact", 0);
+	struct rbuf r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), 0);
+	assert_string_equal(got.stream, "odom:0");
+	assert_string_equal(got.damage, "run1/streams/0000: 27 of the 81 samples are intact");
+	assert_int_equal(got.dropped, 0);
+	size_t whole = w.len;
+	for (size_t n = 0; n < whole; n++) { /* cut short anywhere */
+		r = rbuf_of(w.data, n);
+		assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+		assert_non_null(strstr(dssm_last_error(), "RWARNING"));
+	}
+	wbuf_u8(&w, 0); /* one byte too many */
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	/* a dropped tail alone is a warning; nothing at all is not */
+	wbuf_reset(&w);
+	wire_put_warning(&w, "odom:0", NULL, 3);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), 0);
+	assert_int_equal(got.dropped, 3);
+	assert_string_equal(got.damage, "");
+	wbuf_reset(&w);
+	wire_put_warning(&w, "odom:0", "", 0);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "says nothing"));
+	wbuf_reset(&w);
+	wire_put_warning(&w, "", NULL, 5); /* a dropped tail of no stream */
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	/* a text over the limit, of 2-byte characters: cut before one */
+	static char big[3 * WIRE_WARNING_TEXT_MAX];
+	memset(big, 'a', sizeof big - 1);
+	for (size_t i = 1; i + 1 < sizeof big; i += 2)
+		memcpy(big + i, "\xc3\xa9", 2);
+	wbuf_reset(&w);
+	wire_put_warning(&w, "", big, 0);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), 0);
+	size_t len = strlen(got.damage);
+	assert_true(len < WIRE_WARNING_TEXT_MAX && len > WIRE_WARNING_TEXT_MAX - 3);
+	assert_true(((uint8_t)got.damage[len - 1] & 0xc0) != 0xc0); /* no character cut in two */
+	/* a hostile proxy's strings: longer than the room, or with a NUL */
+	wbuf_reset(&w);
+	wbuf_u16(&w, WIRE_WARNING_TEXT_MAX); /* stream: longer than its room */
+	wbuf_bytes(&w, big, WIRE_WARNING_TEXT_MAX);
+	wbuf_str(&w, "x");
+	wbuf_u64(&w, 0);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	wbuf_reset(&w);
+	wbuf_str(&w, "odom:0");
+	wbuf_u16(&w, 0xffff); /* damage: 64 KiB announced, a few bytes there */
+	wbuf_bytes(&w, "abc", 3);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	wbuf_reset(&w);
+	wbuf_str(&w, "odom:0");
+	wbuf_u16(&w, 3);
+	wbuf_bytes(&w, "a\0b", 3);
+	wbuf_u64(&w, 0);
+	r = rbuf_of(w.data, w.len);
+	assert_int_equal(wire_get_warning(&r, &got), DSSM_EPROTO);
+	assert_non_null(strstr(dssm_last_error(), "NUL"));
+	/* the frame types are known to the parser */
+	wbuf_reset(&w);
+	size_t f = wire_frame_begin(&w, WIRE_RWARNING, 9);
+	wire_put_warning(&w, "a:0", "x", 0);
+	wire_frame_end(&w, f);
+	struct wire_header h;
+	assert_int_equal(wire_parse_frame(w.data, w.len, 1024, &h), (long)w.len);
+	assert_int_equal(h.type, WIRE_RWARNING);
+	assert_true(wire_known_type(WIRE_RQUERY_WARN) && wire_known_type(WIRE_RQUERY_WARN | WIRE_REPLY));
+	assert_false(wire_known_type(WIRE_RQUERY_WARN + 1));
+	wbuf_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -238,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_strings_bounded),
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_hostile_fields),
+		cmocka_unit_test(test_warning_frames),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }

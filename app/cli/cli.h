@@ -83,6 +83,10 @@ struct cli_damage {
 };
 struct dssm_container;
 void cli_damage_say(struct cli_damage *d, const struct dssm_recorded *r, int i);
+/* The same line from its parts (a recording served by a proxy sends them:
+ * dssm_query_remote_salvage); sets d->damaged. */
+void cli_damage_print(struct cli_damage *d, const char *label, const char *damage,
+                      uint64_t dropped_tail, int name_lost);
 /* 1 if r is damaged or lost a damaged tail: cli_damage_say it. */
 int cli_damage_of(const struct dssm_recorded *r);
 /* Damage the library found since in the streams sel[0 .. ns) (the query

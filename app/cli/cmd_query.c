@@ -100,6 +100,7 @@ int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list)
 struct remote_print {
 	enum cli_format f;
 	long first, printed;        /* --first N (-1: all) */
+	struct cli_damage dmg;      /* damage the proxy sent, said as of a local recording */
 };
 
 static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
@@ -107,6 +108,18 @@ static int print_remote(void *user, const char *stream, const dssm_sample_info *
 	struct remote_print *p = user;
 	cli_print_sample(stdout, p->f, stream, data, si, 0, NULL);
 	return cli_stop || (p->first >= 0 && ++p->printed >= p->first);
+}
+
+/* Damage the proxy met: said as `dssm query` says it of a local recording
+ * (the stream's damage, exit status 1; the recording's warning). */
+static void warn_remote(void *user, const dssm_remote_warning *w)
+{
+	struct remote_print *p = user;
+	fflush(stdout);
+	if (w->stream[0])
+		cli_damage_print(&p->dmg, w->stream, w->damage, w->dropped_tail, w->stream[0] == '#');
+	else
+		fprintf(stderr, "dssm query: warning: %s\n", w->damage);
 }
 
 /* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
@@ -139,10 +152,11 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 		q.mode = DSSM_RQ_LATEST;
 		q.span = latest;
 	}
-	struct remote_print p = {o->f, o->limit, 0};
+	struct remote_print p = {o->f, o->limit, 0,
+	                         {.cmd = "query", .intact = "only its intact part is returned"}};
 	dssm_remote_query_result res = {0, 0, 0};
 	cli_catch_signals();
-	rc = dssm_query_remote(hp, slash + 1, &q, print_remote, &p, &res);
+	rc = dssm_query_remote_salvage(hp, slash + 1, &q, print_remote, warn_remote, &p, &res);
 	fflush(stdout);
 	if (rc < 0)
 		return cli_dssm_error("query", rc);
@@ -150,7 +164,7 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 	cli_format_bytes(b, sizeof b, (double)res.bytes);
 	fprintf(stderr, "dssm query: %llu sample%s, %s from %s\n", (unsigned long long)res.count,
 	        cli_s(res.count), b, address);
-	return 0;
+	return p.dmg.damaged;
 }
 
 void cli_query_init(struct cli_query_opts *o)

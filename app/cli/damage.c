@@ -11,19 +11,25 @@
 #include "dssm/container.h"
 #include "cli.h"
 
+void cli_damage_print(struct cli_damage *d, const char *label, const char *damage,
+                      uint64_t dropped_tail, int name_lost)
+{
+	if (damage)
+		fprintf(stderr, "dssm %s: warning: %s is damaged: %s; %s\n", d->cmd, label, damage,
+		        !name_lost || !d->lost ? d->intact : d->lost);
+	else /* what `dssm info` marks "damaged tail dropped" */
+		fprintf(stderr, "dssm %s: warning: %s: the last %llu index entr%s of the recording, "
+		        "which was not closed, %s damaged and dropped; %s\n", d->cmd, label,
+		        (unsigned long long)dropped_tail, dropped_tail == 1 ? "y" : "ies",
+		        dropped_tail == 1 ? "was" : "were", d->intact);
+	d->damaged = 1;
+}
+
 void cli_damage_say(struct cli_damage *d, const dssm_recorded *r, int i)
 {
 	char label[DSSM_NAME_MAX + 16];
 	cli_recorded_label(r, i, label, sizeof label);
-	if (r->damage)
-		fprintf(stderr, "dssm %s: warning: %s is damaged: %s; %s\n", d->cmd, label, r->damage,
-		        r->info.name[0] || !d->lost ? d->intact : d->lost);
-	else /* what `dssm info` marks "damaged tail dropped" */
-		fprintf(stderr, "dssm %s: warning: %s: the last %llu index entr%s of the recording, "
-		        "which was not closed, %s damaged and dropped; %s\n", d->cmd, label,
-		        (unsigned long long)r->dropped_tail, r->dropped_tail == 1 ? "y" : "ies",
-		        r->dropped_tail == 1 ? "was" : "were", d->intact);
-	d->damaged = 1;
+	cli_damage_print(d, label, r->damage, r->dropped_tail, !r->info.name[0]);
 	d->said[i] = 1;
 }
 

@@ -185,7 +185,8 @@ static int dispatch(struct client *c, const struct wire_header *hd, const uint8_
 		case WIRE_PROPERTY_GET:
 		case WIRE_PROPERTY_SET: rc = proxy_do_property(c, hd, &r); break;
 		case WIRE_INFO: rc = proxy_do_info(c, hd, &r); break;
-		case WIRE_RQUERY: rc = proxy_do_rquery(c, hd, &r); break;
+		case WIRE_RQUERY:
+		case WIRE_RQUERY_WARN: rc = proxy_do_rquery(c, hd, &r); break;
 		default: rc = dssm__fail(DSSM_EPROTO, "a client may not send type 0x%04x", hd->type);
 		}
 	}

@@ -82,6 +82,16 @@ struct rquery {
 	uint32_t request, max_bytes;
 	uint64_t count, bytes;
 	dssm_time_t start;
+	/* RQUERY_WARN: damaged streams' intact parts are read, and the damage
+	 * is sent as RWARNING pushes (at most WIRE_RQ_MAX_WARNINGS, the rest
+	 * counted in `more`), each stream's once (said[stream index]) */
+	int warn;
+	int *sel, ns;
+	unsigned char *said;
+	int container_said;
+	uint32_t warnings;
+	uint64_t more;
+	const char *dir;             /* the served directory, left out of texts */
 };
 
 /* Where a connection is in its handshake: what it may send next. */

@@ -189,6 +189,35 @@ typedef int (*dssm_record_fn)(void *user, const char *stream, const dssm_sample_
                               const void *data);
 int dssm_query_remote(const char *host_port, const char *recording, const dssm_remote_query *q,
                       dssm_record_fn fn, void *user, dssm_remote_query_result *result);
+/* A damaged recording queried remotely. dssm_query_remote refuses a
+ * damaged stream (DSSM_ECORRUPT naming it), as a local query does
+ * without dssm_container_set_salvage. dssm_query_remote_salvage, as a
+ * local query with salvage, is given the intact part of damaged streams,
+ * and each damage through warn, which the caller must heed so as never to
+ * pass a shorter answer off as whole (`dssm query` prints them as for a
+ * local recording and exits with status 1):
+ *   - stream: the stream's "NAME:ID" ("#NNNN" when its description is
+ *     lost), with damage as dssm_recorded.damage (NULL when only its
+ *     damaged tail was dropped) and dropped_tail as
+ *     dssm_recorded.dropped_tail;
+ *   - stream "": the recording as a whole, damage as
+ *     dssm_container_warning (a part of a set left out, CLOSED found
+ *     wrong), or the count of warnings beyond the proxy's limit (64 a
+ *     query).
+ * Texts name files inside the served directory ("run1/streams/0000"),
+ * and are valid during the call to warn only. Against a proxy older than
+ * this (no RQUERY_WARN) the query is sent again, on a new connection, as
+ * dssm_query_remote's: a damaged stream is then DSSM_ECORRUPT. warn must
+ * not be NULL (DSSM_EINVAL). */
+typedef struct dssm_remote_warning {
+	const char *stream;
+	const char *damage;
+	uint64_t dropped_tail;
+} dssm_remote_warning;
+typedef void (*dssm_warning_fn)(void *user, const dssm_remote_warning *w);
+int dssm_query_remote_salvage(const char *host_port, const char *recording,
+                              const dssm_remote_query *q, dssm_record_fn fn, dssm_warning_fn warn,
+                              void *user, dssm_remote_query_result *result);
 
 /* Split an address: 1 if remote (host_port filled), 0 if local; name/id
  * always. host_port must hold 300 bytes, name DSSM_NAME_MAX + 1. */

@@ -47,7 +47,7 @@ static const char *request_name(uint16_t type)
 		[WIRE_READ] = "READ", [WIRE_WRITE] = "WRITE", [WIRE_WAIT] = "WAIT",
 		[WIRE_SUBSCRIBE] = "SUBSCRIBE", [WIRE_UNSUBSCRIBE] = "UNSUBSCRIBE",
 		[WIRE_PROPERTY_GET] = "PROPERTY_GET", [WIRE_PROPERTY_SET] = "PROPERTY_SET",
-		[WIRE_INFO] = "INFO", [WIRE_RQUERY] = "RQUERY",
+		[WIRE_INFO] = "INFO", [WIRE_RQUERY] = "RQUERY", [WIRE_RQUERY_WARN] = "RQUERY_WARN",
 	};
 	return type < sizeof names / sizeof names[0] && names[type] ? names[type] : "request";
 }

@@ -15,9 +15,9 @@
 int wire_known_type(uint16_t type)
 {
 	uint16_t base = type & 0x7fff;
-	if (type == WIRE_DATA || type == WIRE_RRECORD || type == WIRE_ERROR)
+	if (type == WIRE_DATA || type == WIRE_RRECORD || type == WIRE_RWARNING || type == WIRE_ERROR)
 		return 1;
-	return base >= WIRE_HELLO && base <= WIRE_RQUERY;
+	return base >= WIRE_HELLO && base <= WIRE_RQUERY_WARN;
 }
 
 long wire_parse_frame(const uint8_t *buf, size_t avail, uint32_t max_payload,
@@ -190,6 +190,34 @@ void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data)
 	si->copied = n;
 	if (n > si->len)
 		r->bad = 1;
+}
+
+void wire_put_warning(struct wbuf *w, const char *stream, const char *damage, uint64_t dropped)
+{
+	/* a longer text is cut, at a UTF-8 character's start, to what a
+	 * receiver takes */
+	size_t n = damage ? strlen(damage) : 0;
+	if (n >= WIRE_WARNING_TEXT_MAX) {
+		n = WIRE_WARNING_TEXT_MAX - 1;
+		while (n && ((uint8_t)damage[n] & 0xc0) == 0x80)
+			n--;
+	}
+	wbuf_str(w, stream);
+	wbuf_u16(w, (uint16_t)n);
+	wbuf_bytes(w, damage ? damage : "", n);
+	wbuf_u64(w, dropped);
+}
+
+int wire_get_warning(struct rbuf *r, struct wire_warning *w)
+{
+	rbuf_str(r, w->stream, sizeof w->stream);
+	rbuf_str(r, w->damage, sizeof w->damage);
+	w->dropped = rbuf_u64(r);
+	int rc = rbuf_end(r, "RWARNING");
+	if (rc == 0 && !w->damage[0] && (!w->stream[0] || !w->dropped))
+		rc = dssm__fail(DSSM_EPROTO, "RWARNING says nothing: stream '%s', no damage, %llu "
+		                "entries dropped", w->stream, (unsigned long long)w->dropped);
+	return rc;
 }
 
 void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message)

@@ -51,9 +51,15 @@ enum wire_type {
 	WIRE_PROPERTY_SET = 0x000d,
 	WIRE_INFO = 0x000e,
 	WIRE_RQUERY = 0x000f,
+	/* RQUERY whose answer carries the damage the query met (RWARNING) and
+	 * reads the intact part of damaged streams; an older proxy answers it
+	 * ERROR DSSM_EPROTO (an unknown type) and the connector falls back to
+	 * RQUERY on a new connection (docs/protocol.md, 0x0010) */
+	WIRE_RQUERY_WARN = 0x0010,
 	WIRE_REPLY = 0x8000,
 	WIRE_DATA = 0x8100,
 	WIRE_RRECORD = 0x8101,
+	WIRE_RWARNING = 0x8102,
 	WIRE_ERROR = 0xffff,
 };
 
@@ -119,6 +125,23 @@ void wire_get_sample(struct rbuf *r, dssm_sample_info *si, const uint8_t **data)
 #define WIRE_DATA_PREFIX 48
 size_t wire_sample_prefix(uint8_t *out, uint32_t request, int data_frame, uint32_t handle,
                           int32_t status, uint64_t missed, const dssm_sample_info *si);
+/* An RWARNING push (RQUERY_WARN): damage a query met. `stream` is the
+ * stream's label ("NAME:ID", "#NNNN" when its description is lost), empty
+ * for the recording as a whole; `damage` what is wrong (empty: nothing
+ * but a dropped tail); `dropped` the index entries recovery dropped. At
+ * most WIRE_RQ_MAX_WARNINGS per query; the reply counts the rest. */
+#define WIRE_RQ_MAX_WARNINGS 64
+#define WIRE_WARNING_TEXT_MAX 4096
+struct wire_warning {
+	char stream[DSSM_NAME_MAX + 16];
+	char damage[WIRE_WARNING_TEXT_MAX];
+	uint64_t dropped;
+};
+void wire_put_warning(struct wbuf *w, const char *stream, const char *damage, uint64_t dropped);
+/* 0, or DSSM_EPROTO naming what is wrong: a frame cut short or too long, a
+ * string longer than its room, a NUL, a warning that says nothing. */
+int wire_get_warning(struct rbuf *r, struct wire_warning *w);
+
 /* An ERROR frame. */
 void wire_put_error(struct wbuf *w, uint32_t request_id, int code, const char *message);
 

@@ -2,7 +2,7 @@
  * fuzz_wire.c - libFuzzer target for the wire codec: every input is split
  * into frames with wire_parse_frame, and each frame's payload is decoded as
  * every record the proxy and the connector read (INFO, SAMPLE, CONFIG, the
- * OPEN reply with its ring identity, strings, blobs). Nothing may crash or
+ * OPEN reply with its ring identity, RWARNING, strings, blobs). Nothing may crash or
  * read outside the input.
  */
 #include <stdlib.h>
@@ -43,6 +43,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const uint8_t *ring = rbuf_bytes(&r, WIRE_RING_ID);
 		if (rbuf_end(&r, "fuzz") == 0 && ring[WIRE_RING_ID - 1] == 0x42)
 			(void)ring;
+		r = rbuf_of(p, h.length);
+		static struct wire_warning w;
+		if (wire_get_warning(&r, &w) == 0 && w.damage[0] == 0x42)
+			(void)w;
 		r = rbuf_of(p, h.length);
 		char s[300];
 		rbuf_str(&r, s, sizeof s);
