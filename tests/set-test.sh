@@ -336,6 +336,26 @@ t_damaged_part_status() {
 	[ $rc -eq 1 ] && [ $irc -eq 1 ]
 }
 
+# The same set served by `dssm proxy --recordings`: the other parts'
+# samples, the same warnings and exit status as the local query (before:
+# an ERROR, not one sample, or a shorter answer with exit 0)
+t_damaged_part_remote() {
+	need_split && damaged_copy || return 1
+	rm -f "$tmp/dport"
+	"$DSSM" proxy --port 0 --port-file "$tmp/dport" --recordings "$tmp" 2>"$tmp/dproxy.log" &
+	local ppid=$! lrc rrc; pids+=("$ppid")
+	for _ in $(seq 400); do [ -s "$tmp/dport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
+	[ -s "$tmp/dport" ] || { cat "$tmp/dproxy.log"; return 1; }
+	(cd "$tmp" && T "$DSSM" query dmgset --format hex) >"$tmp/dl.q" 2>"$tmp/dl.e"; lrc=$?
+	T "$DSSM" query "127.0.0.1:$(cat "$tmp/dport")/dmgset" --format hex >"$tmp/dr.q" 2>"$tmp/dr.e"; rrc=$?
+	kill $ppid; wait $ppid 2>/dev/null
+	cat "$tmp/dl.e" "$tmp/dr.e"
+	echo "local: exit $lrc, remote: exit $rrc"
+	[ $lrc -eq 1 ] && [ $rrc -eq 1 ] && [ -s "$tmp/dl.q" ] && cmp "$tmp/dl.q" "$tmp/dr.q" || return 1
+	grep "warning:" "$tmp/dl.e" >"$tmp/dl.w"; grep "warning:" "$tmp/dr.e" >"$tmp/dr.w"
+	has part-0002 "$tmp/dr.w" && cmp "$tmp/dl.w" "$tmp/dr.w"
+}
+
 # info DIR: one recording, closed, per-stream counts summed over the parts
 # (table and JSON), every part named
 info_agrees() { # info_agrees DIR LOG
@@ -769,6 +789,7 @@ check "split: proxy --recordings serves the set by name" t_split_proxy
 check "split: without SET (parts alone) the same set; a CLOSED that fails its crc: not closed, said" t_set_variants
 check "split: a damaged part is left out, named; the other parts are read" t_damaged_part_left_out
 check "split: a set with a damaged part: query and info exit 1 (never a shorter answer with 0)" t_damaged_part_status
+check "split: a set with a damaged part through a proxy: the local query's samples, warnings, exit 1" t_damaged_part_remote
 echo "-- a rolling recording (--max-splits 2)"
 check "rolling: the newest 2 parts kept; the recorder's kept counts are theirs" t_roll_made
 check "rolling: DIR/SET and DIR/CLOSED (the kept parts) are written" t_roll_files
