@@ -19,13 +19,13 @@ from ._lib import Error, ErrorCode
 from .schema import struct_dtype, dtype_for
 from .decode import Decoder
 from .stream import Sample, Stream, View, open, create, list_streams, remove, now
-from .recording import Recording, RecordedStream, StreamData, query_remote
+from .recording import Recording, RecordedStream, StreamData, RemoteAnswer, query_remote
 from .times import parse_time, parse_duration
 
 # dssm.ETOOOLD etc.: the DSSM_E* codes
 globals().update({c.name: c for c in ErrorCode})
 
 __all__ = ["Error", "ErrorCode", "Sample", "Stream", "View", "open", "create", "list_streams",
-           "remove", "now", "Recording", "RecordedStream", "StreamData", "query_remote", "struct_dtype",
+           "remove", "now", "Recording", "RecordedStream", "StreamData", "RemoteAnswer", "query_remote", "struct_dtype",
            "dtype_for", "Decoder", "parse_time", "parse_duration"] + [c.name for c in ErrorCode]
 __version__ = "0.1.0"

@@ -107,6 +107,13 @@ typedef int (*dssm_record_fn)(void *user, const char *stream, const dssm_sample_
                               const void *data);
 int dssm_query_remote(const char *host_port, const char *recording, const dssm_remote_query *q,
                       dssm_record_fn fn, void *user, dssm_remote_query_result *result);
+typedef struct dssm_remote_warning {
+    const char *stream; const char *damage; uint64_t dropped_tail;
+} dssm_remote_warning;
+typedef void (*dssm_warning_fn)(void *user, const dssm_remote_warning *w);
+int dssm_query_remote_salvage(const char *host_port, const char *recording,
+                              const dssm_remote_query *q, dssm_record_fn fn, dssm_warning_fn warn,
+                              void *user, dssm_remote_query_result *result);
 
 typedef struct dssm_container dssm_container;
 typedef struct dssm_recorded {

@@ -458,7 +458,19 @@ class _Grow:
                           self.payload[:self.off].copy(), address=address)
 
 
-def query_remote(address, streams=None, start=None, end=None, latest=None):
+class RemoteAnswer(dict):
+    """query_remote's answer: address -> StreamData, and in `warnings` the
+    damage the proxy met (salvage=True), each a dict with "stream" (its
+    "NAME:ID"; "" for the recording as a whole), "damage" (what is wrong,
+    as RecordedStream.damage or Recording.warning; None when the stream only
+    lost a damaged tail) and "dropped_tail" (as RecordedStream's)."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.warnings = []
+
+
+def query_remote(address, streams=None, start=None, end=None, latest=None, salvage=False):
     """Query recording NAME served by `dssm proxy --recordings DIR` at
     "HOST:PORT/NAME" (also one still being recorded): samples with start <=
     time <= end (times as Recording.query takes them, but no "+S": the
@@ -466,7 +478,12 @@ def query_remote(address, streams=None, start=None, end=None, latest=None):
     before the newest selected sample (a duration: seconds, a timedelta,
     "1m30s", "500ms" as `dssm query --latest`). streams: "NAME[:ID]" globs (a str or a list; None: all).
     Returns a dict address -> StreamData like Recording.query (values is None:
-    the proxy sends no schema; use StreamData.as_struct(dtype)). The samples
+    the proxy sends no schema; use StreamData.as_struct(dtype)), a
+    RemoteAnswer. A damaged stream raises Error ECORRUPT naming it, as
+    Recording.query does; salvage=True (as Recording(salvage=True)) returns
+    the intact part, and the damage in the answer's `warnings`, which must
+    be heeded so as never to take a shorter answer for the whole (a proxy
+    older than this raises ECORRUPT still). The samples
     come over TCP one frame each, so this path makes one Python call per
     sample (into preallocated numpy buffers)."""
     host_port, sep, name = address.partition("/")
@@ -505,8 +522,21 @@ def query_remote(address, streams=None, start=None, end=None, latest=None):
             problem.append(e)
             return 1
 
+    said = []
+
+    @ffi.callback("dssm_warning_fn")
+    def on_warning(_user, w):
+        said.append({"stream": ffi.string(w.stream).decode(errors="replace"),
+                     "damage": _lib.string(w.damage), "dropped_tail": int(w.dropped_tail)})
+
     res = ffi.new("dssm_remote_query_result *")
-    check(lib.dssm_query_remote(host_port.encode(), name.encode(), q, on_record, ffi.NULL, res))
+    if salvage:
+        check(lib.dssm_query_remote_salvage(host_port.encode(), name.encode(), q, on_record,
+                                            on_warning, ffi.NULL, res))
+    else:
+        check(lib.dssm_query_remote(host_port.encode(), name.encode(), q, on_record, ffi.NULL, res))
     if problem:
         raise problem[0]
-    return {k: g.result(k) for k, g in acc.items()}
+    out = RemoteAnswer({k: g.result(k) for k, g in acc.items()})
+    out.warnings = said
+    return out

@@ -159,6 +159,27 @@ def test_truncated_data_salvaged(recording, run):
     assert np.array_equal(salvaged.values, vals[:o.count])
 
 
+def test_remote_query_of_damaged_recording(recording, start_proxy):
+    """A damaged recording through the proxy, as locally: ECORRUPT naming
+    the stream, or with salvage=True the intact samples and the damage
+    (before: ECORRUPT whatever was asked)."""
+    path, vals, t0 = recording
+    idx = dssm.Recording(path).stream("odom").index
+    os.truncate(os.path.join(path, "streams", "%04d.data" % idx), 2000)
+    hp = start_proxy("--recordings", path.parent)
+    with pytest.raises(dssm.Error) as e:
+        dssm.query_remote(f"{hp}/{path.name}", streams="odom")
+    assert e.value.code == dssm.ECORRUPT and "odom:0" in e.value.message
+    local = dssm.Recording(path, salvage=True)
+    want = local.query("odom")["odom:0"]
+    got = dssm.query_remote(f"{hp}/{path.name}", streams="odom", salvage=True)
+    assert np.array_equal(got["odom:0"].tids, want.tids)
+    assert np.array_equal(got["odom:0"].payload, want.payload)
+    o = local.stream("odom")
+    assert got.warnings == [{"stream": "odom:0", "dropped_tail": o.dropped_tail,
+                             "damage": o.damage[o.damage.index(path.name + "/streams/"):]}]
+
+
 def test_remote_recording_query(recording, start_proxy):
     """The same recording served by `dssm proxy --recordings`: the same
     samples as the local bulk query."""
