@@ -2340,6 +2340,76 @@ static void test_remote_query_of_damaged_recording(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+struct counted {
+	int streams, whole;
+	char more[256];
+};
+
+static void count_warning(void *user, const dssm_remote_warning *w)
+{
+	struct counted *n = user;
+	if (w->stream[0])
+		n->streams++;
+	else {
+		n->whole++;
+		snprintf(n->more, sizeof n->more, "%s", w->damage);
+	}
+}
+
+static int skip_sample(void *user, const char *stream, const dssm_sample_info *si,
+                       const void *data)
+{
+	(void)user, (void)stream, (void)si, (void)data;
+	return 0;
+}
+
+/* More damaged streams than a query's warnings may tell (64): 64 sent, the
+ * rest counted in the reply and told as one warning for the recording. */
+static void test_remote_query_warnings_capped(void **state)
+{
+	(void)state;
+	char dir[128], rec[160], data[220];
+	snprintf(dir, sizeof dir, "/tmp/dssm-test-dmgcap-%d", (int)getpid());
+	snprintf(rec, sizeof rec, "%s/run", dir);
+	mkdir(dir, 0755);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(rec, &c), 0);
+	enum { NS = 70 };
+	for (int i = 0; i < NS; i++) {
+		dssm_stream_info a;
+		memset(&a, 0, sizeof a);
+		snprintf(a.name, sizeof a.name, "s%d", i);
+		assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), i);
+		for (uint64_t k = 0; k < 2; k++)
+			assert_int_equal(dssm_container_append(c, i, k, (dssm_time_t)(k + 1) * MS, &k, sizeof k), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	for (int i = 0; i < NS; i++) {
+		snprintf(data, sizeof data, "%s/streams/%04d.data", rec, i);
+		assert_int_equal(truncate(data, 0), 0);
+	}
+	int port;
+	extra_args[0] = "--recordings";
+	extra_args[1] = dir;
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	char hp[64];
+	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	dssm_remote_query_result res;
+	struct counted n = {0, 0, ""};
+	assert_int_equal(dssm_query_remote_salvage(hp, "run", &q, skip_sample, count_warning, &n, &res), 0);
+	assert_int_equal(n.streams, 64);
+	assert_int_equal(n.whole, 1);
+	assert_non_null(strstr(n.more, "6 more"));
+	assert_int_equal(res.count, 0);
+	stop_proxy(pid, SIGTERM);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	testutil_namespace("remote");
@@ -2375,6 +2445,7 @@ int main(void)
 		cmocka_unit_test_setup(test_clock_offset_estimate, testutil_reset),
 		cmocka_unit_test_setup(test_remote_queries_of_recordings, testutil_reset),
 		cmocka_unit_test_setup(test_remote_query_of_damaged_recording, testutil_reset),
+		cmocka_unit_test_setup(test_remote_query_warnings_capped, testutil_reset),
 		cmocka_unit_test_setup(test_tls_relay_sees_nothing, testutil_reset),
 		cmocka_unit_test_setup(test_tls_flipped_byte, testutil_reset),
 	};

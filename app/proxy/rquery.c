@@ -34,6 +34,14 @@ static void served_text(const char *dir, const char *text, char *out, size_t cap
 	out[o] = '\0';
 }
 
+/* rc, with dssm_last_error() told without the served directory's path. */
+static int served_error(const char *dir, int rc)
+{
+	char text[1024];
+	served_text(dir, dssm_last_error(), text, sizeof text);
+	return dssm__fail(rc, "%s", text);
+}
+
 /* One RWARNING, or counted in `more` beyond the cap. */
 static void rquery_warn(struct client *c, struct rquery *rq, const char *stream,
                         const char *damage, uint64_t dropped)
@@ -85,6 +93,7 @@ void proxy_service_rquery(struct client *c)
 		dssm_record rec;
 		int rc = dssm_query_next(rq->q, &rec);
 		if (rc < 0) {
+			served_error(rq->dir, rc);
 			proxy_send_error(c, rq->request, rc, dssm_last_error());
 		} else if (rc == 0) {
 			rquery_damage(c, rq);
@@ -207,7 +216,7 @@ int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf 
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	if ((rc = dssm_container_open(path, &rq->c)) < 0) {
 		free(rq);
-		return rc;
+		return served_error(c->px->cfg.recordings, rc);
 	}
 	rq->warn = hd->type == WIRE_RQUERY_WARN;
 	rq->dir = c->px->cfg.recordings;
@@ -227,7 +236,7 @@ int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf 
 		rc = dssm_query_open(rq->c, rq->sel, rq->ns, start, end, &rq->q);
 	if (rc < 0) {
 		proxy_rquery_free(rq);
-		return rc;
+		return served_error(c->px->cfg.recordings, rc);
 	}
 	proxy_logf(c->px, 1, "%s: query of %s", c->peer, name);
 	c->rq = rq;
