@@ -1171,6 +1171,14 @@ static void rq_warning(void *user, const dssm_remote_warning *w)
 	seen->warnings++;
 }
 
+/* A query of the whole recording "run" with warnings, counted in *seen. */
+static int rq_salvage(struct fake *fk, struct rq_seen *seen, dssm_remote_query_result *res)
+{
+	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
+	*seen = (struct rq_seen){0, 0};
+	return dssm_query_remote_salvage(hp(fk), "run", &q, rq_sample, rq_warning, seen, res);
+}
+
 /* A recording's query with warnings (RQUERY_WARN). Against a proxy older
  * than it: asked again as RQUERY on a new connection, answered. Against a
  * hostile one: more RWARNINGs than the limit, one cut short, a reply that
@@ -1184,17 +1192,14 @@ static void test_rquery_warnings_hostile(void **state)
 	dssm_remote_query_result res = {0, 0, 0};
 	struct rq_seen seen = {0, 0};
 	fake_start(&fk, RQ_OLD);
-	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
-	                                           &res), 0);
+	assert_int_equal(rq_salvage(&fk, &seen, &res), 0);
 	assert_int_equal(seen.samples, 1);
 	assert_int_equal(seen.warnings, 0);
 	assert_int_equal(res.count, 1);
 	assert_int_equal(fk.conns, 2); /* refused, then asked the old way */
 	fake_stop(&fk);
 	fake_start(&fk, RQ_FLOOD);
-	seen = (struct rq_seen){0, 0};
-	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
-	                                           &res), DSSM_EPROTO);
+	assert_int_equal(rq_salvage(&fk, &seen, &res), DSSM_EPROTO);
 	assert_non_null(strstr(dssm_last_error(), "more than 64 RWARNINGs"));
 	assert_int_equal(seen.warnings, WIRE_RQ_MAX_WARNINGS);
 	assert_int_equal(seen.samples, 0);
@@ -1204,16 +1209,12 @@ static void test_rquery_warnings_hostile(void **state)
 	assert_non_null(strstr(dssm_last_error(), "RWARNING to an RQUERY"));
 	fake_stop(&fk);
 	fake_start(&fk, RQ_CUT);
-	seen = (struct rq_seen){0, 0};
-	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
-	                                           &res), DSSM_EPROTO);
+	assert_int_equal(rq_salvage(&fk, &seen, &res), DSSM_EPROTO);
 	assert_non_null(strstr(dssm_last_error(), "RWARNING"));
 	assert_int_equal(seen.warnings, 0);
 	fake_stop(&fk);
 	fake_start(&fk, RQ_MISCOUNT);
-	seen = (struct rq_seen){0, 0};
-	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, rq_warning, &seen,
-	                                           &res), DSSM_EPROTO);
+	assert_int_equal(rq_salvage(&fk, &seen, &res), DSSM_EPROTO);
 	assert_non_null(strstr(dssm_last_error(), "counts 2 warnings where 1 came"));
 	fake_stop(&fk);
 	assert_int_equal(dssm_query_remote_salvage(hp(&fk), "run", &q, rq_sample, NULL, &seen, &res),

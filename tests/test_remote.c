@@ -2136,6 +2136,19 @@ static int collect(void *user, const char *stream, const dssm_sample_info *si, c
 	return 0;
 }
 
+/* A proxy serving the recordings in dir (--recordings); its "HOST:PORT". */
+static pid_t start_recordings_proxy(const char *dir, char *hp, size_t cap)
+{
+	int port;
+	extra_args[0] = "--recordings";
+	extra_args[1] = dir;
+	pid_t pid = start_proxy(0, NULL, NULL, &port);
+	extra_args[0] = extra_args[1] = NULL;
+	assert_true(pid > 0);
+	snprintf(hp, cap, "127.0.0.1:%d", port);
+	return pid;
+}
+
 static void test_remote_queries_of_recordings(void **state)
 {
 	(void)state;
@@ -2162,14 +2175,8 @@ static void test_remote_queries_of_recordings(void **state)
 		}
 	}
 	dssm_container_sync(c); /* not closed: still "being recorded" */
-	int port;
-	extra_args[0] = "--recordings";
-	extra_args[1] = dir;
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	extra_args[0] = extra_args[1] = NULL;
-	assert_true(pid > 0);
 	char hp[64];
-	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	pid_t pid = start_recordings_proxy(dir, hp, sizeof hp);
 	static struct collected got;
 	dssm_remote_query_result res;
 	/* history: a window of the small stream */
@@ -2307,14 +2314,8 @@ static void test_remote_query_of_damaged_recording(void **state)
 	dssm_container_stream(c, 0, &info);
 	assert_non_null(info.damage);
 	assert_true(local.n > 0 && local.n < 100);
-	int port;
-	extra_args[0] = "--recordings";
-	extra_args[1] = dir;
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	extra_args[0] = extra_args[1] = NULL;
-	assert_true(pid > 0);
 	char hp[64];
-	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	pid_t pid = start_recordings_proxy(dir, hp, sizeof hp);
 	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
 	dssm_remote_query_result res;
 	got.n = 0;
@@ -2388,14 +2389,8 @@ static void test_remote_query_warnings_capped(void **state)
 		snprintf(data, sizeof data, "%s/streams/%04d.data", rec, i);
 		assert_int_equal(truncate(data, 0), 0);
 	}
-	int port;
-	extra_args[0] = "--recordings";
-	extra_args[1] = dir;
-	pid_t pid = start_proxy(0, NULL, NULL, &port);
-	extra_args[0] = extra_args[1] = NULL;
-	assert_true(pid > 0);
 	char hp[64];
-	snprintf(hp, sizeof hp, "127.0.0.1:%d", port);
+	pid_t pid = start_recordings_proxy(dir, hp, sizeof hp);
 	dssm_remote_query q = {NULL, DSSM_RQ_HISTORY, INT64_MIN, INT64_MAX, 0, 0, 0};
 	dssm_remote_query_result res;
 	struct counted n = {0, 0, ""};
