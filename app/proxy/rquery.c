@@ -68,7 +68,9 @@ static void rquery_damage(struct client *c, struct rquery *rq)
 	for (int k = 0; rq->warn && k < rq->ns; k++) {
 		dssm_recorded r;
 		int i = rq->sel[k];
-		dssm_container_stream(rq->c, i, &r);
+		/* (brief: a file read in place is not read for it; its damage is
+		 * no figure, but the query's error) */
+		dssm_container_stream_brief(rq->c, i, &r);
 		if (rq->said[i] || !(r.damage || r.dropped_tail))
 			continue;
 		char label[DSSM_NAME_MAX + 16];
@@ -149,11 +151,17 @@ static int rquery_select(struct rquery *rq, const char *list, dssm_time_t *newes
 		dssm_container_stream_brief(rq->c, i, &rec);
 		if (!dssm_name_list_matches(list[0] ? list : NULL, rec.info.name, rec.info.id))
 			continue;
-		if (rq->warn) {
+		/* (not a file read in place: its headers would be read, which
+		 * may take seconds of the proxy's loop; its damage is met by the
+		 * query, and said at the end) */
+		const char *codec;
+		uint64_t disk = DSSM_SIZE_UNKNOWN;
+		dssm_container_stream_storage(rq->c, i, &codec, &disk);
+		if (rq->warn && disk != DSSM_SIZE_UNKNOWN) {
 			int rc = dssm_container_verify(rq->c, i);
 			if (rc < 0)
 				return rc;
-			dssm_container_stream(rq->c, i, &rec);
+			dssm_container_stream_brief(rq->c, i, &rec);
 		}
 		rq->sel[rq->ns++] = i;
 		if (rec.count && rec.last > *newest)
