@@ -152,8 +152,8 @@ static int rquery_select(struct rquery *rq, const char *list, dssm_time_t *newes
 		if (!dssm_name_list_matches(list[0] ? list : NULL, rec.info.name, rec.info.id))
 			continue;
 		/* (not a file read in place: its headers would be read, which
-		 * may take seconds of the proxy's loop; its damage is met by the
-		 * query, and said at the end) */
+		 * may take seconds of the proxy's loop; damage the query meets
+		 * in it is the query's error, as before) */
 		const char *codec;
 		uint64_t disk = DSSM_SIZE_UNKNOWN;
 		dssm_container_stream_storage(rq->c, i, &codec, &disk);
