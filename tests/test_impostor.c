@@ -73,7 +73,8 @@ static struct {
 static int seq_n;
 
 struct fake {
-	int lfd, port, conns;
+	int lfd, port;
+	atomic_int conns;        /* accepted so far (read by the test while the fake runs) */
 	atomic_int primed;       /* SUB_LATE_FLOOD: all of it sent; SUB_PARTIAL: half of it */
 	atomic_int go;           /* SUB_PARTIAL, SLOW_WRITE: the test's word to go on */
 	enum scenario what;
