@@ -50,9 +50,14 @@ static inline void ring_lines_print(void)
 	int data = (64 + DSSM_ALIGN - 1) / DSSM_ALIGN;
 	int writes = ring_line_count(ws) + 2 + data, reads = ring_line_count(rs) + data;
 	int cross = ring_line_count(ws & rs) + data;
+	/* write.c's own_next_slot: after its commit a writer takes the next
+	 * slot's header and data lines for writing, off the hop's path (a
+	 * reader's prefetcher fetches the header beside the data it reads) */
+	int ahead = 2; /* the header line and the first data line */
 	printf("  lines a hop touches (ring layout %u): the writer %d, the reader %d; "
-	       "%d cross (written by one, read by the other) | atomic: 2, 2; 2 cross\n",
-	       DSSM_LAYOUT_VERSION, writes, reads, cross);
+	       "%d cross (written by one, read by the other); the writer takes the next "
+	       "slot's %d (header, data) ahead | atomic: 2, 2; 2 cross\n",
+	       DSSM_LAYOUT_VERSION, writes, reads, cross, ahead);
 }
 
 #endif
