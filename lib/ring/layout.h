@@ -285,7 +285,8 @@ static inline uint64_t next_place(const dssm_stream *s, uint64_t place)
  * the store: only a hint, it changes nothing stored. In assembly: GCC
  * emits prefetchw for __builtin_prefetch(p, 1) only with -mprfchw (x86-64
  * CPUs without the instruction, Intel before Broadwell, decode it as a
- * NOP), and GCC 12 for aarch64 at -O2 dropped the builtin in write.c. */
+ * NOP), and GCC 12 at -O2 dropped the builtin in write.c for aarch64
+ * (and for armhf, left so: no write prefetch in its baseline ARMv7). */
 static inline void prefetch_for_write(const void *p)
 {
 #if defined(__x86_64__) || defined(__i386__)
