@@ -340,6 +340,31 @@ int dssm__store_flush_direct(dssm_container *c, int idx)
 	return err ? direct_failed(c, idx, err, off) : 0;
 }
 
+/* A record that could not be written whole (errno err writing `what`; 0:
+ * failed before any write, its error already set): .data is cut back to
+ * the records before it - a part of it left there would put the next
+ * records after it, not where their index entries say - and the
+ * buffered descriptor continues there. The records accepted before it are
+ * all kept; the error names the stream. */
+static int unwrite(dssm_container *c, int stream, int err, const char *what)
+{
+	struct cstream *s = &c->s[stream];
+	if (ftruncate(s->data_fd, (off_t)s->flushed) == 0) {
+		lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+		/* (a truncate frees the blocks past it, reserved or not) */
+		if (s->data_reserved != UINT64_MAX && s->data_reserved > s->flushed)
+			s->data_reserved = s->flushed;
+	}
+	if (!err)
+		return 0;
+	errno = err;
+	return dssm__fail_errno(err == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
+	                        "%s: %s writing %s of '%s:%d' (stream %d): the sample is not "
+	                        "stored, the ones before it are kept", c->dir,
+	                        err == ENOSPC ? "disk full" : "write error", what, s->info.name,
+	                        s->info.id, stream);
+}
+
 /* Append a record with O_DIRECT at the next block boundary: copied into the
  * stream's O_DIRECT writer, which writes it soon (a failure shows at the
  * next O_DIRECT record or sync). *total becomes the bytes it takes from the
@@ -359,13 +384,12 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
 	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	size_t gap = (size_t)(start - s->flushed);
 	static const uint8_t zeros[DIRECT_BLOCK];
-	if (gap && (rc = dssm__store_write_all(s->data_fd, zeros, gap, "a block gap")) < 0)
-		return rc;
+	if (gap && dssm__store_write_all(s->data_fd, zeros, gap, "a block gap") < 0)
+		return unwrite(c, stream, errno, "the zeros before an O_DIRECT record");
 	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	rc = dssm__direct_put(&s->dw, s->direct_fd, start, head, data, len, size);
 	if (rc < 0) {
-		if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
-			lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
+		unwrite(c, stream, 0, NULL);
 		return rc;
 	}
 	/* the buffered descriptor continues after it */
@@ -435,14 +459,8 @@ static int write_record(dssm_container *c, int stream, const uint8_t *head, cons
 		struct iovec iov[3] = {{(void *)head, RECORD_HEADER}, {(void *)data, len},
 		                       {(void *)zeros, pad}};
 		ssize_t k = writev(s->data_fd, iov, 3);
-		if (k != (ssize_t)*total) {
-			int saved = k < 0 ? errno : ENOSPC;
-			if (ftruncate(s->data_fd, (off_t)s->flushed) == 0)
-				lseek(s->data_fd, (off_t)s->flushed, SEEK_SET);
-			errno = saved;
-			return dssm__fail_errno(saved == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-			                        "appending to stream %d of %s", stream, c->dir);
-		}
+		if (k != (ssize_t)*total)
+			return unwrite(c, stream, k < 0 ? errno : ENOSPC, "a record");
 		s->flushed += *total;
 		return 0;
 	}
