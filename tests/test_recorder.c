@@ -10,6 +10,7 @@
 
 #include "dssm/container.h"
 #include "dssm/recorder.h"
+#include "lib/record/record.h"
 #include "testutil.h"
 
 static char root[256];
@@ -49,8 +50,8 @@ static void *write_samples(void *arg)
 
 /* Wait (up to 10 s) until every stream reached `want` samples. */
 /* Wait until every stream (or only the one named `only`, when not NULL)
- * has recorded want samples: the recorder's stop does not drain its rings,
- * so a test waits for what it will count. */
+ * has recorded want samples (a stream at its limit, or a test that polls
+ * while the rings are written, waits for what it will count). */
 static void wait_recorded_of(dssm_recorder *r, const char *only, uint64_t want)
 {
 	for (int t = 0; t < 1000; t++) {
@@ -464,6 +465,61 @@ static void test_times_backwards(void **state)
 	dssm_close(s);
 }
 
+static void *stop_recorder(void *arg)
+{
+	assert_int_equal(dssm_recorder_stop(arg), 0);
+	return NULL;
+}
+
+/* 100 samples in a ring the recorder has not read yet (its thread held at
+ * the lock its stores take) when the recording ends: asked to stop
+ * (--duration, SIGINT), it takes them all first; stopped by itself (a full
+ * disk...), it counts those it did not take as not stored. Before, both
+ * left them in the ring counted nowhere (1 recorded, 0 lost, 0 unstored). */
+static void test_stop_takes_what_rings_hold(void **state)
+{
+	(void)state;
+	for (int hard = 0; hard < 2; hard++) {
+		dssm_stream *a = testutil_create("rec-stop", 64, 256);
+		char dir[300];
+		dir_for(dir, sizeof dir, hard ? "stop-hard" : "stop-asked");
+		dssm_recorder_config cfg;
+		dssm_recorder_config_init(&cfg);
+		cfg.dir = dir;
+		dssm_recorder *r;
+		assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+		assert_int_equal(dssm_recorder_add(r, "rec-stop"), 0);
+		assert_int_equal(dssm_recorder_start(r), 0);
+		pthread_mutex_lock(&r->lock);
+		uint8_t buf[64] = {0};
+		for (int k = 0; k < 100; k++)
+			assert_true(dssm_write(a, buf, sizeof buf, dssm_now()) >= 0);
+		pthread_t t;
+		if (hard) { /* (dssm__recorder_stop_with, the lock being held here) */
+			snprintf(r->stop_reason, sizeof r->stop_reason, "stopped by the test");
+			atomic_store(&r->stop, 1);
+		}
+		pthread_create(&t, NULL, stop_recorder, r);
+		usleep(300000); /* (the stop under way; a late one changes nothing) */
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(t, NULL);
+		dssm_recorder_stats st;
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		assert_int_equal(st.recorded + st.lost + st.unstored, 100);
+		assert_int_equal(st.kept, st.recorded);
+		if (!hard) {
+			assert_int_equal(st.recorded, 100);
+			assert_null(dssm_recorder_stopped(r));
+		} else {
+			assert_true(st.unstored >= 98);
+			assert_string_equal(dssm_recorder_stopped(r), "stopped by the test");
+		}
+		dssm_recorder_free(r);
+		dssm_close(a);
+		dssm_remove("rec-stop", 0);
+	}
+}
+
 int main(void)
 {
 	testutil_namespace("recorder");
@@ -476,6 +532,7 @@ int main(void)
 		cmocka_unit_test_setup(test_split_at_its_size, testutil_reset),
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
+		cmocka_unit_test_setup(test_stop_takes_what_rings_hold, testutil_reset),
 		cmocka_unit_test(test_name_patterns),
 		cmocka_unit_test_setup(test_times_backwards, testutil_reset),
 		cmocka_unit_test_setup(test_late_rings_whole, testutil_reset),

@@ -168,6 +168,13 @@ int dssm_recorder_poll(dssm_recorder *r);
  * NULL: still recording, or every stream reached its limit. */
 const char *dssm_recorder_stopped(dssm_recorder *r);
 /* Stop the threads, close the part, count what the parts on disk hold.
+ * Each stream's thread first takes what its ring holds when it sees the
+ * stop (within about 250 ms: it may be waiting for a sample), so samples
+ * written before the stop are recorded, not left uncounted in the ring;
+ * not a recording read as a source (the rest of it stays there), nor a
+ * stream at its limit. A recording that stopped by itself (poll returned
+ * 1) takes nothing more: what it left in the rings is counted in
+ * `unstored` (`lost` for what the ring had overwritten).
  * Returns the first error closing met (the counts are still made). */
 int dssm_recorder_stop(dssm_recorder *r);
 
@@ -180,7 +187,9 @@ typedef struct dssm_recorder_stats {
 	uint64_t lost;              /* overwritten in the ring before they were read */
 	uint64_t unstored;          /* read, but refused by the recording (it stopped,
 	                               or the sample's time was out of order by
-	                               1 s or less: docs/container-format.md) */
+	                               1 s or less: docs/container-format.md), or
+	                               left in the ring when the recording
+	                               stopped by itself (dssm_recorder_stop) */
 	uint64_t kept;              /* after stop: what the parts on disk hold */
 	int done;                   /* reached the limit, or failed */
 	const char *error;          /* NULL, or why this stream stopped */

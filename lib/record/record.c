@@ -7,8 +7,9 @@
  *
  * Threads: each stream's thread reads its ring and appends under r->lock
  * (a container is not thread-safe); the caller's thread adds streams,
- * rotates parts and syncs under the same lock. r->stop tells the stream
- * threads to finish; r->stop_reason is set once, under the lock.
+ * rotates parts and syncs under the same lock. r->finish tells the stream
+ * threads to take what their rings hold and end, r->stop to end now
+ * (record_finish.c); r->stop_reason is set once, under the lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -35,15 +36,6 @@ void dssm_recorder_config_init(dssm_recorder_config *cfg)
 		return;
 	memset(cfg, 0, sizeof *cfg);
 	cfg->sync = DSSM_NSEC_PER_SEC;
-}
-
-void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
-{
-	pthread_mutex_lock(&r->lock);
-	if (!r->stop_reason[0] && why)
-		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
-	pthread_mutex_unlock(&r->lock);
-	atomic_store(&r->stop, 1);
 }
 
 /* ---- the stream threads ---- */
@@ -115,6 +107,8 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 	}
 	if (rc < 0)
 		return rc;
+	rs->next = si.tid + 1;
+	rs->has_next = 1;
 	atomic_fetch_add(&rs->lost, missed);
 	rc = store_sample(r, rs, &si, b->p);
 	/* the ring's time went back (record_follow.c): a new entry, or counted */
@@ -155,10 +149,12 @@ static void *drain(void *arg)
 	b.p = malloc(b.cap ? b.cap : 1);
 	int rc = b.p ? 0 : dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte sample", b.cap);
 	unsigned taken = 0;
-	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&rs->done)) {
+	int ended = 0; /* by itself: its limit, a recording read to its end */
+	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&r->finish) && !ended) {
 		int got = dssm__recorder_take(r, rs, &b);
 		if (got == 2 || got < 0) {
 			rc = got < 0 ? got : 0;
+			ended = 1;
 			break;
 		}
 		if (got == 0 && ++taken < 1024)
@@ -167,6 +163,7 @@ static void *drain(void *arg)
 		rc = rs->follow ? dssm__recorder_follow(r, rs, &b) : 0;
 		if (rc == 2) {
 			rc = 0;
+			ended = 1;
 			break;
 		}
 		if (rc < 0 || got == 0)
@@ -178,6 +175,7 @@ static void *drain(void *arg)
 			if ((rc = dssm__recorder_follow(r, rs, &b)) == 0 && atomic_load(&rs->remade) != was)
 				continue;
 			rc = rc < 0 ? rc : 0;
+			ended = 1;
 			break;
 		}
 		if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) /* gone, not followed yet */
@@ -186,6 +184,7 @@ static void *drain(void *arg)
 		    (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY))
 			rc = 0;
 	}
+	rc = rc >= 0 && !ended ? dssm__recorder_finish(r, rs, &b) : rc;
 	if (rc < 0 && !rs->error[0])
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 	/* a full disk or a write error: stop everything cleanly at once, so
@@ -526,10 +525,11 @@ int dssm_recorder_stop(dssm_recorder *r)
 		return dssm__fail(DSSM_EINVAL, "dssm_recorder_stop: NULL recorder");
 	if (r->stopped)
 		return 0;
-	atomic_store(&r->stop, 1);
+	atomic_store(&r->finish, 1); /* what the rings hold is taken first */
 	for (int i = 0; i < r->n; i++)
 		if (r->v[i]->started)
 			pthread_join(r->v[i]->thread, NULL);
+	atomic_store(&r->stop, 1);
 	dssm__recorder_tell(r);
 	int rc = 0;
 	char why[600] = "";

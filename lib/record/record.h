@@ -40,6 +40,8 @@ struct rstream {
 	int from;                  /* DSSM_FROM_NOW, _OLDEST (cfg) or _TID (start_at) */
 	uint64_t from_tid;         /*   at this TID */
 	_Atomic uint64_t count, bytes, lost, unstored;
+	uint64_t next;             /* the TID after the last one read (its thread's) */
+	int has_next;              /*   once one was read */
 	dssm_time_t last_time;     /* of the sample stored last (its thread's) */
 	int told_unordered;        /* the notice of times out of order was given */
 	uint64_t kept;             /* after stop: what the parts hold */
@@ -68,7 +70,8 @@ struct dssm_recorder {
 	int n, cap;
 	char **patterns;           /* add_matching's globs */
 	int npatterns;
-	atomic_int stop;
+	atomic_int stop;           /* now: stopped by itself (stop_reason), or done */
+	atomic_int finish;         /* dssm_recorder_stop: take what the rings hold, then end */
 	char stop_reason[4400];
 	int (*start_at)(void *user, const char *address, uint64_t *tid); /* set_start */
 	void *start_user;
@@ -99,6 +102,10 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
  * stored, 1 none ready, 2 this stream is done (no part: the recording is
  * stopping), or an error (b->write_error set for a disk's). */
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+
+/* record_finish.c, from rs's thread when the recording stops (r->finish:
+ * take what its ring holds first; r->stop: count what is left in it). */
+int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
 
 /* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
  * proxy cannot meet at once, which it refuses for a ring made again), a

@@ -1,0 +1,75 @@
+/*
+ * record_finish.c - a stream's thread at the end of a recording. Asked to
+ * stop (dssm_recorder_stop: --duration, SIGINT, SIGTERM), it first takes
+ * what its ring holds when it sees the stop: the samples written before
+ * then are recorded, not left in the ring uncounted. Stopped by itself (a
+ * full disk, a write error, min_free, a failed split), it takes nothing
+ * more and counts what its ring still holds past its last read: `unstored`
+ * (`lost` for those the ring overwrote first). Not for a recording read as
+ * a source (the rest of it is still there, nothing is in a ring) nor for
+ * a stream that ended by itself (--limit: what follows is past the limit).
+ */
+#include <stdio.h>
+
+#include "lib/base/base.h"
+#include "record.h"
+
+void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
+{
+	pthread_mutex_lock(&r->lock);
+	if (!r->stop_reason[0] && why)
+		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
+	pthread_mutex_unlock(&r->lock);
+	atomic_store(&r->stop, 1);
+}
+
+/* The TID after the newest sample the ring holds, and its oldest; 0: none
+ * (or it cannot tell). */
+static uint64_t ring_end(dssm_stream *s, uint64_t *oldest)
+{
+	uint64_t newest;
+	return dssm_tid_range(s, oldest, &newest) == 0 ? newest + 1 : 0;
+}
+
+/* Where the thread's reads are: known once it read a sample; before, one
+ * is read (not stored) to find it. 0: nothing to read. */
+static int position(struct rstream *rs, struct drain_buf *b)
+{
+	dssm_sample_info si;
+	uint64_t missed = 0;
+	if (rs->has_next)
+		return 1;
+	if (dssm_read_next(rs->s, b->p, b->cap, &si, &missed) < 0)
+		return 0;
+	atomic_fetch_add(&rs->lost, missed);
+	rs->next = si.tid; /* (counted below with the others not stored) */
+	rs->has_next = 1;
+	return 1;
+}
+
+/* Stopped by itself: what the ring holds past the thread's last read. */
+static void count_left(struct rstream *rs, struct drain_buf *b, uint64_t end, uint64_t oldest)
+{
+	if (!position(rs, b) || rs->next >= end)
+		return;
+	uint64_t gone = oldest > rs->next ? (oldest < end ? oldest : end) - rs->next : 0;
+	atomic_fetch_add(&rs->lost, gone);
+	atomic_fetch_add(&rs->unstored, end - rs->next - gone);
+}
+
+int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
+{
+	if (rs->follow == FOLLOW_RECORDING)
+		return 0;
+	uint64_t oldest = 0, end = ring_end(rs->s, &oldest);
+	while (!atomic_load(&r->stop) && end && (!rs->has_next || rs->next < end)) {
+		int got = dssm__recorder_take(r, rs, b);
+		if (got == 1 || got == 2)
+			return 0; /* nothing newer (its writer is gone), or its limit */
+		if (got < 0)
+			return got;
+	}
+	if (atomic_load(&r->stop) && (end = ring_end(rs->s, &oldest)) != 0)
+		count_left(rs, b, end, oldest);
+	return 0;
+}
