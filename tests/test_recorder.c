@@ -520,6 +520,58 @@ static void test_stop_takes_what_rings_hold(void **state)
 	}
 }
 
+/* A recording made with losses (TIDs 0 1 2 10 11 12 20) recorded again,
+ * read as a source (DIR/NAME): the copy keeps its TIDs, and its recorder
+ * lost nothing, so it says 0 lost. Before, it counted the source's gaps
+ * (14) as its own losses. */
+static void test_record_a_recording_with_gaps(void **state)
+{
+	(void)state;
+	char src[300], dir[300], address[400];
+	dir_for(src, sizeof src, "gaps-src");
+	dir_for(dir, sizeof dir, "gaps-copy");
+	static const uint64_t tids[] = {0, 1, 2, 10, 11, 12, 20};
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(src, &c), 0);
+	dssm_stream_info i = {0};
+	snprintf(i.name, sizeof i.name, "gappy");
+	snprintf(i.type, sizeof i.type, "t");
+	i.max_size = 16;
+	i.slots = 100;
+	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	for (int k = 0; k < 7; k++)
+		assert_int_equal(dssm_container_append(c, 0, tids[k], 1000 * (k + 1), "sample", 6), 0);
+	assert_int_equal(dssm_container_close(c), 0);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	snprintf(address, sizeof address, "%s/gappy", src);
+	assert_int_equal(dssm_recorder_add(r, address), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	wait_recorded(r, 7);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded, 7);
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.unstored, 0);
+	dssm_recorder_free(r);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_query *q;
+	dssm_record rec;
+	assert_int_equal(dssm_query_open(c, NULL, 0, INT64_MIN, INT64_MAX, &q), 0);
+	for (int k = 0; k < 7; k++) {
+		assert_int_equal(dssm_query_next(q, &rec), 1);
+		assert_int_equal(rec.tid, tids[k]);
+	}
+	assert_int_equal(dssm_query_next(q, &rec), 0);
+	dssm_query_close(q);
+	dssm_container_close(c);
+}
+
 int main(void)
 {
 	testutil_namespace("recorder");
@@ -533,6 +585,7 @@ int main(void)
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test_setup(test_stop_takes_what_rings_hold, testutil_reset),
+		cmocka_unit_test(test_record_a_recording_with_gaps),
 		cmocka_unit_test(test_name_patterns),
 		cmocka_unit_test_setup(test_times_backwards, testutil_reset),
 		cmocka_unit_test_setup(test_late_rings_whole, testutil_reset),

@@ -184,7 +184,9 @@ typedef struct dssm_recorder_stats {
 	                               when it was last made again) */
 	uint64_t recorded;          /* samples the recording accepted */
 	uint64_t bytes;             /* their data bytes */
-	uint64_t lost;              /* overwritten in the ring before they were read */
+	uint64_t lost;              /* overwritten in the ring before they were read
+	                               (a recording as source: its entries passed
+	                               over, not the TID gaps it was made with) */
 	uint64_t unstored;          /* read, but refused by the recording (it stopped,
 	                               or the sample's time was out of order by
 	                               1 s or less: docs/container-format.md), or

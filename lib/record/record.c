@@ -27,6 +27,7 @@
 #include "dssm/container.h"
 #include "dssm/recorder.h"
 #include "record.h"
+#include "lib/store/recstream.h"
 #include "lib/store/set.h"
 #include "lib/store/store.h"
 
@@ -109,7 +110,9 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 		return rc;
 	rs->next = si.tid + 1;
 	rs->has_next = 1;
-	atomic_fetch_add(&rs->lost, missed);
+	/* a recording as source: its TID gaps are its own recorder's losses */
+	uint64_t passed = rs->follow == FOLLOW_RECORDING ? dssm__recording_passed(rs->s) : UINT64_MAX;
+	atomic_fetch_add(&rs->lost, passed != UINT64_MAX ? passed : missed);
 	rc = store_sample(r, rs, &si, b->p);
 	/* the ring's time went back (record_follow.c): a new entry, or counted */
 	if (rc == DSSM_EBACKWARDS && (rc = dssm__recorder_time_back(r, rs, &si)) == 0)

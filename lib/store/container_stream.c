@@ -9,7 +9,8 @@
  * recorder appends what read_next returns), so a TID is found by a binary
  * search of the index; a TID the recorder missed is DSSM_ETOOOLD, as a
  * sample that left a ring's history, and read_next counts such gaps in
- * *missed, as it does damaged entries. A recording still being written is
+ * *missed, as it does damaged entries (dssm__recording_passed tells the
+ * entries alone, for a recorder of it). A recording still being written is
  * refreshed (this stream only) before each read, and the waits poll it
  * until the recorder adds what they wait for.
  *
@@ -57,6 +58,7 @@ static void follow_front(struct recording *r)
 		r->pos_i -= k;
 		return;
 	}
+	r->carried_entries += k - 1 - r->pos_i; /* (gone unread) */
 	r->has_pos = 0;
 	r->want_set = 1;
 	r->want = r->pos_tid + 1;
@@ -108,8 +110,8 @@ static int read_entry(dssm_stream *s, uint64_t i, int ahead, void *buf, size_t c
 	r->want_set = 0;
 	r->pos_i = i;
 	r->pos_tid = rec.tid;
-	if (!ahead)
-		r->carried = 0; /* a new position: nothing passed over before it */
+	if (!ahead) /* a new position: nothing passed over before it */
+		r->carried = r->carried_entries = 0;
 	return 0;
 }
 
@@ -228,6 +230,7 @@ static int read_next_at_end(dssm_stream *s, uint64_t from, uint64_t n, uint64_t 
 	uint64_t last = n ? tid_at(r, n - 1, &rc) : 0;
 	if (rc == 0 && n > from && last >= want) {
 		r->carried += last + 1 - want;
+		r->carried_entries += n - from;
 		r->has_pos = 1;
 		r->want_set = 0;
 		r->pos_i = n - 1;
@@ -275,8 +278,20 @@ static int rec_read_next(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 	/* TIDs the recorder did not record were passed over: missed */
 	if (missed)
 		*missed = (si.tid > want ? si.tid - want : 0) + r->carried;
-	r->carried = 0;
+	r->passed = (i - from) + r->carried_entries;
+	r->carried = r->carried_entries = 0;
 	return 0;
+}
+
+uint64_t dssm__recording_passed(dssm_stream *s)
+{
+	if (!s || s->ops != &dssm__recording_ops)
+		return UINT64_MAX;
+	struct recording *r = rec_of(s);
+	pthread_mutex_lock(&r->lock);
+	uint64_t n = r->passed;
+	pthread_mutex_unlock(&r->lock);
+	return n;
 }
 
 static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
@@ -315,7 +330,7 @@ static int rec_subscribe(dssm_stream *s, int from, uint64_t tid)
 	uint64_t n = dssm__query_count(r->q);
 	r->has_pos = 0;
 	r->want_set = 0;
-	r->carried = 0;
+	r->carried = r->carried_entries = 0;
 	if (from == DSSM_FROM_TID || (from == DSSM_FROM_NOW && n == 0)) {
 		r->want_set = 1;
 		r->want = from == DSSM_FROM_TID ? tid : 0;

@@ -24,6 +24,10 @@ struct recording {
 	 * good after them yet): added to the missed of the next sample it
 	 * returns, as a ring's read_next does with what it moved past */
 	uint64_t carried;
+	/* the same in entries the recording holds (damaged, or taken by a
+	 * rolling window before they were read), and what the last sample
+	 * read_next returned passed over of them (dssm__recording_passed) */
+	uint64_t carried_entries, passed;
 	/* entries the rolling window of a set took from the stream's front,
 	 * as far as the read position knows (set.c) */
 	uint64_t front_seen;
@@ -31,5 +35,12 @@ struct recording {
 
 /* container_stream.c: the table of a recorded stream's calls. */
 extern const struct dssm_backend dssm__recording_ops;
+
+/* container_stream.c: of the missed of the last sample read_next returned
+ * from the recorded stream s, those the recording holds (damaged entries,
+ * entries a rolling window took before they were read): what a reader of
+ * it missed, where missed also counts the TIDs it never held (its own
+ * recorder's losses). UINT64_MAX if s is not a recorded stream. */
+uint64_t dssm__recording_passed(dssm_stream *s);
 
 #endif
