@@ -732,6 +732,26 @@ t_play_fresh() {
 	[ "$(wc -l <"$tmp/pfc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/pfc"
 }
 check "play into a ring with newer samples: refused up front, --fresh re-creates it" t_play_fresh
+# play bounds the shared memory of a ring it makes (--ring-mib, 256 by
+# default): a stream recorded with a long history of big samples is played
+# into a ring of fewer slots, said, with every sample (it made the recorded
+# 7201 slots x 2.2 MB: 15 GB)
+t_play_ring_cap() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-cap
+	head -c 60000 /dev/zero >"$tmp/cap.bin"
+	"$DSSM" write cap --create 65536 <"$tmp/cap.bin" >/dev/null || return 1
+	"$DSSM" write cap <"$tmp/cap.bin" >/dev/null || return 1
+	"$DSSM" record -o "$tmp/cap.d" cap --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" rm cap >/dev/null
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-p "$DSSM" play "$tmp/cap.d" --speed 100 --ring-mib 1 2>"$tmp/cape" || { cat "$tmp/cape"; return 1; }
+	cat "$tmp/cape"
+	has "ring 'cap:0' as recorded (1[0-9]* slots of 65536 bytes) would take 7.[0-9] MiB of shared memory, over --ring-mib 1: made with 1[0-9] slots" "$tmp/cape" || return 1
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-p "$DSSM" info cap --format json >"$tmp/capi" || return 1
+	DSSM_NAMESPACE=$DSSM_NAMESPACE-p "$DSSM" rm cap >/dev/null
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["count"] == 2 and 2 <= d["slots"] < 16, d' "$tmp/capi" || return 1
+	"$DSSM" play "$tmp/cap.d" --ring-mib 0 2>"$tmp/cape"; [ $? -eq 2 ] && has "ring-mib needs MiB" "$tmp/cape"
+}
+check "play makes a ring within --ring-mib of shared memory, fewer slots said" t_play_ring_cap
 # operands as a user means them: bag, MCAP and .db3 files read directly by
 # info, cat, query, play and export (no import step, no temporary left),
 # /TOPIC for the stream a topic became

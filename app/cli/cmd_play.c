@@ -19,12 +19,13 @@
 #include "dssm/container.h"
 #include "libssm.h"
 #include "lib/base/base.h"
+#include "lib/ring/ring.h"
 
 void help_play(FILE *out)
 {
 	fprintf(out,
 	        "usage: dssm play DIR|FILE [--streams A,B,...] [--speed X] [--now] [--loop]\n"
-	        "                 [--start T] [--end T] [--fresh] [--ssm-clock]\n\n"
+	        "                 [--start T] [--end T] [--fresh] [--ssm-clock] [--ring-mib N]\n\n"
 	        "Writes the recording's samples (DIR, or a ROS 1 bag, MCAP, rosbag2 .db3 or\n"
 	        "SSM log FILE, read directly) into rings of the same names, layouts, types,\n"
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
@@ -44,6 +45,9 @@ void help_play(FILE *out)
 	        "slot count among them; an entry of another type or encoding cannot share it:\n"
 	        "it is skipped, said, and the exit status is 1. A start that fails removes the\n"
 	        "rings it made.\n"
+	        "A ring takes at most --ring-mib MiB of shared memory (default 256): a\n"
+	        "stream recorded with a longer history (slots x sample size) is played into\n"
+	        "a ring of fewer slots, said; samples keep their size (2 slots at least).\n"
 	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
 	        "gettimeSSM() reads the time being played and runs at --speed; the replay is\n"
 	        "paced by that clock, so pausing it or changing its speed from elsewhere\n"
@@ -205,7 +209,7 @@ static void wait_clock(dssm_time_t t)
 /* What `dssm play` was asked for. */
 struct play_opts {
 	const char *list;
-	double speed;
+	double speed, ring_mib;   /* (--ring-mib: the most shared memory a ring takes) */
 	struct cli_time start, end;
 	int now, loop, fresh;
 };
@@ -221,6 +225,7 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 	                                         {"start", required_argument, 0, 'a'},
 	                                         {"end", required_argument, 0, 'e'},
 	                                         {"ssm-clock", no_argument, 0, 'C'},
+	                                         {"ring-mib", required_argument, 0, 'R'},
 	                                         {0, 0, 0, 0}};
 	int opt;
 	drive_clock = 0;
@@ -229,7 +234,8 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 			drive_clock = 1;
 		if ((opt == 'x' && cli_parse_double("play", "--speed", optarg, &o->speed) < 0) ||
 		    (opt == 'a' && cli_parse_time("play", "--start", optarg, &o->start) < 0) ||
-		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &o->end) < 0))
+		    (opt == 'e' && cli_parse_time("play", "--end", optarg, &o->end) < 0) ||
+		    (opt == 'R' && cli_parse_double("play", "--ring-mib", optarg, &o->ring_mib) < 0))
 			return EXIT_USAGE;
 		if (opt == 's' && cli_parse_stream_globs("play", "--streams", optarg) < 0)
 			return EXIT_USAGE;
@@ -248,7 +254,8 @@ static int play_parse_options(int argc, char **argv, struct play_opts *o)
 		return cli_usage("play", "needs one recording DIR");
 	if (!(o->speed > 0))
 		return cli_usage("play", "--speed must be > 0");
-	return 0;
+	return o->ring_mib >= 1 && o->ring_mib <= 1 << 30
+	           ? 0 : cli_usage("play", "--ring-mib needs MiB from 1 to 2^30");
 }
 
 /* A replay, from the rings' creation to the summary. */
@@ -312,6 +319,28 @@ static void group_layout(struct play_run *p, int i, const dssm_recorded *r,
 	}
 }
 
+/* The recorded layout within --ring-mib: fewer slots (said), never smaller
+ * samples; 2 slots at least (dssm_create says if /dev/shm cannot hold
+ * them). Bytes as dssm_create lays them out, in 64 bits (armhf). */
+static void play_cap_layout(const struct play_run *p, const dssm_recorded *r,
+                            dssm_stream_config *cfg)
+{
+	uint64_t cap = (uint64_t)(p->o->ring_mib * 1048576.0);
+	uint32_t slots = cfg->slots, most = dssm__ring_slots_within(r->info.name, r->info.id, cfg, cap);
+	if (most == slots)
+		return;
+	int64_t asked = dssm__ring_bytes(r->info.name, r->info.id, cfg);
+	cfg->slots = most ? most : 2;
+	char was[40] = "more than this machine can map", now[16];
+	if (asked >= 0)
+		cli_format_bytes(was, sizeof was, (double)asked);
+	cli_format_bytes(now, sizeof now, (double)dssm__ring_bytes(r->info.name, r->info.id, cfg));
+	fprintf(stderr, "dssm play: ring '%s:%d' as recorded (%u slots of %zu bytes) would take %s "
+	        "of shared memory, over --ring-mib %g: made with %u slots (%s)%s\n", r->info.name,
+	        r->info.id, slots, cfg->max_size, was, p->o->ring_mib, cfg->slots, now,
+	        most ? "" : ", the fewest a ring has");
+}
+
 /* Create the ring of stream i as it was recorded (--fresh: made again) and
  * check that it can take the replay's first sample. 0, or the exit status
  * after an error was printed. */
@@ -319,6 +348,7 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 {
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	group_layout(p, i, r, &cfg);
+	play_cap_layout(p, r, &cfg);
 	cfg.type = r->info.type;
 	cfg.encoding = r->info.encoding;
 	cfg.schema = dssm_container_schema(p->c, i);
@@ -514,7 +544,7 @@ static int play_pass(struct play_run *p, int pass)
 
 int cmd_play(int argc, char **argv)
 {
-	struct play_opts o = {.speed = 1.0, .start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}};
+	struct play_opts o = {.speed = 1.0, .ring_mib = 256, .start = {0, 0, 0, NULL}, .end = {0, 0, 0, NULL}};
 	int status = play_parse_options(argc, argv, &o);
 	if (status)
 		return status;

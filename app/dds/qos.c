@@ -159,35 +159,16 @@ uint32_t ddsb_reader_depth(const struct ddsb_config *cfg, uint32_t slots)
 	return depth > most ? (uint32_t)most : depth;
 }
 
-/* Does a ring of SLOTS x MAX_SIZE fit CAP bytes? (A layout dssm_create
- * refuses, or one too large for this machine's address space, does not.) */
-static int fits(uint32_t slots, size_t max_size, uint64_t cap)
-{
-	int64_t b = ddsb_ring_bytes(slots, max_size);
-	return b >= 0 && (uint64_t)b <= cap;
-}
-
 int ddsb_layout_cap(const struct ddsb_config *cfg, uint32_t *slots, size_t *max_size)
 {
-	uint64_t cap = ddsb_max_stream_bytes(cfg);
-	uint32_t s = *slots < 2 ? 2 : *slots;
-	size_t m = *max_size > cfg->max_size ? cfg->max_size : *max_size;
-	if (!fits(s, m, cap)) {
-		if (fits(2, m, cap)) {
-			/* the most slots that fit: fits() grows with slots */
-			uint32_t lo = 2, hi = s; /* fits(lo), !fits(hi) */
-			while (hi - lo > 1) {
-				uint32_t mid = lo + (hi - lo) / 2;
-				if (fits(mid, m, cap))
-					lo = mid;
-				else
-					hi = mid;
-			}
-			s = lo;
-		} else { /* the bridge's own layout, which the command checked fits */
-			s = cfg->slots;
-			m = cfg->max_size;
-		}
+	dssm_stream_config c = DSSM_STREAM_CONFIG_INIT; /* as make_ring (subscribe.c) */
+	c.slots = *slots < 2 ? 2 : *slots;
+	c.max_size = *max_size > cfg->max_size ? cfg->max_size : *max_size;
+	uint32_t s = dssm__ring_slots_within("ddsb", 0, &c, ddsb_max_stream_bytes(cfg));
+	size_t m = c.max_size;
+	if (!s) { /* the bridge's own layout, which the command checked fits */
+		s = cfg->slots;
+		m = cfg->max_size;
 	}
 	int cut = s != *slots || m != *max_size;
 	*slots = s;

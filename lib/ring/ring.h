@@ -42,6 +42,11 @@ int dssm__segment_identity(const char *name, int id, uint64_t *dev, uint64_t *in
  * time table, schema, property, header: the library's own layout), or a
  * negative DSSM_E* for a config it would refuse. */
 int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c);
+/* The most slots, up to c->slots (>= 2), whose ring of c's other sizes
+ * takes at most cap bytes as dssm__ring_bytes counts them (on a 32-bit
+ * machine, also within its address space); 0 if even 2 do not fit. */
+uint32_t dssm__ring_slots_within(const char *name, int id, const dssm_stream_config *c,
+                                 uint64_t cap);
 
 /* owner.c: writer identities that survive pid reuse. The process's owner
  * word and the calling thread's lock word are cached (no system call after

@@ -104,6 +104,31 @@ int64_t dssm__ring_bytes(const char *name, int id, const dssm_stream_config *c)
 	return rc < 0 ? rc : (int64_t)p.total;
 }
 
+uint32_t dssm__ring_slots_within(const char *name, int id, const dssm_stream_config *c,
+                                 uint64_t cap)
+{
+	dssm_stream_config t = *c;
+	uint32_t lo = 2, hi = c->slots; /* fits(lo), !fits(hi) */
+	if (hi < 2)
+		return 0;
+	int64_t b = dssm__ring_bytes(name, id, &t);
+	if (b >= 0 && (uint64_t)b <= cap)
+		return c->slots;
+	t.slots = 2;
+	if ((b = dssm__ring_bytes(name, id, &t)) < 0 || (uint64_t)b > cap)
+		return 0;
+	/* the bytes grow with the slots: the most that fit */
+	while (hi - lo > 1) {
+		t.slots = lo + (hi - lo) / 2;
+		b = dssm__ring_bytes(name, id, &t);
+		if (b >= 0 && (uint64_t)b <= cap)
+			lo = t.slots;
+		else
+			hi = t.slots;
+	}
+	return lo;
+}
+
 static uint32_t gcd(uint32_t a, uint32_t b)
 {
 	while (b) {
