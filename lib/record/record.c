@@ -155,9 +155,9 @@ static void *drain(void *arg)
 	int ended = 0; /* by itself: its limit, a recording read to its end */
 	while (rc >= 0 && !atomic_load(&r->stop) && !atomic_load(&r->finish) && !ended) {
 		int got = dssm__recorder_take(r, rs, &b);
-		if (got == 2 || got < 0) {
+		if (got == 2 || got < 0) { /* (2: its limit, or no part: the recording stops) */
 			rc = got < 0 ? got : 0;
-			ended = 1;
+			ended = got == 2 && !atomic_load(&r->stop);
 			break;
 		}
 		if (got == 0 && ++taken < 1024)
@@ -187,7 +187,7 @@ static void *drain(void *arg)
 		    (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY))
 			rc = 0;
 	}
-	rc = rc >= 0 && !ended ? dssm__recorder_finish(r, rs, &b) : rc;
+	rc = ended ? rc : dssm__recorder_finish(r, rs, &b, rc);
 	if (rc < 0 && !rs->error[0])
 		snprintf(rs->error, sizeof rs->error, "%s", dssm_last_error());
 	/* a full disk or a write error: stop everything cleanly at once, so

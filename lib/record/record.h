@@ -103,9 +103,10 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
  * stopping), or an error (b->write_error set for a disk's). */
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
 
-/* record_finish.c, from rs's thread when the recording stops (r->finish:
- * take what its ring holds first; r->stop: count what is left in it). */
-int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
+/* record_finish.c, from rs's thread when its loop ended with rc (r->finish:
+ * take what its ring holds first; r->stop or rc < 0, a failure: count what
+ * is left in it). Returns rc, or the error met taking. */
+int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b, int rc);
 
 /* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
  * proxy cannot meet at once, which it refuses for a ring made again), a

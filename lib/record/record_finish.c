@@ -5,9 +5,10 @@
  * then are recorded, not left in the ring uncounted. Stopped by itself (a
  * full disk, a write error, min_free, a failed split), it takes nothing
  * more and counts what its ring still holds past its last read: `unstored`
- * (`lost` for those the ring overwrote first). Not for a recording read as
- * a source (the rest of it is still there, nothing is in a ring) nor for
- * a stream that ended by itself (--limit: what follows is past the limit).
+ * (`lost` for those the ring overwrote first); so does a stream whose own
+ * reads or writes failed. Not for a recording read as a source (the rest
+ * of it is still there, nothing is in a ring) nor for a stream that ended
+ * by itself (--limit: what follows is past the limit).
  */
 #include <stdio.h>
 
@@ -57,19 +58,19 @@ static void count_left(struct rstream *rs, struct drain_buf *b, uint64_t end, ui
 	atomic_fetch_add(&rs->unstored, end - rs->next - gone);
 }
 
-int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
+int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b, int rc)
 {
 	if (rs->follow == FOLLOW_RECORDING)
-		return 0;
+		return rc;
 	uint64_t oldest = 0, end = ring_end(rs->s, &oldest);
-	while (!atomic_load(&r->stop) && end && (!rs->has_next || rs->next < end)) {
+	while (rc >= 0 && !atomic_load(&r->stop) && end && (!rs->has_next || rs->next < end)) {
 		int got = dssm__recorder_take(r, rs, b);
-		if (got == 1 || got == 2)
+		if (got == 1 || (got == 2 && !atomic_load(&r->stop)))
 			return 0; /* nothing newer (its writer is gone), or its limit */
 		if (got < 0)
-			return got;
+			rc = got; /* (a write error: what is left is counted) */
 	}
-	if (atomic_load(&r->stop) && (end = ring_end(rs->s, &oldest)) != 0)
+	if ((rc < 0 || atomic_load(&r->stop)) && (end = ring_end(rs->s, &oldest)) != 0)
 		count_left(rs, b, end, oldest);
-	return 0;
+	return rc;
 }
