@@ -5,7 +5,9 @@
  * the start chosen per stream (dssm_recorder_set_start), the config's
  * layout (ABI), and the name patterns.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 
 #include "dssm/container.h"
@@ -572,6 +574,50 @@ static void test_record_a_recording_with_gaps(void **state)
 	dssm_container_close(c);
 }
 
+/* A stream whose own write fails (a 1 MiB disk filled by 60 KB samples)
+ * with samples still unread in its ring: those are counted as not stored,
+ * so what it recorded, lost and did not store add up to what was written.
+ * Before, the failing stream's own rest was counted nowhere. */
+static void test_write_error_counts_the_rest(void **state)
+{
+	(void)state;
+	char mnt[300], dir[400];
+	dir_for(mnt, sizeof mnt, "tiny");
+	mkdir(mnt, 0755);
+	if (mount("tmpfs", mnt, "tmpfs", 0, "size=1m") < 0) {
+		print_message("skipped: cannot mount a small tmpfs here (%s)\n", strerror(errno));
+		skip();
+	}
+	snprintf(dir, sizeof dir, "%s/rec", mnt);
+	dssm_stream *a = testutil_create("rec-full", 60000, 256);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-full"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	static uint8_t buf[60000];
+	pthread_mutex_lock(&r->lock); /* (all 100 in the ring before the first store) */
+	for (int k = 0; k < 100; k++)
+		assert_true(dssm_write(a, buf, sizeof buf, dssm_now()) >= 0);
+	pthread_mutex_unlock(&r->lock);
+	int t;
+	for (t = 0; t < 1000 && dssm_recorder_poll(r) == 0; t++)
+		usleep(10000);
+	assert_true(t < 1000); /* it stopped by itself: the disk is full */
+	dssm_recorder_stop(r);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_non_null(st.error);
+	assert_true(st.recorded < 20);
+	assert_int_equal(st.recorded + st.lost + st.unstored, 100);
+	dssm_recorder_free(r);
+	dssm_close(a);
+	dssm_remove("rec-full", 0);
+	umount(mnt);
+}
+
 int main(void)
 {
 	testutil_namespace("recorder");
@@ -586,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test_setup(test_stop_takes_what_rings_hold, testutil_reset),
 		cmocka_unit_test(test_record_a_recording_with_gaps),
+		cmocka_unit_test_setup(test_write_error_counts_the_rest, testutil_reset),
 		cmocka_unit_test(test_name_patterns),
 		cmocka_unit_test_setup(test_times_backwards, testutil_reset),
 		cmocka_unit_test_setup(test_late_rings_whole, testutil_reset),
