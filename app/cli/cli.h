@@ -189,6 +189,9 @@ void cli_format_time(char *out, size_t cap, dssm_time_t t);
  * an engine's threads without a race (dssm.c checks it is lock-free). */
 extern _Atomic int cli_stop;
 void cli_catch_signals(void);
+/* The same signals to another handler (which sets cli_stop too): `record`'s
+ * second Ctrl-C while it stops. */
+void cli_catch_signals_with(void (*handler)(int));
 /* The reader of standard output went away (a pipe's reader closed, a
  * socket hung up): a command that follows a stream notices it while the
  * stream is quiet, as it would at its next write (EPIPE), and stops

@@ -86,7 +86,8 @@ void help_record(FILE *out)
 	        "Shows a status line per second; Ctrl-C or SIGTERM closes the container and\n"
 	        "prints a summary. At the end (--duration, Ctrl-C, SIGTERM) what the rings\n"
 	        "hold is recorded first (samples written up to the stop, seen within\n"
-	        "~250 ms); a recording that stops by itself (full disk, --min-free) counts\n"
+	        "~250 ms; a second Ctrl-C stops at once and counts the rest as not stored);\n"
+	        "a recording that stops by itself (full disk, --min-free) counts\n"
 	        "what it left in the rings as not stored. --limit ends a stream at N: the\n"
 	        "samples after it are not counted.\n\n"
 	        "examples:\n"
@@ -229,6 +230,17 @@ static int summarize(dssm_recorder *r, const char *dir, double secs, int splits,
 /* ---- snapshot mode ---- */
 
 static volatile sig_atomic_t usr1;
+/* While the stop takes what the rings hold (seconds on a slow disk with
+ * big rings), a second SIGINT or SIGTERM cuts it short: what is left in
+ * the rings is counted as not stored, and the summary says so. */
+static dssm_recorder *stopping;
+
+static void on_second_signal(int sig)
+{
+	dssm_recorder_stop_now(stopping);
+	cli_stop = sig;
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -571,6 +583,8 @@ int cmd_record(int argc, char **argv)
 	cli_catch_signals();
 	dssm_time_t start = dssm_now();
 	record_wait(r, start, o.duration, src);
+	stopping = r;
+	cli_catch_signals_with(on_second_signal);
 	if ((rc = dssm_recorder_stop(r)) < 0)
 		status = cli_dssm_error("record", rc);
 	status |= summarize(r, o.dir, dssm_time_to_sec(dssm_now() - start),

@@ -265,9 +265,14 @@ static void on_signal(int sig)
 
 void cli_catch_signals(void)
 {
+	cli_catch_signals_with(on_signal);
+}
+
+void cli_catch_signals_with(void (*handler)(int))
+{
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -177,6 +177,14 @@ const char *dssm_recorder_stopped(dssm_recorder *r);
  * `unstored` (`lost` for what the ring had overwritten).
  * Returns the first error closing met (the counts are still made). */
 int dssm_recorder_stop(dssm_recorder *r);
+/* Cut a stop short: the threads take nothing more from their rings, and
+ * what the rings still hold is counted in `unstored` (`lost` for what was
+ * overwritten), as for a recording that stopped by itself; records on
+ * their way to the disk are still written. For a second Ctrl-C while
+ * dssm_recorder_stop takes what the rings hold (a slow disk, big rings):
+ * safe from a signal handler and from any thread (one atomic store), at
+ * any time before dssm_recorder_free. */
+void dssm_recorder_stop_now(dssm_recorder *r);
 
 typedef struct dssm_recorder_stats {
 	const char *address;        /* as recorded: NAME:ID or HOST:PORT/NAME:ID */

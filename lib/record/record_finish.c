@@ -24,6 +24,12 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
 	atomic_store(&r->stop, 1);
 }
 
+void dssm_recorder_stop_now(dssm_recorder *r)
+{
+	if (r)
+		atomic_store(&r->stop, 1); /* lock-free: async-signal-safe */
+}
+
 /* The TID after the newest sample the ring holds, and its oldest; 0: none
  * (or it cannot tell). */
 static uint64_t ring_end(dssm_stream *s, uint64_t *oldest)
