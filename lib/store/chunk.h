@@ -159,6 +159,10 @@ void dssm__chunk_view_free(struct chunk_view *v);
 int dssm__chunk_record(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
                        uint64_t limit, uint64_t tid, uint32_t len, dssm_time_t t,
                        const uint8_t **head);
+/* The same, v holding the chunk already (loaded by dssm__chunk_load or
+ * dssm__chunk_ahead_load). */
+int dssm__chunk_find(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t tid,
+                     uint32_t len, dssm_time_t t, const uint8_t **head);
 /* Load the chunk at off (before limit) into v: its CRC checked,
  * decompressed. len: the data bytes of the record the caller wants from
  * it (an index entry's), or CHUNK_UNKNOWN_LEN; a chunk bigger than
@@ -166,6 +170,47 @@ int dssm__chunk_record(struct dssm_container *c, int idx, struct chunk_view *v, 
 #define CHUNK_UNKNOWN_LEN UINT64_MAX
 int dssm__chunk_load(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t off,
                      uint64_t limit, uint64_t len);
+/* What a chunk is read from and named by in messages: a copy of it lets
+ * another thread load the stream's chunks (chunk_ahead.c). */
+struct chunk_src {
+	int fd, idx, id;
+	const char *dir, *name;
+};
+void dssm__chunk_src(struct dssm_container *c, int idx, struct chunk_src *src);
+/* What is wrong with the chunk header head read at off, checked as
+ * dssm__chunk_load checks it (data_size - off >= CHUNK_HEADER): NULL if
+ * nothing. */
+const char *dssm__chunk_header_fault(const uint8_t *head, uint64_t off, uint64_t data_size,
+                                     uint64_t len);
+/* The chunk whose header head (checked) was read at off into v: its
+ * stored bytes read, their CRC checked, decompressed. Touches no
+ * container: safe on any thread. */
+int dssm__chunk_fill(const struct chunk_src *src, const uint8_t *head, uint64_t off,
+                     struct chunk_view *v);
+
+/* chunk_ahead.c: a window's next chunks loaded ahead, on a work pool
+ * (lib/base/pool.h), while the caller reads the current one. */
+struct chunk_ahead;
+struct chunk_window {
+	uint64_t limit;        /* what the index says is whole of .data */
+	uint64_t last;         /* the offset of the window's last chunk */
+	uint64_t entry, end;   /* the window's entries not read yet: [entry, end) */
+	int threads;           /* for a new look-ahead: its threads at most (0: none) */
+};
+/* The chunk at off (len: its wanted record's, as dssm__chunk_load) into v:
+ * from *a's loaded chunks when it was loaded ahead, else here. Then the
+ * chunks after it, up to w->last, are handed to *a's threads (made here
+ * the first time a window spans more than one chunk, when w->threads > 0).
+ * Every chunk is checked as dssm__chunk_load checks it, its damage the
+ * same error. */
+int dssm__chunk_ahead_load(struct dssm_container *c, int idx, struct chunk_ahead **a,
+                           struct chunk_view *v, uint64_t off, uint64_t len,
+                           const struct chunk_window *w);
+void dssm__chunk_ahead_free(struct chunk_ahead *a);
+/* Threads of a query's look-ahead: -1 (the default) one per CPU (at most
+ * 4) when there are two or more, else none; tests set it. */
+extern int dssm__chunk_ahead_threads;
+
 /* The time of the record after the one index entry prev names (NULL: the
  * stream's first record), read from the chunks, its CRC holding: for a
  * search that met a damaged entry (container_search.c). 1 and *t if found

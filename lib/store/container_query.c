@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/base/base.h"
+#include "lib/base/pool.h"
 #include "data_map.h"
 #include "query.h"
 #include "set.h"
@@ -93,8 +94,10 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	if (!last && rc == 0 && k->end > k->next &&
 	    dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
 		last = e;
-	if (last)
+	if (last) {
 		k->data_stop = le_get64(last + 16) + RECORD_HEADER + le_get32(last + 24);
+		k->last_chunk = le_get64(last + 16);
+	}
 	if (rc == 0)
 		rc = load_entry(q, k);
 	/* On a cold cache, ask for the whole range at once (the disk works on
@@ -237,16 +240,39 @@ static int returned(struct dssm_query *q, struct cursor *k, const uint8_t *h, ui
 	return 1;
 }
 
+/* Look-ahead threads for a cursor of q (chunk_ahead.c): a query of one
+ * stream gets one per CPU; of several, one each for the first
+ * AHEAD_CURSORS of them whose windows span chunks, so that threads and
+ * memory stay bounded whatever the number of streams. None with one CPU:
+ * the chunks would be decompressed on it anyway. */
+#define AHEAD_CURSORS 4
+static int ahead_threads(const struct dssm_query *q)
+{
+	int t = dssm__chunk_ahead_threads;
+	if (t < 0) {
+		t = dssm__pool_threads_max(-1);
+		t = t > 1 ? t : 0;
+	}
+	return q->aheads >= AHEAD_CURSORS ? 0 : q->n > 1 && t > 1 ? 1 : t;
+}
+
 /* dssm_query_next's record from a chunked stream (chunk.h): found in its
- * chunk, decompressed once for all the records it holds, and checked
- * there. Not lent from the file (q->last_fd stays -1). */
+ * chunk, decompressed once for all the records it holds (the next chunks
+ * of the range on other threads meanwhile), and checked there. Not lent
+ * from the file (q->last_fd stays -1). */
 static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *rec)
 {
 	const uint8_t *e = k->entry, *h;
 	uint64_t off = le_get64(e + 16);
 	uint32_t len = le_get32(e + 24);
-	int rc = dssm__chunk_record(q->c, k->stream, &k->chunk, off, q->c->s[k->stream].data_end,
-	                            le_get64(e + 8), len, (dssm_time_t)le_get64(e), &h);
+	struct chunk_window w = {q->c->s[k->stream].data_end, k->last_chunk, k->next, k->end,
+	                         k->ahead ? 0 : ahead_threads(q)};
+	int had = k->ahead != NULL;
+	int rc = dssm__chunk_ahead_load(q->c, k->stream, &k->ahead, &k->chunk, off, len, &w);
+	q->aheads += !had && k->ahead;
+	if (rc == 0)
+		rc = dssm__chunk_find(q->c, k->stream, &k->chunk, le_get64(e + 8), len,
+		                      (dssm_time_t)le_get64(e), &h);
 	if (rc < 0)
 		return dssm__query_met_damage(q->c, k->stream, rc);
 	return returned(q, k, h, len, off /* (the next record may share the chunk) */, rec);
@@ -501,6 +527,7 @@ void dssm_query_close(dssm_query *q)
 		window_free(&q->cur[i]);
 		dssm__data_map_free(&q->cur[i].map);
 		dssm__chunk_view_free(&q->cur[i].chunk);
+		dssm__chunk_ahead_free(q->cur[i].ahead);
 	}
 	free(q->cur);
 	free(q);
@@ -526,12 +553,13 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 	k->min_time = INT64_MIN;
 	k->min_off = 0;
 	if (!same_end)
-		k->data_stop = 0;
+		k->data_stop = k->last_chunk = 0;
 	if (k->end > k->next && !same_end) {
 		uint8_t e[ENTRY];
 		if (dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) < 0)
 			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
 		k->data_stop = le_get64(e + 16) + RECORD_HEADER + le_get32(e + 24);
+		k->last_chunk = le_get64(e + 16);
 	}
 	return load_entry(q, k);
 }

@@ -30,6 +30,8 @@ struct cursor {
 	uint64_t data_stop;  /* where the range's last record ends in .data */
 	struct data_map map; /* large records lent in place (data_map.c) */
 	struct chunk_view chunk; /* a chunked stream's chunk, decompressed (chunk.h) */
+	struct chunk_ahead *ahead; /* its next chunks loaded ahead (chunk_ahead.c), or NULL */
+	uint64_t last_chunk; /* a chunked stream's: where the range's last chunk is in .data */
 	/* what the previous record returned leaves for the next: entries of a
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;
@@ -48,6 +50,7 @@ struct dssm_query {
 	int wstream;
 	uint64_t wlo, whi;
 	int reload;          /* a cursor has reload set */
+	int aheads;          /* cursors given a look-ahead (AHEAD_CURSORS at most) */
 	struct set_query *set; /* a query of a set (set.c): the fields above unused */
 	struct view_query *view; /* a query of a file view (view.c): likewise */
 	/* the record dssm_query_next returned last, where it lies in its data
