@@ -35,12 +35,14 @@
 set -eu
 usage() {
 	echo "usage: [DSSM_COMPRESS_SECONDS=30] [DSSM_COMPRESS_LEVEL=1] [DSSM_BENCH_RUNS=3] [BUILD=build]"
+	echo "       [DSSM_COMPRESS_MCAP=0]"
 	echo "       bash bench/compress/run.sh [--quick]"
 	echo "  Compressed recordings (issue #28) beside the uncompressed container and MCAP"
 	echo "  with zstd chunks (@mcap/core): sizes, recording throughput on a fast and a"
 	echo "  rate-limited disk, recorder CPU per MB, a 10 s window and a whole topic; real"
 	echo "  bags and DSSM_COMPRESS_SECONDS of synthetic LiDAR, IMU and camera streams."
 	echo "  --quick: 12 s of synthetic data, one run of each measure."
+	echo "  DSSM_COMPRESS_MCAP=0: leave the MCAP peer out (its queries take minutes)."
 	echo "example:"
 	echo "  DSSM_COMPRESS_SECONDS=15 bash bench/compress/run.sh --quick"
 }
@@ -105,7 +107,9 @@ zstd_node() {
 	realpath "$dir/node_modules"
 }
 mcap_why=
-if ! node_path=$(bash bench/bridge/peers.sh node 2>"$work/peers.err"); then
+if [ "${DSSM_COMPRESS_MCAP:-1}" = 0 ]; then
+	mcap_why="left out (DSSM_COMPRESS_MCAP=0)"
+elif ! node_path=$(bash bench/bridge/peers.sh node 2>"$work/peers.err"); then
 	mcap_why="no @mcap/core: $(head -1 "$work/peers.err")"
 elif ! zstd_path=$(zstd_node); then
 	mcap_why="npm install @foxglove/wasm-zstd failed"
