@@ -29,11 +29,14 @@ static size_t size_of(uint64_t k)
 	return k % 97 == 50 ? BIG + (size_t)k % 13 : 100 + (size_t)(k * 37) % 3000;
 }
 
-/* Sample k's bytes: compressible, and telling every sample apart. */
+/* Sample k's bytes, telling every sample apart: half a slow ramp, half
+ * hashed noise, so that the chunks shrink to about half (a window of
+ * them spans megabytes on disk, as a LiDAR's do). */
 static void fill(uint8_t *p, size_t len, uint64_t k)
 {
 	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(k * 7 + i / 32 + (i % 5 == 0 ? k >> 8 : 0));
+		p[i] = i / 32 % 2 ? (uint8_t)(k * 7 + i / 64)
+		             : (uint8_t)(((k + 1) * 2654435761u ^ (i * 40503u)) * 2246822519u >> 24);
 }
 
 static dssm_time_t time_of(uint64_t k)

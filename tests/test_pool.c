@@ -185,12 +185,49 @@ static void test_threads_on_demand(void **s)
 	dssm__pool_free(p);
 }
 
+/* Helping: a caller waiting for the oldest job never takes a job a
+ * thread runs, nor one after the oldest (the order holds); jobs handed
+ * over behind a held one each run once, in order, on whichever thread
+ * got to them first. (That the caller runs the oldest when no thread has
+ * taken it depends on the scheduler: test_chunk_ahead reads through it.) */
+static void test_help(void **s)
+{
+	(void)s;
+	static struct job jobs[3];
+	struct owner o = {0};
+	struct dssm__pool *p;
+	assert_int_equal(dssm__pool_new(&ops, &o, jobs, sizeof jobs[0], 3, 1, &p), 0);
+	dssm__pool_set_help(p, 1);
+	*(struct job *)dssm__pool_next(p) = (struct job){.seq = 0, .sleep_us = 1};
+	dssm__pool_submit(p);
+	while (!jobs[0].runs) /* (taken by the thread, held by the gate) */
+		usleep(100);
+	for (uint64_t k = 1; k < 3; k++) {
+		*(struct job *)dssm__pool_next(p) = (struct job){.seq = k};
+		dssm__pool_submit(p);
+	}
+	assert_int_equal(dssm__pool_wait(p, 0, 5), 0); /* job 0 is the thread's */
+	assert_int_equal(jobs[1].runs + jobs[2].runs, 0);
+	atomic_store(&o.gate, 1);
+	for (uint64_t k = 0; k < 3; k++) {
+		struct job *j = dssm__pool_oldest(p, 1);
+		assert_int_equal(j->seq, k);
+		assert_int_equal(j->runs, 1);
+		if (k == 0)
+			assert_true(pthread_equal(j->ran_on, pthread_self()) == 0);
+		dssm__pool_release(p);
+	}
+	dssm__pool_free(p);
+	assert_int_equal(o.finishes, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_no_threads),
 		cmocka_unit_test(test_threads_on_demand),
+		cmocka_unit_test(test_help),
 	};
 	return cmocka_run_group_tests_name("pool", tests, NULL, NULL);
 }

@@ -34,6 +34,7 @@ struct dssm__pool {
 	pthread_cond_t work, done;
 	pthread_t thread[POOL_THREADS_MAX];
 	int threads, idle, stop;
+	int help;                      /* dssm__pool_set_help */
 	void *here_state;              /* the caller's, for jobs run on its thread */
 };
 
@@ -195,8 +196,9 @@ int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms)
 	pthread_mutex_lock(&p->lock);
 	int rc = 0;
 	while (!awaited_done(p, all) && rc == 0 && timeout_ms != 0) {
-		if (p->threads == 0 && p->taken < p->submitted)
-			take_and_run(p, &p->here_state, 1); /* (in order: the oldest first) */
+		/* (in order: the oldest first; helping, only the oldest) */
+		if (p->taken < p->submitted && (p->threads == 0 || (p->help && p->taken == p->released)))
+			take_and_run(p, &p->here_state, 1);
 		else if (timeout_ms < 0)
 			pthread_cond_wait(&p->done, &p->lock);
 		else
@@ -223,6 +225,13 @@ void dssm__pool_release(struct dssm__pool *p)
 {
 	if (p->released < p->submitted)
 		p->released++;
+}
+
+void dssm__pool_set_help(struct dssm__pool *p, int on)
+{
+	pthread_mutex_lock(&p->lock);
+	p->help = on;
+	pthread_mutex_unlock(&p->lock);
 }
 
 int dssm__pool_threads(struct dssm__pool *p)

@@ -83,6 +83,12 @@ void dssm__pool_wait_all(struct dssm__pool *p);
  * has, 0 if the time ran out first. Without threads the jobs run here,
  * whatever the timeout (but 0: only looked at). */
 int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms);
+/* Helping (off by default): a caller waiting for the oldest job runs it
+ * itself when no thread has taken it yet, rather than wait for one to be
+ * scheduled (a reader that needs the job's output now: chunk_ahead.c). Not
+ * for a caller that must stay free (a recorder draining rings, whose
+ * compressors run off its thread: chunk_worker.c). */
+void dssm__pool_set_help(struct dssm__pool *p, int on);
 /* Threads started so far. */
 int dssm__pool_threads(struct dssm__pool *p);
 

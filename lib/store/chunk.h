@@ -200,7 +200,7 @@ struct chunk_window {
 /* The chunk at off (len: its wanted record's, as dssm__chunk_load) into v:
  * from *a's loaded chunks when it was loaded ahead, else here. Then the
  * chunks after it, up to w->last, are handed to *a's threads (made here
- * the first time a window spans more than one chunk, when w->threads > 0).
+ * the first time a window spans more than a few chunks, when w->threads > 0).
  * Every chunk is checked as dssm__chunk_load checks it, its damage the
  * same error. */
 int dssm__chunk_ahead_load(struct dssm_container *c, int idx, struct chunk_ahead **a,

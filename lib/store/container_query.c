@@ -240,20 +240,20 @@ static int returned(struct dssm_query *q, struct cursor *k, const uint8_t *h, ui
 	return 1;
 }
 
-/* Look-ahead threads for a cursor of q (chunk_ahead.c): a query of one
- * stream gets one per CPU; of several, one each for the first
- * AHEAD_CURSORS of them whose windows span chunks, so that threads and
- * memory stay bounded whatever the number of streams. None with one CPU:
- * the chunks would be decompressed on it anyway. */
+/* Look-ahead threads for a cursor of q (chunk_ahead.c): one per CPU for a
+ * query of one stream; of several, one each for the first AHEAD_CURSORS
+ * (threads and memory bounded whatever the streams). None on one CPU. */
 #define AHEAD_CURSORS 4
-static int ahead_threads(const struct dssm_query *q)
+static int ahead_threads(struct dssm_query *q)
 {
+	if (q->aheads >= AHEAD_CURSORS)
+		return 0;
 	int t = dssm__chunk_ahead_threads;
-	if (t < 0) {
-		t = dssm__pool_threads_max(-1);
-		t = t > 1 ? t : 0;
-	}
-	return q->aheads >= AHEAD_CURSORS ? 0 : q->n > 1 && t > 1 ? 1 : t;
+	if (t < 0 && !q->cpus)   /* (asked once: sysconf reads a file each time) */
+		q->cpus = dssm__pool_threads_max(-1);
+	if (t < 0)
+		t = q->cpus > 1 ? q->cpus : 0;
+	return q->n > 1 && t > 1 ? 1 : t;
 }
 
 /* dssm_query_next's record from a chunked stream (chunk.h): found in its
@@ -265,8 +265,9 @@ static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *
 	const uint8_t *e = k->entry, *h;
 	uint64_t off = le_get64(e + 16);
 	uint32_t len = le_get32(e + 24);
-	struct chunk_window w = {q->c->s[k->stream].data_end, k->last_chunk, k->next, k->end,
-	                         k->ahead ? 0 : ahead_threads(q)};
+	struct chunk_window w = {q->c->s[k->stream].data_end, k->last_chunk, k->next, k->end, 0};
+	if (!k->ahead && off < k->last_chunk && k->chunk.off != off)
+		w.threads = ahead_threads(q);   /* (a window of more than one chunk) */
 	int had = k->ahead != NULL;
 	int rc = dssm__chunk_ahead_load(q->c, k->stream, &k->ahead, &k->chunk, off, len, &w);
 	q->aheads += !had && k->ahead;

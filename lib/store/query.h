@@ -51,6 +51,7 @@ struct dssm_query {
 	uint64_t wlo, whi;
 	int reload;          /* a cursor has reload set */
 	int aheads;          /* cursors given a look-ahead (AHEAD_CURSORS at most) */
+	int cpus;            /* for them: dssm__pool_threads_max(-1), 0 until asked */
 	struct set_query *set; /* a query of a set (set.c): the fields above unused */
 	struct view_query *view; /* a query of a file view (view.c): likewise */
 	/* the record dssm_query_next returned last, where it lies in its data
