@@ -17,6 +17,7 @@
 #include "lib/base/bytes.h"
 #include "lib/store/chunk.h"
 #include "testutil.h"
+#include "chunk_files.h"
 
 static char root[256];
 
@@ -158,25 +159,6 @@ static void test_one_chunk(void **state)
 	dssm__chunk_ahead_threads = -1;
 }
 
-/* The offset of chunk number k in dir's .data (its header in h). */
-static uint64_t chunk_at(const char *dir, int k, uint8_t *h)
-{
-	char path[400];
-	snprintf(path, sizeof path, "%s/streams/0000.data", dir);
-	int fd = open(path, O_RDONLY);
-	assert_true(fd >= 0);
-	uint64_t off = 0;
-	for (int i = 0;; i++) {
-		assert_int_equal(pread(fd, h, CHUNK_HEADER, (off_t)off), CHUNK_HEADER);
-		if (i == k)
-			break;
-		uint32_t n = le_get32(h + 12);
-		off += CHUNK_HEADER + n + (8 - n % 8) % 8;
-	}
-	close(fd);
-	return off;
-}
-
 /* The byte at off of dir's .data flipped. */
 static void flip(const char *dir, uint64_t off)
 {
@@ -221,12 +203,12 @@ static void test_damaged(void **state)
 	char dir[300];
 	uint8_t h[CHUNK_HEADER];
 	write_stream(dir, sizeof dir, "damaged", "zstd");
-	uint64_t off = chunk_at(dir, 30, h);
+	uint64_t off = chunk_files_at(dir, 30, h);
 	assert_int_equal(le_get32(h + 4), CHUNK_ZSTD);
 	flip(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2);
 	check_stops(dir, off, "its CRC does not match");
 	write_stream(dir, sizeof dir, "header", "lz4");
-	off = chunk_at(dir, 40, h);
+	off = chunk_files_at(dir, 40, h);
 	flip(dir, off);
 	check_stops(dir, off, "no chunk magic");
 }

@@ -19,6 +19,7 @@
 #include "lib/base/bytes.h"
 #include "lib/store/chunk.h"
 #include "testutil.h"
+#include "chunk_files.h"
 
 #define RECORD_HEADER_BYTES 32
 static char root[256];
@@ -254,24 +255,6 @@ static void test_quiet_start_compressed(void **state)
 	assert_true(st.st_size * 3 < k * 56);
 }
 
-/* The offset of stream 0's chunk number k in its .data (its header in h). */
-static uint64_t chunk_at(const char *dir, int k, uint8_t *h)
-{
-	char path[400];
-	path_of(path, sizeof path, dir, "streams/0000.data");
-	int fd = open(path, O_RDONLY);
-	uint64_t off = 0;
-	for (int i = 0;; i++) {
-		assert_int_equal(pread(fd, h, CHUNK_HEADER, (off_t)off), CHUNK_HEADER);
-		if (i == k)
-			break;
-		uint32_t n = le_get32(h + 12);
-		off += CHUNK_HEADER + n + (8 - n % 8) % 8;
-	}
-	close(fd);
-	return off;
-}
-
 static void patch(const char *dir, uint64_t off, const void *p, size_t n)
 {
 	char path[400];
@@ -290,7 +273,7 @@ static void test_damaged_chunk(void **state)
 	path_of(dir, sizeof dir, root, "damaged");
 	write_mixed(dir, 3000);
 	uint8_t h[CHUNK_HEADER];
-	uint64_t off = chunk_at(dir, 1, h);
+	uint64_t off = chunk_files_at(dir, 1, h);
 	assert_int_equal(le_get32(h + 4), CHUNK_ZSTD);
 	uint8_t b = 0x5a;
 	patch(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2, &b, 1);
@@ -328,7 +311,7 @@ static void test_hostile_header(void **state)
 	path_of(dir, sizeof dir, root, "bomb");
 	write_mixed(dir, 3000);
 	uint8_t h[CHUNK_HEADER];
-	uint64_t off = chunk_at(dir, 1, h);
+	uint64_t off = chunk_files_at(dir, 1, h);
 	uint8_t orig[CHUNK_HEADER];
 	memcpy(orig, h, sizeof h);
 	const struct { uint32_t at, value; const char *why; } bad[] = {
@@ -370,7 +353,7 @@ static void test_huge_record(void **state)
 	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[32], body[4096];
 	assert_int_equal(dssm_container_append(c, 0, 1, 100, buf, sizeof buf), 0);
 	assert_int_equal(dssm_container_close(c), 0);
-	chunk_at(dir, 0, h);
+	chunk_files_at(dir, 0, h);
 	uint32_t stored = le_get32(h + 12);
 	le_put32(h + 8, 0xfffffff8u); /* 32 + 0xffffffd8 */
 	path_of(path, sizeof path, dir, "streams/0000.data");
