@@ -11,6 +11,7 @@
  *   chunk_worker.c the thread of a stream that compresses its chunks
  *   chunk_read.c   the reader: a chunk read, checked and decompressed
  *                  (bounded), a record found in it by its TID
+ *   chunk_ahead.c  a query's next chunks loaded ahead on other threads
  *
  * The compressors are not in libdssm's core (they need liblz4 and
  * libzstd): codec.c installs them in dssm__chunk_codecs when the views are
