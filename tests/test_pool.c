@@ -26,6 +26,7 @@ struct owner {
 	int finishes;          /* under the pool's lock */
 	atomic_int states_made, states_freed;
 	atomic_int gate;       /* 0: jobs of sleep_us 1 wait for it */
+	atomic_int held;       /* jobs that met the gate */
 };
 
 static void start(void *owner, void *job, unsigned backlog)
@@ -45,6 +46,8 @@ static void run(void *owner, void *job, void **state)
 	j->state = *state;
 	j->ran_on = pthread_self();
 	j->runs++;
+	if (j->sleep_us == 1)
+		atomic_fetch_add(&o->held, 1);
 	if (j->sleep_us == 1)
 		while (!atomic_load(&o->gate))
 			usleep(100);
@@ -200,7 +203,7 @@ static void test_help(void **s)
 	dssm__pool_set_help(p, 1);
 	*(struct job *)dssm__pool_next(p) = (struct job){.seq = 0, .sleep_us = 1};
 	dssm__pool_submit(p);
-	while (!jobs[0].runs) /* (taken by the thread, held by the gate) */
+	while (!atomic_load(&o.held)) /* (taken by the thread, held by the gate) */
 		usleep(100);
 	for (uint64_t k = 1; k < 3; k++) {
 		*(struct job *)dssm__pool_next(p) = (struct job){.seq = k};
