@@ -30,6 +30,7 @@ struct dssm__pool {
 	int slots, max_threads;
 	unsigned char *state;          /* SLOT_* per slot */
 	uint64_t submitted, taken, finished, released;
+	uint64_t done_upto;            /* the jobs before it have all run */
 	pthread_mutex_t lock;
 	pthread_cond_t work, done;
 	pthread_t thread[POOL_THREADS_MAX];
@@ -64,6 +65,10 @@ static void take_and_run(struct dssm__pool *p, void **state, unsigned backlog)
 		p->ops->finish(p->owner, job);
 	*state_at(p, i) = SLOT_DONE;
 	p->finished++;
+	/* (a slot from done_upto on is still its job's: slots are reused only
+	 * once released, and only jobs that have run are released) */
+	while (p->done_upto < p->submitted && *state_at(p, p->done_upto) == SLOT_DONE)
+		p->done_upto++;
 	pthread_cond_broadcast(&p->done);
 }
 
@@ -181,7 +186,16 @@ static int awaited_done(struct dssm__pool *p, int all)
 	           : p->released == p->submitted || *state_at(p, p->released) == SLOT_DONE;
 }
 
-int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms)
+static int reached(struct dssm__pool *p, int all, uint64_t seq)
+{
+	return all < 0 ? p->done_upto >= seq : awaited_done(p, all);
+}
+
+/* The one wait of the pool: until what `all` names has run (all < 0: the
+ * jobs before seq), at most timeout_ms. here: a job no thread takes may
+ * run on this thread (the caller's, not another's: the state of jobs run
+ * here is the caller's). */
+static int wait_for(struct dssm__pool *p, int all, uint64_t seq, long timeout_ms, int here)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_MONOTONIC, &until);
@@ -195,18 +209,37 @@ int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms)
 	}
 	pthread_mutex_lock(&p->lock);
 	int rc = 0;
-	while (!awaited_done(p, all) && rc == 0 && timeout_ms != 0) {
+	while (!reached(p, all, seq) && rc == 0 && timeout_ms != 0) {
 		/* (in order: the oldest first; helping, only the oldest) */
-		if (p->taken < p->submitted && (p->threads == 0 || (p->help && p->taken == p->released)))
+		int runnable = p->taken < p->submitted &&
+		               (p->threads == 0 || (p->help && p->taken == p->released));
+		if (runnable && here)
 			take_and_run(p, &p->here_state, 1);
+		else if (p->threads == 0 && p->taken < p->submitted)
+			break; /* nobody else runs it: the caller's thread will */
 		else if (timeout_ms < 0)
 			pthread_cond_wait(&p->done, &p->lock);
 		else
 			rc = pthread_cond_timedwait(&p->done, &p->lock, &until);
 	}
-	int done = awaited_done(p, all);
+	int done = reached(p, all, seq);
 	pthread_mutex_unlock(&p->lock);
 	return done;
+}
+
+int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms)
+{
+	return wait_for(p, all ? 1 : 0, 0, timeout_ms, 1);
+}
+
+uint64_t dssm__pool_seq(struct dssm__pool *p, int all)
+{
+	return all ? p->submitted : p->released + (p->released < p->submitted);
+}
+
+int dssm__pool_wait_seq(struct dssm__pool *p, uint64_t seq, long timeout_ms)
+{
+	return wait_for(p, -1, seq, timeout_ms, 0);
 }
 
 void *dssm__pool_oldest(struct dssm__pool *p, int wait)

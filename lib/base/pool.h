@@ -41,6 +41,7 @@
 #define DSSM_BASE_POOL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct dssm__pool_ops {
 	/* a thread takes the job (lock held); backlog: jobs handed over and
@@ -89,6 +90,15 @@ int dssm__pool_wait(struct dssm__pool *p, int all, long timeout_ms);
  * for a caller that must stay free (a recorder draining rings, whose
  * compressors run off its thread: chunk_worker.c). */
 void dssm__pool_set_help(struct dssm__pool *p, int on);
+/* For a thread other than the caller's (which holds its own lock over
+ * the pool's use, and drops it to wait): the jobs to wait for, as a
+ * sequence number taken with that lock held - every job handed over so
+ * far (all), or the oldest pending one - and the wait for them, at most
+ * timeout_ms as dssm__pool_wait: 1 once every job before seq has run, 0
+ * if the time ran out first, or if no thread runs them (the caller's
+ * thread does, at its next wait). Safe beside the caller's use. */
+uint64_t dssm__pool_seq(struct dssm__pool *p, int all);
+int dssm__pool_wait_seq(struct dssm__pool *p, uint64_t seq, long timeout_ms);
 /* Threads started so far. */
 int dssm__pool_threads(struct dssm__pool *p);
 
