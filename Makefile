@@ -133,13 +133,13 @@ $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mca
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(BRIDGE_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(BRIDGE_LIBS) $(LDLIBS_ALL)
 
-# The container tests run on compressed streams too (DSSM_TEST_COMPRESS):
-# they link the chunks' compressors alone (codec.c, codec_compress.c), not
+# The container tests run on compressed streams too (DSSM_TEST_COMPRESS),
+# the recorder's on a compressed split: they link the chunks' compressors alone (codec.c, codec_compress.c), not
 # the views, so the cross builds need only the codecs' libraries
 # (tests/cross-test.sh gives them as CODEC_LIBS).
 CODEC_OBJ := $(BUILD)/lib/store/codec.o $(BUILD)/lib/store/codec_compress.o
 CODEC_LIBS ?= -llz4 -lzstd -lbz2 -lz
-$(BUILD)/tests/test_container $(BUILD)/tests/test_container_chunks $(BUILD)/tests/test_chunk_ahead: $(BUILD)/tests/%: tests/%.c $(CODEC_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_container $(BUILD)/tests/test_container_chunks $(BUILD)/tests/test_chunk_ahead $(BUILD)/tests/test_recorder: $(BUILD)/tests/%: tests/%.c $(CODEC_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(CODEC_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(CODEC_LIBS) $(LDLIBS_ALL)
 

@@ -7,7 +7,8 @@
  *
  * Threads: each stream's thread reads its ring and appends under r->lock
  * (a container is not thread-safe); the caller's thread adds streams,
- * rotates parts and syncs under the same lock. r->finish tells the stream
+ * rotates parts and syncs under the same lock; waits for compressors drop
+ * it meanwhile (the protocol: record_part.c). r->finish tells the stream
  * threads to take what their rings hold and end, r->stop to end now
  * (record_finish.c); r->stop_reason is set once, under the lock.
  */
@@ -41,44 +42,22 @@ void dssm_recorder_config_init(dssm_recorder_config *cfg)
 
 /* ---- the stream threads ---- */
 
-static int open_part(dssm_recorder *r);
-
-/* Why the recording stops, with r->lock held (dssm__recorder_stop_with
- * takes it). */
-static void stop_locked(dssm_recorder *r, const char *why)
-{
-	if (!r->stop_reason[0])
-		snprintf(r->stop_reason, sizeof r->stop_reason, "%s", why);
-	atomic_store(&r->stop, 1);
-}
-
-/* The part a split left pending, made for the sample that needs it (with
- * r->lock held). If it cannot be made (a full disk), the recording stops,
- * every part that exists closed, and the sample is not stored. */
-static int open_pending_part(dssm_recorder *r)
-{
-	if (r->c || !r->part_pending || atomic_load(&r->stop))
-		return r->c ? 0 : DSSM_ESTATE;
-	r->part_pending = 0;
-	r->part++;
-	if (open_part(r) == 0)
-		return 0;
-	char why[700];
-	snprintf(why, sizeof why, "cannot start part %d: %s", r->part, dssm_last_error());
-	r->part--; /* it was removed */
-	stop_locked(r, why);
-	return DSSM_ESTATE;
-}
-
 /* Append one sample to the current part; DSSM_ESTATE when there is none
  * (the next part could not be made: the recording is stopping). */
 static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si,
                         const void *data)
 {
 	pthread_mutex_lock(&r->lock);
-	int rc = open_pending_part(r);
+	int rc = dssm__recorder_open_pending(r);
+	/* its compressors all busy: the oldest waited for with the lock free,
+	 * the other streams appending meanwhile (record_part.c) */
+	if (rc == 0)
+		dssm__recorder_wait_outside(r, rs->index, si->copied);
 	if (rc == 0)
 		rc = dssm_container_append(r->c, rs->index, si->tid, si->time, data, si->copied);
+	/* the sync interval is due: the recorder's sync, not the append's */
+	if (rc == 0 && dssm__recorder_sync_claim(r))
+		rc = dssm__recorder_sync(r);
 	/* the error on this stream's own files, not the first stream's that a
 	 * sync of them all returns */
 	int failed = rc < 0 && rc != DSSM_ESTATE && rc != DSSM_EBACKWARDS;
@@ -90,8 +69,6 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
-
-static int rotate_if_due(dssm_recorder *r, dssm_time_t now);
 
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
@@ -131,7 +108,7 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 	 * poll: a ring drained faster than that made parts many times the size */
 	if (atomic_fetch_add(&r->part_bytes, si.copied) + si.copied >= r->cfg.split_bytes &&
 	    r->cfg.split_bytes > 0)
-		rotate_if_due(r, dssm_now());
+		dssm__recorder_rotate_if_due(r, dssm_now());
 	if (atomic_fetch_add(&rs->count, 1) + 1 >= r->cfg.limit && r->cfg.limit > 0)
 		return 2;
 	return 0;
@@ -337,92 +314,6 @@ int dssm_recorder_add(dssm_recorder *r, const char *address)
 
 /* ---- parts ---- */
 
-/* The container for the current part (DIR itself, or DIR/part-NNNN), with
- * every registered stream. Called with r->lock held, or before any thread
- * runs. A part that cannot be made whole is removed again: it holds no
- * sample, and a part with only some of the streams would mislead. */
-static int open_part(dssm_recorder *r)
-{
-	char path[4200];
-	dssm__recorder_part_path(r, r->part, path, sizeof path);
-	if (dssm__recorder_splitting(r) && r->part == 1 && mkdir(r->dir, 0755) < 0 && errno != EEXIST)
-		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", r->dir);
-	/* SET marks the directory a set of parts before its first part (a
-	 * reader may follow it from the start) and claims it */
-	int rc = dssm__recorder_splitting(r) && r->part == 1 ? dssm__set_begin(r->dir) : 0;
-	if (rc < 0)
-		return rc;
-	rc = dssm_container_create(path, &r->c);
-	if (rc < 0) {
-		r->c = NULL;
-		return rc;
-	}
-	dssm_container_set_sync(r->c, r->cfg.sync);
-	dssm_container_set_direct(r->c, r->cfg.direct);
-	for (int i = 0; i < r->n && rc >= 0; i++) {
-		struct rstream *rs = r->v[i];
-		rc = rs->index = dssm__recorder_add_entry(r, rs, &rs->info, rs->schema, rs->prop, rs->plen);
-		if (rc >= 0)
-			dssm__recorder_entry(rs, r->part, rs->index);
-	}
-	if (rc < 0) {
-		char why[600];
-		snprintf(why, sizeof why, "%s", dssm_last_error());
-		dssm_container_close(r->c);
-		dssm_container_remove(path);
-		r->c = NULL;
-		return dssm__fail(rc, "%s", why);
-	}
-	r->part_start = dssm_now();
-	atomic_store(&r->part_bytes, 0);
-	return 0;
-}
-
-/* Close the part if its split is due (its duration or size reached); the
- * next is made when a sample comes (open_pending_part). Decided under the
- * lock: of stream threads reaching the size together one closes the part,
- * and a part made meanwhile is not closed for the bytes of the one before.
- * A part that cannot be closed stops the recording, saying why. */
-static int rotate_if_due(dssm_recorder *r, dssm_time_t now)
-{
-	char why[700] = "";
-	pthread_mutex_lock(&r->lock);
-	int rc = 0, due = r->c && ((r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
-	                           (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
-	if (due) {
-		dssm__recorder_count_chunks(r);
-		rc = dssm_container_close(r->c);
-		r->c = NULL;
-		if (rc < 0)
-			snprintf(why, sizeof why, "%s", dssm_last_error());
-		else
-			r->part_pending = 1;
-	}
-	pthread_mutex_unlock(&r->lock);
-	if (rc < 0)
-		dssm__recorder_stop_with(r, why);
-	return rc;
-}
-
-/* Remove the parts older than the rolling window (max_splits), from the
- * caller's thread: not under r->lock, which the stream threads append
- * under. A part that cannot be removed is tried again at the next call. */
-static int trim_window(dssm_recorder *r)
-{
-	pthread_mutex_lock(&r->lock);
-	int last = r->part;
-	pthread_mutex_unlock(&r->lock);
-	int max = (int)r->cfg.max_splits;
-	while (max > 0 && r->trimmed < last - max) {
-		char old[4200];
-		dssm__recorder_part_path(r, r->trimmed + 1, old, sizeof old);
-		if (dssm_container_remove(old) < 0)
-			return dssm__fail(DSSM_ESYS, "%s", dssm_last_error()); /* recording goes on */
-		r->trimmed++;
-	}
-	return 0;
-}
-
 /* Free bytes on the recording's file system, or UINT64_MAX if unknown. */
 static uint64_t free_bytes(const char *dir)
 {
@@ -460,6 +351,7 @@ int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out)
 	r->cfg.dir = r->dir;
 	r->part = 1;
 	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->inside, NULL);
 	*out = r;
 	return 0;
 }
@@ -468,7 +360,7 @@ int dssm_recorder_start(dssm_recorder *r)
 {
 	if (!r || r->started || r->stopped)
 		return dssm__fail(DSSM_ESTATE, "dssm_recorder_start: not a recorder waiting to start");
-	int rc = open_part(r);
+	int rc = dssm__recorder_open_part(r);
 	if (rc < 0)
 		return rc;
 	r->started = 1;
@@ -486,14 +378,14 @@ int dssm_recorder_poll(dssm_recorder *r)
 	if (atomic_load(&r->stop))
 		return 1;
 	dssm_time_t now = dssm_now();
-	rotate_if_due(r, now); /* a failure stops the recording, and says why */
-	trim_window(r);
+	dssm__recorder_rotate_if_due(r, now); /* a failure stops the recording, and says why */
+	dssm__recorder_trim(r);
 	if (atomic_load(&r->stop))
 		return 1;
 	/* samples drained before the rings went quiet reach the disk and
 	 * the readers within the sync interval, not with the next sample */
 	pthread_mutex_lock(&r->lock);
-	int rc = r->c ? dssm_container_sync_if_due(r->c) : 0;
+	int rc = dssm__recorder_sync_claim(r) ? dssm__recorder_sync(r) : 0;
 	pthread_mutex_unlock(&r->lock);
 	if (rc < 0) {
 		dssm__recorder_stop_with(r, dssm_last_error());
@@ -557,7 +449,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 	}
 	/* a set's CLOSED: no part will follow (readers stop waiting) */
 	if (r->started && dssm__recorder_splitting(r)) {
-		trim_window(r);
+		dssm__recorder_trim(r);
 		int max = (int)r->cfg.max_splits;
 		int end = dssm__set_end(r->dir, max > 0 && r->part > max ? r->part - max + 1 : 1, r->part);
 		if (end < 0 && rc == 0) {
@@ -593,6 +485,7 @@ void dssm_recorder_free(dssm_recorder *r)
 	dssm__recorder_compress_free(r);
 	free(r->v);
 	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->inside);
 	free(r->dir);
 	free(r);
 }

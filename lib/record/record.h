@@ -66,6 +66,11 @@ struct dssm_recorder {
 	dssm_time_t part_start;
 	_Atomic uint64_t part_bytes;
 	pthread_mutex_t lock;
+	/* record_part.c: the lock's protocol: threads that dropped it to wait
+	 * for compressors (inside: signalled when none is left); a sync, a
+	 * split under way */
+	int outside, syncing, rotating;
+	pthread_cond_t inside;
 	struct rstream **v;
 	int n, cap;
 	char **patterns;           /* add_matching's globs */
@@ -95,6 +100,22 @@ int dssm__recorder_splitting(const dssm_recorder *r);
 void dssm__recorder_part_path(const dssm_recorder *r, int part, char *path, size_t cap);
 /* After stop: per stream, what the parts on disk hold (kept, kept_bytes). */
 void dssm__recorder_count_kept(dssm_recorder *r);
+
+/* record_part.c, under r->lock (which the waits drop meanwhile: its
+ * protocol is there): wait outside the lock for the compressor an append
+ * of len bytes to stream entry index would wait for (1 if it did); claim
+ * the sync when it is due (1: this thread syncs), and sync; make the
+ * pending part (DSSM_ESTATE, the recording stopping, if it cannot be);
+ * make the current part (or before the threads run). Without the lock:
+ * close the part when its split is due; remove the parts older than the
+ * rolling window (retried at the next call if one cannot be). */
+int dssm__recorder_wait_outside(dssm_recorder *r, int index, size_t len);
+int dssm__recorder_sync_claim(dssm_recorder *r);
+int dssm__recorder_sync(dssm_recorder *r);
+int dssm__recorder_open_pending(dssm_recorder *r);
+int dssm__recorder_open_part(dssm_recorder *r);
+int dssm__recorder_rotate_if_due(dssm_recorder *r, dssm_time_t now);
+int dssm__recorder_trim(dssm_recorder *r);
 
 /* record.c: stop every thread; the first reason given is the one reported. */
 void dssm__recorder_stop_with(dssm_recorder *r, const char *why);

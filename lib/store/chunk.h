@@ -42,7 +42,9 @@
  * evidence: a few samples hardly shrink, however alike they are. */
 #define CHUNK_TRIES 4
 #define CHUNK_TRY_MIN (CHUNK_RAW / 4)
-/* zstd compresses a chunk in steps of this many bytes: between two, a
+/* zstd and lz4's high-compression levels (3-12) compress a chunk in steps
+ * of this many bytes (lz4's fast levels take a millisecond or two a chunk,
+ * at once): between two, a
  * writer that must wait for the chunk can make the compressor give up (at
  * level 19 a chunk took 50-200 ms on a busy machine, the writer blocked
  * all along, and a recorder's ring overwrote what it had not read) */
@@ -130,6 +132,43 @@ struct dssm__chunk_counts {
 	int threads;             /* compressing threads started (more when one was not enough) */
 };
 int dssm__chunk_submit(struct dssm_container *c, int idx);
+/* The container closes: its waits for chunks hurry (chunk_worker.c), as
+ * when behind: a split must not keep a recorder's streams waiting for a
+ * slow level's whole chunk. */
+void dssm__chunk_closing(struct dssm_container *c);
+
+/* Outside: a writer whose threads append to different streams under one
+ * lock of their own (the recorder's) waits for compressors with that lock
+ * free, so that the other streams go on appending meanwhile. The protocol:
+ *   - the container is used only with the lock held; u->unlock drops it and
+ *     u->lock takes it again (the writer then keeps the container open, and
+ *     its streams, until every thread that dropped the lock so has taken it
+ *     again: the waits below use the stream's compressing threads);
+ *   - dssm__chunk_wait_outside, before an append of len bytes to stream
+ *     idx: when the append would close the open chunk with every slot
+ *     taken and the oldest still compressing, the lock is dropped while the
+ *     oldest finishes (hurried as a writer waiting under the lock is); 1 if
+ *     it was (the append then finds a slot, or waits the rest itself);
+ *   - dssm__container_sync_outside, for a writer that syncs itself
+ *     (dssm__container_set_caller_syncs): the open chunks are closed, the
+ *     lock dropped while they and those before them are compressed, then
+ *     the sync if due (dssm_container_sync_if_due) places them; it waits
+ *     under the lock only for chunks closed meanwhile.
+ * Chunks are placed, entries written and files synced only under the
+ * lock, in order, as without it: what a sync makes durable is unchanged. */
+struct dssm__unlocker {
+	void (*unlock)(void *arg);
+	void (*lock)(void *arg);
+	void *arg;
+};
+int dssm__chunk_wait_outside(struct dssm_container *c, int idx, size_t len,
+                             const struct dssm__unlocker *u);
+int dssm__container_sync_outside(struct dssm_container *c, const struct dssm__unlocker *u);
+/* A writer that syncs itself: dssm_container_append does not sync when the
+ * interval is due (it still does past INDEX_PENDING_MAX entries), and
+ * dssm__container_sync_due says when the interval is. */
+void dssm__container_set_caller_syncs(struct dssm_container *c, int on);
+int dssm__container_sync_due(const struct dssm_container *c);
 int dssm__chunk_reap(struct dssm_container *c, int idx, int all);
 void dssm__chunk_discard(struct dssm_container *c, int idx);
 void dssm__chunk_worker_free(struct cworker *w);

@@ -31,6 +31,7 @@
  * record` says them. Other writers (an import, a recording copied) lose
  * nothing by waiting, and keep the level asked for.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,7 +68,8 @@ struct cworker {
 	int asked;               /* the codec asked for */
 	int codec, level;        /* the stream's (codec CHUNK_STORED once it does not shrink) */
 	int adaptive;            /* give way when behind (else the writer waits) */
-	atomic_int hurry;        /* adaptive: the writer waits, give up compressing */
+	atomic_int hurry;        /* adaptive: writers waiting, who want the chunks given up */
+	int closing;             /* the container closes: its waits hurry (chunk.h) */
 	uint32_t tried, shrunk;
 	struct dssm__chunk_counts counts;
 };
@@ -204,25 +206,44 @@ static int place(dssm_container *c, int idx, struct cjob *k)
 	                         k->records, k->ifirst);
 }
 
-/* The writer waits for the oldest chunk (all: for every one, as a sync
- * must). An adaptive writer does not wait for a slow level's whole chunk
- * (zstd 19: 50-200 ms on a busy machine, while the recorder's rings
- * overwrote what it had not read): after HURRY_AFTER_MS it makes the
+/* A wait for the chunks: every one handed over (all), the oldest, or
+ * (here 0: from a thread outside the writer's lock) those before seq. An
+ * adaptive writer does not wait for a slow level's whole chunk (zstd 19:
+ * 50-200 ms on a busy machine, while the recorder's rings overwrote what
+ * it had not read): when it is behind, after HURRY_AFTER_MS it makes the
  * compressors give up (the chunks are stored), so the wait lasts one step
- * of compression more. A sync that is not behind does not hurry the chunk
- * it just closed (a quiet stream, one chunk per sync, would never
- * shrink). */
+ * of compression more. Waiters count in w->hurry: one done does not take
+ * back another's hurry. */
 #define HURRY_AFTER_MS 10
+static int wait_until(struct cworker *w, int all, uint64_t seq, long ms, int here)
+{
+	return here ? dssm__pool_wait(w->pool, all, ms) : dssm__pool_wait_seq(w->pool, seq, ms);
+}
+
+static void hurried_wait(struct cworker *w, int behind, int all, uint64_t seq, int here)
+{
+	if (w->adaptive && behind && !wait_until(w, all, seq, HURRY_AFTER_MS, here)) {
+		atomic_fetch_add(&w->hurry, 1);
+		wait_until(w, all, seq, -1, here);
+		atomic_fetch_sub(&w->hurry, 1);
+	} else {
+		wait_until(w, all, seq, -1, here);
+	}
+}
+
+/* Behind: a wait for the oldest (the queue is full), more than half the
+ * queue unfinished, or the container closing (a split: every stream of the
+ * recorder waits for it). A sync that is not behind does not hurry the
+ * chunk it just closed (a quiet stream, one chunk per sync, would never
+ * shrink). */
+static int behind(struct cworker *w, int all)
+{
+	return !all || w->closing || dssm__pool_pending(w->pool) > CHUNK_QUEUE / 2;
+}
+
 static void wait_chunks(struct cworker *w, int all)
 {
-	int behind = !all || dssm__pool_pending(w->pool) > CHUNK_QUEUE / 2;
-	if (w->adaptive && behind && !dssm__pool_wait(w->pool, all, HURRY_AFTER_MS)) {
-		atomic_store(&w->hurry, 1);
-		dssm__pool_wait(w->pool, all, -1);
-		atomic_store(&w->hurry, 0);
-	} else {
-		dssm__pool_wait(w->pool, all, -1);
-	}
+	hurried_wait(w, behind(w, all), all, 0, 1);
 }
 
 int dssm__chunk_reap(dssm_container *c, int idx, int all)
@@ -303,4 +324,71 @@ void dssm__chunk_counts(const dssm_container *c, int idx, struct dssm__chunk_cou
 		dssm__pool_unlock(w->pool);
 		out->threads = dssm__pool_threads(w->pool);
 	}
+}
+
+void dssm__chunk_closing(dssm_container *c)
+{
+	for (int i = 0; c && i < c->n; i++)
+		if (c->s[i].cw)
+			c->s[i].cw->closing = 1;
+}
+
+/* ---- waiting outside the writer's lock (chunk.h, "Outside") ---- */
+
+int dssm__chunk_wait_outside(dssm_container *c, int idx, size_t len, const struct dssm__unlocker *u)
+{
+	if (idx < 0 || idx >= c->n || !c->s[idx].chunked || !c->s[idx].cw)
+		return 0;
+	struct cstream *s = &c->s[idx];
+	struct cworker *w = s->cw;
+	size_t total = RECORD_HEADER + len + (8 - len % 8) % 8;
+	/* it closes the open chunk, no slot is free and the oldest is running */
+	if (!s->clen || s->clen + total <= CHUNK_RAW || dssm__pool_room(w->pool) ||
+	    dssm__pool_wait(w->pool, 0, 0))
+		return 0;
+	uint64_t seq = dssm__pool_seq(w->pool, 0);
+	u->unlock(u->arg);
+	hurried_wait(w, 1, 0, seq, 0);
+	u->lock(u->arg);
+	return 1;
+}
+
+struct outside {
+	struct cworker *w;
+	uint64_t seq;
+	int behind;
+};
+
+int dssm__container_sync_outside(dssm_container *c, const struct dssm__unlocker *u)
+{
+	struct outside *t = calloc((size_t)(c->n ? c->n : 1), sizeof *t);
+	int k = 0, rc = 0;
+	/* 1. every open chunk closed where a slot is free (a stream whose
+	 * slots are all taken closes it in 3, after its older chunks) */
+	for (int i = 0; t && i < c->n; i++) {
+		struct cstream *s = &c->s[i];
+		if (!s->chunked)
+			continue;
+		int got = s->clen && (!s->cw || dssm__pool_room(s->cw->pool)) ? dssm__chunk_submit(c, i) : 0;
+		if (got < 0 && !s->werr) /* (as the sync keeps it: this stream's own) */
+			s->werr = strdup(dssm_last_error());
+		rc = rc < 0 ? rc : got;
+		struct cworker *w = s->cw;
+		if (w && dssm__pool_pending(w->pool))
+			t[k++] = (struct outside){w, dssm__pool_seq(w->pool, 1), behind(w, 1)};
+	}
+	/* 2. waited for, the lock free: the other streams append meanwhile */
+	if (k) {
+		u->unlock(u->arg);
+		for (int j = 0; j < k; j++)
+			hurried_wait(t[j].w, t[j].behind, 1, t[j].seq, 0);
+		u->lock(u->arg);
+	}
+	free(t);
+	/* 3. the sync, which places them (and waits only for the chunks
+	 * closed meanwhile); a failure of 1 first */
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int synced = dssm_container_sync_if_due(c);
+	return rc < 0 ? dssm__fail(rc, "%s", why) : synced;
 }

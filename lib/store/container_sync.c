@@ -89,13 +89,24 @@ int dssm_container_sync_if_due(dssm_container *c)
 {
 	if (!c || !c->writing)
 		return dssm__fail(DSSM_EINVAL, "dssm_container_sync_if_due: not a writer");
-	if (dssm__monotonic() - c->last_sync < c->sync_interval)
+	if (!dssm__container_sync_due(c))
 		return 0;
 	for (int i = 0; i < c->n; i++)
 		if (c->s[i].dlen || c->s[i].ilen)
 			return dssm_container_sync(c);
 	c->last_sync = dssm__monotonic();
 	return 0;
+}
+
+int dssm__container_sync_due(const dssm_container *c)
+{
+	return c->sync_interval == 0 || dssm__monotonic() - c->last_sync >= c->sync_interval;
+}
+
+void dssm__container_set_caller_syncs(dssm_container *c, int on)
+{
+	if (c)
+		c->caller_syncs = on;
 }
 
 void dssm_container_set_sync(dssm_container *c, dssm_time_t interval)

@@ -538,8 +538,7 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 		return rc;
 	}
 	add_entry(s, tid, time, len, pad, total);
-	if (c->sync_interval == 0 || s->ilen >= INDEX_PENDING_MAX ||
-	    dssm__monotonic() - c->last_sync >= c->sync_interval)
+	if (s->ilen >= INDEX_PENDING_MAX || (!c->caller_syncs && dssm__container_sync_due(c)))
 		return dssm_container_sync(c);
 	return 0;
 }

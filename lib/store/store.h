@@ -141,6 +141,8 @@ struct dssm_container {
 	                            (chunk.h; -1: not, records as in format 2) */
 	int adaptive;            /* writer: ... and whether their compressor gives way
 	                            when behind (chunk_worker.c) */
+	int caller_syncs;        /* writer: appends leave the interval's syncs to the
+	                            caller (chunk.h, "Outside") */
 	int version;             /* reader: CONTAINER's format version */
 	int salvage;             /* reader: queries read damaged streams' intact part */
 	char *note;              /* reader: what was wrong with CLOSED, or NULL */
