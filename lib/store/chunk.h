@@ -109,12 +109,13 @@ int dssm__chunk_put(struct dssm_container *c, int idx, const uint8_t *head, cons
                     size_t len, size_t pad);
 int dssm__chunk_close(struct dssm_container *c, int idx);
 /* Place a chunk finished by the worker (codec, raw bytes of records,
- * stored bytes of body, its entries at byte ifirst of the stream's ibuf)
+ * stored bytes of body, its entries from byte ifirst of the stream's index
+ * on, pending in its ibuf)
  * at the data's end, and give its entries their offset. A failed write
  * cuts the stream back (dssm__store_cut_back). */
 int dssm__chunk_place(struct dssm_container *c, int idx, int codec, size_t raw,
                       uint64_t raw_start, const uint8_t *body, size_t stored, uint32_t records,
-                      size_t ifirst);
+                      uint64_t ifirst);
 /* A chunk's CRC-32C: its header's bytes 4..19 and 24..31, then its stored
  * bytes. */
 uint32_t dssm__chunk_crc(const uint8_t *head, const uint8_t *body, size_t stored);
@@ -150,10 +151,14 @@ void dssm__chunk_closing(struct dssm_container *c);
  *     oldest finishes (hurried as a writer waiting under the lock is); 1 if
  *     it was (the append then finds a slot, or waits the rest itself);
  *   - dssm__container_sync_outside, for a writer that syncs itself
- *     (dssm__container_set_caller_syncs): the open chunks are closed, the
- *     lock dropped while they and those before them are compressed, then
- *     the sync if due (dssm_container_sync_if_due) places them; it waits
- *     under the lock only for chunks closed meanwhile.
+ *     (dssm__container_set_caller_syncs): the open chunks are closed (a
+ *     stream whose slots are all taken: after its older chunks, in a
+ *     second round), the lock dropped while they and those before them
+ *     are compressed, then, if the interval is due, the sync of what is
+ *     placed (dssm__container_sync_placed): the chunks waited for and any
+ *     other finished, their entries written after their data is synced;
+ *     the entries of chunks closed meanwhile stay pending for the next
+ *     sync, which waits for nothing under the lock.
  * Chunks are placed, entries written and files synced only under the
  * lock, in order, as without it: what a sync makes durable is unchanged. */
 struct dssm__unlocker {
@@ -169,6 +174,10 @@ int dssm__container_sync_outside(struct dssm_container *c, const struct dssm__un
  * dssm__container_sync_due says when the interval is. */
 void dssm__container_set_caller_syncs(struct dssm_container *c, int on);
 int dssm__container_sync_due(const struct dssm_container *c);
+/* container_sync.c: dssm_container_sync_if_due, but of the chunks
+ * compressed already: none is closed or waited for; the entries of the
+ * others stay pending (written by a later sync, once placed). */
+int dssm__container_sync_placed(struct dssm_container *c);
 int dssm__chunk_reap(struct dssm_container *c, int idx, int all);
 void dssm__chunk_discard(struct dssm_container *c, int idx);
 void dssm__chunk_worker_free(struct cworker *w);

@@ -54,7 +54,10 @@ struct cjob {
 	size_t raw_len, raw_cap;
 	uint32_t records;
 	uint64_t raw_start;      /* where its records start as format 2 lays them out */
-	size_t ifirst;           /* its first entry's byte offset in the stream's ibuf */
+	uint64_t ifirst;         /* its first entry's byte in the stream's index, as
+	                            the entries pending in ibuf are numbered from
+	                            index_flushed on (a sync may write some of them
+	                            before this chunk is placed) */
 	uint8_t *out;            /* compressed */
 	size_t out_len, out_cap;
 	int codec;               /* what it is kept with */
@@ -274,7 +277,7 @@ static void hand_over(struct cstream *s, struct cjob *k)
 	k->records = s->crecords;
 	k->raw_start = s->raw_next;
 	s->raw_next += s->clen;
-	k->ifirst = s->ilen - (size_t)s->crecords * ENTRY;
+	k->ifirst = s->index_flushed + s->ilen - (size_t)s->crecords * ENTRY;
 	s->cbuf = raw;
 	s->ccap = cap;
 	s->cqueued += s->clen + CHUNK_HEADER + 8;
@@ -359,25 +362,29 @@ struct outside {
 	int behind;
 };
 
-int dssm__container_sync_outside(dssm_container *c, const struct dssm__unlocker *u)
+/* One round of dssm__container_sync_outside over n streams (those `only`
+ * marks, if given): each open chunk closed where a slot is free (`full`
+ * marks the others), then every chunk handed over waited for with the
+ * lock free. The first failure to close one, or 0. */
+static int seal_and_wait(dssm_container *c, int n, const struct dssm__unlocker *u,
+                         const uint8_t *only, uint8_t *full)
 {
-	struct outside *t = calloc((size_t)(c->n ? c->n : 1), sizeof *t);
+	struct outside *t = calloc((size_t)(n ? n : 1), sizeof *t);
 	int k = 0, rc = 0;
-	/* 1. every open chunk closed where a slot is free (a stream whose
-	 * slots are all taken closes it in 3, after its older chunks) */
-	for (int i = 0; t && i < c->n; i++) {
+	for (int i = 0; t && i < n; i++) {
 		struct cstream *s = &c->s[i];
-		if (!s->chunked)
+		if (!s->chunked || (only && !only[i]))
 			continue;
-		int got = s->clen && (!s->cw || dssm__pool_room(s->cw->pool)) ? dssm__chunk_submit(c, i) : 0;
+		int room = !s->cw || dssm__pool_room(s->cw->pool);
+		int got = s->clen && room ? dssm__chunk_submit(c, i) : 0;
 		if (got < 0 && !s->werr) /* (as the sync keeps it: this stream's own) */
 			s->werr = strdup(dssm_last_error());
 		rc = rc < 0 ? rc : got;
+		full[i] = s->clen && !room;
 		struct cworker *w = s->cw;
 		if (w && dssm__pool_pending(w->pool))
 			t[k++] = (struct outside){w, dssm__pool_seq(w->pool, 1), behind(w, 1)};
 	}
-	/* 2. waited for, the lock free: the other streams append meanwhile */
 	if (k) {
 		u->unlock(u->arg);
 		for (int j = 0; j < k; j++)
@@ -385,10 +392,31 @@ int dssm__container_sync_outside(dssm_container *c, const struct dssm__unlocker 
 		u->lock(u->arg);
 	}
 	free(t);
-	/* 3. the sync, which places them (and waits only for the chunks
-	 * closed meanwhile); a failure of 1 first */
+	return rc;
+}
+
+int dssm__container_sync_outside(dssm_container *c, const struct dssm__unlocker *u)
+{
+	/* 1. the open chunks closed and compressed, the lock free; a stream
+	 * whose slots were all taken closes its chunk in a second round,
+	 * after its older chunks (streams added meanwhile: at the next) */
+	int n = c->n;
+	uint8_t *full = calloc((size_t)(n ? n : 1), 2), *again = full ? full + n : NULL;
+	int rc = full ? seal_and_wait(c, n, u, NULL, full) : 0;
+	int more = 0;
+	for (int i = 0; full && i < n; i++)
+		more |= full[i];
+	if (more) {
+		memcpy(again, full, (size_t)n);
+		int got = seal_and_wait(c, n, u, again, full);
+		rc = rc < 0 ? rc : got;
+	}
+	free(full);
+	/* 2. the sync of what is placed: every chunk waited for is, and
+	 * those closed meanwhile are left for the next sync (not waited for
+	 * under the lock); a failure of 1 first */
 	char why[512];
 	snprintf(why, sizeof why, "%s", dssm_last_error());
-	int synced = dssm_container_sync_if_due(c);
+	int synced = dssm__container_sync_placed(c);
 	return rc < 0 ? dssm__fail(rc, "%s", why) : synced;
 }

@@ -220,7 +220,7 @@ int dssm__chunk_close(dssm_container *c, int idx)
 }
 
 int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, uint64_t raw_start,
-                      const uint8_t *body, size_t stored, uint32_t records, size_t ifirst)
+                      const uint8_t *body, size_t stored, uint32_t records, uint64_t ifirst)
 {
 	struct cstream *s = &c->s[idx];
 	uint8_t head[CHUNK_HEADER] = {0};
@@ -237,7 +237,8 @@ int dssm__chunk_place(dssm_container *c, int idx, int codec, size_t raw, uint64_
 	if (rc < 0)
 		return rc;
 	/* its entries get their offset, and their CRC again */
-	for (size_t k = ifirst; k < ifirst + (size_t)records * ENTRY; k += ENTRY) {
+	size_t at = (size_t)(ifirst - s->index_flushed); /* (its entries are all pending) */
+	for (size_t k = at; k < at + (size_t)records * ENTRY; k += ENTRY) {
 		uint8_t *e = s->ibuf + k;
 		le_put64(e + 16, off);
 		le_put32(e + 28, dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu);

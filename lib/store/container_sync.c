@@ -12,15 +12,28 @@
 #include "chunk.h"
 #include "store.h"
 
-/* Write and sync a stream's pending index entries (its data is synced). */
+/* The pending entries whose records are placed in .data: all of a stream
+ * of records; a chunked stream's up to the first of a chunk not placed
+ * (their offset UINT64_MAX: dssm__chunk_place gives it). */
+static size_t placed(const struct cstream *s)
+{
+	size_t n = 0;
+	while (n < s->ilen && le_get64(s->ibuf + n + 16) != UINT64_MAX)
+		n += ENTRY;
+	return n;
+}
+
+/* Write and sync a stream's pending index entries whose data is placed
+ * (and synced); the others stay pending, at ibuf's start. */
 static int flush_index(dssm_container *c, int i)
 {
 	struct cstream *s = &c->s[i];
-	if (!s->ilen)
+	size_t n = placed(s);
+	if (!n)
 		return 0;
 	char what[4200];
 	snprintf(what, sizeof what, "%s/streams/%04d.index", c->dir, i);
-	int rc = dssm__store_write_all(s->index_fd, s->ibuf, s->ilen, what);
+	int rc = dssm__store_write_all(s->index_fd, s->ibuf, n, what);
 	if (rc < 0) {
 		/* Cut back to whole entries, so later ones stay aligned; the
 		 * entries stay pending for the next sync. */
@@ -35,35 +48,37 @@ static int flush_index(dssm_container *c, int i)
 		return dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.index (fdatasync)",
 		                        c->dir, i);
 	}
-	const uint8_t *last = s->ibuf + s->ilen - ENTRY;
-	for (size_t k = 0; k < s->ilen; k += ENTRY)
+	const uint8_t *last = s->ibuf + n - ENTRY;
+	for (size_t k = 0; k < n; k += ENTRY)
 		s->durable_payload += le_get32(s->ibuf + k + 24);
-	s->index_flushed += s->ilen;
+	s->index_flushed += n;
 	s->durable_count = s->index_flushed / ENTRY;
 	s->durable_last = (dssm_time_t)le_get64(last);
-	/* a chunked stream's entries all lie in chunks placed before the sync
-	 * (dssm_container_sync closes the open one first): they end at the
-	 * data's end */
+	/* a chunked stream's written entries lie in the chunks placed, all
+	 * written and synced before: they end at the data's end */
 	s->durable_end = s->chunked ? s->data_end : dssm__store_entry_end(last);
 	s->durable_raw = s->raw_end;
-	s->ilen = 0;
+	/* (the entries of chunks not placed yet: numbered from index_flushed
+	 * on, as their chunks' jobs know them) */
+	memmove(s->ibuf, s->ibuf + n, s->ilen - n);
+	s->ilen -= n;
 	return 0;
 }
 
-int dssm_container_sync(dssm_container *c)
+/* Each stream on its own: one that cannot be written does not keep the
+ * others' samples from the disk. The first error is returned. wait: the
+ * open chunks closed and every chunk waited for and placed (a sync);
+ * else only the chunks compressed already are (dssm__container_sync_outside). */
+static int sync_streams(dssm_container *c, int wait)
 {
-	if (!c || !c->writing)
-		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
-	/* Each stream on its own: one that cannot be written does not keep
-	 * the others' samples from the disk. The first error is returned. */
 	int first = 0;
 	char why[512] = "";
 	for (int i = 0; i < c->n; i++) {
 		/* 1. the stream's records (its open chunk closed) reach its file
 		 * and the disk ... */
-		int rc = dssm__chunk_close(c, i);
+		int rc = wait ? dssm__chunk_close(c, i) : 0;
 		if (rc == 0)
-			rc = dssm__chunk_reap(c, i, 1);
+			rc = dssm__chunk_reap(c, i, wait);
 		if (rc == 0)
 			rc = dssm__store_flush_direct(c, i);
 		if (rc == 0)
@@ -83,6 +98,24 @@ int dssm_container_sync(dssm_container *c)
 	}
 	c->last_sync = dssm__monotonic();
 	return first < 0 ? dssm__fail(first, "%s", why) : 0;
+}
+
+int dssm_container_sync(dssm_container *c)
+{
+	if (!c || !c->writing)
+		return dssm__fail(DSSM_EINVAL, "dssm_container_sync: not a writer");
+	return sync_streams(c, 1);
+}
+
+int dssm__container_sync_placed(dssm_container *c)
+{
+	if (!dssm__container_sync_due(c))
+		return 0;
+	for (int i = 0; i < c->n; i++)
+		if (c->s[i].dlen || c->s[i].ilen)
+			return sync_streams(c, 0);
+	c->last_sync = dssm__monotonic();
+	return 0;
 }
 
 int dssm_container_sync_if_due(dssm_container *c)
