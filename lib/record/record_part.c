@@ -18,7 +18,8 @@
  *      (dssm__container_set_caller_syncs): when the sync interval is due,
  *      seen after an append or by the poll, one thread (r->syncing) closes
  *      the open chunks, drops the lock while they are compressed, then
- *      syncs under it (waiting there only for chunks closed meanwhile);
+ *      syncs under it what is compressed (the entries of chunks closed
+ *      meanwhile wait for the next sync; nothing is waited for there);
  *   3. a split closes the part by one thread (r->rotating): a sync as in
  *      2, hurried (dssm__chunk_closing), appends going on into the part;
  *      then, under the lock, once no thread is outside it, the part is
