@@ -213,6 +213,33 @@ static void test_rolling_parts(void **state)
 	dssm_close(a);
 }
 
+/* A recorder of ring `ring` from its oldest sample into DIR/name, split
+ * every split_bytes, compressed with codec (NULL: not), run without a poll
+ * until it stored `want` samples, then stopped. */
+static dssm_recorder *split_run(char *dir, size_t cap, const char *name, const char *ring,
+                                uint64_t split_bytes, const char *codec, int level,
+                                uint64_t want)
+{
+	dir_for(dir, cap, name);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.from_oldest = 1;
+	cfg.split_bytes = split_bytes;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	if (codec)
+		assert_int_equal(dssm_recorder_set_compress(r, NULL, codec, level), 0);
+	assert_int_equal(dssm_recorder_add(r, ring), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder_stats st;
+	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < want); t++)
+		usleep(10000); /* (no dssm_recorder_poll: a split is the sample's) */
+	assert_int_equal(st.recorded, want);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	return r;
+}
+
 /* A split by size is made at the sample that reaches it, not at the next
  * poll: a ring drained faster than the poll comes (here: with no poll at
  * all) had all its samples in one part, many times --split-size. */
@@ -223,21 +250,8 @@ static void test_split_at_its_size(void **state)
 	struct writer w = {a, 200, 4096};
 	write_samples(&w);
 	char dir[300], part[400];
-	dir_for(dir, sizeof dir, "split-size");
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	cfg.from_oldest = 1;
-	cfg.split_bytes = 20 * 4096;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-fast"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
-	dssm_recorder_stats st;
-	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 200); t++)
-		usleep(10000); /* (no dssm_recorder_poll) */
-	assert_int_equal(st.recorded, 200);
-	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder *r = split_run(dir, sizeof dir, "split-size", "rec-fast", 20 * 4096, NULL, 0,
+	                             200);
 	assert_int_equal(dssm_recorder_parts(r), 10);
 	dssm_recorder_free(r);
 	for (int p = 1; p <= 10; p++) {
@@ -271,22 +285,9 @@ static void test_split_hurries(void **state)
 		assert_true(dssm_write(a, buf, SIZE, dssm_now()) >= 0);
 	}
 	char dir[300], part[400];
-	dir_for(dir, sizeof dir, "split-hurried");
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	cfg.from_oldest = 1;
-	cfg.split_bytes = 3 * SIZE - 100; /* the third sample splits */
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_set_compress(r, NULL, "zstd", 22), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-slow"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
-	dssm_recorder_stats st;
-	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 3); t++)
-		usleep(10000); /* (no dssm_recorder_poll: the split is the sample's) */
-	assert_int_equal(st.recorded, 3);
-	assert_int_equal(dssm_recorder_stop(r), 0);
+	/* (the third sample splits) */
+	dssm_recorder *r = split_run(dir, sizeof dir, "split-hurried", "rec-slow", 3 * SIZE - 100,
+	                             "zstd", 22, 3);
 	assert_int_equal(dssm_recorder_parts(r), 1);
 	uint64_t chunks, faster, stored;
 	assert_int_equal(dssm_recorder_compression(r, 0, &chunks, &faster, &stored), 0);
