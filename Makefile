@@ -286,11 +286,13 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 # starts the proxy of the same build; test_container has the O_DIRECT writer's
 # thread. Over TLS too (#29): test_proxies (proxies and connectors in one
 # process) and test_remote (the proxy it starts runs under TSan as well).
-# Compressed streams (#28): their compressing threads. Threads sharing one
+# Compressed streams (#28): their compressing threads, and the recorder's
+# streams waiting for them with its lock free (test_recorder,
+# test_record_follow). Threads sharing one
 # remote handle, in clear text and over TLS (test_remote_threads).
 # Reports go to files, so that one from a process a test started (a proxy,
 # whose exit status the test may not check) fails check-tsan too.
-TSAN_TESTS := test_pool test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_writers test_watch test_backends test_proxies test_container test_container_chunks test_chunk_ahead test_remote_threads
+TSAN_TESTS := test_pool test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_record_follow test_writers test_watch test_backends test_proxies test_container test_container_chunks test_chunk_ahead test_remote_threads
 TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all \
   test_remote_threads@DSSM_TEST_TLS=all test_container@DSSM_TEST_COMPRESS=zstd
 TSAN_REPORTS := build/tsan/reports
