@@ -511,6 +511,70 @@ static void test_compressor_behind(void **state)
 	hurried_codec(CHUNK_LZ4, 12);
 }
 
+/* The writer's half of chunk.h's "Outside", as the recorder uses it: a
+ * sync drops the writer's lock while the compressors work; meanwhile (in
+ * the unlocker, as another thread holding the lock would) the stream is
+ * appended to, closing chunks that the sync of what is placed leaves
+ * pending, their entries written by a later sync once placed. A reader
+ * sees an exact prefix holding at least what was appended before each
+ * sync; after the close, every sample, exact and in order. */
+struct outside_appender {
+	dssm_container *c;
+	uint64_t next;
+	int outside;
+};
+
+static void append_some(struct outside_appender *o, int n)
+{
+	static uint8_t buf[20000];
+	for (int k = 0; k < n; k++, o->next++) {
+		fill(buf, sizeof buf, 0, o->next, 0);
+		assert_int_equal(dssm_container_append(o->c, 0, o->next, (dssm_time_t)o->next, buf,
+		                                       sizeof buf), 0);
+	}
+}
+
+static void outside_unlock(void *arg)
+{
+	struct outside_appender *o = arg;
+	o->outside++;
+	append_some(o, 30);
+}
+
+static void outside_lock(void *arg)
+{
+	(void)arg;
+}
+
+static void test_sync_outside(void **state)
+{
+	(void)state;
+	char dir[300];
+	dssm_container *r, *c = one_stream(dir, sizeof dir, "outside", "zstd", 19, 20000);
+	dssm_container_set_sync(c, 0); /* (every sync due) */
+	dssm__container_set_caller_syncs(c, 1);
+	struct outside_appender o = {c, 0, 0};
+	struct dssm__unlocker u = {outside_unlock, outside_lock, &o};
+	int rc;
+	for (int round = 0; round < 4; round++) {
+		append_some(&o, 30);
+		uint64_t before = o.next;
+		assert_int_equal(dssm__container_sync_outside(c, &u), 0);
+		assert_int_equal(dssm_container_open(dir, &r), 0);
+		int n = count_all(r, 1, &rc);
+		assert_int_equal(rc, 0);
+		assert_true((uint64_t)n >= before && (uint64_t)n <= o.next);
+		dssm_container_close(r);
+	}
+	assert_true(o.outside >= 4); /* (a second round when all slots were taken) */
+	assert_int_equal(dssm_container_close(c), 0);
+	assert_int_equal(dssm_container_open(dir, &r), 0);
+	assert_int_equal(count_all(r, 1, &rc), (int)o.next);
+	assert_int_equal(rc, 0);
+	dssm_container_close(r);
+	dssm_container_remove(dir);
+}
+
 /* A writer may repeat a TID (dssm_container_append takes any): a window
  * starting inside a chunk, and a reader of the recording still being
  * written (its last entry checked), find each entry's own record. */
@@ -663,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_damaged_chunk),   cmocka_unit_test(test_hostile_header),
 		cmocka_unit_test(test_big_samples),     cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_compressor_behind), cmocka_unit_test(test_repeated_tids),
+		cmocka_unit_test(test_sync_outside),
 		cmocka_unit_test(test_huge_record), cmocka_unit_test(test_lost_chunks_uncounted),
 	};
 	int rc = cmocka_run_group_tests_name("container_chunks", tests, NULL, NULL);
