@@ -430,12 +430,15 @@ t_damage_remote() {
 	cp -r "$tmp/dmg" "$srv/index" && flip "$srv/index/streams/0001.index" 0 4
 	cp -r "$tmp/dmg" "$srv/tail" && rm "$srv/tail/CLOSED" &&
 		flip "$srv/tail/streams/0000.index" $(((n - 1) * 32 + 4)) 4
+	# an index entry met only by the query's reading (no size disagrees):
+	# the proxy's ERROR ends the answer, the damage said before it as locally
+	cp -r "$tmp/dmg" "$srv/entry" && flip "$srv/entry/streams/0000.index" $((n / 2 * 32 + 4)) 4
 	"$DSSM" proxy --port 0 --port-file "$pport" --recordings "$srv" 2>"$tmp/rproxy.log" &
 	local ppid=$!
 	for _ in $(seq 400); do [ -s "$pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
 	[ -s "$pport" ] || { cat "$tmp/rproxy.log"; return 1; }
 	local hp=127.0.0.1:$(cat "$pport") bad=
-	for r in trunc index tail; do
+	for r in trunc index tail entry; do
 		(cd "$srv" && "$DSSM" query "$r" --format hex) >"$tmp/rl.q" 2>"$tmp/rl.e"; lrc=$?
 		"$DSSM" query "$hp/$r" --format hex >"$tmp/rr.q" 2>"$tmp/rr.e"; rrc=$?
 		cat "$tmp/rl.e" "$tmp/rr.e"

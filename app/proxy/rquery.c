@@ -95,8 +95,14 @@ void proxy_service_rquery(struct client *c)
 		dssm_record rec;
 		int rc = dssm_query_next(rq->q, &rec);
 		if (rc < 0) {
+			/* damage the reading met and could not read past: said
+			 * before the ERROR that ends the answer, as `dssm query`
+			 * says it of a local recording after its error */
 			served_error(rq->dir, rc);
-			proxy_send_error(c, rq->request, rc, dssm_last_error());
+			char text[1024];
+			snprintf(text, sizeof text, "%s", dssm_last_error());
+			rquery_damage(c, rq);
+			proxy_send_error(c, rq->request, rc, text);
 		} else if (rc == 0) {
 			rquery_damage(c, rq);
 			size_t f = wire_frame_begin(&c->out, (rq->warn ? WIRE_RQUERY_WARN : WIRE_RQUERY) |
