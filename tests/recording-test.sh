@@ -449,6 +449,14 @@ t_damage_remote() {
 		[ -s "$tmp/rl.w" ] && cmp -s "$tmp/rl.w" "$tmp/rr.w" || { bad="$r: not the same warnings"; break; }
 		! has "$srv" "$tmp/rr.e" || { bad="$r: the proxy's path told"; break; }
 	done
+	# a glob naming a stream whose description is damaged matches nothing:
+	# an error, locally and remotely, never the other streams' samples alone
+	cp -r "$tmp/dmg" "$srv/meta" && flip "$srv/meta/streams/0000.meta" 12 1
+	(cd "$srv" && "$DSSM" query meta --streams 'od*,note' --format hex) >"$tmp/rl.q" 2>"$tmp/rl.e"; lrc=$?
+	"$DSSM" query "$hp/meta" --streams 'od*,note' --format hex >"$tmp/rr.q" 2>"$tmp/rr.e"; rrc=$?
+	cat "$tmp/rl.e" "$tmp/rr.e"
+	[ -n "$bad" ] || [ $lrc -ne 0 ] && [ $rrc -eq $lrc ] && [ ! -s "$tmp/rr.q" ] &&
+		has "matches 'od\*'" "$tmp/rr.e" || bad="${bad:-meta: local exit $lrc, remote exit $rrc, $(wc -l <"$tmp/rr.q") lines}"
 	kill $ppid; wait $ppid 2>/dev/null
 	[ -z "$bad" ] || { echo "$bad"; return 1; }
 }

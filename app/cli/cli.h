@@ -58,12 +58,9 @@ int cmd_export(int argc, char **argv);
 void help_export(FILE *out);
 /* Does NAME:ID match a comma-separated list of NAME[:ID] globs (NULL: all)? */
 int cli_stream_selected(const dssm_stream_info *info, const char *list);
-/* The first glob of LIST that selects none of c's streams (a typo in
- * `--streams odom,nosuch` is an error, never silently dropped), copied
- * into OUT; NULL when each selects one. */
-struct dssm_container;
-const char *cli_selection_unmatched(const char *list, struct dssm_container *c, char *out,
-                                    size_t cap);
+/* (a glob of --streams that selects no stream, a typo in `--streams
+ * odom,nosuch`, is an error, never silently dropped:
+ * dssm_container_unmatched) */
 /* A comma-separated list of NAME[:ID] globs an option takes (--streams,
  * --allow-write): 0, or -1 after a usage error saying why it can match no
  * stream ('/ns/x', 'odom:', ''; lib/base/glob.h). */

@@ -431,7 +431,7 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 		}
 	}
 	char miss[256];
-	if (e->streams && cli_selection_unmatched(e->streams, c, miss, sizeof miss))
+	if (e->streams && dssm_container_unmatched(c, e->streams, miss, sizeof miss))
 		return cli_error("export", "no stream of %s matches '%s' (--streams %s)", dir, miss,
 		                 e->streams);
 	int rc = cli_time_window("export", &e->start, &e->end, first, last, &o->start, &o->end);

@@ -432,7 +432,7 @@ static int play_create_rings(struct play_run *p, const char *path)
 	p->first = INT64_MAX;
 	p->last = INT64_MIN;
 	char miss[256];
-	if (p->o->list && cli_selection_unmatched(p->o->list, p->c, miss, sizeof miss))
+	if (p->o->list && dssm_container_unmatched(p->c, p->o->list, miss, sizeof miss))
 		return cli_error("play", "no stream of %s matches '%s' (--streams %s)", path, miss,
 		                 p->o->list);
 	for (int i = 0; i < p->n; i++) {

@@ -73,26 +73,6 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list)
 	return dssm_name_list_matches(list, info->name, info->id);
 }
 
-const char *cli_selection_unmatched(const char *list, dssm_container *c, char *out, size_t cap)
-{
-	for (const char *p = list; p && *p;) {
-		size_t n = strcspn(p, ",");
-		if (n && n < cap) {
-			memcpy(out, p, n);
-			out[n] = '\0';
-			int hit = 0;
-			for (int i = 0; !hit && i < dssm_container_stream_count(c); i++) {
-				dssm_recorded r;
-				hit = dssm_container_stream_brief(c, i, &r) == 0 && dssm_name_matches(out, r.info.name, r.info.id);
-			}
-			if (!hit)
-				return out;
-		}
-		p += n + (p[n] == ',');
-	}
-	return NULL;
-}
-
 int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list)
 {
 	if (dssm__stream_glob_list_check(list) == 0)
@@ -470,7 +450,7 @@ int cli_query_local(const char *path, const struct cli_query_opts *o)
 		fprintf(stderr, "dssm query: warning: %s\n", dssm_container_warning(r.c));
 	dssm_time_t t0, t1;
 	char miss[256];
-	if (o->list && cli_selection_unmatched(o->list, r.c, miss, sizeof miss))
+	if (o->list && dssm_container_unmatched(r.c, o->list, miss, sizeof miss))
 		rc = cli_error("query", "no stream of %s matches '%s' (--streams %s)", path, miss, o->list);
 	else
 		rc = cli_time_window("query", &o->start, &o->end, r.first, r.last, &t0, &t1);

@@ -241,6 +241,11 @@ int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf 
 	dssm_container_set_salvage(rq->c, rq->warn);
 	dssm_time_t newest = INT64_MIN;
 	rc = rquery_select(rq, list, &newest);
+	/* each glob names a stream, as `dssm query --streams` asks: one that
+	 * names a stream whose description is damaged is no shorter answer */
+	char miss[256];
+	if (rc == 0 && dssm_container_unmatched(rq->c, list, miss, sizeof miss))
+		rc = dssm__fail(DSSM_ENOENT, "no stream of %s matches '%s'", name, miss);
 	if (rc == 0)
 		rc = rquery_window(rq, mode, arg, bandwidth, newest, &start, &end);
 	rq->start = start;

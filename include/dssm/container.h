@@ -190,6 +190,13 @@ const char *dssm_container_schema(dssm_container *c, int stream);
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len);
 /* The index of stream NAME:ID, or DSSM_ENOENT. */
 int dssm_container_find(dssm_container *c, const char *name, int id);
+/* The first glob of LIST (comma-separated NAME[:ID] globs, as
+ * dssm_name_list_matches) that matches no stream of the recording, copied
+ * into out (cap bytes), or NULL when each matches one: a glob naming a
+ * stream whose description is damaged matches nothing, and a query says so
+ * rather than answering the other streams alone (`dssm query --streams`,
+ * a proxy's RQUERY). */
+const char *dssm_container_unmatched(dssm_container *c, const char *list, char *out, size_t cap);
 /* The ROS topic of a stream, as `dssm info` shows it and `export` writes
  * it: the topic a stream imported (or read in place) from a bag or MCAP
  * file came from; else its NAME with each '.' as '/' and an ID other than

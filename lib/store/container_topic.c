@@ -2,7 +2,8 @@
  * container_topic.c - the ROS topic of a recorded stream, the one rule that
  * `info` shows, `export` writes and a "DIR/TOPIC" address finds: the topic
  * a stream imported from a bag or MCAP file came from (its property's
- * `topic` field, docs/bridges.md), else the ring's (dssm__ring_topic).
+ * `topic` field, docs/bridges.md), else the ring's (dssm__ring_topic);
+ * and the glob of a --streams list that names no stream.
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,4 +48,25 @@ int dssm__container_find_topic(dssm_container *c, const char *topic)
 		found = k;
 	}
 	return found;
+}
+
+const char *dssm_container_unmatched(dssm_container *c, const char *list, char *out, size_t cap)
+{
+	for (const char *p = list; p && *p;) {
+		size_t n = strcspn(p, ",");
+		if (n && n < cap) {
+			memcpy(out, p, n);
+			out[n] = '\0';
+			int hit = 0;
+			for (int i = 0; !hit && i < dssm_container_stream_count(c); i++) {
+				dssm_recorded r;
+				hit = dssm_container_stream_brief(c, i, &r) == 0 &&
+				      dssm_name_matches(out, r.info.name, r.info.id);
+			}
+			if (!hit)
+				return out;
+		}
+		p += n + (p[n] == ',');
+	}
+	return NULL;
 }
