@@ -449,6 +449,18 @@ t_damage_remote() {
 		[ -s "$tmp/rl.w" ] && cmp -s "$tmp/rl.w" "$tmp/rr.w" || { bad="$r: not the same warnings"; break; }
 		! has "$srv" "$tmp/rr.e" || { bad="$r: the proxy's path told"; break; }
 	done
+	# a window starting at that entry: the query's opening meets it (its
+	# time search), the ERROR at once, the damage said before it as locally
+	local t; t=$("$DSSM" query "$tmp/dmg" --streams odom --format json 2>/dev/null |
+		sed -n "$((n / 2 + 1))p" | sed 's/.*"time_ns":\([0-9]*\).*/\1/')
+	t=${t%?????????}.${t: -9}
+	(cd "$srv" && "$DSSM" query entry --start "$t" --format hex) >"$tmp/rl.q" 2>"$tmp/rl.e"; lrc=$?
+	"$DSSM" query "$hp/entry" --start "$t" --format hex >"$tmp/rr.q" 2>"$tmp/rr.e"; rrc=$?
+	cat "$tmp/rl.e" "$tmp/rr.e"
+	grep "warning:" "$tmp/rl.e" >"$tmp/rl.w"; grep "warning:" "$tmp/rr.e" >"$tmp/rr.w"
+	[ -n "$bad" ] || [ $lrc -eq 1 ] && [ $rrc -eq 1 ] && cmp -s "$tmp/rl.q" "$tmp/rr.q" &&
+		[ -s "$tmp/rl.w" ] && cmp -s "$tmp/rl.w" "$tmp/rr.w" ||
+		bad="${bad:-entry --start $t: local exit $lrc, remote exit $rrc, not the same warnings or samples}"
 	# a glob naming a stream whose description is damaged matches nothing:
 	# an error, locally and remotely, never the other streams' samples alone
 	cp -r "$tmp/dmg" "$srv/meta" && flip "$srv/meta/streams/0000.meta" 12 1

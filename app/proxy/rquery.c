@@ -88,6 +88,20 @@ static void rquery_damage(struct client *c, struct rquery *rq)
 	}
 }
 
+/* The query's error rc, told without the served directory's path, after
+ * the damage met so far (a damaged index entry or record that the reading,
+ * or the time search opening it, cannot read past): RWARNINGs before the
+ * ERROR, as `dssm query` says the damage of a local recording after its
+ * error. */
+static int rquery_fail(struct client *c, struct rquery *rq, int rc)
+{
+	char text[1024];
+	served_error(rq->dir, rc);
+	snprintf(text, sizeof text, "%s", dssm_last_error());
+	rquery_damage(c, rq);
+	return dssm__fail(rc, "%s", text);
+}
+
 void proxy_service_rquery(struct client *c)
 {
 	struct rquery *rq = c->rq;
@@ -95,14 +109,8 @@ void proxy_service_rquery(struct client *c)
 		dssm_record rec;
 		int rc = dssm_query_next(rq->q, &rec);
 		if (rc < 0) {
-			/* damage the reading met and could not read past: said
-			 * before the ERROR that ends the answer, as `dssm query`
-			 * says it of a local recording after its error */
-			served_error(rq->dir, rc);
-			char text[1024];
-			snprintf(text, sizeof text, "%s", dssm_last_error());
-			rquery_damage(c, rq);
-			proxy_send_error(c, rq->request, rc, text);
+			rc = rquery_fail(c, rq, rc);
+			proxy_send_error(c, rq->request, rc, dssm_last_error());
 		} else if (rc == 0) {
 			rquery_damage(c, rq);
 			size_t f = wire_frame_begin(&c->out, (rq->warn ? WIRE_RQUERY_WARN : WIRE_RQUERY) |
@@ -254,8 +262,9 @@ int proxy_do_rquery(struct client *c, const struct wire_header *hd, struct rbuf 
 	if (rc == 0)
 		rc = dssm_query_open(rq->c, rq->sel, rq->ns, start, end, &rq->q);
 	if (rc < 0) {
+		rc = rquery_fail(c, rq, rc);
 		proxy_rquery_free(rq);
-		return served_error(c->px->cfg.recordings, rc);
+		return rc;
 	}
 	proxy_logf(c->px, 1, "%s: query of %s", c->peer, name);
 	c->rq = rq;
