@@ -796,7 +796,8 @@ static void test_full_disk_counts(void **state)
  * the first write of zeros to a .data that ends on an O_DIRECT block
  * boundary (write_direct's block gap) writes half of them and the next
  * write of the same file fails with ENOSPC, as a disk filling under it. */
-static int gap_fail; /* 1: armed; 2: half written, the next write fails; 3: failed */
+static int gap_fail; /* 1: armed; 2: half written, the next write fails; 3: failed;
+                      * 4: armed, the gap's write returns 0 without an errno */
 static int gap_fd = -1;
 
 static int is_data_fd(int fd)
@@ -814,12 +815,17 @@ ssize_t write(int fd, const void *buf, size_t n)
 		errno = ENOSPC;
 		return -1;
 	}
-	if (gap_fail == 1 && n > 1 && n < DIRECT_BLOCK && is_data_fd(fd)) {
+	if ((gap_fail == 1 || gap_fail == 4) && n > 1 && n < DIRECT_BLOCK && is_data_fd(fd)) {
 		off_t at = lseek(fd, 0, SEEK_CUR);
 		const uint8_t *p = buf;
 		size_t z = 0;
 		while (z < n && !p[z])
 			z++;
+		if (z == n && at >= 0 && ((uint64_t)at + n) % DIRECT_BLOCK == 0 && gap_fail == 4) {
+			gap_fail = 3;
+			errno = 0;
+			return 0;
+		}
 		if (z == n && at >= 0 && ((uint64_t)at + n) % DIRECT_BLOCK == 0) {
 			gap_fail = 2;
 			gap_fd = fd;
@@ -834,15 +840,14 @@ ssize_t write(int fd, const void *buf, size_t n)
  * records before it, so the samples accepted after it are where their
  * index entries say (before: the half-written gap stayed, the next records
  * were written after it, and queries found other bytes at their places). */
-static void test_direct_gap_fails(void **state)
+static void direct_gap_fails(int arm, int want_rc, const char *want_error)
 {
-	(void)state;
 	if (compressed()) { /* (a compressed stream is written in chunks, never O_DIRECT) */
 		print_message("skipped: no O_DIRECT records in a compressed stream\n");
 		skip();
 	}
 	char dir[300];
-	dir_for(dir, sizeof dir, "direct-gap");
+	dir_for(dir, sizeof dir, arm == 4 ? "direct-gap-0" : "direct-gap");
 	dssm_container *c;
 	assert_int_equal(create_container(dir, &c), 0);
 	dssm_container_set_direct(c, 1);
@@ -853,12 +858,12 @@ static void test_direct_gap_fails(void **state)
 	uint64_t accepted = 0;
 	for (int k = 0; k < 5; k++) {
 		fill(buf, lens[k], 0, accepted);
-		gap_fail = k == 1; /* the first big record's gap fails */
+		gap_fail = k == 1 ? arm : 0; /* the first big record's gap fails */
 		int rc = dssm_container_append(c, 0, accepted, (dssm_time_t)k, buf, lens[k]);
 		if (k == 1) {
 			assert_int_equal(gap_fail, 3);
-			assert_int_equal(rc, DSSM_ENOSPC);
-			assert_non_null(strstr(dssm_last_error(), "disk full"));
+			assert_int_equal(rc, want_rc);
+			assert_non_null(strstr(dssm_last_error(), want_error));
 			assert_non_null(strstr(dssm_last_error(), "cam:0"));
 			continue;
 		}
@@ -895,6 +900,21 @@ static void test_direct_gap_fails(void **state)
 	assert_int_equal(n, accepted);
 	dssm_query_close(q);
 	dssm_container_close(c);
+}
+
+static void test_direct_gap_fails(void **state)
+{
+	(void)state;
+	direct_gap_fails(1, DSSM_ENOSPC, "disk full");
+}
+
+/* The gap's write(2) returns 0 and sets no errno: still a failure, the
+ * sample refused (before: unwrite took errno 0 for "cut back, no error",
+ * and the append returned 0 for a record it never placed) */
+static void test_direct_gap_writes_nothing(void **state)
+{
+	(void)state;
+	direct_gap_fails(4, DSSM_ESYS, "write error");
 }
 
 /* A refused create writes nothing: not into a recording (finished or still
@@ -1775,6 +1795,7 @@ int main(void)
 		cmocka_unit_test(test_full_disk),
 		cmocka_unit_test(test_full_disk_counts),
 		cmocka_unit_test(test_direct_gap_fails),
+		cmocka_unit_test(test_direct_gap_writes_nothing),
 		cmocka_unit_test(test_refused_create),
 		cmocka_unit_test(test_two_creators),
 		cmocka_unit_test(test_sync_when_quiet),

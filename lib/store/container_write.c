@@ -384,8 +384,10 @@ static int write_direct(dssm_container *c, int stream, const uint8_t *head, cons
 	uint64_t start = (s->flushed + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	size_t gap = (size_t)(start - s->flushed);
 	static const uint8_t zeros[DIRECT_BLOCK];
+	/* (a write(2) that wrote nothing may leave errno 0: unwrite's "no
+	 * error", a failure still) */
 	if (gap && dssm__store_write_all(s->data_fd, zeros, gap, "a block gap") < 0)
-		return unwrite(c, stream, errno, "the zeros before an O_DIRECT record");
+		return unwrite(c, stream, errno ? errno : EIO, "the zeros before an O_DIRECT record");
 	size_t size = (RECORD_HEADER + len + DIRECT_BLOCK - 1) / DIRECT_BLOCK * DIRECT_BLOCK;
 	rc = dssm__direct_put(&s->dw, s->direct_fd, start, head, data, len, size);
 	if (rc < 0) {
