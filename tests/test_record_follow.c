@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "lib/record/record.h"
 #include "lib/ring/internal.h"
 
 #include "dssm/container.h"
@@ -190,6 +191,45 @@ static void test_removed_then_made_again(void **state)
 	assert_int_equal(dssm_open_recording(dir, "fol", 0, &s), DSSM_ELAYOUT);
 	assert_non_null(strstr(dssm_last_error(), "made again"));
 	assert_null(s);
+	dssm_close(a);
+	dssm_close(b);
+}
+
+static void *stop_it(void *arg)
+{
+	assert_int_equal(dssm_recorder_stop(arg), 0);
+	return NULL;
+}
+
+/* Asked to stop while its thread goes over to a ring made again, before it
+ * read any of the new ring: the new ring's samples are taken first, as any
+ * others (record_finish.c). Before, the thread's read position was still
+ * the removed ring's next TID (10), past the new ring's newest (4): its 5
+ * samples were neither recorded, lost nor unstored. */
+static void test_stop_as_made_again(void **state)
+{
+	(void)state;
+	char dir[300];
+	dssm_stream *a;
+	dssm_recorder *r = recorded_then_removed("stop-again", 0, 10, &a, dir, sizeof dir);
+	pthread_mutex_lock(&r->lock); /* (switch_to's new stream entry waits for it) */
+	dssm_stream *b = make("fol", 16, 64, "t/A");
+	write_n(b, 100, 5);
+	/* the thread's next look finds the new ring, and waits for the lock */
+	usleep(1500000);
+	pthread_t t;
+	pthread_create(&t, NULL, stop_it, r);
+	usleep(300000); /* (the stop seen first; a late one changes nothing) */
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(t, NULL);
+	dssm_recorder_stats st;
+	uint64_t remade = 0;
+	assert_int_equal(dssm_recorder_followed(r, 0, &remade, NULL), 0);
+	assert_int_equal(remade, 1);
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	assert_int_equal(st.recorded + st.lost + st.unstored, 15);
+	assert_int_equal(st.recorded, 15);
+	dssm_recorder_free(r);
 	dssm_close(a);
 	dssm_close(b);
 }
@@ -513,6 +553,7 @@ int main(void)
 		cmocka_unit_test_setup(test_overwritten_counted_lost, testutil_reset),
 		cmocka_unit_test_setup(test_parts_after, testutil_reset),
 		cmocka_unit_test_setup(test_remade_in_a_row, testutil_reset),
+		cmocka_unit_test_setup(test_stop_as_made_again, testutil_reset),
 		cmocka_unit_test_setup(test_two_sources_refused_truly, testutil_reset),
 		cmocka_unit_test_setup(test_not_a_ring_under_the_name, testutil_reset),
 		cmocka_unit_test_setup(test_recording_as_source, testutil_reset),

@@ -197,6 +197,10 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 		snprintf(rs->error, sizeof rs->error, "the ring made again: %s", dssm_last_error());
 		return rc;
 	}
+	/* the read position is the new ring's (record_finish.c takes and
+	 * counts from it), not the TID after the removed ring's last */
+	rs->next = 0;
+	rs->has_next = 1;
 	atomic_fetch_add(&rs->remade, 1);
 	dssm_follow_switch(rs->fw, next);
 	note(r, rs, "%s was removed and made again; recording the new ring from its oldest sample "
