@@ -67,6 +67,11 @@ struct chunk_ahead {
 	int index_fd;
 	uint64_t next;               /* the next chunk to hand over (UINT64_MAX: none) */
 	uint64_t ipos;               /* entries before it name chunks handed over already */
+	/* the damaged chunk met last (UINT64_MAX: none), within limit: asked
+	 * again for each of its records (read_next passes over them one by
+	 * one), its error again, the chunks loaded after it kept */
+	uint64_t bad, bad_limit;
+	char bad_error[512];
 };
 
 static void run_job(void *owner, void *job, void **state)
@@ -107,7 +112,7 @@ static int ahead_new(dssm_container *c, int idx, int threads, struct chunk_ahead
 	a->src.dir = a->dir;
 	a->src.name = a->name;
 	a->index_fd = c->s[idx].index_fd;
-	a->next = UINT64_MAX;
+	a->next = a->bad = UINT64_MAX;
 	for (int i = 0; a->jobs && i < a->slots; i++)
 		dssm__chunk_view_init(&a->jobs[i].v);
 	if (!a->jobs || !a->dir || !a->name ||
@@ -218,6 +223,17 @@ static void hand_over(struct chunk_ahead *a, const struct chunk_window *w)
 	}
 }
 
+/* rc, and the chunk at off remembered as damaged if it is (a). */
+static int met(struct chunk_ahead *a, uint64_t off, const struct chunk_window *w, int rc)
+{
+	if (a && rc == DSSM_ECORRUPT) {
+		a->bad = off;
+		a->bad_limit = w->limit;
+		snprintf(a->bad_error, sizeof a->bad_error, "%s", dssm_last_error());
+	}
+	return rc;
+}
+
 int dssm__chunk_ahead_load(dssm_container *c, int idx, struct chunk_ahead **ap,
                            struct chunk_view *v, uint64_t off, uint64_t len,
                            const struct chunk_window *w)
@@ -225,6 +241,8 @@ int dssm__chunk_ahead_load(dssm_container *c, int idx, struct chunk_ahead **ap,
 	if (v->off == off)
 		return 0;
 	struct chunk_ahead *a = *ap;
+	if (a && a->bad == off && a->bad_limit == w->limit)
+		return dssm__fail(DSSM_ECORRUPT, "%s", a->bad_error);
 	/* a window of more than a few chunks: look ahead */
 	if (!a && off < w->last && w->last - off >= AHEAD_MIN && w->threads > 0 &&
 	    ahead_new(c, idx, w->threads, &a) == 0)
@@ -239,9 +257,9 @@ int dssm__chunk_ahead_load(dssm_container *c, int idx, struct chunk_ahead **ap,
 			a->ipos = w->entry;
 			hand_over(a, w);
 		}
-		return dssm__chunk_load(c, idx, v, off, w->limit, len);
+		return met(a, off, w, dssm__chunk_load(c, idx, v, off, w->limit, len));
 	}
 	if (rc > 0)
 		hand_over(a, w);
-	return rc < 0 ? rc : 0;
+	return rc < 0 ? met(a, off, w, rc) : 0;
 }
