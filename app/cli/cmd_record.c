@@ -585,7 +585,9 @@ int cmd_record(int argc, char **argv)
 	record_wait(r, start, o.duration, src);
 	stopping = r;
 	cli_catch_signals_with(on_second_signal);
-	if ((rc = dssm_recorder_stop(r)) < 0)
+	rc = dssm_recorder_stop(r);
+	cli_catch_signals(); /* (r is freed below: no handler may touch it) */
+	if (rc < 0)
 		status = cli_dssm_error("record", rc);
 	status |= summarize(r, o.dir, dssm_time_to_sec(dssm_now() - start),
 	                    o.split_duration > 0 || o.split_mb > 0, o.max_splits > 0);
