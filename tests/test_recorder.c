@@ -604,6 +604,49 @@ static void test_stop_takes_what_rings_hold(void **state)
 	}
 }
 
+/* A stream reaching its limit (--limit 1) as the recording stops by
+ * itself (the stop set while its thread stores its last sample): it ended
+ * at its limit, so the 99 samples after it in its ring are not counted
+ * (recorder.h, record --help). Before, they were counted not stored. */
+static void test_limit_met_as_it_stops(void **state)
+{
+	(void)state;
+	dssm_stream *a = testutil_create("rec-limit", 64, 256);
+	char dir[300];
+	dir_for(dir, sizeof dir, "limit-stop");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.dir = dir;
+	cfg.limit = 1;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, "rec-limit"), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	pthread_mutex_lock(&r->lock); /* (its thread waits here to store sample 0) */
+	uint8_t buf[64] = {0};
+	for (int k = 0; k < 100; k++)
+		assert_true(dssm_write(a, buf, sizeof buf, dssm_now()) >= 0);
+	usleep(300000); /* (its thread read sample 0 and waits for the lock) */
+	snprintf(r->stop_reason, sizeof r->stop_reason, "stopped by the test");
+	atomic_store(&r->stop, 1);
+	pthread_t t;
+	pthread_create(&t, NULL, stop_recorder, r);
+	usleep(300000); /* (the stop under way; a late one changes nothing) */
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(t, NULL);
+	dssm_recorder_stats st;
+	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+	/* (a thread that saw the stop before it read sample 0 ended short of
+	 * its limit: then all 100 are counted, as test_stop_takes_what_rings_hold) */
+	if (st.recorded == 0)
+		print_message("its thread saw the stop first: not the case tested\n");
+	assert_int_equal(st.lost, 0);
+	assert_int_equal(st.recorded + st.unstored, st.recorded ? 1 : 100);
+	dssm_recorder_free(r);
+	dssm_close(a);
+	dssm_remove("rec-limit", 0);
+}
+
 /* A recording made with losses (TIDs 0 1 2 10 11 12 20) recorded again,
  * read as a source (DIR/NAME): the copy keeps its TIDs, and its recorder
  * lost nothing, so it says 0 lost. Before, it counted the source's gaps
@@ -715,6 +758,7 @@ int main(void)
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test_setup(test_stop_takes_what_rings_hold, testutil_reset),
+		cmocka_unit_test_setup(test_limit_met_as_it_stops, testutil_reset),
 		cmocka_unit_test(test_record_a_recording_with_gaps),
 		cmocka_unit_test_setup(test_write_error_counts_the_rest, testutil_reset),
 		cmocka_unit_test(test_name_patterns),

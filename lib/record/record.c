@@ -134,7 +134,7 @@ static void *drain(void *arg)
 		int got = dssm__recorder_take(r, rs, &b);
 		if (got == 2 || got < 0) { /* (2: its limit, or no part: the recording stops) */
 			rc = got < 0 ? got : 0;
-			ended = got == 2 && !atomic_load(&r->stop);
+			ended = got == 2 && (!atomic_load(&r->stop) || dssm__recorder_at_limit(r, rs));
 			break;
 		}
 		if (got == 0 && ++taken < 1024)

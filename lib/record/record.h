@@ -124,6 +124,13 @@ void dssm__recorder_stop_with(dssm_recorder *r, const char *why);
  * stopping), or an error (b->write_error set for a disk's). */
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b);
 
+/* Has rs taken its limit (cfg.limit) of samples? (dssm__recorder_take's 2
+ * is that, or no part when the recording stops.) */
+static inline int dssm__recorder_at_limit(const dssm_recorder *r, struct rstream *rs)
+{
+	return r->cfg.limit > 0 && atomic_load(&rs->count) >= r->cfg.limit;
+}
+
 /* record_finish.c, from rs's thread when its loop ended with rc (r->finish:
  * take what its ring holds first; r->stop or rc < 0, a failure: count what
  * is left in it). Returns rc, or the error met taking. */

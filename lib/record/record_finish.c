@@ -71,7 +71,7 @@ int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf
 	uint64_t oldest = 0, end = ring_end(rs->s, &oldest);
 	while (rc >= 0 && !atomic_load(&r->stop) && end && (!rs->has_next || rs->next < end)) {
 		int got = dssm__recorder_take(r, rs, b);
-		if (got == 1 || (got == 2 && !atomic_load(&r->stop)))
+		if (got == 1 || (got == 2 && (!atomic_load(&r->stop) || dssm__recorder_at_limit(r, rs))))
 			return 0; /* nothing newer (its writer is gone), or its limit */
 		if (got < 0)
 			rc = got; /* (a write error: what is left is counted) */
