@@ -10,7 +10,8 @@ tmp=$(mktemp -d)
 rec=${DSSM_RECORDINGS:-$(cd "$(dirname "$0")/.." && pwd)/tests/data/recordings}
 cleanup() {
 	DSSM_NAMESPACE=$DSSM_NAMESPACE "$DSSM" cleanup --all-idle >/dev/null 2>&1
-	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE:" ); do rm -f "/dev/shm/$s"; done
+	# (and the namespaces of tests that make their own: t_field_select's -fs)
+	for s in $(ls /dev/shm | grep "^dssm:$DSSM_NAMESPACE[:-]" ); do rm -f "/dev/shm/$s"; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
