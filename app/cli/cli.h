@@ -65,9 +65,7 @@ int cli_stream_selected(const dssm_stream_info *info, const char *list);
  * --allow-write): 0, or -1 after a usage error saying why it can match no
  * stream ('/ns/x', 'odom:', ''; lib/base/glob.h). */
 int cli_parse_stream_globs(const char *cmd, const char *opt, const char *list);
-/* "NAME:ID" of a recorded stream, or "#NNNN" when its description is lost. */
 struct dssm_recorded;
-void cli_recorded_label(const struct dssm_recorded *r, int index, char *out, size_t cap);
 /* A recording's damaged streams, said once each (damage.c) by a command
  * that still answers from their intact part: "dssm CMD: warning: LABEL is
  * damaged: WHY; INTACT" (LOST instead, if set, for a stream whose

@@ -256,7 +256,7 @@ static int query_select(struct query_run *r)
 				return rc;
 			dssm_container_stream(r->c, i, &rec);
 		}
-		cli_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
+		dssm_recorded_label(&rec, i, r->labels[i], sizeof r->labels[i]);
 		if (rec.count) {
 			r->first = r->first == INT64_MIN || rec.first < r->first ? rec.first : r->first;
 			r->last = rec.last > r->last ? rec.last : r->last;
@@ -507,12 +507,4 @@ int cmd_query(int argc, char **argv)
 		return query_remote(path, &o);
 	}
 	return cli_query_local(path, &o);
-}
-
-void cli_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)
-{
-	if (r->info.name[0])
-		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
-	else
-		snprintf(out, cap, "#%04d", index); /* its description is lost */
 }

@@ -28,7 +28,7 @@ void cli_damage_print(struct cli_damage *d, const char *label, const char *damag
 void cli_damage_say(struct cli_damage *d, const dssm_recorded *r, int i)
 {
 	char label[DSSM_NAME_MAX + 16];
-	cli_recorded_label(r, i, label, sizeof label);
+	dssm_recorded_label(r, i, label, sizeof label);
 	cli_damage_print(d, label, r->damage, r->dropped_tail, !r->info.name[0]);
 	d->said[i] = 1;
 }

@@ -380,7 +380,7 @@ int cli_recording_info(const char *path, int json, int sizes)
 	for (int i = 0; i < n; i++) {
 		dssm_recorded *r = &rows[i].r;
 		int vrc = info_row(c, i, &rows[i], sizes);
-		cli_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
+		dssm_recorded_label(r, i, rows[i].label, sizeof rows[i].label);
 		if (vrc < 0) { /* out of descriptors...: not checked, which is not damage */
 			fprintf(stderr, "dssm info: %s not checked against its files: %s\n",
 			        rows[i].label, dssm_last_error());

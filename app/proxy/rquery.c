@@ -74,10 +74,7 @@ static void rquery_damage(struct client *c, struct rquery *rq)
 		if (rq->said[i] || !(r.damage || r.dropped_tail))
 			continue;
 		char label[DSSM_NAME_MAX + 16];
-		if (r.info.name[0])
-			snprintf(label, sizeof label, "%s:%d", r.info.name, r.info.id);
-		else
-			snprintf(label, sizeof label, "#%04d", i); /* its description is lost */
+		dssm_recorded_label(&r, i, label, sizeof label);
 		rquery_warn(c, rq, label, r.damage, r.dropped_tail);
 		rq->said[i] = 1;
 	}

@@ -190,6 +190,10 @@ const char *dssm_container_schema(dssm_container *c, int stream);
 const void *dssm_container_property(dssm_container *c, int stream, size_t *len);
 /* The index of stream NAME:ID, or DSSM_ENOENT. */
 int dssm_container_find(dssm_container *c, const char *name, int id);
+/* "NAME:ID" of stream `index` as described by r, or "#NNNN" (its index)
+ * when its description is lost to damage: how `dssm query`, `info` and a
+ * proxy's RWARNING name a recorded stream. */
+void dssm_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap);
 /* The first glob of LIST (comma-separated NAME[:ID] globs, as
  * dssm_name_list_matches) that matches no stream of the recording, copied
  * into out (cap bytes), or NULL when each matches one: a glob naming a

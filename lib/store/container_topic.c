@@ -50,6 +50,14 @@ int dssm__container_find_topic(dssm_container *c, const char *topic)
 	return found;
 }
 
+void dssm_recorded_label(const dssm_recorded *r, int index, char *out, size_t cap)
+{
+	if (r->info.name[0])
+		snprintf(out, cap, "%s:%d", r->info.name, r->info.id);
+	else
+		snprintf(out, cap, "#%04d", index); /* its description is lost */
+}
+
 const char *dssm_container_unmatched(dssm_container *c, const char *list, char *out, size_t cap)
 {
 	for (const char *p = list; p && *p;) {
