@@ -36,6 +36,18 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return 0; /* go on past what could not be removed */
 }
 
+/* A recorder of one stream into dir (cfg's other fields as the test set
+ * them), started. */
+static dssm_recorder *started(dssm_recorder_config *cfg, const char *dir, const char *address)
+{
+	cfg->dir = dir;
+	dssm_recorder *r;
+	assert_int_equal(dssm_recorder_create(cfg, &r), 0);
+	assert_int_equal(dssm_recorder_add(r, address), 0);
+	assert_int_equal(dssm_recorder_start(r), 0);
+	return r;
+}
+
 static int announced;
 static void on_stream(void *user, const char *address, const dssm_stream_info *info)
 {
@@ -180,13 +192,9 @@ static void test_rolling_parts(void **state)
 	dir_for(dir, sizeof dir, "rolling");
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
 	cfg.split_bytes = 100 * 4096; /* a part per ~100 samples */
 	cfg.max_splits = 2;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-big"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = started(&cfg, dir, "rec-big");
 	/* batches of 100 samples, each filling a part: one rotation each; the
 	 * next part is made by the next batch's first sample, not before */
 	for (int batch = 1; batch <= 6; batch++) {
@@ -493,11 +501,7 @@ static void test_times_backwards(void **state)
 	dir_for(dir, sizeof dir, "back");
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-back"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = started(&cfg, dir, "rec-back");
 	const dssm_time_t S = DSSM_NSEC_PER_SEC, MS = S / 1000;
 	dssm_time_t t[20];
 	for (int k = 0; k < 20; k++)
@@ -564,11 +568,7 @@ static void test_stop_takes_what_rings_hold(void **state)
 		dir_for(dir, sizeof dir, hard == 2 ? "stop-now" : hard ? "stop-hard" : "stop-asked");
 		dssm_recorder_config cfg;
 		dssm_recorder_config_init(&cfg);
-		cfg.dir = dir;
-		dssm_recorder *r;
-		assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-		assert_int_equal(dssm_recorder_add(r, "rec-stop"), 0);
-		assert_int_equal(dssm_recorder_start(r), 0);
+		dssm_recorder *r = started(&cfg, dir, "rec-stop");
 		pthread_mutex_lock(&r->lock);
 		uint8_t buf[64] = {0};
 		for (int k = 0; k < 100; k++)
@@ -616,12 +616,8 @@ static void test_limit_met_as_it_stops(void **state)
 	dir_for(dir, sizeof dir, "limit-stop");
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
 	cfg.limit = 1;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-limit"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = started(&cfg, dir, "rec-limit");
 	pthread_mutex_lock(&r->lock); /* (its thread waits here to store sample 0) */
 	uint8_t buf[64] = {0};
 	for (int k = 0; k < 100; k++)
@@ -717,11 +713,7 @@ static void test_write_error_counts_the_rest(void **state)
 	dssm_stream *a = testutil_create("rec-full", 60000, 256);
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
-	cfg.dir = dir;
-	dssm_recorder *r;
-	assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
-	assert_int_equal(dssm_recorder_add(r, "rec-full"), 0);
-	assert_int_equal(dssm_recorder_start(r), 0);
+	dssm_recorder *r = started(&cfg, dir, "rec-full");
 	static uint8_t buf[60000];
 	pthread_mutex_lock(&r->lock); /* (all 100 in the ring before the first store) */
 	for (int k = 0; k < 100; k++)
