@@ -92,8 +92,11 @@ static uint64_t read_all(dssm_container *c)
 	uint64_t n = read_streams(c);
 	query_window(c, INT64_MIN, INT64_MAX);
 	dssm_recorded r;
+	/* the first half of stream 0 (its span counted unsigned: a hostile
+	 * file's times may be INT64_MIN apart from INT64_MAX) */
 	if (dssm_container_stream_count(c) > 0 && dssm_container_stream(c, 0, &r) == 0 && r.count)
-		query_window(c, r.first, r.first + (r.last - r.first) / 2);
+		query_window(c, r.first,
+		             r.first + (int64_t)(((uint64_t)r.last - (uint64_t)r.first) / 2));
 	return n;
 }
 
