@@ -336,6 +336,34 @@ t_damaged_part_status() {
 	[ $rc -eq 1 ] && [ $irc -eq 1 ]
 }
 
+# A set whose first part is lost (docs/container-format.md section 6): its
+# SET says it keeps every part (max-splits 0), so the parts before the
+# first present are damage: query and info exit 1, the part named, closed
+# or not; a set whose SET says nothing of its window (written before dssm
+# said it) and that is not closed cannot tell, and reads as before (exit
+# 0). Before: exit 0 with a warning (closed) or silently (not closed).
+# Rolling sets: t_roll_first_lost.
+t_first_part_lost() {
+	need_split || return 1
+	has "^max-splits 0$" "$SPLIT/SET" || { echo "SET does not say max-splits 0"; cat "$SPLIT/SET"; return 1; }
+	local kind rc irc
+	for kind in closed open; do
+		rm -rf "$tmp/lost1"; cp -r "$SPLIT" "$tmp/lost1" && rm -r "$tmp/lost1/part-0001" || return 1
+		[ $kind = closed ] || rm "$tmp/lost1/CLOSED"
+		T "$DSSM" query "$tmp/lost1" >/dev/null 2>"$tmp/e"; rc=$?
+		T "$DSSM" info "$tmp/lost1" >"$tmp/i" 2>&1; irc=$?
+		cat "$tmp/e" "$tmp/i"
+		[ $rc -eq 1 ] && [ $irc -eq 1 ] || { echo "$kind: query exit $rc, info exit $irc"; return 1; }
+		grep -q "warning: .*is damaged: .*part-0001" "$tmp/e" || { echo "$kind: query does not name part-0001"; return 1; }
+		has "part-0001" "$tmp/i" || { echo "$kind: info does not name part-0001"; return 1; }
+	done
+	# an older SET (no max-splits line), not closed: unknown, exit 0
+	sed -i '/^max-splits /d' "$tmp/lost1/SET"
+	T "$DSSM" query "$tmp/lost1" >/dev/null 2>"$tmp/e"; rc=$?
+	cat "$tmp/e"
+	[ $rc -eq 0 ] || { echo "an older SET, not closed: exit $rc"; return 1; }
+}
+
 # The same set served by `dssm proxy --recordings`: the other parts'
 # samples, the same warnings and exit status as the local query (before:
 # an ERROR, not one sample, or a shorter answer with exit 0)
@@ -621,6 +649,28 @@ t_roll_made() {
 	done
 }
 t_roll_files() { need_roll && set_files "$ROLL"; }
+
+# A rolling set (SET: max-splits 2): the parts before the window were
+# removed by design, exit 0, also while it is written (no CLOSED); but
+# the first part its CLOSED lists, missing, is damage: exit 1, named
+t_roll_first_lost() {
+	need_roll || return 1
+	has "^max-splits 2$" "$ROLL/SET" || { echo "SET does not say max-splits 2"; cat "$ROLL/SET"; return 1; }
+	local rc irc first
+	rm -rf "$tmp/rlost"; cp -r "$ROLL" "$tmp/rlost" && rm "$tmp/rlost/CLOSED" || return 1
+	T "$DSSM" query "$tmp/rlost" >/dev/null 2>"$tmp/e"; rc=$?
+	T "$DSSM" info "$tmp/rlost" >/dev/null 2>&1; irc=$?
+	cat "$tmp/e"
+	[ $rc -eq 0 ] && [ $irc -eq 0 ] && ! has "warning" "$tmp/e" ||
+		{ echo "rolling, not closed: query exit $rc, info exit $irc"; return 1; }
+	first=$(awk '$1 == "parts" {printf "part-%04d", $2}' "$ROLL/CLOSED")
+	rm -rf "$tmp/rlost"; cp -r "$ROLL" "$tmp/rlost" && rm -r "$tmp/rlost/$first" || return 1
+	T "$DSSM" query "$tmp/rlost" >/dev/null 2>"$tmp/e"; rc=$?
+	T "$DSSM" info "$tmp/rlost" >/dev/null 2>&1; irc=$?
+	cat "$tmp/e"
+	[ $rc -eq 1 ] && [ $irc -eq 1 ] && grep -q "warning: .*is damaged: .*$first" "$tmp/e" ||
+		{ echo "rolling, closed, $first lost: query exit $rc, info exit $irc"; return 1; }
+}
 need_roll() { [ -f "$ROLL.log" ] && [ "$(nparts "$ROLL")" = 2 ] || { echo "needs the rolling recording"; return 1; }; }
 
 t_roll_info() { need_roll && info_agrees "$ROLL" "$ROLL.log"; }
@@ -789,10 +839,12 @@ check "split: proxy --recordings serves the set by name" t_split_proxy
 check "split: without SET (parts alone) the same set; a CLOSED that fails its crc: not closed, said" t_set_variants
 check "split: a damaged part is left out, named; the other parts are read" t_damaged_part_left_out
 check "split: a set with a damaged part: query and info exit 1 (never a shorter answer with 0)" t_damaged_part_status
+check "split: its first part lost: damage, query and info exit 1 naming it" t_first_part_lost
 check "split: a set with a damaged part through a proxy: the local query's samples, warnings, exit 1" t_damaged_part_remote
 echo "-- a rolling recording (--max-splits 2)"
 check "rolling: the newest 2 parts kept; the recorder's kept counts are theirs" t_roll_made
 check "rolling: DIR/SET and DIR/CLOSED (the kept parts) are written" t_roll_files
+check "rolling: the parts before the window are no damage; the first CLOSED lists is" t_roll_first_lost
 check "rolling: info DIR sums the kept parts" t_roll_info
 check "rolling: query DIR: the kept parts' samples, TIDs on to the last" t_roll_query
 check "rolling: cat DIR/NAME: the kept parts' samples" t_roll_cat

@@ -34,7 +34,7 @@ static void set_dir(char *out, size_t cap)
 {
 	snprintf(out, cap, "%s/set-%d", root, ++seq);
 	assert_int_equal(mkdir(out, 0755), 0);
-	assert_int_equal(dssm__set_begin(out), 0);
+	assert_int_equal(dssm__set_begin(out, 0), 0);
 }
 
 static dssm_container *part(const char *dir, int num)

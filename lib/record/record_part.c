@@ -128,7 +128,7 @@ int dssm__recorder_open_part(dssm_recorder *r)
 		return dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS, "creating %s", r->dir);
 	/* SET marks the directory a set of parts before its first part (a
 	 * reader may follow it from the start) and claims it */
-	int rc = dssm__recorder_splitting(r) && r->part == 1 ? dssm__set_begin(r->dir) : 0;
+	int rc = dssm__recorder_splitting(r) && r->part == 1 ? dssm__set_begin(r->dir, r->cfg.max_splits) : 0;
 	if (rc < 0)
 		return rc;
 	rc = dssm_container_create(path, &r->c);

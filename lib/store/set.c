@@ -359,43 +359,6 @@ static int load_closed(dssm_container *c)
 	return ok;
 }
 
-int dssm__set_begin(const char *dir)
-{
-	char path[4200], text[200];
-	snprintf(path, sizeof path, "%s/SET", dir);
-	int n = snprintf(text, sizeof text, "dssm-set %d\ncreated %lld\n", SET_FORMAT,
-	                 (long long)dssm_now());
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return errno == EEXIST ? dssm__fail(DSSM_EBUSY, "%s was claimed by another recorder "
-		                                     "meanwhile", dir)
-		                       : dssm__fail_errno(errno == ENOSPC ? DSSM_ENOSPC : DSSM_ESYS,
-		                                          "creating %s", path);
-	int rc = dssm__store_write_all(fd, text, (size_t)n, path);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = dssm__fail_errno(DSSM_ESYS, "syncing %s", path);
-	close(fd);
-	return rc;
-}
-
-int dssm__set_end(const char *dir, int first_part, int last_part)
-{
-	char path[4200], tmp[4200];
-	struct wbuf w = {0};
-	char line[120];
-	int n = snprintf(line, sizeof line, "closed %lld\nparts %d %d\n", (long long)dssm_now(),
-	                 first_part, last_part);
-	wbuf_bytes(&w, line, (size_t)n);
-	n = snprintf(line, sizeof line, "crc %08x\n", w.oom ? 0 : dssm__crc32c(w.data, w.len));
-	wbuf_bytes(&w, line, (size_t)n);
-	snprintf(path, sizeof path, "%s/CLOSED", dir);
-	snprintf(tmp, sizeof tmp, "%s/CLOSED.tmp", dir);
-	int rc = w.oom ? dssm__fail(DSSM_ENOMEM, "out of memory")
-	               : dssm__store_write_atomically(path, tmp, &w, dir);
-	wbuf_free(&w);
-	return rc;
-}
-
 /* ---- open, refresh, close ---- */
 
 static int known_part(const struct rset *s, int num)
@@ -418,6 +381,9 @@ static void find_gaps(dssm_container *c)
 {
 	struct rset *s = c->set;
 	int lo = s->np ? s->p[0].num : 0, hi = s->np ? s->p[s->np - 1].num : -1;
+	/* no rolling window: the parts before the first one present are lost */
+	if (s->window == 0 && s->np)
+		lo = 1;
 	if (s->closed && s->closed_last) {
 		lo = s->closed_first < lo || !s->np ? s->closed_first : lo;
 		hi = s->closed_last > hi ? s->closed_last : hi;
@@ -425,8 +391,10 @@ static void find_gaps(dssm_container *c)
 	for (int num = lo; num <= hi && num - lo < 1000000; num++)
 		if (!known_part(s, num)) {
 			note(s, "%s/part-%04d is missing (%s)", c->dir, num,
-			     s->closed && s->closed_last ? "its CLOSED lists the parts "
-			     "it held" : "parts are numbered one after another");
+			     s->closed && s->closed_last && num >= s->closed_first
+			         ? "its CLOSED lists the parts it held"
+			     : s->np && num < s->p[0].num ? "its SET says no part is removed: no --max-splits"
+			                                  : "parts are numbered one after another");
 			left_out(s, num, "the part is missing");
 		}
 }
@@ -451,10 +419,12 @@ int dssm__set_open(dssm_container *c)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	dssm__set_attach(c, s);
 	s->last_num = -1;
+	s->window = -1;
 	if (dssm__set_list_files && dssm__set_list_files(c->dir, NULL, NULL, NULL) == 0)
 		return dssm__set_open_files(c);
 	/* CLOSED before the parts: a set closed after this look is refreshed */
 	s->closed = load_closed(c);
+	s->window = dssm__set_window(c->dir);
 	int rc = add_listed(c);
 	if (rc == 0)
 		find_gaps(c);

@@ -56,6 +56,7 @@ struct rset {
 	uint64_t clock;          /* counts segment query uses */
 	int last_num;            /* the highest part number looked at */
 	int closed_first, closed_last; /* CLOSED's `parts FIRST LAST` (0 0: none) */
+	int window;              /* SET's `max-splits M` (0: no rolling window), or -1 */
 	/* parts left out (unreadable): their numbers and why */
 	int *out_num;
 	char **out_why;
@@ -136,7 +137,11 @@ uint64_t dssm__set_query_count(dssm_query *q);
 
 /* Writing a set (the recorder): SET at the start, CLOSED after the last
  * part closed, listing the parts the set holds. */
-int dssm__set_begin(const char *dir);
+int dssm__set_begin(const char *dir, unsigned max_splits);
 int dssm__set_end(const char *dir, int first_part, int last_part);
+/* The rolling window SET says the recorder keeps: its `max-splits M` (0:
+ * every part kept), or -1 when SET says none (written before dssm said
+ * it, or no SET). */
+int dssm__set_window(const char *dir);
 
 #endif

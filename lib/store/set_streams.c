@@ -28,17 +28,21 @@ dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g)
 	return s->p[g->part].c;
 }
 
-/* A part left out (unreadable) between two of the stream's parts: its
- * samples there are missing, which is damage to say (never a shorter
- * answer given as whole). NULL when none; the text lives with the stream. */
+/* A part left out (unreadable, or missing) between two of the stream's
+ * parts, or before its first when that is in the set's first part (a part
+ * lost at the front: set.c's find_gaps leaves out only those that should
+ * be there, never those a rolling window removed): its samples there are
+ * missing, which is damage to say (never a shorter answer given as
+ * whole). NULL when none; the text lives with the stream. */
 static const char *gap_damage(dssm_container *c, struct sstream *t)
 {
 	struct rset *s = c->set;
-	if (t->gap || t->nseg < 2)
+	if (t->gap || !t->nseg)
 		return t->gap;
 	int lo = s->p[t->seg[0].part].num, hi = s->p[t->seg[t->nseg - 1].part].num;
+	int front = t->seg[0].part == 0;
 	for (int i = 0; i < s->nout; i++)
-		if (s->out_num[i] > lo && s->out_num[i] < hi &&
+		if (((s->out_num[i] > lo && s->out_num[i] < hi) || (front && s->out_num[i] < lo)) &&
 		    asprintf(&t->gap, "%s/part-%04d cannot be read (%s): the samples of '%s:%d' in it "
 		             "are missing", c->dir, s->out_num[i], s->out_why[i] ? s->out_why[i] : "?",
 		             t->info.name, t->info.id) >= 0)
