@@ -753,6 +753,45 @@ t_play_ring_cap() {
 	"$DSSM" play "$tmp/cap.d" --ring-mib 0 2>"$tmp/cape"; [ $? -eq 2 ] && has "ring-mib needs MiB" "$tmp/cape"
 }
 check "play makes a ring within --ring-mib of shared memory, fewer slots said" t_play_ring_cap
+# a recorded layout dssm_create refuses for another reason than its size
+# (a description saying 2 GiB samples, or 2^29 slots, past what a ring
+# takes): play says that reason alone, exit 1 (before: first "would take
+# more than this machine can map ... made with 2 slots (-1 B)", or the
+# slots cut down and played, said for that wrong reason)
+t_play_refused_layout() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-lay
+	local field value rc
+	for field in max_size slots; do
+		rm -rf "$tmp/lay.d"
+		"$DSSM" write lay hello --create 64 >/dev/null || return 1
+		"$DSSM" record -o "$tmp/lay.d" lay --from-oldest --duration 200ms 2>/dev/null || return 1
+		"$DSSM" rm lay >/dev/null
+		python3 - "$tmp/lay.d/streams/0000.meta" $field "$(cd "$(dirname "$0")" && pwd)" <<'PY' || return 1
+import struct, sys
+sys.path.insert(0, sys.argv[3])
+from crc32c import crc32c
+p, field = sys.argv[1], sys.argv[2]
+b = bytearray(open(p, "rb").read())
+o = 8                                     # magic, version
+o += 2 + struct.unpack_from("<H", b, o)[0] + 4   # name, id
+for _ in range(2):                        # type, encoding
+    o += 2 + struct.unpack_from("<H", b, o)[0]
+if field == "max_size":
+    struct.pack_into("<Q", b, o, 1 << 31)
+else:
+    struct.pack_into("<I", b, o + 8, 1 << 29)
+struct.pack_into("<I", b, len(b) - 4, crc32c(bytes(b[:-4])))
+open(p, "wb").write(b)
+PY
+		value=$([ $field = max_size ] && echo "max_size 2147483648" || echo "slots 536870912")
+		DSSM_NAMESPACE=$DSSM_NAMESPACE-p "$DSSM" play "$tmp/lay.d" --speed 100 2>"$tmp/laye"; rc=$?
+		DSSM_NAMESPACE=$DSSM_NAMESPACE-p "$DSSM" rm lay >/dev/null 2>&1
+		cat "$tmp/laye"
+		[ $rc -eq 1 ] && has "$value of 'lay:0' is outside" "$tmp/laye" &&
+			! has "can map\|--ring-mib" "$tmp/laye" || { echo "$field: exit $rc"; return 1; }
+	done
+}
+check "play of a layout refused for another reason than its size: that reason alone" t_play_refused_layout
 # operands as a user means them: bag, MCAP and .db3 files read directly by
 # info, cat, query, play and export (no import step, no temporary left),
 # /TOPIC for the stream a topic became

@@ -44,10 +44,10 @@ void help_play(FILE *out)
 	        "played into one ring, in time order, made with the largest sample size and\n"
 	        "slot count among them; an entry of another type or encoding cannot share it:\n"
 	        "it is skipped, said, and the exit status is 1. A start that fails removes the\n"
-	        "rings it made.\n"
-	        "A ring takes at most --ring-mib MiB of shared memory (default 256): a\n"
-	        "stream recorded with a longer history (slots x sample size) is played into\n"
-	        "a ring of fewer slots, said; samples keep their size (2 slots at least).\n"
+	        "rings it made. A ring takes at most --ring-mib MiB of shared memory (default\n"
+	        "256): a stream recorded with a longer history (slots x sample size) is played\n"
+	        "into a ring of fewer slots, said; samples keep their size (2 slots at least);\n"
+	        "a recorded layout no ring can have (samples over 1 GiB) is an error, said.\n"
 	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
 	        "gettimeSSM() reads the time being played and runs at --speed; the replay is\n"
 	        "paced by that clock, so pausing it or changing its speed from elsewhere\n"
@@ -98,9 +98,8 @@ static void keys_off(void)
  * returns the pause time added while waiting. */
 static dssm_time_t wait_until(dssm_time_t when)
 {
-	dssm_time_t paused = 0;
+	dssm_time_t paused = 0, pause_start = 0;
 	int pausing = 0;
-	dssm_time_t pause_start = 0;
 	for (;;) {
 		dssm_time_t now = mono(), end = dssm__time_add(when, paused);
 		if (cli_stop || (!pausing && now >= end))
@@ -139,9 +138,9 @@ static dssm_time_t wait_until(dssm_time_t when)
 static int remove_for_fresh(const dssm_stream_info *want)
 {
 	dssm_stream *old;
+	dssm_stream_info oi;
 	if (dssm_open(want->name, want->id, DSSM_READ, &old) < 0)
 		return 0; /* not there (or not a stream: dssm_create says why) */
-	dssm_stream_info oi;
 	int rc = dssm_info(old, &oi);
 	dssm_close(old);
 	if (rc == 0 && oi.writer_alive && oi.writer_pid != getpid())
@@ -320,16 +319,17 @@ static void group_layout(struct play_run *p, int i, const dssm_recorded *r,
 }
 
 /* The recorded layout within --ring-mib: fewer slots (said), never smaller
- * samples; 2 slots at least (dssm_create says if /dev/shm cannot hold
- * them). Bytes as dssm_create lays them out, in 64 bits (armhf). */
+ * samples; 2 at least (dssm_create says if /dev/shm cannot hold them), in
+ * bytes as dssm_create counts them (schema too; 64 bits: armhf). A layout it
+ * refuses for another reason (a size out of range) is its to say. */
 static void play_cap_layout(const struct play_run *p, const dssm_recorded *r,
                             dssm_stream_config *cfg)
 {
 	uint64_t cap = (uint64_t)(p->o->ring_mib * 1048576.0);
-	uint32_t slots = cfg->slots, most = dssm__ring_slots_within(r->info.name, r->info.id, cfg, cap);
-	if (most == slots)
-		return;
 	int64_t asked = dssm__ring_bytes(r->info.name, r->info.id, cfg);
+	uint32_t slots = cfg->slots, most = dssm__ring_slots_within(r->info.name, r->info.id, cfg, cap);
+	if (most == slots || (asked < 0 && asked != DSSM_ENOMEM)) /* (ENOMEM: past what maps) */
+		return;
 	cfg->slots = most ? most : 2;
 	char was[40] = "more than this machine can map", now[16];
 	if (asked >= 0)
@@ -348,7 +348,6 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 {
 	dssm_stream_config cfg = DSSM_STREAM_CONFIG_INIT;
 	group_layout(p, i, r, &cfg);
-	play_cap_layout(p, r, &cfg);
 	cfg.type = r->info.type;
 	cfg.encoding = r->info.encoding;
 	cfg.schema = dssm_container_schema(p->c, i);
@@ -356,6 +355,7 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	const void *prop = dssm_container_property(p->c, i, &plen);
 	if (plen > cfg.property_capacity)
 		cfg.property_capacity = plen;
+	play_cap_layout(p, r, &cfg);
 	int status, rc;
 	if (p->o->fresh && (status = remove_for_fresh(&r->info)) != 0)
 		return status;
