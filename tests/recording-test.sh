@@ -417,6 +417,41 @@ t_dropped_tail() {
 	[ $rc -eq 1 ] && has "damaged and dropped" "$tmp/e"
 }
 
+# A damaged recording under a long path of multi-byte characters (a
+# served directory and a recording name of 3-byte characters, 500 bytes
+# together): the library's error sentence (511 bytes) and the proxy's
+# texts cut it, each at a character's start, so what query prints, locally
+# and through the proxy, is UTF-8 whatever the cut's offset (three paddings
+# put it at each byte of a character). Before: cut inside one, in two of
+# the three.
+t_damage_utf8() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	local pad srv rec n lrc rrc pport=$tmp/uport ppid bad=
+	rec=$(python3 -c 'print("\u20ac" * 85)')
+	n=$(held "$tmp/dmg" odom:0)
+	for pad in "" x xx; do
+		srv=$tmp/u$pad$(python3 -c 'print("\u20ac" * 84)')
+		mkdir -p "$srv" && cp -r "$tmp/dmg" "$srv/$rec" || return 1
+		flip "$srv/$rec/streams/0000.index" $((n / 2 * 32 + 4)) 4
+		rm -f "$pport"
+		"$DSSM" proxy --port 0 --port-file "$pport" --recordings "$srv" 2>"$tmp/uproxy.log" &
+		ppid=$!
+		for _ in $(seq 400); do [ -s "$pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
+		[ -s "$pport" ] || { cat "$tmp/uproxy.log"; return 1; }
+		"$DSSM" query "$srv/$rec" --format hex >/dev/null 2>"$tmp/ul.e"; lrc=$?
+		"$DSSM" query "127.0.0.1:$(cat "$pport")/$rec" --format hex >/dev/null 2>"$tmp/ur.e"; rrc=$?
+		kill $ppid; wait $ppid 2>/dev/null
+		cat "$tmp/ul.e" "$tmp/ur.e"
+		[ $lrc -eq 1 ] && [ $rrc -eq 1 ] || { bad="pad '$pad': local exit $lrc, remote exit $rrc"; break; }
+		python3 -c 'import sys
+for f in sys.argv[1:]:
+    open(f, "rb").read().decode("utf-8")' "$tmp/ul.e" "$tmp/ur.e" ||
+			{ bad="pad '$pad': a text cut inside a character"; break; }
+		rm -rf "$srv"
+	done
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+
 # A damaged recording queried through `dssm proxy --recordings`: the
 # intact samples, the same warnings and exit status 1 as a local query of
 # it (before: the proxy's ERROR, not one sample); file names inside the
@@ -883,6 +918,7 @@ check "damage met in an index at query time: said, exit 1" t_index_damage
 check "query --format raw of large samples: the bytes written; a damaged one said" t_raw_large
 check "a damaged tail dropped by recovery: query and play say so, exit 1" t_dropped_tail
 check "a damaged recording through a proxy: the intact samples, the local query's warnings" t_damage_remote
+check "a damaged recording of a long multi-byte path, local and through a proxy: texts cut whole (UTF-8)" t_damage_utf8
 check "times at INT64_MIN and INT64_MAX: info, query --latest, play --now" t_extreme_times
 check "a write error: counts agree, the loss said with its reason" t_write_error
 check "--min-free: stops at once, closed, counts agree" t_min_free

@@ -3,6 +3,7 @@
  * unknown type or with flags; records that round-trip; decoders fed random
  * and truncated bytes (they must reject, never crash or over-read).
  */
+#include "lib/base/base.h"
 #include "lib/remote/wire.h"
 #include "testutil.h"
 
@@ -234,6 +235,59 @@ static void test_hostile_fields(void **state)
  * character's start; every truncation, a longer frame, a string longer
  * than its room, a NUL, or a warning that says nothing refused with a
  * clear error, never read past. */
+/* Texts cut to a limit (the error sentence's 511 bytes, an RWARNING's
+ * 4095) end at a character's end: a path of 2-, 3- and 4-byte characters
+ * is never cut inside one, whatever its offset (before: the sentence kept
+ * the first bytes of a character cut in two) */
+static int whole_utf8(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = *p < 0x80 ? 1 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc0 ? 2 : 0;
+		for (int k = 1; k < n; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				return 0;
+		if (!n)
+			return 0;
+		p += n;
+	}
+	return 1;
+}
+
+static void test_texts_cut_whole(void **state)
+{
+	(void)state;
+	static const char *const chars[] = {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\xa4\x96"};
+	assert_int_equal(dssm__utf8_whole("ab", 2), 2);
+	assert_int_equal(dssm__utf8_whole("a\xe2\x82", 3), 1);
+	assert_int_equal(dssm__utf8_whole("a\xe2\x82\xac", 4), 4);
+	assert_int_equal(dssm__utf8_whole("a\xf0\x9f\xa4", 4), 1);
+	assert_int_equal(dssm__utf8_whole("\x80\x80", 2), 2); /* no UTF-8: left */
+	for (int c = 0; c < 3; c++)
+		for (int pad = 0; pad < 4; pad++) {
+			char path[6000] = "/data/";
+			size_t o = strlen(path);
+			for (int k = 0; k < pad; k++)
+				path[o++] = 'x';
+			while (o + 5 < sizeof path) {
+				memcpy(path + o, chars[c], strlen(chars[c]));
+				o += strlen(chars[c]);
+			}
+			path[o] = '\0';
+			assert_int_equal(dssm__fail(DSSM_ECORRUPT, "%s/streams/0000.index: damaged", path),
+			                 DSSM_ECORRUPT);
+			const char *e = dssm_last_error();
+			assert_true(strlen(e) > 500 && strlen(e) < 512);
+			assert_true(whole_utf8(e));
+			struct wbuf w = {0};
+			struct wire_warning got;
+			wire_put_warning(&w, "odom:0", path + pad, 0);
+			struct rbuf r = rbuf_of(w.data, w.len);
+			assert_int_equal(wire_get_warning(&r, &got), 0);
+			assert_true(whole_utf8(got.damage));
+			wbuf_free(&w);
+		}
+}
+
 static void test_warning_frames(void **state)
 {
 	(void)state;
@@ -326,6 +380,7 @@ int main(void)
 		cmocka_unit_test(test_random_bytes),
 		cmocka_unit_test(test_hostile_fields),
 		cmocka_unit_test(test_warning_frames),
+		cmocka_unit_test(test_texts_cut_whole),
 	};
 	return cmocka_run_group_tests_name("wire", tests, NULL, NULL);
 }

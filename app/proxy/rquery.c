@@ -21,7 +21,8 @@ void proxy_rquery_free(struct rquery *rq)
 
 /* TEXT without the served directory's path (a client names the recording,
  * it need not learn where the proxy keeps it): "DIR/run1/streams/0000: ..."
- * becomes "run1/streams/0000: ...". */
+ * becomes "run1/streams/0000: ...". A longer text than cap is cut at a
+ * UTF-8 character's start (a path of multi-byte characters). */
 static void served_text(const char *dir, const char *text, char *out, size_t cap)
 {
 	size_t dl = strlen(dir), o = 0;
@@ -31,7 +32,7 @@ static void served_text(const char *dir, const char *text, char *out, size_t cap
 		else
 			out[o++] = *text++;
 	}
-	out[o] = '\0';
+	out[*text ? dssm__utf8_whole(out, o) : o] = '\0';
 }
 
 /* rc, with dssm_last_error() told without the served directory's path. */

@@ -16,8 +16,14 @@
 
 /* error.c: record a sentence for dssm_last_error() and return code. */
 int dssm__fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same for a failed system call: appends strerror(errno). */
+/* The same for a failed system call: appends strerror(errno). A sentence
+ * longer than the 511 bytes kept is cut at a UTF-8 character's start. */
 int dssm__fail_errno(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* error.c: the length of s[0..n) without a UTF-8 character cut short at
+ * its end (what a cut to n bytes left of it): a text cut to a limit with
+ * dssm__utf8_whole(s, limit) ends at a character's end. Bytes that are no
+ * UTF-8 (a stray continuation byte) are left as they are. */
+size_t dssm__utf8_whole(const char *s, size_t n);
 
 /* thread.c: pthread_create with every signal blocked in the new thread
  * (a library's own threads never take the caller's signals); its result. */

@@ -59,8 +59,24 @@ static void record(const char *fmt, va_list ap, const char *suffix)
 	char msg[sizeof last_error];
 	int n = vsnprintf(msg, sizeof msg, fmt, ap);
 	if (suffix && n >= 0 && (size_t)n < sizeof msg)
-		snprintf(msg + n, sizeof msg - (size_t)n, ": %s", suffix);
+		n += snprintf(msg + n, sizeof msg - (size_t)n, ": %s", suffix);
+	if (n >= (int)sizeof msg) /* cut: not inside a character (a long path's) */
+		msg[dssm__utf8_whole(msg, sizeof msg - 1)] = '\0';
 	memcpy(last_error, msg, sizeof msg);
+}
+
+size_t dssm__utf8_whole(const char *s, size_t n)
+{
+	size_t i = n, cont = 0;
+	while (i > 0 && cont < 4 && ((unsigned char)s[i - 1] & 0xc0) == 0x80) {
+		i--;
+		cont++;
+	}
+	if (i == 0 || (unsigned char)s[i - 1] < 0xc0)
+		return n; /* whole, or no UTF-8 there to keep whole */
+	unsigned char lead = (unsigned char)s[i - 1];
+	size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	return cont + 1 >= need ? n : i - 1;
 }
 
 int dssm__fail(int code, const char *fmt, ...)

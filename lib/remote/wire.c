@@ -197,11 +197,8 @@ void wire_put_warning(struct wbuf *w, const char *stream, const char *damage, ui
 	/* a longer text is cut, at a UTF-8 character's start, to what a
 	 * receiver takes */
 	size_t n = damage ? strlen(damage) : 0;
-	if (n >= WIRE_WARNING_TEXT_MAX) {
-		n = WIRE_WARNING_TEXT_MAX - 1;
-		while (n && ((uint8_t)damage[n] & 0xc0) == 0x80)
-			n--;
-	}
+	if (n >= WIRE_WARNING_TEXT_MAX)
+		n = dssm__utf8_whole(damage, WIRE_WARNING_TEXT_MAX - 1);
 	wbuf_str(w, stream);
 	wbuf_u16(w, (uint16_t)n);
 	wbuf_bytes(w, damage ? damage : "", n);

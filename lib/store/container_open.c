@@ -177,7 +177,8 @@ static void set_damage(dssm_container *c, int idx, struct cstream *s, const char
 	char text[400];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	if (vsnprintf(text, sizeof text, fmt, ap) >= (int)sizeof text)
+		text[dssm__utf8_whole(text, sizeof text - 1)] = '\0'; /* never inside a character */
 	va_end(ap);
 	free(s->damage);
 	if (asprintf(&s->damage, "%s/streams/%04d: %s", c->dir, idx, text) < 0)
