@@ -452,6 +452,47 @@ for f in sys.argv[1:]:
 	[ -z "$bad" ] || { echo "$bad"; return 1; }
 }
 
+# `dssm query HOST:PORT/REC` prints and exits as `dssm query REC` of the
+# same recording (the proxy's name after an error, and the address in the
+# count line, aside): a window missing the whole recording is the same
+# usage error naming its span, exit 2 (before: 0 samples, exit 0); damage
+# that ends the answer is said error first, then the warning, then the
+# count (before: the warning, then the error, no count)
+t_remote_as_local() {
+	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
+	local srv=$tmp/aslocal n t lrc rrc pport=$tmp/aport ppid args bad=
+	n=$(held "$tmp/dmg" odom:0)
+	mkdir -p "$srv" && cp -r "$tmp/dmg" "$srv/ok" && cp -r "$tmp/dmg" "$srv/entry" || return 1
+	flip "$srv/entry/streams/0000.index" $((n / 2 * 32 + 4)) 4
+	t=$("$DSSM" query "$tmp/dmg" --streams odom --format json 2>/dev/null |
+		sed -n "$((n / 2 + 1))p" | sed 's/.*"time_ns":\([0-9]*\).*/\1/')
+	t=${t%?????????}.${t: -9}
+	"$DSSM" proxy --port 0 --port-file "$pport" --recordings "$srv" 2>"$tmp/aproxy.log" &
+	ppid=$!
+	for _ in $(seq 400); do [ -s "$pport" ] && break; kill -0 $ppid 2>/dev/null || break; sleep 0.05; done
+	[ -s "$pport" ] || { cat "$tmp/aproxy.log"; kill $ppid; return 1; }
+	local hp=127.0.0.1:$(cat "$pport")
+	while IFS='|' read -r r args; do
+		(cd "$srv" && "$DSSM" query "$r" $args --format hex) >"$tmp/al.q" 2>"$tmp/al.e"; lrc=$?
+		"$DSSM" query "$hp/$r" $args --format hex >"$tmp/ar.q" 2>"$tmp/ar.e"; rrc=$?
+		cat "$tmp/al.e" "$tmp/ar.e"
+		sed -i -e "s| (proxy $hp)||" -e "s| from $hp/$r\$| from N|" "$tmp/ar.e"
+		sed -i -e 's| from [0-9]* streams*$| from N|' "$tmp/al.e"
+		[ $lrc -eq $rrc ] && cmp -s "$tmp/al.q" "$tmp/ar.q" && cmp -s "$tmp/al.e" "$tmp/ar.e" ||
+			{ bad="$r $args: local exit $lrc, remote exit $rrc, or not the same output"; break; }
+		[ "$r $args" != "ok --start 2030-01-01T00:00:00Z" ] || [ $lrc -eq 2 ] ||
+			{ bad="a window after the recording: exit $lrc"; break; }
+	done <<EOF2
+ok|--start 2030-01-01T00:00:00Z
+ok|--end 2020-01-01T00:00:00Z
+ok|--start 2020-01-01T00:00:00Z --end 2020-01-02T00:00:00Z
+entry|
+entry|--start $t
+EOF2
+	kill $ppid; wait $ppid 2>/dev/null
+	[ -z "$bad" ] || { echo "$bad"; return 1; }
+}
+
 # A damaged recording queried through `dssm proxy --recordings`: the
 # intact samples, the same warnings and exit status 1 as a local query of
 # it (before: the proxy's ERROR, not one sample); file names inside the
@@ -919,6 +960,7 @@ check "query --format raw of large samples: the bytes written; a damaged one sai
 check "a damaged tail dropped by recovery: query and play say so, exit 1" t_dropped_tail
 check "a damaged recording through a proxy: the intact samples, the local query's warnings" t_damage_remote
 check "a damaged recording of a long multi-byte path, local and through a proxy: texts cut whole (UTF-8)" t_damage_utf8
+check "query through a proxy prints and exits as the local query: a window off the recording, damage ending the answer" t_remote_as_local
 check "times at INT64_MIN and INT64_MAX: info, query --latest, play --now" t_extreme_times
 check "a write error: counts agree, the loss said with its reason" t_write_error
 check "--min-free: stops at once, closed, counts agree" t_min_free

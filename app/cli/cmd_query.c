@@ -56,7 +56,10 @@ void help_query(FILE *out)
 	        "A damaged stream (a part of a set that cannot be read, files cut short or\n"
 	        "failing their checksums) is said on stderr, naming it and what is wrong,\n"
 	        "and its intact part returned, with exit status 1, locally and through a\n"
-	        "proxy alike (a proxy older than this refuses it: an error, no sample).\n\n"
+	        "proxy alike (a proxy older than this refuses it: an error, no sample).\n"
+	        "Through a proxy the same lines come in the same order (an error that ends\n"
+	        "the answer, then the damage, then the count), and a window that misses\n"
+	        "the recording is the same error (exit 2; an older proxy: no sample).\n\n"
 	        "examples:\n"
 	        "  dssm query run1 --streams odom --latest 2\n"
 	        "  dssm query drive.mcap --streams 'camera.*' --first 10\n"
@@ -85,25 +88,84 @@ struct remote_print {
 	enum cli_format f;
 	long first, printed;        /* --first N (-1: all) */
 	struct cli_damage dmg;      /* damage the proxy sent, said as of a local recording */
+	uint64_t got, bytes;        /* samples received, their bytes */
+	/* warnings held until the answer's first sample or its end: where a
+	 * local query says them (damage met before any sample, or by the
+	 * reading, after the error that ended it, as query_finish does) */
+	struct held_warning {
+		char *stream, *damage;
+		uint64_t dropped_tail;
+	} *held;
+	int nheld;
 };
+
+static void say_remote(struct remote_print *p, const char *stream, const char *damage,
+                       uint64_t dropped_tail)
+{
+	if (stream[0])
+		cli_damage_print(&p->dmg, stream, damage, dropped_tail, stream[0] == '#');
+	else
+		fprintf(stderr, "dssm query: warning: %s\n", damage);
+}
+
+static void say_held(struct remote_print *p)
+{
+	for (int i = 0; i < p->nheld; i++) {
+		say_remote(p, p->held[i].stream, p->held[i].damage, p->held[i].dropped_tail);
+		free(p->held[i].stream);
+		free(p->held[i].damage);
+	}
+	free(p->held);
+	p->held = NULL;
+	p->nheld = 0;
+}
 
 static int print_remote(void *user, const char *stream, const dssm_sample_info *si, const void *data)
 {
 	struct remote_print *p = user;
+	if (!p->got++) /* damage said before the samples, as a local query does */
+		say_held(p);
+	p->bytes += si->len;
 	cli_print_sample(stdout, p->f, stream, data, si, 0, NULL);
 	return cli_stop || (p->first >= 0 && ++p->printed >= p->first);
 }
 
 /* Damage the proxy met: said as `dssm query` says it of a local recording
- * (the stream's damage, exit status 1; the recording's warning). */
+ * (the stream's damage, exit status 1; the recording's warning), held
+ * until the first sample or the answer's end (at most 64 of them). */
 static void warn_remote(void *user, const dssm_remote_warning *w)
 {
 	struct remote_print *p = user;
 	fflush(stdout);
-	if (w->stream[0])
-		cli_damage_print(&p->dmg, w->stream, w->damage, w->dropped_tail, w->stream[0] == '#');
-	else
-		fprintf(stderr, "dssm query: warning: %s\n", w->damage);
+	struct held_warning *v = realloc(p->held, sizeof *v * (size_t)(p->nheld + 1));
+	char *s = strdup(w->stream), *d = w->damage ? strdup(w->damage) : NULL;
+	if (!v || !s || (w->damage && !d)) { /* no memory to hold it: said now */
+		p->held = v ? v : p->held;
+		free(s);
+		free(d);
+		say_remote(p, w->stream, w->damage, w->dropped_tail);
+		return;
+	}
+	p->held = v;
+	v[p->nheld++] = (struct held_warning){s, d, w->dropped_tail};
+}
+
+/* The proxy's refusal of a window missing the whole recording (0x0010
+ * RQUERY_WARN): said as the local query's usage error, exit 2. */
+static int remote_window(const struct cli_query_opts *o, const dssm_remote_query *q)
+{
+	const char *why = dssm_last_error(), *tail = "the window holds no sample: ";
+	if (strncmp(why, tail, strlen(tail)))
+		return 0;
+	char a[48] = "the beginning", b[48] = "the end";
+	if (o->start.set)
+		cli_format_time(a, sizeof a, q->start);
+	if (o->end.set)
+		cli_format_time(b, sizeof b, q->end);
+	return cli_usage("query", "the window from %s%s%s to %s%s%s holds no sample: %s",
+	                 o->start.set ? o->start.text : "", o->start.set ? " = " : "", a,
+	                 o->end.set ? o->end.text : "", o->end.set ? " = " : "", b,
+	                 why + strlen(tail));
 }
 
 /* `dssm query HOST:PORT/RECORDING`: through the proxy serving it. */
@@ -137,18 +199,24 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 		q.span = latest;
 	}
 	struct remote_print p = {o->f, o->limit, 0,
-	                         {.cmd = "query", .intact = "only its intact part is returned"}};
+	                         {.cmd = "query", .intact = "only its intact part is returned"},
+	                         0, 0, NULL, 0};
 	dssm_remote_query_result res = {0, 0, 0};
 	cli_catch_signals();
 	rc = dssm_query_remote_salvage(hp, slash + 1, &q, print_remote, warn_remote, &p, &res);
 	fflush(stdout);
-	if (rc < 0)
-		return cli_dssm_error("query", rc);
+	int status = rc == DSSM_ENODATA ? remote_window(o, &q) : 0;
+	if (rc < 0 && !status)
+		status = cli_dssm_error("query", rc);
+	say_held(&p); /* after the error that ended the answer, as locally */
+	if (rc < 0 && rc != DSSM_ECORRUPT) /* (the damage that ended it: counted, as locally) */
+		return status;
 	char b[16];
-	cli_format_bytes(b, sizeof b, (double)res.bytes);
-	fprintf(stderr, "dssm query: %llu sample%s, %s from %s\n", (unsigned long long)res.count,
-	        cli_s(res.count), b, address);
-	return p.dmg.damaged;
+	cli_format_bytes(b, sizeof b, (double)(rc < 0 ? p.bytes : res.bytes));
+	fprintf(stderr, "dssm query: %llu sample%s, %s from %s\n",
+	        (unsigned long long)(rc < 0 ? p.got : res.count), cli_s(rc < 0 ? p.got : res.count),
+	        b, address);
+	return status ? status : p.dmg.damaged;
 }
 
 void cli_query_init(struct cli_query_opts *o)

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "lib/base/base.h"
 #include "lib/base/glob.h"
 #include "app/bridge/bridge.h"
 #include "lib/store/view.h"
@@ -242,17 +243,7 @@ void cli_format_age(char *out, size_t cap, dssm_time_t age)
 
 void cli_format_time(char *out, size_t cap, dssm_time_t t)
 {
-	time_t sec = (time_t)(t / DSSM_NSEC_PER_SEC);
-	long ns = (long)(t % DSSM_NSEC_PER_SEC);
-	if (ns < 0) {
-		ns += DSSM_NSEC_PER_SEC;
-		sec--;
-	}
-	struct tm tm;
-	gmtime_r(&sec, &tm);
-	char date[32];
-	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(out, cap, "%s.%09ldZ", date, ns);
+	dssm__format_time(out, cap, t);
 }
 
 _Atomic int cli_stop;

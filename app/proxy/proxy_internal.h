@@ -82,6 +82,7 @@ struct rquery {
 	uint32_t request, max_bytes;
 	uint64_t count, bytes;
 	dssm_time_t start;
+	dssm_time_t first, last;     /* the recording's span (every stream's), as dssm query's */
 	/* RQUERY_WARN: damaged streams' intact parts are read, and the damage
 	 * is sent as RWARNING pushes (at most WIRE_RQ_MAX_WARNINGS, the rest
 	 * counted in `more`), each stream's once (said[stream index]) */

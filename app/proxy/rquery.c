@@ -157,10 +157,14 @@ static int rquery_select(struct rquery *rq, const char *list, dssm_time_t *newes
 	rq->said = calloc((size_t)(n ? n : 1), 1);
 	if (!rq->sel || !rq->said)
 		return dssm__fail(DSSM_ENOMEM, "no memory for the %d streams of the recording", n);
-	*newest = INT64_MIN;
+	*newest = rq->first = rq->last = INT64_MIN;
 	for (int i = 0; i < n; i++) {
 		dssm_recorded rec;
 		dssm_container_stream_brief(rq->c, i, &rec);
+		if (rec.count && (rq->first == INT64_MIN || rec.first < rq->first))
+			rq->first = rec.first;
+		if (rec.count && rec.last > rq->last)
+			rq->last = rec.last;
 		if (!dssm_name_list_matches(list[0] ? list : NULL, rec.info.name, rec.info.id))
 			continue;
 		/* (not a file read in place: its headers would be read, which
@@ -190,6 +194,15 @@ static int rquery_window(struct rquery *rq, uint8_t mode, int64_t arg, uint64_t 
 		/* arg >= 0: newest - arg overflows only below INT64_MIN */
 		*start = newest < INT64_MIN + arg ? INT64_MIN : newest - arg;
 		*end = INT64_MAX;
+	} else if (mode == WIRE_RQ_HISTORY && rq->warn && rq->first != INT64_MIN &&
+	           (*end < rq->first || *start > rq->last)) {
+		/* a window missing the whole recording: refused as `dssm query`
+		 * refuses it (RQUERY answers it with no sample, as it always did) */
+		char a[48], b[48];
+		dssm__format_time(a, sizeof a, rq->first);
+		dssm__format_time(b, sizeof b, rq->last);
+		return dssm__fail(DSSM_ENODATA, "the window holds no sample: the recording spans %s .. %s",
+		                  a, b);
 	} else if (mode == WIRE_RQ_AUTO) {
 		/* as much of the newest data as the link carries in the deadline
 		 * (a double beyond UINT64_MAX may not be converted: clamped) */

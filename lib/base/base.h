@@ -38,6 +38,10 @@ int dssm__create_mode(unsigned asked, unsigned *mode);
  * process's ids: `what` ("opening") failed with EACCES on shm_name ("/x"). */
 int dssm__access_denied(const char *shm_name, const char *what);
 
+/* time.c: t as ISO 8601 in UTC with its nanoseconds
+ * (2026-11-23T18:29:10.500000000Z), as every command prints a time. */
+void dssm__format_time(char *out, size_t cap, dssm_time_t t);
+
 /* timeparse.c: dssm_parse_time and dssm_parse_duration with the reason in
  * err (naming the text and what is wrong) instead of dssm_last_error, for
  * the command line's usage errors: 0, or -1. A "+S" time sets *offset to 1

@@ -6,6 +6,7 @@
  * CLOCK_MONOTONIC for their deadlines so a clock step cannot stretch them.
  */
 #include <math.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "base.h"
@@ -44,4 +45,19 @@ dssm_time_t dssm_time_from_sec(double sec)
 	double whole = floor(sec);
 	dssm_time_t ns = (dssm_time_t)llround((sec - whole) * 1e9);
 	return (dssm_time_t)whole * DSSM_NSEC_PER_SEC + ns;
+}
+
+void dssm__format_time(char *out, size_t cap, dssm_time_t t)
+{
+	time_t sec = (time_t)(t / DSSM_NSEC_PER_SEC);
+	long ns = (long)(t % DSSM_NSEC_PER_SEC);
+	if (ns < 0) {
+		ns += DSSM_NSEC_PER_SEC;
+		sec--;
+	}
+	struct tm tm;
+	gmtime_r(&sec, &tm);
+	char date[32];
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(out, cap, "%s.%09ldZ", date, ns);
 }
