@@ -792,6 +792,22 @@ PY
 	done
 }
 check "play of a layout refused for another reason than its size: that reason alone" t_play_refused_layout
+# a stream of a recording behind a proxy (HOST:PORT/RECORDING/NAME) is no
+# address: a proxy serves recordings to queries only (RQUERY), so a copy
+# of a lossy recording is never recorded through one, and no TID gap of it
+# counted lost; the usage error says how to read it (before: only "no
+# HOST[:PORT]")
+t_served_recording_stream() {
+	local rc
+	"$DSSM" record -o "$tmp/srs.d" 127.0.0.1:5800/run1/odom --duration 0.1 2>"$tmp/srse"; rc=$?
+	cat "$tmp/srse"
+	[ $rc -eq 2 ] && [ ! -e "$tmp/srs.d" ] &&
+		has "read with \`dssm query 127.0.0.1:5800/RECORDING\` only" "$tmp/srse" || return 1
+	"$DSSM" cat robot/run1/odom 2>"$tmp/srse"; rc=$?
+	cat "$tmp/srse"
+	[ $rc -eq 2 ] && ! has "dssm query" "$tmp/srse"  # (no HOST:PORT there: no hint)
+}
+check "HOST:PORT/RECORDING/NAME: no address, the usage error says dssm query" t_served_recording_stream
 # operands as a user means them: bag, MCAP and .db3 files read directly by
 # info, cat, query, play and export (no import step, no temporary left),
 # /TOPIC for the stream a topic became

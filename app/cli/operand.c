@@ -190,9 +190,17 @@ int cli_check_host_port(const char *cmd, const char *whole, const char *hp, size
 {
 	const char *port = NULL;
 	size_t hlen, plen = 0;
-	if (memchr(hp, '/', n))
+	if (memchr(hp, '/', n)) {
+		/* HOST:PORT/RECORDING/NAME: a proxy serves its recordings to
+		 * queries (docs/protocol.md, RQUERY), not as streams */
+		const char *slash = memchr(hp, '/', n), *colon = memchr(hp, ':', (size_t)(slash - hp));
+		int served = colon && colon + 1 < slash &&
+		             strspn(colon + 1, "0123456789") == (size_t)(slash - colon - 1);
 		return cli_usage(cmd, "'%s': '%.*s' is no recording (a directory holding one) and no "
-		                 "HOST[:PORT]", whole, (int)n, hp);
+		                 "HOST[:PORT]%s%.*s%s", whole, (int)n, hp,
+		                 served ? "; a recording served by a proxy is read with `dssm query " : "",
+		                 served ? (int)(slash - hp) : 0, hp, served ? "/RECORDING` only" : "");
+	}
 	if (n && hp[0] == '[') {
 		const char *end = memchr(hp, ']', n);
 		if (!end)
