@@ -489,6 +489,50 @@ static void test_late_rings_whole(void **state)
 	dssm_close(small);
 }
 
+/* Rings there when `--all` or a NAME glob starts recording are recorded
+ * from now, as named ones: what they held before is neither stored nor
+ * counted lost (the start's own scan took them for rings found while
+ * recording: read from TID 0, a sensor's earlier run was stored and the
+ * TIDs before its history counted lost, "240 lost" for a recording that
+ * lost none). */
+static void test_rings_there_at_start(void **state)
+{
+	(void)state;
+	for (int glob = 0; glob < 2; glob++) {
+		dssm_stream *s = testutil_create("rec-there", 8, 16);
+		for (uint64_t k = 0; k < 50; k++) /* an earlier run: 16 kept, 34 gone */
+			assert_int_equal(dssm_write(s, &k, sizeof k, dssm_now()), (int64_t)k);
+		char dir[300];
+		dir_for(dir, sizeof dir, glob ? "there-glob" : "there-all");
+		dssm_recorder_config cfg;
+		dssm_recorder_config_init(&cfg);
+		cfg.dir = dir;
+		cfg.all = !glob;
+		dssm_recorder *r;
+		assert_int_equal(dssm_recorder_create(&cfg, &r), 0);
+		if (glob)
+			assert_int_equal(dssm_recorder_add_matching(r, "rec-th*"), 0);
+		assert_int_equal(dssm_recorder_start(r), 0);
+		for (uint64_t k = 50; k < 60; k++)
+			assert_int_equal(dssm_write(s, &k, sizeof k, dssm_now()), (int64_t)k);
+		wait_recorded(r, 10);
+		assert_int_equal(dssm_recorder_stop(r), 0);
+		dssm_recorder_stats st;
+		assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
+		assert_int_equal(st.recorded, 10); /* TIDs 50-59, written after the start */
+		assert_int_equal(st.lost, 0);
+		dssm_recorder_free(r);
+		dssm_container *c;
+		dssm_recorded rec;
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+		assert_int_equal(rec.count, 10);
+		dssm_container_close(c);
+		dssm_close(s);
+		dssm_remove("rec-there", 0);
+	}
+}
+
 /* A ring whose times go backwards (DSSM_WRITE_ANY_TIME, as SSM programs
  * write): a jump back of more than 1 s gets a stream entry of its own (TIDs
  * going on); a sample out of order by less is not stored and counted; the
@@ -756,6 +800,7 @@ int main(void)
 		cmocka_unit_test(test_name_patterns),
 		cmocka_unit_test_setup(test_times_backwards, testutil_reset),
 		cmocka_unit_test_setup(test_late_rings_whole, testutil_reset),
+		cmocka_unit_test_setup(test_rings_there_at_start, testutil_reset),
 	};
 	int rc = cmocka_run_group_tests_name("recorder", tests, NULL, NULL);
 	/* everything the tests made under root, whatever they named it (a

@@ -86,10 +86,11 @@ typedef struct dssm_recorder_config {
 	unsigned max_splits;        /* keep only the newest N parts (0: all) */
 	int direct;                 /* samples of 64 KiB and more with O_DIRECT */
 	int from_oldest;            /* start with what the rings hold, not from now */
-	int all;                    /* every local stream, also ones that appear later
-	                               (those from their first sample: TID 0, what
-	                               they overwrote before being found counted
-	                               lost) */
+	int all;                    /* every local stream: those there at the start
+	                               as named ones (from now, or the oldest), and
+	                               ones that appear later from their first
+	                               sample (TID 0, what they overwrote before
+	                               being found counted lost) */
 	uint64_t limit;             /* stop a stream after N samples (0: no limit) */
 	uint64_t min_free;          /* stop cleanly below this many free bytes (0: no check) */
 	/* called (from the caller's thread) when a stream starts being recorded */
@@ -153,7 +154,8 @@ int dssm_recorder_compression(dssm_recorder *r, int i, uint64_t *chunks, uint64_
 int dssm_recorder_add(dssm_recorder *r, const char *address);
 /* Record every local stream matching the NAME[:ID] glob (as
  * dssm_name_matches: "cam*" every ID of cam..., "odom:1" odom:1 alone):
- * those there now, and those that appear later (found by poll). DSSM_EINVAL
+ * those there when recording starts (from now, as dssm_recorder_add's), and
+ * those that appear later (found by poll, from their first sample). DSSM_EINVAL
  * for a glob that could match no stream ("", "odom:", one with '/'). */
 int dssm_recorder_add_matching(dssm_recorder *r, const char *pattern);
 /* Create the first part and start draining. Errors: DSSM_ESTATE (started

@@ -360,13 +360,16 @@ int dssm_recorder_start(dssm_recorder *r)
 {
 	if (!r || r->started || r->stopped)
 		return dssm__fail(DSSM_ESTATE, "dssm_recorder_start: not a recorder waiting to start");
+	/* the rings there now (--all, globs) are taken as named ones, from
+	 * now (or the oldest): scanned before `started`, after which a ring
+	 * found is one made while recording, wanted from its first sample */
+	int s = dssm__recorder_scan(r);
 	int rc = dssm__recorder_open_part(r);
 	if (rc < 0)
 		return rc;
 	r->started = 1;
 	for (int i = 0; i < r->n && rc == 0; i++)
 		rc = dssm__recorder_begin(r, r->v[i], 0);
-	int s = dssm__recorder_scan(r);
 	return rc < 0 ? rc : s;
 }
 
