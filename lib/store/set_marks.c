@@ -44,13 +44,17 @@ int dssm__set_window(const char *dir)
 	if (dssm__store_read_file(path, &text, &len) < 0)
 		return -1;
 	int window = -1;
-	/* lines `key value`; keys it does not know are passed over */
-	for (char *line = (char *)text; line && *line; line = strchr(line, '\n'), line += !!line) {
+	/* lines `key value`; keys it does not know are passed over (a last
+	 * line without its newline, a SET cut short, ends the loop: strchr's
+	 * NULL is never stepped past) */
+	for (char *line = (char *)text; line && *line;) {
 		unsigned m;
 		char end;
 		if (strncmp(line, "max-splits ", 11) == 0 && sscanf(line + 11, "%u%c", &m, &end) == 2 &&
 		    end == '\n' && m <= 1000000000u)
 			window = (int)m;
+		if ((line = strchr(line, '\n')))
+			line++;
 	}
 	free(text);
 	return window;
