@@ -457,13 +457,21 @@ for f in sys.argv[1:]:
 # count line, aside): a window missing the whole recording is the same
 # usage error naming its span, exit 2 (before: 0 samples, exit 0); damage
 # that ends the answer is said error first, then the warning, then the
-# count (before: the warning, then the error, no count)
+# count (before: the warning, then the error, no count); damage known
+# before the window was refused is said before its error, as locally
+# (before: after it)
 t_remote_as_local() {
 	[ -d "$tmp/dmg" ] || { echo "needs the recording of the damage test"; return 1; }
-	local srv=$tmp/aslocal n t lrc rrc pport=$tmp/aport ppid args bad=
+	local srv=$tmp/aslocal n t tl lrc rrc pport=$tmp/aport ppid args bad=
 	n=$(held "$tmp/dmg" odom:0)
 	mkdir -p "$srv" && cp -r "$tmp/dmg" "$srv/ok" && cp -r "$tmp/dmg" "$srv/entry" || return 1
 	flip "$srv/entry/streams/0000.index" $((n / 2 * 32 + 4)) 4
+	# odom's data cut to its first samples: a window on its last sample
+	# misses what is intact of the recording
+	cp -r "$tmp/dmg" "$srv/trunc" && truncate -s 2000 "$srv/trunc/streams/0000.data" || return 1
+	tl=$("$DSSM" query "$tmp/dmg" --streams odom --format json 2>/dev/null | tail -1 |
+		sed 's/.*"time_ns":\([0-9]*\).*/\1/')
+	tl=${tl%?????????}.${tl: -9}
 	t=$("$DSSM" query "$tmp/dmg" --streams odom --format json 2>/dev/null |
 		sed -n "$((n / 2 + 1))p" | sed 's/.*"time_ns":\([0-9]*\).*/\1/')
 	t=${t%?????????}.${t: -9}
@@ -488,6 +496,7 @@ ok|--end 2020-01-01T00:00:00Z
 ok|--start 2020-01-01T00:00:00Z --end 2020-01-02T00:00:00Z
 entry|
 entry|--start $t
+trunc|--start $tl
 EOF2
 	kill $ppid; wait $ppid 2>/dev/null
 	[ -z "$bad" ] || { echo "$bad"; return 1; }

@@ -151,12 +151,16 @@ static void warn_remote(void *user, const dssm_remote_warning *w)
 }
 
 /* The proxy's refusal of a window missing the whole recording (0x0010
- * RQUERY_WARN): said as the local query's usage error, exit 2. */
-static int remote_window(const struct cli_query_opts *o, const dssm_remote_query *q)
+ * RQUERY_WARN): said as the local query's usage error, exit 2, after the
+ * damage the proxy sent before it (known before the window was looked at,
+ * said first by the local query too). */
+static int remote_window(struct remote_print *p, const struct cli_query_opts *o,
+                         const dssm_remote_query *q)
 {
 	const char *why = dssm_last_error(), *tail = "the window holds no sample: ";
 	if (strncmp(why, tail, strlen(tail)))
 		return 0;
+	say_held(p);
 	char a[48] = "the beginning", b[48] = "the end";
 	if (o->start.set)
 		cli_format_time(a, sizeof a, q->start);
@@ -205,7 +209,7 @@ static int query_remote(const char *address, const struct cli_query_opts *o)
 	cli_catch_signals();
 	rc = dssm_query_remote_salvage(hp, slash + 1, &q, print_remote, warn_remote, &p, &res);
 	fflush(stdout);
-	int status = rc == DSSM_ENODATA ? remote_window(o, &q) : 0;
+	int status = rc == DSSM_ENODATA ? remote_window(&p, o, &q) : 0;
 	if (rc < 0 && !status)
 		status = cli_dssm_error("query", rc);
 	say_held(&p); /* after the error that ended the answer, as locally */
