@@ -805,7 +805,10 @@ t_served_recording_stream() {
 		has "read with \`dssm query 127.0.0.1:5800/RECORDING\` only" "$tmp/srse" || return 1
 	"$DSSM" cat robot/run1/odom 2>"$tmp/srse"; rc=$?
 	cat "$tmp/srse"
-	[ $rc -eq 2 ] && ! has "dssm query" "$tmp/srse"  # (no HOST:PORT there: no hint)
+	[ $rc -eq 2 ] && ! has "dssm query" "$tmp/srse" || return 1 # (no HOST:PORT there: no hint)
+	"$DSSM" cat '[::1]:5800/run1/odom' 2>"$tmp/srse"; rc=$?
+	cat "$tmp/srse"
+	[ $rc -eq 2 ] && has "read with \`dssm query \[::1\]:5800/RECORDING\` only" "$tmp/srse"
 }
 check "HOST:PORT/RECORDING/NAME: no address, the usage error says dssm query" t_served_recording_stream
 # operands as a user means them: bag, MCAP and .db3 files read directly by

@@ -192,8 +192,9 @@ int cli_check_host_port(const char *cmd, const char *whole, const char *hp, size
 	size_t hlen, plen = 0;
 	if (memchr(hp, '/', n)) {
 		/* HOST:PORT/RECORDING/NAME: a proxy serves its recordings to
-		 * queries (docs/protocol.md, RQUERY), not as streams */
-		const char *slash = memchr(hp, '/', n), *colon = memchr(hp, ':', (size_t)(slash - hp));
+		 * queries (docs/protocol.md, RQUERY), not as streams (the
+		 * port after the last ':', an IPv6 [HOST] holding some) */
+		const char *slash = memchr(hp, '/', n), *colon = memrchr(hp, ':', (size_t)(slash - hp));
 		int served = colon && colon + 1 < slash &&
 		             strspn(colon + 1, "0123456789") == (size_t)(slash - colon - 1);
 		return cli_usage(cmd, "'%s': '%.*s' is no recording (a directory holding one) and no "
