@@ -364,6 +364,21 @@ t_first_part_lost() {
 	[ $rc -eq 0 ] || { echo "an older SET, not closed: exit $rc"; return 1; }
 }
 
+# One part numbered 999999 under a SET without a rolling window: the
+# 999998 numbers before it are parts lost, said in one pass (before: each
+# looked up in the growing list of those said, minutes; T's 120 s ran out)
+t_first_part_far() {
+	need_split || return 1
+	local rc irc
+	rm -rf "$tmp/far"; mkdir "$tmp/far" && cp "$SPLIT/SET" "$tmp/far/" &&
+		cp -r "$SPLIT/part-0002" "$tmp/far/part-999999" || return 1
+	T "$DSSM" info "$tmp/far" >"$tmp/i" 2>&1; irc=$?
+	T "$DSSM" query "$tmp/far" >/dev/null 2>"$tmp/e"; rc=$?
+	cat "$tmp/i" "$tmp/e" | head -20
+	[ $irc -eq 1 ] && [ $rc -eq 1 ] || { echo "info exit $irc, query exit $rc"; return 1; }
+	has "part-0001 is missing" "$tmp/i" && grep -q "is damaged: .*part-0001" "$tmp/e"
+}
+
 # The same set served by `dssm proxy --recordings`: the other parts'
 # samples, the same warnings and exit status as the local query (before:
 # an ERROR, not one sample, or a shorter answer with exit 0)
@@ -840,6 +855,7 @@ check "split: without SET (parts alone) the same set; a CLOSED that fails its cr
 check "split: a damaged part is left out, named; the other parts are read" t_damaged_part_left_out
 check "split: a set with a damaged part: query and info exit 1 (never a shorter answer with 0)" t_damaged_part_status
 check "split: its first part lost: damage, query and info exit 1 naming it" t_first_part_lost
+check "split: one part numbered 999999 without a rolling window: the parts before it lost, said at once" t_first_part_far
 check "split: a set with a damaged part through a proxy: the local query's samples, warnings, exit 1" t_damaged_part_remote
 echo "-- a rolling recording (--max-splits 2)"
 check "rolling: the newest 2 parts kept; the recorder's kept counts are theirs" t_roll_made
