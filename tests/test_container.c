@@ -186,6 +186,13 @@ static void test_round_trip_and_ranges(void **state)
 	assert_int_equal(r.dropped_tail, 0);
 	assert_int_equal(dssm_container_find(c, "text", 2), 2);
 	assert_int_equal(dssm_container_find(c, "nope", 0), DSSM_ENOENT);
+	/* a stream that is not there: refused, and *out holds no samples */
+	memset(&r, 0xff, sizeof r);
+	assert_int_equal(dssm_container_stream(c, 3, &r), DSSM_EINVAL);
+	assert_int_equal(r.count, 0);
+	memset(&r, 0xff, sizeof r);
+	assert_int_equal(dssm_container_stream_brief(c, -1, &r), DSSM_EINVAL);
+	assert_int_equal(r.count, 0);
 	check_query(c, v, n, 7, INT64_MIN, INT64_MAX);
 	for (int i = 0; i < 200; i++) {
 		dssm_time_t a = 1000 + (dssm_time_t)(rnd() % 60000), b = a + (dssm_time_t)(rnd() % 20000);

@@ -161,6 +161,8 @@ int dssm_container_stream_count(dssm_container *c);
  * stream's index (one read of 32 bytes per sample). 0, or DSSM_EINVAL,
  * DSSM_ECORRUPT (the index cannot be read), DSSM_ESYS. */
 int dssm_container_payload_bytes(dssm_container *c, int stream, uint64_t *bytes);
+/* Stream `stream`'s figures. On an error *out is zeroed (no samples), as
+ * by dssm_container_stream_brief. */
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
 /* A size a file's index does not record (dssm_container_stream_brief). */
 #define DSSM_SIZE_UNKNOWN UINT64_MAX

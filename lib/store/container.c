@@ -277,12 +277,21 @@ int dssm_container_part(dssm_container *c, int i, dssm_part *out)
 	return c->view->ops->part(c, i, out);
 }
 
+/* On an error *out is zeroed (no samples): a caller that reads it anyway
+ * (a listing going on past one stream) never reads what was left there. */
+static int figures_or_none(int rc, dssm_recorded *out)
+{
+	if (rc < 0 && out)
+		memset(out, 0, sizeof *out);
+	return rc;
+}
+
 int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 {
 	if (c && out && c->view)
-		return c->view->ops->stream(c, stream, out);
+		return figures_or_none(c->view->ops->stream(c, stream, out), out);
 	if (!c || !out || stream < 0 || stream >= c->n)
-		return dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream);
+		return figures_or_none(dssm__fail(DSSM_EINVAL, "no stream %d in the container", stream), out);
 	/* a closed container's figures come from CLOSED until the stream's
 	 * files are opened (its first query) */
 	struct cstream *s = &c->s[stream];
@@ -299,7 +308,7 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out)
 int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out)
 {
 	if (c && out && c->view && c->view->ops->stream_brief)
-		return c->view->ops->stream_brief(c, stream, out);
+		return figures_or_none(c->view->ops->stream_brief(c, stream, out), out);
 	return dssm_container_stream(c, stream, out);
 }
 
