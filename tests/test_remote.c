@@ -1472,6 +1472,48 @@ static void test_proxy_restart_loses_nothing(void **state)
 	dssm_close(w);
 }
 
+/* A subscription from now whose link is cut before its first sample
+ * resumes where "now" was: what was written during the cut comes (or is
+ * counted missed), as after a sample. Before, it subscribed "now" again on
+ * reconnecting: the samples written meanwhile were neither read nor
+ * counted (`dssm record HOST:PORT/NAME` recorded 0 of 2, said 0 lost). */
+static void test_cut_before_first_sample(void **state)
+{
+	(void)state;
+	dssm_stream *w = testutil_create("cutfirst", 8, 4096);
+	uint64_t v = 7;
+	dssm_write(w, &v, sizeof v, 1); /* TID 0: before the subscription */
+	dssm_stream *r = open_remote("cutfirst", DSSM_READ);
+	assert_int_equal(dssm_subscribe(r, DSSM_FROM_NOW, 0), 0);
+	stop_proxy(proxy_pid, SIGKILL);
+	for (uint64_t i = 1; i < 6; i++) /* during the cut */
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
+	int port = proxy_port;
+	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
+	assert_true(proxy_pid > 0);
+	assert_int_equal(proxy_port, port);
+	for (uint64_t i = 6; i < 10; i++) /* after it */
+		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
+	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
+	uint64_t next = 1, missed_total = 0;
+	while (next < 10 && dssm_now() < deadline) {
+		uint64_t missed;
+		dssm_sample_info si;
+		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
+			missed_total += missed;
+			assert_int_equal(si.tid, next);
+			assert_int_equal(v, next);
+			next++;
+		} else {
+			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
+		}
+	}
+	assert_int_equal(next, 10);
+	assert_int_equal(missed_total, 0);
+	dssm_close(r);
+	dssm_close(w);
+}
+
 /* A proxy that accepts but sends nothing (here: stopped; on a network, TCP
  * stuck in retransmission backoff after a cut, which keepalive does not see
  * because the kernel still acknowledges) is given up within the handle's
@@ -2428,6 +2470,7 @@ int main(void)
 		cmocka_unit_test_setup(test_watcher_send_cut_short, testutil_reset),
 		cmocka_unit_test_setup(test_backlog_drains_on_a_quiet_stream, testutil_reset),
 		cmocka_unit_test_setup(test_proxy_restart_loses_nothing, testutil_reset),
+		cmocka_unit_test_setup(test_cut_before_first_sample, testutil_reset),
 		cmocka_unit_test_setup(test_silent_link_is_replaced, testutil_reset),
 		cmocka_unit_test_setup(test_hostile_frames, testutil_reset),
 		cmocka_unit_test_setup(test_versions_and_ring_id, testutil_reset),

@@ -403,7 +403,9 @@ int dssm_read_bracket(dssm_stream *s, dssm_time_t t,
  * handled; what left the history is reported as missed), or at the oldest
  * kept (DSSM_FROM_OLDEST). On a remote handle (connector.h) it also makes
  * the proxy push every new sample, so read_next and wait_new cost no round
- * trip. */
+ * trip; "now" is the TID the ring writes next at this call (one more round
+ * trip), so a link cut before the first sample resumes there, as it does
+ * after the last sample read. */
 #define DSSM_FROM_NOW 0
 #define DSSM_FROM_TID 1
 #define DSSM_FROM_OLDEST 2

@@ -104,6 +104,9 @@ struct dssm_remote {
 	size_t in_start, in_end, in_cap, in_used;
 	/* subscription */
 	int subscribed;
+	int sub_from;                  /* as asked (DSSM_FROM_NOW is asked as the TID
+	                                  it stands for); from the oldest, until a
+	                                  sample came, a reconnect asks that again */
 	uint32_t sub_request;
 	uint64_t next_tid;             /* TID after the last one received */
 	/* the TID the next DATA frame counts its `missed` from: the

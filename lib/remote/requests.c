@@ -298,6 +298,8 @@ int dssm__remote_wait(dssm_stream *s, int op, uint64_t arg, dssm_time_t timeout)
 	return rc;
 }
 
+static int do_info(dssm_stream *s, void *vctx, dssm_time_t deadline);
+
 static int subscribe_held(dssm_stream *s, int from, uint64_t tid)
 {
 	struct dssm_remote *r = rem(s);
@@ -306,6 +308,20 @@ static int subscribe_held(dssm_stream *s, int from, uint64_t tid)
 	int rc = dssm__remote_establish(s, dssm__remote_deadline_of(r));
 	if (rc < 0)
 		return rc;
+	if (from == DSSM_FROM_NOW) {
+		/* "now" pinned to the TID the ring writes next (the proxy's own
+		 * meaning of it), so that a link cut before the first sample
+		 * resumes there: subscribed "now" again on reconnecting, what
+		 * was written during the cut was neither read nor counted */
+		dssm_stream_info info;
+		struct remote_req c = {0};
+		c.sinfo = &info;
+		if ((rc = do_info(s, &c, dssm__remote_deadline_of(r))) < 0)
+			return rc;
+		from = DSSM_FROM_TID;
+		tid = info.count;
+	}
+	r->sub_from = from;
 	if (from == DSSM_FROM_TID) {
 		r->next_tid = tid;
 		r->have_next = 1;

@@ -410,7 +410,8 @@ int dssm__remote_establish(dssm_stream *s, dssm_time_t deadline)
 	if (rc == 0)
 		rc = open_stream(r, s->name, s->id, deadline);
 	if (rc == 0 && r->subscribed)
-		rc = dssm__remote_send_subscribe(r, r->have_next ? WIRE_SUB_TID : WIRE_SUB_NOW, r->next_tid, deadline);
+		rc = dssm__remote_send_subscribe(r, r->have_next ? WIRE_SUB_TID : r->sub_from, r->next_tid,
+		                                 deadline);
 	if (rc < 0) {
 		int saved = rc;
 		char msg[512];
