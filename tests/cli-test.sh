@@ -265,6 +265,34 @@ t_proxy_restart_ring_made_again() {
 	[ $rc -eq 1 ] && has "'rsrc:0' was made again on 127.0.0.1:$port" "$tmp/rm" &&
 		has "made again; recording the new ring" "$tmp/rr" && has "(2 rings: made again 1 time)" "$tmp/rr"
 }
+# a stream recorded through a proxy that dies and comes back: the cut and
+# the return are said (before, only samples the ring overwrote meanwhile,
+# counted lost without a word); what was written meanwhile is backfilled
+t_record_link_lost() {
+	"$DSSM" write lsrc s0 --create 16 >/dev/null || return 1
+	"$DSSM" proxy --port 0 --port-file "$tmp/lport" --listen 127.0.0.1 2>"$tmp/lp" &
+	local proxy=$! record port
+	for _ in $(seq 100); do [ -s "$tmp/lport" ] && break; sleep 0.05; done
+	port=$(cat "$tmp/lport")
+	"$DSSM" record -o "$tmp/lrec" "127.0.0.1:$port/lsrc" 2>"$tmp/lr" &
+	record=$!
+	for _ in $(seq 200); do has "recording 127.0.0.1:$port/lsrc" "$tmp/lr" && break; sleep 0.05; done
+	kill -9 $proxy; wait $proxy 2>/dev/null
+	"$DSSM" write lsrc s1 >/dev/null
+	for _ in $(seq 200); do has "the link to its proxy was lost" "$tmp/lr" && break; sleep 0.05; done
+	"$DSSM" proxy --port "$port" --listen 127.0.0.1 2>"$tmp/lp2" &
+	proxy=$!
+	"$DSSM" write lsrc s2 >/dev/null
+	for _ in $(seq 200); do has "the link is back after" "$tmp/lr" && break; sleep 0.05; done
+	for _ in $(seq 200); do [ "$("$DSSM" query "$tmp/lrec" 2>/dev/null | grep -c 's[12]')" = 2 ] && break; sleep 0.05; done
+	kill -INT $record; wait $record
+	kill $proxy; wait $proxy 2>/dev/null
+	"$DSSM" rm lsrc >/dev/null 2>&1
+	cat "$tmp/lr"
+	has "127.0.0.1:$port/lsrc: the link to its proxy was lost (" "$tmp/lr" &&
+		has "127.0.0.1:$port/lsrc: the link is back after" "$tmp/lr" &&
+		grep -E "127.0.0.1:$port/lsrc +2 samples .* 0 lost" "$tmp/lr"
+}
 t_top() {
 	"$DSSM" top -n 1 -d 0.2 >"$tmp/t" || return 1
 	has "note:0" "$tmp/t" && has "RATE Hz" "$tmp/t"
@@ -637,6 +665,7 @@ check "cat --follow DIR/NAME follows the ring's next entry when it was made agai
 check "mirror, cat --follow through a proxy: rings removed or made again are said, followed" t_mirror_local_removed
 check "mirror: a source whose time jumps back is mirrored as it is" t_mirror_time_back
 check "a proxy restarted, its ring made again meanwhile: mirror ends (exit 1), record follows" t_proxy_restart_ring_made_again
+check "record through a proxy that dies and comes back: the cut and the return said, nothing lost" t_record_link_lost
 # the proxy stops on SIGINT and on SIGTERM (the command's signal handler,
 # not the proxy's own), saying which, then its summary; exit 0
 t_proxy_stop() {

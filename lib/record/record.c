@@ -70,11 +70,31 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	return rc;
 }
 
+/* A stream through a proxy: its link going down and coming back said once
+ * each (the calls reconnect by themselves; without this a cut showed only
+ * as the samples its ring overwrote meanwhile, counted lost unexplained). */
+static void link_said(dssm_recorder *r, struct rstream *rs, int rc)
+{
+	if (rs->follow != FOLLOW_PROXY)
+		return;
+	if (rc == DSSM_ECONN && !rs->link_lost) {
+		rs->link_lost = dssm_now();
+		dssm__recorder_note(r, rs, "%s: the link to its proxy was lost (%s); reconnecting",
+		                    rs->address, dssm_last_error());
+	} else if (rc != DSSM_ECONN && rs->link_lost) {
+		dssm__recorder_note(r, rs, "%s: the link is back after %.1f s (what the ring overwrote "
+		                    "meanwhile is counted lost)", rs->address,
+		                    dssm_time_to_sec(dssm_now() - rs->link_lost));
+		rs->link_lost = 0;
+	}
+}
+
 int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *b)
 {
 	dssm_sample_info si;
 	uint64_t missed = 0;
 	int rc = dssm_read_next(rs->s, b->p, b->cap, &si, &missed);
+	link_said(r, rs, rc);
 	if (rc == DSSM_EFUTURE || rc == DSSM_ENODATA || rc == DSSM_ETIMEDOUT || rc == DSSM_ECONN)
 		return 1;
 	if (rc == DSSM_ENOENT && rs->follow == FOLLOW_PROXY) {

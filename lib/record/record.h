@@ -44,6 +44,8 @@ struct rstream {
 	int has_next;              /*   once one was read */
 	dssm_time_t last_time;     /* of the sample stored last (its thread's) */
 	int told_unordered;        /* the notice of times out of order was given */
+	dssm_time_t link_lost;     /* a stream through a proxy: when its link went
+	                              down, 0 while it is up (its thread's) */
 	uint64_t kept;             /* after stop: what the parts hold */
 	uint64_t kept_bytes;       /* after stop: their data bytes (dssm_recorder_kept_bytes) */
 	/* its chunks in the parts closed so far (dssm_recorder_compression) */
@@ -181,6 +183,10 @@ int dssm__recorder_follow(dssm_recorder *r, struct rstream *rs, struct drain_buf
  * there. A sample out of order by less is not stored: 1 (count it; the
  * first is told). Or an error of the new entry (rs->error says it). */
 int dssm__recorder_time_back(dssm_recorder *r, struct rstream *rs, const dssm_sample_info *si);
+/* record_follow.c: a sentence for the caller about rs, told by the next
+ * poll (whole sentences; those that do not fit are counted). */
+void dssm__recorder_note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 /* record_follow.c: tell the caller what the threads noted (poll, stop). */
 void dssm__recorder_tell(dssm_recorder *r);
 

@@ -47,10 +47,7 @@ void dssm__recorder_entry(struct rstream *rs, int part, int index)
 	rs->entries[rs->nentries++] = (struct rentry){part, index};
 }
 
-/* A sentence for the caller, told by the next poll. */
-static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
+void dssm__recorder_note(dssm_recorder *r, struct rstream *rs, const char *fmt, ...)
 {
 	char line[700];
 	va_list ap;
@@ -94,14 +91,14 @@ static void say(dssm_recorder *r, struct rstream *rs, int event)
 {
 	char what[DSSM_NAME_MAX + 500];
 	if (event == DSSM_FOLLOW_GONE)
-		note(r, rs, "%s was removed; what its ring held is recorded, and a ring made again "
+		dssm__recorder_note(r, rs, "%s was removed; what its ring held is recorded, and a ring made again "
 		     "under its name will be recorded from its oldest sample", rs->address);
 	else if (event == DSSM_FOLLOW_BAD_RING)
-		note(r, rs, "%s was removed and made again, but the new ring cannot be read: %s; "
+		dssm__recorder_note(r, rs, "%s was removed and made again, but the new ring cannot be read: %s; "
 		     "still recording the removed one", rs->address, dssm_last_error());
 	else if (event == DSSM_FOLLOW_NOT_A_RING) {
 		describe_unready(rs, what, sizeof what);
-		note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: "
+		dssm__recorder_note(r, rs, "%s was removed, and what is under its name now is not a ring after %d s: "
 		     "%s (`dssm cleanup` removes it); still recording the removed ring and waiting for "
 		     "a ring made under its name", rs->address,
 		     (int)(DSSM_FOLLOW_UNREADY_NS / DSSM_NSEC_PER_SEC), what);
@@ -203,7 +200,7 @@ static int switch_to(dssm_recorder *r, struct rstream *rs, dssm_stream *next, st
 	rs->has_next = 1;
 	atomic_fetch_add(&rs->remade, 1);
 	dssm_follow_switch(rs->fw, next);
-	note(r, rs, "%s was removed and made again; recording the new ring from its oldest sample "
+	dssm__recorder_note(r, rs, "%s was removed and made again; recording the new ring from its oldest sample "
 	     "(type %s, %zu-byte samples, %u slots; TIDs from 0, a stream entry of its own)",
 	     rs->address, d.info.type[0] ? d.info.type : "-", d.info.max_size, d.info.slots);
 	return 0;
@@ -215,7 +212,7 @@ int dssm__recorder_time_back(dssm_recorder *r, struct rstream *rs, const dssm_sa
 	uint64_t back = (uint64_t)rs->last_time - (uint64_t)si->time;
 	if (back <= (uint64_t)DSSM_TIME_JUMP_NS) {
 		if (!rs->told_unordered++)
-			note(r, rs, "%s: TID %llu is %.6f s older than the sample before it (its writers' "
+			dssm__recorder_note(r, rs, "%s: TID %llu is %.6f s older than the sample before it (its writers' "
 			     "times race or jitter): not stored, as a stream entry keeps its times in "
 			     "order; such samples are counted as not stored",
 			     rs->address, (unsigned long long)si->tid, (double)back / 1e9);
@@ -234,7 +231,7 @@ int dssm__recorder_time_back(dssm_recorder *r, struct rstream *rs, const dssm_sa
 			dssm__recorder_stop_with(r, rs->error);
 		return k;
 	}
-	note(r, rs, "%s: time jumped back at TID %llu, from %.6f to %.6f s (a player looping, a "
+	dssm__recorder_note(r, rs, "%s: time jumped back at TID %llu, from %.6f to %.6f s (a player looping, a "
 	     "clock set back): a stream entry of its own from there, TIDs going on",
 	     rs->address, (unsigned long long)si->tid, dssm_time_to_sec(rs->last_time),
 	     dssm_time_to_sec(si->time));
