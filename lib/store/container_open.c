@@ -332,7 +332,10 @@ void dssm__store_stream_release(dssm_container *c, int idx)
 	if (c->view || c->set)
 		return;   /* (a set's part read in place: it holds no stream files) */
 	struct cstream *s = &c->s[idx];
-	if (!s->trusted || s->damage || s->met || s->data_fd < 0)
+	/* a stream CLOSED does not describe (the container was read while
+	 * written, or recovered) is checked against what its files said when
+	 * they are opened again: that holds once nothing is appended */
+	if ((!s->trusted && !c->closed) || s->damage || s->met || s->data_fd < 0)
 		return;
 	close(s->data_fd);
 	close(s->index_fd);

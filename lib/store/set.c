@@ -462,6 +462,7 @@ void dssm__set_segment_close(struct rset *s, struct segment *g)
 	struct part *p = &s->p[g->part];
 	if (--p->users == 0)
 		dssm__store_stream_release(p->c, g->local);
+	dssm__set_part_release(p);
 }
 
 void dssm__set_free(struct rset *s)
@@ -574,6 +575,7 @@ static int refresh(dssm_container *c, int only)
 			rc = dssm_container_refresh(p->c);
 		if (rc == 0)
 			rc = chain_part(s, i);
+		dssm__set_part_release(p); /* (if it closed now) */
 	}
 	return rc;
 }

@@ -77,6 +77,8 @@ dssm_container *dssm__set_seg_container(struct rset *s, const struct segment *g)
 int dssm__set_selection(dssm_container *c, const int *streams, int n, char **out);
 int dssm__set_part_locals(struct rset *s, int pi, const char *sel, int **out);
 void dssm__set_segment_close(struct rset *s, struct segment *g);
+/* The files of part p's streams closed when no query reads it and it is closed. */
+void dssm__set_part_release(struct part *p);
 /* Open part NUM and add it: 1 if added or left out, 0 if not there (yet),
  * or an error (set.c). */
 int dssm__set_add_part(dssm_container *c, int num, int final);

@@ -151,6 +151,7 @@ static void sub_close(struct rset *s, struct sub *b)
 	if (--p->users == 0)
 		for (int k = 0; k < b->nlocal; k++)
 			dssm__store_stream_release(p->c, b->locals[k]);
+	dssm__set_part_release(p);
 }
 
 /* Move sub b to its next sample (its head), closing it at its end. */

@@ -169,6 +169,18 @@ int dssm__set_part_gone(dssm_container *c, int pi)
 	                  p->path);
 }
 
+/* Part p once no query reads it and its recorder closed it: the files of
+ * every stream of it closed, also those it opened when it was read while
+ * being written (it then opened them all), so that a reader following the
+ * set keeps the files of the parts it reads, not of every part it saw. */
+void dssm__set_part_release(struct part *p)
+{
+	if (p->users || !dssm_container_closed(p->c))
+		return;
+	for (int k = 0, n = dssm_container_stream_count(p->c); k < n; k++)
+		dssm__store_stream_release(p->c, k);
+}
+
 int dssm__set_verify(dssm_container *c, int idx)
 {
 	struct rset *s = c->set;
