@@ -276,6 +276,52 @@ static void test_damaged_read_next(void **state)
 	assert_true(atomic_load(&decompressed) <= 2 * chunks);
 }
 
+/* The same stream read backwards with read_back from its newest sample:
+ * each record of the damaged chunk is DSSM_ECORRUPT once and the position
+ * moves onto it, so the reads go on to the first sample, every good one
+ * as written. Before, read_back stayed before the damaged record, failing
+ * with it for ever (a loop of read_back never reached the older samples;
+ * a record damaged in an uncompressed stream did the same). */
+static void test_damaged_read_back(void **state)
+{
+	(void)state;
+	char dir[300];
+	uint8_t h[CHUNK_HEADER];
+	write_stream(dir, sizeof dir, "damaged-back", "zstd");
+	uint64_t off = chunk_files_at(dir, 30, h);
+	flip(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2);
+	dssm_stream *s;
+	assert_int_equal(dssm_open_recording(dir, "scan", 0, &s), 0);
+	uint8_t *buf = malloc(BIG + 16), *want = malloc(BIG + 16);
+	dssm_sample_info si;
+	uint64_t got = 0, damaged = 0, next = SAMPLES;
+	int rc;
+	for (int k = 0; k < 2 * SAMPLES; k++) {
+		rc = dssm_read_back(s, buf, BIG + 16, &si);
+		if (rc == DSSM_ECORRUPT) {
+			damaged++;
+			continue;
+		}
+		if (rc < 0)
+			break;
+		assert_true(si.tid < next);
+		next = si.tid;
+		fill(want, size_of(si.tid), si.tid);
+		assert_int_equal(si.len, size_of(si.tid));
+		assert_memory_equal(buf, want, si.len);
+		got++;
+	}
+	free(buf);
+	free(want);
+	dssm_close(s);
+	print_message("  %llu read, %llu damaged\n", (unsigned long long)got,
+	              (unsigned long long)damaged);
+	assert_int_equal(rc, DSSM_ETOOOLD);
+	assert_int_equal(next, 0);
+	assert_true(damaged > 0);
+	assert_int_equal(got + damaged, SAMPLES);
+}
+
 int main(void)
 {
 	dssm__chunk_codecs_register();
@@ -287,6 +333,7 @@ int main(void)
 		cmocka_unit_test(test_one_chunk),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_damaged_read_next),
+		cmocka_unit_test(test_damaged_read_back),
 	};
 	int rc = cmocka_run_group_tests_name("chunk_ahead", tests, NULL, NULL);
 	char cmd[400];

@@ -320,7 +320,22 @@ static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 	if (r->pos_i == 0)
 		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID %llu is the first recorded", s->name, s->id,
 		                  (unsigned long long)r->pos_tid);
-	return read_entry(s, r->pos_i - 1, 0, buf, cap, info);
+	int rc = read_entry(s, r->pos_i - 1, 0, buf, cap, info);
+	if (rc != DSSM_ECORRUPT)
+		return rc;
+	/* a damaged record is the position once said, when its index entry
+	 * gives its TID: the next read_back goes on before it (read_next
+	 * passes over it as well) */
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int got = 0;
+	uint64_t tid = tid_at(r, r->pos_i - 1, &got);
+	if (got == 0) {
+		r->pos_i--;
+		r->pos_tid = tid;
+		r->carried = r->carried_entries = 0;
+	}
+	return dssm__fail(rc, "%s", why);
 }
 
 static int rec_subscribe(dssm_stream *s, int from, uint64_t tid)
