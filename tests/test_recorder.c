@@ -274,6 +274,65 @@ static void test_split_at_its_size(void **state)
 	dssm_close(a);
 }
 
+/* Streams added while a busy stream splits its parts again and again (a
+ * glob finding rings as `dssm record 'P*'` starts, --split-size small):
+ * each stream has one entry in each part. Before, a stream registered
+ * while a stream thread made the next part (under the lock, adding every
+ * registered stream) was added to it there and again by its own start,
+ * so the part held two entries of it: the set read it as two rings
+ * (dssm_open_recording: DSSM_ELAYOUT, "holds 2 rings"), one of them empty
+ * (found by the attack on 50 streams, --split-size 20: 1 in 50); and the
+ * registration grew the array the part's maker was walking. */
+static void test_added_while_splitting(void **state)
+{
+	(void)state;
+	enum { ADDED = 40 };
+	dssm_stream *busy = testutil_create("rec-busy", 4096, 4096), *added[ADDED];
+	struct writer w = {busy, 4000, 4096};
+	write_samples(&w);
+	char dir[300], name[32];
+	for (int k = 0; k < ADDED; k++) {
+		snprintf(name, sizeof name, "rec-added%d", k);
+		added[k] = testutil_create(name, 64, 16);
+		assert_true(dssm_write(added[k], name, strlen(name), dssm_now()) >= 0);
+	}
+	dir_for(dir, sizeof dir, "added-splitting");
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.from_oldest = 1;
+	cfg.split_bytes = 8 * 4096;
+	dssm_recorder *r = started(&cfg, dir, "rec-busy");
+	for (int k = 0; k < ADDED; k++) {
+		snprintf(name, sizeof name, "rec-added%d", k);
+		assert_int_equal(dssm_recorder_add(r, name), 0);
+	}
+	dssm_recorder_stats st;
+	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 4000); t++)
+		usleep(10000);
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	dssm_recorder_free(r);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	int n = dssm_container_stream_count(c);
+	dssm_container_close(c);
+	for (int k = 0; k < ADDED; k++) {
+		dssm_stream *s;
+		snprintf(name, sizeof name, "rec-added%d", k);
+		int rc = dssm_open_recording(dir, name, 0, &s);
+		if (rc < 0)
+			print_error("%s: %s\n", name, dssm_last_error());
+		assert_int_equal(rc, 0);
+		dssm_sample_info si;
+		char buf[64];
+		assert_int_equal(dssm_read_tid(s, 0, buf, sizeof buf, &si), 0);
+		assert_int_equal(si.len, strlen(name));
+		dssm_close(s);
+		dssm_close(added[k]);
+	}
+	assert_int_equal(n, ADDED + 1);
+	dssm_close(busy);
+}
+
 /* A part closed at a split does not wait for a slow level's whole chunk
  * with every stream stopped (zstd 19 with a small ring lost 8-50 of ~2000
  * samples at each split): its compressors are hurried, as a writer behind
@@ -790,6 +849,7 @@ int main(void)
 		cmocka_unit_test_setup(test_drain_and_limit, testutil_reset),
 		cmocka_unit_test_setup(test_rolling_parts, testutil_reset),
 		cmocka_unit_test_setup(test_split_at_its_size, testutil_reset),
+		cmocka_unit_test_setup(test_added_while_splitting, testutil_reset),
 		cmocka_unit_test_setup(test_split_hurries, testutil_reset),
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),

@@ -213,6 +213,9 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 {
 	pthread_mutex_lock(&r->lock);
 	int rc = 0;
+	/* a part made since it was registered has it already (open_part) */
+	if (add && r->c && rs->nentries && rs->entries[rs->nentries - 1].part == r->part)
+		add = 0;
 	if (add && r->c)
 		rc = rs->index = dssm__recorder_add_entry(r, rs, &rs->info, rs->schema, rs->prop, rs->plen);
 	else if (add && !r->part_pending)
@@ -267,14 +270,6 @@ int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream 
 		return dssm__fail(DSSM_ENAME, "stream address of %zu bytes is too long", strlen(given));
 	if (dssm__recorder_find(r, address))
 		return 0;
-	if (r->n == r->cap) {
-		int cap = r->cap ? r->cap * 2 : 8;
-		struct rstream **v = realloc(r->v, sizeof *v * (size_t)cap);
-		if (!v)
-			return dssm__fail(DSSM_ENOMEM, "out of memory");
-		r->v = v;
-		r->cap = cap;
-	}
 	struct rstream *rs = calloc(1, sizeof *rs);
 	if (!rs)
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
@@ -305,7 +300,24 @@ int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream 
 		free(rs);
 		return rc == DSSM_ENOMEM ? dssm__fail(DSSM_ENOMEM, "out of memory") : rc;
 	}
-	r->v[r->n++] = rs;
+	/* under the lock: a stream thread making a part walks r->v */
+	pthread_mutex_lock(&r->lock);
+	int cap = r->n < r->cap ? r->cap : r->cap ? r->cap * 2 : 8;
+	struct rstream **v = cap == r->cap ? r->v : realloc(r->v, sizeof *v * (size_t)cap);
+	if (v) {
+		r->v = v;
+		r->cap = cap;
+		r->v[r->n++] = rs;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!v) {
+		dssm_follow_free(rs->fw);
+		dssm_close(rs->s);
+		free(rs->schema);
+		free(rs->prop);
+		free(rs);
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
 	*out = rs;
 	return 0;
 }
