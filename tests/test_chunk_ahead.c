@@ -213,6 +213,15 @@ static void test_damaged(void **state)
 	check_stops(dir, off, "no chunk magic");
 }
 
+/* The zstd stream `name` with a byte in the middle of its 30th chunk
+ * flipped (the chunk's header in h). */
+static void damaged_stream(char *dir, size_t cap, const char *name, uint8_t *h)
+{
+	write_stream(dir, cap, name, "zstd");
+	uint64_t off = chunk_files_at(dir, 30, h);
+	flip(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2);
+}
+
 /* The codecs, counting the chunks decompressed (any thread). */
 static const struct dssm__chunk_codecs *real_codecs;
 static atomic_int decompressed;
@@ -235,9 +244,7 @@ static void test_damaged_read_next(void **state)
 	(void)state;
 	char dir[300];
 	uint8_t h[CHUNK_HEADER];
-	write_stream(dir, sizeof dir, "damaged-next", "zstd");
-	uint64_t off = chunk_files_at(dir, 30, h);
-	flip(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2);
+	damaged_stream(dir, sizeof dir, "damaged-next", h);
 	int chunks = 0; /* (every chunk's header, walked in the file) */
 	char path[400];
 	snprintf(path, sizeof path, "%s/streams/0000.data", dir);
@@ -287,9 +294,7 @@ static void test_damaged_read_back(void **state)
 	(void)state;
 	char dir[300];
 	uint8_t h[CHUNK_HEADER];
-	write_stream(dir, sizeof dir, "damaged-back", "zstd");
-	uint64_t off = chunk_files_at(dir, 30, h);
-	flip(dir, off + CHUNK_HEADER + le_get32(h + 12) / 2);
+	damaged_stream(dir, sizeof dir, "damaged-back", h);
 	dssm_stream *s;
 	assert_int_equal(dssm_open_recording(dir, "scan", 0, &s), 0);
 	uint8_t *buf = malloc(BIG + 16), *want = malloc(BIG + 16);

@@ -6,6 +6,7 @@
  * the rolling window while read, a damaged part left out and said.
  */
 #include <errno.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "lib/base/base.h"
@@ -593,9 +594,17 @@ static void test_closed_parts_missing(void **state)
 	assert_true(said);
 }
 
+/* The process's descriptors limited to n (the limit before in *old). */
+static void few_fds(struct rlimit *old, rlim_t n)
+{
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, old), 0);
+	struct rlimit lim = *old;
+	lim.rlim_cur = n;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+}
+
 /* Thousands of parts (here 600, 10 streams each) under a low descriptor
  * limit: open, describe and query all of them without EMFILE. */
-#include <sys/resource.h>
 static void test_many_parts_few_fds(void **state)
 {
 	(void)state;
@@ -613,11 +622,8 @@ static void test_many_parts_few_fds(void **state)
 		assert_int_equal(dssm_container_close(c), 0);
 	}
 	assert_int_equal(dssm__set_end(dir, 1, np), 0);
-	struct rlimit old, lim;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	lim = old;
-	lim.rlim_cur = 256;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	struct rlimit old;
+	few_fds(&old, 256);
 	dssm_container *c = NULL;
 	int rc = dssm_container_open(dir, &c);
 	if (rc != 0)
@@ -657,11 +663,8 @@ static void test_followed_parts_few_fds(void **state)
 	char dir[300], buf[64];
 	set_dir(dir, sizeof dir);
 	const int np = 150, ns = 10;
-	struct rlimit old, lim;
-	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
-	lim = old;
-	lim.rlim_cur = 256;
-	assert_int_equal(setrlimit(RLIMIT_NOFILE, &lim), 0);
+	struct rlimit old;
+	few_fds(&old, 256);
 	dssm_stream *s = NULL;
 	dssm_sample_info si;
 	for (int p = 1; p <= np; p++) {
