@@ -14,7 +14,12 @@
  * and lane B is "A's state moved past |B| zero bytes" xor "B's state from
  * 0", and moving a state past a fixed number of zero bytes is a linear map
  * of its 32 bits, kept as four 256-entry tables (made once, for the two
- * lane lengths used). Elsewhere: slicing-by-8 tables.
+ * lane lengths used). Each lane asks for its bytes PREFETCH ahead: over
+ * a buffer in memory rather than in a cache (a large record lent from the
+ * page cache), the three chains otherwise wait on the memory in turn; a
+ * whole topic of 300 KiB images read warm took 1.74-1.84x `cat` of its
+ * file without, 1.58-1.76x with (bench_bridge, 31 runs alternated, load
+ * 5-6). Elsewhere: slicing-by-8 tables.
  *
  * The tables and the CPU check are made once, under pthread_once, so any
  * number of threads may start checksumming at once.
@@ -35,6 +40,7 @@
 
 #define LANE_LONG 8192   /* bytes per lane: three lanes of this, then ... */
 #define LANE_SHORT 256   /* ... three of this, then one byte chain */
+#define PREFETCH 1024     /* bytes ahead of each lane asked for (256-4096 measured alike) */
 
 static uint32_t crc_table[8][256];
 /* The state moved past LANE_LONG (shift_long) or LANE_SHORT zero bytes. */
@@ -173,10 +179,15 @@ HW_TARGET static inline uint32_t hw_lanes(uint32_t crc, const uint8_t *p, size_t
                                           const uint32_t t[4][256])
 {
 	uint32_t a = crc, b = 0, c = 0;
-	for (size_t i = 0; i < lane; i += 8) {
-		a = hw8(a, p + i);
-		b = hw8(b, p + lane + i);
-		c = hw8(c, p + 2 * lane + i);
+	for (size_t i = 0; i < lane; i += 64) {
+		__builtin_prefetch(p + i + PREFETCH);
+		__builtin_prefetch(p + lane + i + PREFETCH);
+		__builtin_prefetch(p + 2 * lane + i + PREFETCH);
+		for (size_t k = i; k < i + 64; k += 8) {
+			a = hw8(a, p + k);
+			b = hw8(b, p + lane + k);
+			c = hw8(c, p + 2 * lane + k);
+		}
 	}
 	return shift(t, shift(t, a) ^ b) ^ c;
 }
