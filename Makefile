@@ -292,7 +292,7 @@ check-unit: $(TESTS) $(CXX_TESTS) $(DSSM_BIN) $(SSM_COORDINATOR) $(EXAMPLES)
 # remote handle, in clear text and over TLS (test_remote_threads).
 # Reports go to files, so that one from a process a test started (a proxy,
 # whose exit status the test may not check) fails check-tsan too.
-TSAN_TESTS := test_pool test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_record_follow test_writers test_watch test_backends test_proxies test_container test_container_chunks test_chunk_ahead test_remote_threads
+TSAN_TESTS := test_pool test_concurrency test_times test_shared_handle test_wait test_bridge test_recorder test_record_follow test_writers test_watch test_backends test_proxies test_container test_container_chunks test_chunk_ahead test_data_map test_remote_threads
 TSAN_MODES := test_proxies@DSSM_TEST_TLS=all test_remote@DSSM_TEST_TLS=all \
   test_remote_threads@DSSM_TEST_TLS=all test_container@DSSM_TEST_COMPRESS=zstd
 TSAN_REPORTS := build/tsan/reports

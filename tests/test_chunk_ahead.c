@@ -68,18 +68,6 @@ static void write_stream(char *dir, size_t cap, const char *name, const char *co
 	assert_int_equal(dssm_container_close(c), 0);
 }
 
-/* Threads of this process. */
-static int threads_now(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	int n = 0;
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
-	return n;
-}
-
 /* Samples [a, b] of dir's stream through one query, each checked against
  * what was written, in order: how many were answered, the query's end
  * (0, or its error: its message in err) and the most threads seen. */
@@ -91,7 +79,7 @@ static int read_window(const char *dir, uint64_t a, uint64_t b, int *end, char *
 	dssm_record r;
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	int s = 0, n = 0, rc;
-	*threads = threads_now();
+	*threads = testutil_threads();
 	assert_int_equal(dssm_query_open(c, &s, 1, time_of(a), time_of(b), &q), 0);
 	uint8_t *want = malloc(BIG + 16);
 	while ((rc = dssm_query_next(q, &r)) == 1) {
@@ -102,7 +90,7 @@ static int read_window(const char *dir, uint64_t a, uint64_t b, int *end, char *
 		fill(want, r.len, k);
 		assert_memory_equal(r.data, want, r.len);
 		n++;
-		int t = threads_now();
+		int t = testutil_threads();
 		*threads = t > *threads ? t : *threads;
 	}
 	free(want);
@@ -120,7 +108,7 @@ static void check_codec(const char *name, const char *codec)
 {
 	char dir[300], err[1024];
 	write_stream(dir, sizeof dir, name, codec);
-	int end, t0 = threads_now(), t;
+	int end, t0 = testutil_threads(), t;
 	dssm__chunk_ahead_threads = 2;
 	assert_int_equal(read_window(dir, 1234, 5432, &end, err, sizeof err, &t), 5432 - 1234 + 1);
 	assert_int_equal(end, 0);
@@ -151,7 +139,7 @@ static void test_one_chunk(void **state)
 	(void)state;
 	char dir[300], err[1024];
 	snprintf(dir, sizeof dir, "%s/zstd", root);
-	int end, t0 = threads_now(), t;
+	int end, t0 = testutil_threads(), t;
 	dssm__chunk_ahead_threads = 2;
 	assert_int_equal(read_window(dir, 3, 20, &end, err, sizeof err, &t), 18);
 	assert_int_equal(end, 0);

@@ -5,7 +5,9 @@
  * reported by name, a file cut while a query reads it is an error and not
  * SIGBUS, and a container being written is read as it grows (buffered and
  * O_DIRECT writers); dssm_query_write (query_write.c) writes the bytes
- * checked, spliced to a pipe or sent to a file.
+ * checked, spliced to a pipe or sent to a file. The next records' pages
+ * mapped ahead on a thread (record_ahead.c) change none of it: the same
+ * bytes, the same damage at the same sample, no SIGBUS on a file cut.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +15,7 @@
 
 #include "lib/base/base.h"
 #include "lib/base/bytes.h"
+#include "lib/store/chunk.h"   /* dssm__chunk_ahead_threads */
 #include "lib/store/data_map.h"
 #include "dssm/container.h"
 #include "testutil.h"
@@ -251,31 +254,136 @@ static void test_damaged_record(void **state)
 static void test_cut_while_read(void **state)
 {
 	(void)state;
-	char dir[300], path[320];
-	snprintf(dir, sizeof dir, "%s/cut", root);
-	dssm_container *c = create(dir, 0);
-	append(c, 0, 20);
-	assert_int_equal(dssm_container_close(c), 0);
-	assert_int_equal(dssm_container_open(dir, &c), 0);
-	int zero = 0;
+	for (int t = 0; t < 2; t++) {   /* without and with the look-ahead */
+		char dir[300], path[320];
+		snprintf(dir, sizeof dir, "%s/cut%d", root, t);
+		dssm_container *c = create(dir, 0);
+		append(c, 0, 20);
+		assert_int_equal(dssm_container_close(c), 0);
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm__chunk_ahead_threads = t;
+		int zero = 0;
+		dssm_query *q;
+		dssm_record r;
+		assert_int_equal(dssm_query_open(c, &zero, 1, INT64_MIN, INT64_MAX, &q), 0);
+		for (int k = 0; k < 3; k++)   /* sample 1 is the first mapped: the window */
+			assert_int_equal(dssm_query_next(q, &r), 1);
+		uint64_t off = offset_of(dir, 0, 8);
+		path_of(path, sizeof path, dir, 0);
+		assert_int_equal(truncate(path, (off_t)(off + 5000)), 0);
+		for (uint64_t k = 3; k < 8; k++) {
+			assert_int_equal(dssm_query_next(q, &r), 1);
+			fill(expect, r.len, 0, k);
+			assert_memory_equal(r.data, expect, r.len);
+		}
+		assert_int_equal(dssm_query_next(q, &r), DSSM_ECORRUPT);
+		assert_non_null(strstr(dssm_last_error(), "cut short"));
+		assert_non_null(strstr(dssm_last_error(), "'camera:1'"));
+		dssm_query_close(q);
+		dssm_container_close(c);
+		dssm__chunk_ahead_threads = -1;
+	}
+}
+
+/* Stream s of dir read whole with t look-ahead threads, each sample
+ * checked against what was written: how many came, the query's end (0 or
+ * its error, its message in err) and the most threads seen. */
+static uint64_t read_stream(const char *dir, int s, int t, int *end, char *err, size_t cap,
+                            int *threads)
+{
+	dssm_container *c;
 	dssm_query *q;
 	dssm_record r;
-	assert_int_equal(dssm_query_open(c, &zero, 1, INT64_MIN, INT64_MAX, &q), 0);
-	for (int k = 0; k < 3; k++)   /* sample 1 is the first mapped: the window */
-		assert_int_equal(dssm_query_next(q, &r), 1);
-	uint64_t off = offset_of(dir, 0, 8);
-	path_of(path, sizeof path, dir, 0);
-	assert_int_equal(truncate(path, (off_t)(off + 5000)), 0);
-	for (uint64_t k = 3; k < 8; k++) {
-		assert_int_equal(dssm_query_next(q, &r), 1);
-		fill(expect, r.len, 0, k);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm__chunk_ahead_threads = t;
+	*threads = testutil_threads();
+	assert_int_equal(dssm_query_open(c, &s, 1, INT64_MIN, INT64_MAX, &q), 0);
+	uint64_t k = 0;
+	while ((*end = dssm_query_next(q, &r)) == 1) {
+		assert_int_equal(r.tid, k);
+		assert_int_equal(r.len, len_of(s, k));
+		fill(expect, r.len, s, k);
 		assert_memory_equal(r.data, expect, r.len);
+		k++;
+		int now = testutil_threads();
+		*threads = now > *threads ? now : *threads;
 	}
-	assert_int_equal(dssm_query_next(q, &r), DSSM_ECORRUPT);
-	assert_non_null(strstr(dssm_last_error(), "cut short"));
-	assert_non_null(strstr(dssm_last_error(), "'camera:1'"));
+	snprintf(err, cap, "%s", *end < 0 ? dssm_last_error() : "");
 	dssm_query_close(q);
 	dssm_container_close(c);
+	dssm__chunk_ahead_threads = -1;
+	return k;
+}
+
+/* Large records' pages mapped ahead on a thread (record_ahead.c): every
+ * byte as written, on more threads than the caller's, whole and in
+ * ranges, streams merged; without the thread the same. */
+static void test_ahead(void **state)
+{
+	(void)state;
+	char dir[300], err[512];
+	snprintf(dir, sizeof dir, "%s/ahead", root);
+	dssm_container *c = create(dir, 0);
+	const uint64_t n = 60;
+	append(c, 0, n);
+	assert_int_equal(dssm_container_close(c), 0);
+	int end, t0 = testutil_threads(), seen;
+	assert_int_equal(read_stream(dir, 1, 1, &end, err, sizeof err, &seen), n);
+	assert_int_equal(end, 0);
+	assert_true(seen > t0); /* (it did look ahead) */
+	assert_int_equal(read_stream(dir, 0, 0, &end, err, sizeof err, &seen), n);
+	assert_int_equal(end, 0);
+	assert_int_equal(seen, t0);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm__chunk_ahead_threads = 1;
+	check_all(c, 7, 0, n);
+	check_all(c, 3, 17, 41);
+	check_all(c, 1, 50, 60);
+	dssm__chunk_ahead_threads = -1;
+	dssm_container_close(c);
+}
+
+/* Flip the byte at off of dir's file `name`. */
+static void flip_at(const char *dir, const char *name, uint64_t off)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/streams/%s", dir, name);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t x;
+	assert_int_equal(pread(fd, &x, 1, (off_t)off), 1);
+	x ^= 0x10;
+	assert_int_equal(pwrite(fd, &x, 1, (off_t)off), 1);
+	close(fd);
+}
+
+/* A damaged record (stream 1, sample 14: handed over, its pages mapped
+ * ahead) and a damaged index entry (stream 0, entry 20: where the
+ * look-ahead stops) met in a window: the same samples before them and
+ * the same error as without the thread. */
+static void test_ahead_damaged(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/ahead-damaged", root);
+	dssm_container *c = create(dir, 0);
+	append(c, 0, 30);
+	assert_int_equal(dssm_container_close(c), 0);
+	flip_at(dir, "0001.data", offset_of(dir, 1, 14) + RECORD_HEADER + 1000);
+	flip_at(dir, "0000.index", 20 * 32 + 3);
+	for (int s = 0; s < 2; s++) {
+		char err0[512], err1[512];
+		int end0, end1, t0 = testutil_threads(), seen;
+		uint64_t n0 = read_stream(dir, s, 0, &end0, err0, sizeof err0, &seen);
+		uint64_t n1 = read_stream(dir, s, 1, &end1, err1, sizeof err1, &seen);
+		assert_true(seen > t0);
+		assert_int_equal(n0, s ? 14 : 20);
+		assert_int_equal(n1, n0);
+		assert_int_equal(end0, DSSM_ECORRUPT);
+		assert_int_equal(end1, DSSM_ECORRUPT);
+		assert_string_equal(err1, err0);
+		assert_non_null(strstr(err0, s ? "is damaged" : "index entry 20 fails its CRC"));
+	}
 }
 
 /* A container read while it is written, with the buffered and the O_DIRECT
@@ -408,6 +516,8 @@ int main(void)
 		cmocka_unit_test(test_equal_bytes),
 		cmocka_unit_test(test_damaged_record),
 		cmocka_unit_test(test_cut_while_read),
+		cmocka_unit_test(test_ahead),
+		cmocka_unit_test(test_ahead_damaged),
 		cmocka_unit_test(test_read_while_written),
 		cmocka_unit_test(test_query_write),
 	};

@@ -56,6 +56,19 @@ static inline const char *testutil_tmpdir(size_t max)
 	return t && *t && strlen(t) <= max ? t : "/tmp";
 }
 
+/* Threads of this process (/proc/self/task): a look-ahead that started
+ * its threads shows. */
+static inline int testutil_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	int n = 0;
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
 /* Give this process its own namespace; remove its streams at exit. */
 static inline void testutil_namespace(const char *tag)
 {

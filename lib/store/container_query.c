@@ -256,6 +256,39 @@ static int ahead_threads(struct dssm_query *q)
 	return q->n > 1 && t > 1 ? 1 : t;
 }
 
+/* The record of cursor k's entry (at off, len data bytes), checked:
+ * lent checked ahead (record_ahead.c), else read here, from where its
+ * entry says (*at: off) or where a writer before 2026-11 put it
+ * (record_check.c). 0 and *h, or DSSM_ECORRUPT. */
+static int checked_record(struct dssm_query *q, struct cursor *k, uint64_t off, uint32_t len,
+                          const uint8_t **h, uint64_t *at)
+{
+	const struct cstream *s = &q->c->s[k->stream];
+	size_t need = RECORD_HEADER + (size_t)len;
+	if (need >= DATA_MAP_MIN) {
+		uint64_t stop = k->data_stop < s->data_end ? k->data_stop : s->data_end;
+		struct record_window w = {s->data_fd, s->index_fd, k->next, k->end, stop, 0};
+		if (!k->rahead)   /* (one thread: mapping pages is a fraction of the CRC) */
+			w.threads = ahead_threads(q) > 0;
+		int had = k->rahead != NULL;
+		int lent = dssm__record_ahead_get(&k->rahead, &w, k->entry, h);
+		q->aheads += !had && k->rahead;
+		if (lent)
+			return 0;
+	}
+	int frc = fetch_record(q, k, off, len, h);
+	if (frc == 0 && !dssm__record_matches(*h, need, k->entry) &&
+	    dssm__record_displaced(s->data_fd, k->entry, s->data_end, at))
+		frc = fetch_record(q, k, *at, len, h);
+	if (frc < 0)
+		return frc;
+	if (!dssm__record_matches(*h, need, k->entry))
+		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu is "
+		                  "damaged (magic, length, time or CRC)", q->c->dir, s->info.name,
+		                  s->info.id, (unsigned long long)off);
+	return 0;
+}
+
 /* dssm_query_next's record from a chunked stream (chunk.h): found in its
  * chunk, decompressed once for all the records it holds (the next chunks
  * of the range on other threads meanwhile), and checked there. Not lent
@@ -338,23 +371,13 @@ int dssm_query_next(dssm_query *q, dssm_record *rec)
 		                             "%llu)", q->c->dir, bs->info.name, bs->info.id,
 		                             (unsigned long long)best->next, (unsigned long long)off, len,
 		                             (unsigned long long)data_end));
-	const uint8_t *h = NULL;
 	if (bs->chunked)
 		return next_from_chunk(q, best, rec);
-	int frc = fetch_record(q, best, off, len, &h);
+	const uint8_t *h = NULL;
 	uint64_t at = off;
-	/* (a recording whose writer put this record elsewhere: record_check.c) */
-	if (frc == 0 && !dssm__record_matches(h, RECORD_HEADER + (size_t)len, best->entry) &&
-	    dssm__record_displaced(bs->data_fd, best->entry, data_end, &at))
-		frc = fetch_record(q, best, at, len, &h);
-	if (frc < 0)
-		return dssm__query_met_damage(q->c, best->stream, frc);
-	if (!dssm__record_matches(h, RECORD_HEADER + (size_t)len, best->entry))
-		return dssm__query_met_damage(q->c, best->stream,
-		                  dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': record at offset %llu "
-		                             "is damaged (magic, length, time or CRC)", q->c->dir,
-		                             q->c->s[best->stream].info.name,
-		                             q->c->s[best->stream].info.id, (unsigned long long)off));
+	int rc = checked_record(q, best, off, len, &h, &at);
+	if (rc < 0)
+		return dssm__query_met_damage(q->c, best->stream, rc);
 	q->last_fd = bs->data_fd;
 	q->last_off = at + RECORD_HEADER;
 	q->last_data = h + RECORD_HEADER;
@@ -437,6 +460,7 @@ void dssm_query_close(dssm_query *q)
 		free(q->cur[i].ibuf);
 		window_free(&q->cur[i]);
 		dssm__data_map_free(&q->cur[i].map);
+		dssm__record_ahead_free(q->cur[i].rahead);
 		dssm__chunk_view_free(&q->cur[i].chunk);
 		dssm__chunk_ahead_free(q->cur[i].ahead);
 	}

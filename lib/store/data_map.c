@@ -15,6 +15,7 @@
  * and the CRC's pass over the record, microseconds, is outside what this
  * guards.)
  */
+#include <errno.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,42 +31,35 @@ void dssm__data_map_free(struct data_map *m)
 	m->len = 0;
 }
 
-/* The record at off, its pages mapped in one call rather than a fault
- * each (MADV_POPULATE_READ, Linux 5.14; before it, the faults do it). Only
- * the record's: the whole window at once (MAP_POPULATE) would make the
- * first read of a cold window wait for all 16 MiB of it. */
-static const uint8_t *populate(struct data_map *m, uint64_t off, size_t need)
+/* The record's pages mapped in one call rather than a fault each
+ * (MADV_POPULATE_READ, Linux 5.14; before it, the faults do it). Only the
+ * record's: the whole window at once (MAP_POPULATE) would make the first
+ * read of a cold window wait for all 16 MiB of it. A page past the file's
+ * end fails it (EFAULT), where touching it would raise SIGBUS. */
+const uint8_t *dssm__data_map_populate(const uint8_t *p, size_t need)
 {
-	uint8_t *p = m->base + (off - m->off);
 #ifdef MADV_POPULATE_READ
-	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-	uint8_t *a = m->base + (off - m->off) / page * page;
-	madvise(a, (size_t)(p + need - a), MADV_POPULATE_READ);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uint8_t *a = (uint8_t *)((uintptr_t)p / page * page); /* (in the mapping: its base is a page) */
+	if (madvise(a, (size_t)(p + need - a), MADV_POPULATE_READ) < 0 && errno == EFAULT)
+		return NULL;
+#else
+	(void)need;
 #endif
 	return p;
 }
 
-int dssm__data_map_get(struct data_map *m, int fd, uint64_t off, size_t need, uint64_t stop,
-                       const uint8_t **out)
+int dssm__data_map_window(struct data_map *m, int fd, uint64_t off, size_t need, uint64_t stop,
+                          uint64_t size)
 {
-	/* the file's size at every record, not only at each mapping: a file
-	 * found cut is read (and reported) as pread finds it, where touching
-	 * the mapping would raise SIGBUS */
 	uint64_t end = off + need;
-	struct stat st;
-	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < end) {
-		dssm__data_map_free(m);
-		return 0;
-	}
-	if (dssm__data_map_holds(m, off, need)) {
-		*out = populate(m, off, need);
-		return 1;
-	}
 	dssm__data_map_free(m);
+	if (size < end)
+		return 0;
 	if (stop > end)
 		end = stop - off > DATA_MAP_WINDOW ? off + DATA_MAP_WINDOW : stop;
-	if (end > (uint64_t)st.st_size)
-		end = (uint64_t)st.st_size;
+	if (end > size)
+		end = size;
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = off / page * page;
 	if (end - start > SIZE_MAX)
 		return 0;
@@ -76,6 +70,25 @@ int dssm__data_map_get(struct data_map *m, int fd, uint64_t off, size_t need, ui
 	m->len = (size_t)(end - start);
 	m->off = start;
 	madvise(b, m->len, MADV_SEQUENTIAL);   /* the kernel reads ahead of the faults */
-	*out = populate(m, off, need);
 	return 1;
+}
+
+int dssm__data_map_get(struct data_map *m, int fd, uint64_t off, size_t need, uint64_t stop,
+                       const uint8_t **out)
+{
+	/* the file's size at every record, not only at each mapping: a file
+	 * found cut is read (and reported) as pread finds it, where touching
+	 * the mapping would raise SIGBUS */
+	struct stat st;
+	if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < off + need) {
+		dssm__data_map_free(m);
+		return 0;
+	}
+	if (!dssm__data_map_holds(m, off, need) &&
+	    !dssm__data_map_window(m, fd, off, need, stop, (uint64_t)st.st_size))
+		return 0;
+	*out = dssm__data_map_populate(m->base + (off - m->off), need);
+	if (!*out)   /* (cut since the fstat) */
+		dssm__data_map_free(m);
+	return *out != NULL;
 }

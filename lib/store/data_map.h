@@ -38,5 +38,35 @@ static inline int dssm__data_map_holds(const struct data_map *m, uint64_t off, s
 int dssm__data_map_get(struct data_map *m, int fd, uint64_t off, size_t need, uint64_t stop,
                        const uint8_t **out);
 void dssm__data_map_free(struct data_map *m);
+/* m (freed first) made a mapping of fd holding [off, off + need), up to
+ * `stop` as dssm__data_map_get, and never past size (the file's, as fstat
+ * found it just before): 1, or 0 when the file is shorter than off + need
+ * or cannot be mapped. Its pages are not read in. */
+int dssm__data_map_window(struct data_map *m, int fd, uint64_t off, size_t need, uint64_t stop,
+                          uint64_t size);
+/* The need bytes at p, in a mapping, read in (their pages mapped in one
+ * call, not a fault each): p, or NULL when a page lies past the file's
+ * end (touching it would raise SIGBUS). */
+const uint8_t *dssm__data_map_populate(const uint8_t *p, size_t need);
+
+/* record_ahead.c: a window's next large records' pages mapped ahead on a
+ * work pool (lib/base/pool.h) while the caller checks the one before. */
+struct record_ahead;
+struct record_window {
+	int data_fd, index_fd;
+	uint64_t pos;     /* the index entry of the record asked for */
+	uint64_t end;     /* the window's entries end here */
+	uint64_t limit;   /* and its records in .data (never the tail a writer may cut) */
+	int threads;      /* for a new look-ahead: its threads at most (0: none) */
+};
+/* The record of index entry `entry` (at w->pos): 1 and *out (its header,
+ * in a mapping, valid until the next call) when its pages were mapped
+ * ahead and it matches entry (dssm__record_matches, here: its CRC); 0 when
+ * not, damaged included: the caller reads and checks it. Then the records
+ * after it are handed to *a's thread (made here when w->threads > 0 and
+ * the window holds a few MiB more). */
+int dssm__record_ahead_get(struct record_ahead **a, const struct record_window *w,
+                           const uint8_t *entry, const uint8_t **out);
+void dssm__record_ahead_free(struct record_ahead *a);
 
 #endif

@@ -29,6 +29,7 @@ struct cursor {
 	uint64_t doff;
 	uint64_t data_stop;  /* where the range's last record ends in .data */
 	struct data_map map; /* large records lent in place (data_map.c) */
+	struct record_ahead *rahead; /* the next ones checked ahead (record_ahead.c), or NULL */
 	struct chunk_view chunk; /* a chunked stream's chunk, decompressed (chunk.h) */
 	struct chunk_ahead *ahead; /* its next chunks loaded ahead (chunk_ahead.c), or NULL */
 	uint64_t last_chunk; /* a chunked stream's: where the range's last chunk is in .data */
