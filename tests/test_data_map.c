@@ -386,6 +386,51 @@ static void test_ahead_damaged(void **state)
 	}
 }
 
+/* Records bigger than a mapping window (DATA_MAP_WINDOW), more of the
+ * range after them: each lent whole. Before, the window was cut at
+ * DATA_MAP_WINDOW bytes from the record, shorter than the record, and
+ * its CRC read past the mapping (SIGSEGV). */
+static void test_bigger_than_window(void **state)
+{
+	(void)state;
+	char dir[300];
+	snprintf(dir, sizeof dir, "%s/huge", root);
+	dssm_container *c;
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_stream_info i = stream_info("cloud", 1);
+	const size_t len = DATA_MAP_WINDOW + 12345;
+	i.max_size = (uint32_t)len;
+	assert_int_equal(dssm_container_add_stream(c, &i, NULL, NULL, 0), 0);
+	uint8_t *big = malloc(len), *want = malloc(len);
+	assert_non_null(big);
+	assert_non_null(want);
+	for (uint64_t k = 0; k < 3; k++) {
+		fill(big, len, 5, k);
+		assert_int_equal(dssm_container_append(c, 0, k, (dssm_time_t)(1000 * k), big, len), 0);
+	}
+	assert_int_equal(dssm_container_close(c), 0);
+	for (int t = 0; t < 2; t++) {   /* without and with the look-ahead */
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm__chunk_ahead_threads = t;
+		int zero = 0;
+		dssm_query *q;
+		dssm_record r;
+		assert_int_equal(dssm_query_open(c, &zero, 1, INT64_MIN, INT64_MAX, &q), 0);
+		for (uint64_t k = 0; k < 3; k++) {
+			assert_int_equal(dssm_query_next(q, &r), 1);
+			assert_int_equal(r.len, len);
+			fill(want, len, 5, k);
+			assert_memory_equal(r.data, want, len);
+		}
+		assert_int_equal(dssm_query_next(q, &r), 0);
+		dssm_query_close(q);
+		dssm_container_close(c);
+		dssm__chunk_ahead_threads = -1;
+	}
+	free(big);
+	free(want);
+}
+
 /* A container read while it is written, with the buffered and the O_DIRECT
  * writer: what was synced is read, byte for byte, and what comes after it
  * once the reader refreshes; a query open across the appends is unmoved. */
@@ -518,6 +563,7 @@ int main(void)
 		cmocka_unit_test(test_cut_while_read),
 		cmocka_unit_test(test_ahead),
 		cmocka_unit_test(test_ahead_damaged),
+		cmocka_unit_test(test_bigger_than_window),
 		cmocka_unit_test(test_read_while_written),
 		cmocka_unit_test(test_query_write),
 	};

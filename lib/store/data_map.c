@@ -56,8 +56,11 @@ int dssm__data_map_window(struct data_map *m, int fd, uint64_t off, size_t need,
 	dssm__data_map_free(m);
 	if (size < end)
 		return 0;
-	if (stop > end)
+	if (stop > end) {   /* up to DATA_MAP_WINDOW of the range, never less than the record */
 		end = stop - off > DATA_MAP_WINDOW ? off + DATA_MAP_WINDOW : stop;
+		if (end < off + need)
+			end = off + need;
+	}
 	if (end > size)
 		end = size;
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), start = off / page * page;
