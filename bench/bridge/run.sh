@@ -163,8 +163,9 @@ case $img in
 *[!0-9]*) echo "run.sh: $dir: $img" >&2; exit 1 ;;
 esac
 imgfile=$(printf '%s/streams/%04d.data' "$dir" "$img")
-# read as cat reads it (128 KiB read()s), timed inside the process as the
-# readers are, warm and cold: medians of $runs, as the readers'
+# read as cat reads it (128 KiB read()s, each block looked at as every
+# reader looks at its messages: a byte per 64), timed inside the process as
+# the readers are, warm and cold: medians of $runs, as the readers'
 for cache in warm cold; do
 	ts=()
 	[ $cache = warm ] && "$bb" cat "$imgfile" >/dev/null
