@@ -24,7 +24,6 @@ static char root[256];
 
 #define BIG (300u << 10)
 #define RECORD_HEADER 32     /* docs/container-format.md */
-#define RECORD_MAGIC 0x43525344u
 
 static dssm_stream_info stream_info(const char *name, int id)
 {
@@ -81,6 +80,16 @@ static dssm_container *create(const char *dir, int direct)
 	return c;
 }
 
+/* dir made (root/name), holding samples [0, n) of the three streams,
+ * closed. */
+static void written(char *dir, size_t cap, const char *name, uint64_t n)
+{
+	snprintf(dir, cap, "%s/%s", root, name);
+	dssm_container *c = create(dir, 0);
+	append(c, 0, n);
+	assert_int_equal(dssm_container_close(c), 0);
+}
+
 /* The samples of the streams in mask with k in [from, to), in order,
  * checked byte for byte; then the end. */
 static void check_all(dssm_container *c, int mask, uint64_t from, uint64_t to)
@@ -111,6 +120,20 @@ static void check_all(dssm_container *c, int mask, uint64_t from, uint64_t to)
 static void path_of(char *out, size_t cap, const char *dir, int stream)
 {
 	snprintf(out, cap, "%s/streams/%04d.data", dir, stream);
+}
+
+/* Flip the byte at off of dir's file `name`. */
+static void flip_at(const char *dir, const char *name, uint64_t off)
+{
+	char path[400];
+	snprintf(path, sizeof path, "%s/streams/%s", dir, name);
+	int fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	uint8_t x;
+	assert_int_equal(pread(fd, &x, 1, (off_t)off), 1);
+	x ^= 0x10;
+	assert_int_equal(pwrite(fd, &x, 1, (off_t)off), 1);
+	close(fd);
 }
 
 /* Where sample k of a stream lies in its .data, from its index entry. */
@@ -170,11 +193,9 @@ static void test_equal_bytes(void **state)
 {
 	(void)state;
 	char dir[300];
-	snprintf(dir, sizeof dir, "%s/equal", root);
-	dssm_container *c = create(dir, 0);
 	const uint64_t n = 60;   /* ~2 x 27 MiB */
-	append(c, 0, n);
-	assert_int_equal(dssm_container_close(c), 0);
+	written(dir, sizeof dir, "equal", n);
+	dssm_container *c;
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	check_all(c, 7, 0, n);
 	check_all(c, 1, 0, n);
@@ -213,22 +234,11 @@ static void test_equal_bytes(void **state)
 static void test_damaged_record(void **state)
 {
 	(void)state;
-	char dir[300], path[320];
-	snprintf(dir, sizeof dir, "%s/damaged", root);
-	dssm_container *c = create(dir, 0);
-	append(c, 0, 10);
-	assert_int_equal(dssm_container_close(c), 0);
+	char dir[300];
+	written(dir, sizeof dir, "damaged", 10);
+	dssm_container *c;
 	uint64_t off = offset_of(dir, 1, 6);
-	path_of(path, sizeof path, dir, 1);
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	uint8_t h[RECORD_HEADER], x;
-	assert_int_equal(pread(fd, h, sizeof h, (off_t)off), (ssize_t)sizeof h);
-	assert_int_equal(le_get32(h), RECORD_MAGIC); /* the record is where it was sought */
-	assert_int_equal(pread(fd, &x, 1, (off_t)(off + 40000)), 1);
-	x ^= 0x10;
-	assert_int_equal(pwrite(fd, &x, 1, (off_t)(off + 40000)), 1);
-	close(fd);
+	flip_at(dir, "0001.data", off + 40000);
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	int one = 1;
 	dssm_query *q;
@@ -256,10 +266,8 @@ static void test_cut_while_read(void **state)
 	(void)state;
 	for (int t = 0; t < 2; t++) {   /* without and with the look-ahead */
 		char dir[300], path[320];
-		snprintf(dir, sizeof dir, "%s/cut%d", root, t);
-		dssm_container *c = create(dir, 0);
-		append(c, 0, 20);
-		assert_int_equal(dssm_container_close(c), 0);
+		written(dir, sizeof dir, t ? "cut1" : "cut0", 20);
+		dssm_container *c;
 		assert_int_equal(dssm_container_open(dir, &c), 0);
 		dssm__chunk_ahead_threads = t;
 		int zero = 0;
@@ -322,11 +330,9 @@ static void test_ahead(void **state)
 {
 	(void)state;
 	char dir[300], err[512];
-	snprintf(dir, sizeof dir, "%s/ahead", root);
-	dssm_container *c = create(dir, 0);
 	const uint64_t n = 60;
-	append(c, 0, n);
-	assert_int_equal(dssm_container_close(c), 0);
+	written(dir, sizeof dir, "ahead", n);
+	dssm_container *c;
 	int end, t0 = testutil_threads(), seen;
 	assert_int_equal(read_stream(dir, 1, 1, &end, err, sizeof err, &seen), n);
 	assert_int_equal(end, 0);
@@ -343,20 +349,6 @@ static void test_ahead(void **state)
 	dssm_container_close(c);
 }
 
-/* Flip the byte at off of dir's file `name`. */
-static void flip_at(const char *dir, const char *name, uint64_t off)
-{
-	char path[400];
-	snprintf(path, sizeof path, "%s/streams/%s", dir, name);
-	int fd = open(path, O_RDWR);
-	assert_true(fd >= 0);
-	uint8_t x;
-	assert_int_equal(pread(fd, &x, 1, (off_t)off), 1);
-	x ^= 0x10;
-	assert_int_equal(pwrite(fd, &x, 1, (off_t)off), 1);
-	close(fd);
-}
-
 /* A damaged record (stream 1, sample 14: handed over, its pages mapped
  * ahead) and a damaged index entry (stream 0, entry 20: where the
  * look-ahead stops) met in a window: the same samples before them and
@@ -365,10 +357,7 @@ static void test_ahead_damaged(void **state)
 {
 	(void)state;
 	char dir[300];
-	snprintf(dir, sizeof dir, "%s/ahead-damaged", root);
-	dssm_container *c = create(dir, 0);
-	append(c, 0, 30);
-	assert_int_equal(dssm_container_close(c), 0);
+	written(dir, sizeof dir, "ahead-damaged", 30);
 	flip_at(dir, "0001.data", offset_of(dir, 1, 14) + RECORD_HEADER + 1000);
 	flip_at(dir, "0000.index", 20 * 32 + 3);
 	for (int s = 0; s < 2; s++) {
@@ -489,11 +478,9 @@ static void test_query_write(void **state)
 {
 	(void)state;
 	char dir[300], path[320];
-	snprintf(dir, sizeof dir, "%s/write", root);
-	dssm_container *c = create(dir, 0);
 	const uint64_t n = 12;
-	append(c, 0, n);
-	assert_int_equal(dssm_container_close(c), 0);
+	written(dir, sizeof dir, "write", n);
+	dssm_container *c;
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	int one = 1;
 	dssm_query *q;
