@@ -61,7 +61,6 @@ struct ahead_job {
 	uint8_t entry[ENTRY];        /* and bytes */
 	const uint8_t *h;            /* the record, in a mapping */
 	size_t need;                 /* its bytes, header included */
-	int fd;
 	int ok;                      /* once run: its pages mapped */
 };
 
@@ -183,7 +182,6 @@ static void hand_over(struct record_ahead *a, const struct record_window *w)
 		memcpy(j->entry, e, ENTRY);
 		j->h = m->base + (off - m->off);
 		j->need = need;
-		j->fd = w->data_fd;
 		a->bytes += need;
 		dssm__pool_submit(a->pool);
 		a->sub++;
