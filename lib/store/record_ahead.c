@@ -43,7 +43,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/base/base.h"
 #include "lib/base/pool.h"
@@ -78,12 +80,24 @@ struct record_ahead {
 	uint64_t ebase, ecount;
 };
 
+/* Is the record's first page in the page cache? A cold record is left to
+ * the caller: its own populate, in order, keeps the kernel's readahead of
+ * the sequential mapping going (the pages mapped here ahead of it, from
+ * the disk, made a cold whole image topic 1.3x slower: 0.124-0.136 s
+ * against 0.094-0.098 s, bench_bridge after evict, runs alternated). */
+static int resident(const uint8_t *p)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	unsigned char in = 0;
+	return mincore((void *)((uintptr_t)p / page * page), 1, &in) == 0 && (in & 1);
+}
+
 static void run_job(void *owner, void *job, void **state)
 {
 	struct ahead_job *j = job;
 	(void)owner;
 	(void)state;
-	j->ok = dssm__data_map_populate(j->h, j->need) != NULL;
+	j->ok = resident(j->h) && dssm__data_map_populate(j->h, j->need) != NULL;
 }
 
 static const struct dssm__pool_ops ops = {NULL, run_job, NULL, NULL};
