@@ -1424,6 +1424,28 @@ static void test_watcher_send_cut_short(void **state)
 	stop_proxy(pid, SIGTERM);
 }
 
+/* Read TIDs next .. until - 1 through r, each holding its TID as a u64, in
+ * order (within 15 s, reconnecting as needed); the samples counted missed. */
+static uint64_t read_in_order(dssm_stream *r, uint64_t next, uint64_t until)
+{
+	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
+	uint64_t missed_total = 0;
+	while (next < until && dssm_now() < deadline) {
+		uint64_t v, missed;
+		dssm_sample_info si;
+		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
+			missed_total += missed;
+			assert_int_equal(si.tid, next);
+			assert_int_equal(v, next);
+			next++;
+		} else {
+			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
+		}
+	}
+	assert_int_equal(next, until);
+	return missed_total;
+}
+
 static void test_proxy_restart_loses_nothing(void **state)
 {
 	(void)state;
@@ -1451,23 +1473,7 @@ static void test_proxy_restart_loses_nothing(void **state)
 	proxy_pid = start_proxy(port, NULL, NULL, &proxy_port);
 	assert_true(proxy_pid > 0);
 	assert_int_equal(proxy_port, port);
-	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
-	uint64_t missed_total = 0;
-	while (next < 300 && dssm_now() < deadline) {
-		uint64_t v, missed;
-		dssm_sample_info si;
-		int rc = dssm_read_next(r, &v, sizeof v, &si, &missed);
-		if (rc == 0) {
-			missed_total += missed;
-			assert_int_equal(si.tid, next);
-			assert_int_equal(v, next);
-			next++;
-		} else {
-			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
-		}
-	}
-	assert_int_equal(next, 300);
-	assert_int_equal(missed_total, 0);
+	assert_int_equal(read_in_order(r, next, 300), 0);
 	dssm_close(r);
 	dssm_close(w);
 }
@@ -1494,22 +1500,7 @@ static void test_cut_before_first_sample(void **state)
 	assert_int_equal(proxy_port, port);
 	for (uint64_t i = 6; i < 10; i++) /* after it */
 		dssm_write(w, &i, sizeof i, (dssm_time_t)i + 1);
-	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
-	uint64_t next = 1, missed_total = 0;
-	while (next < 10 && dssm_now() < deadline) {
-		uint64_t missed;
-		dssm_sample_info si;
-		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
-			missed_total += missed;
-			assert_int_equal(si.tid, next);
-			assert_int_equal(v, next);
-			next++;
-		} else {
-			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
-		}
-	}
-	assert_int_equal(next, 10);
-	assert_int_equal(missed_total, 0);
+	assert_int_equal(read_in_order(r, 1, 10), 0);
 	dssm_close(r);
 	dssm_close(w);
 }
@@ -1548,20 +1539,7 @@ static void test_silent_link_is_replaced(void **state)
 	kill(proxy_pid, SIGCONT);
 	assert_int_equal(rc, DSSM_ECONN);
 	assert_non_null(strstr(dssm_last_error(), "sent nothing"));
-	dssm_time_t deadline = dssm_now() + 15 * DSSM_NSEC_PER_SEC;
-	uint64_t missed_total = 0;
-	while (next < 40 && dssm_now() < deadline) {
-		if (dssm_read_next(r, &v, sizeof v, &si, &missed) == 0) {
-			missed_total += missed;
-			assert_int_equal(si.tid, next);
-			assert_int_equal(v, next);
-			next++;
-		} else {
-			dssm_wait_new(r, 100 * MS); /* reconnects as needed */
-		}
-	}
-	assert_int_equal(next, 40);
-	assert_int_equal(missed_total, 0);
+	assert_int_equal(read_in_order(r, next, 40), 0);
 	dssm_close(r);
 	dssm_close(w);
 }
