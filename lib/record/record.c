@@ -255,6 +255,17 @@ int dssm__recorder_begin(dssm_recorder *r, struct rstream *rs, int add)
 	return 0;
 }
 
+/* A stream opened but never put in r->v: closed and freed. */
+static void unregistered_free(struct rstream *rs)
+{
+	if (rs->fw)
+		dssm_follow_free(rs->fw);
+	dssm_close(rs->s);
+	free(rs->schema);
+	free(rs->prop);
+	free(rs);
+}
+
 /* Open a stream and register it; *out is NULL if it was there already. */
 int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream **out)
 {
@@ -294,10 +305,7 @@ int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream 
 	rs->schema = strdup(dssm_schema(rs->s));
 	rc = rs->schema ? dssm_follow_new(rs->s, address, &rs->fw) : DSSM_ENOMEM;
 	if (rc < 0) {
-		dssm_close(rs->s);
-		free(rs->schema);
-		free(rs->prop);
-		free(rs);
+		unregistered_free(rs);
 		return rc == DSSM_ENOMEM ? dssm__fail(DSSM_ENOMEM, "out of memory") : rc;
 	}
 	/* under the lock: a stream thread making a part walks r->v */
@@ -311,11 +319,7 @@ int dssm__recorder_open_one(dssm_recorder *r, const char *given, struct rstream 
 	}
 	pthread_mutex_unlock(&r->lock);
 	if (!v) {
-		dssm_follow_free(rs->fw);
-		dssm_close(rs->s);
-		free(rs->schema);
-		free(rs->prop);
-		free(rs);
+		unregistered_free(rs);
 		return dssm__fail(DSSM_ENOMEM, "out of memory");
 	}
 	*out = rs;
