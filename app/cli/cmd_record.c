@@ -511,8 +511,7 @@ static void record_wait(dssm_recorder *r, dssm_time_t start, dssm_time_t duratio
 	uint64_t last_total = 0;
 	int progress = isatty(STDERR_FILENO);
 	while (!cli_stop) {
-		struct timespec ts = {0, 100 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+		dssm_recorder_wait(r, DSSM_NSEC_PER_SEC / 10);
 		dssm_time_t now = dssm_now();
 		if (duration > 0 && now - start >= duration)
 			break;

@@ -10,8 +10,8 @@
  *     dssm_recorder_add(r, "odom");        // NAME[:ID] or HOST:PORT/NAME[:ID]
  *     dssm_recorder_add_matching(r, "cam*");   // globs: streams now and later
  *     dssm_recorder_start(r);              // the first part, a thread per stream
- *     while (!done && dssm_recorder_poll(r) == 0)
- *             usleep(100000);              // splits, syncs, free space, new streams
+ *     while (!done && dssm_recorder_poll(r) == 0)    // splits, syncs, free
+ *             dssm_recorder_wait(r, 100000000);    // space, new streams
  *     dssm_recorder_stop(r);               // joins, closes, counts what is kept
  *     dssm_recorder_stats st;
  *     for (int i = 0; dssm_recorder_stream(r, i, &st) == 0; i++) use(&st);
@@ -166,6 +166,11 @@ int dssm_recorder_start(dssm_recorder *r);
  * durable when rings went quiet, checks min_free, finds new matching
  * streams. 0: recording; 1: it stopped by itself (see dssm_recorder_stopped). */
 int dssm_recorder_poll(dssm_recorder *r);
+/* Sleep between polls: 1 as soon as the recorder needs a poll (a stream
+ * ended: a closed recording read as source, a limit reached, a failure;
+ * or it stopped); 0 after `timeout` ns (at most an hour) or when a signal
+ * handler ran. DSSM_EINVAL: no recorder, a negative timeout. */
+int dssm_recorder_wait(dssm_recorder *r, dssm_time_t timeout);
 /* Why it stopped by itself (a full disk, min_free, a failed split), or
  * NULL: still recording, or every stream reached its limit. */
 const char *dssm_recorder_stopped(dssm_recorder *r);

@@ -193,6 +193,7 @@ static void *drain(void *arg)
 	if (b.write_error)
 		dssm__recorder_stop_with(r, rs->error);
 	atomic_store(&rs->done, 1);
+	dssm__recorder_wake(r); /* the last stream done ends the recording at the next poll */
 	free(b.p);
 	return NULL;
 }
@@ -388,6 +389,7 @@ int dssm_recorder_create(const dssm_recorder_config *cfg, dssm_recorder **out)
 	r->part = 1;
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->inside, NULL);
+	sem_init(&r->woken, 0, 0);
 	*out = r;
 	return 0;
 }
@@ -525,6 +527,7 @@ void dssm_recorder_free(dssm_recorder *r)
 	free(r->v);
 	pthread_mutex_destroy(&r->lock);
 	pthread_cond_destroy(&r->inside);
+	sem_destroy(&r->woken);
 	free(r->dir);
 	free(r);
 }

@@ -7,6 +7,7 @@
 #define DSSM_RECORD_H
 
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 
 #include "dssm/container.h"
@@ -79,6 +80,7 @@ struct dssm_recorder {
 	int npatterns;
 	atomic_int stop;           /* now: stopped by itself (stop_reason), or done */
 	atomic_int finish;         /* dssm_recorder_stop: take what the rings hold, then end */
+	sem_t woken;               /* dssm_recorder_wait's: posted when a stream ends or it stops */
 	char stop_reason[4400];
 	int (*start_at)(void *user, const char *address, uint64_t *tid); /* set_start */
 	void *start_user;
@@ -96,6 +98,9 @@ struct drain_buf {
 	int write_error;           /* the last store failed writing the disk */
 };
 
+/* Wake dssm_recorder_wait (a stream ended, the recording stopped): its
+ * caller polls at once instead of at its next tick. Async-signal-safe. */
+void dssm__recorder_wake(dssm_recorder *r);
 /* 1 if the recording is split into parts (by time or size). */
 int dssm__recorder_splitting(const dssm_recorder *r);
 /* The directory of part PART (the recording's own when not splitting). */
