@@ -185,6 +185,37 @@ for z in talker_zstd_file/talker_zstd_file_0.db3.zstd \
 	case $z in *.mcap.zstd) w=$tmp/want-mcap ;; *) w=$tmp/want ;; esac
 	same "import $z: its query prints what talker's does" "$w" "$tmp/got"
 done
+# and a bag directory, as every reader takes it (before, "DIR is not a ROS
+# bag, ...: it is empty"); a directory that is no bag is named as one
+"$dssm" query "$tmp/talker.d" --format json --data-hex >"$tmp/want-json" 2>/dev/null
+"$dssm" query "$rec/talker.mcap" --format json --data-hex >"$tmp/want-mcap-json" 2>/dev/null
+for z in talker_zstd_file talker_mcap_zstd_file talker_zstd_message; do
+	rm -rf "$tmp/imported-z"
+	"$dssm" import "$rec/$z" -o "$tmp/imported-z" -q >/dev/null 2>"$tmp/err" ||
+		bad "import of the bag directory $z: $(cat "$tmp/err")"
+	"$dssm" query "$tmp/imported-z" --format json --data-hex >"$tmp/got" 2>/dev/null
+	case $z in *mcap*) w=$tmp/want-mcap-json ;; *) w=$tmp/want-json ;; esac
+	same "import of the bag directory $z: the same samples, times and TIDs" "$w" "$tmp/got"
+done
+rm -rf "$tmp/imported-z"
+"$dssm" import "$bag" -o "$tmp/imported-z" -q >/dev/null 2>"$tmp/err" ||
+	bad "import of a bag directory of 2 files: $(cat "$tmp/err")"
+grep -q "warning: .*bag has no metadata.yaml" "$tmp/err" &&
+	ok "import of a bag directory without metadata.yaml says so, as query does" ||
+	bad "import without metadata.yaml: $(cat "$tmp/err")"
+"$dssm" query "$tmp/imported-z" --format json --data-hex >"$tmp/got" 2>/dev/null
+same "import of a bag directory of 2 files: one recording of both" "$tmp/want-json" "$tmp/got"
+mkdir "$tmp/nobag"
+for d in "$tmp/nobag" "$tmp/talker.d"; do
+	rm -rf "$tmp/imported-d"
+	"$dssm" import "$d" -o "$tmp/imported-d" >/dev/null 2>"$tmp/err"
+	rc=$?
+	[ $rc -ne 0 ] && [ ! -e "$tmp/imported-d" ] && grep -q "${d##*/} is a directory" "$tmp/err" &&
+		! grep -q "empty" "$tmp/err" && ok "import of a directory that is no bag: $(cat "$tmp/err")" ||
+		bad "import ${d##*/}/: rc $rc, $(cat "$tmp/err")"
+done
+grep -q "dssm recording" "$tmp/err" && ok "import of a recording says it is one already" ||
+	bad "import of a recording: $(cat "$tmp/err")"
 # a damaged message: named, never answered with other bytes
 cp "$rec/talker_zstd_message.db3" "$tmp/damaged.db3"
 /usr/bin/python3 - "$tmp/damaged.db3" <<'PY'

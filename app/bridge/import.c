@@ -21,6 +21,7 @@
 #include "lib/base/bytes.h"
 #include "lib/base/base.h"
 #include "lib/store/view.h"
+#include "lib/store/set.h"
 
 struct import_stream {
 	int stream;             /* container index; -1: unknown channel id */
@@ -175,6 +176,8 @@ static int view_read(struct importer *im, const char *path, struct bridge_read_s
 	st->messages = im->progress.messages;
 	st->bytes = im->progress.bytes;
 	st->indexed = 1;
+	const char *w = v ? dssm_container_warning(v) : NULL;
+	snprintf(st->warning, sizeof st->warning, "%s", w ? w : "");
 	if (v)
 		dssm_container_close(v);
 	return rc < 0 ? rc : 0;
@@ -208,6 +211,29 @@ static void ssmlog_why(const uint8_t *buf, size_t len, const char *path, char *o
 		snprintf(out, cap, "%s", dssm_last_error());
 }
 
+/* A directory given to import: a rosbag2 bag directory (metadata.yaml and
+ * its files, or NAME_N files) is imported through its reading in place as
+ * one recording (view_read); any other directory is refused, naming what
+ * it is. */
+static int check_dir(const char *path, const char **format)
+{
+	if (dssm__set_list_files && dssm__set_list_files(path, NULL, NULL, NULL) == 0) {
+		if (*format)
+			return dssm__fail(DSSM_EINVAL, "%s is not %s but a rosbag2 bag directory, "
+			                  "imported through its reading in place (no --format); nothing "
+			                  "was written", path, format_name(*format));
+		*format = "view";
+		return 0;
+	}
+	if (dssm__set_has_file(path, "CONTAINER") || dssm__set_is(path))
+		return dssm__fail(DSSM_EINVAL, "%s is a directory holding a dssm recording already: "
+		                  "nothing to import (`dssm query %s --output NEWDIR` copies it, or "
+		                  "some of its streams); nothing was written", path, path);
+	return dssm__fail(DSSM_EINVAL, "%s is a directory but no rosbag2 bag (no metadata.yaml, no "
+	                  "NAME_N.db3 or NAME_N.mcap files named after it): give a ROS bag, MCAP, "
+	                  "rosbag2 .db3 or SSM log file; nothing was written", path);
+}
+
 /* Everything the checks before writing can refuse: the file is readable and
  * is what `format` says (or is one of the formats). The file is mapped once
  * for its first bytes (and, for a file of no format, why it is no SSM log). */
@@ -216,6 +242,9 @@ static int check_input(const char *path, const char **format)
 	if (*format && strcmp(*format, "bag") && strcmp(*format, "mcap") && strcmp(*format, "db3") &&
 	    strcmp(*format, "ssmlog"))
 		return dssm__fail(DSSM_EINVAL, "unknown format '%s' (bag, mcap, db3 or ssmlog)", *format);
+	struct stat sb;
+	if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+		return check_dir(path, format);
 	const uint8_t *buf;
 	size_t len;
 	int rc = bridge_map(path, &buf, &len);

@@ -17,8 +17,8 @@
 void help_import(FILE *out)
 {
 	fprintf(out,
-	        "usage: dssm import FILE -o DIR [--format bag|mcap|db3|ssmlog] [--threads N] [--quiet]\n"
-	        "                   [--compress zstd|lz4|none [--compress-level N]]\n\n"
+	        "usage: dssm import FILE|BAGDIR -o DIR [--format bag|mcap|db3|ssmlog] [--threads N]\n"
+	        "                   [--quiet] [--compress zstd|lz4|none [--compress-level N]]\n\n"
 	        "Turns a ROS1 bag (v2.0; uncompressed, lz4 or bz2 chunks; with or without\n"
 	        "its index, e.g. from a recorder that died), an MCAP file (chunked or not;\n"
 	        "none, lz4 or zstd; with or without summary) or a rosbag2 SQLite bag (.db3,\n"
@@ -53,13 +53,16 @@ void help_import(FILE *out)
 	        "messages rosbag2 compressed (compression_mode MESSAGE) is imported\n"
 	        "decompressed; a whole-file NAME_N.db3.zstd or .mcap.zstd (FILE) is\n"
 	        "imported through its reading in place (decompressed in memory, bounded\n"
-	        "as `dssm info` reads it; no --format).\n\n"
+	        "as `dssm info` reads it; no --format), and so is a rosbag2 bag\n"
+	        "directory BAGDIR (metadata.yaml and the files it lists: each topic one\n"
+	        "stream across the files, as query reads it).\n\n"
 	        "examples:\n"
 	        "  dssm import run.bag -o run\n"
 	        "  dssm import tilt_laser.bag -o laser --compress zstd\n"
 	        "  dssm import drive.mcap -o drive && dssm query drive --streams 'imu*' --latest 5\n"
 	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.db3 -o talker\n"
 	        "  dssm import rosbag2_2024_05_01/rosbag2_2024_05_01_0.mcap.zstd -o talker\n"
+	        "  dssm import rosbag2_2024_05_01 -o talker\n"
 	        "  dssm import spur_odometry.log -o odo && dssm play odo\n");
 }
 
@@ -236,6 +239,8 @@ int cmd_import(int argc, char **argv)
 	else if (st.unclosed)
 		fprintf(stderr, "dssm import: %s was not closed by its recorder (no index); read all "
 		        "%llu bytes\n", argv[optind], (unsigned long long)st.file_bytes);
+	if (st.warning[0])
+		fprintf(stderr, "dssm import: warning: %s\n", st.warning);
 	if (st.reordered)
 		fprintf(stderr, "dssm import: %llu messages came out of time order on their topic and "
 		        "were put back in order (%llu of them merged in from sorted runs)\n",

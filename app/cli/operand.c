@@ -80,6 +80,9 @@ int cli_check_file_format(const char *cmd, const char *path)
 	static const char *none = "is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log";
 	if (dssm__view_claims(path))   /* a format read in place (views.c knows their bytes) */
 		return 0;
+	struct stat st;
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;   /* a rosbag2 bag directory, or the import says what it is */
 	FILE *f = fopen(path, "rbe");
 	if (!f)
 		return 0; /* the import says why it cannot be read */
