@@ -467,6 +467,25 @@ got="$(topics_of "$tmp/topics.bag"); $(topics_of "$tmp/pose.bag")"
 	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan_1 (a ROS name); --topics /turtle1/pose selects it" ||
 	bad "ring topics: $got"
 
+# ---- a sample whose time the format cannot hold (before 1970 for both; after
+# 2106 for a bag's 32-bit seconds) stops the export naming its topic, its
+# sample and time, and the way out; nothing is left (before, "time
+# -1500000000 ns does not fit a ROS time": which stream was not said) ----
+"$dssm" write early x --create 16 --time -1.5 >/dev/null
+"$dssm" write late y --create 16 --time 4294967296 >/dev/null
+"$dssm" record -o "$tmp/times.d" early late --from-oldest --duration 0.3 >/dev/null 2>&1
+"$dssm" rm early late >/dev/null 2>&1
+for t in "bag /early" "mcap /early" "bag /late"; do
+	set -- $t
+	rm -f "$tmp/times.$1"
+	"$dssm" export "$tmp/times.d" --$1 "$tmp/times.$1" --topics "$2" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 1 ] && [ -z "$(ls "$tmp" | grep -E '^times\.(bag|mcap)')" ] &&
+		grep -q "$2, sample 0 at .*--start" "$tmp/err" &&
+		ok "export --$1 of $2 (a time it cannot hold): $(cat "$tmp/err")" ||
+		bad "export --$1 of $2: rc $rc, $(ls "$tmp" | grep -E '^times\.(bag|mcap)') $(cat "$tmp/err")"
+done
+
 # ---- struct streams (C structs, issue #24) into a bag: converted to ROS 1
 # (the bytes of the same fields, without C padding) with the definition
 # written as ROS 1 text and its real md5sum. Two different struct types:

@@ -369,6 +369,14 @@ static int export_messages(dssm_container *c, const struct bridge_export_options
 		rc = o->mcap ? mcap_writer_message(mw, ch->out, ch->sequence++, rec.time, rec.time,
 		                                   rec.data, rec.len)
 		             : bag_writer_message(bag, ch->out, rec.time, rec.data, rec.len);
+		if (rc == DSSM_EINVAL) { /* a time the format cannot hold: which sample, and the way out */
+			char at[64];
+			dssm__format_time(at, sizeof at, rec.time);
+			rc = dssm__fail(rc, "%s, sample %llu at %s: %s; leave it out with --start or "
+			                "--streams/--topics", ch->topic, (unsigned long long)rec.tid, at,
+			                dssm_last_error());
+			break;
+		}
 		st->messages++;
 		st->bytes += rec.len;
 		if (o->progress && (st->messages & 0x3ff) == 0)
