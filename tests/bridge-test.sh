@@ -467,6 +467,18 @@ got="$(topics_of "$tmp/topics.bag"); $(topics_of "$tmp/pose.bag")"
 	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan_1 (a ROS name); --topics /turtle1/pose selects it" ||
 	bad "ring topics: $got"
 
+# a selection that matches nothing is an error naming what was asked (before,
+# --topics said only "no stream of DIR matches")
+"$dssm" export "$tmp/topics.d" --bag "$tmp/none.bag" --topics /turtle1/nose 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "topics.d matches --topics /turtle1/nose" "$tmp/err" && [ ! -e "$tmp/none.bag" ] &&
+	ok "--topics matching nothing names it: $(cat "$tmp/err")" || bad "--topics /turtle1/nose: rc $rc, $(cat "$tmp/err")"
+"$dssm" export "$tmp/topics.d" --bag "$tmp/none.bag" --streams 'scan*' --topics /turtle1/pose 2>"$tmp/err"
+rc=$?
+[ $rc -eq 1 ] && grep -q "matches --streams scan\* and --topics /turtle1/pose" "$tmp/err" &&
+	ok "--streams and --topics matching nothing together: $(cat "$tmp/err")" ||
+	bad "--streams scan* --topics /turtle1/pose: rc $rc, $(cat "$tmp/err")"
+
 # ---- a sample whose time the format cannot hold (before 1970 for both; after
 # 2106 for a bag's 32-bit seconds) stops the export naming its topic, its
 # sample and time, and the way out; nothing is left (before, "time

@@ -449,9 +449,14 @@ static int export_select(const struct export_cli *e, dssm_container *c, const ch
 		    (!e->topics || topic_selected(c, i, e->topics)))
 			sel[ns++] = i;
 	}
-	if (!sel || ns == 0) {
+	if (!sel)
+		return cli_error("export", "no memory for %d streams", n);
+	if (ns == 0) {
 		free(sel);
-		return cli_error("export", "no stream of %s matches", dir);
+		return cli_error("export", "no stream of %s matches%s%s%s%s%s", dir,
+		                 e->streams ? " --streams " : "", e->streams ? e->streams : "",
+		                 e->streams && e->topics ? " and" : "", e->topics ? " --topics " : "",
+		                 e->topics ? e->topics : !e->streams ? " (it holds no streams)" : "");
 	}
 	if ((rc = export_pick_ring(e, c, dir, sel, &ns)) != 0) {
 		free(sel);
