@@ -478,6 +478,17 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "matches --streams scan\* and --topics /turtle1/pose" "$tmp/err" &&
 	ok "--streams and --topics matching nothing together: $(cat "$tmp/err")" ||
 	bad "--streams scan* --topics /turtle1/pose: rc $rc, $(cat "$tmp/err")"
+# --chunk-size 0 and --ring 0 are refused as their messages say (before:
+# taken as not given: the default chunk size, every ring)
+"$dssm" export "$tmp/topics.d" --bag "$tmp/none.bag" --chunk-size 0 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "chunk-size is between 1 and 1 GiB" "$tmp/err" && [ ! -e "$tmp/none.bag" ] &&
+	ok "--chunk-size 0 is a usage error" || bad "--chunk-size 0: rc $rc, $(cat "$tmp/err")"
+rm -f "$tmp/none.bag"
+"$dssm" export "$tmp/topics.d" --bag "$tmp/none.bag" --streams scan --ring 0 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q "ring is 1 for" "$tmp/err" && [ ! -e "$tmp/none.bag" ] &&
+	ok "--ring 0 is a usage error" || bad "--ring 0: rc $rc, $(cat "$tmp/err")"
 
 # ---- a sample whose time the format cannot hold (before 1970 for both; after
 # 2106 for a bag's 32-bit seconds) stops the export naming its topic, its

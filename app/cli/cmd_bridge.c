@@ -342,6 +342,11 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 			return EXIT_USAGE;
 		else if (opt == '?')
 			return cli_refused_option();
+		/* (0 is what an option not given leaves: never taken from the user) */
+		if (opt == 'r' && (e->ring < 1 || e->ring > 1000000))
+			return cli_usage("export", "--ring is 1 for a name's first ring, 2 for the next...");
+		if (opt == 'k' && (e->chunk < 1 || e->chunk > (1L << 30)))
+			return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
 	}
 	if (optind != argc - 1 || !!e->bag + !!e->mcap + !!e->ssmlog != 1)
 		return cli_usage("export", "give one DIR and one of --bag OUT, --mcap OUT or --ssm-log OUT");
@@ -350,10 +355,6 @@ static int export_parse_options(int argc, char **argv, struct export_cli *e)
 		                 "streams to ROS 1; an SSM log holds the bytes anyway)");
 	if (e->ssmlog && e->compression)
 		return cli_usage("export", "an SSM log is not compressed: leave out --compression");
-	if (e->ring < 0 || e->ring > 1000000)
-		return cli_usage("export", "--ring is 1 for a name's first ring, 2 for the next...");
-	if (e->chunk < 0 || e->chunk > (1L << 30))
-		return cli_usage("export", "--chunk-size is between 1 and 1 GiB");
 	return 0;
 }
 
