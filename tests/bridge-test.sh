@@ -164,6 +164,21 @@ rc=$?
 [ $rc -eq 1 ] && grep -q "is cut short" "$tmp/err" && [ ! -e "$tmp/cut.d" ] &&
 	ok "a cut compressed chunk, nothing left behind: $(head -1 "$tmp/err" | cut -c1-90)..." ||
 	bad "cut bag (exit $rc, $(ls -d "$tmp/cut.d" 2>&1)): $(cat "$tmp/err")"
+# a file cut within its format's magic is said to be cut short, not to be
+# none of the formats "starting with '#ROSBAG V2'"
+for f in example.bag talker.mcap talker.db3; do
+	head -c 6 "$rec/$f" >"$tmp/magic-$f"
+	for cmd in import info; do
+		case $cmd in
+		import) "$dssm" import "$tmp/magic-$f" -o "$tmp/magic.d" >/dev/null 2>"$tmp/err" ;;
+		*) "$dssm" info "$tmp/magic-$f" >/dev/null 2>"$tmp/err" ;;
+		esac
+		rc=$?
+		[ $rc -eq 1 ] && grep -q "magic-$f is cut short: its 6 bytes begin the magic of a" "$tmp/err" &&
+			[ ! -e "$tmp/magic.d" ] && ok "$cmd of a $f cut within its magic: $(cat "$tmp/err")" ||
+			bad "$cmd of a $f cut within its magic: rc $rc, $(cat "$tmp/err")"
+	done
+done
 head -c 3000 /dev/urandom >"$tmp/noise.mcap"
 "$dssm" import "$tmp/noise.mcap" -o "$tmp/noise.d" >/dev/null 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log: it starts with" "$tmp/err" && [ ! -e "$tmp/noise.d" ] &&

@@ -75,6 +75,22 @@ static void shown_bytes(const unsigned char *b, size_t n, int more, char *out, s
 		snprintf(out + o, cap - o, "...");
 }
 
+/* The format whose magic a whole file of n bytes (4 or more) is the start
+ * of, or NULL: a file cut within its first bytes. */
+static const char *cut_magic(const unsigned char *head, size_t n, int more)
+{
+	static const struct {
+		const char *magic, *name;
+		size_t len;
+	} kinds[] = {{BRIDGE_MAGIC_BAG, "a ROS bag", BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_BAG)},
+	             {BRIDGE_MAGIC_MCAP, "an MCAP file", BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_MCAP)},
+	             {BRIDGE_MAGIC_DB3, "a rosbag2 SQLite file", BRIDGE_MAGIC_LEN(BRIDGE_MAGIC_DB3)}};
+	for (size_t k = 0; !more && n >= 4 && k < sizeof kinds / sizeof kinds[0]; k++)
+		if (n < kinds[k].len && !memcmp(head, kinds[k].magic, n))
+			return kinds[k].name;
+	return NULL;
+}
+
 int cli_check_file_format(const char *cmd, const char *path)
 {
 	static const char *none = "is not a ROS bag, MCAP file, rosbag2 .db3 or SSM log";
@@ -96,6 +112,10 @@ int cli_check_file_format(const char *cmd, const char *path)
 		return 0;
 	if (n == 0)
 		return cli_error(cmd, "%s %s: it is empty", path, none);
+	const char *begun = cut_magic(head, n, more);
+	if (begun)
+		return cli_error(cmd, "%s is cut short: its %zu bytes begin the magic of %s, and "
+		                 "nothing follows", path, n, begun);
 	const uint8_t *buf;
 	size_t len;
 	char why[512] = "";
