@@ -762,6 +762,25 @@ t_play_fresh() {
 	[ "$(wc -l <"$tmp/pfc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/pfc"
 }
 check "play into a ring with newer samples: refused up front, --fresh re-creates it" t_play_fresh
+# play into a ring of another layout: refused naming both, and what to do
+# (before: "stream 'pl:0' exists with max_size 8, asked 16" and no way out);
+# the ring there keeps its sample; --fresh re-creates it
+t_play_layout() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-layout
+	"$DSSM" write pl 'recorded' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/pl.d" --all --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" rm pl >/dev/null && "$DSSM" write pl 'x' --create 8 --time 1000 >/dev/null || return 1
+	"$DSSM" play "$tmp/pl.d" 2>"$tmp/ple"; local rc=$?
+	cat "$tmp/ple"
+	[ $rc -eq 1 ] && has "exists with max_size 8, asked 16" "$tmp/ple" && has "play with --fresh" "$tmp/ple" || return 1
+	"$DSSM" cat pl -n 5 --format json 2>/dev/null >"$tmp/plc"
+	[ "$(wc -l <"$tmp/plc")" -eq 1 ] && has '"time_ns":1000000000000' "$tmp/plc" || return 1
+	"$DSSM" play "$tmp/pl.d" --fresh 2>"$tmp/ple" || { cat "$tmp/ple"; return 1; }
+	"$DSSM" cat pl -n 5 --format json 2>/dev/null >"$tmp/plc"
+	"$DSSM" rm pl >/dev/null
+	[ "$(wc -l <"$tmp/plc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/plc"
+}
+check "play into a ring of another layout: refused naming it and --fresh, which re-creates it" t_play_layout
 # play bounds the shared memory of a ring it makes (--ring-mib, 256 by
 # default): a stream recorded with a long history of big samples is played
 # into a ring of fewer slots, said, with every sample (it made the recorded

@@ -133,8 +133,7 @@ static dssm_time_t wait_until(dssm_time_t when)
 	}
 }
 
-/* --fresh: remove NAME:ID if it exists and no live process other than this
- * one writes it, so the replay starts an empty ring. */
+/* --fresh: remove NAME:ID unless another live process writes it: an empty ring. */
 static int remove_for_fresh(const dssm_stream_info *want)
 {
 	dssm_stream *old;
@@ -362,8 +361,9 @@ static int play_create_ring(struct play_run *p, int i, const dssm_recorded *r)
 	dssm_stream *there = NULL;
 	if (dssm_open(r->info.name, r->info.id, DSSM_READ | DSSM_NOWAIT, &there) == 0)
 		dssm_close(there);
-	if ((rc = dssm_create(r->info.name, r->info.id, &cfg, &p->rings[i])) < 0)
-		return cli_dssm_error("play", rc);
+	if ((rc = dssm_create(r->info.name, r->info.id, &cfg, &p->rings[i])) < 0) /* layout: way out */
+		return rc != DSSM_ELAYOUT ? cli_dssm_error("play", rc) : cli_error("play", "%s: play with "
+		       "--fresh (re-creates the ring) or into another DSSM_NAMESPACE", dssm_last_error());
 	p->made[i] = !there;
 	p->lead[i] = i;
 	/* (--now stamps from now: nothing recorded can be newer) */
