@@ -781,6 +781,28 @@ t_play_layout() {
 	[ "$(wc -l <"$tmp/plc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/plc"
 }
 check "play into a ring of another layout: refused naming it and --fresh, which re-creates it" t_play_layout
+# --loop over samples all at one time (one sample, or a window of one
+# instant): each pass takes no time, so it would write them again and
+# again at once (before: 700,000 samples a second, stamped 1 ns apart, until
+# Ctrl-C); refused, and the rings it made are removed
+t_play_loop_instant() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-instant
+	"$DSSM" write pi 'one' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" write pw 'a' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" write pw 'b' --time 1795458551 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/pi.d" --all --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" rm pi pw >/dev/null || return 1
+	for a in "--streams pi" "--streams pw --end +0"; do
+		timeout -s INT 10 "$DSSM" play "$tmp/pi.d" --loop $a 2>"$tmp/pie"; local rc=$?
+		cat "$tmp/pie"
+		[ $rc -eq 1 ] && has "loop: the samples to play are all at one time" "$tmp/pie" &&
+			has "wrote 0 samples" "$tmp/pie" || return 1
+		! "$DSSM" info pi >/dev/null 2>&1 && ! "$DSSM" info pw >/dev/null 2>&1 || { echo "a ring was left"; return 1; }
+	done
+	"$DSSM" play "$tmp/pi.d" --streams pi 2>"$tmp/pie" && has "wrote 1 sample " "$tmp/pie" || { cat "$tmp/pie"; return 1; }
+	"$DSSM" rm pi >/dev/null
+}
+check "play --loop of samples all at one time: refused (a pass takes no time), nothing left" t_play_loop_instant
 # play bounds the shared memory of a ring it makes (--ring-mib, 256 by
 # default): a stream recorded with a long history of big samples is played
 # into a ring of fewer slots, said, with every sample (it made the recorded

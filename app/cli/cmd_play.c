@@ -31,11 +31,12 @@ void help_play(FILE *out)
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
 	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
-	        "again and again, shifting each pass after the previous one. --start/--end T\n"
-	        "cut a time range: epoch seconds (1795320000.5), ISO 8601\n"
-	        "(2026-11-23T18:29:10Z, with a fraction, +09:00, or local time without a zone)\n"
-	        "or +S from the recording's first sample (+90, +1m30s, +500ms). On a terminal, space pauses and\n"
-	        "resumes, q quits. Status per second; Ctrl-C stops with a summary.\n"
+	        "again and again, shifting each pass after the previous one (samples all at\n"
+	        "one time are refused: no pass would space them). --start/--end T cut a time\n"
+	        "range: epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z, with a\n"
+	        "fraction, +09:00, or local time without a zone) or +S from the recording's\n"
+	        "first sample (+90, +1m30s, +500ms). On a terminal, space pauses and resumes,\n"
+	        "q quits. Status per second; Ctrl-C stops with a summary.\n"
 	        "A ring that already holds samples newer than the first one it would get is\n"
 	        "refused before anything is written (times never go back in a ring): --fresh\n"
 	        "removes and re-creates such rings (not one a live process writes), --now\n"
@@ -50,9 +51,8 @@ void help_play(FILE *out)
 	        "a recorded layout no ring can have (samples over 1 GiB) is an error, said.\n"
 	        "--ssm-clock drives the namespace's SSM clock as ssm-player did: SSM programs'\n"
 	        "gettimeSSM() reads the time being played and runs at --speed; the replay is\n"
-	        "paced by that clock, so pausing it or changing its speed from elsewhere\n"
-	        "(ssm-date, settimeSSM_*) pauses or paces the replay too. At the end the\n"
-	        "clock is the real one again.\n\n"
+	        "paced by that clock (paused or paced from elsewhere too: ssm-date,\n"
+	        "settimeSSM_*). At the end the clock is the real one again.\n\n"
 	        "examples:\n"
 	        "  dssm play run1\n"
 	        "  dssm play run1 --streams odom,scan --speed 0.5 --now\n"
@@ -94,6 +94,19 @@ static void keys_off(void)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tty);
 }
 
+/* A key typed within ms milliseconds (0: none; sleeps without a terminal). */
+static char poll_key(int ms)
+{
+	if (!keys) {
+		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+		nanosleep(&ts, NULL);
+		return 0;
+	}
+	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
+	char c;
+	return poll(&p, 1, ms) > 0 && read(STDIN_FILENO, &c, 1) == 1 ? c : 0;
+}
+
 /* Wait until CLOCK_MONOTONIC reaches `when` plus the time spent paused;
  * returns the pause time added while waiting. */
 static dssm_time_t wait_until(dssm_time_t when)
@@ -115,19 +128,16 @@ static dssm_time_t wait_until(dssm_time_t when)
 			nanosleep(&ts, NULL);
 			continue;
 		}
-		struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-		char c;
-		if (poll(&p, 1, ms) > 0 && read(STDIN_FILENO, &c, 1) == 1) {
-			if (c == 'q') {
-				cli_stop = 1;
-			} else if (c == ' ') {
-				pausing = !pausing;
-				if (pausing) {
-					pause_start = mono();
-					fprintf(stderr, "\rdssm play: paused (space resumes)\033[K");
-				} else {
-					paused += mono() - pause_start;
-				}
+		char c = poll_key(ms);
+		if (c == 'q') {
+			cli_stop = 1;
+		} else if (c == ' ') {
+			pausing = !pausing;
+			if (pausing) {
+				pause_start = mono();
+				fprintf(stderr, "\rdssm play: paused (space resumes)\033[K");
+			} else {
+				paused += mono() - pause_start;
 			}
 		}
 	}
@@ -165,19 +175,6 @@ static int check_ring_time(dssm_stream *ring, const dssm_stream_info *want, dssm
 	                 "one it would get (%s): play with --fresh (re-creates the ring), --now "
 	                 "(stamps samples from now), or into another DSSM_NAMESPACE",
 	                 want->name, want->id, have, from);
-}
-
-/* A key typed within ms milliseconds (0: none; sleeps without a terminal). */
-static char poll_key(int ms)
-{
-	if (!keys) {
-		struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-	char c;
-	return poll(&p, 1, ms) > 0 && read(STDIN_FILENO, &c, 1) == 1 ? c : 0;
 }
 
 /* --ssm-clock: wait until the SSM clock reaches t. The clock is paced here,
@@ -467,6 +464,9 @@ static int play_create_rings(struct play_run *p, const char *path)
 	if (p->ns == 0)
 		return cli_error("play", "nothing to play in %s%s%s", path, p->o->list ? " for " : "",
 		                 p->o->list ? p->o->list : "");
+	if (p->o->loop && (p->last < p->t1 ? p->last : p->t1) <= (p->t0 > p->first ? p->t0 : p->first))
+		return cli_error("play", "--loop: the samples to play are all at one time: a pass takes no "
+		                 "time, and would be written again at once, endlessly; play without --loop");
 	return 0;
 }
 
