@@ -153,6 +153,9 @@ int bridge_read_mapped(const char *path, bridge_read_fn read, const struct bridg
 char *bridge_staging_path(const char *path);
 /* Remove an output that could not be finished, if it is a regular file. */
 void bridge_remove_partial(const char *path);
+/* 0, or the error of an import or export stopped by the signal *stop holds
+ * (set by the command's handler; NULL: never), after `done` messages. */
+int bridge_stopped(const _Atomic int *stop, uint64_t done);
 
 /* ---- compression (codec.c) ---- */
 
@@ -310,6 +313,8 @@ struct bridge_import_options {
 	 * already (dssm__chunk_already_compressed); NULL or "none": not */
 	const char *compress;
 	int compress_level;
+	/* nonzero (a signal's number) stops the import: an error, nothing kept */
+	const _Atomic int *stop;
 };
 /* FORMAT: "bag", "mcap", "db3" or "ssmlog" (NULL: by the file's first bytes); a file that
  * is not that format is refused before DIR is created. DIR must not exist
@@ -334,6 +339,8 @@ struct bridge_export_options {
 	/* MCAP: struct streams as they are (message encoding "struct", schema
 	 * the struct definition, schema encoding "dssm-struct"), not as JSON */
 	int struct_bytes;
+	/* nonzero (a signal's number) stops the export: an error, no file left */
+	const _Atomic int *stop;
 };
 int bridge_export(dssm_container *c, const char *path, const struct bridge_export_options *o,
                   struct bridge_export_stats *st);

@@ -347,7 +347,7 @@ static int export_messages(dssm_container *c, const struct bridge_export_options
 	int rc = dssm_query_open(c, o->streams, o->streams ? o->nstreams : 0, o->start, o->end, &q);
 	dssm_record rec;
 	dssm_text converted = DSSM_TEXT_INIT;
-	while (rc == 0) {
+	while (rc == 0 && (rc = bridge_stopped(o->stop, st->messages)) == 0) {
 		int got = dssm_query_next(q, &rec);
 		if (got <= 0) {
 			rc = got;

@@ -119,8 +119,11 @@ static int on_message(void *ctx, uint32_t channel, int64_t time, const void *dat
 	struct import_stream *s = channel < im->nids ? &im->by_id[channel] : NULL;
 	if (!s || s->stream < 0)
 		return dssm__fail(DSSM_EINVAL, "message on channel %u before its description", channel);
+	int rc = bridge_stopped(im->o ? im->o->stop : NULL, im->progress.messages);
+	if (rc < 0)
+		return rc;
 	/* into the container in time order (reorder.c) */
-	int rc = reorder_put(im->order, im->c, s->stream, time, data, len);
+	rc = reorder_put(im->order, im->c, s->stream, time, data, len);
 	if (rc < 0)
 		return rc;
 	im->progress.messages++;

@@ -5,6 +5,7 @@
  * could not be finished.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +48,16 @@ void bridge_unmap(const uint8_t *buf, size_t len)
 {
 	if (buf && len)
 		munmap((void *)(uintptr_t)buf, len);
+}
+
+int bridge_stopped(const _Atomic int *stop, uint64_t done)
+{
+	int sig = stop ? *stop : 0;
+	if (!sig)
+		return 0;
+	return dssm__fail(DSSM_ESTATE, "interrupted (%s) after %llu messages",
+	                  sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGPIPE ? "SIGPIPE"
+	                  : "a signal", (unsigned long long)done);
 }
 
 void bridge_remove_partial(const char *path)

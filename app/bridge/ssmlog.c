@@ -71,7 +71,8 @@ static int write_records(dssm_container *c, int stream, const dssm_recorded *r, 
 	if (rc < 0)
 		return rc;
 	dssm_record rec;
-	while ((rc = dssm_query_next(q, &rec)) > 0) {
+	while ((rc = bridge_stopped(o->stop, st->messages)) == 0 &&
+	       (rc = dssm_query_next(q, &rec)) > 0) {
 		if (rec.len != r->info.max_size) {
 			rc = dssm__fail(DSSM_EINVAL, "stream %s:%d: the sample at %.9f (TID %llu) is %zu "
 			                "bytes; an SSM log's records are all DATASIZE = %zu bytes; nothing "

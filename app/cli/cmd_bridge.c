@@ -34,8 +34,9 @@ void help_import(FILE *out)
 	        "(unsorted bag chunks, out-of-order MCAP log times) are put back in time\n"
 	        "order, sorted in runs beside DIR when there are many; the summary says how\n"
 	        "many. .db3 messages are read ORDER BY timestamp, id. A failed import leaves\n"
-	        "nothing behind. Progress shows on a terminal; a table of the streams\n"
-	        "follows. A bag or an MCAP file needs no import to be read: info, cat,\n"
+	        "nothing behind, nor does one stopped by Ctrl-C or SIGTERM (exit status 1).\n"
+	        "Progress shows on a terminal; a table of the streams follows. A bag or an\n"
+	        "MCAP file needs no import to be read: info, cat,\n"
 	        "query, play and export read them in place, through their index; import\n"
 	        "gives dssm's format (crash safety, writing while read). --compress stores\n"
 	        "the streams compressed (container format 3, as `dssm record --compress`;\n"
@@ -98,7 +99,8 @@ void help_export(FILE *out)
 	        "definition as schema, encoding dssm-struct): Foxglove cannot read them,\n"
 	        "but a C program reading the file in place gets its structs back.\n"
 	        "An existing OUT is replaced only with --force, and only once the new file is\n"
-	        "complete (it is written beside OUT and renamed over it).\n"
+	        "complete (it is written beside OUT and renamed over it); an export that fails\n"
+	        "or is stopped (Ctrl-C, SIGTERM: exit status 1) leaves no file.\n"
 	        "--ssm-log writes one stream (choose it with --streams) as an SSM 1.0.6 log\n"
 	        "that ssm-player and SSMLog read: its name, id, sample size, slots, cycle and\n"
 	        "property; the start time it was imported with, else its first sample's.\n"
@@ -221,7 +223,8 @@ int cmd_import(int argc, char **argv)
 		return 1;
 	struct progress p = {"import", dssm_now(), 0, 0};
 	struct bridge_import_options o = {isatty(STDERR_FILENO) && !quiet ? import_progress : NULL, &p,
-	                                  &tuning, compress.codec, (int)compress.level};
+	                                  &tuning, compress.codec, (int)compress.level, &cli_stop};
+	cli_catch_signals(); /* Ctrl-C: the import stops, its container removed */
 	struct bridge_read_stats st;
 	memset(&st, 0, sizeof st);
 	int rc = bridge_import(argv[optind], format, dir, &o, &st);
@@ -502,11 +505,15 @@ int cmd_export(int argc, char **argv)
 		o.ctx = &p;
 	}
 	struct bridge_export_stats st;
+	o.stop = &cli_stop;
+	cli_catch_signals(); /* Ctrl-C: the export stops, its partial file removed */
 	rc = e.ssmlog ? bridge_export_ssmlog(c, sel[0], out, &o, &st) : bridge_export(c, out, &o, &st);
 	if (o.progress)
 		fputs("\r\033[K", stderr);
 	free(sel);
 	cli_recording_close(&recording);
+	if (rc < 0 && cli_stop)
+		return cli_error("export", "%s; %s was not written", dssm_last_error(), out);
 	if (rc < 0)
 		return cli_dssm_error("export", rc);
 	char what[320], fb[16];
