@@ -745,42 +745,32 @@ print("new ring rows", len(new), "periods", periods)
 PY
 }
 check "top follows a ring removed and made again, showing the new ring's figures" t_top_made_again
-# play into a ring that holds newer samples: refused before anything is
-# written, saying what to do; --fresh re-creates it
-t_play_fresh() {
+# play into a ring it cannot write (one that holds newer samples, or one of
+# another layout: before, only "stream 'pf:0' exists with max_size 8, asked
+# 16"): refused before anything is written, naming it and what to do, the
+# ring keeping what it holds; --fresh re-creates it
+t_play_refused() { # t_play_refused KEPT MESSAGE SPOIL...: SPOIL changes the ring
 	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-fresh
+	local kept=$1 msg=$2; shift 2
+	rm -rf "$tmp/pf.d"
 	"$DSSM" write pf 'old' --create 16 --time 1795458550 >/dev/null || return 1
 	"$DSSM" record -o "$tmp/pf.d" --all --from-oldest --duration 200ms 2>/dev/null || return 1
-	"$DSSM" write pf 'newer' --time 1795458560 >/dev/null || return 1
+	"$@" || return 1
 	"$DSSM" play "$tmp/pf.d" 2>"$tmp/pfe"; local rc=$?
 	cat "$tmp/pfe"
-	[ $rc -eq 1 ] && has "already holds samples up to 2026-11-23T18:29:20" "$tmp/pfe" && has "play with --fresh" "$tmp/pfe" || return 1
-	[ "$("$DSSM" info pf --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = 2 ] || return 1
+	[ $rc -eq 1 ] && has "$msg" "$tmp/pfe" && has "play with --fresh" "$tmp/pfe" || return 1
+	[ "$("$DSSM" info pf --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = "$kept" ] || return 1
 	"$DSSM" play "$tmp/pf.d" --fresh 2>"$tmp/pfe" || { cat "$tmp/pfe"; return 1; }
 	"$DSSM" cat pf -n 5 --format json 2>/dev/null >"$tmp/pfc"
 	"$DSSM" rm pf >/dev/null
 	[ "$(wc -l <"$tmp/pfc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/pfc"
 }
-check "play into a ring with newer samples: refused up front, --fresh re-creates it" t_play_fresh
-# play into a ring of another layout: refused naming both, and what to do
-# (before: "stream 'pl:0' exists with max_size 8, asked 16" and no way out);
-# the ring there keeps its sample; --fresh re-creates it
-t_play_layout() {
-	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-layout
-	"$DSSM" write pl 'recorded' --create 16 --time 1795458550 >/dev/null || return 1
-	"$DSSM" record -o "$tmp/pl.d" --all --from-oldest --duration 200ms 2>/dev/null || return 1
-	"$DSSM" rm pl >/dev/null && "$DSSM" write pl 'x' --create 8 --time 1000 >/dev/null || return 1
-	"$DSSM" play "$tmp/pl.d" 2>"$tmp/ple"; local rc=$?
-	cat "$tmp/ple"
-	[ $rc -eq 1 ] && has "exists with max_size 8, asked 16" "$tmp/ple" && has "play with --fresh" "$tmp/ple" || return 1
-	"$DSSM" cat pl -n 5 --format json 2>/dev/null >"$tmp/plc"
-	[ "$(wc -l <"$tmp/plc")" -eq 1 ] && has '"time_ns":1000000000000' "$tmp/plc" || return 1
-	"$DSSM" play "$tmp/pl.d" --fresh 2>"$tmp/ple" || { cat "$tmp/ple"; return 1; }
-	"$DSSM" cat pl -n 5 --format json 2>/dev/null >"$tmp/plc"
-	"$DSSM" rm pl >/dev/null
-	[ "$(wc -l <"$tmp/plc")" -eq 1 ] && has '"time_ns":1795458550000000000' "$tmp/plc"
-}
-check "play into a ring of another layout: refused naming it and --fresh, which re-creates it" t_play_layout
+play_newer() { "$DSSM" write pf 'newer' --time 1795458560 >/dev/null; }
+play_layout() { "$DSSM" rm pf >/dev/null && "$DSSM" write pf 'x' --create 8 --time 1000 >/dev/null; }
+check "play into a ring with newer samples: refused up front, --fresh re-creates it" \
+	t_play_refused 2 "already holds samples up to 2026-11-23T18:29:20" play_newer
+check "play into a ring of another layout: refused naming it and --fresh, which re-creates it" \
+	t_play_refused 1 "exists with max_size 8, asked 16" play_layout
 # --loop over samples all at one time (one sample, or a window of one
 # instant): each pass takes no time, so it would write them again and
 # again at once (before: 700,000 samples a second, stamped 1 ns apart, until
