@@ -449,10 +449,11 @@ static void test_errors(void **state)
 	assert_non_null(strstr(dssm_last_error(), "neither"));
 	assert_int_equal(bridge_import("/nonexistent.bag", NULL, dir, NULL, NULL), DSSM_ENOENT);
 	/* every reader opens its file one way (bridge_map): a directory is
-	 * said to be one, for import's sniffing and the .db3 reader too */
+	 * said to be one, for import's sniffing (one that is no rosbag2 bag)
+	 * and the .db3 reader too */
 	struct collected c = {0};
 	assert_int_equal(bridge_import(tmpdir, NULL, dir, NULL, NULL), DSSM_EINVAL);
-	assert_non_null(strstr(dssm_last_error(), "is not a regular file"));
+	assert_non_null(strstr(dssm_last_error(), "is a directory but no rosbag2 bag"));
 	assert_int_equal(db3_read_file(tmpdir, NULL, sink_of(&c), NULL), DSSM_EINVAL);
 	assert_non_null(strstr(dssm_last_error(), "is not a regular file"));
 	assert_int_equal(db3_read_file("/etc/hostname", NULL, sink_of(&c), NULL), DSSM_ECORRUPT);
