@@ -523,6 +523,11 @@ got="$(topics_of "$tmp/topics.bag"); $(topics_of "$tmp/pose.bag")"
 	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan_1 (a ROS name); --topics /turtle1/pose selects it" ||
 	bad "ring topics: $got"
 
+# one of a thing is said so ("1 messages ... in 1 channels, 1 chunks" before)
+grep -q "dssm export: 1 message, 1 B from 1 stream into" "$tmp/err" &&
+	"$dssm" import "$tmp/pose.bag" -o "$tmp/pose.d" -q 2>"$tmp/err" >/dev/null &&
+	grep -q "dssm import: 1 message, 1 B in 1 channel, 1 chunk, in" "$tmp/err" &&
+	ok "one message, channel, chunk: said in the singular" || bad "singular: $(cat "$tmp/err")"
 # a selection that matches nothing is an error naming what was asked (before,
 # --topics said only "no stream of DIR matches")
 "$dssm" export "$tmp/topics.d" --bag "$tmp/none.bag" --topics /turtle1/nose 2>"$tmp/err"

@@ -153,8 +153,8 @@ static void summary(const char *cmd, uint64_t messages, uint64_t bytes, dssm_tim
 	char b[16], rate[16];
 	cli_format_bytes(b, sizeof b, (double)bytes);
 	cli_format_bytes(rate, sizeof rate, secs > 0 ? (double)bytes / secs : 0);
-	fprintf(stderr, "dssm %s: %llu messages, %s %s in %.2f s (%s/s)\n", cmd,
-	        (unsigned long long)messages, b, what, secs, rate);
+	fprintf(stderr, "dssm %s: %llu message%s, %s %s in %.2f s (%s/s)\n", cmd,
+	        (unsigned long long)messages, cli_s(messages), b, what, secs, rate);
 }
 
 static void print_streams(const char *dir)
@@ -249,8 +249,8 @@ int cmd_import(int argc, char **argv)
 		        "were put back in order (%llu of them merged in from sorted runs)\n",
 		        (unsigned long long)st.reordered, (unsigned long long)st.late);
 	char what[64];
-	snprintf(what, sizeof what, "in %llu channels, %llu chunks,", (unsigned long long)st.channels,
-	         (unsigned long long)st.chunks);
+	snprintf(what, sizeof what, "in %llu channel%s, %llu chunk%s,", (unsigned long long)st.channels,
+	         cli_s(st.channels), (unsigned long long)st.chunks, cli_s(st.chunks));
 	summary("import", st.messages, st.bytes, p.started, what);
 	return 0;
 }
