@@ -94,7 +94,8 @@ struct bridge_read_stats {
 	uint64_t stopped_at;
 	char stop_reason[256];
 	/* a file read through its reading in place (a rosbag2 bag directory):
-	 * the warning that reading gives about it as a whole, or "" */
+	 * the warning that reading gives about it as a whole; an MCAP file's
+	 * damaged summary; or "" */
 	char warning[512];
 	/* import: samples that came out of time order on their topic and were
 	 * put back in order (all counts then are what the container holds) */

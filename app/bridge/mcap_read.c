@@ -343,6 +343,34 @@ static int has_summary(const uint8_t *buf, size_t len)
 	return f.summary_start != 0;
 }
 
+/* Channels that only the summary declares (a writer that writes a channel's
+ * record with its first message, as rosbag2's does, and a topic that got
+ * none): reported too, with no messages, as the file read in place lists
+ * them. Only the summary's schema and channel records are read. The data
+ * was read whole: a damaged summary is said (st->warning), not an error. */
+static void summary_channels(struct mcap_reader *r, const uint8_t *buf, size_t len)
+{
+	struct mcap_footer f;
+	size_t end = len - 8 - MCAP_FOOTER_LEN;   /* the footer record */
+	if (dssm__mcap_footer(buf + end, &f) < 0 || f.summary_start < 17 || f.summary_start > end)
+		return;
+	int rc = 0;
+	for (size_t at = (size_t)f.summary_start; rc == 0 && at < end;) {
+		uint8_t op;
+		struct rbuf b;
+		if (!dssm__mcap_record(buf, end, at, &op, &b)) {
+			rc = bad_record(r, "last", "summary", at, "runs past the summary's end");
+			break;
+		}
+		rc = op == MCAP_SCHEMA ? on_schema(r, b, "summary", at)
+		     : op == MCAP_CHANNEL ? on_channel(r, b, "summary", at) : 0;
+		at += MCAP_RECORD_HEAD + b.left;
+	}
+	if (rc < 0)
+		snprintf(r->st->warning, sizeof r->st->warning, "its summary is damaged (%s): a channel "
+		         "only it declares (one with no messages) may be left out", dssm_last_error());
+}
+
 int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const struct bridge_tuning *t,
                      const struct bridge_sink *sink, struct bridge_read_stats *st)
 {
@@ -391,6 +419,8 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const str
 	} else if (rc == 1) {
 		st->indexed = has_summary(buf, len);
 		rc = 0;
+		if (st->indexed)
+			summary_channels(r, buf, len);
 	}
 	chunk_pool_free(r->pool);
 	for (uint32_t i = 0; i < r->nschemas; i++)
