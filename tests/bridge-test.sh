@@ -522,6 +522,22 @@ got="$(topics_of "$tmp/topics.bag"); $(topics_of "$tmp/pose.bag")"
 [ "$got" = "/scan_1 /turtle1/pose; /turtle1/pose" ] &&
 	ok "rings turtle1.pose and scan:1 export as /turtle1/pose and /scan_1 (a ROS name); --topics /turtle1/pose selects it" ||
 	bad "ring topics: $got"
+# and come back as the same NAME:ID, imported or read in place, from a bag
+# and from MCAP, and exported again (before: scan_1:0, which `dssm play` of
+# the import made instead of the recorded ring scan:1)
+"$dssm" export "$tmp/topics.d" --mcap "$tmp/topics.mcap" 2>/dev/null || bad "export of dotted rings to MCAP"
+for f in topics.bag topics.mcap; do
+	rm -rf "$tmp/back.d" "$tmp/back2.d"
+	"$dssm" import "$tmp/$f" -o "$tmp/back.d" -q >/dev/null 2>&1 &&
+		"$dssm" export "$tmp/back.d" --${f#*.} "$tmp/again.${f#*.}" --force 2>/dev/null &&
+		"$dssm" import "$tmp/again.${f#*.}" -o "$tmp/back2.d" -q >/dev/null 2>&1 || bad "round trip of $f"
+	got=$(for d in "$tmp/back.d" "$tmp/$f" "$tmp/back2.d"; do
+		"$dssm" info "$d" 2>/dev/null | awk '/^STREAM/ { on = 1; next } on && $1 ~ /:[0-9]+$/ { print $1 }' | sort | tr '\n' ' '
+	done)
+	[ "$got" = "scan:1 turtle1.pose:0 scan:1 turtle1.pose:0 scan:1 turtle1.pose:0 " ] &&
+		ok "$f: rings scan:1 and turtle1.pose imported, read in place and exported again under their names" ||
+		bad "$f: names $got"
+done
 
 # one of a thing is said so ("1 messages ... in 1 channels, 1 chunks" before)
 grep -q "dssm export: 1 message, 1 B from 1 stream into" "$tmp/err" &&

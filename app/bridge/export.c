@@ -117,6 +117,18 @@ static int convert_to_ros1(struct export_channel *ch)
 	return 0;
 }
 
+/* A ring stream (no imported topic) whose topic does not name it back (an
+ * import names /scan_1 scan_1:0, not the ring scan:1): its NAME:ID as the
+ * field dssm_stream, which the import and the file read in place take. */
+static void ring_name_field(const dssm_recorded *r, const char *topic, struct wbuf *extra)
+{
+	char back[DSSM_NAME_MAX + 1], v[DSSM_NAME_MAX + 16];
+	dssm__topic_stream_name(topic, back);
+	snprintf(v, sizeof v, "%s:%d", r->info.name, r->info.id);
+	if (strcmp(back, r->info.name) || r->info.id)
+		bridge_field_str(extra, "dssm_stream", v);
+}
+
 static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
                     struct export_channel *ch)
 {
@@ -174,6 +186,8 @@ static int describe(dssm_container *c, int stream, int mcap, int struct_bytes,
 			wbuf_bytes(&ch->extra, f, n);
 		}
 	}
+	if (!prop || !fields_get(prop, plen, "topic", &sn))
+		ring_name_field(&r, topic, &ch->extra);
 	/* a ring stream of ROS 1 messages: the md5sum from its definition */
 	char md5[33];
 	if (!strcmp(ch->md5sum, "*") && !strcmp(ch->encoding, "ros1") && ch->type[0] && text &&

@@ -79,7 +79,9 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 		return on_ssm_channel(im, ch);
 	dssm_stream_info info;
 	memset(&info, 0, sizeof info);
-	dssm__topic_stream_name(ch->topic, info.name);
+	struct wbuf prop = {0};
+	build_property(ch, &prop);
+	info.id = dssm__channel_stream_name(ch->topic, prop.data, prop.len, info.name);
 	/* the next free id under that name */
 	while (dssm_container_find(im->c, info.name, info.id) >= 0)
 		info.id++;
@@ -87,15 +89,15 @@ static int on_channel(void *ctx, const struct bridge_channel *ch)
 	snprintf(info.encoding, sizeof info.encoding, "%s", ch->encoding);
 	char *schema = NULL;
 	if (schema_is_text(ch)) {
-		if (!(schema = malloc(ch->schema_len + 1)))
+		if (!(schema = malloc(ch->schema_len + 1))) {
+			wbuf_free(&prop);
 			return dssm__fail(DSSM_ENOMEM, "out of memory");
+		}
 		if (ch->schema_len)   /* a channel without a schema has none (NULL) */
 			memcpy(schema, ch->schema, ch->schema_len);
 		schema[ch->schema_len] = 0;
 		info.schema_len = ch->schema_len;
 	}
-	struct wbuf prop = {0};
-	build_property(ch, &prop);
 	const char *compress = im->o && im->o->compress ? im->o->compress : "none";
 	if (dssm__chunk_already_compressed(&info))
 		compress = "none";

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "bytes.h"
 #include "glob.h"
 
 int dssm__is_glob(const char *text)
@@ -112,6 +113,35 @@ void dssm__topic_stream_name(const char *topic, char name[DSSM_NAME_MAX + 1])
 		strcpy(name, "topic");
 	else if (name[0] == '.')
 		name[0] = '_'; /* "//x" or "/.x": names may not start with '.' */
+}
+
+int dssm__channel_stream_name(const char *topic, const void *prop, size_t prop_len,
+                              char name[DSSM_NAME_MAX + 1])
+{
+	size_t n = 0, colon = 0;
+	const uint8_t *v = prop ? fields_get(prop, prop_len, "dssm_stream", &n) : NULL;
+	if (!v && prop)
+		v = fields_get(prop, prop_len, "meta.dssm_stream", &n);
+	while (v && colon < n && v[colon] != ':')
+		colon++;
+	int ok = v && colon > 0 && colon <= DSSM_NAME_MAX && v[0] != '.' && n - colon >= 2 &&
+	         n - colon <= 10, id = 0;
+	for (size_t i = 0; ok && i < colon; i++) {
+		char c = (char)v[i];
+		ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		     c == '_' || c == '-' || c == '.' || c == '%';
+	}
+	for (size_t i = colon + 1; ok && i < n; i++) {
+		ok = v[i] >= '0' && v[i] <= '9';
+		id = id * 10 + (v[i] - '0');
+	}
+	if (!ok) {
+		dssm__topic_stream_name(topic, name);
+		return 0;
+	}
+	memcpy(name, v, colon);
+	name[colon] = 0;
+	return id;
 }
 
 static void done_with(const char *glob, const char *pattern, const char *buf)

@@ -67,5 +67,13 @@ int dssm__topic_to_name(const char *topic, char *out, size_t cap);
  * place): no leading '/', '/' -> '.', characters a name cannot hold -> '_'
  * ("" is "topic"; a leading '.' is '_'). Never fails: a name for any topic. */
 void dssm__topic_stream_name(const char *topic, char name[DSSM_NAME_MAX + 1]);
+/* The stream a file's channel is stored under: the NAME:ID its property's
+ * `dssm_stream` field (a bag header field; MCAP metadata, meta.dssm_stream)
+ * names when it is a valid NAME:ID (`dssm export` writes it for a ring its
+ * topic does not name back: scan:1 as /scan_1), else the topic's name
+ * (above) and ID 0. The name into NAME; returns the ID (the caller takes
+ * the next free one from it). */
+int dssm__channel_stream_name(const char *topic, const void *prop, size_t prop_len,
+                              char name[DSSM_NAME_MAX + 1]);
 
 #endif

@@ -59,7 +59,7 @@ int dssm__view_add_stream(struct view *v, const char *topic, const char *type,
 	}
 	struct vstream *s = &v->s[v->n];
 	memset(s, 0, sizeof *s);
-	dssm__topic_stream_name(topic, s->info.name);
+	s->info.id = dssm__channel_stream_name(topic, prop, prop_len, s->info.name);
 	for (int i = 0; i < v->n; i++)   /* the next free id under that name */
 		if (!strcmp(v->s[i].info.name, s->info.name) && v->s[i].info.id == s->info.id)
 			s->info.id++, i = -1;
