@@ -212,7 +212,7 @@ fi
 # The SSM log reader: seeds are small logs as ssm-logger writes them (a
 # header, a property, [double time][data] records; one cut short).
 if clang $flags -o "$out/fuzz_ssmlog" tests/fuzz/fuzz_ssmlog.c app/bridge/ssmlog_read.c app/bridge/mapped.c lib/store/ssmlog_header.c \
-	lib/base/ssm_name.c lib/base/glob.c lib/base/error.c lib/base/time.c -lm >"$out/build-ssmlog.log" 2>&1; then
+	lib/base/ssm_name.c lib/base/glob.c lib/base/bytes.c lib/base/error.c lib/base/time.c -lm >"$out/build-ssmlog.log" 2>&1; then
 	mkdir -p "$out/ssmlog-corpus"
 	python3 - "$out/ssmlog-corpus" <<'PY'
 import struct, sys
