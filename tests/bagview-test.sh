@@ -128,8 +128,8 @@ size=$(stat -c %s "$rec/example-lz4.bag")
 head -c $((size - 2000)) "$rec/example-lz4.bag" >"$tmp/cut.bag"
 inplace "$tmp/got" "$dssm" info "$tmp/cut.bag"
 rc=$?
-[ $rc -eq 1 ] && grep -q "cut.bag is cut short: its index was at byte" "$tmp/err" &&
-	ok "a closed bag cut short (its index lost): said, as the import says it" ||
+[ $rc -eq 0 ] && grep -q "^warning: .*cut.bag is not closed: its index is missing or cut at byte [0-9]* .*read by walking its chunks: [0-9]* chunks\?, [0-9]* messages" "$tmp/got" &&
+	ok "a closed bag cut short (its index lost): its chunks walked, said as the import says it" ||
 	bad "cut bag: rc $rc, $(cat "$tmp/got" "$tmp/err" | head -5)"
 
 echo "bagview: $passed passed, $failed failed"

@@ -149,7 +149,8 @@ else
 	failed=$((failed + 1)); status=1
 fi
 # ROS 1 bags read in place: seeds are exports of example.bag in every codec
-# with small chunks, and one with its index position 0 (read by a scan).
+# with small chunks, one with its index position 0 (read by a scan) and one
+# cut inside its index (read by walking its chunks).
 if clang $flags -o "$out/fuzz_bagview" tests/fuzz/fuzz_bagview.c "$view_obj"/*.o -llz4 -lzstd -lbz2 -lz -lsqlite3 -lyaml \
 	-lm -pthread >"$out/build-bagview.log" 2>&1; then
 	mkdir -p "$out/bagview-corpus"
@@ -162,8 +163,11 @@ if clang $flags -o "$out/fuzz_bagview" tests/fuzz/fuzz_bagview.c "$view_obj"/*.o
 import sys
 b = bytearray(open(sys.argv[1], 'rb').read())
 at = b.index(b'index_pos=') + 10
+pos = int.from_bytes(b[at:at + 8], 'little')
 b[at:at + 8] = bytes(8)
 open(sys.argv[2], 'wb').write(b)
+# closed but cut inside its index (read by walking its chunks)
+open(sys.argv[2].replace('unindexed', 'cutindex'), 'wb').write(open(sys.argv[1], 'rb').read()[:pos + 40])
 PY
 	fi
 	run fuzz_bagview "$out/bagview-corpus" 200000

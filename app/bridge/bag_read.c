@@ -294,11 +294,13 @@ int bag_read_memory(const uint8_t *buf, size_t len, const char *what, const stru
 		snprintf(st->stop_reason, sizeof st->stop_reason,
 		         "the record at byte %zu is cut short (the file ends at %zu)", at, len);
 	}
-	if (rc >= 0 && st->stopped_at && !st->unclosed)
-		/* A closed bag that ends early was damaged after it was written
-		 * (a copy cut short): an error, though what was read is kept. */
-		rc = dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but %s",
-		                what, (unsigned long long)r.index_pos, st->stop_reason);
+	/* A closed bag whose index is missing or cut (a copy cut short): its
+	 * whole chunks were read, as rosbag reindex would; said, not an error. */
+	struct bag_header h = {r.index_pos, 0, r.chunk_count};
+	if (rc >= 0 && !st->unclosed &&
+	    dssm__bag_index_cut(what, &h, st->stopped_at ? st->stopped_at : at, len, r.chunk_infos,
+	                        st->chunks, st->messages, st->warning, sizeof st->warning))
+		st->stopped_at = 0;
 	chunk_pool_free(r.pool);
 	free(r.reported);
 	free(r.chunk);

@@ -235,3 +235,16 @@ int dssm__bag_chunk_info(const char *file, const struct bag_record *rec,
 		                  rec->data_len, out->count);
 	return 0;
 }
+
+int dssm__bag_index_cut(const char *file, const struct bag_header *h, uint64_t at, uint64_t size,
+                        uint32_t infos, uint64_t chunks, uint64_t messages, char *out, size_t cap)
+{
+	if (h->index_pos == 0 || (at == size && h->index_pos < size && infos >= h->chunk_count))
+		return 0;
+	snprintf(out, cap, "%s is not closed: its index is missing or cut at byte %llu (the file "
+	         "ends at %llu, its index was to start at %llu); read by walking its chunks: %llu "
+	         "chunk%s, %llu message%s", file, (unsigned long long)at, (unsigned long long)size,
+	         (unsigned long long)h->index_pos, (unsigned long long)chunks, chunks == 1 ? "" : "s",
+	         (unsigned long long)messages, messages == 1 ? "" : "s");
+	return 1;
+}

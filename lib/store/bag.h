@@ -75,6 +75,15 @@ struct bag_chunk_info {
 	const uint8_t *pairs;      /* count of BAG_INFO_PAIR bytes */
 };
 
+/* A closed bag (index_pos != 0) whose walk of its records stopped at byte
+ * `at` of its `size` bytes, having met `infos` of the header's chunk infos:
+ * is its index missing or cut (a copy cut short: index_pos past the end,
+ * the walk stopped by a record cut short, or chunk infos missing)? Then
+ * out says so, naming where and what the walk of its chunks took. The
+ * importer and the bag read in place say it alike. 1 or 0. */
+int dssm__bag_index_cut(const char *file, const struct bag_header *h, uint64_t at, uint64_t size,
+                        uint32_t infos, uint64_t chunks, uint64_t messages, char *out, size_t cap);
+
 /* The record at buf[at..len) (its header fields checked, its op read):
  * 1, 0 when it is cut short (the end of a crashed recording), or an
  * error. buf[0] is at byte `base` of the file or chunk: rec->at and the

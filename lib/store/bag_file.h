@@ -61,6 +61,11 @@ struct bag_file {
 	uint64_t win_at;
 	size_t win_len;
 	uint32_t nconns;
+	/* the scan: chunk infos met, messages taken; the index was missing or
+	 * cut (its note then says all) */
+	uint32_t scan_infos;
+	uint64_t scan_messages;
+	int index_cut;
 };
 
 /* bag_view.c */

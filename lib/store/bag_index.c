@@ -53,6 +53,7 @@ static int scan_message(struct view *v, struct bag_file *f, const struct bag_rec
 	if (rec->data_len >= VIEW_NO_LEN)
 		return dssm__fail(DSSM_ECORRUPT, "%s: message at %s byte %llu is 4 GiB or more",
 		                  f->file.path, where, (unsigned long long)rec->at);
+	f->scan_messages++;
 	return dssm__view_add_entry(v, bc->stream, m.time, chunk, off, rec->data_len);
 }
 
@@ -123,8 +124,8 @@ static int scan_record(struct view *v, struct bag_file *f, uint64_t at, uint64_t
 	case BAG_CHUNK: rc = scan_chunk(v, f, &rec); break;
 	case BAG_CONNECTION:
 	case BAG_MSG_DATA: rc = scan_top(v, f, &rec); break;
-	case BAG_INDEX_DATA:
-	case BAG_CHUNK_INFO: rc = 0; break;   /* the chunks themselves are walked */
+	case BAG_CHUNK_INFO: f->scan_infos++; rc = 0; break;
+	case BAG_INDEX_DATA: rc = 0; break;   /* the chunks themselves are walked */
 	default:
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: record at byte %llu has unknown op 0x%02x", f->file.path,
 		                (unsigned long long)at, rec.op);
@@ -153,12 +154,15 @@ int dssm__bag_scan(struct view *v, struct bag_file *f, char **note)
 		}
 		at = end;
 	}
-	if (at < f->file.size && f->h.index_pos != 0)
-		/* a closed bag that ends early was damaged after it was written */
-		return dssm__fail(DSSM_ECORRUPT, "%s is cut short: its index was at byte %llu but the "
-		                  "record at byte %llu is cut short (the file ends at %llu)", f->file.path,
-		                  (unsigned long long)f->h.index_pos, (unsigned long long)at,
-		                  (unsigned long long)f->file.size);
+	char cut[512];
+	/* a closed bag whose index is missing or cut (a copy cut short): its
+	 * whole chunks, as the importer reads them */
+	if (dssm__bag_index_cut(f->file.path, &f->h, at, f->file.size, f->scan_infos, f->nchunks,
+	                        f->scan_messages, cut, sizeof cut)) {
+		f->index_cut = 1;
+		if (!(*note = strdup(cut)))
+			return dssm__fail(DSSM_ENOMEM, "out of memory");
+	}
 	if (f->h.index_pos == 0 &&
 	    asprintf(note, "%s was not closed (it has no index): it is read up to byte %llu, its "
 	             "last whole record%s", f->file.path, (unsigned long long)at, why) < 0)

@@ -404,7 +404,7 @@ int dssm__bag_open(dssm_container *c, const char *path)
 	char *why = NULL;
 	if ((rc = read_header(f)) == 0 && (rc = dssm__bag_load_index(v, f, &why)) == 1) {
 		rc = dssm__bag_scan(v, f, &c->note);
-		if (rc == 0)   /* the warning says both */
+		if (rc == 0 && !f->index_cut)   /* the warning says both */
 			dssm__view_note_why(c, why);
 	}
 	free(why);
