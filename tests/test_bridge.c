@@ -499,11 +499,15 @@ static void test_import_failures(void **state)
 	assert_int_equal(bridge_import(path, "bag", out, NULL, NULL), DSSM_EINVAL);
 	assert_false(is_dir(out));
 
-	/* a closed bag cut in the middle: an error, and no container left */
+	/* a closed bag with a damaged record (of an unknown op) after its
+	 * index: an error, and no container left (one cut short is read by
+	 * walking its chunks: bridge-test.sh) */
 	size_t len;
 	uint8_t *buf = slurp(bag, &len);
 	FILE *f = fopen(bag, "wb");
-	assert_int_equal(fwrite(buf, 1, len / 2, f), len / 2);
+	assert_int_equal(fwrite(buf, 1, len, f), len);
+	static const uint8_t junk[] = {8, 0, 0, 0, 4, 0, 0, 0, 'o', 'p', '=', 0x77, 0, 0, 0, 0};
+	assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
 	fclose(f);
 	free(buf);
 	assert_true(bridge_import(bag, NULL, out, NULL, NULL) < 0);
