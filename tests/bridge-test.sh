@@ -172,6 +172,19 @@ cutix="cutix.bag is not closed: its index is missing or cut at byte 859398 (the 
 rc=$?
 [ $rc -eq 0 ] && grep -qF "warning:     $tmp/$cutix" "$tmp/out" && grep -q '^streams: *12, 8647 samples' "$tmp/out" &&
 	ok "info of a bag cut inside its index says it" || bad "info of a bag cut inside its index (exit $rc): $(cat "$tmp/out" "$tmp/err")"
+# an MCAP file cut inside its summary: its data whole, the cut said
+head -c 5000 "$rec/talker.mcap" >"$tmp/cutsum.mcap"
+cutsum="cutsum.mcap is not closed: its summary or footer is missing or cut (the file ends at byte 5000, 1627 bytes after its Data End record); its data section is whole, read by walking it: 1 chunk, 20 messages"
+"$dssm" import "$tmp/cutsum.mcap" -o "$tmp/cutsum.d" >/dev/null 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -qF "warning: $tmp/$cutsum" "$tmp/err" &&
+	"$dssm" info "$tmp/cutsum.d" | grep -q '^streams: *3, 20 samples' &&
+	ok "import of an MCAP cut inside its summary says it: $(grep warning "$tmp/err" | cut -c1-90)..." ||
+	bad "MCAP cut inside its summary (exit $rc): $(cat "$tmp/err")"
+"$dssm" info "$tmp/cutsum.mcap" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 0 ] && grep -qF "warning:     $tmp/$cutsum" "$tmp/out" && grep -q '^streams: *3, 20 samples' "$tmp/out" &&
+	ok "info of an MCAP cut inside its summary says it" || bad "info of an MCAP cut inside its summary (exit $rc): $(cat "$tmp/out" "$tmp/err")"
 head -c 100000 "$rec/example-bz2.bag" >"$tmp/cut.bag"
 "$dssm" import "$tmp/cut.bag" -o "$tmp/cut.d" >/dev/null 2>"$tmp/err"
 rc=$?

@@ -39,6 +39,7 @@ struct mcap_reader {
 	size_t file_len, scan_at;       /* chunks before scan_at were submitted */
 	struct chunk_pool *pool;
 	size_t max_chunk;
+	uint8_t end_op;                 /* the record that ended the data section */
 };
 
 static int bad_record(struct mcap_reader *r, const char *kind, const char *where, uint64_t at,
@@ -315,8 +316,10 @@ static int walk(struct mcap_reader *r, const uint8_t *buf, size_t len, size_t st
 			break;
 		case MCAP_DATA_END:
 		case MCAP_FOOTER:
-			if (!in_chunk)
+			if (!in_chunk) {
 				rc = 1;
+				r->end_op = op;
+			}
 			break;
 		default: break;     /* indexes, attachments, metadata, newer records */
 		}
@@ -419,6 +422,11 @@ int mcap_read_memory(const uint8_t *buf, size_t len, const char *what, const str
 	} else if (rc == 1) {
 		st->indexed = has_summary(buf, len);
 		rc = 0;
+		/* the data whole, the summary cut (a copy cut short): said */
+		if (!st->indexed && r->end_op == MCAP_DATA_END)
+			dssm__mcap_summary_cut(what, end, len, len >= end + MCAP_FOOTER_LEN + 8
+			                       ? buf + len - MCAP_FOOTER_LEN - 8 : NULL, st->chunks,
+			                       st->messages, st->warning, sizeof st->warning);
 		if (st->indexed)
 			summary_channels(r, buf, len);
 	}

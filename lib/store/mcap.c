@@ -2,6 +2,7 @@
  * mcap.c - MCAP record parsing (mcap.h): the layout of each record the
  * readers use, in one place.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,4 +115,18 @@ int dssm__mcap_footer(const uint8_t *tail, struct mcap_footer *out)
 	out->summary_start = rbuf_u64(&b);
 	out->summary_offset_start = rbuf_u64(&b);
 	return 0;
+}
+
+int dssm__mcap_summary_cut(const char *file, uint64_t at, uint64_t size, const uint8_t *tail,
+                           uint64_t chunks, uint64_t messages, char *out, size_t cap)
+{
+	struct mcap_footer ft;
+	if (tail && size >= at + MCAP_FOOTER_LEN + 8 && dssm__mcap_footer(tail, &ft) == 0)
+		return 0;
+	snprintf(out, cap, "%s is not closed: its summary or footer is missing or cut (the file "
+	         "ends at byte %llu, %llu bytes after its Data End record); its data section is "
+	         "whole, read by walking it: %llu chunk%s, %llu message%s", file,
+	         (unsigned long long)size, (unsigned long long)(size - at), (unsigned long long)chunks,
+	         chunks == 1 ? "" : "s", (unsigned long long)messages, messages == 1 ? "" : "s");
+	return 1;
 }

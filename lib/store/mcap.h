@@ -93,4 +93,13 @@ int dssm__mcap_footer(const uint8_t *tail, struct mcap_footer *out);
 /* s as a malloc'd C string, or NULL when out of memory. */
 char *dssm__mcap_strdup(struct mcap_str s);
 
+/* A file whose walk met its Data End record, ending at byte `at`, but
+ * that ends (at `size`) without a whole footer and magic (tail: its last
+ * MCAP_FOOTER_LEN + 8 bytes, NULL when it is shorter): its summary is
+ * missing or cut (a copy cut short). Then out says so, naming where and
+ * what the walk of its data took: the import and the file read in place
+ * say it alike. 1 or 0. */
+int dssm__mcap_summary_cut(const char *file, uint64_t at, uint64_t size, const uint8_t *tail,
+                           uint64_t chunks, uint64_t messages, char *out, size_t cap);
+
 #endif

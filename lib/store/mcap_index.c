@@ -21,6 +21,7 @@
 struct scan {
 	struct view *v;
 	struct mcap_file *f;
+	uint64_t messages;
 };
 
 static int add_chunk(struct mcap_file *f, uint64_t at, uint64_t len)
@@ -62,7 +63,24 @@ static int scan_record(struct scan *s, uint8_t op, struct rbuf b, uint32_t chunk
 	if (m.log_time > (uint64_t)INT64_MAX || m.len >= VIEW_NO_LEN)
 		return dssm__mcap_bad(f, "message", at, m.len >= VIEW_NO_LEN ? "is 4 GiB or more"
 		                             : "has a log time past the year 2262");
+	s->messages++;
 	return dssm__view_add_entry(s->v, ch->stream, (int64_t)m.log_time, chunk, at, (uint32_t)m.len);
+}
+
+/* The walk met the Data End record ending at byte `at`: a file cut in its
+ * summary is said in *note (its data is all there). */
+static int summary_cut(struct scan *s, uint64_t at, uint8_t op, char **note)
+{
+	uint8_t tail[MCAP_FOOTER_LEN + 8];
+	struct mcap_file *f = s->f;
+	char cut[512];
+	int whole = f->file.size >= at + sizeof tail &&
+	            dssm__view_file_read(&f->file, tail, sizeof tail, f->file.size - sizeof tail) == 0;
+	if (op == MCAP_DATA_END &&
+	    dssm__mcap_summary_cut(f->file.path, at, f->file.size, whole ? tail : NULL, f->nchunks,
+	                           s->messages, cut, sizeof cut) && !(*note = strdup(cut)))
+		return dssm__fail(DSSM_ENOMEM, "out of memory");
+	return 0;
 }
 
 static int scan_chunk(struct scan *s, uint64_t at, uint64_t n)
@@ -97,7 +115,7 @@ static int scan_chunk(struct scan *s, uint64_t at, uint64_t n)
  * a record cut short ends the walk (a writer that died), said in *note. */
 int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **note)
 {
-	struct scan s = {v, f};
+	struct scan s = {v, f, 0};
 	int rc = 0;
 	for (;;) {
 		uint8_t head[MCAP_RECORD_HEAD];
@@ -108,7 +126,7 @@ int dssm__mcap_scan(struct view *v, struct mcap_file *f, uint64_t at, char **not
 			break;
 		uint8_t op = head[0];
 		if (op == MCAP_DATA_END || op == MCAP_FOOTER)
-			return 0;
+			return summary_cut(&s, at + sizeof head + n, op, note);
 		uint8_t *body = NULL;
 		if (op == MCAP_HEADER)
 			rc = dssm__mcap_bad(f, "header", at, "is not the first record");
