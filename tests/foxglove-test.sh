@@ -162,6 +162,13 @@ done
 "$dssm" foxglove --port 0 --recording "$tmp/none" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "$tmp/none" "$tmp/err" && ok "a missing recording is named: $(head -1 "$tmp/err")" ||
 	bad "missing recording: $(cat "$tmp/err")"
+# --loop of a one-sample recording: a pass takes no time (before: it
+# restarted every millisecond, 1 kHz); refused as play --loop refuses it
+"$dssm" query tests/data/recordings/talker.mcap --output "$tmp/one" --end +0 2>/dev/null
+timeout -s INT 10 "$dssm" foxglove --port 0 --recording "$tmp/one" --loop 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "loop: the samples to play are all at one time" "$tmp/err" &&
+	ok "--loop of a one-sample recording refused: $(head -1 "$tmp/err" | cut -c1-100)..." ||
+	bad "--loop of a one-sample recording: $(head -3 "$tmp/err")"
 
 start --max-clients 2
 check limit "$url"

@@ -112,6 +112,15 @@ struct cli_recording {
  * status after an error naming the file was printed. */
 int cli_recording_open(const char *cmd, const char *path, struct cli_recording *rec);
 void cli_recording_close(struct cli_recording *rec);
+/* The recording's span: its first and last samples' times (INT64_MIN for
+ * none), for +S, a window's check and --loop's. */
+void cli_recording_span(struct dssm_container *c, dssm_time_t *begins, dssm_time_t *ends);
+/* --loop of samples from `first` to `last` (a window, or the recording): all
+ * at one time, a pass takes no time and would be played again at once,
+ * endlessly (play wrote 3.7 million in 10 s; foxglove restarted every
+ * millisecond): 1 after the error was printed, or 0. The one check of
+ * `play --loop` and `foxglove --loop`. */
+int cli_loop_instant(const char *cmd, dssm_time_t first, dssm_time_t last);
 /* A file that is no ROS 1 bag, MCAP, rosbag2 .db3 or SSM log (by its first
  * bytes): 1 after an error naming what it is not and how it starts; 0 for
  * one of them (or a file that cannot be read: the import says why). */

@@ -42,7 +42,8 @@ void help_foxglove(FILE *out)
 	        "everyone who can connect may see the streams.\n"
 	        "--recording DIR serves a recording instead of the rings (a directory, one\n"
 	        "split into parts, or a bag, MCAP, .db3 or SSM log file), replayed at --speed\n"
-	        "(default 1) once, or for ever with --loop, with Time messages; the Foxglove\n"
+	        "(default 1) once, or for ever with --loop (refused for samples all at one\n"
+	        "time: a pass would take none), with Time messages; the Foxglove\n"
 	        "app can pause, seek and change the speed (playbackControl). ROS data keeps\n"
 	        "its ROS topic names (/turtle1/pose).\n"
 	        "Ctrl-C or SIGTERM stops it with a summary. -v logs connections and ops.\n\n"
@@ -185,10 +186,15 @@ int cmd_foxglove(int argc, char **argv)
 	/* a file (bag, MCAP, .db3, SSM log) is a recording as for every command */
 	struct cli_recording rec = {0};
 	struct stat st;
-	if (rc == 0 && cfg.recording && stat(cfg.recording, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (rc = cli_recording_open("foxglove", cfg.recording, &rec)) == 0) {
-		cfg.recording_name = cfg.recording;
+	int file = cfg.recording && stat(cfg.recording, &st) == 0 && S_ISREG(st.st_mode);
+	if (rc == 0 && (file || cfg.loop) && (rc = cli_recording_open("foxglove", cfg.recording, &rec)) == 0) {
+		cfg.recording_name = file ? cfg.recording : NULL;
 		cfg.recording = rec.dir;
+	}
+	dssm_time_t begins, ends;
+	if (rc == 0 && cfg.loop) {   /* (--loop: a recording given) */
+		cli_recording_span(rec.c, &begins, &ends);
+		rc = begins == INT64_MIN ? 0 : cli_loop_instant("foxglove", begins, ends);
 	}
 	if (rc == 0) {
 		struct fg_figures fig;

@@ -270,20 +270,6 @@ struct play_run {
 	int progress;             /* a status line (only on a terminal) */
 };
 
-/* The recording's span (begins, ends), for +S and the window's check. */
-static void play_recording_span(dssm_container *c, dssm_time_t *begins, dssm_time_t *ends)
-{
-	*begins = *ends = INT64_MIN;
-	for (int i = 0, n = dssm_container_stream_count(c); i < n; i++) {
-		dssm_recorded r;
-		dssm_container_stream_brief(c, i, &r);
-		if (r.count) {
-			*begins = *begins == INT64_MIN || r.first < *begins ? r.first : *begins;
-			*ends = r.last > *ends ? r.last : *ends;
-		}
-	}
-}
-
 /* Do entries A and B (the same NAME:ID: a ring made again while it was
  * recorded) fit one ring? Their type and encoding must agree (sizes are
  * met by the largest). */
@@ -464,10 +450,8 @@ static int play_create_rings(struct play_run *p, const char *path)
 	if (p->ns == 0)
 		return cli_error("play", "nothing to play in %s%s%s", path, p->o->list ? " for " : "",
 		                 p->o->list ? p->o->list : "");
-	if (p->o->loop && (p->last < p->t1 ? p->last : p->t1) <= (p->t0 > p->first ? p->t0 : p->first))
-		return cli_error("play", "--loop: the samples to play are all at one time: a pass takes no "
-		                 "time, and would be written again at once, endlessly; play without --loop");
-	return 0;
+	return p->o->loop ? cli_loop_instant("play", p->t0 > p->first ? p->t0 : p->first,
+	                                     p->last < p->t1 ? p->last : p->t1) : 0;
 }
 
 /* How long after the pass's start a sample recorded `elapsed` after the
@@ -564,7 +548,7 @@ int cmd_play(int argc, char **argv)
 		status = cli_error("play", "no memory for %d streams", p.n);
 	/* the window is checked before any ring is made */
 	dssm_time_t begins, ends;
-	play_recording_span(p.c, &begins, &ends);
+	cli_recording_span(p.c, &begins, &ends);
 	if (status == 0)
 		status = cli_time_window("play", &o.start, &o.end, begins, ends, &p.t0, &p.t1);
 	if (status == 0 && (status = play_create_rings(&p, argv[optind])) != 0 && p.rings)

@@ -304,3 +304,24 @@ int cli_check_name(const char *cmd, const char *name)
 		                 "DIR/)", name);
 	return check_name_part(cmd, name, name);
 }
+
+void cli_recording_span(dssm_container *c, dssm_time_t *begins, dssm_time_t *ends)
+{
+	*begins = *ends = INT64_MIN;
+	for (int i = 0, n = dssm_container_stream_count(c); i < n; i++) {
+		dssm_recorded r;
+		dssm_container_stream_brief(c, i, &r);
+		if (r.count) {
+			*begins = *begins == INT64_MIN || r.first < *begins ? r.first : *begins;
+			*ends = r.last > *ends ? r.last : *ends;
+		}
+	}
+}
+
+int cli_loop_instant(const char *cmd, dssm_time_t first, dssm_time_t last)
+{
+	if (last > first)
+		return 0;
+	return cli_error(cmd, "--loop: the samples to play are all at one time: a pass takes no "
+	                 "time, and would be played again at once, endlessly; %s without --loop", cmd);
+}
