@@ -793,6 +793,27 @@ t_play_loop_instant() {
 	"$DSSM" rm pi >/dev/null
 }
 check "play --loop of samples all at one time: refused (a pass takes no time), nothing left" t_play_loop_instant
+# play --now stamps each sample when it is written: now, then its recorded
+# offset divided by --speed later (before: the offset itself, so --speed 2
+# stamped samples ahead of real time, --speed 0.5 behind); stamps are
+# compared with each other, never with a clock
+t_play_now_speed() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-now
+	"$DSSM" write pn 'a' --create 16 --time 1795458550 >/dev/null || return 1
+	"$DSSM" write pn 'b' --time 1795458550.2 >/dev/null || return 1
+	"$DSSM" write pn 'c' --time 1795458550.4 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/pn.d" pn --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" rm pn >/dev/null || return 1
+	for sg in "2 100000000" "0.5 400000000" "1 200000000"; do
+		set -- $sg
+		"$DSSM" play "$tmp/pn.d" --now --speed "$1" --fresh 2>/dev/null || return 1
+		"$DSSM" cat pn -n 5 --format json >"$tmp/pnc" 2>/dev/null || return 1
+		python3 -c 'import json,sys; t=[json.loads(l)["time_ns"] for l in open(sys.argv[1])]
+assert [b - a for a, b in zip(t, t[1:])] == [int(sys.argv[2])] * 2, (sys.argv[2], t)' "$tmp/pnc" "$2" || return 1
+	done
+	"$DSSM" rm pn >/dev/null
+}
+check "play --now --speed X stamps each sample when it is written (offset / X)" t_play_now_speed
 # play bounds the shared memory of a ring it makes (--ring-mib, 256 by
 # default): a stream recorded with a long history of big samples is played
 # into a ring of fewer slots, said, with every sample (it made the recorded

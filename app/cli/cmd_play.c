@@ -30,7 +30,8 @@ void help_play(FILE *out)
 	        "SSM log FILE, read directly) into rings of the same names, layouts, types,\n"
 	        "schemas and properties (in DSSM_NAMESPACE), paced as they were recorded and\n"
 	        "scaled by --speed (2 = twice as fast). Samples keep their recorded timestamps,\n"
-	        "or with --now are shifted so the first one is stamped now. --loop plays\n"
+	        "or with --now are stamped when written: now, then each its recorded offset\n"
+	        "divided by --speed (and any pause) later, as live streams are. --loop plays\n"
 	        "again and again, shifting each pass after the previous one (samples all at\n"
 	        "one time are refused: no pass would space them). --start/--end T cut a time\n"
 	        "range: epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z, with a\n"
@@ -463,24 +464,25 @@ static dssm_time_t due_after(dssm_time_t elapsed, double speed)
 	return d >= 9.2e18 ? INT64_MAX : (dssm_time_t)d;
 }
 
-/* One pass over the window, paced by the monotonic clock (or the SSM clock),
- * a sample stamped `base` plus its time after the window's start (all
- * saturating: times reach INT64_MIN and INT64_MAX). 0, or the exit status
- * after an error was printed. */
+/* One pass, paced by the monotonic clock (or the SSM clock), a sample stamped
+ * `base` plus its time after the window's start; --now: plus that time / --speed
+ * and the pauses, when it is written (saturating: times reach INT64_MIN and
+ * INT64_MAX). 0, or the exit status after an error was printed. */
 static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t base,
                         dssm_time_t span)
 {
-	dssm_time_t pass_mono = mono(), report = mono();
+	dssm_time_t start = mono(), pass_mono = start, report = start;
 	dssm_record rec;
 	int rc = 0;
 	while (!cli_stop && (rc = dssm_query_next(q, &rec)) > 0) {
-		dssm_time_t elapsed = dssm__time_sub(rec.time, p->t0);
+		dssm_time_t elapsed = dssm__time_sub(rec.time, p->t0), due = due_after(elapsed, p->o->speed);
 		dssm_time_t stamp = dssm__time_add(base, elapsed);
 		if (drive_clock)
 			wait_clock(stamp);
-		else /* a pause shifts the rest of the pass */
-			pass_mono = dssm__time_add(
-			    pass_mono, wait_until(dssm__time_add(pass_mono, due_after(elapsed, p->o->speed))));
+		else /* a pause shifts the rest of the pass (pass_mono: its start, shifted) */
+			pass_mono = dssm__time_add(pass_mono, wait_until(dssm__time_add(pass_mono, due)));
+		if (p->o->now && !drive_clock)
+			stamp = dssm__time_add(base, dssm__time_add(dssm__time_sub(pass_mono, start), due));
 		if (cli_stop)
 			break;
 		int64_t w = dssm_write(p->rings[rec.stream], rec.data, rec.len, stamp);
