@@ -814,6 +814,23 @@ assert [b - a for a, b in zip(t, t[1:])] == [int(sys.argv[2])] * 2, (sys.argv[2]
 	"$DSSM" rm pn >/dev/null
 }
 check "play --now --speed X stamps each sample when it is written (offset / X)" t_play_now_speed
+# --loop of samples near the end of time: a pass whose stamps would pass
+# INT64_MAX (2262) is refused, saying so (before: every later pass
+# saturated to INT64_MAX, written for ever at one time)
+t_play_loop_end() {
+	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-end
+	"$DSSM" write pe 'a' --create 16 --time 9223372033 >/dev/null || return 1
+	"$DSSM" write pe 'b' --time 9223372035 >/dev/null || return 1
+	"$DSSM" record -o "$tmp/pe.d" pe --from-oldest --duration 200ms 2>/dev/null || return 1
+	"$DSSM" rm pe >/dev/null || return 1
+	timeout -s INT 20 "$DSSM" play "$tmp/pe.d" --loop --speed 1000 2>"$tmp/pee"; local rc=$?
+	cat "$tmp/pee"
+	[ $rc -eq 1 ] && has "loop: pass 2 would be stamped past the last time a stamp holds" "$tmp/pee" &&
+		has "stopped after 1 pass " "$tmp/pee" && has "wrote 2 samples" "$tmp/pee" || return 1
+	[ "$("$DSSM" info pe --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["count"])')" = 2 ] || return 1
+	"$DSSM" rm pe >/dev/null
+}
+check "play --loop: a pass stamped past INT64_MAX is refused, said" t_play_loop_end
 # play bounds the shared memory of a ring it makes (--ring-mib, 256 by
 # default): a stream recorded with a long history of big samples is played
 # into a ring of fewer slots, said, with every sample (it made the recorded

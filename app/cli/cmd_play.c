@@ -33,7 +33,7 @@ void help_play(FILE *out)
 	        "or with --now are stamped when written: now, then each its recorded offset\n"
 	        "divided by --speed (and any pause) later, as live streams are. --loop plays\n"
 	        "again and again, shifting each pass after the previous one (samples all at\n"
-	        "one time are refused: no pass would space them). --start/--end T cut a time\n"
+	        "one time are refused; a pass past 2262 stops it). --start/--end T cut a time\n"
 	        "range: epoch seconds (1795320000.5), ISO 8601 (2026-11-23T18:29:10Z, with a\n"
 	        "fraction, +09:00, or local time without a zone) or +S from the recording's\n"
 	        "first sample (+90, +1m30s, +500ms). On a terminal, space pauses and resumes,\n"
@@ -508,13 +508,22 @@ static int play_samples(struct play_run *p, dssm_query *q, int pass, dssm_time_t
  * sees the new time). 0, or the exit status after an error was printed. */
 static int play_pass(struct play_run *p, int pass)
 {
+	/* a loop pass whose stamps would pass INT64_MAX (all saturated to one
+	 * time) is refused: its last, t0 + span * (pass + 1) - 1, must fit */
+	dssm_time_t end = p->last < p->t1 ? p->last : p->t1, n, x;
+	if (!p->o->now && (__builtin_sub_overflow(end, p->t0, &n) || __builtin_add_overflow(n, 1, &n) ||
+	                   __builtin_mul_overflow(n, (int64_t)pass + 1, &x) ||
+	                   __builtin_add_overflow(p->t0, x - 1, &x)))
+		return cli_error("play", "--loop: pass %d would be stamped past the last time a stamp "
+		                 "holds (2262-04-11T23:47:16.854775807Z): stopped after %d pass%s (--now "
+		                 "stamps each pass from now)", pass + 1, pass, pass == 1 ? "" : "es");
 	dssm_query *q;
 	int rc = dssm_query_open(p->c, p->sel, p->ns, p->t0, p->t1, &q);
 	if (rc < 0)
 		return cli_dssm_error("play", rc);
 	cli_damage_recheck(&p->dmg, p->c, p->sel, p->ns); /* what opening the query met */
 	keys_on();
-	dssm_time_t span = dssm__time_add(dssm__time_sub(p->last < p->t1 ? p->last : p->t1, p->t0), 1);
+	dssm_time_t span = dssm__time_add(dssm__time_sub(end, p->t0), 1);
 	/* the pass's first stamp: now, or the window's start after `pass` spans */
 	dssm_time_t base = p->o->now ? dssm_now() : dssm__time_add(p->t0, dssm__time_mul(span, pass));
 	int status;
