@@ -158,33 +158,27 @@ rm -rf "$tmp/back.d"
 ls -a "$tmp" | grep -q reorder && bad "temporary reorder directories left behind: $(ls -a "$tmp" | grep reorder)"
 
 # ---- bad input: clear errors, exit status 1, never a crash ----
+# cut_said SRC BYTES NAME STREAMS SENTENCE WHAT: SRC's first BYTES as
+# $tmp/NAME, imported and read in place (info): each reads STREAMS ("12,
+# 8647 samples"), exit 0, and warns "$tmp/NAME SENTENCE"
+cut_said() {
+	head -c "$2" "$rec/$1" >"$tmp/$3"
+	"$dssm" import "$tmp/$3" -o "$tmp/$3.d" >/dev/null 2>"$tmp/err"
+	local rc=$?
+	[ $rc -eq 0 ] && grep -qF "warning: $tmp/$3 $5" "$tmp/err" &&
+		"$dssm" info "$tmp/$3.d" | grep -q "^streams: *$4" &&
+		ok "import of $6 says it: $(grep warning "$tmp/err" | cut -c1-90)..." ||
+		bad "import of $6 (exit $rc): $(cat "$tmp/err")"
+	"$dssm" info "$tmp/$3" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	[ $rc -eq 0 ] && grep -qF "warning:     $tmp/$3 $5" "$tmp/out" && grep -q "^streams: *$4" "$tmp/out" &&
+		ok "info of $6 says it" || bad "info of $6 (exit $rc): $(cat "$tmp/out" "$tmp/err")"
+}
 # a closed bag cut inside its index (a copy cut short) or before it: its
 # whole chunks are read by walking them, as rosbag reindex would, and said
-head -c 860000 "$rec/example.bag" >"$tmp/cutix.bag"
-"$dssm" import "$tmp/cutix.bag" -o "$tmp/cutix.d" >/dev/null 2>"$tmp/err"
-rc=$?
-cutix="cutix.bag is not closed: its index is missing or cut at byte 859398 (the file ends at 860000, its index was to start at 856695); read by walking its chunks: 1 chunk, 8647 messages"
-[ $rc -eq 0 ] && grep -qF "warning: $tmp/$cutix" "$tmp/err" &&
-	"$dssm" info "$tmp/cutix.d" | grep -q '^streams: *12, 8647 samples' &&
-	ok "import of a bag cut inside its index: its chunks walked: $(grep warning "$tmp/err" | cut -c1-90)..." ||
-	bad "bag cut inside its index (exit $rc): $(cat "$tmp/err")"
-"$dssm" info "$tmp/cutix.bag" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-[ $rc -eq 0 ] && grep -qF "warning:     $tmp/$cutix" "$tmp/out" && grep -q '^streams: *12, 8647 samples' "$tmp/out" &&
-	ok "info of a bag cut inside its index says it" || bad "info of a bag cut inside its index (exit $rc): $(cat "$tmp/out" "$tmp/err")"
+cut_said example.bag 860000 cutix.bag "12, 8647 samples" "is not closed: its index is missing or cut at byte 859398 (the file ends at 860000, its index was to start at 856695); read by walking its chunks: 1 chunk, 8647 messages" "a bag cut inside its index"
 # an MCAP file cut inside its summary: its data whole, the cut said
-head -c 5000 "$rec/talker.mcap" >"$tmp/cutsum.mcap"
-cutsum="cutsum.mcap is not closed: its summary or footer is missing or cut (the file ends at byte 5000, 1627 bytes after its Data End record); its data section is whole, read by walking it: 1 chunk, 20 messages"
-"$dssm" import "$tmp/cutsum.mcap" -o "$tmp/cutsum.d" >/dev/null 2>"$tmp/err"
-rc=$?
-[ $rc -eq 0 ] && grep -qF "warning: $tmp/$cutsum" "$tmp/err" &&
-	"$dssm" info "$tmp/cutsum.d" | grep -q '^streams: *3, 20 samples' &&
-	ok "import of an MCAP cut inside its summary says it: $(grep warning "$tmp/err" | cut -c1-90)..." ||
-	bad "MCAP cut inside its summary (exit $rc): $(cat "$tmp/err")"
-"$dssm" info "$tmp/cutsum.mcap" >"$tmp/out" 2>"$tmp/err"
-rc=$?
-[ $rc -eq 0 ] && grep -qF "warning:     $tmp/$cutsum" "$tmp/out" && grep -q '^streams: *3, 20 samples' "$tmp/out" &&
-	ok "info of an MCAP cut inside its summary says it" || bad "info of an MCAP cut inside its summary (exit $rc): $(cat "$tmp/out" "$tmp/err")"
+cut_said talker.mcap 5000 cutsum.mcap "3, 20 samples" "is not closed: its summary or footer is missing or cut (the file ends at byte 5000, 1627 bytes after its Data End record); its data section is whole, read by walking it: 1 chunk, 20 messages" "an MCAP cut inside its summary"
 head -c 100000 "$rec/example-bz2.bag" >"$tmp/cut.bag"
 "$dssm" import "$tmp/cut.bag" -o "$tmp/cut.d" >/dev/null 2>"$tmp/err"
 rc=$?

@@ -793,17 +793,24 @@ t_play_loop_instant() {
 	"$DSSM" rm pi >/dev/null
 }
 check "play --loop of samples all at one time: refused (a pass takes no time), nothing left" t_play_loop_instant
+# recorded_ring NAME TIME...: ring NAME with one sample at each TIME (epoch
+# seconds), recorded into $tmp/NAME.d, then removed
+recorded_ring() {
+	local name=$1 create="--create 16"; shift
+	for t in "$@"; do
+		"$DSSM" write "$name" x $create --time "$t" >/dev/null || return 1
+		create=
+	done
+	"$DSSM" record -o "$tmp/$name.d" "$name" --from-oldest --duration 200ms 2>/dev/null &&
+		"$DSSM" rm "$name" >/dev/null
+}
 # play --now stamps each sample when it is written: now, then its recorded
 # offset divided by --speed later (before: the offset itself, so --speed 2
 # stamped samples ahead of real time, --speed 0.5 behind); stamps are
 # compared with each other, never with a clock
 t_play_now_speed() {
 	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-now
-	"$DSSM" write pn 'a' --create 16 --time 1795458550 >/dev/null || return 1
-	"$DSSM" write pn 'b' --time 1795458550.2 >/dev/null || return 1
-	"$DSSM" write pn 'c' --time 1795458550.4 >/dev/null || return 1
-	"$DSSM" record -o "$tmp/pn.d" pn --from-oldest --duration 200ms 2>/dev/null || return 1
-	"$DSSM" rm pn >/dev/null || return 1
+	recorded_ring pn 1795458550 1795458550.2 1795458550.4 || return 1
 	for sg in "2 100000000" "0.5 400000000" "1 200000000"; do
 		set -- $sg
 		"$DSSM" play "$tmp/pn.d" --now --speed "$1" --fresh 2>/dev/null || return 1
@@ -819,10 +826,7 @@ check "play --now --speed X stamps each sample when it is written (offset / X)" 
 # saturated to INT64_MAX, written for ever at one time)
 t_play_loop_end() {
 	local -x DSSM_NAMESPACE=$DSSM_NAMESPACE-end
-	"$DSSM" write pe 'a' --create 16 --time 9223372033 >/dev/null || return 1
-	"$DSSM" write pe 'b' --time 9223372035 >/dev/null || return 1
-	"$DSSM" record -o "$tmp/pe.d" pe --from-oldest --duration 200ms 2>/dev/null || return 1
-	"$DSSM" rm pe >/dev/null || return 1
+	recorded_ring pe 9223372033 9223372035 || return 1
 	timeout -s INT 20 "$DSSM" play "$tmp/pe.d" --loop --speed 1000 2>"$tmp/pee"; local rc=$?
 	cat "$tmp/pee"
 	[ $rc -eq 1 ] && has "loop: pass 2 would be stamped past the last time a stamp holds" "$tmp/pee" &&
