@@ -333,6 +333,71 @@ static void test_added_while_splitting(void **state)
 	dssm_close(busy);
 }
 
+/* Wait ms milliseconds, polling the recorder every 5 ms when poll. */
+static void idle(dssm_recorder *r, int ms, int poll)
+{
+	for (int t = 0; t < ms; t += 5) {
+		if (poll)
+			assert_int_equal(dssm_recorder_poll(r), 0);
+		usleep(5000);
+	}
+}
+
+/* A split by duration D: each of N samples, written 2 D after the one
+ * before was recorded, is in a part of its own, whatever the load (the
+ * test only waits at least so long). With no poll (poll 0), the split is
+ * the sample's: made at the first sample taken once the part's time is
+ * up; before, only the poll split, and all N were in part 1. With polls
+ * (poll 1), a part that holds no sample yet is not closed for its time:
+ * before, part 1, empty while the ring was quiet, was closed by the poll
+ * and the set began with an empty part (N + 1 parts). */
+static void split_paced(int poll)
+{
+	enum { D_MS = 50, N = 4 };
+	char dir[300], part[400], name[32];
+	snprintf(name, sizeof name, "split-paced%d", poll);
+	dir_for(dir, sizeof dir, name);
+	dssm_stream *a = testutil_create(name, 64, 16);
+	dssm_recorder_config cfg;
+	dssm_recorder_config_init(&cfg);
+	cfg.split_duration = D_MS * 1000000LL;
+	dssm_recorder *r = started(&cfg, dir, name);
+	dssm_recorder_stats st;
+	for (int k = 0; k < N; k++) {
+		idle(r, 2 * D_MS, poll);
+		assert_true(dssm_write(a, &k, sizeof k, dssm_now()) >= 0);
+		for (int t = 0; t < 2000 && (dssm_recorder_stream(r, 0, &st), st.recorded < (uint64_t)k + 1); t++)
+			idle(r, 5, poll);
+		assert_int_equal(st.recorded, k + 1);
+	}
+	assert_int_equal(dssm_recorder_stop(r), 0);
+	assert_int_equal(dssm_recorder_parts(r), N);
+	dssm_recorder_free(r);
+	for (int p = 1; p <= N; p++) {
+		dssm_container *c;
+		dssm_recorded rec;
+		snprintf(part, sizeof part, "%s/part-%04d", dir, p);
+		assert_int_equal(dssm_container_open(part, &c), 0);
+		assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+		assert_int_equal(rec.count, 1);
+		dssm_query *q;
+		dssm_record got;
+		assert_int_equal(dssm_query_open(c, NULL, 0, 0, INT64_MAX, &q), 0);
+		assert_int_equal(dssm_query_next(q, &got), 1);
+		assert_int_equal(got.tid, p - 1); /* (TIDs from 0: the ring was new) */
+		dssm_query_close(q);
+		dssm_container_close(c);
+	}
+	dssm_close(a);
+}
+
+static void test_split_duration_at_sample(void **state)
+{
+	(void)state;
+	split_paced(0);
+	split_paced(1);
+}
+
 /* A part closed at a split does not wait for a slow level's whole chunk
  * with every stream stopped (zstd 19 with a small ring lost 8-50 of ~2000
  * samples at each split): its compressors are hurried, as a writer behind
@@ -851,6 +916,7 @@ int main(void)
 		cmocka_unit_test_setup(test_split_at_its_size, testutil_reset),
 		cmocka_unit_test_setup(test_added_while_splitting, testutil_reset),
 		cmocka_unit_test_setup(test_split_hurries, testutil_reset),
+		cmocka_unit_test_setup(test_split_duration_at_sample, testutil_reset),
 		cmocka_unit_test_setup(test_start_per_stream, testutil_reset),
 		cmocka_unit_test(test_config_layout),
 		cmocka_unit_test_setup(test_stop_takes_what_rings_hold, testutil_reset),

@@ -64,8 +64,10 @@ static int store_sample(dssm_recorder *r, struct rstream *rs, const dssm_sample_
 	const char *own = failed ? dssm__store_write_error(r->c, rs->index) : NULL;
 	if (failed)
 		snprintf(rs->error, sizeof rs->error, "%s", own ? own : dssm_last_error());
-	if (rc == 0)
+	if (rc == 0) {
 		rs->last_time = si->time;
+		r->part_samples++;
+	}
 	pthread_mutex_unlock(&r->lock);
 	return rc;
 }
@@ -110,6 +112,12 @@ int dssm__recorder_take(dssm_recorder *r, struct rstream *rs, struct drain_buf *
 	/* a recording as source: its TID gaps are its own recorder's losses */
 	uint64_t passed = rs->follow == FOLLOW_RECORDING ? dssm__recording_passed(rs->s) : UINT64_MAX;
 	atomic_fetch_add(&rs->lost, passed != UINT64_MAX ? passed : missed);
+	/* a split by duration is made at the first sample taken once the
+	 * part's time is up (into the next part), not at the next poll: a
+	 * poll late on a loaded machine made parts longer */
+	dssm_time_t now = dssm_now();
+	if (dssm__recorder_time_up(r, now))
+		dssm__recorder_rotate_if_due(r, now);
 	rc = store_sample(r, rs, &si, b->p);
 	/* the ring's time went back (record_follow.c): a new entry, or counted */
 	if (rc == DSSM_EBACKWARDS && (rc = dssm__recorder_time_back(r, rs, &si)) == 0)

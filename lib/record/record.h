@@ -66,7 +66,13 @@ struct dssm_recorder {
 	int part_pending;
 	int trimmed;               /* parts up to this one removed by max_splits */
 	int started, stopped;
-	dssm_time_t part_start;
+	/* split_duration: parts end on a grid of it from part 1's start
+	 * (origin), at the first sample taken at or after part_end (or the
+	 * poll's look when none comes); part_samples: the current part's (under
+	 * r->lock), a part that holds none is not closed for its time */
+	dssm_time_t origin;
+	_Atomic dssm_time_t part_end;
+	uint64_t part_samples;
 	_Atomic uint64_t part_bytes;
 	pthread_mutex_t lock;
 	/* record_part.c: the lock's protocol: threads that dropped it to wait
@@ -122,6 +128,11 @@ int dssm__recorder_sync(dssm_recorder *r);
 int dssm__recorder_open_pending(dssm_recorder *r);
 int dssm__recorder_open_part(dssm_recorder *r);
 int dssm__recorder_rotate_if_due(dssm_recorder *r, dssm_time_t now);
+/* Is the current part's time up at now (split_duration)? Without the lock. */
+static inline int dssm__recorder_time_up(dssm_recorder *r, dssm_time_t now)
+{
+	return r->cfg.split_duration > 0 && now >= atomic_load(&r->part_end);
+}
 int dssm__recorder_trim(dssm_recorder *r);
 
 /* record.c: stop every thread; the first reason given is the one reported. */

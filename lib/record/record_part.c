@@ -116,6 +116,24 @@ int dssm__recorder_open_pending(dssm_recorder *r)
 	return DSSM_ESTATE;
 }
 
+/* When the current part's time is up (split_duration D): the end of the
+ * cell of the grid origin + k D that holds now (part 1 begins the grid;
+ * a clock stepped back before it begins it again). So parts are D long
+ * whenever their samples come, not D from the sample that made them, and
+ * a poll every 100 ms does not see a part made 0.5 ms after its cell
+ * began as due 0.5 ms after a look (0.2 s parts lasted 0.3 s). */
+static void part_times(dssm_recorder *r, dssm_time_t now)
+{
+	dssm_time_t d = r->cfg.split_duration, end = INT64_MAX;
+	if (r->part == 1 || now < r->origin)
+		r->origin = now;
+	if (d > 0) {
+		end = r->origin + (now - r->origin) / d * d;
+		end = end > INT64_MAX - d ? INT64_MAX : end + d;
+	}
+	atomic_store(&r->part_end, end);
+}
+
 /* The container for the current part (DIR itself, or DIR/part-NNNN), with
  * every registered stream. Called with r->lock held, or before any thread
  * runs. A part that cannot be made whole is removed again: it holds no
@@ -153,7 +171,8 @@ int dssm__recorder_open_part(dssm_recorder *r)
 		r->c = NULL;
 		return dssm__fail(rc, "%s", why);
 	}
-	r->part_start = dssm_now();
+	part_times(r, dssm_now());
+	r->part_samples = 0;
 	atomic_store(&r->part_bytes, 0);
 	return 0;
 }
@@ -171,9 +190,14 @@ int dssm__recorder_rotate_if_due(dssm_recorder *r, dssm_time_t now)
 {
 	char why[700] = "";
 	pthread_mutex_lock(&r->lock);
+	int time_up = r->c && dssm__recorder_time_up(r, now);
+	if (time_up && !r->part_samples) { /* no sample yet: it takes the next cell's */
+		part_times(r, now);
+		time_up = 0;
+	}
 	int rc = 0, due = r->c && !r->rotating &&
-	                  ((r->cfg.split_duration > 0 && now - r->part_start >= r->cfg.split_duration) ||
-	                   (r->cfg.split_bytes > 0 && atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
+	                  (time_up || (r->cfg.split_bytes > 0 &&
+	                               atomic_load(&r->part_bytes) >= r->cfg.split_bytes));
 	if (due) {
 		r->rotating = 1;
 		dssm__chunk_closing(r->c);
