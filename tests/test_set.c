@@ -309,6 +309,42 @@ static void test_follow_written(void **state)
 	dssm_container_close(reader);
 }
 
+/* A set followed from before its first part, whose SET says max-splits 0
+ * (no part is ever removed), and whose first part to appear is part-0002:
+ * part-0001 is lost, said and its stream's damage known as soon as the
+ * reader sees part-0002 (as when the set is opened after it), not only
+ * once CLOSED comes (before: the refresh looked for gaps only then, so a
+ * live `dssm cat -f` or query --follow read on as if nothing was lost). */
+static void test_follow_first_part_lost(void **state)
+{
+	(void)state;
+	char dir[300], addr[400];
+	set_dir(dir, sizeof dir);
+	dssm_container *reader;
+	assert_int_equal(dssm_container_open(dir, &reader), 0); /* only SET yet */
+	assert_null(dssm_container_warning(reader));
+	dssm_container *w = part(dir, 2);
+	int k = add(w, "imu", "t/I");
+	put(w, k, 'i', 5, S(5));
+	assert_int_equal(dssm_container_sync(w), 0);
+	assert_int_equal(dssm_container_refresh(reader), 0);
+	const char *said = dssm_container_warning(reader);
+	assert_non_null(said);
+	assert_non_null(strstr(said, "part-0001 is missing"));
+	dssm_recorded r;
+	assert_int_equal(dssm_container_stream(reader, 0, &r), 0);
+	assert_non_null(r.damage);
+	assert_non_null(strstr(r.damage, "part-0001"));
+	dssm_container_close(reader);
+	/* a stream reader opened now (`cat -f DIR/imu` waiting for its name)
+	 * is refused, naming the part (as for a closed set) */
+	snprintf(addr, sizeof addr, "%s/imu", dir);
+	dssm_stream *st;
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &st), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "part-0001"));
+	assert_int_equal(dssm_container_close(w), 0);
+}
+
 /* A part read while it was made (CONTAINER there, its stream entries not
  * yet), then finished and followed by the next part before the reader's
  * next look: its entries chain first, and the set keeps one stream. They
@@ -756,6 +792,7 @@ int main(void)
 		cmocka_unit_test(test_query_windows),
 		cmocka_unit_test(test_stream_across_parts),
 		cmocka_unit_test(test_follow_written),
+		cmocka_unit_test(test_follow_first_part_lost),
 		cmocka_unit_test(test_part_read_while_made),
 		cmocka_unit_test(test_rolling_window),
 		cmocka_unit_test(test_follow_gaps),

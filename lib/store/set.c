@@ -556,9 +556,12 @@ static int refresh(dssm_container *c, int only)
 		return 0;
 	s->closed = load_closed(c);
 	find_removed(c);
-	int rc = find_added(c);
-	if (rc == 0 && s->closed)
-		find_gaps(c); /* what CLOSED lists, now that it is there */
+	int had = s->np, rc = find_added(c);
+	/* what CLOSED lists, now that it is there; a part missing before the
+	 * ones just found (SET's max-splits 0) or between them, as soon as they
+	 * are seen, as by a reader opening the set now */
+	if (rc == 0 && (s->closed || s->np != had))
+		find_gaps(c);
 	for (int i = 0; i < s->np && rc == 0; i++) {
 		struct part *p = &s->p[i];
 		if (p->removed || dssm_container_closed(p->c))
