@@ -470,9 +470,7 @@ int dssm_recorder_stop(dssm_recorder *r)
 	if (r->stopped)
 		return 0;
 	atomic_store(&r->finish, 1); /* what the rings hold is taken first */
-	for (int i = 0; i < r->n; i++)
-		if (r->v[i]->started)
-			pthread_join(r->v[i]->thread, NULL);
+	dssm__recorder_join(r);
 	atomic_store(&r->stop, 1);
 	dssm__recorder_tell(r);
 	int rc = 0;

@@ -153,6 +153,13 @@ static inline int dssm__recorder_at_limit(const dssm_recorder *r, struct rstream
  * take what its ring holds first; r->stop or rc < 0, a failure: count what
  * is left in it). Returns rc, or the error met taking. */
 int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf *b, int rc);
+/* record_finish.c, from dssm_recorder_stop: join the stream threads. Once
+ * the recording is told to stop now (dssm_recorder_stop_now: a second
+ * Ctrl-C) or stopped by itself, the part's waits for its compressors
+ * hurry, as a split's do (chunks a slow level has not finished are
+ * stored), for the threads' last appends and syncs and for the last sync
+ * after them. */
+void dssm__recorder_join(dssm_recorder *r);
 
 /* rstream.follow: a local ring (dssm_is_current), a proxy's (a WAIT the
  * proxy cannot meet at once, which it refuses for a ring made again), a

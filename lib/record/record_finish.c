@@ -10,11 +10,13 @@
  * of it is still there, nothing is in a ring) nor for a stream that ended
  * by itself (--limit: what follows is past the limit).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "lib/base/base.h"
 #include "record.h"
+#include "lib/store/chunk.h"
 
 void dssm__recorder_stop_with(dssm_recorder *r, const char *why)
 {
@@ -114,4 +116,40 @@ int dssm__recorder_finish(dssm_recorder *r, struct rstream *rs, struct drain_buf
 	if ((rc < 0 || atomic_load(&r->stop)) && (end = ring_end(rs->s, &oldest)) != 0)
 		count_left(rs, b, end, oldest);
 	return rc;
+}
+
+/* The part's waits hurry from now on (under r->lock: the waiting threads
+ * read it so). */
+static void hurry(dssm_recorder *r)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->c)
+		dssm__chunk_closing(r->c);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void dssm__recorder_join(dssm_recorder *r)
+{
+	int hurried = 0;
+	for (int i = 0; i < r->n; i++) {
+		if (!r->v[i]->started)
+			continue;
+		for (;;) {
+			if (!hurried && atomic_load(&r->stop)) {
+				hurry(r);
+				hurried = 1;
+			}
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 20 * 1000 * 1000; /* (a stop now seen within 20 ms) */
+			if (until.tv_nsec >= 1000000000) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000;
+			}
+			if (pthread_timedjoin_np(r->v[i]->thread, NULL, &until) != ETIMEDOUT)
+				break;
+		}
+	}
+	if (!hurried && atomic_load(&r->stop))
+		hurry(r); /* (the last sync's waits) */
 }
