@@ -248,6 +248,19 @@ static dssm_recorder *split_run(char *dir, size_t cap, const char *name, const c
 	return r;
 }
 
+/* Part p of the set dir, open, whose stream 0 holds count samples. */
+static dssm_container *part_holding(const char *dir, int p, uint64_t count)
+{
+	char part[400];
+	dssm_container *c;
+	dssm_recorded rec;
+	snprintf(part, sizeof part, "%s/part-%04d", dir, p);
+	assert_int_equal(dssm_container_open(part, &c), 0);
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, count);
+	return c;
+}
+
 /* A split by size is made at the sample that reaches it, not at the next
  * poll: a ring drained faster than the poll comes (here: with no poll at
  * all) had all its samples in one part, many times --split-size. */
@@ -257,19 +270,13 @@ static void test_split_at_its_size(void **state)
 	dssm_stream *a = testutil_create("rec-fast", 4096, 256);
 	struct writer w = {a, 200, 4096};
 	write_samples(&w);
-	char dir[300], part[400];
+	char dir[300];
 	dssm_recorder *r = split_run(dir, sizeof dir, "split-size", "rec-fast", 20 * 4096, NULL, 0,
 	                             200);
 	assert_int_equal(dssm_recorder_parts(r), 10);
 	dssm_recorder_free(r);
 	for (int p = 1; p <= 10; p++) {
-		dssm_container *c;
-		dssm_recorded rec;
-		snprintf(part, sizeof part, "%s/part-%04d", dir, p);
-		assert_int_equal(dssm_container_open(part, &c), 0);
-		assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
-		assert_int_equal(rec.count, 20);
-		dssm_container_close(c);
+		dssm_container_close(part_holding(dir, p, 20));
 	}
 	dssm_close(a);
 }
@@ -354,7 +361,7 @@ static void idle(dssm_recorder *r, int ms, int poll)
 static void split_paced(int poll)
 {
 	enum { D_MS = 50, N = 4 };
-	char dir[300], part[400], name[32];
+	char dir[300], name[32];
 	snprintf(name, sizeof name, "split-paced%d", poll);
 	dir_for(dir, sizeof dir, name);
 	dssm_stream *a = testutil_create(name, 64, 16);
@@ -374,12 +381,7 @@ static void split_paced(int poll)
 	assert_int_equal(dssm_recorder_parts(r), N);
 	dssm_recorder_free(r);
 	for (int p = 1; p <= N; p++) {
-		dssm_container *c;
-		dssm_recorded rec;
-		snprintf(part, sizeof part, "%s/part-%04d", dir, p);
-		assert_int_equal(dssm_container_open(part, &c), 0);
-		assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
-		assert_int_equal(rec.count, 1);
+		dssm_container *c = part_holding(dir, p, 1);
 		dssm_query *q;
 		dssm_record got;
 		assert_int_equal(dssm_query_open(c, NULL, 0, 0, INT64_MAX, &q), 0);
@@ -398,6 +400,15 @@ static void test_split_duration_at_sample(void **state)
 	split_paced(1);
 }
 
+/* A sample of SLOW_SIZE text-like bytes (it shrinks, slowly at zstd 22),
+ * from the generator state *x. */
+enum { SLOW_SIZE = 120 << 10 };
+static void slow_text(uint8_t *buf, uint32_t *x)
+{
+	for (size_t i = 0; i < SLOW_SIZE; i++)
+		buf[i] = (uint8_t)('a' + (*x = *x * 1103515245u + 12345u) % 19u);
+}
+
 /* A part closed at a split does not wait for a slow level's whole chunk
  * with every stream stopped (zstd 19 with a small ring lost 8-50 of ~2000
  * samples at each split): its compressors are hurried, as a writer behind
@@ -407,18 +418,16 @@ static void test_split_duration_at_sample(void **state)
 static void test_split_hurries(void **state)
 {
 	(void)state;
-	enum { SIZE = 120 << 10 };
-	dssm_stream *a = testutil_create("rec-slow", SIZE, 8);
-	static uint8_t buf[SIZE];
+	dssm_stream *a = testutil_create("rec-slow", SLOW_SIZE, 8);
+	static uint8_t buf[SLOW_SIZE];
 	uint32_t x = 7;
 	for (int k = 0; k < 3; k++) {
-		for (size_t i = 0; i < SIZE; i++) /* (text-like: it shrinks, slowly at 22) */
-			buf[i] = (uint8_t)('a' + (x = x * 1103515245u + 12345u) % 19u);
-		assert_true(dssm_write(a, buf, SIZE, dssm_now()) >= 0);
+		slow_text(buf, &x);
+		assert_true(dssm_write(a, buf, SLOW_SIZE, dssm_now()) >= 0);
 	}
 	char dir[300], part[400];
 	/* (the third sample splits) */
-	dssm_recorder *r = split_run(dir, sizeof dir, "split-hurried", "rec-slow", 3 * SIZE - 100,
+	dssm_recorder *r = split_run(dir, sizeof dir, "split-hurried", "rec-slow", 3 * SLOW_SIZE - 100,
 	                             "zstd", 22, 3);
 	assert_int_equal(dssm_recorder_parts(r), 1);
 	uint64_t chunks, faster, stored;
@@ -437,7 +446,7 @@ static void test_split_hurries(void **state)
 	assert_int_equal(dssm_query_open(c, NULL, 0, 0, INT64_MAX, &q), 0);
 	int n = 0;
 	for (; dssm_query_next(q, &got) == 1; n++)
-		assert_int_equal(got.len, SIZE);
+		assert_int_equal(got.len, SLOW_SIZE);
 	assert_int_equal(n, 3);
 	dssm_query_close(q);
 	dssm_container_close(c);
@@ -448,19 +457,18 @@ static void test_split_hurries(void **state)
 
 /* A stop cut short (dssm_recorder_stop_now: a second Ctrl-C) does not wait
  * for a slow level's chunk: the last sync's waits hurry as a split's do,
- * and the chunk is stored, its samples all kept. Here zstd 22 of 120 KiB
+ * and the chunk is stored, its samples all kept. Here zstd 22 of 240 KiB
  * chunks (tens of ms at least), the last closed by the last sync. Before, the sync
  * waited for it whole (zstd 19 of 8 streams: 0.66 s after the second
  * Ctrl-C, the stream threads in their own syncs). */
 static void test_stop_now_hurries(void **state)
 {
 	(void)state;
-	enum { SIZE = 120 << 10 };
+	enum { SIZE = SLOW_SIZE };
 	dssm_stream *a = testutil_create("rec-cut", SIZE, 8);
 	static uint8_t buf[SIZE];
 	uint32_t x = 11;
-	for (size_t i = 0; i < SIZE; i++) /* (text-like: it shrinks, slowly at 22) */
-		buf[i] = (uint8_t)('a' + (x = x * 1103515245u + 12345u) % 19u);
+	slow_text(buf, &x);
 	char dir[300];
 	dir_for(dir, sizeof dir, "stop-now-hurried");
 	dssm_recorder_config cfg;
@@ -473,13 +481,13 @@ static void test_stop_now_hurries(void **state)
 	assert_int_equal(dssm_recorder_add(r, "rec-cut"), 0);
 	assert_int_equal(dssm_recorder_start(r), 0);
 	/* (two samples fill a chunk, handed to its compressor by the third's
-	 * append; the third's chunk is closed by the last sync) */
-	for (int k = 0; k < 3; k++)
+	 * append; the third's and fourth's chunk is closed by the last sync) */
+	for (int k = 0; k < 4; k++)
 		assert_true(dssm_write(a, buf, SIZE, dssm_now()) >= 0);
 	dssm_recorder_stats st;
-	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 3); t++)
+	for (int t = 0; t < 1000 && (dssm_recorder_stream(r, 0, &st), st.recorded < 4); t++)
 		usleep(10000);
-	assert_int_equal(st.recorded, 3);
+	assert_int_equal(st.recorded, 4);
 	dssm_recorder_stop_now(r);
 	assert_int_equal(dssm_recorder_stop(r), 0);
 	uint64_t chunks, faster, stored;
@@ -487,14 +495,14 @@ static void test_stop_now_hurries(void **state)
 	assert_int_equal(chunks, 2);
 	assert_true(stored >= 1);
 	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
-	assert_int_equal(st.kept, 3);
+	assert_int_equal(st.kept, 4);
 	dssm_recorder_free(r);
 	dssm_container *c;
 	dssm_query *q;
 	dssm_record got;
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	assert_int_equal(dssm_query_open(c, NULL, 0, 0, INT64_MAX, &q), 0);
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 4; k++) {
 		assert_int_equal(dssm_query_next(q, &got), 1);
 		assert_int_equal(got.len, SIZE);
 		assert_memory_equal(got.data, buf, SIZE);
