@@ -835,6 +835,68 @@ static void test_recording_read_next_skips_damage(void **state)
 	assert_int_equal(dssm_container_remove(dir), 0);
 }
 
+/* A damaged index entry (its TID unknown: the entries around it give a
+ * range) is passed over as a damaged record is: read_back fails with it
+ * once and moves onto it, the next read_back going on before it; read_next
+ * from a TID whose search lands on it goes on to the next good sample,
+ * the damaged one counted in missed (a damaged first or last entry is
+ * found when the stream is opened: refused, DSSM_ECORRUPT). Never its sample, never a wrong one. Before, each of
+ * these failed with DSSM_ECORRUPT on every call: a reader never got past.
+ * dir's "gap" stream: TIDs 0 1 2 5 6; entry `at`'s index entry damaged. */
+static dssm_stream *damaged_entry(char *dir, size_t cap, const char *tag, int at)
+{
+	char index[300];
+	snprintf(dir, cap, "%s-%s", rec_dir, tag);
+	int idx;
+	dssm_container_close(gap_container(dir, &idx));
+	snprintf(index, sizeof index, "%s/streams/0000.index", dir);
+	flip_byte(index, at * 32 + 2); /* (its time: the entry's CRC fails) */
+	return open_gap(dir);
+}
+
+static void test_recording_damaged_index_entry(void **state)
+{
+	(void)state;
+	char dir[256];
+	unsigned char buf[16];
+	dssm_sample_info si;
+	uint64_t missed = 9;
+	/* entry 3 (TID 5): read_back from the newest, down to the first */
+	dssm_stream *s = damaged_entry(dir, sizeof dir, "backidx", 3);
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_non_null(strstr(dssm_last_error(), "entry 3"));
+	static const uint64_t back[] = {2, 1, 0};
+	for (int k = 0; k < 3; k++) {
+		assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+		assert_int_equal(si.tid, back[k]);
+		assert_true(testutil_check(buf, sizeof buf, back[k]));
+	}
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ETOOOLD);
+	/* read_next from onto it: the sample after it, nothing missed (the
+	 * damaged one was said) */
+	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 6);
+	assert_int_equal(missed, 0);
+	/* from TID 4 (the search lands on the damaged entry): TID 6, with 4
+	 * (the gap) and 5 (damaged) missed */
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 4), 0);
+	assert_int_equal(dssm_read_next(s, buf, sizeof buf, &si, &missed), 0);
+	assert_int_equal(si.tid, 6);
+	assert_true(testutil_check(buf, sizeof buf, 6));
+	assert_int_equal(missed, 2);
+	/* read_back from TID 6 as the next wanted: the damaged one once, then 2 */
+	assert_int_equal(dssm_subscribe(s, DSSM_FROM_TID, 6), 0);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), DSSM_ECORRUPT);
+	assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+	assert_int_equal(si.tid, 2);
+	dssm_close(s);
+	assert_int_equal(dssm_container_remove(dir), 0);
+}
+
 /* The newest sample of a recording still being written is damaged: read_next
  * says there is nothing newer, a wait for a newer sample is not met by the
  * damaged one (it was, at once, and a reader looping on wait and read_next
@@ -1093,6 +1155,7 @@ int main(void)
 		cmocka_unit_test(test_recording_wait_live),
 		cmocka_unit_test(test_recording_damaged),
 		cmocka_unit_test(test_recording_read_next_skips_damage),
+		cmocka_unit_test(test_recording_damaged_index_entry),
 		cmocka_unit_test(test_recording_damaged_newest),
 		cmocka_unit_test(test_recording_grows),
 		cmocka_unit_test(test_recording_two_threads),

@@ -303,8 +303,12 @@ int dssm_container_part(dssm_container *c, int i, dssm_part *out);
  *   - A damaged entry (index entry or record failing its CRC) is
  *     DSSM_ECORRUPT for the reads that name it; read_next passes over it
  *     as over a missed TID: the next good sample, the damaged one counted
- *     in *missed; read_back fails with it once and moves onto it (when
- *     its index entry gives its TID), the next read_back going on before.
+ *     in *missed; read_back fails with it once and moves onto it, the
+ *     next read_back going on before (a damaged index entry gives no TID:
+ *     a read_next from it counts nothing missed before the next sample);
+ *     a damaged index entry among those a TID is looked for in (read_next
+ *     after dssm_subscribe FROM_TID, read_back after it) is passed over
+ *     as well, never taken for older than a good one.
  *   - dssm_info: as recorded (type, encoding, max_size, slots, ...); count
  *     is the newest TID + 1, tid/time_oldest and _newest the recording's
  *     ends; writer_*, segment_bytes are 0.

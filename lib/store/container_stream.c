@@ -115,35 +115,8 @@ static int read_entry(dssm_stream *s, uint64_t i, int ahead, void *buf, size_t c
 	return 0;
 }
 
-static uint64_t tid_at(struct recording *r, uint64_t i, int *rc)
-{
-	uint64_t tid = 0;
-	if (*rc == 0)
-		*rc = dssm__query_entry(r->q, i, NULL, &tid);
-	return tid;
-}
-
-/* The first entry whose TID is >= tid (the count if none). */
-static int find_tid(struct recording *r, uint64_t tid, uint64_t *at)
-{
-	uint64_t n = dssm__query_count(r->q), lo = 0, hi = n;
-	int rc = 0;
-	/* no gap before it: the entry is where the TIDs say */
-	uint64_t first = n ? tid_at(r, 0, &rc) : 0;
-	if (rc == 0 && n && tid >= first && tid - first < n && tid_at(r, tid - first, &rc) == tid) {
-		*at = tid - first;
-		return rc;
-	}
-	while (rc == 0 && lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (tid_at(r, mid, &rc) < tid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*at = lo;
-	return rc;
-}
+#define tid_at dssm__recstream_tid_at
+#define find_tid dssm__recstream_find_tid
 
 static int rec_read_last(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
@@ -294,6 +267,25 @@ uint64_t dssm__recording_passed(dssm_stream *s)
 	return n;
 }
 
+/* read_back met damaged entry j (DSSM_ECORRUPT, said): the position
+ * moves onto it, so the next read_back goes on before it (read_next passes
+ * over it as well). A damaged index entry gives no TID: the one before
+ * `after` (the TID after it) stands for it, so a read_next from it counts
+ * nothing missed before `after` (the damaged one was said). */
+static int back_onto_damaged(struct recording *r, uint64_t j, uint64_t after)
+{
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	int got = 0;
+	uint64_t tid = tid_at(r, j, &got);
+	r->has_pos = 1;
+	r->want_set = 0;
+	r->pos_i = j;
+	r->pos_tid = got == 0 ? tid : after ? after - 1 : 0;
+	r->carried = r->carried_entries = 0;
+	return dssm__fail(DSSM_ECORRUPT, "%s", why);
+}
+
 static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info *info)
 {
 	struct recording *r = rec_of(s);
@@ -313,7 +305,11 @@ static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 			return dssm__fail(DSSM_ETOOOLD, "'%s:%d': no sample recorded before TID %llu",
 			                  s->name, s->id,
 			                  (unsigned long long)(r->want ? r->want - 1 : 0));
-		return read_entry(s, i - 1, 0, buf, cap, info);
+		/* (a damaged index entry i may be older than want - 1: said first) */
+		if (i < dssm__query_count(r->q) && (tid_at(r, i, &rc), rc == DSSM_ECORRUPT))
+			return back_onto_damaged(r, i, r->want - 1);
+		rc = read_entry(s, i - 1, 0, buf, cap, info);
+		return rc == DSSM_ECORRUPT ? back_onto_damaged(r, i - 1, r->want - 1) : rc;
 	}
 	if (!r->has_pos)
 		return rec_read_last(s, buf, cap, info);
@@ -321,21 +317,7 @@ static int rec_read_back(dssm_stream *s, void *buf, size_t cap, dssm_sample_info
 		return dssm__fail(DSSM_ETOOOLD, "'%s:%d': TID %llu is the first recorded", s->name, s->id,
 		                  (unsigned long long)r->pos_tid);
 	int rc = read_entry(s, r->pos_i - 1, 0, buf, cap, info);
-	if (rc != DSSM_ECORRUPT)
-		return rc;
-	/* a damaged record is the position once said, when its index entry
-	 * gives its TID: the next read_back goes on before it (read_next
-	 * passes over it as well) */
-	char why[512];
-	snprintf(why, sizeof why, "%s", dssm_last_error());
-	int got = 0;
-	uint64_t tid = tid_at(r, r->pos_i - 1, &got);
-	if (got == 0) {
-		r->pos_i--;
-		r->pos_tid = tid;
-		r->carried = r->carried_entries = 0;
-	}
-	return dssm__fail(rc, "%s", why);
+	return rc == DSSM_ECORRUPT ? back_onto_damaged(r, r->pos_i - 1, r->pos_tid) : rc;
 }
 
 static int rec_subscribe(dssm_stream *s, int from, uint64_t tid)

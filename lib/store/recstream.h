@@ -33,6 +33,13 @@ struct recording {
 	uint64_t front_seen;
 };
 
+/* recstream_tids.c, past damaged index entries (their TIDs unknown): entry
+ * i's TID (*rc set when 0 before: DSSM_ECORRUPT for a damaged entry); the
+ * first entry whose TID is >= tid, or a damaged one before it that may be
+ * (the count if none). */
+uint64_t dssm__recstream_tid_at(struct recording *r, uint64_t i, int *rc);
+int dssm__recstream_find_tid(struct recording *r, uint64_t tid, uint64_t *at);
+
 /* container_stream.c: the table of a recorded stream's calls. */
 extern const struct dssm_backend dssm__recording_ops;
 
