@@ -139,7 +139,7 @@ $(BUILD)/tests/test_bridge $(BUILD)/tests/test_ssmlog_io $(BUILD)/tests/test_mca
 # (tests/cross-test.sh gives them as CODEC_LIBS).
 CODEC_OBJ := $(BUILD)/lib/store/codec.o $(BUILD)/lib/store/codec_compress.o
 CODEC_LIBS ?= -llz4 -lzstd -lbz2 -lz
-$(BUILD)/tests/test_container $(BUILD)/tests/test_container_chunks $(BUILD)/tests/test_chunk_ahead $(BUILD)/tests/test_recorder: $(BUILD)/tests/%: tests/%.c $(CODEC_OBJ) $(LIBSSM) $(wildcard tests/*.h)
+$(BUILD)/tests/test_container $(BUILD)/tests/test_container_chunks $(BUILD)/tests/test_container_formats $(BUILD)/tests/test_chunk_ahead $(BUILD)/tests/test_recorder: $(BUILD)/tests/%: tests/%.c $(CODEC_OBJ) $(LIBSSM) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Itests -o $@ $< $(CODEC_OBJ) $(LIBSSM) $(CMOCKA_LIBS) $(CODEC_LIBS) $(LDLIBS_ALL)
 
@@ -312,7 +312,7 @@ UNITS_base := test_glob test_crc test_pool
 UNITS_ring := test_stream test_read test_segment test_wait test_crash test_concurrency \
   test_shared_handle test_writers test_wlock_dead test_current test_times
 UNITS_remote := test_wire test_remote test_remote_threads test_connector_timeouts test_impostor test_backends
-UNITS_store := test_container test_container_chunks test_chunk_ahead test_data_map test_container_text test_container_cold test_recording_close test_set
+UNITS_store := test_container test_container_chunks test_container_formats test_chunk_ahead test_data_map test_container_text test_container_cold test_recording_close test_set
 UNITS_decode := test_decoder
 UNITS_open := test_follow
 UNITS_record := test_recorder test_record_follow
