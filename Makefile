@@ -273,7 +273,7 @@ TLS_MODES_remote := $(BUILD)/tests/test_remote@DSSM_TEST_TLS=all $(BUILD)/tests/
   $(BUILD)/tests/test_backends@DSSM_TEST_COMPRESS=zstd
 TLS_MODES_proxy := $(BUILD)/tests/test_hostile@DSSM_TEST_TLS=off $(BUILD)/tests/test_proxies@DSSM_TEST_TLS=all
 # ... and the container tests and the recording backend on compressed
-# streams (format 3)
+# streams (formats 3 and 4)
 TLS_MODES_store := $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=zstd \
   $(BUILD)/tests/test_container@DSSM_TEST_COMPRESS=lz4
 

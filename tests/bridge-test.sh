@@ -51,7 +51,7 @@ for f in example.bag example-lz4.bag example-bz2.bag tilt_laser.bag; do
 		bad "export $f: rosbag deserialize: $n"
 done
 
-# ---- imported compressed (container format 3): the same messages as rosbag
+# ---- imported compressed (container format 4): the same messages as rosbag
 # reads, smaller on disk; exported back, rosbag reads the same ----
 for f in tilt_laser.bag example-lz4.bag; do
 	$oracle messages "$rec/$f" >"$tmp/want"

@@ -105,7 +105,7 @@ PY
 		pack "$out/seed-c.d" 0000 0001 "$out/container-corpus/closed"
 		cp -r "$out/seed-c.d" "$out/seed-open.d" && rm -f "$out/seed-open.d/CLOSED"
 		pack "$out/seed-open.d" 0000 0001 "$out/container-corpus/open"
-		# compressed streams (format 3): zstd and lz4 chunks
+		# compressed streams (format 4, an index entry per chunk): zstd and lz4 chunks
 		for z in zstd lz4; do
 			rm -rf "$out/seed-$z.d"
 			build/dssm import tests/data/recordings/example.bag -o "$out/seed-$z.d" -q \
@@ -113,6 +113,12 @@ PY
 				pack "$out/seed-$z.d" 0000 0001 "$out/container-corpus/$z"
 		done
 	fi
+	# format 3 (an index entry per sample), as an earlier dssm wrote it:
+	# zstd and lz4, closed and not
+	f3=tests/data/containers/format3-mixed
+	pack "$f3" 0000 0002 "$out/container-corpus/format3"
+	rm -rf "$out/seed-f3.d" && cp -r "$f3" "$out/seed-f3.d" && rm -f "$out/seed-f3.d/CLOSED"
+	pack "$out/seed-f3.d" 0003 0002 "$out/container-corpus/format3-open
 	cp tests/fuzz/regressions/container-* "$out/container-corpus/" # what it found before
 	run fuzz_container "$out/container-corpus" 200000
 else

@@ -101,7 +101,7 @@ quiet_ring() { # quiet_ring DIR [OPTION...]
 	[ "$live" = "$written" ] && [ "$after" = "$written" ]
 }
 t_quiet_ring() { quiet_ring quiet; }
-# compressed (container format 3): a partly filled chunk is closed at every
+# compressed (container format 4): a partly filled chunk is closed at every
 # sync, so a quiet stream is as durable and visible as an uncompressed one
 t_quiet_ring_zstd() { quiet_ring quietz --compress zstd; }
 
@@ -129,7 +129,7 @@ t_compressed_recording() {
 		"$DSSM" query "$tmp/c$d" --format json >"$tmp/q.$d" || return 1
 		cmp "$tmp/q.plain" "$tmp/q.$d" || { echo "$d: another answer than plain"; return 1; }
 		"$DSSM" info "$tmp/c$d" | tee "$tmp/i.$d"
-		head -c 16 "$tmp/c$d/CONTAINER" | grep -q "dssm-container 3" || return 1
+		head -c 16 "$tmp/c$d/CONTAINER" | grep -q "dssm-container 4" || return 1
 	done
 	[ "$(wc -l <"$tmp/q.plain")" -gt 150 ] || { echo "too little recorded"; return 1; }
 	has "compressed:  odom:0: zstd" "$tmp/i.zstd" && ! has "cam:0" <(grep compressed: "$tmp/i.zstd") || return 1

@@ -121,7 +121,7 @@ static int recorded_with(const char *codec)
 }
 
 /* Both rings recorded from their oldest sample into rec_dir: compressed
- * in the mode DSSM_TEST_COMPRESS=zstd or lz4 (container format 3, so the
+ * in the mode DSSM_TEST_COMPRESS=zstd or lz4 (container format 4, so the
  * recording backend and the files exported from it are checked on
  * compressed streams too). */
 static int record_rings(void)

@@ -30,7 +30,7 @@ static int compressed(void)
 }
 
 /* A container made as every test here wants it, compressed when the test
- * runs in its mode DSSM_TEST_COMPRESS=zstd or lz4 (container format 3:
+ * runs in its mode DSSM_TEST_COMPRESS=zstd or lz4 (container format 4:
  * the same tests, run on chunked streams; run-tests.sh's TEST@VAR=VALUE). */
 static int create_container(const char *dir, dssm_container **c)
 {
@@ -1151,10 +1151,11 @@ static void test_checked_summary(void **state)
 	assert_int_equal(rec.count, counts[1]);
 	check_query(c, v, 2000, 7, INT64_MIN, INT64_MAX);
 	dssm_container_close(c);
-	/* zeroed sparse times with a valid checksum: not used for searching */
+	/* zeroed sparse times with a valid checksum: not used for searching
+	 * (a compressed stream has none: its index is one entry per chunk) */
 	snprintf(body, sizeof body, "%s", saved);
 	*strstr(body, "crc ") = 0;
-	assert_non_null(strstr(body, "\nsparse "));
+	assert_true(compressed() || strstr(body, "\nsparse "));
 	for (char *p = strstr(body, "\nsparse "); p; p = strstr(p + 1, "\nsparse ")) {
 		char *q = strchr(p + 9, ' ') + 1;   /* after the index */
 		q = strchr(q, ' ');                  /* after the stride */
@@ -1279,6 +1280,10 @@ static dssm_time_t *random_recording(char *dir, size_t cap, const char *name, in
 static void test_damaged_entry_in_search(void **state)
 {
 	(void)state;
+	if (compressed()) { /* an entry per sample: format 4's are per chunk (test_container_formats) */
+		print_message("skipped: an index of format 2 (and 3)\n");
+		skip();
+	}
 	char dir[300], path[400];
 	int n;
 	dssm_time_t *t = random_recording(dir, sizeof dir, "land", &n);
@@ -1326,6 +1331,10 @@ static void test_damaged_entry_in_search(void **state)
 static void test_wrong_sparse_times(void **state)
 {
 	(void)state;
+	if (compressed()) { /* an entry per sample: format 4's are per chunk (test_container_formats) */
+		print_message("skipped: an index of format 2 (and 3)\n");
+		skip();
+	}
 	char dir[300], path[400];
 	dir_for(dir, sizeof dir, "sparse");
 	struct rec *v = write_random(dir, 4000, NULL);
@@ -1577,6 +1586,10 @@ static void flip_byte(const char *path, long off, int mask)
 static void test_damage_next_to_window(void **state)
 {
 	(void)state;
+	if (compressed()) { /* an entry per sample: format 4's are per chunk (test_container_formats) */
+		print_message("skipped: an index of format 2 (and 3)\n");
+		skip();
+	}
 	char dir[300], path[400];
 	dir_for(dir, sizeof dir, "edge");
 	dssm_container *c;
@@ -1641,6 +1654,10 @@ static void test_damage_next_to_window(void **state)
 static void test_damaged_probe(void **state)
 {
 	(void)state;
+	if (compressed()) { /* an entry per sample: format 4's are per chunk (test_container_formats) */
+		print_message("skipped: an index of format 2 (and 3)\n");
+		skip();
+	}
 	char dir[300], path[400];
 	int n;
 	dssm_time_t *t = random_recording(dir, sizeof dir, "probe", &n);

@@ -1,6 +1,6 @@
 /*
  * test_container_chunks.c - what is particular to compressed streams
- * (container format 3, lib/store/chunk.h): a container mixing compressed
+ * (container format 4, lib/store/chunk.h): a container mixing compressed
  * and plain streams, what an older or newer reader sees, a damaged chunk
  * reported by name and never decompressed into wrong data, a chunk header
  * announcing a decompression bomb, streams that do not shrink, samples
@@ -120,13 +120,13 @@ static void test_mixed_container(void **state)
 	char dir[300], path[400];
 	path_of(dir, sizeof dir, root, "mixed");
 	write_mixed(dir, 3000);
-	/* CONTAINER says format 3; the plain stream's description is format 2's */
+	/* CONTAINER says format 4; the plain stream's description is format 2's */
 	path_of(path, sizeof path, dir, "CONTAINER");
 	FILE *f = fopen(path, "r");
 	char line[64] = "";
 	assert_non_null(fgets(line, sizeof line, f));
 	fclose(f);
-	assert_string_equal(line, "dssm-container 3\n");
+	assert_string_equal(line, "dssm-container 4\n");
 	struct stat st0, st1;
 	path_of(path, sizeof path, dir, "streams/0000.data");
 	assert_int_equal(stat(path, &st0), 0);
@@ -350,7 +350,7 @@ static void test_huge_record(void **state)
 	(void)state;
 	char dir[300], path[400];
 	dssm_container *c = one_stream(dir, sizeof dir, "huge", "zstd", 1, 64);
-	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[32], body[4096];
+	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[56], body[4096];
 	assert_int_equal(dssm_container_append(c, 0, 1, 100, buf, sizeof buf), 0);
 	assert_int_equal(dssm_container_close(c), 0);
 	chunk_files_at(dir, 0, h);
@@ -365,8 +365,8 @@ static void test_huge_record(void **state)
 	path_of(path, sizeof path, dir, "streams/0000.index");
 	fd = open(path, O_RDWR);
 	assert_int_equal(pread(fd, e, sizeof e, 0), (ssize_t)sizeof e);
-	le_put32(e + 24, 0xffffffd8u);
-	le_put32(e + 28, dssm__crc32c(e, 28));
+	le_put32(e + 44, 0xffffffd8u); /* (format 4's chunk entry: its payload, CRC) */
+	le_put32(e + 52, dssm__crc32c(e, 52));
 	assert_int_equal(pwrite(fd, e, sizeof e, 0), (ssize_t)sizeof e);
 	close(fd);
 	assert_int_equal(dssm_container_open(dir, &c), 0);
@@ -710,7 +710,7 @@ static void test_refusals(void **state)
 	path_of(path, sizeof path, dir, "CONTAINER");
 	FILE *f = fopen(path, "r+");
 	fseek(f, 15, SEEK_SET);
-	fputc('4', f);
+	fputc('5', f);
 	fclose(f);
 	assert_int_equal(dssm_container_open(dir, &c), DSSM_ELAYOUT);
 	assert_non_null(strstr(dssm_last_error(), "newer dssm"));

@@ -1,9 +1,12 @@
 /*
- * test_container_formats.c - containers written by an earlier dssm still
- * read exactly: tests/data/containers/format3-mixed (format 3, section
- * 3.1's "version 3, still read": an index entry per sample of a
- * compressed stream) is read whole, every byte checked, by time windows
- * and by position, with its CLOSED and without it (as after a crash).
+ * test_container_formats.c - compressed streams in both their formats:
+ * tests/data/containers/format3-mixed (format 3, docs/container-format.md
+ * section 3.2: an index entry per sample, written by an earlier dssm) and
+ * the same samples written now (format 4, section 3.1: an entry per
+ * chunk) read whole, every byte checked, by time windows, by position and
+ * TID, with their CLOSED and without it (as after a crash); format 4's
+ * index sizes, a torn last chunk, a damaged chunk entry, a reader
+ * following the writer.
  */
 #include <sys/stat.h>
 
@@ -80,15 +83,15 @@ static void check_container(const char *dir)
 	dssm_container_close(c);
 }
 
-static void test_format3_reads(void **state)
+/* By position, time and TID through the stream API. */
+static void check_stream_api(const char *dir)
 {
-	(void)state;
-	check_container(FIXTURE);
-	/* by position and by time, through the stream API */
 	dssm_stream *s;
 	dssm_sample_info si;
 	static uint8_t buf[400000], want[400000];
-	assert_int_equal(dssm_open_address(FIXTURE "/lidar", DSSM_READ, &s), 0);
+	char addr[400];
+	snprintf(addr, sizeof addr, "%s/lidar", dir);
+	assert_int_equal(dssm_open_address(addr, DSSM_READ, &s), 0);
 	assert_int_equal(dssm_read_time(s, 1000 + 10 * 777 + 5, buf, sizeof buf, &si), 0);
 	assert_int_equal(si.tid, 777);
 	fixture_fill(want, si.len, 2, 777);
@@ -97,7 +100,18 @@ static void test_format3_reads(void **state)
 	assert_int_equal(si.len, fixture_len(2, 431));
 	assert_int_equal(dssm_read_last(s, buf, sizeof buf, &si), 0);
 	assert_int_equal(si.tid, 999);
+	for (uint64_t k = 998; k > 990; k--) {
+		assert_int_equal(dssm_read_back(s, buf, sizeof buf, &si), 0);
+		assert_int_equal(si.tid, k);
+	}
 	dssm_close(s);
+}
+
+static void test_format3_reads(void **state)
+{
+	(void)state;
+	check_container(FIXTURE);
+	check_stream_api(FIXTURE);
 }
 
 /* Without CLOSED (a recorder killed after its last sync): read from the
@@ -112,6 +126,236 @@ static void test_format3_without_closed(void **state)
 	check_container(dir);
 }
 
+/* The fixture's samples written by this dssm into dir (make-format3.c's
+ * program); kept open in *keep when asked, after `upto` rounds. */
+static void write_fixture(const char *dir, int upto, dssm_container **keep)
+{
+	dssm_container *c;
+	static uint8_t buf[400000];
+	static const char *const names[4] = {"imu", "odom", "lidar", "big"};
+	static const char *const codec[4] = {"zstd", "none", "lz4", "zstd"};
+	assert_int_equal(dssm_container_create(dir, &c), 0);
+	dssm_container_set_sync(c, 3600 * DSSM_NSEC_PER_SEC);
+	for (int s = 0; s < 4; s++) {
+		dssm_stream_info a;
+		memset(&a, 0, sizeof a);
+		snprintf(a.name, sizeof a.name, "%s", names[s]);
+		snprintf(a.type, sizeof a.type, "test/%s", names[s]);
+		snprintf(a.encoding, sizeof a.encoding, "raw");
+		a.max_size = 400000;
+		a.slots = 100;
+		assert_int_equal(dssm_container_set_compress(c, codec[s], 0), 0);
+		assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), s);
+	}
+	for (int k = 0; k < upto; k++) {
+		for (int s = 0; s < 3; s++) {
+			if (s == 1 && k >= 100)
+				continue;
+			fixture_fill(buf, fixture_len(s, (uint64_t)k), s, (uint64_t)k);
+			assert_int_equal(dssm_container_append(c, s, (uint64_t)k, 1000 + 10 * k + s, buf,
+			                                       fixture_len(s, (uint64_t)k)), 0);
+		}
+		if (k % 100 == 50) {
+			fixture_fill(buf, fixture_len(3, (uint64_t)k), 3, (uint64_t)k);
+			assert_int_equal(dssm_container_append(c, 3, (uint64_t)k, 1000 + 10 * k + 3, buf,
+			                                       fixture_len(3, (uint64_t)k)), 0);
+		}
+		if (k % 250 == 249)
+			assert_int_equal(dssm_container_sync(c), 0);
+	}
+	if (keep)
+		*keep = c;
+	else
+		assert_int_equal(dssm_container_close(c), 0);
+}
+
+static uint64_t file_size(const char *dir, const char *file)
+{
+	char path[500];
+	struct stat st;
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+/* Chunk entry j of stream idx's .index (56 bytes). */
+static void chunk_entry(const char *dir, int idx, uint64_t j, uint8_t *ce)
+{
+	char path[500];
+	snprintf(path, sizeof path, "%s/streams/%04d.index", dir, idx);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)(j * 56), SEEK_SET), 0);
+	assert_int_equal(fread(ce, 1, 56, f), 56);
+	fclose(f);
+}
+
+/* Written now: format 4, its compressed streams' .index one 56-byte entry
+ * per chunk (a record-CRC-free chunk each), the plain stream's format 2's;
+ * read as format 3 is, with CLOSED and without. */
+static void test_format4_reads(void **state)
+{
+	(void)state;
+	char dir[300], cmd[1000];
+	snprintf(dir, sizeof dir, "%s/f4", root);
+	write_fixture(dir, 1000, NULL);
+	char path[500];
+	snprintf(path, sizeof path, "%s/CONTAINER", dir);
+	FILE *f = fopen(path, "r");
+	char line[64] = "";
+	assert_non_null(fgets(line, sizeof line, f));
+	fclose(f);
+	assert_string_equal(line, "dssm-container 4\n");
+	assert_int_equal(file_size(dir, "streams/0001.index"), 100 * 32);
+	for (int s = 0; s < 4; s += s == 0 ? 2 : 1) {
+		char name[64];
+		snprintf(name, sizeof name, "streams/%04d.index", s);
+		uint64_t size = file_size(dir, name), n = size / 56, before = 0;
+		assert_int_equal(size % 56, 0);
+		assert_true(n >= 1 && n * 32 < fixture_count[s] * 32 / 8 + 56 * 4 + (s == 3) * 1000);
+		for (uint64_t j = 0; j < n; j++) {   /* the chain of entries */
+			uint8_t ce[56];
+			chunk_entry(dir, s, j, ce);
+			assert_int_equal(le_get32(ce + 52), dssm__crc32c(ce, 52));
+			assert_int_equal(le_get64(ce + 24), before);
+			before += le_get32(ce + 40);
+		}
+		assert_int_equal(before, fixture_count[s]);
+	}
+	check_container(dir);
+	check_stream_api(dir);
+	snprintf(cmd, sizeof cmd, "cp -r %s %s-crashed && rm %s-crashed/CLOSED", dir, dir, dir);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof cmd, "%s-crashed", dir);
+	check_container(cmd);
+	check_stream_api(cmd);
+}
+
+/* A last chunk torn by a crash (its chunk cut short): its entry and all
+ * its samples are dropped, never some; the chunks before read whole. A
+ * torn last chunk entry likewise. */
+static void test_format4_torn_tail(void **state)
+{
+	(void)state;
+	char dir[300], path[500], cmd[1000];
+	snprintf(dir, sizeof dir, "%s/torn", root);
+	write_fixture(dir, 1000, NULL);
+	snprintf(cmd, sizeof cmd, "rm %s/CLOSED", dir);
+	assert_int_equal(system(cmd), 0);
+	uint64_t n = file_size(dir, "streams/0000.index") / 56;
+	assert_true(n >= 2);
+	uint8_t last[56];
+	chunk_entry(dir, 0, n - 1, last);
+	snprintf(path, sizeof path, "%s/streams/0000.data", dir);
+	assert_int_equal(truncate(path, (off_t)file_size(dir, "streams/0000.data") - 9), 0);
+	dssm_container *c;
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, le_get64(last + 24));   /* its `before` */
+	assert_int_equal(rec.dropped_tail, le_get32(last + 40));
+	assert_int_equal(check_window(c, 0, INT64_MIN, INT64_MAX), rec.count);
+	dssm_container_close(c);
+	/* half an entry at the end of lidar's index: not an entry yet */
+	snprintf(path, sizeof path, "%s/streams/0002.index", dir);
+	FILE *f = fopen(path, "ab");
+	fwrite(last, 1, 30, f);
+	fclose(f);
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(dssm_container_stream(c, 2, &rec), 0);
+	assert_int_equal(rec.count, 1000);
+	assert_int_equal(check_window(c, 2, INT64_MIN, INT64_MAX), 1000);
+	dssm_container_close(c);
+}
+
+/* A bit flipped in a chunk entry in the middle: a query reaching it fails
+ * naming the entry, after the samples before it (never a wrong one), and
+ * the stream is reported damaged from then on; closed or crashed. */
+static void test_format4_damaged_entry(void **state)
+{
+	(void)state;
+	char dir[400], path[500];
+	snprintf(dir, sizeof dir, "%s/dmg", root);
+	write_fixture(dir, 1000, NULL);
+	uint64_t n = file_size(dir, "streams/0002.index") / 56, j = n / 2;
+	assert_true(n >= 3);
+	snprintf(path, sizeof path, "%s/streams/0002.index", dir);
+	FILE *f = fopen(path, "r+b");
+	fseek(f, (long)(j * 56 + 4), SEEK_SET);
+	int ch = fgetc(f);
+	fseek(f, (long)(j * 56 + 4), SEEK_SET);
+	fputc(ch ^ 0x04, f);
+	fclose(f);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			snprintf(path, sizeof path, "%s/CLOSED", dir);
+			assert_int_equal(unlink(path), 0);
+		}
+		dssm_container *c;
+		assert_int_equal(dssm_container_open(dir, &c), 0);
+		dssm_container_set_salvage(c, 1);
+		int s2 = 2, rc;
+		dssm_query *q;
+		dssm_record r;
+		uint64_t got = 0;
+		static uint8_t want[4000];
+		rc = dssm_query_open(c, &s2, 1, INT64_MIN, INT64_MAX, &q);
+		if (rc == 0) {
+			while ((rc = dssm_query_next(q, &r)) == 1) {
+				assert_int_equal(r.tid, got);
+				fixture_fill(want, r.len, 2, r.tid);
+				assert_memory_equal(r.data, want, r.len);
+				got++;
+			}
+			dssm_query_close(q);
+		}
+		if (rc != DSSM_ECORRUPT || got == 0)
+			print_message("  %llu, %d: %s\n", (unsigned long long)got, rc, dssm_last_error());
+		assert_int_equal(rc, DSSM_ECORRUPT);
+		char entry[64];
+		snprintf(entry, sizeof entry, "chunk entry %llu", (unsigned long long)j);
+		assert_non_null(strstr(dssm_last_error(), entry));
+		assert_non_null(strstr(dssm_last_error(), "lidar:0"));
+		assert_true(got > 0 && got < 1000);
+		dssm_recorded rec;
+		dssm_container_stream(c, 2, &rec);
+		assert_non_null(rec.damage);
+		dssm_container_close(c);
+	}
+}
+
+/* A reader of a container being written sees every synced chunk's samples,
+ * whole chunks only, and more after the next sync. */
+static void test_format4_follow(void **state)
+{
+	(void)state;
+	char dir[400];
+	snprintf(dir, sizeof dir, "%s/live", root);
+	dssm_container *w, *c;
+	write_fixture(dir, 500, &w);   /* synced at 250 and 500 */
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	dssm_recorded rec;
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, 500);
+	assert_int_equal(check_window(c, 0, INT64_MIN, INT64_MAX), 500);
+	static uint8_t buf[4000];
+	for (int k = 500; k < 600; k++) {
+		fixture_fill(buf, fixture_len(0, (uint64_t)k), 0, (uint64_t)k);
+		assert_int_equal(dssm_container_append(w, 0, (uint64_t)k, 1000 + 10 * k, buf,
+		                                       fixture_len(0, (uint64_t)k)), 0);
+	}
+	assert_int_equal(dssm_container_refresh(c), 0);
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, 500);   /* not synced yet */
+	assert_int_equal(dssm_container_sync(w), 0);
+	assert_int_equal(dssm_container_refresh(c), 0);
+	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
+	assert_int_equal(rec.count, 600);
+	assert_int_equal(check_window(c, 0, 1000 + 10 * 480, 1000 + 10 * 599), 120);
+	dssm_container_close(c);
+	assert_int_equal(dssm_container_close(w), 0);
+}
+
 int main(void)
 {
 	dssm__chunk_codecs_register();
@@ -120,6 +364,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format3_reads),
 		cmocka_unit_test(test_format3_without_closed),
+		cmocka_unit_test(test_format4_reads),
+		cmocka_unit_test(test_format4_torn_tail),
+		cmocka_unit_test(test_format4_damaged_entry),
+		cmocka_unit_test(test_format4_follow),
 	};
 	int rc = cmocka_run_group_tests_name("container_formats", tests, NULL, NULL);
 	char cmd[400];

@@ -309,7 +309,7 @@ struct bridge_import_options {
 	void (*progress)(void *ctx, const struct bridge_read_stats *sofar);
 	void *ctx;
 	const struct bridge_tuning *tuning;  /* NULL: the defaults */
-	/* the container's streams compressed (format 3) with "zstd" or
+	/* the container's streams compressed (formats 3 and 4) with "zstd" or
 	 * "lz4" at compress_level, but those whose samples are compressed
 	 * already (dssm__chunk_already_compressed); NULL or "none": not */
 	const char *compress;

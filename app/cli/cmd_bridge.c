@@ -39,7 +39,7 @@ void help_import(FILE *out)
 	        "MCAP file needs no import to be read: info, cat,\n"
 	        "query, play and export read them in place, through their index; import\n"
 	        "gives dssm's format (crash safety, writing while read). --compress stores\n"
-	        "the streams compressed (container format 3, as `dssm record --compress`;\n"
+	        "the streams compressed (container format 4, as `dssm record --compress`;\n"
 	        "images and video compressed already are left as they are).\n\n"
 	        "An SSM 1.0.6 log (what ssm-logger and SSMLog write: a header line\n"
 	        "NAME ID DATASIZE BUFFERNUM CYCLE STARTTIME PROPERTYSIZE, the property,\n"

@@ -67,7 +67,7 @@ void help_record(FILE *out)
 	        "2 MiB writes in flight inside the data file, whose size runs up to 64 MiB\n"
 	        "ahead of its samples, zeros cut off at close and never read as samples).\n"
 	        "--compress stores samples compressed in chunks of up to 256 KiB,\n"
-	        "each closed at every sync (container format 3; zstd's level -7 to 22,\n"
+	        "each closed at every sync (container format 4; zstd's level -7 to 22,\n"
 	        "default 1; lz4's 0-12, default 0); samples already compressed (JPEG, PNG, video,\n"
 	        "CompressedImage) are left as they are unless --compress-stream names them,\n"
 	        "and a stream whose first chunks of 64 KiB do not shrink stores the rest\n"

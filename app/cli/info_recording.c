@@ -65,7 +65,7 @@ struct row {
 	                              DSSM_SIZE_UNKNOWN: not read (a file's index holds
 	                              none, and --sizes was not given) */
 	char damage[512];          /* damage found reading a file's sizes (r.damage) */
-	const char *codec;         /* how it is kept: "zstd", "lz4" or "none" (format 3) */
+	const char *codec;         /* how it is kept: "zstd", "lz4" or "none" (formats 3 and 4) */
 	uint64_t stored;           /* its data file's bytes (DSSM_SIZE_UNKNOWN: in place) */
 	int topic_first;           /* the first row of its topic (group_topics) */
 	int topic_streams;         /* rows of its topic (on its first row) */

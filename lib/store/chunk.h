@@ -1,5 +1,5 @@
 /*
- * chunk.h - the compressed chunks of a format 3 stream
+ * chunk.h - the compressed chunks of a format 3 or 4 stream
  * (docs/container-format.md, section 3.1): its records, laid out as in
  * format 2, gathered into chunks that are compressed (zstd or lz4) or
  * stored, each with its header and CRC. Index entries point at the chunk
@@ -183,10 +183,10 @@ void dssm__chunk_discard(struct dssm_container *c, int idx);
 void dssm__chunk_worker_free(struct cworker *w);
 void dssm__chunk_counts(const struct dssm_container *c, int idx, struct dssm__chunk_counts *out);
 /* Stream s, being added, compressed as c says for streams added next
- * (CONTAINER marked format 3 first). */
+ * (CONTAINER marked format 4 first). */
 struct cstream;
 int dssm__chunk_stream_begin(struct dssm_container *c, struct cstream *s);
-/* CONTAINER rewritten to say format 3 (once, before the first chunked
+/* CONTAINER rewritten to say format 4 (once, before the first chunked
  * stream's .meta), its other lines kept. */
 int dssm__chunk_mark_container(struct dssm_container *c);
 
@@ -197,8 +197,18 @@ struct chunk_view {
 	uint8_t *raw;        /* its records */
 	size_t raw_len, cap;
 	size_t hint;         /* where the record after the last one found starts */
+	/* format 4 (chunk_index.c): the number of its first sample once its
+	 * records were checked against its chunk entry (UINT64_MAX before),
+	 * and where record `rec` starts (the walk to a record goes on from
+	 * there) */
+	uint64_t first;
+	uint32_t rec;
+	size_t rpos;
 };
 void dssm__chunk_view_init(struct chunk_view *v);
+/* The record at byte pos of v if it is whole: its total size (header,
+ * data, padding), else 0. */
+size_t dssm__chunk_record_at(const struct chunk_view *v, size_t pos);
 void dssm__chunk_view_free(struct chunk_view *v);
 /* The record of TID tid (len data bytes, time t) in the chunk at off of
  * stream idx, which must lie before byte limit of .data (what the index
@@ -271,5 +281,50 @@ int dssm__chunk_time_after(struct dssm_container *c, int idx, const uint8_t *pre
  * end as format 2 lays them out; or DSSM_ECORRUPT. */
 int dssm__chunk_end(struct dssm_container *c, int idx, uint64_t off, uint64_t data_size,
                     uint64_t len, uint64_t *end, uint64_t *raw_end);
+
+/* chunk_index.c: the entries of a stream (docs/container-format.md 3.1).
+ * A format 4 chunk entry's fields: */
+#define CE_FIRST(ce) ((dssm_time_t)le_get64((ce)))
+#define CE_LAST(ce) ((dssm_time_t)le_get64((ce) + 8))
+#define CE_TID(ce) le_get64((ce) + 16)
+#define CE_BEFORE(ce) le_get64((ce) + 24)
+#define CE_OFF(ce) le_get64((ce) + 32)
+#define CE_RECORDS(ce) le_get32((ce) + 40)
+#define CE_PAYLOAD(ce) le_get32((ce) + 44)
+/* Chunk entry j of stream idx (its CRC and bounds checked), or
+ * DSSM_ECORRUPT naming it; is b (entry j) the one after a? */
+int dssm__cidx_get(struct dssm_container *c, int idx, uint64_t j, uint8_t *ce);
+int dssm__cidx_follows(struct dssm_container *c, int idx, uint64_t j, const uint8_t *a,
+                       const uint8_t *b);
+/* The chunk entry (*j, ce) that holds sample i (< the stream's count). */
+int dssm__cidx_of_sample(struct dssm_container *c, int idx, uint64_t i, uint64_t *j,
+                         uint8_t *ce);
+/* The chunk of entry j (ce) into v, before byte limit of .data:
+ * decompressed, its records checked against ce (v->first set); record k
+ * of it (*h its header). */
+int dssm__cidx_load(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t j,
+                    const uint8_t *ce, uint64_t limit);
+int dssm__cidx_record(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t k,
+                      const uint8_t **h);
+/* The 32-byte entry (section 3's) of the record at h in the chunk at off. */
+void dssm__cidx_entry(const uint8_t *h, uint64_t off, uint8_t *e);
+/* Index entries [i, i + n) of stream idx into buf (32 bytes each): read
+ * from .index (formats 2, 3) or made from the chunks' records (format 4);
+ * DSSM_ECORRUPT naming what could not be read. */
+int dssm__store_entries(struct dssm_container *c, int idx, uint64_t i, size_t n, uint8_t *buf);
+/* The sum of a format 4 stream's chunk entries' payload. */
+int dssm__cidx_payload(struct dssm_container *c, int idx, uint64_t *out);
+/* The first sample whose time is >= t (after = 0) or > t (after = 1), from
+ * sample `from` on: a binary search of the chunk entries, then one chunk. */
+int dssm__cidx_search(struct dssm_container *c, int idx, dssm_time_t t, int after,
+                      uint64_t from, uint64_t *at);
+/* Free a stream's chunks kept for its entries. */
+struct cstream;
+void dssm__cidx_forget(struct cstream *s);
+/* Recovery of a format 4 stream's tail (container_tail.c's rule, per
+ * chunk entry); the check of its first and last chunk entries against
+ * CLOSED (1 if they agree). */
+int dssm__cidx_recover_tail(struct dssm_container *c, int idx);
+int dssm__cidx_check_ends(struct dssm_container *c, int idx);
 
 #endif

@@ -64,7 +64,7 @@ struct chunk_ahead {
 	uint64_t bytes;              /* records of the jobs not released */
 	struct chunk_src src;        /* naming the copies below: the container may change */
 	char *dir, *name;
-	int index_fd;
+	int index_fd, cindex;        /* (cindex: format 4, an entry per chunk) */
 	uint64_t next;               /* the next chunk to hand over (UINT64_MAX: none) */
 	uint64_t ipos;               /* entries before it name chunks handed over already */
 	/* the damaged chunk met last (UINT64_MAX: none), within limit: asked
@@ -112,6 +112,7 @@ static int ahead_new(dssm_container *c, int idx, int threads, struct chunk_ahead
 	a->src.dir = a->dir;
 	a->src.name = a->name;
 	a->index_fd = c->s[idx].index_fd;
+	a->cindex = c->s[idx].cindex;
 	a->next = a->bad = UINT64_MAX;
 	for (int i = 0; a->jobs && i < a->slots; i++)
 		dssm__chunk_view_init(&a->jobs[i].v);
@@ -180,6 +181,16 @@ static uint64_t entry_len(struct chunk_ahead *a, uint64_t at, const struct chunk
 	uint8_t e[AHEAD_ENTRIES * ENTRY];
 	if (a->ipos < w->entry)
 		a->ipos = w->entry;
+	for (uint8_t ce[CENTRY]; a->cindex && a->ipos < w->end; a->ipos++) {
+		/* format 4: the chunk's own entry (the window's, in .index) */
+		if (dssm__store_pread_all(a->index_fd, ce, CENTRY, a->ipos * CENTRY) < 0 ||
+		    dssm__crc32c(ce, CENTRY - 4) != le_get32(ce + CENTRY - 4) || CE_OFF(ce) > at)
+			return CHUNK_UNKNOWN_LEN;
+		if (CE_OFF(ce) == at)
+			return CE_RECORDS(ce) == 1 ? CE_PAYLOAD(ce) : CHUNK_UNKNOWN_LEN;
+	}
+	if (a->cindex)
+		return CHUNK_UNKNOWN_LEN;
 	while (a->ipos < w->end) {
 		uint64_t n = w->end - a->ipos < AHEAD_ENTRIES ? w->end - a->ipos : AHEAD_ENTRIES;
 		if (dssm__store_pread_all(a->index_fd, e, (size_t)n * ENTRY, a->ipos * ENTRY) < 0)

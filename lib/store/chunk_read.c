@@ -1,5 +1,5 @@
 /*
- * chunk_read.c - reading a format 3 stream's chunks (chunk.h): a chunk's
+ * chunk_read.c - reading a format 3 or 4 stream's chunks (chunk.h): a chunk's
  * header checked against the file, its bytes against their CRC, then
  * decompressed into exactly the size its header announces - bounded, so a
  * damaged or hostile header cannot make a reader allocate more than the
@@ -22,7 +22,7 @@
 void dssm__chunk_view_init(struct chunk_view *v)
 {
 	memset(v, 0, sizeof *v);
-	v->off = UINT64_MAX;
+	v->off = v->first = UINT64_MAX;
 }
 
 void dssm__chunk_view_free(struct chunk_view *v)
@@ -148,6 +148,9 @@ int dssm__chunk_fill(const struct chunk_src *src, const uint8_t *head, uint64_t 
 	v->end = off + CHUNK_HEADER + stored + (8 - stored % 8) % 8;
 	v->raw_len = raw;
 	v->hint = 0;
+	v->first = UINT64_MAX;
+	v->rec = 0;
+	v->rpos = 0;
 	return 0;
 }
 
@@ -165,8 +168,7 @@ int dssm__chunk_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 	return dssm__chunk_fill(&src, head, off, v);
 }
 
-/* The record at pos of v if it is whole: its total size, else 0. */
-static size_t record_at(const struct chunk_view *v, size_t pos)
+size_t dssm__chunk_record_at(const struct chunk_view *v, size_t pos)
 {
 	if (pos > v->raw_len || v->raw_len - pos < RECORD_HEADER ||
 	    le_get32(v->raw + pos) != RECORD_MAGIC)
@@ -189,10 +191,10 @@ int dssm__chunk_find(dssm_container *c, int idx, struct chunk_view *v, uint64_t 
 	 * writer may repeat a TID: dssm_container_append takes any; a window
 	 * starts at the first entry of its time, so the first record of that
 	 * TID, length and time in the chunk is the entry's) */
-	size_t pos = v->hint, n = record_at(v, pos);
+	size_t pos = v->hint, n = dssm__chunk_record_at(v, pos);
 	if (!n || !names(v->raw + pos, tid, len, t)) {
 		int tid_met = 0;
-		for (pos = 0; (n = record_at(v, pos)) != 0; pos += n) {
+		for (pos = 0; (n = dssm__chunk_record_at(v, pos)) != 0; pos += n) {
 			if (names(v->raw + pos, tid, len, t))
 				break;
 			tid_met |= le_get64(v->raw + pos + 8) == tid;
@@ -232,11 +234,11 @@ int dssm__chunk_time_after(dssm_container *c, int idx, const uint8_t *prev, uint
 	int rc = prev ? dssm__chunk_record(c, idx, &v, off, limit, le_get64(prev + 8),
 	                                   le_get32(prev + 24), (dssm_time_t)le_get64(prev), &h)
 	              : dssm__chunk_load(c, idx, &v, off, limit, CHUNK_UNKNOWN_LEN);
-	size_t n = rc == 0 ? record_at(&v, v.hint) : 0;
+	size_t n = rc == 0 ? dssm__chunk_record_at(&v, v.hint) : 0;
 	if (rc == 0 && !n && v.end < limit) {
 		/* the record after prev's is the next chunk's first */
 		rc = dssm__chunk_load(c, idx, &v, v.end, limit, CHUNK_UNKNOWN_LEN);
-		n = rc == 0 ? record_at(&v, 0) : 0;
+		n = rc == 0 ? dssm__chunk_record_at(&v, 0) : 0;
 	}
 	/* (a record whole in a chunk whose CRC held: dssm__chunk_find) */
 	if (n)

@@ -1,5 +1,5 @@
 /*
- * chunk_write.c - writing a format 3 stream's chunks (chunk.h,
+ * chunk_write.c - writing a format 3 or 4 stream's chunks (chunk.h,
  * docs/container-format.md section 3.1). Records are laid out as in format
  * 2 in the stream's open chunk; the chunk is closed when the next record
  * would take it past CHUNK_RAW, and at every sync (so a quiet stream is
@@ -75,7 +75,7 @@ int dssm_container_set_compress(dssm_container *c, const char *codec, int level)
 
 int dssm__chunk_stream_begin(dssm_container *c, struct cstream *s)
 {
-	s->chunked = 1;
+	s->chunked = s->cindex = 1;
 	s->codec = s->asked = c->codec;
 	s->level = c->level;
 	s->adaptive = c->adaptive;
@@ -88,12 +88,12 @@ void dssm__chunk_set_adaptive(dssm_container *c, int on)
 		c->adaptive = on;
 }
 
-/* CONTAINER says format 3 before the first chunked stream is added (its
- * other lines kept): a reader that knows only 1 and 2 then refuses the
+/* CONTAINER says format 4 before the first chunked stream is added (its
+ * other lines kept): a reader that knows only 1 to 3 then refuses the
  * recording as written by a newer dssm instead of misreading a stream. */
 int dssm__chunk_mark_container(dssm_container *c)
 {
-	if (c->version >= FORMAT_CHUNKED)
+	if (c->version >= FORMAT_CINDEX)
 		return 0;
 	char *path = dssm__store_path(c, -1, "CONTAINER"), *tmp = dssm__store_path(c, -1, "CONTAINER.tmp");
 	uint8_t *text = NULL;
@@ -105,12 +105,12 @@ int dssm__chunk_mark_container(dssm_container *c)
 	if (rc == 0 && (len < strlen(was) || memcmp(text, was, strlen(was))))
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: not what this writer wrote", path);
 	if (rc == 0) {
-		text[15] = '0' + FORMAT_CHUNKED;
+		text[15] = '0' + FORMAT_CINDEX;
 		struct wbuf w = {.data = text, .len = len};
 		rc = dssm__store_write_atomically(path, tmp, &w, c->dir);
 	}
 	if (rc == 0)
-		c->version = FORMAT_CHUNKED;
+		c->version = FORMAT_CINDEX;
 	free(text);
 	free(path);
 	free(tmp);

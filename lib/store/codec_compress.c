@@ -1,5 +1,5 @@
 /*
- * codec_compress.c - the compressors of a format 3 container's chunks
+ * codec_compress.c - the compressors of a format 3 or 4 container's chunks
  * (chunk.h): zstd (a frame, at the stream's level; its context kept per
  * stream, so a chunk costs no allocation; fed in steps, so a writer
  * waiting for the chunk can make it give up) and lz4 (a frame, the format

@@ -87,6 +87,7 @@ void dssm__store_stream_free(struct cstream *s)
 	free(s->ibuf);
 	dssm__chunk_worker_free(s->cw);
 	free(s->cbuf);
+	dssm__cidx_forget(s);
 	if (s->data_fd >= 0)
 		close(s->data_fd);
 	if (s->index_fd >= 0)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "lib/base/base.h"
+#include "chunk.h"
 #include "store.h"
 #include "view.h"
 
@@ -63,7 +64,7 @@ static int budget_key(struct budget_src *b, dssm_time_t *t, uint8_t *e)
 		*t = s->last;
 		return 0;
 	}
-	if (dssm__store_pread_all(s->index_fd, e, ENTRY, (b->pos - 1) * ENTRY) < 0)
+	if (dssm__store_entries(b->c, b->idx, b->pos - 1, 1, e) < 0)
 		return -1;
 	*t = (dssm_time_t)le_get64(e);
 	return 0;

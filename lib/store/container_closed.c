@@ -6,12 +6,15 @@
  * it is first queried. A summary that does not hold is not used: container_open.c
  * then recovers the stream from its files.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/base/base.h"
+#include "chunk.h"
 #include "store.h"
 
 static int parse_hex8(const uint8_t *p, uint32_t *out)
@@ -112,14 +115,16 @@ int dssm__store_closed_summary(const dssm_container *c, int idx, struct cstream 
 	s->data_end = end;
 	/* the payload bytes (written since the line existed; older readers
 	 * skip it): no more than the data holds beside the record headers */
-	unsigned long long payload, raw = end;
+	unsigned long long payload, raw = end, chunks = 0;
 	p = closed_line(c, idx, LINE_PAYLOAD);
 	/* a chunked stream's: then the bytes of its records (format 2's
-	 * layout), which hold the payload, its end being its chunks' */
-	int k = p ? sscanf(p, "%llu %llu", &payload, &raw) : 0;
-	if (s->chunked && k != 2)
+	 * layout), which hold the payload, its end being its chunks'; and
+	 * (format 4) its chunk entries */
+	int k = p ? sscanf(p, "%llu %llu %llu", &payload, &raw, &chunks) : 0;
+	if (s->chunked && k != (s->cindex ? 3 : 2))
 		return 0;
 	s->raw_end = raw;
+	s->nchunks = chunks;
 	s->payload_known = k >= 1 && payload <= raw && raw - payload >= count * RECORD_HEADER;
 	s->payload = s->payload_known ? payload : 0;
 	return 1;
@@ -133,7 +138,7 @@ void dssm__store_closed_sparse(const dssm_container *c, int idx, struct cstream 
 	const char *p = closed_line(c, idx, LINE_SPARSE);
 	unsigned long long stride;
 	int used;
-	if (!p || sscanf(p, "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
+	if (!p || s->cindex || sscanf(p, "%llu%n", &stride, &used) != 1 || stride == 0 || !s->count)
 		return;
 	const char *q = p + used;
 	uint64_t n = (s->count - 1) / stride + 1;
@@ -165,9 +170,22 @@ int dssm__store_summary_fits(dssm_container *c, int idx, const struct cstream *s
 {
 	char *data = dssm__store_path(c, idx, "data"), *index = dssm__store_path(c, idx, "index");
 	struct stat ist, dst;
+	/* (a format 4 compressed stream: an entry per chunk, a sample at least each) */
+	uint64_t n = s->cindex ? s->nchunks : s->count, size = s->cindex ? CENTRY : ENTRY;
 	int ok = data && index && stat(index, &ist) == 0 && stat(data, &dst) == 0 &&
-	         (uint64_t)ist.st_size == s->count * ENTRY && s->count <= UINT64_MAX / ENTRY &&
+	         n <= UINT64_MAX / CENTRY && (uint64_t)ist.st_size == n * size &&
+	         (!s->cindex || (n <= s->count && (n == 0) == (s->count == 0))) &&
 	         (uint64_t)dst.st_size >= s->data_end;
+	/* a format 4 stream's count and last time are its last chunk entry's:
+	 * one read of it (the sizes alone do not say the count) */
+	int fd = ok && s->cindex && s->nchunks ? open(index, O_RDONLY | O_CLOEXEC) : -1;
+	uint8_t ce[CENTRY];
+	if (fd >= 0 || (ok && s->cindex && s->nchunks))
+		ok = fd >= 0 && dssm__store_pread_all(fd, ce, CENTRY, (s->nchunks - 1) * CENTRY) == 0 &&
+		     dssm__crc32c(ce, CENTRY - 4) == le_get32(ce + CENTRY - 4) &&
+		     CE_BEFORE(ce) + CE_RECORDS(ce) == s->count && CE_LAST(ce) == s->last;
+	if (fd >= 0)
+		close(fd);
 	free(data);
 	free(index);
 	return ok;

@@ -123,6 +123,7 @@ static int load_meta(dssm_container *c, int idx, struct cstream *s)
 		const uint8_t *schema = rbuf_blob(&r, &ns), *prop = rbuf_blob(&r, &np);
 		if (version >= 3) {
 			s->chunked = 1;
+			s->cindex = version >= 4;
 			s->codec = (int)rbuf_u32(&r);
 		}
 		if (rbuf_end(&r, path) < 0)
@@ -208,6 +209,8 @@ static int recover_from_files(dssm_container *c, int idx, struct cstream *s, con
 	s->dropped = 0;
 	s->first = s->last = 0;
 	s->data_end = 0;
+	s->nchunks = 0;
+	dssm__cidx_forget(s);
 	free(s->sparse);
 	s->sparse = NULL;
 	s->nsparse = 0;
@@ -252,6 +255,9 @@ int dssm__store_stream_files_for(dssm_container *c, int idx, dssm_time_t start, 
 	s->lazy = 0;
 	if (!s->count)
 		return 0;
+	if (s->cindex)
+		return dssm__cidx_check_ends(c, idx)
+		               ? 0 : recover_from_files(c, idx, s, "the index disagrees with the summary");
 	/* the check's two entries and the query's search, in one trip to a
 	 * cold disk rather than three */
 	posix_fadvise(s->index_fd, 0, ENTRY, POSIX_FADV_WILLNEED);
@@ -284,6 +290,8 @@ int dssm__store_payload_bytes(dssm_container *c, int idx, uint64_t *out)
 	}
 	int rc = dssm__store_stream_files(c, idx);
 	struct cstream *s = &c->s[idx];
+	if (rc == 0 && s->cindex)
+		return dssm__cidx_payload(c, idx, out);
 	uint8_t buf[256 * ENTRY];
 	for (uint64_t i = 0; rc == 0 && i < s->count; i += 256) {
 		uint64_t k = s->count - i < 256 ? s->count - i : 256;
@@ -340,6 +348,7 @@ void dssm__store_stream_release(dssm_container *c, int idx)
 	close(s->data_fd);
 	close(s->index_fd);
 	s->data_fd = s->index_fd = -1;
+	dssm__cidx_forget(s);
 	s->lazy = 1;
 	c->open_streams--;
 }
@@ -490,9 +499,9 @@ int dssm_container_open(const char *dir, dssm_container **out)
 		                "%s is not a dssm recording (no readable CONTAINER file)", dir);
 	else if ((version = container_version(text, len)) < 1)
 		rc = dssm__fail(DSSM_ECORRUPT, "%s: does not start with 'dssm-container N'", cpath);
-	else if (version > FORMAT_CHUNKED)
+	else if (version > FORMAT_CINDEX)
 		rc = dssm__fail(DSSM_ELAYOUT, "%s: written by a newer dssm (container format %d; this "
-		                "reader knows 1 to %d)", cpath, version, FORMAT_CHUNKED);
+		                "reader knows 1 to %d)", cpath, version, FORMAT_CINDEX);
 	free(text);
 	free(cpath);
 	c->version = version;

@@ -34,6 +34,8 @@ int dssm__query_met_damage(dssm_container *c, int stream, int rc)
 static int load_entry(struct dssm_query *q, struct cursor *k)
 {
 	struct cstream *s = &q->c->s[k->stream];
+	if (s->cindex)
+		return dssm__cidx_cursor_entry(q, k);
 	if (k->next >= k->end)
 		return 0;
 	const uint8_t *w = query_from_window(q, k->stream, k->next);
@@ -91,8 +93,10 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	/* where the range's data ends, so that read-ahead stops there */
 	uint8_t e[ENTRY];
 	const uint8_t *last = rc == 0 && k->end > k->next ? query_from_window(q, k->stream, k->end - 1) : NULL;
-	if (!last && rc == 0 && k->end > k->next &&
-	    dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
+	if (s->cindex && rc == 0 && k->end > k->next)
+		rc = dssm__cidx_range_end(q, k);
+	else if (!last && rc == 0 && k->end > k->next &&
+	         dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) == 0)
 		last = e;
 	if (last) {
 		k->data_stop = le_get64(last + 16) + RECORD_HEADER + le_get32(last + 24);
@@ -107,7 +111,7 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	if (rc == 0 && k->end > k->next && k->data_stop > first + DATA_WINDOW &&
 	    k->data_stop - first <= (32u << 20))
 		posix_fadvise(s->data_fd, (off_t)first, (off_t)(k->data_stop - first), POSIX_FADV_WILLNEED);
-	if (rc == 0 && k->end - k->next > INDEX_WINDOW && k->end - k->next <= (1u << 20))
+	if (rc == 0 && !s->cindex && k->end - k->next > INDEX_WINDOW && k->end - k->next <= (1u << 20))
 		posix_fadvise(s->index_fd, (off_t)(k->next * ENTRY), (off_t)((k->end - k->next) * ENTRY),
 		              POSIX_FADV_WILLNEED);
 	return rc;
@@ -293,16 +297,45 @@ static int checked_record(struct dssm_query *q, struct cursor *k, uint64_t off, 
  * chunk, decompressed once for all the records it holds (the next chunks
  * of the range on other threads meanwhile), and checked there. Not lent
  * from the file (q->last_fd stays -1). */
+static void chunk_window_of(struct dssm_query *q, struct cursor *k, struct chunk_window *w)
+{
+	const struct cstream *s = &q->c->s[k->stream];
+	uint64_t off = le_get64(k->entry + 16);
+	*w = (struct chunk_window){s->data_end, k->last_chunk, k->next, k->end, 0};
+	if (s->cindex) {   /* (the window's chunk entries, for its look-ahead) */
+		w->entry = k->cj ? k->cj - 1 : 0;
+		w->end = s->nchunks;
+	}
+	if (!k->ahead && off < k->last_chunk && k->chunk.off != off)
+		w->threads = ahead_threads(q);   /* (a window of more than one chunk) */
+}
+
+/* A format 4 cursor's record (chunk_index.c), its look-ahead counted. */
+static int cindex_record(struct dssm_query *q, struct cursor *k, const uint8_t **h)
+{
+	struct chunk_window w;
+	chunk_window_of(q, k, &w);
+	int had = k->ahead != NULL;
+	int rc = dssm__cidx_cursor_record(q, k, &w, h);
+	q->aheads += !had && k->ahead;
+	return rc;
+}
+
 static int next_from_chunk(struct dssm_query *q, struct cursor *k, dssm_record *rec)
 {
 	const uint8_t *e = k->entry, *h;
 	uint64_t off = le_get64(e + 16);
 	uint32_t len = le_get32(e + 24);
-	struct chunk_window w = {q->c->s[k->stream].data_end, k->last_chunk, k->next, k->end, 0};
-	if (!k->ahead && off < k->last_chunk && k->chunk.off != off)
-		w.threads = ahead_threads(q);   /* (a window of more than one chunk) */
+	int rc;
+	if (q->c->s[k->stream].cindex) {
+		if ((rc = cindex_record(q, k, &h)) < 0)
+			return dssm__query_met_damage(q->c, k->stream, rc);
+		return returned(q, k, h, le_get32(h + 4), off, rec);
+	}
+	struct chunk_window w;
+	chunk_window_of(q, k, &w);
 	int had = k->ahead != NULL;
-	int rc = dssm__chunk_ahead_load(q->c, k->stream, &k->ahead, &k->chunk, off, len, &w);
+	rc = dssm__chunk_ahead_load(q->c, k->stream, &k->ahead, &k->chunk, off, len, &w);
 	q->aheads += !had && k->ahead;
 	if (rc == 0)
 		rc = dssm__chunk_find(q->c, k->stream, &k->chunk, le_get64(e + 8), len,
@@ -392,6 +425,10 @@ static int peek_len(struct dssm_query *q, uint32_t *len)
 	if (q->c->view)
 		return q->c->view->ops->query_peek(q, len);
 	struct cursor *best = next_cursor(q);
+	const uint8_t *h;
+	int rc = best && best->partial ? cindex_record(q, best, &h) : 0;
+	if (rc < 0)
+		return dssm__query_met_damage(q->c, best->stream, rc);
 	if (best)
 		*len = le_get32(best->entry + 24);
 	return best != NULL;
@@ -489,7 +526,11 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 	k->min_off = 0;
 	if (!same_end)
 		k->data_stop = k->last_chunk = 0;
-	if (k->end > k->next && !same_end) {
+	if (k->end > k->next && !same_end && s->cindex) {
+		int rc = dssm__cidx_range_end(q, k);
+		if (rc < 0)
+			return rc;
+	} else if (k->end > k->next && !same_end) {
 		uint8_t e[ENTRY];
 		if (dssm__store_pread_all(s->index_fd, e, ENTRY, (k->end - 1) * ENTRY) < 0)
 			return dssm__fail_errno(DSSM_ECORRUPT, "reading index of stream %d", k->stream);
@@ -513,9 +554,12 @@ int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *ti
 	int stream = q->cur[0].stream;
 	struct cstream *s = &q->c->s[stream];
 	uint8_t e[ENTRY];
-	if (i >= s->count || dssm__store_pread_all(s->index_fd, e, ENTRY, i * ENTRY) < 0)
-		return dssm__fail_errno(DSSM_ECORRUPT, "reading entry %llu of the index of stream %d",
-		                        (unsigned long long)i, stream);
+	int rc = i < s->count ? dssm__store_entries(q->c, stream, i, 1, e)
+	                      : dssm__fail(DSSM_ECORRUPT, "%s: no entry %llu in stream %d (%llu)",
+	                                   q->c->dir, (unsigned long long)i, stream,
+	                                   (unsigned long long)s->count);
+	if (rc < 0)
+		return rc;
 	if (dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu ^ le_get32(e + 28))
 		return dssm__fail(DSSM_ECORRUPT, "%s: index entry %llu of stream %d fails its CRC",
 		                  q->c->dir, (unsigned long long)i, stream);

@@ -140,10 +140,15 @@ int dssm__store_reserve_record(dssm_container *c, struct cstream *s, uint64_t to
 		rc = reserve_space(c, s, s->data_fd, s->direct_fd >= 0 ? 0 : FALLOC_FL_KEEP_SIZE,
 		                   &s->data_reserved, s->data_end + total + (direct ? 2 * DIRECT_BLOCK : 0),
 		                   step, "record");
+	/* (format 4: a chunk entry per chunk in the file, at most one per
+	 * pending sample: a quiet stream synced at each sample) */
+	uint64_t index_end = s->cindex ? s->index_file + (s->ilen / ENTRY + 1) * CENTRY
+	                               : s->index_flushed + s->ilen + ENTRY;
 	if (rc == 0)
 		rc = reserve_space(c, s, s->index_fd, FALLOC_FL_KEEP_SIZE, &s->index_reserved,
-		                   s->index_flushed + s->ilen + ENTRY,
-		                   reserve_step(s->index_flushed, INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
+		                   index_end,
+		                   reserve_step(s->cindex ? s->index_file : s->index_flushed,
+		                                INDEX_RESERVE_MIN, INDEX_RESERVE_MAX),
 		                   "index entry");
 	return rc;
 }

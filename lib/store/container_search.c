@@ -57,6 +57,8 @@ void dssm__query_read_ahead(const struct cstream *s, dssm_time_t start, dssm_tim
                             uint64_t min)
 {
 	uint64_t lo, hi;
+	if (s->cindex)
+		return;   /* (an entry per chunk: its search reads a few) */
 	dssm__query_index_span(s, start, stop, &lo, &hi);
 	if (hi > lo && hi - lo >= min && (hi - lo) * ENTRY <= INDEX_AHEAD_MAX)
 		posix_fadvise(s->index_fd, (off_t)(lo * ENTRY), (off_t)((hi - lo) * ENTRY),
@@ -246,6 +248,8 @@ int dssm__query_search_time(struct dssm_query *q, int stream, dssm_time_t t, int
                        uint64_t *at)
 {
 	struct cstream *s = &q->c->s[stream];
+	if (s->cindex)
+		return dssm__cidx_search(q->c, stream, t, after, from, at);
 	int rc = search_in(q, stream, t, after, from, at);
 	if (rc == 0)
 		rc = check_landing(q, stream, t, after, at);

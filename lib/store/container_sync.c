@@ -23,6 +23,58 @@ static size_t placed(const struct cstream *s)
 	return n;
 }
 
+/* Write and sync len bytes of index entries at the end of stream i's
+ * .index (`at` bytes long): on failure it is cut back to `at`, so later
+ * entries stay aligned, and the entries stay pending for the next sync. */
+static int write_entries(dssm_container *c, int i, const uint8_t *buf, size_t len, uint64_t at)
+{
+	struct cstream *s = &c->s[i];
+	char what[4200];
+	snprintf(what, sizeof what, "%s/streams/%04d.index", c->dir, i);
+	int rc = dssm__store_write_all(s->index_fd, buf, len, what);
+	/* (written but not synced: not known durable, not counted so) */
+	if (rc == 0 && fdatasync(s->index_fd) < 0)
+		rc = dssm__fail_errno(DSSM_ESYS, "write error on %s (fdatasync)", what);
+	if (rc < 0 && ftruncate(s->index_fd, (off_t)at) == 0)
+		lseek(s->index_fd, (off_t)at, SEEK_SET);
+	return rc;
+}
+
+/* A format 4 stream's placed entries (n bytes of them pending, each
+ * chunk's consecutive, sharing its offset) written as one chunk entry per
+ * chunk (docs/container-format.md 3.1). */
+static int write_chunk_entries(dssm_container *c, int i, size_t n)
+{
+	struct cstream *s = &c->s[i];
+	uint8_t *out = malloc(n / ENTRY * CENTRY), *ce = out;
+	if (!out)
+		return dssm__fail(DSSM_ENOMEM, "out of memory for chunk entries");
+	uint64_t before = s->durable_count;
+	for (size_t k = 0; k < n;) {
+		const uint8_t *e = s->ibuf + k;
+		uint64_t off = le_get64(e + 16), payload = 0;
+		uint32_t records = 0;
+		memset(ce, 0, CENTRY);
+		memcpy(ce, e, 8);          /* first time */
+		memcpy(ce + 16, e + 8, 8); /* first TID */
+		for (; k < n && le_get64(s->ibuf + k + 16) == off; k += ENTRY, records++)
+			payload += le_get32(s->ibuf + k + 24);
+		memcpy(ce + 8, s->ibuf + k - ENTRY, 8); /* last time */
+		le_put64(ce + 24, before);
+		le_put64(ce + 32, off);
+		le_put32(ce + 40, records);
+		le_put32(ce + 44, (uint32_t)payload);
+		le_put32(ce + 52, dssm__crc32c(ce, CENTRY - 4));
+		before += records;
+		ce += CENTRY;
+	}
+	int rc = write_entries(c, i, out, (size_t)(ce - out), s->index_file);
+	if (rc == 0)
+		s->index_file += (uint64_t)(ce - out);
+	free(out);
+	return rc;
+}
+
 /* Write and sync a stream's pending index entries whose data is placed
  * (and synced); the others stay pending, at ibuf's start. */
 static int flush_index(dssm_container *c, int i)
@@ -31,23 +83,10 @@ static int flush_index(dssm_container *c, int i)
 	size_t n = placed(s);
 	if (!n)
 		return 0;
-	char what[4200];
-	snprintf(what, sizeof what, "%s/streams/%04d.index", c->dir, i);
-	int rc = dssm__store_write_all(s->index_fd, s->ibuf, n, what);
-	if (rc < 0) {
-		/* Cut back to whole entries, so later ones stay aligned; the
-		 * entries stay pending for the next sync. */
-		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
-			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
+	int rc = s->cindex ? write_chunk_entries(c, i, n)
+	                   : write_entries(c, i, s->ibuf, n, s->index_flushed);
+	if (rc < 0)
 		return rc;
-	}
-	if (fdatasync(s->index_fd) < 0) {
-		/* written but not known durable: not counted as durable */
-		if (ftruncate(s->index_fd, (off_t)s->index_flushed) == 0)
-			lseek(s->index_fd, (off_t)s->index_flushed, SEEK_SET);
-		return dssm__fail_errno(DSSM_ESYS, "write error on %s/streams/%04d.index (fdatasync)",
-		                        c->dir, i);
-	}
 	const uint8_t *last = s->ibuf + n - ENTRY;
 	for (size_t k = 0; k < n; k += ENTRY)
 		s->durable_payload += le_get32(s->ibuf + k + 24);
@@ -163,7 +202,11 @@ static int write_closed(dssm_container *c)
 		             (unsigned long long)count, count ? (long long)s->first : 0LL,
 		             count ? (long long)s->durable_last : 0LL, (unsigned long long)s->durable_end);
 		wbuf_bytes(&w, line, (size_t)n);
-		n = s->chunked ? snprintf(line, sizeof line, "payload %d %llu %llu\n", i,
+		n = s->cindex ? snprintf(line, sizeof line, "payload %d %llu %llu %llu\n", i,
+		                         (unsigned long long)s->durable_payload,
+		                         (unsigned long long)s->durable_raw,
+		                         (unsigned long long)(s->index_file / CENTRY))
+		  : s->chunked ? snprintf(line, sizeof line, "payload %d %llu %llu\n", i,
 		                          (unsigned long long)s->durable_payload,
 		                          (unsigned long long)s->durable_raw)
 		               : snprintf(line, sizeof line, "payload %d %llu\n", i,
@@ -171,6 +214,8 @@ static int write_closed(dssm_container *c)
 		wbuf_bytes(&w, line, (size_t)n);
 		/* every f-th kept time of the durable entries, at most SPARSE_MAX */
 		uint64_t kept = (count + SPARSE_STRIDE - 1) / SPARSE_STRIDE, f = 1;
+		if (s->cindex)
+			kept = 0;   /* (an entry per chunk: searched whole) */
 		if (kept > s->nsparse)
 			kept = s->nsparse;
 		while (kept / f > SPARSE_MAX)

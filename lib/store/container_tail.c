@@ -73,6 +73,8 @@ int dssm__store_entry_valid(dssm_container *c, int idx, const uint8_t *buf, uint
 int dssm__store_recover_tail(dssm_container *c, int idx)
 {
 	struct cstream *s = &c->s[idx];
+	if (s->cindex)
+		return dssm__cidx_recover_tail(c, idx);
 	struct stat ist, dst;
 	if (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0)
 		return dssm__fail_errno(DSSM_ESYS, "fstat");
@@ -96,4 +98,70 @@ int dssm__store_recover_tail(dssm_container *c, int idx)
 	if (from == 0 && dssm__store_pread_all(s->index_fd, buf, ENTRY, 0) == 0)
 		s->first = (dssm_time_t)le_get64(buf);
 	return 0;
+}
+
+/* Is chunk entry j (ce, its CRC held) of a format 4 stream the one after
+ * entry j - 1, its chunk whole inside data_size and (a container not
+ * closed cleanly) intact, its records what the entry says? 1 and *end,
+ * where its chunk ends, else 0. */
+static int cidx_valid(dssm_container *c, int idx, uint64_t j, const uint8_t *ce,
+                      uint64_t data_size, uint64_t *end)
+{
+	uint8_t prev[CENTRY];
+	if (j == 0 ? CE_BEFORE(ce) != 0
+	           : dssm__cidx_get(c, idx, j - 1, prev) < 0 ||
+	                     dssm__cidx_follows(c, idx, j, prev, ce) < 0)
+		return 0;
+	uint64_t raw_end, len = CE_RECORDS(ce) == 1 ? CE_PAYLOAD(ce) : CHUNK_UNKNOWN_LEN;
+	if (dssm__chunk_end(c, idx, CE_OFF(ce), data_size, len, end, &raw_end) < 0)
+		return 0;
+	c->s[idx].raw_end = raw_end; /* (the last entry's, as recovery reads it last) */
+	if (c->s[idx].trusted)
+		return 1;
+	struct chunk_view v;
+	dssm__chunk_view_init(&v);
+	int ok = dssm__cidx_load(c, idx, &v, j, ce, data_size) == 0;
+	dssm__chunk_view_free(&v);
+	return ok;
+}
+
+int dssm__cidx_recover_tail(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	struct stat ist, dst;
+	if (fstat(s->index_fd, &ist) < 0 || fstat(s->data_fd, &dst) < 0)
+		return dssm__fail_errno(DSSM_ESYS, "fstat");
+	uint64_t entries = (uint64_t)ist.st_size / CENTRY, from = s->nchunks, end = 0;
+	uint8_t ce[CENTRY];
+	while (entries > from) {
+		int got = dssm__cidx_get(c, idx, entries - 1, ce) == 0;
+		if (got && cidx_valid(c, idx, entries - 1, ce, (uint64_t)dst.st_size, &end))
+			break;
+		/* a torn chunk takes all its samples (never some) */
+		entries--;
+		s->dropped += got ? CE_RECORDS(ce) : 1;
+	}
+	if (entries <= from)
+		return 0;
+	s->nchunks = entries;
+	s->count = CE_BEFORE(ce) + CE_RECORDS(ce);
+	s->last = CE_LAST(ce);
+	s->data_end = end;
+	if (from == 0 && dssm__cidx_get(c, idx, 0, ce) == 0)
+		s->first = CE_FIRST(ce);
+	return 0;
+}
+
+int dssm__cidx_check_ends(dssm_container *c, int idx)
+{
+	struct cstream *s = &c->s[idx];
+	uint64_t n = s->nchunks, ea, eb;
+	uint8_t a[CENTRY], b[CENTRY];
+	struct stat dst;
+	return n && fstat(s->data_fd, &dst) == 0 && dssm__cidx_get(c, idx, 0, a) == 0 &&
+	       cidx_valid(c, idx, 0, a, (uint64_t)dst.st_size, &ea) &&
+	       dssm__cidx_get(c, idx, n - 1, b) == 0 &&
+	       cidx_valid(c, idx, n - 1, b, (uint64_t)dst.st_size, &eb) && CE_FIRST(a) == s->first &&
+	       CE_LAST(b) == s->last && eb == s->data_end &&
+	       CE_BEFORE(b) + CE_RECORDS(b) == s->count;
 }

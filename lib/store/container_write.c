@@ -145,13 +145,14 @@ int dssm__store_write_atomically(const char *path, const char *tmp, const struct
 }
 
 /* The .meta bytes: the layout, schema and property, the codec of a chunked
- * stream (version 3; a stream of records is written as version 2, as
- * before format 3), then a CRC-32C of all that precedes it. */
+ * stream (version 4: its index holds an entry per chunk; a stream of
+ * records is written as version 2, as before format 3), then a CRC-32C of
+ * all that precedes it. */
 static void put_meta(struct wbuf *w, const dssm_stream_info *i, const char *schema,
                      const void *prop, size_t plen, int codec)
 {
 	wbuf_u32(w, META_MAGIC);
-	wbuf_u32(w, codec >= 0 ? 3 : 2);
+	wbuf_u32(w, codec >= 0 ? 4 : 2);
 	dssm__store_put_layout(w, i);
 	wbuf_blob(w, schema, schema ? strlen(schema) : 0);
 	wbuf_blob(w, prop, plen);
@@ -529,7 +530,8 @@ int dssm_container_append(dssm_container *c, int stream, uint64_t tid, dssm_time
 	le_put32(head + 4, (uint32_t)len);
 	le_put64(head + 8, tid);
 	le_put64(head + 16, (uint64_t)time);
-	le_put32(head + 24, dssm__record_crc(head, data, len));
+	/* (in a chunk, format 4: no CRC of its own, the chunk's covers it) */
+	le_put32(head + 24, s->cindex ? 0 : dssm__record_crc(head, data, len));
 	if (s->chunked) {
 		/* into the open chunk: its entry points at the chunk's place,
 		 * the data's end, which moves once the chunk is closed */

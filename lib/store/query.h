@@ -33,6 +33,12 @@ struct cursor {
 	struct chunk_view chunk; /* a chunked stream's chunk, decompressed (chunk.h) */
 	struct chunk_ahead *ahead; /* its next chunks loaded ahead (chunk_ahead.c), or NULL */
 	uint64_t last_chunk; /* a chunked stream's: where the range's last chunk is in .data */
+	/* format 4 (chunk_index.c): the chunk entry of entry `next`, number
+	 * cj - 1 (0: none); partial: `entry` has only what that chunk entry
+	 * says (time, TID, offset), its chunk not loaded yet */
+	uint8_t ce[CENTRY];
+	uint64_t cj;
+	int partial;
 	/* what the previous record returned leaves for the next: entries of a
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;
@@ -91,5 +97,14 @@ int dssm__query_met_damage(dssm_container *c, int stream, int rc);
  * is, from entry `from` on, checked where it lands. 0 and *at, or < 0. */
 int dssm__query_search_time(struct dssm_query *q, int stream, dssm_time_t t, int after,
                             uint64_t from, uint64_t *at);
+
+/* chunk_index.c: a format 4 stream's cursor. Its entry `next` (k->entry,
+ * k->time; partial when its chunk is not loaded yet); the record of that
+ * entry, its chunk loaded (through w's look-ahead) and checked, the entry
+ * made whole; the end of the range [next, end) in .data (last_chunk). */
+int dssm__cidx_cursor_entry(struct dssm_query *q, struct cursor *k);
+int dssm__cidx_cursor_record(struct dssm_query *q, struct cursor *k, const struct chunk_window *w,
+                             const uint8_t **h);
+int dssm__cidx_range_end(struct dssm_query *q, struct cursor *k);
 
 #endif

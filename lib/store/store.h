@@ -32,12 +32,15 @@
 #include "lib/base/bytes.h"
 
 #define FORMAT_VERSION 2       /* CONTAINER's `dssm-container N` ... */
-#define FORMAT_CHUNKED 3       /* ... once a stream is compressed (chunk.h) */
+#define FORMAT_CHUNKED 3       /* ... compressed streams indexed per sample (still read) */
+#define FORMAT_CINDEX 4        /* ... once a stream is compressed (chunk.h): indexed per chunk */
 #define META_MAGIC 0x4d4d5344u
-#define META_VERSION 3          /* 2 ends with a CRC-32C; 3 (chunked streams) adds the codec */
+#define META_VERSION 4          /* 2 ends with a CRC-32C; 3 (chunked streams) adds the codec;
+                                   4 the same, the stream's .index one entry per chunk */
 #define RECORD_MAGIC 0x43525344u
 #define RECORD_HEADER 32
 #define ENTRY 32
+#define CENTRY 56           /* a format 4 chunk entry (chunk_index.c) */
 #define SPARSE_STRIDE 256   /* entries between the times a writer keeps */
 #define SPARSE_MAX 1024     /* times per stream in CLOSED, at most */
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
@@ -110,10 +113,21 @@ struct cstream {
 	uint64_t nsparse, sparse_cap, stride;
 	int sparse_read;         /* reader: CLOSED's sparse times were looked for */
 	int searched;            /* reader: a query searched it since its files opened */
-	/* format 3 (chunk.h): its records are in chunks; the writer compresses
+	/* formats 3 and 4 (chunk.h): its records are in chunks; the writer compresses
 	 * them with codec at level (CHUNK_STORED once CHUNK_TRIES chunks did
 	 * not shrink) */
 	int chunked, codec, level, adaptive;
+	/* format 4 (chunk_index.c): its .index holds one CENTRY entry per chunk,
+	 * nchunks of them valid (a writer: index_file bytes written); a reader
+	 * keeps its last chunks decompressed for its entries (ev, evj: the
+	 * chunk entry each holds, UINT64_MAX none) */
+	int cindex;
+	uint64_t nchunks, index_file;
+	struct chunk_view *ev;
+	uint64_t evj[2];
+	int evnext;
+	uint8_t cce[CENTRY];     /* reader: the chunk entry read last, number ccj - 1 (0: none) */
+	uint64_t ccj;
 	int asked;               /* writer: the codec asked for (its .meta's) */
 	uint8_t *cbuf;           /* writer: the open chunk's records */
 	size_t clen, ccap;

@@ -64,5 +64,5 @@ void dssm__views_register(void)
 {
 	dssm__view_open = open_any;
 	dssm__set_list_files = dssm__rosbag2_dir;   /* a rosbag2 bag directory: a set of files */
-	dssm__chunk_codecs_register();              /* compressed containers (format 3) */
+	dssm__chunk_codecs_register();              /* compressed containers (formats 3 and 4) */
 }

@@ -1,4 +1,4 @@
-"""A compressed recording (container format 3, `dssm import --compress`)
+"""A compressed recording (container format 4, `dssm import --compress`)
 reads in Python as the same recording stored plain: the same streams,
 counts, times, TIDs and bytes, through the bulk query and a stream read by
 position."""

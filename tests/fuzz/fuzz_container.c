@@ -139,7 +139,7 @@ static void check_stream(dssm_container *c, int s, uint64_t listed, const uint8_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	dssm__chunk_codecs_register(); /* compressed streams (format 3) too */
+	dssm__chunk_codecs_register(); /* compressed streams (formats 3 and 4) too */
 	scratch_reset();
 	size_t off = 0;
 	while (size - off >= 5) {
