@@ -306,7 +306,8 @@ int dssm__cidx_load(struct dssm_container *c, int idx, struct chunk_view *v, uin
                     const uint8_t *ce, uint64_t limit);
 int dssm__cidx_record(struct dssm_container *c, int idx, struct chunk_view *v, uint64_t k,
                       const uint8_t **h);
-/* The 32-byte entry (section 3's) of the record at h in the chunk at off. */
+/* The 32-byte entry (section 3's) of the record at h in the chunk at off,
+ * its CRC field 0. */
 void dssm__cidx_entry(const uint8_t *h, uint64_t off, uint8_t *e);
 /* Index entries [i, i + n) of stream idx into buf (32 bytes each): read
  * from .index (formats 2, 3) or made from the chunks' records (format 4);
@@ -315,9 +316,12 @@ int dssm__store_entries(struct dssm_container *c, int idx, uint64_t i, size_t n,
 /* The sum of a format 4 stream's chunk entries' payload. */
 int dssm__cidx_payload(struct dssm_container *c, int idx, uint64_t *out);
 /* The first sample whose time is >= t (after = 0) or > t (after = 1), from
- * sample `from` on: a binary search of the chunk entries, then one chunk. */
+ * sample `from` on: a binary search of the chunk entries, then one chunk.
+ * With open, an answer inside a chunk is left open (not read here): *at
+ * is the chunk's end, *open set (a window's end: its cursor stops at the
+ * first time past it when it reads that chunk anyway). */
 int dssm__cidx_search(struct dssm_container *c, int idx, dssm_time_t t, int after,
-                      uint64_t from, uint64_t *at);
+                      uint64_t from, uint64_t *at, int *open);
 /* Free a stream's chunks kept for its entries. */
 struct cstream;
 void dssm__cidx_forget(struct cstream *s);

@@ -173,7 +173,7 @@ void dssm__cidx_entry(const uint8_t *h, uint64_t off, uint8_t *e)
 	le_put64(e + 8, le_get64(h + 8));
 	le_put64(e + 16, off);
 	le_put32(e + 24, le_get32(h + 4));
-	le_put32(e + 28, dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu);
+	le_put32(e + 28, 0);   /* (made here from checked bytes: nothing to check it by) */
 }
 
 /* The chunk of entry j, decompressed and checked, from the stream's own
@@ -231,7 +231,9 @@ static int made_entries(dssm_container *c, int idx, uint64_t i, size_t n, uint8_
 			rc = dssm__cidx_record(c, idx, v, i + k - CE_BEFORE(ce), &h);
 		if (rc < 0)
 			return dssm__query_met_damage(c, idx, rc);
-		dssm__cidx_entry(h, CE_OFF(ce), buf + k * ENTRY);
+		uint8_t *e = buf + k * ENTRY;
+		dssm__cidx_entry(h, CE_OFF(ce), e);
+		le_put32(e + 28, dssm__crc32c_update(0xffffffffu, e, 28) ^ 0xffffffffu); /* (as read) */
 	}
 	return 0;
 }
@@ -267,7 +269,7 @@ static int passes(dssm_time_t et, dssm_time_t t, int after)
 }
 
 int dssm__cidx_search(dssm_container *c, int idx, dssm_time_t t, int after, uint64_t from,
-                      uint64_t *at)
+                      uint64_t *at, int *open)
 {
 	struct cstream *s = &c->s[idx];
 	uint8_t ce[CENTRY], prev[CENTRY];
@@ -305,10 +307,15 @@ int dssm__cidx_search(dssm_container *c, int idx, dssm_time_t t, int after, uint
 			rc = dssm__cidx_follows(c, idx, lo, prev, ce);
 		/* (a chunk whose first time passes is the answer from its start:
 		 * not read here, so its damage is met where the query reaches it) */
+		uint64_t k = 0;
 		int inside = rc == 0 && !passes(CE_FIRST(ce), t, after);
+		if (inside && open) {   /* (left to the reader of the chunk) */
+			*open = 1;
+			inside = 0;
+			k = CE_RECORDS(ce);
+		}
 		if (inside)
 			rc = cached(c, idx, lo, ce, &v);
-		uint64_t k = 0;
 		for (; inside && rc == 0 && k < CE_RECORDS(ce); k++)
 			if ((rc = dssm__cidx_record(c, idx, v, k, &h)) == 0 &&
 			    passes((dssm_time_t)le_get64(h + 16), t, after))
@@ -404,8 +411,10 @@ int dssm__cidx_cursor_entry(struct dssm_query *q, struct cursor *k)
 	if (rc < 0)
 		return rc;
 	k->time = (dssm_time_t)le_get64(k->entry);
-	if (k->time > q->stop)
+	if (k->time > q->stop) {
 		k->end = k->next; /* past the range: this stream is done */
+		k->end_open = 0;
+	}
 	return 0;
 }
 

@@ -85,7 +85,12 @@ static int seek_time(struct dssm_query *q, struct cursor *k, dssm_time_t start, 
 	struct cstream *s = &q->c->s[k->stream];
 	s->searched = 1;
 	int rc = dssm__query_search_time(q, k->stream, start, 0, 0, &k->next);
-	if (rc == 0)
+	k->end_open = 0;   /* (format 4: the end's chunk read when the cursor gets there) */
+	if (rc == 0 && stop >= start && s->cindex)
+		rc = dssm__query_met_damage(q->c, k->stream,
+		                            dssm__cidx_search(q->c, k->stream, stop, 1, k->next, &k->end,
+		                                              &k->end_open));
+	else if (rc == 0)
 		rc = stop < start ? (k->end = k->next, 0)
 		                  : dssm__query_search_time(q, k->stream, stop, 1, k->next, &k->end);
 	if (rc == 0 && k->end < k->next)
@@ -480,8 +485,16 @@ int64_t dssm_query_remaining(dssm_query *q)
 	if (q->c->view)
 		return q->c->view->ops->query_remaining(q);
 	int64_t n = 0;
-	for (int i = 0; i < q->n; i++)
-		n += (int64_t)(q->cur[i].end - q->cur[i].next);
+	for (int i = 0; i < q->n; i++) {
+		struct cursor *k = &q->cur[i];
+		int rc = k->end_open && k->next < k->end
+		                 ? dssm__cidx_search(q->c, k->stream, q->stop, 1, k->next, &k->end, NULL)
+		                 : 0;
+		if (rc < 0)
+			return dssm__query_met_damage(q->c, k->stream, rc);
+		k->end_open = 0;
+		n += (int64_t)(k->end - k->next);
+	}
 	return n;
 }
 
@@ -522,6 +535,7 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to)
 	q->reload = k->reload = 0;
 	k->next = from;
 	k->end = to > from ? to : from;
+	k->end_open = 0;
 	k->min_time = INT64_MIN;
 	k->min_off = 0;
 	if (!same_end)

@@ -249,7 +249,7 @@ int dssm__query_search_time(struct dssm_query *q, int stream, dssm_time_t t, int
 {
 	struct cstream *s = &q->c->s[stream];
 	if (s->cindex)
-		return dssm__cidx_search(q->c, stream, t, after, from, at);
+		return dssm__cidx_search(q->c, stream, t, after, from, at, NULL);
 	int rc = search_in(q, stream, t, after, from, at);
 	if (rc == 0)
 		rc = check_landing(q, stream, t, after, at);

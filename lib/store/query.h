@@ -39,6 +39,9 @@ struct cursor {
 	uint8_t ce[CENTRY];
 	uint64_t cj;
 	int partial;
+	int end_open;        /* format 4: `end` is the end of the chunk holding the
+	                        window's end, the exact end found when asked
+	                        (dssm_query_remaining) or reached */
 	/* what the previous record returned leaves for the next: entries of a
 	 * sound index never go back in time or in the file */
 	dssm_time_t min_time;
