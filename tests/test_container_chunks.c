@@ -350,7 +350,7 @@ static void test_huge_record(void **state)
 	(void)state;
 	char dir[300], path[400];
 	dssm_container *c = one_stream(dir, sizeof dir, "huge", "zstd", 1, 64);
-	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[56], body[4096];
+	uint8_t buf[64] = {0}, h[CHUNK_HEADER], e[64], body[4096];
 	assert_int_equal(dssm_container_append(c, 0, 1, 100, buf, sizeof buf), 0);
 	assert_int_equal(dssm_container_close(c), 0);
 	chunk_files_at(dir, 0, h);
@@ -365,8 +365,8 @@ static void test_huge_record(void **state)
 	path_of(path, sizeof path, dir, "streams/0000.index");
 	fd = open(path, O_RDWR);
 	assert_int_equal(pread(fd, e, sizeof e, 0), (ssize_t)sizeof e);
-	le_put32(e + 44, 0xffffffd8u); /* (format 4's chunk entry: its payload, CRC) */
-	le_put32(e + 52, dssm__crc32c(e, 52));
+	le_put32(e + 52, 0xffffffd8u); /* (format 4's chunk entry: its payload, CRC) */
+	le_put32(e + 60, dssm__crc32c(e, 60));
 	assert_int_equal(pwrite(fd, e, sizeof e, 0), (ssize_t)sizeof e);
 	close(fd);
 	assert_int_equal(dssm_container_open(dir, &c), 0);

@@ -18,6 +18,12 @@
 #include "testutil.h"
 
 #define FIXTURE "tests/data/containers/format3-mixed"
+/* a format 4 chunk entry (docs/container-format.md 3.1): its size, and
+ * where its `before`, `records` and CRC are */
+#define CE 64
+#define CE_BEFORE_AT 32
+#define CE_RECORDS_AT 48
+#define CE_CRC_AT 60
 static char root[256];
 
 /* The fixture's sample k of stream s (its README.md). */
@@ -178,19 +184,19 @@ static uint64_t file_size(const char *dir, const char *file)
 	return (uint64_t)st.st_size;
 }
 
-/* Chunk entry j of stream idx's .index (56 bytes). */
+/* Chunk entry j of stream idx's .index (CE bytes). */
 static void chunk_entry(const char *dir, int idx, uint64_t j, uint8_t *ce)
 {
 	char path[500];
 	snprintf(path, sizeof path, "%s/streams/%04d.index", dir, idx);
 	FILE *f = fopen(path, "rb");
 	assert_non_null(f);
-	assert_int_equal(fseek(f, (long)(j * 56), SEEK_SET), 0);
-	assert_int_equal(fread(ce, 1, 56, f), 56);
+	assert_int_equal(fseek(f, (long)(j * CE), SEEK_SET), 0);
+	assert_int_equal(fread(ce, 1, CE, f), CE);
 	fclose(f);
 }
 
-/* Written now: format 4, its compressed streams' .index one 56-byte entry
+/* Written now: format 4, its compressed streams' .index one CE-byte entry
  * per chunk (a record-CRC-free chunk each), the plain stream's format 2's;
  * read as format 3 is, with CLOSED and without. */
 static void test_format4_reads(void **state)
@@ -210,15 +216,15 @@ static void test_format4_reads(void **state)
 	for (int s = 0; s < 4; s += s == 0 ? 2 : 1) {
 		char name[64];
 		snprintf(name, sizeof name, "streams/%04d.index", s);
-		uint64_t size = file_size(dir, name), n = size / 56, before = 0;
-		assert_int_equal(size % 56, 0);
-		assert_true(n >= 1 && n * 32 < fixture_count[s] * 32 / 8 + 56 * 4 + (s == 3) * 1000);
+		uint64_t size = file_size(dir, name), n = size / CE, before = 0;
+		assert_int_equal(size % CE, 0);
+		assert_true(n >= 1 && n * 32 < fixture_count[s] * 32 / 8 + CE * 4 + (s == 3) * 1000);
 		for (uint64_t j = 0; j < n; j++) {   /* the chain of entries */
-			uint8_t ce[56];
+			uint8_t ce[CE];
 			chunk_entry(dir, s, j, ce);
-			assert_int_equal(le_get32(ce + 52), dssm__crc32c(ce, 52));
-			assert_int_equal(le_get64(ce + 24), before);
-			before += le_get32(ce + 40);
+			assert_int_equal(le_get32(ce + CE_CRC_AT), dssm__crc32c(ce, CE_CRC_AT));
+			assert_int_equal(le_get64(ce + CE_BEFORE_AT), before);
+			before += le_get32(ce + CE_RECORDS_AT);
 		}
 		assert_int_equal(before, fixture_count[s]);
 	}
@@ -242,9 +248,9 @@ static void test_format4_torn_tail(void **state)
 	write_fixture(dir, 1000, NULL);
 	snprintf(cmd, sizeof cmd, "rm %s/CLOSED", dir);
 	assert_int_equal(system(cmd), 0);
-	uint64_t n = file_size(dir, "streams/0000.index") / 56;
+	uint64_t n = file_size(dir, "streams/0000.index") / CE;
 	assert_true(n >= 2);
-	uint8_t last[56];
+	uint8_t last[CE];
 	chunk_entry(dir, 0, n - 1, last);
 	snprintf(path, sizeof path, "%s/streams/0000.data", dir);
 	assert_int_equal(truncate(path, (off_t)file_size(dir, "streams/0000.data") - 9), 0);
@@ -252,8 +258,8 @@ static void test_format4_torn_tail(void **state)
 	dssm_recorded rec;
 	assert_int_equal(dssm_container_open(dir, &c), 0);
 	assert_int_equal(dssm_container_stream(c, 0, &rec), 0);
-	assert_int_equal(rec.count, le_get64(last + 24));   /* its `before` */
-	assert_int_equal(rec.dropped_tail, le_get32(last + 40));
+	assert_int_equal(rec.count, le_get64(last + CE_BEFORE_AT));   /* its `before` */
+	assert_int_equal(rec.dropped_tail, le_get32(last + CE_RECORDS_AT));
 	assert_int_equal(check_window(c, 0, INT64_MIN, INT64_MAX), rec.count);
 	dssm_container_close(c);
 	/* half an entry at the end of lidar's index: not an entry yet */
@@ -277,13 +283,13 @@ static void test_format4_damaged_entry(void **state)
 	char dir[400], path[500];
 	snprintf(dir, sizeof dir, "%s/dmg", root);
 	write_fixture(dir, 1000, NULL);
-	uint64_t n = file_size(dir, "streams/0002.index") / 56, j = n / 2;
+	uint64_t n = file_size(dir, "streams/0002.index") / CE, j = n / 2;
 	assert_true(n >= 3);
 	snprintf(path, sizeof path, "%s/streams/0002.index", dir);
 	FILE *f = fopen(path, "r+b");
-	fseek(f, (long)(j * 56 + 4), SEEK_SET);
+	fseek(f, (long)(j * CE + 4), SEEK_SET);
 	int ch = fgetc(f);
-	fseek(f, (long)(j * 56 + 4), SEEK_SET);
+	fseek(f, (long)(j * CE + 4), SEEK_SET);
 	fputc(ch ^ 0x04, f);
 	fclose(f);
 	for (int pass = 0; pass < 2; pass++) {
@@ -356,6 +362,56 @@ static void test_format4_follow(void **state)
 	assert_int_equal(dssm_container_close(w), 0);
 }
 
+/* Read by TID where TIDs have gaps (the fast path, TID - first, misses):
+ * a format 4 stream answers as the same samples stored plain do, through
+ * its chunk entries' first TIDs. */
+static void test_format4_tids(void **state)
+{
+	(void)state;
+	char dir[2][300], addr[700];
+	static uint8_t buf[4096], got[2][4096];
+	for (int z = 0; z < 2; z++) {
+		dssm_container *c;
+		snprintf(dir[z], sizeof dir[z], "%s/tids-%d", root, z);
+		assert_int_equal(dssm_container_create(dir[z], &c), 0);
+		assert_int_equal(dssm_container_set_compress(c, z ? "zstd" : "none", 0), 0);
+		dssm_stream_info a;
+		memset(&a, 0, sizeof a);
+		snprintf(a.name, sizeof a.name, "gap");
+		snprintf(a.type, sizeof a.type, "test/gap");
+		a.max_size = sizeof buf;
+		a.slots = 10;
+		assert_int_equal(dssm_container_add_stream(c, &a, NULL, NULL, 0), 0);
+		for (uint64_t k = 0; k < 3000; k++) {   /* TIDs 7, 10, 13, ...: chunks of ~200 */
+			fixture_fill(buf, 1000 + k % 500, 0, k);
+			assert_int_equal(dssm_container_append(c, 0, 7 + 3 * k, 1000 + 10 * (dssm_time_t)k,
+			                                       buf, 1000 + k % 500), 0);
+		}
+		assert_int_equal(dssm_container_close(c), 0);
+	}
+	assert_true(file_size(dir[1], "streams/0000.index") / CE >= 10);
+	dssm_stream *s[2];
+	for (int z = 0; z < 2; z++) {
+		snprintf(addr, sizeof addr, "%s/gap", dir[z]);
+		assert_int_equal(dssm_open_address(addr, DSSM_READ, &s[z]), 0);
+	}
+	for (uint64_t tid = 0; tid < 9100; tid++) {
+		dssm_sample_info si[2];
+		int rc[2];
+		for (int z = 0; z < 2; z++) {
+			memset(&si[z], 0, sizeof si[z]);
+			rc[z] = dssm_read_tid(s[z], tid, got[z], sizeof got[z], &si[z]);
+		}
+		assert_int_equal(rc[1], rc[0]);
+		assert_int_equal(si[1].tid, si[0].tid);
+		assert_int_equal(si[1].len, si[0].len);
+		if (rc[0] == 0)
+			assert_memory_equal(got[1], got[0], si[0].len);
+	}
+	for (int z = 0; z < 2; z++)
+		dssm_close(s[z]);
+}
+
 int main(void)
 {
 	dssm__chunk_codecs_register();
@@ -368,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_format4_torn_tail),
 		cmocka_unit_test(test_format4_damaged_entry),
 		cmocka_unit_test(test_format4_follow),
+		cmocka_unit_test(test_format4_tids),
 	};
 	int rc = cmocka_run_group_tests_name("container_formats", tests, NULL, NULL);
 	char cmd[400];

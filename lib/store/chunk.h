@@ -287,10 +287,11 @@ int dssm__chunk_end(struct dssm_container *c, int idx, uint64_t off, uint64_t da
 #define CE_FIRST(ce) ((dssm_time_t)le_get64((ce)))
 #define CE_LAST(ce) ((dssm_time_t)le_get64((ce) + 8))
 #define CE_TID(ce) le_get64((ce) + 16)
-#define CE_BEFORE(ce) le_get64((ce) + 24)
-#define CE_OFF(ce) le_get64((ce) + 32)
-#define CE_RECORDS(ce) le_get32((ce) + 40)
-#define CE_PAYLOAD(ce) le_get32((ce) + 44)
+#define CE_LAST_TID(ce) le_get64((ce) + 24)
+#define CE_BEFORE(ce) le_get64((ce) + 32)
+#define CE_OFF(ce) le_get64((ce) + 40)
+#define CE_RECORDS(ce) le_get32((ce) + 48)
+#define CE_PAYLOAD(ce) le_get32((ce) + 52)
 /* Chunk entry j of stream idx (its CRC and bounds checked), or
  * DSSM_ECORRUPT naming it; is b (entry j) the one after a? */
 int dssm__cidx_get(struct dssm_container *c, int idx, uint64_t j, uint8_t *ce);
@@ -313,6 +314,11 @@ void dssm__cidx_entry(const uint8_t *h, uint64_t off, uint8_t *e);
  * from .index (formats 2, 3) or made from the chunks' records (format 4);
  * DSSM_ECORRUPT naming what could not be read. */
 int dssm__store_entries(struct dssm_container *c, int idx, uint64_t i, size_t n, uint8_t *buf);
+/* Sample i's time and TID (either may be NULL; a format 4 stream): from
+ * its chunk entry when it is the chunk's first or last, else from its
+ * record. */
+int dssm__cidx_time_tid(struct dssm_container *c, int idx, uint64_t i, dssm_time_t *t,
+                        uint64_t *tid);
 /* The sum of a format 4 stream's chunk entries' payload. */
 int dssm__cidx_payload(struct dssm_container *c, int idx, uint64_t *out);
 /* The first sample whose time is >= t (after = 0) or > t (after = 1), from
@@ -322,6 +328,10 @@ int dssm__cidx_payload(struct dssm_container *c, int idx, uint64_t *out);
  * first time past it when it reads that chunk anyway). */
 int dssm__cidx_search(struct dssm_container *c, int idx, dssm_time_t t, int after,
                       uint64_t from, uint64_t *at, int *open);
+/* The samples [*lo, *hi] among which the first whose TID is >= tid lies
+ * (TIDs never decrease in a stream): from its chunk entries alone. */
+int dssm__cidx_tid_span(struct dssm_container *c, int idx, uint64_t tid, uint64_t *lo,
+                        uint64_t *hi);
 /* Free a stream's chunks kept for its entries. */
 struct cstream;
 void dssm__cidx_forget(struct cstream *s);

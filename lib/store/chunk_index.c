@@ -46,7 +46,7 @@ int dssm__cidx_get(dssm_container *c, int idx, uint64_t j, uint8_t *ce)
 		return entry_damaged(c, idx, j, "cannot be read");
 	if (dssm__crc32c(ce, CENTRY - 4) != le_get32(ce + CENTRY - 4))
 		return entry_damaged(c, idx, j, "fails its CRC");
-	if (!CE_RECORDS(ce) || CE_FIRST(ce) > CE_LAST(ce) || le_get32(ce + 48) != 0 ||
+	if (!CE_RECORDS(ce) || CE_FIRST(ce) > CE_LAST(ce) || le_get32(ce + 56) != 0 ||
 	    CE_BEFORE(ce) > UINT64_MAX / 2 || CE_OFF(ce) % 8)
 		return entry_damaged(c, idx, j, "is out of bounds");
 	memcpy(s->cce, ce, CENTRY);
@@ -111,8 +111,10 @@ static int check_records(dssm_container *c, int idx, struct chunk_view *v, uint6
 	size_t pos = 0, n;
 	uint64_t k = 0, payload = 0;
 	dssm_time_t prev = CE_FIRST(ce);
+	size_t last_len = 0;
 	for (; (n = dssm__chunk_record_at(v, pos)) != 0; pos += n, k++) {
 		const uint8_t *h = v->raw + pos;
+		last_len = n;
 		dssm_time_t t = (dssm_time_t)le_get64(h + 16);
 		if ((k == 0 && le_get64(h + 8) != CE_TID(ce)) || t < prev)
 			break;
@@ -120,7 +122,7 @@ static int check_records(dssm_container *c, int idx, struct chunk_view *v, uint6
 		payload += le_get32(h + 4);
 	}
 	if (n || pos != v->raw_len || k != CE_RECORDS(ce) || prev != CE_LAST(ce) ||
-	    payload != CE_PAYLOAD(ce))
+	    payload != CE_PAYLOAD(ce) || le_get64(v->raw + pos - last_len + 8) != CE_LAST_TID(ce))
 		return dssm__fail(DSSM_ECORRUPT, "%s: stream '%s:%d': chunk at offset %llu of "
 		                  "streams/%04d.data is damaged (its records disagree with chunk entry "
 		                  "%llu)", c->dir, c->s[idx].info.name, c->s[idx].info.id,
@@ -238,6 +240,24 @@ static int made_entries(dssm_container *c, int idx, uint64_t i, size_t n, uint8_
 	return 0;
 }
 
+int dssm__cidx_time_tid(dssm_container *c, int idx, uint64_t i, dssm_time_t *t, uint64_t *tid)
+{
+	uint8_t ce[CENTRY], e[ENTRY];
+	uint64_t j;
+	int rc = dssm__cidx_of_sample(c, idx, i, &j, ce);
+	if (rc < 0)
+		return dssm__query_met_damage(c, idx, rc);
+	/* a chunk's first and last sample: from its entry, nothing read */
+	int first = i == CE_BEFORE(ce), last = i == CE_BEFORE(ce) + CE_RECORDS(ce) - 1;
+	if (!first && !last && (rc = made_entries(c, idx, i, 1, e)) < 0)
+		return rc;
+	if (t)
+		*t = first ? CE_FIRST(ce) : last ? CE_LAST(ce) : (dssm_time_t)le_get64(e);
+	if (tid)
+		*tid = first ? CE_TID(ce) : last ? CE_LAST_TID(ce) : le_get64(e + 8);
+	return 0;
+}
+
 int dssm__store_entries(dssm_container *c, int idx, uint64_t i, size_t n, uint8_t *buf)
 {
 	struct cstream *s = &c->s[idx];
@@ -329,6 +349,44 @@ int dssm__cidx_search(dssm_container *c, int idx, dssm_time_t t, int after, uint
 	return dssm__query_met_damage(c, idx, rc);
 }
 
+int dssm__cidx_tid_span(dssm_container *c, int idx, uint64_t tid, uint64_t *lo, uint64_t *hi)
+{
+	struct cstream *s = &c->s[idx];
+	uint8_t ce[CENTRY];
+	uint64_t a = 0, b = s->nchunks;
+	while (a < b) {   /* the first chunk whose first TID is >= tid */
+		uint64_t mid = a + (b - a) / 2;
+		int rc = dssm__cidx_get(c, idx, mid, ce);
+		if (rc < 0)
+			return dssm__query_met_damage(c, idx, rc);
+		if (CE_TID(ce) < tid)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	/* the answer lies from the chunk before it to its first sample */
+	*lo = 0;
+	*hi = s->count;
+	int rc = a > 0 ? dssm__cidx_get(c, idx, a - 1, ce) : 0;
+	if (rc == 0 && a > 0)
+		*lo = CE_BEFORE(ce);
+	if (rc == 0 && a < s->nchunks && (rc = dssm__cidx_get(c, idx, a, ce)) == 0)
+		*hi = CE_BEFORE(ce);
+	if (*hi > s->count || *lo > *hi)
+		*lo = 0, *hi = s->count;
+	return dssm__query_met_damage(c, idx, rc);
+}
+
+/* (container_query.c's: a recording read by position) */
+int dssm__query_tid_span(dssm_query *q, uint64_t tid, uint64_t *lo, uint64_t *hi)
+{
+	*lo = 0;
+	*hi = dssm__query_count(q);
+	if (q->c->view || !q->c->s[q->cur[0].stream].cindex)
+		return 0;
+	return dssm__cidx_tid_span(q->c, q->cur[0].stream, tid, lo, hi);
+}
+
 /* ---- a query's cursor through a format 4 stream (container_query.c) ---- */
 
 /* The chunk entry of the cursor's entry `next` in k->ce: the one it has,
@@ -356,7 +414,27 @@ static int cursor_chunk_entry(struct dssm_query *q, struct cursor *k)
 	return 0;
 }
 
-/* The cursor's chunk (k->ce's) in k->chunk, checked: taken from the
+/* v becomes a copy of w (the stream's kept chunk stays: a stream read by
+ * position searches and reads the same chunk in turn). */
+static int copy_view(struct chunk_view *v, const struct chunk_view *w)
+{
+	if (v->cap < w->raw_len + 1) {
+		uint8_t *p = realloc(v->raw, w->raw_len + 1);
+		if (!p)
+			return dssm__fail(DSSM_ENOMEM, "out of memory for a %zu-byte chunk", w->raw_len);
+		v->raw = p;
+		v->cap = w->raw_len + 1;
+	}
+	memcpy(v->raw, w->raw, w->raw_len);
+	uint8_t *raw = v->raw;
+	size_t cap = v->cap;
+	*v = *w;
+	v->raw = raw;
+	v->cap = cap;
+	return 0;
+}
+
+/* The cursor's chunk (k->ce's) in k->chunk, checked: copied from the
  * stream's own when the query's search loaded it there, else loaded
  * (through the look-ahead when w is given). */
 static int cursor_chunk(struct dssm_query *q, struct cursor *k, const struct chunk_window *w)
@@ -369,13 +447,8 @@ static int cursor_chunk(struct dssm_query *q, struct cursor *k, const struct chu
 		return 0;
 	for (int i = 0; s->ev && i < 2; i++)
 		if (s->evj[i] == k->cj - 1 && s->ev[i].off == CE_OFF(ce) &&
-		    s->ev[i].first == CE_BEFORE(ce)) {
-			struct chunk_view t = *v;
-			*v = s->ev[i];
-			s->ev[i] = t;
-			s->evj[i] = UINT64_MAX;
-			return 0;
-		}
+		    s->ev[i].first == CE_BEFORE(ce))
+			return copy_view(v, &s->ev[i]);
 	int rc = w ? dssm__chunk_ahead_load(c, k->stream, &k->ahead, v, CE_OFF(ce), len_bound(ce), w)
 	           : dssm__chunk_load(c, k->stream, v, CE_OFF(ce), s->data_end, len_bound(ce));
 	if (rc == 0 && v->first != CE_BEFORE(ce))

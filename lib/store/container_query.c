@@ -568,6 +568,8 @@ int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *ti
 	int stream = q->cur[0].stream;
 	struct cstream *s = &q->c->s[stream];
 	uint8_t e[ENTRY];
+	if (s->cindex && i < s->count)
+		return dssm__cidx_time_tid(q->c, stream, i, time, tid);
 	int rc = i < s->count ? dssm__store_entries(q->c, stream, i, 1, e)
 	                      : dssm__fail(DSSM_ECORRUPT, "%s: no entry %llu in stream %d (%llu)",
 	                                   q->c->dir, (unsigned long long)i, stream,

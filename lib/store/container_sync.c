@@ -59,12 +59,13 @@ static int write_chunk_entries(dssm_container *c, int i, size_t n)
 		memcpy(ce + 16, e + 8, 8); /* first TID */
 		for (; k < n && le_get64(s->ibuf + k + 16) == off; k += ENTRY, records++)
 			payload += le_get32(s->ibuf + k + 24);
-		memcpy(ce + 8, s->ibuf + k - ENTRY, 8); /* last time */
-		le_put64(ce + 24, before);
-		le_put64(ce + 32, off);
-		le_put32(ce + 40, records);
-		le_put32(ce + 44, (uint32_t)payload);
-		le_put32(ce + 52, dssm__crc32c(ce, CENTRY - 4));
+		memcpy(ce + 8, s->ibuf + k - ENTRY, 8);       /* last time */
+		memcpy(ce + 24, s->ibuf + k - ENTRY + 8, 8);  /* last TID */
+		le_put64(ce + 32, before);
+		le_put64(ce + 40, off);
+		le_put32(ce + 48, records);
+		le_put32(ce + 52, (uint32_t)payload);
+		le_put32(ce + 60, dssm__crc32c(ce, CENTRY - 4));
 		before += records;
 		ce += CENTRY;
 	}

@@ -41,8 +41,12 @@ static int good_from(struct recording *r, uint64_t i, uint64_t end, uint64_t *at
 int dssm__recstream_find_tid(struct recording *r, uint64_t tid, uint64_t *at)
 {
 	uint64_t n = dssm__query_count(r->q), lo = 0, hi = n, k, t = 0;
+	/* a format 4 stream: the span its chunk entries give, in one chunk */
+	int rc = dssm__query_tid_span(r->q, tid, &lo, &hi);
+	if (rc < 0)
+		return rc;
 	/* no gap before it: the entry is where the TIDs say */
-	int rc = n ? good_from(r, 0, 1, &k, &t) : 0;
+	rc = n && lo == 0 && hi == n ? good_from(r, 0, 1, &k, &t) : DSSM_ECORRUPT;
 	if (rc == 0 && k == 0 && tid >= t && tid - t < n &&
 	    dssm__recstream_tid_at(r, tid - t, &rc) == tid && rc == 0) {
 		*at = tid - t;

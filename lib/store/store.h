@@ -40,7 +40,7 @@
 #define RECORD_MAGIC 0x43525344u
 #define RECORD_HEADER 32
 #define ENTRY 32
-#define CENTRY 56           /* a format 4 chunk entry (chunk_index.c) */
+#define CENTRY 64           /* a format 4 chunk entry (chunk_index.c) */
 #define SPARSE_STRIDE 256   /* entries between the times a writer keeps */
 #define SPARSE_MAX 1024     /* times per stream in CLOSED, at most */
 #define DEFAULT_SYNC DSSM_NSEC_PER_SEC
@@ -309,6 +309,10 @@ int dssm__query_seek(dssm_query *q, uint64_t from, uint64_t to);
 int dssm__query_search(dssm_query *q, dssm_time_t t, int after, uint64_t *at);
 int dssm__query_entry(dssm_query *q, uint64_t i, dssm_time_t *time, uint64_t *tid);
 uint64_t dssm__query_count(dssm_query *q);
+/* [*lo, *hi]: where the first entry whose TID is >= tid lies, as far as
+ * the stream's index says without reading samples (a format 4 stream's
+ * chunk entries; else the whole stream). */
+int dssm__query_tid_span(dssm_query *q, uint64_t tid, uint64_t *lo, uint64_t *hi);
 /* dssm_container_budget_start's walk back over streams (of one container,
  * or of a set's parts), newest sample first, merged by time: *start is the
  * oldest time it takes within budget (INT64_MAX: none). */
