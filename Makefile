@@ -264,6 +264,7 @@ deps:
 lint:
 	@bash scripts/size-lint.sh
 	@bash scripts/layer-lint.sh
+	@for f in tests/*.sh bench/*.sh bench/*/*.sh scripts/*.sh; do bash -n "$$f" || exit 1; done
 
 # The tests run again in other modes (TEST@VAR=VALUE: tests/run-tests.sh):
 # every connector test over TLS, the secret tests in clear text

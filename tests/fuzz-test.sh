@@ -118,7 +118,7 @@ PY
 	f3=tests/data/containers/format3-mixed
 	pack "$f3" 0000 0002 "$out/container-corpus/format3"
 	rm -rf "$out/seed-f3.d" && cp -r "$f3" "$out/seed-f3.d" && rm -f "$out/seed-f3.d/CLOSED"
-	pack "$out/seed-f3.d" 0003 0002 "$out/container-corpus/format3-open
+	pack "$out/seed-f3.d" 0003 0002 "$out/container-corpus/format3-open"
 	cp tests/fuzz/regressions/container-* "$out/container-corpus/" # what it found before
 	run fuzz_container "$out/container-corpus" 200000
 else
