@@ -78,7 +78,7 @@ fi
 # them is built too; not the follower and the topic namer, which need the
 # ring layer)
 container_src="$(ls lib/store/container*.c lib/store/set*.c lib/store/chunk_*.c | grep -v -e _follow.c -e _topic.c) lib/store/direct_writer.c \
-	lib/store/data_map.c lib/store/record_ahead.c lib/store/record_check.c lib/store/codec.c lib/store/codec_compress.c \
+	lib/store/data_map.c lib/store/recstream_tids.c lib/store/record_ahead.c lib/store/record_check.c lib/store/codec.c lib/store/codec_compress.c \
 	lib/base/crc32c.c lib/base/bytes.c lib/base/error.c lib/base/time.c lib/base/thread.c lib/base/pool.c"
 # shellcheck disable=SC2086
 if clang $flags -o "$out/fuzz_container" tests/fuzz/fuzz_container.c $container_src -llz4 -lzstd -lbz2 -lz -lm -pthread >"$out/build-container.log" 2>&1; then
