@@ -451,17 +451,20 @@ static void poll_both(dssm_recorder *ra, dssm_recorder *rb, uint64_t want)
 	         (unsigned long long)want);
 }
 
-static void test_recording_as_source(void **state)
+/* Ring fol:0 made with 3 samples and recorded into ROOT/TAG-src by *ra;
+ * a recorder (returned) of that recording's fol:0, from its oldest, into
+ * ROOT/TAG-dst; dst: that path. */
+static dssm_recorder *recording_source(const char *tag, dssm_stream **a, dssm_recorder **ra,
+                                       char *dst, size_t cap)
 {
-	(void)state;
-	char src[300], dst[300], addr[320];
-	snprintf(src, sizeof src, "%s/srcrec", root);
-	snprintf(dst, sizeof dst, "%s/dstrec", root);
+	char src[300], addr[320];
+	snprintf(src, sizeof src, "%s/%s-src", root, tag);
+	snprintf(dst, cap, "%s/%s-dst", root, tag);
 	snprintf(addr, sizeof addr, "%s/fol", src);
-	dssm_stream *a = make("fol", 16, 64, "t/A");
-	dssm_recorder *ra = start(src, "fol", 0);
-	write_n(a, 0, 3);
-	poll_until(ra, 3, NULL);
+	*a = make("fol", 16, 64, "t/A");
+	*ra = start(src, "fol", 0);
+	write_n(*a, 0, 3);
+	poll_until(*ra, 3, NULL);
 	dssm_recorder_config cfg;
 	dssm_recorder_config_init(&cfg);
 	cfg.dir = dst;
@@ -469,6 +472,15 @@ static void test_recording_as_source(void **state)
 	dssm_recorder *rb;
 	assert_int_equal(dssm_recorder_create(&cfg, &rb), 0);
 	assert_int_equal(dssm_recorder_add(rb, addr), 0);
+	return rb;
+}
+
+static void test_recording_as_source(void **state)
+{
+	(void)state;
+	char dst[300];
+	dssm_stream *a;
+	dssm_recorder *ra, *rb = recording_source("as-source", &a, &ra, dst, sizeof dst);
 	assert_int_equal(dssm_recorder_start(rb), 0);
 	poll_both(ra, rb, 3);
 	assert_int_equal(dssm_remove("fol", 0), 0);
@@ -497,26 +509,14 @@ static void test_recording_as_source(void **state)
 static void test_wait_wakes_at_end(void **state)
 {
 	(void)state;
-	char src[300], dst[300], addr[320];
-	snprintf(src, sizeof src, "%s/waitsrc", root);
-	snprintf(dst, sizeof dst, "%s/waitdst", root);
-	snprintf(addr, sizeof addr, "%s/fol", src);
-	dssm_stream *a = make("fol", 16, 64, "t/A");
-	dssm_recorder *ra = start(src, "fol", 0);
-	write_n(a, 0, 3);
-	poll_until(ra, 3, NULL);
-	assert_int_equal(dssm_recorder_stop(ra), 0);
+	char dst[300];
+	dssm_stream *a;
+	dssm_recorder *ra, *rb = recording_source("wait", &a, &ra, dst, sizeof dst);
+	assert_int_equal(dssm_recorder_stop(ra), 0); /* the source recording closed */
 	dssm_recorder_free(ra);
 	dssm_close(a);
-	dssm_recorder_config cfg;
-	dssm_recorder_config_init(&cfg);
-	cfg.dir = dst;
-	cfg.from_oldest = 1;
-	dssm_recorder *rb;
-	assert_int_equal(dssm_recorder_create(&cfg, &rb), 0);
 	assert_int_equal(dssm_recorder_wait(rb, -1), DSSM_EINVAL);
 	assert_int_equal(dssm_recorder_wait(NULL, 1), DSSM_EINVAL);
-	assert_int_equal(dssm_recorder_add(rb, addr), 0);
 	assert_int_equal(dssm_recorder_start(rb), 0);
 	assert_int_equal(dssm_recorder_wait(rb, 600 * DSSM_NSEC_PER_SEC), 1); /* woken */
 	assert_int_equal(dssm_recorder_poll(rb), 1);
