@@ -63,7 +63,7 @@ FOXGLOVE_SRC := $(wildcard app/foxglove/*.c)
 DDS_SRC := $(wildcard app/dds/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 EXAMPLE_SRC := $(wildcard examples/*.c)
-# bench/compress/: the compression benchmark's stream generator and cost meter (issue #28)
+# bench/compress/: the compression benchmark's stream generator, cost meter and codec alone (issue #28)
 BENCH_SRC := $(wildcard bench/bench_*.c) $(wildcard bench/compress/*.c)
 CXX_TEST_SRC := $(wildcard tests/cpp/test_*.cpp)
 
@@ -191,6 +191,11 @@ $(BUILD)/examples/%: examples/%.c $(LIBDSSM_SO) $(wildcard examples/*.h)
 $(BUILD)/bench/%: bench/%.c $(LIBDSSM) $(wildcard bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) $(LDLIBS_ALL)
+
+# The codec alone (#28's benchmark): it calls libzstd and liblz4 itself.
+$(BUILD)/bench/compress/codec_speed: bench/compress/codec_speed.c $(LIBDSSM) $(wildcard bench/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIBDSSM) -lzstd -llz4 $(LDLIBS_ALL)
 
 # The DDS benchmark: its hosts and ddsperf, and its latency report, in files of their own.
 BENCH_DDS_SRCS := bench/bench_dds.c bench/dds_hosts.c bench/dds_report.c

@@ -22,6 +22,13 @@
 #            uncompressed, goals >= 0.9x on the fast disk and >= 1.5x on the
 #            slow one for compressible data (zstd ratio 2x or more); CPU per
 #            MB of the recorder (wait4's user + system of `dssm record`)
+#   codec    the codec alone (codec_speed.c: libzstd or liblz4 on one
+#            thread, the same samples in the same 256 KiB chunks), beside
+#            the fast-disk copy (what the machine's cores can compress: the
+#            copy against min(the uncompressed copy, cores x the codec's
+#            speed), goal >= 0.9x) and the warm queries (the window's
+#            records decompressed alone: ours against that, goal <= 1.5x):
+#            where the codec, not dssm, sets the time
 #   query    a 10 s window and a whole small topic, in-process (bench_bridge
 #            dssm, and bench/bridge/mcap_js.mjs for @mcap/core), medians of
 #            DSSM_BENCH_RUNS, warm and cold (the files dropped from the page
@@ -62,8 +69,8 @@ case $secs in '' | *[!0-9]*) echo "run.sh: DSSM_COMPRESS_SECONDS: '$secs' is not
 case $runs in '' | *[!0-9]* | 0) echo "run.sh: DSSM_BENCH_RUNS: '$runs' is not a count" >&2; exit 2 ;; esac
 case $level in '' | *[!0-9-]*) echo "run.sh: DSSM_COMPRESS_LEVEL: '$level' is not a zstd level" >&2; exit 2 ;; esac
 dssm=$BUILD/dssm rus=$BUILD/bench/compress/rusage gen=$BUILD/bench/compress/gen_streams
-bb=$BUILD/bench/bench_bridge
-for p in "$dssm" "$rus" "$gen" "$bb"; do
+bb=$BUILD/bench/bench_bridge cs=$BUILD/bench/compress/codec_speed
+for p in "$dssm" "$rus" "$gen" "$bb" "$cs"; do
 	[ -x "$p" ] || { echo "run.sh: $p is missing: run make -j2 all first" >&2; exit 1; }
 done
 for b in tilt_laser example; do
@@ -253,6 +260,24 @@ throughput_row() {
 		row="$row; throughput ratio $(awk -v a="${wall[none]}" -v b="${wall[zstd]}" 'BEGIN { printf "%.2fx", a / b }') $zl / none $goal"
 	fi
 	say "$row"
+	[ $have_compress = 1 ] && [ "$disk" = fast ] && codec_ceiling_row "$set" "$src" "$pay" "${wall[none]}" "${wall[zstd]}" "${wall[lz4]}"
+	return 0
+}
+# codec_ceiling_row SET SRC PAYLOAD WALL_NONE WALL_ZSTD WALL_LZ4: what the
+# cores can compress of SET's samples, the codec alone, against the copies
+codec_ceiling_row() {
+	local set=$1 src=$2 pay=$3 got z l
+	progress "record $set: the codec alone"
+	got=$("$cs" "$work/src/$src" - 0 9000000000000000000 zstd "$level" 3) || exit 1
+	read -r _ _ z _ <<<"$got"
+	got=$("$cs" "$work/src/$src" - 0 9000000000000000000 lz4 0 3) || exit 1
+	read -r _ _ l _ <<<"$got"
+	say "$(awk -v p="$pay" -v n="$(nproc)" -v wn="$4" -v wz="$5" -v wl="$6" -v z="$z" -v l="$l" -v zl="$zl" '
+	function ceil_of(t) { c = n * p / t; d = p / wn; return c < d ? c : d }
+	BEGIN {
+		printf "record %-8s fast, codec alone: %s compresses these samples at %.0f MB/s a core, lz4 at %.0f;", "'"$set"'", zl, p / 1e6 / z, p / 1e6 / l
+		printf " %d cores and this disk allow at most %.0f and %.0f MB/s;", n, ceil_of(z) / 1e6, ceil_of(l) / 1e6
+		printf " throughput ratio %.2fx %s / codec-ceiling (goal >= 0.9x), lz4 %.2fx\n", p / wz / ceil_of(z), zl, p / wl / ceil_of(l) }')"
 }
 say ""
 say "== recording throughput: a recording recorded again as fast as the recorder goes (medians of $runs)"
@@ -341,7 +366,19 @@ query_row() { # SET CASE STREAM A B [cold]
 		[ -z "$mcap_why" ] && [ -z "$peer_why" ] && row="$row; @mcap/core on the $zl MCAP $(printf %.6f "${q[mcap]}") s"
 		say "$row; $zl container: $NA"
 	fi
+	[ $have_compress = 1 ] && [ "$cache" = warm ] && codec_window_row "$@" "${q[zstd]}" "${q[lz4]}"
 	return 0
+}
+# codec_window_row SET CASE STREAM A B CACHE ZSTD_S LZ4_S: the window's
+# records decompressed by the codec alone, one thread, against our query
+codec_window_row() {
+	local got z l
+	got=$("$cs" "$work/keep/$1-none.d" "${3%:*}" "$4" "$5" zstd "$level" "$qruns") || exit 1
+	read -r _ _ _ z <<<"$got"
+	got=$("$cs" "$work/keep/$1-none.d" "${3%:*}" "$4" "$5" lz4 0 "$qruns") || exit 1
+	read -r _ _ _ l <<<"$got"
+	say "$(printf 'query %-7s %-10s warm, codec alone: one core decompresses its records in %s %.6f s, lz4 %.6f s; time ratio %s %s / codec-alone (goal <= 1.5x), lz4 %s' \
+		"$1" "$2" "$zl" "$z" "$l" "$(ratio_of "$7" "$z")" "$zl" "$(ratio_of "$8" "$l")")"
 }
 window() { # SET -> "A B": the 10 s in the middle of the recording
 	local s e
