@@ -137,8 +137,8 @@ static void group_topics(struct row *rows, int n)
 	}
 }
 
-/* The compressed streams (container format 3): codec, what their records
- * take stored plain (format 2's layout, headers included: what the same
+/* The compressed streams (container formats 3 and 4): codec, what their
+ * records take stored plain (format 2's layout, headers included: what the same
  * stream takes uncompressed) and on disk, and their ratio; nothing for a
  * recording without any. */
 static void print_compression(const struct row *rows, int n)
