@@ -113,7 +113,7 @@ int dssm_container_sync_if_due(dssm_container *c);
  * refuses O_DIRECT they are written the ordinary way. */
 void dssm_container_set_direct(dssm_container *c, int on);
 /* Streams added after this call keep their samples compressed, in chunks
- * (container format 3, docs/container-format.md section 3.1): codec
+ * (container format 4, docs/container-format.md section 3.1): codec
  * "zstd" or "lz4", level the codec's own (0: its default; zstd -7 to
  * 22, lz4 0-12), or "none"/NULL (level 0 only): records as in format 2,
  * the default (the
@@ -179,7 +179,7 @@ int dssm_container_stream(dssm_container *c, int stream, dssm_recorded *out);
  * the streams sharing its chunks); a query reads what it returns. */
 int dssm_container_stream_brief(dssm_container *c, int stream, dssm_recorded *out);
 /* How stream `stream` is kept on disk: *codec "zstd" or "lz4" (a
- * compressed stream, container format 3; some of its chunks may be stored
+ * compressed stream, container format 3 or 4; some of its chunks may be stored
  * as they are) or "none" (records), and *disk the bytes of its data file
  * that hold its samples, headers included (DSSM_SIZE_UNKNOWN for a file
  * read in place). Beside dssm_recorded.bytes, the samples' own bytes, it
