@@ -167,6 +167,6 @@ recorder|open, warm|#27: open, 10 MB vs 1 GB container
 compress|size |#28: compressed size vs MCAP's
 compress|record .*fast|#28: recording throughput, zstd / none
 compress|record .*fast, codec alone|#28: recording throughput against what the codec allows
-compress|query .*codec alone|#28: warm windows against the codec decompressing them alone
+compress|query .*codec alone|#28: what compression adds to warm windows, against the codec alone
 compress|query |#28: 10 s windows and whole topics, zstd / none and vs @mcap/core
 EOF

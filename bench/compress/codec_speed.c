@@ -7,11 +7,12 @@
  * allows on this machine, so "10x the uncompressed window" can be read as
  * "1.1x what decompressing those bytes costs" (or not).
  *
- * The samples of a window (or of every stream) are queried from a
- * container, laid out as a compressed stream lays out its records (a
- * 32-byte header, the payload padded to 8 bytes: docs/container-format.md
- * section 3), cut into chunks of 256 KiB as the recorder cuts them (a
- * bigger sample a chunk alone), and each chunk compressed and decompressed
+ * The samples of a window (of one stream, or of each stream in turn) are
+ * queried from a container, laid out as a compressed stream lays out its
+ * records (a 32-byte header, the payload padded to 8 bytes:
+ * docs/container-format.md section 3), cut into chunks of 256 KiB as the
+ * recorder cuts each stream's (a bigger sample a chunk alone), and each
+ * chunk compressed and decompressed
  * on this one thread with one context reused, the fastest way the library
  * offers. The best of ROUNDS passes is printed (the codec's speed, not the
  * machine's noise).
@@ -93,12 +94,13 @@ static void le64(uint8_t *p, uint64_t v)
 }
 
 /* A chunk closes at CHUNK_RAW bytes; a record that would overflow an open
- * chunk starts the next one. */
-static void add_record(struct work *w, const dssm_record *rec)
+ * chunk starts the next one, as does a stream's first (fresh: each stream
+ * has chunks of its own). */
+static void add_record(struct work *w, const dssm_record *rec, int fresh)
 {
 	size_t total = RECORD_HEADER + rec->len + (8 - rec->len % 8) % 8;
 	struct chunk *last = w->n ? &w->chunks[w->n - 1] : NULL;
-	if (!last || last->raw_len + total > CHUNK_RAW) {
+	if (!last || fresh || last->raw_len + total > CHUNK_RAW) {
 		w->chunks = grow(w->chunks, &w->ncap, w->n + 1, sizeof *w->chunks);
 		last = &w->chunks[w->n++];
 		*last = (struct chunk){w->len, 0, NULL, 0};
@@ -115,25 +117,39 @@ static void add_record(struct work *w, const dssm_record *rec)
 	last->raw_len += total;
 }
 
+/* One stream's samples of the window, after those loaded before. */
+static void load_stream(struct work *w, dssm_container *c, const char *dir, int idx,
+                        int64_t start, int64_t end)
+{
+	dssm_query *q;
+	if (dssm_query_open(c, &idx, 1, start, end, &q) < 0)
+		die(dir, dssm_last_error());
+	dssm_record rec;
+	int rc, fresh = 1;
+	while ((rc = dssm_query_next(q, &rec)) > 0) {
+		add_record(w, &rec, fresh);
+		fresh = 0;
+	}
+	dssm_query_close(q);
+	if (rc < 0)
+		die(dir, dssm_last_error());
+}
+
 static void load(struct work *w, const char *dir, const char *stream, int64_t start, int64_t end)
 {
 	dssm_container *c;
 	if (dssm_container_open(dir, &c) < 0)
 		die(dir, dssm_last_error());
-	int idx = -1;
-	if (strcmp(stream, "-") && (idx = dssm_container_find(c, stream, 0)) < 0)
-		die(stream, dssm_last_error());
-	dssm_query *q;
-	if (dssm_query_open(c, idx < 0 ? NULL : &idx, idx < 0 ? 0 : 1, start, end, &q) < 0)
-		die(dir, dssm_last_error());
-	dssm_record rec;
-	int rc;
-	while ((rc = dssm_query_next(q, &rec)) > 0)
-		add_record(w, &rec);
-	dssm_query_close(q);
+	if (strcmp(stream, "-")) {
+		int idx = dssm_container_find(c, stream, 0);
+		if (idx < 0)
+			die(stream, dssm_last_error());
+		load_stream(w, c, dir, idx, start, end);
+	} else {
+		for (int i = 0; i < dssm_container_stream_count(c); i++)
+			load_stream(w, c, dir, i, start, end);
+	}
 	dssm_container_close(c);
-	if (rc < 0)
-		die(dir, dssm_last_error());
 	if (!w->n)
 		die(dir, "the window holds no sample");
 }

@@ -260,11 +260,14 @@ throughput_row() {
 		row="$row; throughput ratio $(awk -v a="${wall[none]}" -v b="${wall[zstd]}" 'BEGIN { printf "%.2fx", a / b }') $zl / none $goal"
 	fi
 	say "$row"
-	[ $have_compress = 1 ] && [ "$disk" = fast ] && codec_ceiling_row "$set" "$src" "$pay" "${wall[none]}" "${wall[zstd]}" "${wall[lz4]}"
+	[ $have_compress = 1 ] && [ "$disk" = fast ] && codec_ceiling_row "$set" "$src" "$pay" "${wall[none]}" "${cpu[none]}" "${wall[zstd]}" "${wall[lz4]}"
 	return 0
 }
-# codec_ceiling_row SET SRC PAYLOAD WALL_NONE WALL_ZSTD WALL_LZ4: what the
-# cores can compress of SET's samples, the codec alone, against the copies
+# codec_ceiling_row SET SRC PAYLOAD WALL_NONE CPU_NONE WALL_ZSTD WALL_LZ4:
+# the most a compressed copy of SET can do here, against the copies: every
+# core busy with the codec alone (its one-thread time on these samples) and
+# with what the uncompressed copy spends (its CPU: reading, writing), no
+# faster than the uncompressed copy goes
 codec_ceiling_row() {
 	local set=$1 src=$2 pay=$3 got z l
 	progress "record $set: the codec alone"
@@ -272,11 +275,11 @@ codec_ceiling_row() {
 	read -r _ _ z _ <<<"$got"
 	got=$("$cs" "$work/src/$src" - 0 9000000000000000000 lz4 0 3) || exit 1
 	read -r _ _ l _ <<<"$got"
-	say "$(awk -v p="$pay" -v n="$(nproc)" -v wn="$4" -v wz="$5" -v wl="$6" -v z="$z" -v l="$l" -v zl="$zl" '
-	function ceil_of(t) { c = n * p / t; d = p / wn; return c < d ? c : d }
+	say "$(awk -v p="$pay" -v n="$(nproc)" -v wn="$4" -v cn="$5" -v wz="$6" -v wl="$7" -v z="$z" -v l="$l" -v zl="$zl" '
+	function ceil_of(t) { c = n * p / (t + cn); d = p / wn; return c < d ? c : d }
 	BEGIN {
 		printf "record %-8s fast, codec alone: %s compresses these samples at %.0f MB/s a core, lz4 at %.0f;", "'"$set"'", zl, p / 1e6 / z, p / 1e6 / l
-		printf " %d cores and this disk allow at most %.0f and %.0f MB/s;", n, ceil_of(z) / 1e6, ceil_of(l) / 1e6
+		printf " %d cores (and the copy'"'"'s own %.2f ms/MB) allow at most %.0f and %.0f MB/s;", n, cn * 1000 / (p / 1e6), ceil_of(z) / 1e6, ceil_of(l) / 1e6
 		printf " throughput ratio %.2fx %s / codec-ceiling (goal >= 0.9x), lz4 %.2fx\n", p / wz / ceil_of(z), zl, p / wl / ceil_of(l) }')"
 }
 say ""
@@ -366,19 +369,23 @@ query_row() { # SET CASE STREAM A B [cold]
 		[ -z "$mcap_why" ] && [ -z "$peer_why" ] && row="$row; @mcap/core on the $zl MCAP $(printf %.6f "${q[mcap]}") s"
 		say "$row; $zl container: $NA"
 	fi
-	[ $have_compress = 1 ] && [ "$cache" = warm ] && codec_window_row "$@" "${q[zstd]}" "${q[lz4]}"
+	[ $have_compress = 1 ] && [ "$cache" = warm ] && codec_window_row "$@" "${q[none]}" "${q[zstd]}" "${q[lz4]}"
 	return 0
 }
-# codec_window_row SET CASE STREAM A B CACHE ZSTD_S LZ4_S: the window's
-# records decompressed by the codec alone, one thread, against our query
+# codec_window_row SET CASE STREAM A B CACHE NONE_S ZSTD_S LZ4_S: what
+# compression adds to the query (its time less the uncompressed one's:
+# finding, merging and handing out the samples costs the same) against the
+# codec alone decompressing the window's records on one thread
 codec_window_row() {
-	local got z l
+	local got z l dz dl
 	got=$("$cs" "$work/keep/$1-none.d" "${3%:*}" "$4" "$5" zstd "$level" "$qruns") || exit 1
 	read -r _ _ _ z <<<"$got"
 	got=$("$cs" "$work/keep/$1-none.d" "${3%:*}" "$4" "$5" lz4 0 "$qruns") || exit 1
 	read -r _ _ _ l <<<"$got"
-	say "$(printf 'query %-7s %-10s warm, codec alone: one core decompresses its records in %s %.6f s, lz4 %.6f s; time ratio %s %s / codec-alone (goal <= 1.5x), lz4 %s' \
-		"$1" "$2" "$zl" "$z" "$l" "$(ratio_of "$7" "$z")" "$zl" "$(ratio_of "$8" "$l")")"
+	dz=$(awk -v a="$8" -v b="$7" 'BEGIN { printf "%.6f", a - b }')
+	dl=$(awk -v a="$9" -v b="$7" 'BEGIN { printf "%.6f", a - b }')
+	say "$(printf 'query %-7s %-10s warm, codec alone: one core decompresses its records in %s %.6f s, lz4 %.6f s; compression adds %s s, lz4 %s s to the query; time ratio %s %s-added / codec-alone (goal <= 1.5x), lz4 %s' \
+		"$1" "$2" "$zl" "$z" "$l" "$dz" "$dl" "$(ratio_of "$dz" "$z")" "$zl" "$(ratio_of "$dl" "$l")")"
 }
 window() { # SET -> "A B": the 10 s in the middle of the recording
 	local s e
