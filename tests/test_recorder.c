@@ -401,7 +401,8 @@ static void test_split_duration_at_sample(void **state)
 }
 
 /* A sample of SLOW_SIZE text-like bytes (it shrinks, slowly at zstd 22),
- * from the generator state *x. */
+ * from the generator state *x. Bigger than a chunk's fill (CHUNK_FILL):
+ * each is a chunk alone, closed when the next sample comes. */
 enum { SLOW_SIZE = 120 << 10 };
 static void slow_text(uint8_t *buf, uint32_t *x)
 {
@@ -413,8 +414,9 @@ static void slow_text(uint8_t *buf, uint32_t *x)
  * with every stream stopped (zstd 19 with a small ring lost 8-50 of ~2000
  * samples at each split): its compressors are hurried, as a writer behind
  * hurries them, and the chunks they give up are stored, every sample
- * kept. Here zstd 22 of a 240 KiB chunk (tens of ms at least) closed by
- * the split's sample: given up. Before, the split waited for it whole. */
+ * kept. Here zstd 22 of three 120 KiB chunks (tens of ms each at least),
+ * the last closed by the split's sample: given up. Before, the split
+ * waited for them whole. */
 static void test_split_hurries(void **state)
 {
 	(void)state;
@@ -432,7 +434,7 @@ static void test_split_hurries(void **state)
 	assert_int_equal(dssm_recorder_parts(r), 1);
 	uint64_t chunks, faster, stored;
 	assert_int_equal(dssm_recorder_compression(r, 0, &chunks, &faster, &stored), 0);
-	assert_int_equal(chunks, 2);
+	assert_int_equal(chunks, 3);
 	assert_true(stored >= 1);
 	dssm_recorder_free(r);
 	dssm_container *c;
@@ -457,7 +459,7 @@ static void test_split_hurries(void **state)
 
 /* A stop cut short (dssm_recorder_stop_now: a second Ctrl-C) does not wait
  * for a slow level's chunk: the last sync's waits hurry as a split's do,
- * and the chunk is stored, its samples all kept. Here zstd 22 of 240 KiB
+ * and the chunk is stored, its samples all kept. Here zstd 22 of 120 KiB
  * chunks (tens of ms at least), the last closed by the last sync. Before, the sync
  * waited for it whole (zstd 19 of 8 streams: 0.66 s after the second
  * Ctrl-C, the stream threads in their own syncs). */
@@ -480,8 +482,8 @@ static void test_stop_now_hurries(void **state)
 	assert_int_equal(dssm_recorder_set_compress(r, NULL, "zstd", 22), 0);
 	assert_int_equal(dssm_recorder_add(r, "rec-cut"), 0);
 	assert_int_equal(dssm_recorder_start(r), 0);
-	/* (two samples fill a chunk, handed to its compressor by the third's
-	 * append; the third's and fourth's chunk is closed by the last sync) */
+	/* (each sample a chunk, handed to its compressor by the next one's
+	 * append; the fourth's closed by the last sync) */
 	for (int k = 0; k < 4; k++)
 		assert_true(dssm_write(a, buf, SIZE, dssm_now()) >= 0);
 	dssm_recorder_stats st;
@@ -492,7 +494,7 @@ static void test_stop_now_hurries(void **state)
 	assert_int_equal(dssm_recorder_stop(r), 0);
 	uint64_t chunks, faster, stored;
 	assert_int_equal(dssm_recorder_compression(r, 0, &chunks, &faster, &stored), 0);
-	assert_int_equal(chunks, 2);
+	assert_int_equal(chunks, 4);
 	assert_true(stored >= 1);
 	assert_int_equal(dssm_recorder_stream(r, 0, &st), 0);
 	assert_int_equal(st.kept, 4);

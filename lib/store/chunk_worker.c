@@ -346,7 +346,7 @@ int dssm__chunk_wait_outside(dssm_container *c, int idx, size_t len, const struc
 	struct cworker *w = s->cw;
 	size_t total = RECORD_HEADER + len + (8 - len % 8) % 8;
 	/* it closes the open chunk, no slot is free and the oldest is running */
-	if (!s->clen || s->clen + total <= CHUNK_RAW || dssm__pool_room(w->pool) ||
+	if (!s->clen || s->clen + total <= CHUNK_FILL || dssm__pool_room(w->pool) ||
 	    dssm__pool_wait(w->pool, 0, 0))
 		return 0;
 	uint64_t seq = dssm__pool_seq(w->pool, 0);

@@ -2,7 +2,7 @@
  * chunk_write.c - writing a format 3 or 4 stream's chunks (chunk.h,
  * docs/container-format.md section 3.1). Records are laid out as in format
  * 2 in the stream's open chunk; the chunk is closed when the next record
- * would take it past CHUNK_RAW, and at every sync (so a quiet stream is
+ * would take it past CHUNK_FILL, and at every sync (so a quiet stream is
  * durable within the sync interval), then compressed (or stored, when
  * compressing does not shrink it) and gathered like a record, so the
  * writer's rules hold unchanged: the chunk reaches .data and the disk
@@ -159,7 +159,7 @@ int dssm__chunk_put(dssm_container *c, int idx, const uint8_t *head, const void 
 	struct cstream *s = &c->s[idx];
 	size_t total = RECORD_HEADER + len + pad;
 	int rc = 0;
-	if (s->clen && s->clen + total > CHUNK_RAW)
+	if (s->clen && s->clen + total > CHUNK_FILL)
 		rc = dssm__chunk_close(c, idx);
 	if (rc == 0)
 		rc = grow_chunk(s, total);
