@@ -10,7 +10,7 @@
  * The samples of a window (of one stream, or of each stream in turn) are
  * queried from a container, laid out as a compressed stream lays out its
  * records (a 32-byte header, the payload padded to 8 bytes:
- * docs/container-format.md section 3), cut into chunks of 256 KiB as the
+ * docs/container-format.md section 3), cut into chunks of 64 KiB as the
  * recorder cuts each stream's (a bigger sample a chunk alone), and each
  * chunk compressed and decompressed
  * on this one thread with one context reused, the fastest way the library
@@ -28,13 +28,13 @@
 #include "bench/args.h"
 #include "dssm/container.h"
 
-#define CHUNK_RAW (256u << 10) /* lib/store/chunk.h's */
+#define CHUNK_FILL (64u << 10) /* lib/store/chunk.h's */
 #define RECORD_HEADER 32
 
 static const char usage[] =
 	"usage: codec_speed DIR STREAM|- START_NS END_NS zstd|lz4 LEVEL [ROUNDS]\n"
 	"  The samples of DIR's STREAM (-: every stream) with START_NS <= time <= END_NS,\n"
-	"  laid out as a compressed stream's records and cut into 256 KiB chunks, each\n"
+	"  laid out as a compressed stream's records and cut into 64 KiB chunks, each\n"
 	"  compressed and decompressed on one thread by the codec alone; prints\n"
 	"  \"raw_bytes compressed_bytes compress_s decompress_s\", the best of ROUNDS (5).\n"
 	"example:\n"
@@ -93,14 +93,14 @@ static void le64(uint8_t *p, uint64_t v)
 		p[i] = (uint8_t)(v >> 8 * i);
 }
 
-/* A chunk closes at CHUNK_RAW bytes; a record that would overflow an open
+/* A chunk closes at CHUNK_FILL bytes; a record that would overflow an open
  * chunk starts the next one, as does a stream's first (fresh: each stream
  * has chunks of its own). */
 static void add_record(struct work *w, const dssm_record *rec, int fresh)
 {
 	size_t total = RECORD_HEADER + rec->len + (8 - rec->len % 8) % 8;
 	struct chunk *last = w->n ? &w->chunks[w->n - 1] : NULL;
-	if (!last || fresh || last->raw_len + total > CHUNK_RAW) {
+	if (!last || fresh || last->raw_len + total > CHUNK_FILL) {
 		w->chunks = grow(w->chunks, &w->ncap, w->n + 1, sizeof *w->chunks);
 		last = &w->chunks[w->n++];
 		*last = (struct chunk){w->len, 0, NULL, 0};

@@ -23,7 +23,7 @@
 #            slow one for compressible data (zstd ratio 2x or more); CPU per
 #            MB of the recorder (wait4's user + system of `dssm record`)
 #   codec    the codec alone (codec_speed.c: libzstd or liblz4 on one
-#            thread, the same samples in the same 256 KiB chunks), beside
+#            thread, the same samples in the same 64 KiB chunks), beside
 #            the fast-disk copy (what the machine's cores can compress: the
 #            copy against min(the uncompressed copy, cores x the codec's
 #            speed), goal >= 0.9x) and the warm queries (the window's
