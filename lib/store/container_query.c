@@ -302,17 +302,6 @@ static int checked_record(struct dssm_query *q, struct cursor *k, uint64_t off, 
 	return 0;
 }
 
-/* A format 4 stream whose chunks take this little of .data on average (a
- * quiet stream's, closed at every sync) has them decompressed on the caller's
- * thread: handing each to a thread costs a wake-up and a switch, more than
- * the chunk itself. */
-#define AHEAD_CHUNK_MIN (8u << 10)
-
-static int small_chunks(const struct cstream *s)
-{
-	return s->cindex && s->nchunks && s->data_end / s->nchunks < AHEAD_CHUNK_MIN;
-}
-
 /* dssm_query_next's record from a chunked stream (chunk.h): found in its
  * chunk, decompressed once for all the records it holds (the next chunks
  * of the range on other threads meanwhile), and checked there. Not lent
@@ -326,7 +315,7 @@ static void chunk_window_of(struct dssm_query *q, struct cursor *k, struct chunk
 		w->entry = k->cj ? k->cj - 1 : 0;
 		w->end = s->nchunks;
 	}
-	if (!k->ahead && off < k->last_chunk && k->chunk.off != off && !small_chunks(s))
+	if (!k->ahead && off < k->last_chunk && k->chunk.off != off)
 		w->threads = ahead_threads(q);   /* (a window of more than one chunk) */
 }
 
