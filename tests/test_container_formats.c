@@ -274,6 +274,33 @@ static void test_format4_torn_tail(void **state)
 	dssm_container_close(c);
 }
 
+/* Chunk entry j of stream 2 (lidar:0) damaged: windows before and after
+ * its chunk are answered whole and exact, although their time searches
+ * probe it first (a binary search's first probe, entry n / 2), with the
+ * damage reported with the stream; without salvage. Before, each failed
+ * naming the entry. */
+static void check_around_damaged_entry(const char *dir, uint64_t j)
+{
+	uint8_t a[CE], b[CE];
+	chunk_entry(dir, 2, j - 1, a);
+	chunk_entry(dir, 2, j + 1, b);
+	uint64_t first = le_get64(a + CE_BEFORE_AT) + le_get32(a + CE_RECORDS_AT); /* chunk j's */
+	uint64_t after = le_get64(b + CE_BEFORE_AT);                              /* past it */
+	assert_true(first > 10 && after < 990);
+	dssm_container *c;
+	assert_int_equal(dssm_container_open(dir, &c), 0);
+	assert_int_equal(check_window(c, 2, 1000 + 10 * 10, 1000 + 10 * (dssm_time_t)(first - 2) + 2),
+	                 first - 11);
+	assert_int_equal(check_window(c, 2, 1000 + 10 * (dssm_time_t)after, INT64_MAX), 1000 - after);
+	assert_int_equal(check_window(c, 2, 1000 + 10 * (dssm_time_t)(after + 3) + 1,
+	                              1000 + 10 * 995), 995 - after - 3);
+	dssm_recorded rec;
+	dssm_container_stream(c, 2, &rec);
+	assert_non_null(rec.damage);
+	assert_non_null(strstr(rec.damage, "chunk entry"));
+	dssm_container_close(c);
+}
+
 /* A bit flipped in a chunk entry in the middle: a query reaching it fails
  * naming the entry, after the samples before it (never a wrong one), and
  * the stream is reported damaged from then on; closed or crashed. */
@@ -327,6 +354,7 @@ static void test_format4_damaged_entry(void **state)
 		dssm_container_stream(c, 2, &rec);
 		assert_non_null(rec.damage);
 		dssm_container_close(c);
+		check_around_damaged_entry(dir, j);
 	}
 }
 

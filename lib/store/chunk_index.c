@@ -63,6 +63,78 @@ int dssm__cidx_follows(dssm_container *c, int idx, uint64_t j, const uint8_t *a,
 	return 0;
 }
 
+/* Does time et pass a time search's test (>= t, or > t)? */
+static int passes(dssm_time_t et, dssm_time_t t, int after)
+{
+	return after ? et > t : et >= t;
+}
+
+/* The bound dssm__chunk_load takes: a chunk of one record holds `payload`. */
+static uint64_t len_bound(const uint8_t *ce)
+{
+	return CE_RECORDS(ce) == 1 ? CE_PAYLOAD(ce) : CHUNK_UNKNOWN_LEN;
+}
+
+/* The samples and times of chunk mid, whose entry is damaged, read from
+ * the chunk itself: it starts where the chunk of intact entry a (mid - 1)
+ * ends, or at the data's start, and is checked as any chunk read (its
+ * CRC) before its records are counted. 0, or its error. */
+static int chunk_behind(dssm_container *c, int idx, uint64_t mid, const uint8_t *a,
+                        uint64_t *records, dssm_time_t *first, dssm_time_t *last)
+{
+	const struct cstream *s = &c->s[idx];
+	uint64_t off = 0, raw_end;
+	struct chunk_view v;
+	dssm__chunk_view_init(&v);
+	int rc = mid ? dssm__chunk_end(c, idx, CE_OFF(a), s->data_end, len_bound(a), &off, &raw_end)
+	             : 0;
+	if (rc == 0)
+		rc = dssm__chunk_load(c, idx, &v, off, s->data_end, CHUNK_UNKNOWN_LEN);
+	size_t pos = 0, n;
+	*records = 0;
+	for (; rc == 0 && (n = dssm__chunk_record_at(&v, pos)) != 0; pos += n, ++*records) {
+		dssm_time_t t = (dssm_time_t)le_get64(v.raw + pos + 16);
+		*first = *records ? *first : t;
+		*last = t;
+	}
+	if (rc == 0 && (!*records || pos != v.raw_len))
+		rc = DSSM_ECORRUPT;
+	dssm__chunk_view_free(&v);
+	return rc;
+}
+
+/* Entry mid, damaged, met by a binary search (kept as damage met): the
+ * side of it the search goes on, told by its intact neighbours (chunk mid
+ * lies between theirs), else by its chunk read from .data, as format 2
+ * takes a damaged entry's time from its record. 0 and *before (1: the
+ * answer lies before mid), or the damage's error where the answer may lie
+ * in the damaged chunk: only a window starting or ending there fails.
+ * by_time: the first chunk whose last time passes (t, after); else the
+ * last entry with at most i samples before it. */
+static int damaged_side(dssm_container *c, int idx, uint64_t mid, int by_time, dssm_time_t t,
+                        int after, uint64_t i, int *before)
+{
+	char why[512];
+	snprintf(why, sizeof why, "%s", dssm_last_error());
+	dssm__query_met_damage(c, idx, DSSM_ECORRUPT);
+	uint8_t a[CENTRY], b[CENTRY];
+	int have_a = mid > 0 && dssm__cidx_get(c, idx, mid - 1, a) == 0;
+	if (have_a && (by_time ? passes(CE_LAST(a), t, after) : CE_BEFORE(a) + CE_RECORDS(a) > i))
+		return *before = 1, 0;
+	if (mid + 1 < c->s[idx].nchunks && dssm__cidx_get(c, idx, mid + 1, b) == 0 &&
+	    (by_time ? !passes(CE_FIRST(b), t, after) : CE_BEFORE(b) <= i))
+		return *before = 0, 0;
+	uint64_t records, at = have_a ? CE_BEFORE(a) + CE_RECORDS(a) : 0;
+	dssm_time_t first = 0, last = 0;
+	if ((have_a || mid == 0) && chunk_behind(c, idx, mid, a, &records, &first, &last) == 0) {
+		if (by_time && !passes(last, t, after))
+			return *before = 0, 0;
+		if (!by_time && i >= at + records)
+			return *before = 0, 0;
+	}
+	return dssm__fail(DSSM_ECORRUPT, "%s", why);
+}
+
 int dssm__cidx_of_sample(dssm_container *c, int idx, uint64_t i, uint64_t *j, uint8_t *ce)
 {
 	struct cstream *s = &c->s[idx];
@@ -75,18 +147,25 @@ int dssm__cidx_of_sample(dssm_container *c, int idx, uint64_t i, uint64_t *j, ui
 	}
 	/* the last entry first: a window's end is mostly the stream's (no
 	 * entry between read, damaged or not) */
-	if (hi > 1) {
+	if (hi > 1) {   /* (damaged: left to the search) */
 		int rc = dssm__cidx_get(c, idx, hi - 1, ce);
-		if (rc < 0)
+		if (rc < 0 && rc != DSSM_ECORRUPT)
 			return rc;
-		if (CE_BEFORE(ce) <= i)
+		if (rc == 0 && CE_BEFORE(ce) <= i)
 			lo = hi - 1;
-		else
+		else if (rc == 0)
 			hi--;
 	}
 	while (hi - lo > 1) {   /* the last entry whose `before` is <= i */
 		uint64_t mid = lo + (hi - lo) / 2;
-		int rc = dssm__cidx_get(c, idx, mid, ce);
+		int rc = dssm__cidx_get(c, idx, mid, ce), before = 0;
+		if (rc == DSSM_ECORRUPT && (rc = damaged_side(c, idx, mid, 0, 0, 0, i, &before)) == 0) {
+			if (before)
+				hi = mid;
+			else
+				lo = mid + 1;   /* (its neighbour after it: `before` <= i) */
+			continue;
+		}
 		if (rc < 0)
 			return rc;
 		if (CE_BEFORE(ce) <= i)
@@ -133,11 +212,6 @@ static int check_records(dssm_container *c, int idx, struct chunk_view *v, uint6
 	return 0;
 }
 
-/* The bound dssm__chunk_load takes: a chunk of one record holds `payload`. */
-static uint64_t len_bound(const uint8_t *ce)
-{
-	return CE_RECORDS(ce) == 1 ? CE_PAYLOAD(ce) : CHUNK_UNKNOWN_LEN;
-}
 
 int dssm__cidx_load(dssm_container *c, int idx, struct chunk_view *v, uint64_t j,
                     const uint8_t *ce, uint64_t limit)
@@ -282,12 +356,6 @@ int dssm__cidx_payload(dssm_container *c, int idx, uint64_t *out)
 	return 0;
 }
 
-/* Does time et pass the search's test (>= t, or > t)? */
-static int passes(dssm_time_t et, dssm_time_t t, int after)
-{
-	return after ? et > t : et >= t;
-}
-
 int dssm__cidx_search(dssm_container *c, int idx, dssm_time_t t, int after, uint64_t from,
                       uint64_t *at, int *open)
 {
@@ -304,26 +372,41 @@ int dssm__cidx_search(dssm_container *c, int idx, dssm_time_t t, int after, uint
 	}
 	while (lo < hi) {   /* the first chunk whose last time passes */
 		uint64_t mid = lo + (hi - lo) / 2;
-		int rc = dssm__cidx_get(c, idx, mid, ce);
+		int rc = dssm__cidx_get(c, idx, mid, ce), before = 0;
+		if (rc == DSSM_ECORRUPT)
+			rc = damaged_side(c, idx, mid, 1, t, after, 0, &before);
+		else if (rc == 0)
+			before = passes(CE_LAST(ce), t, after);
 		if (rc < 0)
 			return rc;
-		if (passes(CE_LAST(ce), t, after))
+		if (before)
 			hi = mid;
 		else
 			lo = mid + 1;
 	}
-	int rc = 0;
+	int rc = 0, prev_damaged = 0;
 	*at = s->count;
 	/* the landing checked: the entry before it fails the test, and is
-	 * followed by it (a damaged entry never moves the answer) */
+	 * followed by it (a damaged entry never moves the answer). One that
+	 * is damaged is passed over only where the search did so (its
+	 * neighbour after it, the landing, starts later than t) */
 	if (lo > 0 && (rc = dssm__cidx_get(c, idx, lo - 1, prev)) == 0 &&
-	    passes(CE_LAST(prev), t, after))
+	    passes(CE_LAST(prev), t, after)) {
 		rc = entry_damaged(c, idx, lo - 1, "has times out of order");
+	} else if (rc == DSSM_ECORRUPT) {
+		char why[512];
+		int before = 1;
+		snprintf(why, sizeof why, "%s", dssm_last_error());
+		rc = damaged_side(c, idx, lo - 1, 1, t, after, 0, &before);
+		if (rc == 0 && before)
+			rc = dssm__fail(DSSM_ECORRUPT, "%s", why);
+		prev_damaged = rc == 0;
+	}
 	if (rc == 0 && lo < s->nchunks) {
 		struct chunk_view *v;
 		const uint8_t *h;
 		rc = dssm__cidx_get(c, idx, lo, ce);
-		if (rc == 0 && lo > 0)
+		if (rc == 0 && lo > 0 && !prev_damaged)
 			rc = dssm__cidx_follows(c, idx, lo, prev, ce);
 		/* (a chunk whose first time passes is the answer from its start:
 		 * not read here, so its damage is met where the query reaches it) */
