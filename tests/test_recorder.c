@@ -400,10 +400,12 @@ static void test_split_duration_at_sample(void **state)
 	split_paced(1);
 }
 
-/* A sample of SLOW_SIZE text-like bytes (it shrinks, slowly at zstd 22),
- * from the generator state *x. Bigger than a chunk's fill (CHUNK_FILL):
- * each is a chunk alone, closed when the next sample comes. */
-enum { SLOW_SIZE = 120 << 10 };
+/* A sample of SLOW_SIZE text-like bytes (it shrinks, slowly at zstd 22:
+ * ~0.4 s for 1 MiB here, where 120 KiB took 25 ms and was done before a
+ * slow machine's stop hurried it), from the generator state *x. Bigger
+ * than a chunk's fill (CHUNK_FILL): each is a chunk alone, closed when the
+ * next sample comes. */
+enum { SLOW_SIZE = 1 << 20 };
 static void slow_text(uint8_t *buf, uint32_t *x)
 {
 	for (size_t i = 0; i < SLOW_SIZE; i++)
@@ -414,7 +416,7 @@ static void slow_text(uint8_t *buf, uint32_t *x)
  * with every stream stopped (zstd 19 with a small ring lost 8-50 of ~2000
  * samples at each split): its compressors are hurried, as a writer behind
  * hurries them, and the chunks they give up are stored, every sample
- * kept. Here zstd 22 of three 120 KiB chunks (tens of ms each at least),
+ * kept. Here zstd 22 of three 1 MiB chunks (hundreds of ms each),
  * the last closed by the split's sample: given up. Before, the split
  * waited for them whole. */
 static void test_split_hurries(void **state)
@@ -459,8 +461,8 @@ static void test_split_hurries(void **state)
 
 /* A stop cut short (dssm_recorder_stop_now: a second Ctrl-C) does not wait
  * for a slow level's chunk: the last sync's waits hurry as a split's do,
- * and the chunk is stored, its samples all kept. Here zstd 22 of 120 KiB
- * chunks (tens of ms at least), the last closed by the last sync. Before, the sync
+ * and the chunk is stored, its samples all kept. Here zstd 22 of 1 MiB
+ * chunks (hundreds of ms each), the last closed by the last sync. Before, the sync
  * waited for it whole (zstd 19 of 8 streams: 0.66 s after the second
  * Ctrl-C, the stream threads in their own syncs). */
 static void test_stop_now_hurries(void **state)
