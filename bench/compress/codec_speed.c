@@ -26,6 +26,7 @@
 #include <zstd.h>
 
 #include "bench/args.h"
+#include "lib/base/bytes.h"
 #include "dssm/container.h"
 
 #define CHUNK_FILL (64u << 10) /* lib/store/chunk.h's */
@@ -81,18 +82,6 @@ static void *grow(void *p, size_t *cap, size_t need, size_t each)
 	return p;
 }
 
-static void le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> 8 * i);
-}
-
-static void le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> 8 * i);
-}
-
 /* A chunk closes at CHUNK_FILL bytes; a record that would overflow an open
  * chunk starts the next one, as does a stream's first (fresh: each stream
  * has chunks of its own). */
@@ -108,10 +97,10 @@ static void add_record(struct work *w, const dssm_record *rec, int fresh)
 	w->raw = grow(w->raw, &w->cap, w->len + total, 1);
 	uint8_t *h = w->raw + w->len;
 	memset(h, 0, total);
-	le32(h, 0x43525344u);
-	le32(h + 4, (uint32_t)rec->len);
-	le64(h + 8, rec->tid);
-	le64(h + 16, (uint64_t)rec->time);
+	le_put32(h, 0x43525344u);
+	le_put32(h + 4, (uint32_t)rec->len);
+	le_put64(h + 8, rec->tid);
+	le_put64(h + 16, (uint64_t)rec->time);
 	memcpy(h + RECORD_HEADER, rec->data, rec->len);
 	w->len += total;
 	last->raw_len += total;
