@@ -75,12 +75,12 @@ static uint64_t len_bound(const uint8_t *ce)
 	return CE_RECORDS(ce) == 1 ? CE_PAYLOAD(ce) : CHUNK_UNKNOWN_LEN;
 }
 
-/* The samples and times of chunk mid, whose entry is damaged, read from
+/* The samples and last time of chunk mid, whose entry is damaged, read from
  * the chunk itself: it starts where the chunk of intact entry a (mid - 1)
  * ends, or at the data's start, and is checked as any chunk read (its
  * CRC) before its records are counted. 0, or its error. */
 static int chunk_behind(dssm_container *c, int idx, uint64_t mid, const uint8_t *a,
-                        uint64_t *records, dssm_time_t *first, dssm_time_t *last)
+                        uint64_t *records, dssm_time_t *last)
 {
 	const struct cstream *s = &c->s[idx];
 	uint64_t off = 0, raw_end;
@@ -92,11 +92,8 @@ static int chunk_behind(dssm_container *c, int idx, uint64_t mid, const uint8_t 
 		rc = dssm__chunk_load(c, idx, &v, off, s->data_end, CHUNK_UNKNOWN_LEN);
 	size_t pos = 0, n;
 	*records = 0;
-	for (; rc == 0 && (n = dssm__chunk_record_at(&v, pos)) != 0; pos += n, ++*records) {
-		dssm_time_t t = (dssm_time_t)le_get64(v.raw + pos + 16);
-		*first = *records ? *first : t;
-		*last = t;
-	}
+	for (; rc == 0 && (n = dssm__chunk_record_at(&v, pos)) != 0; pos += n, ++*records)
+		*last = (dssm_time_t)le_get64(v.raw + pos + 16);
 	if (rc == 0 && (!*records || pos != v.raw_len))
 		rc = DSSM_ECORRUPT;
 	dssm__chunk_view_free(&v);
@@ -125,8 +122,8 @@ static int damaged_side(dssm_container *c, int idx, uint64_t mid, int by_time, d
 	    (by_time ? !passes(CE_FIRST(b), t, after) : CE_BEFORE(b) <= i))
 		return *before = 0, 0;
 	uint64_t records, at = have_a ? CE_BEFORE(a) + CE_RECORDS(a) : 0;
-	dssm_time_t first = 0, last = 0;
-	if ((have_a || mid == 0) && chunk_behind(c, idx, mid, a, &records, &first, &last) == 0) {
+	dssm_time_t last = 0;
+	if ((have_a || mid == 0) && chunk_behind(c, idx, mid, a, &records, &last) == 0) {
 		if (by_time && !passes(last, t, after))
 			return *before = 0, 0;
 		if (!by_time && i >= at + records)
